@@ -1,0 +1,172 @@
+package dev.rnicsim.pagetable;
+
+import java.util.TreeSet;
+
+/**
+ * The buddy allocator of one zone (mm/page_alloc.c): free memory is kept as naturally aligned blocks of
+ * {@code 2^order} frames, order 0 (4 KiB) to {@link #MAX_ORDER} (1 GiB). An allocation splits the smallest
+ * large-enough block; a free merges a block with its buddy while the buddy is free. Free blocks are held per
+ * order, so a free 1 TiB zone costs about a thousand entries, not one object per frame.
+ *
+ * <p>Blocks are taken lowest address first, which keeps runs deterministic. Not thread safe.
+ */
+final class BuddyAllocator
+{
+    /** Largest order: 18, a 1 GiB block, so that 1 GiB hugetlb pages can be carved out of the zone. */
+    static final int MAX_ORDER = 18;
+
+    private final Zone zone;
+    private final long startPfn;
+    private final long endPfn;
+    @SuppressWarnings("unchecked")
+    private final TreeSet<Long>[] freeBlocks = new TreeSet[MAX_ORDER + 1];
+    private long freeFrames;
+
+    BuddyAllocator(final Zone zone, final long startPfn, final long endPfn)
+    {
+        this.zone = zone;
+        this.startPfn = startPfn;
+        this.endPfn = endPfn;
+        for (int order = 0; order <= MAX_ORDER; order++)
+        {
+            freeBlocks[order] = new TreeSet<>();
+        }
+        long pfn = startPfn;
+        while (pfn < endPfn)
+        {
+            int order = MAX_ORDER;
+            while (order > 0 && ((pfn & ((1L << order) - 1)) != 0 || pfn + (1L << order) > endPfn))
+            {
+                order--;
+            }
+            freeBlocks[order].add(pfn);
+            freeFrames += 1L << order;
+            pfn += 1L << order;
+        }
+    }
+
+    Zone zone()
+    {
+        return zone;
+    }
+
+    long startPfn()
+    {
+        return startPfn;
+    }
+
+    long endPfn()
+    {
+        return endPfn;
+    }
+
+    long spannedFrames()
+    {
+        return endPfn - startPfn;
+    }
+
+    long freeFrames()
+    {
+        return freeFrames;
+    }
+
+    boolean contains(final long pfn)
+    {
+        return pfn >= startPfn && pfn < endPfn;
+    }
+
+    /**
+     * @param order block order.
+     * @return the number of free blocks of exactly this order (the columns of /proc/buddyinfo).
+     */
+    int freeBlocksOfOrder(final int order)
+    {
+        return freeBlocks[order].size();
+    }
+
+    /**
+     * Takes the lowest free block of {@code 2^order} frames.
+     *
+     * @param order block order, 0 to {@link #MAX_ORDER}.
+     * @return the first frame number of the block, or -1 when no block of that order or larger is free.
+     */
+    long allocate(final int order)
+    {
+        int found = order;
+        while (found <= MAX_ORDER && freeBlocks[found].isEmpty())
+        {
+            found++;
+        }
+        if (found > MAX_ORDER)
+        {
+            return -1;
+        }
+        final long pfn = freeBlocks[found].pollFirst();
+        while (found > order)
+        {
+            found--;
+            freeBlocks[found].add(pfn + (1L << found));
+        }
+        freeFrames -= 1L << order;
+        return pfn;
+    }
+
+    /**
+     * Takes the highest-addressed free block of {@code 2^order} frames, as compaction's free scanner does.
+     *
+     * @param order block order.
+     * @return the first frame number of the block, or -1 when none is free.
+     */
+    long allocateHighest(final int order)
+    {
+        int best = -1;
+        long bestPfn = -1;
+        for (int o = order; o <= MAX_ORDER; o++)
+        {
+            if (!freeBlocks[o].isEmpty() && freeBlocks[o].last() > bestPfn)
+            {
+                bestPfn = freeBlocks[o].last();
+                best = o;
+            }
+        }
+        if (best < 0)
+        {
+            return -1;
+        }
+        freeBlocks[best].remove(bestPfn);
+        long pfn = bestPfn;
+        int o = best;
+        while (o > order)
+        {
+            o--;
+            freeBlocks[o].add(pfn);
+            pfn += 1L << o;
+        }
+        freeFrames -= 1L << order;
+        return pfn;
+    }
+
+    /**
+     * Returns a block, merging it with its buddy as long as the buddy is free.
+     *
+     * @param pfn   first frame of the block, aligned to {@code 2^order}.
+     * @param order block order.
+     */
+    void free(final long pfn, final int order)
+    {
+        long block = pfn;
+        int o = order;
+        freeFrames += 1L << order;
+        while (o < MAX_ORDER)
+        {
+            final long buddy = block ^ (1L << o);
+            if (buddy < startPfn || buddy + (1L << o) > endPfn || !freeBlocks[o].remove(buddy))
+            {
+                break;
+            }
+            block = Math.min(block, buddy);
+            o++;
+        }
+        freeBlocks[o].add(block);
+    }
+}

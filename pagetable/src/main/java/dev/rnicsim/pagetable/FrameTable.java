@@ -1,0 +1,258 @@
+package dev.rnicsim.pagetable;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * Per-frame state of physical memory, the model's {@code struct page} array, kept sparse like the kernel's
+ * SPARSEMEM sections: state exists only for 2 MiB sections in which a frame has been handed out, as primitive
+ * arrays (11 bytes a frame), and bytes exist only for sections in which a frame has been written, as off-heap
+ * memory ({@link java.lang.foreign}). A 1 TiB host that uses little memory costs little.
+ *
+ * <p>Per frame: the kind of use, the folio order (every frame of a folio holds it, so the head is found by
+ * alignment), the number of page-table entries mapping the frame, the folio's pin count (kept on the head
+ * frame, exact, as {@code folio->_pincount} for large folios: mm/gup.c), and whether the frame holds written
+ * bytes (else it reads as zeros). Not thread safe.
+ */
+final class FrameTable
+{
+    static final byte KIND_FREE = 0;
+    static final byte KIND_ANON = 1;
+    static final byte KIND_FILE = 2;
+    static final byte KIND_HUGETLB = 3;
+
+    static final int SECTION_SHIFT = 9;
+    static final int SECTION_FRAMES = 1 << SECTION_SHIFT;
+    private static final int SECTION_MASK = SECTION_FRAMES - 1;
+    private static final byte FLAG_HAS_DATA = 1;
+
+    private final Section[] sections;
+
+    private static final class Section
+    {
+        final byte[] kind = new byte[SECTION_FRAMES];
+        final byte[] order = new byte[SECTION_FRAMES];
+        final byte[] flags = new byte[SECTION_FRAMES];
+        final int[] mapCount = new int[SECTION_FRAMES];
+        final int[] pinCount = new int[SECTION_FRAMES];
+        MemorySegment data;
+        int usedFrames;
+    }
+
+    FrameTable(final long totalFrames)
+    {
+        sections = new Section[(int)((totalFrames + SECTION_MASK) >>> SECTION_SHIFT)];
+    }
+
+    private Section section(final long pfn)
+    {
+        Section s = sections[(int)(pfn >>> SECTION_SHIFT)];
+        if (s == null)
+        {
+            s = new Section();
+            sections[(int)(pfn >>> SECTION_SHIFT)] = s;
+        }
+        return s;
+    }
+
+    private Section sectionOrNull(final long pfn)
+    {
+        return sections[(int)(pfn >>> SECTION_SHIFT)];
+    }
+
+    /** Marks the {@code 2^order} frames from {@code head} as a folio of the given kind, unmapped and unpinned. */
+    void markAllocated(final long head, final int order, final byte kind)
+    {
+        final long end = head + (1L << order);
+        for (long pfn = head; pfn < end; pfn++)
+        {
+            final Section s = section(pfn);
+            final int i = (int)(pfn & SECTION_MASK);
+            s.kind[i] = kind;
+            s.order[i] = (byte)order;
+            s.flags[i] = 0;
+            s.mapCount[i] = 0;
+            s.pinCount[i] = 0;
+            s.usedFrames++;
+        }
+    }
+
+    /** Marks the frames of a folio free; sections left without a used frame drop their state and bytes. */
+    void markFree(final long head, final int order)
+    {
+        final long end = head + (1L << order);
+        for (long pfn = head; pfn < end; pfn++)
+        {
+            final Section s = section(pfn);
+            final int i = (int)(pfn & SECTION_MASK);
+            s.kind[i] = KIND_FREE;
+            s.order[i] = 0;
+            s.flags[i] = 0;
+            s.mapCount[i] = 0;
+            s.pinCount[i] = 0;
+            if (--s.usedFrames == 0)
+            {
+                sections[(int)(pfn >>> SECTION_SHIFT)] = null;
+            }
+        }
+    }
+
+    byte kind(final long pfn)
+    {
+        final Section s = sectionOrNull(pfn);
+        return s == null ? KIND_FREE : s.kind[(int)(pfn & SECTION_MASK)];
+    }
+
+    int order(final long pfn)
+    {
+        final Section s = sectionOrNull(pfn);
+        return s == null ? 0 : s.order[(int)(pfn & SECTION_MASK)];
+    }
+
+    long head(final long pfn)
+    {
+        return pfn & ~((1L << order(pfn)) - 1);
+    }
+
+    /** Makes every frame of a folio an order-0 folio of its own (the folio split of mm/huge_memory.c). */
+    void split(final long head, final int order)
+    {
+        final long end = head + (1L << order);
+        for (long pfn = head; pfn < end; pfn++)
+        {
+            section(pfn).order[(int)(pfn & SECTION_MASK)] = 0;
+        }
+    }
+
+    int mapCount(final long pfn)
+    {
+        final Section s = sectionOrNull(pfn);
+        return s == null ? 0 : s.mapCount[(int)(pfn & SECTION_MASK)];
+    }
+
+    void addMapCount(final long pfn, final int delta)
+    {
+        section(pfn).mapCount[(int)(pfn & SECTION_MASK)] += delta;
+    }
+
+    /** Adds {@code delta} to the mapcount of {@code count} consecutive frames. */
+    void addMapCount(final long pfn, final long count, final int delta)
+    {
+        for (long p = pfn; p < pfn + count; p++)
+        {
+            section(p).mapCount[(int)(p & SECTION_MASK)] += delta;
+        }
+    }
+
+    /** @return true when no frame of the folio is mapped by a page-table entry. */
+    boolean folioUnmapped(final long head, final int order)
+    {
+        final long end = head + (1L << order);
+        for (long pfn = head; pfn < end; pfn++)
+        {
+            if (mapCount(pfn) != 0)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    int pinCount(final long head)
+    {
+        final Section s = sectionOrNull(head);
+        return s == null ? 0 : s.pinCount[(int)(head & SECTION_MASK)];
+    }
+
+    void addPinCount(final long head, final int delta)
+    {
+        section(head).pinCount[(int)(head & SECTION_MASK)] += delta;
+    }
+
+    boolean hasData(final long pfn)
+    {
+        final Section s = sectionOrNull(pfn);
+        return s != null && (s.flags[(int)(pfn & SECTION_MASK)] & FLAG_HAS_DATA) != 0;
+    }
+
+    /** Copies 4 KiB of bytes of frame {@code pfn} into {@code dst} (zeros when never written). */
+    void readFrame(final long pfn, final int offsetInFrame, final byte[] dst, final int dstOffset, final int length)
+    {
+        if (!hasData(pfn))
+        {
+            java.util.Arrays.fill(dst, dstOffset, dstOffset + length, (byte)0);
+            return;
+        }
+        final Section s = sectionOrNull(pfn);
+        final long base = (pfn & SECTION_MASK) * PhysicalMemory.FRAME_BYTES + offsetInFrame;
+        MemorySegment.copy(s.data, ValueLayout.JAVA_BYTE, base, dst, dstOffset, length);
+    }
+
+    /** Writes bytes into frame {@code pfn}, creating its backing on first write. */
+    void writeFrame(final long pfn, final int offsetInFrame, final byte[] src, final int srcOffset, final int length)
+    {
+        final Section s = section(pfn);
+        final int i = (int)(pfn & SECTION_MASK);
+        final long frameBase = (long)i * PhysicalMemory.FRAME_BYTES;
+        if (s.data == null)
+        {
+            s.data = Arena.ofAuto().allocate((long)SECTION_FRAMES * PhysicalMemory.FRAME_BYTES);
+        }
+        if ((s.flags[i] & FLAG_HAS_DATA) == 0)
+        {
+            s.data.asSlice(frameBase, PhysicalMemory.FRAME_BYTES).fill((byte)0);
+            s.flags[i] |= FLAG_HAS_DATA;
+        }
+        MemorySegment.copy(src, srcOffset, s.data, ValueLayout.JAVA_BYTE, frameBase + offsetInFrame, length);
+    }
+
+    /** Copies the bytes of frame {@code from} to frame {@code to} (both allocated). */
+    void copyFrame(final long from, final long to)
+    {
+        if (!hasData(from))
+        {
+            final Section t = sectionOrNull(to);
+            if (t != null)
+            {
+                t.flags[(int)(to & SECTION_MASK)] &= (byte)~FLAG_HAS_DATA;
+            }
+            return;
+        }
+        final byte[] buffer = new byte[PhysicalMemory.FRAME_BYTES];
+        readFrame(from, 0, buffer, 0, buffer.length);
+        writeFrame(to, 0, buffer, 0, buffer.length);
+    }
+
+    /** Takes the bytes of a frame out (for swap-out), or null when the frame reads as zeros. */
+    byte[] takeBytes(final long pfn)
+    {
+        if (!hasData(pfn))
+        {
+            return null;
+        }
+        final byte[] buffer = new byte[PhysicalMemory.FRAME_BYTES];
+        readFrame(pfn, 0, buffer, 0, buffer.length);
+        return buffer;
+    }
+
+    /** Visits every frame that is handed out, in frame order. */
+    void forEachUsed(final java.util.function.LongConsumer visitor)
+    {
+        for (int si = 0; si < sections.length; si++)
+        {
+            final Section s = sections[si];
+            if (s == null)
+            {
+                continue;
+            }
+            for (int i = 0; i < SECTION_FRAMES; i++)
+            {
+                if (s.kind[i] != KIND_FREE)
+                {
+                    visitor.accept(((long)si << SECTION_SHIFT) + i);
+                }
+            }
+        }
+    }
+}

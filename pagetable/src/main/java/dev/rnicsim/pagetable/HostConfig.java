@@ -1,0 +1,227 @@
+package dev.rnicsim.pagetable;
+
+/**
+ * The boot-time settings of a simulated host. Build one with {@link #builder()}; {@link Builder#build()} checks
+ * every value once, with a message naming the value and its limit.
+ *
+ * <p>Immutable and thread safe.
+ *
+ * @param physicalMemoryBytes physical memory in bytes, a multiple of 4 KiB, 64 MiB to 4 TiB.
+ * @param movableZoneBytes    bytes at the top of physical memory that form ZONE_MOVABLE (the {@code movablecore=}
+ *                            boot option), a multiple of 4 KiB; 0 for none.
+ * @param hugepages2M         2 MiB pages reserved at boot for hugetlbfs ({@code vm.nr_hugepages}).
+ * @param hugepages1G         1 GiB pages reserved at boot ({@code hugepagesz=1G hugepages=N}).
+ * @param swapBytes           swap space in bytes, a multiple of 4 KiB; 0 means anonymous pages cannot be reclaimed.
+ * @param thpMode             transparent huge page mode.
+ * @param maxMapCount         {@code vm.max_map_count}: the most VMAs one process may have.
+ * @param forkBehaviour       how fork treats pinned anonymous pages.
+ * @param mmapMinAddrBytes    {@code vm.mmap_min_addr}: the lowest address a fixed mapping may use.
+ */
+public record HostConfig(
+    long physicalMemoryBytes,
+    long movableZoneBytes,
+    long hugepages2M,
+    long hugepages1G,
+    long swapBytes,
+    ThpMode thpMode,
+    int maxMapCount,
+    ForkBehaviour forkBehaviour,
+    long mmapMinAddrBytes)
+{
+    /** Default physical memory: 16 GiB. */
+    public static final long DEFAULT_PHYSICAL_MEMORY_BYTES = 16L << 30;
+    /** Smallest host: 64 MiB. */
+    public static final long MIN_PHYSICAL_MEMORY_BYTES = 64L << 20;
+    /** Largest host: 4 TiB (1 TiB and more is modelled without per-page objects). */
+    public static final long MAX_PHYSICAL_MEMORY_BYTES = 4L << 40;
+    /** Default {@code vm.max_map_count}: 65530 (include/linux/mm.h {@code DEFAULT_MAX_MAP_COUNT}). */
+    public static final int DEFAULT_MAX_MAP_COUNT = 65530;
+    /** Default {@code vm.mmap_min_addr}: 65536, as on x86-64 distributions. */
+    public static final long DEFAULT_MMAP_MIN_ADDR_BYTES = 65536;
+
+    /**
+     * Checks the settings; see {@link Builder#build()}.
+     */
+    public HostConfig
+    {
+        check(physicalMemoryBytes >= MIN_PHYSICAL_MEMORY_BYTES && physicalMemoryBytes <= MAX_PHYSICAL_MEMORY_BYTES,
+            "physicalMemoryBytes=" + physicalMemoryBytes + " is outside [" + MIN_PHYSICAL_MEMORY_BYTES + ", "
+                + MAX_PHYSICAL_MEMORY_BYTES + "]");
+        check(physicalMemoryBytes % PhysicalMemory.FRAME_BYTES == 0,
+            "physicalMemoryBytes=" + physicalMemoryBytes + " is not a multiple of 4096");
+        check(movableZoneBytes >= 0 && movableZoneBytes % PhysicalMemory.FRAME_BYTES == 0,
+            "movableZoneBytes=" + movableZoneBytes + " is negative or not a multiple of 4096");
+        check(movableZoneBytes < physicalMemoryBytes,
+            "movableZoneBytes=" + movableZoneBytes + " leaves no ZONE_NORMAL in physicalMemoryBytes="
+                + physicalMemoryBytes);
+        check(hugepages2M >= 0 && hugepages1G >= 0,
+            "hugepages2M=" + hugepages2M + " and hugepages1G=" + hugepages1G + " must not be negative");
+        final long normalBytes = physicalMemoryBytes - movableZoneBytes;
+        final long poolBytes = hugepages2M * PageSize.SIZE_2M.bytes() + hugepages1G * PageSize.SIZE_1G.bytes();
+        check(hugepages2M < (1L << 40) && hugepages1G < (1L << 30) && poolBytes <= normalBytes,
+            "hugetlb pools of " + poolBytes + " bytes (" + hugepages2M + " x 2 MiB + " + hugepages1G
+                + " x 1 GiB) exceed ZONE_NORMAL=" + normalBytes + " bytes");
+        check(swapBytes >= 0 && swapBytes % PhysicalMemory.FRAME_BYTES == 0 && swapBytes <= (1L << 43),
+            "swapBytes=" + swapBytes + " is negative, not a multiple of 4096, or above 8 TiB");
+        check(thpMode != null, "thpMode must be given");
+        check(forkBehaviour != null, "forkBehaviour must be given");
+        check(maxMapCount >= 1, "maxMapCount=" + maxMapCount + " must be at least 1");
+        check(mmapMinAddrBytes >= 0 && mmapMinAddrBytes % PhysicalMemory.FRAME_BYTES == 0
+                && mmapMinAddrBytes < UserProcess.TASK_SIZE,
+            "mmapMinAddrBytes=" + mmapMinAddrBytes + " is negative, unaligned or above TASK_SIZE");
+    }
+
+    private static void check(final boolean condition, final String message)
+    {
+        if (!condition)
+        {
+            throw new KernelException(Errno.EINVAL, message);
+        }
+    }
+
+    /**
+     * @return a builder holding the defaults: 16 GiB, no ZONE_MOVABLE, no hugetlb pools, no swap, THP madvise,
+     * {@code vm.max_map_count} 65530, modern fork, {@code mmap_min_addr} 65536.
+     */
+    public static Builder builder()
+    {
+        return new Builder();
+    }
+
+    /**
+     * @return a builder that starts from this configuration.
+     */
+    public Builder toBuilder()
+    {
+        return new Builder()
+            .physicalMemoryBytes(physicalMemoryBytes)
+            .movableZoneBytes(movableZoneBytes)
+            .hugepages2M(hugepages2M)
+            .hugepages1G(hugepages1G)
+            .swapBytes(swapBytes)
+            .thpMode(thpMode)
+            .maxMapCount(maxMapCount)
+            .forkBehaviour(forkBehaviour)
+            .mmapMinAddrBytes(mmapMinAddrBytes);
+    }
+
+    /**
+     * Collects host settings; {@link #build()} validates them. Not thread safe.
+     */
+    public static final class Builder
+    {
+        private long physicalMemoryBytes = DEFAULT_PHYSICAL_MEMORY_BYTES;
+        private long movableZoneBytes;
+        private long hugepages2M;
+        private long hugepages1G;
+        private long swapBytes;
+        private ThpMode thpMode = ThpMode.MADVISE;
+        private int maxMapCount = DEFAULT_MAX_MAP_COUNT;
+        private ForkBehaviour forkBehaviour = ForkBehaviour.MODERN;
+        private long mmapMinAddrBytes = DEFAULT_MMAP_MIN_ADDR_BYTES;
+
+        private Builder()
+        {
+        }
+
+        /**
+         * @param bytes physical memory in bytes.
+         * @return this builder.
+         */
+        public Builder physicalMemoryBytes(final long bytes)
+        {
+            this.physicalMemoryBytes = bytes;
+            return this;
+        }
+
+        /**
+         * @param bytes size of ZONE_MOVABLE at the top of memory, in bytes.
+         * @return this builder.
+         */
+        public Builder movableZoneBytes(final long bytes)
+        {
+            this.movableZoneBytes = bytes;
+            return this;
+        }
+
+        /**
+         * @param pages number of 2 MiB hugetlb pages reserved at boot.
+         * @return this builder.
+         */
+        public Builder hugepages2M(final long pages)
+        {
+            this.hugepages2M = pages;
+            return this;
+        }
+
+        /**
+         * @param pages number of 1 GiB hugetlb pages reserved at boot.
+         * @return this builder.
+         */
+        public Builder hugepages1G(final long pages)
+        {
+            this.hugepages1G = pages;
+            return this;
+        }
+
+        /**
+         * @param bytes swap space in bytes.
+         * @return this builder.
+         */
+        public Builder swapBytes(final long bytes)
+        {
+            this.swapBytes = bytes;
+            return this;
+        }
+
+        /**
+         * @param mode transparent huge page mode.
+         * @return this builder.
+         */
+        public Builder thpMode(final ThpMode mode)
+        {
+            this.thpMode = mode;
+            return this;
+        }
+
+        /**
+         * @param count {@code vm.max_map_count}.
+         * @return this builder.
+         */
+        public Builder maxMapCount(final int count)
+        {
+            this.maxMapCount = count;
+            return this;
+        }
+
+        /**
+         * @param behaviour fork behaviour of the host kernel.
+         * @return this builder.
+         */
+        public Builder forkBehaviour(final ForkBehaviour behaviour)
+        {
+            this.forkBehaviour = behaviour;
+            return this;
+        }
+
+        /**
+         * @param bytes {@code vm.mmap_min_addr}.
+         * @return this builder.
+         */
+        public Builder mmapMinAddrBytes(final long bytes)
+        {
+            this.mmapMinAddrBytes = bytes;
+            return this;
+        }
+
+        /**
+         * @return the validated configuration.
+         * @throws KernelException EINVAL naming the first value out of its range.
+         */
+        public HostConfig build()
+        {
+            return new HostConfig(physicalMemoryBytes, movableZoneBytes, hugepages2M, hugepages1G, swapBytes,
+                thpMode, maxMapCount, forkBehaviour, mmapMinAddrBytes);
+        }
+    }
+}

@@ -1,0 +1,33 @@
+package dev.rnicsim.pagetable;
+
+/**
+ * A failed host-kernel call: carries the errno Linux would return and a message naming the offending value and
+ * the limit that was hit. A call that throws this leaves the host as it was before the call.
+ *
+ * <p>Immutable.
+ */
+public class KernelException extends RuntimeException
+{
+    private static final long serialVersionUID = 1L;
+
+    private final Errno errno;
+
+    /**
+     * @param errno   the Linux error number.
+     * @param message what was wrong, with the value and the limit, e.g.
+     *                {@code "pinned_vm=1025 pages + 1 > RLIMIT_MEMLOCK=1024 pages"}.
+     */
+    public KernelException(final Errno errno, final String message)
+    {
+        super(errno.name() + ": " + message);
+        this.errno = errno;
+    }
+
+    /**
+     * @return the Linux error number of the failure.
+     */
+    public Errno errno()
+    {
+        return errno;
+    }
+}

@@ -1,0 +1,324 @@
+package dev.rnicsim.pagetable;
+
+/**
+ * A four-level x86-64 page table (PGD, PUD, PMD, PTE; 9 index bits a level, 48-bit virtual addresses): leaves
+ * are 4 KiB PTEs, 2 MiB PMD entries or 1 GiB PUD entries (Intel SDM vol. 3A section 4.5). A table holds 512
+ * entries of one {@code long} each, so a fully mapped 4 KiB page costs 8 bytes of table.
+ *
+ * <p>Entry format (a model of the hardware one, with the frame number in the same place):
+ * <pre>
+ *   63                         12 11    6   5     4     3     2     1     0
+ *  +-----------------------------+-------+-----+-----+-----+-----+-----+-----+
+ *  | pfn, or swap slot if SWAP   |   0   | RSV | 1G  | 2M  | SWAP| W   | P   |
+ *  +-----------------------------+-------+-----+-----+-----+-----+-----+-----+
+ * </pre>
+ * P present; W writable by the CPU (clear on copy-on-write pages); SWAP a not-present entry naming a swap slot;
+ * 2M or 1G a leaf above the PTE level; RSV a not-present hugetlb slot whose page is reserved in the pool.
+ *
+ * <p>Not thread safe.
+ */
+final class PageTable
+{
+    static final long PRESENT = 1;
+    static final long WRITE = 1 << 1;
+    static final long SWAP = 1 << 2;
+    static final long HUGE_2M = 1 << 3;
+    static final long HUGE_1G = 1 << 4;
+    static final long RESERVED = 1 << 5;
+    static final int PFN_SHIFT = 12;
+    private static final long FLAGS_MASK = (1L << PFN_SHIFT) - 1;
+
+    /** Visitor of leaves. */
+    interface LeafVisitor
+    {
+        /**
+         * @param va    virtual address of the leaf's first byte.
+         * @param entry the entry.
+         * @param size  the size the leaf maps.
+         */
+        void leaf(long va, long entry, PageSize size);
+    }
+
+    /** Visitor of leaves that may stop the walk. */
+    interface LeafScanner
+    {
+        /**
+         * @param va    virtual address of the leaf's first byte.
+         * @param entry the entry.
+         * @param size  the size the leaf maps.
+         * @return false to stop the walk after this leaf.
+         */
+        boolean leaf(long va, long entry, PageSize size);
+    }
+
+    private static final class Table
+    {
+        final long[] entries = new long[512];
+        final Table[] children;
+        int used;
+
+        Table(final boolean hasChildren)
+        {
+            children = hasChildren ? new Table[512] : null;
+        }
+    }
+
+    private final Table root = new Table(true);
+    private long tableCount = 1;
+
+    static long pfn(final long entry)
+    {
+        return entry >>> PFN_SHIFT;
+    }
+
+    static long make(final long pfnOrSlot, final long flags)
+    {
+        return (pfnOrSlot << PFN_SHIFT) | flags;
+    }
+
+    static boolean present(final long entry)
+    {
+        return (entry & PRESENT) != 0;
+    }
+
+    static PageSize size(final long entry)
+    {
+        if ((entry & HUGE_1G) != 0)
+        {
+            return PageSize.SIZE_1G;
+        }
+        return (entry & HUGE_2M) != 0 ? PageSize.SIZE_2M : PageSize.SIZE_4K;
+    }
+
+    static long flags(final long entry)
+    {
+        return entry & FLAGS_MASK;
+    }
+
+    private static int index(final long va, final int shift)
+    {
+        return (int)((va >>> shift) & 511);
+    }
+
+    /** @return bytes of page-table memory in use (4 KiB a table), for VmPTE. */
+    long tableBytes()
+    {
+        return tableCount * PhysicalMemory.FRAME_BYTES;
+    }
+
+    /**
+     * @param va a virtual address.
+     * @return the leaf entry covering {@code va} (a 1 GiB or 2 MiB leaf, or the PTE), or 0 when none.
+     */
+    long lookup(final long va)
+    {
+        final Table pud = root.children[index(va, 39)];
+        if (pud == null)
+        {
+            return 0;
+        }
+        final int pudIndex = index(va, 30);
+        final long pudEntry = pud.entries[pudIndex];
+        if (pudEntry != 0)
+        {
+            return pudEntry;
+        }
+        final Table pmd = pud.children[pudIndex];
+        if (pmd == null)
+        {
+            return 0;
+        }
+        final int pmdIndex = index(va, 21);
+        final long pmdEntry = pmd.entries[pmdIndex];
+        if (pmdEntry != 0)
+        {
+            return pmdEntry;
+        }
+        final Table pte = pmd.children[pmdIndex];
+        return pte == null ? 0 : pte.entries[index(va, 12)];
+    }
+
+    /** Sets the leaf of size {@code size} covering {@code va} (0 clears it), creating tables on the way. */
+    void set(final long va, final PageSize size, final long entry)
+    {
+        final Table pud = child(root, index(va, 39), true);
+        if (size == PageSize.SIZE_1G)
+        {
+            store(pud, index(va, 30), entry);
+            return;
+        }
+        final Table pmd = child(pud, index(va, 30), true);
+        if (size == PageSize.SIZE_2M)
+        {
+            store(pmd, index(va, 21), entry);
+            return;
+        }
+        final Table pte = child(pmd, index(va, 21), false);
+        store(pte, index(va, 12), entry);
+    }
+
+    private Table child(final Table parent, final int index, final boolean childHasChildren)
+    {
+        Table t = parent.children[index];
+        if (t == null)
+        {
+            t = new Table(childHasChildren);
+            parent.children[index] = t;
+            parent.used++;
+            tableCount++;
+        }
+        return t;
+    }
+
+    private static void store(final Table table, final int index, final long entry)
+    {
+        final long old = table.entries[index];
+        if (old == 0 && entry != 0)
+        {
+            table.used++;
+        }
+        else if (old != 0 && entry == 0)
+        {
+            table.used--;
+        }
+        table.entries[index] = entry;
+    }
+
+    /**
+     * @return true when nothing is mapped, swapped or reserved in the 2 MiB range around {@code va}, so that a PMD
+     * leaf may be installed there (the kernel's {@code pmd_none}).
+     */
+    boolean pmdNone(final long va)
+    {
+        final Table pud = root.children[index(va, 39)];
+        if (pud == null)
+        {
+            return true;
+        }
+        if (pud.entries[index(va, 30)] != 0)
+        {
+            return false;
+        }
+        final Table pmd = pud.children[index(va, 30)];
+        if (pmd == null)
+        {
+            return true;
+        }
+        final int i = index(va, 21);
+        return pmd.entries[i] == 0 && (pmd.children[i] == null || pmd.children[i].used == 0);
+    }
+
+    /**
+     * Replaces a 2 MiB leaf by a PTE table of 512 entries mapping the same frames with the same flags
+     * (mm/huge_memory.c {@code __split_huge_pmd}). The folio itself is not split.
+     */
+    void splitPmd(final long va)
+    {
+        final long hugeVa = va & ~(PageSize.SIZE_2M.bytes() - 1);
+        final long entry = lookup(hugeVa);
+        final long flags = flags(entry) & ~HUGE_2M;
+        final long firstPfn = pfn(entry);
+        set(hugeVa, PageSize.SIZE_2M, 0);
+        for (int i = 0; i < 512; i++)
+        {
+            set(hugeVa + ((long)i << PFN_SHIFT), PageSize.SIZE_4K, make(firstPfn + i, flags));
+        }
+    }
+
+    /**
+     * Visits every non-empty leaf that overlaps {@code [fromVa, toVa)}, in address order. A huge leaf is visited
+     * once with its own first address, which may lie below {@code fromVa}. The visitor may change the entry it
+     * is given but nothing else in the table.
+     */
+    void forEachLeaf(final long fromVa, final long toVa, final LeafVisitor visitor)
+    {
+        scanLeaves(fromVa, toVa, (va, entry, size) ->
+        {
+            visitor.leaf(va, entry, size);
+            return true;
+        });
+    }
+
+    /**
+     * Like {@link #forEachLeaf} but stops when the scanner returns false.
+     *
+     * @return the address after the leaf where the scan stopped, or {@code toVa} when it ran to the end.
+     */
+    long scanLeaves(final long fromVa, final long toVa, final LeafScanner visitor)
+    {
+        for (int g = index(fromVa, 39); g < 512; g++)
+        {
+            final long gVa = (long)g << 39;
+            if (gVa >= toVa)
+            {
+                return toVa;
+            }
+            final Table pud = root.children[g];
+            if (pud == null)
+            {
+                continue;
+            }
+            final int uStart = gVa + (1L << 39) <= fromVa ? 512 : (fromVa > gVa ? index(fromVa, 30) : 0);
+            for (int u = uStart; u < 512; u++)
+            {
+                final long uVa = gVa | ((long)u << 30);
+                if (uVa >= toVa)
+                {
+                    return toVa;
+                }
+                if (pud.entries[u] != 0)
+                {
+                    if (!visitor.leaf(uVa, pud.entries[u], PageSize.SIZE_1G))
+                    {
+                        return uVa + PageSize.SIZE_1G.bytes();
+                    }
+                    continue;
+                }
+                final Table pmd = pud.children[u];
+                if (pmd == null)
+                {
+                    continue;
+                }
+                final int mStart = fromVa > uVa ? index(fromVa, 21) : 0;
+                for (int m = mStart; m < 512; m++)
+                {
+                    final long mVa = uVa | ((long)m << 21);
+                    if (mVa >= toVa)
+                    {
+                        return toVa;
+                    }
+                    if (pmd.entries[m] != 0)
+                    {
+                        if (!visitor.leaf(mVa, pmd.entries[m], PageSize.SIZE_2M))
+                        {
+                            return mVa + PageSize.SIZE_2M.bytes();
+                        }
+                        continue;
+                    }
+                    final Table pte = pmd.children[m];
+                    if (pte == null || pte.used == 0)
+                    {
+                        continue;
+                    }
+                    final int pStart = fromVa > mVa ? index(fromVa, 12) : 0;
+                    for (int p = pStart; p < 512; p++)
+                    {
+                        final long pVa = mVa | ((long)p << 12);
+                        if (pVa >= toVa)
+                        {
+                            return toVa;
+                        }
+                        if (pte.entries[p] != 0)
+                        {
+                            if (!visitor.leaf(pVa, pte.entries[p], PageSize.SIZE_4K))
+                            {
+                                return pVa + PageSize.SIZE_4K.bytes();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return toVa;
+    }
+}

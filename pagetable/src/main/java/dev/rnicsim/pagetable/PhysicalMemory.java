@@ -1,0 +1,335 @@
+package dev.rnicsim.pagetable;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The physical memory of a host: 4 KiB frames split into ZONE_NORMAL (low) and ZONE_MOVABLE (high), a buddy
+ * allocator per zone, the hugetlb pools reserved at boot, a swap device, and the bytes of every frame, readable
+ * and writable by physical address. Frames that were never written read as zeros and cost no memory.
+ *
+ * <p>Not thread safe: one host is driven by one thread.
+ */
+public final class PhysicalMemory
+{
+    /** log2 of the frame size: 12. */
+    public static final int FRAME_SHIFT = 12;
+    /** Bytes in a frame: 4096. */
+    public static final int FRAME_BYTES = 1 << FRAME_SHIFT;
+
+    private final long totalFrames;
+    private final BuddyAllocator normal;
+    private final BuddyAllocator movable;
+    private final HugetlbPool pool2M;
+    private final HugetlbPool pool1G;
+    private final FrameTable frames;
+    private final SwapSpace swap;
+
+    PhysicalMemory(final HostConfig config)
+    {
+        totalFrames = config.physicalMemoryBytes() >>> FRAME_SHIFT;
+        final long movableFrames = config.movableZoneBytes() >>> FRAME_SHIFT;
+        normal = new BuddyAllocator(Zone.NORMAL, 0, totalFrames - movableFrames);
+        movable = movableFrames == 0 ? null : new BuddyAllocator(Zone.MOVABLE, totalFrames - movableFrames, totalFrames);
+        frames = new FrameTable(totalFrames);
+        swap = new SwapSpace(config.swapBytes() >>> FRAME_SHIFT);
+        // 1 GiB pages first: they need 1 GiB-aligned free blocks, which exist only before anything else is taken.
+        pool1G = new HugetlbPool(PageSize.SIZE_1G, reserveBootPages(PageSize.SIZE_1G, config.hugepages1G()));
+        pool2M = new HugetlbPool(PageSize.SIZE_2M, reserveBootPages(PageSize.SIZE_2M, config.hugepages2M()));
+    }
+
+    private long[] reserveBootPages(final PageSize size, final long count)
+    {
+        final long[] heads = new long[(int)count];
+        for (int i = 0; i < count; i++)
+        {
+            heads[i] = normal.allocate(size.order());
+            if (heads[i] < 0)
+            {
+                throw new KernelException(Errno.ENOMEM, "cannot reserve hugetlb page " + (i + 1) + " of " + count
+                    + " of " + size.kb() + " kB: ZONE_NORMAL has no free aligned block left");
+            }
+        }
+        return heads;
+    }
+
+    /**
+     * @return the number of 4 KiB frames of physical memory.
+     */
+    public long totalFrames()
+    {
+        return totalFrames;
+    }
+
+    /**
+     * @return the number of frames free in the buddy allocators (hugetlb pool pages are not free frames).
+     */
+    public long freeFrames()
+    {
+        return normal.freeFrames() + (movable == null ? 0 : movable.freeFrames());
+    }
+
+    /**
+     * Counts the frames handed out, by walking the per-frame state: a count independent of the allocators'
+     * free counters, so that {@code freeFrames() + usedFrames() == totalFrames()} checks them.
+     *
+     * @return frames in use by mappings, orphaned pins and the hugetlb pools (free pool pages included).
+     */
+    public long usedFrames()
+    {
+        final long[] used = new long[1];
+        frames.forEachUsed(pfn -> used[0]++);
+        return used[0] + pool2M.freePages() * PageSize.SIZE_2M.frames()
+            + pool1G.freePages() * PageSize.SIZE_1G.frames();
+    }
+
+    /**
+     * @param pfn a frame number.
+     * @return the zone the frame belongs to.
+     */
+    public Zone zoneOf(final long pfn)
+    {
+        return movable != null && movable.contains(pfn) ? Zone.MOVABLE : Zone.NORMAL;
+    }
+
+    /**
+     * @param zone a zone.
+     * @return frames in the zone, or 0 when the host has no such zone.
+     */
+    public long zoneFrames(final Zone zone)
+    {
+        final BuddyAllocator b = zone == Zone.NORMAL ? normal : movable;
+        return b == null ? 0 : b.spannedFrames();
+    }
+
+    /**
+     * @param zone a zone.
+     * @return free frames in the zone.
+     */
+    public long zoneFreeFrames(final Zone zone)
+    {
+        final BuddyAllocator b = zone == Zone.NORMAL ? normal : movable;
+        return b == null ? 0 : b.freeFrames();
+    }
+
+    /**
+     * The free block counts per order, as a line of /proc/buddyinfo shows them.
+     *
+     * @param zone a zone.
+     * @return counts of free blocks for orders 0 to 18; empty when the host has no such zone.
+     */
+    public List<Integer> buddyInfo(final Zone zone)
+    {
+        final BuddyAllocator b = zone == Zone.NORMAL ? normal : movable;
+        final List<Integer> counts = new ArrayList<>();
+        if (b != null)
+        {
+            for (int order = 0; order <= BuddyAllocator.MAX_ORDER; order++)
+            {
+                counts.add(b.freeBlocksOfOrder(order));
+            }
+        }
+        return counts;
+    }
+
+    /**
+     * @param pfn a frame number.
+     * @return the folio's pin count (on its head frame): the number of 4 KiB pins held on the folio.
+     */
+    public int pinCount(final long pfn)
+    {
+        return frames.pinCount(frames.head(pfn));
+    }
+
+    /**
+     * @param pfn a frame number.
+     * @return how many page-table entries map this frame.
+     */
+    public int mapCount(final long pfn)
+    {
+        return frames.mapCount(pfn);
+    }
+
+    /**
+     * @param pfn a frame number.
+     * @return the page size of the folio the frame belongs to (4 KiB for a free frame).
+     */
+    public PageSize folioSize(final long pfn)
+    {
+        return switch (frames.order(pfn))
+        {
+            case 9 -> PageSize.SIZE_2M;
+            case 18 -> PageSize.SIZE_1G;
+            default -> PageSize.SIZE_4K;
+        };
+    }
+
+    /**
+     * @param pfn a frame number.
+     * @return true when the frame is handed out (mapped, pinned or in a hugetlb mapping).
+     */
+    public boolean isAllocated(final long pfn)
+    {
+        return frames.kind(pfn) != FrameTable.KIND_FREE;
+    }
+
+    /**
+     * Reads bytes by physical address, as a device's DMA read would.
+     *
+     * @param physAddr  first physical address.
+     * @param dst       destination array.
+     * @param dstOffset first index written in {@code dst}.
+     * @param length    bytes to read.
+     * @throws KernelException EFAULT when the range leaves physical memory or touches a free frame.
+     */
+    public void read(final long physAddr, final byte[] dst, final int dstOffset, final int length)
+    {
+        checkPhysRange(physAddr, length);
+        long addr = physAddr;
+        int done = 0;
+        while (done < length)
+        {
+            final long pfn = addr >>> FRAME_SHIFT;
+            final int inFrame = (int)(addr & (FRAME_BYTES - 1));
+            final int chunk = Math.min(length - done, FRAME_BYTES - inFrame);
+            frames.readFrame(pfn, inFrame, dst, dstOffset + done, chunk);
+            done += chunk;
+            addr += chunk;
+        }
+    }
+
+    /**
+     * Writes bytes by physical address, as a device's DMA write would.
+     *
+     * @param physAddr  first physical address.
+     * @param src       source array.
+     * @param srcOffset first index read in {@code src}.
+     * @param length    bytes to write.
+     * @throws KernelException EFAULT when the range leaves physical memory or touches a free frame.
+     */
+    public void write(final long physAddr, final byte[] src, final int srcOffset, final int length)
+    {
+        checkPhysRange(physAddr, length);
+        long addr = physAddr;
+        int done = 0;
+        while (done < length)
+        {
+            final long pfn = addr >>> FRAME_SHIFT;
+            final int inFrame = (int)(addr & (FRAME_BYTES - 1));
+            final int chunk = Math.min(length - done, FRAME_BYTES - inFrame);
+            frames.writeFrame(pfn, inFrame, src, srcOffset + done, chunk);
+            done += chunk;
+            addr += chunk;
+        }
+    }
+
+    private void checkPhysRange(final long physAddr, final int length)
+    {
+        if (physAddr < 0 || length < 0 || physAddr + length > (totalFrames << FRAME_SHIFT))
+        {
+            throw new KernelException(Errno.EFAULT, "physical range 0x" + Long.toHexString(physAddr) + "+" + length
+                + " leaves physical memory of " + (totalFrames << FRAME_SHIFT) + " bytes");
+        }
+        for (long pfn = physAddr >>> FRAME_SHIFT; length > 0 && pfn <= (physAddr + length - 1) >>> FRAME_SHIFT; pfn++)
+        {
+            if (frames.kind(pfn) == FrameTable.KIND_FREE)
+            {
+                throw new KernelException(Errno.EFAULT, "physical frame 0x" + Long.toHexString(pfn)
+                    + " is free: no owner, so a DMA there would corrupt whoever gets it next");
+            }
+        }
+    }
+
+    // ---- package-private: the allocator interface used by the address spaces ----
+
+    FrameTable frames()
+    {
+        return frames;
+    }
+
+    SwapSpace swap()
+    {
+        return swap;
+    }
+
+    HugetlbPool pool(final PageSize size)
+    {
+        return size == PageSize.SIZE_1G ? pool1G : pool2M;
+    }
+
+    /**
+     * Takes a folio from the buddy allocators, MOVABLE first when allowed (GFP_HIGHUSER_MOVABLE), then NORMAL.
+     *
+     * @return the head frame, or -1 when no zone allowed has a free block of that order.
+     */
+    long allocateFolio(final int order, final boolean allowMovable, final byte kind)
+    {
+        long pfn = -1;
+        if (allowMovable && movable != null)
+        {
+            pfn = movable.allocate(order);
+        }
+        if (pfn < 0)
+        {
+            pfn = normal.allocate(order);
+        }
+        if (pfn >= 0)
+        {
+            frames.markAllocated(pfn, order, kind);
+        }
+        return pfn;
+    }
+
+    /** Takes the highest free folio of a zone above {@code abovePfn}, for compaction; -1 when none. */
+    long allocateHighestIn(final Zone zone, final long abovePfn, final byte kind)
+    {
+        final BuddyAllocator b = zone == Zone.NORMAL ? normal : movable;
+        if (b == null)
+        {
+            return -1;
+        }
+        final long pfn = b.allocateHighest(0);
+        if (pfn < 0)
+        {
+            return -1;
+        }
+        if (pfn <= abovePfn)
+        {
+            b.free(pfn, 0);
+            return -1;
+        }
+        frames.markAllocated(pfn, 0, kind);
+        return pfn;
+    }
+
+    /** Takes a page from a hugetlb pool and marks its frames; -1 when the pool is empty. */
+    long takeHugetlbPage(final PageSize size)
+    {
+        final long head = pool(size).take();
+        if (head >= 0)
+        {
+            frames.markAllocated(head, size.order(), FrameTable.KIND_HUGETLB);
+        }
+        return head;
+    }
+
+    /** Returns a folio: hugetlb folios go back to their pool, others to the buddy allocator of their zone. */
+    void freeFolio(final long head)
+    {
+        final int order = frames.order(head);
+        final byte kind = frames.kind(head);
+        frames.markFree(head, order);
+        if (kind == FrameTable.KIND_HUGETLB)
+        {
+            pool(order == PageSize.SIZE_1G.order() ? PageSize.SIZE_1G : PageSize.SIZE_2M).give(head);
+        }
+        else if (movable != null && movable.contains(head))
+        {
+            movable.free(head, order);
+        }
+        else
+        {
+            normal.free(head, order);
+        }
+    }
+}

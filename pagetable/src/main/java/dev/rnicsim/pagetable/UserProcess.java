@@ -1,0 +1,1740 @@
+package dev.rnicsim.pagetable;
+
+import static dev.rnicsim.pagetable.PhysicalMemory.FRAME_BYTES;
+import static dev.rnicsim.pagetable.PhysicalMemory.FRAME_SHIFT;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * A user process of the simulated host: its address space (VMAs and a four-level page table), its page faults,
+ * its RLIMIT_MEMLOCK and CAP_IPC_LOCK, and its {@code pinned_vm}. The system calls mirror Linux's, with the same
+ * errno; every call checks its arguments before changing anything, so a call that throws leaves the process and
+ * the host as they were.
+ *
+ * <p>Not thread safe: a host and its processes are driven by one thread.
+ */
+public final class UserProcess
+{
+    /** Highest user address + 1 with four-level paging: 0x7ffffffff000 (arch/x86 {@code TASK_SIZE_MAX}). */
+    public static final long TASK_SIZE = 0x7fff_ffff_f000L;
+    /** Where top-down placement of new mappings starts; fixed, as with ASLR off, so runs are repeatable. */
+    public static final long MMAP_BASE = 0x7f00_0000_0000L;
+    /** RLIM_INFINITY for {@link #rlimitMemlockBytes(long)}. */
+    public static final long RLIM_INFINITY = -1;
+    /** The default RLIMIT_MEMLOCK of current distributions: 8 MiB ({@code ulimit -l} 8192; systemd 253+). */
+    public static final long DEFAULT_RLIMIT_MEMLOCK_BYTES = 8L << 20;
+
+    private final Host host;
+    private final PhysicalMemory phys;
+    private final FrameTable frames;
+    private final int pid;
+    private final String name;
+    private final TreeMap<Long, Vma> vmas = new TreeMap<>();
+    private final PageTable pageTable = new PageTable();
+    private long pinnedVmPages;
+    private long rlimitMemlockBytes = DEFAULT_RLIMIT_MEMLOCK_BYTES;
+    private boolean capIpcLock;
+    private boolean exited;
+    /** During an import: null follows the THP mode, TRUE forces 2 MiB folios, FALSE forbids them. */
+    private Boolean importThp;
+
+    UserProcess(final Host host, final int pid, final String name)
+    {
+        this.host = host;
+        this.phys = host.physicalMemory();
+        this.frames = phys.frames();
+        this.pid = pid;
+        this.name = name;
+    }
+
+    // ------------------------------------------------------------------ identity and limits
+
+    /**
+     * @return the process id.
+     */
+    public int pid()
+    {
+        return pid;
+    }
+
+    /**
+     * @return the process name (the Name: line of /proc/PID/status).
+     */
+    public String name()
+    {
+        return name;
+    }
+
+    /**
+     * @return the host this process runs on.
+     */
+    public Host host()
+    {
+        return host;
+    }
+
+    /**
+     * @return true after {@link #exit()}.
+     */
+    public boolean exited()
+    {
+        return exited;
+    }
+
+    /**
+     * @return RLIMIT_MEMLOCK in bytes, or {@link #RLIM_INFINITY}.
+     */
+    public long rlimitMemlockBytes()
+    {
+        return rlimitMemlockBytes;
+    }
+
+    /**
+     * Sets RLIMIT_MEMLOCK (setrlimit(2); {@code ulimit -l} is this in kB).
+     *
+     * @param bytes the limit in bytes, or {@link #RLIM_INFINITY}.
+     * @return this process.
+     * @throws KernelException EINVAL when {@code bytes} is negative and not RLIM_INFINITY.
+     */
+    public UserProcess rlimitMemlockBytes(final long bytes)
+    {
+        if (bytes < 0 && bytes != RLIM_INFINITY)
+        {
+            throw new KernelException(Errno.EINVAL, "RLIMIT_MEMLOCK=" + bytes + " is negative");
+        }
+        this.rlimitMemlockBytes = bytes;
+        return this;
+    }
+
+    /**
+     * @return true when the process holds CAP_IPC_LOCK, which lifts RLIMIT_MEMLOCK for mlock and RDMA pins.
+     */
+    public boolean capIpcLock()
+    {
+        return capIpcLock;
+    }
+
+    /**
+     * @param held whether the process holds CAP_IPC_LOCK.
+     * @return this process.
+     */
+    public UserProcess capIpcLock(final boolean held)
+    {
+        this.capIpcLock = held;
+        return this;
+    }
+
+    /**
+     * @return {@code mm->pinned_vm}: 4 KiB pages pinned through {@link #pinUserPages}, the VmPin of
+     * /proc/PID/status.
+     */
+    public long pinnedVmPages()
+    {
+        return pinnedVmPages;
+    }
+
+    /**
+     * @return {@code mm->locked_vm}: 4 KiB pages in VM_LOCKED areas, the VmLck of /proc/PID/status.
+     */
+    public long lockedVmPages()
+    {
+        long pages = 0;
+        for (final Vma v : vmas.values())
+        {
+            if (v.has(Vma.VM_LOCKED))
+            {
+                pages += v.lengthBytes() >>> FRAME_SHIFT;
+            }
+        }
+        return pages;
+    }
+
+    /**
+     * @return the VMAs in address order.
+     */
+    public List<Vma> vmas()
+    {
+        return List.copyOf(vmas.values());
+    }
+
+    /**
+     * @return the number of VMAs, the count {@code vm.max_map_count} limits.
+     */
+    public int vmaCount()
+    {
+        return vmas.size();
+    }
+
+    /**
+     * @param address a virtual address.
+     * @return the VMA containing it, or null.
+     */
+    public Vma vmaAt(final long address)
+    {
+        final Map.Entry<Long, Vma> e = vmas.floorEntry(address);
+        return e != null && e.getValue().contains(address) ? e.getValue() : null;
+    }
+
+    // ------------------------------------------------------------------ mmap family
+
+    /**
+     * Anonymous private read-write memory: {@code mmap(NULL, lengthBytes, PROT_READ|PROT_WRITE,
+     * MAP_PRIVATE|MAP_ANONYMOUS, -1, 0)}.
+     *
+     * @param lengthBytes length in bytes, rounded up to 4 KiB.
+     * @return the start address.
+     * @throws KernelException as {@link #mmap}.
+     */
+    public long mmapAnonymous(final long lengthBytes)
+    {
+        return mmap(0, lengthBytes, Prot.READ_WRITE, Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS));
+    }
+
+    /**
+     * mmap(2) of anonymous memory.
+     *
+     * <p>Placement is top-down from {@link #MMAP_BASE}, aligned to 2 MiB for anonymous mappings whose length is
+     * a multiple of 2 MiB while THP is not "never" (mm/mmap.c {@code thp_get_unmapped_area}; commits efa7df3e3bb5
+     * and d4148aeab412), and to the huge page size for MAP_HUGETLB. MAP_HUGETLB reserves its pool pages at once
+     * (mm/hugetlb.c {@code hugetlb_reserve_pages}), so a pool too small fails here, not at the first touch.
+     *
+     * @param addressHint   the address for MAP_FIXED / MAP_FIXED_NOREPLACE, else a hint (0 for none).
+     * @param lengthBytes   length in bytes, rounded up to 4 KiB (to the huge page size for MAP_HUGETLB).
+     * @param prot          protection; empty for PROT_NONE.
+     * @param flags         mapping flags.
+     * @return the start address of the new mapping.
+     * @throws KernelException EINVAL for a zero length, both or neither of PRIVATE and SHARED, a huge page size
+     *                         flag without HUGETLB, or an unaligned fixed address; EOPNOTSUPP for shared or file
+     *                         mappings; EPERM for a fixed address below {@code vm.mmap_min_addr}; EEXIST for
+     *                         MAP_FIXED_NOREPLACE over a mapping; ENOMEM when the length does not fit, the
+     *                         address space is full, {@code vm.max_map_count} would be exceeded or the hugetlb
+     *                         pool has too few unreserved pages.
+     */
+    public long mmap(final long addressHint, final long lengthBytes, final Set<Prot> prot, final Set<MapFlag> flags)
+    {
+        checkAlive();
+        if (flags.contains(MapFlag.PRIVATE) == flags.contains(MapFlag.SHARED))
+        {
+            throw new KernelException(Errno.EINVAL, "exactly one of MAP_PRIVATE and MAP_SHARED is required, got "
+                + flags);
+        }
+        if (flags.contains(MapFlag.SHARED))
+        {
+            throw new KernelException(Errno.EOPNOTSUPP, "MAP_SHARED mappings are not modelled; use MAP_PRIVATE");
+        }
+        if (!flags.contains(MapFlag.ANONYMOUS))
+        {
+            throw new KernelException(Errno.EOPNOTSUPP,
+                "file mappings are not modelled except by importing an smaps file; use MAP_ANONYMOUS");
+        }
+        final boolean hugetlb = flags.contains(MapFlag.HUGETLB);
+        if (!hugetlb && (flags.contains(MapFlag.HUGE_2MB) || flags.contains(MapFlag.HUGE_1GB)))
+        {
+            throw new KernelException(Errno.EINVAL, "MAP_HUGE_2MB/MAP_HUGE_1GB need MAP_HUGETLB");
+        }
+        if (flags.contains(MapFlag.HUGE_2MB) && flags.contains(MapFlag.HUGE_1GB))
+        {
+            throw new KernelException(Errno.EINVAL, "MAP_HUGE_2MB and MAP_HUGE_1GB are exclusive");
+        }
+        if (lengthBytes <= 0)
+        {
+            throw new KernelException(Errno.EINVAL, "lengthBytes=" + lengthBytes + " must be positive");
+        }
+        final PageSize hugeSize = flags.contains(MapFlag.HUGE_1GB) ? PageSize.SIZE_1G : PageSize.SIZE_2M;
+        final long pageBytes = hugetlb ? hugeSize.bytes() : FRAME_BYTES;
+        if (lengthBytes > TASK_SIZE - pageBytes)
+        {
+            throw new KernelException(Errno.ENOMEM, "lengthBytes=" + lengthBytes + " > TASK_SIZE=" + TASK_SIZE);
+        }
+        final long length = alignUp(lengthBytes, pageBytes);
+        final boolean fixed = flags.contains(MapFlag.FIXED) || flags.contains(MapFlag.FIXED_NOREPLACE);
+        long start;
+        if (fixed)
+        {
+            if ((addressHint & (pageBytes - 1)) != 0)
+            {
+                throw new KernelException(Errno.EINVAL, "fixed address 0x" + Long.toHexString(addressHint)
+                    + " is not aligned to " + pageBytes + " bytes");
+            }
+            if (addressHint < host.config().mmapMinAddrBytes())
+            {
+                throw new KernelException(Errno.EPERM, "fixed address 0x" + Long.toHexString(addressHint)
+                    + " < vm.mmap_min_addr=" + host.config().mmapMinAddrBytes());
+            }
+            if (addressHint > TASK_SIZE - length)
+            {
+                throw new KernelException(Errno.ENOMEM, "fixed range 0x" + Long.toHexString(addressHint) + "+"
+                    + length + " passes TASK_SIZE=0x" + Long.toHexString(TASK_SIZE));
+            }
+            start = addressHint;
+            if (flags.contains(MapFlag.FIXED_NOREPLACE) && overlaps(start, start + length))
+            {
+                throw new KernelException(Errno.EEXIST, "MAP_FIXED_NOREPLACE range 0x" + Long.toHexString(start)
+                    + "-0x" + Long.toHexString(start + length) + " overlaps an existing mapping");
+            }
+            checkHugetlbAligned(start, start + length, "MAP_FIXED");
+        }
+        else
+        {
+            final long align = hugetlb ? hugeSize.bytes()
+                : (host.config().thpMode() != ThpMode.NEVER && length % PageSize.SIZE_2M.bytes() == 0
+                    ? PageSize.SIZE_2M.bytes() : FRAME_BYTES);
+            start = addressHint != 0 && (addressHint & (align - 1)) == 0 && addressHint >= host.config()
+                .mmapMinAddrBytes() && addressHint <= TASK_SIZE - length && !overlaps(addressHint,
+                addressHint + length) ? addressHint : findFreeRange(length, align);
+        }
+        final int countAfter = vmaCountAfterCarve(start, start + length) + 1;
+        if (countAfter > host.config().maxMapCount())
+        {
+            throw new KernelException(Errno.ENOMEM, "this mapping would make " + countAfter
+                + " VMAs > vm.max_map_count=" + host.config().maxMapCount());
+        }
+        final long hugePages = length / pageBytes;
+        if (hugetlb && phys.pool(hugeSize).availablePages() < hugePages)
+        {
+            final HugetlbPool pool = phys.pool(hugeSize);
+            throw new KernelException(Errno.ENOMEM, "MAP_HUGETLB needs " + hugePages + " pages of " + hugeSize.kb()
+                + " kB but the pool has HugePages_Free=" + pool.freePages() + " with HugePages_Rsvd="
+                + pool.reservedPages() + " (vm.nr_hugepages=" + pool.totalPages() + ")");
+        }
+        // All checks passed: from here on nothing fails.
+        if (fixed)
+        {
+            unmapRange(start, start + length);
+        }
+        final Vma vma = hugetlb
+            ? new Vma(start, start + length, Prot.bits(prot), Vma.VM_RESV_OWNER, VmaKind.HUGETLB, hugeSize, "", 0)
+            : new Vma(start, start + length, Prot.bits(prot), 0, VmaKind.ANONYMOUS, PageSize.SIZE_4K, "", 0);
+        insertAndMerge(vma);
+        if (hugetlb)
+        {
+            phys.pool(hugeSize).reserve(hugePages);
+            for (long va = start; va < start + length; va += pageBytes)
+            {
+                pageTable.set(va, hugeSize, PageTable.RESERVED);
+            }
+        }
+        if (flags.contains(MapFlag.POPULATE))
+        {
+            populate(start, start + length, vma.writable());
+        }
+        return start;
+    }
+
+    /**
+     * munmap(2). Pages in the range are unmapped; a frame that is pinned stays allocated, with its bytes, until
+     * its last pin is dropped. A THP cut by the range has its PMD split and, when not pinned, is split into
+     * 4 KiB pages so that the unmapped part is freed.
+     *
+     * @param address     start, 4 KiB aligned (huge-page aligned inside a hugetlb VMA).
+     * @param lengthBytes length in bytes, rounded up to 4 KiB; nothing mapped in the range is not an error.
+     * @throws KernelException EINVAL for an unaligned address, a zero length, a range past TASK_SIZE, or a cut
+     *                         through a huge page of a hugetlb VMA; ENOMEM when splitting a VMA would exceed
+     *                         {@code vm.max_map_count}.
+     */
+    public void munmap(final long address, final long lengthBytes)
+    {
+        checkAlive();
+        final long end = checkAlignedRange(address, lengthBytes, true, Errno.EINVAL);
+        checkHugetlbAligned(address, end, "munmap");
+        final int countAfter = vmaCountAfterCarve(address, end);
+        if (countAfter > host.config().maxMapCount())
+        {
+            throw new KernelException(Errno.ENOMEM, "munmap would split a VMA into " + countAfter
+                + " VMAs > vm.max_map_count=" + host.config().maxMapCount());
+        }
+        unmapRange(address, end);
+    }
+
+    /**
+     * mprotect(2). Removing PROT_WRITE write-protects the mapped pages at once; adding it leaves them to the
+     * next write fault.
+     *
+     * @param address     start, 4 KiB aligned.
+     * @param lengthBytes length in bytes, rounded up; 0 does nothing.
+     * @param prot        the new protection.
+     * @throws KernelException EINVAL for an unaligned address or a cut through a hugetlb page; ENOMEM when part
+     *                         of the range is not mapped or {@code vm.max_map_count} would be exceeded.
+     */
+    public void mprotect(final long address, final long lengthBytes, final Set<Prot> prot)
+    {
+        checkAlive();
+        if (lengthBytes == 0 && (address & (FRAME_BYTES - 1)) == 0)
+        {
+            return;
+        }
+        final long end = checkAlignedRange(address, lengthBytes, false, Errno.ENOMEM);
+        checkFullyMapped(address, end, "mprotect");
+        checkHugetlbAligned(address, end, "mprotect");
+        final int bits = Prot.bits(prot);
+        checkSplitCount(address, end, "mprotect");
+        splitHugePmdsAtEdges(address, end);
+        changeVmas(address, end, v -> v.withProt(bits));
+        if ((bits & Prot.WRITE.bit()) == 0)
+        {
+            pageTable.forEachLeaf(address, end, (va, entry, size) ->
+            {
+                if (PageTable.present(entry))
+                {
+                    pageTable.set(va, size, entry & ~PageTable.WRITE);
+                }
+            });
+        }
+    }
+
+    /**
+     * madvise(2) with the advice values of {@link Madvice}.
+     *
+     * @param address     start, 4 KiB aligned.
+     * @param lengthBytes length in bytes, rounded up; 0 does nothing.
+     * @param advice      the advice.
+     * @throws KernelException EINVAL for an unaligned address, DONTNEED on a VM_LOCKED area or through a hugetlb
+     *                         page; ENOMEM when part of the range is not mapped or {@code vm.max_map_count} would
+     *                         be exceeded. Unlike Linux, which applies the advice to the mapped parts before
+     *                         reporting ENOMEM, nothing is changed when the call fails.
+     */
+    public void madvise(final long address, final long lengthBytes, final Madvice advice)
+    {
+        checkAlive();
+        if (lengthBytes == 0 && (address & (FRAME_BYTES - 1)) == 0)
+        {
+            return;
+        }
+        final long end = checkAlignedRange(address, lengthBytes, false, Errno.EINVAL);
+        checkFullyMapped(address, end, "madvise");
+        if (advice == Madvice.DONTNEED)
+        {
+            for (final Vma v : overlapping(address, end))
+            {
+                if (v.has(Vma.VM_LOCKED))
+                {
+                    throw new KernelException(Errno.EINVAL, "MADV_DONTNEED on a VM_LOCKED area at 0x"
+                        + Long.toHexString(v.startAddress()));
+                }
+            }
+            checkHugetlbAligned(address, end, "MADV_DONTNEED");
+            splitHugePmdsAtEdges(address, end);
+            zapRange(address, end);
+            return;
+        }
+        checkSplitCount(address, end, "madvise");
+        final int set;
+        final int clear;
+        switch (advice)
+        {
+            case HUGEPAGE -> { set = Vma.VM_HUGEPAGE; clear = Vma.VM_NOHUGEPAGE; }
+            case NOHUGEPAGE -> { set = Vma.VM_NOHUGEPAGE; clear = Vma.VM_HUGEPAGE; }
+            case DONTFORK -> { set = Vma.VM_DONTCOPY; clear = 0; }
+            case DOFORK -> { set = 0; clear = Vma.VM_DONTCOPY; }
+            default -> throw new IllegalStateException(advice.name());
+        }
+        changeVmas(address, end, v -> v.withFlags((v.flagBits() | set) & ~clear));
+    }
+
+    /**
+     * mlock(2): marks the range VM_LOCKED (never reclaimed) and faults it in. Charged to {@code locked_vm}
+     * against RLIMIT_MEMLOCK unless CAP_IPC_LOCK (mm/mlock.c {@code do_mlock}, {@code can_do_mlock}).
+     *
+     * @param address     start; rounded down to 4 KiB.
+     * @param lengthBytes length in bytes; the end is rounded up to 4 KiB.
+     * @throws KernelException EPERM when RLIMIT_MEMLOCK is 0 without CAP_IPC_LOCK; ENOMEM when part of the
+     *                         range is unmapped, the limit would be exceeded, or memory runs out while faulting in.
+     */
+    public void mlock(final long address, final long lengthBytes)
+    {
+        checkAlive();
+        final long start = address & ~(long)(FRAME_BYTES - 1);
+        final long end = checkAlignedRange(start, lengthBytes + (address - start), false, Errno.EINVAL);
+        checkFullyMapped(start, end, "mlock");
+        if (!capIpcLock)
+        {
+            if (rlimitMemlockBytes == 0)
+            {
+                throw new KernelException(Errno.EPERM, "RLIMIT_MEMLOCK=0 and no CAP_IPC_LOCK (can_do_mlock)");
+            }
+            long newlyLocked = 0;
+            for (final Vma v : overlapping(start, end))
+            {
+                if (!v.has(Vma.VM_LOCKED))
+                {
+                    newlyLocked += Math.min(end, v.endAddress()) - Math.max(start, v.startAddress());
+                }
+            }
+            final long lockedPages = lockedVmPages() + (newlyLocked >>> FRAME_SHIFT);
+            if (rlimitMemlockBytes != RLIM_INFINITY && lockedPages > rlimitMemlockBytes >>> FRAME_SHIFT)
+            {
+                throw new KernelException(Errno.ENOMEM, "locked_vm=" + lockedPages + " pages would exceed "
+                    + "RLIMIT_MEMLOCK=" + (rlimitMemlockBytes >>> FRAME_SHIFT) + " pages (" + rlimitMemlockBytes
+                    + " bytes)");
+            }
+        }
+        checkSplitCount(start, end, "mlock");
+        final TreeMap<Long, Vma> before = new TreeMap<>(vmas);
+        changeVmas(start, end, v -> v.withFlags(v.flagBits() | Vma.VM_LOCKED));
+        try
+        {
+            for (final Vma v : overlapping(start, end))
+            {
+                populate(Math.max(start, v.startAddress()), Math.min(end, v.endAddress()), v.writable());
+            }
+        }
+        catch (final KernelException e)
+        {
+            vmas.clear();
+            vmas.putAll(before);
+            throw e;
+        }
+    }
+
+    /**
+     * munlock(2): clears VM_LOCKED.
+     *
+     * @param address     start; rounded down to 4 KiB.
+     * @param lengthBytes length in bytes; the end is rounded up.
+     * @throws KernelException ENOMEM when part of the range is unmapped or {@code vm.max_map_count} would be
+     *                         exceeded.
+     */
+    public void munlock(final long address, final long lengthBytes)
+    {
+        checkAlive();
+        final long start = address & ~(long)(FRAME_BYTES - 1);
+        final long end = checkAlignedRange(start, lengthBytes + (address - start), false, Errno.EINVAL);
+        checkFullyMapped(start, end, "munlock");
+        checkSplitCount(start, end, "munlock");
+        changeVmas(start, end, v -> v.withFlags(v.flagBits() & ~Vma.VM_LOCKED));
+    }
+
+    // ------------------------------------------------------------------ CPU access
+
+    /**
+     * Touches every page of a range as a CPU would, faulting in what is missing: demand paging, THP, hugetlb,
+     * swap-in and copy-on-write.
+     *
+     * @param address     first byte.
+     * @param lengthBytes bytes to touch; 0 touches nothing.
+     * @param write       a write touch (breaks copy-on-write) instead of a read.
+     * @return the number of page faults taken.
+     * @throws SegmentationFault when a byte is unmapped or its protection forbids the access (checked for the
+     *                           whole range before any page is touched).
+     * @throws KernelException   ENOMEM when memory and swap run out; pages touched before stay mapped, as after
+     *                           a CPU loop that was killed.
+     */
+    public long touch(final long address, final long lengthBytes, final boolean write)
+    {
+        checkAlive();
+        if (lengthBytes <= 0)
+        {
+            return 0;
+        }
+        final long end = checkAccess(address, lengthBytes, write);
+        final long faultsBefore = host.counter(VmEvent.PGFAULT);
+        long va = address & ~(long)(FRAME_BYTES - 1);
+        while (va < end)
+        {
+            final long entry = fault(va, write, false);
+            final PageSize size = PageTable.size(entry);
+            va = (va & ~(size.bytes() - 1)) + size.bytes();
+        }
+        return host.counter(VmEvent.PGFAULT) - faultsBefore;
+    }
+
+    /**
+     * Stores bytes at a virtual address as a CPU would, faulting pages in for writing.
+     *
+     * @param address first byte.
+     * @param data    bytes to store.
+     * @throws SegmentationFault when a byte is unmapped or not writable (checked before anything is written).
+     * @throws KernelException   ENOMEM when memory and swap run out.
+     */
+    public void write(final long address, final byte[] data)
+    {
+        checkAlive();
+        if (data.length == 0)
+        {
+            return;
+        }
+        checkAccess(address, data.length, true);
+        int done = 0;
+        while (done < data.length)
+        {
+            final long va = address + done;
+            final int chunk = (int)Math.min(data.length - done, FRAME_BYTES - (va & (FRAME_BYTES - 1)));
+            final long entry = fault(va, true, false);
+            frames.writeFrame(pfnOf(entry, va), (int)(va & (FRAME_BYTES - 1)), data, done, chunk);
+            done += chunk;
+        }
+    }
+
+    /**
+     * Loads bytes from a virtual address as a CPU would, faulting pages in for reading.
+     *
+     * @param address     first byte.
+     * @param lengthBytes bytes to load.
+     * @return the bytes.
+     * @throws SegmentationFault when a byte is unmapped or not readable.
+     * @throws KernelException   ENOMEM when memory and swap run out.
+     */
+    public byte[] read(final long address, final int lengthBytes)
+    {
+        checkAlive();
+        final byte[] data = new byte[Math.max(0, lengthBytes)];
+        if (lengthBytes <= 0)
+        {
+            return data;
+        }
+        checkAccess(address, lengthBytes, false);
+        int done = 0;
+        while (done < data.length)
+        {
+            final long va = address + done;
+            final int chunk = (int)Math.min(data.length - done, FRAME_BYTES - (va & (FRAME_BYTES - 1)));
+            final long entry = fault(va, false, false);
+            frames.readFrame(pfnOf(entry, va), (int)(va & (FRAME_BYTES - 1)), data, done, chunk);
+            done += chunk;
+        }
+        return data;
+    }
+
+    /**
+     * Translates a virtual address without faulting: what a page-table walk finds now.
+     *
+     * @param address a virtual address.
+     * @return the physical address, or -1 when the page is not present (never touched, swapped out, unmapped).
+     */
+    public long translate(final long address)
+    {
+        if (address < 0 || address >= TASK_SIZE)
+        {
+            return -1;
+        }
+        final long entry = pageTable.lookup(address);
+        if (!PageTable.present(entry))
+        {
+            return -1;
+        }
+        return (pfnOf(entry, address) << FRAME_SHIFT) | (address & (FRAME_BYTES - 1));
+    }
+
+    /**
+     * @param address a virtual address.
+     * @return the size of the present leaf mapping it (4 KiB, 2 MiB, 1 GiB), or null when not present.
+     */
+    public PageSize mappedPageSize(final long address)
+    {
+        final long entry = address < 0 || address >= TASK_SIZE ? 0 : pageTable.lookup(address);
+        return PageTable.present(entry) ? PageTable.size(entry) : null;
+    }
+
+    // ------------------------------------------------------------------ pinning
+
+    /**
+     * {@code pin_user_pages(start, nr_pages, FOLL_PIN [| FOLL_WRITE] [| FOLL_LONGTERM])} with the RDMA driver's
+     * accounting around it, as {@code ib_umem_get} does (drivers/infiniband/core/umem.c): the page count is
+     * charged to {@code pinned_vm} first and checked against RLIMIT_MEMLOCK unless CAP_IPC_LOCK; then every page
+     * is faulted in (for writing with FOLL_WRITE, which breaks copy-on-write; a read pin of a shared anonymous
+     * page unshares it on a modern kernel), moved out of ZONE_MOVABLE when long-term (mm/gup.c
+     * {@code check_and_migrate_movable_folios}), and its folio's pin count is raised by one per 4 KiB page.
+     * Physically contiguous pages of the same page size are merged into runs.
+     *
+     * @param address     first byte; the range is widened to whole 4 KiB pages.
+     * @param lengthBytes bytes to pin.
+     * @param write       FOLL_WRITE.
+     * @param longterm    FOLL_LONGTERM, as RDMA registration uses.
+     * @return the pinned runs; give them back with {@link #unpinUserPages(PinnedPages)}.
+     * @throws KernelException EINVAL for a zero length or an overflowing range; EFAULT when part of the range is
+     *                         unmapped, or not writable for a write pin, or not readable; EPERM when RLIMIT_MEMLOCK
+     *                         is 0 without CAP_IPC_LOCK; ENOMEM when {@code pinned_vm} would pass RLIMIT_MEMLOCK or
+     *                         memory runs out; EBUSY when a page in ZONE_MOVABLE that must move is already held
+     *                         by a short-term pin. On failure no pin is held and {@code pinned_vm} is unchanged.
+     */
+    public PinnedPages pinUserPages(final long address, final long lengthBytes, final boolean write,
+        final boolean longterm)
+    {
+        checkAlive();
+        if (lengthBytes <= 0 || address < 0 || address + lengthBytes < address)
+        {
+            throw new KernelException(Errno.EINVAL, "pin range address=0x" + Long.toHexString(address)
+                + " lengthBytes=" + lengthBytes + " is empty or overflows");
+        }
+        final long start = address & ~(long)(FRAME_BYTES - 1);
+        final long end = alignUp(address + lengthBytes, FRAME_BYTES);
+        if (end > TASK_SIZE || end < start)
+        {
+            throw new KernelException(Errno.EFAULT, "pin range ends at 0x" + Long.toHexString(end)
+                + " past TASK_SIZE=0x" + Long.toHexString(TASK_SIZE));
+        }
+        checkAccess(start, end - start, write);
+        final long pages = (end - start) >>> FRAME_SHIFT;
+        chargePinnedVm(pages);
+        final List<PhysRun> runs = new ArrayList<>();
+        final RunBuilder builder = new RunBuilder(runs);
+        final boolean unshareReadPins = host.config().forkBehaviour() == ForkBehaviour.MODERN;
+        long va = start;
+        try
+        {
+            while (va < end)
+            {
+                long entry = pageTable.lookup(va);
+                if (!PageTable.present(entry) || (write && (entry & PageTable.WRITE) == 0))
+                {
+                    entry = fault(va, write, longterm);
+                }
+                else if (!write && unshareReadPins && frames.mapCount(pfnOf(entry, va)) > 1)
+                {
+                    entry = copyOnWrite(va, entry, vmaAt(va), false, longterm);
+                }
+                long pfn = pfnOf(entry, va);
+                if (longterm && pfn >= 0 && phys.zoneOf(pfn) == Zone.MOVABLE)
+                {
+                    entry = migrateForLongtermPin(va, entry);
+                    pfn = pfnOf(entry, va);
+                }
+                final PageSize size = PageTable.size(entry);
+                final long leafEnd = (va & ~(size.bytes() - 1)) + size.bytes();
+                final long chunkEnd = Math.min(end, leafEnd);
+                final long chunkPages = (chunkEnd - va) >>> FRAME_SHIFT;
+                frames.addPinCount(frames.head(pfn), (int)chunkPages);
+                builder.add(pfn, chunkPages, size);
+                va = chunkEnd;
+            }
+        }
+        catch (final KernelException e)
+        {
+            builder.flush();
+            releasePins(runs);
+            pinnedVmPages -= pages;
+            throw e;
+        }
+        builder.flush();
+        host.count(VmEvent.NR_FOLL_PIN_ACQUIRED, pages);
+        host.count(VmEvent.PAGE_WALKS, pages);
+        return new PinnedPages(this, start, pages, write, longterm, List.copyOf(runs));
+    }
+
+    /**
+     * {@code unpin_user_pages} plus the driver's {@code pinned_vm} decrement ({@code ib_umem_release}). A frame
+     * whose last pin goes and that is no longer mapped (its range was unmapped while pinned) is freed now.
+     *
+     * @param pinned what {@link #pinUserPages} returned, given back once.
+     * @throws KernelException EINVAL when {@code pinned} belongs to another process or its pins are already gone.
+     */
+    public void unpinUserPages(final PinnedPages pinned)
+    {
+        if (pinned.process() != this)
+        {
+            throw new KernelException(Errno.EINVAL, "pinned pages of pid " + pinned.process().pid()
+                + " given to pid " + pid);
+        }
+        for (final PhysRun run : pinned.runs())
+        {
+            for (long pfn = run.firstPfn(); pfn < run.firstPfn() + run.frames(); pfn++)
+            {
+                if (frames.pinCount(frames.head(pfn)) <= 0)
+                {
+                    throw new KernelException(Errno.EINVAL, "frame 0x" + Long.toHexString(pfn)
+                        + " is not pinned: were these pages unpinned already?");
+                }
+            }
+        }
+        releasePins(pinned.runs());
+        pinnedVmPages -= pinned.pageCount();
+        host.count(VmEvent.NR_FOLL_PIN_RELEASED, pinned.pageCount());
+    }
+
+    private void chargePinnedVm(final long pages)
+    {
+        if (!capIpcLock)
+        {
+            if (rlimitMemlockBytes == 0)
+            {
+                throw new KernelException(Errno.EPERM, "RLIMIT_MEMLOCK=0 and no CAP_IPC_LOCK (can_do_mlock)");
+            }
+            final long limitPages = rlimitMemlockBytes == RLIM_INFINITY ? Long.MAX_VALUE
+                : rlimitMemlockBytes >>> FRAME_SHIFT;
+            if (pinnedVmPages + pages > limitPages)
+            {
+                throw new KernelException(Errno.ENOMEM, "pinned_vm=" + pinnedVmPages + " pages + " + pages
+                    + " > RLIMIT_MEMLOCK=" + limitPages + " pages (" + rlimitMemlockBytes + " bytes); raise "
+                    + "'ulimit -l' or grant CAP_IPC_LOCK");
+            }
+        }
+        pinnedVmPages += pages;
+    }
+
+    private void releasePins(final List<PhysRun> runs)
+    {
+        for (final PhysRun run : runs)
+        {
+            final long first = run.firstPfn();
+            final long last = first + run.frames();
+            long pfn = first;
+            while (pfn < last)
+            {
+                final long head = frames.head(pfn);
+                final long folioEnd = head + (1L << frames.order(head));
+                final long n = Math.min(last, folioEnd) - pfn;
+                frames.addPinCount(head, (int)-n);
+                releaseIfUnused(pfn);
+                pfn += n;
+            }
+        }
+    }
+
+    /** Builds runs of physically contiguous pages of one page size. */
+    private static final class RunBuilder
+    {
+        private final List<PhysRun> runs;
+        private long startPfn = -1;
+        private long frameCount;
+        private PageSize size;
+
+        RunBuilder(final List<PhysRun> runs)
+        {
+            this.runs = runs;
+        }
+
+        void add(final long pfn, final long count, final PageSize pageSize)
+        {
+            if (startPfn >= 0 && pageSize == size && startPfn + frameCount == pfn)
+            {
+                frameCount += count;
+                return;
+            }
+            flush();
+            startPfn = pfn;
+            frameCount = count;
+            size = pageSize;
+        }
+
+        void flush()
+        {
+            if (startPfn >= 0)
+            {
+                runs.add(new PhysRun(startPfn << FRAME_SHIFT, frameCount << FRAME_SHIFT, size.bytes()));
+                startPfn = -1;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ fork and exit
+
+    /**
+     * fork(2): a child with copies of every VMA but those marked MADV_DONTFORK, sharing private pages
+     * copy-on-write. Pinned anonymous pages are copied for the child at once on a {@link ForkBehaviour#MODERN}
+     * kernel (mm/memory.c {@code copy_present_page}), shared like any other on a {@link ForkBehaviour#LEGACY} one.
+     * The child inherits RLIMIT_MEMLOCK and CAP_IPC_LOCK; its {@code pinned_vm} starts at 0.
+     *
+     * @param childName name of the child process.
+     * @return the child.
+     * @throws KernelException ENOMEM when memory runs out while copying pinned pages (the child is then gone).
+     */
+    public UserProcess fork(final String childName)
+    {
+        checkAlive();
+        final UserProcess child = host.newProcess(childName);
+        child.rlimitMemlockBytes = rlimitMemlockBytes;
+        child.capIpcLock = capIpcLock;
+        final boolean modern = host.config().forkBehaviour() == ForkBehaviour.MODERN;
+        try
+        {
+            for (final Vma v : List.copyOf(vmas.values()))
+            {
+                if (v.has(Vma.VM_DONTCOPY))
+                {
+                    continue;
+                }
+                child.vmas.put(v.startAddress(), v.withFlags(v.flagBits() & ~(Vma.VM_RESV_OWNER | Vma.VM_LOCKED)));
+                copyPageTableRange(child, v, modern);
+            }
+        }
+        catch (final KernelException e)
+        {
+            child.exit();
+            throw e;
+        }
+        return child;
+    }
+
+    private void copyPageTableRange(final UserProcess child, final Vma v, final boolean modern)
+    {
+        final List<long[]> leaves = new ArrayList<>();
+        pageTable.forEachLeaf(v.startAddress(), v.endAddress(), (va, entry, size) ->
+            leaves.add(new long[] {va, entry, size.ordinal()}));
+        for (final long[] leaf : leaves)
+        {
+            final long va = leaf[0];
+            final long entry = leaf[1];
+            final PageSize size = PageSize.values()[(int)leaf[2]];
+            if ((entry & PageTable.RESERVED) != 0)
+            {
+                continue;
+            }
+            if ((entry & PageTable.SWAP) != 0)
+            {
+                phys.swap().duplicate(PageTable.pfn(entry));
+                child.pageTable.set(va, size, entry);
+                continue;
+            }
+            final long pfn = PageTable.pfn(entry);
+            final boolean pinned = frames.pinCount(frames.head(pfn)) > 0;
+            if (modern && pinned)
+            {
+                copyPinnedForChild(child, v, va, entry, size);
+                continue;
+            }
+            final long shared = entry & ~PageTable.WRITE;
+            pageTable.set(va, size, shared);
+            child.pageTable.set(va, size, shared);
+            frames.addMapCount(pfn, size.frames(), 1);
+        }
+    }
+
+    private void copyPinnedForChild(final UserProcess child, final Vma v, final long va, final long entry,
+        final PageSize size)
+    {
+        final long pfn = PageTable.pfn(entry);
+        if (v.kind() == VmaKind.HUGETLB)
+        {
+            final long copy = phys.pool(size).availablePages() > 0 ? phys.takeHugetlbPage(size) : -1;
+            if (copy < 0)
+            {
+                throw new KernelException(Errno.ENOMEM, "fork must copy a pinned hugetlb page of " + size.kb()
+                    + " kB for the child but the pool has no unreserved free page");
+            }
+            copyFrames(pfn, copy, size.frames());
+            frames.addMapCount(copy, size.frames(), 1);
+            child.pageTable.set(va, size, PageTable.make(copy, PageTable.flags(entry)));
+            return;
+        }
+        if (size == PageSize.SIZE_2M)
+        {
+            // copy_huge_pmd refuses to share a pinned THP: the parent's PMD is split and the PTEs copied one by one.
+            pageTable.splitPmd(va);
+            host.count(VmEvent.THP_SPLIT_PMD);
+            for (int i = 0; i < 512; i++)
+            {
+                final long subVa = va + ((long)i << FRAME_SHIFT);
+                copyPinnedForChild(child, v, subVa, pageTable.lookup(subVa), PageSize.SIZE_4K);
+            }
+            return;
+        }
+        final long copy = host.allocate(0, true, kindOf(v), true);
+        if (copy < 0)
+        {
+            throw new KernelException(Errno.ENOMEM, "fork must copy a pinned page for the child: out of memory");
+        }
+        frames.copyFrame(pfn, copy);
+        frames.addMapCount(copy, 1);
+        child.pageTable.set(va, PageSize.SIZE_4K, PageTable.make(copy, PageTable.flags(entry)));
+        host.count(VmEvent.COW_COPY);
+    }
+
+    /**
+     * exit(2) of the address space: every mapping is removed. Pins held on its pages stay until their holder
+     * unpins them; those frames stay allocated.
+     */
+    public void exit()
+    {
+        if (exited)
+        {
+            return;
+        }
+        unmapRange(0, TASK_SIZE);
+        exited = true;
+        host.removeProcess(this);
+    }
+
+    // ------------------------------------------------------------------ package-private: import and host hooks
+
+    /**
+     * Adds a VMA at a fixed place, as an import from /proc/PID/smaps does.
+     *
+     * @throws KernelException EINVAL when it overlaps a VMA or leaves the user address range; ENOMEM past
+     *                         {@code vm.max_map_count}; ENOMEM when a hugetlb VMA finds too few pool pages.
+     */
+    void addImportedVma(final Vma vma)
+    {
+        checkAlive();
+        if (vma.startAddress() < 0 || vma.endAddress() > TASK_SIZE || vma.startAddress() >= vma.endAddress()
+            || overlaps(vma.startAddress(), vma.endAddress()))
+        {
+            throw new KernelException(Errno.EINVAL, "imported VMA 0x" + Long.toHexString(vma.startAddress()) + "-0x"
+                + Long.toHexString(vma.endAddress()) + " is empty, outside user space or overlaps another");
+        }
+        if (vmas.size() + 1 > host.config().maxMapCount())
+        {
+            throw new KernelException(Errno.ENOMEM, "VMA " + (vmas.size() + 1) + " > vm.max_map_count="
+                + host.config().maxMapCount());
+        }
+        if (vma.kind() == VmaKind.HUGETLB)
+        {
+            final long pages = vma.lengthBytes() / vma.hugePageSize().bytes();
+            final HugetlbPool pool = phys.pool(vma.hugePageSize());
+            if (pool.availablePages() < pages)
+            {
+                throw new KernelException(Errno.ENOMEM, "hugetlb VMA needs " + pages + " pages of "
+                    + vma.hugePageSize().kb() + " kB; pool has " + pool.availablePages() + " unreserved free");
+            }
+            pool.reserve(pages);
+            for (long va = vma.startAddress(); va < vma.endAddress(); va += vma.hugePageSize().bytes())
+            {
+                pageTable.set(va, vma.hugePageSize(), PageTable.RESERVED);
+            }
+        }
+        vmas.put(vma.startAddress(), vma);
+    }
+
+    /**
+     * Faults in {@code [start, end)} for an import, with 2 MiB folios where {@code thp} and the range allows and
+     * with 4 KiB pages only when not, whatever the THP mode, so that a captured process's AnonHugePages is
+     * reproduced.
+     *
+     * @return the number of 4 KiB pages now present in the range.
+     */
+    long populateForImport(final long start, final long end, final boolean thp)
+    {
+        final Vma v = vmaAt(start);
+        importThp = thp;
+        try
+        {
+            populate(start, end, v.writable() || !v.readable());
+        }
+        finally
+        {
+            importThp = null;
+        }
+        final long[] pages = {0};
+        pageTable.forEachLeaf(start, end, (va, entry, size) ->
+        {
+            if (PageTable.present(entry))
+            {
+                pages[0] += size.frames();
+            }
+        });
+        return pages[0];
+    }
+
+    PageTable pageTable()
+    {
+        return pageTable;
+    }
+
+    /**
+     * Swaps out or drops one reclaimable leaf (reclaim's shrink_folio_list for one folio).
+     *
+     * @return the number of 4 KiB pages freed; 0 when the leaf is not reclaimable now or swap is full.
+     */
+    long reclaimLeaf(final long va, final long entry, final PageSize size)
+    {
+        final Vma v = vmaAt(va);
+        if (v == null || v.kind() == VmaKind.HUGETLB || v.has(Vma.VM_LOCKED) || !PageTable.present(entry))
+        {
+            return 0;
+        }
+        final long pfn = PageTable.pfn(entry);
+        final long head = frames.head(pfn);
+        final int order = frames.order(head);
+        if (frames.pinCount(head) > 0)
+        {
+            return 0;
+        }
+        for (long p = head; p < head + (1L << order); p++)
+        {
+            if (frames.mapCount(p) > 1)
+            {
+                return 0;
+            }
+        }
+        if (size == PageSize.SIZE_2M)
+        {
+            pageTable.splitPmd(va);
+            host.count(VmEvent.THP_SPLIT_PMD);
+        }
+        if (order > 0)
+        {
+            frames.split(head, order);
+            host.count(VmEvent.THP_SPLIT_PAGE);
+        }
+        long freed = 0;
+        for (long p = 0; p < size.frames(); p++)
+        {
+            final long pageVa = va + (p << FRAME_SHIFT);
+            final long pageEntry = pageTable.lookup(pageVa);
+            final long pagePfn = PageTable.pfn(pageEntry);
+            if (v.kind() == VmaKind.FILE)
+            {
+                pageTable.set(pageVa, PageSize.SIZE_4K, 0);
+                host.count(VmEvent.PGSTEAL_FILE);
+            }
+            else
+            {
+                final long slot = phys.swap().store(frames.takeBytes(pagePfn));
+                if (slot < 0)
+                {
+                    break;
+                }
+                pageTable.set(pageVa, PageSize.SIZE_4K, PageTable.make(slot, PageTable.SWAP));
+                host.count(VmEvent.PSWPOUT);
+            }
+            frames.addMapCount(pagePfn, -1);
+            phys.freeFolio(pagePfn);
+            freed++;
+        }
+        return freed;
+    }
+
+    /** Points every 4 KiB PTE of this process that maps {@code oldPfn} at {@code newPfn}; returns how many. */
+    int remapFrame(final long oldPfn, final long newPfn)
+    {
+        final int[] count = new int[1];
+        for (final Vma v : vmas.values())
+        {
+            pageTable.forEachLeaf(v.startAddress(), v.endAddress(), (va, entry, size) ->
+            {
+                if (PageTable.present(entry) && size == PageSize.SIZE_4K && PageTable.pfn(entry) == oldPfn)
+                {
+                    pageTable.set(va, size, PageTable.make(newPfn, PageTable.flags(entry)));
+                    count[0]++;
+                }
+            });
+        }
+        return count[0];
+    }
+
+    /** Splits every PMD of this process that maps the 2 MiB folio at {@code head}. */
+    void splitPmdsOfFolio(final long head)
+    {
+        final List<Long> found = new ArrayList<>();
+        for (final Vma v : vmas.values())
+        {
+            if (v.kind() == VmaKind.HUGETLB)
+            {
+                continue;
+            }
+            pageTable.forEachLeaf(v.startAddress(), v.endAddress(), (va, entry, size) ->
+            {
+                if (PageTable.present(entry) && size == PageSize.SIZE_2M && PageTable.pfn(entry) == head)
+                {
+                    found.add(va);
+                }
+            });
+        }
+        for (final long va : found)
+        {
+            pageTable.splitPmd(va);
+            host.count(VmEvent.THP_SPLIT_PMD);
+        }
+    }
+
+    // ------------------------------------------------------------------ faults
+
+    private long fault(final long va, final boolean write, final boolean pinning)
+    {
+        host.count(VmEvent.PAGE_WALKS);
+        final long entry = pageTable.lookup(va);
+        if (PageTable.present(entry) && (!write || (entry & PageTable.WRITE) != 0))
+        {
+            return entry;
+        }
+        final Vma v = vmaAt(va);
+        if (v == null)
+        {
+            throw new SegmentationFault(va, "no VMA maps it");
+        }
+        host.count(VmEvent.PGFAULT);
+        if (PageTable.present(entry))
+        {
+            return copyOnWrite(va, entry, v, true, pinning);
+        }
+        if ((entry & PageTable.SWAP) != 0)
+        {
+            return swapIn(va, entry, v, pinning);
+        }
+        return newPage(va, v, entry, pinning);
+    }
+
+    private long newPage(final long va, final Vma v, final long oldEntry, final boolean pinning)
+    {
+        final long writeBit = v.writable() ? PageTable.WRITE : 0;
+        if (v.kind() == VmaKind.HUGETLB)
+        {
+            final PageSize size = v.hugePageSize();
+            final HugetlbPool pool = phys.pool(size);
+            final boolean reserved = (oldEntry & PageTable.RESERVED) != 0;
+            if (!reserved && pool.availablePages() <= 0)
+            {
+                throw new KernelException(Errno.ENOMEM, "hugetlb fault (SIGBUS in a CPU) at 0x" + Long.toHexString(va)
+                    + ": the " + size.kb() + " kB pool has no unreserved free page (HugePages_Free="
+                    + pool.freePages() + ", HugePages_Rsvd=" + pool.reservedPages() + ")");
+            }
+            if (reserved)
+            {
+                pool.unreserve(1);
+            }
+            final long head = phys.takeHugetlbPage(size);
+            final long hugeVa = va & ~(size.bytes() - 1);
+            final long entry = PageTable.make(head, PageTable.PRESENT | writeBit
+                | (size == PageSize.SIZE_1G ? PageTable.HUGE_1G : PageTable.HUGE_2M));
+            frames.addMapCount(head, size.frames(), 1);
+            pageTable.set(hugeVa, size, entry);
+            return entry;
+        }
+        final long hugeVa = va & ~(PageSize.SIZE_2M.bytes() - 1);
+        if ((importThp != null ? importThp : thpEligible(v)) && v.kind() == VmaKind.ANONYMOUS && hugeVa >= v.startAddress() && hugeVa + PageSize.SIZE_2M.bytes() <= v.endAddress()
+            && pageTable.pmdNone(hugeVa))
+        {
+            final long head = host.allocate(PageSize.SIZE_2M.order(), !pinning, FrameTable.KIND_ANON, false);
+            if (head >= 0)
+            {
+                host.count(VmEvent.THP_FAULT_ALLOC);
+                final long entry = PageTable.make(head, PageTable.PRESENT | writeBit | PageTable.HUGE_2M);
+                frames.addMapCount(head, PageSize.SIZE_2M.frames(), 1);
+                pageTable.set(hugeVa, PageSize.SIZE_2M, entry);
+                return entry;
+            }
+            host.count(VmEvent.THP_FAULT_FALLBACK);
+        }
+        final long pfn = allocatePageOrFail(v, pinning, va);
+        final long entry = PageTable.make(pfn, PageTable.PRESENT | writeBit);
+        frames.addMapCount(pfn, 1);
+        pageTable.set(va, PageSize.SIZE_4K, entry);
+        return entry;
+    }
+
+    private boolean thpEligible(final Vma v)
+    {
+        if (v.kind() != VmaKind.ANONYMOUS || v.has(Vma.VM_NOHUGEPAGE))
+        {
+            return false;
+        }
+        return switch (host.config().thpMode())
+        {
+            case ALWAYS -> true;
+            case MADVISE -> v.has(Vma.VM_HUGEPAGE);
+            case NEVER -> false;
+        };
+    }
+
+    private long allocatePageOrFail(final Vma v, final boolean pinning, final long va)
+    {
+        final long pfn = host.allocate(0, !pinning, kindOf(v), true);
+        if (pfn < 0)
+        {
+            throw new KernelException(Errno.ENOMEM, "out of memory at 0x" + Long.toHexString(va) + ": no free frame"
+                + (pinning ? " in ZONE_NORMAL" : "") + " and nothing left to reclaim (MemFree="
+                + (phys.freeFrames() << 2) + " kB, swap used " + phys.swap().usedSlots() + " of "
+                + phys.swap().totalSlots() + " slots)");
+        }
+        return pfn;
+    }
+
+    private long swapIn(final long va, final long entry, final Vma v, final boolean pinning)
+    {
+        final long slot = PageTable.pfn(entry);
+        final long pfn = allocatePageOrFail(v, pinning, va);
+        final byte[] bytes = phys.swap().bytes(slot);
+        if (bytes != null)
+        {
+            frames.writeFrame(pfn, 0, bytes, 0, bytes.length);
+        }
+        phys.swap().release(slot);
+        final long newEntry = PageTable.make(pfn, PageTable.PRESENT | (v.writable() ? PageTable.WRITE : 0));
+        frames.addMapCount(pfn, 1);
+        pageTable.set(va & ~(long)(FRAME_BYTES - 1), PageSize.SIZE_4K, newEntry);
+        host.count(VmEvent.PGMAJFAULT);
+        host.count(VmEvent.PSWPIN);
+        return newEntry;
+    }
+
+    /**
+     * Write fault on a write-protected present page (or, with {@code makeWritable} false, an unshare for a read
+     * pin): reuse the page when this mapping is its only one, else copy it (mm/memory.c {@code do_wp_page}).
+     */
+    private long copyOnWrite(final long va, final long entry, final Vma v, final boolean makeWritable,
+        final boolean pinning)
+    {
+        final PageSize size = PageTable.size(entry);
+        final long writeBit = makeWritable ? PageTable.WRITE : (entry & PageTable.WRITE);
+        if (v.kind() == VmaKind.HUGETLB)
+        {
+            final long head = PageTable.pfn(entry);
+            final long hugeVa = va & ~(size.bytes() - 1);
+            if (frames.mapCount(head) == 1)
+            {
+                final long reused = entry | writeBit;
+                pageTable.set(hugeVa, size, reused);
+                return reused;
+            }
+            if (phys.pool(size).availablePages() <= 0)
+            {
+                throw new KernelException(Errno.ENOMEM, "copy-on-write of a hugetlb page (SIGBUS in a CPU) at 0x"
+                    + Long.toHexString(va) + ": the " + size.kb() + " kB pool has no unreserved free page");
+            }
+            final long copy = phys.takeHugetlbPage(size);
+            copyFrames(head, copy, size.frames());
+            frames.addMapCount(head, size.frames(), -1);
+            frames.addMapCount(copy, size.frames(), 1);
+            final long copied = PageTable.make(copy, PageTable.flags(entry) | writeBit);
+            pageTable.set(hugeVa, size, copied);
+            host.count(VmEvent.COW_COPY, size.frames());
+            releaseIfUnused(head);
+            return copied;
+        }
+        if (size == PageSize.SIZE_2M)
+        {
+            // do_huge_pmd_wp_page falls back to splitting the PMD and handling the 4 KiB page.
+            pageTable.splitPmd(va);
+            host.count(VmEvent.THP_SPLIT_PMD);
+            return copyOnWrite(va, pageTable.lookup(va), v, makeWritable, pinning);
+        }
+        final long pageVa = va & ~(long)(FRAME_BYTES - 1);
+        final long pfn = PageTable.pfn(entry);
+        if (frames.mapCount(pfn) == 1)
+        {
+            final long reused = entry | writeBit;
+            pageTable.set(pageVa, size, reused);
+            return reused;
+        }
+        final long copy = allocatePageOrFail(v, pinning, va);
+        frames.copyFrame(pfn, copy);
+        frames.addMapCount(pfn, -1);
+        frames.addMapCount(copy, 1);
+        final long copied = PageTable.make(copy, PageTable.flags(entry) | writeBit);
+        pageTable.set(pageVa, size, copied);
+        host.count(VmEvent.COW_COPY);
+        releaseIfUnused(pfn);
+        return copied;
+    }
+
+    private long migrateForLongtermPin(final long va, final long entry)
+    {
+        final PageSize size = PageTable.size(entry);
+        final long pfn = pfnOf(entry, va);
+        final long head = frames.head(pfn);
+        final int order = frames.order(head);
+        if (frames.pinCount(head) > 0)
+        {
+            throw new KernelException(Errno.EBUSY, "page at 0x" + Long.toHexString(va) + " is in ZONE_MOVABLE and "
+                + "already pinned without FOLL_LONGTERM, so it cannot be migrated for a long-term pin");
+        }
+        if (size == PageSize.SIZE_2M)
+        {
+            final long target = host.allocate(order, false, FrameTable.KIND_ANON, false);
+            boolean exclusive = true;
+            for (long p = head; p < head + (1L << order); p++)
+            {
+                exclusive &= frames.mapCount(p) == 1;
+            }
+            if (target >= 0 && exclusive)
+            {
+                copyFrames(head, target, 1L << order);
+                frames.addMapCount(target, 1L << order, 1);
+                final long hugeVa = va & ~(size.bytes() - 1);
+                final long moved = PageTable.make(target, PageTable.flags(entry));
+                pageTable.set(hugeVa, size, moved);
+                frames.addMapCount(head, 1L << order, -1);
+                phys.freeFolio(head);
+                host.count(VmEvent.PGMIGRATE_SUCCESS, 1L << order);
+                host.count(VmEvent.PGMIGRATE_LONGTERM_PIN, 1L << order);
+                return moved;
+            }
+            if (target >= 0)
+            {
+                phys.freeFolio(target);
+            }
+        }
+        if (order > 0)
+        {
+            host.splitPmdsOfFolio(head);
+            frames.split(head, order);
+            host.count(VmEvent.THP_SPLIT_PAGE);
+        }
+        // Hold the page while the target is found, so that reclaim does not take it meanwhile.
+        frames.addPinCount(pfn, 1);
+        final long target = host.allocate(0, false, frames.kind(pfn), true);
+        frames.addPinCount(pfn, -1);
+        if (target < 0)
+        {
+            throw new KernelException(Errno.ENOMEM, "long-term pin must move the page at 0x" + Long.toHexString(va)
+                + " out of ZONE_MOVABLE but ZONE_NORMAL has no free frame (" + (phys.zoneFreeFrames(Zone.NORMAL))
+                + " free) and nothing to reclaim");
+        }
+        host.migrateFrame(pfn, target, this, va & ~(long)(FRAME_BYTES - 1));
+        host.count(VmEvent.PGMIGRATE_LONGTERM_PIN);
+        return pageTable.lookup(va);
+    }
+
+    // ------------------------------------------------------------------ unmapping
+
+    private void unmapRange(final long start, final long end)
+    {
+        splitHugePmdsAtEdges(start, end);
+        zapRange(start, end);
+        final List<Vma> hit = overlapping(start, end);
+        for (final Vma v : hit)
+        {
+            vmas.remove(v.startAddress());
+            if (v.startAddress() < start)
+            {
+                final Vma left = v.withRange(v.startAddress(), start);
+                vmas.put(left.startAddress(), left);
+            }
+            if (v.endAddress() > end)
+            {
+                final Vma right = v.withRange(end, v.endAddress());
+                vmas.put(right.startAddress(), right);
+            }
+        }
+    }
+
+    private void zapRange(final long start, final long end)
+    {
+        pageTable.forEachLeaf(start, end, (va, entry, size) ->
+        {
+            pageTable.set(va, size, 0);
+            if ((entry & PageTable.RESERVED) != 0)
+            {
+                final Vma v = vmaAt(va);
+                phys.pool(v != null ? v.hugePageSize() : size).unreserve(1);
+            }
+            else if ((entry & PageTable.SWAP) != 0)
+            {
+                phys.swap().release(PageTable.pfn(entry));
+            }
+            else if (PageTable.present(entry))
+            {
+                final long pfn = PageTable.pfn(entry);
+                frames.addMapCount(pfn, size.frames(), -1);
+                releaseIfUnused(pfn);
+            }
+        });
+    }
+
+    /**
+     * Frees a folio that is neither pinned nor mapped; splits an unpinned large anonymous folio that is only
+     * partly mapped and frees its unmapped pages (the deferred split of mm/huge_memory.c).
+     */
+    private void releaseIfUnused(final long pfn)
+    {
+        final long head = frames.head(pfn);
+        final int order = frames.order(head);
+        if (frames.kind(head) == FrameTable.KIND_FREE)
+        {
+            return;
+        }
+        if (frames.pinCount(head) > 0)
+        {
+            if (order > 0 && frames.kind(head) != FrameTable.KIND_HUGETLB && !frames.folioUnmapped(head, order)
+                && frames.mapCount(pfn) == 0)
+            {
+                host.count(VmEvent.THP_SPLIT_PAGE_FAILED);
+            }
+            return;
+        }
+        if (frames.folioUnmapped(head, order))
+        {
+            phys.freeFolio(head);
+            return;
+        }
+        if (order > 0 && frames.kind(head) != FrameTable.KIND_HUGETLB)
+        {
+            frames.split(head, order);
+            host.count(VmEvent.THP_SPLIT_PAGE);
+            for (long p = head; p < head + (1L << order); p++)
+            {
+                if (frames.mapCount(p) == 0)
+                {
+                    phys.freeFolio(p);
+                }
+            }
+        }
+    }
+
+    private void splitHugePmdsAtEdges(final long start, final long end)
+    {
+        for (final long edge : new long[] {start, end})
+        {
+            if (edge <= 0 || edge >= TASK_SIZE)
+            {
+                continue;
+            }
+            final long entry = pageTable.lookup(edge);
+            final Vma v = vmaAt(edge);
+            if (PageTable.present(entry) && PageTable.size(entry) == PageSize.SIZE_2M
+                && (edge & (PageSize.SIZE_2M.bytes() - 1)) != 0 && v != null && v.kind() != VmaKind.HUGETLB)
+            {
+                pageTable.splitPmd(edge);
+                host.count(VmEvent.THP_SPLIT_PMD);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ VMA bookkeeping
+
+    private boolean overlaps(final long start, final long end)
+    {
+        return !overlapping(start, end).isEmpty();
+    }
+
+    private List<Vma> overlapping(final long start, final long end)
+    {
+        final List<Vma> out = new ArrayList<>();
+        final Map.Entry<Long, Vma> first = vmas.floorEntry(start);
+        final long from = first != null && first.getValue().endAddress() > start ? first.getKey() : start;
+        for (final Vma v : vmas.subMap(from, true, end, false).values())
+        {
+            if (v.endAddress() > start)
+            {
+                out.add(v);
+            }
+        }
+        return out;
+    }
+
+    private int vmaCountAfterCarve(final long start, final long end)
+    {
+        int count = vmas.size();
+        for (final Vma v : overlapping(start, end))
+        {
+            final boolean left = v.startAddress() < start;
+            final boolean right = v.endAddress() > end;
+            count += (left && right) ? 1 : (left || right) ? 0 : -1;
+        }
+        return count;
+    }
+
+    private void checkSplitCount(final long start, final long end, final String call)
+    {
+        int count = vmas.size();
+        for (final Vma v : overlapping(start, end))
+        {
+            count += (v.startAddress() < start ? 1 : 0) + (v.endAddress() > end ? 1 : 0);
+        }
+        if (count > host.config().maxMapCount())
+        {
+            throw new KernelException(Errno.ENOMEM, call + " would split VMAs into " + count
+                + " > vm.max_map_count=" + host.config().maxMapCount());
+        }
+    }
+
+    private void changeVmas(final long start, final long end, final java.util.function.UnaryOperator<Vma> change)
+    {
+        for (final Vma v : overlapping(start, end))
+        {
+            vmas.remove(v.startAddress());
+            if (v.startAddress() < start)
+            {
+                final Vma left = v.withRange(v.startAddress(), start);
+                vmas.put(left.startAddress(), left);
+            }
+            if (v.endAddress() > end)
+            {
+                final Vma right = v.withRange(end, v.endAddress());
+                vmas.put(right.startAddress(), right);
+            }
+            final Vma middle = change.apply(v.withRange(Math.max(start, v.startAddress()),
+                Math.min(end, v.endAddress())));
+            vmas.put(middle.startAddress(), middle);
+        }
+        mergeAround(start);
+        mergeAround(end);
+        for (final Vma v : overlapping(start, end))
+        {
+            mergeAround(v.startAddress());
+        }
+    }
+
+    private void insertAndMerge(final Vma vma)
+    {
+        vmas.put(vma.startAddress(), vma);
+        mergeAround(vma.startAddress());
+        mergeAround(vma.endAddress());
+    }
+
+    /** Merges the VMA ending at {@code boundary} with the one starting there when compatible. */
+    private void mergeAround(final long boundary)
+    {
+        final Map.Entry<Long, Vma> leftEntry = vmas.lowerEntry(boundary);
+        final Vma right = vmas.get(boundary);
+        if (leftEntry == null || right == null)
+        {
+            return;
+        }
+        final Vma left = leftEntry.getValue();
+        if (left.kind() != VmaKind.FILE && left.mergeableWith(right))
+        {
+            vmas.remove(right.startAddress());
+            vmas.put(left.startAddress(), left.withRange(left.startAddress(), right.endAddress()));
+        }
+    }
+
+    private long findFreeRange(final long length, final long align)
+    {
+        long top = MMAP_BASE;
+        for (final Vma v : vmas.descendingMap().values())
+        {
+            if (v.startAddress() >= top)
+            {
+                continue;
+            }
+            if (v.endAddress() < top)
+            {
+                final long candidate = (top - length) & ~(align - 1);
+                if (top - length >= v.endAddress() && candidate >= v.endAddress())
+                {
+                    return candidate;
+                }
+            }
+            top = v.startAddress();
+        }
+        final long candidate = (top - length) & ~(align - 1);
+        if (top - length >= host.config().mmapMinAddrBytes() && candidate >= host.config().mmapMinAddrBytes())
+        {
+            return candidate;
+        }
+        throw new KernelException(Errno.ENOMEM, "no free range of " + length + " bytes aligned to " + align
+            + " below MMAP_BASE=0x" + Long.toHexString(MMAP_BASE));
+    }
+
+    // ------------------------------------------------------------------ checks and helpers
+
+    private void checkAlive()
+    {
+        if (exited)
+        {
+            throw new KernelException(Errno.EINVAL, "process " + pid + " (" + name + ") has exited");
+        }
+    }
+
+    /** Checks address alignment and length; returns the page-aligned end. */
+    private long checkAlignedRange(final long address, final long lengthBytes, final boolean zeroIsError,
+        final Errno overflowErrno)
+    {
+        if ((address & (FRAME_BYTES - 1)) != 0 || address < 0)
+        {
+            throw new KernelException(Errno.EINVAL, "address 0x" + Long.toHexString(address)
+                + " is not 4096-byte aligned");
+        }
+        if (lengthBytes < 0 || (lengthBytes == 0 && zeroIsError))
+        {
+            throw new KernelException(Errno.EINVAL, "lengthBytes=" + lengthBytes + " must be positive");
+        }
+        final long end = alignUp(address + lengthBytes, FRAME_BYTES);
+        if (address + lengthBytes < address || end < address || end > TASK_SIZE)
+        {
+            throw new KernelException(zeroIsError ? Errno.EINVAL : overflowErrno, "range 0x"
+                + Long.toHexString(address) + "+" + lengthBytes + " passes TASK_SIZE=0x" + Long.toHexString(TASK_SIZE));
+        }
+        return end;
+    }
+
+    private void checkFullyMapped(final long start, final long end, final String call)
+    {
+        long cursor = start;
+        for (final Vma v : overlapping(start, end))
+        {
+            if (v.startAddress() > cursor)
+            {
+                break;
+            }
+            cursor = v.endAddress();
+        }
+        if (cursor < end)
+        {
+            throw new KernelException(Errno.ENOMEM, call + ": 0x" + Long.toHexString(cursor)
+                + " in range 0x" + Long.toHexString(start) + "-0x" + Long.toHexString(end) + " is not mapped");
+        }
+    }
+
+    private void checkHugetlbAligned(final long start, final long end, final String call)
+    {
+        for (final Vma v : overlapping(start, end))
+        {
+            if (v.kind() != VmaKind.HUGETLB)
+            {
+                continue;
+            }
+            final long mask = v.hugePageSize().bytes() - 1;
+            if ((start > v.startAddress() && (start & mask) != 0) || (end < v.endAddress() && (end & mask) != 0))
+            {
+                throw new KernelException(Errno.EINVAL, call + " range 0x" + Long.toHexString(start) + "-0x"
+                    + Long.toHexString(end) + " cuts through a " + v.hugePageSize().kb() + " kB hugetlb page");
+            }
+        }
+    }
+
+    /** Checks that every byte of the range is mapped with the needed protection; returns the page-aligned end. */
+    private long checkAccess(final long address, final long lengthBytes, final boolean write)
+    {
+        final long end = address + lengthBytes;
+        if (address < 0 || end < address || end > TASK_SIZE)
+        {
+            throw new SegmentationFault(address, "range of " + lengthBytes + " bytes leaves user space");
+        }
+        long cursor = address;
+        while (cursor < end)
+        {
+            final Vma v = vmaAt(cursor);
+            if (v == null)
+            {
+                throw new SegmentationFault(cursor, "no VMA maps it");
+            }
+            if (write && !v.writable())
+            {
+                throw new SegmentationFault(cursor, "write to a VMA without PROT_WRITE (" + v.permissions() + ")");
+            }
+            if (!write && !v.readable())
+            {
+                throw new SegmentationFault(cursor, "read of a VMA without PROT_READ (" + v.permissions() + ")");
+            }
+            cursor = v.endAddress();
+        }
+        return alignUp(end, FRAME_BYTES);
+    }
+
+    private void populate(final long start, final long end, final boolean write)
+    {
+        long va = start;
+        while (va < end)
+        {
+            final long entry = fault(va, write, false);
+            final PageSize size = PageTable.size(entry);
+            va = (va & ~(size.bytes() - 1)) + size.bytes();
+        }
+    }
+
+    private void copyFrames(final long from, final long to, final long count)
+    {
+        for (long i = 0; i < count; i++)
+        {
+            frames.copyFrame(from + i, to + i);
+        }
+    }
+
+    private static byte kindOf(final Vma v)
+    {
+        return v.kind() == VmaKind.FILE ? FrameTable.KIND_FILE : FrameTable.KIND_ANON;
+    }
+
+    /** @return the frame number that maps {@code va} within the leaf {@code entry}. */
+    private static long pfnOf(final long entry, final long va)
+    {
+        final PageSize size = PageTable.size(entry);
+        return PageTable.pfn(entry) + ((va & (size.bytes() - 1)) >>> FRAME_SHIFT);
+    }
+
+    private static long alignUp(final long value, final long align)
+    {
+        return (value + align - 1) & ~(align - 1);
+    }
+
+    @Override
+    public String toString()
+    {
+        return "UserProcess[pid=" + pid + ", name=" + name + ", vmas=" + vmas.size() + "]";
+    }
+}
