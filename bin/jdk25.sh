@@ -21,8 +21,10 @@ rnicsim_find_jdk25() {
       echo "$candidate"; return 0
     fi
   fi
-  for candidate in /usr/lib/jvm/* /usr/java/* /opt/java/* /opt/jdk* /Library/Java/JavaVirtualMachines/*/Contents/Home \
-                   "$HOME"/.sdkman/candidates/java/* "$HOME"/.jdks/*; do
+  # RNICSIM_JDK_DIRS (space-separated globs) replaces the usual install folders; the test suite uses it.
+  local dirs=${RNICSIM_JDK_DIRS:-"/usr/lib/jvm/* /usr/java/* /opt/java/* /opt/jdk* \
+    /Library/Java/JavaVirtualMachines/*/Contents/Home $HOME/.sdkman/candidates/java/* $HOME/.jdks/*"}
+  for candidate in $dirs; do
     [ -x "$candidate/bin/java" ] && [ -x "$candidate/bin/javac" ] || continue
     major=$(rnicsim_java_major "$candidate/bin/java")
     if [ -n "$major" ] && [ "$major" -ge 25 ]; then echo "$candidate"; return 0; fi

@@ -121,8 +121,9 @@ public final class HostDemo
     private static void step(final PrintStream out, final String what, final long va, final UserProcess p)
     {
         out.println("## " + what);
-        out.println("  at 0x" + Long.toHexString(va) + ", first page mapped by a "
-            + (p.mappedPageSize(va) == null ? "(not yet faulted)" : p.mappedPageSize(va).kb() + " kB leaf"));
+        out.println("  at 0x" + Long.toHexString(va) + ", first page "
+            + (p.mappedPageSize(va) == null ? "not faulted in yet" : "mapped by a " + p.mappedPageSize(va).kb()
+            + " kB leaf"));
         out.println();
     }
 
@@ -134,7 +135,7 @@ public final class HostDemo
             largestRun = Math.max(largestRun, run.lengthBytes());
         }
         out.println("  " + what + ": " + pin.pageCount() + " pages in " + pin.runs().size()
-            + " physically contiguous runs (largest " + (largestRun >>> 10) + " kB, page size "
+            + " physically contiguous run(s) (largest " + (largestRun >>> 10) + " kB, page size "
             + (pin.runs().get(0).pageSizeBytes() >>> 10) + " kB)");
     }
 }

@@ -1,0 +1,39 @@
+package dev.rnicsim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.rnicsim.pagetable.Host;
+import dev.rnicsim.pagetable.PageSize;
+import dev.rnicsim.pagetable.UserProcess;
+import dev.rnicsim.pagetable.VmEvent;
+import dev.rnicsim.scenarios.HostDemo;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The README's first command runs this demo: its output must agree with the model's state after it ran.
+ */
+class HostDemoTest
+{
+    @Test
+    void shouldPrintViewsThatAgreeWithTheModelAfterTheDemo()
+    {
+        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        final Host host = HostDemo.run(new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        final String out = bytes.toString(StandardCharsets.UTF_8);
+        final UserProcess app = host.processes().getFirst();
+
+        assertThat(app.pinnedVmPages()).isPositive();
+        assertThat(out).containsPattern("VmPin:\\s+" + app.pinnedVmPages() * 4 + " kB");
+        assertThat(out).containsPattern("HugePages_Free:\\s+" + host.hugepagesFree(PageSize.SIZE_2M) + "\n");
+        assertThat(out).contains("ENOMEM: pinned_vm=").contains("RLIMIT_MEMLOCK=");
+        assertThat(host.counter(VmEvent.PGMIGRATE_LONGTERM_PIN)).isPositive();
+        assertThat(out).contains("pgmigrate_longterm_pin " + host.counter(VmEvent.PGMIGRATE_LONGTERM_PIN));
+        assertThat(out).contains("is now in ZONE_NORMAL");
+        assertThat(out).containsPattern("AnonHugePages:\\s+[1-9][0-9]* kB");
+    }
+}
