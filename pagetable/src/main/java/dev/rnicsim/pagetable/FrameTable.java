@@ -21,6 +21,8 @@ final class FrameTable
     static final byte KIND_ANON = 1;
     static final byte KIND_FILE = 2;
     static final byte KIND_HUGETLB = 3;
+    /** The shared zero page: mapped read-only by read faults on anonymous memory, never counted or freed. */
+    static final byte KIND_ZERO = 4;
 
     static final int SECTION_SHIFT = 9;
     static final int SECTION_FRAMES = 1 << SECTION_SHIFT;
@@ -157,6 +159,20 @@ final class FrameTable
             }
         }
         return true;
+    }
+
+    /** @return true when at least one frame of the folio is not mapped by any page-table entry. */
+    boolean anyUnmapped(final long head, final int order)
+    {
+        final long end = head + (1L << order);
+        for (long pfn = head; pfn < end; pfn++)
+        {
+            if (mapCount(pfn) == 0)
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     int pinCount(final long head)

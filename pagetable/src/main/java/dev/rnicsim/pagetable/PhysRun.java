@@ -6,10 +6,11 @@ package dev.rnicsim.pagetable;
  *
  * <p>Immutable and thread safe.
  *
- * @param physAddr      first physical (DMA) address of the run, page aligned.
- * @param lengthBytes   length of the run in bytes, a multiple of {@code pageSizeBytes}.
- * @param pageSizeBytes size of the pages the run is made of: 4096, 2097152 or 1073741824. A run never mixes
- *                      page sizes.
+ * @param physAddr      first physical (DMA) address of the run, 4 KiB aligned.
+ * @param lengthBytes   length of the run in bytes, a multiple of 4096.
+ * @param pageSizeBytes size of the leaf mappings (4096, 2097152 or 1073741824) that back the run. A run never
+ *                      mixes page sizes; at either end of a pinned range it may cover only part of a huge page,
+ *                      so {@code physAddr} and {@code lengthBytes} need not be multiples of it.
  */
 public record PhysRun(long physAddr, long lengthBytes, long pageSizeBytes)
 {

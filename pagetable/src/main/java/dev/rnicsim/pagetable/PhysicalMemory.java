@@ -24,6 +24,7 @@ public final class PhysicalMemory
     private final HugetlbPool pool1G;
     private final FrameTable frames;
     private final SwapSpace swap;
+    private final long zeroPfn;
 
     PhysicalMemory(final HostConfig config)
     {
@@ -31,11 +32,24 @@ public final class PhysicalMemory
         final long movableFrames = config.movableZoneBytes() >>> FRAME_SHIFT;
         normal = new BuddyAllocator(Zone.NORMAL, 0, totalFrames - movableFrames);
         movable = movableFrames == 0 ? null : new BuddyAllocator(Zone.MOVABLE, totalFrames - movableFrames, totalFrames);
-        frames = new FrameTable(totalFrames);
+        frames = new FrameTable(totalFrames + 1);
         swap = new SwapSpace(config.swapBytes() >>> FRAME_SHIFT);
         // 1 GiB pages first: they need 1 GiB-aligned free blocks, which exist only before anything else is taken.
         pool1G = new HugetlbPool(PageSize.SIZE_1G, reserveBootPages(PageSize.SIZE_1G, config.hugepages1G()));
         pool2M = new HugetlbPool(PageSize.SIZE_2M, reserveBootPages(PageSize.SIZE_2M, config.hugepages2M()));
+        zeroPfn = totalFrames;
+        frames.markAllocated(zeroPfn, 0, FrameTable.KIND_ZERO);
+    }
+
+    /**
+     * @return the frame of the shared zero page (mm/memory.c {@code my_zero_pfn}), which read faults on untouched
+     * anonymous memory map read-only. Like the kernel image it lives in, it lies outside the memory the allocators
+     * manage (the frame just past {@link #totalFrames()}), so it is neither free nor used; it reads as zeros and
+     * cannot be written by physical address.
+     */
+    public long zeroPfn()
+    {
+        return zeroPfn;
     }
 
     private long[] reserveBootPages(final PageSize size, final long count)
@@ -78,7 +92,7 @@ public final class PhysicalMemory
     public long usedFrames()
     {
         final long[] used = new long[1];
-        frames.forEachUsed(pfn -> used[0]++);
+        frames.forEachUsed(pfn -> used[0] += pfn == zeroPfn ? 0 : 1);
         return used[0] + pool2M.freePages() * PageSize.SIZE_2M.frames()
             + pool1G.freePages() * PageSize.SIZE_1G.frames();
     }
@@ -205,11 +219,17 @@ public final class PhysicalMemory
      * @param src       source array.
      * @param srcOffset first index read in {@code src}.
      * @param length    bytes to write.
-     * @throws KernelException EFAULT when the range leaves physical memory or touches a free frame.
+     * @throws KernelException EFAULT when the range leaves physical memory, touches a free frame or the shared zero
+     *                         page.
      */
     public void write(final long physAddr, final byte[] src, final int srcOffset, final int length)
     {
         checkPhysRange(physAddr, length);
+        if (length > 0 && zeroPfn >= physAddr >>> FRAME_SHIFT && zeroPfn <= (physAddr + length - 1) >>> FRAME_SHIFT)
+        {
+            throw new KernelException(Errno.EFAULT, "physical range 0x" + Long.toHexString(physAddr) + "+" + length
+                + " covers the shared zero page, which is read-only");
+        }
         long addr = physAddr;
         int done = 0;
         while (done < length)
@@ -225,7 +245,7 @@ public final class PhysicalMemory
 
     private void checkPhysRange(final long physAddr, final int length)
     {
-        if (physAddr < 0 || length < 0 || physAddr + length > (totalFrames << FRAME_SHIFT))
+        if (physAddr < 0 || length < 0 || physAddr + length > ((totalFrames + 1) << FRAME_SHIFT))
         {
             throw new KernelException(Errno.EFAULT, "physical range 0x" + Long.toHexString(physAddr) + "+" + length
                 + " leaves physical memory of " + (totalFrames << FRAME_SHIFT) + " bytes");

@@ -225,6 +225,10 @@ public final class ProcFs
                 return;
             }
             final long pfn = PageTable.pfn(entry);
+            if (pfn == process.host().physicalMemory().zeroPfn())
+            {
+                return;
+            }
             final int mappers = Math.max(1, frames.mapCount(pfn));
             final long kb = size.kb();
             if (v.kind() == VmaKind.HUGETLB)

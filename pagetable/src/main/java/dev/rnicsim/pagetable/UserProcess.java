@@ -39,6 +39,7 @@ public final class UserProcess
     private long rlimitMemlockBytes = DEFAULT_RLIMIT_MEMLOCK_BYTES;
     private boolean capIpcLock;
     private boolean exited;
+    private final Set<PinnedPages> livePins = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
     /** During an import: null follows the THP mode, TRUE forces 2 MiB folios, FALSE forbids them. */
     private Boolean importThp;
 
@@ -207,8 +208,8 @@ public final class UserProcess
      * @param prot          protection; empty for PROT_NONE.
      * @param flags         mapping flags.
      * @return the start address of the new mapping.
-     * @throws KernelException EINVAL for a zero length, both or neither of PRIVATE and SHARED, a huge page size
-     *                         flag without HUGETLB, or an unaligned fixed address; EOPNOTSUPP for shared or file
+     * @throws KernelException EINVAL for a zero length, both or neither of PRIVATE and SHARED, both huge page
+     *                         sizes (sizes without HUGETLB are ignored, as in Linux), or an unaligned fixed address; EOPNOTSUPP for shared or file
      *                         mappings; EPERM for a fixed address below {@code vm.mmap_min_addr}; EEXIST for
      *                         MAP_FIXED_NOREPLACE over a mapping; ENOMEM when the length does not fit, the
      *                         address space is full, {@code vm.max_map_count} would be exceeded or the hugetlb
@@ -232,11 +233,7 @@ public final class UserProcess
                 "file mappings are not modelled except by importing an smaps file; use MAP_ANONYMOUS");
         }
         final boolean hugetlb = flags.contains(MapFlag.HUGETLB);
-        if (!hugetlb && (flags.contains(MapFlag.HUGE_2MB) || flags.contains(MapFlag.HUGE_1GB)))
-        {
-            throw new KernelException(Errno.EINVAL, "MAP_HUGE_2MB/MAP_HUGE_1GB need MAP_HUGETLB");
-        }
-        if (flags.contains(MapFlag.HUGE_2MB) && flags.contains(MapFlag.HUGE_1GB))
+        if (hugetlb && flags.contains(MapFlag.HUGE_2MB) && flags.contains(MapFlag.HUGE_1GB))
         {
             throw new KernelException(Errno.EINVAL, "MAP_HUGE_2MB and MAP_HUGE_1GB are exclusive");
         }
@@ -320,7 +317,14 @@ public final class UserProcess
         }
         if (flags.contains(MapFlag.POPULATE))
         {
-            populate(start, start + length, vma.writable());
+            try
+            {
+                populate(start, start + length, vma.writable());
+            }
+            catch (final KernelException e)
+            {
+                // vm_mmap_pgoff ignores what mm_populate returns: the mapping stands, partly populated.
+            }
         }
         return start;
     }
@@ -416,9 +420,27 @@ public final class UserProcess
                         + Long.toHexString(v.startAddress()));
                 }
             }
-            checkHugetlbAligned(address, end, "MADV_DONTNEED");
-            splitHugePmdsAtEdges(address, end);
-            zapRange(address, end);
+            // madvise_dontneed_free_valid_vma: in a hugetlb VMA the start must be huge-page aligned and the end is
+            // rounded down to a huge page (Linux 6.2+), so a partial huge page is left alone.
+            long zapEnd = end;
+            for (final Vma v : overlapping(address, end))
+            {
+                if (v.kind() == VmaKind.HUGETLB)
+                {
+                    final long mask = v.hugePageSize().bytes() - 1;
+                    if (address > v.startAddress() && (address & mask) != 0)
+                    {
+                        throw new KernelException(Errno.EINVAL, "MADV_DONTNEED start 0x" + Long.toHexString(address)
+                            + " is not aligned to the " + v.hugePageSize().kb() + " kB pages of its hugetlb VMA");
+                    }
+                    if (end < v.endAddress())
+                    {
+                        zapEnd = Math.max(address, end & ~mask);
+                    }
+                }
+            }
+            splitHugePmdsAtEdges(address, zapEnd);
+            zapRange(address, zapEnd);
             return;
         }
         checkSplitCount(address, end, "madvise");
@@ -442,7 +464,8 @@ public final class UserProcess
      * @param address     start; rounded down to 4 KiB.
      * @param lengthBytes length in bytes; the end is rounded up to 4 KiB.
      * @throws KernelException EPERM when RLIMIT_MEMLOCK is 0 without CAP_IPC_LOCK; ENOMEM when part of the
-     *                         range is unmapped, the limit would be exceeded, or memory runs out while faulting in.
+     *                         range is unmapped or the limit would be exceeded; EAGAIN when memory runs out while
+     *                         faulting in (then no VMA is left VM_LOCKED).
      */
     public void mlock(final long address, final long lengthBytes)
     {
@@ -484,9 +507,12 @@ public final class UserProcess
         }
         catch (final KernelException e)
         {
+            // __mlock_posix_error_return turns the populate ENOMEM into EAGAIN. Linux keeps VM_LOCKED on the
+            // range; this model keeps its rule that a failed call changes no VMA.
             vmas.clear();
             vmas.putAll(before);
-            throw e;
+            throw new KernelException(e.errno() == Errno.ENOMEM ? Errno.EAGAIN : e.errno(),
+                "mlock could not fault in the whole range: " + e.getMessage());
         }
     }
 
@@ -645,31 +671,43 @@ public final class UserProcess
      * @param write       FOLL_WRITE.
      * @param longterm    FOLL_LONGTERM, as RDMA registration uses.
      * @return the pinned runs; give them back with {@link #unpinUserPages(PinnedPages)}.
-     * @throws KernelException EINVAL for a zero length or an overflowing range; EFAULT when part of the range is
-     *                         unmapped, or not writable for a write pin, or not readable; EPERM when RLIMIT_MEMLOCK
-     *                         is 0 without CAP_IPC_LOCK; ENOMEM when {@code pinned_vm} would pass RLIMIT_MEMLOCK or
-     *                         memory runs out; EBUSY when a page in ZONE_MOVABLE that must move is already held
-     *                         by a short-term pin. On failure no pin is held and {@code pinned_vm} is unchanged.
+     * @throws KernelException in ib_umem_get's order: EINVAL for an overflowing range; EPERM when RLIMIT_MEMLOCK
+     *                         is 0 without CAP_IPC_LOCK; EINVAL for a zero length; ENOMEM when {@code pinned_vm}
+     *                         would pass RLIMIT_MEMLOCK; EFAULT when part of the range is unmapped, or not writable
+     *                         for a write pin, or not readable; ENOMEM when
+     *                         memory runs out, or when a page in ZONE_MOVABLE that must move is already held by
+     *                         a short-term pin. On failure no pin is held and {@code pinned_vm} is unchanged.
      */
     public PinnedPages pinUserPages(final long address, final long lengthBytes, final boolean write,
         final boolean longterm)
     {
         checkAlive();
-        if (lengthBytes <= 0 || address < 0 || address + lengthBytes < address)
+        // Checks in ib_umem_get's order: overflow, can_do_mlock, zero pages, the RLIMIT_MEMLOCK charge, the pin.
+        if (lengthBytes < 0 || address < 0 || address + lengthBytes < address
+            || alignUp(address + lengthBytes, FRAME_BYTES) < address + lengthBytes)
         {
             throw new KernelException(Errno.EINVAL, "pin range address=0x" + Long.toHexString(address)
-                + " lengthBytes=" + lengthBytes + " is empty or overflows");
+                + " lengthBytes=" + lengthBytes + " overflows");
+        }
+        if (!capIpcLock && rlimitMemlockBytes == 0)
+        {
+            throw new KernelException(Errno.EPERM, "RLIMIT_MEMLOCK=0 and no CAP_IPC_LOCK (can_do_mlock)");
+        }
+        if (lengthBytes == 0)
+        {
+            throw new KernelException(Errno.EINVAL, "lengthBytes=0: nothing to pin");
         }
         final long start = address & ~(long)(FRAME_BYTES - 1);
         final long end = alignUp(address + lengthBytes, FRAME_BYTES);
-        if (end > TASK_SIZE || end < start)
+        final long pages = (end - start) >>> FRAME_SHIFT;
+        checkPinnedVmLimit(pages);
+        if (end > TASK_SIZE)
         {
             throw new KernelException(Errno.EFAULT, "pin range ends at 0x" + Long.toHexString(end)
                 + " past TASK_SIZE=0x" + Long.toHexString(TASK_SIZE));
         }
         checkAccess(start, end - start, write);
-        final long pages = (end - start) >>> FRAME_SHIFT;
-        chargePinnedVm(pages);
+        pinnedVmPages += pages;
         final List<PhysRun> runs = new ArrayList<>();
         final RunBuilder builder = new RunBuilder(runs);
         final boolean unshareReadPins = host.config().forkBehaviour() == ForkBehaviour.MODERN;
@@ -712,7 +750,9 @@ public final class UserProcess
         builder.flush();
         host.count(VmEvent.NR_FOLL_PIN_ACQUIRED, pages);
         host.count(VmEvent.PAGE_WALKS, pages);
-        return new PinnedPages(this, start, pages, write, longterm, List.copyOf(runs));
+        final PinnedPages pinned = new PinnedPages(this, start, pages, write, longterm, List.copyOf(runs));
+        livePins.add(pinned);
+        return pinned;
     }
 
     /**
@@ -720,7 +760,7 @@ public final class UserProcess
      * whose last pin goes and that is no longer mapped (its range was unmapped while pinned) is freed now.
      *
      * @param pinned what {@link #pinUserPages} returned, given back once.
-     * @throws KernelException EINVAL when {@code pinned} belongs to another process or its pins are already gone.
+     * @throws KernelException EINVAL when {@code pinned} belongs to another process or was unpinned already.
      */
     public void unpinUserPages(final PinnedPages pinned)
     {
@@ -729,30 +769,20 @@ public final class UserProcess
             throw new KernelException(Errno.EINVAL, "pinned pages of pid " + pinned.process().pid()
                 + " given to pid " + pid);
         }
-        for (final PhysRun run : pinned.runs())
+        if (!livePins.remove(pinned))
         {
-            for (long pfn = run.firstPfn(); pfn < run.firstPfn() + run.frames(); pfn++)
-            {
-                if (frames.pinCount(frames.head(pfn)) <= 0)
-                {
-                    throw new KernelException(Errno.EINVAL, "frame 0x" + Long.toHexString(pfn)
-                        + " is not pinned: were these pages unpinned already?");
-                }
-            }
+            throw new KernelException(Errno.EINVAL, "these pinned pages (0x" + Long.toHexString(pinned.startAddress())
+                + ", " + pinned.pageCount() + " pages) were unpinned already");
         }
         releasePins(pinned.runs());
         pinnedVmPages -= pinned.pageCount();
         host.count(VmEvent.NR_FOLL_PIN_RELEASED, pinned.pageCount());
     }
 
-    private void chargePinnedVm(final long pages)
+    private void checkPinnedVmLimit(final long pages)
     {
         if (!capIpcLock)
         {
-            if (rlimitMemlockBytes == 0)
-            {
-                throw new KernelException(Errno.EPERM, "RLIMIT_MEMLOCK=0 and no CAP_IPC_LOCK (can_do_mlock)");
-            }
             final long limitPages = rlimitMemlockBytes == RLIM_INFINITY ? Long.MAX_VALUE
                 : rlimitMemlockBytes >>> FRAME_SHIFT;
             if (pinnedVmPages + pages > limitPages)
@@ -762,7 +792,6 @@ public final class UserProcess
                     + "'ulimit -l' or grant CAP_IPC_LOCK");
             }
         }
-        pinnedVmPages += pages;
     }
 
     private void releasePins(final List<PhysRun> runs)
@@ -880,7 +909,8 @@ public final class UserProcess
                 continue;
             }
             final long pfn = PageTable.pfn(entry);
-            final boolean pinned = frames.pinCount(frames.head(pfn)) > 0;
+            final boolean zero = pfn == phys.zeroPfn();
+            final boolean pinned = !zero && frames.pinCount(frames.head(pfn)) > 0;
             if (modern && pinned)
             {
                 copyPinnedForChild(child, v, va, entry, size);
@@ -889,7 +919,10 @@ public final class UserProcess
             final long shared = entry & ~PageTable.WRITE;
             pageTable.set(va, size, shared);
             child.pageTable.set(va, size, shared);
-            frames.addMapCount(pfn, size.frames(), 1);
+            if (!zero)
+            {
+                frames.addMapCount(pfn, size.frames(), 1);
+            }
         }
     }
 
@@ -1036,9 +1069,18 @@ public final class UserProcess
             return 0;
         }
         final long pfn = PageTable.pfn(entry);
+        if (pfn == phys.zeroPfn())
+        {
+            return 0;
+        }
         final long head = frames.head(pfn);
         final int order = frames.order(head);
         if (frames.pinCount(head) > 0)
+        {
+            return 0;
+        }
+        // Anonymous pages are not even scanned without swap room (mm/vmscan.c can_reclaim_anon_pages).
+        if (v.kind() != VmaKind.FILE && phys.swap().totalSlots() - phys.swap().usedSlots() < size.frames())
         {
             return 0;
         }
@@ -1154,10 +1196,10 @@ public final class UserProcess
         {
             return swapIn(va, entry, v, pinning);
         }
-        return newPage(va, v, entry, pinning);
+        return newPage(va, v, entry, write, pinning);
     }
 
-    private long newPage(final long va, final Vma v, final long oldEntry, final boolean pinning)
+    private long newPage(final long va, final Vma v, final long oldEntry, final boolean write, final boolean pinning)
     {
         final long writeBit = v.writable() ? PageTable.WRITE : 0;
         if (v.kind() == VmaKind.HUGETLB)
@@ -1197,6 +1239,13 @@ public final class UserProcess
                 return entry;
             }
             host.count(VmEvent.THP_FAULT_FALLBACK);
+        }
+        if (!write && v.kind() == VmaKind.ANONYMOUS && importThp == null)
+        {
+            // do_anonymous_page: a read fault maps the shared zero page read-only and allocates nothing.
+            final long entry = PageTable.make(phys.zeroPfn(), PageTable.PRESENT);
+            pageTable.set(va, PageSize.SIZE_4K, entry);
+            return entry;
         }
         final long pfn = allocatePageOrFail(v, pinning, va);
         final long entry = PageTable.make(pfn, PageTable.PRESENT | writeBit);
@@ -1293,6 +1342,15 @@ public final class UserProcess
         }
         final long pageVa = va & ~(long)(FRAME_BYTES - 1);
         final long pfn = PageTable.pfn(entry);
+        if (pfn == phys.zeroPfn())
+        {
+            // wp_page_copy from the zero page: a fresh zeroed page, nothing to copy or release.
+            final long fresh = allocatePageOrFail(v, pinning, va);
+            frames.addMapCount(fresh, 1);
+            final long freshEntry = PageTable.make(fresh, PageTable.PRESENT | writeBit);
+            pageTable.set(pageVa, size, freshEntry);
+            return freshEntry;
+        }
         if (frames.mapCount(pfn) == 1)
         {
             final long reused = entry | writeBit;
@@ -1318,8 +1376,9 @@ public final class UserProcess
         final int order = frames.order(head);
         if (frames.pinCount(head) > 0)
         {
-            throw new KernelException(Errno.EBUSY, "page at 0x" + Long.toHexString(va) + " is in ZONE_MOVABLE and "
-                + "already pinned without FOLL_LONGTERM, so it cannot be migrated for a long-term pin");
+            throw new KernelException(Errno.ENOMEM, "page at 0x" + Long.toHexString(va) + " is in ZONE_MOVABLE and "
+                + "already pinned without FOLL_LONGTERM, so migrate_pages cannot move it for a long-term pin "
+                + "(migrate_longterm_unpinnable_folios)");
         }
         if (size == PageSize.SIZE_2M)
         {
@@ -1405,7 +1464,7 @@ public final class UserProcess
             {
                 phys.swap().release(PageTable.pfn(entry));
             }
-            else if (PageTable.present(entry))
+            else if (PageTable.present(entry) && PageTable.pfn(entry) != phys.zeroPfn())
             {
                 final long pfn = PageTable.pfn(entry);
                 frames.addMapCount(pfn, size.frames(), -1);
@@ -1422,7 +1481,7 @@ public final class UserProcess
     {
         final long head = frames.head(pfn);
         final int order = frames.order(head);
-        if (frames.kind(head) == FrameTable.KIND_FREE)
+        if (frames.kind(head) == FrameTable.KIND_FREE || frames.kind(head) == FrameTable.KIND_ZERO)
         {
             return;
         }
@@ -1440,7 +1499,7 @@ public final class UserProcess
             phys.freeFolio(head);
             return;
         }
-        if (order > 0 && frames.kind(head) != FrameTable.KIND_HUGETLB)
+        if (order > 0 && frames.kind(head) != FrameTable.KIND_HUGETLB && frames.anyUnmapped(head, order))
         {
             frames.split(head, order);
             host.count(VmEvent.THP_SPLIT_PAGE);
@@ -1523,6 +1582,8 @@ public final class UserProcess
 
     private void changeVmas(final long start, final long end, final java.util.function.UnaryOperator<Vma> change)
     {
+        // __split_vma -> vma_adjust_trans_huge: a PMD mapping never straddles two VMAs.
+        splitHugePmdsAtEdges(start, end);
         for (final Vma v : overlapping(start, end))
         {
             vmas.remove(v.startAddress());

@@ -1,0 +1,382 @@
+package dev.rnicsim.pagetable;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
+
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Physical memory of a host: zones, the buddy allocator, hugetlb pools reserved at boot, sparse frame state and
+ * the validation of {@link HostConfig}.
+ */
+class PhysicalMemoryTest
+{
+    private static final long MIB = 1L << 20;
+    private static final long GIB = 1L << 30;
+    private static final long TIB = 1L << 40;
+    private static final int FRAME = PhysicalMemory.FRAME_BYTES;
+
+    private static Host host(final HostConfig.Builder builder)
+    {
+        return new Host(builder.build());
+    }
+
+    private static KernelException assertErrno(final Errno errno, final ThrowingCallable call)
+    {
+        final Throwable thrown = catchThrowable(call);
+        assertThat(thrown).isInstanceOf(KernelException.class);
+        final KernelException e = (KernelException)thrown;
+        assertThat(e.errno()).as("errno of: %s", e.getMessage()).isEqualTo(errno);
+        return e;
+    }
+
+    // ------------------------------------------------------------------------------------------------ boot
+
+    @Test
+    void shouldBootDefaultHostWithSixteenGibAllFreeInZoneNormal()
+    {
+        final Host host = new Host();
+        final PhysicalMemory pm = host.physicalMemory();
+
+        assertThat(host.config().physicalMemoryBytes()).isEqualTo(16 * GIB);
+        assertThat(pm.totalFrames()).isEqualTo(16 * GIB / FRAME);
+        assertThat(pm.freeFrames()).isEqualTo(pm.totalFrames());
+        assertThat(pm.usedFrames()).isZero();
+        assertThat(pm.zoneFrames(Zone.NORMAL)).isEqualTo(pm.totalFrames());
+        assertThat(pm.zoneFrames(Zone.MOVABLE)).isZero();
+        assertThat(pm.zoneFreeFrames(Zone.MOVABLE)).isZero();
+        assertThat(pm.buddyInfo(Zone.MOVABLE)).isEmpty();
+        // 16 naturally aligned 1 GiB blocks, nothing smaller.
+        final List<Integer> expected = new ArrayList<>(Collections.nCopies(BuddyAllocator.MAX_ORDER + 1, 0));
+        expected.set(18, 16);
+        assertThat(pm.buddyInfo(Zone.NORMAL)).isEqualTo(expected);
+    }
+
+    @Test
+    void shouldBootWithDocumentedDefaults()
+    {
+        final HostConfig config = HostConfig.builder().build();
+
+        assertThat(config.thpMode()).isEqualTo(ThpMode.MADVISE);
+        assertThat(config.maxMapCount()).isEqualTo(65530);
+        assertThat(config.mmapMinAddrBytes()).isEqualTo(65536);
+        assertThat(config.forkBehaviour()).isEqualTo(ForkBehaviour.MODERN);
+        assertThat(config.swapBytes()).isZero();
+        assertThat(config.movableZoneBytes()).isZero();
+        assertThat(config.hugepages2M()).isZero();
+        assertThat(config.hugepages1G()).isZero();
+    }
+
+    @Test
+    void shouldBootOneTebibyteHostAndMapAndPinALittle()
+    {
+        final Host host = host(HostConfig.builder().physicalMemoryBytes(TIB).thpMode(ThpMode.ALWAYS).hugepages1G(2));
+        final PhysicalMemory pm = host.physicalMemory();
+        final UserProcess p = host.spawn("big").rlimitMemlockBytes(UserProcess.RLIM_INFINITY);
+
+        assertThat(pm.totalFrames()).isEqualTo(TIB / FRAME);
+        assertThat(pm.buddyInfo(Zone.NORMAL).get(18)).isEqualTo(1024 - 2);
+
+        final long va = p.mmapAnonymous(8 * MIB);
+        p.write(va + 3 * MIB, new byte[] {7, 8, 9});
+        p.touch(va, 8 * MIB, true);
+        final PinnedPages pin = p.pinUserPages(va, 8 * MIB, true, true);
+
+        assertThat(pin.runs()).allSatisfy(r -> assertThat(r.pageSizeBytes()).isEqualTo(2 * MIB));
+        assertThat(p.read(va + 3 * MIB, 3)).containsExactly(7, 8, 9);
+        assertThat(pm.freeFrames() + pm.usedFrames()).isEqualTo(pm.totalFrames());
+        assertThat(pm.freeFrames()).isEqualTo(pm.totalFrames() - 2 * PageSize.SIZE_1G.frames() - 8 * MIB / FRAME);
+        p.munmap(va, 8 * MIB);
+        p.unpinUserPages(pin);
+        assertThat(pm.freeFrames()).isEqualTo(pm.totalFrames() - 2 * PageSize.SIZE_1G.frames());
+    }
+
+    @Test
+    void shouldBootLargestHostWithoutPerFrameObjects()
+    {
+        // 4 TiB is 2^30 frames: an object (or even a byte) per frame would not fit the test JVM's heap.
+        final Host host = host(HostConfig.builder().physicalMemoryBytes(HostConfig.MAX_PHYSICAL_MEMORY_BYTES)
+            .movableZoneBytes(TIB));
+        final UserProcess p = host.spawn("huge");
+        final long va = p.mmapAnonymous(64 * 1024);
+        p.write(va, new byte[] {1});
+
+        assertThat(host.physicalMemory().zoneFrames(Zone.MOVABLE)).isEqualTo(TIB / FRAME);
+        assertThat(host.physicalMemory().zoneOf(p.translate(va) >>> 12)).isEqualTo(Zone.MOVABLE);
+        assertThat(host.physicalMemory().usedFrames()).isEqualTo(1);
+    }
+
+    // ------------------------------------------------------------------------------------------------ zones
+
+    @Test
+    void shouldPutZoneMovableAtTheTopOfMemory()
+    {
+        final Host host = host(HostConfig.builder().physicalMemoryBytes(512 * MIB).movableZoneBytes(128 * MIB));
+        final PhysicalMemory pm = host.physicalMemory();
+        final long boundary = 384 * MIB / FRAME;
+
+        assertThat(pm.zoneFrames(Zone.NORMAL)).isEqualTo(boundary);
+        assertThat(pm.zoneFrames(Zone.MOVABLE)).isEqualTo(128 * MIB / FRAME);
+        assertThat(pm.zoneOf(0)).isEqualTo(Zone.NORMAL);
+        assertThat(pm.zoneOf(boundary - 1)).isEqualTo(Zone.NORMAL);
+        assertThat(pm.zoneOf(boundary)).isEqualTo(Zone.MOVABLE);
+        assertThat(pm.zoneOf(pm.totalFrames() - 1)).isEqualTo(Zone.MOVABLE);
+    }
+
+    @Test
+    void shouldAllocateUserPagesFromZoneMovableFirst()
+    {
+        // GFP_HIGHUSER_MOVABLE: anonymous user pages prefer ZONE_MOVABLE.
+        final Host host = host(HostConfig.builder().physicalMemoryBytes(512 * MIB).movableZoneBytes(128 * MIB));
+        final PhysicalMemory pm = host.physicalMemory();
+        final UserProcess p = host.spawn("app");
+        final long va = p.mmapAnonymous(4 * FRAME);
+
+        p.touch(va, 4 * FRAME, true);
+
+        for (int i = 0; i < 4; i++)
+        {
+            assertThat(pm.zoneOf(p.translate(va + (long)i * FRAME) >>> 12)).isEqualTo(Zone.MOVABLE);
+        }
+        assertThat(pm.zoneFreeFrames(Zone.MOVABLE)).isEqualTo(128 * MIB / FRAME - 4);
+        assertThat(pm.zoneFreeFrames(Zone.NORMAL)).isEqualTo(384 * MIB / FRAME);
+    }
+
+    // ------------------------------------------------------------------------------------------------ buddy
+
+    @Test
+    void shouldSplitTheSmallestLargeEnoughBlockForAnAllocation()
+    {
+        // 256 MiB is one free order-16 block; taking one page leaves one free block of each order 0 to 15.
+        final Host host = host(HostConfig.builder().physicalMemoryBytes(256 * MIB).thpMode(ThpMode.NEVER));
+        final UserProcess p = host.spawn("app");
+        assertThat(host.physicalMemory().buddyInfo(Zone.NORMAL).get(16)).isEqualTo(1);
+        final long va = p.mmapAnonymous(FRAME);
+
+        p.touch(va, FRAME, true);
+
+        final List<Integer> expected = new ArrayList<>(Collections.nCopies(BuddyAllocator.MAX_ORDER + 1, 0));
+        for (int order = 0; order < 16; order++)
+        {
+            expected.set(order, 1);
+        }
+        assertThat(host.physicalMemory().buddyInfo(Zone.NORMAL)).isEqualTo(expected);
+        assertThat(p.translate(va)).isZero();
+    }
+
+    @Test
+    void shouldMergeBuddiesBackWhenPagesAreFreed()
+    {
+        final Host host = host(HostConfig.builder().physicalMemoryBytes(256 * MIB).thpMode(ThpMode.NEVER));
+        final PhysicalMemory pm = host.physicalMemory();
+        final List<Integer> before = pm.buddyInfo(Zone.NORMAL);
+        final UserProcess p = host.spawn("app");
+        final long va = p.mmapAnonymous(100 * FRAME);
+        p.touch(va, 100 * FRAME, true);
+        assertThat(pm.buddyInfo(Zone.NORMAL)).isNotEqualTo(before);
+
+        p.munmap(va, 100 * FRAME);
+
+        assertThat(pm.buddyInfo(Zone.NORMAL)).isEqualTo(before);
+        assertThat(pm.freeFrames()).isEqualTo(pm.totalFrames());
+    }
+
+    @Test
+    void shouldKeepFreePlusUsedEqualToTotal()
+    {
+        final Host host = host(HostConfig.builder().physicalMemoryBytes(256 * MIB).thpMode(ThpMode.ALWAYS)
+            .hugepages2M(3));
+        final PhysicalMemory pm = host.physicalMemory();
+        final UserProcess p = host.spawn("app");
+        final long va = p.mmapAnonymous(6 * MIB);
+        p.touch(va, 5 * MIB, true);
+        p.munmap(va + FRAME, FRAME);
+
+        assertThat(pm.freeFrames() + pm.usedFrames()).isEqualTo(pm.totalFrames());
+    }
+
+    // ------------------------------------------------------------------------------------------------ hugetlb pools
+
+    @Test
+    void shouldReserveHugetlbPoolsAtBoot()
+    {
+        final Host host = host(HostConfig.builder().physicalMemoryBytes(2 * GIB).hugepages2M(8).hugepages1G(1));
+        final PhysicalMemory pm = host.physicalMemory();
+        final long poolFrames = 8 * PageSize.SIZE_2M.frames() + PageSize.SIZE_1G.frames();
+
+        assertThat(host.hugepagesTotal(PageSize.SIZE_2M)).isEqualTo(8);
+        assertThat(host.hugepagesFree(PageSize.SIZE_2M)).isEqualTo(8);
+        assertThat(host.hugepagesReserved(PageSize.SIZE_2M)).isZero();
+        assertThat(host.hugepagesTotal(PageSize.SIZE_1G)).isEqualTo(1);
+        assertThat(host.hugepagesFree(PageSize.SIZE_1G)).isEqualTo(1);
+        assertThat(host.hugepagesReserved(PageSize.SIZE_1G)).isZero();
+        assertThat(pm.freeFrames()).isEqualTo(pm.totalFrames() - poolFrames);
+        assertThat(pm.usedFrames()).isEqualTo(poolFrames);
+    }
+
+    @Test
+    void shouldTakeHugetlbPoolPagesFromZoneNormal()
+    {
+        final Host host = host(HostConfig.builder().physicalMemoryBytes(1 * GIB).movableZoneBytes(512 * MIB)
+            .hugepages2M(4));
+        final UserProcess p = host.spawn("app");
+        final long va = p.mmap(0, 8 * MIB, Prot.READ_WRITE,
+            EnumSet.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.HUGETLB));
+
+        p.touch(va, 8 * MIB, true);
+
+        assertThat(host.physicalMemory().zoneFreeFrames(Zone.MOVABLE)).isEqualTo(512 * MIB / FRAME);
+        for (long off = 0; off < 8 * MIB; off += 2 * MIB)
+        {
+            assertThat(host.physicalMemory().zoneOf(p.translate(va + off) >>> 12)).isEqualTo(Zone.NORMAL);
+        }
+    }
+
+    @Test
+    void shouldPlaceOneGibHugetlbPagesOnOneGibBoundaries()
+    {
+        final Host host = host(HostConfig.builder().physicalMemoryBytes(3 * GIB).hugepages2M(3).hugepages1G(2));
+        final UserProcess p = host.spawn("app").rlimitMemlockBytes(UserProcess.RLIM_INFINITY);
+        final long va = p.mmap(0, 2 * GIB, Prot.READ_WRITE,
+            EnumSet.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.HUGETLB, MapFlag.HUGE_1GB));
+
+        p.touch(va, 2 * GIB, true);
+
+        assertThat(p.translate(va) % GIB).isZero();
+        assertThat(p.translate(va + GIB) % GIB).isZero();
+        assertThat(host.physicalMemory().folioSize(p.translate(va) >>> 12)).isEqualTo(PageSize.SIZE_1G);
+    }
+
+    // ------------------------------------------------------------------------------------------------ physical access
+
+    @Test
+    void shouldReadAndWriteAllocatedFramesByPhysicalAddress()
+    {
+        final Host host = host(HostConfig.builder().physicalMemoryBytes(256 * MIB));
+        final UserProcess p = host.spawn("app");
+        final long va = p.mmapAnonymous(2 * FRAME);
+        p.touch(va, 2 * FRAME, true);
+        final long phys = p.translate(va + FRAME - 2);
+
+        host.physicalMemory().write(phys, new byte[] {1, 2}, 0, 2);
+
+        assertThat(p.read(va + FRAME - 2, 2)).containsExactly(1, 2);
+        final byte[] back = new byte[2];
+        host.physicalMemory().read(phys, back, 0, 2);
+        assertThat(back).containsExactly(1, 2);
+    }
+
+    @Test
+    void shouldFailWithEfaultWhenDmaTouchesAFreeFrame()
+    {
+        final Host host = host(HostConfig.builder().physicalMemoryBytes(256 * MIB));
+        final PhysicalMemory pm = host.physicalMemory();
+
+        assertErrno(Errno.EFAULT, () -> pm.read(0, new byte[8], 0, 8));
+        assertErrno(Errno.EFAULT, () -> pm.write(4 * FRAME, new byte[8], 0, 8));
+        assertThat(pm.freeFrames()).isEqualTo(pm.totalFrames());
+        assertThat(pm.usedFrames()).isZero();
+    }
+
+    @Test
+    void shouldFailWithEfaultWhenDmaLeavesPhysicalMemory()
+    {
+        final Host host = host(HostConfig.builder().physicalMemoryBytes(256 * MIB));
+
+        assertErrno(Errno.EFAULT, () -> host.physicalMemory().read(256 * MIB - 4, new byte[8], 0, 8));
+        assertErrno(Errno.EFAULT, () -> host.physicalMemory().read(-4096, new byte[8], 0, 8));
+    }
+
+    // ------------------------------------------------------------------------------------------------ bad configs
+
+    static Stream<Arguments> invalidConfigs()
+    {
+        return Stream.of(
+            bad("memory below 64 MiB", "physicalMemoryBytes",
+                () -> HostConfig.builder().physicalMemoryBytes(32 * MIB)),
+            bad("memory above 4 TiB", "physicalMemoryBytes",
+                () -> HostConfig.builder().physicalMemoryBytes(8 * TIB)),
+            bad("memory not page aligned", "physicalMemoryBytes",
+                () -> HostConfig.builder().physicalMemoryBytes(256 * MIB + 1)),
+            bad("movable zone covering all memory", "movableZoneBytes",
+                () -> HostConfig.builder().physicalMemoryBytes(256 * MIB).movableZoneBytes(256 * MIB)),
+            bad("movable zone not page aligned", "movableZoneBytes",
+                () -> HostConfig.builder().physicalMemoryBytes(256 * MIB).movableZoneBytes(100)),
+            bad("negative movable zone", "movableZoneBytes",
+                () -> HostConfig.builder().physicalMemoryBytes(256 * MIB).movableZoneBytes(-FRAME)),
+            bad("negative 2 MiB pool", "hugepages2M",
+                () -> HostConfig.builder().physicalMemoryBytes(256 * MIB).hugepages2M(-1)),
+            bad("negative 1 GiB pool", "hugepages1G",
+                () -> HostConfig.builder().physicalMemoryBytes(256 * MIB).hugepages1G(-1)),
+            bad("2 MiB pool larger than ZONE_NORMAL", "ZONE_NORMAL",
+                () -> HostConfig.builder().physicalMemoryBytes(256 * MIB).hugepages2M(129)),
+            bad("1 GiB pool in ZONE_MOVABLE", "ZONE_NORMAL",
+                () -> HostConfig.builder().physicalMemoryBytes(2 * GIB).movableZoneBytes(GIB + 2 * MIB)
+                    .hugepages1G(1)),
+            bad("negative swap", "swapBytes",
+                () -> HostConfig.builder().physicalMemoryBytes(256 * MIB).swapBytes(-FRAME)),
+            bad("swap not page aligned", "swapBytes",
+                () -> HostConfig.builder().physicalMemoryBytes(256 * MIB).swapBytes(FRAME + 1)),
+            bad("swap above 8 TiB", "swapBytes",
+                () -> HostConfig.builder().physicalMemoryBytes(256 * MIB).swapBytes(16 * TIB)),
+            bad("vm.max_map_count 0", "maxMapCount",
+                () -> HostConfig.builder().physicalMemoryBytes(256 * MIB).maxMapCount(0)),
+            bad("mmap_min_addr not page aligned", "mmapMinAddrBytes",
+                () -> HostConfig.builder().physicalMemoryBytes(256 * MIB).mmapMinAddrBytes(100)),
+            bad("negative mmap_min_addr", "mmapMinAddrBytes",
+                () -> HostConfig.builder().physicalMemoryBytes(256 * MIB).mmapMinAddrBytes(-FRAME)),
+            bad("mmap_min_addr at TASK_SIZE", "mmapMinAddrBytes",
+                () -> HostConfig.builder().physicalMemoryBytes(256 * MIB).mmapMinAddrBytes(UserProcess.TASK_SIZE)),
+            bad("no THP mode", "thpMode",
+                () -> HostConfig.builder().physicalMemoryBytes(256 * MIB).thpMode(null)),
+            bad("no fork behaviour", "forkBehaviour",
+                () -> HostConfig.builder().physicalMemoryBytes(256 * MIB).forkBehaviour(null)));
+    }
+
+    private static Arguments bad(final String name, final String named, final Supplier<HostConfig.Builder> config)
+    {
+        return Arguments.of(name, named, config);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("invalidConfigs")
+    void shouldRejectInvalidHostConfigWithEinvalNamingTheValue(final String name, final String named,
+        final Supplier<HostConfig.Builder> config)
+    {
+        final HostConfig.Builder builder = config.get();
+
+        final KernelException e = assertErrno(Errno.EINVAL, builder::build);
+
+        assertThat(e.getMessage()).contains(named);
+    }
+
+    @Test
+    void shouldAcceptSmallestAndLargestHosts()
+    {
+        assertThat(HostConfig.builder().physicalMemoryBytes(HostConfig.MIN_PHYSICAL_MEMORY_BYTES).build()
+            .physicalMemoryBytes()).isEqualTo(64 * MIB);
+        assertThat(HostConfig.builder().physicalMemoryBytes(HostConfig.MAX_PHYSICAL_MEMORY_BYTES).build()
+            .physicalMemoryBytes()).isEqualTo(4 * TIB);
+    }
+
+    @Test
+    void shouldAcceptHugetlbPoolsFillingZoneNormalExactly()
+    {
+        final Host host = host(HostConfig.builder().physicalMemoryBytes(256 * MIB).movableZoneBytes(128 * MIB)
+            .hugepages2M(64));
+
+        assertThat(host.physicalMemory().zoneFreeFrames(Zone.NORMAL)).isZero();
+        assertThat(host.physicalMemory().zoneFreeFrames(Zone.MOVABLE)).isEqualTo(128 * MIB / FRAME);
+    }
+}
