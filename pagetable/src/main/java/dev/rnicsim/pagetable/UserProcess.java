@@ -5,9 +5,7 @@ import static dev.rnicsim.pagetable.PhysicalMemory.FRAME_SHIFT;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 
 /**
  * A user process of the simulated host: its address space (VMAs and a four-level page table), its page faults,
@@ -33,7 +31,7 @@ public final class UserProcess
     private final FrameTable frames;
     private final int pid;
     private final String name;
-    private final TreeMap<Long, Vma> vmas = new TreeMap<>();
+    private final VmaTree vmas = new VmaTree();
     private final PageTable pageTable = new PageTable();
     private long pinnedVmPages;
     private long rlimitMemlockBytes = DEFAULT_RLIMIT_MEMLOCK_BYTES;
@@ -144,7 +142,7 @@ public final class UserProcess
     public long lockedVmPages()
     {
         long pages = 0;
-        for (final Vma v : vmas.values())
+        for (final Vma v : vmas.list())
         {
             if (v.has(Vma.VM_LOCKED))
             {
@@ -159,7 +157,7 @@ public final class UserProcess
      */
     public List<Vma> vmas()
     {
-        return List.copyOf(vmas.values());
+        return vmas.list();
     }
 
     /**
@@ -176,8 +174,7 @@ public final class UserProcess
      */
     public Vma vmaAt(final long address)
     {
-        final Map.Entry<Long, Vma> e = vmas.floorEntry(address);
-        return e != null && e.getValue().contains(address) ? e.getValue() : null;
+        return vmas.at(address);
     }
 
     // ------------------------------------------------------------------ mmap family
@@ -496,7 +493,7 @@ public final class UserProcess
             }
         }
         checkSplitCount(start, end, "mlock");
-        final TreeMap<Long, Vma> before = new TreeMap<>(vmas);
+        final List<Vma> before = vmas.snapshot();
         changeVmas(start, end, v -> v.withFlags(v.flagBits() | Vma.VM_LOCKED));
         try
         {
@@ -509,8 +506,7 @@ public final class UserProcess
         {
             // __mlock_posix_error_return turns the populate ENOMEM into EAGAIN. Linux keeps VM_LOCKED on the
             // range; this model keeps its rule that a failed call changes no VMA.
-            vmas.clear();
-            vmas.putAll(before);
+            vmas.restore(before);
             throw new KernelException(e.errno() == Errno.ENOMEM ? Errno.EAGAIN : e.errno(),
                 "mlock could not fault in the whole range: " + e.getMessage());
         }
@@ -870,13 +866,13 @@ public final class UserProcess
         final boolean modern = host.config().forkBehaviour() == ForkBehaviour.MODERN;
         try
         {
-            for (final Vma v : List.copyOf(vmas.values()))
+            for (final Vma v : vmas.list())
             {
                 if (v.has(Vma.VM_DONTCOPY))
                 {
                     continue;
                 }
-                child.vmas.put(v.startAddress(), v.withFlags(v.flagBits() & ~(Vma.VM_RESV_OWNER | Vma.VM_LOCKED)));
+                child.vmas.put(v.withFlags(v.flagBits() & ~(Vma.VM_RESV_OWNER | Vma.VM_LOCKED)));
                 copyPageTableRange(child, v, modern);
             }
         }
@@ -1018,7 +1014,7 @@ public final class UserProcess
                 pageTable.set(va, vma.hugePageSize(), PageTable.RESERVED);
             }
         }
-        vmas.put(vma.startAddress(), vma);
+        vmas.put(vma);
     }
 
     /**
@@ -1133,7 +1129,7 @@ public final class UserProcess
     int remapFrame(final long oldPfn, final long newPfn)
     {
         final int[] count = new int[1];
-        for (final Vma v : vmas.values())
+        for (final Vma v : vmas.list())
         {
             pageTable.forEachLeaf(v.startAddress(), v.endAddress(), (va, entry, size) ->
             {
@@ -1151,7 +1147,7 @@ public final class UserProcess
     void splitPmdsOfFolio(final long head)
     {
         final List<Long> found = new ArrayList<>();
-        for (final Vma v : vmas.values())
+        for (final Vma v : vmas.list())
         {
             if (v.kind() == VmaKind.HUGETLB)
             {
@@ -1433,21 +1429,7 @@ public final class UserProcess
     {
         splitHugePmdsAtEdges(start, end);
         zapRange(start, end);
-        final List<Vma> hit = overlapping(start, end);
-        for (final Vma v : hit)
-        {
-            vmas.remove(v.startAddress());
-            if (v.startAddress() < start)
-            {
-                final Vma left = v.withRange(v.startAddress(), start);
-                vmas.put(left.startAddress(), left);
-            }
-            if (v.endAddress() > end)
-            {
-                final Vma right = v.withRange(end, v.endAddress());
-                vmas.put(right.startAddress(), right);
-            }
-        }
+        vmas.carve(start, end);
     }
 
     private void zapRange(final long start, final long end)
@@ -1536,43 +1518,22 @@ public final class UserProcess
 
     private boolean overlaps(final long start, final long end)
     {
-        return !overlapping(start, end).isEmpty();
+        return vmas.overlaps(start, end);
     }
 
     private List<Vma> overlapping(final long start, final long end)
     {
-        final List<Vma> out = new ArrayList<>();
-        final Map.Entry<Long, Vma> first = vmas.floorEntry(start);
-        final long from = first != null && first.getValue().endAddress() > start ? first.getKey() : start;
-        for (final Vma v : vmas.subMap(from, true, end, false).values())
-        {
-            if (v.endAddress() > start)
-            {
-                out.add(v);
-            }
-        }
-        return out;
+        return vmas.overlapping(start, end);
     }
 
     private int vmaCountAfterCarve(final long start, final long end)
     {
-        int count = vmas.size();
-        for (final Vma v : overlapping(start, end))
-        {
-            final boolean left = v.startAddress() < start;
-            final boolean right = v.endAddress() > end;
-            count += (left && right) ? 1 : (left || right) ? 0 : -1;
-        }
-        return count;
+        return vmas.countAfterCarve(start, end);
     }
 
     private void checkSplitCount(final long start, final long end, final String call)
     {
-        int count = vmas.size();
-        for (final Vma v : overlapping(start, end))
-        {
-            count += (v.startAddress() < start ? 1 : 0) + (v.endAddress() > end ? 1 : 0);
-        }
+        final int count = vmas.countAfterSplit(start, end);
         if (count > host.config().maxMapCount())
         {
             throw new KernelException(Errno.ENOMEM, call + " would split VMAs into " + count
@@ -1584,81 +1545,23 @@ public final class UserProcess
     {
         // __split_vma -> vma_adjust_trans_huge: a PMD mapping never straddles two VMAs.
         splitHugePmdsAtEdges(start, end);
-        for (final Vma v : overlapping(start, end))
-        {
-            vmas.remove(v.startAddress());
-            if (v.startAddress() < start)
-            {
-                final Vma left = v.withRange(v.startAddress(), start);
-                vmas.put(left.startAddress(), left);
-            }
-            if (v.endAddress() > end)
-            {
-                final Vma right = v.withRange(end, v.endAddress());
-                vmas.put(right.startAddress(), right);
-            }
-            final Vma middle = change.apply(v.withRange(Math.max(start, v.startAddress()),
-                Math.min(end, v.endAddress())));
-            vmas.put(middle.startAddress(), middle);
-        }
-        mergeAround(start);
-        mergeAround(end);
-        for (final Vma v : overlapping(start, end))
-        {
-            mergeAround(v.startAddress());
-        }
+        vmas.change(start, end, change);
     }
 
     private void insertAndMerge(final Vma vma)
     {
-        vmas.put(vma.startAddress(), vma);
-        mergeAround(vma.startAddress());
-        mergeAround(vma.endAddress());
-    }
-
-    /** Merges the VMA ending at {@code boundary} with the one starting there when compatible. */
-    private void mergeAround(final long boundary)
-    {
-        final Map.Entry<Long, Vma> leftEntry = vmas.lowerEntry(boundary);
-        final Vma right = vmas.get(boundary);
-        if (leftEntry == null || right == null)
-        {
-            return;
-        }
-        final Vma left = leftEntry.getValue();
-        if (left.kind() != VmaKind.FILE && left.mergeableWith(right))
-        {
-            vmas.remove(right.startAddress());
-            vmas.put(left.startAddress(), left.withRange(left.startAddress(), right.endAddress()));
-        }
+        vmas.insertAndMerge(vma);
     }
 
     private long findFreeRange(final long length, final long align)
     {
-        long top = MMAP_BASE;
-        for (final Vma v : vmas.descendingMap().values())
+        final long start = vmas.findFreeRange(length, align, host.config().mmapMinAddrBytes(), MMAP_BASE);
+        if (start < 0)
         {
-            if (v.startAddress() >= top)
-            {
-                continue;
-            }
-            if (v.endAddress() < top)
-            {
-                final long candidate = (top - length) & ~(align - 1);
-                if (top - length >= v.endAddress() && candidate >= v.endAddress())
-                {
-                    return candidate;
-                }
-            }
-            top = v.startAddress();
+            throw new KernelException(Errno.ENOMEM, "no free range of " + length + " bytes aligned to " + align
+                + " below MMAP_BASE=0x" + Long.toHexString(MMAP_BASE));
         }
-        final long candidate = (top - length) & ~(align - 1);
-        if (top - length >= host.config().mmapMinAddrBytes() && candidate >= host.config().mmapMinAddrBytes())
-        {
-            return candidate;
-        }
-        throw new KernelException(Errno.ENOMEM, "no free range of " + length + " bytes aligned to " + align
-            + " below MMAP_BASE=0x" + Long.toHexString(MMAP_BASE));
+        return start;
     }
 
     // ------------------------------------------------------------------ checks and helpers
@@ -1695,15 +1598,7 @@ public final class UserProcess
 
     private void checkFullyMapped(final long start, final long end, final String call)
     {
-        long cursor = start;
-        for (final Vma v : overlapping(start, end))
-        {
-            if (v.startAddress() > cursor)
-            {
-                break;
-            }
-            cursor = v.endAddress();
-        }
+        final long cursor = vmas.firstHole(start, end);
         if (cursor < end)
         {
             throw new KernelException(Errno.ENOMEM, call + ": 0x" + Long.toHexString(cursor)
