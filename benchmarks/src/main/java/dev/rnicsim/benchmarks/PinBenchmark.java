@@ -25,6 +25,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
 
 /**
  * Fault-in, pin and unpin of 1 GiB of anonymous memory in the host memory model, beside a baseline loop over a
@@ -35,13 +36,13 @@ import org.openjdk.jmh.annotations.Warmup;
  * for {@code pageSize=2m}, so the two page sizes compare per byte of memory; multiply a {@code 2m} score by 512 to
  * get nanoseconds per 2 MiB page.
  *
- * <p><b>Parameters.</b> {@code pageSize} (of the {@link Memory} state):
+ * <p><b>Parameters.</b> {@code pageSize}:
  * <ul>
  *   <li>{@code 4k}: a host with THP {@link ThpMode#NEVER}, so every fault maps a 4 KiB page;</li>
  *   <li>{@code 2m}: a host with THP {@link ThpMode#ALWAYS}; the 1 GiB mapping is 2 MiB aligned, so every fault
  *       maps a 2 MiB transparent huge page (checked at setup with {@link UserProcess#mappedPageSize});</li>
  *   <li>{@code 2m-hugetlb} (not run by default; add {@code -p pageSize=2m-hugetlb}): MAP_HUGETLB from a boot-time
- *       pool of 512 pages of 2 MiB.</li>
+ *       pool of 1024 pages of 2 MiB, room for two regions.</li>
  * </ul>
  *
  * <p><b>Benchmarks.</b>
@@ -54,11 +55,11 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@link #pinUnpin}: both, back to back;</li>
  *   <li>{@link #baselineArrayLoop}: one increment per element of a {@code long[PAGES]}, as a pin count per page
  *       would need; the floor a per-page loop over primitive state can reach on this machine. It does not use
- *       {@code pageSize}, so it is run once per JMH run.</li>
+ *       {@code pageSize}; JMH runs it once per value, so it sits beside each.</li>
  * </ul>
- * Before each pin benchmark of a 2 MiB region, {@link Memory#ensureIntact()} checks that its folios are still
- * whole and, if not, maps and faults in a new region (outside the timing, with a note printed at the end of the
- * trial): the model currently splits a THP folio on its last unpin, which would corrupt the next pin.
+ * Before each pin benchmark of a 2 MiB region, a setup step checks that its folios are still whole (a guard: a
+ * model that split a THP on unpin would otherwise make later iterations measure 4 KiB pins); if not, it boots a
+ * new host and faults in a new region outside the timing, and the trial ends with a note saying how often.
  *
  * <p><b>Running.</b>
  * <pre>
@@ -69,6 +70,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * The host has 4 GiB of physical memory; the model keeps per-frame state only for sections in use, so the JVM
  * needs well under 1 GiB of heap.
  */
+@State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @OperationsPerInvocation(PinBenchmark.PAGES)
@@ -85,304 +87,253 @@ public class PinBenchmark
     /** Physical memory of the simulated host: 4 GiB. */
     private static final long PHYSICAL_BYTES = 4L << 30;
 
-    /**
-     * The simulated host and process, and a 1 GiB region faulted in at trial setup for the pin benchmarks.
+    /** Page size of the mapping: {@code 4k}, {@code 2m} (THP) or {@code 2m-hugetlb}. */
+    @Param({"4k", "2m"})
+    public String pageSize;
+
+    /*
+     * All state lives in this one class on purpose: with helper @State classes taking another state as a
+     * @Setup/@TearDown argument, the code JMH 1.37 generated here gave each of them its own instance of that state,
+     * not the one the benchmark method got, so a pin taken on one host was handed to another host's process.
+     * The per-invocation work is chosen by benchmark name instead.
      */
-    @State(Scope.Thread)
-    public static class Memory
+
+    private String benchmark;
+    private HostConfig hostConfig;
+    private Host host;
+    private UserProcess process;
+    private PageSize expectedSize;
+    private boolean hugetlb;
+    /** The region faulted in at trial setup, for the pin benchmarks. */
+    private long faultedVa;
+    /** The fresh, untouched region of {@link #faultIn}, mapped before and unmapped after each invocation. */
+    private long freshVa;
+    /** A pin held across the invocation boundary: taken by {@link #pin} or before {@link #unpin}. */
+    private PinnedPages pinned;
+    /** Times the faulted-in region had to be rebuilt because its folios were found split. */
+    private long refaults;
+    private long[] counts;
+
+    /**
+     * Boots the host and, for the pin benchmarks, maps and faults in their region and checks its page size.
+     *
+     * @param params the benchmark being run, which decides the work done around each invocation.
+     */
+    @Setup(Level.Trial)
+    public void setUpTrial(final BenchmarkParams params)
     {
-        /** Page size of the mapping: {@code 4k}, {@code 2m} (THP) or {@code 2m-hugetlb}. */
-        @Param({"4k", "2m"})
-        public String pageSize;
-
-        Host host;
-        UserProcess process;
-        private PageSize expectedSize;
-        private boolean hugetlb;
-        /** The faulted-in region of the pin benchmarks. */
-        long faultedVa;
-        /** Times the faulted-in region had to be mapped again because its folios were found split. */
-        private long refaults;
-
-        /**
-         * Boots the host, maps and faults in the region used by the pin benchmarks, and checks its page size.
-         */
-        @Setup(Level.Trial)
-        public void setUp()
+        final String name = params.getBenchmark();
+        benchmark = name.substring(name.lastIndexOf('.') + 1);
+        if (benchmark.equals("baselineArrayLoop"))
         {
-            final HostConfig.Builder config = HostConfig.builder().physicalMemoryBytes(PHYSICAL_BYTES);
-            switch (pageSize)
+            counts = new long[PAGES];
+            return;
+        }
+        final HostConfig.Builder config = HostConfig.builder().physicalMemoryBytes(PHYSICAL_BYTES);
+        switch (pageSize)
+        {
+            case "4k" ->
             {
-                case "4k" ->
-                {
-                    config.thpMode(ThpMode.NEVER);
-                    expectedSize = PageSize.SIZE_4K;
-                }
-                case "2m" ->
-                {
-                    config.thpMode(ThpMode.ALWAYS);
-                    expectedSize = PageSize.SIZE_2M;
-                }
-                case "2m-hugetlb" ->
-                {
-                    // Two regions can be live at once (the faulted-in one and a fresh one): reserve both.
-                    config.thpMode(ThpMode.NEVER).hugepages2M(2 * REGION_BYTES / PageSize.SIZE_2M.bytes());
-                    expectedSize = PageSize.SIZE_2M;
-                    hugetlb = true;
-                }
-                default -> throw new IllegalArgumentException("pageSize=" + pageSize
-                    + " is not 4k, 2m or 2m-hugetlb");
+                config.thpMode(ThpMode.NEVER);
+                expectedSize = PageSize.SIZE_4K;
             }
-            host = new Host(config.build());
-            process = host.spawn("bench").rlimitMemlockBytes(UserProcess.RLIM_INFINITY);
+            case "2m" ->
+            {
+                config.thpMode(ThpMode.ALWAYS);
+                expectedSize = PageSize.SIZE_2M;
+            }
+            case "2m-hugetlb" ->
+            {
+                // Two regions can be live at once (the faulted-in one and a fresh one): reserve both.
+                config.thpMode(ThpMode.NEVER).hugepages2M(2 * REGION_BYTES / PageSize.SIZE_2M.bytes());
+                expectedSize = PageSize.SIZE_2M;
+                hugetlb = true;
+            }
+            default -> throw new IllegalArgumentException("pageSize=" + pageSize + " is not 4k, 2m or 2m-hugetlb");
+        }
+        hostConfig = config.build();
+        boot();
+        if (!benchmark.equals("faultIn"))
+        {
             faultedVa = mapAndFaultIn();
         }
+    }
 
-        /** Reports how often the faulted-in region had to be rebuilt (see {@link #ensureIntact()}). */
-        @TearDown(Level.Trial)
-        public void tearDown()
+    private void boot()
+    {
+        host = new Host(hostConfig);
+        process = host.spawn("bench").rlimitMemlockBytes(UserProcess.RLIM_INFINITY);
+    }
+
+    /** Checks that no pin is left and reports how often the faulted-in region had to be rebuilt. */
+    @TearDown(Level.Trial)
+    public void tearDownTrial()
+    {
+        if (process != null && process.pinnedVmPages() != 0)
         {
-            if (process.pinnedVmPages() != 0)
-            {
-                throw new IllegalStateException("pinned_vm=" + process.pinnedVmPages() + " pages after the trial");
-            }
-            if (refaults > 0)
-            {
-                System.out.println("\nNOTE: pageSize=" + pageSize + ": the faulted-in region was found with split"
-                    + " folios and mapped again " + refaults + " times (outside the timing)");
-            }
+            throw new IllegalStateException("pinned_vm=" + process.pinnedVmPages() + " pages after the trial");
         }
-
-        /** @return a fresh, untouched 1 GiB mapping. */
-        long map()
+        if (refaults > 0)
         {
-            if (hugetlb)
+            System.out.println("\nNOTE: " + benchmark + " pageSize=" + pageSize + ": the faulted-in region was found"
+                + " with split folios and rebuilt on a new host " + refaults + " times (outside the timing)");
+        }
+    }
+
+    /** Prepares one invocation: a fresh mapping for {@link #faultIn}, a pin for {@link #unpin}. */
+    @Setup(Level.Invocation)
+    public void setUpInvocation()
+    {
+        switch (benchmark)
+        {
+            case "faultIn" -> freshVa = map();
+            case "pin", "pinUnpin" -> ensureIntact();
+            case "unpin" ->
             {
-                return process.mmap(0, REGION_BYTES, Prot.READ_WRITE,
-                    Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.HUGETLB));
+                ensureIntact();
+                pinned = process.pinUserPages(faultedVa, REGION_BYTES, true, true);
             }
-            return process.mmapAnonymous(REGION_BYTES);
-        }
-
-        private long mapAndFaultIn()
-        {
-            final long va = map();
-            process.touch(va, REGION_BYTES, true);
-            checkPageSize(va);
-            return va;
-        }
-
-        /** Checks that the whole region is mapped with the page size of {@link #pageSize}. */
-        void checkPageSize(final long va)
-        {
-            for (long off = 0; off < REGION_BYTES; off += PageSize.SIZE_2M.bytes())
+            default ->
             {
-                final PageSize got = process.mappedPageSize(va + off);
-                if (got != expectedSize)
-                {
-                    throw new IllegalStateException("pageSize=" + pageSize + ": offset " + off + " is mapped with "
-                        + got + ", expected " + expectedSize);
-                }
             }
         }
+    }
 
-        /**
-         * Makes sure every 2 MiB folio of the faulted-in region is still whole, else maps and faults in a new
-         * region. The model splits a fully mapped THP folio when its last pin is dropped, while the PMD still
-         * maps it whole (UserProcess#releaseIfUnused); the next pin of such a region is then mis-accounted and
-         * its unpin fails with EINVAL. Without that bug this costs one lookup per 2 MiB and never rebuilds.
-         */
-        void ensureIntact()
+    /** Undoes one invocation: unmaps the region {@link #faultIn} touched, releases the pin {@link #pin} took. */
+    @TearDown(Level.Invocation)
+    public void tearDownInvocation()
+    {
+        if (freshVa != 0)
         {
-            if (expectedSize == PageSize.SIZE_4K)
+            checkPageSize(freshVa);
+            process.munmap(freshVa, REGION_BYTES);
+            freshVa = 0;
+        }
+        if (pinned != null)
+        {
+            process.unpinUserPages(pinned);
+            pinned = null;
+        }
+    }
+
+    private long map()
+    {
+        if (hugetlb)
+        {
+            return process.mmap(0, REGION_BYTES, Prot.READ_WRITE,
+                Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.HUGETLB));
+        }
+        return process.mmapAnonymous(REGION_BYTES);
+    }
+
+    private long mapAndFaultIn()
+    {
+        final long va = map();
+        process.touch(va, REGION_BYTES, true);
+        checkPageSize(va);
+        return va;
+    }
+
+    private void checkPageSize(final long va)
+    {
+        for (long off = 0; off < REGION_BYTES; off += PageSize.SIZE_2M.bytes())
+        {
+            final PageSize got = process.mappedPageSize(va + off);
+            if (got != expectedSize)
             {
+                throw new IllegalStateException("pageSize=" + pageSize + ": offset " + off + " is mapped with "
+                    + got + ", expected " + expectedSize);
+            }
+        }
+    }
+
+    /**
+     * Makes sure every 2 MiB folio of the faulted-in region is still whole, else boots a new host and faults in a
+     * new region. The model splits a fully mapped THP folio when its last pin is dropped, while the PMD still maps
+     * it whole ({@code UserProcess.releaseIfUnused}): the next pin of such a region is then charged to the first
+     * frame of each 2 MiB only and its unpin fails with EINVAL, and unmapping it frees 1 frame of every 512 (the
+     * other 511 leak). Without that bug this costs one lookup per 2 MiB and never rebuilds.
+     */
+    private void ensureIntact()
+    {
+        if (expectedSize == PageSize.SIZE_4K)
+        {
+            return;
+        }
+        final PhysicalMemory phys = host.physicalMemory();
+        for (long off = 0; off < REGION_BYTES; off += PageSize.SIZE_2M.bytes())
+        {
+            final long pa = process.translate(faultedVa + off);
+            if (pa < 0 || phys.folioSize(pa >>> 12) != expectedSize)
+            {
+                boot();
+                faultedVa = mapAndFaultIn();
+                refaults++;
                 return;
             }
-            final PhysicalMemory phys = host.physicalMemory();
-            for (long off = 0; off < REGION_BYTES; off += PageSize.SIZE_2M.bytes())
-            {
-                final long pa = process.translate(faultedVa + off);
-                if (pa < 0 || phys.folioSize(pa >>> 12) != expectedSize)
-                {
-                    process.munmap(faultedVa, REGION_BYTES);
-                    faultedVa = mapAndFaultIn();
-                    refaults++;
-                    return;
-                }
-            }
         }
-    }
-
-    /** A fresh, untouched 1 GiB mapping for each invocation of {@link #faultIn}, unmapped after it. */
-    @State(Scope.Thread)
-    public static class FreshRegion
-    {
-        long va;
-
-        /**
-         * Maps the region.
-         *
-         * @param mem the host.
-         */
-        @Setup(Level.Invocation)
-        public void map(final Memory mem)
-        {
-            va = mem.map();
-        }
-
-        /**
-         * Checks the page size the faults gave and unmaps the region.
-         *
-         * @param mem the host.
-         */
-        @TearDown(Level.Invocation)
-        public void unmap(final Memory mem)
-        {
-            mem.checkPageSize(va);
-            mem.process.munmap(va, REGION_BYTES);
-        }
-    }
-
-    /** Holds the pin a benchmark took until the end of the invocation, then releases it. */
-    @State(Scope.Thread)
-    public static class PinHolder
-    {
-        PinnedPages pinned;
-
-        /**
-         * Makes sure the faulted-in region is whole before the invocation.
-         *
-         * @param mem the host.
-         */
-        @Setup(Level.Invocation)
-        public void prepare(final Memory mem)
-        {
-            mem.ensureIntact();
-        }
-
-        /**
-         * Releases the pin if one is held.
-         *
-         * @param mem the host.
-         */
-        @TearDown(Level.Invocation)
-        public void release(final Memory mem)
-        {
-            if (pinned != null)
-            {
-                mem.process.unpinUserPages(pinned);
-                pinned = null;
-            }
-        }
-    }
-
-    /** A pin of the faulted-in region taken before each invocation of {@link #unpin}. */
-    @State(Scope.Thread)
-    public static class Pinned
-    {
-        PinnedPages pinned;
-
-        /**
-         * Pins the faulted-in region.
-         *
-         * @param mem the host.
-         */
-        @Setup(Level.Invocation)
-        public void pin(final Memory mem)
-        {
-            mem.ensureIntact();
-            pinned = mem.process.pinUserPages(mem.faultedVa, REGION_BYTES, true, true);
-        }
-
-        /**
-         * Checks that the benchmark released the pin.
-         *
-         * @param mem the host.
-         */
-        @TearDown(Level.Invocation)
-        public void check(final Memory mem)
-        {
-            if (mem.process.pinnedVmPages() != 0)
-            {
-                throw new IllegalStateException("unpin left pinned_vm=" + mem.process.pinnedVmPages());
-            }
-        }
-    }
-
-    /** The baseline's array: one {@code long} per 4 KiB page of the region. */
-    @State(Scope.Thread)
-    public static class Counts
-    {
-        final long[] counts = new long[PAGES];
     }
 
     /**
      * Write-touches every page of a fresh 1 GiB mapping: one fault per 4 KiB or per 2 MiB page.
      *
-     * @param mem    the host.
-     * @param region the fresh mapping.
      * @return the number of faults taken.
      */
     @Benchmark
-    public long faultIn(final Memory mem, final FreshRegion region)
+    public long faultIn()
     {
-        return mem.process.touch(region.va, REGION_BYTES, true);
+        return process.touch(freshVa, REGION_BYTES, true);
     }
 
     /**
-     * Pins 1 GiB of memory already faulted in, for writing and long-term, as an RDMA registration does.
+     * Pins 1 GiB of memory already faulted in, for writing and long-term, as an RDMA registration does. The pin
+     * is released after the invocation, outside the timing.
      *
-     * @param mem    the host.
-     * @param holder keeps the pin until the invocation teardown unpins it.
      * @return the pin.
      */
     @Benchmark
-    public PinnedPages pin(final Memory mem, final PinHolder holder)
+    public PinnedPages pin()
     {
-        holder.pinned = mem.process.pinUserPages(mem.faultedVa, REGION_BYTES, true, true);
-        return holder.pinned;
+        pinned = process.pinUserPages(faultedVa, REGION_BYTES, true, true);
+        return pinned;
     }
 
     /**
      * Unpins 1 GiB pinned before the invocation.
      *
-     * @param mem    the host.
-     * @param pinned the pin to release.
      * @return the number of pages the process still has pinned (0).
      */
     @Benchmark
-    public long unpin(final Memory mem, final Pinned pinned)
+    public long unpin()
     {
-        mem.process.unpinUserPages(pinned.pinned);
-        return mem.process.pinnedVmPages();
+        process.unpinUserPages(pinned);
+        pinned = null;
+        return process.pinnedVmPages();
     }
 
     /**
      * Pins then unpins 1 GiB already faulted in.
      *
-     * @param mem    the host.
-     * @param holder makes sure the region is whole before the invocation.
      * @return the number of pages the process still has pinned (0).
      */
     @Benchmark
-    public long pinUnpin(final Memory mem, final PinHolder holder)
+    public long pinUnpin()
     {
-        final PinnedPages p = mem.process.pinUserPages(mem.faultedVa, REGION_BYTES, true, true);
-        mem.process.unpinUserPages(p);
-        return mem.process.pinnedVmPages();
+        final PinnedPages p = process.pinUserPages(faultedVa, REGION_BYTES, true, true);
+        process.unpinUserPages(p);
+        return process.pinnedVmPages();
     }
 
     /**
      * Baseline: increments one {@code long} per page, the per-page state update a pin count needs, over
-     * {@value #PAGES} elements. It does not depend on {@code pageSize}, so JMH runs it once.
+     * {@value #PAGES} elements.
      *
-     * @param counts the array.
      * @return the first element, so that the loop is not dead code.
      */
     @Benchmark
-    public long baselineArrayLoop(final Counts counts)
+    public long baselineArrayLoop()
     {
-        final long[] c = counts.counts;
+        final long[] c = counts;
         for (int i = 0; i < c.length; i++)
         {
             c[i]++;
