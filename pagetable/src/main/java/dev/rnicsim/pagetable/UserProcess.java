@@ -393,8 +393,8 @@ public final class UserProcess
      * @param address     start, 4 KiB aligned.
      * @param lengthBytes length in bytes, rounded up; 0 does nothing.
      * @param advice      the advice.
-     * @throws KernelException EINVAL for an unaligned address, DONTNEED on a VM_LOCKED area or through a hugetlb
-     *                         page; ENOMEM when part of the range is not mapped or {@code vm.max_map_count} would
+     * @throws KernelException EINVAL for an unaligned address, DONTNEED on a VM_LOCKED area or starting inside a
+     *                         hugetlb page, other advice that would split a hugetlb VMA inside a huge page; ENOMEM when part of the range is not mapped or {@code vm.max_map_count} would
      *                         be exceeded. Unlike Linux, which applies the advice to the mapped parts before
      *                         reporting ENOMEM, nothing is changed when the call fails.
      */
@@ -461,7 +461,8 @@ public final class UserProcess
      * @param address     start; rounded down to 4 KiB.
      * @param lengthBytes length in bytes; the end is rounded up to 4 KiB.
      * @throws KernelException EPERM when RLIMIT_MEMLOCK is 0 without CAP_IPC_LOCK; ENOMEM when part of the
-     *                         range is unmapped or the limit would be exceeded; EAGAIN when memory runs out while
+     *                         range is unmapped or the limit would be exceeded; EINVAL when it would split a hugetlb
+     *                         VMA inside a huge page; EAGAIN when memory runs out while
      *                         faulting in (then no VMA is left VM_LOCKED).
      */
     public void mlock(final long address, final long lengthBytes)
@@ -518,7 +519,7 @@ public final class UserProcess
      * @param address     start; rounded down to 4 KiB.
      * @param lengthBytes length in bytes; the end is rounded up.
      * @throws KernelException ENOMEM when part of the range is unmapped or {@code vm.max_map_count} would be
-     *                         exceeded.
+     *                         exceeded; EINVAL when it would split a hugetlb VMA inside a huge page.
      */
     public void munlock(final long address, final long lengthBytes)
     {
@@ -1543,6 +1544,8 @@ public final class UserProcess
 
     private void changeVmas(final long start, final long end, final java.util.function.UnaryOperator<Vma> change)
     {
+        // hugetlb_vm_op_split refuses to split a hugetlb VMA inside a huge page: EINVAL, before anything changes.
+        checkHugetlbAligned(start, end, "splitting a VMA");
         // __split_vma -> vma_adjust_trans_huge: a PMD mapping never straddles two VMAs.
         splitHugePmdsAtEdges(start, end);
         vmas.change(start, end, change);
