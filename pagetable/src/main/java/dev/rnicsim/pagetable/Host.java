@@ -32,10 +32,11 @@ public final class Host
      *
      * @param config the boot settings.
      * @throws KernelException ENOMEM when the hugetlb pools cannot be reserved.
+     * @throws NullPointerException when {@code config} is null.
      */
     public Host(final HostConfig config)
     {
-        this.config = config;
+        this.config = java.util.Objects.requireNonNull(config, "config");
         this.phys = new PhysicalMemory(config);
     }
 
@@ -105,11 +106,13 @@ public final class Host
     }
 
     /**
-     * @return the number of hugetlb pages of this size in the pool ({@code nr_hugepages}).
      * @param size 2 MiB or 1 GiB.
+     * @return the number of hugetlb pages of this size in the pool ({@code nr_hugepages}).
+     * @throws KernelException EINVAL for another page size.
      */
     public long hugepagesTotal(final PageSize size)
     {
+        checkHugePageSize(size);
         return phys.pool(size).totalPages();
     }
 
@@ -119,6 +122,7 @@ public final class Host
      */
     public long hugepagesFree(final PageSize size)
     {
+        checkHugePageSize(size);
         return phys.pool(size).freePages();
     }
 
@@ -128,6 +132,7 @@ public final class Host
      */
     public long hugepagesReserved(final PageSize size)
     {
+        checkHugePageSize(size);
         return phys.pool(size).reservedPages();
     }
 
@@ -235,6 +240,14 @@ public final class Host
             }
         }
         return migrated;
+    }
+
+    private static void checkHugePageSize(final PageSize size)
+    {
+        if (size != PageSize.SIZE_2M && size != PageSize.SIZE_1G)
+        {
+            throw new KernelException(Errno.EINVAL, "hugetlb pools exist for 2 MiB and 1 GiB pages, not " + size);
+        }
     }
 
     // ------------------------------------------------------------------ package-private

@@ -57,8 +57,11 @@ public record HostConfig(
         check(hugepages2M >= 0 && hugepages1G >= 0,
             "hugepages2M=" + hugepages2M + " and hugepages1G=" + hugepages1G + " must not be negative");
         final long normalBytes = physicalMemoryBytes - movableZoneBytes;
+        check(hugepages2M <= normalBytes / PageSize.SIZE_2M.bytes() && hugepages1G <= normalBytes / PageSize.SIZE_1G.bytes(),
+            "hugepages2M=" + hugepages2M + " or hugepages1G=" + hugepages1G + " exceed ZONE_NORMAL=" + normalBytes
+                + " bytes");
         final long poolBytes = hugepages2M * PageSize.SIZE_2M.bytes() + hugepages1G * PageSize.SIZE_1G.bytes();
-        check(hugepages2M < (1L << 40) && hugepages1G < (1L << 30) && poolBytes <= normalBytes,
+        check(poolBytes <= normalBytes,
             "hugetlb pools of " + poolBytes + " bytes (" + hugepages2M + " x 2 MiB + " + hugepages1G
                 + " x 1 GiB) exceed ZONE_NORMAL=" + normalBytes + " bytes");
         check(swapBytes >= 0 && swapBytes % PhysicalMemory.FRAME_BYTES == 0 && swapBytes <= (1L << 43),

@@ -98,11 +98,13 @@ public final class PhysicalMemory
     }
 
     /**
-     * @param pfn a frame number.
+     * @param pfn a frame number, 0 to {@code totalFrames() - 1}, or {@link #zeroPfn()}.
+     * @throws KernelException EINVAL for a frame number outside the host.
      * @return the zone the frame belongs to.
      */
     public Zone zoneOf(final long pfn)
     {
+        checkPfn(pfn);
         return movable != null && movable.contains(pfn) ? Zone.MOVABLE : Zone.NORMAL;
     }
 
@@ -147,29 +149,35 @@ public final class PhysicalMemory
     }
 
     /**
-     * @param pfn a frame number.
+     * @param pfn a frame number, 0 to {@code totalFrames() - 1}, or {@link #zeroPfn()}.
+     * @throws KernelException EINVAL for a frame number outside the host.
      * @return the folio's pin count (on its head frame): the number of 4 KiB pins held on the folio.
      */
     public int pinCount(final long pfn)
     {
+        checkPfn(pfn);
         return frames.pinCount(frames.head(pfn));
     }
 
     /**
-     * @param pfn a frame number.
+     * @param pfn a frame number, 0 to {@code totalFrames() - 1}, or {@link #zeroPfn()}.
+     * @throws KernelException EINVAL for a frame number outside the host.
      * @return how many page-table entries map this frame.
      */
     public int mapCount(final long pfn)
     {
+        checkPfn(pfn);
         return frames.mapCount(pfn);
     }
 
     /**
-     * @param pfn a frame number.
+     * @param pfn a frame number, 0 to {@code totalFrames() - 1}, or {@link #zeroPfn()}.
+     * @throws KernelException EINVAL for a frame number outside the host.
      * @return the page size of the folio the frame belongs to (4 KiB for a free frame).
      */
     public PageSize folioSize(final long pfn)
     {
+        checkPfn(pfn);
         return switch (frames.order(pfn))
         {
             case 9 -> PageSize.SIZE_2M;
@@ -179,11 +187,13 @@ public final class PhysicalMemory
     }
 
     /**
-     * @param pfn a frame number.
+     * @param pfn a frame number, 0 to {@code totalFrames() - 1}, or {@link #zeroPfn()}.
+     * @throws KernelException EINVAL for a frame number outside the host.
      * @return true when the frame is handed out (mapped, pinned or in a hugetlb mapping).
      */
     public boolean isAllocated(final long pfn)
     {
+        checkPfn(pfn);
         return frames.kind(pfn) != FrameTable.KIND_FREE;
     }
 
@@ -194,10 +204,12 @@ public final class PhysicalMemory
      * @param dst       destination array.
      * @param dstOffset first index written in {@code dst}.
      * @param length    bytes to read.
-     * @throws KernelException EFAULT when the range leaves physical memory or touches a free frame.
+     * @throws KernelException EFAULT when the range leaves physical memory, touches a free frame, or does not fit
+     *                         the array.
      */
     public void read(final long physAddr, final byte[] dst, final int dstOffset, final int length)
     {
+        checkBuffer(dst, dstOffset, length);
         checkPhysRange(physAddr, length);
         long addr = physAddr;
         int done = 0;
@@ -220,10 +232,11 @@ public final class PhysicalMemory
      * @param srcOffset first index read in {@code src}.
      * @param length    bytes to write.
      * @throws KernelException EFAULT when the range leaves physical memory, touches a free frame or the shared zero
-     *                         page.
+     *                         page, or does not fit the array.
      */
     public void write(final long physAddr, final byte[] src, final int srcOffset, final int length)
     {
+        checkBuffer(src, srcOffset, length);
         checkPhysRange(physAddr, length);
         if (length > 0 && zeroPfn >= physAddr >>> FRAME_SHIFT && zeroPfn <= (physAddr + length - 1) >>> FRAME_SHIFT)
         {
@@ -243,9 +256,31 @@ public final class PhysicalMemory
         }
     }
 
+    private void checkBuffer(final byte[] buffer, final int offset, final int length)
+    {
+        java.util.Objects.requireNonNull(buffer, "buffer");
+        if (offset < 0 || length < 0 || offset > buffer.length - length)
+        {
+            throw new KernelException(Errno.EFAULT, "buffer of " + buffer.length + " bytes cannot hold " + length
+                + " bytes at offset " + offset);
+        }
+    }
+
+    /**
+     * @throws KernelException EINVAL when {@code pfn} is not a frame of this host.
+     */
+    private void checkPfn(final long pfn)
+    {
+        if (pfn < 0 || pfn > totalFrames)
+        {
+            throw new KernelException(Errno.EINVAL, "pfn " + pfn + " is outside [0, " + totalFrames
+                + "] (the frames of the host and the shared zero page)");
+        }
+    }
+
     private void checkPhysRange(final long physAddr, final int length)
     {
-        if (physAddr < 0 || length < 0 || physAddr + length > ((totalFrames + 1) << FRAME_SHIFT))
+        if (physAddr < 0 || length < 0 || physAddr > ((totalFrames + 1) << FRAME_SHIFT) - length)
         {
             throw new KernelException(Errno.EFAULT, "physical range 0x" + Long.toHexString(physAddr) + "+" + length
                 + " leaves physical memory of " + (totalFrames << FRAME_SHIFT) + " bytes");

@@ -66,13 +66,14 @@ public final class SmapsImporter
      * @param entries  the parsed file.
      * @param populate fault in the resident pages the file reports.
      * @return what was imported.
-     * @throws KernelException EINVAL when the process already has VMAs, or an area is not page aligned or overlaps
-     *                         another; ENOMEM when the areas exceed {@code vm.max_map_count}, the hugetlb pools are
+     * @throws KernelException EINVAL when the process already has VMAs, or an area is not page aligned, overlaps
+     *                         another or lies below {@code vm.mmap_min_addr}; ENOMEM when the areas exceed {@code vm.max_map_count}, the hugetlb pools are
      *                         too small for the hugetlb areas, or memory runs out while populating.
      */
     public static Report importEntries(final UserProcess process, final List<SmapsEntry> entries,
         final boolean populate)
     {
+        java.util.Objects.requireNonNull(entries, "entries");
         if (process.vmaCount() != 0)
         {
             throw new KernelException(Errno.EINVAL, "import needs an empty process; pid " + process.pid() + " has "
@@ -124,7 +125,7 @@ public final class SmapsImporter
             }
             catch (final KernelException ex)
             {
-                process.munmap(0x1000, UserProcess.TASK_SIZE - 0x1000);
+                process.unmapAll();
                 throw ex;
             }
         }
@@ -139,7 +140,7 @@ public final class SmapsImporter
             throw new KernelException(Errno.ENOMEM, vmas.size() + " areas > vm.max_map_count="
                 + host.config().maxMapCount());
         }
-        long previousEnd = 0;
+        long previousEnd = host.config().mmapMinAddrBytes();
         for (final Vma v : vmas)
         {
             final long align = v.kind() == VmaKind.HUGETLB ? v.hugePageSize().bytes() : PhysicalMemory.FRAME_BYTES;
@@ -148,7 +149,8 @@ public final class SmapsImporter
             {
                 throw new KernelException(Errno.EINVAL, "area 0x" + Long.toHexString(v.startAddress()) + "-0x"
                     + Long.toHexString(v.endAddress()) + " is not aligned to " + align
-                    + " bytes or overlaps the area before it");
+                    + " bytes, overlaps the area before it, or lies below vm.mmap_min_addr="
+                + host.config().mmapMinAddrBytes());
             }
             previousEnd = v.endAddress();
         }
@@ -183,8 +185,17 @@ public final class SmapsImporter
         }
         if (e.isHugetlb())
         {
+            // A maps file has no KernelPageSize: hugetlb areas then use the default huge page size, 2 MiB.
+            final long kernelPage = e.kernelPageSizeBytes();
+            if (kernelPage != PageSize.SIZE_4K.bytes() && kernelPage != PageSize.SIZE_2M.bytes()
+                && kernelPage != PageSize.SIZE_1G.bytes())
+            {
+                throw new KernelException(Errno.EINVAL, "hugetlb area at 0x" + Long.toHexString(e.startAddress())
+                    + " has KernelPageSize " + kernelPage / 1024 + " kB; x86-64 huge pages are 2048 or 1048576 kB");
+            }
+            final PageSize size = kernelPage == PageSize.SIZE_1G.bytes() ? PageSize.SIZE_1G : PageSize.SIZE_2M;
             return new Vma(e.startAddress(), e.endAddress(), prot, flags | Vma.VM_RESV_OWNER, VmaKind.HUGETLB,
-                PageSize.ofBytes(e.kernelPageSizeBytes()), e.pathname(), 0);
+                size, e.pathname(), 0);
         }
         final boolean file = e.inode() != 0 || (e.pathname().startsWith("/") && !e.pathname().startsWith("/anon"));
         return new Vma(e.startAddress(), e.endAddress(), prot, flags, file ? VmaKind.FILE : VmaKind.ANONYMOUS,

@@ -10,8 +10,11 @@ import java.util.Set;
 /**
  * A user process of the simulated host: its address space (VMAs and a four-level page table), its page faults,
  * its RLIMIT_MEMLOCK and CAP_IPC_LOCK, and its {@code pinned_vm}. The system calls mirror Linux's, with the same
- * errno; every call checks its arguments before changing anything, so a call that throws leaves the process and
- * the host as they were.
+ * errno; every call checks its arguments and limits before changing anything, so a call refused for its
+ * arguments or a limit leaves the process and the host as they were. The one exception is running out of memory
+ * part way through faulting pages in ({@code touch}, {@code read}, {@code write}, {@code mlock}, a pin): as in
+ * Linux, the pages faulted in before the failure stay mapped, while no pin, VMA change or charge is left behind.
+ * A null argument throws NullPointerException.
  *
  * <p>Not thread safe: a host and its processes are driven by one thread.
  */
@@ -215,6 +218,12 @@ public final class UserProcess
     public long mmap(final long addressHint, final long lengthBytes, final Set<Prot> prot, final Set<MapFlag> flags)
     {
         checkAlive();
+        java.util.Objects.requireNonNull(prot, "prot");
+        java.util.Objects.requireNonNull(flags, "flags");
+        if (lengthBytes <= 0)
+        {
+            throw new KernelException(Errno.EINVAL, "lengthBytes=" + lengthBytes + " must be positive");
+        }
         if (flags.contains(MapFlag.PRIVATE) == flags.contains(MapFlag.SHARED))
         {
             throw new KernelException(Errno.EINVAL, "exactly one of MAP_PRIVATE and MAP_SHARED is required, got "
@@ -249,6 +258,11 @@ public final class UserProcess
         long start;
         if (fixed)
         {
+            if (addressHint < 0 || addressHint > TASK_SIZE - length)
+            {
+                throw new KernelException(Errno.ENOMEM, "fixed range 0x" + Long.toHexString(addressHint) + "+"
+                    + length + " passes TASK_SIZE=0x" + Long.toHexString(TASK_SIZE));
+            }
             if ((addressHint & (pageBytes - 1)) != 0)
             {
                 throw new KernelException(Errno.EINVAL, "fixed address 0x" + Long.toHexString(addressHint)
@@ -281,7 +295,12 @@ public final class UserProcess
                 .mmapMinAddrBytes() && addressHint <= TASK_SIZE - length && !overlaps(addressHint,
                 addressHint + length) ? addressHint : findFreeRange(length, align);
         }
-        final int countAfter = vmaCountAfterCarve(start, start + length) + 1;
+        final VmaTree trial = vmas.copy();
+        trial.carve(start, start + length);
+        trial.insertAndMerge(hugetlb
+            ? new Vma(start, start + length, Prot.bits(prot), Vma.VM_RESV_OWNER, VmaKind.HUGETLB, hugeSize, "", 0)
+            : new Vma(start, start + length, Prot.bits(prot), 0, VmaKind.ANONYMOUS, PageSize.SIZE_4K, "", 0));
+        final int countAfter = trial.size();
         if (countAfter > host.config().maxMapCount())
         {
             throw new KernelException(Errno.ENOMEM, "this mapping would make " + countAfter
@@ -372,8 +391,6 @@ public final class UserProcess
         checkFullyMapped(address, end, "mprotect");
         checkHugetlbAligned(address, end, "mprotect");
         final int bits = Prot.bits(prot);
-        checkSplitCount(address, end, "mprotect");
-        splitHugePmdsAtEdges(address, end);
         changeVmas(address, end, v -> v.withProt(bits));
         if ((bits & Prot.WRITE.bit()) == 0)
         {
@@ -440,7 +457,6 @@ public final class UserProcess
             zapRange(address, zapEnd);
             return;
         }
-        checkSplitCount(address, end, "madvise");
         final int set;
         final int clear;
         switch (advice)
@@ -468,15 +484,15 @@ public final class UserProcess
     public void mlock(final long address, final long lengthBytes)
     {
         checkAlive();
+        if (!capIpcLock && rlimitMemlockBytes == 0)
+        {
+            throw new KernelException(Errno.EPERM, "RLIMIT_MEMLOCK=0 and no CAP_IPC_LOCK (can_do_mlock)");
+        }
         final long start = address & ~(long)(FRAME_BYTES - 1);
         final long end = checkAlignedRange(start, lengthBytes + (address - start), false, Errno.EINVAL);
         checkFullyMapped(start, end, "mlock");
         if (!capIpcLock)
         {
-            if (rlimitMemlockBytes == 0)
-            {
-                throw new KernelException(Errno.EPERM, "RLIMIT_MEMLOCK=0 and no CAP_IPC_LOCK (can_do_mlock)");
-            }
             long newlyLocked = 0;
             for (final Vma v : overlapping(start, end))
             {
@@ -493,7 +509,6 @@ public final class UserProcess
                     + " bytes)");
             }
         }
-        checkSplitCount(start, end, "mlock");
         final List<Vma> before = vmas.snapshot();
         changeVmas(start, end, v -> v.withFlags(v.flagBits() | Vma.VM_LOCKED));
         try
@@ -527,7 +542,6 @@ public final class UserProcess
         final long start = address & ~(long)(FRAME_BYTES - 1);
         final long end = checkAlignedRange(start, lengthBytes + (address - start), false, Errno.EINVAL);
         checkFullyMapped(start, end, "munlock");
-        checkSplitCount(start, end, "munlock");
         changeVmas(start, end, v -> v.withFlags(v.flagBits() & ~Vma.VM_LOCKED));
     }
 
@@ -604,12 +618,12 @@ public final class UserProcess
     public byte[] read(final long address, final int lengthBytes)
     {
         checkAlive();
-        final byte[] data = new byte[Math.max(0, lengthBytes)];
         if (lengthBytes <= 0)
         {
-            return data;
+            return new byte[0];
         }
         checkAccess(address, lengthBytes, false);
+        final byte[] data = new byte[lengthBytes];
         int done = 0;
         while (done < data.length)
         {
@@ -697,13 +711,17 @@ public final class UserProcess
         final long start = address & ~(long)(FRAME_BYTES - 1);
         final long end = alignUp(address + lengthBytes, FRAME_BYTES);
         final long pages = (end - start) >>> FRAME_SHIFT;
+        if (pages > 0xffff_ffffL)
+        {
+            throw new KernelException(Errno.EINVAL, "npages=" + pages + " > UINT_MAX (ib_umem_get)");
+        }
         checkPinnedVmLimit(pages);
         if (end > TASK_SIZE)
         {
             throw new KernelException(Errno.EFAULT, "pin range ends at 0x" + Long.toHexString(end)
                 + " past TASK_SIZE=0x" + Long.toHexString(TASK_SIZE));
         }
-        checkAccess(start, end - start, write);
+        checkAccess(start, end - start, write, false);
         pinnedVmPages += pages;
         final List<PhysRun> runs = new ArrayList<>();
         final RunBuilder builder = new RunBuilder(runs);
@@ -732,7 +750,14 @@ public final class UserProcess
                 final long leafEnd = (va & ~(size.bytes() - 1)) + size.bytes();
                 final long chunkEnd = Math.min(end, leafEnd);
                 final long chunkPages = (chunkEnd - va) >>> FRAME_SHIFT;
-                frames.addPinCount(frames.head(pfn), (int)chunkPages);
+                final long head = frames.head(pfn);
+                if (frames.pinCount(head) + chunkPages > Integer.MAX_VALUE)
+                {
+                    // try_grab_folio refuses a reference that would overflow the folio's count.
+                    throw new KernelException(Errno.ENOMEM, "pin count of the folio at pfn 0x" + Long.toHexString(head)
+                        + " would pass " + Integer.MAX_VALUE);
+                }
+                frames.addPinCount(head, (int)chunkPages);
                 builder.add(pfn, chunkPages, size);
                 va = chunkEnd;
             }
@@ -763,8 +788,8 @@ public final class UserProcess
     {
         if (pinned.process() != this)
         {
-            throw new KernelException(Errno.EINVAL, "pinned pages of pid " + pinned.process().pid()
-                + " given to pid " + pid);
+            throw new KernelException(Errno.EINVAL, "pinned pages of "
+                + (pinned.process() == null ? "no process" : "pid " + pinned.process().pid()) + " given to pid " + pid);
         }
         if (!livePins.remove(pinned))
         {
@@ -1046,6 +1071,12 @@ public final class UserProcess
             }
         });
         return pages[0];
+    }
+
+    /** Removes every mapping, as exit does, without ending the process. */
+    void unmapAll()
+    {
+        unmapRange(0, TASK_SIZE);
     }
 
     PageTable pageTable()
@@ -1532,20 +1563,21 @@ public final class UserProcess
         return vmas.countAfterCarve(start, end);
     }
 
-    private void checkSplitCount(final long start, final long end, final String call)
-    {
-        final int count = vmas.countAfterSplit(start, end);
-        if (count > host.config().maxMapCount())
-        {
-            throw new KernelException(Errno.ENOMEM, call + " would split VMAs into " + count
-                + " > vm.max_map_count=" + host.config().maxMapCount());
-        }
-    }
-
+    /**
+     * Applies a change to the VMAs of a range, splitting and merging them, after checking (before anything changes)
+     * that no hugetlb VMA is cut inside a huge page (hugetlb_vm_op_split: EINVAL) and that the VMA count after the
+     * change, merges included, stays within {@code vm.max_map_count} (ENOMEM).
+     */
     private void changeVmas(final long start, final long end, final java.util.function.UnaryOperator<Vma> change)
     {
-        // hugetlb_vm_op_split refuses to split a hugetlb VMA inside a huge page: EINVAL, before anything changes.
         checkHugetlbAligned(start, end, "splitting a VMA");
+        final VmaTree trial = vmas.copy();
+        trial.change(start, end, change);
+        if (trial.size() > host.config().maxMapCount())
+        {
+            throw new KernelException(Errno.ENOMEM, "the change would leave " + trial.size()
+                + " VMAs > vm.max_map_count=" + host.config().maxMapCount());
+        }
         // __split_vma -> vma_adjust_trans_huge: a PMD mapping never straddles two VMAs.
         splitHugePmdsAtEdges(start, end);
         vmas.change(start, end, change);
@@ -1581,14 +1613,24 @@ public final class UserProcess
     private long checkAlignedRange(final long address, final long lengthBytes, final boolean zeroIsError,
         final Errno overflowErrno)
     {
-        if ((address & (FRAME_BYTES - 1)) != 0 || address < 0)
+        if (address < 0 || address >= TASK_SIZE)
+        {
+            // munmap: EINVAL for start > TASK_SIZE; mprotect, madvise, mlock: ENOMEM, nothing is mapped there.
+            throw new KernelException(zeroIsError ? Errno.EINVAL : Errno.ENOMEM, "address 0x" + Long.toHexString(address)
+                + " is outside the user address space (TASK_SIZE=0x" + Long.toHexString(TASK_SIZE) + ")");
+        }
+        if ((address & (FRAME_BYTES - 1)) != 0)
         {
             throw new KernelException(Errno.EINVAL, "address 0x" + Long.toHexString(address)
                 + " is not 4096-byte aligned");
         }
-        if (lengthBytes < 0 || (lengthBytes == 0 && zeroIsError))
+        if (lengthBytes < 0)
         {
-            throw new KernelException(Errno.EINVAL, "lengthBytes=" + lengthBytes + " must be positive");
+            throw new KernelException(overflowErrno, "lengthBytes=" + lengthBytes + " is negative");
+        }
+        if (lengthBytes == 0 && zeroIsError)
+        {
+            throw new KernelException(Errno.EINVAL, "lengthBytes=0 must be positive");
         }
         final long end = alignUp(address + lengthBytes, FRAME_BYTES);
         if (address + lengthBytes < address || end < address || end > TASK_SIZE)
@@ -1629,6 +1671,16 @@ public final class UserProcess
     /** Checks that every byte of the range is mapped with the needed protection; returns the page-aligned end. */
     private long checkAccess(final long address, final long lengthBytes, final boolean write)
     {
+        return checkAccess(address, lengthBytes, write, true);
+    }
+
+    /**
+     * @param cpu a CPU access, which on x86 may read any accessible VMA (arch/x86/mm/fault.c {@code access_error}:
+     *            {@code vma_is_accessible}); else a get_user_pages access, which needs VM_READ to read
+     *            (mm/gup.c {@code check_vma_flags}).
+     */
+    private long checkAccess(final long address, final long lengthBytes, final boolean write, final boolean cpu)
+    {
         final long end = address + lengthBytes;
         if (address < 0 || end < address || end > TASK_SIZE)
         {
@@ -1646,7 +1698,7 @@ public final class UserProcess
             {
                 throw new SegmentationFault(cursor, "write to a VMA without PROT_WRITE (" + v.permissions() + ")");
             }
-            if (!write && !v.readable())
+            if (!write && !v.readable() && (!cpu || (!v.writable() && !v.executable())))
             {
                 throw new SegmentationFault(cursor, "read of a VMA without PROT_READ (" + v.permissions() + ")");
             }

@@ -17,6 +17,14 @@ final class VmaTree
 {
     private final TreeMap<Long, Vma> byStart = new TreeMap<>();
 
+    /** @return an independent copy, to try a change on. */
+    VmaTree copy()
+    {
+        final VmaTree copy = new VmaTree();
+        copy.byStart.putAll(byStart);
+        return copy;
+    }
+
     int size()
     {
         return byStart.size();
@@ -103,17 +111,6 @@ final class VmaTree
             final boolean left = v.startAddress() < start;
             final boolean right = v.endAddress() > end;
             count += (left && right) ? 1 : (left || right) ? 0 : -1;
-        }
-        return count;
-    }
-
-    /** @return how many VMAs there would be after splitting at {@code start} and {@code end}, before merging. */
-    int countAfterSplit(final long start, final long end)
-    {
-        int count = byStart.size();
-        for (final Vma v : overlapping(start, end))
-        {
-            count += (v.startAddress() < start ? 1 : 0) + (v.endAddress() > end ? 1 : 0);
         }
         return count;
     }
