@@ -34,7 +34,11 @@ rnicsim_find_jdk25() {
 
 if ! RNICSIM_JDK=$(rnicsim_find_jdk25); then
   echo "rnic-sim needs a JDK 25 or newer and found none." >&2
-  echo "Looked at: \$JAVA_HOME (${JAVA_HOME:-unset}), 'java' on PATH, /usr/lib/jvm, /usr/java, /opt/java, /opt/jdk*, ~/.sdkman, ~/.jdks." >&2
+  if [ -n "${JAVA_HOME:-}" ]; then
+    rnicsim_home_major=$( [ -x "$JAVA_HOME/bin/java" ] && rnicsim_java_major "$JAVA_HOME/bin/java" )
+    echo "\$JAVA_HOME=$JAVA_HOME is ${rnicsim_home_major:+JDK $rnicsim_home_major, too old}${rnicsim_home_major:-not a JDK}." >&2
+  fi
+  echo "Also looked at 'java' on PATH and in ${RNICSIM_JDK_DIRS:-/usr/lib/jvm, /usr/java, /opt/java, /opt/jdk*, macOS JavaVirtualMachines, ~/.sdkman, ~/.jdks}." >&2
   echo "Install a JDK 25 (for example Temurin 25) or set JAVA_HOME to one, then run this again." >&2
   exit 3
 fi

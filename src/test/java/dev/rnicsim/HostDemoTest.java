@@ -33,7 +33,7 @@ class HostDemoTest
         assertThat(out).contains("ENOMEM: pinned_vm=").contains("RLIMIT_MEMLOCK=");
         assertThat(host.counter(VmEvent.PGMIGRATE_LONGTERM_PIN)).isPositive();
         assertThat(out).contains("pgmigrate_longterm_pin " + host.counter(VmEvent.PGMIGRATE_LONGTERM_PIN));
-        assertThat(out).contains("is now in ZONE_NORMAL");
+        assertThat(out).contains("ZONE_MOVABLE before, ZONE_NORMAL after");
         assertThat(out).containsPattern("AnonHugePages:\\s+[1-9][0-9]* kB");
     }
 }

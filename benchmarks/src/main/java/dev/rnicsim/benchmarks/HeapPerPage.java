@@ -19,13 +19,13 @@ import java.util.Locale;
  * write-touching 1 GiB of anonymous memory ({@value PinBenchmark#PAGES} pages of 4 KiB), then by pinning all of it,
  * then (for comparison) by the same 1 GiB in 2 MiB transparent huge pages on a THP {@link ThpMode#ALWAYS} host.
  * Retained heap is the heap in use after {@link System#gc()}, as {@link MemoryMXBean} reports it, before and after
- * the step, with everything allocated kept reachable. The unit is bytes per 4 KiB page of the region. The issue's
+ * the step, with everything allocated kept reachable. The unit is bytes per 4 KiB page of the region. The project's
  * target is under 32 bytes per mapped 4 KiB page; the baseline {@code long[]} costs 8 bytes per page.
  *
  * <p>How to run (a full GC gives exact used-heap numbers with the serial collector; G1 also works):
  * <pre>
  * mvn -pl benchmarks -am package -DskipTests
- * java -XX:+UseSerialGC -cp benchmarks/target/benchmarks.jar dev.rnicsim.benchmarks.HeapPerPage
+ * bin/bench heap     (or: java -XX:+UseSerialGC -cp benchmarks/target/benchmarks.jar dev.rnicsim.benchmarks.HeapPerPage)
  * </pre>
  */
 public final class HeapPerPage

@@ -50,7 +50,7 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  *   <li>{@link #faultIn}: write-touches a fresh 1 GiB mapping (mapped before, unmapped after each invocation,
  *       outside the timing);</li>
  *   <li>{@link #pin}: {@code pinUserPages(write, longterm)} of 1 GiB already faulted in (unpinned after each
- *       invocation, outside the timing): the operation the issue's target of 40 ns per 4 KiB page is about;</li>
+ *       invocation, outside the timing): the operation the project's target of 40 ns per 4 KiB page is about;</li>
  *   <li>{@link #unpin}: {@code unpinUserPages} of such a pin (pinned before each invocation);</li>
  *   <li>{@link #pinUnpin}: both, back to back;</li>
  *   <li>{@link #baselineArrayLoop}: one increment per element of a {@code long[PAGES]}, as a pin count per page

@@ -293,13 +293,13 @@ public final class ProcFs
         {
             f.append(" dc");
         }
-        if (v.kind() != VmaKind.FILE && v.writable() && !v.has(Vma.VM_SHARED))
+        if (v.kind() == VmaKind.ANONYMOUS && v.writable() && !v.has(Vma.VM_SHARED))
         {
             f.append(" ac");
         }
         if (v.kind() == VmaKind.HUGETLB)
         {
-            f.append(" ht");
+            f.append(" de ht");
         }
         if (v.has(Vma.VM_HUGEPAGE))
         {

@@ -28,6 +28,8 @@ public final class UserProcess
     public static final long RLIM_INFINITY = -1;
     /** The default RLIMIT_MEMLOCK of current distributions: 8 MiB ({@code ulimit -l} 8192; systemd 253+). */
     public static final long DEFAULT_RLIMIT_MEMLOCK_BYTES = 8L << 20;
+    /** The name /proc shows for MAP_HUGETLB anonymous memory, which lives in an unlinked hugetlbfs file. */
+    public static final String HUGETLB_ANON_NAME = "/anon_hugepage (deleted)";
 
     private final Host host;
     private final PhysicalMemory phys;
@@ -298,7 +300,8 @@ public final class UserProcess
         final VmaTree trial = vmas.copy();
         trial.carve(start, start + length);
         trial.insertAndMerge(hugetlb
-            ? new Vma(start, start + length, Prot.bits(prot), Vma.VM_RESV_OWNER, VmaKind.HUGETLB, hugeSize, "", 0)
+            ? new Vma(start, start + length, Prot.bits(prot), Vma.VM_RESV_OWNER, VmaKind.HUGETLB, hugeSize,
+                HUGETLB_ANON_NAME, 0)
             : new Vma(start, start + length, Prot.bits(prot), 0, VmaKind.ANONYMOUS, PageSize.SIZE_4K, "", 0));
         final int countAfter = trial.size();
         if (countAfter > host.config().maxMapCount())
@@ -320,7 +323,8 @@ public final class UserProcess
             unmapRange(start, start + length);
         }
         final Vma vma = hugetlb
-            ? new Vma(start, start + length, Prot.bits(prot), Vma.VM_RESV_OWNER, VmaKind.HUGETLB, hugeSize, "", 0)
+            ? new Vma(start, start + length, Prot.bits(prot), Vma.VM_RESV_OWNER, VmaKind.HUGETLB, hugeSize,
+                HUGETLB_ANON_NAME, 0)
             : new Vma(start, start + length, Prot.bits(prot), 0, VmaKind.ANONYMOUS, PageSize.SIZE_4K, "", 0);
         insertAndMerge(vma);
         if (hugetlb)

@@ -2,7 +2,8 @@ package dev.rnicsim.pagetable;
 
 /**
  * The counters the host model keeps: what happened, counted, never timed (a cost model elsewhere prices
- * them). Each has the name /proc/vmstat uses where Linux has one, and a unit.
+ * them). Each has the name /proc/vmstat uses where Linux has one, and a unit; counters Linux does not have are
+ * named with a {@code sim_} prefix so that nobody looks for them on a real machine.
  *
  * <p>Immutable and thread safe.
  */
@@ -13,7 +14,7 @@ public enum VmEvent
     /** Faults that had to read a page back from swap. */
     PGMAJFAULT("pgmajfault", "faults"),
     /** Write faults on a copy-on-write page that copied it. */
-    COW_COPY("cow_copy", "pages"),
+    COW_COPY("sim_cow_copy", "pages"),
     /** Pages read from swap. */
     PSWPIN("pswpin", "pages"),
     /** Pages written to swap. */
@@ -23,9 +24,9 @@ public enum VmEvent
     /** Pages migrated (compaction or long-term pin). */
     PGMIGRATE_SUCCESS("pgmigrate_success", "pages"),
     /** Pages migrated because a long-term pin found them in ZONE_MOVABLE. */
-    PGMIGRATE_LONGTERM_PIN("pgmigrate_longterm_pin", "pages"),
+    PGMIGRATE_LONGTERM_PIN("sim_pgmigrate_longterm_pin", "pages"),
     /** Pages compaction left in place because they are pinned. */
-    COMPACT_PINNED_SKIPPED("compact_pinned_skipped", "pages"),
+    COMPACT_PINNED_SKIPPED("sim_compact_pinned_skipped", "pages"),
     /** 2 MiB folios allocated on fault. */
     THP_FAULT_ALLOC("thp_fault_alloc", "folios"),
     /** Faults that wanted a 2 MiB folio and fell back to 4 KiB. */
@@ -41,7 +42,7 @@ public enum VmEvent
     /** Pages unpinned. */
     NR_FOLL_PIN_RELEASED("nr_foll_pin_released", "pages"),
     /** Page-table walks done for a fault, a pin or a lookup. */
-    PAGE_WALKS("page_walks", "walks");
+    PAGE_WALKS("sim_page_walks", "walks");
 
     private final String procName;
     private final String unit;

@@ -85,8 +85,7 @@ class SmapsImporterTest
         final Path live = Path.of("/proc/self/smaps");
         Assumptions.assumeTrue(Files.isReadable(live), "no /proc/self/smaps on this system");
         final Path capture = dir.resolve("smaps");
-        Files.write(capture, Files.readAllBytes(live));
-        final List<SmapsEntry> entries = SmapsParser.parse(capture);
+        final List<SmapsEntry> entries = stableCapture(live, capture);
         long hugetlbPages = 0;
         for (final SmapsEntry e : entries)
         {
@@ -122,6 +121,35 @@ class SmapsImporterTest
             assertThat(reparsed.get(i).startAddress()).isEqualTo(user.get(i).startAddress());
             assertThat(reparsed.get(i).fieldKb("Size")).isEqualTo(user.get(i).fieldKb("Size"));
         }
+    }
+
+    /**
+     * /proc/self/smaps is not read atomically: a JVM thread that maps memory during the read can leave two entries
+     * that overlap. Reads until two reads in a row list the same areas, sorted without overlap.
+     */
+    private static List<SmapsEntry> stableCapture(final Path live, final Path capture) throws IOException
+    {
+        List<String> previousAreas = List.of();
+        for (int attempt = 0; attempt < 100; attempt++)
+        {
+            final byte[] bytes = Files.readAllBytes(live);
+            Files.write(capture, bytes);
+            final List<SmapsEntry> entries = SmapsParser.parse(capture);
+            final List<String> areas = entries.stream()
+                .map(e -> Long.toHexString(e.startAddress()) + "-" + Long.toHexString(e.endAddress())).toList();
+            boolean ordered = true;
+            for (int i = 1; i < entries.size(); i++)
+            {
+                ordered &= Long.compareUnsigned(entries.get(i - 1).endAddress(), entries.get(i).startAddress()) <= 0;
+            }
+            if (ordered && areas.equals(previousAreas))
+            {
+                return entries;
+            }
+            previousAreas = areas;
+        }
+        Assumptions.abort("/proc/self/smaps kept changing while it was read");
+        return List.of();
     }
 
     @Test

@@ -79,16 +79,13 @@ public final class HostDemo
             Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.HUGETLB));
         step(out, "mmap 8 MiB MAP_HUGETLB (4 pool pages reserved, none faulted yet)", huge, app);
         app.touch(huge, 8 * MIB, true);
+        step(out, "touch the 8 MiB: the 4 reserved pool pages are faulted in", huge, app);
 
         out.println("## pin_user_pages(FOLL_WRITE | FOLL_LONGTERM), as ibv_reg_mr does");
-        final Zone before = host.physicalMemory().zoneOf(app.translate(small) >>> 12);
-        final PinnedPages pinSmall = app.pinUserPages(small, 16 * MIB, true, true);
-        final Zone after = host.physicalMemory().zoneOf(app.translate(small) >>> 12);
-        describe(out, "16 MiB of 4 KiB pages", pinSmall);
-        out.println("  first page was in ZONE_" + before + ", is now in ZONE_" + after + " ("
-            + host.counter(VmEvent.PGMIGRATE_LONGTERM_PIN) + " pages migrated for the long-term pin)");
-        describe(out, "32 MiB of THP", app.pinUserPages(thp, 32 * MIB, true, true));
-        describe(out, "8 MiB of hugetlbfs", app.pinUserPages(huge, 8 * MIB, true, true));
+        out.println("  (user pages come from ZONE_MOVABLE first; a long-term pin must move them to ZONE_NORMAL)");
+        pinAndDescribe(out, host, app, "16 MiB of 4 KiB pages", small, 16 * MIB);
+        pinAndDescribe(out, host, app, "32 MiB of THP", thp, 32 * MIB);
+        pinAndDescribe(out, host, app, "8 MiB of hugetlbfs", huge, 8 * MIB);
         out.println("  pinned_vm = " + app.pinnedVmPages() + " pages of RLIMIT_MEMLOCK "
             + (app.rlimitMemlockBytes() >>> 12) + " pages");
         try
@@ -113,7 +110,7 @@ public final class HostDemo
         out.println("## /proc/" + app.pid() + "/smaps");
         out.print(ProcFs.smaps(app));
         out.println();
-        out.println("## /proc/vmstat");
+        out.println("## /proc/vmstat (names starting with sim_ are the simulator's own, not Linux's)");
         out.print(ProcFs.vmstat(host));
         return host;
     }
@@ -125,6 +122,18 @@ public final class HostDemo
             + (p.mappedPageSize(va) == null ? "not faulted in yet" : "mapped by a " + p.mappedPageSize(va).kb()
             + " kB leaf"));
         out.println();
+    }
+
+    private static void pinAndDescribe(final PrintStream out, final Host host, final UserProcess app,
+        final String what, final long va, final long lengthBytes)
+    {
+        final Zone before = host.physicalMemory().zoneOf(app.translate(va) >>> 12);
+        final long migratedBefore = host.counter(VmEvent.PGMIGRATE_LONGTERM_PIN);
+        final PinnedPages pin = app.pinUserPages(va, lengthBytes, true, true);
+        final Zone after = host.physicalMemory().zoneOf(app.translate(va) >>> 12);
+        describe(out, what, pin);
+        out.println("    first page: ZONE_" + before + " before, ZONE_" + after + " after; "
+            + (host.counter(VmEvent.PGMIGRATE_LONGTERM_PIN) - migratedBefore) + " pages migrated for this pin");
     }
 
     private static void describe(final PrintStream out, final String what, final PinnedPages pin)
