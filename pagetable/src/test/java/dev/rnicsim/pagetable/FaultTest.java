@@ -1,5 +1,8 @@
 package dev.rnicsim.pagetable;
 
+
+import dev.rnicsim.pagetable.KernelAssertions.State;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
@@ -20,20 +23,6 @@ class FaultTest
     private static final long MIB = 1L << 20;
     private static final long PAGE = PhysicalMemory.FRAME_BYTES;
     private static final long FIXED_BASE = 0x1000_0000L;
-
-    /** What a failed call must leave unchanged. */
-    private record State(long freeFrames, long usedFrames, long pinnedVmPages, long lockedVmPages, List<Vma> vmas,
-                         long hugeFree2M, long hugeRsvd2M, long hugeFree1G, long hugeRsvd1G)
-    {
-        static State of(final UserProcess p)
-        {
-            final Host h = p.host();
-            final PhysicalMemory pm = h.physicalMemory();
-            return new State(pm.freeFrames(), pm.usedFrames(), p.pinnedVmPages(), p.lockedVmPages(), p.vmas(),
-                h.hugepagesFree(PageSize.SIZE_2M), h.hugepagesReserved(PageSize.SIZE_2M),
-                h.hugepagesFree(PageSize.SIZE_1G), h.hugepagesReserved(PageSize.SIZE_1G));
-        }
-    }
 
     private static UserProcess process(final UnaryOperator<HostConfig.Builder> config)
     {

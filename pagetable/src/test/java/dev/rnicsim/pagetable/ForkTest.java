@@ -1,9 +1,10 @@
 package dev.rnicsim.pagetable;
 
+import static dev.rnicsim.pagetable.KernelAssertions.ascii;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
-import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
 import java.util.function.UnaryOperator;
 
@@ -27,11 +28,6 @@ class ForkTest
     private static UserProcess process(final ForkBehaviour behaviour)
     {
         return process(behaviour, c -> c);
-    }
-
-    private static byte[] ascii(final String s)
-    {
-        return s.getBytes(StandardCharsets.US_ASCII);
     }
 
     private static byte[] physRead(final UserProcess p, final long physAddr, final int length)

@@ -1,16 +1,20 @@
 package dev.rnicsim.pagetable;
 
+import static dev.rnicsim.pagetable.KernelAssertions.assertErrno;
+import static dev.rnicsim.pagetable.KernelAssertions.assertFailsUnchanged;
+import static dev.rnicsim.pagetable.KernelAssertions.ascii;
+
+import dev.rnicsim.pagetable.KernelAssertions.State;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.assertj.core.api.Assertions.tuple;
 
-import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import java.util.function.UnaryOperator;
 
-import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,20 +33,6 @@ class MmapTest
     private static final Set<MapFlag> HUGETLB_2M = EnumSet.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.HUGETLB);
     private static final Set<Prot> READ_ONLY = Set.of(Prot.READ);
 
-    /** What a failed call must leave unchanged. */
-    private record State(long freeFrames, long usedFrames, long pinnedVmPages, long lockedVmPages, List<Vma> vmas,
-                         long hugeFree2M, long hugeRsvd2M, long hugeFree1G, long hugeRsvd1G)
-    {
-        static State of(final UserProcess p)
-        {
-            final Host h = p.host();
-            final PhysicalMemory pm = h.physicalMemory();
-            return new State(pm.freeFrames(), pm.usedFrames(), p.pinnedVmPages(), p.lockedVmPages(), p.vmas(),
-                h.hugepagesFree(PageSize.SIZE_2M), h.hugepagesReserved(PageSize.SIZE_2M),
-                h.hugepagesFree(PageSize.SIZE_1G), h.hugepagesReserved(PageSize.SIZE_1G));
-        }
-    }
-
     private static UserProcess process(final UnaryOperator<HostConfig.Builder> config)
     {
         return new Host(config.apply(HostConfig.builder().physicalMemoryBytes(256 * MIB)).build()).spawn("app");
@@ -58,30 +48,6 @@ class MmapTest
         final Set<MapFlag> out = EnumSet.copyOf(ANON);
         out.addAll(List.of(extra));
         return out;
-    }
-
-    private static KernelException assertErrno(final Errno errno, final ThrowingCallable call)
-    {
-        final Throwable thrown = catchThrowable(call);
-        assertThat(thrown).isInstanceOf(KernelException.class);
-        final KernelException e = (KernelException)thrown;
-        assertThat(e.errno()).as("errno of: %s", e.getMessage()).isEqualTo(errno);
-        return e;
-    }
-
-    /** Runs a call that must fail with {@code errno} and checks that it changed nothing. */
-    private static KernelException assertFailsUnchanged(final UserProcess p, final Errno errno,
-        final ThrowingCallable call)
-    {
-        final State before = State.of(p);
-        final KernelException e = assertErrno(errno, call);
-        assertThat(State.of(p)).isEqualTo(before);
-        return e;
-    }
-
-    private static byte[] ascii(final String s)
-    {
-        return s.getBytes(StandardCharsets.US_ASCII);
     }
 
     private static long free(final UserProcess p)

@@ -1,7 +1,8 @@
 package dev.rnicsim.pagetable;
 
+import static dev.rnicsim.pagetable.KernelAssertions.assertErrno;
+
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowable;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -10,7 +11,6 @@ import java.util.List;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 
-import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -30,15 +30,6 @@ class PhysicalMemoryTest
     private static Host host(final HostConfig.Builder builder)
     {
         return new Host(builder.build());
-    }
-
-    private static KernelException assertErrno(final Errno errno, final ThrowingCallable call)
-    {
-        final Throwable thrown = catchThrowable(call);
-        assertThat(thrown).isInstanceOf(KernelException.class);
-        final KernelException e = (KernelException)thrown;
-        assertThat(e.errno()).as("errno of: %s", e.getMessage()).isEqualTo(errno);
-        return e;
     }
 
     // ------------------------------------------------------------------------------------------------ boot

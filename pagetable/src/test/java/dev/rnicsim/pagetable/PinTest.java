@@ -1,9 +1,12 @@
 package dev.rnicsim.pagetable;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowable;
+import static dev.rnicsim.pagetable.KernelAssertions.assertErrno;
+import static dev.rnicsim.pagetable.KernelAssertions.ascii;
 
-import java.nio.charset.StandardCharsets;
+import dev.rnicsim.pagetable.KernelAssertions.State;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
@@ -25,21 +28,6 @@ class PinTest
 
     private static final Set<MapFlag> HUGETLB_2M = EnumSet.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.HUGETLB);
 
-    /** What a failed call must leave unchanged. */
-    private record State(long freeFrames, long usedFrames, long pinnedVmPages, long lockedVmPages, List<Vma> vmas,
-                         long hugeFree2M, long hugeRsvd2M, long hugeFree1G, long hugeRsvd1G, long pinsAcquired)
-    {
-        static State of(final UserProcess p)
-        {
-            final Host h = p.host();
-            final PhysicalMemory pm = h.physicalMemory();
-            return new State(pm.freeFrames(), pm.usedFrames(), p.pinnedVmPages(), p.lockedVmPages(), p.vmas(),
-                h.hugepagesFree(PageSize.SIZE_2M), h.hugepagesReserved(PageSize.SIZE_2M),
-                h.hugepagesFree(PageSize.SIZE_1G), h.hugepagesReserved(PageSize.SIZE_1G),
-                h.counter(VmEvent.NR_FOLL_PIN_ACQUIRED));
-        }
-    }
-
     private static UserProcess process(final UnaryOperator<HostConfig.Builder> config)
     {
         return new Host(config.apply(HostConfig.builder().physicalMemoryBytes(256 * MIB)).build()).spawn("app")
@@ -57,15 +45,6 @@ class PinTest
         return process(c -> c.physicalMemoryBytes(512 * MIB).movableZoneBytes(256 * MIB).thpMode(thp));
     }
 
-    private static KernelException assertErrno(final Errno errno, final ThrowingCallable call)
-    {
-        final Throwable thrown = catchThrowable(call);
-        assertThat(thrown).isInstanceOf(KernelException.class);
-        final KernelException e = (KernelException)thrown;
-        assertThat(e.errno()).as("errno of: %s", e.getMessage()).isEqualTo(errno);
-        return e;
-    }
-
     private static KernelException assertFailsUnchanged(final UserProcess p, final Errno errno,
         final ThrowingCallable call)
     {
@@ -73,11 +52,6 @@ class PinTest
         final KernelException e = assertErrno(errno, call);
         assertThat(State.of(p)).isEqualTo(before);
         return e;
-    }
-
-    private static byte[] ascii(final String s)
-    {
-        return s.getBytes(StandardCharsets.US_ASCII);
     }
 
     private static byte[] physRead(final UserProcess p, final long physAddr, final int length)
