@@ -1,0 +1,197 @@
+package dev.rnicsim.mtt;
+
+import java.util.List;
+
+/**
+ * The adapter's translation and protection tables together: page-size selection, the MTT, the MPT and the
+ * translation cache, with the registration steps a driver performs on them and the translation a DMA performs
+ * through them. It knows nothing of processes: a registration receives DMA runs and an iova. It never reads a
+ * clock: it counts (entries written and zapped, cache hits, misses and invalidations) and a cost model elsewhere
+ * prices the counts.
+ *
+ * <p>Not thread safe.
+ */
+public final class AdapterTables
+{
+    private final AdapterConfig config;
+    private final Mtt mtt;
+    private final MptTable mpt;
+    private final TranslationCache cache;
+    private final int variantBits;
+    private long entriesWritten;
+    private long entriesZapped;
+
+    /**
+     * @param config the device's table properties.
+     */
+    public AdapterTables(final AdapterConfig config)
+    {
+        this.config = config;
+        this.mtt = new Mtt(config.mtt());
+        this.mpt = new MptTable(config.mpt());
+        this.cache = new TranslationCache(config.cacheEntries(), config.cacheWays());
+        this.variantBits = config.mpt().variantBits();
+    }
+
+    /**
+     * @return the device's table properties.
+     */
+    public AdapterConfig config()
+    {
+        return config;
+    }
+
+    /**
+     * @return the MTT.
+     */
+    public Mtt mtt()
+    {
+        return mtt;
+    }
+
+    /**
+     * @return the MPT.
+     */
+    public MptTable mpt()
+    {
+        return mpt;
+    }
+
+    /**
+     * @return the translation cache.
+     */
+    public TranslationCache cache()
+    {
+        return cache;
+    }
+
+    /**
+     * Registers a pinned buffer: chooses the page size ({@code ib_umem_find_best_pgsz}), reserves MTT entries,
+     * takes an MPT index and writes one MTT entry per DMA block. Any failure undoes the earlier steps.
+     *
+     * @param pd          protection domain number.
+     * @param runs        the buffer's DMA runs (see {@link PageSizeSelector#choose}).
+     * @param address     user virtual address of the buffer's first byte.
+     * @param lengthBytes buffer length in bytes.
+     * @param iova        the address the MR is accessed by.
+     * @param access      access bits ({@link AccessFlags}).
+     * @return the key, page size and MTT range.
+     * @throws TableException EINVAL for bad runs or when no page size of {@code page_size_cap} fits; ENOMEM when the
+     *                        MTT or the MPT is full (the message names the entries asked for and the limit).
+     */
+    public RegisteredMr register(final int pd, final List<DmaRun> runs, final long address, final long lengthBytes,
+        final long iova, final int access)
+    {
+        final PageSizeChoice choice = PageSizeSelector.choose(runs, address, lengthBytes, iova, config.pageSizeCap());
+        if (choice.pageSizeBytes() == 0)
+        {
+            throw new TableException(Errno.EINVAL, "no page size in page_size_cap=0x"
+                + Long.toHexString(config.pageSizeCap()) + " fits iova 0x" + Long.toHexString(iova)
+                + " and the buffer's physical layout");
+        }
+        final MttRange range = mtt.allocate(choice.blocks());
+        final int key;
+        try
+        {
+            key = mpt.allocate(MptState.VALID, pd, iova, lengthBytes, access, choice.pageShift(), range);
+        }
+        catch (final TableException e)
+        {
+            mtt.free(range);
+            throw e;
+        }
+        writeEntries(range, runs, address, iova, choice.pageSizeBytes());
+        return new RegisteredMr(key, choice.pageSizeBytes(), range);
+    }
+
+    /**
+     * Deregisters an MR: its MTT entries are zapped, the translation cache drops the key and its entries, the MTT
+     * range and the MPT index are freed.
+     *
+     * @param key the MR's key.
+     * @return the number of cached entries the invalidation dropped.
+     * @throws TableException EINVAL when the key names no live MR.
+     */
+    public long deregister(final int key)
+    {
+        final MptEntry entry = mpt.free(key);
+        mtt.zap(entry.mtt());
+        entriesZapped += entry.mtt().entries();
+        final long dropped = cache.invalidate(MKey.index(key, variantBits), entry.mtt().firstEntry(),
+            entry.mtt().entries());
+        mtt.free(entry.mtt());
+        return dropped;
+    }
+
+    /**
+     * Translates an access as the NIC does: the MPT entry (through the cache), the key checks, then the MTT entry
+     * of the page (through the cache). Allocates nothing and never throws.
+     *
+     * @param key         the key presented.
+     * @param pd          the PD of the QP presenting it.
+     * @param access      access bits the operation needs.
+     * @param iova        first address accessed.
+     * @param lengthBytes bytes accessed.
+     * @return the DMA address of {@code iova} (0 or more), or the negative {@link KeyCheck#code()} of the failed
+     * check: decode it with {@link KeyCheck#ofTranslation(long)}.
+     */
+    public long translate(final int key, final int pd, final int access, final long iova, final long lengthBytes)
+    {
+        final long index = MKey.index(key, variantBits);
+        cache.access(TranslationCache.mptTag(index));
+        final KeyCheck check = mpt.lookup(key, pd, access, iova, lengthBytes);
+        if (check != KeyCheck.VALID)
+        {
+            return check.code();
+        }
+        final int shift = mpt.pageShift(index);
+        final long block = (iova >>> shift) - (mpt.iova(index) >>> shift);
+        final long mttIndex = mpt.mttFirst(index) + block;
+        cache.access(TranslationCache.mttTag(mttIndex));
+        final long entry = mtt.entry(mttIndex);
+        return (entry & ~Mtt.PRESENT & -(1L << shift)) | (iova & ((1L << shift) - 1));
+    }
+
+    /**
+     * @return MTT entries written by registrations since creation.
+     */
+    public long entriesWritten()
+    {
+        return entriesWritten;
+    }
+
+    /**
+     * @return MTT entries zapped by deregistrations since creation.
+     */
+    public long entriesZapped()
+    {
+        return entriesZapped;
+    }
+
+    /**
+     * Writes one entry per DMA block: block b covers iova {@code [ALIGN_DOWN(iova, P) + b*P, ... + P)}, and its DMA
+     * address is that of the block's first byte (the page-size choice guarantees that VA and PA agree below P and
+     * that runs change only at P boundaries), as {@code rdma_umem_for_each_dma_block} yields them.
+     */
+    private void writeEntries(final MttRange range, final List<DmaRun> runs, final long address, final long iova,
+        final long pageSize)
+    {
+        final long firstBlockIova = iova & -pageSize;
+        int run = 0;
+        // iova of the first byte of the current run, and the DMA address that corresponds to it
+        long runIova = iova - (address & 0xfff);
+        for (long b = 0; b < range.entries(); b++)
+        {
+            final long blockIova = firstBlockIova + b * pageSize;
+            final long probe = Math.max(blockIova, iova);
+            while (probe >= runIova + runs.get(run).lengthBytes())
+            {
+                runIova += runs.get(run).lengthBytes();
+                run++;
+            }
+            final long dma = runs.get(run).dmaAddr() + (probe - runIova) - (probe - blockIova);
+            mtt.write(range, b, dma);
+        }
+        entriesWritten += range.entries();
+    }
+}

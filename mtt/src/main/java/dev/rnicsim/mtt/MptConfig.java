@@ -1,0 +1,46 @@
+package dev.rnicsim.mtt;
+
+/**
+ * Size and key policy of an MPT (mkey table), from a device profile.
+ *
+ * <p>Immutable and thread safe.
+ *
+ * @param maxMr         entries in the table ({@code max_mr}); index 0 is reserved, so {@code maxMr - 1} MRs fit.
+ * @param variantBits   bits of the key that hold the variant, 1-16 (8 on every known device).
+ * @param variantPolicy how variants change on reuse.
+ * @param indexPolicy   which free index an allocation takes.
+ * @param seed          seed of the RANDOM policy.
+ */
+public record MptConfig(long maxMr, int variantBits, VariantPolicy variantPolicy, IndexPolicy indexPolicy,
+                        long seed)
+{
+    /**
+     * @throws TableException EINVAL for a value outside its range, named in the message.
+     */
+    public MptConfig
+    {
+        if (variantBits < 1 || variantBits > 16)
+        {
+            throw new TableException(Errno.EINVAL, "variantBits=" + variantBits + " must be 1-16");
+        }
+        if (maxMr < 2 || maxMr > (1L << (32 - variantBits)))
+        {
+            throw new TableException(Errno.EINVAL, "max_mr=" + maxMr + " must be 2.." + (1L << (32 - variantBits))
+                + " with " + variantBits + " variant bits");
+        }
+        if (variantPolicy == null || indexPolicy == null)
+        {
+            throw new TableException(Errno.EINVAL, "variantPolicy and indexPolicy must be given");
+        }
+    }
+
+    /**
+     * @param maxMr  entries in the table.
+     * @param policy how variants change on reuse.
+     * @return a table with 8 variant bits, cyclic index allocation and seed 0.
+     */
+    public static MptConfig of(final long maxMr, final VariantPolicy policy)
+    {
+        return new MptConfig(maxMr, MKey.DEFAULT_VARIANT_BITS, policy, IndexPolicy.CYCLIC, 0);
+    }
+}

@@ -1,0 +1,135 @@
+package dev.rnicsim.mtt;
+
+import java.util.List;
+
+/**
+ * Chooses the page size of an MR exactly as the kernel's {@code ib_umem_find_best_pgsz}
+ * (drivers/infiniband/core/umem.c) does, for a device {@code page_size_cap} bitmap of any shape.
+ *
+ * <p>The largest page size P in the bitmap is chosen such that (1) no larger page is needed, since one aligned
+ * page of a size at least {@code bits_per((iova + length - 1) XOR iova)} covers the range; (2) the iova and the
+ * DMA address agree below P at the start of every physically contiguous run; (3) every physical discontinuity
+ * falls on a P boundary of the iova. The result is "the smallest page size that results in the minimum number of
+ * required pages".
+ *
+ * <p>Stateless and thread safe.
+ */
+public final class PageSizeSelector
+{
+    private static final long KERNEL_PAGE_MASK = 0xfffL;
+
+    private PageSizeSelector()
+    {
+    }
+
+    /**
+     * @param runs          the DMA runs of the buffer, in address order of the buffer; the first starts at the 4 KiB
+     *                      page holding {@code address}.
+     * @param address       the user virtual address of the buffer's first byte ({@code umem->address}); only its
+     *                      offset within a 4 KiB page matters.
+     * @param lengthBytes   the buffer length in bytes ({@code umem->length}).
+     * @param iova          the address the MR is accessed by ({@code virt}; equal to {@code address} for
+     *                      {@code ibv_reg_mr}, chosen freely with {@code ibv_reg_mr_iova}).
+     * @param pageSizeCap   the device's bitmap of supported page sizes: bit n set means 2^n bytes.
+     * @return the page size and the number of MTT entries; page size 0 when no supported size works.
+     * @throws TableException EINVAL when there are no runs, the length is not positive, the runs are shorter than
+     *                        the buffer, or {@code iova + length} overflows.
+     */
+    public static PageSizeChoice choose(final List<DmaRun> runs, final long address, final long lengthBytes,
+        final long iova, final long pageSizeCap)
+    {
+        if (runs.isEmpty() || lengthBytes <= 0)
+        {
+            throw new TableException(Errno.EINVAL, "need at least one DMA run and lengthBytes > 0, got "
+                + runs.size() + " runs and lengthBytes=" + lengthBytes);
+        }
+        final long pgoffCheck = address & KERNEL_PAGE_MASK;
+        long total = 0;
+        for (final DmaRun run : runs)
+        {
+            total += run.lengthBytes();
+        }
+        if (total - pgoffCheck < lengthBytes)
+        {
+            throw new TableException(Errno.EINVAL, "runs hold " + (total - pgoffCheck) + " bytes from the buffer's"
+                + " first byte, fewer than lengthBytes=" + lengthBytes);
+        }
+        if (Long.compareUnsigned(iova + lengthBytes - 1, iova) < 0)
+        {
+            throw new TableException(Errno.EINVAL, "iova 0x" + Long.toHexString(iova) + " + lengthBytes="
+                + lengthBytes + " overflows");
+        }
+        final long pageSize = bestPageSize(runs, address, lengthBytes, iova, pageSizeCap);
+        return new PageSizeChoice(pageSize, pageSize == 0 ? 0 : numDmaBlocks(iova, lengthBytes, pageSize));
+    }
+
+    /**
+     * The kernel algorithm itself; see the class comment.
+     *
+     * @return the page size in bytes, or 0 when none works.
+     */
+    static long bestPageSize(final List<DmaRun> runs, final long address, final long lengthBytes, final long iova,
+        final long pageSizeCap)
+    {
+        final int coverBits = bitsPer((lengthBytes - 1 + iova) ^ iova);
+        long mask = pageSizeCap & genmask(63, coverBits);
+        long pgoff = address & KERNEL_PAGE_MASK;
+        long va = iova;
+        long end = 0;
+        for (int i = 0; i < runs.size(); i++)
+        {
+            final DmaRun run = runs.get(i);
+            // A run physically contiguous with the previous one adds no constraint of its own.
+            if (i == 0 || end != run.dmaAddr())
+            {
+                mask |= (run.dmaAddr() + pgoff) ^ va;
+                if (i != 0)
+                {
+                    mask |= va;
+                }
+            }
+            end = run.dmaAddr() + run.lengthBytes();
+            va += run.lengthBytes() - pgoff;
+            pgoff = 0;
+        }
+        long allowed = pageSizeCap;
+        if (mask != 0)
+        {
+            allowed &= genmask(Long.numberOfTrailingZeros(mask), 0);
+        }
+        return allowed == 0 ? 0 : Long.highestOneBit(allowed);
+    }
+
+    /**
+     * {@code ib_umem_num_dma_blocks}: the number of {@code pageSizeBytes} blocks that cover
+     * {@code [iova, iova + lengthBytes)}.
+     *
+     * @param iova          first byte.
+     * @param lengthBytes   length in bytes, positive.
+     * @param pageSizeBytes a power of two.
+     * @return the block count.
+     */
+    public static long numDmaBlocks(final long iova, final long lengthBytes, final long pageSizeBytes)
+    {
+        final long first = iova & -pageSizeBytes;
+        final long last = (iova + lengthBytes - 1) & -pageSizeBytes;
+        return Long.divideUnsigned(last - first, pageSizeBytes) + 1;
+    }
+
+    /** {@code bits_per(n)}: the number of bits needed to hold n; 1 for 0. */
+    static int bitsPer(final long n)
+    {
+        return n == 0 ? 1 : 64 - Long.numberOfLeadingZeros(n);
+    }
+
+    /** {@code GENMASK(high, low)}: bits low..high set; empty when low > high. */
+    static long genmask(final int high, final int low)
+    {
+        if (low > high || low > 63)
+        {
+            return 0;
+        }
+        final long upper = high >= 63 ? -1L : (1L << (high + 1)) - 1;
+        return upper & (-1L << low);
+    }
+}

@@ -1,0 +1,259 @@
+package dev.rnicsim.mtt;
+
+import java.util.Arrays;
+
+/**
+ * The NIC's translation cache (S13): a set-associative cache of MPT entries and MTT entries with LRU replacement
+ * in each set. Capacity and associativity come from the device profile. It holds tags only (what is cached, not
+ * the data), which is what hit, miss and invalidation counts need; the data is read from the tables.
+ *
+ * <p>A tag is the kind (MPT or MTT) and the entry index. Invalidating a key drops its MPT entry and the MTT
+ * entries of its range; a flush drops everything. Each is counted: invalidations and entries dropped.
+ *
+ * <p>Not thread safe.
+ */
+public final class TranslationCache
+{
+    private static final long EMPTY = -1;
+    private static final long MTT_TAG = 1L << 62;
+
+    private final int sets;
+    private final int ways;
+    private final long[] tags;
+    private final long[] lastUse;
+    private long clock;
+    private long hits;
+    private long misses;
+    private long evictions;
+    private long invalidations;
+    private long entriesDropped;
+
+    /**
+     * @param capacityEntries cache lines in all, a multiple of {@code ways}; 0 for no cache (every access misses).
+     * @param ways            lines per set (associativity), at least 1.
+     * @throws TableException EINVAL when the geometry is not possible.
+     */
+    public TranslationCache(final int capacityEntries, final int ways)
+    {
+        if (ways < 1 || capacityEntries < 0 || capacityEntries % ways != 0)
+        {
+            throw new TableException(Errno.EINVAL, "cache of " + capacityEntries + " entries cannot have " + ways
+                + " ways: capacity must be a non-negative multiple of ways >= 1");
+        }
+        this.ways = ways;
+        this.sets = capacityEntries / ways;
+        this.tags = new long[capacityEntries];
+        this.lastUse = new long[capacityEntries];
+        Arrays.fill(tags, EMPTY);
+    }
+
+    /**
+     * @param mptIndex an MPT index.
+     * @return its tag.
+     */
+    public static long mptTag(final long mptIndex)
+    {
+        return mptIndex;
+    }
+
+    /**
+     * @param mttIndex an MTT entry index.
+     * @return its tag.
+     */
+    public static long mttTag(final long mttIndex)
+    {
+        return MTT_TAG | mttIndex;
+    }
+
+    /**
+     * Looks a tag up and, on a miss, fills it in place of its set's least recently used line.
+     *
+     * @param tag an MPT or MTT tag.
+     * @return true on a hit.
+     */
+    public boolean access(final long tag)
+    {
+        if (sets == 0)
+        {
+            misses++;
+            return false;
+        }
+        final int base = setOf(tag) * ways;
+        int victim = base;
+        for (int w = base; w < base + ways; w++)
+        {
+            if (tags[w] == tag)
+            {
+                lastUse[w] = ++clock;
+                hits++;
+                return true;
+            }
+            if (lastUse[w] < lastUse[victim])
+            {
+                victim = w;
+            }
+        }
+        misses++;
+        if (tags[victim] != EMPTY)
+        {
+            evictions++;
+        }
+        tags[victim] = tag;
+        lastUse[victim] = ++clock;
+        return false;
+    }
+
+    /**
+     * @param tag an MPT or MTT tag.
+     * @return true when the tag is cached (no counter changes).
+     */
+    public boolean contains(final long tag)
+    {
+        return sets != 0 && find(tag) >= 0;
+    }
+
+    /**
+     * Drops the MPT entry of a key and the MTT entries of its range (one invalidation).
+     *
+     * @param mptIndex    the key's MPT index.
+     * @param mttFirst    first MTT entry of the MR.
+     * @param mttEntries  MTT entries of the MR.
+     * @return the number of cached entries dropped.
+     */
+    public long invalidate(final long mptIndex, final long mttFirst, final long mttEntries)
+    {
+        invalidations++;
+        long dropped = drop(mptTag(mptIndex));
+        if (mttEntries <= tags.length)
+        {
+            for (long i = mttFirst; i < mttFirst + mttEntries; i++)
+            {
+                dropped += drop(mttTag(i));
+            }
+        }
+        else
+        {
+            for (int w = 0; w < tags.length; w++)
+            {
+                if (tags[w] != EMPTY && (tags[w] & MTT_TAG) != 0)
+                {
+                    final long index = tags[w] & ~MTT_TAG;
+                    if (index >= mttFirst && index < mttFirst + mttEntries)
+                    {
+                        tags[w] = EMPTY;
+                        lastUse[w] = 0;
+                        dropped++;
+                    }
+                }
+            }
+        }
+        entriesDropped += dropped;
+        return dropped;
+    }
+
+    /**
+     * Drops every cached entry (one invalidation).
+     *
+     * @return the number of entries dropped.
+     */
+    public long flush()
+    {
+        invalidations++;
+        long dropped = 0;
+        for (int w = 0; w < tags.length; w++)
+        {
+            if (tags[w] != EMPTY)
+            {
+                tags[w] = EMPTY;
+                lastUse[w] = 0;
+                dropped++;
+            }
+        }
+        entriesDropped += dropped;
+        return dropped;
+    }
+
+    /**
+     * @return lookups that hit.
+     */
+    public long hits()
+    {
+        return hits;
+    }
+
+    /**
+     * @return lookups that missed (each a fetch from the tables over PCIe, priced by the cost model).
+     */
+    public long misses()
+    {
+        return misses;
+    }
+
+    /**
+     * @return lines replaced to make room.
+     */
+    public long evictions()
+    {
+        return evictions;
+    }
+
+    /**
+     * @return invalidations (by key or full flush).
+     */
+    public long invalidations()
+    {
+        return invalidations;
+    }
+
+    /**
+     * @return cached entries dropped by invalidations.
+     */
+    public long entriesDropped()
+    {
+        return entriesDropped;
+    }
+
+    /**
+     * @return lines in the cache.
+     */
+    public int capacityEntries()
+    {
+        return tags.length;
+    }
+
+    private int drop(final long tag)
+    {
+        if (sets == 0)
+        {
+            return 0;
+        }
+        final int w = find(tag);
+        if (w < 0)
+        {
+            return 0;
+        }
+        tags[w] = EMPTY;
+        lastUse[w] = 0;
+        return 1;
+    }
+
+    private int find(final long tag)
+    {
+        final int base = setOf(tag) * ways;
+        for (int w = base; w < base + ways; w++)
+        {
+            if (tags[w] == tag)
+            {
+                return w;
+            }
+        }
+        return -1;
+    }
+
+    private int setOf(final long tag)
+    {
+        long h = tag * 0x9E3779B97F4A7C15L;
+        h ^= h >>> 32;
+        return (int)Long.remainderUnsigned(h, sets);
+    }
+}
