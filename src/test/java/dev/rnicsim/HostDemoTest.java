@@ -25,7 +25,8 @@ class HostDemoTest
         final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         final Host host = HostDemo.run(new PrintStream(bytes, true, StandardCharsets.UTF_8));
         final String out = bytes.toString(StandardCharsets.UTF_8);
-        final UserProcess app = host.processes().getFirst();
+        final UserProcess app = host.processes().stream().filter(p -> p.name().equals("trainer")).findFirst()
+            .orElseThrow();
 
         assertThat(app.pinnedVmPages()).isPositive();
         assertThat(out).containsPattern("VmPin:\\s+" + app.pinnedVmPages() * 4 + " kB");
@@ -35,5 +36,8 @@ class HostDemoTest
         assertThat(out).contains("pgmigrate_longterm_pin " + host.counter(VmEvent.PGMIGRATE_LONGTERM_PIN));
         assertThat(out).contains("ZONE_MOVABLE before, ZONE_NORMAL after");
         assertThat(out).containsPattern("AnonHugePages:\\s+[1-9][0-9]* kB");
+        // On a fragmented ZONE_NORMAL the 4 KiB buffer lands on scattered frames: one MTT entry per page.
+        assertThat(out).contains("16 MiB of 4 KiB pages: page size 4 kB, MTT entries 4096");
+        assertThat(out).contains("after ibv_dereg_mr the same rkey gives: NO_SUCH_INDEX");
     }
 }
