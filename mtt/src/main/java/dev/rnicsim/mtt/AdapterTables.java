@@ -97,7 +97,7 @@ public final class AdapterTables
         }
         catch (final TableException e)
         {
-            mtt.free(range);
+            mtt.undoAllocate(range);
             throw e;
         }
         writeEntries(range, runs, address, iova, choice.pageSizeBytes());
@@ -145,6 +145,11 @@ public final class AdapterTables
             return check.code();
         }
         final int shift = mpt.pageShift(index);
+        if (lengthBytes == 0 && iova - mpt.iova(index) == mpt.length(index))
+        {
+            // An empty access just past the last byte is allowed (rxe mr_check_range) and reads no entry.
+            return translate(key, pd, access, iova - 1, 1) + 1;
+        }
         final long block = (iova >>> shift) - (mpt.iova(index) >>> shift);
         final long mttIndex = mpt.mttFirst(index) + block;
         cache.access(TranslationCache.mttTag(mttIndex));
@@ -176,20 +181,22 @@ public final class AdapterTables
     private void writeEntries(final MttRange range, final List<DmaRun> runs, final long address, final long iova,
         final long pageSize)
     {
-        final long firstBlockIova = iova & -pageSize;
+        // Offsets are taken from the first byte of the first run (iova - pgoff), so that iovas near 2^64 cannot
+        // overflow a signed comparison: every offset here lies within about one page size of the buffer.
+        final long pgoff = address & 0xfff;
+        final long firstBlockOffset = (iova & -pageSize) - (iova - pgoff);
         int run = 0;
-        // iova of the first byte of the current run, and the DMA address that corresponds to it
-        long runIova = iova - (address & 0xfff);
+        long runOffset = 0;
         for (long b = 0; b < range.entries(); b++)
         {
-            final long blockIova = firstBlockIova + b * pageSize;
-            final long probe = Math.max(blockIova, iova);
-            while (probe >= runIova + runs.get(run).lengthBytes())
+            final long blockOffset = firstBlockOffset + b * pageSize;
+            final long probe = Math.max(blockOffset, pgoff);
+            while (probe >= runOffset + runs.get(run).lengthBytes())
             {
-                runIova += runs.get(run).lengthBytes();
+                runOffset += runs.get(run).lengthBytes();
                 run++;
             }
-            final long dma = runs.get(run).dmaAddr() + (probe - runIova) - (probe - blockIova);
+            final long dma = runs.get(run).dmaAddr() + (probe - runOffset) - (probe - blockOffset);
             mtt.write(range, b, dma);
         }
         entriesWritten += range.entries();

@@ -7,8 +7,8 @@ import java.util.SplittableRandom;
  * The MPT (memory protection table, mlx5's mkey table): {@code max_mr} entries, each the protection context of
  * one MR (state, PD, iova, length, access, page shift, MTT range, variant), named by a 32-bit key laid out as
  * {@link MKey} draws it. Index 0 is reserved so that key 0 never names an MR. Entry fields live in primitive
- * arrays created per chunk of 4096 entries on first use, so a table of 2^24 entries costs memory only where it is
- * used.
+ * arrays per chunk of 4096 entries: 5 bytes an index for the variant history of every index ever used, and about
+ * 50 more only while the chunk holds a live entry. A table of 2^24 entries costs memory only where it is used.
  *
  * <p>{@link #lookup} never throws: a bad key is an outcome ({@link KeyCheck}). Not thread safe.
  */
@@ -31,11 +31,22 @@ public final class MptTable
     private long frees;
     private long failures;
 
+    /**
+     * One chunk of 4096 entries. The variant history of every index that was ever used must outlive its entry
+     * (GENERATION and RECYCLED depend on it): 5 bytes an index, kept. The rest, 50 bytes an index, exists only
+     * while some entry of the chunk is live.
+     */
     private static final class Chunk
     {
-        final byte[] state = new byte[1 << CHUNK_SHIFT];
         final byte[] history = new byte[1 << CHUNK_SHIFT];
         final int[] variant = new int[1 << CHUNK_SHIFT];
+        Body body;
+        int liveCount;
+    }
+
+    private static final class Body
+    {
+        final byte[] state = new byte[1 << CHUNK_SHIFT];
         final int[] pd = new int[1 << CHUNK_SHIFT];
         final int[] access = new int[1 << CHUNK_SHIFT];
         final byte[] pageShift = new byte[1 << CHUNK_SHIFT];
@@ -97,15 +108,21 @@ public final class MptTable
         final int i = (int)(index & CHUNK_MASK);
         c.variant[i] = nextVariant(c, i);
         c.history[i] = USED_BEFORE;
-        c.state[i] = (byte)state.ordinal();
-        c.pd[i] = pd;
-        c.iova[i] = iova;
-        c.length[i] = lengthBytes;
-        c.access[i] = access;
-        c.pageShift[i] = (byte)pageShift;
-        c.mttFirst[i] = mtt.firstEntry();
-        c.mttEntries[i] = mtt.entries();
-        c.mttReserved[i] = mtt.reservedEntries();
+        if (c.body == null)
+        {
+            c.body = new Body();
+        }
+        c.liveCount++;
+        final Body b = c.body;
+        b.state[i] = (byte)state.ordinal();
+        b.pd[i] = pd;
+        b.iova[i] = iova;
+        b.length[i] = lengthBytes;
+        b.access[i] = access;
+        b.pageShift[i] = (byte)pageShift;
+        b.mttFirst[i] = mtt.firstEntry();
+        b.mttEntries[i] = mtt.entries();
+        b.mttReserved[i] = mtt.reservedEntries();
         live.set((int)index);
         inUse++;
         allocations++;
@@ -169,7 +186,11 @@ public final class MptTable
         final long index = MKey.index(key, config.variantBits());
         final Chunk c = chunk(index);
         final int i = (int)(index & CHUNK_MASK);
-        c.state[i] = (byte)MptState.FREE.ordinal();
+        c.body.state[i] = (byte)MptState.FREE.ordinal();
+        if (--c.liveCount == 0)
+        {
+            c.body = null;
+        }
         if (config.variantPolicy() == VariantPolicy.GENERATION)
         {
             c.variant[i] = (c.variant[i] + 1) & variantMask;
@@ -195,7 +216,7 @@ public final class MptTable
             throw new TableException(Errno.EINVAL, "use free() to free an MPT entry");
         }
         final long index = MKey.index(key, config.variantBits());
-        chunk(index).state[(int)(index & CHUNK_MASK)] = (byte)state.ordinal();
+        chunk(index).body.state[(int)(index & CHUNK_MASK)] = (byte)state.ordinal();
     }
 
     /**
@@ -221,21 +242,22 @@ public final class MptTable
         {
             return KeyCheck.VARIANT_MISMATCH;
         }
-        if (c.pd[i] != pd)
+        final Body b = c.body;
+        if (b.pd[i] != pd)
         {
             return KeyCheck.WRONG_PD;
         }
-        if ((c.access[i] & access) != access)
+        if ((b.access[i] & access) != access)
         {
             return KeyCheck.RIGHTS_MISSING;
         }
-        if (c.state[i] != MptState.VALID.ordinal())
+        if (b.state[i] != MptState.VALID.ordinal())
         {
             return KeyCheck.WRONG_STATE;
         }
-        final long offset = iova - c.iova[i];
-        if (lengthBytes < 0 || Long.compareUnsigned(offset, c.length[i]) > 0
-            || Long.compareUnsigned(lengthBytes, c.length[i] - offset) > 0)
+        final long offset = iova - b.iova[i];
+        if (lengthBytes < 0 || Long.compareUnsigned(offset, b.length[i]) > 0
+            || Long.compareUnsigned(lengthBytes, b.length[i] - offset) > 0)
         {
             return KeyCheck.OUT_OF_RANGE;
         }
@@ -259,8 +281,9 @@ public final class MptTable
         {
             return null;
         }
-        return new MptEntry(key, MptState.values()[c.state[i]], c.pd[i], c.iova[i], c.length[i], c.access[i],
-            c.pageShift[i], new MttRange(c.mttFirst[i], c.mttEntries[i], c.mttReserved[i]));
+        final Body b = c.body;
+        return new MptEntry(key, MptState.values()[b.state[i]], b.pd[i], b.iova[i], b.length[i], b.access[i],
+            b.pageShift[i], new MttRange(b.mttFirst[i], b.mttEntries[i], b.mttReserved[i]));
     }
 
     /**
@@ -299,17 +322,22 @@ public final class MptTable
 
     long iova(final long index)
     {
-        return chunks[(int)(index >>> CHUNK_SHIFT)].iova[(int)(index & CHUNK_MASK)];
+        return chunks[(int)(index >>> CHUNK_SHIFT)].body.iova[(int)(index & CHUNK_MASK)];
+    }
+
+    long length(final long index)
+    {
+        return chunks[(int)(index >>> CHUNK_SHIFT)].body.length[(int)(index & CHUNK_MASK)];
     }
 
     int pageShift(final long index)
     {
-        return chunks[(int)(index >>> CHUNK_SHIFT)].pageShift[(int)(index & CHUNK_MASK)];
+        return chunks[(int)(index >>> CHUNK_SHIFT)].body.pageShift[(int)(index & CHUNK_MASK)];
     }
 
     long mttFirst(final long index)
     {
-        return chunks[(int)(index >>> CHUNK_SHIFT)].mttFirst[(int)(index & CHUNK_MASK)];
+        return chunks[(int)(index >>> CHUNK_SHIFT)].body.mttFirst[(int)(index & CHUNK_MASK)];
     }
 
     private MptEntry requireLive(final int key, final String op)

@@ -81,6 +81,20 @@ public final class Mtt
     }
 
     /**
+     * Takes back a range whose registration failed at a later step, as if it had never been allocated: counters
+     * included.
+     *
+     * @param range a range returned by {@link #allocate} and not written.
+     */
+    void undoAllocate(final MttRange range)
+    {
+        allocator.free(range);
+        entriesInUse -= range.reservedEntries();
+        entriesRequested -= range.entries();
+        allocations--;
+    }
+
+    /**
      * @param entries entries wanted.
      * @return how many entries such an allocation reserves (rounding of the allocator).
      */

@@ -16,6 +16,8 @@ public record MttConfig(MttAllocatorKind allocator, int logNumSegments, int logM
 {
     /** Largest table: 2^31 entries, mlx4's cap (mlx4/profile.c {@code mlx4_make_profile}). */
     public static final int MAX_LOG_ENTRIES = 31;
+    /** Most buddy segments: 2^28 (2^31 entries at 8 entries a segment), so that its bitmaps stay under 64 MiB. */
+    public static final int MAX_LOG_BUDDY_SEGMENTS = 28;
 
     /**
      * @throws TableException EINVAL for a value outside its range, named in the message.
@@ -30,6 +32,11 @@ public record MttConfig(MttAllocatorKind allocator, int logNumSegments, int logM
         {
             throw new TableException(Errno.EINVAL, "log_mtts_per_seg=" + logMttsPerSeg
                 + " must be 0-7 for BUDDY and 0 for EXACT");
+        }
+        if (allocator == MttAllocatorKind.BUDDY && logNumSegments > MAX_LOG_BUDDY_SEGMENTS)
+        {
+            throw new TableException(Errno.EINVAL, "log_num_mtt=" + logNumSegments + " > "
+                + MAX_LOG_BUDDY_SEGMENTS + ": raise log_mtts_per_seg instead (the buddy keeps a bit per segment)");
         }
         if (logNumSegments < 0 || logNumSegments + logMttsPerSeg > MAX_LOG_ENTRIES)
         {
