@@ -114,12 +114,17 @@ public final class AdapterTables
      */
     public long deregister(final int key)
     {
-        final MptEntry entry = mpt.free(key);
-        mtt.zap(entry.mtt());
-        entriesZapped += entry.mtt().entries();
-        final long dropped = cache.invalidate(MKey.index(key, variantBits), entry.mtt().firstEntry(),
-            entry.mtt().entries());
-        mtt.free(entry.mtt());
+        if (!mpt.isLiveKey(key))
+        {
+            throw new TableException(Errno.EINVAL, "deregister: key " + MKey.toHex(key) + " names no live MR ("
+                + mpt.lookup(key, 0, 0, 0, 0) + ")");
+        }
+        final long index = MKey.index(key, variantBits);
+        final MttRange range = mpt.mttRange(index);
+        mpt.release(key);
+        final long dropped = cache.invalidate(index, range.firstEntry(), range.entries());
+        mtt.free(range);
+        entriesZapped += range.entries();
         return dropped;
     }
 
@@ -137,24 +142,23 @@ public final class AdapterTables
      */
     public long translate(final int key, final int pd, final int access, final long iova, final long lengthBytes)
     {
-        final long index = MKey.index(key, variantBits);
-        cache.access(TranslationCache.mptTag(index));
-        final KeyCheck check = mpt.lookup(key, pd, access, iova, lengthBytes);
-        if (check != KeyCheck.VALID)
+        cache.access(TranslationCache.mptTag(MKey.index(key, variantBits)));
+        final long slot = mpt.translationSlot(key, pd, access, iova, lengthBytes);
+        if (slot < 0)
         {
-            return check.code();
+            return slot;
         }
-        final int shift = mpt.pageShift(index);
-        if (lengthBytes == 0 && iova - mpt.iova(index) == mpt.length(index))
-        {
-            // An empty access just past the last byte is allowed (rxe mr_check_range) and reads no entry.
-            return translate(key, pd, access, iova - 1, 1) + 1;
-        }
-        final long block = (iova >>> shift) - (mpt.iova(index) >>> shift);
-        final long mttIndex = mpt.mttFirst(index) + block;
+        final int shift = (int)(slot & 63);
+        final long mttIndex = slot >>> 7;
         cache.access(TranslationCache.mttTag(mttIndex));
-        final long entry = mtt.entry(mttIndex);
-        return (entry & ~Mtt.PRESENT & -(1L << shift)) | (iova & ((1L << shift) - 1));
+        final long pageMask = (1L << shift) - 1;
+        final long page = mtt.entry(mttIndex) & ~Mtt.PRESENT & ~pageMask;
+        if ((slot & MptTable.SLOT_PAST_END) != 0)
+        {
+            // An empty access just past the last byte (rxe mr_check_range allows it) maps one past that byte.
+            return page + ((iova - 1) & pageMask) + 1;
+        }
+        return page | (iova & pageMask);
     }
 
     /**

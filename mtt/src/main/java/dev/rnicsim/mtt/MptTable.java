@@ -1,6 +1,5 @@
 package dev.rnicsim.mtt;
 
-import java.util.BitSet;
 import java.util.SplittableRandom;
 
 /**
@@ -14,6 +13,8 @@ import java.util.SplittableRandom;
  */
 public final class MptTable
 {
+    /** Bit of a translation slot: the access is the empty one just past the MR's last byte. */
+    static final long SLOT_PAST_END = 1 << 6;
     private static final int CHUNK_SHIFT = 12;
     private static final int CHUNK_MASK = (1 << CHUNK_SHIFT) - 1;
     private static final byte NEVER_USED = 0;
@@ -22,7 +23,14 @@ public final class MptTable
     private final MptConfig config;
     private final int variantMask;
     private final Chunk[] chunks;
-    private final BitSet live = new BitSet();
+    private final long maxMr;
+    private final int variantBits;
+    /** One bit per index: live. */
+    private final long[] liveBits;
+    /** One bit per word of {@link #liveBits}: that word is full, so searches for a free index skip it. */
+    private final long[] fullWords;
+    /** A body whose chunk emptied, kept to serve the next chunk that needs one (all its entries are FREE). */
+    private Body spare;
     private final SplittableRandom random;
     private long cursor = 1;
     private int deviceVariantCounter;
@@ -64,6 +72,10 @@ public final class MptTable
     {
         this.config = config;
         this.variantMask = (1 << config.variantBits()) - 1;
+        this.maxMr = config.maxMr();
+        this.variantBits = config.variantBits();
+        this.liveBits = new long[(int)((maxMr + 63) >>> 6)];
+        this.fullWords = new long[(liveBits.length + 63) >>> 6];
         this.chunks = new Chunk[(int)((config.maxMr() + CHUNK_MASK) >>> CHUNK_SHIFT)];
         this.random = new SplittableRandom(config.seed());
     }
@@ -110,7 +122,8 @@ public final class MptTable
         c.history[i] = USED_BEFORE;
         if (c.body == null)
         {
-            c.body = new Body();
+            c.body = spare != null ? spare : new Body();
+            spare = null;
         }
         c.liveCount++;
         final Body b = c.body;
@@ -123,26 +136,85 @@ public final class MptTable
         b.mttFirst[i] = mtt.firstEntry();
         b.mttEntries[i] = mtt.entries();
         b.mttReserved[i] = mtt.reservedEntries();
-        live.set((int)index);
+        setLive(index);
         inUse++;
         allocations++;
         if (config.indexPolicy() == IndexPolicy.CYCLIC)
         {
-            cursor = index + 1 >= config.maxMr() ? 1 : index + 1;
+            cursor = index + 1 >= maxMr ? 1 : index + 1;
         }
-        return MKey.make(index, c.variant[i], config.variantBits());
+        return MKey.make(index, c.variant[i], variantBits);
     }
 
     private long freeIndex()
     {
-        final int max = (int)Math.min(config.maxMr(), Integer.MAX_VALUE);
         final long start = config.indexPolicy() == IndexPolicy.CYCLIC ? cursor : 1;
-        int index = live.nextClearBit((int)start);
-        if (index >= max && start > 1)
+        long index = nextClear(start);
+        if (index < 0 && start > 1)
         {
-            index = live.nextClearBit(1);
+            index = nextClear(1);
         }
-        return index >= max ? -1 : index;
+        return index;
+    }
+
+    /** @return the first index at or after {@code from} that is not live, below max_mr; -1 when none. */
+    private long nextClear(final long from)
+    {
+        int w = (int)(from >>> 6);
+        long word = ~liveBits[w] & (-1L << from);
+        while (word == 0)
+        {
+            w = nextNonFullWord(w + 1);
+            if (w < 0)
+            {
+                return -1;
+            }
+            word = ~liveBits[w];
+        }
+        final long index = ((long)w << 6) + Long.numberOfTrailingZeros(word);
+        return index < maxMr ? index : -1;
+    }
+
+    private int nextNonFullWord(final int from)
+    {
+        if (from >= liveBits.length)
+        {
+            return -1;
+        }
+        int s = from >>> 6;
+        long summary = ~fullWords[s] & (-1L << from);
+        while (summary == 0)
+        {
+            if (++s >= fullWords.length)
+            {
+                return -1;
+            }
+            summary = ~fullWords[s];
+        }
+        final int w = (s << 6) + Long.numberOfTrailingZeros(summary);
+        return w < liveBits.length ? w : -1;
+    }
+
+    private boolean isLive(final long index)
+    {
+        return index > 0 && index < maxMr && (liveBits[(int)(index >>> 6)] & (1L << index)) != 0;
+    }
+
+    private void setLive(final long index)
+    {
+        final int w = (int)(index >>> 6);
+        liveBits[w] |= 1L << index;
+        if (liveBits[w] == -1L)
+        {
+            fullWords[w >>> 6] |= 1L << w;
+        }
+    }
+
+    private void clearLive(final long index)
+    {
+        final int w = (int)(index >>> 6);
+        liveBits[w] &= ~(1L << index);
+        fullWords[w >>> 6] &= ~(1L << w);
     }
 
     private int nextVariant(final Chunk c, final int i)
@@ -183,22 +255,29 @@ public final class MptTable
     public MptEntry free(final int key)
     {
         final MptEntry entry = requireLive(key, "free");
-        final long index = MKey.index(key, config.variantBits());
+        release(key);
+        return entry;
+    }
+
+    /** Frees the entry of a key the caller has checked to be live. */
+    void release(final int key)
+    {
+        final long index = MKey.index(key, variantBits);
         final Chunk c = chunk(index);
         final int i = (int)(index & CHUNK_MASK);
         c.body.state[i] = (byte)MptState.FREE.ordinal();
         if (--c.liveCount == 0)
         {
+            spare = c.body;
             c.body = null;
         }
         if (config.variantPolicy() == VariantPolicy.GENERATION)
         {
             c.variant[i] = (c.variant[i] + 1) & variantMask;
         }
-        live.clear((int)index);
+        clearLive(index);
         inUse--;
         frees++;
-        return entry;
     }
 
     /**
@@ -215,7 +294,7 @@ public final class MptTable
         {
             throw new TableException(Errno.EINVAL, "use free() to free an MPT entry");
         }
-        final long index = MKey.index(key, config.variantBits());
+        final long index = MKey.index(key, variantBits);
         chunk(index).body.state[(int)(index & CHUNK_MASK)] = (byte)state.ordinal();
     }
 
@@ -231,14 +310,14 @@ public final class MptTable
      */
     public KeyCheck lookup(final int key, final int pd, final int access, final long iova, final long lengthBytes)
     {
-        final long index = MKey.index(key, config.variantBits());
-        if (index == 0 || index >= config.maxMr() || !live.get((int)index))
+        final long index = MKey.index(key, variantBits);
+        if (!isLive(index))
         {
             return KeyCheck.NO_SUCH_INDEX;
         }
         final Chunk c = chunks[(int)(index >>> CHUNK_SHIFT)];
         final int i = (int)(index & CHUNK_MASK);
-        if (c.variant[i] != MKey.variant(key, config.variantBits()))
+        if (c.variant[i] != MKey.variant(key, variantBits))
         {
             return KeyCheck.VARIANT_MISMATCH;
         }
@@ -265,19 +344,67 @@ public final class MptTable
     }
 
     /**
+     * {@link #lookup} and the block arithmetic of a translation in one pass over the entry.
+     *
+     * @return {@code mttIndex << 7 | pastEnd << 6 | pageShift} for the MTT entry holding {@code iova} (for an empty
+     * access just past the end: holding the last byte, with the {@link #SLOT_PAST_END} bit), or the negative
+     * {@link KeyCheck#code()} of the failed check.
+     */
+    long translationSlot(final int key, final int pd, final int access, final long iova, final long lengthBytes)
+    {
+        final long index = MKey.index(key, variantBits);
+        if (!isLive(index))
+        {
+            return KeyCheck.NO_SUCH_INDEX.code();
+        }
+        final Chunk c = chunks[(int)(index >>> CHUNK_SHIFT)];
+        final int i = (int)(index & CHUNK_MASK);
+        if (c.variant[i] != MKey.variant(key, variantBits))
+        {
+            return KeyCheck.VARIANT_MISMATCH.code();
+        }
+        final Body b = c.body;
+        if (b.pd[i] != pd)
+        {
+            return KeyCheck.WRONG_PD.code();
+        }
+        if ((b.access[i] & access) != access)
+        {
+            return KeyCheck.RIGHTS_MISSING.code();
+        }
+        if (b.state[i] != MptState.VALID.ordinal())
+        {
+            return KeyCheck.WRONG_STATE.code();
+        }
+        final long mrIova = b.iova[i];
+        final long mrLength = b.length[i];
+        final long offset = iova - mrIova;
+        if (lengthBytes < 0 || Long.compareUnsigned(offset, mrLength) > 0
+            || Long.compareUnsigned(lengthBytes, mrLength - offset) > 0)
+        {
+            return KeyCheck.OUT_OF_RANGE.code();
+        }
+        final int shift = b.pageShift[i];
+        final boolean pastEnd = offset == mrLength;
+        final long at = pastEnd ? iova - 1 : iova;
+        final long block = (at >>> shift) - (mrIova >>> shift);
+        return ((b.mttFirst[i] + block) << 7) | (pastEnd ? SLOT_PAST_END : 0) | shift;
+    }
+
+    /**
      * @param key a key.
      * @return the live entry it names in all 32 bits, or null.
      */
     public MptEntry entry(final int key)
     {
-        final long index = MKey.index(key, config.variantBits());
-        if (index == 0 || index >= config.maxMr() || !live.get((int)index))
+        final long index = MKey.index(key, variantBits);
+        if (!isLive(index))
         {
             return null;
         }
         final Chunk c = chunks[(int)(index >>> CHUNK_SHIFT)];
         final int i = (int)(index & CHUNK_MASK);
-        if (c.variant[i] != MKey.variant(key, config.variantBits()))
+        if (c.variant[i] != MKey.variant(key, variantBits))
         {
             return null;
         }
@@ -320,24 +447,20 @@ public final class MptTable
 
     // ---- fast accessors for translation (package-private; the caller has checked the key)
 
-    long iova(final long index)
+    /** @return the MTT range of a live entry, read before it is freed. */
+    MttRange mttRange(final long index)
     {
-        return chunks[(int)(index >>> CHUNK_SHIFT)].body.iova[(int)(index & CHUNK_MASK)];
+        final Body b = chunks[(int)(index >>> CHUNK_SHIFT)].body;
+        final int i = (int)(index & CHUNK_MASK);
+        return new MttRange(b.mttFirst[i], b.mttEntries[i], b.mttReserved[i]);
     }
 
-    long length(final long index)
+    /** @return true when {@code key} names a live entry in all its bits. */
+    boolean isLiveKey(final int key)
     {
-        return chunks[(int)(index >>> CHUNK_SHIFT)].body.length[(int)(index & CHUNK_MASK)];
-    }
-
-    int pageShift(final long index)
-    {
-        return chunks[(int)(index >>> CHUNK_SHIFT)].body.pageShift[(int)(index & CHUNK_MASK)];
-    }
-
-    long mttFirst(final long index)
-    {
-        return chunks[(int)(index >>> CHUNK_SHIFT)].body.mttFirst[(int)(index & CHUNK_MASK)];
+        final long index = MKey.index(key, variantBits);
+        return isLive(index) && chunks[(int)(index >>> CHUNK_SHIFT)].variant[(int)(index & CHUNK_MASK)]
+            == MKey.variant(key, variantBits);
     }
 
     private MptEntry requireLive(final int key, final String op)

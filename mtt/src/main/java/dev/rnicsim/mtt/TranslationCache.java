@@ -79,8 +79,8 @@ public final class TranslationCache
             return false;
         }
         final int base = setOf(tag) * ways;
-        int victim = base;
-        for (int w = base; w < base + ways; w++)
+        final int end = base + ways;
+        for (int w = base; w < end; w++)
         {
             if (tags[w] == tag)
             {
@@ -88,6 +88,10 @@ public final class TranslationCache
                 hits++;
                 return true;
             }
+        }
+        int victim = base;
+        for (int w = base + 1; w < end; w++)
+        {
             if (lastUse[w] < lastUse[victim])
             {
                 victim = w;
@@ -124,7 +128,7 @@ public final class TranslationCache
     {
         invalidations++;
         long dropped = drop(mptTag(mptIndex));
-        if (mttEntries <= tags.length)
+        if (mttEntries * ways <= tags.length)
         {
             for (long i = mttFirst; i < mttFirst + mttEntries; i++)
             {
@@ -250,10 +254,10 @@ public final class TranslationCache
         return -1;
     }
 
+    /** Fibonacci hashing, then a multiply-shift range reduction to [0, sets) (no division on the hit path). */
     private int setOf(final long tag)
     {
-        long h = tag * 0x9E3779B97F4A7C15L;
-        h ^= h >>> 32;
-        return (int)Long.remainderUnsigned(h, sets);
+        final long h = (tag * 0x9E3779B97F4A7C15L) >>> 32;
+        return (int)((h * sets) >>> 32);
     }
 }
