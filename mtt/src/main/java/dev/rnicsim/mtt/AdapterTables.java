@@ -142,8 +142,9 @@ public final class AdapterTables
      */
     public long translate(final int key, final int pd, final int access, final long iova, final long lengthBytes)
     {
-        cache.access(TranslationCache.mptTag(MKey.index(key, variantBits)));
-        final long slot = mpt.translationSlot(key, pd, access, iova, lengthBytes);
+        final long index = MKey.index(key, variantBits);
+        cache.access(TranslationCache.mptTag(index));
+        final long slot = mpt.translationSlot(index, key, pd, access, iova, lengthBytes);
         if (slot < 0)
         {
             return slot;

@@ -6,8 +6,8 @@ import java.util.SplittableRandom;
  * The MPT (memory protection table, mlx5's mkey table): {@code max_mr} entries, each the protection context of
  * one MR (state, PD, iova, length, access, page shift, MTT range, variant), named by a 32-bit key laid out as
  * {@link MKey} draws it. Index 0 is reserved so that key 0 never names an MR. Entry fields live in primitive
- * arrays per chunk of 4096 entries: 5 bytes an index for the variant history of every index ever used, and about
- * 50 more only while the chunk holds a live entry. A table of 2^24 entries costs memory only where it is used.
+ * arrays per chunk of 4096 entries: 5 bytes an index for the variant history of every index ever used, and 48
+ * more only while the chunk holds a live entry. A table of 2^24 entries costs memory only where it is used.
  *
  * <p>{@link #lookup} never throws: a bad key is an outcome ({@link KeyCheck}). Not thread safe.
  */
@@ -41,7 +41,7 @@ public final class MptTable
 
     /**
      * One chunk of 4096 entries. The variant history of every index that was ever used must outlive its entry
-     * (GENERATION and RECYCLED depend on it): 5 bytes an index, kept. The rest, 50 bytes an index, exists only
+     * (GENERATION and RECYCLED depend on it): 5 bytes an index, kept. The rest, 48 bytes an index, exists only
      * while some entry of the chunk is live.
      */
     private static final class Chunk
@@ -52,17 +52,35 @@ public final class MptTable
         int liveCount;
     }
 
+    /**
+     * The fields of 4096 entries. What a translation reads sits in one array, four longs an entry:
+     * <pre>
+     *   [4i]     iova
+     *   [4i + 1] length in bytes
+     *   [4i + 2] mttFirst &lt;&lt; 16 | state &lt;&lt; 8 | pageShift
+     *   [4i + 3] pd &lt;&lt; 32 | access (32 bits)
+     * </pre>
+     * The MTT entry counts, read only on deregistration, sit apart.
+     */
     private static final class Body
     {
-        final byte[] state = new byte[1 << CHUNK_SHIFT];
-        final int[] pd = new int[1 << CHUNK_SHIFT];
-        final int[] access = new int[1 << CHUNK_SHIFT];
-        final byte[] pageShift = new byte[1 << CHUNK_SHIFT];
-        final long[] iova = new long[1 << CHUNK_SHIFT];
-        final long[] length = new long[1 << CHUNK_SHIFT];
-        final long[] mttFirst = new long[1 << CHUNK_SHIFT];
-        final long[] mttEntries = new long[1 << CHUNK_SHIFT];
-        final long[] mttReserved = new long[1 << CHUNK_SHIFT];
+        final long[] hot = new long[4 << CHUNK_SHIFT];
+        final long[] mttCounts = new long[2 << CHUNK_SHIFT];
+
+        int state(final int i)
+        {
+            return (int)(hot[4 * i + 2] >>> 8) & 0xff;
+        }
+
+        void state(final int i, final MptState state)
+        {
+            hot[4 * i + 2] = (hot[4 * i + 2] & ~0xff00L) | ((long)state.ordinal() << 8);
+        }
+
+        MttRange mtt(final int i)
+        {
+            return new MttRange(hot[4 * i + 2] >>> 16, mttCounts[2 * i], mttCounts[2 * i + 1]);
+        }
     }
 
     /**
@@ -127,15 +145,12 @@ public final class MptTable
         }
         c.liveCount++;
         final Body b = c.body;
-        b.state[i] = (byte)state.ordinal();
-        b.pd[i] = pd;
-        b.iova[i] = iova;
-        b.length[i] = lengthBytes;
-        b.access[i] = access;
-        b.pageShift[i] = (byte)pageShift;
-        b.mttFirst[i] = mtt.firstEntry();
-        b.mttEntries[i] = mtt.entries();
-        b.mttReserved[i] = mtt.reservedEntries();
+        b.hot[4 * i] = iova;
+        b.hot[4 * i + 1] = lengthBytes;
+        b.hot[4 * i + 2] = (mtt.firstEntry() << 16) | ((long)state.ordinal() << 8) | pageShift;
+        b.hot[4 * i + 3] = ((long)pd << 32) | Integer.toUnsignedLong(access);
+        b.mttCounts[2 * i] = mtt.entries();
+        b.mttCounts[2 * i + 1] = mtt.reservedEntries();
         setLive(index);
         inUse++;
         allocations++;
@@ -265,7 +280,7 @@ public final class MptTable
         final long index = MKey.index(key, variantBits);
         final Chunk c = chunk(index);
         final int i = (int)(index & CHUNK_MASK);
-        c.body.state[i] = (byte)MptState.FREE.ordinal();
+        c.body.state(i, MptState.FREE);
         if (--c.liveCount == 0)
         {
             spare = c.body;
@@ -295,7 +310,7 @@ public final class MptTable
             throw new TableException(Errno.EINVAL, "use free() to free an MPT entry");
         }
         final long index = MKey.index(key, variantBits);
-        chunk(index).body.state[(int)(index & CHUNK_MASK)] = (byte)state.ordinal();
+        chunk(index).body.state((int)(index & CHUNK_MASK), state);
     }
 
     /**
@@ -321,22 +336,24 @@ public final class MptTable
         {
             return KeyCheck.VARIANT_MISMATCH;
         }
-        final Body b = c.body;
-        if (b.pd[i] != pd)
+        final long[] hot = c.body.hot;
+        final long pdAccess = hot[4 * i + 3];
+        if ((int)(pdAccess >>> 32) != pd)
         {
             return KeyCheck.WRONG_PD;
         }
-        if ((b.access[i] & access) != access)
+        if (((int)pdAccess & access) != access)
         {
             return KeyCheck.RIGHTS_MISSING;
         }
-        if (b.state[i] != MptState.VALID.ordinal())
+        if (((hot[4 * i + 2] >>> 8) & 0xff) != MptState.VALID.ordinal())
         {
             return KeyCheck.WRONG_STATE;
         }
-        final long offset = iova - b.iova[i];
-        if (lengthBytes < 0 || Long.compareUnsigned(offset, b.length[i]) > 0
-            || Long.compareUnsigned(lengthBytes, b.length[i] - offset) > 0)
+        final long mrLength = hot[4 * i + 1];
+        final long offset = iova - hot[4 * i];
+        if (lengthBytes < 0 || Long.compareUnsigned(offset, mrLength) > 0
+            || Long.compareUnsigned(lengthBytes, mrLength - offset) > 0)
         {
             return KeyCheck.OUT_OF_RANGE;
         }
@@ -346,13 +363,14 @@ public final class MptTable
     /**
      * {@link #lookup} and the block arithmetic of a translation in one pass over the entry.
      *
+     * @param index the MPT index of {@code key}.
      * @return {@code mttIndex << 7 | pastEnd << 6 | pageShift} for the MTT entry holding {@code iova} (for an empty
      * access just past the end: holding the last byte, with the {@link #SLOT_PAST_END} bit), or the negative
      * {@link KeyCheck#code()} of the failed check.
      */
-    long translationSlot(final int key, final int pd, final int access, final long iova, final long lengthBytes)
+    long translationSlot(final long index, final int key, final int pd, final int access, final long iova,
+        final long lengthBytes)
     {
-        final long index = MKey.index(key, variantBits);
         if (!isLive(index))
         {
             return KeyCheck.NO_SUCH_INDEX.code();
@@ -363,32 +381,35 @@ public final class MptTable
         {
             return KeyCheck.VARIANT_MISMATCH.code();
         }
-        final Body b = c.body;
-        if (b.pd[i] != pd)
+        final long[] hot = c.body.hot;
+        final int at4 = 4 * i;
+        final long pdAccess = hot[at4 + 3];
+        if ((int)(pdAccess >>> 32) != pd)
         {
             return KeyCheck.WRONG_PD.code();
         }
-        if ((b.access[i] & access) != access)
+        if (((int)pdAccess & access) != access)
         {
             return KeyCheck.RIGHTS_MISSING.code();
         }
-        if (b.state[i] != MptState.VALID.ordinal())
+        final long mttWord = hot[at4 + 2];
+        if (((mttWord >>> 8) & 0xff) != MptState.VALID.ordinal())
         {
             return KeyCheck.WRONG_STATE.code();
         }
-        final long mrIova = b.iova[i];
-        final long mrLength = b.length[i];
+        final long mrIova = hot[at4];
+        final long mrLength = hot[at4 + 1];
         final long offset = iova - mrIova;
         if (lengthBytes < 0 || Long.compareUnsigned(offset, mrLength) > 0
             || Long.compareUnsigned(lengthBytes, mrLength - offset) > 0)
         {
             return KeyCheck.OUT_OF_RANGE.code();
         }
-        final int shift = b.pageShift[i];
+        final int shift = (int)(mttWord & 0xff);
         final boolean pastEnd = offset == mrLength;
         final long at = pastEnd ? iova - 1 : iova;
         final long block = (at >>> shift) - (mrIova >>> shift);
-        return ((b.mttFirst[i] + block) << 7) | (pastEnd ? SLOT_PAST_END : 0) | shift;
+        return (((mttWord >>> 16) + block) << 7) | (pastEnd ? SLOT_PAST_END : 0) | shift;
     }
 
     /**
@@ -409,8 +430,9 @@ public final class MptTable
             return null;
         }
         final Body b = c.body;
-        return new MptEntry(key, MptState.values()[b.state[i]], b.pd[i], b.iova[i], b.length[i], b.access[i],
-            b.pageShift[i], new MttRange(b.mttFirst[i], b.mttEntries[i], b.mttReserved[i]));
+        final long[] hot = b.hot;
+        return new MptEntry(key, MptState.values()[b.state(i)], (int)(hot[4 * i + 3] >>> 32), hot[4 * i],
+            hot[4 * i + 1], (int)hot[4 * i + 3], (int)(hot[4 * i + 2] & 0xff), b.mtt(i));
     }
 
     /**
@@ -450,9 +472,7 @@ public final class MptTable
     /** @return the MTT range of a live entry, read before it is freed. */
     MttRange mttRange(final long index)
     {
-        final Body b = chunks[(int)(index >>> CHUNK_SHIFT)].body;
-        final int i = (int)(index & CHUNK_MASK);
-        return new MttRange(b.mttFirst[i], b.mttEntries[i], b.mttReserved[i]);
+        return chunks[(int)(index >>> CHUNK_SHIFT)].body.mtt((int)(index & CHUNK_MASK));
     }
 
     /** @return true when {@code key} names a live entry in all its bits. */

@@ -21,6 +21,7 @@ public final class TranslationCache
     private final int ways;
     private final long[] tags;
     private final long[] lastUse;
+    private final long setsLong;
     private long clock;
     private long hits;
     private long misses;
@@ -42,6 +43,7 @@ public final class TranslationCache
         }
         this.ways = ways;
         this.sets = capacityEntries / ways;
+        this.setsLong = sets;
         this.tags = new long[capacityEntries];
         this.lastUse = new long[capacityEntries];
         Arrays.fill(tags, EMPTY);
@@ -258,6 +260,6 @@ public final class TranslationCache
     private int setOf(final long tag)
     {
         final long h = (tag * 0x9E3779B97F4A7C15L) >>> 32;
-        return (int)((h * sets) >>> 32);
+        return (int)((h * setsLong) >>> 32);
     }
 }
