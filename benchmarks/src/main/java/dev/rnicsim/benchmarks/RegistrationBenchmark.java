@@ -52,14 +52,8 @@ import org.openjdk.jmh.infra.Blackhole;
  * 17 batches, a few seconds), so they measure the steady state, not the table's first use.
  * {@link #registerDeregister} gets no such sweep and starts from index 1 like a fresh device.
  *
- * <p><b>What {@link #registerDeregister} runs into</b> (mtt as of this writing). With one MR live at a time, its
- * chunk holds no other live entry, so every registration allocates a new chunk body (about 200 KiB of arrays) and
- * every deregistration drops it: {@code -prof gc} shows about 205,000 B/op. And freeing the MR clears the highest
- * (and only) set bit of the MPT's {@code java.util.BitSet} of live indices, so {@code BitSet.clear} scans every
- * word below it ({@code recalculateWordsInUse}): a cost in proportion to the MPT index, which grows with every
- * registration under CYCLIC, so scores rise from iteration to iteration. {@code -p indexPolicy=LOWEST_FREE} (index 1
- * every time) is the control without the second effect. LOWEST_FREE is meant for that benchmark only: in a batch
- * each allocation scans from index 1 past every live index.
+ * <p>{@code -p indexPolicy=LOWEST_FREE} reuses index 1 every time (a control for the one-at-a-time benchmark); in a
+ * batch it would search from index 1 past every live index, so it is meant for that benchmark only.
  *
  * <p><b>MR.</b> {@code pages} (default 1) pages of 4 KiB at a 2 MiB aligned VA (iova = VA), as one {@link DmaRun}
  * whose DMA address is an odd 4 KiB page, so the MR gets 4 KiB pages and exactly {@code pages} MTT entries (checked
@@ -77,7 +71,7 @@ import org.openjdk.jmh.infra.Blackhole;
  *   <li>{@link #baselineFreeListBatch}: pop {@value #BATCH} slots into an {@code int[]} of handles, then push them
  *       all back.</li>
  * </ul>
- * The report divides each score by its baseline's to give a ratio. At the end of each trial a line starting with
+ * Divide each score by its baseline's for the ratio the project reports. At the end of each trial a line starting with
  * {@code NOTE:} gives the heap in use after a full GC (the MPT's chunks, created as the CYCLIC index reaches them)
  * and checks that no MR or MTT entry is left.
  *

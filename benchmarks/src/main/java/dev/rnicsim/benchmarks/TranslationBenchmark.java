@@ -64,7 +64,7 @@ import org.openjdk.jmh.infra.Blackhole;
  *       entries: MR number from the key, page from the iova (one load of the MR's base iova), one load of the
  *       entry, the page offset put back. The floor a translation with no checks and no cache model can reach.</li>
  * </ul>
- * The report divides each score by {@code baselineArrayLoad}'s to give a ratio.
+ * Divide each score by {@code baselineArrayLoad}'s for the ratio the project reports.
  *
  * <p><b>Running</b> (about a minute with the defaults):
  * <pre>
@@ -306,7 +306,7 @@ public class TranslationBenchmark
         final long hits = c.hits() - d.hitsAtStart;
         final long misses = c.misses() - d.missesAtStart;
         System.out.printf(Locale.ROOT, "%nNOTE: %s: cache '%s' (%d lines): %d accesses during warm-up and measurement,"
-            + " hit ratio %.4f, %d evictions%n", benchmark, d.name, c.capacityEntries(), hits + misses,
+            + " hit ratio %.4f, %d evictions since the cache was built%n", benchmark, d.name, c.capacityEntries(), hits + misses,
             hits + misses == 0 ? 0.0 : hits / (double)(hits + misses), c.evictions());
         if (d == hit && misses != 0)
         {

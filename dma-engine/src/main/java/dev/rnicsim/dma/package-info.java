@@ -5,6 +5,6 @@
  * length) with the work-completion status each failure yields ({@code IBV_WC_REM_ACCESS_ERR},
  * {@code IBV_WC_LOC_PROT_ERR}, ...), translation through the NIC translation cache and the MTT, reads,
  * writes and 8-byte atomics on host physical memory, ODP faults and ordering. It counts work (bytes moved,
- * cache misses, faults) and never reads a clock. Design in DESIGN.md section 4.
+ * cache misses, faults) and never reads a clock.
  */
 package dev.rnicsim.dma;

@@ -1,7 +1,7 @@
 package dev.rnicsim.mtt;
 
 /**
- * The Memory Translation Table: a fixed number of entries, each the DMA address of one MR page (S10), handed out
+ * The Memory Translation Table: a fixed number of entries, each the DMA address of one MR page, handed out
  * in contiguous ranges by the device's allocator. Entry contents are kept in chunks created on first write, so a
  * table of 2^24 or more entries costs memory only where entries were written.
  *

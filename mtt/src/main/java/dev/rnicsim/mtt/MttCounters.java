@@ -1,7 +1,7 @@
 package dev.rnicsim.mtt;
 
 /**
- * A snapshot of the MTT's allocation counters, as the adapter's resource counters (S14) report them.
+ * A snapshot of the MTT's allocation counters, as the adapter's resource counters report them.
  *
  * <p>Immutable and thread safe.
  *

@@ -3,7 +3,7 @@ package dev.rnicsim.mtt;
 import java.util.Arrays;
 
 /**
- * The NIC's translation cache (S13): a set-associative cache of MPT entries and MTT entries with LRU replacement
+ * The NIC's translation cache: a set-associative cache of MPT entries and MTT entries with LRU replacement
  * in each set. Capacity and associativity come from the device profile. It holds tags only (what is cached, not
  * the data), which is what hit, miss and invalidation counts need; the data is read from the tables.
  *

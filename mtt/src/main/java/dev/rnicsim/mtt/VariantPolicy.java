@@ -2,15 +2,19 @@ package dev.rnicsim.mtt;
 
 /**
  * How the low, variant bits of a key change when an MPT index is reused: a property of the device profile
- * (SEMANTICS of each driver: include/rdma/ib_verbs.h {@code ib_inc_rkey}; mlx4/mr.c; rxe_mr.c; mlx5/mr.c).
+ * (include/rdma/ib_verbs.h {@code ib_inc_rkey}; drivers/net/ethernet/mellanox/mlx4/mr.c;
+ * drivers/infiniband/sw/rxe/rxe_mr.c; drivers/infiniband/hw/mlx5/mr.c).
  *
  * <p>Immutable and thread safe.
  */
 public enum VariantPolicy
 {
     /**
-     * The variant advances by one every time the index is freed (mlx4: the bitmap's rotating "top" advances on
-     * every MLX4_NO_RR free). With 8 variant bits, a stale key validates again after exactly 256 reuses.
+     * A generation counter per index: the variant advances by one every time the index is freed, so with 8
+     * variant bits a stale key validates again after exactly 256 reuses of its index. This is the clean form of
+     * mlx4's scheme, where the generation is device-wide instead: the MPT bitmap's "top" bits advance on every
+     * MLX4_NO_RR free of any index ({@code mlx4_bitmap_free_range}), so how far a reused index's variant moves
+     * depends on all frees in between.
      */
     GENERATION,
     /**

@@ -8,7 +8,6 @@
  * keys made of a 24-bit index and an 8-bit variant (generation, random or recycled, by device profile);
  * {@link dev.rnicsim.mtt.TranslationCache} is the NIC's cache of both; {@link dev.rnicsim.mtt.AdapterTables}
  * performs registration, deregistration and translation on them. Inputs are physically contiguous DMA runs and an
- * iova; every operation returns or accumulates counts and never reads a clock. Seed points S3, S10-S14; design in
- * DESIGN.md section 3.
+ * iova; every operation returns or accumulates counts and never reads a clock.
  */
 package dev.rnicsim.mtt;

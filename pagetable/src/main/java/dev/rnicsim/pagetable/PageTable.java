@@ -100,10 +100,10 @@ final class PageTable
         return (int)((va >>> shift) & 511);
     }
 
-    /** @return bytes of page-table memory in use (4 KiB a table), for VmPTE. */
+    /** @return bytes of page-table memory below the PGD (4 KiB a table), as VmPTE counts them. */
     long tableBytes()
     {
-        return tableCount * PhysicalMemory.FRAME_BYTES;
+        return (tableCount - 1) * PhysicalMemory.FRAME_BYTES;
     }
 
     /**

@@ -10,7 +10,6 @@
  * {@code pinned_vm} against RLIMIT_MEMLOCK. {@link dev.rnicsim.pagetable.ProcFs} renders /proc views and
  * {@link dev.rnicsim.pagetable.SmapsImporter} rebuilds a real process from its smaps. Nothing here knows of RDMA
  * or reads a clock. Failed calls throw {@link dev.rnicsim.pagetable.KernelException} with the Linux errno; a null
- * argument throws NullPointerException. Seed points S2, S4, S20, S21, S24, S29, S30; design in DESIGN.md
- * section 2.
+ * argument throws NullPointerException.
  */
 package dev.rnicsim.pagetable;

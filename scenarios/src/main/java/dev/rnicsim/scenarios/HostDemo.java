@@ -116,6 +116,11 @@ public final class HostDemo
 
         registerOnAdapter(out, List.of(pinSmall, pinThp, pinHuge), List.of("16 MiB of 4 KiB pages",
             "32 MiB of THP", "8 MiB of hugetlbfs"));
+        // ib_umem_release: deregistration unpins the buffer and gives its pages back to pinned_vm.
+        app.unpinUserPages(pinSmall);
+        out.println("  ... and the driver unpins the 16 MiB (ib_umem_release): pinned_vm = " + app.pinnedVmPages()
+            + " pages");
+        out.println();
 
         out.println("## /proc/meminfo");
         out.print(ProcFs.meminfo(host));
@@ -173,7 +178,8 @@ public final class HostDemo
     {
         final AdapterTables nic = new AdapterTables(new AdapterConfig(MttConfig.buddy(20, 3),
             MptConfig.of(524032, VariantPolicy.GENERATION), 0xfffffe00L, 4096, 8));
-        out.println("## ibv_reg_mr, the adapter's half: page size, MTT entries, key (ConnectX-3-like tables)");
+        out.println("## ibv_reg_mr, the adapter's half: MR page size, MTT entries, key (ConnectX-3-like tables)");
+        out.println("  (the MR page size is the MTT block size: the largest size the buffer's physical layout allows)");
         final List<RegisteredMr> mrs = new ArrayList<>();
         for (int i = 0; i < pins.size(); i++)
         {
@@ -195,10 +201,10 @@ public final class HostDemo
         out.println("  after ibv_dereg_mr the same rkey gives: "
             + KeyCheck.ofTranslation(nic.translate(oldKey, 1, AccessFlags.REMOTE_READ, first.startAddress(), 64)));
         final MttCounters c = nic.mtt().counters();
-        out.println("  MTT: " + c.entriesInUse() + " of " + c.capacityEntries() + " entries in use; translation cache: "
-            + nic.cache().hits() + " hits, " + nic.cache().misses() + " misses, " + nic.cache().invalidations()
-            + " invalidation(s) dropping " + nic.cache().entriesDropped() + " entries");
-        out.println();
+        out.println("  MTT: " + c.entriesRequested() + " entries written for the live MRs, " + c.entriesInUse()
+            + " reserved (buddy rounding) of " + c.capacityEntries() + "; translation cache: " + nic.cache().hits()
+            + " hits, " + nic.cache().misses() + " misses (the stale-key probe is one), "
+            + nic.cache().invalidations() + " invalidation(s) dropping " + nic.cache().entriesDropped() + " entries");
     }
 
     private static PinnedPages pinAndDescribe(final PrintStream out, final Host host, final UserProcess app,

@@ -5,7 +5,6 @@
  * {@code MemoryRegion}, {@code MemoryWindow}, {@code CompletionQueue}, {@code QueuePair},
  * {@code WorkRequest}, {@code WorkCompletion}, the {@code Access} flags, {@code VerbsException} carrying the
  * errno, and the provider SPI found through {@link java.util.ServiceLoader}, so that the simulated device and
- * the real one (rdma-core through {@code java.lang.foreign}) sit behind the same calls. Design in DESIGN.md
- * section 1.
+ * the real one (rdma-core through {@code java.lang.foreign}) sit behind the same calls.
  */
 package dev.rnicsim.verbs;
