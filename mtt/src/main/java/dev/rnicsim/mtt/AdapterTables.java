@@ -76,13 +76,30 @@ public final class AdapterTables
      * @param iova        the address the MR is accessed by.
      * @param access      access bits ({@link AccessFlags}).
      * @return the key, page size and MTT range.
-     * @throws TableException EINVAL for bad runs or when no page size of {@code page_size_cap} fits; ENOMEM when the
-     *                        MTT or the MPT is full (the message names the entries asked for and the limit).
+     * @throws TableException EINVAL for access bits the kernel refuses ({@code ib_check_mr_access}), an empty buffer
+     *                        or one whose end wraps, an address and iova with different offsets in their 4 KiB page,
+     *                        bad runs, or when no page size of {@code page_size_cap} fits; ENOMEM when the MTT or the
+     *                        MPT is full (the message names the entries asked for and the limit).
+     * @throws NullPointerException when {@code runs} or one of its elements is null.
      */
     public RegisteredMr register(final int pd, final List<DmaRun> runs, final long address, final long lengthBytes,
         final long iova, final int access)
     {
-        final PageSizeChoice choice = PageSizeSelector.choose(runs, address, lengthBytes, iova, config.pageSizeCap());
+        checkAccess(access);
+        final long end = address + lengthBytes;
+        if (lengthBytes <= 0 || Long.compareUnsigned(end, address) < 0
+            || Long.compareUnsigned((end + 0xfff) & ~0xfffL, end) < 0)
+        {
+            throw new TableException(Errno.EINVAL, "buffer 0x" + Long.toHexString(address) + "+" + lengthBytes
+                + " is empty or its page-aligned end wraps (ib_umem_get)");
+        }
+        if ((address & 0xfff) != (iova & 0xfff))
+        {
+            throw new TableException(Errno.EINVAL, "address 0x" + Long.toHexString(address) + " and iova 0x"
+                + Long.toHexString(iova) + " differ in their offset within a 4 KiB page (ib_uverbs_reg_mr)");
+        }
+        final List<DmaRun> pages = PageSizeSelector.trim(runs, address, lengthBytes);
+        final PageSizeChoice choice = PageSizeSelector.choose(pages, address, lengthBytes, iova, config.pageSizeCap());
         if (choice.pageSizeBytes() == 0)
         {
             throw new TableException(Errno.EINVAL, "no page size in page_size_cap=0x"
@@ -100,8 +117,27 @@ public final class AdapterTables
             mtt.undoAllocate(range);
             throw e;
         }
-        writeEntries(range, runs, address, iova, choice.pageSizeBytes());
+        writeEntries(range, pages, address, iova, choice.pageSizeBytes());
         return new RegisteredMr(key, choice.pageSizeBytes(), range);
+    }
+
+    /** Access bits the kernel accepts for an MR: IB_ACCESS_SUPPORTED (include/rdma/ib_verbs.h). */
+    private static final int SUPPORTED_ACCESS = 0xff | (1 << 8) | (1 << 9) | 0x1ff00000;
+
+    /** {@code ib_check_mr_access}: unknown bits, or remote write or atomic without local write, are EINVAL. */
+    private static void checkAccess(final int access)
+    {
+        if ((access & ~SUPPORTED_ACCESS) != 0)
+        {
+            throw new TableException(Errno.EINVAL, "access 0x" + Integer.toHexString(access) + " has bits outside "
+                + "IB_ACCESS_SUPPORTED=0x" + Integer.toHexString(SUPPORTED_ACCESS));
+        }
+        if ((access & (AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_ATOMIC)) != 0
+            && (access & AccessFlags.LOCAL_WRITE) == 0)
+        {
+            throw new TableException(Errno.EINVAL, "access 0x" + Integer.toHexString(access)
+                + ": REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE (ib_check_mr_access)");
+        }
     }
 
     /**
@@ -153,7 +189,12 @@ public final class AdapterTables
         final long mttIndex = slot >>> 7;
         cache.access(TranslationCache.mttTag(mttIndex));
         final long pageMask = (1L << shift) - 1;
-        final long page = mtt.entry(mttIndex) & ~Mtt.PRESENT & ~pageMask;
+        final long raw = mtt.rawEntry(mttIndex);
+        if (raw >= 0)
+        {
+            return KeyCheck.NOT_PRESENT.code();
+        }
+        final long page = raw & ~Mtt.PRESENT & ~pageMask;
         if ((slot & MptTable.SLOT_PAST_END) != 0)
         {
             // An empty access just past the last byte (rxe mr_check_range allows it) maps one past that byte.
@@ -202,7 +243,7 @@ public final class AdapterTables
                 run++;
             }
             final long dma = runs.get(run).dmaAddr() + (probe - runOffset) - (probe - blockOffset);
-            mtt.write(range, b, dma);
+            mtt.writeEntry(range.firstEntry() + b, dma);
         }
         entriesWritten += range.entries();
     }

@@ -22,7 +22,10 @@ public enum KeyCheck
     /** The entry is not VALID. */
     WRONG_STATE,
     /** The accessed range is not inside {@code [iova, iova + length)} of the entry. */
-    OUT_OF_RANGE;
+    OUT_OF_RANGE,
+    /** The key checks passed but the MTT entry of the page is not present (zapped): the device has no
+     * translation for it. */
+    NOT_PRESENT;
 
     private static final KeyCheck[] VALUES = values();
 

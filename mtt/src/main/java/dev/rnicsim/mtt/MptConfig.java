@@ -5,7 +5,8 @@ package dev.rnicsim.mtt;
  *
  * <p>Immutable and thread safe.
  *
- * @param maxMr         entries in the table ({@code max_mr}); index 0 is reserved, so {@code maxMr - 1} MRs fit.
+ * @param maxMr         entries in the table ({@code max_mr}), 2 to 2^24; index 0 is reserved, so
+ *                      {@code maxMr - 1} MRs fit.
  * @param variantBits   bits of the key that hold the variant, 1-16 (8 on every known device).
  * @param variantPolicy how variants change on reuse.
  * @param indexPolicy   which free index an allocation takes.
@@ -14,6 +15,9 @@ package dev.rnicsim.mtt;
 public record MptConfig(long maxMr, int variantBits, VariantPolicy variantPolicy, IndexPolicy indexPolicy,
                         long seed)
 {
+    /** Largest table: 2^24 entries, the largest max_mr any known device reports (every mlx5 part). */
+    public static final long MAX_MR_LIMIT = 1L << 24;
+
     /**
      * @throws TableException EINVAL for a value outside its range, named in the message.
      */
@@ -23,10 +27,11 @@ public record MptConfig(long maxMr, int variantBits, VariantPolicy variantPolicy
         {
             throw new TableException(Errno.EINVAL, "variantBits=" + variantBits + " must be 1-16");
         }
-        if (maxMr < 2 || maxMr > (1L << (32 - variantBits)))
+        final long limit = Math.min(MAX_MR_LIMIT, 1L << (32 - variantBits));
+        if (maxMr < 2 || maxMr > limit)
         {
-            throw new TableException(Errno.EINVAL, "max_mr=" + maxMr + " must be 2.." + (1L << (32 - variantBits))
-                + " with " + variantBits + " variant bits");
+            throw new TableException(Errno.EINVAL, "max_mr=" + maxMr + " must be 2.." + limit + " with "
+                + variantBits + " variant bits");
         }
         if (variantPolicy == null || indexPolicy == null)
         {

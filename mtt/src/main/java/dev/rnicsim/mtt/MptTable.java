@@ -117,15 +117,23 @@ public final class MptTable
      * @param pageShift   log2 of the MR page size.
      * @param mtt         the MR's MTT range.
      * @return the new key (lkey == rkey for an MR).
-     * @throws TableException EINVAL when {@code state} is FREE; ENOMEM when all {@code max_mr - 1} indices are
-     *                        live.
+     * @throws TableException EINVAL when {@code state} is FREE or null, {@code mtt} is null, the page shift is
+     *                        outside 0-62, or the range is empty or wraps past 2^64; ENOMEM when all
+     *                        {@code max_mr - 1} indices are live. Nothing changes on failure.
      */
     public int allocate(final MptState state, final int pd, final long iova, final long lengthBytes,
         final int access, final int pageShift, final MttRange mtt)
     {
-        if (state == MptState.FREE)
+        if (state == null || state == MptState.FREE || mtt == null)
         {
-            throw new TableException(Errno.EINVAL, "a new MPT entry must be INVALID or VALID");
+            throw new TableException(Errno.EINVAL, "a new MPT entry needs state INVALID or VALID and an MTT range,"
+                + " got state=" + state + " mtt=" + mtt);
+        }
+        if (pageShift < 0 || pageShift > 62 || lengthBytes <= 0
+            || Long.compareUnsigned(iova + lengthBytes - 1, iova) < 0)
+        {
+            throw new TableException(Errno.EINVAL, "pageShift=" + pageShift + " must be 0-62 and the range iova=0x"
+                + Long.toHexString(iova) + " lengthBytes=" + lengthBytes + " non-empty without wrapping");
         }
         final long index = freeIndex();
         if (index < 0)

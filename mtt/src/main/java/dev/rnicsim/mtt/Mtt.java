@@ -1,25 +1,30 @@
 package dev.rnicsim.mtt;
 
 /**
- * The Memory Translation Table: a fixed number of entries, each the DMA address of one MR page, handed out
- * in contiguous ranges by the device's allocator. Entry contents are kept in chunks created on first write, so a
+ * The Memory Translation Table: a fixed number of entries, each the DMA address of one MR page, handed out in
+ * contiguous ranges by the device's allocator. Entry contents are kept in chunks created on first write, so a
  * table of 2^24 or more entries costs memory only where entries were written.
  *
- * <p>An entry holds the page's DMA address with bit 0 set as the PRESENT flag (as mlx4 writes them,
- * {@code mlx4_write_mtt_chunk}); a zapped entry is 0.
+ * <p>An entry holds the page's DMA address and a PRESENT flag; a zapped entry is 0. mlx4 keeps PRESENT in bit 0
+ * ({@code MLX4_MTT_FLAG_PRESENT}, free because its pages are 4 KiB or more); the model keeps it in bit 63 so that
+ * pages of any size a {@code page_size_cap} allows hold their whole address.
  *
- * <p>Not thread safe.
+ * <p>Every range handed to {@link #free}, {@link #write} or {@link #zap} is checked against the ranges this table
+ * handed out and has not taken back, so a stale or forged range is refused and changes nothing. Not thread safe.
  */
 public final class Mtt
 {
-    /** Bit 0 of an entry: the entry maps a page. */
-    public static final long PRESENT = 1;
+    /** Bit 63 of an entry: the entry maps a page. */
+    public static final long PRESENT = Long.MIN_VALUE;
 
     private static final int CHUNK_SHIFT = 16;
     private static final int CHUNK_MASK = (1 << CHUNK_SHIFT) - 1;
 
     private final MttAllocator allocator;
+    private final long capacity;
     private final long[][] chunks;
+    /** Per entry index that starts a live range: its entries and reserved entries (32 bits each); else 0. */
+    private final long[][] rangeStarts;
     private long entriesInUse;
     private long entriesRequested;
     private long allocations;
@@ -34,7 +39,9 @@ public final class Mtt
         allocator = config.allocator() == MttAllocatorKind.BUDDY
             ? new BuddyMttAllocator(config.logNumSegments(), config.logMttsPerSeg())
             : new ExactMttAllocator(config.entries());
-        chunks = new long[(int)((config.entries() + CHUNK_MASK) >>> CHUNK_SHIFT)][];
+        capacity = config.entries();
+        chunks = new long[(int)((capacity + CHUNK_MASK) >>> CHUNK_SHIFT)][];
+        rangeStarts = new long[chunks.length][];
     }
 
     /**
@@ -52,31 +59,68 @@ public final class Mtt
         {
             throw new TableException(Errno.EINVAL, "MTT entries=" + entries + " must be positive");
         }
-        final MttRange range = entries > allocator.capacityEntries() ? null : allocator.allocate(entries);
+        final MttRange range = entries > capacity ? null : allocator.allocate(entries);
         if (range == null)
         {
             failures++;
             throw new TableException(Errno.ENOMEM, "MTT cannot give " + entries + " entries (" + reservedFor(entries)
-                + " after rounding): " + allocator.freeEntries() + " of " + allocator.capacityEntries()
+                + " after rounding): " + allocator.freeEntries() + " of " + capacity
                 + " free, largest free block " + allocator.largestFreeBlock());
         }
+        final long first = range.firstEntry();
+        long[] starts = rangeStarts[(int)(first >>> CHUNK_SHIFT)];
+        if (starts == null)
+        {
+            starts = new long[1 << CHUNK_SHIFT];
+            rangeStarts[(int)(first >>> CHUNK_SHIFT)] = starts;
+        }
+        starts[(int)(first & CHUNK_MASK)] = pack(range);
         entriesInUse += range.reservedEntries();
         entriesRequested += range.entries();
         allocations++;
         return range;
     }
 
+    private static long pack(final MttRange range)
+    {
+        return (range.entries() << 32) | range.reservedEntries();
+    }
+
+    /**
+     * @param range a range.
+     * @return true when this table handed it out and has not taken it back.
+     */
+    public boolean isLive(final MttRange range)
+    {
+        if (range == null || range.firstEntry() < 0 || range.firstEntry() >= capacity || range.entries() <= 0
+            || range.reservedEntries() < range.entries() || range.reservedEntries() > capacity)
+        {
+            return false;
+        }
+        final long[] starts = rangeStarts[(int)(range.firstEntry() >>> CHUNK_SHIFT)];
+        return starts != null && starts[(int)(range.firstEntry() & CHUNK_MASK)] == pack(range);
+    }
+
+    private void requireLive(final MttRange range, final String op)
+    {
+        if (!isLive(range))
+        {
+            throw new TableException(Errno.EINVAL, op + ": " + range + " is not a range this MTT handed out and still"
+                + " holds (already freed, from another table, or forged)");
+        }
+    }
+
     /**
      * Gives a range back; its entries are zapped first.
      *
      * @param range a range returned by {@link #allocate} and not yet freed.
+     * @throws TableException EINVAL when the range is not live in this table.
      */
     public void free(final MttRange range)
     {
-        zap(range);
-        allocator.free(range);
-        entriesInUse -= range.reservedEntries();
-        entriesRequested -= range.entries();
+        requireLive(range, "free");
+        zapEntries(range);
+        release(range);
         frees++;
     }
 
@@ -88,10 +132,16 @@ public final class Mtt
      */
     void undoAllocate(final MttRange range)
     {
+        release(range);
+        allocations--;
+    }
+
+    private void release(final MttRange range)
+    {
+        rangeStarts[(int)(range.firstEntry() >>> CHUNK_SHIFT)][(int)(range.firstEntry() & CHUNK_MASK)] = 0;
         allocator.free(range);
         entriesInUse -= range.reservedEntries();
         entriesRequested -= range.entries();
-        allocations--;
     }
 
     /**
@@ -100,7 +150,7 @@ public final class Mtt
      */
     public long reservedFor(final long entries)
     {
-        return entries > allocator.capacityEntries() ? entries : allocator.reservedFor(entries);
+        return entries <= 0 || entries > capacity ? entries : allocator.reservedFor(entries);
     }
 
     /**
@@ -108,11 +158,23 @@ public final class Mtt
      *
      * @param range   the MR's range.
      * @param block   the page's index within the MR, 0 to {@code range.entries() - 1}.
-     * @param dmaAddr the page's DMA address, aligned to the MR page size.
+     * @param dmaAddr the page's DMA address, aligned to the MR page size, below 2^63.
+     * @throws TableException EINVAL when the range is not live, the block is outside it or the address is negative.
      */
     public void write(final MttRange range, final long block, final long dmaAddr)
     {
-        final long index = range.firstEntry() + block;
+        requireLive(range, "write");
+        if (block < 0 || block >= range.entries() || dmaAddr < 0)
+        {
+            throw new TableException(Errno.EINVAL, "write: block " + block + " of a range of " + range.entries()
+                + " entries, DMA address 0x" + Long.toHexString(dmaAddr));
+        }
+        writeEntry(range.firstEntry() + block, dmaAddr);
+    }
+
+    /** Writes one entry of a range the caller has just allocated. */
+    void writeEntry(final long index, final long dmaAddr)
+    {
         long[] chunk = chunks[(int)(index >>> CHUNK_SHIFT)];
         if (chunk == null)
         {
@@ -123,29 +185,51 @@ public final class Mtt
     }
 
     /**
-     * @param index an entry index.
+     * @param index an entry index, 0 to capacity - 1.
      * @return the raw entry: DMA address | PRESENT, or 0 when not written or zapped.
+     * @throws TableException EINVAL when the index is outside the table.
      */
     public long entry(final long index)
+    {
+        if (index < 0 || index >= capacity)
+        {
+            throw new TableException(Errno.EINVAL, "MTT entry " + index + " is outside [0, " + capacity + ")");
+        }
+        return rawEntry(index);
+    }
+
+    /** An entry of an index known to be inside the table. */
+    long rawEntry(final long index)
     {
         final long[] chunk = chunks[(int)(index >>> CHUNK_SHIFT)];
         return chunk == null ? 0 : chunk[(int)(index & CHUNK_MASK)];
     }
 
     /**
-     * Zeroes the entries of a range (the device stops translating through them).
+     * Zeroes the entries of a live range: the device stops translating through them.
      *
      * @param range the range.
+     * @throws TableException EINVAL when the range is not live in this table.
      */
     public void zap(final MttRange range)
     {
-        for (long i = range.firstEntry(); i < range.firstEntry() + range.entries(); i++)
+        requireLive(range, "zap");
+        zapEntries(range);
+    }
+
+    private void zapEntries(final MttRange range)
+    {
+        long i = range.firstEntry();
+        final long end = range.firstEntry() + range.entries();
+        while (i < end)
         {
             final long[] chunk = chunks[(int)(i >>> CHUNK_SHIFT)];
+            final long chunkEnd = Math.min(end, ((i >>> CHUNK_SHIFT) + 1) << CHUNK_SHIFT);
             if (chunk != null)
             {
-                chunk[(int)(i & CHUNK_MASK)] = 0;
+                java.util.Arrays.fill(chunk, (int)(i & CHUNK_MASK), (int)(((chunkEnd - 1) & CHUNK_MASK) + 1), 0L);
             }
+            i = chunkEnd;
         }
     }
 
@@ -154,7 +238,7 @@ public final class Mtt
      */
     public MttCounters counters()
     {
-        return new MttCounters(allocator.capacityEntries(), entriesInUse, entriesRequested, allocator.freeEntries(),
+        return new MttCounters(capacity, entriesInUse, entriesRequested, allocator.freeEntries(),
             allocator.largestFreeBlock(), allocations, failures, frees);
     }
 }

@@ -33,34 +33,67 @@ public final class PageSizeSelector
      * @param pageSizeCap   the device's bitmap of supported page sizes: bit n set means 2^n bytes.
      * @return the page size and the number of MTT entries; page size 0 when no supported size works.
      * @throws TableException EINVAL when there are no runs, the length is not positive, the runs are shorter than
-     *                        the buffer, or {@code iova + length} overflows.
+     *                        the buffer, or {@code iova + length} overflows. Runs past the buffer's last page are
+     *                        ignored, as the kernel's scatterlist holds only the buffer's pages.
+     * @throws NullPointerException when {@code runs} or one of its elements is null.
      */
     public static PageSizeChoice choose(final List<DmaRun> runs, final long address, final long lengthBytes,
         final long iova, final long pageSizeCap)
+    {
+        final List<DmaRun> pages = trim(runs, address, lengthBytes);
+        if (Long.compareUnsigned(iova + lengthBytes - 1, iova) < 0)
+        {
+            throw new TableException(Errno.EINVAL, "iova 0x" + Long.toHexString(iova) + " + lengthBytes="
+                + lengthBytes + " overflows");
+        }
+        // Bit 63 would make a negative page size; no device reports it.
+        final long pageSize = bestPageSize(pages, address, lengthBytes, iova, pageSizeCap & Long.MAX_VALUE);
+        return new PageSizeChoice(pageSize, pageSize == 0 ? 0 : numDmaBlocks(iova, lengthBytes, pageSize));
+    }
+
+    /**
+     * The runs that hold exactly the buffer's 4 KiB pages, as the umem's scatterlist does: runs past the page of the
+     * last byte are dropped and the last run is cut at that page's end.
+     *
+     * @param runs        DMA runs, the first starting at the page of {@code address}.
+     * @param address     the buffer's first byte.
+     * @param lengthBytes the buffer length, positive.
+     * @return the trimmed runs.
+     * @throws TableException EINVAL when there are no runs, the length is not positive, or the runs hold fewer bytes
+     *                        than the buffer.
+     * @throws NullPointerException when {@code runs} or one of its elements is null.
+     */
+    static List<DmaRun> trim(final List<DmaRun> runs, final long address, final long lengthBytes)
     {
         if (runs.isEmpty() || lengthBytes <= 0)
         {
             throw new TableException(Errno.EINVAL, "need at least one DMA run and lengthBytes > 0, got "
                 + runs.size() + " runs and lengthBytes=" + lengthBytes);
         }
-        final long pgoffCheck = address & KERNEL_PAGE_MASK;
-        long total = 0;
+        final long pgoff = address & KERNEL_PAGE_MASK;
+        if (lengthBytes > Long.MAX_VALUE - pgoff - KERNEL_PAGE_MASK)
+        {
+            throw new TableException(Errno.EINVAL, "lengthBytes=" + lengthBytes + " is too large");
+        }
+        final long needed = (pgoff + lengthBytes + KERNEL_PAGE_MASK) & ~KERNEL_PAGE_MASK;
+        final List<DmaRun> out = new java.util.ArrayList<>();
+        long covered = 0;
         for (final DmaRun run : runs)
         {
-            total += run.lengthBytes();
+            if (covered >= needed)
+            {
+                break;
+            }
+            final long take = Math.min(run.lengthBytes(), needed - covered);
+            out.add(take == run.lengthBytes() ? run : new DmaRun(run.dmaAddr(), take));
+            covered += take;
         }
-        if (total - pgoffCheck < lengthBytes)
+        if (covered < needed)
         {
-            throw new TableException(Errno.EINVAL, "runs hold " + (total - pgoffCheck) + " bytes from the buffer's"
-                + " first byte, fewer than lengthBytes=" + lengthBytes);
+            throw new TableException(Errno.EINVAL, "runs hold " + covered + " bytes of pages, fewer than the "
+                + needed + " the buffer's pages need (lengthBytes=" + lengthBytes + ", page offset " + pgoff + ")");
         }
-        if (Long.compareUnsigned(iova + lengthBytes - 1, iova) < 0)
-        {
-            throw new TableException(Errno.EINVAL, "iova 0x" + Long.toHexString(iova) + " + lengthBytes="
-                + lengthBytes + " overflows");
-        }
-        final long pageSize = bestPageSize(runs, address, lengthBytes, iova, pageSizeCap);
-        return new PageSizeChoice(pageSize, pageSize == 0 ? 0 : numDmaBlocks(iova, lengthBytes, pageSize));
+        return out;
     }
 
     /**
@@ -108,9 +141,15 @@ public final class PageSizeSelector
      * @param lengthBytes   length in bytes, positive.
      * @param pageSizeBytes a power of two.
      * @return the block count.
+     * @throws TableException EINVAL when the length is not positive or the page size is not a power of two.
      */
     public static long numDmaBlocks(final long iova, final long lengthBytes, final long pageSizeBytes)
     {
+        if (lengthBytes <= 0 || pageSizeBytes <= 0 || Long.bitCount(pageSizeBytes) != 1)
+        {
+            throw new TableException(Errno.EINVAL, "numDmaBlocks needs lengthBytes > 0 and a power-of-two page size,"
+                + " got lengthBytes=" + lengthBytes + " pageSizeBytes=" + pageSizeBytes);
+        }
         final long first = iova & -pageSizeBytes;
         final long last = (iova + lengthBytes - 1) & -pageSizeBytes;
         return Long.divideUnsigned(last - first, pageSizeBytes) + 1;

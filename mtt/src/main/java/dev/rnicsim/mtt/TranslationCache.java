@@ -14,6 +14,8 @@ import java.util.Arrays;
  */
 public final class TranslationCache
 {
+    /** Most lines a cache may have: 2^24. */
+    public static final int MAX_CAPACITY_ENTRIES = 1 << 24;
     private static final long EMPTY = -1;
     private static final long MTT_TAG = 1L << 62;
 
@@ -30,16 +32,18 @@ public final class TranslationCache
     private long entriesDropped;
 
     /**
-     * @param capacityEntries cache lines in all, a multiple of {@code ways}; 0 for no cache (every access misses).
+     * @param capacityEntries cache lines in all, a multiple of {@code ways}, at most {@link #MAX_CAPACITY_ENTRIES};
+     *                        0 for no cache (every access misses).
      * @param ways            lines per set (associativity), at least 1.
      * @throws TableException EINVAL when the geometry is not possible.
      */
     public TranslationCache(final int capacityEntries, final int ways)
     {
-        if (ways < 1 || capacityEntries < 0 || capacityEntries % ways != 0)
+        if (ways < 1 || capacityEntries < 0 || capacityEntries > MAX_CAPACITY_ENTRIES
+            || capacityEntries % ways != 0 || (capacityEntries > 0 && ways > capacityEntries))
         {
             throw new TableException(Errno.EINVAL, "cache of " + capacityEntries + " entries cannot have " + ways
-                + " ways: capacity must be a non-negative multiple of ways >= 1");
+                + " ways: capacity must be a multiple of ways >= 1, at most " + MAX_CAPACITY_ENTRIES);
         }
         this.ways = ways;
         this.sets = capacityEntries / ways;
@@ -72,9 +76,14 @@ public final class TranslationCache
      *
      * @param tag an MPT or MTT tag.
      * @return true on a hit.
+     * @throws TableException EINVAL for a negative tag, which neither {@link #mptTag} nor {@link #mttTag} makes.
      */
     public boolean access(final long tag)
     {
+        if (tag < 0)
+        {
+            throw new TableException(Errno.EINVAL, "tag " + tag + " is not one of mptTag() or mttTag()");
+        }
         if (sets == 0)
         {
             misses++;
@@ -115,7 +124,7 @@ public final class TranslationCache
      */
     public boolean contains(final long tag)
     {
-        return sets != 0 && find(tag) >= 0;
+        return tag >= 0 && sets != 0 && find(tag) >= 0;
     }
 
     /**
@@ -125,12 +134,18 @@ public final class TranslationCache
      * @param mttFirst    first MTT entry of the MR.
      * @param mttEntries  MTT entries of the MR.
      * @return the number of cached entries dropped.
+     * @throws TableException EINVAL when an argument is negative or the range overflows.
      */
     public long invalidate(final long mptIndex, final long mttFirst, final long mttEntries)
     {
+        if (mptIndex < 0 || mttFirst < 0 || mttEntries < 0 || mttFirst > (1L << 62) - 1 - mttEntries)
+        {
+            throw new TableException(Errno.EINVAL, "invalidate: mptIndex=" + mptIndex + " mttFirst=" + mttFirst
+                + " mttEntries=" + mttEntries + " are negative or overflow");
+        }
         invalidations++;
         long dropped = drop(mptTag(mptIndex));
-        if (mttEntries * ways <= tags.length)
+        if (mttEntries <= tags.length / ways)
         {
             for (long i = mttFirst; i < mttFirst + mttEntries; i++)
             {

@@ -8,6 +8,8 @@
  * keys made of a 24-bit index and an 8-bit variant (generation, random or recycled, by device profile);
  * {@link dev.rnicsim.mtt.TranslationCache} is the NIC's cache of both; {@link dev.rnicsim.mtt.AdapterTables}
  * performs registration, deregistration and translation on them. Inputs are physically contiguous DMA runs and an
- * iova; every operation returns or accumulates counts and never reads a clock.
+ * iova; every operation returns or accumulates counts and never reads a clock. Refused calls throw
+ * {@link dev.rnicsim.mtt.TableException} with the Linux errno and change nothing; a null argument throws
+ * NullPointerException; the data-path checks ({@code lookup}, {@code translate}) never throw.
  */
 package dev.rnicsim.mtt;
