@@ -76,6 +76,16 @@ public final class PageSizeSelector
             throw new TableException(Errno.EINVAL, "lengthBytes=" + lengthBytes + " is too large");
         }
         final long needed = (pgoff + lengthBytes + KERNEL_PAGE_MASK) & ~KERNEL_PAGE_MASK;
+        long exact = 0;
+        int used = 0;
+        while (used < runs.size() && exact < needed)
+        {
+            exact += runs.get(used++).lengthBytes();
+        }
+        if (exact == needed && used == runs.size())
+        {
+            return runs;
+        }
         final List<DmaRun> out = new java.util.ArrayList<>();
         long covered = 0;
         for (final DmaRun run : runs)
