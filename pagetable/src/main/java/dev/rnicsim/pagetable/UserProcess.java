@@ -893,7 +893,8 @@ public final class UserProcess
         final UserProcess child = host.newProcess(childName);
         child.rlimitMemlockBytes = rlimitMemlockBytes;
         child.capIpcLock = capIpcLock;
-        final boolean modern = host.config().forkBehaviour() == ForkBehaviour.MODERN;
+        final ForkCopier copier = new ForkCopier(host, this, child,
+            host.config().forkBehaviour() == ForkBehaviour.MODERN);
         try
         {
             for (final Vma v : vmas.list())
@@ -903,7 +904,7 @@ public final class UserProcess
                     continue;
                 }
                 child.vmas.put(v.withFlags(v.flagBits() & ~(Vma.VM_RESV_OWNER | Vma.VM_LOCKED)));
-                copyPageTableRange(child, v, modern);
+                copier.copyRange(v);
             }
         }
         catch (final KernelException e)
@@ -912,84 +913,6 @@ public final class UserProcess
             throw e;
         }
         return child;
-    }
-
-    private void copyPageTableRange(final UserProcess child, final Vma v, final boolean modern)
-    {
-        final List<long[]> leaves = new ArrayList<>();
-        pageTable.forEachLeaf(v.startAddress(), v.endAddress(), (va, entry, size) ->
-            leaves.add(new long[] {va, entry, size.ordinal()}));
-        for (final long[] leaf : leaves)
-        {
-            final long va = leaf[0];
-            final long entry = leaf[1];
-            final PageSize size = PageSize.values()[(int)leaf[2]];
-            if ((entry & PageTable.RESERVED) != 0)
-            {
-                continue;
-            }
-            if ((entry & PageTable.SWAP) != 0)
-            {
-                phys.swap().duplicate(PageTable.pfn(entry));
-                child.pageTable.set(va, size, entry);
-                continue;
-            }
-            final long pfn = PageTable.pfn(entry);
-            final boolean zero = pfn == phys.zeroPfn();
-            final boolean pinned = !zero && frames.pinCount(frames.head(pfn)) > 0;
-            if (modern && pinned)
-            {
-                copyPinnedForChild(child, v, va, entry, size);
-                continue;
-            }
-            final long shared = entry & ~PageTable.WRITE;
-            pageTable.set(va, size, shared);
-            child.pageTable.set(va, size, shared);
-            if (!zero)
-            {
-                frames.addMapCount(pfn, size.frames(), 1);
-            }
-        }
-    }
-
-    private void copyPinnedForChild(final UserProcess child, final Vma v, final long va, final long entry,
-        final PageSize size)
-    {
-        final long pfn = PageTable.pfn(entry);
-        if (v.kind() == VmaKind.HUGETLB)
-        {
-            final long copy = phys.pool(size).availablePages() > 0 ? phys.takeHugetlbPage(size) : -1;
-            if (copy < 0)
-            {
-                throw new KernelException(Errno.ENOMEM, "fork must copy a pinned hugetlb page of " + size.kb()
-                    + " kB for the child but the pool has no unreserved free page");
-            }
-            copyFrames(pfn, copy, size.frames());
-            frames.addMapCount(copy, size.frames(), 1);
-            child.pageTable.set(va, size, PageTable.make(copy, PageTable.flags(entry)));
-            return;
-        }
-        if (size == PageSize.SIZE_2M)
-        {
-            // copy_huge_pmd refuses to share a pinned THP: the parent's PMD is split and the PTEs copied one by one.
-            pageTable.splitPmd(va);
-            host.count(VmEvent.THP_SPLIT_PMD);
-            for (int i = 0; i < 512; i++)
-            {
-                final long subVa = va + ((long)i << FRAME_SHIFT);
-                copyPinnedForChild(child, v, subVa, pageTable.lookup(subVa), PageSize.SIZE_4K);
-            }
-            return;
-        }
-        final long copy = host.allocate(0, true, kindOf(v), true);
-        if (copy < 0)
-        {
-            throw new KernelException(Errno.ENOMEM, "fork must copy a pinned page for the child: out of memory");
-        }
-        frames.copyFrame(pfn, copy);
-        frames.addMapCount(copy, 1);
-        child.pageTable.set(va, PageSize.SIZE_4K, PageTable.make(copy, PageTable.flags(entry)));
-        host.count(VmEvent.COW_COPY);
     }
 
     /**
@@ -1730,7 +1653,7 @@ public final class UserProcess
         }
     }
 
-    private static byte kindOf(final Vma v)
+    static byte kindOf(final Vma v)
     {
         return v.kind() == VmaKind.FILE ? FrameTable.KIND_FILE : FrameTable.KIND_ANON;
     }

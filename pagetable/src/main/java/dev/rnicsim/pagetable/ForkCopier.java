@@ -1,0 +1,120 @@
+package dev.rnicsim.pagetable;
+
+import static dev.rnicsim.pagetable.PhysicalMemory.FRAME_SHIFT;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The page-table half of fork(2) for one parent and child (mm/memory.c {@code copy_page_range}): private pages
+ * become shared copy-on-write (both entries write-protected, the mapcount raised), swap entries are shared, hugetlb
+ * reservations stay with the parent, and on a {@link ForkBehaviour#MODERN} kernel a possibly pinned anonymous page
+ * is copied for the child at once ({@code copy_present_page}; a pinned THP has the parent's PMD split first, as
+ * {@code copy_huge_pmd} does; a pinned hugetlb page takes a pool page, commit 4eae4efa2c29).
+ *
+ * <p>Not thread safe.
+ */
+final class ForkCopier
+{
+    private final Host host;
+    private final PhysicalMemory phys;
+    private final FrameTable frames;
+    private final PageTable pageTable;
+    private final PageTable childTable;
+    private final boolean modern;
+
+    ForkCopier(final Host host, final UserProcess parent, final UserProcess child, final boolean modern)
+    {
+        this.host = host;
+        this.phys = host.physicalMemory();
+        this.frames = phys.frames();
+        this.pageTable = parent.pageTable();
+        this.childTable = child.pageTable();
+        this.modern = modern;
+    }
+
+    /**
+     * Copies the entries of one VMA into the child.
+     *
+     * @throws KernelException ENOMEM when memory runs out while copying a pinned page.
+     */
+    void copyRange(final Vma v)
+    {
+        final List<long[]> leaves = new ArrayList<>();
+        pageTable.forEachLeaf(v.startAddress(), v.endAddress(), (va, entry, size) ->
+            leaves.add(new long[] {va, entry, size.ordinal()}));
+        for (final long[] leaf : leaves)
+        {
+            final long va = leaf[0];
+            final long entry = leaf[1];
+            final PageSize size = PageSize.values()[(int)leaf[2]];
+            if ((entry & PageTable.RESERVED) != 0)
+            {
+                continue;
+            }
+            if ((entry & PageTable.SWAP) != 0)
+            {
+                phys.swap().duplicate(PageTable.pfn(entry));
+                childTable.set(va, size, entry);
+                continue;
+            }
+            final long pfn = PageTable.pfn(entry);
+            final boolean zero = pfn == phys.zeroPfn();
+            final boolean pinned = !zero && frames.pinCount(frames.head(pfn)) > 0;
+            if (modern && pinned)
+            {
+                copyPinned(v, va, entry, size);
+                continue;
+            }
+            final long shared = entry & ~PageTable.WRITE;
+            pageTable.set(va, size, shared);
+            childTable.set(va, size, shared);
+            if (!zero)
+            {
+                frames.addMapCount(pfn, size.frames(), 1);
+            }
+        }
+    }
+
+    private void copyPinned(final Vma v, final long va, final long entry, final PageSize size)
+    {
+        final long pfn = PageTable.pfn(entry);
+        if (v.kind() == VmaKind.HUGETLB)
+        {
+            final long copy = phys.pool(size).availablePages() > 0 ? phys.takeHugetlbPage(size) : -1;
+            if (copy < 0)
+            {
+                throw new KernelException(Errno.ENOMEM, "fork must copy a pinned hugetlb page of " + size.kb()
+                    + " kB for the child but the pool has no unreserved free page");
+            }
+            for (long i = 0; i < size.frames(); i++)
+            {
+                frames.copyFrame(pfn + i, copy + i);
+            }
+            frames.addMapCount(copy, size.frames(), 1);
+            childTable.set(va, size, PageTable.make(copy, PageTable.flags(entry)));
+            return;
+        }
+        if (size == PageSize.SIZE_2M)
+        {
+            // copy_huge_pmd refuses to share a pinned THP: the parent's PMD is split and the PTEs copied one by one.
+            pageTable.splitPmd(va);
+            host.count(VmEvent.THP_SPLIT_PMD);
+            for (int i = 0; i < 512; i++)
+            {
+                final long subVa = va + ((long)i << FRAME_SHIFT);
+                copyPinned(v, subVa, pageTable.lookup(subVa), PageSize.SIZE_4K);
+            }
+            return;
+        }
+        final long copy = host.allocate(0, true, UserProcess.kindOf(v), true);
+        if (copy < 0)
+        {
+            throw new KernelException(Errno.ENOMEM, "fork must copy a pinned page for the child: out of memory");
+        }
+        frames.copyFrame(pfn, copy);
+        frames.addMapCount(copy, 1);
+        childTable.set(va, PageSize.SIZE_4K, PageTable.make(copy, PageTable.flags(entry)));
+        host.count(VmEvent.COW_COPY);
+    }
+}
