@@ -15,16 +15,14 @@ final class BuddyAllocator
     /** Largest order: 18, a 1 GiB block, so that 1 GiB hugetlb pages can be carved out of the zone. */
     static final int MAX_ORDER = 18;
 
-    private final Zone zone;
     private final long startPfn;
     private final long endPfn;
     @SuppressWarnings("unchecked")
     private final TreeSet<Long>[] freeBlocks = new TreeSet[MAX_ORDER + 1];
     private long freeFrames;
 
-    BuddyAllocator(final Zone zone, final long startPfn, final long endPfn)
+    BuddyAllocator(final long startPfn, final long endPfn)
     {
-        this.zone = zone;
         this.startPfn = startPfn;
         this.endPfn = endPfn;
         for (int order = 0; order <= MAX_ORDER; order++)
@@ -43,21 +41,6 @@ final class BuddyAllocator
             freeFrames += 1L << order;
             pfn += 1L << order;
         }
-    }
-
-    Zone zone()
-    {
-        return zone;
-    }
-
-    long startPfn()
-    {
-        return startPfn;
-    }
-
-    long endPfn()
-    {
-        return endPfn;
     }
 
     long spannedFrames()

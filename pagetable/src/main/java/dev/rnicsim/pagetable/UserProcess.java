@@ -281,7 +281,7 @@ public final class UserProcess
                     + length + " passes TASK_SIZE=0x" + Long.toHexString(TASK_SIZE));
             }
             start = addressHint;
-            if (flags.contains(MapFlag.FIXED_NOREPLACE) && overlaps(start, start + length))
+            if (flags.contains(MapFlag.FIXED_NOREPLACE) && vmas.overlaps(start, start + length))
             {
                 throw new KernelException(Errno.EEXIST, "MAP_FIXED_NOREPLACE range 0x" + Long.toHexString(start)
                     + "-0x" + Long.toHexString(start + length) + " overlaps an existing mapping");
@@ -294,7 +294,7 @@ public final class UserProcess
                 : (host.config().thpMode() != ThpMode.NEVER && length % PageSize.SIZE_2M.bytes() == 0
                     ? PageSize.SIZE_2M.bytes() : FRAME_BYTES);
             start = addressHint != 0 && (addressHint & (align - 1)) == 0 && addressHint >= host.config()
-                .mmapMinAddrBytes() && addressHint <= TASK_SIZE - length && !overlaps(addressHint,
+                .mmapMinAddrBytes() && addressHint <= TASK_SIZE - length && !vmas.overlaps(addressHint,
                 addressHint + length) ? addressHint : findFreeRange(length, align);
         }
         final VmaTree trial = vmas.copy();
@@ -326,7 +326,7 @@ public final class UserProcess
             ? new Vma(start, start + length, Prot.bits(prot), Vma.VM_RESV_OWNER, VmaKind.HUGETLB, hugeSize,
                 HUGETLB_ANON_NAME, 0)
             : new Vma(start, start + length, Prot.bits(prot), 0, VmaKind.ANONYMOUS, PageSize.SIZE_4K, "", 0);
-        insertAndMerge(vma);
+        vmas.insertAndMerge(vma);
         if (hugetlb)
         {
             phys.pool(hugeSize).reserve(hugePages);
@@ -365,7 +365,7 @@ public final class UserProcess
         checkAlive();
         final long end = checkAlignedRange(address, lengthBytes, true, Errno.EINVAL);
         checkHugetlbAligned(address, end, "munmap");
-        final int countAfter = vmaCountAfterCarve(address, end);
+        final int countAfter = vmas.countAfterCarve(address, end);
         if (countAfter > host.config().maxMapCount())
         {
             throw new KernelException(Errno.ENOMEM, "munmap would split a VMA into " + countAfter
@@ -430,7 +430,7 @@ public final class UserProcess
         checkFullyMapped(address, end, "madvise");
         if (advice == Madvice.DONTNEED)
         {
-            for (final Vma v : overlapping(address, end))
+            for (final Vma v : vmas.overlapping(address, end))
             {
                 if (v.has(Vma.VM_LOCKED))
                 {
@@ -441,7 +441,7 @@ public final class UserProcess
             // madvise_dontneed_free_valid_vma: in a hugetlb VMA the start must be huge-page aligned and the end is
             // rounded down to a huge page (Linux 6.2+), so a partial huge page is left alone.
             long zapEnd = end;
-            for (final Vma v : overlapping(address, end))
+            for (final Vma v : vmas.overlapping(address, end))
             {
                 if (v.kind() == VmaKind.HUGETLB)
                 {
@@ -498,7 +498,7 @@ public final class UserProcess
         if (!capIpcLock)
         {
             long newlyLocked = 0;
-            for (final Vma v : overlapping(start, end))
+            for (final Vma v : vmas.overlapping(start, end))
             {
                 if (!v.has(Vma.VM_LOCKED))
                 {
@@ -513,11 +513,11 @@ public final class UserProcess
                     + " bytes)");
             }
         }
-        final List<Vma> before = vmas.snapshot();
+        final List<Vma> before = vmas.list();
         changeVmas(start, end, v -> v.withFlags(v.flagBits() | Vma.VM_LOCKED));
         try
         {
-            for (final Vma v : overlapping(start, end))
+            for (final Vma v : vmas.overlapping(start, end))
             {
                 populate(Math.max(start, v.startAddress()), Math.min(end, v.endAddress()), v.writable());
             }
@@ -942,7 +942,7 @@ public final class UserProcess
     {
         checkAlive();
         if (vma.startAddress() < 0 || vma.endAddress() > TASK_SIZE || vma.startAddress() >= vma.endAddress()
-            || overlaps(vma.startAddress(), vma.endAddress()))
+            || vmas.overlaps(vma.startAddress(), vma.endAddress()))
         {
             throw new KernelException(Errno.EINVAL, "imported VMA 0x" + Long.toHexString(vma.startAddress()) + "-0x"
                 + Long.toHexString(vma.endAddress()) + " is empty, outside user space or overlaps another");
@@ -1475,21 +1475,6 @@ public final class UserProcess
 
     // ------------------------------------------------------------------ VMA bookkeeping
 
-    private boolean overlaps(final long start, final long end)
-    {
-        return vmas.overlaps(start, end);
-    }
-
-    private List<Vma> overlapping(final long start, final long end)
-    {
-        return vmas.overlapping(start, end);
-    }
-
-    private int vmaCountAfterCarve(final long start, final long end)
-    {
-        return vmas.countAfterCarve(start, end);
-    }
-
     /**
      * Applies a change to the VMAs of a range, splitting and merging them, after checking (before anything changes)
      * that no hugetlb VMA is cut inside a huge page (hugetlb_vm_op_split: EINVAL) and that the VMA count after the
@@ -1508,11 +1493,6 @@ public final class UserProcess
         // __split_vma -> vma_adjust_trans_huge: a PMD mapping never straddles two VMAs.
         splitHugePmdsAtEdges(start, end);
         vmas.change(start, end, change);
-    }
-
-    private void insertAndMerge(final Vma vma)
-    {
-        vmas.insertAndMerge(vma);
     }
 
     private long findFreeRange(final long length, final long align)
@@ -1580,7 +1560,7 @@ public final class UserProcess
 
     private void checkHugetlbAligned(final long start, final long end, final String call)
     {
-        for (final Vma v : overlapping(start, end))
+        for (final Vma v : vmas.overlapping(start, end))
         {
             if (v.kind() != VmaKind.HUGETLB)
             {

@@ -47,12 +47,6 @@ final class VmaTree
         byStart.put(vma.startAddress(), vma);
     }
 
-    /** @return a copy to restore with {@link #restore(List)}. */
-    List<Vma> snapshot()
-    {
-        return list();
-    }
-
     void restore(final List<Vma> snapshot)
     {
         byStart.clear();
