@@ -223,6 +223,40 @@ final class FrameTable
         MemorySegment.copy(src, srcOffset, s.data, ValueLayout.JAVA_BYTE, frameBase + offsetInFrame, length);
     }
 
+    /**
+     * Copies bytes between frames, possibly of two hosts' tables, without a bounce buffer: a DMA's data movement.
+     * Bytes of a frame never written read as zeros.
+     */
+    static void copyBytes(final FrameTable src, final long srcPfn, final int srcOffset, final FrameTable dst,
+        final long dstPfn, final int dstOffset, final int length)
+    {
+        final Section d = dst.section(dstPfn);
+        final int di = (int)(dstPfn & SECTION_MASK);
+        final long dstBase = (long)di * PhysicalMemory.FRAME_BYTES;
+        final boolean srcHasData = src.hasData(srcPfn);
+        if (!srcHasData && (d.flags[di] & FLAG_HAS_DATA) == 0)
+        {
+            return;
+        }
+        if (d.data == null)
+        {
+            d.data = Arena.ofAuto().allocate((long)SECTION_FRAMES * PhysicalMemory.FRAME_BYTES);
+        }
+        if ((d.flags[di] & FLAG_HAS_DATA) == 0)
+        {
+            d.data.asSlice(dstBase, PhysicalMemory.FRAME_BYTES).fill((byte)0);
+            d.flags[di] |= FLAG_HAS_DATA;
+        }
+        if (!srcHasData)
+        {
+            d.data.asSlice(dstBase + dstOffset, length).fill((byte)0);
+            return;
+        }
+        final Section s = src.sectionOrNull(srcPfn);
+        final long srcBase = (srcPfn & SECTION_MASK) * PhysicalMemory.FRAME_BYTES + srcOffset;
+        MemorySegment.copy(s.data, srcBase, d.data, dstBase + dstOffset, length);
+    }
+
     /** Copies the bytes of frame {@code from} to frame {@code to} (both allocated). */
     void copyFrame(final long from, final long to)
     {

@@ -256,6 +256,44 @@ public final class PhysicalMemory
         }
     }
 
+    /**
+     * Copies bytes by physical address, possibly between two hosts, as a NIC's DMA moves a message: no CPU cache,
+     * no page table. Frames are copied chunk by chunk without a bounce buffer.
+     *
+     * @param src         memory read.
+     * @param srcAddr     first physical address read.
+     * @param dst         memory written (may be {@code src}; overlapping ranges are not supported).
+     * @param dstAddr     first physical address written.
+     * @param lengthBytes bytes to copy, 0 to 2^31-1.
+     * @throws KernelException EFAULT when a range leaves physical memory, touches a free frame, or the destination
+     *                         covers the shared zero page.
+     */
+    public static void copy(final PhysicalMemory src, final long srcAddr, final PhysicalMemory dst, final long dstAddr,
+        final int lengthBytes)
+    {
+        src.checkPhysRange(srcAddr, lengthBytes);
+        dst.checkPhysRange(dstAddr, lengthBytes);
+        if (lengthBytes > 0 && dst.zeroPfn >= dstAddr >>> FRAME_SHIFT
+            && dst.zeroPfn <= (dstAddr + lengthBytes - 1) >>> FRAME_SHIFT)
+        {
+            throw new KernelException(Errno.EFAULT, "physical range 0x" + Long.toHexString(dstAddr) + "+"
+                + lengthBytes + " covers the shared zero page, which is read-only");
+        }
+        long s = srcAddr;
+        long d = dstAddr;
+        int done = 0;
+        while (done < lengthBytes)
+        {
+            final int sIn = (int)(s & (FRAME_BYTES - 1));
+            final int dIn = (int)(d & (FRAME_BYTES - 1));
+            final int chunk = Math.min(lengthBytes - done, FRAME_BYTES - Math.max(sIn, dIn));
+            FrameTable.copyBytes(src.frames, s >>> FRAME_SHIFT, sIn, dst.frames, d >>> FRAME_SHIFT, dIn, chunk);
+            done += chunk;
+            s += chunk;
+            d += chunk;
+        }
+    }
+
     private void checkBuffer(final byte[] buffer, final int offset, final int length)
     {
         java.util.Objects.requireNonNull(buffer, "buffer");

@@ -1,9 +1,7 @@
 /**
- * The simulated RDMA device behind the verbs API.
- *
- * <p>What will live here: the "driver" (umem: pin through the host model, merge runs, choose the page size),
- * the firmware's MR and MW state, device profiles (built in, or read from an {@code ibv_devinfo -v} dump),
- * QPs and CQs, a fabric between simulated hosts, the simulated clock and the one calibrated cost model that
- * turns counts from the lower modules into nanoseconds, counters and traces.
+ * The simulated RDMA device behind the verbs API: device profiles (built-in and read from {@code ibv_devinfo -v}
+ * dumps), the driver's registration path with full undo, QPs and CQs, a fabric connecting devices on several
+ * simulated hosts in one JVM, the simulated clock and the one calibrated {@link dev.rnicsim.simnic.CostModel},
+ * counters in the shape of the sysfs port counters and hw_counters, and a registration trace.
  */
 package dev.rnicsim.simnic;

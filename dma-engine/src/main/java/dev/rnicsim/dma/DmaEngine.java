@@ -1,0 +1,543 @@
+package dev.rnicsim.dma;
+
+import dev.rnicsim.mtt.AccessFlags;
+import dev.rnicsim.mtt.AdapterTables;
+import dev.rnicsim.mtt.KeyCheck;
+import dev.rnicsim.mtt.MKey;
+import dev.rnicsim.mtt.MptEntry;
+import dev.rnicsim.pagetable.PhysicalMemory;
+import java.util.List;
+
+/**
+ * Executes the data movement of RC work requests between two devices: local SGE checks through the lkey, remote
+ * checks through the rkey, translation through each device's translation cache and MTT, and the copy between the
+ * two hosts' physical memories. It never reads a clock: it counts (operations, bytes moved, translations, failed
+ * key checks) and the NIC's cost model prices the counts.
+ *
+ * <p>Order of checks, as rxe ({@code check_rkey} in rxe_resp.c; rxe_req.c; DESIGN §4): the requester's local SGEs
+ * (key → PD → rights → state → range, failing with LOC_PROT_ERR), the message length (LOC_LEN_ERR), then at the
+ * responder the QP's access flags (REM_INV_REQ_ERR), the rkey (key → PD → rights → state → range:
+ * REM_ACCESS_ERR),
+ * and for atomics the 8-byte alignment (REM_INV_REQ_ERR). A zero-length READ or WRITE checks no rkey (IBA C9-88).
+ * Every check runs before any byte moves, so a failed operation leaves both memories unchanged.
+ *
+ * <p>Not thread safe: one engine per device, driven by the simulator's single thread.
+ */
+public final class DmaEngine
+{
+    /** Largest message in bytes: the port attribute {@code max_msg_sz} every known device reports (2^31). */
+    public static final long MAX_MESSAGE_BYTES = 1L << 31;
+
+    private long operations;
+    private long bytesMoved;
+    private long translations;
+    private long keyCheckFailures;
+    private long atomics;
+
+    /**
+     * RDMA WRITE: gathers the local SGL and writes it at {@code (remoteAddr, rkey)}.
+     *
+     * @param local          the requester.
+     * @param localPd        the requester QP's PD.
+     * @param sgl            local buffers (lkeys), read without any right beyond the key's.
+     * @param remote         the responder.
+     * @param remotePd       the responder QP's PD.
+     * @param remoteQpAccess the responder QP's access flags ({@link AccessFlags} bits).
+     * @param remoteAddr     first remote address (iova).
+     * @param rkey           remote key; needs REMOTE_WRITE.
+     * @return the outcome: LOC_PROT_ERR, LOC_LEN_ERR, REM_INV_REQ_ERR, REM_ACCESS_ERR or SUCCESS.
+     */
+    public DmaResult write(final DmaPort local, final int localPd, final List<Segment> sgl, final DmaPort remote,
+        final int remotePd, final int remoteQpAccess, final long remoteAddr, final int rkey)
+    {
+        operations++;
+        final DmaResult localFailure = checkSgl(local, localPd, sgl, 0);
+        if (localFailure != null)
+        {
+            return localFailure;
+        }
+        final long length = total(sgl);
+        final DmaResult remoteFailure = checkRemote(remote, remotePd, remoteQpAccess, AccessFlags.REMOTE_WRITE,
+            remoteAddr, length, rkey, "RDMA WRITE");
+        if (remoteFailure != null)
+        {
+            return remoteFailure;
+        }
+        if (length > 0)
+        {
+            copy(new Walk(local, localPd, 0, sgl), new Walk(remote, remotePd, AccessFlags.REMOTE_WRITE,
+                List.of(new Segment(remoteAddr, length, rkey))), length);
+        }
+        return DmaResult.success(length, 0);
+    }
+
+    /**
+     * RDMA WRITE of an inline payload (IBV_SEND_INLINE: copied at post time, no lkey).
+     *
+     * @param payload        the bytes.
+     * @param remote         the responder.
+     * @param remotePd       the responder QP's PD.
+     * @param remoteQpAccess the responder QP's access flags.
+     * @param remoteAddr     first remote address.
+     * @param rkey           remote key; needs REMOTE_WRITE.
+     * @return the outcome: REM_INV_REQ_ERR, REM_ACCESS_ERR or SUCCESS.
+     */
+    public DmaResult writeInline(final byte[] payload, final DmaPort remote, final int remotePd,
+        final int remoteQpAccess, final long remoteAddr, final int rkey)
+    {
+        operations++;
+        final DmaResult remoteFailure = checkRemote(remote, remotePd, remoteQpAccess, AccessFlags.REMOTE_WRITE,
+            remoteAddr, payload.length, rkey, "RDMA WRITE");
+        if (remoteFailure != null)
+        {
+            return remoteFailure;
+        }
+        scatterBytes(payload, new Walk(remote, remotePd, AccessFlags.REMOTE_WRITE,
+            List.of(new Segment(remoteAddr, payload.length, rkey))));
+        return DmaResult.success(payload.length, 0);
+    }
+
+    /**
+     * RDMA READ: reads {@code (remoteAddr, rkey)} into the local SGL. The responder is checked first (the request
+     * goes out before the response lands); the local SGL needs LOCAL_WRITE.
+     *
+     * @param local          the requester.
+     * @param localPd        the requester QP's PD.
+     * @param sgl            local buffers receiving the data; need LOCAL_WRITE.
+     * @param remote         the responder.
+     * @param remotePd       the responder QP's PD.
+     * @param remoteQpAccess the responder QP's access flags.
+     * @param remoteAddr     first remote address.
+     * @param rkey           remote key; needs REMOTE_READ.
+     * @return the outcome: LOC_LEN_ERR, REM_INV_REQ_ERR, REM_ACCESS_ERR, LOC_PROT_ERR or SUCCESS.
+     */
+    public DmaResult read(final DmaPort local, final int localPd, final List<Segment> sgl, final DmaPort remote,
+        final int remotePd, final int remoteQpAccess, final long remoteAddr, final int rkey)
+    {
+        operations++;
+        final long length = total(sgl);
+        if (length > MAX_MESSAGE_BYTES)
+        {
+            return DmaResult.local(DmaStatus.LOC_LEN_ERR, KeyCheck.VALID, "message of " + length
+                + " bytes > max_msg_sz=" + MAX_MESSAGE_BYTES);
+        }
+        final DmaResult remoteFailure = checkRemote(remote, remotePd, remoteQpAccess, AccessFlags.REMOTE_READ,
+            remoteAddr, length, rkey, "RDMA READ");
+        if (remoteFailure != null)
+        {
+            return remoteFailure;
+        }
+        final DmaResult localFailure = checkSgl(local, localPd, sgl, AccessFlags.LOCAL_WRITE);
+        if (localFailure != null)
+        {
+            return localFailure;
+        }
+        if (length > 0)
+        {
+            copy(new Walk(remote, remotePd, AccessFlags.REMOTE_READ, List.of(new Segment(remoteAddr, length, rkey))),
+                new Walk(local, localPd, AccessFlags.LOCAL_WRITE, sgl), length);
+        }
+        return DmaResult.success(length, 0);
+    }
+
+    /**
+     * SEND: gathers the local SGL into the responder's receive buffers.
+     *
+     * @param local    the requester.
+     * @param localPd  the requester QP's PD.
+     * @param sgl      local buffers to gather.
+     * @param remote   the responder.
+     * @param remotePd the responder QP's PD.
+     * @param recvSgl  the receive work request's buffers (lkeys of the responder), need LOCAL_WRITE.
+     * @return the outcome. Requester: LOC_PROT_ERR, LOC_LEN_ERR, REM_INV_REQ_ERR (receive too small), REM_OP_ERR
+     * (bad receive buffer) or SUCCESS; responder: LOC_LEN_ERR (too small) or LOC_PROT_ERR (bad receive buffer).
+     */
+    public DmaResult send(final DmaPort local, final int localPd, final List<Segment> sgl, final DmaPort remote,
+        final int remotePd, final List<Segment> recvSgl)
+    {
+        operations++;
+        final DmaResult localFailure = checkSgl(local, localPd, sgl, 0);
+        if (localFailure != null)
+        {
+            return localFailure;
+        }
+        final long length = total(sgl);
+        final DmaResult recvFailure = checkRecv(remote, remotePd, recvSgl, length);
+        if (recvFailure != null)
+        {
+            return recvFailure;
+        }
+        if (length > 0)
+        {
+            copy(new Walk(local, localPd, 0, sgl), new Walk(remote, remotePd, AccessFlags.LOCAL_WRITE, recvSgl),
+                length);
+        }
+        return DmaResult.success(length, 0);
+    }
+
+    /**
+     * SEND of an inline payload.
+     *
+     * @param payload  the bytes.
+     * @param remote   the responder.
+     * @param remotePd the responder QP's PD.
+     * @param recvSgl  the receive work request's buffers.
+     * @return as {@link #send}.
+     */
+    public DmaResult sendInline(final byte[] payload, final DmaPort remote, final int remotePd,
+        final List<Segment> recvSgl)
+    {
+        operations++;
+        final DmaResult recvFailure = checkRecv(remote, remotePd, recvSgl, payload.length);
+        if (recvFailure != null)
+        {
+            return recvFailure;
+        }
+        scatterBytes(payload, new Walk(remote, remotePd, AccessFlags.LOCAL_WRITE, recvSgl));
+        return DmaResult.success(payload.length, 0);
+    }
+
+    /**
+     * ATOMIC_CMP_AND_SWP or ATOMIC_FETCH_AND_ADD on the 8 bytes at {@code (remoteAddr, rkey)} (little-endian, as
+     * the host stores them); the original value is written to the local result SGE.
+     *
+     * @param local          the requester.
+     * @param localPd        the requester QP's PD.
+     * @param result         one 8-byte local SGE; needs LOCAL_WRITE.
+     * @param remote         the responder.
+     * @param remotePd       the responder QP's PD.
+     * @param remoteQpAccess the responder QP's access flags.
+     * @param remoteAddr     remote address, 8-byte aligned.
+     * @param rkey           remote key; needs REMOTE_ATOMIC.
+     * @param compareAndSwap true for compare-and-swap, false for fetch-and-add.
+     * @param compareAdd     compare value or addend.
+     * @param swap           swap value (compare-and-swap).
+     * @return the outcome: LOC_PROT_ERR, LOC_LEN_ERR, REM_INV_REQ_ERR (QP rights or misaligned), REM_ACCESS_ERR or
+     * SUCCESS with the original value.
+     */
+    public DmaResult atomic(final DmaPort local, final int localPd, final Segment result, final DmaPort remote,
+        final int remotePd, final int remoteQpAccess, final long remoteAddr, final int rkey,
+        final boolean compareAndSwap, final long compareAdd, final long swap)
+    {
+        operations++;
+        if (result.lengthBytes() != Long.BYTES)
+        {
+            return DmaResult.local(DmaStatus.LOC_LEN_ERR, KeyCheck.VALID, "atomic result SGE of "
+                + result.lengthBytes() + " bytes; an atomic needs exactly 8");
+        }
+        final List<Segment> resultSgl = List.of(result);
+        final DmaResult localFailure = checkSgl(local, localPd, resultSgl, AccessFlags.LOCAL_WRITE);
+        if (localFailure != null)
+        {
+            return localFailure;
+        }
+        final DmaResult remoteFailure = checkRemote(remote, remotePd, remoteQpAccess, AccessFlags.REMOTE_ATOMIC,
+            remoteAddr, Long.BYTES, rkey, "atomic");
+        if (remoteFailure != null)
+        {
+            return remoteFailure;
+        }
+        if ((remoteAddr & 7) != 0)
+        {
+            return DmaResult.remote(DmaStatus.REM_INV_REQ_ERR, DmaStatus.REM_INV_REQ_ERR, KeyCheck.VALID,
+                "atomic at 0x" + Long.toHexString(remoteAddr)
+                    + " is not 8-byte aligned (RESPST_ERR_MISALIGNED_ATOMIC)");
+        }
+        atomics++;
+        final long remotePhys = new Walk(remote, remotePd, AccessFlags.REMOTE_ATOMIC,
+            List.of(new Segment(remoteAddr, Long.BYTES, rkey))).phys;
+        final byte[] bytes = new byte[Long.BYTES];
+        remote.memory().read(remotePhys, bytes, 0, Long.BYTES);
+        final long original = toLong(bytes);
+        final long updated = compareAndSwap ? (original == compareAdd ? swap : original) : original + compareAdd;
+        if (updated != original)
+        {
+            remote.memory().write(remotePhys, toBytes(updated), 0, Long.BYTES);
+        }
+        scatterBytes(toBytes(original), new Walk(local, localPd, AccessFlags.LOCAL_WRITE, resultSgl));
+        bytesMoved += Long.BYTES;
+        return DmaResult.success(Long.BYTES, original);
+    }
+
+    /**
+     * @return operations executed (successful or not).
+     */
+    public long operations()
+    {
+        return operations;
+    }
+
+    /**
+     * @return bytes moved between memories (payload of successful operations; atomics count 8).
+     */
+    public long bytesMoved()
+    {
+        return bytesMoved;
+    }
+
+    /**
+     * @return key translations performed (key checks and one per MR page crossed while copying).
+     */
+    public long translations()
+    {
+        return translations;
+    }
+
+    /**
+     * @return key checks that failed (local and remote).
+     */
+    public long keyCheckFailures()
+    {
+        return keyCheckFailures;
+    }
+
+    /**
+     * @return atomics executed.
+     */
+    public long atomics()
+    {
+        return atomics;
+    }
+
+    // ------------------------------------------------------------------ checks
+
+    private DmaResult checkSgl(final DmaPort port, final int pd, final List<Segment> sgl, final int access)
+    {
+        long length = 0;
+        for (int i = 0; i < sgl.size(); i++)
+        {
+            final Segment s = sgl.get(i);
+            length += s.lengthBytes();
+            if (s.lengthBytes() == 0)
+            {
+                continue;
+            }
+            final long r = translate(port.tables(), s.key(), pd, access, s.addr(), s.lengthBytes());
+            if (r < 0)
+            {
+                final KeyCheck check = KeyCheck.ofTranslation(r);
+                return DmaResult.local(DmaStatus.LOC_PROT_ERR, check, "sge[" + i + "] lkey " + MKey.toHex(s.key())
+                    + " addr 0x" + Long.toHexString(s.addr()) + " length " + s.lengthBytes() + ": " + check);
+            }
+        }
+        if (length > MAX_MESSAGE_BYTES)
+        {
+            return DmaResult.local(DmaStatus.LOC_LEN_ERR, KeyCheck.VALID, "message of " + length
+                + " bytes > max_msg_sz=" + MAX_MESSAGE_BYTES);
+        }
+        return null;
+    }
+
+    private DmaResult checkRemote(final DmaPort remote, final int pd, final int qpAccess, final int access,
+        final long addr, final long length, final int rkey, final String what)
+    {
+        if ((qpAccess & access) == 0)
+        {
+            return DmaResult.remote(DmaStatus.REM_INV_REQ_ERR, DmaStatus.REM_INV_REQ_ERR, KeyCheck.VALID,
+                what + ": the responder QP's access flags lack " + rightName(access) + " (qp_access_flags)");
+        }
+        if (length == 0)
+        {
+            return null;
+        }
+        final long r = translate(remote.tables(), rkey, pd, access, addr, length);
+        if (r < 0)
+        {
+            final KeyCheck check = KeyCheck.ofTranslation(r);
+            return DmaResult.remote(DmaStatus.REM_ACCESS_ERR, DmaStatus.REM_ACCESS_ERR, check, what + ": rkey "
+                + MKey.toHex(rkey) + " addr 0x" + Long.toHexString(addr) + " length " + length + ": " + check);
+        }
+        return null;
+    }
+
+    private DmaResult checkRecv(final DmaPort remote, final int pd, final List<Segment> recvSgl, final long length)
+    {
+        long capacity = 0;
+        for (int i = 0; i < recvSgl.size(); i++)
+        {
+            final Segment s = recvSgl.get(i);
+            capacity += s.lengthBytes();
+            if (s.lengthBytes() == 0)
+            {
+                continue;
+            }
+            final long r = translate(remote.tables(), s.key(), pd, AccessFlags.LOCAL_WRITE, s.addr(),
+                s.lengthBytes());
+            if (r < 0)
+            {
+                final KeyCheck check = KeyCheck.ofTranslation(r);
+                return DmaResult.remote(DmaStatus.REM_OP_ERR, DmaStatus.LOC_PROT_ERR, check, "receive sge[" + i
+                    + "] lkey " + MKey.toHex(s.key()) + " addr 0x" + Long.toHexString(s.addr()) + ": " + check);
+            }
+        }
+        if (capacity < length)
+        {
+            return DmaResult.remote(DmaStatus.REM_INV_REQ_ERR, DmaStatus.LOC_LEN_ERR, KeyCheck.VALID, "message of "
+                + length + " bytes > receive buffers of " + capacity + " bytes");
+        }
+        return null;
+    }
+
+    private long translate(final AdapterTables tables, final int key, final int pd, final int access,
+        final long addr, final long length)
+    {
+        translations++;
+        final long r = tables.translate(key, pd, access, addr, length);
+        if (r < 0)
+        {
+            keyCheckFailures++;
+        }
+        return r;
+    }
+
+    private static String rightName(final int access)
+    {
+        return switch (access)
+        {
+            case AccessFlags.REMOTE_WRITE -> "REMOTE_WRITE";
+            case AccessFlags.REMOTE_READ -> "REMOTE_READ";
+            default -> "REMOTE_ATOMIC";
+        };
+    }
+
+    private static long total(final List<Segment> sgl)
+    {
+        long total = 0;
+        for (int i = 0; i < sgl.size(); i++)
+        {
+            total += sgl.get(i).lengthBytes();
+        }
+        return total;
+    }
+
+    // ------------------------------------------------------------------ movement
+
+    private void copy(final Walk src, final Walk dst, final long length)
+    {
+        long remaining = length;
+        while (remaining > 0)
+        {
+            final int n = (int)Math.min(Math.min(src.run(), dst.run()), Math.min(remaining, Integer.MAX_VALUE));
+            PhysicalMemory.copy(src.port.memory(), src.phys, dst.port.memory(), dst.phys, n);
+            src.advance(n);
+            dst.advance(n);
+            remaining -= n;
+        }
+        bytesMoved += length;
+    }
+
+    private void scatterBytes(final byte[] data, final Walk dst)
+    {
+        int done = 0;
+        while (done < data.length)
+        {
+            final int n = (int)Math.min(dst.run(), data.length - done);
+            dst.port.memory().write(dst.phys, data, done, n);
+            dst.advance(n);
+            done += n;
+        }
+        bytesMoved += data.length;
+    }
+
+    private static long toLong(final byte[] b)
+    {
+        long v = 0;
+        for (int i = Long.BYTES - 1; i >= 0; i--)
+        {
+            v = (v << 8) | (b[i] & 0xff);
+        }
+        return v;
+    }
+
+    private static byte[] toBytes(final long v)
+    {
+        final byte[] b = new byte[Long.BYTES];
+        for (int i = 0; i < Long.BYTES; i++)
+        {
+            b[i] = (byte)(v >>> (8 * i));
+        }
+        return b;
+    }
+
+    /**
+     * A position in a list of checked segments: the physical address of the current byte and the bytes up to the
+     * end of the current MR page or segment (the page-size choice makes each MR page physically contiguous).
+     */
+    private final class Walk
+    {
+        private final DmaPort port;
+        private final int pd;
+        private final int access;
+        private final List<Segment> segments;
+        private int index = -1;
+        private long addr;
+        private long segmentLeft;
+        private long pageBytes;
+        private long phys;
+
+        Walk(final DmaPort port, final int pd, final int access, final List<Segment> segments)
+        {
+            this.port = port;
+            this.pd = pd;
+            this.access = access;
+            this.segments = segments;
+            nextSegment();
+        }
+
+        long run()
+        {
+            final long toPageEnd = pageBytes - (addr & (pageBytes - 1));
+            return Math.min(toPageEnd, segmentLeft);
+        }
+
+        void advance(final long n)
+        {
+            final long toPageEnd = pageBytes - (addr & (pageBytes - 1));
+            addr += n;
+            segmentLeft -= n;
+            if (segmentLeft == 0)
+            {
+                nextSegment();
+            }
+            else if (n == toPageEnd)
+            {
+                locate();
+            }
+            else
+            {
+                phys += n;
+            }
+        }
+
+        private void nextSegment()
+        {
+            do
+            {
+                index++;
+                if (index >= segments.size())
+                {
+                    return;
+                }
+            }
+            while (segments.get(index).lengthBytes() == 0);
+            final Segment s = segments.get(index);
+            addr = s.addr();
+            segmentLeft = s.lengthBytes();
+            final MptEntry entry = port.tables().mpt().entry(s.key());
+            pageBytes = entry == null ? PhysicalMemory.FRAME_BYTES : 1L << entry.pageShift();
+            locate();
+        }
+
+        private void locate()
+        {
+            final long r = translate(port.tables(), segments.get(index).key(), pd, access, addr, segmentLeft);
+            if (r < 0)
+            {
+                // Every segment was checked before the first byte moved; nothing can revoke it in between.
+                throw new IllegalStateException("translation of a checked segment failed: "
+                    + KeyCheck.ofTranslation(r));
+            }
+            phys = r;
+        }
+    }
+}

@@ -1,0 +1,162 @@
+package dev.rnicsim.simnic;
+
+/**
+ * The one calibrated cost model: it turns the counts the lower modules report (pages pinned, page-table leaves
+ * walked, MTT entries written, translation-cache misses, invalidations, bytes on the wire, RNR retries) into
+ * simulated nanoseconds. Every constant is here, with its source or marked "assumed"; override any of them with
+ * the {@code with...} methods or the canonical constructor.
+ *
+ * <p>Calibration (DEVICES.md §3-4): registration with pinning costs about 16 µs fixed plus 0.25-0.4 µs per 4 KiB
+ * page (UCX's mlx5 model 16000 + 0.060·N ns, i.e. ≈246 ns per 4 KiB page; libfabric issue 4738: ≈0.3 µs per page;
+ * Mooncake PR 855: ≈0.4 µs per page). The per-page cost is split here between the 4 KiB page references
+ * ({@link #pinPerPageNs}), the page-table leaves walked ({@link #pinPerLeafNs}) and the MTT entries written
+ * ({@link #mttWritePerEntryNs}), so that 2 MiB pages come out about 2.5 times cheaper per byte (ROCm mori PR 679:
+ * 2.5-2.7 times with huge pages). Deregistration costs about a quarter of registration per GB (Mooncake PR 855).
+ *
+ * <p>Immutable and thread safe.
+ *
+ * @param regFixedNs          fixed cost of one registration: system call, umem set-up, MPT write (UCX model: 16 µs).
+ * @param pinPerPageNs        per 4 KiB page pinned: reference taken, DMA mapped (assumed: 95 ns of UCX's 246 ns).
+ * @param pinPerLeafNs        per page-table leaf walked by the pin, 4 KiB or huge (assumed: 120 ns of the 246 ns).
+ * @param mttWritePerEntryNs  per MTT entry written by the driver (assumed: 30 ns of the 246 ns).
+ * @param deregFixedNs        fixed cost of one deregistration (assumed: 4 µs).
+ * @param unpinPerPageNs      per 4 KiB page unpinned at deregistration (Mooncake PR 855: dereg ≈ 1/4 of reg per GB,
+ *                            so ≈ 60 ns).
+ * @param invalidationStallNs DMA stall while the NIC drops a key's cached translations (S13; assumed: 2 µs).
+ * @param cacheMissNs         one translation-cache miss: a PCIe round trip to fetch the MPT or MTT entry from host
+ *                            memory (assumed: 800 ns; no published figure found).
+ * @param opBaseLatencyNs     base latency of one RC operation, request to completion, without payload (assumed:
+ *                            2 µs).
+ * @param queueCreateFixedNs  fixed cost of creating a CQ or QP, besides pinning its ring (assumed: 20 µs).
+ */
+public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, long mttWritePerEntryNs,
+    long deregFixedNs, long unpinPerPageNs, long invalidationStallNs, long cacheMissNs, long opBaseLatencyNs,
+    long queueCreateFixedNs)
+{
+    /**
+     * RNR NAK timer values in ns by {@code min_rnr_timer} code (IBA Table 45 "Encoding for RNR NAK Timer Field"):
+     * code 0 is 655.36 ms, codes 1-31 run from 0.01 ms to 491.52 ms.
+     */
+    private static final long[] RNR_TIMER_NS = {
+        655_360_000L, 10_000L, 20_000L, 30_000L, 40_000L, 60_000L, 80_000L, 120_000L, 160_000L, 240_000L,
+        320_000L, 480_000L, 640_000L, 960_000L, 1_280_000L, 1_920_000L, 2_560_000L, 3_840_000L, 5_120_000L,
+        7_680_000L, 10_240_000L, 15_360_000L, 20_480_000L, 30_720_000L, 40_960_000L, 61_440_000L, 81_920_000L,
+        122_880_000L, 163_840_000L, 245_760_000L, 327_680_000L, 491_520_000L};
+
+    /**
+     * @throws IllegalArgumentException when a constant is negative (naming it).
+     */
+    public CostModel
+    {
+        final long[] values = {regFixedNs, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs,
+            unpinPerPageNs, invalidationStallNs, cacheMissNs, opBaseLatencyNs, queueCreateFixedNs};
+        for (int i = 0; i < values.length; i++)
+        {
+            if (values[i] < 0)
+            {
+                throw new IllegalArgumentException("cost model constant #" + i + " is " + values[i]
+                    + "; constants are nanoseconds, 0 or more");
+            }
+        }
+    }
+
+    /**
+     * @return the calibrated defaults described in the class comment.
+     */
+    public static CostModel defaults()
+    {
+        return new CostModel(16_000, 95, 120, 30, 4_000, 60, 2_000, 800, 2_000, 20_000);
+    }
+
+    /**
+     * Registration: fixed cost, pinning (per 4 KiB page and per leaf) and MTT writes.
+     *
+     * @param pagesPinned  4 KiB pages pinned.
+     * @param leavesWalked page-table leaves (4 KiB, 2 MiB or 1 GiB) covering them.
+     * @param mttEntries   MTT entries written.
+     * @return simulated duration in ns.
+     */
+    public long registrationNs(final long pagesPinned, final long leavesWalked, final long mttEntries)
+    {
+        return regFixedNs + pagesPinned * pinPerPageNs + leavesWalked * pinPerLeafNs + mttEntries * mttWritePerEntryNs;
+    }
+
+    /**
+     * Deregistration: fixed cost, unpinning, and the NIC's invalidation stall.
+     *
+     * @param pagesUnpinned 4 KiB pages unpinned.
+     * @return simulated duration in ns.
+     */
+    public long deregistrationNs(final long pagesUnpinned)
+    {
+        return deregFixedNs + pagesUnpinned * unpinPerPageNs + invalidationStallNs;
+    }
+
+    /**
+     * Creating a CQ or QP: fixed cost plus pinning its ring.
+     *
+     * @param ringPages 4 KiB pages of ring pinned.
+     * @return simulated duration in ns.
+     */
+    public long queueCreateNs(final long ringPages)
+    {
+        return queueCreateFixedNs + ringPages * (pinPerPageNs + pinPerLeafNs);
+    }
+
+    /**
+     * One RC operation: base latency, payload on the wire, translation-cache misses.
+     *
+     * @param payloadBytes bytes on the wire.
+     * @param linkGbps     link rate in Gbit/s.
+     * @param cacheMisses  translation-cache misses on both devices.
+     * @return simulated duration in ns.
+     */
+    public long operationNs(final long payloadBytes, final double linkGbps, final long cacheMisses)
+    {
+        return opBaseLatencyNs + (long)Math.ceil(payloadBytes * 8.0 / linkGbps) + cacheMisses * cacheMissNs;
+    }
+
+    /**
+     * @param minRnrTimer the responder's {@code min_rnr_timer} code, 0-31.
+     * @return the wait of one RNR retry in ns (IBA Table 45).
+     * @throws IllegalArgumentException when the code is outside 0-31.
+     */
+    public static long rnrTimerNs(final int minRnrTimer)
+    {
+        if (minRnrTimer < 0 || minRnrTimer >= RNR_TIMER_NS.length)
+        {
+            throw new IllegalArgumentException("min_rnr_timer=" + minRnrTimer + " must be 0-31");
+        }
+        return RNR_TIMER_NS[minRnrTimer];
+    }
+
+    /**
+     * @param ns fixed registration cost.
+     * @return a copy with it.
+     */
+    public CostModel withRegFixedNs(final long ns)
+    {
+        return new CostModel(ns, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs, unpinPerPageNs,
+            invalidationStallNs, cacheMissNs, opBaseLatencyNs, queueCreateFixedNs);
+    }
+
+    /**
+     * @param ns cost of one translation-cache miss.
+     * @return a copy with it.
+     */
+    public CostModel withCacheMissNs(final long ns)
+    {
+        return new CostModel(regFixedNs, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs, unpinPerPageNs,
+            invalidationStallNs, ns, opBaseLatencyNs, queueCreateFixedNs);
+    }
+
+    /**
+     * @param ns invalidation stall.
+     * @return a copy with it.
+     */
+    public CostModel withInvalidationStallNs(final long ns)
+    {
+        return new CostModel(regFixedNs, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs, unpinPerPageNs,
+            ns, cacheMissNs, opBaseLatencyNs, queueCreateFixedNs);
+    }
+}

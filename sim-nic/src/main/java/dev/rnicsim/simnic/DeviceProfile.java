@@ -1,0 +1,118 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.mtt.IndexPolicy;
+import dev.rnicsim.mtt.MttConfig;
+import dev.rnicsim.mtt.VariantPolicy;
+import dev.rnicsim.verbs.DeviceAttributes;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Everything about a simulated device that differs by vendor: the attributes {@code ibv_query_device} reports, and
+ * the properties behind them that no attribute shows (MTT allocator, key variant policy, translation-cache
+ * geometry, rkey rule, link speed).
+ *
+ * <p>Immutable and thread safe.
+ *
+ * @param name                 profile name, e.g. {@code connectx5}.
+ * @param driver               kernel driver it models: {@code mlx4}, {@code mlx5}, {@code rxe}, {@code irdma}.
+ * @param attributes           what {@code ibv_query_device_ex} reports (max_mr, page_size_cap, max_mw, ...).
+ * @param mtt                  MTT size and allocator: mlx4's power-of-two buddy in segments, or exact.
+ * @param variantPolicy        how a key's low byte changes when its MPT index is reused.
+ * @param indexPolicy          which free MPT index a registration takes.
+ * @param cacheEntries         translation-cache entries on the NIC (MPT and MTT entries share it).
+ * @param cacheWays            translation-cache associativity.
+ * @param rkeyOnlyWithRemoteAccess true when an MR without remote rights gets rkey 0 (rxe); false when rkey == lkey
+ *                             always (mlx4, mlx5, irdma).
+ * @param relaxedOrdering      true when the device applies IBV_ACCESS_RELAXED_ORDERING (it is accepted everywhere).
+ * @param linkGbps             link rate in Gbit/s, which the cost model turns into wire time.
+ * @param seed                 seed of the device's random choices (RANDOM keys).
+ * @param defaultedFields      attributes that were not known for this device and got documented defaults
+ *                             (from an incomplete {@code ibv_devinfo -v} dump or a profile without a dump).
+ */
+public record DeviceProfile(String name, String driver, DeviceAttributes attributes, MttConfig mtt,
+    VariantPolicy variantPolicy, IndexPolicy indexPolicy, int cacheEntries, int cacheWays,
+    boolean rkeyOnlyWithRemoteAccess, boolean relaxedOrdering, double linkGbps, long seed,
+    List<String> defaultedFields)
+{
+    /**
+     * @throws NullPointerException when a reference is null.
+     * @throws IllegalArgumentException when max_mr is outside 2..2^24, the cache geometry is not positive, or the
+     *                                  link rate is not positive (the message names the value).
+     */
+    public DeviceProfile
+    {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(driver, "driver");
+        Objects.requireNonNull(attributes, "attributes");
+        Objects.requireNonNull(mtt, "mtt");
+        Objects.requireNonNull(variantPolicy, "variantPolicy");
+        Objects.requireNonNull(indexPolicy, "indexPolicy");
+        defaultedFields = List.copyOf(defaultedFields);
+        if (attributes.maxMr() < 2 || attributes.maxMr() > (1 << 24))
+        {
+            throw new IllegalArgumentException("profile " + name + ": max_mr=" + attributes.maxMr()
+                + " must be 2..16777216 (24-bit MPT index)");
+        }
+        if (cacheEntries <= 0 || cacheWays <= 0 || cacheEntries % cacheWays != 0)
+        {
+            throw new IllegalArgumentException("profile " + name + ": cacheEntries=" + cacheEntries + " cacheWays="
+                + cacheWays + " must be positive, entries a multiple of ways");
+        }
+        if (!(linkGbps > 0))
+        {
+            throw new IllegalArgumentException("profile " + name + ": linkGbps=" + linkGbps + " must be positive");
+        }
+    }
+
+    /**
+     * @param newAttributes attributes.
+     * @return a copy with these attributes.
+     */
+    public DeviceProfile withAttributes(final DeviceAttributes newAttributes)
+    {
+        return new DeviceProfile(name, driver, newAttributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
+            rkeyOnlyWithRemoteAccess, relaxedOrdering, linkGbps, seed, defaultedFields);
+    }
+
+    /**
+     * @param newMtt MTT size and allocator.
+     * @return a copy with this MTT.
+     */
+    public DeviceProfile withMtt(final MttConfig newMtt)
+    {
+        return new DeviceProfile(name, driver, attributes, newMtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
+            rkeyOnlyWithRemoteAccess, relaxedOrdering, linkGbps, seed, defaultedFields);
+    }
+
+    /**
+     * @param policy key variant policy.
+     * @return a copy with this policy.
+     */
+    public DeviceProfile withVariantPolicy(final VariantPolicy policy)
+    {
+        return new DeviceProfile(name, driver, attributes, mtt, policy, indexPolicy, cacheEntries, cacheWays,
+            rkeyOnlyWithRemoteAccess, relaxedOrdering, linkGbps, seed, defaultedFields);
+    }
+
+    /**
+     * @param entries translation-cache entries.
+     * @param ways    associativity.
+     * @return a copy with this cache geometry.
+     */
+    public DeviceProfile withCache(final int entries, final int ways)
+    {
+        return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, entries, ways,
+            rkeyOnlyWithRemoteAccess, relaxedOrdering, linkGbps, seed, defaultedFields);
+    }
+
+    /**
+     * @param newName profile name.
+     * @return a copy with this name.
+     */
+    public DeviceProfile withName(final String newName)
+    {
+        return new DeviceProfile(newName, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
+            rkeyOnlyWithRemoteAccess, relaxedOrdering, linkGbps, seed, defaultedFields);
+    }
+}

@@ -1,0 +1,165 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.mtt.IndexPolicy;
+import dev.rnicsim.mtt.MttConfig;
+import dev.rnicsim.mtt.VariantPolicy;
+import dev.rnicsim.verbs.AtomicCap;
+import dev.rnicsim.verbs.DeviceAttributes;
+import dev.rnicsim.verbs.OdpCaps;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The built-in device profiles. Attributes come from real {@code ibv_devinfo -v} dumps (the test data under
+ * {@code devinfo/}, each with its source line); what a dump lacks is listed in the profile's
+ * {@link DeviceProfile#defaultedFields()}. Properties no dump shows (cache geometry, link rate) are assumptions,
+ * marked as such here.
+ *
+ * <ul>
+ * <li>{@code connectx3}: mlx4. MTT as a power-of-two buddy of 2^20 segments of 8 entries (the pre-3.4 default,
+ * 32 GiB of 4 KiB pages: commit db5a7a65c058), generation-counted keys ({@code mlx4_bitmap_alloc}'s rotating top),
+ * MEM_WINDOW set but max_mw 0.</li>
+ * <li>{@code connectx5}, {@code connectx7}: mlx5. Exact MTT allocation, max_mr 2^24, recycled keys (the mkey cache
+ * re-issues the same key: {@code mlx5r_umr_revoke_mr}), ODP with implicit ODP.</li>
+ * <li>{@code rxe}: soft-RoCE. Random key byte ({@code rxe_get_next_key}), rkey 0 without remote rights.</li>
+ * <li>{@code e810}: Intel irdma. page_size_cap 4 KiB | 2 MiB | 1 GiB only, no atomics, max_mr_size 32 TiB.</li>
+ * </ul>
+ *
+ * <p>Stateless and thread safe.
+ */
+public final class DeviceProfiles
+{
+    /** Translation-cache entries when nothing better is known: assumed (no published NIC cache size was found,
+     * DEVICES.md §3). */
+    public static final int ASSUMED_CACHE_ENTRIES = 8192;
+    /** Translation-cache associativity when nothing better is known: assumed. */
+    public static final int ASSUMED_CACHE_WAYS = 8;
+
+    private static final long MAX_U64 = -1L;
+
+    private DeviceProfiles()
+    {
+    }
+
+    /**
+     * @return the built-in profiles by name, sorted.
+     */
+    public static Map<String, DeviceProfile> builtIn()
+    {
+        final Map<String, DeviceProfile> map = new TreeMap<>();
+        for (final DeviceProfile p : List.of(connectx3(), connectx5(), connectx7(), rxe(), e810()))
+        {
+            map.put(p.name(), p);
+        }
+        return map;
+    }
+
+    /**
+     * @param name a built-in profile name.
+     * @return the profile.
+     * @throws IllegalArgumentException naming the built-in profiles when there is none of that name.
+     */
+    public static DeviceProfile byName(final String name)
+    {
+        final DeviceProfile p = builtIn().get(name);
+        if (p == null)
+        {
+            throw new IllegalArgumentException("no built-in profile '" + name + "'; built-in: "
+                + builtIn().keySet());
+        }
+        return p;
+    }
+
+    /**
+     * @return ConnectX-3 (mlx4), from devinfo/connectx3-mlx4.txt.
+     */
+    public static DeviceProfile connectx3()
+    {
+        final DeviceAttributes a = DeviceAttributes.builder().fwVer("2.33.5100").vendorId(0x02c9).vendorPartId(4099)
+            .hwVer(0).physPortCnt(2).maxMrSizeBytes(MAX_U64).pageSizeCap(0xfffffe00L).maxQp(131000).maxQpWr(16351)
+            .deviceCapFlags(0x057e9c66L).maxSge(32).maxSgeRd(30).maxCq(65408).maxCqe(4194303).maxMr(524032)
+            .maxPd(32764).maxQpRdAtom(16).maxQpInitRdAtom(128).maxResRdAtom(2096000).maxMw(0)
+            .atomicCap(AtomicCap.HCA).maxSrq(65472).maxPkeys(128).localCaAckDelay(15).odpCaps(OdpCaps.NONE)
+            .nodeGuid(0x0002c90300000001L).sysImageGuid(0x0002c90300000001L).build();
+        return new DeviceProfile("connectx3", "mlx4", a, MttConfig.buddy(20, 3), VariantPolicy.GENERATION,
+            IndexPolicy.LOWEST_FREE, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, false, false, 56.0, 3,
+            List.of("node_guid", "sys_image_guid", "xrc_odp_caps"));
+    }
+
+    /**
+     * @return ConnectX-5 (mlx5), from devinfo/connectx5-mlx5.txt; the fields after max_pd, missing from the dump,
+     * are taken from the ConnectX-6 Lx dump of the same driver.
+     */
+    public static DeviceProfile connectx5()
+    {
+        final DeviceAttributes a = mlx5Base().fwVer("16.23.1000").vendorPartId(4119).maxQp(262144)
+            .deviceCapFlags(0xe97e1c36L).maxSge(30).maxSgeRd(30).maxPd(16777216).nodeGuid(0x98039b0300000001L)
+            .sysImageGuid(0x98039b0300000001L).build();
+        return new DeviceProfile("connectx5", "mlx5", a, MttConfig.exact(1L << 31), VariantPolicy.RECYCLED,
+            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, false, true, 100.0, 5,
+            List.of("node_guid", "sys_image_guid", "max_qp_rd_atom", "max_qp_init_rd_atom", "max_res_rd_atom",
+                "atomic_cap", "max_mw", "max_srq", "max_pkeys", "local_ca_ack_delay", "general_odp_caps",
+                "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
+    }
+
+    /**
+     * @return ConnectX-7 (mlx5). No dump of this part was found: the ConnectX-6 Lx dump's attributes with a 400 Gbit/s
+     * link (assumed).
+     */
+    public static DeviceProfile connectx7()
+    {
+        final DeviceAttributes a = mlx5Base().fwVer("28.0.0").vendorPartId(4129).maxQp(131072)
+            .deviceCapFlags(0x25321c36L).maxSge(30).maxSgeRd(30).maxPd(8388608).nodeGuid(0xa088c20300000001L)
+            .sysImageGuid(0xa088c20300000001L).build();
+        return new DeviceProfile("connectx7", "mlx5", a, MttConfig.exact(1L << 31), VariantPolicy.RECYCLED,
+            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES * 2, ASSUMED_CACHE_WAYS, false, true, 400.0, 7,
+            List.of("fw_ver", "vendor_part_id", "node_guid", "sys_image_guid", "max_sge", "max_sge_rd",
+                "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
+    }
+
+    /**
+     * @return soft-RoCE (rxe), from devinfo/rxe.txt.
+     */
+    public static DeviceProfile rxe()
+    {
+        final DeviceAttributes a = DeviceAttributes.builder().fwVer("0.0.0").vendorId(0).vendorPartId(0).hwVer(0)
+            .physPortCnt(1).maxMrSizeBytes(MAX_U64).pageSizeCap(0xfffff000L).maxQp(65536).maxQpWr(16384)
+            .deviceCapFlags(0x00203c76L).maxSge(32).maxSgeRd(32).maxCq(16384).maxCqe(32767).maxMr(262144)
+            .maxPd(32764).maxQpRdAtom(128).maxQpInitRdAtom(128).maxResRdAtom(258048).maxMw(0)
+            .atomicCap(AtomicCap.HCA).maxSrq(960).maxPkeys(64).localCaAckDelay(15).odpCaps(OdpCaps.NONE)
+            .nodeGuid(0x0200000000000001L).sysImageGuid(0x0200000000000001L).build();
+        return new DeviceProfile("rxe", "rxe", a, MttConfig.exact(1L << 31), VariantPolicy.RANDOM, IndexPolicy.CYCLIC,
+            ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, true, false, 10.0, 0x5eed,
+            List.of("fw_ver", "node_guid", "sys_image_guid", "xrc_odp_caps"));
+    }
+
+    /**
+     * @return Intel E810 (irdma), from devinfo/irdma-e810.txt.
+     */
+    public static DeviceProfile e810()
+    {
+        final DeviceAttributes a = DeviceAttributes.builder().fwVer("1.74").vendorId(0x8086).vendorPartId(5522)
+            .hwVer(2).physPortCnt(1).maxMrSizeBytes(0x200000000000L).pageSizeCap(0x40201000L).maxQp(4092)
+            .maxQpWr(8127).deviceCapFlags(0x01221000L).maxSge(6).maxSgeRd(6).maxCq(8189).maxCqe(1048574)
+            .maxMr(4194301).maxPd(262141).maxQpRdAtom(8).maxQpInitRdAtom(8).maxResRdAtom(0).maxMw(0)
+            .atomicCap(AtomicCap.NONE).maxSrq(0).maxPkeys(1).localCaAckDelay(0).odpCaps(OdpCaps.NONE)
+            .nodeGuid(0x6cfe540000000001L).sysImageGuid(0x6cfe540000000001L).build();
+        return new DeviceProfile("e810", "irdma", a, MttConfig.exact(1L << 31), VariantPolicy.GENERATION,
+            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, false, false, 100.0, 810,
+            List.of("node_guid", "sys_image_guid"));
+    }
+
+    /** The mlx5 fields common to the ConnectX-5/-6 Lx dumps (max_cq, max_cqe, max_mr, atomics, ODP). */
+    private static DeviceAttributes.Builder mlx5Base()
+    {
+        return DeviceAttributes.builder().vendorId(0x02c9).hwVer(0).physPortCnt(1).maxMrSizeBytes(MAX_U64)
+            .pageSizeCap(0xfffffffffffff000L).maxQpWr(32768).maxCq(16777216).maxCqe(4194303).maxMr(16777216)
+            .maxQpRdAtom(16).maxQpInitRdAtom(16).maxResRdAtom(2097152).maxMw(16777216).atomicCap(AtomicCap.HCA)
+            .maxSrq(8388608).maxPkeys(128).localCaAckDelay(16)
+            // general ODP + implicit (ConnectX-6 Lx dump); per transport as the mlx5 dump of ucx issue 9976.
+            .odpCaps(new OdpCaps(OdpCaps.SUPPORT | OdpCaps.SUPPORT_IMPLICIT,
+                OdpCaps.SEND | OdpCaps.RECV | OdpCaps.WRITE | OdpCaps.READ | OdpCaps.SRQ_RECV, 0, OdpCaps.SEND,
+                OdpCaps.SEND | OdpCaps.WRITE | OdpCaps.READ | OdpCaps.SRQ_RECV));
+    }
+}

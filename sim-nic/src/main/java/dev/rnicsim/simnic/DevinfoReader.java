@@ -1,0 +1,587 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.verbs.AtomicCap;
+import dev.rnicsim.verbs.DeviceAttributes;
+import dev.rnicsim.verbs.OdpCaps;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Reads the first device of an {@code ibv_devinfo -v} dump (rdma-core's libibverbs/examples/devinfo.c) into a
+ * {@link DeviceProfile}.
+ *
+ * <p>Format accepted: one {@code name: value} line per attribute, indented with tabs, spaces or not at all; flag
+ * names one per line under {@code device_cap_flags:} (ignored: the hex value on the header line is taken), with
+ * {@code Unknown flags: 0x...} lines; {@code atomic_cap: ATOMIC_HCA (1)}; ODP capability blocks
+ * ({@code general_odp_caps:} followed by {@code ODP_SUPPORT} / {@code ODP_SUPPORT_IMPLICIT}, the per-transport
+ * {@code rc_odp_caps:} ... {@code xrc_odp_caps:} followed by {@code SUPPORT_SEND}, {@code SUPPORT_RECV},
+ * {@code SUPPORT_WRITE}, {@code SUPPORT_READ}, {@code SUPPORT_ATOMIC}, {@code SUPPORT_SRQ} or {@code NO SUPPORT});
+ * GUIDs as four groups of 16-bit hex ({@code 0000:0000:0000:0000}). Lines starting with {@code #} (comments and
+ * {@code # [... not retrieved ...]} gap markers) and blank lines end a block of names. Lines the simulator does not
+ * model ({@code transport}, {@code board_id}, {@code max_ee}, ...) are ignored. Reading stops at the first
+ * {@code port:} line, at the first line after the ODP blocks ({@code completion_timestamp_mask ...},
+ * {@code device_cap_flags_ex}, {@code tso_caps}, ... whose sub-fields reuse attribute names such as
+ * {@code max_sge}), or at a second {@code hca_id} line. An attribute listed twice keeps its first value (with a
+ * warning).
+ *
+ * <p><b>Driver.</b> From the {@code hca_id} prefix ({@code mlx4_}, {@code mlx5_}, {@code rxe}, {@code irdma});
+ * when there is no {@code hca_id} line or its prefix names no known driver, from the vendor: {@code vendor_id}
+ * 0x02c9 with {@code vendor_part_id} 4099 or 4103 (ConnectX-3 / -3 Pro) is mlx4, any other 0x02c9 part mlx5,
+ * 0x8086 irdma, 0 rxe. A device matching none of these gets the ConnectX-5 (mlx5) properties, with a warning.
+ *
+ * <p><b>Defaults.</b> The driver selects a built-in <em>base profile</em> of {@link DeviceProfiles}: mlx4 →
+ * {@code connectx3}, mlx5 → {@code connectx5}, rxe → {@code rxe}, irdma → {@code e810}. The properties no dump
+ * shows (MTT configuration, variant policy, index policy, cache geometry, rkey rule, relaxed ordering, link rate,
+ * seed) come from the base profile. <em>Every attribute missing from the dump gets the base profile's value of
+ * that attribute</em>, and its devinfo name goes into {@link DevinfoResult#defaultedFields()} (and the profile's
+ * {@link DeviceProfile#defaultedFields()}). Each of the five ODP fields ({@code general_odp_caps},
+ * {@code rc_odp_caps}, {@code uc_odp_caps}, {@code ud_odp_caps}, {@code xrc_odp_caps}) is missing only when its
+ * header line is absent: an empty {@code general_odp_caps:} block means no general ODP (ibv_devinfo prints no
+ * name for 0). A per-transport header with no line under it (ibv_devinfo always prints at least
+ * {@code NO SUPPORT}) means the dump was cut there; that field counts as missing, with a warning.
+ *
+ * <p><b>Name.</b> The profile is named after the {@code hca_id}, or, without one, after the source name without
+ * directories and extension ({@code dumps/connectx6lx-mlx5.txt} → {@code connectx6lx-mlx5}).
+ *
+ * <p><b>Errors.</b> A value that does not parse throws {@link IllegalArgumentException} with
+ * {@code source:line: field: expected ..., got '...'}; so does a {@code max_mr} outside the simulator's 24-bit MPT
+ * index (2..2^24). Text without any attribute line (for example an empty file) is not an ibv_devinfo dump and
+ * throws too.
+ *
+ * <p>Stateless and thread safe.
+ */
+public final class DevinfoReader
+{
+    /** The devinfo names of the attributes, in the order ibv_devinfo prints them. */
+    static final List<String> FIELDS = List.of("fw_ver", "node_guid", "sys_image_guid", "vendor_id", "vendor_part_id",
+        "hw_ver", "phys_port_cnt", "max_mr_size", "page_size_cap", "max_qp", "max_qp_wr", "device_cap_flags",
+        "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_mr", "max_pd", "max_qp_rd_atom", "max_res_rd_atom",
+        "max_qp_init_rd_atom", "atomic_cap", "max_mw", "max_srq", "max_pkeys", "local_ca_ack_delay",
+        "general_odp_caps", "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps");
+
+    /** Vendor id ibv_devinfo reports for Mellanox/NVIDIA (the IEEE OUI, not the PCI vendor id 0x15b3). */
+    static final int VENDOR_MELLANOX = 0x02c9;
+    /** Vendor id of Intel. */
+    static final int VENDOR_INTEL = 0x8086;
+
+    private static final String CAP_FLAGS = "device_cap_flags";
+    private static final String GENERAL_ODP = "general_odp_caps";
+    private static final Set<String> TRANSPORT_ODP = Set.of("rc_odp_caps", "uc_odp_caps", "ud_odp_caps",
+        "xrc_odp_caps");
+    private static final String UNKNOWN_FLAGS = "Unknown flags";
+
+    /** Keys of the lines that follow the device attributes (ibv_devinfo's extended sections and the ports). */
+    private static final Set<String> STOP_KEYS = Set.of("port", "completion timestamp_mask", "hca_core_clock",
+        "raw packet caps", "device_cap_flags_ex", "tso_caps", "rss_caps", "max_wq_type_rq", "packet_pacing_caps",
+        "max_rndv_hdr_size", "cq moderation caps", "maximum available device memory");
+    /** Lines without a colon that follow the device attributes. */
+    private static final Set<String> STOP_LINES = Set.of("completion_timestamp_mask not supported",
+        "core clock not supported", "tag matching not supported");
+
+    private static final Map<String, Integer> GENERAL_ODP_NAMES = Map.of("ODP_SUPPORT", OdpCaps.SUPPORT,
+        "ODP_SUPPORT_IMPLICIT", OdpCaps.SUPPORT_IMPLICIT);
+    private static final Map<String, Integer> TRANSPORT_ODP_NAMES = Map.of("SUPPORT_SEND", OdpCaps.SEND,
+        "SUPPORT_RECV", OdpCaps.RECV, "SUPPORT_WRITE", OdpCaps.WRITE, "SUPPORT_READ", OdpCaps.READ,
+        "SUPPORT_ATOMIC", OdpCaps.ATOMIC, "SUPPORT_SRQ", OdpCaps.SRQ_RECV);
+    private static final String NO_SUPPORT = "NO SUPPORT";
+
+    private static final Pattern GUID = Pattern.compile(
+        "(\\p{XDigit}{1,4}):(\\p{XDigit}{1,4}):(\\p{XDigit}{1,4}):(\\p{XDigit}{1,4})");
+    private static final Pattern ATOMIC = Pattern.compile("(ATOMIC_[A-Z]+)?\\s*(?:\\((\\d{1,9})\\))?");
+    private static final Pattern HEX = Pattern.compile("0[xX](\\p{XDigit}{1,16})");
+    private static final Pattern DECIMAL = Pattern.compile("-?\\d{1,20}");
+
+    private static final int MAX_MR_LIMIT = 1 << 24;
+
+    private DevinfoReader()
+    {
+    }
+
+    /**
+     * Reads a dump file (UTF-8).
+     *
+     * @param file an {@code ibv_devinfo -v} dump.
+     * @return the profile of its first device, the defaulted fields and warnings.
+     * @throws IOException              when the file cannot be read.
+     * @throws IllegalArgumentException when the text is not a dump or a value is malformed ({@code file:line:}
+     *                                  prefixes the message).
+     */
+    public static DevinfoResult read(final Path file) throws IOException
+    {
+        return parse(Files.readString(file, StandardCharsets.UTF_8), file.toString());
+    }
+
+    /**
+     * Parses dump text.
+     *
+     * @param text       the output of {@code ibv_devinfo -v}, possibly cut short or with {@code #} comments.
+     * @param sourceName where the text came from, for messages and, without an {@code hca_id}, the profile name.
+     * @return the profile of the first device, the defaulted fields and warnings.
+     * @throws IllegalArgumentException when the text is not a dump or a value is malformed ({@code sourceName:line:}
+     *                                  prefixes the message).
+     */
+    public static DevinfoResult parse(final String text, final String sourceName)
+    {
+        final Parser parser = new Parser(sourceName);
+        parser.run(text);
+        return parser.result();
+    }
+
+    /** The state of one parse. */
+    private static final class Parser
+    {
+        private final String source;
+        private final Map<String, Object> values = new HashMap<>();
+        private final List<String> warnings = new ArrayList<>();
+        private String hcaId;
+        private int hcaIdLine;
+        private String block;
+        private int blockLine;
+        private boolean blockHasLines;
+
+        Parser(final String source)
+        {
+            this.source = source;
+        }
+
+        void run(final String text)
+        {
+            final String[] lines = text.split("\\R", -1);
+            for (int i = 0; i < lines.length; i++)
+            {
+                final int lineNo = i + 1;
+                final String trimmed = (i == 0 ? lines[i].replaceFirst("^\uFEFF", "") : lines[i]).strip();
+                if (trimmed.isEmpty() || trimmed.startsWith("#"))
+                {
+                    endBlock();
+                    continue;
+                }
+                final int colon = trimmed.indexOf(':');
+                if (colon < 0)
+                {
+                    if (STOP_LINES.contains(trimmed))
+                    {
+                        break;
+                    }
+                    if (block != null)
+                    {
+                        blockName(trimmed, lineNo);
+                    }
+                    continue;
+                }
+                final String key = trimmed.substring(0, colon).strip();
+                final String value = trimmed.substring(colon + 1).strip();
+                if (key.equals(UNKNOWN_FLAGS))
+                {
+                    if (block != null)
+                    {
+                        blockUnknownFlags(value, lineNo);
+                    }
+                    continue;
+                }
+                endBlock();
+                if (STOP_KEYS.contains(key))
+                {
+                    break;
+                }
+                if (key.equals("hca_id"))
+                {
+                    if (hcaId != null || !values.isEmpty())
+                    {
+                        warnings.add(source + ":" + lineNo + ": another device (hca_id " + value
+                            + ") follows; only the first device is read");
+                        break;
+                    }
+                    if (value.isEmpty())
+                    {
+                        throw malformed(lineNo, key, "a device name", value);
+                    }
+                    hcaId = value;
+                    hcaIdLine = lineNo;
+                    continue;
+                }
+                if (FIELDS.contains(key))
+                {
+                    attribute(key, value, lineNo);
+                }
+            }
+            endBlock();
+        }
+
+        private void attribute(final String key, final String value, final int lineNo)
+        {
+            if (values.containsKey(key))
+            {
+                warnings.add(source + ":" + lineNo + ": " + key + " appears again; the first value is kept");
+                return;
+            }
+            switch (key)
+            {
+                case "fw_ver" -> values.put(key, value);
+                case "node_guid", "sys_image_guid" -> values.put(key, guid(key, value, lineNo));
+                case "max_mr_size", "page_size_cap" -> values.put(key, unsigned64(key, value, lineNo));
+                case CAP_FLAGS ->
+                {
+                    values.put(key, unsigned64(key, value, lineNo));
+                    openBlock(key, lineNo);
+                }
+                case "atomic_cap" -> values.put(key, atomic(key, value, lineNo));
+                case "max_mr" ->
+                {
+                    final int maxMr = int32(key, value, lineNo);
+                    if (maxMr < 2 || maxMr > MAX_MR_LIMIT)
+                    {
+                        throw malformed(lineNo, key, "2.." + MAX_MR_LIMIT + " (the simulator's 24-bit MPT index)",
+                            value);
+                    }
+                    values.put(key, maxMr);
+                }
+                case GENERAL_ODP, "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps" ->
+                {
+                    values.put(key, 0);
+                    openBlock(key, lineNo);
+                    if (!value.isEmpty())
+                    {
+                        blockName(value, lineNo);
+                    }
+                }
+                default -> values.put(key, int32(key, value, lineNo));
+            }
+        }
+
+        private void openBlock(final String key, final int lineNo)
+        {
+            block = key;
+            blockLine = lineNo;
+            blockHasLines = false;
+        }
+
+        private void endBlock()
+        {
+            if (block != null && TRANSPORT_ODP.contains(block) && !blockHasLines)
+            {
+                values.remove(block);
+                warnings.add(source + ":" + blockLine + ": " + block + " has no capability line under it (the dump"
+                    + " is cut there?); treated as missing");
+            }
+            block = null;
+        }
+
+        private void blockName(final String name, final int lineNo)
+        {
+            blockHasLines = true;
+            if (block.equals(CAP_FLAGS))
+            {
+                return;
+            }
+            if (block.equals(GENERAL_ODP))
+            {
+                orBits(GENERAL_ODP_NAMES, name, lineNo);
+            }
+            else if (!name.equals(NO_SUPPORT))
+            {
+                orBits(TRANSPORT_ODP_NAMES, name, lineNo);
+            }
+        }
+
+        private void orBits(final Map<String, Integer> names, final String name, final int lineNo)
+        {
+            final Integer bit = names.get(name);
+            if (bit == null)
+            {
+                warnings.add(source + ":" + lineNo + ": unknown " + block + " name '" + name + "' ignored");
+                return;
+            }
+            values.put(block, (Integer) values.get(block) | bit);
+        }
+
+        private void blockUnknownFlags(final String value, final int lineNo)
+        {
+            blockHasLines = true;
+            if (block.equals(CAP_FLAGS))
+            {
+                return;
+            }
+            final long bits = unsigned64(block + " " + UNKNOWN_FLAGS, value, lineNo);
+            if (bits >>> 32 != 0)
+            {
+                throw malformed(lineNo, block + " " + UNKNOWN_FLAGS, "a 32-bit hex value", value);
+            }
+            values.put(block, (Integer) values.get(block) | (int) bits);
+        }
+
+        private long guid(final String key, final String value, final int lineNo)
+        {
+            final Matcher m = GUID.matcher(value);
+            if (!m.matches())
+            {
+                throw malformed(lineNo, key, "a GUID as four 16-bit hex groups (0000:0000:0000:0000)", value);
+            }
+            long guid = 0;
+            for (int g = 1; g <= 4; g++)
+            {
+                guid = guid << 16 | Long.parseLong(m.group(g), 16);
+            }
+            return guid;
+        }
+
+        private long unsigned64(final String key, final String value, final int lineNo)
+        {
+            final Matcher hex = HEX.matcher(value);
+            try
+            {
+                if (hex.matches())
+                {
+                    return Long.parseUnsignedLong(hex.group(1), 16);
+                }
+                if (value.matches("\\d{1,20}"))
+                {
+                    return Long.parseUnsignedLong(value);
+                }
+            }
+            catch (final NumberFormatException e)
+            {
+                // out of range: reported below
+            }
+            throw malformed(lineNo, key, "an unsigned 64-bit number (0x hex or decimal)", value);
+        }
+
+        private int int32(final String key, final String value, final int lineNo)
+        {
+            final Matcher hex = HEX.matcher(value);
+            try
+            {
+                final long n;
+                if (hex.matches())
+                {
+                    n = Long.parseUnsignedLong(hex.group(1), 16);
+                }
+                else if (DECIMAL.matcher(value).matches())
+                {
+                    n = Long.parseLong(value);
+                }
+                else
+                {
+                    throw new NumberFormatException(value);
+                }
+                if (n >= Integer.MIN_VALUE && n <= 0xffff_ffffL)
+                {
+                    return (int) n;
+                }
+            }
+            catch (final NumberFormatException e)
+            {
+                // not a number or out of range: reported below
+            }
+            throw malformed(lineNo, key, "a 32-bit number (decimal or 0x hex)", value);
+        }
+
+        private AtomicCap atomic(final String key, final String value, final int lineNo)
+        {
+            final Matcher m = ATOMIC.matcher(value);
+            final String what = "ATOMIC_NONE (0), ATOMIC_HCA (1) or ATOMIC_GLOB (2)";
+            if (value.isEmpty() || !m.matches())
+            {
+                throw malformed(lineNo, key, what, value);
+            }
+            AtomicCap byName = null;
+            if (m.group(1) != null)
+            {
+                byName = switch (m.group(1))
+                {
+                    case "ATOMIC_NONE" -> AtomicCap.NONE;
+                    case "ATOMIC_HCA" -> AtomicCap.HCA;
+                    case "ATOMIC_GLOB" -> AtomicCap.GLOB;
+                    default -> throw malformed(lineNo, key, what, value);
+                };
+            }
+            if (m.group(2) == null)
+            {
+                return byName;
+            }
+            final int n = Integer.parseInt(m.group(2));
+            if (n > AtomicCap.GLOB.code() || byName != null && byName.code() != n)
+            {
+                throw malformed(lineNo, key, what, value);
+            }
+            return AtomicCap.of(n);
+        }
+
+        private IllegalArgumentException malformed(final int lineNo, final String key, final String expected,
+            final String value)
+        {
+            return new IllegalArgumentException(source + ":" + lineNo + ": " + key + ": expected " + expected
+                + ", got '" + value + "'");
+        }
+
+        DevinfoResult result()
+        {
+            if (values.isEmpty())
+            {
+                throw new IllegalArgumentException(source + ": not an ibv_devinfo dump (no device attribute line"
+                    + " such as max_qp: or page_size_cap:)");
+            }
+            final DeviceProfile base = baseProfile();
+            final DeviceAttributes.Builder b = base.attributes().toBuilder();
+            final OdpCaps baseOdp = base.attributes().odpCaps();
+            final int[] odp = {baseOdp.generalCaps(), baseOdp.rcOdpCaps(), baseOdp.ucOdpCaps(), baseOdp.udOdpCaps(),
+                baseOdp.xrcOdpCaps()};
+            final List<String> defaulted = new ArrayList<>();
+            for (final String field : FIELDS)
+            {
+                final Object v = values.get(field);
+                if (v == null)
+                {
+                    defaulted.add(field);
+                }
+                else
+                {
+                    apply(b, odp, field, v);
+                }
+            }
+            b.odpCaps(new OdpCaps(odp[0], odp[1], odp[2], odp[3], odp[4]));
+            final String name = hcaId != null ? hcaId : baseName(source);
+            final DeviceProfile profile = new DeviceProfile(name, base.driver(), b.build(), base.mtt(),
+                base.variantPolicy(), base.indexPolicy(), base.cacheEntries(), base.cacheWays(),
+                base.rkeyOnlyWithRemoteAccess(), base.relaxedOrdering(), base.linkGbps(), base.seed(), defaulted);
+            return new DevinfoResult(profile, hcaId, defaulted, warnings);
+        }
+
+        private static void apply(final DeviceAttributes.Builder b, final int[] odp, final String field,
+            final Object v)
+        {
+            switch (field)
+            {
+                case "fw_ver" -> b.fwVer((String) v);
+                case "node_guid" -> b.nodeGuid((Long) v);
+                case "sys_image_guid" -> b.sysImageGuid((Long) v);
+                case "vendor_id" -> b.vendorId((Integer) v);
+                case "vendor_part_id" -> b.vendorPartId((Integer) v);
+                case "hw_ver" -> b.hwVer((Integer) v);
+                case "phys_port_cnt" -> b.physPortCnt((Integer) v);
+                case "max_mr_size" -> b.maxMrSizeBytes((Long) v);
+                case "page_size_cap" -> b.pageSizeCap((Long) v);
+                case "max_qp" -> b.maxQp((Integer) v);
+                case "max_qp_wr" -> b.maxQpWr((Integer) v);
+                case CAP_FLAGS -> b.deviceCapFlags((Long) v);
+                case "max_sge" -> b.maxSge((Integer) v);
+                case "max_sge_rd" -> b.maxSgeRd((Integer) v);
+                case "max_cq" -> b.maxCq((Integer) v);
+                case "max_cqe" -> b.maxCqe((Integer) v);
+                case "max_mr" -> b.maxMr((Integer) v);
+                case "max_pd" -> b.maxPd((Integer) v);
+                case "max_qp_rd_atom" -> b.maxQpRdAtom((Integer) v);
+                case "max_res_rd_atom" -> b.maxResRdAtom((Integer) v);
+                case "max_qp_init_rd_atom" -> b.maxQpInitRdAtom((Integer) v);
+                case "atomic_cap" -> b.atomicCap((AtomicCap) v);
+                case "max_mw" -> b.maxMw((Integer) v);
+                case "max_srq" -> b.maxSrq((Integer) v);
+                case "max_pkeys" -> b.maxPkeys((Integer) v);
+                case "local_ca_ack_delay" -> b.localCaAckDelay((Integer) v);
+                case GENERAL_ODP -> odp[0] = (Integer) v;
+                case "rc_odp_caps" -> odp[1] = (Integer) v;
+                case "uc_odp_caps" -> odp[2] = (Integer) v;
+                case "ud_odp_caps" -> odp[3] = (Integer) v;
+                case "xrc_odp_caps" -> odp[4] = (Integer) v;
+                default -> throw new IllegalStateException("field " + field);
+            }
+        }
+
+        /** The built-in profile of the dump's driver; warns when the driver had to be guessed. */
+        private DeviceProfile baseProfile()
+        {
+            String driver = null;
+            if (hcaId != null)
+            {
+                driver = driverOfHcaId(hcaId);
+                if (driver == null)
+                {
+                    warnings.add(source + ":" + hcaIdLine + ": hca_id '" + hcaId + "' names no known driver (mlx4_,"
+                        + " mlx5_, rxe, irdma); trying vendor_id");
+                }
+            }
+            if (driver == null)
+            {
+                driver = driverOfVendor();
+                if (driver != null)
+                {
+                    warnings.add(source + ": driver " + driver + " chosen from vendor_id "
+                        + String.format(Locale.ROOT, "0x%04x", (Integer) values.get("vendor_id"))
+                        + (values.containsKey("vendor_part_id") ? " vendor_part_id " + values.get("vendor_part_id")
+                        : "") + (hcaId == null ? " (no hca_id line)" : ""));
+                }
+            }
+            return switch (driver)
+            {
+                case "mlx4" -> DeviceProfiles.connectx3();
+                case "mlx5" -> DeviceProfiles.connectx5();
+                case "rxe" -> DeviceProfiles.rxe();
+                case "irdma" -> DeviceProfiles.e810();
+                case null ->
+                {
+                    warnings.add(source + ": unknown driver (hca_id " + hcaId + ", vendor_id "
+                        + values.getOrDefault("vendor_id", "missing")
+                        + "); using the properties of the built-in profile connectx5 (mlx5)");
+                    yield DeviceProfiles.connectx5();
+                }
+                default -> throw new IllegalStateException("driver " + driver);
+            };
+        }
+
+        private static String driverOfHcaId(final String id)
+        {
+            if (id.startsWith("mlx4_"))
+            {
+                return "mlx4";
+            }
+            if (id.startsWith("mlx5_"))
+            {
+                return "mlx5";
+            }
+            if (id.startsWith("rxe"))
+            {
+                return "rxe";
+            }
+            if (id.startsWith("irdma"))
+            {
+                return "irdma";
+            }
+            return null;
+        }
+
+        private String driverOfVendor()
+        {
+            final Integer vendor = (Integer) values.get("vendor_id");
+            if (vendor == null)
+            {
+                return null;
+            }
+            final Integer part = (Integer) values.get("vendor_part_id");
+            return switch (vendor)
+            {
+                case VENDOR_MELLANOX -> part != null && (part == 4099 || part == 4103) ? "mlx4" : "mlx5";
+                case VENDOR_INTEL -> "irdma";
+                case 0 -> "rxe";
+                default -> null;
+            };
+        }
+
+        private static String baseName(final String sourceName)
+        {
+            final int slash = Math.max(sourceName.lastIndexOf('/'), sourceName.lastIndexOf('\\'));
+            final String file = sourceName.substring(slash + 1);
+            final int dot = file.lastIndexOf('.');
+            return dot > 0 ? file.substring(0, dot) : file;
+        }
+    }
+}

@@ -1,0 +1,31 @@
+package dev.rnicsim.simnic;
+
+/**
+ * One registration or deregistration, as a trace records it (S23): parameters, what the driver did, and the
+ * simulated time it took.
+ *
+ * @param kind         REG or DEREG.
+ * @param startNs      simulated time it started.
+ * @param durationNs   simulated duration.
+ * @param lkey         the MR's lkey.
+ * @param addr         first byte registered.
+ * @param lengthBytes  bytes registered.
+ * @param iova         the MR's iova.
+ * @param access       access bits ({@code ibv_access_flags}).
+ * @param pagesPinned  4 KiB pages pinned (REG) or unpinned (DEREG).
+ * @param pageSizeBytes the MR page size chosen.
+ * @param mttEntries   MTT entries written (REG) or zapped (DEREG).
+ * @param cacheEntriesDropped translation-cache entries dropped (DEREG).
+ */
+public record RegistrationEvent(Kind kind, long startNs, long durationNs, int lkey, long addr, long lengthBytes,
+    long iova, int access, long pagesPinned, long pageSizeBytes, long mttEntries, long cacheEntriesDropped)
+{
+    /** The kind of event. */
+    public enum Kind
+    {
+        /** ibv_reg_mr. */
+        REG,
+        /** ibv_dereg_mr. */
+        DEREG
+    }
+}

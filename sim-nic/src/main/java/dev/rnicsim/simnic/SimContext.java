@@ -1,0 +1,163 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.pagetable.KernelException;
+import dev.rnicsim.pagetable.UserProcess;
+import dev.rnicsim.verbs.CompletionQueue;
+import dev.rnicsim.verbs.Context;
+import dev.rnicsim.verbs.DeviceAttributes;
+import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.HostMemory;
+import dev.rnicsim.verbs.ProtectionDomain;
+import dev.rnicsim.verbs.VerbsException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A simulated device opened by one process: the root of its resource tree. Closing it closes its PDs (with their
+ * QPs and MRs) and then its CQs, as the kernel releases a process's objects when it closes the device file.
+ *
+ * <p>Not thread safe.
+ */
+public final class SimContext implements Context
+{
+    /** Bytes of one CQE in the ring (mlx5's 64-byte CQE; assumed for every profile). */
+    static final int CQE_BYTES = 64;
+
+    private final SimDevice device;
+    private final UserProcess process;
+    private final SimHostMemory memory;
+    private final List<SimPd> pds = new ArrayList<>();
+    private final List<SimCq> cqs = new ArrayList<>();
+    private boolean closed;
+
+    SimContext(final SimDevice device, final UserProcess process)
+    {
+        this.device = device;
+        this.process = process;
+        this.memory = new SimHostMemory(process);
+    }
+
+    @Override
+    public SimDevice device()
+    {
+        return device;
+    }
+
+    /**
+     * @return the process that opened the device.
+     */
+    public UserProcess process()
+    {
+        return process;
+    }
+
+    @Override
+    public DeviceAttributes queryDevice()
+    {
+        checkOpen("ibv_query_device");
+        return device.attributes();
+    }
+
+    @Override
+    public HostMemory memory()
+    {
+        return memory;
+    }
+
+    @Override
+    public ProtectionDomain allocPd()
+    {
+        checkOpen("ibv_alloc_pd");
+        final int maxPd = device.profile().attributes().maxPd();
+        if (device.pdsLive() >= maxPd)
+        {
+            throw Errors.of("ibv_alloc_pd", Errno.ENOMEM, "PDs live=" + device.pdsLive() + " = max_pd=" + maxPd);
+        }
+        final SimPd pd = new SimPd(this, device.allocPdNum());
+        device.pdsLive(1);
+        pds.add(pd);
+        return pd;
+    }
+
+    @Override
+    public CompletionQueue createCq(final int cqe)
+    {
+        checkOpen("ibv_create_cq");
+        final DeviceAttributes a = device.profile().attributes();
+        if (cqe < 1 || cqe > a.maxCqe())
+        {
+            throw Errors.invalid("ibv_create_cq", "cqe=" + cqe + " must be 1..max_cqe=" + a.maxCqe());
+        }
+        if (device.cqsLive() >= a.maxCq())
+        {
+            throw Errors.of("ibv_create_cq", Errno.ENOMEM, "CQs live=" + device.cqsLive() + " = max_cq=" + a.maxCq());
+        }
+        // mlx5 sizes the ring to the next power of two above cqe and reports one less (mlx5_create_cq).
+        final int entries = Integer.highestOneBit(cqe) << 1;
+        final Ring ring;
+        try
+        {
+            ring = Ring.map(process, (long)entries * CQE_BYTES);
+        }
+        catch (final KernelException e)
+        {
+            throw Errors.of("ibv_create_cq", e);
+        }
+        final SimCq cq = new SimCq(this, entries - 1, ring);
+        device.cqsLive(1);
+        device.count(SimCounter.PINNED_BYTES, ring.lengthBytes());
+        device.fabric().clock().advance(device.fabric().costModel().queueCreateNs(ring.pages()));
+        cqs.add(cq);
+        return cq;
+    }
+
+    @Override
+    public boolean isClosed()
+    {
+        return closed;
+    }
+
+    @Override
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        RuntimeException failure = null;
+        for (final SimPd pd : List.copyOf(pds))
+        {
+            failure = Closing.run(pd::close, failure);
+        }
+        for (final SimCq cq : List.copyOf(cqs))
+        {
+            failure = Closing.run(cq::close, failure);
+        }
+        closed = true;
+        device.contextClosed(this);
+        if (failure != null)
+        {
+            throw failure;
+        }
+    }
+
+    void pdClosed(final SimPd pd)
+    {
+        pds.remove(pd);
+        device.pdsLive(-1);
+    }
+
+    void cqClosed(final SimCq cq)
+    {
+        cqs.remove(cq);
+        device.cqsLive(-1);
+    }
+
+    void checkOpen(final String verb)
+    {
+        if (closed)
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "the context is closed");
+        }
+    }
+}

@@ -1,0 +1,95 @@
+package dev.rnicsim.simnic;
+
+/**
+ * The counters of a simulated device, each with the name it has on Linux where one exists (the sysfs port counters
+ * under {@code /sys/class/infiniband/DEV/ports/1/counters/}, the mlx5 {@code hw_counters} beside them) and a unit.
+ * MR statistics and translation-cache counters follow, with {@code sim_} names where Linux has none.
+ *
+ * <p>Immutable and thread safe.
+ */
+public enum SimCounter
+{
+    /** Payload sent, in 4-byte words, as the IB port counter. */
+    PORT_XMIT_DATA("port_xmit_data", "4-byte words"),
+    /** Payload received, in 4-byte words. */
+    PORT_RCV_DATA("port_rcv_data", "4-byte words"),
+    /** Packets sent (payload split at the path MTU, at least one per message). */
+    PORT_XMIT_PACKETS("port_xmit_packets", "packets"),
+    /** Packets received. */
+    PORT_RCV_PACKETS("port_rcv_packets", "packets"),
+    /** RDMA WRITE requests served as responder. */
+    RX_WRITE_REQUESTS("rx_write_requests", "requests"),
+    /** RDMA READ requests served as responder. */
+    RX_READ_REQUESTS("rx_read_requests", "requests"),
+    /** Atomic requests served as responder. */
+    RX_ATOMIC_REQUESTS("rx_atomic_requests", "requests"),
+    /** Requester completions with an error other than a flush. */
+    REQ_CQE_ERROR("req_cqe_error", "completions"),
+    /** Requester completions flushed. */
+    REQ_CQE_FLUSH_ERROR("req_cqe_flush_error", "completions"),
+    /** Responder completions with an error other than a flush. */
+    RESP_CQE_ERROR("resp_cqe_error", "completions"),
+    /** Responder completions flushed. */
+    RESP_CQE_FLUSH_ERROR("resp_cqe_flush_error", "completions"),
+    /** NAKs "remote access error" received by the requester. */
+    REQ_REMOTE_ACCESS_ERRORS("req_remote_access_errors", "NAKs"),
+    /** NAKs "invalid request" received by the requester. */
+    REQ_REMOTE_INVALID_REQUEST("req_remote_invalid_request", "NAKs"),
+    /** Remote access errors detected as responder. */
+    RESP_REMOTE_ACCESS_ERRORS("resp_remote_access_errors", "errors"),
+    /** Receives too small, detected as responder. */
+    RESP_LOCAL_LENGTH_ERROR("resp_local_length_error", "errors"),
+    /** Requests that found no receive posted (RNR NAK sent). */
+    OUT_OF_BUFFER("out_of_buffer", "requests"),
+    /** Sends that failed after exhausting RNR retries. */
+    RNR_NAK_RETRY_ERR("rnr_nak_retry_err", "work requests"),
+    /** Requests to a peer that does not answer (retries exhausted). */
+    LOCAL_ACK_TIMEOUT_ERR("local_ack_timeout_err", "work requests"),
+    /** MRs registered now. */
+    MR_LIVE("sim_mr_live", "MRs"),
+    /** Bytes pinned by live MRs and queue rings. */
+    PINNED_BYTES("sim_pinned_bytes", "bytes"),
+    /** MTT entries reserved by live MRs (after allocator rounding). */
+    MTT_ENTRIES_IN_USE("sim_mtt_entries_in_use", "entries"),
+    /** Successful registrations. */
+    MR_REGISTRATIONS("sim_mr_registrations", "MRs"),
+    /** Deregistrations. */
+    MR_DEREGISTRATIONS("sim_mr_deregistrations", "MRs"),
+    /** Failed registrations. */
+    MR_REGISTRATION_FAILURES("sim_mr_registration_failures", "calls"),
+    /** Translation-cache hits. */
+    TRANSLATION_CACHE_HITS("sim_translation_cache_hits", "lookups"),
+    /** Translation-cache misses (each an MPT or MTT fetch over PCIe). */
+    TRANSLATION_CACHE_MISSES("sim_translation_cache_misses", "lookups"),
+    /** Translation-cache invalidations (one per deregistration or key change). */
+    TRANSLATION_CACHE_INVALIDATIONS("sim_translation_cache_invalidations", "invalidations"),
+    /** Bytes the DMA engine moved as requester. */
+    DMA_BYTES("sim_dma_bytes", "bytes"),
+    /** Key translations the DMA engine performed as requester. */
+    DMA_TRANSLATIONS("sim_dma_translations", "translations");
+
+    private final String label;
+    private final String unit;
+
+    SimCounter(final String label, final String unit)
+    {
+        this.label = label;
+        this.unit = unit;
+    }
+
+    /**
+     * @return the counter's file or statistic name.
+     */
+    public String label()
+    {
+        return label;
+    }
+
+    /**
+     * @return its unit.
+     */
+    public String unit()
+    {
+        return unit;
+    }
+}

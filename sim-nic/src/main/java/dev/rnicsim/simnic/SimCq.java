@@ -1,0 +1,128 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.verbs.CompletionQueue;
+import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.VerbsException;
+import dev.rnicsim.verbs.WorkCompletion;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A simulated completion queue. Its ring is pinned process memory. A completion that finds the CQ full is lost
+ * and the CQ is marked overrun (the async event IBV_EVENT_CQ_ERR on real devices); the QP that produced it goes to
+ * the error state.
+ *
+ * <p>Not thread safe.
+ */
+public final class SimCq implements CompletionQueue
+{
+    private final SimContext context;
+    private final int cqe;
+    private final Ring ring;
+    private final ArrayDeque<WorkCompletion> entries = new ArrayDeque<>();
+    private int users;
+    private boolean overrun;
+    private boolean closed;
+
+    SimCq(final SimContext context, final int cqe, final Ring ring)
+    {
+        this.context = context;
+        this.cqe = cqe;
+        this.ring = ring;
+    }
+
+    @Override
+    public SimContext context()
+    {
+        return context;
+    }
+
+    @Override
+    public int cqe()
+    {
+        return cqe;
+    }
+
+    @Override
+    public List<WorkCompletion> poll(final int maxEntries)
+    {
+        if (closed)
+        {
+            throw new VerbsException("ibv_poll_cq", Errno.EINVAL.code(), "the CQ is closed");
+        }
+        if (maxEntries <= 0)
+        {
+            throw new VerbsException("ibv_poll_cq", Errno.EINVAL.code(), "maxEntries=" + maxEntries
+                + " must be positive");
+        }
+        final List<WorkCompletion> out = new ArrayList<>(Math.min(maxEntries, entries.size()));
+        while (out.size() < maxEntries && !entries.isEmpty())
+        {
+            out.add(entries.removeFirst());
+        }
+        return out;
+    }
+
+    /**
+     * @return completions waiting to be polled.
+     */
+    public int depth()
+    {
+        return entries.size();
+    }
+
+    /**
+     * @return true once a completion was lost because the CQ was full.
+     */
+    public boolean overrun()
+    {
+        return overrun;
+    }
+
+    /** Adds a completion; false when the CQ was full and it was lost. */
+    boolean push(final WorkCompletion wc)
+    {
+        if (closed || entries.size() >= cqe)
+        {
+            overrun = true;
+            return false;
+        }
+        entries.addLast(wc);
+        return true;
+    }
+
+    void attach()
+    {
+        users++;
+    }
+
+    void detach()
+    {
+        users--;
+    }
+
+    @Override
+    public boolean isClosed()
+    {
+        return closed;
+    }
+
+    @Override
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        if (users > 0)
+        {
+            throw new VerbsException("ibv_destroy_cq", Errno.EBUSY.code(), users + " QP(s) still use this CQ; "
+                + "destroy them first");
+        }
+        closed = true;
+        ring.release();
+        context.device().count(SimCounter.PINNED_BYTES, -ring.lengthBytes());
+        context.cqClosed(this);
+    }
+}

@@ -1,0 +1,315 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.dma.DmaEngine;
+import dev.rnicsim.dma.DmaPort;
+import dev.rnicsim.mtt.AdapterConfig;
+import dev.rnicsim.mtt.AdapterTables;
+import dev.rnicsim.mtt.MptConfig;
+import dev.rnicsim.mtt.TranslationCache;
+import dev.rnicsim.pagetable.UserProcess;
+import dev.rnicsim.verbs.Context;
+import dev.rnicsim.verbs.Device;
+import dev.rnicsim.verbs.DeviceAttributes;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * A simulated RDMA device in a host: its profile, adapter tables (MTT, MPT, translation cache), DMA engine,
+ * counters and registration trace. {@link #open()} gives a {@link Context} for a new process on the host, as a
+ * program opening the device would; {@link #open(UserProcess)} for a given process.
+ *
+ * <p>Not thread safe.
+ */
+public final class SimDevice implements Device
+{
+    /** Registration events kept for {@link #recentRegistrations()}. */
+    public static final int TRACE_CAPACITY = 1024;
+
+    private final SimFabric fabric;
+    private final SimHost host;
+    private final String name;
+    private final DeviceProfile profile;
+    private final long nodeGuid;
+    private final String gid;
+    private final AdapterTables tables;
+    private final DmaEngine dma = new DmaEngine();
+    private final DmaPort port;
+    private final long[] counters = new long[SimCounter.values().length];
+    private final Map<Integer, SimQp> qps = new HashMap<>();
+    private final Map<Integer, Long> zeroBasedOffsets = new HashMap<>();
+    private final List<SimContext> contexts = new ArrayList<>();
+    private final Deque<RegistrationEvent> trace = new ArrayDeque<>();
+    private final List<Consumer<RegistrationEvent>> listeners = new ArrayList<>();
+    private int nextPdNum = 1;
+    private int nextQpNum = 0x11;
+    private int pdsLive;
+    private int cqsLive;
+    private int processes;
+
+    SimDevice(final SimFabric fabric, final SimHost host, final String name, final DeviceProfile profile)
+    {
+        this.fabric = fabric;
+        this.host = host;
+        this.name = name;
+        this.profile = profile;
+        this.tables = new AdapterTables(new AdapterConfig(profile.mtt(),
+            new MptConfig(profile.attributes().maxMr(), 8, profile.variantPolicy(), profile.indexPolicy(),
+                profile.seed()),
+            profile.attributes().pageSizeCap(), profile.cacheEntries(), profile.cacheWays()));
+        this.port = new DmaPort(tables, host.host().physicalMemory());
+        this.nodeGuid = fabric.attach(this, profile.attributes().nodeGuid());
+        this.gid = SimFabric.gidOf(nodeGuid);
+    }
+
+    @Override
+    public String name()
+    {
+        return name;
+    }
+
+    /**
+     * Opens the device for a new process on its host (named {@code app-N}), as a program would.
+     *
+     * @return the context; closing it releases everything it owns.
+     */
+    @Override
+    public Context open()
+    {
+        processes++;
+        return open(host.host().spawn("app-" + processes));
+    }
+
+    /**
+     * @param process the process opening the device; its memory is what MRs register and its RLIMIT_MEMLOCK
+     *                bounds what they pin.
+     * @return the context.
+     */
+    public SimContext open(final UserProcess process)
+    {
+        final SimContext context = new SimContext(this, process);
+        contexts.add(context);
+        return context;
+    }
+
+    /**
+     * @return the profile.
+     */
+    public DeviceProfile profile()
+    {
+        return profile;
+    }
+
+    /**
+     * @return the attributes {@code ibv_query_device_ex} reports: the profile's, with this device's node GUID.
+     */
+    public DeviceAttributes attributes()
+    {
+        return profile.attributes().toBuilder().nodeGuid(nodeGuid).sysImageGuid(nodeGuid).build();
+    }
+
+    /**
+     * @return the host it sits in.
+     */
+    public SimHost host()
+    {
+        return host;
+    }
+
+    /**
+     * @return the fabric.
+     */
+    public SimFabric fabric()
+    {
+        return fabric;
+    }
+
+    /**
+     * @return port 1's GID in text form.
+     */
+    public String gid()
+    {
+        return gid;
+    }
+
+    /**
+     * @return the adapter tables (MTT, MPT, translation cache), for inspection.
+     */
+    public AdapterTables tables()
+    {
+        return tables;
+    }
+
+    /**
+     * @return the DMA engine, for inspection of its counts.
+     */
+    public DmaEngine dmaEngine()
+    {
+        return dma;
+    }
+
+    /**
+     * @param counter a counter.
+     * @return its value now.
+     */
+    public long counter(final SimCounter counter)
+    {
+        final TranslationCache cache = tables.cache();
+        return switch (counter)
+        {
+            case MR_LIVE -> tables.mpt().inUse();
+            case MTT_ENTRIES_IN_USE -> tables.mtt().counters().entriesInUse();
+            case TRANSLATION_CACHE_HITS -> cache.hits();
+            case TRANSLATION_CACHE_MISSES -> cache.misses();
+            case TRANSLATION_CACHE_INVALIDATIONS -> cache.invalidations();
+            case DMA_BYTES -> dma.bytesMoved();
+            case DMA_TRANSLATIONS -> dma.translations();
+            default -> counters[counter.ordinal()];
+        };
+    }
+
+    /**
+     * @return every counter by its label, in the order of {@link SimCounter}.
+     */
+    public Map<String, Long> counters()
+    {
+        final Map<String, Long> map = new LinkedHashMap<>();
+        for (final SimCounter c : SimCounter.values())
+        {
+            map.put(c.label(), counter(c));
+        }
+        return map;
+    }
+
+    /**
+     * @return the last {@value #TRACE_CAPACITY} registrations and deregistrations, oldest first.
+     */
+    public List<RegistrationEvent> recentRegistrations()
+    {
+        return List.copyOf(trace);
+    }
+
+    /**
+     * @param listener called with every registration and deregistration event, as it happens.
+     */
+    public void addRegistrationListener(final Consumer<RegistrationEvent> listener)
+    {
+        listeners.add(listener);
+    }
+
+    /**
+     * @return the live contexts.
+     */
+    public List<SimContext> contexts()
+    {
+        return Collections.unmodifiableList(contexts);
+    }
+
+    // ------------------------------------------------------------------ package-private: used by the verbs objects
+
+    DmaPort port()
+    {
+        return port;
+    }
+
+    void count(final SimCounter counter, final long delta)
+    {
+        counters[counter.ordinal()] += delta;
+    }
+
+    void record(final RegistrationEvent event)
+    {
+        if (trace.size() == TRACE_CAPACITY)
+        {
+            trace.removeFirst();
+        }
+        trace.addLast(event);
+        for (final Consumer<RegistrationEvent> l : listeners)
+        {
+            l.accept(event);
+        }
+    }
+
+    int allocPdNum()
+    {
+        return nextPdNum++;
+    }
+
+    int pdsLive()
+    {
+        return pdsLive;
+    }
+
+    void pdsLive(final int delta)
+    {
+        pdsLive += delta;
+    }
+
+    int cqsLive()
+    {
+        return cqsLive;
+    }
+
+    void cqsLive(final int delta)
+    {
+        cqsLive += delta;
+    }
+
+    int qpsLive()
+    {
+        return qps.size();
+    }
+
+    int addQp(final SimQp qp)
+    {
+        final int num = nextQpNum;
+        nextQpNum = (nextQpNum + 1) & 0xffffff;
+        qps.put(num, qp);
+        return num;
+    }
+
+    void removeQp(final int qpNum)
+    {
+        qps.remove(qpNum);
+    }
+
+    SimQp qp(final int qpNum)
+    {
+        return qps.get(qpNum);
+    }
+
+    void contextClosed(final SimContext context)
+    {
+        contexts.remove(context);
+    }
+
+    void zeroBased(final int key, final long pageOffset)
+    {
+        zeroBasedOffsets.put(key, pageOffset);
+    }
+
+    void forgetZeroBased(final int key)
+    {
+        zeroBasedOffsets.remove(key);
+    }
+
+    /**
+     * The address the tables know for an address presented with a key: for a ZERO_BASED MR, an offset from the MR
+     * start becomes the offset plus the buffer's offset in its first page (the iova the MR was registered with).
+     */
+    long keyAddress(final int key, final long addr)
+    {
+        if (zeroBasedOffsets.isEmpty())
+        {
+            return addr;
+        }
+        final Long offset = zeroBasedOffsets.get(key);
+        return offset == null ? addr : addr + offset;
+    }
+}

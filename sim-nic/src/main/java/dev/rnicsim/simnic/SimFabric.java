@@ -1,0 +1,131 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.pagetable.HostConfig;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A simulated cluster in one JVM: hosts, the devices in them, and the network that connects every device to every
+ * other, with one simulated clock and one cost model. QPs find their peers through it by GID and QP number, as an
+ * RC connection's address vector names them.
+ *
+ * <p>Not thread safe: the whole simulation runs on one thread, which makes it deterministic.
+ */
+public final class SimFabric
+{
+    private final CostModel costModel;
+    private final SimClock clock = new SimClock();
+    private final List<SimHost> hosts = new ArrayList<>();
+    private final Map<String, SimDevice> devicesByGid = new HashMap<>();
+    private int devices;
+
+    /**
+     * A fabric with the calibrated cost model.
+     */
+    public SimFabric()
+    {
+        this(CostModel.defaults());
+    }
+
+    /**
+     * @param costModel prices of the counted work.
+     */
+    public SimFabric(final CostModel costModel)
+    {
+        this.costModel = Objects.requireNonNull(costModel, "costModel");
+    }
+
+    /**
+     * @param name   host name, unique in the fabric.
+     * @param config the host's memory and kernel settings.
+     * @return the new host.
+     * @throws IllegalArgumentException when the name is taken.
+     */
+    public SimHost addHost(final String name, final HostConfig config)
+    {
+        for (final SimHost h : hosts)
+        {
+            if (h.name().equals(name))
+            {
+                throw new IllegalArgumentException("host '" + name + "' exists already");
+            }
+        }
+        final SimHost host = new SimHost(this, name, config);
+        hosts.add(host);
+        return host;
+    }
+
+    /**
+     * @param name host name.
+     * @return a new host with the default configuration (16 GiB, RLIMIT_MEMLOCK 8 MiB, THP madvise).
+     */
+    public SimHost addHost(final String name)
+    {
+        return addHost(name, HostConfig.builder().build());
+    }
+
+    /**
+     * @return the hosts, in creation order.
+     */
+    public List<SimHost> hosts()
+    {
+        return Collections.unmodifiableList(hosts);
+    }
+
+    /**
+     * @return every device of every host.
+     */
+    public List<SimDevice> devices()
+    {
+        final List<SimDevice> all = new ArrayList<>();
+        for (final SimHost h : hosts)
+        {
+            all.addAll(h.devices());
+        }
+        return all;
+    }
+
+    /**
+     * @return the simulated clock.
+     */
+    public SimClock clock()
+    {
+        return clock;
+    }
+
+    /**
+     * @return the cost model.
+     */
+    public CostModel costModel()
+    {
+        return costModel;
+    }
+
+    /** Gives a new device its place on the network: a node GUID unique in the fabric. */
+    long attach(final SimDevice device, final long profileGuid)
+    {
+        devices++;
+        final long guid = (profileGuid & ~0xffffffL) | devices;
+        devicesByGid.put(gidOf(guid), device);
+        return guid;
+    }
+
+    SimDevice deviceByGid(final String gid)
+    {
+        return devicesByGid.get(gid);
+    }
+
+    /**
+     * @param nodeGuid a node GUID.
+     * @return the link-local GID of port 1 built from it (fe80::GUID), in text form.
+     */
+    static String gidOf(final long nodeGuid)
+    {
+        return String.format("fe80:0000:0000:0000:%04x:%04x:%04x:%04x", (nodeGuid >>> 48) & 0xffff,
+            (nodeGuid >>> 32) & 0xffff, (nodeGuid >>> 16) & 0xffff, nodeGuid & 0xffff);
+    }
+}

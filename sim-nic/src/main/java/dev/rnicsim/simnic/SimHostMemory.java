@@ -1,0 +1,104 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.pagetable.KernelException;
+import dev.rnicsim.pagetable.Madvice;
+import dev.rnicsim.pagetable.MapFlag;
+import dev.rnicsim.pagetable.Prot;
+import dev.rnicsim.pagetable.UserProcess;
+import dev.rnicsim.verbs.Backing;
+import dev.rnicsim.verbs.HostMemory;
+import java.util.Set;
+
+/**
+ * {@link HostMemory} over a simulated process: buffers are mmaps in its address space, reads and writes are CPU
+ * accesses that fault pages in.
+ *
+ * <p>Not thread safe.
+ */
+public final class SimHostMemory implements HostMemory
+{
+    private final UserProcess process;
+
+    /**
+     * @param process the process whose memory this is.
+     */
+    public SimHostMemory(final UserProcess process)
+    {
+        this.process = process;
+    }
+
+    /**
+     * @return the simulated process.
+     */
+    public UserProcess process()
+    {
+        return process;
+    }
+
+    @Override
+    public long allocate(final long lengthBytes, final Backing backing)
+    {
+        try
+        {
+            return switch (backing)
+            {
+                case BASE_PAGES -> advised(process.mmapAnonymous(lengthBytes), lengthBytes, Madvice.NOHUGEPAGE);
+                case TRANSPARENT_HUGE_PAGES -> advised(process.mmapAnonymous(lengthBytes), lengthBytes,
+                    Madvice.HUGEPAGE);
+                case HUGETLB_2M -> process.mmap(0, lengthBytes, Prot.READ_WRITE,
+                    Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.HUGETLB, MapFlag.HUGE_2MB));
+                case HUGETLB_1G -> process.mmap(0, lengthBytes, Prot.READ_WRITE,
+                    Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.HUGETLB, MapFlag.HUGE_1GB));
+            };
+        }
+        catch (final KernelException e)
+        {
+            throw Errors.of("mmap", e);
+        }
+    }
+
+    private long advised(final long address, final long lengthBytes, final Madvice advice)
+    {
+        process.madvise(address, (lengthBytes + 0xfff) & ~0xfffL, advice);
+        return address;
+    }
+
+    @Override
+    public void free(final long address, final long lengthBytes)
+    {
+        try
+        {
+            process.munmap(address, lengthBytes);
+        }
+        catch (final KernelException e)
+        {
+            throw Errors.of("munmap", e);
+        }
+    }
+
+    @Override
+    public void write(final long address, final byte[] data)
+    {
+        try
+        {
+            process.write(address, data);
+        }
+        catch (final KernelException e)
+        {
+            throw Errors.of("write", e);
+        }
+    }
+
+    @Override
+    public byte[] read(final long address, final int lengthBytes)
+    {
+        try
+        {
+            return process.read(address, lengthBytes);
+        }
+        catch (final KernelException e)
+        {
+            throw Errors.of("read", e);
+        }
+    }
+}

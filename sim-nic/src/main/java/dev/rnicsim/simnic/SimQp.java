@@ -1,0 +1,698 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.dma.DmaResult;
+import dev.rnicsim.dma.DmaStatus;
+import dev.rnicsim.dma.Segment;
+import dev.rnicsim.pagetable.KernelException;
+import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.AtomicCap;
+import dev.rnicsim.verbs.DeviceAttributes;
+import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.PostException;
+import dev.rnicsim.verbs.QpAddress;
+import dev.rnicsim.verbs.QpCap;
+import dev.rnicsim.verbs.QpInitAttr;
+import dev.rnicsim.verbs.QpState;
+import dev.rnicsim.verbs.QpType;
+import dev.rnicsim.verbs.QueuePair;
+import dev.rnicsim.verbs.RecvWr;
+import dev.rnicsim.verbs.SendFlag;
+import dev.rnicsim.verbs.SendWr;
+import dev.rnicsim.verbs.Sge;
+import dev.rnicsim.verbs.VerbsException;
+import dev.rnicsim.verbs.WcOpcode;
+import dev.rnicsim.verbs.WcStatus;
+import dev.rnicsim.verbs.WorkCompletion;
+import dev.rnicsim.verbs.WrOpcode;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * A simulated RC queue pair. Work requests execute when posted, in order, on the simulator's single thread: the
+ * DMA engine checks keys and moves bytes between the two hosts, the cost model prices the operation, and the
+ * completions land in the CQs. A SEND (or WRITE with immediate) that finds no receive posted at the peer is
+ * answered with RNR NAKs: with {@code rnr_retry} 7 it waits at the head of the send queue until the peer posts a
+ * receive; otherwise it fails with IBV_WC_RNR_RETRY_EXC_ERR after {@code rnr_retry} waits of the peer's
+ * {@code min_rnr_timer}. An error completion moves the QP (and, for errors the responder detected, the peer QP) to
+ * ERR, flushing what is queued with IBV_WC_WR_FLUSH_ERR (RC error classes of IBA 9.9.3; rxe_comp.c, rxe_resp.c).
+ *
+ * <p>Not thread safe.
+ */
+public final class SimQp implements QueuePair
+{
+    /** Path MTU in bytes used to count packets (IB MTU 4096; assumed for every profile). */
+    public static final int PATH_MTU_BYTES = 4096;
+    /** Largest inline payload a QP may ask for, in bytes (assumed, of the order of mlx5's limit). */
+    public static final int MAX_INLINE_DATA_BYTES = 1024;
+
+    private static final Set<Access> QP_ACCESS = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
+        Access.REMOTE_READ, Access.REMOTE_ATOMIC);
+
+    private enum Outcome
+    {
+        DONE,
+        ERROR,
+        BLOCKED
+    }
+
+    private record Pending(SendWr wr, byte[] inline)
+    {
+    }
+
+    private final SimPd pd;
+    private final SimDevice device;
+    private final QpCap cap;
+    private final SimCq sendCq;
+    private final SimCq recvCq;
+    private final boolean sqSigAll;
+    private final Ring ring;
+    private final ArrayDeque<Pending> sendQueue = new ArrayDeque<>();
+    private final ArrayDeque<RecvWr> recvQueue = new ArrayDeque<>();
+    private final int psn;
+    private int num;
+    private QpState state = QpState.RESET;
+    private int qpAccessBits;
+    private QpAddress remote;
+    private int minRnrTimer;
+    private int retryCount;
+    private int rnrRetry;
+    private boolean closed;
+
+    private SimQp(final SimPd pd, final QpInitAttr attr, final Ring ring)
+    {
+        this.pd = pd;
+        this.device = pd.context().device();
+        this.cap = attr.cap();
+        this.sendCq = (SimCq)attr.sendCq();
+        this.recvCq = (SimCq)attr.recvCq();
+        this.sqSigAll = attr.sqSigAll();
+        this.ring = ring;
+        this.psn = (int)(device.fabric().clock().nowNs() & 0xffffff);
+    }
+
+    /**
+     * {@code ibv_create_qp}: checks, maps and pins the rings (charged to RLIMIT_MEMLOCK).
+     */
+    static SimQp create(final SimPd pd, final QpInitAttr attr)
+    {
+        final String verb = "ibv_create_qp";
+        final SimDevice device = pd.context().device();
+        final DeviceAttributes a = device.profile().attributes();
+        if (attr.type() != QpType.RC)
+        {
+            throw Errors.of(verb, Errno.EOPNOTSUPP, "type " + attr.type() + ": only RC QPs are simulated");
+        }
+        if (!(attr.sendCq() instanceof SimCq s) || !(attr.recvCq() instanceof SimCq r) || s.context() != pd.context()
+            || r.context() != pd.context() || s.isClosed() || r.isClosed())
+        {
+            throw Errors.invalid(verb, "the CQs must be open CQs of the PD's context");
+        }
+        final QpCap c = attr.cap();
+        if (c.maxSendWr() < 1 || c.maxSendWr() > a.maxQpWr() || c.maxRecvWr() < 0 || c.maxRecvWr() > a.maxQpWr())
+        {
+            throw Errors.invalid(verb, "maxSendWr=" + c.maxSendWr() + " maxRecvWr=" + c.maxRecvWr()
+                + " must be 1..max_qp_wr=" + a.maxQpWr());
+        }
+        if (c.maxSendSge() < 0 || c.maxSendSge() > a.maxSge() || c.maxRecvSge() < 0 || c.maxRecvSge() > a.maxSge())
+        {
+            throw Errors.invalid(verb, "maxSendSge=" + c.maxSendSge() + " maxRecvSge=" + c.maxRecvSge()
+                + " must be 0..max_sge=" + a.maxSge());
+        }
+        if (c.maxInlineDataBytes() < 0 || c.maxInlineDataBytes() > MAX_INLINE_DATA_BYTES)
+        {
+            throw Errors.invalid(verb, "maxInlineDataBytes=" + c.maxInlineDataBytes() + " must be 0.."
+                + MAX_INLINE_DATA_BYTES);
+        }
+        if (device.qpsLive() >= a.maxQp())
+        {
+            throw Errors.of(verb, Errno.ENOMEM, "QPs live=" + device.qpsLive() + " = max_qp=" + a.maxQp());
+        }
+        final Ring ring;
+        try
+        {
+            ring = Ring.map(pd.context().process(), ringBytes(c));
+        }
+        catch (final KernelException e)
+        {
+            throw Errors.of(verb, e);
+        }
+        final SimQp qp = new SimQp(pd, attr, ring);
+        qp.num = device.addQp(qp);
+        qp.sendCq.attach();
+        qp.recvCq.attach();
+        device.count(SimCounter.PINNED_BYTES, ring.lengthBytes());
+        device.fabric().clock().advance(device.fabric().costModel().queueCreateNs(ring.pages()));
+        return qp;
+    }
+
+    /**
+     * Ring size, mlx5-like (assumed for every profile): send WQEs of 64-byte basic blocks holding a 48-byte header
+     * and 16 bytes per SGE or the inline data, receive WQEs of 16 bytes per SGE, both queues rounded up to powers
+     * of two.
+     */
+    private static long ringBytes(final QpCap c)
+    {
+        final long sqStride = pow2(Math.max(64, Math.max(48 + 16L * c.maxSendSge(), 48 + c.maxInlineDataBytes())));
+        final long rqStride = pow2(16L * Math.max(1, c.maxRecvSge()));
+        return pow2(c.maxSendWr()) * sqStride + pow2(Math.max(1, c.maxRecvWr())) * rqStride;
+    }
+
+    private static long pow2(final long n)
+    {
+        return n <= 1 ? 1 : Long.highestOneBit(n - 1) << 1;
+    }
+
+    @Override
+    public SimPd pd()
+    {
+        return pd;
+    }
+
+    @Override
+    public int qpNum()
+    {
+        return num;
+    }
+
+    @Override
+    public QpType type()
+    {
+        return QpType.RC;
+    }
+
+    @Override
+    public QpState state()
+    {
+        return state;
+    }
+
+    @Override
+    public QpAddress address()
+    {
+        return new QpAddress(0, device.gid(), num, psn);
+    }
+
+    /**
+     * @return receive work requests posted and not yet consumed.
+     */
+    public int receivesPosted()
+    {
+        return recvQueue.size();
+    }
+
+    /**
+     * @return send work requests waiting (behind an RNR wait).
+     */
+    public int sendsWaiting()
+    {
+        return sendQueue.size();
+    }
+
+    // ------------------------------------------------------------------ state machine
+
+    @Override
+    public void modifyToInit(final Set<Access> qpAccessFlags)
+    {
+        checkModify(QpState.RESET, QpState.INIT);
+        for (final Access a : qpAccessFlags)
+        {
+            if (!QP_ACCESS.contains(a))
+            {
+                throw Errors.invalid("ibv_modify_qp", "qp_access_flags " + qpAccessFlags + ": " + a
+                    + " is not a QP access flag (REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC)");
+            }
+        }
+        qpAccessBits = Access.toBits(qpAccessFlags);
+        state = QpState.INIT;
+    }
+
+    @Override
+    public void modifyToRtr(final QpAddress remoteAddress, final int minRnrTimerCode)
+    {
+        checkModify(QpState.INIT, QpState.RTR);
+        if (minRnrTimerCode < 0 || minRnrTimerCode > 31)
+        {
+            throw Errors.invalid("ibv_modify_qp", "min_rnr_timer=" + minRnrTimerCode + " must be 0-31");
+        }
+        this.remote = java.util.Objects.requireNonNull(remoteAddress, "remoteAddress");
+        this.minRnrTimer = minRnrTimerCode;
+        state = QpState.RTR;
+    }
+
+    @Override
+    public void modifyToRts(final int retryCnt, final int rnrRetryCnt)
+    {
+        checkModify(QpState.RTR, QpState.RTS);
+        if (retryCnt < 0 || retryCnt > 7 || rnrRetryCnt < 0 || rnrRetryCnt > 7)
+        {
+            throw Errors.invalid("ibv_modify_qp", "retry_cnt=" + retryCnt + " rnr_retry=" + rnrRetryCnt
+                + " must be 0-7");
+        }
+        this.retryCount = retryCnt;
+        this.rnrRetry = rnrRetryCnt;
+        state = QpState.RTS;
+    }
+
+    @Override
+    public void modifyToError()
+    {
+        checkOpen("ibv_modify_qp");
+        toError();
+    }
+
+    private void checkModify(final QpState from, final QpState to)
+    {
+        checkOpen("ibv_modify_qp");
+        if (state != from)
+        {
+            throw Errors.invalid("ibv_modify_qp", "QP 0x" + Integer.toHexString(num) + " is in " + state + "; "
+                + to + " needs " + from);
+        }
+    }
+
+    private void checkOpen(final String verb)
+    {
+        if (closed)
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "QP 0x" + Integer.toHexString(num) + " is destroyed");
+        }
+    }
+
+    // ------------------------------------------------------------------ posting
+
+    @Override
+    public void postSend(final List<SendWr> wrs)
+    {
+        for (int i = 0; i < wrs.size(); i++)
+        {
+            final SendWr wr = wrs.get(i);
+            final byte[] inline = checkSend(wr, i);
+            sendQueue.addLast(new Pending(wr, inline));
+            progress();
+        }
+    }
+
+    /** The checks ibv_post_send makes before the work request reaches the device; returns the inline payload. */
+    private byte[] checkSend(final SendWr wr, final int i)
+    {
+        final String verb = "ibv_post_send";
+        if (closed)
+        {
+            throw new PostException(verb, Errno.EINVAL.code(), i, "the QP is destroyed");
+        }
+        if (state == QpState.RESET || state == QpState.INIT || state == QpState.RTR)
+        {
+            throw new PostException(verb, Errno.EINVAL.code(), i, "QP 0x" + Integer.toHexString(num) + " is in "
+                + state + "; sends need RTS");
+        }
+        if (wr.sgList().size() > cap.maxSendSge())
+        {
+            throw new PostException(verb, Errno.EINVAL.code(), i, "num_sge=" + wr.sgList().size()
+                + " > max_send_sge=" + cap.maxSendSge());
+        }
+        final DeviceAttributes a = device.profile().attributes();
+        switch (wr.opcode())
+        {
+            case LOCAL_INV, BIND_MW, SEND_WITH_INV -> throw new PostException(verb, Errno.EOPNOTSUPP.code(), i,
+                "opcode " + wr.opcode() + ": memory windows and invalidation are not simulated yet (issue #7)");
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD ->
+            {
+                if (a.atomicCap() == AtomicCap.NONE)
+                {
+                    throw new PostException(verb, Errno.EOPNOTSUPP.code(), i, "opcode " + wr.opcode()
+                        + ": the device reports atomic_cap=ATOMIC_NONE");
+                }
+                if (wr.sgList().size() != 1 || wr.sgList().get(0).lengthBytes() != Long.BYTES)
+                {
+                    throw new PostException(verb, Errno.EINVAL.code(), i, "an atomic needs one SGE of 8 bytes, got "
+                        + wr.sgList());
+                }
+            }
+            case RDMA_READ ->
+            {
+                if (wr.sgList().size() > a.maxSgeRd())
+                {
+                    throw new PostException(verb, Errno.EINVAL.code(), i, "num_sge=" + wr.sgList().size()
+                        + " > max_sge_rd=" + a.maxSgeRd());
+                }
+            }
+            default ->
+            {
+            }
+        }
+        if (!wr.flags().contains(SendFlag.INLINE))
+        {
+            if (sendQueue.size() >= cap.maxSendWr())
+            {
+                throw new PostException(verb, Errno.ENOMEM.code(), i, "send queue full: " + sendQueue.size()
+                    + " work requests waiting = max_send_wr=" + cap.maxSendWr());
+            }
+            return null;
+        }
+        if (wr.opcode() != WrOpcode.SEND && wr.opcode() != WrOpcode.SEND_WITH_IMM && wr.opcode() != WrOpcode.RDMA_WRITE
+            && wr.opcode() != WrOpcode.RDMA_WRITE_WITH_IMM)
+        {
+            throw new PostException(verb, Errno.EINVAL.code(), i, "IBV_SEND_INLINE is for SEND and RDMA_WRITE only, "
+                + "not " + wr.opcode());
+        }
+        final long total = wr.totalBytes();
+        if (total > cap.maxInlineDataBytes())
+        {
+            throw new PostException(verb, Errno.EINVAL.code(), i, "inline payload of " + total
+                + " bytes > max_inline_data=" + cap.maxInlineDataBytes());
+        }
+        final byte[] payload = new byte[(int)total];
+        int at = 0;
+        for (final Sge s : wr.sgList())
+        {
+            try
+            {
+                final byte[] part = pd.context().process().read(s.addr(), (int)s.lengthBytes());
+                System.arraycopy(part, 0, payload, at, part.length);
+                at += part.length;
+            }
+            catch (final KernelException e)
+            {
+                throw new PostException(verb, e.errno().value(), i, "inline data at 0x" + Long.toHexString(s.addr())
+                    + ": " + e.getMessage());
+            }
+        }
+        return payload;
+    }
+
+    @Override
+    public void postRecv(final List<RecvWr> wrs)
+    {
+        final String verb = "ibv_post_recv";
+        for (int i = 0; i < wrs.size(); i++)
+        {
+            final RecvWr wr = wrs.get(i);
+            if (closed)
+            {
+                throw new PostException(verb, Errno.EINVAL.code(), i, "the QP is destroyed");
+            }
+            if (state == QpState.RESET)
+            {
+                throw new PostException(verb, Errno.EINVAL.code(), i, "QP 0x" + Integer.toHexString(num)
+                    + " is in RESET; receives need INIT or later");
+            }
+            if (wr.sgList().size() > cap.maxRecvSge())
+            {
+                throw new PostException(verb, Errno.EINVAL.code(), i, "num_sge=" + wr.sgList().size()
+                    + " > max_recv_sge=" + cap.maxRecvSge());
+            }
+            if (recvQueue.size() >= cap.maxRecvWr())
+            {
+                throw new PostException(verb, Errno.ENOMEM.code(), i, "receive queue full: " + recvQueue.size()
+                    + " = max_recv_wr=" + cap.maxRecvWr());
+            }
+            if (state == QpState.ERR)
+            {
+                completeRecv(wr, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0);
+                continue;
+            }
+            recvQueue.addLast(wr);
+        }
+        final SimQp sender = peer();
+        if (sender != null && !sender.sendQueue.isEmpty() && sender.peer() == this)
+        {
+            sender.progress();
+        }
+    }
+
+    // ------------------------------------------------------------------ execution
+
+    private void progress()
+    {
+        while (!sendQueue.isEmpty())
+        {
+            if (state == QpState.ERR)
+            {
+                flushSends();
+                return;
+            }
+            final Pending head = sendQueue.peekFirst();
+            final Outcome outcome = execute(head);
+            if (outcome == Outcome.BLOCKED)
+            {
+                return;
+            }
+            sendQueue.removeFirst();
+            if (outcome == Outcome.ERROR)
+            {
+                toError();
+            }
+        }
+    }
+
+    private SimQp peer()
+    {
+        if (remote == null)
+        {
+            return null;
+        }
+        final SimDevice d = device.fabric().deviceByGid(remote.gid());
+        return d == null ? null : d.qp(remote.qpNum());
+    }
+
+    private Outcome execute(final Pending p)
+    {
+        final SendWr wr = p.wr();
+        final SimQp peer = peer();
+        if (peer == null || peer.closed || (peer.state != QpState.RTR && peer.state != QpState.RTS))
+        {
+            // No ACK ever comes: the requester retries retry_cnt times, then gives up.
+            device.count(SimCounter.LOCAL_ACK_TIMEOUT_ERR, 1);
+            device.fabric().clock().advance(device.fabric().costModel().opBaseLatencyNs() * (retryCount + 1L));
+            completeSend(wr, WcStatus.RETRY_EXC_ERR, 0);
+            return Outcome.ERROR;
+        }
+        final boolean needsRecv = wr.opcode() == WrOpcode.SEND || wr.opcode() == WrOpcode.SEND_WITH_IMM
+            || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM;
+        if (needsRecv && peer.recvQueue.isEmpty())
+        {
+            return receiverNotReady(wr, peer);
+        }
+        final long missesBefore = device.tables().cache().misses() + peer.device.tables().cache().misses();
+        final DmaResult r = run(p, peer);
+        final long misses = device.tables().cache().misses() + peer.device.tables().cache().misses() - missesBefore;
+        device.fabric().clock().advance(device.fabric().costModel().operationNs(r.byteLen(),
+            Math.min(device.profile().linkGbps(), peer.device.profile().linkGbps()), misses));
+        if (needsRecv && (r.ok() || r.responderError()))
+        {
+            final RecvWr recv = peer.recvQueue.removeFirst();
+            final boolean imm = wr.opcode() != WrOpcode.SEND;
+            final WcOpcode opcode = wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM ? WcOpcode.RECV_RDMA_WITH_IMM
+                : WcOpcode.RECV;
+            peer.completeRecv(recv, r.ok() ? WcStatus.SUCCESS : status(r.responder()), opcode, r.byteLen(), imm,
+                wr.immData());
+        }
+        account(wr, r, peer);
+        if (r.responderError())
+        {
+            peer.toError();
+        }
+        if (r.requester() != DmaStatus.SUCCESS)
+        {
+            completeSend(wr, status(r.requester()), 0);
+            return Outcome.ERROR;
+        }
+        if (sqSigAll || wr.flags().contains(SendFlag.SIGNALED))
+        {
+            completeSend(wr, WcStatus.SUCCESS, r.byteLen());
+        }
+        return Outcome.DONE;
+    }
+
+    private DmaResult run(final Pending p, final SimQp peer)
+    {
+        final SendWr wr = p.wr();
+        final SimDevice pdev = peer.device;
+        final int peerPd = peer.pd.pdNum();
+        final long remoteAddr = pdev.keyAddress(wr.rkey(), wr.remoteAddr());
+        return switch (wr.opcode())
+        {
+            case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> p.inline() != null
+                ? device.dmaEngine().writeInline(p.inline(), pdev.port(), peerPd, peer.qpAccessBits, remoteAddr,
+                    wr.rkey())
+                : device.dmaEngine().write(device.port(), pd.pdNum(), segments(device, wr.sgList()), pdev.port(),
+                    peerPd, peer.qpAccessBits, remoteAddr, wr.rkey());
+            case SEND, SEND_WITH_IMM -> p.inline() != null
+                ? device.dmaEngine().sendInline(p.inline(), pdev.port(), peerPd,
+                    segments(pdev, peer.recvQueue.peekFirst().sgList()))
+                : device.dmaEngine().send(device.port(), pd.pdNum(), segments(device, wr.sgList()), pdev.port(),
+                    peerPd, segments(pdev, peer.recvQueue.peekFirst().sgList()));
+            case RDMA_READ -> device.dmaEngine().read(device.port(), pd.pdNum(), segments(device, wr.sgList()),
+                pdev.port(), peerPd, peer.qpAccessBits, remoteAddr, wr.rkey());
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> device.dmaEngine().atomic(device.port(), pd.pdNum(),
+                segments(device, wr.sgList()).get(0), pdev.port(), peerPd, peer.qpAccessBits, remoteAddr, wr.rkey(),
+                wr.opcode() == WrOpcode.ATOMIC_CMP_AND_SWP, wr.compareAdd(), wr.swap());
+            default -> throw new IllegalStateException("opcode " + wr.opcode() + " refused at post time");
+        };
+    }
+
+    private static List<Segment> segments(final SimDevice owner, final List<Sge> sgl)
+    {
+        final List<Segment> out = new ArrayList<>(sgl.size());
+        for (final Sge s : sgl)
+        {
+            out.add(new Segment(owner.keyAddress(s.lkey(), s.addr()), s.lengthBytes(), s.lkey()));
+        }
+        return out;
+    }
+
+    private Outcome receiverNotReady(final SendWr wr, final SimQp peer)
+    {
+        peer.device.count(SimCounter.OUT_OF_BUFFER, 1);
+        if (rnrRetry == 7)
+        {
+            return Outcome.BLOCKED;
+        }
+        device.fabric().clock().advance(CostModel.rnrTimerNs(peer.minRnrTimer) * rnrRetry);
+        device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
+        completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0);
+        return Outcome.ERROR;
+    }
+
+    private void account(final SendWr wr, final DmaResult r, final SimQp peer)
+    {
+        final SimDevice pdev = peer.device;
+        switch (r.requester())
+        {
+            case REM_ACCESS_ERR -> device.count(SimCounter.REQ_REMOTE_ACCESS_ERRORS, 1);
+            case REM_INV_REQ_ERR -> device.count(SimCounter.REQ_REMOTE_INVALID_REQUEST, 1);
+            default ->
+            {
+            }
+        }
+        if (r.responderError())
+        {
+            if (r.responder() == DmaStatus.REM_ACCESS_ERR)
+            {
+                pdev.count(SimCounter.RESP_REMOTE_ACCESS_ERRORS, 1);
+            }
+            else if (r.responder() == DmaStatus.LOC_LEN_ERR)
+            {
+                pdev.count(SimCounter.RESP_LOCAL_LENGTH_ERROR, 1);
+            }
+        }
+        if (!r.ok())
+        {
+            return;
+        }
+        final long bytes = r.byteLen();
+        final boolean fromPeer = wr.opcode() == WrOpcode.RDMA_READ || wr.opcode().isAtomic();
+        final SimDevice sender = fromPeer ? pdev : device;
+        final SimDevice receiver = fromPeer ? device : pdev;
+        final long packets = Math.max(1, (bytes + PATH_MTU_BYTES - 1) / PATH_MTU_BYTES);
+        sender.count(SimCounter.PORT_XMIT_DATA, bytes / 4);
+        sender.count(SimCounter.PORT_XMIT_PACKETS, packets);
+        receiver.count(SimCounter.PORT_RCV_DATA, bytes / 4);
+        receiver.count(SimCounter.PORT_RCV_PACKETS, packets);
+        switch (wr.opcode())
+        {
+            case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> pdev.count(SimCounter.RX_WRITE_REQUESTS, 1);
+            case RDMA_READ -> pdev.count(SimCounter.RX_READ_REQUESTS, 1);
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> pdev.count(SimCounter.RX_ATOMIC_REQUESTS, 1);
+            default ->
+            {
+            }
+        }
+    }
+
+    private static WcStatus status(final DmaStatus s)
+    {
+        return WcStatus.valueOf(s.name());
+    }
+
+    private void completeSend(final SendWr wr, final WcStatus status, final long byteLen)
+    {
+        if (status == WcStatus.WR_FLUSH_ERR)
+        {
+            device.count(SimCounter.REQ_CQE_FLUSH_ERROR, 1);
+        }
+        else if (status != WcStatus.SUCCESS)
+        {
+            device.count(SimCounter.REQ_CQE_ERROR, 1);
+        }
+        final WorkCompletion wc = new WorkCompletion(wr.wrId(), status, wr.opcode().completion(), num, byteLen, false,
+            0, false, 0, 0);
+        if (!sendCq.push(wc) && state != QpState.ERR)
+        {
+            toError();
+        }
+    }
+
+    private void completeRecv(final RecvWr wr, final WcStatus status, final WcOpcode opcode, final long byteLen,
+        final boolean withImm, final int imm)
+    {
+        if (status == WcStatus.WR_FLUSH_ERR)
+        {
+            device.count(SimCounter.RESP_CQE_FLUSH_ERROR, 1);
+        }
+        else if (status != WcStatus.SUCCESS)
+        {
+            device.count(SimCounter.RESP_CQE_ERROR, 1);
+        }
+        final WorkCompletion wc = new WorkCompletion(wr.wrId(), status, opcode, num, byteLen, withImm, imm, false, 0,
+            0);
+        if (!recvCq.push(wc) && state != QpState.ERR)
+        {
+            toError();
+        }
+    }
+
+    private void toError()
+    {
+        state = QpState.ERR;
+        flushSends();
+        while (!recvQueue.isEmpty())
+        {
+            completeRecv(recvQueue.removeFirst(), WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0);
+        }
+    }
+
+    private void flushSends()
+    {
+        while (!sendQueue.isEmpty())
+        {
+            completeSend(sendQueue.removeFirst().wr(), WcStatus.WR_FLUSH_ERR, 0);
+        }
+    }
+
+    // ------------------------------------------------------------------ lifecycle
+
+    @Override
+    public boolean isClosed()
+    {
+        return closed;
+    }
+
+    @Override
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
+        sendQueue.clear();
+        recvQueue.clear();
+        device.removeQp(num);
+        sendCq.detach();
+        recvCq.detach();
+        ring.release();
+        device.count(SimCounter.PINNED_BYTES, -ring.lengthBytes());
+        pd.qpClosed(this);
+    }
+
+    @Override
+    public String toString()
+    {
+        return "QP[0x" + Integer.toHexString(num) + " " + state + " qp_access=0x" + Integer.toHexString(qpAccessBits)
+            + (remote == null ? "" : " remote=" + remote.gid() + "/0x" + Integer.toHexString(remote.qpNum())) + "]";
+    }
+}

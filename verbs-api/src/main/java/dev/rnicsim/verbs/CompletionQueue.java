@@ -1,0 +1,43 @@
+package dev.rnicsim.verbs;
+
+import java.util.List;
+
+/**
+ * A completion queue ({@code struct ibv_cq}).
+ *
+ * <p>Not thread safe on the simulator.
+ */
+public interface CompletionQueue extends AutoCloseable
+{
+    /**
+     * @return the context that created it.
+     */
+    Context context();
+
+    /**
+     * @return its capacity in entries (at least what was asked for).
+     */
+    int cqe();
+
+    /**
+     * {@code ibv_poll_cq}: takes up to {@code maxEntries} completions, oldest first.
+     *
+     * @param maxEntries most completions to return, more than 0.
+     * @return the completions, possibly none.
+     * @throws VerbsException EINVAL when {@code maxEntries} is not positive or the CQ is closed.
+     */
+    List<WorkCompletion> poll(int maxEntries);
+
+    /**
+     * @return true once closed.
+     */
+    boolean isClosed();
+
+    /**
+     * {@code ibv_destroy_cq}. Idempotent.
+     *
+     * @throws VerbsException EBUSY when a QP still uses it.
+     */
+    @Override
+    void close();
+}

@@ -1,0 +1,56 @@
+package dev.rnicsim.verbs;
+
+/**
+ * An open device ({@code struct ibv_context}): the root of the resource tree Context → PD → {MR, QP} and
+ * Context → CQ. Closing it closes everything it owns, children first, as the kernel releases a process's objects
+ * at exit ({@code ib_uverbs_cleanup_ufile}); a second close does nothing.
+ *
+ * <p>Not thread safe on the simulator.
+ */
+public interface Context extends AutoCloseable
+{
+    /**
+     * @return the device this context was opened on.
+     */
+    Device device();
+
+    /**
+     * @return the device's attributes ({@code ibv_query_device_ex}).
+     * @throws VerbsException EINVAL when the context is closed.
+     */
+    DeviceAttributes queryDevice();
+
+    /**
+     * @return the memory of the process that opened the device, where buffers to register come from.
+     */
+    HostMemory memory();
+
+    /**
+     * {@code ibv_alloc_pd}.
+     *
+     * @return a new protection domain.
+     * @throws VerbsException ENOMEM when {@code max_pd} PDs exist; EINVAL when the context is closed.
+     */
+    ProtectionDomain allocPd();
+
+    /**
+     * {@code ibv_create_cq}: a completion queue whose ring is pinned host memory, charged to RLIMIT_MEMLOCK.
+     *
+     * @param cqe minimum number of entries, 1 to {@code max_cqe}.
+     * @return a new CQ.
+     * @throws VerbsException EINVAL when {@code cqe} is out of range; ENOMEM when the ring cannot be pinned or
+     *                        {@code max_cq} CQs exist.
+     */
+    CompletionQueue createCq(int cqe);
+
+    /**
+     * @return true once closed.
+     */
+    boolean isClosed();
+
+    /**
+     * Closes every QP, MR, PD and CQ of this context, then the context ({@code ibv_close_device}). Idempotent.
+     */
+    @Override
+    void close();
+}

@@ -1,0 +1,134 @@
+package dev.rnicsim.verbs;
+
+import java.util.List;
+import java.util.Set;
+
+/**
+ * A queue pair ({@code struct ibv_qp}). An RC QP is created in RESET and moved RESET → INIT → RTR → RTS
+ * ({@code ibv_modify_qp}); then it executes posted work requests. Errors found at post time throw
+ * {@link PostException}; errors found in execution complete the work request with an error status and move the
+ * QP to ERR, after which work requests complete with {@link WcStatus#WR_FLUSH_ERR}.
+ *
+ * <p>Not thread safe on the simulator.
+ */
+public interface QueuePair extends AutoCloseable
+{
+    /**
+     * @return the PD it belongs to.
+     */
+    ProtectionDomain pd();
+
+    /**
+     * @return its number (24 bits).
+     */
+    int qpNum();
+
+    /**
+     * @return its transport type.
+     */
+    QpType type();
+
+    /**
+     * @return its current state.
+     */
+    QpState state();
+
+    /**
+     * @return what the peer needs to connect to it.
+     */
+    QpAddress address();
+
+    /**
+     * RESET → INIT ({@code IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS}).
+     *
+     * @param qpAccessFlags what remote peers may do through this QP: REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC.
+     * @throws VerbsException EINVAL when the QP is not in RESET or a flag is not a QP access flag.
+     */
+    void modifyToInit(Set<Access> qpAccessFlags);
+
+    /**
+     * INIT → RTR: the remote QP is now known.
+     *
+     * @param remote      the peer's address.
+     * @param minRnrTimer receiver-not-ready NAK timer code (0 to 31, IBA table 45), sent to peers that find no
+     *                    receive posted.
+     * @throws VerbsException EINVAL when the QP is not in INIT or the timer code is out of range.
+     */
+    void modifyToRtr(QpAddress remote, int minRnrTimer);
+
+    /**
+     * RTR → RTS.
+     *
+     * @param retryCount transport retries (0 to 7).
+     * @param rnrRetry   receiver-not-ready retries (0 to 6; 7 means retry forever).
+     * @throws VerbsException EINVAL when the QP is not in RTR or a count is out of range.
+     */
+    void modifyToRts(int retryCount, int rnrRetry);
+
+    /**
+     * Moves the QP to ERR: outstanding work requests complete with WR_FLUSH_ERR.
+     */
+    void modifyToError();
+
+    /**
+     * INIT, RTR and RTS in one step, with infinite RNR retry: the usual RC set-up once addresses are exchanged.
+     *
+     * @param remote        the peer's address.
+     * @param qpAccessFlags remote rights allowed through this QP.
+     * @throws VerbsException as the three steps.
+     */
+    default void connect(final QpAddress remote, final Set<Access> qpAccessFlags)
+    {
+        modifyToInit(qpAccessFlags);
+        modifyToRtr(remote, 12);
+        modifyToRts(7, 7);
+    }
+
+    /**
+     * {@code ibv_post_send}: work requests are executed in order.
+     *
+     * @param wrs work requests.
+     * @throws PostException at the first work request refused at post time (its index is badWrIndex): EINVAL for
+     *                       a QP in RESET, INIT or RTR, too many SGEs, an opcode the QP type does not allow, inline
+     *                       data above max_inline_data; ENOMEM for a full send queue; EOPNOTSUPP for atomics on a
+     *                       device without them.
+     */
+    void postSend(List<SendWr> wrs);
+
+    /**
+     * @param wr one work request.
+     * @throws PostException as {@link #postSend(List)}.
+     */
+    default void postSend(final SendWr wr)
+    {
+        postSend(List.of(wr));
+    }
+
+    /**
+     * {@code ibv_post_recv}.
+     *
+     * @param wrs receive work requests.
+     * @throws PostException EINVAL in RESET or for too many SGEs; ENOMEM for a full receive queue.
+     */
+    void postRecv(List<RecvWr> wrs);
+
+    /**
+     * @param wr one receive work request.
+     * @throws PostException as {@link #postRecv(List)}.
+     */
+    default void postRecv(final RecvWr wr)
+    {
+        postRecv(List.of(wr));
+    }
+
+    /**
+     * @return true once destroyed.
+     */
+    boolean isClosed();
+
+    /**
+     * {@code ibv_destroy_qp}: its rings are unpinned. Idempotent.
+     */
+    @Override
+    void close();
+}
