@@ -16,12 +16,19 @@ final class Errors
 
     static VerbsException of(final String verb, final KernelException e)
     {
-        return new VerbsException(verb, e.errno().value(), e.getMessage(), e);
+        return new VerbsException(verb, e.errno().value(), withoutPrefix(e.getMessage(), e.errno().name()), e);
     }
 
     static VerbsException of(final String verb, final TableException e)
     {
-        return new VerbsException(verb, e.errno().value(), e.getMessage(), e);
+        return new VerbsException(verb, e.errno().value(), withoutPrefix(e.getMessage(), e.errno().name()), e);
+    }
+
+    /** The lower models start their messages with the errno name, which VerbsException adds itself. */
+    private static String withoutPrefix(final String message, final String errnoName)
+    {
+        final String prefix = errnoName + ": ";
+        return message != null && message.startsWith(prefix) ? message.substring(prefix.length()) : message;
     }
 
     static VerbsException invalid(final String verb, final String message)

@@ -115,6 +115,23 @@ public final class SimDevice implements Device
     }
 
     /**
+     * @return the name {@code ibv_devinfo} shows as {@code hca_id}: the device name after its last ':' or '/'.
+     */
+    public String hcaId()
+    {
+        return name.substring(Math.max(name.lastIndexOf(':'), name.lastIndexOf('/')) + 1);
+    }
+
+    /**
+     * @return an {@code ibv_devinfo -v}-style dump of this device, which {@link DevinfoReader} reads back to the
+     * same attributes.
+     */
+    public String devinfo()
+    {
+        return DevinfoWriter.write(hcaId(), attributes());
+    }
+
+    /**
      * @return the host it sits in.
      */
     public SimHost host()
