@@ -4,7 +4,6 @@ import dev.rnicsim.mtt.AccessFlags;
 import dev.rnicsim.mtt.AdapterTables;
 import dev.rnicsim.mtt.KeyCheck;
 import dev.rnicsim.mtt.MKey;
-import dev.rnicsim.mtt.MptEntry;
 import dev.rnicsim.pagetable.PhysicalMemory;
 import java.util.List;
 
@@ -245,7 +244,7 @@ public final class DmaEngine
         }
         atomics++;
         final long remotePhys = new Walk(remote, remotePd, AccessFlags.REMOTE_ATOMIC,
-            List.of(new Segment(remoteAddr, Long.BYTES, rkey))).phys;
+            List.of(new Segment(remoteAddr, Long.BYTES, rkey))).phys();
         final byte[] bytes = new byte[Long.BYTES];
         remote.memory().read(remotePhys, bytes, 0, Long.BYTES);
         final long original = toLong(bytes);
@@ -255,7 +254,6 @@ public final class DmaEngine
             remote.memory().write(remotePhys, toBytes(updated), 0, Long.BYTES);
         }
         scatterBytes(toBytes(original), new Walk(local, localPd, AccessFlags.LOCAL_WRITE, resultSgl));
-        bytesMoved += Long.BYTES;
         return DmaResult.success(Long.BYTES, original);
     }
 
@@ -418,7 +416,7 @@ public final class DmaEngine
         while (remaining > 0)
         {
             final int n = (int)Math.min(Math.min(src.run(), dst.run()), Math.min(remaining, Integer.MAX_VALUE));
-            PhysicalMemory.copy(src.port.memory(), src.phys, dst.port.memory(), dst.phys, n);
+            PhysicalMemory.copy(src.port.memory(), src.phys(), dst.port.memory(), dst.phys(), n);
             src.advance(n);
             dst.advance(n);
             remaining -= n;
@@ -432,7 +430,7 @@ public final class DmaEngine
         while (done < data.length)
         {
             final int n = (int)Math.min(dst.run(), data.length - done);
-            dst.port.memory().write(dst.phys, data, done, n);
+            dst.port.memory().write(dst.phys(), data, done, n);
             dst.advance(n);
             done += n;
         }
@@ -461,7 +459,9 @@ public final class DmaEngine
 
     /**
      * A position in a list of checked segments: the physical address of the current byte and the bytes up to the
-     * end of the current MR page or segment (the page-size choice makes each MR page physically contiguous).
+     * end of the current MR page or segment (the page-size choice makes each MR page physically contiguous). The
+     * next page or segment is translated only when a byte of it is about to move, so a receive larger than the
+     * message costs no translation for the part left unwritten.
      */
     private final class Walk
     {
@@ -474,6 +474,8 @@ public final class DmaEngine
         private long segmentLeft;
         private long pageBytes;
         private long phys;
+        /** 0: phys is current; 1: translate addr first; 2: move to the next segment first. */
+        private int pending = 2;
 
         Walk(final DmaPort port, final int pd, final int access, final List<Segment> segments)
         {
@@ -481,11 +483,18 @@ public final class DmaEngine
             this.pd = pd;
             this.access = access;
             this.segments = segments;
-            nextSegment();
+        }
+
+        /** @return the physical address of the current byte. */
+        long phys()
+        {
+            resolve();
+            return phys;
         }
 
         long run()
         {
+            resolve();
             final long toPageEnd = pageBytes - (addr & (pageBytes - 1));
             return Math.min(toPageEnd, segmentLeft);
         }
@@ -497,16 +506,29 @@ public final class DmaEngine
             segmentLeft -= n;
             if (segmentLeft == 0)
             {
-                nextSegment();
+                pending = 2;
             }
             else if (n == toPageEnd)
             {
-                locate();
+                pending = 1;
             }
             else
             {
                 phys += n;
             }
+        }
+
+        private void resolve()
+        {
+            if (pending == 2)
+            {
+                nextSegment();
+            }
+            else if (pending == 1)
+            {
+                locate();
+            }
+            pending = 0;
         }
 
         private void nextSegment()
@@ -516,15 +538,15 @@ public final class DmaEngine
                 index++;
                 if (index >= segments.size())
                 {
-                    return;
+                    throw new IllegalStateException("walked past the last checked segment");
                 }
             }
             while (segments.get(index).lengthBytes() == 0);
             final Segment s = segments.get(index);
             addr = s.addr();
             segmentLeft = s.lengthBytes();
-            final MptEntry entry = port.tables().mpt().entry(s.key());
-            pageBytes = entry == null ? PhysicalMemory.FRAME_BYTES : 1L << entry.pageShift();
+            final int shift = port.tables().pageShift(s.key());
+            pageBytes = shift < 0 ? PhysicalMemory.FRAME_BYTES : 1L << shift;
             locate();
         }
 

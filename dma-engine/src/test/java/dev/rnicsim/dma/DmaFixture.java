@@ -18,12 +18,14 @@ import dev.rnicsim.pagetable.PinnedPages;
 import dev.rnicsim.pagetable.ThpMode;
 import dev.rnicsim.pagetable.UserProcess;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 
 /**
  * Builds the two sides of a transfer from the real models: a {@link Host} with one process (pagetable) and a
- * device's {@link AdapterTables} (mtt), and MRs registered from pinned buffers of that process. Not a test.
+ * device's {@link AdapterTables} (mtt), and MRs registered from pinned buffers of that process, whose pages are
+ * physically scattered so that a DMA that misses a page boundary shows. Not a test.
  */
 final class DmaFixture
 {
@@ -74,7 +76,7 @@ final class DmaFixture
     static byte[] filled(final int length, final int value)
     {
         final byte[] bytes = new byte[length];
-        java.util.Arrays.fill(bytes, (byte)value);
+        Arrays.fill(bytes, (byte)value);
         return bytes;
     }
 
@@ -141,7 +143,44 @@ final class DmaFixture
         }
 
         /**
-         * Maps a buffer, fills it with {@code contents}, pins and registers it with iova == address.
+         * Maps a buffer whose 4 KiB pages get every other frame: each of its pages is faulted in just before a page
+         * of a filler mapping, so that no two of its pages are physically contiguous and a DMA that runs past a page
+         * end without translating again lands in the filler's frame.
+         *
+         * @param length bytes, rounded up to 4 KiB.
+         * @return the buffer's first byte.
+         */
+        long mmapScattered(final long length)
+        {
+            final long va = process.mmapAnonymous(length);
+            final long filler = process.mmapAnonymous(length);
+            for (long off = 0; off < length; off += PAGE)
+            {
+                process.touch(va + off, 1, true);
+                process.touch(filler + off, 1, true);
+            }
+            return va;
+        }
+
+        /**
+         * Maps 4 MiB of 2 MiB transparent huge pages (the host's THP mode must be ALWAYS) whose two huge pages are
+         * not physically contiguous: a filler huge page is faulted in between them.
+         *
+         * @return the first byte, 2 MiB aligned.
+         */
+        long mmapScatteredHuge()
+        {
+            final long va = process.mmapAnonymous(2 * HUGE);
+            final long filler = process.mmapAnonymous(2 * HUGE);
+            process.touch(va, HUGE, true);
+            process.touch(filler, HUGE, true);
+            process.touch(va + HUGE, HUGE, true);
+            assertThat(process.translate(va + HUGE)).isNotEqualTo(process.translate(va) + HUGE);
+            return va;
+        }
+
+        /**
+         * Maps a scattered buffer, fills it with {@code contents}, pins and registers it with iova == address.
          *
          * @param contents the buffer's bytes (its length is the MR length).
          * @param pd       protection domain.
@@ -150,7 +189,7 @@ final class DmaFixture
          */
         Mr register(final byte[] contents, final int pd, final int access)
         {
-            final long va = process.mmapAnonymous(contents.length);
+            final long va = mmapScattered(contents.length);
             process.write(va, contents);
             return register(va, contents.length, pd, access, va);
         }
@@ -167,7 +206,24 @@ final class DmaFixture
          */
         Mr register(final long va, final long length, final int pd, final int access, final long iova)
         {
-            final PinnedPages pin = process.pinUserPages(va, length, true, true);
+            return register(va, length, pd, access, iova, true);
+        }
+
+        /**
+         * Pins {@code [va, va + length)} long-term and registers it.
+         *
+         * @param va     first byte.
+         * @param length bytes.
+         * @param pd     protection domain.
+         * @param access MR access bits.
+         * @param iova   the address the MR is accessed by.
+         * @param write  FOLL_WRITE (a read pin of untouched memory pins the shared zero page).
+         * @return the MR.
+         */
+        Mr register(final long va, final long length, final int pd, final int access, final long iova,
+            final boolean write)
+        {
+            final PinnedPages pin = process.pinUserPages(va, length, write, true);
             final List<DmaRun> runs = dmaRuns(pin);
             final RegisteredMr mr = tables.register(pd, runs, va, length, iova, access);
             return new Mr(this, va, length, iova, pd, access, runs, mr);
@@ -288,7 +344,8 @@ final class DmaFixture
         {
             for (int i = 0; i < mrs.size(); i++)
             {
-                assertThat(mrs.get(i).bytes()).as("MR %d", i).isEqualTo(contents.get(i));
+                assertThat(Arrays.mismatch(mrs.get(i).bytes(), contents.get(i)))
+                    .as("first byte of MR %d that changed (-1: none)", i).isEqualTo(-1);
             }
         }
     }

@@ -204,6 +204,15 @@ public final class AdapterTables
     }
 
     /**
+     * @param key a key.
+     * @return log2 of the MR page size of the live entry the key names in all 32 bits, or -1 when none.
+     */
+    public int pageShift(final int key)
+    {
+        return mpt.pageShift(key);
+    }
+
+    /**
      * @return MTT entries written by registrations since creation.
      */
     public long entriesWritten()

@@ -444,6 +444,27 @@ public final class MptTable
     }
 
     /**
+     * @param key a key.
+     * @return log2 of the MR page size of the live entry the key names in all 32 bits, or -1 when none; allocates
+     * nothing.
+     */
+    public int pageShift(final int key)
+    {
+        final long index = MKey.index(key, variantBits);
+        if (!isLive(index))
+        {
+            return -1;
+        }
+        final Chunk c = chunks[(int)(index >>> CHUNK_SHIFT)];
+        final int i = (int)(index & CHUNK_MASK);
+        if (c.variant[i] != MKey.variant(key, variantBits))
+        {
+            return -1;
+        }
+        return (int)(c.body.hot[4 * i + 2] & 0xff);
+    }
+
+    /**
      * @return live entries.
      */
     public long inUse()

@@ -1,5 +1,8 @@
 package dev.rnicsim.simnic;
 
+import java.util.List;
+import java.util.function.Consumer;
+
 /**
  * Closes children one after another, keeping the first failure and attaching later ones as suppressed, so that
  * one failing close does not leave the rest open.
@@ -8,6 +11,17 @@ final class Closing
 {
     private Closing()
     {
+    }
+
+    /** Closes each of {@code children} (a copy is taken, as closing removes a child from its parent's list). */
+    static <T> RuntimeException each(final List<T> children, final Consumer<T> close, final RuntimeException failure)
+    {
+        RuntimeException result = failure;
+        for (final T child : List.copyOf(children))
+        {
+            result = run(() -> close.accept(child), result);
+        }
+        return result;
     }
 
     static RuntimeException run(final Runnable close, final RuntimeException failure)

@@ -124,15 +124,7 @@ public final class SimContext implements Context
         {
             return;
         }
-        RuntimeException failure = null;
-        for (final SimPd pd : List.copyOf(pds))
-        {
-            failure = Closing.run(pd::close, failure);
-        }
-        for (final SimCq cq : List.copyOf(cqs))
-        {
-            failure = Closing.run(cq::close, failure);
-        }
+        final RuntimeException failure = Closing.each(cqs, SimCq::close, Closing.each(pds, SimPd::close, null));
         closed = true;
         device.contextClosed(this);
         if (failure != null)

@@ -249,15 +249,7 @@ public final class SimPd implements ProtectionDomain
         {
             return;
         }
-        RuntimeException failure = null;
-        for (final SimQp qp : List.copyOf(qps))
-        {
-            failure = Closing.run(qp::close, failure);
-        }
-        for (final SimMr mr : List.copyOf(mrs))
-        {
-            failure = Closing.run(mr::close, failure);
-        }
+        final RuntimeException failure = Closing.each(mrs, SimMr::close, Closing.each(qps, SimQp::close, null));
         closed = true;
         context.pdClosed(this);
         if (failure != null)
