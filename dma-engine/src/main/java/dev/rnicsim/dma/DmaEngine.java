@@ -473,6 +473,8 @@ public final class DmaEngine
         private long addr;
         private long segmentLeft;
         private long pageBytes;
+        private int pageShift;
+        private long mttIndex;
         private long phys;
         /** 0: phys is current; 1: translate addr first; 2: move to the next segment first. */
         private int pending = 2;
@@ -526,7 +528,7 @@ public final class DmaEngine
             }
             else if (pending == 1)
             {
-                locate();
+                nextPage();
             }
             pending = 0;
         }
@@ -545,9 +547,23 @@ public final class DmaEngine
             final Segment s = segments.get(index);
             addr = s.addr();
             segmentLeft = s.lengthBytes();
-            final int shift = port.tables().pageShift(s.key());
-            pageBytes = shift < 0 ? PhysicalMemory.FRAME_BYTES : 1L << shift;
+            pageShift = port.tables().pageShift(s.key());
+            pageBytes = 1L << pageShift;
             locate();
+            mttIndex = port.tables().blockIndex(s.key(), addr);
+        }
+
+        /** Into the next MR page of a checked segment: only the next MTT entry is fetched. */
+        private void nextPage()
+        {
+            translations++;
+            mttIndex++;
+            final long r = port.tables().blockDmaAddress(mttIndex, pageShift);
+            if (r < 0)
+            {
+                throw new IllegalStateException("MTT entry " + mttIndex + " of a checked segment is not present");
+            }
+            phys = r;
         }
 
         private void locate()

@@ -213,6 +213,36 @@ public final class AdapterTables
     }
 
     /**
+     * @param key  a key.
+     * @param iova an address inside the MR.
+     * @return the MTT index of the MR page holding {@code iova} for a live key, or -1; no check, no cache access.
+     */
+    public long blockIndex(final int key, final long iova)
+    {
+        return mpt.blockIndex(key, iova);
+    }
+
+    /**
+     * The step a DMA takes when an access it already checked crosses into the next MR page: the NIC holds the MPT
+     * entry for the transfer and fetches only the next MTT entry (through the translation cache).
+     *
+     * @param mttIndex  the MTT entry of the page entered.
+     * @param pageShift log2 of the MR page size.
+     * @return the DMA address of the page's first byte, or {@link KeyCheck#NOT_PRESENT}'s code when the entry was
+     * zapped.
+     */
+    public long blockDmaAddress(final long mttIndex, final int pageShift)
+    {
+        cache.access(TranslationCache.mttTag(mttIndex));
+        final long raw = mtt.rawEntry(mttIndex);
+        if (raw >= 0)
+        {
+            return KeyCheck.NOT_PRESENT.code();
+        }
+        return raw & ~Mtt.PRESENT & ~((1L << pageShift) - 1);
+    }
+
+    /**
      * @return MTT entries written by registrations since creation.
      */
     public long entriesWritten()

@@ -465,6 +465,31 @@ public final class MptTable
     }
 
     /**
+     * @param key  a key.
+     * @param iova an address inside the MR.
+     * @return the index of the MTT entry of the MR page holding {@code iova}, for the live entry the key names in
+     * all 32 bits, or -1 when none; checks nothing else and allocates nothing.
+     */
+    public long blockIndex(final int key, final long iova)
+    {
+        final long index = MKey.index(key, variantBits);
+        if (!isLive(index))
+        {
+            return -1;
+        }
+        final Chunk c = chunks[(int)(index >>> CHUNK_SHIFT)];
+        final int i = (int)(index & CHUNK_MASK);
+        if (c.variant[i] != MKey.variant(key, variantBits))
+        {
+            return -1;
+        }
+        final long[] hot = c.body.hot;
+        final long mttWord = hot[4 * i + 2];
+        final int shift = (int)(mttWord & 0xff);
+        return (mttWord >>> 16) + (iova >>> shift) - (hot[4 * i] >>> shift);
+    }
+
+    /**
      * @return live entries.
      */
     public long inUse()

@@ -25,6 +25,8 @@ public final class TranslationCache
     private final long[] lastUse;
     private final long setsLong;
     private long clock;
+    /** The line of the last hit or fill: a repeated tag (every page of one MR shares its MPT tag) is found at once. */
+    private int lastWay = -1;
     private long hits;
     private long misses;
     private long evictions;
@@ -89,6 +91,12 @@ public final class TranslationCache
             misses++;
             return false;
         }
+        if (lastWay >= 0 && tags[lastWay] == tag)
+        {
+            lastUse[lastWay] = ++clock;
+            hits++;
+            return true;
+        }
         final int base = setOf(tag) * ways;
         final int end = base + ways;
         for (int w = base; w < end; w++)
@@ -97,6 +105,7 @@ public final class TranslationCache
             {
                 lastUse[w] = ++clock;
                 hits++;
+                lastWay = w;
                 return true;
             }
         }
@@ -115,6 +124,7 @@ public final class TranslationCache
         }
         tags[victim] = tag;
         lastUse[victim] = ++clock;
+        lastWay = victim;
         return false;
     }
 

@@ -4,7 +4,9 @@ import dev.rnicsim.mtt.IndexPolicy;
 import dev.rnicsim.mtt.MttConfig;
 import dev.rnicsim.mtt.VariantPolicy;
 import dev.rnicsim.verbs.DeviceAttributes;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 import java.util.Objects;
 
 /**
@@ -22,8 +24,7 @@ import java.util.Objects;
  * @param indexPolicy          which free MPT index a registration takes.
  * @param cacheEntries         translation-cache entries on the NIC (MPT and MTT entries share it).
  * @param cacheWays            translation-cache associativity.
- * @param rkeyOnlyWithRemoteAccess true when an MR without remote rights gets rkey 0 (rxe); false when rkey == lkey
- *                             always (mlx4, mlx5, irdma).
+ * @param providerRules        the provider behaviours this device follows where providers differ.
  * @param relaxedOrdering      true when the device applies IBV_ACCESS_RELAXED_ORDERING (it is accepted everywhere).
  * @param linkGbps             link rate in Gbit/s, which the cost model turns into wire time.
  * @param seed                 seed of the device's random choices (RANDOM keys).
@@ -32,7 +33,7 @@ import java.util.Objects;
  */
 public record DeviceProfile(String name, String driver, DeviceAttributes attributes, MttConfig mtt,
     VariantPolicy variantPolicy, IndexPolicy indexPolicy, int cacheEntries, int cacheWays,
-    boolean rkeyOnlyWithRemoteAccess, boolean relaxedOrdering, double linkGbps, long seed,
+    Set<ProviderRule> providerRules, boolean relaxedOrdering, double linkGbps, long seed,
     List<String> defaultedFields)
 {
     /**
@@ -49,6 +50,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
         Objects.requireNonNull(variantPolicy, "variantPolicy");
         Objects.requireNonNull(indexPolicy, "indexPolicy");
         defaultedFields = List.copyOf(defaultedFields);
+        providerRules = providerRules.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(providerRules));
         if (attributes.maxMr() < 2 || attributes.maxMr() > (1 << 24))
         {
             throw new IllegalArgumentException("profile " + name + ": max_mr=" + attributes.maxMr()
@@ -72,7 +74,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withAttributes(final DeviceAttributes newAttributes)
     {
         return new DeviceProfile(name, driver, newAttributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
-            rkeyOnlyWithRemoteAccess, relaxedOrdering, linkGbps, seed, defaultedFields);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields);
     }
 
     /**
@@ -82,7 +84,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withMtt(final MttConfig newMtt)
     {
         return new DeviceProfile(name, driver, attributes, newMtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
-            rkeyOnlyWithRemoteAccess, relaxedOrdering, linkGbps, seed, defaultedFields);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields);
     }
 
     /**
@@ -92,7 +94,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withVariantPolicy(final VariantPolicy policy)
     {
         return new DeviceProfile(name, driver, attributes, mtt, policy, indexPolicy, cacheEntries, cacheWays,
-            rkeyOnlyWithRemoteAccess, relaxedOrdering, linkGbps, seed, defaultedFields);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields);
     }
 
     /**
@@ -103,7 +105,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withCache(final int entries, final int ways)
     {
         return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, entries, ways,
-            rkeyOnlyWithRemoteAccess, relaxedOrdering, linkGbps, seed, defaultedFields);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields);
     }
 
     /**
@@ -113,6 +115,23 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withName(final String newName)
     {
         return new DeviceProfile(newName, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
-            rkeyOnlyWithRemoteAccess, relaxedOrdering, linkGbps, seed, defaultedFields);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields);
+    }
+
+    /**
+     * @param rule a provider behaviour.
+     * @return true when this device follows it.
+     */
+    public boolean follows(final ProviderRule rule)
+    {
+        return providerRules.contains(rule);
+    }
+
+    /**
+     * @return true when an MR without remote rights gets rkey 0 ({@link ProviderRule#RKEY_ONLY_WITH_REMOTE_ACCESS}).
+     */
+    public boolean rkeyOnlyWithRemoteAccess()
+    {
+        return follows(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS);
     }
 }

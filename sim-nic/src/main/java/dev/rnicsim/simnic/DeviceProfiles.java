@@ -8,6 +8,7 @@ import dev.rnicsim.verbs.DeviceAttributes;
 import dev.rnicsim.verbs.OdpCaps;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -83,7 +84,7 @@ public final class DeviceProfiles
             .atomicCap(AtomicCap.HCA).maxSrq(65472).maxPkeys(128).localCaAckDelay(15).odpCaps(OdpCaps.NONE)
             .nodeGuid(0x0002c90300000001L).sysImageGuid(0x0002c90300000001L).build();
         return new DeviceProfile("connectx3", "mlx4", a, MttConfig.buddy(20, 3), VariantPolicy.GENERATION,
-            IndexPolicy.LOWEST_FREE, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, false, false, 56.0, 3,
+            IndexPolicy.LOWEST_FREE, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, Set.of(), false, 56.0, 3,
             List.of("node_guid", "sys_image_guid", "xrc_odp_caps"));
     }
 
@@ -97,7 +98,8 @@ public final class DeviceProfiles
             .deviceCapFlags(0xe97e1c36L).maxSge(30).maxSgeRd(30).maxPd(16777216).nodeGuid(0x98039b0300000001L)
             .sysImageGuid(0x98039b0300000001L).build();
         return new DeviceProfile("connectx5", "mlx5", a, MttConfig.exact(1L << 31), VariantPolicy.RECYCLED,
-            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, false, true, 100.0, 5,
+            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, Set.of(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS), true,
+            100.0, 5,
             List.of("node_guid", "sys_image_guid", "max_qp_rd_atom", "max_qp_init_rd_atom", "max_res_rd_atom",
                 "atomic_cap", "max_mw", "max_srq", "max_pkeys", "local_ca_ack_delay", "general_odp_caps",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
@@ -113,7 +115,8 @@ public final class DeviceProfiles
             .deviceCapFlags(0x25321c36L).maxSge(30).maxSgeRd(30).maxPd(8388608).nodeGuid(0xa088c20300000001L)
             .sysImageGuid(0xa088c20300000001L).build();
         return new DeviceProfile("connectx7", "mlx5", a, MttConfig.exact(1L << 31), VariantPolicy.RECYCLED,
-            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES * 2, ASSUMED_CACHE_WAYS, false, true, 400.0, 7,
+            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES * 2, ASSUMED_CACHE_WAYS, Set.of(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS),
+            true, 400.0, 7,
             List.of("fw_ver", "vendor_part_id", "node_guid", "sys_image_guid", "max_sge", "max_sge_rd",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
     }
@@ -130,7 +133,8 @@ public final class DeviceProfiles
             .atomicCap(AtomicCap.HCA).maxSrq(960).maxPkeys(64).localCaAckDelay(15).odpCaps(OdpCaps.NONE)
             .nodeGuid(0x0200000000000001L).sysImageGuid(0x0200000000000001L).build();
         return new DeviceProfile("rxe", "rxe", a, MttConfig.exact(1L << 31), VariantPolicy.RANDOM, IndexPolicy.CYCLIC,
-            ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, true, false, 10.0, 0x5eed,
+            ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
+            Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.ATOMIC_ALIGNMENT_AT_POST), false, 10.0, 0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid", "xrc_odp_caps"));
     }
 
@@ -146,7 +150,7 @@ public final class DeviceProfiles
             .atomicCap(AtomicCap.NONE).maxSrq(0).maxPkeys(1).localCaAckDelay(0).odpCaps(OdpCaps.NONE)
             .nodeGuid(0x6cfe540000000001L).sysImageGuid(0x6cfe540000000001L).build();
         return new DeviceProfile("e810", "irdma", a, MttConfig.exact(1L << 31), VariantPolicy.GENERATION,
-            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, false, false, 100.0, 810,
+            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, Set.of(), false, 100.0, 810,
             List.of("node_guid", "sys_image_guid"));
     }
 

@@ -453,7 +453,7 @@ public final class DevinfoReader
             final String name = hcaId != null ? hcaId : baseName(source);
             final DeviceProfile profile = new DeviceProfile(name, base.driver(), b.build(), base.mtt(),
                 base.variantPolicy(), base.indexPolicy(), base.cacheEntries(), base.cacheWays(),
-                base.rkeyOnlyWithRemoteAccess(), base.relaxedOrdering(), base.linkGbps(), base.seed(), defaulted);
+                base.providerRules(), base.relaxedOrdering(), base.linkGbps(), base.seed(), defaulted);
             return new DevinfoResult(profile, hcaId, defaulted, warnings);
         }
 

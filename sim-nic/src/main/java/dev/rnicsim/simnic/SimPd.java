@@ -138,7 +138,7 @@ public final class SimPd implements ProtectionDomain
         device.count(SimCounter.MR_REGISTRATIONS, 1);
         device.count(SimCounter.PINNED_BYTES, pinned.lengthBytes());
         device.record(new RegistrationEvent(RegistrationEvent.Kind.REG, startNs, durationNs, key, addr, lengthBytes,
-            mr.iova(), Access.toBits(rights), pinned.pageCount(), registered.pageSizeBytes(),
+            mr.iova(), Access.toBits(rights), pinned.pageCount(), leaves, registered.pageSizeBytes(),
             registered.mtt().entries(), 0));
         return mr;
     }
@@ -210,7 +210,7 @@ public final class SimPd implements ProtectionDomain
         device.count(SimCounter.MR_DEREGISTRATIONS, 1);
         device.count(SimCounter.PINNED_BYTES, -pinned.lengthBytes());
         device.record(new RegistrationEvent(RegistrationEvent.Kind.DEREG, startNs, durationNs, mr.lkey(), mr.addr(),
-            mr.lengthBytes(), mr.iova(), Access.toBits(mr.access()), pinned.pageCount(), mr.pageSizeBytes(),
+            mr.lengthBytes(), mr.iova(), Access.toBits(mr.access()), pinned.pageCount(), 0, mr.pageSizeBytes(),
             mr.mttEntries(), dropped));
     }
 

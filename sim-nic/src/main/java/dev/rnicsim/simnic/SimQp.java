@@ -80,6 +80,9 @@ public final class SimQp implements QueuePair
     private int retryCount;
     private int rnrRetry;
     private boolean closed;
+    private boolean progressing;
+    private boolean flushing;
+    private Pending executing;
 
     private SimQp(final SimPd pd, final QpInitAttr attr, final Ring ring)
     {
@@ -330,6 +333,19 @@ public final class SimQp implements QueuePair
                     throw new PostException(verb, Errno.EINVAL.code(), i, "an atomic needs one SGE of 8 bytes, got "
                         + wr.sgList());
                 }
+                if (device.profile().follows(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS)
+                    && (qpAccessBits & Access.REMOTE_ATOMIC.bit()) == 0)
+                {
+                    throw new PostException(verb, Errno.EOPNOTSUPP.code(), i, "opcode " + wr.opcode() + " on a QP "
+                        + "whose qp_access_flags lack REMOTE_ATOMIC (" + device.profile().driver()
+                        + " enables atomics per QP)");
+                }
+                if (device.profile().follows(ProviderRule.ATOMIC_ALIGNMENT_AT_POST) && (wr.remoteAddr() & 7) != 0)
+                {
+                    throw new PostException(verb, Errno.EINVAL.code(), i, "atomic remote address 0x"
+                        + Long.toHexString(wr.remoteAddr()) + " is not 8-byte aligned (" + device.profile().driver()
+                        + " checks at post time)");
+                }
             }
             case RDMA_READ ->
             {
@@ -343,13 +359,13 @@ public final class SimQp implements QueuePair
             {
             }
         }
+        if (sendQueue.size() >= cap.maxSendWr())
+        {
+            throw new PostException(verb, Errno.ENOMEM.code(), i, "send queue full: " + sendQueue.size()
+                + " work requests waiting = max_send_wr=" + cap.maxSendWr());
+        }
         if (!wr.flags().contains(SendFlag.INLINE))
         {
-            if (sendQueue.size() >= cap.maxSendWr())
-            {
-                throw new PostException(verb, Errno.ENOMEM.code(), i, "send queue full: " + sendQueue.size()
-                    + " work requests waiting = max_send_wr=" + cap.maxSendWr());
-            }
             return null;
         }
         if (wr.opcode() != WrOpcode.SEND && wr.opcode() != WrOpcode.SEND_WITH_IMM && wr.opcode() != WrOpcode.RDMA_WRITE
@@ -416,35 +432,53 @@ public final class SimQp implements QueuePair
             }
             recvQueue.addLast(wr);
         }
-        final SimQp sender = peer();
-        if (sender != null && !sender.sendQueue.isEmpty() && sender.peer() == this)
-        {
-            sender.progress();
-        }
+        wakeWaitingPeer();
     }
 
     // ------------------------------------------------------------------ execution
 
     private void progress()
     {
-        while (!sendQueue.isEmpty())
+        if (progressing)
         {
-            if (state == QpState.ERR)
+            // Re-entered from a peer's state change while this QP executes: the outer loop carries on.
+            return;
+        }
+        progressing = true;
+        try
+        {
+            while (!sendQueue.isEmpty())
             {
-                flushSends();
-                return;
+                if (state == QpState.ERR)
+                {
+                    flushSends();
+                    return;
+                }
+                final Pending head = sendQueue.peekFirst();
+                final Outcome outcome;
+                executing = head;
+                try
+                {
+                    outcome = execute(head);
+                }
+                finally
+                {
+                    executing = null;
+                }
+                if (outcome == Outcome.BLOCKED)
+                {
+                    return;
+                }
+                sendQueue.remove(head);
+                if (outcome == Outcome.ERROR)
+                {
+                    toError();
+                }
             }
-            final Pending head = sendQueue.peekFirst();
-            final Outcome outcome = execute(head);
-            if (outcome == Outcome.BLOCKED)
-            {
-                return;
-            }
-            sendQueue.removeFirst();
-            if (outcome == Outcome.ERROR)
-            {
-                toError();
-            }
+        }
+        finally
+        {
+            progressing = false;
         }
     }
 
@@ -620,7 +654,7 @@ public final class SimQp implements QueuePair
         }
         final WorkCompletion wc = new WorkCompletion(wr.wrId(), status, wr.opcode().completion(), num, byteLen, false,
             0, false, 0, 0);
-        if (!sendCq.push(wc) && state != QpState.ERR)
+        if (!sendCq.push(wc))
         {
             toError();
         }
@@ -639,28 +673,65 @@ public final class SimQp implements QueuePair
         }
         final WorkCompletion wc = new WorkCompletion(wr.wrId(), status, opcode, num, byteLen, withImm, imm, false, 0,
             0);
-        if (!recvCq.push(wc) && state != QpState.ERR)
+        if (!recvCq.push(wc))
         {
             toError();
         }
     }
 
+    /**
+     * Moves the QP to ERR: queued work requests (but the one executing, which completes with its own status) and
+     * posted receives complete with WR_FLUSH_ERR, and a peer waiting on this QP for a receive is woken so that
+     * its send fails instead of waiting forever.
+     */
     private void toError()
     {
         state = QpState.ERR;
-        flushSends();
-        while (!recvQueue.isEmpty())
+        if (flushing)
         {
-            completeRecv(recvQueue.removeFirst(), WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0);
+            return;
         }
+        flushing = true;
+        try
+        {
+            flushSends();
+            while (!recvQueue.isEmpty())
+            {
+                completeRecv(recvQueue.removeFirst(), WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0);
+            }
+        }
+        finally
+        {
+            flushing = false;
+        }
+        wakeWaitingPeer();
     }
 
     private void flushSends()
     {
-        while (!sendQueue.isEmpty())
+        final List<Pending> doomed = new ArrayList<>();
+        sendQueue.removeIf(p -> p != executing && doomed.add(p));
+        for (final Pending p : doomed)
         {
-            completeSend(sendQueue.removeFirst().wr(), WcStatus.WR_FLUSH_ERR, 0);
+            completeSend(p.wr(), WcStatus.WR_FLUSH_ERR, 0);
         }
+    }
+
+    /** A requester whose SEND waits (rnr_retry 7) for a receive on this QP runs again and sees its new state. */
+    private void wakeWaitingPeer()
+    {
+        final SimQp sender = waitingSender();
+        if (sender != null)
+        {
+            sender.progress();
+        }
+    }
+
+    private SimQp waitingSender()
+    {
+        final SimQp sender = peer();
+        return sender != null && sender != this && !sender.sendQueue.isEmpty() && sender.peer() == this ? sender
+            : null;
     }
 
     // ------------------------------------------------------------------ lifecycle
@@ -681,7 +752,12 @@ public final class SimQp implements QueuePair
         closed = true;
         sendQueue.clear();
         recvQueue.clear();
+        final SimQp sender = waitingSender();
         device.removeQp(num);
+        if (sender != null)
+        {
+            sender.progress();
+        }
         sendCq.detach();
         recvCq.detach();
         ring.release();

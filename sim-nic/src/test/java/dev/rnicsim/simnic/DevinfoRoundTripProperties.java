@@ -136,7 +136,7 @@ class DevinfoRoundTripProperties
                 // connectx7 shares connectx5's driver but not its cache geometry and link rate.
                 assertThat(r.profile().withName(p.name())).as(p.name())
                     .isEqualTo(new DeviceProfile(p.name(), p.driver(), p.attributes(), p.mtt(), p.variantPolicy(),
-                        p.indexPolicy(), p.cacheEntries(), p.cacheWays(), p.rkeyOnlyWithRemoteAccess(),
+                        p.indexPolicy(), p.cacheEntries(), p.cacheWays(), p.providerRules(),
                         p.relaxedOrdering(), p.linkGbps(), p.seed(), List.of()));
             }
         }

@@ -1,4 +1,4 @@
-package dev.rnicsim.bench;
+package dev.rnicsim.benchmarks;
 
 import dev.rnicsim.mtt.TranslationCache;
 import dev.rnicsim.pagetable.HostConfig;
@@ -115,6 +115,8 @@ public class RdmaWriteBenchmark
     private QueuePair qpA;
     private CompletionQueue cqA;
     private SendWr write;
+    private int sourceKey;
+    private int targetKey;
     private long missesAtStart;
 
     private Arena arena;
@@ -176,7 +178,9 @@ public class RdmaWriteBenchmark
         final MemoryRegion sourceMr = pdA.regMr(source, BUFFER_BYTES, EnumSet.of(Access.LOCAL_WRITE));
         final MemoryRegion targetMr = pdB.regMr(target, BUFFER_BYTES,
             EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
-        write = SendWr.write(1, List.of(new Sge(source, payloadBytes, sourceMr.lkey())), target, targetMr.rkey());
+        sourceKey = sourceMr.lkey();
+        targetKey = targetMr.rkey();
+        write = SendWr.write(1, List.of(new Sge(source, payloadBytes, sourceKey)), target, targetKey);
 
         for (int i = 0; i < WARM_WRITES; i++)
         {
@@ -228,9 +232,12 @@ public class RdmaWriteBenchmark
         final long misses = misses() - missesAtStart;
         final TranslationCache a = deviceA.tables().cache();
         final TranslationCache b = deviceB.tables().cache();
-        System.out.printf(Locale.ROOT, "%nNOTE: %s payloadBytes=%d: %d writes on the DMA engine; translation cache"
-            + " hits %d + %d, misses after warm-up %d; simulated clock %.3f s%n", benchmark, payloadBytes,
-            deviceA.dmaEngine().operations(), a.hits(), b.hits(), misses, fabric.clock().nowNs() / 1e9);
+        System.out.printf(Locale.ROOT, "%nNOTE: %s payloadBytes=%d: %d writes on the DMA engine, %d translations;"
+            + " MR pages of %d bytes (source) and %d bytes (target); translation cache hits %d + %d, misses after"
+            + " warm-up %d; simulated clock %.3f s%n", benchmark, payloadBytes, deviceA.dmaEngine().operations(),
+            deviceA.dmaEngine().translations(), 1L << deviceA.tables().mpt().entry(sourceKey).pageShift(),
+            1L << deviceB.tables().mpt().entry(targetKey).pageShift(), a.hits(), b.hits(), misses,
+            fabric.clock().nowNs() / 1e9);
         contextA.close();
         contextB.close();
         fabric = null;
