@@ -82,6 +82,19 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     }
 
     /**
+     * A registration refused by the adapter after the pages were pinned (MTT or MPT full, no page size fits): the
+     * fixed cost and the pin were spent, then the pages were unpinned again.
+     *
+     * @param pagesPinned  4 KiB pages pinned and unpinned.
+     * @param leavesWalked page-table leaves covering them.
+     * @return simulated duration in ns.
+     */
+    public long failedRegistrationNs(final long pagesPinned, final long leavesWalked)
+    {
+        return registrationNs(pagesPinned, leavesWalked, 0) + pagesPinned * unpinPerPageNs;
+    }
+
+    /**
      * Deregistration: fixed cost, unpinning, and the NIC's invalidation stall.
      *
      * @param pagesUnpinned 4 KiB pages unpinned.

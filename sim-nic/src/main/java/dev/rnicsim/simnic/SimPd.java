@@ -120,6 +120,8 @@ public final class SimPd implements ProtectionDomain
         catch (final TableException e)
         {
             process.unpinUserPages(pinned);
+            device.fabric().clock().advance(device.fabric().costModel().failedRegistrationNs(pinned.pageCount(),
+                leaves));
             device.count(SimCounter.MR_REGISTRATION_FAILURES, 1);
             throw Errors.of(REG, e);
         }
