@@ -33,7 +33,7 @@ class RdmaDemoTest
         assertThat(out).contains("RDMA READ back into alpha's huge-page MR: \"[header][payload][trailer]\"");
         assertThat(out).contains("wr_id=3 IBV_WC_REM_ACCESS_ERR");
         assertThat(out).contains("beta's memory at target+128 is unchanged: \"[header][payload][trailer]\"");
-        assertThat(out).contains("(S9): ibv_reg_mr: EINVAL:").contains("ibv_reg_mr: ENOMEM: pinned_vm=");
+        assertThat(out).contains("REMOTE_WRITE without LOCAL_WRITE: ibv_reg_mr: EINVAL:").contains("ibv_reg_mr: ENOMEM: pinned_vm=");
         assertThat(out).contains("QP states after the NAK: alpha ERR, beta ERR");
 
         // Registration figures printed are the trace's: the huge-page MR is one MTT entry per 2 MiB.

@@ -13,7 +13,7 @@ import java.util.List;
  * two hosts' physical memories. It never reads a clock: it counts (operations, bytes moved, translations, failed
  * key checks) and the NIC's cost model prices the counts.
  *
- * <p>Order of checks, as rxe ({@code check_rkey} in rxe_resp.c; rxe_req.c; DESIGN §4): the requester's local SGEs
+ * <p>Order of checks, as rxe ({@code check_rkey} in rxe_resp.c; rxe_req.c): the requester's local SGEs
  * (key → PD → rights → state → range, failing with LOC_PROT_ERR), the message length (LOC_LEN_ERR), then at the
  * responder the QP's access flags (REM_INV_REQ_ERR), the rkey (key → PD → rights → state → range:
  * REM_ACCESS_ERR),

@@ -74,6 +74,11 @@ public final class RdmaDemo
             final long pool = a.memory().allocate(MIB, Backing.BASE_PAGES);
             final MemoryRegion poolMr = pdA.regMr(pool, MIB, EnumSet.of(Access.LOCAL_WRITE));
             describe(out, nicA, "alpha: 1 MiB pool on 4 KiB base pages", poolMr);
+            if (((SimMr)poolMr).pageSizeBytes() > 4096)
+            {
+                out.println("    (MR pages larger than the CPU's: neighbouring frames that agree with the virtual"
+                    + " addresses in their low bits let ib_umem_find_best_pgsz pick a larger page)");
+            }
             final long huge = a.memory().allocate(4 * MIB, Backing.HUGETLB_2M);
             final MemoryRegion hugeMr = pdA.regMr(huge, 4 * MIB, EnumSet.of(Access.LOCAL_WRITE));
             describe(out, nicA, "alpha: 4 MiB on hugetlbfs 2 MiB pages", hugeMr);
@@ -83,7 +88,7 @@ public final class RdmaDemo
             describe(out, nicB, "beta: 1 MiB target with REMOTE_WRITE|REMOTE_READ", targetMr);
             out.println();
 
-            out.println("## RDMA WRITE of an SGL of three fragments of the pool MR (S15)");
+            out.println("## RDMA WRITE of an SGL of three fragments of one pool MR (one registration serves many buffers)");
             a.memory().write(pool, "[header]".getBytes(StandardCharsets.UTF_8));
             a.memory().write(pool + 4096, "[payload]".getBytes(StandardCharsets.UTF_8));
             a.memory().write(pool + 65536, "[trailer]".getBytes(StandardCharsets.UTF_8));
@@ -106,7 +111,7 @@ public final class RdmaDemo
             }
             catch (final VerbsException e)
             {
-                out.println("  REMOTE_WRITE without LOCAL_WRITE (S9): " + e.getMessage());
+                out.println("  REMOTE_WRITE without LOCAL_WRITE: " + e.getMessage());
             }
             final long big = b.memory().allocate(16 * MIB, Backing.BASE_PAGES);
             try

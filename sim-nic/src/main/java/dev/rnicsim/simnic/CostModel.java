@@ -6,7 +6,7 @@ package dev.rnicsim.simnic;
  * simulated nanoseconds. Every constant is here, with its source or marked "assumed"; override any of them with
  * the {@code with...} methods or the canonical constructor.
  *
- * <p>Calibration (DEVICES.md §3-4): registration with pinning costs about 16 µs fixed plus 0.25-0.4 µs per 4 KiB
+ * <p>Calibration, from published figures: registration with pinning costs about 16 µs fixed plus 0.25-0.4 µs per 4 KiB
  * page (UCX's mlx5 model 16000 + 0.060·N ns, i.e. ≈246 ns per 4 KiB page; libfabric issue 4738: ≈0.3 µs per page;
  * Mooncake PR 855: ≈0.4 µs per page). The per-page cost is split here between the 4 KiB page references
  * ({@link #pinPerPageNs}), the page-table leaves walked ({@link #pinPerLeafNs}) and the MTT entries written
@@ -22,7 +22,8 @@ package dev.rnicsim.simnic;
  * @param deregFixedNs        fixed cost of one deregistration (assumed: 4 µs).
  * @param unpinPerPageNs      per 4 KiB page unpinned at deregistration (Mooncake PR 855: dereg ≈ 1/4 of reg per GB,
  *                            so ≈ 60 ns).
- * @param invalidationStallNs DMA stall while the NIC drops a key's cached translations (S13; assumed: 2 µs).
+ * @param invalidationStallNs DMA stall while the NIC drops a key's cached translations (assumed: 2 µs; published
+ *                            descriptions say "microseconds").
  * @param cacheMissNs         one translation-cache miss: a PCIe round trip to fetch the MPT or MTT entry from host
  *                            memory (assumed: 800 ns; no published figure found).
  * @param opBaseLatencyNs     base latency of one RC operation, request to completion, without payload (assumed:

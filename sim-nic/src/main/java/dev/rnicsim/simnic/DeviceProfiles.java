@@ -31,8 +31,8 @@ import java.util.TreeMap;
  */
 public final class DeviceProfiles
 {
-    /** Translation-cache entries when nothing better is known: assumed (no published NIC cache size was found,
-     * DEVICES.md §3). */
+    /** Translation-cache entries when nothing better is known: assumed (no published NIC translation-cache size
+     * was found). */
     public static final int ASSUMED_CACHE_ENTRIES = 8192;
     /** Translation-cache associativity when nothing better is known: assumed. */
     public static final int ASSUMED_CACHE_WAYS = 8;

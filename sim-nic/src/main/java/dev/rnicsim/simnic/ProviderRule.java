@@ -1,7 +1,7 @@
 package dev.rnicsim.simnic;
 
 /**
- * Behaviours in which real providers differ (VERBS-RULES.md §2), switched on per device profile.
+ * Behaviours in which real providers differ (rdma-core's providers and the kernel drivers rxe and mlx5), switched on per device profile.
  *
  * <p>Immutable and thread safe.
  */

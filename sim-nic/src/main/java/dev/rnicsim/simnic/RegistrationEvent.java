@@ -1,7 +1,7 @@
 package dev.rnicsim.simnic;
 
 /**
- * One registration or deregistration, as a trace records it (S23): parameters, what the driver did, and the
+ * One registration or deregistration, as a trace records it (what a start-up spends registering): parameters, what the driver did, and the
  * simulated time it took.
  *
  * @param kind         REG or DEREG.

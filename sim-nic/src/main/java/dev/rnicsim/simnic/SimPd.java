@@ -21,7 +21,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * A simulated protection domain. Its {@link #regMr} is the driver path of a registration (DESIGN §3), step by step:
+ * A simulated protection domain. Its {@link #regMr} is the driver path of a registration, step by step:
  * argument checks ({@code ib_uverbs_reg_mr}, {@code ib_check_mr_access}), the RLIMIT_MEMLOCK charge and the
  * long-term pin ({@code ib_umem_get}), physically contiguous pages merged into DMA runs, the page size chosen
  * ({@code ib_umem_find_best_pgsz}), MTT entries reserved and MPT index taken, entries written, keys returned. Any

@@ -23,7 +23,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Reads the six real {@code ibv_devinfo -v} dumps under {@code devinfo/} (copies of the shared data) and checks
+ * Reads the six real {@code ibv_devinfo -v} dumps under {@code devinfo/} (copied from the sources named in each file) and checks
  * concrete values, the defaulted fields, the driver choice, the built-in profiles against their dumps, and the
  * errors for text that is not a dump or has a malformed value.
  */

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
 /**
- * The resource tree Context → PD → {MR, QP} and Context → CQ (DESIGN §3, {@code ib_uverbs_cleanup_ufile}): what
+ * The resource tree Context → PD → {MR, QP} and Context → CQ ({@code ib_uverbs_cleanup_ufile}): what
  * closing releases, idempotence, the CQ that is still in use, queue rings charged to RLIMIT_MEMLOCK, verbs on
  * closed objects, and the device list.
  */

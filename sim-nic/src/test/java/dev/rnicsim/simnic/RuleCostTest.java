@@ -14,7 +14,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The simulated cost of registration and of the data path (DESIGN §6, DEVICES §3-4): orders of magnitude, huge
+ * The simulated cost of registration and of the data path (the calibration of CostModel): orders of magnitude, huge
  * pages against base pages, dereg against reg, durations priced by the {@link CostModel} from the counted work,
  * and translation-cache misses priced above hits.
  */

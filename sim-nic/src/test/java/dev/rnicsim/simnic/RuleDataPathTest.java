@@ -34,7 +34,7 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
- * The data-path rules of RC work requests between two simulated hosts (DESIGN §4, SEMANTICS §7, VERBS-RULES §1.5):
+ * The data-path rules of RC work requests between two simulated hosts (rxe's check order, ibv_post_send(3)):
  * which bytes move, which work completion and status each side gets, the QP states left behind, and what stays
  * unchanged when an operation fails.
  */
@@ -662,7 +662,7 @@ class RuleDataPathTest
     void shouldPlaceBytesAtAddrPlusOffsetThroughAnMrRegisteredAtAnotherIova()
     {
         // reg_mr_iova: key-relative X maps to addr + (X - iova); a 1 MiB iova shift of 2 MiB-backed memory allows
-        // at most 1 MiB MR pages (SEMANTICS §3), and a WRITE across the huge-page boundary still lands in order.
+        // at most 1 MiB MR pages (ib_umem_find_best_pgsz), and a WRITE across the huge-page boundary still lands in order.
         final SimFabric fabric = new SimFabric();
         final SimDevice device = fabric.addHost("h", RuleRig.host(1L << 30, 8, 0)).addDevice("sim:h/mlx5_0",
             DeviceProfiles.connectx5());
@@ -695,7 +695,7 @@ class RuleDataPathTest
     @Test
     void shouldLetAStaleRkeyReachTheNewMrWhenMlx5RecyclesTheMkeyOfAReusedIndex()
     {
-        // mlx5's mkey cache hands a revoked mkey back with the same 32-bit key (SEMANTICS §1, mlx5): an rkey kept
+        // mlx5's mkey cache hands a revoked mkey back with the same 32-bit key (mlx5r_umr_revoke_mr): an rkey kept
         // across dereg and a new registration that reuses the mkey reaches the NEW memory. max_mr 2 forces reuse.
         final DeviceProfile cx5 = DeviceProfiles.connectx5();
         final DeviceProfile oneMr = cx5.withAttributes(cx5.attributes().toBuilder().maxMr(2).build());

@@ -30,8 +30,8 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The registration rules of {@code ibv_reg_mr} / {@code ibv_reg_mr_iova} on the simulator (VERBS-RULES §1.1,
- * SEMANTICS §2-3, DESIGN §3): argument checks, RLIMIT_MEMLOCK, adapter-table exhaustion, keys, page-size choice,
+ * The registration rules of {@code ibv_reg_mr} / {@code ibv_reg_mr_iova} on the simulator (ibv_reg_mr(3),
+ * {@code ib_umem_get}, {@code ib_umem_find_best_pgsz}): argument checks, RLIMIT_MEMLOCK, adapter-table exhaustion, keys, page-size choice,
  * the registration trace, and that a failed registration leaves nothing behind.
  */
 class RuleRegistrationTest
@@ -474,7 +474,7 @@ class RuleRegistrationTest
     @Test
     void shouldFallBackTo4KiBPagesWhenIovaIsMisalignedBy4KiB()
     {
-        // SEMANTICS §3 worked example: the same 2 MiB-backed memory, once at its own address and once at iova 0x1000.
+        // the ib_umem_find_best_pgsz worked example: the same 2 MiB-backed memory, once at its own address and once at iova 0x1000.
         final SimDevice device = host.addDevice("mlx5_0", DeviceProfiles.connectx5());
         final SimContext ctx = open(device);
         final ProtectionDomain pd = ctx.allocPd();
