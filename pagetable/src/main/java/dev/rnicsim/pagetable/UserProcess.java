@@ -42,6 +42,7 @@ public final class UserProcess
     private long rlimitMemlockBytes = DEFAULT_RLIMIT_MEMLOCK_BYTES;
     private boolean capIpcLock;
     private boolean exited;
+    private final List<Runnable> exitHooks = new ArrayList<>();
     private final Set<PinnedPages> livePins = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
     /** During an import: null follows the THP mode, TRUE forces 2 MiB folios, FALSE forbids them. */
     private Boolean importThp;
@@ -698,8 +699,9 @@ public final class UserProcess
     {
         checkAlive();
         // Checks in ib_umem_get's order: overflow, can_do_mlock, zero pages, the RLIMIT_MEMLOCK charge, the pin.
-        if (lengthBytes < 0 || address < 0 || address + lengthBytes < address
-            || alignUp(address + lengthBytes, FRAME_BYTES) < address + lengthBytes)
+        // Unsigned, as ib_umem_get compares: an address in the upper half is not an overflow (it faults later).
+        if (Long.compareUnsigned(address + lengthBytes, address) < 0
+            || Long.compareUnsigned(alignUp(address + lengthBytes, FRAME_BYTES), address + lengthBytes) < 0)
         {
             throw new KernelException(Errno.EINVAL, "pin range address=0x" + Long.toHexString(address)
                 + " lengthBytes=" + lengthBytes + " overflows");
@@ -720,7 +722,7 @@ public final class UserProcess
             throw new KernelException(Errno.EINVAL, "npages=" + pages + " > UINT_MAX (ib_umem_get)");
         }
         checkPinnedVmLimit(pages);
-        if (end > TASK_SIZE)
+        if (Long.compareUnsigned(end, TASK_SIZE) > 0)
         {
             throw new KernelException(Errno.EFAULT, "pin range ends at 0x" + Long.toHexString(end)
                 + " past TASK_SIZE=0x" + Long.toHexString(TASK_SIZE));
@@ -740,7 +742,7 @@ public final class UserProcess
                 {
                     entry = fault(va, write, longterm);
                 }
-                else if (!write && unshareReadPins && frames.mapCount(pfnOf(entry, va)) > 1)
+                else if (!write && unshareReadPins && mustUnshare(pfnOf(entry, va), longterm))
                 {
                     entry = copyOnWrite(va, entry, vmaAt(va), false, longterm);
                 }
@@ -803,6 +805,20 @@ public final class UserProcess
         releasePins(pinned.runs());
         pinnedVmPages -= pinned.pageCount();
         host.count(VmEvent.NR_FOLL_PIN_RELEASED, pinned.pageCount());
+    }
+
+    /**
+     * {@code gup_must_unshare} for a read pin on a modern kernel: a page shared with another mapping, or the shared
+     * zero page under FOLL_LONGTERM (it is no anonymous page of this process), is replaced by a private copy first,
+     * so that the pin and the CPU keep seeing the same page.
+     */
+    private boolean mustUnshare(final long pfn, final boolean longterm)
+    {
+        if (pfn == phys.zeroPfn())
+        {
+            return longterm;
+        }
+        return frames.mapCount(pfn) > 1;
     }
 
     private void checkPinnedVmLimit(final long pages)
@@ -928,6 +944,44 @@ public final class UserProcess
         unmapRange(0, TASK_SIZE);
         exited = true;
         host.removeProcess(this);
+        RuntimeException failure = null;
+        for (final Runnable hook : List.copyOf(exitHooks))
+        {
+            try
+            {
+                hook.run();
+            }
+            catch (final RuntimeException e)
+            {
+                if (failure == null)
+                {
+                    failure = e;
+                }
+                else
+                {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        exitHooks.clear();
+        if (failure != null)
+        {
+            throw failure;
+        }
+    }
+
+    /**
+     * Registers what runs when the process exits, after its address space is torn down: the kernel's
+     * {@code exit_files} after {@code exit_mm}, which closes the files a process held open (an RDMA device file
+     * deregisters its MRs then, unpinning pages that stayed allocated because they were pinned).
+     *
+     * @param hook run once, at exit; every hook runs even when one throws (the first failure is rethrown).
+     * @throws KernelException EINVAL when the process has exited already.
+     */
+    public void onExit(final Runnable hook)
+    {
+        checkAlive();
+        exitHooks.add(java.util.Objects.requireNonNull(hook, "hook"));
     }
 
     // ------------------------------------------------------------------ package-private: import and host hooks

@@ -986,7 +986,10 @@ final class HostModelPropertiesSupport
                     require(Arrays.equals(now, pin.content[i]), pin.var + ": pinned frame " + hex(pfn) + " of page "
                         + hex(pin.va(i)) + " changed behind the pin holder's back"
                         + firstDifference(now, pin.content[i]));
-                    if (pin.linked.get(i))
+                    // A pin of the shared zero page (a short-term read pin of a page never written) does not keep
+                    // the address mapped to it: a write, or a long-term read pin that must unshare it
+                    // (gup_must_unshare), maps a fresh page there.
+                    if (pin.linked.get(i) && pfn != pm.zeroPfn())
                     {
                         final long phys = pin.owner.p.translate(pin.va(i));
                         require(phys == pfn << PhysicalMemory.FRAME_SHIFT, pin.var + ": " + pin.owner.var

@@ -98,8 +98,8 @@ public final class DeviceProfiles
             .deviceCapFlags(0xe97e1c36L).maxSge(30).maxSgeRd(30).maxPd(16777216).nodeGuid(0x98039b0300000001L)
             .sysImageGuid(0x98039b0300000001L).build();
         return new DeviceProfile("connectx5", "mlx5", a, MttConfig.exact(1L << 31), VariantPolicy.RECYCLED,
-            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, Set.of(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS), true,
-            100.0, 5,
+            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, Set.of(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS,
+            ProviderRule.INLINE_OVERFLOW_ENOMEM), true, 100.0, 5,
             List.of("node_guid", "sys_image_guid", "max_qp_rd_atom", "max_qp_init_rd_atom", "max_res_rd_atom",
                 "atomic_cap", "max_mw", "max_srq", "max_pkeys", "local_ca_ack_delay", "general_odp_caps",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
@@ -115,8 +115,8 @@ public final class DeviceProfiles
             .deviceCapFlags(0x25321c36L).maxSge(30).maxSgeRd(30).maxPd(8388608).nodeGuid(0xa088c20300000001L)
             .sysImageGuid(0xa088c20300000001L).build();
         return new DeviceProfile("connectx7", "mlx5", a, MttConfig.exact(1L << 31), VariantPolicy.RECYCLED,
-            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES * 2, ASSUMED_CACHE_WAYS, Set.of(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS),
-            true, 400.0, 7,
+            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES * 2, ASSUMED_CACHE_WAYS, Set.of(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS,
+            ProviderRule.INLINE_OVERFLOW_ENOMEM), true, 400.0, 7,
             List.of("fw_ver", "vendor_part_id", "node_guid", "sys_image_guid", "max_sge", "max_sge_rd",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
     }
@@ -134,7 +134,8 @@ public final class DeviceProfiles
             .nodeGuid(0x0200000000000001L).sysImageGuid(0x0200000000000001L).build();
         return new DeviceProfile("rxe", "rxe", a, MttConfig.exact(1L << 31), VariantPolicy.RANDOM, IndexPolicy.CYCLIC,
             ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
-            Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.ATOMIC_ALIGNMENT_AT_POST), false, 10.0, 0x5eed,
+            Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.ATOMIC_ALIGNMENT_AT_POST,
+                ProviderRule.LOCAL_KEY_ERRORS_AS_QP_OP_ERR), false, 10.0, 0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid", "xrc_odp_caps"));
     }
 

@@ -15,5 +15,12 @@ public enum ProviderRule
     ATOMICS_NEED_QP_ATOMIC_ACCESS,
     /** A misaligned remote address of an atomic is refused at post time with EINVAL (rxe provider) instead of
      * failing at the responder with IBV_WC_REM_INV_REQ_ERR. */
-    ATOMIC_ALIGNMENT_AT_POST
+    ATOMIC_ALIGNMENT_AT_POST,
+    /** Inline data longer than the QP's {@code max_inline_data} is refused with ENOMEM (mlx5 provider,
+     * {@code set_data_inl_seg}); without this rule, EINVAL (rxe). */
+    INLINE_OVERFLOW_ENOMEM,
+    /** An unknown or stale lkey in a send's gather list completes with IBV_WC_LOC_QP_OP_ERR, and a bad receive
+     * buffer completes the receive with IBV_WC_LOC_QP_OP_ERR (rxe: {@code rxe_req.c}, RESPST_ERR_MALFORMED_WQE in
+     * {@code rxe_resp.c}); without this rule both are IBV_WC_LOC_PROT_ERR (mlx5). */
+    LOCAL_KEY_ERRORS_AS_QP_OP_ERR
 }

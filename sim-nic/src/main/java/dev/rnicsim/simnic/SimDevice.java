@@ -88,12 +88,20 @@ public final class SimDevice implements Device
 
     /**
      * @param process the process opening the device; its memory is what MRs register and its RLIMIT_MEMLOCK
-     *                bounds what they pin.
+     *                bounds what they pin. When it exits, the context closes (the kernel closes its files).
      * @return the context.
+     * @throws dev.rnicsim.verbs.VerbsException EINVAL when the process is not a live process of this device's host.
      */
     public SimContext open(final UserProcess process)
     {
+        if (process == null || process.host() != host.host() || process.exited())
+        {
+            throw Errors.invalid("ibv_open_device", "the process must be a live process of host '" + host.name()
+                + "', where " + name + " sits; got " + (process == null ? "none" : "pid " + process.pid()
+                + (process.exited() ? " (exited)" : " of another host")));
+        }
         final SimContext context = new SimContext(this, process);
+        process.onExit(context::close);
         contexts.add(context);
         return context;
     }
@@ -283,8 +291,13 @@ public final class SimDevice implements Device
         return qps.size();
     }
 
+    /** Takes the next free 24-bit QP number, skipping live ones and the special QPs 0 and 1. */
     int addQp(final SimQp qp)
     {
+        while (nextQpNum < 2 || qps.containsKey(nextQpNum))
+        {
+            nextQpNum = (nextQpNum + 1) & 0xffffff;
+        }
         final int num = nextQpNum;
         nextQpNum = (nextQpNum + 1) & 0xffffff;
         qps.put(num, qp);

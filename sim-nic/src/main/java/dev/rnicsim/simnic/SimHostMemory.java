@@ -6,6 +6,7 @@ import dev.rnicsim.pagetable.MapFlag;
 import dev.rnicsim.pagetable.Prot;
 import dev.rnicsim.pagetable.UserProcess;
 import dev.rnicsim.verbs.Backing;
+import dev.rnicsim.verbs.Errno;
 import dev.rnicsim.verbs.HostMemory;
 import java.util.Set;
 
@@ -38,6 +39,10 @@ public final class SimHostMemory implements HostMemory
     @Override
     public long allocate(final long lengthBytes, final Backing backing)
     {
+        if (backing == null)
+        {
+            throw Errors.invalid("mmap", "backing is null");
+        }
         try
         {
             return switch (backing)
@@ -79,6 +84,10 @@ public final class SimHostMemory implements HostMemory
     @Override
     public void write(final long address, final byte[] data)
     {
+        if (data == null)
+        {
+            throw Errors.of("write", Errno.EFAULT, "data is null");
+        }
         try
         {
             process.write(address, data);

@@ -132,6 +132,10 @@ public final class SimMr implements MemoryRegion
             return;
         }
         pd.deregister(this);
+    }
+
+    void markClosed()
+    {
         closed = true;
     }
 

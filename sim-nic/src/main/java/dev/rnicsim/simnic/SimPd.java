@@ -32,8 +32,9 @@ import java.util.Set;
 public final class SimPd implements ProtectionDomain
 {
     private static final String REG = "ibv_reg_mr";
+    /** Rights that make the pin FOLL_WRITE ({@code ib_access_writable}, include/rdma/ib_umem.h). */
     private static final Set<Access> WRITABLE = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
-        Access.REMOTE_ATOMIC);
+        Access.REMOTE_ATOMIC, Access.MW_BIND);
     private static final Set<Access> REMOTE = EnumSet.of(Access.REMOTE_WRITE, Access.REMOTE_READ,
         Access.REMOTE_ATOMIC);
 
@@ -79,6 +80,10 @@ public final class SimPd implements ProtectionDomain
         final boolean explicitIova)
     {
         checkOpen(REG);
+        if (access == null || access.contains(null))
+        {
+            throw Errors.invalid(REG, "access must be a set of Access flags (empty for none), got " + access);
+        }
         final SimDevice device = context.device();
         final long startNs = device.fabric().clock().nowNs();
         final Set<Access> rights = access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access);
@@ -207,6 +212,7 @@ public final class SimPd implements ProtectionDomain
         final PinnedPages pinned = mr.pinned();
         pinned.process().unpinUserPages(pinned);
         mrs.remove(mr);
+        mr.markClosed();
         final long durationNs = device.fabric().costModel().deregistrationNs(pinned.pageCount());
         device.fabric().clock().advance(durationNs);
         device.count(SimCounter.MR_DEREGISTRATIONS, 1);
@@ -220,6 +226,10 @@ public final class SimPd implements ProtectionDomain
     public QueuePair createQp(final QpInitAttr attr)
     {
         checkOpen("ibv_create_qp");
+        if (attr == null)
+        {
+            throw Errors.invalid("ibv_create_qp", "attr is null");
+        }
         final SimQp qp = SimQp.create(this, attr);
         qps.add(qp);
         return qp;

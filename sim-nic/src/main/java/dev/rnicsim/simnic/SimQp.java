@@ -3,6 +3,7 @@ package dev.rnicsim.simnic;
 import dev.rnicsim.dma.DmaResult;
 import dev.rnicsim.dma.DmaStatus;
 import dev.rnicsim.dma.Segment;
+import dev.rnicsim.mtt.KeyCheck;
 import dev.rnicsim.pagetable.KernelException;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.AtomicCap;
@@ -220,6 +221,10 @@ public final class SimQp implements QueuePair
     public void modifyToInit(final Set<Access> qpAccessFlags)
     {
         checkModify(QpState.RESET, QpState.INIT);
+        if (qpAccessFlags == null)
+        {
+            throw Errors.invalid("ibv_modify_qp", "qp_access_flags is null (use an empty set for none)");
+        }
         for (final Access a : qpAccessFlags)
         {
             if (!QP_ACCESS.contains(a))
@@ -240,7 +245,11 @@ public final class SimQp implements QueuePair
         {
             throw Errors.invalid("ibv_modify_qp", "min_rnr_timer=" + minRnrTimerCode + " must be 0-31");
         }
-        this.remote = java.util.Objects.requireNonNull(remoteAddress, "remoteAddress");
+        if (remoteAddress == null)
+        {
+            throw Errors.invalid("ibv_modify_qp", "the remote QP's address is null");
+        }
+        this.remote = remoteAddress;
         this.minRnrTimer = minRnrTimerCode;
         state = QpState.RTR;
     }
@@ -289,9 +298,17 @@ public final class SimQp implements QueuePair
     @Override
     public void postSend(final List<SendWr> wrs)
     {
+        if (wrs == null)
+        {
+            throw new PostException("ibv_post_send", Errno.EINVAL.code(), 0, "the work-request list is null");
+        }
         for (int i = 0; i < wrs.size(); i++)
         {
             final SendWr wr = wrs.get(i);
+            if (wr == null)
+            {
+                throw new PostException("ibv_post_send", Errno.EINVAL.code(), i, "the work request is null");
+            }
             final byte[] inline = checkSend(wr, i);
             sendQueue.addLast(new Pending(wr, inline));
             progress();
@@ -377,7 +394,9 @@ public final class SimQp implements QueuePair
         final long total = wr.totalBytes();
         if (total > cap.maxInlineDataBytes())
         {
-            throw new PostException(verb, Errno.EINVAL.code(), i, "inline payload of " + total
+            final Errno errno = device.profile().follows(ProviderRule.INLINE_OVERFLOW_ENOMEM) ? Errno.ENOMEM
+                : Errno.EINVAL;
+            throw new PostException(verb, errno.code(), i, "inline payload of " + total
                 + " bytes > max_inline_data=" + cap.maxInlineDataBytes());
         }
         final byte[] payload = new byte[(int)total];
@@ -403,9 +422,30 @@ public final class SimQp implements QueuePair
     public void postRecv(final List<RecvWr> wrs)
     {
         final String verb = "ibv_post_recv";
+        if (wrs == null)
+        {
+            throw new PostException(verb, Errno.EINVAL.code(), 0, "the work-request list is null");
+        }
+        try
+        {
+            postReceives(wrs, verb);
+        }
+        finally
+        {
+            // Whatever was posted before a refused work request may let a waiting sender go on.
+            wakeWaitingPeer();
+        }
+    }
+
+    private void postReceives(final List<RecvWr> wrs, final String verb)
+    {
         for (int i = 0; i < wrs.size(); i++)
         {
             final RecvWr wr = wrs.get(i);
+            if (wr == null)
+            {
+                throw new PostException(verb, Errno.EINVAL.code(), i, "the work request is null");
+            }
             if (closed)
             {
                 throw new PostException(verb, Errno.EINVAL.code(), i, "the QP is destroyed");
@@ -432,7 +472,6 @@ public final class SimQp implements QueuePair
             }
             recvQueue.addLast(wr);
         }
-        wakeWaitingPeer();
     }
 
     // ------------------------------------------------------------------ execution
@@ -460,6 +499,14 @@ public final class SimQp implements QueuePair
                 try
                 {
                     outcome = execute(head);
+                }
+                catch (final RuntimeException e)
+                {
+                    // A fault of the simulator itself: the work request does not stay queued to run again.
+                    executing = null;
+                    sendQueue.remove(head);
+                    toError();
+                    throw e;
                 }
                 finally
                 {
@@ -492,11 +539,18 @@ public final class SimQp implements QueuePair
         return d == null ? null : d.qp(remote.qpNum());
     }
 
+    /** An RC responder answers only the QP its address vector names (rxe drops other packets in check_addr). */
+    private boolean connectedTo(final SimQp requester)
+    {
+        return remote != null && remote.qpNum() == requester.num && remote.gid().equals(requester.device.gid());
+    }
+
     private Outcome execute(final Pending p)
     {
         final SendWr wr = p.wr();
         final SimQp peer = peer();
-        if (peer == null || peer.closed || (peer.state != QpState.RTR && peer.state != QpState.RTS))
+        if (peer == null || peer.closed || (peer.state != QpState.RTR && peer.state != QpState.RTS)
+            || !peer.connectedTo(this))
         {
             // No ACK ever comes: the requester retries retry_cnt times, then gives up.
             device.count(SimCounter.LOCAL_ACK_TIMEOUT_ERR, 1);
@@ -521,7 +575,7 @@ public final class SimQp implements QueuePair
             final boolean imm = wr.opcode() != WrOpcode.SEND;
             final WcOpcode opcode = wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM ? WcOpcode.RECV_RDMA_WITH_IMM
                 : WcOpcode.RECV;
-            peer.completeRecv(recv, r.ok() ? WcStatus.SUCCESS : status(r.responder()), opcode, r.byteLen(), imm,
+            peer.completeRecv(recv, r.ok() ? WcStatus.SUCCESS : peer.responderStatus(r), opcode, r.byteLen(), imm,
                 wr.immData());
         }
         account(wr, r, peer);
@@ -531,7 +585,7 @@ public final class SimQp implements QueuePair
         }
         if (r.requester() != DmaStatus.SUCCESS)
         {
-            completeSend(wr, status(r.requester()), 0);
+            completeSend(wr, requesterStatus(wr, r), 0);
             return Outcome.ERROR;
         }
         if (sqSigAll || wr.flags().contains(SendFlag.SIGNALED))
@@ -642,6 +696,31 @@ public final class SimQp implements QueuePair
         return WcStatus.valueOf(s.name());
     }
 
+    /** The requester's status, with the provider's choice for a gather through an unknown or stale lkey. */
+    private WcStatus requesterStatus(final SendWr wr, final DmaResult r)
+    {
+        final boolean gather = wr.opcode() == WrOpcode.SEND || wr.opcode() == WrOpcode.SEND_WITH_IMM
+            || wr.opcode() == WrOpcode.RDMA_WRITE || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM;
+        if (r.requester() == DmaStatus.LOC_PROT_ERR && gather
+            && (r.keyCheck() == KeyCheck.NO_SUCH_INDEX || r.keyCheck() == KeyCheck.VARIANT_MISMATCH)
+            && device.profile().follows(ProviderRule.LOCAL_KEY_ERRORS_AS_QP_OP_ERR))
+        {
+            return WcStatus.LOC_QP_OP_ERR;
+        }
+        return status(r.requester());
+    }
+
+    /** The responder's receive status, with the provider's choice for a bad receive buffer. */
+    private WcStatus responderStatus(final DmaResult r)
+    {
+        if (r.responder() == DmaStatus.LOC_PROT_ERR
+            && device.profile().follows(ProviderRule.LOCAL_KEY_ERRORS_AS_QP_OP_ERR))
+        {
+            return WcStatus.LOC_QP_OP_ERR;
+        }
+        return status(r.responder());
+    }
+
     private void completeSend(final SendWr wr, final WcStatus status, final long byteLen)
     {
         if (status == WcStatus.WR_FLUSH_ERR)
@@ -730,8 +809,7 @@ public final class SimQp implements QueuePair
     private SimQp waitingSender()
     {
         final SimQp sender = peer();
-        return sender != null && sender != this && !sender.sendQueue.isEmpty() && sender.peer() == this ? sender
-            : null;
+        return sender != null && !sender.sendQueue.isEmpty() && sender.peer() == this ? sender : null;
     }
 
     // ------------------------------------------------------------------ lifecycle

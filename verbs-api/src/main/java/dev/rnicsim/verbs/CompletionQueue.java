@@ -22,9 +22,9 @@ public interface CompletionQueue extends AutoCloseable
     /**
      * {@code ibv_poll_cq}: takes up to {@code maxEntries} completions, oldest first.
      *
-     * @param maxEntries most completions to return, more than 0.
+     * @param maxEntries most completions to return; 0 or less polls nothing, as in C.
      * @return the completions, possibly none.
-     * @throws VerbsException EINVAL when {@code maxEntries} is not positive or the CQ is closed.
+     * @throws VerbsException EINVAL when the CQ is closed.
      */
     List<WorkCompletion> poll(int maxEntries);
 
