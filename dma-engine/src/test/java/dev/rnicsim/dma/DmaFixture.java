@@ -217,7 +217,7 @@ final class DmaFixture
          * @param pd     protection domain.
          * @param access MR access bits.
          * @param iova   the address the MR is accessed by.
-         * @param write  FOLL_WRITE (a read pin of untouched memory pins the shared zero page).
+         * @param write  FOLL_WRITE (a long-term read pin of untouched memory gets fresh zeroed pages).
          * @return the MR.
          */
         Mr register(final long va, final long length, final int pd, final int access, final long iova,

@@ -742,7 +742,8 @@ public final class UserProcess
                 {
                     entry = fault(va, write, longterm);
                 }
-                else if (!write && unshareReadPins && mustUnshare(pfnOf(entry, va), longterm))
+                // Also after a read fault, which maps the shared zero page.
+                if (!write && unshareReadPins && mustUnshare(pfnOf(entry, va), longterm))
                 {
                     entry = copyOnWrite(va, entry, vmaAt(va), false, longterm);
                 }
