@@ -106,7 +106,8 @@ public final class SimContext implements Context
         final SimCq cq = new SimCq(this, entries - 1, ring);
         device.cqsLive(1);
         device.count(SimCounter.PINNED_BYTES, ring.lengthBytes());
-        device.fabric().clock().advance(device.fabric().costModel().queueCreateNs(ring.pages()));
+        device.fabric().span(device, "create_cq", "queue", device.fabric().costModel().queueCreateNs(ring.pages()),
+            java.util.Map.of("cqe", entries - 1, "ring_bytes", ring.lengthBytes()));
         cqs.add(cq);
         return cq;
     }

@@ -21,6 +21,7 @@ public final class SimFabric
     private final SimClock clock = new SimClock();
     private final List<SimHost> hosts = new ArrayList<>();
     private final Map<String, SimDevice> devicesByGid = new HashMap<>();
+    private final List<java.util.function.Consumer<TraceEvent>> traceListeners = new ArrayList<>();
     private int devices;
 
     /**
@@ -103,6 +104,32 @@ public final class SimFabric
     public CostModel costModel()
     {
         return costModel;
+    }
+
+    /**
+     * @param listener called with every span of simulated time (registrations, deregistrations and their
+     *                 invalidation stalls, work requests, queue creations) as it ends.
+     */
+    public void addTraceListener(final java.util.function.Consumer<TraceEvent> listener)
+    {
+        traceListeners.add(java.util.Objects.requireNonNull(listener, "listener"));
+    }
+
+    /** Advances the clock by a span and reports it to the trace listeners. */
+    void span(final SimDevice device, final String name, final String category, final long durationNs,
+        final Map<String, Object> args)
+    {
+        final long start = clock.nowNs();
+        clock.advance(durationNs);
+        if (!traceListeners.isEmpty())
+        {
+            final TraceEvent e = new TraceEvent(name, category, device.host().name(), device.name(), start, durationNs,
+                args);
+            for (final java.util.function.Consumer<TraceEvent> l : traceListeners)
+            {
+                l.accept(e);
+            }
+        }
     }
 
     /** Gives a new device its place on the network: a node GUID unique in the fabric. */

@@ -125,8 +125,10 @@ public final class SimPd implements ProtectionDomain
         catch (final TableException e)
         {
             process.unpinUserPages(pinned);
-            device.fabric().clock().advance(device.fabric().costModel().failedRegistrationNs(pinned.pageCount(),
-                leaves));
+            device.fabric().span(device, "reg_mr", "registration",
+                device.fabric().costModel().failedRegistrationNs(pinned.pageCount(), leaves),
+                java.util.Map.of("addr", addr, "length", lengthBytes, "pages_pinned", pinned.pageCount(),
+                    "errno", e.errno().name()));
             device.count(SimCounter.MR_REGISTRATION_FAILURES, 1);
             throw Errors.of(REG, e);
         }
@@ -141,7 +143,9 @@ public final class SimPd implements ProtectionDomain
         mrs.add(mr);
         final long durationNs = device.fabric().costModel().registrationNs(pinned.pageCount(), leaves,
             registered.mtt().entries());
-        device.fabric().clock().advance(durationNs);
+        device.fabric().span(device, "reg_mr", "registration", durationNs, java.util.Map.of("lkey", key, "addr", addr,
+            "length", lengthBytes, "pages_pinned", pinned.pageCount(), "page_size", registered.pageSizeBytes(),
+            "mtt_entries", registered.mtt().entries()));
         device.count(SimCounter.MR_REGISTRATIONS, 1);
         device.count(SimCounter.PINNED_BYTES, pinned.lengthBytes());
         device.record(new RegistrationEvent(RegistrationEvent.Kind.REG, startNs, durationNs, key, addr, lengthBytes,
@@ -214,7 +218,11 @@ public final class SimPd implements ProtectionDomain
         mrs.remove(mr);
         mr.markClosed();
         final long durationNs = device.fabric().costModel().deregistrationNs(pinned.pageCount());
-        device.fabric().clock().advance(durationNs);
+        final long stallNs = device.fabric().costModel().invalidationStallNs();
+        device.fabric().span(device, "dereg_mr", "registration", durationNs - stallNs, java.util.Map.of("lkey",
+            mr.lkey(), "pages_unpinned", pinned.pageCount(), "mtt_entries", mr.mttEntries()));
+        device.fabric().span(device, "invalidate", "invalidation", stallNs, java.util.Map.of("lkey", mr.lkey(),
+            "cache_entries_dropped", dropped));
         device.count(SimCounter.MR_DEREGISTRATIONS, 1);
         device.count(SimCounter.PINNED_BYTES, -pinned.lengthBytes());
         device.record(new RegistrationEvent(RegistrationEvent.Kind.DEREG, startNs, durationNs, mr.lkey(), mr.addr(),

@@ -148,7 +148,8 @@ public final class SimQp implements QueuePair
         qp.sendCq.attach();
         qp.recvCq.attach();
         device.count(SimCounter.PINNED_BYTES, ring.lengthBytes());
-        device.fabric().clock().advance(device.fabric().costModel().queueCreateNs(ring.pages()));
+        device.fabric().span(device, "create_qp", "queue", device.fabric().costModel().queueCreateNs(ring.pages()),
+            java.util.Map.of("qp_num", qp.num, "ring_bytes", ring.lengthBytes()));
         return qp;
     }
 
@@ -554,7 +555,9 @@ public final class SimQp implements QueuePair
         {
             // No ACK ever comes: the requester retries retry_cnt times, then gives up.
             device.count(SimCounter.LOCAL_ACK_TIMEOUT_ERR, 1);
-            device.fabric().clock().advance(device.fabric().costModel().opBaseLatencyNs() * (retryCount + 1L));
+            device.fabric().span(device, wr.opcode().name(), "dma",
+                device.fabric().costModel().opBaseLatencyNs() * (retryCount + 1L),
+                java.util.Map.of("qp_num", num, "status", WcStatus.RETRY_EXC_ERR.cName()));
             completeSend(wr, WcStatus.RETRY_EXC_ERR, 0);
             return Outcome.ERROR;
         }
@@ -567,8 +570,13 @@ public final class SimQp implements QueuePair
         final long missesBefore = device.tables().cache().misses() + peer.device.tables().cache().misses();
         final DmaResult r = run(p, peer);
         final long misses = device.tables().cache().misses() + peer.device.tables().cache().misses() - missesBefore;
-        device.fabric().clock().advance(device.fabric().costModel().operationNs(r.byteLen(),
-            Math.min(device.profile().linkGbps(), peer.device.profile().linkGbps()), misses));
+        final java.util.Map<String, Object> args = new java.util.LinkedHashMap<>();
+        args.put("qp_num", num);
+        args.put("bytes", r.byteLen());
+        args.put("cache_misses", misses);
+        args.put("status", r.ok() ? "IBV_WC_SUCCESS" : status(r.requester()).cName());
+        device.fabric().span(device, wr.opcode().name(), "dma", device.fabric().costModel().operationNs(r.byteLen(),
+            Math.min(device.profile().linkGbps(), peer.device.profile().linkGbps()), misses), args);
         if (needsRecv && (r.ok() || r.responderError()))
         {
             final RecvWr recv = peer.recvQueue.removeFirst();
@@ -639,7 +647,8 @@ public final class SimQp implements QueuePair
         {
             return Outcome.BLOCKED;
         }
-        device.fabric().clock().advance(CostModel.rnrTimerNs(peer.minRnrTimer) * rnrRetry);
+        device.fabric().span(device, wr.opcode().name(), "dma", CostModel.rnrTimerNs(peer.minRnrTimer) * rnrRetry,
+            java.util.Map.of("qp_num", num, "status", WcStatus.RNR_RETRY_EXC_ERR.cName(), "rnr_retries", rnrRetry));
         device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
         completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0);
         return Outcome.ERROR;
