@@ -1,0 +1,131 @@
+package dev.rnicsim.scenarios.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rnicsim.simnic.DeviceProfile;
+import dev.rnicsim.simnic.DeviceProfiles;
+import dev.rnicsim.simnic.DevinfoReader;
+import dev.rnicsim.simnic.DevinfoResult;
+import dev.rnicsim.simnic.DevinfoWriter;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code rnicsim devinfo}: the attributes of simulated devices as {@code ibv_devinfo -v} prints them, or what a
+ * real dump becomes as a device profile.
+ */
+@Command(name = "devinfo", mixinStandardHelpOptions = true,
+    description = "Print simulated devices as 'ibv_devinfo -v' does (every built-in profile, or one), or read a "
+        + "real 'ibv_devinfo -v' dump and show the profile it makes and which fields it lacked.",
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {"0:printed", "2:no such profile, or the file is unreadable or no ibv_devinfo dump"})
+final class DevinfoCommand implements Callable<Integer>
+{
+    @Option(names = {"-p", "--profile"}, paramLabel = "NAME", description = "A built-in profile: ${COMPLETION-CANDIDATES}.",
+        completionCandidates = ProfileNames.class)
+    private String profile;
+
+    @Option(names = {"-f", "--file"}, paramLabel = "DUMP", description = "A real 'ibv_devinfo -v' dump to read.")
+    private Path file;
+
+    @Option(names = "--json", description = "Print the attributes as JSON.")
+    private boolean json;
+
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    /** The built-in profile names, for the help text. */
+    static final class ProfileNames extends ArrayList<String>
+    {
+        private static final long serialVersionUID = 1L;
+
+        ProfileNames()
+        {
+            super(DeviceProfiles.builtIn().keySet());
+        }
+    }
+
+    @Override
+    public Integer call() throws Exception
+    {
+        final PrintWriter out = spec.commandLine().getOut();
+        final PrintWriter err = spec.commandLine().getErr();
+        final List<DeviceProfile> profiles = new ArrayList<>();
+        final List<String> defaulted = new ArrayList<>();
+        final List<String> warnings = new ArrayList<>();
+        if (file != null)
+        {
+            try
+            {
+                final DevinfoResult r = DevinfoReader.read(file);
+                profiles.add(r.profile());
+                defaulted.addAll(r.defaultedFields());
+                warnings.addAll(r.warnings());
+            }
+            catch (final IOException | IllegalArgumentException e)
+            {
+                err.println(file + ": " + e.getMessage());
+                return Rnicsim.MALFORMED;
+            }
+        }
+        else if (profile != null)
+        {
+            if (!DeviceProfiles.builtIn().containsKey(profile))
+            {
+                err.println("no built-in profile '" + profile + "'; built-in: " + DeviceProfiles.builtIn().keySet());
+                return Rnicsim.MALFORMED;
+            }
+            profiles.add(DeviceProfiles.byName(profile));
+        }
+        else
+        {
+            profiles.addAll(DeviceProfiles.builtIn().values());
+        }
+        if (json)
+        {
+            final ObjectMapper mapper = new ObjectMapper();
+            final ArrayNode list = mapper.createArrayNode();
+            for (final DeviceProfile p : profiles)
+            {
+                final ObjectNode n = list.addObject();
+                n.put("profile", p.name());
+                n.put("driver", p.driver());
+                n.set("attributes", mapper.valueToTree(p.attributes()));
+                n.put("mtt_allocator", p.mtt().allocator().name());
+                n.put("mtt_entries", p.mtt().entries());
+                n.put("keys", p.variantPolicy().name());
+                n.put("link_gbps", p.linkGbps());
+                n.set("defaulted_fields", mapper.valueToTree(file != null ? defaulted : p.defaultedFields()));
+                n.set("warnings", mapper.valueToTree(warnings));
+            }
+            out.println(mapper.writerWithDefaultPrettyPrinter().writeValueAsString(list));
+            return Rnicsim.OK;
+        }
+        for (final DeviceProfile p : profiles)
+        {
+            out.print(DevinfoWriter.write(p.name(), p.attributes()));
+            out.printf("\t# simulated: driver %s, MTT %s of %d entries, keys %s, link %.0f Gbit/s, "
+                + "translation cache %d entries%n", p.driver(), p.mtt().allocator().name().toLowerCase(),
+                p.mtt().entries(), p.variantPolicy().name().toLowerCase(), p.linkGbps(), p.cacheEntries());
+            final List<String> gaps = file != null ? defaulted : p.defaultedFields();
+            if (!gaps.isEmpty())
+            {
+                out.println("\t# not in the source dump, defaulted: " + String.join(", ", gaps));
+            }
+            for (final String w : warnings)
+            {
+                out.println("\t# warning: " + w);
+            }
+            out.println();
+        }
+        return Rnicsim.OK;
+    }
+}

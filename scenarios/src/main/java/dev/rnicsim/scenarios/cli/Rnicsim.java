@@ -1,0 +1,77 @@
+package dev.rnicsim.scenarios.cli;
+
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The {@code rnicsim} command. Exit codes: 0 success (every expect held), 1 an expect failed or a step failed
+ * unexpectedly, 2 a malformed script, an unreadable file or a bad command line.
+ */
+@Command(name = "rnicsim", mixinStandardHelpOptions = true, version = "rnicsim 0.1.0",
+    description = "An emulated RDMA NIC that shows memory registration: run scenario scripts, take the tour, "
+        + "print device attributes.",
+    subcommands = {TourCommand.class, RunCommand.class, ScenarioCommand.class, DevinfoCommand.class,
+        CommandLine.HelpCommand.class},
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {"0:success: every expect held", "1:an expect failed, or a step failed without an expect",
+        "2:a malformed script (file:line), an unreadable file, or a bad command line"})
+public final class Rnicsim implements Runnable
+{
+    /** Exit status: every expect held. */
+    public static final int OK = 0;
+    /** Exit status: an expectation failed. */
+    public static final int EXPECT_FAILED = 1;
+    /** Exit status: malformed script, unreadable file or bad usage. */
+    public static final int MALFORMED = 2;
+
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run()
+    {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+
+    /**
+     * @param args the command line.
+     */
+    public static void main(final String[] args)
+    {
+        System.exit(execute(args, new PrintWriter(System.out, true, StandardCharsets.UTF_8),
+            new PrintWriter(System.err, true, StandardCharsets.UTF_8)));
+    }
+
+    /**
+     * Runs the command with the given streams (for tests).
+     *
+     * @param args the command line.
+     * @param out  standard output.
+     * @param err  standard error.
+     * @return the exit code.
+     */
+    public static int execute(final String[] args, final PrintWriter out, final PrintWriter err)
+    {
+        final CommandLine cl = new CommandLine(new Rnicsim());
+        cl.setOut(out);
+        cl.setErr(err);
+        cl.setExitCodeExceptionMapper(e -> MALFORMED);
+        cl.setParameterExceptionHandler((ex, a) ->
+        {
+            err.println(ex.getMessage());
+            ex.getCommandLine().usage(err);
+            return MALFORMED;
+        });
+        cl.setExecutionExceptionHandler((ex, c, parse) ->
+        {
+            err.println("rnicsim: " + ex.getMessage());
+            return MALFORMED;
+        });
+        final int code = cl.execute(args);
+        out.flush();
+        err.flush();
+        return code;
+    }
+}

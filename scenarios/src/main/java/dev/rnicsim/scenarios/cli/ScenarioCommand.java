@@ -1,0 +1,149 @@
+package dev.rnicsim.scenarios.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rnicsim.scenarios.script.ScriptRunner;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code rnicsim scenario list} and {@code rnicsim scenario run NAME}: the built-in scenarios.
+ */
+@Command(name = "scenario", mixinStandardHelpOptions = true,
+    description = "The built-in scenarios: each is a script shipped with the tool, demonstrating points of "
+        + "memory registration.",
+    subcommands = {ScenarioCommand.ListCommand.class, ScenarioCommand.RunScenario.class,
+        ScenarioCommand.ShowCommand.class})
+final class ScenarioCommand implements Runnable
+{
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run()
+    {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+
+    /** {@code scenario list}. */
+    @Command(name = "list", mixinStandardHelpOptions = true, description = "List the built-in scenarios with the "
+        + "points they demonstrate.")
+    static final class ListCommand implements Callable<Integer>
+    {
+        @Option(names = "--json", description = "Print the list as JSON.")
+        private boolean json;
+
+        @CommandLine.Spec
+        private CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception
+        {
+            if (json)
+            {
+                final ObjectMapper mapper = new ObjectMapper();
+                final ArrayNode list = mapper.createArrayNode();
+                for (final Catalogue.Entry e : Catalogue.entries())
+                {
+                    final ObjectNode n = list.addObject();
+                    n.put("name", e.name());
+                    n.put("title", e.title());
+                    n.put("shows", e.shows());
+                }
+                spec.commandLine().getOut().println(mapper.writerWithDefaultPrettyPrinter().writeValueAsString(list));
+                return Rnicsim.OK;
+            }
+            for (final Catalogue.Entry e : Catalogue.entries())
+            {
+                spec.commandLine().getOut().printf("%-24s %-18s %s%n", e.name(), e.shows(), e.title());
+            }
+            return Rnicsim.OK;
+        }
+    }
+
+    /** {@code scenario run NAME}. */
+    @Command(name = "run", mixinStandardHelpOptions = true, description = "Run a built-in scenario.",
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:every expect held", "1:an expect failed", "2:no scenario of that name"})
+    static final class RunScenario implements Callable<Integer>
+    {
+        @Parameters(paramLabel = "NAME", description = "The scenario's name (see 'scenario list').")
+        private String name;
+
+        @Option(names = {"-q", "--quiet"}, description = "Print only narration, failures and the summary.")
+        private boolean quiet;
+
+        @Option(names = "--trace", paramLabel = "FILE",
+            description = "Write the simulated timeline as Chrome trace-event JSON (open it in Perfetto).")
+        private Path trace;
+
+        @Option(names = "--svg", paramLabel = "FILE",
+            description = "Also draw the scenario's chart as SVG, where it has one (registration-cost, "
+                + "huge-pages-mtt, translation-cache).")
+        private Path svg;
+
+        @CommandLine.Spec
+        private CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception
+        {
+            final Optional<Catalogue.Entry> e = Catalogue.entry(name);
+            if (e.isEmpty())
+            {
+                spec.commandLine().getErr().println("no scenario '" + name + "'; see 'rnicsim scenario list'");
+                return Rnicsim.MALFORMED;
+            }
+            final TraceOption t = new TraceOption(trace);
+            final int code = Scripts.run(name + ".rsim", e.get().script(), Path.of("."),
+                quiet ? ScriptRunner.Detail.NARRATION : ScriptRunner.Detail.FULL, t::attach,
+                spec.commandLine().getOut(), spec.commandLine().getErr());
+            if (!t.write(spec.commandLine().getErr()))
+            {
+                return Rnicsim.MALFORMED;
+            }
+            if (svg != null)
+            {
+                final String drawn = Pictures.draw(name, svg);
+                if (drawn == null)
+                {
+                    spec.commandLine().getErr().println("scenario '" + name + "' has no chart; charts: "
+                        + Pictures.names());
+                    return Rnicsim.MALFORMED;
+                }
+                spec.commandLine().getOut().println("chart written to " + svg + ": " + drawn);
+            }
+            return code;
+        }
+    }
+
+    /** {@code scenario show NAME}: prints the script. */
+    @Command(name = "show", mixinStandardHelpOptions = true, description = "Print a built-in scenario's script.")
+    static final class ShowCommand implements Callable<Integer>
+    {
+        @Parameters(paramLabel = "NAME", description = "The scenario's name.")
+        private String name;
+
+        @CommandLine.Spec
+        private CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call()
+        {
+            final Optional<Catalogue.Entry> e = Catalogue.entry(name);
+            if (e.isEmpty())
+            {
+                spec.commandLine().getErr().println("no scenario '" + name + "'; see 'rnicsim scenario list'");
+                return Rnicsim.MALFORMED;
+            }
+            spec.commandLine().getOut().print(e.get().script());
+            return Rnicsim.OK;
+        }
+    }
+}

@@ -1,0 +1,56 @@
+package dev.rnicsim.scenarios.script;
+
+import dev.rnicsim.simnic.SimCounter;
+import java.util.EnumMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The fields a script can read with {@code name.field}, per kind of name, and those of {@code last}. Stateless.
+ */
+public final class Fields
+{
+    /** Fields of {@code last}: the step before the {@code expect}. */
+    public static final Set<String> LAST = Set.of("duration_ns", "count", "completions", "status", "byte_len", "imm",
+        "wr_id");
+
+    private static final Map<Kind, Set<String>> BY_KIND = new EnumMap<>(Kind.class);
+
+    static
+    {
+        BY_KIND.put(Kind.MR, Set.of("addr", "length", "iova", "lkey", "rkey", "page_size", "mtt_entries",
+            "mtt_reserved", "pinned_pages", "index", "variant", "closed"));
+        BY_KIND.put(Kind.BUFFER, Set.of("phys", "page_size", "length", "pin_count", "map_count"));
+        final Set<String> proc = Set.of("pinned_vm", "pinned_vm_bytes", "locked_vm", "memlock", "vmas", "pid",
+            "exited");
+        BY_KIND.put(Kind.PROCESS, proc);
+        BY_KIND.put(Kind.CONTEXT, proc);
+        final Set<String> device = new LinkedHashSet<>();
+        for (final SimCounter c : SimCounter.values())
+        {
+            device.add(c.label());
+        }
+        device.addAll(Set.of("mtt_capacity", "mtt_free", "mtt_largest_free", "mtt_requested", "max_mr",
+            "cache_entries", "page_size_cap"));
+        BY_KIND.put(Kind.DEVICE, Set.copyOf(device));
+        BY_KIND.put(Kind.HOST, Set.of("mem_total", "mem_free", "mem_used", "hugepages_free_2m", "hugepages_free_1g",
+            "hugepages_total_2m", "hugepages_total_1g", "swap_used"));
+        BY_KIND.put(Kind.QP, Set.of("num", "state", "receives", "sends_waiting"));
+        BY_KIND.put(Kind.CQ, Set.of("depth", "entries"));
+        BY_KIND.put(Kind.PD, Set.of("num"));
+    }
+
+    private Fields()
+    {
+    }
+
+    /**
+     * @param kind a kind of name.
+     * @return its readable fields.
+     */
+    public static Set<String> of(final Kind kind)
+    {
+        return BY_KIND.get(kind);
+    }
+}

@@ -1,0 +1,26 @@
+package dev.rnicsim.scenarios.script;
+
+/**
+ * What a name in a script is bound to.
+ */
+public enum Kind
+{
+    /** A simulated host ({@code host}). */
+    HOST,
+    /** A device in a host ({@code device}). */
+    DEVICE,
+    /** A process that opened a device ({@code open}); also usable where a process is expected. */
+    CONTEXT,
+    /** A process ({@code process}, {@code fork}). */
+    PROCESS,
+    /** An address in a process ({@code mmap}). */
+    BUFFER,
+    /** A protection domain ({@code pd}). */
+    PD,
+    /** A memory region ({@code reg}); its keys stay usable after {@code dereg}. */
+    MR,
+    /** A completion queue ({@code cq}). */
+    CQ,
+    /** A queue pair ({@code qp}). */
+    QP
+}

@@ -1,0 +1,438 @@
+package dev.rnicsim.scenarios.script;
+
+import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.WcStatus;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Reads a scenario script: one statement a line, {@code #} starts a comment, words separated by blanks, double
+ * quotes around text with blanks. Every line is checked against the grammar ({@link Spec#VERBS}) and every name
+ * against the names bound by earlier lines, before anything runs, so a malformed script fails with file:line and
+ * what was expected there. Not thread safe.
+ */
+public final class ScriptParser
+{
+    private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+    private static final Pattern OPTION = Pattern.compile("[a-z_][a-z0-9_]*=.*");
+    private static final Set<String> OPS = Set.of("==", "!=", "<", "<=", ">", ">=");
+
+    private final Map<String, Kind> names = new HashMap<>();
+
+    /**
+     * Parses and checks a whole script.
+     *
+     * @param file the script's name, for messages.
+     * @param text its text.
+     * @return the statements in order.
+     * @throws ScriptException at the first malformed line.
+     */
+    public List<ScriptLine> parse(final String file, final String text)
+    {
+        final List<ScriptLine> out = new ArrayList<>();
+        final String[] lines = text.split("\r?\n", -1);
+        for (int i = 0; i < lines.length; i++)
+        {
+            final ScriptLine line = statement(file, i + 1, lines[i]);
+            if (line != null)
+            {
+                check(line);
+                out.add(line);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Splits one line into a statement (not checked).
+     *
+     * @param file the script's name.
+     * @param lineNo the line number.
+     * @param raw  the line.
+     * @return the statement, or null for a blank or comment line.
+     * @throws ScriptException for an unterminated quote.
+     */
+    public static ScriptLine statement(final String file, final int lineNo, final String raw)
+    {
+        final List<String> words = tokens(file, lineNo, raw);
+        if (words.isEmpty())
+        {
+            return null;
+        }
+        final String verb = words.get(0);
+        final String rest = restAfterVerb(raw, verb);
+        final List<String> args = new ArrayList<>();
+        final Map<String, String> options = new LinkedHashMap<>();
+        final List<String> flags = new ArrayList<>();
+        final Spec spec = Spec.VERBS.get(verb);
+        for (final String w : words.subList(1, words.size()))
+        {
+            if (!w.startsWith("\"") && OPTION.matcher(w).matches() && !verb.equals("expect") && !verb.equals("say")
+                && !verb.equals("repeat"))
+            {
+                final int eq = w.indexOf('=');
+                if (options.put(w.substring(0, eq), w.substring(eq + 1)) != null)
+                {
+                    throw new ScriptException(file, lineNo, "option '" + w.substring(0, eq) + "' given twice");
+                }
+            }
+            else if (spec != null && spec.flags().contains(w) && args.size() >= spec.required())
+            {
+                flags.add(w);
+            }
+            else
+            {
+                args.add(w);
+            }
+        }
+        return new ScriptLine(file, lineNo, verb, List.copyOf(args), options, List.copyOf(flags), rest);
+    }
+
+    private static String restAfterVerb(final String raw, final String verb)
+    {
+        final String t = raw.strip();
+        return t.length() > verb.length() ? stripComment(t.substring(verb.length()).strip()) : "";
+    }
+
+    private static String stripComment(final String s)
+    {
+        boolean quoted = false;
+        for (int i = 0; i < s.length(); i++)
+        {
+            final char c = s.charAt(i);
+            if (c == '"' && (i == 0 || s.charAt(i - 1) != '\\'))
+            {
+                quoted = !quoted;
+            }
+            else if (c == '#' && !quoted)
+            {
+                return s.substring(0, i).strip();
+            }
+        }
+        return s;
+    }
+
+    private static List<String> tokens(final String file, final int lineNo, final String raw)
+    {
+        final List<String> out = new ArrayList<>();
+        final StringBuilder cur = new StringBuilder();
+        boolean quoted = false;
+        boolean inToken = false;
+        for (int i = 0; i < raw.length(); i++)
+        {
+            final char c = raw.charAt(i);
+            if (quoted)
+            {
+                if (c == '\\' && i + 1 < raw.length())
+                {
+                    cur.append(c).append(raw.charAt(++i));
+                }
+                else
+                {
+                    cur.append(c);
+                    if (c == '"')
+                    {
+                        quoted = false;
+                    }
+                }
+            }
+            else if (c == '"')
+            {
+                quoted = true;
+                inToken = true;
+                cur.append(c);
+            }
+            else if (c == '#')
+            {
+                break;
+            }
+            else if (Character.isWhitespace(c))
+            {
+                if (inToken)
+                {
+                    out.add(cur.toString());
+                    cur.setLength(0);
+                    inToken = false;
+                }
+            }
+            else
+            {
+                inToken = true;
+                cur.append(c);
+            }
+        }
+        if (quoted)
+        {
+            throw new ScriptException(file, lineNo, "a double quote is not closed");
+        }
+        if (inToken)
+        {
+            out.add(cur.toString());
+        }
+        return out;
+    }
+
+    /**
+     * @param quoted a token in double quotes.
+     * @return its text, with {@code \"}, {@code \\} and {@code \n} undone.
+     */
+    public static String unquote(final String quoted)
+    {
+        final String body = quoted.substring(1, quoted.length() - 1);
+        return body.replace("\\n", "\n").replace("\\\"", "\"").replace("\\\\", "\\");
+    }
+
+    // ------------------------------------------------------------------ checks
+
+    private void check(final ScriptLine l)
+    {
+        switch (l.verb())
+        {
+            case "say" ->
+            {
+            }
+            case "expect" -> checkExpect(l);
+            case "repeat" -> checkRepeat(l);
+            default -> checkStatement(l);
+        }
+    }
+
+    private void checkRepeat(final ScriptLine l)
+    {
+        final String t = l.text();
+        final int sp = t.indexOf(' ');
+        if (sp < 0 || Units.parse(t.substring(0, sp)) == null)
+        {
+            throw l.error("expected 'repeat N STATEMENT' with a count N");
+        }
+        final ScriptLine inner = statement(l.file(), l.line(), t.substring(sp + 1));
+        if (inner == null || inner.verb().equals("repeat") || inner.verb().equals("expect")
+            || inner.verb().equals("say"))
+        {
+            throw l.error("'repeat N' needs a statement after the count (not expect, say or repeat)");
+        }
+        checkStatement(inner);
+    }
+
+    private void checkStatement(final ScriptLine l)
+    {
+        final Spec spec = Spec.VERBS.get(l.verb());
+        if (spec == null)
+        {
+            throw l.error("unknown verb '" + l.verb() + "'; verbs: " + String.join(", ", Spec.VERBS.keySet()));
+        }
+        if (l.args().size() < spec.required() || l.args().size() > spec.args().size())
+        {
+            throw l.error("expected: " + spec.usage());
+        }
+        final List<Runnable> binds = new ArrayList<>();
+        for (int i = 0; i < l.args().size(); i++)
+        {
+            final Spec.Arg a = spec.args().get(i);
+            final String v = l.args().get(i);
+            if (a instanceof Spec.NewName n)
+            {
+                if (!NAME.matcher(v).matches() || v.equals("last") || v.equals("now"))
+                {
+                    throw l.error("'" + v + "' is no name for a new " + n.kind().name().toLowerCase(Locale.ROOT)
+                        + " (letters, digits and _, not 'last' or 'now'); expected: " + spec.usage());
+                }
+                binds.add(() -> names.put(v, n.kind()));
+            }
+            else
+            {
+                checkArg(l, spec, a, v);
+            }
+        }
+        for (final Map.Entry<String, String> o : l.options().entrySet())
+        {
+            final Spec.Arg a = spec.options().get(o.getKey());
+            if (a == null)
+            {
+                throw l.error("'" + l.verb() + "' has no option '" + o.getKey() + "'; expected: " + spec.usage());
+            }
+            checkArg(l, spec, a, o.getValue());
+        }
+        binds.forEach(Runnable::run);
+    }
+
+    private void checkArg(final ScriptLine l, final Spec spec, final Spec.Arg a, final String v)
+    {
+        switch (a)
+        {
+            case Spec.Ref r ->
+            {
+                final Kind k = names.get(v);
+                if (k == null || !r.kinds().contains(k)
+                    && !(k == Kind.CONTEXT && r.kinds().contains(Kind.PROCESS)))
+                {
+                    throw l.error("'" + v + "' " + (k == null ? "is not defined by an earlier line"
+                        : "is a " + k.name().toLowerCase(Locale.ROOT)) + "; expected a "
+                        + r.kinds().iterator().next().name().toLowerCase(Locale.ROOT) + " name: " + spec.usage());
+                }
+            }
+            case Spec.Expr e -> checkExpr(l, v, spec.usage());
+            case Spec.Word w ->
+            {
+                for (final String part : w.list() ? v.split(",") : new String[] {v})
+                {
+                    if (!w.choices().contains(part.toLowerCase(Locale.ROOT)))
+                    {
+                        throw l.error("'" + part + "' is not one of " + new java.util.TreeSet<>(w.choices())
+                            + "; expected: " + spec.usage());
+                    }
+                }
+            }
+            case Spec.Data d -> checkData(l, v);
+            case Spec.Sgl s ->
+            {
+                for (final String sge : v.split(","))
+                {
+                    final String[] parts = sge.split(":");
+                    if (parts.length < 2 || parts.length > 3)
+                    {
+                        throw l.error("SGE '" + sge + "': expected ADDR:LEN or ADDR:LEN:LKEY (ADDR an MR or an address)");
+                    }
+                    for (final String p : parts)
+                    {
+                        checkExpr(l, p, "SGE ADDR:LEN[:LKEY]");
+                    }
+                }
+            }
+            case Spec.Word1 f ->
+            {
+            }
+            case Spec.NewName n -> throw l.error("internal: a new name as an option");
+        }
+    }
+
+    private static void checkData(final ScriptLine l, final String v)
+    {
+        if (v.startsWith("\"") && v.endsWith("\"") && v.length() >= 2)
+        {
+            return;
+        }
+        if (v.startsWith("hex:") && v.length() % 2 == 0 && v.substring(4).matches("[0-9a-fA-F]+"))
+        {
+            return;
+        }
+        throw l.error("expected data: a \"quoted string\" or hex:BYTES (an even number of hex digits), got '" + v
+            + "'");
+    }
+
+    /**
+     * Checks an expression: terms joined by + and -, each a number (with a size or time unit), a name, or
+     * name.field.
+     */
+    private void checkExpr(final ScriptLine l, final String v, final String usage)
+    {
+        for (final String term : Expressions.terms(v))
+        {
+            if (term.isEmpty())
+            {
+                throw l.error("'" + v + "' is no value (empty term); expected: " + usage);
+            }
+            if (Units.parse(term) != null)
+            {
+                continue;
+            }
+            final int dot = term.indexOf('.');
+            final String base = dot < 0 ? term : term.substring(0, dot);
+            final String field = dot < 0 ? null : term.substring(dot + 1);
+            if (base.equals("now") && field == null || base.equals("unlimited") && field == null)
+            {
+                continue;
+            }
+            if (base.equals("last"))
+            {
+                if (field == null || !Fields.LAST.contains(field))
+                {
+                    throw l.error("'" + term + "': last has the fields " + new java.util.TreeSet<>(Fields.LAST));
+                }
+                continue;
+            }
+            final Kind k = names.get(base);
+            if (k == null)
+            {
+                throw l.error("'" + term + "' is neither a number (e.g. 4096, 4K, 2M, 0x1000, 10us) nor a name "
+                    + "defined by an earlier line; expected: " + usage);
+            }
+            if (field != null && !Fields.of(k).contains(field))
+            {
+                throw l.error("'" + term + "': a " + k.name().toLowerCase(Locale.ROOT) + " has the fields "
+                    + new java.util.TreeSet<>(Fields.of(k)));
+            }
+        }
+    }
+
+    private void checkExpect(final ScriptLine l)
+    {
+        final List<String> a = l.args();
+        if (a.size() == 1)
+        {
+            final String w = a.get(0);
+            if (w.equals("ok") || isErrno(w) || isStatus(w))
+            {
+                return;
+            }
+            throw l.error("'" + w + "' is not ok, an errno name (EINVAL, ENOMEM, ...) or a work-completion status"
+                + " (SUCCESS, REM_ACCESS_ERR, ...)");
+        }
+        if (a.size() == 3 && a.get(0).equals("bytes"))
+        {
+            checkExpr(l, a.get(1), "expect bytes ADDR DATA");
+            checkData(l, a.get(2));
+            return;
+        }
+        if (a.size() == 3 && OPS.contains(a.get(1)))
+        {
+            checkExpr(l, a.get(0), "expect EXPR OP EXPR");
+            if (!a.get(2).matches("[A-Z_]+"))
+            {
+                checkExpr(l, a.get(2), "expect EXPR OP EXPR");
+            }
+            return;
+        }
+        throw l.error("expected 'expect ok', 'expect ERRNO', 'expect STATUS', 'expect EXPR OP EXPR' (OP one of == !="
+            + " < <= > >=) or 'expect bytes ADDR DATA'");
+    }
+
+    /**
+     * @param w a word.
+     * @return true when it names an errno.
+     */
+    public static boolean isErrno(final String w)
+    {
+        for (final Errno e : Errno.values())
+        {
+            if (e != Errno.UNKNOWN && e.name().equals(w))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * @param w a word.
+     * @return true when it names a work-completion status, with or without {@code IBV_WC_}.
+     */
+    public static boolean isStatus(final String w)
+    {
+        final String n = w.startsWith("IBV_WC_") ? w.substring(7) : w;
+        for (final WcStatus s : WcStatus.values())
+        {
+            if (s != WcStatus.UNKNOWN && s.name().equals(n))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+}

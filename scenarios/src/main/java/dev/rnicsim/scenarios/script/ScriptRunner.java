@@ -1,0 +1,897 @@
+package dev.rnicsim.scenarios.script;
+
+import dev.rnicsim.mtt.MttConfig;
+import dev.rnicsim.mtt.MttCounters;
+import dev.rnicsim.mtt.TableException;
+import dev.rnicsim.mtt.VariantPolicy;
+import dev.rnicsim.pagetable.ForkBehaviour;
+import dev.rnicsim.pagetable.HostConfig;
+import dev.rnicsim.pagetable.KernelException;
+import dev.rnicsim.pagetable.Madvice;
+import dev.rnicsim.pagetable.MapFlag;
+import dev.rnicsim.pagetable.ProcFs;
+import dev.rnicsim.pagetable.Prot;
+import dev.rnicsim.pagetable.ThpMode;
+import dev.rnicsim.pagetable.UserProcess;
+import dev.rnicsim.simnic.DeviceProfile;
+import dev.rnicsim.simnic.DeviceProfiles;
+import dev.rnicsim.simnic.DevinfoReader;
+import dev.rnicsim.simnic.DevinfoResult;
+import dev.rnicsim.simnic.RegistrationEvent;
+import dev.rnicsim.simnic.SimContext;
+import dev.rnicsim.simnic.SimCq;
+import dev.rnicsim.simnic.SimDevice;
+import dev.rnicsim.simnic.SimHost;
+import dev.rnicsim.simnic.SimMr;
+import dev.rnicsim.simnic.SimPd;
+import dev.rnicsim.simnic.SimQp;
+import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.QpCap;
+import dev.rnicsim.verbs.QpInitAttr;
+import dev.rnicsim.verbs.QpType;
+import dev.rnicsim.verbs.RecvWr;
+import dev.rnicsim.verbs.SendFlag;
+import dev.rnicsim.verbs.SendWr;
+import dev.rnicsim.verbs.Sge;
+import dev.rnicsim.verbs.VerbsException;
+import dev.rnicsim.verbs.WorkCompletion;
+import dev.rnicsim.verbs.WrOpcode;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * Runs a checked scenario script on a fresh simulated fabric and prints each step with its outcome and the figures
+ * the model produced. A step that fails must be followed by an {@code expect} of its outcome; otherwise the run
+ * stops there. Not thread safe.
+ */
+public final class ScriptRunner
+{
+    /** How much a run prints. */
+    public enum Detail
+    {
+        /** Narration ({@code say}), failures and nothing else. */
+        NARRATION,
+        /** Narration and each step's figures, without the statements and expects. */
+        FIGURES,
+        /** Every statement, its outcome and every expect. */
+        FULL
+    }
+
+    private final PrintWriter out;
+    private final Detail detail;
+    private Consumer<dev.rnicsim.simnic.SimFabric> fabricHook = f -> { };
+
+    /**
+     * @param out    where steps and outcomes are printed.
+     * @param detail how much to print.
+     */
+    public ScriptRunner(final PrintWriter out, final Detail detail)
+    {
+        this.out = out;
+        this.detail = detail;
+    }
+
+    /**
+     * @param hook called with the run's fabric before the first step (e.g. to attach a trace recorder).
+     * @return this runner.
+     */
+    public ScriptRunner onFabric(final Consumer<dev.rnicsim.simnic.SimFabric> hook)
+    {
+        this.fabricHook = hook;
+        return this;
+    }
+
+    /**
+     * Parses, checks and runs a script.
+     *
+     * @param file    the script's name, for messages.
+     * @param text    its text.
+     * @param baseDir where relative file names in it (devinfo=FILE) are resolved.
+     * @return how it ended.
+     * @throws ScriptException when it is malformed (nothing has run then).
+     */
+    public RunResult run(final String file, final String text, final Path baseDir)
+    {
+        final List<ScriptLine> lines = new ScriptParser().parse(file, text);
+        final Session s = new Session(baseDir);
+        fabricHook.accept(s.fabric);
+        Outcome last = Outcome.ok("");
+        int steps = 0;
+        int held = 0;
+        for (int i = 0; i < lines.size(); i++)
+        {
+            final ScriptLine l = lines.get(i);
+            switch (l.verb())
+            {
+                case "say" -> out.println(wrap(l.text().startsWith("\"") && l.text().endsWith("\"")
+                    ? ScriptParser.unquote(l.text()) : l.text()));
+                case "expect" ->
+                {
+                    final String failure = expect(s, l, last);
+                    if (failure != null)
+                    {
+                        out.println("  " + l.where() + "  expect " + l.text() + "\n    FAILED: " + failure);
+                        return end(s, 1, steps, held, l.where() + ": expect " + l.text() + ": " + failure);
+                    }
+                    held++;
+                    if (detail == Detail.FULL)
+                    {
+                        out.println("    expect " + l.text() + ": held");
+                    }
+                }
+                default ->
+                {
+                    steps++;
+                    if (detail == Detail.FULL)
+                    {
+                        out.println("  " + l.where() + "  " + l.verb() + " " + l.text());
+                    }
+                    final long before = s.fabric.clock().nowNs();
+                    last = l.verb().equals("repeat") ? repeat(s, l) : step(s, l);
+                    s.lastDurationNs = s.fabric.clock().nowNs() - before;
+                    if (detail != Detail.NARRATION && !last.message().isEmpty() || !last.ok())
+                    {
+                        printOutcome(l, last);
+                    }
+                    if (!last.ok() && !outcomeExpected(lines, i))
+                    {
+                        out.println("    FAILED: unexpected " + last.errno() + " (add 'expect " + last.errno()
+                            + "' if this is the point)");
+                        return end(s, 1, steps, held, l.where() + ": unexpected " + last.errno() + ": "
+                            + last.message());
+                    }
+                }
+            }
+        }
+        return end(s, 0, steps, held, null);
+    }
+
+    private RunResult end(final Session s, final int code, final int steps, final int held, final String failure)
+    {
+        closeAll(s);
+        return new RunResult(code, steps, held, failure, s.fabric.clock().nowNs());
+    }
+
+    /** Processes exit at the end of a run, which closes their contexts (and everything they hold). */
+    private static void closeAll(final Session s)
+    {
+        for (final Object o : s.names.values())
+        {
+            try
+            {
+                if (o instanceof SimContext c)
+                {
+                    c.close();
+                }
+            }
+            catch (final RuntimeException e)
+            {
+                // A context whose close fails at the very end changes no outcome of the run.
+            }
+        }
+    }
+
+    private void printOutcome(final ScriptLine l, final Outcome o)
+    {
+        if (o.ok())
+        {
+            for (final String line : o.message().split("\n"))
+            {
+                out.println("    " + line);
+            }
+        }
+        else
+        {
+            out.println("    -> " + o.errno() + ": " + o.message());
+        }
+    }
+
+    private static boolean outcomeExpected(final List<ScriptLine> lines, final int i)
+    {
+        for (int j = i + 1; j < lines.size(); j++)
+        {
+            final ScriptLine n = lines.get(j);
+            if (n.verb().equals("say"))
+            {
+                continue;
+            }
+            if (!n.verb().equals("expect"))
+            {
+                return false;
+            }
+            if (n.args().size() == 1 && (n.args().get(0).equals("ok") || ScriptParser.isErrno(n.args().get(0))))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String wrap(final String text)
+    {
+        final StringBuilder sb = new StringBuilder();
+        int col = 0;
+        for (final String w : text.split(" "))
+        {
+            if (col + w.length() > 100 && col > 0)
+            {
+                sb.append('\n');
+                col = 0;
+            }
+            else if (col > 0)
+            {
+                sb.append(' ');
+                col++;
+            }
+            sb.append(w);
+            col += w.length();
+        }
+        return sb.toString();
+    }
+
+    // ------------------------------------------------------------------ steps
+
+    private Outcome repeat(final Session s, final ScriptLine l)
+    {
+        final int sp = l.text().indexOf(' ');
+        final long n = Units.parse(l.text().substring(0, sp));
+        final ScriptLine inner = ScriptParser.statement(l.file(), l.line(), l.text().substring(sp + 1));
+        long done = 0;
+        Outcome o = Outcome.ok("");
+        while (done < n)
+        {
+            o = step(s, inner);
+            if (!o.ok())
+            {
+                break;
+            }
+            done++;
+        }
+        s.lastCount = done;
+        final String summary = "repeat " + n + ": " + done + " done" + (o.ok() ? "" : ", then " + o.errno()
+            + " at repetition " + (done + 1));
+        return o.ok() ? Outcome.ok(summary + (o.message().isEmpty() ? "" : "; last: " + o.message()))
+            : Outcome.failed(o.errno(), summary + ": " + o.message());
+    }
+
+    private Outcome step(final Session s, final ScriptLine l)
+    {
+        try
+        {
+            return switch (l.verb())
+            {
+                case "host" -> host(s, l);
+                case "device" -> device(s, l);
+                case "process" -> process(s, l);
+                case "open" -> open(s, l);
+                case "mmap" -> mmap(s, l);
+                case "touch" -> touch(s, l);
+                case "write" -> write(s, l);
+                case "munmap" -> memory(s, l, (p, a, n) -> p.munmap(a, n), "unmapped");
+                case "madvise" -> memory(s, l, (p, a, n) -> p.madvise(a, n,
+                    Madvice.valueOf(l.args().get(2).toUpperCase(Locale.ROOT))), "advised");
+                case "mprotect" -> memory(s, l, (p, a, n) -> p.mprotect(a, n, prot(l.args().get(2))), "protected");
+                case "fork" -> fork(s, l);
+                case "exit" -> exit(s, l);
+                case "reclaim" -> Outcome.ok("reclaimed " + s.get(l, l.args().get(0), SimHost.class).host()
+                    .reclaim(s.eval(l, l.args().get(1)).num()) + " pages");
+                case "compact" -> Outcome.ok("compaction moved " + s.get(l, l.args().get(0), SimHost.class).host()
+                    .compact() + " pages");
+                case "pd" -> bind(s, l, s.get(l, l.args().get(1), SimContext.class).allocPd(), "");
+                case "reg" -> reg(s, l);
+                case "dereg" -> dereg(s, l);
+                case "cq" -> bind(s, l, s.get(l, l.args().get(1), SimContext.class).createCq(
+                    l.args().size() > 2 ? (int)s.eval(l, l.args().get(2)).num() : 64), "");
+                case "qp" -> qp(s, l);
+                case "connect" -> connect(s, l);
+                case "post" -> post(s, l);
+                case "recv" -> recv(s, l);
+                case "poll" -> poll(s, l);
+                case "modify" ->
+                {
+                    s.get(l, l.args().get(0), SimQp.class).modifyToError();
+                    yield Outcome.ok("QP state ERR");
+                }
+                case "close" -> close(s, l);
+                case "show" -> Outcome.ok(Views.show(s, l));
+                default -> throw l.error("unknown verb '" + l.verb() + "'");
+            };
+        }
+        catch (final VerbsException e)
+        {
+            return Outcome.failed(e.errnoName().name(), strip(e.getMessage()));
+        }
+        catch (final KernelException e)
+        {
+            return Outcome.failed(e.errno().name(), strip(e.getMessage()));
+        }
+        catch (final TableException e)
+        {
+            return Outcome.failed(e.errno().name(), strip(e.getMessage()));
+        }
+    }
+
+    private static String strip(final String message)
+    {
+        return message == null ? "" : message;
+    }
+
+    private static Outcome bind(final Session s, final ScriptLine l, final Object value, final String figures)
+    {
+        s.names.put(l.args().get(0), value);
+        return Outcome.ok(figures);
+    }
+
+    private Outcome host(final Session s, final ScriptLine l)
+    {
+        final Map<String, String> o = l.options();
+        final HostConfig.Builder b = HostConfig.builder();
+        if (o.containsKey("ram"))
+        {
+            b.physicalMemoryBytes(s.eval(l, o.get("ram")).num());
+        }
+        if (o.containsKey("hugepages2m"))
+        {
+            b.hugepages2M(s.eval(l, o.get("hugepages2m")).num());
+        }
+        if (o.containsKey("hugepages1g"))
+        {
+            b.hugepages1G(s.eval(l, o.get("hugepages1g")).num());
+        }
+        if (o.containsKey("thp"))
+        {
+            b.thpMode(ThpMode.valueOf(o.get("thp").toUpperCase(Locale.ROOT)));
+        }
+        if (o.containsKey("fork"))
+        {
+            b.forkBehaviour(ForkBehaviour.valueOf(o.get("fork").toUpperCase(Locale.ROOT)));
+        }
+        if (o.containsKey("movable"))
+        {
+            b.movableZoneBytes(s.eval(l, o.get("movable")).num());
+        }
+        if (o.containsKey("swap"))
+        {
+            b.swapBytes(s.eval(l, o.get("swap")).num());
+        }
+        if (o.containsKey("max_map_count"))
+        {
+            b.maxMapCount((int)s.eval(l, o.get("max_map_count")).num());
+        }
+        final HostConfig config;
+        try
+        {
+            config = b.build();
+        }
+        catch (final IllegalArgumentException e)
+        {
+            return Outcome.failed("EINVAL", e.getMessage());
+        }
+        final long memlock = o.containsKey("memlock") ? s.eval(l, o.get("memlock")).num()
+            : UserProcess.DEFAULT_RLIMIT_MEMLOCK_BYTES;
+        final SimHost host = s.fabric.addHost(l.args().get(0), config);
+        s.names.put(l.args().get(0), new Session.HostBinding(host, memlock, "yes".equals(o.get("cap_ipc_lock"))));
+        return Outcome.ok(Units.bytes(config.physicalMemoryBytes()) + " RAM, hugepages 2M=" + config.hugepages2M()
+            + " 1G=" + config.hugepages1G() + ", THP " + config.thpMode().name().toLowerCase(Locale.ROOT)
+            + ", fork " + config.forkBehaviour().name().toLowerCase(Locale.ROOT) + ", RLIMIT_MEMLOCK "
+            + (memlock == UserProcess.RLIM_INFINITY ? "unlimited" : Units.bytes(memlock)));
+    }
+
+    private Outcome device(final Session s, final ScriptLine l)
+    {
+        final Map<String, String> o = l.options();
+        DeviceProfile p;
+        String defaulted = "";
+        if (o.containsKey("devinfo"))
+        {
+            final DevinfoResult r;
+            try
+            {
+                r = DevinfoReader.read(s.baseDir.resolve(o.get("devinfo")));
+            }
+            catch (final IOException e)
+            {
+                throw l.error("cannot read devinfo file '" + o.get("devinfo") + "': " + e.getMessage());
+            }
+            catch (final IllegalArgumentException e)
+            {
+                throw l.error(e.getMessage());
+            }
+            p = r.profile();
+            defaulted = r.defaultedFields().isEmpty() ? "" : "; defaulted (not in the dump): "
+                + String.join(", ", r.defaultedFields());
+        }
+        else
+        {
+            final String name = o.getOrDefault("profile", "connectx5");
+            if (!DeviceProfiles.builtIn().containsKey(name))
+            {
+                throw l.error("no built-in profile '" + name + "'; built-in: " + DeviceProfiles.builtIn().keySet());
+            }
+            p = DeviceProfiles.byName(name);
+        }
+        try
+        {
+            if (o.containsKey("log_num_mtt") || o.containsKey("log_mtts_per_seg"))
+            {
+                p = p.withMtt(MttConfig.buddy((int)s.eval(l, o.getOrDefault("log_num_mtt", "20")).num(),
+                    (int)s.eval(l, o.getOrDefault("log_mtts_per_seg", "3")).num()));
+            }
+            if (o.containsKey("max_mr"))
+            {
+                p = p.withAttributes(p.attributes().toBuilder().maxMr((int)s.eval(l, o.get("max_mr")).num()).build());
+            }
+            if (o.containsKey("cache"))
+            {
+                p = p.withCache((int)s.eval(l, o.get("cache")).num(), Math.min(p.cacheWays(),
+                    (int)s.eval(l, o.get("cache")).num()));
+            }
+            if (o.containsKey("keys"))
+            {
+                p = p.withVariantPolicy(VariantPolicy.valueOf(o.get("keys").toUpperCase(Locale.ROOT)));
+            }
+        }
+        catch (final IllegalArgumentException | TableException e)
+        {
+            return Outcome.failed("EINVAL", e.getMessage());
+        }
+        final SimHost host = s.get(l, l.args().get(1), SimHost.class);
+        final SimDevice d = host.addDevice("sim:" + host.name() + "/" + l.args().get(0), p);
+        s.names.put(l.args().get(0), d);
+        final MttCounters m = d.tables().mtt().counters();
+        return Outcome.ok(p.name() + " (" + p.driver() + "): max_mr " + p.attributes().maxMr() + ", MTT "
+            + m.capacityEntries() + " entries (" + p.mtt().allocator().name().toLowerCase(Locale.ROOT)
+            + "), page_size_cap 0x" + Long.toHexString(p.attributes().pageSizeCap()) + ", keys "
+            + p.variantPolicy().name().toLowerCase(Locale.ROOT) + defaulted);
+    }
+
+    private UserProcess spawn(final Session s, final ScriptLine l, final SimHost host, final String name)
+    {
+        Session.HostBinding hb = null;
+        for (final Object o : s.names.values())
+        {
+            if (o instanceof Session.HostBinding h && h.host() == host)
+            {
+                hb = h;
+            }
+        }
+        final UserProcess p = host.host().spawn(name);
+        final Map<String, String> o = l.options();
+        p.rlimitMemlockBytes(o.containsKey("memlock") ? s.eval(l, o.get("memlock")).num() : hb.memlockBytes());
+        p.capIpcLock(o.containsKey("cap_ipc_lock") ? "yes".equals(o.get("cap_ipc_lock")) : hb.capIpcLock());
+        return p;
+    }
+
+    private Outcome process(final Session s, final ScriptLine l)
+    {
+        final UserProcess p = spawn(s, l, s.get(l, l.args().get(1), SimHost.class), l.args().get(0));
+        s.names.put(l.args().get(0), p);
+        return Outcome.ok("pid " + p.pid() + ", RLIMIT_MEMLOCK " + memlock(p));
+    }
+
+    private static String memlock(final UserProcess p)
+    {
+        return (p.rlimitMemlockBytes() == UserProcess.RLIM_INFINITY ? "unlimited" : Units.bytes(p.rlimitMemlockBytes()))
+            + (p.capIpcLock() ? ", CAP_IPC_LOCK" : "");
+    }
+
+    private Outcome open(final Session s, final ScriptLine l)
+    {
+        final SimDevice d = s.get(l, l.args().get(1), SimDevice.class);
+        final UserProcess p = l.options().containsKey("process")
+            ? s.get(l, l.options().get("process"), UserProcess.class)
+            : spawn(s, l, d.host(), l.args().get(0));
+        final SimContext c = d.open(p);
+        s.names.put(l.args().get(0), c);
+        return Outcome.ok("process pid " + p.pid() + " opened " + d.hcaId() + ", RLIMIT_MEMLOCK " + memlock(p));
+    }
+
+    private Outcome mmap(final Session s, final ScriptLine l)
+    {
+        final UserProcess p = s.get(l, l.args().get(1), UserProcess.class);
+        final long len = s.eval(l, l.args().get(2)).num();
+        final String backing = l.options().getOrDefault("backing", "4k");
+        final Set<Prot> prot = prot(l.options().getOrDefault("prot", "rw"));
+        final long addr = switch (backing)
+        {
+            case "2m" -> p.mmap(0, len, prot, Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.HUGETLB,
+                MapFlag.HUGE_2MB));
+            case "1g" -> p.mmap(0, len, prot, Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.HUGETLB,
+                MapFlag.HUGE_1GB));
+            default ->
+            {
+                final long a = p.mmap(0, len, prot, Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS));
+                p.madvise(a, (len + 0xfff) & ~0xfffL, backing.equals("thp") ? Madvice.HUGEPAGE : Madvice.NOHUGEPAGE);
+                yield a;
+            }
+        };
+        s.names.put(l.args().get(0), new Session.Buffer(p, addr, len));
+        return Outcome.ok("0x" + Long.toHexString(addr) + ", " + Units.bytes(len) + " (" + backing + ")");
+    }
+
+    private static Set<Prot> prot(final String word)
+    {
+        return switch (word)
+        {
+            case "r" -> Set.of(Prot.READ);
+            case "none" -> Set.of();
+            default -> Prot.READ_WRITE;
+        };
+    }
+
+    private Outcome touch(final Session s, final ScriptLine l)
+    {
+        final Session.Val a = address(s, l, l.args().get(0));
+        final long pages = a.process().touch(a.num(), s.eval(l, l.args().get(1)).num(), l.flags().contains("write"));
+        return Outcome.ok(pages + " pages faulted in");
+    }
+
+    private Outcome write(final Session s, final ScriptLine l)
+    {
+        final Session.Val a = address(s, l, l.args().get(0));
+        final byte[] data = data(l.args().get(1));
+        a.process().write(a.num(), data);
+        return Outcome.ok(data.length + " bytes at 0x" + Long.toHexString(a.num()));
+    }
+
+    /** A memory verb on ADDR SIZE. */
+    private interface MemoryOp
+    {
+        void apply(UserProcess p, long addr, long length);
+    }
+
+    private Outcome memory(final Session s, final ScriptLine l, final MemoryOp op, final String done)
+    {
+        final Session.Val a = address(s, l, l.args().get(0));
+        final long len = s.eval(l, l.args().get(1)).num();
+        op.apply(a.process(), a.num(), len);
+        return Outcome.ok(done + " " + Units.bytes(len) + " at 0x" + Long.toHexString(a.num()));
+    }
+
+    private Session.Val address(final Session s, final ScriptLine l, final String expr)
+    {
+        final Session.Val v = s.eval(l, expr);
+        if (v.process() == null)
+        {
+            throw l.error("'" + expr + "' is no address in a process: start it with a buffer or MR name");
+        }
+        return v;
+    }
+
+    static byte[] data(final String token)
+    {
+        if (token.startsWith("hex:"))
+        {
+            return HexFormat.of().parseHex(token.substring(4));
+        }
+        return ScriptParser.unquote(token).getBytes(StandardCharsets.UTF_8);
+    }
+
+    private Outcome fork(final Session s, final ScriptLine l)
+    {
+        final UserProcess child = s.get(l, l.args().get(1), UserProcess.class).fork(l.args().get(0));
+        s.names.put(l.args().get(0), child);
+        return Outcome.ok("child pid " + child.pid());
+    }
+
+    private Outcome exit(final Session s, final ScriptLine l)
+    {
+        final UserProcess p = s.get(l, l.args().get(0), UserProcess.class);
+        p.exit();
+        return Outcome.ok("pid " + p.pid() + " exited; its contexts closed");
+    }
+
+    private Outcome reg(final Session s, final ScriptLine l)
+    {
+        final SimPd pd = s.get(l, l.args().get(1), SimPd.class);
+        final Session.Val a = s.eval(l, l.args().get(2));
+        final long len = s.eval(l, l.args().get(3)).num();
+        final Set<Access> access = access(l.options().getOrDefault("access", "local_write"));
+        final SimMr mr = (SimMr)(l.options().containsKey("iova")
+            ? pd.regMr(a.num(), len, s.eval(l, l.options().get("iova")).num(), access)
+            : pd.regMr(a.num(), len, access));
+        s.names.put(l.args().get(0), mr);
+        final SimDevice d = pd.context().device();
+        final List<RegistrationEvent> trace = d.recentRegistrations();
+        final RegistrationEvent e = trace.get(trace.size() - 1);
+        return Outcome.ok(String.format(Locale.ROOT, "lkey=0x%08x rkey=0x%08x (index %d, variant %d); page size %s, "
+            + "%d MTT entries (%d reserved), %d pages pinned; %s", mr.lkey(), mr.rkey(), (mr.lkey() >>> 8) & 0xffffff,
+            mr.lkey() & 0xff, Units.bytes(mr.pageSizeBytes()), mr.mttEntries(), mr.mttEntriesReserved(),
+            mr.pinnedPages(), Units.duration(e.durationNs())));
+    }
+
+    static Set<Access> access(final String words)
+    {
+        final Set<Access> set = EnumSet.noneOf(Access.class);
+        for (final String w : words.toLowerCase(Locale.ROOT).split(","))
+        {
+            switch (w)
+            {
+                case "none" ->
+                {
+                }
+                case "lw", "local_write" -> set.add(Access.LOCAL_WRITE);
+                case "rw", "remote_write" -> set.add(Access.REMOTE_WRITE);
+                case "rr", "remote_read" -> set.add(Access.REMOTE_READ);
+                case "ra", "remote_atomic" -> set.add(Access.REMOTE_ATOMIC);
+                case "mw", "mw_bind" -> set.add(Access.MW_BIND);
+                case "zb", "zero_based" -> set.add(Access.ZERO_BASED);
+                case "odp", "on_demand" -> set.add(Access.ON_DEMAND);
+                case "hugetlb" -> set.add(Access.HUGETLB);
+                case "ro", "relaxed_ordering" -> set.add(Access.RELAXED_ORDERING);
+                default -> throw new IllegalArgumentException(w);
+            }
+        }
+        return set;
+    }
+
+    private Outcome dereg(final Session s, final ScriptLine l)
+    {
+        final SimMr mr = s.get(l, l.args().get(0), SimMr.class);
+        if (mr.isClosed())
+        {
+            return Outcome.failed("EINVAL", "MR " + l.args().get(0) + " is deregistered already");
+        }
+        mr.close();
+        final List<RegistrationEvent> trace = mr.pd().context().device().recentRegistrations();
+        final RegistrationEvent e = trace.get(trace.size() - 1);
+        return Outcome.ok(e.pagesPinned() + " pages unpinned, " + e.mttEntries() + " MTT entries zapped, "
+            + e.cacheEntriesDropped() + " cached translations invalidated; " + Units.duration(e.durationNs())
+            + "; the key 0x" + Integer.toHexString(mr.lkey()) + " stays known to this script");
+    }
+
+    private Outcome qp(final Session s, final ScriptLine l)
+    {
+        final Map<String, String> o = l.options();
+        final int sge = (int)s.eval(l, o.getOrDefault("sge", "4")).num();
+        final QpCap cap = new QpCap((int)s.eval(l, o.getOrDefault("send_wr", "64")).num(),
+            (int)s.eval(l, o.getOrDefault("recv_wr", "64")).num(), sge, sge,
+            (int)s.eval(l, o.getOrDefault("inline", "64")).num());
+        final SimCq cq = s.get(l, l.args().get(2), SimCq.class);
+        final SimQp qp = (SimQp)s.get(l, l.args().get(1), SimPd.class).createQp(new QpInitAttr(cq, cq, QpType.RC,
+            cap, false));
+        s.names.put(l.args().get(0), qp);
+        return Outcome.ok("QP 0x" + Integer.toHexString(qp.qpNum()) + " in " + qp.state());
+    }
+
+    private Outcome connect(final Session s, final ScriptLine l)
+    {
+        final SimQp a = s.get(l, l.args().get(0), SimQp.class);
+        final SimQp b = s.get(l, l.args().get(1), SimQp.class);
+        final Set<Access> access = access(l.options().getOrDefault("access", "remote_write,remote_read,remote_atomic"));
+        final int rnrRetry = (int)s.eval(l, l.options().getOrDefault("rnr_retry", "7")).num();
+        final int timer = (int)s.eval(l, l.options().getOrDefault("min_rnr_timer", "12")).num();
+        final int retry = (int)s.eval(l, l.options().getOrDefault("retry", "7")).num();
+        for (final SimQp[] pair : a == b ? new SimQp[][] {{a, a}} : new SimQp[][] {{a, b}, {b, a}})
+        {
+            pair[0].modifyToInit(access);
+            pair[0].modifyToRtr(pair[1].address(), timer);
+            pair[0].modifyToRts(retry, rnrRetry);
+        }
+        return Outcome.ok("RTS both ways, qp_access_flags " + access + ", rnr_retry " + rnrRetry);
+    }
+
+    private Outcome post(final Session s, final ScriptLine l)
+    {
+        final SimQp qp = s.get(l, l.args().get(1), SimQp.class);
+        final Map<String, String> o = l.options();
+        final List<Sge> sgl = sgl(s, l, o.get("sgl"));
+        final long id = o.containsKey("id") ? s.eval(l, o.get("id")).num() : s.nextWrId++;
+        final WrOpcode op = switch (l.args().get(0))
+        {
+            case "write" -> WrOpcode.RDMA_WRITE;
+            case "write_imm" -> WrOpcode.RDMA_WRITE_WITH_IMM;
+            case "read" -> WrOpcode.RDMA_READ;
+            case "send" -> WrOpcode.SEND;
+            case "send_imm" -> WrOpcode.SEND_WITH_IMM;
+            case "cas" -> WrOpcode.ATOMIC_CMP_AND_SWP;
+            default -> WrOpcode.ATOMIC_FETCH_AND_ADD;
+        };
+        long remote = 0;
+        int rkey = 0;
+        if (o.containsKey("remote"))
+        {
+            final Session.Val r = s.eval(l, o.get("remote"));
+            remote = r.num();
+            rkey = r.mr() != null ? r.mr().rkey() : 0;
+        }
+        if (o.containsKey("rkey"))
+        {
+            rkey = (int)s.eval(l, o.get("rkey")).num();
+        }
+        if (op.isRdma() && !o.containsKey("remote"))
+        {
+            throw l.error("post " + l.args().get(0) + " needs remote=ADDR (and rkey=KEY unless ADDR starts at an MR)");
+        }
+        final Set<SendFlag> flags = EnumSet.noneOf(SendFlag.class);
+        if (!l.flags().contains("unsignaled"))
+        {
+            flags.add(SendFlag.SIGNALED);
+        }
+        if (l.flags().contains("inline"))
+        {
+            flags.add(SendFlag.INLINE);
+        }
+        final long compareAdd = op == WrOpcode.ATOMIC_FETCH_AND_ADD
+            ? s.eval(l, o.getOrDefault("add", "1")).num() : s.eval(l, o.getOrDefault("compare", "0")).num();
+        final SendWr wr = new SendWr(id, op, sgl, flags, remote, rkey,
+            (int)s.eval(l, o.getOrDefault("imm", "0")).num(), compareAdd, s.eval(l, o.getOrDefault("swap", "0")).num(),
+            0);
+        qp.postSend(wr);
+        return Outcome.ok("posted wr_id=" + id + " (" + op + ", " + wr.totalBytes() + " bytes)"
+            + (qp.sendsWaiting() > 0 ? "; waiting: the peer has no receive posted (RNR)" : ""));
+    }
+
+    private List<Sge> sgl(final Session s, final ScriptLine l, final String text)
+    {
+        final List<Sge> out = new ArrayList<>();
+        if (text == null || text.isEmpty())
+        {
+            return out;
+        }
+        for (final String sge : text.split(","))
+        {
+            final String[] parts = sge.split(":");
+            final Session.Val a = s.eval(l, parts[0]);
+            final long len = s.eval(l, parts[1]).num();
+            final int key;
+            if (parts.length == 3)
+            {
+                key = (int)s.eval(l, parts[2]).num();
+            }
+            else if (a.mr() != null)
+            {
+                key = a.mr().lkey();
+            }
+            else
+            {
+                throw l.error("SGE '" + sge + "': give the lkey (ADDR:LEN:LKEY) or start ADDR at an MR name");
+            }
+            try
+            {
+                out.add(new Sge(a.num(), len, key));
+            }
+            catch (final IllegalArgumentException e)
+            {
+                throw l.error("SGE '" + sge + "': " + e.getMessage());
+            }
+        }
+        return out;
+    }
+
+    private Outcome recv(final Session s, final ScriptLine l)
+    {
+        final SimQp qp = s.get(l, l.args().get(0), SimQp.class);
+        final long id = l.options().containsKey("id") ? s.eval(l, l.options().get("id")).num() : s.nextWrId++;
+        qp.postRecv(new RecvWr(id, sgl(s, l, l.options().get("sgl"))));
+        return Outcome.ok("receive wr_id=" + id + " posted (" + qp.receivesPosted() + " waiting)");
+    }
+
+    private Outcome poll(final Session s, final ScriptLine l)
+    {
+        final SimCq cq = s.get(l, l.args().get(0), SimCq.class);
+        final int n = l.args().size() > 1 ? (int)s.eval(l, l.args().get(1)).num() : 16;
+        s.lastCompletions = cq.poll(n);
+        if (s.lastCompletions.isEmpty())
+        {
+            return Outcome.ok("no completion");
+        }
+        final StringBuilder sb = new StringBuilder();
+        for (final WorkCompletion wc : s.lastCompletions)
+        {
+            if (sb.length() > 0)
+            {
+                sb.append('\n');
+            }
+            sb.append("wc wr_id=").append(wc.wrId()).append(' ').append(wc.status().cName());
+            if (wc.ok())
+            {
+                sb.append(" opcode=").append(wc.opcode()).append(" byte_len=").append(wc.byteLen());
+                if (wc.withImm())
+                {
+                    sb.append(" imm=0x").append(Integer.toHexString(wc.immData()));
+                }
+            }
+        }
+        return Outcome.ok(sb.toString());
+    }
+
+    private Outcome close(final Session s, final ScriptLine l)
+    {
+        final Object o = s.names.get(l.args().get(0));
+        switch (o)
+        {
+            case SimContext c -> c.close();
+            case SimPd p -> p.close();
+            case SimMr m -> m.close();
+            case SimCq c -> c.close();
+            case SimQp q -> q.close();
+            default -> throw l.error("'" + l.args().get(0) + "' cannot be closed");
+        }
+        return Outcome.ok("closed");
+    }
+
+    // ------------------------------------------------------------------ expect
+
+    private String expect(final Session s, final ScriptLine l, final Outcome last)
+    {
+        final List<String> a = l.args();
+        if (a.size() == 1)
+        {
+            final String w = a.get(0);
+            if (w.equals("ok") || ScriptParser.isErrno(w))
+            {
+                return w.equals(last.name()) ? null : "expected " + w + ", got " + last.name()
+                    + (last.ok() ? "" : ": " + last.message());
+            }
+            final String status = w.startsWith("IBV_WC_") ? w.substring(7) : w;
+            if (s.lastCompletions.isEmpty())
+            {
+                return "expected a completion with " + status + ", but the last poll returned none";
+            }
+            final String got = s.lastCompletions.get(0).status().name();
+            return got.equals(status) ? null : "expected IBV_WC_" + status + ", got IBV_WC_" + got;
+        }
+        if (a.get(0).equals("bytes"))
+        {
+            final Session.Val at = address(s, l, a.get(1));
+            final byte[] want = data(a.get(2));
+            final byte[] got;
+            try
+            {
+                got = at.process().read(at.num(), want.length);
+            }
+            catch (final KernelException e)
+            {
+                return "reading " + want.length + " bytes at 0x" + Long.toHexString(at.num()) + " failed: "
+                    + e.getMessage();
+            }
+            return Arrays.equals(want, got) ? null : "expected bytes " + printable(want) + ", got " + printable(got);
+        }
+        final Session.Val left = s.eval(l, a.get(0));
+        final String op = a.get(1);
+        final String rightText = a.get(2);
+        if (rightText.matches("[A-Z_]+") && !s.names.containsKey(rightText))
+        {
+            final String want = rightText.startsWith("IBV_WC_") ? rightText.substring(7) : rightText;
+            final String got = left.numeric() ? String.valueOf(left.num()) : left.text();
+            final boolean eq = want.equals(got);
+            if (op.equals("==") ? eq : op.equals("!=") && !eq)
+            {
+                return null;
+            }
+            return a.get(0) + " is " + got + ", expected " + op + " " + want;
+        }
+        final Session.Val right = s.eval(l, rightText);
+        final long x = left.num();
+        final long y = right.num();
+        final boolean holds = switch (op)
+        {
+            case "==" -> x == y;
+            case "!=" -> x != y;
+            case "<" -> x < y;
+            case "<=" -> x <= y;
+            case ">" -> x > y;
+            default -> x >= y;
+        };
+        return holds ? null : a.get(0) + " is " + left.show() + ", expected " + op + " " + right.show();
+    }
+
+    private static String printable(final byte[] b)
+    {
+        final String text = new String(b, StandardCharsets.UTF_8);
+        return text.chars().allMatch(c -> c >= 32 && c < 127) ? "\"" + text + "\"" : "hex:" + HexFormat.of()
+            .formatHex(b);
+    }
+}

@@ -1,0 +1,291 @@
+package dev.rnicsim.scenarios.script;
+
+import dev.rnicsim.mtt.MttCounters;
+import dev.rnicsim.pagetable.Host;
+import dev.rnicsim.pagetable.PageSize;
+import dev.rnicsim.pagetable.PhysicalMemory;
+import dev.rnicsim.pagetable.UserProcess;
+import dev.rnicsim.simnic.SimContext;
+import dev.rnicsim.simnic.SimCounter;
+import dev.rnicsim.simnic.SimCq;
+import dev.rnicsim.simnic.SimDevice;
+import dev.rnicsim.simnic.SimFabric;
+import dev.rnicsim.simnic.SimHost;
+import dev.rnicsim.simnic.SimMr;
+import dev.rnicsim.simnic.SimPd;
+import dev.rnicsim.simnic.SimQp;
+import dev.rnicsim.verbs.WorkCompletion;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The state of one script run: the fabric, what each name is bound to, and what the last step left to check
+ * ({@code last.*}). Evaluates value expressions. Not thread safe.
+ */
+final class Session
+{
+    /** A host with the defaults its new processes get. */
+    record HostBinding(SimHost host, long memlockBytes, boolean capIpcLock)
+    {
+    }
+
+    /** An address in a process. */
+    record Buffer(UserProcess process, long addr, long lengthBytes)
+    {
+    }
+
+    /**
+     * A value: a number, or a text (states, statuses), with the process and MR it points into when it is an
+     * address.
+     */
+    record Val(long num, String text, UserProcess process, SimMr mr)
+    {
+        boolean numeric()
+        {
+            return text == null;
+        }
+
+        String show()
+        {
+            return text != null ? text : num + (num > 4095 || num < 0 ? " (0x" + Long.toHexString(num) + ")" : "");
+        }
+    }
+
+    final SimFabric fabric = new SimFabric();
+    final Map<String, Object> names = new HashMap<>();
+    final java.nio.file.Path baseDir;
+    long lastDurationNs;
+    long lastCount;
+    List<WorkCompletion> lastCompletions = List.of();
+    long nextWrId = 1;
+
+    Session(final java.nio.file.Path baseDir)
+    {
+        this.baseDir = baseDir;
+    }
+
+    <T> T get(final ScriptLine l, final String name, final Class<T> type)
+    {
+        final Object o = names.get(name);
+        if (type.isInstance(o))
+        {
+            return type.cast(o);
+        }
+        if (type == UserProcess.class && o instanceof SimContext c)
+        {
+            return type.cast(c.process());
+        }
+        if (type == SimHost.class && o instanceof HostBinding h)
+        {
+            return type.cast(h.host());
+        }
+        throw l.error("'" + name + "' is no " + type.getSimpleName());
+    }
+
+    /**
+     * Evaluates {@code term (+|- term)*}.
+     */
+    Val eval(final ScriptLine l, final String expr)
+    {
+        long sum = 0;
+        UserProcess process = null;
+        SimMr mr = null;
+        String text = null;
+        final List<Expressions.Term> terms = Expressions.split(expr);
+        for (final Expressions.Term t : terms)
+        {
+            final Val v = term(l, t.text());
+            if (!v.numeric())
+            {
+                if (terms.size() > 1)
+                {
+                    throw l.error("'" + t.text() + "' is a text (" + v.text() + "), which cannot be added");
+                }
+                text = v.text();
+            }
+            if (process == null)
+            {
+                process = v.process();
+                mr = v.mr();
+            }
+            sum = t.minus() ? sum - v.num() : sum + v.num();
+        }
+        return new Val(sum, text, process, mr);
+    }
+
+    private Val term(final ScriptLine l, final String term)
+    {
+        final Long literal = Units.parse(term);
+        if (literal != null)
+        {
+            return num(literal);
+        }
+        if (term.equals("now"))
+        {
+            return num(fabric.clock().nowNs());
+        }
+        if (term.equals("unlimited"))
+        {
+            return num(UserProcess.RLIM_INFINITY);
+        }
+        final int dot = term.indexOf('.');
+        final String base = dot < 0 ? term : term.substring(0, dot);
+        final String field = dot < 0 ? null : term.substring(dot + 1);
+        if (base.equals("last"))
+        {
+            return last(l, field);
+        }
+        final Object o = names.get(base);
+        if (o == null)
+        {
+            throw l.error("'" + base + "' is not defined");
+        }
+        return switch (o)
+        {
+            case Buffer b -> field == null ? new Val(b.addr(), null, b.process(), null) : bufferField(b, field);
+            case SimMr m -> field == null ? new Val(m.iova(), null, m.pd().context().process(), m)
+                : num(mrField(m, field));
+            case SimQp q -> field == null ? num(q.qpNum()) : qpField(q, field);
+            case SimPd p -> num(p.pdNum());
+            case SimCq c -> num(field != null && field.equals("entries") ? c.cqe() : c.depth());
+            case SimContext c -> field == null ? num(c.process().pid()) : num(processField(c.process(), field));
+            case UserProcess p -> field == null ? num(p.pid()) : num(processField(p, field));
+            case SimDevice d -> num(deviceField(l, d, field));
+            case HostBinding h -> num(hostField(l, h.host().host(), field));
+            default -> throw l.error("'" + base + "' has no value");
+        };
+    }
+
+    private static Val num(final long n)
+    {
+        return new Val(n, null, null, null);
+    }
+
+    private Val last(final ScriptLine l, final String field)
+    {
+        final WorkCompletion wc = lastCompletions.isEmpty() ? null : lastCompletions.get(0);
+        return switch (field)
+        {
+            case "duration_ns" -> num(lastDurationNs);
+            case "count" -> num(lastCount);
+            case "completions" -> num(lastCompletions.size());
+            case "status" -> new Val(0, wc == null ? "NONE" : wc.status().name(), null, null);
+            case "byte_len" -> num(wc == null ? 0 : wc.byteLen());
+            case "imm" -> num(wc == null ? 0 : wc.immData() & 0xffffffffL);
+            case "wr_id" -> num(wc == null ? 0 : wc.wrId());
+            default -> throw l.error("last has no field '" + field + "'");
+        };
+    }
+
+    private static Val bufferField(final Buffer b, final String field)
+    {
+        final UserProcess p = b.process();
+        final long phys = p.exited() ? -1 : p.translate(b.addr());
+        final PhysicalMemory pm = p.host().physicalMemory();
+        return num(switch (field)
+        {
+            case "phys" -> phys;
+            case "page_size" ->
+            {
+                final PageSize s = p.exited() ? null : p.mappedPageSize(b.addr());
+                yield s == null ? 0 : s.bytes();
+            }
+            case "length" -> b.lengthBytes();
+            case "pin_count" -> phys < 0 ? 0 : pm.pinCount(phys >>> PhysicalMemory.FRAME_SHIFT);
+            case "map_count" -> phys < 0 ? 0 : pm.mapCount(phys >>> PhysicalMemory.FRAME_SHIFT);
+            default -> 0;
+        });
+    }
+
+    static long mrField(final SimMr m, final String field)
+    {
+        return switch (field)
+        {
+            case "addr" -> m.addr();
+            case "length" -> m.lengthBytes();
+            case "iova" -> m.iova();
+            case "lkey" -> m.lkey() & 0xffffffffL;
+            case "rkey" -> m.rkey() & 0xffffffffL;
+            case "page_size" -> m.pageSizeBytes();
+            case "mtt_entries" -> m.mttEntries();
+            case "mtt_reserved" -> m.mttEntriesReserved();
+            case "pinned_pages" -> m.pinnedPages();
+            case "index" -> (m.lkey() >>> 8) & 0xffffff;
+            case "variant" -> m.lkey() & 0xff;
+            case "closed" -> m.isClosed() ? 1 : 0;
+            default -> 0;
+        };
+    }
+
+    private static Val qpField(final SimQp q, final String field)
+    {
+        return switch (field)
+        {
+            case "num" -> num(q.qpNum());
+            case "state" -> new Val(0, q.state().name(), null, null);
+            case "receives" -> num(q.receivesPosted());
+            case "sends_waiting" -> num(q.sendsWaiting());
+            default -> num(0);
+        };
+    }
+
+    static long processField(final UserProcess p, final String field)
+    {
+        return switch (field)
+        {
+            case "pinned_vm" -> p.pinnedVmPages();
+            case "pinned_vm_bytes" -> p.pinnedVmPages() << 12;
+            case "locked_vm" -> p.lockedVmPages();
+            case "memlock" -> p.rlimitMemlockBytes();
+            case "vmas" -> p.exited() ? 0 : p.vmas().size();
+            case "pid" -> p.pid();
+            case "exited" -> p.exited() ? 1 : 0;
+            default -> 0;
+        };
+    }
+
+    private static long deviceField(final ScriptLine l, final SimDevice d, final String field)
+    {
+        if (field == null)
+        {
+            throw l.error("a device has no value of its own; use a field, e.g. " + d.hcaId() + ".sim_mr_live");
+        }
+        for (final SimCounter c : SimCounter.values())
+        {
+            if (c.label().equals(field))
+            {
+                return d.counter(c);
+            }
+        }
+        final MttCounters m = d.tables().mtt().counters();
+        return switch (field)
+        {
+            case "mtt_capacity" -> m.capacityEntries();
+            case "mtt_free" -> m.entriesFree();
+            case "mtt_largest_free" -> m.largestFreeBlock();
+            case "mtt_requested" -> m.entriesRequested();
+            case "max_mr" -> d.attributes().maxMr();
+            case "cache_entries" -> d.profile().cacheEntries();
+            case "page_size_cap" -> d.attributes().pageSizeCap();
+            default -> throw l.error("a device has no field '" + field + "'");
+        };
+    }
+
+    private static long hostField(final ScriptLine l, final Host h, final String field)
+    {
+        final PhysicalMemory pm = h.physicalMemory();
+        return switch (field)
+        {
+            case "mem_total" -> pm.totalFrames() << 12;
+            case "mem_free" -> pm.freeFrames() << 12;
+            case "mem_used" -> pm.usedFrames() << 12;
+            case "hugepages_free_2m" -> h.hugepagesFree(PageSize.SIZE_2M);
+            case "hugepages_free_1g" -> h.hugepagesFree(PageSize.SIZE_1G);
+            case "hugepages_total_2m" -> h.hugepagesTotal(PageSize.SIZE_2M);
+            case "hugepages_total_1g" -> h.hugepagesTotal(PageSize.SIZE_1G);
+            case "swap_used" -> 0;
+            default -> throw l.error("a host has no field '" + field + "'");
+        };
+    }
+}

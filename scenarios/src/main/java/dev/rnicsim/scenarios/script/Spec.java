@@ -1,0 +1,245 @@
+package dev.rnicsim.scenarios.script;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The grammar of one verb: its positional arguments, its options and its flags, with a usage line that the README
+ * and the error messages show. The table {@link #VERBS} is the language. Immutable.
+ *
+ * @param verb    the verb.
+ * @param args    positional arguments in order.
+ * @param options options by key.
+ * @param flags   bare words allowed after the positional arguments.
+ * @param usage   the usage line.
+ */
+public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<String> flags, String usage)
+{
+    /** What an argument or option value must be. */
+    public sealed interface Arg
+    {
+        /**
+         * @return true when it may be left out (positional arguments: only at the end).
+         */
+        boolean optional();
+    }
+
+    /**
+     * A new name to bind.
+     *
+     * @param kind     what it will name.
+     * @param optional may be left out.
+     */
+    public record NewName(Kind kind, boolean optional) implements Arg
+    {
+    }
+
+    /**
+     * A name bound earlier.
+     *
+     * @param kinds    what it may name.
+     * @param optional may be left out.
+     */
+    public record Ref(Set<Kind> kinds, boolean optional) implements Arg
+    {
+    }
+
+    /**
+     * A value: numbers with units, names, {@code name.field}, sums and differences.
+     *
+     * @param optional may be left out.
+     */
+    public record Expr(boolean optional) implements Arg
+    {
+    }
+
+    /**
+     * One of fixed words (several, comma-separated, when {@code list}).
+     *
+     * @param choices  allowed words.
+     * @param list     a comma-separated list of them.
+     * @param optional may be left out.
+     */
+    public record Word(Set<String> choices, boolean list, boolean optional) implements Arg
+    {
+    }
+
+    /**
+     * Bytes: a quoted string or {@code hex:...}.
+     *
+     * @param optional may be left out.
+     */
+    public record Data(boolean optional) implements Arg
+    {
+    }
+
+    /**
+     * A scatter/gather list: {@code SGE[,SGE...]}, each {@code ADDR:LEN[:KEY]}.
+     *
+     * @param optional may be left out.
+     */
+    public record Sgl(boolean optional) implements Arg
+    {
+    }
+
+    /**
+     * A file path or free word.
+     *
+     * @param optional may be left out.
+     */
+    public record Word1(boolean optional) implements Arg
+    {
+    }
+
+    /** Access words and the flags they stand for. */
+    public static final Set<String> ACCESS_WORDS = Set.of("none", "local_write", "remote_write", "remote_read",
+        "remote_atomic", "mw_bind", "zero_based", "on_demand", "hugetlb", "relaxed_ordering", "lw", "rw", "rr", "ra",
+        "mw", "zb", "odp", "ro");
+
+    private static final Set<Kind> PROCS = Set.of(Kind.CONTEXT, Kind.PROCESS);
+
+    /** The language: every verb's grammar, in the order the README documents them. */
+    public static final Map<String, Spec> VERBS = table();
+
+    private static Map<String, Spec> table()
+    {
+        final Map<String, Spec> t = new LinkedHashMap<>();
+        add(t, "host NAME [ram=SIZE] [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no] [hugepages2m=N] [hugepages1g=N]"
+            + " [thp=always|madvise|never] [fork=modern|legacy] [movable=SIZE] [swap=SIZE] [max_map_count=N]",
+            List.of(new NewName(Kind.HOST, false)),
+            opts("ram", expr(), "memlock", expr(), "cap_ipc_lock", word("yes", "no"), "hugepages2m", expr(),
+                "hugepages1g", expr(), "thp", word("always", "madvise", "never"), "fork", word("modern", "legacy"),
+                "movable", expr(), "swap", expr(), "max_map_count", expr()));
+        add(t, "device NAME HOST [profile=NAME] [devinfo=FILE] [log_num_mtt=N] [log_mtts_per_seg=N] [max_mr=N]"
+            + " [cache=ENTRIES] [keys=generation|random|recycled]",
+            List.of(new NewName(Kind.DEVICE, false), ref(Kind.HOST)),
+            opts("profile", new Word1(true), "devinfo", new Word1(true), "log_num_mtt", expr(), "log_mtts_per_seg",
+                expr(), "max_mr", expr(), "cache", expr(), "keys", word("generation", "random", "recycled")));
+        add(t, "process NAME HOST [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no]",
+            List.of(new NewName(Kind.PROCESS, false), ref(Kind.HOST)),
+            opts("memlock", expr(), "cap_ipc_lock", word("yes", "no")));
+        add(t, "open NAME DEVICE [process=PROCESS] [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no]",
+            List.of(new NewName(Kind.CONTEXT, false), ref(Kind.DEVICE)),
+            opts("process", new Ref(Set.of(Kind.PROCESS), true), "memlock", expr(), "cap_ipc_lock",
+                word("yes", "no")));
+        add(t, "mmap NAME PROCESS SIZE [backing=4k|thp|2m|1g] [prot=rw|r|none]",
+            List.of(new NewName(Kind.BUFFER, false), new Ref(PROCS, false), new Expr(false)),
+            opts("backing", word("4k", "thp", "2m", "1g"), "prot", word("rw", "r", "none")));
+        add(t, "touch ADDR SIZE [write]", List.of(new Expr(false), new Expr(false)), Map.of(), Set.of("write"));
+        add(t, "write ADDR DATA", List.of(new Expr(false), new Data(false)), Map.of());
+        add(t, "munmap ADDR SIZE", List.of(new Expr(false), new Expr(false)), Map.of());
+        add(t, "madvise ADDR SIZE dontneed|hugepage|nohugepage|dontfork|dofork",
+            List.of(new Expr(false), new Expr(false), new Word(Set.of("dontneed", "hugepage", "nohugepage",
+                "dontfork", "dofork"), false, false)), Map.of());
+        add(t, "mprotect ADDR SIZE rw|r|none", List.of(new Expr(false), new Expr(false),
+            new Word(Set.of("rw", "r", "none"), false, false)), Map.of());
+        add(t, "fork NAME PROCESS", List.of(new NewName(Kind.PROCESS, false), new Ref(PROCS, false)), Map.of());
+        add(t, "exit PROCESS", List.of(new Ref(PROCS, false)), Map.of());
+        add(t, "reclaim HOST PAGES", List.of(ref(Kind.HOST), new Expr(false)), Map.of());
+        add(t, "compact HOST", List.of(ref(Kind.HOST)), Map.of());
+        add(t, "pd NAME CONTEXT", List.of(new NewName(Kind.PD, false), ref(Kind.CONTEXT)), Map.of());
+        add(t, "reg NAME PD ADDR SIZE [access=FLAGS] [iova=ADDR]",
+            List.of(new NewName(Kind.MR, false), ref(Kind.PD), new Expr(false), new Expr(false)),
+            opts("access", new Word(ACCESS_WORDS, true, true), "iova", expr()));
+        add(t, "dereg MR", List.of(ref(Kind.MR)), Map.of());
+        add(t, "cq NAME CONTEXT [ENTRIES]", List.of(new NewName(Kind.CQ, false), ref(Kind.CONTEXT),
+            new Expr(true)), Map.of());
+        add(t, "qp NAME PD CQ [send_wr=N] [recv_wr=N] [sge=N] [inline=N]",
+            List.of(new NewName(Kind.QP, false), ref(Kind.PD), ref(Kind.CQ)),
+            opts("send_wr", expr(), "recv_wr", expr(), "sge", expr(), "inline", expr()));
+        add(t, "connect QP QP [access=FLAGS] [rnr_retry=N] [min_rnr_timer=N] [retry=N]",
+            List.of(ref(Kind.QP), ref(Kind.QP)),
+            opts("access", new Word(ACCESS_WORDS, true, true), "rnr_retry", expr(), "min_rnr_timer", expr(),
+                "retry", expr()));
+        add(t, "post write|write_imm|read|send|send_imm|cas|faa QP [sgl=SGL] [remote=ADDR] [rkey=KEY] [imm=N]"
+            + " [compare=N] [swap=N] [add=N] [id=N] [unsignaled] [inline]",
+            List.of(new Word(Set.of("write", "write_imm", "read", "send", "send_imm", "cas", "faa"), false, false),
+                ref(Kind.QP)),
+            opts("sgl", new Sgl(true), "remote", expr(), "rkey", expr(), "imm", expr(), "compare", expr(),
+                "swap", expr(), "add", expr(), "id", expr()), Set.of("unsignaled", "inline"));
+        add(t, "recv QP [sgl=SGL] [id=N]", List.of(ref(Kind.QP)), opts("sgl", new Sgl(true), "id", expr()));
+        add(t, "poll CQ [N]", List.of(ref(Kind.CQ), new Expr(true)), Map.of());
+        add(t, "modify QP err", List.of(ref(Kind.QP), new Word(Set.of("err"), false, false)), Map.of());
+        add(t, "close NAME", List.of(new Ref(Set.of(Kind.CONTEXT, Kind.PD, Kind.MR, Kind.CQ, Kind.QP), false)),
+            Map.of());
+        add(t, "show mr|qp|walk|mtt|counters|trace|devinfo|meminfo|vmstat|buddyinfo|hugepages|status|smaps|clock"
+            + " [NAME|ADDR]",
+            List.of(new Word(Set.of("mr", "qp", "walk", "mtt", "counters", "trace", "devinfo", "meminfo", "vmstat",
+                "buddyinfo", "hugepages", "status", "smaps", "clock"), false, false), new Expr(true)), Map.of());
+        add(t, "repeat N STATEMENT", List.of(), Map.of());
+        add(t, "expect ok|ERRNO|STATUS | expect EXPR OP EXPR | expect bytes ADDR DATA", List.of(), Map.of());
+        add(t, "say TEXT", List.of(), Map.of());
+        return t;
+    }
+
+    private static void add(final Map<String, Spec> t, final String usage, final List<Arg> args,
+        final Map<String, Arg> options)
+    {
+        add(t, usage, args, options, Set.of());
+    }
+
+    private static void add(final Map<String, Spec> t, final String usage, final List<Arg> args,
+        final Map<String, Arg> options, final Set<String> flags)
+    {
+        final String verb = usage.substring(0, usage.indexOf(' '));
+        t.put(verb, new Spec(verb, args, options, flags, usage));
+    }
+
+    private static Map<String, Arg> opts(final Object... pairs)
+    {
+        final Map<String, Arg> m = new LinkedHashMap<>();
+        for (int i = 0; i < pairs.length; i += 2)
+        {
+            m.put((String)pairs[i], (Arg)pairs[i + 1]);
+        }
+        return m;
+    }
+
+    private static Expr expr()
+    {
+        return new Expr(true);
+    }
+
+    private static Word word(final String... choices)
+    {
+        return new Word(Set.copyOf(Arrays.asList(choices)), false, true);
+    }
+
+    private static Ref ref(final Kind kind)
+    {
+        return new Ref(Set.of(kind), false);
+    }
+
+    /**
+     * @return the required positional arguments.
+     */
+    public int required()
+    {
+        int n = 0;
+        for (final Arg a : args)
+        {
+            if (!a.optional())
+            {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * @return the usage lines of every verb.
+     */
+    public static List<String> usages()
+    {
+        final List<String> out = new ArrayList<>();
+        for (final Spec s : VERBS.values())
+        {
+            out.add(s.usage());
+        }
+        return out;
+    }
+}

@@ -1,0 +1,152 @@
+package dev.rnicsim.scenarios.script;
+
+import dev.rnicsim.mtt.MttCounters;
+import dev.rnicsim.pagetable.PageSize;
+import dev.rnicsim.pagetable.PhysicalMemory;
+import dev.rnicsim.pagetable.ProcFs;
+import dev.rnicsim.pagetable.UserProcess;
+import dev.rnicsim.pagetable.Vma;
+import dev.rnicsim.simnic.RegistrationEvent;
+import dev.rnicsim.simnic.SimDevice;
+import dev.rnicsim.simnic.SimHost;
+import dev.rnicsim.simnic.SimMr;
+import dev.rnicsim.simnic.SimQp;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The {@code show} views: an MR, a QP, a page-table walk, MTT usage, counters, the registration trace, a devinfo
+ * dump, the /proc views. Stateless.
+ */
+final class Views
+{
+    private Views()
+    {
+    }
+
+    static String show(final Session s, final ScriptLine l)
+    {
+        final String what = l.args().get(0);
+        final String arg = l.args().size() > 1 ? l.args().get(1) : null;
+        if (arg == null && !what.equals("clock"))
+        {
+            throw l.error("show " + what + " needs a name or an address");
+        }
+        return switch (what)
+        {
+            case "mr" -> mr(s.get(l, arg, SimMr.class));
+            case "qp" -> s.get(l, arg, SimQp.class).toString() + ", " + s.get(l, arg, SimQp.class).receivesPosted()
+                + " receives posted, " + s.get(l, arg, SimQp.class).sendsWaiting() + " sends waiting";
+            case "walk" -> walk(s, l, arg);
+            case "mtt" -> mtt(s.get(l, arg, SimDevice.class));
+            case "counters" -> counters(s.get(l, arg, SimDevice.class));
+            case "trace" -> trace(s.get(l, arg, SimDevice.class));
+            case "devinfo" -> s.get(l, arg, SimDevice.class).devinfo().stripTrailing();
+            case "meminfo" -> ProcFs.meminfo(s.get(l, arg, SimHost.class).host()).stripTrailing();
+            case "vmstat" -> ProcFs.vmstat(s.get(l, arg, SimHost.class).host()).stripTrailing();
+            case "buddyinfo" -> ProcFs.buddyinfo(s.get(l, arg, SimHost.class).host()).stripTrailing();
+            case "hugepages" -> ProcFs.hugepages(s.get(l, arg, SimHost.class).host()).stripTrailing();
+            case "status" -> ProcFs.status(s.get(l, arg, UserProcess.class)).stripTrailing();
+            case "smaps" -> ProcFs.smaps(s.get(l, arg, UserProcess.class)).stripTrailing();
+            default -> "simulated clock: " + Units.duration(s.fabric.clock().nowNs()) + " ("
+                + s.fabric.clock().nowNs() + " ns)";
+        };
+    }
+
+    private static String mr(final SimMr m)
+    {
+        return String.format(Locale.ROOT, "MR addr=0x%x length=%s iova=0x%x access=%s%n"
+            + "lkey=0x%08x rkey=0x%08x: MPT index %d, variant %d%n"
+            + "page size %s, %d MTT entries (%d reserved by the allocator), %d pages of 4 KiB pinned%s",
+            m.addr(), Units.bytes(m.lengthBytes()), m.iova(), m.access(), m.lkey(), m.rkey(), (m.lkey() >>> 8) & 0xffffff,
+            m.lkey() & 0xff, Units.bytes(m.pageSizeBytes()), m.mttEntries(), m.mttEntriesReserved(), m.pinnedPages(),
+            m.isClosed() ? "\n(deregistered: the keys no longer translate)" : "");
+    }
+
+    /** The walk a CPU (and ib_umem_get) does for one address: the four table indices and the leaf. */
+    private static String walk(final Session s, final ScriptLine l, final String expr)
+    {
+        final Session.Val v = s.eval(l, expr);
+        if (v.process() == null)
+        {
+            throw l.error("show walk needs an address in a process (a buffer or MR name, plus an offset)");
+        }
+        final UserProcess p = v.process();
+        final long va = v.num();
+        final StringBuilder sb = new StringBuilder();
+        sb.append(String.format(Locale.ROOT, "va 0x%x: PGD[%d] -> PUD[%d] -> PMD[%d] -> PTE[%d], offset 0x%x%n",
+            va, (va >>> 39) & 511, (va >>> 30) & 511, (va >>> 21) & 511, (va >>> 12) & 511, va & 0xfff));
+        final Vma vma = p.exited() ? null : p.vmaAt(va);
+        if (vma == null)
+        {
+            return sb.append("no VMA maps it: an access is a segmentation fault (EFAULT for a pin)").toString();
+        }
+        sb.append(String.format(Locale.ROOT, "VMA 0x%x-0x%x %s %s%n", vma.startAddress(), vma.endAddress(),
+            vma.permissions(), vma.kind().name().toLowerCase(Locale.ROOT)));
+        final PageSize size = p.mappedPageSize(va);
+        if (size == null)
+        {
+            return sb.append("not present: the first touch faults a page in").toString();
+        }
+        final long phys = p.translate(va);
+        final long pfn = phys >>> PhysicalMemory.FRAME_SHIFT;
+        final PhysicalMemory pm = p.host().physicalMemory();
+        final String leaf = switch (size)
+        {
+            case SIZE_1G -> "PUD leaf (1 GiB page)";
+            case SIZE_2M -> "PMD leaf (2 MiB page)";
+            default -> "PTE (4 KiB page)";
+        };
+        sb.append(String.format(Locale.ROOT, "%s -> phys 0x%x (pfn 0x%x)", leaf, phys, pfn));
+        if (pfn == pm.zeroPfn())
+        {
+            sb.append(", the shared zero page (read-only until written)");
+        }
+        else
+        {
+            sb.append(String.format(Locale.ROOT, ", zone %s, pin count %d, map count %d", pm.zoneOf(pfn),
+                pm.pinCount(pfn), pm.mapCount(pfn)));
+        }
+        return sb.toString();
+    }
+
+    private static String mtt(final SimDevice d)
+    {
+        final MttCounters m = d.tables().mtt().counters();
+        return String.format(Locale.ROOT, "MTT (%s): %d entries, %d in use (%d asked for by the MRs), %d free, "
+            + "largest free block %d%nMPT: %d of max_mr %d in use; translation cache %d entries",
+            d.profile().mtt().allocator().name().toLowerCase(Locale.ROOT), m.capacityEntries(), m.entriesInUse(),
+            m.entriesRequested(), m.entriesFree(), m.largestFreeBlock(), d.tables().mpt().inUse(),
+            d.attributes().maxMr(), d.profile().cacheEntries());
+    }
+
+    private static String counters(final SimDevice d)
+    {
+        final StringBuilder sb = new StringBuilder();
+        for (final Map.Entry<String, Long> e : d.counters().entrySet())
+        {
+            if (sb.length() > 0)
+            {
+                sb.append('\n');
+            }
+            sb.append(String.format(Locale.ROOT, "%-36s %d", e.getKey(), e.getValue()));
+        }
+        return sb.toString();
+    }
+
+    private static String trace(final SimDevice d)
+    {
+        final StringBuilder sb = new StringBuilder();
+        for (final RegistrationEvent e : d.recentRegistrations())
+        {
+            if (sb.length() > 0)
+            {
+                sb.append('\n');
+            }
+            sb.append(String.format(Locale.ROOT, "%12d ns %-5s lkey=0x%08x addr=0x%x len=%s pages=%d page=%s mtt=%d"
+                + " %s", e.startNs(), e.kind(), e.lkey(), e.addr(), Units.bytes(e.lengthBytes()), e.pagesPinned(),
+                Units.bytes(e.pageSizeBytes()), e.mttEntries(), Units.duration(e.durationNs())));
+        }
+        return sb.length() == 0 ? "no registrations yet" : sb.toString();
+    }
+}
