@@ -32,6 +32,8 @@ public final class DmaEngine
     private long translations;
     private long keyCheckFailures;
     private long atomics;
+    /** The DMA address of the first remote byte found by the last rkey check (-1 when none). */
+    private long remoteFirstPhys = -1;
 
     /**
      * RDMA WRITE: gathers the local SGL and writes it at {@code (remoteAddr, rkey)}.
@@ -50,7 +52,8 @@ public final class DmaEngine
         final int remotePd, final int remoteQpAccess, final long remoteAddr, final int rkey)
     {
         operations++;
-        final DmaResult localFailure = checkSgl(local, localPd, sgl, 0);
+        final long[] localPhys = new long[sgl.size()];
+        final DmaResult localFailure = checkSgl(local, localPd, sgl, 0, localPhys);
         if (localFailure != null)
         {
             return localFailure;
@@ -64,8 +67,8 @@ public final class DmaEngine
         }
         if (length > 0)
         {
-            copy(new Walk(local, localPd, 0, sgl), new Walk(remote, remotePd, AccessFlags.REMOTE_WRITE,
-                List.of(new Segment(remoteAddr, length, rkey))), length);
+            copy(new Walk(local, localPd, 0, sgl, localPhys), new Walk(remote, remotePd, AccessFlags.REMOTE_WRITE,
+                List.of(new Segment(remoteAddr, length, rkey)), checkedRemote()), length);
         }
         return DmaResult.success(length, 0);
     }
@@ -92,7 +95,7 @@ public final class DmaEngine
             return remoteFailure;
         }
         scatterBytes(payload, new Walk(remote, remotePd, AccessFlags.REMOTE_WRITE,
-            List.of(new Segment(remoteAddr, payload.length, rkey))));
+            List.of(new Segment(remoteAddr, payload.length, rkey)), checkedRemote()));
         return DmaResult.success(payload.length, 0);
     }
 
@@ -126,15 +129,17 @@ public final class DmaEngine
         {
             return remoteFailure;
         }
-        final DmaResult localFailure = checkSgl(local, localPd, sgl, AccessFlags.LOCAL_WRITE);
+        final long[] remotePhys = checkedRemote();
+        final long[] localPhys = new long[sgl.size()];
+        final DmaResult localFailure = checkSgl(local, localPd, sgl, AccessFlags.LOCAL_WRITE, localPhys);
         if (localFailure != null)
         {
             return localFailure;
         }
         if (length > 0)
         {
-            copy(new Walk(remote, remotePd, AccessFlags.REMOTE_READ, List.of(new Segment(remoteAddr, length, rkey))),
-                new Walk(local, localPd, AccessFlags.LOCAL_WRITE, sgl), length);
+            copy(new Walk(remote, remotePd, AccessFlags.REMOTE_READ, List.of(new Segment(remoteAddr, length, rkey)),
+                remotePhys), new Walk(local, localPd, AccessFlags.LOCAL_WRITE, sgl, localPhys), length);
         }
         return DmaResult.success(length, 0);
     }
@@ -155,21 +160,23 @@ public final class DmaEngine
         final int remotePd, final List<Segment> recvSgl)
     {
         operations++;
-        final DmaResult localFailure = checkSgl(local, localPd, sgl, 0);
+        final long[] localPhys = new long[sgl.size()];
+        final DmaResult localFailure = checkSgl(local, localPd, sgl, 0, localPhys);
         if (localFailure != null)
         {
             return localFailure;
         }
         final long length = total(sgl);
-        final DmaResult recvFailure = checkRecv(remote, remotePd, recvSgl, length);
+        final long[] recvPhys = new long[recvSgl.size()];
+        final DmaResult recvFailure = checkRecv(remote, remotePd, recvSgl, length, recvPhys);
         if (recvFailure != null)
         {
             return recvFailure;
         }
         if (length > 0)
         {
-            copy(new Walk(local, localPd, 0, sgl), new Walk(remote, remotePd, AccessFlags.LOCAL_WRITE, recvSgl),
-                length);
+            copy(new Walk(local, localPd, 0, sgl, localPhys), new Walk(remote, remotePd, AccessFlags.LOCAL_WRITE,
+                recvSgl, recvPhys), length);
         }
         return DmaResult.success(length, 0);
     }
@@ -187,12 +194,13 @@ public final class DmaEngine
         final List<Segment> recvSgl)
     {
         operations++;
-        final DmaResult recvFailure = checkRecv(remote, remotePd, recvSgl, payload.length);
+        final long[] recvPhys = new long[recvSgl.size()];
+        final DmaResult recvFailure = checkRecv(remote, remotePd, recvSgl, payload.length, recvPhys);
         if (recvFailure != null)
         {
             return recvFailure;
         }
-        scatterBytes(payload, new Walk(remote, remotePd, AccessFlags.LOCAL_WRITE, recvSgl));
+        scatterBytes(payload, new Walk(remote, remotePd, AccessFlags.LOCAL_WRITE, recvSgl, recvPhys));
         return DmaResult.success(payload.length, 0);
     }
 
@@ -225,7 +233,8 @@ public final class DmaEngine
                 + result.lengthBytes() + " bytes; an atomic needs exactly 8");
         }
         final List<Segment> resultSgl = List.of(result);
-        final DmaResult localFailure = checkSgl(local, localPd, resultSgl, AccessFlags.LOCAL_WRITE);
+        final long[] resultPhys = new long[1];
+        final DmaResult localFailure = checkSgl(local, localPd, resultSgl, AccessFlags.LOCAL_WRITE, resultPhys);
         if (localFailure != null)
         {
             return localFailure;
@@ -243,8 +252,7 @@ public final class DmaEngine
                     + " is not 8-byte aligned (RESPST_ERR_MISALIGNED_ATOMIC)");
         }
         atomics++;
-        final long remotePhys = new Walk(remote, remotePd, AccessFlags.REMOTE_ATOMIC,
-            List.of(new Segment(remoteAddr, Long.BYTES, rkey))).phys();
+        final long remotePhys = checkedRemote()[0];
         final byte[] bytes = new byte[Long.BYTES];
         remote.memory().read(remotePhys, bytes, 0, Long.BYTES);
         final long original = toLong(bytes);
@@ -253,7 +261,7 @@ public final class DmaEngine
         {
             remote.memory().write(remotePhys, toBytes(updated), 0, Long.BYTES);
         }
-        scatterBytes(toBytes(original), new Walk(local, localPd, AccessFlags.LOCAL_WRITE, resultSgl));
+        scatterBytes(toBytes(original), new Walk(local, localPd, AccessFlags.LOCAL_WRITE, resultSgl, resultPhys));
         return DmaResult.success(Long.BYTES, original);
     }
 
@@ -299,18 +307,22 @@ public final class DmaEngine
 
     // ------------------------------------------------------------------ checks
 
-    private DmaResult checkSgl(final DmaPort port, final int pd, final List<Segment> sgl, final int access)
+    /** Checks every SGE; the DMA address of each one's first byte goes to {@code phys} for the copy to start at. */
+    private DmaResult checkSgl(final DmaPort port, final int pd, final List<Segment> sgl, final int access,
+        final long[] phys)
     {
         long length = 0;
         for (int i = 0; i < sgl.size(); i++)
         {
             final Segment s = sgl.get(i);
             length += s.lengthBytes();
+            phys[i] = -1;
             if (s.lengthBytes() == 0)
             {
                 continue;
             }
             final long r = translate(port.tables(), s.key(), pd, access, s.addr(), s.lengthBytes());
+            phys[i] = r;
             if (r < 0)
             {
                 final KeyCheck check = KeyCheck.ofTranslation(r);
@@ -334,11 +346,13 @@ public final class DmaEngine
             return DmaResult.remote(DmaStatus.REM_INV_REQ_ERR, DmaStatus.REM_INV_REQ_ERR, KeyCheck.VALID,
                 what + ": the responder QP's access flags lack " + rightName(access) + " (qp_access_flags)");
         }
+        remoteFirstPhys = -1;
         if (length == 0)
         {
             return null;
         }
         final long r = translate(remote.tables(), rkey, pd, access, addr, length);
+        remoteFirstPhys = r;
         if (r < 0)
         {
             final KeyCheck check = KeyCheck.ofTranslation(r);
@@ -348,19 +362,22 @@ public final class DmaEngine
         return null;
     }
 
-    private DmaResult checkRecv(final DmaPort remote, final int pd, final List<Segment> recvSgl, final long length)
+    private DmaResult checkRecv(final DmaPort remote, final int pd, final List<Segment> recvSgl, final long length,
+        final long[] phys)
     {
         long capacity = 0;
         for (int i = 0; i < recvSgl.size(); i++)
         {
             final Segment s = recvSgl.get(i);
             capacity += s.lengthBytes();
+            phys[i] = -1;
             if (s.lengthBytes() == 0)
             {
                 continue;
             }
             final long r = translate(remote.tables(), s.key(), pd, AccessFlags.LOCAL_WRITE, s.addr(),
                 s.lengthBytes());
+            phys[i] = r;
             if (r < 0)
             {
                 final KeyCheck check = KeyCheck.ofTranslation(r);
@@ -374,6 +391,11 @@ public final class DmaEngine
                 + length + " bytes > receive buffers of " + capacity + " bytes");
         }
         return null;
+    }
+
+    private long[] checkedRemote()
+    {
+        return new long[] {remoteFirstPhys};
     }
 
     private long translate(final AdapterTables tables, final int key, final int pd, final int access,
@@ -469,6 +491,7 @@ public final class DmaEngine
         private final int pd;
         private final int access;
         private final List<Segment> segments;
+        private final long[] firstPhys;
         private int index = -1;
         private long addr;
         private long segmentLeft;
@@ -479,12 +502,14 @@ public final class DmaEngine
         /** 0: phys is current; 1: translate addr first; 2: move to the next segment first. */
         private int pending = 2;
 
-        Walk(final DmaPort port, final int pd, final int access, final List<Segment> segments)
+        /** {@code firstPhys}: each segment's first DMA address, found when it was checked (-1: translate it). */
+        Walk(final DmaPort port, final int pd, final int access, final List<Segment> segments, final long[] firstPhys)
         {
             this.port = port;
             this.pd = pd;
             this.access = access;
             this.segments = segments;
+            this.firstPhys = firstPhys;
         }
 
         /** @return the physical address of the current byte. */
@@ -549,7 +574,14 @@ public final class DmaEngine
             segmentLeft = s.lengthBytes();
             pageShift = port.tables().pageShift(s.key());
             pageBytes = 1L << pageShift;
-            locate();
+            if (firstPhys[index] >= 0)
+            {
+                phys = firstPhys[index];
+            }
+            else
+            {
+                locate();
+            }
             mttIndex = port.tables().blockIndex(s.key(), addr);
         }
 

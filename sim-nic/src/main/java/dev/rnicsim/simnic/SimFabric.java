@@ -132,6 +132,24 @@ public final class SimFabric
         }
     }
 
+    /**
+     * Reports a span that overlaps one already counted on another device (the responder's side of a work request),
+     * without advancing the clock.
+     */
+    void overlap(final SimDevice device, final String name, final String category, final long startNs,
+        final long durationNs, final Map<String, Object> args)
+    {
+        if (!traceListeners.isEmpty())
+        {
+            final TraceEvent e = new TraceEvent(name, category, device.host().name(), device.name(), startNs,
+                durationNs, args);
+            for (final java.util.function.Consumer<TraceEvent> l : traceListeners)
+            {
+                l.accept(e);
+            }
+        }
+    }
+
     /** Gives a new device its place on the network: a node GUID unique in the fabric. */
     long attach(final SimDevice device, final long profileGuid)
     {

@@ -73,7 +73,10 @@ public final class SimHostMemory implements HostMemory
     {
         try
         {
-            process.munmap(address, lengthBytes);
+            // allocate() rounded the length up to the backing's page size; free() takes the same length back.
+            final dev.rnicsim.pagetable.Vma vma = process.vmaAt(address);
+            final long page = vma != null && vma.hugePageSize() != null ? vma.hugePageSize().bytes() : 4096;
+            process.munmap(address, (lengthBytes + page - 1) & -page);
         }
         catch (final KernelException e)
         {

@@ -575,8 +575,15 @@ public final class SimQp implements QueuePair
         args.put("bytes", r.byteLen());
         args.put("cache_misses", misses);
         args.put("status", r.ok() ? "IBV_WC_SUCCESS" : status(r.requester()).cName());
-        device.fabric().span(device, wr.opcode().name(), "dma", device.fabric().costModel().operationNs(r.byteLen(),
-            Math.min(device.profile().linkGbps(), peer.device.profile().linkGbps()), misses), args);
+        final long startNs = device.fabric().clock().nowNs();
+        final long opNs = device.fabric().costModel().operationNs(r.byteLen(),
+            Math.min(device.profile().linkGbps(), peer.device.profile().linkGbps()), misses);
+        device.fabric().span(device, wr.opcode().name(), "dma", opNs, args);
+        if (peer.device != device)
+        {
+            device.fabric().overlap(peer.device, wr.opcode().name() + " (responder)", "dma", startNs, opNs,
+                java.util.Map.of("qp_num", peer.num, "bytes", r.byteLen()));
+        }
         if (needsRecv && (r.ok() || r.responderError()))
         {
             final RecvWr recv = peer.recvQueue.removeFirst();

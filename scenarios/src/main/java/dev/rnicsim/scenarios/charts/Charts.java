@@ -53,6 +53,7 @@ import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
 import org.jfree.chart.title.TextTitle;
 import org.jfree.chart.ui.RectangleAnchor;
 import org.jfree.chart.ui.TextAnchor;
+import org.jfree.chart.util.ShapeUtils;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
 import org.jfree.svg.SVGGraphics2D;
@@ -127,6 +128,8 @@ public final class Charts
     private static final long BASE_PAGE_BYTES = 4 * KIB_BYTES;
     private static final Color[] PALETTE = {new Color(0xc0392b), new Color(0x2e6fd8), new Color(0x1e8449)};
     private static final long IOVA_BASE = 1L << 44;
+    /** Bytes of the plain {@code ibv_reg_mr} of base pages the MTT chart's subtitle compares with. */
+    private static final long PLAIN_BYTES = 64 * MIB_BYTES;
     private static final Set<Access> LOCAL = EnumSet.of(Access.LOCAL_WRITE);
     private static final Set<Access> TARGET = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE);
     private static final String FORCED = "ibv_reg_mr_iova with an iova misaligned to the physical layout at the "
@@ -216,14 +219,39 @@ public final class Charts
      */
     public static ChartData mttEntriesData()
     {
-        return sweepChart(new SimFabric(), "MTT entries against buffer size (simulated ConnectX-5)",
-            "one entry per MR page; " + FORCED + ". A fresh simulated host's contiguous frames would let "
-                + "ibv_reg_mr (iova = addr) merge 4 KiB pages into larger MR pages",
+        final SimFabric fabric = new SimFabric();
+        final Plain plain = plainBasePageRegistration(fabric);
+        return sweepChart(fabric, "MTT entries against buffer size (simulated ConnectX-5)",
+            "one entry per MR page; " + FORCED + ". Without that, a fresh simulated host's contiguous frames let "
+                + "ibv_reg_mr (iova = addr) merge base pages: " + sizeText(PLAIN_BYTES) + " of 4 KiB pages took "
+                + plain.mttEntries() + " entr" + (plain.mttEntries() == 1 ? "y" : "ies") + " of "
+                + sizeText(plain.pageSizeBytes()),
             "MTT entries (entries)", s -> s.mttEntries());
     }
 
-    private static ChartData sweepChart(final SimFabric fabric, final String title, final String subtitle, final String yAxisLabel,
-        final ToDoubleFunction<Sample> y)
+    /** What a plain {@code ibv_reg_mr} of base pages got: MTT entries and MR page size in bytes. */
+    private record Plain(long mttEntries, long pageSizeBytes)
+    {
+    }
+
+    /**
+     * Registers {@value #PLAIN_BYTES} bytes of base pages with {@code ibv_reg_mr} (iova = addr) on a new default
+     * host of the fabric, for the subtitle's comparison.
+     */
+    private static Plain plainBasePageRegistration(final SimFabric fabric)
+    {
+        final SimHost host = fabric.addHost("plain");
+        final SimDevice device = host.addDevice("sim:plain/mlx5_0", DeviceProfiles.connectx5());
+        try (SimContext context = device.open(host.host().spawn("plain").capIpcLock(true)))
+        {
+            final long addr = context.memory().allocate(PLAIN_BYTES, Backing.BASE_PAGES);
+            final SimMr mr = (SimMr)context.allocPd().regMr(addr, PLAIN_BYTES, LOCAL);
+            return new Plain(mr.mttEntries(), mr.pageSizeBytes());
+        }
+    }
+
+    private static ChartData sweepChart(final SimFabric fabric, final String title, final String subtitle,
+        final String yAxisLabel, final ToDoubleFunction<Sample> y)
     {
         final Map<String, List<Sample>> samples = sweep(fabric);
         final Map<String, List<ChartData.Point>> series = new LinkedHashMap<>();
@@ -240,7 +268,7 @@ public final class Charts
     }
 
     /** One registration of the size sweep. */
-    private record Sample(long sizeBytes, long durationNs, long mttEntries, long pageSizeBytes)
+    private record Sample(long sizeBytes, long durationNs, long mttEntries)
     {
     }
 
@@ -285,7 +313,7 @@ public final class Charts
             {
                 throw new IllegalStateException("no registration event for " + mr);
             }
-            samples.add(new Sample(size, event.durationNs(), mr.mttEntries(), mr.pageSizeBytes()));
+            samples.add(new Sample(size, event.durationNs(), mr.mttEntries()));
             mr.close();
             context.memory().free(addr, size);
         }
@@ -469,6 +497,20 @@ public final class Charts
         return points;
     }
 
+    /** A power-of-two size as text: {@code 4 KiB}, {@code 64 MiB}, {@code 1 GiB}. */
+    private static String sizeText(final long bytes)
+    {
+        if (bytes >= GIB_BYTES && bytes % GIB_BYTES == 0)
+        {
+            return bytes / GIB_BYTES + " GiB";
+        }
+        if (bytes >= MIB_BYTES && bytes % MIB_BYTES == 0)
+        {
+            return bytes / MIB_BYTES + " MiB";
+        }
+        return bytes % KIB_BYTES == 0 ? bytes / KIB_BYTES + " KiB" : bytes + " B";
+    }
+
     private static long roundUp(final long value, final long multiple)
     {
         return (value + multiple - 1) / multiple * multiple;
@@ -549,6 +591,12 @@ public final class Charts
         for (int i = 0; i < dataset.getSeriesCount(); i++)
         {
             renderer.setSeriesPaint(i, PALETTE[i % PALETTE.length]);
+            if (i > 1)
+            {
+                // Large hollow markers, visible where this series lies on another (1 GiB pages on 2 MiB pages).
+                renderer.setSeriesShape(i, ShapeUtils.createUpTriangle(7f));
+                renderer.setSeriesShapesFilled(i, false);
+            }
             // Later series dashed, so that one lying on an earlier one stays visible.
             renderer.setSeriesStroke(i, i == 0 ? new BasicStroke(2f) : new BasicStroke(2f, BasicStroke.CAP_BUTT,
                 BasicStroke.JOIN_MITER, 1f, new float[] {10f - 3f * i, 4f}, 0f));

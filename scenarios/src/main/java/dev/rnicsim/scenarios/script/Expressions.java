@@ -27,6 +27,20 @@ public final class Expressions
     }
 
     /**
+     * @param expr an expression.
+     * @return every factor of every term (the operands of +, -, * and /).
+     */
+    public static List<String> factors(final String expr)
+    {
+        final List<String> out = new ArrayList<>();
+        for (final String term : terms(expr))
+        {
+            out.addAll(List.of(term.split("[*/]", -1)));
+        }
+        return out;
+    }
+
+    /**
      * One term and whether it is subtracted.
      *
      * @param text  the term.

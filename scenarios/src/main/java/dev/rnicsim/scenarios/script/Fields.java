@@ -39,6 +39,7 @@ public final class Fields
         BY_KIND.put(Kind.QP, Set.of("num", "state", "receives", "sends_waiting"));
         BY_KIND.put(Kind.CQ, Set.of("depth", "entries"));
         BY_KIND.put(Kind.PD, Set.of("num"));
+        BY_KIND.put(Kind.VALUE, Set.of());
     }
 
     private Fields()

@@ -22,5 +22,7 @@ public enum Kind
     /** A completion queue ({@code cq}). */
     CQ,
     /** A queue pair ({@code qp}). */
-    QP
+    QP,
+    /** A number kept for later lines ({@code let}). */
+    VALUE
 }

@@ -332,7 +332,7 @@ public final class ScriptParser
      */
     private void checkExpr(final ScriptLine l, final String v, final String usage)
     {
-        for (final String term : Expressions.terms(v))
+        for (final String term : Expressions.factors(v))
         {
             if (term.isEmpty())
             {

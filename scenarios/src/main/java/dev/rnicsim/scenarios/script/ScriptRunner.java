@@ -70,6 +70,7 @@ public final class ScriptRunner
 
     private final PrintWriter out;
     private final Detail detail;
+    private final StringBuilder paragraph = new StringBuilder();
     private Consumer<dev.rnicsim.simnic.SimFabric> fabricHook = f -> { };
 
     /**
@@ -112,10 +113,33 @@ public final class ScriptRunner
         for (int i = 0; i < lines.size(); i++)
         {
             final ScriptLine l = lines.get(i);
+            if (!l.verb().equals("say"))
+            {
+                flushParagraph();
+            }
             switch (l.verb())
             {
-                case "say" -> out.println(wrap(l.text().startsWith("\"") && l.text().endsWith("\"")
-                    ? ScriptParser.unquote(l.text()) : l.text()));
+                case "say" ->
+                {
+                    final String t = l.text().startsWith("\"") && l.text().endsWith("\"")
+                        ? ScriptParser.unquote(l.text()) : l.text();
+                    if (t.isEmpty() || t.startsWith("=="))
+                    {
+                        flushParagraph();
+                    }
+                    if (t.isEmpty())
+                    {
+                        out.println();
+                    }
+                    else if (t.startsWith("=="))
+                    {
+                        out.println(t);
+                    }
+                    else
+                    {
+                        paragraph.append(paragraph.length() > 0 ? " " : "").append(t);
+                    }
+                }
                 case "expect" ->
                 {
                     final String failure = expect(s, l, last);
@@ -154,7 +178,18 @@ public final class ScriptRunner
                 }
             }
         }
+        flushParagraph();
         return end(s, 0, steps, held, null);
+    }
+
+    /** Consecutive {@code say} lines form one paragraph, printed wrapped when a step or a blank say follows. */
+    private void flushParagraph()
+    {
+        if (paragraph.length() > 0)
+        {
+            out.println(wrap(paragraph.toString()));
+            paragraph.setLength(0);
+        }
     }
 
     private RunResult end(final Session s, final int code, final int steps, final int held, final String failure)
@@ -304,6 +339,16 @@ public final class ScriptRunner
                     yield Outcome.ok("QP state ERR");
                 }
                 case "close" -> close(s, l);
+                case "let" ->
+                {
+                    final Session.Val v = s.eval(l, l.args().get(1));
+                    if (!v.numeric())
+                    {
+                        throw l.error("let keeps numbers; '" + l.args().get(1) + "' is the text " + v.text());
+                    }
+                    s.names.put(l.args().get(0), v.num());
+                    yield Outcome.ok(l.args().get(0) + " = " + v.show());
+                }
                 case "show" -> Outcome.ok(Views.show(s, l));
                 default -> throw l.error("unknown verb '" + l.verb() + "'");
             };

@@ -116,6 +116,50 @@ final class Session
 
     private Val term(final ScriptLine l, final String term)
     {
+        if (term.contains("*") || term.contains("/"))
+        {
+            long acc = 0;
+            char op = '*';
+            int start = 0;
+            for (int i = 0; i <= term.length(); i++)
+            {
+                if (i == term.length() || term.charAt(i) == '*' || term.charAt(i) == '/')
+                {
+                    final Val f = factor(l, term.substring(start, i));
+                    if (!f.numeric())
+                    {
+                        throw l.error("'" + term + "': a text cannot be multiplied");
+                    }
+                    if (start == 0)
+                    {
+                        acc = f.num();
+                    }
+                    else if (op == '*')
+                    {
+                        acc *= f.num();
+                    }
+                    else
+                    {
+                        if (f.num() == 0)
+                        {
+                            throw l.error("'" + term + "' divides by zero");
+                        }
+                        acc /= f.num();
+                    }
+                    if (i < term.length())
+                    {
+                        op = term.charAt(i);
+                    }
+                    start = i + 1;
+                }
+            }
+            return num(acc);
+        }
+        return factor(l, term);
+    }
+
+    private Val factor(final ScriptLine l, final String term)
+    {
         final Long literal = Units.parse(term);
         if (literal != null)
         {
@@ -153,6 +197,7 @@ final class Session
             case UserProcess p -> field == null ? num(p.pid()) : num(processField(p, field));
             case SimDevice d -> num(deviceField(l, d, field));
             case HostBinding h -> num(hostField(l, h.host().host(), field));
+            case Long v -> num(v);
             default -> throw l.error("'" + base + "' has no value");
         };
     }
