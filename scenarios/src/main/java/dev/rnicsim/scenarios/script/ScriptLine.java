@@ -14,9 +14,10 @@ import java.util.Map;
  * @param options    {@code key=value} options by key, in order.
  * @param flags      bare words that are flags of the verb (e.g. {@code unsignaled}).
  * @param text       the line after the verb, as written (for {@code say} and for printing).
+ * @param body       the statements of a {@code repeat N} block (up to its {@code end}), else empty.
  */
 public record ScriptLine(String file, int line, String verb, List<String> args, Map<String, String> options,
-    List<String> flags, String text)
+    List<String> flags, String text, List<ScriptLine> body)
 {
     /**
      * @param message what was expected.

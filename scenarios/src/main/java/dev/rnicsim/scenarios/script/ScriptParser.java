@@ -40,11 +40,56 @@ public final class ScriptParser
         for (int i = 0; i < lines.length; i++)
         {
             final ScriptLine line = statement(file, i + 1, lines[i]);
-            if (line != null)
+            if (line == null)
             {
-                check(line);
-                out.add(line);
+                continue;
             }
+            if (line.verb().equals("repeat") && line.text().matches("\\S+"))
+            {
+                // A block: 'repeat N' alone on its line, the statements, then 'end'.
+                if (Units.parse(line.text()) == null)
+                {
+                    throw line.error("expected 'repeat N' with a count N, got '" + line.text() + "'");
+                }
+                final List<ScriptLine> body = new ArrayList<>();
+                int j = i + 1;
+                for (; j < lines.length; j++)
+                {
+                    final ScriptLine inner = statement(file, j + 1, lines[j]);
+                    if (inner == null)
+                    {
+                        continue;
+                    }
+                    if (inner.verb().equals("end"))
+                    {
+                        break;
+                    }
+                    if (inner.verb().equals("repeat"))
+                    {
+                        throw inner.error("repeat blocks do not nest; end the block at line " + line.line() + " first");
+                    }
+                    check(inner);
+                    body.add(inner);
+                }
+                if (j >= lines.length)
+                {
+                    throw line.error("the 'repeat " + line.text() + "' block has no 'end'");
+                }
+                if (body.isEmpty())
+                {
+                    throw line.error("the 'repeat " + line.text() + "' block is empty");
+                }
+                out.add(new ScriptLine(file, line.line(), "repeat", line.args(), line.options(), line.flags(),
+                    line.text(), List.copyOf(body)));
+                i = j;
+                continue;
+            }
+            if (line.verb().equals("end"))
+            {
+                throw line.error("'end' without a 'repeat N' block");
+            }
+            check(line);
+            out.add(line);
         }
         return out;
     }
@@ -91,7 +136,7 @@ public final class ScriptParser
                 args.add(w);
             }
         }
-        return new ScriptLine(file, lineNo, verb, List.copyOf(args), options, List.copyOf(flags), rest);
+        return new ScriptLine(file, lineNo, verb, List.copyOf(args), options, List.copyOf(flags), rest, List.of());
     }
 
     private static String restAfterVerb(final String raw, final String verb)

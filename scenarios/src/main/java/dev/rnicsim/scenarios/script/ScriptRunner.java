@@ -162,7 +162,15 @@ public final class ScriptRunner
                         out.println("  " + l.where() + "  " + l.verb() + " " + l.text());
                     }
                     final long before = s.fabric.clock().nowNs();
-                    last = l.verb().equals("repeat") ? repeat(s, l) : step(s, l);
+                    try
+                    {
+                        last = l.verb().equals("repeat") ? repeat(s, l) : step(s, l);
+                    }
+                    catch (final ExpectFailed e)
+                    {
+                        out.println("    FAILED: " + e.getMessage());
+                        return end(s, 1, steps, held, e.getMessage());
+                    }
                     s.lastDurationNs = s.fabric.clock().nowNs() - before;
                     if (detail != Detail.NARRATION && !last.message().isEmpty() || !last.ok())
                     {
@@ -277,8 +285,61 @@ public final class ScriptRunner
 
     // ------------------------------------------------------------------ steps
 
+    /** An expect inside a repeat block failed: the run ends with exit code 1. */
+    private static final class ExpectFailed extends RuntimeException
+    {
+        private static final long serialVersionUID = 1L;
+
+        ExpectFailed(final String message)
+        {
+            super(message, null, false, false);
+        }
+    }
+
+    private Outcome repeatBlock(final Session s, final ScriptLine l)
+    {
+        final long n = Units.parse(l.text().strip());
+        long done = 0;
+        Outcome o = Outcome.ok("");
+        iterations:
+        while (done < n)
+        {
+            for (final ScriptLine inner : l.body())
+            {
+                if (inner.verb().equals("say"))
+                {
+                    continue;
+                }
+                if (inner.verb().equals("expect"))
+                {
+                    final String failure = expect(s, inner, o);
+                    if (failure != null)
+                    {
+                        throw new ExpectFailed(inner.where() + ": expect " + inner.text() + " (repetition "
+                            + (done + 1) + "): " + failure);
+                    }
+                    continue;
+                }
+                o = step(s, inner);
+                if (!o.ok())
+                {
+                    break iterations;
+                }
+            }
+            done++;
+        }
+        s.lastCount = done;
+        final String summary = "repeat " + n + ": " + done + " done" + (o.ok() ? "" : ", then " + o.errno()
+            + " in repetition " + (done + 1));
+        return o.ok() ? Outcome.ok(summary) : Outcome.failed(o.errno(), summary + ": " + o.message());
+    }
+
     private Outcome repeat(final Session s, final ScriptLine l)
     {
+        if (!l.body().isEmpty())
+        {
+            return repeatBlock(s, l);
+        }
         final int sp = l.text().indexOf(' ');
         final long n = Units.parse(l.text().substring(0, sp));
         final ScriptLine inner = ScriptParser.statement(l.file(), l.line(), l.text().substring(sp + 1));

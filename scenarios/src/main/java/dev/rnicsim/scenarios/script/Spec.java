@@ -171,7 +171,7 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             List.of(new Word(Set.of("mr", "qp", "walk", "mtt", "counters", "trace", "devinfo", "meminfo", "vmstat",
                 "buddyinfo", "hugepages", "status", "smaps", "clock"), false, false), new Expr(true)), Map.of());
         add(t, "let NAME EXPR", List.of(new NewName(Kind.VALUE, false), new Expr(false)), Map.of());
-        add(t, "repeat N STATEMENT", List.of(), Map.of());
+        add(t, "repeat N STATEMENT | repeat N ... end", List.of(), Map.of());
         add(t, "expect ok|ERRNO|STATUS | expect EXPR OP EXPR | expect bytes ADDR DATA", List.of(), Map.of());
         add(t, "say TEXT", List.of(), Map.of());
         return t;
