@@ -17,7 +17,7 @@ final class Pictures
 
     static List<String> names()
     {
-        return List.of("registration-cost", "huge-pages-mtt", "translation-cache");
+        return List.of("registration-cost", "thp-and-hugetlbfs", "translation-cache");
     }
 
     /** @return what was drawn, or null when the scenario has no chart. */
@@ -32,7 +32,7 @@ final class Pictures
                     Charts.registrationTime(svg);
                     yield "simulated registration time against buffer size, 4 KiB / 2 MiB / 1 GiB pages (log-log)";
                 }
-                case "huge-pages-mtt" ->
+                case "thp-and-hugetlbfs" ->
                 {
                     Charts.mttEntries(svg);
                     yield "MTT entries against buffer size, 4 KiB / 2 MiB / 1 GiB pages (log-log)";

@@ -61,7 +61,8 @@ final class ScenarioCommand implements Runnable
             }
             for (final Catalogue.Entry e : Catalogue.entries())
             {
-                spec.commandLine().getOut().printf("%-24s %-18s %s%n", e.name(), e.shows(), e.title());
+                spec.commandLine().getOut().printf("%-24s %s%n%-24s (shows %s)%n", e.name(), e.title(), "",
+                    e.shows());
             }
             return Rnicsim.OK;
         }
@@ -85,7 +86,7 @@ final class ScenarioCommand implements Runnable
 
         @Option(names = "--svg", paramLabel = "FILE",
             description = "Also draw the scenario's chart as SVG, where it has one (registration-cost, "
-                + "huge-pages-mtt, translation-cache).")
+                + "thp-and-hugetlbfs, translation-cache).")
         private Path svg;
 
         @CommandLine.Spec

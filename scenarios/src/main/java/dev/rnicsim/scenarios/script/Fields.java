@@ -1,5 +1,6 @@
 package dev.rnicsim.scenarios.script;
 
+import dev.rnicsim.pagetable.VmEvent;
 import dev.rnicsim.simnic.SimCounter;
 import java.util.EnumMap;
 import java.util.LinkedHashSet;
@@ -34,8 +35,13 @@ public final class Fields
         device.addAll(Set.of("mtt_capacity", "mtt_free", "mtt_largest_free", "mtt_requested", "max_mr",
             "cache_entries", "page_size_cap"));
         BY_KIND.put(Kind.DEVICE, Set.copyOf(device));
-        BY_KIND.put(Kind.HOST, Set.of("mem_total", "mem_free", "mem_used", "hugepages_free_2m", "hugepages_free_1g",
-            "hugepages_total_2m", "hugepages_total_1g", "swap_used"));
+        final Set<String> host = new LinkedHashSet<>(Set.of("mem_total", "mem_free", "mem_used", "hugepages_free_2m",
+            "hugepages_free_1g", "hugepages_total_2m", "hugepages_total_1g"));
+        for (final VmEvent e : VmEvent.values())
+        {
+            host.add(e.procName());
+        }
+        BY_KIND.put(Kind.HOST, Set.copyOf(host));
         BY_KIND.put(Kind.QP, Set.of("num", "state", "receives", "sends_waiting"));
         BY_KIND.put(Kind.CQ, Set.of("depth", "entries"));
         BY_KIND.put(Kind.PD, Set.of("num"));

@@ -317,6 +317,18 @@ final class Session
         };
     }
 
+    private static long vmEvent(final ScriptLine l, final Host h, final String field)
+    {
+        for (final dev.rnicsim.pagetable.VmEvent e : dev.rnicsim.pagetable.VmEvent.values())
+        {
+            if (e.procName().equals(field))
+            {
+                return h.counter(e);
+            }
+        }
+        throw l.error("a host has no field '" + field + "'");
+    }
+
     private static long hostField(final ScriptLine l, final Host h, final String field)
     {
         final PhysicalMemory pm = h.physicalMemory();
@@ -329,8 +341,7 @@ final class Session
             case "hugepages_free_1g" -> h.hugepagesFree(PageSize.SIZE_1G);
             case "hugepages_total_2m" -> h.hugepagesTotal(PageSize.SIZE_2M);
             case "hugepages_total_1g" -> h.hugepagesTotal(PageSize.SIZE_1G);
-            case "swap_used" -> 0;
-            default -> throw l.error("a host has no field '" + field + "'");
+            default -> vmEvent(l, h, field);
         };
     }
 }
