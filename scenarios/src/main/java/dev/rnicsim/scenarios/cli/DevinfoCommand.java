@@ -72,7 +72,7 @@ final class DevinfoCommand implements Callable<Integer>
             }
             catch (final IOException | IllegalArgumentException e)
             {
-                err.println(file + ": " + e.getMessage());
+                err.println(file + ": " + (e instanceof IOException io ? Problems.reason(io) : e.getMessage()));
                 return Rnicsim.MALFORMED;
             }
         }

@@ -49,7 +49,7 @@ final class RunCommand implements Callable<Integer>
             }
             catch (final IOException e)
             {
-                spec.commandLine().getErr().println(f + ":0: cannot read the script: " + e);
+                spec.commandLine().getErr().println(f + ":0: cannot read the script: " + Problems.reason(e));
                 return Rnicsim.MALFORMED;
             }
             final Path dir = f.toAbsolutePath().getParent();

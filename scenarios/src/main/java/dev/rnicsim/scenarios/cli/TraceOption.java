@@ -41,7 +41,7 @@ final class TraceOption
         }
         catch (final IOException e)
         {
-            err.println(file + ": cannot write the trace: " + e);
+            err.println(file + ": cannot write the trace: " + Problems.reason(e));
             return false;
         }
     }

@@ -320,7 +320,9 @@ public final class ScriptRunner
                     }
                     continue;
                 }
+                final long before = s.fabric.clock().nowNs();
                 o = step(s, inner);
+                s.lastDurationNs = s.fabric.clock().nowNs() - before;
                 if (!o.ok())
                 {
                     break iterations;
@@ -508,7 +510,8 @@ public final class ScriptRunner
             }
             catch (final IOException e)
             {
-                throw l.error("cannot read devinfo file '" + o.get("devinfo") + "': " + e.getMessage());
+                throw l.error("cannot read devinfo file '" + o.get("devinfo") + "': "
+                    + dev.rnicsim.scenarios.cli.Problems.reason(e));
             }
             catch (final IllegalArgumentException e)
             {

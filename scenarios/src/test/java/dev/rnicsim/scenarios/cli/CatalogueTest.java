@@ -111,13 +111,13 @@ class CatalogueTest
 
         assertThat(code).isZero();
         assertThat(err.toString()).isEmpty();
-        final List<String> lines = out.toString().lines().filter(l -> !l.isBlank()).toList();
+        final List<String> names = out.toString().lines().filter(l -> !l.isBlank() && !Character.isWhitespace(
+            l.charAt(0))).map(l -> l.split("\\s+", 2)[0]).toList();
         final List<Catalogue.Entry> entries = Catalogue.entries();
-        assertThat(lines).hasSize(entries.size());
-        for (int i = 0; i < entries.size(); i++)
+        assertThat(names).containsExactlyElementsOf(entries.stream().map(Catalogue.Entry::name).toList());
+        for (final Catalogue.Entry e : entries)
         {
-            final Catalogue.Entry e = entries.get(i);
-            assertThat(lines.get(i)).startsWith(e.name() + " ").contains(e.shows()).contains(e.title());
+            assertThat(out.toString()).contains(e.title()).contains(e.shows());
         }
     }
 

@@ -16,7 +16,6 @@ import java.util.Optional;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import javax.xml.parsers.DocumentBuilderFactory;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -255,8 +254,6 @@ class CliTest
     }
 
     @Test
-    @Disabled("bug: RunCommand.java prints the IOException with toString(), so stderr shows "
-        + "'java.nio.file.NoSuchFileException: PATH' instead of a plain reason")
     void runOfAMissingFileShouldNotShowJavaClassNames()
     {
         final Path missing = dir.resolve("missing.rsim");

@@ -285,6 +285,78 @@ class ScriptRunnerTest
     }
 
     @Test
+    void repeatBlockShouldRunItsStatementsAndExpectsEachTimeAndSetLastCount()
+    {
+        final Run r = ok(TWO_HOSTS + """
+            let pinned0 app_a.pinned_vm
+            repeat 3
+                mmap m app_a 4K
+                write m "block"
+                expect bytes m "block"
+                reg mr pd_a m 4K
+                expect mr.pinned_pages == 1
+            end
+            expect last.count == 3
+            expect app_a.pinned_vm == pinned0+3
+            expect nic_a.sim_mr_live == 3
+            """);
+
+        assertThat(r.out()).contains("repeat 3: 3 done");
+    }
+
+    @Test
+    void repeatBlockShouldStopAtTheFirstFailingStep()
+    {
+        final Run r = ok(TWO_HOSTS + """
+            open small nic_a memlock=64K
+            pd pd_s small
+            mmap buf small 16K
+            repeat 100
+                reg mr pd_s buf 16K
+                expect mr.pinned_pages == 4
+            end
+            expect ENOMEM
+            expect last.count == 4
+            expect nic_a.sim_mr_live == 4
+            """);
+
+        assertThat(r.out()).contains("-> ENOMEM: repeat 100: 4 done, then ENOMEM in repetition 5");
+    }
+
+    @Test
+    void failingExpectInARepeatBlockShouldEndTheRunNamingTheRepetition()
+    {
+        final Run r = run(TWO_HOSTS + """
+            repeat 5
+                mmap m app_a 4K
+                expect nic_a.sim_mr_live == 0
+                reg mr pd_a m 4K
+            end
+            mmap later app_a 4K
+            """);
+
+        assertThat(r.result().exitCode()).isEqualTo(1);
+        assertThat(r.result().failure()).isEqualTo("t.rsim:16: expect nic_a.sim_mr_live == 0 (repetition 2): "
+            + "nic_a.sim_mr_live is 1, expected == 0");
+        assertThat(r.out()).doesNotContain("mmap later");
+    }
+
+    @Test
+    void lastDurationInARepeatBlockShouldBeThatOfTheStepBeforeTheExpect()
+    {
+        ok(TWO_HOSTS + """
+            mmap buf app_a 64K
+            repeat 3
+                let t0 now
+                reg mr pd_a buf 64K
+                expect last.duration_ns > 0
+                expect last.duration_ns == now-t0
+            end
+            expect last.count == 3
+            """);
+    }
+
+    @Test
     void showViewsShouldPrintTheirText()
     {
         final Run r = ok(TWO_HOSTS + """
