@@ -146,7 +146,10 @@ public final class SimQp implements QueuePair
         final SimQp qp = new SimQp(pd, attr, ring);
         qp.num = device.addQp(qp);
         qp.sendCq.attach();
-        qp.recvCq.attach();
+        if (qp.recvCq != qp.sendCq)
+        {
+            qp.recvCq.attach();
+        }
         device.count(SimCounter.PINNED_BYTES, ring.lengthBytes());
         device.fabric().span(device, "create_qp", "queue", device.fabric().costModel().queueCreateNs(ring.pages()),
             java.util.Map.of("qp_num", qp.num, "ring_bytes", ring.lengthBytes()));
@@ -853,7 +856,10 @@ public final class SimQp implements QueuePair
             sender.progress();
         }
         sendCq.detach();
-        recvCq.detach();
+        if (recvCq != sendCq)
+        {
+            recvCq.detach();
+        }
         ring.release();
         device.count(SimCounter.PINNED_BYTES, -ring.lengthBytes());
         pd.qpClosed(this);

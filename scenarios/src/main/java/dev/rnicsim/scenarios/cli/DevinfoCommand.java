@@ -58,6 +58,11 @@ final class DevinfoCommand implements Callable<Integer>
     {
         final PrintWriter out = spec.commandLine().getOut();
         final PrintWriter err = spec.commandLine().getErr();
+        if (file != null && profile != null)
+        {
+            err.println("give --profile or --file, not both");
+            return Rnicsim.MALFORMED;
+        }
         final List<DeviceProfile> profiles = new ArrayList<>();
         final List<String> defaulted = new ArrayList<>();
         final List<String> warnings = new ArrayList<>();
@@ -72,7 +77,7 @@ final class DevinfoCommand implements Callable<Integer>
             }
             catch (final IOException | IllegalArgumentException e)
             {
-                err.println(file + ": " + (e instanceof IOException io ? Problems.reason(io) : e.getMessage()));
+                err.println(e instanceof IOException io ? file + ": " + Problems.reason(io) : e.getMessage());
                 return Rnicsim.MALFORMED;
             }
         }

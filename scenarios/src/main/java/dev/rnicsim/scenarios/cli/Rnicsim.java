@@ -16,7 +16,8 @@ import picocli.CommandLine.Command;
         CommandLine.HelpCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {"0:success: every expect held", "1:an expect failed, or a step failed without an expect",
-        "2:a malformed script (file:line), an unreadable file, or a bad command line"})
+        "2:a malformed script (file:line), an unreadable file, or a bad command line",
+        "3:no JDK 25 found (by the ./rnicsim launcher)"})
 public final class Rnicsim implements Runnable
 {
     /** Exit status: every expect held. */

@@ -71,7 +71,8 @@ final class ScenarioCommand implements Runnable
     /** {@code scenario run NAME}. */
     @Command(name = "run", mixinStandardHelpOptions = true, description = "Run a built-in scenario.",
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:every expect held", "1:an expect failed", "2:no scenario of that name"})
+        exitCodeList = {"0:every expect held", "1:an expect failed, or a step failed without an expect",
+            "2:no scenario of that name, or it has no chart for --svg"})
     static final class RunScenario implements Callable<Integer>
     {
         @Parameters(paramLabel = "NAME", description = "The scenario's name (see 'scenario list').")
@@ -99,6 +100,12 @@ final class ScenarioCommand implements Runnable
             if (e.isEmpty())
             {
                 spec.commandLine().getErr().println("no scenario '" + name + "'; see 'rnicsim scenario list'");
+                return Rnicsim.MALFORMED;
+            }
+            if (svg != null && !Pictures.names().contains(name))
+            {
+                spec.commandLine().getErr().println("scenario '" + name + "' has no chart; charts: "
+                    + Pictures.names());
                 return Rnicsim.MALFORMED;
             }
             final TraceOption t = new TraceOption(trace);

@@ -171,10 +171,20 @@ public final class ScriptRunner
                         out.println("    FAILED: " + e.getMessage());
                         return end(s, 1, steps, held, e.getMessage());
                     }
+                    catch (final ScriptException e)
+                    {
+                        throw e;
+                    }
+                    catch (final RuntimeException e)
+                    {
+                        // What the model refused outside any errno (a host name taken, a limit of the simulator).
+                        throw l.error("cannot run this line: " + (e.getMessage() == null ? e.getClass().getSimpleName()
+                            : e.getMessage()));
+                    }
                     s.lastDurationNs = s.fabric.clock().nowNs() - before;
                     if (detail != Detail.NARRATION && !last.message().isEmpty() || !last.ok())
                     {
-                        printOutcome(l, last);
+                        printOutcome(l, named(l, last));
                     }
                     if (!last.ok() && !outcomeExpected(lines, i))
                     {
@@ -238,6 +248,18 @@ public final class ScriptRunner
         {
             out.println("    -> " + o.errno() + ": " + o.message());
         }
+    }
+
+    /** The outcome of a step that names something, prefixed with the name, so that output lines say whose they are. */
+    private static Outcome named(final ScriptLine l, final Outcome o)
+    {
+        final Spec spec = Spec.VERBS.get(l.verb());
+        if (o.ok() && spec != null && !spec.args().isEmpty() && spec.args().get(0) instanceof Spec.NewName
+            && !l.verb().equals("let") && !o.message().isEmpty())
+        {
+            return Outcome.ok(l.verb() + " " + l.args().get(0) + ": " + o.message());
+        }
+        return o;
     }
 
     private static boolean outcomeExpected(final List<ScriptLine> lines, final int i)
@@ -757,7 +779,8 @@ public final class ScriptRunner
         final RegistrationEvent e = trace.get(trace.size() - 1);
         return Outcome.ok(e.pagesPinned() + " pages unpinned, " + e.mttEntries() + " MTT entries zapped, "
             + e.cacheEntriesDropped() + " cached translations invalidated; " + Units.duration(e.durationNs())
-            + "; the key 0x" + Integer.toHexString(mr.lkey()) + " stays known to this script");
+            + "; the name " + l.args().get(0) + " keeps the old key 0x" + Integer.toHexString(mr.lkey())
+            + " to try it later");
     }
 
     private Outcome qp(final Session s, final ScriptLine l)

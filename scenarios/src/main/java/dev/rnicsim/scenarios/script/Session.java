@@ -80,7 +80,34 @@ final class Session
         {
             return type.cast(h.host());
         }
-        throw l.error("'" + name + "' is no " + type.getSimpleName());
+        throw l.error("'" + name + "' is no " + kindName(type) + (o == null ? "" : "; it is a " + kindOf(o)));
+    }
+
+    private static String kindName(final Class<?> type)
+    {
+        return switch (type.getSimpleName())
+        {
+            case "SimMr" -> "MR";
+            case "SimPd" -> "PD";
+            case "SimCq" -> "CQ";
+            case "SimQp" -> "QP";
+            case "SimContext" -> "context (a name from 'open')";
+            case "SimDevice" -> "device";
+            case "SimHost" -> "host";
+            case "UserProcess" -> "process";
+            default -> type.getSimpleName();
+        };
+    }
+
+    private static String kindOf(final Object o)
+    {
+        return switch (o)
+        {
+            case HostBinding h -> "host";
+            case Buffer b -> "buffer";
+            case Long v -> "number (from let)";
+            default -> kindName(o.getClass());
+        };
     }
 
     /**
@@ -196,7 +223,14 @@ final class Session
             case SimContext c -> field == null ? num(c.process().pid()) : num(processField(c.process(), field));
             case UserProcess p -> field == null ? num(p.pid()) : num(processField(p, field));
             case SimDevice d -> num(deviceField(l, d, field));
-            case HostBinding h -> num(hostField(l, h.host().host(), field));
+            case HostBinding h ->
+            {
+                if (field == null)
+                {
+                    throw l.error("a host has no value of its own; use a field, e.g. " + base + ".mem_free");
+                }
+                yield num(hostField(l, h.host().host(), field));
+            }
             case Long v -> num(v);
             default -> throw l.error("'" + base + "' has no value");
         };

@@ -12,7 +12,6 @@ import dev.rnicsim.simnic.SimHost;
 import dev.rnicsim.simnic.SimMr;
 import dev.rnicsim.simnic.SimQp;
 import java.util.Locale;
-import java.util.Map;
 
 /**
  * The {@code show} views: an MR, a QP, a page-table walk, MTT usage, counters, the registration trace, a devinfo
@@ -74,8 +73,22 @@ final class Views
         final UserProcess p = v.process();
         final long va = v.num();
         final StringBuilder sb = new StringBuilder();
-        sb.append(String.format(Locale.ROOT, "va 0x%x: PGD[%d] -> PUD[%d] -> PMD[%d] -> PTE[%d], offset 0x%x%n",
-            va, (va >>> 39) & 511, (va >>> 30) & 511, (va >>> 21) & 511, (va >>> 12) & 511, va & 0xfff));
+        final PageSize mapped = p.exited() ? null : p.mappedPageSize(va);
+        if (mapped == PageSize.SIZE_1G)
+        {
+            sb.append(String.format(Locale.ROOT, "va 0x%x: PGD[%d] -> PUD[%d] (leaf), offset 0x%x%n", va,
+                (va >>> 39) & 511, (va >>> 30) & 511, va & 0x3fffffff));
+        }
+        else if (mapped == PageSize.SIZE_2M)
+        {
+            sb.append(String.format(Locale.ROOT, "va 0x%x: PGD[%d] -> PUD[%d] -> PMD[%d] (leaf), offset 0x%x%n",
+                va, (va >>> 39) & 511, (va >>> 30) & 511, (va >>> 21) & 511, va & 0x1fffff));
+        }
+        else
+        {
+            sb.append(String.format(Locale.ROOT, "va 0x%x: PGD[%d] -> PUD[%d] -> PMD[%d] -> PTE[%d], offset 0x%x%n",
+                va, (va >>> 39) & 511, (va >>> 30) & 511, (va >>> 21) & 511, (va >>> 12) & 511, va & 0xfff));
+        }
         final Vma vma = p.exited() ? null : p.vmaAt(va);
         if (vma == null)
         {
@@ -86,7 +99,8 @@ final class Views
         final PageSize size = p.mappedPageSize(va);
         if (size == null)
         {
-            return sb.append("not present: the first touch faults a page in").toString();
+            return sb.append("not present: a touch faults a page in (a new page, or the old one back from swap)")
+                .toString();
         }
         final long phys = p.translate(va);
         final long pfn = phys >>> PhysicalMemory.FRAME_SHIFT;
@@ -123,13 +137,13 @@ final class Views
     private static String counters(final SimDevice d)
     {
         final StringBuilder sb = new StringBuilder();
-        for (final Map.Entry<String, Long> e : d.counters().entrySet())
+        for (final dev.rnicsim.simnic.SimCounter c : dev.rnicsim.simnic.SimCounter.values())
         {
             if (sb.length() > 0)
             {
                 sb.append('\n');
             }
-            sb.append(String.format(Locale.ROOT, "%-36s %d", e.getKey(), e.getValue()));
+            sb.append(String.format(Locale.ROOT, "%-36s %12d %s", c.label(), d.counter(c), c.unit()));
         }
         return sb.toString();
     }
