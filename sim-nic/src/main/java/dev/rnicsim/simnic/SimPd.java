@@ -40,8 +40,8 @@ public final class SimPd implements ProtectionDomain
 
     private final SimContext context;
     private final int pdNum;
-    private final List<SimMr> mrs = new ArrayList<>();
-    private final List<SimQp> qps = new ArrayList<>();
+    private final java.util.Set<SimMr> mrs = new java.util.LinkedHashSet<>();
+    private final java.util.Set<SimQp> qps = new java.util.LinkedHashSet<>();
     private boolean closed;
 
     SimPd(final SimContext context, final int pdNum)
@@ -269,7 +269,8 @@ public final class SimPd implements ProtectionDomain
         {
             return;
         }
-        final RuntimeException failure = Closing.each(mrs, SimMr::close, Closing.each(qps, SimQp::close, null));
+        final RuntimeException failure = Closing.each(List.copyOf(mrs), SimMr::close,
+            Closing.each(List.copyOf(qps), SimQp::close, null));
         closed = true;
         context.pdClosed(this);
         if (failure != null)

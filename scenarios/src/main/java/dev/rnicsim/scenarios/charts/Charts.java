@@ -544,6 +544,7 @@ public final class Charts
     {
         final JFreeChart chart = toChart(data);
         final SVGGraphics2D g2 = new SVGGraphics2D(WIDTH_PX, HEIGHT_PX);
+        g2.setDefsKeyPrefix("rnicsim");
         chart.draw(g2, new Rectangle(0, 0, WIDTH_PX, HEIGHT_PX));
         return g2.getSVGDocument();
     }

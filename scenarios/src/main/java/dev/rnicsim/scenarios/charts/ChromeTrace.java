@@ -118,7 +118,7 @@ public final class ChromeTrace
             node.put("dur", e.durationNs() / NS_PER_US);
             node.put("pid", pids.get(e.host()));
             node.put("tid", tids.get(e.host()).get(e.device()));
-            node.set("args", MAPPER.valueToTree(e.args()));
+            node.set("args", MAPPER.valueToTree(new java.util.TreeMap<>(e.args())));
         }
         root.put("displayTimeUnit", "ns");
         return root;

@@ -68,6 +68,12 @@ final class DevinfoCommand implements Callable<Integer>
         final List<String> warnings = new ArrayList<>();
         if (file != null)
         {
+            final String problem = Problems.unreadable(file);
+            if (problem != null)
+            {
+                err.println(file + ": " + problem);
+                return Rnicsim.MALFORMED;
+            }
             try
             {
                 final DevinfoResult r = DevinfoReader.read(file);

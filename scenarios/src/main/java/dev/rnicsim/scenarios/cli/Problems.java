@@ -14,6 +14,38 @@ public final class Problems
     {
     }
 
+    /** Largest script or dump read, in bytes. */
+    public static final long MAX_INPUT_BYTES = 64L << 20;
+
+    /**
+     * @param file a file to read.
+     * @return why it cannot be read as a script or dump (not a regular file, too large), or null when it can.
+     */
+    public static String unreadable(final java.nio.file.Path file)
+    {
+        try
+        {
+            if (!java.nio.file.Files.exists(file))
+            {
+                return "no such file";
+            }
+            if (!java.nio.file.Files.isRegularFile(file))
+            {
+                return "not a regular file";
+            }
+            final long size = java.nio.file.Files.size(file);
+            if (size > MAX_INPUT_BYTES)
+            {
+                return "the file has " + size + " bytes, more than the " + MAX_INPUT_BYTES + " a script or dump may have";
+            }
+            return null;
+        }
+        catch (final IOException e)
+        {
+            return reason(e);
+        }
+    }
+
     /**
      * @param e a file error.
      * @return why it failed, in plain words.

@@ -70,7 +70,22 @@ public final class Rnicsim implements Runnable
             err.println("rnicsim: " + ex.getMessage());
             return MALFORMED;
         });
-        final int code = cl.execute(args);
+        int code;
+        try
+        {
+            code = cl.execute(args);
+        }
+        catch (final OutOfMemoryError e)
+        {
+            err.println("rnicsim: the simulation needs more Java heap than this JVM has (" + e.getMessage()
+                + "); simulate less memory, or give the JVM more with JAVA_TOOL_OPTIONS=-Xmx...");
+            code = MALFORMED;
+        }
+        catch (final StackOverflowError e)
+        {
+            err.println("rnicsim: the simulation ran out of stack");
+            code = MALFORMED;
+        }
         out.flush();
         err.flush();
         return code;

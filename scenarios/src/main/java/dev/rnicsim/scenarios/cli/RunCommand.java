@@ -42,6 +42,12 @@ final class RunCommand implements Callable<Integer>
         int worst = 0;
         for (final Path f : files)
         {
+            final String problem = Problems.unreadable(f);
+            if (problem != null)
+            {
+                spec.commandLine().getErr().println(f + ": cannot read the script: " + problem);
+                return Rnicsim.MALFORMED;
+            }
             final String text;
             try
             {
@@ -49,7 +55,7 @@ final class RunCommand implements Callable<Integer>
             }
             catch (final IOException e)
             {
-                spec.commandLine().getErr().println(f + ":0: cannot read the script: " + Problems.reason(e));
+                spec.commandLine().getErr().println(f + ": cannot read the script: " + Problems.reason(e));
                 return Rnicsim.MALFORMED;
             }
             final Path dir = f.toAbsolutePath().getParent();

@@ -47,10 +47,7 @@ public final class ScriptParser
             if (line.verb().equals("repeat") && line.text().matches("\\S+"))
             {
                 // A block: 'repeat N' alone on its line, the statements, then 'end'.
-                if (Units.parse(line.text()) == null)
-                {
-                    throw line.error("expected 'repeat N' with a count N, got '" + line.text() + "'");
-                }
+                checkCount(line, line.text());
                 final List<ScriptLine> body = new ArrayList<>();
                 int j = i + 1;
                 for (; j < lines.length; j++)
@@ -87,6 +84,10 @@ public final class ScriptParser
             if (line.verb().equals("end"))
             {
                 throw line.error("'end' without a 'repeat N' block");
+            }
+            if (line.verb().equals("repeat") && !line.text().matches("\\S+\\s+\\S.*"))
+            {
+                throw line.error("expected 'repeat N STATEMENT', or 'repeat N' alone on its line to start a block");
             }
             check(line);
             out.add(line);
@@ -230,7 +231,21 @@ public final class ScriptParser
     public static String unquote(final String quoted)
     {
         final String body = quoted.substring(1, quoted.length() - 1);
-        return body.replace("\\n", "\n").replace("\\\"", "\"").replace("\\\\", "\\");
+        final StringBuilder sb = new StringBuilder(body.length());
+        for (int i = 0; i < body.length(); i++)
+        {
+            final char c = body.charAt(i);
+            if (c == '\\' && i + 1 < body.length())
+            {
+                final char n = body.charAt(++i);
+                sb.append(n == 'n' ? '\n' : n == 't' ? '\t' : n);
+            }
+            else
+            {
+                sb.append(c);
+            }
+        }
+        return sb.toString();
     }
 
     // ------------------------------------------------------------------ checks
@@ -248,15 +263,33 @@ public final class ScriptParser
         }
     }
 
+    /** Largest repeat count: enough for every limit of the model, small enough to end. */
+    public static final long MAX_REPEAT = 100_000_000L;
+
+    /**
+     * @param l     the repeat line.
+     * @param count its count text.
+     * @throws ScriptException when the count is no number in 0..{@link #MAX_REPEAT}.
+     */
+    static void checkCount(final ScriptLine l, final String count)
+    {
+        final Long n = count.matches("[0-9_]+[kKmMgG]?|0x[0-9a-fA-F]+") ? Units.parse(count) : null;
+        if (n == null || n < 0 || n > MAX_REPEAT)
+        {
+            throw l.error("expected 'repeat N' with a count N from 0 to " + MAX_REPEAT + ", got '" + count + "'");
+        }
+    }
+
     private void checkRepeat(final ScriptLine l)
     {
         final String t = l.text();
-        final int sp = t.indexOf(' ');
-        if (sp < 0 || Units.parse(t.substring(0, sp)) == null)
+        final String[] parts = t.split("\\s+", 2);
+        if (parts.length < 2)
         {
             throw l.error("expected 'repeat N STATEMENT' with a count N");
         }
-        final ScriptLine inner = statement(l.file(), l.line(), t.substring(sp + 1));
+        checkCount(l, parts[0]);
+        final ScriptLine inner = statement(l.file(), l.line(), parts[1]);
         if (inner == null || inner.verb().equals("repeat") || inner.verb().equals("expect")
             || inner.verb().equals("say"))
         {
@@ -288,12 +321,33 @@ public final class ScriptParser
                     throw l.error("'" + v + "' is no name for a new " + n.kind().name().toLowerCase(Locale.ROOT)
                         + " (letters, digits and _, not 'last' or 'now'); expected: " + spec.usage());
                 }
+                final Kind before = names.get(v);
+                if (before != null && (before != n.kind() || n.kind() == Kind.HOST || n.kind() == Kind.DEVICE))
+                {
+                    throw l.error("'" + v + "' names a " + before.name().toLowerCase(Locale.ROOT) + " already; "
+                        + (before == n.kind() ? "hosts and devices need names of their own"
+                        : "give the new " + n.kind().name().toLowerCase(Locale.ROOT) + " another name"));
+                }
                 binds.add(() -> names.put(v, n.kind()));
             }
             else
             {
                 checkArg(l, spec, a, v);
             }
+        }
+        if (l.verb().equals("device") && l.options().containsKey("profile")
+            && !dev.rnicsim.simnic.DeviceProfiles.builtIn().containsKey(l.options().get("profile")))
+        {
+            throw l.error("no built-in profile '" + l.options().get("profile") + "'; built-in: "
+                + dev.rnicsim.simnic.DeviceProfiles.builtIn().keySet());
+        }
+        if (l.verb().equals("device") && l.options().containsKey("profile") && l.options().containsKey("devinfo"))
+        {
+            throw l.error("give profile= or devinfo=, not both");
+        }
+        if (l.verb().equals("post") && !l.options().containsKey("remote") && !l.args().get(0).startsWith("send"))
+        {
+            throw l.error("post " + l.args().get(0) + " needs remote=ADDR (and rkey=KEY unless ADDR starts at an MR)");
         }
         for (final Map.Entry<String, String> o : l.options().entrySet())
         {
@@ -319,7 +373,8 @@ public final class ScriptParser
                 {
                     throw l.error("'" + v + "' " + (k == null ? "is not defined by an earlier line"
                         : "is a " + k.name().toLowerCase(Locale.ROOT)) + "; expected a "
-                        + r.kinds().iterator().next().name().toLowerCase(Locale.ROOT) + " name: " + spec.usage());
+                        + String.join(" or ", r.kinds().stream().map(x -> x.name().toLowerCase(Locale.ROOT)).sorted()
+                        .toList()) + " name: " + spec.usage());
                 }
             }
             case Spec.Expr e -> checkExpr(l, v, spec.usage());

@@ -210,29 +210,10 @@ public final class ScriptRunner
         }
     }
 
+    /** The run's fabric is dropped as a whole: nothing is torn down object by object. */
     private RunResult end(final Session s, final int code, final int steps, final int held, final String failure)
     {
-        closeAll(s);
         return new RunResult(code, steps, held, failure, s.fabric.clock().nowNs());
-    }
-
-    /** Processes exit at the end of a run, which closes their contexts (and everything they hold). */
-    private static void closeAll(final Session s)
-    {
-        for (final Object o : s.names.values())
-        {
-            try
-            {
-                if (o instanceof SimContext c)
-                {
-                    c.close();
-                }
-            }
-            catch (final RuntimeException e)
-            {
-                // A context whose close fails at the very end changes no outcome of the run.
-            }
-        }
     }
 
     private void printOutcome(final ScriptLine l, final Outcome o)
@@ -326,8 +307,9 @@ public final class ScriptRunner
         iterations:
         while (done < n)
         {
-            for (final ScriptLine inner : l.body())
+            for (int k = 0; k < l.body().size(); k++)
             {
+                final ScriptLine inner = l.body().get(k);
                 if (inner.verb().equals("say"))
                 {
                     continue;
@@ -340,12 +322,17 @@ public final class ScriptRunner
                         throw new ExpectFailed(inner.where() + ": expect " + inner.text() + " (repetition "
                             + (done + 1) + "): " + failure);
                     }
+                    if (!o.ok())
+                    {
+                        // The error was the expected outcome of that step: the block goes on.
+                        o = Outcome.ok("");
+                    }
                     continue;
                 }
                 final long before = s.fabric.clock().nowNs();
                 o = step(s, inner);
                 s.lastDurationNs = s.fabric.clock().nowNs() - before;
-                if (!o.ok())
+                if (!o.ok() && !outcomeExpected(l.body(), k))
                 {
                     break iterations;
                 }
@@ -364,9 +351,9 @@ public final class ScriptRunner
         {
             return repeatBlock(s, l);
         }
-        final int sp = l.text().indexOf(' ');
-        final long n = Units.parse(l.text().substring(0, sp));
-        final ScriptLine inner = ScriptParser.statement(l.file(), l.line(), l.text().substring(sp + 1));
+        final String[] parts = l.text().split("\\s+", 2);
+        final long n = Units.parse(parts[0]);
+        final ScriptLine inner = ScriptParser.statement(l.file(), l.line(), parts[1]);
         long done = 0;
         Outcome o = Outcome.ok("");
         while (done < n)
@@ -405,14 +392,14 @@ public final class ScriptRunner
                 case "fork" -> fork(s, l);
                 case "exit" -> exit(s, l);
                 case "reclaim" -> Outcome.ok("reclaimed " + s.get(l, l.args().get(0), SimHost.class).host()
-                    .reclaim(s.eval(l, l.args().get(1)).num()) + " pages");
+                    .reclaim(s.evalNum(l, l.args().get(1))) + " pages");
                 case "compact" -> Outcome.ok("compaction moved " + s.get(l, l.args().get(0), SimHost.class).host()
                     .compact() + " pages");
                 case "pd" -> bind(s, l, s.get(l, l.args().get(1), SimContext.class).allocPd(), "");
                 case "reg" -> reg(s, l);
                 case "dereg" -> dereg(s, l);
                 case "cq" -> bind(s, l, s.get(l, l.args().get(1), SimContext.class).createCq(
-                    l.args().size() > 2 ? (int)s.eval(l, l.args().get(2)).num() : 64), "");
+                    l.args().size() > 2 ? s.evalCount(l, l.args().get(2)) : 64), "");
                 case "qp" -> qp(s, l);
                 case "connect" -> connect(s, l);
                 case "post" -> post(s, l);
@@ -469,15 +456,15 @@ public final class ScriptRunner
         final HostConfig.Builder b = HostConfig.builder();
         if (o.containsKey("ram"))
         {
-            b.physicalMemoryBytes(s.eval(l, o.get("ram")).num());
+            b.physicalMemoryBytes(s.evalNum(l, o.get("ram")));
         }
         if (o.containsKey("hugepages2m"))
         {
-            b.hugepages2M(s.eval(l, o.get("hugepages2m")).num());
+            b.hugepages2M(s.evalNum(l, o.get("hugepages2m")));
         }
         if (o.containsKey("hugepages1g"))
         {
-            b.hugepages1G(s.eval(l, o.get("hugepages1g")).num());
+            b.hugepages1G(s.evalNum(l, o.get("hugepages1g")));
         }
         if (o.containsKey("thp"))
         {
@@ -489,15 +476,15 @@ public final class ScriptRunner
         }
         if (o.containsKey("movable"))
         {
-            b.movableZoneBytes(s.eval(l, o.get("movable")).num());
+            b.movableZoneBytes(s.evalNum(l, o.get("movable")));
         }
         if (o.containsKey("swap"))
         {
-            b.swapBytes(s.eval(l, o.get("swap")).num());
+            b.swapBytes(s.evalNum(l, o.get("swap")));
         }
         if (o.containsKey("max_map_count"))
         {
-            b.maxMapCount((int)s.eval(l, o.get("max_map_count")).num());
+            b.maxMapCount(s.evalCount(l, o.get("max_map_count")));
         }
         final HostConfig config;
         try
@@ -508,10 +495,16 @@ public final class ScriptRunner
         {
             return Outcome.failed("EINVAL", e.getMessage());
         }
-        final long memlock = o.containsKey("memlock") ? s.eval(l, o.get("memlock")).num()
+        final long memlock = o.containsKey("memlock") ? s.evalNum(l, o.get("memlock"))
             : UserProcess.DEFAULT_RLIMIT_MEMLOCK_BYTES;
         final SimHost host = s.fabric.addHost(l.args().get(0), config);
-        s.names.put(l.args().get(0), new Session.HostBinding(host, memlock, "yes".equals(o.get("cap_ipc_lock"))));
+        if (memlock < UserProcess.RLIM_INFINITY)
+        {
+            throw l.error("memlock=" + memlock + ": give a size in bytes, or unlimited");
+        }
+        final Session.HostBinding binding = new Session.HostBinding(host, memlock, "yes".equals(o.get("cap_ipc_lock")));
+        s.names.put(l.args().get(0), binding);
+        s.hosts.put(host, binding);
         return Outcome.ok(Units.bytes(config.physicalMemoryBytes()) + " RAM, hugepages 2M=" + config.hugepages2M()
             + " 1G=" + config.hugepages1G() + ", THP " + config.thpMode().name().toLowerCase(Locale.ROOT)
             + ", fork " + config.forkBehaviour().name().toLowerCase(Locale.ROOT) + ", RLIMIT_MEMLOCK "
@@ -526,6 +519,11 @@ public final class ScriptRunner
         if (o.containsKey("devinfo"))
         {
             final DevinfoResult r;
+            final String problem = dev.rnicsim.scenarios.cli.Problems.unreadable(s.baseDir.resolve(o.get("devinfo")));
+            if (problem != null)
+            {
+                throw l.error("cannot read devinfo file '" + o.get("devinfo") + "': " + problem);
+            }
             try
             {
                 r = DevinfoReader.read(s.baseDir.resolve(o.get("devinfo")));
@@ -556,17 +554,17 @@ public final class ScriptRunner
         {
             if (o.containsKey("log_num_mtt") || o.containsKey("log_mtts_per_seg"))
             {
-                p = p.withMtt(MttConfig.buddy((int)s.eval(l, o.getOrDefault("log_num_mtt", "20")).num(),
-                    (int)s.eval(l, o.getOrDefault("log_mtts_per_seg", "3")).num()));
+                p = p.withMtt(MttConfig.buddy(s.evalCount(l, o.getOrDefault("log_num_mtt", "20")),
+                    s.evalCount(l, o.getOrDefault("log_mtts_per_seg", "3"))));
             }
             if (o.containsKey("max_mr"))
             {
-                p = p.withAttributes(p.attributes().toBuilder().maxMr((int)s.eval(l, o.get("max_mr")).num()).build());
+                p = p.withAttributes(p.attributes().toBuilder().maxMr(s.evalCount(l, o.get("max_mr"))).build());
             }
             if (o.containsKey("cache"))
             {
-                p = p.withCache((int)s.eval(l, o.get("cache")).num(), Math.min(p.cacheWays(),
-                    (int)s.eval(l, o.get("cache")).num()));
+                p = p.withCache(s.evalCount(l, o.get("cache")), Math.min(p.cacheWays(),
+                    s.evalCount(l, o.get("cache"))));
             }
             if (o.containsKey("keys"))
             {
@@ -589,17 +587,10 @@ public final class ScriptRunner
 
     private UserProcess spawn(final Session s, final ScriptLine l, final SimHost host, final String name)
     {
-        Session.HostBinding hb = null;
-        for (final Object o : s.names.values())
-        {
-            if (o instanceof Session.HostBinding h && h.host() == host)
-            {
-                hb = h;
-            }
-        }
+        final Session.HostBinding hb = s.hosts.get(host);
         final UserProcess p = host.host().spawn(name);
         final Map<String, String> o = l.options();
-        p.rlimitMemlockBytes(o.containsKey("memlock") ? s.eval(l, o.get("memlock")).num() : hb.memlockBytes());
+        p.rlimitMemlockBytes(o.containsKey("memlock") ? s.evalNum(l, o.get("memlock")) : hb.memlockBytes());
         p.capIpcLock(o.containsKey("cap_ipc_lock") ? "yes".equals(o.get("cap_ipc_lock")) : hb.capIpcLock());
         return p;
     }
@@ -631,7 +622,7 @@ public final class ScriptRunner
     private Outcome mmap(final Session s, final ScriptLine l)
     {
         final UserProcess p = s.get(l, l.args().get(1), UserProcess.class);
-        final long len = s.eval(l, l.args().get(2)).num();
+        final long len = s.evalNum(l, l.args().get(2));
         final String backing = l.options().getOrDefault("backing", "4k");
         final Set<Prot> prot = prot(l.options().getOrDefault("prot", "rw"));
         final long addr = switch (backing)
@@ -664,7 +655,7 @@ public final class ScriptRunner
     private Outcome touch(final Session s, final ScriptLine l)
     {
         final Session.Val a = address(s, l, l.args().get(0));
-        final long pages = a.process().touch(a.num(), s.eval(l, l.args().get(1)).num(), l.flags().contains("write"));
+        final long pages = a.process().touch(a.num(), s.evalNum(l, l.args().get(1)), l.flags().contains("write"));
         return Outcome.ok(pages + " pages faulted in");
     }
 
@@ -685,7 +676,7 @@ public final class ScriptRunner
     private Outcome memory(final Session s, final ScriptLine l, final MemoryOp op, final String done)
     {
         final Session.Val a = address(s, l, l.args().get(0));
-        final long len = s.eval(l, l.args().get(1)).num();
+        final long len = s.evalNum(l, l.args().get(1));
         op.apply(a.process(), a.num(), len);
         return Outcome.ok(done + " " + Units.bytes(len) + " at 0x" + Long.toHexString(a.num()));
     }
@@ -727,10 +718,10 @@ public final class ScriptRunner
     {
         final SimPd pd = s.get(l, l.args().get(1), SimPd.class);
         final Session.Val a = s.eval(l, l.args().get(2));
-        final long len = s.eval(l, l.args().get(3)).num();
+        final long len = s.evalNum(l, l.args().get(3));
         final Set<Access> access = access(l.options().getOrDefault("access", "local_write"));
         final SimMr mr = (SimMr)(l.options().containsKey("iova")
-            ? pd.regMr(a.num(), len, s.eval(l, l.options().get("iova")).num(), access)
+            ? pd.regMr(a.num(), len, s.evalNum(l, l.options().get("iova")), access)
             : pd.regMr(a.num(), len, access));
         s.names.put(l.args().get(0), mr);
         final SimDevice d = pd.context().device();
@@ -786,10 +777,10 @@ public final class ScriptRunner
     private Outcome qp(final Session s, final ScriptLine l)
     {
         final Map<String, String> o = l.options();
-        final int sge = (int)s.eval(l, o.getOrDefault("sge", "4")).num();
-        final QpCap cap = new QpCap((int)s.eval(l, o.getOrDefault("send_wr", "64")).num(),
-            (int)s.eval(l, o.getOrDefault("recv_wr", "64")).num(), sge, sge,
-            (int)s.eval(l, o.getOrDefault("inline", "64")).num());
+        final int sge = s.evalCount(l, o.getOrDefault("sge", "4"));
+        final QpCap cap = new QpCap(s.evalCount(l, o.getOrDefault("send_wr", "64")),
+            s.evalCount(l, o.getOrDefault("recv_wr", "64")), sge, sge,
+            s.evalCount(l, o.getOrDefault("inline", "64")));
         final SimCq cq = s.get(l, l.args().get(2), SimCq.class);
         final SimQp qp = (SimQp)s.get(l, l.args().get(1), SimPd.class).createQp(new QpInitAttr(cq, cq, QpType.RC,
             cap, false));
@@ -802,9 +793,9 @@ public final class ScriptRunner
         final SimQp a = s.get(l, l.args().get(0), SimQp.class);
         final SimQp b = s.get(l, l.args().get(1), SimQp.class);
         final Set<Access> access = access(l.options().getOrDefault("access", "remote_write,remote_read,remote_atomic"));
-        final int rnrRetry = (int)s.eval(l, l.options().getOrDefault("rnr_retry", "7")).num();
-        final int timer = (int)s.eval(l, l.options().getOrDefault("min_rnr_timer", "12")).num();
-        final int retry = (int)s.eval(l, l.options().getOrDefault("retry", "7")).num();
+        final int rnrRetry = s.evalCount(l, l.options().getOrDefault("rnr_retry", "7"));
+        final int timer = s.evalCount(l, l.options().getOrDefault("min_rnr_timer", "12"));
+        final int retry = s.evalCount(l, l.options().getOrDefault("retry", "7"));
         for (final SimQp[] pair : a == b ? new SimQp[][] {{a, a}} : new SimQp[][] {{a, b}, {b, a}})
         {
             pair[0].modifyToInit(access);
@@ -819,7 +810,7 @@ public final class ScriptRunner
         final SimQp qp = s.get(l, l.args().get(1), SimQp.class);
         final Map<String, String> o = l.options();
         final List<Sge> sgl = sgl(s, l, o.get("sgl"));
-        final long id = o.containsKey("id") ? s.eval(l, o.get("id")).num() : s.nextWrId++;
+        final long id = o.containsKey("id") ? s.evalNum(l, o.get("id")) : s.nextWrId++;
         final WrOpcode op = switch (l.args().get(0))
         {
             case "write" -> WrOpcode.RDMA_WRITE;
@@ -840,7 +831,7 @@ public final class ScriptRunner
         }
         if (o.containsKey("rkey"))
         {
-            rkey = (int)s.eval(l, o.get("rkey")).num();
+            rkey = s.evalInt(l, o.get("rkey"));
         }
         if (op.isRdma() && !o.containsKey("remote"))
         {
@@ -856,9 +847,9 @@ public final class ScriptRunner
             flags.add(SendFlag.INLINE);
         }
         final long compareAdd = op == WrOpcode.ATOMIC_FETCH_AND_ADD
-            ? s.eval(l, o.getOrDefault("add", "1")).num() : s.eval(l, o.getOrDefault("compare", "0")).num();
+            ? s.evalNum(l, o.getOrDefault("add", "1")) : s.evalNum(l, o.getOrDefault("compare", "0"));
         final SendWr wr = new SendWr(id, op, sgl, flags, remote, rkey,
-            (int)s.eval(l, o.getOrDefault("imm", "0")).num(), compareAdd, s.eval(l, o.getOrDefault("swap", "0")).num(),
+            s.evalInt(l, o.getOrDefault("imm", "0")), compareAdd, s.evalNum(l, o.getOrDefault("swap", "0")),
             0);
         qp.postSend(wr);
         return Outcome.ok("posted wr_id=" + id + " (" + op + ", " + wr.totalBytes() + " bytes)"
@@ -876,11 +867,11 @@ public final class ScriptRunner
         {
             final String[] parts = sge.split(":");
             final Session.Val a = s.eval(l, parts[0]);
-            final long len = s.eval(l, parts[1]).num();
+            final long len = s.evalNum(l, parts[1]);
             final int key;
             if (parts.length == 3)
             {
-                key = (int)s.eval(l, parts[2]).num();
+                key = s.evalInt(l, parts[2]);
             }
             else if (a.mr() != null)
             {
@@ -905,7 +896,7 @@ public final class ScriptRunner
     private Outcome recv(final Session s, final ScriptLine l)
     {
         final SimQp qp = s.get(l, l.args().get(0), SimQp.class);
-        final long id = l.options().containsKey("id") ? s.eval(l, l.options().get("id")).num() : s.nextWrId++;
+        final long id = l.options().containsKey("id") ? s.evalNum(l, l.options().get("id")) : s.nextWrId++;
         qp.postRecv(new RecvWr(id, sgl(s, l, l.options().get("sgl"))));
         return Outcome.ok("receive wr_id=" + id + " posted (" + qp.receivesPosted() + " waiting)");
     }
@@ -913,7 +904,7 @@ public final class ScriptRunner
     private Outcome poll(final Session s, final ScriptLine l)
     {
         final SimCq cq = s.get(l, l.args().get(0), SimCq.class);
-        final int n = l.args().size() > 1 ? (int)s.eval(l, l.args().get(1)).num() : 16;
+        final int n = l.args().size() > 1 ? s.evalCount(l, l.args().get(1)) : 16;
         s.lastCompletions = cq.poll(n);
         if (s.lastCompletions.isEmpty())
         {
@@ -997,7 +988,11 @@ public final class ScriptRunner
         if (rightText.matches("[A-Z_]+") && !s.names.containsKey(rightText))
         {
             final String want = rightText.startsWith("IBV_WC_") ? rightText.substring(7) : rightText;
-            final String got = left.numeric() ? String.valueOf(left.num()) : left.text();
+            if (left.numeric())
+            {
+                return a.get(0) + " is the number " + left.show() + ", not a text like " + rightText;
+            }
+            final String got = left.text();
             final boolean eq = want.equals(got);
             if (op.equals("==") ? eq : op.equals("!=") && !eq)
             {
@@ -1006,6 +1001,21 @@ public final class ScriptRunner
             return a.get(0) + " is " + got + ", expected " + op + " " + want;
         }
         final Session.Val right = s.eval(l, rightText);
+        if (left.numeric() != right.numeric())
+        {
+            return a.get(0) + " is " + left.show() + " and " + rightText + " is " + right.show()
+                + ": a text is compared only with a text";
+        }
+        if (!left.numeric())
+        {
+            final boolean eq = left.text().equals(right.text());
+            if (op.equals("==") || op.equals("!="))
+            {
+                return op.equals("==") == eq ? null : a.get(0) + " is " + left.text() + ", expected " + op + " "
+                    + right.text();
+            }
+            return a.get(0) + " is the text " + left.text() + ": texts compare only with == and !=";
+        }
         final long x = left.num();
         final long y = right.num();
         final boolean holds = switch (op)

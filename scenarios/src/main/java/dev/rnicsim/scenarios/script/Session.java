@@ -54,6 +54,7 @@ final class Session
 
     final SimFabric fabric = new SimFabric();
     final Map<String, Object> names = new HashMap<>();
+    final Map<SimHost, HostBinding> hosts = new HashMap<>();
     final java.nio.file.Path baseDir;
     long lastDurationNs;
     long lastCount;
@@ -136,9 +137,49 @@ final class Session
                 process = v.process();
                 mr = v.mr();
             }
-            sum = t.minus() ? sum - v.num() : sum + v.num();
+            try
+            {
+                sum = t.minus() ? Math.subtractExact(sum, v.num()) : Math.addExact(sum, v.num());
+            }
+            catch (final ArithmeticException e)
+            {
+                throw l.error("'" + expr + "' overflows 64 bits");
+            }
         }
         return new Val(sum, text, process, mr);
+    }
+
+    /** Evaluates an expression that must be a number (not a text such as a QP state). */
+    long evalNum(final ScriptLine l, final String expr)
+    {
+        final Val v = eval(l, expr);
+        if (!v.numeric())
+        {
+            throw l.error("'" + expr + "' is the text " + v.text() + ", where a number is expected");
+        }
+        return v.num();
+    }
+
+    /** Evaluates a number that must fit a 32-bit count (queue sizes, limits, immediates). */
+    int evalInt(final ScriptLine l, final String expr)
+    {
+        final long v = evalNum(l, expr);
+        if (v < Integer.MIN_VALUE || v > 0xffff_ffffL)
+        {
+            throw l.error("'" + expr + "' is " + v + ", which does not fit 32 bits");
+        }
+        return (int)v;
+    }
+
+    /** Evaluates a count: 0 to 2^31-1. */
+    int evalCount(final ScriptLine l, final String expr)
+    {
+        final long v = evalNum(l, expr);
+        if (v < 0 || v > Integer.MAX_VALUE)
+        {
+            throw l.error("'" + expr + "' is " + v + "; expected a count from 0 to " + Integer.MAX_VALUE);
+        }
+        return (int)v;
     }
 
     private Val term(final ScriptLine l, final String term)
@@ -163,7 +204,14 @@ final class Session
                     }
                     else if (op == '*')
                     {
-                        acc *= f.num();
+                        try
+                        {
+                            acc = Math.multiplyExact(acc, f.num());
+                        }
+                        catch (final ArithmeticException e)
+                        {
+                            throw l.error("'" + term + "' overflows 64 bits");
+                        }
                     }
                     else
                     {

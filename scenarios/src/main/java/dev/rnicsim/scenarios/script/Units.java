@@ -34,6 +34,11 @@ public final class Units
             {
                 return -Long.parseUnsignedLong(t.substring(3), 16);
             }
+            if (!Character.isDigit(t.charAt(0)) && !(t.charAt(0) == '-' && t.length() > 1
+                && Character.isDigit(t.charAt(1))))
+            {
+                return null;
+            }
             int end = 0;
             while (end < t.length() && (Character.isDigit(t.charAt(end)) || t.charAt(end) == '_'
                 || (end == 0 && t.charAt(end) == '-')))

@@ -249,7 +249,7 @@ class CliTest
         final Result r = rnicsim("run", missing.toString());
 
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
-        assertThat(r.err()).contains(missing + ":0: cannot read the script");
+        assertThat(r.err()).contains(missing + ": cannot read the script: no such file");
         assertThat(r.err()).doesNotContain("\tat ");
     }
 
