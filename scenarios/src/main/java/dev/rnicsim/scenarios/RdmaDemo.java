@@ -88,7 +88,8 @@ public final class RdmaDemo
             describe(out, nicB, "beta: 1 MiB target with REMOTE_WRITE|REMOTE_READ", targetMr);
             out.println();
 
-            out.println("## RDMA WRITE of an SGL of three fragments of one pool MR (one registration serves many buffers)");
+            out.println("## RDMA WRITE of an SGL of three fragments of one pool MR"
+                + " (one registration serves many buffers)");
             a.memory().write(pool, "[header]".getBytes(StandardCharsets.UTF_8));
             a.memory().write(pool + 4096, "[payload]".getBytes(StandardCharsets.UTF_8));
             a.memory().write(pool + 65536, "[trailer]".getBytes(StandardCharsets.UTF_8));

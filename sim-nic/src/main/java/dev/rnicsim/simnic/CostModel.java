@@ -6,8 +6,8 @@ package dev.rnicsim.simnic;
  * simulated nanoseconds. Every constant is here, with its source or marked "assumed"; override any of them with
  * the {@code with...} methods or the canonical constructor.
  *
- * <p>Calibration, from published figures: registration with pinning costs about 16 µs fixed plus 0.25-0.4 µs per 4 KiB
- * page (UCX's mlx5 model 16000 + 0.060·N ns, i.e. ≈246 ns per 4 KiB page; libfabric issue 4738: ≈0.3 µs per page;
+ * <p>Calibration, from published figures: registration with pinning costs about 16 µs fixed plus 0.25-0.4 µs per
+ * 4 KiB page (UCX's mlx5 model 16000 + 0.060·N ns, i.e. ≈246 ns per 4 KiB page; libfabric issue 4738: ≈0.3 µs per page;
  * Mooncake PR 855: ≈0.4 µs per page). The per-page cost is split here between the 4 KiB page references
  * ({@link #pinPerPageNs}), the page-table leaves walked ({@link #pinPerLeafNs}) and the MTT entries written
  * ({@link #mttWritePerEntryNs}), so that 2 MiB pages come out about 2.5 times cheaper per byte (ROCm mori PR 679:

@@ -98,7 +98,8 @@ public final class DeviceProfiles
             .deviceCapFlags(0xe97e1c36L).maxSge(30).maxSgeRd(30).maxPd(16777216).nodeGuid(0x98039b0300000001L)
             .sysImageGuid(0x98039b0300000001L).build();
         return new DeviceProfile("connectx5", "mlx5", a, MttConfig.exact(1L << 31), VariantPolicy.RECYCLED,
-            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, Set.of(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS,
+            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
+            Set.of(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS,
             ProviderRule.INLINE_OVERFLOW_ENOMEM), true, 100.0, 5,
             List.of("node_guid", "sys_image_guid", "max_qp_rd_atom", "max_qp_init_rd_atom", "max_res_rd_atom",
                 "atomic_cap", "max_mw", "max_srq", "max_pkeys", "local_ca_ack_delay", "general_odp_caps",

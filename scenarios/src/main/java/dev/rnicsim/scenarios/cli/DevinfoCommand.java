@@ -29,7 +29,8 @@ import picocli.CommandLine.Option;
     exitCodeList = {"0:printed", "2:no such profile, or the file is unreadable or no ibv_devinfo dump"})
 final class DevinfoCommand implements Callable<Integer>
 {
-    @Option(names = {"-p", "--profile"}, paramLabel = "NAME", description = "A built-in profile: ${COMPLETION-CANDIDATES}.",
+    @Option(names = {"-p", "--profile"}, paramLabel = "NAME",
+        description = "A built-in profile: ${COMPLETION-CANDIDATES}.",
         completionCandidates = ProfileNames.class)
     private String profile;
 

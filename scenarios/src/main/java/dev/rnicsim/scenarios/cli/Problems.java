@@ -36,7 +36,8 @@ public final class Problems
             final long size = java.nio.file.Files.size(file);
             if (size > MAX_INPUT_BYTES)
             {
-                return "the file has " + size + " bytes, more than the " + MAX_INPUT_BYTES + " a script or dump may have";
+                return "the file has " + size + " bytes, more than the " + MAX_INPUT_BYTES
+                    + " a script or dump may have";
             }
             return null;
         }

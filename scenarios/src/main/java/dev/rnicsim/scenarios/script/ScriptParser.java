@@ -397,7 +397,8 @@ public final class ScriptParser
                     final String[] parts = sge.split(":");
                     if (parts.length < 2 || parts.length > 3)
                     {
-                        throw l.error("SGE '" + sge + "': expected ADDR:LEN or ADDR:LEN:LKEY (ADDR an MR or an address)");
+                        throw l.error("SGE '" + sge
+                            + "': expected ADDR:LEN or ADDR:LEN:LKEY (ADDR an MR or an address)");
                     }
                     for (final String p : parts)
                     {

@@ -57,7 +57,8 @@ final class Views
         return String.format(Locale.ROOT, "MR addr=0x%x length=%s iova=0x%x access=%s%n"
             + "lkey=0x%08x rkey=0x%08x: MPT index %d, variant %d%n"
             + "page size %s, %d MTT entries (%d reserved by the allocator), %d pages of 4 KiB pinned%s",
-            m.addr(), Units.bytes(m.lengthBytes()), m.iova(), m.access(), m.lkey(), m.rkey(), (m.lkey() >>> 8) & 0xffffff,
+            m.addr(), Units.bytes(m.lengthBytes()), m.iova(), m.access(), m.lkey(), m.rkey(),
+            (m.lkey() >>> 8) & 0xffffff,
             m.lkey() & 0xff, Units.bytes(m.pageSizeBytes()), m.mttEntries(), m.mttEntriesReserved(), m.pinnedPages(),
             m.isClosed() ? "\n(deregistered: the keys no longer translate)" : "");
     }
