@@ -110,7 +110,14 @@ final class DevinfoCommand implements Callable<Integer>
                 final ObjectNode n = list.addObject();
                 n.put("profile", p.name());
                 n.put("driver", p.driver());
-                n.set("attributes", mapper.valueToTree(p.attributes()));
+                final ObjectNode attrs = mapper.valueToTree(p.attributes());
+                // 64-bit unsigned fields as ibv_devinfo prints them (hex), not as negative Java longs.
+                attrs.put("maxMrSizeBytes", "0x" + Long.toHexString(p.attributes().maxMrSizeBytes()));
+                attrs.put("pageSizeCap", "0x" + Long.toHexString(p.attributes().pageSizeCap()));
+                attrs.put("nodeGuid", "0x" + Long.toHexString(p.attributes().nodeGuid()));
+                attrs.put("sysImageGuid", "0x" + Long.toHexString(p.attributes().sysImageGuid()));
+                attrs.put("deviceCapFlags", "0x" + Long.toHexString(p.attributes().deviceCapFlags()));
+                n.set("attributes", attrs);
                 n.put("mtt_allocator", p.mtt().allocator().name());
                 n.put("mtt_entries", p.mtt().entries());
                 n.put("keys", p.variantPolicy().name());
