@@ -307,29 +307,41 @@ public final class DmaEngine
 
     // ------------------------------------------------------------------ checks
 
-    /** Checks every SGE; the DMA address of each one's first byte goes to {@code phys} for the copy to start at. */
+    /**
+     * Translates every non-empty segment with the rights asked for; the DMA address of each one's first byte goes
+     * to {@code phys} (-1 for empty ones) for the copy to start at.
+     *
+     * @return the index of the first segment whose check failed (its code is in {@code phys}), or -1.
+     */
+    private int translateAll(final DmaPort port, final int pd, final List<Segment> segments, final int access,
+        final long[] phys)
+    {
+        for (int i = 0; i < segments.size(); i++)
+        {
+            final Segment s = segments.get(i);
+            phys[i] = s.lengthBytes() == 0 ? -1 : translate(port.tables(), s.key(), pd, access, s.addr(),
+                s.lengthBytes());
+            if (s.lengthBytes() != 0 && phys[i] < 0)
+            {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** Checks every SGE of the requester, then the message length. */
     private DmaResult checkSgl(final DmaPort port, final int pd, final List<Segment> sgl, final int access,
         final long[] phys)
     {
-        long length = 0;
-        for (int i = 0; i < sgl.size(); i++)
+        final int bad = translateAll(port, pd, sgl, access, phys);
+        if (bad >= 0)
         {
-            final Segment s = sgl.get(i);
-            length += s.lengthBytes();
-            phys[i] = -1;
-            if (s.lengthBytes() == 0)
-            {
-                continue;
-            }
-            final long r = translate(port.tables(), s.key(), pd, access, s.addr(), s.lengthBytes());
-            phys[i] = r;
-            if (r < 0)
-            {
-                final KeyCheck check = KeyCheck.ofTranslation(r);
-                return DmaResult.local(DmaStatus.LOC_PROT_ERR, check, "sge[" + i + "] lkey " + MKey.toHex(s.key())
-                    + " addr 0x" + Long.toHexString(s.addr()) + " length " + s.lengthBytes() + ": " + check);
-            }
+            final Segment s = sgl.get(bad);
+            final KeyCheck check = KeyCheck.ofTranslation(phys[bad]);
+            return DmaResult.local(DmaStatus.LOC_PROT_ERR, check, "sge[" + bad + "] lkey " + MKey.toHex(s.key())
+                + " addr 0x" + Long.toHexString(s.addr()) + " length " + s.lengthBytes() + ": " + check);
         }
+        final long length = total(sgl);
         if (length > MAX_MESSAGE_BYTES)
         {
             return DmaResult.local(DmaStatus.LOC_LEN_ERR, KeyCheck.VALID, "message of " + length
@@ -362,29 +374,19 @@ public final class DmaEngine
         return null;
     }
 
+    /** Checks the responder's receive buffers (LOCAL_WRITE), then that the message fits them. */
     private DmaResult checkRecv(final DmaPort remote, final int pd, final List<Segment> recvSgl, final long length,
         final long[] phys)
     {
-        long capacity = 0;
-        for (int i = 0; i < recvSgl.size(); i++)
+        final int bad = translateAll(remote, pd, recvSgl, AccessFlags.LOCAL_WRITE, phys);
+        if (bad >= 0)
         {
-            final Segment s = recvSgl.get(i);
-            capacity += s.lengthBytes();
-            phys[i] = -1;
-            if (s.lengthBytes() == 0)
-            {
-                continue;
-            }
-            final long r = translate(remote.tables(), s.key(), pd, AccessFlags.LOCAL_WRITE, s.addr(),
-                s.lengthBytes());
-            phys[i] = r;
-            if (r < 0)
-            {
-                final KeyCheck check = KeyCheck.ofTranslation(r);
-                return DmaResult.remote(DmaStatus.REM_OP_ERR, DmaStatus.LOC_PROT_ERR, check, "receive sge[" + i
-                    + "] lkey " + MKey.toHex(s.key()) + " addr 0x" + Long.toHexString(s.addr()) + ": " + check);
-            }
+            final Segment s = recvSgl.get(bad);
+            final KeyCheck check = KeyCheck.ofTranslation(phys[bad]);
+            return DmaResult.remote(DmaStatus.REM_OP_ERR, DmaStatus.LOC_PROT_ERR, check, "receive sge[" + bad
+                + "] lkey " + MKey.toHex(s.key()) + " addr 0x" + Long.toHexString(s.addr()) + ": " + check);
         }
+        final long capacity = total(recvSgl);
         if (capacity < length)
         {
             return DmaResult.remote(DmaStatus.REM_INV_REQ_ERR, DmaStatus.LOC_LEN_ERR, KeyCheck.VALID, "message of "
