@@ -8,7 +8,10 @@ import java.util.TreeSet;
  * large-enough block; a free merges a block with its buddy while the buddy is free. Free blocks are held per
  * order, so a free 1 TiB zone costs about a thousand entries, not one object per frame.
  *
- * <p>Blocks are taken lowest address first, which keeps runs deterministic. Not thread safe.
+ * <p>Blocks are taken lowest address first, which keeps runs deterministic. An aged allocator (a host that has
+ * run for a while) hands out 4 KiB frames in a seeded pseudo-random order instead: it breaks a 2 MiB block into
+ * order-0 frames and picks among them, as the order-0 free lists of a long-running kernel return pages from all
+ * over memory. Not thread safe.
  */
 final class BuddyAllocator
 {
@@ -20,11 +23,18 @@ final class BuddyAllocator
     @SuppressWarnings("unchecked")
     private final TreeSet<Long>[] freeBlocks = new TreeSet[MAX_ORDER + 1];
     private long freeFrames;
+    private final java.util.SplittableRandom scatter;
 
     BuddyAllocator(final long startPfn, final long endPfn)
     {
+        this(startPfn, endPfn, false);
+    }
+
+    BuddyAllocator(final long startPfn, final long endPfn, final boolean aged)
+    {
         this.startPfn = startPfn;
         this.endPfn = endPfn;
+        this.scatter = aged ? new java.util.SplittableRandom(0x5ca77e7L ^ startPfn) : null;
         for (int order = 0; order <= MAX_ORDER; order++)
         {
             freeBlocks[order] = new TreeSet<>();
@@ -75,6 +85,10 @@ final class BuddyAllocator
      */
     long allocate(final int order)
     {
+        if (order == 0 && scatter != null)
+        {
+            return allocateScattered();
+        }
         int found = order;
         while (found <= MAX_ORDER && freeBlocks[found].isEmpty())
         {
@@ -91,6 +105,41 @@ final class BuddyAllocator
             freeBlocks[found].add(pfn + (1L << found));
         }
         freeFrames -= 1L << order;
+        return pfn;
+    }
+
+    /** An order-0 frame picked pseudo-randomly among the free order-0 frames (refilled 2 MiB at a time). */
+    private long allocateScattered()
+    {
+        if (freeBlocks[0].isEmpty())
+        {
+            final int refill = 9;
+            int found = 1;
+            while (found <= MAX_ORDER && freeBlocks[found].isEmpty())
+            {
+                found++;
+            }
+            if (found > MAX_ORDER)
+            {
+                return -1;
+            }
+            final long block = freeBlocks[found].pollFirst();
+            while (found > refill)
+            {
+                found--;
+                freeBlocks[found].add(block + (1L << found));
+            }
+            for (long f = 0; f < (1L << found); f++)
+            {
+                freeBlocks[0].add(block + f);
+            }
+        }
+        final long first = freeBlocks[0].first();
+        final long last = freeBlocks[0].last();
+        final Long picked = freeBlocks[0].ceiling(first + scatter.nextLong(last - first + 1));
+        final long pfn = picked == null ? first : picked;
+        freeBlocks[0].remove(pfn);
+        freeFrames--;
         return pfn;
     }
 

@@ -16,6 +16,10 @@ package dev.rnicsim.pagetable;
  * @param maxMapCount         {@code vm.max_map_count}: the most VMAs one process may have.
  * @param forkBehaviour       how fork treats pinned anonymous pages.
  * @param mmapMinAddrBytes    {@code vm.mmap_min_addr}: the lowest address a fixed mapping may use.
+ * @param aged                the free lists of a host that has run for a while: 4 KiB pages come back in no
+ *                            particular physical order (as page-cache churn leaves the order-0 free lists), so
+ *                            neighbouring virtual pages land on scattered frames. False: a freshly booted host,
+ *                            which hands out frames lowest address first.
  */
 public record HostConfig(
     long physicalMemoryBytes,
@@ -26,7 +30,8 @@ public record HostConfig(
     ThpMode thpMode,
     int maxMapCount,
     ForkBehaviour forkBehaviour,
-    long mmapMinAddrBytes)
+    long mmapMinAddrBytes,
+    boolean aged)
 {
     /** Default physical memory: 16 GiB. */
     public static final long DEFAULT_PHYSICAL_MEMORY_BYTES = 16L << 30;
@@ -105,7 +110,8 @@ public record HostConfig(
             .thpMode(thpMode)
             .maxMapCount(maxMapCount)
             .forkBehaviour(forkBehaviour)
-            .mmapMinAddrBytes(mmapMinAddrBytes);
+            .mmapMinAddrBytes(mmapMinAddrBytes)
+            .aged(aged);
     }
 
     /**
@@ -121,6 +127,7 @@ public record HostConfig(
         private ThpMode thpMode = ThpMode.MADVISE;
         private int maxMapCount = DEFAULT_MAX_MAP_COUNT;
         private ForkBehaviour forkBehaviour = ForkBehaviour.MODERN;
+        private boolean aged;
         private long mmapMinAddrBytes = DEFAULT_MMAP_MIN_ADDR_BYTES;
 
         private Builder()
@@ -208,6 +215,16 @@ public record HostConfig(
         }
 
         /**
+         * @param value true for the free lists of a host that has run for a while (scattered 4 KiB frames).
+         * @return this builder.
+         */
+        public Builder aged(final boolean value)
+        {
+            this.aged = value;
+            return this;
+        }
+
+        /**
          * @param bytes {@code vm.mmap_min_addr}.
          * @return this builder.
          */
@@ -224,7 +241,7 @@ public record HostConfig(
         public HostConfig build()
         {
             return new HostConfig(physicalMemoryBytes, movableZoneBytes, hugepages2M, hugepages1G, swapBytes,
-                thpMode, maxMapCount, forkBehaviour, mmapMinAddrBytes);
+                thpMode, maxMapCount, forkBehaviour, mmapMinAddrBytes, aged);
         }
     }
 }

@@ -30,8 +30,9 @@ public final class PhysicalMemory
     {
         totalFrames = config.physicalMemoryBytes() >>> FRAME_SHIFT;
         final long movableFrames = config.movableZoneBytes() >>> FRAME_SHIFT;
-        normal = new BuddyAllocator(0, totalFrames - movableFrames);
-        movable = movableFrames == 0 ? null : new BuddyAllocator(totalFrames - movableFrames, totalFrames);
+        normal = new BuddyAllocator(0, totalFrames - movableFrames, config.aged());
+        movable = movableFrames == 0 ? null : new BuddyAllocator(totalFrames - movableFrames, totalFrames,
+            config.aged());
         frames = new FrameTable(totalFrames + 1);
         swap = new SwapSpace(config.swapBytes() >>> FRAME_SHIFT);
         // 1 GiB pages first: they need 1 GiB-aligned free blocks, which exist only before anything else is taken.

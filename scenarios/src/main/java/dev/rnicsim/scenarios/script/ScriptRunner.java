@@ -482,6 +482,7 @@ public final class ScriptRunner
         {
             b.swapBytes(s.evalNum(l, o.get("swap")));
         }
+        b.aged("yes".equals(o.get("aged")));
         if (o.containsKey("max_map_count"))
         {
             b.maxMapCount(s.evalCount(l, o.get("max_map_count")));
@@ -507,7 +508,8 @@ public final class ScriptRunner
         s.hosts.put(host, binding);
         return Outcome.ok(Units.bytes(config.physicalMemoryBytes()) + " RAM, hugepages 2M=" + config.hugepages2M()
             + " 1G=" + config.hugepages1G() + ", THP " + config.thpMode().name().toLowerCase(Locale.ROOT)
-            + ", fork " + config.forkBehaviour().name().toLowerCase(Locale.ROOT) + ", RLIMIT_MEMLOCK "
+            + ", fork " + config.forkBehaviour().name().toLowerCase(Locale.ROOT)
+            + (config.aged() ? ", aged (scattered 4 KiB frames)" : "") + ", RLIMIT_MEMLOCK "
             + (memlock == UserProcess.RLIM_INFINITY ? "unlimited" : Units.bytes(memlock)));
     }
 

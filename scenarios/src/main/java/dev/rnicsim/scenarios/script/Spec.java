@@ -109,11 +109,12 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
     {
         final Map<String, Spec> t = new LinkedHashMap<>();
         add(t, "host NAME [ram=SIZE] [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no] [hugepages2m=N] [hugepages1g=N]"
-            + " [thp=always|madvise|never] [fork=modern|legacy] [movable=SIZE] [swap=SIZE] [max_map_count=N]",
+            + " [thp=always|madvise|never] [fork=modern|legacy] [movable=SIZE] [swap=SIZE] [max_map_count=N]"
+            + " [aged=yes|no]",
             List.of(new NewName(Kind.HOST, false)),
             opts("ram", expr(), "memlock", expr(), "cap_ipc_lock", word("yes", "no"), "hugepages2m", expr(),
                 "hugepages1g", expr(), "thp", word("always", "madvise", "never"), "fork", word("modern", "legacy"),
-                "movable", expr(), "swap", expr(), "max_map_count", expr()));
+                "movable", expr(), "swap", expr(), "max_map_count", expr(), "aged", word("yes", "no")));
         add(t, "device NAME HOST [profile=NAME] [devinfo=FILE] [log_num_mtt=N] [log_mtts_per_seg=N] [max_mr=N]"
             + " [cache=ENTRIES] [keys=generation|random|recycled]",
             List.of(new NewName(Kind.DEVICE, false), ref(Kind.HOST)),

@@ -121,6 +121,24 @@ class ScriptHardeningTest
     }
 
     @Test
+    void shouldRegisterFourKibPagesWithOneMttEntryEachOnAnAgedHost()
+    {
+        final StringWriter out = new StringWriter();
+        final RunResult r = run("""
+            host a ram=1G aged=yes
+            device nic a
+            open app nic
+            pd pd0 app
+            mmap buf app 1M
+            reg mr pd0 buf 1M
+            expect mr.page_size == 4K
+            expect mr.mtt_entries == 256
+            """, out);
+        assertThat(r.exitCode()).as(out.toString()).isZero();
+        assertThat(out.toString()).contains("aged (scattered 4 KiB frames)");
+    }
+
+    @Test
     void shouldNameEveryKindAnArgumentMayBeInOneStableMessage()
     {
         assertThatThrownBy(() -> run("host a\nclose a\n", new StringWriter())).isInstanceOf(ScriptException.class)
