@@ -12,7 +12,7 @@ import picocli.CommandLine.Command;
 @Command(name = "rnicsim", mixinStandardHelpOptions = true, version = "rnicsim 0.1.0",
     description = "An emulated RDMA NIC that shows memory registration: run scenario scripts, take the tour, "
         + "print device attributes.",
-    subcommands = {TourCommand.class, RunCommand.class, ScenarioCommand.class, DevinfoCommand.class,
+    subcommands = {TourCommand.class, RunCommand.class, ScenarioCommand.class, DevinfoCommand.class, PlanCommand.class,
         CommandLine.HelpCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {"0:success: every expect held", "1:an expect failed, or a step failed without an expect",

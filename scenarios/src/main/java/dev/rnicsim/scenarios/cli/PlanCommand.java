@@ -1,0 +1,245 @@
+package dev.rnicsim.scenarios.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rnicsim.mtt.MttConfig;
+import dev.rnicsim.pagetable.HostConfig;
+import dev.rnicsim.pagetable.UserProcess;
+import dev.rnicsim.scenarios.plan.Plan;
+import dev.rnicsim.scenarios.plan.Planner;
+import dev.rnicsim.scenarios.plan.Workload;
+import dev.rnicsim.scenarios.script.Units;
+import dev.rnicsim.simnic.DeviceProfile;
+import dev.rnicsim.simnic.DeviceProfiles;
+import dev.rnicsim.simnic.DevinfoReader;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code rnicsim plan}: whether a workload's registrations fit a device and a host, and which limit breaks first.
+ */
+@Command(name = "plan", mixinStandardHelpOptions = true,
+    description = "Capacity planning: registers a sample of each group of a workload on the simulated device and "
+        + "host, scales it to the workload, and reports MRs, MTT entries, pinned bytes, start-up registration time "
+        + "and every limit (max_mr, MTT, max_mr_size, RLIMIT_MEMLOCK, vm.max_map_count, hugetlb pools, RAM), naming "
+        + "the first to break.",
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {"0:planned (whether it fits is in the report)", "2:bad options, or an unreadable or malformed "
+        + "workload or dump (file:line and what was expected)"})
+final class PlanCommand implements Callable<Integer>
+{
+    @Option(names = "--profile", paramLabel = "NAME", defaultValue = "connectx5",
+        description = "A built-in device profile (default ${DEFAULT-VALUE}).")
+    private String profile;
+
+    @Option(names = "--devinfo", paramLabel = "FILE", description = "A real 'ibv_devinfo -v' dump instead.")
+    private Path devinfo;
+
+    @Option(names = "--log-num-mtt", paramLabel = "N", description = "mlx4: log2 of the MTT segments.")
+    private Integer logNumMtt;
+
+    @Option(names = "--log-mtts-per-seg", paramLabel = "N", description = "mlx4: log2 of entries per segment.")
+    private Integer logMttsPerSeg;
+
+    @Option(names = "--ram", paramLabel = "SIZE", defaultValue = "16G", description = "Host RAM (default "
+        + "${DEFAULT-VALUE}).")
+    private String ram;
+
+    @Option(names = "--memlock", paramLabel = "SIZE", defaultValue = "8M",
+        description = "RLIMIT_MEMLOCK, or 'unlimited' (default ${DEFAULT-VALUE}).")
+    private String memlock;
+
+    @Option(names = "--cap-ipc-lock", description = "The process holds CAP_IPC_LOCK (no memlock limit).")
+    private boolean capIpcLock;
+
+    @Option(names = "--hugepages2m", paramLabel = "N", defaultValue = "0", description = "vm.nr_hugepages (2 MiB).")
+    private long hugepages2M;
+
+    @Option(names = "--hugepages1g", paramLabel = "N", defaultValue = "0", description = "1 GiB pages reserved.")
+    private long hugepages1G;
+
+    @Option(names = "--max-map-count", paramLabel = "N", defaultValue = "65530", description = "vm.max_map_count.")
+    private int maxMapCount;
+
+    @Option(names = "--workload", paramLabel = "FILE", required = true,
+        description = "The workload as JSON: {\"groups\":[{\"name\":..,\"count\":N,\"size\":\"64K\","
+            + "\"backing\":\"4k|thp|2m|1g\",\"access\":\"lw,rw\"}]}.")
+    private Path workloadFile;
+
+    @Option(names = "--json", description = "Print the plan as JSON.")
+    private boolean json;
+
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception
+    {
+        final PrintWriter err = spec.commandLine().getErr();
+        final DeviceProfile device;
+        try
+        {
+            device = device();
+        }
+        catch (final IllegalArgumentException | IOException e)
+        {
+            err.println(e instanceof IOException io ? devinfo + ": " + Problems.reason(io) : e.getMessage());
+            return Rnicsim.MALFORMED;
+        }
+        final Long ramBytes = Units.parse(ram);
+        final Long memlockBytes = memlock.equals("unlimited") ? Long.valueOf(UserProcess.RLIM_INFINITY)
+            : Units.parse(memlock);
+        if (ramBytes == null || ramBytes < HostConfig.MIN_PHYSICAL_MEMORY_BYTES
+            || ramBytes > HostConfig.MAX_PHYSICAL_MEMORY_BYTES)
+        {
+            err.println("--ram " + ram + ": expected a size from 64M to 4T");
+            return Rnicsim.MALFORMED;
+        }
+        if (memlockBytes == null || memlockBytes < UserProcess.RLIM_INFINITY || hugepages2M < 0 || hugepages1G < 0
+            || maxMapCount < 1)
+        {
+            err.println("--memlock, --hugepages2m, --hugepages1g and --max-map-count must be sizes or counts of 0 or"
+                + " more (memlock may be 'unlimited')");
+            return Rnicsim.MALFORMED;
+        }
+        final String problem = Problems.unreadable(workloadFile);
+        if (problem != null)
+        {
+            err.println(workloadFile + ": " + problem);
+            return Rnicsim.MALFORMED;
+        }
+        final Workload workload;
+        try
+        {
+            workload = Workload.parse(workloadFile.toString(), Files.readString(workloadFile, StandardCharsets.UTF_8));
+        }
+        catch (final IllegalArgumentException e)
+        {
+            err.println(e.getMessage());
+            return Rnicsim.MALFORMED;
+        }
+        final Plan plan = Planner.plan(device, new Planner.HostSpec(ramBytes, memlockBytes, capIpcLock, hugepages2M,
+            hugepages1G, maxMapCount), workload);
+        if (json)
+        {
+            printJson(plan, workload);
+        }
+        else
+        {
+            print(plan);
+        }
+        return Rnicsim.OK;
+    }
+
+    private DeviceProfile device() throws IOException
+    {
+        DeviceProfile p;
+        if (devinfo != null)
+        {
+            final String problem = Problems.unreadable(devinfo);
+            if (problem != null)
+            {
+                throw new IllegalArgumentException(devinfo + ": " + problem);
+            }
+            p = DevinfoReader.read(devinfo).profile();
+        }
+        else
+        {
+            if (!DeviceProfiles.builtIn().containsKey(profile))
+            {
+                throw new IllegalArgumentException("--profile " + profile + ": no such built-in profile; built-in: "
+                    + DeviceProfiles.builtIn().keySet());
+            }
+            p = DeviceProfiles.byName(profile);
+        }
+        if (logNumMtt != null || logMttsPerSeg != null)
+        {
+            p = p.withMtt(MttConfig.buddy(logNumMtt == null ? 20 : logNumMtt, logMttsPerSeg == null ? 3
+                : logMttsPerSeg));
+        }
+        return p;
+    }
+
+    private void print(final Plan plan)
+    {
+        final PrintWriter out = spec.commandLine().getOut();
+        out.println("device " + plan.device());
+        out.printf("%-16s %12s %10s %8s %12s %12s %12s %12s%n", "group", "MRs", "size", "backing", "page size",
+            "MTT per MR", "pinned/MR", "reg/MR");
+        for (final Plan.GroupResult g : plan.groups())
+        {
+            out.printf(Locale.ROOT, "%-16s %,12d %10s %8s %12s %12s %12s %12s%n", g.name(), g.mrs(),
+                Units.bytes(g.sizeBytes()), g.backing(), Units.bytes(g.pageSizeBytes()),
+                g.mttEntriesPerMr() + (g.mttReservedPerMr() != g.mttEntriesPerMr() ? " (" + g.mttReservedPerMr() + ")"
+                    : ""), Units.bytes(g.pinnedBytesPerMr()), Units.duration(g.regNsPerMr()));
+        }
+        final Plan.Totals t = plan.totals();
+        out.printf(Locale.ROOT, "total: %,d MRs, %,d MTT entries, %s pinned, %s to register at start-up; "
+            + "translation state %,d entries for a cache of %,d%n", t.mrs(), t.mttEntries(), Units.bytes(t.pinnedBytes()),
+            Units.duration(t.registrationTimeNs()), t.cacheFootprint(), t.cacheEntries());
+        out.printf("%-20s %20s %20s %6s%n", "limit", "required", "available", "fits");
+        for (final Plan.Limit l : plan.limits())
+        {
+            out.printf(Locale.ROOT, "%-20s %20s %20s %6s%n", l.name(), show(l.required(), l.unit()),
+                l.available() < 0 ? "unlimited" : show(l.available(), l.unit()), l.fits() ? "yes" : "NO");
+        }
+        out.println(plan.firstLimit() == null ? "everything fits" : "first limit to break: " + plan.firstLimit());
+        for (final String a : plan.advice())
+        {
+            out.println("advice: " + a);
+        }
+        for (final String n : plan.notes())
+        {
+            out.println("note: " + n);
+        }
+    }
+
+    private static String show(final long v, final String unit)
+    {
+        return unit.equals("bytes") ? (v == -1 ? "2^64-1" : Units.bytes(v)) : String.format(Locale.ROOT, "%,d", v);
+    }
+
+    private void printJson(final Plan plan, final Workload workload) throws IOException
+    {
+        final ObjectMapper m = new ObjectMapper();
+        final ObjectNode root = m.createObjectNode();
+        root.put("device", plan.device());
+        root.set("host", m.createObjectNode().put("ramBytes", Units.parse(ram)).put("memlock", memlock)
+            .put("capIpcLock", capIpcLock).put("hugepages2m", hugepages2M).put("hugepages1g", hugepages1G)
+            .put("maxMapCount", maxMapCount));
+        root.set("workload", m.valueToTree(workload));
+        root.set("groups", m.valueToTree(plan.groups()));
+        final ObjectNode totals = root.putObject("totals");
+        totals.put("mrs", plan.totals().mrs());
+        totals.put("mttEntries", plan.totals().mttEntries());
+        totals.put("pinnedBytes", plan.totals().pinnedBytes());
+        totals.put("registrationTimeNs", plan.totals().registrationTimeNs());
+        final ArrayNode limits = root.putArray("limits");
+        for (final Plan.Limit l : plan.limits())
+        {
+            limits.addObject().put("name", l.name()).put("required", l.required())
+                .put("available", l.available() < 0 ? null : Long.toUnsignedString(l.available()))
+                .put("unit", l.unit()).put("fits", l.fits());
+        }
+        if (plan.firstLimit() == null)
+        {
+            root.putNull("firstLimit");
+        }
+        else
+        {
+            root.put("firstLimit", plan.firstLimit());
+        }
+        root.set("advice", m.valueToTree(plan.advice()));
+        root.set("notes", m.valueToTree(plan.notes()));
+        spec.commandLine().getOut().println(m.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+    }
+}
