@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "rnicsim", mixinStandardHelpOptions = true, version = "rnicsim 0.1.0",
     description = "An emulated RDMA NIC that shows memory registration: run scenario scripts, take the tour, "
-        + "print device attributes.",
+        + "print device attributes, plan the capacity of a workload.",
     subcommands = {TourCommand.class, RunCommand.class, ScenarioCommand.class, DevinfoCommand.class, PlanCommand.class,
         CommandLine.HelpCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
