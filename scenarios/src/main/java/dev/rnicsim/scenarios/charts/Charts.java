@@ -600,7 +600,7 @@ public final class Charts
             }
             // Later series dashed, so that one lying on an earlier one stays visible.
             renderer.setSeriesStroke(i, i == 0 ? new BasicStroke(2f) : new BasicStroke(2f, BasicStroke.CAP_BUTT,
-                BasicStroke.JOIN_MITER, 1f, new float[] {10f - 3f * i, 4f}, 0f));
+                BasicStroke.JOIN_MITER, 1f, new float[] {Math.max(2f, 10f - 3f * (i % 3)), 4f}, 0f));
         }
         plot.setRenderer(renderer);
         for (final Map.Entry<String, Double> e : data.xMarkers().entrySet())

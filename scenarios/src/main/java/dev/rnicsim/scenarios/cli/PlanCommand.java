@@ -8,6 +8,8 @@ import dev.rnicsim.pagetable.HostConfig;
 import dev.rnicsim.pagetable.UserProcess;
 import dev.rnicsim.scenarios.plan.Plan;
 import dev.rnicsim.scenarios.plan.Planner;
+import dev.rnicsim.scenarios.plan.SmapsWorkload;
+import dev.rnicsim.scenarios.plan.Sweep;
 import dev.rnicsim.scenarios.plan.Workload;
 import dev.rnicsim.scenarios.script.Units;
 import dev.rnicsim.simnic.DeviceProfile;
@@ -20,6 +22,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -70,10 +74,32 @@ final class PlanCommand implements Callable<Integer>
     @Option(names = "--max-map-count", paramLabel = "N", defaultValue = "65530", description = "vm.max_map_count.")
     private int maxMapCount;
 
-    @Option(names = "--workload", paramLabel = "FILE", required = true,
+    @Option(names = "--workload", paramLabel = "FILE",
         description = "The workload as JSON: {\"groups\":[{\"name\":..,\"count\":N,\"size\":\"64K\","
-            + "\"backing\":\"4k|thp|2m|1g\",\"access\":\"lw,rw\"}]}.")
+            + "\"backing\":\"4k|thp|2m|1g\",\"access\":\"lw,rw\"}]}. This or --smaps.")
     private Path workloadFile;
+
+    @Option(names = "--smaps", paramLabel = "FILE",
+        description = "A /proc/PID/smaps: one group per writable anonymous or hugetlb mapping. This or --workload.")
+    private Path smapsFile;
+
+    @Option(names = "--smaps-filter", paramLabel = "REGEX",
+        description = "With --smaps: only mappings whose name (e.g. [heap], [anon:x], empty) the regex finds.")
+    private String smapsFilter;
+
+    @Option(names = "--sweep", paramLabel = "size|count",
+        description = "Plan the workload's single group at sizes or counts doubling from --from to --to, with 4k, 2m "
+            + "and 1g backing where the page fits, and chart MTT entries and pinned memory to --svg.")
+    private String sweep;
+
+    @Option(names = "--from", paramLabel = "N", description = "With --sweep: the first size or count.")
+    private String fromText;
+
+    @Option(names = "--to", paramLabel = "N", description = "With --sweep: the last size or count.")
+    private String toText;
+
+    @Option(names = "--svg", paramLabel = "FILE", description = "With --sweep: the chart to write.")
+    private Path svg;
 
     @Option(names = "--json", description = "Print the plan as JSON.")
     private boolean json;
@@ -111,24 +137,28 @@ final class PlanCommand implements Callable<Integer>
                 + " more (memlock may be 'unlimited')");
             return Rnicsim.MALFORMED;
         }
-        final String problem = Problems.unreadable(workloadFile);
-        if (problem != null)
-        {
-            err.println(workloadFile + ": " + problem);
-            return Rnicsim.MALFORMED;
-        }
         final Workload workload;
         try
         {
-            workload = Workload.parse(workloadFile.toString(), Files.readString(workloadFile, StandardCharsets.UTF_8));
+            workload = workload();
         }
         catch (final IllegalArgumentException e)
         {
             err.println(e.getMessage());
             return Rnicsim.MALFORMED;
         }
-        final Plan plan = Planner.plan(device, new Planner.HostSpec(ramBytes, memlockBytes, capIpcLock, hugepages2M,
-            hugepages1G, maxMapCount), workload);
+        final Planner.HostSpec host = new Planner.HostSpec(ramBytes, memlockBytes, capIpcLock, hugepages2M,
+            hugepages1G, maxMapCount);
+        if (sweep != null)
+        {
+            return sweep(device, host, workload);
+        }
+        if (fromText != null || toText != null || svg != null)
+        {
+            err.println("--from, --to and --svg go with --sweep");
+            return Rnicsim.MALFORMED;
+        }
+        final Plan plan = Planner.plan(device, host, workload);
         if (json)
         {
             printJson(plan, workload);
@@ -137,6 +167,109 @@ final class PlanCommand implements Callable<Integer>
         {
             print(plan);
         }
+        return Rnicsim.OK;
+    }
+
+    /** Reads --workload or --smaps; IllegalArgumentException with the message to print. */
+    private Workload workload()
+    {
+        if ((workloadFile == null) == (smapsFile == null))
+        {
+            throw new IllegalArgumentException("expected exactly one of --workload FILE and --smaps FILE");
+        }
+        if (smapsFilter != null && smapsFile == null)
+        {
+            throw new IllegalArgumentException("--smaps-filter goes with --smaps");
+        }
+        final Path file = workloadFile != null ? workloadFile : smapsFile;
+        final String text;
+        try
+        {
+            if (!Files.exists(file))
+            {
+                throw new IllegalArgumentException(file + ": no such file");
+            }
+            final String problem = Problems.unreadable(file);
+            if (problem != null)
+            {
+                throw new IllegalArgumentException(file + ": " + problem);
+            }
+            text = Files.readString(file, StandardCharsets.UTF_8);
+        }
+        catch (final IOException e)
+        {
+            throw new IllegalArgumentException(file + ": " + Problems.reason(e), e);
+        }
+        if (workloadFile != null)
+        {
+            return Workload.parse(workloadFile.toString(), text);
+        }
+        final Pattern filter;
+        try
+        {
+            filter = smapsFilter == null ? null : Pattern.compile(smapsFilter);
+        }
+        catch (final PatternSyntaxException e)
+        {
+            throw new IllegalArgumentException("--smaps-filter " + smapsFilter + ": not a regular expression: "
+                + e.getDescription(), e);
+        }
+        return SmapsWorkload.parse(smapsFile.toString(), text, filter);
+    }
+
+    /** --sweep: plans the single group along the range, prints a table and writes the chart. */
+    private int sweep(final DeviceProfile device, final Planner.HostSpec host, final Workload workload)
+        throws IOException
+    {
+        final PrintWriter err = spec.commandLine().getErr();
+        final Sweep.Kind kind = switch (sweep)
+        {
+            case "size" -> Sweep.Kind.SIZE;
+            case "count" -> Sweep.Kind.COUNT;
+            default -> null;
+        };
+        if (kind == null || svg == null || fromText == null || toText == null)
+        {
+            err.println("--sweep expects 'size' or 'count' with --from N --to N --svg FILE");
+            return Rnicsim.MALFORMED;
+        }
+        if (workload.groups().size() != 1)
+        {
+            err.println("--sweep expects a workload of one group, found " + workload.groups().size()
+                + (smapsFile != null ? " (narrow --smaps with --smaps-filter)" : ""));
+            return Rnicsim.MALFORMED;
+        }
+        final Long fromValue = Units.parse(fromText);
+        final Long toValue = Units.parse(toText);
+        if (fromValue == null || toValue == null)
+        {
+            err.println("--from " + fromText + " --to " + toText + ": expected sizes such as 4K or 1G, or counts");
+            return Rnicsim.MALFORMED;
+        }
+        final Sweep result;
+        try
+        {
+            result = Sweep.run(device, host, workload.groups().get(0), kind, fromValue, toValue);
+        }
+        catch (final IllegalArgumentException e)
+        {
+            err.println(e.getMessage());
+            return Rnicsim.MALFORMED;
+        }
+        result.writeSvg(svg);
+        final PrintWriter out = spec.commandLine().getOut();
+        out.println("device " + result.device() + ", sweep of " + sweep + " for group '"
+            + workload.groups().get(0).name() + "'");
+        out.printf("%14s %8s %12s %14s %14s %12s%n", kind == Sweep.Kind.SIZE ? "size" : "count", "backing",
+            "page size", "MTT entries", "MTT reserved", "pinned");
+        for (final Sweep.Row r : result.rows())
+        {
+            out.printf(Locale.ROOT, "%14s %8s %12s %,14d %,14d %12s%n", kind == Sweep.Kind.SIZE
+                ? Units.bytes(r.value()) : String.format(Locale.ROOT, "%,d", r.value()), r.backing(),
+                Units.bytes(r.plan().groups().get(0).pageSizeBytes()), r.mttEntriesWritten(),
+                r.plan().totals().mttEntries(), Units.bytes(r.plan().totals().pinnedBytes()));
+        }
+        out.println("chart: " + svg);
         return Rnicsim.OK;
     }
 
@@ -184,8 +317,8 @@ final class PlanCommand implements Callable<Integer>
         }
         final Plan.Totals t = plan.totals();
         out.printf(Locale.ROOT, "total: %,d MRs, %,d MTT entries, %s pinned, %s to register at start-up; "
-            + "translation state %,d entries for a cache of %,d%n", t.mrs(), t.mttEntries(), Units.bytes(t.pinnedBytes()),
-            Units.duration(t.registrationTimeNs()), t.cacheFootprint(), t.cacheEntries());
+            + "translation state %,d entries for a cache of %,d%n", t.mrs(), t.mttEntries(),
+            Units.bytes(t.pinnedBytes()), Units.duration(t.registrationTimeNs()), t.cacheFootprint(), t.cacheEntries());
         out.printf("%-20s %20s %20s %6s%n", "limit", "required", "available", "fits");
         for (final Plan.Limit l : plan.limits())
         {

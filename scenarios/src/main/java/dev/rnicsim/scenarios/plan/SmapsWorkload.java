@@ -1,0 +1,126 @@
+package dev.rnicsim.scenarios.plan;
+
+import dev.rnicsim.pagetable.proc.SmapsEntry;
+import dev.rnicsim.pagetable.proc.SmapsFormatException;
+import dev.rnicsim.pagetable.proc.SmapsParser;
+import java.io.IOException;
+import java.io.StringReader;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Turns a real {@code /proc/PID/smaps} into a {@link Workload}: one group per writable anonymous or hugetlb
+ * mapping, count 1, size = the mapping's size, the backing read from the mapping. File-backed, read-only and the
+ * kernel's special areas ({@code [stack]}, {@code [vsyscall]}, {@code [vvar]}, {@code [vdso]}, ...) are skipped.
+ * Backing: hugetlb with a {@code KernelPageSize} of 1 GiB or more is {@code 1g}, other hugetlb {@code 2m}; an
+ * area with {@code AnonHugePages} above 0 is {@code thp}; anything else {@code 4k}. Group names are
+ * {@code 0xSTART-0xEND [pathname]}.
+ */
+public final class SmapsWorkload
+{
+    /** Pseudo names of areas the kernel maps itself, never registered by an application. */
+    private static final Set<String> SPECIALS = Set.of("[vsyscall]", "[vvar]", "[vvar_vclock]", "[vdso]",
+        "[uprobes]", "[sigpage]", "[vectors]");
+
+    private static final long ONE_GIB_BYTES = 1L << 30;
+
+    private SmapsWorkload()
+    {
+    }
+
+    /**
+     * @param source the file name, for messages.
+     * @param text   the smaps text.
+     * @param filter only mappings whose pathname (e.g. {@code [heap]}, {@code [anon:name]}, {@code ""}) this
+     *               pattern finds something in; null for all.
+     * @return the workload.
+     * @throws IllegalArgumentException {@code source:line: expected ...} for malformed smaps, or when no mapping
+     *                                  qualifies.
+     */
+    public static Workload parse(final String source, final String text, final Pattern filter)
+    {
+        final List<SmapsEntry> entries;
+        try
+        {
+            entries = SmapsParser.parse(new StringReader(text));
+        }
+        catch (final SmapsFormatException e)
+        {
+            final String prefix = "line " + e.lineNumber() + ": ";
+            final String message = e.getMessage().startsWith(prefix) ? e.getMessage().substring(prefix.length())
+                : e.getMessage();
+            throw new IllegalArgumentException(source + ":" + e.lineNumber() + ": " + message);
+        }
+        catch (final IOException e)
+        {
+            throw new IllegalArgumentException(source + ": " + e.getMessage());
+        }
+        final Workload w = fromEntries(entries, filter);
+        if (w.groups().isEmpty())
+        {
+            throw new IllegalArgumentException(source + ": expected at least one writable anonymous or hugetlb "
+                + "mapping" + (filter == null ? "" : " whose name matches '" + filter.pattern() + "'") + ", found "
+                + entries.size() + " mappings and none that qualifies");
+        }
+        return w;
+    }
+
+    /**
+     * @param entries parsed smaps areas.
+     * @param filter  see {@link #parse(String, String, Pattern)}; null for all.
+     * @return one group per qualifying area, in input order (possibly none).
+     */
+    public static Workload fromEntries(final List<SmapsEntry> entries, final Pattern filter)
+    {
+        final List<Workload.Group> groups = new ArrayList<>();
+        for (final SmapsEntry e : entries)
+        {
+            if (!qualifies(e) || filter != null && !filter.matcher(e.pathname()).find())
+            {
+                continue;
+            }
+            final String name = "0x" + Long.toHexString(e.startAddress()) + "-0x" + Long.toHexString(e.endAddress())
+                + (e.pathname().isEmpty() ? "" : " " + e.pathname());
+            groups.add(new Workload.Group(name, 1, e.lengthBytes(), backing(e), "lw"));
+        }
+        return new Workload(List.copyOf(groups));
+    }
+
+    /**
+     * @param e an smaps area.
+     * @return true for a writable area that is hugetlb, or anonymous (no inode, no file path) and not one of the
+     *         kernel's special areas or a stack.
+     */
+    public static boolean qualifies(final SmapsEntry e)
+    {
+        if (!e.writable())
+        {
+            return false;
+        }
+        if (e.isHugetlb())
+        {
+            return true;
+        }
+        final String path = e.pathname();
+        if (e.inode() != 0 || path.startsWith("/") || SPECIALS.contains(path) || path.startsWith("[stack"))
+        {
+            return false;
+        }
+        return path.isEmpty() || path.startsWith("[");
+    }
+
+    /**
+     * @param e a qualifying area.
+     * @return {@code 1g}, {@code 2m}, {@code thp} or {@code 4k}.
+     */
+    public static String backing(final SmapsEntry e)
+    {
+        if (e.isHugetlb())
+        {
+            return e.kernelPageSizeBytes() >= ONE_GIB_BYTES ? "1g" : "2m";
+        }
+        return e.fieldKb("AnonHugePages") > 0 ? "thp" : "4k";
+    }
+}

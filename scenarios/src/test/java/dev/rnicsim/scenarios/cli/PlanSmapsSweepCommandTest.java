@@ -1,0 +1,94 @@
+package dev.rnicsim.scenarios.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import javax.xml.parsers.DocumentBuilderFactory;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.w3c.dom.Document;
+
+class PlanSmapsSweepCommandTest
+{
+    @TempDir
+    Path dir;
+
+    private record Result(int code, String out, String err)
+    {
+    }
+
+    private static Result rnicsim(final String... args)
+    {
+        final StringWriter out = new StringWriter();
+        final StringWriter err = new StringWriter();
+        final int code = Rnicsim.execute(args, new PrintWriter(out), new PrintWriter(err));
+        return new Result(code, out.toString(), err.toString());
+    }
+
+    @Test
+    void shouldPlanTheOwnSmaps()
+    {
+        Assumptions.assumeTrue(Files.isReadable(Path.of("/proc/self/smaps")), "needs Linux /proc/self/smaps");
+        final Result r = rnicsim("plan", "--smaps", "/proc/self/smaps", "--smaps-filter", "heap|^$", "--memlock",
+            "unlimited", "--ram", "64G");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("total:").contains("0x");
+    }
+
+    @Test
+    void shouldExitTwoWithFileAndLineForMalformedSmaps() throws Exception
+    {
+        final Path s = dir.resolve("bad.smaps");
+        Files.writeString(s, "7f00-7f01 rw-p 00000000 00:00 0\nSize:  lots kB\n");
+        final Result r = rnicsim("plan", "--smaps", s.toString());
+        assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(r.err()).startsWith(s + ":2: expected").doesNotContain("Exception");
+        final Path w = dir.resolve("w.json");
+        Files.writeString(w, "{\"groups\":[{\"count\":1,\"size\":\"1M\"}]}");
+        assertThat(rnicsim("plan", "--smaps", s.toString(), "--workload", w.toString()).err())
+            .contains("exactly one of --workload FILE and --smaps FILE");
+        assertThat(rnicsim("plan").code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(rnicsim("plan", "--workload", w.toString(), "--smaps-filter", "x").code())
+            .isEqualTo(Rnicsim.MALFORMED);
+    }
+
+    @Test
+    void shouldWriteAnSvgThatParsesAsXml() throws Exception
+    {
+        final Path w = dir.resolve("w.json");
+        Files.writeString(w, "{\"groups\":[{\"name\":\"buf\",\"count\":4,\"size\":\"1M\"}]}");
+        final Path svg = dir.resolve("out/sweep.svg");
+        final Result r = rnicsim("plan", "--workload", w.toString(), "--sweep", "size", "--from", "1M", "--to",
+            "2G", "--svg", svg.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("MTT entries").contains("1g").contains("chart: ");
+        final DocumentBuilderFactory factory = DocumentBuilderFactory.newInstance();
+        factory.setFeature("http://apache.org/xml/features/nonvalidating/load-external-dtd", false);
+        final Document doc = factory.newDocumentBuilder().parse(svg.toFile());
+        assertThat(doc.getDocumentElement().getNodeName()).isEqualTo("svg");
+        assertThat(Files.readString(svg)).contains("4 KiB pages (4k)").contains("1 GiB pages (1g)")
+            .contains("MTT entries against region size").contains("Pinned memory against region size");
+    }
+
+    @Test
+    void shouldRejectBadSweeps() throws Exception
+    {
+        final Path w = dir.resolve("w.json");
+        Files.writeString(w, "{\"groups\":[{\"count\":4,\"size\":\"1M\"},{\"count\":1,\"size\":\"1M\"}]}");
+        final Path svg = dir.resolve("s.svg");
+        assertThat(rnicsim("plan", "--workload", w.toString(), "--sweep", "size", "--from", "1M", "--to", "1G",
+            "--svg", svg.toString()).err()).contains("one group, found 2");
+        Files.writeString(w, "{\"groups\":[{\"count\":4,\"size\":\"1M\"}]}");
+        assertThat(rnicsim("plan", "--workload", w.toString(), "--sweep", "size", "--from", "1M", "--to", "1G")
+            .code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(rnicsim("plan", "--workload", w.toString(), "--sweep", "size", "--from", "1M", "--to", "4M",
+            "--svg", svg.toString()).err()).contains("at least 5");
+        assertThat(rnicsim("plan", "--workload", w.toString(), "--sweep", "bytes", "--from", "1M", "--to", "1G",
+            "--svg", svg.toString()).code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(Files.exists(svg)).isFalse();
+    }
+}
