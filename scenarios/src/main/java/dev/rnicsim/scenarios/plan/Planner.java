@@ -3,6 +3,7 @@ package dev.rnicsim.scenarios.plan;
 import dev.rnicsim.mtt.MttAllocatorKind;
 import dev.rnicsim.pagetable.HostConfig;
 import dev.rnicsim.pagetable.UserProcess;
+import dev.rnicsim.scenarios.script.Spec;
 import dev.rnicsim.scenarios.script.Units;
 import dev.rnicsim.simnic.DeviceProfile;
 import dev.rnicsim.simnic.RegistrationEvent;
@@ -143,7 +144,7 @@ public final class Planner
                 case "1g" -> Backing.HUGETLB_1G;
                 default -> Backing.BASE_PAGES;
             };
-            final Set<Access> access = access(g.access());
+            final Set<Access> access = EnumSet.copyOf(Spec.accessFlags(g.access() + ",local_write"));
             SimMr last = null;
             long regNs = 0;
             for (long i = 0; i < samples; i++)
@@ -287,23 +288,6 @@ public final class Planner
             }
         }
         return out;
-    }
-
-    private static Set<Access> access(final String words)
-    {
-        final Set<Access> set = EnumSet.noneOf(Access.class);
-        for (final String w : words.toLowerCase(Locale.ROOT).split(","))
-        {
-            switch (w)
-            {
-                case "rw", "remote_write" -> set.add(Access.REMOTE_WRITE);
-                case "rr", "remote_read" -> set.add(Access.REMOTE_READ);
-                case "ra", "remote_atomic" -> set.add(Access.REMOTE_ATOMIC);
-                default -> set.add(Access.LOCAL_WRITE);
-            }
-        }
-        set.add(Access.LOCAL_WRITE);
-        return set;
     }
 
     private static String suffix(final long n)

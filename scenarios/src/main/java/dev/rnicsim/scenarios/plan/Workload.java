@@ -81,7 +81,16 @@ public record Workload(List<Group> groups)
                 throw new IllegalArgumentException(where + ": \"backing\" must be 4k, thp, 2m or 1g, got '"
                     + backing + "'");
             }
-            groups.add(new Group(name, count, size, backing, g.path("access").asText("lw")));
+            final String access = g.path("access").asText("lw");
+            try
+            {
+                dev.rnicsim.scenarios.script.Spec.accessFlags(access);
+            }
+            catch (final IllegalArgumentException e)
+            {
+                throw new IllegalArgumentException(where + ": \"access\": " + e.getMessage());
+            }
+            groups.add(new Group(name, count, size, backing, access));
             i++;
         }
         return new Workload(List.copyOf(groups));

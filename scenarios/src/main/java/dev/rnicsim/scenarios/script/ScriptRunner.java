@@ -721,7 +721,7 @@ public final class ScriptRunner
         final SimPd pd = s.get(l, l.args().get(1), SimPd.class);
         final Session.Val a = s.eval(l, l.args().get(2));
         final long len = s.evalNum(l, l.args().get(3));
-        final Set<Access> access = access(l.options().getOrDefault("access", "local_write"));
+        final Set<Access> access = Spec.accessFlags(l.options().getOrDefault("access", "local_write"));
         final SimMr mr = (SimMr)(l.options().containsKey("iova")
             ? pd.regMr(a.num(), len, s.evalNum(l, l.options().get("iova")), access)
             : pd.regMr(a.num(), len, access));
@@ -733,31 +733,6 @@ public final class ScriptRunner
             + "%d MTT entries (%d reserved), %d pages pinned; %s", mr.lkey(), mr.rkey(), (mr.lkey() >>> 8) & 0xffffff,
             mr.lkey() & 0xff, Units.bytes(mr.pageSizeBytes()), mr.mttEntries(), mr.mttEntriesReserved(),
             mr.pinnedPages(), Units.duration(e.durationNs())));
-    }
-
-    static Set<Access> access(final String words)
-    {
-        final Set<Access> set = EnumSet.noneOf(Access.class);
-        for (final String w : words.toLowerCase(Locale.ROOT).split(","))
-        {
-            switch (w)
-            {
-                case "none" ->
-                {
-                }
-                case "lw", "local_write" -> set.add(Access.LOCAL_WRITE);
-                case "rw", "remote_write" -> set.add(Access.REMOTE_WRITE);
-                case "rr", "remote_read" -> set.add(Access.REMOTE_READ);
-                case "ra", "remote_atomic" -> set.add(Access.REMOTE_ATOMIC);
-                case "mw", "mw_bind" -> set.add(Access.MW_BIND);
-                case "zb", "zero_based" -> set.add(Access.ZERO_BASED);
-                case "odp", "on_demand" -> set.add(Access.ON_DEMAND);
-                case "hugetlb" -> set.add(Access.HUGETLB);
-                case "ro", "relaxed_ordering" -> set.add(Access.RELAXED_ORDERING);
-                default -> throw new IllegalArgumentException(w);
-            }
-        }
-        return set;
     }
 
     private Outcome dereg(final Session s, final ScriptLine l)
@@ -794,7 +769,8 @@ public final class ScriptRunner
     {
         final SimQp a = s.get(l, l.args().get(0), SimQp.class);
         final SimQp b = s.get(l, l.args().get(1), SimQp.class);
-        final Set<Access> access = access(l.options().getOrDefault("access", "remote_write,remote_read,remote_atomic"));
+        final Set<Access> access = Spec.accessFlags(l.options().getOrDefault("access",
+            "remote_write,remote_read,remote_atomic"));
         final int rnrRetry = s.evalCount(l, l.options().getOrDefault("rnr_retry", "7"));
         final int timer = s.evalCount(l, l.options().getOrDefault("min_rnr_timer", "12"));
         final int retry = s.evalCount(l, l.options().getOrDefault("retry", "7"));

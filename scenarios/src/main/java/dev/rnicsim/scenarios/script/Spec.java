@@ -6,6 +6,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import dev.rnicsim.verbs.Access;
+import java.util.EnumSet;
+import java.util.Locale;
 
 /**
  * The grammar of one verb: its positional arguments, its options and its flags, with a usage line that the README
@@ -243,5 +246,36 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             out.add(s.usage());
         }
         return out;
+    }
+
+    /**
+     * @param words comma-separated access words ({@link #ACCESS_WORDS}): long names or their short forms.
+     * @return the flags they name.
+     * @throws IllegalArgumentException naming a word that is none of them.
+     */
+    public static Set<Access> accessFlags(final String words)
+    {
+        final Set<Access> set = EnumSet.noneOf(Access.class);
+        for (final String w : words.toLowerCase(Locale.ROOT).split(","))
+        {
+            switch (w)
+            {
+                case "none" ->
+                {
+                }
+                case "lw", "local_write" -> set.add(Access.LOCAL_WRITE);
+                case "rw", "remote_write" -> set.add(Access.REMOTE_WRITE);
+                case "rr", "remote_read" -> set.add(Access.REMOTE_READ);
+                case "ra", "remote_atomic" -> set.add(Access.REMOTE_ATOMIC);
+                case "mw", "mw_bind" -> set.add(Access.MW_BIND);
+                case "zb", "zero_based" -> set.add(Access.ZERO_BASED);
+                case "odp", "on_demand" -> set.add(Access.ON_DEMAND);
+                case "hugetlb" -> set.add(Access.HUGETLB);
+                case "ro", "relaxed_ordering" -> set.add(Access.RELAXED_ORDERING);
+                default -> throw new IllegalArgumentException("'" + w + "' is no access word; words: "
+                    + new java.util.TreeSet<>(ACCESS_WORDS));
+            }
+        }
+        return set;
     }
 }
