@@ -137,6 +137,69 @@ public final class DevinfoReader
         return parser.result();
     }
 
+    /**
+     * Changes attributes of a profile by their devinfo names, with the same value syntax and checks as a dump line
+     * ({@code max_mr=100000}, {@code page_size_cap=0x1000}, {@code max_mr_size=0x200000000},
+     * {@code atomic_cap=ATOMIC_NONE}); also {@code cache_entries} and {@code cache_ways} for the translation cache.
+     * The ODP fields, which a dump gives as blocks of names, take a number ({@code rc_odp_caps=0x2f}).
+     *
+     * @param base        the profile.
+     * @param assignments {@code name=value} pairs, applied in order (a later one wins).
+     * @return the changed profile (same name and driver).
+     * @throws IllegalArgumentException naming the assignment, for an unknown name or a malformed value.
+     */
+    public static DeviceProfile withOverrides(final DeviceProfile base, final List<String> assignments)
+    {
+        final DeviceAttributes.Builder b = base.attributes().toBuilder();
+        final OdpCaps o = base.attributes().odpCaps();
+        final int[] odp = {o.generalCaps(), o.rcOdpCaps(), o.ucOdpCaps(), o.udOdpCaps(), o.xrcOdpCaps()};
+        int cacheEntries = base.cacheEntries();
+        int cacheWays = base.cacheWays();
+        for (final String a : assignments)
+        {
+            final int eq = a.indexOf('=');
+            final String name = eq < 0 ? a.strip() : a.substring(0, eq).strip();
+            final String value = eq < 0 ? "" : a.substring(eq + 1).strip();
+            final Parser parser = new Parser(a);
+            if (eq < 0 || value.isEmpty())
+            {
+                throw new IllegalArgumentException(a + ": expected NAME=VALUE, e.g. max_mr=100000");
+            }
+            if (name.equals("cache_entries") || name.equals("cache_ways"))
+            {
+                final int n = parser.int32(name, value, 0);
+                if (n < 1)
+                {
+                    throw parser.malformed(0, name, "a count of 1 or more", value);
+                }
+                if (name.equals("cache_entries"))
+                {
+                    cacheEntries = n;
+                }
+                else
+                {
+                    cacheWays = n;
+                }
+                continue;
+            }
+            if (!FIELDS.contains(name))
+            {
+                throw new IllegalArgumentException(a + ": no attribute '" + name + "'; expected one of " + FIELDS
+                    + ", cache_entries or cache_ways");
+            }
+            final Object v = GENERAL_ODP.equals(name) || TRANSPORT_ODP.contains(name)
+                ? (Object) parser.int32(name, value, 0) : parser.parseValue(name, value);
+            Parser.apply(b, odp, name, v);
+        }
+        b.odpCaps(new OdpCaps(odp[0], odp[1], odp[2], odp[3], odp[4]));
+        if (cacheEntries % cacheWays != 0)
+        {
+            throw new IllegalArgumentException("cache_entries=" + cacheEntries + " must be a multiple of cache_ways="
+                + cacheWays);
+        }
+        return base.withAttributes(b.build()).withCache(cacheEntries, cacheWays);
+    }
+
     /** The state of one parse. */
     private static final class Parser
     {
@@ -257,6 +320,14 @@ public final class DevinfoReader
                 }
                 default -> values.put(key, int32(key, value, lineNo));
             }
+        }
+
+        /** One value by the rules of {@link #attribute}, for an override (no blocks). */
+        Object parseValue(final String key, final String value)
+        {
+            attribute(key, value, 0);
+            block = null;
+            return values.get(key);
         }
 
         private void openBlock(final String key, final int lineNo)
@@ -420,8 +491,8 @@ public final class DevinfoReader
         private IllegalArgumentException malformed(final int lineNo, final String key, final String expected,
             final String value)
         {
-            return new IllegalArgumentException(source + ":" + lineNo + ": " + key + ": expected " + expected
-                + ", got '" + value + "'");
+            return new IllegalArgumentException((lineNo > 0 ? source + ":" + lineNo + ": " + key : source)
+                + ": expected " + expected + ", got '" + value + "'");
         }
 
         DevinfoResult result()

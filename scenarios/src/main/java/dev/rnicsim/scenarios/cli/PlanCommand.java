@@ -41,6 +41,9 @@ import picocli.CommandLine.Option;
         + "workload or dump (file:line and what was expected)"})
 final class PlanCommand implements Callable<Integer>
 {
+    /** Most processes planned on one host. */
+    static final int MAX_PROCESSES = 1 << 20;
+
     @Option(names = "--profile", paramLabel = "NAME", defaultValue = "connectx5",
         description = "A built-in device profile (default ${DEFAULT-VALUE}).")
     private String profile;
@@ -53,6 +56,16 @@ final class PlanCommand implements Callable<Integer>
 
     @Option(names = "--log-mtts-per-seg", paramLabel = "N", description = "mlx4: log2 of entries per segment.")
     private Integer logMttsPerSeg;
+
+    @Option(names = "--set", paramLabel = "NAME=VALUE",
+        description = "Override a device attribute by its ibv_devinfo name (max_mr=100000, page_size_cap=0x1000, "
+            + "max_mr_size=0x200000000, ...) or cache_entries / cache_ways; repeatable.")
+    private java.util.List<String> overrides = new java.util.ArrayList<>();
+
+    @Option(names = "--processes", paramLabel = "N", defaultValue = "1",
+        description = "Processes on the host, each running the whole workload on the one device (default "
+            + "${DEFAULT-VALUE}).")
+    private int processes;
 
     @Option(names = "--ram", paramLabel = "SIZE", defaultValue = "16G", description = "Host RAM (default "
         + "${DEFAULT-VALUE}).")
@@ -75,8 +88,8 @@ final class PlanCommand implements Callable<Integer>
     private int maxMapCount;
 
     @Option(names = "--workload", paramLabel = "FILE",
-        description = "The workload as JSON: {\"groups\":[{\"name\":..,\"count\":N,\"size\":\"64K\","
-            + "\"backing\":\"4k|thp|2m|1g\",\"access\":\"lw,rw\"}]}. This or --smaps.")
+        description = "The workload, JSON or YAML (.yaml/.yml): groups of name, count, size, backing (4k|thp|2m|1g), "
+            + "access, iovaAlign, lifetime (static|per-request|cached), requestsPerSecond. This or --smaps.")
     private Path workloadFile;
 
     @Option(names = "--smaps", paramLabel = "FILE",
@@ -101,7 +114,11 @@ final class PlanCommand implements Callable<Integer>
     @Option(names = "--svg", paramLabel = "FILE", description = "With --sweep: the chart to write.")
     private Path svg;
 
-    @Option(names = "--json", description = "Print the plan as JSON.")
+    @Option(names = "--cpu-pages", description = "With --sweep: force the MR page to each backing's CPU page "
+        + "(page_size_cap cleared above it), as a driver that does not merge contiguous pages.")
+    private boolean cpuPages;
+
+    @Option(names = "--json", description = "Print the plan (or the sweep) as JSON.")
     private boolean json;
 
     @CommandLine.Spec
@@ -137,6 +154,11 @@ final class PlanCommand implements Callable<Integer>
                 + " more (memlock may be 'unlimited')");
             return Rnicsim.MALFORMED;
         }
+        if (processes < 1 || processes > MAX_PROCESSES)
+        {
+            err.println("--processes " + processes + ": expected 1 to " + MAX_PROCESSES);
+            return Rnicsim.MALFORMED;
+        }
         final Workload workload;
         try
         {
@@ -148,14 +170,14 @@ final class PlanCommand implements Callable<Integer>
             return Rnicsim.MALFORMED;
         }
         final Planner.HostSpec host = new Planner.HostSpec(ramBytes, memlockBytes, capIpcLock, hugepages2M,
-            hugepages1G, maxMapCount);
+            hugepages1G, maxMapCount, processes);
         if (sweep != null)
         {
             return sweep(device, host, workload);
         }
-        if (fromText != null || toText != null || svg != null)
+        if (fromText != null || toText != null || svg != null || cpuPages)
         {
-            err.println("--from, --to and --svg go with --sweep");
+            err.println("--from, --to, --svg and --cpu-pages go with --sweep");
             return Rnicsim.MALFORMED;
         }
         final Plan plan = Planner.plan(device, host, workload);
@@ -249,7 +271,7 @@ final class PlanCommand implements Callable<Integer>
         final Sweep result;
         try
         {
-            result = Sweep.run(device, host, workload.groups().get(0), kind, fromValue, toValue);
+            result = Sweep.run(device, host, workload.groups().get(0), kind, fromValue, toValue, cpuPages);
         }
         catch (final IllegalArgumentException e)
         {
@@ -258,8 +280,38 @@ final class PlanCommand implements Callable<Integer>
         }
         result.writeSvg(svg);
         final PrintWriter out = spec.commandLine().getOut();
+        if (json)
+        {
+            final ObjectMapper m = new ObjectMapper();
+            final ObjectNode root = m.createObjectNode();
+            root.put("device", result.device());
+            root.put("sweep", sweep);
+            root.put("cpuPages", cpuPages);
+            root.set("group", m.valueToTree(workload.groups().get(0)));
+            root.put("chart", svg.toString());
+            final ArrayNode rows = root.putArray("rows");
+            for (final Sweep.Row r : result.rows())
+            {
+                final Plan.GroupResult g = r.plan().groups().get(0);
+                final ObjectNode row = rows.addObject().put("value", r.value()).put("backing", r.backing())
+                    .put("pageSizeBytes", g.pageSizeBytes()).put("mttEntries", r.mttEntriesWritten())
+                    .put("mttEntriesReserved", r.plan().totals().mttEntries())
+                    .put("pinnedBytes", r.plan().totals().pinnedBytes())
+                    .put("registrationTimeNs", r.plan().totals().registrationTimeNs());
+                if (r.plan().firstLimit() == null)
+                {
+                    row.putNull("firstLimit");
+                }
+                else
+                {
+                    row.put("firstLimit", r.plan().firstLimit());
+                }
+            }
+            out.println(m.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            return Rnicsim.OK;
+        }
         out.println("device " + result.device() + ", sweep of " + sweep + " for group '"
-            + workload.groups().get(0).name() + "'");
+            + workload.groups().get(0).name() + "'" + (cpuPages ? ", MR page forced to the CPU page" : ""));
         out.printf("%14s %8s %12s %14s %14s %12s%n", kind == Sweep.Kind.SIZE ? "size" : "count", "backing",
             "page size", "MTT entries", "MTT reserved", "pinned");
         for (final Sweep.Row r : result.rows())
@@ -296,8 +348,26 @@ final class PlanCommand implements Callable<Integer>
         }
         if (logNumMtt != null || logMttsPerSeg != null)
         {
-            p = p.withMtt(MttConfig.buddy(logNumMtt == null ? 20 : logNumMtt, logMttsPerSeg == null ? 3
-                : logMttsPerSeg));
+            try
+            {
+                p = p.withMtt(MttConfig.buddy(logNumMtt == null ? 20 : logNumMtt, logMttsPerSeg == null ? 3
+                    : logMttsPerSeg));
+            }
+            catch (final RuntimeException e)
+            {
+                throw new IllegalArgumentException("--log-num-mtt / --log-mtts-per-seg: " + e.getMessage(), e);
+            }
+        }
+        if (!overrides.isEmpty())
+        {
+            try
+            {
+                p = DevinfoReader.withOverrides(p, overrides);
+            }
+            catch (final IllegalArgumentException e)
+            {
+                throw new IllegalArgumentException("--set " + e.getMessage(), e);
+            }
         }
         return p;
     }
@@ -306,19 +376,24 @@ final class PlanCommand implements Callable<Integer>
     {
         final PrintWriter out = spec.commandLine().getOut();
         out.println("device " + plan.device());
-        out.printf("%-16s %12s %10s %8s %12s %12s %12s %12s%n", "group", "MRs", "size", "backing", "page size",
-            "MTT per MR", "pinned/MR", "reg/MR");
+        out.printf("%-16s %12s %10s %8s %12s %12s %12s %12s %12s %12s%n", "group", "MRs", "size", "backing",
+            "lifetime", "page size", "MTT per MR", "pinned/MR", "reg/MR", "dereg/MR");
         for (final Plan.GroupResult g : plan.groups())
         {
-            out.printf(Locale.ROOT, "%-16s %,12d %10s %8s %12s %12s %12s %12s%n", g.name(), g.mrs(),
-                Units.bytes(g.sizeBytes()), g.backing(), Units.bytes(g.pageSizeBytes()),
+            out.printf(Locale.ROOT, "%-16s %,12d %10s %8s %12s %12s %12s %12s %12s %12s%n", g.name(), g.mrs(),
+                Units.bytes(g.sizeBytes()), g.backing(), g.lifetime().word(), Units.bytes(g.pageSizeBytes()),
                 g.mttEntriesPerMr() + (g.mttReservedPerMr() != g.mttEntriesPerMr() ? " (" + g.mttReservedPerMr() + ")"
-                    : ""), Units.bytes(g.pinnedBytesPerMr()), Units.duration(g.regNsPerMr()));
+                    : ""), Units.bytes(g.pinnedBytesPerMr()), Units.duration(g.regNsPerMr()),
+                Units.duration(g.deregNsPerMr()));
         }
         final Plan.Totals t = plan.totals();
-        out.printf(Locale.ROOT, "total: %,d MRs, %,d MTT entries, %s pinned, %s to register at start-up; "
-            + "translation state %,d entries for a cache of %,d%n", t.mrs(), t.mttEntries(),
-            Units.bytes(t.pinnedBytes()), Units.duration(t.registrationTimeNs()), t.cacheFootprint(), t.cacheEntries());
+        out.printf(Locale.ROOT, "total%s: %,d MRs, %,d MTT entries, %s pinned; translation state %,d entries for a "
+            + "cache of %,d%n", t.processes() > 1 ? " over " + t.processes() + " processes" : "", t.mrs(),
+            t.mttEntries(), Units.bytes(t.pinnedBytes()), t.cacheFootprint(), t.cacheEntries());
+        out.printf(Locale.ROOT, "time%s: %s to register at start-up (static groups), %s on first use (cached groups), "
+            + "%s of registration per second on the request path (per-request groups)%n", t.processes() > 1
+            ? " per process" : "", Units.duration(t.registrationTimeNs()), Units.duration(t.firstUseTimeNs()),
+            Units.duration(t.hotPathNsPerSecond()));
         out.printf("%-20s %20s %20s %6s%n", "limit", "required", "available", "fits");
         for (final Plan.Limit l : plan.limits())
         {
@@ -348,7 +423,7 @@ final class PlanCommand implements Callable<Integer>
         root.put("device", plan.device());
         root.set("host", m.createObjectNode().put("ramBytes", Units.parse(ram)).put("memlock", memlock)
             .put("capIpcLock", capIpcLock).put("hugepages2m", hugepages2M).put("hugepages1g", hugepages1G)
-            .put("maxMapCount", maxMapCount));
+            .put("maxMapCount", maxMapCount).put("processes", processes));
         root.set("workload", m.valueToTree(workload));
         root.set("groups", m.valueToTree(plan.groups()));
         final ObjectNode totals = root.putObject("totals");
@@ -356,6 +431,11 @@ final class PlanCommand implements Callable<Integer>
         totals.put("mttEntries", plan.totals().mttEntries());
         totals.put("pinnedBytes", plan.totals().pinnedBytes());
         totals.put("registrationTimeNs", plan.totals().registrationTimeNs());
+        totals.put("firstUseTimeNs", plan.totals().firstUseTimeNs());
+        totals.put("hotPathNsPerSecond", plan.totals().hotPathNsPerSecond());
+        totals.put("processes", plan.totals().processes());
+        totals.put("cacheFootprint", plan.totals().cacheFootprint());
+        totals.put("cacheEntries", plan.totals().cacheEntries());
         final ArrayNode limits = root.putArray("limits");
         for (final Plan.Limit l : plan.limits())
         {

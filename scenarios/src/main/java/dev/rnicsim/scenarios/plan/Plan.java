@@ -20,33 +20,42 @@ public record Plan(String device, List<GroupResult> groups, Totals totals, List<
      * What one MR of a group costs, and the group's share.
      *
      * @param name             the group's name.
-     * @param mrs              regions in the group.
+     * @param mrs              regions in the group, live at once in one process.
      * @param sizeBytes        bytes per region.
      * @param backing          its backing.
+     * @param lifetime         when its regions are registered.
      * @param pageSizeBytes    MR page size the driver chose.
      * @param mttEntriesPerMr  MTT entries one MR writes.
      * @param mttReservedPerMr MTT entries one MR reserves (allocator rounding included).
      * @param pinnedBytesPerMr bytes one MR pins.
      * @param regNsPerMr       simulated registration time of one MR, in ns.
+     * @param deregNsPerMr     simulated deregistration time of one MR (invalidation stall included), in ns.
+     * @param requestsPerSecond per-request groups: requests per second (0: not given).
      * @param sampled          MRs actually registered to measure it.
      */
-    public record GroupResult(String name, long mrs, long sizeBytes, String backing, long pageSizeBytes,
-        long mttEntriesPerMr, long mttReservedPerMr, long pinnedBytesPerMr, long regNsPerMr, long sampled)
+    public record GroupResult(String name, long mrs, long sizeBytes, String backing, Workload.Lifetime lifetime,
+        long pageSizeBytes, long mttEntriesPerMr, long mttReservedPerMr, long pinnedBytesPerMr, long regNsPerMr,
+        long deregNsPerMr, long requestsPerSecond, long sampled)
     {
     }
 
     /**
-     * The workload's totals.
+     * The workload's totals, over all the processes of the host unless said otherwise.
      *
-     * @param mrs                MRs.
-     * @param mttEntries         MTT entries reserved.
-     * @param pinnedBytes        bytes pinned.
-     * @param registrationTimeNs simulated time to register everything at start-up, in ns.
+     * @param processes          processes on the host, each running the whole workload.
+     * @param mrs                MRs live at the peak.
+     * @param mttEntries         MTT entries reserved at the peak (allocator rounding included).
+     * @param pinnedBytes        bytes pinned at the peak.
+     * @param registrationTimeNs one process: simulated time to register its static groups at start-up, before its
+     *                           first operation (S23), in ns.
+     * @param firstUseTimeNs     one process: simulated time its cached groups spend registering on first use, in ns.
+     * @param hotPathNsPerSecond one process: simulated ns per second of registration and deregistration on the
+     *                           request path of its per-request groups (1e9 is one core busy).
      * @param cacheFootprint     translation-cache lines the MRs' MPT and MTT entries would need.
      * @param cacheEntries       the device's translation-cache lines.
      */
-    public record Totals(long mrs, long mttEntries, long pinnedBytes, long registrationTimeNs, long cacheFootprint,
-        long cacheEntries)
+    public record Totals(int processes, long mrs, long mttEntries, long pinnedBytes, long registrationTimeNs,
+        long firstUseTimeNs, long hotPathNsPerSecond, long cacheFootprint, long cacheEntries)
     {
     }
 

@@ -1,6 +1,7 @@
 package dev.rnicsim.scenarios.plan;
 
 import dev.rnicsim.mtt.MttAllocatorKind;
+import dev.rnicsim.mtt.MttOccupancy;
 import dev.rnicsim.pagetable.HostConfig;
 import dev.rnicsim.pagetable.UserProcess;
 import dev.rnicsim.scenarios.script.Spec;
@@ -35,6 +36,9 @@ public final class Planner
     /** Largest region registered whole to measure it: larger ones are measured on a slice of this size. */
     public static final long SAMPLE_REGION_BYTES = 1L << 30;
 
+    /** Most MRs whose MTT reservations are replayed one by one on the device's allocator; beyond, arithmetic. */
+    public static final long REPLAY_MRS = 1L << 22;
+
     /**
      * The host the workload runs on.
      *
@@ -44,10 +48,26 @@ public final class Planner
      * @param hugepages2M   2 MiB pages reserved.
      * @param hugepages1G   1 GiB pages reserved.
      * @param maxMapCount   {@code vm.max_map_count}.
+     * @param processes     processes on the host, each running the whole workload on the one device, at least 1.
      */
     public record HostSpec(long ramBytes, long memlockBytes, boolean capIpcLock, long hugepages2M, long hugepages1G,
-        int maxMapCount)
+        int maxMapCount, int processes)
     {
+        /**
+         * One process.
+         *
+         * @param ramBytes     physical memory in bytes.
+         * @param memlockBytes RLIMIT_MEMLOCK in bytes.
+         * @param capIpcLock   CAP_IPC_LOCK.
+         * @param hugepages2M  2 MiB pages reserved.
+         * @param hugepages1G  1 GiB pages reserved.
+         * @param maxMapCount  {@code vm.max_map_count}.
+         */
+        public HostSpec(final long ramBytes, final long memlockBytes, final boolean capIpcLock,
+            final long hugepages2M, final long hugepages1G, final int maxMapCount)
+        {
+            this(ramBytes, memlockBytes, capIpcLock, hugepages2M, hugepages1G, maxMapCount, 1);
+        }
     }
 
     private Planner()
@@ -55,9 +75,15 @@ public final class Planner
     }
 
     /**
+     * Plans a workload. Per process (the limits the kernel keeps per process): RLIMIT_MEMLOCK and
+     * {@code vm.max_map_count}, counted as one mapping per region (an upper bound: regions carved from one
+     * allocation share a mapping). Per device (all processes share it): max_mr and the MTT, whose reservations
+     * are replayed MR by MR on the device's allocator (so mlx4's buddy rounding and fragmentation between groups of
+     * different sizes count) for up to {@link #REPLAY_MRS} MRs. Per host: RAM and the hugetlb pools.
+     *
      * @param profile  the device.
      * @param host     the host.
-     * @param workload the registrations.
+     * @param workload the registrations of one process.
      * @return the plan.
      */
     public static Plan plan(final DeviceProfile profile, final HostSpec host, final Workload workload)
@@ -68,20 +94,27 @@ public final class Planner
         {
             groups.add(measure(profile, host, g, notes));
         }
+        final int n = host.processes();
         long mrs = 0;
         long mtt = 0;
         long pinned = 0;
-        long regNs = 0;
+        long startNs = 0;
+        long firstUseNs = 0;
+        long hotNs = 0;
         long maxRegion = 0;
         long pages2M = 0;
         long pages1G = 0;
-        for (int i = 0; i < groups.size(); i++)
+        for (final Plan.GroupResult r : groups)
         {
-            final Plan.GroupResult r = groups.get(i);
             mrs += r.mrs();
             mtt += r.mrs() * r.mttReservedPerMr();
             pinned += r.mrs() * r.pinnedBytesPerMr();
-            regNs += r.mrs() * r.regNsPerMr();
+            switch (r.lifetime())
+            {
+                case STATIC -> startNs += r.mrs() * r.regNsPerMr();
+                case CACHED -> firstUseNs += r.mrs() * r.regNsPerMr();
+                case PER_REQUEST -> hotNs += r.requestsPerSecond() * (r.regNsPerMr() + r.deregNsPerMr());
+            }
             maxRegion = Math.max(maxRegion, r.sizeBytes());
             if (r.backing().equals("2m"))
             {
@@ -95,20 +128,68 @@ public final class Planner
         final long mttCapacity = profile.mtt().entries();
         final long maxMr = profile.attributes().maxMr() - 1L;
         final long memlock = host.capIpcLock() ? -1 : host.memlockBytes();
+        final Replay replay = replay(profile, groups, n);
+        if (replay.replayedMrs < (long)n * mrs && replay.failedAt < 0)
+        {
+            notes.add(String.format(Locale.ROOT, "MTT reservations replayed on the allocator for the first %,d of "
+                + "%,d MRs; the rest added up without fragmentation", replay.replayedMrs, (long)n * mrs));
+        }
+        final boolean mttFits = n * mtt <= mttCapacity && replay.failedAt < 0;
         final List<Plan.Limit> limits = List.of(
-            limit("max_mr", mrs, maxMr, "MRs"),
-            limit("MTT entries", mtt, mttCapacity, "entries"),
+            limit("max_mr", n * mrs, maxMr, "MRs"),
+            new Plan.Limit("MTT entries", n * mtt, mttCapacity, mttFits, "entries"),
             limit("max_mr_size", maxRegion, profile.attributes().maxMrSizeBytes(), "bytes"),
             limit("RLIMIT_MEMLOCK", pinned, memlock, "bytes"),
             limit("vm.max_map_count", mrs, host.maxMapCount(), "mappings"),
-            limit("hugetlb 2 MiB pool", pages2M, host.hugepages2M(), "pages"),
-            limit("hugetlb 1 GiB pool", pages1G, host.hugepages1G(), "pages"),
-            limit("RAM", pinned, host.ramBytes(), "bytes"));
-        final String first = firstLimit(groups, profile, host, maxMr, mttCapacity, memlock);
-        final long cacheFootprint = mrs + mtt;
-        return new Plan(profile.name() + " (" + profile.driver() + ")", groups, new Plan.Totals(mrs, mtt, pinned,
-            regNs, cacheFootprint, profile.cacheEntries()), limits, first, advice(profile, host, groups, mtt, pinned,
-            pages2M), notes);
+            limit("hugetlb 2 MiB pool", n * pages2M, host.hugepages2M(), "pages"),
+            limit("hugetlb 1 GiB pool", n * pages1G, host.hugepages1G(), "pages"),
+            limit("RAM", n * pinned, host.ramBytes(), "bytes"));
+        final String first = firstLimit(groups, profile, host, maxMr, mttCapacity, memlock, replay);
+        if (groups.stream().anyMatch(g -> g.mrs() > 1))
+        {
+            notes.add("vm.max_map_count counts one mapping per region: an upper bound, as regions carved from one "
+                + "allocation share a mapping");
+        }
+        final long cacheFootprint = n * (mrs + mtt);
+        return new Plan(profile.name() + " (" + profile.driver() + ")", groups, new Plan.Totals(n, n * mrs, n * mtt,
+            n * pinned, startNs, firstUseNs, hotNs, cacheFootprint, profile.cacheEntries()), limits, first,
+            advice(profile, host, groups, n * mtt, pinned, n * pages2M), notes);
+    }
+
+    /** The outcome of replaying the MTT reservations: where the first failed (-1: none) and how many were tried. */
+    private record Replay(long failedAt, long replayedMrs, long freeEntries, long largestFreeBlock, long wanted)
+    {
+    }
+
+    /** Replays every MR's MTT reservation, process after process and group after group, up to REPLAY_MRS. */
+    private static Replay replay(final DeviceProfile profile, final List<Plan.GroupResult> groups, final int n)
+    {
+        final MttOccupancy mtt = new MttOccupancy(profile.mtt());
+        long done = 0;
+        for (int p = 0; p < n; p++)
+        {
+            for (final Plan.GroupResult g : groups)
+            {
+                if (g.mttEntriesPerMr() <= 0)
+                {
+                    continue;
+                }
+                for (long i = 0; i < g.mrs(); i++)
+                {
+                    if (done >= REPLAY_MRS)
+                    {
+                        return new Replay(-1, done, mtt.freeEntries(), mtt.largestFreeBlock(), 0);
+                    }
+                    if (mtt.tryReserve(g.mttEntriesPerMr()) < 0)
+                    {
+                        return new Replay(done + 1, done, mtt.freeEntries(), mtt.largestFreeBlock(),
+                            g.mttEntriesPerMr());
+                    }
+                    done++;
+                }
+            }
+        }
+        return new Replay(-1, done, mtt.freeEntries(), mtt.largestFreeBlock(), 0);
     }
 
     private static Plan.Limit limit(final String name, final long required, final long available, final String unit)
@@ -117,7 +198,10 @@ public final class Planner
         return new Plan.Limit(name, required, available, fits, unit);
     }
 
-    /** Registers up to {@link #SAMPLE_MRS} regions of the group on a fresh simulated host and reads one MR's cost. */
+    /**
+     * Registers up to {@link #SAMPLE_MRS} regions of the group on a fresh simulated host, reads one MR's cost, then
+     * deregisters one to read the cost of deregistration.
+     */
     private static Plan.GroupResult measure(final DeviceProfile profile, final HostSpec host, final Workload.Group g,
         final List<String> notes)
     {
@@ -154,10 +238,16 @@ public final class Planner
                 {
                     p.touch(addr, sliceSize, true);
                 }
-                last = (SimMr)pd.regMr(addr, sliceSize, access);
-                final List<RegistrationEvent> trace = d.recentRegistrations();
-                regNs = trace.get(trace.size() - 1).durationNs();
+                last = (SimMr)(g.iovaAlignBytes() == 0 ? pd.regMr(addr, sliceSize, access)
+                    : pd.regMr(addr, sliceSize, g.iovaAlignBytes() + (addr & 4095), access));
+                regNs = lastEvent(d).durationNs();
             }
+            final long entries1 = last.mttEntries();
+            final long reserved1 = last.mttEntriesReserved();
+            final long pageSize = last.pageSizeBytes();
+            final long pinned1 = last.pinnedPages() << 12;
+            last.close();
+            final long deregNs = lastEvent(d).durationNs();
             if (g.count() > samples)
             {
                 notes.add(String.format(Locale.ROOT, "group %s: measured on %d of %,d MRs, scaled to the rest",
@@ -167,7 +257,7 @@ public final class Planner
             {
                 // One MR per page of its page size: entries, pins and the cost model's price scale with the size.
                 final double scale = (double)fullSize / sliceSize;
-                final long entries = (long)Math.ceil(last.mttEntries() * scale);
+                final long entries = (long)Math.ceil(entries1 * scale);
                 final long pages = ceilDiv(fullSize, 4096);
                 final long leafBytes = switch (g.backing())
                 {
@@ -177,29 +267,50 @@ public final class Planner
                 };
                 notes.add(String.format(Locale.ROOT, "group %s: one MR of %s measured on a %s slice, scaled x%.0f",
                     g.name(), Units.bytes(fullSize), Units.bytes(sliceSize), scale));
-                return new Plan.GroupResult(g.name(), g.count(), fullSize, g.backing(), last.pageSizeBytes(), entries,
-                    d.tables().mtt().reservedFor(entries), pages << 12, fabric.costModel().registrationNs(pages,
-                    ceilDiv(fullSize, leafBytes), entries), samples);
+                return new Plan.GroupResult(g.name(), g.count(), fullSize, g.backing(), g.lifetime(), pageSize,
+                    entries, d.tables().mtt().reservedFor(entries), pages << 12, fabric.costModel().registrationNs(
+                    pages, ceilDiv(fullSize, leafBytes), entries), fabric.costModel().deregistrationNs(pages),
+                    g.requestsPerSecond(), samples);
             }
-            return new Plan.GroupResult(g.name(), g.count(), g.sizeBytes(), g.backing(), last.pageSizeBytes(),
-                last.mttEntries(), last.mttEntriesReserved(), last.pinnedPages() << 12, regNs, samples);
+            return new Plan.GroupResult(g.name(), g.count(), g.sizeBytes(), g.backing(), g.lifetime(), pageSize,
+                entries1, reserved1, pinned1, regNs, deregNs, g.requestsPerSecond(), samples);
         }
         catch (final VerbsException e)
         {
             notes.add("group " + g.name() + ": one MR cannot be registered at all on this device: " + e.getMessage());
-            return new Plan.GroupResult(g.name(), g.count(), g.sizeBytes(), g.backing(), 0, 0, 0,
-                ceilDiv(g.sizeBytes(), 4096) << 12, 0, 0);
+            return new Plan.GroupResult(g.name(), g.count(), g.sizeBytes(), g.backing(), g.lifetime(), 0, 0, 0,
+                ceilDiv(g.sizeBytes(), 4096) << 12, 0, 0, g.requestsPerSecond(), 0);
         }
     }
 
-    /** The first MR (counting over the groups in order) at which a cumulative limit is passed. */
-    private static String firstLimit(final List<Plan.GroupResult> groups, final DeviceProfile profile,
-        final HostSpec host, final long maxMr, final long mttCapacity, final long memlock)
+    private static RegistrationEvent lastEvent(final SimDevice d)
     {
+        final List<RegistrationEvent> trace = d.recentRegistrations();
+        return trace.get(trace.size() - 1);
+    }
+
+    /**
+     * The first MR at which a limit is passed: per-process limits counted over one process's groups in order,
+     * device and host limits over every process's (process after process); the MTT from the allocator replay.
+     */
+    private static String firstLimit(final List<Plan.GroupResult> groups, final DeviceProfile profile,
+        final HostSpec host, final long maxMr, final long mttCapacity, final long memlock, final Replay replay)
+    {
+        for (final Plan.GroupResult g : groups)
+        {
+            if (g.sampled() == 0)
+            {
+                return "no MR of group '" + g.name() + "' can be registered on " + profile.name();
+            }
+        }
         long best = Long.MAX_VALUE;
         String what = null;
-        final String[] names = {"max_mr", "MTT entries", "RLIMIT_MEMLOCK", "vm.max_map_count", "RAM"};
-        final long[] available = {maxMr, mttCapacity, memlock, host.maxMapCount(), host.ramBytes()};
+        final String[] names = {"max_mr", "MTT entries", "RLIMIT_MEMLOCK", "vm.max_map_count", "RAM",
+            "hugetlb 2 MiB pool", "hugetlb 1 GiB pool"};
+        final long[] available = {maxMr, mttCapacity, memlock, host.maxMapCount(), host.ramBytes(),
+            host.hugepages2M(), host.hugepages1G()};
+        final boolean[] perProcess = {false, false, true, true, false, false, false};
+        final int n = host.processes();
         for (int k = 0; k < names.length; k++)
         {
             if (available[k] < 0)
@@ -208,39 +319,66 @@ public final class Planner
             }
             long used = 0;
             long before = 0;
-            for (final Plan.GroupResult g : groups)
+            search:
+            for (int proc = 0; proc < (perProcess[k] ? 1 : n); proc++)
             {
-                if (g.regNsPerMr() == 0 && g.sampled() == 0)
+                for (final Plan.GroupResult g : groups)
                 {
-                    if (before + 1 < best)
+                    final long per = switch (k)
                     {
-                        best = before + 1;
-                        what = "no MR of group '" + g.name() + "' can be registered on " + profile.name();
-                    }
-                    break;
-                }
-                final long per = switch (k)
-                {
-                    case 0, 3 -> 1;
-                    case 1 -> g.mttReservedPerMr();
-                    default -> g.pinnedBytesPerMr();
-                };
-                if (per > 0 && used + g.mrs() * per > available[k])
-                {
-                    final long n = (available[k] - used) / per + 1;
-                    if (before + n < best)
+                        case 0, 3 -> 1;
+                        case 1 -> g.mttReservedPerMr();
+                        case 5 -> g.backing().equals("2m") ? ceilDiv(g.sizeBytes(), 2L << 20) : 0;
+                        case 6 -> g.backing().equals("1g") ? ceilDiv(g.sizeBytes(), 1L << 30) : 0;
+                        default -> g.pinnedBytesPerMr();
+                    };
+                    if (per > 0 && used + g.mrs() * per > available[k])
                     {
-                        best = before + n;
-                        what = String.format(Locale.ROOT, "%s exhausted at the %,d%s MR (group '%s', %s each)",
-                            names[k], before + n, suffix(before + n), g.name(), Units.bytes(g.sizeBytes()));
+                        final long at = before + (available[k] - used) / per + 1;
+                        if (at < best)
+                        {
+                            best = at;
+                            what = at(names[k], at, proc, n, perProcess[k], g);
+                        }
+                        break search;
                     }
-                    break;
+                    used += g.mrs() * per;
+                    before += g.mrs();
                 }
-                used += g.mrs() * per;
-                before += g.mrs();
             }
         }
+        if (replay.failedAt() > 0 && replay.failedAt() < best)
+        {
+            long left = replay.failedAt();
+            int proc = 0;
+            Plan.GroupResult where = groups.get(0);
+            outer:
+            for (proc = 0; proc < n; proc++)
+            {
+                for (final Plan.GroupResult g : groups)
+                {
+                    if (left <= g.mrs() && g.mttEntriesPerMr() > 0)
+                    {
+                        where = g;
+                        break outer;
+                    }
+                    left -= g.mttEntriesPerMr() > 0 ? g.mrs() : 0;
+                }
+            }
+            what = at("MTT entries", replay.failedAt(), proc, n, false, where) + String.format(Locale.ROOT,
+                ": the allocator has no free block for %,d entries (%,d free, largest block %,d)", replay.wanted(),
+                replay.freeEntries(), replay.largestFreeBlock());
+        }
         return what;
+    }
+
+    private static String at(final String limit, final long mr, final int proc, final int processes,
+        final boolean perProcess, final Plan.GroupResult g)
+    {
+        final String whose = processes == 1 ? "" : perProcess ? "in each process, " : String.format(Locale.ROOT,
+            "counting all %d processes, in process %d, ", processes, proc + 1);
+        return String.format(Locale.ROOT, "%s exhausted at the %,d%s MR (%sgroup '%s', %s each)", limit, mr,
+            suffix(mr), whose, g.name(), Units.bytes(g.sizeBytes()));
     }
 
     private static List<String> advice(final DeviceProfile profile, final HostSpec host,
@@ -277,6 +415,16 @@ public final class Planner
         }
         for (final Plan.GroupResult g : groups)
         {
+            if (g.lifetime() == Workload.Lifetime.PER_REQUEST && g.sampled() > 0)
+            {
+                final long perRequest = g.regNsPerMr() + g.deregNsPerMr();
+                out.add(String.format(Locale.ROOT, "group %s registers per request: %s per request (reg %s + dereg "
+                    + "%s)%s; a pool of %,d regions registered at start-up would take it off the request path",
+                    g.name(), Units.duration(perRequest), Units.duration(g.regNsPerMr()),
+                    Units.duration(g.deregNsPerMr()), g.requestsPerSecond() == 0 ? "" : String.format(Locale.ROOT,
+                    ", at %,d requests/s %.1f %% of one core", g.requestsPerSecond(),
+                    perRequest * (double)g.requestsPerSecond() / 1e7), g.mrs()));
+            }
             if (g.backing().equals("4k") || g.backing().equals("thp"))
             {
                 final long huge = ceilDiv(g.sizeBytes(), 2L << 20);

@@ -102,6 +102,28 @@ public record Sweep(Kind kind, String device, Workload.Group group, List<Row> ro
     public static Sweep run(final DeviceProfile profile, final Planner.HostSpec host, final Workload.Group group,
         final Kind kind, final long fromValue, final long toValue)
     {
+        return run(profile, host, group, kind, fromValue, toValue, false);
+    }
+
+    /**
+     * As {@link #run(DeviceProfile, Planner.HostSpec, Workload.Group, Kind, long, long)}, optionally with the MR
+     * page forced to the CPU page of each backing.
+     *
+     * @param profile   the device.
+     * @param host      the host.
+     * @param group     the group swept.
+     * @param kind      size or count.
+     * @param fromValue the first value.
+     * @param toValue   the last value.
+     * @param cpuPages  true to clear from the device's {@code page_size_cap} every size above the backing's page
+     *                  (4 KiB, 2 MiB or 1 GiB), as a driver that does not merge contiguous pages would register:
+     *                  then an MR needs exactly size / page entries.
+     * @return the sweep.
+     * @throws IllegalArgumentException for a range of fewer than {@value #MIN_POINTS} points.
+     */
+    public static Sweep run(final DeviceProfile profile, final Planner.HostSpec host, final Workload.Group group,
+        final Kind kind, final long fromValue, final long toValue, final boolean cpuPages)
+    {
         final List<Row> rows = new ArrayList<>();
         String device = profile.name();
         for (final long v : values(fromValue, toValue))
@@ -110,12 +132,22 @@ public record Sweep(Kind kind, String device, Workload.Group group, List<Row> ro
             final long count = kind == Kind.COUNT ? v : group.count();
             for (final String b : ORDER)
             {
-                if (size < BACKINGS.get(b))
+                final long page = BACKINGS.get(b);
+                if (size < page)
                 {
                     continue;
                 }
-                final Plan plan = Planner.plan(profile, host, new Workload(List.of(new Workload.Group(group.name(),
-                    count, size, b, group.access()))));
+                DeviceProfile p = profile;
+                if (cpuPages)
+                {
+                    final long cap = profile.attributes().pageSizeCap() & ((page << 1) - 1);
+                    if ((cap & page) == 0)
+                    {
+                        continue;
+                    }
+                    p = profile.withAttributes(profile.attributes().toBuilder().pageSizeCap(cap).build());
+                }
+                final Plan plan = Planner.plan(p, host, new Workload(List.of(group.with(count, size, b))));
                 device = plan.device();
                 rows.add(new Row(v, b, plan));
             }

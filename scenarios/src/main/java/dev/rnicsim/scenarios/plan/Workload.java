@@ -1,21 +1,37 @@
 package dev.rnicsim.scenarios.plan;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.rnicsim.scenarios.script.Spec;
 import dev.rnicsim.scenarios.script.Units;
+import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+
 
 /**
- * What an application registers: groups of regions, each with a count, a size, a backing and access rights. Read
- * from JSON:
+ * What an application registers: groups of regions, each with a count, a size, a backing, access rights, an iova
+ * alignment and a lifetime. Read from JSON or YAML (the same fields):
  * <pre>
- * {"groups": [
- *   {"name": "rx-pool", "count": 4, "size": "1G", "backing": "2m", "access": "lw,rw"},
- *   {"name": "per-request", "count": 100000, "size": "64K", "backing": "4k"}
- * ]}
+ * groups:
+ *   - name: rx-pool
+ *     count: 4
+ *     size: 1G
+ *     backing: 2m
+ *     access: lw,rw
+ *   - name: per-request
+ *     count: 64              # in flight at once
+ *     size: 64K
+ *     lifetime: per-request
+ *     requestsPerSecond: 20000
  * </pre>
  * Sizes take the script units (K, M, G, T); backing is {@code 4k}, {@code thp}, {@code 2m} or {@code 1g}.
  *
@@ -23,76 +39,302 @@ import java.util.Locale;
  */
 public record Workload(List<Group> groups)
 {
-    /**
-     * One group of same-sized regions.
-     *
-     * @param name      a label.
-     * @param count     regions, at least 1.
-     * @param sizeBytes bytes per region, at least 1.
-     * @param backing   {@code 4k}, {@code thp}, {@code 2m} or {@code 1g}.
-     * @param access    access words as in scripts (default {@code lw}).
-     */
-    public record Group(String name, long count, long sizeBytes, String backing, String access)
+    /** The fields a group may have. */
+    public static final List<String> FIELDS = List.of("name", "count", "size", "backing", "access", "iovaAlign",
+        "lifetime", "requestsPerSecond");
+
+    /** When a group's regions are registered and deregistered. */
+    public enum Lifetime
     {
+        /** Registered at start-up and kept: all {@code count} MRs live, their registration delays the first op. */
+        STATIC("static"),
+        /**
+         * Registered and deregistered around each request: {@code count} is the most in flight at once, and every
+         * request pays a registration and a deregistration on the hot path (S26).
+         */
+        PER_REQUEST("per-request"),
+        /**
+         * Registered on first use and kept by a registration cache (S16): {@code count} MRs live once warm, their
+         * registration paid by the first request that touches each region instead of at start-up.
+         */
+        CACHED("cached");
+
+        private final String word;
+
+        Lifetime(final String word)
+        {
+            this.word = word;
+        }
+
+        /**
+         * @return the word used in workload files.
+         */
+        public String word()
+        {
+            return word;
+        }
+
+        static Lifetime of(final String word)
+        {
+            for (final Lifetime l : values())
+            {
+                if (l.word.equals(word))
+                {
+                    return l;
+                }
+            }
+            return null;
+        }
     }
 
     /**
-     * @param source the file name, for messages.
-     * @param json   the text.
-     * @return the workload.
-     * @throws IllegalArgumentException naming the file, the group and the field that is wrong.
+     * One group of same-sized regions.
+     *
+     * @param name              a label.
+     * @param count             regions live at once, at least 1 (for {@code per-request}: in flight at once).
+     * @param sizeBytes         bytes per region, at least 1.
+     * @param backing           {@code 4k}, {@code thp}, {@code 2m} or {@code 1g}.
+     * @param access            access words as in scripts (default {@code lw}).
+     * @param iovaAlignBytes    alignment of the iova the application passes, a power of two of at least 4096;
+     *                          0 (the default) registers with iova = the buffer's address. A smaller alignment
+     *                          than the backing's page keeps the driver from choosing large MR pages.
+     * @param lifetime          when the regions are registered.
+     * @param requestsPerSecond {@code per-request}: requests per second, each registering and deregistering one
+     *                          region (0: not given).
      */
-    public static Workload parse(final String source, final String json)
+    public record Group(String name, long count, long sizeBytes, String backing, String access, long iovaAlignBytes,
+        Lifetime lifetime, long requestsPerSecond)
     {
+        /**
+         * A static group registered at its own address.
+         *
+         * @param name      a label.
+         * @param count     regions.
+         * @param sizeBytes bytes per region.
+         * @param backing   {@code 4k}, {@code thp}, {@code 2m} or {@code 1g}.
+         * @param access    access words.
+         */
+        public Group(final String name, final long count, final long sizeBytes, final String backing,
+            final String access)
+        {
+            this(name, count, sizeBytes, backing, access, 0, Lifetime.STATIC, 0);
+        }
+
+        /**
+         * @param newCount  regions.
+         * @param newSize   bytes per region.
+         * @param newBacking backing.
+         * @return this group with those values.
+         */
+        public Group with(final long newCount, final long newSize, final String newBacking)
+        {
+            return new Group(name, newCount, newSize, newBacking, access, iovaAlignBytes, lifetime,
+                requestsPerSecond);
+        }
+    }
+
+    /**
+     * @param source the file name, for messages; a name ending in {@code .yaml} or {@code .yml} is read as YAML,
+     *               any other as JSON (a YAML file whose text starts with {@code {} is JSON anyway).
+     * @param text   the text.
+     * @return the workload.
+     * @throws IllegalArgumentException naming the file, the line, the group and the field that is wrong, and what
+     *                                  was expected.
+     */
+    public static Workload parse(final String source, final String text)
+    {
+        final String lower = source.toLowerCase(Locale.ROOT);
+        final boolean yaml = (lower.endsWith(".yaml") || lower.endsWith(".yml")) && !text.strip().startsWith("{");
+        final ObjectMapper mapper = yaml ? new YAMLMapper() : new ObjectMapper();
         final JsonNode root;
+        final Map<String, Integer> lines;
         try
         {
-            root = new ObjectMapper().readTree(json);
+            root = mapper.readTree(text);
+            lines = lines(mapper, text);
         }
         catch (final JsonProcessingException e)
         {
-            throw new IllegalArgumentException(source + ":" + e.getLocation().getLineNr() + ": not JSON: "
-                + e.getOriginalMessage());
+            throw new IllegalArgumentException(source + ":" + (e.getLocation() == null ? 1
+                : e.getLocation().getLineNr()) + ": not " + (yaml ? "YAML" : "JSON") + ": " + e.getOriginalMessage());
         }
-        if (root == null || !root.path("groups").isArray() || root.path("groups").isEmpty())
+        catch (final IOException e)
         {
-            throw new IllegalArgumentException(source + ": expected an object with a non-empty \"groups\" array");
+            throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
+        }
+        if (root == null || !root.isObject() || !root.path("groups").isArray() || root.path("groups").isEmpty())
+        {
+            throw new IllegalArgumentException(source + ":1: expected an object with a non-empty \"groups\" list");
+        }
+        for (final Iterator<String> it = root.fieldNames(); it.hasNext();)
+        {
+            final String f = it.next();
+            if (!f.equals("groups"))
+            {
+                throw new IllegalArgumentException(source + ":" + lines.getOrDefault(f, 1) + ": unknown field \"" + f
+                    + "\"; a workload has only \"groups\"");
+            }
         }
         final List<Group> groups = new ArrayList<>();
         int i = 0;
         for (final JsonNode g : root.path("groups"))
         {
-            final String where = source + ": groups[" + i + "]";
-            final String name = g.path("name").asText("group" + i);
-            final long count = g.path("count").asLong(-1);
-            if (count < 1)
-            {
-                throw new IllegalArgumentException(where + ": \"count\" must be a whole number of regions, 1 or more");
-            }
-            final Long size = Units.parse(g.path("size").asText(""));
-            if (size == null || size < 1)
-            {
-                throw new IllegalArgumentException(where + ": \"size\" must be a size such as 4096, 64K or 1G, got '"
-                    + g.path("size").asText("") + "'");
-            }
-            final String backing = g.path("backing").asText("4k").toLowerCase(Locale.ROOT);
-            if (!List.of("4k", "thp", "2m", "1g").contains(backing))
-            {
-                throw new IllegalArgumentException(where + ": \"backing\" must be 4k, thp, 2m or 1g, got '"
-                    + backing + "'");
-            }
-            final String access = g.path("access").asText("lw");
-            try
-            {
-                dev.rnicsim.scenarios.script.Spec.accessFlags(access);
-            }
-            catch (final IllegalArgumentException e)
-            {
-                throw new IllegalArgumentException(where + ": \"access\": " + e.getMessage());
-            }
-            groups.add(new Group(name, count, size, backing, access));
+            groups.add(group(source, lines, i, g));
             i++;
         }
         return new Workload(List.copyOf(groups));
     }
+
+    private static Group group(final String source, final Map<String, Integer> lines, final int i, final JsonNode g)
+    {
+        final String key = "groups[" + i + "]";
+        if (!g.isObject())
+        {
+            throw new IllegalArgumentException(source + ":" + lines.getOrDefault(key, 1) + ": " + key
+                + ": expected an object with " + FIELDS);
+        }
+        for (final Iterator<String> it = g.fieldNames(); it.hasNext();)
+        {
+            final String f = it.next();
+            if (!FIELDS.contains(f))
+            {
+                throw new IllegalArgumentException(where(source, lines, key, f) + ": unknown field; expected one of "
+                    + FIELDS);
+            }
+        }
+        final String name = g.path("name").asText("group" + i);
+        final long count = wholeNumber(g.path("count"));
+        if (count < 1)
+        {
+            throw new IllegalArgumentException(where(source, lines, key, "count")
+                + ": expected a whole number of regions, 1 or more, got '" + g.path("count").asText("") + "'");
+        }
+        final Long size = Units.parse(g.path("size").asText(""));
+        if (size == null || size < 1)
+        {
+            throw new IllegalArgumentException(where(source, lines, key, "size")
+                + ": expected a size such as 4096, 64K or 1G, got '" + g.path("size").asText("") + "'");
+        }
+        final String backing = g.path("backing").asText("4k").toLowerCase(Locale.ROOT);
+        if (!List.of("4k", "thp", "2m", "1g").contains(backing))
+        {
+            throw new IllegalArgumentException(where(source, lines, key, "backing") + ": expected 4k, thp, 2m or 1g,"
+                + " got '" + backing + "'");
+        }
+        final String access = g.path("access").asText("lw");
+        try
+        {
+            Spec.accessFlags(access);
+        }
+        catch (final IllegalArgumentException e)
+        {
+            throw new IllegalArgumentException(where(source, lines, key, "access") + ": " + e.getMessage(), e);
+        }
+        long iovaAlign = 0;
+        if (g.has("iovaAlign"))
+        {
+            final Long a = Units.parse(g.path("iovaAlign").asText(""));
+            if (a == null || a < 4096 || Long.bitCount(a) != 1)
+            {
+                throw new IllegalArgumentException(where(source, lines, key, "iovaAlign")
+                    + ": expected a power of two of at least 4K, got '" + g.path("iovaAlign").asText("") + "'");
+            }
+            iovaAlign = a;
+        }
+        final Lifetime lifetime = Lifetime.of(g.path("lifetime").asText("static"));
+        if (lifetime == null)
+        {
+            throw new IllegalArgumentException(where(source, lines, key, "lifetime")
+                + ": expected static, per-request or cached, got '" + g.path("lifetime").asText("") + "'");
+        }
+        long rate = 0;
+        if (g.has("requestsPerSecond"))
+        {
+            rate = wholeNumber(g.path("requestsPerSecond"));
+            if (rate < 0 || lifetime != Lifetime.PER_REQUEST)
+            {
+                throw new IllegalArgumentException(where(source, lines, key, "requestsPerSecond") + ": expected a "
+                    + "whole number of 0 or more, with lifetime per-request, got '"
+                    + g.path("requestsPerSecond").asText("") + "' with lifetime " + lifetime.word());
+            }
+        }
+        return new Group(name, count, size, backing, access, iovaAlign, lifetime, rate);
+    }
+
+    /** A count given as a number or a string of digits (YAML); -1 when it is neither. */
+    private static long wholeNumber(final JsonNode n)
+    {
+        if (n.isIntegralNumber() && n.canConvertToLong())
+        {
+            return n.asLong();
+        }
+        if (n.isTextual() && n.asText().matches("\\d{1,18}"))
+        {
+            return Long.parseLong(n.asText());
+        }
+        return -1;
+    }
+
+    private static String where(final String source, final Map<String, Integer> lines, final String group,
+        final String field)
+    {
+        final Integer line = lines.getOrDefault(group + "." + field, lines.get(group));
+        return source + ":" + (line == null ? 1 : line) + ": " + group + "." + field;
+    }
+
+    /**
+     * The line of each top-level field ({@code groups}), each group ({@code groups[i]}) and each group field
+     * ({@code groups[i].count}), from a second, streaming read.
+     */
+    private static Map<String, Integer> lines(final ObjectMapper mapper, final String text) throws IOException
+    {
+        final Map<String, Integer> out = new HashMap<>();
+        try (JsonParser p = mapper.getFactory().createParser(text))
+        {
+            int depth = 0;
+            int group = -1;
+            boolean inGroups = false;
+            for (JsonToken t = p.nextToken(); t != null; t = p.nextToken())
+            {
+                final int line = p.currentLocation().getLineNr();
+                if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY)
+                {
+                    depth++;
+                    if (inGroups && depth == 3)
+                    {
+                        group++;
+                        out.put("groups[" + group + "]", p.currentTokenLocation().getLineNr());
+                    }
+                }
+                else if (t == JsonToken.END_OBJECT || t == JsonToken.END_ARRAY)
+                {
+                    depth--;
+                    if (depth == 1)
+                    {
+                        inGroups = false;
+                    }
+                }
+                else if (t == JsonToken.FIELD_NAME)
+                {
+                    final int tokenLine = p.currentTokenLocation().getLineNr();
+                    if (depth == 1)
+                    {
+                        out.putIfAbsent(p.currentName(), tokenLine);
+                        inGroups = p.currentName().equals("groups");
+                    }
+                    else if (inGroups && depth == 3)
+                    {
+                        out.putIfAbsent("groups[" + group + "]." + p.currentName(), tokenLine);
+                    }
+                }
+                else if (inGroups && depth == 2)
+                {
+                    group++;
+                    out.put("groups[" + group + "]", line);
+                }
+            }
+        }
+        return out;
+    }
+
 }

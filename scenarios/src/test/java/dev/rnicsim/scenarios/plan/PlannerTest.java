@@ -114,11 +114,11 @@ class PlannerTest
     void shouldRefuseAMalformedWorkloadNamingTheGroupAndField()
     {
         assertThatThrownBy(() -> Workload.parse("w.json", "{\"groups\":[{\"count\":0,\"size\":\"1M\"}]}"))
-            .hasMessage("w.json: groups[0]: \"count\" must be a whole number of regions, 1 or more");
+            .hasMessage("w.json:1: groups[0].count: expected a whole number of regions, 1 or more, got '0'");
         assertThatThrownBy(() -> Workload.parse("w.json", "{\"groups\":[{\"count\":1,\"size\":\"-4K\"}]}"))
-            .hasMessageContaining("\"size\" must be a size");
+            .hasMessageContaining("groups[0].size: expected a size");
         assertThatThrownBy(() -> Workload.parse("w.json", "{\"groups\":[{\"count\":1,\"size\":\"4K\","
-            + "\"backing\":\"8m\"}]}")).hasMessageContaining("\"backing\" must be 4k, thp, 2m or 1g");
+            + "\"backing\":\"8m\"}]}")).hasMessageContaining("groups[0].backing: expected 4k, thp, 2m or 1g");
         assertThatThrownBy(() -> Workload.parse("w.json", "{oops")).hasMessageStartingWith("w.json:1: not JSON");
     }
 }
