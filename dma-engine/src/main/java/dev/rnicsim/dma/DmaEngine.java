@@ -319,7 +319,7 @@ public final class DmaEngine
         for (int i = 0; i < segments.size(); i++)
         {
             final Segment s = segments.get(i);
-            phys[i] = s.lengthBytes() == 0 ? -1 : translate(port.tables(), s.key(), pd, access, s.addr(),
+            phys[i] = s.lengthBytes() == 0 ? -1 : translate(port, s.key(), pd, access, s.addr(),
                 s.lengthBytes());
             if (s.lengthBytes() != 0 && phys[i] < 0)
             {
@@ -363,7 +363,7 @@ public final class DmaEngine
         {
             return null;
         }
-        final long r = translate(remote.tables(), rkey, pd, access, addr, length);
+        final long r = translate(remote, rkey, pd, access, addr, length);
         remoteFirstPhys = r;
         if (r < 0)
         {
@@ -400,11 +400,11 @@ public final class DmaEngine
         return new long[] {remoteFirstPhys};
     }
 
-    private long translate(final AdapterTables tables, final int key, final int pd, final int access,
+    private long translate(final DmaPort port, final int key, final int pd, final int access,
         final long addr, final long length)
     {
         translations++;
-        final long r = tables.translate(key, pd, access, addr, length);
+        final long r = port.tables().translate(key, pd, port.qpn(), access, addr, length);
         if (r < 0)
         {
             keyCheckFailures++;
@@ -602,7 +602,7 @@ public final class DmaEngine
 
         private void locate()
         {
-            final long r = translate(port.tables(), segments.get(index).key(), pd, access, addr, segmentLeft);
+            final long r = translate(port, segments.get(index).key(), pd, access, addr, segmentLeft);
             if (r < 0)
             {
                 // Every segment was checked before the first byte moved; nothing can revoke it in between.

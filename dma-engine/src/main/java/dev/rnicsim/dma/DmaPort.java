@@ -10,9 +10,31 @@ import java.util.Objects;
  *
  * @param tables the device's MTT, MPT and translation cache.
  * @param memory the host's physical memory.
+ * @param qpn    the QP the transfer goes through on this side (-1: none), which a type 2 memory window must be
+ *               bound to.
  */
-public record DmaPort(AdapterTables tables, PhysicalMemory memory)
+public record DmaPort(AdapterTables tables, PhysicalMemory memory, int qpn)
 {
+    /**
+     * A port with no QP.
+     *
+     * @param tables the device's tables.
+     * @param memory the host's physical memory.
+     */
+    public DmaPort(final AdapterTables tables, final PhysicalMemory memory)
+    {
+        this(tables, memory, -1);
+    }
+
+    /**
+     * @param qpNum a QP number.
+     * @return this port seen through that QP.
+     */
+    public DmaPort through(final int qpNum)
+    {
+        return new DmaPort(tables, memory, qpNum);
+    }
+
     /**
      * @throws NullPointerException when an argument is null.
      */

@@ -1,6 +1,8 @@
 package dev.rnicsim.mtt;
 
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The adapter's translation and protection tables together: page-size selection, the MTT, the MPT and the
@@ -20,6 +22,17 @@ public final class AdapterTables
     private final int variantBits;
     private long entriesWritten;
     private long entriesZapped;
+    /** MPT index of each memory window: its type and the QP a type 2 window is bound to. */
+    private final Map<Long, Window> windows = new HashMap<>();
+    /** MPT index of each fast-registration MR: the MTT entries reserved at allocation. */
+    private final Map<Long, MttRange> fastReg = new HashMap<>();
+    private long windowBinds;
+    private long invalidations;
+
+    /** A memory window's bookkeeping beside its MPT entry. */
+    private record Window(int type, int qpn, int mrKey)
+    {
+    }
 
     /**
      * @param config the device's table properties.
@@ -86,6 +99,30 @@ public final class AdapterTables
         final long iova, final int access)
     {
         checkAccess(access);
+        final Prepared prep = prepare(runs, address, lengthBytes, iova);
+        final MttRange range = mtt.allocate(prep.choice().blocks());
+        final int key;
+        try
+        {
+            key = mpt.allocate(MptState.VALID, pd, iova, lengthBytes, access, prep.choice().pageShift(), range);
+        }
+        catch (final TableException e)
+        {
+            mtt.undoAllocate(range);
+            throw e;
+        }
+        writeEntries(range, prep.pages(), address, iova, prep.choice().pageSizeBytes());
+        return new RegisteredMr(key, prep.choice().pageSizeBytes(), range);
+    }
+
+    /** A buffer's runs trimmed to it and the page size chosen for it. */
+    private record Prepared(List<DmaRun> pages, PageSizeChoice choice)
+    {
+    }
+
+    /** The buffer checks and the page-size choice of a registration. */
+    private Prepared prepare(final List<DmaRun> runs, final long address, final long lengthBytes, final long iova)
+    {
         final long end = address + lengthBytes;
         if (lengthBytes <= 0 || Long.compareUnsigned(end, address) < 0
             || Long.compareUnsigned((end + 0xfff) & ~0xfffL, end) < 0)
@@ -106,19 +143,7 @@ public final class AdapterTables
                 + Long.toHexString(config.pageSizeCap()) + " fits iova 0x" + Long.toHexString(iova)
                 + " and the buffer's physical layout");
         }
-        final MttRange range = mtt.allocate(choice.blocks());
-        final int key;
-        try
-        {
-            key = mpt.allocate(MptState.VALID, pd, iova, lengthBytes, access, choice.pageShift(), range);
-        }
-        catch (final TableException e)
-        {
-            mtt.undoAllocate(range);
-            throw e;
-        }
-        writeEntries(range, pages, address, iova, choice.pageSizeBytes());
-        return new RegisteredMr(key, choice.pageSizeBytes(), range);
+        return new Prepared(pages, choice);
     }
 
     /** Access bits the kernel accepts for an MR: IB_ACCESS_SUPPORTED (include/rdma/ib_verbs.h). */
@@ -156,7 +181,12 @@ public final class AdapterTables
                 + mpt.lookup(key, 0, 0, 0, 0) + ")");
         }
         final long index = MKey.index(key, variantBits);
-        final MttRange range = mpt.mttRange(index);
+        if (windows.containsKey(index))
+        {
+            throw new TableException(Errno.EINVAL, "deregister: key " + MKey.toHex(key) + " names a memory window;"
+                + " free it with freeWindow");
+        }
+        final MttRange range = fastReg.containsKey(index) ? fastReg.remove(index) : mpt.mttRange(index);
         mpt.release(key);
         final long dropped = cache.invalidate(index, range.firstEntry(), range.entries());
         mtt.free(range);
@@ -178,7 +208,35 @@ public final class AdapterTables
      */
     public long translate(final int key, final int pd, final int access, final long iova, final long lengthBytes)
     {
+        return translate(key, pd, -1, access, iova, lengthBytes);
+    }
+
+    /**
+     * As {@link #translate(int, int, int, long, long)}, presented through a QP: a type 2 memory window answers only
+     * the QP it is bound to ({@link KeyCheck#WRONG_QP}, checked after the PD as rxe_lookup_mw does).
+     *
+     * @param key         the key presented.
+     * @param pd          the PD of the QP presenting it.
+     * @param qpn         the number of the QP presenting it (-1: none).
+     * @param access      access bits the operation needs.
+     * @param iova        first address accessed.
+     * @param lengthBytes bytes accessed.
+     * @return the DMA address of {@code iova}, or the negative {@link KeyCheck#code()} of the failed check.
+     */
+    public long translate(final int key, final int pd, final int qpn, final int access, final long iova,
+        final long lengthBytes)
+    {
         final long index = MKey.index(key, variantBits);
+        if (!windows.isEmpty())
+        {
+            final Window w = windows.get(index);
+            if (w != null && w.type() == 2 && w.qpn() != qpn && mpt.isLiveKey(key)
+                && mpt.entry(key).pd() == pd)
+            {
+                cache.access(TranslationCache.mptTag(index));
+                return KeyCheck.WRONG_QP.code();
+            }
+        }
         cache.access(TranslationCache.mptTag(index));
         final long slot = mpt.translationSlot(index, key, pd, access, iova, lengthBytes);
         if (slot < 0)
@@ -240,6 +298,350 @@ public final class AdapterTables
             return KeyCheck.NOT_PRESENT.code();
         }
         return raw & ~Mtt.PRESENT & ~((1L << pageShift) - 1);
+    }
+
+    // ------------------------------------------------------------------ memory windows
+
+    /**
+     * Allocates a memory window: an MPT entry of its own (so its key shares the MR key space and layout), unbound:
+     * state INVALID, length 0, no rights, no MTT entries ({@code mlx4_mw_alloc}, {@code rxe_alloc_mw}).
+     *
+     * @param pd   protection domain number.
+     * @param type 1 or 2.
+     * @return the window's key (its rkey).
+     * @throws TableException EINVAL for another type; ENOMEM when the MPT is full.
+     */
+    public int allocateWindow(final int pd, final int type)
+    {
+        if (type != 1 && type != 2)
+        {
+            throw new TableException(Errno.EINVAL, "memory window type " + type + ": expected 1 or 2");
+        }
+        final int key = mpt.allocate(MptState.INVALID, pd, 0, 1, 0, 12, new MttRange(0, 0, 0));
+        final int unbound = mpt.rewrite(key, MKey.variant(key, variantBits), MptState.INVALID, pd, 0, 0, 0, 12,
+            new MttRange(0, 0, 0));
+        windows.put(MKey.index(unbound, variantBits), new Window(type, -1, 0));
+        return unbound;
+    }
+
+    /**
+     * @param key a key.
+     * @return true when it names a live memory window in all its bits.
+     */
+    public boolean isWindow(final int key)
+    {
+        return mpt.isLiveKey(key) && windows.containsKey(MKey.index(key, variantBits));
+    }
+
+    /**
+     * Binds a window to a range of a live MR, or unbinds it ({@code lengthBytes} 0), under a new key: the window's
+     * index with the new key's variant ({@code ibv_inc_rkey} for type 1, the consumer's byte for type 2). The
+     * window's entry then translates through the MR's MTT entries (VA-based: {@code iova} is an address of the
+     * MR's iova space). The old key stops validating and the cache drops the window's entry. The semantic checks of
+     * a bind (rights, MW_BIND, bounds, state) are the caller's; these are the table's own.
+     *
+     * @param mwKey       the window's current key.
+     * @param newKey      the window's key after the bind: same index.
+     * @param mrKey       the MR's key (ignored when unbinding).
+     * @param qpn         the QP a type 2 window is bound to (-1 for type 1).
+     * @param iova        first address of the window, in the MR's iova space.
+     * @param lengthBytes window length in bytes; 0 unbinds.
+     * @param access      the window's rights ({@link AccessFlags} remote bits).
+     * @return the number of cached entries the bind dropped.
+     * @throws TableException EINVAL when mwKey names no live window, newKey has another index, mrKey names no
+     *                        live MR, or the range is outside the MR.
+     */
+    public long bindWindow(final int mwKey, final int newKey, final int mrKey, final int qpn, final long iova,
+        final long lengthBytes, final int access)
+    {
+        final long index = MKey.index(mwKey, variantBits);
+        final Window w = windows.get(index);
+        if (w == null || !mpt.isLiveKey(mwKey))
+        {
+            throw new TableException(Errno.EINVAL, "bind: key " + MKey.toHex(mwKey) + " names no live window");
+        }
+        if (MKey.index(newKey, variantBits) != index)
+        {
+            throw new TableException(Errno.EINVAL, "bind: new key " + MKey.toHex(newKey) + " must keep the index of "
+                + MKey.toHex(mwKey) + " (only the low byte may change)");
+        }
+        final MptEntry mw = mpt.entry(mwKey);
+        final long dropped = cache.invalidate(index, 0, 0);
+        invalidations++;
+        windowBinds++;
+        if (lengthBytes == 0)
+        {
+            mpt.rewrite(mwKey, MKey.variant(newKey, variantBits), MptState.INVALID, mw.pd(), 0, 0, 0, 12,
+                new MttRange(0, 0, 0));
+            windows.put(index, new Window(w.type(), -1, 0));
+            return dropped;
+        }
+        final MptEntry mr = mpt.isLiveKey(mrKey) && !windows.containsKey(MKey.index(mrKey, variantBits))
+            ? mpt.entry(mrKey) : null;
+        if (mr == null)
+        {
+            throw new TableException(Errno.EINVAL, "bind: key " + MKey.toHex(mrKey) + " names no live MR");
+        }
+        final long offset = iova - mr.iova();
+        if (lengthBytes < 0 || Long.compareUnsigned(offset, mr.lengthBytes()) >= 0
+            || Long.compareUnsigned(lengthBytes, mr.lengthBytes() - offset) > 0)
+        {
+            throw new TableException(Errno.EINVAL, "bind: window 0x" + Long.toHexString(iova) + "+" + lengthBytes
+                + " is outside the MR 0x" + Long.toHexString(mr.iova()) + "+" + mr.lengthBytes());
+        }
+        final int shift = mr.pageShift();
+        final long first = mr.mtt().firstEntry() + (iova >>> shift) - (mr.iova() >>> shift);
+        mpt.rewrite(mwKey, MKey.variant(newKey, variantBits), MptState.VALID, mw.pd(), iova, lengthBytes, access,
+            shift, new MttRange(first, 0, 0));
+        windows.put(index, new Window(w.type(), w.type() == 2 ? qpn : -1, mrKey));
+        return dropped;
+    }
+
+    /**
+     * Invalidates a bound window (LOCAL_INV or a received SEND_WITH_INV of a type 2 window, {@code
+     * rxe_invalidate_mw}): state INVALID, its key unchanged, the cache drops its entry.
+     *
+     * @param mwKey the window's key.
+     * @return the number of cached entries dropped.
+     * @throws TableException EINVAL when mwKey names no live window.
+     */
+    public long invalidateWindow(final int mwKey)
+    {
+        final long index = MKey.index(mwKey, variantBits);
+        final Window w = windows.get(index);
+        if (w == null || !mpt.isLiveKey(mwKey))
+        {
+            throw new TableException(Errno.EINVAL, "invalidate: key " + MKey.toHex(mwKey) + " names no live window");
+        }
+        final MptEntry mw = mpt.entry(mwKey);
+        mpt.rewrite(mwKey, MKey.variant(mwKey, variantBits), MptState.INVALID, mw.pd(), 0, 0, 0, 12,
+            new MttRange(0, 0, 0));
+        windows.put(index, new Window(w.type(), -1, 0));
+        invalidations++;
+        return cache.invalidate(index, 0, 0);
+    }
+
+    /**
+     * Frees a window's MPT entry (dealloc): its key stops validating.
+     *
+     * @param mwKey the window's key.
+     * @return the number of cached entries dropped.
+     * @throws TableException EINVAL when mwKey names no live window.
+     */
+    public long freeWindow(final int mwKey)
+    {
+        final long index = MKey.index(mwKey, variantBits);
+        if (!windows.containsKey(index) || !mpt.isLiveKey(mwKey))
+        {
+            throw new TableException(Errno.EINVAL, "free: key " + MKey.toHex(mwKey) + " names no live window");
+        }
+        windows.remove(index);
+        mpt.release(mwKey);
+        invalidations++;
+        return cache.invalidate(index, 0, 0);
+    }
+
+    // ------------------------------------------------------------------ fast registration and rereg
+
+    /**
+     * Allocates a fast-registration MR ({@code ib_alloc_mr(IB_MR_TYPE_MEM_REG, max_num_sg)}): MTT entries for
+     * {@code maxPages} pages reserved now, the MPT entry INVALID (rxe's FREE) until a REG_MR work request.
+     *
+     * @param pd       protection domain number.
+     * @param maxPages the most pages one registration may map, at least 1.
+     * @return the MR's key.
+     * @throws TableException EINVAL for maxPages below 1; ENOMEM when the MTT or the MPT is full.
+     */
+    public int allocateFastReg(final int pd, final long maxPages)
+    {
+        if (maxPages < 1)
+        {
+            throw new TableException(Errno.EINVAL, "max_num_sg=" + maxPages + " must be 1 or more");
+        }
+        final MttRange range = mtt.allocate(maxPages);
+        final int key;
+        try
+        {
+            key = mpt.allocate(MptState.INVALID, pd, 0, 1, 0, 12, range);
+        }
+        catch (final TableException e)
+        {
+            mtt.undoAllocate(range);
+            throw e;
+        }
+        fastReg.put(MKey.index(key, variantBits), range);
+        return key;
+    }
+
+    /**
+     * Executes a REG_MR work request ({@code rxe_reg_fast_mr}): the MR must be INVALID and the new key must keep
+     * its index; its 4 KiB pages are written into the MTT entries reserved at allocation, and the entry becomes
+     * VALID under the new key (lkey and rkey alike: {@code ib_update_fast_reg_key}).
+     *
+     * @param key         the MR's current key.
+     * @param newKey      the key after registration: same index, the consumer's low byte.
+     * @param runs        the DMA runs of the pages mapped.
+     * @param address     user virtual address of the first byte.
+     * @param lengthBytes bytes mapped, at least 1.
+     * @param iova        the address the MR is accessed by.
+     * @param access      access bits.
+     * @return MTT entries written.
+     * @throws TableException EINVAL when the key names no fast-registration MR, it is VALID already, the new key
+     *                        changes the index, the access is refused, or the pages exceed those reserved.
+     */
+    public long fastRegister(final int key, final int newKey, final List<DmaRun> runs, final long address,
+        final long lengthBytes, final long iova, final int access)
+    {
+        final long index = MKey.index(key, variantBits);
+        final MttRange range = fastReg.get(index);
+        if (range == null || !mpt.isLiveKey(key))
+        {
+            throw new TableException(Errno.EINVAL, "REG_MR: key " + MKey.toHex(key) + " names no fast-registration"
+                + " MR");
+        }
+        if (mpt.entry(key).state() != MptState.INVALID)
+        {
+            throw new TableException(Errno.EINVAL, "REG_MR: MR " + MKey.toHex(key) + " is VALID: invalidate it "
+                + "first (rxe_reg_fast_mr requires state FREE)");
+        }
+        if (MKey.index(newKey, variantBits) != index)
+        {
+            throw new TableException(Errno.EINVAL, "REG_MR: new key " + MKey.toHex(newKey) + " must keep the index "
+                + "of " + MKey.toHex(key));
+        }
+        checkAccess(access);
+        final List<DmaRun> pages = PageSizeSelector.trim(runs, address, lengthBytes);
+        final long first = iova & ~0xfffL;
+        final long blocks = ((iova + lengthBytes - 1) >>> 12) - (first >>> 12) + 1;
+        if (blocks > range.entries())
+        {
+            throw new TableException(Errno.EINVAL, "REG_MR: " + blocks + " pages > max_num_sg=" + range.entries()
+                + " the MR was allocated for");
+        }
+        final MttRange used = new MttRange(range.firstEntry(), blocks, range.reservedEntries());
+        writeEntries(used, pages, address, iova, 4096);
+        mpt.rewrite(key, MKey.variant(newKey, variantBits), MptState.VALID, mpt.entry(key).pd(), iova, lengthBytes,
+            access, 12, range);
+        cache.invalidate(index, range.firstEntry(), range.entries());
+        return blocks;
+    }
+
+    /**
+     * Invalidates a fast-registration MR (LOCAL_INV or a received SEND_WITH_INV, {@code rxe_invalidate_mr}): VALID
+     * to INVALID, key unchanged; its cached entries dropped.
+     *
+     * @param key the MR's key.
+     * @return the number of cached entries dropped.
+     * @throws TableException EINVAL when the key names no fast-registration MR.
+     */
+    public long invalidateFastReg(final int key)
+    {
+        final long index = MKey.index(key, variantBits);
+        final MttRange range = fastReg.get(index);
+        if (range == null || !mpt.isLiveKey(key))
+        {
+            throw new TableException(Errno.EINVAL, "LOCAL_INV: key " + MKey.toHex(key) + " names no "
+                + "fast-registration MR (user MRs cannot be invalidated)");
+        }
+        mpt.setState(key, MptState.INVALID);
+        invalidations++;
+        return cache.invalidate(index, range.firstEntry(), range.entries());
+    }
+
+    /**
+     * @param key a key.
+     * @return true when it names a live fast-registration MR in all its bits.
+     */
+    public boolean isFastReg(final int key)
+    {
+        return mpt.isLiveKey(key) && fastReg.containsKey(MKey.index(key, variantBits));
+    }
+
+    /**
+     * Changes the PD and access of a live MR in place, its key kept ({@code mlx4_mr_hw_change_pd},
+     * {@code mlx4_mr_hw_change_access}, mlx5's UMR rereg of PD and access): the cache drops the MR's entries.
+     *
+     * @param key    the MR's key.
+     * @param pd     the new protection domain number.
+     * @param access the new access bits.
+     * @return the number of cached entries dropped.
+     * @throws TableException EINVAL when the key names no live MR or the access is refused.
+     */
+    public long modify(final int key, final int pd, final int access)
+    {
+        final MptEntry e = liveMr(key, "rereg");
+        checkAccess(access);
+        mpt.rewrite(key, MKey.variant(key, variantBits), e.state(), pd, e.iova(), e.lengthBytes(), access,
+            e.pageShift(), e.mtt());
+        invalidations++;
+        return cache.invalidate(MKey.index(key, variantBits), e.mtt().firstEntry(), e.mtt().entries());
+    }
+
+    /**
+     * Gives a live MR a new translation in place, its key kept (mlx4's rereg: the MPT taken to software ownership,
+     * {@code mlx4_mr_rereg_mem_write}): new MTT entries are reserved and written, the entry switched to them, the
+     * old ones zapped and freed. Nothing changes on failure.
+     *
+     * @param key         the MR's key.
+     * @param pd          the protection domain number after the rereg.
+     * @param runs        the new buffer's DMA runs.
+     * @param address     the new buffer's first byte.
+     * @param lengthBytes the new length.
+     * @param iova        the new iova.
+     * @param access      the access bits after the rereg.
+     * @return the new registration (same key).
+     * @throws TableException as {@link #register}, and EINVAL when the key names no live MR.
+     */
+    public RegisteredMr retranslate(final int key, final int pd, final List<DmaRun> runs, final long address,
+        final long lengthBytes, final long iova, final int access)
+    {
+        final MptEntry e = liveMr(key, "rereg");
+        checkAccess(access);
+        final Prepared prep = prepare(runs, address, lengthBytes, iova);
+        final MttRange range = mtt.allocate(prep.choice().blocks());
+        writeEntries(range, prep.pages(), address, iova, prep.choice().pageSizeBytes());
+        mpt.rewrite(key, MKey.variant(key, variantBits), e.state(), pd, iova, lengthBytes, access,
+            prep.choice().pageShift(), range);
+        invalidations++;
+        cache.invalidate(MKey.index(key, variantBits), e.mtt().firstEntry(), e.mtt().entries());
+        mtt.free(e.mtt());
+        entriesZapped += e.mtt().entries();
+        return new RegisteredMr(key, prep.choice().pageSizeBytes(), range);
+    }
+
+    private MptEntry liveMr(final int key, final String op)
+    {
+        final long index = MKey.index(key, variantBits);
+        final MptEntry e = mpt.entry(key);
+        if (e == null || windows.containsKey(index) || fastReg.containsKey(index))
+        {
+            throw new TableException(Errno.EINVAL, op + ": key " + MKey.toHex(key) + " names no live user MR");
+        }
+        return e;
+    }
+
+    /**
+     * @return live memory windows (they hold MPT entries too).
+     */
+    public int windowCount()
+    {
+        return windows.size();
+    }
+
+    /**
+     * @return window binds and unbinds since creation.
+     */
+    public long windowBinds()
+    {
+        return windowBinds;
+    }
+
+    /**
+     * @return invalidations of keys other than deregistrations (binds, LOCAL_INV, rereg, window frees).
+     */
+    public long invalidations()
+    {
+        return invalidations;
     }
 
     /**

@@ -25,7 +25,9 @@ public enum KeyCheck
     OUT_OF_RANGE,
     /** The key checks passed but the MTT entry of the page is not present (zapped): the device has no
      * translation for it. */
-    NOT_PRESENT;
+    NOT_PRESENT,
+    /** The key names a type 2 memory window bound to another QP (rxe_lookup_mw: {@code mw->qp != qp}). */
+    WRONG_QP;
 
     private static final KeyCheck[] VALUES = values();
 

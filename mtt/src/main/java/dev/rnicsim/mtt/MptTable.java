@@ -521,6 +521,46 @@ public final class MptTable
         return failures;
     }
 
+    /**
+     * Rewrites every field of a live entry in place, its key's variant included (a window bind, a fast
+     * registration, a rereg): the index stays, the caller has checked the key.
+     *
+     * @param key         the entry's current key (live in all its bits).
+     * @param newVariant  the variant of the entry's new key.
+     * @param state       INVALID or VALID.
+     * @param pd          protection domain number.
+     * @param iova        first address.
+     * @param lengthBytes length in bytes (0 allowed for an unbound window).
+     * @param access      access bits.
+     * @param pageShift   log2 of the page size.
+     * @param mtt         the MTT range the entry translates through.
+     * @return the entry's new key.
+     */
+    int rewrite(final int key, final int newVariant, final MptState state, final int pd, final long iova,
+        final long lengthBytes, final int access, final int pageShift, final MttRange mtt)
+    {
+        final long index = MKey.index(key, variantBits);
+        final Chunk c = chunks[(int)(index >>> CHUNK_SHIFT)];
+        final int i = (int)(index & CHUNK_MASK);
+        c.variant[i] = newVariant & variantMask;
+        final Body b = c.body;
+        b.hot[4 * i] = iova;
+        b.hot[4 * i + 1] = lengthBytes;
+        b.hot[4 * i + 2] = (mtt.firstEntry() << 16) | ((long)state.ordinal() << 8) | pageShift;
+        b.hot[4 * i + 3] = ((long)pd << 32) | Integer.toUnsignedLong(access);
+        b.mttCounts[2 * i] = mtt.entries();
+        b.mttCounts[2 * i + 1] = mtt.reservedEntries();
+        return MKey.make(index, c.variant[i], variantBits);
+    }
+
+    /**
+     * @return bits of a key that hold the variant.
+     */
+    int variantBits()
+    {
+        return variantBits;
+    }
+
     // ---- fast accessors for translation (package-private; the caller has checked the key)
 
     /** @return the MTT range of a live entry, read before it is freed. */

@@ -96,6 +96,18 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     }
 
     /**
+     * A fast registration (REG_MR work request): the work request's base latency and the MTT entries its WQE writes;
+     * no system call and no pinning (the pages were mapped beforehand).
+     *
+     * @param mttEntries MTT entries written.
+     * @return simulated ns.
+     */
+    public long fastRegistrationNs(final long mttEntries)
+    {
+        return opBaseLatencyNs + mttEntries * mttWritePerEntryNs;
+    }
+
+    /**
      * Deregistration: fixed cost, unpinning, and the NIC's invalidation stall.
      *
      * @param pagesUnpinned 4 KiB pages unpinned.

@@ -22,5 +22,13 @@ public enum ProviderRule
     /** An unknown or stale lkey in a send's gather list completes with IBV_WC_LOC_QP_OP_ERR, and a bad receive
      * buffer completes the receive with IBV_WC_LOC_QP_OP_ERR (rxe: {@code rxe_req.c}, RESPST_ERR_MALFORMED_WQE in
      * {@code rxe_resp.c}); without this rule both are IBV_WC_LOC_PROT_ERR (mlx5). */
-    LOCAL_KEY_ERRORS_AS_QP_OP_ERR
+    LOCAL_KEY_ERRORS_AS_QP_OP_ERR,
+    /** ibv_rereg_mr with CHANGE_TRANSLATION fails with EOPNOTSUPP: only PD and access changes are implemented (rxe,
+     * {@code rxe_rereg_user_mr}). */
+    REREG_TRANSLATION_UNSUPPORTED,
+    /** ibv_rereg_mr with CHANGE_TRANSLATION gives the MR a new mkey, so new lkey and rkey (mlx5: a translation that
+     * UMR cannot rewrite in place is registered anew). Without this rule (and without
+     * {@link #REREG_TRANSLATION_UNSUPPORTED}) the key survives (mlx4 edits the MPT in place, {@code
+     * mlx4_ib_rereg_user_mr}). PD and access changes keep the key on every device. */
+    REREG_TRANSLATION_NEW_KEY
 }

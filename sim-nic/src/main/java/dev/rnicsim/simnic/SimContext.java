@@ -112,6 +112,14 @@ public final class SimContext implements Context
         return cq;
     }
 
+    /**
+     * @return its live protection domains.
+     */
+    public List<SimPd> protectionDomains()
+    {
+        return List.copyOf(pds);
+    }
+
     @Override
     public boolean isClosed()
     {

@@ -66,7 +66,16 @@ public enum SimCounter
     /** Bytes the DMA engine moved as requester. */
     DMA_BYTES("sim_dma_bytes", "bytes"),
     /** Key translations the DMA engine performed as requester. */
-    DMA_TRANSLATIONS("sim_dma_translations", "translations");
+    DMA_TRANSLATIONS("sim_dma_translations", "translations"),
+    /** Memory-window binds that completed (unbinds included). */
+    MW_BINDS("sim_mw_binds", "binds"),
+    /** Key invalidations other than deregistration: window binds and invalidations, LOCAL_INV, SEND_WITH_INV,
+     * rereg. */
+    KEY_INVALIDATIONS("sim_key_invalidations", "invalidations"),
+    /** Fast registrations (REG_MR work requests) that completed. */
+    FAST_REGISTRATIONS("sim_fast_registrations", "registrations"),
+    /** ibv_rereg_mr calls that succeeded. */
+    MR_REREGISTRATIONS("sim_mr_reregistrations", "calls");
 
     private final String label;
     private final String unit;

@@ -188,7 +188,7 @@ public final class SimDevice implements Device
         final TranslationCache cache = tables.cache();
         return switch (counter)
         {
-            case MR_LIVE -> tables.mpt().inUse();
+            case MR_LIVE -> tables.mpt().inUse() - tables.windowCount();
             case MTT_ENTRIES_IN_USE -> tables.mtt().counters().entriesInUse();
             case TRANSLATION_CACHE_HITS -> cache.hits();
             case TRANSLATION_CACHE_MISSES -> cache.misses();
@@ -317,6 +317,55 @@ public final class SimDevice implements Device
     void contextClosed(final SimContext context)
     {
         contexts.remove(context);
+    }
+
+    /** The live window whose current key is {@code key}, or null. */
+    SimMw window(final int key)
+    {
+        for (final SimContext c : contexts)
+        {
+            for (final SimPd pd : c.protectionDomains())
+            {
+                for (final SimMw mw : pd.memoryWindows())
+                {
+                    if (mw.tableKey() == key)
+                    {
+                        return mw;
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The live fast-registration MR whose current key is {@code key}, or null. */
+    SimFastRegMr fastReg(final int key)
+    {
+        for (final SimContext c : contexts)
+        {
+            for (final SimPd pd : c.protectionDomains())
+            {
+                for (final SimFastRegMr mr : pd.fastRegMrs())
+                {
+                    if (mr.key() == key)
+                    {
+                        return mr;
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Prices and records a key invalidation other than a deregistration (window bind or dealloc, LOCAL_INV,
+     * SEND_WITH_INV, rereg): the NIC stalls while it drops the key's cached translations (S13).
+     */
+    void invalidated(final String what, final int key, final long cacheEntriesDropped)
+    {
+        count(SimCounter.KEY_INVALIDATIONS, 1);
+        fabric.span(this, "invalidate", "invalidation", fabric.costModel().invalidationStallNs(), Map.of("cause",
+            what, "key", key, "cache_entries_dropped", cacheEntriesDropped));
     }
 
     void zeroBased(final int key, final long pageOffset)

@@ -14,15 +14,16 @@ import java.util.Set;
  */
 public final class SimMr implements MemoryRegion
 {
-    private final SimPd pd;
-    private final long addr;
-    private final long lengthBytes;
-    private final long iova;
-    private final int lkey;
-    private final int rkey;
-    private final EnumSet<Access> access;
-    private final PinnedPages pinned;
-    private final RegisteredMr registered;
+    private SimPd pd;
+    private long addr;
+    private long lengthBytes;
+    private long iova;
+    private int lkey;
+    private int rkey;
+    private EnumSet<Access> access;
+    private PinnedPages pinned;
+    private RegisteredMr registered;
+    private int boundWindows;
     private boolean closed;
 
     SimMr(final SimPd pd, final long addr, final long lengthBytes, final long iova, final int lkey, final int rkey,
@@ -118,6 +119,52 @@ public final class SimMr implements MemoryRegion
         return pinned;
     }
 
+    /**
+     * @return memory windows bound to it now.
+     */
+    public int boundWindows()
+    {
+        return boundWindows;
+    }
+
+    void windowAcquired()
+    {
+        boundWindows++;
+    }
+
+    void windowReleased()
+    {
+        boundWindows--;
+    }
+
+    RegisteredMr registered()
+    {
+        return registered;
+    }
+
+    /** Takes the state a successful rereg gave it. */
+    void reregistered(final SimPd newPd, final long newAddr, final long newLength, final long newIova,
+        final int newLkey, final int newRkey, final Set<Access> newAccess, final PinnedPages newPinned,
+        final RegisteredMr newRegistered)
+    {
+        pd = newPd;
+        addr = newAddr;
+        lengthBytes = newLength;
+        iova = newIova;
+        lkey = newLkey;
+        rkey = newRkey;
+        access = newAccess.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(newAccess);
+        pinned = newPinned;
+        registered = newRegistered;
+    }
+
+    @Override
+    public void rereg(final Set<dev.rnicsim.verbs.ReregFlag> flags, final dev.rnicsim.verbs.ProtectionDomain newPd,
+        final long newAddr, final long newLengthBytes, final Set<Access> newAccess)
+    {
+        pd.rereg(this, flags, newPd, newAddr, newLengthBytes, newAccess);
+    }
+
     @Override
     public boolean isClosed()
     {
@@ -130,6 +177,12 @@ public final class SimMr implements MemoryRegion
         if (closed)
         {
             return;
+        }
+        if (boundWindows > 0)
+        {
+            throw Errors.invalid("ibv_dereg_mr", boundWindows + " memory window(s) are bound to MR 0x"
+                + Integer.toHexString(lkey) + ": deregistration must fail (IBA 10.6.7.2.6, rxe_dereg_mr); unbind"
+                + " or deallocate them first");
         }
         pd.deregister(this);
     }

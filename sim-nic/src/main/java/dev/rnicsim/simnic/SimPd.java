@@ -10,7 +10,13 @@ import dev.rnicsim.pagetable.UserProcess;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.DeviceAttributes;
 import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.DeviceCap;
+import dev.rnicsim.verbs.FastRegMr;
 import dev.rnicsim.verbs.MemoryRegion;
+import dev.rnicsim.verbs.MemoryWindow;
+import dev.rnicsim.verbs.MwType;
+import dev.rnicsim.verbs.ReregException;
+import dev.rnicsim.verbs.ReregFlag;
 import dev.rnicsim.verbs.ProtectionDomain;
 import dev.rnicsim.verbs.QpInitAttr;
 import dev.rnicsim.verbs.QueuePair;
@@ -42,6 +48,8 @@ public final class SimPd implements ProtectionDomain
     private final int pdNum;
     private final java.util.Set<SimMr> mrs = new java.util.LinkedHashSet<>();
     private final java.util.Set<SimQp> qps = new java.util.LinkedHashSet<>();
+    private final java.util.Set<SimMw> windows = new java.util.LinkedHashSet<>();
+    private final java.util.Set<SimFastRegMr> fastRegs = new java.util.LinkedHashSet<>();
     private boolean closed;
 
     SimPd(final SimContext context, final int pdNum)
@@ -230,6 +238,299 @@ public final class SimPd implements ProtectionDomain
             mr.mttEntries(), dropped));
     }
 
+    // ------------------------------------------------------------------ memory windows and fast registration
+
+    @Override
+    public MemoryWindow allocMw(final MwType type)
+    {
+        final String verb = "ibv_alloc_mw";
+        checkOpen(verb);
+        if (type == null)
+        {
+            throw Errors.invalid(verb, "type must be TYPE_1 or TYPE_2");
+        }
+        final SimDevice device = context.device();
+        final DeviceAttributes a = device.profile().attributes();
+        if (!a.has(DeviceCap.MEM_WINDOW) || a.maxMw() == 0)
+        {
+            throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " has no memory windows (MEM_WINDOW "
+                + (a.has(DeviceCap.MEM_WINDOW) ? "set" : "not set") + " in device_cap_flags, max_mw=" + a.maxMw()
+                + ")");
+        }
+        if (type == MwType.TYPE_2 && !a.has(DeviceCap.MEM_WINDOW_TYPE_2A) && !a.has(DeviceCap.MEM_WINDOW_TYPE_2B))
+        {
+            throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " has no type 2 windows (neither "
+                + "MEM_WINDOW_TYPE_2A nor MEM_WINDOW_TYPE_2B in device_cap_flags)");
+        }
+        if (device.tables().windowCount() >= a.maxMw())
+        {
+            throw Errors.of(verb, Errno.ENOMEM, device.tables().windowCount() + " windows live = max_mw="
+                + a.maxMw());
+        }
+        final int key;
+        try
+        {
+            key = device.tables().allocateWindow(pdNum, type.code());
+        }
+        catch (final TableException e)
+        {
+            throw Errors.of(verb, e);
+        }
+        final SimMw mw = new SimMw(this, type, key);
+        windows.add(mw);
+        return mw;
+    }
+
+    /** ibv_dealloc_mw: unbinds (releasing the MR), frees the window's MPT entry; its key stops validating. */
+    void deallocMw(final SimMw mw)
+    {
+        final SimDevice device = context.device();
+        device.forgetZeroBased(mw.tableKey());
+        final long dropped = device.tables().freeWindow(mw.tableKey());
+        mw.bound(mw.tableKey(), null, null, 0, 0, Set.of());
+        windows.remove(mw);
+        mw.markClosed();
+        device.invalidated("dealloc_mw", mw.tableKey(), dropped);
+    }
+
+    @Override
+    public FastRegMr allocMr(final int maxNumSg)
+    {
+        final String verb = "ib_alloc_mr";
+        checkOpen(verb);
+        final SimDevice device = context.device();
+        if (maxNumSg < 1)
+        {
+            throw Errors.invalid(verb, "max_num_sg=" + maxNumSg + " must be 1 or more");
+        }
+        if (!device.profile().attributes().has(DeviceCap.MEM_MGT_EXTENSIONS))
+        {
+            throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " lacks MEM_MGT_EXTENSIONS (fast "
+                + "registration)");
+        }
+        final int key;
+        try
+        {
+            key = device.tables().allocateFastReg(pdNum, maxNumSg);
+        }
+        catch (final TableException e)
+        {
+            throw Errors.of(verb, e);
+        }
+        final SimFastRegMr mr = new SimFastRegMr(this, maxNumSg, key);
+        fastRegs.add(mr);
+        return mr;
+    }
+
+    void deallocFastReg(final SimFastRegMr mr)
+    {
+        final SimDevice device = context.device();
+        final long dropped = device.tables().deregister(mr.key());
+        fastRegs.remove(mr);
+        device.invalidated("dereg_mr", mr.key(), dropped);
+    }
+
+    /**
+     * @return the live fast-registration MRs of this PD.
+     */
+    public List<SimFastRegMr> fastRegMrs()
+    {
+        return List.copyOf(fastRegs);
+    }
+
+    /**
+     * @return the live memory windows of this PD.
+     */
+    public List<SimMw> memoryWindows()
+    {
+        return List.copyOf(windows);
+    }
+
+    // ------------------------------------------------------------------ rereg
+
+    /**
+     * ibv_rereg_mr: the library's input checks (ERR_INPUT), then the kernel's (ERR_CMD), then the change. Nothing
+     * changes on failure.
+     */
+    void rereg(final SimMr mr, final Set<ReregFlag> flags, final ProtectionDomain newPd, final long newAddr,
+        final long newLength, final Set<Access> newAccess)
+    {
+        if (mr.isClosed())
+        {
+            throw reregInput("the MR is deregistered");
+        }
+        if (flags == null || flags.contains(null))
+        {
+            throw reregInput("flags must be a set of ReregFlag, got " + flags);
+        }
+        final boolean translation = flags.contains(ReregFlag.CHANGE_TRANSLATION);
+        final boolean changePd = flags.contains(ReregFlag.CHANGE_PD);
+        final boolean changeAccess = flags.contains(ReregFlag.CHANGE_ACCESS);
+        if (translation && (newAddr == 0 || newLength == 0))
+        {
+            throw reregInput("CHANGE_TRANSLATION with addr=0x" + Long.toHexString(newAddr) + " lengthBytes="
+                + newLength + ": both must be non-zero (ibv_rereg_mr)");
+        }
+        if (!changeAccess && newAccess != null && !newAccess.isEmpty())
+        {
+            throw reregInput("access " + newAccess + " given without CHANGE_ACCESS (ibv_rereg_mr)");
+        }
+        final SimDevice device = context.device();
+        if (flags.isEmpty())
+        {
+            throw reregCmd(Errno.EINVAL, "flags=0: nothing to change (ib_uverbs_rereg_mr)");
+        }
+        final SimPd target;
+        if (changePd)
+        {
+            if (!(newPd instanceof SimPd p) || p.context != context || p.closed)
+            {
+                throw reregCmd(Errno.EINVAL, "CHANGE_PD: " + newPd + " is not an open PD of this context");
+            }
+            target = p;
+        }
+        else
+        {
+            target = this;
+        }
+        final Set<Access> rights;
+        if (changeAccess)
+        {
+            if (newAccess == null || newAccess.contains(null))
+            {
+                throw reregCmd(Errno.EINVAL, "CHANGE_ACCESS: access must be a set of Access flags");
+            }
+            rights = newAccess.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(newAccess);
+            try
+            {
+                Access.checkDependencies(rights, "ibv_rereg_mr");
+            }
+            catch (final VerbsException e)
+            {
+                throw reregCmd(Errno.EINVAL, e.getMessage());
+            }
+            if (rights.contains(Access.ON_DEMAND) != mr.access().contains(Access.ON_DEMAND)
+                || rights.contains(Access.ZERO_BASED) != mr.access().contains(Access.ZERO_BASED))
+            {
+                throw reregCmd(Errno.EINVAL, "CHANGE_ACCESS cannot add or remove ON_DEMAND or ZERO_BASED");
+            }
+        }
+        else
+        {
+            rights = mr.access();
+        }
+        if (mr.boundWindows() > 0)
+        {
+            throw reregCmd(Errno.EINVAL, mr.boundWindows() + " memory window(s) are bound to the MR (mlx4's "
+                + "HW2SW_MPT fails: \"the MR has MWs bound to it\")");
+        }
+        if (translation && device.profile().follows(ProviderRule.REREG_TRANSLATION_UNSUPPORTED))
+        {
+            throw reregCmd(Errno.EOPNOTSUPP, device.profile().driver() + " implements only CHANGE_PD and "
+                + "CHANGE_ACCESS (rxe_rereg_user_mr)");
+        }
+        final int bits = Access.toBits(rights) & ~Access.ZERO_BASED.bit();
+        final long startNs = device.fabric().clock().nowNs();
+        if (!translation)
+        {
+            final long dropped = device.tables().modify(mr.lkey(), target.pdNum, bits);
+            final int rkey = device.profile().rkeyOnlyWithRemoteAccess() && disjoint(rights, REMOTE) ? 0
+                : mr.lkey();
+            moveTo(mr, target);
+            mr.reregistered(target, mr.addr(), mr.lengthBytes(), mr.iova(), mr.lkey(), rkey, rights, mr.pinned(),
+                mr.registered());
+            device.count(SimCounter.MR_REREGISTRATIONS, 1);
+            device.fabric().span(device, "rereg_mr", "registration", device.fabric().costModel()
+                .registrationNs(0, 0, 0), java.util.Map.of("lkey", mr.lkey(), "flags", ReregFlag.toBits(flags)));
+            device.invalidated("rereg_mr", mr.lkey(), dropped);
+            return;
+        }
+        final DeviceAttributes a = device.profile().attributes();
+        if (Long.compareUnsigned(newLength, a.maxMrSizeBytes()) > 0 || Long.compareUnsigned(newAddr + newLength,
+            newAddr) < 0)
+        {
+            throw reregCmd(Errno.EINVAL, "addr=0x" + Long.toHexString(newAddr) + " lengthBytes="
+                + Long.toUnsignedString(newLength) + " wraps or exceeds max_mr_size="
+                + Long.toUnsignedString(a.maxMrSizeBytes()));
+        }
+        final PinnedPages pinned;
+        try
+        {
+            pinned = context.process().pinUserPages(newAddr, newLength, !disjoint(rights, WRITABLE), true);
+        }
+        catch (final KernelException e)
+        {
+            throw reregCmd(Errno.of(e.errno().value()), e.getMessage());
+        }
+        final List<DmaRun> runs = new ArrayList<>(pinned.runs().size());
+        long leaves = 0;
+        for (final PhysRun run : pinned.runs())
+        {
+            runs.add(new DmaRun(run.physAddr(), run.lengthBytes()));
+            leaves += (run.lengthBytes() + run.pageSizeBytes() - 1) / run.pageSizeBytes();
+        }
+        final boolean zeroBased = rights.contains(Access.ZERO_BASED);
+        final long tableIova = zeroBased ? newAddr & 0xfff : newAddr;
+        final boolean newKey = device.profile().follows(ProviderRule.REREG_TRANSLATION_NEW_KEY);
+        final RegisteredMr registered;
+        long dropped = 0;
+        try
+        {
+            registered = newKey ? device.tables().register(target.pdNum, runs, newAddr, newLength, tableIova, bits)
+                : device.tables().retranslate(mr.lkey(), target.pdNum, runs, newAddr, newLength, tableIova, bits);
+        }
+        catch (final TableException e)
+        {
+            context.process().unpinUserPages(pinned);
+            throw reregCmd(e.errno() == dev.rnicsim.mtt.Errno.ENOMEM ? Errno.ENOMEM : Errno.EINVAL, e.getMessage());
+        }
+        final int oldKey = mr.lkey();
+        device.forgetZeroBased(oldKey);
+        if (newKey)
+        {
+            dropped = device.tables().deregister(oldKey);
+        }
+        final PinnedPages old = mr.pinned();
+        old.process().unpinUserPages(old);
+        final int key = registered.key();
+        if (zeroBased)
+        {
+            device.zeroBased(key, tableIova);
+        }
+        final int rkey = device.profile().rkeyOnlyWithRemoteAccess() && disjoint(rights, REMOTE) ? 0 : key;
+        moveTo(mr, target);
+        mr.reregistered(target, newAddr, newLength, zeroBased ? 0 : newAddr, key, rkey, rights, pinned, registered);
+        device.count(SimCounter.MR_REREGISTRATIONS, 1);
+        device.count(SimCounter.PINNED_BYTES, pinned.lengthBytes() - old.lengthBytes());
+        final long durationNs = device.fabric().costModel().registrationNs(pinned.pageCount(), leaves,
+            registered.mtt().entries());
+        device.fabric().span(device, "rereg_mr", "registration", durationNs, java.util.Map.of("old_lkey", oldKey,
+            "lkey", key, "pages_pinned", pinned.pageCount(), "mtt_entries", registered.mtt().entries()));
+        device.record(new RegistrationEvent(RegistrationEvent.Kind.REG, startNs, durationNs, key, newAddr, newLength,
+            mr.iova(), Access.toBits(rights), pinned.pageCount(), leaves, registered.pageSizeBytes(),
+            registered.mtt().entries(), dropped));
+        device.invalidated("rereg_mr", oldKey, dropped);
+    }
+
+    private void moveTo(final SimMr mr, final SimPd target)
+    {
+        if (target != this)
+        {
+            mrs.remove(mr);
+            target.mrs.add(mr);
+        }
+    }
+
+    private static ReregException reregInput(final String message)
+    {
+        return new ReregException(Errno.EINVAL.code(), ReregException.ERR_INPUT, message);
+    }
+
+    private static ReregException reregCmd(final Errno errno, final String message)
+    {
+        return new ReregException(errno.code(), ReregException.ERR_CMD, message);
+    }
+
     @Override
     public QueuePair createQp(final QpInitAttr attr)
     {
@@ -269,8 +570,10 @@ public final class SimPd implements ProtectionDomain
         {
             return;
         }
-        final RuntimeException failure = Closing.each(List.copyOf(mrs), SimMr::close,
-            Closing.each(List.copyOf(qps), SimQp::close, null));
+        RuntimeException failure = Closing.each(List.copyOf(windows), SimMw::close, null);
+        failure = Closing.each(List.copyOf(fastRegs), SimFastRegMr::close, failure);
+        failure = Closing.each(List.copyOf(mrs), SimMr::close, Closing.each(List.copyOf(qps), SimQp::close,
+            failure));
         closed = true;
         context.pdClosed(this);
         if (failure != null)

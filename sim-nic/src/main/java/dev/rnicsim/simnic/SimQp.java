@@ -8,7 +8,11 @@ import dev.rnicsim.pagetable.KernelException;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.AtomicCap;
 import dev.rnicsim.verbs.DeviceAttributes;
+import dev.rnicsim.verbs.DeviceCap;
 import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.MemoryWindow;
+import dev.rnicsim.verbs.MwBindInfo;
+import dev.rnicsim.verbs.MwType;
 import dev.rnicsim.verbs.PostException;
 import dev.rnicsim.verbs.QpAddress;
 import dev.rnicsim.verbs.QpCap;
@@ -78,6 +82,10 @@ public final class SimQp implements QueuePair
     private int qpAccessBits;
     private QpAddress remote;
     private int minRnrTimer;
+    /** True while ibv_bind_mw posts its bind work request for a type 1 window. */
+    private boolean bindingType1;
+    /** Why the last local operation failed, for the trace. */
+    private String localFailure;
     private int retryCount;
     private int rnrRetry;
     private boolean closed;
@@ -340,8 +348,37 @@ public final class SimQp implements QueuePair
         final DeviceAttributes a = device.profile().attributes();
         switch (wr.opcode())
         {
-            case LOCAL_INV, BIND_MW, SEND_WITH_INV -> throw new PostException(verb, Errno.EOPNOTSUPP.code(), i,
-                "opcode " + wr.opcode() + ": memory windows and invalidation are not simulated yet (issue #7)");
+            case BIND_MW ->
+            {
+                if (!(wr.localOp() instanceof SendWr.Bind b) || !(b.mw() instanceof SimMw mw)
+                    || mw.pd().context().device() != device)
+                {
+                    throw new PostException(verb, Errno.EINVAL.code(), i, "BIND_MW needs SendWr.bindMw with a "
+                        + "window of this device");
+                }
+                if (mw.type() == MwType.TYPE_1 && !bindingType1)
+                {
+                    throw new PostException(verb, Errno.EINVAL.code(), i, "type 1 windows are bound with "
+                        + "ibv_bind_mw (QueuePair.bindMw), not a posted BIND_MW");
+                }
+            }
+            case REG_MR ->
+            {
+                if (!(wr.localOp() instanceof SendWr.Reg r) || !(r.mr() instanceof SimFastRegMr fr)
+                    || fr.pd().context().device() != device)
+                {
+                    throw new PostException(verb, Errno.EINVAL.code(), i, "REG_MR needs SendWr.regMr with a "
+                        + "fast-registration MR of this device");
+                }
+            }
+            case LOCAL_INV, SEND_WITH_INV ->
+            {
+                if (!a.has(DeviceCap.MEM_MGT_EXTENSIONS))
+                {
+                    throw new PostException(verb, Errno.EOPNOTSUPP.code(), i, "opcode " + wr.opcode() + ": "
+                        + device.profile().name() + " lacks MEM_MGT_EXTENSIONS");
+                }
+            }
             case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD ->
             {
                 if (a.atomicCap() == AtomicCap.NONE)
@@ -420,6 +457,56 @@ public final class SimQp implements QueuePair
             }
         }
         return payload;
+    }
+
+    @Override
+    public int bindMw(final MemoryWindow mw, final long wrId, final Set<SendFlag> flags, final MwBindInfo info)
+    {
+        final String verb = "ibv_bind_mw";
+        checkOpen(verb);
+        if (!(mw instanceof SimMw m) || m.isClosed())
+        {
+            throw Errors.invalid(verb, "mw is not a live window of this simulator: " + mw);
+        }
+        if (m.type() != MwType.TYPE_1)
+        {
+            throw Errors.invalid(verb, "ibv_bind_mw binds type 1 windows; bind a type 2 window with a posted "
+                + "BIND_MW work request (verbs.h ibv_bind_mw)");
+        }
+        if (info == null || flags == null)
+        {
+            throw Errors.invalid(verb, "mw_bind and its send flags must be given");
+        }
+        if (info.mr() == null && (info.addr() != 0 || info.lengthBytes() != 0))
+        {
+            throw Errors.invalid(verb, "no MR but addr=0x" + Long.toHexString(info.addr()) + " lengthBytes="
+                + info.lengthBytes() + " (verbs.h ibv_bind_mw)");
+        }
+        if (info.mr() != null && info.mr().pd() != m.pd())
+        {
+            throw Errors.of(verb, Errno.EPERM, "the MR and the window are in different PDs (verbs.h ibv_bind_mw)");
+        }
+        final int newRkey = SendWr.incRkey(m.rkey());
+        final SendWr wr = new SendWr(wrId, WrOpcode.BIND_MW, List.of(), flags, 0, 0, 0, 0, 0, 0,
+            new SendWr.Bind(m, newRkey, info));
+        bindingType1 = true;
+        try
+        {
+            checkSend(wr, 0);
+        }
+        catch (final PostException e)
+        {
+            throw new VerbsException(verb, e.errno(), e.getMessage());
+        }
+        finally
+        {
+            bindingType1 = false;
+        }
+        // The provider stores the new rkey at post time (mlx5_bind_mw, rxe_bind_mw), before the completion.
+        m.rkey(newRkey);
+        sendQueue.addLast(new Pending(wr, null));
+        progress();
+        return newRkey;
     }
 
     @Override
@@ -552,6 +639,10 @@ public final class SimQp implements QueuePair
     private Outcome execute(final Pending p)
     {
         final SendWr wr = p.wr();
+        if (wr.opcode() == WrOpcode.BIND_MW || wr.opcode() == WrOpcode.LOCAL_INV || wr.opcode() == WrOpcode.REG_MR)
+        {
+            return executeLocal(wr);
+        }
         final SimQp peer = peer();
         if (peer == null || peer.closed || (peer.state != QpState.RTR && peer.state != QpState.RTS)
             || !peer.connectedTo(this))
@@ -565,7 +656,7 @@ public final class SimQp implements QueuePair
             return Outcome.ERROR;
         }
         final boolean needsRecv = wr.opcode() == WrOpcode.SEND || wr.opcode() == WrOpcode.SEND_WITH_IMM
-            || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM;
+            || wr.opcode() == WrOpcode.SEND_WITH_INV || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM;
         if (needsRecv && peer.recvQueue.isEmpty())
         {
             return receiverNotReady(wr, peer);
@@ -587,14 +678,26 @@ public final class SimQp implements QueuePair
             device.fabric().overlap(peer.device, wr.opcode().name() + " (responder)", "dma", startNs, opNs,
                 java.util.Map.of("qp_num", peer.num, "bytes", r.byteLen()));
         }
+        if (r.ok() && wr.opcode() == WrOpcode.SEND_WITH_INV && !LocalOps.invalidate(peer, wr.invalidateRkey()))
+        {
+            // rxe_resp.c: the data is placed, the invalidation fails (RESPST_ERR_INVALIDATE_RKEY): the receive
+            // completes with REM_INV_REQ_ERR, the responder QP goes to error, the requester gets a NAK.
+            final RecvWr recv = peer.recvQueue.removeFirst();
+            peer.completeRecv(recv, WcStatus.REM_INV_REQ_ERR, WcOpcode.RECV, 0, false, 0, false, 0);
+            device.count(SimCounter.REQ_REMOTE_INVALID_REQUEST, 1);
+            peer.toError();
+            completeSend(wr, WcStatus.REM_INV_REQ_ERR, 0);
+            return Outcome.ERROR;
+        }
         if (needsRecv && (r.ok() || r.responderError()))
         {
             final RecvWr recv = peer.recvQueue.removeFirst();
-            final boolean imm = wr.opcode() != WrOpcode.SEND;
+            final boolean imm = wr.opcode() == WrOpcode.SEND_WITH_IMM || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM;
+            final boolean inv = wr.opcode() == WrOpcode.SEND_WITH_INV && r.ok();
             final WcOpcode opcode = wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM ? WcOpcode.RECV_RDMA_WITH_IMM
                 : WcOpcode.RECV;
             peer.completeRecv(recv, r.ok() ? WcStatus.SUCCESS : peer.responderStatus(r), opcode, r.byteLen(), imm,
-                wr.immData());
+                wr.immData(), inv, inv ? wr.invalidateRkey() : 0);
         }
         account(wr, r, peer);
         if (r.responderError())
@@ -613,6 +716,68 @@ public final class SimQp implements QueuePair
         return Outcome.DONE;
     }
 
+    /** Executes BIND_MW, LOCAL_INV or REG_MR on this QP's device; a failure completes it in error. */
+    private Outcome executeLocal(final SendWr wr)
+    {
+        localFailure = null;
+        final WcStatus status = switch (wr.opcode())
+        {
+            case BIND_MW -> LocalOps.bind(this, (SendWr.Bind)wr.localOp());
+            case REG_MR -> LocalOps.fastRegister(this, (SendWr.Reg)wr.localOp());
+            default -> LocalOps.invalidate(this, wr.invalidateRkey()) ? WcStatus.SUCCESS : WcStatus.LOC_QP_OP_ERR;
+        };
+        final java.util.Map<String, Object> args = new java.util.LinkedHashMap<>();
+        args.put("qp_num", num);
+        args.put("status", status.cName());
+        if (localFailure != null)
+        {
+            args.put("why", localFailure);
+        }
+        device.fabric().span(device, wr.opcode().name(), "dma", device.fabric().costModel().opBaseLatencyNs(),
+            args);
+        if (status != WcStatus.SUCCESS)
+        {
+            completeSend(wr, status, 0);
+            return Outcome.ERROR;
+        }
+        if (sqSigAll || wr.flags().contains(SendFlag.SIGNALED))
+        {
+            completeSend(wr, WcStatus.SUCCESS, 0);
+        }
+        return Outcome.DONE;
+    }
+
+    /**
+     * @param why why a local operation failed (shown in the trace).
+     */
+    void localFailure(final String why)
+    {
+        localFailure = why;
+    }
+
+    /**
+     * @return why the last local operation (BIND_MW, LOCAL_INV, REG_MR) failed, or null.
+     */
+    public String lastLocalFailure()
+    {
+        return localFailure;
+    }
+
+    SimPd simPd()
+    {
+        return pd;
+    }
+
+    SimDevice simDevice()
+    {
+        return device;
+    }
+
+    int num()
+    {
+        return num;
+    }
+
     private DmaResult run(final Pending p, final SimQp peer)
     {
         final SendWr wr = p.wr();
@@ -622,19 +787,20 @@ public final class SimQp implements QueuePair
         return switch (wr.opcode())
         {
             case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> p.inline() != null
-                ? device.dmaEngine().writeInline(p.inline(), pdev.port(), peerPd, peer.qpAccessBits, remoteAddr,
-                    wr.rkey())
-                : device.dmaEngine().write(device.port(), pd.pdNum(), segments(device, wr.sgList()), pdev.port(),
-                    peerPd, peer.qpAccessBits, remoteAddr, wr.rkey());
-            case SEND, SEND_WITH_IMM -> p.inline() != null
+                ? device.dmaEngine().writeInline(p.inline(), pdev.port().through(peer.num), peerPd,
+                    peer.qpAccessBits, remoteAddr, wr.rkey())
+                : device.dmaEngine().write(device.port(), pd.pdNum(), segments(device, wr.sgList()),
+                    pdev.port().through(peer.num), peerPd, peer.qpAccessBits, remoteAddr, wr.rkey());
+            case SEND, SEND_WITH_IMM, SEND_WITH_INV -> p.inline() != null
                 ? device.dmaEngine().sendInline(p.inline(), pdev.port(), peerPd,
                     segments(pdev, peer.recvQueue.peekFirst().sgList()))
                 : device.dmaEngine().send(device.port(), pd.pdNum(), segments(device, wr.sgList()), pdev.port(),
                     peerPd, segments(pdev, peer.recvQueue.peekFirst().sgList()));
             case RDMA_READ -> device.dmaEngine().read(device.port(), pd.pdNum(), segments(device, wr.sgList()),
-                pdev.port(), peerPd, peer.qpAccessBits, remoteAddr, wr.rkey());
+                pdev.port().through(peer.num), peerPd, peer.qpAccessBits, remoteAddr, wr.rkey());
             case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> device.dmaEngine().atomic(device.port(), pd.pdNum(),
-                segments(device, wr.sgList()).get(0), pdev.port(), peerPd, peer.qpAccessBits, remoteAddr, wr.rkey(),
+                segments(device, wr.sgList()).get(0), pdev.port().through(peer.num), peerPd, peer.qpAccessBits,
+                remoteAddr, wr.rkey(),
                 wr.opcode() == WrOpcode.ATOMIC_CMP_AND_SWP, wr.compareAdd(), wr.swap());
             default -> throw new IllegalStateException("opcode " + wr.opcode() + " refused at post time");
         };
@@ -719,6 +885,7 @@ public final class SimQp implements QueuePair
     private WcStatus requesterStatus(final SendWr wr, final DmaResult r)
     {
         final boolean gather = wr.opcode() == WrOpcode.SEND || wr.opcode() == WrOpcode.SEND_WITH_IMM
+            || wr.opcode() == WrOpcode.SEND_WITH_INV
             || wr.opcode() == WrOpcode.RDMA_WRITE || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM;
         if (r.requester() == DmaStatus.LOC_PROT_ERR && gather
             && (r.keyCheck() == KeyCheck.NO_SUCH_INDEX || r.keyCheck() == KeyCheck.VARIANT_MISMATCH)
@@ -761,6 +928,12 @@ public final class SimQp implements QueuePair
     private void completeRecv(final RecvWr wr, final WcStatus status, final WcOpcode opcode, final long byteLen,
         final boolean withImm, final int imm)
     {
+        completeRecv(wr, status, opcode, byteLen, withImm, imm, false, 0);
+    }
+
+    private void completeRecv(final RecvWr wr, final WcStatus status, final WcOpcode opcode, final long byteLen,
+        final boolean withImm, final int imm, final boolean withInv, final int invalidatedRkey)
+    {
         if (status == WcStatus.WR_FLUSH_ERR)
         {
             device.count(SimCounter.RESP_CQE_FLUSH_ERROR, 1);
@@ -769,8 +942,8 @@ public final class SimQp implements QueuePair
         {
             device.count(SimCounter.RESP_CQE_ERROR, 1);
         }
-        final WorkCompletion wc = new WorkCompletion(wr.wrId(), status, opcode, num, byteLen, withImm, imm, false, 0,
-            0);
+        final WorkCompletion wc = new WorkCompletion(wr.wrId(), status, opcode, num, byteLen, withImm, imm, withInv,
+            invalidatedRkey, 0);
         if (!recvCq.push(wc))
         {
             toError();

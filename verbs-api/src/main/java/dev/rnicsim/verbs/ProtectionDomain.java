@@ -55,6 +55,28 @@ public interface ProtectionDomain extends AutoCloseable
     QueuePair createQp(QpInitAttr attr);
 
     /**
+     * {@code ibv_alloc_mw}: an unbound memory window.
+     *
+     * @param type type 1 or 2.
+     * @return the window.
+     * @throws VerbsException EOPNOTSUPP when the device has no memory windows (no MEM_WINDOW flag, or max_mw 0 as
+     *                        ConnectX-3 and E810 report) or not this type (type 2 needs MEM_WINDOW_TYPE_2A or
+     *                        _2B); ENOMEM when max_mw windows are live or the MPT is full; EINVAL when the PD is
+     *                        closed.
+     */
+    MemoryWindow allocMw(MwType type);
+
+    /**
+     * The kernel's {@code ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, max_num_sg)}: an MR for fast registration.
+     *
+     * @param maxNumSg the most pages one registration maps, at least 1.
+     * @return the MR, INVALID until a REG_MR work request completes.
+     * @throws VerbsException EINVAL for maxNumSg below 1 or a closed PD; EOPNOTSUPP when the device lacks
+     *                        MEM_MGT_EXTENSIONS; ENOMEM when the MTT or max_mr is exhausted.
+     */
+    FastRegMr allocMr(int maxNumSg);
+
+    /**
      * @return true once closed.
      */
     boolean isClosed();

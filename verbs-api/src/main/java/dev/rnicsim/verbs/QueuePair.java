@@ -124,6 +124,22 @@ public interface QueuePair extends AutoCloseable
     /**
      * @return true once destroyed.
      */
+    /**
+     * {@code ibv_bind_mw} (ibv_bind_mw(3)): binds a type 1 window by posting a bind work request on this QP. The
+     * synchronous checks are those of verbs.h; the semantic ones run when the work request executes, and a failure
+     * completes it with IBV_WC_MW_BIND_ERR. The window's rkey changes now ({@code ibv_inc_rkey}), before the
+     * completion: keep the old one to restore if the completion fails.
+     *
+     * @param mw    a type 1 window.
+     * @param wrId  the bind work request's identifier.
+     * @param flags SIGNALED and/or FENCE.
+     * @param info  MR, range and rights; {@link MwBindInfo#unbind()} unbinds.
+     * @return the window's new rkey.
+     * @throws VerbsException EINVAL when the window is not type 1, or there is no MR but an address or length;
+     *                        EPERM when the MR and the window are in different PDs; as postSend otherwise.
+     */
+    int bindMw(MemoryWindow mw, long wrId, Set<SendFlag> flags, MwBindInfo info);
+
     boolean isClosed();
 
     /**

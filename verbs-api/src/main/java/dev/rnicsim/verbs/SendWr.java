@@ -20,10 +20,134 @@ import java.util.Set;
  * @param compareAdd     compare value (CMP_AND_SWP) or addend (FETCH_AND_ADD).
  * @param swap           swap value (CMP_AND_SWP).
  * @param invalidateRkey the rkey a SEND_WITH_INV or LOCAL_INV invalidates.
+ * @param localOp        BIND_MW: the window, its new rkey and the bind; REG_MR: the MR, its new key and access
+ *                       (null for the other opcodes).
  */
 public record SendWr(long wrId, WrOpcode opcode, List<Sge> sgList, Set<SendFlag> flags, long remoteAddr, int rkey,
-    int immData, long compareAdd, long swap, int invalidateRkey)
+    int immData, long compareAdd, long swap, int invalidateRkey, LocalOp localOp)
 {
+    /** What a BIND_MW or REG_MR work request carries beside the common fields. */
+    public sealed interface LocalOp permits Bind, Reg
+    {
+    }
+
+    /**
+     * The {@code bind_mw} member of {@code struct ibv_send_wr}.
+     *
+     * @param mw      the window.
+     * @param newRkey the window's rkey after the bind: its index with the consumer's low byte.
+     * @param info    the MR, range and rights.
+     */
+    public record Bind(MemoryWindow mw, int newRkey, MwBindInfo info) implements LocalOp
+    {
+        /**
+         * @throws NullPointerException when mw or info is null.
+         */
+        public Bind
+        {
+            Objects.requireNonNull(mw, "mw");
+            Objects.requireNonNull(info, "info");
+        }
+    }
+
+    /**
+     * The kernel's {@code struct ib_reg_wr}.
+     *
+     * @param mr     the fast-registration MR, its pages set by {@link FastRegMr#mapSg}.
+     * @param newKey its lkey and rkey after the registration: its index with the consumer's low byte.
+     * @param access the rights.
+     */
+    public record Reg(FastRegMr mr, int newKey, Set<Access> access) implements LocalOp
+    {
+        /**
+         * @throws NullPointerException when mr or access is null.
+         */
+        public Reg
+        {
+            Objects.requireNonNull(mr, "mr");
+            access = access.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(access));
+        }
+    }
+
+    /**
+     * A work request of an opcode without a local operation.
+     *
+     * @param wrId           identifier.
+     * @param opcode         the operation.
+     * @param sgList         local buffers.
+     * @param flags          send flags.
+     * @param remoteAddr     remote address.
+     * @param rkey           remote key.
+     * @param immData        immediate data.
+     * @param compareAdd     compare value or addend.
+     * @param swap           swap value.
+     * @param invalidateRkey the rkey to invalidate.
+     */
+    public SendWr(final long wrId, final WrOpcode opcode, final List<Sge> sgList, final Set<SendFlag> flags,
+        final long remoteAddr, final int rkey, final int immData, final long compareAdd, final long swap,
+        final int invalidateRkey)
+    {
+        this(wrId, opcode, sgList, flags, remoteAddr, rkey, immData, compareAdd, swap, invalidateRkey, null);
+    }
+
+    /**
+     * @param wrId    identifier.
+     * @param mw      a type 2 window.
+     * @param newRkey the window's rkey after the bind (normally {@link #incRkey}{@code (mw.rkey())}).
+     * @param info    MR, range and rights.
+     * @return a signalled BIND_MW.
+     */
+    public static SendWr bindMw(final long wrId, final MemoryWindow mw, final int newRkey, final MwBindInfo info)
+    {
+        return new SendWr(wrId, WrOpcode.BIND_MW, List.of(), SIGNALED, 0, 0, 0, 0, 0, 0, new Bind(mw, newRkey,
+            info));
+    }
+
+    /**
+     * @param wrId identifier.
+     * @param rkey the type 2 window's rkey or the fast-registration MR's key to invalidate.
+     * @return a signalled LOCAL_INV.
+     */
+    public static SendWr localInv(final long wrId, final int rkey)
+    {
+        return new SendWr(wrId, WrOpcode.LOCAL_INV, List.of(), SIGNALED, 0, 0, 0, 0, 0, rkey, null);
+    }
+
+    /**
+     * @param wrId           identifier.
+     * @param sgList         local buffers to gather.
+     * @param invalidateRkey the peer's rkey (type 2 window or fast-registration MR) its receive invalidates.
+     * @return a signalled SEND_WITH_INV.
+     */
+    public static SendWr sendWithInv(final long wrId, final List<Sge> sgList, final int invalidateRkey)
+    {
+        return new SendWr(wrId, WrOpcode.SEND_WITH_INV, sgList, SIGNALED, 0, 0, 0, 0, 0, invalidateRkey, null);
+    }
+
+    /**
+     * @param wrId   identifier.
+     * @param mr     a fast-registration MR whose pages {@link FastRegMr#mapSg} set.
+     * @param newKey the key after registration (normally {@link #incRkey}{@code (mr.lkey())}).
+     * @param access rights.
+     * @return a signalled REG_MR.
+     */
+    public static SendWr regMr(final long wrId, final FastRegMr mr, final int newKey, final Set<Access> access)
+    {
+        return new SendWr(wrId, WrOpcode.REG_MR, List.of(), SIGNALED, 0, 0, 0, 0, 0, 0, new Reg(mr, newKey,
+            access));
+    }
+
+    /**
+     * {@code ibv_inc_rkey} (ibv_inc_rkey(3)): the low 8 bits incremented modulo 256, the upper 24 kept.
+     *
+     * @param rkey a key.
+     * @return the next key of the same index.
+     */
+    public static int incRkey(final int rkey)
+    {
+        return (rkey & 0xffffff00) | ((rkey + 1) & 0xff);
+    }
+
     private static final Set<SendFlag> SIGNALED = EnumSet.of(SendFlag.SIGNALED);
 
     /**
@@ -132,7 +256,8 @@ public record SendWr(long wrId, WrOpcode opcode, List<Sge> sgList, Set<SendFlag>
      */
     public SendWr withFlags(final Set<SendFlag> newFlags)
     {
-        return new SendWr(wrId, opcode, sgList, newFlags, remoteAddr, rkey, immData, compareAdd, swap, invalidateRkey);
+        return new SendWr(wrId, opcode, sgList, newFlags, remoteAddr, rkey, immData, compareAdd, swap, invalidateRkey,
+            localOp);
     }
 
     /**

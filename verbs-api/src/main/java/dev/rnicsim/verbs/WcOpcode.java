@@ -22,6 +22,9 @@ public enum WcOpcode
     BIND_MW(5),
     /** IBV_WC_LOCAL_INV (6). */
     LOCAL_INV(6),
+    /** IB_WC_REG_MR (kernel verbs only; in include/rdma/ib_verbs.h it follows IB_WC_ATOMIC_WRITE = 9): a fast
+     * registration completed. */
+    REG_MR(10),
     /** IBV_WC_RECV (128): a receive consumed by a SEND. */
     RECV(128),
     /** IBV_WC_RECV_RDMA_WITH_IMM (129): a receive consumed by an RDMA WRITE with immediate. */

@@ -26,7 +26,9 @@ public enum WrOpcode
     /** IBV_WR_BIND_MW (8). */
     BIND_MW(8, WcOpcode.BIND_MW),
     /** IBV_WR_SEND_WITH_INV (9). */
-    SEND_WITH_INV(9, WcOpcode.SEND);
+    SEND_WITH_INV(9, WcOpcode.SEND),
+    /** IB_WR_REG_MR (0x20, kernel verbs only): fast registration of a {@link FastRegMr}. */
+    REG_MR(0x20, WcOpcode.REG_MR);
 
     private final int code;
     private final WcOpcode completion;

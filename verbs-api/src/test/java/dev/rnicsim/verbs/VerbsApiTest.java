@@ -138,7 +138,7 @@ class VerbsApiTest
         void wcOpcodeNumbersAreThoseOfIbvWcOpcode()
         {
             assertThat(Arrays.stream(WcOpcode.values()).mapToInt(WcOpcode::code).toArray())
-                .containsExactly(0, 1, 2, 3, 4, 5, 6, 128, 129);
+                .containsExactly(0, 1, 2, 3, 4, 5, 6, 10, 128, 129);
             assertThat(WcOpcode.RECV.code()).isEqualTo(128);
             assertThat(WcOpcode.RECV_RDMA_WITH_IMM.code()).isEqualTo(129);
         }
@@ -147,7 +147,7 @@ class VerbsApiTest
         void wrOpcodeNumbersAreThoseOfIbvWrOpcodeWithTheirCompletionOpcode()
         {
             assertThat(Arrays.stream(WrOpcode.values()).mapToInt(WrOpcode::code).toArray())
-                .containsExactly(0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
+                .containsExactly(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0x20);
             assertThat(WrOpcode.RDMA_WRITE.code()).isZero();
             assertThat(WrOpcode.SEND_WITH_INV.code()).isEqualTo(9);
             assertThat(WrOpcode.RDMA_WRITE_WITH_IMM.completion()).isEqualTo(WcOpcode.RDMA_WRITE);
@@ -603,6 +603,13 @@ class VerbsApiTest
         public EnumSet<Access> access()
         {
             return EnumSet.of(Access.LOCAL_WRITE, Access.ZERO_BASED);
+        }
+
+        @Override
+        public void rereg(final java.util.Set<ReregFlag> flags, final ProtectionDomain pd, final long newAddr,
+            final long lengthBytes, final java.util.Set<Access> access)
+        {
+            throw new UnsupportedOperationException("rereg");
         }
 
         @Override

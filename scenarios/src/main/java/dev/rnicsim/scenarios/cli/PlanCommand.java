@@ -138,9 +138,9 @@ final class PlanCommand implements Callable<Integer>
             err.println(e instanceof IOException io ? devinfo + ": " + Problems.reason(io) : e.getMessage());
             return Rnicsim.MALFORMED;
         }
-        final Long ramBytes = Units.parse(ram);
+        final Long ramBytes = Units.parseSize(ram);
         final Long memlockBytes = memlock.equals("unlimited") ? Long.valueOf(UserProcess.RLIM_INFINITY)
-            : Units.parse(memlock);
+            : Units.parseSize(memlock);
         if (ramBytes == null || ramBytes < HostConfig.MIN_PHYSICAL_MEMORY_BYTES
             || ramBytes > HostConfig.MAX_PHYSICAL_MEMORY_BYTES)
         {
@@ -440,7 +440,7 @@ final class PlanCommand implements Callable<Integer>
         for (final Plan.Limit l : plan.limits())
         {
             limits.addObject().put("name", l.name()).put("required", l.required())
-                .put("available", l.available() < 0 ? null : Long.toUnsignedString(l.available()))
+                .put("available", l.available() < 0 ? null : Long.valueOf(l.available()))
                 .put("unit", l.unit()).put("fits", l.fits());
         }
         if (plan.firstLimit() == null)

@@ -347,6 +347,22 @@ public final class Planner
                 }
             }
         }
+        long before = 0;
+        for (final Plan.GroupResult g : groups)
+        {
+            if (Long.compareUnsigned(g.sizeBytes(), profile.attributes().maxMrSizeBytes()) > 0)
+            {
+                if (before + 1 < best)
+                {
+                    best = before + 1;
+                    what = at("max_mr_size", best, 0, 1, true, g) + String.format(Locale.ROOT,
+                        ": %s regions exceed max_mr_size=%s", Units.bytes(g.sizeBytes()),
+                        Long.toUnsignedString(profile.attributes().maxMrSizeBytes()));
+                }
+                break;
+            }
+            before += g.mrs();
+        }
         if (replay.failedAt() > 0 && replay.failedAt() < best)
         {
             long left = replay.failedAt();

@@ -209,7 +209,7 @@ public record Workload(List<Group> groups)
             throw new IllegalArgumentException(where(source, lines, key, "count")
                 + ": expected a whole number of regions, 1 or more, got '" + g.path("count").asText("") + "'");
         }
-        final Long size = Units.parse(g.path("size").asText(""));
+        final Long size = Units.parseSize(g.path("size").asText(""));
         if (size == null || size < 1)
         {
             throw new IllegalArgumentException(where(source, lines, key, "size")
@@ -233,7 +233,7 @@ public record Workload(List<Group> groups)
         long iovaAlign = 0;
         if (g.has("iovaAlign"))
         {
-            final Long a = Units.parse(g.path("iovaAlign").asText(""));
+            final Long a = Units.parseSize(g.path("iovaAlign").asText(""));
             if (a == null || a < 4096 || Long.bitCount(a) != 1)
             {
                 throw new IllegalArgumentException(where(source, lines, key, "iovaAlign")

@@ -63,6 +63,20 @@ public final class Units
         }
     }
 
+    /**
+     * @param text a size literal: a number with no suffix or a size suffix (not a time suffix).
+     * @return its value in bytes, or null when it is no size literal.
+     */
+    public static Long parseSize(final String text)
+    {
+        final String t = text.trim().toLowerCase(Locale.ROOT);
+        if (t.endsWith("ns") || t.endsWith("us") || t.endsWith("ms") || (t.endsWith("s") && !t.startsWith("0x")))
+        {
+            return null;
+        }
+        return parse(text);
+    }
+
     private static long scale(final String suffix)
     {
         return switch (suffix)

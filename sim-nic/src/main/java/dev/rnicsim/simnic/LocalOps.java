@@ -1,0 +1,256 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.mtt.TableException;
+import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.MwBindInfo;
+import dev.rnicsim.verbs.MwType;
+import dev.rnicsim.verbs.SendWr;
+import dev.rnicsim.verbs.VerbsException;
+import dev.rnicsim.verbs.WcStatus;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The work requests a QP executes on its own device: BIND_MW, LOCAL_INV, REG_MR, and the invalidation a received
+ * SEND_WITH_INV asks for. The checks follow rxe (drivers/infiniband/sw/rxe/rxe_mw.c {@code rxe_check_bind_mw},
+ * {@code rxe_invalidate_mw}; rxe_mr.c {@code rxe_reg_fast_mr}, {@code rxe_invalidate_mr}) in its order; a failure
+ * changes nothing and completes the work request with IBV_WC_MW_BIND_ERR (bind) or IBV_WC_LOC_QP_OP_ERR.
+ */
+final class LocalOps
+{
+    /** Rights a window may grant (rxe_bind_mw refuses others). */
+    private static final Set<Access> WINDOW_RIGHTS = EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE,
+        Access.REMOTE_ATOMIC, Access.ZERO_BASED);
+
+    private LocalOps()
+    {
+    }
+
+    /**
+     * Executes a bind. Type 1 windows arrive through ibv_bind_mw, type 2 through a posted BIND_MW.
+     *
+     * @return SUCCESS or MW_BIND_ERR (the reason goes to {@link SimQp#localFailure}).
+     */
+    static WcStatus bind(final SimQp qp, final SendWr.Bind b)
+    {
+        final SimMw mw = (SimMw)b.mw();
+        final MwBindInfo info = b.info();
+        final String why = bindProblem(qp, mw, info);
+        if (why != null)
+        {
+            qp.localFailure(why);
+            return WcStatus.MW_BIND_ERR;
+        }
+        final SimDevice device = qp.simDevice();
+        final int oldKey = mw.tableKey();
+        final int newKey = (oldKey & 0xffffff00) | (b.newRkey() & 0xff);
+        final boolean unbind = info.lengthBytes() == 0;
+        final SimMr mr = unbind ? null : (SimMr)info.mr();
+        final int bits = Access.toBits(info.access()) & ~Access.ZERO_BASED.bit();
+        final long dropped;
+        try
+        {
+            dropped = device.tables().bindWindow(oldKey, newKey, unbind ? 0 : mr.lkey(),
+                mw.type() == MwType.TYPE_2 ? qp.num() : -1, info.addr(), info.lengthBytes(), bits);
+        }
+        catch (final TableException e)
+        {
+            qp.localFailure(e.getMessage());
+            return WcStatus.MW_BIND_ERR;
+        }
+        device.forgetZeroBased(oldKey);
+        if (!unbind && info.access().contains(Access.ZERO_BASED))
+        {
+            // Addresses presented with the window's rkey are offsets from the window's start.
+            device.zeroBased(newKey, info.addr());
+        }
+        mw.bound(newKey, mr, unbind || mw.type() == MwType.TYPE_1 ? null : qp, unbind ? 0 : info.addr(),
+            info.lengthBytes(), unbind ? Set.of() : info.access());
+        device.count(SimCounter.MW_BINDS, 1);
+        device.invalidated("bind_mw", oldKey, dropped);
+        return WcStatus.SUCCESS;
+    }
+
+    /** rxe_check_bind_mw and rxe_bind_mw's checks, in their order; null when the bind may go ahead. */
+    private static String bindProblem(final SimQp qp, final SimMw mw, final MwBindInfo info)
+    {
+        if (mw.isClosed())
+        {
+            return "the window is deallocated";
+        }
+        final boolean unbind = info.lengthBytes() == 0;
+        if (!WINDOW_RIGHTS.containsAll(info.access()))
+        {
+            return "window access " + info.access() + " outside REMOTE_READ, REMOTE_WRITE, REMOTE_ATOMIC, ZERO_BASED"
+                + " (rxe_bind_mw: EOPNOTSUPP)";
+        }
+        if (mw.type() == MwType.TYPE_1 && info.access().contains(Access.ZERO_BASED))
+        {
+            return "type 1 windows cannot be zero-based (rxe_check_bind_mw)";
+        }
+        if (mw.type() == MwType.TYPE_2)
+        {
+            if (mw.isBound())
+            {
+                return "type 2 window is bound: invalidate it before binding again (state must be FREE)";
+            }
+            if (qp.simPd() != mw.pd())
+            {
+                return "the QP's PD differs from the window's PD (rxe_check_bind_mw)";
+            }
+            if (unbind)
+            {
+                return "a type 2 window cannot be unbound by a zero-length bind: use LOCAL_INV";
+            }
+        }
+        if (unbind)
+        {
+            return null;
+        }
+        if (!(info.mr() instanceof SimMr mr) || mr.isClosed() || mr.pd().context().device() != qp.simDevice())
+        {
+            return "the MR is not a live MR of this device";
+        }
+        if (mr.pd() != mw.pd())
+        {
+            return "the MR and the window are in different PDs";
+        }
+        if (mr.access().contains(Access.ZERO_BASED))
+        {
+            return "the MR is zero-based (rxe_check_bind_mw)";
+        }
+        if (!mr.access().contains(Access.MW_BIND))
+        {
+            return "the MR lacks MW_BIND access (IBA C10-73, rxe_check_bind_mw)";
+        }
+        if ((info.access().contains(Access.REMOTE_WRITE) || info.access().contains(Access.REMOTE_ATOMIC))
+            && !mr.access().contains(Access.LOCAL_WRITE))
+        {
+            return "a window with REMOTE_WRITE or REMOTE_ATOMIC needs an MR with LOCAL_WRITE (rxe_check_bind_mw)";
+        }
+        final long offset = info.addr() - mr.iova();
+        if (info.lengthBytes() < 0 || Long.compareUnsigned(offset, mr.lengthBytes()) >= 0
+            || Long.compareUnsigned(info.lengthBytes(), mr.lengthBytes() - offset) > 0)
+        {
+            return "window 0x" + Long.toHexString(info.addr()) + "+" + info.lengthBytes() + " is not inside the MR 0x"
+                + Long.toHexString(mr.iova()) + "+" + mr.lengthBytes() + " (rxe_check_bind_mw)";
+        }
+        return null;
+    }
+
+    /**
+     * LOCAL_INV on the QP's device, or the invalidation a SEND_WITH_INV received by {@code qp} asks for: a type 2
+     * window (exact rkey) becomes unbound, a fast-registration MR (exact key) becomes INVALID. A type 1 window, a
+     * user MR or an unknown key cannot be invalidated.
+     *
+     * @return true when invalidated (else the reason goes to {@link SimQp#localFailure}).
+     */
+    static boolean invalidate(final SimQp qp, final int rkey)
+    {
+        final SimDevice device = qp.simDevice();
+        if (device.tables().isWindow(rkey))
+        {
+            final SimMw mw = device.window(rkey);
+            if (mw == null || mw.type() == MwType.TYPE_1)
+            {
+                qp.localFailure("rkey 0x" + Integer.toHexString(rkey) + " names a type 1 window, which cannot be "
+                    + "invalidated (rxe_invalidate_mw)");
+                return false;
+            }
+            final long dropped = device.tables().invalidateWindow(rkey);
+            device.forgetZeroBased(rkey);
+            mw.bound(rkey, null, null, 0, 0, Set.of());
+            device.invalidated("invalidate_mw", rkey, dropped);
+            return true;
+        }
+        if (device.tables().isFastReg(rkey))
+        {
+            final SimFastRegMr mr = device.fastReg(rkey);
+            final long dropped = device.tables().invalidateFastReg(rkey);
+            if (mr != null)
+            {
+                mr.invalidated();
+            }
+            device.invalidated("invalidate_mr", rkey, dropped);
+            return true;
+        }
+        qp.localFailure("rkey 0x" + Integer.toHexString(rkey) + " names no type 2 window or fast-registration MR "
+            + "(user MRs cannot be invalidated; a stale key matches nothing)");
+        return false;
+    }
+
+    /**
+     * Executes a REG_MR.
+     *
+     * @return SUCCESS or LOC_QP_OP_ERR.
+     */
+    static WcStatus fastRegister(final SimQp qp, final SendWr.Reg r)
+    {
+        final SimFastRegMr mr = (SimFastRegMr)r.mr();
+        final String why;
+        if (mr.isClosed())
+        {
+            why = "the MR is deregistered";
+        }
+        else if (mr.pd() != qp.simPd())
+        {
+            why = "the QP's PD differs from the MR's PD (rxe_reg_fast_mr)";
+        }
+        else if (mr.isValid())
+        {
+            why = "the MR is VALID: invalidate it first (rxe_reg_fast_mr requires state FREE)";
+        }
+        else if ((r.newKey() & 0xffffff00) != (mr.key() & 0xffffff00))
+        {
+            why = "new key 0x" + Integer.toHexString(r.newKey()) + " changes the index of 0x"
+                + Integer.toHexString(mr.key()) + " (only the low byte may change)";
+        }
+        else if (mr.runs() == null)
+        {
+            why = "no pages mapped: call mapSg first (ib_map_mr_sg)";
+        }
+        else
+        {
+            why = accessProblem(r.access());
+        }
+        if (why != null)
+        {
+            qp.localFailure(why);
+            return WcStatus.LOC_QP_OP_ERR;
+        }
+        final SimDevice device = qp.simDevice();
+        final List<dev.rnicsim.mtt.DmaRun> runs = mr.runs();
+        final long entries;
+        try
+        {
+            entries = device.tables().fastRegister(mr.key(), r.newKey(), runs, mr.addr(), mr.lengthBytes(),
+                mr.addr(), Access.toBits(r.access()));
+        }
+        catch (final TableException e)
+        {
+            qp.localFailure(e.getMessage());
+            return WcStatus.LOC_QP_OP_ERR;
+        }
+        final int oldKey = mr.key();
+        mr.registered(r.newKey(), r.access());
+        device.count(SimCounter.FAST_REGISTRATIONS, 1);
+        device.fabric().span(device, "reg_mr (fast)", "registration", device.fabric().costModel()
+            .fastRegistrationNs(entries), java.util.Map.of("old_key", oldKey, "key", r.newKey(), "mtt_entries",
+            entries));
+        return WcStatus.SUCCESS;
+    }
+
+    private static String accessProblem(final Set<Access> access)
+    {
+        try
+        {
+            Access.checkDependencies(access, "REG_MR");
+            return null;
+        }
+        catch (final VerbsException e)
+        {
+            return e.getMessage();
+        }
+    }
+}
