@@ -1,7 +1,6 @@
 package dev.rnicsim.dma;
 
 import dev.rnicsim.mtt.AccessFlags;
-import dev.rnicsim.mtt.AdapterTables;
 import dev.rnicsim.mtt.KeyCheck;
 import dev.rnicsim.mtt.MKey;
 import dev.rnicsim.pagetable.PhysicalMemory;

@@ -43,6 +43,7 @@ public final class UserProcess
     private boolean capIpcLock;
     private boolean exited;
     private final List<Runnable> exitHooks = new ArrayList<>();
+    private final List<java.util.function.BiConsumer<Long, Long>> unmapHooks = new ArrayList<>();
     private final Set<PinnedPages> livePins = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
     /** During an import: null follows the THP mode, TRUE forces 2 MiB folios, FALSE forbids them. */
     private Boolean importThp;
@@ -371,6 +372,10 @@ public final class UserProcess
         {
             throw new KernelException(Errno.ENOMEM, "munmap would split a VMA into " + countAfter
                 + " VMAs > vm.max_map_count=" + host.config().maxMapCount());
+        }
+        for (final java.util.function.BiConsumer<Long, Long> hook : List.copyOf(unmapHooks))
+        {
+            hook.accept(address, end - address);
         }
         unmapRange(address, end);
     }
@@ -983,6 +988,20 @@ public final class UserProcess
     {
         checkAlive();
         exitHooks.add(java.util.Objects.requireNonNull(hook, "hook"));
+    }
+
+    /**
+     * Registers what runs at every munmap(2) of this process, before the range is unmapped: the memory hooks that
+     * UCX and Open MPI install (by intercepting munmap) so that a registration cache drops its entries for memory
+     * that is going away.
+     *
+     * @param hook receives the start address and the length in bytes (4 KiB aligned) of each munmap.
+     * @throws KernelException EINVAL when the process has exited already.
+     */
+    public void onUnmap(final java.util.function.BiConsumer<Long, Long> hook)
+    {
+        checkAlive();
+        unmapHooks.add(java.util.Objects.requireNonNull(hook, "hook"));
     }
 
     // ------------------------------------------------------------------ package-private: import and host hooks

@@ -189,6 +189,11 @@ public final class DevinfoReader
             }
             final Object v = GENERAL_ODP.equals(name) || TRANSPORT_ODP.contains(name)
                 ? (Object) parser.int32(name, value, 0) : parser.parseValue(name, value);
+            if (name.equals("page_size_cap") && (((Long) v) == 0 || (((Long) v) & 0xfffL) != 0))
+            {
+                throw parser.malformed(0, name, "a bitmap of page sizes of 4 KiB or more (bits 12 and up, not 0)",
+                    value);
+            }
             Parser.apply(b, odp, name, v);
         }
         b.odpCaps(new OdpCaps(odp[0], odp[1], odp[2], odp[3], odp[4]));

@@ -37,6 +37,12 @@ public final class SimHostMemory implements HostMemory
     }
 
     @Override
+    public void onUnmap(final java.util.function.BiConsumer<Long, Long> hook)
+    {
+        process.onUnmap(hook);
+    }
+
+    @Override
     public long allocate(final long lengthBytes, final Backing backing)
     {
         if (backing == null)

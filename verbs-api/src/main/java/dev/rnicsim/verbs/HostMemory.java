@@ -51,6 +51,20 @@ public interface HostMemory
     byte[] read(long address, int lengthBytes);
 
     /**
+     * Asks to be told of every unmap of this memory before it happens (a munmap, or {@link #free}), as the memory
+     * hooks of UCX and Open MPI are: a registration cache uses it to invalidate its entries.
+     *
+     * @param hook receives the first address and the length in bytes of each range unmapped.
+     * @throws UnsupportedOperationException when this memory cannot report unmaps (then call the cache's
+     *                                       invalidation from the application's free path).
+     */
+    default void onUnmap(final java.util.function.BiConsumer<Long, Long> hook)
+    {
+        throw new UnsupportedOperationException("this host memory cannot report unmaps: invalidate from the "
+            + "application's free path instead");
+    }
+
+    /**
      * @param address first byte of an 8-byte little-endian value.
      * @return the value, as an atomic's result would be read.
      * @throws VerbsException EFAULT when the 8 bytes are not mapped readable.

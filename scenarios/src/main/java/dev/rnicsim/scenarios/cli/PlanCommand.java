@@ -3,6 +3,7 @@ package dev.rnicsim.scenarios.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rnicsim.mtt.MttAllocatorKind;
 import dev.rnicsim.mtt.MttConfig;
 import dev.rnicsim.pagetable.HostConfig;
 import dev.rnicsim.pagetable.UserProcess;
@@ -147,11 +148,22 @@ final class PlanCommand implements Callable<Integer>
             err.println("--ram " + ram + ": expected a size from 64M to 4T");
             return Rnicsim.MALFORMED;
         }
-        if (memlockBytes == null || memlockBytes < UserProcess.RLIM_INFINITY || hugepages2M < 0 || hugepages1G < 0
-            || maxMapCount < 1)
+        if (memlockBytes == null || memlockBytes < 0 && memlockBytes != UserProcess.RLIM_INFINITY)
         {
-            err.println("--memlock, --hugepages2m, --hugepages1g and --max-map-count must be sizes or counts of 0 or"
-                + " more (memlock may be 'unlimited')");
+            err.println("--memlock " + memlock + ": expected a size such as 64K or 8G, or 'unlimited'");
+            return Rnicsim.MALFORMED;
+        }
+        if (maxMapCount < 1)
+        {
+            err.println("--max-map-count " + maxMapCount + ": expected 1 or more");
+            return Rnicsim.MALFORMED;
+        }
+        if (hugepages2M < 0 || hugepages1G < 0 || hugepages2M > ramBytes / (2L << 20)
+            || hugepages1G > ramBytes / (1L << 30)
+            || hugepages2M * (2L << 20) + hugepages1G * (1L << 30) > ramBytes)
+        {
+            err.println("--hugepages2m " + hugepages2M + " --hugepages1g " + hugepages1G + ": expected pools of 0 "
+                + "or more pages that fit in --ram " + ram + " together");
             return Rnicsim.MALFORMED;
         }
         if (processes < 1 || processes > MAX_PROCESSES)
@@ -180,7 +192,16 @@ final class PlanCommand implements Callable<Integer>
             err.println("--from, --to, --svg and --cpu-pages go with --sweep");
             return Rnicsim.MALFORMED;
         }
-        final Plan plan = Planner.plan(device, host, workload);
+        final Plan plan;
+        try
+        {
+            plan = Planner.plan(device, host, workload);
+        }
+        catch (final IllegalArgumentException e)
+        {
+            err.println(e.getMessage());
+            return Rnicsim.MALFORMED;
+        }
         if (json)
         {
             printJson(plan, workload);
@@ -328,6 +349,10 @@ final class PlanCommand implements Callable<Integer>
     private DeviceProfile device() throws IOException
     {
         DeviceProfile p;
+        if (devinfo != null && spec.commandLine().getParseResult().hasMatchedOption("--profile"))
+        {
+            throw new IllegalArgumentException("--profile and --devinfo: give one device, not both");
+        }
         if (devinfo != null)
         {
             final String problem = Problems.unreadable(devinfo);
@@ -345,6 +370,11 @@ final class PlanCommand implements Callable<Integer>
                     + DeviceProfiles.builtIn().keySet());
             }
             p = DeviceProfiles.byName(profile);
+        }
+        if ((logNumMtt != null || logMttsPerSeg != null) && p.mtt().allocator() != MttAllocatorKind.BUDDY)
+        {
+            throw new IllegalArgumentException("--log-num-mtt and --log-mtts-per-seg are mlx4 module parameters: "
+                + p.name() + " is " + p.driver() + ", whose MTT they do not size");
         }
         if (logNumMtt != null || logMttsPerSeg != null)
         {

@@ -57,6 +57,10 @@ public final class Problems
         {
             return "no such file";
         }
+        if (e instanceof java.nio.charset.CharacterCodingException)
+        {
+            return "not UTF-8 text (a binary file, or another encoding)";
+        }
         if (e instanceof AccessDeniedException)
         {
             return "permission denied";

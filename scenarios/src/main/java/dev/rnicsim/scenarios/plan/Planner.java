@@ -1,6 +1,8 @@
 package dev.rnicsim.scenarios.plan;
 
+import dev.rnicsim.mtt.MptConfig;
 import dev.rnicsim.mtt.MttAllocatorKind;
+import dev.rnicsim.mtt.MttConfig;
 import dev.rnicsim.mtt.MttOccupancy;
 import dev.rnicsim.pagetable.HostConfig;
 import dev.rnicsim.pagetable.UserProcess;
@@ -19,7 +21,9 @@ import dev.rnicsim.verbs.ProtectionDomain;
 import dev.rnicsim.verbs.VerbsException;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.Set;
 
@@ -89,15 +93,97 @@ public final class Planner
     public static Plan plan(final DeviceProfile profile, final HostSpec host, final Workload workload)
     {
         final List<Plan.GroupResult> groups = new ArrayList<>();
-        final List<String> notes = new ArrayList<>();
+        final Notes notes = new Notes();
+        final Map<Shape, Plan.GroupResult> measured = new HashMap<>();
+        final DeviceProfile lifted = lifted(profile);
         for (final Workload.Group g : workload.groups())
         {
-            groups.add(measure(profile, host, g, notes));
+            final Shape shape = new Shape(g.sizeBytes(), g.backing(), g.access(), g.iovaAlignBytes(),
+                Math.min(g.count(), SAMPLE_MRS));
+            final Plan.GroupResult m = measured.computeIfAbsent(shape, k -> measure(lifted, host, g, notes));
+            groups.add(new Plan.GroupResult(g.name(), g.count(), g.sizeBytes(), g.backing(), g.lifetime(),
+                m.pageSizeBytes(), m.mttEntriesPerMr(), m.mttReservedPerMr(), m.pinnedBytesPerMr(), m.regNsPerMr(),
+                m.deregNsPerMr(), g.requestsPerSecond(), m.sampled()));
+            if (g.count() > m.sampled() && m.sampled() > 0)
+            {
+                notes.add(String.format(Locale.ROOT, "group %s: measured on %d of %,d MRs, scaled to the rest",
+                    g.name(), m.sampled(), g.count()));
+            }
+            if (g.lifetime() == Workload.Lifetime.PER_REQUEST && g.requestsPerSecond() == 0)
+            {
+                notes.add("group " + g.name() + ": per-request without requestsPerSecond: its cost per second on the "
+                    + "request path is not counted");
+            }
         }
+        try
+        {
+            return total(profile, host, groups, notes, workload);
+        }
+        catch (final ArithmeticException e)
+        {
+            throw new IllegalArgumentException("the workload's totals do not fit in 64 bits (" + host.processes()
+                + " processes of " + groups.size() + " groups): plan fewer or smaller regions", e);
+        }
+    }
+
+    /** What a measurement depends on: groups of the same shape share one. */
+    private record Shape(long sizeBytes, String backing, String access, long iovaAlignBytes, long samples)
+    {
+    }
+
+    /** Notes and advice, capped so that a workload of many groups does not print thousands of lines. */
+    private static final class Notes
+    {
+        static final int MAX = 40;
+        final List<String> lines = new ArrayList<>();
+        int dropped;
+
+        void add(final String line)
+        {
+            if (lines.size() < MAX)
+            {
+                lines.add(line);
+            }
+            else
+            {
+                dropped++;
+            }
+        }
+
+        List<String> list()
+        {
+            if (dropped == 0)
+            {
+                return List.copyOf(lines);
+            }
+            final List<String> out = new ArrayList<>(lines);
+            out.add(String.format(Locale.ROOT, "... and %,d more like these", dropped));
+            return out;
+        }
+    }
+
+    /**
+     * The device the figures of one MR are measured on: the profile with its capacity limits (max_mr, the MTT's
+     * size, max_mr_size) lifted and everything else kept (page sizes, allocator rounding, cost), so that a limit the
+     * workload passes is found by the limit checks, at the right MR, rather than by the sample.
+     */
+    private static DeviceProfile lifted(final DeviceProfile profile)
+    {
+        final MttConfig mtt = profile.mtt().allocator() == MttAllocatorKind.BUDDY
+            ? MttConfig.buddy(Math.max(profile.mtt().logNumSegments(), 24), profile.mtt().logMttsPerSeg())
+            : MttConfig.exact(1L << MttConfig.MAX_LOG_ENTRIES);
+        return profile.withMtt(mtt).withAttributes(profile.attributes().toBuilder()
+            .maxMr((int)MptConfig.MAX_MR_LIMIT).maxMrSizeBytes(-1L).build());
+    }
+
+    private static Plan total(final DeviceProfile profile, final HostSpec host, final List<Plan.GroupResult> groups,
+        final Notes notes, final Workload workload)
+    {
         final int n = host.processes();
         long mrs = 0;
         long mtt = 0;
         long pinned = 0;
+        long pinnedRam = 0;
         long startNs = 0;
         long firstUseNs = 0;
         long hotNs = 0;
@@ -106,54 +192,82 @@ public final class Planner
         long pages1G = 0;
         for (final Plan.GroupResult r : groups)
         {
-            mrs += r.mrs();
-            mtt += r.mrs() * r.mttReservedPerMr();
-            pinned += r.mrs() * r.pinnedBytesPerMr();
+            mrs = Math.addExact(mrs, r.mrs());
+            mtt = Math.addExact(mtt, Math.multiplyExact(r.mrs(), r.mttReservedPerMr()));
+            pinned = Math.addExact(pinned, Math.multiplyExact(r.mrs(), r.pinnedBytesPerMr()));
+            pinnedRam = Math.addExact(pinnedRam, Math.multiplyExact(r.mrs(), ramPerMr(r)));
             switch (r.lifetime())
             {
-                case STATIC -> startNs += r.mrs() * r.regNsPerMr();
-                case CACHED -> firstUseNs += r.mrs() * r.regNsPerMr();
-                case PER_REQUEST -> hotNs += r.requestsPerSecond() * (r.regNsPerMr() + r.deregNsPerMr());
+                case STATIC -> startNs = Math.addExact(startNs, Math.multiplyExact(r.mrs(), r.regNsPerMr()));
+                case CACHED -> firstUseNs = Math.addExact(firstUseNs, Math.multiplyExact(r.mrs(), r.regNsPerMr()));
+                case PER_REQUEST -> hotNs = Math.addExact(hotNs, Math.multiplyExact(r.requestsPerSecond(),
+                    r.regNsPerMr() + r.deregNsPerMr()));
             }
             maxRegion = Math.max(maxRegion, r.sizeBytes());
-            if (r.backing().equals("2m"))
-            {
-                pages2M += r.mrs() * ceilDiv(r.sizeBytes(), 2L << 20);
-            }
-            if (r.backing().equals("1g"))
-            {
-                pages1G += r.mrs() * ceilDiv(r.sizeBytes(), 1L << 30);
-            }
+            pages2M = Math.addExact(pages2M, Math.multiplyExact(r.mrs(), hugePagesPerMr(r, "2m")));
+            pages1G = Math.addExact(pages1G, Math.multiplyExact(r.mrs(), hugePagesPerMr(r, "1g")));
         }
         final long mttCapacity = profile.mtt().entries();
         final long maxMr = profile.attributes().maxMr() - 1L;
         final long memlock = host.capIpcLock() ? -1 : host.memlockBytes();
+        final long ramFree = host.ramBytes() - poolBytes(host);
         final Replay replay = replay(profile, groups, n);
-        if (replay.replayedMrs < (long)n * mrs && replay.failedAt < 0)
+        if (replay.replayedMrs < Math.multiplyExact((long)n, mrs) && replay.failedAt < 0)
         {
             notes.add(String.format(Locale.ROOT, "MTT reservations replayed on the allocator for the first %,d of "
-                + "%,d MRs; the rest added up without fragmentation", replay.replayedMrs, (long)n * mrs));
+                + "%,d MRs; the rest added up", replay.replayedMrs, (long)n * mrs));
         }
-        final boolean mttFits = n * mtt <= mttCapacity && replay.failedAt < 0;
+        final long nMtt = Math.multiplyExact((long)n, mtt);
+        final boolean mttFits = nMtt <= mttCapacity && replay.failedAt < 0;
         final List<Plan.Limit> limits = List.of(
-            limit("max_mr", n * mrs, maxMr, "MRs"),
-            new Plan.Limit("MTT entries", n * mtt, mttCapacity, mttFits, "entries"),
+            limit("max_mr", Math.multiplyExact((long)n, mrs), maxMr, "MRs"),
+            new Plan.Limit("MTT entries", nMtt, mttCapacity, mttFits, "entries"),
             limit("max_mr_size", maxRegion, profile.attributes().maxMrSizeBytes(), "bytes"),
             limit("RLIMIT_MEMLOCK", pinned, memlock, "bytes"),
             limit("vm.max_map_count", mrs, host.maxMapCount(), "mappings"),
-            limit("hugetlb 2 MiB pool", n * pages2M, host.hugepages2M(), "pages"),
-            limit("hugetlb 1 GiB pool", n * pages1G, host.hugepages1G(), "pages"),
-            limit("RAM", n * pinned, host.ramBytes(), "bytes"));
-        final String first = firstLimit(groups, profile, host, maxMr, mttCapacity, memlock, replay);
+            limit("hugetlb 2 MiB pool", Math.multiplyExact((long)n, pages2M), host.hugepages2M(), "pages"),
+            limit("hugetlb 1 GiB pool", Math.multiplyExact((long)n, pages1G), host.hugepages1G(), "pages"),
+            limit("RAM", Math.multiplyExact((long)n, pinnedRam), ramFree, "bytes"));
+        final String first = firstLimit(groups, profile, host, maxMr, mttCapacity, memlock, ramFree, replay);
         if (groups.stream().anyMatch(g -> g.mrs() > 1))
         {
             notes.add("vm.max_map_count counts one mapping per region: an upper bound, as regions carved from one "
                 + "allocation share a mapping");
         }
-        final long cacheFootprint = n * (mrs + mtt);
-        return new Plan(profile.name() + " (" + profile.driver() + ")", groups, new Plan.Totals(n, n * mrs, n * mtt,
-            n * pinned, startNs, firstUseNs, hotNs, cacheFootprint, profile.cacheEntries()), limits, first,
-            advice(profile, host, groups, n * mtt, pinned, n * pages2M), notes);
+        if (poolBytes(host) > 0)
+        {
+            notes.add("RAM available to the other groups is RAM less the hugetlb pools (" + Units.bytes(ramFree)
+                + ")");
+        }
+        final long cacheFootprint = Math.multiplyExact((long)n, Math.addExact(mrs, mtt));
+        final Notes advice = new Notes();
+        advice(profile, host, groups, workload, nMtt, pinned, Math.multiplyExact((long)n, pages2M), advice);
+        return new Plan(profile.name() + " (" + profile.driver() + ")", groups, new Plan.Totals(n,
+            Math.multiplyExact((long)n, mrs), nMtt, Math.multiplyExact((long)n, pinned), startNs, firstUseNs, hotNs,
+            cacheFootprint, profile.cacheEntries()), limits, first, advice.list(), notes.list());
+    }
+
+    /** Bytes of the hugetlb pools the host reserves (out of RAM). */
+    public static long poolBytes(final HostSpec host)
+    {
+        return Math.addExact(Math.multiplyExact(host.hugepages2M(), 2L << 20),
+            Math.multiplyExact(host.hugepages1G(), 1L << 30));
+    }
+
+    /** hugetlb pages of that size one MR of the group takes (0 for other backings). */
+    private static long hugePagesPerMr(final Plan.GroupResult g, final String backing)
+    {
+        if (!g.backing().equals(backing))
+        {
+            return 0;
+        }
+        return ceilDiv(g.sizeBytes(), backing.equals("2m") ? 2L << 20 : 1L << 30);
+    }
+
+    /** RAM outside the hugetlb pools one MR of the group pins (hugetlb groups take theirs from the pools). */
+    private static long ramPerMr(final Plan.GroupResult g)
+    {
+        return g.backing().equals("2m") || g.backing().equals("1g") ? 0 : g.pinnedBytesPerMr();
     }
 
     /** The outcome of replaying the MTT reservations: where the first failed (-1: none) and how many were tried. */
@@ -203,7 +317,7 @@ public final class Planner
      * deregisters one to read the cost of deregistration.
      */
     private static Plan.GroupResult measure(final DeviceProfile profile, final HostSpec host, final Workload.Group g,
-        final List<String> notes)
+        final Notes notes)
     {
         final SimFabric fabric = new SimFabric();
         final long samples = Math.min(g.count(), SAMPLE_MRS);
@@ -228,7 +342,7 @@ public final class Planner
                 case "1g" -> Backing.HUGETLB_1G;
                 default -> Backing.BASE_PAGES;
             };
-            final Set<Access> access = EnumSet.copyOf(Spec.accessFlags(g.access() + ",local_write"));
+            final Set<Access> access = EnumSet.copyOf(Spec.accessFlags(g.access()));
             SimMr last = null;
             long regNs = 0;
             for (long i = 0; i < samples; i++)
@@ -248,11 +362,6 @@ public final class Planner
             final long pinned1 = last.pinnedPages() << 12;
             last.close();
             final long deregNs = lastEvent(d).durationNs();
-            if (g.count() > samples)
-            {
-                notes.add(String.format(Locale.ROOT, "group %s: measured on %d of %,d MRs, scaled to the rest",
-                    g.name(), samples, g.count()));
-            }
             if (sliceSize < fullSize)
             {
                 // One MR per page of its page size: entries, pins and the cost model's price scale with the size.
@@ -293,52 +402,64 @@ public final class Planner
      * The first MR at which a limit is passed: per-process limits counted over one process's groups in order,
      * device and host limits over every process's (process after process); the MTT from the allocator replay.
      */
+    /** One limit as the first-limit search walks it: what one MR of a group takes of it. */
+    private record Walk(String name, long available, boolean perProcess,
+        java.util.function.ToLongFunction<Plan.GroupResult> perMr)
+    {
+    }
+
     private static String firstLimit(final List<Plan.GroupResult> groups, final DeviceProfile profile,
-        final HostSpec host, final long maxMr, final long mttCapacity, final long memlock, final Replay replay)
+        final HostSpec host, final long maxMr, final long mttCapacity, final long memlock, final long ramFree,
+        final Replay replay)
     {
         for (final Plan.GroupResult g : groups)
         {
             if (g.sampled() == 0)
             {
-                return "no MR of group '" + g.name() + "' can be registered on " + profile.name();
+                return "no MR of group '" + g.name() + "' can be registered on " + profile.name() + " (see the notes)";
             }
         }
+        final long maxMrSize = profile.attributes().maxMrSizeBytes();
+        // In the order a real start-up meets them: mmap (mappings, hugetlb pools), then ibv_reg_mr (length, pin
+        // against RLIMIT_MEMLOCK and RAM, MPT index, MTT entries). The first in this order wins a tie.
+        final List<Walk> walks = List.of(
+            new Walk("vm.max_map_count", host.maxMapCount(), true, g -> 1),
+            new Walk("hugetlb 2 MiB pool", host.hugepages2M(), false, g -> hugePagesPerMr(g, "2m")),
+            new Walk("hugetlb 1 GiB pool", host.hugepages1G(), false, g -> hugePagesPerMr(g, "1g")),
+            new Walk("max_mr_size", 0, true, g -> Long.compareUnsigned(g.sizeBytes(), maxMrSize) > 0 ? 1 : 0),
+            new Walk("RLIMIT_MEMLOCK", memlock, true, Plan.GroupResult::pinnedBytesPerMr),
+            new Walk("RAM", ramFree, false, Planner::ramPerMr),
+            new Walk("max_mr", maxMr, false, g -> 1),
+            new Walk("MTT entries", mttCapacity, false, Plan.GroupResult::mttReservedPerMr));
+        final int n = host.processes();
         long best = Long.MAX_VALUE;
         String what = null;
-        final String[] names = {"max_mr", "MTT entries", "RLIMIT_MEMLOCK", "vm.max_map_count", "RAM",
-            "hugetlb 2 MiB pool", "hugetlb 1 GiB pool"};
-        final long[] available = {maxMr, mttCapacity, memlock, host.maxMapCount(), host.ramBytes(),
-            host.hugepages2M(), host.hugepages1G()};
-        final boolean[] perProcess = {false, false, true, true, false, false, false};
-        final int n = host.processes();
-        for (int k = 0; k < names.length; k++)
+        for (final Walk w : walks)
         {
-            if (available[k] < 0)
+            if (w.available() < 0)
             {
                 continue;
             }
             long used = 0;
             long before = 0;
             search:
-            for (int proc = 0; proc < (perProcess[k] ? 1 : n); proc++)
+            for (int proc = 0; proc < (w.perProcess() ? 1 : n); proc++)
             {
                 for (final Plan.GroupResult g : groups)
                 {
-                    final long per = switch (k)
+                    final long per = w.perMr().applyAsLong(g);
+                    if (per > 0 && (g.mrs() > (w.available() - used) / per))
                     {
-                        case 0, 3 -> 1;
-                        case 1 -> g.mttReservedPerMr();
-                        case 5 -> g.backing().equals("2m") ? ceilDiv(g.sizeBytes(), 2L << 20) : 0;
-                        case 6 -> g.backing().equals("1g") ? ceilDiv(g.sizeBytes(), 1L << 30) : 0;
-                        default -> g.pinnedBytesPerMr();
-                    };
-                    if (per > 0 && used + g.mrs() * per > available[k])
-                    {
-                        final long at = before + (available[k] - used) / per + 1;
+                        final long at = before + (w.available() - used) / per + 1;
                         if (at < best)
                         {
                             best = at;
-                            what = at(names[k], at, proc, n, perProcess[k], g);
+                            what = at(w.name(), at, proc, n, w.perProcess(), g);
+                            if (w.name().equals("max_mr_size"))
+                            {
+                                what += ": " + Units.bytes(g.sizeBytes()) + " regions exceed max_mr_size="
+                                    + Long.toUnsignedString(maxMrSize);
+                            }
                         }
                         break search;
                     }
@@ -346,22 +467,6 @@ public final class Planner
                     before += g.mrs();
                 }
             }
-        }
-        long before = 0;
-        for (final Plan.GroupResult g : groups)
-        {
-            if (Long.compareUnsigned(g.sizeBytes(), profile.attributes().maxMrSizeBytes()) > 0)
-            {
-                if (before + 1 < best)
-                {
-                    best = before + 1;
-                    what = at("max_mr_size", best, 0, 1, true, g) + String.format(Locale.ROOT,
-                        ": %s regions exceed max_mr_size=%s", Units.bytes(g.sizeBytes()),
-                        Long.toUnsignedString(profile.attributes().maxMrSizeBytes()));
-                }
-                break;
-            }
-            before += g.mrs();
         }
         if (replay.failedAt() > 0 && replay.failedAt() < best)
         {
@@ -397,10 +502,10 @@ public final class Planner
             suffix(mr), whose, g.name(), Units.bytes(g.sizeBytes()));
     }
 
-    private static List<String> advice(final DeviceProfile profile, final HostSpec host,
-        final List<Plan.GroupResult> groups, final long mtt, final long pinned, final long pages2M)
+    private static void advice(final DeviceProfile profile, final HostSpec host,
+        final List<Plan.GroupResult> groups, final Workload workload, final long mtt, final long pinned,
+        final long pages2M, final Notes out)
     {
-        final List<String> out = new ArrayList<>();
         if (pages2M > host.hugepages2M())
         {
             out.add("set vm.nr_hugepages=" + pages2M + " (2 MiB pages for the hugetlb-backed groups)");
@@ -429,8 +534,12 @@ public final class Planner
                     registrable < host.ramBytes() ? "RAM and" : ""));
             }
         }
-        for (final Plan.GroupResult g : groups)
+        // MR pages of 2 MiB or more need the device to support them and an iova that does not forbid them.
+        final boolean hugeMrPages = (profile.attributes().pageSizeCap() & -(2L << 20)) != 0;
+        for (int i = 0; i < groups.size(); i++)
         {
+            final Plan.GroupResult g = groups.get(i);
+            final long iovaAlign = workload.groups().get(i).iovaAlignBytes();
             if (g.lifetime() == Workload.Lifetime.PER_REQUEST && g.sampled() > 0)
             {
                 final long perRequest = g.regNsPerMr() + g.deregNsPerMr();
@@ -441,7 +550,8 @@ public final class Planner
                     ", at %,d requests/s %.1f %% of one core", g.requestsPerSecond(),
                     perRequest * (double)g.requestsPerSecond() / 1e7), g.mrs()));
             }
-            if (g.backing().equals("4k") || g.backing().equals("thp"))
+            if ((g.backing().equals("4k") || g.backing().equals("thp")) && hugeMrPages
+                && g.sizeBytes() >= 2L << 20 && (iovaAlign == 0 || iovaAlign >= 2L << 20))
             {
                 final long huge = ceilDiv(g.sizeBytes(), 2L << 20);
                 if (g.mttEntriesPerMr() > huge)
@@ -451,7 +561,6 @@ public final class Planner
                 }
             }
         }
-        return out;
     }
 
     private static String suffix(final long n)

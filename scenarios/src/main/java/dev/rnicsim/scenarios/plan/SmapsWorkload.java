@@ -57,7 +57,15 @@ public final class SmapsWorkload
         {
             throw new IllegalArgumentException(source + ": " + e.getMessage());
         }
-        final Workload w = fromEntries(entries, filter);
+        final Workload w;
+        try
+        {
+            w = fromEntries(entries, filter);
+        }
+        catch (final IllegalArgumentException e)
+        {
+            throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
+        }
         if (w.groups().isEmpty())
         {
             throw new IllegalArgumentException(source + ": expected at least one writable anonymous or hugetlb "
@@ -81,6 +89,11 @@ public final class SmapsWorkload
             {
                 continue;
             }
+            if (e.lengthBytes() <= 0 || (e.startAddress() & 4095) != 0 || (e.endAddress() & 4095) != 0)
+            {
+                throw new IllegalArgumentException("mapping 0x" + Long.toHexString(e.startAddress()) + "-0x"
+                    + Long.toHexString(e.endAddress()) + ": expected a non-empty range of whole 4 KiB pages");
+            }
             final String name = "0x" + Long.toHexString(e.startAddress()) + "-0x" + Long.toHexString(e.endAddress())
                 + (e.pathname().isEmpty() ? "" : " " + e.pathname());
             groups.add(new Workload.Group(name, 1, e.lengthBytes(), backing(e), "lw"));
@@ -99,7 +112,7 @@ public final class SmapsWorkload
         {
             return false;
         }
-        if (e.isHugetlb())
+        if (hugetlb(e))
         {
             return true;
         }
@@ -117,10 +130,18 @@ public final class SmapsWorkload
      */
     public static String backing(final SmapsEntry e)
     {
-        if (e.isHugetlb())
+        if (hugetlb(e))
         {
             return e.kernelPageSizeBytes() >= ONE_GIB_BYTES ? "1g" : "2m";
         }
         return e.fieldKb("AnonHugePages") > 0 ? "thp" : "4k";
+    }
+
+    /** A hugetlb area of 2 MiB or 1 GiB pages (a larger base page, as arm64's 64 KiB, is not hugetlb). */
+    private static boolean hugetlb(final SmapsEntry e)
+    {
+        final long page = e.kernelPageSizeBytes();
+        return e.isHugetlb() && (page == 2L << 20 || page == ONE_GIB_BYTES
+            || page <= 4096 && (e.vmFlags().contains("ht") || e.pathname().startsWith("/anon_hugepage")));
     }
 }

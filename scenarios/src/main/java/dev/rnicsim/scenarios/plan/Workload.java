@@ -39,6 +39,15 @@ import java.util.Map;
  */
 public record Workload(List<Group> groups)
 {
+    /** Most groups a workload may have. */
+    public static final int MAX_GROUPS = 100_000;
+    /** Most regions in one group: 2^40 (far beyond any device's max_mr of 2^24). */
+    public static final long MAX_COUNT = 1L << 40;
+    /** Largest region: 2^52 bytes (4 PiB). */
+    public static final long MAX_SIZE_BYTES = 1L << 52;
+    /** Most requests per second of a per-request group: 10^12. */
+    public static final long MAX_REQUESTS_PER_SECOND = 1_000_000_000_000L;
+
     /** The fields a group may have. */
     public static final List<String> FIELDS = List.of("name", "count", "size", "backing", "access", "iovaAlign",
         "lifetime", "requestsPerSecond");
@@ -69,6 +78,7 @@ public record Workload(List<Group> groups)
         /**
          * @return the word used in workload files.
          */
+        @com.fasterxml.jackson.annotation.JsonValue
         public String word()
         {
             return word;
@@ -146,6 +156,8 @@ public record Workload(List<Group> groups)
         final String lower = source.toLowerCase(Locale.ROOT);
         final boolean yaml = (lower.endsWith(".yaml") || lower.endsWith(".yml")) && !text.strip().startsWith("{");
         final ObjectMapper mapper = yaml ? new YAMLMapper() : new ObjectMapper();
+        mapper.enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+        mapper.enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
         final JsonNode root;
         final Map<String, Integer> lines;
         try
@@ -155,8 +167,10 @@ public record Workload(List<Group> groups)
         }
         catch (final JsonProcessingException e)
         {
+            final String first = String.valueOf(e.getOriginalMessage()).lines().findFirst().orElse("").strip();
             throw new IllegalArgumentException(source + ":" + (e.getLocation() == null ? 1
-                : e.getLocation().getLineNr()) + ": not " + (yaml ? "YAML" : "JSON") + ": " + e.getOriginalMessage());
+                : e.getLocation().getLineNr()) + ": not " + (yaml ? "YAML" : "JSON") + ": " + first
+                + (yaml ? "" : " (a YAML workload needs a .yaml or .yml name)"));
         }
         catch (final IOException e)
         {
@@ -174,6 +188,12 @@ public record Workload(List<Group> groups)
                 throw new IllegalArgumentException(source + ":" + lines.getOrDefault(f, 1) + ": unknown field \"" + f
                     + "\"; a workload has only \"groups\"");
             }
+        }
+        if (root.path("groups").size() > MAX_GROUPS)
+        {
+            throw new IllegalArgumentException(source + ":" + lines.getOrDefault("groups", 1) + ": "
+                + root.path("groups").size() + " groups; expected at most " + MAX_GROUPS + " (merge regions of the "
+                + "same size into one group with a count)");
         }
         final List<Group> groups = new ArrayList<>();
         int i = 0;
@@ -202,14 +222,32 @@ public record Workload(List<Group> groups)
                     + FIELDS);
             }
         }
+        for (final String required : List.of("count", "size"))
+        {
+            if (!g.has(required) || g.path(required).isNull())
+            {
+                throw new IllegalArgumentException(where(source, lines, key, required) + ": missing; every group needs"
+                    + " \"count\" and \"size\"");
+            }
+        }
         final String name = g.path("name").asText("group" + i);
         final long count = wholeNumber(g.path("count"));
+        if (count > MAX_COUNT)
+        {
+            throw new IllegalArgumentException(where(source, lines, key, "count") + ": expected at most " + MAX_COUNT
+                + " regions, got " + count);
+        }
         if (count < 1)
         {
             throw new IllegalArgumentException(where(source, lines, key, "count")
                 + ": expected a whole number of regions, 1 or more, got '" + g.path("count").asText("") + "'");
         }
         final Long size = Units.parseSize(g.path("size").asText(""));
+        if (size != null && size > MAX_SIZE_BYTES)
+        {
+            throw new IllegalArgumentException(where(source, lines, key, "size") + ": expected at most 4P (2^52 "
+                + "bytes), got '" + g.path("size").asText("") + "'");
+        }
         if (size == null || size < 1)
         {
             throw new IllegalArgumentException(where(source, lines, key, "size")
@@ -224,11 +262,17 @@ public record Workload(List<Group> groups)
         final String access = g.path("access").asText("lw");
         try
         {
-            Spec.accessFlags(access);
+            final java.util.Set<dev.rnicsim.verbs.Access> flags = Spec.accessFlags(access);
+            dev.rnicsim.verbs.Access.checkDependencies(flags, "ibv_reg_mr");
         }
         catch (final IllegalArgumentException e)
         {
             throw new IllegalArgumentException(where(source, lines, key, "access") + ": " + e.getMessage(), e);
+        }
+        catch (final dev.rnicsim.verbs.VerbsException e)
+        {
+            throw new IllegalArgumentException(where(source, lines, key, "access") + ": '" + access + "' would fail "
+                + "ibv_reg_mr with " + e.errnoName() + ": " + e.getMessage(), e);
         }
         long iovaAlign = 0;
         if (g.has("iovaAlign"))
@@ -251,10 +295,10 @@ public record Workload(List<Group> groups)
         if (g.has("requestsPerSecond"))
         {
             rate = wholeNumber(g.path("requestsPerSecond"));
-            if (rate < 0 || lifetime != Lifetime.PER_REQUEST)
+            if (rate < 0 || rate > MAX_REQUESTS_PER_SECOND || lifetime != Lifetime.PER_REQUEST)
             {
                 throw new IllegalArgumentException(where(source, lines, key, "requestsPerSecond") + ": expected a "
-                    + "whole number of 0 or more, with lifetime per-request, got '"
+                    + "whole number from 0 to 10^12, with lifetime per-request, got '"
                     + g.path("requestsPerSecond").asText("") + "' with lifetime " + lifetime.word());
             }
         }
