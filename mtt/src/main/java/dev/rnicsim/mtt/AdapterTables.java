@@ -366,6 +366,22 @@ public final class AdapterTables
                 + MKey.toHex(mwKey) + " (only the low byte may change)");
         }
         final MptEntry mw = mpt.entry(mwKey);
+        MptEntry mr = null;
+        if (lengthBytes != 0)
+        {
+            mr = mpt.isLiveKey(mrKey) && !windows.containsKey(MKey.index(mrKey, variantBits)) ? mpt.entry(mrKey) : null;
+            if (mr == null)
+            {
+                throw new TableException(Errno.EINVAL, "bind: key " + MKey.toHex(mrKey) + " names no live MR");
+            }
+            final long offset = iova - mr.iova();
+            if (lengthBytes < 0 || Long.compareUnsigned(offset, mr.lengthBytes()) >= 0
+                || Long.compareUnsigned(lengthBytes, mr.lengthBytes() - offset) > 0)
+            {
+                throw new TableException(Errno.EINVAL, "bind: window 0x" + Long.toHexString(iova) + "+" + lengthBytes
+                    + " is outside the MR 0x" + Long.toHexString(mr.iova()) + "+" + mr.lengthBytes());
+            }
+        }
         final long dropped = cache.invalidate(index, 0, 0);
         invalidations++;
         windowBinds++;
@@ -375,19 +391,6 @@ public final class AdapterTables
                 new MttRange(0, 0, 0));
             windows.put(index, new Window(w.type(), -1, 0));
             return dropped;
-        }
-        final MptEntry mr = mpt.isLiveKey(mrKey) && !windows.containsKey(MKey.index(mrKey, variantBits))
-            ? mpt.entry(mrKey) : null;
-        if (mr == null)
-        {
-            throw new TableException(Errno.EINVAL, "bind: key " + MKey.toHex(mrKey) + " names no live MR");
-        }
-        final long offset = iova - mr.iova();
-        if (lengthBytes < 0 || Long.compareUnsigned(offset, mr.lengthBytes()) >= 0
-            || Long.compareUnsigned(lengthBytes, mr.lengthBytes() - offset) > 0)
-        {
-            throw new TableException(Errno.EINVAL, "bind: window 0x" + Long.toHexString(iova) + "+" + lengthBytes
-                + " is outside the MR 0x" + Long.toHexString(mr.iova()) + "+" + mr.lengthBytes());
         }
         final int shift = mr.pageShift();
         final long first = mr.mtt().firstEntry() + (iova >>> shift) - (mr.iova() >>> shift);

@@ -36,7 +36,13 @@ final class LocalOps
     {
         final SimMw mw = (SimMw)b.mw();
         final MwBindInfo info = b.info();
-        final String why = bindProblem(qp, mw, info);
+        // rxe_bind_mw: the key the work request names for the window must be the window's key on the device. A
+        // type 1 bind named the key before ibv_inc_rkey; a type 2 bind names the rkey field at execution.
+        final int named = mw.type() == MwType.TYPE_1 ? (b.newRkey() & 0xffffff00) | ((b.newRkey() - 1) & 0xff)
+            : mw.rkey();
+        final String why = named != mw.tableKey() && !mw.isClosed() ? "the work request names the window by rkey 0x"
+            + Integer.toHexString(named) + " but the device knows it as 0x" + Integer.toHexString(mw.tableKey())
+            + " (write mw.rkey back after a failed bind; rxe_bind_mw)" : bindProblem(qp, mw, info);
         if (why != null)
         {
             qp.localFailure(why);

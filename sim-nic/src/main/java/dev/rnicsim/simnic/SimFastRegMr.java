@@ -42,7 +42,7 @@ public final class SimFastRegMr implements FastRegMr
     }
 
     @Override
-    public ProtectionDomain pd()
+    public SimPd pd()
     {
         return pd;
     }
@@ -85,6 +85,7 @@ public final class SimFastRegMr implements FastRegMr
         }
         unpin();
         pinned = now;
+        pd.context().device().count(SimCounter.PINNED_BYTES, now.lengthBytes());
         addr = newAddr;
         lengthBytes = newLengthBytes;
         return (int)pages;
@@ -127,6 +128,7 @@ public final class SimFastRegMr implements FastRegMr
         if (pinned != null)
         {
             pinned.process().unpinUserPages(pinned);
+            pd.context().device().count(SimCounter.PINNED_BYTES, -pinned.lengthBytes());
             pinned = null;
         }
     }

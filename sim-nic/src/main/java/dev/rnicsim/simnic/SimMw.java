@@ -59,6 +59,12 @@ public final class SimMw implements MemoryWindow
         rkey = newRkey;
     }
 
+    @Override
+    public void setRkey(final int newRkey)
+    {
+        rkey = newRkey;
+    }
+
     int tableKey()
     {
         return tableKey;

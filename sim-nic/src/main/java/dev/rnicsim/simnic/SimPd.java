@@ -88,7 +88,7 @@ public final class SimPd implements ProtectionDomain
         final boolean explicitIova)
     {
         checkOpen(REG);
-        if (access == null || access.contains(null))
+        if (access == null || hasNull(access))
         {
             throw Errors.invalid(REG, "access must be a set of Access flags (empty for none), got " + access);
         }
@@ -200,6 +200,19 @@ public final class SimPd implements ProtectionDomain
             throw Errors.invalid(REG, "addr=0x" + Long.toHexString(addr) + " + lengthBytes="
                 + Long.toUnsignedString(lengthBytes) + " wraps past 2^64 (ib_umem_get)");
         }
+    }
+
+    /** True when the set holds null (asked by iteration: immutable sets throw on contains(null)). */
+    private static boolean hasNull(final Set<?> set)
+    {
+        for (final Object o : set)
+        {
+            if (o == null)
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean disjoint(final Set<Access> a, final Set<Access> b)
@@ -319,6 +332,7 @@ public final class SimPd implements ProtectionDomain
         }
         final SimFastRegMr mr = new SimFastRegMr(this, maxNumSg, key);
         fastRegs.add(mr);
+        device.count(SimCounter.MR_REGISTRATIONS, 1);
         return mr;
     }
 
@@ -327,7 +341,9 @@ public final class SimPd implements ProtectionDomain
         final SimDevice device = context.device();
         final long dropped = device.tables().deregister(mr.key());
         fastRegs.remove(mr);
-        device.invalidated("dereg_mr", mr.key(), dropped);
+        device.count(SimCounter.MR_DEREGISTRATIONS, 1);
+        device.fabric().span(device, "invalidate", "invalidation", device.fabric().costModel().invalidationStallNs(),
+            java.util.Map.of("cause", "dereg_mr", "key", mr.key(), "cache_entries_dropped", dropped));
     }
 
     /**
@@ -359,7 +375,7 @@ public final class SimPd implements ProtectionDomain
         {
             throw reregInput("the MR is deregistered");
         }
-        if (flags == null || flags.contains(null))
+        if (flags == null || hasNull(flags))
         {
             throw reregInput("flags must be a set of ReregFlag, got " + flags);
         }
@@ -385,7 +401,7 @@ public final class SimPd implements ProtectionDomain
         {
             if (!(newPd instanceof SimPd p) || p.context != context || p.closed)
             {
-                throw reregCmd(Errno.EINVAL, "CHANGE_PD: " + newPd + " is not an open PD of this context");
+                throw reregCmd(Errno.EINVAL, "CHANGE_PD: the PD given is not an open PD of this MR's context");
             }
             target = p;
         }
@@ -396,7 +412,7 @@ public final class SimPd implements ProtectionDomain
         final Set<Access> rights;
         if (changeAccess)
         {
-            if (newAccess == null || newAccess.contains(null))
+            if (newAccess == null || hasNull(newAccess))
             {
                 throw reregCmd(Errno.EINVAL, "CHANGE_ACCESS: access must be a set of Access flags");
             }
@@ -407,7 +423,9 @@ public final class SimPd implements ProtectionDomain
             }
             catch (final VerbsException e)
             {
-                throw reregCmd(Errno.EINVAL, e.getMessage());
+                final String prefix = e.verb() + ": " + e.errnoName().name() + ": ";
+                throw reregCmd(Errno.EINVAL, e.getMessage().startsWith(prefix)
+                    ? e.getMessage().substring(prefix.length()) : e.getMessage());
             }
             if (rights.contains(Access.ON_DEMAND) != mr.access().contains(Access.ON_DEMAND)
                 || rights.contains(Access.ZERO_BASED) != mr.access().contains(Access.ZERO_BASED))
@@ -431,20 +449,46 @@ public final class SimPd implements ProtectionDomain
         }
         final int bits = Access.toBits(rights) & ~Access.ZERO_BASED.bit();
         final long startNs = device.fabric().clock().nowNs();
-        if (!translation)
+        final boolean needsWritablePin = !disjoint(rights, WRITABLE) && !mr.pinned().write();
+        if (!translation && needsWritablePin)
         {
-            final long dropped = device.tables().modify(mr.lkey(), target.pdNum, bits);
-            final int rkey = device.profile().rkeyOnlyWithRemoteAccess() && disjoint(rights, REMOTE) ? 0
-                : mr.lkey();
-            moveTo(mr, target);
-            mr.reregistered(target, mr.addr(), mr.lengthBytes(), mr.iova(), mr.lkey(), rkey, rights, mr.pinned(),
-                mr.registered());
-            device.count(SimCounter.MR_REREGISTRATIONS, 1);
-            device.fabric().span(device, "rereg_mr", "registration", device.fabric().costModel()
-                .registrationNs(0, 0, 0), java.util.Map.of("lkey", mr.lkey(), "flags", ReregFlag.toBits(flags)));
-            device.invalidated("rereg_mr", mr.lkey(), dropped);
+            if (!device.profile().follows(ProviderRule.REREG_TRANSLATION_NEW_KEY)
+                && !device.profile().follows(ProviderRule.REREG_TRANSLATION_UNSUPPORTED))
+            {
+                throw reregCmd(Errno.EPERM, "CHANGE_ACCESS " + rights + " needs a writable pin but the MR's pages "
+                    + "were pinned read-only (mlx4_ib_rereg_user_mr)");
+            }
+            // mlx5 and rxe register the range anew, pinned for writing (ib_umem_get with FOLL_WRITE).
+            rereg(mr, EnumSet.of(ReregFlag.CHANGE_TRANSLATION, ReregFlag.CHANGE_ACCESS, ReregFlag.CHANGE_PD),
+                target, mr.addr(), mr.lengthBytes(), rights);
             return;
         }
+        if (translation)
+        {
+            rereg(mr, flags, target, newAddr, newLength, rights);
+            return;
+        }
+        final long dropped = device.tables().modify(mr.lkey(), target.pdNum, bits);
+        final int rkey = device.profile().rkeyOnlyWithRemoteAccess() && disjoint(rights, REMOTE) ? 0 : mr.lkey();
+        moveTo(mr, target);
+        mr.reregistered(target, mr.addr(), mr.lengthBytes(), mr.iova(), mr.lkey(), rkey, rights, mr.pinned(),
+            mr.registered());
+        device.count(SimCounter.MR_REREGISTRATIONS, 1);
+        device.fabric().span(device, "rereg_mr", "registration", device.fabric().costModel().registrationNs(0, 0, 0),
+            java.util.Map.of("lkey", mr.lkey(), "flags", ReregFlag.toBits(flags)));
+        device.invalidated("rereg_mr", mr.lkey(), dropped);
+    }
+
+    /**
+     * The translation half of a rereg: pins the new range, writes a new translation (a new mkey where the profile
+     * says so), unpins the old pages; also the re-pin an access change needs when the pages were pinned read-only.
+     */
+    private void rereg(final SimMr mr, final Set<ReregFlag> flags, final SimPd target, final long newAddr,
+        final long newLength, final Set<Access> rights)
+    {
+        final SimDevice device = context.device();
+        final int bits = Access.toBits(rights) & ~Access.ZERO_BASED.bit();
+        final long startNs = device.fabric().clock().nowNs();
         final DeviceAttributes a = device.profile().attributes();
         if (Long.compareUnsigned(newLength, a.maxMrSizeBytes()) > 0 || Long.compareUnsigned(newAddr + newLength,
             newAddr) < 0)

@@ -639,6 +639,7 @@ public final class SimQp implements QueuePair
     private Outcome execute(final Pending p)
     {
         final SendWr wr = p.wr();
+        localFailure = null;
         if (wr.opcode() == WrOpcode.BIND_MW || wr.opcode() == WrOpcode.LOCAL_INV || wr.opcode() == WrOpcode.REG_MR)
         {
             return executeLocal(wr);

@@ -48,9 +48,6 @@ public interface MemoryRegion extends AutoCloseable
     EnumSet<Access> access();
 
     /**
-     * @return true once deregistered.
-     */
-    /**
      * {@code ibv_rereg_mr} (ibv_rereg_mr(3)): changes the translation, PD and/or access of the MR. The keys may
      * change (re-read {@link #lkey()} and {@link #rkey()} afterwards): which ones survive is the device's.
      *
@@ -59,13 +56,17 @@ public interface MemoryRegion extends AutoCloseable
      * @param addr        the new first byte (CHANGE_TRANSLATION), else ignored.
      * @param lengthBytes the new length (CHANGE_TRANSLATION), else ignored.
      * @param access      the new access (CHANGE_ACCESS); must be empty otherwise.
-     * @throws ReregException ERR_INPUT with EINVAL for the library's input checks (empty flags, CHANGE_TRANSLATION
-     *                        with address 0 or length 0, access without CHANGE_ACCESS, a closed MR); ERR_CMD with
-     *                        the kernel's errno (EINVAL for refused access or a window bound to the MR, EOPNOTSUPP
+     * @throws ReregException ERR_INPUT with EINVAL for the library's input checks (CHANGE_TRANSLATION with address
+     *                        0 or length 0, access without CHANGE_ACCESS, a closed MR, an MR that is not a plain user
+     *                        MR); ERR_CMD with the kernel's errno (EINVAL for empty flags, refused access, a foreign
+     *                        or closed PD, or a window bound to the MR, EOPNOTSUPP
      *                        when the device cannot change the translation, ENOMEM, EFAULT as for ibv_reg_mr).
      */
     void rereg(Set<ReregFlag> flags, ProtectionDomain pd, long addr, long lengthBytes, Set<Access> access);
 
+    /**
+     * @return true once deregistered.
+     */
     boolean isClosed();
 
     /**

@@ -24,6 +24,14 @@ public interface MemoryWindow extends AutoCloseable
     int rkey();
 
     /**
+     * Writes the rkey field back, as an application writes {@code mw->rkey} after a bind whose completion failed:
+     * ibv_bind_mw set the new key at post time, but the device still knows the window by the old one.
+     *
+     * @param rkey the key to show from now on (normally the one before the failed bind).
+     */
+    void setRkey(int rkey);
+
+    /**
      * @return true once closed.
      */
     boolean isClosed();

@@ -122,9 +122,6 @@ public interface QueuePair extends AutoCloseable
     }
 
     /**
-     * @return true once destroyed.
-     */
-    /**
      * {@code ibv_bind_mw} (ibv_bind_mw(3)): binds a type 1 window by posting a bind work request on this QP. The
      * synchronous checks are those of verbs.h; the semantic ones run when the work request executes, and a failure
      * completes it with IBV_WC_MW_BIND_ERR. The window's rkey changes now ({@code ibv_inc_rkey}), before the
@@ -140,6 +137,9 @@ public interface QueuePair extends AutoCloseable
      */
     int bindMw(MemoryWindow mw, long wrId, Set<SendFlag> flags, MwBindInfo info);
 
+    /**
+     * @return true once destroyed.
+     */
     boolean isClosed();
 
     /**

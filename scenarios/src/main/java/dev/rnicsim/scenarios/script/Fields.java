@@ -14,7 +14,7 @@ public final class Fields
 {
     /** Fields of {@code last}: the step before the {@code expect}. */
     public static final Set<String> LAST = Set.of("duration_ns", "count", "completions", "status", "byte_len", "imm",
-        "wr_id");
+        "wr_id", "invalidated_rkey", "rereg_error");
 
     private static final Map<Kind, Set<String>> BY_KIND = new EnumMap<>(Kind.class);
 
@@ -22,6 +22,9 @@ public final class Fields
     {
         BY_KIND.put(Kind.MR, Set.of("addr", "length", "iova", "lkey", "rkey", "page_size", "mtt_entries",
             "mtt_reserved", "pinned_pages", "index", "variant", "closed"));
+        BY_KIND.put(Kind.FASTMR, Set.of("addr", "length", "iova", "lkey", "rkey", "index", "variant", "max_num_sg",
+            "valid", "closed"));
+        BY_KIND.put(Kind.MW, Set.of("rkey", "type", "index", "variant", "bound", "addr", "length", "qp", "closed"));
         BY_KIND.put(Kind.BUFFER, Set.of("phys", "page_size", "length", "pin_count", "map_count"));
         final Set<String> proc = Set.of("pinned_vm", "pinned_vm_bytes", "locked_vm", "memlock", "vmas", "pid",
             "exited");

@@ -19,6 +19,10 @@ public enum Kind
     PD,
     /** A memory region ({@code reg}); its keys stay usable after {@code dereg}. */
     MR,
+    /** A fast-registration MR ({@code fastmr}): mapped by {@code map}, made valid by {@code post reg_mr}. */
+    FASTMR,
+    /** A memory window ({@code mw}): bound by {@code bind}; its rkey stays usable after {@code close}. */
+    MW,
     /** A completion queue ({@code cq}). */
     CQ,
     /** A queue pair ({@code qp}). */

@@ -24,6 +24,8 @@ public final class ScriptParser
     private static final Set<String> OPS = Set.of("==", "!=", "<", "<=", ">", ">=");
 
     private final Map<String, Kind> names = new HashMap<>();
+    /** The type ({@code 1} or {@code 2}) of each window name, as its {@code mw} line gave it. */
+    private final Map<String, String> mwTypes = new HashMap<>();
 
     /**
      * Parses and checks a whole script.
@@ -345,9 +347,19 @@ public final class ScriptParser
         {
             throw l.error("give profile= or devinfo=, not both");
         }
-        if (l.verb().equals("post") && !l.options().containsKey("remote") && !l.args().get(0).startsWith("send"))
+        if (l.verb().equals("post"))
         {
-            throw l.error("post " + l.args().get(0) + " needs remote=ADDR (and rkey=KEY unless ADDR starts at an MR)");
+            checkPost(l, spec);
+        }
+        if (l.verb().equals("bind") && l.options().containsKey("rkey") && "1".equals(mwTypes.get(l.args().get(0))))
+        {
+            throw l.error("'" + l.args().get(0) + "' is a type 1 window: ibv_bind_mw picks its new rkey"
+                + " (ibv_inc_rkey), so rkey= is only for type 2 windows; expected: " + spec.usage());
+        }
+        if (l.verb().equals("mw"))
+        {
+            final String type = l.options().getOrDefault("type", "1");
+            binds.add(() -> mwTypes.put(l.args().get(0), type));
         }
         for (final Map.Entry<String, String> o : l.options().entrySet())
         {
@@ -359,6 +371,42 @@ public final class ScriptParser
             checkArg(l, spec, a, o.getValue());
         }
         binds.forEach(Runnable::run);
+    }
+
+    /** The options each operation of {@code post} needs or refuses. */
+    private static void checkPost(final ScriptLine l, final Spec spec)
+    {
+        final String op = l.args().get(0);
+        final Map<String, String> o = l.options();
+        if (Spec.REMOTE_WORDS.contains(op) && !o.containsKey("remote"))
+        {
+            throw l.error("post " + op + " needs remote=ADDR (and rkey=KEY unless ADDR starts at an MR or a window)");
+        }
+        if ((op.equals("local_inv") || op.equals("send_inv")) && !o.containsKey("rkey"))
+        {
+            throw l.error("post " + op + " needs rkey=KEY: the key to invalidate (a type 2 window's rkey or a"
+                + " fast-registration MR's key); expected: " + spec.usage());
+        }
+        if (op.equals("reg_mr") && !o.containsKey("mr"))
+        {
+            throw l.error("post reg_mr needs mr=FASTMR (a name from 'fastmr'); expected: " + spec.usage());
+        }
+        for (final String k : List.of("sgl", "remote"))
+        {
+            if (o.containsKey(k) && (op.equals("local_inv") || op.equals("reg_mr")))
+            {
+                throw l.error("post " + op + " runs on the local device and moves no data: it takes no " + k + "="
+                    + (op.equals("reg_mr") ? " (its pages come from 'map')" : "") + "; expected: " + spec.usage());
+            }
+        }
+        for (final String k : List.of("mr", "key", "access"))
+        {
+            if (o.containsKey(k) && !op.equals("reg_mr"))
+            {
+                throw l.error("option '" + k + "' is for post reg_mr, not post " + op + "; expected: "
+                    + spec.usage());
+            }
+        }
     }
 
     private void checkArg(final ScriptLine l, final Spec spec, final Spec.Arg a, final String v)

@@ -21,15 +21,23 @@ import dev.rnicsim.simnic.RegistrationEvent;
 import dev.rnicsim.simnic.SimContext;
 import dev.rnicsim.simnic.SimCq;
 import dev.rnicsim.simnic.SimDevice;
+import dev.rnicsim.simnic.SimFastRegMr;
 import dev.rnicsim.simnic.SimHost;
 import dev.rnicsim.simnic.SimMr;
+import dev.rnicsim.simnic.SimMw;
 import dev.rnicsim.simnic.SimPd;
 import dev.rnicsim.simnic.SimQp;
 import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.MemoryRegion;
+import dev.rnicsim.verbs.MwBindInfo;
+import dev.rnicsim.verbs.MwType;
 import dev.rnicsim.verbs.QpCap;
 import dev.rnicsim.verbs.QpInitAttr;
+import dev.rnicsim.verbs.QpState;
 import dev.rnicsim.verbs.QpType;
 import dev.rnicsim.verbs.RecvWr;
+import dev.rnicsim.verbs.ReregException;
+import dev.rnicsim.verbs.ReregFlag;
 import dev.rnicsim.verbs.SendFlag;
 import dev.rnicsim.verbs.SendWr;
 import dev.rnicsim.verbs.Sge;
@@ -398,6 +406,7 @@ public final class ScriptRunner
                 case "pd" -> bind(s, l, s.get(l, l.args().get(1), SimContext.class).allocPd(), "");
                 case "reg" -> reg(s, l);
                 case "dereg" -> dereg(s, l);
+                case "rereg" -> rereg(s, l);
                 case "cq" -> bind(s, l, s.get(l, l.args().get(1), SimContext.class).createCq(
                     l.args().size() > 2 ? s.evalCount(l, l.args().get(2)) : 64), "");
                 case "qp" -> qp(s, l);
@@ -410,6 +419,11 @@ public final class ScriptRunner
                     s.get(l, l.args().get(0), SimQp.class).modifyToError();
                     yield Outcome.ok("QP state ERR");
                 }
+                case "mw" -> mw(s, l);
+                case "bind" -> bindMw(s, l);
+                case "unbind" -> unbindMw(s, l);
+                case "fastmr" -> fastMr(s, l);
+                case "map" -> mapFastMr(s, l);
                 case "close" -> close(s, l);
                 case "let" ->
                 {
@@ -737,6 +751,16 @@ public final class ScriptRunner
 
     private Outcome dereg(final Session s, final ScriptLine l)
     {
+        if (s.names.get(l.args().get(0)) instanceof SimFastRegMr f)
+        {
+            if (f.isClosed())
+            {
+                return Outcome.failed("EINVAL", "MR " + l.args().get(0) + " is deregistered already");
+            }
+            f.close();
+            return Outcome.ok("fast-registration MR deregistered: its MTT room freed, its pages unpinned; the name "
+                + l.args().get(0) + " keeps the old key 0x" + Integer.toHexString(f.lkey()) + " to try it later");
+        }
         final SimMr mr = s.get(l, l.args().get(0), SimMr.class);
         if (mr.isClosed())
         {
@@ -749,6 +773,186 @@ public final class ScriptRunner
             + e.cacheEntriesDropped() + " cached translations invalidated; " + Units.duration(e.durationNs())
             + "; the name " + l.args().get(0) + " keeps the old key 0x" + Integer.toHexString(mr.lkey())
             + " to try it later");
+    }
+
+    private Outcome rereg(final Session s, final ScriptLine l)
+    {
+        final MemoryRegion mr = s.get(l, l.args().get(0), MemoryRegion.class);
+        final Map<String, String> o = l.options();
+        final Set<ReregFlag> flags = EnumSet.noneOf(ReregFlag.class);
+        SimPd pd = null;
+        if (o.containsKey("pd"))
+        {
+            flags.add(ReregFlag.CHANGE_PD);
+            pd = s.get(l, o.get("pd"), SimPd.class);
+        }
+        long addr = 0;
+        long len = 0;
+        if (o.containsKey("addr") || o.containsKey("size"))
+        {
+            flags.add(ReregFlag.CHANGE_TRANSLATION);
+            addr = o.containsKey("addr") ? s.eval(l, o.get("addr")).num() : mr.addr();
+            len = o.containsKey("size") ? s.evalNum(l, o.get("size")) : mr.lengthBytes();
+        }
+        Set<Access> access = Set.of();
+        if (o.containsKey("access"))
+        {
+            flags.add(ReregFlag.CHANGE_ACCESS);
+            access = Spec.accessFlags(o.get("access"));
+        }
+        final int lkey = mr.lkey();
+        final int rkey = mr.rkey();
+        final long before = s.fabric.clock().nowNs();
+        s.lastReregError = "NONE";
+        try
+        {
+            mr.rereg(flags, pd, addr, len, access);
+        }
+        catch (final ReregException e)
+        {
+            final boolean input = e.reregError() == ReregException.ERR_INPUT;
+            s.lastReregError = input ? "ERR_INPUT" : "ERR_CMD";
+            return Outcome.failed(e.errnoName().name(), strip(e.getMessage()) + " (IBV_REREG_MR_" + s.lastReregError
+                + (input ? ": the library refused the input; the MR is unchanged and still valid)"
+                : ": the kernel refused it; an application must not use the MR any more, only deregister it)"));
+        }
+        final boolean kept = mr.lkey() == lkey && mr.rkey() == rkey;
+        return Outcome.ok(String.format(Locale.ROOT, "%s: lkey 0x%08x -> 0x%08x, rkey 0x%08x -> 0x%08x (%s); addr "
+            + "0x%x, %s, access %s; %s", flags.stream().map(Enum::name).collect(java.util.stream.Collectors.joining(
+            "|")), lkey, mr.lkey(), rkey, mr.rkey(), kept ? "keys kept" : "new keys: the old ones no longer "
+            + "translate", mr.addr(), Units.bytes(mr.lengthBytes()), mr.access(), Units.duration(
+            s.fabric.clock().nowNs() - before)));
+    }
+
+    private Outcome mw(final Session s, final ScriptLine l)
+    {
+        final SimPd pd = s.get(l, l.args().get(1), SimPd.class);
+        final MwType type = "2".equals(l.options().get("type")) ? MwType.TYPE_2 : MwType.TYPE_1;
+        final SimMw mw = (SimMw)pd.allocMw(type);
+        s.names.put(l.args().get(0), mw);
+        return Outcome.ok(String.format(Locale.ROOT, "type %d, rkey=0x%08x (index %d, variant %d), unbound: it "
+            + "grants nothing until a bind", type.code(), mw.rkey(), (mw.rkey() >>> 8) & 0xffffff, mw.rkey() & 0xff));
+    }
+
+    private static Set<SendFlag> sendFlags(final ScriptLine l)
+    {
+        final Set<SendFlag> flags = EnumSet.noneOf(SendFlag.class);
+        if (!l.flags().contains("unsignaled"))
+        {
+            flags.add(SendFlag.SIGNALED);
+        }
+        if (l.flags().contains("inline"))
+        {
+            flags.add(SendFlag.INLINE);
+        }
+        return flags;
+    }
+
+    private Outcome bindMw(final Session s, final ScriptLine l)
+    {
+        final SimMw mw = s.get(l, l.args().get(0), SimMw.class);
+        final SimQp qp = s.get(l, l.args().get(1), SimQp.class);
+        final SimMr mr = s.get(l, l.args().get(2), SimMr.class);
+        final Map<String, String> o = l.options();
+        final long addr = o.containsKey("addr") ? s.eval(l, o.get("addr")).num() : mr.iova();
+        final long len = o.containsKey("length") ? s.evalNum(l, o.get("length")) : mr.lengthBytes();
+        final Set<Access> access = Spec.accessFlags(o.getOrDefault("access", "remote_read,remote_write"));
+        final long id = o.containsKey("id") ? s.evalNum(l, o.get("id")) : s.nextWrId++;
+        final MwBindInfo info = new MwBindInfo(mr, addr, len, access);
+        final int before = mw.rkey();
+        final boolean wasErr = qp.state() == QpState.ERR;
+        final String range = String.format(Locale.ROOT, "0x%x+%s of MR lkey 0x%08x, rights %s", addr,
+            Units.bytes(len), mr.lkey(), access);
+        if (mw.type() == MwType.TYPE_1)
+        {
+            if (o.containsKey("rkey"))
+            {
+                throw l.error("'" + l.args().get(0) + "' is a type 1 window: ibv_bind_mw picks its new rkey"
+                    + " (ibv_inc_rkey), so rkey= is only for type 2 windows");
+            }
+            final int now = qp.bindMw(mw, id, sendFlags(l), info);
+            return Outcome.ok(String.format(Locale.ROOT, "ibv_bind_mw wr_id=%d (type 1): rkey 0x%08x -> 0x%08x "
+                + "(set at post), %s%s", id, before, now, range, deviceNote(qp, wasErr) + keptKey(qp, wasErr,
+                before)));
+        }
+        final int key = o.containsKey("rkey") ? s.evalInt(l, o.get("rkey")) : SendWr.incRkey(before);
+        qp.postSend(new SendWr(id, WrOpcode.BIND_MW, List.of(), sendFlags(l), 0, 0, 0, 0, 0, 0,
+            new SendWr.Bind(mw, key, info)));
+        final String note = deviceNote(qp, wasErr);
+        return Outcome.ok(String.format(Locale.ROOT, "posted BIND_MW wr_id=%d (type 2, key byte 0x%02x), %s, "
+            + "through QP 0x%x only%s", id, key & 0xff, range, qp.qpNum(), note.isEmpty() ? String.format(
+            Locale.ROOT, ": rkey 0x%08x -> 0x%08x", before, mw.rkey()) : note + String.format(Locale.ROOT,
+            "; the rkey stays 0x%08x", mw.rkey())));
+    }
+
+    private Outcome unbindMw(final Session s, final ScriptLine l)
+    {
+        final SimMw mw = s.get(l, l.args().get(0), SimMw.class);
+        final SimQp qp = s.get(l, l.args().get(1), SimQp.class);
+        final long id = l.options().containsKey("id") ? s.evalNum(l, l.options().get("id")) : s.nextWrId++;
+        final int before = mw.rkey();
+        final boolean wasErr = qp.state() == QpState.ERR;
+        final int now = qp.bindMw(mw, id, sendFlags(l), MwBindInfo.unbind());
+        final String note = deviceNote(qp, wasErr);
+        return Outcome.ok(String.format(Locale.ROOT, "ibv_bind_mw wr_id=%d (unbind): rkey 0x%08x -> 0x%08x (set at "
+            + "post)%s", id, before, now, note.isEmpty() ? "; the window grants nothing"
+            : note + keptKey(qp, wasErr, before)));
+    }
+
+    /**
+     * A type 1 bind the device did not execute: ibv_bind_mw changed the window's rkey at post time, but the window
+     * keeps its old binding under the old key (restoring mw->rkey is the application's job).
+     */
+    private static String keptKey(final SimQp qp, final boolean wasErr, final int keyBefore)
+    {
+        if (wasErr || qp.sendsWaiting() == 0 && qp.lastLocalFailure() != null)
+        {
+            return String.format(Locale.ROOT, "; the window keeps its previous state under rkey 0x%08x, while its "
+                + "rkey field shows the new one, which the device never issued", keyBefore);
+        }
+        return "";
+    }
+
+    /**
+     * What became of a local work request (BIND_MW, LOCAL_INV, REG_MR) just posted: the simulated device executes
+     * it at once unless the QP is in ERR (flushed) or waits behind a send without a receive.
+     */
+    private static String deviceNote(final SimQp qp, final boolean wasErr)
+    {
+        if (wasErr)
+        {
+            return "; the QP is in ERR: flushed (poll shows IBV_WC_WR_FLUSH_ERR)";
+        }
+        if (qp.sendsWaiting() > 0)
+        {
+            return "; waiting behind a send the peer has no receive for (RNR)";
+        }
+        if (qp.lastLocalFailure() != null)
+        {
+            return String.format(Locale.ROOT, "; the device refused it: %s (poll shows the completion; the QP is in "
+                + "%s)", qp.lastLocalFailure(), qp.state());
+        }
+        return "";
+    }
+
+    private Outcome fastMr(final Session s, final ScriptLine l)
+    {
+        final SimPd pd = s.get(l, l.args().get(1), SimPd.class);
+        final SimFastRegMr mr = (SimFastRegMr)pd.allocMr(s.evalCount(l, l.args().get(2)));
+        s.names.put(l.args().get(0), mr);
+        return Outcome.ok(String.format(Locale.ROOT, "key=0x%08x (index %d, variant %d), MTT room for %d pages; "
+            + "INVALID until a REG_MR completes", mr.lkey(), (mr.lkey() >>> 8) & 0xffffff, mr.lkey() & 0xff,
+            mr.maxNumSg()));
+    }
+
+    private Outcome mapFastMr(final Session s, final ScriptLine l)
+    {
+        final SimFastRegMr mr = s.get(l, l.args().get(0), SimFastRegMr.class);
+        final Session.Val a = s.eval(l, l.args().get(1));
+        final long len = s.evalNum(l, l.args().get(2));
+        final int pages = mr.mapSg(a.num(), len);
+        return Outcome.ok(String.format(Locale.ROOT, "%d pages of 4 KiB mapped and pinned at 0x%x (%s, iova 0x%x); "
+            + "a REG_MR makes them valid under a new key", pages, a.num(), Units.bytes(len), mr.iova()));
     }
 
     private Outcome qp(final Session s, final ScriptLine l)
@@ -797,6 +1001,9 @@ public final class ScriptRunner
             case "send" -> WrOpcode.SEND;
             case "send_imm" -> WrOpcode.SEND_WITH_IMM;
             case "cas" -> WrOpcode.ATOMIC_CMP_AND_SWP;
+            case "send_inv" -> WrOpcode.SEND_WITH_INV;
+            case "local_inv" -> WrOpcode.LOCAL_INV;
+            case "reg_mr" -> WrOpcode.REG_MR;
             default -> WrOpcode.ATOMIC_FETCH_AND_ADD;
         };
         long remote = 0;
@@ -805,7 +1012,7 @@ public final class ScriptRunner
         {
             final Session.Val r = s.eval(l, o.get("remote"));
             remote = r.num();
-            rkey = r.mr() != null ? r.mr().rkey() : 0;
+            rkey = r.rkey();
         }
         if (o.containsKey("rkey"))
         {
@@ -815,23 +1022,43 @@ public final class ScriptRunner
         {
             throw l.error("post " + l.args().get(0) + " needs remote=ADDR (and rkey=KEY unless ADDR starts at an MR)");
         }
-        final Set<SendFlag> flags = EnumSet.noneOf(SendFlag.class);
-        if (!l.flags().contains("unsignaled"))
-        {
-            flags.add(SendFlag.SIGNALED);
-        }
-        if (l.flags().contains("inline"))
-        {
-            flags.add(SendFlag.INLINE);
-        }
+        final Set<SendFlag> flags = sendFlags(l);
         final long compareAdd = op == WrOpcode.ATOMIC_FETCH_AND_ADD
             ? s.evalNum(l, o.getOrDefault("add", "1")) : s.evalNum(l, o.getOrDefault("compare", "0"));
-        final SendWr wr = new SendWr(id, op, sgl, flags, remote, rkey,
+        if (op == WrOpcode.LOCAL_INV || op == WrOpcode.REG_MR)
+        {
+            return postLocal(s, l, qp, op, id, flags, rkey);
+        }
+        final boolean inv = op == WrOpcode.SEND_WITH_INV;
+        final SendWr wr = new SendWr(id, op, sgl, flags, inv ? 0 : remote, inv ? 0 : rkey,
             s.evalInt(l, o.getOrDefault("imm", "0")), compareAdd, s.evalNum(l, o.getOrDefault("swap", "0")),
-            0);
+            inv ? rkey : 0);
         qp.postSend(wr);
-        return Outcome.ok("posted wr_id=" + id + " (" + op + ", " + wr.totalBytes() + " bytes)"
+        return Outcome.ok("posted wr_id=" + id + " (" + op + ", " + wr.totalBytes() + " bytes"
+            + (inv ? String.format(Locale.ROOT, ", invalidates rkey 0x%08x at the peer", rkey) : "") + ")"
             + (qp.sendsWaiting() > 0 ? "; waiting: the peer has no receive posted (RNR)" : ""));
+    }
+
+    /** post local_inv and post reg_mr: work requests the QP's own device executes. */
+    private Outcome postLocal(final Session s, final ScriptLine l, final SimQp qp, final WrOpcode op, final long id,
+        final Set<SendFlag> flags, final int rkey)
+    {
+        final boolean wasErr = qp.state() == QpState.ERR;
+        if (op == WrOpcode.LOCAL_INV)
+        {
+            qp.postSend(new SendWr(id, op, List.of(), flags, 0, 0, 0, 0, 0, rkey));
+            return Outcome.ok(String.format(Locale.ROOT, "posted wr_id=%d (LOCAL_INV of rkey 0x%08x)%s", id, rkey,
+                deviceNote(qp, wasErr)));
+        }
+        final Map<String, String> o = l.options();
+        final SimFastRegMr mr = s.get(l, o.get("mr"), SimFastRegMr.class);
+        final int before = mr.lkey();
+        final int key = o.containsKey("key") ? s.evalInt(l, o.get("key")) : SendWr.incRkey(before);
+        final Set<Access> access = Spec.accessFlags(o.getOrDefault("access", "local_write"));
+        qp.postSend(new SendWr(id, op, List.of(), flags, 0, 0, 0, 0, 0, 0, new SendWr.Reg(mr, key, access)));
+        return Outcome.ok(String.format(Locale.ROOT, "posted wr_id=%d (REG_MR of %s at 0x%x, key 0x%08x -> "
+            + "0x%08x, access %s)%s", id, Units.bytes(mr.lengthBytes()), mr.iova(), before, key, access,
+            deviceNote(qp, wasErr)));
     }
 
     private List<Sge> sgl(final Session s, final ScriptLine l, final String text)
@@ -854,6 +1081,11 @@ public final class ScriptRunner
             else if (a.mr() != null)
             {
                 key = a.mr().lkey();
+            }
+            else if (a.mw() != null)
+            {
+                throw l.error("SGE '" + sge + "': a memory window has no lkey (SGEs name local MRs); give "
+                    + "ADDR:LEN:LKEY or start ADDR at an MR name");
             }
             else
             {
@@ -903,6 +1135,10 @@ public final class ScriptRunner
                 {
                     sb.append(" imm=0x").append(Integer.toHexString(wc.immData()));
                 }
+                if (wc.withInv())
+                {
+                    sb.append(String.format(Locale.ROOT, " invalidated_rkey=0x%08x", wc.invalidatedRkey()));
+                }
             }
         }
         return Outcome.ok(sb.toString());
@@ -916,6 +1152,8 @@ public final class ScriptRunner
             case SimContext c -> c.close();
             case SimPd p -> p.close();
             case SimMr m -> m.close();
+            case SimFastRegMr f -> f.close();
+            case SimMw w -> w.close();
             case SimCq c -> c.close();
             case SimQp q -> q.close();
             default -> throw l.error("'" + l.args().get(0) + "' cannot be closed");

@@ -10,10 +10,14 @@ import dev.rnicsim.simnic.SimCounter;
 import dev.rnicsim.simnic.SimCq;
 import dev.rnicsim.simnic.SimDevice;
 import dev.rnicsim.simnic.SimFabric;
+import dev.rnicsim.simnic.SimFastRegMr;
 import dev.rnicsim.simnic.SimHost;
 import dev.rnicsim.simnic.SimMr;
+import dev.rnicsim.simnic.SimMw;
 import dev.rnicsim.simnic.SimPd;
 import dev.rnicsim.simnic.SimQp;
+import dev.rnicsim.verbs.MemoryRegion;
+import dev.rnicsim.verbs.MemoryWindow;
 import dev.rnicsim.verbs.WorkCompletion;
 import java.util.HashMap;
 import java.util.List;
@@ -37,10 +41,18 @@ final class Session
 
     /**
      * A value: a number, or a text (states, statuses), with the process and MR it points into when it is an
-     * address.
+     * address, or the window whose range it starts (its rkey goes with it to {@code remote=}).
      */
-    record Val(long num, String text, UserProcess process, SimMr mr)
+    record Val(long num, String text, UserProcess process, MemoryRegion mr, MemoryWindow mw)
     {
+        /**
+         * @return the rkey a remote address starting at an MR or a window carries, else 0.
+         */
+        int rkey()
+        {
+            return mw != null ? mw.rkey() : mr != null ? mr.rkey() : 0;
+        }
+
         boolean numeric()
         {
             return text == null;
@@ -60,6 +72,8 @@ final class Session
     long lastCount;
     List<WorkCompletion> lastCompletions = List.of();
     long nextWrId = 1;
+    /** How the last {@code rereg} failed: ERR_INPUT or ERR_CMD, or NONE when it succeeded (or none ran). */
+    String lastReregError = "NONE";
 
     Session(final java.nio.file.Path baseDir)
     {
@@ -88,7 +102,9 @@ final class Session
     {
         return switch (type.getSimpleName())
         {
-            case "SimMr" -> "MR";
+            case "SimMr", "MemoryRegion" -> "MR";
+            case "SimFastRegMr" -> "fast-registration MR (a name from 'fastmr')";
+            case "SimMw" -> "memory window (a name from 'mw')";
             case "SimPd" -> "PD";
             case "SimCq" -> "CQ";
             case "SimQp" -> "QP";
@@ -118,7 +134,8 @@ final class Session
     {
         long sum = 0;
         UserProcess process = null;
-        SimMr mr = null;
+        MemoryRegion mr = null;
+        MemoryWindow mw = null;
         String text = null;
         final List<Expressions.Term> terms = Expressions.split(expr);
         for (final Expressions.Term t : terms)
@@ -132,10 +149,11 @@ final class Session
                 }
                 text = v.text();
             }
-            if (process == null)
+            if (process == null && mr == null && mw == null)
             {
                 process = v.process();
                 mr = v.mr();
+                mw = v.mw();
             }
             try
             {
@@ -146,7 +164,7 @@ final class Session
                 throw l.error("'" + expr + "' overflows 64 bits");
             }
         }
-        return new Val(sum, text, process, mr);
+        return new Val(sum, text, process, mr, mw);
     }
 
     /** Evaluates an expression that must be a number (not a text such as a QP state). */
@@ -262,9 +280,12 @@ final class Session
         }
         return switch (o)
         {
-            case Buffer b -> field == null ? new Val(b.addr(), null, b.process(), null) : bufferField(b, field);
-            case SimMr m -> field == null ? new Val(m.iova(), null, m.pd().context().process(), m)
+            case Buffer b -> field == null ? new Val(b.addr(), null, b.process(), null, null) : bufferField(b, field);
+            case SimMr m -> field == null ? new Val(m.iova(), null, m.pd().context().process(), m, null)
                 : num(mrField(m, field));
+            case SimFastRegMr f -> field == null
+                ? new Val(f.iova(), null, ((SimPd)f.pd()).context().process(), f, null) : num(fastMrField(f, field));
+            case SimMw w -> field == null ? windowStart(w) : num(mwField(w, field));
             case SimQp q -> field == null ? num(q.qpNum()) : qpField(q, field);
             case SimPd p -> num(p.pdNum());
             case SimCq c -> num(field != null && field.equals("entries") ? c.cqe() : c.depth());
@@ -286,7 +307,7 @@ final class Session
 
     private static Val num(final long n)
     {
-        return new Val(n, null, null, null);
+        return new Val(n, null, null, null, null);
     }
 
     private Val last(final ScriptLine l, final String field)
@@ -297,10 +318,12 @@ final class Session
             case "duration_ns" -> num(lastDurationNs);
             case "count" -> num(lastCount);
             case "completions" -> num(lastCompletions.size());
-            case "status" -> new Val(0, wc == null ? "NONE" : wc.status().name(), null, null);
+            case "status" -> new Val(0, wc == null ? "NONE" : wc.status().name(), null, null, null);
             case "byte_len" -> num(wc == null ? 0 : wc.byteLen());
             case "imm" -> num(wc == null ? 0 : wc.immData() & 0xffffffffL);
             case "wr_id" -> num(wc == null ? 0 : wc.wrId());
+            case "invalidated_rkey" -> num(wc == null || !wc.withInv() ? 0 : wc.invalidatedRkey() & 0xffffffffL);
+            case "rereg_error" -> new Val(0, lastReregError, null, null, null);
             default -> throw l.error("last has no field '" + field + "'");
         };
     }
@@ -345,12 +368,63 @@ final class Session
         };
     }
 
+    static long fastMrField(final SimFastRegMr f, final String field)
+    {
+        return switch (field)
+        {
+            case "addr", "iova" -> f.addr();
+            case "length" -> f.lengthBytes();
+            case "lkey" -> f.lkey() & 0xffffffffL;
+            case "rkey" -> f.rkey() & 0xffffffffL;
+            case "index" -> (f.lkey() >>> 8) & 0xffffff;
+            case "variant" -> f.lkey() & 0xff;
+            case "max_num_sg" -> f.maxNumSg();
+            case "valid" -> f.isValid() ? 1 : 0;
+            case "closed" -> f.isClosed() ? 1 : 0;
+            default -> 0;
+        };
+    }
+
+    /**
+     * A window's name as a value: the first address its rkey opens (0 when zero-based or unbound), in the bound
+     * MR's process, carrying the window for its rkey.
+     */
+    private static Val windowStart(final SimMw w)
+    {
+        if (!w.isBound())
+        {
+            return new Val(0, null, null, null, w);
+        }
+        if (w.access().contains(dev.rnicsim.verbs.Access.ZERO_BASED))
+        {
+            return new Val(0, null, null, null, w);
+        }
+        return new Val(w.addr(), null, w.boundMr().pd().context().process(), null, w);
+    }
+
+    static long mwField(final SimMw w, final String field)
+    {
+        return switch (field)
+        {
+            case "rkey" -> w.rkey() & 0xffffffffL;
+            case "type" -> w.type().code();
+            case "index" -> (w.rkey() >>> 8) & 0xffffff;
+            case "variant" -> w.rkey() & 0xff;
+            case "bound" -> w.isBound() ? 1 : 0;
+            case "addr" -> w.addr();
+            case "length" -> w.lengthBytes();
+            case "qp" -> w.boundQp() == null ? 0 : w.boundQp().qpNum();
+            case "closed" -> w.isClosed() ? 1 : 0;
+            default -> 0;
+        };
+    }
+
     private static Val qpField(final SimQp q, final String field)
     {
         return switch (field)
         {
             case "num" -> num(q.qpNum());
-            case "state" -> new Val(0, q.state().name(), null, null);
+            case "state" -> new Val(0, q.state().name(), null, null, null);
             case "receives" -> num(q.receivesPosted());
             case "sends_waiting" -> num(q.sendsWaiting());
             default -> num(0);

@@ -105,6 +105,13 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
 
     private static final Set<Kind> PROCS = Set.of(Kind.CONTEXT, Kind.PROCESS);
 
+    /** The operations of {@code post}. */
+    public static final Set<String> POST_WORDS = Set.of("write", "write_imm", "read", "send", "send_imm", "cas",
+        "faa", "send_inv", "local_inv", "reg_mr");
+
+    /** The operations of {@code post} that name remote memory and so need {@code remote=}. */
+    public static final Set<String> REMOTE_WORDS = Set.of("write", "write_imm", "read", "cas", "faa");
+
     /** The language: every verb's grammar, in the order the README documents them. */
     public static final Map<String, Spec> VERBS = table();
 
@@ -149,7 +156,11 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "reg NAME PD ADDR SIZE [access=FLAGS] [iova=ADDR]",
             List.of(new NewName(Kind.MR, false), ref(Kind.PD), new Expr(false), new Expr(false)),
             opts("access", new Word(ACCESS_WORDS, true, true), "iova", expr()));
-        add(t, "dereg MR", List.of(ref(Kind.MR)), Map.of());
+        add(t, "dereg MR", List.of(new Ref(Set.of(Kind.MR, Kind.FASTMR), false)), Map.of());
+        add(t, "rereg MR [pd=PD] [addr=ADDR] [size=SIZE] [access=FLAGS]",
+            List.of(new Ref(Set.of(Kind.MR, Kind.FASTMR), false)),
+            opts("pd", new Ref(Set.of(Kind.PD), true), "addr", expr(), "size", expr(), "access",
+                new Word(ACCESS_WORDS, true, true)));
         add(t, "cq NAME CONTEXT [ENTRIES]", List.of(new NewName(Kind.CQ, false), ref(Kind.CONTEXT),
             new Expr(true)), Map.of());
         add(t, "qp NAME PD CQ [send_wr=N] [recv_wr=N] [sge=N] [inline=N]",
@@ -159,21 +170,34 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             List.of(ref(Kind.QP), ref(Kind.QP)),
             opts("access", new Word(ACCESS_WORDS, true, true), "rnr_retry", expr(), "min_rnr_timer", expr(),
                 "retry", expr()));
-        add(t, "post write|write_imm|read|send|send_imm|cas|faa QP [sgl=SGL] [remote=ADDR] [rkey=KEY] [imm=N]"
-            + " [compare=N] [swap=N] [add=N] [id=N] [unsignaled] [inline]",
-            List.of(new Word(Set.of("write", "write_imm", "read", "send", "send_imm", "cas", "faa"), false, false),
-                ref(Kind.QP)),
+        add(t, "post write|write_imm|read|send|send_imm|cas|faa|send_inv|local_inv|reg_mr QP [sgl=SGL] [remote=ADDR]"
+            + " [rkey=KEY] [imm=N] [compare=N] [swap=N] [add=N] [mr=FASTMR] [key=KEY] [access=FLAGS] [id=N]"
+            + " [unsignaled] [inline]",
+            List.of(new Word(POST_WORDS, false, false), ref(Kind.QP)),
             opts("sgl", new Sgl(true), "remote", expr(), "rkey", expr(), "imm", expr(), "compare", expr(),
-                "swap", expr(), "add", expr(), "id", expr()), Set.of("unsignaled", "inline"));
+                "swap", expr(), "add", expr(), "mr", new Ref(Set.of(Kind.FASTMR), true), "key", expr(), "access",
+                new Word(ACCESS_WORDS, true, true), "id", expr()), Set.of("unsignaled", "inline"));
         add(t, "recv QP [sgl=SGL] [id=N]", List.of(ref(Kind.QP)), opts("sgl", new Sgl(true), "id", expr()));
         add(t, "poll CQ [N]", List.of(ref(Kind.CQ), new Expr(true)), Map.of());
         add(t, "modify QP err", List.of(ref(Kind.QP), new Word(Set.of("err"), false, false)), Map.of());
-        add(t, "close NAME", List.of(new Ref(Set.of(Kind.CONTEXT, Kind.PD, Kind.MR, Kind.CQ, Kind.QP), false)),
+        add(t, "mw NAME PD [type=1|2]", List.of(new NewName(Kind.MW, false), ref(Kind.PD)),
+            opts("type", word("1", "2")));
+        add(t, "bind MW QP MR [addr=ADDR] [length=SIZE] [access=FLAGS] [rkey=KEY] [id=N] [unsignaled]",
+            List.of(ref(Kind.MW), ref(Kind.QP), ref(Kind.MR)),
+            opts("addr", expr(), "length", expr(), "access", new Word(ACCESS_WORDS, true, true), "rkey", expr(),
+                "id", expr()), Set.of("unsignaled"));
+        add(t, "unbind MW QP [id=N] [unsignaled]", List.of(ref(Kind.MW), ref(Kind.QP)), opts("id", expr()),
+            Set.of("unsignaled"));
+        add(t, "fastmr NAME PD PAGES", List.of(new NewName(Kind.FASTMR, false), ref(Kind.PD), new Expr(false)),
             Map.of());
-        add(t, "show mr|qp|walk|mtt|counters|trace|devinfo|meminfo|vmstat|buddyinfo|hugepages|status|smaps|clock"
+        add(t, "map FASTMR ADDR SIZE", List.of(ref(Kind.FASTMR), new Expr(false), new Expr(false)), Map.of());
+        add(t, "close NAME", List.of(new Ref(Set.of(Kind.CONTEXT, Kind.PD, Kind.MR, Kind.FASTMR, Kind.MW, Kind.CQ,
+            Kind.QP), false)), Map.of());
+        add(t, "show mr|mw|qp|walk|mtt|counters|trace|devinfo|meminfo|vmstat|buddyinfo|hugepages|status|smaps|clock"
             + " [NAME|ADDR]",
-            List.of(new Word(Set.of("mr", "qp", "walk", "mtt", "counters", "trace", "devinfo", "meminfo", "vmstat",
-                "buddyinfo", "hugepages", "status", "smaps", "clock"), false, false), new Expr(true)), Map.of());
+            List.of(new Word(Set.of("mr", "mw", "qp", "walk", "mtt", "counters", "trace", "devinfo", "meminfo",
+                "vmstat", "buddyinfo", "hugepages", "status", "smaps", "clock"), false, false), new Expr(true)),
+            Map.of());
         add(t, "let NAME EXPR", List.of(new NewName(Kind.VALUE, false), new Expr(false)), Map.of());
         add(t, "repeat N STATEMENT | repeat N ... end", List.of(), Map.of());
         add(t, "expect ok|ERRNO|STATUS | expect EXPR OP EXPR | expect bytes ADDR DATA", List.of(), Map.of());

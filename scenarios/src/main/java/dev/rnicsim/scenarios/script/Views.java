@@ -8,14 +8,16 @@ import dev.rnicsim.pagetable.UserProcess;
 import dev.rnicsim.pagetable.Vma;
 import dev.rnicsim.simnic.RegistrationEvent;
 import dev.rnicsim.simnic.SimDevice;
+import dev.rnicsim.simnic.SimFastRegMr;
 import dev.rnicsim.simnic.SimHost;
 import dev.rnicsim.simnic.SimMr;
+import dev.rnicsim.simnic.SimMw;
 import dev.rnicsim.simnic.SimQp;
 import java.util.Locale;
 
 /**
- * The {@code show} views: an MR, a QP, a page-table walk, MTT usage, counters, the registration trace, a devinfo
- * dump, the /proc views. Stateless.
+ * The {@code show} views: an MR, a memory window, a QP, a page-table walk, MTT usage, counters, the registration
+ * trace, a devinfo dump, the /proc views. Stateless.
  */
 final class Views
 {
@@ -33,7 +35,8 @@ final class Views
         }
         return switch (what)
         {
-            case "mr" -> mr(s.get(l, arg, SimMr.class));
+            case "mr" -> s.names.get(arg) instanceof SimFastRegMr f ? fastMr(f) : mr(s, s.get(l, arg, SimMr.class));
+            case "mw" -> mw(s, s.get(l, arg, SimMw.class));
             case "qp" -> s.get(l, arg, SimQp.class).toString() + ", " + s.get(l, arg, SimQp.class).receivesPosted()
                 + " receives posted, " + s.get(l, arg, SimQp.class).sendsWaiting() + " sends waiting";
             case "walk" -> walk(s, l, arg);
@@ -52,15 +55,77 @@ final class Views
         };
     }
 
-    private static String mr(final SimMr m)
+    private static String mr(final Session s, final SimMr m)
     {
+        final StringBuilder windows = new StringBuilder();
+        if (!m.isClosed())
+        {
+            for (final SimMw w : m.pd().memoryWindows())
+            {
+                if (w.boundMr() == m)
+                {
+                    windows.append("\n").append(window(s, w));
+                }
+            }
+        }
         return String.format(Locale.ROOT, "MR addr=0x%x length=%s iova=0x%x access=%s%n"
             + "lkey=0x%08x rkey=0x%08x: MPT index %d, variant %d%n"
-            + "page size %s, %d MTT entries (%d reserved by the allocator), %d pages of 4 KiB pinned%s",
+            + "page size %s, %d MTT entries (%d reserved by the allocator), %d pages of 4 KiB pinned%s%s",
             m.addr(), Units.bytes(m.lengthBytes()), m.iova(), m.access(), m.lkey(), m.rkey(),
             (m.lkey() >>> 8) & 0xffffff,
             m.lkey() & 0xff, Units.bytes(m.pageSizeBytes()), m.mttEntries(), m.mttEntriesReserved(), m.pinnedPages(),
+            m.boundWindows() == 0 ? "" : String.format(Locale.ROOT, "%n%d memory window(s) bound: deregistration "
+            + "fails until they are unbound, invalidated or closed", m.boundWindows()) + windows,
             m.isClosed() ? "\n(deregistered: the keys no longer translate)" : "");
+    }
+
+    private static String fastMr(final SimFastRegMr f)
+    {
+        return String.format(Locale.ROOT, "fast-registration MR key=0x%08x: MPT index %d, variant %d; MTT room for "
+            + "%d pages%n%s", f.lkey(), (f.lkey() >>> 8) & 0xffffff, f.lkey() & 0xff, f.maxNumSg(),
+            f.isClosed() ? "(deregistered: the key no longer translates)"
+            : (f.isValid() ? "VALID" : "INVALID") + (f.lengthBytes() == 0 ? ", no pages mapped"
+            : String.format(Locale.ROOT, ", mapped 0x%x+%s", f.addr(), Units.bytes(f.lengthBytes())))
+            + (f.isValid() ? ", access " + f.access() : ""));
+    }
+
+    private static String mw(final Session s, final SimMw w)
+    {
+        return window(s, w);
+    }
+
+    /** One window: type, key, and what it is bound to. */
+    private static String window(final Session s, final SimMw w)
+    {
+        final String head = String.format(Locale.ROOT, "MW %s type %d rkey=0x%08x: MPT index %d, variant %d",
+            nameOf(s, w), w.type().code(), w.rkey(), (w.rkey() >>> 8) & 0xffffff, w.rkey() & 0xff);
+        if (w.isClosed())
+        {
+            return head + "; deallocated: the rkey no longer translates";
+        }
+        if (!w.isBound())
+        {
+            return head + "; unbound: it grants nothing";
+        }
+        final SimMr m = w.boundMr();
+        return head + String.format(Locale.ROOT, "; bound to MR %s (lkey 0x%08x): 0x%x-0x%x (%s), rights %s%s",
+            nameOf(s, m), m.lkey(), w.addr(), w.addr() + w.lengthBytes(), Units.bytes(w.lengthBytes()), w.access(),
+            w.boundQp() == null ? ", any QP of its PD" : String.format(Locale.ROOT, ", only through QP %s (0x%x)",
+            nameOf(s, w.boundQp()), w.boundQp().qpNum()));
+    }
+
+    /** The script's name for an object (the first in order when several name it), or "-". */
+    private static String nameOf(final Session s, final Object o)
+    {
+        String best = null;
+        for (final java.util.Map.Entry<String, Object> e : s.names.entrySet())
+        {
+            if (e.getValue() == o && (best == null || e.getKey().compareTo(best) < 0))
+            {
+                best = e.getKey();
+            }
+        }
+        return best == null ? "-" : best;
     }
 
     /** The walk a CPU (and ib_umem_get) does for one address: the four table indices and the leaf. */

@@ -300,6 +300,8 @@ public final class RegistrationCache implements AutoCloseable
         }
         if (e.invalid)
         {
+            regions--;
+            bytes -= e.end - e.start;
             e.mr.close();
         }
         else
@@ -344,14 +346,13 @@ public final class RegistrationCache implements AutoCloseable
             }
             else
             {
+                // Still registered until its last release: it keeps counting against the bounds until then.
                 final List<Entry> at = byStart.get(x.start);
                 if (at != null && at.remove(x) && at.isEmpty())
                 {
                     byStart.remove(x.start);
                 }
                 x.invalid = true;
-                regions--;
-                bytes -= x.end - x.start;
             }
         }
         return hit.size();
