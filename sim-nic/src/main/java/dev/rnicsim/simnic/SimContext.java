@@ -133,6 +133,7 @@ public final class SimContext implements Context
         {
             return;
         }
+        device.observe(o -> o.closing(this));
         final RuntimeException failure = Closing.each(cqs, SimCq::close, Closing.each(pds, SimPd::close, null));
         closed = true;
         device.contextClosed(this);

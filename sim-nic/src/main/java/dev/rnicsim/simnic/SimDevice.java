@@ -47,6 +47,7 @@ public final class SimDevice implements Device
     private final List<SimContext> contexts = new ArrayList<>();
     private final Deque<RegistrationEvent> trace = new ArrayDeque<>();
     private final List<Consumer<RegistrationEvent>> listeners = new ArrayList<>();
+    private final List<DeviceObserver> observers = new ArrayList<>();
     private int nextPdNum = 1;
     private int nextQpNum = 0x11;
     private int pdsLive;
@@ -312,6 +313,70 @@ public final class SimDevice implements Device
     SimQp qp(final int qpNum)
     {
         return qps.get(qpNum);
+    }
+
+    /**
+     * @param observer sees registrations, deregistrations, transfers, failures and context closes from now on.
+     */
+    public void addObserver(final DeviceObserver observer)
+    {
+        observers.add(java.util.Objects.requireNonNull(observer, "observer"));
+    }
+
+    /**
+     * @param observer an observer added before; no longer called.
+     */
+    public void removeObserver(final DeviceObserver observer)
+    {
+        observers.remove(observer);
+    }
+
+    /** Calls every observer (none, most of the time). */
+    void observe(final Consumer<DeviceObserver> call)
+    {
+        if (!observers.isEmpty())
+        {
+            for (final DeviceObserver o : List.copyOf(observers))
+            {
+                call.accept(o);
+            }
+        }
+    }
+
+    /**
+     * @param key an lkey or rkey.
+     * @return the live MR of this device with that lkey (or, when none, that rkey), or null.
+     */
+    public SimMr memoryRegion(final int key)
+    {
+        SimMr byRkey = null;
+        for (final SimContext c : contexts)
+        {
+            for (final SimPd pd : c.protectionDomains())
+            {
+                for (final SimMr mr : pd.memoryRegions())
+                {
+                    if (mr.lkey() == key)
+                    {
+                        return mr;
+                    }
+                    if (mr.rkey() == key && byRkey == null)
+                    {
+                        byRkey = mr;
+                    }
+                }
+            }
+        }
+        return byRkey;
+    }
+
+    /**
+     * @param key an rkey.
+     * @return the live memory window of this device with that rkey, or null.
+     */
+    public SimMw memoryWindow(final int key)
+    {
+        return window(key);
     }
 
     void contextClosed(final SimContext context)

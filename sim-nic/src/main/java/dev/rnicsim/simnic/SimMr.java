@@ -120,6 +120,14 @@ public final class SimMr implements MemoryRegion
     }
 
     /**
+     * @return its pin: the process, the first page, the page count and the physical runs behind its pages, in order.
+     */
+    public PinnedPages pin()
+    {
+        return pinned;
+    }
+
+    /**
      * @return memory windows bound to it now.
      */
     public int boundWindows()

@@ -159,6 +159,7 @@ public final class SimPd implements ProtectionDomain
         device.record(new RegistrationEvent(RegistrationEvent.Kind.REG, startNs, durationNs, key, addr, lengthBytes,
             mr.iova(), Access.toBits(rights), pinned.pageCount(), leaves, registered.pageSizeBytes(),
             registered.mtt().entries(), 0));
+        device.observe(o -> o.registered(mr));
         return mr;
     }
 
@@ -249,6 +250,7 @@ public final class SimPd implements ProtectionDomain
         device.record(new RegistrationEvent(RegistrationEvent.Kind.DEREG, startNs, durationNs, mr.lkey(), mr.addr(),
             mr.lengthBytes(), mr.iova(), Access.toBits(mr.access()), pinned.pageCount(), 0, mr.pageSizeBytes(),
             mr.mttEntries(), dropped));
+        device.observe(o -> o.deregistered(mr));
     }
 
     // ------------------------------------------------------------------ memory windows and fast registration
@@ -477,6 +479,7 @@ public final class SimPd implements ProtectionDomain
         device.fabric().span(device, "rereg_mr", "registration", device.fabric().costModel().registrationNs(0, 0, 0),
             java.util.Map.of("lkey", mr.lkey(), "flags", ReregFlag.toBits(flags)));
         device.invalidated("rereg_mr", mr.lkey(), dropped);
+        device.observe(o -> o.reregistered(mr, mr.lkey()));
     }
 
     /**
@@ -554,6 +557,7 @@ public final class SimPd implements ProtectionDomain
             mr.iova(), Access.toBits(rights), pinned.pageCount(), leaves, registered.pageSizeBytes(),
             registered.mtt().entries(), dropped));
         device.invalidated("rereg_mr", oldKey, dropped);
+        device.observe(o -> o.reregistered(mr, oldKey));
     }
 
     private void moveTo(final SimMr mr, final SimPd target)

@@ -690,9 +690,11 @@ public final class SimQp implements QueuePair
             completeSend(wr, WcStatus.REM_INV_REQ_ERR, 0);
             return Outcome.ERROR;
         }
+        RecvWr consumed = null;
         if (needsRecv && (r.ok() || r.responderError()))
         {
             final RecvWr recv = peer.recvQueue.removeFirst();
+            consumed = recv;
             final boolean imm = wr.opcode() == WrOpcode.SEND_WITH_IMM || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM;
             final boolean inv = wr.opcode() == WrOpcode.SEND_WITH_INV && r.ok();
             final WcOpcode opcode = wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM ? WcOpcode.RECV_RDMA_WITH_IMM
@@ -701,6 +703,15 @@ public final class SimQp implements QueuePair
                 wr.immData(), inv, inv ? wr.invalidateRkey() : 0);
         }
         account(wr, r, peer);
+        final RecvWr received = consumed;
+        if (r.ok())
+        {
+            device.observe(o -> o.transferred(this, wr, peer, received));
+        }
+        else
+        {
+            device.observe(o -> o.failed(this, wr, r));
+        }
         if (r.responderError())
         {
             peer.toError();
@@ -769,9 +780,21 @@ public final class SimQp implements QueuePair
         return pd;
     }
 
-    SimDevice simDevice()
+    /**
+     * @return the device this QP belongs to.
+     */
+    public SimDevice simDevice()
     {
         return device;
+    }
+
+    /**
+     * @return the device of the QP this one is connected to, or null when not connected (or that device is gone).
+     */
+    public SimDevice remoteDevice()
+    {
+        final SimQp peer = peer();
+        return peer == null ? null : peer.device;
     }
 
     int num()

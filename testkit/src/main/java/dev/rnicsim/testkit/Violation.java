@@ -1,0 +1,74 @@
+package dev.rnicsim.testkit;
+
+import java.util.Objects;
+
+/**
+ * One misuse strict mode caught.
+ *
+ * @param kind          what went wrong.
+ * @param message       what happened, with the keys, addresses and process involved.
+ * @param registeredAt  where the MR involved was registered (its stack trace), or null.
+ * @param releasedAt    where it was deregistered or its memory released, when known, or null.
+ */
+public record Violation(Kind kind, String message, Throwable registeredAt, Throwable releasedAt)
+{
+    /** The misuses strict mode catches. */
+    public enum Kind
+    {
+        /** A work request's SGE used an lkey that was deregistered (or re-registered under a new key). */
+        STALE_LKEY,
+        /** A remote access used an rkey that was deregistered (or re-registered under a new key). */
+        STALE_RKEY,
+        /** A DMA reached frames that no longer back the MR's virtual addresses (after munmap, mremap or a COW
+         * break after fork): the stale-mapping bug of registration caches. */
+        STALE_MAPPING,
+        /** MRs still registered when their context closed. */
+        LEAKED_MR,
+        /** Registrations faster than the configured rate (registration on the hot path, S26). */
+        HOT_REGISTRATION
+    }
+
+    /**
+     * @throws NullPointerException when kind or message is null.
+     */
+    public Violation
+    {
+        Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(message, "message");
+    }
+
+    /**
+     * @return the message followed by the stack traces involved (frames of the simulator itself left out).
+     */
+    public String report()
+    {
+        final StringBuilder sb = new StringBuilder(kind.name()).append(": ").append(message);
+        stack(sb, "registered at", registeredAt);
+        stack(sb, "released at", releasedAt);
+        return sb.toString();
+    }
+
+    private static void stack(final StringBuilder sb, final String what, final Throwable t)
+    {
+        if (t == null)
+        {
+            return;
+        }
+        sb.append("\n    ").append(what).append(':');
+        int shown = 0;
+        for (final StackTraceElement e : t.getStackTrace())
+        {
+            final String c = e.getClassName();
+            if (c.startsWith("dev.rnicsim.simnic.") || c.startsWith("dev.rnicsim.testkit.")
+                || c.startsWith("java.") || c.startsWith("jdk.") || c.startsWith("sun."))
+            {
+                continue;
+            }
+            sb.append("\n      at ").append(e);
+            if (++shown == 12)
+            {
+                break;
+            }
+        }
+    }
+}
