@@ -115,6 +115,29 @@ public final class AdapterTables
         return new RegisteredMr(key, prep.choice().pageSizeBytes(), range);
     }
 
+    /**
+     * The page size and MTT entries a registration of this buffer would get, without registering it.
+     *
+     * @param runs        the buffer's DMA runs.
+     * @param address     its first byte.
+     * @param lengthBytes its length.
+     * @param iova        the iova it would be registered with.
+     * @return the choice ({@link PageSizeChoice#pageSizeBytes()} 0 when no page size fits).
+     * @throws TableException EINVAL as {@link #register} for an empty or wrapping buffer or mismatched offsets.
+     */
+    public PageSizeChoice choose(final List<DmaRun> runs, final long address, final long lengthBytes,
+        final long iova)
+    {
+        final long end = address + lengthBytes;
+        if (lengthBytes <= 0 || Long.compareUnsigned(end, address) < 0 || (address & 0xfff) != (iova & 0xfff))
+        {
+            throw new TableException(Errno.EINVAL, "buffer 0x" + Long.toHexString(address) + "+" + lengthBytes
+                + " is empty, wraps, or differs from iova 0x" + Long.toHexString(iova) + " in its page offset");
+        }
+        return PageSizeSelector.choose(PageSizeSelector.trim(runs, address, lengthBytes), address, lengthBytes,
+            iova, config.pageSizeCap());
+    }
+
     /** A buffer's runs trimmed to it and the page size chosen for it. */
     private record Prepared(List<DmaRun> pages, PageSizeChoice choice)
     {
@@ -186,7 +209,12 @@ public final class AdapterTables
             throw new TableException(Errno.EINVAL, "deregister: key " + MKey.toHex(key) + " names a memory window;"
                 + " free it with freeWindow");
         }
-        final MttRange range = fastReg.containsKey(index) ? fastReg.remove(index) : mpt.mttRange(index);
+        final boolean fast = fastReg.containsKey(index);
+        final MttRange range = fast ? fastReg.remove(index) : mpt.mttRange(index);
+        if (fast)
+        {
+            mpt.forgetHistory(key);
+        }
         mpt.release(key);
         final long dropped = cache.invalidate(index, range.firstEntry(), range.entries());
         mtt.free(range);
@@ -439,6 +467,7 @@ public final class AdapterTables
             throw new TableException(Errno.EINVAL, "free: key " + MKey.toHex(mwKey) + " names no live window");
         }
         windows.remove(index);
+        mpt.forgetHistory(mwKey);
         mpt.release(mwKey);
         invalidations++;
         return cache.invalidate(index, 0, 0);

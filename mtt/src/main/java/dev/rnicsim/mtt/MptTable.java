@@ -554,6 +554,20 @@ public final class MptTable
     }
 
     /**
+     * Forgets the variant history of a live entry's index, so that its next allocation draws a variant as for a
+     * never-used index: a window or a fast-registration MR whose key bytes the consumer chose must not hand its last
+     * key to the next MR under RECYCLED keys (mlx5 creates those mkeys with a fresh variant, {@code
+     * assign_mkey_variant}, outside the MR cache).
+     *
+     * @param key a live key.
+     */
+    void forgetHistory(final int key)
+    {
+        final long index = MKey.index(key, variantBits);
+        chunks[(int)(index >>> CHUNK_SHIFT)].history[(int)(index & CHUNK_MASK)] = NEVER_USED;
+    }
+
+    /**
      * @return bits of a key that hold the variant.
      */
     int variantBits()

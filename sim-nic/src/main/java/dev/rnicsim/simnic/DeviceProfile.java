@@ -98,6 +98,16 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     }
 
     /**
+     * @param rules the provider rules the copy follows.
+     * @return a copy with these rules.
+     */
+    public DeviceProfile withProviderRules(final java.util.Set<ProviderRule> rules)
+    {
+        return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
+            rules, relaxedOrdering, linkGbps, seed, defaultedFields);
+    }
+
+    /**
      * @param entries translation-cache entries.
      * @param ways    associativity.
      * @return a copy with this cache geometry.

@@ -5,7 +5,6 @@ import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.MwBindInfo;
 import dev.rnicsim.verbs.MwType;
 import dev.rnicsim.verbs.SendWr;
-import dev.rnicsim.verbs.VerbsException;
 import dev.rnicsim.verbs.WcStatus;
 import java.util.EnumSet;
 import java.util.List;
@@ -22,6 +21,10 @@ final class LocalOps
     /** Rights a window may grant (rxe_bind_mw refuses others). */
     private static final Set<Access> WINDOW_RIGHTS = EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE,
         Access.REMOTE_ATOMIC, Access.ZERO_BASED);
+
+    /** Rights a REG_MR may give (ib_check_mr_access is the user registration's rule, not applied here). */
+    private static final Set<Access> REG_RIGHTS = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ,
+        Access.REMOTE_WRITE, Access.REMOTE_ATOMIC);
 
     private LocalOps()
     {
@@ -164,6 +167,14 @@ final class LocalOps
                     + "invalidated (rxe_invalidate_mw)");
                 return false;
             }
+            if (device.profile().follows(ProviderRule.INVALIDATION_CHECKS_OWNER) && mw.isBound()
+                && mw.boundQp() != qp)
+            {
+                qp.localFailure("rkey 0x" + Integer.toHexString(rkey) + " names a type 2 window bound to QP 0x"
+                    + Integer.toHexString(mw.boundQp().qpNum()) + ", not this QP 0x" + Integer.toHexString(qp.num())
+                    + " (mlx5 checks the QP of an invalidation)");
+                return false;
+            }
             final long dropped = device.tables().invalidateWindow(rkey);
             device.forgetZeroBased(rkey);
             mw.bound(rkey, null, null, 0, 0, Set.of());
@@ -173,6 +184,13 @@ final class LocalOps
         if (device.tables().isFastReg(rkey))
         {
             final SimFastRegMr mr = device.fastReg(rkey);
+            if (device.profile().follows(ProviderRule.INVALIDATION_CHECKS_OWNER) && mr != null
+                && mr.pd() != qp.simPd())
+            {
+                qp.localFailure("key 0x" + Integer.toHexString(rkey) + " names a fast-registration MR of another PD"
+                    + " than this QP's");
+                return false;
+            }
             final long dropped = device.tables().invalidateFastReg(rkey);
             if (mr != null)
             {
@@ -216,9 +234,13 @@ final class LocalOps
         {
             why = "no pages mapped: call mapSg first (ib_map_mr_sg)";
         }
+        else if (!REG_RIGHTS.containsAll(r.access()))
+        {
+            why = "REG_MR access " + r.access() + " outside LOCAL_WRITE, REMOTE_READ, REMOTE_WRITE, REMOTE_ATOMIC";
+        }
         else
         {
-            why = accessProblem(r.access());
+            why = null;
         }
         if (why != null)
         {
@@ -247,16 +269,4 @@ final class LocalOps
         return WcStatus.SUCCESS;
     }
 
-    private static String accessProblem(final Set<Access> access)
-    {
-        try
-        {
-            Access.checkDependencies(access, "REG_MR");
-            return null;
-        }
-        catch (final VerbsException e)
-        {
-            return e.getMessage();
-        }
-    }
 }

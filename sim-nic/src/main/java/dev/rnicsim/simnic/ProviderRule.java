@@ -30,5 +30,15 @@ public enum ProviderRule
      * UMR cannot rewrite in place is registered anew). Without this rule (and without
      * {@link #REREG_TRANSLATION_UNSUPPORTED}) the key survives (mlx4 edits the MPT in place, {@code
      * mlx4_ib_rereg_user_mr}). PD and access changes keep the key on every device. */
-    REREG_TRANSLATION_NEW_KEY
+    REREG_TRANSLATION_NEW_KEY,
+    /** ibv_bind_mw and a posted BIND_MW check the bind at post time: a zero-based window or MR is EINVAL, a window
+     * longer than 2 GiB EOPNOTSUPP (rdma-core providers/mlx5/qp.c {@code mlx5_bind_mw}, {@code set_bind_wr}: "KLM
+     * support only 2GB"). Without this rule those binds are posted and complete with IBV_WC_MW_BIND_ERR (rxe). */
+    MW_BIND_CHECKED_AT_POST,
+    /** LOCAL_INV and a received SEND_WITH_INV invalidate a type 2 window only from the QP it is bound to, and a
+     * fast-registration MR only from a QP of its PD (mlx5 posts them as UMRs with {@code
+     * MLX5_WQE_UMR_CTRL_FLAG_CHECK_QPN}); otherwise the work request completes with IBV_WC_LOC_QP_OP_ERR (or the
+     * SEND_WITH_INV with IBV_WC_REM_INV_REQ_ERR). Without this rule any QP of the device may (rxe's
+     * {@code rxe_invalidate_mw} and {@code rxe_invalidate_mr} check neither). */
+    INVALIDATION_CHECKS_OWNER
 }

@@ -38,6 +38,9 @@ import java.util.Set;
 public final class SimPd implements ProtectionDomain
 {
     private static final String REG = "ibv_reg_mr";
+    /** Most pages of a fast-registration MR: the kernel's {@code max_fast_reg_page_list_len} (assumed 2^16 for
+     * every profile; rxe reports 512 and mlx5 derives it from its KLM list size). */
+    static final int MAX_FAST_REG_PAGES = 1 << 16;
     /** Rights that make the pin FOLL_WRITE ({@code ib_access_writable}, include/rdma/ib_umem.h). */
     private static final Set<Access> WRITABLE = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
         Access.REMOTE_ATOMIC, Access.MW_BIND);
@@ -314,9 +317,10 @@ public final class SimPd implements ProtectionDomain
         final String verb = "ib_alloc_mr";
         checkOpen(verb);
         final SimDevice device = context.device();
-        if (maxNumSg < 1)
+        if (maxNumSg < 1 || maxNumSg > MAX_FAST_REG_PAGES)
         {
-            throw Errors.invalid(verb, "max_num_sg=" + maxNumSg + " must be 1 or more");
+            throw Errors.invalid(verb, "max_num_sg=" + maxNumSg + " must be from 1 to " + MAX_FAST_REG_PAGES
+                + " (max_fast_reg_page_list_len)");
         }
         if (!device.profile().attributes().has(DeviceCap.MEM_MGT_EXTENSIONS))
         {
@@ -441,8 +445,8 @@ public final class SimPd implements ProtectionDomain
         }
         if (mr.boundWindows() > 0)
         {
-            throw reregCmd(Errno.EINVAL, mr.boundWindows() + " memory window(s) are bound to the MR (mlx4's "
-                + "HW2SW_MPT fails: \"the MR has MWs bound to it\")");
+            throw reregCmd(Errno.EINVAL, mr.boundWindows() + " memory window(s) are bound to the MR (the "
+                + "MPT cannot be taken back while windows use it; mlx4's HW2SW_MPT fails the same way)");
         }
         if (translation && device.profile().follows(ProviderRule.REREG_TRANSLATION_UNSUPPORTED))
         {
@@ -518,7 +522,20 @@ public final class SimPd implements ProtectionDomain
         }
         final boolean zeroBased = rights.contains(Access.ZERO_BASED);
         final long tableIova = zeroBased ? newAddr & 0xfff : newAddr;
-        final boolean newKey = device.profile().follows(ProviderRule.REREG_TRANSLATION_NEW_KEY);
+        // mlx5 rewrites the translation in place (UMR, same mkey) when the new one has the MR's page size and fits
+        // its entries (mlx5_ib_rereg_user_mr: can_use_umr_rereg_pas); otherwise it registers a new mkey.
+        final dev.rnicsim.mtt.PageSizeChoice choice;
+        try
+        {
+            choice = device.tables().choose(runs, newAddr, newLength, tableIova);
+        }
+        catch (final TableException e)
+        {
+            context.process().unpinUserPages(pinned);
+            throw reregCmd(Errno.EINVAL, e.getMessage());
+        }
+        final boolean newKey = device.profile().follows(ProviderRule.REREG_TRANSLATION_NEW_KEY)
+            && (choice.pageSizeBytes() != mr.pageSizeBytes() || choice.blocks() > mr.mttEntries());
         final RegisteredMr registered;
         long dropped = 0;
         try

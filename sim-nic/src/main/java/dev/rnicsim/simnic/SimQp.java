@@ -361,6 +361,21 @@ public final class SimQp implements QueuePair
                     throw new PostException(verb, Errno.EINVAL.code(), i, "type 1 windows are bound with "
                         + "ibv_bind_mw (QueuePair.bindMw), not a posted BIND_MW");
                 }
+                if (device.profile().follows(ProviderRule.MW_BIND_CHECKED_AT_POST))
+                {
+                    final dev.rnicsim.verbs.MwBindInfo info = b.info();
+                    if (mw.type() == MwType.TYPE_1 && info.access().contains(Access.ZERO_BASED)
+                        || info.mr() != null && info.mr().access().contains(Access.ZERO_BASED))
+                    {
+                        throw new PostException(verb, Errno.EINVAL.code(), i, "zero-based type 1 windows and binds "
+                            + "to zero-based MRs are refused at post (mlx5_bind_mw)");
+                    }
+                    if (info.lengthBytes() > 1L << 31)
+                    {
+                        throw new PostException(verb, Errno.EOPNOTSUPP.code(), i, "window of "
+                            + info.lengthBytes() + " bytes > 2 GiB (mlx5 set_bind_wr: KLM supports only 2 GB)");
+                    }
+                }
             }
             case REG_MR ->
             {
@@ -473,9 +488,14 @@ public final class SimQp implements QueuePair
             throw Errors.invalid(verb, "ibv_bind_mw binds type 1 windows; bind a type 2 window with a posted "
                 + "BIND_MW work request (verbs.h ibv_bind_mw)");
         }
-        if (info == null || flags == null)
+        if (info == null || flags == null || flags.stream().anyMatch(java.util.Objects::isNull))
         {
-            throw Errors.invalid(verb, "mw_bind and its send flags must be given");
+            throw Errors.invalid(verb, "mw_bind and its send flags must be given, without null elements");
+        }
+        if (m.pd().context().device() != device)
+        {
+            throw Errors.invalid(verb, "the window belongs to " + m.pd().context().device().name() + ", not to this"
+                + " QP's device " + device.name());
         }
         if (info.mr() == null && (info.addr() != 0 || info.lengthBytes() != 0))
         {

@@ -398,8 +398,18 @@ class MemoryWindowRulesTest
         final KeyRig k = KeyRig.connectx5();
         final MemoryRegion mr = bindableMr(k, 2);
 
-        assertBindError(k, k.pair().b(), k.rig.pdB.allocMw(MwType.TYPE_1), new MwBindInfo(mr, mr.addr(), PAGE,
-            EnumSet.of(Access.REMOTE_READ, Access.ZERO_BASED)));
+        // mlx5 refuses it in ibv_bind_mw (MW_BIND_CHECKED_AT_POST); rxe's rxe_check_bind_mw fails the bind.
+        final MemoryWindow mw = k.rig.pdB.allocMw(MwType.TYPE_1);
+        final int before = mw.rkey();
+        final Throwable t = catchThrowable(() -> k.pair().b().bindMw(mw, 1, SIGNALED, new MwBindInfo(mr, mr.addr(),
+            PAGE, EnumSet.of(Access.REMOTE_READ, Access.ZERO_BASED))));
+        assertThat(t).isInstanceOf(VerbsException.class);
+        assertThat(((VerbsException)t).errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(mw.rkey()).as("unchanged: nothing was posted").isEqualTo(before);
+        final KeyRig rxeLike = KeyRig.of(DeviceProfiles.connectx5().withProviderRules(java.util.Set.of()));
+        assertBindError(rxeLike, rxeLike.pair().b(), rxeLike.rig.pdB.allocMw(MwType.TYPE_1), new MwBindInfo(
+            bindableMr(rxeLike, 2), bindableMr(rxeLike, 2).addr(), PAGE, EnumSet.of(Access.REMOTE_READ,
+            Access.ZERO_BASED)));
     }
 
     @Test
@@ -411,8 +421,14 @@ class MemoryWindowRulesTest
             Access.ZERO_BASED));
         assertThat(mr.iova()).isZero();
 
-        assertBindError(k, k.pair().b(), k.rig.pdB.allocMw(MwType.TYPE_1), new MwBindInfo(mr, 0, PAGE, READ));
-        assertBindError(k, k.pair().b(), k.rig.pdB.allocMw(MwType.TYPE_2), new MwBindInfo(mr, 0, PAGE, READ));
+        final Throwable t = catchThrowable(() -> k.pair().b().bindMw(k.rig.pdB.allocMw(MwType.TYPE_1), 1, SIGNALED,
+            new MwBindInfo(mr, 0, PAGE, READ)));
+        assertThat(t).isInstanceOf(VerbsException.class);
+        assertThat(((VerbsException)t).errnoName()).isEqualTo(Errno.EINVAL);
+        final Throwable t2 = catchThrowable(() -> k.pair().b().postSend(SendWr.bindMw(1, k.rig.pdB.allocMw(
+            MwType.TYPE_2), 0x11, new MwBindInfo(mr, 0, PAGE, READ))));
+        assertThat(t2).isInstanceOf(VerbsException.class);
+        assertThat(((VerbsException)t2).errnoName()).isEqualTo(Errno.EINVAL);
     }
 
     @Test

@@ -265,7 +265,8 @@ class WindowKeyProperties
         void localInv(final int key)
         {
             final Slot s = slotOf(key);
-            final boolean expected = s != null && s.type == MwType.TYPE_2;
+            // mlx5 (INVALIDATION_CHECKS_OWNER): a bound type 2 window is invalidated only through its own QP.
+            final boolean expected = s != null && s.type == MwType.TYPE_2 && (!s.bound || s.qp == pair.b());
 
             final WcStatus status = k.post(pair.b(), SendWr.localInv(k.nextWrId(), key)).status();
 
