@@ -522,8 +522,9 @@ public final class SimPd implements ProtectionDomain
         }
         final boolean zeroBased = rights.contains(Access.ZERO_BASED);
         final long tableIova = zeroBased ? newAddr & 0xfff : newAddr;
-        // mlx5 rewrites the translation in place (UMR, same mkey) when the new one has the MR's page size and fits
-        // its entries (mlx5_ib_rereg_user_mr: can_use_umr_rereg_pas); otherwise it registers a new mkey.
+        // mlx5 rewrites the translation in place (UMR, same mkey) when the new one's DMA blocks, at its best page
+        // size, fit the entries the mkey has (mlx5_ib_rereg_user_mr: can_use_umr_rereg_pas); otherwise it
+        // registers a new mkey.
         final dev.rnicsim.mtt.PageSizeChoice choice;
         try
         {
@@ -535,7 +536,7 @@ public final class SimPd implements ProtectionDomain
             throw reregCmd(Errno.EINVAL, e.getMessage());
         }
         final boolean newKey = device.profile().follows(ProviderRule.REREG_TRANSLATION_NEW_KEY)
-            && (choice.pageSizeBytes() != mr.pageSizeBytes() || choice.blocks() > mr.mttEntries());
+            && (choice.pageSizeBytes() == 0 || choice.blocks() > mkeyCapacity(mr.mttEntries()));
         final RegisteredMr registered;
         long dropped = 0;
         try
@@ -575,6 +576,12 @@ public final class SimPd implements ProtectionDomain
             registered.mtt().entries(), dropped));
         device.invalidated("rereg_mr", oldKey, dropped);
         device.observe(o -> o.reregistered(mr, oldKey));
+    }
+
+    /** Entries an mlx5 mkey holds: its cache bucket's, a power of two (mr.c: {@code 1 << cache_ent->order}). */
+    private static long mkeyCapacity(final long entries)
+    {
+        return entries <= 1 ? 1 : Long.highestOneBit(entries - 1) << 1;
     }
 
     private void moveTo(final SimMr mr, final SimPd target)

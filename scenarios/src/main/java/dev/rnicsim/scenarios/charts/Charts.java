@@ -22,6 +22,8 @@ import dev.rnicsim.verbs.SendWr;
 import dev.rnicsim.verbs.Sge;
 import dev.rnicsim.verbs.WcStatus;
 import dev.rnicsim.verbs.WorkCompletion;
+import dev.rnicsim.verbs.strategy.MemoryPool;
+import dev.rnicsim.verbs.strategy.RegistrationCache;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
@@ -39,6 +41,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.function.Consumer;
+import java.util.function.IntConsumer;
 import java.util.function.ToDoubleFunction;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.JFreeChart;
@@ -60,7 +64,8 @@ import org.jfree.svg.SVGGraphics2D;
 
 /**
  * Charts of the simulator's model, written as SVG: registration time and MTT entries against buffer size for 4 KiB,
- * 2 MiB and 1 GiB pages, and the responder's translation-cache hit rate against the working set of RDMA WRITEs.
+ * 2 MiB and 1 GiB pages, the responder's translation-cache hit rate against the working set of RDMA WRITEs, and the
+ * average time per request of four registration strategies against the requests served.
  * Every number is computed by running the model (a {@link SimFabric} built for the chart); nothing is typed in.
  * Each chart has a {@code ...Data()} method returning its {@link ChartData}, and a method taking a {@link Path} that
  * computes the data, writes the SVG (JFreeChart drawn on JFreeSVG's {@link SVGGraphics2D}) and returns the data.
@@ -114,6 +119,26 @@ public final class Charts
     /** Height of the SVG canvas in pixels. */
     public static final int HEIGHT_PX = 560;
 
+    /** Requests of the strategy chart, as in the {@code strategies} scenario's first profile. */
+    public static final int STRATEGY_REQUESTS = 200;
+    /** Bytes each request of the strategy chart sends with one RDMA WRITE. */
+    public static final long STRATEGY_MESSAGE_BYTES = 64 * KIB_BYTES;
+    /** Message buffers of the strategy chart, created once; request i sends buffer i mod this. */
+    public static final int STRATEGY_BUFFERS = 16;
+    /** Chunk size of the strategy chart's memory pool. */
+    public static final long STRATEGY_CHUNK_BYTES = MIB_BYTES;
+    /** Requests served at which the strategy chart has a point. */
+    public static final List<Integer> STRATEGY_POINTS = List.of(1, 2, 5, 10, 20, 50, 100, 200);
+
+    /** Series name of the strategy chart: register, WRITE, deregister per request. */
+    public static final String SERIES_PER_REQUEST = "registration per request (reg, WRITE, dereg)";
+    /** Series name of the strategy chart: the buffers registered once, up front, as one MR. */
+    public static final String SERIES_ONCE = "registered once, up front";
+    /** Series name of the strategy chart: a fragment of a memory pool per request. */
+    public static final String SERIES_POOL = "memory pool (1 MiB chunks, a fragment per request)";
+    /** Series name of the strategy chart: a registration cache. */
+    public static final String SERIES_CACHE = "registration cache (acquire, WRITE, release)";
+
     /** Series name: buffers of 4 KiB base pages. */
     public static final String SERIES_4K = "4 KiB pages (BASE_PAGES)";
     /** Series name: buffers of 2 MiB hugetlb pages. */
@@ -126,7 +151,8 @@ public final class Charts
     public static final String SERIES_CACHE_2M = "target MR of 2 MiB pages (HUGETLB_2M)";
 
     private static final long BASE_PAGE_BYTES = 4 * KIB_BYTES;
-    private static final Color[] PALETTE = {new Color(0xc0392b), new Color(0x2e6fd8), new Color(0x1e8449)};
+    private static final Color[] PALETTE = {new Color(0xc0392b), new Color(0x2e6fd8), new Color(0x1e8449),
+        new Color(0x8e44ad)};
     private static final long IOVA_BASE = 1L << 44;
     /** Bytes of the plain {@code ibv_reg_mr} of base pages the MTT chart's subtitle compares with. */
     private static final long PLAIN_BYTES = 64 * MIB_BYTES;
@@ -158,6 +184,9 @@ public final class Charts
         t0 = System.nanoTime();
         cacheHitRate(dir.resolve("cache-hit-rate.svg"));
         out.printf("cache-hit-rate.svg %d ms%n", (System.nanoTime() - t0) / 1_000_000);
+        t0 = System.nanoTime();
+        strategyTime(dir.resolve("strategy-time.svg"));
+        out.printf("strategy-time.svg %d ms%n", (System.nanoTime() - t0) / 1_000_000);
     }
 
     // ------------------------------------------------------------------ registration time
@@ -428,7 +457,7 @@ public final class Charts
             Map.of("cache lines (" + CACHE_ENTRIES + ")", (double)CACHE_ENTRIES));
     }
 
-    /** Posts signaled RDMA WRITEs of one SGE and reaps each completion. */
+    /** Posts signaled RDMA WRITEs and reaps each completion. */
     private static final class Writer
     {
         private final QueuePair qp;
@@ -445,7 +474,12 @@ public final class Charts
 
         void write(final long remoteAddr, final int rkey)
         {
-            qp.postSend(SendWr.write(++wrId, sgl, remoteAddr, rkey));
+            write(sgl, remoteAddr, rkey);
+        }
+
+        void write(final List<Sge> from, final long remoteAddr, final int rkey)
+        {
+            qp.postSend(SendWr.write(++wrId, from, remoteAddr, rkey));
             final List<WorkCompletion> wcs = cq.poll(1);
             if (wcs.size() != 1 || wcs.get(0).status() != WcStatus.SUCCESS)
             {
@@ -494,6 +528,144 @@ public final class Charts
             mr.close();
             context.memory().free(addr, lengthBytes);
         }
+        return points;
+    }
+
+    // ------------------------------------------------------------------ registration strategies
+
+    /**
+     * Computes {@link #strategyTimeData()} and writes it as SVG.
+     *
+     * @param svg the file to write (its folder is created).
+     * @return the data drawn.
+     * @throws IOException when the file cannot be written.
+     */
+    public static ChartData strategyTime(final Path svg) throws IOException
+    {
+        final ChartData data = strategyTimeData();
+        writeSvg(data, svg);
+        return data;
+    }
+
+    /**
+     * The average simulated time per request against the requests served, for four registration strategies
+     * serving the same stream as the first profile of the {@code strategies} scenario: {@value #STRATEGY_REQUESTS}
+     * requests, each an RDMA WRITE of 64 KiB from one of {@value #STRATEGY_BUFFERS} buffers created once (request i
+     * sends buffer i mod {@value #STRATEGY_BUFFERS}), from a ConnectX-5 on an aged host (one MTT entry per 4 KiB
+     * page) to a 64 KiB target MR on another ConnectX-5, whose translation cache one WRITE warms first. The
+     * strategies run one after the other on the same fabric: registering per request ({@code ibv_reg_mr}, WRITE,
+     * {@code ibv_dereg_mr}); the buffers registered once, up front, as one MR; a {@link MemoryPool} of 1 MiB chunks
+     * (allocate, WRITE, free); an unbounded {@link RegistrationCache} (acquire, WRITE, release). The point at n
+     * requests is the simulated time from the strategy's first step to the n-th completion, divided by n: the first
+     * point is the time to the first operation, the last the cost per request once amortised.
+     *
+     * @return x: requests served; y: average time per request in µs; log-log.
+     */
+    public static ChartData strategyTimeData()
+    {
+        final SimFabric fabric = new SimFabric();
+        final SimHost clientHost = fabric.addHost("client", HostConfig.builder().physicalMemoryBytes(GIB_BYTES)
+            .aged(true).build());
+        final SimHost serverHost = fabric.addHost("server", HostConfig.builder().physicalMemoryBytes(GIB_BYTES)
+            .build());
+        final SimDevice clientNic = clientHost.addDevice("sim:client/mlx5_0", DeviceProfiles.connectx5());
+        final SimDevice serverNic = serverHost.addDevice("sim:server/mlx5_0", DeviceProfiles.connectx5());
+        final Map<String, List<ChartData.Point>> series = new LinkedHashMap<>();
+        try (SimContext a = clientNic.open(clientHost.host().spawn("client").capIpcLock(true));
+            SimContext b = serverNic.open(serverHost.host().spawn("server")))
+        {
+            final ProtectionDomain pdA = a.allocPd();
+            final ProtectionDomain pdB = b.allocPd();
+            final CompletionQueue cqA = a.createCq(64);
+            final CompletionQueue cqB = b.createCq(64);
+            final QueuePair qpA = pdA.createQp(QpInitAttr.rc(cqA));
+            final QueuePair qpB = pdB.createQp(QpInitAttr.rc(cqB));
+            qpA.connect(qpB.address(), EnumSet.noneOf(Access.class));
+            qpB.connect(qpA.address(), EnumSet.of(Access.REMOTE_WRITE));
+            final long inbox = b.memory().allocate(STRATEGY_MESSAGE_BYTES, Backing.BASE_PAGES);
+            final MemoryRegion inboxMr = pdB.regMr(inbox, STRATEGY_MESSAGE_BYTES, TARGET);
+            final Writer writer = new Writer(qpA, cqA, List.of());
+            final long warm = a.memory().allocate(STRATEGY_MESSAGE_BYTES, Backing.BASE_PAGES);
+            try (MemoryRegion warmMr = pdA.regMr(warm, STRATEGY_MESSAGE_BYTES, LOCAL))
+            {
+                writer.write(List.of(new Sge(warm, STRATEGY_MESSAGE_BYTES, warmMr.lkey())), inbox, inboxMr.rkey());
+            }
+            final long heapBytes = STRATEGY_BUFFERS * STRATEGY_MESSAGE_BYTES;
+            final long heap = a.memory().allocate(heapBytes, Backing.BASE_PAGES);
+            a.process().touch(heap, heapBytes, true);
+            final long[] completed = new long[1];
+            final Consumer<Sge> send = sge ->
+            {
+                writer.write(List.of(sge), inbox, inboxMr.rkey());
+                completed[0] = fabric.clock().nowNs();
+            };
+            series.put(SERIES_PER_REQUEST, timed(fabric, completed, () -> { }, i ->
+            {
+                final long at = buffer(heap, i);
+                try (MemoryRegion mr = pdA.regMr(at, STRATEGY_MESSAGE_BYTES, LOCAL))
+                {
+                    send.accept(new Sge(at, STRATEGY_MESSAGE_BYTES, mr.lkey()));
+                }
+            }, () -> { }));
+            final MemoryRegion[] once = new MemoryRegion[1];
+            series.put(SERIES_ONCE, timed(fabric, completed, () -> once[0] = pdA.regMr(heap, heapBytes, LOCAL),
+                i -> send.accept(new Sge(buffer(heap, i), STRATEGY_MESSAGE_BYTES, once[0].lkey())),
+                () -> once[0].close()));
+            final MemoryPool pool = MemoryPool.create(pdA, a.memory(), new MemoryPool.Config(STRATEGY_CHUNK_BYTES,
+                STRATEGY_BUFFERS, 4 * KIB_BYTES, Backing.BASE_PAGES, LOCAL));
+            series.put(SERIES_POOL, timed(fabric, completed, () -> { }, i ->
+            {
+                final MemoryPool.Fragment f = pool.allocate(STRATEGY_MESSAGE_BYTES);
+                send.accept(f.sge());
+                pool.free(f);
+            }, pool::close));
+            final RegistrationCache cache = RegistrationCache.create(pdA, RegistrationCache.Config.unbounded());
+            series.put(SERIES_CACHE, timed(fabric, completed, () -> { }, i ->
+            {
+                final RegistrationCache.Handle h = cache.acquire(buffer(heap, i), STRATEGY_MESSAGE_BYTES, LOCAL);
+                send.accept(new Sge(buffer(heap, i), STRATEGY_MESSAGE_BYTES, h.lkey()));
+                cache.release(h);
+            }, cache::close));
+        }
+        return new ChartData("Average time per request against requests served, by registration strategy "
+            + "(simulated)", STRATEGY_REQUESTS + " RDMA WRITEs of " + sizeText(STRATEGY_MESSAGE_BYTES) + " from "
+            + STRATEGY_BUFFERS + " buffers created once, ConnectX-5 to ConnectX-5, aged client host (4 KiB MR "
+            + "pages); time from the strategy's first step to the n-th completion, divided by n: the first point is "
+            + "the time to the first operation. The pool's and the cache's own bookkeeping is not priced. Cost "
+            + "model: registration " + costText(fabric.costModel()) + "; deregistration "
+            + fabric.costModel().deregFixedNs() + " ns fixed + " + fabric.costModel().unpinPerPageNs() + " ns per "
+            + "page; an operation " + fabric.costModel().opBaseLatencyNs() + " ns + wire time + "
+            + fabric.costModel().cacheMissNs() + " ns per translation-cache miss",
+            "requests served", "average time per request (µs)", true, true, series);
+    }
+
+    /** The first byte of the buffer request {@code i} sends. */
+    private static long buffer(final long heap, final int i)
+    {
+        return heap + (i % STRATEGY_BUFFERS) * STRATEGY_MESSAGE_BYTES;
+    }
+
+    /**
+     * Runs a strategy's set-up and requests on the fabric's clock, and its tear-down after the last point; the point
+     * at n is taken at the n-th completion, whose time the requests leave in {@code completed[0]} (what a request
+     * does after it, such as a deregistration, counts towards the next one).
+     */
+    private static List<ChartData.Point> timed(final SimFabric fabric, final long[] completed,
+        final Runnable setUp, final IntConsumer request, final Runnable tearDown)
+    {
+        final List<ChartData.Point> points = new ArrayList<>();
+        final long t0 = fabric.clock().nowNs();
+        setUp.run();
+        for (int i = 0; i < STRATEGY_REQUESTS; i++)
+        {
+            request.accept(i);
+            final int served = i + 1;
+            if (STRATEGY_POINTS.contains(served))
+            {
+                points.add(new ChartData.Point(served, (completed[0] - t0) / 1000.0 / served));
+            }
+        }
+        tearDown.run();
         return points;
     }
 

@@ -17,7 +17,7 @@ final class Pictures
 
     static List<String> names()
     {
-        return List.of("registration-cost", "thp-and-hugetlbfs", "translation-cache");
+        return List.of("registration-cost", "thp-and-hugetlbfs", "translation-cache", "strategies");
     }
 
     /** @return what was drawn, or null when the scenario has no chart. */
@@ -41,6 +41,11 @@ final class Pictures
                 {
                     Charts.cacheHitRate(svg);
                     yield "translation-cache hit rate against working set";
+                }
+                case "strategies" ->
+                {
+                    Charts.strategyTime(svg);
+                    yield "average time per request against requests served, per registration strategy (log-log)";
                 }
                 default -> null;
             };

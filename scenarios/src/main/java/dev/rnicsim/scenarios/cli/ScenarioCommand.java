@@ -87,7 +87,7 @@ final class ScenarioCommand implements Runnable
 
         @Option(names = "--svg", paramLabel = "FILE",
             description = "Also draw the scenario's chart as SVG, where it has one (registration-cost, "
-                + "thp-and-hugetlbfs, translation-cache).")
+                + "thp-and-hugetlbfs, translation-cache, strategies).")
         private Path svg;
 
         @CommandLine.Spec

@@ -4,6 +4,7 @@ import dev.rnicsim.pagetable.VmEvent;
 import dev.rnicsim.simnic.SimCounter;
 import java.util.EnumMap;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -15,6 +16,14 @@ public final class Fields
     /** Fields of {@code last}: the step before the {@code expect}. */
     public static final Set<String> LAST = Set.of("duration_ns", "count", "completions", "status", "byte_len", "imm",
         "wr_id", "invalidated_rkey", "rereg_error");
+
+    /** Fields of a pool: its {@code StrategyCounters}, and the fragments handed out and not freed. */
+    static final List<String> STRATEGY_POOL = List.of("hits", "misses", "evictions", "invalidations",
+        "registrations", "bytes_registered", "live", "live_bytes", "fragments");
+
+    /** Fields of a cache: its {@code StrategyCounters}, and the idle entries it holds. */
+    static final List<String> STRATEGY_CACHE = List.of("hits", "misses", "evictions", "invalidations",
+        "registrations", "bytes_registered", "live", "live_bytes", "idle");
 
     private static final Map<Kind, Set<String>> BY_KIND = new EnumMap<>(Kind.class);
 
@@ -48,6 +57,10 @@ public final class Fields
         BY_KIND.put(Kind.QP, Set.of("num", "state", "receives", "sends_waiting"));
         BY_KIND.put(Kind.CQ, Set.of("depth", "entries"));
         BY_KIND.put(Kind.PD, Set.of("num"));
+        BY_KIND.put(Kind.FRAGMENT, Set.of("addr", "length", "lkey", "rkey"));
+        BY_KIND.put(Kind.HANDLE, Set.of("addr", "length", "lkey", "rkey", "hit"));
+        BY_KIND.put(Kind.POOL, Set.copyOf(STRATEGY_POOL));
+        BY_KIND.put(Kind.CACHE, Set.copyOf(STRATEGY_CACHE));
         BY_KIND.put(Kind.VALUE, Set.of());
     }
 

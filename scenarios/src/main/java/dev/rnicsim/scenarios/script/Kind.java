@@ -27,6 +27,14 @@ public enum Kind
     CQ,
     /** A queue pair ({@code qp}). */
     QP,
+    /** A memory pool ({@code pool}): chunks registered on first need, handing out fragments ({@code alloc}). */
+    POOL,
+    /** A fragment of a pool ({@code alloc}): an address with its chunk's lkey and rkey; {@code free} returns it. */
+    FRAGMENT,
+    /** A registration cache ({@code cache}): {@code acquire} returns a cached MR or registers one. */
+    CACHE,
+    /** An acquired registration of a cache ({@code acquire}): its keys, until {@code release}. */
+    HANDLE,
     /** A number kept for later lines ({@code let}). */
     VALUE
 }

@@ -443,10 +443,16 @@ public final class ScriptParser
                 for (final String sge : v.split(","))
                 {
                     final String[] parts = sge.split(":");
+                    if (parts.length == 1 && (names.get(sge) == Kind.FRAGMENT || names.get(sge) == Kind.HANDLE))
+                    {
+                        // A fragment or a handle alone: its whole range with its lkey.
+                        continue;
+                    }
                     if (parts.length < 2 || parts.length > 3)
                     {
                         throw l.error("SGE '" + sge
-                            + "': expected ADDR:LEN or ADDR:LEN:LKEY (ADDR an MR or an address)");
+                            + "': expected ADDR:LEN or ADDR:LEN:LKEY (ADDR an MR or an address), or a fragment or"
+                            + " handle name alone");
                     }
                     for (final String p : parts)
                     {

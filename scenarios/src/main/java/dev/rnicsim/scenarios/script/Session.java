@@ -19,6 +19,9 @@ import dev.rnicsim.simnic.SimQp;
 import dev.rnicsim.verbs.MemoryRegion;
 import dev.rnicsim.verbs.MemoryWindow;
 import dev.rnicsim.verbs.WorkCompletion;
+import dev.rnicsim.verbs.strategy.MemoryPool;
+import dev.rnicsim.verbs.strategy.RegistrationCache;
+import dev.rnicsim.verbs.strategy.StrategyCounters;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -36,6 +39,27 @@ final class Session
 
     /** An address in a process. */
     record Buffer(UserProcess process, long addr, long lengthBytes)
+    {
+    }
+
+    /** A memory pool ({@code pool}), with its configuration and the PD its chunks are registered in. */
+    record PoolBinding(MemoryPool pool, MemoryPool.Config config, SimPd pd)
+    {
+    }
+
+    /** A fragment of a pool ({@code alloc}), with the chunk MR whose keys it carries. */
+    record FragmentBinding(MemoryPool.Fragment fragment, PoolBinding pool, MemoryRegion mr)
+    {
+    }
+
+    /** A registration cache ({@code cache}), with its PD and whether munmap invalidates it. */
+    record CacheBinding(RegistrationCache cache, RegistrationCache.Config config, SimPd pd, boolean hooked)
+    {
+    }
+
+    /** An acquired registration ({@code acquire}): the range asked for and whether it was a hit. */
+    record HandleBinding(RegistrationCache.Handle handle, CacheBinding cache, long addr, long lengthBytes,
+        boolean hit)
     {
     }
 
@@ -109,6 +133,10 @@ final class Session
             case "SimCq" -> "CQ";
             case "SimQp" -> "QP";
             case "SimContext" -> "context (a name from 'open')";
+            case "PoolBinding" -> "pool (a name from 'pool')";
+            case "FragmentBinding" -> "fragment (a name from 'alloc')";
+            case "CacheBinding" -> "registration cache (a name from 'cache')";
+            case "HandleBinding" -> "handle (a name from 'acquire')";
             case "SimDevice" -> "device";
             case "SimHost" -> "host";
             case "UserProcess" -> "process";
@@ -292,6 +320,26 @@ final class Session
             case SimContext c -> field == null ? num(c.process().pid()) : num(processField(c.process(), field));
             case UserProcess p -> field == null ? num(p.pid()) : num(processField(p, field));
             case SimDevice d -> num(deviceField(l, d, field));
+            case FragmentBinding f -> field == null ? new Val(f.fragment().addr(), null,
+                f.pool().pd().context().process(), f.mr(), null) : num(fragmentField(f.fragment(), field));
+            case HandleBinding h -> field == null ? new Val(h.addr(), null, h.cache().pd().context().process(),
+                h.handle().mr(), null) : num(handleField(h, field));
+            case PoolBinding p ->
+            {
+                if (field == null)
+                {
+                    throw l.error("a pool has no value of its own; use a field, e.g. " + base + ".hits");
+                }
+                yield num(strategyField(p.pool().counters(), p.pool().liveFragments(), field));
+            }
+            case CacheBinding c ->
+            {
+                if (field == null)
+                {
+                    throw l.error("a cache has no value of its own; use a field, e.g. " + base + ".hits");
+                }
+                yield num(strategyField(c.cache().counters(), c.cache().idleEntries(), field));
+            }
             case HostBinding h ->
             {
                 if (field == null)
@@ -364,6 +412,52 @@ final class Session
             case "index" -> (m.lkey() >>> 8) & 0xffffff;
             case "variant" -> m.lkey() & 0xff;
             case "closed" -> m.isClosed() ? 1 : 0;
+            default -> 0;
+        };
+    }
+
+    static long fragmentField(final MemoryPool.Fragment f, final String field)
+    {
+        return switch (field)
+        {
+            case "addr" -> f.addr();
+            case "length" -> f.lengthBytes();
+            case "lkey" -> f.lkey() & 0xffffffffL;
+            case "rkey" -> f.rkey() & 0xffffffffL;
+            default -> 0;
+        };
+    }
+
+    static long handleField(final HandleBinding h, final String field)
+    {
+        return switch (field)
+        {
+            case "addr" -> h.addr();
+            case "length" -> h.lengthBytes();
+            case "lkey" -> h.handle().lkey() & 0xffffffffL;
+            case "rkey" -> h.handle().rkey() & 0xffffffffL;
+            case "hit" -> h.hit() ? 1 : 0;
+            default -> 0;
+        };
+    }
+
+    /**
+     * A field of a pool or a cache: its counters, and {@code fragments} (a pool's fragments out) or {@code idle}
+     * (a cache's idle entries), both given as {@code extra}.
+     */
+    static long strategyField(final StrategyCounters c, final long extra, final String field)
+    {
+        return switch (field)
+        {
+            case "hits" -> c.hits();
+            case "misses" -> c.misses();
+            case "evictions" -> c.evictions();
+            case "invalidations" -> c.invalidations();
+            case "registrations" -> c.registrations();
+            case "bytes_registered" -> c.bytesRegistered();
+            case "live" -> c.liveMrs();
+            case "live_bytes" -> c.liveBytes();
+            case "fragments", "idle" -> extra;
             default -> 0;
         };
     }

@@ -81,7 +81,8 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
     }
 
     /**
-     * A scatter/gather list: {@code SGE[,SGE...]}, each {@code ADDR:LEN[:KEY]}.
+     * A scatter/gather list: {@code SGE[,SGE...]}, each {@code ADDR:LEN[:KEY]}, or a fragment or handle name alone
+     * (its whole range with its lkey).
      *
      * @param optional may be left out.
      */
@@ -191,12 +192,28 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "fastmr NAME PD PAGES", List.of(new NewName(Kind.FASTMR, false), ref(Kind.PD), new Expr(false)),
             Map.of());
         add(t, "map FASTMR ADDR SIZE", List.of(ref(Kind.FASTMR), new Expr(false), new Expr(false)), Map.of());
+        add(t, "pool NAME PD CHUNK [chunks=N] [min=SIZE] [backing=4k|thp|2m|1g] [access=FLAGS]",
+            List.of(new NewName(Kind.POOL, false), ref(Kind.PD), new Expr(false)),
+            opts("chunks", expr(), "min", expr(), "backing", word("4k", "thp", "2m", "1g"), "access",
+                new Word(ACCESS_WORDS, true, true)));
+        add(t, "alloc NAME POOL SIZE", List.of(new NewName(Kind.FRAGMENT, false), ref(Kind.POOL), new Expr(false)),
+            Map.of());
+        add(t, "free FRAGMENT", List.of(ref(Kind.FRAGMENT)), Map.of());
+        add(t, "cache NAME PD [regions=N] [bytes=SIZE] [hook=yes|no]",
+            List.of(new NewName(Kind.CACHE, false), ref(Kind.PD)),
+            opts("regions", expr(), "bytes", expr(), "hook", word("yes", "no")));
+        add(t, "acquire NAME CACHE ADDR SIZE [access=FLAGS]",
+            List.of(new NewName(Kind.HANDLE, false), ref(Kind.CACHE), new Expr(false), new Expr(false)),
+            opts("access", new Word(ACCESS_WORDS, true, true)));
+        add(t, "release HANDLE", List.of(ref(Kind.HANDLE)), Map.of());
+        add(t, "invalidate CACHE ADDR SIZE", List.of(ref(Kind.CACHE), new Expr(false), new Expr(false)), Map.of());
         add(t, "close NAME", List.of(new Ref(Set.of(Kind.CONTEXT, Kind.PD, Kind.MR, Kind.FASTMR, Kind.MW, Kind.CQ,
-            Kind.QP), false)), Map.of());
+            Kind.QP, Kind.POOL, Kind.CACHE), false)), Map.of());
         add(t, "show mr|mw|qp|walk|mtt|counters|trace|devinfo|meminfo|vmstat|buddyinfo|hugepages|status|smaps|clock"
-            + " [NAME|ADDR]",
+            + "|pool|cache [NAME|ADDR]",
             List.of(new Word(Set.of("mr", "mw", "qp", "walk", "mtt", "counters", "trace", "devinfo", "meminfo",
-                "vmstat", "buddyinfo", "hugepages", "status", "smaps", "clock"), false, false), new Expr(true)),
+                "vmstat", "buddyinfo", "hugepages", "status", "smaps", "clock", "pool", "cache"), false, false),
+                new Expr(true)),
             Map.of());
         add(t, "let NAME EXPR", List.of(new NewName(Kind.VALUE, false), new Expr(false)), Map.of());
         add(t, "repeat N STATEMENT | repeat N ... end", List.of(), Map.of());

@@ -13,11 +13,13 @@ import dev.rnicsim.simnic.SimHost;
 import dev.rnicsim.simnic.SimMr;
 import dev.rnicsim.simnic.SimMw;
 import dev.rnicsim.simnic.SimQp;
+import dev.rnicsim.verbs.strategy.MemoryPool;
+import dev.rnicsim.verbs.strategy.StrategyCounters;
 import java.util.Locale;
 
 /**
  * The {@code show} views: an MR, a memory window, a QP, a page-table walk, MTT usage, counters, the registration
- * trace, a devinfo dump, the /proc views. Stateless.
+ * trace, a devinfo dump, the /proc views, a pool's or a registration cache's counters. Stateless.
  */
 final class Views
 {
@@ -50,6 +52,8 @@ final class Views
             case "hugepages" -> ProcFs.hugepages(s.get(l, arg, SimHost.class).host()).stripTrailing();
             case "status" -> ProcFs.status(s.get(l, arg, UserProcess.class)).stripTrailing();
             case "smaps" -> ProcFs.smaps(s.get(l, arg, UserProcess.class)).stripTrailing();
+            case "pool" -> pool(arg, s.get(l, arg, Session.PoolBinding.class));
+            case "cache" -> cache(arg, s.get(l, arg, Session.CacheBinding.class));
             default -> "simulated clock: " + Units.duration(s.fabric.clock().nowNs()) + " ("
                 + s.fabric.clock().nowNs() + " ns)";
         };
@@ -188,6 +192,32 @@ final class Views
                 pm.pinCount(pfn), pm.mapCount(pfn)));
         }
         return sb.toString();
+    }
+
+    private static String pool(final String name, final Session.PoolBinding p)
+    {
+        final MemoryPool.Config c = p.config();
+        return String.format(Locale.ROOT, "pool %s: chunks of %s (at most %d), fragments of %s to %s, access %s%n%s"
+            + "%n%d fragment(s) out", name, Units.bytes(c.chunkBytes()), c.maxChunks(),
+            Units.bytes(c.minFragmentBytes()), Units.bytes(c.chunkBytes()), ScriptRunner.accessText(c.access()),
+            counters(p.pool().counters()),
+            p.pool().liveFragments());
+    }
+
+    private static String cache(final String name, final Session.CacheBinding c)
+    {
+        return String.format(Locale.ROOT, "cache %s: %s; %s%n%s%n%d idle MR(s)", name, ScriptRunner.bounds(c.config()),
+            c.hooked() ? "munmap invalidates (hook=yes)" : "munmap does not invalidate (hook=no)",
+            counters(c.cache().counters()), c.cache().idleEntries());
+    }
+
+    /** A pool's or a cache's counters, one line each group. */
+    private static String counters(final StrategyCounters c)
+    {
+        return String.format(Locale.ROOT, "hits %d, misses %d, evictions %d, invalidations %d%n"
+            + "registrations %d (%s registered in all); live %d MR(s), %s", c.hits(), c.misses(), c.evictions(),
+            c.invalidations(), c.registrations(), Units.bytes(c.bytesRegistered()), c.liveMrs(),
+            Units.bytes(c.liveBytes()));
     }
 
     private static String mtt(final SimDevice d)

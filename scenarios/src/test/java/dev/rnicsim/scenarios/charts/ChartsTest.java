@@ -127,6 +127,45 @@ class ChartsTest
     }
 
     @Test
+    void strategyTimeShouldShowTheUpFrontCostAtTheFirstRequestAndPerRequestRegistrationDearestAfterwards()
+        throws Exception
+    {
+        final Path svg = dir.resolve("strategy-time.svg");
+        final long t0 = System.nanoTime();
+        final ChartData data = Charts.strategyTime(svg);
+        System.out.printf("strategy-time chart: %d ms wall; %s%n", (System.nanoTime() - t0) / 1_000_000,
+            data.series());
+
+        assertSvg(svg);
+        assertThat(Files.readString(svg)).contains("registration cache");
+        assertThat(data.series().keySet()).containsExactly(Charts.SERIES_PER_REQUEST, Charts.SERIES_ONCE,
+            Charts.SERIES_POOL, Charts.SERIES_CACHE);
+        assertThat(data.logX()).isTrue();
+        assertThat(data.logY()).isTrue();
+        assertThat(data.yAxisLabel()).contains("(µs)");
+        for (final String series : data.series().keySet())
+        {
+            assertThat(data.points(series)).extracting(ChartData.Point::x).containsExactlyElementsOf(
+                Charts.STRATEGY_POINTS.stream().map(Integer::doubleValue).toList());
+            assertThat(data.ys(series)).allMatch(y -> y > 0);
+        }
+        final double direct1 = data.yAt(Charts.SERIES_PER_REQUEST, 1);
+        final double direct200 = data.yAt(Charts.SERIES_PER_REQUEST, Charts.STRATEGY_REQUESTS);
+        // To the first operation: registering 1 MiB up front (or the pool's first chunk) costs more than 64 KiB.
+        assertThat(data.yAt(Charts.SERIES_ONCE, 1)).isGreaterThan(direct1);
+        assertThat(data.yAt(Charts.SERIES_POOL, 1)).isGreaterThan(direct1)
+            .isEqualTo(data.yAt(Charts.SERIES_ONCE, 1));
+        assertThat(data.yAt(Charts.SERIES_CACHE, 1)).isEqualTo(direct1);
+        // Amortised: per-request registration costs several times the others; its average stays near its first.
+        for (final String cheaper : List.of(Charts.SERIES_ONCE, Charts.SERIES_POOL, Charts.SERIES_CACHE))
+        {
+            assertThat(direct200).as(cheaper).isGreaterThan(3 * data.yAt(cheaper, Charts.STRATEGY_REQUESTS));
+            assertThat(data.ys(cheaper)).as(cheaper).isSortedAccordingTo((a, b) -> Double.compare(b, a));
+        }
+        assertThat(direct200).isBetween(direct1 * 0.8, direct1 * 1.25);
+    }
+
+    @Test
     void writeSvgShouldDrawAnyChartData() throws Exception
     {
         final ChartData data = new ChartData("t", "s", "x (units)", "y (units)", false, true,

@@ -598,14 +598,14 @@ class ScriptWindowsTest
     void reregOfTheTranslationShouldGiveNewKeysOnAConnectX5AndKeepThemOnAConnectX3()
     {
         final Run r = ok(TWO_HOSTS + """
-            mmap other app_b 32K
-            reg mr pd_b dst 64K access=local_write,remote_read
+            mmap other app_b 256K
+            reg mr pd_b dst 32K access=local_write,remote_read
             let key mr.rkey
-            rereg mr addr=other size=32K
+            rereg mr addr=other size=256K
             expect ok
             expect mr.rkey != key
             expect mr.addr == other
-            expect mr.length == 32K
+            expect mr.length == 256K
             rereg mr size=16K
             expect ok
             expect mr.addr == other

@@ -22,7 +22,8 @@ import java.util.TreeSet;
  * fragments by a binary buddy allocator per chunk (sizes rounded up to a power of two, from
  * {@link Config#minFragmentBytes()} to {@link Config#chunkBytes()}; a freed fragment merges with its free buddy).
  * Every fragment carries the lkey and rkey of its chunk's MR, so a message made of several fragments is described
- * by an SGL ({@link #sgl}) without copying. Only {@link #allocate} may register, and only when no chunk has room;
+ * by an SGL ({@link #sgl}) without copying. The rkey opens the whole chunk (every fragment in it) to a peer, as a
+ * pool's single registration does on real hardware. Only {@link #allocate} may register, and only when no chunk has room;
  * {@link #free} never deregisters. Not thread safe.
  */
 public final class MemoryPool implements AutoCloseable
@@ -59,7 +60,8 @@ public final class MemoryPool implements AutoCloseable
             {
                 throw new IllegalArgumentException("maxChunks=" + maxChunks + " must be 1 or more");
             }
-            access = access.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(access));
+            access = java.util.Collections.unmodifiableSet(access.isEmpty() ? EnumSet.noneOf(Access.class)
+                : EnumSet.copyOf(access));
         }
     }
 
@@ -172,6 +174,8 @@ public final class MemoryPool implements AutoCloseable
                 + " must be from 1 to chunkBytes=" + config.chunkBytes());
         }
         final int order = orderFor(bytes);
+        // A chunk whose MR was deregistered under the pool (its PD or context closed) hands out nothing more.
+        chunks.removeIf(c -> c.mr.isClosed());
         for (final Chunk c : chunks)
         {
             final Long offset = take(c, order);
@@ -342,12 +346,28 @@ public final class MemoryPool implements AutoCloseable
             return;
         }
         closed = true;
+        RuntimeException failure = null;
         for (final Chunk c : chunks)
         {
-            c.mr.close();
-            memory.free(c.addr, config.chunkBytes());
+            try
+            {
+                c.mr.close();
+                memory.free(c.addr, config.chunkBytes());
+            }
+            catch (final RuntimeException e)
+            {
+                // Go on with the other chunks; report the first failure once all were tried.
+                if (failure == null)
+                {
+                    failure = e;
+                }
+            }
         }
         chunks.clear();
         allocated.clear();
+        if (failure != null)
+        {
+            throw failure;
+        }
     }
 }

@@ -25,7 +25,8 @@ import java.util.TreeMap;
  * the application's free path, or by the memory's unmap hook installed with {@link #hookUnmaps}) drops every entry
  * overlapping it: idle ones are deregistered at once, ones in use when released. Without invalidation a cache hands
  * out MRs whose pinned pages no longer back the virtual addresses: the stale-mapping bug this class exists to avoid.
- * Not thread safe.
+ * A hit may have more rights than asked for and covers whole pages (as UCX's rcache); misses count every request
+ * that needed a registration, including those whose registration failed. Not thread safe.
  */
 public final class RegistrationCache implements AutoCloseable
 {
@@ -70,6 +71,8 @@ public final class RegistrationCache implements AutoCloseable
         final MemoryRegion mr;
         int refs;
         boolean invalid;
+        /** Still counted in regions and bytes. */
+        boolean counted = true;
 
         Entry(final long start, final long end, final Set<Access> access, final MemoryRegion mr)
         {
@@ -129,6 +132,8 @@ public final class RegistrationCache implements AutoCloseable
     private final TreeMap<Long, List<Entry>> byStart = new TreeMap<>();
     /** Idle entries, least recently used first. */
     private final LinkedHashSet<Entry> idle = new LinkedHashSet<>();
+    /** Invalidated entries whose MR could not be deregistered then; retried at close. */
+    private final List<Entry> undeletable = new ArrayList<>();
     private long longest;
     private int regions;
     private long bytes;
@@ -187,7 +192,13 @@ public final class RegistrationCache implements AutoCloseable
                 + Long.toHexString(addr) + "+" + lengthBytes + " is empty or wraps");
         }
         final long end = addr + lengthBytes;
-        final Entry hit = find(addr, end, access);
+        Entry hit = find(addr, end, access);
+        while (hit != null && hit.mr.isClosed())
+        {
+            // Deregistered under the cache (its PD or context closed): forget it and look again.
+            forget(hit);
+            hit = find(addr, end, access);
+        }
         if (hit != null)
         {
             hits++;
@@ -266,17 +277,40 @@ public final class RegistrationCache implements AutoCloseable
         }
     }
 
+    /** Removes an entry whose MR is gone already from every index and count. */
+    private void forget(final Entry e)
+    {
+        idle.remove(e);
+        final List<Entry> at = byStart.get(e.start);
+        if (at != null && at.remove(e) && at.isEmpty())
+        {
+            byStart.remove(e.start);
+        }
+        uncount(e);
+        e.invalid = true;
+    }
+
+    private void uncount(final Entry e)
+    {
+        if (e.counted)
+        {
+            e.counted = false;
+            regions--;
+            bytes -= e.end - e.start;
+        }
+    }
+
+    /** Deregisters an entry's MR, then forgets the entry; when the deregistration fails nothing changes. */
     private void drop(final Entry e)
     {
+        e.mr.close();
         final List<Entry> at = byStart.get(e.start);
         if (at != null && at.remove(e) && at.isEmpty())
         {
             byStart.remove(e.start);
         }
         e.invalid = true;
-        regions--;
-        bytes -= e.end - e.start;
-        e.mr.close();
+        uncount(e);
     }
 
     /**
@@ -300,9 +334,8 @@ public final class RegistrationCache implements AutoCloseable
         }
         if (e.invalid)
         {
-            regions--;
-            bytes -= e.end - e.start;
             e.mr.close();
+            uncount(e);
         }
         else
         {
@@ -342,7 +375,22 @@ public final class RegistrationCache implements AutoCloseable
             if (x.refs == 0)
             {
                 idle.remove(x);
-                drop(x);
+                try
+                {
+                    drop(x);
+                }
+                catch (final RuntimeException e)
+                {
+                    // The MR cannot be deregistered now (a window is bound to it): no acquire may return it, and
+                    // it stays counted until the cache closes. An unmap hook must not fail the unmap.
+                    final List<Entry> at = byStart.get(x.start);
+                    if (at != null && at.remove(x) && at.isEmpty())
+                    {
+                        byStart.remove(x.start);
+                    }
+                    x.invalid = true;
+                    undeletable.add(x);
+                }
             }
             else
             {
@@ -393,12 +441,30 @@ public final class RegistrationCache implements AutoCloseable
         {
             return;
         }
-        for (final Entry e : List.copyOf(idle))
+        closed = true;
+        RuntimeException failure = null;
+        final List<Entry> all = new ArrayList<>(idle);
+        all.addAll(undeletable);
+        for (final Entry e : all)
         {
-            drop(e);
+            try
+            {
+                e.mr.close();
+            }
+            catch (final RuntimeException ex)
+            {
+                if (failure == null)
+                {
+                    failure = ex;
+                }
+            }
         }
         idle.clear();
+        undeletable.clear();
         byStart.clear();
-        closed = true;
+        if (failure != null)
+        {
+            throw failure;
+        }
     }
 }
