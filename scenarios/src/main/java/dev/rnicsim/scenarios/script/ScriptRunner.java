@@ -1361,14 +1361,6 @@ public final class ScriptRunner
                 final StrategyCounters before = p.pool().counters();
                 final int out = p.pool().liveFragments();
                 p.pool().close();
-                if (before.liveMrs() > 0 && p.pool().counters().liveMrs() == before.liveMrs())
-                {
-                    // MemoryPool.close marks the pool closed before releasing its chunks, and gives up at the first
-                    // failure: a later close does nothing.
-                    return Outcome.ok(String.format(Locale.ROOT, "closed already: an earlier close failed part way, "
-                        + "and the pool still counts %d chunk MR(s) (%s) it did not release", before.liveMrs(),
-                        Units.bytes(before.liveBytes())));
-                }
                 return Outcome.ok(String.format(Locale.ROOT, "closed: %d chunk MR(s) (%s) deregistered and unmapped%s",
                     before.liveMrs(), Units.bytes(before.liveBytes()), out == 0 ? ""
                     : "; " + out + " fragment(s) still out are invalid now (their keys no longer translate)"));
