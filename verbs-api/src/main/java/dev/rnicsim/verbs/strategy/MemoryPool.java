@@ -346,28 +346,13 @@ public final class MemoryPool implements AutoCloseable
             return;
         }
         closed = true;
-        RuntimeException failure = null;
-        for (final Chunk c : chunks)
-        {
-            try
-            {
-                c.mr.close();
-                memory.free(c.addr, config.chunkBytes());
-            }
-            catch (final RuntimeException e)
-            {
-                // Go on with the other chunks; report the first failure once all were tried.
-                if (failure == null)
-                {
-                    failure = e;
-                }
-            }
-        }
+        final List<Chunk> all = List.copyOf(chunks);
         chunks.clear();
         allocated.clear();
-        if (failure != null)
+        Release.each(all, c ->
         {
-            throw failure;
-        }
+            c.mr.close();
+            memory.free(c.addr, config.chunkBytes());
+        });
     }
 }

@@ -442,29 +442,11 @@ public final class RegistrationCache implements AutoCloseable
             return;
         }
         closed = true;
-        RuntimeException failure = null;
         final List<Entry> all = new ArrayList<>(idle);
         all.addAll(undeletable);
-        for (final Entry e : all)
-        {
-            try
-            {
-                e.mr.close();
-            }
-            catch (final RuntimeException ex)
-            {
-                if (failure == null)
-                {
-                    failure = ex;
-                }
-            }
-        }
         idle.clear();
         undeletable.clear();
         byStart.clear();
-        if (failure != null)
-        {
-            throw failure;
-        }
+        Release.each(all, e -> e.mr.close());
     }
 }
