@@ -48,6 +48,24 @@ public record Violation(Kind kind, String message, Throwable registeredAt, Throw
         return sb.toString();
     }
 
+    /**
+     * Frames left out of a report: the simulator, strict mode and the fixture themselves, the JDK, and the test
+     * engines that called the test (so that the first frames shown are the user's code, tests in this package
+     * included).
+     */
+    private static boolean hidden(final String c)
+    {
+        return c.startsWith("dev.rnicsim.simnic.") || own(c, "StrictMode") || own(c, "Violation") || own(c, "TestNic")
+            || c.startsWith("java.") || c.startsWith("jdk.") || c.startsWith("sun.") || c.startsWith("net.jqwik.")
+            || c.startsWith("org.junit.") || c.startsWith("org.apache.maven.surefire.");
+    }
+
+    private static boolean own(final String c, final String simpleName)
+    {
+        final String name = "dev.rnicsim.testkit." + simpleName;
+        return c.equals(name) || c.startsWith(name + "$");
+    }
+
     private static void stack(final StringBuilder sb, final String what, final Throwable t)
     {
         if (t == null)
@@ -58,9 +76,7 @@ public record Violation(Kind kind, String message, Throwable registeredAt, Throw
         int shown = 0;
         for (final StackTraceElement e : t.getStackTrace())
         {
-            final String c = e.getClassName();
-            if (c.startsWith("dev.rnicsim.simnic.") || c.startsWith("dev.rnicsim.testkit.")
-                || c.startsWith("java.") || c.startsWith("jdk.") || c.startsWith("sun."))
+            if (hidden(e.getClassName()))
             {
                 continue;
             }
