@@ -511,7 +511,9 @@ public final class SimPd implements ProtectionDomain
         }
         catch (final KernelException e)
         {
-            throw reregCmd(Errno.of(e.errno().value()), e.getMessage());
+            final String prefix = e.errno().name() + ": ";
+            throw reregCmd(Errno.of(e.errno().value()), e.getMessage().startsWith(prefix)
+                ? e.getMessage().substring(prefix.length()) : e.getMessage());
         }
         final List<DmaRun> runs = new ArrayList<>(pinned.runs().size());
         long leaves = 0;

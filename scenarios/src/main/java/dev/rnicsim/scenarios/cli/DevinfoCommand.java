@@ -3,11 +3,17 @@ package dev.rnicsim.scenarios.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rnicsim.hwnic.RdmaVerbsProvider;
 import dev.rnicsim.simnic.DeviceProfile;
 import dev.rnicsim.simnic.DeviceProfiles;
 import dev.rnicsim.simnic.DevinfoReader;
 import dev.rnicsim.simnic.DevinfoResult;
 import dev.rnicsim.simnic.DevinfoWriter;
+import dev.rnicsim.verbs.Context;
+import dev.rnicsim.verbs.Device;
+import dev.rnicsim.verbs.DeviceAttributes;
+import dev.rnicsim.verbs.Verbs;
+import dev.rnicsim.verbs.VerbsException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -19,16 +25,28 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code rnicsim devinfo}: the attributes of simulated devices as {@code ibv_devinfo -v} prints them, or what a
- * real dump becomes as a device profile.
+ * {@code rnicsim devinfo}: the attributes of simulated devices as {@code ibv_devinfo -v} prints them, what a real
+ * dump becomes as a device profile, or the attributes of a device opened by name ({@code --device rdma:mlx5_0}).
  */
 @Command(name = "devinfo", mixinStandardHelpOptions = true,
-    description = "Print simulated devices as 'ibv_devinfo -v' does (every built-in profile, or one), or read a "
-        + "real 'ibv_devinfo -v' dump and show the profile it makes and which fields it lacked.",
+    description = "Print simulated devices as 'ibv_devinfo -v' does (every built-in profile, or one), read a "
+        + "real 'ibv_devinfo -v' dump and show the profile it makes and which fields it lacked, or open a device "
+        + "by name (--device rdma:mlx5_0, rdma: for the first rdma-core device, sim:connectx5) and print what "
+        + "ibv_query_device_ex reports.",
     exitCodeListHeading = "%nExit codes:%n",
-    exitCodeList = {"0:printed", "2:no such profile, or the file is unreadable or no ibv_devinfo dump"})
+    exitCodeList = {"0:printed", "2:no such profile, or the file is unreadable or no ibv_devinfo dump",
+        "4:no such device, or it cannot be opened (rdma-core not installed, no RDMA support in the kernel, no "
+            + "device, permission denied); the reason is printed"})
 final class DevinfoCommand implements Callable<Integer>
 {
+    /** Exit status: the device named by --device does not exist or cannot be opened. */
+    static final int NO_DEVICE = 4;
+
+    @Option(names = "--device", paramLabel = "NAME",
+        description = "A device by name: rdma:NAME (rdma-core, e.g. rdma:mlx5_0), rdma: for the first rdma-core "
+            + "device, or sim:PROFILE.")
+    private String device;
+
     @Option(names = {"-p", "--profile"}, paramLabel = "NAME",
         description = "A built-in profile: ${COMPLETION-CANDIDATES}.",
         completionCandidates = ProfileNames.class)
@@ -63,6 +81,15 @@ final class DevinfoCommand implements Callable<Integer>
         {
             err.println("give --profile or --file, not both");
             return Rnicsim.MALFORMED;
+        }
+        if (device != null && (file != null || profile != null))
+        {
+            err.println("give --device alone, without --profile or --file");
+            return Rnicsim.MALFORMED;
+        }
+        if (device != null)
+        {
+            return printDevice(out, err);
         }
         final List<DeviceProfile> profiles = new ArrayList<>();
         final List<String> defaulted = new ArrayList<>();
@@ -146,5 +173,80 @@ final class DevinfoCommand implements Callable<Integer>
             out.println();
         }
         return Rnicsim.OK;
+    }
+
+    /** --device: opens the device, queries it, closes it, prints the attributes. */
+    private int printDevice(final PrintWriter out, final PrintWriter err) throws IOException
+    {
+        final Device d;
+        final DeviceAttributes a;
+        try
+        {
+            d = resolve(device);
+            try (Context ctx = d.open())
+            {
+                a = ctx.queryDevice();
+            }
+        }
+        catch (final VerbsException e)
+        {
+            err.println("rnicsim: " + e.getMessage());
+            return NO_DEVICE;
+        }
+        if (json)
+        {
+            final ObjectMapper mapper = new ObjectMapper();
+            final ObjectNode n = mapper.createObjectNode();
+            n.put("device", d.name());
+            final ObjectNode attrs = mapper.valueToTree(a);
+            attrs.put("maxMrSizeBytes", "0x" + Long.toHexString(a.maxMrSizeBytes()));
+            attrs.put("pageSizeCap", "0x" + Long.toHexString(a.pageSizeCap()));
+            attrs.put("nodeGuid", "0x" + Long.toHexString(a.nodeGuid()));
+            attrs.put("sysImageGuid", "0x" + Long.toHexString(a.sysImageGuid()));
+            attrs.put("deviceCapFlags", "0x" + Long.toHexString(a.deviceCapFlags()));
+            n.set("attributes", attrs);
+            out.println(mapper.writerWithDefaultPrettyPrinter().writeValueAsString(n));
+            return Rnicsim.OK;
+        }
+        out.print(DevinfoWriter.write(hcaId(d), a));
+        out.println("\t# device " + d.name() + ": ibv_query_device_ex");
+        out.println();
+        return Rnicsim.OK;
+    }
+
+    /**
+     * A device by name, through {@link Verbs#device(String)}; for rdma-core names ({@code rdma:} alone picks the
+     * first device) through the rdma-core provider, which says why there is none (library missing, no kernel
+     * support, no device).
+     *
+     * @param name the name.
+     * @return the device.
+     * @throws VerbsException the reason there is no such device.
+     */
+    static Device resolve(final String name)
+    {
+        try
+        {
+            return Verbs.device(name);
+        }
+        catch (final VerbsException e)
+        {
+            if (RdmaVerbsProvider.isRdmaName(name))
+            {
+                return new RdmaVerbsProvider().device(name);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * @param d a device.
+     * @return its name without the scheme, as ibv_devinfo's hca_id.
+     */
+    static String hcaId(final Device d)
+    {
+        final String n = d.name();
+        final String id = n.substring(n.indexOf(':') + 1).replaceAll("\\s", "_");
+        return id.isEmpty() ? n.replace(":", "") : id;
     }
 }

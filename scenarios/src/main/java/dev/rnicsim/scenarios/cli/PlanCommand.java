@@ -16,6 +16,11 @@ import dev.rnicsim.scenarios.script.Units;
 import dev.rnicsim.simnic.DeviceProfile;
 import dev.rnicsim.simnic.DeviceProfiles;
 import dev.rnicsim.simnic.DevinfoReader;
+import dev.rnicsim.simnic.DevinfoWriter;
+import dev.rnicsim.verbs.Context;
+import dev.rnicsim.verbs.Device;
+import dev.rnicsim.verbs.DeviceAttributes;
+import dev.rnicsim.verbs.VerbsException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -39,7 +44,8 @@ import picocli.CommandLine.Option;
         + "the first to break.",
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {"0:planned (whether it fits is in the report)", "2:bad options, or an unreadable or malformed "
-        + "workload or dump (file:line and what was expected)"})
+        + "workload or dump (file:line and what was expected)", "4:the --device does not exist or cannot be opened "
+        + "(the reason is printed)"})
 final class PlanCommand implements Callable<Integer>
 {
     /** Most processes planned on one host. */
@@ -51,6 +57,11 @@ final class PlanCommand implements Callable<Integer>
 
     @Option(names = "--devinfo", paramLabel = "FILE", description = "A real 'ibv_devinfo -v' dump instead.")
     private Path devinfo;
+
+    @Option(names = "--device", paramLabel = "NAME", description = "A device to query instead: rdma:NAME "
+        + "(rdma-core), rdma: for the first rdma-core device, or sim:PROFILE; its attributes, with the rest of the "
+        + "profile of its driver.")
+    private String deviceName;
 
     @Option(names = "--log-num-mtt", paramLabel = "N", description = "mlx4: log2 of the MTT segments.")
     private Integer logNumMtt;
@@ -138,6 +149,11 @@ final class PlanCommand implements Callable<Integer>
         {
             err.println(e instanceof IOException io ? devinfo + ": " + Problems.reason(io) : e.getMessage());
             return Rnicsim.MALFORMED;
+        }
+        catch (final VerbsException e)
+        {
+            err.println("rnicsim: " + e.getMessage());
+            return DevinfoCommand.NO_DEVICE;
         }
         final Long ramBytes = Units.parseSize(ram);
         final Long memlockBytes = memlock.equals("unlimited") ? Long.valueOf(UserProcess.RLIM_INFINITY)
@@ -353,7 +369,23 @@ final class PlanCommand implements Callable<Integer>
         {
             throw new IllegalArgumentException("--profile and --devinfo: give one device, not both");
         }
-        if (devinfo != null)
+        if (deviceName != null && (devinfo != null
+            || spec.commandLine().getParseResult().hasMatchedOption("--profile")))
+        {
+            throw new IllegalArgumentException("--device with --profile or --devinfo: give one device");
+        }
+        if (deviceName != null)
+        {
+            // The device's attributes as ibv_devinfo would print them, read back as a dump of that device.
+            final Device d = DevinfoCommand.resolve(deviceName);
+            final DeviceAttributes a;
+            try (Context ctx = d.open())
+            {
+                a = ctx.queryDevice();
+            }
+            p = DevinfoReader.parse(DevinfoWriter.write(DevinfoCommand.hcaId(d), a), d.name()).profile();
+        }
+        else if (devinfo != null)
         {
             final String problem = Problems.unreadable(devinfo);
             if (problem != null)

@@ -17,7 +17,8 @@ import picocli.CommandLine.Command;
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {"0:success: every expect held", "1:an expect failed, or a step failed without an expect",
         "2:a malformed script (file:line), an unreadable file, or a bad command line",
-        "3:no JDK 25 found (by the ./rnicsim launcher)"})
+        "3:no JDK 25 found (by the ./rnicsim launcher)",
+        "4:devinfo or plan --device: no such RDMA device (the reason, e.g. no kernel RDMA support, is printed)"})
 public final class Rnicsim implements Runnable
 {
     /** Exit status: every expect held. */

@@ -24,8 +24,9 @@ import org.jfree.svg.SVGGraphics2D;
  * @param device  the profile's name and driver.
  * @param group   the group swept (its size or count is replaced at each point; its backing is ignored).
  * @param rows    one per point and backing, in increasing value, backings in the order 4k, 2m, 1g.
+ * @param cpuPages true when the MR page was forced to each backing's CPU page.
  */
-public record Sweep(Kind kind, String device, Workload.Group group, List<Row> rows)
+public record Sweep(Kind kind, String device, Workload.Group group, List<Row> rows, boolean cpuPages)
 {
     /** Fewest points a sweep has. */
     public static final int MIN_POINTS = 5;
@@ -152,7 +153,7 @@ public record Sweep(Kind kind, String device, Workload.Group group, List<Row> ro
                 rows.add(new Row(v, b, plan));
             }
         }
-        return new Sweep(kind, device, group, List.copyOf(rows));
+        return new Sweep(kind, device, group, List.copyOf(rows), cpuPages);
     }
 
     /**
@@ -234,7 +235,8 @@ public record Sweep(Kind kind, String device, Workload.Group group, List<Row> ro
             : "regions of " + group.sizeBytes() + " bytes";
         return new ChartData(title + " against " + what + " (" + device + ")",
             "group '" + group.name() + "', " + fixed + "; measured on the simulated registration path and scaled; "
-                + "a backing is drawn where its page fits in the region; the driver may merge contiguous pages",
+                + "a backing is drawn where its page fits in the region; " + (cpuPages ? "MR page forced to the CPU "
+                + "page (page_size_cap cleared above it)" : "the driver may merge contiguous pages"),
             kind == Kind.SIZE ? "region size (KiB)" : "regions (MRs)", yAxisLabel, true, true, series);
     }
 }

@@ -311,6 +311,11 @@ public final class ScriptParser
         {
             throw l.error("expected: " + spec.usage());
         }
+        if (l.verb().equals("show") && l.args().size() == 1 && !l.args().get(0).equals("clock"))
+        {
+            throw l.error("show " + l.args().get(0) + " needs a name" + (l.args().get(0).equals("walk")
+                ? " or an address" : "") + "; expected: " + spec.usage());
+        }
         final List<Runnable> binds = new ArrayList<>();
         for (int i = 0; i < l.args().size(); i++)
         {

@@ -212,7 +212,9 @@ final class Session
         final long v = evalNum(l, expr);
         if (v < Integer.MIN_VALUE || v > 0xffff_ffffL)
         {
-            throw l.error("'" + expr + "' is " + v + ", which does not fit 32 bits");
+            throw l.error("'" + expr + "' is " + v + ", which does not fit 32 bits" + (names.containsKey(expr.strip())
+                ? " (a name stands for its address; for a key write " + expr.strip() + ".rkey or "
+                + expr.strip() + ".lkey)" : ""));
         }
         return (int)v;
     }

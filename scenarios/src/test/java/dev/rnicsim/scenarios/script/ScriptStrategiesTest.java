@@ -205,12 +205,12 @@ class ScriptStrategiesTest
     {
         return Stream.of(
             Arguments.of("chunk not a power of two", "pool p pd_a 1000", "EINVAL",
-                "chunkBytes=1000 must be a power of two of at least 4096"),
-            Arguments.of("chunk below 4 KiB", "pool p pd_a 2K", "EINVAL", "chunkBytes=2048 must be"),
+                "chunk size 1000 bytes: expected a power of two of at least 4096"),
+            Arguments.of("chunk below 4 KiB", "pool p pd_a 2K", "EINVAL", "chunk size 2048 bytes: expected"),
             Arguments.of("min below 64 bytes", "pool p pd_a 64K min=32", "EINVAL",
-                "minFragmentBytes=32 must be a power of two from 64 to chunkBytes=65536"),
-            Arguments.of("min above the chunk", "pool p pd_a 64K min=128K", "EINVAL", "minFragmentBytes=131072"),
-            Arguments.of("no chunks", "pool p pd_a 64K chunks=0", "EINVAL", "maxChunks=0 must be 1 or more"),
+                "smallest fragment 32 bytes: expected a power of two from 64 to the chunk size, 65536"),
+            Arguments.of("min above the chunk", "pool p pd_a 64K min=128K", "EINVAL", "smallest fragment 131072 bytes"),
+            Arguments.of("no chunks", "pool p pd_a 64K chunks=0", "EINVAL", "at most 0 chunks: expected 1 or more"),
             Arguments.of("alloc of 0 bytes", "pool p pd_a 64K\nalloc f p 0", "EINVAL",
                 "bytes=0 must be from 1 to chunkBytes=65536"),
             Arguments.of("alloc above the chunk", "pool p pd_a 64K\nalloc f p 64K+1", "EINVAL",
@@ -491,8 +491,8 @@ class ScriptStrategiesTest
     {
         return Stream.of(
             Arguments.of("no regions", "cache c pd_a regions=0", "EINVAL",
-                "maxRegions=0 must be 1 or more and maxBytes="),
-            Arguments.of("bytes below a page", "cache c pd_a bytes=100", "EINVAL", "maxBytes=100 4096 or more"),
+                "at most 0 regions: expected 1 or more"),
+            Arguments.of("bytes below a page", "cache c pd_a bytes=100", "EINVAL", "at most 100 bytes: expected 4096 or more"),
             Arguments.of("empty range", "cache c pd_a\nacquire h c buf 0", "EINVAL", "is empty or wraps"),
             Arguments.of("closed cache", "cache c pd_a\nclose c\nacquire h c buf 4K", "EINVAL",
                 "RegistrationCache.acquire: EINVAL: the cache is closed"),

@@ -48,17 +48,17 @@ public final class MemoryPool implements AutoCloseable
             Objects.requireNonNull(access, "access");
             if (chunkBytes < 4096 || Long.bitCount(chunkBytes) != 1)
             {
-                throw new IllegalArgumentException("chunkBytes=" + chunkBytes + " must be a power of two of at "
-                    + "least 4096");
+                throw new IllegalArgumentException("chunk size " + chunkBytes + " bytes: expected a power of two "
+                    + "of at least 4096");
             }
             if (minFragmentBytes < 64 || Long.bitCount(minFragmentBytes) != 1 || minFragmentBytes > chunkBytes)
             {
-                throw new IllegalArgumentException("minFragmentBytes=" + minFragmentBytes + " must be a power of two"
-                    + " from 64 to chunkBytes=" + chunkBytes);
+                throw new IllegalArgumentException("smallest fragment " + minFragmentBytes + " bytes: expected a "
+                    + "power of two from 64 to the chunk size, " + chunkBytes);
             }
             if (maxChunks < 1)
             {
-                throw new IllegalArgumentException("maxChunks=" + maxChunks + " must be 1 or more");
+                throw new IllegalArgumentException("at most " + maxChunks + " chunks: expected 1 or more");
             }
             access = java.util.Collections.unmodifiableSet(access.isEmpty() ? EnumSet.noneOf(Access.class)
                 : EnumSet.copyOf(access));
@@ -97,6 +97,12 @@ public final class MemoryPool implements AutoCloseable
                     + lengthBytes + "-byte fragment");
             }
             return new Sge(addr + offsetBytes, bytes, lkey);
+        }
+
+        @Override
+        public String toString()
+        {
+            return "fragment 0x" + Long.toHexString(addr) + "+" + lengthBytes + " lkey 0x" + Integer.toHexString(lkey);
         }
     }
 

@@ -46,10 +46,13 @@ public final class RegistrationCache implements AutoCloseable
          */
         public Config
         {
-            if (maxRegions < 1 || maxBytes < PAGE)
+            if (maxRegions < 1)
             {
-                throw new IllegalArgumentException("maxRegions=" + maxRegions + " must be 1 or more and maxBytes="
-                    + maxBytes + " 4096 or more");
+                throw new IllegalArgumentException("at most " + maxRegions + " regions: expected 1 or more");
+            }
+            if (maxBytes < PAGE)
+            {
+                throw new IllegalArgumentException("at most " + maxBytes + " bytes: expected 4096 or more (one page)");
             }
         }
 

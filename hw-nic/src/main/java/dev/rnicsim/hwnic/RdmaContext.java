@@ -1,0 +1,327 @@
+package dev.rnicsim.hwnic;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+import dev.rnicsim.verbs.CompletionQueue;
+import dev.rnicsim.verbs.Context;
+import dev.rnicsim.verbs.DeviceAttributes;
+import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.HostMemory;
+import dev.rnicsim.verbs.ProtectionDomain;
+import dev.rnicsim.verbs.VerbsException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+
+/**
+ * An open rdma-core device ({@code struct ibv_context}): the root of the resource tree Context → PD → {QP, MW, MR}
+ * and Context → CQ. Closing it closes everything it owns, children first, then {@code ibv_close_device}; a second
+ * close does nothing.
+ *
+ * <p>QPs are addressed through one port and one GID table entry: port {@value #DEFAULT_PORT} and GID index
+ * {@value #DEFAULT_GID_INDEX} unless the system properties {@value #PORT_PROPERTY} and {@value #GID_INDEX_PROPERTY}
+ * say otherwise (on RoCE the GID index selects RoCE v1 or v2; {@code show_gids} lists them).
+ *
+ * <p>Not thread safe: the resource tree is kept without locks, so use a context from one thread at a time (the
+ * native verbs underneath may run concurrently on different objects, libibverbs(7)).
+ */
+public final class RdmaContext implements Context
+{
+    /** Port used for QPs unless {@value #PORT_PROPERTY} is set. */
+    public static final int DEFAULT_PORT = 1;
+    /** GID table index used for QP addresses unless {@value #GID_INDEX_PROPERTY} is set. */
+    public static final int DEFAULT_GID_INDEX = 0;
+    /** System property: the port number QPs use. */
+    public static final String PORT_PROPERTY = "rnicsim.rdma.port";
+    /** System property: the GID index QP addresses use. */
+    public static final String GID_INDEX_PROPERTY = "rnicsim.rdma.gidIndex";
+
+    private final Libibverbs lib;
+    private final RdmaDevice device;
+    private final MemorySegment ctx;
+    private final MemorySegment postSendFn;
+    private final MemorySegment postRecvFn;
+    private final MemorySegment pollCqFn;
+    private final List<RdmaPd> pds = new ArrayList<>();
+    private final List<RdmaCq> cqs = new ArrayList<>();
+    private final int portNum = Integer.getInteger(PORT_PROPERTY, DEFAULT_PORT);
+    private final int gidIndex = Integer.getInteger(GID_INDEX_PROPERTY, DEFAULT_GID_INDEX);
+    private DeviceAttributes attributes;
+    private Port port;
+    private boolean closed;
+
+    RdmaContext(final Libibverbs lib, final RdmaDevice device, final MemorySegment ctx)
+    {
+        this.lib = lib;
+        this.device = device;
+        this.ctx = ctx;
+        // The ops table is filled by ibv_open_device and never changes; the inline verbs read it on every call.
+        this.postSendFn = ctx.get(ADDRESS, IbvStructs.CONTEXT_OPS_POST_SEND);
+        this.postRecvFn = ctx.get(ADDRESS, IbvStructs.CONTEXT_OPS_POST_RECV);
+        this.pollCqFn = ctx.get(ADDRESS, IbvStructs.CONTEXT_OPS_POLL_CQ);
+    }
+
+    @Override
+    public RdmaDevice device()
+    {
+        return device;
+    }
+
+    /**
+     * {@code ibv_query_device_ex}, falling back to {@code ibv_query_device} as verbs.h does.
+     *
+     * @return the attributes.
+     * @throws VerbsException EINVAL when the context is closed; the provider's errno when the query fails.
+     */
+    @Override
+    public DeviceAttributes queryDevice()
+    {
+        checkOpen("ibv_query_device_ex");
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment attr = arena.allocate(IbvStructs.IBV_DEVICE_ATTR_EX);
+            final Errnos.Result r = lib.queryDeviceEx(ctx, attr);
+            if (r.value() != 0)
+            {
+                throw new VerbsException("ibv_query_device_ex", r.errno(), device.name() + ": the query failed");
+            }
+            attributes = AttributesReader.read(attr);
+            return attributes;
+        }
+    }
+
+    /**
+     * @return the attributes of the last query, querying once if needed.
+     */
+    DeviceAttributes attributes()
+    {
+        return attributes != null ? attributes : queryDevice();
+    }
+
+    /**
+     * @return the memory of this process: native mappings ({@link NativeHostMemory#shared()}), the same for every
+     *     context, as every context of a process shares its address space.
+     */
+    @Override
+    public HostMemory memory()
+    {
+        return NativeHostMemory.shared();
+    }
+
+    @Override
+    public ProtectionDomain allocPd()
+    {
+        checkOpen("ibv_alloc_pd");
+        final Errnos.Result r = lib.allocPd(ctx);
+        if (r.isNull())
+        {
+            throw new VerbsException("ibv_alloc_pd", r.errno(), device.name() + ": no PD allocated (max_pd="
+                + attributes().maxPd() + ")");
+        }
+        final RdmaPd pd = new RdmaPd(this, r.pointer(IbvStructs.IBV_PD.byteSize()));
+        pds.add(pd);
+        return pd;
+    }
+
+    /**
+     * {@code ibv_create_cq(context, cqe, NULL, NULL, 0)}: no completion channel, vector 0.
+     *
+     * @param cqe minimum number of entries, 1 to {@code max_cqe}.
+     * @return the CQ.
+     * @throws VerbsException EINVAL for cqe below 1 (checked here) or above max_cqe (by the provider); ENOMEM
+     *                        with the memlock limit when the ring cannot be pinned.
+     */
+    @Override
+    public CompletionQueue createCq(final int cqe)
+    {
+        final String verb = "ibv_create_cq";
+        checkOpen(verb);
+        if (cqe < 1)
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "cqe=" + cqe + " must be at least 1");
+        }
+        final Errnos.Result r = lib.createCq(ctx, cqe);
+        if (r.isNull())
+        {
+            throw new VerbsException(verb, r.errno(), "cqe=" + cqe + " (max_cqe=" + attributes().maxCqe() + ")"
+                + (r.errno() == Errno.ENOMEM.code() || r.errno() == Errno.EPERM.code() ? ": " + Diagnosis.memlock()
+                    : ""));
+        }
+        final RdmaCq cq = new RdmaCq(this, r.pointer(IbvStructs.IBV_CQ.byteSize()));
+        cqs.add(cq);
+        return cq;
+    }
+
+    @Override
+    public boolean isClosed()
+    {
+        return closed;
+    }
+
+    /**
+     * Closes the PDs (with their QPs, windows and MRs), then the CQs, then {@code ibv_close_device}. Idempotent;
+     * failures are collected and the first is thrown after everything was tried.
+     */
+    @Override
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        RuntimeException failure = Closing.each(cqs, RdmaCq::close, Closing.each(pds, RdmaPd::close, null));
+        if (pds.isEmpty() && cqs.isEmpty())
+        {
+            final Errnos.Result r = lib.closeDevice(ctx);
+            closed = true;
+            if (r.value() != 0)
+            {
+                final VerbsException e = new VerbsException("ibv_close_device", r.errno(), device.name());
+                if (failure == null)
+                {
+                    failure = e;
+                }
+                else
+                {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        if (failure != null)
+        {
+            throw failure;
+        }
+    }
+
+    // ------------------------------------------------------------------ for the children
+
+    Libibverbs lib()
+    {
+        return lib;
+    }
+
+    MemorySegment segment()
+    {
+        return ctx;
+    }
+
+    MemorySegment postSendFn()
+    {
+        return postSendFn;
+    }
+
+    MemorySegment postRecvFn()
+    {
+        return postRecvFn;
+    }
+
+    MemorySegment pollCqFn()
+    {
+        return pollCqFn;
+    }
+
+    void pdClosed(final RdmaPd pd)
+    {
+        pds.remove(pd);
+    }
+
+    void cqClosed(final RdmaCq cq)
+    {
+        cqs.remove(cq);
+    }
+
+    void checkOpen(final String verb)
+    {
+        if (closed)
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), device.name() + ": the context is closed");
+        }
+    }
+
+    /**
+     * The port QPs use, as ibv_query_port and ibv_query_gid report it.
+     *
+     * @param num       port number.
+     * @param state     {@code enum ibv_port_state}.
+     * @param activeMtu {@code enum ibv_mtu} of the link.
+     * @param lid       LID (0 on RoCE).
+     * @param linkLayer IBV_LINK_LAYER_*.
+     * @param gidIndex  the GID index used.
+     * @param gid       the GID at that index, in its text form.
+     */
+    record Port(int num, int state, int activeMtu, int lid, int linkLayer, int gidIndex, String gid)
+    {
+        /**
+         * @return true when addresses must carry a GID (RoCE, or no LID).
+         */
+        boolean global()
+        {
+            return linkLayer == Ibv.IBV_LINK_LAYER_ETHERNET || lid == 0;
+        }
+    }
+
+    /**
+     * @return the port QPs use, queried once.
+     * @throws VerbsException the errno of ibv_query_port or ibv_query_gid.
+     */
+    Port port()
+    {
+        if (port != null)
+        {
+            return port;
+        }
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment attr = arena.allocate(IbvStructs.IBV_PORT_ATTR);
+            final Errnos.Result r = lib.queryPort(ctx, portNum, attr);
+            if (r.value() != 0)
+            {
+                throw new VerbsException("ibv_query_port", r.errno(), device.name() + " port " + portNum
+                    + " (set -D" + PORT_PROPERTY + "=N for another)");
+            }
+            final MemorySegment gid = arena.allocate(IbvStructs.IBV_GID);
+            final Errnos.Result g = lib.queryGid(ctx, portNum, gidIndex, gid);
+            if (g.value() != 0)
+            {
+                throw new VerbsException("ibv_query_gid", g.errno(), device.name() + " port " + portNum
+                    + " GID index " + gidIndex + " (set -D" + GID_INDEX_PROPERTY + "=N for another)");
+            }
+            port = new Port(portNum, attr.get(JAVA_INT, IbvStructs.PORT_ATTR_STATE),
+                attr.get(JAVA_INT, IbvStructs.PORT_ATTR_ACTIVE_MTU),
+                Short.toUnsignedInt(attr.get(JAVA_SHORT, IbvStructs.PORT_ATTR_LID)),
+                Byte.toUnsignedInt(attr.get(JAVA_BYTE, IbvStructs.PORT_ATTR_LINK_LAYER)), gidIndex,
+                gidText(gid.toArray(JAVA_BYTE)));
+            return port;
+        }
+    }
+
+    /**
+     * @param raw the 16 bytes of a GID, network order.
+     * @return eight groups of four hex digits, e.g. {@code fe80:0000:0000:0000:0202:c9ff:fe00:0001}.
+     */
+    static String gidText(final byte[] raw)
+    {
+        final StringBuilder sb = new StringBuilder(39);
+        final HexFormat hex = HexFormat.of();
+        for (int i = 0; i < 16; i += 2)
+        {
+            if (i > 0)
+            {
+                sb.append(':');
+            }
+            sb.append(hex.toHexDigits(raw[i])).append(hex.toHexDigits(raw[i + 1]));
+        }
+        return sb.toString();
+    }
+
+    @Override
+    public String toString()
+    {
+        return "RdmaContext[" + device.name() + (closed ? ", closed" : "") + "]";
+    }
+}

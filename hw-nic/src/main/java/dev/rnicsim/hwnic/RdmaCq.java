@@ -1,0 +1,161 @@
+package dev.rnicsim.hwnic;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import dev.rnicsim.verbs.CompletionQueue;
+import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.VerbsException;
+import dev.rnicsim.verbs.WcOpcode;
+import dev.rnicsim.verbs.WcStatus;
+import dev.rnicsim.verbs.WorkCompletion;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * An rdma-core completion queue ({@code struct ibv_cq}). {@link #poll} is verbs.h's inline {@code ibv_poll_cq}:
+ * a call of {@code context->ops.poll_cq} into an array of {@code struct ibv_wc} the CQ keeps for reuse (it grows
+ * to the largest poll; it lives in an arena closed with the CQ, never in GC-managed memory).
+ *
+ * <p>Not thread safe: one thread polls a CQ at a time.
+ */
+public final class RdmaCq implements CompletionQueue
+{
+    private static final WcOpcode[] OPCODES = new WcOpcode[256];
+
+    static
+    {
+        for (final WcOpcode o : WcOpcode.values())
+        {
+            if (o != WcOpcode.REG_MR)
+            {
+                OPCODES[o.code()] = o;
+            }
+        }
+    }
+
+    private final RdmaContext context;
+    private final MemorySegment cq;
+    private final int cqe;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment state = Errnos.state(arena);
+    private MemorySegment wcs;
+    private int wcCapacity;
+    private boolean closed;
+
+    RdmaCq(final RdmaContext context, final MemorySegment cq)
+    {
+        this.context = context;
+        this.cq = cq;
+        this.cqe = cq.get(JAVA_INT, IbvStructs.CQ_CQE);
+    }
+
+    @Override
+    public RdmaContext context()
+    {
+        return context;
+    }
+
+    @Override
+    public int cqe()
+    {
+        return cqe;
+    }
+
+    /**
+     * {@code ibv_poll_cq}.
+     *
+     * @param maxEntries most completions to return; 0 or less polls nothing.
+     * @return the completions, oldest first.
+     * @throws VerbsException EINVAL when the CQ is closed; the provider's negative return (as a positive errno)
+     *                        when polling fails.
+     */
+    @Override
+    public List<WorkCompletion> poll(final int maxEntries)
+    {
+        if (closed)
+        {
+            throw new VerbsException("ibv_poll_cq", Errno.EINVAL.code(), "the CQ is destroyed");
+        }
+        if (maxEntries <= 0)
+        {
+            return new ArrayList<>();
+        }
+        if (maxEntries > wcCapacity)
+        {
+            wcCapacity = Math.max(maxEntries, Math.max(16, wcCapacity * 2));
+            wcs = arena.allocate(IbvStructs.IBV_WC, wcCapacity);
+        }
+        final int n = context.lib().pollCq(context.pollCqFn(), state, cq, maxEntries, wcs);
+        if (n < 0)
+        {
+            throw new VerbsException("ibv_poll_cq", -n, "the provider returned " + n);
+        }
+        final List<WorkCompletion> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++)
+        {
+            out.add(read(wcs.asSlice(i * IbvStructs.IBV_WC.byteSize(), IbvStructs.IBV_WC)));
+        }
+        return out;
+    }
+
+    /**
+     * A {@code struct ibv_wc} as a work completion: imm_data from network order; invalidated_rkey (the same
+     * storage) only with IBV_WC_WITH_INV. An opcode with no verbs-api constant (IBV_WC_TSO, driver codes), or the
+     * undefined opcode of a failed completion, reads as SEND: ibv_poll_cq(3) defines only wr_id, status, qp_num and
+     * vendor_err for failures.
+     */
+    static WorkCompletion read(final MemorySegment wc)
+    {
+        final WcStatus status = WcStatus.of(wc.get(JAVA_INT, IbvStructs.WC_STATUS));
+        final int opcode = wc.get(JAVA_INT, IbvStructs.WC_OPCODE);
+        final WcOpcode op = opcode >= 0 && opcode < OPCODES.length && OPCODES[opcode] != null ? OPCODES[opcode]
+            : WcOpcode.SEND;
+        final int flags = wc.get(JAVA_INT, IbvStructs.WC_WC_FLAGS);
+        final boolean withImm = status == WcStatus.SUCCESS && (flags & Ibv.IBV_WC_WITH_IMM) != 0;
+        final boolean withInv = status == WcStatus.SUCCESS && (flags & Ibv.IBV_WC_WITH_INV) != 0;
+        final int raw = wc.get(JAVA_INT, IbvStructs.WC_IMM_DATA);
+        final int imm = withImm ? wc.get(JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), IbvStructs.WC_IMM_DATA)
+            : 0;
+        return new WorkCompletion(wc.get(JAVA_LONG, IbvStructs.WC_WR_ID), status, op,
+            wc.get(JAVA_INT, IbvStructs.WC_QP_NUM), Integer.toUnsignedLong(wc.get(JAVA_INT, IbvStructs.WC_BYTE_LEN)),
+            withImm, imm, withInv, withInv ? raw : 0, wc.get(JAVA_INT, IbvStructs.WC_VENDOR_ERR));
+    }
+
+    @Override
+    public boolean isClosed()
+    {
+        return closed;
+    }
+
+    /**
+     * {@code ibv_destroy_cq}. Idempotent.
+     *
+     * @throws VerbsException the errno (EBUSY while a QP still uses it): the CQ stays.
+     */
+    @Override
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        final Errnos.Result r = context.lib().destroyCq(cq);
+        if (r.value() != 0)
+        {
+            throw new VerbsException("ibv_destroy_cq", r.errno(), "the CQ stays (a QP still uses it?)");
+        }
+        closed = true;
+        arena.close();
+        context.cqClosed(this);
+    }
+
+    MemorySegment segment()
+    {
+        return cq;
+    }
+}

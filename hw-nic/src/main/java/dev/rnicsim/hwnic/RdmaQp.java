@@ -1,0 +1,746 @@
+package dev.rnicsim.hwnic;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.DeviceAttributes;
+import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.MemoryWindow;
+import dev.rnicsim.verbs.MwBindInfo;
+import dev.rnicsim.verbs.MwType;
+import dev.rnicsim.verbs.PostException;
+import dev.rnicsim.verbs.QpAddress;
+import dev.rnicsim.verbs.QpCap;
+import dev.rnicsim.verbs.QpInitAttr;
+import dev.rnicsim.verbs.QpState;
+import dev.rnicsim.verbs.QpType;
+import dev.rnicsim.verbs.QueuePair;
+import dev.rnicsim.verbs.RecvWr;
+import dev.rnicsim.verbs.SendFlag;
+import dev.rnicsim.verbs.SendWr;
+import dev.rnicsim.verbs.Sge;
+import dev.rnicsim.verbs.VerbsException;
+import dev.rnicsim.verbs.WrOpcode;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.nio.ByteOrder;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * An rdma-core queue pair ({@code struct ibv_qp}), RC or UC. The state changes are {@code ibv_modify_qp} with the
+ * attribute masks an RC connection needs; the address goes through the context's port and GID index (a global
+ * route on RoCE). Posting is verbs.h's inline {@code ibv_post_send} / {@code ibv_post_recv}: the work requests are
+ * written into {@code struct ibv_send_wr} / {@code ibv_recv_wr} arrays the QP keeps for reuse (DiSNI's stateful
+ * verb calls, without JNI), linked, and passed to {@code context->ops.post_send}; {@code bad_wr} becomes the index
+ * of {@link PostException}.
+ *
+ * <p>Not thread safe: one thread posts on a QP at a time (the reused arrays are the QP's).
+ */
+public final class RdmaQp implements QueuePair
+{
+    /** Local ACK timeout code for RC (4.096 µs × 2^14 ≈ 67 ms, IBA 9.7.6.1.3). */
+    static final int ACK_TIMEOUT_CODE = 14;
+    /** Hop limit of the global route header on RoCE. */
+    static final int HOP_LIMIT = 64;
+    /** Most outstanding READs and atomics asked for, whatever the device allows. */
+    static final int MAX_RD_ATOMIC = 16;
+
+    private static final long SEND_WR_BYTES = IbvStructs.IBV_SEND_WR.byteSize();
+    private static final long RECV_WR_BYTES = IbvStructs.IBV_RECV_WR.byteSize();
+    private static final long SGE_BYTES = IbvStructs.IBV_SGE.byteSize();
+
+    private final RdmaPd pd;
+    private final MemorySegment qp;
+    private final QpType type;
+    private final int qpNum;
+    private final int psn;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment state = Errnos.state(arena);
+    private final MemorySegment badWr = arena.allocate(ADDRESS);
+    private MemorySegment sendWrs = MemorySegment.NULL;
+    private MemorySegment recvWrs = MemorySegment.NULL;
+    private MemorySegment sges = MemorySegment.NULL;
+    private QpState tracked = QpState.RESET;
+    private boolean closed;
+
+    private RdmaQp(final RdmaPd pd, final MemorySegment qp, final QpType type)
+    {
+        this.pd = pd;
+        this.qp = qp;
+        this.type = type;
+        this.qpNum = qp.get(JAVA_INT, IbvStructs.QP_QP_NUM);
+        // Any 24-bit start; derived from the QP number so that runs are reproducible.
+        this.psn = (int)((qpNum * 2654435761L) & 0xffffff);
+    }
+
+    /**
+     * {@code ibv_create_qp}.
+     *
+     * @param pd   the PD.
+     * @param attr CQs of the PD's context, type RC or UC, capacities.
+     * @return the QP in RESET.
+     * @throws VerbsException EINVAL for CQs that are not open CQs of this context; EOPNOTSUPP for UD (verbs-api has
+     *                        no address handles); the provider's errno otherwise (EINVAL above the device's limits,
+     *                        ENOMEM with the memlock limit).
+     */
+    static RdmaQp create(final RdmaPd pd, final QpInitAttr attr)
+    {
+        final String verb = "ibv_create_qp";
+        if (attr == null)
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "attr is null");
+        }
+        if (attr.type() == QpType.UD)
+        {
+            throw new VerbsException(verb, Errno.EOPNOTSUPP.code(), "UD QPs send through address handles "
+                + "(ibv_create_ah), which verbs-api has no type for; only RC and UC are bound");
+        }
+        if (!(attr.sendCq() instanceof RdmaCq s) || !(attr.recvCq() instanceof RdmaCq r) || s.isClosed()
+            || r.isClosed() || s.context() != pd.context() || r.context() != pd.context())
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "the CQs must be open CQs of the PD's context");
+        }
+        final QpCap c = attr.cap();
+        try (Arena a = Arena.ofConfined())
+        {
+            final MemorySegment init = a.allocate(IbvStructs.IBV_QP_INIT_ATTR);
+            init.set(ADDRESS, IbvStructs.QP_INIT_SEND_CQ, s.segment());
+            init.set(ADDRESS, IbvStructs.QP_INIT_RECV_CQ, r.segment());
+            init.set(JAVA_INT, IbvStructs.QP_INIT_MAX_SEND_WR, c.maxSendWr());
+            init.set(JAVA_INT, IbvStructs.QP_INIT_MAX_RECV_WR, c.maxRecvWr());
+            init.set(JAVA_INT, IbvStructs.QP_INIT_MAX_SEND_SGE, c.maxSendSge());
+            init.set(JAVA_INT, IbvStructs.QP_INIT_MAX_RECV_SGE, c.maxRecvSge());
+            init.set(JAVA_INT, IbvStructs.QP_INIT_MAX_INLINE_DATA, c.maxInlineDataBytes());
+            init.set(JAVA_INT, IbvStructs.QP_INIT_QP_TYPE, attr.type().code());
+            init.set(JAVA_INT, IbvStructs.QP_INIT_SQ_SIG_ALL, attr.sqSigAll() ? 1 : 0);
+            final Errnos.Result res = pd.context().lib().createQp(pd.segment(), init);
+            if (res.isNull())
+            {
+                final DeviceAttributes d = pd.context().attributes();
+                throw new VerbsException(verb, res.errno(), attr.type() + " " + c + " (max_qp_wr=" + d.maxQpWr()
+                    + ", max_sge=" + d.maxSge() + ", max_qp=" + d.maxQp() + ")" + (res.errno() == Errno.ENOMEM.code()
+                        ? ": " + Diagnosis.memlock() : ""));
+            }
+            return new RdmaQp(pd, res.pointer(IbvStructs.IBV_QP.byteSize()), attr.type());
+        }
+    }
+
+    @Override
+    public RdmaPd pd()
+    {
+        return pd;
+    }
+
+    @Override
+    public int qpNum()
+    {
+        return qpNum;
+    }
+
+    @Override
+    public QpType type()
+    {
+        return type;
+    }
+
+    /**
+     * @return the state {@code ibv_query_qp} reports (the QP may have moved to ERR on its own); the last state set
+     *     here if the query fails.
+     */
+    @Override
+    public QpState state()
+    {
+        if (closed)
+        {
+            return tracked;
+        }
+        try (Arena a = Arena.ofConfined())
+        {
+            final MemorySegment attr = a.allocate(IbvStructs.IBV_QP_ATTR);
+            final MemorySegment init = a.allocate(IbvStructs.IBV_QP_INIT_ATTR);
+            final Errnos.Result r = pd.context().lib().queryQp(qp, attr, Ibv.IBV_QP_STATE, init);
+            final int code = attr.get(JAVA_INT, IbvStructs.QP_ATTR_QP_STATE);
+            return r.value() == 0 && code >= 0 && code < QpState.values().length ? QpState.values()[code] : tracked;
+        }
+    }
+
+    /**
+     * @return LID and GID of the context's port, this QP's number and its first PSN.
+     * @throws VerbsException the errno of ibv_query_port or ibv_query_gid.
+     */
+    @Override
+    public QpAddress address()
+    {
+        final RdmaContext.Port port = pd.context().port();
+        return new QpAddress(port.lid(), port.gid(), qpNum(), psn);
+    }
+
+    @Override
+    public void modifyToInit(final Set<Access> qpAccessFlags)
+    {
+        if (qpAccessFlags == null || RdmaPd.hasNull(qpAccessFlags))
+        {
+            throw new VerbsException("ibv_modify_qp", Errno.EINVAL.code(), "qp_access_flags must be a set (empty for "
+                + "none)");
+        }
+        try (Arena a = Arena.ofConfined())
+        {
+            final MemorySegment attr = a.allocate(IbvStructs.IBV_QP_ATTR);
+            attr.set(JAVA_INT, IbvStructs.QP_ATTR_QP_STATE, QpState.INIT.ordinal());
+            attr.set(JAVA_SHORT, IbvStructs.QP_ATTR_PKEY_INDEX, (short)0);
+            attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_PORT_NUM, (byte)pd.context().port().num());
+            attr.set(JAVA_INT, IbvStructs.QP_ATTR_QP_ACCESS_FLAGS, Access.toBits(qpAccessFlags));
+            modify(attr, Ibv.IBV_QP_STATE | Ibv.IBV_QP_PKEY_INDEX | Ibv.IBV_QP_PORT | Ibv.IBV_QP_ACCESS_FLAGS,
+                QpState.INIT, "qp_access_flags=" + qpAccessFlags);
+        }
+    }
+
+    /**
+     * INIT → RTR, with the port's active MTU and, on RoCE (or without a LID), a global route to the remote GID
+     * from the context's GID index.
+     *
+     * @param remote      the peer's address.
+     * @param minRnrTimer 0 to 31 (checked here: the field is 5 bits wide, IBA table 45).
+     */
+    @Override
+    public void modifyToRtr(final QpAddress remote, final int minRnrTimer)
+    {
+        final String verb = "ibv_modify_qp";
+        if (remote == null)
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "the remote QP's address is null");
+        }
+        if (minRnrTimer < 0 || minRnrTimer > 31)
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "min_rnr_timer=" + minRnrTimer + " must be 0-31");
+        }
+        final RdmaContext.Port port = pd.context().port();
+        try (Arena a = Arena.ofConfined())
+        {
+            final MemorySegment attr = a.allocate(IbvStructs.IBV_QP_ATTR);
+            attr.set(JAVA_INT, IbvStructs.QP_ATTR_QP_STATE, QpState.RTR.ordinal());
+            attr.set(JAVA_INT, IbvStructs.QP_ATTR_PATH_MTU, port.activeMtu() > 0 ? port.activeMtu() : Ibv.IBV_MTU_1024);
+            attr.set(JAVA_INT, IbvStructs.QP_ATTR_DEST_QP_NUM, remote.qpNum());
+            attr.set(JAVA_INT, IbvStructs.QP_ATTR_RQ_PSN, remote.psn() & 0xffffff);
+            attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_AH_PORT_NUM, (byte)port.num());
+            attr.set(JAVA_SHORT, IbvStructs.QP_ATTR_AH_DLID, (short)remote.lid());
+            if (port.global() || remote.lid() == 0)
+            {
+                attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_AH_IS_GLOBAL, (byte)1);
+                MemorySegment.copy(gidBytes(remote.gid()), 0, attr, JAVA_BYTE, IbvStructs.QP_ATTR_AH_DGID, 16);
+                attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_AH_SGID_INDEX, (byte)port.gidIndex());
+                attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_AH_HOP_LIMIT, (byte)HOP_LIMIT);
+            }
+            int mask = Ibv.IBV_QP_STATE | Ibv.IBV_QP_AV | Ibv.IBV_QP_PATH_MTU | Ibv.IBV_QP_DEST_QPN
+                | Ibv.IBV_QP_RQ_PSN;
+            if (type == QpType.RC)
+            {
+                attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_MAX_DEST_RD_ATOMIC,
+                    (byte)clamp(pd.context().attributes().maxQpRdAtom()));
+                attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_MIN_RNR_TIMER, (byte)minRnrTimer);
+                mask |= Ibv.IBV_QP_MAX_DEST_RD_ATOMIC | Ibv.IBV_QP_MIN_RNR_TIMER;
+            }
+            modify(attr, mask, QpState.RTR, "remote " + remote);
+        }
+    }
+
+    /**
+     * RTR → RTS.
+     *
+     * @param retryCount 0 to 7 (checked here: a 3-bit field).
+     * @param rnrRetry   0 to 7 (7: retry forever).
+     */
+    @Override
+    public void modifyToRts(final int retryCount, final int rnrRetry)
+    {
+        if (retryCount < 0 || retryCount > 7 || rnrRetry < 0 || rnrRetry > 7)
+        {
+            throw new VerbsException("ibv_modify_qp", Errno.EINVAL.code(), "retry_cnt=" + retryCount + " rnr_retry="
+                + rnrRetry + " must be 0-7");
+        }
+        try (Arena a = Arena.ofConfined())
+        {
+            final MemorySegment attr = a.allocate(IbvStructs.IBV_QP_ATTR);
+            attr.set(JAVA_INT, IbvStructs.QP_ATTR_QP_STATE, QpState.RTS.ordinal());
+            attr.set(JAVA_INT, IbvStructs.QP_ATTR_SQ_PSN, psn);
+            int mask = Ibv.IBV_QP_STATE | Ibv.IBV_QP_SQ_PSN;
+            if (type == QpType.RC)
+            {
+                attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_TIMEOUT, (byte)ACK_TIMEOUT_CODE);
+                attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_RETRY_CNT, (byte)retryCount);
+                attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_RNR_RETRY, (byte)rnrRetry);
+                attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_MAX_RD_ATOMIC,
+                    (byte)clamp(pd.context().attributes().maxQpInitRdAtom()));
+                mask |= Ibv.IBV_QP_TIMEOUT | Ibv.IBV_QP_RETRY_CNT | Ibv.IBV_QP_RNR_RETRY | Ibv.IBV_QP_MAX_QP_RD_ATOMIC;
+            }
+            modify(attr, mask, QpState.RTS, "retry_cnt=" + retryCount + " rnr_retry=" + rnrRetry);
+        }
+    }
+
+    @Override
+    public void modifyToError()
+    {
+        try (Arena a = Arena.ofConfined())
+        {
+            final MemorySegment attr = a.allocate(IbvStructs.IBV_QP_ATTR);
+            attr.set(JAVA_INT, IbvStructs.QP_ATTR_QP_STATE, QpState.ERR.ordinal());
+            modify(attr, Ibv.IBV_QP_STATE, QpState.ERR, "");
+        }
+    }
+
+    private static int clamp(final int deviceMax)
+    {
+        return Math.max(1, Math.min(MAX_RD_ATOMIC, deviceMax));
+    }
+
+    private void modify(final MemorySegment attr, final int mask, final QpState to, final String what)
+    {
+        checkOpen("ibv_modify_qp");
+        final Errnos.Result r = pd.context().lib().modifyQp(qp, attr, mask);
+        if (r.value() != 0)
+        {
+            throw new VerbsException("ibv_modify_qp", r.errno(), "QP 0x" + Integer.toHexString(qpNum()) + " "
+                + state() + " -> " + to + (what.isEmpty() ? "" : ": " + what) + " (mask 0x" + Integer.toHexString(mask)
+                + ")");
+        }
+        tracked = to;
+    }
+
+    /**
+     * @param text a GID as {@link QpAddress#gid()} holds it: eight groups of hex digits (any IPv6 literal form).
+     * @return its 16 bytes.
+     */
+    static byte[] gidBytes(final String text)
+    {
+        final InetAddress a;
+        try
+        {
+            a = InetAddress.ofLiteral(text);
+        }
+        catch (final IllegalArgumentException | NullPointerException e)
+        {
+            throw new VerbsException("ibv_modify_qp", Errno.EINVAL.code(), "remote gid '" + text + "' is no GID "
+                + "(expected an IPv6 literal such as fe80:0000:0000:0000:0202:c9ff:fe00:0001)", e);
+        }
+        final byte[] raw = a.getAddress();
+        if (a instanceof Inet4Address)
+        {
+            final byte[] mapped = new byte[16];
+            mapped[10] = (byte)0xff;
+            mapped[11] = (byte)0xff;
+            System.arraycopy(raw, 0, mapped, 12, 4);
+            return mapped;
+        }
+        return raw;
+    }
+
+    // ------------------------------------------------------------------ posting
+
+    @Override
+    public void postSend(final List<SendWr> wrs)
+    {
+        final String verb = "ibv_post_send";
+        if (wrs == null)
+        {
+            throw new PostException(verb, Errno.EINVAL.code(), 0, "the work-request list is null");
+        }
+        if (closed)
+        {
+            throw new PostException(verb, Errno.EINVAL.code(), 0, "the QP is destroyed");
+        }
+        if (wrs.isEmpty())
+        {
+            return;
+        }
+        int sgeTotal = 0;
+        for (final SendWr wr : wrs)
+        {
+            sgeTotal += wr == null ? 0 : wr.sgList().size();
+        }
+        ensureSend(wrs.size(), sgeTotal);
+        int count = 0;
+        int sgeAt = 0;
+        PostException refused = null;
+        for (final SendWr wr : wrs)
+        {
+            final MemorySegment w = sendWrs.asSlice(count * SEND_WR_BYTES, SEND_WR_BYTES);
+            final String problem = wr == null ? "EINVAL the work request is null"
+                : writeSend(w, wr, sges.asSlice(sgeAt * SGE_BYTES, wr.sgList().size() * SGE_BYTES), pd.context());
+            if (problem != null)
+            {
+                refused = new PostException(verb, problem.startsWith("EOPNOTSUPP") ? Errno.EOPNOTSUPP.code()
+                    : Errno.EINVAL.code(), count, problem.substring(problem.indexOf(' ') + 1));
+                break;
+            }
+            sgeAt += wr.sgList().size();
+            count++;
+        }
+        if (count > 0)
+        {
+            link(sendWrs, count, SEND_WR_BYTES, IbvStructs.SEND_WR_NEXT);
+            final int rc = pd.context().lib().postSend(pd.context().postSendFn(), state, qp, sendWrs, badWr);
+            final int posted = rc == 0 ? count : badIndex(sendWrs, SEND_WR_BYTES, count);
+            for (int i = 0; i < posted; i++)
+            {
+                // A type 2 window's rkey member follows the bind, as a type 1 window's does (see RdmaMw).
+                if (wrs.get(i).opcode() == WrOpcode.BIND_MW && wrs.get(i).localOp() instanceof SendWr.Bind b)
+                {
+                    b.mw().setRkey(b.newRkey());
+                }
+            }
+            if (rc != 0)
+            {
+                throw new PostException(verb, rc, posted, wrs.get(posted).opcode() + " refused by the provider on QP 0x"
+                    + Integer.toHexString(qpNum()) + " in " + state());
+            }
+        }
+        if (refused != null)
+        {
+            throw refused;
+        }
+    }
+
+    /**
+     * Writes one {@code struct ibv_send_wr} (next left NULL).
+     *
+     * @param w       the work request's memory.
+     * @param wr      the work request.
+     * @param sgList  room for its SGEs, {@code sgList().size()} {@code struct ibv_sge}.
+     * @param context the QP's context, which a BIND_MW's window must belong to.
+     * @return null, or "ERRNO reason" for what cannot be expressed natively.
+     */
+    static String writeSend(final MemorySegment w, final SendWr wr, final MemorySegment sgList,
+        final RdmaContext context)
+    {
+        w.fill((byte)0);
+        w.set(JAVA_LONG, IbvStructs.SEND_WR_WR_ID, wr.wrId());
+        w.set(JAVA_INT, IbvStructs.SEND_WR_OPCODE, wr.opcode().code());
+        int flags = 0;
+        for (final SendFlag f : wr.flags())
+        {
+            flags |= f.bit();
+        }
+        w.set(JAVA_INT, IbvStructs.SEND_WR_SEND_FLAGS, flags);
+        switch (wr.opcode())
+        {
+            case REG_MR ->
+            {
+                return "EOPNOTSUPP IB_WR_REG_MR is a kernel verb: libibverbs cannot post it";
+            }
+            case RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ ->
+            {
+                w.set(JAVA_LONG, IbvStructs.SEND_WR_RDMA_REMOTE_ADDR, wr.remoteAddr());
+                w.set(JAVA_INT, IbvStructs.SEND_WR_RDMA_RKEY, wr.rkey());
+            }
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD ->
+            {
+                w.set(JAVA_LONG, IbvStructs.SEND_WR_ATOMIC_REMOTE_ADDR, wr.remoteAddr());
+                w.set(JAVA_LONG, IbvStructs.SEND_WR_ATOMIC_COMPARE_ADD, wr.compareAdd());
+                w.set(JAVA_LONG, IbvStructs.SEND_WR_ATOMIC_SWAP, wr.swap());
+                w.set(JAVA_INT, IbvStructs.SEND_WR_ATOMIC_RKEY, wr.rkey());
+            }
+            case LOCAL_INV, SEND_WITH_INV -> w.set(JAVA_INT, IbvStructs.SEND_WR_INVALIDATE_RKEY, wr.invalidateRkey());
+            case BIND_MW ->
+            {
+                final String problem = writeBind(w, wr, context);
+                if (problem != null)
+                {
+                    return problem;
+                }
+            }
+            default ->
+            {
+            }
+        }
+        if (wr.opcode() == WrOpcode.SEND_WITH_IMM || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM)
+        {
+            // imm_data is __be32: network order in the work request, host order in verbs-api.
+            w.set(JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), IbvStructs.SEND_WR_IMM_DATA, wr.immData());
+        }
+        if (!wr.sgList().isEmpty())
+        {
+            writeSges(sgList, wr.sgList());
+            w.set(ADDRESS, IbvStructs.SEND_WR_SG_LIST, sgList);
+            w.set(JAVA_INT, IbvStructs.SEND_WR_NUM_SGE, wr.sgList().size());
+        }
+        return null;
+    }
+
+    /**
+     * Writes one {@code struct ibv_recv_wr} (next left NULL).
+     *
+     * @param w      the work request's memory.
+     * @param wr     the work request.
+     * @param sgList room for its SGEs.
+     */
+    static void writeRecv(final MemorySegment w, final RecvWr wr, final MemorySegment sgList)
+    {
+        w.fill((byte)0);
+        w.set(JAVA_LONG, IbvStructs.RECV_WR_WR_ID, wr.wrId());
+        if (!wr.sgList().isEmpty())
+        {
+            writeSges(sgList, wr.sgList());
+            w.set(ADDRESS, IbvStructs.RECV_WR_SG_LIST, sgList);
+            w.set(JAVA_INT, IbvStructs.RECV_WR_NUM_SGE, wr.sgList().size());
+        }
+    }
+
+    /** Writes the SGEs as an array of {@code struct ibv_sge}. */
+    static void writeSges(final MemorySegment list, final List<Sge> sgl)
+    {
+        for (int i = 0; i < sgl.size(); i++)
+        {
+            final Sge s = sgl.get(i);
+            list.set(JAVA_LONG, i * SGE_BYTES + IbvStructs.SGE_ADDR, s.addr());
+            list.set(JAVA_INT, i * SGE_BYTES + IbvStructs.SGE_LENGTH, (int)s.lengthBytes());
+            list.set(JAVA_INT, i * SGE_BYTES + IbvStructs.SGE_LKEY, s.lkey());
+        }
+    }
+
+    private static String writeBind(final MemorySegment w, final SendWr wr, final RdmaContext context)
+    {
+        if (!(wr.localOp() instanceof SendWr.Bind b))
+        {
+            return "EINVAL BIND_MW needs SendWr.bindMw with a window and its bind";
+        }
+        if (!(b.mw() instanceof RdmaMw m) || m.isClosed() || m.pd().context() != context)
+        {
+            return "EINVAL the window is not a live window of this QP's context: " + b.mw();
+        }
+        final MwBindInfo info = b.info();
+        final MemorySegment mr;
+        if (info.mr() == null)
+        {
+            mr = MemorySegment.NULL;
+        }
+        else if (info.mr() instanceof RdmaMr r && !r.isClosed())
+        {
+            mr = r.segment();
+        }
+        else
+        {
+            return "EINVAL the bind's MR is not a registered MR of this backend: " + info.mr();
+        }
+        w.set(ADDRESS, IbvStructs.SEND_WR_BIND_MW_MW, m.segment());
+        w.set(JAVA_INT, IbvStructs.SEND_WR_BIND_MW_RKEY, b.newRkey());
+        bindInfo(w.asSlice(IbvStructs.SEND_WR_BIND_MW_BIND_INFO, IbvStructs.IBV_MW_BIND_INFO), mr, info);
+        return null;
+    }
+
+    private static void bindInfo(final MemorySegment bi, final MemorySegment mr, final MwBindInfo info)
+    {
+        bi.set(ADDRESS, IbvStructs.BIND_INFO_MR, mr);
+        bi.set(JAVA_LONG, IbvStructs.BIND_INFO_ADDR, info.addr());
+        bi.set(JAVA_LONG, IbvStructs.BIND_INFO_LENGTH, info.lengthBytes());
+        bi.set(JAVA_INT, IbvStructs.BIND_INFO_ACCESS, Access.toBits(info.access()));
+    }
+
+    @Override
+    public void postRecv(final List<RecvWr> wrs)
+    {
+        final String verb = "ibv_post_recv";
+        if (wrs == null)
+        {
+            throw new PostException(verb, Errno.EINVAL.code(), 0, "the work-request list is null");
+        }
+        if (closed)
+        {
+            throw new PostException(verb, Errno.EINVAL.code(), 0, "the QP is destroyed");
+        }
+        if (wrs.isEmpty())
+        {
+            return;
+        }
+        int sgeTotal = 0;
+        for (final RecvWr wr : wrs)
+        {
+            sgeTotal += wr == null ? 0 : wr.sgList().size();
+        }
+        ensureRecv(wrs.size(), sgeTotal);
+        int count = 0;
+        int sgeAt = 0;
+        for (final RecvWr wr : wrs)
+        {
+            if (wr == null)
+            {
+                break;
+            }
+            final MemorySegment w = recvWrs.asSlice(count * RECV_WR_BYTES, RECV_WR_BYTES);
+            writeRecv(w, wr, sges.asSlice(sgeAt * SGE_BYTES, wr.sgList().size() * SGE_BYTES));
+            sgeAt += wr.sgList().size();
+            count++;
+        }
+        if (count > 0)
+        {
+            link(recvWrs, count, RECV_WR_BYTES, IbvStructs.RECV_WR_NEXT);
+            final int rc = pd.context().lib().postRecv(pd.context().postRecvFn(), state, qp, recvWrs, badWr);
+            if (rc != 0)
+            {
+                throw new PostException(verb, rc, badIndex(recvWrs, RECV_WR_BYTES, count), "refused by the provider "
+                    + "on QP 0x" + Integer.toHexString(qpNum()) + " in " + state());
+            }
+        }
+        if (count < wrs.size())
+        {
+            throw new PostException(verb, Errno.EINVAL.code(), count, "the work request is null");
+        }
+    }
+
+    /** Sets each {@code next} to the following element, the last to NULL. */
+    private static void link(final MemorySegment array, final int count, final long size, final long nextOffset)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            array.set(ADDRESS, i * size + nextOffset, i + 1 < count
+                ? MemorySegment.ofAddress(array.address() + (i + 1) * size) : MemorySegment.NULL);
+        }
+    }
+
+    /** The index of {@code *bad_wr} in the posted array (0 when the provider left it outside). */
+    private int badIndex(final MemorySegment array, final long size, final int count)
+    {
+        final long bad = badWr.get(ADDRESS, 0).address();
+        final long index = (bad - array.address()) / size;
+        return bad >= array.address() && index < count ? (int)index : 0;
+    }
+
+    private void ensureSend(final int wrCount, final int sgeCount)
+    {
+        if (sendWrs.byteSize() < wrCount * SEND_WR_BYTES)
+        {
+            sendWrs = arena.allocate(IbvStructs.IBV_SEND_WR, Math.max(wrCount, 16));
+        }
+        ensureSges(sgeCount);
+    }
+
+    private void ensureRecv(final int wrCount, final int sgeCount)
+    {
+        if (recvWrs.byteSize() < wrCount * RECV_WR_BYTES)
+        {
+            recvWrs = arena.allocate(IbvStructs.IBV_RECV_WR, Math.max(wrCount, 16));
+        }
+        ensureSges(sgeCount);
+    }
+
+    private void ensureSges(final int sgeCount)
+    {
+        if (sges.byteSize() < sgeCount * SGE_BYTES)
+        {
+            sges = arena.allocate(IbvStructs.IBV_SGE, Math.max(sgeCount, 64));
+        }
+    }
+
+    /**
+     * {@code ibv_bind_mw}: verbs.h's inline checks (EINVAL for a window that is not type 1, EINVAL for no MR with
+     * an address or length, EPERM when the MR's and the window's PDs differ, compared on the native structs as
+     * verbs.h does), then {@code context->ops.bind_mw}, which posts the bind and stores the new rkey in the window.
+     */
+    @Override
+    public int bindMw(final MemoryWindow mw, final long wrId, final Set<SendFlag> flags, final MwBindInfo info)
+    {
+        final String verb = "ibv_bind_mw";
+        checkOpen(verb);
+        if (!(mw instanceof RdmaMw m) || m.isClosed())
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "mw is not a live window of this backend: " + mw);
+        }
+        if (info == null || flags == null || RdmaPd.hasNull(flags))
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "mw_bind and its send flags must be given");
+        }
+        if (m.type() != MwType.TYPE_1)
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "ibv_bind_mw binds type 1 windows; bind a type 2 "
+                + "window with a posted BIND_MW work request (verbs.h ibv_bind_mw)");
+        }
+        if (info.mr() == null && (info.addr() != 0 || info.lengthBytes() != 0))
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "no MR but addr=0x" + Long.toHexString(info.addr())
+                + " lengthBytes=" + info.lengthBytes() + " (verbs.h ibv_bind_mw)");
+        }
+        MemorySegment mr = MemorySegment.NULL;
+        if (info.mr() != null)
+        {
+            if (!(info.mr() instanceof RdmaMr r) || r.isClosed())
+            {
+                throw new VerbsException(verb, Errno.EINVAL.code(), "the MR is not a registered MR of this backend: "
+                    + info.mr());
+            }
+            if (r.nativePd() != m.nativePd())
+            {
+                throw new VerbsException(verb, Errno.EPERM.code(), "the MR and the window are in different PDs "
+                    + "(verbs.h ibv_bind_mw)");
+            }
+            mr = r.segment();
+        }
+        int bits = 0;
+        for (final SendFlag f : flags)
+        {
+            bits |= f.bit();
+        }
+        try (Arena a = Arena.ofConfined())
+        {
+            final MemorySegment bind = a.allocate(IbvStructs.IBV_MW_BIND);
+            bind.set(JAVA_LONG, IbvStructs.MW_BIND_WR_ID, wrId);
+            bind.set(JAVA_INT, IbvStructs.MW_BIND_SEND_FLAGS, bits);
+            bindInfo(bind.asSlice(IbvStructs.MW_BIND_BIND_INFO, IbvStructs.IBV_MW_BIND_INFO), mr, info);
+            final Errnos.Result r = pd.context().lib().bindMw(pd.context().segment(), qp, m.segment(), bind);
+            if (r.value() != 0)
+            {
+                throw new VerbsException(verb, r.errno(), "window rkey=0x" + Integer.toHexString(m.rkey()) + " on QP 0x"
+                    + Integer.toHexString(qpNum()) + " in " + state());
+            }
+        }
+        return m.rkey();
+    }
+
+    @Override
+    public boolean isClosed()
+    {
+        return closed;
+    }
+
+    /**
+     * {@code ibv_destroy_qp}. Idempotent.
+     *
+     * @throws VerbsException the provider's errno; the QP stays.
+     */
+    @Override
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        final Errnos.Result r = pd.context().lib().destroyQp(qp);
+        if (r.value() != 0)
+        {
+            throw new VerbsException("ibv_destroy_qp", r.errno(), "QP 0x" + Integer.toHexString(qpNum()) + " stays");
+        }
+        closed = true;
+        arena.close();
+        pd.qpClosed(this);
+    }
+
+    private void checkOpen(final String verb)
+    {
+        if (closed)
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "the QP is destroyed");
+        }
+    }
+
+    @Override
+    public String toString()
+    {
+        return "RdmaQp[" + type + (closed ? ", destroyed" : " 0x" + Integer.toHexString(qpNum())) + "]";
+    }
+}
