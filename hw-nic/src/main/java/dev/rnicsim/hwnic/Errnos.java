@@ -66,6 +66,27 @@ final class Errnos
     }
 
     /**
+     * The errno of a verb that returns 0 or an error code: libibverbs returns a positive errno, some providers a
+     * negative one (rxe's {@code post_one_send} returns {@code -EINVAL}), and -1 means "see errno".
+     *
+     * @param rc       what the function returned.
+     * @param captured the errno captured after the call.
+     * @return the errno (0 for success).
+     */
+    static int errnoOf(final int rc, final int captured)
+    {
+        if (rc == 0)
+        {
+            return 0;
+        }
+        if (rc == -1)
+        {
+            return captured != 0 ? captured : Errno.EIO.code();
+        }
+        return rc < 0 ? -rc : rc;
+    }
+
+    /**
      * @param state a capture-state segment a downcall filled.
      * @return the errno the call left.
      */

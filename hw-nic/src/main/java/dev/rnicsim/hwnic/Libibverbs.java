@@ -387,12 +387,12 @@ final class Libibverbs
                     IBV_DEVICE_ATTR_EX.byteSize());
                 if (rc != Errno.EOPNOTSUPP.code() && rc != Errno.ENOSYS.code())
                 {
-                    return new Result(rc, rc);
+                    return new Result(rc, Errnos.errnoOf(rc, Errnos.read(state)));
                 }
             }
             attrEx.fill((byte)0);
             final int rc = (int)queryDevice.invokeExact(state, ctx, attrEx.asSlice(0, IBV_DEVICE_ATTR.byteSize()));
-            return new Result(rc, rc != 0 ? rc : 0);
+            return new Result(rc, Errnos.errnoOf(rc, Errnos.read(state)));
         }
         catch (final Throwable t)
         {
@@ -418,7 +418,7 @@ final class Libibverbs
             final int rc = fn.address() != 0
                 ? (int)queryPortPtr.invokeExact(fn, state, ctx, (byte)port, portAttr, IBV_PORT_ATTR.byteSize())
                 : (int)queryPortCompat.invokeExact(state, ctx, (byte)port, portAttr);
-            return new Result(rc, rc);
+            return new Result(rc, Errnos.errnoOf(rc, Errnos.read(state)));
         }
         catch (final Throwable t)
         {
@@ -587,8 +587,9 @@ final class Libibverbs
         final MemorySegment fn = ctx.get(ADDRESS, IbvStructs.CONTEXT_OPS_DEALLOC_MW);
         try (Arena arena = Arena.ofConfined())
         {
-            final int rc = (int)deallocMwPtr.invokeExact(fn, Errnos.state(arena), mw);
-            return new Result(rc, rc);
+            final MemorySegment state = Errnos.state(arena);
+            final int rc = (int)deallocMwPtr.invokeExact(fn, state, mw);
+            return new Result(rc, Errnos.errnoOf(rc, Errnos.read(state)));
         }
         catch (final Throwable t)
         {
@@ -614,8 +615,9 @@ final class Libibverbs
         }
         try (Arena arena = Arena.ofConfined())
         {
-            final int rc = (int)bindMwPtr.invokeExact(fn, Errnos.state(arena), qp, mw, mwBind);
-            return new Result(rc, rc);
+            final MemorySegment state = Errnos.state(arena);
+            final int rc = (int)bindMwPtr.invokeExact(fn, state, qp, mw, mwBind);
+            return new Result(rc, Errnos.errnoOf(rc, Errnos.read(state)));
         }
         catch (final Throwable t)
         {
@@ -645,8 +647,9 @@ final class Libibverbs
         }
         try (Arena arena = Arena.ofConfined())
         {
-            final int rc = (int)adviseMrPtr.invokeExact(fn, Errnos.state(arena), pd, advice, flags, sgList, numSge);
-            return new Result(rc, rc);
+            final MemorySegment state = Errnos.state(arena);
+            final int rc = (int)adviseMrPtr.invokeExact(fn, state, pd, advice, flags, sgList, numSge);
+            return new Result(rc, Errnos.errnoOf(rc, Errnos.read(state)));
         }
         catch (final Throwable t)
         {
@@ -723,8 +726,9 @@ final class Libibverbs
     {
         try (Arena arena = Arena.ofConfined())
         {
-            final int rc = (int)modifyQp.invokeExact(Errnos.state(arena), qp, attr, mask);
-            return new Result(rc, rc);
+            final MemorySegment state = Errnos.state(arena);
+            final int rc = (int)modifyQp.invokeExact(state, qp, attr, mask);
+            return new Result(rc, Errnos.errnoOf(rc, Errnos.read(state)));
         }
         catch (final Throwable t)
         {
@@ -743,8 +747,9 @@ final class Libibverbs
     {
         try (Arena arena = Arena.ofConfined())
         {
-            final int rc = (int)queryQp.invokeExact(Errnos.state(arena), qp, attr, mask, initAttr);
-            return new Result(rc, rc);
+            final MemorySegment state = Errnos.state(arena);
+            final int rc = (int)queryQp.invokeExact(state, qp, attr, mask, initAttr);
+            return new Result(rc, Errnos.errnoOf(rc, Errnos.read(state)));
         }
         catch (final Throwable t)
         {

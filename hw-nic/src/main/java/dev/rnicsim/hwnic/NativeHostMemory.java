@@ -38,7 +38,11 @@ public final class NativeHostMemory implements HostMemory
     /** 1 GiB. */
     static final long HUGE_1G = 1L << 30;
 
-    private static final NativeHostMemory SHARED = new NativeHostMemory();
+    /** The process-wide instance, created on first use (not in class initialisation, which must not fail). */
+    private static final class Shared
+    {
+        static final NativeHostMemory INSTANCE = new NativeHostMemory();
+    }
 
     private final long basePageBytes = Libc.pageSizeBytes();
     private final TreeMap<Long, Mapping> mappings = new TreeMap<>();
@@ -71,7 +75,7 @@ public final class NativeHostMemory implements HostMemory
      */
     public static NativeHostMemory shared()
     {
-        return SHARED;
+        return Shared.INSTANCE;
     }
 
     /**
@@ -215,16 +219,26 @@ public final class NativeHostMemory implements HostMemory
             throw new VerbsException("munmap", Errno.EINVAL.code(), "0x" + Long.toHexString(address) + " is not in "
                 + "memory this HostMemory mapped");
         }
-        final long length = (lengthBytes + m.pageBytes() - 1) & -m.pageBytes();
+        final long length = lengthBytes > m.end() - address ? Long.MAX_VALUE
+            : (lengthBytes + m.pageBytes() - 1) & -m.pageBytes();
         if ((address & (m.pageBytes() - 1)) != 0 || lengthBytes <= 0 || length > m.end() - address)
         {
             throw new VerbsException("munmap", Errno.EINVAL.code(), "address=0x" + Long.toHexString(address)
                 + " lengthBytes=" + lengthBytes + ": must be aligned to " + m.pageBytes() + " bytes and lie inside the"
                 + " mapping [0x" + Long.toHexString(m.address()) + ", 0x" + Long.toHexString(m.end()) + ")");
         }
-        for (final BiConsumer<Long, Long> hook : hooks)
+        RuntimeException hookFailure = null;
+        for (final BiConsumer<Long, Long> hook : List.copyOf(hooks))
         {
-            hook.accept(address, length);
+            try
+            {
+                hook.accept(address, length);
+            }
+            catch (final RuntimeException ex)
+            {
+                // A hook must not stop the unmap (a real munmap cannot be vetoed); its failure is reported after.
+                hookFailure = hookFailure == null ? ex : hookFailure;
+            }
         }
         final Errnos.Result r = Libc.munmap(address, length);
         if (r.value() != 0)
@@ -240,6 +254,11 @@ public final class NativeHostMemory implements HostMemory
         if (address + length < m.end())
         {
             mappings.put(address + length, new Mapping(address + length, m.end() - address - length, m.pageBytes()));
+        }
+        if (hookFailure != null)
+        {
+            throw new VerbsException("munmap", Errno.EIO.code(), "the range was unmapped, but an unmap hook failed: "
+                + hookFailure, hookFailure);
         }
     }
 
@@ -280,7 +299,7 @@ public final class NativeHostMemory implements HostMemory
      * @return a segment over {@code [address, address + lengthBytes)}, which must lie in mappings made here.
      * @throws VerbsException EFAULT otherwise.
      */
-    public synchronized MemorySegment segment(final long address, final long lengthBytes)
+    synchronized MemorySegment segment(final long address, final long lengthBytes)
     {
         return segment("access", address, lengthBytes);
     }

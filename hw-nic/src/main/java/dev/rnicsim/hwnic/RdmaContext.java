@@ -271,6 +271,7 @@ public final class RdmaContext implements Context
      */
     Port port()
     {
+        checkOpen("ibv_query_port");
         if (port != null)
         {
             return port;

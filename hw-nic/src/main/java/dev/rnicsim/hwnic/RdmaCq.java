@@ -85,15 +85,21 @@ public final class RdmaCq implements CompletionQueue
         {
             return new ArrayList<>();
         }
-        if (maxEntries > wcCapacity)
+        // More than the CQ holds cannot come back: the buffer never grows past its cqe.
+        final int wanted = Math.min(maxEntries, Math.max(1, cqe));
+        if (wanted > wcCapacity)
         {
-            wcCapacity = Math.max(maxEntries, Math.max(16, wcCapacity * 2));
-            wcs = arena.allocate(IbvStructs.IBV_WC, wcCapacity);
+            final int capacity = Math.min(Math.max(wanted, Math.max(16, wcCapacity * 2)), Math.max(1, cqe));
+            wcs = arena.allocate(IbvStructs.IBV_WC, capacity);
+            wcCapacity = capacity;
         }
-        final int n = context.lib().pollCq(context.pollCqFn(), state, cq, maxEntries, wcs);
+        final int n = context.lib().pollCq(context.pollCqFn(), state, cq, wanted, wcs);
         if (n < 0)
         {
-            throw new VerbsException("ibv_poll_cq", -n, "the provider returned " + n);
+            // ibv_poll_cq's negative value is no errno (mlx5 returns -2): take errno, else EIO.
+            final int errno = Errnos.read(state);
+            throw new VerbsException("ibv_poll_cq", errno != 0 ? errno : Errno.EIO.code(), "the provider returned "
+                + n);
         }
         final List<WorkCompletion> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++)

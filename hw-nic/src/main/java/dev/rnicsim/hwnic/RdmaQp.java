@@ -179,6 +179,7 @@ public final class RdmaQp implements QueuePair
     @Override
     public QpAddress address()
     {
+        checkOpen("ibv_query_port");
         final RdmaContext.Port port = pd.context().port();
         return new QpAddress(port.lid(), port.gid(), qpNum(), psn);
     }
@@ -186,6 +187,7 @@ public final class RdmaQp implements QueuePair
     @Override
     public void modifyToInit(final Set<Access> qpAccessFlags)
     {
+        checkOpen("ibv_modify_qp");
         if (qpAccessFlags == null || RdmaPd.hasNull(qpAccessFlags))
         {
             throw new VerbsException("ibv_modify_qp", Errno.EINVAL.code(), "qp_access_flags must be a set (empty for "
@@ -213,6 +215,7 @@ public final class RdmaQp implements QueuePair
     @Override
     public void modifyToRtr(final QpAddress remote, final int minRnrTimer)
     {
+        checkOpen("ibv_modify_qp");
         final String verb = "ibv_modify_qp";
         if (remote == null)
         {
@@ -386,7 +389,9 @@ public final class RdmaQp implements QueuePair
         if (count > 0)
         {
             link(sendWrs, count, SEND_WR_BYTES, IbvStructs.SEND_WR_NEXT);
-            final int rc = pd.context().lib().postSend(pd.context().postSendFn(), state, qp, sendWrs, badWr);
+            badWr.set(ADDRESS, 0, MemorySegment.NULL);
+            final int rc0 = pd.context().lib().postSend(pd.context().postSendFn(), state, qp, sendWrs, badWr);
+            final int rc = Errnos.errnoOf(rc0, Errnos.read(state));
             final int posted = rc == 0 ? count : badIndex(sendWrs, SEND_WR_BYTES, count);
             for (int i = 0; i < posted; i++)
             {
@@ -581,7 +586,9 @@ public final class RdmaQp implements QueuePair
         if (count > 0)
         {
             link(recvWrs, count, RECV_WR_BYTES, IbvStructs.RECV_WR_NEXT);
-            final int rc = pd.context().lib().postRecv(pd.context().postRecvFn(), state, qp, recvWrs, badWr);
+            badWr.set(ADDRESS, 0, MemorySegment.NULL);
+            final int rc0 = pd.context().lib().postRecv(pd.context().postRecvFn(), state, qp, recvWrs, badWr);
+            final int rc = Errnos.errnoOf(rc0, Errnos.read(state));
             if (rc != 0)
             {
                 throw new PostException(verb, rc, badIndex(recvWrs, RECV_WR_BYTES, count), "refused by the provider "
@@ -651,6 +658,11 @@ public final class RdmaQp implements QueuePair
         if (!(mw instanceof RdmaMw m) || m.isClosed())
         {
             throw new VerbsException(verb, Errno.EINVAL.code(), "mw is not a live window of this backend: " + mw);
+        }
+        if (m.pd().context() != pd.context())
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "the window belongs to another device context than"
+                + " this QP");
         }
         if (info == null || flags == null || RdmaPd.hasNull(flags))
         {
