@@ -346,7 +346,8 @@ public final class AdapterTables
             throw new TableException(Errno.EINVAL, "memory window type " + type + ": expected 1 or 2");
         }
         final int key = mpt.allocate(MptState.INVALID, pd, 0, 1, 0, 12, new MttRange(0, 0, 0));
-        final int unbound = mpt.rewrite(key, MKey.variant(key, variantBits), MptState.INVALID, pd, 0, 0, 0, 12,
+        // A window is no MR-cache object: under RECYCLED keys it must not take the last MR's key at its index.
+        final int unbound = mpt.rewrite(key, mpt.freshVariant(key), MptState.INVALID, pd, 0, 0, 0, 12,
             new MttRange(0, 0, 0));
         windows.put(MKey.index(unbound, variantBits), new Window(type, -1, 0));
         return unbound;
@@ -501,8 +502,9 @@ public final class AdapterTables
             mtt.undoAllocate(range);
             throw e;
         }
-        fastReg.put(MKey.index(key, variantBits), range);
-        return key;
+        final int fresh = mpt.rewrite(key, mpt.freshVariant(key), MptState.INVALID, pd, 0, 1, 0, 12, range);
+        fastReg.put(MKey.index(fresh, variantBits), range);
+        return fresh;
     }
 
     /**

@@ -568,6 +568,25 @@ public final class MptTable
     }
 
     /**
+     * The variant a new object outside the MR cache gets: under RECYCLED the device-wide counter's next value
+     * (mlx5's {@code assign_mkey_variant} for windows and fast-registration MRs), otherwise the variant the
+     * allocation already drew.
+     *
+     * @param key a key just allocated.
+     * @return the variant its entry should carry.
+     */
+    int freshVariant(final int key)
+    {
+        if (config.variantPolicy() != VariantPolicy.RECYCLED)
+        {
+            return MKey.variant(key, variantBits);
+        }
+        final int v = deviceVariantCounter & variantMask;
+        deviceVariantCounter++;
+        return v;
+    }
+
+    /**
      * @return bits of a key that hold the variant.
      */
     int variantBits()

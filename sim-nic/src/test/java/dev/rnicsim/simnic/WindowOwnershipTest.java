@@ -162,4 +162,22 @@ class WindowOwnershipTest
         assertThat(k.write(k.pair().a(), buf, mr.rkey(), 16, 5)).isEqualTo(WcStatus.SUCCESS);
         assertThat(k.rig.processB().read(buf, 16)).isEqualTo(RuleRig.pattern(16, 5));
     }
+
+    @Test
+    void aNewWindowDoesNotTakeTheStaleKeyOfTheMrLastAtItsIndexUnderRecycledKeys()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final Set<Integer> stale = new HashSet<>();
+        for (int i = 0; i < 8; i++)
+        {
+            final MemoryRegion mr = bindable(k, 1);
+            stale.add(mr.rkey());
+            mr.close();
+        }
+        for (int i = 0; i < 8; i++)
+        {
+            assertThat(stale).doesNotContain(k.rig.pdB.allocMw(MwType.TYPE_2).rkey());
+            assertThat(stale).doesNotContain(k.rig.pdB.allocMr(4).rkey());
+        }
+    }
 }
