@@ -345,9 +345,9 @@ public final class AdapterTables
         {
             throw new TableException(Errno.EINVAL, "memory window type " + type + ": expected 1 or 2");
         }
-        final int key = mpt.allocate(MptState.INVALID, pd, 0, 1, 0, 12, new MttRange(0, 0, 0));
         // A window is no MR-cache object: under RECYCLED keys it must not take the last MR's key at its index.
-        final int unbound = mpt.rewrite(key, mpt.freshVariant(key), MptState.INVALID, pd, 0, 0, 0, 12,
+        final int key = mpt.allocate(MptState.INVALID, pd, 0, 1, 0, 12, new MttRange(0, 0, 0), true);
+        final int unbound = mpt.rewrite(key, MKey.variant(key, variantBits), MptState.INVALID, pd, 0, 0, 0, 12,
             new MttRange(0, 0, 0));
         windows.put(MKey.index(unbound, variantBits), new Window(type, -1, 0));
         return unbound;
@@ -495,16 +495,15 @@ public final class AdapterTables
         final int key;
         try
         {
-            key = mpt.allocate(MptState.INVALID, pd, 0, 1, 0, 12, range);
+            key = mpt.allocate(MptState.INVALID, pd, 0, 1, 0, 12, range, true);
         }
         catch (final TableException e)
         {
             mtt.undoAllocate(range);
             throw e;
         }
-        final int fresh = mpt.rewrite(key, mpt.freshVariant(key), MptState.INVALID, pd, 0, 1, 0, 12, range);
-        fastReg.put(MKey.index(fresh, variantBits), range);
-        return fresh;
+        fastReg.put(MKey.index(key, variantBits), range);
+        return key;
     }
 
     /**

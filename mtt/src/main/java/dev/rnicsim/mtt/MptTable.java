@@ -124,6 +124,17 @@ public final class MptTable
     public int allocate(final MptState state, final int pd, final long iova, final long lengthBytes,
         final int access, final int pageShift, final MttRange mtt)
     {
+        return allocate(state, pd, iova, lengthBytes, access, pageShift, mtt, false);
+    }
+
+    /**
+     * As {@link #allocate(MptState, int, long, long, int, int, MttRange)}, for an object outside the MR cache (a
+     * window, a fast-registration MR) when {@code fresh}: under RECYCLED keys it takes the device-wide counter's next
+     * value even on a reused index (mlx5 {@code assign_mkey_variant}, one increment per mkey).
+     */
+    int allocate(final MptState state, final int pd, final long iova, final long lengthBytes, final int access,
+        final int pageShift, final MttRange mtt, final boolean fresh)
+    {
         if (state == null || state == MptState.FREE || mtt == null)
         {
             throw new TableException(Errno.EINVAL, "a new MPT entry needs state INVALID or VALID and an MTT range,"
@@ -144,7 +155,7 @@ public final class MptTable
         }
         final Chunk c = chunk(index);
         final int i = (int)(index & CHUNK_MASK);
-        c.variant[i] = nextVariant(c, i);
+        c.variant[i] = nextVariant(c, i, fresh);
         c.history[i] = USED_BEFORE;
         if (c.body == null)
         {
@@ -240,9 +251,9 @@ public final class MptTable
         fullWords[w >>> 6] &= ~(1L << w);
     }
 
-    private int nextVariant(final Chunk c, final int i)
+    private int nextVariant(final Chunk c, final int i, final boolean fresh)
     {
-        final boolean reused = c.history[i] == USED_BEFORE;
+        final boolean reused = c.history[i] == USED_BEFORE && !fresh;
         return switch (config.variantPolicy())
         {
             case GENERATION -> c.variant[i];
@@ -565,25 +576,6 @@ public final class MptTable
     {
         final long index = MKey.index(key, variantBits);
         chunks[(int)(index >>> CHUNK_SHIFT)].history[(int)(index & CHUNK_MASK)] = NEVER_USED;
-    }
-
-    /**
-     * The variant a new object outside the MR cache gets: under RECYCLED the device-wide counter's next value
-     * (mlx5's {@code assign_mkey_variant} for windows and fast-registration MRs), otherwise the variant the
-     * allocation already drew.
-     *
-     * @param key a key just allocated.
-     * @return the variant its entry should carry.
-     */
-    int freshVariant(final int key)
-    {
-        if (config.variantPolicy() != VariantPolicy.RECYCLED)
-        {
-            return MKey.variant(key, variantBits);
-        }
-        final int v = deviceVariantCounter & variantMask;
-        deviceVariantCounter++;
-        return v;
     }
 
     /**

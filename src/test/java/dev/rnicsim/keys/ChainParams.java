@@ -1,0 +1,45 @@
+package dev.rnicsim.keys;
+
+import dev.rnicsim.pagetable.ForkBehaviour;
+import java.util.Locale;
+
+/**
+ * What a generated chain fixes before its first action: the fork behaviour of host b (LEGACY lets the parent's
+ * first write after a fork move its address away from a pinned frame), the RLIMIT_MEMLOCK of the process whose memory
+ * is registered, and device b's {@code max_mr} (small, so that MPT indices are reused within a chain).
+ *
+ * @param fork         host b's fork behaviour.
+ * @param memlockBytes RLIMIT_MEMLOCK of process app_b.
+ * @param maxMr        max_mr of device b (max_mr - 1 entries fit).
+ * @param buddyMtt     device b's MTT is mlx4's buddy allocator ({@code log_num_mtt=16 log_mtts_per_seg=3}: an MR
+ *                     reserves a power of two of entries, at least a segment of 8) instead of connectx5's exact one.
+ */
+record ChainParams(ForkBehaviour fork, long memlockBytes, int maxMr, boolean buddyMtt)
+{
+    /** Segments of the buddy MTT: 2^16 of 2^3 entries. */
+    static final int LOG_NUM_MTT = 16;
+    static final int LOG_MTTS_PER_SEG = 3;
+
+    /** MTT entries an MR of {@code entries} entries reserves. */
+    long reserved(final long entries)
+    {
+        if (!buddyMtt)
+        {
+            return entries;
+        }
+        final long pow2 = entries <= 1 ? 1 : Long.highestOneBit(entries - 1) << 1;
+        return Math.max(pow2, 1L << LOG_MTTS_PER_SEG);
+    }
+
+    String forkWord()
+    {
+        return fork.name().toLowerCase(Locale.ROOT);
+    }
+
+    @Override
+    public String toString()
+    {
+        return "fork=" + forkWord() + " memlock=" + Script.size(memlockBytes) + " max_mr=" + maxMr
+            + (buddyMtt ? " mtt=buddy" : "");
+    }
+}

@@ -1,0 +1,88 @@
+package dev.rnicsim.keys;
+
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.lifecycle.AddLifecycleHook;
+import net.jqwik.api.lifecycle.AroundPropertyHook;
+import net.jqwik.api.lifecycle.LifecycleContext;
+import net.jqwik.api.lifecycle.PropertyExecutionResult;
+import net.jqwik.api.lifecycle.PropertyExecutor;
+import net.jqwik.api.lifecycle.PropertyLifecycleContext;
+import net.jqwik.api.lifecycle.SkipExecutionHook;
+import net.jqwik.api.state.ActionChain;
+
+/**
+ * The key-lifecycle property of {@link KeyLifecycleProperties} for as long as asked: skipped unless
+ * {@code -Drnicsim.soak.tries=N} is given; {@code -Drnicsim.soak.seed=S} repeats a run, {@code
+ * -Drnicsim.soak.actions=M} changes the most actions per chain (default 50):
+ * <pre>
+ * JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64 MAVEN_OPTS=--sun-misc-unsafe-memory-access=allow \
+ *   mvn -B -ntp -q -pl scenarios install -Dtest='KeyLifecycleSoakProperties' -Dsurefire.failIfNoSpecifiedTests=false \
+ *   -Drnicsim.soak.tries=100000 -Drnicsim.soak.seed=42
+ * </pre>
+ * (surefire passes -D properties of the Maven command line on to the tests.)
+ */
+@AddLifecycleHook(KeyLifecycleSoakProperties.Soak.class)
+class KeyLifecycleSoakProperties
+{
+    @Property(tries = 100000)
+    @AddLifecycleHook(Minimize.class)
+    void everyKeyGrantsExactlyWhatTheModelSaysUnderEveryPolicy(@ForAll("params") final ChainParams params,
+        @ForAll("chains") final ActionChain<Lockstep> chain)
+    {
+        KeyLifecycleProperties.run(params, chain);
+    }
+
+    @net.jqwik.api.lifecycle.BeforeProperty
+    void forgetEarlierFailures()
+    {
+        Mismatch.reset();
+    }
+
+    @Provide
+    Arbitrary<ChainParams> params()
+    {
+        return KeyChains.params();
+    }
+
+    @Provide
+    Arbitrary<ActionChain<Lockstep>> chains()
+    {
+        return KeyChains.chains(Integer.getInteger("rnicsim.soak.actions", KeyLifecycleProperties.MAX_ACTIONS),
+            new ReuseStats());
+    }
+
+    /** Skips the soak unless asked for, and sets its tries and seed from the system properties. */
+    public static final class Soak implements SkipExecutionHook, AroundPropertyHook
+    {
+        @Override
+        public SkipResult shouldBeSkipped(final LifecycleContext context)
+        {
+            return System.getProperty("rnicsim.soak.tries") == null
+                ? SkipResult.skip("soak: give -Drnicsim.soak.tries=N (and -Drnicsim.soak.seed=S) to run it")
+                : SkipResult.doNotSkip();
+        }
+
+        @Override
+        public PropertyExecutionResult aroundProperty(final PropertyLifecycleContext context,
+            final PropertyExecutor property)
+        {
+            final int tries = Integer.getInteger("rnicsim.soak.tries", 100000);
+            context.attributes().setTries(tries);
+            final String seed = System.getProperty("rnicsim.soak.seed");
+            if (seed != null && !seed.isBlank())
+            {
+                context.attributes().setSeed(seed);
+            }
+            System.out.println("key-lifecycle soak: " + tries + " chains, seed " + (seed == null || seed.isBlank()
+                ? "random (jqwik prints it if a chain fails)" : seed));
+            final long start = System.nanoTime();
+            final PropertyExecutionResult r = property.execute();
+            System.out.printf(java.util.Locale.ROOT, "key-lifecycle soak: %s after %d tries in %.0f s%n", r.status(),
+                r.countTries(), (System.nanoTime() - start) / 1e9);
+            return r;
+        }
+    }
+}

@@ -1,0 +1,102 @@
+package dev.rnicsim.keys;
+
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The scenario script of one run, as {@code ./rnicsim run FILE} replays it: a header (hosts, devices, processes,
+ * contexts, PD, CQ) and, per step, the action's line with what the model expects of it (the {@code expect} lines that
+ * check an errno, a completion status or bytes) and the lines the harness needed around it (QP pairs rebuilt after an
+ * error, scratch buffers cleared, keys named with {@code let}). Each step also keeps the invariants the model expected
+ * after it; a counterexample prints them after its last step only, so that the replay stops where the test did.
+ */
+final class Script
+{
+    /** One action and its lines. */
+    static final class Step
+    {
+        final String action;
+        final List<String> lines = new ArrayList<>();
+        final List<String> invariants = new ArrayList<>();
+
+        Step(final String action)
+        {
+            this.action = action;
+        }
+    }
+
+    final List<String> header = new ArrayList<>();
+    final List<Step> steps = new ArrayList<>();
+    final List<String> trailer = new ArrayList<>();
+
+    Step begin(final String action)
+    {
+        final Step s = new Step(action);
+        steps.add(s);
+        return s;
+    }
+
+    /**
+     * @param invariantsEveryStep print the model's invariants after every step (true) or only after the last one.
+     * @return the runnable script.
+     */
+    String render(final boolean invariantsEveryStep)
+    {
+        final StringBuilder sb = new StringBuilder();
+        for (final String h : header)
+        {
+            sb.append(h).append('\n');
+        }
+        for (int i = 0; i < steps.size(); i++)
+        {
+            final Step s = steps.get(i);
+            sb.append("# step ").append(i + 1).append('\n');
+            for (final String l : s.lines)
+            {
+                sb.append(l).append('\n');
+            }
+            if (invariantsEveryStep || i == steps.size() - 1)
+            {
+                for (final String l : s.invariants)
+                {
+                    sb.append(l).append('\n');
+                }
+            }
+        }
+        for (final String t : trailer)
+        {
+            sb.append(t).append('\n');
+        }
+        return sb.toString();
+    }
+
+    // ------------------------------------------------------------------ formatting of values in the language
+
+    /** A size as the language writes it: {@code 16K} when a whole number of KiB, else decimal. */
+    static String size(final long bytes)
+    {
+        return bytes >= 1024 && bytes % 1024 == 0 ? (bytes / 1024) + "K" : Long.toString(bytes);
+    }
+
+    /** {@code base+0xOFF} (or {@code base} alone, or {@code base-0xOFF}). */
+    static String at(final String base, final long offset)
+    {
+        if (offset == 0)
+        {
+            return base;
+        }
+        return offset > 0 ? base + "+0x" + Long.toHexString(offset) : base + "-0x" + Long.toHexString(-offset);
+    }
+
+    static String hex(final byte[] bytes)
+    {
+        return "hex:" + HexFormat.of().formatHex(bytes);
+    }
+
+    static String key(final int key)
+    {
+        return String.format(Locale.ROOT, "0x%08x", key);
+    }
+}
