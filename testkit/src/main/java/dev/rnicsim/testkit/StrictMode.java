@@ -86,6 +86,10 @@ public final class StrictMode implements AutoCloseable
      */
     public static StrictMode attach(final SimDevice... devices)
     {
+        if (devices == null || devices.length == 0)
+        {
+            throw new IllegalArgumentException("attach at least one device: strict mode on none could never fail");
+        }
         return new StrictMode(List.of(devices));
     }
 

@@ -80,7 +80,8 @@ class StrictModeTest
             new dev.rnicsim.verbs.Sge(rig.src, 16, stale)), rig.dst, rig.md.rkey()));
         assertThat(wc.status()).isEqualTo(WcStatus.LOC_PROT_ERR);
         final Violation v = only(rig.strict, Kind.STALE_LKEY);
-        assertThat(v.message()).contains("lkey 0x" + Integer.toHexString(stale)).contains("deregistered");
+        assertThat(v.message()).contains("lkey 0x" + Integer.toHexString(stale)).contains("deregistered")
+            .containsPattern("of process \\d+ on \\S+").contains("use the lkey of a live MR");
         assertThat(v.report()).contains("registered at:").contains("released at:")
             .contains("StrictModeTest.staleLkeyIsReportedWithWhereTheMrWasRegisteredAndDeregistered");
         rig.strict.clear();
