@@ -299,8 +299,10 @@ public final class StrictMode implements AutoCloseable
                 {
                     violation(Violation.Kind.STALE_LKEY, wr.opcode() + " wr_id " + wr.wrId() + " sge[" + s
                         + "] used lkey 0x" + Integer.toHexString(sge.lkey()) + " of an MR of "
-                        + i.mr().lengthBytes() + " bytes at 0x" + Long.toHexString(i.mr().addr())
-                        + " that was deregistered", i.registeredAt(), i.releasedAt());
+                        + i.mr().lengthBytes() + " bytes at 0x" + Long.toHexString(i.mr().addr()) + " of process "
+                        + i.mr().pin().process().pid() + " on " + device.name() + " that was deregistered: use the"
+                        + " lkey of a live MR (re-register, or keep the MR until its last work request completes)",
+                        i.registeredAt(), i.releasedAt());
                 }
             }
         }
