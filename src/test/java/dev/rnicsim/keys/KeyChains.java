@@ -5,7 +5,6 @@ import dev.rnicsim.keys.KeyWorld.Buf;
 import dev.rnicsim.keys.KeyWorld.KeyName;
 import dev.rnicsim.keys.KeyWorld.MrM;
 import dev.rnicsim.keys.KeyWorld.MwM;
-import dev.rnicsim.keys.KeyWorld.PdM;
 import dev.rnicsim.pagetable.ForkBehaviour;
 import dev.rnicsim.pagetable.Madvice;
 import dev.rnicsim.verbs.Access;

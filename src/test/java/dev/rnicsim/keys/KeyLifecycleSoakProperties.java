@@ -7,6 +7,7 @@ import net.jqwik.api.Provide;
 import net.jqwik.api.lifecycle.AddLifecycleHook;
 import net.jqwik.api.lifecycle.AroundPropertyHook;
 import net.jqwik.api.lifecycle.LifecycleContext;
+import net.jqwik.api.lifecycle.PropagationMode;
 import net.jqwik.api.lifecycle.PropertyExecutionResult;
 import net.jqwik.api.lifecycle.PropertyExecutor;
 import net.jqwik.api.lifecycle.PropertyLifecycleContext;
@@ -57,6 +58,13 @@ class KeyLifecycleSoakProperties
     /** Skips the soak unless asked for, and sets its tries and seed from the system properties. */
     public static final class Soak implements SkipExecutionHook, AroundPropertyHook
     {
+        /** Declared on the class, the hook must reach its property methods too (jqwik does not propagate by default). */
+        @Override
+        public PropagationMode propagateTo()
+        {
+            return PropagationMode.DIRECT_DESCENDANTS;
+        }
+
         @Override
         public SkipResult shouldBeSkipped(final LifecycleContext context)
         {

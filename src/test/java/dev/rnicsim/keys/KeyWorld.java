@@ -37,7 +37,6 @@ import dev.rnicsim.verbs.SendFlag;
 import dev.rnicsim.verbs.SendWr;
 import dev.rnicsim.verbs.Sge;
 import dev.rnicsim.verbs.VerbsException;
-import dev.rnicsim.verbs.WcStatus;
 import dev.rnicsim.verbs.WorkCompletion;
 import dev.rnicsim.verbs.WrOpcode;
 import java.util.ArrayList;
@@ -88,7 +87,6 @@ final class KeyWorld
     /** Rights that pin for writing (ib_access_writable). */
     static final Set<Access> WRITABLE = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_ATOMIC,
         Access.MW_BIND);
-    static final Set<Access> REMOTE = EnumSet.of(Access.REMOTE_WRITE, Access.REMOTE_READ, Access.REMOTE_ATOMIC);
 
     // ------------------------------------------------------------------ model types
 
@@ -293,7 +291,6 @@ final class KeyWorld
     final List<Ring> rings = new ArrayList<>();
     final java.util.HashSet<String> bound = new java.util.HashSet<>();
     final byte[] scratchModel = new byte[(int)SCRATCH_BYTES];
-    private final Map<String, Integer> children = new LinkedHashMap<>();
     private long nextWrId = 1;
     private Script.Step step;
     /** What the last step was: for failure messages. */
@@ -1159,7 +1156,6 @@ final class KeyWorld
                 p.frame.mapCount++;
             }
         }
-        children.put(child, children.size());
         bound.add(child);
     }
 
