@@ -17,45 +17,23 @@ import org.junit.jupiter.api.Test;
 class ScriptRunnerTest
 {
     /** Lines 1 to 13: two hosts, a NIC each, a PD, CQ and QP each, the QPs connected. */
-    private static final String TWO_HOSTS = """
-        host alpha ram=256M
-        host beta ram=256M
-        device nic_a alpha profile=connectx5
-        device nic_b beta profile=connectx5
-        open app_a nic_a
-        open app_b nic_b
-        pd pd_a app_a
-        pd pd_b app_b
-        cq cq_a app_a
-        cq cq_b app_b
-        qp qp_a pd_a cq_a
-        qp qp_b pd_b cq_b
-        connect qp_a qp_b
-        """;
+    private static final String TWO_HOSTS = ScriptRun.TWO_CONNECTED_HOSTS;
 
-    private record Run(RunResult result, String out)
+    private static ScriptRun run(final String text)
     {
+        return ScriptRun.run("t.rsim", text);
     }
 
-    private static Run run(final String text)
+    private static ScriptRun ok(final String text)
     {
-        final StringWriter out = new StringWriter();
-        final RunResult r = new ScriptRunner(new PrintWriter(out, true), ScriptRunner.Detail.FULL)
-            .run("t.rsim", text, Path.of("."));
-        return new Run(r, out.toString());
-    }
-
-    private static Run ok(final String text)
-    {
-        final Run r = run(text);
-        assertThat(r.result().exitCode()).as("%s%n%s", r.result().failure(), r.out()).isZero();
+        final ScriptRun r = ScriptRun.ok("t.rsim", text);
         return r;
     }
 
     @Test
     void namesShouldBindToWhatEarlierLinesCreated()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mmap buf app_a 64K
             let pinned0 app_a.pinned_vm
             reg mr pd_a buf 64K access=local_write,remote_read
@@ -108,7 +86,7 @@ class ScriptRunnerTest
     @Test
     void letShouldKeepANumberForLaterLines()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             let size 3*4K
             mmap buf app_a size
             expect buf.length == 12288
@@ -127,7 +105,7 @@ class ScriptRunnerTest
     @Test
     void keyShouldStayUsableAfterDeregSoAStaleWriteFailsWithRemAccessErr()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mmap src app_a 4K
             mmap dst app_b 4K
             write src "new"
@@ -156,7 +134,7 @@ class ScriptRunnerTest
     @Test
     void failingStepWithoutAnExpectShouldStopTheRunWithExitOneNamingTheErrno()
     {
-        final Run r = run(TWO_HOSTS + """
+        final ScriptRun r = run(TWO_HOSTS + """
             mmap big app_b 16M
             reg mr_big pd_b big 16M
             say never printed
@@ -175,7 +153,7 @@ class ScriptRunnerTest
     @Test
     void failingStepFollowedByItsExpectShouldContinue()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mmap big app_b 16M
             let pinned0 app_b.pinned_vm
             reg mr_big pd_b big 16M
@@ -190,7 +168,7 @@ class ScriptRunnerTest
     @Test
     void wrongErrnoExpectedShouldFailWithExpectedAndActual()
     {
-        final Run r = run(TWO_HOSTS + """
+        final ScriptRun r = run(TWO_HOSTS + """
             mmap big app_b 16M
             reg mr_big pd_b big 16M
             expect EFAULT
@@ -203,7 +181,7 @@ class ScriptRunnerTest
     @Test
     void failingExpectShouldExitOneShowingExpectedAndActualAndStop()
     {
-        final Run r = run(TWO_HOSTS + """
+        final ScriptRun r = run(TWO_HOSTS + """
             mmap buf app_a 4K
             expect buf.length == 8K
             mmap later app_a 4K
@@ -220,7 +198,7 @@ class ScriptRunnerTest
     @Test
     void failingStateExpectShouldShowTheActualState()
     {
-        final Run r = run(TWO_HOSTS + "expect qp_a.state == ERR\n");
+        final ScriptRun r = run(TWO_HOSTS + "expect qp_a.state == ERR\n");
 
         assertThat(r.result().exitCode()).isEqualTo(1);
         assertThat(r.result().failure()).endsWith("qp_a.state is RTS, expected == ERR");
@@ -238,8 +216,8 @@ class ScriptRunnerTest
             expect bytes buf+16 hex:74657874
             expect bytes buf+16 "text"
             """);
-        final Run text = run(TWO_HOSTS + "mmap buf app_a 4K\nwrite buf \"abc\"\nexpect bytes buf \"abd\"\n");
-        final Run hex = run(TWO_HOSTS + "mmap buf app_a 4K\nwrite buf hex:0102\nexpect bytes buf hex:0103\n");
+        final ScriptRun text = run(TWO_HOSTS + "mmap buf app_a 4K\nwrite buf \"abc\"\nexpect bytes buf \"abd\"\n");
+        final ScriptRun hex = run(TWO_HOSTS + "mmap buf app_a 4K\nwrite buf hex:0102\nexpect bytes buf hex:0103\n");
 
         assertThat(text.result().exitCode()).isEqualTo(1);
         assertThat(text.result().failure()).endsWith("expected bytes \"abd\", got \"abc\"");
@@ -250,7 +228,7 @@ class ScriptRunnerTest
     @Test
     void repeatShouldSetLastCountAndStopAtTheFirstFailure()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             repeat 5 mmap m app_a 4K
             expect last.count == 5
             open small nic_a memlock=64K
@@ -272,7 +250,7 @@ class ScriptRunnerTest
     @Test
     void repeatFailingWithoutAnExpectShouldStopTheRun()
     {
-        final Run r = run(TWO_HOSTS + """
+        final ScriptRun r = run(TWO_HOSTS + """
             open small nic_a memlock=64K
             pd pd_s small
             mmap buf small 16K
@@ -287,7 +265,7 @@ class ScriptRunnerTest
     @Test
     void repeatBlockShouldRunItsStatementsAndExpectsEachTimeAndSetLastCount()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             let pinned0 app_a.pinned_vm
             repeat 3
                 mmap m app_a 4K
@@ -307,7 +285,7 @@ class ScriptRunnerTest
     @Test
     void repeatBlockShouldStopAtTheFirstFailingStep()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             open small nic_a memlock=64K
             pd pd_s small
             mmap buf small 16K
@@ -326,7 +304,7 @@ class ScriptRunnerTest
     @Test
     void failingExpectInARepeatBlockShouldEndTheRunNamingTheRepetition()
     {
-        final Run r = run(TWO_HOSTS + """
+        final ScriptRun r = run(TWO_HOSTS + """
             repeat 5
                 mmap m app_a 4K
                 expect nic_a.sim_mr_live == 0
@@ -359,7 +337,7 @@ class ScriptRunnerTest
     @Test
     void showViewsShouldPrintTheirText()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mmap buf app_a 64K
             show walk buf
             touch buf 64K write
@@ -400,7 +378,7 @@ class ScriptRunnerTest
     @Test
     void lastDurationShouldEqualTheSimulatedClockAdvanceOfThePreviousStep()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mmap src app_a 1M
             mmap dst app_b 1M
             let t0 now
@@ -428,7 +406,7 @@ class ScriptRunnerTest
     @Test
     void showClockShouldAdvanceByLastDuration()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mmap src app_a 1M
             show clock
             reg mr_src pd_a src 1M
@@ -450,10 +428,10 @@ class ScriptRunnerTest
     void sameScriptRunTwiceShouldPrintTheSameOutput()
     {
         final String script = Catalogue.entry("first-registration").orElseThrow().script();
-        final Run first = ok(script);
-        final Run second = ok(script);
-        final Run mine = ok(TWO_HOSTS + "mmap b app_a 1M\nreg m pd_a b 1M\nshow mr m\nshow trace nic_a\nshow clock\n");
-        final Run mineAgain = ok(TWO_HOSTS + "mmap b app_a 1M\nreg m pd_a b 1M\nshow mr m\nshow trace nic_a\nshow clock\n");
+        final ScriptRun first = ok(script);
+        final ScriptRun second = ok(script);
+        final ScriptRun mine = ok(TWO_HOSTS + "mmap b app_a 1M\nreg m pd_a b 1M\nshow mr m\nshow trace nic_a\nshow clock\n");
+        final ScriptRun mineAgain = ok(TWO_HOSTS + "mmap b app_a 1M\nreg m pd_a b 1M\nshow mr m\nshow trace nic_a\nshow clock\n");
 
         assertThat(second.out()).isEqualTo(first.out()).isNotEmpty();
         assertThat(second.result()).isEqualTo(first.result());

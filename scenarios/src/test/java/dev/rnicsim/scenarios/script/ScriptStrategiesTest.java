@@ -29,20 +29,7 @@ class ScriptStrategiesTest
      * Lines 1 to 17: two connectx5 hosts, a PD, CQ and QP each, the QPs connected, a 64 KiB buffer on alpha and a
      * 64 KiB target MR with remote rights on beta.
      */
-    private static final String TWO_HOSTS = """
-        host alpha ram=256M
-        host beta ram=256M
-        device nic_a alpha profile=connectx5
-        device nic_b beta profile=connectx5
-        open app_a nic_a
-        open app_b nic_b
-        pd pd_a app_a
-        pd pd_b app_b
-        cq cq_a app_a
-        cq cq_b app_b
-        qp qp_a pd_a cq_a
-        qp qp_b pd_b cq_b
-        connect qp_a qp_b
+    private static final String TWO_HOSTS = ScriptRun.TWO_CONNECTED_HOSTS + """
         mmap buf app_a 64K
         mmap dst app_b 64K
         reg mr_dst pd_b dst 64K access=local_write,remote_write,remote_read
@@ -52,22 +39,14 @@ class ScriptStrategiesTest
     /** The line number of the first line after {@link #TWO_HOSTS}. */
     private static final int NEXT = 18;
 
-    private record Run(RunResult result, String out)
+    private static ScriptRun run(final String text)
     {
+        return ScriptRun.run("s.rsim", text);
     }
 
-    private static Run run(final String text)
+    private static ScriptRun ok(final String text)
     {
-        final StringWriter out = new StringWriter();
-        final RunResult r = new ScriptRunner(new PrintWriter(out, true), ScriptRunner.Detail.FULL)
-            .run("s.rsim", text, Path.of("."));
-        return new Run(r, out.toString());
-    }
-
-    private static Run ok(final String text)
-    {
-        final Run r = run(text);
-        assertThat(r.result().exitCode()).as("%s%n%s", r.result().failure(), r.out()).isZero();
+        final ScriptRun r = ScriptRun.ok("s.rsim", text);
         assertThat(r.out()).doesNotContain("FAILED");
         return r;
     }
@@ -91,7 +70,7 @@ class ScriptStrategiesTest
     @Test
     void poolShouldRegisterAChunkAtTheFirstAllocOnlyAndHandOutFragmentsWithItsKeys()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             pool p pd_a 1M chunks=2 min=4K access=local_write,remote_write
             expect p.registrations == 0
             expect p.live == 0
@@ -164,7 +143,7 @@ class ScriptStrategiesTest
     @Test
     void freeShouldGiveTheBlockBackWithoutDeregisteringAndTheNextAllocShouldReuseIt()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             pool p pd_a 64K
             alloc f p 16K
             let first f.addr
@@ -184,7 +163,7 @@ class ScriptStrategiesTest
     @Test
     void poolShouldRegisterAnotherChunkWhenFullAndFailWithEnomemNamingMaxChunks()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             pool p pd_a 64K chunks=2
             alloc a p 64K
             alloc b p 32K
@@ -233,7 +212,7 @@ class ScriptStrategiesTest
     void poolVerbsShouldFailWithTheirErrnoAndWhy(final String what, final String lines, final String errno,
         final String why)
     {
-        final Run r = ok(TWO_HOSTS + lines + "\nexpect " + errno + "\n");
+        final ScriptRun r = ok(TWO_HOSTS + lines + "\nexpect " + errno + "\n");
 
         assertThat(r.out()).containsPattern("-> " + errno + ": .*" + Pattern.quote(why));
     }
@@ -241,7 +220,7 @@ class ScriptStrategiesTest
     @Test
     void poolFailingWithoutAnExpectShouldStopTheRunAtItsLine()
     {
-        final Run r = run(TWO_HOSTS + "pool p pd_a 1000\nsay never\n");
+        final ScriptRun r = run(TWO_HOSTS + "pool p pd_a 1000\nsay never\n");
 
         assertThat(r.result().exitCode()).isEqualTo(1);
         assertThat(r.result().failure()).startsWith("s.rsim:" + NEXT + ": unexpected EINVAL");
@@ -272,7 +251,7 @@ class ScriptStrategiesTest
     @Test
     void closeOfAPoolShouldDeregisterItsChunksAndLeaveFragmentsWithDeadKeys()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             pool p pd_a 64K chunks=4
             alloc a p 64K
             alloc b p 4K
@@ -292,7 +271,7 @@ class ScriptStrategiesTest
     @Test
     void closeOfAPoolAfterItsProcessExitedShouldReportTheFailureAndStillReleaseEveryChunk()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             pool p pd_a 64K
             alloc f p 4K
             exit app_a
@@ -311,7 +290,7 @@ class ScriptStrategiesTest
     @Test
     void cacheShouldMissThenHitOnACoveredRangeAndWidenToPages()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             cache c pd_a
             acquire h c buf+100 5000
             expect h.hit == 0
@@ -394,7 +373,7 @@ class ScriptStrategiesTest
     @Test
     void releaseTwiceShouldFailWithEinval()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             cache c pd_a
             acquire h c buf 4K
             release h
@@ -409,7 +388,7 @@ class ScriptStrategiesTest
     @Test
     void invalidateShouldDeregisterIdleEntriesNowAndEntriesInUseAtTheirRelease()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             cache c pd_a
             acquire idle c buf 4K
             release idle
@@ -436,7 +415,7 @@ class ScriptStrategiesTest
     @Test
     void hookShouldInvalidateAtEveryMunmapAndNoHookShouldKeepTheEntry()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             cache hooked pd_a hook=yes
             cache plain pd_a
             acquire a hooked buf 64K
@@ -459,7 +438,7 @@ class ScriptStrategiesTest
     @Test
     void boundsShouldEvictTheLeastRecentlyUsedIdleEntry()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             cache c pd_a regions=2
             acquire a c buf 4K
             release a
@@ -511,7 +490,7 @@ class ScriptStrategiesTest
     void cacheVerbsShouldFailWithTheirErrnoAndWhy(final String what, final String lines, final String errno,
         final String why)
     {
-        final Run r = ok(TWO_HOSTS + lines + "\nexpect " + errno + "\n");
+        final ScriptRun r = ok(TWO_HOSTS + lines + "\nexpect " + errno + "\n");
 
         assertThat(r.out()).containsPattern("-> " + errno + ": .*" + Pattern.quote(why));
     }
@@ -519,7 +498,7 @@ class ScriptStrategiesTest
     @Test
     void acquireRefusedByTheDeviceShouldNameMaxMrAndTheIdleEntries()
     {
-        final Run r = ok("""
+        final ScriptRun r = ok("""
             host h ram=256M
             device d h max_mr=3
             open c d
@@ -543,7 +522,7 @@ class ScriptStrategiesTest
     @Test
     void closeOfACacheShouldDeregisterItsIdleEntriesAndLeaveThoseInUse()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             cache c pd_a
             acquire a c buf 4K
             release a
@@ -664,7 +643,7 @@ class ScriptStrategiesTest
     @Test
     void namesShouldBeReboundToTheSameKindInsideRepeatBlocks()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             pool p pd_a 64K
             cache c pd_a
             repeat 10
@@ -689,7 +668,7 @@ class ScriptStrategiesTest
 
     private static String scenario(final String name)
     {
-        final Run r = ok(Catalogue.entry(name).orElseThrow().script());
+        final ScriptRun r = ok(Catalogue.entry(name).orElseThrow().script());
         return r.out();
     }
 

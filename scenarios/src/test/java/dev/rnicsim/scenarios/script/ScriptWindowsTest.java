@@ -25,20 +25,7 @@ class ScriptWindowsTest
      * Lines 1 to 18: two connectx5 hosts, a PD, CQ and QP each, the QPs connected, a source MR on alpha and a
      * 64 KiB target MR with MW_BIND on beta.
      */
-    private static final String TWO_HOSTS = """
-        host alpha ram=256M
-        host beta ram=256M
-        device nic_a alpha profile=connectx5
-        device nic_b beta profile=connectx5
-        open app_a nic_a
-        open app_b nic_b
-        pd pd_a app_a
-        pd pd_b app_b
-        cq cq_a app_a
-        cq cq_b app_b
-        qp qp_a pd_a cq_a
-        qp qp_b pd_b cq_b
-        connect qp_a qp_b
+    private static final String TWO_HOSTS = ScriptRun.TWO_CONNECTED_HOSTS + """
         mmap src app_a 64K
         mmap dst app_b 64K
         reg mr_src pd_a src 64K
@@ -56,22 +43,14 @@ class ScriptWindowsTest
         connect qp_c qp_d
         """;
 
-    private record Run(RunResult result, String out)
+    private static ScriptRun run(final String text)
     {
+        return ScriptRun.run("w.rsim", text);
     }
 
-    private static Run run(final String text)
+    private static ScriptRun ok(final String text)
     {
-        final StringWriter out = new StringWriter();
-        final RunResult r = new ScriptRunner(new PrintWriter(out, true), ScriptRunner.Detail.FULL)
-            .run("w.rsim", text, Path.of("."));
-        return new Run(r, out.toString());
-    }
-
-    private static Run ok(final String text)
-    {
-        final Run r = run(text);
-        assertThat(r.result().exitCode()).as("%s%n%s", r.result().failure(), r.out()).isZero();
+        final ScriptRun r = ScriptRun.ok("w.rsim", text);
         return r;
     }
 
@@ -80,7 +59,7 @@ class ScriptWindowsTest
     @Test
     void mwShouldAllocateAnUnboundWindowOfEachTypeWithItsFields()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mw w1 pd_b
             mw w2 pd_b type=2
             expect w1.type == 1
@@ -105,7 +84,7 @@ class ScriptWindowsTest
     @ValueSource(strings = {"connectx3", "e810", "rxe"})
     void mwShouldFailWithEopnotsuppOnADeviceWithoutWindows(final String profile)
     {
-        final Run r = ok("host h ram=256M\ndevice d h profile=" + profile + "\nopen c d\npd p c\n"
+        final ScriptRun r = ok("host h ram=256M\ndevice d h profile=" + profile + "\nopen c d\npd p c\n"
             + "mw w p\nexpect EOPNOTSUPP\nmw w2 p type=2\nexpect EOPNOTSUPP\n");
 
         assertThat(r.out()).contains("-> EOPNOTSUPP: ibv_alloc_mw: EOPNOTSUPP: " + profile
@@ -115,7 +94,7 @@ class ScriptWindowsTest
     @Test
     void mwFailingWithoutAnExpectShouldStopTheRun()
     {
-        final Run r = run("host h ram=256M\ndevice d h profile=connectx3\nopen c d\npd p c\nmw w p\nsay never\n");
+        final ScriptRun r = run("host h ram=256M\ndevice d h profile=connectx3\nopen c d\npd p c\nmw w p\nsay never\n");
 
         assertThat(r.result().exitCode()).isEqualTo(1);
         assertThat(r.result().failure()).startsWith("w.rsim:5: unexpected EOPNOTSUPP");
@@ -126,7 +105,7 @@ class ScriptWindowsTest
     @Test
     void bindOfAType1WindowShouldSetTheNextRkeyAtPostAndOpenOnlyItsRangeWithItsRights()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mw w pd_b
             let before w.rkey
             bind w qp_b mr_dst addr=dst+4K length=4K access=remote_write
@@ -171,7 +150,7 @@ class ScriptWindowsTest
     @Test
     void bindShouldDefaultToTheWholeMrWithRemoteReadAndWrite()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mw w pd_b
             bind w qp_b mr_dst
             poll cq_b
@@ -195,7 +174,7 @@ class ScriptWindowsTest
     @Test
     void bindOfAType1WindowToAnMrOfAnotherPdShouldFailWithEperm()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             pd pd_other app_b
             mw w pd_other
             let before w.rkey
@@ -210,7 +189,7 @@ class ScriptWindowsTest
     @Test
     void bindThatTheDeviceRefusesShouldCompleteWithMwBindErrAndNameTheReason()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             reg mr_plain pd_b dst 4K access=local_write
             mw w pd_b
             bind w qp_b mr_plain
@@ -229,7 +208,7 @@ class ScriptWindowsTest
     @Test
     void failedRebindOfAType1WindowShouldLeaveTheOldBindingUnderTheOldKey()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mw w pd_b
             bind w qp_b mr_dst access=remote_write
             poll cq_b
@@ -265,7 +244,7 @@ class ScriptWindowsTest
     @Test
     void bindOnAQpInErrShouldBeFlushed()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mw w pd_b
             modify qp_b err
             bind w qp_b mr_dst
@@ -298,7 +277,7 @@ class ScriptWindowsTest
     @Test
     void unbindShouldRetireTheKeyOfAType1WindowAndLetTheMrGo()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mw w pd_b
             bind w qp_b mr_dst access=remote_write
             poll cq_b
@@ -325,7 +304,7 @@ class ScriptWindowsTest
     @Test
     void unbindOfAType2WindowShouldFailWithEinval()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mw w pd_b type=2
             bind w qp_b mr_dst
             poll cq_b
@@ -342,7 +321,7 @@ class ScriptWindowsTest
     @Test
     void bindOfAType2WindowShouldPostBindMwWithTheNextKeyByteAndServeOnlyItsQp()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mw w pd_b type=2
             let before w.rkey
             bind w qp_b mr_dst access=remote_read
@@ -384,7 +363,7 @@ class ScriptWindowsTest
     @Test
     void bindOfABoundType2WindowShouldCompleteWithMwBindErrAndKeepTheKey()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mw w pd_b type=2
             bind w qp_b mr_dst
             poll cq_b
@@ -403,7 +382,7 @@ class ScriptWindowsTest
     @Test
     void bindOfAType2WindowOnAQpOfAnotherPdShouldCompleteWithMwBindErr()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             pd pd_b2 app_b
             qp qp_x pd_a cq_a
             qp qp_y pd_b2 cq_b
@@ -438,7 +417,7 @@ class ScriptWindowsTest
     @Test
     void localInvShouldUnbindAType2WindowAndItsKeyShouldFailAfterwards()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mw w pd_b type=2
             bind w qp_b mr_dst
             poll cq_b
@@ -464,7 +443,7 @@ class ScriptWindowsTest
     @ValueSource(strings = {"mr_dst.rkey", "w1.rkey", "0x7fffff01"})
     void localInvOfAKeyThatIsNoType2WindowOrFastMrShouldCompleteWithLocQpOpErr(final String key)
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mw w1 pd_b
             post local_inv qp_b rkey=%s
             poll cq_b
@@ -478,7 +457,7 @@ class ScriptWindowsTest
     @Test
     void sendInvShouldInvalidateThePeersWindowAndShowTheKeyInTheReceiveCompletion()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mw w pd_b type=2
             bind w qp_b mr_dst
             poll cq_b
@@ -534,7 +513,7 @@ class ScriptWindowsTest
     @Test
     void deregShouldFailWithEinvalWhileAWindowIsBoundAndSucceedAfterItIsClosed()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mw w pd_b
             bind w qp_b mr_dst
             poll cq_b
@@ -573,7 +552,7 @@ class ScriptWindowsTest
     @Test
     void reregOfTheAccessShouldKeepTheKeysAndApplyTheNewRights()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             reg mr pd_b dst 64K access=local_write,remote_write
             let key mr.rkey
             rereg mr access=local_write,remote_read
@@ -597,7 +576,7 @@ class ScriptWindowsTest
     @Test
     void reregOfTheTranslationShouldGiveNewKeysOnAConnectX5AndKeepThemOnAConnectX3()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mmap other app_b 256K
             reg mr pd_b dst 32K access=local_write,remote_read
             let key mr.rkey
@@ -632,7 +611,7 @@ class ScriptWindowsTest
     @Test
     void reregShouldMoveTheMrToAnotherPd()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             pd pd_b2 app_b
             reg mr pd_b dst 4K
             rereg mr pd=pd_b2 access=local_write,remote_read
@@ -663,7 +642,7 @@ class ScriptWindowsTest
     void reregFailureShouldBeItsErrnoWithTheReregCode(final String what, final String lines, final String errno,
         final String code, final String message)
     {
-        final Run r = ok(TWO_HOSTS + "mmap other app_b 32K\nreg mr pd_b dst 64K access=local_write,mw_bind\n" + lines
+        final ScriptRun r = ok(TWO_HOSTS + "mmap other app_b 32K\nreg mr pd_b dst 64K access=local_write,mw_bind\n" + lines
             + "\nexpect " + errno + "\nexpect last.rereg_error == " + code + "\n");
 
         assertThat(r.out()).contains("-> " + errno + ": ibv_rereg_mr: " + errno + ": ").contains(message)
@@ -673,7 +652,7 @@ class ScriptWindowsTest
     @Test
     void reregOfTheTranslationOnRxeShouldFailWithEopnotsupp()
     {
-        final Run r = ok("""
+        final ScriptRun r = ok("""
             host h ram=256M
             device d h profile=rxe
             open c d
@@ -698,7 +677,7 @@ class ScriptWindowsTest
     @Test
     void fastRegistrationShouldMapRegisterUseAndInvalidateAnMr()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             fastmr f pd_b 4
             expect f.valid == 0
             expect f.max_num_sg == 4
@@ -776,7 +755,7 @@ class ScriptWindowsTest
                 + "post reg_mr qp_b mr=f";
             default -> "pd pd_b2 app_b\nfastmr f pd_b2 2\nmap f dst 4K\npost reg_mr qp_b mr=f";
         };
-        final Run r = ok(TWO_HOSTS + lines + "\npoll cq_b\nexpect LOC_QP_OP_ERR\nexpect f.valid == " + (what.equals(
+        final ScriptRun r = ok(TWO_HOSTS + lines + "\npoll cq_b\nexpect LOC_QP_OP_ERR\nexpect f.valid == " + (what.equals(
             "valid already") ? 1 : 0) + "\n");
 
         assertThat(r.out()).contains("the device refused it: ");
@@ -866,7 +845,7 @@ class ScriptWindowsTest
     @Test
     void everyBindAndInvalidationShouldAdvanceTheClockByAnInvalidationStall()
     {
-        final Run r = ok(TWO_HOSTS + """
+        final ScriptRun r = ok(TWO_HOSTS + """
             mw w pd_b type=2
             let t0 now
             bind w qp_b mr_dst unsignaled
