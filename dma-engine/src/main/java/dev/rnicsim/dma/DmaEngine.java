@@ -1,6 +1,7 @@
 package dev.rnicsim.dma;
 
 import dev.rnicsim.mtt.AccessFlags;
+import dev.rnicsim.mtt.AdapterTables;
 import dev.rnicsim.mtt.KeyCheck;
 import dev.rnicsim.mtt.MKey;
 import dev.rnicsim.pagetable.PhysicalMemory;
@@ -31,6 +32,17 @@ public final class DmaEngine
     private long translations;
     private long keyCheckFailures;
     private long atomics;
+    private long pageFaults;
+    private long remotePageFaults;
+    /** Most passes over both sides before a transfer's faults are taken as settled (each pass resolves every
+     * fault it meets; a later pass is needed only when resolving one side's fault invalidated the other's pages). */
+    private static final int MAX_FAULT_PASSES = 8;
+    /** IBV_ODP_SUPPORT_* bits (libibverbs/verbs.h) naming what faulted. */
+    private static final int ODP_SEND = 0x1;
+    private static final int ODP_RECV = 0x2;
+    private static final int ODP_WRITE = 0x4;
+    private static final int ODP_READ = 0x8;
+    private static final int ODP_ATOMIC = 0x10;
     /** The DMA address of the first remote byte found by the last rkey check (-1 when none). */
     private long remoteFirstPhys = -1;
 
@@ -51,6 +63,13 @@ public final class DmaEngine
         final int remotePd, final int remoteQpAccess, final long remoteAddr, final int rkey)
     {
         operations++;
+        final DmaResult faulted = faultIn(new Side(local, localPd, sgl, 0, false, true, ODP_SEND),
+            new Side(remote, remotePd, List.of(new Segment(remoteAddr, total(sgl), rkey)), AccessFlags.REMOTE_WRITE,
+                true, (remoteQpAccess & AccessFlags.REMOTE_WRITE) != 0, ODP_WRITE));
+        if (faulted != null)
+        {
+            return faulted;
+        }
         final long[] localPhys = new long[sgl.size()];
         final DmaResult localFailure = checkSgl(local, localPd, sgl, 0, localPhys);
         if (localFailure != null)
@@ -87,6 +106,13 @@ public final class DmaEngine
         final int remoteQpAccess, final long remoteAddr, final int rkey)
     {
         operations++;
+        final DmaResult faulted = faultIn(null, new Side(remote, remotePd,
+            List.of(new Segment(remoteAddr, payload.length, rkey)), AccessFlags.REMOTE_WRITE, true,
+            (remoteQpAccess & AccessFlags.REMOTE_WRITE) != 0, ODP_WRITE));
+        if (faulted != null)
+        {
+            return faulted;
+        }
         final DmaResult remoteFailure = checkRemote(remote, remotePd, remoteQpAccess, AccessFlags.REMOTE_WRITE,
             remoteAddr, payload.length, rkey, "RDMA WRITE");
         if (remoteFailure != null)
@@ -121,6 +147,13 @@ public final class DmaEngine
         {
             return DmaResult.local(DmaStatus.LOC_LEN_ERR, KeyCheck.VALID, "message of " + length
                 + " bytes > max_msg_sz=" + MAX_MESSAGE_BYTES);
+        }
+        final DmaResult faulted = faultIn(new Side(remote, remotePd, List.of(new Segment(remoteAddr, length, rkey)),
+            AccessFlags.REMOTE_READ, true, (remoteQpAccess & AccessFlags.REMOTE_READ) != 0, ODP_READ),
+            new Side(local, localPd, sgl, AccessFlags.LOCAL_WRITE, false, true, ODP_READ));
+        if (faulted != null)
+        {
+            return faulted;
         }
         final DmaResult remoteFailure = checkRemote(remote, remotePd, remoteQpAccess, AccessFlags.REMOTE_READ,
             remoteAddr, length, rkey, "RDMA READ");
@@ -159,6 +192,12 @@ public final class DmaEngine
         final int remotePd, final List<Segment> recvSgl)
     {
         operations++;
+        final DmaResult faulted = faultIn(new Side(local, localPd, sgl, 0, false, true, ODP_SEND),
+            new Side(remote, remotePd, recvSgl, AccessFlags.LOCAL_WRITE, true, true, ODP_RECV));
+        if (faulted != null)
+        {
+            return faulted;
+        }
         final long[] localPhys = new long[sgl.size()];
         final DmaResult localFailure = checkSgl(local, localPd, sgl, 0, localPhys);
         if (localFailure != null)
@@ -193,6 +232,12 @@ public final class DmaEngine
         final List<Segment> recvSgl)
     {
         operations++;
+        final DmaResult faulted = faultIn(null, new Side(remote, remotePd, recvSgl, AccessFlags.LOCAL_WRITE, true,
+            true, ODP_RECV));
+        if (faulted != null)
+        {
+            return faulted;
+        }
         final long[] recvPhys = new long[recvSgl.size()];
         final DmaResult recvFailure = checkRecv(remote, remotePd, recvSgl, payload.length, recvPhys);
         if (recvFailure != null)
@@ -232,6 +277,13 @@ public final class DmaEngine
                 + result.lengthBytes() + " bytes; an atomic needs exactly 8");
         }
         final List<Segment> resultSgl = List.of(result);
+        final DmaResult faulted = faultIn(new Side(local, localPd, resultSgl, AccessFlags.LOCAL_WRITE, false, true, ODP_ATOMIC),
+            new Side(remote, remotePd, List.of(new Segment(remoteAddr, Long.BYTES, rkey)), AccessFlags.REMOTE_ATOMIC,
+                true, (remoteQpAccess & AccessFlags.REMOTE_ATOMIC) != 0 && (remoteAddr & 7) == 0, ODP_ATOMIC));
+        if (faulted != null)
+        {
+            return faulted;
+        }
         final long[] resultPhys = new long[1];
         final DmaResult localFailure = checkSgl(local, localPd, resultSgl, AccessFlags.LOCAL_WRITE, resultPhys);
         if (localFailure != null)
@@ -302,6 +354,165 @@ public final class DmaEngine
     public long atomics()
     {
         return atomics;
+    }
+
+    /**
+     * @return device page faults on the requester's own ODP MRs (each resolved before the transfer went on).
+     */
+    public long pageFaults()
+    {
+        return pageFaults;
+    }
+
+    /**
+     * @return device page faults the responder met on its ODP MRs (each answered with an RNR NAK).
+     */
+    public long remotePageFaults()
+    {
+        return remotePageFaults;
+    }
+
+    // ------------------------------------------------------------------ page faults
+
+    /**
+     * One side of a transfer as the fault pass sees it.
+     *
+     * @param allowed      false when the transfer will fail before touching this side's memory (the responder QP's
+     *                     access flags), so no fault is taken on it.
+     * @param odpOperation the ODP capability bit of what this side does ({@link PageFaultHandler#resolve}).
+     */
+    private record Side(DmaPort port, int pd, List<Segment> segments, int access, boolean remote, boolean allowed,
+        int odpOperation)
+    {
+    }
+
+    /**
+     * The device meeting missing translations of on-demand-paging MRs while it works through the transfer: each
+     * data segment of an ODP MR with a block that is not mapped (or is read-only for a write) raises one page fault,
+     * which the side's {@link PageFaultHandler} resolves for the whole segment. A fault on the responder's side is
+     * answered with an RNR NAK ({@link DmaStatus#RNR_NAK}): nothing moves and the requester retries. Faults are
+     * taken only when every key of the transfer passes its checks; otherwise the checks report the error. Passes
+     * repeat while resolving one fault invalidated pages of another segment.
+     *
+     * @return null when every ODP segment is mapped; else the outcome to return (a failed fault or an RNR NAK).
+     */
+    private DmaResult faultIn(final Side first, final Side second)
+    {
+        if (!hasOnDemand(first) && !hasOnDemand(second))
+        {
+            return null;
+        }
+        if (!keysPass(first) || !keysPass(second))
+        {
+            return null;
+        }
+        for (int pass = 0; pass < MAX_FAULT_PASSES; pass++)
+        {
+            boolean faulted = false;
+            String remoteFault = null;
+            for (final Side side : new Side[] {first, second})
+            {
+                if (side == null || side.port().faults() == null)
+                {
+                    continue;
+                }
+                final boolean write = (side.access() & (AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE
+                    | AccessFlags.REMOTE_ATOMIC)) != 0;
+                final AdapterTables tables = side.port().tables();
+                for (int i = 0; i < side.segments().size(); i++)
+                {
+                    final Segment s = side.segments().get(i);
+                    if (s.lengthBytes() == 0 || !tables.isOnDemand(s.key()))
+                    {
+                        continue;
+                    }
+                    final long missing = tables.firstUnmapped(s.key(), s.addr(), s.lengthBytes(), write);
+                    if (missing < 0)
+                    {
+                        continue;
+                    }
+                    faulted = true;
+                    final long left = s.addr() + s.lengthBytes() - missing;
+                    if (side.remote())
+                    {
+                        remotePageFaults++;
+                    }
+                    else
+                    {
+                        pageFaults++;
+                    }
+                    final String why = side.port().faults().resolve(s.key(), missing, left, write, side.remote(),
+                        side.odpOperation());
+                    final String what = (side.remote() ? "responder" : "requester") + " page fault on ODP key "
+                        + MKey.toHex(s.key()) + " at 0x" + Long.toHexString(missing) + "+" + left;
+                    if (why != null)
+                    {
+                        return failedFault(side, i, what + " failed: " + why);
+                    }
+                    if (side.remote() && remoteFault == null)
+                    {
+                        remoteFault = what + " (" + (write ? "write" : "read") + "): RNR NAK while it is handled";
+                    }
+                }
+            }
+            if (remoteFault != null)
+            {
+                return DmaResult.rnrNak(remoteFault);
+            }
+            if (!faulted)
+            {
+                return null;
+            }
+        }
+        return null;
+    }
+
+    private static boolean hasOnDemand(final Side side)
+    {
+        return side != null && side.allowed() && side.port().faults() != null
+            && side.port().tables().hasOnDemand();
+    }
+
+    /** True when every non-empty segment of the side passes its key checks (a missing page aside). */
+    private static boolean keysPass(final Side side)
+    {
+        if (side == null)
+        {
+            return true;
+        }
+        if (!side.allowed())
+        {
+            return false;
+        }
+        for (final Segment s : side.segments())
+        {
+            if (s.lengthBytes() == 0)
+            {
+                continue;
+            }
+            final KeyCheck check = side.port().tables().check(s.key(), side.pd(), side.port().qpn(), side.access(),
+                s.addr(), s.lengthBytes());
+            if (check != KeyCheck.VALID && check != KeyCheck.NOT_PRESENT)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** A fault the driver could not resolve: the requester's WQE or the responder's request completes in error. */
+    private static DmaResult failedFault(final Side side, final int segment, final String detail)
+    {
+        if (!side.remote())
+        {
+            return DmaResult.local(DmaStatus.LOC_PROT_ERR, KeyCheck.NOT_PRESENT, "sge[" + segment + "] " + detail);
+        }
+        if (side.access() == AccessFlags.LOCAL_WRITE)
+        {
+            return DmaResult.remote(DmaStatus.REM_OP_ERR, DmaStatus.LOC_PROT_ERR, KeyCheck.NOT_PRESENT,
+                "receive sge[" + segment + "] " + detail);
+        }
+        return DmaResult.remote(DmaStatus.REM_ACCESS_ERR, DmaStatus.REM_ACCESS_ERR, KeyCheck.NOT_PRESENT, detail);
     }
 
     // ------------------------------------------------------------------ checks
@@ -500,6 +711,8 @@ public final class DmaEngine
         private int pageShift;
         private long mttIndex;
         private long phys;
+        /** The current segment's MR is an implicit ODP MR: its pages are not consecutive MTT entries. */
+        private boolean indirect;
         /** 0: phys is current; 1: translate addr first; 2: move to the next segment first. */
         private int pending = 2;
 
@@ -575,6 +788,7 @@ public final class DmaEngine
             segmentLeft = s.lengthBytes();
             pageShift = port.tables().pageShift(s.key());
             pageBytes = 1L << pageShift;
+            indirect = port.tables().isImplicit(s.key());
             if (firstPhys[index] >= 0)
             {
                 phys = firstPhys[index];
@@ -589,6 +803,11 @@ public final class DmaEngine
         /** Into the next MR page of a checked segment: only the next MTT entry is fetched. */
         private void nextPage()
         {
+            if (indirect)
+            {
+                locate();
+                return;
+            }
             translations++;
             mttIndex++;
             final long r = port.tables().blockDmaAddress(mttIndex, pageShift);

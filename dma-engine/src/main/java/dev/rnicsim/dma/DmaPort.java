@@ -12,9 +12,22 @@ import java.util.Objects;
  * @param memory the host's physical memory.
  * @param qpn    the QP the transfer goes through on this side (-1: none), which a type 2 memory window must be
  *               bound to.
+ * @param faults the driver that resolves device page faults on this side's on-demand-paging MRs (null: none).
  */
-public record DmaPort(AdapterTables tables, PhysicalMemory memory, int qpn)
+public record DmaPort(AdapterTables tables, PhysicalMemory memory, int qpn, PageFaultHandler faults)
 {
+    /**
+     * A port with no page-fault handler.
+     *
+     * @param tables the device's tables.
+     * @param memory the host's physical memory.
+     * @param qpn    the QP (-1: none).
+     */
+    public DmaPort(final AdapterTables tables, final PhysicalMemory memory, final int qpn)
+    {
+        this(tables, memory, qpn, null);
+    }
+
     /**
      * A port with no QP.
      *
@@ -23,7 +36,7 @@ public record DmaPort(AdapterTables tables, PhysicalMemory memory, int qpn)
      */
     public DmaPort(final AdapterTables tables, final PhysicalMemory memory)
     {
-        this(tables, memory, -1);
+        this(tables, memory, -1, null);
     }
 
     /**
@@ -32,11 +45,20 @@ public record DmaPort(AdapterTables tables, PhysicalMemory memory, int qpn)
      */
     public DmaPort through(final int qpNum)
     {
-        return new DmaPort(tables, memory, qpNum);
+        return new DmaPort(tables, memory, qpNum, faults);
     }
 
     /**
-     * @throws NullPointerException when an argument is null.
+     * @param handler the page-fault handler.
+     * @return this port with that handler.
+     */
+    public DmaPort withFaults(final PageFaultHandler handler)
+    {
+        return new DmaPort(tables, memory, qpn, handler);
+    }
+
+    /**
+     * @throws NullPointerException when tables or memory is null.
      */
     public DmaPort
     {

@@ -53,6 +53,15 @@ public record DmaResult(DmaStatus requester, DmaStatus responder, boolean respon
     }
 
     /**
+     * @param detail the fault being handled.
+     * @return an RNR NAK from the responder: nothing moved, the request is to be retried.
+     */
+    public static DmaResult rnrNak(final String detail)
+    {
+        return new DmaResult(DmaStatus.RNR_NAK, DmaStatus.SUCCESS, false, 0, 0, KeyCheck.NOT_PRESENT, detail);
+    }
+
+    /**
      * @return true when both sides succeeded.
      */
     public boolean ok()

@@ -23,5 +23,9 @@ public enum DmaStatus
      * grant (NAK invalid request). */
     REM_INV_REQ_ERR,
     /** The responder could not complete the operation (NAK remote operational error, e.g. a bad receive buffer). */
-    REM_OP_ERR
+    REM_OP_ERR,
+    /** The responder answered RNR NAK because it met a page fault on an on-demand-paging MR and is handling it:
+     * nothing moved; the requester waits {@code min_rnr_timer} and retries, up to {@code rnr_retry} times (not a
+     * completion status by itself: it becomes IBV_WC_RNR_RETRY_EXC_ERR when the retries run out). */
+    RNR_NAK
 }

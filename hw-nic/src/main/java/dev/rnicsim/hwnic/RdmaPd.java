@@ -181,6 +181,17 @@ public final class RdmaPd implements ProtectionDomain
      * @throws VerbsException the errno: EOPNOTSUPP when the provider lacks the verb, EFAULT, EINVAL, EPERM, ENOENT
      *                        as ibv_advise_mr(3) lists them.
      */
+    @Override
+    public void adviseMr(final dev.rnicsim.verbs.MrAdvice advice, final int flags, final List<Sge> sgList)
+    {
+        if ((flags & ~dev.rnicsim.verbs.MrAdvice.FLAG_FLUSH) != 0)
+        {
+            throw new VerbsException("ibv_advise_mr", dev.rnicsim.verbs.Errno.EINVAL.code(), "flags=0x"
+                + Integer.toHexString(flags) + ": only IBV_ADVISE_MR_FLAG_FLUSH (1) is defined");
+        }
+        adviseMr(advice.code(), flags != 0, sgList);
+    }
+
     public void adviseMr(final int advice, final boolean flush, final List<Sge> sges)
     {
         final String verb = "ibv_advise_mr";

@@ -16,6 +16,9 @@ public final class Mtt
 {
     /** Bit 63 of an entry: the entry maps a page. */
     public static final long PRESENT = Long.MIN_VALUE;
+    /** Bit 0 of an entry (free: pages are 4 KiB or larger): the device may only read the page, as an ODP entry
+     * mapped from a read-only CPU mapping (mlx5 leaves MLX5_IB_MTT_WRITE clear); a write through it faults. */
+    public static final long READ_ONLY = 1;
 
     private static final int CHUNK_SHIFT = 16;
     private static final int CHUNK_MASK = (1 << CHUNK_SHIFT) - 1;
@@ -175,13 +178,19 @@ public final class Mtt
     /** Writes one entry of a range the caller has just allocated. */
     void writeEntry(final long index, final long dmaAddr)
     {
+        writeEntry(index, dmaAddr, false);
+    }
+
+    /** Writes one entry, read-only when asked. */
+    void writeEntry(final long index, final long dmaAddr, final boolean readOnly)
+    {
         long[] chunk = chunks[(int)(index >>> CHUNK_SHIFT)];
         if (chunk == null)
         {
             chunk = new long[1 << CHUNK_SHIFT];
             chunks[(int)(index >>> CHUNK_SHIFT)] = chunk;
         }
-        chunk[(int)(index & CHUNK_MASK)] = dmaAddr | PRESENT;
+        chunk[(int)(index & CHUNK_MASK)] = dmaAddr | PRESENT | (readOnly ? READ_ONLY : 0);
     }
 
     /**
@@ -215,6 +224,22 @@ public final class Mtt
     {
         requireLive(range, "zap");
         zapEntries(range);
+    }
+
+    /** Zeroes entries {@code [first, first + count)} of a live range; returns how many were present. */
+    long zapEntries(final long first, final long count)
+    {
+        long present = 0;
+        for (long i = first; i < first + count; i++)
+        {
+            final long[] chunk = chunks[(int)(i >>> CHUNK_SHIFT)];
+            if (chunk != null && chunk[(int)(i & CHUNK_MASK)] != 0)
+            {
+                chunk[(int)(i & CHUNK_MASK)] = 0;
+                present++;
+            }
+        }
+        return present;
     }
 
     private void zapEntries(final MttRange range)

@@ -51,6 +51,24 @@ final class PageTable
         boolean leaf(long va, long entry, PageSize size);
     }
 
+    /** Told before a present leaf is cleared, pointed at another frame or loses its write bit. */
+    interface LeafChangeListener
+    {
+        /**
+         * @param va   first byte of the leaf.
+         * @param size the size the leaf maps.
+         */
+        void changing(long va, PageSize size);
+    }
+
+    private LeafChangeListener listener;
+
+    /** Sets (or with null removes) the one listener told of changes to present leaves. */
+    void listener(final LeafChangeListener l)
+    {
+        listener = l;
+    }
+
     private static final class Table
     {
         final long[] entries = new long[512];
@@ -144,17 +162,30 @@ final class PageTable
         final Table pud = child(root, index(va, 39), true);
         if (size == PageSize.SIZE_1G)
         {
+            tell(pud.entries[index(va, 30)], entry, va, size);
             store(pud, index(va, 30), entry);
             return;
         }
         final Table pmd = child(pud, index(va, 30), true);
         if (size == PageSize.SIZE_2M)
         {
+            tell(pmd.entries[index(va, 21)], entry, va, size);
             store(pmd, index(va, 21), entry);
             return;
         }
         final Table pte = child(pmd, index(va, 21), false);
+        tell(pte.entries[index(va, 12)], entry, va, size);
         store(pte, index(va, 12), entry);
+    }
+
+    /** Tells the listener, before the store, when a present leaf goes, moves to another frame or loses W. */
+    private void tell(final long old, final long entry, final long va, final PageSize size)
+    {
+        if (listener != null && present(old)
+            && (!present(entry) || pfn(old) != pfn(entry) || ((old & WRITE) != 0 && (entry & WRITE) == 0)))
+        {
+            listener.changing(va & ~(size.bytes() - 1), size);
+        }
     }
 
     private Table child(final Table parent, final int index, final boolean childHasChildren)

@@ -47,6 +47,14 @@ public final class UserProcess
     private final Set<PinnedPages> livePins = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
     /** During an import: null follows the THP mode, TRUE forces 2 MiB folios, FALSE forbids them. */
     private Boolean importThp;
+    /** Interval notifiers, in insertion order; {@link #intervalArray} is their snapshot for delivery. */
+    private final List<MmuInterval> intervals = new ArrayList<>();
+    private MmuInterval[] intervalArray = new MmuInterval[0];
+    /** The cause of the page-table changes made now, told to interval notifiers. */
+    private MmuNotifyEvent notifyEvent = MmuNotifyEvent.CLEAR;
+    private String notifyReason = "page-table change";
+    private long notifyOperation = -1;
+    private long operations;
 
     UserProcess(final Host host, final int pid, final String name)
     {
@@ -377,7 +385,7 @@ public final class UserProcess
         {
             hook.accept(address, end - address);
         }
-        unmapRange(address, end);
+        notifying(MmuNotifyEvent.UNMAP, "munmap", () -> unmapRange(address, end));
     }
 
     /**
@@ -404,13 +412,14 @@ public final class UserProcess
         changeVmas(address, end, v -> v.withProt(bits));
         if ((bits & Prot.WRITE.bit()) == 0)
         {
-            pageTable.forEachLeaf(address, end, (va, entry, size) ->
-            {
-                if (PageTable.present(entry))
+            notifying(MmuNotifyEvent.PROTECTION_VMA, "mprotect", () -> pageTable.forEachLeaf(address, end,
+                (va, entry, size) ->
                 {
-                    pageTable.set(va, size, entry & ~PageTable.WRITE);
-                }
-            });
+                    if (PageTable.present(entry))
+                    {
+                        pageTable.set(va, size, entry & ~PageTable.WRITE);
+                    }
+                }));
         }
     }
 
@@ -463,8 +472,12 @@ public final class UserProcess
                     }
                 }
             }
-            splitHugePmdsAtEdges(address, zapEnd);
-            zapRange(address, zapEnd);
+            final long zapTo = zapEnd;
+            notifying(MmuNotifyEvent.CLEAR, "madvise(MADV_DONTNEED)", () ->
+            {
+                splitHugePmdsAtEdges(address, zapTo);
+                zapRange(address, zapTo);
+            });
             return;
         }
         final int set;
@@ -926,7 +939,7 @@ public final class UserProcess
                     continue;
                 }
                 child.vmas.put(v.withFlags(v.flagBits() & ~(Vma.VM_RESV_OWNER | Vma.VM_LOCKED)));
-                copier.copyRange(v);
+                notifying(MmuNotifyEvent.PROTECTION_PAGE, "fork", () -> copier.copyRange(v));
             }
         }
         catch (final KernelException e)
@@ -947,7 +960,7 @@ public final class UserProcess
         {
             return;
         }
-        unmapRange(0, TASK_SIZE);
+        notifying(MmuNotifyEvent.RELEASE, "exit", () -> unmapRange(0, TASK_SIZE));
         exited = true;
         host.removeProcess(this);
         RuntimeException failure = null;
@@ -1002,6 +1015,183 @@ public final class UserProcess
     {
         checkAlive();
         unmapHooks.add(java.util.Objects.requireNonNull(hook, "hook"));
+    }
+
+
+    // ------------------------------------------------------------------ interval notifiers and hmm
+
+    /**
+     * {@code mmu_interval_notifier_insert}: watches {@code [address, address + lengthBytes)} (widened to 4 KiB
+     * pages). From now on, before any present page in it is unmapped, replaced (copy-on-write, migration, reclaim),
+     * write-protected (fork, mprotect) or split, {@code ops} is called with the leaf and the cause, and the
+     * interval's sequence number advances.
+     *
+     * @param address     first byte watched.
+     * @param lengthBytes bytes watched, more than 0.
+     * @param ops         what runs on each invalidation.
+     * @return the interval; {@link MmuInterval#remove()} stops the notifications.
+     * @throws KernelException EINVAL for an empty or wrapping range or one past TASK_SIZE, or when the process has
+     *                         exited.
+     */
+    public MmuInterval insertIntervalNotifier(final long address, final long lengthBytes, final MmuInterval.Ops ops)
+    {
+        checkAlive();
+        java.util.Objects.requireNonNull(ops, "ops");
+        final long start = address & ~(long)(FRAME_BYTES - 1);
+        final long end = address + lengthBytes;
+        if (lengthBytes <= 0 || address < 0 || end < address || end > TASK_SIZE)
+        {
+            throw new KernelException(Errno.EINVAL, "interval 0x" + Long.toHexString(address) + "+" + lengthBytes
+                + " is empty, wraps or leaves user space (TASK_SIZE=0x" + Long.toHexString(TASK_SIZE) + ")");
+        }
+        final MmuInterval interval = new MmuInterval(this, start, alignUp(end, FRAME_BYTES), ops);
+        intervals.add(interval);
+        intervalArray = intervals.toArray(new MmuInterval[0]);
+        pageTable.listener(this::leafChanging);
+        return interval;
+    }
+
+    /**
+     * @return interval notifiers installed now.
+     */
+    public int intervalNotifierCount()
+    {
+        return intervals.size();
+    }
+
+    void removeInterval(final MmuInterval interval)
+    {
+        intervals.remove(interval);
+        intervalArray = intervals.toArray(new MmuInterval[0]);
+        if (intervals.isEmpty())
+        {
+            pageTable.listener(null);
+        }
+    }
+
+    /** Receives what one page of an {@link #hmmRangeFault} walk found. */
+    @FunctionalInterface
+    public interface HmmVisitor
+    {
+        /**
+         * @param va        the 4 KiB page's virtual address.
+         * @param physAddr  the physical address of its frame.
+         * @param writable  true when the CPU mapping is writable now (the device may be given write access).
+         */
+        void page(long va, long physAddr, boolean writable);
+    }
+
+    /**
+     * {@code hmm_range_fault} (mm/hmm.c) as an on-demand-paging driver calls it: walks the page table over
+     * {@code [address, address + lengthBytes)} 4 KiB page by page and reports each page's frame. With
+     * {@code fault} (HMM_PFN_REQ_FAULT) a missing page is faulted in as a CPU access would (demand paging,
+     * swap-in, THP) and with {@code write} (HMM_PFN_REQ_WRITE) a read-only one is made writable (breaking
+     * copy-on-write); without {@code fault} only present pages are reported (the snapshot an ODP MR takes at
+     * registration, and PREFETCH_NO_FAULT). Nothing is pinned.
+     *
+     * @param address     first byte.
+     * @param lengthBytes bytes to walk, more than 0.
+     * @param fault       fault missing pages in.
+     * @param write       ask for write access (only with {@code fault}).
+     * @param visitor     receives every page present after the walk, in address order.
+     * @return the number of pages reported.
+     * @throws KernelException EFAULT when, with {@code fault}, a page has no VMA or its VMA does not allow the
+     *                         access (hmm returns -EFAULT or -EPERM); ENOMEM when memory and swap run out. Pages
+     *                         reported before the failure stay faulted in, as in the kernel.
+     */
+    public long hmmRangeFault(final long address, final long lengthBytes, final boolean fault, final boolean write,
+        final HmmVisitor visitor)
+    {
+        checkAlive();
+        final long end = address + lengthBytes;
+        if (lengthBytes <= 0 || address < 0 || end < address || end > TASK_SIZE)
+        {
+            throw new KernelException(Errno.EFAULT, "hmm range 0x" + Long.toHexString(address) + "+" + lengthBytes
+                + " is empty or leaves user space");
+        }
+        long reported = 0;
+        long va = address & ~(long)(FRAME_BYTES - 1);
+        while (va < end)
+        {
+            final long entry;
+            if (fault)
+            {
+                final Vma v = vmaAt(va);
+                if (v == null)
+                {
+                    throw new KernelException(Errno.EFAULT, "hmm_range_fault at 0x" + Long.toHexString(va)
+                        + ": no VMA maps it");
+                }
+                if (write ? !v.writable() : !v.readable())
+                {
+                    throw new KernelException(Errno.EFAULT, "hmm_range_fault at 0x" + Long.toHexString(va)
+                        + ": the VMA (" + v.permissions() + ") does not allow a device " + (write ? "write" : "read"));
+                }
+                entry = fault(va, write, false);
+            }
+            else
+            {
+                host.count(VmEvent.PAGE_WALKS);
+                entry = pageTable.lookup(va);
+            }
+            if (PageTable.present(entry))
+            {
+                visitor.page(va, pfnOf(entry, va) << FRAME_SHIFT, (entry & PageTable.WRITE) != 0);
+                reported++;
+            }
+            va += FRAME_BYTES;
+        }
+        return reported;
+    }
+
+    private void leafChanging(final long va, final PageSize size)
+    {
+        final long end = va + size.bytes();
+        final long op = notifyOperation >= 0 ? notifyOperation : ++operations;
+        MmuRange range = null;
+        for (final MmuInterval i : intervalArray)
+        {
+            if (i.overlaps(va, end) && !i.isRemoved())
+            {
+                if (range == null)
+                {
+                    range = new MmuRange(va, end, notifyEvent, notifyReason, op);
+                }
+                i.invalidate(range);
+            }
+        }
+    }
+
+    /** Runs {@code body} with page-table changes told to interval notifiers as caused by one operation. */
+    private void notifying(final MmuNotifyEvent event, final String reason, final Runnable body)
+    {
+        notifying(event, reason, () ->
+        {
+            body.run();
+            return 0L;
+        });
+    }
+
+    private long notifying(final MmuNotifyEvent event, final String reason,
+        final java.util.function.LongSupplier body)
+    {
+        // The innermost cause wins: reclaim run by an allocation inside a copy-on-write fault is reclaim.
+        final MmuNotifyEvent outerEvent = notifyEvent;
+        final String outerReason = notifyReason;
+        final long outerOperation = notifyOperation;
+        notifyEvent = event;
+        notifyReason = reason;
+        notifyOperation = ++operations;
+        try
+        {
+            return body.getAsLong();
+        }
+        finally
+        {
+            notifyEvent = outerEvent;
+            notifyReason = outerReason;
+            notifyOperation = outerOperation;
+        }
     }
 
     // ------------------------------------------------------------------ package-private: import and host hooks
@@ -1092,6 +1282,11 @@ public final class UserProcess
      */
     long reclaimLeaf(final long va, final long entry, final PageSize size)
     {
+        return notifying(MmuNotifyEvent.CLEAR, "reclaim", () -> reclaimLeafNow(va, entry, size));
+    }
+
+    private long reclaimLeafNow(final long va, final long entry, final PageSize size)
+    {
         final Vma v = vmaAt(va);
         if (v == null || v.kind() == VmaKind.HUGETLB || v.has(Vma.VM_LOCKED) || !PageTable.present(entry))
         {
@@ -1161,6 +1356,11 @@ public final class UserProcess
     /** Points every 4 KiB PTE of this process that maps {@code oldPfn} at {@code newPfn}; returns how many. */
     int remapFrame(final long oldPfn, final long newPfn)
     {
+        return (int)notifying(MmuNotifyEvent.CLEAR, "migration", () -> remapFrameNow(oldPfn, newPfn));
+    }
+
+    private int remapFrameNow(final long oldPfn, final long newPfn)
+    {
         final int[] count = new int[1];
         for (final Vma v : vmas.list())
         {
@@ -1178,6 +1378,11 @@ public final class UserProcess
 
     /** Splits every PMD of this process that maps the 2 MiB folio at {@code head}. */
     void splitPmdsOfFolio(final long head)
+    {
+        notifying(MmuNotifyEvent.CLEAR, "THP split", () -> splitPmdsOfFolioNow(head));
+    }
+
+    private void splitPmdsOfFolioNow(final long head)
     {
         final List<Long> found = new ArrayList<>();
         for (final Vma v : vmas.list())
@@ -1219,7 +1424,7 @@ public final class UserProcess
         host.count(VmEvent.PGFAULT);
         if (PageTable.present(entry))
         {
-            return copyOnWrite(va, entry, v, true, pinning);
+            return notifying(MmuNotifyEvent.CLEAR, "copy-on-write", () -> copyOnWrite(va, entry, v, true, pinning));
         }
         if ((entry & PageTable.SWAP) != 0)
         {
@@ -1398,6 +1603,11 @@ public final class UserProcess
     }
 
     private long migrateForLongtermPin(final long va, final long entry)
+    {
+        return notifying(MmuNotifyEvent.CLEAR, "migration for a long-term pin", () -> migrateNow(va, entry));
+    }
+
+    private long migrateNow(final long va, final long entry)
     {
         final PageSize size = PageTable.size(entry);
         final long pfn = pfnOf(entry, va);

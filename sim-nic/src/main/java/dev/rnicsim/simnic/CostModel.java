@@ -29,10 +29,18 @@ package dev.rnicsim.simnic;
  * @param opBaseLatencyNs     base latency of one RC operation, request to completion, without payload (assumed:
  *                            2 µs).
  * @param queueCreateFixedNs  fixed cost of creating a CQ or QP, besides pinning its ring (assumed: 20 µs).
+ * @param odpFaultFixedNs     fixed cost of one device page fault on an ODP MR: the fault event, the driver's work
+ *                            queue, the UMR that loads the translation and the resume (assumed: 20 µs, the order of
+ *                            a UMR-based registration; NP-RDMA, arXiv 2310.11062, reports its software fault path
+ *                            500 times faster than ODP, which puts ODP faults with their retries far higher).
+ * @param hostMinorFaultNs    one minor host page fault taken while resolving it: a page allocated and zeroed or a
+ *                            copy-on-write break (assumed: 1 µs; NP-RDMA's whole minor-fault path is 3.5-5.7 µs).
+ * @param hostMajorFaultNs    one major host page fault: a page read back from swap (NP-RDMA, arXiv 2310.11062: 60 µs
+ *                            for a major fault).
  */
 public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, long mttWritePerEntryNs,
     long deregFixedNs, long unpinPerPageNs, long invalidationStallNs, long cacheMissNs, long opBaseLatencyNs,
-    long queueCreateFixedNs)
+    long queueCreateFixedNs, long odpFaultFixedNs, long hostMinorFaultNs, long hostMajorFaultNs)
 {
     /**
      * RNR NAK timer values in ns by {@code min_rnr_timer} code (IBA Table 45 "Encoding for RNR NAK Timer Field"):
@@ -50,7 +58,8 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     public CostModel
     {
         final long[] values = {regFixedNs, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs,
-            unpinPerPageNs, invalidationStallNs, cacheMissNs, opBaseLatencyNs, queueCreateFixedNs};
+            unpinPerPageNs, invalidationStallNs, cacheMissNs, opBaseLatencyNs, queueCreateFixedNs, odpFaultFixedNs,
+            hostMinorFaultNs, hostMajorFaultNs};
         for (int i = 0; i < values.length; i++)
         {
             if (values[i] < 0)
@@ -66,7 +75,7 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
      */
     public static CostModel defaults()
     {
-        return new CostModel(16_000, 95, 120, 30, 4_000, 60, 2_000, 800, 2_000, 20_000);
+        return new CostModel(16_000, 95, 120, 30, 4_000, 60, 2_000, 800, 2_000, 20_000, 20_000, 1_000, 60_000);
     }
 
     /**
@@ -143,6 +152,49 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     }
 
     /**
+     * Resolving one device page fault, or one synchronous prefetch, on an ODP MR: the fixed fault cost, the host
+     * faults taken while walking the page table ({@code hmm_range_fault}), a page-table walk per 4 KiB page looked at
+     * and an MTT entry written per block mapped.
+     *
+     * @param pagesWalked    4 KiB pages the walk looked at.
+     * @param minorFaults    host faults that allocated or copied a page.
+     * @param majorFaults    host faults that read a page from swap.
+     * @param entriesWritten MTT entries written.
+     * @return simulated ns.
+     */
+    public long odpFaultNs(final long pagesWalked, final long minorFaults, final long majorFaults,
+        final long entriesWritten)
+    {
+        return odpFaultFixedNs + pagesWalked * pinPerLeafNs + minorFaults * hostMinorFaultNs
+            + majorFaults * hostMajorFaultNs + entriesWritten * mttWritePerEntryNs;
+    }
+
+    /**
+     * Registering an ODP MR: the fixed cost and the MTT entries of the pages already present, which the driver maps
+     * at once ({@code mlx5_ib_init_odp_mr}); nothing is pinned.
+     *
+     * @param pagesWalked    4 KiB pages looked at for the snapshot.
+     * @param entriesWritten MTT entries written for present pages.
+     * @return simulated ns.
+     */
+    public long odpRegistrationNs(final long pagesWalked, final long entriesWritten)
+    {
+        return regFixedNs + pagesWalked * pinPerLeafNs + entriesWritten * mttWritePerEntryNs;
+    }
+
+    /**
+     * An MMU-notifier invalidation of an ODP MR ({@code mlx5_ib_invalidate_range}): the UMR that zaps the entries
+     * and the NIC's cache invalidation stall.
+     *
+     * @param entriesZapped MTT entries zapped.
+     * @return simulated ns.
+     */
+    public long odpInvalidationNs(final long entriesZapped)
+    {
+        return invalidationStallNs + entriesZapped * mttWritePerEntryNs;
+    }
+
+    /**
      * @param minRnrTimer the responder's {@code min_rnr_timer} code, 0-31.
      * @return the wait of one RNR retry in ns (IBA Table 45).
      * @throws IllegalArgumentException when the code is outside 0-31.
@@ -163,7 +215,8 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     public CostModel withRegFixedNs(final long ns)
     {
         return new CostModel(ns, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs, unpinPerPageNs,
-            invalidationStallNs, cacheMissNs, opBaseLatencyNs, queueCreateFixedNs);
+            invalidationStallNs, cacheMissNs, opBaseLatencyNs, queueCreateFixedNs, odpFaultFixedNs, hostMinorFaultNs,
+            hostMajorFaultNs);
     }
 
     /**
@@ -173,7 +226,8 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     public CostModel withCacheMissNs(final long ns)
     {
         return new CostModel(regFixedNs, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs, unpinPerPageNs,
-            invalidationStallNs, ns, opBaseLatencyNs, queueCreateFixedNs);
+            invalidationStallNs, ns, opBaseLatencyNs, queueCreateFixedNs, odpFaultFixedNs, hostMinorFaultNs,
+            hostMajorFaultNs);
     }
 
     /**
@@ -183,6 +237,7 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     public CostModel withInvalidationStallNs(final long ns)
     {
         return new CostModel(regFixedNs, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs, unpinPerPageNs,
-            ns, cacheMissNs, opBaseLatencyNs, queueCreateFixedNs);
+            ns, cacheMissNs, opBaseLatencyNs, queueCreateFixedNs, odpFaultFixedNs, hostMinorFaultNs,
+            hostMajorFaultNs);
     }
 }

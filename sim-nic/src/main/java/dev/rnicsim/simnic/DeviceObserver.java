@@ -40,6 +40,19 @@ public interface DeviceObserver
     }
 
     /**
+     * An MMU-notifier invalidation zapped the device's translation of part of an ODP MR, before the host changed
+     * the pages.
+     *
+     * @param mr          the MR.
+     * @param va          first byte zapped.
+     * @param lengthBytes bytes zapped.
+     * @param reason      the host operation ("munmap", "reclaim", "copy-on-write", ...).
+     */
+    default void odpInvalidated(final SimOdpMr mr, final long va, final long lengthBytes, final String reason)
+    {
+    }
+
+    /**
      * Before a context closes what it still holds (ibv_close_device, or its process exiting).
      *
      * @param context the context.

@@ -75,7 +75,23 @@ public enum SimCounter
     /** Fast registrations (REG_MR work requests) that completed. */
     FAST_REGISTRATIONS("sim_fast_registrations", "registrations"),
     /** ibv_rereg_mr calls that succeeded. */
-    MR_REREGISTRATIONS("sim_mr_reregistrations", "calls");
+    MR_REREGISTRATIONS("sim_mr_reregistrations", "calls"),
+    /** Device page faults on ODP MRs resolved or failed (mlx5 {@code rdma statistic mr}: page_faults). */
+    ODP_PAGE_FAULTS("page_faults", "faults"),
+    /** Device page faults that could not be resolved (the work request completed in error). */
+    ODP_PAGE_FAULT_FAILURES("sim_odp_page_fault_failures", "faults"),
+    /** Page-table walks redone because an invalidation raced with them ({@code mmu_interval_read_retry}). */
+    ODP_FAULT_RETRIES("sim_odp_fault_retries", "walks"),
+    /** MTT entries of ODP MRs zapped by MMU-notifier invalidations (mlx5: page_invalidations). */
+    ODP_PAGE_INVALIDATIONS("page_invalidations", "entries"),
+    /** MTT entries of ODP MRs mapped by ibv_advise_mr prefetches (mlx5: page_prefetch). */
+    ODP_PAGE_PREFETCH("page_prefetch", "entries"),
+    /** MTT entries of ODP MRs mapped by faults, prefetches and registration snapshots. */
+    ODP_ENTRIES_MAPPED("sim_odp_entries_mapped", "entries"),
+    /** RNR NAKs the responder sent while it handled a page fault. */
+    ODP_RNR_NAKS("sim_odp_rnr_naks", "NAKs"),
+    /** ODP MRs live (explicit and implicit). */
+    ODP_MR_LIVE("sim_odp_mr_live", "MRs");
 
     private final String label;
     private final String unit;

@@ -44,6 +44,9 @@ public final class SimDevice implements Device
     private final long[] counters = new long[SimCounter.values().length];
     private final Map<Integer, SimQp> qps = new HashMap<>();
     private final Map<Integer, Long> zeroBasedOffsets = new HashMap<>();
+    /** Live ODP MRs by lkey, for the page-fault handler. */
+    private final Map<Integer, SimOdpMr> odpMrs = new HashMap<>();
+    private long lastRemoteFaultNs;
     private final List<SimContext> contexts = new ArrayList<>();
     private final Deque<RegistrationEvent> trace = new ArrayDeque<>();
     private final List<Consumer<RegistrationEvent>> listeners = new ArrayList<>();
@@ -64,7 +67,7 @@ public final class SimDevice implements Device
             new MptConfig(profile.attributes().maxMr(), 8, profile.variantPolicy(), profile.indexPolicy(),
                 profile.seed()),
             profile.attributes().pageSizeCap(), profile.cacheEntries(), profile.cacheWays()));
-        this.port = new DmaPort(tables, host.host().physicalMemory());
+        this.port = new DmaPort(tables, host.host().physicalMemory()).withFaults(this::pageFault);
         this.nodeGuid = fabric.attach(this, profile.attributes().nodeGuid());
         this.gid = SimFabric.gidOf(nodeGuid);
     }
@@ -190,6 +193,7 @@ public final class SimDevice implements Device
         return switch (counter)
         {
             case MR_LIVE -> tables.mpt().inUse() - tables.windowCount();
+            case ODP_MR_LIVE -> odpMrs.size();
             case MTT_ENTRIES_IN_USE -> tables.mtt().counters().entriesInUse();
             case TRANSLATION_CACHE_HITS -> cache.hits();
             case TRANSLATION_CACHE_MISSES -> cache.misses();
@@ -431,6 +435,51 @@ public final class SimDevice implements Device
         count(SimCounter.KEY_INVALIDATIONS, 1);
         fabric.span(this, "invalidate", "invalidation", fabric.costModel().invalidationStallNs(), Map.of("cause",
             what, "key", key, "cache_entries_dropped", cacheEntriesDropped));
+    }
+
+    /** The DMA engine's page-fault upcall: routes the fault to the ODP MR the key names. */
+    private String pageFault(final int key, final long iova, final long lengthBytes, final boolean write,
+        final boolean remote, final int odpOperation)
+    {
+        final SimOdpMr mr = odpMrs.get(key);
+        if (mr == null)
+        {
+            return "key 0x" + Integer.toHexString(key) + " names no ODP MR of " + name;
+        }
+        return mr.resolve(iova, lengthBytes, write, remote, odpOperation);
+    }
+
+    void odpRegistered(final SimOdpMr mr)
+    {
+        odpMrs.put(mr.lkey(), mr);
+    }
+
+    void odpDeregistered(final SimOdpMr mr)
+    {
+        odpMrs.remove(mr.lkey());
+    }
+
+    /**
+     * @param key an lkey or rkey.
+     * @return the live ODP MR with that key, or null.
+     */
+    public SimOdpMr odpMemoryRegion(final int key)
+    {
+        return odpMrs.get(key);
+    }
+
+    void lastRemoteFaultNs(final long ns)
+    {
+        lastRemoteFaultNs = ns;
+    }
+
+    /**
+     * @return simulated ns the last responder-side page fault took to resolve (what the requester's RNR retries
+     * must cover).
+     */
+    long lastRemoteFaultNs()
+    {
+        return lastRemoteFaultNs;
     }
 
     void zeroBased(final int key, final long pageOffset)

@@ -53,6 +53,7 @@ public final class SimPd implements ProtectionDomain
     private final java.util.Set<SimQp> qps = new java.util.LinkedHashSet<>();
     private final java.util.Set<SimMw> windows = new java.util.LinkedHashSet<>();
     private final java.util.Set<SimFastRegMr> fastRegs = new java.util.LinkedHashSet<>();
+    private final java.util.Set<SimOdpMr> odpMrs = new java.util.LinkedHashSet<>();
     private boolean closed;
 
     SimPd(final SimContext context, final int pdNum)
@@ -87,13 +88,17 @@ public final class SimPd implements ProtectionDomain
         return register(addr, lengthBytes, iova, access, true);
     }
 
-    private SimMr register(final long addr, final long lengthBytes, final long iova, final Set<Access> access,
+    private MemoryRegion register(final long addr, final long lengthBytes, final long iova, final Set<Access> access,
         final boolean explicitIova)
     {
         checkOpen(REG);
         if (access == null || hasNull(access))
         {
             throw Errors.invalid(REG, "access must be a set of Access flags (empty for none), got " + access);
+        }
+        if (access.contains(Access.ON_DEMAND))
+        {
+            return registerOnDemand(addr, lengthBytes, iova, EnumSet.copyOf(access), explicitIova);
         }
         final SimDevice device = context.device();
         final long startNs = device.fabric().clock().nowNs();
@@ -180,10 +185,9 @@ public final class SimPd implements ProtectionDomain
                 + " differ in their offset within a 4 KiB page (ib_uverbs_reg_mr)");
         }
         Access.checkDependencies(rights, REG);
-        if (rights.contains(Access.ON_DEMAND))
+        if (rights.contains(Access.HUGETLB))
         {
-            throw Errors.of(REG, Errno.EOPNOTSUPP, "access ON_DEMAND: on-demand-paging MRs are not simulated yet "
-                + "(issue #8); odp general caps of this device=0x" + Integer.toHexString(a.odpCaps().generalCaps()));
+            throw Errors.invalid(REG, "access HUGETLB is only meaningful with ON_DEMAND (ibv_reg_mr(3))");
         }
         if (rights.contains(Access.FLUSH_GLOBAL) || rights.contains(Access.FLUSH_PERSISTENT))
         {
@@ -254,6 +258,261 @@ public final class SimPd implements ProtectionDomain
             mr.lengthBytes(), mr.iova(), Access.toBits(mr.access()), pinned.pageCount(), 0, mr.pageSizeBytes(),
             mr.mttEntries(), dropped));
         device.observe(o -> o.deregistered(mr));
+    }
+
+    // ------------------------------------------------------------------ on-demand paging
+
+    /**
+     * The ODP registration path ({@code ib_check_mr_access}, then mlx5 {@code create_user_odp_mr} or
+     * {@code mlx5_ib_alloc_implicit_mr}): EOPNOTSUPP without IBV_ODP_SUPPORT (or, for addr 0 and length SIZE_MAX,
+     * without IBV_ODP_SUPPORT_IMPLICIT); no pin and no RLIMIT_MEMLOCK charge; an explicit MR maps the pages the CPU
+     * has present now.
+     */
+    private SimOdpMr registerOnDemand(final long addr, final long lengthBytes, final long iova,
+        final EnumSet<Access> rights, final boolean explicitIova)
+    {
+        final SimDevice device = context.device();
+        final DeviceAttributes a = device.profile().attributes();
+        final long startNs = device.fabric().clock().nowNs();
+        final boolean implicit = addr == 0 && lengthBytes == -1L;
+        final int pageShift;
+        try
+        {
+            pageShift = checkOnDemand(device, a, addr, lengthBytes, iova, rights, explicitIova, implicit);
+        }
+        catch (final VerbsException e)
+        {
+            device.count(SimCounter.MR_REGISTRATION_FAILURES, 1);
+            throw e;
+        }
+        final int bits = Access.toBits(rights) & ~Access.HUGETLB.bit();
+        final int key;
+        try
+        {
+            key = implicit ? device.tables().registerImplicit(pdNum, UserProcess.TASK_SIZE, bits)
+                : device.tables().registerOnDemand(pdNum, lengthBytes, iova, bits, pageShift).key();
+        }
+        catch (final TableException e)
+        {
+            device.count(SimCounter.MR_REGISTRATION_FAILURES, 1);
+            throw Errors.of(REG, e);
+        }
+        final int rkey = device.profile().rkeyOnlyWithRemoteAccess() && disjoint(rights, REMOTE) ? 0 : key;
+        final SimOdpMr mr = new SimOdpMr(this, addr, lengthBytes, implicit ? 0 : iova, key, rkey, rights, implicit,
+            pageShift);
+        final long snapshot = mr.start();
+        device.count(SimCounter.ODP_ENTRIES_MAPPED, snapshot);
+        odpMrs.add(mr);
+        device.odpRegistered(mr);
+        final long pagesWalked = implicit ? 0 : ((addr + lengthBytes + 0xfff) >>> 12) - (addr >>> 12);
+        final long durationNs = device.fabric().costModel().odpRegistrationNs(pagesWalked, snapshot);
+        device.fabric().span(device, "reg_mr", "registration", durationNs, java.util.Map.of("lkey", key, "addr", addr,
+            "length", Long.toUnsignedString(lengthBytes), "odp", implicit ? "implicit" : "explicit",
+            "entries_mapped", snapshot, "pages_pinned", 0));
+        device.count(SimCounter.MR_REGISTRATIONS, 1);
+        device.record(new RegistrationEvent(RegistrationEvent.Kind.REG, startNs, durationNs, key, addr,
+            implicit ? UserProcess.TASK_SIZE : lengthBytes, mr.iova(), Access.toBits(rights), 0, 0,
+            1L << pageShift, snapshot, 0));
+        return mr;
+    }
+
+    /** The ODP checks, in the kernel's order; returns the MR page shift. */
+    private int checkOnDemand(final SimDevice device, final DeviceAttributes a, final long addr,
+        final long lengthBytes, final long iova, final Set<Access> rights, final boolean explicitIova,
+        final boolean implicit)
+    {
+        if (explicitIova && (addr & 0xfff) != (iova & 0xfff))
+        {
+            throw Errors.invalid(REG, "addr=0x" + Long.toHexString(addr) + " and iova=0x" + Long.toHexString(iova)
+                + " differ in their offset within a 4 KiB page (ib_uverbs_reg_mr)");
+        }
+        Access.checkDependencies(rights, REG);
+        if (!a.odpCaps().supported())
+        {
+            throw Errors.of(REG, Errno.EOPNOTSUPP, "access ON_DEMAND: " + device.profile().name() + " has no "
+                + "on-demand paging (odp general caps 0x" + Integer.toHexString(a.odpCaps().generalCaps())
+                + " lack IBV_ODP_SUPPORT; ib_check_mr_access)");
+        }
+        if (rights.contains(Access.FLUSH_GLOBAL) || rights.contains(Access.FLUSH_PERSISTENT))
+        {
+            throw Errors.of(REG, Errno.EOPNOTSUPP, "access " + rights + ": the device has no FLUSH capability "
+                + "(ib_check_mr_access)");
+        }
+        if (rights.contains(Access.ZERO_BASED) || rights.contains(Access.MW_BIND))
+        {
+            throw Errors.of(REG, Errno.EOPNOTSUPP, "access " + rights + ": ZERO_BASED and MW_BIND ODP MRs are not"
+                + " simulated (mlx5 ODP MRs do not support memory windows)");
+        }
+        if (implicit)
+        {
+            if (explicitIova && iova != 0)
+            {
+                throw Errors.invalid(REG, "an implicit ODP MR (addr 0, length SIZE_MAX) needs iova 0, got 0x"
+                    + Long.toHexString(iova) + " (mlx5 create_user_odp_mr)");
+            }
+            if (!a.odpCaps().implicitSupported())
+            {
+                throw Errors.of(REG, Errno.EOPNOTSUPP, "implicit ODP (addr 0, length SIZE_MAX) needs "
+                    + "IBV_ODP_SUPPORT_IMPLICIT; " + device.profile().name() + " has odp general caps 0x"
+                    + Integer.toHexString(a.odpCaps().generalCaps()));
+            }
+            if (rights.contains(Access.HUGETLB))
+            {
+                throw Errors.invalid(REG, "HUGETLB is only for an explicit ODP MR (ibv_reg_mr(3))");
+            }
+            return 12;
+        }
+        if (lengthBytes == 0)
+        {
+            throw Errors.invalid(REG, "lengthBytes=0: an MR needs at least one byte (ib_umem_odp_get)");
+        }
+        if (Long.compareUnsigned(lengthBytes, a.maxMrSizeBytes()) > 0)
+        {
+            throw Errors.invalid(REG, "lengthBytes=" + Long.toUnsignedString(lengthBytes) + " > max_mr_size="
+                + Long.toUnsignedString(a.maxMrSizeBytes()));
+        }
+        if (Long.compareUnsigned(addr + lengthBytes, addr) < 0 || addr + lengthBytes > UserProcess.TASK_SIZE
+            || addr < 0)
+        {
+            throw Errors.of(REG, Errno.EFAULT, "addr=0x" + Long.toHexString(addr) + " + lengthBytes="
+                + Long.toUnsignedString(lengthBytes) + " wraps or leaves the user address space (ib_umem_odp_get)");
+        }
+        if (!rights.contains(Access.HUGETLB))
+        {
+            return 12;
+        }
+        // ib_umem_odp_get with IB_ACCESS_HUGETLB: the first VMA must be hugetlb; its huge-page shift is used.
+        final dev.rnicsim.pagetable.Vma vma = context.process().vmaAt(addr);
+        if (vma == null || vma.hugePageSize() == null)
+        {
+            throw Errors.invalid(REG, "access HUGETLB but 0x" + Long.toHexString(addr) + " is not in a hugetlb VMA "
+                + "(ib_umem_odp_get: is_vm_hugetlb_page)");
+        }
+        final int shift = Long.numberOfTrailingZeros(vma.hugePageSize().bytes());
+        if (((addr ^ iova) & ((1L << shift) - 1)) != 0)
+        {
+            throw Errors.invalid(REG, "access HUGETLB: addr 0x" + Long.toHexString(addr) + " and iova 0x"
+                + Long.toHexString(iova) + " differ within a " + vma.hugePageSize().kb() + " kB page");
+        }
+        return shift;
+    }
+
+    /** Deregisters an ODP MR: the notifiers go, the tables entry (and implicit children) are freed. */
+    void deregisterOdp(final SimOdpMr mr)
+    {
+        final SimDevice device = context.device();
+        final long startNs = device.fabric().clock().nowNs();
+        final long dropped = device.tables().deregister(mr.lkey());
+        mr.markClosed();
+        odpMrs.remove(mr);
+        device.odpDeregistered(mr);
+        final CostModel cost = device.fabric().costModel();
+        final long durationNs = cost.deregFixedNs() + cost.invalidationStallNs();
+        device.fabric().span(device, "dereg_mr", "registration", cost.deregFixedNs(), java.util.Map.of("lkey",
+            mr.lkey(), "odp", mr.isImplicit() ? "implicit" : "explicit", "pages_unpinned", 0));
+        device.fabric().span(device, "invalidate", "invalidation", cost.invalidationStallNs(), java.util.Map.of(
+            "lkey", mr.lkey(), "cache_entries_dropped", dropped));
+        device.count(SimCounter.MR_DEREGISTRATIONS, 1);
+        device.record(new RegistrationEvent(RegistrationEvent.Kind.DEREG, startNs, durationNs, mr.lkey(), mr.addr(),
+            mr.isImplicit() ? UserProcess.TASK_SIZE : mr.lengthBytes(), mr.iova(), Access.toBits(mr.access()), 0, 0,
+            1L << mr.pageShift(), 0, dropped));
+    }
+
+    /**
+     * @return the live ODP MRs of this PD.
+     */
+    public List<SimOdpMr> odpMemoryRegions()
+    {
+        return List.copyOf(odpMrs);
+    }
+
+    @Override
+    public void adviseMr(final dev.rnicsim.verbs.MrAdvice advice, final int flags, final List<dev.rnicsim.verbs.Sge> sgList)
+    {
+        final String verb = "ibv_advise_mr";
+        checkOpen(verb);
+        final SimDevice device = context.device();
+        if (advice == null || sgList == null || sgList.isEmpty())
+        {
+            throw Errors.invalid(verb, "advice and a non-empty sg_list are required (got advice=" + advice
+                + ", sg_list=" + sgList + ")");
+        }
+        if ((flags & ~dev.rnicsim.verbs.MrAdvice.FLAG_FLUSH) != 0)
+        {
+            throw Errors.invalid(verb, "flags=0x" + Integer.toHexString(flags) + ": only IBV_ADVISE_MR_FLAG_FLUSH (1)"
+                + " is defined");
+        }
+        // get_prefetchable_mr, for every SGE before any work is done.
+        final List<SimOdpMr> targets = new ArrayList<>(sgList.size());
+        for (int i = 0; i < sgList.size(); i++)
+        {
+            final dev.rnicsim.verbs.Sge sge = sgList.get(i);
+            final SimOdpMr mr = device.odpMemoryRegion(sge.lkey());
+            if (mr == null)
+            {
+                if (device.memoryRegion(sge.lkey()) != null)
+                {
+                    throw Errors.invalid(verb, "sg_list[" + i + "] lkey 0x" + Integer.toHexString(sge.lkey())
+                        + " names an MR that is not ODP (get_prefetchable_mr: is_odp_mr)");
+                }
+                throw Errors.of(verb, Errno.ENOENT, "sg_list[" + i + "] lkey 0x" + Integer.toHexString(sge.lkey())
+                    + " names no MR of " + device.name() + " (get_prefetchable_mr)");
+            }
+            if (mr.pd() != this)
+            {
+                throw Errors.of(verb, Errno.EPERM, "sg_list[" + i + "] lkey 0x" + Integer.toHexString(sge.lkey())
+                    + " is an MR of another PD (get_prefetchable_mr)");
+            }
+            if (advice == dev.rnicsim.verbs.MrAdvice.PREFETCH_WRITE && !mr.access().contains(Access.LOCAL_WRITE))
+            {
+                throw Errors.of(verb, Errno.EPERM, "PREFETCH_WRITE on lkey 0x" + Integer.toHexString(sge.lkey())
+                    + ", an MR without LOCAL_WRITE (get_prefetchable_mr)");
+            }
+            final long va = mr.isImplicit() ? sge.addr() : sge.addr();
+            if (sge.lengthBytes() == 0 || Long.compareUnsigned(mr.iovaOf(va) - mr.iova(), mr.lengthBytes()) >= 0
+                || Long.compareUnsigned(sge.lengthBytes(), mr.lengthBytes() - (mr.iovaOf(va) - mr.iova())) > 0)
+            {
+                throw Errors.of(verb, Errno.EFAULT, "sg_list[" + i + "] 0x" + Long.toHexString(sge.addr()) + "+"
+                    + sge.lengthBytes() + " is empty or outside its MR 0x" + Long.toHexString(mr.addr()) + "+"
+                    + Long.toUnsignedString(mr.lengthBytes()) + " (pagefault_mr)");
+            }
+            targets.add(mr);
+        }
+        final boolean fault = advice != dev.rnicsim.verbs.MrAdvice.PREFETCH_NO_FAULT;
+        final boolean write = advice == dev.rnicsim.verbs.MrAdvice.PREFETCH_WRITE;
+        long entries = 0;
+        long walked = 0;
+        long minor = 0;
+        long major = 0;
+        String failure = null;
+        for (int i = 0; i < targets.size() && failure == null; i++)
+        {
+            final dev.rnicsim.verbs.Sge sge = sgList.get(i);
+            final SimOdpMr.Mapped m = targets.get(i).map(sge.addr(), sge.lengthBytes(), fault, write);
+            entries += m.entries();
+            walked += m.pagesWalked();
+            minor += m.minorFaults();
+            major += m.majorFaults();
+            failure = m.failure() == null ? null : "sg_list[" + i + "]: " + m.failure();
+        }
+        device.count(SimCounter.ODP_PAGE_PREFETCH, entries);
+        final long ns = device.fabric().costModel().odpFaultNs(walked, minor, major, entries);
+        final boolean flush = (flags & dev.rnicsim.verbs.MrAdvice.FLAG_FLUSH) != 0;
+        final java.util.Map<String, Object> args = java.util.Map.of("advice", advice.name(), "flush", flush,
+            "entries_mapped", entries, "host_minor_faults", minor, "host_major_faults", major);
+        if (flush)
+        {
+            device.fabric().span(device, "advise_mr", "odp", ns, args);
+        }
+        else
+        {
+            // Queued to the driver's work queue: the call returns at once and the work runs beside the caller.
+            device.fabric().overlap(device, "advise_mr", "odp", device.fabric().clock().nowNs(), ns, args);
+        }
+        if (failure != null && flush)
+        {
+            throw Errors.of(verb, Errno.EFAULT, failure);
+        }
     }
 
     // ------------------------------------------------------------------ memory windows and fast registration
@@ -646,6 +905,7 @@ public final class SimPd implements ProtectionDomain
         }
         RuntimeException failure = Closing.each(List.copyOf(windows), SimMw::close, null);
         failure = Closing.each(List.copyOf(fastRegs), SimFastRegMr::close, failure);
+        failure = Closing.each(List.copyOf(odpMrs), SimOdpMr::close, failure);
         failure = Closing.each(List.copyOf(mrs), SimMr::close, Closing.each(List.copyOf(qps), SimQp::close,
             failure));
         closed = true;

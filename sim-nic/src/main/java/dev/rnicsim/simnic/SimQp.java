@@ -88,6 +88,8 @@ public final class SimQp implements QueuePair
     private String localFailure;
     private int retryCount;
     private int rnrRetry;
+    /** Most RNR NAKs one work request may take for responder page faults before the model calls it a livelock. */
+    private static final int MAX_RNR_ROUNDS = 1 << 20;
     private boolean closed;
     private boolean progressing;
     private boolean flushing;
@@ -683,7 +685,38 @@ public final class SimQp implements QueuePair
             return receiverNotReady(wr, peer);
         }
         final long missesBefore = device.tables().cache().misses() + peer.device.tables().cache().misses();
-        final DmaResult r = run(p, peer);
+        DmaResult attempt = run(p, peer);
+        int rnrWaits = 0;
+        while (attempt.requester() == DmaStatus.RNR_NAK)
+        {
+            final DmaResult nak = attempt;
+            // The responder met a page fault on an ODP MR and answers RNR NAK until it is resolved; each NAK costs
+            // the requester one min_rnr_timer wait and one of its rnr_retry attempts (7: unlimited).
+            final long timerNs = CostModel.rnrTimerNs(peer.minRnrTimer);
+            final long naks = Math.max(1, (peer.device.lastRemoteFaultNs() + timerNs - 1) / timerNs);
+            if (rnrRetry != 7 && rnrWaits + naks > rnrRetry)
+            {
+                final int left = rnrRetry - rnrWaits;
+                peer.device.count(SimCounter.ODP_RNR_NAKS, left + 1L);
+                device.fabric().span(device, wr.opcode().name(), "dma", timerNs * left, java.util.Map.of("qp_num",
+                    num, "status", WcStatus.RNR_RETRY_EXC_ERR.cName(), "rnr_retries", rnrRetry, "why", nak.detail()));
+                device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
+                device.observe(o -> o.failed(this, wr, nak));
+                completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0);
+                return Outcome.ERROR;
+            }
+            rnrWaits += (int)Math.min(naks, 1 << 20);
+            peer.device.count(SimCounter.ODP_RNR_NAKS, naks);
+            device.fabric().span(device, "rnr_wait", "odp", timerNs * naks, java.util.Map.of("qp_num", num,
+                "rnr_naks", naks, "why", nak.detail()));
+            if (rnrWaits > MAX_RNR_ROUNDS)
+            {
+                throw new IllegalStateException("a responder page fault never settled after " + rnrWaits
+                    + " RNR NAKs: " + nak.detail());
+            }
+            attempt = run(p, peer);
+        }
+        final DmaResult r = attempt;
         final long misses = device.tables().cache().misses() + peer.device.tables().cache().misses() - missesBefore;
         final java.util.Map<String, Object> args = new java.util.LinkedHashMap<>();
         args.put("qp_num", num);

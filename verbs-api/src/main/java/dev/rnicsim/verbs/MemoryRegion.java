@@ -5,7 +5,8 @@ import java.util.Set;
 
 /**
  * A registered memory region ({@code struct ibv_mr}). Its pages are pinned and the device holds their
- * translation until it is deregistered.
+ * translation until it is deregistered; an on-demand-paging MR (ON_DEMAND) pins nothing and the device maps its
+ * pages on first access, following the process's page table.
  *
  * <p>Not thread safe on the simulator.
  */

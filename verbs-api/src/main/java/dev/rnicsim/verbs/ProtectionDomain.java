@@ -27,6 +27,9 @@ public interface ProtectionDomain extends AutoCloseable
      *                        {@code max_mr} or memory runs out; EFAULT when part of the range is not mapped with
      *                        the rights needed; EPERM when RLIMIT_MEMLOCK is 0 without CAP_IPC_LOCK; EOPNOTSUPP
      *                        for ON_DEMAND on a device without ODP.
+     *                        With ON_DEMAND nothing is pinned and RLIMIT_MEMLOCK is not charged; addr 0 with
+     *                        lengthBytes -1 ({@code SIZE_MAX}) registers an implicit ODP MR over the whole address
+     *                        space (EOPNOTSUPP without IBV_ODP_SUPPORT_IMPLICIT).
      */
     MemoryRegion regMr(long addr, long lengthBytes, Set<Access> access);
 
@@ -75,6 +78,25 @@ public interface ProtectionDomain extends AutoCloseable
      *                        MEM_MGT_EXTENSIONS; ENOMEM when the MTT or max_mr is exhausted.
      */
     FastRegMr allocMr(int maxNumSg);
+
+    /**
+     * {@code ibv_advise_mr} (ibv_advise_mr(3)): asks the device to map ranges of on-demand-paging MRs ahead of the
+     * I/O. Best effort: without {@link MrAdvice#FLAG_FLUSH} the work may be deferred.
+     *
+     * @param advice  what to do.
+     * @param flags   0 or {@link MrAdvice#FLAG_FLUSH}.
+     * @param sgList  the ranges, each with the lkey of an ODP MR of this PD; not empty.
+     * @throws VerbsException as ibv_advise_mr(3) and the mlx5 driver ({@code mlx5_ib_advise_mr_prefetch},
+     *                        {@code get_prefetchable_mr}) give them: EOPNOTSUPP when the provider has no advise_mr;
+     *                        EINVAL for unknown flags, an empty list or a closed PD; ENOENT when an lkey names no
+     *                        MR; EINVAL when it names an MR that is not ODP; EPERM for an MR of another PD, or
+     *                        PREFETCH_WRITE on an MR without LOCAL_WRITE; EFAULT for a range outside its MR or not
+     *                        mapped in the process.
+     */
+    default void adviseMr(final MrAdvice advice, final int flags, final java.util.List<Sge> sgList)
+    {
+        throw new VerbsException("ibv_advise_mr", Errno.EOPNOTSUPP.code(), "this provider has no advise_mr");
+    }
 
     /**
      * @return true once closed.
