@@ -384,6 +384,24 @@ public final class AdapterTables
         return raw & ~Mtt.PRESENT & ~((1L << pageShift) - 1);
     }
 
+    /**
+     * Zaps every MTT entry of a live pinned MR and drops its cached translation: the device stops reaching its pages
+     * (a peer-memory client's invalidation of freed device memory); its key still names the MR, whose accesses now
+     * fail with {@link KeyCheck#NOT_PRESENT}.
+     *
+     * @param key a live MR's key.
+     * @return the number of cached entries dropped.
+     * @throws TableException EINVAL when the key names no live pinned user MR.
+     */
+    public long revoke(final int key)
+    {
+        final MptEntry e = liveMr(key, "revoke");
+        mtt.zap(e.mtt());
+        entriesZapped += e.mtt().entries();
+        invalidations++;
+        return cache.invalidate(MKey.index(key, variantBits), e.mtt().firstEntry(), e.mtt().entries());
+    }
+
     // ------------------------------------------------------------------ on-demand paging
 
     /** log2 of the part of the address space one child of an implicit ODP MR covers: 1 GiB

@@ -25,6 +25,10 @@ public final class PhysicalMemory
     private final FrameTable frames;
     private final SwapSpace swap;
     private final long zeroPfn;
+    /** Bus address where device memory (PCIe BARs of GPUs and the like) starts: above any RAM the model holds. */
+    public static final long DEVICE_MEMORY_BASE = 1L << 48;
+    private final java.util.List<DeviceMemory> deviceMemories = new java.util.ArrayList<>();
+    private long nextDeviceBase = DEVICE_MEMORY_BASE;
 
     PhysicalMemory(final HostConfig config)
     {
@@ -210,6 +214,12 @@ public final class PhysicalMemory
      */
     public void read(final long physAddr, final byte[] dst, final int dstOffset, final int length)
     {
+        if (physAddr >= DEVICE_MEMORY_BASE)
+        {
+            final DeviceMemory d = deviceMemory(physAddr, length);
+            d.read(physAddr - d.baseAddr(), dst, dstOffset, length);
+            return;
+        }
         checkBuffer(dst, dstOffset, length);
         checkPhysRange(physAddr, length);
         long addr = physAddr;
@@ -237,6 +247,12 @@ public final class PhysicalMemory
      */
     public void write(final long physAddr, final byte[] src, final int srcOffset, final int length)
     {
+        if (physAddr >= DEVICE_MEMORY_BASE)
+        {
+            final DeviceMemory d = deviceMemory(physAddr, length);
+            d.write(physAddr - d.baseAddr(), src, srcOffset, length);
+            return;
+        }
         checkBuffer(src, srcOffset, length);
         checkPhysRange(physAddr, length);
         if (length > 0 && zeroPfn >= physAddr >>> FRAME_SHIFT && zeroPfn <= (physAddr + length - 1) >>> FRAME_SHIFT)
@@ -272,6 +288,18 @@ public final class PhysicalMemory
     public static void copy(final PhysicalMemory src, final long srcAddr, final PhysicalMemory dst, final long dstAddr,
         final int lengthBytes)
     {
+        if (srcAddr >= DEVICE_MEMORY_BASE || dstAddr >= DEVICE_MEMORY_BASE)
+        {
+            // Peer to peer: one side is device memory, reached by bus address through its BAR.
+            final byte[] buffer = new byte[Math.min(lengthBytes, 1 << 16)];
+            for (int done = 0; done < lengthBytes; done += buffer.length)
+            {
+                final int n = Math.min(buffer.length, lengthBytes - done);
+                src.read(srcAddr + done, buffer, 0, n);
+                dst.write(dstAddr + done, buffer, 0, n);
+            }
+            return;
+        }
         src.checkPhysRange(srcAddr, lengthBytes);
         dst.checkPhysRange(dstAddr, lengthBytes);
         if (lengthBytes > 0 && dst.zeroPfn >= dstAddr >>> FRAME_SHIFT
@@ -332,6 +360,58 @@ public final class PhysicalMemory
                     + " is free: no owner, so a DMA there would corrupt whoever gets it next");
             }
         }
+    }
+
+    /**
+     * Attaches memory of a PCIe device (a GPU's VRAM) to this host's bus: its bytes get bus addresses from
+     * {@link #DEVICE_MEMORY_BASE} up, which {@link #read}, {@link #write} and {@link #copy} accept like RAM.
+     *
+     * @param name      the device's name.
+     * @param sizeBytes bytes of device memory, more than 0.
+     * @return the device memory.
+     * @throws KernelException EINVAL for a size of 0 or less.
+     */
+    public DeviceMemory attachDeviceMemory(final String name, final long sizeBytes)
+    {
+        if (sizeBytes <= 0)
+        {
+            throw new KernelException(Errno.EINVAL, "device memory of " + sizeBytes + " bytes");
+        }
+        final DeviceMemory d = new DeviceMemory(name, nextDeviceBase, sizeBytes);
+        nextDeviceBase += (sizeBytes + (1L << 30) - 1) & -(1L << 30);
+        deviceMemories.add(d);
+        return d;
+    }
+
+    /**
+     * @param busAddr a bus address.
+     * @return the device memory holding it, or null (RAM or nothing).
+     */
+    public DeviceMemory deviceMemoryAt(final long busAddr)
+    {
+        if (busAddr < DEVICE_MEMORY_BASE)
+        {
+            return null;
+        }
+        for (final DeviceMemory d : deviceMemories)
+        {
+            if (d.contains(busAddr))
+            {
+                return d;
+            }
+        }
+        return null;
+    }
+
+    private DeviceMemory deviceMemory(final long busAddr, final int length)
+    {
+        final DeviceMemory d = deviceMemoryAt(busAddr);
+        if (d == null || (length > 0 && !d.contains(busAddr + length - 1)))
+        {
+            throw new KernelException(Errno.EFAULT, "bus range 0x" + Long.toHexString(busAddr) + "+" + length
+                + " is in no device memory (or crosses its end)");
+        }
+        return d;
     }
 
     // ---- package-private: the allocator interface used by the address spaces ----

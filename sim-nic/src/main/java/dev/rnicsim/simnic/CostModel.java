@@ -37,10 +37,18 @@ package dev.rnicsim.simnic;
  *                            copy-on-write break (assumed: 1 µs; NP-RDMA's whole minor-fault path is 3.5-5.7 µs).
  * @param hostMajorFaultNs    one major host page fault: a page read back from swap (NP-RDMA, arXiv 2310.11062: 60 µs
  *                            for a major fault).
+ * @param gpuCopyFixedNs      fixed cost of one copy between GPU and host memory (cudaMemcpy call overhead: 6-7 µs,
+ *                            gdrcopy README; 6.5 µs).
+ * @param gpuCopyBytesPerSec  bandwidth of that copy (gdrcopy README: 6-8 GB/s host-to-device; 7 GB/s).
+ * @param crossSocketP2pPermille bandwidth of NIC-GPU peer-to-peer DMA across sockets (topology SYS), in thousandths of
+ *                            the link's (perftest issue 241: 32 MiB ib_write_bw ≈ 11000 MB/s GPU to GPU in SYS
+ *                            locality against ≈ 23000 MB/s host to host: 478). Within a socket peer-to-peer is taken
+ *                            to run at link rate (assumed).
  */
 public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, long mttWritePerEntryNs,
     long deregFixedNs, long unpinPerPageNs, long invalidationStallNs, long cacheMissNs, long opBaseLatencyNs,
-    long queueCreateFixedNs, long odpFaultFixedNs, long hostMinorFaultNs, long hostMajorFaultNs)
+    long queueCreateFixedNs, long odpFaultFixedNs, long hostMinorFaultNs, long hostMajorFaultNs,
+    long gpuCopyFixedNs, long gpuCopyBytesPerSec, long crossSocketP2pPermille)
 {
     /**
      * RNR NAK timer values in ns by {@code min_rnr_timer} code (IBA Table 45 "Encoding for RNR NAK Timer Field"):
@@ -59,7 +67,7 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     {
         final long[] values = {regFixedNs, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs,
             unpinPerPageNs, invalidationStallNs, cacheMissNs, opBaseLatencyNs, queueCreateFixedNs, odpFaultFixedNs,
-            hostMinorFaultNs, hostMajorFaultNs};
+            hostMinorFaultNs, hostMajorFaultNs, gpuCopyFixedNs, gpuCopyBytesPerSec, crossSocketP2pPermille};
         for (int i = 0; i < values.length; i++)
         {
             if (values[i] < 0)
@@ -75,7 +83,8 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
      */
     public static CostModel defaults()
     {
-        return new CostModel(16_000, 95, 120, 30, 4_000, 60, 2_000, 800, 2_000, 20_000, 20_000, 1_000, 60_000);
+        return new CostModel(16_000, 95, 120, 30, 4_000, 60, 2_000, 800, 2_000, 20_000, 20_000, 1_000, 60_000, 6_500,
+            7_000_000_000L, 478);
     }
 
     /**
@@ -195,6 +204,38 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     }
 
     /**
+     * A copy between GPU memory and host memory (cudaMemcpy), as a transfer bounced through host memory needs on each
+     * side.
+     *
+     * @param bytes bytes copied.
+     * @return simulated ns.
+     */
+    public long gpuCopyNs(final long bytes)
+    {
+        return gpuCopyFixedNs + (long)Math.ceil(bytes * 1e9 / gpuCopyBytesPerSec);
+    }
+
+    /**
+     * The extra time of a transfer whose data crosses a NIC-GPU peer-to-peer path, beyond the same transfer from
+     * host memory: none within a socket; across sockets the payload moves at {@link #crossSocketP2pPermille} of the
+     * link rate.
+     *
+     * @param bytes    payload bytes.
+     * @param linkGbps link rate in Gbit/s.
+     * @param topology the GPU's path to the NIC.
+     * @return simulated ns.
+     */
+    public long peerToPeerNs(final long bytes, final double linkGbps, final GpuTopology topology)
+    {
+        if (!topology.crossesSockets() || crossSocketP2pPermille == 0)
+        {
+            return 0;
+        }
+        final double wire = bytes * 8.0 / linkGbps;
+        return (long)Math.ceil(wire * 1000.0 / crossSocketP2pPermille - wire);
+    }
+
+    /**
      * @param minRnrTimer the responder's {@code min_rnr_timer} code, 0-31.
      * @return the wait of one RNR retry in ns (IBA Table 45).
      * @throws IllegalArgumentException when the code is outside 0-31.
@@ -216,7 +257,7 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     {
         return new CostModel(ns, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs, unpinPerPageNs,
             invalidationStallNs, cacheMissNs, opBaseLatencyNs, queueCreateFixedNs, odpFaultFixedNs, hostMinorFaultNs,
-            hostMajorFaultNs);
+            hostMajorFaultNs, gpuCopyFixedNs, gpuCopyBytesPerSec, crossSocketP2pPermille);
     }
 
     /**
@@ -227,7 +268,7 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     {
         return new CostModel(regFixedNs, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs, unpinPerPageNs,
             invalidationStallNs, ns, opBaseLatencyNs, queueCreateFixedNs, odpFaultFixedNs, hostMinorFaultNs,
-            hostMajorFaultNs);
+            hostMajorFaultNs, gpuCopyFixedNs, gpuCopyBytesPerSec, crossSocketP2pPermille);
     }
 
     /**
@@ -238,6 +279,6 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     {
         return new CostModel(regFixedNs, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs, unpinPerPageNs,
             ns, cacheMissNs, opBaseLatencyNs, queueCreateFixedNs, odpFaultFixedNs, hostMinorFaultNs,
-            hostMajorFaultNs);
+            hostMajorFaultNs, gpuCopyFixedNs, gpuCopyBytesPerSec, crossSocketP2pPermille);
     }
 }

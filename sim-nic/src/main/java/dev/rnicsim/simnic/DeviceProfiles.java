@@ -101,7 +101,8 @@ public final class DeviceProfiles
             IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
             Set.of(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS,
             ProviderRule.INLINE_OVERFLOW_ENOMEM, ProviderRule.REREG_TRANSLATION_NEW_KEY,
-            ProviderRule.MW_BIND_CHECKED_AT_POST, ProviderRule.INVALIDATION_CHECKS_OWNER), true, 100.0, 5,
+            ProviderRule.MW_BIND_CHECKED_AT_POST, ProviderRule.INVALIDATION_CHECKS_OWNER,
+            ProviderRule.DMABUF_DYNAMIC), true, 100.0, 5,
             List.of("node_guid", "sys_image_guid", "max_qp_rd_atom", "max_qp_init_rd_atom", "max_res_rd_atom",
                 "atomic_cap", "max_mw", "max_srq", "max_pkeys", "local_ca_ack_delay", "general_odp_caps",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
@@ -119,7 +120,8 @@ public final class DeviceProfiles
         return new DeviceProfile("connectx7", "mlx5", a, MttConfig.exact(1L << 31), VariantPolicy.RECYCLED,
             IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES * 2, ASSUMED_CACHE_WAYS, Set.of(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS,
             ProviderRule.INLINE_OVERFLOW_ENOMEM, ProviderRule.REREG_TRANSLATION_NEW_KEY,
-            ProviderRule.MW_BIND_CHECKED_AT_POST, ProviderRule.INVALIDATION_CHECKS_OWNER), true, 400.0, 7,
+            ProviderRule.MW_BIND_CHECKED_AT_POST, ProviderRule.INVALIDATION_CHECKS_OWNER,
+            ProviderRule.DMABUF_DYNAMIC, ProviderRule.RELAXED_ORDERING_READ), true, 400.0, 7,
             List.of("fw_ver", "vendor_part_id", "node_guid", "sys_image_guid", "max_sge", "max_sge_rd",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
     }

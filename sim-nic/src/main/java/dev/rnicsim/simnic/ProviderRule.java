@@ -40,5 +40,22 @@ public enum ProviderRule
      * MLX5_WQE_UMR_CTRL_FLAG_CHECK_QPN}); otherwise the work request completes with IBV_WC_LOC_QP_OP_ERR (or the
      * SEND_WITH_INV with IBV_WC_REM_INV_REQ_ERR). Without this rule any QP of the device may (rxe's
      * {@code rxe_invalidate_mw} and {@code rxe_invalidate_mr} check neither). */
-    INVALIDATION_CHECKS_OWNER
+    INVALIDATION_CHECKS_OWNER,
+    /** ibv_reg_dmabuf_mr registers a dynamic attachment: the exporter may move the buffer, its {@code move_notify}
+     * zaps the MR's translation and the next access faults and re-maps it (mlx5: {@code mlx5_ib_reg_user_mr_dmabuf},
+     * {@code mlx5_ib_dmabuf_invalidate_cb}, {@code pagefault_dmabuf_mr}). */
+    DMABUF_DYNAMIC,
+    /** ibv_reg_dmabuf_mr pins the dma-buf ({@code ib_umem_dmabuf_get_pinned}): for devices that cannot take an
+     * invalidation; the exporter cannot move it while the MR lives. Without this rule and {@link #DMABUF_DYNAMIC}
+     * the verb is EOPNOTSUPP (the driver has no {@code reg_user_mr_dmabuf}). */
+    DMABUF_PINNED,
+    /** IBV_ACCESS_RELAXED_ORDERING is applied to DMA reads too (mlx5 sets the read bit only when the device reports
+     * the relaxed_ordering_read capability, mr.c {@code set_mkc_access_pd_addr_fields}); write is
+     * {@link DeviceProfile#relaxedOrdering()}. */
+    RELAXED_ORDERING_READ,
+    /** The device applies relaxed ordering on a platform whose PCIe root complex does not keep the ordering rules
+     * for it (the kernel's {@code quirk_relaxedordering_disable} list, e.g. Intel Xeon E5 v3/v4 root ports, where
+     * {@code pcie_relaxed_ordering_enabled} is false and drivers leave it off), because it was forced on: a write
+     * may then overtake earlier writes even when it is not relaxed itself. */
+    RELAXED_ORDERING_UNSAFE_PLATFORM
 }

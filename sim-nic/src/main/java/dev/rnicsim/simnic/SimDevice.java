@@ -46,6 +46,8 @@ public final class SimDevice implements Device
     private final Map<Integer, Long> zeroBasedOffsets = new HashMap<>();
     /** Live ODP MRs by lkey, for the page-fault handler. */
     private final Map<Integer, SimOdpMr> odpMrs = new HashMap<>();
+    /** Live MRs over GPU memory by lkey: dynamic dma-buf MRs fault like ODP MRs. */
+    private final Map<Integer, SimPeerMr> peerMrs = new HashMap<>();
     private long lastRemoteFaultNs;
     private final List<SimContext> contexts = new ArrayList<>();
     private final Deque<RegistrationEvent> trace = new ArrayDeque<>();
@@ -444,9 +446,30 @@ public final class SimDevice implements Device
         final SimOdpMr mr = odpMrs.get(key);
         if (mr == null)
         {
-            return "key 0x" + Integer.toHexString(key) + " names no ODP MR of " + name;
+            final SimPeerMr peerMr = peerMrs.get(key);
+            return peerMr != null ? peerMr.resolve(remote) : "key 0x" + Integer.toHexString(key) + " names no ODP MR of "
+                + name;
         }
         return mr.resolve(iova, lengthBytes, write, remote, odpOperation);
+    }
+
+    void peerRegistered(final SimPeerMr mr)
+    {
+        peerMrs.put(mr.lkey(), mr);
+    }
+
+    void peerDeregistered(final SimPeerMr mr)
+    {
+        peerMrs.remove(mr.lkey());
+    }
+
+    /**
+     * @param key an lkey or rkey.
+     * @return the live MR over GPU memory with that key, or null.
+     */
+    public SimPeerMr peerMemoryRegion(final int key)
+    {
+        return peerMrs.get(key);
     }
 
     void odpRegistered(final SimOdpMr mr)

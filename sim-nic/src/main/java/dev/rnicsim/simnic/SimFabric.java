@@ -132,6 +132,21 @@ public final class SimFabric
         }
     }
 
+    /** Advances the clock by a span of a GPU's work (a copy) and reports it with category {@code gpu}. */
+    void gpuSpan(final SimGpu gpu, final String name, final long durationNs, final Map<String, Object> args)
+    {
+        final long start = clock.nowNs();
+        clock.advance(durationNs);
+        if (!traceListeners.isEmpty())
+        {
+            final TraceEvent e = new TraceEvent(name, "gpu", gpu.host().name(), gpu.name(), start, durationNs, args);
+            for (final java.util.function.Consumer<TraceEvent> l : traceListeners)
+            {
+                l.accept(e);
+            }
+        }
+    }
+
     /**
      * Reports a span that overlaps one already counted on another device (the responder's side of a work request),
      * without advancing the clock.

@@ -17,6 +17,10 @@ public final class SimHost
     private final String name;
     private final Host host;
     private final List<SimDevice> devices = new ArrayList<>();
+    private final List<SimGpu> gpus = new ArrayList<>();
+    private final java.util.Map<Integer, SimDmabuf> dmabufs = new java.util.HashMap<>();
+    private int nextFd = 100;
+    private boolean peerMemoryClient;
 
     SimHost(final SimFabric fabric, final String name, final HostConfig config)
     {
@@ -37,6 +41,96 @@ public final class SimHost
         final SimDevice device = new SimDevice(fabric, this, deviceName, profile);
         devices.add(device);
         return device;
+    }
+
+    /**
+     * Plugs a GPU in.
+     *
+     * @param gpuName   its name, unique on the host.
+     * @param vramBytes its memory in bytes.
+     * @param bar1Bytes its BAR1 aperture in bytes.
+     * @param topology  its PCIe path to the host's NIC.
+     * @return the GPU.
+     * @throws IllegalArgumentException for a duplicate name or sizes of 0 or less.
+     */
+    public SimGpu addGpu(final String gpuName, final long vramBytes, final long bar1Bytes, final GpuTopology topology)
+    {
+        if (vramBytes <= 0 || bar1Bytes <= 0 || gpus.stream().anyMatch(g -> g.name().equals(gpuName)))
+        {
+            throw new IllegalArgumentException("GPU '" + gpuName + "': duplicate name, or VRAM " + vramBytes
+                + " / BAR1 " + bar1Bytes + " bytes not positive");
+        }
+        final SimGpu gpu = new SimGpu(this, gpuName, gpus.size(), vramBytes, bar1Bytes, topology);
+        gpus.add(gpu);
+        return gpu;
+    }
+
+    /**
+     * @return its GPUs.
+     */
+    public List<SimGpu> gpus()
+    {
+        return Collections.unmodifiableList(gpus);
+    }
+
+    /**
+     * @param address an address of a process on this host.
+     * @return the live GPU buffer at that GPU virtual address, or null.
+     */
+    public GpuBuffer gpuBufferAt(final long address)
+    {
+        for (final SimGpu g : gpus)
+        {
+            final GpuBuffer b = g.bufferAt(address);
+            if (b != null)
+            {
+                return b;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * @return true when a peer-memory client (nvidia-peermem) is loaded, so that ibv_reg_mr accepts GPU virtual
+     * addresses.
+     */
+    public boolean peerMemoryClient()
+    {
+        return peerMemoryClient;
+    }
+
+    /**
+     * @param loaded whether a peer-memory client (nvidia-peermem) is loaded.
+     * @return this host.
+     */
+    public SimHost peerMemoryClient(final boolean loaded)
+    {
+        peerMemoryClient = loaded;
+        return this;
+    }
+
+    /**
+     * @param fd a file descriptor.
+     * @return the open dma-buf it names, or null.
+     */
+    public SimDmabuf dmabuf(final int fd)
+    {
+        return dmabufs.get(fd);
+    }
+
+    int nextFd()
+    {
+        return nextFd++;
+    }
+
+    void registerDmabuf(final SimDmabuf d)
+    {
+        dmabufs.put(d.fd(), d);
+    }
+
+    void unregisterDmabuf(final int fd)
+    {
+        dmabufs.remove(fd);
     }
 
     /**

@@ -54,6 +54,7 @@ public final class SimPd implements ProtectionDomain
     private final java.util.Set<SimMw> windows = new java.util.LinkedHashSet<>();
     private final java.util.Set<SimFastRegMr> fastRegs = new java.util.LinkedHashSet<>();
     private final java.util.Set<SimOdpMr> odpMrs = new java.util.LinkedHashSet<>();
+    private final java.util.Set<SimPeerMr> peerMrs = new java.util.LinkedHashSet<>();
     private boolean closed;
 
     SimPd(final SimContext context, final int pdNum)
@@ -113,6 +114,11 @@ public final class SimPd implements ProtectionDomain
         {
             device.count(SimCounter.MR_REGISTRATION_FAILURES, 1);
             throw e;
+        }
+        final GpuBuffer gpuBuffer = device.host().gpuBufferAt(addr);
+        if (gpuBuffer != null)
+        {
+            return registerPeerMemory(gpuBuffer, addr, lengthBytes, iova, rights);
         }
         final UserProcess process = context.process();
         final PinnedPages pinned;
@@ -515,6 +521,198 @@ public final class SimPd implements ProtectionDomain
         }
     }
 
+    // ------------------------------------------------------------------ GPU memory: peer memory and dma-buf
+
+    /** Access flags ibv_reg_dmabuf_mr accepts (ibv_reg_mr(3)). */
+    private static final Set<Access> DMABUF_ACCESS = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
+        Access.REMOTE_READ, Access.REMOTE_ATOMIC, Access.RELAXED_ORDERING);
+
+    /**
+     * ibv_reg_mr on a GPU virtual address: without a peer-memory client the kernel finds no pinnable pages there
+     * (EFAULT); with one the client pins the GPU pages and maps them through BAR1 (EFAULT when it is full).
+     */
+    private SimPeerMr registerPeerMemory(final GpuBuffer b, final long addr, final long lengthBytes, final long iova,
+        final Set<Access> rights)
+    {
+        final SimDevice device = context.device();
+        final long offset = addr - b.gpuVa();
+        if (!device.host().peerMemoryClient())
+        {
+            device.count(SimCounter.MR_REGISTRATION_FAILURES, 1);
+            throw Errors.of(REG, Errno.EFAULT, "0x" + Long.toHexString(addr) + " is memory of GPU " + b.gpu().name()
+                + ", not host memory: no peer-memory client (nvidia-peermem) is loaded, so ib_umem_get finds no "
+                + "pages to pin; load one or register through ibv_reg_dmabuf_mr");
+        }
+        if (Long.compareUnsigned(lengthBytes, b.sizeBytes() - offset) > 0)
+        {
+            device.count(SimCounter.MR_REGISTRATION_FAILURES, 1);
+            throw Errors.of(REG, Errno.EFAULT, "0x" + Long.toHexString(addr) + "+" + lengthBytes + " runs past the end"
+                + " of " + b + " (the peer-memory client's get_pages)");
+        }
+        return registerGpu(SimPeerMr.Kind.PEER_MEMORY, b, null, offset, addr, lengthBytes, iova, rights, REG);
+    }
+
+    @Override
+    public MemoryRegion regDmabufMr(final long offset, final long lengthBytes, final long iova, final int fd,
+        final Set<Access> access)
+    {
+        final String verb = "ibv_reg_dmabuf_mr";
+        checkOpen(verb);
+        final SimDevice device = context.device();
+        final SimDmabuf d;
+        try
+        {
+            d = checkDmabuf(device, offset, lengthBytes, iova, fd, access, verb);
+        }
+        catch (final VerbsException e)
+        {
+            device.count(SimCounter.MR_REGISTRATION_FAILURES, 1);
+            throw e;
+        }
+        final SimPeerMr.Kind kind = device.profile().follows(ProviderRule.DMABUF_DYNAMIC)
+            ? SimPeerMr.Kind.DMABUF_DYNAMIC : SimPeerMr.Kind.DMABUF_PINNED;
+        return registerGpu(kind, d.buffer(), d, offset, iova, lengthBytes, iova, access.isEmpty()
+            ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access), verb);
+    }
+
+    /** The checks of ibv_reg_dmabuf_mr, in the library's and kernel's order; returns the dma-buf. */
+    private static SimDmabuf checkDmabuf(final SimDevice device, final long offset, final long lengthBytes,
+        final long iova, final int fd, final Set<Access> access, final String verb)
+    {
+        if (access == null || hasNull(access))
+        {
+            throw Errors.invalid(verb, "access must be a set of Access flags (empty for none), got " + access);
+        }
+        for (final Access a : access)
+        {
+            if (!DMABUF_ACCESS.contains(a))
+            {
+                throw Errors.invalid(verb, "access " + a + ": only LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, "
+                    + "REMOTE_ATOMIC and RELAXED_ORDERING are accepted (ibv_reg_mr(3))");
+            }
+        }
+        Access.checkDependencies(access, verb);
+        if ((offset & 0xfff) != (iova & 0xfff))
+        {
+            throw Errors.invalid(verb, "offset=0x" + Long.toHexString(offset) + " and iova=0x"
+                + Long.toHexString(iova) + " differ in their offset within a 4 KiB page (ibv_reg_mr(3))");
+        }
+        if (!device.profile().follows(ProviderRule.DMABUF_DYNAMIC)
+            && !device.profile().follows(ProviderRule.DMABUF_PINNED))
+        {
+            throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " (" + device.profile().driver()
+                + ") cannot register dma-bufs (no reg_user_mr_dmabuf)");
+        }
+        final SimDmabuf d = device.host().dmabuf(fd);
+        if (d == null)
+        {
+            throw Errors.of(verb, Errno.EBADF, "fd " + fd + " names no open dma-buf on host "
+                + device.host().name() + " (dma_buf_get)");
+        }
+        if (lengthBytes == 0 || offset < 0 || Long.compareUnsigned(offset + lengthBytes, offset) < 0
+            || Long.compareUnsigned(offset + lengthBytes, d.sizeBytes()) > 0)
+        {
+            throw Errors.invalid(verb, "range offset=" + offset + " lengthBytes=" + Long.toUnsignedString(
+                lengthBytes) + " is empty, wraps or leaves the dma-buf of " + d.sizeBytes() + " bytes "
+                + "(ib_umem_dmabuf_get)");
+        }
+        return d;
+    }
+
+    /** The common part: BAR1 mapping, tables entry, translation. Nothing is left behind on failure. */
+    private SimPeerMr registerGpu(final SimPeerMr.Kind kind, final GpuBuffer b, final SimDmabuf d, final long offset,
+        final long addr, final long lengthBytes, final long iova, final Set<Access> rights, final String verb)
+    {
+        final SimDevice device = context.device();
+        final long startNs = device.fabric().clock().nowNs();
+        final int bits = Access.toBits(rights);
+        // The footprint in BAR1 of whole 64 KiB GPU pages: computed from a provisional MR.
+        final SimPeerMr probe = new SimPeerMr(this, kind, b, d, offset, addr, lengthBytes, iova, 0, 0, rights, 0, 0);
+        final long bar1 = probe.bar1Footprint();
+        if (!b.gpu().mapBar1(bar1))
+        {
+            device.count(SimCounter.MR_REGISTRATION_FAILURES, 1);
+            throw Errors.of(verb, Errno.EFAULT, b.gpu().bar1Exhausted(bar1));
+        }
+        final int key;
+        final long entries;
+        try
+        {
+            if (kind == SimPeerMr.Kind.DMABUF_DYNAMIC)
+            {
+                final RegisteredMr r = device.tables().registerOnDemand(pdNum, lengthBytes, iova, bits, 12);
+                key = r.key();
+                entries = r.mtt().entries();
+            }
+            else
+            {
+                final RegisteredMr r = device.tables().register(pdNum, List.of(new DmaRun(probe.busAddr(0),
+                    lengthBytes)), probe.busAddr(0), lengthBytes, iova, bits);
+                key = r.key();
+                entries = r.mtt().entries();
+            }
+        }
+        catch (final TableException e)
+        {
+            b.gpu().unmapBar1(bar1);
+            device.count(SimCounter.MR_REGISTRATION_FAILURES, 1);
+            throw Errors.of(verb, e);
+        }
+        final int rkey = device.profile().rkeyOnlyWithRemoteAccess() && disjoint(rights, REMOTE) ? 0 : key;
+        final SimPeerMr mr = new SimPeerMr(this, kind, b, d, offset, addr, lengthBytes, iova, key, rkey, rights,
+            entries, bar1);
+        if (kind == SimPeerMr.Kind.DMABUF_DYNAMIC)
+        {
+            device.count(SimCounter.ODP_ENTRIES_MAPPED, mr.mapAll(device.tables()));
+        }
+        if (d != null)
+        {
+            d.attach(mr, kind == SimPeerMr.Kind.DMABUF_PINNED);
+        }
+        else
+        {
+            b.peerMrs().add(mr);
+        }
+        peerMrs.add(mr);
+        device.peerRegistered(mr);
+        final long durationNs = device.fabric().costModel().odpRegistrationNs(0, entries);
+        device.fabric().span(device, verb.equals(REG) ? "reg_mr" : "reg_dmabuf_mr", "registration", durationNs,
+            java.util.Map.of("lkey", key, "gpu", b.gpu().name(), "kind", kind.name(), "length", lengthBytes,
+                "mtt_entries", entries, "bar1_bytes", bar1));
+        device.count(SimCounter.MR_REGISTRATIONS, 1);
+        device.record(new RegistrationEvent(RegistrationEvent.Kind.REG, startNs, durationNs, key, addr, lengthBytes,
+            iova, bits, 0, 0, 4096, entries, 0));
+        return mr;
+    }
+
+    /** Deregisters an MR over GPU memory: the tables entry goes, then BAR1 and the attachment. */
+    void deregisterPeer(final SimPeerMr mr)
+    {
+        final SimDevice device = context.device();
+        final long startNs = device.fabric().clock().nowNs();
+        final long dropped = device.tables().deregister(mr.lkey());
+        mr.markClosed();
+        peerMrs.remove(mr);
+        device.peerDeregistered(mr);
+        final CostModel cost = device.fabric().costModel();
+        device.fabric().span(device, "dereg_mr", "registration", cost.deregFixedNs(), java.util.Map.of("lkey",
+            mr.lkey(), "gpu", mr.gpu().name(), "kind", mr.kind().name()));
+        device.fabric().span(device, "invalidate", "invalidation", cost.invalidationStallNs(), java.util.Map.of(
+            "lkey", mr.lkey(), "cache_entries_dropped", dropped));
+        device.count(SimCounter.MR_DEREGISTRATIONS, 1);
+        device.record(new RegistrationEvent(RegistrationEvent.Kind.DEREG, startNs, cost.deregFixedNs()
+            + cost.invalidationStallNs(), mr.lkey(), mr.addr(), mr.lengthBytes(), mr.iova(),
+            Access.toBits(mr.access()), 0, 0, 4096, mr.mttEntries(), dropped));
+    }
+
+    /**
+     * @return the live MRs over GPU memory of this PD.
+     */
+    public List<SimPeerMr> peerMemoryRegions()
+    {
+        return List.copyOf(peerMrs);
+    }
+
     // ------------------------------------------------------------------ memory windows and fast registration
 
     @Override
@@ -906,6 +1104,7 @@ public final class SimPd implements ProtectionDomain
         RuntimeException failure = Closing.each(List.copyOf(windows), SimMw::close, null);
         failure = Closing.each(List.copyOf(fastRegs), SimFastRegMr::close, failure);
         failure = Closing.each(List.copyOf(odpMrs), SimOdpMr::close, failure);
+        failure = Closing.each(List.copyOf(peerMrs), SimPeerMr::close, failure);
         failure = Closing.each(List.copyOf(mrs), SimMr::close, Closing.each(List.copyOf(qps), SimQp::close,
             failure));
         closed = true;

@@ -724,8 +724,19 @@ public final class SimQp implements QueuePair
         args.put("cache_misses", misses);
         args.put("status", r.ok() ? "IBV_WC_SUCCESS" : status(r.requester()).cName());
         final long startNs = device.fabric().clock().nowNs();
-        final long opNs = device.fabric().costModel().operationNs(r.byteLen(),
-            Math.min(device.profile().linkGbps(), peer.device.profile().linkGbps()), misses);
+        final double linkGbps = Math.min(device.profile().linkGbps(), peer.device.profile().linkGbps());
+        long opNs = device.fabric().costModel().operationNs(r.byteLen(), linkGbps, misses);
+        // Data read from or placed into GPU memory crosses each GPU's peer-to-peer path to its NIC.
+        final SimGpu localGpu = gpuBehind(device, wr.sgList().isEmpty() ? 0 : wr.sgList().get(0).lkey());
+        final SimGpu remoteGpu = needsRecv ? null : gpuBehind(peer.device, wr.rkey());
+        for (final SimGpu gpu : new SimGpu[] {localGpu, remoteGpu})
+        {
+            if (gpu != null && r.ok())
+            {
+                opNs += device.fabric().costModel().peerToPeerNs(r.byteLen(), linkGbps, gpu.topology());
+                args.put("p2p_" + gpu.name(), gpu.topology().name());
+            }
+        }
         device.fabric().span(device, wr.opcode().name(), "dma", opNs, args);
         if (peer.device != device)
         {
@@ -891,6 +902,13 @@ public final class SimQp implements QueuePair
             out.add(new Segment(owner.keyAddress(s.lkey(), s.addr()), s.lengthBytes(), s.lkey()));
         }
         return out;
+    }
+
+    /** The GPU whose memory an lkey or rkey of {@code owner} reaches, or null for host memory. */
+    private static SimGpu gpuBehind(final SimDevice owner, final int key)
+    {
+        final SimPeerMr mr = owner.peerMemoryRegion(key);
+        return mr == null ? null : mr.gpu();
     }
 
     private Outcome receiverNotReady(final SendWr wr, final SimQp peer)

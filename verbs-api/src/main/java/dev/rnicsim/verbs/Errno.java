@@ -17,6 +17,8 @@ public enum Errno
     EINTR(4),
     /** I/O error. */
     EIO(5),
+    /** Bad file descriptor (9): e.g. a dma-buf fd that names no open file. */
+    EBADF(9),
     /** Resource temporarily unavailable. */
     EAGAIN(11),
     /** Out of memory, or a device or memlock limit reached. */

@@ -80,6 +80,29 @@ public interface ProtectionDomain extends AutoCloseable
     FastRegMr allocMr(int maxNumSg);
 
     /**
+     * {@code ibv_reg_dmabuf_mr} (ibv_reg_mr(3)): registers {@code [offset, offset + lengthBytes)} of a dma-buf (device
+     * memory exported by another driver, e.g. a GPU's), addressed by {@code iova}.
+     *
+     * @param offset      first byte inside the dma-buf.
+     * @param lengthBytes bytes, more than 0.
+     * @param iova        the address accesses use; same offset within a 4 KiB page as {@code offset}.
+     * @param fd          the dma-buf's file descriptor.
+     * @param access      only LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC and RELAXED_ORDERING.
+     * @return the MR.
+     * @throws VerbsException EOPNOTSUPP when the provider cannot register dma-bufs; EINVAL for other access flags,
+     *                        REMOTE_WRITE or REMOTE_ATOMIC without LOCAL_WRITE, mismatched page offsets, a zero,
+     *                        wrapping or too long range ({@code ib_umem_dmabuf_get}); EBADF when fd names no
+     *                        dma-buf; EFAULT when the exporter cannot map it for the device (a full BAR1 aperture);
+     *                        ENOMEM when the MTT or max_mr runs out.
+     */
+    default MemoryRegion regDmabufMr(final long offset, final long lengthBytes, final long iova, final int fd,
+        final Set<Access> access)
+    {
+        throw new VerbsException("ibv_reg_dmabuf_mr", Errno.EOPNOTSUPP.code(), "this provider cannot register "
+            + "dma-bufs");
+    }
+
+    /**
      * {@code ibv_advise_mr} (ibv_advise_mr(3)): asks the device to map ranges of on-demand-paging MRs ahead of the
      * I/O. Best effort: without {@link MrAdvice#FLAG_FLUSH} the work may be deferred.
      *

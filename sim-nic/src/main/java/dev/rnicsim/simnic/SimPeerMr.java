@@ -1,0 +1,331 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.mtt.AdapterTables;
+import dev.rnicsim.mtt.TableException;
+import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.MemoryRegion;
+import dev.rnicsim.verbs.ProtectionDomain;
+import dev.rnicsim.verbs.ReregException;
+import dev.rnicsim.verbs.ReregFlag;
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A simulated MR over GPU memory, registered one of three ways:
+ * <ul>
+ *   <li>{@link Kind#PEER_MEMORY}: ibv_reg_mr on a GPU virtual address with a peer-memory client loaded
+ *       (MLNX_OFED's {@code ib_register_peer_memory_client}, nvidia-peermem): the client pins the GPU pages and maps
+ *       them through BAR1; when the buffer is freed the client's invalidation callback makes the NIC stop using them
+ *       (the MR's translation is zapped and its accesses fail);</li>
+ *   <li>{@link Kind#DMABUF_PINNED}: ibv_reg_dmabuf_mr on a device that cannot take invalidations
+ *       ({@code ib_umem_dmabuf_get_pinned}: {@code dma_buf_pin}, mapped once; the exporter cannot move it);</li>
+ *   <li>{@link Kind#DMABUF_DYNAMIC}: ibv_reg_dmabuf_mr with a dynamic attachment (mlx5): mapped at registration;
+ *       the exporter's {@code move_notify} zaps the translation and unmaps it; the next device access faults
+ *       ({@code pagefault_dmabuf_mr}) and maps the buffer where it lives now.</li>
+ * </ul>
+ * Every mapping takes room in the GPU's BAR1 aperture for its pages; registration fails with EFAULT when the aperture
+ * is full.
+ *
+ * <p>Not thread safe.
+ */
+public final class SimPeerMr implements MemoryRegion
+{
+    /** How the MR reaches GPU memory. */
+    public enum Kind
+    {
+        /** ibv_reg_mr on a GPU virtual address through a peer-memory client. */
+        PEER_MEMORY,
+        /** ibv_reg_dmabuf_mr, pinned attachment. */
+        DMABUF_PINNED,
+        /** ibv_reg_dmabuf_mr, dynamic attachment with move_notify. */
+        DMABUF_DYNAMIC
+    }
+
+    private final SimPd pd;
+    private final Kind kind;
+    private final GpuBuffer buffer;
+    private final SimDmabuf dmabuf;
+    /** Bytes from the buffer's start (peer memory) or the dma-buf's start to the MR's first byte. */
+    private final long offset;
+    private final long addr;
+    private final long lengthBytes;
+    private final long iova;
+    private final int lkey;
+    private final int rkey;
+    private final EnumSet<Access> access;
+    private final long mttEntries;
+    private long bar1Mapped;
+    private boolean revoked;
+    private boolean closed;
+    private long moves;
+    private long faults;
+
+    SimPeerMr(final SimPd pd, final Kind kind, final GpuBuffer buffer, final SimDmabuf dmabuf, final long offset,
+        final long addr, final long lengthBytes, final long iova, final int lkey, final int rkey,
+        final Set<Access> access, final long mttEntries, final long bar1Mapped)
+    {
+        this.pd = pd;
+        this.kind = kind;
+        this.buffer = buffer;
+        this.dmabuf = dmabuf;
+        this.offset = offset;
+        this.addr = addr;
+        this.lengthBytes = lengthBytes;
+        this.iova = iova;
+        this.lkey = lkey;
+        this.rkey = rkey;
+        this.access = access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access);
+        this.mttEntries = mttEntries;
+        this.bar1Mapped = bar1Mapped;
+    }
+
+    @Override
+    public SimPd pd()
+    {
+        return pd;
+    }
+
+    @Override
+    public long addr()
+    {
+        return addr;
+    }
+
+    @Override
+    public long lengthBytes()
+    {
+        return lengthBytes;
+    }
+
+    @Override
+    public long iova()
+    {
+        return iova;
+    }
+
+    @Override
+    public int lkey()
+    {
+        return lkey;
+    }
+
+    @Override
+    public int rkey()
+    {
+        return rkey;
+    }
+
+    @Override
+    public EnumSet<Access> access()
+    {
+        return access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access);
+    }
+
+    /**
+     * @return how it was registered.
+     */
+    public Kind kind()
+    {
+        return kind;
+    }
+
+    /**
+     * @return the GPU buffer behind it.
+     */
+    public GpuBuffer buffer()
+    {
+        return buffer;
+    }
+
+    /**
+     * @return the GPU.
+     */
+    public SimGpu gpu()
+    {
+        return buffer.gpu();
+    }
+
+    /**
+     * @return MTT entries holding its translation.
+     */
+    public long mttEntries()
+    {
+        return mttEntries;
+    }
+
+    /**
+     * @return BAR1 bytes it maps now (0 after a move until the next fault re-maps it).
+     */
+    public long bar1MappedBytes()
+    {
+        return bar1Mapped;
+    }
+
+    /**
+     * @return true once the peer-memory client revoked it (the buffer was freed under it).
+     */
+    public boolean isRevoked()
+    {
+        return revoked;
+    }
+
+    /**
+     * @return move_notify calls it received.
+     */
+    public long moves()
+    {
+        return moves;
+    }
+
+    /**
+     * @return device page faults that re-mapped it after a move.
+     */
+    public long pageFaults()
+    {
+        return faults;
+    }
+
+    /** The bus address of one MR byte now. */
+    long busAddr(final long mrOffset)
+    {
+        return dmabuf != null ? dmabuf.busAddr(offset + mrOffset) : buffer.busAddr(offset + mrOffset);
+    }
+
+    /** Bytes of BAR1 the MR's pages take: whole 64 KiB GPU pages. */
+    long bar1Footprint()
+    {
+        final long first = (busAddr(0) - buffer.gpu().memory().baseAddr()) & -SimGpu.GPU_PAGE_BYTES;
+        final long end = busAddr(lengthBytes - 1) - buffer.gpu().memory().baseAddr() + 1;
+        return ((end + SimGpu.GPU_PAGE_BYTES - 1) & -SimGpu.GPU_PAGE_BYTES) - first;
+    }
+
+    /** Writes the whole translation of a dynamic MR (registration, or a fault after a move); returns entries. */
+    long mapAll(final AdapterTables tables)
+    {
+        long written = 0;
+        final boolean writable = access.contains(Access.LOCAL_WRITE);
+        for (long at = 0; at < lengthBytes + (iova & 0xfff); at += 4096)
+        {
+            final long blockIova = (iova & ~0xfffL) + at;
+            final long bus = busAddr(Math.max(0, blockIova - iova)) & ~0xfffL;
+            if (tables.mapOnDemand(lkey, Math.max(blockIova, iova), bus, writable))
+            {
+                written++;
+            }
+        }
+        return written;
+    }
+
+    /** The exporter is about to move the buffer: zap the translation, unmap BAR1 (mlx5_ib_dmabuf_invalidate_cb). */
+    void moveNotify()
+    {
+        final SimDevice device = pd.context().device();
+        moves++;
+        final long zapped = device.tables().zapOnDemand(lkey, iova, lengthBytes);
+        buffer.gpu().unmapBar1(bar1Mapped);
+        bar1Mapped = 0;
+        device.count(SimCounter.KEY_INVALIDATIONS, 1);
+        device.fabric().span(device, "move_notify", "invalidation", device.fabric().costModel()
+            .odpInvalidationNs(zapped), Map.of("lkey", lkey, "dmabuf_fd", dmabuf.fd(), "entries_zapped", zapped));
+    }
+
+    /** The device met the zapped translation after a move: re-map from where the buffer lives now. */
+    String resolve(final boolean remote)
+    {
+        final SimDevice device = pd.context().device();
+        faults++;
+        device.count(SimCounter.ODP_PAGE_FAULTS, 1);
+        final long need = bar1Footprint();
+        if (bar1Mapped == 0 && !buffer.gpu().mapBar1(need))
+        {
+            device.count(SimCounter.ODP_PAGE_FAULT_FAILURES, 1);
+            return buffer.gpu().bar1Exhausted(need);
+        }
+        bar1Mapped = need;
+        final long written;
+        try
+        {
+            written = mapAll(device.tables());
+        }
+        catch (final TableException e)
+        {
+            device.count(SimCounter.ODP_PAGE_FAULT_FAILURES, 1);
+            return e.getMessage();
+        }
+        device.count(SimCounter.ODP_ENTRIES_MAPPED, written);
+        final long ns = device.fabric().costModel().odpFaultNs(0, 0, 0, written);
+        final Map<String, Object> args = Map.of("lkey", lkey, "dmabuf_fd", dmabuf.fd(), "entries_mapped", written,
+            "side", remote ? "responder" : "requester");
+        if (remote)
+        {
+            device.fabric().overlap(device, "dmabuf_page_fault", "odp", device.fabric().clock().nowNs(), ns, args);
+            device.lastRemoteFaultNs(ns);
+        }
+        else
+        {
+            device.fabric().span(device, "dmabuf_page_fault", "odp", ns, args);
+        }
+        return null;
+    }
+
+    /** The peer-memory client's invalidation: the buffer is being freed; the NIC must stop using its pages. */
+    void peerFreed(final String why)
+    {
+        if (revoked || closed)
+        {
+            return;
+        }
+        final SimDevice device = pd.context().device();
+        revoked = true;
+        final long dropped = device.tables().revoke(lkey);
+        buffer.gpu().unmapBar1(bar1Mapped);
+        bar1Mapped = 0;
+        buffer.peerMrs().remove(this);
+        device.invalidated("peer memory freed (" + why + ")", lkey, dropped);
+    }
+
+    @Override
+    public void rereg(final Set<ReregFlag> flags, final ProtectionDomain newPd, final long newAddr,
+        final long newLengthBytes, final Set<Access> newAccess)
+    {
+        throw new ReregException(Errno.EOPNOTSUPP.code(), ReregException.ERR_CMD, "ibv_rereg_mr of an MR over GPU "
+            + "memory (" + kind + ") is not simulated; deregister and register again");
+    }
+
+    @Override
+    public boolean isClosed()
+    {
+        return closed;
+    }
+
+    @Override
+    public void close()
+    {
+        if (!closed)
+        {
+            pd.deregisterPeer(this);
+        }
+    }
+
+    /** Gives back BAR1 and the attachment; the tables entry is the caller's to free. */
+    void markClosed()
+    {
+        closed = true;
+        buffer.gpu().unmapBar1(bar1Mapped);
+        bar1Mapped = 0;
+        buffer.peerMrs().remove(this);
+        if (dmabuf != null)
+        {
+            dmabuf.detach(this, kind == Kind.DMABUF_PINNED);
+        }
+    }
+
+    @Override
+    public String toString()
+    {
+        return kind + " MR[addr=0x" + Long.toHexString(addr) + " lengthBytes=" + lengthBytes + " iova=0x"
+            + Long.toHexString(iova) + " lkey=0x" + Integer.toHexString(lkey) + " on " + buffer + "]";
+    }
+}
