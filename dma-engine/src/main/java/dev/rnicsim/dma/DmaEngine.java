@@ -170,6 +170,7 @@ public final class DmaEngine
         }
         if (length > 0)
         {
+            drainOrdering(remote);
             copy(new Walk(remote, remotePd, AccessFlags.REMOTE_READ, List.of(new Segment(remoteAddr, length, rkey)),
                 remotePhys), new Walk(local, localPd, AccessFlags.LOCAL_WRITE, sgl, localPhys), length);
         }
@@ -303,6 +304,7 @@ public final class DmaEngine
                     + " is not 8-byte aligned (RESPST_ERR_MISALIGNED_ATOMIC)");
         }
         atomics++;
+        drainOrdering(remote);
         final long remotePhys = checkedRemote()[0];
         final byte[] bytes = new byte[Long.BYTES];
         remote.memory().read(remotePhys, bytes, 0, Long.BYTES);
@@ -646,6 +648,13 @@ public final class DmaEngine
 
     private void copy(final Walk src, final Walk dst, final long length)
     {
+        final WriteOrdering ordering = dst.port.ordering();
+        final boolean relaxed = ordering != null && relaxedTarget(dst);
+        if (ordering != null && ordering.engaged(relaxed))
+        {
+            placeInChunks(src, null, dst, length, ordering, relaxed);
+            return;
+        }
         long remaining = length;
         while (remaining > 0)
         {
@@ -660,6 +669,13 @@ public final class DmaEngine
 
     private void scatterBytes(final byte[] data, final Walk dst)
     {
+        final WriteOrdering ordering = dst.port.ordering();
+        final boolean relaxed = ordering != null && relaxedTarget(dst);
+        if (ordering != null && ordering.engaged(relaxed))
+        {
+            placeInChunks(null, data, dst, data.length, ordering, relaxed);
+            return;
+        }
         int done = 0;
         while (done < data.length)
         {
@@ -669,6 +685,69 @@ public final class DmaEngine
             done += n;
         }
         bytesMoved += data.length;
+    }
+
+    /**
+     * Reads the source (a walk or bytes) in chunks of at most {@link WriteOrdering#CHUNK_BYTES} that never cross an
+     * MR page or segment of the destination, and hands them to the destination's ordering to place.
+     */
+    private void placeInChunks(final Walk src, final byte[] data, final Walk dst, final long length,
+        final WriteOrdering ordering, final boolean relaxed)
+    {
+        final List<WriteOrdering.Chunk> chunks = new java.util.ArrayList<>();
+        long done = 0;
+        while (done < length)
+        {
+            long n = Math.min(dst.run(), Math.min(length - done, WriteOrdering.CHUNK_BYTES));
+            if (src != null)
+            {
+                n = Math.min(n, src.run());
+            }
+            final byte[] bytes = new byte[(int)n];
+            if (src != null)
+            {
+                src.port.memory().read(src.phys(), bytes, 0, (int)n);
+                src.advance(n);
+            }
+            else
+            {
+                System.arraycopy(data, (int)done, bytes, 0, (int)n);
+            }
+            chunks.add(ordering.chunk(dst.port.memory(), dst.phys(), bytes));
+            dst.advance(n);
+            done += n;
+        }
+        ordering.place(chunks, relaxed);
+        bytesMoved += length;
+    }
+
+    /** True when every MR the destination walk writes asks for relaxed ordering (IBV_ACCESS_RELAXED_ORDERING). */
+    private static boolean relaxedTarget(final Walk dst)
+    {
+        boolean any = false;
+        for (final Segment s : dst.segments)
+        {
+            if (s.lengthBytes() == 0)
+            {
+                continue;
+            }
+            final dev.rnicsim.mtt.MptEntry e = dst.port.tables().mpt().entry(s.key());
+            if (e == null || (e.access() & AccessFlags.RELAXED_ORDERING) == 0)
+            {
+                return false;
+            }
+            any = true;
+        }
+        return any;
+    }
+
+    /** Reads and atomics order behind every write still in flight to that memory. */
+    private static void drainOrdering(final DmaPort port)
+    {
+        if (port.ordering() != null)
+        {
+            port.ordering().drain();
+        }
     }
 
     private static long toLong(final byte[] b)

@@ -12,9 +12,11 @@ import java.util.Objects;
  * @param memory the host's physical memory.
  * @param qpn    the QP the transfer goes through on this side (-1: none), which a type 2 memory window must be
  *               bound to.
- * @param faults the driver that resolves device page faults on this side's on-demand-paging MRs (null: none).
+ * @param faults   the driver that resolves device page faults on this side's on-demand-paging MRs (null: none).
+ * @param ordering how this side's device places writes into memory (null: strictly in order, at once).
  */
-public record DmaPort(AdapterTables tables, PhysicalMemory memory, int qpn, PageFaultHandler faults)
+public record DmaPort(AdapterTables tables, PhysicalMemory memory, int qpn, PageFaultHandler faults,
+    WriteOrdering ordering)
 {
     /**
      * A port with no page-fault handler.
@@ -25,7 +27,7 @@ public record DmaPort(AdapterTables tables, PhysicalMemory memory, int qpn, Page
      */
     public DmaPort(final AdapterTables tables, final PhysicalMemory memory, final int qpn)
     {
-        this(tables, memory, qpn, null);
+        this(tables, memory, qpn, null, null);
     }
 
     /**
@@ -36,7 +38,7 @@ public record DmaPort(AdapterTables tables, PhysicalMemory memory, int qpn, Page
      */
     public DmaPort(final AdapterTables tables, final PhysicalMemory memory)
     {
-        this(tables, memory, -1, null);
+        this(tables, memory, -1, null, null);
     }
 
     /**
@@ -45,7 +47,7 @@ public record DmaPort(AdapterTables tables, PhysicalMemory memory, int qpn, Page
      */
     public DmaPort through(final int qpNum)
     {
-        return new DmaPort(tables, memory, qpNum, faults);
+        return new DmaPort(tables, memory, qpNum, faults, ordering);
     }
 
     /**
@@ -54,7 +56,16 @@ public record DmaPort(AdapterTables tables, PhysicalMemory memory, int qpn, Page
      */
     public DmaPort withFaults(final PageFaultHandler handler)
     {
-        return new DmaPort(tables, memory, qpn, handler);
+        return new DmaPort(tables, memory, qpn, handler, ordering);
+    }
+
+    /**
+     * @param writeOrdering how the device places writes.
+     * @return this port with that ordering.
+     */
+    public DmaPort withOrdering(final WriteOrdering writeOrdering)
+    {
+        return new DmaPort(tables, memory, qpn, faults, writeOrdering);
     }
 
     /**

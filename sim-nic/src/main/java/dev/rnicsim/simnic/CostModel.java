@@ -44,11 +44,15 @@ package dev.rnicsim.simnic;
  *                            the link's (perftest issue 241: 32 MiB ib_write_bw ≈ 11000 MB/s GPU to GPU in SYS
  *                            locality against ≈ 23000 MB/s host to host: 478). Within a socket peer-to-peer is taken
  *                            to run at link rate (assumed).
+ * @param relaxedOrderingGainPermille bandwidth gained by bulk transfers when the device applies relaxed ordering, in
+ *                            thousandths of the wire time (the source document's S18: 5-10 % for bulk data; 75).
+ *                            Platform-specific gains can be far larger (Linux commit 17347d5430c4: 10 to 40 on a
+ *                            remote NUMA node of an ARM host, Ethernet path).
  */
 public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, long mttWritePerEntryNs,
     long deregFixedNs, long unpinPerPageNs, long invalidationStallNs, long cacheMissNs, long opBaseLatencyNs,
     long queueCreateFixedNs, long odpFaultFixedNs, long hostMinorFaultNs, long hostMajorFaultNs,
-    long gpuCopyFixedNs, long gpuCopyBytesPerSec, long crossSocketP2pPermille)
+    long gpuCopyFixedNs, long gpuCopyBytesPerSec, long crossSocketP2pPermille, long relaxedOrderingGainPermille)
 {
     /**
      * RNR NAK timer values in ns by {@code min_rnr_timer} code (IBA Table 45 "Encoding for RNR NAK Timer Field"):
@@ -67,7 +71,8 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     {
         final long[] values = {regFixedNs, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs,
             unpinPerPageNs, invalidationStallNs, cacheMissNs, opBaseLatencyNs, queueCreateFixedNs, odpFaultFixedNs,
-            hostMinorFaultNs, hostMajorFaultNs, gpuCopyFixedNs, gpuCopyBytesPerSec, crossSocketP2pPermille};
+            hostMinorFaultNs, hostMajorFaultNs, gpuCopyFixedNs, gpuCopyBytesPerSec, crossSocketP2pPermille,
+            relaxedOrderingGainPermille};
         for (int i = 0; i < values.length; i++)
         {
             if (values[i] < 0)
@@ -84,7 +89,7 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     public static CostModel defaults()
     {
         return new CostModel(16_000, 95, 120, 30, 4_000, 60, 2_000, 800, 2_000, 20_000, 20_000, 1_000, 60_000, 6_500,
-            7_000_000_000L, 478);
+            7_000_000_000L, 478, 75);
     }
 
     /**
@@ -204,6 +209,18 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     }
 
     /**
+     * The wire time relaxed ordering saves on a transfer when the device applies it.
+     *
+     * @param payloadBytes bytes on the wire.
+     * @param linkGbps     link rate in Gbit/s.
+     * @return simulated ns saved (subtracted from {@link #operationNs}).
+     */
+    public long relaxedOrderingSavingNs(final long payloadBytes, final double linkGbps)
+    {
+        return (long)Math.floor(payloadBytes * 8.0 / linkGbps * relaxedOrderingGainPermille / 1000.0);
+    }
+
+    /**
      * A copy between GPU memory and host memory (cudaMemcpy), as a transfer bounced through host memory needs on each
      * side.
      *
@@ -257,7 +274,8 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     {
         return new CostModel(ns, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs, unpinPerPageNs,
             invalidationStallNs, cacheMissNs, opBaseLatencyNs, queueCreateFixedNs, odpFaultFixedNs, hostMinorFaultNs,
-            hostMajorFaultNs, gpuCopyFixedNs, gpuCopyBytesPerSec, crossSocketP2pPermille);
+            hostMajorFaultNs, gpuCopyFixedNs, gpuCopyBytesPerSec, crossSocketP2pPermille,
+            relaxedOrderingGainPermille);
     }
 
     /**
@@ -268,7 +286,8 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     {
         return new CostModel(regFixedNs, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs, unpinPerPageNs,
             invalidationStallNs, ns, opBaseLatencyNs, queueCreateFixedNs, odpFaultFixedNs, hostMinorFaultNs,
-            hostMajorFaultNs, gpuCopyFixedNs, gpuCopyBytesPerSec, crossSocketP2pPermille);
+            hostMajorFaultNs, gpuCopyFixedNs, gpuCopyBytesPerSec, crossSocketP2pPermille,
+            relaxedOrderingGainPermille);
     }
 
     /**
@@ -279,6 +298,7 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     {
         return new CostModel(regFixedNs, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs, unpinPerPageNs,
             ns, cacheMissNs, opBaseLatencyNs, queueCreateFixedNs, odpFaultFixedNs, hostMinorFaultNs,
-            hostMajorFaultNs, gpuCopyFixedNs, gpuCopyBytesPerSec, crossSocketP2pPermille);
+            hostMajorFaultNs, gpuCopyFixedNs, gpuCopyBytesPerSec, crossSocketP2pPermille,
+            relaxedOrderingGainPermille);
     }
 }

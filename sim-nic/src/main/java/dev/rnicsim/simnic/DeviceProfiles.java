@@ -24,6 +24,9 @@ import java.util.TreeMap;
  * <li>{@code connectx5}, {@code connectx7}: mlx5. Exact MTT allocation, max_mr 2^24, recycled keys (the mkey cache
  * re-issues the same key: {@code mlx5r_umr_revoke_mr}), ODP with implicit ODP.</li>
  * <li>{@code rxe}: soft-RoCE. Random key byte ({@code rxe_get_next_key}), rkey 0 without remote rights.</li>
+ * <li>{@code connectx4-forced-ro}: mlx5 ConnectX-4 in an older server whose root complex is on the kernel's
+ * relaxed-ordering quirk list, with relaxed ordering forced on: the failure mode of turning it on without checking
+ * (writes may overtake earlier writes, even strict ones).</li>
  * <li>{@code e810}: Intel irdma. page_size_cap 4 KiB | 2 MiB | 1 GiB only, no atomics, max_mr_size 32 TiB.</li>
  * </ul>
  *
@@ -49,7 +52,8 @@ public final class DeviceProfiles
     public static Map<String, DeviceProfile> builtIn()
     {
         final Map<String, DeviceProfile> map = new TreeMap<>();
-        for (final DeviceProfile p : List.of(connectx3(), connectx5(), connectx7(), rxe(), e810()))
+        for (final DeviceProfile p : List.of(connectx3(), connectx4ForcedRelaxedOrdering(), connectx5(), connectx7(),
+            rxe(), e810()))
         {
             map.put(p.name(), p);
         }
@@ -124,6 +128,28 @@ public final class DeviceProfiles
             ProviderRule.DMABUF_DYNAMIC, ProviderRule.RELAXED_ORDERING_READ), true, 400.0, 7,
             List.of("fw_ver", "vendor_part_id", "node_guid", "sys_image_guid", "max_sge", "max_sge_rd",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
+    }
+
+    /**
+     * @return ConnectX-4 (mlx5, vendor_part_id 4115, firmware 12.18.1000 as in devinfo/connectx4-mlx5.txt; the fields
+     * that partial dump lacks are the ConnectX-5 profile's) in a server whose PCIe root complex does not keep ordering
+     * for relaxed-ordering writes (Intel Xeon E5 v3/v4 root ports are on the kernel's
+     * {@code quirk_relaxedordering_disable} list, so {@code pcie_relaxed_ordering_enabled} is false there), with
+     * relaxed ordering forced on anyway ({@link ProviderRule#RELAXED_ORDERING_UNSAFE_PLATFORM}); 100 Gbit/s link.
+     */
+    public static DeviceProfile connectx4ForcedRelaxedOrdering()
+    {
+        final DeviceProfile base = connectx5();
+        final DeviceAttributes a = mlx5Base().fwVer("12.18.1000").vendorPartId(4115).maxQp(262144)
+            .deviceCapFlags(0xe97e1c36L).maxSge(30).maxSgeRd(30).maxPd(16777216).nodeGuid(0x248a070300000001L)
+            .sysImageGuid(0x248a070300000001L).build();
+        final java.util.Set<ProviderRule> rules = java.util.EnumSet.copyOf(base.providerRules());
+        rules.add(ProviderRule.RELAXED_ORDERING_UNSAFE_PLATFORM);
+        return new DeviceProfile("connectx4-forced-ro", "mlx5", a, base.mtt(), base.variantPolicy(),
+            base.indexPolicy(), base.cacheEntries(), base.cacheWays(), rules, true, 100.0, 4,
+            List.of("node_guid", "sys_image_guid", "max_qp_rd_atom", "max_qp_init_rd_atom", "max_res_rd_atom",
+                "atomic_cap", "max_mw", "max_srq", "max_pkeys", "local_ca_ack_delay", "max_cq", "max_cqe", "max_mr",
+                "max_pd", "general_odp_caps", "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
     }
 
     /**

@@ -69,7 +69,9 @@ public final class SimDevice implements Device
             new MptConfig(profile.attributes().maxMr(), 8, profile.variantPolicy(), profile.indexPolicy(),
                 profile.seed()),
             profile.attributes().pageSizeCap(), profile.cacheEntries(), profile.cacheWays()));
-        this.port = new DmaPort(tables, host.host().physicalMemory()).withFaults(this::pageFault);
+        this.port = new DmaPort(tables, host.host().physicalMemory()).withFaults(this::pageFault)
+            .withOrdering(new dev.rnicsim.dma.WriteOrdering(profile.relaxedOrdering(),
+                profile.follows(ProviderRule.RELAXED_ORDERING_UNSAFE_PLATFORM), profile.seed()));
         this.nodeGuid = fabric.attach(this, profile.attributes().nodeGuid());
         this.gid = SimFabric.gidOf(nodeGuid);
     }
@@ -461,6 +463,48 @@ public final class SimDevice implements Device
     void peerDeregistered(final SimPeerMr mr)
     {
         peerMrs.remove(mr.lkey());
+    }
+
+    /**
+     * @return how this device places DMA writes into its host's memory (relaxed ordering, chunks in flight; add a
+     * listener to watch placements as a polling CPU would).
+     */
+    public dev.rnicsim.dma.WriteOrdering writeOrdering()
+    {
+        return port.ordering();
+    }
+
+    /**
+     * Starts a CPU of this device's host polling a flag while the device's writes land ({@link FlagWatch}).
+     *
+     * @param process    the polling process (its addresses).
+     * @param flagVa     address of the 8-byte little-endian flag.
+     * @param flagValue  the value that means "data ready".
+     * @param dataVa     address of the data read when the flag is seen.
+     * @param dataLength bytes of data.
+     * @return the watch; close it to stop.
+     */
+    public FlagWatch watchFlag(final UserProcess process, final long flagVa, final long flagValue, final long dataVa,
+        final int dataLength)
+    {
+        final FlagWatch w = new FlagWatch(this, process, flagVa, flagValue, dataVa, dataLength);
+        port.ordering().addListener(w);
+        return w;
+    }
+
+    /**
+     * @param key an lkey or rkey of this device.
+     * @return true when the device applies relaxed ordering to that MR's writes: the MR asks for it and the device
+     * supports it (IBV_ACCESS_RELAXED_ORDERING is accepted everywhere and ignored elsewhere).
+     */
+    public boolean relaxedWrites(final int key)
+    {
+        if (!profile.relaxedOrdering())
+        {
+            return false;
+        }
+        final dev.rnicsim.mtt.MptEntry e = tables.mpt().entry(key);
+        return e != null && (e.access() & dev.rnicsim.mtt.AccessFlags.RELAXED_ORDERING) != 0;
     }
 
     /**

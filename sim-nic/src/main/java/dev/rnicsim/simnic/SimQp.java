@@ -737,6 +737,11 @@ public final class SimQp implements QueuePair
                 args.put("p2p_" + gpu.name(), gpu.topology().name());
             }
         }
+        if (r.ok() && relaxedPlacement(wr, peer))
+        {
+            opNs -= device.fabric().costModel().relaxedOrderingSavingNs(r.byteLen(), linkGbps);
+            args.put("relaxed_ordering", true);
+        }
         device.fabric().span(device, wr.opcode().name(), "dma", opNs, args);
         if (peer.device != device)
         {
@@ -904,6 +909,24 @@ public final class SimQp implements QueuePair
         return out;
     }
 
+    /**
+     * True when the device placing the data applies relaxed ordering to it: the responder for WRITE and SEND (the
+     * receive buffer's MR), the requester for the data of a READ response; reads of a responder MR count with
+     * {@link ProviderRule#RELAXED_ORDERING_READ}.
+     */
+    private boolean relaxedPlacement(final SendWr wr, final SimQp peer)
+    {
+        return switch (wr.opcode())
+        {
+            case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> peer.device.relaxedWrites(wr.rkey());
+            case SEND, SEND_WITH_IMM, SEND_WITH_INV -> false;
+            case RDMA_READ -> !wr.sgList().isEmpty() && device.relaxedWrites(wr.sgList().get(0).lkey())
+                || peer.device.profile().follows(ProviderRule.RELAXED_ORDERING_READ)
+                && peer.device.relaxedWrites(wr.rkey());
+            default -> false;
+        };
+    }
+
     /** The GPU whose memory an lkey or rkey of {@code owner} reaches, or null for host memory. */
     private static SimGpu gpuBehind(final SimDevice owner, final int key)
     {
@@ -1004,6 +1027,13 @@ public final class SimQp implements QueuePair
 
     private void completeSend(final SendWr wr, final WcStatus status, final long byteLen)
     {
+        // A completion means every byte the work request wrote is visible (ibv_reg_mr(3), RELAXED_ORDERING).
+        final SimQp target = peer();
+        if (target != null)
+        {
+            target.device.writeOrdering().drain();
+        }
+        device.writeOrdering().drain();
         if (status == WcStatus.WR_FLUSH_ERR)
         {
             device.count(SimCounter.REQ_CQE_FLUSH_ERROR, 1);
@@ -1029,6 +1059,7 @@ public final class SimQp implements QueuePair
     private void completeRecv(final RecvWr wr, final WcStatus status, final WcOpcode opcode, final long byteLen,
         final boolean withImm, final int imm, final boolean withInv, final int invalidatedRkey)
     {
+        device.writeOrdering().drain();
         if (status == WcStatus.WR_FLUSH_ERR)
         {
             device.count(SimCounter.RESP_CQE_FLUSH_ERROR, 1);
