@@ -84,6 +84,8 @@ final class Libibverbs
     private final MethodHandle allocPd;
     private final MethodHandle deallocPd;
     private final MethodHandle regMrIova2;
+    /** {@code ibv_reg_dmabuf_mr} (IBVERBS_1.12, rdma-core 34); null when the library predates it. */
+    private final MethodHandle regDmabufMr;
     private final MethodHandle deregMr;
     private final MethodHandle reregMr;
     private final MethodHandle createCq;
@@ -110,6 +112,8 @@ final class Libibverbs
         deallocPd = handle(lookup, "ibv_dealloc_pd", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         regMrIova2 = handle(lookup, "ibv_reg_mr_iova2", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG,
             JAVA_LONG, JAVA_INT));
+        regDmabufMr = lookup.find("ibv_reg_dmabuf_mr").map(a -> LINKER.downcallHandle(a, FunctionDescriptor.of(
+            ADDRESS, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT), Errnos.CAPTURE)).orElse(null);
         deregMr = handle(lookup, "ibv_dereg_mr", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         reregMr = handle(lookup, "ibv_rereg_mr", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, ADDRESS,
             JAVA_LONG, JAVA_INT));
@@ -510,6 +514,38 @@ final class Libibverbs
         catch (final Throwable t)
         {
             throw Errnos.unexpected("ibv_reg_mr_iova2", t);
+        }
+    }
+
+    /**
+     * {@code ibv_reg_dmabuf_mr} (ibv_reg_mr(3)).
+     *
+     * @param pd          the PD.
+     * @param offset      first byte inside the dma-buf.
+     * @param lengthBytes bytes.
+     * @param iova        the address accesses use.
+     * @param fd          the dma-buf's file descriptor.
+     * @param access      IBV_ACCESS_* bits.
+     * @return the MR pointer (NULL on failure) and errno; EOPNOTSUPP without calling when the library lacks the
+     * function.
+     */
+    Result regDmabufMr(final MemorySegment pd, final long offset, final long lengthBytes, final long iova,
+        final int fd, final int access)
+    {
+        if (regDmabufMr == null)
+        {
+            return new Result(0, Errno.EOPNOTSUPP.code());
+        }
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment state = Errnos.state(arena);
+            final MemorySegment mr = (MemorySegment)regDmabufMr.invokeExact(state, pd, offset, lengthBytes, iova, fd,
+                access);
+            return new Result(mr.address(), Errnos.read(state));
+        }
+        catch (final Throwable t)
+        {
+            throw Errnos.unexpected("ibv_reg_dmabuf_mr", t);
         }
     }
 

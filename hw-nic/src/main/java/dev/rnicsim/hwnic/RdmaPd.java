@@ -81,6 +81,30 @@ public final class RdmaPd implements ProtectionDomain
         return mr;
     }
 
+    @Override
+    public MemoryRegion regDmabufMr(final long offset, final long lengthBytes, final long iova, final int fd,
+        final Set<Access> access)
+    {
+        final String verb = "ibv_reg_dmabuf_mr";
+        checkOpen(verb);
+        if (access == null || hasNull(access))
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "access must be a set of Access flags, got " + access);
+        }
+        final Errnos.Result r = context.lib().regDmabufMr(pd, offset, lengthBytes, iova, fd, Access.toBits(access));
+        if (r.isNull())
+        {
+            throw new VerbsException(verb, r.errno(), "offset=" + offset + " lengthBytes="
+                + Long.toUnsignedString(lengthBytes) + " iova=0x" + Long.toHexString(iova) + " fd=" + fd + " access="
+                + access + (Errno.of(r.errno()) == Errno.EOPNOTSUPP ? ": the library or provider cannot register "
+                + "dma-bufs" : ""));
+        }
+        final RdmaMr mr = new RdmaMr(this, r.pointer(IbvStructs.IBV_MR.byteSize()), iova,
+            access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access));
+        mrs.add(mr);
+        return mr;
+    }
+
     /** True when the collection holds null (asked by iteration: immutable sets throw on contains(null)). */
     static boolean hasNull(final java.util.Collection<?> c)
     {
