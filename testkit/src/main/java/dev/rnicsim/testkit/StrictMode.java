@@ -266,7 +266,22 @@ public final class StrictMode implements AutoCloseable
                         + context.process().pid() + " is still registered when its context on " + device.name()
                         + " closes (pinned memory leaks until then: S28)", registeredAt.get(mr), null);
                 }
+                for (final dev.rnicsim.verbs.MemoryRegion mr : unpinned(pd))
+                {
+                    violation(Violation.Kind.LEAKED_MR, mr + " of process " + context.process().pid()
+                        + " is still registered when its context on " + device.name() + " closes (its MPT and MTT "
+                        + "entries, and for GPU memory its BAR1 room, leak until then: S28)", null, null);
+                }
             }
+        }
+
+        /** The PD's MRs that pin no host memory: ODP MRs and MRs over GPU memory. */
+        private static java.util.List<dev.rnicsim.verbs.MemoryRegion> unpinned(final SimPd pd)
+        {
+            final java.util.List<dev.rnicsim.verbs.MemoryRegion> list = new java.util.ArrayList<>(
+                pd.odpMemoryRegions());
+            list.addAll(pd.peerMemoryRegions());
+            return list;
         }
 
         @Override
