@@ -18,6 +18,8 @@ import dev.rnicsim.verbs.DeviceCap;
 import dev.rnicsim.verbs.Errno;
 import dev.rnicsim.verbs.MemoryRegion;
 import dev.rnicsim.verbs.MemoryWindow;
+import dev.rnicsim.verbs.MrAdvice;
+import dev.rnicsim.verbs.OdpCaps;
 import dev.rnicsim.verbs.MwBindInfo;
 import dev.rnicsim.verbs.MwType;
 import dev.rnicsim.verbs.PostException;
@@ -865,6 +867,75 @@ class VerbsConformanceTest
             assertThat(e).isNotNull();
             assertThat(e.errno()).isIn(Errno.EOPNOTSUPP.code(), Errno.EINVAL.code());
             assertThat(e.badWrIndex()).isZero();
+        }
+    }
+
+    // ------------------------------------------------------------------ on-demand paging
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("devices")
+    void shouldRegisterOnDemandExactlyWhenTheDeviceReportsOdp(final String name)
+    {
+        try (Rig rig = Rig.unconnected(name))
+        {
+            final long buf = rig.bufferB(4 * PAGE);
+            final EnumSet<Access> odp = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.ON_DEMAND);
+            if (rig.attributes.odpCaps().supported())
+            {
+                final MemoryRegion mr = rig.pdB.regMr(buf, 4 * PAGE, odp);
+                assertThat(mr.access()).contains(Access.ON_DEMAND);
+                assertThat(mr.lengthBytes()).isEqualTo(4 * PAGE);
+                mr.close();
+            }
+            else
+            {
+                assertThat(refused(() -> rig.pdB.regMr(buf, 4 * PAGE, odp)).errnoName()).isEqualTo(Errno.EOPNOTSUPP);
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("devices")
+    void shouldWriteAndReadAnOdpMrWhosePagesWereNeverTouched(final String name)
+    {
+        try (Rig rig = Rig.connected(name))
+        {
+            final OdpCaps caps = rig.attributes.odpCaps();
+            assumeTrue(caps.supported() && (caps.rcOdpCaps() & (OdpCaps.WRITE | OdpCaps.READ))
+                == (OdpCaps.WRITE | OdpCaps.READ), "no ODP for RC WRITE and READ on this device");
+            final long src = rig.bufferA(PAGE);
+            rig.memA.write(src, pattern(PAGE, 11));
+            final MemoryRegion srcMr = rig.pdA.regMr(src, PAGE, LOCAL);
+            final long dst = rig.bufferB(8 * PAGE);
+            final MemoryRegion odp = rig.pdB.regMr(dst, 8 * PAGE, EnumSet.of(Access.LOCAL_WRITE,
+                Access.REMOTE_WRITE, Access.REMOTE_READ, Access.ON_DEMAND));
+
+            rig.qpA.postSend(SendWr.write(1, List.of(sge(srcMr, src, PAGE)), dst + 5 * PAGE, odp.rkey()));
+            assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+            assertThat(rig.memB.read(dst + 5 * PAGE, PAGE)).isEqualTo(pattern(PAGE, 11));
+
+            rig.qpA.postSend(SendWr.read(2, List.of(sge(srcMr, src, 64)), dst + 2 * PAGE, odp.rkey()));
+            assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+            assertThat(rig.memA.read(src, 64)).isEqualTo(new byte[64]);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("devices")
+    void shouldPrefetchAnOdpMrAndRefuseAdviceForAnMrThatIsNotOdp(final String name)
+    {
+        try (Rig rig = Rig.unconnected(name))
+        {
+            assumeTrue(rig.attributes.odpCaps().supported(), "no ODP on this device");
+            final long buf = rig.bufferB(4 * PAGE);
+            final MemoryRegion odp = rig.pdB.regMr(buf, 4 * PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.ON_DEMAND));
+            rig.pdB.adviseMr(MrAdvice.PREFETCH_WRITE, MrAdvice.FLAG_FLUSH, List.of(sge(odp, buf, 4 * PAGE)));
+            final long plain = rig.bufferB(PAGE);
+            final MemoryRegion pinned = rig.pdB.regMr(plain, PAGE, LOCAL);
+            assertThat(refused(() -> rig.pdB.adviseMr(MrAdvice.PREFETCH, MrAdvice.FLAG_FLUSH,
+                List.of(sge(pinned, plain, PAGE)))).errnoName()).isEqualTo(Errno.EINVAL);
+            assertThat(refused(() -> rig.pdB.adviseMr(MrAdvice.PREFETCH, 0x80,
+                List.of(sge(odp, buf, PAGE)))).errnoName()).isEqualTo(Errno.EINVAL);
         }
     }
 }
