@@ -721,9 +721,16 @@ public final class DmaEngine
         bytesMoved += length;
     }
 
-    /** True when every MR the destination walk writes asks for relaxed ordering (IBV_ACCESS_RELAXED_ORDERING). */
+    /**
+     * True when the destination device applies relaxed ordering and every MR the destination walk writes asks for it
+     * (IBV_ACCESS_RELAXED_ORDERING).
+     */
     private static boolean relaxedTarget(final Walk dst)
     {
+        if (!dst.port.ordering().relaxedApplied())
+        {
+            return false;
+        }
         boolean any = false;
         for (final Segment s : dst.segments)
         {
@@ -731,8 +738,8 @@ public final class DmaEngine
             {
                 continue;
             }
-            final dev.rnicsim.mtt.MptEntry e = dst.port.tables().mpt().entry(s.key());
-            if (e == null || (e.access() & AccessFlags.RELAXED_ORDERING) == 0)
+            final int access = dst.port.tables().mpt().accessBits(s.key());
+            if (access == -1 || (access & AccessFlags.RELAXED_ORDERING) == 0)
             {
                 return false;
             }

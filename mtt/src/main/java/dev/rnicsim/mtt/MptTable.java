@@ -476,6 +476,26 @@ public final class MptTable
     }
 
     /**
+     * @param key a key.
+     * @return the access bits of the live entry the key names in all 32 bits, or -1 when none; allocates nothing.
+     */
+    public int accessBits(final int key)
+    {
+        final long index = MKey.index(key, variantBits);
+        if (!isLive(index))
+        {
+            return -1;
+        }
+        final Chunk c = chunks[(int)(index >>> CHUNK_SHIFT)];
+        final int i = (int)(index & CHUNK_MASK);
+        if (c.variant[i] != MKey.variant(key, variantBits))
+        {
+            return -1;
+        }
+        return (int)c.body.hot[4 * i + 3];
+    }
+
+    /**
      * @param key  a key.
      * @param iova an address inside the MR.
      * @return the index of the MTT entry of the MR page holding {@code iova}, for the live entry the key names in

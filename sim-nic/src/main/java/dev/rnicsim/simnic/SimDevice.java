@@ -503,8 +503,8 @@ public final class SimDevice implements Device
         {
             return false;
         }
-        final dev.rnicsim.mtt.MptEntry e = tables.mpt().entry(key);
-        return e != null && (e.access() & dev.rnicsim.mtt.AccessFlags.RELAXED_ORDERING) != 0;
+        final int access = tables.mpt().accessBits(key);
+        return access != -1 && (access & dev.rnicsim.mtt.AccessFlags.RELAXED_ORDERING) != 0;
     }
 
     /**
