@@ -117,6 +117,11 @@ final class LocalOps
         {
             return null;
         }
+        if (info.mr() instanceof SimOdpMr || info.mr() instanceof SimPeerMr)
+        {
+            return "memory windows cannot be bound to " + (info.mr() instanceof SimOdpMr ? "an ODP MR (mlx5 ODP MRs "
+                + "do not support memory windows)" : "an MR over GPU memory in this model");
+        }
         if (!(info.mr() instanceof SimMr mr) || mr.isClosed() || mr.pd().context().device() != qp.simDevice())
         {
             return "the MR is not a live MR of this device";

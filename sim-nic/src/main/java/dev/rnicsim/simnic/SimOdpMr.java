@@ -60,6 +60,8 @@ public final class SimOdpMr implements MemoryRegion
     private final boolean implicit;
     private final int pageShift;
     private final boolean writable;
+    /** Bytes the MR covers: its length, or the user address space for an implicit MR (whose length is SIZE_MAX). */
+    private final long span;
     /** The explicit MR's interval; for an implicit MR, one per 1 GiB slot with a child. */
     private MmuInterval interval;
     private final Map<Long, MmuInterval> childIntervals = new HashMap<>();
@@ -83,6 +85,7 @@ public final class SimOdpMr implements MemoryRegion
         this.implicit = implicit;
         this.pageShift = pageShift;
         this.writable = access.stream().anyMatch(WRITABLE::contains);
+        this.span = implicit ? UserProcess.TASK_SIZE : lengthBytes;
     }
 
     /** Installs the explicit MR's interval notifier and maps the pages already present; returns entries mapped. */
@@ -192,7 +195,7 @@ public final class SimOdpMr implements MemoryRegion
      */
     public boolean deviceMapped(final long va)
     {
-        if (closed || va < addr || va - addr >= lengthBytes)
+        if (closed || va < addr || va - addr >= span)
         {
             return false;
         }
@@ -273,7 +276,7 @@ public final class SimOdpMr implements MemoryRegion
         final boolean grantWrite)
     {
         final long start = Math.max(va, addr);
-        final long end = Math.min(va + bytes, addr + lengthBytes);
+        final long end = Math.min(va + bytes, addr + span);
         if (start >= end)
         {
             return new Mapped(0, 0, 0, 0, 0, null);
@@ -317,6 +320,26 @@ public final class SimOdpMr implements MemoryRegion
                     break;
                 }
                 final long mask = (1L << pageShift) - 1;
+                if (pageShift > 12)
+                {
+                    for (final long[] p : pages)
+                    {
+                        final dev.rnicsim.pagetable.PageSize size = process.mappedPageSize(p[0]);
+                        if (size != null && size.bytes() < (1L << pageShift))
+                        {
+                            // ib_umem_odp_map_dma_and_lock: a page mapped with a smaller order than the umem's page
+                            // shift cannot be mapped (-EINVAL).
+                            failure = "EINVAL: 0x" + Long.toHexString(p[0]) + " is mapped by a " + size.kb()
+                                + " kB page, smaller than the " + ((1L << pageShift) >> 10) + " kB pages of this "
+                                + "HUGETLB MR (ib_umem_odp_map_dma_and_lock)";
+                            break;
+                        }
+                    }
+                    if (failure != null)
+                    {
+                        break;
+                    }
+                }
                 for (final long[] p : pages)
                 {
                     // Every 4 KiB page of a huge block names the same block address; only the first write counts.
@@ -441,7 +464,7 @@ public final class SimOdpMr implements MemoryRegion
         }
         final SimDevice device = pd.context().device();
         final long start = Math.max(range.startVa(), addr);
-        final long end = Math.min(range.endVa(), addr + lengthBytes);
+        final long end = Math.min(range.endVa(), addr + span);
         if (start >= end)
         {
             return;

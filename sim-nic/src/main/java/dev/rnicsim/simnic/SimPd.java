@@ -307,7 +307,6 @@ public final class SimPd implements ProtectionDomain
         final SimOdpMr mr = new SimOdpMr(this, addr, lengthBytes, implicit ? 0 : iova, key, rkey, rights, implicit,
             pageShift);
         final long snapshot = mr.start();
-        device.count(SimCounter.ODP_ENTRIES_MAPPED, snapshot);
         odpMrs.add(mr);
         device.odpRegistered(mr);
         final long pagesWalked = implicit ? 0 : ((addr + lengthBytes + 0xfff) >>> 12) - (addr >>> 12);
@@ -387,18 +386,13 @@ public final class SimPd implements ProtectionDomain
         {
             return 12;
         }
-        // ib_umem_odp_get with IB_ACCESS_HUGETLB: the first VMA must be hugetlb; its huge-page shift is used.
-        final dev.rnicsim.pagetable.Vma vma = context.process().vmaAt(addr);
-        if (vma == null || vma.hugePageSize() == null)
-        {
-            throw Errors.invalid(REG, "access HUGETLB but 0x" + Long.toHexString(addr) + " is not in a hugetlb VMA "
-                + "(ib_umem_odp_get: is_vm_hugetlb_page)");
-        }
-        final int shift = Long.numberOfTrailingZeros(vma.hugePageSize().bytes());
+        // ib_umem_odp_get with IB_ACCESS_HUGETLB: the page shift is HPAGE_SHIFT (2 MiB on x86-64) with no check of
+        // the VMA; a fault on pages mapped smaller fails later (ib_umem_odp_map_dma_and_lock).
+        final int shift = 21;
         if (((addr ^ iova) & ((1L << shift) - 1)) != 0)
         {
             throw Errors.invalid(REG, "access HUGETLB: addr 0x" + Long.toHexString(addr) + " and iova 0x"
-                + Long.toHexString(iova) + " differ within a " + vma.hugePageSize().kb() + " kB page");
+                + Long.toHexString(iova) + " differ within a 2048 kB page");
         }
         return shift;
     }
@@ -474,12 +468,14 @@ public final class SimPd implements ProtectionDomain
                 throw Errors.of(verb, Errno.EPERM, "PREFETCH_WRITE on lkey 0x" + Integer.toHexString(sge.lkey())
                     + ", an MR without LOCAL_WRITE (get_prefetchable_mr)");
             }
-            final long va = mr.isImplicit() ? sge.addr() : sge.addr();
-            if (sge.lengthBytes() == 0 || Long.compareUnsigned(mr.iovaOf(va) - mr.iova(), mr.lengthBytes()) >= 0
-                || Long.compareUnsigned(sge.lengthBytes(), mr.lengthBytes() - (mr.iovaOf(va) - mr.iova())) > 0)
+            // The SGE addresses the MR's iova space (mlx5 pagefault_mr checks it against the MR's iova and length).
+            final long offset = sge.addr() - mr.iova();
+            final long span = mr.isImplicit() ? UserProcess.TASK_SIZE : mr.lengthBytes();
+            if (sge.lengthBytes() == 0 || Long.compareUnsigned(offset, span) >= 0
+                || Long.compareUnsigned(sge.lengthBytes(), span - offset) > 0)
             {
                 throw Errors.of(verb, Errno.EFAULT, "sg_list[" + i + "] 0x" + Long.toHexString(sge.addr()) + "+"
-                    + sge.lengthBytes() + " is empty or outside its MR 0x" + Long.toHexString(mr.addr()) + "+"
+                    + sge.lengthBytes() + " is empty or outside its MR iova 0x" + Long.toHexString(mr.iova()) + "+"
                     + Long.toUnsignedString(mr.lengthBytes()) + " (pagefault_mr)");
             }
             targets.add(mr);
@@ -494,7 +490,8 @@ public final class SimPd implements ProtectionDomain
         for (int i = 0; i < targets.size() && failure == null; i++)
         {
             final dev.rnicsim.verbs.Sge sge = sgList.get(i);
-            final SimOdpMr.Mapped m = targets.get(i).map(sge.addr(), sge.lengthBytes(), fault, write);
+            final SimOdpMr.Mapped m = targets.get(i).map(targets.get(i).vaOf(sge.addr()), sge.lengthBytes(), fault,
+                write);
             entries += m.entries();
             walked += m.pagesWalked();
             minor += m.minorFaults();
