@@ -65,7 +65,7 @@ import org.jfree.svg.SVGGraphics2D;
 /**
  * Charts of the simulator's model, written as SVG: registration time and MTT entries against buffer size for 4 KiB,
  * 2 MiB and 1 GiB pages, the responder's translation-cache hit rate against the working set of RDMA WRITEs, and the
- * average time per request of four registration strategies against the requests served.
+ * average time per request of five registration strategies against the requests served.
  * Every number is computed by running the model (a {@link SimFabric} built for the chart); nothing is typed in.
  * Each chart has a {@code ...Data()} method returning its {@link ChartData}, and a method taking a {@link Path} that
  * computes the data, writes the SVG (JFreeChart drawn on JFreeSVG's {@link SVGGraphics2D}) and returns the data.
@@ -138,6 +138,8 @@ public final class Charts
     public static final String SERIES_POOL = "memory pool (1 MiB chunks, a fragment per request)";
     /** Series name of the strategy chart: a registration cache. */
     public static final String SERIES_CACHE = "registration cache (acquire, WRITE, release)";
+    /** Series name of the strategy chart: the buffers registered once as one on-demand-paging MR. */
+    public static final String SERIES_ODP = "ODP MR registered once (nothing pinned)";
 
     /** Series name: buffers of 4 KiB base pages. */
     public static final String SERIES_4K = "4 KiB pages (BASE_PAGES)";
@@ -152,11 +154,12 @@ public final class Charts
 
     private static final long BASE_PAGE_BYTES = 4 * KIB_BYTES;
     private static final Color[] PALETTE = {new Color(0xc0392b), new Color(0x2e6fd8), new Color(0x1e8449),
-        new Color(0x8e44ad)};
+        new Color(0x8e44ad), new Color(0xd68910)};
     private static final long IOVA_BASE = 1L << 44;
     /** Bytes of the plain {@code ibv_reg_mr} of base pages the MTT chart's subtitle compares with. */
     private static final long PLAIN_BYTES = 64 * MIB_BYTES;
     private static final Set<Access> LOCAL = EnumSet.of(Access.LOCAL_WRITE);
+    private static final Set<Access> ODP = EnumSet.of(Access.LOCAL_WRITE, Access.ON_DEMAND);
     private static final Set<Access> TARGET = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE);
     private static final String FORCED = "ibv_reg_mr_iova with an iova misaligned to the physical layout at the "
         + "CPU page bit, so the MR page equals the CPU page";
@@ -548,14 +551,16 @@ public final class Charts
     }
 
     /**
-     * The average simulated time per request against the requests served, for four registration strategies
+     * The average simulated time per request against the requests served, for five registration strategies
      * serving the same stream as the first profile of the {@code strategies} scenario: {@value #STRATEGY_REQUESTS}
      * requests, each an RDMA WRITE of 64 KiB from one of {@value #STRATEGY_BUFFERS} buffers created once (request i
      * sends buffer i mod {@value #STRATEGY_BUFFERS}), from a ConnectX-5 on an aged host (one MTT entry per 4 KiB
      * page) to a 64 KiB target MR on another ConnectX-5, whose translation cache one WRITE warms first. The
      * strategies run one after the other on the same fabric: registering per request ({@code ibv_reg_mr}, WRITE,
      * {@code ibv_dereg_mr}); the buffers registered once, up front, as one MR; a {@link MemoryPool} of 1 MiB chunks
-     * (allocate, WRITE, free); an unbounded {@link RegistrationCache} (acquire, WRITE, release). The point at n
+     * (allocate, WRITE, free); an unbounded {@link RegistrationCache} (acquire, WRITE, release); the buffers
+     * registered once as one on-demand-paging MR ({@link Access#ON_DEMAND}: nothing pinned; registering maps the
+     * pages present, all of them here, so no request faults). The point at n
      * requests is the simulated time from the strategy's first step to the n-th completion, divided by n: the first
      * point is the time to the first operation, the last the cost per request once amortised.
      *
@@ -626,12 +631,17 @@ public final class Charts
                 send.accept(new Sge(buffer(heap, i), STRATEGY_MESSAGE_BYTES, h.lkey()));
                 cache.release(h);
             }, cache::close));
+            final MemoryRegion[] odp = new MemoryRegion[1];
+            series.put(SERIES_ODP, timed(fabric, completed, () -> odp[0] = pdA.regMr(heap, heapBytes, ODP),
+                i -> send.accept(new Sge(buffer(heap, i), STRATEGY_MESSAGE_BYTES, odp[0].lkey())),
+                () -> odp[0].close()));
         }
         return new ChartData("Average time per request against requests served, by registration strategy "
             + "(simulated)", STRATEGY_REQUESTS + " RDMA WRITEs of " + sizeText(STRATEGY_MESSAGE_BYTES) + " from "
             + STRATEGY_BUFFERS + " buffers created once, ConnectX-5 to ConnectX-5, aged client host (4 KiB MR "
             + "pages); time from the strategy's first step to the n-th completion, divided by n: the first point is "
-            + "the time to the first operation. The pool's and the cache's own bookkeeping is not priced. Cost "
+            + "the time to the first operation. The pool's and the cache's own bookkeeping is not priced; the ODP MR "
+            + "maps the heap's present pages when registered, so no request faults. Cost "
             + "model: registration " + costText(fabric.costModel()) + "; deregistration "
             + fabric.costModel().deregFixedNs() + " ns fixed + " + fabric.costModel().unpinPerPageNs() + " ns per "
             + "page; an operation " + fabric.costModel().opBaseLatencyNs() + " ns + wire time + "

@@ -30,7 +30,8 @@ public final class Fields
     static
     {
         BY_KIND.put(Kind.MR, Set.of("addr", "length", "iova", "lkey", "rkey", "page_size", "mtt_entries",
-            "mtt_reserved", "pinned_pages", "index", "variant", "closed"));
+            "mtt_reserved", "pinned_pages", "index", "variant", "closed", "odp", "implicit", "page_faults",
+            "entries_mapped", "entries_zapped", "children", "mapped_pages"));
         BY_KIND.put(Kind.FASTMR, Set.of("addr", "length", "iova", "lkey", "rkey", "index", "variant", "max_num_sg",
             "valid", "closed"));
         BY_KIND.put(Kind.MW, Set.of("rkey", "type", "index", "variant", "bound", "addr", "length", "qp", "closed"));

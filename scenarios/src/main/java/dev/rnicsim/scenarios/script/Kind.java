@@ -17,7 +17,7 @@ public enum Kind
     BUFFER,
     /** A protection domain ({@code pd}). */
     PD,
-    /** A memory region ({@code reg}); its keys stay usable after {@code dereg}. */
+    /** A memory region ({@code reg}), pinned or on demand (ODP); its keys stay usable after {@code dereg}. */
     MR,
     /** A fast-registration MR ({@code fastmr}): mapped by {@code map}, made valid by {@code post reg_mr}. */
     FASTMR,

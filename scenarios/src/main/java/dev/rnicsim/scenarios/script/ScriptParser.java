@@ -316,11 +316,25 @@ public final class ScriptParser
             throw l.error("show " + l.args().get(0) + " needs a name" + (l.args().get(0).equals("walk")
                 ? " or an address" : "") + "; expected: " + spec.usage());
         }
+        final boolean implicit = l.verb().equals("reg") && l.args().size() == 3;
+        if (implicit)
+        {
+            checkImplicit(l, spec);
+        }
+        if (l.verb().equals("advise") && l.args().size() == 3)
+        {
+            throw l.error("advise takes ADDR and SIZE together (or neither, for the whole MR); expected: "
+                + spec.usage());
+        }
         final List<Runnable> binds = new ArrayList<>();
         for (int i = 0; i < l.args().size(); i++)
         {
             final Spec.Arg a = spec.args().get(i);
             final String v = l.args().get(i);
+            if (implicit && i == 2)
+            {
+                continue;
+            }
             if (a instanceof Spec.NewName n)
             {
                 if (!NAME.matcher(v).matches() || v.equals("last") || v.equals("now"))
@@ -376,6 +390,27 @@ public final class ScriptParser
             checkArg(l, spec, a, o.getValue());
         }
         binds.forEach(Runnable::run);
+    }
+
+    /**
+     * {@code reg NAME PD implicit access=odp,...}: the third word must be {@code implicit} (ADDR without SIZE is a
+     * missing argument), and the access flags must ask for on-demand paging.
+     */
+    private static void checkImplicit(final ScriptLine l, final Spec spec)
+    {
+        if (!l.args().get(2).equals(Spec.IMPLICIT))
+        {
+            throw l.error("reg needs ADDR and SIZE, or the word implicit for an implicit ODP MR; expected: "
+                + spec.usage());
+        }
+        final String access = l.options().getOrDefault("access", "");
+        if (!List.of(access.toLowerCase(Locale.ROOT).split(",")).stream().anyMatch(w -> w.equals("odp")
+            || w.equals("on_demand")))
+        {
+            throw l.error("an implicit MR is an on-demand-paging MR over the whole address space (ibv_reg_mr with "
+                + "addr NULL, length SIZE_MAX and IBV_ACCESS_ON_DEMAND): give access=odp,... ; expected: "
+                + spec.usage());
+        }
     }
 
     /** The options each operation of {@code post} needs or refuses. */

@@ -1,5 +1,6 @@
 package dev.rnicsim.scenarios.script;
 
+import dev.rnicsim.mtt.AdapterTables;
 import dev.rnicsim.mtt.MttConfig;
 import dev.rnicsim.mtt.MttCounters;
 import dev.rnicsim.mtt.TableException;
@@ -25,11 +26,13 @@ import dev.rnicsim.simnic.SimFastRegMr;
 import dev.rnicsim.simnic.SimHost;
 import dev.rnicsim.simnic.SimMr;
 import dev.rnicsim.simnic.SimMw;
+import dev.rnicsim.simnic.SimOdpMr;
 import dev.rnicsim.simnic.SimPd;
 import dev.rnicsim.simnic.SimQp;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.Backing;
 import dev.rnicsim.verbs.MemoryRegion;
+import dev.rnicsim.verbs.MrAdvice;
 import dev.rnicsim.verbs.MwBindInfo;
 import dev.rnicsim.verbs.MwType;
 import dev.rnicsim.verbs.QpCap;
@@ -411,6 +414,7 @@ public final class ScriptRunner
                 case "reg" -> reg(s, l);
                 case "dereg" -> dereg(s, l);
                 case "rereg" -> rereg(s, l);
+                case "advise" -> advise(s, l);
                 case "cq" -> bind(s, l, s.get(l, l.args().get(1), SimContext.class).createCq(
                     l.args().size() > 2 ? s.evalCount(l, l.args().get(2)) : 64), "");
                 case "qp" -> qp(s, l);
@@ -744,20 +748,45 @@ public final class ScriptRunner
     private Outcome reg(final Session s, final ScriptLine l)
     {
         final SimPd pd = s.get(l, l.args().get(1), SimPd.class);
-        final Session.Val a = s.eval(l, l.args().get(2));
-        final long len = s.evalNum(l, l.args().get(3));
+        final boolean implicit = l.args().size() == 3;
+        // An implicit ODP MR is ibv_reg_mr(pd, NULL, SIZE_MAX, ...): addr 0, length -1 as a signed long.
+        final long addr = implicit ? 0 : s.eval(l, l.args().get(2)).num();
+        final long len = implicit ? -1L : s.evalNum(l, l.args().get(3));
         final Set<Access> access = Spec.accessFlags(l.options().getOrDefault("access", "local_write"));
-        final SimMr mr = (SimMr)(l.options().containsKey("iova")
-            ? pd.regMr(a.num(), len, s.evalNum(l, l.options().get("iova")), access)
-            : pd.regMr(a.num(), len, access));
-        s.names.put(l.args().get(0), mr);
+        final MemoryRegion registered = l.options().containsKey("iova")
+            ? pd.regMr(addr, len, s.evalNum(l, l.options().get("iova")), access)
+            : pd.regMr(addr, len, access);
+        s.names.put(l.args().get(0), registered);
         final SimDevice d = pd.context().device();
         final List<RegistrationEvent> trace = d.recentRegistrations();
         final RegistrationEvent e = trace.get(trace.size() - 1);
+        if (registered instanceof SimOdpMr odp)
+        {
+            return Outcome.ok(odpRegistered(odp, e));
+        }
+        final SimMr mr = (SimMr)registered;
         return Outcome.ok(String.format(Locale.ROOT, "lkey=0x%08x rkey=0x%08x (index %d, variant %d); page size %s, "
             + "%d MTT entries (%d reserved), %d pages pinned; %s", mr.lkey(), mr.rkey(), (mr.lkey() >>> 8) & 0xffffff,
             mr.lkey() & 0xff, Units.bytes(mr.pageSizeBytes()), mr.mttEntries(), mr.mttEntriesReserved(),
             mr.pinnedPages(), Units.duration(e.durationNs())));
+    }
+
+    /** What registering an ODP MR did: its keys, its MTT entries, what it mapped at once, and no pinning. */
+    private static String odpRegistered(final SimOdpMr mr, final RegistrationEvent e)
+    {
+        final String keys = String.format(Locale.ROOT, "lkey=0x%08x rkey=0x%08x (index %d, variant %d)", mr.lkey(),
+            mr.rkey(), (mr.lkey() >>> 8) & 0xffffff, mr.lkey() & 0xff);
+        if (mr.isImplicit())
+        {
+            return keys + String.format(Locale.ROOT, "; implicit ODP MR over the whole address space (0x0-0x%x): no "
+                + "MTT entries until a fault, then a child of %d entries for each 1 GiB touched; 0 pages pinned, "
+                + "nothing charged to RLIMIT_MEMLOCK; %s", UserProcess.TASK_SIZE, AdapterTables.IMPLICIT_CHILD_ENTRIES,
+                Units.duration(e.durationNs()));
+        }
+        return keys + String.format(Locale.ROOT, "; ODP: page size %s, %d MTT entries, %d mapped now (pages the CPU "
+            + "has present), the others on first access; 0 pages pinned, nothing charged to RLIMIT_MEMLOCK; %s",
+            Units.bytes(1L << mr.pageShift()), OdpPages.mttEntries(mr), e.mttEntries(),
+            Units.duration(e.durationNs()));
     }
 
     private Outcome dereg(final Session s, final ScriptLine l)
@@ -771,6 +800,22 @@ public final class ScriptRunner
             f.close();
             return Outcome.ok("fast-registration MR deregistered: its MTT room freed, its pages unpinned; the name "
                 + l.args().get(0) + " keeps the old key 0x" + Integer.toHexString(f.lkey()) + " to try it later");
+        }
+        if (s.names.get(l.args().get(0)) instanceof SimOdpMr odp)
+        {
+            if (odp.isClosed())
+            {
+                return Outcome.failed("EINVAL", "MR " + l.args().get(0) + " is deregistered already");
+            }
+            final long faults = odp.pageFaults();
+            odp.close();
+            final List<RegistrationEvent> trace = odp.pd().context().device().recentRegistrations();
+            final RegistrationEvent e = trace.get(trace.size() - 1);
+            return Outcome.ok("ODP MR deregistered: nothing to unpin; its interval notifier"
+                + (odp.isImplicit() ? "s" : "") + " removed, " + e.cacheEntriesDropped() + " cached translations "
+                + "invalidated (" + faults + " page faults in its life); " + Units.duration(e.durationNs())
+                + "; the name " + l.args().get(0) + " keeps the old key 0x" + Integer.toHexString(odp.lkey())
+                + " to try it later");
         }
         final SimMr mr = s.get(l, l.args().get(0), SimMr.class);
         if (mr.isClosed())
@@ -835,6 +880,51 @@ public final class ScriptRunner
             s.fabric.clock().nowNs() - before)));
     }
 
+    private Outcome advise(final Session s, final ScriptLine l)
+    {
+        final MemoryRegion mr = s.get(l, l.args().get(0), MemoryRegion.class);
+        final MrAdvice advice = MrAdvice.valueOf(l.args().get(1).toUpperCase(Locale.ROOT));
+        final boolean flush = l.flags().contains("flush");
+        final SimPd pd = l.options().containsKey("pd") ? s.get(l, l.options().get("pd"), SimPd.class)
+            : (SimPd)mr.pd();
+        final long addr;
+        final long len;
+        if (l.args().size() == 4)
+        {
+            addr = s.eval(l, l.args().get(2)).num();
+            len = s.evalNum(l, l.args().get(3));
+        }
+        else if (mr instanceof SimOdpMr odp && odp.isImplicit())
+        {
+            throw l.error("an implicit MR covers the whole address space: give the range to advise, ADDR SIZE");
+        }
+        else
+        {
+            addr = mr.iova();
+            len = mr.lengthBytes();
+        }
+        final Sge sge;
+        try
+        {
+            sge = new Sge(addr, len, mr.lkey());
+        }
+        catch (final IllegalArgumentException e)
+        {
+            throw l.error("advise " + Units.bytes(len) + ": " + e.getMessage() + "; advise a part of the MR");
+        }
+        final SimDevice d = pd.context().device();
+        final long prefetched = d.counter(dev.rnicsim.simnic.SimCounter.ODP_PAGE_PREFETCH);
+        final long t0 = s.fabric.clock().nowNs();
+        pd.adviseMr(advice, flush ? MrAdvice.FLAG_FLUSH : 0, List.of(sge));
+        final long entries = d.counter(dev.rnicsim.simnic.SimCounter.ODP_PAGE_PREFETCH) - prefetched;
+        return Outcome.ok(String.format(Locale.ROOT, "ibv_advise_mr %s%s 0x%x+%s: %d MTT entries mapped%s; %s",
+            advice.name(), flush ? " FLAG_FLUSH" : "", addr, Units.bytes(len), entries,
+            advice == MrAdvice.PREFETCH_NO_FAULT ? " (only pages the CPU has present)"
+            : advice == MrAdvice.PREFETCH ? " (read-only)" : "",
+            flush ? Units.duration(s.fabric.clock().nowNs() - t0) + ": the call returned once they were in the device"
+            : "the work runs beside the caller (without flush the call returns at once)"));
+    }
+
     private Outcome mw(final Session s, final ScriptLine l)
     {
         final SimPd pd = s.get(l, l.args().get(1), SimPd.class);
@@ -863,7 +953,7 @@ public final class ScriptRunner
     {
         final SimMw mw = s.get(l, l.args().get(0), SimMw.class);
         final SimQp qp = s.get(l, l.args().get(1), SimQp.class);
-        final SimMr mr = s.get(l, l.args().get(2), SimMr.class);
+        final MemoryRegion mr = s.get(l, l.args().get(2), MemoryRegion.class);
         final Map<String, String> o = l.options();
         final long addr = o.containsKey("addr") ? s.eval(l, o.get("addr")).num() : mr.iova();
         final long len = o.containsKey("length") ? s.evalNum(l, o.get("length")) : mr.lengthBytes();
@@ -1160,7 +1250,9 @@ public final class ScriptRunner
             pair[0].modifyToRtr(pair[1].address(), timer);
             pair[0].modifyToRts(retry, rnrRetry);
         }
-        return Outcome.ok("RTS both ways, qp_access_flags " + access + ", rnr_retry " + rnrRetry);
+        return Outcome.ok("RTS both ways, qp_access_flags " + access + ", rnr_retry " + rnrRetry
+            + (rnrRetry == 7 ? " (no limit)" : "") + ", min_rnr_timer " + timer + " ("
+            + Units.duration(dev.rnicsim.simnic.CostModel.rnrTimerNs(timer)) + " a wait)");
     }
 
     private Outcome post(final Session s, final ScriptLine l)
@@ -1352,6 +1444,7 @@ public final class ScriptRunner
             case SimContext c -> c.close();
             case SimPd p -> p.close();
             case SimMr m -> m.close();
+            case SimOdpMr m -> m.close();
             case SimFastRegMr f -> f.close();
             case SimMw w -> w.close();
             case SimCq c -> c.close();

@@ -14,6 +14,7 @@ import dev.rnicsim.simnic.SimFastRegMr;
 import dev.rnicsim.simnic.SimHost;
 import dev.rnicsim.simnic.SimMr;
 import dev.rnicsim.simnic.SimMw;
+import dev.rnicsim.simnic.SimOdpMr;
 import dev.rnicsim.simnic.SimPd;
 import dev.rnicsim.simnic.SimQp;
 import dev.rnicsim.verbs.MemoryRegion;
@@ -126,7 +127,7 @@ final class Session
     {
         return switch (type.getSimpleName())
         {
-            case "SimMr", "MemoryRegion" -> "MR";
+            case "SimMr", "SimOdpMr", "MemoryRegion" -> "MR";
             case "SimFastRegMr" -> "fast-registration MR (a name from 'fastmr')";
             case "SimMw" -> "memory window (a name from 'mw')";
             case "SimPd" -> "PD";
@@ -313,6 +314,8 @@ final class Session
             case Buffer b -> field == null ? new Val(b.addr(), null, b.process(), null, null) : bufferField(b, field);
             case SimMr m -> field == null ? new Val(m.iova(), null, m.pd().context().process(), m, null)
                 : num(mrField(m, field));
+            case SimOdpMr m -> field == null ? new Val(m.iova(), null, m.pd().context().process(), m, null)
+                : num(odpField(m, field));
             case SimFastRegMr f -> field == null
                 ? new Val(f.iova(), null, ((SimPd)f.pd()).context().process(), f, null) : num(fastMrField(f, field));
             case SimMw w -> field == null ? windowStart(w) : num(mwField(w, field));
@@ -414,6 +417,35 @@ final class Session
             case "index" -> (m.lkey() >>> 8) & 0xffffff;
             case "variant" -> m.lkey() & 0xff;
             case "closed" -> m.isClosed() ? 1 : 0;
+            default -> 0;
+        };
+    }
+
+    /**
+     * A field of an on-demand-paging MR: the MR fields (nothing pinned; MTT entries as {@link OdpPages#mttEntries})
+     * and its ODP figures.
+     */
+    static long odpField(final SimOdpMr m, final String field)
+    {
+        return switch (field)
+        {
+            case "addr" -> m.addr();
+            case "length" -> m.lengthBytes();
+            case "iova" -> m.iova();
+            case "lkey" -> m.lkey() & 0xffffffffL;
+            case "rkey" -> m.rkey() & 0xffffffffL;
+            case "page_size" -> 1L << m.pageShift();
+            case "mtt_entries", "mtt_reserved" -> OdpPages.mttEntries(m);
+            case "index" -> (m.lkey() >>> 8) & 0xffffff;
+            case "variant" -> m.lkey() & 0xff;
+            case "closed" -> m.isClosed() ? 1 : 0;
+            case "odp" -> 1;
+            case "implicit" -> m.isImplicit() ? 1 : 0;
+            case "page_faults" -> m.pageFaults();
+            case "entries_mapped" -> m.entriesMapped();
+            case "entries_zapped" -> m.entriesZapped();
+            case "children" -> m.implicitChildren();
+            case "mapped_pages" -> OdpPages.mappedBlocks(m);
             default -> 0;
         };
     }

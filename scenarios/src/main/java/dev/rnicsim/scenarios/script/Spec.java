@@ -110,6 +110,12 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
     public static final Set<String> POST_WORDS = Set.of("write", "write_imm", "read", "send", "send_imm", "cas",
         "faa", "send_inv", "local_inv", "reg_mr");
 
+    /** The advice of {@code advise} ({@code ibv_advise_mr}). */
+    public static final Set<String> ADVICE_WORDS = Set.of("prefetch", "prefetch_write", "prefetch_no_fault");
+
+    /** The word that stands for ADDR SIZE in {@code reg} to register an implicit ODP MR. */
+    public static final String IMPLICIT = "implicit";
+
     /** The operations of {@code post} that name remote memory and so need {@code remote=}. */
     public static final Set<String> REMOTE_WORDS = Set.of("write", "write_imm", "read", "cas", "faa");
 
@@ -154,14 +160,18 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "reclaim HOST PAGES", List.of(ref(Kind.HOST), new Expr(false)), Map.of());
         add(t, "compact HOST", List.of(ref(Kind.HOST)), Map.of());
         add(t, "pd NAME CONTEXT", List.of(new NewName(Kind.PD, false), ref(Kind.CONTEXT)), Map.of());
-        add(t, "reg NAME PD ADDR SIZE [access=FLAGS] [iova=ADDR]",
-            List.of(new NewName(Kind.MR, false), ref(Kind.PD), new Expr(false), new Expr(false)),
+        add(t, "reg NAME PD ADDR SIZE [access=FLAGS] [iova=ADDR] | reg NAME PD implicit access=odp,...",
+            List.of(new NewName(Kind.MR, false), ref(Kind.PD), new Expr(false), new Expr(true)),
             opts("access", new Word(ACCESS_WORDS, true, true), "iova", expr()));
         add(t, "dereg MR", List.of(new Ref(Set.of(Kind.MR, Kind.FASTMR), false)), Map.of());
         add(t, "rereg MR [pd=PD] [addr=ADDR] [size=SIZE] [access=FLAGS]",
             List.of(new Ref(Set.of(Kind.MR, Kind.FASTMR), false)),
             opts("pd", new Ref(Set.of(Kind.PD), true), "addr", expr(), "size", expr(), "access",
                 new Word(ACCESS_WORDS, true, true)));
+        add(t, "advise MR prefetch|prefetch_write|prefetch_no_fault [ADDR SIZE] [flush] [pd=PD]",
+            List.of(new Ref(Set.of(Kind.MR, Kind.FASTMR), false), new Word(ADVICE_WORDS, false, false),
+                new Expr(true), new Expr(true)),
+            opts("pd", new Ref(Set.of(Kind.PD), true)), Set.of("flush"));
         add(t, "cq NAME CONTEXT [ENTRIES]", List.of(new NewName(Kind.CQ, false), ref(Kind.CONTEXT),
             new Expr(true)), Map.of());
         add(t, "qp NAME PD CQ [send_wr=N] [recv_wr=N] [sge=N] [inline=N]",
@@ -209,9 +219,9 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "invalidate CACHE ADDR SIZE", List.of(ref(Kind.CACHE), new Expr(false), new Expr(false)), Map.of());
         add(t, "close NAME", List.of(new Ref(Set.of(Kind.CONTEXT, Kind.PD, Kind.MR, Kind.FASTMR, Kind.MW, Kind.CQ,
             Kind.QP, Kind.POOL, Kind.CACHE), false)), Map.of());
-        add(t, "show mr|mw|qp|walk|mtt|counters|trace|devinfo|meminfo|vmstat|buddyinfo|hugepages|status|smaps|clock"
-            + "|pool|cache [NAME|ADDR]",
-            List.of(new Word(Set.of("mr", "mw", "qp", "walk", "mtt", "counters", "trace", "devinfo", "meminfo",
+        add(t, "show mr|odp|mw|qp|walk|mtt|counters|trace|devinfo|meminfo|vmstat|buddyinfo|hugepages|status|smaps"
+            + "|clock|pool|cache [NAME|ADDR]",
+            List.of(new Word(Set.of("mr", "odp", "mw", "qp", "walk", "mtt", "counters", "trace", "devinfo", "meminfo",
                 "vmstat", "buddyinfo", "hugepages", "status", "smaps", "clock", "pool", "cache"), false, false),
                 new Expr(true)),
             Map.of());

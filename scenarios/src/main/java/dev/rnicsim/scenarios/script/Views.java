@@ -12,13 +12,15 @@ import dev.rnicsim.simnic.SimFastRegMr;
 import dev.rnicsim.simnic.SimHost;
 import dev.rnicsim.simnic.SimMr;
 import dev.rnicsim.simnic.SimMw;
+import dev.rnicsim.simnic.SimOdpMr;
 import dev.rnicsim.simnic.SimQp;
 import dev.rnicsim.verbs.strategy.MemoryPool;
 import dev.rnicsim.verbs.strategy.StrategyCounters;
+import java.util.List;
 import java.util.Locale;
 
 /**
- * The {@code show} views: an MR, a memory window, a QP, a page-table walk, MTT usage, counters, the registration
+ * The {@code show} views: an MR, an on-demand-paging MR, a memory window, a QP, a page-table walk, MTT usage, counters, the registration
  * trace, a devinfo dump, the /proc views, a pool's or a registration cache's counters. Stateless.
  */
 final class Views
@@ -37,7 +39,10 @@ final class Views
         }
         return switch (what)
         {
-            case "mr" -> s.names.get(arg) instanceof SimFastRegMr f ? fastMr(f) : mr(s, s.get(l, arg, SimMr.class));
+            case "mr" -> s.names.get(arg) instanceof SimFastRegMr f ? fastMr(f)
+                : s.names.get(arg) instanceof SimOdpMr o ? odp(s, o) : mr(s, s.get(l, arg, SimMr.class));
+            case "odp" -> s.names.get(arg) instanceof SimOdpMr o ? odp(s, o)
+                : notOdp(l, arg, s.names.get(arg));
             case "mw" -> mw(s, s.get(l, arg, SimMw.class));
             case "qp" -> s.get(l, arg, SimQp.class).toString() + ", " + s.get(l, arg, SimQp.class).receivesPosted()
                 + " receives posted, " + s.get(l, arg, SimQp.class).sendsWaiting() + " sends waiting";
@@ -81,6 +86,108 @@ final class Views
             m.boundWindows() == 0 ? "" : String.format(Locale.ROOT, "%n%d memory window(s) bound: deregistration "
             + "fails until they are unbound, invalidated or closed", m.boundWindows()) + windows,
             m.isClosed() ? "\n(deregistered: the keys no longer translate)" : "");
+    }
+
+    /** {@code show odp} of a name that is no ODP MR. */
+    private static String notOdp(final ScriptLine l, final String name, final Object o)
+    {
+        if (o instanceof SimMr || o instanceof SimFastRegMr)
+        {
+            throw l.error("'" + name + "' is a pinned MR, not an on-demand-paging one (register it with access=odp,"
+                + "...); show mr " + name + " shows it");
+        }
+        throw l.error("'" + name + "' is no MR; show odp needs the name of an ODP MR (reg ... access=odp,...)");
+    }
+
+    /** Most runs of mapped pages {@code show odp} lists. */
+    private static final int MAX_RUNS = 8;
+
+    /**
+     * An ODP MR: keys, range, its faults, entries mapped and zapped, implicit children, and the runs of pages the
+     * device maps now.
+     */
+    private static String odp(final Session s, final SimOdpMr m)
+    {
+        final StringBuilder sb = new StringBuilder();
+        final long block = 1L << m.pageShift();
+        if (m.isImplicit())
+        {
+            sb.append(String.format(Locale.ROOT, "implicit ODP MR lkey=0x%08x rkey=0x%08x: MPT index %d, variant %d; "
+                + "the whole address space, access=%s%n", m.lkey(), m.rkey(), (m.lkey() >>> 8) & 0xffffff,
+                m.lkey() & 0xff, m.access()));
+            sb.append(String.format(Locale.ROOT, "%d child(ren) of 1 GiB, %d MTT entries", m.implicitChildren(),
+                OdpPages.mttEntries(m)));
+        }
+        else
+        {
+            sb.append(String.format(Locale.ROOT, "ODP MR addr=0x%x length=%s iova=0x%x access=%s%n"
+                + "lkey=0x%08x rkey=0x%08x: MPT index %d, variant %d%n"
+                + "page size %s, %d MTT entries", m.addr(), Units.bytes(m.lengthBytes()), m.iova(), m.access(),
+                m.lkey(), m.rkey(), (m.lkey() >>> 8) & 0xffffff, m.lkey() & 0xff, Units.bytes(block),
+                OdpPages.mttEntries(m)));
+        }
+        sb.append(String.format(Locale.ROOT, ", 0 pages pinned%n%d page fault(s); %d entries mapped, %d zapped by "
+            + "invalidations since registration", m.pageFaults(), m.entriesMapped(), m.entriesZapped()));
+        if (m.isClosed())
+        {
+            return sb.append("\n(deregistered: the keys no longer translate)").toString();
+        }
+        final List<OdpPages.Run> runs = OdpPages.mapped(m);
+        long mapped = 0;
+        for (final OdpPages.Run r : runs)
+        {
+            mapped += (r.endVa() - r.startVa()) / block;
+        }
+        if (m.isImplicit())
+        {
+            sb.append(String.format(Locale.ROOT, "%nthe device maps %d page(s) of %s in the process's mappings",
+                mapped, Units.bytes(block)));
+        }
+        else
+        {
+            sb.append(String.format(Locale.ROOT, "%nthe device maps %d of %d page(s) of %s", mapped,
+                OdpPages.mttEntries(m), Units.bytes(block)));
+        }
+        final long base = m.isImplicit() ? 0 : m.addr() & -block;
+        for (int i = 0; i < runs.size() && i < MAX_RUNS; i++)
+        {
+            final OdpPages.Run r = runs.get(i);
+            final long pages = (r.endVa() - r.startVa()) / block;
+            sb.append(String.format(Locale.ROOT, "%n  0x%x-0x%x %s", r.startVa(), r.endVa(), m.isImplicit()
+                ? "(" + pages + " page" + (pages == 1 ? "" : "s") + ")"
+                : pages == 1 ? "page " + (r.startVa() - base) / block
+                : "pages " + (r.startVa() - base) / block + "-" + ((r.endVa() - base) / block - 1)));
+            final String owner = bufferAt(s, m, r.startVa());
+            if (owner != null)
+            {
+                sb.append(' ').append(owner);
+            }
+            final long phys = m.devicePhysAddr(Math.max(r.startVa(), m.addr()));
+            if (phys >= 0)
+            {
+                sb.append(String.format(Locale.ROOT, ", first page -> phys 0x%x", phys & -block));
+            }
+        }
+        if (runs.size() > MAX_RUNS)
+        {
+            sb.append(String.format(Locale.ROOT, "%n  ... %d more run(s)", runs.size() - MAX_RUNS));
+        }
+        return sb.toString();
+    }
+
+    /** The script's buffer holding an address of the MR's process, as {@code in NAME+OFFSET}, or null. */
+    private static String bufferAt(final Session s, final SimOdpMr m, final long va)
+    {
+        String best = null;
+        for (final java.util.Map.Entry<String, Object> e : new java.util.TreeMap<>(s.names).entrySet())
+        {
+            if (e.getValue() instanceof Session.Buffer b && b.process() == m.pd().context().process()
+                && va >= b.addr() && va - b.addr() < b.lengthBytes() && best == null)
+            {
+                best = "in " + e.getKey() + (va == b.addr() ? "" : "+" + Units.bytes(va - b.addr()));
+            }
+        }
+        return best;
     }
 
     private static String fastMr(final SimFastRegMr f)

@@ -139,7 +139,8 @@ class ChartsTest
         assertSvg(svg);
         assertThat(Files.readString(svg)).contains("registration cache");
         assertThat(data.series().keySet()).containsExactly(Charts.SERIES_PER_REQUEST, Charts.SERIES_ONCE,
-            Charts.SERIES_POOL, Charts.SERIES_CACHE);
+            Charts.SERIES_POOL, Charts.SERIES_CACHE, Charts.SERIES_ODP);
+        assertThat(Files.readString(svg)).contains("ODP MR registered once");
         assertThat(data.logX()).isTrue();
         assertThat(data.logY()).isTrue();
         assertThat(data.yAxisLabel()).contains("(µs)");
@@ -156,8 +157,12 @@ class ChartsTest
         assertThat(data.yAt(Charts.SERIES_POOL, 1)).isGreaterThan(direct1)
             .isEqualTo(data.yAt(Charts.SERIES_ONCE, 1));
         assertThat(data.yAt(Charts.SERIES_CACHE, 1)).isEqualTo(direct1);
+        // The ODP MR pins nothing: its first operation comes before the up-front MR's, after the per-request one's.
+        assertThat(data.yAt(Charts.SERIES_ODP, 1)).isLessThan(data.yAt(Charts.SERIES_ONCE, 1))
+            .isGreaterThan(direct1);
         // Amortised: per-request registration costs several times the others; its average stays near its first.
-        for (final String cheaper : List.of(Charts.SERIES_ONCE, Charts.SERIES_POOL, Charts.SERIES_CACHE))
+        for (final String cheaper : List.of(Charts.SERIES_ONCE, Charts.SERIES_POOL, Charts.SERIES_CACHE,
+            Charts.SERIES_ODP))
         {
             assertThat(direct200).as(cheaper).isGreaterThan(3 * data.yAt(cheaper, Charts.STRATEGY_REQUESTS));
             assertThat(data.ys(cheaper)).as(cheaper).isSortedAccordingTo((a, b) -> Double.compare(b, a));

@@ -119,6 +119,16 @@ class TourTest
     }
 
     @Test
+    void tourShouldShowAnOdpMrPinningNothingAndFaultingOnceAtItsFirstWrite()
+    {
+        assertThat(flat).contains("== On-demand paging ==").contains("RNR NAK");
+        assertThat(out).containsPattern("reg mr_odp: .*ODP: page size 4 KiB, 16 MTT entries, 0 mapped now .*0 pages "
+            + "pinned, nothing charged to RLIMIT_MEMLOCK");
+        assertThat(out).contains("1 page fault(s); 1 entries mapped, 0 zapped by invalidations since registration");
+        assertThat(out.indexOf("== On-demand paging ==")).isLessThan(out.indexOf("1 page fault(s)"));
+    }
+
+    @Test
     void tourShouldPrintFiguresButNotTheStatementsWithoutVerbose()
     {
         assertThat(out).isNotEmpty().doesNotContainPattern("tour\\.rsim:\\d+").doesNotContain(": held");

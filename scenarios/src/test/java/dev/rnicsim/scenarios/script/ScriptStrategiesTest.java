@@ -687,8 +687,18 @@ class ScriptStrategiesTest
         final long once = figure(out, "per_op_once");
         final long pool = figure(out, "per_op_pool");
         final long cache = figure(out, "per_op_cache");
+        final long odp = figure(out, "per_op_odp");
 
-        assertThat(direct).isGreaterThan(3 * Math.max(Math.max(once, pool), cache));
+        assertThat(direct).isGreaterThan(3 * Math.max(Math.max(once, pool), Math.max(cache, odp)));
+        assertThat(odp).isEqualTo(once);
+        assertThat(figure(out, "first_odp")).isLessThan(figure(out, "first_once"))
+            .isGreaterThan(figure(out, "first_direct"));
+        assertThat(figure(out, "mtt_odp")).isEqualTo(256);
+        assertThat(figure(out, "pinned_odp")).isZero();
+        assertThat(figure(out, "p2_odp_per_op")).isGreaterThan(figure(out, "p2_direct_per_op"));
+        assertThat(figure(out, "p2_odp_pinned")).isZero();
+        assertThat(figure(out, "p3_odp_per_op")).isLessThan(figure(out, "p3_cache_per_op"));
+        assertThat(figure(out, "p3_odp_mtt")).isEqualTo(768);
         assertThat(cache).isGreaterThan(pool);
         assertThat(figure(out, "first_once")).isEqualTo(figure(out, "first_pool"))
             .isGreaterThan(figure(out, "first_direct"));
@@ -703,7 +713,7 @@ class ScriptStrategiesTest
         // The chart serves the same stream with the verbs API: its first and last points are the script's figures.
         final ChartData chart = Charts.strategyTimeData();
         final String[][] series = {{Charts.SERIES_PER_REQUEST, "direct"}, {Charts.SERIES_ONCE, "once"},
-            {Charts.SERIES_POOL, "pool"}, {Charts.SERIES_CACHE, "cache"}};
+            {Charts.SERIES_POOL, "pool"}, {Charts.SERIES_CACHE, "cache"}, {Charts.SERIES_ODP, "odp"}};
         for (final String[] s : series)
         {
             final long first = figure(out, "p1_" + s[1] + "_first");
