@@ -13,7 +13,6 @@ import java.nio.file.Path;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -522,36 +521,11 @@ class ScriptOdpTest
         assertThat(figure(out, "long_timer_ns")).isGreaterThan(10 * figure(out, "short_timer_ns"));
     }
 
-    // ------------------------------------------------------------------ odp-implicit, pending a model fix
-
-    private static String pending(final String name) throws IOException
-    {
-        try (InputStream in = ScriptOdpTest.class.getResourceAsStream("/pending/" + name + ".rsim"))
-        {
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        }
-    }
+    // ------------------------------------------------------------------ odp-implicit
 
     @Test
-    void pendingImplicitScenarioShouldParse() throws IOException
+    void implicitScenarioShouldRunWithEveryExpectHeldAndTheSameOutputTwice()
     {
-        final String text = pending("odp-implicit");
-
-        assertThat(new ScriptParser().parse("odp-implicit.rsim", text)).isNotEmpty();
-        assertThat(text).startsWith("# title:").contains("# shows: S8, S17");
-    }
-
-    /**
-     * The implicit ODP MR's faults, prefetches and invalidations do nothing in sim-nic at 8108ad7:
-     * {@code SimOdpMr} keeps the implicit MR's length as -1 ({@code SIZE_MAX}) and clips ranges with
-     * {@code Math.min(va + bytes, addr + lengthBytes)}, which is -1, so {@code map} maps nothing (a remote write
-     * never settles, a local one ends in IBV_WC_LOC_PROT_ERR), {@code invalidate} zaps nothing and
-     * {@code deviceMapped} is always false. Once that is fixed, this scenario moves into the catalogue.
-     */
-    @Disabled("an implicit ODP MR maps nothing on a fault in sim-nic: SimOdpMr clips ranges with lengthBytes -1")
-    @Test
-    void pendingImplicitScenarioShouldRunWithEveryExpectHeld() throws IOException
-    {
-        ScriptRun.ok("odp-implicit.rsim", pending("odp-implicit"));
+        assertThat(scenario("odp-implicit")).isEqualTo(scenario("odp-implicit"));
     }
 }
