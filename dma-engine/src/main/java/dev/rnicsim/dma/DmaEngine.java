@@ -63,7 +63,8 @@ public final class DmaEngine
         final int remotePd, final int remoteQpAccess, final long remoteAddr, final int rkey)
     {
         operations++;
-        final DmaResult faulted = faultIn(new Side(local, localPd, sgl, 0, false, true, ODP_SEND),
+        final DmaResult faulted = !faultsPossible(local, remote) ? null
+            : faultIn(new Side(local, localPd, sgl, 0, false, true, ODP_SEND),
             new Side(remote, remotePd, List.of(new Segment(remoteAddr, total(sgl), rkey)), AccessFlags.REMOTE_WRITE,
                 true, (remoteQpAccess & AccessFlags.REMOTE_WRITE) != 0, ODP_WRITE));
         if (faulted != null)
@@ -106,7 +107,8 @@ public final class DmaEngine
         final int remoteQpAccess, final long remoteAddr, final int rkey)
     {
         operations++;
-        final DmaResult faulted = faultIn(null, new Side(remote, remotePd,
+        final DmaResult faulted = !faultsPossible(null, remote) ? null
+            : faultIn(null, new Side(remote, remotePd,
             List.of(new Segment(remoteAddr, payload.length, rkey)), AccessFlags.REMOTE_WRITE, true,
             (remoteQpAccess & AccessFlags.REMOTE_WRITE) != 0, ODP_WRITE));
         if (faulted != null)
@@ -148,7 +150,8 @@ public final class DmaEngine
             return DmaResult.local(DmaStatus.LOC_LEN_ERR, KeyCheck.VALID, "message of " + length
                 + " bytes > max_msg_sz=" + MAX_MESSAGE_BYTES);
         }
-        final DmaResult faulted = faultIn(new Side(remote, remotePd, List.of(new Segment(remoteAddr, length, rkey)),
+        final DmaResult faulted = !faultsPossible(local, remote) ? null
+            : faultIn(new Side(remote, remotePd, List.of(new Segment(remoteAddr, length, rkey)),
             AccessFlags.REMOTE_READ, true, (remoteQpAccess & AccessFlags.REMOTE_READ) != 0, ODP_READ),
             new Side(local, localPd, sgl, AccessFlags.LOCAL_WRITE, false, true, ODP_READ));
         if (faulted != null)
@@ -193,7 +196,8 @@ public final class DmaEngine
         final int remotePd, final List<Segment> recvSgl)
     {
         operations++;
-        final DmaResult faulted = faultIn(new Side(local, localPd, sgl, 0, false, true, ODP_SEND),
+        final DmaResult faulted = !faultsPossible(local, remote) ? null
+            : faultIn(new Side(local, localPd, sgl, 0, false, true, ODP_SEND),
             new Side(remote, remotePd, recvSgl, AccessFlags.LOCAL_WRITE, true, true, ODP_RECV));
         if (faulted != null)
         {
@@ -233,7 +237,8 @@ public final class DmaEngine
         final List<Segment> recvSgl)
     {
         operations++;
-        final DmaResult faulted = faultIn(null, new Side(remote, remotePd, recvSgl, AccessFlags.LOCAL_WRITE, true,
+        final DmaResult faulted = !faultsPossible(null, remote) ? null
+            : faultIn(null, new Side(remote, remotePd, recvSgl, AccessFlags.LOCAL_WRITE, true,
             true, ODP_RECV));
         if (faulted != null)
         {
@@ -278,7 +283,8 @@ public final class DmaEngine
                 + result.lengthBytes() + " bytes; an atomic needs exactly 8");
         }
         final List<Segment> resultSgl = List.of(result);
-        final DmaResult faulted = faultIn(new Side(local, localPd, resultSgl, AccessFlags.LOCAL_WRITE, false, true, ODP_ATOMIC),
+        final DmaResult faulted = !faultsPossible(local, remote) ? null
+            : faultIn(new Side(local, localPd, resultSgl, AccessFlags.LOCAL_WRITE, false, true, ODP_ATOMIC),
             new Side(remote, remotePd, List.of(new Segment(remoteAddr, Long.BYTES, rkey)), AccessFlags.REMOTE_ATOMIC,
                 true, (remoteQpAccess & AccessFlags.REMOTE_ATOMIC) != 0 && (remoteAddr & 7) == 0, ODP_ATOMIC));
         if (faulted != null)
@@ -467,6 +473,13 @@ public final class DmaEngine
             }
         }
         return null;
+    }
+
+    /** False when neither side has an ODP MR live (the common case: no fault pass at all). */
+    private static boolean faultsPossible(final DmaPort local, final DmaPort remote)
+    {
+        return local != null && local.faults() != null && local.tables().hasOnDemand()
+            || remote != null && remote.faults() != null && remote.tables().hasOnDemand();
     }
 
     private static boolean hasOnDemand(final Side side)

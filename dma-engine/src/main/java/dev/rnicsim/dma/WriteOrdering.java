@@ -157,6 +157,10 @@ public final class WriteOrdering
      */
     public void drain()
     {
+        if (pending.isEmpty())
+        {
+            return;
+        }
         final List<Chunk> left = new ArrayList<>(pending);
         pending.clear();
         for (final Chunk c : left)

@@ -449,8 +449,8 @@ public final class SimDevice implements Device
         if (mr == null)
         {
             final SimPeerMr peerMr = peerMrs.get(key);
-            return peerMr != null ? peerMr.resolve(remote) : "key 0x" + Integer.toHexString(key) + " names no ODP MR of "
-                + name;
+            return peerMr != null ? peerMr.resolve(remote)
+                : "key 0x" + Integer.toHexString(key) + " names no ODP MR of " + name;
         }
         return mr.resolve(iova, lengthBytes, write, remote, odpOperation);
     }

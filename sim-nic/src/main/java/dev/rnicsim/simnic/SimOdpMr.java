@@ -404,8 +404,8 @@ public final class SimOdpMr implements MemoryRegion
         {
             device.count(SimCounter.ODP_PAGE_FAULT_FAILURES, 1);
             return "rc_odp_caps=0x" + Integer.toHexString(caps.rcOdpCaps()) + " of " + device.profile().name()
-                + " lacks IBV_ODP_SUPPORT_" + odpOperationName(odpOperation) + " (0x" + Integer.toHexString(odpOperation)
-                + "): this operation cannot fault on an ODP MR on RC QPs";
+                + " lacks IBV_ODP_SUPPORT_" + odpOperationName(odpOperation) + " (0x"
+                + Integer.toHexString(odpOperation) + "): this operation cannot fault on an ODP MR on RC QPs";
         }
         final long va = vaOf(faultIova);
         final Mapped m = map(va, bytes, true, write || writable);

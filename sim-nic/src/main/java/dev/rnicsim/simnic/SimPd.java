@@ -427,7 +427,8 @@ public final class SimPd implements ProtectionDomain
     }
 
     @Override
-    public void adviseMr(final dev.rnicsim.verbs.MrAdvice advice, final int flags, final List<dev.rnicsim.verbs.Sge> sgList)
+    public void adviseMr(final dev.rnicsim.verbs.MrAdvice advice, final int flags,
+        final List<dev.rnicsim.verbs.Sge> sgList)
     {
         final String verb = "ibv_advise_mr";
         checkOpen(verb);
