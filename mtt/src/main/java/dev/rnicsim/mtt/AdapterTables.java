@@ -761,6 +761,18 @@ public final class AdapterTables
         return o.children().size();
     }
 
+    /**
+     * @param key  a live implicit ODP MR's key.
+     * @param slot a 1 GiB slot number (address >> 30).
+     * @return true when the slot has a child now.
+     * @throws TableException EINVAL when the key names no live ODP MR.
+     */
+    public boolean hasImplicitChild(final int key, final long slot)
+    {
+        final Odp o = odpMr(key, "child");
+        return o.implicit() && o.children().containsKey(slot);
+    }
+
     private Odp odpMr(final int key, final String op)
     {
         final Odp o = odp.isEmpty() ? null : odp.get(MKey.index(key, variantBits));

@@ -151,6 +151,27 @@ public final class Host
 
     private long reclaim(final long targetPages, final Zone onlyZone)
     {
+        final List<Object[]> scopes = new java.util.ArrayList<>();
+        for (final UserProcess p : processes)
+        {
+            scopes.add(p.openScope(MmuNotifyEvent.CLEAR, "reclaim"));
+        }
+        final List<UserProcess> scoped = List.copyOf(processes);
+        try
+        {
+            return reclaimNow(targetPages, onlyZone);
+        }
+        finally
+        {
+            for (int i = 0; i < scoped.size(); i++)
+            {
+                scoped.get(i).closeScope(scopes.get(i));
+            }
+        }
+    }
+
+    private long reclaimNow(final long targetPages, final Zone onlyZone)
+    {
         long freed = 0;
         final int n = processes.size();
         for (int i = 0; i <= n && freed < targetPages && n > 0; i++)
@@ -191,6 +212,27 @@ public final class Host
      * @return the number of 4 KiB pages migrated.
      */
     public long compact()
+    {
+        final List<Object[]> scopes = new java.util.ArrayList<>();
+        final List<UserProcess> scoped = List.copyOf(processes);
+        for (final UserProcess p : scoped)
+        {
+            scopes.add(p.openScope(MmuNotifyEvent.CLEAR, "migration"));
+        }
+        try
+        {
+            return compactNow();
+        }
+        finally
+        {
+            for (int i = 0; i < scoped.size(); i++)
+            {
+                scoped.get(i).closeScope(scopes.get(i));
+            }
+        }
+    }
+
+    private long compactNow()
     {
         long migrated = 0;
         for (final Zone zone : Zone.values())

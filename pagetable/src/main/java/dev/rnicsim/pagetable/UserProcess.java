@@ -328,9 +328,15 @@ public final class UserProcess
                 + pool.reservedPages() + " (vm.nr_hugepages=" + pool.totalPages() + ")");
         }
         // All checks passed: from here on nothing fails.
-        if (fixed)
+        if (fixed && vmas.overlaps(start, start + length))
         {
-            unmapRange(start, start + length);
+            // MAP_FIXED over existing mappings unmaps them first (do_mmap: do_vmi_munmap).
+            for (final java.util.function.BiConsumer<Long, Long> hook : List.copyOf(unmapHooks))
+            {
+                hook.accept(start, length);
+            }
+            final long at = start;
+            notifying(MmuNotifyEvent.UNMAP, "mmap(MAP_FIXED)", () -> unmapRange(at, at + length));
         }
         final Vma vma = hugetlb
             ? new Vma(start, start + length, Prot.bits(prot), Vma.VM_RESV_OWNER, VmaKind.HUGETLB, hugeSize,
@@ -410,6 +416,12 @@ public final class UserProcess
         checkHugetlbAligned(address, end, "mprotect");
         final int bits = Prot.bits(prot);
         changeVmas(address, end, v -> v.withProt(bits));
+        if ((bits & Prot.READ.bit()) == 0)
+        {
+            // change_protection tells the notifiers of the whole range (MMU_NOTIFY_PROTECTION_VMA): a device holding
+            // even a read-only translation of a page that may no longer be read must drop it.
+            notifying(MmuNotifyEvent.PROTECTION_VMA, "mprotect", () -> notifyPresent(address, end));
+        }
         if ((bits & Prot.WRITE.bit()) == 0)
         {
             notifying(MmuNotifyEvent.PROTECTION_VMA, "mprotect", () -> pageTable.forEachLeaf(address, end,
@@ -930,6 +942,7 @@ public final class UserProcess
         child.capIpcLock = capIpcLock;
         final ForkCopier copier = new ForkCopier(host, this, child,
             host.config().forkBehaviour() == ForkBehaviour.MODERN);
+        final Object[] scope = openScope(MmuNotifyEvent.PROTECTION_PAGE, "fork");
         try
         {
             for (final Vma v : vmas.list())
@@ -939,13 +952,17 @@ public final class UserProcess
                     continue;
                 }
                 child.vmas.put(v.withFlags(v.flagBits() & ~(Vma.VM_RESV_OWNER | Vma.VM_LOCKED)));
-                notifying(MmuNotifyEvent.PROTECTION_PAGE, "fork", () -> copier.copyRange(v));
+                copier.copyRange(v);
             }
         }
         catch (final KernelException e)
         {
             child.exit();
             throw e;
+        }
+        finally
+        {
+            closeScope(scope);
         }
         return child;
     }
@@ -1132,7 +1149,9 @@ public final class UserProcess
             else
             {
                 host.count(VmEvent.PAGE_WALKS);
-                entry = pageTable.lookup(va);
+                final Vma v = vmaAt(va);
+                // hmm_vma_walk_test: pages of a VMA without VM_READ are reported as errors, not mapped.
+                entry = v == null || !v.readable() ? 0 : pageTable.lookup(va);
             }
             if (PageTable.present(entry))
             {
@@ -1175,23 +1194,58 @@ public final class UserProcess
     private long notifying(final MmuNotifyEvent event, final String reason,
         final java.util.function.LongSupplier body)
     {
-        // The innermost cause wins: reclaim run by an allocation inside a copy-on-write fault is reclaim.
-        final MmuNotifyEvent outerEvent = notifyEvent;
-        final String outerReason = notifyReason;
-        final long outerOperation = notifyOperation;
-        notifyEvent = event;
-        notifyReason = reason;
-        notifyOperation = ++operations;
+        final Object[] saved = openScope(event, reason);
         try
         {
             return body.getAsLong();
         }
         finally
         {
-            notifyEvent = outerEvent;
-            notifyReason = outerReason;
-            notifyOperation = outerOperation;
+            closeScope(saved);
         }
+    }
+
+    /**
+     * Opens a scope in which page-table changes are told to interval notifiers as one operation with this cause. A
+     * scope opened inside one with the same cause joins it (every page of one reclaim pass, one fork, one compaction
+     * is one operation); another cause opens an operation of its own (reclaim run by an allocation inside a
+     * copy-on-write fault is reclaim).
+     *
+     * @return what {@link #closeScope} restores.
+     */
+    Object[] openScope(final MmuNotifyEvent event, final String reason)
+    {
+        final Object[] saved = {notifyEvent, notifyReason, notifyOperation};
+        if (notifyOperation < 0 || notifyEvent != event || !notifyReason.equals(reason))
+        {
+            notifyEvent = event;
+            notifyReason = reason;
+            notifyOperation = ++operations;
+        }
+        return saved;
+    }
+
+    void closeScope(final Object[] saved)
+    {
+        notifyEvent = (MmuNotifyEvent)saved[0];
+        notifyReason = (String)saved[1];
+        notifyOperation = (Long)saved[2];
+    }
+
+    /** Tells interval notifiers about every present leaf of the range, as a change of protection does. */
+    private void notifyPresent(final long start, final long end)
+    {
+        if (intervals.isEmpty())
+        {
+            return;
+        }
+        pageTable.forEachLeaf(start, end, (va, entry, size) ->
+        {
+            if (PageTable.present(entry))
+            {
+                leafChanging(va, size);
+            }
+        });
     }
 
     // ------------------------------------------------------------------ package-private: import and host hooks

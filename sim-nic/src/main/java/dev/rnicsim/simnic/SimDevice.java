@@ -48,7 +48,7 @@ public final class SimDevice implements Device
     private final Map<Integer, SimOdpMr> odpMrs = new HashMap<>();
     /** Live MRs over GPU memory by lkey: dynamic dma-buf MRs fault like ODP MRs. */
     private final Map<Integer, SimPeerMr> peerMrs = new HashMap<>();
-    private long lastRemoteFaultNs;
+    private long remoteFaultNs;
     private final List<SimContext> contexts = new ArrayList<>();
     private final Deque<RegistrationEvent> trace = new ArrayDeque<>();
     private final List<Consumer<RegistrationEvent>> listeners = new ArrayList<>();
@@ -535,18 +535,21 @@ public final class SimDevice implements Device
         return odpMrs.get(key);
     }
 
-    void lastRemoteFaultNs(final long ns)
+    void addRemoteFaultNs(final long ns)
     {
-        lastRemoteFaultNs = ns;
+        remoteFaultNs += ns;
     }
 
     /**
-     * @return simulated ns the last responder-side page fault took to resolve (what the requester's RNR retries
-     * must cover).
+     * @return simulated ns the responder-side page faults of the current request took to resolve (the driver
+     * resolves every faulting segment before the responder resumes: what the requester's RNR retries must cover);
+     * resets the sum.
      */
-    long lastRemoteFaultNs()
+    long takeRemoteFaultNs()
     {
-        return lastRemoteFaultNs;
+        final long ns = remoteFaultNs;
+        remoteFaultNs = 0;
+        return ns;
     }
 
     void zeroBased(final int key, final long pageOffset)

@@ -428,7 +428,7 @@ public final class SimOdpMr implements MemoryRegion
         {
             // The responder handles the fault while the requester waits out RNR NAKs: the time is the requester's.
             device.fabric().overlap(device, "odp_page_fault", "odp", device.fabric().clock().nowNs(), ns, args);
-            device.lastRemoteFaultNs(ns);
+            device.addRemoteFaultNs(ns);
         }
         else
         {
@@ -470,6 +470,20 @@ public final class SimOdpMr implements MemoryRegion
             return;
         }
         final long zapped = device.tables().zapOnDemand(lkey, iovaOf(start), end - start);
+        if (implicit)
+        {
+            // A child left with no page mapped was destroyed with its MTT entries; its notifier goes with it.
+            final int shift = AdapterTables.IMPLICIT_CHILD_SHIFT;
+            for (long slot = start >>> shift; slot <= (end - 1) >>> shift; slot++)
+            {
+                final MmuInterval child = childIntervals.get(slot);
+                if (child != null && !device.tables().hasImplicitChild(lkey, slot))
+                {
+                    childIntervals.remove(slot);
+                    child.remove();
+                }
+            }
+        }
         if (zapped == 0)
         {
             return;

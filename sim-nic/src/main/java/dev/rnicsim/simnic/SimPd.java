@@ -433,6 +433,12 @@ public final class SimPd implements ProtectionDomain
         final String verb = "ibv_advise_mr";
         checkOpen(verb);
         final SimDevice device = context.device();
+        if (!device.profile().attributes().odpCaps().supported())
+        {
+            // The provider has no advise_mr (rxe, mlx4, irdma): the inline wrapper returns EOPNOTSUPP.
+            throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " (" + device.profile().driver()
+                + ") has no advise_mr: it has no on-demand paging");
+        }
         if (advice == null || sgList == null || sgList.isEmpty())
         {
             throw Errors.invalid(verb, "advice and a non-empty sg_list are required (got advice=" + advice

@@ -261,7 +261,7 @@ public final class SimPeerMr implements MemoryRegion
         if (remote)
         {
             device.fabric().overlap(device, "dmabuf_page_fault", "odp", device.fabric().clock().nowNs(), ns, args);
-            device.lastRemoteFaultNs(ns);
+            device.addRemoteFaultNs(ns);
         }
         else
         {

@@ -685,6 +685,7 @@ public final class SimQp implements QueuePair
             return receiverNotReady(wr, peer);
         }
         final long missesBefore = device.tables().cache().misses() + peer.device.tables().cache().misses();
+        peer.device.takeRemoteFaultNs();
         DmaResult attempt = run(p, peer);
         int rnrWaits = 0;
         while (attempt.requester() == DmaStatus.RNR_NAK)
@@ -693,7 +694,7 @@ public final class SimQp implements QueuePair
             // The responder met a page fault on an ODP MR and answers RNR NAK until it is resolved; each NAK costs
             // the requester one min_rnr_timer wait and one of its rnr_retry attempts (7: unlimited).
             final long timerNs = CostModel.rnrTimerNs(peer.minRnrTimer);
-            final long naks = Math.max(1, (peer.device.lastRemoteFaultNs() + timerNs - 1) / timerNs);
+            final long naks = Math.max(1, (peer.device.takeRemoteFaultNs() + timerNs - 1) / timerNs);
             if (rnrRetry != 7 && rnrWaits + naks > rnrRetry)
             {
                 final int left = rnrRetry - rnrWaits;
