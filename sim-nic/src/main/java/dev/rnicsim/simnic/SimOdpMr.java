@@ -469,19 +469,27 @@ public final class SimOdpMr implements MemoryRegion
         {
             return;
         }
-        final long zapped = device.tables().zapOnDemand(lkey, iovaOf(start), end - start);
+        final int shift = AdapterTables.IMPLICIT_CHILD_SHIFT;
+        final List<Long> childrenBefore = new ArrayList<>();
         if (implicit)
         {
-            // A child left with no page mapped was destroyed with its MTT entries; its notifier goes with it.
-            final int shift = AdapterTables.IMPLICIT_CHILD_SHIFT;
             for (long slot = start >>> shift; slot <= (end - 1) >>> shift; slot++)
             {
-                final MmuInterval child = childIntervals.get(slot);
-                if (child != null && !device.tables().hasImplicitChild(lkey, slot))
+                if (device.tables().hasImplicitChild(lkey, slot))
                 {
-                    childIntervals.remove(slot);
-                    child.remove();
+                    childrenBefore.add(slot);
                 }
+            }
+        }
+        final long zapped = device.tables().zapOnDemand(lkey, iovaOf(start), end - start);
+        for (final long slot : childrenBefore)
+        {
+            // A child the zap left with no page mapped was destroyed with its MTT entries; its notifier goes too.
+            final MmuInterval child = childIntervals.get(slot);
+            if (child != null && !device.tables().hasImplicitChild(lkey, slot))
+            {
+                childIntervals.remove(slot);
+                child.remove();
             }
         }
         if (zapped == 0)
