@@ -39,6 +39,8 @@ public final class WriteOrdering
     }
 
     private long sequence;
+    /** Highest sequence number placed so far: a chunk placed below it landed after a later one. */
+    private long lastPlacedSequence = -1;
 
     /**
      * @param relaxedApplied the device applies relaxed ordering to writes of MRs that ask for it.
@@ -109,20 +111,14 @@ public final class WriteOrdering
     {
         final boolean relaxed = relaxedWrite && relaxedApplied;
         final List<Chunk> order = new ArrayList<>(chunks.size() + pending.size());
-        if (relaxed || unsafePlatform)
+        order.addAll(pending);
+        pending.clear();
+        order.addAll(chunks);
+        if (relaxed || (unsafePlatform && order.size() > chunks.size()))
         {
-            // May pass the chunks still in flight: all of them land in a random interleaving.
-            order.addAll(pending);
-            pending.clear();
-            order.addAll(chunks);
+            // May pass the chunks still in flight (on the unsafe platform even when strict): all of them land in a
+            // random interleaving. A strict write with nothing in flight lands in order everywhere.
             shuffle(order);
-        }
-        else
-        {
-            // A strict write waits for every earlier write.
-            order.addAll(pending);
-            pending.clear();
-            order.addAll(chunks);
         }
         int keep = 0;
         if (relaxed && order.size() > 1)
@@ -130,22 +126,31 @@ public final class WriteOrdering
             // A random tail is still in flight when this write is done.
             keep = random.nextInt(order.size() / 2 + 1);
         }
-        long lastSequence = -1;
+        final long firstOfThisWrite = chunks.isEmpty() ? Long.MAX_VALUE : chunks.get(0).sequence();
+        long earlierUnplaced = 0;
+        for (final Chunk c : order)
+        {
+            earlierUnplaced += c.sequence() < firstOfThisWrite ? 1 : 0;
+        }
+        boolean overtook = false;
         for (int i = 0; i < order.size() - keep; i++)
         {
             final Chunk c = order.get(i);
-            if (c.sequence() < lastSequence)
+            if (c.sequence() >= firstOfThisWrite && earlierUnplaced > 0)
             {
-                chunksReordered++;
+                overtook = true;
             }
-            lastSequence = Math.max(lastSequence, c.sequence());
+            if (c.sequence() < firstOfThisWrite)
+            {
+                earlierUnplaced--;
+            }
             write(c);
         }
         for (int i = order.size() - keep; i < order.size(); i++)
         {
             pending.add(order.get(i));
         }
-        if (!chunks.isEmpty() && pending.stream().anyMatch(p -> p.sequence() < chunks.get(0).sequence()))
+        if (overtook)
         {
             overtakes++;
         }
@@ -186,7 +191,8 @@ public final class WriteOrdering
     }
 
     /**
-     * @return chunks that landed after a chunk issued later than them.
+     * @return chunks that landed after a chunk issued later than them (within a write, after a later write, or at a
+     * drain).
      */
     public long chunksReordered()
     {
@@ -205,6 +211,11 @@ public final class WriteOrdering
     {
         c.memory().write(c.physAddr(), c.data(), 0, c.data().length);
         chunksPlaced++;
+        if (c.sequence() < lastPlacedSequence)
+        {
+            chunksReordered++;
+        }
+        lastPlacedSequence = Math.max(lastPlacedSequence, c.sequence());
         for (final PlacementListener l : listeners)
         {
             l.placed(c.memory(), c.physAddr(), c.data().length);

@@ -218,14 +218,14 @@ public final class SimGpu
      * last dma-buf is closed. MRs registered from it keep their own reference until deregistered.
      *
      * @param fd the dma-buf's descriptor.
-     * @throws VerbsException EBADF-like EINVAL when fd names no open dma-buf of this host.
+     * @throws VerbsException EBADF when fd names no open dma-buf of this GPU.
      */
     public void closeDmabuf(final int fd)
     {
         final SimDmabuf d = host.dmabuf(fd);
         if (d == null || d.buffer().gpu() != this)
         {
-            throw new VerbsException("close", Errno.EINVAL.code(), "fd " + fd + " is no open dma-buf of " + name);
+            throw new VerbsException("close", Errno.EBADF.code(), "fd " + fd + " is no open dma-buf of " + name);
         }
         host.unregisterDmabuf(fd);
         d.markClosed();

@@ -291,9 +291,11 @@ public final class SimOdpMr implements MemoryRegion
         String failure = null;
         try
         {
-            final List<MmuInterval> watched = intervalsFor(start, end);
             while (true)
             {
+                // Taken anew for every walk: an invalidation during the last one may have destroyed an implicit child
+                // and its notifier; the pages mapped now must be watched by a live one.
+                final List<MmuInterval> watched = intervalsFor(start, end);
                 walks++;
                 final long[] seq = new long[watched.size()];
                 for (int i = 0; i < seq.length; i++)
@@ -469,6 +471,8 @@ public final class SimOdpMr implements MemoryRegion
         {
             return;
         }
+        // Writes still in flight land before the device lets the page go.
+        device.writeOrdering().drain();
         final int shift = AdapterTables.IMPLICIT_CHILD_SHIFT;
         final List<Long> childrenBefore = new ArrayList<>();
         if (implicit)

@@ -246,6 +246,8 @@ public final class SimPd implements ProtectionDomain
     {
         final SimDevice device = context.device();
         final long startNs = device.fabric().clock().nowNs();
+        // Writes still in flight to the MR land before its translation goes (the device stops writing first).
+        device.writeOrdering().drain();
         final long dropped = device.tables().deregister(mr.lkey());
         device.forgetZeroBased(mr.lkey());
         final PinnedPages pinned = mr.pinned();
@@ -402,6 +404,8 @@ public final class SimPd implements ProtectionDomain
     {
         final SimDevice device = context.device();
         final long startNs = device.fabric().clock().nowNs();
+        // Writes still in flight to the MR land before its translation goes (the device stops writing first).
+        device.writeOrdering().drain();
         final long dropped = device.tables().deregister(mr.lkey());
         mr.markClosed();
         odpMrs.remove(mr);
@@ -630,6 +634,9 @@ public final class SimPd implements ProtectionDomain
         final SimDevice device = context.device();
         final long startNs = device.fabric().clock().nowNs();
         final int bits = Access.toBits(rights);
+        final boolean zeroBased = rights.contains(Access.ZERO_BASED) && kind != SimPeerMr.Kind.DMABUF_DYNAMIC;
+        // A ZERO_BASED MR is addressed by offsets: the tables know it by its first byte's offset in its page.
+        final long tableIova = zeroBased ? addr & 0xfff : iova;
         // The footprint in BAR1 of whole 64 KiB GPU pages: computed from a provisional MR.
         final SimPeerMr probe = new SimPeerMr(this, kind, b, d, offset, addr, lengthBytes, iova, 0, 0, rights, 0, 0);
         final long bar1 = probe.bar1Footprint();
@@ -650,8 +657,11 @@ public final class SimPd implements ProtectionDomain
             }
             else
             {
-                final RegisteredMr r = device.tables().register(pdNum, List.of(new DmaRun(probe.busAddr(0),
-                    lengthBytes)), probe.busAddr(0), lengthBytes, iova, bits);
+                // The pinned pages as whole 4 KiB pages of contiguous VRAM (ib_umem_get needs no alignment).
+                final long first = probe.busAddr(0) & ~0xfffL;
+                final long end = (probe.busAddr(0) + lengthBytes + 0xfff) & ~0xfffL;
+                final RegisteredMr r = device.tables().register(pdNum, List.of(new DmaRun(first, end - first)),
+                    probe.busAddr(0), lengthBytes, tableIova, bits & ~Access.ZERO_BASED.bit());
                 key = r.key();
                 entries = r.mtt().entries();
             }
@@ -663,8 +673,12 @@ public final class SimPd implements ProtectionDomain
             throw Errors.of(verb, e);
         }
         final int rkey = device.profile().rkeyOnlyWithRemoteAccess() && disjoint(rights, REMOTE) ? 0 : key;
-        final SimPeerMr mr = new SimPeerMr(this, kind, b, d, offset, addr, lengthBytes, iova, key, rkey, rights,
-            entries, bar1);
+        if (zeroBased)
+        {
+            device.zeroBased(key, tableIova);
+        }
+        final SimPeerMr mr = new SimPeerMr(this, kind, b, d, offset, addr, lengthBytes, zeroBased ? 0 : iova, key,
+            rkey, rights, entries, bar1);
         if (kind == SimPeerMr.Kind.DMABUF_DYNAMIC)
         {
             device.count(SimCounter.ODP_ENTRIES_MAPPED, mr.mapAll(device.tables()));
@@ -694,7 +708,10 @@ public final class SimPd implements ProtectionDomain
     {
         final SimDevice device = context.device();
         final long startNs = device.fabric().clock().nowNs();
+        // Writes still in flight to the MR land before its translation goes (the device stops writing first).
+        device.writeOrdering().drain();
         final long dropped = device.tables().deregister(mr.lkey());
+        device.forgetZeroBased(mr.lkey());
         mr.markClosed();
         peerMrs.remove(mr);
         device.peerDeregistered(mr);

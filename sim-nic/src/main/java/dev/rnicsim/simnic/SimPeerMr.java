@@ -222,6 +222,7 @@ public final class SimPeerMr implements MemoryRegion
     void moveNotify()
     {
         final SimDevice device = pd.context().device();
+        device.writeOrdering().drain();
         moves++;
         final long zapped = device.tables().zapOnDemand(lkey, iova, lengthBytes);
         buffer.gpu().unmapBar1(bar1Mapped);
@@ -278,6 +279,7 @@ public final class SimPeerMr implements MemoryRegion
             return;
         }
         final SimDevice device = pd.context().device();
+        device.writeOrdering().drain();
         revoked = true;
         final long dropped = device.tables().revoke(lkey);
         buffer.gpu().unmapBar1(bar1Mapped);

@@ -727,15 +727,22 @@ public final class SimQp implements QueuePair
         final long startNs = device.fabric().clock().nowNs();
         final double linkGbps = Math.min(device.profile().linkGbps(), peer.device.profile().linkGbps());
         long opNs = device.fabric().costModel().operationNs(r.byteLen(), linkGbps, misses);
-        // Data read from or placed into GPU memory crosses each GPU's peer-to-peer path to its NIC.
-        final SimGpu localGpu = gpuBehind(device, wr.sgList().isEmpty() ? 0 : wr.sgList().get(0).lkey());
-        final SimGpu remoteGpu = needsRecv ? null : gpuBehind(peer.device, wr.rkey());
-        for (final SimGpu gpu : new SimGpu[] {localGpu, remoteGpu})
+        // Data read from or placed into GPU memory crosses the GPUs' peer-to-peer paths to their NICs; the slowest path
+        // sets the pace of the whole transfer.
+        if (r.ok())
         {
-            if (gpu != null && r.ok())
+            GpuTopology slowest = null;
+            for (final SimGpu gpu : gpusTouched(wr, peer, needsRecv))
             {
-                opNs += device.fabric().costModel().peerToPeerNs(r.byteLen(), linkGbps, gpu.topology());
                 args.put("p2p_" + gpu.name(), gpu.topology().name());
+                if (slowest == null || gpu.topology().crossesSockets())
+                {
+                    slowest = gpu.topology();
+                }
+            }
+            if (slowest != null)
+            {
+                opNs += device.fabric().costModel().peerToPeerNs(r.byteLen(), linkGbps, slowest);
             }
         }
         if (r.ok() && relaxedPlacement(wr, peer))
@@ -920,12 +927,48 @@ public final class SimQp implements QueuePair
         return switch (wr.opcode())
         {
             case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> peer.device.relaxedWrites(wr.rkey());
-            case SEND, SEND_WITH_IMM, SEND_WITH_INV -> false;
+            case SEND, SEND_WITH_IMM, SEND_WITH_INV -> peer.recvQueue.peekFirst() != null
+                && !peer.recvQueue.peekFirst().sgList().isEmpty()
+                && peer.device.relaxedWrites(peer.recvQueue.peekFirst().sgList().get(0).lkey());
             case RDMA_READ -> !wr.sgList().isEmpty() && device.relaxedWrites(wr.sgList().get(0).lkey())
                 || peer.device.profile().follows(ProviderRule.RELAXED_ORDERING_READ)
                 && peer.device.relaxedWrites(wr.rkey());
             default -> false;
         };
+    }
+
+    /**
+     * The GPUs whose memory the work request reads or writes: its gather list's MRs, the remote MR of a WRITE, READ
+     * or atomic, and the receive buffers a SEND or WRITE with immediate consumes.
+     */
+    private java.util.List<SimGpu> gpusTouched(final SendWr wr, final SimQp peer, final boolean needsRecv)
+    {
+        final java.util.List<SimGpu> gpus = new java.util.ArrayList<>(2);
+        for (final Sge s : wr.sgList())
+        {
+            addGpu(gpus, gpuBehind(device, s.lkey()));
+        }
+        if (wr.opcode().isRdma() || wr.opcode() == WrOpcode.ATOMIC_CMP_AND_SWP
+            || wr.opcode() == WrOpcode.ATOMIC_FETCH_AND_ADD)
+        {
+            addGpu(gpus, gpuBehind(peer.device, wr.rkey()));
+        }
+        if (needsRecv && wr.opcode() != WrOpcode.RDMA_WRITE_WITH_IMM && peer.recvQueue.peekFirst() != null)
+        {
+            for (final Sge s : peer.recvQueue.peekFirst().sgList())
+            {
+                addGpu(gpus, gpuBehind(peer.device, s.lkey()));
+            }
+        }
+        return gpus;
+    }
+
+    private static void addGpu(final java.util.List<SimGpu> gpus, final SimGpu gpu)
+    {
+        if (gpu != null && !gpus.contains(gpu))
+        {
+            gpus.add(gpu);
+        }
     }
 
     /** The GPU whose memory an lkey or rkey of {@code owner} reaches, or null for host memory. */

@@ -21,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -491,7 +490,6 @@ class PeerMemoryRulesTest
         assertSameBytes("bytes", gpu.read(buf.gpuVa() + 0x100, data.length), data);
     }
 
-    @Disabled("bug: ZERO_BASED is ignored on a peer-memory MR: it stays addressed by the GPU address")
     @Test
     void aZeroBasedPeerMemoryMrIsAddressedByOffsetLikeAHostMr()
     {
@@ -904,7 +902,6 @@ class PeerMemoryRulesTest
         assertThat(verbsFailure(() -> gpu.closeDmabuf(fd)).verb()).isEqualTo("close");
     }
 
-    @Disabled("bug: closeDmabuf of an fd that is not open is EINVAL; close(2) returns EBADF")
     @Test
     void closeDmabufOfAnFdThatIsNotOpenIsEbadf()
     {
@@ -1035,14 +1032,12 @@ class PeerMemoryRulesTest
         unalignedRegistrationTakesWholePages(Kind.DMABUF_DYNAMIC);
     }
 
-    @Disabled("bug: a pinned dma-buf MR whose start or length is not 4 KiB aligned is refused with EINVAL")
     @Test
     void aPinnedDmabufMrNeedsNoPageAlignedStartOrLength()
     {
         unalignedRegistrationTakesWholePages(Kind.DMABUF_PINNED);
     }
 
-    @Disabled("bug: a peer-memory MR whose start or length is not 4 KiB aligned is refused with EINVAL")
     @Test
     void aPeerMemoryMrNeedsNoPageAlignedStartOrLength()
     {
@@ -1184,7 +1179,6 @@ class PeerMemoryRulesTest
         assertThat(rig.deviceB.writeOrdering().inFlight()).isZero();
     }
 
-    @Disabled("bug: relaxed chunks still in flight when the exporter moves a dynamic dma-buf land in the old VRAM")
     @Test
     void relaxedWritesInFlightLandBeforeTheExporterMovesTheBuffer()
     {
@@ -1200,7 +1194,6 @@ class PeerMemoryRulesTest
         assertSameBytes("every byte written is in the moved buffer", gpu.read(buf.gpuVa(), data.length), data);
     }
 
-    @Disabled("bug: relaxed chunks still in flight when cudaFree revokes a peer-memory MR land in freed VRAM")
     @Test
     void relaxedWritesInFlightDoNotLandInVramFreedUnderAPeerMemoryMr()
     {

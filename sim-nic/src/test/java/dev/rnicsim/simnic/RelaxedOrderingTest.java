@@ -29,7 +29,6 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.constraints.LongRange;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -366,8 +365,6 @@ class RelaxedOrderingTest
         assertThat(run.finalDataComplete()).isTrue();
     }
 
-    @Disabled("bug: WriteOrdering.overtakes() stays 0 when a strict write on the unsafe platform lands before "
-        + "chunks of an earlier write")
     @Test
     void overtakesCountsAStrictFlagThatLandedBeforeTheData()
     {
@@ -377,8 +374,6 @@ class RelaxedOrderingTest
         assertThat(run.overtakes()).isPositive();
     }
 
-    @Disabled("bug: chunksReordered() does not count chunks that land late from the in-flight tail (at drain or in "
-        + "a later write)")
     @Test
     void chunksReorderedCountsEveryChunkThatLandsAfterALaterOne()
     {
@@ -396,7 +391,6 @@ class RelaxedOrderingTest
         assertThat(rig.deviceB.writeOrdering().chunksReordered()).isEqualTo(landing.outOfOrder());
     }
 
-    @Disabled("bug: on the unsafe platform a watcher changes the placement order of later writes")
     @Test
     void watchingPlacementsDoesNotChangeThem()
     {
@@ -522,7 +516,6 @@ class RelaxedOrderingTest
         assertThat(mismatch(rig.ctxB.memory().read(dst, DATA), expected)).isEqualTo(-1);
     }
 
-    @Disabled("bug: relaxed chunks still in flight when an MR is deregistered land later in freed or reused frames")
     @Test
     void deregistrationMakesChunksInFlightLandFirst()
     {
@@ -677,7 +670,6 @@ class RelaxedOrderingTest
         assertThat(mismatch(rig.ctxA.memory().read(local, n), data)).isEqualTo(-1);
     }
 
-    @Disabled("bug: a SEND into a relaxed receive buffer is placed relaxed but not priced with the saving")
     @Test
     void aSendIntoARelaxedReceiveBufferIsCheaperByTheSaving()
     {
