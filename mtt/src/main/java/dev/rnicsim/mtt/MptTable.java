@@ -461,18 +461,26 @@ public final class MptTable
      */
     public int pageShift(final int key)
     {
+        final long[] hot = liveHot(key);
+        return hot == null ? -1 : (int)(hot[4 * slot(key) + 2] & 0xff);
+    }
+
+    /** The hot words of the chunk holding the live entry the key names in all 32 bits, or null. */
+    private long[] liveHot(final int key)
+    {
         final long index = MKey.index(key, variantBits);
         if (!isLive(index))
         {
-            return -1;
+            return null;
         }
         final Chunk c = chunks[(int)(index >>> CHUNK_SHIFT)];
-        final int i = (int)(index & CHUNK_MASK);
-        if (c.variant[i] != MKey.variant(key, variantBits))
-        {
-            return -1;
-        }
-        return (int)(c.body.hot[4 * i + 2] & 0xff);
+        return c.variant[(int)(index & CHUNK_MASK)] != MKey.variant(key, variantBits) ? null : c.body.hot;
+    }
+
+    /** The key's entry within its chunk. */
+    private int slot(final int key)
+    {
+        return (int)(MKey.index(key, variantBits) & CHUNK_MASK);
     }
 
     /**
@@ -481,18 +489,8 @@ public final class MptTable
      */
     public int accessBits(final int key)
     {
-        final long index = MKey.index(key, variantBits);
-        if (!isLive(index))
-        {
-            return -1;
-        }
-        final Chunk c = chunks[(int)(index >>> CHUNK_SHIFT)];
-        final int i = (int)(index & CHUNK_MASK);
-        if (c.variant[i] != MKey.variant(key, variantBits))
-        {
-            return -1;
-        }
-        return (int)c.body.hot[4 * i + 3];
+        final long[] hot = liveHot(key);
+        return hot == null ? -1 : (int)hot[4 * slot(key) + 3];
     }
 
     /**
@@ -503,18 +501,12 @@ public final class MptTable
      */
     public long blockIndex(final int key, final long iova)
     {
-        final long index = MKey.index(key, variantBits);
-        if (!isLive(index))
+        final long[] hot = liveHot(key);
+        if (hot == null)
         {
             return -1;
         }
-        final Chunk c = chunks[(int)(index >>> CHUNK_SHIFT)];
-        final int i = (int)(index & CHUNK_MASK);
-        if (c.variant[i] != MKey.variant(key, variantBits))
-        {
-            return -1;
-        }
-        final long[] hot = c.body.hot;
+        final int i = slot(key);
         final long mttWord = hot[4 * i + 2];
         final int shift = (int)(mttWord & 0xff);
         return (mttWord >>> 16) + (iova >>> shift) - (hot[4 * i] >>> shift);
