@@ -31,7 +31,7 @@ public final class Fields
     {
         BY_KIND.put(Kind.MR, Set.of("addr", "length", "iova", "lkey", "rkey", "page_size", "mtt_entries",
             "mtt_reserved", "pinned_pages", "index", "variant", "closed", "odp", "implicit", "page_faults",
-            "entries_mapped", "entries_zapped", "children", "mapped_pages"));
+            "entries_mapped", "entries_zapped", "children", "mapped_pages", "kind", "moves", "revoked", "bar1"));
         BY_KIND.put(Kind.FASTMR, Set.of("addr", "length", "iova", "lkey", "rkey", "index", "variant", "max_num_sg",
             "valid", "closed"));
         BY_KIND.put(Kind.MW, Set.of("rkey", "type", "index", "variant", "bound", "addr", "length", "qp", "closed"));
@@ -46,7 +46,8 @@ public final class Fields
             device.add(c.label());
         }
         device.addAll(Set.of("mtt_capacity", "mtt_free", "mtt_largest_free", "mtt_requested", "max_mr",
-            "cache_entries", "page_size_cap"));
+            "cache_entries", "page_size_cap", "relaxed_ordering", "chunks_placed", "chunks_reordered",
+            "write_overtakes", "chunks_in_flight"));
         BY_KIND.put(Kind.DEVICE, Set.copyOf(device));
         final Set<String> host = new LinkedHashSet<>(Set.of("mem_total", "mem_free", "mem_used", "hugepages_free_2m",
             "hugepages_free_1g", "hugepages_total_2m", "hugepages_total_1g"));
@@ -62,6 +63,10 @@ public final class Fields
         BY_KIND.put(Kind.HANDLE, Set.of("addr", "length", "lkey", "rkey", "hit"));
         BY_KIND.put(Kind.POOL, Set.copyOf(STRATEGY_POOL));
         BY_KIND.put(Kind.CACHE, Set.copyOf(STRATEGY_CACHE));
+        BY_KIND.put(Kind.GPU, Set.of("vram", "vram_used", "bar1", "bar1_used", "buffers"));
+        BY_KIND.put(Kind.GPU_BUFFER, Set.of("addr", "length", "vram_offset", "freed"));
+        BY_KIND.put(Kind.DMABUF, Set.of("fd", "offset", "length", "closed"));
+        BY_KIND.put(Kind.WATCH, Set.of("seen", "torn", "placements"));
         BY_KIND.put(Kind.VALUE, Set.of());
     }
 

@@ -17,7 +17,10 @@ public enum Kind
     BUFFER,
     /** A protection domain ({@code pd}). */
     PD,
-    /** A memory region ({@code reg}), pinned or on demand (ODP); its keys stay usable after {@code dereg}. */
+    /**
+     * A memory region ({@code reg}): pinned, on demand (ODP) or over GPU memory (peer memory, dma-buf); its keys stay
+     * usable after {@code dereg}.
+     */
     MR,
     /** A fast-registration MR ({@code fastmr}): mapped by {@code map}, made valid by {@code post reg_mr}. */
     FASTMR,
@@ -35,6 +38,14 @@ public enum Kind
     CACHE,
     /** An acquired registration of a cache ({@code acquire}): its keys, until {@code release}. */
     HANDLE,
+    /** A GPU in a host ({@code gpu}): VRAM on the host's PCIe bus behind a BAR1 aperture. */
+    GPU,
+    /** A buffer in a GPU's memory ({@code gpualloc}): its GPU virtual address. */
+    GPU_BUFFER,
+    /** A dma-buf exported from a GPU buffer ({@code dmabuf}): its file descriptor. */
+    DMABUF,
+    /** A CPU polling a flag while a device's writes land ({@code watch}). */
+    WATCH,
     /** A number kept for later lines ({@code let}). */
     VALUE
 }

@@ -316,6 +316,12 @@ public final class ScriptParser
             throw l.error("show " + l.args().get(0) + " needs a name" + (l.args().get(0).equals("walk")
                 ? " or an address" : "") + "; expected: " + spec.usage());
         }
+        final boolean dmabuf = l.verb().equals("reg") && l.options().containsKey("dmabuf");
+        if (dmabuf && l.args().size() != 4)
+        {
+            throw l.error("reg with dmabuf= is ibv_reg_dmabuf_mr: give OFFSET and SIZE, the range of the dma-buf to "
+                + "register; expected: " + spec.usage());
+        }
         final boolean implicit = l.verb().equals("reg") && l.args().size() == 3;
         if (implicit)
         {
@@ -325,6 +331,22 @@ public final class ScriptParser
         {
             throw l.error("advise takes ADDR and SIZE together (or neither, for the whole MR); expected: "
                 + spec.usage());
+        }
+        if (l.verb().equals("dmabuf") && l.args().size() == 3)
+        {
+            throw l.error("dmabuf takes OFFSET and SIZE together (or neither, for the whole buffer); expected: "
+                + spec.usage());
+        }
+        if (l.verb().equals("watch"))
+        {
+            for (final String k : List.of("flag", "data", "length"))
+            {
+                if (!l.options().containsKey(k))
+                {
+                    throw l.error("watch needs " + k + "=: the 8-byte flag the CPU polls, the data it reads once the "
+                        + "flag holds the value, and the data's length; expected: " + spec.usage());
+                }
+            }
         }
         final List<Runnable> binds = new ArrayList<>();
         for (int i = 0; i < l.args().size(); i++)
@@ -343,10 +365,11 @@ public final class ScriptParser
                         + " (letters, digits and _, not 'last' or 'now'); expected: " + spec.usage());
                 }
                 final Kind before = names.get(v);
-                if (before != null && (before != n.kind() || n.kind() == Kind.HOST || n.kind() == Kind.DEVICE))
+                if (before != null && (before != n.kind() || n.kind() == Kind.HOST || n.kind() == Kind.DEVICE
+                    || n.kind() == Kind.GPU))
                 {
                     throw l.error("'" + v + "' names a " + before.name().toLowerCase(Locale.ROOT) + " already; "
-                        + (before == n.kind() ? "hosts and devices need names of their own"
+                        + (before == n.kind() ? "hosts, devices and GPUs need names of their own"
                         : "give the new " + n.kind().name().toLowerCase(Locale.ROOT) + " another name"));
                 }
                 binds.add(() -> names.put(v, n.kind()));

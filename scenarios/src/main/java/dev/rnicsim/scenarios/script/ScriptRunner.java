@@ -28,6 +28,7 @@ import dev.rnicsim.simnic.SimMr;
 import dev.rnicsim.simnic.SimMw;
 import dev.rnicsim.simnic.SimOdpMr;
 import dev.rnicsim.simnic.SimPd;
+import dev.rnicsim.simnic.SimPeerMr;
 import dev.rnicsim.simnic.SimQp;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.Backing;
@@ -415,6 +416,14 @@ public final class ScriptRunner
                 case "dereg" -> dereg(s, l);
                 case "rereg" -> rereg(s, l);
                 case "advise" -> advise(s, l);
+                case "gpu" -> Gpus.gpu(s, l);
+                case "gpualloc" -> Gpus.alloc(s, l);
+                case "gpuwrite" -> Gpus.write(s, l);
+                case "gpufree" -> Gpus.free(s, l);
+                case "gpumove" -> Gpus.move(s, l);
+                case "memcpy" -> Gpus.memcpy(s, l);
+                case "dmabuf" -> Gpus.export(s, l);
+                case "watch" -> Gpus.watch(s, l);
                 case "cq" -> bind(s, l, s.get(l, l.args().get(1), SimContext.class).createCq(
                     l.args().size() > 2 ? s.evalCount(l, l.args().get(2)) : 64), "");
                 case "qp" -> qp(s, l);
@@ -535,11 +544,13 @@ public final class ScriptRunner
         final Session.HostBinding binding = new Session.HostBinding(host, memlock, "yes".equals(o.get("cap_ipc_lock")));
         s.names.put(l.args().get(0), binding);
         s.hosts.put(host, binding);
+        host.peerMemoryClient("yes".equals(o.get("peermem")));
         return Outcome.ok(Units.bytes(config.physicalMemoryBytes()) + " RAM, hugepages 2M=" + config.hugepages2M()
             + " 1G=" + config.hugepages1G() + ", THP " + config.thpMode().name().toLowerCase(Locale.ROOT)
             + ", fork " + config.forkBehaviour().name().toLowerCase(Locale.ROOT)
             + (config.aged() ? ", aged (scattered 4 KiB frames)" : "") + ", RLIMIT_MEMLOCK "
-            + (memlock == UserProcess.RLIM_INFINITY ? "unlimited" : Units.bytes(memlock)));
+            + (memlock == UserProcess.RLIM_INFINITY ? "unlimited" : Units.bytes(memlock))
+            + (host.peerMemoryClient() ? ", peer-memory client (nvidia-peermem) loaded" : ""));
     }
 
     private Outcome device(final Session s, final ScriptLine l)
@@ -601,6 +612,10 @@ public final class ScriptRunner
             {
                 p = p.withVariantPolicy(VariantPolicy.valueOf(o.get("keys").toUpperCase(Locale.ROOT)));
             }
+            if (o.containsKey("dmabuf"))
+            {
+                p = Gpus.withDmabuf(p, o.get("dmabuf"));
+            }
         }
         catch (final IllegalArgumentException | TableException e)
         {
@@ -613,7 +628,8 @@ public final class ScriptRunner
         return Outcome.ok(p.name() + " (" + p.driver() + "): max_mr " + p.attributes().maxMr() + ", MTT "
             + m.capacityEntries() + " entries (" + p.mtt().allocator().name().toLowerCase(Locale.ROOT)
             + "), page_size_cap 0x" + Long.toHexString(p.attributes().pageSizeCap()) + ", keys "
-            + p.variantPolicy().name().toLowerCase(Locale.ROOT) + defaulted);
+            + p.variantPolicy().name().toLowerCase(Locale.ROOT) + (o.containsKey("dmabuf") ? Gpus.dmabufNote(p) : "")
+            + defaulted);
     }
 
     private UserProcess spawn(final Session s, final ScriptLine l, final SimHost host, final String name)
@@ -693,7 +709,7 @@ public final class ScriptRunner
     private Outcome write(final Session s, final ScriptLine l)
     {
         final Session.Val a = address(s, l, l.args().get(0));
-        final byte[] data = data(l.args().get(1));
+        final byte[] data = filled(s, l, data(l.args().get(1)), 2);
         a.process().write(a.num(), data);
         return Outcome.ok(data.length + " bytes at 0x" + Long.toHexString(a.num()));
     }
@@ -715,11 +731,36 @@ public final class ScriptRunner
     private Session.Val address(final Session s, final ScriptLine l, final String expr)
     {
         final Session.Val v = s.eval(l, expr);
-        if (v.process() == null)
+        if (v.process() == null || Gpus.at(s, l, v) != null)
         {
-            throw l.error("'" + expr + "' is no address in a process: start it with a buffer or MR name");
+            throw l.error("'" + expr + "' is no address in a process: start it with a buffer or MR name"
+                + (Gpus.at(s, l, v) != null ? " (it is GPU memory: gpuwrite stores there, memcpy copies)" : ""));
         }
         return v;
+    }
+
+    /**
+     * @param data  the bytes of a DATA argument.
+     * @param index where the optional SIZE argument is.
+     * @return the bytes, repeated to SIZE bytes when SIZE is given.
+     */
+    static byte[] filled(final Session s, final ScriptLine l, final byte[] data, final int index)
+    {
+        if (l.args().size() <= index)
+        {
+            return data;
+        }
+        final long size = s.evalNum(l, l.args().get(index));
+        if (size <= 0 || size > 1L << 30 || data.length == 0)
+        {
+            throw l.error("SIZE " + size + ": give 1 byte to 1 GiB of a non-empty pattern to repeat");
+        }
+        final byte[] out = new byte[(int)size];
+        for (int i = 0; i < out.length; i++)
+        {
+            out[i] = data[i % data.length];
+        }
+        return out;
     }
 
     static byte[] data(final String token)
@@ -753,6 +794,10 @@ public final class ScriptRunner
         final long addr = implicit ? 0 : s.eval(l, l.args().get(2)).num();
         final long len = implicit ? -1L : s.evalNum(l, l.args().get(3));
         final Set<Access> access = Spec.accessFlags(l.options().getOrDefault("access", "local_write"));
+        if (l.options().containsKey("dmabuf"))
+        {
+            return Gpus.regDmabuf(s, l, pd, addr, len, access);
+        }
         final MemoryRegion registered = l.options().containsKey("iova")
             ? pd.regMr(addr, len, s.evalNum(l, l.options().get("iova")), access)
             : pd.regMr(addr, len, access);
@@ -763,6 +808,11 @@ public final class ScriptRunner
         if (registered instanceof SimOdpMr odp)
         {
             return Outcome.ok(odpRegistered(odp, e));
+        }
+        if (registered instanceof SimPeerMr peer)
+        {
+            s.peerFirstVa.put(peer, peer.addr());
+            return Outcome.ok(Gpus.registered(peer, e));
         }
         final SimMr mr = (SimMr)registered;
         return Outcome.ok(String.format(Locale.ROOT, "lkey=0x%08x rkey=0x%08x (index %d, variant %d); page size %s, "
@@ -816,6 +866,10 @@ public final class ScriptRunner
                 + "invalidated (" + faults + " page faults in its life); " + Units.duration(e.durationNs())
                 + "; the name " + l.args().get(0) + " keeps the old key 0x" + Integer.toHexString(odp.lkey())
                 + " to try it later");
+        }
+        if (s.names.get(l.args().get(0)) instanceof SimPeerMr peer)
+        {
+            return Gpus.dereg(l, peer);
         }
         final SimMr mr = s.get(l, l.args().get(0), SimMr.class);
         if (mr.isClosed())
@@ -1445,6 +1499,18 @@ public final class ScriptRunner
             case SimPd p -> p.close();
             case SimMr m -> m.close();
             case SimOdpMr m -> m.close();
+            case SimPeerMr m -> m.close();
+            case Session.DmabufBinding d ->
+            {
+                d.gpu().closeDmabuf(d.fd());
+                return Outcome.ok("dma-buf fd " + d.fd() + " closed: MRs registered from it keep their own "
+                    + "reference until deregistered");
+            }
+            case dev.rnicsim.simnic.FlagWatch w ->
+            {
+                w.close();
+                return Outcome.ok("stopped polling");
+            }
             case SimFastRegMr f -> f.close();
             case SimMw w -> w.close();
             case SimCq c -> c.close();
@@ -1496,8 +1562,24 @@ public final class ScriptRunner
         }
         if (a.get(0).equals("bytes"))
         {
-            final Session.Val at = address(s, l, a.get(1));
             final byte[] want = data(a.get(2));
+            final Gpus.At gpuAt = Gpus.at(s, l, s.eval(l, a.get(1)));
+            if (gpuAt != null)
+            {
+                final byte[] got;
+                try
+                {
+                    got = gpuAt.gpu().read(gpuAt.va(), want.length);
+                }
+                catch (final VerbsException e)
+                {
+                    return "reading " + want.length + " bytes of GPU memory at 0x" + Long.toHexString(gpuAt.va())
+                        + " failed: " + e.getMessage();
+                }
+                return Arrays.equals(want, got) ? null : "expected bytes " + printable(want) + ", got "
+                    + printable(got);
+            }
+            final Session.Val at = address(s, l, a.get(1));
             final byte[] got;
             try
             {

@@ -5,17 +5,21 @@ import dev.rnicsim.pagetable.Host;
 import dev.rnicsim.pagetable.PageSize;
 import dev.rnicsim.pagetable.PhysicalMemory;
 import dev.rnicsim.pagetable.UserProcess;
+import dev.rnicsim.simnic.FlagWatch;
+import dev.rnicsim.simnic.GpuBuffer;
 import dev.rnicsim.simnic.SimContext;
 import dev.rnicsim.simnic.SimCounter;
 import dev.rnicsim.simnic.SimCq;
 import dev.rnicsim.simnic.SimDevice;
 import dev.rnicsim.simnic.SimFabric;
 import dev.rnicsim.simnic.SimFastRegMr;
+import dev.rnicsim.simnic.SimGpu;
 import dev.rnicsim.simnic.SimHost;
 import dev.rnicsim.simnic.SimMr;
 import dev.rnicsim.simnic.SimMw;
 import dev.rnicsim.simnic.SimOdpMr;
 import dev.rnicsim.simnic.SimPd;
+import dev.rnicsim.simnic.SimPeerMr;
 import dev.rnicsim.simnic.SimQp;
 import dev.rnicsim.verbs.MemoryRegion;
 import dev.rnicsim.verbs.MemoryWindow;
@@ -64,12 +68,28 @@ final class Session
     {
     }
 
+    /** A dma-buf exported by {@code dmabuf}: its descriptor, the buffer and the range of it. */
+    record DmabufBinding(SimGpu gpu, int fd, GpuBuffer buffer, long offset, long lengthBytes)
+    {
+        boolean closed()
+        {
+            return gpu.host().dmabuf(fd) == null;
+        }
+    }
+
     /**
      * A value: a number, or a text (states, statuses), with the process and MR it points into when it is an
-     * address, or the window whose range it starts (its rkey goes with it to {@code remote=}).
+     * address, or the window whose range it starts (its rkey goes with it to {@code remote=}), or the GPU buffer it
+     * points into (a GPU buffer's name, or an MR over GPU memory).
      */
-    record Val(long num, String text, UserProcess process, MemoryRegion mr, MemoryWindow mw)
+    record Val(long num, String text, UserProcess process, MemoryRegion mr, MemoryWindow mw, GpuBuffer gpu)
     {
+        Val(final long num, final String text, final UserProcess process, final MemoryRegion mr,
+            final MemoryWindow mw)
+        {
+            this(num, text, process, mr, mw, null);
+        }
+
         /**
          * @return the rkey a remote address starting at an MR or a window carries, else 0.
          */
@@ -99,6 +119,8 @@ final class Session
     long nextWrId = 1;
     /** How the last {@code rereg} failed: ERR_INPUT or ERR_CMD, or NONE when it succeeded (or none ran). */
     String lastReregError = "NONE";
+    /** The GPU virtual address of the first byte of each MR over GPU memory (a dma-buf MR's iova may differ). */
+    final Map<SimPeerMr, Long> peerFirstVa = new HashMap<>();
 
     Session(final java.nio.file.Path baseDir)
     {
@@ -139,6 +161,10 @@ final class Session
             case "CacheBinding" -> "registration cache (a name from 'cache')";
             case "HandleBinding" -> "handle (a name from 'acquire')";
             case "SimDevice" -> "device";
+            case "SimGpu" -> "GPU (a name from 'gpu')";
+            case "GpuBuffer" -> "GPU buffer (a name from 'gpualloc')";
+            case "DmabufBinding" -> "dma-buf (a name from 'dmabuf')";
+            case "FlagWatch" -> "watch (a name from 'watch')";
             case "SimHost" -> "host";
             case "UserProcess" -> "process";
             default -> type.getSimpleName();
@@ -165,6 +191,7 @@ final class Session
         UserProcess process = null;
         MemoryRegion mr = null;
         MemoryWindow mw = null;
+        GpuBuffer gpu = null;
         String text = null;
         final List<Expressions.Term> terms = Expressions.split(expr);
         for (final Expressions.Term t : terms)
@@ -178,11 +205,12 @@ final class Session
                 }
                 text = v.text();
             }
-            if (process == null && mr == null && mw == null)
+            if (process == null && mr == null && mw == null && gpu == null)
             {
                 process = v.process();
                 mr = v.mr();
                 mw = v.mw();
+                gpu = v.gpu();
             }
             try
             {
@@ -193,7 +221,7 @@ final class Session
                 throw l.error("'" + expr + "' overflows 64 bits");
             }
         }
-        return new Val(sum, text, process, mr, mw);
+        return new Val(sum, text, process, mr, mw, gpu);
     }
 
     /** Evaluates an expression that must be a number (not a text such as a QP state). */
@@ -313,9 +341,42 @@ final class Session
         {
             case Buffer b -> field == null ? new Val(b.addr(), null, b.process(), null, null) : bufferField(b, field);
             case SimMr m -> field == null ? new Val(m.iova(), null, m.pd().context().process(), m, null)
-                : num(mrField(m, field));
+                : "kind".equals(field) ? text("PINNED") : num(mrField(m, field));
             case SimOdpMr m -> field == null ? new Val(m.iova(), null, m.pd().context().process(), m, null)
-                : num(odpField(m, field));
+                : "kind".equals(field) ? text("ODP") : num(odpField(m, field));
+            case SimPeerMr m -> field == null ? new Val(m.iova(), null, m.pd().context().process(), m, null,
+                m.buffer()) : "kind".equals(field) ? text(m.kind().name()) : num(peerField(m, field));
+            case SimGpu g ->
+            {
+                if (field == null)
+                {
+                    throw l.error("a GPU has no value of its own; use a field, e.g. " + base + ".bar1_used, or a "
+                        + "buffer's name (gpualloc)");
+                }
+                yield num(gpuField(g, field));
+            }
+            case GpuBuffer b -> field == null ? new Val(b.gpuVa(), null, null, null, null, b)
+                : num(gpuBufferField(b, field));
+            case DmabufBinding d -> num(field == null ? d.fd() : switch (field)
+            {
+                case "offset" -> d.offset();
+                case "length" -> d.lengthBytes();
+                case "closed" -> d.closed() ? 1 : 0;
+                default -> d.fd();
+            });
+            case FlagWatch w ->
+            {
+                if (field == null)
+                {
+                    throw l.error("a watch has no value of its own; use a field, e.g. " + base + ".torn");
+                }
+                yield num(switch (field)
+                {
+                    case "seen" -> w.flagSeen() ? 1 : 0;
+                    case "torn" -> w.torn() ? 1 : 0;
+                    default -> w.placementsBeforeFlag();
+                });
+            }
             case SimFastRegMr f -> field == null
                 ? new Val(f.iova(), null, ((SimPd)f.pd()).context().process(), f, null) : num(fastMrField(f, field));
             case SimMw w -> field == null ? windowStart(w) : num(mwField(w, field));
@@ -361,6 +422,64 @@ final class Session
     private static Val num(final long n)
     {
         return new Val(n, null, null, null, null);
+    }
+
+    private static Val text(final String t)
+    {
+        return new Val(0, t, null, null, null);
+    }
+
+    /**
+     * A field of an MR over GPU memory: the MR fields (nothing pinned in host memory), its BAR1 mapping, the
+     * move_notify calls it received, the faults that re-mapped it, whether it was revoked.
+     */
+    static long peerField(final SimPeerMr m, final String field)
+    {
+        return switch (field)
+        {
+            case "addr" -> m.addr();
+            case "length" -> m.lengthBytes();
+            case "iova" -> m.iova();
+            case "lkey" -> m.lkey() & 0xffffffffL;
+            case "rkey" -> m.rkey() & 0xffffffffL;
+            case "page_size" ->
+            {
+                final int shift = m.pd().context().device().tables().pageShift(m.lkey());
+                yield shift < 0 ? 0 : 1L << shift;
+            }
+            case "mtt_entries", "mtt_reserved" -> m.mttEntries();
+            case "index" -> (m.lkey() >>> 8) & 0xffffff;
+            case "variant" -> m.lkey() & 0xff;
+            case "closed" -> m.isClosed() ? 1 : 0;
+            case "page_faults" -> m.pageFaults();
+            case "moves" -> m.moves();
+            case "revoked" -> m.isRevoked() ? 1 : 0;
+            case "bar1" -> m.bar1MappedBytes();
+            default -> 0;
+        };
+    }
+
+    static long gpuField(final SimGpu g, final String field)
+    {
+        return switch (field)
+        {
+            case "vram" -> g.vramBytes();
+            case "vram_used" -> g.vramUsedBytes();
+            case "bar1" -> g.bar1Bytes();
+            case "bar1_used" -> g.bar1UsedBytes();
+            default -> g.buffers().size();
+        };
+    }
+
+    static long gpuBufferField(final GpuBuffer b, final String field)
+    {
+        return switch (field)
+        {
+            case "addr" -> b.gpuVa();
+            case "length" -> b.sizeBytes();
+            case "vram_offset" -> b.vramOffset();
+            default -> b.isFreed() ? 1 : 0;
+        };
     }
 
     private Val last(final ScriptLine l, final String field)
@@ -597,6 +716,11 @@ final class Session
             case "max_mr" -> d.attributes().maxMr();
             case "cache_entries" -> d.profile().cacheEntries();
             case "page_size_cap" -> d.attributes().pageSizeCap();
+            case "relaxed_ordering" -> d.profile().relaxedOrdering() ? 1 : 0;
+            case "chunks_placed" -> d.writeOrdering().chunksPlaced();
+            case "chunks_reordered" -> d.writeOrdering().chunksReordered();
+            case "write_overtakes" -> d.writeOrdering().overtakes();
+            case "chunks_in_flight" -> d.writeOrdering().inFlight();
             default -> throw l.error("a device has no field '" + field + "'");
         };
     }

@@ -113,6 +113,9 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
     /** The advice of {@code advise} ({@code ibv_advise_mr}). */
     public static final Set<String> ADVICE_WORDS = Set.of("prefetch", "prefetch_write", "prefetch_no_fault");
 
+    /** The PCIe paths of {@code gpu topology=}, as {@code nvidia-smi topo -m} names them (any case). */
+    public static final Set<String> TOPOLOGY_WORDS = Set.of("pix", "pxb", "phb", "node", "sys");
+
     /** The word that stands for ADDR SIZE in {@code reg} to register an implicit ODP MR. */
     public static final String IMPLICIT = "implicit";
 
@@ -127,16 +130,18 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         final Map<String, Spec> t = new LinkedHashMap<>();
         add(t, "host NAME [ram=SIZE] [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no] [hugepages2m=N] [hugepages1g=N]"
             + " [thp=always|madvise|never] [fork=modern|legacy] [movable=SIZE] [swap=SIZE] [max_map_count=N]"
-            + " [aged=yes|no]",
+            + " [aged=yes|no] [peermem=yes|no]",
             List.of(new NewName(Kind.HOST, false)),
             opts("ram", expr(), "memlock", expr(), "cap_ipc_lock", word("yes", "no"), "hugepages2m", expr(),
                 "hugepages1g", expr(), "thp", word("always", "madvise", "never"), "fork", word("modern", "legacy"),
-                "movable", expr(), "swap", expr(), "max_map_count", expr(), "aged", word("yes", "no")));
+                "movable", expr(), "swap", expr(), "max_map_count", expr(), "aged", word("yes", "no"), "peermem",
+                word("yes", "no")));
         add(t, "device NAME HOST [profile=NAME] [devinfo=FILE] [log_num_mtt=N] [log_mtts_per_seg=N] [max_mr=N]"
-            + " [cache=ENTRIES] [keys=generation|random|recycled]",
+            + " [cache=ENTRIES] [keys=generation|random|recycled] [dmabuf=dynamic|pinned|none]",
             List.of(new NewName(Kind.DEVICE, false), ref(Kind.HOST)),
             opts("profile", new Word1(true), "devinfo", new Word1(true), "log_num_mtt", expr(), "log_mtts_per_seg",
-                expr(), "max_mr", expr(), "cache", expr(), "keys", word("generation", "random", "recycled")));
+                expr(), "max_mr", expr(), "cache", expr(), "keys", word("generation", "random", "recycled"),
+                "dmabuf", word("dynamic", "pinned", "none")));
         add(t, "process NAME HOST [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no]",
             List.of(new NewName(Kind.PROCESS, false), ref(Kind.HOST)),
             opts("memlock", expr(), "cap_ipc_lock", word("yes", "no")));
@@ -148,7 +153,7 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             List.of(new NewName(Kind.BUFFER, false), new Ref(PROCS, false), new Expr(false)),
             opts("backing", word("4k", "thp", "2m", "1g"), "prot", word("rw", "r", "none")));
         add(t, "touch ADDR SIZE [write]", List.of(new Expr(false), new Expr(false)), Map.of(), Set.of("write"));
-        add(t, "write ADDR DATA", List.of(new Expr(false), new Data(false)), Map.of());
+        add(t, "write ADDR DATA [SIZE]", List.of(new Expr(false), new Data(false), new Expr(true)), Map.of());
         add(t, "munmap ADDR SIZE", List.of(new Expr(false), new Expr(false)), Map.of());
         add(t, "madvise ADDR SIZE dontneed|hugepage|nohugepage|dontfork|dofork",
             List.of(new Expr(false), new Expr(false), new Word(Set.of("dontneed", "hugepage", "nohugepage",
@@ -160,9 +165,10 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "reclaim HOST PAGES", List.of(ref(Kind.HOST), new Expr(false)), Map.of());
         add(t, "compact HOST", List.of(ref(Kind.HOST)), Map.of());
         add(t, "pd NAME CONTEXT", List.of(new NewName(Kind.PD, false), ref(Kind.CONTEXT)), Map.of());
-        add(t, "reg NAME PD ADDR SIZE [access=FLAGS] [iova=ADDR] | reg NAME PD implicit access=odp,...",
+        add(t, "reg NAME PD ADDR SIZE [access=FLAGS] [iova=ADDR] | reg NAME PD implicit access=odp,..."
+            + " | reg NAME PD OFFSET SIZE dmabuf=FD [iova=ADDR] [access=FLAGS]",
             List.of(new NewName(Kind.MR, false), ref(Kind.PD), new Expr(false), new Expr(true)),
-            opts("access", new Word(ACCESS_WORDS, true, true), "iova", expr()));
+            opts("access", new Word(ACCESS_WORDS, true, true), "iova", expr(), "dmabuf", expr()));
         add(t, "dereg MR", List.of(new Ref(Set.of(Kind.MR, Kind.FASTMR), false)), Map.of());
         add(t, "rereg MR [pd=PD] [addr=ADDR] [size=SIZE] [access=FLAGS]",
             List.of(new Ref(Set.of(Kind.MR, Kind.FASTMR), false)),
@@ -172,6 +178,18 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             List.of(new Ref(Set.of(Kind.MR, Kind.FASTMR), false), new Word(ADVICE_WORDS, false, false),
                 new Expr(true), new Expr(true)),
             opts("pd", new Ref(Set.of(Kind.PD), true)), Set.of("flush"));
+        add(t, "gpu NAME HOST [vram=SIZE] [bar1=SIZE] [topology=PIX|PXB|PHB|NODE|SYS]",
+            List.of(new NewName(Kind.GPU, false), ref(Kind.HOST)),
+            opts("vram", expr(), "bar1", expr(), "topology", word(TOPOLOGY_WORDS.toArray(String[]::new))));
+        add(t, "gpualloc NAME GPU SIZE", List.of(new NewName(Kind.GPU_BUFFER, false), ref(Kind.GPU),
+            new Expr(false)), Map.of());
+        add(t, "gpuwrite ADDR DATA [SIZE]", List.of(new Expr(false), new Data(false), new Expr(true)), Map.of());
+        add(t, "gpufree GPUBUF", List.of(ref(Kind.GPU_BUFFER)), Map.of());
+        add(t, "gpumove GPUBUF", List.of(ref(Kind.GPU_BUFFER)), Map.of());
+        add(t, "memcpy d2h|h2d DST SRC SIZE", List.of(new Word(Set.of("d2h", "h2d"), false, false),
+            new Expr(false), new Expr(false), new Expr(false)), Map.of());
+        add(t, "dmabuf NAME GPUBUF [OFFSET SIZE]", List.of(new NewName(Kind.DMABUF, false), ref(Kind.GPU_BUFFER),
+            new Expr(true), new Expr(true)), Map.of());
         add(t, "cq NAME CONTEXT [ENTRIES]", List.of(new NewName(Kind.CQ, false), ref(Kind.CONTEXT),
             new Expr(true)), Map.of());
         add(t, "qp NAME PD CQ [send_wr=N] [recv_wr=N] [sge=N] [inline=N]",
@@ -191,6 +209,9 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "recv QP [sgl=SGL] [id=N]", List.of(ref(Kind.QP)), opts("sgl", new Sgl(true), "id", expr()));
         add(t, "poll CQ [N]", List.of(ref(Kind.CQ), new Expr(true)), Map.of());
         add(t, "modify QP err", List.of(ref(Kind.QP), new Word(Set.of("err"), false, false)), Map.of());
+        add(t, "watch NAME DEVICE flag=ADDR data=ADDR length=SIZE [value=N]",
+            List.of(new NewName(Kind.WATCH, false), ref(Kind.DEVICE)),
+            opts("flag", expr(), "data", expr(), "length", expr(), "value", expr()));
         add(t, "mw NAME PD [type=1|2]", List.of(new NewName(Kind.MW, false), ref(Kind.PD)),
             opts("type", word("1", "2")));
         add(t, "bind MW QP MR [addr=ADDR] [length=SIZE] [access=FLAGS] [rkey=KEY] [id=N] [unsignaled]",
@@ -218,11 +239,11 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "release HANDLE", List.of(ref(Kind.HANDLE)), Map.of());
         add(t, "invalidate CACHE ADDR SIZE", List.of(ref(Kind.CACHE), new Expr(false), new Expr(false)), Map.of());
         add(t, "close NAME", List.of(new Ref(Set.of(Kind.CONTEXT, Kind.PD, Kind.MR, Kind.FASTMR, Kind.MW, Kind.CQ,
-            Kind.QP, Kind.POOL, Kind.CACHE), false)), Map.of());
+            Kind.QP, Kind.POOL, Kind.CACHE, Kind.DMABUF, Kind.WATCH), false)), Map.of());
         add(t, "show mr|odp|mw|qp|walk|mtt|counters|trace|devinfo|meminfo|vmstat|buddyinfo|hugepages|status|smaps"
-            + "|clock|pool|cache [NAME|ADDR]",
+            + "|clock|pool|cache|gpu [NAME|ADDR]",
             List.of(new Word(Set.of("mr", "odp", "mw", "qp", "walk", "mtt", "counters", "trace", "devinfo", "meminfo",
-                "vmstat", "buddyinfo", "hugepages", "status", "smaps", "clock", "pool", "cache"), false, false),
+                "vmstat", "buddyinfo", "hugepages", "status", "smaps", "clock", "pool", "cache", "gpu"), false, false),
                 new Expr(true)),
             Map.of());
         add(t, "let NAME EXPR", List.of(new NewName(Kind.VALUE, false), new Expr(false)), Map.of());

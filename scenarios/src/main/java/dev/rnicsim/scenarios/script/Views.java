@@ -40,7 +40,10 @@ final class Views
         return switch (what)
         {
             case "mr" -> s.names.get(arg) instanceof SimFastRegMr f ? fastMr(f)
-                : s.names.get(arg) instanceof SimOdpMr o ? odp(s, o) : mr(s, s.get(l, arg, SimMr.class));
+                : s.names.get(arg) instanceof SimOdpMr o ? odp(s, o)
+                : s.names.get(arg) instanceof dev.rnicsim.simnic.SimPeerMr g ? Gpus.mrView(g)
+                : mr(s, s.get(l, arg, SimMr.class));
+            case "gpu" -> Gpus.gpuView(s.get(l, arg, dev.rnicsim.simnic.SimGpu.class));
             case "odp" -> s.names.get(arg) instanceof SimOdpMr o ? odp(s, o)
                 : notOdp(l, arg, s.names.get(arg));
             case "mw" -> mw(s, s.get(l, arg, SimMw.class));
@@ -91,6 +94,11 @@ final class Views
     /** {@code show odp} of a name that is no ODP MR. */
     private static String notOdp(final ScriptLine l, final String name, final Object o)
     {
+        if (o instanceof dev.rnicsim.simnic.SimPeerMr)
+        {
+            throw l.error("'" + name + "' is an MR over GPU memory, not an on-demand-paging one; show mr " + name
+                + " shows it");
+        }
         if (o instanceof SimMr || o instanceof SimFastRegMr)
         {
             throw l.error("'" + name + "' is a pinned MR, not an on-demand-paging one (register it with access=odp,"

@@ -129,6 +129,28 @@ class TourTest
     }
 
     @Test
+    void tourShouldRegisterGpuMemoryThroughDmabufWithoutAPeerMemoryClient()
+    {
+        final int section = out.indexOf("== GPU memory ==");
+        assertThat(section).isPositive();
+        assertThat(out.indexOf("-> EFAULT: ibv_reg_mr: EFAULT: 0x", section)).isGreaterThan(section);
+        assertThat(out).containsPattern("reg mr_gpu: .*DMABUF_DYNAMIC over gpu_b memory \\(topology PIX\\): 16 MTT "
+            + "entries, 64 KiB of BAR1 mapped .*no host page pinned");
+        assertThat(out).containsPattern("cudaMemcpy D2H 12 B from GPU VA 0x[0-9a-f]+ of gpu_b to 0x[0-9a-f]+: ");
+    }
+
+    @Test
+    void tourShouldShowARelaxedOrderingWriteCheaperThanAStrictOne()
+    {
+        assertThat(flat).contains("== Relaxed ordering ==").contains("forcing relaxed ordering on");
+        final Matcher strict = Pattern.compile("strict_write_ns = (\\d+)").matcher(out);
+        final Matcher relaxed = Pattern.compile("relaxed_write_ns = (\\d+)").matcher(out);
+        assertThat(strict.find()).isTrue();
+        assertThat(relaxed.find()).isTrue();
+        assertThat(Long.parseLong(relaxed.group(1))).isLessThan(Long.parseLong(strict.group(1)));
+    }
+
+    @Test
     void tourShouldPrintFiguresButNotTheStatementsWithoutVerbose()
     {
         assertThat(out).isNotEmpty().doesNotContainPattern("tour\\.rsim:\\d+").doesNotContain(": held");
