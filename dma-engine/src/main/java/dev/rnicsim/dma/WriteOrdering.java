@@ -216,9 +216,13 @@ public final class WriteOrdering
             chunksReordered++;
         }
         lastPlacedSequence = Math.max(lastPlacedSequence, c.sequence());
-        for (final PlacementListener l : listeners)
+        if (!listeners.isEmpty())
         {
-            l.placed(c.memory(), c.physAddr(), c.data().length);
+            // A listener may stop listening while it is told.
+            for (final PlacementListener l : List.copyOf(listeners))
+            {
+                l.placed(c.memory(), c.physAddr(), c.data().length);
+            }
         }
     }
 

@@ -23,6 +23,7 @@ public final class FlagWatch implements PlacementListener, AutoCloseable
     private final int dataLength;
     private byte[] seenData;
     private long placementsBeforeFlag;
+    private String stopped;
 
     FlagWatch(final SimDevice device, final UserProcess process, final long flagVa, final long flagValue,
         final long dataVa, final int dataLength)
@@ -38,15 +39,33 @@ public final class FlagWatch implements PlacementListener, AutoCloseable
     @Override
     public void placed(final PhysicalMemory memory, final long physAddr, final int lengthBytes)
     {
-        if (seenData != null)
+        if (seenData != null || stopped != null)
         {
             return;
         }
         placementsBeforeFlag++;
-        if (readFlag() == flagValue)
+        try
         {
-            seenData = process.read(dataVa, dataLength);
+            if (readFlag() == flagValue)
+            {
+                seenData = process.read(dataVa, dataLength);
+            }
         }
+        catch (final RuntimeException e)
+        {
+            // The polling CPU's own fault (its flag or data unmapped, its process gone): it stops polling; the
+            // device and the sender are not affected.
+            stopped = e.getMessage();
+            device.writeOrdering().removeListener(this);
+        }
+    }
+
+    /**
+     * @return why the poller stopped before seeing the flag (its memory could no longer be read), or null.
+     */
+    public String stoppedBecause()
+    {
+        return stopped;
     }
 
     private long readFlag()
@@ -86,11 +105,23 @@ public final class FlagWatch implements PlacementListener, AutoCloseable
 
     /**
      * @return true when the poller saw the flag and the data it then read differs from the data now: it acted on
-     * data that had not all landed.
+     * data that had not all landed (false when the data can no longer be read).
      */
     public boolean torn()
     {
-        return seenData != null && !Arrays.equals(seenData, process.read(dataVa, dataLength));
+        if (seenData == null)
+        {
+            return false;
+        }
+        try
+        {
+            return !Arrays.equals(seenData, process.read(dataVa, dataLength));
+        }
+        catch (final RuntimeException e)
+        {
+            // The data is no longer readable: what landed later cannot be compared; the read was not shown torn.
+            return false;
+        }
     }
 
     /** Stops watching. */

@@ -483,10 +483,17 @@ public final class SimDevice implements Device
      * @param dataVa     address of the data read when the flag is seen.
      * @param dataLength bytes of data.
      * @return the watch; close it to stop.
+     * @throws IllegalArgumentException when the process is not a live process of this host or the length is
+     *                                  negative.
      */
     public FlagWatch watchFlag(final UserProcess process, final long flagVa, final long flagValue, final long dataVa,
         final int dataLength)
     {
+        if (process == null || process.exited() || process.host() != host.host() || dataLength < 0)
+        {
+            throw new IllegalArgumentException("watchFlag: the process must be a live process of host "
+                + host.name() + " and the data length 0 or more (got " + process + ", " + dataLength + ")");
+        }
         final FlagWatch w = new FlagWatch(this, process, flagVa, flagValue, dataVa, dataLength);
         port.ordering().addListener(w);
         return w;

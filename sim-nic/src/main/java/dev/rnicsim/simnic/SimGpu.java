@@ -29,8 +29,8 @@ public final class SimGpu
     public static final long GPU_PAGE_BYTES = 64L << 10;
     /** Default BAR1 aperture: 256 MiB (assumed, see the class comment). */
     public static final long DEFAULT_BAR1_BYTES = 256L << 20;
-    /** Where GPU virtual addresses start: GPU n has [BASE + n·2^40, ...), above the host's mmap area. */
-    static final long GPU_VA_BASE = 0x7a00_0000_0000L;
+    /** Most VRAM a simulated GPU may have: 1 TiB. */
+    public static final long MAX_VRAM_BYTES = 1L << 40;
 
     private final SimHost host;
     private final String name;
@@ -42,7 +42,6 @@ public final class SimGpu
     /** Free VRAM ranges: offset → length. */
     private final TreeMap<Long, Long> free = new TreeMap<>();
     private final Map<Long, GpuBuffer> buffers = new TreeMap<>();
-    private long nextVa;
 
     SimGpu(final SimHost host, final String name, final int index, final long vramBytes, final long bar1Bytes,
         final GpuTopology topology)
@@ -53,7 +52,6 @@ public final class SimGpu
         this.vram = host.host().physicalMemory().attachDeviceMemory(name, vramBytes);
         this.bar1Bytes = bar1Bytes;
         this.topology = topology;
-        this.nextVa = GPU_VA_BASE + ((long)index << 40);
         free.put(0L, vramBytes);
     }
 
@@ -150,6 +148,11 @@ public final class SimGpu
         {
             throw new VerbsException("cudaMalloc", Errno.EINVAL.code(), "size " + bytes + " bytes");
         }
+        if (bytes > vram.sizeBytes())
+        {
+            throw new VerbsException("cudaMalloc", Errno.ENOMEM.code(), name + ": " + bytes + " bytes asked, more than"
+                + " its " + vram.sizeBytes() + " bytes of VRAM");
+        }
         final long size = (bytes + GPU_PAGE_BYTES - 1) & -GPU_PAGE_BYTES;
         final long offset = takeVram(size);
         if (offset < 0)
@@ -157,8 +160,14 @@ public final class SimGpu
             throw new VerbsException("cudaMalloc", Errno.ENOMEM.code(), name + ": no free VRAM range of " + size
                 + " bytes (" + (vram.sizeBytes() - vramUsedBytes()) + " of " + vram.sizeBytes() + " bytes free)");
         }
-        final GpuBuffer b = new GpuBuffer(this, nextVa, size, offset);
-        nextVa += size;
+        final long va = host.takeGpuVa(size);
+        if (va < 0)
+        {
+            giveVram(offset, size);
+            throw new VerbsException("cudaMalloc", Errno.ENOMEM.code(), "the unified address range for GPU memory "
+                + "on host " + host.name() + " is used up");
+        }
+        final GpuBuffer b = new GpuBuffer(this, va, size, offset);
         buffers.put(b.gpuVa(), b);
         return b;
     }

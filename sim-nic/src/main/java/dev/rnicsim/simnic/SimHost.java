@@ -20,6 +20,11 @@ public final class SimHost
     private final List<SimGpu> gpus = new ArrayList<>();
     private final java.util.Map<Integer, SimDmabuf> dmabufs = new java.util.HashMap<>();
     private int nextFd = 100;
+    /** Unified virtual addresses of GPU buffers: one range for every GPU of the host, far below the top-down mmap
+     * area of its processes (which starts at 0x7f00_0000_0000), never reused, so no two buffers ever share one. */
+    static final long GPU_VA_BASE = 0x2000_0000_0000L;
+    static final long GPU_VA_END = 0x3000_0000_0000L;
+    private long nextGpuVa = GPU_VA_BASE;
     private boolean peerMemoryClient;
 
     SimHost(final SimFabric fabric, final String name, final HostConfig config)
@@ -55,10 +60,13 @@ public final class SimHost
      */
     public SimGpu addGpu(final String gpuName, final long vramBytes, final long bar1Bytes, final GpuTopology topology)
     {
-        if (vramBytes <= 0 || bar1Bytes <= 0 || gpus.stream().anyMatch(g -> g.name().equals(gpuName)))
+        java.util.Objects.requireNonNull(gpuName, "gpuName");
+        java.util.Objects.requireNonNull(topology, "topology");
+        if (vramBytes <= 0 || vramBytes > SimGpu.MAX_VRAM_BYTES || bar1Bytes <= 0
+            || gpus.stream().anyMatch(g -> g.name().equals(gpuName)))
         {
             throw new IllegalArgumentException("GPU '" + gpuName + "': duplicate name, or VRAM " + vramBytes
-                + " / BAR1 " + bar1Bytes + " bytes not positive");
+                + " bytes outside 1.." + SimGpu.MAX_VRAM_BYTES + ", or BAR1 " + bar1Bytes + " bytes not positive");
         }
         final SimGpu gpu = new SimGpu(this, gpuName, gpus.size(), vramBytes, bar1Bytes, topology);
         gpus.add(gpu);
@@ -116,6 +124,18 @@ public final class SimHost
     public SimDmabuf dmabuf(final int fd)
     {
         return dmabufs.get(fd);
+    }
+
+    /** A fresh GPU virtual address range of {@code bytes}, or -1 when the unified range is used up. */
+    long takeGpuVa(final long bytes)
+    {
+        if (bytes > GPU_VA_END - nextGpuVa)
+        {
+            return -1;
+        }
+        final long va = nextGpuVa;
+        nextGpuVa += bytes;
+        return va;
     }
 
     int nextFd()

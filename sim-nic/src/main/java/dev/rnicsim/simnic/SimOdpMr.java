@@ -257,8 +257,14 @@ public final class SimOdpMr implements MemoryRegion
     // ------------------------------------------------------------------ driver work
 
     /** What one mapping pass did. */
-    record Mapped(long entries, long pagesWalked, long minorFaults, long majorFaults, int walks, String failure)
+    record Mapped(long entries, long pagesWalked, long minorFaults, long majorFaults, int walks, String failure,
+        dev.rnicsim.verbs.Errno failureErrno)
     {
+        Mapped(final long entries, final long pagesWalked, final long minorFaults, final long majorFaults,
+            final int walks, final String failure)
+        {
+            this(entries, pagesWalked, minorFaults, majorFaults, walks, failure, dev.rnicsim.verbs.Errno.EFAULT);
+        }
     }
 
     /**
@@ -289,6 +295,7 @@ public final class SimOdpMr implements MemoryRegion
         long mapped = 0;
         int walks = 0;
         String failure = null;
+        dev.rnicsim.verbs.Errno failureErrno = dev.rnicsim.verbs.Errno.EFAULT;
         try
         {
             while (true)
@@ -319,6 +326,7 @@ public final class SimOdpMr implements MemoryRegion
                 if (raced)
                 {
                     failure = "invalidations kept racing with the page-table walk (" + walks + " walks)";
+                    failureErrno = dev.rnicsim.verbs.Errno.EBUSY;
                     break;
                 }
                 final long mask = (1L << pageShift) - 1;
@@ -331,6 +339,7 @@ public final class SimOdpMr implements MemoryRegion
                         {
                             // ib_umem_odp_map_dma_and_lock: a page mapped with a smaller order than the umem's page
                             // shift cannot be mapped (-EINVAL).
+                            failureErrno = dev.rnicsim.verbs.Errno.EINVAL;
                             failure = "EINVAL: 0x" + Long.toHexString(p[0]) + " is mapped by a " + size.kb()
                                 + " kB page, smaller than the " + ((1L << pageShift) >> 10) + " kB pages of this "
                                 + "HUGETLB MR (ib_umem_odp_map_dma_and_lock)";
@@ -345,7 +354,7 @@ public final class SimOdpMr implements MemoryRegion
                 for (final long[] p : pages)
                 {
                     // Every 4 KiB page of a huge block names the same block address; only the first write counts.
-                    if (tables.mapOnDemand(lkey, iovaOf(p[0]) & ~mask, p[1] - (p[0] & mask), grantWrite && p[2] == 1))
+                    if (tables.mapOnDemand(lkey, iovaOf(p[0]), p[1] - (p[0] & mask), grantWrite && p[2] == 1))
                     {
                         mapped++;
                     }
@@ -353,16 +362,42 @@ public final class SimOdpMr implements MemoryRegion
                 break;
             }
         }
-        catch (final KernelException | TableException e)
+        catch (final KernelException e)
         {
             failure = e.getMessage();
+            failureErrno = dev.rnicsim.verbs.Errno.of(e.errno().value());
+        }
+        catch (final TableException e)
+        {
+            failure = e.getMessage();
+            failureErrno = dev.rnicsim.verbs.Errno.of(e.errno().value());
+        }
+        if (implicit)
+        {
+            dropChildlessIntervals(start, end);
         }
         entriesMapped += mapped;
         device.count(SimCounter.ODP_ENTRIES_MAPPED, mapped);
         final long major = process.host().counter(VmEvent.PGMAJFAULT) - majorBefore;
         final long minor = process.host().counter(VmEvent.PGFAULT) - process.host().counter(VmEvent.PGMAJFAULT)
             - minorBefore;
-        return new Mapped(mapped, walked, minor, major, walks, failure);
+        return new Mapped(mapped, walked, minor, major, walks, failure, failureErrno);
+    }
+
+    /** Notifiers of 1 GiB slots in the range left without a child (nothing mapped there) go. */
+    private void dropChildlessIntervals(final long start, final long end)
+    {
+        final SimDevice device = pd.context().device();
+        final int shift = AdapterTables.IMPLICIT_CHILD_SHIFT;
+        for (long slot = start >>> shift; slot <= (end - 1) >>> shift; slot++)
+        {
+            final MmuInterval i = childIntervals.get(slot);
+            if (i != null && !device.tables().hasImplicitChild(lkey, slot))
+            {
+                childIntervals.remove(slot);
+                i.remove();
+            }
+        }
     }
 
     /** The intervals covering the range: the explicit MR's, or the implicit children's (created as needed). */

@@ -311,7 +311,9 @@ public final class SimPd implements ProtectionDomain
         final long snapshot = mr.start();
         odpMrs.add(mr);
         device.odpRegistered(mr);
-        final long pagesWalked = implicit ? 0 : ((addr + lengthBytes + 0xfff) >>> 12) - (addr >>> 12);
+        // Page-table leaves looked at for the snapshot: one per MR page (a huge page of a HUGETLB MR is one leaf).
+        final long pagesWalked = implicit ? 0 : ((addr + lengthBytes + (1L << pageShift) - 1) >>> pageShift)
+            - (addr >>> pageShift);
         final long durationNs = device.fabric().costModel().odpRegistrationNs(pagesWalked, snapshot);
         device.fabric().span(device, "reg_mr", "registration", durationNs, java.util.Map.of("lkey", key, "addr", addr,
             "length", Long.toUnsignedString(lengthBytes), "odp", implicit ? "implicit" : "explicit",
@@ -378,8 +380,13 @@ public final class SimPd implements ProtectionDomain
             throw Errors.invalid(REG, "lengthBytes=" + Long.toUnsignedString(lengthBytes) + " > max_mr_size="
                 + Long.toUnsignedString(a.maxMrSizeBytes()));
         }
-        if (Long.compareUnsigned(addr + lengthBytes, addr) < 0 || addr + lengthBytes > UserProcess.TASK_SIZE
-            || addr < 0)
+        if (Long.compareUnsigned(addr + lengthBytes, addr) < 0
+            || Long.compareUnsigned((addr + lengthBytes + 0xfff) & ~0xfffL, addr + lengthBytes) < 0)
+        {
+            throw Errors.of(REG, Errno.EOVERFLOW, "addr=0x" + Long.toHexString(addr) + " + lengthBytes="
+                + Long.toUnsignedString(lengthBytes) + " wraps past 2^64 (ib_init_umem_odp: check_add_overflow)");
+        }
+        if (Long.compareUnsigned(addr + lengthBytes, UserProcess.TASK_SIZE) > 0)
         {
             throw Errors.of(REG, Errno.EFAULT, "addr=0x" + Long.toHexString(addr) + " + lengthBytes="
                 + Long.toUnsignedString(lengthBytes) + " wraps or leaves the user address space (ib_umem_odp_get)");
@@ -458,16 +465,23 @@ public final class SimPd implements ProtectionDomain
         for (int i = 0; i < sgList.size(); i++)
         {
             final dev.rnicsim.verbs.Sge sge = sgList.get(i);
+            if (sge == null)
+            {
+                throw Errors.invalid(verb, "sg_list[" + i + "] is null");
+            }
             final SimOdpMr mr = device.odpMemoryRegion(sge.lkey());
             if (mr == null)
             {
-                if (device.memoryRegion(sge.lkey()) != null)
+                if (device.tables().isWindow(sge.lkey()))
                 {
-                    throw Errors.invalid(verb, "sg_list[" + i + "] lkey 0x" + Integer.toHexString(sge.lkey())
-                        + " names an MR that is not ODP (get_prefetchable_mr: is_odp_mr)");
+                    throw Errors.invalid(verb, "sg_list[" + i + "] key 0x" + Integer.toHexString(sge.lkey())
+                        + " names a memory window, not an MR (ibv_advise_mr(3))");
                 }
+                // Only ODP MRs are in the driver's odp_mkeys: any other key is not found there.
                 throw Errors.of(verb, Errno.ENOENT, "sg_list[" + i + "] lkey 0x" + Integer.toHexString(sge.lkey())
-                    + " names no MR of " + device.name() + " (get_prefetchable_mr)");
+                    + " names no ODP MR of " + device.name() + (device.memoryRegion(sge.lkey()) != null
+                    || device.peerMemoryRegion(sge.lkey()) != null ? " (it names an MR that is not ODP)" : "")
+                    + " (get_prefetchable_mr: not in odp_mkeys)");
             }
             if (mr.pd() != this)
             {
@@ -498,6 +512,7 @@ public final class SimPd implements ProtectionDomain
         long minor = 0;
         long major = 0;
         String failure = null;
+        Errno failureErrno = Errno.EFAULT;
         for (int i = 0; i < targets.size() && failure == null; i++)
         {
             final dev.rnicsim.verbs.Sge sge = sgList.get(i);
@@ -508,6 +523,7 @@ public final class SimPd implements ProtectionDomain
             minor += m.minorFaults();
             major += m.majorFaults();
             failure = m.failure() == null ? null : "sg_list[" + i + "]: " + m.failure();
+            failureErrno = m.failureErrno();
         }
         device.count(SimCounter.ODP_PAGE_PREFETCH, entries);
         final long ns = device.fabric().costModel().odpFaultNs(walked, minor, major, entries);
@@ -525,7 +541,7 @@ public final class SimPd implements ProtectionDomain
         }
         if (failure != null && flush)
         {
-            throw Errors.of(verb, Errno.EFAULT, failure);
+            throw Errors.of(verb, failureErrno, failure);
         }
     }
 
@@ -972,6 +988,8 @@ public final class SimPd implements ProtectionDomain
         final long newLength, final Set<Access> rights)
     {
         final SimDevice device = context.device();
+        // The device finishes the writes it has in flight to the MR before its translation or rights change.
+        device.writeOrdering().drain();
         final int bits = Access.toBits(rights) & ~Access.ZERO_BASED.bit();
         final long startNs = device.fabric().clock().nowNs();
         final DeviceAttributes a = device.profile().attributes();

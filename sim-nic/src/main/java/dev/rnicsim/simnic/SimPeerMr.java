@@ -206,11 +206,12 @@ public final class SimPeerMr implements MemoryRegion
     {
         long written = 0;
         final boolean writable = access.contains(Access.LOCAL_WRITE);
-        for (long at = 0; at < lengthBytes + (iova & 0xfff); at += 4096)
+        final long pageOffset = iova & 0xfff;
+        // By offsets from the MR's first byte, so that an iova range crossing 2^63 is walked in unsigned order.
+        for (long mrOffset = 0; mrOffset < lengthBytes; mrOffset = ((mrOffset + pageOffset + 4096) & ~0xfffL)
+            - pageOffset)
         {
-            final long blockIova = (iova & ~0xfffL) + at;
-            final long bus = busAddr(Math.max(0, blockIova - iova)) & ~0xfffL;
-            if (tables.mapOnDemand(lkey, Math.max(blockIova, iova), bus, writable))
+            if (tables.mapOnDemand(lkey, iova + mrOffset, busAddr(mrOffset) & ~0xfffL, writable))
             {
                 written++;
             }

@@ -314,7 +314,7 @@ public final class ScriptParser
         if (l.verb().equals("show") && l.args().size() == 1 && !l.args().get(0).equals("clock"))
         {
             throw l.error("show " + l.args().get(0) + " needs a name" + (l.args().get(0).equals("walk")
-                ? " or an address" : "") + "; expected: " + spec.usage());
+                ? " or an address" : "") + " (only show clock stands alone)");
         }
         final boolean dmabuf = l.verb().equals("reg") && l.options().containsKey("dmabuf");
         if (dmabuf && l.args().size() != 4)

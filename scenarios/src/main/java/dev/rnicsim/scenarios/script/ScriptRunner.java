@@ -950,7 +950,9 @@ public final class ScriptRunner
         }
         else if (mr instanceof SimOdpMr odp && odp.isImplicit())
         {
-            throw l.error("an implicit MR covers the whole address space: give the range to advise, ADDR SIZE");
+            // As ibv_advise_mr with an SGE that cannot cover the whole address space: the call is refused.
+            throw new dev.rnicsim.verbs.VerbsException("ibv_advise_mr", dev.rnicsim.verbs.Errno.EINVAL.code(),
+                "an implicit MR covers the whole address space: give the range to advise, ADDR SIZE");
         }
         else
         {
