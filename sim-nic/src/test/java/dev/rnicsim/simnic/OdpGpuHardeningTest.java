@@ -12,6 +12,7 @@ import dev.rnicsim.verbs.VerbsException;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** Hostile input to ODP, GPU memory and the flag watch: each fails cleanly and changes nothing it should not. */
@@ -110,5 +111,78 @@ class OdpGpuHardeningTest
             .isInstanceOf(IllegalArgumentException.class);
         assertThat(catchThrowable(() -> rig.deviceB.watchFlag(null, 0, 1, 0, 8)))
             .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void reregOfARelaxedMrLetsItsWritesInFlightLandBeforeTheOldPagesGo()
+    {
+        final RuleRig rig = RuleRig.connected();
+        final int n = 64 << 10;
+        final long src = rig.bufferA(n);
+        rig.ctxA.memory().write(src, RuleRig.pattern(n, 4));
+        final MemoryRegion ms = rig.pdA.regMr(src, n, EnumSet.of(Access.LOCAL_WRITE));
+        final long dst = rig.bufferB(n);
+        final long dst2 = rig.bufferB(n);
+        final MemoryRegion md = rig.pdB.regMr(dst, n, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
+            Access.RELAXED_ORDERING));
+        rig.qpA.postSend(SendWr.write(1, List.of(new Sge(src, n, ms.lkey())), dst, md.rkey())
+            .withFlags(EnumSet.noneOf(dev.rnicsim.verbs.SendFlag.class)));
+        assertThat(rig.deviceB.writeOrdering().inFlight()).isPositive();
+
+        md.rereg(EnumSet.of(dev.rnicsim.verbs.ReregFlag.CHANGE_TRANSLATION), null, dst2, n,
+            EnumSet.noneOf(Access.class));
+
+        assertThat(rig.deviceB.writeOrdering().inFlight()).isZero();
+        assertThat(rig.ctxB.memory().read(dst, n)).isEqualTo(RuleRig.pattern(n, 4));
+    }
+
+    @Test
+    void aDmabufMrWhoseIovaRangeCrosses2Pow63MapsEachPageToItsOwnVram()
+    {
+        final RuleRig rig = RuleRig.connected();
+        final SimGpu g = rig.deviceB.host().addGpu("g0", 64L << 20, 1L << 20, GpuTopology.PIX);
+        final GpuBuffer buf = g.allocate(64 << 10);
+        final int fd = g.exportDmabuf(buf, 0, 64 << 10);
+        final long iova = 0x7fff_ffff_ffff_f000L;
+        final MemoryRegion mr = rig.pdB.regDmabufMr(0, 8192, iova, fd, EnumSet.of(Access.LOCAL_WRITE,
+            Access.REMOTE_WRITE));
+        final long src = rig.bufferA(8192);
+        rig.ctxA.memory().write(src, RuleRig.pattern(8192, 6));
+        final MemoryRegion ms = rig.pdA.regMr(src, 8192, EnumSet.of(Access.LOCAL_WRITE));
+
+        rig.qpA.postSend(SendWr.write(1, List.of(new Sge(src, 8192, ms.lkey())), iova, mr.rkey()));
+
+        assertThat(rig.pollA()).extracting(dev.rnicsim.verbs.WorkCompletion::status)
+            .containsExactly(dev.rnicsim.verbs.WcStatus.SUCCESS);
+        assertThat(g.read(buf.gpuVa(), 8192)).isEqualTo(RuleRig.pattern(8192, 6));
+    }
+
+    @Test
+    void aHugetlbOdpMrThatDoesNotStartOnAHugePageBoundaryIsReachable()
+    {
+        final OdpRig rig = OdpRig.connectx5();
+        final long huge = rig.ctxB.memory().allocate(4L << 20, dev.rnicsim.verbs.Backing.HUGETLB_2M);
+        rig.ctxB.memory().write(huge + (2L << 20), new byte[] {1, 2, 3});
+        final Set<Access> access = EnumSet.copyOf(OdpRig.ODP_RW);
+        access.add(Access.HUGETLB);
+        final SimOdpMr mr = rig.odpB(huge + (2L << 20) + 4096, 8192, access);
+
+        assertThat(rig.write(new byte[] {9, 9}, huge + (2L << 20) + 4096, mr.rkey()).status())
+            .isEqualTo(dev.rnicsim.verbs.WcStatus.SUCCESS);
+        assertThat(rig.processB().read(huge + (2L << 20) + 4096, 2)).isEqualTo(new byte[] {9, 9});
+    }
+
+    @Test
+    void anOdpRangeThatWrapsIsEoverflowAndChangesNothing()
+    {
+        final OdpRig rig = OdpRig.connectx5();
+        final long buf = rig.bufferB(4096);
+        final int notifiers = rig.processB().intervalNotifierCount();
+        final Throwable t = catchThrowable(() -> rig.pdB.regMr(buf, -buf, OdpRig.ODP_RW));
+
+        assertThat(t).isInstanceOf(VerbsException.class);
+        assertThat(((VerbsException)t).errnoName()).isEqualTo(dev.rnicsim.verbs.Errno.EOVERFLOW);
+        assertThat(rig.processB().intervalNotifierCount()).isEqualTo(notifiers);
+        assertThat(rig.counterB(SimCounter.ODP_MR_LIVE)).isZero();
     }
 }
