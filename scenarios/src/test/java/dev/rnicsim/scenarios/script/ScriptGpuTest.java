@@ -7,7 +7,6 @@ import dev.rnicsim.scenarios.cli.Catalogue;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -59,19 +58,6 @@ class ScriptGpuTest
         return r;
     }
 
-    private static long figure(final String out, final String name)
-    {
-        final Matcher m = Pattern.compile("(?m)^    " + name + " = (-?\\d+)").matcher(out);
-        long last = 0;
-        boolean found = false;
-        while (m.find())
-        {
-            last = Long.parseLong(m.group(1));
-            found = true;
-        }
-        assertThat(found).as("%s in%n%s", name, out).isTrue();
-        return last;
-    }
 
     // ------------------------------------------------------------------ gpu, gpualloc, gpuwrite, show gpu
 
@@ -341,7 +327,7 @@ class ScriptGpuTest
             let copy_ns now-t0
             """);
 
-        assertThat(figure(r.out(), "copy_ns")).isGreaterThan(6500 + 9000);
+        assertThat(ScriptRun.figure(r.out(), "copy_ns")).isGreaterThan(6500 + 9000);
         assertThat(r.out()).containsPattern("cudaMemcpy H2D 10 B from 0x[0-9a-f]+ to GPU VA 0x[0-9a-f]+ of ga: ");
     }
 
@@ -383,7 +369,7 @@ class ScriptGpuTest
         // The slowest path (SYS) moves the payload at 478/1000 of the link rate.
         final long wire = (long)Math.ceil((1 << 20) * 8.0 / 100.0);
         final long extra = (long)Math.ceil(wire * 1000.0 / 478 - wire);
-        assertThat(figure(r.out(), "far_ns") - figure(r.out(), "near_ns")).isBetween(extra - 2, extra + 2);
+        assertThat(ScriptRun.figure(r.out(), "far_ns") - ScriptRun.figure(r.out(), "near_ns")).isBetween(extra - 2, extra + 2);
     }
 
     // ------------------------------------------------------------------ relaxed ordering and watch
@@ -449,7 +435,7 @@ class ScriptGpuTest
 
         assertThat(r.out()).contains("watch w: a CPU of beta polls the 8-byte flag at 0x").contains("for 1 after every "
             + "chunk nic_b places, and reads 4 KiB at 0x").contains("stopped polling");
-        assertThat(figure(r.out(), "placed")).isBetween(8L, 16L);
+        assertThat(ScriptRun.figure(r.out(), "placed")).isBetween(8L, 16L);
     }
 
     @Test
@@ -488,7 +474,7 @@ class ScriptGpuTest
             let torn_rounds torn
             """);
 
-        assertThat(figure(r.out(), "torn_rounds")).isPositive();
+        assertThat(ScriptRun.figure(r.out(), "torn_rounds")).isPositive();
     }
 
     // ------------------------------------------------------------------ malformed scripts
@@ -614,16 +600,16 @@ class ScriptGpuTest
     {
         final String out = scenario("gpudirect-p2p");
 
-        assertThat(figure(out, "near_p2p_4k_ns")).isLessThan(figure(out, "bounce_4k_ns"));
-        assertThat(figure(out, "near_p2p_8m_ns")).isLessThan(figure(out, "far_p2p_8m_ns"));
-        assertThat(figure(out, "far_p2p_8m_ns")).isLessThan(figure(out, "bounce_8m_ns"));
-        final long staged = figure(out, "d2h_1m_ns") + figure(out, "wire_1m_ns") + figure(out, "h2d_1m_ns")
-            + 15 * figure(out, "d2h_1m_ns");
-        assertThat(figure(out, "staged_16m_ns")).isEqualTo(staged);
-        assertThat(figure(out, "far_p2p_16m_ns")).isGreaterThan(staged);
-        assertThat(figure(out, "near_p2p_16m_ns")).isLessThan(staged);
-        assertThat(figure(out, "near_8m_lower_pct")).isEqualTo(100 - figure(out, "near_p2p_8m_ns") * 100
-            / figure(out, "bounce_8m_ns"));
+        assertThat(ScriptRun.figure(out, "near_p2p_4k_ns")).isLessThan(ScriptRun.figure(out, "bounce_4k_ns"));
+        assertThat(ScriptRun.figure(out, "near_p2p_8m_ns")).isLessThan(ScriptRun.figure(out, "far_p2p_8m_ns"));
+        assertThat(ScriptRun.figure(out, "far_p2p_8m_ns")).isLessThan(ScriptRun.figure(out, "bounce_8m_ns"));
+        final long staged = ScriptRun.figure(out, "d2h_1m_ns") + ScriptRun.figure(out, "wire_1m_ns") + ScriptRun.figure(out, "h2d_1m_ns")
+            + 15 * ScriptRun.figure(out, "d2h_1m_ns");
+        assertThat(ScriptRun.figure(out, "staged_16m_ns")).isEqualTo(staged);
+        assertThat(ScriptRun.figure(out, "far_p2p_16m_ns")).isGreaterThan(staged);
+        assertThat(ScriptRun.figure(out, "near_p2p_16m_ns")).isLessThan(staged);
+        assertThat(ScriptRun.figure(out, "near_8m_lower_pct")).isEqualTo(100 - ScriptRun.figure(out, "near_p2p_8m_ns") * 100
+            / ScriptRun.figure(out, "bounce_8m_ns"));
         assertThat(out).contains("DMABUF_DYNAMIC over near_b memory").contains("PEER_MEMORY over far_b memory");
     }
 
@@ -646,14 +632,14 @@ class ScriptGpuTest
     {
         final String out = scenario("relaxed-ordering");
 
-        assertThat(figure(out, "cx3_relaxed_ns")).isEqualTo(figure(out, "cx3_strict_ns"));
-        assertThat(figure(out, "rxe_relaxed_ns")).isEqualTo(figure(out, "rxe_strict_ns"));
-        assertThat(figure(out, "cx5_relaxed_ns")).isLessThan(figure(out, "cx5_strict_ns"));
-        assertThat(figure(out, "cx5_saved_permille")).isBetween(50L, 100L);
-        assertThat(figure(out, "torn_with_strict_flag")).isZero();
-        assertThat(figure(out, "torn_with_relaxed_flag")).isPositive();
-        assertThat(figure(out, "torn_forced_strict_flag")).isPositive();
-        assertThat(figure(out, "torn_after_completion")).isZero();
-        assertThat(figure(out, "chunks_left_in_flight")).isPositive();
+        assertThat(ScriptRun.figure(out, "cx3_relaxed_ns")).isEqualTo(ScriptRun.figure(out, "cx3_strict_ns"));
+        assertThat(ScriptRun.figure(out, "rxe_relaxed_ns")).isEqualTo(ScriptRun.figure(out, "rxe_strict_ns"));
+        assertThat(ScriptRun.figure(out, "cx5_relaxed_ns")).isLessThan(ScriptRun.figure(out, "cx5_strict_ns"));
+        assertThat(ScriptRun.figure(out, "cx5_saved_permille")).isBetween(50L, 100L);
+        assertThat(ScriptRun.figure(out, "torn_with_strict_flag")).isZero();
+        assertThat(ScriptRun.figure(out, "torn_with_relaxed_flag")).isPositive();
+        assertThat(ScriptRun.figure(out, "torn_forced_strict_flag")).isPositive();
+        assertThat(ScriptRun.figure(out, "torn_after_completion")).isZero();
+        assertThat(ScriptRun.figure(out, "chunks_left_in_flight")).isPositive();
     }
 }

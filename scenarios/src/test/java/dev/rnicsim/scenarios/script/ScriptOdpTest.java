@@ -10,7 +10,6 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -47,19 +46,6 @@ class ScriptOdpTest
         return r;
     }
 
-    private static long figure(final String out, final String name)
-    {
-        final Matcher m = Pattern.compile("(?m)^    " + name + " = (-?\\d+)").matcher(out);
-        long last = 0;
-        boolean found = false;
-        while (m.find())
-        {
-            last = Long.parseLong(m.group(1));
-            found = true;
-        }
-        assertThat(found).as("%s in%n%s", name, out).isTrue();
-        return last;
-    }
 
     // ------------------------------------------------------------------ reg ... access=odp
 
@@ -388,7 +374,7 @@ class ScriptOdpTest
         assertThat(r.out()).contains("rnr_retry 0, min_rnr_timer 12 (640.0 us a wait)")
             .contains("rnr_retry 7 (no limit), min_rnr_timer 1 (10.0 us a wait)")
             .contains("wc wr_id=1 IBV_WC_RNR_RETRY_EXC_ERR");
-        assertThat(figure(r.out(), "naks")).isGreaterThan(1);
+        assertThat(ScriptRun.figure(r.out(), "naks")).isGreaterThan(1);
     }
 
     @Test
@@ -487,9 +473,9 @@ class ScriptOdpTest
     {
         final String out = scenario("odp-explicit");
 
-        assertThat(figure(out, "reg_odp_ns")).isLessThan(figure(out, "reg_pinned_ns"));
-        assertThat(figure(out, "first_write_odp_ns")).isGreaterThan(10 * figure(out, "second_write_odp_ns"));
-        assertThat(figure(out, "second_write_odp_ns")).isEqualTo(figure(out, "write_pinned_ns"));
+        assertThat(ScriptRun.figure(out, "reg_odp_ns")).isLessThan(ScriptRun.figure(out, "reg_pinned_ns"));
+        assertThat(ScriptRun.figure(out, "first_write_odp_ns")).isGreaterThan(10 * ScriptRun.figure(out, "second_write_odp_ns"));
+        assertThat(ScriptRun.figure(out, "second_write_odp_ns")).isEqualTo(ScriptRun.figure(out, "write_pinned_ns"));
         assertThat(out).contains("-> ENOMEM: ibv_reg_mr: ENOMEM: pinned_vm=")
             .contains("the shared zero page").containsPattern("VmPin:\\s+1044 kB");
     }
@@ -514,9 +500,9 @@ class ScriptOdpTest
 
         assertThat(Pattern.compile("wc wr_id=\\d+ IBV_WC_RNR_RETRY_EXC_ERR").matcher(out).results().count())
             .isEqualTo(2);
-        assertThat(figure(out, "short_timer_naks")).isGreaterThan(1);
-        assertThat(figure(out, "long_timer_naks")).isEqualTo(1);
-        assertThat(figure(out, "long_timer_ns")).isGreaterThan(10 * figure(out, "short_timer_ns"));
+        assertThat(ScriptRun.figure(out, "short_timer_naks")).isGreaterThan(1);
+        assertThat(ScriptRun.figure(out, "long_timer_naks")).isEqualTo(1);
+        assertThat(ScriptRun.figure(out, "long_timer_ns")).isGreaterThan(10 * ScriptRun.figure(out, "short_timer_ns"));
     }
 
     // ------------------------------------------------------------------ odp-implicit

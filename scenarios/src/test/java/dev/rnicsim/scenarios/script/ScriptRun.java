@@ -55,4 +55,24 @@ record ScriptRun(RunResult result, String out)
         assertThat(r.result().exitCode()).as("%s%n%s", r.result().failure(), r.out()).isZero();
         return r;
     }
+
+    /**
+     * @param out  a run's output.
+     * @param name a {@code let} variable.
+     * @return the last value the run printed for it ({@code "    NAME = VALUE"}).
+     */
+    static long figure(final String out, final String name)
+    {
+        final java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^    " + name + " = (-?\\d+)")
+            .matcher(out);
+        long last = 0;
+        boolean found = false;
+        while (m.find())
+        {
+            last = Long.parseLong(m.group(1));
+            found = true;
+        }
+        assertThat(found).as("%s in%n%s", name, out).isTrue();
+        return last;
+    }
 }

@@ -9,7 +9,6 @@ import dev.rnicsim.scenarios.cli.Catalogue;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -51,19 +50,6 @@ class ScriptStrategiesTest
         return r;
     }
 
-    private static long figure(final String out, final String name)
-    {
-        final Matcher m = Pattern.compile("(?m)^    " + name + " = (-?\\d+)").matcher(out);
-        long last = 0;
-        boolean found = false;
-        while (m.find())
-        {
-            last = Long.parseLong(m.group(1));
-            found = true;
-        }
-        assertThat(found).as("%s in%n%s", name, out).isTrue();
-        return last;
-    }
 
     // ------------------------------------------------------------------ pool, alloc, free
 
@@ -683,31 +669,31 @@ class ScriptStrategiesTest
     void strategiesShouldOrderTheStrategiesAsTheModelPricesThemAndAgreeWithItsChart()
     {
         final String out = scenario("strategies");
-        final long direct = figure(out, "per_op_direct");
-        final long once = figure(out, "per_op_once");
-        final long pool = figure(out, "per_op_pool");
-        final long cache = figure(out, "per_op_cache");
-        final long odp = figure(out, "per_op_odp");
+        final long direct = ScriptRun.figure(out, "per_op_direct");
+        final long once = ScriptRun.figure(out, "per_op_once");
+        final long pool = ScriptRun.figure(out, "per_op_pool");
+        final long cache = ScriptRun.figure(out, "per_op_cache");
+        final long odp = ScriptRun.figure(out, "per_op_odp");
 
         assertThat(direct).isGreaterThan(3 * Math.max(Math.max(once, pool), Math.max(cache, odp)));
         assertThat(odp).isEqualTo(once);
-        assertThat(figure(out, "first_odp")).isLessThan(figure(out, "first_once"))
-            .isGreaterThan(figure(out, "first_direct"));
-        assertThat(figure(out, "mtt_odp")).isEqualTo(256);
-        assertThat(figure(out, "pinned_odp")).isZero();
-        assertThat(figure(out, "p2_odp_per_op")).isGreaterThan(figure(out, "p2_direct_per_op"));
-        assertThat(figure(out, "p2_odp_pinned")).isZero();
-        assertThat(figure(out, "p3_odp_per_op")).isLessThan(figure(out, "p3_cache_per_op"));
-        assertThat(figure(out, "p3_odp_mtt")).isEqualTo(768);
+        assertThat(ScriptRun.figure(out, "first_odp")).isLessThan(ScriptRun.figure(out, "first_once"))
+            .isGreaterThan(ScriptRun.figure(out, "first_direct"));
+        assertThat(ScriptRun.figure(out, "mtt_odp")).isEqualTo(256);
+        assertThat(ScriptRun.figure(out, "pinned_odp")).isZero();
+        assertThat(ScriptRun.figure(out, "p2_odp_per_op")).isGreaterThan(ScriptRun.figure(out, "p2_direct_per_op"));
+        assertThat(ScriptRun.figure(out, "p2_odp_pinned")).isZero();
+        assertThat(ScriptRun.figure(out, "p3_odp_per_op")).isLessThan(ScriptRun.figure(out, "p3_cache_per_op"));
+        assertThat(ScriptRun.figure(out, "p3_odp_mtt")).isEqualTo(768);
         assertThat(cache).isGreaterThan(pool);
-        assertThat(figure(out, "first_once")).isEqualTo(figure(out, "first_pool"))
-            .isGreaterThan(figure(out, "first_direct"));
-        assertThat(figure(out, "first_cache")).isEqualTo(figure(out, "first_direct"));
-        assertThat(figure(out, "mtt_direct")).isEqualTo(16);
-        assertThat(figure(out, "mtt_pool")).isEqualTo(256);
-        assertThat(figure(out, "pinned_cache")).isEqualTo(1L << 20);
-        assertThat(figure(out, "p2_pool_breakeven")).isBetween(1L, 3L);
-        assertThat(figure(out, "p2_cache_per_op")).isEqualTo(figure(out, "p2_direct_per_op"));
+        assertThat(ScriptRun.figure(out, "first_once")).isEqualTo(ScriptRun.figure(out, "first_pool"))
+            .isGreaterThan(ScriptRun.figure(out, "first_direct"));
+        assertThat(ScriptRun.figure(out, "first_cache")).isEqualTo(ScriptRun.figure(out, "first_direct"));
+        assertThat(ScriptRun.figure(out, "mtt_direct")).isEqualTo(16);
+        assertThat(ScriptRun.figure(out, "mtt_pool")).isEqualTo(256);
+        assertThat(ScriptRun.figure(out, "pinned_cache")).isEqualTo(1L << 20);
+        assertThat(ScriptRun.figure(out, "p2_pool_breakeven")).isBetween(1L, 3L);
+        assertThat(ScriptRun.figure(out, "p2_cache_per_op")).isEqualTo(ScriptRun.figure(out, "p2_direct_per_op"));
         assertThat(out).contains("hits 0, misses 200, evictions 184, invalidations 0");
 
         // The chart serves the same stream with the verbs API: its first and last points are the script's figures.
@@ -716,8 +702,8 @@ class ScriptStrategiesTest
             {Charts.SERIES_POOL, "pool"}, {Charts.SERIES_CACHE, "cache"}, {Charts.SERIES_ODP, "odp"}};
         for (final String[] s : series)
         {
-            final long first = figure(out, "p1_" + s[1] + "_first");
-            final long rest = figure(out, "p1_" + s[1] + "_ns");
+            final long first = ScriptRun.figure(out, "p1_" + s[1] + "_first");
+            final long rest = ScriptRun.figure(out, "p1_" + s[1] + "_ns");
             assertThat(chart.yAt(s[0], 1)).as(s[0]).isEqualTo(first / 1000.0);
             assertThat(chart.yAt(s[0], 200)).as(s[0]).isCloseTo((first + rest) / 200.0 / 1000.0,
                 org.assertj.core.data.Offset.offset(1e-9));
