@@ -8,10 +8,7 @@ import dev.rnicsim.pagetable.MmuRange;
 import dev.rnicsim.pagetable.UserProcess;
 import dev.rnicsim.pagetable.VmEvent;
 import dev.rnicsim.verbs.Access;
-import dev.rnicsim.verbs.MemoryRegion;
 import dev.rnicsim.verbs.OdpCaps;
-import dev.rnicsim.verbs.ProtectionDomain;
-import dev.rnicsim.verbs.ReregFlag;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
@@ -40,7 +37,7 @@ import java.util.Set;
  *
  * <p>Not thread safe.
  */
-public final class SimOdpMr implements MemoryRegion
+public final class SimOdpMr extends FixedMr
 {
     /** Most page-table walks one fault makes before giving up while invalidations keep racing with it (the kernel
      * loops until {@code HMM_RANGE_DEFAULT_TIMEOUT}, 1 s). */
@@ -49,14 +46,7 @@ public final class SimOdpMr implements MemoryRegion
     private static final Set<Access> WRITABLE = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
         Access.REMOTE_ATOMIC, Access.MW_BIND);
 
-    private final SimPd pd;
     private final UserProcess process;
-    private final long addr;
-    private final long lengthBytes;
-    private final long iova;
-    private final int lkey;
-    private final int rkey;
-    private final EnumSet<Access> access;
     private final boolean implicit;
     private final int pageShift;
     private final boolean writable;
@@ -69,19 +59,12 @@ public final class SimOdpMr implements MemoryRegion
     private long entriesMapped;
     private long entriesZapped;
     private long lastOperation = Long.MIN_VALUE;
-    private boolean closed;
 
     SimOdpMr(final SimPd pd, final long addr, final long lengthBytes, final long iova, final int lkey,
         final int rkey, final Set<Access> access, final boolean implicit, final int pageShift)
     {
-        this.pd = pd;
+        super(pd, addr, lengthBytes, iova, lkey, rkey, access);
         this.process = pd.context().process();
-        this.addr = addr;
-        this.lengthBytes = lengthBytes;
-        this.iova = iova;
-        this.lkey = lkey;
-        this.rkey = rkey;
-        this.access = EnumSet.copyOf(access);
         this.implicit = implicit;
         this.pageShift = pageShift;
         this.writable = access.stream().anyMatch(WRITABLE::contains);
@@ -99,47 +82,12 @@ public final class SimOdpMr implements MemoryRegion
         return map(addr, lengthBytes, false, false, writable).entries;
     }
 
-    @Override
-    public SimPd pd()
-    {
-        return pd;
-    }
 
-    @Override
-    public long addr()
-    {
-        return addr;
-    }
 
-    @Override
-    public long lengthBytes()
-    {
-        return lengthBytes;
-    }
 
-    @Override
-    public long iova()
-    {
-        return iova;
-    }
 
-    @Override
-    public int lkey()
-    {
-        return lkey;
-    }
 
-    @Override
-    public int rkey()
-    {
-        return rkey;
-    }
 
-    @Override
-    public EnumSet<Access> access()
-    {
-        return EnumSet.copyOf(access);
-    }
 
     /**
      * @return true for an implicit MR (the whole address space).
@@ -216,19 +164,11 @@ public final class SimOdpMr implements MemoryRegion
     }
 
     @Override
-    public void rereg(final Set<ReregFlag> flags, final ProtectionDomain newPd, final long newAddr,
-        final long newLengthBytes, final Set<Access> newAccess)
+    String kindName()
     {
-        throw new dev.rnicsim.verbs.ReregException(dev.rnicsim.verbs.Errno.EOPNOTSUPP.code(),
-            dev.rnicsim.verbs.ReregException.ERR_CMD, "ibv_rereg_mr of an ODP MR is not simulated; deregister and "
-                + "register again");
+        return implicit ? "an implicit ODP MR" : "an ODP MR";
     }
 
-    @Override
-    public boolean isClosed()
-    {
-        return closed;
-    }
 
     @Override
     public void close()

@@ -3,12 +3,6 @@ package dev.rnicsim.simnic;
 import dev.rnicsim.mtt.AdapterTables;
 import dev.rnicsim.mtt.TableException;
 import dev.rnicsim.verbs.Access;
-import dev.rnicsim.verbs.Errno;
-import dev.rnicsim.verbs.MemoryRegion;
-import dev.rnicsim.verbs.ProtectionDomain;
-import dev.rnicsim.verbs.ReregException;
-import dev.rnicsim.verbs.ReregFlag;
-import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
 
@@ -30,7 +24,7 @@ import java.util.Set;
  *
  * <p>Not thread safe.
  */
-public final class SimPeerMr implements MemoryRegion
+public final class SimPeerMr extends FixedMr
 {
     /** How the MR reaches GPU memory. */
     public enum Kind
@@ -43,22 +37,14 @@ public final class SimPeerMr implements MemoryRegion
         DMABUF_DYNAMIC
     }
 
-    private final SimPd pd;
     private final Kind kind;
     private final GpuBuffer buffer;
     private final SimDmabuf dmabuf;
     /** Bytes from the buffer's start (peer memory) or the dma-buf's start to the MR's first byte. */
     private final long offset;
-    private final long addr;
-    private final long lengthBytes;
-    private final long iova;
-    private final int lkey;
-    private final int rkey;
-    private final EnumSet<Access> access;
     private final long mttEntries;
     private long bar1Mapped;
     private boolean revoked;
-    private boolean closed;
     private long moves;
     private long faults;
 
@@ -66,62 +52,21 @@ public final class SimPeerMr implements MemoryRegion
         final long addr, final long lengthBytes, final long iova, final int lkey, final int rkey,
         final Set<Access> access, final long mttEntries, final long bar1Mapped)
     {
-        this.pd = pd;
+        super(pd, addr, lengthBytes, iova, lkey, rkey, access);
         this.kind = kind;
         this.buffer = buffer;
         this.dmabuf = dmabuf;
         this.offset = offset;
-        this.addr = addr;
-        this.lengthBytes = lengthBytes;
-        this.iova = iova;
-        this.lkey = lkey;
-        this.rkey = rkey;
-        this.access = access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access);
         this.mttEntries = mttEntries;
         this.bar1Mapped = bar1Mapped;
     }
 
-    @Override
-    public SimPd pd()
-    {
-        return pd;
-    }
 
-    @Override
-    public long addr()
-    {
-        return addr;
-    }
 
-    @Override
-    public long lengthBytes()
-    {
-        return lengthBytes;
-    }
 
-    @Override
-    public long iova()
-    {
-        return iova;
-    }
 
-    @Override
-    public int lkey()
-    {
-        return lkey;
-    }
 
-    @Override
-    public int rkey()
-    {
-        return rkey;
-    }
 
-    @Override
-    public EnumSet<Access> access()
-    {
-        return access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access);
-    }
 
     /**
      * @return how it was registered.
@@ -290,18 +235,11 @@ public final class SimPeerMr implements MemoryRegion
     }
 
     @Override
-    public void rereg(final Set<ReregFlag> flags, final ProtectionDomain newPd, final long newAddr,
-        final long newLengthBytes, final Set<Access> newAccess)
+    String kindName()
     {
-        throw new ReregException(Errno.EOPNOTSUPP.code(), ReregException.ERR_CMD, "ibv_rereg_mr of an MR over GPU "
-            + "memory (" + kind + ") is not simulated; deregister and register again");
+        return "an MR over GPU memory (" + kind + ")";
     }
 
-    @Override
-    public boolean isClosed()
-    {
-        return closed;
-    }
 
     @Override
     public void close()
