@@ -14,4 +14,13 @@ final class FixedRegistrationCache extends NaiveRegistrationCache
         super(pd);
         memory.onUnmap(this::invalidate);
     }
+
+    /**
+     * @param s a chain's state.
+     * @return a fixed cache over side B's PD, following side B's unmaps.
+     */
+    static FixedRegistrationCache of(final VerbsState s)
+    {
+        return new FixedRegistrationCache(s.nic().pd(TestNic.Side.B), s.nic().memory(TestNic.Side.B));
+    }
 }

@@ -22,6 +22,6 @@ class FixedRegistrationCacheProperties
     @Provide
     Arbitrary<ActionChain<VerbsState>> chains()
     {
-        return CacheActions.chains(CacheActions::fixed);
+        return CacheActions.chains(FixedRegistrationCache::of);
     }
 }

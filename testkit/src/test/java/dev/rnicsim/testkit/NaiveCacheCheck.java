@@ -31,6 +31,6 @@ class NaiveCacheCheck
     @Provide
     Arbitrary<ActionChain<VerbsState>> chains()
     {
-        return CacheActions.chains(CacheActions::naive);
+        return CacheActions.chains(NaiveRegistrationCache::of);
     }
 }

@@ -16,7 +16,7 @@ import java.util.TreeMap;
  * address, it hands out an MR whose pages are not the buffer's any more: the bug UCX's and Open MPI's memory hooks
  * exist to prevent.
  */
-class NaiveRegistrationCache implements AutoCloseable
+class NaiveRegistrationCache implements AutoCloseable, CacheActions.MrCache
 {
     /** What every cached MR allows. */
     static final Set<Access> RIGHTS = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ);
@@ -29,6 +29,21 @@ class NaiveRegistrationCache implements AutoCloseable
     NaiveRegistrationCache(final ProtectionDomain pd)
     {
         this.pd = pd;
+    }
+
+    /**
+     * @param s a chain's state.
+     * @return a naive cache over side B's PD.
+     */
+    static NaiveRegistrationCache of(final VerbsState s)
+    {
+        return new NaiveRegistrationCache(s.nic().pd(TestNic.Side.B));
+    }
+
+    @Override
+    public MemoryRegion cover(final long addr, final long lengthBytes)
+    {
+        return get(addr, lengthBytes);
     }
 
     /**
