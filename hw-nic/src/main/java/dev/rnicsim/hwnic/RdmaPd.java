@@ -200,8 +200,9 @@ public final class RdmaPd implements ProtectionDomain
      *
      * @param advice {@code IBV_ADVISE_MR_ADVICE_PREFETCH} (0), {@code _PREFETCH_WRITE} (1) or
      *               {@code _PREFETCH_NO_FAULT} (2).
-     * @param flush  true for {@code IBV_ADVISE_MR_FLAG_FLUSH}: return once the translations are in the device.
-     * @param sges   ranges of ODP MRs of this PD, by lkey.
+     * @param flags  0, or {@code MrAdvice.FLAG_FLUSH} ({@code IBV_ADVISE_MR_FLAG_FLUSH}): return once the
+     *               translations are in the device.
+     * @param sgList ranges of ODP MRs of this PD, by lkey.
      * @throws VerbsException the errno: EOPNOTSUPP when the provider lacks the verb, EFAULT, EINVAL, EPERM, ENOENT
      *                        as ibv_advise_mr(3) lists them.
      */
