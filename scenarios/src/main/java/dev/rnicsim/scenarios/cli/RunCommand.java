@@ -16,8 +16,9 @@ import picocli.CommandLine.Parameters;
  * {@code rnicsim run FILE...}: runs scenario scripts, each on a fresh simulated fabric.
  */
 @Command(name = "run", mixinStandardHelpOptions = true,
-    description = "Run scenario scripts (one verb a line; see the README for the language). Each step is printed "
-        + "with its outcome and the figures the model produced.",
+    description = "Run scenario scripts, each on a fresh simulated fabric (one verb a line; the language is in "
+        + "docs/scripts.md). Prints every statement with its outcome, the figures the model produced and every "
+        + "expect, unless -q says otherwise.",
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {"0:every expect held", "1:an expect failed, or a step failed without an expect",
         "2:a malformed script (file:line and what was expected) or an unreadable file"})
@@ -26,8 +27,8 @@ final class RunCommand implements Callable<Integer>
     @Parameters(arity = "1..*", paramLabel = "FILE", description = "Script files, run in order.")
     private List<Path> files;
 
-    @Option(names = {"-q", "--quiet"}, description = "Print only narration, failures and the summary.")
-    private boolean quiet;
+    @CommandLine.Mixin
+    private Verbosity verbosity;
 
     @Option(names = "--trace", paramLabel = "FILE",
         description = "Write the simulated timeline as Chrome trace-event JSON (open it in Perfetto).")
@@ -60,9 +61,8 @@ final class RunCommand implements Callable<Integer>
             }
             final Path dir = f.toAbsolutePath().getParent();
             final TraceOption t = new TraceOption(trace);
-            final int code = Scripts.run(f.toString(), text, dir, quiet ? ScriptRunner.Detail.NARRATION
-                : ScriptRunner.Detail.FULL, t::attach, spec.commandLine().getOut(),
-                spec.commandLine().getErr());
+            final int code = Scripts.run(f.toString(), text, dir, verbosity.detail(ScriptRunner.Detail.FULL),
+                t::attach, spec.commandLine().getOut(), spec.commandLine().getErr());
             if (!t.write(spec.commandLine().getErr()))
             {
                 return Rnicsim.MALFORMED;

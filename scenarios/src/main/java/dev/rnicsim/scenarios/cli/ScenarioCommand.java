@@ -69,7 +69,8 @@ final class ScenarioCommand implements Runnable
     }
 
     /** {@code scenario run NAME}. */
-    @Command(name = "run", mixinStandardHelpOptions = true, description = "Run a built-in scenario.",
+    @Command(name = "run", mixinStandardHelpOptions = true, description = "Run a built-in scenario. Prints every "
+        + "statement with its outcome, its figures and every expect, unless -q says otherwise.",
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:every expect held", "1:an expect failed, or a step failed without an expect",
             "2:no scenario of that name, or it has no chart for --svg"})
@@ -78,8 +79,8 @@ final class ScenarioCommand implements Runnable
         @Parameters(paramLabel = "NAME", description = "The scenario's name (see 'scenario list').")
         private String name;
 
-        @Option(names = {"-q", "--quiet"}, description = "Print only narration, failures and the summary.")
-        private boolean quiet;
+        @CommandLine.Mixin
+        private Verbosity verbosity;
 
         @Option(names = "--trace", paramLabel = "FILE",
             description = "Write the simulated timeline as Chrome trace-event JSON (open it in Perfetto).")
@@ -110,7 +111,7 @@ final class ScenarioCommand implements Runnable
             }
             final TraceOption t = new TraceOption(trace);
             final int code = Scripts.run(name + ".rsim", e.get().script(), Path.of("."),
-                quiet ? ScriptRunner.Detail.NARRATION : ScriptRunner.Detail.FULL, t::attach,
+                verbosity.detail(ScriptRunner.Detail.FULL), t::attach,
                 spec.commandLine().getOut(), spec.commandLine().getErr());
             if (!t.write(spec.commandLine().getErr()))
             {

@@ -12,16 +12,17 @@ import picocli.CommandLine.Option;
  * figure from the model.
  */
 @Command(name = "tour", mixinStandardHelpOptions = true,
-    description = "A guided tour of memory registration: why it exists, the page walk, pinning and memlock, MTT "
-        + "entries, keys, a remote write, the translation cache, a stale key, huge pages, MTT exhaustion, a leak. "
-        + "Needs no input; runs in seconds.",
+    description = "A guided tour of memory registration, in 14 chapters: why registration exists; the page walk; "
+        + "pinning and the MTT; lkey and rkey; a remote write; deregistration and a stale rkey; huge pages shrink the "
+        + "MTT; MTT exhaustion although RAM is free; the memlock limit; a leaked MR; memory windows; on-demand "
+        + "paging; GPU memory; relaxed ordering. Every figure comes from the model. Needs no input; runs in seconds. "
+        + "Prints the narration and each step's figures, unless -q or -v says otherwise.",
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {"0:the tour ran and every expect in it held", "1:an expect in the tour failed (a bug)"})
 final class TourCommand implements Callable<Integer>
 {
-    @Option(names = {"-v", "--verbose"}, description = "Also print every script step and expect, not only the "
-        + "narration and the figures.")
-    private boolean verbose;
+    @CommandLine.Mixin
+    private Verbosity verbosity;
 
     @Option(names = "--trace", paramLabel = "FILE",
         description = "Write the tour's simulated timeline as Chrome trace-event JSON (open it in Perfetto).")
@@ -35,7 +36,7 @@ final class TourCommand implements Callable<Integer>
     {
         final TraceOption t = new TraceOption(trace);
         final int code = Scripts.run("tour.rsim", Catalogue.read("tour.rsim"), Path.of("."),
-            verbose ? ScriptRunner.Detail.FULL : ScriptRunner.Detail.FIGURES, t::attach,
+            verbosity.detail(ScriptRunner.Detail.FIGURES), t::attach,
             spec.commandLine().getOut(), spec.commandLine().getErr());
         return t.write(spec.commandLine().getErr()) ? code : Rnicsim.MALFORMED;
     }
