@@ -15,7 +15,7 @@ import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's first command runs this demo: its output must agree with the model's state after it ran.
+ * bin/demo runs this demo first: its output must agree with the model's state after it ran.
  */
 class HostDemoTest
 {

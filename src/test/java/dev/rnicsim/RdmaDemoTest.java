@@ -16,7 +16,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's first command runs this demo after the host demo: what it prints must agree with the model.
+ * bin/demo runs this demo after the host demo: what it prints must agree with the model.
  */
 class RdmaDemoTest
 {

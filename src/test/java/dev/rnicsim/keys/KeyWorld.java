@@ -60,7 +60,7 @@ import java.util.TreeSet;
  *
  * <p>Each action predicts its outcome from the model, writes the script lines that replay it (with the prediction
  * as {@code expect} lines), runs it on the simulator through the verbs API, compares, and updates the model. The
- * model follows the documented semantics (README and the Linux and rdma-core sources the Javadoc names):
+ * model follows the documented semantics (docs/java-api.md and the Linux and rdma-core sources the Javadoc names):
  * <ul>
  * <li>a pinned frame stays allocated, with its bytes, until unpinned: after munmap or MADV_DONTNEED the MR keeps its
  * old frames while the address faults in new ones;</li>

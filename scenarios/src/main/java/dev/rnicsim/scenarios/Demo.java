@@ -4,7 +4,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The README's main command: the host memory demo, then the RDMA demo between two simulated hosts.
+ * bin/demo: the host memory demo, then the RDMA demo between two simulated hosts.
  */
 public final class Demo
 {

@@ -6,7 +6,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.platform.engine.TestExecutionResult;
 
 /**
- * The README's example: the property of {@link NaiveCacheCheck}, run through the jqwik engine with a fixed seed,
+ * The example of docs/testing.md: the property of {@link NaiveCacheCheck}, run through the jqwik engine with a fixed seed,
  * fails with a STALE_MAPPING violation and a shrunk chain that reads as a script; the same property holds for the
  * fixed cache ({@link FixedRegistrationCacheProperties}).
  */

@@ -406,7 +406,7 @@ public final class Charts
 
     /**
      * The responder's translation-cache hit rate against the working set of RDMA WRITEs. Two ConnectX-5 hosts, an
-     * RC QP pair connected as in the README; for each working set W (powers of two from
+     * RC QP pair connected as in docs/java-api.md; for each working set W (powers of two from
      * {@value #WORKING_SET_MIN_PAGES} to {@link #WORKING_SET_MAX_PAGES} 4 KiB pages, i.e. up to eight times the
      * {@value #CACHE_ENTRIES}-line cache) a target MR of W pages (rounded up to whole 2 MiB pages for the huge-page
      * series) is registered on the responder, one 64-byte WRITE goes to each page in order (warm-up), then

@@ -11,7 +11,7 @@ import java.util.EnumSet;
 import java.util.Locale;
 
 /**
- * The grammar of one verb: its positional arguments, its options and its flags, with a usage line that the README
+ * The grammar of one verb: its positional arguments, its options and its flags, with a usage line that docs/scripts.md
  * and the error messages show. The table {@link #VERBS} is the language. Immutable.
  *
  * @param verb    the verb.
@@ -122,7 +122,10 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
     /** The operations of {@code post} that name remote memory and so need {@code remote=}. */
     public static final Set<String> REMOTE_WORDS = Set.of("write", "write_imm", "read", "cas", "faa");
 
-    /** The language: every verb's grammar, in the order the README documents them. */
+    /**
+     * The language: every verb's grammar, in the order docs/scripts.md documents them. A verb added here needs a row
+     * in docs/scripts.md's verb table: ScriptReferenceTest compares the two.
+     */
     public static final Map<String, Spec> VERBS = table();
 
     private static Map<String, Spec> table()

@@ -52,7 +52,7 @@ class ChartsTest
         {
             assertThat(giant.y()).isLessThanOrEqualTo(data.yAt(Charts.SERIES_2M, giant.x()));
         }
-        // 1 GiB of base pages costs tens of milliseconds, as the README's calibration says (about 64 ms).
+        // 1 GiB of base pages costs tens of milliseconds, as docs/cost-model.md says (about 64 ms).
         assertThat(data.yAt(Charts.SERIES_4K, 1024.0)).isBetween(50_000.0, 80_000.0);
     }
 
