@@ -1,6 +1,7 @@
 package dev.rnicsim.docs;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.fail;
 
 import dev.rnicsim.docs.Docs.Fence;
@@ -413,6 +414,42 @@ class DocExamplesTest
     }
 
     // ------------------------------------------------------------------ the checks themselves
+
+    @Test
+    void noPageNamesTheFoldersOfOneMachine()
+    {
+        final List<String> why = new ArrayList<>();
+        for (final String page : Docs.pages())
+        {
+            final String[] lines = Docs.read(page).split("\n");
+            for (int i = 0; i < lines.length; i++)
+            {
+                if (lines[i].matches(".*(/home/|/root/|/work/|/tmp/|temurin-|/Users/).*"))
+                {
+                    why.add(page + ":" + (i + 1) + ": " + lines[i].strip());
+                }
+            }
+        }
+        assertThat(why).as("lines naming one machine's folders (a user's home, a JDK build's folder)").isEmpty();
+    }
+
+    @Test
+    void aBrokenExampleFailsWithItsPlaceAndReason()
+    {
+        assertThatThrownBy(() -> runScript(new Fence("docs/x.md", 3, "rnicsim-script",
+            "host h ram=1G\nexpect h.mem_total == 2G\n"))).isInstanceOf(AssertionError.class)
+            .hasMessageContaining("docs/x.md:3").hasMessageContaining("expect h.mem_total == 2G");
+        assertThatThrownBy(() -> runScript(new Fence("docs/x.md", 3, "rnicsim-script", "host\n")))
+            .isInstanceOf(AssertionError.class).hasMessageContaining("does not parse");
+        assertThatThrownBy(() -> compile("docs/x.md", List.of(new Fence("docs/x.md", 7, "java",
+            "import dev.rnicsim.verbs.Access;\n\nAccess a = Access.NO_SUCH_FLAG;\n"))))
+            .isInstanceOf(AssertionError.class).hasMessageContaining("the example at docs/x.md:7")
+            .hasMessageContaining("NO_SUCH_FLAG");
+        final Page page = new Page("docs/x.md", work.resolve("broken"));
+        assertThatThrownBy(() -> page.runCommands(new Fence("docs/x.md", 9, "sh", "./rnicsim scenario run nothing\n")))
+            .isInstanceOf(AssertionError.class).hasMessageContaining("docs/x.md:9")
+            .hasMessageContaining("no scenario 'nothing'");
+    }
 
     @Test
     void shellWordsAndCommandsAreCutAsAShellCutsThem()
