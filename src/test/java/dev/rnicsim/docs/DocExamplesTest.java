@@ -63,6 +63,13 @@ class DocExamplesTest
             final List<Fence> java = new ArrayList<>();
             for (final Fence f : Docs.fences(page))
             {
+                if (f.tag("from") != null)
+                {
+                    tests.add(DynamicTest.dynamicTest("copy of " + f.tag("from") + " at " + f.where(),
+                        () -> assertThat(Docs.read(f.tag("from"))).as(f.where() + ": the page shows " + f.tag("from")
+                            + " as it is; copy the file into the page again").contains(f.text())));
+                    continue;
+                }
                 switch (f.language())
                 {
                     case "rnicsim-script" -> tests.add(DynamicTest.dynamicTest("script at " + f.where(),

@@ -33,7 +33,7 @@ final class ScenarioCommand implements Runnable
 
     /** {@code scenario list}. */
     @Command(name = "list", mixinStandardHelpOptions = true, description = "List the built-in scenarios with the "
-        + "points they demonstrate.")
+        + "points they demonstrate (S1..S35: docs/points.md says what each is).")
     static final class ListCommand implements Callable<Integer>
     {
         @Option(names = "--json", description = "Print the list as JSON.")
