@@ -360,7 +360,8 @@ class DocExamplesTest
                 named.put(f.tag("id"), new String[] {imports, body});
             }
             units.add(new Unit(prefix + f.line(), imports + "class " + prefix + f.line() + " {\n"
-                + "    @SuppressWarnings(\"unused\")\n    void example() throws Exception {\n" + body + "    }\n}\n", f));
+                + "    @SuppressWarnings(\"unused\")\n    void example() throws Exception {\n" + body
+                + "    }\n}\n", f));
         }
         final JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
         final DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();

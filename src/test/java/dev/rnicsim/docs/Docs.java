@@ -245,7 +245,8 @@ final class Docs
         for (int i = 0; i < lines.size(); i++)
         {
             final String l = lines.get(i);
-            if (!l.startsWith("|") || l.startsWith("|---") || i + 1 < lines.size() && lines.get(i + 1).startsWith("|---"))
+            final boolean header = i + 1 < lines.size() && lines.get(i + 1).startsWith("|---");
+            if (!l.startsWith("|") || l.startsWith("|---") || header)
             {
                 continue;
             }
