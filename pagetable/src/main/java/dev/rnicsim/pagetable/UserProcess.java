@@ -41,6 +41,8 @@ public final class UserProcess
     long rlimitMemlockBytes = DEFAULT_RLIMIT_MEMLOCK_BYTES;
     boolean capIpcLock;
     private boolean exited;
+    /** The environment (execve's envp), in insertion order; a child inherits a copy at fork. */
+    private final java.util.Map<String, String> environment = new java.util.LinkedHashMap<>();
     private final List<Runnable> exitHooks = new ArrayList<>();
     final List<BiConsumer<Long, Long>> unmapHooks = new ArrayList<>();
     /** mmap, munmap, mprotect, madvise, mlock: mm/mmap.c, mprotect.c, madvise.c, mlock.c. */
@@ -122,6 +124,34 @@ public final class UserProcess
             throw new KernelException(Errno.EINVAL, "RLIMIT_MEMLOCK=" + bytes + " is negative");
         }
         this.rlimitMemlockBytes = bytes;
+        return this;
+    }
+
+    /**
+     * @return the environment variables, read-only, in the order they were set (what {@code getenv(3)} reads).
+     */
+    public java.util.Map<String, String> environment()
+    {
+        return java.util.Collections.unmodifiableMap(environment);
+    }
+
+    /**
+     * setenv(3).
+     *
+     * @param variable the variable's name: not empty, without '='.
+     * @param value    its value, possibly empty.
+     * @return this process.
+     * @throws KernelException EINVAL for an empty name or one holding '=' (setenv(3)).
+     */
+    public UserProcess setenv(final String variable, final String value)
+    {
+        java.util.Objects.requireNonNull(value, "value");
+        if (variable == null || variable.isEmpty() || variable.indexOf('=') >= 0)
+        {
+            throw new KernelException(Errno.EINVAL, "environment variable name '" + variable
+                + "' is empty or holds '=' (setenv(3))");
+        }
+        environment.put(variable, value);
         return this;
     }
 
@@ -587,11 +617,12 @@ public final class UserProcess
         return pageTable;
     }
 
-    /** Copies RLIMIT_MEMLOCK and CAP_IPC_LOCK to a child at fork (kernel/fork.c: the child shares the parent's rlimits). */
+    /** Copies RLIMIT_MEMLOCK, CAP_IPC_LOCK and the environment to a child at fork (kernel/fork.c). */
     void inheritLimits(final UserProcess parent)
     {
         rlimitMemlockBytes = parent.rlimitMemlockBytes;
         capIpcLock = parent.capIpcLock;
+        environment.putAll(parent.environment);
     }
 
     /**

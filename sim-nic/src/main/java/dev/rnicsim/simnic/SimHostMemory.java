@@ -68,6 +68,15 @@ public final class SimHostMemory implements HostMemory
         }
     }
 
+    /**
+     * @param process a simulated process.
+     * @return its host's base page size in bytes: sysconf(_SC_PAGESIZE).
+     */
+    static long basePageBytes(final UserProcess process)
+    {
+        return dev.rnicsim.pagetable.PhysicalMemory.FRAME_BYTES;
+    }
+
     private long advised(final long address, final long lengthBytes, final Madvice advice)
     {
         process.madvise(address, (lengthBytes + 0xfff) & ~0xfffL, advice);

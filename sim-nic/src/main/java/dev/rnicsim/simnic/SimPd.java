@@ -101,6 +101,38 @@ public final class SimPd implements ProtectionDomain
         {
             return registerOnDemand(addr, lengthBytes, iova, EnumSet.copyOf(access), explicitIova);
         }
+        // libibverbs ibv_reg_mr: MADV_DONTFORK the range first (fork support), MADV_DOFORK it again on failure.
+        final ForkSafety fork = context.device().host().forkSafety(context.process());
+        final boolean madvised = context.device().host().gpuBufferAt(addr) == null;
+        if (madvised)
+        {
+            try
+            {
+                fork.dontforkRange(REG, addr, lengthBytes);
+            }
+            catch (final VerbsException e)
+            {
+                context.device().count(SimCounter.MR_REGISTRATION_FAILURES, 1);
+                throw e;
+            }
+        }
+        try
+        {
+            return registerPinned(addr, lengthBytes, iova, access, explicitIova);
+        }
+        catch (final RuntimeException e)
+        {
+            if (madvised)
+            {
+                fork.doforkRange(addr, lengthBytes);
+            }
+            throw e;
+        }
+    }
+
+    private MemoryRegion registerPinned(final long addr, final long lengthBytes, final long iova,
+        final Set<Access> access, final boolean explicitIova)
+    {
         final SimDevice device = context.device();
         final long startNs = device.fabric().clock().nowNs();
         final Set<Access> rights = access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access);
@@ -266,6 +298,8 @@ public final class SimPd implements ProtectionDomain
             mr.lengthBytes(), mr.iova(), Access.toBits(mr.access()), pinned.pageCount(), 0, mr.pageSizeBytes(),
             mr.mttEntries(), dropped));
         device.observe(o -> o.deregistered(mr));
+        // libibverbs ibv_dereg_mr: MADV_DOFORK after the kernel deregistered.
+        device.host().forkSafety(pinned.process()).doforkRange(mr.addr(), mr.lengthBytes());
     }
 
     // ------------------------------------------------------------------ on-demand paging
