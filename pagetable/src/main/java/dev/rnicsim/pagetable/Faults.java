@@ -149,9 +149,38 @@ final class Faults
         return pages[0];
     }
 
+    /**
+     * One page fault, as {@code handle_mm_fault}: on a host of 16 or 64 KiB base pages it resolves the whole base
+     * page (every 4 KiB frame of it), since PAGE_SIZE is the smallest unit the kernel maps, copies or swaps.
+     *
+     * @return the leaf entry now mapping {@code va}.
+     */
     long fault(final long va, final boolean write, final boolean pinning)
     {
-        host.count(VmEvent.PAGE_WALKS);
+        final long entry = faultOne(va, write, pinning, true);
+        final BasePage base = host.config().basePage();
+        if (base == BasePage.SIZE_4K || PageTable.size(entry) != PageSize.SIZE_4K)
+        {
+            return entry;
+        }
+        final long baseVa = va & -base.bytes();
+        final long frameVa = va & -(long)FRAME_BYTES;
+        for (long sub = baseVa; sub < baseVa + base.bytes(); sub += FRAME_BYTES)
+        {
+            if (sub != frameVa)
+            {
+                faultOne(sub, write, pinning, false);
+            }
+        }
+        return pageTable.lookup(va);
+    }
+
+    private long faultOne(final long va, final boolean write, final boolean pinning, final boolean counted)
+    {
+        if (counted)
+        {
+            host.count(VmEvent.PAGE_WALKS);
+        }
         final long entry = pageTable.lookup(va);
         if (PageTable.present(entry) && (!write || (entry & PageTable.WRITE) != 0))
         {
@@ -162,7 +191,10 @@ final class Faults
         {
             throw new SegmentationFault(va, "no VMA maps it");
         }
-        host.count(VmEvent.PGFAULT);
+        if (counted)
+        {
+            host.count(VmEvent.PGFAULT);
+        }
         if (PageTable.present(entry))
         {
             return process.notifiers.notifying(MmuNotifyEvent.CLEAR, "copy-on-write", () -> copyOnWrite(va, entry, v, true, pinning));
@@ -200,8 +232,13 @@ final class Faults
             pageTable.set(hugeVa, size, entry);
             return entry;
         }
+        final BasePage base = host.config().basePage();
+        if (base != BasePage.SIZE_4K && v.kind() == VmaKind.ANONYMOUS)
+        {
+            return newBasePage(va, v, write, pinning);
+        }
         final long hugeVa = va & ~(PageSize.SIZE_2M.bytes() - 1);
-        if ((importThp != null ? importThp : thpEligible(v)) && v.kind() == VmaKind.ANONYMOUS && hugeVa >= v.startAddress() && hugeVa + PageSize.SIZE_2M.bytes() <= v.endAddress()
+        if (base == BasePage.SIZE_4K && (importThp != null ? importThp : thpEligible(v)) && v.kind() == VmaKind.ANONYMOUS && hugeVa >= v.startAddress() && hugeVa + PageSize.SIZE_2M.bytes() <= v.endAddress()
             && pageTable.pmdNone(hugeVa))
         {
             final long head = host.allocate(PageSize.SIZE_2M.order(), !pinning, FrameTable.KIND_ANON, false);
@@ -229,9 +266,71 @@ final class Faults
         return entry;
     }
 
+    /**
+     * {@code do_anonymous_page} on a host of 16 or 64 KiB pages: a read fault maps the zero page over the whole base
+     * page; a write fault allocates one naturally aligned folio of the base page's frames and maps all of them
+     * (falling back to single frames when no such block is free).
+     */
+    private long newBasePage(final long va, final Vma v, final boolean write, final boolean pinning)
+    {
+        final BasePage base = host.config().basePage();
+        final long baseVa = va & -base.bytes();
+        if (!write && importThp == null)
+        {
+            final long zero = PageTable.make(phys.zeroPfn(), PageTable.PRESENT);
+            for (long sub = baseVa; sub < baseVa + base.bytes(); sub += FRAME_BYTES)
+            {
+                if (pageTable.lookup(sub) == 0)
+                {
+                    pageTable.set(sub, PageSize.SIZE_4K, zero);
+                }
+            }
+            return zero;
+        }
+        return mapBasePage(baseVa, va, v, pinning, sub -> pageTable.lookup(sub) == 0);
+    }
+
+    /**
+     * Maps fresh zeroed frames at the 4 KiB slots of the base page at {@code baseVa} that {@code replace} selects:
+     * one folio of the base page's order when the buddy allocator has one, else single frames.
+     *
+     * @return the entry now mapping {@code va}.
+     */
+    private long mapBasePage(final long baseVa, final long va, final Vma v, final boolean pinning,
+        final java.util.function.LongPredicate replace)
+    {
+        final BasePage base = host.config().basePage();
+        final long writeBit = v.writable() ? PageTable.WRITE : 0;
+        final long head = host.allocate(base.order(), !pinning, kindOf(v), true);
+        for (int i = 0; i < base.frames(); i++)
+        {
+            final long sub = baseVa + ((long)i << FRAME_SHIFT);
+            final long old = pageTable.lookup(sub);
+            if (!replace.test(sub))
+            {
+                continue;
+            }
+            final long pfn = head >= 0 ? head + i : allocatePageOrFail(v, pinning, sub);
+            frames.addMapCount(pfn, 1);
+            pageTable.set(sub, PageSize.SIZE_4K, PageTable.make(pfn, PageTable.PRESENT | writeBit));
+            if (PageTable.present(old) && PageTable.pfn(old) != phys.zeroPfn())
+            {
+                frames.addMapCount(PageTable.pfn(old), -1);
+                releaseIfUnused(PageTable.pfn(old));
+            }
+        }
+        if (head >= 0)
+        {
+            // Slots not replaced leave frames of the folio unmapped: give them back as the deferred split does.
+            releaseIfUnused(head);
+        }
+        return pageTable.lookup(va);
+    }
+
     boolean thpEligible(final Vma v)
     {
-        if (v.kind() != VmaKind.ANONYMOUS || v.has(Vma.VM_NOHUGEPAGE))
+        if (v.kind() != VmaKind.ANONYMOUS || v.has(Vma.VM_NOHUGEPAGE)
+            || host.config().basePage() != BasePage.SIZE_4K)
         {
             return false;
         }
@@ -317,6 +416,16 @@ final class Faults
         }
         final long pageVa = va & ~(long)(FRAME_BYTES - 1);
         final long pfn = PageTable.pfn(entry);
+        if (pfn == phys.zeroPfn() && host.config().basePage() != BasePage.SIZE_4K && makeWritable)
+        {
+            // A write to a base page that maps the zero page: the whole base page gets one fresh folio.
+            final BasePage base = host.config().basePage();
+            return mapBasePage(va & -base.bytes(), va, v, pinning, sub ->
+            {
+                final long e = pageTable.lookup(sub);
+                return e == 0 || (PageTable.present(e) && PageTable.pfn(e) == phys.zeroPfn());
+            });
+        }
         if (pfn == phys.zeroPfn())
         {
             // wp_page_copy from the zero page: a fresh zeroed page, nothing to copy or release.

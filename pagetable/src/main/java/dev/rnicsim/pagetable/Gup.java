@@ -45,7 +45,8 @@ final class Gup
         // Checks in ib_umem_get's order: overflow, can_do_mlock, zero pages, the RLIMIT_MEMLOCK charge, the pin.
         // Unsigned, as ib_umem_get compares: an address in the upper half is not an overflow (it faults later).
         if (Long.compareUnsigned(address + lengthBytes, address) < 0
-            || Long.compareUnsigned(UserProcess.alignUp(address + lengthBytes, FRAME_BYTES), address + lengthBytes) < 0)
+            || Long.compareUnsigned(UserProcess.alignUp(address + lengthBytes, host.config().basePage().bytes()),
+                address + lengthBytes) < 0)
         {
             throw new KernelException(Errno.EINVAL, "pin range address=0x" + Long.toHexString(address)
                 + " lengthBytes=" + lengthBytes + " overflows");
@@ -58,9 +59,11 @@ final class Gup
         {
             throw new KernelException(Errno.EINVAL, "lengthBytes=0: nothing to pin");
         }
-        final long start = address & ~(long)(FRAME_BYTES - 1);
-        final long end = UserProcess.alignUp(address + lengthBytes, FRAME_BYTES);
-        final long pages = (end - start) >>> FRAME_SHIFT;
+        // ib_umem_get counts PAGE_SIZE pages: ib_umem_num_pages over the range widened to base pages.
+        final BasePage base = host.config().basePage();
+        final long start = address & -base.bytes();
+        final long end = UserProcess.alignUp(address + lengthBytes, base.bytes());
+        final long pages = (end - start) >>> base.shift();
         if (pages > 0xffff_ffffL)
         {
             throw new KernelException(Errno.EINVAL, "npages=" + pages + " > UINT_MAX (ib_umem_get)");
@@ -165,7 +168,7 @@ final class Gup
         if (!process.capIpcLock)
         {
             final long limitPages = process.rlimitMemlockBytes == UserProcess.RLIM_INFINITY ? Long.MAX_VALUE
-                : process.rlimitMemlockBytes >>> FRAME_SHIFT;
+                : process.rlimitMemlockBytes >>> host.config().basePage().shift();
             if (process.pinnedVmPages + pages > limitPages)
             {
                 throw new KernelException(Errno.ENOMEM, "pinned_vm=" + process.pinnedVmPages + " pages + " + pages

@@ -1,7 +1,5 @@
 package dev.rnicsim.pagetable;
 
-import static dev.rnicsim.pagetable.PhysicalMemory.FRAME_BYTES;
-import static dev.rnicsim.pagetable.PhysicalMemory.FRAME_SHIFT;
 import static dev.rnicsim.pagetable.UserProcess.TASK_SIZE;
 
 import java.util.List;
@@ -65,7 +63,7 @@ final class Mappings
             throw new KernelException(Errno.EINVAL, "MAP_HUGE_2MB and MAP_HUGE_1GB are exclusive");
         }
         final PageSize hugeSize = flags.contains(MapFlag.HUGE_1GB) ? PageSize.SIZE_1G : PageSize.SIZE_2M;
-        final long pageBytes = hugetlb ? hugeSize.bytes() : FRAME_BYTES;
+        final long pageBytes = hugetlb ? hugeSize.bytes() : basePageBytes();
         if (lengthBytes > TASK_SIZE - pageBytes)
         {
             throw new KernelException(Errno.ENOMEM, "lengthBytes=" + lengthBytes + " > TASK_SIZE=" + TASK_SIZE);
@@ -163,8 +161,9 @@ final class Mappings
     /** {@code thp_get_unmapped_area}: 2 MiB alignment for a length of whole 2 MiB while THP is not "never". */
     private long thpAlign(final long length)
     {
-        return host.config().thpMode() != ThpMode.NEVER && length % PageSize.SIZE_2M.bytes() == 0
-            ? PageSize.SIZE_2M.bytes() : FRAME_BYTES;
+        return host.config().thpMode() != ThpMode.NEVER && host.config().basePage() == BasePage.SIZE_4K
+            && length % PageSize.SIZE_2M.bytes() == 0
+            ? PageSize.SIZE_2M.bytes() : basePageBytes();
     }
 
     /** {@code get_unmapped_area}: the hint when it is aligned, free and allowed, else top-down placement. */
@@ -177,6 +176,12 @@ final class Mappings
     }
 
     /** {@link UserProcess#munmap}: mm/mmap.c {@code do_vmi_munmap}. */
+    /** @return the host's {@code PAGE_SIZE}: what lengths round up to and addresses align to. */
+    private long basePageBytes()
+    {
+        return host.config().basePage().bytes();
+    }
+
     void munmap(final long address, final long lengthBytes)
     {
         process.checkAlive();
@@ -199,7 +204,7 @@ final class Mappings
     void mprotect(final long address, final long lengthBytes, final Set<Prot> prot)
     {
         process.checkAlive();
-        if (lengthBytes == 0 && (address & (FRAME_BYTES - 1)) == 0)
+        if (lengthBytes == 0 && (address & (basePageBytes() - 1)) == 0)
         {
             return;
         }
@@ -231,7 +236,7 @@ final class Mappings
     void madvise(final long address, final long lengthBytes, final Madvice advice)
     {
         process.checkAlive();
-        if (lengthBytes == 0 && (address & (FRAME_BYTES - 1)) == 0)
+        if (lengthBytes == 0 && (address & (basePageBytes() - 1)) == 0)
         {
             return;
         }
@@ -295,7 +300,7 @@ final class Mappings
         {
             throw new KernelException(Errno.EPERM, "RLIMIT_MEMLOCK=0 and no CAP_IPC_LOCK (can_do_mlock)");
         }
-        final long start = address & ~(long)(FRAME_BYTES - 1);
+        final long start = address & -basePageBytes();
         final long end = checkAlignedRange(start, lengthBytes + (address - start), false, Errno.EINVAL);
         checkFullyMapped(start, end, "mlock");
         if (!process.capIpcLock)
@@ -308,11 +313,12 @@ final class Mappings
                     newlyLocked += Math.min(end, v.endAddress()) - Math.max(start, v.startAddress());
                 }
             }
-            final long lockedPages = process.lockedVmPages() + (newlyLocked >>> FRAME_SHIFT);
-            if (process.rlimitMemlockBytes != UserProcess.RLIM_INFINITY && lockedPages > process.rlimitMemlockBytes >>> FRAME_SHIFT)
+            final int shift = host.config().basePage().shift();
+            final long lockedPages = process.lockedVmPages() + (newlyLocked >>> shift);
+            if (process.rlimitMemlockBytes != UserProcess.RLIM_INFINITY && lockedPages > process.rlimitMemlockBytes >>> shift)
             {
                 throw new KernelException(Errno.ENOMEM, "locked_vm=" + lockedPages + " pages would exceed "
-                    + "RLIMIT_MEMLOCK=" + (process.rlimitMemlockBytes >>> FRAME_SHIFT) + " pages (" + process.rlimitMemlockBytes
+                    + "RLIMIT_MEMLOCK=" + (process.rlimitMemlockBytes >>> shift) + " pages (" + process.rlimitMemlockBytes
                     + " bytes)");
             }
         }
@@ -339,7 +345,7 @@ final class Mappings
     void munlock(final long address, final long lengthBytes)
     {
         process.checkAlive();
-        final long start = address & ~(long)(FRAME_BYTES - 1);
+        final long start = address & -basePageBytes();
         final long end = checkAlignedRange(start, lengthBytes + (address - start), false, Errno.EINVAL);
         checkFullyMapped(start, end, "munlock");
         changeVmas(start, end, v -> v.withFlags(v.flagBits() & ~Vma.VM_LOCKED));
@@ -479,10 +485,10 @@ final class Mappings
             throw new KernelException(zeroIsError ? Errno.EINVAL : Errno.ENOMEM, "address 0x" + Long.toHexString(address)
                 + " is outside the user address space (TASK_SIZE=0x" + Long.toHexString(TASK_SIZE) + ")");
         }
-        if ((address & (FRAME_BYTES - 1)) != 0)
+        if ((address & (basePageBytes() - 1)) != 0)
         {
             throw new KernelException(Errno.EINVAL, "address 0x" + Long.toHexString(address)
-                + " is not 4096-byte aligned");
+                + " is not aligned to the " + basePageBytes() + "-byte base page");
         }
         if (lengthBytes < 0)
         {
@@ -492,7 +498,7 @@ final class Mappings
         {
             throw new KernelException(Errno.EINVAL, "lengthBytes=0 must be positive");
         }
-        final long end = UserProcess.alignUp(address + lengthBytes, FRAME_BYTES);
+        final long end = UserProcess.alignUp(address + lengthBytes, basePageBytes());
         if (address + lengthBytes < address || end < address || end > TASK_SIZE)
         {
             throw new KernelException(zeroIsError ? Errno.EINVAL : overflowErrno, "range 0x"

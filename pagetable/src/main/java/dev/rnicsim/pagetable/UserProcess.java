@@ -1,7 +1,5 @@
 package dev.rnicsim.pagetable;
 
-import static dev.rnicsim.pagetable.PhysicalMemory.FRAME_SHIFT;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -174,7 +172,7 @@ public final class UserProcess
     }
 
     /**
-     * @return {@code mm->pinned_vm}: 4 KiB pages pinned through {@link #pinUserPages}, the VmPin of
+     * @return {@code mm->pinned_vm}: base pages ({@link BasePage}) pinned through {@link #pinUserPages}, the VmPin of
      * /proc/PID/status.
      */
     public long pinnedVmPages()
@@ -183,7 +181,7 @@ public final class UserProcess
     }
 
     /**
-     * @return {@code mm->locked_vm}: 4 KiB pages in VM_LOCKED areas, the VmLck of /proc/PID/status.
+     * @return {@code mm->locked_vm}: base pages in VM_LOCKED areas, the VmLck of /proc/PID/status.
      */
     public long lockedVmPages()
     {
@@ -192,7 +190,7 @@ public final class UserProcess
         {
             if (v.has(Vma.VM_LOCKED))
             {
-                pages += v.lengthBytes() >>> FRAME_SHIFT;
+                pages += v.lengthBytes() >>> host.config().basePage().shift();
             }
         }
         return pages;
@@ -231,7 +229,7 @@ public final class UserProcess
      * Anonymous private read-write memory: {@code mmap(NULL, lengthBytes, PROT_READ|PROT_WRITE,
      * MAP_PRIVATE|MAP_ANONYMOUS, -1, 0)}.
      *
-     * @param lengthBytes length in bytes, rounded up to 4 KiB.
+     * @param lengthBytes length in bytes, rounded up to the base page (4 KiB unless {@link HostConfig#basePage()}).
      * @return the start address.
      * @throws KernelException as {@link #mmap}.
      */
@@ -253,7 +251,7 @@ public final class UserProcess
      * (mm/hugetlb.c {@code hugetlb_reserve_pages}), so a pool too small fails here, not at the first touch.
      *
      * @param addressHint   the address for MAP_FIXED / MAP_FIXED_NOREPLACE, else a hint (0 for none).
-     * @param lengthBytes   length in bytes, rounded up to 4 KiB (to the huge page size for MAP_HUGETLB).
+     * @param lengthBytes   length in bytes, rounded up to the base page (to the huge page size for MAP_HUGETLB).
      * @param prot          protection; empty for PROT_NONE.
      * @param flags         mapping flags.
      * @return the start address of the new mapping.
@@ -274,8 +272,8 @@ public final class UserProcess
      * its last pin is dropped. A THP cut by the range has its PMD split and, when not pinned, is split into
      * 4 KiB pages so that the unmapped part is freed.
      *
-     * @param address     start, 4 KiB aligned (huge-page aligned inside a hugetlb VMA).
-     * @param lengthBytes length in bytes, rounded up to 4 KiB; nothing mapped in the range is not an error.
+     * @param address     start, base-page aligned (huge-page aligned inside a hugetlb VMA).
+     * @param lengthBytes length in bytes, rounded up to the base page; nothing mapped in the range is not an error.
      * @throws KernelException EINVAL for an unaligned address, a zero length, a range past TASK_SIZE, or a cut
      *                         through a huge page of a hugetlb VMA; ENOMEM when splitting a VMA would exceed
      *                         {@code vm.max_map_count}.
@@ -289,7 +287,7 @@ public final class UserProcess
      * mprotect(2). Removing PROT_WRITE write-protects the mapped pages at once; adding it leaves them to the
      * next write fault.
      *
-     * @param address     start, 4 KiB aligned.
+     * @param address     start, base-page aligned.
      * @param lengthBytes length in bytes, rounded up; 0 does nothing.
      * @param prot        the new protection.
      * @throws KernelException EINVAL for an unaligned address or a cut through a hugetlb page; ENOMEM when part
@@ -303,7 +301,7 @@ public final class UserProcess
     /**
      * madvise(2) with the advice values of {@link Madvice}.
      *
-     * @param address     start, 4 KiB aligned.
+     * @param address     start, base-page aligned.
      * @param lengthBytes length in bytes, rounded up; 0 does nothing.
      * @param advice      the advice.
      * @throws KernelException EINVAL for an unaligned address, DONTNEED on a VM_LOCKED area or starting inside a
@@ -320,8 +318,8 @@ public final class UserProcess
      * mlock(2): marks the range VM_LOCKED (never reclaimed) and faults it in. Charged to {@code locked_vm}
      * against RLIMIT_MEMLOCK unless CAP_IPC_LOCK (mm/mlock.c {@code do_mlock}, {@code can_do_mlock}).
      *
-     * @param address     start; rounded down to 4 KiB.
-     * @param lengthBytes length in bytes; the end is rounded up to 4 KiB.
+     * @param address     start; rounded down to the base page.
+     * @param lengthBytes length in bytes; the end is rounded up to the base page.
      * @throws KernelException EPERM when RLIMIT_MEMLOCK is 0 without CAP_IPC_LOCK; ENOMEM when part of the
      *                         range is unmapped or the limit would be exceeded; EINVAL when it would split a hugetlb
      *                         VMA inside a huge page; EAGAIN when memory runs out while
@@ -335,7 +333,7 @@ public final class UserProcess
     /**
      * munlock(2): clears VM_LOCKED.
      *
-     * @param address     start; rounded down to 4 KiB.
+     * @param address     start; rounded down to the base page.
      * @param lengthBytes length in bytes; the end is rounded up.
      * @throws KernelException ENOMEM when part of the range is unmapped or {@code vm.max_map_count} would be
      *                         exceeded; EINVAL when it would split a hugetlb VMA inside a huge page.
@@ -423,7 +421,7 @@ public final class UserProcess
      * {@code check_and_migrate_movable_folios}), and its folio's pin count is raised by one per 4 KiB page.
      * Physically contiguous pages of the same page size are merged into runs.
      *
-     * @param address     first byte; the range is widened to whole 4 KiB pages.
+     * @param address     first byte; the range is widened to whole base pages.
      * @param lengthBytes bytes to pin.
      * @param write       FOLL_WRITE.
      * @param longterm    FOLL_LONGTERM, as RDMA registration uses.

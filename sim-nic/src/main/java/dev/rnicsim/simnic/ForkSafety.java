@@ -180,6 +180,15 @@ public final class ForkSafety
     }
 
     /**
+     * @return sysconf(_SC_PAGESIZE) of the process's host: the page ranges are widened to without
+     * RDMAV_HUGEPAGES_SAFE.
+     */
+    public long basePageBytes()
+    {
+        return SimHostMemory.basePageBytes(process);
+    }
+
+    /**
      * @return MADV_DONTFORK calls made (one per range whose count went from 0 to 1).
      */
     public long dontforkCalls()

@@ -68,7 +68,7 @@ final class Ring
 
     long pages()
     {
-        return lengthBytes >>> 12;
+        return lengthBytes / SimHostMemory.basePageBytes(process);
     }
 
     void release()

@@ -74,12 +74,13 @@ public final class SimHostMemory implements HostMemory
      */
     static long basePageBytes(final UserProcess process)
     {
-        return dev.rnicsim.pagetable.PhysicalMemory.FRAME_BYTES;
+        return process.host().config().basePage().bytes();
     }
 
     private long advised(final long address, final long lengthBytes, final Madvice advice)
     {
-        process.madvise(address, (lengthBytes + 0xfff) & ~0xfffL, advice);
+        final long page = basePageBytes(process);
+        process.madvise(address, (lengthBytes + page - 1) & -page, advice);
         return address;
     }
 
@@ -90,7 +91,8 @@ public final class SimHostMemory implements HostMemory
         {
             // allocate() rounded the length up to the backing's page size; free() takes the same length back.
             final dev.rnicsim.pagetable.Vma vma = process.vmaAt(address);
-            final long page = vma != null && vma.hugePageSize() != null ? vma.hugePageSize().bytes() : 4096;
+            final long page = vma != null && vma.kind() == dev.rnicsim.pagetable.VmaKind.HUGETLB
+                ? vma.hugePageSize().bytes() : basePageBytes(process);
             process.munmap(address, (lengthBytes + page - 1) & -page);
         }
         catch (final KernelException e)

@@ -406,6 +406,7 @@ public final class ScriptRunner
                     Madvice.valueOf(l.args().get(2).toUpperCase(Locale.ROOT))), "advised");
                 case "mprotect" -> memory(s, l, (p, a, n) -> p.mprotect(a, n, prot(l.args().get(2))), "protected");
                 case "fork" -> fork(s, l);
+                case "forkinit" -> Forks.forkInit(s, l);
                 case "exit" -> exit(s, l);
                 case "reclaim" -> Outcome.ok("reclaimed " + s.get(l, l.args().get(0), SimHost.class).host()
                     .reclaim(s.evalNum(l, l.args().get(1))) + " pages");
@@ -639,6 +640,7 @@ public final class ScriptRunner
         final Map<String, String> o = l.options();
         p.rlimitMemlockBytes(o.containsKey("memlock") ? s.evalNum(l, o.get("memlock")) : hb.memlockBytes());
         p.capIpcLock(o.containsKey("cap_ipc_lock") ? "yes".equals(o.get("cap_ipc_lock")) : hb.capIpcLock());
+        Forks.applyEnv(l, p);
         return p;
     }
 
@@ -646,7 +648,7 @@ public final class ScriptRunner
     {
         final UserProcess p = spawn(s, l, s.get(l, l.args().get(1), SimHost.class), l.args().get(0));
         s.names.put(l.args().get(0), p);
-        return Outcome.ok("pid " + p.pid() + ", RLIMIT_MEMLOCK " + memlock(p));
+        return Outcome.ok("pid " + p.pid() + ", RLIMIT_MEMLOCK " + memlock(p) + Forks.envNote(p));
     }
 
     private static String memlock(final UserProcess p)
@@ -661,9 +663,14 @@ public final class ScriptRunner
         final UserProcess p = l.options().containsKey("process")
             ? s.get(l, l.options().get("process"), UserProcess.class)
             : spawn(s, l, d.host(), l.args().get(0));
+        if (l.options().containsKey("process"))
+        {
+            Forks.applyEnv(l, p);
+        }
         final SimContext c = d.open(p);
         s.names.put(l.args().get(0), c);
-        return Outcome.ok("process pid " + p.pid() + " opened " + d.hcaId() + ", RLIMIT_MEMLOCK " + memlock(p));
+        return Outcome.ok("process pid " + p.pid() + " opened " + d.hcaId() + ", RLIMIT_MEMLOCK " + memlock(p)
+            + Forks.envNote(p));
     }
 
     private Outcome mmap(final Session s, final ScriptLine l)
@@ -774,9 +781,12 @@ public final class ScriptRunner
 
     private Outcome fork(final Session s, final ScriptLine l)
     {
-        final UserProcess child = s.get(l, l.args().get(1), UserProcess.class).fork(l.args().get(0));
+        final UserProcess parent = s.get(l, l.args().get(1), UserProcess.class);
+        final UserProcess child = parent.fork(l.args().get(0));
         s.names.put(l.args().get(0), child);
-        return Outcome.ok("child pid " + child.pid());
+        final long notCopied = parent.vmaCount() - child.vmaCount();
+        return Outcome.ok("child pid " + child.pid() + (notCopied > 0 ? ", without the " + notCopied
+            + " VM_DONTCOPY (MADV_DONTFORK) VMAs of its parent" : ""));
     }
 
     private Outcome exit(final Session s, final ScriptLine l)

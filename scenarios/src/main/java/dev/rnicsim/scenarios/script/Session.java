@@ -689,6 +689,7 @@ final class Session
             case "vmas" -> p.exited() ? 0 : p.vmas().size();
             case "pid" -> p.pid();
             case "exited" -> p.exited() ? 1 : 0;
+            case "max_map_count" -> p.host().config().maxMapCount();
             default -> 0;
         };
     }

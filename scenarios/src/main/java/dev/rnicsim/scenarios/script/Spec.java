@@ -142,13 +142,14 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             opts("profile", new Word1(true), "devinfo", new Word1(true), "log_num_mtt", expr(), "log_mtts_per_seg",
                 expr(), "max_mr", expr(), "cache", expr(), "keys", word("generation", "random", "recycled"),
                 "dmabuf", word("dynamic", "pinned", "none")));
-        add(t, "process NAME HOST [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no]",
+        add(t, "process NAME HOST [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no] [env=VAR=VALUE,...]",
             List.of(new NewName(Kind.PROCESS, false), ref(Kind.HOST)),
-            opts("memlock", expr(), "cap_ipc_lock", word("yes", "no")));
-        add(t, "open NAME DEVICE [process=PROCESS] [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no]",
+            opts("memlock", expr(), "cap_ipc_lock", word("yes", "no"), "env", new Word1(true)));
+        add(t, "open NAME DEVICE [process=PROCESS] [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no] [env=VAR=VALUE,...]",
             List.of(new NewName(Kind.CONTEXT, false), ref(Kind.DEVICE)),
             opts("process", new Ref(Set.of(Kind.PROCESS), true), "memlock", expr(), "cap_ipc_lock",
-                word("yes", "no")));
+                word("yes", "no"), "env", new Word1(true)));
+        add(t, "forkinit PROCESS", List.of(new Ref(PROCS, false)), Map.of());
         add(t, "mmap NAME PROCESS SIZE [backing=4k|thp|2m|1g] [prot=rw|r|none]",
             List.of(new NewName(Kind.BUFFER, false), new Ref(PROCS, false), new Expr(false)),
             opts("backing", word("4k", "thp", "2m", "1g"), "prot", word("rw", "r", "none")));
@@ -241,9 +242,10 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "close NAME", List.of(new Ref(Set.of(Kind.CONTEXT, Kind.PD, Kind.MR, Kind.FASTMR, Kind.MW, Kind.CQ,
             Kind.QP, Kind.POOL, Kind.CACHE, Kind.DMABUF, Kind.WATCH), false)), Map.of());
         add(t, "show mr|odp|mw|qp|walk|mtt|counters|trace|devinfo|meminfo|vmstat|buddyinfo|hugepages|status|smaps"
-            + "|clock|pool|cache|gpu [NAME|ADDR]",
+            + "|clock|pool|cache|gpu|forkinit [NAME|ADDR]",
             List.of(new Word(Set.of("mr", "odp", "mw", "qp", "walk", "mtt", "counters", "trace", "devinfo", "meminfo",
-                "vmstat", "buddyinfo", "hugepages", "status", "smaps", "clock", "pool", "cache", "gpu"), false, false),
+                "vmstat", "buddyinfo", "hugepages", "status", "smaps", "clock", "pool", "cache", "gpu", "forkinit"), false,
+                false),
                 new Expr(true)),
             Map.of());
         add(t, "let NAME EXPR", List.of(new NewName(Kind.VALUE, false), new Expr(false)), Map.of());
