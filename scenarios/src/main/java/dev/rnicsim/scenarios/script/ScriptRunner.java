@@ -522,6 +522,10 @@ public final class ScriptRunner
             b.swapBytes(s.evalNum(l, o.get("swap")));
         }
         b.aged("yes".equals(o.get("aged")));
+        if (o.containsKey("page"))
+        {
+            b.basePage(dev.rnicsim.pagetable.BasePage.of(o.get("page")));
+        }
         if (o.containsKey("max_map_count"))
         {
             b.maxMapCount(s.evalCount(l, o.get("max_map_count")));
@@ -549,7 +553,10 @@ public final class ScriptRunner
         return Outcome.ok(Units.bytes(config.physicalMemoryBytes()) + " RAM, hugepages 2M=" + config.hugepages2M()
             + " 1G=" + config.hugepages1G() + ", THP " + config.thpMode().name().toLowerCase(Locale.ROOT)
             + ", fork " + config.forkBehaviour().name().toLowerCase(Locale.ROOT)
-            + (config.aged() ? ", aged (scattered 4 KiB frames)" : "") + ", RLIMIT_MEMLOCK "
+            + (config.aged() ? ", aged (scattered 4 KiB frames)" : "")
+            + (config.basePage() == dev.rnicsim.pagetable.BasePage.SIZE_4K ? "" : ", base page "
+                + Units.bytes(config.basePage().bytes()) + " (no THP or hugetlb pools modelled; a PMD would map "
+                + Units.bytes(config.basePage().pmdBytes()) + ")") + ", RLIMIT_MEMLOCK "
             + (memlock == UserProcess.RLIM_INFINITY ? "unlimited" : Units.bytes(memlock))
             + (host.peerMemoryClient() ? ", peer-memory client (nvidia-peermem) loaded" : ""));
     }
@@ -709,7 +716,10 @@ public final class ScriptRunner
     private Outcome touch(final Session s, final ScriptLine l)
     {
         final Session.Val a = address(s, l, l.args().get(0));
-        final long pages = a.process().touch(a.num(), s.evalNum(l, l.args().get(1)), l.flags().contains("write"));
+        // process=: the same address in another process, e.g. a child after fork.
+        final UserProcess p = l.options().containsKey("process")
+            ? s.get(l, l.options().get("process"), UserProcess.class) : a.process();
+        final long pages = p.touch(a.num(), s.evalNum(l, l.args().get(1)), l.flags().contains("write"));
         return Outcome.ok(pages + " pages faulted in");
     }
 

@@ -130,12 +130,12 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         final Map<String, Spec> t = new LinkedHashMap<>();
         add(t, "host NAME [ram=SIZE] [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no] [hugepages2m=N] [hugepages1g=N]"
             + " [thp=always|madvise|never] [fork=modern|legacy] [movable=SIZE] [swap=SIZE] [max_map_count=N]"
-            + " [aged=yes|no] [peermem=yes|no]",
+            + " [aged=yes|no] [peermem=yes|no] [page=4k|16k|64k]",
             List.of(new NewName(Kind.HOST, false)),
             opts("ram", expr(), "memlock", expr(), "cap_ipc_lock", word("yes", "no"), "hugepages2m", expr(),
                 "hugepages1g", expr(), "thp", word("always", "madvise", "never"), "fork", word("modern", "legacy"),
                 "movable", expr(), "swap", expr(), "max_map_count", expr(), "aged", word("yes", "no"), "peermem",
-                word("yes", "no")));
+                word("yes", "no"), "page", word("4k", "16k", "64k")));
         add(t, "device NAME HOST [profile=NAME] [devinfo=FILE] [log_num_mtt=N] [log_mtts_per_seg=N] [max_mr=N]"
             + " [cache=ENTRIES] [keys=generation|random|recycled] [dmabuf=dynamic|pinned|none]",
             List.of(new NewName(Kind.DEVICE, false), ref(Kind.HOST)),
@@ -153,7 +153,8 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "mmap NAME PROCESS SIZE [backing=4k|thp|2m|1g] [prot=rw|r|none]",
             List.of(new NewName(Kind.BUFFER, false), new Ref(PROCS, false), new Expr(false)),
             opts("backing", word("4k", "thp", "2m", "1g"), "prot", word("rw", "r", "none")));
-        add(t, "touch ADDR SIZE [write]", List.of(new Expr(false), new Expr(false)), Map.of(), Set.of("write"));
+        add(t, "touch ADDR SIZE [write] [process=PROCESS]", List.of(new Expr(false), new Expr(false)),
+            opts("process", new Ref(PROCS, true)), Set.of("write"));
         add(t, "write ADDR DATA [SIZE]", List.of(new Expr(false), new Data(false), new Expr(true)), Map.of());
         add(t, "munmap ADDR SIZE", List.of(new Expr(false), new Expr(false)), Map.of());
         add(t, "madvise ADDR SIZE dontneed|hugepage|nohugepage|dontfork|dofork",
