@@ -19,17 +19,19 @@ final class Forks
     }
 
     /**
-     * Sets the variables of {@code env=VAR=VALUE,VAR=VALUE} (a bare VAR is set to the empty string) in a new process,
-     * before it opens a device.
+     * Reads {@code env=VAR=VALUE,VAR=VALUE} (a bare VAR means the empty string), checked before anything is created.
+     *
+     * @return the variables in order; empty without {@code env=}.
      */
-    static void applyEnv(final ScriptLine l, final UserProcess p)
+    static Map<String, String> env(final ScriptLine l)
     {
+        final Map<String, String> out = new java.util.LinkedHashMap<>();
         final String env = l.options().get("env");
         if (env == null)
         {
-            return;
+            return out;
         }
-        for (final String item : env.split(","))
+        for (final String item : env.split(",", -1))
         {
             if (item.isEmpty())
             {
@@ -41,8 +43,9 @@ final class Forks
             {
                 throw l.error("env=" + env + ": '" + item + "' has no variable name; write env=VAR=VALUE,VAR=VALUE");
             }
-            p.setenv(variable, eq < 0 ? "" : item.substring(eq + 1));
+            out.put(variable, eq < 0 ? "" : item.substring(eq + 1));
         }
+        return out;
     }
 
     /** What {@code process} and {@code open} report about the environment, or "". */

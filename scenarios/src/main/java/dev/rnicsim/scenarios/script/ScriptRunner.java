@@ -643,11 +643,12 @@ public final class ScriptRunner
     private UserProcess spawn(final Session s, final ScriptLine l, final SimHost host, final String name)
     {
         final Session.HostBinding hb = s.hosts.get(host);
+        final Map<String, String> env = Forks.env(l);
         final UserProcess p = host.host().spawn(name);
         final Map<String, String> o = l.options();
         p.rlimitMemlockBytes(o.containsKey("memlock") ? s.evalNum(l, o.get("memlock")) : hb.memlockBytes());
         p.capIpcLock(o.containsKey("cap_ipc_lock") ? "yes".equals(o.get("cap_ipc_lock")) : hb.capIpcLock());
-        Forks.applyEnv(l, p);
+        env.forEach(p::setenv);
         return p;
     }
 
@@ -672,7 +673,7 @@ public final class ScriptRunner
             : spawn(s, l, d.host(), l.args().get(0));
         if (l.options().containsKey("process"))
         {
-            Forks.applyEnv(l, p);
+            Forks.env(l).forEach(p::setenv);
         }
         final SimContext c = d.open(p);
         s.names.put(l.args().get(0), c);
