@@ -117,8 +117,23 @@ public final class AdapterTables
     public RegisteredMr register(final int pd, final List<DmaRun> runs, final long address, final long lengthBytes,
         final long iova, final int access)
     {
+        return register(pd, runs, address, lengthBytes, iova, access, 4096);
+    }
+
+    /**
+     * {@link #register(int, List, long, long, long, int)} on a host whose kernel PAGE_SIZE is
+     * {@code basePageBytes}: page sizes below it are taken out of {@code page_size_cap} first
+     * (drivers/infiniband/core/umem.c {@code ib_umem_find_best_pgsz}: {@code pgsz_bitmap &= GENMASK(BITS_PER_LONG -
+     * 1, PAGE_SHIFT)}), so a 64 KiB-page host never gets 4 KiB MTT entries.
+     *
+     * @param basePageBytes the host's PAGE_SIZE: 4096 (page_size_cap as it is), 16384 or 65536.
+     */
+    public RegisteredMr register(final int pd, final List<DmaRun> runs, final long address, final long lengthBytes,
+        final long iova, final int access, final long basePageBytes)
+    {
         checkAccess(access);
-        final Prepared prep = prepare(runs, address, lengthBytes, iova);
+        final Prepared prep = prepare(runs, address, lengthBytes, iova,
+            basePageBytes <= 4096 ? config.pageSizeCap() : config.pageSizeCap() & -basePageBytes);
         final MttRange range = mtt.allocate(prep.choice().blocks());
         final int key;
         try
@@ -165,6 +180,12 @@ public final class AdapterTables
     /** The buffer checks and the page-size choice of a registration. */
     private Prepared prepare(final List<DmaRun> runs, final long address, final long lengthBytes, final long iova)
     {
+        return prepare(runs, address, lengthBytes, iova, config.pageSizeCap());
+    }
+
+    private Prepared prepare(final List<DmaRun> runs, final long address, final long lengthBytes, final long iova,
+        final long pageSizeBitmap)
+    {
         final long end = address + lengthBytes;
         if (lengthBytes <= 0 || Long.compareUnsigned(end, address) < 0
             || Long.compareUnsigned((end + 0xfff) & ~0xfffL, end) < 0)
@@ -178,11 +199,11 @@ public final class AdapterTables
                 + Long.toHexString(iova) + " differ in their offset within a 4 KiB page (ib_uverbs_reg_mr)");
         }
         final List<DmaRun> pages = PageSizeSelector.trim(runs, address, lengthBytes);
-        final PageSizeChoice choice = PageSizeSelector.choose(pages, address, lengthBytes, iova, config.pageSizeCap());
+        final PageSizeChoice choice = PageSizeSelector.choose(pages, address, lengthBytes, iova, pageSizeBitmap);
         if (choice.pageSizeBytes() == 0)
         {
             throw new TableException(Errno.EINVAL, "no page size in page_size_cap=0x"
-                + Long.toHexString(config.pageSizeCap()) + " fits iova 0x" + Long.toHexString(iova)
+                + Long.toHexString(pageSizeBitmap) + " fits iova 0x" + Long.toHexString(iova)
                 + " and the buffer's physical layout");
         }
         return new Prepared(pages, choice);

@@ -12,6 +12,9 @@ import java.util.List;
  * is copied for the child at once ({@code copy_present_page}; a pinned THP has the parent's PMD split first, as
  * {@code copy_huge_pmd} does; a pinned hugetlb page takes a pool page, commit 4eae4efa2c29).
  *
+ * <p>{@link #dupMm} is the address-space half of fork(2) around it (kernel/fork.c {@code dup_mmap}): every VMA
+ * but those marked VM_DONTCOPY (MADV_DONTFORK) is copied, without VM_LOCKED and without the hugetlb reservation.
+ *
  * <p>Not thread safe.
  */
 final class ForkCopier
@@ -31,6 +34,47 @@ final class ForkCopier
         this.pageTable = parent.pageTable();
         this.childTable = child.pageTable();
         this.modern = modern;
+    }
+
+    /**
+     * kernel/fork.c {@code dup_mmap} for {@link UserProcess#fork}: a new process with the parent's limits and a copy
+     * of every VMA not marked VM_DONTCOPY, as one notifier operation (MMU_NOTIFY_PROTECTION_PAGE, "fork").
+     *
+     * @param parent    the forking process, alive.
+     * @param childName the child's name.
+     * @return the child.
+     * @throws KernelException ENOMEM when memory runs out while copying pinned pages (the child is then gone).
+     */
+    static UserProcess dupMm(final UserProcess parent, final String childName)
+    {
+        final Host host = parent.host();
+        final UserProcess child = host.newProcess(childName);
+        child.inheritLimits(parent);
+        final ForkCopier copier = new ForkCopier(host, parent, child,
+            host.config().forkBehaviour() == ForkBehaviour.MODERN);
+        final Notifiers.NotifyScope scope = parent.notifiers.openScope(MmuNotifyEvent.PROTECTION_PAGE, "fork");
+        try
+        {
+            for (final Vma v : parent.vmas())
+            {
+                if (v.has(Vma.VM_DONTCOPY))
+                {
+                    continue;
+                }
+                child.vmaTree().put(v.withFlags(v.flagBits() & ~(Vma.VM_RESV_OWNER | Vma.VM_LOCKED)));
+                copier.copyRange(v);
+            }
+        }
+        catch (final KernelException e)
+        {
+            child.exit();
+            throw e;
+        }
+        finally
+        {
+            parent.notifiers.closeScope(scope);
+        }
+        return child;
     }
 
     /**
@@ -107,7 +151,7 @@ final class ForkCopier
             }
             return;
         }
-        final long copy = host.allocate(0, true, UserProcess.kindOf(v), true);
+        final long copy = host.allocate(0, true, Faults.kindOf(v), true);
         if (copy < 0)
         {
             throw new KernelException(Errno.ENOMEM, "fork must copy a pinned page for the child: out of memory");

@@ -151,10 +151,10 @@ public final class Host
 
     private long reclaim(final long targetPages, final Zone onlyZone)
     {
-        final List<Object[]> scopes = new java.util.ArrayList<>();
+        final List<Notifiers.NotifyScope> scopes = new java.util.ArrayList<>();
         for (final UserProcess p : processes)
         {
-            scopes.add(p.openScope(MmuNotifyEvent.CLEAR, "reclaim"));
+            scopes.add(p.notifiers.openScope(MmuNotifyEvent.CLEAR, "reclaim"));
         }
         final List<UserProcess> scoped = List.copyOf(processes);
         try
@@ -165,7 +165,7 @@ public final class Host
         {
             for (int i = 0; i < scoped.size(); i++)
             {
-                scoped.get(i).closeScope(scopes.get(i));
+                scoped.get(i).notifiers.closeScope(scopes.get(i));
             }
         }
     }
@@ -185,7 +185,7 @@ public final class Host
                 if (PageTable.present(entry)
                     && (onlyZone == null || phys.zoneOf(PageTable.pfn(entry)) == onlyZone))
                 {
-                    got[0] += p.reclaimLeaf(va, entry, size);
+                    got[0] += p.reclaim.reclaimLeaf(va, entry, size);
                 }
                 return freedBefore + got[0] < targetPages;
             });
@@ -213,11 +213,11 @@ public final class Host
      */
     public long compact()
     {
-        final List<Object[]> scopes = new java.util.ArrayList<>();
+        final List<Notifiers.NotifyScope> scopes = new java.util.ArrayList<>();
         final List<UserProcess> scoped = List.copyOf(processes);
         for (final UserProcess p : scoped)
         {
-            scopes.add(p.openScope(MmuNotifyEvent.CLEAR, "migration"));
+            scopes.add(p.notifiers.openScope(MmuNotifyEvent.CLEAR, "migration"));
         }
         try
         {
@@ -227,7 +227,7 @@ public final class Host
         {
             for (int i = 0; i < scoped.size(); i++)
             {
-                scoped.get(i).closeScope(scopes.get(i));
+                scoped.get(i).notifiers.closeScope(scopes.get(i));
             }
         }
     }
@@ -357,7 +357,7 @@ public final class Host
         {
             for (final UserProcess p : processes)
             {
-                p.remapFrame(oldPfn, newPfn);
+                p.reclaim.remapFrame(oldPfn, newPfn);
             }
         }
         frames.addMapCount(newPfn, mappers);
@@ -370,7 +370,7 @@ public final class Host
     {
         for (final UserProcess p : processes)
         {
-            p.splitPmdsOfFolio(head);
+            p.reclaim.splitPmdsOfFolio(head);
         }
     }
 }

@@ -20,6 +20,8 @@ package dev.rnicsim.pagetable;
  *                            particular physical order (as page-cache churn leaves the order-0 free lists), so
  *                            neighbouring virtual pages land on scattered frames. False: a freshly booted host,
  *                            which hands out frames lowest address first.
+ * @param basePage            the kernel's {@code PAGE_SIZE}; a host of 16 or 64 KiB pages has no THP and no hugetlb
+ *                            pools in this model.
  */
 public record HostConfig(
     long physicalMemoryBytes,
@@ -31,7 +33,8 @@ public record HostConfig(
     int maxMapCount,
     ForkBehaviour forkBehaviour,
     long mmapMinAddrBytes,
-    boolean aged)
+    boolean aged,
+    BasePage basePage)
 {
     /** Default physical memory: 16 GiB. */
     public static final long DEFAULT_PHYSICAL_MEMORY_BYTES = 16L << 30;
@@ -72,6 +75,13 @@ public record HostConfig(
         check(swapBytes >= 0 && swapBytes % PhysicalMemory.FRAME_BYTES == 0 && swapBytes <= (1L << 43),
             "swapBytes=" + swapBytes + " is negative, not a multiple of 4096, or above 8 TiB");
         check(thpMode != null, "thpMode must be given");
+        check(basePage != null, "basePage must be given");
+        check(basePage == BasePage.SIZE_4K || (hugepages2M == 0 && hugepages1G == 0), "a host of "
+            + (basePage == null ? "?" : basePage.kb()) + " KiB pages has hugetlb sizes other than 2 MiB and 1 GiB "
+            + "(arm64: a PMD maps " + (basePage == null ? "?" : basePage.pmdBytes() >> 20) + " MiB), which are not "
+            + "modelled: give hugepages2m and hugepages1g only with page=4k");
+        check(physicalMemoryBytes % basePage.bytes() == 0, "physicalMemoryBytes=" + physicalMemoryBytes
+            + " is not a multiple of the " + basePage.kb() + " KiB base page");
         check(forkBehaviour != null, "forkBehaviour must be given");
         check(maxMapCount >= 1, "maxMapCount=" + maxMapCount + " must be at least 1");
         check(mmapMinAddrBytes >= 0 && mmapMinAddrBytes % PhysicalMemory.FRAME_BYTES == 0
@@ -111,7 +121,8 @@ public record HostConfig(
             .maxMapCount(maxMapCount)
             .forkBehaviour(forkBehaviour)
             .mmapMinAddrBytes(mmapMinAddrBytes)
-            .aged(aged);
+            .aged(aged)
+            .basePage(basePage);
     }
 
     /**
@@ -129,6 +140,7 @@ public record HostConfig(
         private ForkBehaviour forkBehaviour = ForkBehaviour.MODERN;
         private boolean aged;
         private long mmapMinAddrBytes = DEFAULT_MMAP_MIN_ADDR_BYTES;
+        private BasePage basePage = BasePage.SIZE_4K;
 
         private Builder()
         {
@@ -235,13 +247,23 @@ public record HostConfig(
         }
 
         /**
+         * @param page the kernel's {@code PAGE_SIZE}.
+         * @return this builder.
+         */
+        public Builder basePage(final BasePage page)
+        {
+            this.basePage = page;
+            return this;
+        }
+
+        /**
          * @return the validated configuration.
          * @throws KernelException EINVAL naming the first value out of its range.
          */
         public HostConfig build()
         {
             return new HostConfig(physicalMemoryBytes, movableZoneBytes, hugepages2M, hugepages1G, swapBytes,
-                thpMode, maxMapCount, forkBehaviour, mmapMinAddrBytes, aged);
+                thpMode, maxMapCount, forkBehaviour, mmapMinAddrBytes, aged, basePage);
         }
     }
 }

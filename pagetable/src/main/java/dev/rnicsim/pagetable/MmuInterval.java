@@ -99,7 +99,7 @@ public final class MmuInterval
         if (!removed)
         {
             removed = true;
-            process.removeInterval(this);
+            process.notifiers.removeInterval(this);
         }
     }
 

@@ -11,7 +11,7 @@ import java.util.List;
  *
  * @param process      the process whose pages are pinned and whose {@code pinned_vm} is charged.
  * @param startAddress first virtual address pinned (page aligned).
- * @param pageCount    number of 4 KiB pages pinned, the amount charged to {@code pinned_vm}.
+ * @param pageCount    number of base pages ({@link BasePage}) pinned, the amount charged to {@code pinned_vm}.
  * @param write        FOLL_WRITE: the pages were made writable (copy-on-write broken) before pinning.
  * @param longterm     FOLL_LONGTERM: the pages were moved out of ZONE_MOVABLE before pinning.
  * @param runs         the physically contiguous runs, in virtual-address order.
@@ -24,6 +24,6 @@ public record PinnedPages(UserProcess process, long startAddress, long pageCount
      */
     public long lengthBytes()
     {
-        return pageCount << PhysicalMemory.FRAME_SHIFT;
+        return pageCount << (process == null ? PhysicalMemory.FRAME_SHIFT : process.host().config().basePage().shift());
     }
 }

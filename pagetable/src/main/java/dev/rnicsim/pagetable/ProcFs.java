@@ -161,8 +161,9 @@ public final class ProcFs
         out.append("Name:\t").append(process.name()).append('\n');
         out.append("Pid:\t").append(process.pid()).append('\n');
         statusKb(out, "VmSize", sizeKb);
-        statusKb(out, "VmLck", process.lockedVmPages() * 4);
-        statusKb(out, "VmPin", process.pinnedVmPages() * 4);
+        final long pageKb = process.host().config().basePage().kb();
+        statusKb(out, "VmLck", process.lockedVmPages() * pageKb);
+        statusKb(out, "VmPin", process.pinnedVmPages() * pageKb);
         statusKb(out, "VmRSS", anonKb + fileKb);
         statusKb(out, "RssAnon", anonKb);
         statusKb(out, "RssFile", fileKb);
@@ -188,7 +189,9 @@ public final class ProcFs
                 v.endAddress(), v.permissions(), v.offsetBytes(), "00:00", 0);
             out.append(v.name().isEmpty() ? header.stripTrailing() : String.format(Locale.ROOT, "%-73s%s",
                 header, v.name())).append('\n');
-            final long pageKb = v.kind() == VmaKind.HUGETLB ? v.hugePageSize().kb() : 4;
+            // KernelPageSize and MMUPageSize: the hugetlb page size, else PAGE_SIZE (fs/proc/task_mmu.c).
+            final long pageKb = v.kind() == VmaKind.HUGETLB ? v.hugePageSize().kb()
+                : process.host().config().basePage().kb();
             kb(out, "Size", v.lengthBytes() / 1024);
             kb(out, "KernelPageSize", pageKb);
             kb(out, "MMUPageSize", pageKb);

@@ -14,9 +14,11 @@ final class Ring
     private final long address;
     private final long lengthBytes;
     private final PinnedPages pinned;
+    private final ForkSafety fork;
 
-    private Ring(final UserProcess process, final long address, final long lengthBytes, final PinnedPages pinned)
+    private Ring(final ForkSafety fork, final UserProcess process, final long address, final long lengthBytes, final PinnedPages pinned)
     {
+        this.fork = fork;
         this.process = process;
         this.address = address;
         this.lengthBytes = lengthBytes;
@@ -24,20 +26,36 @@ final class Ring
     }
 
     /**
-     * Maps and pins a ring; on failure nothing stays mapped or pinned.
+     * Maps and pins a ring; on failure nothing stays mapped, madvised or pinned. With fork support on, the provider
+     * madvises the buffer MADV_DONTFORK before the kernel pins it (mlx5 {@code mlx5_alloc_buf} calls
+     * {@code ibv_dontfork_range}), so every ring costs VMA splits against {@code vm.max_map_count}.
      *
-     * @throws KernelException ENOMEM or EPERM from the pin (RLIMIT_MEMLOCK), ENOMEM from mmap.
+     * @param fork the fork support of libibverbs in the process that maps the ring.
+     * @throws KernelException ENOMEM or EPERM from the pin (RLIMIT_MEMLOCK), ENOMEM from mmap, the madvise's errno.
      */
-    static Ring map(final UserProcess process, final long lengthBytes)
+    static Ring map(final ForkSafety fork, final long lengthBytes)
     {
-        final long length = (lengthBytes + 0xfff) & ~0xfffL;
+        final UserProcess process = fork.process();
+        final long page = SimHostMemory.basePageBytes(process);
+        final long length = (lengthBytes + page - 1) & -page;
         final long address = process.mmapAnonymous(length);
         try
         {
-            return new Ring(process, address, length, process.pinUserPages(address, length, true, true));
+            fork.dontforkRange(address, length);
         }
         catch (final KernelException e)
         {
+            process.munmap(address, length);
+            throw new KernelException(e.errno(), "fork support (ibv_fork_init) could not madvise(MADV_DONTFORK) the "
+                + "queue's ring: " + e.getMessage().substring(e.errno().name().length() + 2) + "; raise vm.max_map_count or create fewer queues");
+        }
+        try
+        {
+            return new Ring(fork, process, address, length, process.pinUserPages(address, length, true, true));
+        }
+        catch (final KernelException e)
+        {
+            fork.doforkRange(address, length);
             process.munmap(address, length);
             throw e;
         }
@@ -50,12 +68,13 @@ final class Ring
 
     long pages()
     {
-        return lengthBytes >>> 12;
+        return lengthBytes / SimHostMemory.basePageBytes(process);
     }
 
     void release()
     {
         process.unpinUserPages(pinned);
+        fork.doforkRange(address, lengthBytes);
         if (!process.exited())
         {
             process.munmap(address, lengthBytes);

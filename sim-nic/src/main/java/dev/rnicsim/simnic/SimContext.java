@@ -97,7 +97,7 @@ public final class SimContext implements Context
         final Ring ring;
         try
         {
-            ring = Ring.map(process, (long)entries * CQE_BYTES);
+            ring = Ring.map(device.host().forkSafety(process), (long)entries * CQE_BYTES);
         }
         catch (final KernelException e)
         {

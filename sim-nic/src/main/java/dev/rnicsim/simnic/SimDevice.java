@@ -108,6 +108,8 @@ public final class SimDevice implements Device
                 + "', where " + name + " sits; got " + (process == null ? "none" : "pid " + process.pid()
                 + (process.exited() ? " (exited)" : " of another host")));
         }
+        // ibverbs_init, at the first ibv_get_device_list of the process: RDMAV_FORK_SAFE / IBV_FORK_SAFE.
+        host.forkSafety(process).ibverbsInit();
         final SimContext context = new SimContext(this, process);
         process.onExit(context::close);
         contexts.add(context);

@@ -26,6 +26,9 @@ public final class SimHost
     static final long GPU_VA_END = 0x3000_0000_0000L;
     private long nextGpuVa = GPU_VA_BASE;
     private boolean peerMemoryClient;
+    /** The fork support of libibverbs in each process that used a device of this host. */
+    private final java.util.Map<dev.rnicsim.pagetable.UserProcess, ForkSafety> forkSafety =
+        new java.util.IdentityHashMap<>();
 
     SimHost(final SimFabric fabric, final String name, final HostConfig config)
     {
@@ -151,6 +154,20 @@ public final class SimHost
     void unregisterDmabuf(final int fd)
     {
         dmabufs.remove(fd);
+    }
+
+    /**
+     * @param process a process of this host.
+     * @return the fork support of libibverbs in that process (libibverbs/memory.c), created on first use.
+     * @throws IllegalArgumentException when the process runs on another host.
+     */
+    public ForkSafety forkSafety(final dev.rnicsim.pagetable.UserProcess process)
+    {
+        if (process.host() != host)
+        {
+            throw new IllegalArgumentException("pid " + process.pid() + " runs on another host than '" + name + "'");
+        }
+        return forkSafety.computeIfAbsent(process, ForkSafety::new);
     }
 
     /**

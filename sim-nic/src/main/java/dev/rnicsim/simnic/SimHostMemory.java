@@ -68,9 +68,19 @@ public final class SimHostMemory implements HostMemory
         }
     }
 
+    /**
+     * @param process a simulated process.
+     * @return its host's base page size in bytes: sysconf(_SC_PAGESIZE).
+     */
+    static long basePageBytes(final UserProcess process)
+    {
+        return process.host().config().basePage().bytes();
+    }
+
     private long advised(final long address, final long lengthBytes, final Madvice advice)
     {
-        process.madvise(address, (lengthBytes + 0xfff) & ~0xfffL, advice);
+        final long page = basePageBytes(process);
+        process.madvise(address, (lengthBytes + page - 1) & -page, advice);
         return address;
     }
 
@@ -81,7 +91,8 @@ public final class SimHostMemory implements HostMemory
         {
             // allocate() rounded the length up to the backing's page size; free() takes the same length back.
             final dev.rnicsim.pagetable.Vma vma = process.vmaAt(address);
-            final long page = vma != null && vma.hugePageSize() != null ? vma.hugePageSize().bytes() : 4096;
+            final long page = vma != null && vma.kind() == dev.rnicsim.pagetable.VmaKind.HUGETLB
+                ? vma.hugePageSize().bytes() : basePageBytes(process);
             process.munmap(address, (lengthBytes + page - 1) & -page);
         }
         catch (final KernelException e)

@@ -170,7 +170,43 @@ public final class SimMr implements MemoryRegion
     public void rereg(final Set<dev.rnicsim.verbs.ReregFlag> flags, final dev.rnicsim.verbs.ProtectionDomain newPd,
         final long newAddr, final long newLengthBytes, final Set<Access> newAccess)
     {
-        pd.rereg(this, flags, newPd, newAddr, newLengthBytes, newAccess);
+        // libibverbs ibv_rereg_mr: after its input checks, MADV_DONTFORK the new range (IBV_REREG_MR_ERR_DONT_FORK_NEW
+        // when refused); after the kernel's rereg MADV_DOFORK the old range, or the new one when the kernel failed.
+        final boolean translation = !closed && flags != null && flags.stream().noneMatch(java.util.Objects::isNull)
+            && flags.contains(dev.rnicsim.verbs.ReregFlag.CHANGE_TRANSLATION) && newAddr != 0 && newLengthBytes != 0
+            && (newAccess == null || newAccess.isEmpty() || flags.contains(dev.rnicsim.verbs.ReregFlag.CHANGE_ACCESS));
+        final ForkSafety fork = pd.context().device().host().forkSafety(pd.context().process());
+        if (translation)
+        {
+            try
+            {
+                fork.dontforkRange("ibv_rereg_mr", newAddr, newLengthBytes);
+            }
+            catch (final dev.rnicsim.verbs.VerbsException e)
+            {
+                final String prefix = e.verb() + ": " + e.errnoName().name() + ": ";
+                throw new dev.rnicsim.verbs.ReregException(e.errno(), dev.rnicsim.verbs.ReregException.ERR_DONT_FORK_NEW,
+                    e.getMessage().substring(prefix.length()));
+            }
+        }
+        final long oldAddr = addr;
+        final long oldLength = lengthBytes;
+        try
+        {
+            pd.rereg(this, flags, newPd, newAddr, newLengthBytes, newAccess);
+        }
+        catch (final RuntimeException e)
+        {
+            if (translation)
+            {
+                fork.doforkRange(newAddr, newLengthBytes);
+            }
+            throw e;
+        }
+        if (translation)
+        {
+            fork.doforkRange(oldAddr, oldLength);
+        }
     }
 
     @Override

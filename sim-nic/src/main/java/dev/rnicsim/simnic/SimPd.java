@@ -101,6 +101,38 @@ public final class SimPd implements ProtectionDomain
         {
             return registerOnDemand(addr, lengthBytes, iova, EnumSet.copyOf(access), explicitIova);
         }
+        // libibverbs ibv_reg_mr: MADV_DONTFORK the range first (fork support), MADV_DOFORK it again on failure.
+        final ForkSafety fork = context.device().host().forkSafety(context.process());
+        final boolean madvised = context.device().host().gpuBufferAt(addr) == null;
+        if (madvised)
+        {
+            try
+            {
+                fork.dontforkRange(REG, addr, lengthBytes);
+            }
+            catch (final VerbsException e)
+            {
+                context.device().count(SimCounter.MR_REGISTRATION_FAILURES, 1);
+                throw e;
+            }
+        }
+        try
+        {
+            return registerPinned(addr, lengthBytes, iova, access, explicitIova);
+        }
+        catch (final RuntimeException e)
+        {
+            if (madvised)
+            {
+                fork.doforkRange(addr, lengthBytes);
+            }
+            throw e;
+        }
+    }
+
+    private MemoryRegion registerPinned(final long addr, final long lengthBytes, final long iova,
+        final Set<Access> access, final boolean explicitIova)
+    {
         final SimDevice device = context.device();
         final long startNs = device.fabric().clock().nowNs();
         final Set<Access> rights = access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access);
@@ -108,7 +140,8 @@ public final class SimPd implements ProtectionDomain
         final long tableIova = zeroBased ? addr & 0xfff : iova;
         try
         {
-            checkArguments(device.profile().attributes(), addr, lengthBytes, iova, rights, explicitIova);
+            checkArguments(device.profile().attributes(), addr, lengthBytes, iova, rights, explicitIova,
+                SimHostMemory.basePageBytes(context.process()));
         }
         catch (final VerbsException e)
         {
@@ -133,16 +166,24 @@ public final class SimPd implements ProtectionDomain
         }
         final List<DmaRun> runs = new ArrayList<>(pinned.runs().size());
         long leaves = 0;
+        // On a host of 16 or 64 KiB pages the pin starts at the base page; the tables want the runs from the
+        // 4 KiB page holding addr, the same bytes the kernel's umem offset skips.
+        long skip = (addr & (SimHostMemory.basePageBytes(process) - 1)) & ~0xfffL;
         for (final PhysRun run : pinned.runs())
         {
-            runs.add(new DmaRun(run.physAddr(), run.lengthBytes()));
+            final long cut = Math.min(skip, run.lengthBytes());
+            skip -= cut;
+            if (cut < run.lengthBytes())
+            {
+                runs.add(new DmaRun(run.physAddr() + cut, run.lengthBytes() - cut));
+            }
             leaves += (run.lengthBytes() + run.pageSizeBytes() - 1) / run.pageSizeBytes();
         }
         final RegisteredMr registered;
         try
         {
             registered = device.tables().register(pdNum, runs, addr, lengthBytes, tableIova, Access.toBits(rights)
-                & ~Access.ZERO_BASED.bit());
+                & ~Access.ZERO_BASED.bit(), SimHostMemory.basePageBytes(process));
         }
         catch (final TableException e)
         {
@@ -183,12 +224,12 @@ public final class SimPd implements ProtectionDomain
      * then zero and wrapping lengths ({@code ib_umem_get}).
      */
     private static void checkArguments(final DeviceAttributes a, final long addr, final long lengthBytes,
-        final long iova, final Set<Access> rights, final boolean explicitIova)
+        final long iova, final Set<Access> rights, final boolean explicitIova, final long pageBytes)
     {
-        if (explicitIova && (addr & 0xfff) != (iova & 0xfff))
+        if (explicitIova && (addr & (pageBytes - 1)) != (iova & (pageBytes - 1)))
         {
             throw Errors.invalid(REG, "addr=0x" + Long.toHexString(addr) + " and iova=0x" + Long.toHexString(iova)
-                + " differ in their offset within a 4 KiB page (ib_uverbs_reg_mr)");
+                + " differ in their offset within a " + (pageBytes >> 10) + " KiB page (ib_uverbs_reg_mr: PAGE_MASK)");
         }
         Access.checkDependencies(rights, REG);
         if (rights.contains(Access.HUGETLB))
@@ -266,6 +307,8 @@ public final class SimPd implements ProtectionDomain
             mr.lengthBytes(), mr.iova(), Access.toBits(mr.access()), pinned.pageCount(), 0, mr.pageSizeBytes(),
             mr.mttEntries(), dropped));
         device.observe(o -> o.deregistered(mr));
+        // libibverbs ibv_dereg_mr: MADV_DOFORK after the kernel deregistered.
+        device.host().forkSafety(pinned.process()).doforkRange(mr.addr(), mr.lengthBytes());
     }
 
     // ------------------------------------------------------------------ on-demand paging

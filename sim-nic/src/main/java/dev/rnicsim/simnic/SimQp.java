@@ -147,7 +147,7 @@ public final class SimQp implements QueuePair
         final Ring ring;
         try
         {
-            ring = Ring.map(pd.context().process(), ringBytes(c));
+            ring = Ring.map(device.host().forkSafety(pd.context().process()), ringBytes(c));
         }
         catch (final KernelException e)
         {

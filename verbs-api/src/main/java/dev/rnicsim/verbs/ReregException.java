@@ -8,6 +8,11 @@ public final class ReregException extends VerbsException
 {
     /** IBV_REREG_MR_ERR_INPUT: the library refused the input; the old MR is still valid. */
     public static final int ERR_INPUT = -1;
+    /**
+     * IBV_REREG_MR_ERR_DONT_FORK_NEW: with fork support on, MADV_DONTFORK of the new range was refused; the old MR is
+     * still valid (libibverbs verbs.c {@code ibv_rereg_mr}).
+     */
+    public static final int ERR_DONT_FORK_NEW = -2;
     /** IBV_REREG_MR_ERR_CMD: the kernel command failed; the MR must not be used any more. */
     public static final int ERR_CMD = -4;
 
@@ -17,7 +22,7 @@ public final class ReregException extends VerbsException
 
     /**
      * @param errno      the errno.
-     * @param reregError {@link #ERR_INPUT} or {@link #ERR_CMD}.
+     * @param reregError {@link #ERR_INPUT}, {@link #ERR_DONT_FORK_NEW} or {@link #ERR_CMD}.
      * @param message    what was wrong.
      */
     public ReregException(final int errno, final int reregError, final String message)

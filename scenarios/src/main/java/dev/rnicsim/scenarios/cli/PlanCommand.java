@@ -99,6 +99,10 @@ final class PlanCommand implements Callable<Integer>
     @Option(names = "--max-map-count", paramLabel = "N", defaultValue = "65530", description = "vm.max_map_count.")
     private int maxMapCount;
 
+    @Option(names = "--fork-safe", description = "libibverbs fork support (RDMAV_FORK_SAFE=1): each MR's "
+        + "MADV_DONTFORK splits a mapping, 2 per MR against vm.max_map_count.")
+    private boolean forkSafe;
+
     @Option(names = "--workload", paramLabel = "FILE",
         description = "The workload, JSON or YAML (.yaml/.yml): groups of name, count, size, backing (4k|thp|2m|1g), "
             + "access, iovaAlign, lifetime (static|per-request|cached), requestsPerSecond. This or --smaps.")
@@ -198,7 +202,7 @@ final class PlanCommand implements Callable<Integer>
             return Rnicsim.MALFORMED;
         }
         final Planner.HostSpec host = new Planner.HostSpec(ramBytes, memlockBytes, capIpcLock, hugepages2M,
-            hugepages1G, maxMapCount, processes);
+            hugepages1G, maxMapCount, processes, forkSafe);
         if (sweep != null)
         {
             return sweep(device, host, workload);

@@ -53,10 +53,39 @@ public final class Planner
      * @param hugepages1G   1 GiB pages reserved.
      * @param maxMapCount   {@code vm.max_map_count}.
      * @param processes     processes on the host, each running the whole workload on the one device, at least 1.
+     * @param forkSafe      libibverbs fork support on (RDMAV_FORK_SAFE, ibv_fork_init): every MR is madvised
+     *                      MADV_DONTFORK, which splits the mapping it is carved from (memory.c
+     *                      {@code ibv_madvise_range}), so each MR counts two mappings against {@code vm.max_map_count}.
      */
     public record HostSpec(long ramBytes, long memlockBytes, boolean capIpcLock, long hugepages2M, long hugepages1G,
-        int maxMapCount, int processes)
+        int maxMapCount, int processes, boolean forkSafe)
     {
+        /**
+         * Without fork support.
+         *
+         * @param ramBytes     physical memory in bytes.
+         * @param memlockBytes RLIMIT_MEMLOCK in bytes.
+         * @param capIpcLock   CAP_IPC_LOCK.
+         * @param hugepages2M  2 MiB pages reserved.
+         * @param hugepages1G  1 GiB pages reserved.
+         * @param maxMapCount  {@code vm.max_map_count}.
+         * @param processes    processes on the host.
+         */
+        public HostSpec(final long ramBytes, final long memlockBytes, final boolean capIpcLock,
+            final long hugepages2M, final long hugepages1G, final int maxMapCount, final int processes)
+        {
+            this(ramBytes, memlockBytes, capIpcLock, hugepages2M, hugepages1G, maxMapCount, processes, false);
+        }
+
+        /**
+         * @return mappings one MR costs against {@code vm.max_map_count}: 1, or 2 with fork support (the
+         * MADV_DONTFORK range and the plain remainder it splits off).
+         */
+        public long mappingsPerMr()
+        {
+            return forkSafe ? 2 : 1;
+        }
+
         /**
          * One process.
          *
@@ -224,11 +253,16 @@ public final class Planner
             new Plan.Limit("MTT entries", nMtt, mttCapacity, mttFits, "entries"),
             limit("max_mr_size", maxRegion, profile.attributes().maxMrSizeBytes(), "bytes"),
             limit("RLIMIT_MEMLOCK", pinned, memlock, "bytes"),
-            limit("vm.max_map_count", mrs, host.maxMapCount(), "mappings"),
+            limit("vm.max_map_count", Math.multiplyExact(mrs, host.mappingsPerMr()), host.maxMapCount(), "mappings"),
             limit("hugetlb 2 MiB pool", Math.multiplyExact((long)n, pages2M), host.hugepages2M(), "pages"),
             limit("hugetlb 1 GiB pool", Math.multiplyExact((long)n, pages1G), host.hugepages1G(), "pages"),
             limit("RAM", Math.multiplyExact((long)n, pinnedRam), ramFree, "bytes"));
         final String first = firstLimit(groups, profile, host, maxMr, mttCapacity, memlock, ramFree, replay);
+        if (host.forkSafe())
+        {
+            notes.add("--fork-safe: each MR is MADV_DONTFORK (ibv_fork_init), splitting the mapping it is carved "
+                + "from, so it counts 2 mappings against vm.max_map_count");
+        }
         if (groups.stream().anyMatch(g -> g.mrs() > 1))
         {
             notes.add("vm.max_map_count counts one mapping per region: an upper bound, as regions carved from one "
@@ -423,7 +457,7 @@ public final class Planner
         // In the order a real start-up meets them: mmap (mappings, hugetlb pools), then ibv_reg_mr (length, pin
         // against RLIMIT_MEMLOCK and RAM, MPT index, MTT entries). The first in this order wins a tie.
         final List<Walk> walks = List.of(
-            new Walk("vm.max_map_count", host.maxMapCount(), true, g -> 1),
+            new Walk("vm.max_map_count", host.maxMapCount(), true, g -> host.mappingsPerMr()),
             new Walk("hugetlb 2 MiB pool", host.hugepages2M(), false, g -> hugePagesPerMr(g, "2m")),
             new Walk("hugetlb 1 GiB pool", host.hugepages1G(), false, g -> hugePagesPerMr(g, "1g")),
             new Walk("max_mr_size", 0, true, g -> Long.compareUnsigned(g.sizeBytes(), maxMrSize) > 0 ? 1 : 0),

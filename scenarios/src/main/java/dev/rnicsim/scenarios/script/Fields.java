@@ -37,7 +37,7 @@ public final class Fields
         BY_KIND.put(Kind.MW, Set.of("rkey", "type", "index", "variant", "bound", "addr", "length", "qp", "closed"));
         BY_KIND.put(Kind.BUFFER, Set.of("phys", "page_size", "length", "pin_count", "map_count"));
         final Set<String> proc = Set.of("pinned_vm", "pinned_vm_bytes", "locked_vm", "memlock", "vmas", "pid",
-            "exited");
+            "exited", "max_map_count");
         BY_KIND.put(Kind.PROCESS, proc);
         BY_KIND.put(Kind.CONTEXT, proc);
         final Set<String> device = new LinkedHashSet<>();

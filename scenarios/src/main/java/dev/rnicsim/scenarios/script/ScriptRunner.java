@@ -406,6 +406,7 @@ public final class ScriptRunner
                     Madvice.valueOf(l.args().get(2).toUpperCase(Locale.ROOT))), "advised");
                 case "mprotect" -> memory(s, l, (p, a, n) -> p.mprotect(a, n, prot(l.args().get(2))), "protected");
                 case "fork" -> fork(s, l);
+                case "forkinit" -> Forks.forkInit(s, l);
                 case "exit" -> exit(s, l);
                 case "reclaim" -> Outcome.ok("reclaimed " + s.get(l, l.args().get(0), SimHost.class).host()
                     .reclaim(s.evalNum(l, l.args().get(1))) + " pages");
@@ -521,6 +522,10 @@ public final class ScriptRunner
             b.swapBytes(s.evalNum(l, o.get("swap")));
         }
         b.aged("yes".equals(o.get("aged")));
+        if (o.containsKey("page"))
+        {
+            b.basePage(dev.rnicsim.pagetable.BasePage.of(o.get("page")));
+        }
         if (o.containsKey("max_map_count"))
         {
             b.maxMapCount(s.evalCount(l, o.get("max_map_count")));
@@ -548,7 +553,10 @@ public final class ScriptRunner
         return Outcome.ok(Units.bytes(config.physicalMemoryBytes()) + " RAM, hugepages 2M=" + config.hugepages2M()
             + " 1G=" + config.hugepages1G() + ", THP " + config.thpMode().name().toLowerCase(Locale.ROOT)
             + ", fork " + config.forkBehaviour().name().toLowerCase(Locale.ROOT)
-            + (config.aged() ? ", aged (scattered 4 KiB frames)" : "") + ", RLIMIT_MEMLOCK "
+            + (config.aged() ? ", aged (scattered 4 KiB frames)" : "")
+            + (config.basePage() == dev.rnicsim.pagetable.BasePage.SIZE_4K ? "" : ", base page "
+                + Units.bytes(config.basePage().bytes()) + " (no THP or hugetlb pools modelled; a PMD would map "
+                + Units.bytes(config.basePage().pmdBytes()) + ")") + ", RLIMIT_MEMLOCK "
             + (memlock == UserProcess.RLIM_INFINITY ? "unlimited" : Units.bytes(memlock))
             + (host.peerMemoryClient() ? ", peer-memory client (nvidia-peermem) loaded" : ""));
     }
@@ -635,10 +643,12 @@ public final class ScriptRunner
     private UserProcess spawn(final Session s, final ScriptLine l, final SimHost host, final String name)
     {
         final Session.HostBinding hb = s.hosts.get(host);
+        final Map<String, String> env = Forks.env(l);
         final UserProcess p = host.host().spawn(name);
         final Map<String, String> o = l.options();
         p.rlimitMemlockBytes(o.containsKey("memlock") ? s.evalNum(l, o.get("memlock")) : hb.memlockBytes());
         p.capIpcLock(o.containsKey("cap_ipc_lock") ? "yes".equals(o.get("cap_ipc_lock")) : hb.capIpcLock());
+        env.forEach(p::setenv);
         return p;
     }
 
@@ -646,7 +656,7 @@ public final class ScriptRunner
     {
         final UserProcess p = spawn(s, l, s.get(l, l.args().get(1), SimHost.class), l.args().get(0));
         s.names.put(l.args().get(0), p);
-        return Outcome.ok("pid " + p.pid() + ", RLIMIT_MEMLOCK " + memlock(p));
+        return Outcome.ok("pid " + p.pid() + ", RLIMIT_MEMLOCK " + memlock(p) + Forks.envNote(p));
     }
 
     private static String memlock(final UserProcess p)
@@ -661,9 +671,14 @@ public final class ScriptRunner
         final UserProcess p = l.options().containsKey("process")
             ? s.get(l, l.options().get("process"), UserProcess.class)
             : spawn(s, l, d.host(), l.args().get(0));
+        if (l.options().containsKey("process"))
+        {
+            Forks.env(l).forEach(p::setenv);
+        }
         final SimContext c = d.open(p);
         s.names.put(l.args().get(0), c);
-        return Outcome.ok("process pid " + p.pid() + " opened " + d.hcaId() + ", RLIMIT_MEMLOCK " + memlock(p));
+        return Outcome.ok("process pid " + p.pid() + " opened " + d.hcaId() + ", RLIMIT_MEMLOCK " + memlock(p)
+            + Forks.envNote(p));
     }
 
     private Outcome mmap(final Session s, final ScriptLine l)
@@ -702,7 +717,10 @@ public final class ScriptRunner
     private Outcome touch(final Session s, final ScriptLine l)
     {
         final Session.Val a = address(s, l, l.args().get(0));
-        final long pages = a.process().touch(a.num(), s.evalNum(l, l.args().get(1)), l.flags().contains("write"));
+        // process=: the same address in another process, e.g. a child after fork.
+        final UserProcess p = l.options().containsKey("process")
+            ? s.get(l, l.options().get("process"), UserProcess.class) : a.process();
+        final long pages = p.touch(a.num(), s.evalNum(l, l.args().get(1)), l.flags().contains("write"));
         return Outcome.ok(pages + " pages faulted in");
     }
 
@@ -774,9 +792,12 @@ public final class ScriptRunner
 
     private Outcome fork(final Session s, final ScriptLine l)
     {
-        final UserProcess child = s.get(l, l.args().get(1), UserProcess.class).fork(l.args().get(0));
+        final UserProcess parent = s.get(l, l.args().get(1), UserProcess.class);
+        final UserProcess child = parent.fork(l.args().get(0));
         s.names.put(l.args().get(0), child);
-        return Outcome.ok("child pid " + child.pid());
+        final long notCopied = parent.vmaCount() - child.vmaCount();
+        return Outcome.ok("child pid " + child.pid() + (notCopied > 0 ? ", without the " + notCopied
+            + " VM_DONTCOPY (MADV_DONTFORK) VMAs of its parent" : ""));
     }
 
     private Outcome exit(final Session s, final ScriptLine l)

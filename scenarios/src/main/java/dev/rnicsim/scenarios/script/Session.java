@@ -683,12 +683,13 @@ final class Session
         return switch (field)
         {
             case "pinned_vm" -> p.pinnedVmPages();
-            case "pinned_vm_bytes" -> p.pinnedVmPages() << 12;
+            case "pinned_vm_bytes" -> p.pinnedVmPages() << p.host().config().basePage().shift();
             case "locked_vm" -> p.lockedVmPages();
             case "memlock" -> p.rlimitMemlockBytes();
             case "vmas" -> p.exited() ? 0 : p.vmas().size();
             case "pid" -> p.pid();
             case "exited" -> p.exited() ? 1 : 0;
+            case "max_map_count" -> p.host().config().maxMapCount();
             default -> 0;
         };
     }

@@ -133,29 +133,31 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         final Map<String, Spec> t = new LinkedHashMap<>();
         add(t, "host NAME [ram=SIZE] [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no] [hugepages2m=N] [hugepages1g=N]"
             + " [thp=always|madvise|never] [fork=modern|legacy] [movable=SIZE] [swap=SIZE] [max_map_count=N]"
-            + " [aged=yes|no] [peermem=yes|no]",
+            + " [aged=yes|no] [peermem=yes|no] [page=4k|16k|64k]",
             List.of(new NewName(Kind.HOST, false)),
             opts("ram", expr(), "memlock", expr(), "cap_ipc_lock", word("yes", "no"), "hugepages2m", expr(),
                 "hugepages1g", expr(), "thp", word("always", "madvise", "never"), "fork", word("modern", "legacy"),
                 "movable", expr(), "swap", expr(), "max_map_count", expr(), "aged", word("yes", "no"), "peermem",
-                word("yes", "no")));
+                word("yes", "no"), "page", word("4k", "16k", "64k")));
         add(t, "device NAME HOST [profile=NAME] [devinfo=FILE] [log_num_mtt=N] [log_mtts_per_seg=N] [max_mr=N]"
             + " [cache=ENTRIES] [keys=generation|random|recycled] [dmabuf=dynamic|pinned|none]",
             List.of(new NewName(Kind.DEVICE, false), ref(Kind.HOST)),
             opts("profile", new Word1(true), "devinfo", new Word1(true), "log_num_mtt", expr(), "log_mtts_per_seg",
                 expr(), "max_mr", expr(), "cache", expr(), "keys", word("generation", "random", "recycled"),
                 "dmabuf", word("dynamic", "pinned", "none")));
-        add(t, "process NAME HOST [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no]",
+        add(t, "process NAME HOST [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no] [env=VAR=VALUE,...]",
             List.of(new NewName(Kind.PROCESS, false), ref(Kind.HOST)),
-            opts("memlock", expr(), "cap_ipc_lock", word("yes", "no")));
-        add(t, "open NAME DEVICE [process=PROCESS] [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no]",
+            opts("memlock", expr(), "cap_ipc_lock", word("yes", "no"), "env", new Word1(true)));
+        add(t, "open NAME DEVICE [process=PROCESS] [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no] [env=VAR=VALUE,...]",
             List.of(new NewName(Kind.CONTEXT, false), ref(Kind.DEVICE)),
             opts("process", new Ref(Set.of(Kind.PROCESS), true), "memlock", expr(), "cap_ipc_lock",
-                word("yes", "no")));
+                word("yes", "no"), "env", new Word1(true)));
+        add(t, "forkinit PROCESS", List.of(new Ref(PROCS, false)), Map.of());
         add(t, "mmap NAME PROCESS SIZE [backing=4k|thp|2m|1g] [prot=rw|r|none]",
             List.of(new NewName(Kind.BUFFER, false), new Ref(PROCS, false), new Expr(false)),
             opts("backing", word("4k", "thp", "2m", "1g"), "prot", word("rw", "r", "none")));
-        add(t, "touch ADDR SIZE [write]", List.of(new Expr(false), new Expr(false)), Map.of(), Set.of("write"));
+        add(t, "touch ADDR SIZE [write] [process=PROCESS]", List.of(new Expr(false), new Expr(false)),
+            opts("process", new Ref(PROCS, true)), Set.of("write"));
         add(t, "write ADDR DATA [SIZE]", List.of(new Expr(false), new Data(false), new Expr(true)), Map.of());
         add(t, "munmap ADDR SIZE", List.of(new Expr(false), new Expr(false)), Map.of());
         add(t, "madvise ADDR SIZE dontneed|hugepage|nohugepage|dontfork|dofork",
@@ -244,9 +246,10 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "close NAME", List.of(new Ref(Set.of(Kind.CONTEXT, Kind.PD, Kind.MR, Kind.FASTMR, Kind.MW, Kind.CQ,
             Kind.QP, Kind.POOL, Kind.CACHE, Kind.DMABUF, Kind.WATCH), false)), Map.of());
         add(t, "show mr|odp|mw|qp|walk|mtt|counters|trace|devinfo|meminfo|vmstat|buddyinfo|hugepages|status|smaps"
-            + "|clock|pool|cache|gpu [NAME|ADDR]",
+            + "|clock|pool|cache|gpu|forkinit [NAME|ADDR]",
             List.of(new Word(Set.of("mr", "odp", "mw", "qp", "walk", "mtt", "counters", "trace", "devinfo", "meminfo",
-                "vmstat", "buddyinfo", "hugepages", "status", "smaps", "clock", "pool", "cache", "gpu"), false, false),
+                "vmstat", "buddyinfo", "hugepages", "status", "smaps", "clock", "pool", "cache", "gpu", "forkinit"), false,
+                false),
                 new Expr(true)),
             Map.of());
         add(t, "let NAME EXPR", List.of(new NewName(Kind.VALUE, false), new Expr(false)), Map.of());

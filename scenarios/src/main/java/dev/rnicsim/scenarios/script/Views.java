@@ -43,6 +43,7 @@ final class Views
                 : s.names.get(arg) instanceof SimOdpMr o ? odp(s, o)
                 : s.names.get(arg) instanceof dev.rnicsim.simnic.SimPeerMr g ? Gpus.mrView(g)
                 : mr(s, s.get(l, arg, SimMr.class));
+            case "forkinit" -> Forks.view(s, l, arg);
             case "gpu" -> Gpus.gpuView(s.get(l, arg, dev.rnicsim.simnic.SimGpu.class));
             case "odp" -> s.names.get(arg) instanceof SimOdpMr o ? odp(s, o)
                 : notOdp(l, arg, s.names.get(arg));

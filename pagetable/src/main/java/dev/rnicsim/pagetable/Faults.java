@@ -1,0 +1,564 @@
+package dev.rnicsim.pagetable;
+
+import static dev.rnicsim.pagetable.PhysicalMemory.FRAME_BYTES;
+import static dev.rnicsim.pagetable.PhysicalMemory.FRAME_SHIFT;
+import static dev.rnicsim.pagetable.UserProcess.TASK_SIZE;
+
+
+/**
+ * Page faults and CPU access of a process (mm/memory.c {@code handle_mm_fault}): demand paging
+ * ({@code do_anonymous_page}, the shared zero page), THP ({@code do_huge_pmd_anonymous_page}), hugetlb
+ * ({@code hugetlb_fault}), swap-in ({@code do_swap_page}) and copy-on-write ({@code do_wp_page}), plus the frame
+ * release that follows an unmap (the deferred THP split of mm/huge_memory.c).
+ *
+ * <p>Package-private: {@link UserProcess} is the system-call face. Not thread safe.
+ */
+final class Faults
+{
+    private final UserProcess process;
+    private final Host host;
+    private final PhysicalMemory phys;
+    private final FrameTable frames;
+    private final VmaTree vmas;
+    private final PageTable pageTable;
+
+    Faults(final UserProcess process)
+    {
+        this.process = process;
+        this.host = process.host();
+        this.phys = host.physicalMemory();
+        this.frames = phys.frames();
+        this.vmas = process.vmaTree();
+        this.pageTable = process.pageTable();
+    }
+
+    /** During an import: null follows the THP mode, TRUE forces 2 MiB folios, FALSE forbids them. */
+    private Boolean importThp;
+
+    /** {@link UserProcess#touch}: a CPU loop over the range, one {@code handle_mm_fault} per missing page. */
+    long touch(final long address, final long lengthBytes, final boolean write)
+    {
+        process.checkAlive();
+        if (lengthBytes <= 0)
+        {
+            return 0;
+        }
+        final long end = checkAccess(address, lengthBytes, write);
+        final long faultsBefore = host.counter(VmEvent.PGFAULT);
+        long va = address & ~(long)(FRAME_BYTES - 1);
+        while (va < end)
+        {
+            final long entry = fault(va, write, false);
+            final PageSize size = PageTable.size(entry);
+            va = (va & ~(size.bytes() - 1)) + size.bytes();
+        }
+        return host.counter(VmEvent.PGFAULT) - faultsBefore;
+    }
+
+    /** {@link UserProcess#write}: a CPU store. */
+    void write(final long address, final byte[] data)
+    {
+        process.checkAlive();
+        if (data.length == 0)
+        {
+            return;
+        }
+        checkAccess(address, data.length, true);
+        int done = 0;
+        while (done < data.length)
+        {
+            final long va = address + done;
+            final int chunk = (int)Math.min(data.length - done, FRAME_BYTES - (va & (FRAME_BYTES - 1)));
+            final long entry = fault(va, true, false);
+            frames.writeFrame(pfnOf(entry, va), (int)(va & (FRAME_BYTES - 1)), data, done, chunk);
+            done += chunk;
+        }
+    }
+
+    /** {@link UserProcess#read}: a CPU load. */
+    byte[] read(final long address, final int lengthBytes)
+    {
+        process.checkAlive();
+        if (lengthBytes <= 0)
+        {
+            return new byte[0];
+        }
+        checkAccess(address, lengthBytes, false);
+        final byte[] data = new byte[lengthBytes];
+        int done = 0;
+        while (done < data.length)
+        {
+            final long va = address + done;
+            final int chunk = (int)Math.min(data.length - done, FRAME_BYTES - (va & (FRAME_BYTES - 1)));
+            final long entry = fault(va, false, false);
+            frames.readFrame(pfnOf(entry, va), (int)(va & (FRAME_BYTES - 1)), data, done, chunk);
+            done += chunk;
+        }
+        return data;
+    }
+
+    /** {@link UserProcess#translate}: a page-table walk without a fault. */
+    long translate(final long address)
+    {
+        if (address < 0 || address >= TASK_SIZE)
+        {
+            return -1;
+        }
+        final long entry = pageTable.lookup(address);
+        if (!PageTable.present(entry))
+        {
+            return -1;
+        }
+        return (pfnOf(entry, address) << FRAME_SHIFT) | (address & (FRAME_BYTES - 1));
+    }
+
+    /** {@link UserProcess#mappedPageSize}: the leaf size a walk finds. */
+    PageSize mappedPageSize(final long address)
+    {
+        final long entry = address < 0 || address >= TASK_SIZE ? 0 : pageTable.lookup(address);
+        return PageTable.present(entry) ? PageTable.size(entry) : null;
+    }
+
+    /**
+     * Faults in {@code [start, end)} for an import, with 2 MiB folios where {@code thp} and the range allows and
+     * with 4 KiB pages only when not, whatever the THP mode, so that a captured process's AnonHugePages is
+     * reproduced.
+     *
+     * @return the number of 4 KiB pages now present in the range.
+     */
+    long populateForImport(final long start, final long end, final boolean thp)
+    {
+        final Vma v = process.vmaAt(start);
+        importThp = thp;
+        try
+        {
+            populate(start, end, v.writable() || !v.readable());
+        }
+        finally
+        {
+            importThp = null;
+        }
+        final long[] pages = {0};
+        pageTable.forEachLeaf(start, end, (va, entry, size) ->
+        {
+            if (PageTable.present(entry))
+            {
+                pages[0] += size.frames();
+            }
+        });
+        return pages[0];
+    }
+
+    /**
+     * One page fault, as {@code handle_mm_fault}: on a host of 16 or 64 KiB base pages it resolves the whole base
+     * page (every 4 KiB frame of it), since PAGE_SIZE is the smallest unit the kernel maps, copies or swaps.
+     *
+     * @return the leaf entry now mapping {@code va}.
+     */
+    long fault(final long va, final boolean write, final boolean pinning)
+    {
+        final long entry = faultOne(va, write, pinning, true);
+        final BasePage base = host.config().basePage();
+        if (base == BasePage.SIZE_4K || PageTable.size(entry) != PageSize.SIZE_4K)
+        {
+            return entry;
+        }
+        final long baseVa = va & -base.bytes();
+        final long frameVa = va & -(long)FRAME_BYTES;
+        for (long sub = baseVa; sub < baseVa + base.bytes(); sub += FRAME_BYTES)
+        {
+            if (sub != frameVa)
+            {
+                faultOne(sub, write, pinning, false);
+            }
+        }
+        return pageTable.lookup(va);
+    }
+
+    private long faultOne(final long va, final boolean write, final boolean pinning, final boolean counted)
+    {
+        if (counted)
+        {
+            host.count(VmEvent.PAGE_WALKS);
+        }
+        final long entry = pageTable.lookup(va);
+        if (PageTable.present(entry) && (!write || (entry & PageTable.WRITE) != 0))
+        {
+            return entry;
+        }
+        final Vma v = process.vmaAt(va);
+        if (v == null)
+        {
+            throw new SegmentationFault(va, "no VMA maps it");
+        }
+        if (counted)
+        {
+            host.count(VmEvent.PGFAULT);
+        }
+        if (PageTable.present(entry))
+        {
+            return process.notifiers.notifying(MmuNotifyEvent.CLEAR, "copy-on-write", () -> copyOnWrite(va, entry, v, true, pinning));
+        }
+        if ((entry & PageTable.SWAP) != 0)
+        {
+            return swapIn(va, entry, v, pinning);
+        }
+        return newPage(va, v, entry, write, pinning);
+    }
+
+    long newPage(final long va, final Vma v, final long oldEntry, final boolean write, final boolean pinning)
+    {
+        final long writeBit = v.writable() ? PageTable.WRITE : 0;
+        if (v.kind() == VmaKind.HUGETLB)
+        {
+            final PageSize size = v.hugePageSize();
+            final HugetlbPool pool = phys.pool(size);
+            final boolean reserved = (oldEntry & PageTable.RESERVED) != 0;
+            if (!reserved && pool.availablePages() <= 0)
+            {
+                throw new KernelException(Errno.ENOMEM, "hugetlb fault (SIGBUS in a CPU) at 0x" + Long.toHexString(va)
+                    + ": the " + size.kb() + " kB pool has no unreserved free page (HugePages_Free="
+                    + pool.freePages() + ", HugePages_Rsvd=" + pool.reservedPages() + ")");
+            }
+            if (reserved)
+            {
+                pool.unreserve(1);
+            }
+            final long head = phys.takeHugetlbPage(size);
+            final long hugeVa = va & ~(size.bytes() - 1);
+            final long entry = PageTable.make(head, PageTable.PRESENT | writeBit
+                | (size == PageSize.SIZE_1G ? PageTable.HUGE_1G : PageTable.HUGE_2M));
+            frames.addMapCount(head, size.frames(), 1);
+            pageTable.set(hugeVa, size, entry);
+            return entry;
+        }
+        final BasePage base = host.config().basePage();
+        if (base != BasePage.SIZE_4K && v.kind() == VmaKind.ANONYMOUS)
+        {
+            return newBasePage(va, v, write, pinning);
+        }
+        final long hugeVa = va & ~(PageSize.SIZE_2M.bytes() - 1);
+        if (base == BasePage.SIZE_4K && (importThp != null ? importThp : thpEligible(v)) && v.kind() == VmaKind.ANONYMOUS && hugeVa >= v.startAddress() && hugeVa + PageSize.SIZE_2M.bytes() <= v.endAddress()
+            && pageTable.pmdNone(hugeVa))
+        {
+            final long head = host.allocate(PageSize.SIZE_2M.order(), !pinning, FrameTable.KIND_ANON, false);
+            if (head >= 0)
+            {
+                host.count(VmEvent.THP_FAULT_ALLOC);
+                final long entry = PageTable.make(head, PageTable.PRESENT | writeBit | PageTable.HUGE_2M);
+                frames.addMapCount(head, PageSize.SIZE_2M.frames(), 1);
+                pageTable.set(hugeVa, PageSize.SIZE_2M, entry);
+                return entry;
+            }
+            host.count(VmEvent.THP_FAULT_FALLBACK);
+        }
+        if (!write && v.kind() == VmaKind.ANONYMOUS && importThp == null)
+        {
+            // do_anonymous_page: a read fault maps the shared zero page read-only and allocates nothing.
+            final long entry = PageTable.make(phys.zeroPfn(), PageTable.PRESENT);
+            pageTable.set(va, PageSize.SIZE_4K, entry);
+            return entry;
+        }
+        final long pfn = allocatePageOrFail(v, pinning, va);
+        final long entry = PageTable.make(pfn, PageTable.PRESENT | writeBit);
+        frames.addMapCount(pfn, 1);
+        pageTable.set(va, PageSize.SIZE_4K, entry);
+        return entry;
+    }
+
+    /**
+     * {@code do_anonymous_page} on a host of 16 or 64 KiB pages: a read fault maps the zero page over the whole base
+     * page; a write fault allocates one naturally aligned folio of the base page's frames and maps all of them
+     * (falling back to single frames when no such block is free).
+     */
+    private long newBasePage(final long va, final Vma v, final boolean write, final boolean pinning)
+    {
+        final BasePage base = host.config().basePage();
+        final long baseVa = va & -base.bytes();
+        if (!write && importThp == null)
+        {
+            final long zero = PageTable.make(phys.zeroPfn(), PageTable.PRESENT);
+            for (long sub = baseVa; sub < baseVa + base.bytes(); sub += FRAME_BYTES)
+            {
+                if (pageTable.lookup(sub) == 0)
+                {
+                    pageTable.set(sub, PageSize.SIZE_4K, zero);
+                }
+            }
+            return zero;
+        }
+        return mapBasePage(baseVa, va, v, pinning, sub -> pageTable.lookup(sub) == 0);
+    }
+
+    /**
+     * Maps fresh zeroed frames at the 4 KiB slots of the base page at {@code baseVa} that {@code replace} selects:
+     * one folio of the base page's order when the buddy allocator has one, else single frames.
+     *
+     * @return the entry now mapping {@code va}.
+     */
+    private long mapBasePage(final long baseVa, final long va, final Vma v, final boolean pinning,
+        final java.util.function.LongPredicate replace)
+    {
+        final BasePage base = host.config().basePage();
+        final long writeBit = v.writable() ? PageTable.WRITE : 0;
+        final long head = host.allocate(base.order(), !pinning, kindOf(v), true);
+        for (int i = 0; i < base.frames(); i++)
+        {
+            final long sub = baseVa + ((long)i << FRAME_SHIFT);
+            final long old = pageTable.lookup(sub);
+            if (!replace.test(sub))
+            {
+                continue;
+            }
+            final long pfn = head >= 0 ? head + i : allocatePageOrFail(v, pinning, sub);
+            frames.addMapCount(pfn, 1);
+            pageTable.set(sub, PageSize.SIZE_4K, PageTable.make(pfn, PageTable.PRESENT | writeBit));
+            if (PageTable.present(old) && PageTable.pfn(old) != phys.zeroPfn())
+            {
+                frames.addMapCount(PageTable.pfn(old), -1);
+                releaseIfUnused(PageTable.pfn(old));
+            }
+        }
+        if (head >= 0)
+        {
+            // Slots not replaced leave frames of the folio unmapped: give them back as the deferred split does.
+            releaseIfUnused(head);
+        }
+        return pageTable.lookup(va);
+    }
+
+    boolean thpEligible(final Vma v)
+    {
+        if (v.kind() != VmaKind.ANONYMOUS || v.has(Vma.VM_NOHUGEPAGE)
+            || host.config().basePage() != BasePage.SIZE_4K)
+        {
+            return false;
+        }
+        return switch (host.config().thpMode())
+        {
+            case ALWAYS -> true;
+            case MADVISE -> v.has(Vma.VM_HUGEPAGE);
+            case NEVER -> false;
+        };
+    }
+
+    long allocatePageOrFail(final Vma v, final boolean pinning, final long va)
+    {
+        final long pfn = host.allocate(0, !pinning, kindOf(v), true);
+        if (pfn < 0)
+        {
+            throw new KernelException(Errno.ENOMEM, "out of memory at 0x" + Long.toHexString(va) + ": no free frame"
+                + (pinning ? " in ZONE_NORMAL" : "") + " and nothing left to reclaim (MemFree="
+                + (phys.freeFrames() << 2) + " kB, swap used " + phys.swap().usedSlots() + " of "
+                + phys.swap().totalSlots() + " slots)");
+        }
+        return pfn;
+    }
+
+    long swapIn(final long va, final long entry, final Vma v, final boolean pinning)
+    {
+        final long slot = PageTable.pfn(entry);
+        final long pfn = allocatePageOrFail(v, pinning, va);
+        final byte[] bytes = phys.swap().bytes(slot);
+        if (bytes != null)
+        {
+            frames.writeFrame(pfn, 0, bytes, 0, bytes.length);
+        }
+        phys.swap().release(slot);
+        final long newEntry = PageTable.make(pfn, PageTable.PRESENT | (v.writable() ? PageTable.WRITE : 0));
+        frames.addMapCount(pfn, 1);
+        pageTable.set(va & ~(long)(FRAME_BYTES - 1), PageSize.SIZE_4K, newEntry);
+        host.count(VmEvent.PGMAJFAULT);
+        host.count(VmEvent.PSWPIN);
+        return newEntry;
+    }
+
+    /**
+     * Write fault on a write-protected present page (or, with {@code makeWritable} false, an unshare for a read
+     * pin): reuse the page when this mapping is its only one, else copy it (mm/memory.c {@code do_wp_page}).
+     */
+    long copyOnWrite(final long va, final long entry, final Vma v, final boolean makeWritable,
+        final boolean pinning)
+    {
+        final PageSize size = PageTable.size(entry);
+        final long writeBit = makeWritable ? PageTable.WRITE : (entry & PageTable.WRITE);
+        if (v.kind() == VmaKind.HUGETLB)
+        {
+            final long head = PageTable.pfn(entry);
+            final long hugeVa = va & ~(size.bytes() - 1);
+            if (frames.mapCount(head) == 1)
+            {
+                final long reused = entry | writeBit;
+                pageTable.set(hugeVa, size, reused);
+                return reused;
+            }
+            if (phys.pool(size).availablePages() <= 0)
+            {
+                throw new KernelException(Errno.ENOMEM, "copy-on-write of a hugetlb page (SIGBUS in a CPU) at 0x"
+                    + Long.toHexString(va) + ": the " + size.kb() + " kB pool has no unreserved free page");
+            }
+            final long copy = phys.takeHugetlbPage(size);
+            copyFrames(head, copy, size.frames());
+            frames.addMapCount(head, size.frames(), -1);
+            frames.addMapCount(copy, size.frames(), 1);
+            final long copied = PageTable.make(copy, PageTable.flags(entry) | writeBit);
+            pageTable.set(hugeVa, size, copied);
+            host.count(VmEvent.COW_COPY, size.frames());
+            releaseIfUnused(head);
+            return copied;
+        }
+        if (size == PageSize.SIZE_2M)
+        {
+            // do_huge_pmd_wp_page falls back to splitting the PMD and handling the 4 KiB page.
+            pageTable.splitPmd(va);
+            host.count(VmEvent.THP_SPLIT_PMD);
+            return copyOnWrite(va, pageTable.lookup(va), v, makeWritable, pinning);
+        }
+        final long pageVa = va & ~(long)(FRAME_BYTES - 1);
+        final long pfn = PageTable.pfn(entry);
+        if (pfn == phys.zeroPfn() && host.config().basePage() != BasePage.SIZE_4K && makeWritable)
+        {
+            // A write to a base page that maps the zero page: the whole base page gets one fresh folio.
+            final BasePage base = host.config().basePage();
+            return mapBasePage(va & -base.bytes(), va, v, pinning, sub ->
+            {
+                final long e = pageTable.lookup(sub);
+                return e == 0 || (PageTable.present(e) && PageTable.pfn(e) == phys.zeroPfn());
+            });
+        }
+        if (pfn == phys.zeroPfn())
+        {
+            // wp_page_copy from the zero page: a fresh zeroed page, nothing to copy or release.
+            final long fresh = allocatePageOrFail(v, pinning, va);
+            frames.addMapCount(fresh, 1);
+            final long freshEntry = PageTable.make(fresh, PageTable.PRESENT | writeBit);
+            pageTable.set(pageVa, size, freshEntry);
+            return freshEntry;
+        }
+        if (frames.mapCount(pfn) == 1)
+        {
+            final long reused = entry | writeBit;
+            pageTable.set(pageVa, size, reused);
+            return reused;
+        }
+        final long copy = allocatePageOrFail(v, pinning, va);
+        frames.copyFrame(pfn, copy);
+        frames.addMapCount(pfn, -1);
+        frames.addMapCount(copy, 1);
+        final long copied = PageTable.make(copy, PageTable.flags(entry) | writeBit);
+        pageTable.set(pageVa, size, copied);
+        host.count(VmEvent.COW_COPY);
+        releaseIfUnused(pfn);
+        return copied;
+    }
+
+    /**
+     * Frees a folio that is neither pinned nor mapped; splits an unpinned large anonymous folio that is only
+     * partly mapped and frees its unmapped pages (the deferred split of mm/huge_memory.c).
+     */
+    void releaseIfUnused(final long pfn)
+    {
+        final long head = frames.head(pfn);
+        final int order = frames.order(head);
+        if (frames.kind(head) == FrameTable.KIND_FREE || frames.kind(head) == FrameTable.KIND_ZERO)
+        {
+            return;
+        }
+        if (frames.pinCount(head) > 0)
+        {
+            if (order > 0 && frames.kind(head) != FrameTable.KIND_HUGETLB && !frames.folioUnmapped(head, order)
+                && frames.mapCount(pfn) == 0)
+            {
+                host.count(VmEvent.THP_SPLIT_PAGE_FAILED);
+            }
+            return;
+        }
+        if (frames.folioUnmapped(head, order))
+        {
+            phys.freeFolio(head);
+            return;
+        }
+        if (order > 0 && frames.kind(head) != FrameTable.KIND_HUGETLB && frames.anyUnmapped(head, order))
+        {
+            frames.split(head, order);
+            host.count(VmEvent.THP_SPLIT_PAGE);
+            for (long p = head; p < head + (1L << order); p++)
+            {
+                if (frames.mapCount(p) == 0)
+                {
+                    phys.freeFolio(p);
+                }
+            }
+        }
+    }
+
+    /** Checks that every byte of the range is mapped with the needed protection; returns the page-aligned end. */
+    long checkAccess(final long address, final long lengthBytes, final boolean write)
+    {
+        return checkAccess(address, lengthBytes, write, true);
+    }
+
+    /**
+     * @param cpu a CPU access, which on x86 may read any accessible VMA (arch/x86/mm/fault.c {@code access_error}:
+     *            {@code vma_is_accessible}); else a get_user_pages access, which needs VM_READ to read
+     *            (mm/gup.c {@code check_vma_flags}).
+     */
+    long checkAccess(final long address, final long lengthBytes, final boolean write, final boolean cpu)
+    {
+        final long end = address + lengthBytes;
+        if (address < 0 || end < address || end > TASK_SIZE)
+        {
+            throw new SegmentationFault(address, "range of " + lengthBytes + " bytes leaves user space");
+        }
+        long cursor = address;
+        while (cursor < end)
+        {
+            final Vma v = process.vmaAt(cursor);
+            if (v == null)
+            {
+                throw new SegmentationFault(cursor, "no VMA maps it");
+            }
+            if (write && !v.writable())
+            {
+                throw new SegmentationFault(cursor, "write to a VMA without PROT_WRITE (" + v.permissions() + ")");
+            }
+            if (!write && !v.readable() && (!cpu || (!v.writable() && !v.executable())))
+            {
+                throw new SegmentationFault(cursor, "read of a VMA without PROT_READ (" + v.permissions() + ")");
+            }
+            cursor = v.endAddress();
+        }
+        return UserProcess.alignUp(end, FRAME_BYTES);
+    }
+
+    void populate(final long start, final long end, final boolean write)
+    {
+        long va = start;
+        while (va < end)
+        {
+            final long entry = fault(va, write, false);
+            final PageSize size = PageTable.size(entry);
+            va = (va & ~(size.bytes() - 1)) + size.bytes();
+        }
+    }
+
+    void copyFrames(final long from, final long to, final long count)
+    {
+        for (long i = 0; i < count; i++)
+        {
+            frames.copyFrame(from + i, to + i);
+        }
+    }
+
+    static byte kindOf(final Vma v)
+    {
+        return v.kind() == VmaKind.FILE ? FrameTable.KIND_FILE : FrameTable.KIND_ANON;
+    }
+
+    /** @return the frame number that maps {@code va} within the leaf {@code entry}. */
+    static long pfnOf(final long entry, final long va)
+    {
+        final PageSize size = PageTable.size(entry);
+        return PageTable.pfn(entry) + ((va & (size.bytes() - 1)) >>> FRAME_SHIFT);
+    }
+}

@@ -1,0 +1,299 @@
+package dev.rnicsim.pagetable;
+
+import static dev.rnicsim.pagetable.PhysicalMemory.FRAME_BYTES;
+import static dev.rnicsim.pagetable.PhysicalMemory.FRAME_SHIFT;
+import static dev.rnicsim.pagetable.UserProcess.TASK_SIZE;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Pinning a process's pages (mm/gup.c {@code pin_user_pages}, {@code unpin_user_pages}) with the RDMA
+ * driver's {@code pinned_vm} accounting ({@code ib_umem_get}, {@code ib_umem_release}), the unshare of a read pin
+ * ({@code gup_must_unshare}) and the move of a long-term pin out of ZONE_MOVABLE
+ * ({@code migrate_longterm_unpinnable_folios}).
+ *
+ * <p>Package-private: {@link UserProcess} is the system-call face. Not thread safe.
+ */
+final class Gup
+{
+    private final UserProcess process;
+    private final Host host;
+    private final PhysicalMemory phys;
+    private final FrameTable frames;
+    private final VmaTree vmas;
+    private final PageTable pageTable;
+
+    Gup(final UserProcess process)
+    {
+        this.process = process;
+        this.host = process.host();
+        this.phys = host.physicalMemory();
+        this.frames = phys.frames();
+        this.vmas = process.vmaTree();
+        this.pageTable = process.pageTable();
+    }
+
+    private final Set<PinnedPages> livePins = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+
+    /** {@link UserProcess#pinUserPages}: mm/gup.c {@code pin_user_pages} under {@code ib_umem_get}. */
+    PinnedPages pinUserPages(final long address, final long lengthBytes, final boolean write,
+        final boolean longterm)
+    {
+        process.checkAlive();
+        // Checks in ib_umem_get's order: overflow, can_do_mlock, zero pages, the RLIMIT_MEMLOCK charge, the pin.
+        // Unsigned, as ib_umem_get compares: an address in the upper half is not an overflow (it faults later).
+        if (Long.compareUnsigned(address + lengthBytes, address) < 0
+            || Long.compareUnsigned(UserProcess.alignUp(address + lengthBytes, host.config().basePage().bytes()),
+                address + lengthBytes) < 0)
+        {
+            throw new KernelException(Errno.EINVAL, "pin range address=0x" + Long.toHexString(address)
+                + " lengthBytes=" + lengthBytes + " overflows");
+        }
+        if (!process.capIpcLock && process.rlimitMemlockBytes == 0)
+        {
+            throw new KernelException(Errno.EPERM, "RLIMIT_MEMLOCK=0 and no CAP_IPC_LOCK (can_do_mlock)");
+        }
+        if (lengthBytes == 0)
+        {
+            throw new KernelException(Errno.EINVAL, "lengthBytes=0: nothing to pin");
+        }
+        // ib_umem_get counts PAGE_SIZE pages: ib_umem_num_pages over the range widened to base pages.
+        final BasePage base = host.config().basePage();
+        final long start = address & -base.bytes();
+        final long end = UserProcess.alignUp(address + lengthBytes, base.bytes());
+        final long pages = (end - start) >>> base.shift();
+        if (pages > 0xffff_ffffL)
+        {
+            throw new KernelException(Errno.EINVAL, "npages=" + pages + " > UINT_MAX (ib_umem_get)");
+        }
+        checkPinnedVmLimit(pages);
+        if (Long.compareUnsigned(end, TASK_SIZE) > 0)
+        {
+            throw new KernelException(Errno.EFAULT, "pin range ends at 0x" + Long.toHexString(end)
+                + " past TASK_SIZE=0x" + Long.toHexString(TASK_SIZE));
+        }
+        process.faults.checkAccess(start, end - start, write, false);
+        process.pinnedVmPages += pages;
+        final List<PhysRun> runs = new ArrayList<>();
+        final RunBuilder builder = new RunBuilder(runs);
+        final boolean unshareReadPins = host.config().forkBehaviour() == ForkBehaviour.MODERN;
+        long va = start;
+        try
+        {
+            while (va < end)
+            {
+                long entry = pageTable.lookup(va);
+                if (!PageTable.present(entry) || (write && (entry & PageTable.WRITE) == 0))
+                {
+                    entry = process.faults.fault(va, write, longterm);
+                }
+                // Also after a read fault, which maps the shared zero page.
+                if (!write && unshareReadPins && mustUnshare(Faults.pfnOf(entry, va), longterm))
+                {
+                    entry = process.faults.copyOnWrite(va, entry, process.vmaAt(va), false, longterm);
+                }
+                long pfn = Faults.pfnOf(entry, va);
+                if (longterm && pfn >= 0 && phys.zoneOf(pfn) == Zone.MOVABLE)
+                {
+                    entry = migrateForLongtermPin(va, entry);
+                    pfn = Faults.pfnOf(entry, va);
+                }
+                final PageSize size = PageTable.size(entry);
+                final long leafEnd = (va & ~(size.bytes() - 1)) + size.bytes();
+                final long chunkEnd = Math.min(end, leafEnd);
+                final long chunkPages = (chunkEnd - va) >>> FRAME_SHIFT;
+                final long head = frames.head(pfn);
+                if (frames.pinCount(head) + chunkPages > Integer.MAX_VALUE)
+                {
+                    // try_grab_folio refuses a reference that would overflow the folio's count.
+                    throw new KernelException(Errno.ENOMEM, "pin count of the folio at pfn 0x" + Long.toHexString(head)
+                        + " would pass " + Integer.MAX_VALUE);
+                }
+                frames.addPinCount(head, (int)chunkPages);
+                builder.add(pfn, chunkPages, size);
+                va = chunkEnd;
+            }
+        }
+        catch (final KernelException e)
+        {
+            builder.flush();
+            releasePins(runs);
+            process.pinnedVmPages -= pages;
+            throw e;
+        }
+        builder.flush();
+        host.count(VmEvent.NR_FOLL_PIN_ACQUIRED, pages);
+        host.count(VmEvent.PAGE_WALKS, pages);
+        final PinnedPages pinned = new PinnedPages(process, start, pages, write, longterm, List.copyOf(runs));
+        livePins.add(pinned);
+        return pinned;
+    }
+
+    /** {@link UserProcess#unpinUserPages}: mm/gup.c {@code unpin_user_pages} under {@code ib_umem_release}. */
+    void unpinUserPages(final PinnedPages pinned)
+    {
+        if (pinned.process() != process)
+        {
+            throw new KernelException(Errno.EINVAL, "pinned pages of "
+                + (pinned.process() == null ? "no process" : "pid " + pinned.process().pid()) + " given to pid " + process.pid());
+        }
+        if (!livePins.remove(pinned))
+        {
+            throw new KernelException(Errno.EINVAL, "these pinned pages (0x" + Long.toHexString(pinned.startAddress())
+                + ", " + pinned.pageCount() + " pages) were unpinned already");
+        }
+        releasePins(pinned.runs());
+        process.pinnedVmPages -= pinned.pageCount();
+        host.count(VmEvent.NR_FOLL_PIN_RELEASED, pinned.pageCount());
+    }
+
+    /**
+     * {@code gup_must_unshare} for a read pin on a modern kernel: a page shared with another mapping, or the shared
+     * zero page under FOLL_LONGTERM (it is no anonymous page of this process), is replaced by a private copy first,
+     * so that the pin and the CPU keep seeing the same page.
+     */
+    boolean mustUnshare(final long pfn, final boolean longterm)
+    {
+        if (pfn == phys.zeroPfn())
+        {
+            return longterm;
+        }
+        return frames.mapCount(pfn) > 1;
+    }
+
+    void checkPinnedVmLimit(final long pages)
+    {
+        if (!process.capIpcLock)
+        {
+            final long limitPages = process.rlimitMemlockBytes == UserProcess.RLIM_INFINITY ? Long.MAX_VALUE
+                : process.rlimitMemlockBytes >>> host.config().basePage().shift();
+            if (process.pinnedVmPages + pages > limitPages)
+            {
+                throw new KernelException(Errno.ENOMEM, "pinned_vm=" + process.pinnedVmPages + " pages + " + pages
+                    + " > RLIMIT_MEMLOCK=" + limitPages + " pages (" + process.rlimitMemlockBytes + " bytes); raise "
+                    + "'ulimit -l' or grant CAP_IPC_LOCK");
+            }
+        }
+    }
+
+    void releasePins(final List<PhysRun> runs)
+    {
+        for (final PhysRun run : runs)
+        {
+            final long first = run.firstPfn();
+            final long last = first + run.frames();
+            long pfn = first;
+            while (pfn < last)
+            {
+                final long head = frames.head(pfn);
+                final long folioEnd = head + (1L << frames.order(head));
+                final long n = Math.min(last, folioEnd) - pfn;
+                frames.addPinCount(head, (int)-n);
+                process.faults.releaseIfUnused(pfn);
+                pfn += n;
+            }
+        }
+    }
+
+    long migrateForLongtermPin(final long va, final long entry)
+    {
+        return process.notifiers.notifying(MmuNotifyEvent.CLEAR, "migration for a long-term pin", () -> migrateNow(va, entry));
+    }
+
+    long migrateNow(final long va, final long entry)
+    {
+        final PageSize size = PageTable.size(entry);
+        final long pfn = Faults.pfnOf(entry, va);
+        final long head = frames.head(pfn);
+        final int order = frames.order(head);
+        if (frames.pinCount(head) > 0)
+        {
+            throw new KernelException(Errno.ENOMEM, "page at 0x" + Long.toHexString(va) + " is in ZONE_MOVABLE and "
+                + "already pinned without FOLL_LONGTERM, so migrate_pages cannot move it for a long-term pin "
+                + "(migrate_longterm_unpinnable_folios)");
+        }
+        if (size == PageSize.SIZE_2M)
+        {
+            final long target = host.allocate(order, false, FrameTable.KIND_ANON, false);
+            boolean exclusive = true;
+            for (long p = head; p < head + (1L << order); p++)
+            {
+                exclusive &= frames.mapCount(p) == 1;
+            }
+            if (target >= 0 && exclusive)
+            {
+                process.faults.copyFrames(head, target, 1L << order);
+                frames.addMapCount(target, 1L << order, 1);
+                final long hugeVa = va & ~(size.bytes() - 1);
+                final long moved = PageTable.make(target, PageTable.flags(entry));
+                pageTable.set(hugeVa, size, moved);
+                frames.addMapCount(head, 1L << order, -1);
+                phys.freeFolio(head);
+                host.count(VmEvent.PGMIGRATE_SUCCESS, 1L << order);
+                host.count(VmEvent.PGMIGRATE_LONGTERM_PIN, 1L << order);
+                return moved;
+            }
+            if (target >= 0)
+            {
+                phys.freeFolio(target);
+            }
+        }
+        if (order > 0)
+        {
+            host.splitPmdsOfFolio(head);
+            frames.split(head, order);
+            host.count(VmEvent.THP_SPLIT_PAGE);
+        }
+        // Hold the page while the target is found, so that reclaim does not take it meanwhile.
+        frames.addPinCount(pfn, 1);
+        final long target = host.allocate(0, false, frames.kind(pfn), true);
+        frames.addPinCount(pfn, -1);
+        if (target < 0)
+        {
+            throw new KernelException(Errno.ENOMEM, "long-term pin must move the page at 0x" + Long.toHexString(va)
+                + " out of ZONE_MOVABLE but ZONE_NORMAL has no free frame (" + (phys.zoneFreeFrames(Zone.NORMAL))
+                + " free) and nothing to reclaim");
+        }
+        host.migrateFrame(pfn, target, process, va & ~(long)(FRAME_BYTES - 1));
+        host.count(VmEvent.PGMIGRATE_LONGTERM_PIN);
+        return pageTable.lookup(va);
+    }
+
+    /** Builds runs of physically contiguous pages of one page size. */
+    static final class RunBuilder
+    {
+        private final List<PhysRun> runs;
+        private long startPfn = -1;
+        private long frameCount;
+        private PageSize size;
+
+        RunBuilder(final List<PhysRun> runs)
+        {
+            this.runs = runs;
+        }
+
+        void add(final long pfn, final long count, final PageSize pageSize)
+        {
+            if (startPfn >= 0 && pageSize == size && startPfn + frameCount == pfn)
+            {
+                frameCount += count;
+                return;
+            }
+            flush();
+            startPfn = pfn;
+            frameCount = count;
+            size = pageSize;
+        }
+
+        void flush()
+        {
+            if (startPfn >= 0)
+            {
+                runs.add(new PhysRun(startPfn << FRAME_SHIFT, frameCount << FRAME_SHIFT, size.bytes()));
+                startPfn = -1;
+            }
+        }
+    }
+}

@@ -1,0 +1,536 @@
+package dev.rnicsim.pagetable;
+
+import static dev.rnicsim.pagetable.UserProcess.TASK_SIZE;
+
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The VMA side of a process's address space: mmap(2) and munmap(2) (mm/mmap.c {@code do_mmap},
+ * {@code do_vmi_munmap}), mprotect(2) (mm/mprotect.c {@code mprotect_fixup}), madvise(2) (mm/madvise.c), mlock(2)
+ * (mm/mlock.c) and the VMA splitting and merging they share ({@code __split_vma}, {@code vma_merge}), each checked
+ * against {@code vm.max_map_count} before anything changes. Also the zap of a range's page-table entries
+ * (mm/memory.c {@code zap_page_range_single}) that munmap and MADV_DONTNEED share.
+ *
+ * <p>Package-private: {@link UserProcess} is the system-call face. Not thread safe.
+ */
+final class Mappings
+{
+    private final UserProcess process;
+    private final Host host;
+    private final PhysicalMemory phys;
+    private final FrameTable frames;
+    private final VmaTree vmas;
+    private final PageTable pageTable;
+
+    Mappings(final UserProcess process)
+    {
+        this.process = process;
+        this.host = process.host();
+        this.phys = host.physicalMemory();
+        this.frames = phys.frames();
+        this.vmas = process.vmaTree();
+        this.pageTable = process.pageTable();
+    }
+
+    /** {@link UserProcess#mmap}: mm/mmap.c {@code do_mmap}. */
+    long mmap(final long addressHint, final long lengthBytes, final Set<Prot> prot, final Set<MapFlag> flags)
+    {
+        process.checkAlive();
+        java.util.Objects.requireNonNull(prot, "prot");
+        java.util.Objects.requireNonNull(flags, "flags");
+        if (lengthBytes <= 0)
+        {
+            throw new KernelException(Errno.EINVAL, "lengthBytes=" + lengthBytes + " must be positive");
+        }
+        if (flags.contains(MapFlag.PRIVATE) == flags.contains(MapFlag.SHARED))
+        {
+            throw new KernelException(Errno.EINVAL, "exactly one of MAP_PRIVATE and MAP_SHARED is required, got "
+                + flags);
+        }
+        if (flags.contains(MapFlag.SHARED))
+        {
+            throw new KernelException(Errno.EOPNOTSUPP, "MAP_SHARED mappings are not modelled; use MAP_PRIVATE");
+        }
+        if (!flags.contains(MapFlag.ANONYMOUS))
+        {
+            throw new KernelException(Errno.EOPNOTSUPP,
+                "file mappings are not modelled except by importing an smaps file; use MAP_ANONYMOUS");
+        }
+        final boolean hugetlb = flags.contains(MapFlag.HUGETLB);
+        if (hugetlb && flags.contains(MapFlag.HUGE_2MB) && flags.contains(MapFlag.HUGE_1GB))
+        {
+            throw new KernelException(Errno.EINVAL, "MAP_HUGE_2MB and MAP_HUGE_1GB are exclusive");
+        }
+        final PageSize hugeSize = flags.contains(MapFlag.HUGE_1GB) ? PageSize.SIZE_1G : PageSize.SIZE_2M;
+        final long pageBytes = hugetlb ? hugeSize.bytes() : basePageBytes();
+        if (lengthBytes > TASK_SIZE - pageBytes)
+        {
+            throw new KernelException(Errno.ENOMEM, "lengthBytes=" + lengthBytes + " > TASK_SIZE=" + TASK_SIZE);
+        }
+        final long length = UserProcess.alignUp(lengthBytes, pageBytes);
+        final boolean fixed = flags.contains(MapFlag.FIXED) || flags.contains(MapFlag.FIXED_NOREPLACE);
+        final long start = fixed ? fixedStart(addressHint, length, pageBytes, flags)
+            : unmappedArea(addressHint, length, hugetlb ? hugeSize.bytes() : thpAlign(length));
+        final VmaTree trial = vmas.copy();
+        trial.carve(start, start + length);
+        final Vma vma = hugetlb
+            ? new Vma(start, start + length, Prot.bits(prot), Vma.VM_RESV_OWNER, VmaKind.HUGETLB, hugeSize,
+                UserProcess.HUGETLB_ANON_NAME, 0)
+            : new Vma(start, start + length, Prot.bits(prot), 0, VmaKind.ANONYMOUS, PageSize.SIZE_4K, "", 0);
+        trial.insertAndMerge(vma);
+        final int countAfter = trial.size();
+        if (countAfter > host.config().maxMapCount())
+        {
+            throw new KernelException(Errno.ENOMEM, "this mapping would make " + countAfter
+                + " VMAs > vm.max_map_count=" + host.config().maxMapCount());
+        }
+        final long hugePages = length / pageBytes;
+        if (hugetlb && phys.pool(hugeSize).availablePages() < hugePages)
+        {
+            final HugetlbPool pool = phys.pool(hugeSize);
+            throw new KernelException(Errno.ENOMEM, "MAP_HUGETLB needs " + hugePages + " pages of " + hugeSize.kb()
+                + " kB but the pool has HugePages_Free=" + pool.freePages() + " with HugePages_Rsvd="
+                + pool.reservedPages() + " (vm.nr_hugepages=" + pool.totalPages() + ")");
+        }
+        // All checks passed: from here on nothing fails.
+        if (fixed && vmas.overlaps(start, start + length))
+        {
+            // MAP_FIXED over existing mappings unmaps them first (do_mmap: do_vmi_munmap).
+            for (final java.util.function.BiConsumer<Long, Long> hook : List.copyOf(process.unmapHooks))
+            {
+                hook.accept(start, length);
+            }
+            final long at = start;
+            process.notifiers.notifying(MmuNotifyEvent.UNMAP, "mmap(MAP_FIXED)", () -> unmapRange(at, at + length));
+        }
+        vmas.insertAndMerge(vma);
+        if (hugetlb)
+        {
+            phys.pool(hugeSize).reserve(hugePages);
+            for (long va = start; va < start + length; va += pageBytes)
+            {
+                pageTable.set(va, hugeSize, PageTable.RESERVED);
+            }
+        }
+        if (flags.contains(MapFlag.POPULATE))
+        {
+            try
+            {
+                process.faults.populate(start, start + length, vma.writable());
+            }
+            catch (final KernelException e)
+            {
+                // vm_mmap_pgoff ignores what mm_populate returns: the mapping stands, partly populated.
+            }
+        }
+        return start;
+    }
+
+    /**
+     * Checks a MAP_FIXED or MAP_FIXED_NOREPLACE address (mm/mmap.c {@code do_mmap}, {@code __get_unmapped_area}).
+     *
+     * @return the address, which the mapping will start at.
+     */
+    private long fixedStart(final long addressHint, final long length, final long pageBytes, final Set<MapFlag> flags)
+    {
+        if (addressHint < 0 || addressHint > TASK_SIZE - length)
+        {
+            throw new KernelException(Errno.ENOMEM, "fixed range 0x" + Long.toHexString(addressHint) + "+"
+                + length + " passes TASK_SIZE=0x" + Long.toHexString(TASK_SIZE));
+        }
+        if ((addressHint & (pageBytes - 1)) != 0)
+        {
+            throw new KernelException(Errno.EINVAL, "fixed address 0x" + Long.toHexString(addressHint)
+                + " is not aligned to " + pageBytes + " bytes");
+        }
+        if (addressHint < host.config().mmapMinAddrBytes())
+        {
+            throw new KernelException(Errno.EPERM, "fixed address 0x" + Long.toHexString(addressHint)
+                + " < vm.mmap_min_addr=" + host.config().mmapMinAddrBytes());
+        }
+        if (flags.contains(MapFlag.FIXED_NOREPLACE) && vmas.overlaps(addressHint, addressHint + length))
+        {
+            throw new KernelException(Errno.EEXIST, "MAP_FIXED_NOREPLACE range 0x" + Long.toHexString(addressHint)
+                + "-0x" + Long.toHexString(addressHint + length) + " overlaps an existing mapping");
+        }
+        checkHugetlbAligned(addressHint, addressHint + length, "MAP_FIXED");
+        return addressHint;
+    }
+
+    /** {@code thp_get_unmapped_area}: 2 MiB alignment for a length of whole 2 MiB while THP is not "never". */
+    private long thpAlign(final long length)
+    {
+        return host.config().thpMode() != ThpMode.NEVER && host.config().basePage() == BasePage.SIZE_4K
+            && length % PageSize.SIZE_2M.bytes() == 0
+            ? PageSize.SIZE_2M.bytes() : basePageBytes();
+    }
+
+    /** {@code get_unmapped_area}: the hint when it is aligned, free and allowed, else top-down placement. */
+    private long unmappedArea(final long addressHint, final long length, final long align)
+    {
+        final boolean hintFits = addressHint != 0 && (addressHint & (align - 1)) == 0
+            && addressHint >= host.config().mmapMinAddrBytes() && addressHint <= TASK_SIZE - length
+            && !vmas.overlaps(addressHint, addressHint + length);
+        return hintFits ? addressHint : findFreeRange(length, align);
+    }
+
+    /** {@link UserProcess#munmap}: mm/mmap.c {@code do_vmi_munmap}. */
+    /** @return the host's {@code PAGE_SIZE}: what lengths round up to and addresses align to. */
+    private long basePageBytes()
+    {
+        return host.config().basePage().bytes();
+    }
+
+    void munmap(final long address, final long lengthBytes)
+    {
+        process.checkAlive();
+        final long end = checkAlignedRange(address, lengthBytes, true, Errno.EINVAL);
+        checkHugetlbAligned(address, end, "munmap");
+        final int countAfter = vmas.countAfterCarve(address, end);
+        if (countAfter > host.config().maxMapCount())
+        {
+            throw new KernelException(Errno.ENOMEM, "munmap would split a VMA into " + countAfter
+                + " VMAs > vm.max_map_count=" + host.config().maxMapCount());
+        }
+        for (final java.util.function.BiConsumer<Long, Long> hook : List.copyOf(process.unmapHooks))
+        {
+            hook.accept(address, end - address);
+        }
+        process.notifiers.notifying(MmuNotifyEvent.UNMAP, "munmap", () -> unmapRange(address, end));
+    }
+
+    /** {@link UserProcess#mprotect}: mm/mprotect.c {@code do_mprotect_pkey}. */
+    void mprotect(final long address, final long lengthBytes, final Set<Prot> prot)
+    {
+        process.checkAlive();
+        if (lengthBytes == 0 && (address & (basePageBytes() - 1)) == 0)
+        {
+            return;
+        }
+        final long end = checkAlignedRange(address, lengthBytes, false, Errno.ENOMEM);
+        checkFullyMapped(address, end, "mprotect");
+        checkHugetlbAligned(address, end, "mprotect");
+        final int bits = Prot.bits(prot);
+        changeVmas(address, end, v -> v.withProt(bits));
+        if ((bits & Prot.READ.bit()) == 0)
+        {
+            // change_protection tells the notifiers of the whole range (MMU_NOTIFY_PROTECTION_VMA): a device holding
+            // even a read-only translation of a page that may no longer be read must drop it.
+            process.notifiers.notifying(MmuNotifyEvent.PROTECTION_VMA, "mprotect", () -> process.notifiers.notifyPresent(address, end));
+        }
+        if ((bits & Prot.WRITE.bit()) == 0)
+        {
+            process.notifiers.notifying(MmuNotifyEvent.PROTECTION_VMA, "mprotect", () -> pageTable.forEachLeaf(address, end,
+                (va, entry, size) ->
+                {
+                    if (PageTable.present(entry))
+                    {
+                        pageTable.set(va, size, entry & ~PageTable.WRITE);
+                    }
+                }));
+        }
+    }
+
+    /** {@link UserProcess#madvise}: mm/madvise.c {@code do_madvise}. */
+    void madvise(final long address, final long lengthBytes, final Madvice advice)
+    {
+        process.checkAlive();
+        if (lengthBytes == 0 && (address & (basePageBytes() - 1)) == 0)
+        {
+            return;
+        }
+        final long end = checkAlignedRange(address, lengthBytes, false, Errno.EINVAL);
+        checkFullyMapped(address, end, "madvise");
+        if (advice == Madvice.DONTNEED)
+        {
+            for (final Vma v : vmas.overlapping(address, end))
+            {
+                if (v.has(Vma.VM_LOCKED))
+                {
+                    throw new KernelException(Errno.EINVAL, "MADV_DONTNEED on a VM_LOCKED area at 0x"
+                        + Long.toHexString(v.startAddress()));
+                }
+            }
+            // madvise_dontneed_free_valid_vma: in a hugetlb VMA the start must be huge-page aligned and the end is
+            // rounded down to a huge page (Linux 6.2+), so a partial huge page is left alone.
+            long zapEnd = end;
+            for (final Vma v : vmas.overlapping(address, end))
+            {
+                if (v.kind() == VmaKind.HUGETLB)
+                {
+                    final long mask = v.hugePageSize().bytes() - 1;
+                    if (address > v.startAddress() && (address & mask) != 0)
+                    {
+                        throw new KernelException(Errno.EINVAL, "MADV_DONTNEED start 0x" + Long.toHexString(address)
+                            + " is not aligned to the " + v.hugePageSize().kb() + " kB pages of its hugetlb VMA");
+                    }
+                    if (end < v.endAddress())
+                    {
+                        zapEnd = Math.max(address, end & ~mask);
+                    }
+                }
+            }
+            final long zapTo = zapEnd;
+            process.notifiers.notifying(MmuNotifyEvent.CLEAR, "madvise(MADV_DONTNEED)", () ->
+            {
+                splitHugePmdsAtEdges(address, zapTo);
+                zapRange(address, zapTo);
+            });
+            return;
+        }
+        final int set;
+        final int clear;
+        switch (advice)
+        {
+            case HUGEPAGE -> { set = Vma.VM_HUGEPAGE; clear = Vma.VM_NOHUGEPAGE; }
+            case NOHUGEPAGE -> { set = Vma.VM_NOHUGEPAGE; clear = Vma.VM_HUGEPAGE; }
+            case DONTFORK -> { set = Vma.VM_DONTCOPY; clear = 0; }
+            case DOFORK -> { set = 0; clear = Vma.VM_DONTCOPY; }
+            default -> throw new IllegalStateException(advice.name());
+        }
+        changeVmas(address, end, v -> v.withFlags((v.flagBits() | set) & ~clear));
+    }
+
+    /** {@link UserProcess#mlock}: mm/mlock.c {@code do_mlock}. */
+    void mlock(final long address, final long lengthBytes)
+    {
+        process.checkAlive();
+        if (!process.capIpcLock && process.rlimitMemlockBytes == 0)
+        {
+            throw new KernelException(Errno.EPERM, "RLIMIT_MEMLOCK=0 and no CAP_IPC_LOCK (can_do_mlock)");
+        }
+        final long start = address & -basePageBytes();
+        final long end = checkAlignedRange(start, lengthBytes + (address - start), false, Errno.EINVAL);
+        checkFullyMapped(start, end, "mlock");
+        if (!process.capIpcLock)
+        {
+            long newlyLocked = 0;
+            for (final Vma v : vmas.overlapping(start, end))
+            {
+                if (!v.has(Vma.VM_LOCKED))
+                {
+                    newlyLocked += Math.min(end, v.endAddress()) - Math.max(start, v.startAddress());
+                }
+            }
+            final int shift = host.config().basePage().shift();
+            final long lockedPages = process.lockedVmPages() + (newlyLocked >>> shift);
+            if (process.rlimitMemlockBytes != UserProcess.RLIM_INFINITY && lockedPages > process.rlimitMemlockBytes >>> shift)
+            {
+                throw new KernelException(Errno.ENOMEM, "locked_vm=" + lockedPages + " pages would exceed "
+                    + "RLIMIT_MEMLOCK=" + (process.rlimitMemlockBytes >>> shift) + " pages (" + process.rlimitMemlockBytes
+                    + " bytes)");
+            }
+        }
+        final List<Vma> before = vmas.list();
+        changeVmas(start, end, v -> v.withFlags(v.flagBits() | Vma.VM_LOCKED));
+        try
+        {
+            for (final Vma v : vmas.overlapping(start, end))
+            {
+                process.faults.populate(Math.max(start, v.startAddress()), Math.min(end, v.endAddress()), v.writable());
+            }
+        }
+        catch (final KernelException e)
+        {
+            // __mlock_posix_error_return turns the populate ENOMEM into EAGAIN. Linux keeps VM_LOCKED on the
+            // range; this model keeps its rule that a failed call changes no VMA.
+            vmas.restore(before);
+            throw new KernelException(e.errno() == Errno.ENOMEM ? Errno.EAGAIN : e.errno(),
+                "mlock could not fault in the whole range: " + e.getMessage());
+        }
+    }
+
+    /** {@link UserProcess#munlock}: mm/mlock.c {@code apply_vma_lock_flags}. */
+    void munlock(final long address, final long lengthBytes)
+    {
+        process.checkAlive();
+        final long start = address & -basePageBytes();
+        final long end = checkAlignedRange(start, lengthBytes + (address - start), false, Errno.EINVAL);
+        checkFullyMapped(start, end, "munlock");
+        changeVmas(start, end, v -> v.withFlags(v.flagBits() & ~Vma.VM_LOCKED));
+    }
+
+    /**
+     * Adds a VMA at a fixed place, as an import from /proc/PID/smaps does.
+     *
+     * @throws KernelException EINVAL when it overlaps a VMA or leaves the user address range; ENOMEM past
+     *                         {@code vm.max_map_count}; ENOMEM when a hugetlb VMA finds too few pool pages.
+     */
+    void addImportedVma(final Vma vma)
+    {
+        process.checkAlive();
+        if (vma.startAddress() < 0 || vma.endAddress() > TASK_SIZE || vma.startAddress() >= vma.endAddress()
+            || vmas.overlaps(vma.startAddress(), vma.endAddress()))
+        {
+            throw new KernelException(Errno.EINVAL, "imported VMA 0x" + Long.toHexString(vma.startAddress()) + "-0x"
+                + Long.toHexString(vma.endAddress()) + " is empty, outside user space or overlaps another");
+        }
+        if (vmas.size() + 1 > host.config().maxMapCount())
+        {
+            throw new KernelException(Errno.ENOMEM, "VMA " + (vmas.size() + 1) + " > vm.max_map_count="
+                + host.config().maxMapCount());
+        }
+        if (vma.kind() == VmaKind.HUGETLB)
+        {
+            final long pages = vma.lengthBytes() / vma.hugePageSize().bytes();
+            final HugetlbPool pool = phys.pool(vma.hugePageSize());
+            if (pool.availablePages() < pages)
+            {
+                throw new KernelException(Errno.ENOMEM, "hugetlb VMA needs " + pages + " pages of "
+                    + vma.hugePageSize().kb() + " kB; pool has " + pool.availablePages() + " unreserved free");
+            }
+            pool.reserve(pages);
+            for (long va = vma.startAddress(); va < vma.endAddress(); va += vma.hugePageSize().bytes())
+            {
+                pageTable.set(va, vma.hugePageSize(), PageTable.RESERVED);
+            }
+        }
+        vmas.put(vma);
+    }
+
+    /** Removes every mapping, as exit does, without ending the process. */
+    void unmapAll()
+    {
+        unmapRange(0, TASK_SIZE);
+    }
+
+    void unmapRange(final long start, final long end)
+    {
+        splitHugePmdsAtEdges(start, end);
+        zapRange(start, end);
+        vmas.carve(start, end);
+    }
+
+    void zapRange(final long start, final long end)
+    {
+        pageTable.forEachLeaf(start, end, (va, entry, size) ->
+        {
+            pageTable.set(va, size, 0);
+            if ((entry & PageTable.RESERVED) != 0)
+            {
+                final Vma v = process.vmaAt(va);
+                phys.pool(v != null ? v.hugePageSize() : size).unreserve(1);
+            }
+            else if ((entry & PageTable.SWAP) != 0)
+            {
+                phys.swap().release(PageTable.pfn(entry));
+            }
+            else if (PageTable.present(entry) && PageTable.pfn(entry) != phys.zeroPfn())
+            {
+                final long pfn = PageTable.pfn(entry);
+                frames.addMapCount(pfn, size.frames(), -1);
+                process.faults.releaseIfUnused(pfn);
+            }
+        });
+    }
+
+    void splitHugePmdsAtEdges(final long start, final long end)
+    {
+        for (final long edge : new long[] {start, end})
+        {
+            if (edge <= 0 || edge >= TASK_SIZE)
+            {
+                continue;
+            }
+            final long entry = pageTable.lookup(edge);
+            final Vma v = process.vmaAt(edge);
+            if (PageTable.present(entry) && PageTable.size(entry) == PageSize.SIZE_2M
+                && (edge & (PageSize.SIZE_2M.bytes() - 1)) != 0 && v != null && v.kind() != VmaKind.HUGETLB)
+            {
+                pageTable.splitPmd(edge);
+                host.count(VmEvent.THP_SPLIT_PMD);
+            }
+        }
+    }
+
+    /**
+     * Applies a change to the VMAs of a range, splitting and merging them, after checking (before anything changes)
+     * that no hugetlb VMA is cut inside a huge page (hugetlb_vm_op_split: EINVAL) and that the VMA count after the
+     * change, merges included, stays within {@code vm.max_map_count} (ENOMEM).
+     */
+    void changeVmas(final long start, final long end, final java.util.function.UnaryOperator<Vma> change)
+    {
+        checkHugetlbAligned(start, end, "splitting a VMA");
+        final VmaTree trial = vmas.copy();
+        trial.change(start, end, change);
+        if (trial.size() > host.config().maxMapCount())
+        {
+            throw new KernelException(Errno.ENOMEM, "the change would leave " + trial.size()
+                + " VMAs > vm.max_map_count=" + host.config().maxMapCount());
+        }
+        // __split_vma -> vma_adjust_trans_huge: a PMD mapping never straddles two VMAs.
+        splitHugePmdsAtEdges(start, end);
+        vmas.change(start, end, change);
+    }
+
+    long findFreeRange(final long length, final long align)
+    {
+        final long start = vmas.findFreeRange(length, align, host.config().mmapMinAddrBytes(), UserProcess.MMAP_BASE);
+        if (start < 0)
+        {
+            throw new KernelException(Errno.ENOMEM, "no free range of " + length + " bytes aligned to " + align
+                + " below UserProcess.MMAP_BASE=0x" + Long.toHexString(UserProcess.MMAP_BASE));
+        }
+        return start;
+    }
+
+    /** Checks address alignment and length; returns the page-aligned end. */
+    long checkAlignedRange(final long address, final long lengthBytes, final boolean zeroIsError,
+        final Errno overflowErrno)
+    {
+        if (address < 0 || address >= TASK_SIZE)
+        {
+            // munmap: EINVAL for start > TASK_SIZE; mprotect, madvise, mlock: ENOMEM, nothing is mapped there.
+            throw new KernelException(zeroIsError ? Errno.EINVAL : Errno.ENOMEM, "address 0x" + Long.toHexString(address)
+                + " is outside the user address space (TASK_SIZE=0x" + Long.toHexString(TASK_SIZE) + ")");
+        }
+        if ((address & (basePageBytes() - 1)) != 0)
+        {
+            throw new KernelException(Errno.EINVAL, "address 0x" + Long.toHexString(address)
+                + " is not aligned to the " + basePageBytes() + "-byte base page");
+        }
+        if (lengthBytes < 0)
+        {
+            throw new KernelException(overflowErrno, "lengthBytes=" + lengthBytes + " is negative");
+        }
+        if (lengthBytes == 0 && zeroIsError)
+        {
+            throw new KernelException(Errno.EINVAL, "lengthBytes=0 must be positive");
+        }
+        final long end = UserProcess.alignUp(address + lengthBytes, basePageBytes());
+        if (address + lengthBytes < address || end < address || end > TASK_SIZE)
+        {
+            throw new KernelException(zeroIsError ? Errno.EINVAL : overflowErrno, "range 0x"
+                + Long.toHexString(address) + "+" + lengthBytes + " passes TASK_SIZE=0x" + Long.toHexString(TASK_SIZE));
+        }
+        return end;
+    }
+
+    void checkFullyMapped(final long start, final long end, final String call)
+    {
+        final long cursor = vmas.firstHole(start, end);
+        if (cursor < end)
+        {
+            throw new KernelException(Errno.ENOMEM, call + ": 0x" + Long.toHexString(cursor)
+                + " in range 0x" + Long.toHexString(start) + "-0x" + Long.toHexString(end) + " is not mapped");
+        }
+    }
+
+    void checkHugetlbAligned(final long start, final long end, final String call)
+    {
+        for (final Vma v : vmas.overlapping(start, end))
+        {
+            if (v.kind() != VmaKind.HUGETLB)
+            {
+                continue;
+            }
+            final long mask = v.hugePageSize().bytes() - 1;
+            if ((start > v.startAddress() && (start & mask) != 0) || (end < v.endAddress() && (end & mask) != 0))
+            {
+                throw new KernelException(Errno.EINVAL, call + " range 0x" + Long.toHexString(start) + "-0x"
+                    + Long.toHexString(end) + " cuts through a " + v.hugePageSize().kb() + " kB hugetlb page");
+            }
+        }
+    }
+}
