@@ -325,6 +325,46 @@ public final class DmaEngine
     }
 
     /**
+     * The checks the responder of an RDMA WRITE or READ message makes on its first packet, for the whole message,
+     * and the requester's checks of its whole local list, in the order {@link #write} and {@link #read} make them;
+     * no byte moves. The packets that follow are placed under this check (rxe {@code check_rkey} runs on the first
+     * packet only, with the RETH's DMA length; IBA 9.7.4.1.3). Packets are then moved with {@link #write} and
+     * {@link #read} on each packet's part of the message.
+     *
+     * @param read           true for an RDMA READ (remote checked first, local needs LOCAL_WRITE), false for WRITE.
+     * @param local          the requester.
+     * @param localPd        the requester QP's PD.
+     * @param sgl            the whole local list.
+     * @param remote         the responder.
+     * @param remotePd       the responder QP's PD.
+     * @param remoteQpAccess the responder QP's access flags.
+     * @param remoteAddr     first remote address.
+     * @param rkey           remote key.
+     * @return null when every check passes, else the failure as {@link #write} or {@link #read} would report it.
+     */
+    public DmaResult checkMessage(final boolean read, final DmaPort local, final int localPd, final List<Segment> sgl,
+        final DmaPort remote, final int remotePd, final int remoteQpAccess, final long remoteAddr, final int rkey)
+    {
+        final long length = total(sgl);
+        final long[] localPhys = new long[sgl.size()];
+        if (read)
+        {
+            if (length > MAX_MESSAGE_BYTES)
+            {
+                return DmaResult.local(DmaStatus.LOC_LEN_ERR, KeyCheck.VALID, "message of " + length
+                    + " bytes > max_msg_sz=" + MAX_MESSAGE_BYTES);
+            }
+            final DmaResult remoteFailure = checkRemote(remote, remotePd, remoteQpAccess, AccessFlags.REMOTE_READ,
+                remoteAddr, length, rkey, "RDMA READ");
+            return remoteFailure != null ? remoteFailure
+                : checkSgl(local, localPd, sgl, AccessFlags.LOCAL_WRITE, localPhys);
+        }
+        final DmaResult localFailure = checkSgl(local, localPd, sgl, 0, localPhys);
+        return localFailure != null ? localFailure : checkRemote(remote, remotePd, remoteQpAccess,
+            AccessFlags.REMOTE_WRITE, remoteAddr, length, rkey, "RDMA WRITE");
+    }
+
+    /**
      * @return operations executed (successful or not).
      */
     public long operations()

@@ -166,7 +166,8 @@ public final class DeviceProfiles
         return new DeviceProfile("rxe", "rxe", a, MttConfig.exact(1L << 31), VariantPolicy.RANDOM, IndexPolicy.CYCLIC,
             ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
             Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.ATOMIC_ALIGNMENT_AT_POST,
-                ProviderRule.LOCAL_KEY_ERRORS_AS_QP_OP_ERR, ProviderRule.REREG_TRANSLATION_UNSUPPORTED), false, 10.0,
+                ProviderRule.LOCAL_KEY_ERRORS_AS_QP_OP_ERR, ProviderRule.REREG_TRANSLATION_UNSUPPORTED,
+                ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE), false, 10.0,
             0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid", "xrc_odp_caps"));
     }

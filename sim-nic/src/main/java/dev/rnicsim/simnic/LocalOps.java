@@ -57,6 +57,7 @@ final class LocalOps
         final boolean unbind = info.lengthBytes() == 0;
         final SimMr mr = unbind ? null : (SimMr)info.mr();
         final int bits = Access.toBits(info.access()) & ~Access.ZERO_BASED.bit();
+        device.fabric().engine().awaitKeyHolders(device, oldKey);
         final long dropped;
         try
         {
@@ -180,6 +181,7 @@ final class LocalOps
                     + " (mlx5 checks the QP of an invalidation)");
                 return false;
             }
+            device.fabric().engine().awaitKeyHolders(device, rkey);
             final long dropped = device.tables().invalidateWindow(rkey);
             device.forgetZeroBased(rkey);
             mw.bound(rkey, null, null, 0, 0, Set.of());
@@ -196,6 +198,7 @@ final class LocalOps
                     + " than this QP's");
                 return false;
             }
+            device.fabric().engine().awaitKeyHolders(device, rkey);
             final long dropped = device.tables().invalidateFastReg(rkey);
             if (mr != null)
             {

@@ -57,5 +57,14 @@ public enum ProviderRule
      * for it (the kernel's {@code quirk_relaxedordering_disable} list, e.g. Intel Xeon E5 v3/v4 root ports, where
      * {@code pcie_relaxed_ordering_enabled} is false and drivers leave it off), because it was forced on: a write
      * may then overtake earlier writes even when it is not relaxed itself. */
-    RELAXED_ORDERING_UNSAFE_PLATFORM
+    RELAXED_ORDERING_UNSAFE_PLATFORM,
+    /** The responder of an RDMA WRITE or READ takes a reference on the MR (or window) when it checks the rkey on the
+     * message's first packet and drops it when the message is done, and a key's retirement waits for the references
+     * to drop: ibv_dereg_mr, ibv_dealloc_mw, LOCAL_INV, a received SEND_WITH_INV and a rebind return (or complete)
+     * only after the message holding the key has placed its last packet (rxe: {@code check_rkey} in rxe_resp.c
+     * keeps {@code qp->resp.mr}; {@code rxe_dereg_mr} ends in {@code rxe_cleanup}, which waits for the pool
+     * element's references). Without this rule (mlx5) the retirement destroys the mkey at once and the packets that
+     * follow are NAKed with a remote access error; those already placed stay placed ({@code mlx5_ib_dereg_mr}
+     * destroys the mkey; the HCA checks each packet against the mkey context). */
+    RESPONDER_HOLDS_KEY_REFERENCE
 }

@@ -24,6 +24,8 @@ public final class SimCq implements CompletionQueue
     private int users;
     private boolean overrun;
     private boolean closed;
+    private int wanted;
+    private final java.util.function.BooleanSupplier hasEntries = () -> entries.size() >= wanted || closed;
 
     SimCq(final SimContext context, final int cqe, final Ring ring)
     {
@@ -55,6 +57,12 @@ public final class SimCq implements CompletionQueue
         {
             // ibv_poll_cq with num_entries <= 0 polls nothing and returns 0.
             return List.of();
+        }
+        if (entries.size() < maxEntries)
+        {
+            // Polling lets the devices work until this CQ has the completions asked for or nothing is left to do.
+            wanted = maxEntries;
+            context.device().fabric().engine().runUntil(hasEntries);
         }
         final List<WorkCompletion> out = new ArrayList<>(Math.min(maxEntries, entries.size()));
         while (out.size() < maxEntries && !entries.isEmpty())

@@ -23,6 +23,8 @@ public final class SimFabric
     private final Map<String, SimDevice> devicesByGid = new HashMap<>();
     private final List<java.util.function.Consumer<TraceEvent>> traceListeners = new ArrayList<>();
     private int devices;
+    private final NicEngine engine = new NicEngine();
+    private int pathMtuBytes = SimQp.PATH_MTU_BYTES;
 
     /**
      * A fabric with the calibrated cost model.
@@ -104,6 +106,73 @@ public final class SimFabric
     public CostModel costModel()
     {
         return costModel;
+    }
+
+    /**
+     * @return the NIC engine that moves the packets of posted work requests.
+     */
+    public NicEngine engine()
+    {
+        return engine;
+    }
+
+    /**
+     * Lets the devices work: moves up to {@code maxPackets} packets of the work requests in flight, the QPs with work
+     * taking turns (see {@link NicEngine}).
+     *
+     * @param maxPackets most packets to move.
+     * @return the packets moved; less than asked when nothing was left to do.
+     */
+    public int progress(final int maxPackets)
+    {
+        return engine.progress(maxPackets);
+    }
+
+    /**
+     * Lets the devices work until nothing is left to do (sends waiting for a receive stay waiting).
+     *
+     * @return the packets moved.
+     */
+    public long progressAll()
+    {
+        final int batch = 1 << 20;
+        long moved = 0;
+        int n;
+        do
+        {
+            n = engine.progress(batch);
+            moved += n;
+        }
+        while (n == batch);
+        return moved;
+    }
+
+    /**
+     * @return the path MTU in bytes every RC connection uses: the ports' active_mtu (IB MTU 4096 unless set).
+     */
+    public int pathMtuBytes()
+    {
+        return pathMtuBytes;
+    }
+
+    /**
+     * @param mtuBytes the ports' active_mtu in bytes: 256, 512, 1024, 2048 or 4096 (enum ibv_mtu, IBA 7.7.9).
+     * @throws IllegalArgumentException for another value.
+     */
+    public void pathMtuBytes(final int mtuBytes)
+    {
+        if (mtuBytes < 256 || mtuBytes > 4096 || Integer.bitCount(mtuBytes) != 1)
+        {
+            throw new IllegalArgumentException("path MTU " + mtuBytes + " bytes: an IB MTU is 256, 512, 1024, 2048 "
+                + "or 4096 (enum ibv_mtu)");
+        }
+        this.pathMtuBytes = mtuBytes;
+    }
+
+    /** True when someone listens to the trace (so per-packet events are worth building). */
+    boolean tracing()
+    {
+        return !traceListeners.isEmpty();
     }
 
     /**

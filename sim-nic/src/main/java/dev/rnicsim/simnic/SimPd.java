@@ -286,6 +286,7 @@ public final class SimPd implements ProtectionDomain
     void deregister(final SimMr mr)
     {
         final SimDevice device = context.device();
+        device.fabric().engine().awaitKeyHolders(device, mr.lkey(), mr.rkey());
         final long startNs = device.fabric().clock().nowNs();
         // Writes still in flight to the MR land before its translation goes (the device stops writing first).
         device.writeOrdering().drain();
@@ -453,6 +454,7 @@ public final class SimPd implements ProtectionDomain
     void deregisterOdp(final SimOdpMr mr)
     {
         final SimDevice device = context.device();
+        device.fabric().engine().awaitKeyHolders(device, mr.lkey(), mr.rkey());
         final long startNs = device.fabric().clock().nowNs();
         // Writes still in flight to the MR land before its translation goes (the device stops writing first).
         device.writeOrdering().drain();
@@ -766,6 +768,7 @@ public final class SimPd implements ProtectionDomain
     void deregisterPeer(final SimPeerMr mr)
     {
         final SimDevice device = context.device();
+        device.fabric().engine().awaitKeyHolders(device, mr.lkey(), mr.rkey());
         final long startNs = device.fabric().clock().nowNs();
         // Writes still in flight to the MR land before its translation goes (the device stops writing first).
         device.writeOrdering().drain();
@@ -840,6 +843,7 @@ public final class SimPd implements ProtectionDomain
     void deallocMw(final SimMw mw)
     {
         final SimDevice device = context.device();
+        device.fabric().engine().awaitKeyHolders(device, mw.tableKey());
         device.forgetZeroBased(mw.tableKey());
         final long dropped = device.tables().freeWindow(mw.tableKey());
         mw.bound(mw.tableKey(), null, null, 0, 0, Set.of());
@@ -882,6 +886,7 @@ public final class SimPd implements ProtectionDomain
     void deallocFastReg(final SimFastRegMr mr)
     {
         final SimDevice device = context.device();
+        device.fabric().engine().awaitKeyHolders(device, mr.key());
         final long dropped = device.tables().deregister(mr.key());
         fastRegs.remove(mr);
         device.count(SimCounter.MR_DEREGISTRATIONS, 1);

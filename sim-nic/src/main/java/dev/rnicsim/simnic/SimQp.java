@@ -60,7 +60,9 @@ public final class SimQp implements QueuePair
     {
         DONE,
         ERROR,
-        BLOCKED
+        BLOCKED,
+        /** A packet of a message moved; more follow. */
+        MORE
     }
 
     private record Pending(SendWr wr, byte[] inline)
@@ -94,6 +96,10 @@ public final class SimQp implements QueuePair
     private boolean progressing;
     private boolean flushing;
     private Pending executing;
+    /** True while this QP is in the engine's turn order. */
+    private boolean scheduled;
+    /** The message of the head WQE while its packets move, or null. */
+    private InflightMessage inflight;
 
     private SimQp(final SimPd pd, final QpInitAttr attr, final Ring ring)
     {
@@ -325,7 +331,7 @@ public final class SimQp implements QueuePair
             }
             final byte[] inline = checkSend(wr, i);
             sendQueue.addLast(new Pending(wr, inline));
-            progress();
+            engine().schedule(this);
         }
     }
 
@@ -527,7 +533,7 @@ public final class SimQp implements QueuePair
         // The provider stores the new rkey at post time (mlx5_bind_mw, rxe_bind_mw), before the completion.
         m.rkey(newRkey);
         sendQueue.addLast(new Pending(wr, null));
-        progress();
+        engine().schedule(this);
         return newRkey;
     }
 
@@ -589,57 +595,205 @@ public final class SimQp implements QueuePair
 
     // ------------------------------------------------------------------ execution
 
-    private void progress()
+    private NicEngine engine()
     {
-        if (progressing)
+        return device.fabric().engine();
+    }
+
+    boolean scheduled()
+    {
+        return scheduled;
+    }
+
+    void scheduled(final boolean inTurnOrder)
+    {
+        this.scheduled = inTurnOrder;
+    }
+
+    /**
+     * @return the message of the head WQE while its packets move, or null.
+     */
+    public InflightMessage inflight()
+    {
+        return inflight;
+    }
+
+    /**
+     * @return the WQEs on the send queue, the head first (the one executing, or waiting for a receive).
+     */
+    public List<SendWr> sendQueueWrs()
+    {
+        final List<SendWr> out = new ArrayList<>(sendQueue.size());
+        for (final Pending p : sendQueue)
         {
-            // Re-entered from a peer's state change while this QP executes: the outer loop carries on.
-            return;
+            out.add(p.wr());
+        }
+        return out;
+    }
+
+    boolean hasSendWork()
+    {
+        return !closed && !sendQueue.isEmpty();
+    }
+
+    /**
+     * One step of the engine on this QP: the head WQE moves one packet (a local operation, a one-packet message or a
+     * flush counts one). In order: a WQE starts only when the one before it completed.
+     *
+     * @return false when the QP can do nothing now (no WQE, waiting for a receive, or re-entered).
+     */
+    boolean step()
+    {
+        if (progressing || closed || sendQueue.isEmpty())
+        {
+            return false;
         }
         progressing = true;
         try
         {
-            while (!sendQueue.isEmpty())
+            if (state == QpState.ERR)
             {
-                if (state == QpState.ERR)
-                {
-                    flushSends();
-                    return;
-                }
-                final Pending head = sendQueue.peekFirst();
-                final Outcome outcome;
-                executing = head;
-                try
-                {
-                    outcome = execute(head);
-                }
-                catch (final RuntimeException e)
-                {
-                    // A fault of the simulator itself: the work request does not stay queued to run again.
-                    executing = null;
-                    sendQueue.remove(head);
-                    toError();
-                    throw e;
-                }
-                finally
-                {
-                    executing = null;
-                }
-                if (outcome == Outcome.BLOCKED)
-                {
-                    return;
-                }
-                sendQueue.remove(head);
-                if (outcome == Outcome.ERROR)
-                {
-                    toError();
-                }
+                dropInflight();
+                flushSends();
+                return true;
             }
+            final Pending head = sendQueue.peekFirst();
+            final Outcome outcome;
+            executing = head;
+            try
+            {
+                outcome = inflight != null ? continueMessage(head) : execute(head);
+            }
+            catch (final RuntimeException e)
+            {
+                // A fault of the simulator itself: the work request does not stay queued to run again.
+                executing = null;
+                dropInflight();
+                sendQueue.remove(head);
+                toError();
+                throw e;
+            }
+            finally
+            {
+                executing = null;
+            }
+            if (outcome == Outcome.BLOCKED)
+            {
+                return false;
+            }
+            if (outcome == Outcome.MORE)
+            {
+                return true;
+            }
+            sendQueue.remove(head);
+            if (outcome == Outcome.ERROR)
+            {
+                toError();
+            }
+            return true;
         }
         finally
         {
             progressing = false;
         }
+    }
+
+    private void dropInflight()
+    {
+        if (inflight != null)
+        {
+            engine().release(inflight);
+            inflight = null;
+        }
+    }
+
+    /**
+     * True when the message moves packet by packet: an RDMA WRITE or READ of more than one path MTU from and to
+     * pinned host memory. Inline data, SENDs, immediates, atomics, ODP and GPU memory and relaxed-ordering MRs are
+     * still placed in one step (see docs/async.md).
+     */
+    private boolean packetized(final Pending p, final SimQp peer)
+    {
+        final SendWr wr = p.wr();
+        return (wr.opcode() == WrOpcode.RDMA_WRITE || wr.opcode() == WrOpcode.RDMA_READ) && p.inline() == null
+            && wr.totalBytes() > device.fabric().pathMtuBytes() && !device.tables().hasOnDemand()
+            && !peer.device.tables().hasOnDemand() && gpusTouched(wr, peer, false).isEmpty()
+            && !relaxedPlacement(wr, peer);
+    }
+
+    /**
+     * The first packet of a packetized message: the responder checks the rkey, range and rights for the whole
+     * message (and the requester its whole local list); a failure answers as the one-step path does and moves
+     * nothing; else the first packet is placed and the message is in flight.
+     */
+    private Outcome startMessage(final Pending p, final SimQp peer, final long missesBefore)
+    {
+        final SendWr wr = p.wr();
+        final List<Segment> local = segments(device, wr.sgList());
+        final long remoteAddr = peer.device.keyAddress(wr.rkey(), wr.remoteAddr());
+        final DmaResult check = device.dmaEngine().checkMessage(wr.opcode() == WrOpcode.RDMA_READ, device.port(),
+            pd.pdNum(), local, peer.device.port().through(peer.num), peer.pd.pdNum(), peer.qpAccessBits, remoteAddr,
+            wr.rkey());
+        if (check != null)
+        {
+            return finish(wr, peer, check, false, missesBefore);
+        }
+        inflight = new InflightMessage(this, wr, local, peer.device, remoteAddr, wr.totalBytes(),
+            device.fabric().pathMtuBytes(), missesBefore);
+        engine().hold(inflight);
+        return continueMessage(p);
+    }
+
+    /**
+     * The next packet of the message in flight: placed by the responder under the check of the first packet. A key
+     * retired since then (mlx5: the mkey is destroyed) fails the packet with a remote access error; the packets
+     * before it stay placed. A responder that is gone answers nothing: the requester's retries run out.
+     */
+    private Outcome continueMessage(final Pending p)
+    {
+        final SendWr wr = p.wr();
+        final InflightMessage m = inflight;
+        final SimQp peer = peer();
+        if (peer == null || peer.closed || (peer.state != QpState.RTR && peer.state != QpState.RTS)
+            || !peer.connectedTo(this))
+        {
+            dropInflight();
+            device.count(SimCounter.LOCAL_ACK_TIMEOUT_ERR, 1);
+            device.fabric().span(device, wr.opcode().name(), "dma",
+                device.fabric().costModel().opBaseLatencyNs() * (retryCount + 1L),
+                java.util.Map.of("qp_num", num, "status", WcStatus.RETRY_EXC_ERR.cName(), "packet",
+                    m.packetsPlaced()));
+            completeSend(wr, WcStatus.RETRY_EXC_ERR, 0);
+            return Outcome.ERROR;
+        }
+        final List<Segment> part = m.packetLocal();
+        final dev.rnicsim.dma.DmaPort remotePort = peer.device.port().through(peer.num);
+        final DmaResult r = wr.opcode() == WrOpcode.RDMA_READ
+            ? device.dmaEngine().read(device.port(), pd.pdNum(), part, remotePort, peer.pd.pdNum(),
+                peer.qpAccessBits, m.packetRemoteAddr(), wr.rkey())
+            : device.dmaEngine().write(device.port(), pd.pdNum(), part, remotePort, peer.pd.pdNum(),
+                peer.qpAccessBits, m.packetRemoteAddr(), wr.rkey());
+        if (device.fabric().tracing())
+        {
+            device.fabric().overlap(peer.device, wr.opcode() == WrOpcode.RDMA_READ ? "read_response" : "packet",
+                "packet", device.fabric().clock().nowNs(), 0, java.util.Map.of("qp_num", num, "wr_id", wr.wrId(),
+                    "packet", m.packetsPlaced() + 1, "of", m.packetCount(), "bytes", m.packetBytes(), "status",
+                    r.ok() ? "placed" : status(r.requester()).cName()));
+        }
+        if (!r.ok())
+        {
+            // A later packet is NAKed: what the packets before it placed stays placed.
+            dropInflight();
+            return finish(wr, peer, r, false, m.missesBefore());
+        }
+        final boolean last = m.lastPacket();
+        m.advance();
+        if (!last)
+        {
+            return Outcome.MORE;
+        }
+        dropInflight();
+        return finish(wr, peer, DmaResult.success(m.lengthBytes(), 0), false, m.missesBefore());
     }
 
     private SimQp peer()
@@ -685,6 +839,10 @@ public final class SimQp implements QueuePair
             return receiverNotReady(wr, peer);
         }
         final long missesBefore = device.tables().cache().misses() + peer.device.tables().cache().misses();
+        if (packetized(p, peer))
+        {
+            return startMessage(p, peer, missesBefore);
+        }
         peer.device.takeRemoteFaultNs();
         DmaResult attempt = run(p, peer);
         int rnrWaits = 0;
@@ -717,7 +875,13 @@ public final class SimQp implements QueuePair
             }
             attempt = run(p, peer);
         }
-        final DmaResult r = attempt;
+        return finish(wr, peer, attempt, needsRecv, missesBefore);
+    }
+
+    /** The end of a message, in one step or at its last (or failed) packet: prices it, completes it. */
+    private Outcome finish(final SendWr wr, final SimQp peer, final DmaResult r, final boolean needsRecv,
+        final long missesBefore)
+    {
         final long misses = device.tables().cache().misses() + peer.device.tables().cache().misses() - missesBefore;
         final java.util.Map<String, Object> args = new java.util.LinkedHashMap<>();
         args.put("qp_num", num);
@@ -1164,7 +1328,7 @@ public final class SimQp implements QueuePair
         final SimQp sender = waitingSender();
         if (sender != null)
         {
-            sender.progress();
+            engine().schedule(sender);
         }
     }
 
@@ -1190,13 +1354,15 @@ public final class SimQp implements QueuePair
             return;
         }
         closed = true;
+        dropInflight();
+        engine().forget(this);
         sendQueue.clear();
         recvQueue.clear();
         final SimQp sender = waitingSender();
         device.removeQp(num);
         if (sender != null)
         {
-            sender.progress();
+            engine().schedule(sender);
         }
         sendCq.detach();
         if (recvCq != sendCq)

@@ -127,6 +127,7 @@ class OdpGpuHardeningTest
             Access.RELAXED_ORDERING));
         rig.qpA.postSend(SendWr.write(1, List.of(new Sge(src, n, ms.lkey())), dst, md.rkey())
             .withFlags(EnumSet.noneOf(dev.rnicsim.verbs.SendFlag.class)));
+        rig.fabric.progressAll();
         assertThat(rig.deviceB.writeOrdering().inFlight()).isPositive();
 
         md.rereg(EnumSet.of(dev.rnicsim.verbs.ReregFlag.CHANGE_TRANSLATION), null, dst2, n,

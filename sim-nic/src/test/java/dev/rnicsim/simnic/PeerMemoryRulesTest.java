@@ -1165,6 +1165,7 @@ class PeerMemoryRulesTest
         final byte[] data = RuleRig.pattern(64 * KIB, 31);
         rig.qpA.postSend(new SendWr(1, WrOpcode.RDMA_WRITE, List.of(sourceA(rig, data)), Set.of(), remoteAddr,
             mr.rkey(), 0, 0, 0, 0));
+        rig.fabric.progressAll();
         assertThat(rig.deviceB.writeOrdering().inFlight()).as("chunks in flight").isPositive();
         return data;
     }

@@ -180,6 +180,7 @@ class RelaxedOrderingTest
 
         rig.qpA.postSend(unsignaledWrite(1, dataSrc, dst, dataMr.rkey()));
         rig.qpA.postSend(unsignaledWrite(2, flagSrc, flag, flagMr.rkey()));
+        rig.fabric.progressAll();
         final boolean seenBeforeDrain = watch.flagSeen();
         final boolean tornBeforeDrain = seenBeforeDrain && mismatch(watch.dataWhenFlagSeen(), data) >= 0;
         final int inFlight = ordering.inFlight();
@@ -409,6 +410,7 @@ class RelaxedOrderingTest
             rig.qpA.postSend(unsignaledWrite(1, sourceA(rig, RuleRig.pattern(DATA, 1)), dst, strict.rkey()));
             rig.qpA.postSend(unsignaledWrite(2, sourceA(rig, RuleRig.pattern(DATA, 2)), dst + DATA,
                 relaxed.rkey()));
+            rig.fabric.progressAll();
             snapshots[watched] = rig.ctxB.memory().read(dst, 2 * DATA);
         }
 
@@ -422,6 +424,7 @@ class RelaxedOrderingTest
     {
         final byte[] data = RuleRig.pattern(DATA, 6);
         rig.qpA.postSend(unsignaledWrite(1, sourceA(rig, data), dst, mr.rkey()));
+        rig.fabric.progressAll();
         assertThat(rig.deviceB.writeOrdering().inFlight()).as("chunks in flight").isPositive();
         assertThat(mismatch(rig.ctxB.memory().read(dst, DATA), data)).as("not all there yet").isNotNegative();
         return data;
@@ -778,6 +781,7 @@ class RelaxedOrderingTest
                 w.signaled() ? EnumSet.of(dev.rnicsim.verbs.SendFlag.SIGNALED) : Set.of(), remote,
                 rkeys[w.region()][w.relaxed() ? 1 : 0], 0, 0, 0, 0);
             rig.qpA.postSend(wr);
+            rig.fabric.progressAll();
             if (watch != null)
             {
                 assertThat(watch.flagSeen()).as("write %d: flag seen", k).isTrue();

@@ -137,9 +137,11 @@ class RuleCostTest
         final long missesBefore = misses(rig);
         final long t0 = rig.fabric.clock().nowNs();
         rig.qpA.postSend(write);
+        rig.fabric.progressAll();
         final long t1 = rig.fabric.clock().nowNs();
         final long coldMisses = misses(rig) - missesBefore;
         rig.qpA.postSend(write);
+        rig.fabric.progressAll();
         final long t2 = rig.fabric.clock().nowNs();
         final long warmMisses = misses(rig) - missesBefore - coldMisses;
 
@@ -167,6 +169,7 @@ class RuleCostTest
         final long missesBefore = misses(rig);
         final long t0 = rig.fabric.clock().nowNs();
         rig.qpA.postSend(SendWr.write(1, sgl(sge(srcMr, src, payload)), dst, dstMr.rkey()));
+        rig.fabric.progressAll();
         final long elapsed = rig.fabric.clock().nowNs() - t0;
 
         assertThat(elapsed).isEqualTo(rig.fabric.costModel().operationNs(payload,

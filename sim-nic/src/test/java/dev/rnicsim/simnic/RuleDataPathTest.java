@@ -817,6 +817,7 @@ class RuleDataPathTest
         }
 
         assertThatCode(() -> qp.postSend(writes)).doesNotThrowAnyException();
+        assertThatCode(() -> rig.fabric.progressAll()).doesNotThrowAnyException();
 
         assertThat(((SimCq)tiny).overrun()).isTrue();
         assertThat(qp.state()).as("an overrun CQ puts its QPs in ERR (IBA 11.6.3, CQ error)")

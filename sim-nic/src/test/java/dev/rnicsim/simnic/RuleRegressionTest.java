@@ -497,6 +497,7 @@ class RuleRegressionTest
         {
             rig.qpA.postSend(SendWr.write(i, sgl(sge(srcMr, src, 8)), dst + 8L * i, dstMr.rkey()));
         }
+        rig.fabric.progressAll();
 
         final List<WorkCompletion> zero = rig.cqA.poll(0);
         final List<WorkCompletion> negative = rig.cqA.poll(-1);
