@@ -923,9 +923,7 @@ public final class SimPd implements ProtectionDomain
             }
             catch (final VerbsException e)
             {
-                final String prefix = e.verb() + ": " + e.errnoName().name() + ": ";
-                throw reregCmd(Errno.EINVAL, e.getMessage().startsWith(prefix)
-                    ? e.getMessage().substring(prefix.length()) : e.getMessage());
+                throw reregCmd(e.errnoName(), e.detail());
             }
             if (rights.contains(Access.ON_DEMAND) != mr.access().contains(Access.ON_DEMAND)
                 || rights.contains(Access.ZERO_BASED) != mr.access().contains(Access.ZERO_BASED))
@@ -959,13 +957,12 @@ public final class SimPd implements ProtectionDomain
                     + "were pinned read-only (mlx4_ib_rereg_user_mr)");
             }
             // mlx5 and rxe register the range anew, pinned for writing (ib_umem_get with FOLL_WRITE).
-            rereg(mr, EnumSet.of(ReregFlag.CHANGE_TRANSLATION, ReregFlag.CHANGE_ACCESS, ReregFlag.CHANGE_PD),
-                target, mr.addr(), mr.lengthBytes(), rights);
+            retranslate(mr, target, mr.addr(), mr.lengthBytes(), rights);
             return;
         }
         if (translation)
         {
-            rereg(mr, flags, target, newAddr, newLength, rights);
+            retranslate(mr, target, newAddr, newLength, rights);
             return;
         }
         final long dropped = device.tables().modify(mr.lkey(), target.pdNum, bits);
@@ -984,7 +981,7 @@ public final class SimPd implements ProtectionDomain
      * The translation half of a rereg: pins the new range, writes a new translation (a new mkey where the profile
      * says so), unpins the old pages; also the re-pin an access change needs when the pages were pinned read-only.
      */
-    private void rereg(final SimMr mr, final Set<ReregFlag> flags, final SimPd target, final long newAddr,
+    private void retranslate(final SimMr mr, final SimPd target, final long newAddr,
         final long newLength, final Set<Access> rights)
     {
         final SimDevice device = context.device();
@@ -1007,9 +1004,7 @@ public final class SimPd implements ProtectionDomain
         }
         catch (final KernelException e)
         {
-            final String prefix = e.errno().name() + ": ";
-            throw reregCmd(Errno.of(e.errno().value()), e.getMessage().startsWith(prefix)
-                ? e.getMessage().substring(prefix.length()) : e.getMessage());
+            throw Errors.reregCmd(e);
         }
         final List<DmaRun> runs = new ArrayList<>(pinned.runs().size());
         long leaves = 0;
@@ -1031,7 +1026,7 @@ public final class SimPd implements ProtectionDomain
         catch (final TableException e)
         {
             context.process().unpinUserPages(pinned);
-            throw reregCmd(Errno.EINVAL, e.getMessage());
+            throw Errors.reregCmd(e);
         }
         final boolean newKey = device.profile().follows(ProviderRule.REREG_TRANSLATION_NEW_KEY)
             && (choice.pageSizeBytes() == 0 || choice.blocks() > mkeyCapacity(mr.mttEntries()));
@@ -1045,7 +1040,7 @@ public final class SimPd implements ProtectionDomain
         catch (final TableException e)
         {
             context.process().unpinUserPages(pinned);
-            throw reregCmd(e.errno() == dev.rnicsim.mtt.Errno.ENOMEM ? Errno.ENOMEM : Errno.EINVAL, e.getMessage());
+            throw Errors.reregCmd(e);
         }
         final int oldKey = mr.lkey();
         device.forgetZeroBased(oldKey);
