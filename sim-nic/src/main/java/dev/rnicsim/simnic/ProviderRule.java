@@ -57,5 +57,9 @@ public enum ProviderRule
      * for it (the kernel's {@code quirk_relaxedordering_disable} list, e.g. Intel Xeon E5 v3/v4 root ports, where
      * {@code pcie_relaxed_ordering_enabled} is false and drivers leave it off), because it was forced on: a write
      * may then overtake earlier writes even when it is not relaxed itself. */
-    RELAXED_ORDERING_UNSAFE_PLATFORM
+    RELAXED_ORDERING_UNSAFE_PLATFORM,
+    /** The driver's MR access mask has neither ZERO_BASED nor HUGETLB: a registration asking for either fails with
+     * EOPNOTSUPP after the core's checks (rxe: {@code RXE_ACCESS_SUPPORTED_MR} in rxe_verbs.h, checked by
+     * {@code rxe_reg_user_mr}). */
+    MR_ACCESS_WITHOUT_ZERO_BASED_OR_HUGETLB
 }

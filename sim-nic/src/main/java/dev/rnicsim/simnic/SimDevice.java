@@ -66,7 +66,7 @@ public final class SimDevice implements Device
         this.name = name;
         this.profile = profile;
         this.tables = new AdapterTables(new AdapterConfig(profile.mtt(),
-            new MptConfig(profile.attributes().maxMr(), 8, profile.variantPolicy(), profile.indexPolicy(),
+            new MptConfig(profile.mptEntries(), 8, profile.variantPolicy(), profile.indexPolicy(),
                 profile.seed()),
             profile.attributes().pageSizeCap(), profile.cacheEntries(), profile.cacheWays()));
         this.port = new DmaPort(tables, host.host().physicalMemory()).withFaults(this::pageFault)

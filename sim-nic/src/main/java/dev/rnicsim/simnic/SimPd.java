@@ -108,7 +108,7 @@ public final class SimPd implements ProtectionDomain
         final long tableIova = zeroBased ? addr & 0xfff : iova;
         try
         {
-            checkArguments(device.profile().attributes(), addr, lengthBytes, iova, rights, explicitIova);
+            checkArguments(device.profile(), addr, lengthBytes, iova, rights, explicitIova);
         }
         catch (final VerbsException e)
         {
@@ -182,23 +182,21 @@ public final class SimPd implements ProtectionDomain
      * ({@code ib_uverbs_reg_mr}), access flags ({@code ib_check_mr_access}), length against {@code max_mr_size},
      * then zero and wrapping lengths ({@code ib_umem_get}).
      */
-    private static void checkArguments(final DeviceAttributes a, final long addr, final long lengthBytes,
+    private static void checkArguments(final DeviceProfile profile, final long addr, final long lengthBytes,
         final long iova, final Set<Access> rights, final boolean explicitIova)
     {
+        final DeviceAttributes a = profile.attributes();
         if (explicitIova && (addr & 0xfff) != (iova & 0xfff))
         {
             throw Errors.invalid(REG, "addr=0x" + Long.toHexString(addr) + " and iova=0x" + Long.toHexString(iova)
                 + " differ in their offset within a 4 KiB page (ib_uverbs_reg_mr)");
         }
         Access.checkDependencies(rights, REG);
+        AccessRules.checkFlushCaps(profile, rights, REG);
+        AccessRules.checkDriverMask(profile, rights, REG);
         if (rights.contains(Access.HUGETLB))
         {
             throw Errors.invalid(REG, "access HUGETLB is only meaningful with ON_DEMAND (ibv_reg_mr(3))");
-        }
-        if (rights.contains(Access.FLUSH_GLOBAL) || rights.contains(Access.FLUSH_PERSISTENT))
-        {
-            throw Errors.of(REG, Errno.EOPNOTSUPP, "access " + rights + ": the device has no FLUSH capability "
-                + "(ib_check_mr_access)");
         }
         if (lengthBytes == 0)
         {
@@ -293,12 +291,16 @@ public final class SimPd implements ProtectionDomain
             device.count(SimCounter.MR_REGISTRATION_FAILURES, 1);
             throw e;
         }
-        final int bits = Access.toBits(rights) & ~Access.HUGETLB.bit();
+        final int bits = Access.toBits(rights) & ~Access.HUGETLB.bit() & ~Access.ZERO_BASED.bit();
+        // A ZERO_BASED ODP MR (mlx5 create_user_odp_mr takes every legal flag) is addressed by offsets: the tables
+        // know it by its first byte's offset in its page, as a pinned one.
+        final boolean zeroBased = !implicit && rights.contains(Access.ZERO_BASED);
+        final long tableIova = zeroBased ? addr & 0xfff : iova;
         final int key;
         try
         {
             key = implicit ? device.tables().registerImplicit(pdNum, UserProcess.TASK_SIZE, bits)
-                : device.tables().registerOnDemand(pdNum, lengthBytes, iova, bits, pageShift).key();
+                : device.tables().registerOnDemand(pdNum, lengthBytes, tableIova, bits, pageShift).key();
         }
         catch (final TableException e)
         {
@@ -306,8 +308,12 @@ public final class SimPd implements ProtectionDomain
             throw Errors.of(REG, e);
         }
         final int rkey = device.profile().rkeyOnlyWithRemoteAccess() && disjoint(rights, REMOTE) ? 0 : key;
-        final SimOdpMr mr = new SimOdpMr(this, addr, lengthBytes, implicit ? 0 : iova, key, rkey, rights, implicit,
-            pageShift);
+        if (zeroBased)
+        {
+            device.zeroBased(key, tableIova);
+        }
+        final SimOdpMr mr = new SimOdpMr(this, addr, lengthBytes, implicit ? 0 : tableIova, key, rkey, rights,
+            implicit, pageShift);
         final long snapshot = mr.start();
         odpMrs.add(mr);
         device.odpRegistered(mr);
@@ -342,16 +348,8 @@ public final class SimPd implements ProtectionDomain
                 + "on-demand paging (odp general caps 0x" + Integer.toHexString(a.odpCaps().generalCaps())
                 + " lack IBV_ODP_SUPPORT; ib_check_mr_access)");
         }
-        if (rights.contains(Access.FLUSH_GLOBAL) || rights.contains(Access.FLUSH_PERSISTENT))
-        {
-            throw Errors.of(REG, Errno.EOPNOTSUPP, "access " + rights + ": the device has no FLUSH capability "
-                + "(ib_check_mr_access)");
-        }
-        if (rights.contains(Access.ZERO_BASED) || rights.contains(Access.MW_BIND))
-        {
-            throw Errors.of(REG, Errno.EOPNOTSUPP, "access " + rights + ": ZERO_BASED and MW_BIND ODP MRs are not"
-                + " simulated (mlx5 ODP MRs do not support memory windows)");
-        }
+        AccessRules.checkFlushCaps(device.profile(), rights, REG);
+        AccessRules.checkDriverMask(device.profile(), rights, REG);
         if (implicit)
         {
             if (explicitIova && iova != 0)
@@ -361,9 +359,11 @@ public final class SimPd implements ProtectionDomain
             }
             if (!a.odpCaps().implicitSupported())
             {
-                throw Errors.of(REG, Errno.EOPNOTSUPP, "implicit ODP (addr 0, length SIZE_MAX) needs "
-                    + "IBV_ODP_SUPPORT_IMPLICIT; " + device.profile().name() + " has odp general caps 0x"
-                    + Integer.toHexString(a.odpCaps().generalCaps()));
+                // mlx5 create_user_odp_mr and rxe_odp_mr_init_user: an implicit MR on a device without the
+                // capability is a bad argument (EINVAL), not a missing feature.
+                throw Errors.invalid(REG, "implicit ODP (addr 0, length SIZE_MAX) needs IBV_ODP_SUPPORT_IMPLICIT; "
+                    + device.profile().name() + " has odp general caps 0x"
+                    + Integer.toHexString(a.odpCaps().generalCaps()) + "; register an explicit range instead");
             }
             if (rights.contains(Access.HUGETLB))
             {
@@ -414,6 +414,7 @@ public final class SimPd implements ProtectionDomain
         // Writes still in flight to the MR land before its translation goes (the device stops writing first).
         device.writeOrdering().drain();
         final long dropped = device.tables().deregister(mr.lkey());
+        device.forgetZeroBased(mr.lkey());
         mr.markClosed();
         odpMrs.remove(mr);
         device.odpDeregistered(mr);
@@ -752,6 +753,30 @@ public final class SimPd implements ProtectionDomain
 
     // ------------------------------------------------------------------ memory windows and fast registration
 
+    /**
+     * As the interface, with the device's refusal first: a device without windows answers EOPNOTSUPP whatever the
+     * type (libibverbs finds no alloc_mw in the provider), one with windows EINVAL for a type other than 1 or 2.
+     */
+    @Override
+    public MemoryWindow allocMw(final int typeCode)
+    {
+        checkOpen("ibv_alloc_mw");
+        checkWindowsSupported("ibv_alloc_mw");
+        return ProtectionDomain.super.allocMw(typeCode);
+    }
+
+    private void checkWindowsSupported(final String verb)
+    {
+        final SimDevice device = context.device();
+        final DeviceAttributes a = device.profile().attributes();
+        if (!a.has(DeviceCap.MEM_WINDOW) || a.maxMw() == 0)
+        {
+            throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " has no memory windows (MEM_WINDOW "
+                + (a.has(DeviceCap.MEM_WINDOW) ? "set" : "not set") + " in device_cap_flags, max_mw=" + a.maxMw()
+                + ")");
+        }
+    }
+
     @Override
     public MemoryWindow allocMw(final MwType type)
     {
@@ -763,12 +788,7 @@ public final class SimPd implements ProtectionDomain
         }
         final SimDevice device = context.device();
         final DeviceAttributes a = device.profile().attributes();
-        if (!a.has(DeviceCap.MEM_WINDOW) || a.maxMw() == 0)
-        {
-            throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " has no memory windows (MEM_WINDOW "
-                + (a.has(DeviceCap.MEM_WINDOW) ? "set" : "not set") + " in device_cap_flags, max_mw=" + a.maxMw()
-                + ")");
-        }
+        checkWindowsSupported(verb);
         if (type == MwType.TYPE_2 && !a.has(DeviceCap.MEM_WINDOW_TYPE_2A) && !a.has(DeviceCap.MEM_WINDOW_TYPE_2B))
         {
             throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " has no type 2 windows (neither "
@@ -1147,6 +1167,32 @@ public final class SimPd implements ProtectionDomain
         {
             throw failure;
         }
+    }
+
+    @Override
+    public void dealloc()
+    {
+        final String verb = "ibv_dealloc_pd";
+        checkOpen(verb);
+        final long users = (long)mrs.size() + odpMrs.size() + peerMrs.size() + fastRegs.size() + windows.size()
+            + qps.size() + extraUsers;
+        if (users > 0)
+        {
+            throw Errors.of(verb, Errno.EBUSY, "the PD still has " + mrs.size() + " MR(s), " + odpMrs.size()
+                + " ODP MR(s), " + peerMrs.size() + " GPU MR(s), " + fastRegs.size() + " fast-registration MR(s), "
+                + windows.size() + " memory window(s), " + qps.size() + " QP(s) and " + extraUsers + " other "
+                + "object(s) (the kernel frees a PD only when its use count is 0); destroy them first, or close() the "
+                + "PD to release everything it holds");
+        }
+        close();
+    }
+
+    /** Users of the PD the lists above do not hold (null MRs, device-memory MRs), for {@link #dealloc()}. */
+    private long extraUsers;
+
+    void userAdded(final int delta)
+    {
+        extraUsers += delta;
     }
 
     void checkOpen(final String verb)

@@ -504,6 +504,12 @@ public final class SimQp implements QueuePair
             throw Errors.invalid(verb, "no MR but addr=0x" + Long.toHexString(info.addr()) + " lengthBytes="
                 + info.lengthBytes() + " (verbs.h ibv_bind_mw)");
         }
+        if (info.mr() != null && device.profile().follows(ProviderRule.MW_BIND_CHECKED_AT_POST)
+            && !MrTypes.isPlain(info.mr()))
+        {
+            throw Errors.of(verb, Errno.EOPNOTSUPP, "the MR is a " + MrTypes.typeOf(info.mr()) + ", not a plain MR "
+                + "(IBV_MR_TYPE_MR): windows bind only to MRs of ibv_reg_mr (mlx5_bind_mw)");
+        }
         if (info.mr() != null && info.mr().pd() != m.pd())
         {
             throw Errors.of(verb, Errno.EPERM, "the MR and the window are in different PDs (verbs.h ibv_bind_mw)");
@@ -518,7 +524,7 @@ public final class SimQp implements QueuePair
         }
         catch (final PostException e)
         {
-            throw new VerbsException(verb, e.errno(), e.getMessage());
+            throw new VerbsException(verb, e.errno(), e.detail());
         }
         finally
         {

@@ -70,6 +70,29 @@ public interface ProtectionDomain extends AutoCloseable
     MemoryWindow allocMw(MwType type);
 
     /**
+     * {@code ibv_alloc_mw} with the type as the number the application passes, so that a number that is no window
+     * type can be tried.
+     *
+     * @param typeCode the {@code enum ibv_mw_type} value: 1 or 2.
+     * @return the window.
+     * @throws VerbsException EINVAL for any other number (the kernel's {@code ib_uverbs_alloc_mw} refuses it),
+     *                        after the device's own refusal (EOPNOTSUPP when it has no windows); otherwise as
+     *                        {@link #allocMw(MwType)}.
+     */
+    default MemoryWindow allocMw(final int typeCode)
+    {
+        for (final MwType t : MwType.values())
+        {
+            if (t.code() == typeCode)
+            {
+                return allocMw(t);
+            }
+        }
+        throw new VerbsException("ibv_alloc_mw", Errno.EINVAL.code(), "type " + typeCode + ": a memory window is "
+            + "type 1 or type 2 (IBV_MW_TYPE_1, IBV_MW_TYPE_2; ib_uverbs_alloc_mw)");
+    }
+
+    /**
      * The kernel's {@code ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, max_num_sg)}: an MR for fast registration.
      *
      * @param maxNumSg the most pages one registration maps, at least 1.
@@ -125,6 +148,16 @@ public interface ProtectionDomain extends AutoCloseable
      * @return true once closed.
      */
     boolean isClosed();
+
+    /**
+     * {@code ibv_dealloc_pd} itself, without closing anything first: the kernel counts the PD's users and frees it
+     * only at zero ({@code ib_dealloc_pd_user} is reached from {@code uverbs_free_pd} only when {@code
+     * pd->usecnt} is 0).
+     *
+     * @throws VerbsException EBUSY while an MR, a memory window, a QP, an SRQ or an address handle of this PD lives
+     *                        (the PD stays usable and nothing changes); EINVAL when it is already closed.
+     */
+    void dealloc();
 
     /**
      * Closes this PD's QPs and MRs, then frees it ({@code ibv_dealloc_pd}). Idempotent.

@@ -449,6 +449,11 @@ public final class ScriptRunner
                 case "release" -> release(s, l);
                 case "invalidate" -> invalidate(s, l);
                 case "close" -> close(s, l);
+                case "dealloc" ->
+                {
+                    s.get(l, l.args().get(0), SimPd.class).dealloc();
+                    yield Outcome.ok("ibv_dealloc_pd: the PD is freed");
+                }
                 case "let" ->
                 {
                     final Session.Val v = s.eval(l, l.args().get(1));
@@ -984,8 +989,13 @@ public final class ScriptRunner
     private Outcome mw(final Session s, final ScriptLine l)
     {
         final SimPd pd = s.get(l, l.args().get(1), SimPd.class);
-        final MwType type = "2".equals(l.options().get("type")) ? MwType.TYPE_2 : MwType.TYPE_1;
-        final SimMw mw = (SimMw)pd.allocMw(type);
+        final String given = l.options().getOrDefault("type", "1");
+        if (!given.matches("-?[0-9]{1,9}"))
+        {
+            throw l.error("type=" + given + ": the window type is a number (1 or 2)");
+        }
+        final SimMw mw = (SimMw)pd.allocMw(Integer.parseInt(given));
+        final MwType type = mw.type();
         s.names.put(l.args().get(0), mw);
         return Outcome.ok(String.format(Locale.ROOT, "type %d, rkey=0x%08x (index %d, variant %d), unbound: it "
             + "grants nothing until a bind", type.code(), mw.rkey(), (mw.rkey() >>> 8) & 0xffffff, mw.rkey() & 0xff));
