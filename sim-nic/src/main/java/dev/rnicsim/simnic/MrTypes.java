@@ -23,6 +23,10 @@ final class MrTypes
         {
             return "IBV_MR_TYPE_DMABUF_MR";
         }
+        if (mr instanceof SimNullMr)
+        {
+            return "IBV_MR_TYPE_NULL_MR";
+        }
         return "IBV_MR_TYPE_MR";
     }
 

@@ -61,5 +61,8 @@ public enum ProviderRule
     /** The driver's MR access mask has neither ZERO_BASED nor HUGETLB: a registration asking for either fails with
      * EOPNOTSUPP after the core's checks (rxe: {@code RXE_ACCESS_SUPPORTED_MR} in rxe_verbs.h, checked by
      * {@code rxe_reg_user_mr}). */
-    MR_ACCESS_WITHOUT_ZERO_BASED_OR_HUGETLB
+    MR_ACCESS_WITHOUT_ZERO_BASED_OR_HUGETLB,
+    /** ibv_alloc_null_mr is implemented (mlx5: {@code mlx5_alloc_null_mr} with the device's dump-fill mkey); without
+     * this rule the provider has no alloc_null_mr and the verb is EOPNOTSUPP. */
+    NULL_MR
 }

@@ -122,6 +122,8 @@ public final class SimPd implements ProtectionDomain
         }
         final UserProcess process = context.process();
         final PinnedPages pinned;
+        // pin_user_pages faults in the pages the process never touched: the cold part of a registration.
+        final HostFaultClock faultIn = HostFaultClock.start(process.host());
         try
         {
             pinned = process.pinUserPages(addr, lengthBytes, !disjoint(rights, WRITABLE), true);
@@ -164,10 +166,11 @@ public final class SimPd implements ProtectionDomain
             registered);
         mrs.add(mr);
         final long durationNs = device.fabric().costModel().registrationNs(pinned.pageCount(), leaves,
-            registered.mtt().entries());
+            registered.mtt().entries()) + faultIn.faultsNs(device.fabric().costModel());
         device.fabric().span(device, "reg_mr", "registration", durationNs, java.util.Map.of("lkey", key, "addr", addr,
             "length", lengthBytes, "pages_pinned", pinned.pageCount(), "page_size", registered.pageSizeBytes(),
-            "mtt_entries", registered.mtt().entries()));
+            "mtt_entries", registered.mtt().entries(), "pages_faulted_in", faultIn.minorFaults()
+                + faultIn.majorFaults()));
         device.count(SimCounter.MR_REGISTRATIONS, 1);
         device.count(SimCounter.PINNED_BYTES, pinned.lengthBytes());
         device.record(new RegistrationEvent(RegistrationEvent.Kind.REG, startNs, durationNs, key, addr, lengthBytes,
@@ -317,9 +320,9 @@ public final class SimPd implements ProtectionDomain
         final long snapshot = mr.start();
         odpMrs.add(mr);
         device.odpRegistered(mr);
-        // Page-table leaves looked at for the snapshot: one per MR page (a huge page of a HUGETLB MR is one leaf).
-        final long pagesWalked = implicit ? 0 : ((addr + lengthBytes + (1L << pageShift) - 1) >>> pageShift)
-            - (addr >>> pageShift);
+        // Page-table leaves looked at for the snapshot: the present ones only (absent levels are skipped; the mkey
+        // is created zapped), so the cost does not grow with the absent part of the range.
+        final long pagesWalked = implicit ? 0 : snapshot;
         final long durationNs = device.fabric().costModel().odpRegistrationNs(pagesWalked, snapshot);
         device.fabric().span(device, "reg_mr", "registration", durationNs, java.util.Map.of("lkey", key, "addr", addr,
             "length", Long.toUnsignedString(lengthBytes), "odp", implicit ? "implicit" : "explicit",
@@ -1167,6 +1170,13 @@ public final class SimPd implements ProtectionDomain
         {
             throw failure;
         }
+    }
+
+    @Override
+    public MemoryRegion allocNullMr()
+    {
+        checkOpen("ibv_alloc_null_mr");
+        return SimNullMr.allocate(this);
     }
 
     @Override

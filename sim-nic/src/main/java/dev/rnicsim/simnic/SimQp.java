@@ -918,6 +918,11 @@ public final class SimQp implements QueuePair
         final List<Segment> out = new ArrayList<>(sgl.size());
         for (final Sge s : sgl)
         {
+            if (owner.isNullMrKey(s.lkey()))
+            {
+                SimNullMr.segments(owner, s, out);
+                continue;
+            }
             out.add(new Segment(owner.keyAddress(s.lkey(), s.addr()), s.lengthBytes(), s.lkey()));
         }
         return out;

@@ -70,6 +70,49 @@ public interface ProtectionDomain extends AutoCloseable
     MemoryWindow allocMw(MwType type);
 
     /**
+     * {@code ibv_alloc_null_mr}: an MR whose writes are discarded and whose reads give zeros, spanning the whole
+     * address space, with an lkey and no rkey; {@code ibv_rereg_mr} refuses it and so does mlx5's
+     * {@code ibv_bind_mw}.
+     *
+     * @return the null MR.
+     * @throws VerbsException EOPNOTSUPP when the provider has none (every driver but mlx5); ENOMEM when the MPT is
+     *                        full; EINVAL when the PD is closed.
+     */
+    default MemoryRegion allocNullMr()
+    {
+        throw new VerbsException("ibv_alloc_null_mr", Errno.EOPNOTSUPP.code(), "this backend does not provide null MRs");
+    }
+
+    /**
+     * {@code ibv_reg_mr_ex}: one entry point for address-mode and dma-buf registrations, the fields selected by a
+     * comp_mask ({@link MrInitAttr}). Address mode registers as {@link #regMr(long, long, long, Set)} (iova: the
+     * given one with MASK_IOVA, else addr); fd mode as {@link #regDmabufMr} (offset: FD_OFFSET's, else 0; iova: the
+     * given one, else the offset).
+     *
+     * @param in the input.
+     * @return the MR.
+     * @throws VerbsException EINVAL for a comp_mask with unknown bits, with neither or both modes, or FD_OFFSET
+     *                        without FD (the library's checks; nothing reaches the device); EOPNOTSUPP for DMAH;
+     *                        otherwise as the registration verb of the mode.
+     */
+    default MemoryRegion regMrEx(final MrInitAttr in)
+    {
+        if (in == null)
+        {
+            throw new VerbsException("ibv_reg_mr_ex", Errno.EINVAL.code(), "mr_init_attr is null");
+        }
+        in.check();
+        final boolean iova = (in.compMask() & MrInitAttr.MASK_IOVA) != 0;
+        if ((in.compMask() & MrInitAttr.MASK_ADDR) != 0)
+        {
+            return iova ? regMr(in.addr(), in.lengthBytes(), in.iova(), in.access())
+                : regMr(in.addr(), in.lengthBytes(), in.access());
+        }
+        final long offset = (in.compMask() & MrInitAttr.MASK_FD_OFFSET) != 0 ? in.fdOffset() : 0;
+        return regDmabufMr(offset, in.lengthBytes(), iova ? in.iova() : offset, in.fd(), in.access());
+    }
+
+    /**
      * {@code ibv_alloc_mw} with the type as the number the application passes, so that a number that is no window
      * type can be tried.
      *

@@ -449,6 +449,14 @@ public final class ScriptRunner
                 case "release" -> release(s, l);
                 case "invalidate" -> invalidate(s, l);
                 case "close" -> close(s, l);
+                case "nullmr" ->
+                {
+                    final dev.rnicsim.verbs.MemoryRegion mr = s.get(l, l.args().get(1), SimPd.class).allocNullMr();
+                    s.names.put(l.args().get(0), mr);
+                    yield Outcome.ok(String.format(Locale.ROOT, "ibv_alloc_null_mr: lkey=0x%08x, no rkey; writes "
+                        + "through it are discarded, reads give zeros", mr.lkey()));
+                }
+                case "regex" -> ConformanceVerbs.regMrEx(s, l);
                 case "dealloc" ->
                 {
                     s.get(l, l.args().get(0), SimPd.class).dealloc();
@@ -707,15 +715,22 @@ public final class ScriptRunner
     private Outcome touch(final Session s, final ScriptLine l)
     {
         final Session.Val a = address(s, l, l.args().get(0));
-        final long pages = a.process().touch(a.num(), s.evalNum(l, l.args().get(1)), l.flags().contains("write"));
-        return Outcome.ok(pages + " pages faulted in");
+        final long t0 = s.fabric.clock().nowNs();
+        final long pages = s.fabric.cpuWork(a.process(), "touch", () -> a.process().touch(a.num(),
+            s.evalNum(l, l.args().get(1)), l.flags().contains("write")));
+        return Outcome.ok(pages + " pages faulted in (" + Units.duration(s.fabric.clock().nowNs() - t0)
+            + " of page faults)");
     }
 
     private Outcome write(final Session s, final ScriptLine l)
     {
         final Session.Val a = address(s, l, l.args().get(0));
         final byte[] data = filled(s, l, data(l.args().get(1)), 2);
-        a.process().write(a.num(), data);
+        s.fabric.cpuWork(a.process(), "write", () ->
+        {
+            a.process().write(a.num(), data);
+            return null;
+        });
         return Outcome.ok(data.length + " bytes at 0x" + Long.toHexString(a.num()));
     }
 
@@ -1527,6 +1542,7 @@ public final class ScriptRunner
             case SimMw w -> w.close();
             case SimCq c -> c.close();
             case SimQp q -> q.close();
+            case dev.rnicsim.verbs.MemoryRegion m -> m.close();
             case Session.PoolBinding p ->
             {
                 final StrategyCounters before = p.pool().counters();
