@@ -10,7 +10,7 @@ import java.util.Locale;
  *
  * @param fork         host b's fork behaviour.
  * @param memlockBytes RLIMIT_MEMLOCK of process app_b.
- * @param maxMr        max_mr of device b (max_mr - 1 entries fit).
+ * @param maxMr        max_mr of device b (max_mr entries fit: the MPT has index 0 besides them).
  * @param buddyMtt     device b's MTT is mlx4's buddy allocator ({@code log_num_mtt=16 log_mtts_per_seg=3}: an MR
  *                     reserves a power of two of entries, at least a segment of 8) instead of connectx5's exact one.
  */

@@ -301,7 +301,7 @@ final class KeyWorld
         this.policy = policy;
         this.params = params;
         this.stats = stats;
-        this.mpt = new MptModel(policy, params.maxMr());
+        this.mpt = new MptModel(policy, Math.min(params.maxMr() + 1, 1 << 24));
         final String keysWord = policy.name().toLowerCase(Locale.ROOT);
         final List<String> h = script.header;
         h.add("# rnic-sim key lifecycle (dev.rnicsim.keys): keys=" + keysWord + ", " + params);

@@ -8,7 +8,8 @@ import dev.rnicsim.mtt.VariantPolicy;
  * {@code VariantPolicy}, not from their code:
  * <ul>
  * <li>index: CYCLIC ({@code connectx5}): the first free index at or after the one after the last handed out,
- * wrapping to 1 (index 0 is reserved), so {@code max_mr - 1} entries fit;</li>
+ * wrapping to 1 (index 0 is reserved): the model is built with the table size, {@code max_mr + 1}, so
+ * {@code max_mr} entries fit;</li>
  * <li>GENERATION: the variant of an index advances by one (mod 256) every time the index is freed, so a stale key
  * comes back after exactly 256 reuses of its index;</li>
  * <li>RANDOM: a seeded random variant, different from the index's previous one when the index was used before (the

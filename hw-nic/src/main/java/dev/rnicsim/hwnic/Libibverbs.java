@@ -201,11 +201,8 @@ final class Libibverbs
         }
         if (s instanceof VerbsException e)
         {
-            // A fresh exception per call (with the first as cause); the message without VerbsException's prefix.
-            final String prefix = e.verb() + ": " + e.errnoName().name() + ": ";
-            final String detail = e.getMessage().startsWith(prefix) ? e.getMessage().substring(prefix.length())
-                : e.getMessage();
-            throw new VerbsException(e.verb(), e.errno(), detail, e);
+            // A fresh exception per call (with the first as cause), with the same errno and detail.
+            throw new VerbsException(e.verb(), e.errno(), e.detail(), e);
         }
         return (Libibverbs)s;
     }

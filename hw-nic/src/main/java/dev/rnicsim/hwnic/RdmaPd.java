@@ -251,6 +251,23 @@ public final class RdmaPd implements ProtectionDomain
      * Idempotent; when a child cannot be closed the PD stays allocated and the failure is thrown.
      */
     @Override
+    public void dealloc()
+    {
+        if (closed)
+        {
+            throw new VerbsException("ibv_dealloc_pd", Errno.EINVAL.code(), "the PD is closed");
+        }
+        final Errnos.Result r = context.lib().deallocPd(pd);
+        if (r.value() != 0)
+        {
+            throw new VerbsException("ibv_dealloc_pd", r.errno(), "the kernel refused: the PD still has MRs, "
+                + "windows, QPs, SRQs or address handles");
+        }
+        closed = true;
+        context.pdClosed(this);
+    }
+
+    @Override
     public void close()
     {
         if (closed)

@@ -5,8 +5,8 @@ package dev.rnicsim.mtt;
  *
  * <p>Immutable and thread safe.
  *
- * @param maxMr         entries in the table ({@code max_mr}), 2 to 2^24; index 0 is reserved, so
- *                      {@code maxMr - 1} MRs fit.
+ * @param maxMr         entries in the table, 2 to 2^24; index 0 is reserved, so {@code maxMr - 1} MRs fit (a
+ *                      device reporting {@code max_mr=N} needs a table of N + 1 entries).
  * @param variantBits   bits of the key that hold the variant, 1-16 (8 on every known device).
  * @param variantPolicy how variants change on reuse.
  * @param indexPolicy   which free index an allocation takes.

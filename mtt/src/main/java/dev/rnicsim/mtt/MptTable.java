@@ -150,8 +150,8 @@ public final class MptTable
         if (index < 0)
         {
             failures++;
-            throw new TableException(Errno.ENOMEM, "MPT full: " + inUse + " MRs live of max_mr=" + config.maxMr()
-                + " (index 0 reserved)");
+            throw new TableException(Errno.ENOMEM, "MPT full: " + inUse + " entries live, every one of the "
+                + (config.maxMr() - 1) + " usable indices (max_mr=" + (config.maxMr() - 1) + "; index 0 is reserved)");
         }
         final Chunk c = chunk(index);
         final int i = (int)(index & CHUNK_MASK);

@@ -11,6 +11,7 @@ public final class TableException extends RuntimeException
     private static final long serialVersionUID = 1L;
 
     private final Errno errno;
+    private final String detail;
 
     /**
      * @param errno   the Linux error number.
@@ -20,6 +21,16 @@ public final class TableException extends RuntimeException
     {
         super(errno.name() + ": " + message);
         this.errno = errno;
+        this.detail = message;
+    }
+
+    /**
+     * @return what was wrong, with the value and the limit, without the errno name that {@link #getMessage()}
+     *         starts with: callers that report the errno themselves use this.
+     */
+    public String detail()
+    {
+        return detail;
     }
 
     /**

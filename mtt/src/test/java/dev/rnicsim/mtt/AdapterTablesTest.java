@@ -286,7 +286,7 @@ class AdapterTablesTest
 
         final TableException e = assertErrno(Errno.ENOMEM, () -> t.register(PD, runs, VA, 8 * KIB, VA, RW));
 
-        assertThat(e.getMessage()).contains("max_mr=3");
+        assertThat(e.getMessage()).contains("max_mr=2");
         final MttCounters after = t.mtt().counters();
         assertThat(new long[] {after.entriesInUse(), after.entriesRequested(), after.entriesFree(),
             after.largestFreeBlock()}).containsExactly(before.entriesInUse(), before.entriesRequested(),

@@ -33,8 +33,12 @@ package dev.rnicsim.simnic;
  *                            queue, the UMR that loads the translation and the resume (assumed: 20 µs, the order of
  *                            a UMR-based registration; NP-RDMA, arXiv 2310.11062, reports its software fault path
  *                            500 times faster than ODP, which puts ODP faults with their retries far higher).
- * @param hostMinorFaultNs    one minor host page fault taken while resolving it: a page allocated and zeroed or a
- *                            copy-on-write break (assumed: 1 µs; NP-RDMA's whole minor-fault path is 3.5-5.7 µs).
+ * @param hostMinorFaultNs    one minor host page fault: a page allocated and zeroed or a copy-on-write break, taken
+ *                            by a CPU's first touch, by the fault-in of {@code pin_user_pages} when a registration
+ *                            pins untouched memory, and by an ODP fault's walk (1 µs: the median of 100 first-touch
+ *                            faults of an anonymous 4 KiB page measured with rdtsc on Linux 6.6, Intel Core i7 11th
+ *                            gen, ddumbying.vercel.app/experiments/pagefault-latency, min 575 ns, p95 4 µs; NP-RDMA's
+ *                            whole minor-fault path, arXiv 2310.11062, is 3.5-5.7 µs).
  * @param hostMajorFaultNs    one major host page fault: a page read back from swap (NP-RDMA, arXiv 2310.11062: 60 µs
  *                            for a major fault).
  * @param gpuCopyFixedNs      fixed cost of one copy between GPU and host memory (cudaMemcpy call overhead: 6-7 µs,
@@ -184,10 +188,25 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     }
 
     /**
-     * Registering an ODP MR: the fixed cost and the MTT entries of the pages already present, which the driver maps
-     * at once ({@code mlx5_ib_init_odp_mr}); nothing is pinned.
+     * Host page faults taken by CPU work or by the fault-in of a pin.
      *
-     * @param pagesWalked    4 KiB pages looked at for the snapshot.
+     * @param minorFaults faults that allocated and zeroed (or copied) a page.
+     * @param majorFaults faults that read a page back from swap.
+     * @return simulated ns.
+     */
+    public long hostFaultsNs(final long minorFaults, final long majorFaults)
+    {
+        return minorFaults * hostMinorFaultNs + majorFaults * hostMajorFaultNs;
+    }
+
+    /**
+     * Registering an ODP MR: the fixed cost and the MTT entries of the pages already present, which the driver maps
+     * at once ({@code mlx5_ib_init_odp_mr}); nothing is pinned. Absent pages cost nothing: mlx5 creates the mkey
+     * with its entries zapped ({@code MLX5_IB_UPD_XLT_ZAP}) and the snapshot walk ({@code hmm_range_fault} with
+     * {@code HMM_PFN_REQ_FAULT} clear) skips empty page-table levels, so registering a large range that is not
+     * present is nearly constant time.
+     *
+     * @param pagesWalked    present page-table leaves looked at for the snapshot.
      * @param entriesWritten MTT entries written for present pages.
      * @return simulated ns.
      */

@@ -51,10 +51,10 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
         Objects.requireNonNull(indexPolicy, "indexPolicy");
         defaultedFields = List.copyOf(defaultedFields);
         providerRules = providerRules.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(providerRules));
-        if (attributes.maxMr() < 2 || attributes.maxMr() > (1 << 24))
+        if (attributes.maxMr() < 1 || attributes.maxMr() > (1 << 24))
         {
             throw new IllegalArgumentException("profile " + name + ": max_mr=" + attributes.maxMr()
-                + " must be 2..16777216 (24-bit MPT index)");
+                + " must be 1..16777216 (24-bit MPT index)");
         }
         if (cacheEntries <= 0 || cacheWays <= 0 || cacheEntries % cacheWays != 0)
         {
@@ -132,6 +132,28 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
      * @param rule a provider behaviour.
      * @return true when this device follows it.
      */
+    /**
+     * Entries of the simulated MPT: one per MR the device reports it takes ({@code max_mr}) plus index 0, which no
+     * key may use, capped at the 24-bit index space. A device reporting {@code max_mr=N} takes N MRs (mlx4 reports
+     * its MPT size less the reserved entries, {@code caps.num_mpts - caps.reserved_mrws}; mlx5 and rxe report what
+     * their pools hand out, {@code 1 << log_max_mkey}, {@code RXE_MAX_MR}).
+     *
+     * @return table entries, index 0 included.
+     */
+    public long mptEntries()
+    {
+        return Math.min((long)attributes.maxMr() + 1, dev.rnicsim.mtt.MptConfig.MAX_MR_LIMIT);
+    }
+
+    /**
+     * @return how many MRs (and windows and fast-registration MRs, which take MPT entries too) fit at once:
+     *         {@code max_mr}, or 2^24 - 1 when a device reports the whole 24-bit index space.
+     */
+    public long registrableMrs()
+    {
+        return mptEntries() - 1;
+    }
+
     public boolean follows(final ProviderRule rule)
     {
         return providerRules.contains(rule);

@@ -5,6 +5,7 @@ import dev.rnicsim.mtt.MttConfig;
 import dev.rnicsim.mtt.VariantPolicy;
 import dev.rnicsim.verbs.AtomicCap;
 import dev.rnicsim.verbs.DeviceAttributes;
+import dev.rnicsim.verbs.DeviceCap;
 import dev.rnicsim.verbs.OdpCaps;
 import java.util.List;
 import java.util.Map;
@@ -23,7 +24,9 @@ import java.util.TreeMap;
  * MEM_WINDOW set but max_mw 0.</li>
  * <li>{@code connectx5}, {@code connectx7}: mlx5. Exact MTT allocation, max_mr 2^24, recycled keys (the mkey cache
  * re-issues the same key: {@code mlx5r_umr_revoke_mr}), ODP with implicit ODP.</li>
- * <li>{@code rxe}: soft-RoCE. Random key byte ({@code rxe_get_next_key}), rkey 0 without remote rights.</li>
+ * <li>{@code rxe}: soft-RoCE as current kernels build it (memory windows, ODP, FLUSH, ATOMIC_WRITE, rxe_param.h
+ * limits). Random key byte ({@code rxe_get_next_key}), rkey 0 without remote rights.</li>
+ * <li>{@code rxe-legacy}: soft-RoCE as an old kernel's {@code ibv_devinfo} dump shows it (no windows, no ODP).</li>
  * <li>{@code connectx4-forced-ro}: mlx5 ConnectX-4 in an older server whose root complex is on the kernel's
  * relaxed-ordering quirk list, with relaxed ordering forced on: the failure mode of turning it on without checking
  * (writes may overtake earlier writes, even strict ones).</li>
@@ -53,7 +56,7 @@ public final class DeviceProfiles
     {
         final Map<String, DeviceProfile> map = new TreeMap<>();
         for (final DeviceProfile p : List.of(connectx3(), connectx4ForcedRelaxedOrdering(), connectx5(), connectx7(),
-            rxe(), e810()))
+            rxe(), rxeLegacy(), e810()))
         {
             map.put(p.name(), p);
         }
@@ -106,7 +109,7 @@ public final class DeviceProfiles
             Set.of(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS,
             ProviderRule.INLINE_OVERFLOW_ENOMEM, ProviderRule.REREG_TRANSLATION_NEW_KEY,
             ProviderRule.MW_BIND_CHECKED_AT_POST, ProviderRule.INVALIDATION_CHECKS_OWNER,
-            ProviderRule.DMABUF_DYNAMIC), true, 100.0, 5,
+            ProviderRule.DMABUF_DYNAMIC, ProviderRule.NULL_MR), true, 100.0, 5,
             List.of("node_guid", "sys_image_guid", "max_qp_rd_atom", "max_qp_init_rd_atom", "max_res_rd_atom",
                 "atomic_cap", "max_mw", "max_srq", "max_pkeys", "local_ca_ack_delay", "general_odp_caps",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
@@ -125,7 +128,7 @@ public final class DeviceProfiles
             IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES * 2, ASSUMED_CACHE_WAYS, Set.of(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS,
             ProviderRule.INLINE_OVERFLOW_ENOMEM, ProviderRule.REREG_TRANSLATION_NEW_KEY,
             ProviderRule.MW_BIND_CHECKED_AT_POST, ProviderRule.INVALIDATION_CHECKS_OWNER,
-            ProviderRule.DMABUF_DYNAMIC, ProviderRule.RELAXED_ORDERING_READ), true, 400.0, 7,
+            ProviderRule.DMABUF_DYNAMIC, ProviderRule.NULL_MR, ProviderRule.RELAXED_ORDERING_READ), true, 400.0, 7,
             List.of("fw_ver", "vendor_part_id", "node_guid", "sys_image_guid", "max_sge", "max_sge_rd",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
     }
@@ -153,9 +156,47 @@ public final class DeviceProfiles
     }
 
     /**
-     * @return soft-RoCE (rxe), from devinfo/rxe.txt.
+     * Soft-RoCE as current kernels (6.15 and later) build it: the limits of {@code rxe_param.h} (DEFAULT_MAX_VALUE
+     * 2^20; {@code RXE_MAX_MR} = {@code RXE_MAX_MR_INDEX - RXE_MIN_MR_INDEX} = 2^19 - 1, windows from the disjoint
+     * index range above it, {@code RXE_MAX_MW} = 2^19 - 1; max_cqe {@code (1 << RXE_MAX_LOG_CQE) - 1}),
+     * {@code RXE_VENDOR_ID} 0xFFFFFF (IBTA A3.3.1), {@code RXE_DEVICE_CAP_FLAGS} with MEM_WINDOW, MEM_WINDOW_TYPE_2B,
+     * FLUSH_GLOBAL, FLUSH_PERSISTENT and ATOMIC_WRITE, ODP without implicit ODP ({@code rxe_init_device_param}: RC
+     * SEND, RECV, WRITE, READ, ATOMIC, SRQ_RECV, FLUSH, ATOMIC_WRITE; UD SEND, RECV, SRQ_RECV), and the driver's MR
+     * access mask {@code RXE_ACCESS_SUPPORTED_MR} (no ZERO_BASED, no HUGETLB: EOPNOTSUPP). No dump of such a kernel
+     * was found: every field is from the code, node GUID assumed.
+     *
+     * @return the current-kernel rxe profile, {@code rxe}.
      */
     public static DeviceProfile rxe()
+    {
+        final int rxeMaxMr = (1 << 19) - 1;
+        final long caps = DeviceCap.BAD_PKEY_CNTR.bit() | DeviceCap.BAD_QKEY_CNTR.bit() | DeviceCap.AUTO_PATH_MIG.bit()
+            | DeviceCap.CHANGE_PHY_PORT.bit() | DeviceCap.UD_AV_PORT_ENFORCE.bit() | DeviceCap.PORT_ACTIVE_EVENT.bit()
+            | DeviceCap.SYS_IMAGE_GUID.bit() | DeviceCap.RC_RNR_NAK_GEN.bit() | DeviceCap.SRQ_RESIZE.bit()
+            | DeviceCap.MEM_MGT_EXTENSIONS.bit() | DeviceCap.MEM_WINDOW.bit() | DeviceCap.MEM_WINDOW_TYPE_2B.bit()
+            | DeviceCap.FLUSH_GLOBAL.bit() | DeviceCap.FLUSH_PERSISTENT.bit() | DeviceCap.ATOMIC_WRITE.bit();
+        final int rc = OdpCaps.SEND | OdpCaps.RECV | OdpCaps.WRITE | OdpCaps.READ | OdpCaps.ATOMIC | OdpCaps.SRQ_RECV
+            | OdpCaps.FLUSH | OdpCaps.ATOMIC_WRITE;
+        final DeviceAttributes a = DeviceAttributes.builder().fwVer("0.0.0").vendorId(0xFFFFFF).vendorPartId(0)
+            .hwVer(0).physPortCnt(1).maxMrSizeBytes(MAX_U64).pageSizeCap(0xfffff000L).maxQp((1 << 20) - 16)
+            .maxQpWr(1 << 20).deviceCapFlags(caps).maxSge(32).maxSgeRd(32).maxCq(1 << 20).maxCqe((1 << 15) - 1)
+            .maxMr(rxeMaxMr).maxPd(1 << 20).maxQpRdAtom(128).maxQpInitRdAtom(128).maxResRdAtom(0x3f000)
+            .maxMw(rxeMaxMr).atomicCap(AtomicCap.HCA).maxSrq((1 << 20) - 0x20001).maxPkeys(64).localCaAckDelay(15)
+            .odpCaps(new OdpCaps(OdpCaps.SUPPORT, rc, 0, OdpCaps.SEND | OdpCaps.RECV | OdpCaps.SRQ_RECV, 0))
+            .nodeGuid(0x0200000000000002L).sysImageGuid(0x0200000000000002L).build();
+        return new DeviceProfile("rxe", "rxe", a, MttConfig.exact(1L << 31), VariantPolicy.RANDOM, IndexPolicy.CYCLIC,
+            ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
+            Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.ATOMIC_ALIGNMENT_AT_POST,
+                ProviderRule.LOCAL_KEY_ERRORS_AS_QP_OP_ERR, ProviderRule.REREG_TRANSLATION_UNSUPPORTED,
+                ProviderRule.MR_ACCESS_WITHOUT_ZERO_BASED_OR_HUGETLB), false, 10.0, 0x5eed,
+            List.of("fw_ver", "node_guid", "sys_image_guid"));
+    }
+
+    /**
+     * @return soft-RoCE (rxe) of an older kernel, from devinfo/rxe.txt, as that dump shows it: vendor_id 0, no memory
+     * windows (max_mw 0, no MEM_WINDOW flag), no ODP, RXE_MAX_MR 2^18; named {@code rxe-legacy}.
+     */
+    public static DeviceProfile rxeLegacy()
     {
         final DeviceAttributes a = DeviceAttributes.builder().fwVer("0.0.0").vendorId(0).vendorPartId(0).hwVer(0)
             .physPortCnt(1).maxMrSizeBytes(MAX_U64).pageSizeCap(0xfffff000L).maxQp(65536).maxQpWr(16384)
@@ -163,8 +204,8 @@ public final class DeviceProfiles
             .maxPd(32764).maxQpRdAtom(128).maxQpInitRdAtom(128).maxResRdAtom(258048).maxMw(0)
             .atomicCap(AtomicCap.HCA).maxSrq(960).maxPkeys(64).localCaAckDelay(15).odpCaps(OdpCaps.NONE)
             .nodeGuid(0x0200000000000001L).sysImageGuid(0x0200000000000001L).build();
-        return new DeviceProfile("rxe", "rxe", a, MttConfig.exact(1L << 31), VariantPolicy.RANDOM, IndexPolicy.CYCLIC,
-            ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
+        return new DeviceProfile("rxe-legacy", "rxe", a, MttConfig.exact(1L << 31), VariantPolicy.RANDOM,
+            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
             Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.ATOMIC_ALIGNMENT_AT_POST,
                 ProviderRule.LOCAL_KEY_ERRORS_AS_QP_OP_ERR, ProviderRule.REREG_TRANSLATION_UNSUPPORTED,
                 ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE), false, 10.0,

@@ -601,7 +601,9 @@ public final class DevinfoReader
             {
                 case "mlx4" -> DeviceProfiles.connectx3();
                 case "mlx5" -> DeviceProfiles.connectx5();
-                case "rxe" -> DeviceProfiles.rxe();
+                // Old kernels' rxe reports vendor_id 0 and no windows or ODP; current ones 0xFFFFFF (rxe_param.h).
+                case "rxe" -> Integer.valueOf(0).equals(values.get("vendor_id")) ? DeviceProfiles.rxeLegacy()
+                    : DeviceProfiles.rxe();
                 case "irdma" -> DeviceProfiles.e810();
                 case null ->
                 {
@@ -647,7 +649,7 @@ public final class DevinfoReader
             {
                 case VENDOR_MELLANOX -> part != null && (part == 4099 || part == 4103) ? "mlx4" : "mlx5";
                 case VENDOR_INTEL -> "irdma";
-                case 0 -> "rxe";
+                case 0, 0xFFFFFF -> "rxe";
                 default -> null;
             };
         }

@@ -18,9 +18,11 @@ import java.util.Set;
  */
 final class LocalOps
 {
-    /** Rights a window may grant (rxe_bind_mw refuses others). */
-    private static final Set<Access> WINDOW_RIGHTS = EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE,
-        Access.REMOTE_ATOMIC, Access.ZERO_BASED);
+    /** Rights a bind may name (rxe_bind_mw refuses others). LOCAL_WRITE is accepted and ignored: a window grants
+     * remote rights only (rdma-core tests/test_mr.py binds with REMOTE_WRITE|LOCAL_WRITE and expects success; rxe's
+     * RXE_ACCESS_SUPPORTED_MW holds it; mlx5 maps only the remote bits into the window's mkey). */
+    private static final Set<Access> WINDOW_RIGHTS = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ,
+        Access.REMOTE_WRITE, Access.REMOTE_ATOMIC, Access.ZERO_BASED);
 
     /** Rights a REG_MR may give (ib_check_mr_access is the user registration's rule, not applied here). */
     private static final Set<Access> REG_RIGHTS = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ,
@@ -56,7 +58,10 @@ final class LocalOps
         final int newKey = (oldKey & 0xffffff00) | (b.newRkey() & 0xff);
         final boolean unbind = info.lengthBytes() == 0;
         final SimMr mr = unbind ? null : (SimMr)info.mr();
-        final int bits = Access.toBits(info.access()) & ~Access.ZERO_BASED.bit();
+        // The window's own rights decide a remote access through it (tests/test_qpex.py test_qp_ex_rc_bind_mw: a
+        // window bound with LOCAL_WRITE alone refuses a remote WRITE with IBV_WC_REM_ACCESS_ERR).
+        final Set<Access> granted = grantedBy(info.access());
+        final int bits = Access.toBits(granted) & ~Access.ZERO_BASED.bit();
         device.fabric().engine().awaitKeyHolders(device, oldKey);
         final long dropped;
         try
@@ -76,10 +81,18 @@ final class LocalOps
             device.zeroBased(newKey, info.addr());
         }
         mw.bound(newKey, mr, unbind || mw.type() == MwType.TYPE_1 ? null : qp, unbind ? 0 : info.addr(),
-            info.lengthBytes(), unbind ? Set.of() : info.access());
+            info.lengthBytes(), unbind ? Set.of() : granted);
         device.count(SimCounter.MW_BINDS, 1);
         device.invalidated("bind_mw", oldKey, dropped);
         return WcStatus.SUCCESS;
+    }
+
+    /** The rights a bind gives the window: what it names, less LOCAL_WRITE. */
+    static Set<Access> grantedBy(final Set<Access> named)
+    {
+        final EnumSet<Access> granted = named.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(named);
+        granted.remove(Access.LOCAL_WRITE);
+        return granted;
     }
 
     /** rxe_check_bind_mw and rxe_bind_mw's checks, in their order; null when the bind may go ahead. */
@@ -92,8 +105,8 @@ final class LocalOps
         final boolean unbind = info.lengthBytes() == 0;
         if (!WINDOW_RIGHTS.containsAll(info.access()))
         {
-            return "window access " + info.access() + " outside REMOTE_READ, REMOTE_WRITE, REMOTE_ATOMIC, ZERO_BASED"
-                + " (rxe_bind_mw: EOPNOTSUPP)";
+            return "window access " + info.access() + " outside LOCAL_WRITE (ignored), REMOTE_READ, REMOTE_WRITE, "
+                + "REMOTE_ATOMIC, ZERO_BASED (rxe_bind_mw: EOPNOTSUPP)";
         }
         if (mw.type() == MwType.TYPE_1 && info.access().contains(Access.ZERO_BASED))
         {

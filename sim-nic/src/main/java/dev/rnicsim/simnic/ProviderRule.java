@@ -66,5 +66,12 @@ public enum ProviderRule
      * element's references). Without this rule (mlx5) the retirement destroys the mkey at once and the packets that
      * follow are NAKed with a remote access error; those already placed stay placed ({@code mlx5_ib_dereg_mr}
      * destroys the mkey; the HCA checks each packet against the mkey context). */
-    RESPONDER_HOLDS_KEY_REFERENCE
+    RESPONDER_HOLDS_KEY_REFERENCE,
+    /** The driver's MR access mask has neither ZERO_BASED nor HUGETLB: a registration asking for either fails with
+     * EOPNOTSUPP after the core's checks (rxe: {@code RXE_ACCESS_SUPPORTED_MR} in rxe_verbs.h, checked by
+     * {@code rxe_reg_user_mr}). */
+    MR_ACCESS_WITHOUT_ZERO_BASED_OR_HUGETLB,
+    /** ibv_alloc_null_mr is implemented (mlx5: {@code mlx5_alloc_null_mr} with the device's dump-fill mkey); without
+     * this rule the provider has no alloc_null_mr and the verb is EOPNOTSUPP. */
+    NULL_MR
 }

@@ -34,7 +34,7 @@ public final class SimContext implements Context
     {
         this.device = device;
         this.process = process;
-        this.memory = new SimHostMemory(process);
+        this.memory = new SimHostMemory(process, device.fabric());
     }
 
     @Override

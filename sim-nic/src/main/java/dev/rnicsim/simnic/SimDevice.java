@@ -66,7 +66,7 @@ public final class SimDevice implements Device
         this.name = name;
         this.profile = profile;
         this.tables = new AdapterTables(new AdapterConfig(profile.mtt(),
-            new MptConfig(profile.attributes().maxMr(), 8, profile.variantPolicy(), profile.indexPolicy(),
+            new MptConfig(profile.mptEntries(), 8, profile.variantPolicy(), profile.indexPolicy(),
                 profile.seed()),
             profile.attributes().pageSizeCap(), profile.cacheEntries(), profile.cacheWays()));
         this.port = new DmaPort(tables, host.host().physicalMemory()).withFaults(this::pageFault)
@@ -575,6 +575,40 @@ public final class SimDevice implements Device
      * The address the tables know for an address presented with a key: for a ZERO_BASED MR, an offset from the MR
      * start becomes the offset plus the buffer's offset in its first page (the iova the MR was registered with).
      */
+    /** Keys of live null MRs, and the device's sink frame (-1: none yet). */
+    private final java.util.Set<Integer> nullMrKeys = new java.util.HashSet<>();
+    private long nullMrSink = -1;
+
+    long nullMrSinkFrame()
+    {
+        if (nullMrSink < 0)
+        {
+            nullMrSink = SimNullMr.sinkFrame(this);
+        }
+        return nullMrSink;
+    }
+
+    void nullMrAdded(final int key)
+    {
+        nullMrKeys.add(key);
+    }
+
+    void nullMrRemoved(final int key)
+    {
+        nullMrKeys.remove(key);
+    }
+
+    boolean isNullMrKey(final int key)
+    {
+        return !nullMrKeys.isEmpty() && nullMrKeys.contains(key);
+    }
+
+    /** Zeroes the sink frame: what a null MR reads is zeros; what was written to it is gone. */
+    void clearNullMrSink()
+    {
+        host.host().physicalMemory().write(nullMrSink, new byte[4096], 0, 4096);
+    }
+
     long keyAddress(final int key, final long addr)
     {
         if (zeroBasedOffsets.isEmpty())

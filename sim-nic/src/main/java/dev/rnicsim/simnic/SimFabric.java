@@ -185,6 +185,48 @@ public final class SimFabric
     }
 
     /** Advances the clock by a span and reports it to the trace listeners. */
+    /**
+     * CPU time of a host's process that the model prices (its page faults): advances the clock and records a span
+     * of category "cpu" on the pseudo-device {@code cpu}.
+     */
+    void cpuSpan(final String hostName, final String name, final long durationNs, final Map<String, Object> args)
+    {
+        final long start = clock.nowNs();
+        clock.advance(durationNs);
+        if (!traceListeners.isEmpty())
+        {
+            final TraceEvent e = new TraceEvent(name, "cpu", hostName, "cpu", start, durationNs, args);
+            for (final java.util.function.Consumer<TraceEvent> l : traceListeners)
+            {
+                l.accept(e);
+            }
+        }
+    }
+
+    /**
+     * Runs CPU work on a process of this fabric (a touch or a write the scripts ask for) and advances the clock by the
+     * host page faults it took (first touch: the fault and the zeroing of each page; see {@link CostModel}).
+     *
+     * @param process the process.
+     * @param what    the work's name in the trace.
+     * @param work    the work.
+     * @param <T>     its result.
+     * @return its result.
+     */
+    public <T> T cpuWork(final dev.rnicsim.pagetable.UserProcess process, final String what,
+        final java.util.function.Supplier<T> work)
+    {
+        String hostName = process.name();
+        for (final SimHost h : hosts)
+        {
+            if (h.host() == process.host())
+            {
+                hostName = h.name();
+            }
+        }
+        return HostFaultClock.cpu(this, process.host(), hostName, what, work);
+    }
+
     void span(final SimDevice device, final String name, final String category, final long durationNs,
         final Map<String, Object> args)
     {

@@ -25,6 +25,18 @@ public final class SimHostMemory implements HostMemory
      */
     public SimHostMemory(final UserProcess process)
     {
+        this(process, null);
+    }
+
+    private final SimFabric fabric;
+
+    /**
+     * @param process the process whose memory this is.
+     * @param fabric  the fabric whose clock the CPU's page faults advance (null: they cost no simulated time).
+     */
+    public SimHostMemory(final UserProcess process, final SimFabric fabric)
+    {
+        this.fabric = fabric;
         this.process = process;
     }
 
@@ -110,7 +122,18 @@ public final class SimHostMemory implements HostMemory
         }
         try
         {
-            process.write(address, data);
+            if (fabric == null)
+            {
+                process.write(address, data);
+            }
+            else
+            {
+                fabric.cpuWork(process, "write", () ->
+                {
+                    process.write(address, data);
+                    return null;
+                });
+            }
         }
         catch (final KernelException e)
         {
@@ -123,7 +146,8 @@ public final class SimHostMemory implements HostMemory
     {
         try
         {
-            return process.read(address, lengthBytes);
+            return fabric == null ? process.read(address, lengthBytes)
+                : fabric.cpuWork(process, "read", () -> process.read(address, lengthBytes));
         }
         catch (final KernelException e)
         {

@@ -71,6 +71,13 @@ public final class SimOdpMr extends FixedMr
         this.span = implicit ? UserProcess.TASK_SIZE : lengthBytes;
     }
 
+    /** A ZERO_BASED MR presents offsets from its first byte, so its key-visible base is 0 (as a pinned one's). */
+    @Override
+    public long iova()
+    {
+        return access().contains(Access.ZERO_BASED) ? 0 : iova;
+    }
+
     /** Installs the explicit MR's interval notifier and maps the pages already present; returns entries mapped. */
     long start()
     {

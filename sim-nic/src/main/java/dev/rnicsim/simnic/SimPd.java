@@ -140,7 +140,7 @@ public final class SimPd implements ProtectionDomain
         final long tableIova = zeroBased ? addr & 0xfff : iova;
         try
         {
-            checkArguments(device.profile().attributes(), addr, lengthBytes, iova, rights, explicitIova,
+            checkArguments(device.profile(), addr, lengthBytes, iova, rights, explicitIova,
                 SimHostMemory.basePageBytes(context.process()));
         }
         catch (final VerbsException e)
@@ -155,6 +155,8 @@ public final class SimPd implements ProtectionDomain
         }
         final UserProcess process = context.process();
         final PinnedPages pinned;
+        // pin_user_pages faults in the pages the process never touched: the cold part of a registration.
+        final HostFaultClock faultIn = HostFaultClock.start(process.host());
         try
         {
             pinned = process.pinUserPages(addr, lengthBytes, !disjoint(rights, WRITABLE), true);
@@ -205,10 +207,11 @@ public final class SimPd implements ProtectionDomain
             registered);
         mrs.add(mr);
         final long durationNs = device.fabric().costModel().registrationNs(pinned.pageCount(), leaves,
-            registered.mtt().entries());
+            registered.mtt().entries()) + faultIn.faultsNs(device.fabric().costModel());
         device.fabric().span(device, "reg_mr", "registration", durationNs, java.util.Map.of("lkey", key, "addr", addr,
             "length", lengthBytes, "pages_pinned", pinned.pageCount(), "page_size", registered.pageSizeBytes(),
-            "mtt_entries", registered.mtt().entries()));
+            "mtt_entries", registered.mtt().entries(), "pages_faulted_in", faultIn.minorFaults()
+                + faultIn.majorFaults()));
         device.count(SimCounter.MR_REGISTRATIONS, 1);
         device.count(SimCounter.PINNED_BYTES, pinned.lengthBytes());
         device.record(new RegistrationEvent(RegistrationEvent.Kind.REG, startNs, durationNs, key, addr, lengthBytes,
@@ -223,23 +226,21 @@ public final class SimPd implements ProtectionDomain
      * ({@code ib_uverbs_reg_mr}), access flags ({@code ib_check_mr_access}), length against {@code max_mr_size},
      * then zero and wrapping lengths ({@code ib_umem_get}).
      */
-    private static void checkArguments(final DeviceAttributes a, final long addr, final long lengthBytes,
+    private static void checkArguments(final DeviceProfile profile, final long addr, final long lengthBytes,
         final long iova, final Set<Access> rights, final boolean explicitIova, final long pageBytes)
     {
+        final DeviceAttributes a = profile.attributes();
         if (explicitIova && (addr & (pageBytes - 1)) != (iova & (pageBytes - 1)))
         {
             throw Errors.invalid(REG, "addr=0x" + Long.toHexString(addr) + " and iova=0x" + Long.toHexString(iova)
                 + " differ in their offset within a " + (pageBytes >> 10) + " KiB page (ib_uverbs_reg_mr: PAGE_MASK)");
         }
         Access.checkDependencies(rights, REG);
+        AccessRules.checkFlushCaps(profile, rights, REG);
+        AccessRules.checkDriverMask(profile, rights, REG);
         if (rights.contains(Access.HUGETLB))
         {
             throw Errors.invalid(REG, "access HUGETLB is only meaningful with ON_DEMAND (ibv_reg_mr(3))");
-        }
-        if (rights.contains(Access.FLUSH_GLOBAL) || rights.contains(Access.FLUSH_PERSISTENT))
-        {
-            throw Errors.of(REG, Errno.EOPNOTSUPP, "access " + rights + ": the device has no FLUSH capability "
-                + "(ib_check_mr_access)");
         }
         if (lengthBytes == 0)
         {
@@ -337,12 +338,16 @@ public final class SimPd implements ProtectionDomain
             device.count(SimCounter.MR_REGISTRATION_FAILURES, 1);
             throw e;
         }
-        final int bits = Access.toBits(rights) & ~Access.HUGETLB.bit();
+        final int bits = Access.toBits(rights) & ~Access.HUGETLB.bit() & ~Access.ZERO_BASED.bit();
+        // A ZERO_BASED ODP MR (mlx5 create_user_odp_mr takes every legal flag) is addressed by offsets: the tables
+        // know it by its first byte's offset in its page, as a pinned one.
+        final boolean zeroBased = !implicit && rights.contains(Access.ZERO_BASED);
+        final long tableIova = zeroBased ? addr & 0xfff : iova;
         final int key;
         try
         {
             key = implicit ? device.tables().registerImplicit(pdNum, UserProcess.TASK_SIZE, bits)
-                : device.tables().registerOnDemand(pdNum, lengthBytes, iova, bits, pageShift).key();
+                : device.tables().registerOnDemand(pdNum, lengthBytes, tableIova, bits, pageShift).key();
         }
         catch (final TableException e)
         {
@@ -350,14 +355,18 @@ public final class SimPd implements ProtectionDomain
             throw Errors.of(REG, e);
         }
         final int rkey = device.profile().rkeyOnlyWithRemoteAccess() && disjoint(rights, REMOTE) ? 0 : key;
-        final SimOdpMr mr = new SimOdpMr(this, addr, lengthBytes, implicit ? 0 : iova, key, rkey, rights, implicit,
-            pageShift);
+        if (zeroBased)
+        {
+            device.zeroBased(key, tableIova);
+        }
+        final SimOdpMr mr = new SimOdpMr(this, addr, lengthBytes, implicit ? 0 : tableIova, key, rkey, rights,
+            implicit, pageShift);
         final long snapshot = mr.start();
         odpMrs.add(mr);
         device.odpRegistered(mr);
-        // Page-table leaves looked at for the snapshot: one per MR page (a huge page of a HUGETLB MR is one leaf).
-        final long pagesWalked = implicit ? 0 : ((addr + lengthBytes + (1L << pageShift) - 1) >>> pageShift)
-            - (addr >>> pageShift);
+        // Page-table leaves looked at for the snapshot: the present ones only (absent levels are skipped; the mkey
+        // is created zapped), so the cost does not grow with the absent part of the range.
+        final long pagesWalked = implicit ? 0 : snapshot;
         final long durationNs = device.fabric().costModel().odpRegistrationNs(pagesWalked, snapshot);
         device.fabric().span(device, "reg_mr", "registration", durationNs, java.util.Map.of("lkey", key, "addr", addr,
             "length", Long.toUnsignedString(lengthBytes), "odp", implicit ? "implicit" : "explicit",
@@ -386,16 +395,8 @@ public final class SimPd implements ProtectionDomain
                 + "on-demand paging (odp general caps 0x" + Integer.toHexString(a.odpCaps().generalCaps())
                 + " lack IBV_ODP_SUPPORT; ib_check_mr_access)");
         }
-        if (rights.contains(Access.FLUSH_GLOBAL) || rights.contains(Access.FLUSH_PERSISTENT))
-        {
-            throw Errors.of(REG, Errno.EOPNOTSUPP, "access " + rights + ": the device has no FLUSH capability "
-                + "(ib_check_mr_access)");
-        }
-        if (rights.contains(Access.ZERO_BASED) || rights.contains(Access.MW_BIND))
-        {
-            throw Errors.of(REG, Errno.EOPNOTSUPP, "access " + rights + ": ZERO_BASED and MW_BIND ODP MRs are not"
-                + " simulated (mlx5 ODP MRs do not support memory windows)");
-        }
+        AccessRules.checkFlushCaps(device.profile(), rights, REG);
+        AccessRules.checkDriverMask(device.profile(), rights, REG);
         if (implicit)
         {
             if (explicitIova && iova != 0)
@@ -405,9 +406,11 @@ public final class SimPd implements ProtectionDomain
             }
             if (!a.odpCaps().implicitSupported())
             {
-                throw Errors.of(REG, Errno.EOPNOTSUPP, "implicit ODP (addr 0, length SIZE_MAX) needs "
-                    + "IBV_ODP_SUPPORT_IMPLICIT; " + device.profile().name() + " has odp general caps 0x"
-                    + Integer.toHexString(a.odpCaps().generalCaps()));
+                // mlx5 create_user_odp_mr and rxe_odp_mr_init_user: an implicit MR on a device without the
+                // capability is a bad argument (EINVAL), not a missing feature.
+                throw Errors.invalid(REG, "implicit ODP (addr 0, length SIZE_MAX) needs IBV_ODP_SUPPORT_IMPLICIT; "
+                    + device.profile().name() + " has odp general caps 0x"
+                    + Integer.toHexString(a.odpCaps().generalCaps()) + "; register an explicit range instead");
             }
             if (rights.contains(Access.HUGETLB))
             {
@@ -459,6 +462,7 @@ public final class SimPd implements ProtectionDomain
         // Writes still in flight to the MR land before its translation goes (the device stops writing first).
         device.writeOrdering().drain();
         final long dropped = device.tables().deregister(mr.lkey());
+        device.forgetZeroBased(mr.lkey());
         mr.markClosed();
         odpMrs.remove(mr);
         device.odpDeregistered(mr);
@@ -798,6 +802,30 @@ public final class SimPd implements ProtectionDomain
 
     // ------------------------------------------------------------------ memory windows and fast registration
 
+    /**
+     * As the interface, with the device's refusal first: a device without windows answers EOPNOTSUPP whatever the
+     * type (libibverbs finds no alloc_mw in the provider), one with windows EINVAL for a type other than 1 or 2.
+     */
+    @Override
+    public MemoryWindow allocMw(final int typeCode)
+    {
+        checkOpen("ibv_alloc_mw");
+        checkWindowsSupported("ibv_alloc_mw");
+        return ProtectionDomain.super.allocMw(typeCode);
+    }
+
+    private void checkWindowsSupported(final String verb)
+    {
+        final SimDevice device = context.device();
+        final DeviceAttributes a = device.profile().attributes();
+        if (!a.has(DeviceCap.MEM_WINDOW) || a.maxMw() == 0)
+        {
+            throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " has no memory windows (MEM_WINDOW "
+                + (a.has(DeviceCap.MEM_WINDOW) ? "set" : "not set") + " in device_cap_flags, max_mw=" + a.maxMw()
+                + ")");
+        }
+    }
+
     @Override
     public MemoryWindow allocMw(final MwType type)
     {
@@ -809,12 +837,7 @@ public final class SimPd implements ProtectionDomain
         }
         final SimDevice device = context.device();
         final DeviceAttributes a = device.profile().attributes();
-        if (!a.has(DeviceCap.MEM_WINDOW) || a.maxMw() == 0)
-        {
-            throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " has no memory windows (MEM_WINDOW "
-                + (a.has(DeviceCap.MEM_WINDOW) ? "set" : "not set") + " in device_cap_flags, max_mw=" + a.maxMw()
-                + ")");
-        }
+        checkWindowsSupported(verb);
         if (type == MwType.TYPE_2 && !a.has(DeviceCap.MEM_WINDOW_TYPE_2A) && !a.has(DeviceCap.MEM_WINDOW_TYPE_2B))
         {
             throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " has no type 2 windows (neither "
@@ -971,9 +994,7 @@ public final class SimPd implements ProtectionDomain
             }
             catch (final VerbsException e)
             {
-                final String prefix = e.verb() + ": " + e.errnoName().name() + ": ";
-                throw reregCmd(Errno.EINVAL, e.getMessage().startsWith(prefix)
-                    ? e.getMessage().substring(prefix.length()) : e.getMessage());
+                throw reregCmd(e.errnoName(), e.detail());
             }
             if (rights.contains(Access.ON_DEMAND) != mr.access().contains(Access.ON_DEMAND)
                 || rights.contains(Access.ZERO_BASED) != mr.access().contains(Access.ZERO_BASED))
@@ -1007,13 +1028,12 @@ public final class SimPd implements ProtectionDomain
                     + "were pinned read-only (mlx4_ib_rereg_user_mr)");
             }
             // mlx5 and rxe register the range anew, pinned for writing (ib_umem_get with FOLL_WRITE).
-            rereg(mr, EnumSet.of(ReregFlag.CHANGE_TRANSLATION, ReregFlag.CHANGE_ACCESS, ReregFlag.CHANGE_PD),
-                target, mr.addr(), mr.lengthBytes(), rights);
+            retranslate(mr, target, mr.addr(), mr.lengthBytes(), rights);
             return;
         }
         if (translation)
         {
-            rereg(mr, flags, target, newAddr, newLength, rights);
+            retranslate(mr, target, newAddr, newLength, rights);
             return;
         }
         final long dropped = device.tables().modify(mr.lkey(), target.pdNum, bits);
@@ -1032,7 +1052,7 @@ public final class SimPd implements ProtectionDomain
      * The translation half of a rereg: pins the new range, writes a new translation (a new mkey where the profile
      * says so), unpins the old pages; also the re-pin an access change needs when the pages were pinned read-only.
      */
-    private void rereg(final SimMr mr, final Set<ReregFlag> flags, final SimPd target, final long newAddr,
+    private void retranslate(final SimMr mr, final SimPd target, final long newAddr,
         final long newLength, final Set<Access> rights)
     {
         final SimDevice device = context.device();
@@ -1055,9 +1075,7 @@ public final class SimPd implements ProtectionDomain
         }
         catch (final KernelException e)
         {
-            final String prefix = e.errno().name() + ": ";
-            throw reregCmd(Errno.of(e.errno().value()), e.getMessage().startsWith(prefix)
-                ? e.getMessage().substring(prefix.length()) : e.getMessage());
+            throw Errors.reregCmd(e);
         }
         final List<DmaRun> runs = new ArrayList<>(pinned.runs().size());
         long leaves = 0;
@@ -1079,7 +1097,7 @@ public final class SimPd implements ProtectionDomain
         catch (final TableException e)
         {
             context.process().unpinUserPages(pinned);
-            throw reregCmd(Errno.EINVAL, e.getMessage());
+            throw Errors.reregCmd(e);
         }
         final boolean newKey = device.profile().follows(ProviderRule.REREG_TRANSLATION_NEW_KEY)
             && (choice.pageSizeBytes() == 0 || choice.blocks() > mkeyCapacity(mr.mttEntries()));
@@ -1093,7 +1111,7 @@ public final class SimPd implements ProtectionDomain
         catch (final TableException e)
         {
             context.process().unpinUserPages(pinned);
-            throw reregCmd(e.errno() == dev.rnicsim.mtt.Errno.ENOMEM ? Errno.ENOMEM : Errno.EINVAL, e.getMessage());
+            throw Errors.reregCmd(e);
         }
         final int oldKey = mr.lkey();
         device.forgetZeroBased(oldKey);
@@ -1200,6 +1218,39 @@ public final class SimPd implements ProtectionDomain
         {
             throw failure;
         }
+    }
+
+    @Override
+    public MemoryRegion allocNullMr()
+    {
+        checkOpen("ibv_alloc_null_mr");
+        return SimNullMr.allocate(this);
+    }
+
+    @Override
+    public void dealloc()
+    {
+        final String verb = "ibv_dealloc_pd";
+        checkOpen(verb);
+        final long users = (long)mrs.size() + odpMrs.size() + peerMrs.size() + fastRegs.size() + windows.size()
+            + qps.size() + extraUsers;
+        if (users > 0)
+        {
+            throw Errors.of(verb, Errno.EBUSY, "the PD still has " + mrs.size() + " MR(s), " + odpMrs.size()
+                + " ODP MR(s), " + peerMrs.size() + " GPU MR(s), " + fastRegs.size() + " fast-registration MR(s), "
+                + windows.size() + " memory window(s), " + qps.size() + " QP(s) and " + extraUsers + " other "
+                + "object(s) (the kernel frees a PD only when its use count is 0); destroy them first, or close() the "
+                + "PD to release everything it holds");
+        }
+        close();
+    }
+
+    /** Users of the PD the lists above do not hold (null MRs, device-memory MRs), for {@link #dealloc()}. */
+    private long extraUsers;
+
+    void userAdded(final int delta)
+    {
+        extraUsers += delta;
     }
 
     void checkOpen(final String verb)

@@ -510,6 +510,12 @@ public final class SimQp implements QueuePair
             throw Errors.invalid(verb, "no MR but addr=0x" + Long.toHexString(info.addr()) + " lengthBytes="
                 + info.lengthBytes() + " (verbs.h ibv_bind_mw)");
         }
+        if (info.mr() != null && device.profile().follows(ProviderRule.MW_BIND_CHECKED_AT_POST)
+            && !MrTypes.isPlain(info.mr()))
+        {
+            throw Errors.of(verb, Errno.EOPNOTSUPP, "the MR is a " + MrTypes.typeOf(info.mr()) + ", not a plain MR "
+                + "(IBV_MR_TYPE_MR): windows bind only to MRs of ibv_reg_mr (mlx5_bind_mw)");
+        }
         if (info.mr() != null && info.mr().pd() != m.pd())
         {
             throw Errors.of(verb, Errno.EPERM, "the MR and the window are in different PDs (verbs.h ibv_bind_mw)");
@@ -524,7 +530,7 @@ public final class SimQp implements QueuePair
         }
         catch (final PostException e)
         {
-            throw new VerbsException(verb, e.errno(), e.getMessage());
+            throw new VerbsException(verb, e.errno(), e.detail());
         }
         finally
         {
@@ -1076,6 +1082,11 @@ public final class SimQp implements QueuePair
         final List<Segment> out = new ArrayList<>(sgl.size());
         for (final Sge s : sgl)
         {
+            if (owner.isNullMrKey(s.lkey()))
+            {
+                SimNullMr.segments(owner, s, out);
+                continue;
+            }
             out.add(new Segment(owner.keyAddress(s.lkey(), s.addr()), s.lengthBytes(), s.lkey()));
         }
         return out;

@@ -235,7 +235,7 @@ class DevinfoReaderTest
         assertThat(r.hcaId()).isNull();
         assertThat(r.profile().name()).isEqualTo("rxe");
         assertThat(r.profile().driver()).isEqualTo("rxe");
-        assertPropertiesOf(r.profile(), DeviceProfiles.rxe());
+        assertPropertiesOf(r.profile(), DeviceProfiles.rxeLegacy());
         assertThat(r.profile().rkeyOnlyWithRemoteAccess()).isTrue();
         assertThat(a.vendorId()).isZero();
         assertThat(a.pageSizeCap()).isEqualTo(0xfffff000L);
@@ -250,7 +250,7 @@ class DevinfoReaderTest
         assertThat(a.maxPkeys()).isEqualTo(64);
         assertThat(a.odpCaps()).isEqualTo(OdpCaps.NONE);
         assertThat(r.defaultedFields()).containsExactly("fw_ver", "node_guid", "xrc_odp_caps");
-        assertDefaultedFrom(r, DeviceProfiles.rxe());
+        assertDefaultedFrom(r, DeviceProfiles.rxeLegacy());
     }
 
     @Test
@@ -289,7 +289,7 @@ class DevinfoReaderTest
     {
         return Stream.of(Arguments.of(DeviceProfiles.connectx3(), "connectx3-mlx4.txt"),
             Arguments.of(DeviceProfiles.connectx5(), "connectx5-mlx5.txt"),
-            Arguments.of(DeviceProfiles.rxe(), "rxe.txt"),
+            Arguments.of(DeviceProfiles.rxeLegacy(), "rxe.txt"),
             Arguments.of(DeviceProfiles.e810(), "irdma-e810.txt"));
     }
 
@@ -305,7 +305,7 @@ class DevinfoReaderTest
         {
             final String field = e.getKey();
             final boolean zeroedGuid = field.equals("node_guid") || field.equals("sys_image_guid");
-            final boolean rxeFw = builtIn.name().equals("rxe") && field.equals("fw_ver");
+            final boolean rxeFw = builtIn.driver().equals("rxe") && field.equals("fw_ver");
             if (r.defaultedFields().contains(field) || zeroedGuid || rxeFw)
             {
                 continue;

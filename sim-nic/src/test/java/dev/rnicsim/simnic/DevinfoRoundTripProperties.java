@@ -29,7 +29,7 @@ import net.jqwik.api.Provide;
 class DevinfoRoundTripProperties
 {
     private static final Map<String, String> HCA_ID_OF_BUILT_IN = Map.of("connectx3", "mlx4_0", "connectx5",
-        "mlx5_0", "connectx7", "mlx5_1", "rxe", "rxe0", "e810", "irdma0", "connectx4-forced-ro", "mlx5_2");
+        "mlx5_0", "connectx7", "mlx5_1", "rxe", "rxe0", "e810", "irdma0", "connectx4-forced-ro", "mlx5_2", "rxe-legacy", "rxe1");
 
     @Provide
     Arbitrary<DeviceAttributes> attributes()

@@ -419,8 +419,8 @@ class PeerMemoryRulesTest
         final SimGpu gpu = gpuB(rig);
         final GpuBuffer buf = gpu.allocate(MIB);
         int registered = 0;
-        // MPT index 0 is reserved: max_mr 4 holds three MRs.
-        while (rig.deviceB.tables().mpt().inUse() < 3)
+        // A device reporting max_mr 4 holds four MRs.
+        while (rig.deviceB.tables().mpt().inUse() < 4)
         {
             register(rig, kind, buf, registered * GPU_PAGE, GPU_PAGE, RW);
             registered++;

@@ -696,9 +696,10 @@ class RuleDataPathTest
     void shouldLetAStaleRkeyReachTheNewMrWhenMlx5RecyclesTheMkeyOfAReusedIndex()
     {
         // mlx5's mkey cache hands a revoked mkey back with the same 32-bit key (mlx5r_umr_revoke_mr): an rkey kept
-        // across dereg and a new registration that reuses the mkey reaches the NEW memory. max_mr 2 forces reuse.
+        // across dereg and a new registration that reuses the mkey reaches the NEW memory. max_mr 2 (the source MR
+        // on a, one MR on b) forces reuse.
         final DeviceProfile cx5 = DeviceProfiles.connectx5();
-        final DeviceProfile oneMr = cx5.withAttributes(cx5.attributes().toBuilder().maxMr(2).build());
+        final DeviceProfile oneMr = cx5.withAttributes(cx5.attributes().toBuilder().maxMr(1).build());
         final RuleRig rig = RuleRig.connected(oneMr, RuleRig.ALL_REMOTE);
         final long src = rig.bufferA(PAGE);
         rig.ctxA.memory().write(src, pattern(PAGE, 1));

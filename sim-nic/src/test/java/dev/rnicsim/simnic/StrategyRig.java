@@ -211,6 +211,12 @@ final class StrategyRig
             }
 
             @Override
+            public void dealloc()
+            {
+                pd.dealloc();
+            }
+
+            @Override
             public MemoryRegion regMr(final long addr, final long lengthBytes, final Set<Access> access)
             {
                 return pd.regMr(addr, lengthBytes, copy(access));

@@ -57,7 +57,14 @@ public enum DeviceCap
     /** IBV_DEVICE_RAW_IP_CSUM. */
     RAW_IP_CSUM(26),
     /** IBV_DEVICE_MANAGED_FLOW_STEERING. */
-    MANAGED_FLOW_STEERING(29);
+    MANAGED_FLOW_STEERING(29),
+    /** IB_UVERBS_DEVICE_FLUSH_GLOBAL (device_cap_flags_ex bit 38): MRs may take IBV_ACCESS_FLUSH_GLOBAL and the
+     * FLUSH work request may target the global visibility point. */
+    FLUSH_GLOBAL(38),
+    /** IB_UVERBS_DEVICE_FLUSH_PERSISTENT (bit 39): FLUSH to the persistence point. */
+    FLUSH_PERSISTENT(39),
+    /** IB_UVERBS_DEVICE_ATOMIC_WRITE (bit 40): the ATOMIC_WRITE work request (an 8-byte write placed atomically). */
+    ATOMIC_WRITE(40);
 
     private final int shift;
 

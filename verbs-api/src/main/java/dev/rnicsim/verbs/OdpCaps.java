@@ -28,6 +28,10 @@ public record OdpCaps(int generalCaps, int rcOdpCaps, int ucOdpCaps, int udOdpCa
     public static final int ATOMIC = 0x10;
     /** IBV_ODP_SUPPORT_SRQ_RECV. */
     public static final int SRQ_RECV = 0x20;
+    /** IBV_ODP_SUPPORT_FLUSH. */
+    public static final int FLUSH = 0x40;
+    /** IBV_ODP_SUPPORT_ATOMIC_WRITE. */
+    public static final int ATOMIC_WRITE = 0x80;
 
     /** No ODP at all. */
     public static final OdpCaps NONE = new OdpCaps(0, 0, 0, 0, 0);

@@ -70,6 +70,72 @@ public interface ProtectionDomain extends AutoCloseable
     MemoryWindow allocMw(MwType type);
 
     /**
+     * {@code ibv_alloc_null_mr}: an MR whose writes are discarded and whose reads give zeros, spanning the whole
+     * address space, with an lkey and no rkey; {@code ibv_rereg_mr} refuses it and so does mlx5's
+     * {@code ibv_bind_mw}.
+     *
+     * @return the null MR.
+     * @throws VerbsException EOPNOTSUPP when the provider has none (every driver but mlx5); ENOMEM when the MPT is
+     *                        full; EINVAL when the PD is closed.
+     */
+    default MemoryRegion allocNullMr()
+    {
+        throw new VerbsException("ibv_alloc_null_mr", Errno.EOPNOTSUPP.code(), "this backend does not provide null MRs");
+    }
+
+    /**
+     * {@code ibv_reg_mr_ex}: one entry point for address-mode and dma-buf registrations, the fields selected by a
+     * comp_mask ({@link MrInitAttr}). Address mode registers as {@link #regMr(long, long, long, Set)} (iova: the
+     * given one with MASK_IOVA, else addr); fd mode as {@link #regDmabufMr} (offset: FD_OFFSET's, else 0; iova: the
+     * given one, else the offset).
+     *
+     * @param in the input.
+     * @return the MR.
+     * @throws VerbsException EINVAL for a comp_mask with unknown bits, with neither or both modes, or FD_OFFSET
+     *                        without FD (the library's checks; nothing reaches the device); EOPNOTSUPP for DMAH;
+     *                        otherwise as the registration verb of the mode.
+     */
+    default MemoryRegion regMrEx(final MrInitAttr in)
+    {
+        if (in == null)
+        {
+            throw new VerbsException("ibv_reg_mr_ex", Errno.EINVAL.code(), "mr_init_attr is null");
+        }
+        in.check();
+        final boolean iova = (in.compMask() & MrInitAttr.MASK_IOVA) != 0;
+        if ((in.compMask() & MrInitAttr.MASK_ADDR) != 0)
+        {
+            return iova ? regMr(in.addr(), in.lengthBytes(), in.iova(), in.access())
+                : regMr(in.addr(), in.lengthBytes(), in.access());
+        }
+        final long offset = (in.compMask() & MrInitAttr.MASK_FD_OFFSET) != 0 ? in.fdOffset() : 0;
+        return regDmabufMr(offset, in.lengthBytes(), iova ? in.iova() : offset, in.fd(), in.access());
+    }
+
+    /**
+     * {@code ibv_alloc_mw} with the type as the number the application passes, so that a number that is no window
+     * type can be tried.
+     *
+     * @param typeCode the {@code enum ibv_mw_type} value: 1 or 2.
+     * @return the window.
+     * @throws VerbsException EINVAL for any other number (the kernel's {@code ib_uverbs_alloc_mw} refuses it),
+     *                        after the device's own refusal (EOPNOTSUPP when it has no windows); otherwise as
+     *                        {@link #allocMw(MwType)}.
+     */
+    default MemoryWindow allocMw(final int typeCode)
+    {
+        for (final MwType t : MwType.values())
+        {
+            if (t.code() == typeCode)
+            {
+                return allocMw(t);
+            }
+        }
+        throw new VerbsException("ibv_alloc_mw", Errno.EINVAL.code(), "type " + typeCode + ": a memory window is "
+            + "type 1 or type 2 (IBV_MW_TYPE_1, IBV_MW_TYPE_2; ib_uverbs_alloc_mw)");
+    }
+
+    /**
      * The kernel's {@code ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, max_num_sg)}: an MR for fast registration.
      *
      * @param maxNumSg the most pages one registration maps, at least 1.
@@ -125,6 +191,16 @@ public interface ProtectionDomain extends AutoCloseable
      * @return true once closed.
      */
     boolean isClosed();
+
+    /**
+     * {@code ibv_dealloc_pd} itself, without closing anything first: the kernel counts the PD's users and frees it
+     * only at zero ({@code ib_dealloc_pd_user} is reached from {@code uverbs_free_pd} only when {@code
+     * pd->usecnt} is 0).
+     *
+     * @throws VerbsException EBUSY while an MR, a memory window, a QP, an SRQ or an address handle of this PD lives
+     *                        (the PD stays usable and nothing changes); EINVAL when it is already closed.
+     */
+    void dealloc();
 
     /**
      * Closes this PD's QPs and MRs, then frees it ({@code ibv_dealloc_pd}). Idempotent.

@@ -13,6 +13,7 @@ public class VerbsException extends RuntimeException
 
     private final String verb;
     private final int errno;
+    private final String detail;
 
     /**
      * @param verb    the verb that failed, e.g. {@code ibv_reg_mr}.
@@ -24,6 +25,7 @@ public class VerbsException extends RuntimeException
         super(verb + ": " + Errno.of(errno).name() + ": " + message);
         this.verb = verb;
         this.errno = errno;
+        this.detail = message;
     }
 
     /**
@@ -44,6 +46,15 @@ public class VerbsException extends RuntimeException
     public String verb()
     {
         return verb;
+    }
+
+    /**
+     * @return what was wrong, with the value and the limit, without the verb and errno name that
+     *         {@link #getMessage()} starts with.
+     */
+    public String detail()
+    {
+        return detail;
     }
 
     /**

@@ -339,6 +339,10 @@ public final class Charts
         for (long size = minBytes; size <= maxBytes; size *= 2)
         {
             final long addr = context.memory().allocate(size, backing);
+            // The published registration figures the cost model is calibrated on are for pre-touched memory
+            // (Mooncake PR 855), so the sweep touches the buffer first (at no simulated cost): a cold buffer would
+            // add its fault-in (CostModel.hostMinorFaultNs per page).
+            context.process().touch(addr, size, true);
             final SimMr mr = registerWithCpuPages(context, pd, addr, size, backing, LOCAL);
             final RegistrationEvent event = last[0];
             if (event == null || event.lkey() != mr.lkey())

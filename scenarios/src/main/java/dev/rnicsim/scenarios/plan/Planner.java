@@ -237,7 +237,7 @@ public final class Planner
             pages1G = Math.addExact(pages1G, Math.multiplyExact(r.mrs(), hugePagesPerMr(r, "1g")));
         }
         final long mttCapacity = profile.mtt().entries();
-        final long maxMr = profile.attributes().maxMr() - 1L;
+        final long maxMr = profile.registrableMrs();
         final long memlock = host.capIpcLock() ? -1 : host.memlockBytes();
         final long ramFree = host.ramBytes() - poolBytes(host);
         final Replay replay = replay(profile, groups, n);

@@ -401,6 +401,11 @@ public final class ScriptParser
         if (l.verb().equals("mw"))
         {
             final String type = l.options().getOrDefault("type", "1");
+            if (!type.matches("-?[0-9]{1,9}"))
+            {
+                throw l.error("type=" + type + ": the window type is a number (1 or 2; ibv_alloc_mw answers EINVAL "
+                    + "for other numbers); expected: " + spec.usage());
+            }
             binds.add(() -> mwTypes.put(l.args().get(0), type));
         }
         for (final Map.Entry<String, String> o : l.options().entrySet())

@@ -450,6 +450,19 @@ public final class ScriptRunner
                 case "release" -> release(s, l);
                 case "invalidate" -> invalidate(s, l);
                 case "close" -> close(s, l);
+                case "nullmr" ->
+                {
+                    final dev.rnicsim.verbs.MemoryRegion mr = s.get(l, l.args().get(1), SimPd.class).allocNullMr();
+                    s.names.put(l.args().get(0), mr);
+                    yield Outcome.ok(String.format(Locale.ROOT, "ibv_alloc_null_mr: lkey=0x%08x, no rkey; writes "
+                        + "through it are discarded, reads give zeros", mr.lkey()));
+                }
+                case "regex" -> ConformanceVerbs.regMrEx(s, l);
+                case "dealloc" ->
+                {
+                    s.get(l, l.args().get(0), SimPd.class).dealloc();
+                    yield Outcome.ok("ibv_dealloc_pd: the PD is freed");
+                }
                 case "let" ->
                 {
                     final Session.Val v = s.eval(l, l.args().get(1));
@@ -720,15 +733,22 @@ public final class ScriptRunner
         // process=: the same address in another process, e.g. a child after fork.
         final UserProcess p = l.options().containsKey("process")
             ? s.get(l, l.options().get("process"), UserProcess.class) : a.process();
-        final long pages = p.touch(a.num(), s.evalNum(l, l.args().get(1)), l.flags().contains("write"));
-        return Outcome.ok(pages + " pages faulted in");
+        final long t0 = s.fabric.clock().nowNs();
+        final long pages = s.fabric.cpuWork(p, "touch", () -> p.touch(a.num(),
+            s.evalNum(l, l.args().get(1)), l.flags().contains("write")));
+        return Outcome.ok(pages + " pages faulted in (" + Units.duration(s.fabric.clock().nowNs() - t0)
+            + " of page faults)");
     }
 
     private Outcome write(final Session s, final ScriptLine l)
     {
         final Session.Val a = address(s, l, l.args().get(0));
         final byte[] data = filled(s, l, data(l.args().get(1)), 2);
-        a.process().write(a.num(), data);
+        s.fabric.cpuWork(a.process(), "write", () ->
+        {
+            a.process().write(a.num(), data);
+            return null;
+        });
         return Outcome.ok(data.length + " bytes at 0x" + Long.toHexString(a.num()));
     }
 
@@ -1005,8 +1025,13 @@ public final class ScriptRunner
     private Outcome mw(final Session s, final ScriptLine l)
     {
         final SimPd pd = s.get(l, l.args().get(1), SimPd.class);
-        final MwType type = "2".equals(l.options().get("type")) ? MwType.TYPE_2 : MwType.TYPE_1;
-        final SimMw mw = (SimMw)pd.allocMw(type);
+        final String given = l.options().getOrDefault("type", "1");
+        if (!given.matches("-?[0-9]{1,9}"))
+        {
+            throw l.error("type=" + given + ": the window type is a number (1 or 2)");
+        }
+        final SimMw mw = (SimMw)pd.allocMw(Integer.parseInt(given));
+        final MwType type = mw.type();
         s.names.put(l.args().get(0), mw);
         return Outcome.ok(String.format(Locale.ROOT, "type %d, rkey=0x%08x (index %d, variant %d), unbound: it "
             + "grants nothing until a bind", type.code(), mw.rkey(), (mw.rkey() >>> 8) & 0xffffff, mw.rkey() & 0xff));
@@ -1538,6 +1563,7 @@ public final class ScriptRunner
             case SimMw w -> w.close();
             case SimCq c -> c.close();
             case SimQp q -> q.close();
+            case dev.rnicsim.verbs.MemoryRegion m -> m.close();
             case Session.PoolBinding p ->
             {
                 final StrategyCounters before = p.pool().counters();

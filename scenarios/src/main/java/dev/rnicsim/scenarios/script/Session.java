@@ -415,6 +415,14 @@ final class Session
                 yield num(hostField(l, h.host().host(), field));
             }
             case Long v -> num(v);
+            // A null MR (nullmr): its value is 0, the start of the address space it spans.
+            case MemoryRegion m -> field == null ? new Val(m.iova(), null, null, m, null) : switch (field)
+            {
+                case "lkey" -> num(m.lkey());
+                case "rkey" -> num(m.rkey());
+                case "kind" -> text("NULL");
+                default -> throw l.error("a null MR has the fields lkey, rkey and kind, not '" + field + "'");
+            };
             default -> throw l.error("'" + base + "' has no value");
         };
     }

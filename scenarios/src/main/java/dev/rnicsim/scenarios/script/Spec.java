@@ -102,7 +102,7 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
     /** Access words and the flags they stand for. */
     public static final Set<String> ACCESS_WORDS = Set.of("none", "local_write", "remote_write", "remote_read",
         "remote_atomic", "mw_bind", "zero_based", "on_demand", "hugetlb", "relaxed_ordering", "lw", "rw", "rr", "ra",
-        "mw", "zb", "odp", "ro");
+        "mw", "zb", "odp", "ro", "flush_global", "flush_persistent", "fg", "fp");
 
     private static final Set<Kind> PROCS = Set.of(Kind.CONTEXT, Kind.PROCESS);
 
@@ -218,7 +218,7 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             List.of(new NewName(Kind.WATCH, false), ref(Kind.DEVICE)),
             opts("flag", expr(), "data", expr(), "length", expr(), "value", expr()));
         add(t, "mw NAME PD [type=1|2]", List.of(new NewName(Kind.MW, false), ref(Kind.PD)),
-            opts("type", word("1", "2")));
+            opts("type", new Word1(true)));
         add(t, "bind MW QP MR [addr=ADDR] [length=SIZE] [access=FLAGS] [rkey=KEY] [id=N] [unsignaled]",
             List.of(ref(Kind.MW), ref(Kind.QP), ref(Kind.MR)),
             opts("addr", expr(), "length", expr(), "access", new Word(ACCESS_WORDS, true, true), "rkey", expr(),
@@ -243,6 +243,12 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             opts("access", new Word(ACCESS_WORDS, true, true)));
         add(t, "release HANDLE", List.of(ref(Kind.HANDLE)), Map.of());
         add(t, "invalidate CACHE ADDR SIZE", List.of(ref(Kind.CACHE), new Expr(false), new Expr(false)), Map.of());
+        add(t, "dealloc PD", List.of(ref(Kind.PD)), Map.of());
+        add(t, "nullmr NAME PD", List.of(new NewName(Kind.MR, false), ref(Kind.PD)), Map.of());
+        add(t, "regex NAME PD SIZE [addr=ADDR] [dmabuf=FD] [offset=N] [iova=ADDR] [access=FLAGS] [mask=N]",
+            List.of(new NewName(Kind.MR, false), ref(Kind.PD), new Expr(false)),
+            opts("addr", expr(), "dmabuf", expr(), "offset", expr(), "iova", expr(), "access",
+                new Word(ACCESS_WORDS, true, true), "mask", expr()));
         add(t, "close NAME", List.of(new Ref(Set.of(Kind.CONTEXT, Kind.PD, Kind.MR, Kind.FASTMR, Kind.MW, Kind.CQ,
             Kind.QP, Kind.POOL, Kind.CACHE, Kind.DMABUF, Kind.WATCH), false)), Map.of());
         add(t, "show mr|odp|mw|qp|walk|mtt|counters|trace|devinfo|meminfo|vmstat|buddyinfo|hugepages|status|smaps"
@@ -350,6 +356,8 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
                 case "odp", "on_demand" -> set.add(Access.ON_DEMAND);
                 case "hugetlb" -> set.add(Access.HUGETLB);
                 case "ro", "relaxed_ordering" -> set.add(Access.RELAXED_ORDERING);
+                case "fg", "flush_global" -> set.add(Access.FLUSH_GLOBAL);
+                case "fp", "flush_persistent" -> set.add(Access.FLUSH_PERSISTENT);
                 default -> throw new IllegalArgumentException("'" + w + "' is no access word; words: "
                     + new java.util.TreeSet<>(ACCESS_WORDS));
             }

@@ -154,8 +154,9 @@ class ChartsTest
         final double direct200 = data.yAt(Charts.SERIES_PER_REQUEST, Charts.STRATEGY_REQUESTS);
         // To the first operation: registering 1 MiB up front (or the pool's first chunk) costs more than 64 KiB.
         assertThat(data.yAt(Charts.SERIES_ONCE, 1)).isGreaterThan(direct1);
+        // The pool's chunk is fresh memory: its pin also faults its pages in, so it costs at least the up-front MR.
         assertThat(data.yAt(Charts.SERIES_POOL, 1)).isGreaterThan(direct1)
-            .isEqualTo(data.yAt(Charts.SERIES_ONCE, 1));
+            .isGreaterThanOrEqualTo(data.yAt(Charts.SERIES_ONCE, 1));
         assertThat(data.yAt(Charts.SERIES_CACHE, 1)).isEqualTo(direct1);
         // The ODP MR pins nothing: its first operation comes before the up-front MR's, after the per-request one's.
         assertThat(data.yAt(Charts.SERIES_ODP, 1)).isLessThan(data.yAt(Charts.SERIES_ONCE, 1))

@@ -46,7 +46,7 @@ class WindowScenariosTest
         assertThat(out).contains("rights [REMOTE_READ]").contains("rights [REMOTE_WRITE]");
         assertThat(out.split("IBV_WC_REM_ACCESS_ERR", -1)).hasSize(4);
         assertThat(out).contains("2 memory window(s) bound");
-        for (final String p : new String[] {"connectx3", "e810", "rxe"})
+        for (final String p : new String[] {"connectx3", "e810", "rxe-legacy"})
         {
             assertThat(out).contains("-> EOPNOTSUPP: ibv_alloc_mw: EOPNOTSUPP: " + p + " has no memory windows");
         }

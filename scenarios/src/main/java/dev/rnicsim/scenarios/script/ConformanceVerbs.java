@@ -1,0 +1,59 @@
+package dev.rnicsim.scenarios.script;
+
+import dev.rnicsim.simnic.SimPd;
+import dev.rnicsim.simnic.SimPeerMr;
+import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.MemoryRegion;
+import dev.rnicsim.verbs.MrInitAttr;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * Script verbs of the conformance work that do not fit the older verbs' shapes: {@code regex} ({@code
+ * ibv_reg_mr_ex}). Stateless.
+ */
+final class ConformanceVerbs
+{
+    private ConformanceVerbs()
+    {
+    }
+
+    /**
+     * {@code regex NAME PD SIZE [addr=ADDR] [dmabuf=FD] [offset=N] [iova=ADDR] [access=FLAGS] [mask=N]}: the comp_mask
+     * is made of the options given (addr= ADDR, dmabuf= FD, offset= FD_OFFSET, iova= IOVA) unless {@code mask=}
+     * gives it outright.
+     */
+    static Outcome regMrEx(final Session s, final ScriptLine l)
+    {
+        final SimPd pd = s.get(l, l.args().get(1), SimPd.class);
+        final long length = s.evalNum(l, l.args().get(2));
+        final Set<Access> access = Spec.accessFlags(l.options().getOrDefault("access", "local_write"));
+        long mask = 0;
+        mask |= l.options().containsKey("addr") ? MrInitAttr.MASK_ADDR : 0;
+        mask |= l.options().containsKey("dmabuf") ? MrInitAttr.MASK_FD : 0;
+        mask |= l.options().containsKey("offset") ? MrInitAttr.MASK_FD_OFFSET : 0;
+        mask |= l.options().containsKey("iova") ? MrInitAttr.MASK_IOVA : 0;
+        if (l.options().containsKey("mask"))
+        {
+            mask = s.evalNum(l, l.options().get("mask"));
+        }
+        final MrInitAttr in = new MrInitAttr(mask, num(s, l, "addr"), length, num(s, l, "iova"),
+            (int)num(s, l, "dmabuf"), num(s, l, "offset"), access);
+        final MemoryRegion mr = pd.regMrEx(in);
+        s.names.put(l.args().get(0), mr);
+        if (mr instanceof SimPeerMr peer)
+        {
+            // As reg ... dmabuf=: the GPU address of the MR's first byte, for addresses relative to it.
+            final dev.rnicsim.simnic.SimDmabuf d = pd.context().device().host().dmabuf(in.fd());
+            final long offset = (mask & MrInitAttr.MASK_FD_OFFSET) != 0 ? in.fdOffset() : 0;
+            s.peerFirstVa.put(peer, d == null ? offset : d.buffer().gpuVa() + d.offset() + offset);
+        }
+        return Outcome.ok(String.format(Locale.ROOT, "ibv_reg_mr_ex comp_mask=0x%x (%s mode): lkey=0x%08x "
+            + "rkey=0x%08x", mask, (mask & MrInitAttr.MASK_ADDR) != 0 ? "address" : "fd", mr.lkey(), mr.rkey()));
+    }
+
+    private static long num(final Session s, final ScriptLine l, final String option)
+    {
+        return l.options().containsKey(option) ? s.evalNum(l, l.options().get(option)) : 0;
+    }
+}

@@ -1,0 +1,101 @@
+package dev.rnicsim.scenarios.script;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The conformance rules as a script shows them (the example of docs/conformance.md): a window type other than 1 or 2
+ * is EINVAL (ib_uverbs_alloc_mw), a bind's LOCAL_WRITE is accepted and ignored (rdma-core tests/test_mr.py), rxe has
+ * no zero-based MRs (RXE_ACCESS_SUPPORTED_MR) but takes FLUSH access (RXE_DEVICE_CAP_FLAGS), a PD with users cannot
+ * be freed (EBUSY, ib_dealloc_pd_user), and a failed line changes nothing.
+ */
+class ScriptConformanceTest
+{
+    /** The example of docs/conformance.md, verbatim. */
+    static final String EXAMPLE = """
+        host alpha ram=256M
+        host beta ram=256M
+        device nic_a alpha profile=rxe
+        device nic_b beta profile=rxe
+        open app_a nic_a
+        open app_b nic_b
+        pd pd_a app_a
+        pd pd_b app_b
+        cq cq_a app_a
+        cq cq_b app_b
+        qp qp_a pd_a cq_a
+        qp qp_b pd_b cq_b
+        connect qp_a qp_b
+        mmap src app_a 4K
+        mmap dst app_b 64K
+        reg mr_src pd_a src 4K
+        reg mr_dst pd_b dst 64K access=local_write,mw_bind
+        say there is no type 3 window
+        mw odd pd_b type=3
+        expect EINVAL
+        mw win pd_b type=1
+        say LOCAL_WRITE in a bind is accepted and ignored: the window grants remote rights only
+        bind win qp_b mr_dst length=4K access=remote_write,local_write
+        expect ok
+        poll cq_b
+        expect SUCCESS
+        write src "through the window"
+        post write qp_a sgl=mr_src:18 remote=dst rkey=win.rkey
+        poll cq_a
+        expect SUCCESS
+        expect bytes dst "through the window"
+        say rxe's MR access mask has no ZERO_BASED, but FLUSH is there
+        reg zb pd_b dst 4K access=local_write,zero_based
+        expect EOPNOTSUPP
+        reg fl pd_b dst 4K access=local_write,flush_global,flush_persistent
+        expect ok
+        say a PD that still has MRs, a window and a QP cannot be freed
+        dealloc pd_b
+        expect EBUSY
+        expect bytes dst "through the window"
+        """;
+
+    @Test
+    void theDocumentedExampleShouldRunAndEveryExpectHold()
+    {
+        final ScriptRun r = ScriptRun.ok("conformance.rsim", EXAMPLE);
+
+        assertThat(r.out()).contains("EINVAL").contains("EOPNOTSUPP").contains("EBUSY");
+        assertThat(r.out()).contains("RXE_ACCESS_SUPPORTED_MR");
+    }
+
+    @Test
+    void deallocShouldFreeAPdWithoutUsers()
+    {
+        final ScriptRun r = ScriptRun.ok("dealloc.rsim", """
+            host alpha ram=64M
+            device nic alpha profile=connectx5
+            open app nic
+            pd spare app
+            dealloc spare
+            expect ok
+            """);
+
+        assertThat(r.out()).contains("ibv_dealloc_pd: the PD is freed");
+    }
+
+    @Test
+    void aWindowTypeOtherThanOneOrTwoShouldBeEinvalAndChangeNothing()
+    {
+        final ScriptRun r = ScriptRun.ok("t.rsim", """
+            host alpha ram=64M
+            device nic alpha profile=connectx5
+            open app nic
+            pd pd app
+            mw w pd type=3
+            expect EINVAL
+            mw w pd type=0
+            expect EINVAL
+            dealloc pd
+            expect ok
+            """);
+
+        assertThat(r.out()).contains("ib_uverbs_alloc_mw");
+    }
+}

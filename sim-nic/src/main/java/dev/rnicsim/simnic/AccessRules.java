@@ -1,0 +1,56 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.DeviceAttributes;
+import dev.rnicsim.verbs.DeviceCap;
+import dev.rnicsim.verbs.Errno;
+import java.util.Set;
+
+/**
+ * The access-flag rules of a registration that depend on the device: the core's capability checks
+ * ({@code ib_check_mr_access} in include/rdma/ib_verbs.h) and the driver's own mask of the flags it implements for an
+ * MR (rxe: {@code RXE_ACCESS_SUPPORTED_MR}). The dependency rule (REMOTE_WRITE or REMOTE_ATOMIC need LOCAL_WRITE) is
+ * {@link Access#checkDependencies}. Stateless.
+ */
+final class AccessRules
+{
+    private AccessRules()
+    {
+    }
+
+    /**
+     * {@code ib_check_mr_access}'s capability checks: FLUSH_GLOBAL needs the device's FLUSH_GLOBAL capability and
+     * FLUSH_PERSISTENT its FLUSH_PERSISTENT capability.
+     *
+     * @throws dev.rnicsim.verbs.VerbsException EOPNOTSUPP naming the flag and the capability the device lacks.
+     */
+    static void checkFlushCaps(final DeviceProfile profile, final Set<Access> rights, final String verb)
+    {
+        final DeviceAttributes a = profile.attributes();
+        for (final Access flag : new Access[] {Access.FLUSH_GLOBAL, Access.FLUSH_PERSISTENT})
+        {
+            final DeviceCap cap = flag == Access.FLUSH_GLOBAL ? DeviceCap.FLUSH_GLOBAL : DeviceCap.FLUSH_PERSISTENT;
+            if (rights.contains(flag) && !a.has(cap))
+            {
+                throw Errors.of(verb, Errno.EOPNOTSUPP, "access " + flag + ": " + profile.name() + " lacks the "
+                    + cap + " capability in device_cap_flags (ib_check_mr_access)");
+            }
+        }
+    }
+
+    /**
+     * The driver's mask of MR access flags, checked after the core's checks and before pinning.
+     *
+     * @throws dev.rnicsim.verbs.VerbsException EOPNOTSUPP for ZERO_BASED or HUGETLB on a driver whose mask lacks them.
+     */
+    static void checkDriverMask(final DeviceProfile profile, final Set<Access> rights, final String verb)
+    {
+        if (profile.follows(ProviderRule.MR_ACCESS_WITHOUT_ZERO_BASED_OR_HUGETLB)
+            && (rights.contains(Access.ZERO_BASED) || rights.contains(Access.HUGETLB)))
+        {
+            throw Errors.of(verb, Errno.EOPNOTSUPP, "access " + rights + ": " + profile.driver() + " implements "
+                + "neither ZERO_BASED nor HUGETLB for an MR (RXE_ACCESS_SUPPORTED_MR, rxe_reg_user_mr); register "
+                + "without them and present virtual addresses");
+        }
+    }
+}

@@ -1,0 +1,169 @@
+package dev.rnicsim.simnic;
+
+import static dev.rnicsim.simnic.KeyRig.PAGE;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import dev.rnicsim.simnic.KeyRig.Footprint;
+import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.MemoryRegion;
+import dev.rnicsim.verbs.MemoryWindow;
+import dev.rnicsim.verbs.MrInitAttr;
+import dev.rnicsim.verbs.MwBindInfo;
+import dev.rnicsim.verbs.MwType;
+import dev.rnicsim.verbs.RecvWr;
+import dev.rnicsim.verbs.ReregException;
+import dev.rnicsim.verbs.ReregFlag;
+import dev.rnicsim.verbs.SendWr;
+import dev.rnicsim.verbs.Sge;
+import dev.rnicsim.verbs.VerbsException;
+import dev.rnicsim.verbs.WcStatus;
+import java.util.EnumSet;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * ibv_alloc_null_mr and ibv_reg_mr_ex: what each does, and that each failed call leaves the device as it was.
+ */
+class NewVerbsTest
+{
+    private static VerbsException refused(final Runnable call)
+    {
+        final VerbsException e = catchThrowableOfType(VerbsException.class, call::run);
+        assertThat(e).as("the call fails").isNotNull();
+        return e;
+    }
+
+    // ------------------------------------------------------------------ ibv_alloc_null_mr
+
+    @Test
+    void shouldReadZerosFromANullMrAndDiscardWritesIntoIt()
+    {
+        // ibv_alloc_null_mr(3): writes to the MR are discarded and reads return zeros; lkey only.
+        final KeyRig k = KeyRig.connectx5();
+        final MemoryRegion nullA = k.rig.pdA.allocNullMr();
+        final long dst = k.rig.bufferB(2 * PAGE);
+        k.rig.processB().write(dst, RuleRig.pattern((int)(2 * PAGE), 3));
+        final MemoryRegion dstMr = k.rig.pdB.regMr(dst, 2 * PAGE, RuleRig.REMOTE_ALL);
+
+        assertThat(nullA.rkey()).isZero();
+        assertThat(nullA.lengthBytes()).as("SIZE_MAX").isEqualTo(-1L);
+        // A WRITE gathered from the null MR puts zeros on the wire, 6000 bytes from an arbitrary address.
+        assertThat(k.post(k.rig.qpA, SendWr.write(1, List.of(new Sge(0x1234_5000L, 6000, nullA.lkey())), dst,
+            dstMr.rkey())).status()).isEqualTo(WcStatus.SUCCESS);
+        assertThat(k.rig.processB().read(dst, 6000)).isEqualTo(new byte[6000]);
+        // A READ scattered into the null MR completes and lands nowhere; a later gather still reads zeros.
+        k.rig.processB().write(dst, RuleRig.pattern(64, 5));
+        assertThat(k.post(k.rig.qpA, SendWr.read(2, List.of(new Sge(0, 64, nullA.lkey())), dst, dstMr.rkey()))
+            .status()).isEqualTo(WcStatus.SUCCESS);
+        assertThat(k.post(k.rig.qpA, SendWr.write(3, List.of(new Sge(0, 64, nullA.lkey())), dst + PAGE,
+            dstMr.rkey())).status()).isEqualTo(WcStatus.SUCCESS);
+        assertThat(k.rig.processB().read(dst + PAGE, 64)).isEqualTo(new byte[64]);
+    }
+
+    @Test
+    void shouldDiscardASendReceivedIntoANullMr()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final MemoryRegion nullB = k.rig.pdB.allocNullMr();
+        k.rig.qpB.postRecv(RecvWr.of(7, new Sge(0, 256, nullB.lkey())));
+
+        k.rig.processA().write(k.scratch, RuleRig.pattern(100, 9));
+        k.rig.qpA.postSend(SendWr.send(8, List.of(RuleRig.sge(k.scratchMr, k.scratch, 100))));
+        final List<dev.rnicsim.verbs.WorkCompletion> all = k.drain();
+
+        assertThat(KeyRig.only(all, k.rig.qpA, 8).status()).isEqualTo(WcStatus.SUCCESS);
+        assertThat(KeyRig.only(all, k.rig.qpB, 7).status()).isEqualTo(WcStatus.SUCCESS);
+        assertThat(KeyRig.only(all, k.rig.qpB, 7).byteLen()).isEqualTo(100L);
+    }
+
+    @Test
+    void shouldFailWithEopnotsuppForANullMrOnAProviderWithoutOneAndChangeNothing()
+    {
+        // libibverbs ibv_alloc_null_mr: a provider without alloc_null_mr (rxe, mlx4, irdma) gives EOPNOTSUPP.
+        final KeyRig k = KeyRig.of(DeviceProfiles.rxe());
+        final Footprint before = k.footprintB();
+
+        assertThat(refused(() -> k.rig.pdB.allocNullMr()).errnoName()).isEqualTo(Errno.EOPNOTSUPP);
+        assertThat(k.footprintB()).isEqualTo(before);
+        final var spare = k.rig.ctxB.allocPd();
+        assertThat(refused(spare::allocNullMr).errnoName()).isEqualTo(Errno.EOPNOTSUPP);
+        spare.dealloc();
+    }
+
+    @Test
+    void shouldRefuseToReregOrBindANullMrAndKeepThePdBusyWhileItLives()
+    {
+        // libibverbs ibv_rereg_mr: not a plain MR is IBV_REREG_MR_ERR_INPUT/EINVAL; mlx5_bind_mw: ENOTSUP.
+        final KeyRig k = KeyRig.connectx5();
+        final var pd = k.rig.ctxB.allocPd();
+        final MemoryRegion nullMr = pd.allocNullMr();
+        final MemoryWindow mw = pd.allocMw(MwType.TYPE_1);
+        final var qp = pd.createQp(dev.rnicsim.verbs.QpInitAttr.rc(k.rig.cqB));
+
+        final ReregException rereg = catchThrowableOfType(ReregException.class, () -> nullMr.rereg(
+            EnumSet.of(ReregFlag.CHANGE_ACCESS), null, 0, 0, RuleRig.LOCAL));
+        assertThat(rereg.reregError()).isEqualTo(ReregException.ERR_INPUT);
+        assertThat(rereg.errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(refused(() -> qp.bindMw(mw, 1, KeyRig.SIGNALED, new MwBindInfo(nullMr, 0, PAGE,
+            EnumSet.of(Access.REMOTE_READ)))).errnoName()).isEqualTo(Errno.EOPNOTSUPP);
+
+        mw.close();
+        qp.close();
+        assertThat(refused(pd::dealloc).errnoName()).isEqualTo(Errno.EBUSY);
+        nullMr.close();
+        pd.dealloc();
+        assertThat(pd.isClosed()).isTrue();
+    }
+
+    // ------------------------------------------------------------------ ibv_reg_mr_ex
+
+    @Test
+    void shouldRegisterInAddressModeWithAnIovaAndInFdMode()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final long buf = k.rig.bufferB(2 * PAGE);
+        final long iova = 0x5_0000_0000L;
+
+        final MemoryRegion mr = k.rig.pdB.regMrEx(MrInitAttr.address(buf, 2 * PAGE, RuleRig.REMOTE_ALL)
+            .withIova(iova));
+
+        assertThat(mr.iova()).isEqualTo(iova);
+        assertThat(mr.addr()).isEqualTo(buf);
+        assertThat(k.write(k.rig.qpA, iova + PAGE, mr.rkey(), 32, 4)).isEqualTo(WcStatus.SUCCESS);
+        assertThat(k.rig.processB().read(buf + PAGE, 32)).isEqualTo(RuleRig.pattern(32, 4));
+        final SimGpu gpu = k.rig.deviceB.host().addGpu("gpu0", 64L << 20, SimGpu.DEFAULT_BAR1_BYTES,
+            GpuTopology.PIX);
+        final int fd = gpu.exportDmabuf(gpu.allocate(2L << 20), 0, 2L << 20);
+        final MemoryRegion dmabuf = k.rig.pdB.regMrEx(MrInitAttr.dmabuf(fd, 0, 1L << 20, 0x4000_0000L,
+            EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE)));
+        assertThat(dmabuf).isInstanceOf(SimPeerMr.class);
+    }
+
+    @Test
+    void shouldRefuseABadCompMaskWithEinvalBeforeAnythingHappens()
+    {
+        // ibv_reg_mr(3), ibv_reg_mr_ex: address mode and fd mode are exclusive and one is required.
+        final KeyRig k = KeyRig.connectx5();
+        final long buf = k.rig.bufferB(PAGE);
+        final Footprint before = k.footprintB();
+        final var local = RuleRig.LOCAL;
+
+        final long both = MrInitAttr.MASK_ADDR | MrInitAttr.MASK_FD;
+        assertThat(refused(() -> k.rig.pdB.regMrEx(new MrInitAttr(both, buf, PAGE, 0, 3, 0, local))).errnoName())
+            .isEqualTo(Errno.EINVAL);
+        assertThat(refused(() -> k.rig.pdB.regMrEx(new MrInitAttr(MrInitAttr.MASK_IOVA, buf, PAGE, buf, -1, 0,
+            local))).errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(refused(() -> k.rig.pdB.regMrEx(new MrInitAttr(MrInitAttr.MASK_FD_OFFSET, 0, PAGE, 0, -1, 0,
+            local))).errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(refused(() -> k.rig.pdB.regMrEx(new MrInitAttr(MrInitAttr.MASK_ADDR | 0x100, buf, PAGE, 0, -1,
+            0, local))).errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(refused(() -> k.rig.pdB.regMrEx(new MrInitAttr(MrInitAttr.MASK_ADDR | MrInitAttr.MASK_DMAH, buf,
+            PAGE, 0, -1, 0, local))).errnoName()).isEqualTo(Errno.EOPNOTSUPP);
+        // The mode's own rules still apply: REMOTE_WRITE without LOCAL_WRITE.
+        assertThat(refused(() -> k.rig.pdB.regMrEx(MrInitAttr.address(buf, PAGE, EnumSet.of(Access.REMOTE_WRITE))))
+            .errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(k.footprintB()).isEqualTo(before);
+    }
+}
