@@ -132,7 +132,8 @@ public record DriverTraits(String driver, String source, Transport transport, in
         Objects.requireNonNull(translationOverflowErrno, "translationOverflowErrno");
         Objects.requireNonNull(hcaIdPrefix, "hcaIdPrefix");
         acceptedAccess = acceptedAccess == null ? null
-            : acceptedAccess.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(acceptedAccess));
+            : java.util.Collections.unmodifiableSet(acceptedAccess.isEmpty() ? EnumSet.noneOf(Access.class)
+                : EnumSet.copyOf(acceptedAccess));
         if (keyVariantBits < 1 || keyVariantBits > 16)
         {
             throw new IllegalArgumentException("driver " + driver + ": keyVariantBits=" + keyVariantBits
