@@ -171,9 +171,10 @@ public final class DriverProfiles
     /**
      * Broadcom NetXtreme-E (bnxt_re, BCM57508). bnxt_re.h: page_size_cap 0x7FFFF000 (4 KiB to 1 GiB),
      * max_mr_size 2^39, 64K MRs ({@code BNXT_RE_MAX_MRW_COUNT}). qplib_res.h: a PBL of levels 0, 1 and 2 with
-     * 512 entries a page; level 2 holds at most 256 * 512 pages ({@code MAX_PBL_LVL_2_PGS}). ib_verbs.c
-     * {@code __bnxt_re_user_reg_mr}: no page size fits: EINVAL; the firmware's REGISTER_MR failing (a list past the
-     * PBL's levels) is turned into EIO; {@code bnxt_re_alloc_mr}: more than 512 pages ({@code MAX_PBL_LVL_1_PGS}):
+     * 512 entries a page ({@code MAX_PBL_LVL_1_PGS}), so at most 512 * 512 entries an MR (qplib_sp.c
+     * {@code bnxt_qplib_reg_mr}: "pages requested exceeded max"). ib_verbs.c {@code __bnxt_re_user_reg_mr}: no page
+     * size fits: EINVAL; any failure of {@code bnxt_qplib_reg_mr} is returned as EIO; {@code bnxt_re_alloc_mr}: more
+     * than 512 pages ({@code MAX_PBL_LVL_1_PGS}):
      * EINVAL; {@code bnxt_re_reg_user_mr_dmabuf} pins the dma-buf. Keys are the firmware's xid (the layout is not in
      * the driver: modelled as index and 8 key bits, assumed).
      *
@@ -188,8 +189,8 @@ public final class DriverProfiles
             .maxSge(6).maxSgeRd(6).maxCq(65536).maxCqe(16777215).maxMr(65536).maxPd(65536).maxMw(65536)
             .atomicCap(AtomicCap.NONE).build();
         final DriverTraits t = new DriverTraits("bnxt_re", "drivers/infiniband/hw/bnxt_re/ib_verbs.c",
-            Transport.INFINIBAND, 8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, ENTRIES, 256L * ENTRIES, Errno.EIO,
-            ENTRIES, true, true, "bnxt_re");
+            Transport.INFINIBAND, 8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, ENTRIES, (long) ENTRIES * ENTRIES,
+            Errno.EIO, ENTRIES, true, true, "bnxt_re");
         return profile("bnxt_re", a, VariantPolicy.GENERATION, IndexPolicy.CYCLIC, Set.of(ProviderRule.DMABUF_PINNED),
             100.0, t, defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe",
                 "max_pd", "atomic_cap"));
@@ -264,7 +265,7 @@ public final class DriverProfiles
 
     /**
      * Microsoft Azure Network Adapter (mana, 0x00ba). mana_ib.h: page_size_cap 4 KiB to 2 MiB ({@code PAGE_SZ_BM}),
-     * the largest MR 1 GiB ({@code MANA_IB_MAX_MR_SIZE}). mr.c {@code mana_ib_reg_user_mr}: access outside
+     * no limit on an MR's size ({@code MANA_IB_MAX_MR_SIZE} U64_MAX). mr.c {@code mana_ib_reg_user_mr}: access outside
      * LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC and ZERO_BASED ({@code VALID_MR_FLAGS}) is EINVAL (not
      * EOPNOTSUPP); lkey and rkey are the two values the adapter's CREATE_MR answer holds. No memory windows, no fast
      * registration.
@@ -273,7 +274,7 @@ public final class DriverProfiles
      */
     public static DeviceProfile mana()
     {
-        final DeviceAttributes a = base("0.1.0", 0x1414, 0x00ba).maxMrSizeBytes(1L << 30).pageSizeCap(0x3ff000L)
+        final DeviceAttributes a = base("0.1.0", 0x1414, 0x00ba).maxMrSizeBytes(MAX_U64).pageSizeCap(0x3ff000L)
             .maxQp(1024).maxQpWr(8191).deviceCapFlags(0).maxSge(30).maxSgeRd(30).maxCq(1024).maxCqe(65536)
             .maxMr(65536).maxPd(65536).maxMw(0).atomicCap(AtomicCap.NONE).build();
         final DriverTraits t = new DriverTraits("mana", "drivers/infiniband/hw/mana/mr.c", Transport.INFINIBAND, 8,

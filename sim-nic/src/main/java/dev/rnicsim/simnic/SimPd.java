@@ -186,10 +186,10 @@ public final class SimPd implements ProtectionDomain
     }
 
     /**
-     * The per-MR size limit of a driver whose device walks a page-buffer list in levels (bnxt_re: 256 x 512 pages at
-     * level 2, failed by the firmware and returned as EIO; qedr: a two-layered PBL of 512 x 512, EINVAL from
-     * {@code qedr_prepare_pbl_tbl}; hns: its hop count), counted in entries of the page size the registration
-     * would get.
+     * The per-MR size limit of a driver whose device walks a page-buffer list in levels (bnxt_re: 512 x 512 entries
+     * in two levels, {@code bnxt_qplib_reg_mr}'s failure returned as EIO; qedr: a two-layered PBL of 512 x 512,
+     * EINVAL from {@code qedr_prepare_pbl_tbl}; hns: its hop count), counted in entries of the page size the
+     * registration would get.
      *
      * @return the error to throw, or null when the MR fits (or the driver has no such limit).
      */

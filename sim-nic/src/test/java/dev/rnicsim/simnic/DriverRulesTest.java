@@ -195,7 +195,7 @@ class DriverRulesTest
     {
         final DeviceProfile p = DevinfoReader.withOverrides(DriverProfiles.bnxtRe(), List.of("page_size_cap=0x1000"));
         final long limit = p.traits().maxTranslationEntries();
-        assertThat(limit).as("qplib_res.h MAX_PBL_LVL_2_PGS = 256 * 512").isEqualTo(256L * 512);
+        assertThat(limit).as("qplib_res.h: two levels of MAX_PBL_LVL_1_PGS = 512").isEqualTo(512L * 512);
         final VerbsException e = assertRegRefused(p, (limit + 1) * PAGE, LOCAL, Errno.EIO);
         assertThat(e.getMessage()).contains(Long.toString(limit + 1), "bnxt_re", "PBL", "2 levels");
         final Rig rig = Rig.of(p);
