@@ -32,6 +32,8 @@ public final class DriverProfiles
     private static final long BASIC_IB = DeviceCap.SYS_IMAGE_GUID.bit() | DeviceCap.RC_RNR_NAK_GEN.bit()
         | DeviceCap.PORT_ACTIVE_EVENT.bit();
     private static final int ENTRIES = DriverTraits.ENTRIES_PER_4K_PAGE;
+    /** Entries of qedr's largest PBL page, 64 KiB ({@code MAX_FW_PBL_PAGE_SIZE} / 8). */
+    private static final int QEDR_PBES_ON_64K_PAGE = 8192;
 
     /** The attributes no profile here has a public value for; each profile lists them as defaulted. */
     private static final List<String> UNPUBLISHED = List.of("node_guid", "sys_image_guid", "max_qp_rd_atom",
@@ -222,10 +224,11 @@ public final class DriverProfiles
 
     /**
      * Marvell/QLogic FastLinQ (qedr, QL41000 0x8070). qed_rdma.c {@code qed_rdma_init_devinfo}: max_mw 0, the
-     * largest MR (PAGE_SIZE/8)^2 pages ({@code max_mr_mw_fmr_pbl}: a two-layered PBL of 512 x 512 entries), so
-     * max_mr_size 1 TiB. verbs.c {@code qedr_reg_user_mr}: lkey = itid &lt;&lt; 8 | key with the key 0 ("Index only,
-     * 18 bit long"), and the rkey is set only when REMOTE_READ, REMOTE_WRITE or REMOTE_ATOMIC is asked (0
-     * otherwise); {@code qedr_prepare_pbl_tbl}: more pages than the two layers hold is EINVAL.
+     * largest MR reported as (PAGE_SIZE/8)^2 pages ({@code max_mr_mw_fmr_pbl}), so max_mr_size 1 TiB. verbs.c
+     * {@code qedr_reg_user_mr}: lkey = itid &lt;&lt; 8 | key with the key 0 ("Index only, 18 bit long"), and the
+     * rkey is set only when REMOTE_READ, REMOTE_WRITE or REMOTE_ATOMIC is asked (0 otherwise);
+     * {@code qedr_prepare_pbl_tbl}: a two-layered PBL whose pages grow from 4 KiB to 64 KiB
+     * ({@code MAX_FW_PBL_PAGE_SIZE}, 8192 entries), more than 8192 x 8192 pages is EINVAL.
      *
      * @return the profile.
      */
@@ -236,8 +239,8 @@ public final class DriverProfiles
             .maxSgeRd(4).maxCq(16384).maxCqe(8388607).maxMr(131072).maxPd(65536).maxMw(0)
             .atomicCap(AtomicCap.HCA).build();
         final DriverTraits t = new DriverTraits("qedr", "drivers/infiniband/hw/qedr/verbs.c", Transport.INFINIBAND,
-            8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, ENTRIES, (long) ENTRIES * ENTRIES, Errno.EINVAL,
-            ENTRIES, true, true, "qedr");
+            8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, QEDR_PBES_ON_64K_PAGE,
+            (long) QEDR_PBES_ON_64K_PAGE * QEDR_PBES_ON_64K_PAGE, Errno.EINVAL, ENTRIES, true, true, "qedr");
         return profile("qedr", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC,
             Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS), 25.0, t, defaulted("fw_ver", "max_qp", "max_qp_wr",
                 "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_pd"));

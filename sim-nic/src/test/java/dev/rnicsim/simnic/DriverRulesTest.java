@@ -203,11 +203,13 @@ class DriverRulesTest
     }
 
     @Test
-    void qedrRefusesAnMrPastItsTwoLayeredPblWithEinval()
+    void qedrsTwoLayeredPblOf64KibPagesIsItsLimitWithEinval()
     {
-        final DeviceProfile p = DevinfoReader.withOverrides(DriverProfiles.qedr(), List.of("page_size_cap=0x1000"));
-        assertThat(p.traits().maxTranslationEntries()).as("qed_rdma.c max_mr_mw_fmr_pbl").isEqualTo(512L * 512);
-        assertRegRefused(p, (512L * 512 + 1) * PAGE, LOCAL, Errno.EINVAL);
+        final DriverTraits t = DriverProfiles.qedr().traits();
+        assertThat(t.pblLevels()).isEqualTo(2);
+        assertThat(t.maxTranslationEntries()).as("qedr_prepare_pbl_tbl MAX_PBES_TWO_LAYER").isEqualTo(8192L * 8192);
+        assertThat(t.translationOverflowErrno()).isEqualTo(Errno.EINVAL);
+        assertThat(DriverProfiles.qedr().attributes().maxMrSizeBytes()).as("max_mr_mw_fmr_size").isEqualTo(1L << 40);
     }
 
     // ------------------------------------------------------------------ fast registration, windows, ODP
