@@ -93,7 +93,7 @@ public final class DriverProfiles
             .maxCqe(3276800).maxMr(1024000).maxPd(102400).maxQpRdAtom(128).maxQpInitRdAtom(128).maxMw(0)
             .atomicCap(AtomicCap.NONE).build();
         final DriverTraits t = new DriverTraits("siw", "drivers/infiniband/sw/siw/siw_mem.c", Transport.IWARP, 8,
-            null, Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM, 256, true, true, "siw");
+            null, Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM, 256, true, true, "siw", null);
         return profile("siw", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC, Set.of(), 25.0, t,
             defaulted("fw_ver", "max_sge"));
     }
@@ -127,7 +127,7 @@ public final class DriverProfiles
             accepted.add(Access.REMOTE_WRITE);
         }
         return new DriverTraits("efa", "drivers/infiniband/hw/efa/efa_verbs.c", Transport.UNSPECIFIED, 8, accepted,
-            Errno.EOPNOTSUPP, Translation.PBL, 0, ENTRIES, (96L << 30) >>> 12, Errno.EINVAL, 1, read, write, "efa_");
+            Errno.EOPNOTSUPP, Translation.PBL, 0, ENTRIES, (96L << 30) >>> 12, Errno.EINVAL, 1, read, write, "efa_", null);
     }
 
     /**
@@ -192,7 +192,7 @@ public final class DriverProfiles
             .atomicCap(AtomicCap.NONE).build();
         final DriverTraits t = new DriverTraits("bnxt_re", "drivers/infiniband/hw/bnxt_re/ib_verbs.c",
             Transport.INFINIBAND, 8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, ENTRIES, (long) ENTRIES * ENTRIES,
-            Errno.EIO, ENTRIES, true, true, "bnxt_re");
+            Errno.EIO, ENTRIES, true, true, "bnxt_re", null);
         return profile("bnxt_re", a, VariantPolicy.GENERATION, IndexPolicy.CYCLIC, Set.of(ProviderRule.DMABUF_PINNED),
             100.0, t, defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe",
                 "max_pd", "atomic_cap"));
@@ -202,7 +202,7 @@ public final class DriverProfiles
      * Huawei HNS RoCE (hns, Kunpeng 920 on-board 0xa222). hns_roce_mr.c: {@code alloc_mr_key} takes the lowest free
      * index ({@code ida_alloc_range}) and {@code hw_index_to_key} rotates it left by 8, so the key byte is 0 and a
      * freed index gives back the very same key at once; a failed {@code ib_umem_get} is returned as ENOMEM
-     * ({@code mtr_alloc_bufs}); rereg rewrites the MPT in place and keeps the key. hns_roce_device.h: fast
+     * whatever its own errno ({@code mtr_alloc_bufs}); rereg rewrites the MPT in place and keeps the key. hns_roce_device.h: fast
      * registration up to 512 pages ({@code HNS_ROCE_FRMR_MAX_PA}, more: EINVAL). The MTR is a multi-hop PBL
      * (2 hops, 512 entries a 4 KiB base-address page assumed). Memory windows type 1 and 2B; atomics.
      *
@@ -216,7 +216,7 @@ public final class DriverProfiles
             .build();
         final DriverTraits t = new DriverTraits("hns", "drivers/infiniband/hw/hns/hns_roce_mr.c",
             Transport.INFINIBAND, 8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, ENTRIES, (long) ENTRIES * ENTRIES,
-            Errno.ENOMEM, 512, true, true, "hns_");
+            Errno.ENOMEM, 512, true, true, "hns_", Errno.ENOMEM);
         return profile("hns", a, VariantPolicy.FIXED, IndexPolicy.LOWEST_FREE, Set.of(), 100.0, t,
             defaulted("fw_ver", "page_size_cap", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe",
                 "max_pd"));
@@ -240,7 +240,7 @@ public final class DriverProfiles
             .atomicCap(AtomicCap.HCA).build();
         final DriverTraits t = new DriverTraits("qedr", "drivers/infiniband/hw/qedr/verbs.c", Transport.INFINIBAND,
             8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, QEDR_PBES_ON_64K_PAGE,
-            (long) QEDR_PBES_ON_64K_PAGE * QEDR_PBES_ON_64K_PAGE, Errno.EINVAL, ENTRIES, true, true, "qedr");
+            (long) QEDR_PBES_ON_64K_PAGE * QEDR_PBES_ON_64K_PAGE, Errno.EINVAL, ENTRIES, true, true, "qedr", null);
         return profile("qedr", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC,
             Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS), 25.0, t, defaulted("fw_ver", "max_qp", "max_qp_wr",
                 "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_pd"));
@@ -282,7 +282,7 @@ public final class DriverProfiles
             .maxMr(65536).maxPd(65536).maxMw(0).atomicCap(AtomicCap.NONE).build();
         final DriverTraits t = new DriverTraits("mana", "drivers/infiniband/hw/mana/mr.c", Transport.INFINIBAND, 8,
             EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ, Access.REMOTE_ATOMIC,
-                Access.ZERO_BASED), Errno.EINVAL, Translation.MTT, 0, 0, 0, Errno.ENOMEM, 1, true, true, "mana_");
+                Access.ZERO_BASED), Errno.EINVAL, Translation.MTT, 0, 0, 0, Errno.ENOMEM, 1, true, true, "mana_", null);
         return profile("mana", a, VariantPolicy.RECYCLED, IndexPolicy.CYCLIC, Set.of(), 100.0, t,
             defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_mr",
                 "max_pd"));
@@ -327,7 +327,7 @@ public final class DriverProfiles
             .atomicCap(AtomicCap.GLOB).maxPkeys(16).build();
         final DriverTraits t = new DriverTraits("hfi1", "drivers/infiniband/sw/rdmavt/mr.c", Transport.INFINIBAND,
             16, null, Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM,
-            DriverTraits.ASSUMED_FAST_REG_PAGES, true, true, "hfi1_");
+            DriverTraits.ASSUMED_FAST_REG_PAGES, true, true, "hfi1_", null);
         return profile("hfi1", a, VariantPolicy.DEVICE_COUNTER, IndexPolicy.CYCLIC, Set.of(), 100.0, t,
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_pd", "max_pkeys",
                 "atomic_cap"));

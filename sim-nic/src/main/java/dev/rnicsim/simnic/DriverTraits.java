@@ -45,12 +45,15 @@ import java.util.Set;
  * @param rdmaRead              the device serves RDMA READ (false on EFA without EFA_QUERY_DEVICE_CAPS_RDMA_READ).
  * @param rdmaWrite             the device serves RDMA WRITE (false on EFA without EFA_QUERY_DEVICE_CAPS_RDMA_WRITE).
  * @param hcaIdPrefix           the prefix of the device names the driver registers ({@code mlx5_}, {@code efa_}).
+ * @param pinFailureErrno       the errno the driver returns whenever {@code ib_umem_get} fails, whatever that
+ *                              failure's own errno (hns {@code mtr_alloc_bufs}: ENOMEM); null when the driver passes
+ *                              the failure through, as most do.
  */
 public record DriverTraits(String driver, String source, Transport transport, int keyVariantBits,
                            Set<Access> acceptedAccess, Errno unsupportedAccessErrno, Translation translation,
                            int pblLevels, int pblEntriesPerPage, long maxTranslationEntries,
                            Errno translationOverflowErrno, int maxFastRegPages, boolean rdmaRead, boolean rdmaWrite,
-                           String hcaIdPrefix)
+                           String hcaIdPrefix, Errno pinFailureErrno)
 {
     /** Entries of one 4 KiB PBL page of 8-byte addresses (bnxt_re {@code MAX_PBL_LVL_1_PGS}, qedr
      * {@code MAX_PBES_ON_PAGE} at 4 KiB). */
@@ -160,7 +163,7 @@ public record DriverTraits(String driver, String source, Transport transport, in
         final String hcaIdPrefix, final int maxFastRegPages)
     {
         return new DriverTraits(driver, source, transport, 8, null, Errno.EOPNOTSUPP, Translation.MTT, 0, 0, 0,
-            Errno.ENOMEM, maxFastRegPages, true, true, hcaIdPrefix);
+            Errno.ENOMEM, maxFastRegPages, true, true, hcaIdPrefix, null);
     }
 
     /**
@@ -179,7 +182,7 @@ public record DriverTraits(String driver, String source, Transport transport, in
                 ASSUMED_FAST_REG_PAGES);
             case "rxe" -> new DriverTraits("rxe", "drivers/infiniband/sw/rxe/rxe_mr.c", Transport.INFINIBAND, 8, null,
                 Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM, ASSUMED_FAST_REG_PAGES, true, true,
-                "rxe");
+                "rxe", null);
             case "irdma" -> mtt("irdma", "drivers/infiniband/hw/irdma/verbs.c", Transport.INFINIBAND, "irdma",
                 ASSUMED_FAST_REG_PAGES);
             default -> mtt(driver, "none: no rule recognises this device", Transport.INFINIBAND, driver,
@@ -195,7 +198,7 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         return new DriverTraits(driver, source, transportNow, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
             translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
-            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix);
+            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno);
     }
 
     /**
@@ -207,7 +210,7 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         return new DriverTraits(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
             translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
-            maxFastRegPages, read, write, hcaIdPrefix);
+            maxFastRegPages, read, write, hcaIdPrefix, pinFailureErrno);
     }
 
     /**

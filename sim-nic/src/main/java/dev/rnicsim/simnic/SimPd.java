@@ -130,6 +130,13 @@ public final class SimPd implements ProtectionDomain
         catch (final KernelException e)
         {
             device.count(SimCounter.MR_REGISTRATION_FAILURES, 1);
+            final DriverTraits t = device.profile().traits();
+            if (t.pinFailureErrno() != null && !t.pinFailureErrno().name().equals(e.errno().name()))
+            {
+                throw Errors.of(REG, t.pinFailureErrno(), "ib_umem_get failed with " + e.getMessage() + "; "
+                    + t.driver() + " returns " + t.pinFailureErrno() + " for any ib_umem_get failure (" + t.source()
+                    + ")");
+            }
             throw Errors.of(REG, e);
         }
         final List<DmaRun> runs = new ArrayList<>(pinned.runs().size());

@@ -128,6 +128,21 @@ class DriverRulesTest
             Access.REMOTE_WRITE, Access.REMOTE_READ, Access.REMOTE_ATOMIC)).lkey()).isNotZero();
     }
 
+    // ------------------------------------------------------------------ errnos
+
+    @Test
+    void hnsReturnsEnomemForAnyPinFailureWhereOtherDriversPassItThrough()
+    {
+        final long unmapped = 0x4000_0000L;
+        final VerbsException mlx5 = refused(() -> Rig.of(DeviceProfiles.connectx5()).pdA.regMr(unmapped, PAGE, LOCAL));
+        assertThat(mlx5.errnoName()).as(mlx5.getMessage()).isEqualTo(Errno.EFAULT);
+        final Rig hns = Rig.of(DriverProfiles.hns());
+        final VerbsException e = refused(() -> hns.pdA.regMr(unmapped, PAGE, LOCAL));
+        assertThat(e.errnoName()).as("hns_roce_mr.c mtr_alloc_bufs").isEqualTo(Errno.ENOMEM);
+        assertThat(e.getMessage()).contains("EFAULT", "hns_roce_mr.c");
+        assertThat(hns.processA().pinnedVmPages()).isZero();
+    }
+
     // ------------------------------------------------------------------ keys
 
     @Test
