@@ -127,7 +127,8 @@ final class MptModel
             case GENERATION -> key(i, variant[i]);
             case RECYCLED -> key(i, used[i] && (!window || WINDOW_TAKES_RECYCLED_VARIANT) ? variant[i]
                 : (counter + (window && !used[i] && FRESH_WINDOW_SKIPS_A_VARIANT ? 1 : 0)) & VARIANT_MASK);
-            case RANDOM -> -1;
+            case FIXED -> key(i, 0);
+            case RANDOM, DEVICE_COUNTER -> -1;
         };
     }
 

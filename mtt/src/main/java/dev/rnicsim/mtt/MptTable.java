@@ -257,6 +257,13 @@ public final class MptTable
         return switch (config.variantPolicy())
         {
             case GENERATION -> c.variant[i];
+            case FIXED -> 0;
+            case DEVICE_COUNTER ->
+            {
+                final int v = deviceVariantCounter & variantMask;
+                deviceVariantCounter++;
+                yield v;
+            }
             case RECYCLED ->
             {
                 if (reused)

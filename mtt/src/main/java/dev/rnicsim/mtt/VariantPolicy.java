@@ -26,5 +26,18 @@ public enum VariantPolicy
      * A freed key comes back identical when its index is reused (mlx5's mkey cache keeps {@code mkey_7_0});
      * a fresh index takes the next value of a device-wide counter ({@code assign_mkey_variant}).
      */
-    RECYCLED
+    RECYCLED,
+    /**
+     * The variant is always 0: the key is the index shifted left, and a reused index gives back the very same key
+     * (siw {@code siw_mr_add_mem}: {@code stag = id << 8}; erdma {@code erdma_create_stag}: "we always let key
+     * field be zero"; hns {@code hw_index_to_key}, whose rotated top byte is 0 below 2^24 indices; qedr
+     * {@code hw_mr.key} 0 for user MRs).
+     */
+    FIXED,
+    /**
+     * A device-wide counter that advances on every allocation of any index (cxgb4 {@code write_tpt_entry}:
+     * {@code atomic_inc_return(&key) & 0xff}; rdmavt {@code rvt_alloc_lkey}: {@code rkt->gen++}), so how far a
+     * reused index's variant moves depends on every registration in between.
+     */
+    DEVICE_COUNTER
 }

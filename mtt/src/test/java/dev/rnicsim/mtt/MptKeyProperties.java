@@ -82,6 +82,7 @@ class MptKeyProperties
                     final Integer previous = lastKey.get(index);
                     switch (policy)
                     {
+                        case FIXED -> assertThat(variant).as("fixed variant of index %d", index).isZero();
                         case GENERATION -> assertThat(variant).as("generation of index %d", index)
                             .isEqualTo(freesOf.getOrDefault(index, 0) & variantMask);
                         case RECYCLED ->

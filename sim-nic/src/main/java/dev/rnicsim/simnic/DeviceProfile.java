@@ -30,12 +30,41 @@ import java.util.Objects;
  * @param seed                 seed of the device's random choices (RANDOM keys).
  * @param defaultedFields      attributes that were not known for this device and got documented defaults
  *                             (from an incomplete {@code ibv_devinfo -v} dump or a profile without a dump).
+ * @param traits               what the driver's registration code does that no attribute shows: key layout,
+ *                             accepted access flags, translation structure, fast-reg length, RDMA READ/WRITE,
+ *                             transport ({@link DriverTraits}).
  */
 public record DeviceProfile(String name, String driver, DeviceAttributes attributes, MttConfig mtt,
     VariantPolicy variantPolicy, IndexPolicy indexPolicy, int cacheEntries, int cacheWays,
     Set<ProviderRule> providerRules, boolean relaxedOrdering, double linkGbps, long seed,
-    List<String> defaultedFields)
+    List<String> defaultedFields, DriverTraits traits)
 {
+    /**
+     * A profile with the traits {@link DriverTraits#of} gives its driver.
+     *
+     * @param name            profile name.
+     * @param driver          kernel driver.
+     * @param attributes      query_device attributes.
+     * @param mtt             MTT size and allocator.
+     * @param variantPolicy   key variant policy.
+     * @param indexPolicy     MPT index policy.
+     * @param cacheEntries    translation-cache entries.
+     * @param cacheWays       translation-cache associativity.
+     * @param providerRules   provider behaviours.
+     * @param relaxedOrdering relaxed ordering applied.
+     * @param linkGbps        link rate in Gbit/s.
+     * @param seed            seed of random choices.
+     * @param defaultedFields attributes that got defaults.
+     */
+    public DeviceProfile(final String name, final String driver, final DeviceAttributes attributes,
+        final MttConfig mtt, final VariantPolicy variantPolicy, final IndexPolicy indexPolicy, final int cacheEntries,
+        final int cacheWays, final Set<ProviderRule> providerRules, final boolean relaxedOrdering,
+        final double linkGbps, final long seed, final List<String> defaultedFields)
+    {
+        this(name, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays, providerRules,
+            relaxedOrdering, linkGbps, seed, defaultedFields, DriverTraits.of(driver));
+    }
+
     /**
      * @throws NullPointerException when a reference is null.
      * @throws IllegalArgumentException when max_mr is outside 2..2^24, the cache geometry is not positive, or the
@@ -49,6 +78,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
         Objects.requireNonNull(mtt, "mtt");
         Objects.requireNonNull(variantPolicy, "variantPolicy");
         Objects.requireNonNull(indexPolicy, "indexPolicy");
+        Objects.requireNonNull(traits, "traits");
         defaultedFields = List.copyOf(defaultedFields);
         providerRules = providerRules.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(providerRules));
         if (attributes.maxMr() < 1 || attributes.maxMr() > (1 << 24))
@@ -65,6 +95,21 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
         {
             throw new IllegalArgumentException("profile " + name + ": linkGbps=" + linkGbps + " must be positive");
         }
+        if (attributes.maxMr() > (1L << (32 - traits.keyVariantBits())))
+        {
+            throw new IllegalArgumentException("profile " + name + ": max_mr=" + attributes.maxMr() + " does not fit"
+                + " the " + (32 - traits.keyVariantBits()) + " index bits of " + traits.driver() + "'s keys");
+        }
+    }
+
+    /**
+     * @param newTraits the driver traits.
+     * @return a copy with them.
+     */
+    public DeviceProfile withTraits(final DriverTraits newTraits)
+    {
+        return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, newTraits);
     }
 
     /**
@@ -74,7 +119,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withAttributes(final DeviceAttributes newAttributes)
     {
         return new DeviceProfile(name, driver, newAttributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
-            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits);
     }
 
     /**
@@ -84,7 +129,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withMtt(final MttConfig newMtt)
     {
         return new DeviceProfile(name, driver, attributes, newMtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
-            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits);
     }
 
     /**
@@ -94,7 +139,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withVariantPolicy(final VariantPolicy policy)
     {
         return new DeviceProfile(name, driver, attributes, mtt, policy, indexPolicy, cacheEntries, cacheWays,
-            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits);
     }
 
     /**
@@ -104,7 +149,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withProviderRules(final java.util.Set<ProviderRule> rules)
     {
         return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
-            rules, relaxedOrdering, linkGbps, seed, defaultedFields);
+            rules, relaxedOrdering, linkGbps, seed, defaultedFields, traits);
     }
 
     /**
@@ -115,7 +160,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withCache(final int entries, final int ways)
     {
         return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, entries, ways,
-            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits);
     }
 
     /**
@@ -125,7 +170,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withName(final String newName)
     {
         return new DeviceProfile(newName, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
-            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits);
     }
 
     /**

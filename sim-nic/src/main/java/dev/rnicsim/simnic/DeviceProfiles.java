@@ -31,6 +31,11 @@ import java.util.TreeMap;
  * relaxed-ordering quirk list, with relaxed ordering forced on: the failure mode of turning it on without checking
  * (writes may overtake earlier writes, even strict ones).</li>
  * <li>{@code e810}: Intel irdma. page_size_cap 4 KiB | 2 MiB | 1 GiB only, no atomics, max_mr_size 32 TiB.</li>
+ * <li>{@code generic}: a device no recognition rule knows ({@link DeviceRecognizer}): only 4 KiB pages, no memory
+ * windows, no atomics, no ODP, no fast registration, 4096 MRs; a dump read as generic keeps its own values and
+ * these fill only what it lacks.</li>
+ * <li>The other mlx5 parts in {@link ConnectXProfiles}; siw, efa, bnxt_re, hns, qedr, erdma, mana, cxgb4, hfi1 and
+ * irdma in iWARP mode in {@link DriverProfiles}.</li>
  * </ul>
  *
  * <p>Stateless and thread safe.
@@ -56,7 +61,15 @@ public final class DeviceProfiles
     {
         final Map<String, DeviceProfile> map = new TreeMap<>();
         for (final DeviceProfile p : List.of(connectx3(), connectx4ForcedRelaxedOrdering(), connectx5(), connectx7(),
-            rxe(), rxeLegacy(), e810()))
+            rxe(), rxeLegacy(), e810(), generic()))
+        {
+            map.put(p.name(), p);
+        }
+        for (final DeviceProfile p : ConnectXProfiles.all())
+        {
+            map.put(p.name(), p);
+        }
+        for (final DeviceProfile p : DriverProfiles.all())
         {
             map.put(p.name(), p);
         }
@@ -229,8 +242,29 @@ public final class DeviceProfiles
             List.of("node_guid", "sys_image_guid"));
     }
 
+    /** The name of the profile of a device no rule recognises. */
+    public static final String GENERIC = "generic";
+
+    /**
+     * @return the profile a dump no recognition rule knows starts from: nothing a device must prove is assumed
+     * (4 KiB pages only, no memory windows, atomics, ODP or fast registration, 4096 MRs, 4 GiB max_mr_size), every
+     * field listed as defaulted.
+     */
+    public static DeviceProfile generic()
+    {
+        final DeviceAttributes a = DeviceAttributes.builder().fwVer("").vendorId(0xffff).vendorPartId(0).hwVer(0)
+            .physPortCnt(1).maxMrSizeBytes(1L << 32).pageSizeCap(0x1000L).maxQp(1024).maxQpWr(1024)
+            .deviceCapFlags(0).maxSge(1).maxSgeRd(1).maxCq(1024).maxCqe(1024).maxMr(4096).maxPd(1024)
+            .maxQpRdAtom(0).maxQpInitRdAtom(0).maxResRdAtom(0).maxMw(0).atomicCap(AtomicCap.NONE).maxSrq(0)
+            .maxPkeys(1).localCaAckDelay(0).odpCaps(OdpCaps.NONE).nodeGuid(0x0000000000000001L)
+            .sysImageGuid(0x0000000000000001L).build();
+        return new DeviceProfile(GENERIC, GENERIC, a, MttConfig.exact(1L << 31), VariantPolicy.GENERATION,
+            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, Set.of(), false, 10.0, 0x6e6e,
+            DevinfoReader.FIELDS);
+    }
+
     /** The mlx5 fields common to the ConnectX-5/-6 Lx dumps (max_cq, max_cqe, max_mr, atomics, ODP). */
-    private static DeviceAttributes.Builder mlx5Base()
+    static DeviceAttributes.Builder mlx5Base()
     {
         return DeviceAttributes.builder().vendorId(0x02c9).hwVer(0).physPortCnt(1).maxMrSizeBytes(MAX_U64)
             .pageSizeCap(0xfffffffffffff000L).maxQpWr(32768).maxCq(16777216).maxCqe(4194303).maxMr(16777216)

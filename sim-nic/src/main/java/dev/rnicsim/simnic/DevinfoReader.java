@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
@@ -34,17 +33,20 @@ import java.util.regex.Pattern;
  * {@code max_sge}), or at a second {@code hca_id} line. An attribute listed twice keeps its first value (with a
  * warning).
  *
- * <p><b>Driver.</b> From the {@code hca_id} prefix ({@code mlx4_}, {@code mlx5_}, {@code rxe}, {@code irdma});
- * when there is no {@code hca_id} line or its prefix names no known driver, from the vendor: {@code vendor_id}
- * 0x02c9 with {@code vendor_part_id} 4099 or 4103 (ConnectX-3 / -3 Pro) is mlx4, any other 0x02c9 part mlx5,
- * 0x8086 irdma, 0 rxe. A device matching none of these gets the ConnectX-5 (mlx5) properties, with a warning.
+ * <p><b>Driver.</b> {@link DeviceRecognizer} decides from the {@code hca_id} prefix, the {@code vendor_id} and
+ * {@code vendor_part_id} table, and the {@code transport} line (the node type). How it decided goes into the
+ * warnings when the hca_id did not name the driver; a vendor or transport that contradicts the driver is warned
+ * about. A device no rule recognises is never given another vendor's properties: it becomes a
+ * {@link DeviceProfiles#GENERIC} device, with a warning.
  *
- * <p><b>Defaults.</b> The driver selects a built-in <em>base profile</em> of {@link DeviceProfiles}: mlx4 →
- * {@code connectx3}, mlx5 → {@code connectx5}, rxe → {@code rxe}, irdma → {@code e810}. The properties no dump
- * shows (MTT configuration, variant policy, index policy, cache geometry, rkey rule, relaxed ordering, link rate,
- * seed) come from the base profile. <em>Every attribute missing from the dump gets the base profile's value of
- * that attribute</em>, and its devinfo name goes into {@link DevinfoResult#defaultedFields()} (and the profile's
- * {@link DeviceProfile#defaultedFields()}). Each of the five ODP fields ({@code general_odp_caps},
+ * <p><b>Defaults.</b> The recognised driver selects a built-in <em>base profile</em> (by part id among the mlx5
+ * and EFA generations, by transport for irdma's RoCE and iWARP modes, else the driver's one profile; the generic
+ * profile for an unknown device). The properties no dump shows (MTT configuration, key policy, cache geometry,
+ * provider rules, driver traits, link rate, seed) come from the base profile, the transport from the dump when it
+ * has one. <em>Every attribute missing from the dump gets the base profile's value of that attribute</em>, never
+ * another driver's; its devinfo name goes into {@link DevinfoResult#defaultedFields()} (and the profile's
+ * {@link DeviceProfile#defaultedFields()}) and the base profile's name into
+ * {@link DevinfoResult#defaultsFrom()}. Each of the five ODP fields ({@code general_odp_caps},
  * {@code rc_odp_caps}, {@code uc_odp_caps}, {@code ud_odp_caps}, {@code xrc_odp_caps}) is missing only when its
  * header line is absent: an empty {@code general_odp_caps:} block means no general ODP (ibv_devinfo prints no
  * name for 0). A per-transport header with no line under it (ibv_devinfo always prints at least
@@ -213,6 +215,7 @@ public final class DevinfoReader
         private final List<String> warnings = new ArrayList<>();
         private String hcaId;
         private int hcaIdLine;
+        private DriverTraits.Transport transport;
         private String block;
         private int blockLine;
         private boolean blockHasLines;
@@ -278,12 +281,31 @@ public final class DevinfoReader
                     hcaIdLine = lineNo;
                     continue;
                 }
+                if (key.equals("transport"))
+                {
+                    transport(value, lineNo);
+                    continue;
+                }
                 if (FIELDS.contains(key))
                 {
                     attribute(key, value, lineNo);
                 }
             }
             endBlock();
+        }
+
+        private void transport(final String value, final int lineNo)
+        {
+            final DriverTraits.Transport t = DriverTraits.Transport.parse(value);
+            if (t == null)
+            {
+                warnings.add(source + ":" + lineNo + ": transport '" + value + "' is none of InfiniBand (0), iWARP (1),"
+                    + " unspecified (4); ignored");
+            }
+            else if (transport == null)
+            {
+                transport = t;
+            }
         }
 
         private void attribute(final String key, final String value, final int lineNo)
@@ -507,7 +529,8 @@ public final class DevinfoReader
                 throw new IllegalArgumentException(source + ": not an ibv_devinfo dump (no device attribute line"
                     + " such as max_qp: or page_size_cap:)");
             }
-            final DeviceProfile base = baseProfile();
+            final DeviceRecognizer.Recognition recognition = recognize();
+            final DeviceProfile base = recognition.profile();
             final DeviceAttributes.Builder b = base.attributes().toBuilder();
             final OdpCaps baseOdp = base.attributes().odpCaps();
             final int[] odp = {baseOdp.generalCaps(), baseOdp.rcOdpCaps(), baseOdp.ucOdpCaps(), baseOdp.udOdpCaps(),
@@ -527,10 +550,11 @@ public final class DevinfoReader
             }
             b.odpCaps(new OdpCaps(odp[0], odp[1], odp[2], odp[3], odp[4]));
             final String name = hcaId != null ? hcaId : baseName(source);
+            final DriverTraits traits = transport == null ? base.traits() : base.traits().withTransport(transport);
             final DeviceProfile profile = new DeviceProfile(name, base.driver(), b.build(), base.mtt(),
                 base.variantPolicy(), base.indexPolicy(), base.cacheEntries(), base.cacheWays(),
-                base.providerRules(), base.relaxedOrdering(), base.linkGbps(), base.seed(), defaulted);
-            return new DevinfoResult(profile, hcaId, defaulted, warnings);
+                base.providerRules(), base.relaxedOrdering(), base.linkGbps(), base.seed(), defaulted, traits);
+            return new DevinfoResult(profile, hcaId, defaulted, warnings, base.name());
         }
 
         private static void apply(final DeviceAttributes.Builder b, final int[] odp, final String field,
@@ -573,85 +597,32 @@ public final class DevinfoReader
             }
         }
 
-        /** The built-in profile of the dump's driver; warns when the driver had to be guessed. */
-        private DeviceProfile baseProfile()
+        /** The recognised driver's built-in profile ({@link DeviceRecognizer}); its evidence and warnings join
+         * the result's warnings. */
+        private DeviceRecognizer.Recognition recognize()
         {
-            String driver = null;
-            if (hcaId != null)
+            final DeviceRecognizer.Recognition r = DeviceRecognizer.recognize(hcaId, (Integer) values.get("vendor_id"),
+                (Integer) values.get("vendor_part_id"), transport);
+            for (final String w : r.warnings())
             {
-                driver = driverOfHcaId(hcaId);
-                if (driver == null)
+                warnings.add(source + ": " + w);
+            }
+            if (hcaId == null || DeviceRecognizer.driverOfHcaId(hcaId) == null)
+            {
+                if (!r.evidence().isEmpty())
                 {
-                    warnings.add(source + ":" + hcaIdLine + ": hca_id '" + hcaId + "' names no known driver (mlx4_,"
-                        + " mlx5_, rxe, irdma); trying vendor_id");
+                    warnings.add(source + ": driver " + r.driver() + " chosen: " + String.join("; ", r.evidence()));
                 }
             }
-            if (driver == null)
+            // Old kernels' rxe reports vendor_id 0 and no windows or ODP; current ones 0xFFFFFF (rxe_param.h).
+            if ("rxe".equals(r.driver()) && Integer.valueOf(0).equals(values.get("vendor_id")))
             {
-                driver = driverOfVendor();
-                if (driver != null)
-                {
-                    warnings.add(source + ": driver " + driver + " chosen from vendor_id "
-                        + String.format(Locale.ROOT, "0x%04x", (Integer) values.get("vendor_id"))
-                        + (values.containsKey("vendor_part_id") ? " vendor_part_id " + values.get("vendor_part_id")
-                        : "") + (hcaId == null ? " (no hca_id line)" : ""));
-                }
+                final List<String> evidence = new ArrayList<>(r.evidence());
+                evidence.add("vendor_id 0 is an older kernel's rxe: profile rxe-legacy");
+                return new DeviceRecognizer.Recognition(r.driver(), DeviceProfiles.rxeLegacy(), evidence,
+                    r.warnings());
             }
-            return switch (driver)
-            {
-                case "mlx4" -> DeviceProfiles.connectx3();
-                case "mlx5" -> DeviceProfiles.connectx5();
-                // Old kernels' rxe reports vendor_id 0 and no windows or ODP; current ones 0xFFFFFF (rxe_param.h).
-                case "rxe" -> Integer.valueOf(0).equals(values.get("vendor_id")) ? DeviceProfiles.rxeLegacy()
-                    : DeviceProfiles.rxe();
-                case "irdma" -> DeviceProfiles.e810();
-                case null ->
-                {
-                    warnings.add(source + ": unknown driver (hca_id " + hcaId + ", vendor_id "
-                        + values.getOrDefault("vendor_id", "missing")
-                        + "); using the properties of the built-in profile connectx5 (mlx5)");
-                    yield DeviceProfiles.connectx5();
-                }
-                default -> throw new IllegalStateException("driver " + driver);
-            };
-        }
-
-        private static String driverOfHcaId(final String id)
-        {
-            if (id.startsWith("mlx4_"))
-            {
-                return "mlx4";
-            }
-            if (id.startsWith("mlx5_"))
-            {
-                return "mlx5";
-            }
-            if (id.startsWith("rxe"))
-            {
-                return "rxe";
-            }
-            if (id.startsWith("irdma"))
-            {
-                return "irdma";
-            }
-            return null;
-        }
-
-        private String driverOfVendor()
-        {
-            final Integer vendor = (Integer) values.get("vendor_id");
-            if (vendor == null)
-            {
-                return null;
-            }
-            final Integer part = (Integer) values.get("vendor_part_id");
-            return switch (vendor)
-            {
-                case VENDOR_MELLANOX -> part != null && (part == 4099 || part == 4103) ? "mlx4" : "mlx5";
-                case VENDOR_INTEL -> "irdma";
-                case 0, 0xFFFFFF -> "rxe";
-                default -> null;
-            };
+            return r;
         }
 
         private static String baseName(final String sourceName)

@@ -16,9 +16,26 @@ import java.util.Objects;
  *                        got the value of the built-in profile.
  * @param warnings        what the reader noticed but could work around (driver guessed, line ignored), one
  *                        message each.
+ * @param defaultsFrom    the built-in profile of the recognised driver whose values the defaulted fields took
+ *                        ({@code generic} when no rule recognised the device).
  */
-public record DevinfoResult(DeviceProfile profile, String hcaId, List<String> defaultedFields, List<String> warnings)
+public record DevinfoResult(DeviceProfile profile, String hcaId, List<String> defaultedFields, List<String> warnings,
+                            String defaultsFrom)
 {
+    /**
+     * A result whose defaults came from the profile's driver's own built-in profile of the same name.
+     *
+     * @param profile         the profile.
+     * @param hcaId           the hca_id or null.
+     * @param defaultedFields the defaulted fields.
+     * @param warnings        the warnings.
+     */
+    public DevinfoResult(final DeviceProfile profile, final String hcaId, final List<String> defaultedFields,
+        final List<String> warnings)
+    {
+        this(profile, hcaId, defaultedFields, warnings, profile.name());
+    }
+
     /**
      * @throws NullPointerException     when {@code profile}, {@code defaultedFields} or {@code warnings} is null.
      * @throws IllegalArgumentException when the profile's defaulted fields differ from {@code defaultedFields}.
@@ -26,6 +43,7 @@ public record DevinfoResult(DeviceProfile profile, String hcaId, List<String> de
     public DevinfoResult
     {
         Objects.requireNonNull(profile, "profile");
+        Objects.requireNonNull(defaultsFrom, "defaultsFrom");
         defaultedFields = List.copyOf(defaultedFields);
         warnings = List.copyOf(warnings);
         if (!profile.defaultedFields().equals(defaultedFields))

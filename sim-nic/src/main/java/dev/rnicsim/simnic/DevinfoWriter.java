@@ -19,8 +19,8 @@ import java.util.regex.Pattern;
  * <p>Differences from the real output, all so that {@link DevinfoReader} reads the text back to equal attributes:
  * the lines of attributes {@link DeviceAttributes} does not hold ({@code board_id}, {@code max_ee},
  * {@code max_ah}, {@code max_srq_wr}, ...), the extended sections after the ODP blocks and the port sections are
- * left out; {@code transport} is always {@code InfiniBand (0)}; {@code fw_ver} is written even when empty
- * (ibv_devinfo skips an empty one); {@code device_cap_flags} is written with as many hex digits as the 64-bit value
+ * left out; {@code transport} is the driver's ({@code InfiniBand (0)} unless given); {@code fw_ver} is written
+ * even when empty (ibv_devinfo skips an empty one); {@code device_cap_flags} is written with as many hex digits as the 64-bit value
  * needs (the C field has 32 bits).
  *
  * <p>Stateless and thread safe.
@@ -48,6 +48,24 @@ public final class DevinfoWriter
      */
     public static String write(final String hcaId, final DeviceAttributes a)
     {
+        return write(hcaId, a, DriverTraits.Transport.INFINIBAND);
+    }
+
+    /**
+     * As {@link #write(String, DeviceAttributes)}, with the transport line of the device's driver
+     * ({@code iWARP (1)} for siw, cxgb4 and irdma in iWARP mode, {@code unspecified (4)} for efa), so that the text
+     * reads back as the same driver.
+     *
+     * @param hcaId     device name for the {@code hca_id} line.
+     * @param a         the attributes.
+     * @param transport the transport line.
+     * @return the dump text, lines ending in {@code \n}.
+     * @throws NullPointerException     when an argument is null.
+     * @throws IllegalArgumentException as {@link #write(String, DeviceAttributes)}.
+     */
+    public static String write(final String hcaId, final DeviceAttributes a, final DriverTraits.Transport transport)
+    {
+        Objects.requireNonNull(transport, "transport");
         Objects.requireNonNull(hcaId, "hcaId");
         Objects.requireNonNull(a, "a");
         if (hcaId.isEmpty() || hcaId.chars().anyMatch(c -> Character.isWhitespace(c) || Character.isISOControl(c)))
@@ -62,7 +80,7 @@ public final class DevinfoWriter
         }
         final StringBuilder sb = new StringBuilder(2048);
         sb.append("hca_id:\t").append(hcaId).append('\n');
-        line(sb, "transport:\t\t\t", "InfiniBand (0)");
+        line(sb, "transport:\t\t\t", transport.devinfo());
         line(sb, "fw_ver:\t\t\t\t", fwVer);
         line(sb, "node_guid:\t\t\t", guid(a.nodeGuid()));
         line(sb, "sys_image_guid:\t\t\t", guid(a.sysImageGuid()));

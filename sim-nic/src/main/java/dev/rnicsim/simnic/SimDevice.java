@@ -66,8 +66,8 @@ public final class SimDevice implements Device
         this.name = name;
         this.profile = profile;
         this.tables = new AdapterTables(new AdapterConfig(profile.mtt(),
-            new MptConfig(profile.mptEntries(), 8, profile.variantPolicy(), profile.indexPolicy(),
-                profile.seed()),
+            new MptConfig(profile.mptEntries(), profile.traits().keyVariantBits(), profile.variantPolicy(),
+                profile.indexPolicy(), profile.seed()),
             profile.attributes().pageSizeCap(), profile.cacheEntries(), profile.cacheWays()));
         this.port = new DmaPort(tables, host.host().physicalMemory()).withFaults(this::pageFault)
             .withOrdering(new dev.rnicsim.dma.WriteOrdering(profile.relaxedOrdering(),

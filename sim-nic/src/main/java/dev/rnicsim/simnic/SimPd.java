@@ -142,6 +142,7 @@ public final class SimPd implements ProtectionDomain
         {
             checkArguments(device.profile(), addr, lengthBytes, iova, rights, explicitIova,
                 SimHostMemory.basePageBytes(context.process()));
+            checkDriverAccess(device.profile(), rights, REG);
         }
         catch (final VerbsException e)
         {
@@ -164,6 +165,13 @@ public final class SimPd implements ProtectionDomain
         catch (final KernelException e)
         {
             device.count(SimCounter.MR_REGISTRATION_FAILURES, 1);
+            final DriverTraits t = device.profile().traits();
+            if (t.pinFailureErrno() != null && !t.pinFailureErrno().name().equals(e.errno().name()))
+            {
+                throw Errors.of(REG, t.pinFailureErrno(), "ib_umem_get failed with " + e.getMessage() + "; "
+                    + t.driver() + " returns " + t.pinFailureErrno() + " for any ib_umem_get failure (" + t.source()
+                    + ")");
+            }
             throw Errors.of(REG, e);
         }
         final List<DmaRun> runs = new ArrayList<>(pinned.runs().size());
@@ -180,6 +188,13 @@ public final class SimPd implements ProtectionDomain
                 runs.add(new DmaRun(run.physAddr() + cut, run.lengthBytes() - cut));
             }
             leaves += (run.lengthBytes() + run.pageSizeBytes() - 1) / run.pageSizeBytes();
+        }
+        final VerbsException tooLong = translationLimit(device, runs, addr, lengthBytes, tableIova);
+        if (tooLong != null)
+        {
+            process.unpinUserPages(pinned);
+            device.count(SimCounter.MR_REGISTRATION_FAILURES, 1);
+            throw tooLong;
         }
         final RegisteredMr registered;
         try
@@ -222,6 +237,42 @@ public final class SimPd implements ProtectionDomain
     }
 
     /**
+     * The per-MR size limit of a driver whose device walks a page-buffer list in levels (bnxt_re: 512 x 512 entries
+     * in two levels, {@code bnxt_qplib_reg_mr}'s failure returned as EIO; qedr: a two-layered PBL of 512 x 512,
+     * EINVAL from {@code qedr_prepare_pbl_tbl}; hns: its hop count), counted in entries of the page size the
+     * registration would get.
+     *
+     * @return the error to throw, or null when the MR fits (or the driver has no such limit).
+     */
+    private static VerbsException translationLimit(final SimDevice device, final List<DmaRun> runs, final long addr,
+        final long lengthBytes, final long tableIova)
+    {
+        final DriverTraits t = device.profile().traits();
+        if (t.maxTranslationEntries() == 0)
+        {
+            return null;
+        }
+        final dev.rnicsim.mtt.PageSizeChoice c;
+        try
+        {
+            c = device.tables().choose(runs, addr, lengthBytes, tableIova);
+        }
+        catch (final TableException e)
+        {
+            return null;
+        }
+        if (c.pageSizeBytes() == 0 || c.blocks() <= t.maxTranslationEntries())
+        {
+            return null;
+        }
+        return Errors.of(REG, t.translationOverflowErrno(), "the MR needs " + c.blocks() + " translation entries of "
+            + c.pageSizeBytes() + " bytes; " + t.driver() + "'s " + t.translation() + (t.pblLevels() > 0 ? " of "
+            + t.pblLevels() + " levels x " + t.pblEntriesPerPage() + " entries" : "") + " holds at most "
+            + t.maxTranslationEntries() + " (" + t.source() + "); register it in smaller MRs or back it with huge"
+            + " pages");
+    }
+
+    /**
      * The checks made before anything is pinned, in the kernel's order: page offsets of addr and iova
      * ({@code ib_uverbs_reg_mr}), access flags ({@code ib_check_mr_access}), length against {@code max_mr_size},
      * then zero and wrapping lengths ({@code ib_umem_get}).
@@ -256,6 +307,33 @@ public final class SimPd implements ProtectionDomain
             throw Errors.invalid(REG, "addr=0x" + Long.toHexString(addr) + " + lengthBytes="
                 + Long.toUnsignedString(lengthBytes) + " wraps past 2^64 (ib_umem_get)");
         }
+    }
+
+    /**
+     * The driver's own access check, made in its {@code reg_user_mr} after the core's ({@code ib_check_mr_access})
+     * and before anything is pinned: a flag outside {@link DriverTraits#acceptedAccess()} gets the driver's errno
+     * (efa {@code efa_reg_mr}: EOPNOTSUPP, REMOTE_READ and REMOTE_WRITE only with the device's RDMA_READ and
+     * RDMA_WRITE caps; mana {@code mana_ib_reg_user_mr}: EINVAL).
+     */
+    private static void checkDriverAccess(final DeviceProfile profile, final Set<Access> rights, final String verb)
+    {
+        final DriverTraits t = profile.traits();
+        final Set<Access> refused = t.refused(rights);
+        if (refused.isEmpty())
+        {
+            return;
+        }
+        String why = "";
+        if (refused.contains(Access.REMOTE_READ) && !t.rdmaRead())
+        {
+            why = "; REMOTE_READ needs the device's RDMA READ capability, which " + profile.name() + " lacks";
+        }
+        else if (refused.contains(Access.REMOTE_WRITE) && !t.rdmaWrite())
+        {
+            why = "; REMOTE_WRITE needs the device's RDMA WRITE capability, which " + profile.name() + " lacks";
+        }
+        throw Errors.of(verb, t.unsupportedAccessErrno(), "access " + refused + ": " + t.driver() + " accepts only "
+            + t.acceptedAccess() + " (" + t.source() + ")" + why + "; drop the flag or use a device that has it");
     }
 
     /** True when the set holds null (asked by iteration: immutable sets throw on contains(null)). */
@@ -665,6 +743,7 @@ public final class SimPd implements ProtectionDomain
             }
         }
         Access.checkDependencies(access, verb);
+        checkDriverAccess(device.profile(), access, verb);
         if ((offset & 0xfff) != (iova & 0xfff))
         {
             throw Errors.invalid(verb, "offset=0x" + Long.toHexString(offset) + " and iova=0x"
@@ -881,15 +960,17 @@ public final class SimPd implements ProtectionDomain
         final String verb = "ib_alloc_mr";
         checkOpen(verb);
         final SimDevice device = context.device();
-        if (maxNumSg < 1 || maxNumSg > MAX_FAST_REG_PAGES)
-        {
-            throw Errors.invalid(verb, "max_num_sg=" + maxNumSg + " must be from 1 to " + MAX_FAST_REG_PAGES
-                + " (max_fast_reg_page_list_len)");
-        }
         if (!device.profile().attributes().has(DeviceCap.MEM_MGT_EXTENSIONS))
         {
             throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " lacks MEM_MGT_EXTENSIONS (fast "
                 + "registration)");
+        }
+        final int maxPages = Math.min(MAX_FAST_REG_PAGES, device.profile().traits().maxFastRegPages());
+        if (maxNumSg < 1 || maxNumSg > maxPages)
+        {
+            throw Errors.invalid(verb, "max_num_sg=" + maxNumSg + " must be from 1 to " + maxPages
+                + " (max_fast_reg_page_list_len of " + device.profile().traits().driver() + ", "
+                + device.profile().traits().source() + ")");
         }
         final int key;
         try

@@ -163,7 +163,8 @@ class DevinfoReaderTest
         final DeviceAttributes a = r.profile().attributes();
         assertThat(r.hcaId()).isEqualTo("mlx5_0");
         assertThat(r.profile().driver()).isEqualTo("mlx5");
-        assertPropertiesOf(r.profile(), DeviceProfiles.connectx5());
+        assertPropertiesOf(r.profile(), ConnectXProfiles.connectx4());
+        assertThat(r.defaultsFrom()).isEqualTo("connectx4");
         assertThat(a.fwVer()).isEqualTo("12.18.1000");
         assertThat(a.vendorPartId()).isEqualTo(4115);
         assertThat(a.maxMrSizeBytes()).isEqualTo(-1L);
@@ -173,7 +174,7 @@ class DevinfoReaderTest
         assertThat(a.deviceCapFlags()).isEqualTo(0xe97e1c36L);
         assertThat(r.defaultedFields()).containsExactlyElementsOf(AFTER_CAP_FLAGS);
         assertThat(r.profile().defaultedFields()).isEqualTo(r.defaultedFields());
-        assertDefaultedFrom(r, DeviceProfiles.connectx5());
+        assertDefaultedFrom(r, ConnectXProfiles.connectx4());
         assertThat(a.maxMr()).isEqualTo(DeviceProfiles.connectx5().attributes().maxMr());
         assertThat(a.odpCaps()).isEqualTo(DeviceProfiles.connectx5().attributes().odpCaps());
     }
@@ -208,8 +209,11 @@ class DevinfoReaderTest
         assertThat(r.hcaId()).isNull();
         assertThat(r.profile().name()).isEqualTo("connectx6lx-mlx5");
         assertThat(r.profile().driver()).isEqualTo("mlx5");
-        assertPropertiesOf(r.profile(), DeviceProfiles.connectx5());
+        assertPropertiesOf(r.profile(), ConnectXProfiles.connectx6Lx());
+        assertThat(r.defaultsFrom()).isEqualTo("connectx6lx");
         assertThat(r.warnings()).singleElement().asString().contains("mlx5", "vendor_id 0x02c9", "no hca_id");
+        assertThat(r.warnings().getFirst()).contains("vendor_part_id 4127 is profile connectx6lx");
+        assertThat(r.warnings().getFirst()).doesNotContain("connectx5");
         assertThat(a.vendorPartId()).isEqualTo(4127);
         assertThat(a.maxQp()).isEqualTo(131072);
         assertThat(a.deviceCapFlags()).isEqualTo(0x25321c36L);
@@ -223,8 +227,8 @@ class DevinfoReaderTest
         assertThat(a.odpCaps().implicitSupported()).isTrue();
         assertThat(r.defaultedFields()).containsExactly("fw_ver", "max_sge", "max_sge_rd", "rc_odp_caps",
             "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps");
-        assertDefaultedFrom(r, DeviceProfiles.connectx5());
-        assertThat(a.fwVer()).isEqualTo("16.23.1000");
+        assertDefaultedFrom(r, ConnectXProfiles.connectx6Lx());
+        assertThat(a.fwVer()).isEqualTo(ConnectXProfiles.connectx6Lx().attributes().fwVer());
     }
 
     @Test
@@ -367,15 +371,38 @@ class DevinfoReaderTest
     }
 
     @Test
-    void unknownDriverGetsConnectx5PropertiesAndAWarning()
+    void aBroadcomDumpIsBnxtReNotAConnectx5()
     {
         final DevinfoResult r = DevinfoReader.parse("hca_id:\tbnxt_re0\n\tvendor_id:\t0x14e4\n\tmax_qp:\t65537\n",
             "bnxt.txt");
         assertThat(r.profile().name()).isEqualTo("bnxt_re0");
-        assertPropertiesOf(r.profile(), DeviceProfiles.connectx5());
+        assertPropertiesOf(r.profile(), DriverProfiles.bnxtRe());
+        assertThat(r.profile().traits()).isEqualTo(DriverProfiles.bnxtRe().traits());
+        assertThat(r.defaultsFrom()).isEqualTo("bnxt_re");
         assertThat(r.profile().attributes().maxQp()).isEqualTo(65537);
-        assertThat(r.profile().attributes().vendorId()).isEqualTo(0x14e4);
-        assertThat(r.warnings()).anySatisfy(w -> assertThat(w).contains("unknown driver", "connectx5"));
+        assertThat(r.profile().attributes().maxMw()).isEqualTo(DriverProfiles.bnxtRe().attributes().maxMw());
+        assertThat(r.profile().attributes().odpCaps()).isEqualTo(OdpCaps.NONE);
+        assertThat(r.warnings()).isEmpty();
+    }
+
+    @Test
+    void aDeviceNoRuleKnowsIsGenericWithAWarningNeverMlx5()
+    {
+        final DevinfoResult r = DevinfoReader.parse("hca_id:\tfoo0\n\ttransport:\t\t\tInfiniBand (0)\n"
+            + "\tvendor_id:\t0x1234\n\tmax_qp:\t77\n\tpage_size_cap:\t0x201000\n", "foo.txt");
+        assertThat(r.profile().driver()).isEqualTo("generic");
+        assertThat(r.defaultsFrom()).isEqualTo("generic");
+        assertThat(r.profile().attributes().maxQp()).isEqualTo(77);
+        assertThat(r.profile().attributes().pageSizeCap()).isEqualTo(0x201000L);
+        final DeviceAttributes g = DeviceProfiles.generic().attributes();
+        assertThat(r.profile().attributes().maxMw()).isZero();
+        assertThat(r.profile().attributes().odpCaps()).isEqualTo(OdpCaps.NONE);
+        assertThat(r.profile().attributes().atomicCap()).isEqualTo(AtomicCap.NONE);
+        assertThat(r.profile().attributes().maxMr()).isEqualTo(g.maxMr());
+        assertThat(r.profile().attributes().has(DeviceCap.MEM_MGT_EXTENSIONS)).isFalse();
+        assertThat(r.defaultedFields()).contains("max_mr", "max_mw", "general_odp_caps").doesNotContain("max_qp");
+        assertThat(r.warnings()).singleElement().asString().contains("no rule recognises", "foo0", "0x1234",
+            "generic", "not another vendor's");
     }
 
     @Test
@@ -383,7 +410,8 @@ class DevinfoReaderTest
     {
         final DevinfoResult r = DevinfoReader.parse("hca_id:\tib0\n\tvendor_id:\t0x8086\n", "x.txt");
         assertThat(r.profile().driver()).isEqualTo("irdma");
-        assertThat(r.warnings()).hasSize(2);
+        assertThat(r.warnings()).singleElement().asString().contains("driver irdma chosen", "vendor_id 0x8086",
+            "hca_id 'ib0' names no driver");
     }
 
     @Test

@@ -178,8 +178,9 @@ public final class TestNic implements AutoCloseable
         }
 
         /**
-         * @param name a built-in profile: {@code connectx3}, {@code connectx5}, {@code connectx7}, {@code rxe},
-         *             {@code e810}.
+         * @param name a built-in profile ({@link DeviceProfiles#builtIn()}: connectx3 ... connectx7, bluefield2/3,
+         *             rxe, e810, e810-iwarp, siw, efa, efa-gen1, efa-gen3, bnxt_re, hns, qedr, erdma, mana, cxgb4,
+         *             hfi1, generic).
          * @return this.
          * @throws IllegalArgumentException for another name.
          */
@@ -685,7 +686,11 @@ public final class TestNic implements AutoCloseable
     {
         for (final Side s : Side.values())
         {
-            qps.put(s, pds.get(s).createQp(QpInitAttr.rc(cqs.get(s))));
+            // default capacities, cut to the device's max_sge (EFA has 2, a generic device 1)
+            final int sge = Math.min(dev.rnicsim.verbs.QpCap.defaults().maxSendSge(), profile.attributes().maxSge());
+            final dev.rnicsim.verbs.QpCap d = dev.rnicsim.verbs.QpCap.defaults();
+            qps.put(s, pds.get(s).createQp(new QpInitAttr(cqs.get(s), cqs.get(s), dev.rnicsim.verbs.QpType.RC,
+                new dev.rnicsim.verbs.QpCap(d.maxSendWr(), d.maxRecvWr(), sge, sge, d.maxInlineDataBytes()), false)));
         }
         qps.get(Side.A).connect(qps.get(Side.B).address(), qpAccess);
         qps.get(Side.B).connect(qps.get(Side.A).address(), qpAccess);

@@ -94,6 +94,7 @@ final class DevinfoCommand implements Callable<Integer>
         final List<DeviceProfile> profiles = new ArrayList<>();
         final List<String> defaulted = new ArrayList<>();
         final List<String> warnings = new ArrayList<>();
+        String defaultsFrom = null;
         if (file != null)
         {
             final String problem = Problems.unreadable(file);
@@ -108,6 +109,7 @@ final class DevinfoCommand implements Callable<Integer>
                 profiles.add(r.profile());
                 defaulted.addAll(r.defaultedFields());
                 warnings.addAll(r.warnings());
+                defaultsFrom = r.defaultsFrom();
             }
             catch (final IOException | IllegalArgumentException e)
             {
@@ -149,6 +151,8 @@ final class DevinfoCommand implements Callable<Integer>
                 n.put("mtt_entries", p.mtt().entries());
                 n.put("keys", p.variantPolicy().name());
                 n.put("link_gbps", p.linkGbps());
+                n.put("transport", p.traits().transport().devinfo());
+                n.put("defaults_from", defaultsFrom != null ? defaultsFrom : p.name());
                 n.set("defaulted_fields", mapper.valueToTree(file != null ? defaulted : p.defaultedFields()));
                 n.set("warnings", mapper.valueToTree(warnings));
             }
@@ -157,14 +161,17 @@ final class DevinfoCommand implements Callable<Integer>
         }
         for (final DeviceProfile p : profiles)
         {
-            out.print(DevinfoWriter.write(p.name(), p.attributes()));
+            out.print(DevinfoWriter.write(p.name(), p.attributes(), p.traits().transport()));
             out.printf("\t# simulated: driver %s, MTT %s of %d entries, keys %s, link %.0f Gbit/s, "
                 + "translation cache %d entries%n", p.driver(), p.mtt().allocator().name().toLowerCase(),
                 p.mtt().entries(), p.variantPolicy().name().toLowerCase(), p.linkGbps(), p.cacheEntries());
+            out.println("\t# driver rules: " + p.traits().describe());
             final List<String> gaps = file != null ? defaulted : p.defaultedFields();
             if (!gaps.isEmpty())
             {
-                out.println("\t# not in the source dump, defaulted: " + String.join(", ", gaps));
+                out.println("\t# not in the source dump, defaulted" + (defaultsFrom == null ? ""
+                    : " from built-in profile " + defaultsFrom + " (driver " + p.driver() + ")") + ": "
+                    + String.join(", ", gaps));
             }
             for (final String w : warnings)
             {

@@ -202,7 +202,8 @@ public final class Planner
             ? MttConfig.buddy(Math.max(profile.mtt().logNumSegments(), 24), profile.mtt().logMttsPerSeg())
             : MttConfig.exact(1L << MttConfig.MAX_LOG_ENTRIES);
         return profile.withMtt(mtt).withAttributes(profile.attributes().toBuilder()
-            .maxMr((int)MptConfig.MAX_MR_LIMIT).maxMrSizeBytes(-1L).build());
+            .maxMr((int)Math.min(MptConfig.MAX_MR_LIMIT, 1L << (32 - profile.traits().keyVariantBits())))
+            .maxMrSizeBytes(-1L).build());
     }
 
     private static Plan total(final DeviceProfile profile, final HostSpec host, final List<Plan.GroupResult> groups,

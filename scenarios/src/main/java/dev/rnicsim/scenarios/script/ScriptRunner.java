@@ -857,8 +857,8 @@ public final class ScriptRunner
         }
         final SimMr mr = (SimMr)registered;
         return Outcome.ok(String.format(Locale.ROOT, "lkey=0x%08x rkey=0x%08x (index %d, variant %d); page size %s, "
-            + "%d MTT entries (%d reserved), %d pages pinned; %s", mr.lkey(), mr.rkey(), (mr.lkey() >>> 8) & 0xffffff,
-            mr.lkey() & 0xff, Units.bytes(mr.pageSizeBytes()), mr.mttEntries(), mr.mttEntriesReserved(),
+            + "%d MTT entries (%d reserved), %d pages pinned; %s", mr.lkey(), mr.rkey(), Session.mrField(mr, "index"),
+            Session.mrField(mr, "variant"), Units.bytes(mr.pageSizeBytes()), mr.mttEntries(), mr.mttEntriesReserved(),
             mr.pinnedPages(), Units.duration(e.durationNs())));
     }
 

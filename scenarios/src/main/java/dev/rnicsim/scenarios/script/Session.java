@@ -528,6 +528,12 @@ final class Session
         });
     }
 
+    /** The key variant width of the device of a PD (8 on most drivers, 16 on hfi1's rdmavt lkeys). */
+    private static int variantBits(final dev.rnicsim.simnic.SimPd pd)
+    {
+        return pd.context().device().profile().traits().keyVariantBits();
+    }
+
     static long mrField(final SimMr m, final String field)
     {
         return switch (field)
@@ -541,8 +547,8 @@ final class Session
             case "mtt_entries" -> m.mttEntries();
             case "mtt_reserved" -> m.mttEntriesReserved();
             case "pinned_pages" -> m.pinnedPages();
-            case "index" -> (m.lkey() >>> 8) & 0xffffff;
-            case "variant" -> m.lkey() & 0xff;
+            case "index" -> dev.rnicsim.mtt.MKey.index(m.lkey(), variantBits(m.pd()));
+            case "variant" -> dev.rnicsim.mtt.MKey.variant(m.lkey(), variantBits(m.pd()));
             case "closed" -> m.isClosed() ? 1 : 0;
             default -> 0;
         };
