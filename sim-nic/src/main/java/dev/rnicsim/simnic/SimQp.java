@@ -25,6 +25,7 @@ import dev.rnicsim.verbs.SendFlag;
 import dev.rnicsim.verbs.SendWr;
 import dev.rnicsim.verbs.Sge;
 import dev.rnicsim.verbs.VerbsException;
+import dev.rnicsim.verbs.WcDiagnosis;
 import dev.rnicsim.verbs.WcOpcode;
 import dev.rnicsim.verbs.WcStatus;
 import dev.rnicsim.verbs.WorkCompletion;
@@ -94,6 +95,8 @@ public final class SimQp implements QueuePair
     private boolean progressing;
     private boolean flushing;
     private Pending executing;
+    /** The first error that moved this QP to ERR, named in the diagnoses of what it flushes. */
+    private String errorCause;
 
     private SimQp(final SimPd pd, final QpInitAttr attr, final Ring ring)
     {
@@ -286,6 +289,11 @@ public final class SimQp implements QueuePair
     public void modifyToError()
     {
         checkOpen("ibv_modify_qp");
+        if (state != QpState.ERR)
+        {
+            final String origin = device.fabric().origin();
+            errorCause = "ibv_modify_qp to ERR" + (origin == null ? "" : " (" + origin + ")");
+        }
         toError();
     }
 
@@ -675,7 +683,10 @@ public final class SimQp implements QueuePair
             device.fabric().span(device, wr.opcode().name(), "dma",
                 device.fabric().costModel().opBaseLatencyNs() * (retryCount + 1L),
                 java.util.Map.of("qp_num", num, "status", WcStatus.RETRY_EXC_ERR.cName()));
-            completeSend(wr, WcStatus.RETRY_EXC_ERR, 0);
+            completeSend(wr, WcStatus.RETRY_EXC_ERR, 0, Diagnoser.noAck(this, wr, retryCount, peer == null
+                ? "no QP " + (remote == null ? "" : "0x" + Integer.toHexString(remote.qpNum()) + " ") + "at the remote "
+                + "address" : peer.closed ? "the peer QP is destroyed" : !peer.connectedTo(this)
+                ? "the peer QP is connected to another QP" : "the peer QP is in " + peer.state + ", not RTR or RTS"));
             return Outcome.ERROR;
         }
         final boolean needsRecv = wr.opcode() == WrOpcode.SEND || wr.opcode() == WrOpcode.SEND_WITH_IMM
@@ -703,7 +714,8 @@ public final class SimQp implements QueuePair
                     num, "status", WcStatus.RNR_RETRY_EXC_ERR.cName(), "rnr_retries", rnrRetry, "why", nak.detail()));
                 device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
                 device.observe(o -> o.failed(this, wr, nak));
-                completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0);
+                completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0, Diagnoser.rnr(this, wr, rnrRetry, "an on-demand-"
+                    + "paging page fault at the responder did not settle in time: " + nak.detail()));
                 return Outcome.ERROR;
             }
             rnrWaits += (int)Math.min(naks, 1 << 20);
@@ -718,12 +730,18 @@ public final class SimQp implements QueuePair
             attempt = run(p, peer);
         }
         final DmaResult r = attempt;
+        final WcDiagnosis why = r.ok() ? null : Diagnoser.dma(this, wr, peer, needsRecv ? peer.recvQueue.peekFirst()
+            : null, r, requesterStatus(wr, r));
         final long misses = device.tables().cache().misses() + peer.device.tables().cache().misses() - missesBefore;
         final java.util.Map<String, Object> args = new java.util.LinkedHashMap<>();
         args.put("qp_num", num);
         args.put("bytes", r.byteLen());
         args.put("cache_misses", misses);
         args.put("status", r.ok() ? "IBV_WC_SUCCESS" : status(r.requester()).cName());
+        if (why != null)
+        {
+            args.put("diagnosis", why.summary());
+        }
         final long startNs = device.fabric().clock().nowNs();
         final double linkGbps = Math.min(device.profile().linkGbps(), peer.device.profile().linkGbps());
         long opNs = device.fabric().costModel().operationNs(r.byteLen(), linkGbps, misses);
@@ -761,10 +779,12 @@ public final class SimQp implements QueuePair
             // rxe_resp.c: the data is placed, the invalidation fails (RESPST_ERR_INVALIDATE_RKEY): the receive
             // completes with REM_INV_REQ_ERR, the responder QP goes to error, the requester gets a NAK.
             final RecvWr recv = peer.recvQueue.removeFirst();
-            peer.completeRecv(recv, WcStatus.REM_INV_REQ_ERR, WcOpcode.RECV, 0, false, 0, false, 0);
+            final WcDiagnosis invalid = Diagnoser.local(this, wr, WcStatus.REM_INV_REQ_ERR, "the responder could "
+                + "not invalidate rkey 0x" + Integer.toHexString(wr.invalidateRkey()) + ": " + peer.lastLocalFailure());
+            peer.completeRecv(recv, WcStatus.REM_INV_REQ_ERR, WcOpcode.RECV, 0, false, 0, false, 0, invalid);
             device.count(SimCounter.REQ_REMOTE_INVALID_REQUEST, 1);
             peer.toError();
-            completeSend(wr, WcStatus.REM_INV_REQ_ERR, 0);
+            completeSend(wr, WcStatus.REM_INV_REQ_ERR, 0, invalid);
             return Outcome.ERROR;
         }
         RecvWr consumed = null;
@@ -777,7 +797,7 @@ public final class SimQp implements QueuePair
             final WcOpcode opcode = wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM ? WcOpcode.RECV_RDMA_WITH_IMM
                 : WcOpcode.RECV;
             peer.completeRecv(recv, r.ok() ? WcStatus.SUCCESS : peer.responderStatus(r), opcode, r.byteLen(), imm,
-                wr.immData(), inv, inv ? wr.invalidateRkey() : 0);
+                wr.immData(), inv, inv ? wr.invalidateRkey() : 0, why);
         }
         account(wr, r, peer);
         final RecvWr received = consumed;
@@ -791,11 +811,16 @@ public final class SimQp implements QueuePair
         }
         if (r.responderError())
         {
+            if (peer.state != QpState.ERR && why != null)
+            {
+                peer.errorCause = "it answered " + status(r.requester()).cName() + " to QP 0x"
+                    + Integer.toHexString(num) + ": " + why.summary();
+            }
             peer.toError();
         }
         if (r.requester() != DmaStatus.SUCCESS)
         {
-            completeSend(wr, requesterStatus(wr, r), 0);
+            completeSend(wr, requesterStatus(wr, r), 0, why);
             return Outcome.ERROR;
         }
         if (sqSigAll || wr.flags().contains(SendFlag.SIGNALED))
@@ -826,7 +851,7 @@ public final class SimQp implements QueuePair
             args);
         if (status != WcStatus.SUCCESS)
         {
-            completeSend(wr, status, 0);
+            completeSend(wr, status, 0, Diagnoser.local(this, wr, status, localFailure));
             return Outcome.ERROR;
         }
         if (sqSigAll || wr.flags().contains(SendFlag.SIGNALED))
@@ -988,7 +1013,8 @@ public final class SimQp implements QueuePair
         device.fabric().span(device, wr.opcode().name(), "dma", CostModel.rnrTimerNs(peer.minRnrTimer) * rnrRetry,
             java.util.Map.of("qp_num", num, "status", WcStatus.RNR_RETRY_EXC_ERR.cName(), "rnr_retries", rnrRetry));
         device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
-        completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0);
+        completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0, Diagnoser.rnr(this, wr, rnrRetry, "no receive was posted "
+            + "on QP 0x" + Integer.toHexString(peer.num)));
         return Outcome.ERROR;
     }
 
@@ -1071,6 +1097,12 @@ public final class SimQp implements QueuePair
 
     private void completeSend(final SendWr wr, final WcStatus status, final long byteLen)
     {
+        completeSend(wr, status, byteLen, status == WcStatus.WR_FLUSH_ERR ? Diagnoser.flushed(this, wr.wrId(),
+            errorCause) : null);
+    }
+
+    private void completeSend(final SendWr wr, final WcStatus status, final long byteLen, final WcDiagnosis why)
+    {
         // A completion means every byte the work request wrote is visible (ibv_reg_mr(3), RELAXED_ORDERING).
         final SimQp target = peer();
         if (target != null)
@@ -1086,8 +1118,9 @@ public final class SimQp implements QueuePair
         {
             device.count(SimCounter.REQ_CQE_ERROR, 1);
         }
+        noteError(status, wr.wrId(), why);
         final WorkCompletion wc = new WorkCompletion(wr.wrId(), status, wr.opcode().completion(), num, byteLen, false,
-            0, false, 0, 0);
+            0, false, 0, status == WcStatus.SUCCESS ? 0 : Diagnoser.vendorErr(device.profile(), status), why);
         if (!sendCq.push(wc))
         {
             toError();
@@ -1103,6 +1136,13 @@ public final class SimQp implements QueuePair
     private void completeRecv(final RecvWr wr, final WcStatus status, final WcOpcode opcode, final long byteLen,
         final boolean withImm, final int imm, final boolean withInv, final int invalidatedRkey)
     {
+        completeRecv(wr, status, opcode, byteLen, withImm, imm, withInv, invalidatedRkey,
+            status == WcStatus.WR_FLUSH_ERR ? Diagnoser.flushed(this, wr.wrId(), errorCause) : null);
+    }
+
+    private void completeRecv(final RecvWr wr, final WcStatus status, final WcOpcode opcode, final long byteLen,
+        final boolean withImm, final int imm, final boolean withInv, final int invalidatedRkey, final WcDiagnosis why)
+    {
         device.writeOrdering().drain();
         if (status == WcStatus.WR_FLUSH_ERR)
         {
@@ -1112,11 +1152,22 @@ public final class SimQp implements QueuePair
         {
             device.count(SimCounter.RESP_CQE_ERROR, 1);
         }
+        noteError(status, wr.wrId(), why);
         final WorkCompletion wc = new WorkCompletion(wr.wrId(), status, opcode, num, byteLen, withImm, imm, withInv,
-            invalidatedRkey, 0);
+            invalidatedRkey, status == WcStatus.SUCCESS ? 0 : Diagnoser.vendorErr(device.profile(), status), why);
         if (!recvCq.push(wc))
         {
             toError();
+        }
+    }
+
+    /** Remembers the first error completion while the QP is not yet in ERR, for the diagnoses of what it flushes. */
+    private void noteError(final WcStatus status, final long wrId, final WcDiagnosis why)
+    {
+        if (status != WcStatus.SUCCESS && status != WcStatus.WR_FLUSH_ERR && state != QpState.ERR)
+        {
+            errorCause = "wr_id " + wrId + " completed with " + status.cName() + (why == null ? ""
+                : ": " + why.summary());
         }
     }
 

@@ -304,6 +304,14 @@ public final class ScriptRunner
 
     // ------------------------------------------------------------------ steps
 
+    /** Where a step comes from, as key histories and diagnoses name it: {@code file:line (verb args)}. */
+    static String origin(final ScriptLine l)
+    {
+        final String file = java.nio.file.Path.of(l.file()).getFileName() == null ? l.file()
+            : java.nio.file.Path.of(l.file()).getFileName().toString();
+        return file + ":" + l.line() + " (" + l.verb() + (l.args().isEmpty() ? "" : " " + l.args().get(0)) + ")";
+    }
+
     /** An expect inside a repeat block failed: the run ends with exit code 1. */
     private static final class ExpectFailed extends RuntimeException
     {
@@ -390,6 +398,7 @@ public final class ScriptRunner
 
     private Outcome step(final Session s, final ScriptLine l)
     {
+        s.fabric.origin(origin(l));
         try
         {
             return switch (l.verb())
@@ -1486,6 +1495,14 @@ public final class ScriptRunner
                 if (wc.withInv())
                 {
                     sb.append(String.format(Locale.ROOT, " invalidated_rkey=0x%08x", wc.invalidatedRkey()));
+                }
+            }
+            else
+            {
+                sb.append(String.format(Locale.ROOT, " vendor_err=0x%x", wc.vendorErr()));
+                if (wc.diagnosis() != null)
+                {
+                    sb.append("\n  why: ").append(wc.diagnosis().text().replace("\n", "\n       "));
                 }
             }
         }
