@@ -33,6 +33,11 @@ final class RunCommand implements Callable<Integer>
         description = "Write the simulated timeline as Chrome trace-event JSON (open it in Perfetto).")
     private Path trace;
 
+    @Option(names = "--strict", description = "Strict mode from the first line (as 'strict on'): stale keys and "
+        + "mappings, leaks, unused MRs, flags seen before their data and hot-path registration are printed as "
+        + "warnings.")
+    private boolean strict;
+
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
 
@@ -61,7 +66,7 @@ final class RunCommand implements Callable<Integer>
             final Path dir = f.toAbsolutePath().getParent();
             final TraceOption t = new TraceOption(trace);
             final int code = Scripts.run(f.toString(), text, dir, quiet ? ScriptRunner.Detail.NARRATION
-                : ScriptRunner.Detail.FULL, t::attach, spec.commandLine().getOut(),
+                : ScriptRunner.Detail.FULL, t::attach, strict, spec.commandLine().getOut(),
                 spec.commandLine().getErr());
             if (!t.write(spec.commandLine().getErr()))
             {

@@ -90,6 +90,11 @@ final class ScenarioCommand implements Runnable
                 + "thp-and-hugetlbfs, translation-cache, strategies).")
         private Path svg;
 
+        @Option(names = "--strict", description = "Strict mode from the first line (as 'strict on'): stale keys "
+            + "and mappings, leaks, unused MRs, flags seen before their data and hot-path registration are printed "
+            + "as warnings.")
+        private boolean strict;
+
         @CommandLine.Spec
         private CommandLine.Model.CommandSpec spec;
 
@@ -110,7 +115,7 @@ final class ScenarioCommand implements Runnable
             }
             final TraceOption t = new TraceOption(trace);
             final int code = Scripts.run(name + ".rsim", e.get().script(), Path.of("."),
-                quiet ? ScriptRunner.Detail.NARRATION : ScriptRunner.Detail.FULL, t::attach,
+                quiet ? ScriptRunner.Detail.NARRATION : ScriptRunner.Detail.FULL, t::attach, strict,
                 spec.commandLine().getOut(), spec.commandLine().getErr());
             if (!t.write(spec.commandLine().getErr()))
             {

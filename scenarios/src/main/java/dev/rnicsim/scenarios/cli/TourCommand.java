@@ -27,6 +27,11 @@ final class TourCommand implements Callable<Integer>
         description = "Write the tour's simulated timeline as Chrome trace-event JSON (open it in Perfetto).")
     private Path trace;
 
+    @Option(names = "--strict", description = "Strict mode from the first line (as 'strict on'): stale keys and "
+        + "mappings, leaks, unused MRs, flags seen before their data and hot-path registration are printed as "
+        + "warnings.")
+    private boolean strict;
+
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
 
@@ -35,7 +40,7 @@ final class TourCommand implements Callable<Integer>
     {
         final TraceOption t = new TraceOption(trace);
         final int code = Scripts.run("tour.rsim", Catalogue.read("tour.rsim"), Path.of("."),
-            verbose ? ScriptRunner.Detail.FULL : ScriptRunner.Detail.FIGURES, t::attach,
+            verbose ? ScriptRunner.Detail.FULL : ScriptRunner.Detail.FIGURES, t::attach, strict,
             spec.commandLine().getOut(), spec.commandLine().getErr());
         return t.write(spec.commandLine().getErr()) ? code : Rnicsim.MALFORMED;
     }

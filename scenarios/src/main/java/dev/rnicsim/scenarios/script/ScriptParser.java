@@ -592,6 +592,19 @@ public final class ScriptParser
     private void checkExpect(final ScriptLine l)
     {
         final List<String> a = l.args();
+        if (a.size() == 2 && a.get(0).equals("warning"))
+        {
+            if (!StrictScript.isKind(a.get(1)))
+            {
+                throw l.error("'" + a.get(1) + "' is no warning kind; kinds: " + java.util.Arrays.toString(
+                    dev.rnicsim.simnic.StrictWarning.Kind.values()));
+            }
+            return;
+        }
+        if (a.size() == 2 && a.get(0).equals("no") && a.get(1).equals("warnings"))
+        {
+            return;
+        }
         if (a.size() == 1)
         {
             final String w = a.get(0);
@@ -618,7 +631,7 @@ public final class ScriptParser
             return;
         }
         throw l.error("expected 'expect ok', 'expect ERRNO', 'expect STATUS', 'expect EXPR OP EXPR' (OP one of == !="
-            + " < <= > >=) or 'expect bytes ADDR DATA'");
+            + " < <= > >=), 'expect bytes ADDR DATA', 'expect warning KIND' or 'expect no warnings'");
     }
 
     /**

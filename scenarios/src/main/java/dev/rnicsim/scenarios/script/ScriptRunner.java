@@ -88,6 +88,7 @@ public final class ScriptRunner
     private final Detail detail;
     private final StringBuilder paragraph = new StringBuilder();
     private Consumer<dev.rnicsim.simnic.SimFabric> fabricHook = f -> { };
+    private boolean strictFromStart;
 
     /**
      * @param out    where steps and outcomes are printed.
@@ -110,6 +111,17 @@ public final class ScriptRunner
     }
 
     /**
+     * @param strict true to run in strict mode from the first line ({@code --strict}), as if it began with
+     *               {@code strict on}.
+     * @return this runner.
+     */
+    public ScriptRunner strict(final boolean strict)
+    {
+        this.strictFromStart = strict;
+        return this;
+    }
+
+    /**
      * Parses, checks and runs a script.
      *
      * @param file    the script's name, for messages.
@@ -123,6 +135,10 @@ public final class ScriptRunner
         final List<ScriptLine> lines = new ScriptParser().parse(file, text);
         final Session s = new Session(baseDir);
         fabricHook.accept(s.fabric);
+        if (strictFromStart)
+        {
+            s.strict.on(s.fabric, StrictScript.DEFAULT_MAX_REGISTRATIONS_PER_SECOND);
+        }
         Outcome last = Outcome.ok("");
         int steps = 0;
         int held = 0;
@@ -202,6 +218,7 @@ public final class ScriptRunner
                     {
                         printOutcome(l, named(l, last));
                     }
+                    s.strict.afterStep(s.fabric, s.names, out);
                     if (!last.ok() && !outcomeExpected(lines, i))
                     {
                         out.println("    FAILED: unexpected " + last.errno() + " (add 'expect " + last.errno()
@@ -229,6 +246,7 @@ public final class ScriptRunner
     /** The run's fabric is dropped as a whole: nothing is torn down object by object. */
     private RunResult end(final Session s, final int code, final int steps, final int held, final String failure)
     {
+        s.strict.finish(out);
         return new RunResult(code, steps, held, failure, s.fabric.clock().nowNs());
     }
 
@@ -399,6 +417,11 @@ public final class ScriptRunner
     private Outcome step(final Session s, final ScriptLine l)
     {
         s.fabric.origin(origin(l));
+        return s.strict.tracked(s.fabric, s.names, stepBody(s, l));
+    }
+
+    private Outcome stepBody(final Session s, final ScriptLine l)
+    {
         try
         {
             return switch (l.verb())
@@ -469,6 +492,7 @@ public final class ScriptRunner
                     yield Outcome.ok(l.args().get(0) + " = " + v.show());
                 }
                 case "show" -> Outcome.ok(Views.show(s, l));
+                case "strict" -> strict(s, l);
                 default -> throw l.error("unknown verb '" + l.verb() + "'");
             };
         }
@@ -1468,6 +1492,24 @@ public final class ScriptRunner
         return Outcome.ok("receive wr_id=" + id + " posted (" + qp.receivesPosted() + " waiting)");
     }
 
+    private Outcome strict(final Session s, final ScriptLine l)
+    {
+        if (l.args().get(0).equals("off"))
+        {
+            s.strict.off();
+            return Outcome.ok("strict mode off");
+        }
+        final long rate = l.options().containsKey("max_reg_rate") ? s.evalNum(l, l.options().get("max_reg_rate"))
+            : StrictScript.DEFAULT_MAX_REGISTRATIONS_PER_SECOND;
+        if (rate < 1)
+        {
+            throw l.error("max_reg_rate=" + rate + " must be 1 or more registrations per second");
+        }
+        s.strict.on(s.fabric, rate);
+        return Outcome.ok("strict mode on: stale keys and mappings, leaks, unused MRs, flags before data, and more "
+            + "than " + rate + " registrations per simulated second are warnings");
+    }
+
     private Outcome poll(final Session s, final ScriptLine l)
     {
         final SimCq cq = s.get(l, l.args().get(0), SimCq.class);
@@ -1563,6 +1605,14 @@ public final class ScriptRunner
     private String expect(final Session s, final ScriptLine l, final Outcome last)
     {
         final List<String> a = l.args();
+        if (a.size() == 2 && a.get(0).equals("warning"))
+        {
+            return s.strict.expectWarning(a.get(1));
+        }
+        if (a.size() == 2 && a.get(0).equals("no") && a.get(1).equals("warnings"))
+        {
+            return s.strict.expectNone();
+        }
         if (a.size() == 1)
         {
             final String w = a.get(0);

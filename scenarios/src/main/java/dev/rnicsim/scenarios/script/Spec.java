@@ -238,6 +238,8 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             opts("access", new Word(ACCESS_WORDS, true, true)));
         add(t, "release HANDLE", List.of(ref(Kind.HANDLE)), Map.of());
         add(t, "invalidate CACHE ADDR SIZE", List.of(ref(Kind.CACHE), new Expr(false), new Expr(false)), Map.of());
+        add(t, "strict on|off [max_reg_rate=N]", List.of(new Word(Set.of("on", "off"), false, false)),
+            opts("max_reg_rate", expr()));
         add(t, "close NAME", List.of(new Ref(Set.of(Kind.CONTEXT, Kind.PD, Kind.MR, Kind.FASTMR, Kind.MW, Kind.CQ,
             Kind.QP, Kind.POOL, Kind.CACHE, Kind.DMABUF, Kind.WATCH), false)), Map.of());
         add(t, "show mr|odp|mw|qp|walk|mtt|counters|trace|devinfo|meminfo|vmstat|buddyinfo|hugepages|status|smaps"
