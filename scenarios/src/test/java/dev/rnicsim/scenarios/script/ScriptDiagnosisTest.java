@@ -122,16 +122,24 @@ class ScriptDiagnosisTest
     }
 
     @Test
-    void unregisteredFastRegistrationMrShouldNameItsState()
+    void locallyInvalidatedFastRegistrationMrShouldNameItsStateAndTheInvalidatingLine()
     {
         final ScriptRun r = ok(TWO_HOSTS + """
             fastmr f pd_b 16
+            map f dst 16K
+            post reg_mr qp_b mr=f access=local_write,remote_write
+            poll cq_b
+            expect SUCCESS
+            post local_inv qp_b rkey=f.rkey
+            poll cq_b
+            expect SUCCESS
             post write qp_a sgl=mr_src:8 remote=dst rkey=f.rkey
             poll cq_a
             expect REM_ACCESS_ERR
             """);
 
-        assertThat(r.out()).contains("check STATE").contains("not VALID");
+        assertThat(r.out()).contains("check STATE").contains("names an entry in state INVALID, not VALID")
+            .contains("invalidated at d.rsim:23 (post local_inv)");
     }
 
     @Test
