@@ -217,6 +217,14 @@ public final class SimQp implements QueuePair
     }
 
     /**
+     * @return the number of the QP this one is connected to (its address vector's dest_qp_num), or -1 before RTR.
+     */
+    public int remoteQpNum()
+    {
+        return remote == null ? -1 : remote.qpNum();
+    }
+
+    /**
      * @return receive work requests posted and not yet consumed.
      */
     public int receivesPosted()

@@ -307,6 +307,11 @@ public final class ScriptParser
         {
             throw l.error("unknown verb '" + l.verb() + "'; verbs: " + String.join(", ", Spec.VERBS.keySet()));
         }
+        if (l.verb().equals("show") && !l.args().isEmpty() && l.args().get(0).equals("rdma"))
+        {
+            checkRdmaShow(l);
+            return;
+        }
         if (l.args().size() < spec.required() || l.args().size() > spec.args().size())
         {
             throw l.error("expected: " + spec.usage());
@@ -413,6 +418,25 @@ public final class ScriptParser
             checkArg(l, spec, a, o.getValue());
         }
         binds.forEach(Runnable::run);
+    }
+
+    /** {@code show rdma res mr|pd|qp|cq [DEVICE]} and {@code show rdma statistic [DEVICE]}. */
+    private void checkRdmaShow(final ScriptLine l)
+    {
+        final List<String> a = l.args();
+        final boolean res = a.size() >= 3 && a.size() <= 4 && a.get(1).equals("res")
+            && List.of("mr", "pd", "qp", "cq").contains(a.get(2));
+        final boolean stat = a.size() >= 2 && a.size() <= 3 && a.get(1).equals("statistic");
+        if (!res && !stat || !l.options().isEmpty() || !l.flags().isEmpty())
+        {
+            throw l.error("expected 'show rdma res mr|pd|qp|cq [DEVICE]' or 'show rdma statistic [DEVICE]'");
+        }
+        final String device = a.size() == (res ? 4 : 3) ? a.get(a.size() - 1) : null;
+        if (device != null && names.get(device) != Kind.DEVICE)
+        {
+            throw l.error("'" + device + "' is no device" + (names.containsKey(device) ? " (it names a "
+                + names.get(device).name().toLowerCase(Locale.ROOT) + ")" : " named before this line"));
+        }
     }
 
     /**
