@@ -96,10 +96,10 @@ final class DevinfoCommand implements Callable<Integer>
         final List<String> warnings = new ArrayList<>();
         if (file != null)
         {
-            final String problem = Problems.unreadable(file);
+            final String problem = Problems.unreadable("--file", file);
             if (problem != null)
             {
-                err.println(file + ": " + problem);
+                err.println((file.toString().isEmpty() ? "" : file + ": ") + problem);
                 return Rnicsim.MALFORMED;
             }
             try

@@ -45,14 +45,24 @@ final class RunCommand implements Callable<Integer>
     public Integer call()
     {
         int worst = 0;
+        final String traceProblem = OutputFile.problem("--trace", trace);
+        if (traceProblem != null)
+        {
+            spec.commandLine().getErr().println(traceProblem);
+            return Rnicsim.MALFORMED;
+        }
         for (final Path f : files)
         {
-            final String problem = Problems.unreadable(f);
+            final String problem = Problems.unreadable("the FILE argument", f);
             if (problem != null)
             {
-                spec.commandLine().getErr().println(f + ": cannot read the script: " + problem);
+                spec.commandLine().getErr().println((f.toString().isEmpty() ? "" : f + ": cannot read the script: ")
+                    + problem);
                 return Rnicsim.MALFORMED;
             }
+        }
+        for (final Path f : files)
+        {
             final String text;
             try
             {

@@ -114,6 +114,12 @@ final class ScenarioCommand implements Runnable
                 return Rnicsim.MALFORMED;
             }
             final TraceOption t = new TraceOption(trace);
+            final String outputProblem = t.problem() != null ? t.problem() : OutputFile.problem("--svg", svg);
+            if (outputProblem != null)
+            {
+                spec.commandLine().getErr().println(outputProblem);
+                return Rnicsim.MALFORMED;
+            }
             final int code = Scripts.run(name + ".rsim", e.get().script(), Path.of("."),
                 quiet ? ScriptRunner.Detail.NARRATION : ScriptRunner.Detail.FULL, t::attach, strict,
                 spec.commandLine().getOut(), spec.commandLine().getErr());
@@ -123,7 +129,16 @@ final class ScenarioCommand implements Runnable
             }
             if (svg != null)
             {
-                final String drawn = Pictures.draw(name, svg);
+                final String drawn;
+                try
+                {
+                    drawn = Pictures.draw(name, svg);
+                }
+                catch (final java.io.UncheckedIOException failed)
+                {
+                    spec.commandLine().getErr().println(OutputFile.failed("--svg", svg, failed.getCause()));
+                    return Rnicsim.MALFORMED;
+                }
                 if (drawn == null)
                 {
                     spec.commandLine().getErr().println("scenario '" + name + "' has no chart; charts: "

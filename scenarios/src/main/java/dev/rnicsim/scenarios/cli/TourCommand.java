@@ -39,6 +39,11 @@ final class TourCommand implements Callable<Integer>
     public Integer call()
     {
         final TraceOption t = new TraceOption(trace);
+        if (t.problem() != null)
+        {
+            spec.commandLine().getErr().println(t.problem());
+            return Rnicsim.MALFORMED;
+        }
         final int code = Scripts.run("tour.rsim", Catalogue.read("tour.rsim"), Path.of("."),
             verbose ? ScriptRunner.Detail.FULL : ScriptRunner.Detail.FIGURES, t::attach, strict,
             spec.commandLine().getOut(), spec.commandLine().getErr());

@@ -38,7 +38,8 @@ public final class ScriptParser
     public List<ScriptLine> parse(final String file, final String text)
     {
         final List<ScriptLine> out = new ArrayList<>();
-        final String[] lines = text.split("\r?\n", -1);
+        // A UTF-8 byte-order mark (written by some Windows editors) is no part of the first line.
+        final String[] lines = (text.startsWith("\uFEFF") ? text.substring(1) : text).split("\r?\n", -1);
         for (int i = 0; i < lines.length; i++)
         {
             final ScriptLine line = statement(file, i + 1, lines[i]);

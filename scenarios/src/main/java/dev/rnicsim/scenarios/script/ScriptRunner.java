@@ -203,6 +203,12 @@ public final class ScriptRunner
                         out.println("    FAILED: " + e.getMessage());
                         return end(s, 1, steps, held, e.getMessage());
                     }
+                    catch (final OutOfMemoryError e)
+                    {
+                        final String why = outOfMemory(s, l, steps, e);
+                        out.println("    FAILED: " + why);
+                        return end(s, 1, steps, held, why);
+                    }
                     catch (final ScriptException e)
                     {
                         throw e;
@@ -321,6 +327,31 @@ public final class ScriptRunner
     }
 
     // ------------------------------------------------------------------ steps
+
+    /**
+     * What a run that exhausted the Java heap says: the line, how much it had simulated, and how to give the JVM
+     * more heap.
+     */
+    static String outOfMemory(final Session s, final ScriptLine l, final int steps, final OutOfMemoryError e)
+    {
+        long usedBytes = 0;
+        long frames = 0;
+        for (final dev.rnicsim.simnic.SimHost h : s.fabric.hosts())
+        {
+            frames += h.host().physicalMemory().usedFrames();
+        }
+        usedBytes = frames * 4096;
+        long mrs = 0;
+        for (final dev.rnicsim.simnic.SimDevice d : s.fabric.devices())
+        {
+            mrs += d.counter(dev.rnicsim.simnic.SimCounter.MR_LIVE);
+        }
+        return l.where() + ": out of Java heap (" + e.getMessage() + ") in step " + steps + " ('" + l.verb() + " "
+            + l.text() + "'), with " + frames + " pages (" + Units.bytes(usedBytes) + ") of simulated host memory in "
+            + "use, " + mrs + " MRs live and " + Units.duration(s.fabric.clock().nowNs()) + " simulated; give the JVM "
+            + "more heap (RNICSIM_JAVA_OPTS=-Xmx8g ./rnicsim ..., or JAVA_TOOL_OPTIONS=-Xmx8g), or simulate less "
+            + "(smaller ram=, fewer repeats)";
+    }
 
     /** Where a step comes from, as key histories and diagnoses name it: {@code file:line (verb args)}. */
     static String origin(final ScriptLine l)
