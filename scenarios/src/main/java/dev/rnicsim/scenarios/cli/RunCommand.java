@@ -61,18 +61,30 @@ final class RunCommand implements Callable<Integer>
                 return Rnicsim.MALFORMED;
             }
         }
+        final java.util.List<String> texts = new java.util.ArrayList<>();
         for (final Path f : files)
         {
-            final String text;
             try
             {
-                text = Files.readString(f, StandardCharsets.UTF_8);
+                texts.add(Files.readString(f, StandardCharsets.UTF_8));
+                // Every script is checked before the first one runs: a malformed one stops the command at once.
+                new dev.rnicsim.scenarios.script.ScriptParser().parse(f.toString(), texts.get(texts.size() - 1));
             }
             catch (final IOException e)
             {
                 spec.commandLine().getErr().println(f + ": cannot read the script: " + Problems.reason(e));
                 return Rnicsim.MALFORMED;
             }
+            catch (final dev.rnicsim.scenarios.script.ScriptException e)
+            {
+                spec.commandLine().getErr().println(e.getMessage());
+                return Rnicsim.MALFORMED;
+            }
+        }
+        for (int i = 0; i < files.size(); i++)
+        {
+            final Path f = files.get(i);
+            final String text = texts.get(i);
             final Path dir = f.toAbsolutePath().getParent();
             final TraceOption t = new TraceOption(trace);
             final int code = Scripts.run(f.toString(), text, dir, quiet ? ScriptRunner.Detail.NARRATION

@@ -51,6 +51,9 @@ public final class ScriptParser
             {
                 // A block: 'repeat N' alone on its line, the statements, then 'end'.
                 checkCount(line, line.text());
+                final long times = Units.parse(line.text());
+                final Map<String, Kind> namesBefore = new HashMap<>(names);
+                final Map<String, String> typesBefore = new HashMap<>(mwTypes);
                 final List<ScriptLine> body = new ArrayList<>();
                 int j = i + 1;
                 for (; j < lines.length; j++)
@@ -69,6 +72,7 @@ public final class ScriptParser
                         throw inner.error("repeat blocks do not nest; end the block at line " + line.line() + " first");
                     }
                     check(inner);
+                    checkRepeated(line, times, inner);
                     body.add(inner);
                 }
                 if (j >= lines.length)
@@ -78,6 +82,14 @@ public final class ScriptParser
                 if (body.isEmpty())
                 {
                     throw line.error("the 'repeat " + line.text() + "' block is empty");
+                }
+                if (times == 0)
+                {
+                    // Nothing in the block runs: the names it would bind do not exist after it.
+                    names.clear();
+                    names.putAll(namesBefore);
+                    mwTypes.clear();
+                    mwTypes.putAll(typesBefore);
                 }
                 out.add(new ScriptLine(file, line.line(), "repeat", line.args(), line.options(), line.flags(),
                     line.text(), List.copyOf(body)));
@@ -298,7 +310,36 @@ public final class ScriptParser
         {
             throw l.error("'repeat N' needs a statement after the count (not expect, say or repeat)");
         }
+        final long times = Units.parse(parts[0]);
+        final Map<String, Kind> namesBefore = new HashMap<>(names);
+        final Map<String, String> typesBefore = new HashMap<>(mwTypes);
         checkStatement(inner);
+        checkRepeated(l, times, inner);
+        if (times == 0)
+        {
+            // The statement never runs: the name it would bind does not exist after it.
+            names.clear();
+            names.putAll(namesBefore);
+            mwTypes.clear();
+            mwTypes.putAll(typesBefore);
+        }
+    }
+
+    /**
+     * A host, device or GPU named in a statement repeated twice or more would be created twice: refused before
+     * anything runs, as the second creation would fail.
+     */
+    private static void checkRepeated(final ScriptLine repeat, final long times, final ScriptLine inner)
+    {
+        final Spec spec = Spec.VERBS.get(inner.verb());
+        if (times >= 2 && spec != null && !inner.args().isEmpty() && !spec.args().isEmpty()
+            && spec.args().get(0) instanceof Spec.NewName n
+            && (n.kind() == Kind.HOST || n.kind() == Kind.DEVICE || n.kind() == Kind.GPU))
+        {
+            throw inner.error("'repeat " + times + "' (line " + repeat.line() + ") would create "
+                + n.kind().name().toLowerCase(Locale.ROOT) + " '" + inner.args().get(0) + "' " + times + " times; "
+                + "hosts, devices and GPUs need names of their own: create it before the repeat");
+        }
     }
 
     private void checkStatement(final ScriptLine l)
@@ -383,6 +424,10 @@ public final class ScriptParser
             else
             {
                 checkArg(l, spec, a, v);
+                if (a instanceof Spec.Expr)
+                {
+                    checkNotNegative(l, spec, "argument " + (i + 1), v);
+                }
             }
         }
         if (l.verb().equals("device") && l.options().containsKey("profile")
@@ -417,8 +462,28 @@ public final class ScriptParser
                 throw l.error("'" + l.verb() + "' has no option '" + o.getKey() + "'; expected: " + spec.usage());
             }
             checkArg(l, spec, a, o.getValue());
+            if (a instanceof Spec.Expr && !(l.verb().equals("post") && SIGNED_OPTIONS.contains(o.getKey())))
+            {
+                checkNotNegative(l, spec, o.getKey() + "=", o.getValue());
+            }
         }
         binds.forEach(Runnable::run);
+    }
+
+    /** Options whose negative values mean something: the immediate data and the atomic operands (two's complement). */
+    private static final Set<String> SIGNED_OPTIONS = Set.of("imm", "compare", "swap", "add");
+
+    /**
+     * A negative number where only sizes, counts, addresses and keys go is refused before anything runs (a key of -1
+     * is no key, a size of -1 no size, and no limit is written {@code unlimited}).
+     */
+    private static void checkNotNegative(final ScriptLine l, final Spec spec, final String where, final String v)
+    {
+        if (v.strip().matches("-\\s*(0x[0-9a-fA-F_]+|[0-9_]+[kKmMgGtTpP]?)"))
+        {
+            throw l.error(where + " is " + v + ": negative values mean nothing here" + (where.equals("memlock=")
+                ? "; for no limit write memlock=unlimited" : "; give 0 or more") + "; expected: " + spec.usage());
+        }
     }
 
     /** {@code show rdma res mr|pd|qp|cq [DEVICE]} and {@code show rdma statistic [DEVICE]}. */
@@ -545,6 +610,7 @@ public final class ScriptParser
                     for (final String p : parts)
                     {
                         checkExpr(l, p, "SGE ADDR:LEN[:LKEY]");
+                        checkNotNegative(l, spec, "SGE '" + sge + "'", p);
                     }
                 }
             }
