@@ -1536,9 +1536,12 @@ public final class ScriptRunner
         {
             throw l.error("max_reg_rate=" + rate + " must be 1 or more registrations per second");
         }
-        s.strict.on(s.fabric, rate);
+        final String ignore = l.options().getOrDefault("ignore", "");
+        s.strict.on(s.fabric, rate, ignore.isEmpty() ? List.of() : List.of(ignore.toUpperCase(Locale.ROOT)
+            .split(",")));
         return Outcome.ok("strict mode on: stale keys and mappings, leaks, unused MRs, flags before data, and more "
-            + "than " + rate + " registrations per simulated second are warnings");
+            + "than " + rate + " registrations per simulated second are warnings" + (ignore.isEmpty() ? ""
+            : " (not " + ignore + ")"));
     }
 
     private Outcome poll(final Session s, final ScriptLine l)

@@ -39,6 +39,21 @@ final class StrictScript
      */
     void on(final SimFabric fabric, final long perSecond)
     {
+        on(fabric, perSecond, List.of());
+    }
+
+    /**
+     * @param fabric    the run's fabric.
+     * @param perSecond HOT_REGISTRATION threshold.
+     * @param ignored   kinds not reported (names of {@link StrictWarning.Kind}).
+     */
+    void on(final SimFabric fabric, final long perSecond, final List<String> ignored)
+    {
+        checker.enable(StrictWarning.Kind.values());
+        for (final String k : ignored)
+        {
+            checker.disable(StrictWarning.Kind.valueOf(k));
+        }
         checker.maxRegistrationsPerSecond(perSecond);
         on = true;
         used = true;
