@@ -39,14 +39,30 @@ public final class KeyHistory
      *
      * @param what        what happened.
      * @param key         the key it concerns.
-     * @param object      what the key names, e.g. {@code MR of 65536 bytes at iova 0x7f..., access 0x7}.
+     * @param text        what the key names when it is not an MR (a window), or null for an MR.
+     * @param mr          the MR's registration, or null (its text is formatted only when asked for: the
+     *                    registration path formats nothing).
      * @param cause       the verb or operation, e.g. {@code ibv_dereg_mr}, {@code invalidate_mw}.
      * @param origin      where the call came from (script line), or null.
      * @param atNs        simulated time.
      * @param sequence    the device's event number (1 for the first).
      */
-    public record Event(What what, int key, String object, String cause, String origin, long atNs, long sequence)
+    public record Event(What what, int key, String text, RegistrationEvent mr, String cause, String origin, long atNs,
+        long sequence)
     {
+        /**
+         * @return what the key names, e.g. {@code MR of 65536 bytes at addr 0x7f... iova 0x7f..., [LOCAL_WRITE]}.
+         */
+        public String object()
+        {
+            if (mr == null)
+            {
+                return text == null ? "key " + MKey.toHex(key) : text;
+            }
+            return String.format(Locale.ROOT, "MR of %d bytes at addr 0x%x iova 0x%x, %s", mr.lengthBytes(),
+                mr.addr(), mr.iova(), dev.rnicsim.verbs.Access.fromBits(mr.access()));
+        }
+
         /**
          * @return e.g. {@code deregistered at stale.rsim:9 (dereg mr0)}, or without a script
          * {@code deregistered by ibv_dereg_mr (key event #3)}.
@@ -63,7 +79,7 @@ public final class KeyHistory
         public String line()
         {
             return String.format(Locale.ROOT, "t=%.3f us %s: key %s, %s", atNs / 1e3, describe(), MKey.toHex(key),
-                object);
+                object());
         }
     }
 
@@ -107,21 +123,19 @@ public final class KeyHistory
     void registration(final RegistrationEvent e)
     {
         final boolean reg = e.kind() == RegistrationEvent.Kind.REG;
-        add(reg ? What.REGISTERED : What.DEREGISTERED, e.lkey(), String.format(Locale.ROOT,
-            "MR of %d bytes at addr 0x%x iova 0x%x, %s", e.lengthBytes(), e.addr(), e.iova(),
-            dev.rnicsim.verbs.Access.fromBits(e.access())),
-            reg ? "ibv_reg_mr" : "ibv_dereg_mr");
+        add(reg ? What.REGISTERED : What.DEREGISTERED, e.lkey(), null, e, reg ? "ibv_reg_mr" : "ibv_dereg_mr");
     }
 
     void invalidated(final String cause, final int key)
     {
         final Event last = last(index(key));
-        add(What.INVALIDATED, key, last != null && last.key() == key ? last.object() : "key " + MKey.toHex(key), cause);
+        final boolean same = last != null && last.key() == key;
+        add(What.INVALIDATED, key, same ? last.text() : null, same ? last.mr() : null, cause);
     }
 
     void bound(final int newKey, final String object)
     {
-        add(What.BOUND, newKey, object, "bind_mw");
+        add(What.BOUND, newKey, object, null, "bind_mw");
     }
 
     /** The object a window's new rkey names after a bind. */
@@ -133,9 +147,10 @@ public final class KeyHistory
             ? ", owned by QP 0x" + Integer.toHexString(qp.num()) : "");
     }
 
-    private void add(final What what, final int key, final String object, final String cause)
+    private void add(final What what, final int key, final String text, final RegistrationEvent mr,
+        final String cause)
     {
-        final Event e = new Event(what, key, object, cause, fabric.origin(), fabric.clock().nowNs(), ++sequence);
+        final Event e = new Event(what, key, text, mr, cause, fabric.origin(), fabric.clock().nowNs(), ++sequence);
         final Event[] ring = byIndex.computeIfAbsent(index(key), i -> new Event[EVENTS_PER_INDEX]);
         System.arraycopy(ring, 1, ring, 0, EVENTS_PER_INDEX - 1);
         ring[EVENTS_PER_INDEX - 1] = e;
