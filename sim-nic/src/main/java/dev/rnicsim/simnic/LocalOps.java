@@ -84,6 +84,7 @@ final class LocalOps
             info.lengthBytes(), unbind ? Set.of() : granted);
         device.count(SimCounter.MW_BINDS, 1);
         device.invalidated("bind_mw", oldKey, dropped);
+        device.keyHistory().bound(newKey, unbind ? "type 1 window, unbound" : KeyHistory.window(mw, mr, info, qp));
         return WcStatus.SUCCESS;
     }
 

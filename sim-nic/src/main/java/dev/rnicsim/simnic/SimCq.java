@@ -100,6 +100,14 @@ public final class SimCq implements CompletionQueue
         return true;
     }
 
+    /**
+     * @return the QPs using this CQ (a QP using it for both queues counts once).
+     */
+    public int users()
+    {
+        return users;
+    }
+
     void attach()
     {
         users++;

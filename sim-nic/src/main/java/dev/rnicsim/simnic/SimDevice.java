@@ -53,6 +53,7 @@ public final class SimDevice implements Device
     private final Deque<RegistrationEvent> trace = new ArrayDeque<>();
     private final List<Consumer<RegistrationEvent>> listeners = new ArrayList<>();
     private final List<DeviceObserver> observers = new ArrayList<>();
+    private final KeyHistory keyHistory;
     private int nextPdNum = 1;
     private int nextQpNum = 0x11;
     private int pdsLive;
@@ -74,6 +75,15 @@ public final class SimDevice implements Device
                 profile.follows(ProviderRule.RELAXED_ORDERING_UNSAFE_PLATFORM), profile.seed()));
         this.nodeGuid = fabric.attach(this, profile.attributes().nodeGuid());
         this.gid = SimFabric.gidOf(nodeGuid);
+        this.keyHistory = new KeyHistory(fabric, tables.mpt().config().variantBits());
+    }
+
+    /**
+     * @return what each MPT index held and since when (for diagnoses).
+     */
+    public KeyHistory keyHistory()
+    {
+        return keyHistory;
     }
 
     @Override
@@ -261,6 +271,7 @@ public final class SimDevice implements Device
 
     void record(final RegistrationEvent event)
     {
+        keyHistory.registration(event);
         if (trace.size() == TRACE_CAPACITY)
         {
             trace.removeFirst();
@@ -439,6 +450,10 @@ public final class SimDevice implements Device
     void invalidated(final String what, final int key, final long cacheEntriesDropped)
     {
         count(SimCounter.KEY_INVALIDATIONS, 1);
+        if (!"bind_mw".equals(what))
+        {
+            keyHistory.invalidated(what, key);
+        }
         fabric.span(this, "invalidate", "invalidation", fabric.costModel().invalidationStallNs(), Map.of("cause",
             what, "key", key, "cache_entries_dropped", cacheEntriesDropped));
     }

@@ -25,6 +25,8 @@ public final class SimFabric
     private int devices;
     private final NicEngine engine = new NicEngine();
     private int pathMtuBytes = SimQp.PATH_MTU_BYTES;
+    /** Where the calls being made come from (a script's file:line), for key histories; null: the verb itself. */
+    private String origin;
 
     /**
      * A fabric with the calibrated cost model.
@@ -40,6 +42,23 @@ public final class SimFabric
     public SimFabric(final CostModel costModel)
     {
         this.costModel = Objects.requireNonNull(costModel, "costModel");
+    }
+
+    /**
+     * @param where what the calls made from now on come from, e.g. {@code stale.rsim:12 (dereg mr0)}, recorded in the
+     *              devices' key histories and named by diagnoses; null to name the verb call instead.
+     */
+    public void origin(final String where)
+    {
+        origin = where;
+    }
+
+    /**
+     * @return what the calls being made come from, or null when not set.
+     */
+    public String origin()
+    {
+        return origin;
     }
 
     /**

@@ -25,6 +25,7 @@ import dev.rnicsim.verbs.SendFlag;
 import dev.rnicsim.verbs.SendWr;
 import dev.rnicsim.verbs.Sge;
 import dev.rnicsim.verbs.VerbsException;
+import dev.rnicsim.verbs.WcDiagnosis;
 import dev.rnicsim.verbs.WcOpcode;
 import dev.rnicsim.verbs.WcStatus;
 import dev.rnicsim.verbs.WorkCompletion;
@@ -100,6 +101,8 @@ public final class SimQp implements QueuePair
     private boolean scheduled;
     /** The message of the head WQE while its packets move, or null. */
     private InflightMessage inflight;
+    /** The first error that moved this QP to ERR, named in the diagnoses of what it flushes. */
+    private String errorCause;
 
     private SimQp(final SimPd pd, final QpInitAttr attr, final Ring ring)
     {
@@ -220,6 +223,14 @@ public final class SimQp implements QueuePair
     }
 
     /**
+     * @return the number of the QP this one is connected to (its address vector's dest_qp_num), or -1 before RTR.
+     */
+    public int remoteQpNum()
+    {
+        return remote == null ? -1 : remote.qpNum();
+    }
+
+    /**
      * @return receive work requests posted and not yet consumed.
      */
     public int receivesPosted()
@@ -292,6 +303,11 @@ public final class SimQp implements QueuePair
     public void modifyToError()
     {
         checkOpen("ibv_modify_qp");
+        if (state != QpState.ERR)
+        {
+            final String origin = device.fabric().origin();
+            errorCause = "ibv_modify_qp to ERR" + (origin == null ? "" : " (" + origin + ")");
+        }
         toError();
     }
 
@@ -835,7 +851,10 @@ public final class SimQp implements QueuePair
             device.fabric().span(device, wr.opcode().name(), "dma",
                 device.fabric().costModel().opBaseLatencyNs() * (retryCount + 1L),
                 java.util.Map.of("qp_num", num, "status", WcStatus.RETRY_EXC_ERR.cName()));
-            completeSend(wr, WcStatus.RETRY_EXC_ERR, 0);
+            completeSend(wr, WcStatus.RETRY_EXC_ERR, 0, Diagnoser.noAck(this, wr, retryCount, peer == null
+                ? "no QP " + (remote == null ? "" : "0x" + Integer.toHexString(remote.qpNum()) + " ") + "at the remote "
+                + "address" : peer.closed ? "the peer QP is destroyed" : !peer.connectedTo(this)
+                ? "the peer QP is connected to another QP" : "the peer QP is in " + peer.state + ", not RTR or RTS"));
             return Outcome.ERROR;
         }
         final boolean needsRecv = wr.opcode() == WrOpcode.SEND || wr.opcode() == WrOpcode.SEND_WITH_IMM
@@ -867,7 +886,8 @@ public final class SimQp implements QueuePair
                     num, "status", WcStatus.RNR_RETRY_EXC_ERR.cName(), "rnr_retries", rnrRetry, "why", nak.detail()));
                 device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
                 device.observe(o -> o.failed(this, wr, nak));
-                completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0);
+                completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0, Diagnoser.rnr(this, wr, rnrRetry, "an on-demand-"
+                    + "paging page fault at the responder did not settle in time: " + nak.detail()));
                 return Outcome.ERROR;
             }
             rnrWaits += (int)Math.min(naks, 1 << 20);
@@ -888,12 +908,18 @@ public final class SimQp implements QueuePair
     private Outcome finish(final SendWr wr, final SimQp peer, final DmaResult r, final boolean needsRecv,
         final long missesBefore)
     {
+        final WcDiagnosis why = r.ok() ? null : Diagnoser.dma(this, wr, peer, needsRecv ? peer.recvQueue.peekFirst()
+            : null, r, requesterStatus(wr, r));
         final long misses = device.tables().cache().misses() + peer.device.tables().cache().misses() - missesBefore;
         final java.util.Map<String, Object> args = new java.util.LinkedHashMap<>();
         args.put("qp_num", num);
         args.put("bytes", r.byteLen());
         args.put("cache_misses", misses);
         args.put("status", r.ok() ? "IBV_WC_SUCCESS" : status(r.requester()).cName());
+        if (why != null)
+        {
+            args.put("diagnosis", why.summary());
+        }
         final long startNs = device.fabric().clock().nowNs();
         final double linkGbps = Math.min(device.profile().linkGbps(), peer.device.profile().linkGbps());
         long opNs = device.fabric().costModel().operationNs(r.byteLen(), linkGbps, misses);
@@ -931,10 +957,12 @@ public final class SimQp implements QueuePair
             // rxe_resp.c: the data is placed, the invalidation fails (RESPST_ERR_INVALIDATE_RKEY): the receive
             // completes with REM_INV_REQ_ERR, the responder QP goes to error, the requester gets a NAK.
             final RecvWr recv = peer.recvQueue.removeFirst();
-            peer.completeRecv(recv, WcStatus.REM_INV_REQ_ERR, WcOpcode.RECV, 0, false, 0, false, 0);
+            final WcDiagnosis invalid = Diagnoser.local(this, wr, WcStatus.REM_INV_REQ_ERR, "the responder could "
+                + "not invalidate rkey 0x" + Integer.toHexString(wr.invalidateRkey()) + ": " + peer.lastLocalFailure());
+            peer.completeRecv(recv, WcStatus.REM_INV_REQ_ERR, WcOpcode.RECV, 0, false, 0, false, 0, invalid);
             device.count(SimCounter.REQ_REMOTE_INVALID_REQUEST, 1);
             peer.toError();
-            completeSend(wr, WcStatus.REM_INV_REQ_ERR, 0);
+            completeSend(wr, WcStatus.REM_INV_REQ_ERR, 0, invalid);
             return Outcome.ERROR;
         }
         RecvWr consumed = null;
@@ -947,7 +975,7 @@ public final class SimQp implements QueuePair
             final WcOpcode opcode = wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM ? WcOpcode.RECV_RDMA_WITH_IMM
                 : WcOpcode.RECV;
             peer.completeRecv(recv, r.ok() ? WcStatus.SUCCESS : peer.responderStatus(r), opcode, r.byteLen(), imm,
-                wr.immData(), inv, inv ? wr.invalidateRkey() : 0);
+                wr.immData(), inv, inv ? wr.invalidateRkey() : 0, why);
         }
         account(wr, r, peer);
         final RecvWr received = consumed;
@@ -961,11 +989,16 @@ public final class SimQp implements QueuePair
         }
         if (r.responderError())
         {
+            if (peer.state != QpState.ERR && why != null)
+            {
+                peer.errorCause = "it answered " + status(r.requester()).cName() + " to QP 0x"
+                    + Integer.toHexString(num) + ": " + why.summary();
+            }
             peer.toError();
         }
         if (r.requester() != DmaStatus.SUCCESS)
         {
-            completeSend(wr, requesterStatus(wr, r), 0);
+            completeSend(wr, requesterStatus(wr, r), 0, why);
             return Outcome.ERROR;
         }
         if (sqSigAll || wr.flags().contains(SendFlag.SIGNALED))
@@ -996,7 +1029,7 @@ public final class SimQp implements QueuePair
             args);
         if (status != WcStatus.SUCCESS)
         {
-            completeSend(wr, status, 0);
+            completeSend(wr, status, 0, Diagnoser.local(this, wr, status, localFailure));
             return Outcome.ERROR;
         }
         if (sqSigAll || wr.flags().contains(SendFlag.SIGNALED))
@@ -1163,7 +1196,8 @@ public final class SimQp implements QueuePair
         device.fabric().span(device, wr.opcode().name(), "dma", CostModel.rnrTimerNs(peer.minRnrTimer) * rnrRetry,
             java.util.Map.of("qp_num", num, "status", WcStatus.RNR_RETRY_EXC_ERR.cName(), "rnr_retries", rnrRetry));
         device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
-        completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0);
+        completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0, Diagnoser.rnr(this, wr, rnrRetry, "no receive was posted "
+            + "on QP 0x" + Integer.toHexString(peer.num)));
         return Outcome.ERROR;
     }
 
@@ -1246,6 +1280,12 @@ public final class SimQp implements QueuePair
 
     private void completeSend(final SendWr wr, final WcStatus status, final long byteLen)
     {
+        completeSend(wr, status, byteLen, status == WcStatus.WR_FLUSH_ERR ? Diagnoser.flushed(this, wr.wrId(),
+            errorCause) : null);
+    }
+
+    private void completeSend(final SendWr wr, final WcStatus status, final long byteLen, final WcDiagnosis why)
+    {
         // A completion means every byte the work request wrote is visible (ibv_reg_mr(3), RELAXED_ORDERING).
         final SimQp target = peer();
         if (target != null)
@@ -1261,8 +1301,9 @@ public final class SimQp implements QueuePair
         {
             device.count(SimCounter.REQ_CQE_ERROR, 1);
         }
+        noteError(status, wr.wrId(), why);
         final WorkCompletion wc = new WorkCompletion(wr.wrId(), status, wr.opcode().completion(), num, byteLen, false,
-            0, false, 0, 0);
+            0, false, 0, status == WcStatus.SUCCESS ? 0 : Diagnoser.vendorErr(device.profile(), status), why);
         if (!sendCq.push(wc))
         {
             toError();
@@ -1278,6 +1319,13 @@ public final class SimQp implements QueuePair
     private void completeRecv(final RecvWr wr, final WcStatus status, final WcOpcode opcode, final long byteLen,
         final boolean withImm, final int imm, final boolean withInv, final int invalidatedRkey)
     {
+        completeRecv(wr, status, opcode, byteLen, withImm, imm, withInv, invalidatedRkey,
+            status == WcStatus.WR_FLUSH_ERR ? Diagnoser.flushed(this, wr.wrId(), errorCause) : null);
+    }
+
+    private void completeRecv(final RecvWr wr, final WcStatus status, final WcOpcode opcode, final long byteLen,
+        final boolean withImm, final int imm, final boolean withInv, final int invalidatedRkey, final WcDiagnosis why)
+    {
         device.writeOrdering().drain();
         if (status == WcStatus.WR_FLUSH_ERR)
         {
@@ -1287,11 +1335,22 @@ public final class SimQp implements QueuePair
         {
             device.count(SimCounter.RESP_CQE_ERROR, 1);
         }
+        noteError(status, wr.wrId(), why);
         final WorkCompletion wc = new WorkCompletion(wr.wrId(), status, opcode, num, byteLen, withImm, imm, withInv,
-            invalidatedRkey, 0);
+            invalidatedRkey, status == WcStatus.SUCCESS ? 0 : Diagnoser.vendorErr(device.profile(), status), why);
         if (!recvCq.push(wc))
         {
             toError();
+        }
+    }
+
+    /** Remembers the first error completion while the QP is not yet in ERR, for the diagnoses of what it flushes. */
+    private void noteError(final WcStatus status, final long wrId, final WcDiagnosis why)
+    {
+        if (status != WcStatus.SUCCESS && status != WcStatus.WR_FLUSH_ERR && state != QpState.ERR)
+        {
+            errorCause = "wr_id " + wrId + " completed with " + status.cName() + (why == null ? ""
+                : ": " + why.summary());
         }
     }
 

@@ -1,29 +1,10 @@
 package dev.rnicsim.testkit;
 
-import dev.rnicsim.dma.DmaResult;
-import dev.rnicsim.dma.DmaStatus;
-import dev.rnicsim.mtt.KeyCheck;
-import dev.rnicsim.pagetable.PhysRun;
-import dev.rnicsim.pagetable.PinnedPages;
-import dev.rnicsim.simnic.DeviceObserver;
-import dev.rnicsim.simnic.SimContext;
 import dev.rnicsim.simnic.SimDevice;
-import dev.rnicsim.simnic.SimMr;
-import dev.rnicsim.simnic.SimMw;
-import dev.rnicsim.simnic.SimPd;
-import dev.rnicsim.simnic.SimQp;
-import dev.rnicsim.verbs.Access;
-import dev.rnicsim.verbs.RecvWr;
-import dev.rnicsim.verbs.SendWr;
-import dev.rnicsim.verbs.Sge;
-import dev.rnicsim.verbs.WrOpcode;
-import java.util.ArrayDeque;
+import dev.rnicsim.simnic.StrictChecker;
+import dev.rnicsim.simnic.StrictWarning;
 import java.util.ArrayList;
-import java.util.Deque;
-import java.util.HashMap;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Strict mode of simulated devices: watches what they do and records, as {@link Violation}s with the stack traces
@@ -41,6 +22,9 @@ import java.util.Map;
  *       {@link #maxRegistrationsPerSecond} allows, measured over the last {@link #HOT_WINDOW} registrations
  *       (registration on the hot path, S26).</li>
  * </ul>
+ * and, once {@link #enable enabled}, {@link Violation.Kind#STALE_KEY_REUSED}, {@link Violation.Kind#UNUSED_MR} and
+ * {@link Violation.Kind#FLAG_BEFORE_DATA}. The checks themselves are sim-nic's {@link StrictChecker}, which the
+ * scripts' {@code strict on} runs too.
  * Use it around a test: {@code try (StrictMode strict = StrictMode.attach(device)) { ... }}: closing it detaches it
  * and throws an {@link AssertionError} listing every violation, each with its report. {@link #assertClean()} checks
  * at any point. Not thread safe (nor is the simulator).
@@ -48,33 +32,18 @@ import java.util.Map;
 public final class StrictMode implements AutoCloseable
 {
     /** Registrations over which the rate is measured. */
-    public static final int HOT_WINDOW = 100;
+    public static final int HOT_WINDOW = StrictChecker.HOT_WINDOW;
 
-    /** What strict mode knows of a key it saw registered. */
-    private record Issued(SimMr mr, Throwable registeredAt, Throwable releasedAt)
-    {
-    }
-
-    private final List<SimDevice> devices;
-    private final List<Violation> violations = new ArrayList<>();
-    private final Map<SimDevice, Map<Integer, Issued>> issued = new IdentityHashMap<>();
-    private final Map<SimMr, Throwable> registeredAt = new IdentityHashMap<>();
-    private final Map<SimDevice, Deque<Long>> recent = new IdentityHashMap<>();
-    private final Map<SimDevice, Observer> observers = new IdentityHashMap<>();
-    private final java.util.Set<Violation.Kind> ignored = java.util.EnumSet.noneOf(Violation.Kind.class);
-    private long maxRegistrationsPerSecond = Long.MAX_VALUE;
+    private final StrictChecker checker = new StrictChecker(true);
     private boolean closed;
 
     private StrictMode(final List<SimDevice> devices)
     {
-        this.devices = List.copyOf(devices);
-        for (final SimDevice d : this.devices)
+        checker.disable(StrictWarning.Kind.STALE_KEY_REUSED, StrictWarning.Kind.UNUSED_MR,
+            StrictWarning.Kind.FLAG_BEFORE_DATA);
+        for (final SimDevice d : devices)
         {
-            final Observer o = new Observer(d);
-            observers.put(d, o);
-            issued.put(d, new HashMap<>());
-            recent.put(d, new ArrayDeque<>());
-            d.addObserver(o);
+            checker.attach(d);
         }
     }
 
@@ -100,11 +69,7 @@ public final class StrictMode implements AutoCloseable
      */
     public StrictMode maxRegistrationsPerSecond(final long perSecond)
     {
-        if (perSecond < 1)
-        {
-            throw new IllegalArgumentException("perSecond=" + perSecond + " must be 1 or more");
-        }
-        maxRegistrationsPerSecond = perSecond;
+        checker.maxRegistrationsPerSecond(perSecond);
         return this;
     }
 
@@ -117,7 +82,35 @@ public final class StrictMode implements AutoCloseable
      */
     public StrictMode ignore(final Violation.Kind... kinds)
     {
-        ignored.addAll(List.of(kinds));
+        for (final Violation.Kind k : kinds)
+        {
+            checker.disable(StrictWarning.Kind.valueOf(k.name()));
+        }
+        return this;
+    }
+
+    /**
+     * Records kinds off by default: STALE_KEY_REUSED, UNUSED_MR, FLAG_BEFORE_DATA.
+     *
+     * @param kinds the kinds recorded from now on.
+     * @return this.
+     */
+    public StrictMode enable(final Violation.Kind... kinds)
+    {
+        for (final Violation.Kind k : kinds)
+        {
+            checker.enable(StrictWarning.Kind.valueOf(k.name()));
+        }
+        return this;
+    }
+
+    /**
+     * @param watch a CPU polling a flag, checked after every transfer for {@link Violation.Kind#FLAG_BEFORE_DATA}.
+     * @return this.
+     */
+    public StrictMode watch(final dev.rnicsim.simnic.FlagWatch watch)
+    {
+        checker.watch(watch, "a flag watch");
         return this;
     }
 
@@ -126,7 +119,14 @@ public final class StrictMode implements AutoCloseable
      */
     public List<Violation> violations()
     {
-        return List.copyOf(violations);
+        final List<Violation> out = new ArrayList<>();
+        final List<StrictWarning> all = checker.warnings();
+        for (final StrictWarning w : all)
+        {
+            out.add(new Violation(Violation.Kind.valueOf(w.kind().name()), w.message(), w.registeredAt(),
+                w.releasedAt()));
+        }
+        return out;
     }
 
     /**
@@ -134,6 +134,7 @@ public final class StrictMode implements AutoCloseable
      */
     public void assertClean()
     {
+        final List<Violation> violations = violations();
         if (violations.isEmpty())
         {
             return;
@@ -152,7 +153,7 @@ public final class StrictMode implements AutoCloseable
      */
     public void clear()
     {
-        violations.clear();
+        checker.clear();
     }
 
     /**
@@ -166,254 +167,8 @@ public final class StrictMode implements AutoCloseable
         if (!closed)
         {
             closed = true;
-            for (final SimDevice d : devices)
-            {
-                d.removeObserver(observers.get(d));
-            }
+            checker.detachAll();
         }
         assertClean();
-    }
-
-    private void violation(final Violation.Kind kind, final String message, final Throwable registered,
-        final Throwable released)
-    {
-        if (!ignored.contains(kind))
-        {
-            violations.add(new Violation(kind, message, registered, released));
-        }
-    }
-
-    /** The observer of one device. */
-    private final class Observer implements DeviceObserver
-    {
-        private final SimDevice device;
-
-        Observer(final SimDevice device)
-        {
-            this.device = device;
-        }
-
-        @Override
-        public void registered(final SimMr mr)
-        {
-            final Throwable at = new Throwable("registered");
-            registeredAt.put(mr, at);
-            issued.get(device).put(mr.lkey(), new Issued(mr, at, null));
-            if (mr.rkey() != mr.lkey() && mr.rkey() != 0)
-            {
-                issued.get(device).put(mr.rkey(), new Issued(mr, at, null));
-            }
-            final Deque<Long> times = recent.get(device);
-            final long now = device.fabric().clock().nowNs();
-            times.addLast(now);
-            if (times.size() > HOT_WINDOW)
-            {
-                times.removeFirst();
-            }
-            if (times.size() == HOT_WINDOW && maxRegistrationsPerSecond != Long.MAX_VALUE)
-            {
-                final long spanNs = Math.max(1, now - times.peekFirst());
-                final double rate = (HOT_WINDOW - 1) * 1e9 / spanNs;
-                if (rate > maxRegistrationsPerSecond)
-                {
-                    violation(Violation.Kind.HOT_REGISTRATION, String.format(java.util.Locale.ROOT,
-                        "%d registrations on %s in %.1f us of simulated time: %.0f per second > the %d allowed "
-                        + "(register once, outside the request path: a pool or a cache, S26)", HOT_WINDOW,
-                        device.name(), spanNs / 1e3, rate, maxRegistrationsPerSecond), at, null);
-                    times.clear();
-                }
-            }
-        }
-
-        @Override
-        public void reregistered(final SimMr mr, final int oldLkey)
-        {
-            final Throwable at = new Throwable("re-registered");
-            final Issued old = issued.get(device).get(oldLkey);
-            if (oldLkey != mr.lkey() && old != null)
-            {
-                issued.get(device).put(oldLkey, new Issued(mr, old.registeredAt(), at));
-            }
-            registeredAt.put(mr, at);
-            issued.get(device).put(mr.lkey(), new Issued(mr, at, null));
-            if (mr.rkey() != mr.lkey() && mr.rkey() != 0)
-            {
-                issued.get(device).put(mr.rkey(), new Issued(mr, at, null));
-            }
-        }
-
-        @Override
-        public void deregistered(final SimMr mr)
-        {
-            final Throwable at = new Throwable("deregistered");
-            final Throwable reg = registeredAt.remove(mr);
-            issued.get(device).put(mr.lkey(), new Issued(mr, reg, at));
-            if (mr.rkey() != mr.lkey() && mr.rkey() != 0)
-            {
-                issued.get(device).put(mr.rkey(), new Issued(mr, reg, at));
-            }
-        }
-
-        @Override
-        public void closing(final SimContext context)
-        {
-            for (final SimPd pd : context.protectionDomains())
-            {
-                for (final SimMr mr : pd.memoryRegions())
-                {
-                    violation(Violation.Kind.LEAKED_MR, "MR lkey 0x" + Integer.toHexString(mr.lkey()) + " of "
-                        + mr.lengthBytes() + " bytes at 0x" + Long.toHexString(mr.addr()) + " of process "
-                        + context.process().pid() + " is still registered when its context on " + device.name()
-                        + " closes (pinned memory leaks until then: S28)", registeredAt.get(mr), null);
-                }
-                for (final dev.rnicsim.verbs.MemoryRegion mr : unpinned(pd))
-                {
-                    violation(Violation.Kind.LEAKED_MR, mr + " of process " + context.process().pid()
-                        + " is still registered when its context on " + device.name() + " closes (its MPT and MTT "
-                        + "entries, and for GPU memory its BAR1 room, leak until then: S28)", null, null);
-                }
-            }
-        }
-
-        /** The PD's MRs that pin no host memory: ODP MRs and MRs over GPU memory. */
-        private static java.util.List<dev.rnicsim.verbs.MemoryRegion> unpinned(final SimPd pd)
-        {
-            final java.util.List<dev.rnicsim.verbs.MemoryRegion> list = new java.util.ArrayList<>(
-                pd.odpMemoryRegions());
-            list.addAll(pd.peerMemoryRegions());
-            return list;
-        }
-
-        @Override
-        public void failed(final SimQp qp, final SendWr wr, final DmaResult result)
-        {
-            final KeyCheck check = result.keyCheck();
-            if (check != KeyCheck.NO_SUCH_INDEX && check != KeyCheck.VARIANT_MISMATCH)
-            {
-                return;
-            }
-            if (result.requester() == DmaStatus.REM_ACCESS_ERR && wr.opcode().isRdma())
-            {
-                final SimDevice peer = qp.remoteDevice();
-                final Issued i = peer == null ? null : issued.get(peer) == null ? null : issued.get(peer)
-                    .get(wr.rkey());
-                if (i != null && i.releasedAt() != null)
-                {
-                    violation(Violation.Kind.STALE_RKEY, wr.opcode() + " wr_id " + wr.wrId() + " used rkey 0x"
-                        + Integer.toHexString(wr.rkey()) + " of an MR of " + i.mr().lengthBytes() + " bytes at 0x"
-                        + Long.toHexString(i.mr().addr()) + " on " + peer.name() + " that was deregistered",
-                        i.registeredAt(), i.releasedAt());
-                }
-                return;
-            }
-            for (int s = 0; s < wr.sgList().size(); s++)
-            {
-                final Sge sge = wr.sgList().get(s);
-                final Issued i = issued.get(device).get(sge.lkey());
-                if (i != null && i.releasedAt() != null && device.memoryRegion(sge.lkey()) == null)
-                {
-                    violation(Violation.Kind.STALE_LKEY, wr.opcode() + " wr_id " + wr.wrId() + " sge[" + s
-                        + "] used lkey 0x" + Integer.toHexString(sge.lkey()) + " of an MR of "
-                        + i.mr().lengthBytes() + " bytes at 0x" + Long.toHexString(i.mr().addr()) + " of process "
-                        + i.mr().pin().process().pid() + " on " + device.name() + " that was deregistered: use the"
-                        + " lkey of a live MR (re-register, or keep the MR until its last work request completes)",
-                        i.registeredAt(), i.releasedAt());
-                }
-            }
-        }
-
-        @Override
-        public void transferred(final SimQp qp, final SendWr wr, final SimQp peer, final RecvWr recv)
-        {
-            final WrOpcode op = wr.opcode();
-            long left = op.isAtomic() ? Long.BYTES : wr.totalBytes();
-            for (final Sge s : wr.sgList())
-            {
-                checkMapping(device, s.lkey(), s.addr(), op.isAtomic() ? Long.BYTES : s.lengthBytes(), wr, "local");
-            }
-            if (op.isRdma() && left > 0)
-            {
-                checkMapping(peer.simDevice(), wr.rkey(), wr.remoteAddr(), left, wr, "remote");
-            }
-            if (recv != null)
-            {
-                for (final Sge s : recv.sgList())
-                {
-                    if (left <= 0)
-                    {
-                        break;
-                    }
-                    final long n = Math.min(left, s.lengthBytes());
-                    checkMapping(peer.simDevice(), s.lkey(), s.addr(), n, wr, "receive");
-                    left -= n;
-                }
-            }
-        }
-    }
-
-    /**
-     * Checks that the frames a transfer reached through a key are the ones that back the MR's virtual addresses
-     * now.
-     */
-    private void checkMapping(final SimDevice device, final int key, final long addr, final long length,
-        final SendWr wr, final String side)
-    {
-        if (length <= 0)
-        {
-            return;
-        }
-        SimMr mr = device.memoryRegion(key);
-        long mrAddr = addr;
-        if (mr == null || mr.lkey() != key && mr.rkey() != key)
-        {
-            final SimMw mw = device.memoryWindow(key);
-            if (mw == null || mw.boundMr() == null)
-            {
-                return;
-            }
-            mr = mw.boundMr();
-            mrAddr = mw.access().contains(Access.ZERO_BASED) ? mw.addr() + addr : addr;
-        }
-        final long va = mr.access().contains(Access.ZERO_BASED) ? mr.addr() + mrAddr : mr.addr() + (mrAddr
-            - mr.iova());
-        final PinnedPages pin = mr.pin();
-        final long first = va & ~4095L;
-        for (long page = first; page < va + length; page += 4096)
-        {
-            final long pinned = pinnedFrame(pin, page);
-            final long now = pin.process().translate(page);
-            final long nowFrame = now < 0 ? -1 : now & ~4095L;
-            if (pinned >= 0 && pinned != nowFrame)
-            {
-                violation(Violation.Kind.STALE_MAPPING, wr.opcode() + " wr_id " + wr.wrId() + " (" + side + ", key 0x"
-                    + Integer.toHexString(key) + ") reached frame 0x" + Long.toHexString(pinned) + " pinned for VA 0x"
-                    + Long.toHexString(page) + " of process " + pin.process().pid() + ", but that VA is "
-                    + (nowFrame >= 0 ? "now backed by frame 0x" + Long.toHexString(nowFrame)
-                    : pin.process().vmaAt(page) == null ? "no longer mapped"
-                    : "mapped again without a page yet (the next touch gets a new one)")
-                    + ": the MR outlived its memory (munmap and mmap again, or a COW after fork); deregister or "
-                    + "invalidate it when the memory is released", registeredAt.get(mr), null);
-                return;
-            }
-        }
-    }
-
-    /** The physical address of the frame pinned for a page of a pin, or -1 when the page is outside it. */
-    private static long pinnedFrame(final PinnedPages pin, final long page)
-    {
-        long offset = page - pin.startAddress();
-        if (offset < 0 || offset >= pin.lengthBytes())
-        {
-            return -1;
-        }
-        for (final PhysRun r : pin.runs())
-        {
-            if (offset < r.lengthBytes())
-            {
-                return (r.physAddr() + offset) & ~4095L;
-            }
-            offset -= r.lengthBytes();
-        }
-        return -1;
     }
 }

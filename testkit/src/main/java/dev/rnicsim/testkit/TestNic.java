@@ -554,6 +554,27 @@ public final class TestNic implements AutoCloseable
     // ------------------------------------------------------------------ work requests
 
     /**
+     * @param wc a completion (or null when none came).
+     * @return wc, when it is a success.
+     * @throws AssertionError naming the status, the mlx5 syndrome and the diagnosis (which check failed, the key's
+     * MPT index and what it holds now, the lines or calls involved) when it is not.
+     */
+    public static WorkCompletion assertOk(final WorkCompletion wc)
+    {
+        if (wc == null)
+        {
+            throw new AssertionError("expected IBV_WC_SUCCESS, but no completion came");
+        }
+        if (!wc.ok())
+        {
+            throw new AssertionError("expected IBV_WC_SUCCESS for wr_id " + wc.wrId() + ", got " + wc.status().cName()
+                + " (vendor_err 0x" + Integer.toHexString(wc.vendorErr()) + ")" + (wc.diagnosis() == null ? ""
+                : ": " + wc.diagnosis().text().replace("\n", "\n  ")));
+        }
+        return wc;
+    }
+
+    /**
      * RDMA WRITE from side A to side B, waiting for its completion.
      *
      * @param local       an MR of side A holding the data.

@@ -757,7 +757,8 @@ public final class VerbsActions
         }
         else if (!wc.ok())
         {
-            state.record("  -> " + wc.status());
+            state.record("  -> " + wc.status().cName() + (wc.diagnosis() == null ? ""
+                : ": " + wc.diagnosis().summary()));
         }
     }
 

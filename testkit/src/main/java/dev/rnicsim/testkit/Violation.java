@@ -25,7 +25,14 @@ public record Violation(Kind kind, String message, Throwable registeredAt, Throw
         /** MRs still registered when their context closed. */
         LEAKED_MR,
         /** Registrations faster than the configured rate (registration on the hot path, S26). */
-        HOT_REGISTRATION
+        HOT_REGISTRATION,
+        /** A key issued again to a new MR after its first MR was deregistered was used: a holder of the old key
+         * reaches the new MR (off unless {@link StrictMode#enable enabled}). */
+        STALE_KEY_REUSED,
+        /** An MR no DMA reached before it was deregistered or its context closed (off unless enabled). */
+        UNUSED_MR,
+        /** A polled flag was seen before the relaxed-ordering data written with it landed (off unless enabled). */
+        FLAG_BEFORE_DATA
     }
 
     /**

@@ -177,6 +177,7 @@ public final class Charts
     public static void main(final String[] args) throws IOException
     {
         final Path dir = Path.of(args.length > 0 ? args[0] : "target/charts");
+        Files.createDirectories(dir);
         final PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         long t0 = System.nanoTime();
         registrationTime(dir.resolve("registration-time.svg"));
@@ -709,16 +710,11 @@ public final class Charts
      * and writes the SVG document.
      *
      * @param data the chart.
-     * @param svg  the file to write; its folder is created.
+     * @param svg  the file to write (its folder must exist).
      * @throws IOException when the file cannot be written.
      */
     public static void writeSvg(final ChartData data, final Path svg) throws IOException
     {
-        final Path parent = svg.toAbsolutePath().getParent();
-        if (parent != null)
-        {
-            Files.createDirectories(parent);
-        }
         Files.writeString(svg, toSvg(data), StandardCharsets.UTF_8);
     }
 

@@ -8,7 +8,6 @@ import dev.rnicsim.simnic.SimFabric;
 import dev.rnicsim.simnic.SimHost;
 import dev.rnicsim.simnic.TraceEvent;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -142,16 +141,11 @@ public final class ChromeTrace
     /**
      * Writes the trace as JSON, for Perfetto or {@code chrome://tracing}.
      *
-     * @param json the file to write; its folder is created.
+     * @param json the file to write (its folder must exist).
      * @throws IOException when the file cannot be written.
      */
     public void write(final Path json) throws IOException
     {
-        final Path parent = json.toAbsolutePath().getParent();
-        if (parent != null)
-        {
-            Files.createDirectories(parent);
-        }
         MAPPER.writeValue(json.toFile(), toTree());
     }
 

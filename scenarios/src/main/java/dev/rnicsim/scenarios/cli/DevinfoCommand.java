@@ -97,10 +97,10 @@ final class DevinfoCommand implements Callable<Integer>
         String defaultsFrom = null;
         if (file != null)
         {
-            final String problem = Problems.unreadable(file);
+            final String problem = Problems.unreadable("--file", file);
             if (problem != null)
             {
-                err.println(file + ": " + problem);
+                err.println((file.toString().isEmpty() ? "" : file + ": ") + problem);
                 return Rnicsim.MALFORMED;
             }
             try

@@ -23,6 +23,20 @@ public final class Problems
      */
     public static String unreadable(final java.nio.file.Path file)
     {
+        return unreadable(null, file);
+    }
+
+    /**
+     * @param option the option or parameter that named the file (e.g. {@code --workload}), or null.
+     * @param file   a file to read.
+     * @return why it cannot be read (the option empty, no such file, not a regular file, too large), or null.
+     */
+    public static String unreadable(final String option, final java.nio.file.Path file)
+    {
+        if (file.toString().isEmpty())
+        {
+            return (option == null ? "the path" : option) + " is empty: give the file to read";
+        }
         try
         {
             if (!java.nio.file.Files.exists(file))

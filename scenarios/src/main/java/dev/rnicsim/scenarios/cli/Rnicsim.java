@@ -57,6 +57,8 @@ public final class Rnicsim implements Runnable
     public static int execute(final String[] args, final PrintWriter out, final PrintWriter err)
     {
         final CommandLine cl = new CommandLine(new Rnicsim());
+        // '@' starts a legal file name: no argument is read as an argument file.
+        cl.setExpandAtFiles(false);
         cl.setOut(out);
         cl.setErr(err);
         cl.setExitCodeExceptionMapper(e -> MALFORMED);

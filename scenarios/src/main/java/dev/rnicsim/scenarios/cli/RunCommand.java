@@ -34,6 +34,11 @@ final class RunCommand implements Callable<Integer>
         description = "Write the simulated timeline as Chrome trace-event JSON (open it in Perfetto).")
     private Path trace;
 
+    @Option(names = "--strict", description = "Strict mode from the first line (as 'strict on'): stale keys and "
+        + "mappings, leaks, unused MRs, flags seen before their data and hot-path registration are printed as "
+        + "warnings.")
+    private boolean strict;
+
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
 
@@ -41,28 +46,50 @@ final class RunCommand implements Callable<Integer>
     public Integer call()
     {
         int worst = 0;
+        final String traceProblem = OutputFile.problem("--trace", trace);
+        if (traceProblem != null)
+        {
+            spec.commandLine().getErr().println(traceProblem);
+            return Rnicsim.MALFORMED;
+        }
         for (final Path f : files)
         {
-            final String problem = Problems.unreadable(f);
+            final String problem = Problems.unreadable("the FILE argument", f);
             if (problem != null)
             {
-                spec.commandLine().getErr().println(f + ": cannot read the script: " + problem);
+                spec.commandLine().getErr().println((f.toString().isEmpty() ? "" : f + ": cannot read the script: ")
+                    + problem);
                 return Rnicsim.MALFORMED;
             }
-            final String text;
+        }
+        final java.util.List<String> texts = new java.util.ArrayList<>();
+        for (final Path f : files)
+        {
             try
             {
-                text = Files.readString(f, StandardCharsets.UTF_8);
+                texts.add(Files.readString(f, StandardCharsets.UTF_8));
+                // Every script is checked before the first one runs: a malformed one stops the command at once.
+                new dev.rnicsim.scenarios.script.ScriptParser().parse(f.toString(), texts.get(texts.size() - 1));
             }
             catch (final IOException e)
             {
                 spec.commandLine().getErr().println(f + ": cannot read the script: " + Problems.reason(e));
                 return Rnicsim.MALFORMED;
             }
+            catch (final dev.rnicsim.scenarios.script.ScriptException e)
+            {
+                spec.commandLine().getErr().println(e.getMessage());
+                return Rnicsim.MALFORMED;
+            }
+        }
+        for (int i = 0; i < files.size(); i++)
+        {
+            final Path f = files.get(i);
+            final String text = texts.get(i);
             final Path dir = f.toAbsolutePath().getParent();
             final TraceOption t = new TraceOption(trace);
             final int code = Scripts.run(f.toString(), text, dir, verbosity.detail(ScriptRunner.Detail.FULL),
-                t::attach, spec.commandLine().getOut(), spec.commandLine().getErr());
+                t::attach, strict, spec.commandLine().getOut(), spec.commandLine().getErr());
             if (!t.write(spec.commandLine().getErr()))
             {
                 return Rnicsim.MALFORMED;

@@ -91,6 +91,11 @@ final class ScenarioCommand implements Runnable
                 + "thp-and-hugetlbfs, translation-cache, strategies).")
         private Path svg;
 
+        @Option(names = "--strict", description = "Strict mode from the first line (as 'strict on'): stale keys "
+            + "and mappings, leaks, unused MRs, flags seen before their data and hot-path registration are printed "
+            + "as warnings.")
+        private boolean strict;
+
         @CommandLine.Spec
         private CommandLine.Model.CommandSpec spec;
 
@@ -110,8 +115,14 @@ final class ScenarioCommand implements Runnable
                 return Rnicsim.MALFORMED;
             }
             final TraceOption t = new TraceOption(trace);
+            final String outputProblem = t.problem() != null ? t.problem() : OutputFile.problem("--svg", svg);
+            if (outputProblem != null)
+            {
+                spec.commandLine().getErr().println(outputProblem);
+                return Rnicsim.MALFORMED;
+            }
             final int code = Scripts.run(name + ".rsim", e.get().script(), Path.of("."),
-                verbosity.detail(ScriptRunner.Detail.FULL), t::attach,
+                verbosity.detail(ScriptRunner.Detail.FULL), t::attach, strict,
                 spec.commandLine().getOut(), spec.commandLine().getErr());
             if (!t.write(spec.commandLine().getErr()))
             {
@@ -119,7 +130,16 @@ final class ScenarioCommand implements Runnable
             }
             if (svg != null)
             {
-                final String drawn = Pictures.draw(name, svg);
+                final String drawn;
+                try
+                {
+                    drawn = Pictures.draw(name, svg);
+                }
+                catch (final java.io.UncheckedIOException failed)
+                {
+                    spec.commandLine().getErr().println(OutputFile.failed("--svg", svg, failed.getCause()));
+                    return Rnicsim.MALFORMED;
+                }
                 if (drawn == null)
                 {
                     spec.commandLine().getErr().println("scenario '" + name + "' has no chart; charts: "

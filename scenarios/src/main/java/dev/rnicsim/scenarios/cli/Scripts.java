@@ -21,9 +21,15 @@ final class Scripts
     static int run(final String name, final String text, final Path baseDir, final ScriptRunner.Detail detail,
         final Consumer<SimFabric> hook, final PrintWriter out, final PrintWriter err)
     {
+        return run(name, text, baseDir, detail, hook, false, out, err);
+    }
+
+    static int run(final String name, final String text, final Path baseDir, final ScriptRunner.Detail detail,
+        final Consumer<SimFabric> hook, final boolean strict, final PrintWriter out, final PrintWriter err)
+    {
         try
         {
-            final RunResult r = new ScriptRunner(out, detail).onFabric(hook).run(name, text, baseDir);
+            final RunResult r = new ScriptRunner(out, detail).onFabric(hook).strict(strict).run(name, text, baseDir);
             if (r.exitCode() == 0)
             {
                 out.println("== " + name + ": " + r.steps() + " steps, " + r.expectsHeld() + " expects held, "

@@ -28,6 +28,11 @@ final class TourCommand implements Callable<Integer>
         description = "Write the tour's simulated timeline as Chrome trace-event JSON (open it in Perfetto).")
     private Path trace;
 
+    @Option(names = "--strict", description = "Strict mode from the first line (as 'strict on'): stale keys and "
+        + "mappings, leaks, unused MRs, flags seen before their data and hot-path registration are printed as "
+        + "warnings.")
+    private boolean strict;
+
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
 
@@ -35,8 +40,13 @@ final class TourCommand implements Callable<Integer>
     public Integer call()
     {
         final TraceOption t = new TraceOption(trace);
+        if (t.problem() != null)
+        {
+            spec.commandLine().getErr().println(t.problem());
+            return Rnicsim.MALFORMED;
+        }
         final int code = Scripts.run("tour.rsim", Catalogue.read("tour.rsim"), Path.of("."),
-            verbosity.detail(ScriptRunner.Detail.FIGURES), t::attach,
+            verbosity.detail(ScriptRunner.Detail.FIGURES), t::attach, strict,
             spec.commandLine().getOut(), spec.commandLine().getErr());
         return t.write(spec.commandLine().getErr()) ? code : Rnicsim.MALFORMED;
     }

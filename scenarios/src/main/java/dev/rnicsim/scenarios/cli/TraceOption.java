@@ -19,6 +19,14 @@ final class TraceOption
         this.file = file;
     }
 
+    /**
+     * @return why the file cannot be written, found before the run, or null.
+     */
+    String problem()
+    {
+        return OutputFile.problem("--trace", file);
+    }
+
     void attach(final SimFabric fabric)
     {
         if (file != null)
@@ -41,7 +49,7 @@ final class TraceOption
         }
         catch (final IOException e)
         {
-            err.println(file + ": cannot write the trace: " + Problems.reason(e));
+            err.println(OutputFile.failed("--trace", file, e));
             return false;
         }
     }

@@ -83,6 +83,7 @@ public final class SmapsWorkload
     public static Workload fromEntries(final List<SmapsEntry> entries, final Pattern filter)
     {
         final List<Workload.Group> groups = new ArrayList<>();
+        final List<SmapsEntry> taken = new ArrayList<>();
         for (final SmapsEntry e : entries)
         {
             if (!qualifies(e) || filter != null && !filter.matcher(e.pathname()).find())
@@ -97,8 +98,61 @@ public final class SmapsWorkload
             final String name = "0x" + Long.toHexString(e.startAddress()) + "-0x" + Long.toHexString(e.endAddress())
                 + (e.pathname().isEmpty() ? "" : " " + e.pathname());
             groups.add(new Workload.Group(name, 1, e.lengthBytes(), backing(e), "lw"));
+            taken.add(e);
         }
-        return new Workload(List.copyOf(groups));
+        return new Workload(List.copyOf(groups.size() > Workload.MAX_GROUPS ? merged(taken) : groups));
+    }
+
+    /**
+     * More qualifying mappings than a workload's {@link Workload#MAX_GROUPS} groups: adjacent mappings of one backing
+     * become one group; when that is still too many, mappings of one size and backing become one group with a count.
+     * Each merged group's name says what it merged and why.
+     */
+    static List<Workload.Group> merged(final List<SmapsEntry> taken)
+    {
+        final List<Workload.Group> adjacent = new ArrayList<>();
+        int i = 0;
+        while (i < taken.size())
+        {
+            final SmapsEntry first = taken.get(i);
+            long end = first.endAddress();
+            int j = i + 1;
+            while (j < taken.size() && taken.get(j).startAddress() == end && backing(taken.get(j)).equals(
+                backing(first)))
+            {
+                end = taken.get(j).endAddress();
+                j++;
+            }
+            adjacent.add(new Workload.Group("0x" + Long.toHexString(first.startAddress()) + "-0x"
+                + Long.toHexString(end) + (j - i == 1 ? "" : " (" + (j - i) + " adjacent mappings merged: the smaps "
+                + "has " + taken.size() + " qualifying mappings, more than " + Workload.MAX_GROUPS + ")"), 1,
+                end - first.startAddress(), backing(first), "lw"));
+            i = j;
+        }
+        if (adjacent.size() <= Workload.MAX_GROUPS)
+        {
+            return adjacent;
+        }
+        final java.util.Map<String, long[]> bySize = new java.util.LinkedHashMap<>();
+        for (final SmapsEntry e : taken)
+        {
+            bySize.computeIfAbsent(e.lengthBytes() + " " + backing(e), k -> new long[] {e.lengthBytes(), 0})[1]++;
+        }
+        if (bySize.size() > Workload.MAX_GROUPS)
+        {
+            throw new IllegalArgumentException(taken.size() + " qualifying mappings of " + bySize.size() + " sizes: "
+                + "more than the " + Workload.MAX_GROUPS + " groups a plan takes even merged; narrow it with "
+                + "--smaps-filter");
+        }
+        final List<Workload.Group> out = new ArrayList<>();
+        for (final java.util.Map.Entry<String, long[]> e : bySize.entrySet())
+        {
+            final String backing = e.getKey().substring(e.getKey().indexOf(' ') + 1);
+            out.add(new Workload.Group(e.getValue()[1] + " mappings of " + e.getValue()[0] + " bytes (" + backing
+                + "), merged by size: the smaps has " + taken.size() + " qualifying mappings, more than "
+                + Workload.MAX_GROUPS, e.getValue()[1], e.getValue()[0], backing, "lw"));
+        }
+        return out;
     }
 
     /**

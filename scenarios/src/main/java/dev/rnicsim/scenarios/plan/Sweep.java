@@ -192,7 +192,7 @@ public record Sweep(Kind kind, String device, Workload.Group group, List<Row> ro
      * Draws {@link #mttChart()} above {@link #pinnedChart()} with {@link Charts#toChart(ChartData)} on one canvas of
      * {@value Charts#WIDTH_PX} x 2 {@value Charts#HEIGHT_PX} pixels and writes the SVG document.
      *
-     * @param svg the file to write; its folder is created.
+     * @param svg the file to write (its folder must exist).
      * @throws IOException when the file cannot be written.
      */
     public void writeSvg(final Path svg) throws IOException
@@ -202,11 +202,6 @@ public record Sweep(Kind kind, String device, Workload.Group group, List<Row> ro
         Charts.toChart(mttChart()).draw(g2, new Rectangle(0, 0, Charts.WIDTH_PX, Charts.HEIGHT_PX));
         Charts.toChart(pinnedChart()).draw(g2, new Rectangle(0, Charts.HEIGHT_PX, Charts.WIDTH_PX,
             Charts.HEIGHT_PX));
-        final Path parent = svg.toAbsolutePath().getParent();
-        if (parent != null)
-        {
-            Files.createDirectories(parent);
-        }
         Files.writeString(svg, g2.getSVGDocument(), StandardCharsets.UTF_8);
     }
 

@@ -160,6 +160,13 @@ public record Workload(List<Group> groups)
         mapper.enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
         final JsonNode root;
         final Map<String, Integer> lines;
+        final java.util.regex.Matcher alias = YAML_ALIAS.matcher(text);
+        if (yaml && alias.find())
+        {
+            throw new IllegalArgumentException(source + ":" + (text.substring(0, alias.start()).split("\n", -1).length)
+                + ": YAML anchors and aliases ('" + alias.group(2) + "') are not read in a workload: write each group "
+                + "out in full");
+        }
         try
         {
             root = mapper.readTree(text);
@@ -167,7 +174,8 @@ public record Workload(List<Group> groups)
         }
         catch (final JsonProcessingException e)
         {
-            final String first = String.valueOf(e.getOriginalMessage()).lines().findFirst().orElse("").strip();
+            final String first = inWorkloadTerms(String.valueOf(e.getOriginalMessage()).lines().findFirst()
+                .orElse("").strip(), yaml);
             throw new IllegalArgumentException(source + ":" + (e.getLocation() == null ? 1
                 : e.getLocation().getLineNr()) + ": not " + (yaml ? "YAML" : "JSON") + ": " + first
                 + (yaml ? "" : " (a YAML workload needs a .yaml or .yml name)"));
@@ -303,6 +311,33 @@ public record Workload(List<Group> groups)
             }
         }
         return new Group(name, count, size, backing, access, iovaAlign, lifetime, rate);
+    }
+
+    /** An anchor ({@code &name}) or alias ({@code *name}) where a YAML value or list item starts. */
+    private static final java.util.regex.Pattern YAML_ALIAS = java.util.regex.Pattern.compile(
+        "(?m)(^|[:\\[{,-])\\s*([&*][A-Za-z0-9_-]+)");
+
+    /** The parser's message in a workload's terms, never the library's names. */
+    private static String inWorkloadTerms(final String message, final boolean yaml)
+    {
+        if (message.startsWith("Trailing token"))
+        {
+            return yaml ? "more than one YAML document ('---' starts another): a workload is one document with one "
+                + "\"groups\" list; put every group in it" : "more than one JSON value: a workload is one object with"
+                + " one \"groups\" list";
+        }
+        final java.util.regex.Matcher m = java.util.regex.Pattern.compile("Malformed numeric value '([^']*)'")
+            .matcher(message);
+        if (m.find())
+        {
+            return "'" + m.group(1) + "' is no number a workload takes: give a whole number such as 16, or a size "
+                + "such as 64K" + (m.group(1).toLowerCase(Locale.ROOT).contains("inf") ? " (YAML's infinity has no "
+                + "place in a count or a size)" : "");
+        }
+        final int bound = message.indexOf(" (bound as");
+        final String cut = bound < 0 ? message : message.substring(0, bound);
+        return cut.replaceAll("`?com\\.fasterxml[\\w.$]*`?", "").replaceAll("DeserializationFeature\\.\\w+", "")
+            .strip();
     }
 
     /** A count given as a number or a string of digits (YAML); -1 when it is neither. */

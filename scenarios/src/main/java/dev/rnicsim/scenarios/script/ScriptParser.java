@@ -38,7 +38,8 @@ public final class ScriptParser
     public List<ScriptLine> parse(final String file, final String text)
     {
         final List<ScriptLine> out = new ArrayList<>();
-        final String[] lines = text.split("\r?\n", -1);
+        // A UTF-8 byte-order mark (written by some Windows editors) is no part of the first line.
+        final String[] lines = (text.startsWith("\uFEFF") ? text.substring(1) : text).split("\r?\n", -1);
         for (int i = 0; i < lines.length; i++)
         {
             final ScriptLine line = statement(file, i + 1, lines[i]);
@@ -50,6 +51,9 @@ public final class ScriptParser
             {
                 // A block: 'repeat N' alone on its line, the statements, then 'end'.
                 checkCount(line, line.text());
+                final long times = Units.parse(line.text());
+                final Map<String, Kind> namesBefore = new HashMap<>(names);
+                final Map<String, String> typesBefore = new HashMap<>(mwTypes);
                 final List<ScriptLine> body = new ArrayList<>();
                 int j = i + 1;
                 for (; j < lines.length; j++)
@@ -68,6 +72,7 @@ public final class ScriptParser
                         throw inner.error("repeat blocks do not nest; end the block at line " + line.line() + " first");
                     }
                     check(inner);
+                    checkRepeated(line, times, inner);
                     body.add(inner);
                 }
                 if (j >= lines.length)
@@ -77,6 +82,14 @@ public final class ScriptParser
                 if (body.isEmpty())
                 {
                     throw line.error("the 'repeat " + line.text() + "' block is empty");
+                }
+                if (times == 0)
+                {
+                    // Nothing in the block runs: the names it would bind do not exist after it.
+                    names.clear();
+                    names.putAll(namesBefore);
+                    mwTypes.clear();
+                    mwTypes.putAll(typesBefore);
                 }
                 out.add(new ScriptLine(file, line.line(), "repeat", line.args(), line.options(), line.flags(),
                     line.text(), List.copyOf(body)));
@@ -297,7 +310,36 @@ public final class ScriptParser
         {
             throw l.error("'repeat N' needs a statement after the count (not expect, say or repeat)");
         }
+        final long times = Units.parse(parts[0]);
+        final Map<String, Kind> namesBefore = new HashMap<>(names);
+        final Map<String, String> typesBefore = new HashMap<>(mwTypes);
         checkStatement(inner);
+        checkRepeated(l, times, inner);
+        if (times == 0)
+        {
+            // The statement never runs: the name it would bind does not exist after it.
+            names.clear();
+            names.putAll(namesBefore);
+            mwTypes.clear();
+            mwTypes.putAll(typesBefore);
+        }
+    }
+
+    /**
+     * A host, device or GPU named in a statement repeated twice or more would be created twice: refused before
+     * anything runs, as the second creation would fail.
+     */
+    private static void checkRepeated(final ScriptLine repeat, final long times, final ScriptLine inner)
+    {
+        final Spec spec = Spec.VERBS.get(inner.verb());
+        if (times >= 2 && spec != null && !inner.args().isEmpty() && !spec.args().isEmpty()
+            && spec.args().get(0) instanceof Spec.NewName n
+            && (n.kind() == Kind.HOST || n.kind() == Kind.DEVICE || n.kind() == Kind.GPU))
+        {
+            throw inner.error("'repeat " + times + "' (line " + repeat.line() + ") would create "
+                + n.kind().name().toLowerCase(Locale.ROOT) + " '" + inner.args().get(0) + "' " + times + " times; "
+                + "hosts, devices and GPUs need names of their own: create it before the repeat");
+        }
     }
 
     private void checkStatement(final ScriptLine l)
@@ -306,6 +348,11 @@ public final class ScriptParser
         if (spec == null)
         {
             throw l.error("unknown verb '" + l.verb() + "'; verbs: " + String.join(", ", Spec.VERBS.keySet()));
+        }
+        if (l.verb().equals("show") && !l.args().isEmpty() && l.args().get(0).equals("rdma"))
+        {
+            checkRdmaShow(l);
+            return;
         }
         if (l.args().size() < spec.required() || l.args().size() > spec.args().size())
         {
@@ -377,6 +424,10 @@ public final class ScriptParser
             else
             {
                 checkArg(l, spec, a, v);
+                if (a instanceof Spec.Expr)
+                {
+                    checkNotNegative(l, spec, "argument " + (i + 1), v);
+                }
             }
         }
         if (l.verb().equals("device") && l.options().containsKey("profile")
@@ -416,8 +467,47 @@ public final class ScriptParser
                 throw l.error("'" + l.verb() + "' has no option '" + o.getKey() + "'; expected: " + spec.usage());
             }
             checkArg(l, spec, a, o.getValue());
+            if (a instanceof Spec.Expr && !(l.verb().equals("post") && SIGNED_OPTIONS.contains(o.getKey())))
+            {
+                checkNotNegative(l, spec, o.getKey() + "=", o.getValue());
+            }
         }
         binds.forEach(Runnable::run);
+    }
+
+    /** Options whose negative values mean something: the immediate data and the atomic operands (two's complement). */
+    private static final Set<String> SIGNED_OPTIONS = Set.of("imm", "compare", "swap", "add");
+
+    /**
+     * A negative number where only sizes, counts, addresses and keys go is refused before anything runs (a key of -1
+     * is no key, a size of -1 no size, and no limit is written {@code unlimited}).
+     */
+    private static void checkNotNegative(final ScriptLine l, final Spec spec, final String where, final String v)
+    {
+        if (v.strip().matches("-\\s*(0x[0-9a-fA-F_]+|[0-9_]+[kKmMgGtTpP]?)"))
+        {
+            throw l.error(where + " is " + v + ": negative values mean nothing here" + (where.equals("memlock=")
+                ? "; for no limit write memlock=unlimited" : "; give 0 or more") + "; expected: " + spec.usage());
+        }
+    }
+
+    /** {@code show rdma res mr|pd|qp|cq [DEVICE]} and {@code show rdma statistic [DEVICE]}. */
+    private void checkRdmaShow(final ScriptLine l)
+    {
+        final List<String> a = l.args();
+        final boolean res = a.size() >= 3 && a.size() <= 4 && a.get(1).equals("res")
+            && List.of("mr", "pd", "qp", "cq").contains(a.get(2));
+        final boolean stat = a.size() >= 2 && a.size() <= 3 && a.get(1).equals("statistic");
+        if (!res && !stat || !l.options().isEmpty() || !l.flags().isEmpty())
+        {
+            throw l.error("expected 'show rdma res mr|pd|qp|cq [DEVICE]' or 'show rdma statistic [DEVICE]'");
+        }
+        final String device = a.size() == (res ? 4 : 3) ? a.get(a.size() - 1) : null;
+        if (device != null && names.get(device) != Kind.DEVICE)
+        {
+            throw l.error("'" + device + "' is no device" + (names.containsKey(device) ? " (it names a "
+                + names.get(device).name().toLowerCase(Locale.ROOT) + ")" : " named before this line"));
+        }
     }
 
     /**
@@ -525,6 +615,7 @@ public final class ScriptParser
                     for (final String p : parts)
                     {
                         checkExpr(l, p, "SGE ADDR:LEN[:LKEY]");
+                        checkNotNegative(l, spec, "SGE '" + sge + "'", p);
                     }
                 }
             }
@@ -597,6 +688,19 @@ public final class ScriptParser
     private void checkExpect(final ScriptLine l)
     {
         final List<String> a = l.args();
+        if (a.size() == 2 && a.get(0).equals("warning"))
+        {
+            if (!StrictScript.isKind(a.get(1)))
+            {
+                throw l.error("'" + a.get(1) + "' is no warning kind; kinds: " + java.util.Arrays.toString(
+                    dev.rnicsim.simnic.StrictWarning.Kind.values()));
+            }
+            return;
+        }
+        if (a.size() == 2 && a.get(0).equals("no") && a.get(1).equals("warnings"))
+        {
+            return;
+        }
         if (a.size() == 1)
         {
             final String w = a.get(0);
@@ -623,7 +727,7 @@ public final class ScriptParser
             return;
         }
         throw l.error("expected 'expect ok', 'expect ERRNO', 'expect STATUS', 'expect EXPR OP EXPR' (OP one of == !="
-            + " < <= > >=) or 'expect bytes ADDR DATA'");
+            + " < <= > >=), 'expect bytes ADDR DATA', 'expect warning KIND' or 'expect no warnings'");
     }
 
     /**

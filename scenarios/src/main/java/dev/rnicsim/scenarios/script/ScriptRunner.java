@@ -88,6 +88,7 @@ public final class ScriptRunner
     private final Detail detail;
     private final StringBuilder paragraph = new StringBuilder();
     private Consumer<dev.rnicsim.simnic.SimFabric> fabricHook = f -> { };
+    private boolean strictFromStart;
 
     /**
      * @param out    where steps and outcomes are printed.
@@ -110,6 +111,17 @@ public final class ScriptRunner
     }
 
     /**
+     * @param strict true to run in strict mode from the first line ({@code --strict}), as if it began with
+     *               {@code strict on}.
+     * @return this runner.
+     */
+    public ScriptRunner strict(final boolean strict)
+    {
+        this.strictFromStart = strict;
+        return this;
+    }
+
+    /**
      * Parses, checks and runs a script.
      *
      * @param file    the script's name, for messages.
@@ -123,6 +135,10 @@ public final class ScriptRunner
         final List<ScriptLine> lines = new ScriptParser().parse(file, text);
         final Session s = new Session(baseDir);
         fabricHook.accept(s.fabric);
+        if (strictFromStart)
+        {
+            s.strict.on(s.fabric, StrictScript.DEFAULT_MAX_REGISTRATIONS_PER_SECOND);
+        }
         Outcome last = Outcome.ok("");
         int steps = 0;
         int held = 0;
@@ -187,6 +203,12 @@ public final class ScriptRunner
                         out.println("    FAILED: " + e.getMessage());
                         return end(s, 1, steps, held, e.getMessage());
                     }
+                    catch (final OutOfMemoryError e)
+                    {
+                        final String why = outOfMemory(s, l, steps, e);
+                        out.println("    FAILED: " + why);
+                        return end(s, 1, steps, held, why);
+                    }
                     catch (final ScriptException e)
                     {
                         throw e;
@@ -202,6 +224,7 @@ public final class ScriptRunner
                     {
                         printOutcome(l, named(l, last));
                     }
+                    s.strict.afterStep(s.fabric, s.names, out);
                     if (!last.ok() && !outcomeExpected(lines, i))
                     {
                         out.println("    FAILED: unexpected " + last.errno() + " (add 'expect " + last.errno()
@@ -229,6 +252,7 @@ public final class ScriptRunner
     /** The run's fabric is dropped as a whole: nothing is torn down object by object. */
     private RunResult end(final Session s, final int code, final int steps, final int held, final String failure)
     {
+        s.strict.finish(out);
         return new RunResult(code, steps, held, failure, s.fabric.clock().nowNs());
     }
 
@@ -303,6 +327,39 @@ public final class ScriptRunner
     }
 
     // ------------------------------------------------------------------ steps
+
+    /**
+     * What a run that exhausted the Java heap says: the line, how much it had simulated, and how to give the JVM
+     * more heap.
+     */
+    static String outOfMemory(final Session s, final ScriptLine l, final int steps, final OutOfMemoryError e)
+    {
+        long usedBytes = 0;
+        long frames = 0;
+        for (final dev.rnicsim.simnic.SimHost h : s.fabric.hosts())
+        {
+            frames += h.host().physicalMemory().usedFrames();
+        }
+        usedBytes = frames * 4096;
+        long mrs = 0;
+        for (final dev.rnicsim.simnic.SimDevice d : s.fabric.devices())
+        {
+            mrs += d.counter(dev.rnicsim.simnic.SimCounter.MR_LIVE);
+        }
+        return l.where() + ": out of Java heap (" + e.getMessage() + ") in step " + steps + " ('" + l.verb() + " "
+            + l.text() + "'), with " + frames + " pages (" + Units.bytes(usedBytes) + ") of simulated host memory in "
+            + "use, " + mrs + " MRs live and " + Units.duration(s.fabric.clock().nowNs()) + " simulated; give the JVM "
+            + "more heap (RNICSIM_JAVA_OPTS=-Xmx8g ./rnicsim ..., or JAVA_TOOL_OPTIONS=-Xmx8g), or simulate less "
+            + "(smaller ram=, fewer repeats)";
+    }
+
+    /** Where a step comes from, as key histories and diagnoses name it: {@code file:line (verb args)}. */
+    static String origin(final ScriptLine l)
+    {
+        final String file = java.nio.file.Path.of(l.file()).getFileName() == null ? l.file()
+            : java.nio.file.Path.of(l.file()).getFileName().toString();
+        return file + ":" + l.line() + " (" + l.verb() + (l.args().isEmpty() ? "" : " " + l.args().get(0)) + ")";
+    }
 
     /** An expect inside a repeat block failed: the run ends with exit code 1. */
     private static final class ExpectFailed extends RuntimeException
@@ -390,6 +447,12 @@ public final class ScriptRunner
 
     private Outcome step(final Session s, final ScriptLine l)
     {
+        s.fabric.origin(origin(l));
+        return s.strict.tracked(s.fabric, s.names, stepBody(s, l));
+    }
+
+    private Outcome stepBody(final Session s, final ScriptLine l)
+    {
         try
         {
             return switch (l.verb())
@@ -474,6 +537,7 @@ public final class ScriptRunner
                     yield Outcome.ok(l.args().get(0) + " = " + v.show());
                 }
                 case "show" -> Outcome.ok(Views.show(s, l));
+                case "strict" -> strict(s, l);
                 default -> throw l.error("unknown verb '" + l.verb() + "'");
             };
         }
@@ -1505,6 +1569,27 @@ public final class ScriptRunner
         return Outcome.ok("receive wr_id=" + id + " posted (" + qp.receivesPosted() + " waiting)");
     }
 
+    private Outcome strict(final Session s, final ScriptLine l)
+    {
+        if (l.args().get(0).equals("off"))
+        {
+            s.strict.off();
+            return Outcome.ok("strict mode off");
+        }
+        final long rate = l.options().containsKey("max_reg_rate") ? s.evalNum(l, l.options().get("max_reg_rate"))
+            : StrictScript.DEFAULT_MAX_REGISTRATIONS_PER_SECOND;
+        if (rate < 1)
+        {
+            throw l.error("max_reg_rate=" + rate + " must be 1 or more registrations per second");
+        }
+        final String ignore = l.options().getOrDefault("ignore", "");
+        s.strict.on(s.fabric, rate, ignore.isEmpty() ? List.of() : List.of(ignore.toUpperCase(Locale.ROOT)
+            .split(",")));
+        return Outcome.ok("strict mode on: stale keys and mappings, leaks, unused MRs, flags before data, and more "
+            + "than " + rate + " registrations per simulated second are warnings" + (ignore.isEmpty() ? ""
+            : " (not " + ignore + ")"));
+    }
+
     private Outcome poll(final Session s, final ScriptLine l)
     {
         final SimCq cq = s.get(l, l.args().get(0), SimCq.class);
@@ -1532,6 +1617,14 @@ public final class ScriptRunner
                 if (wc.withInv())
                 {
                     sb.append(String.format(Locale.ROOT, " invalidated_rkey=0x%08x", wc.invalidatedRkey()));
+                }
+            }
+            else
+            {
+                sb.append(String.format(Locale.ROOT, " vendor_err=0x%x", wc.vendorErr()));
+                if (wc.diagnosis() != null)
+                {
+                    sb.append("\n  why: ").append(wc.diagnosis().text().replace("\n", "\n       "));
                 }
             }
         }
@@ -1593,6 +1686,14 @@ public final class ScriptRunner
     private String expect(final Session s, final ScriptLine l, final Outcome last)
     {
         final List<String> a = l.args();
+        if (a.size() == 2 && a.get(0).equals("warning"))
+        {
+            return s.strict.expectWarning(a.get(1));
+        }
+        if (a.size() == 2 && a.get(0).equals("no") && a.get(1).equals("warnings"))
+        {
+            return s.strict.expectNone();
+        }
         if (a.size() == 1)
         {
             final String w = a.get(0);

@@ -111,6 +111,8 @@ final class Session
 
     final SimFabric fabric = new SimFabric();
     final Map<String, Object> names = new HashMap<>();
+    /** Strict mode of the run (off until {@code strict on} or --strict). */
+    final StrictScript strict = new StrictScript();
     final Map<SimHost, HostBinding> hosts = new HashMap<>();
     final java.nio.file.Path baseDir;
     long lastDurationNs;

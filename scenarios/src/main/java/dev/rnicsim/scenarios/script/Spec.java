@@ -119,6 +119,10 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
     /** The word that stands for ADDR SIZE in {@code reg} to register an implicit ODP MR. */
     public static final String IMPLICIT = "implicit";
 
+    /** The strict-mode warning kinds, as {@code strict on ignore=} takes them. */
+    public static final Set<String> STRICT_KINDS = java.util.Arrays.stream(dev.rnicsim.simnic.StrictWarning.Kind
+        .values()).map(k -> k.name().toLowerCase(Locale.ROOT)).collect(java.util.stream.Collectors.toSet());
+
     /** The operations of {@code post} that name remote memory and so need {@code remote=}. */
     public static final Set<String> REMOTE_WORDS = Set.of("write", "write_imm", "read", "cas", "faa");
 
@@ -249,6 +253,8 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             List.of(new NewName(Kind.MR, false), ref(Kind.PD), new Expr(false)),
             opts("addr", expr(), "dmabuf", expr(), "offset", expr(), "iova", expr(), "access",
                 new Word(ACCESS_WORDS, true, true), "mask", expr()));
+        add(t, "strict on|off [max_reg_rate=N] [ignore=KINDS]", List.of(new Word(Set.of("on", "off"), false, false)),
+            opts("max_reg_rate", expr(), "ignore", new Word(STRICT_KINDS, true, true)));
         add(t, "close NAME", List.of(new Ref(Set.of(Kind.CONTEXT, Kind.PD, Kind.MR, Kind.FASTMR, Kind.MW, Kind.CQ,
             Kind.QP, Kind.POOL, Kind.CACHE, Kind.DMABUF, Kind.WATCH), false)), Map.of());
         add(t, "show mr|odp|mw|qp|walk|mtt|counters|trace|devinfo|meminfo|vmstat|buddyinfo|hugepages|status|smaps"

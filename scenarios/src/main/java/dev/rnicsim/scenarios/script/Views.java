@@ -32,6 +32,10 @@ final class Views
     static String show(final Session s, final ScriptLine l)
     {
         final String what = l.args().get(0);
+        if (what.equals("rdma"))
+        {
+            return RdmaViews.show(s, l);
+        }
         final String arg = l.args().size() > 1 ? l.args().get(1) : null;
         if (arg == null && !what.equals("clock"))
         {
@@ -52,7 +56,7 @@ final class Views
                 + " receives posted, " + s.get(l, arg, SimQp.class).sendsWaiting() + " sends waiting";
             case "walk" -> walk(s, l, arg);
             case "mtt" -> mtt(s.get(l, arg, SimDevice.class));
-            case "counters" -> counters(s.get(l, arg, SimDevice.class));
+            case "counters" -> RdmaViews.counters(s.get(l, arg, SimDevice.class));
             case "trace" -> trace(s.get(l, arg, SimDevice.class));
             case "devinfo" -> s.get(l, arg, SimDevice.class).devinfo().stripTrailing();
             case "meminfo" -> ProcFs.meminfo(s.get(l, arg, SimHost.class).host()).stripTrailing();

@@ -176,10 +176,13 @@ class ChartsTest
     {
         final ChartData data = new ChartData("t", "s", "x (units)", "y (units)", false, true,
             Map.of("one", List.of(new ChartData.Point(1, 10), new ChartData.Point(2, 100))));
-        final Path svg = dir.resolve("sub/dir/plain.svg");
+        final Path svg = dir.resolve("plain.svg");
         Charts.writeSvg(data, svg);
         assertSvg(svg);
         assertThat(Files.readString(svg)).contains("one");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Charts.writeSvg(data, dir.resolve("sub/dir/x.svg")))
+            .as("no folder is created").isInstanceOf(java.nio.file.NoSuchFileException.class);
+        assertThat(dir.resolve("sub")).doesNotExist();
     }
 
     /** The file exists, is not empty and parses as XML whose root is an svg element. */

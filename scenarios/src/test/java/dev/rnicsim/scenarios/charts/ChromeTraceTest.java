@@ -140,7 +140,7 @@ class ChromeTraceTest
         assertThat(write.get("pid").asInt()).isEqualTo(1);
         assertThat(write.get("args").get("bytes").asLong()).isEqualTo(4096);
 
-        final Path file = dir.resolve("out/trace.json");
+        final Path file = dir.resolve("trace.json");
         trace.write(file);
         assertThat(MAPPER.readTree(file.toFile())).isEqualTo(root);
     }

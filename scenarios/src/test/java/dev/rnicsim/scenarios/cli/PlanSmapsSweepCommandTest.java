@@ -61,7 +61,7 @@ class PlanSmapsSweepCommandTest
     {
         final Path w = dir.resolve("w.json");
         Files.writeString(w, "{\"groups\":[{\"name\":\"buf\",\"count\":4,\"size\":\"1M\"}]}");
-        final Path svg = dir.resolve("out/sweep.svg");
+        final Path svg = dir.resolve("sweep.svg");
         final Result r = rnicsim("plan", "--workload", w.toString(), "--sweep", "size", "--from", "1M", "--to",
             "2G", "--svg", svg.toString());
         assertThat(r.code()).as(r.err()).isZero();

@@ -1,0 +1,231 @@
+package dev.rnicsim.scenarios.script;
+
+import dev.rnicsim.mtt.MKey;
+import dev.rnicsim.simnic.SimContext;
+import dev.rnicsim.simnic.SimCounter;
+import dev.rnicsim.simnic.SimCq;
+import dev.rnicsim.simnic.SimDevice;
+import dev.rnicsim.simnic.SimMr;
+import dev.rnicsim.simnic.SimPd;
+import dev.rnicsim.simnic.SimQp;
+import dev.rnicsim.verbs.MemoryRegion;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The views operators know from a real host: the sysfs counter files ({@code show counters DEV}: the files of
+ * {@code /sys/class/infiniband/DEV/ports/1/counters} and {@code hw_counters}, with the kernel's names), and the iproute2
+ * {@code rdma} tool ({@code show rdma res mr|pd|qp|cq [DEV]}, {@code show rdma statistic [DEV]}) in its output format
+ * (iproute2 rdma/res-mr.c, res-pd.c, res-qp.c, res-cq.c, stat.c). Stateless.
+ */
+final class RdmaViews
+{
+    /** The port counter files (the IBA PortCounters and PortCountersExtended attributes) in sysfs order. */
+    private static final List<String> PORT_FILES = List.of("excessive_buffer_overrun_errors", "link_downed",
+        "link_error_recovery", "local_link_integrity_errors", "multicast_rcv_packets", "multicast_xmit_packets",
+        "port_rcv_constraint_errors", "port_rcv_data", "port_rcv_errors", "port_rcv_packets",
+        "port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors", "port_xmit_constraint_errors",
+        "port_xmit_data", "port_xmit_discards", "port_xmit_packets", "port_xmit_wait", "symbol_error",
+        "unicast_rcv_packets", "unicast_xmit_packets", "VL15_dropped");
+
+    /** mlx5's hw_counters in the order drivers/infiniband/hw/mlx5/counters.c declares them (basic, out of sequence,
+     * retransmission, extended error and congestion counters). */
+    private static final List<String> MLX5_HW = List.of("rx_write_requests", "rx_read_requests", "rx_atomic_requests",
+        "out_of_buffer", "out_of_sequence", "duplicate_request", "rnr_nak_retry_err", "packet_seq_err",
+        "implied_nak_seq_err", "local_ack_timeout_err", "resp_local_length_error", "resp_cqe_error", "req_cqe_error",
+        "req_remote_invalid_request", "req_remote_access_errors", "resp_remote_access_errors",
+        "resp_cqe_flush_error", "req_cqe_flush_error", "rp_cnp_ignored", "rp_cnp_handled",
+        "np_ecn_marked_roce_packets", "np_cnp_sent");
+
+    private RdmaViews()
+    {
+    }
+
+    /** The value of a sysfs or hw_counters file; counters of events the model has no cause for read 0. */
+    private static long value(final SimDevice d, final String file)
+    {
+        return switch (file)
+        {
+            case "unicast_xmit_packets" -> d.counter(SimCounter.PORT_XMIT_PACKETS);
+            case "unicast_rcv_packets" -> d.counter(SimCounter.PORT_RCV_PACKETS);
+            default ->
+            {
+                for (final SimCounter c : SimCounter.values())
+                {
+                    if (c.label().equals(file))
+                    {
+                        yield d.counter(c);
+                    }
+                }
+                yield 0;
+            }
+        };
+    }
+
+    /**
+     * @param d a device.
+     * @return its counter files as {@code cat} would show them, then the simulator's own counters.
+     */
+    static String counters(final SimDevice d)
+    {
+        final String dir = "/sys/class/infiniband/" + d.hcaId() + "/ports/1/";
+        final StringBuilder sb = new StringBuilder(dir).append("counters/");
+        for (final String f : PORT_FILES)
+        {
+            sb.append(String.format(Locale.ROOT, "%n  %-36s %12d", f, value(d, f)));
+        }
+        sb.append('\n').append(dir).append("hw_counters/");
+        for (final String f : MLX5_HW)
+        {
+            sb.append(String.format(Locale.ROOT, "%n  %-36s %12d", f, value(d, f)));
+        }
+        sb.append("\nsimulator counters (no sysfs file; ODP ones as 'rdma statistic show mr'):");
+        for (final SimCounter c : SimCounter.values())
+        {
+            if (!PORT_FILES.contains(c.label()) && !MLX5_HW.contains(c.label()))
+            {
+                sb.append(String.format(Locale.ROOT, "%n  %-36s %12d %s", c.label(), d.counter(c), c.unit()));
+            }
+        }
+        sb.append("\n(no packet loss, reordering or congestion is modelled: out_of_sequence, duplicate_request, "
+            + "packet_seq_err, implied_nak_seq_err, the link error files and the CNP/ECN counters stay 0)");
+        return sb.toString();
+    }
+
+    /**
+     * @param s    the session.
+     * @param l    the {@code show rdma ...} line.
+     * @return the view.
+     */
+    static String show(final Session s, final ScriptLine l)
+    {
+        final List<String> a = l.args();
+        final boolean statistic = a.get(1).equals("statistic");
+        final String filter = a.size() > (statistic ? 2 : 3) ? a.get(statistic ? 2 : 3) : null;
+        final List<SimDevice> devices = new ArrayList<>();
+        if (filter == null)
+        {
+            devices.addAll(s.fabric.devices());
+        }
+        else
+        {
+            devices.add(s.get(l, filter, SimDevice.class));
+        }
+        final StringBuilder sb = new StringBuilder();
+        for (final SimDevice d : devices)
+        {
+            if (statistic)
+            {
+                line(sb, "link " + d.hcaId() + "/1");
+                for (final String f : MLX5_HW)
+                {
+                    sb.append(' ').append(f).append(' ').append(value(d, f));
+                }
+                continue;
+            }
+            switch (a.get(2))
+            {
+                case "mr" -> mrs(sb, d);
+                case "pd" -> pds(sb, d, s.names);
+                case "qp" -> qps(sb, d, s.names);
+                default -> cqs(sb, d, s.names);
+            }
+        }
+        return sb.length() == 0 ? "(none)" : sb.toString();
+    }
+
+    private static void line(final StringBuilder sb, final String start)
+    {
+        if (sb.length() > 0)
+        {
+            sb.append('\n');
+        }
+        sb.append(start);
+    }
+
+    private static String owner(final SimContext c)
+    {
+        return " pid " + c.process().pid() + " comm " + c.process().name();
+    }
+
+    private static void mrs(final StringBuilder sb, final SimDevice d)
+    {
+        final int bits = d.keyHistory().variantBits();
+        for (final SimContext c : d.contexts())
+        {
+            for (final SimPd pd : c.protectionDomains())
+            {
+                final List<MemoryRegion> all = new ArrayList<>(pd.memoryRegions());
+                all.addAll(pd.odpMemoryRegions());
+                all.addAll(pd.peerMemoryRegions());
+                all.sort(Comparator.comparingLong(m -> MKey.index(m.lkey(), bits)));
+                for (final MemoryRegion mr : all)
+                {
+                    line(sb, String.format(Locale.ROOT, "dev %s mrn %d rkey 0x%x lkey 0x%x iova 0x%x mrlen %d pdn %d%s",
+                        d.hcaId(), MKey.index(mr.lkey(), bits), mr.rkey(), mr.lkey(), mr.iova(), mr.lengthBytes(),
+                        pd.pdNum(), owner(c)));
+                }
+            }
+        }
+    }
+
+    private static void pds(final StringBuilder sb, final SimDevice d, final Map<String, Object> names)
+    {
+        for (final SimContext c : d.contexts())
+        {
+            for (final SimPd pd : c.protectionDomains())
+            {
+                long users = pd.memoryRegions().size() + pd.odpMemoryRegions().size() + pd.peerMemoryRegions().size()
+                    + pd.memoryWindows().size() + pd.fastRegMrs().size();
+                for (final Object o : names.values())
+                {
+                    if (o instanceof SimQp q && !q.isClosed() && q.pd() == pd)
+                    {
+                        users++;
+                    }
+                }
+                line(sb, "dev " + d.hcaId() + " pdn " + pd.pdNum() + " users " + users + owner(c));
+            }
+        }
+    }
+
+    private static void qps(final StringBuilder sb, final SimDevice d, final Map<String, Object> names)
+    {
+        final List<SimQp> qps = new ArrayList<>();
+        for (final Object o : names.values())
+        {
+            if (o instanceof SimQp q && !q.isClosed() && q.simDevice() == d)
+            {
+                qps.add(q);
+            }
+        }
+        qps.sort(Comparator.comparingInt(SimQp::qpNum));
+        for (final SimQp q : qps)
+        {
+            line(sb, "link " + d.hcaId() + "/1 lqpn " + q.qpNum() + (q.remoteQpNum() < 0 ? ""
+                : " rqpn " + q.remoteQpNum()) + " type " + q.type() + " state " + q.state() + " sq-psn "
+                + q.address().psn() + owner(q.pd().context()));
+        }
+    }
+
+    private static void cqs(final StringBuilder sb, final SimDevice d, final Map<String, Object> names)
+    {
+        final List<SimCq> cqs = new ArrayList<>();
+        for (final String name : new java.util.TreeSet<>(names.keySet()))
+        {
+            if (names.get(name) instanceof SimCq q && !q.isClosed() && q.context().device() == d && !cqs.contains(q))
+            {
+                cqs.add(q);
+            }
+        }
+        int cqn = 0;
+        for (final SimCq q : cqs)
+        {
+            line(sb, "dev " + d.hcaId() + " cqn " + (++cqn) + " cqe " + q.cqe() + " users " + q.users()
+                + owner(q.context()));
+        }
+    }
+}

@@ -1,0 +1,122 @@
+package dev.rnicsim.scenarios.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The messages of the command line's file options: each names the option, the path and the cause, and a bad output
+ * file is found before anything runs.
+ */
+class MessagesTest
+{
+    private static final String SCRIPT = "host alpha ram=256M\nsay hello from the script\n";
+
+    @TempDir
+    Path dir;
+
+    private record Result(int code, String out, String err)
+    {
+    }
+
+    private static Result rnicsim(final String... args)
+    {
+        final StringWriter out = new StringWriter();
+        final StringWriter err = new StringWriter();
+        final int code = Rnicsim.execute(args, new PrintWriter(out, true), new PrintWriter(err, true));
+        return new Result(code, out.toString(), err.toString());
+    }
+
+    private Path script(final String name, final String text) throws Exception
+    {
+        final Path f = dir.resolve(name);
+        Files.writeString(f, text, StandardCharsets.UTF_8);
+        return f;
+    }
+
+    @Test
+    void traceIntoAMissingFolderShouldBeRefusedBeforeTheRunNamingOptionPathAndFolder() throws Exception
+    {
+        final Path s = script("s.rsim", SCRIPT);
+        final Path trace = dir.resolve("no/such/t.json");
+
+        final Result r = rnicsim("run", s.toString(), "--trace", trace.toString());
+
+        assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(r.err()).contains("--trace " + trace + ": the folder " + trace.getParent() + " does not exist")
+            .contains("creates no folders");
+        assertThat(r.out()).as("nothing ran").doesNotContain("hello from the script");
+        assertThat(dir.resolve("no")).doesNotExist();
+    }
+
+    @Test
+    void traceOrSvgThatIsAFolderShouldSaySo() throws Exception
+    {
+        final Path s = script("s.rsim", SCRIPT);
+
+        final Result trace = rnicsim("run", s.toString(), "--trace", dir.toString());
+        final Result svg = rnicsim("scenario", "run", "registration-cost", "--svg", dir.toString());
+
+        assertThat(trace.code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(trace.err()).contains("--trace " + dir + ": is a folder, not a file");
+        assertThat(svg.code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(svg.err()).contains("--svg " + dir + ": is a folder, not a file");
+        assertThat(svg.out()).as("nothing ran").isEmpty();
+    }
+
+    @Test
+    void emptyPathsShouldNameTheirOption()
+    {
+        final Result run = rnicsim("run", "");
+        final Result devinfo = rnicsim("devinfo", "--file=");
+        final Result plan = rnicsim("plan", "--workload=");
+        final Result trace = rnicsim("tour", "--trace=");
+
+        assertThat(run.err()).contains("the FILE argument is empty").doesNotStartWith(":");
+        assertThat(devinfo.err()).contains("--file is empty").doesNotStartWith(":");
+        assertThat(plan.err()).contains("--workload is empty");
+        assertThat(trace.err()).contains("--trace is empty");
+        assertThat(run.code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(trace.code()).isEqualTo(Rnicsim.MALFORMED);
+    }
+
+    @Test
+    void scriptWithAByteOrderMarkShouldRun() throws Exception
+    {
+        final Path s = script("bom.rsim", "\uFEFF" + SCRIPT);
+
+        final Result r = rnicsim("run", s.toString());
+
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("host alpha: 256 MiB RAM");
+    }
+
+    @Test
+    void argumentStartingWithAtShouldBeAFileNameNotAnArgumentFile() throws Exception
+    {
+        final Path s = script("@odd.rsim", SCRIPT);
+
+        final Result r = rnicsim("run", s.toString());
+
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("hello from the script");
+    }
+
+    @Test
+    void malformedScriptAfterAGoodOneShouldStopBeforeAnythingRuns() throws Exception
+    {
+        final Path good = script("good.rsim", SCRIPT);
+        final Path bad = script("bad.rsim", "repeat 2 host h ram=256M\n");
+
+        final Result r = rnicsim("run", good.toString(), bad.toString());
+
+        assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(r.err()).contains("bad.rsim:1: 'repeat 2' (line 1) would create host 'h' 2 times");
+    }
+}

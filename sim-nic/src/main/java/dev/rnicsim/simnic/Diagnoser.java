@@ -1,0 +1,297 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.dma.DmaResult;
+import dev.rnicsim.dma.DmaStatus;
+import dev.rnicsim.mtt.AccessFlags;
+import dev.rnicsim.mtt.KeyCheck;
+import dev.rnicsim.mtt.MKey;
+import dev.rnicsim.mtt.MptEntry;
+import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.RecvWr;
+import dev.rnicsim.verbs.SendWr;
+import dev.rnicsim.verbs.Sge;
+import dev.rnicsim.verbs.WcDiagnosis;
+import dev.rnicsim.verbs.WcDiagnosis.Check;
+import dev.rnicsim.verbs.WcStatus;
+import dev.rnicsim.verbs.WrOpcode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Builds the {@link WcDiagnosis} of a failed completion: the check that failed, the key at fault with its MPT index
+ * and variant, what that index holds now and since when ({@link KeyHistory}), the range and the rights asked against
+ * those registered, and the fix. Runs only on the failure path, right after the failure and before any state changes,
+ * so that re-running the failed key check on the device's tables finds the same answer.
+ *
+ * <p>Stateless and thread safe (the devices it reads are not).
+ */
+final class Diagnoser
+{
+    private Diagnoser()
+    {
+    }
+
+    /**
+     * The mlx5 CQE error syndrome of a status, as the provider maps it back ({@code mlx5_handle_error_cqe} in rdma-core
+     * providers/mlx5/cq.c; values from {@code enum MLX5_CQE_SYNDROME_*}).
+     *
+     * @param status a work-completion status.
+     * @return the syndrome, or 0 for SUCCESS and statuses without one.
+     */
+    static int mlx5Syndrome(final WcStatus status)
+    {
+        return switch (status)
+        {
+            case LOC_LEN_ERR -> 0x01;
+            case LOC_QP_OP_ERR -> 0x02;
+            case LOC_PROT_ERR -> 0x04;
+            case WR_FLUSH_ERR -> 0x05;
+            case MW_BIND_ERR -> 0x06;
+            case BAD_RESP_ERR -> 0x10;
+            case LOC_ACCESS_ERR -> 0x11;
+            case REM_INV_REQ_ERR -> 0x12;
+            case REM_ACCESS_ERR -> 0x13;
+            case REM_OP_ERR -> 0x14;
+            case RETRY_EXC_ERR -> 0x15;
+            case RNR_RETRY_EXC_ERR -> 0x16;
+            case REM_ABORT_ERR -> 0x22;
+            default -> 0;
+        };
+    }
+
+    /**
+     * The {@code vendor_err} a device's driver puts in the work completion: the mlx4 and mlx5 providers copy a
+     * byte of the error CQE into it ({@code mlx5_handle_error_cqe}, {@code mlx4_handle_error_cqe}); the model gives
+     * the CQE syndrome there (the firmware's own vendor syndrome is not published). rxe, siw and irdma leave it 0.
+     *
+     * @param profile the device's profile.
+     * @param status  the completion's status.
+     * @return the vendor_err value.
+     */
+    static int vendorErr(final DeviceProfile profile, final WcStatus status)
+    {
+        return profile.driver().startsWith("mlx") ? mlx5Syndrome(status) : 0;
+    }
+
+    /** A failure of the DMA engine's checks (requester SGEs, responder rkey or receive buffers, lengths). */
+    static WcDiagnosis dma(final SimQp qp, final SendWr wr, final SimQp peer, final RecvWr recv, final DmaResult r,
+        final WcStatus status)
+    {
+        final String posted = posted(qp, wr);
+        if (r.requester() == DmaStatus.LOC_PROT_ERR || r.keyCheck() != KeyCheck.VALID && !r.responderError())
+        {
+            final int access = wr.opcode() == WrOpcode.RDMA_READ || wr.opcode().isAtomic() ? AccessFlags.LOCAL_WRITE
+                : 0;
+            final List<Sge> sgl = wr.sgList();
+            final int bad = badSge(qp.simDevice(), qp.simPd().pdNum(), -1, access, sgl, r.keyCheck());
+            final Sge s = sgl.get(bad);
+            return keyFailure(status, qp.simDevice(), qp.simPd().pdNum(), -1, s.lkey(), access, s.addr(),
+                s.lengthBytes(), r.keyCheck(), posted + ": local sge[" + bad + "] lkey " + MKey.toHex(s.lkey()), r);
+        }
+        if (r.keyCheck() != KeyCheck.VALID && r.responder() == DmaStatus.LOC_PROT_ERR && recv != null)
+        {
+            final List<Sge> sgl = recv.sgList();
+            final int bad = badSge(peer.simDevice(), peer.simPd().pdNum(), peer.num(), AccessFlags.LOCAL_WRITE, sgl,
+                r.keyCheck());
+            final Sge s = sgl.get(bad);
+            return keyFailure(status, peer.simDevice(), peer.simPd().pdNum(), peer.num(), s.lkey(),
+                AccessFlags.LOCAL_WRITE, s.addr(), s.lengthBytes(), r.keyCheck(), posted + ": the responder's receive"
+                + " wr_id " + recv.wrId() + " sge[" + bad + "] lkey " + MKey.toHex(s.lkey()), r);
+        }
+        if (r.keyCheck() != KeyCheck.VALID)
+        {
+            final int access = switch (wr.opcode())
+            {
+                case RDMA_READ -> AccessFlags.REMOTE_READ;
+                case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> AccessFlags.REMOTE_ATOMIC;
+                default -> AccessFlags.REMOTE_WRITE;
+            };
+            final long length = wr.opcode().isAtomic() ? Long.BYTES : wr.totalBytes();
+            return keyFailure(status, peer.simDevice(), peer.simPd().pdNum(), peer.num(), wr.rkey(), access,
+                wr.remoteAddr(), length, r.keyCheck(), posted + ": rkey " + MKey.toHex(wr.rkey()) + " on "
+                + peer.simDevice().name(), r);
+        }
+        final Check check = status == WcStatus.LOC_LEN_ERR || r.responder() == DmaStatus.LOC_LEN_ERR ? Check.LENGTH
+            : Check.INVALID_REQUEST;
+        final List<String> details = new ArrayList<>();
+        details.add("engine: " + r.detail());
+        details.add(check == Check.LENGTH ? "fix: keep messages within max_msg_sz and post receives at least as "
+            + "large as the message" : "fix: give the responder QP the right in qp_access_flags (modify to INIT), or"
+            + " align atomics to 8 bytes");
+        return new WcDiagnosis(check, mlx5Syndrome(status), 0, -1, -1, posted + ": " + r.detail(), details);
+    }
+
+    /** The index of the SGE whose check fails (NOT_PRESENT: the first on-demand one), else of the first SGE. */
+    private static int badSge(final SimDevice device, final int pd, final int qpn, final int access,
+        final List<Sge> sgl, final KeyCheck failed)
+    {
+        for (int i = 0; i < sgl.size(); i++)
+        {
+            final Sge s = sgl.get(i);
+            if (s.lengthBytes() == 0)
+            {
+                continue;
+            }
+            final KeyCheck c = device.tables().check(s.lkey(), pd, qpn, access, device.keyAddress(s.lkey(),
+                s.addr()), s.lengthBytes());
+            if (c != KeyCheck.VALID && (c == failed || failed == KeyCheck.NOT_PRESENT)
+                || failed == KeyCheck.NOT_PRESENT && device.tables().isOnDemand(s.lkey()))
+            {
+                return i;
+            }
+        }
+        return 0;
+    }
+
+    private static WcDiagnosis keyFailure(final WcStatus status, final SimDevice device, final int pd, final int qpn,
+        final int key, final int access, final long addr, final long length, final KeyCheck check, final String who,
+        final DmaResult r)
+    {
+        final KeyHistory h = device.keyHistory();
+        final long index = h.index(key);
+        final int variant = h.variant(key);
+        final KeyHistory.Event nowAt = h.last(index);
+        final MptEntry now = nowAt == null ? null : device.tables().mpt().entry(nowAt.key());
+        final MptEntry own = device.tables().mpt().entry(key);
+        final KeyHistory.Event mine = h.lastOf(key);
+        final KeyHistory.Event born = h.firstOf(key);
+        final List<String> details = new ArrayList<>();
+        details.add(String.format(Locale.ROOT, "key %s: MPT index 0x%x, variant 0x%x (%d variant bits) on %s",
+            MKey.toHex(key), index, variant, h.variantBits(), device.name()));
+        final String summary;
+        final Check kind;
+        final String fix;
+        switch (check)
+        {
+            case NO_SUCH_INDEX ->
+            {
+                kind = Check.KEY_INDEX;
+                summary = who + " names MPT index 0x" + Long.toHexString(index) + ", which holds nothing now"
+                    + (mine == null ? " and never held this key on this device (a key of another device, or made up)"
+                    : ": the key's " + shortName(mine) + " was " + (born != null && born != mine ? born.describe()
+                    + ", then " : "") + mine.describe());
+                fix = "fix: use the key of a live MR; deregister an MR only after its last work request completed, "
+                    + "and tell peers when an rkey is revoked";
+            }
+            case VARIANT_MISMATCH ->
+            {
+                kind = Check.KEY_VARIANT;
+                summary = who + " is stale: MPT index 0x" + Long.toHexString(index) + " now holds "
+                    + (nowAt == null ? "another variant" : "key " + MKey.toHex(nowAt.key()) + " (" + shortName(nowAt)
+                    + " " + nowAt.describe() + ")") + (mine == null ? "" : "; this key's " + shortName(mine) + " was "
+                    + (born != null && born != mine ? born.describe() + ", then " : "") + mine.describe());
+                fix = "fix: the index was reused after the key's MR or window went away: use the current key, and "
+                    + "never keep keys past deregistration (a recycled variant could even match again)";
+            }
+            case WRONG_PD ->
+            {
+                kind = Check.PD;
+                summary = who + " belongs to PD " + (own == null ? "?" : own.pd()) + " but the QP's PD is " + pd;
+                fix = "fix: register the memory in the PD of the QP that uses it (or create the QP in the MR's PD)";
+            }
+            case RIGHTS_MISSING ->
+            {
+                kind = Check.RIGHTS;
+                summary = who + " lacks " + Access.fromBits(access & ~(own == null ? 0 : own.access())) + ": asked "
+                    + Access.fromBits(access) + ", granted " + (own == null ? "?" : Access.fromBits(own.access()));
+                fix = "fix: register (or rereg with CHANGE_ACCESS, or bind the window) with the right the operation"
+                    + " needs";
+            }
+            case WRONG_STATE ->
+            {
+                kind = Check.STATE;
+                summary = who + " names an entry in state " + (own == null ? "?" : own.state()) + ", not VALID"
+                    + (mine == null ? "" : " (" + mine.describe() + ")");
+                fix = "fix: register the fast-registration MR (post REG_MR) or bind the window before using its key";
+            }
+            case OUT_OF_RANGE ->
+            {
+                kind = Check.RANGE;
+                summary = String.format(Locale.ROOT, "%s: asked [0x%x, 0x%x) (%d bytes), registered %s", who, addr,
+                    addr + length, length, own == null ? "?" : String.format(Locale.ROOT, "[0x%x, 0x%x) (%d bytes)",
+                    own.iova(), own.iova() + own.lengthBytes(), own.lengthBytes()));
+                fix = "fix: keep each access inside the MR or window (iova .. iova + length); register a larger range "
+                    + "or split the transfer";
+            }
+            case WRONG_QP ->
+            {
+                kind = Check.WINDOW_QP;
+                summary = who + " names a type 2 window bound for another QP, not QP 0x" + Integer.toHexString(qpn)
+                    + (mine == null ? "" : ": " + mine.object() + ", " + mine.describe());
+                fix = "fix: a type 2 window serves only the QP that bound it: bind it from the QP the peer talks to";
+            }
+            default ->
+            {
+                kind = Check.ODP_FAULT;
+                summary = who + ": the device has no translation and the page fault failed: " + r.detail();
+                fix = "fix: map (and for writes, make writable) the memory behind an ODP MR before the peer uses it";
+            }
+        }
+        if (now != null && nowAt != null && nowAt.key() != key)
+        {
+            details.add("index 0x" + Long.toHexString(index) + " holds now: key " + MKey.toHex(nowAt.key()) + ", "
+                + nowAt.object() + ", " + nowAt.describe());
+        }
+        if (own != null && (check == KeyCheck.OUT_OF_RANGE || check == KeyCheck.RIGHTS_MISSING))
+        {
+            details.add(String.format(Locale.ROOT, "registered: [0x%x, 0x%x), rights %s, PD %d", own.iova(),
+                own.iova() + own.lengthBytes(), Access.fromBits(own.access()), own.pd()));
+            details.add(String.format(Locale.ROOT, "asked: [0x%x, 0x%x), rights %s, PD %d", addr, addr + length,
+                Access.fromBits(access), pd));
+        }
+        for (final KeyHistory.Event e : h.events(index))
+        {
+            details.add("history of index 0x" + Long.toHexString(index) + ": " + e.line());
+        }
+        details.add("engine: " + r.detail());
+        details.add(fix);
+        return new WcDiagnosis(kind, mlx5Syndrome(status), key, index, variant, summary, details);
+    }
+
+    /** {@code MR} or {@code window}: what an event's key named. */
+    private static String shortName(final KeyHistory.Event e)
+    {
+        return e.object().contains("window") ? "window" : "MR";
+    }
+
+    /** The send exhausted rnr_retry: no receive at the peer, or an ODP page fault that kept answering RNR NAK. */
+    static WcDiagnosis rnr(final SimQp qp, final SendWr wr, final int rnrRetry, final String why)
+    {
+        return new WcDiagnosis(Check.RECEIVER_NOT_READY, mlx5Syndrome(WcStatus.RNR_RETRY_EXC_ERR), 0, -1, -1,
+            posted(qp, wr) + ": the responder answered RNR NAK " + (rnrRetry + 1) + " times (rnr_retry=" + rnrRetry
+            + "): " + why, List.of("fix: post receives before the peer sends, or set rnr_retry=7 (retry forever)"));
+    }
+
+    /** No ACK: the peer QP is gone, not connected back, or not in RTR/RTS. */
+    static WcDiagnosis noAck(final SimQp qp, final SendWr wr, final int retryCnt, final String why)
+    {
+        return new WcDiagnosis(Check.NO_ACK, mlx5Syndrome(WcStatus.RETRY_EXC_ERR), 0, -1, -1, posted(qp, wr)
+            + ": no acknowledgement after retry_cnt=" + retryCnt + " retries: " + why,
+            List.of("fix: connect both QPs to each other and move them to RTR/RTS before posting"));
+    }
+
+    /** A work request flushed because its QP is in the error state. */
+    static WcDiagnosis flushed(final SimQp qp, final long wrId, final String cause)
+    {
+        return new WcDiagnosis(Check.FLUSHED, mlx5Syndrome(WcStatus.WR_FLUSH_ERR), 0, -1, -1, "wr_id " + wrId
+            + " flushed: QP 0x" + Integer.toHexString(qp.num()) + " is in ERR" + (cause == null ? ""
+            : " since " + cause), List.of("fix: look at the first error completion of the QP; recover by moving it "
+            + "to RESET and connecting it again"));
+    }
+
+    /** A local operation (bind, local invalidation, fast registration, SEND_WITH_INV's invalidation) failed. */
+    static WcDiagnosis local(final SimQp qp, final SendWr wr, final WcStatus status, final String why)
+    {
+        return new WcDiagnosis(Check.LOCAL_OPERATION, mlx5Syndrome(status), 0, -1, -1, posted(qp, wr) + ": "
+            + (why == null ? "refused" : why), List.of());
+    }
+
+    /** Names the work request and where it was posted. */
+    static String posted(final SimQp qp, final SendWr wr)
+    {
+        final String origin = qp.simDevice().fabric().origin();
+        return wr.opcode() + " wr_id " + wr.wrId() + " on QP 0x" + Integer.toHexString(qp.num())
+            + (origin == null ? "" : " (" + origin + ")");
+    }
+}

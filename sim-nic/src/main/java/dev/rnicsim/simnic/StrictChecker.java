@@ -1,0 +1,603 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.dma.DmaResult;
+import dev.rnicsim.dma.DmaStatus;
+import dev.rnicsim.mtt.KeyCheck;
+import dev.rnicsim.pagetable.PhysRun;
+import dev.rnicsim.pagetable.PinnedPages;
+import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.MemoryRegion;
+import dev.rnicsim.verbs.RecvWr;
+import dev.rnicsim.verbs.SendWr;
+import dev.rnicsim.verbs.Sge;
+import dev.rnicsim.verbs.WrOpcode;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The checks of strict mode, shared by the testkit's {@code StrictMode} (as test failures with stack traces) and the
+ * scripts' {@code strict on} (as warning lines naming script lines). Watches devices through {@link DeviceObserver}
+ * and records a {@link StrictWarning} for each hazard of {@link StrictWarning.Kind}:
+ * <ul>
+ *   <li>STALE_LKEY / STALE_RKEY: a work request names a deregistered key (the device answers LOC_PROT_ERR or
+ *       REM_ACCESS_ERR; the warning says which MR, registered and deregistered where);</li>
+ *   <li>STALE_KEY_REUSED: a key issued again to a new MR after its first MR was deregistered is used: a holder of the
+ *       old key now reaches the new MR (mlx5's mkey cache re-issues keys; an 8-bit variant wraps after 256 reuses);</li>
+ *   <li>STALE_MAPPING: a DMA reached frames that no longer back the MR's addresses in its process (munmap and mmap
+ *       again, COW after fork, a page moved): a pinned MR keeps its old frames (UCX's memory hooks exist for this);</li>
+ *   <li>LEAKED_MR: MRs still registered when their context closes or process exits;</li>
+ *   <li>UNUSED_MR: an MR no DMA reached before it was deregistered, its context closed or {@link #finish()};</li>
+ *   <li>HOT_REGISTRATION: more registrations per simulated second than allowed over the last {@link #HOT_WINDOW};</li>
+ *   <li>FLAG_BEFORE_DATA: a {@link FlagWatch} saw its flag before the data written with it had all landed.</li>
+ * </ul>
+ * Checks cost nothing while no checker is attached (the data path calls observers only when there are some). Not
+ * thread safe (nor is the simulator).
+ */
+public final class StrictChecker
+{
+    /** Registrations over which the rate is measured. */
+    public static final int HOT_WINDOW = 100;
+
+    /** What the checker knows of a key it saw issued. */
+    private static final class Issued
+    {
+        final SimMr mr;
+        final String registeredLine;
+        final Throwable registeredAt;
+        String releasedLine;
+        Throwable releasedAt;
+        /** The deregistered MR that had the same key before, or null. */
+        final Issued previous;
+        boolean reuseReported;
+        boolean released;
+
+        Issued(final SimMr mr, final String registeredLine, final Throwable registeredAt, final Issued previous)
+        {
+            this.mr = mr;
+            this.registeredLine = registeredLine;
+            this.registeredAt = registeredAt;
+            this.previous = previous;
+        }
+
+        boolean released()
+        {
+            return released || mr.isClosed();
+        }
+    }
+
+    /** A flag watch and where it was started. */
+    private record Watched(FlagWatch watch, String what, String line)
+    {
+    }
+
+    private final boolean captureStacks;
+    private final List<SimDevice> devices = new ArrayList<>();
+    private final List<StrictWarning> warnings = new ArrayList<>();
+    private final Map<SimDevice, Map<Integer, Issued>> issued = new IdentityHashMap<>();
+    private final Map<SimMr, Issued> live = new IdentityHashMap<>();
+    private final Set<SimMr> touched = Collections.newSetFromMap(new IdentityHashMap<>());
+    private final Map<SimDevice, Deque<Long>> recent = new IdentityHashMap<>();
+    private final Map<SimDevice, Observer> observers = new IdentityHashMap<>();
+    private final List<Watched> watches = new ArrayList<>();
+    private final Set<StrictWarning.Kind> enabled = EnumSet.allOf(StrictWarning.Kind.class);
+    private long maxRegistrationsPerSecond = Long.MAX_VALUE;
+
+    /**
+     * @param captureStacks true to record the stack of every registration and deregistration (for test reports);
+     *                      false to name only {@link SimFabric#origin()} lines (scripts).
+     */
+    public StrictChecker(final boolean captureStacks)
+    {
+        this.captureStacks = captureStacks;
+    }
+
+    /**
+     * @param device a device to watch from now on (again a no-op when watched already). Attach every device a
+     *               workload uses: a work request is observed on the requester's device and its remote side checked
+     *               against what the responder's device issued.
+     * @return this.
+     */
+    public StrictChecker attach(final SimDevice device)
+    {
+        if (!observers.containsKey(device))
+        {
+            final Observer o = new Observer(device);
+            observers.put(device, o);
+            devices.add(device);
+            issued.put(device, new HashMap<>());
+            recent.put(device, new ArrayDeque<>());
+            device.addObserver(o);
+        }
+        return this;
+    }
+
+    /**
+     * @param device a device.
+     * @return true when it is watched.
+     */
+    public boolean watches(final SimDevice device)
+    {
+        return observers.containsKey(device);
+    }
+
+    /**
+     * Stops watching every device (what was recorded stays).
+     */
+    public void detachAll()
+    {
+        for (final SimDevice d : devices)
+        {
+            d.removeObserver(observers.get(d));
+        }
+        observers.clear();
+        devices.clear();
+    }
+
+    /**
+     * @param perSecond the most registrations per simulated second on one device, measured over {@value #HOT_WINDOW}
+     *                  registrations, before a HOT_REGISTRATION.
+     * @return this.
+     * @throws IllegalArgumentException when perSecond is below 1.
+     */
+    public StrictChecker maxRegistrationsPerSecond(final long perSecond)
+    {
+        if (perSecond < 1)
+        {
+            throw new IllegalArgumentException("perSecond=" + perSecond + " must be 1 or more");
+        }
+        maxRegistrationsPerSecond = perSecond;
+        return this;
+    }
+
+    /**
+     * @param kinds kinds no longer recorded.
+     * @return this.
+     */
+    public StrictChecker disable(final StrictWarning.Kind... kinds)
+    {
+        enabled.removeAll(List.of(kinds));
+        return this;
+    }
+
+    /**
+     * @param kinds kinds recorded again.
+     * @return this.
+     */
+    public StrictChecker enable(final StrictWarning.Kind... kinds)
+    {
+        enabled.addAll(List.of(kinds));
+        return this;
+    }
+
+    /**
+     * @param watch a CPU polling a flag; after every transfer the checker asks it whether it saw the flag before
+     *              the data landed.
+     * @param what  what to call it in the warning, e.g. {@code watch w1}.
+     */
+    public void watch(final FlagWatch watch, final String what)
+    {
+        watches.add(new Watched(watch, what, devices.isEmpty() ? null : devices.get(0).fabric().origin()));
+    }
+
+    /**
+     * @return the warnings so far, in the order they happened.
+     */
+    public List<StrictWarning> warnings()
+    {
+        return List.copyOf(warnings);
+    }
+
+    /**
+     * Forgets the warnings so far (the watch goes on).
+     */
+    public void clear()
+    {
+        warnings.clear();
+    }
+
+    /**
+     * The end of a run: every MR still registered that no DMA reached is an UNUSED_MR.
+     */
+    public void finish()
+    {
+        for (final Map.Entry<SimMr, Issued> e : new ArrayList<>(live.entrySet()))
+        {
+            if (!touched.contains(e.getKey()) && !e.getKey().isClosed())
+            {
+                unused(e.getKey(), e.getValue(), "when the run ended", null);
+            }
+        }
+    }
+
+    private void warn(final StrictWarning.Kind kind, final String message, final List<String> lines,
+        final Throwable registered, final Throwable released)
+    {
+        if (enabled.contains(kind))
+        {
+            final List<String> named = new ArrayList<>();
+            for (final String l : lines)
+            {
+                if (l != null && !named.contains(l))
+                {
+                    named.add(l);
+                }
+            }
+            warnings.add(new StrictWarning(kind, message, named, registered, released));
+        }
+    }
+
+    private Throwable stack(final String what)
+    {
+        return captureStacks ? new Throwable(what) : null;
+    }
+
+    private static String at(final String line)
+    {
+        return line == null ? "" : " at " + line;
+    }
+
+    private void unused(final SimMr mr, final Issued i, final String when, final String line)
+    {
+        warn(StrictWarning.Kind.UNUSED_MR, "MR lkey " + hex(mr.lkey()) + " of " + mr.lengthBytes()
+            + " bytes at 0x" + Long.toHexString(mr.addr()) + " registered" + at(i == null ? null : i.registeredLine)
+            + " saw no DMA " + when + ": its pinning and MTT entries bought nothing (register what the NIC will "
+            + "reach, or drop the registration)", List.of(i == null || i.registeredLine == null ? ""
+            : i.registeredLine, line == null ? "" : line).stream().filter(s -> !s.isEmpty()).toList(),
+            i == null ? null : i.registeredAt, null);
+    }
+
+    /** The observer of one device. */
+    private final class Observer implements DeviceObserver
+    {
+        private final SimDevice device;
+
+        Observer(final SimDevice device)
+        {
+            this.device = device;
+        }
+
+        private String line()
+        {
+            return device.fabric().origin();
+        }
+
+        private void issue(final int key, final Issued i)
+        {
+            issued.get(device).put(key, i);
+        }
+
+        private Issued previousOf(final int key, final SimMr mr)
+        {
+            final Issued before = issued.get(device).get(key);
+            return before != null && before.mr != mr && before.released() ? before : null;
+        }
+
+        @Override
+        public void registered(final SimMr mr)
+        {
+            final Issued i = new Issued(mr, line(), stack("registered"), previousOf(mr.lkey(), mr));
+            live.put(mr, i);
+            issue(mr.lkey(), i);
+            if (mr.rkey() != mr.lkey() && mr.rkey() != 0)
+            {
+                issue(mr.rkey(), new Issued(mr, i.registeredLine, i.registeredAt, previousOf(mr.rkey(), mr)));
+            }
+            rate(i);
+        }
+
+        private void rate(final Issued i)
+        {
+            final Deque<Long> times = recent.get(device);
+            final long now = device.fabric().clock().nowNs();
+            times.addLast(now);
+            if (times.size() > HOT_WINDOW)
+            {
+                times.removeFirst();
+            }
+            if (times.size() == HOT_WINDOW && maxRegistrationsPerSecond != Long.MAX_VALUE)
+            {
+                final long spanNs = Math.max(1, now - times.peekFirst());
+                final double rate = (HOT_WINDOW - 1) * 1e9 / spanNs;
+                if (rate > maxRegistrationsPerSecond)
+                {
+                    warn(StrictWarning.Kind.HOT_REGISTRATION, String.format(Locale.ROOT, "%d registrations on %s "
+                        + "in %.1f us of simulated time: %.0f per second > the %d allowed (register once, outside "
+                        + "the request path: a pool or a cache, S26)", HOT_WINDOW, device.name(), spanNs / 1e3, rate,
+                        maxRegistrationsPerSecond), i.registeredLine == null ? List.of() : List.of(i.registeredLine),
+                        i.registeredAt, null);
+                    times.clear();
+                }
+            }
+        }
+
+        @Override
+        public void reregistered(final SimMr mr, final int oldLkey)
+        {
+            final Issued old = issued.get(device).get(oldLkey);
+            final Issued now = new Issued(mr, line(), stack("re-registered"), null);
+            if (oldLkey != mr.lkey() && old != null)
+            {
+                final Issued retired = new Issued(mr, old.registeredLine, old.registeredAt, null);
+                retired.releasedLine = now.registeredLine;
+                retired.releasedAt = now.registeredAt;
+                retired.released = true;
+                issue(oldLkey, retired);
+            }
+            live.put(mr, now);
+            issue(mr.lkey(), now);
+            if (mr.rkey() != mr.lkey() && mr.rkey() != 0)
+            {
+                issue(mr.rkey(), now);
+            }
+        }
+
+        @Override
+        public void deregistered(final SimMr mr)
+        {
+            final Issued i = live.remove(mr);
+            final String line = line();
+            final Throwable at = stack("deregistered");
+            for (final int key : new int[] {mr.lkey(), mr.rkey()})
+            {
+                final Issued k = issued.get(device).get(key);
+                if (k != null && k.mr == mr)
+                {
+                    k.releasedLine = line;
+                    k.releasedAt = at;
+                    k.released = true;
+                }
+            }
+            if (!touched.remove(mr))
+            {
+                unused(mr, i, "before it was deregistered" + at(line), line);
+            }
+        }
+
+        @Override
+        public void closing(final SimContext context)
+        {
+            for (final SimPd pd : context.protectionDomains())
+            {
+                for (final SimMr mr : pd.memoryRegions())
+                {
+                    final Issued i = live.get(mr);
+                    final List<String> lines = new ArrayList<>();
+                    if (i != null && i.registeredLine != null)
+                    {
+                        lines.add(i.registeredLine);
+                    }
+                    if (line() != null)
+                    {
+                        lines.add(line());
+                    }
+                    warn(StrictWarning.Kind.LEAKED_MR, "MR lkey " + hex(mr.lkey()) + " of " + mr.lengthBytes()
+                        + " bytes at 0x" + Long.toHexString(mr.addr()) + " of process " + context.process().pid()
+                        + (i == null || i.registeredLine == null ? "" : " (registered at " + i.registeredLine + ")")
+                        + " is still registered when its "
+                        + "context on " + device.name() + " closes" + at(line()) + " (its " + mr.pin().lengthBytes()
+                        + " pinned bytes leak until then: S28); deregister it when done", lines,
+                        i == null ? null : i.registeredAt, null);
+                }
+                final List<MemoryRegion> unpinned = new ArrayList<>(pd.odpMemoryRegions());
+                unpinned.addAll(pd.peerMemoryRegions());
+                for (final MemoryRegion mr : unpinned)
+                {
+                    warn(StrictWarning.Kind.LEAKED_MR, mr + " of process " + context.process().pid()
+                        + " is still registered when its context on " + device.name() + " closes" + at(line())
+                        + " (its MPT and MTT entries, and for GPU memory its BAR1 room, leak until then: S28)",
+                        line() == null ? List.of() : List.of(line()), null, null);
+                }
+            }
+        }
+
+        @Override
+        public void failed(final SimQp qp, final SendWr wr, final DmaResult result)
+        {
+            final KeyCheck check = result.keyCheck();
+            if (check != KeyCheck.NO_SUCH_INDEX && check != KeyCheck.VARIANT_MISMATCH)
+            {
+                return;
+            }
+            if (result.requester() == DmaStatus.REM_ACCESS_ERR && wr.opcode().isRdma())
+            {
+                final SimDevice peer = qp.remoteDevice();
+                final Issued i = peer == null || issued.get(peer) == null ? null : issued.get(peer).get(wr.rkey());
+                if (i != null && i.released())
+                {
+                    warn(StrictWarning.Kind.STALE_RKEY, wr.opcode() + " wr_id " + wr.wrId() + at(line())
+                        + " used rkey " + hex(wr.rkey()) + " of an MR of " + i.mr.lengthBytes() + " bytes at 0x"
+                        + Long.toHexString(i.mr.addr()) + " on " + peer.name() + " that was deregistered"
+                        + history(i) + ": revoke rkeys at the "
+                        + "peer before deregistering", lines(i.registeredLine, i.releasedLine, line()),
+                        i.registeredAt, i.releasedAt);
+                }
+                return;
+            }
+            for (int s = 0; s < wr.sgList().size(); s++)
+            {
+                final Sge sge = wr.sgList().get(s);
+                final Issued i = issued.get(device).get(sge.lkey());
+                if (i != null && i.released() && device.memoryRegion(sge.lkey()) == null)
+                {
+                    warn(StrictWarning.Kind.STALE_LKEY, wr.opcode() + " wr_id " + wr.wrId() + at(line()) + " sge[" + s
+                        + "] used lkey " + hex(sge.lkey()) + " of an MR of " + i.mr.lengthBytes()
+                        + " bytes at 0x" + Long.toHexString(i.mr.addr()) + " of process "
+                        + i.mr.pin().process().pid() + " on " + device.name() + " that was deregistered"
+                        + history(i) + ": use the lkey of a live MR (re-register, or "
+                        + "keep the MR until its last work request completes)",
+                        lines(i.registeredLine, i.releasedLine, line()), i.registeredAt, i.releasedAt);
+                }
+            }
+        }
+
+        @Override
+        public void transferred(final SimQp qp, final SendWr wr, final SimQp peer, final RecvWr recv)
+        {
+            final WrOpcode op = wr.opcode();
+            long left = op.isAtomic() ? Long.BYTES : wr.totalBytes();
+            for (final Sge s : wr.sgList())
+            {
+                check(device, s.lkey(), s.addr(), op.isAtomic() ? Long.BYTES : s.lengthBytes(), wr, "local");
+            }
+            if ((op.isRdma() || op.isAtomic()) && left > 0)
+            {
+                check(peer.simDevice(), wr.rkey(), wr.remoteAddr(), left, wr, "remote");
+            }
+            if (recv != null)
+            {
+                for (final Sge s : recv.sgList())
+                {
+                    if (left <= 0)
+                    {
+                        break;
+                    }
+                    final long n = Math.min(left, s.lengthBytes());
+                    check(peer.simDevice(), s.lkey(), s.addr(), n, wr, "receive");
+                    left -= n;
+                }
+            }
+            flags(wr);
+        }
+
+        private void flags(final SendWr wr)
+        {
+            for (final java.util.Iterator<Watched> it = watches.iterator(); it.hasNext();)
+            {
+                final Watched w = it.next();
+                if (w.watch().torn())
+                {
+                    it.remove();
+                    warn(StrictWarning.Kind.FLAG_BEFORE_DATA, w.what() + at(w.line()) + " saw its flag set after "
+                        + w.watch().placementsBeforeFlag() + " placed chunk(s) and read data that had not all landed "
+                        + "(" + wr.opcode() + " wr_id " + wr.wrId() + at(line()) + "): with relaxed ordering a later "
+                        + "write may land first; wait for the completion (or write the flag in a separate, fenced "
+                        + "work request) before reading the data", lines(w.line(), line()), null, null);
+                }
+            }
+        }
+
+        private void check(final SimDevice owner, final int key, final long addr, final long length,
+            final SendWr wr, final String side)
+        {
+            if (length <= 0)
+            {
+                return;
+            }
+            SimMr mr = owner.memoryRegion(key);
+            long mrAddr = addr;
+            if (mr == null || mr.lkey() != key && mr.rkey() != key)
+            {
+                final SimMw mw = owner.memoryWindow(key);
+                if (mw == null || mw.boundMr() == null)
+                {
+                    return;
+                }
+                mr = mw.boundMr();
+                mrAddr = mw.access().contains(Access.ZERO_BASED) ? mw.addr() + addr : addr;
+            }
+            touched.add(mr);
+            final Map<Integer, Issued> keys = issued.get(owner);
+            final Issued i = keys == null ? null : keys.get(key);
+            if (i != null && i.mr == mr && i.previous != null && !i.reuseReported)
+            {
+                i.reuseReported = true;
+                final Issued p = i.previous;
+                warn(StrictWarning.Kind.STALE_KEY_REUSED, wr.opcode() + " wr_id " + wr.wrId() + at(line()) + " ("
+                    + side + ") used key " + hex(key) + ", which validated against the MR of "
+                    + mr.lengthBytes() + " bytes at 0x" + Long.toHexString(mr.addr()) + " registered"
+                    + at(i.registeredLine) + "; the same key named the MR of " + p.mr.lengthBytes() + " bytes at 0x"
+                    + Long.toHexString(p.mr.addr()) + " registered" + at(p.registeredLine) + " and deregistered"
+                    + at(p.releasedLine) + ": whoever still holds it from then reaches the new MR's memory ("
+                    + owner.profile().variantPolicy() + " keys on " + owner.name() + ")",
+                    lines(p.registeredLine, p.releasedLine, i.registeredLine, line()), i.registeredAt, p.releasedAt);
+            }
+            mapping(mr, key, mrAddr, length, wr, side);
+        }
+
+        /** The frames a transfer reached through a key must be the ones backing the MR's addresses now. */
+        private void mapping(final SimMr mr, final int key, final long mrAddr, final long length, final SendWr wr,
+            final String side)
+        {
+            final long va = mr.access().contains(Access.ZERO_BASED) ? mr.addr() + mrAddr : mr.addr() + (mrAddr
+                - mr.iova());
+            final PinnedPages pin = mr.pin();
+            for (long page = va & ~4095L; page < va + length; page += 4096)
+            {
+                final long pinned = pinnedFrame(pin, page);
+                final long now = pin.process().translate(page);
+                final long nowFrame = now < 0 ? -1 : now & ~4095L;
+                if (pinned >= 0 && pinned != nowFrame)
+                {
+                    final Issued i = live.get(mr);
+                    warn(StrictWarning.Kind.STALE_MAPPING, wr.opcode() + " wr_id " + wr.wrId() + at(line()) + " ("
+                        + side + ", key " + hex(key) + ") reached frame 0x" + Long.toHexString(pinned)
+                        + " pinned for VA 0x" + Long.toHexString(page) + " of process " + pin.process().pid()
+                        + " by the MR registered" + at(i == null ? null : i.registeredLine) + ", but that VA is "
+                        + (nowFrame >= 0 ? "now backed by frame 0x" + Long.toHexString(nowFrame)
+                        : pin.process().vmaAt(page) == null ? "no longer mapped"
+                        : "mapped again without a page yet (the next touch gets a new one)")
+                        + ": the MR outlived its memory (munmap and mmap again, or a COW after fork); deregister or "
+                        + "invalidate it when the memory is released", lines(i == null ? null : i.registeredLine,
+                        line()), i == null ? null : i.registeredAt, null);
+                    return;
+                }
+            }
+        }
+    }
+
+    private static String hex(final int key)
+    {
+        return "0x" + Integer.toHexString(key);
+    }
+
+    /** {@code (registered at A, deregistered at B)}, or empty when no line is known. */
+    private static String history(final Issued i)
+    {
+        if (i.registeredLine == null && i.releasedLine == null)
+        {
+            return "";
+        }
+        return " (registered" + at(i.registeredLine) + ", deregistered" + at(i.releasedLine) + ")";
+    }
+
+    private static List<String> lines(final String... lines)
+    {
+        final List<String> out = new ArrayList<>();
+        for (final String l : lines)
+        {
+            if (l != null && !l.isEmpty())
+            {
+                out.add(l);
+            }
+        }
+        return out;
+    }
+
+    /** The physical address of the frame pinned for a page of a pin, or -1 when the page is outside it. */
+    private static long pinnedFrame(final PinnedPages pin, final long page)
+    {
+        long offset = page - pin.startAddress();
+        if (offset < 0 || offset >= pin.lengthBytes())
+        {
+            return -1;
+        }
+        for (final PhysRun r : pin.runs())
+        {
+            if (offset < r.lengthBytes())
+            {
+                return (r.physAddr() + offset) & ~4095L;
+            }
+            offset -= r.lengthBytes();
+        }
+        return -1;
+    }
+}
