@@ -33,6 +33,11 @@ final class RunCommand implements Callable<Integer>
         description = "Write the simulated timeline as Chrome trace-event JSON (open it in Perfetto).")
     private Path trace;
 
+    @Option(names = "--html", paramLabel = "FILE", description = "Write every step as one self-contained "
+        + "interactive page (page table, frames, MTT, MPT keys, translation cache, work requests); with several "
+        + "scripts, one page each, named FILE with the script's name before the extension.")
+    private Path html;
+
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
 
@@ -60,10 +65,12 @@ final class RunCommand implements Callable<Integer>
             }
             final Path dir = f.toAbsolutePath().getParent();
             final TraceOption t = new TraceOption(trace);
+            final HtmlOption h = new HtmlOption(HtmlOption.pageFor(html, f, files.size()), f.toString());
             final int code = Scripts.run(f.toString(), text, dir, quiet ? ScriptRunner.Detail.NARRATION
-                : ScriptRunner.Detail.FULL, t::attach, spec.commandLine().getOut(),
+                : ScriptRunner.Detail.FULL, t::attach, h.observer(), spec.commandLine().getOut(),
                 spec.commandLine().getErr());
-            if (!t.write(spec.commandLine().getErr()))
+            if (!t.write(spec.commandLine().getErr()) || !h.write(spec.commandLine().getOut(),
+                spec.commandLine().getErr()))
             {
                 return Rnicsim.MALFORMED;
             }

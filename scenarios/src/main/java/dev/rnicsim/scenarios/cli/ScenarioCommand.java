@@ -85,6 +85,10 @@ final class ScenarioCommand implements Runnable
             description = "Write the simulated timeline as Chrome trace-event JSON (open it in Perfetto).")
         private Path trace;
 
+        @Option(names = "--html", paramLabel = "FILE", description = "Write every step as one self-contained "
+            + "interactive page (page table, frames, MTT, MPT keys, translation cache, work requests).")
+        private Path html;
+
         @Option(names = "--svg", paramLabel = "FILE",
             description = "Also draw the scenario's chart as SVG, where it has one (registration-cost, "
                 + "thp-and-hugetlbfs, translation-cache, strategies).")
@@ -109,10 +113,12 @@ final class ScenarioCommand implements Runnable
                 return Rnicsim.MALFORMED;
             }
             final TraceOption t = new TraceOption(trace);
+            final HtmlOption h = new HtmlOption(html, name + ".rsim");
             final int code = Scripts.run(name + ".rsim", e.get().script(), Path.of("."),
-                quiet ? ScriptRunner.Detail.NARRATION : ScriptRunner.Detail.FULL, t::attach,
+                quiet ? ScriptRunner.Detail.NARRATION : ScriptRunner.Detail.FULL, t::attach, h.observer(),
                 spec.commandLine().getOut(), spec.commandLine().getErr());
-            if (!t.write(spec.commandLine().getErr()))
+            if (!t.write(spec.commandLine().getErr()) || !h.write(spec.commandLine().getOut(),
+                spec.commandLine().getErr()))
             {
                 return Rnicsim.MALFORMED;
             }

@@ -27,6 +27,10 @@ final class TourCommand implements Callable<Integer>
         description = "Write the tour's simulated timeline as Chrome trace-event JSON (open it in Perfetto).")
     private Path trace;
 
+    @Option(names = "--html", paramLabel = "FILE", description = "Write every step of the tour as one "
+        + "self-contained interactive page (page table, frames, MTT, MPT keys, translation cache, work requests).")
+    private Path html;
+
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
 
@@ -34,9 +38,11 @@ final class TourCommand implements Callable<Integer>
     public Integer call()
     {
         final TraceOption t = new TraceOption(trace);
+        final HtmlOption h = new HtmlOption(html, "tour.rsim");
         final int code = Scripts.run("tour.rsim", Catalogue.read("tour.rsim"), Path.of("."),
-            verbose ? ScriptRunner.Detail.FULL : ScriptRunner.Detail.FIGURES, t::attach,
+            verbose ? ScriptRunner.Detail.FULL : ScriptRunner.Detail.FIGURES, t::attach, h.observer(),
             spec.commandLine().getOut(), spec.commandLine().getErr());
-        return t.write(spec.commandLine().getErr()) ? code : Rnicsim.MALFORMED;
+        return t.write(spec.commandLine().getErr()) && h.write(spec.commandLine().getOut(),
+            spec.commandLine().getErr()) ? code : Rnicsim.MALFORMED;
     }
 }

@@ -88,6 +88,9 @@ public final class ScriptRunner
     private final Detail detail;
     private final StringBuilder paragraph = new StringBuilder();
     private Consumer<dev.rnicsim.simnic.SimFabric> fabricHook = f -> { };
+    private StepObserver stepObserver;
+    /** The {@code say} text since the last statement, for the step observer. */
+    private final StringBuilder narration = new StringBuilder();
 
     /**
      * @param out    where steps and outcomes are printed.
@@ -106,6 +109,16 @@ public final class ScriptRunner
     public ScriptRunner onFabric(final Consumer<dev.rnicsim.simnic.SimFabric> hook)
     {
         this.fabricHook = hook;
+        return this;
+    }
+
+    /**
+     * @param observer called after each statement and each expect (e.g. to draw every step), or null for none.
+     * @return this runner.
+     */
+    public ScriptRunner onStep(final StepObserver observer)
+    {
+        this.stepObserver = observer;
         return this;
     }
 
@@ -155,10 +168,18 @@ public final class ScriptRunner
                     {
                         paragraph.append(paragraph.length() > 0 ? " " : "").append(t);
                     }
+                    if (!t.isEmpty())
+                    {
+                        narration.append(narration.length() > 0 ? " " : "").append(t);
+                    }
                 }
                 case "expect" ->
                 {
                     final String failure = expect(s, l, last);
+                    if (stepObserver != null)
+                    {
+                        stepObserver.expect(l.where(), l.text(), failure);
+                    }
                     if (failure != null)
                     {
                         out.println("  " + l.where() + "  expect " + l.text() + "\n    FAILED: " + failure);
@@ -202,6 +223,11 @@ public final class ScriptRunner
                     {
                         printOutcome(l, named(l, last));
                     }
+                    if (stepObserver != null)
+                    {
+                        stepObserver.step(ScriptStep.of(s, l, last, narration.toString()));
+                    }
+                    narration.setLength(0);
                     if (!last.ok() && !outcomeExpected(lines, i))
                     {
                         out.println("    FAILED: unexpected " + last.errno() + " (add 'expect " + last.errno()
