@@ -48,17 +48,11 @@ final class StepDetail
         {
             final ObjectNode w = walk(step, snapshot, a);
             walks.add(w);
-            if (follow < 0 && w.path("pfn").asLong(-1) >= 0 && w.has("mtt")
-                || follow >= 0 && !walks.get(follow).has("mtt") && w.has("mtt"))
+            // The first address with a page behind it (a remote one first): with or without an MR over it, since a
+            // page no MR maps is what a stale key runs into.
+            if (follow < 0 && w.path("pfn").asLong(-1) >= 0)
             {
                 follow = walks.size() - 1;
-            }
-        }
-        if (follow < 0)
-        {
-            for (int i = 0; i < walks.size() && follow < 0; i++)
-            {
-                follow = walks.get(i).path("pfn").asLong(-1) >= 0 ? i : -1;
             }
         }
         out.put("follow", follow);

@@ -515,6 +515,10 @@
     else if (e.key === 'Home') { show(0); e.preventDefault(); }
     else if (e.key === 'End') { show(STEPS.length - 1); e.preventDefault(); }
   });
+  window.addEventListener('hashchange', function () {
+    var h = /step=(\d+)/.exec(location.hash || '');
+    if (h && Number(h[1]) - 1 !== current) { show(Number(h[1]) - 1); }
+  });
   $('prev').addEventListener('click', function () { show(current - 1); });
   $('next').addEventListener('click', function () { show(current + 1); });
   $('title').textContent = DATA.title;
