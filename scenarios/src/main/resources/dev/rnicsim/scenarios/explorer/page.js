@@ -447,9 +447,9 @@
         h.push('<tr><td>' + esc(r.qp) + '</td><td>' + esc(r.opcode) + '</td><td class="num">' + r.bytes + '</td><td>'
           + r.sges.map(function (g) { return keyHtml(g.lkey, g.index, g.variant) + ' ' + esc(g.addr); }).join('<br>')
           + '</td><td>' + (r.rkey ? keyHtml(r.rkey, r.rkeyIndex, r.rkeyVariant) + ' ' + esc(r.remoteAddr) : '-')
-          + '</td><td class="' + (r.status === 'SUCCESS' ? '' : 'errno') + '">' + esc(r.status)
-          + (r.check && r.check !== 'VALID' ? '<br><span class="muted">' + esc(r.check) + ': ' + esc(r.detail)
-            + '</span>' : '') + '</td></tr>');
+          + '</td><td class="' + (r.status === 'SUCCESS' ? '' : 'errno') + '">' + esc(r.status) + '</td></tr>'
+          + (r.check && r.check !== 'VALID' ? '<tr class="wr-detail"><td colspan="6" class="muted detail">'
+            + esc(r.check) + ': ' + esc(r.detail) + '</td></tr>' : ''));
       });
       h.push('</table>');
       if (s.wrsDropped) { h.push('<p class="muted">and ' + s.wrsDropped + ' more work requests</p>'); }
