@@ -42,8 +42,24 @@ public final class Explorer implements StepObserver
     @Override
     public void step(final ScriptStep step)
     {
-        final StateSnapshot snapshot = new StateSnapshot(step);
         final ObjectNode s = steps.addObject();
+        last = s;
+        try
+        {
+            record(step, s);
+        }
+        catch (final RuntimeException e)
+        {
+            // The run goes on: a step the page cannot draw says why on the page (and fails the browser tests).
+            s.put("snapshotError", e.toString());
+            s.putArray("expects");
+            s.putObject("patch");
+        }
+    }
+
+    private void record(final ScriptStep step, final ObjectNode s)
+    {
+        final StateSnapshot snapshot = new StateSnapshot(step);
         s.put("where", step.where());
         s.put("verb", step.verb());
         s.put("line", step.verb() + (step.text().isEmpty() ? "" : " " + step.text()));
@@ -74,7 +90,6 @@ public final class Explorer implements StepObserver
         final JsonNode patch = MergePatch.diff(previous, state);
         s.set("patch", patch == null ? JSON.objectNode() : patch);
         previous = state;
-        last = s;
         workRequests.watch(step.fabric().devices());
     }
 

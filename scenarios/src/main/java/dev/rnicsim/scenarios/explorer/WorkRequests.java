@@ -1,5 +1,6 @@
 package dev.rnicsim.scenarios.explorer;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -29,6 +30,8 @@ final class WorkRequests implements DeviceObserver
     private static final int MAX_SGES = 4;
 
     private final Set<SimDevice> watched = Collections.newSetFromMap(new IdentityHashMap<>());
+    /** The QP of each recorded request, named when the step ends (the names are the step's). */
+    private final IdentityHashMap<ObjectNode, SimQp> pending = new IdentityHashMap<>();
     private ArrayNode current = JsonNodeFactory.instance.arrayNode();
     private int dropped;
     private StateSnapshot names;
@@ -57,10 +60,10 @@ final class WorkRequests implements DeviceObserver
     {
         this.names = snapshot;
         final ObjectNode out = JsonNodeFactory.instance.objectNode();
-        for (final com.fasterxml.jackson.databind.JsonNode n : current)
+        for (final JsonNode n : current)
         {
             final ObjectNode wr = (ObjectNode)n;
-            final Object qp = pending.remove(wr);
+            final SimQp qp = pending.remove(wr);
             final String name = qp == null ? null : snapshot.nameOf(qp);
             wr.put("qp", name == null ? "-" : name);
         }
@@ -71,9 +74,6 @@ final class WorkRequests implements DeviceObserver
         dropped = 0;
         return out;
     }
-
-    /** The QP of each recorded request, named when the step ends (the names are the step's). */
-    private final IdentityHashMap<ObjectNode, SimQp> pending = new IdentityHashMap<>();
 
     @Override
     public void transferred(final SimQp qp, final SendWr wr, final SimQp peer, final RecvWr recv)

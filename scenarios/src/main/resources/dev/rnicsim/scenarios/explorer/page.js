@@ -23,6 +23,9 @@
   (function build() {
     var s = {};
     for (var i = 0; i < STEPS.length; i++) {
+      if (STEPS[i].snapshotError) {
+        window.explorerErrors.push('step ' + (i + 1) + ' could not be recorded: ' + STEPS[i].snapshotError);
+      }
       s = merge(clone(s), STEPS[i].patch || {});
       states.push(s);
     }

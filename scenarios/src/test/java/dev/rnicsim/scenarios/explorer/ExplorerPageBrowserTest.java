@@ -106,6 +106,8 @@ class ExplorerPageBrowserTest
         final int stale = stepOf("post write", 3);
         for (final int step : new int[] {write, stale})
         {
+            // A fresh load (not a change of the hash alone): the page reads #step=N as it starts.
+            browser.driver().get("about:blank");
             browser.driver().get(tour.page().toUri() + "#step=" + step);
             assertThat(text("step-index")).isEqualTo("step " + step + " of " + tour.steps());
             final byte[] png = browser.screenshot();
