@@ -183,7 +183,7 @@
       var mttHot = !mb || !mb.mtt || mb.mtt.index !== m.index || mb.mtt.cached !== m.cached;
       svg.push(arrow(xs[2] + W, xs[3], y + H / 2, !m.present));
       svg.push(box(xs[3], y, W, H, 'MTT entry ' + m.index, [m.present ? 'dma ' + m.dma : 'zapped: not present',
-        'of MR ' + m.mr + ' on ' + m.device.replace(/^sim:/, ''), 'iova ' + m.iova,
+        'of MR ' + m.mr + ' on ' + m.device.replace(/^sim:[^/]*\//, ''), 'iova ' + m.iova,
         m.cached ? 'in the translation cache' : 'not cached'], m.present ? (mttHot ? 'hot' : '') : 'missing'));
       svg.push(arrow(xs[4], xs[3] + W + 4, y + H / 2));
       svg.push(box(xs[4], y, W, H, 'MPT entry (the key)', [m.key, 'index ' + hex(m.mptIndex) + ' (' + m.mptIndex + ')',

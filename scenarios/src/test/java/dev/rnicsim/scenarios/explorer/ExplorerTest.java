@@ -152,6 +152,36 @@ class ExplorerTest
         assertThat(pageB).contains("\"errno\":\"ENOMEM\"").contains("Too big for the limit.");
     }
 
+    @Test
+    void manyKeysAndScatteredFramesShouldBeListedUpToTheirBoundsAndCounted() throws IOException
+    {
+        final Path script = Files.writeString(dir.resolve("many.rsim"), "host h ram=2G aged=yes\n"
+            + "device d h profile=connectx5\nopen app d memlock=unlimited\npd pd0 app\nmmap buf app 8M\n"
+            + "touch buf 8M write\nrepeat 100 reg mr pd0 buf 64K access=local_write\n");
+        final Path page = dir.resolve("many.html");
+        final StringWriter o = new StringWriter();
+        final int code = Rnicsim.execute(new String[] {"run", script.toString(), "--html", page.toString()},
+            new PrintWriter(o, true), new PrintWriter(o, true));
+        assertThat(code).as(o.toString()).isZero();
+        final String text = Files.readString(page);
+        final int start = text.indexOf('>', text.indexOf("<script id=\"data\""));
+        JsonNode state = new ObjectMapper().createObjectNode();
+        for (final JsonNode s : new ObjectMapper().readTree(text.substring(start + 1, text.indexOf("</script>", start)))
+            .get("steps"))
+        {
+            state = MergePatch.apply(state, s.get("patch"));
+        }
+        final JsonNode device = state.get("devices").elements().next();
+        assertThat(device.get("keys").size()).isEqualTo(StateSnapshot.MAX_KEYS);
+        assertThat(device.get("moreKeys").asInt()).isEqualTo(100 - StateSnapshot.MAX_KEYS);
+        assertThat(device.get("mptInUse").asLong()).isEqualTo(100);
+        final JsonNode buf = state.get("hosts").get("h").get("processes").elements().next().get("buffers").get("buf");
+        assertThat(buf.get("runs").size()).isEqualTo(StateSnapshot.MAX_RUNS);
+        assertThat(buf.get("moreRuns").asInt()).isPositive();
+        assertThat(buf.get("runs").get(0).get("pin").asInt()).isEqualTo(100);
+        assertThat(Files.size(page)).isLessThan(200_000L);
+    }
+
     private static JsonNode keyNamed(final JsonNode state, final String name)
     {
         for (final Iterator<Map.Entry<String, JsonNode>> d = state.get("devices").fields(); d.hasNext();)
