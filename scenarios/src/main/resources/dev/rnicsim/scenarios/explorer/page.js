@@ -124,9 +124,53 @@
           + (e.held ? '' : ': <span class="errno">' + esc(e.failure) + '</span>') + '</li>';
       }).join('') + '</ul>');
     }
+    var changed = changes(s.patch || {}, i > 0 ? states[i - 1] : {}, states[i]);
+    if (changed.length) {
+      h.push('<div id="step-changed">Changed: <span class="changed-list">' + changed.map(esc).join(', ') + '</span></div>');
+    }
     h.push('<div class="muted">simulated time ' + esc(time(s.timeNs)) + (s.durationNs ? ', this step took '
       + esc(time(s.durationNs)) : '') + '</div>');
     $('step').innerHTML = h.join('');
+  }
+
+  // The parts of the state a patch touches, in words (the patch is the model's; this only names its paths).
+  function changes(patch, before, after) {
+    var out = [];
+    function procName(hn, pid) {
+      var p = (after.hosts && after.hosts[hn] && after.hosts[hn].processes[pid])
+        || (before.hosts && before.hosts[hn] && before.hosts[hn].processes[pid]);
+      return p ? p.name : 'pid ' + pid;
+    }
+    keysOf(patch.hosts).forEach(function (hn) {
+      var hp = patch.hosts[hn];
+      if (hp === null) { out.push('host ' + hn + ' removed'); return; }
+      if (!before.hosts || !before.hosts[hn]) { out.push('new host ' + hn); return; }
+      if (hp.framesFree !== undefined) { out.push('free frames of ' + hn); }
+      keysOf(hp.processes).forEach(function (pid) {
+        var pp = hp.processes[pid];
+        var name = procName(hn, pid);
+        if (pp === null) { out.push('process ' + name + ' gone'); return; }
+        if (!before.hosts[hn].processes[pid]) { out.push('new process ' + name); return; }
+        if (pp.exited !== undefined) { out.push(name + ' exited'); }
+        if (pp.pinnedVmPages !== undefined) { out.push('pinned_vm of ' + name); }
+        if (pp.memlockBytes !== undefined) { out.push('RLIMIT_MEMLOCK of ' + name); }
+        if (pp.vmas !== undefined) { out.push('VMAs of ' + name); }
+        keysOf(pp.buffers).forEach(function (b) {
+          out.push(pp.buffers[b] === null ? 'buffer ' + b + ' gone' : 'frames of ' + b);
+        });
+      });
+    });
+    keysOf(patch.devices).forEach(function (dn) {
+      var dp = patch.devices[dn];
+      var name = dn.replace(/^sim:[^/]*\//, '');
+      if (!before.devices || !before.devices[dn]) { out.push('new device ' + name); return; }
+      if (dp.keys !== undefined) { out.push('MPT keys of ' + name); }
+      if (dp.mtt !== undefined) { out.push('MTT of ' + name); }
+      if (dp.cache !== undefined) { out.push('translation cache of ' + name); }
+    });
+    keysOf(patch.qps).forEach(function (q) { out.push('QP ' + q); });
+    keysOf(patch.cqs).forEach(function (c) { out.push('CQ ' + c); });
+    return out;
   }
 
   // ---------------------------------------------------------------- one address, followed
@@ -149,6 +193,23 @@
       if (p[k].va === w.va && p[k].process === w.process && p[k].processName === w.processName) { return p[k]; }
     }
     return null;
+  }
+  // Whether the step's patch changed the frames of the script's buffer that holds a walked address.
+  function framesChanged(patch, st, w) {
+    var hit = false;
+    keysOf(st.hosts).forEach(function (hn) {
+      var p = st.hosts[hn].processes[String(w.process)];
+      if (!p || p.name !== w.processName) { return; }
+      keysOf(p.buffers).forEach(function (b) {
+        var a = parseInt(p.buffers[b].addr, 16);
+        var va = parseInt(w.va, 16);
+        if (va >= a && va < a + p.buffers[b].lengthBytes
+            && at(patch, 'hosts', hn, 'processes', String(w.process), 'buffers', b, 'runs') !== undefined) {
+          hit = true;
+        }
+      });
+    });
+    return hit;
   }
   function renderFollow(s, i) {
     var w = s.follow >= 0 ? s.walks[s.follow] : null;
@@ -173,7 +234,8 @@
     svg.push(box(xs[1], y, W, H, 'page-table walk', [lv.slice(0, 2).join(' > '), lv.slice(2).join(' > '),
       'leaf: ' + bytes(w.pageBytes) + ' page', w.vma ? 'VMA ' + w.vma.perms + ' ' + w.vma.kind : ''], ''));
     svg.push(arrow(xs[1] + W, xs[2], y + H / 2));
-    var frameHot = before && (before.pin !== w.pin || before.map !== w.map || before.pfn !== w.pfn);
+    var frameHot = before ? before.pin !== w.pin || before.map !== w.map || before.pfn !== w.pfn
+      : framesChanged(s.patch || {}, states[i], w);
     svg.push(box(xs[2], y, W, H, 'physical frame', ['pfn ' + hex(w.pfn), 'phys ' + w.phys,
       w.zero ? 'shared zero page' : 'pin count ' + w.pin + ', map ' + w.map, w.zone ? 'zone ' + w.zone : ''],
       frameHot ? 'hot' : ''));
@@ -187,7 +249,8 @@
         m.cached ? 'in the translation cache' : 'not cached'], m.present ? (mttHot ? 'hot' : '') : 'missing'));
       svg.push(arrow(xs[4], xs[3] + W + 4, y + H / 2));
       svg.push(box(xs[4], y, W, H, 'MPT entry (the key)', [m.key, 'index ' + hex(m.mptIndex) + ' (' + m.mptIndex + ')',
-        'variant ' + hex(m.variant), 'MR ' + m.mr], ''));
+        'variant ' + hex(m.variant), 'MR ' + m.mr],
+        at(s.patch || {}, 'devices', m.device, 'keys', String(m.mptIndex)) !== undefined ? 'hot' : ''));
     } else {
       svg.push(arrow(xs[2] + W, xs[3], y + H / 2, true));
       svg.push(box(xs[3], y, W * 2 + G, H, 'no MTT entry', ['no live MR maps this page:',

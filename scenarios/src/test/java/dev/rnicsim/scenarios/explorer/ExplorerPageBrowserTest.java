@@ -76,6 +76,7 @@ class ExplorerPageBrowserTest
                         .startsWith(reg.mttEntries() + " @");
                 }
                 assertThat(row.getAttribute("class")).as("the new key is highlighted").contains("changed");
+                assertThat(text("step-changed")).contains("MPT keys of");
                 checked.add(words[1]);
             }
             if (words[0].equals("post") && !browser.driver().findElements(By.id("wr-table")).isEmpty()
