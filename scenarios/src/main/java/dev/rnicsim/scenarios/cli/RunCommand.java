@@ -38,6 +38,10 @@ final class RunCommand implements Callable<Integer>
         + "mappings, leaks, unused MRs, flags seen before their data and hot-path registration are printed as "
         + "warnings.")
     private boolean strict;
+    @Option(names = "--html", paramLabel = "FILE", description = "Write every step as one self-contained "
+        + "interactive page (page table, frames, MTT, MPT keys, translation cache, work requests); with several "
+        + "scripts, one page each, named FILE with the script's name before the extension.")
+    private Path html;
 
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
@@ -88,9 +92,11 @@ final class RunCommand implements Callable<Integer>
             final String text = texts.get(i);
             final Path dir = f.toAbsolutePath().getParent();
             final TraceOption t = new TraceOption(trace);
+            final HtmlOption h = new HtmlOption(HtmlOption.pageFor(html, f, files.size()), f.toString());
             final int code = Scripts.run(f.toString(), text, dir, verbosity.detail(ScriptRunner.Detail.FULL),
-                t::attach, strict, spec.commandLine().getOut(), spec.commandLine().getErr());
-            if (!t.write(spec.commandLine().getErr()))
+                t::attach, strict, h.observer(), spec.commandLine().getOut(), spec.commandLine().getErr());
+            if (!t.write(spec.commandLine().getErr()) || !h.write(spec.commandLine().getOut(),
+                spec.commandLine().getErr()))
             {
                 return Rnicsim.MALFORMED;
             }

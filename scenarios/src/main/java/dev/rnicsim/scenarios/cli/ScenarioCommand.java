@@ -86,6 +86,10 @@ final class ScenarioCommand implements Runnable
             description = "Write the simulated timeline as Chrome trace-event JSON (open it in Perfetto).")
         private Path trace;
 
+        @Option(names = "--html", paramLabel = "FILE", description = "Write every step as one self-contained "
+            + "interactive page (page table, frames, MTT, MPT keys, translation cache, work requests).")
+        private Path html;
+
         @Option(names = "--svg", paramLabel = "FILE",
             description = "Also draw the scenario's chart as SVG, where it has one (registration-cost, "
                 + "thp-and-hugetlbfs, translation-cache, strategies).")
@@ -121,10 +125,12 @@ final class ScenarioCommand implements Runnable
                 spec.commandLine().getErr().println(outputProblem);
                 return Rnicsim.MALFORMED;
             }
+            final HtmlOption h = new HtmlOption(html, name + ".rsim");
             final int code = Scripts.run(name + ".rsim", e.get().script(), Path.of("."),
-                verbosity.detail(ScriptRunner.Detail.FULL), t::attach, strict,
+                verbosity.detail(ScriptRunner.Detail.FULL), t::attach, strict, h.observer(),
                 spec.commandLine().getOut(), spec.commandLine().getErr());
-            if (!t.write(spec.commandLine().getErr()))
+            if (!t.write(spec.commandLine().getErr()) || !h.write(spec.commandLine().getOut(),
+                spec.commandLine().getErr()))
             {
                 return Rnicsim.MALFORMED;
             }

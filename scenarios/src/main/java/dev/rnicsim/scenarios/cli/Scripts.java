@@ -3,6 +3,7 @@ package dev.rnicsim.scenarios.cli;
 import dev.rnicsim.scenarios.script.RunResult;
 import dev.rnicsim.scenarios.script.ScriptException;
 import dev.rnicsim.scenarios.script.ScriptRunner;
+import dev.rnicsim.scenarios.script.StepObserver;
 import dev.rnicsim.scenarios.script.Units;
 import dev.rnicsim.simnic.SimFabric;
 import java.io.PrintWriter;
@@ -21,15 +22,20 @@ final class Scripts
     static int run(final String name, final String text, final Path baseDir, final ScriptRunner.Detail detail,
         final Consumer<SimFabric> hook, final PrintWriter out, final PrintWriter err)
     {
-        return run(name, text, baseDir, detail, hook, false, out, err);
+        return run(name, text, baseDir, detail, hook, false, null, out, err);
     }
 
+    /**
+     * As above, in strict mode from the first line when asked, with an observer of every step (null for none).
+     */
     static int run(final String name, final String text, final Path baseDir, final ScriptRunner.Detail detail,
-        final Consumer<SimFabric> hook, final boolean strict, final PrintWriter out, final PrintWriter err)
+        final Consumer<SimFabric> hook, final boolean strict, final StepObserver steps, final PrintWriter out,
+        final PrintWriter err)
     {
         try
         {
-            final RunResult r = new ScriptRunner(out, detail).onFabric(hook).strict(strict).run(name, text, baseDir);
+            final RunResult r = new ScriptRunner(out, detail).onFabric(hook).strict(strict).onStep(steps)
+                .run(name, text, baseDir);
             if (r.exitCode() == 0)
             {
                 out.println("== " + name + ": " + r.steps() + " steps, " + r.expectsHeld() + " expects held, "

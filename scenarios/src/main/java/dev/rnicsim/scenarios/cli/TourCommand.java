@@ -32,6 +32,9 @@ final class TourCommand implements Callable<Integer>
         + "mappings, leaks, unused MRs, flags seen before their data and hot-path registration are printed as "
         + "warnings.")
     private boolean strict;
+    @Option(names = "--html", paramLabel = "FILE", description = "Write every step of the tour as one "
+        + "self-contained interactive page (page table, frames, MTT, MPT keys, translation cache, work requests).")
+    private Path html;
 
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
@@ -45,9 +48,11 @@ final class TourCommand implements Callable<Integer>
             spec.commandLine().getErr().println(t.problem());
             return Rnicsim.MALFORMED;
         }
+        final HtmlOption h = new HtmlOption(html, "tour.rsim");
         final int code = Scripts.run("tour.rsim", Catalogue.read("tour.rsim"), Path.of("."),
-            verbosity.detail(ScriptRunner.Detail.FIGURES), t::attach, strict,
+            verbosity.detail(ScriptRunner.Detail.FIGURES), t::attach, strict, h.observer(),
             spec.commandLine().getOut(), spec.commandLine().getErr());
-        return t.write(spec.commandLine().getErr()) ? code : Rnicsim.MALFORMED;
+        return t.write(spec.commandLine().getErr()) && h.write(spec.commandLine().getOut(),
+            spec.commandLine().getErr()) ? code : Rnicsim.MALFORMED;
     }
 }

@@ -89,6 +89,9 @@ public final class ScriptRunner
     private final StringBuilder paragraph = new StringBuilder();
     private Consumer<dev.rnicsim.simnic.SimFabric> fabricHook = f -> { };
     private boolean strictFromStart;
+    private StepObserver stepObserver;
+    /** The {@code say} text since the last statement, for the step observer. */
+    private final StringBuilder narration = new StringBuilder();
 
     /**
      * @param out    where steps and outcomes are printed.
@@ -118,6 +121,16 @@ public final class ScriptRunner
     public ScriptRunner strict(final boolean strict)
     {
         this.strictFromStart = strict;
+        return this;
+    }
+
+    /**
+     * @param observer called after each statement and each expect (e.g. to draw every step), or null for none.
+     * @return this runner.
+     */
+    public ScriptRunner onStep(final StepObserver observer)
+    {
+        this.stepObserver = observer;
         return this;
     }
 
@@ -171,10 +184,18 @@ public final class ScriptRunner
                     {
                         paragraph.append(paragraph.length() > 0 ? " " : "").append(t);
                     }
+                    if (!t.isEmpty())
+                    {
+                        narration.append(narration.length() > 0 ? " " : "").append(t);
+                    }
                 }
                 case "expect" ->
                 {
                     final String failure = expect(s, l, last);
+                    if (stepObserver != null)
+                    {
+                        stepObserver.expect(l.where(), l.text(), failure);
+                    }
                     if (failure != null)
                     {
                         out.println("  " + l.where() + "  expect " + l.text() + "\n    FAILED: " + failure);
@@ -225,6 +246,11 @@ public final class ScriptRunner
                         printOutcome(l, named(l, last));
                     }
                     s.strict.afterStep(s.fabric, s.names, out);
+                    if (stepObserver != null)
+                    {
+                        stepObserver.step(ScriptStep.of(s, l, last, narration.toString()));
+                    }
+                    narration.setLength(0);
                     if (!last.ok() && !outcomeExpected(lines, i))
                     {
                         out.println("    FAILED: unexpected " + last.errno() + " (add 'expect " + last.errno()
