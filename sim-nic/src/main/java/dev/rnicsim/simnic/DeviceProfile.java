@@ -179,7 +179,8 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
      */
     /**
      * Entries of the simulated MPT: one per MR the device reports it takes ({@code max_mr}) plus index 0, which no
-     * key may use, capped at the 24-bit index space. A device reporting {@code max_mr=N} takes N MRs (mlx4 reports
+     * key may use, capped at the index space of the driver's key layout (2^24 with 8 variant bits, 2^16 for hfi1's
+     * 16-bit lkey table). A device reporting {@code max_mr=N} takes N MRs (mlx4 reports
      * its MPT size less the reserved entries, {@code caps.num_mpts - caps.reserved_mrws}; mlx5 and rxe report what
      * their pools hand out, {@code 1 << log_max_mkey}, {@code RXE_MAX_MR}).
      *
@@ -187,7 +188,8 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
      */
     public long mptEntries()
     {
-        return Math.min((long)attributes.maxMr() + 1, dev.rnicsim.mtt.MptConfig.MAX_MR_LIMIT);
+        return Math.min((long)attributes.maxMr() + 1, Math.min(dev.rnicsim.mtt.MptConfig.MAX_MR_LIMIT,
+            1L << (32 - traits.keyVariantBits())));
     }
 
     /**
