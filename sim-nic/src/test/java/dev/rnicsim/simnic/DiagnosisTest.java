@@ -110,8 +110,8 @@ class DiagnosisTest
     @Test
     void keyHistoryShouldKeepTheLastEventsOfAnIndex()
     {
-        // max_mr=2 (index 0 reserved): every registration on b takes index 1.
-        final KeyRig k = KeyRig.of(KeyRig.with(DeviceProfiles.connectx5(), b -> b.maxMr(2)));
+        // max_mr=1: every registration on b takes the one index there is.
+        final KeyRig k = KeyRig.of(KeyRig.with(DeviceProfiles.connectx5(), b -> b.maxMr(1)));
         final long buf = k.rig.bufferB(8192);
         final MemoryRegion mr = k.rig.pdB.regMr(buf, 8192, RuleRig.REMOTE_ALL);
         final KeyHistory h = k.deviceB().keyHistory();

@@ -31,7 +31,7 @@ class DumpRecognitionTest
             Arguments.of("efa.txt", "efa", "efa-gen1"),
             Arguments.of("hfi1.txt", "hfi1", "hfi1"),
             Arguments.of("irdma-e810.txt", "irdma", "e810"),
-            Arguments.of("rxe.txt", "rxe", "rxe"));
+            Arguments.of("rxe.txt", "rxe", "rxe-legacy"));
     }
 
     private static Path resource(final String file) throws Exception

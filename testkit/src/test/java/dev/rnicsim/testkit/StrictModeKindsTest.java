@@ -42,9 +42,9 @@ class StrictModeKindsTest
     @Test
     void recycledKeyReachingANewMrIsReportedOnceEnabled()
     {
-        // ConnectX-5 recycles keys; with max_mr=3 (index 0 reserved) a freed index is the only one left to reuse.
+        // ConnectX-5 recycles keys; with max_mr=2 a freed index is the only one left to reuse.
         final dev.rnicsim.simnic.DeviceProfile cx5 = dev.rnicsim.simnic.DeviceProfiles.connectx5();
-        final TestNic nic = TestNic.builder().profile(cx5.withAttributes(cx5.attributes().toBuilder().maxMr(3)
+        final TestNic nic = TestNic.builder().profile(cx5.withAttributes(cx5.attributes().toBuilder().maxMr(2)
             .build())).start();
         final StrictMode strict = nic.strict().enable(Kind.STALE_KEY_REUSED);
         final long src = nic.alloc(Side.A, LEN);
