@@ -39,8 +39,9 @@ class RuleRegistrationProperties
     private static final long BUFFER_BYTES = 64 * PAGE;
     private static final List<Access> FLAGS = List.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ,
         Access.REMOTE_ATOMIC, Access.MW_BIND, Access.ZERO_BASED, Access.RELAXED_ORDERING);
+    /** EOVERFLOW: an ON_DEMAND range that wraps past 2^64 (ib_init_umem_odp: check_add_overflow). */
     private static final Set<Errno> REGISTRATION_ERRNOS = EnumSet.of(Errno.EINVAL, Errno.ENOMEM, Errno.EFAULT,
-        Errno.EPERM, Errno.EOPNOTSUPP);
+        Errno.EPERM, Errno.EOPNOTSUPP, Errno.EOVERFLOW);
 
     /** One step of a sequence. */
     sealed interface Op permits Reg, Dereg
