@@ -194,6 +194,14 @@
     }
     return null;
   }
+  // Where a work request's rkey came from, as the model's run recorded it.
+  function history(r) {
+    var h = r.rkeyHistory;
+    if (!h) { return ''; }
+    return '<p class="key-history">That key was issued at <a href="#step=' + h.step + '">step ' + h.step + '</a> (<code>'
+      + esc(h.line) + '</code>)' + (h.freed ? ' and freed at <a href="#step=' + h.freed.step + '">step '
+      + h.freed.step + '</a> (<code>' + esc(h.freed.line) + '</code>)' : '') + '.</p>';
+  }
   // Whether the step's patch changed the frames of the script's buffer that holds a walked address.
   function framesChanged(patch, st, w) {
     var hit = false;
@@ -264,7 +272,7 @@
         note += '<p>The work request carried rkey ' + keyHtml(r.rkey, r.rkeyIndex, r.rkeyVariant) + ': MPT slot '
           + r.rkeyIndex + ' on ' + esc(String(r.remoteDevice).replace(/^sim:/, '')) + ' is ' + esc(r.slot)
           + ' &rarr; <strong class="' + (r.status === 'SUCCESS' ? '' : 'errno') + '">' + esc(r.status)
-          + '</strong></p>';
+          + '</strong></p>' + history(r);
       }
     });
     $('follow-body').innerHTML = svg.join('') + note;
