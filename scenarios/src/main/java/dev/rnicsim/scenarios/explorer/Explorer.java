@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rnicsim.scenarios.script.ScriptStep;
 import dev.rnicsim.scenarios.script.StepObserver;
-import dev.rnicsim.simnic.SimDevice;
 import dev.rnicsim.verbs.WorkCompletion;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -214,13 +213,5 @@ public final class Explorer implements StepObserver
     public long write(final Path file) throws IOException
     {
         return ExplorerPage.write(file, title, new ObjectMapper().writeValueAsString(document()));
-    }
-
-    /**
-     * @param devices devices to watch from the start (those that exist before the first step).
-     */
-    public void watch(final Iterable<SimDevice> devices)
-    {
-        workRequests.watch(devices);
     }
 }
