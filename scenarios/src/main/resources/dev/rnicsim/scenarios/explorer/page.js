@@ -589,6 +589,14 @@
     else if (e.key === 'Home') { show(0); e.preventDefault(); }
     else if (e.key === 'End') { show(STEPS.length - 1); e.preventDefault(); }
   });
+  // Links to a step move there at once (the hash follows through show()).
+  document.addEventListener('click', function (e) {
+    var a = e.target.closest ? e.target.closest('a[href^="#step="]') : null;
+    if (a) {
+      e.preventDefault();
+      show(Number(a.getAttribute('href').slice('#step='.length)) - 1);
+    }
+  });
   window.addEventListener('hashchange', function () {
     var h = /step=(\d+)/.exec(location.hash || '');
     if (h && Number(h[1]) - 1 !== current) { show(Number(h[1]) - 1); }

@@ -131,6 +131,8 @@ class ExplorerPageBrowserTest
             }
         }
         assertThat(text("wr-table")).contains("REM_ACCESS_ERR");
+        browser.driver().findElement(By.cssSelector(".key-history a")).click();
+        assertThat(text("step-line")).as("the step the stale key's history links to").startsWith("reg mr_b ");
         assertThat(browser.errors()).as("console errors").isEmpty();
     }
 
