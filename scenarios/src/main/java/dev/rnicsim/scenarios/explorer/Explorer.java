@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rnicsim.scenarios.script.ScriptStep;
 import dev.rnicsim.scenarios.script.StepObserver;
-import dev.rnicsim.simnic.SimDevice;
 import dev.rnicsim.verbs.WorkCompletion;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -30,6 +29,8 @@ public final class Explorer implements StepObserver
     private final WorkRequests workRequests = new WorkRequests();
     private JsonNode previous = JSON.objectNode();
     private ObjectNode last;
+    /** Per device and key ({@code device/0x...}): where it was issued, with {@code freed} once it is gone. */
+    private final Map<String, ObjectNode> keyEvents = new java.util.HashMap<>();
 
     /**
      * @param title what the page is of (the script's name).
@@ -87,10 +88,62 @@ public final class Explorer implements StepObserver
         }
         final ObjectNode state = snapshot.state();
         cacheActivity(state, s);
+        keyHistory(state, s);
         final JsonNode patch = MergePatch.diff(previous, state);
         s.set("patch", patch == null ? JSON.objectNode() : patch);
         previous = state;
         workRequests.watch(step.fabric().devices());
+    }
+
+    /**
+     * Notes the step at which each key appeared in and left a device's MPT, and tells each work request of the step
+     * where its rkey came from: the statement that made it and, when it is gone, the one that freed it.
+     */
+    private void keyHistory(final ObjectNode state, final ObjectNode s)
+    {
+        for (final Iterator<Map.Entry<String, JsonNode>> it = state.path("devices").fields(); it.hasNext();)
+        {
+            final Map.Entry<String, JsonNode> d = it.next();
+            final JsonNode before = previous.path("devices").path(d.getKey()).path("keys");
+            for (final JsonNode k : d.getValue().path("keys"))
+            {
+                final JsonNode old = before.path(k.get("index").asText());
+                if (!old.path("key").asText().equals(k.get("key").asText()))
+                {
+                    keyEvents.put(d.getKey() + "/" + k.get("key").asText(), event(s, "issued"));
+                }
+            }
+            for (final JsonNode k : before)
+            {
+                final JsonNode now = d.getValue().path("keys").path(k.get("index").asText());
+                if (!now.path("key").asText().equals(k.get("key").asText()))
+                {
+                    final ObjectNode e = keyEvents.get(d.getKey() + "/" + k.get("key").asText());
+                    if (e != null)
+                    {
+                        e.set("freed", event(s, "freed"));
+                    }
+                }
+            }
+        }
+        for (final JsonNode wr : s.path("wrs"))
+        {
+            final ObjectNode e = keyEvents.get(wr.path("remoteDevice").asText() + "/" + wr.path("rkey").asText());
+            if (wr.has("rkey") && e != null)
+            {
+                ((ObjectNode)wr).set("rkeyHistory", e.deepCopy());
+            }
+        }
+    }
+
+    /** A key's event: the step (1-based) and its statement. */
+    private ObjectNode event(final ObjectNode s, final String what)
+    {
+        final ObjectNode e = JSON.objectNode();
+        e.put("what", what);
+        e.put("step", steps.size());
+        e.put("line", s.get("line").asText());
+        return e;
     }
 
     /** The translation cache's hits and misses on each device during the step. */
@@ -160,13 +213,5 @@ public final class Explorer implements StepObserver
     public long write(final Path file) throws IOException
     {
         return ExplorerPage.write(file, title, new ObjectMapper().writeValueAsString(document()));
-    }
-
-    /**
-     * @param devices devices to watch from the start (those that exist before the first step).
-     */
-    public void watch(final Iterable<SimDevice> devices)
-    {
-        workRequests.watch(devices);
     }
 }

@@ -196,11 +196,11 @@ final class StateSnapshot
             final boolean zero = pfn >= 0 && pfn == pm.zeroPfn();
             final int pin = pfn < 0 || zero ? 0 : pm.pinCount(pfn);
             final int map = pfn < 0 || zero ? 0 : pm.mapCount(pfn);
-            final boolean extends_ = run != null && run.get("pageBytes").asLong() == pageBytes
+            final boolean continues = run != null && run.get("pageBytes").asLong() == pageBytes
                 && run.get("pin").asInt() == pin && run.get("map").asInt() == map
                 && run.get("zero").asBoolean() == zero && (pfn < 0 ? run.get("pfn").asLong() < 0
                 : zero || pfn == nextPfn);
-            if (extends_)
+            if (continues)
             {
                 run.put("pages", run.get("pages").asLong() + 1);
             }

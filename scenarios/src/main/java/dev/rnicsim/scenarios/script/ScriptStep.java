@@ -24,8 +24,8 @@ import java.util.TreeMap;
  * @param fabric      the run's fabric.
  * @param names       each script name and its binding, sorted by name: model objects as they are (a process's
  *                    context, an MR, a QP), a buffer as a {@link Buffer}, a host as its {@code SimHost}.
- * @param touched     the addresses in a process that its arguments name, remote addresses first, at most
- *                    {@link #MAX_TOUCHED}.
+ * @param touched     the addresses in a process's memory (not a GPU's) that its arguments name, remote addresses
+ *                    first, at most {@link #MAX_TOUCHED}.
  * @param completions the work completions it polled ({@code poll}), else empty.
  */
 public record ScriptStep(String where, String verb, String text, Outcome outcome, String narration, long nowNs,
@@ -123,8 +123,9 @@ public record ScriptStep(String where, String verb, String text, Outcome outcome
         try
         {
             final Session.Val v = s.eval(l, expr);
-            if (!v.numeric() || v.process() == null || v.process().exited())
+            if (!v.numeric() || v.process() == null || v.process().exited() || v.gpu() != null)
             {
+                // GPU memory is reached through the GPU's BAR or a dma-buf, not through the process's page table.
                 return null;
             }
             // An MR's name stands for its iova; the page table is walked at the virtual address behind it.

@@ -194,6 +194,14 @@
     }
     return null;
   }
+  // Where a work request's rkey came from, as the model's run recorded it.
+  function history(r) {
+    var h = r.rkeyHistory;
+    if (!h) { return ''; }
+    return '<p class="key-history">That key was issued at <a href="#step=' + h.step + '">step ' + h.step + '</a> (<code>'
+      + esc(h.line) + '</code>)' + (h.freed ? ' and freed at <a href="#step=' + h.freed.step + '">step '
+      + h.freed.step + '</a> (<code>' + esc(h.freed.line) + '</code>)' : '') + '.</p>';
+  }
   // Whether the step's patch changed the frames of the script's buffer that holds a walked address.
   function framesChanged(patch, st, w) {
     var hit = false;
@@ -264,7 +272,7 @@
         note += '<p>The work request carried rkey ' + keyHtml(r.rkey, r.rkeyIndex, r.rkeyVariant) + ': MPT slot '
           + r.rkeyIndex + ' on ' + esc(String(r.remoteDevice).replace(/^sim:/, '')) + ' is ' + esc(r.slot)
           + ' &rarr; <strong class="' + (r.status === 'SUCCESS' ? '' : 'errno') + '">' + esc(r.status)
-          + '</strong></p>';
+          + '</strong></p>' + history(r);
       }
     });
     $('follow-body').innerHTML = svg.join('') + note;
@@ -580,6 +588,14 @@
     else if (e.key === 'ArrowLeft' || e.key === 'ArrowUp') { show(current - 1); e.preventDefault(); }
     else if (e.key === 'Home') { show(0); e.preventDefault(); }
     else if (e.key === 'End') { show(STEPS.length - 1); e.preventDefault(); }
+  });
+  // Links to a step move there at once (the hash follows through show()).
+  document.addEventListener('click', function (e) {
+    var a = e.target.closest ? e.target.closest('a[href^="#step="]') : null;
+    if (a) {
+      e.preventDefault();
+      show(Number(a.getAttribute('href').slice('#step='.length)) - 1);
+    }
   });
   window.addEventListener('hashchange', function () {
     var h = /step=(\d+)/.exec(location.hash || '');

@@ -54,6 +54,8 @@ class ExplorerPageBrowserTest
         final Actions keys = new Actions(browser.driver());
         final List<String> checked = new ArrayList<>();
         boolean staleSeen = false;
+        final java.util.Map<String, Integer> regStep = new java.util.HashMap<>();
+        int deregStep = -1;
         for (int i = 1; i <= tour.steps(); i++)
         {
             assertThat(text("step-index")).isEqualTo("step " + i + " of " + tour.steps());
@@ -78,12 +80,18 @@ class ExplorerPageBrowserTest
                 assertThat(row.getAttribute("class")).as("the new key is highlighted").contains("changed");
                 assertThat(text("step-changed")).contains("MPT keys of");
                 checked.add(words[1]);
+                regStep.put(words[1], i);
+            }
+            if (line.equals("dereg mr_b"))
+            {
+                deregStep = i;
             }
             if (words[0].equals("post") && !browser.driver().findElements(By.id("wr-table")).isEmpty()
                 && text("wr-table").contains("REM_ACCESS_ERR"))
             {
                 assertThat(text("follow-body")).contains("free").contains("REM_ACCESS_ERR")
-                    .contains("no live MR maps this page");
+                    .contains("no live MR maps this page")
+                    .contains("issued at step " + regStep.get("mr_b")).contains("freed at step " + deregStep);
                 staleSeen = true;
             }
             if (i < tour.steps())
@@ -123,6 +131,8 @@ class ExplorerPageBrowserTest
             }
         }
         assertThat(text("wr-table")).contains("REM_ACCESS_ERR");
+        browser.driver().findElement(By.cssSelector(".key-history a")).click();
+        assertThat(text("step-line")).as("the step the stale key's history links to").startsWith("reg mr_b ");
         assertThat(browser.errors()).as("console errors").isEmpty();
     }
 

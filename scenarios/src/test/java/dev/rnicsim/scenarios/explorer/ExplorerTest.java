@@ -48,9 +48,10 @@ class ExplorerTest
         final String data = "<script id=\"data\"";
         final String code = html.substring(0, html.indexOf(data))
             + html.substring(html.indexOf("</script>", html.indexOf(data)));
-        assertThat(code.toLowerCase(java.util.Locale.ROOT)).doesNotContain("http:", "https:", " src=", "href=",
+        assertThat(code.toLowerCase(java.util.Locale.ROOT)).doesNotContain("http:", "https:", " src=",
             "@import", "<link", "fetch(", "xmlhttprequest", "<img");
         assertThat(code).as("CSS urls other than the page's own #fragments").doesNotContainPattern("url\\((?!#)");
+        assertThat(code).as("links other than to the page's own steps").doesNotContainPattern("href=(?!\"#)");
         assertThat(html).contains("<style>").contains("function merge(");
     }
 
@@ -131,6 +132,11 @@ class ExplorerTest
         assertThat(stale).as("a work request that failed with REM_ACCESS_ERR").isNotNull();
         assertThat(tour.out()).contains("REM_ACCESS_ERR");
         assertThat(stale.get("slot").asText()).startsWith("free");
+        final JsonNode history = stale.get("rkeyHistory");
+        assertThat(steps.get(history.get("step").asInt() - 1).get("line").asText()).startsWith("reg mr_b ")
+            .isEqualTo(history.get("line").asText());
+        assertThat(steps.get(history.get("freed").get("step").asInt() - 1).get("line").asText())
+            .isEqualTo("dereg mr_b");
         final String rkey = stale.get("rkey").asText();
         assertThat(tour.regs().values()).anySatisfy(r -> assertThat(r.key()).isEqualTo(rkey));
     }
