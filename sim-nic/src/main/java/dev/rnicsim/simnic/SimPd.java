@@ -164,19 +164,10 @@ public final class SimPd implements ProtectionDomain
             device.count(SimCounter.MR_REGISTRATION_FAILURES, 1);
             throw Errors.of(REG, e);
         }
-        final List<DmaRun> runs = new ArrayList<>(pinned.runs().size());
+        final List<DmaRun> runs = dmaRuns(pinned, addr);
         long leaves = 0;
-        // On a host of 16 or 64 KiB pages the pin starts at the base page; the tables want the runs from the
-        // 4 KiB page holding addr, the same bytes the kernel's umem offset skips.
-        long skip = (addr & (SimHostMemory.basePageBytes(process) - 1)) & ~0xfffL;
         for (final PhysRun run : pinned.runs())
         {
-            final long cut = Math.min(skip, run.lengthBytes());
-            skip -= cut;
-            if (cut < run.lengthBytes())
-            {
-                runs.add(new DmaRun(run.physAddr() + cut, run.lengthBytes() - cut));
-            }
             leaves += (run.lengthBytes() + run.pageSizeBytes() - 1) / run.pageSizeBytes();
         }
         final RegisteredMr registered;
@@ -255,6 +246,26 @@ public final class SimPd implements ProtectionDomain
             throw Errors.invalid(REG, "addr=0x" + Long.toHexString(addr) + " + lengthBytes="
                 + Long.toUnsignedString(lengthBytes) + " wraps past 2^64 (ib_umem_get)");
         }
+    }
+
+    /**
+     * The pinned pages as DMA runs from the 4 KiB page holding {@code addr}: on a host of 16 or 64 KiB pages the pin
+     * starts at the base page, and the tables skip the bytes before that 4 KiB page, as the kernel's umem offset does.
+     */
+    private static List<DmaRun> dmaRuns(final PinnedPages pinned, final long addr)
+    {
+        final List<DmaRun> runs = new ArrayList<>(pinned.runs().size());
+        long skip = (addr & (SimHostMemory.basePageBytes(pinned.process()) - 1)) & ~0xfffL;
+        for (final PhysRun run : pinned.runs())
+        {
+            final long cut = Math.min(skip, run.lengthBytes());
+            skip -= cut;
+            if (cut < run.lengthBytes())
+            {
+                runs.add(new DmaRun(run.physAddr() + cut, run.lengthBytes() - cut));
+            }
+        }
+        return runs;
     }
 
     /** True when the set holds null (asked by iteration: immutable sets throw on contains(null)). */
@@ -1054,11 +1065,10 @@ public final class SimPd implements ProtectionDomain
             throw reregCmd(Errno.of(e.errno().value()), e.getMessage().startsWith(prefix)
                 ? e.getMessage().substring(prefix.length()) : e.getMessage());
         }
-        final List<DmaRun> runs = new ArrayList<>(pinned.runs().size());
+        final List<DmaRun> runs = dmaRuns(pinned, newAddr);
         long leaves = 0;
         for (final PhysRun run : pinned.runs())
         {
-            runs.add(new DmaRun(run.physAddr(), run.lengthBytes()));
             leaves += (run.lengthBytes() + run.pageSizeBytes() - 1) / run.pageSizeBytes();
         }
         final boolean zeroBased = rights.contains(Access.ZERO_BASED);
@@ -1082,8 +1092,10 @@ public final class SimPd implements ProtectionDomain
         long dropped = 0;
         try
         {
-            registered = newKey ? device.tables().register(target.pdNum, runs, newAddr, newLength, tableIova, bits)
-                : device.tables().retranslate(mr.lkey(), target.pdNum, runs, newAddr, newLength, tableIova, bits);
+            registered = newKey ? device.tables().register(target.pdNum, runs, newAddr, newLength, tableIova, bits,
+                    SimHostMemory.basePageBytes(context.process()))
+                : device.tables().retranslate(mr.lkey(), target.pdNum, runs, newAddr, newLength, tableIova, bits,
+                    SimHostMemory.basePageBytes(context.process()));
         }
         catch (final TableException e)
         {
