@@ -39,6 +39,8 @@ public final class UserProcess
     long rlimitMemlockBytes = DEFAULT_RLIMIT_MEMLOCK_BYTES;
     boolean capIpcLock;
     private boolean exited;
+    /** The process that forked this one, or null. */
+    private UserProcess parent;
     /** The environment (execve's envp), in insertion order; a child inherits a copy at fork. */
     private final java.util.Map<String, String> environment = new java.util.LinkedHashMap<>();
     private final List<Runnable> exitHooks = new ArrayList<>();
@@ -82,6 +84,14 @@ public final class UserProcess
     public String name()
     {
         return name;
+    }
+
+    /**
+     * @return the process that forked this one ({@code getppid}), or null for a process spawned on the host.
+     */
+    public UserProcess parent()
+    {
+        return parent;
     }
 
     /**
@@ -621,6 +631,7 @@ public final class UserProcess
         rlimitMemlockBytes = parent.rlimitMemlockBytes;
         capIpcLock = parent.capIpcLock;
         environment.putAll(parent.environment);
+        this.parent = parent;
     }
 
     /**
