@@ -195,15 +195,7 @@ public final class UserProcess
      */
     public long lockedVmPages()
     {
-        long pages = 0;
-        for (final Vma v : vmas.list())
-        {
-            if (v.has(Vma.VM_LOCKED))
-            {
-                pages += v.lengthBytes() >>> host.config().basePage().shift();
-            }
-        }
-        return pages;
+        return mappings.lockedVmPages();
     }
 
     /**
@@ -632,32 +624,6 @@ public final class UserProcess
         capIpcLock = parent.capIpcLock;
         environment.putAll(parent.environment);
         this.parent = parent;
-    }
-
-    /**
-     * Adds a VMA at a fixed place, as an import from /proc/PID/smaps does.
-     *
-     * @throws KernelException as {@link Mappings#addImportedVma}.
-     */
-    void addImportedVma(final Vma vma)
-    {
-        mappings.addImportedVma(vma);
-    }
-
-    /**
-     * Faults in {@code [start, end)} for an import.
-     *
-     * @return the number of 4 KiB pages now present in the range.
-     */
-    long populateForImport(final long start, final long end, final boolean thp)
-    {
-        return faults.populateForImport(start, end, thp);
-    }
-
-    /** Removes every mapping, as exit does, without ending the process. */
-    void unmapAll()
-    {
-        mappings.unmapAll();
     }
 
     void checkAlive()
