@@ -43,7 +43,7 @@ public final class UserProcess
     private UserProcess parent;
     /** The environment (execve's envp), in insertion order; a child inherits a copy at fork. */
     private final java.util.Map<String, String> environment = new java.util.LinkedHashMap<>();
-    private final List<Runnable> exitHooks = new ArrayList<>();
+    private final ExitFiles exitFiles = new ExitFiles();
     final List<BiConsumer<Long, Long>> unmapHooks = new ArrayList<>();
     /** mmap, munmap, mprotect, madvise, mlock: mm/mmap.c, mprotect.c, madvise.c, mlock.c. */
     final Mappings mappings;
@@ -484,30 +484,7 @@ public final class UserProcess
         notifiers.notifying(MmuNotifyEvent.RELEASE, "exit", () -> mappings.unmapRange(0, TASK_SIZE));
         exited = true;
         host.removeProcess(this);
-        RuntimeException failure = null;
-        for (final Runnable hook : List.copyOf(exitHooks))
-        {
-            try
-            {
-                hook.run();
-            }
-            catch (final RuntimeException e)
-            {
-                if (failure == null)
-                {
-                    failure = e;
-                }
-                else
-                {
-                    failure.addSuppressed(e);
-                }
-            }
-        }
-        exitHooks.clear();
-        if (failure != null)
-        {
-            throw failure;
-        }
+        exitFiles.closeAll();
     }
 
     /**
@@ -521,7 +498,7 @@ public final class UserProcess
     public void onExit(final Runnable hook)
     {
         checkAlive();
-        exitHooks.add(java.util.Objects.requireNonNull(hook, "hook"));
+        exitFiles.add(java.util.Objects.requireNonNull(hook, "hook"));
     }
 
     /**
