@@ -1104,9 +1104,22 @@ public final class AdapterTables
     public RegisteredMr retranslate(final int key, final int pd, final List<DmaRun> runs, final long address,
         final long lengthBytes, final long iova, final int access)
     {
+        return retranslate(key, pd, runs, address, lengthBytes, iova, access, 4096);
+    }
+
+    /**
+     * {@link #retranslate(int, int, List, long, long, long, int)} on a host whose PAGE_SIZE is {@code basePageBytes}:
+     * page sizes below it are not chosen ({@code ib_umem_find_best_pgsz}).
+     *
+     * @param basePageBytes the host's PAGE_SIZE: 4096 (page_size_cap as it is), 16384 or 65536.
+     */
+    public RegisteredMr retranslate(final int key, final int pd, final List<DmaRun> runs, final long address,
+        final long lengthBytes, final long iova, final int access, final long basePageBytes)
+    {
         final MptEntry e = liveMr(key, "rereg");
         checkAccess(access);
-        final Prepared prep = prepare(runs, address, lengthBytes, iova);
+        final Prepared prep = prepare(runs, address, lengthBytes, iova,
+            basePageBytes <= 4096 ? config.pageSizeCap() : config.pageSizeCap() & -basePageBytes);
         final MttRange range = mtt.allocate(prep.choice().blocks());
         writeEntries(range, prep.pages(), address, iova, prep.choice().pageSizeBytes());
         mpt.rewrite(key, MKey.variant(key, variantBits), e.state(), pd, iova, lengthBytes, access,

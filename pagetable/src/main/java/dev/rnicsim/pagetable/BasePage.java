@@ -19,9 +19,9 @@ public enum BasePage
 {
     /** 4 KiB: x86-64, and arm64 with ARM64_4K_PAGES. */
     SIZE_4K(12),
-    /** 16 KiB: arm64 with ARM64_16K_PAGES (Apple silicon). */
+    /** 16 KiB: arm64 with ARM64_16K_PAGES (e.g. Asahi Linux on Apple silicon). */
     SIZE_16K(14),
-    /** 64 KiB: arm64 with ARM64_64K_PAGES (RHEL for arm64 before 9.4, NVIDIA Grace) and ppc64. */
+    /** 64 KiB: arm64 with ARM64_64K_PAGES (RHEL 8 for arm64, RHEL 9's kernel-64k) and ppc64. */
     SIZE_64K(16);
 
     private final int shift;

@@ -389,6 +389,20 @@ final class Mappings
         vmas.put(vma);
     }
 
+    /** {@code mm->locked_vm} in base pages: the VM_LOCKED VMAs (mm/mlock.c). */
+    long lockedVmPages()
+    {
+        long pages = 0;
+        for (final Vma v : vmas.list())
+        {
+            if (v.has(Vma.VM_LOCKED))
+            {
+                pages += v.lengthBytes() >>> host.config().basePage().shift();
+            }
+        }
+        return pages;
+    }
+
     /** Removes every mapping, as exit does, without ending the process. */
     void unmapAll()
     {

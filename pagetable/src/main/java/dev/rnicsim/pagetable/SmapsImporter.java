@@ -108,7 +108,7 @@ public final class SmapsImporter
         checkAll(process, vmas, hugetlbNeeded);
         for (final Vma v : vmas)
         {
-            process.addImportedVma(v);
+            process.mappings.addImportedVma(v);
         }
         long resident = 0;
         long thp = 0;
@@ -125,7 +125,7 @@ public final class SmapsImporter
             }
             catch (final KernelException ex)
             {
-                process.unmapAll();
+                process.mappings.unmapAll();
                 throw ex;
             }
         }
@@ -215,7 +215,7 @@ public final class SmapsImporter
             final long bytes = Math.min(v.lengthBytes(),
                 (e.fieldKb("Private_Hugetlb") + e.fieldKb("Shared_Hugetlb")) * 1024);
             final long end = v.startAddress() + bytes / v.hugePageSize().bytes() * v.hugePageSize().bytes();
-            return new long[] {end > v.startAddress() ? process.populateForImport(v.startAddress(), end, false) : 0,
+            return new long[] {end > v.startAddress() ? process.faults.populateForImport(v.startAddress(), end, false) : 0,
                 0};
         }
         final long hugeBytes = PageSize.SIZE_2M.bytes();
@@ -225,7 +225,7 @@ public final class SmapsImporter
         long va = (v.startAddress() + hugeBytes - 1) & ~(hugeBytes - 1);
         while (thpDone < thpWanted && va + hugeBytes <= v.endAddress())
         {
-            final long got = process.populateForImport(va, va + hugeBytes, true);
+            final long got = process.faults.populateForImport(va, va + hugeBytes, true);
             resident += got;
             if (process.mappedPageSize(va) == PageSize.SIZE_2M)
             {
@@ -245,7 +245,7 @@ public final class SmapsImporter
             {
                 continue;
             }
-            resident += process.populateForImport(page, page + PhysicalMemory.FRAME_BYTES, false);
+            resident += process.faults.populateForImport(page, page + PhysicalMemory.FRAME_BYTES, false);
             smallLeft--;
         }
         return new long[] {resident, thpDone};

@@ -39,9 +39,11 @@ public final class UserProcess
     long rlimitMemlockBytes = DEFAULT_RLIMIT_MEMLOCK_BYTES;
     boolean capIpcLock;
     private boolean exited;
+    /** The process that forked this one, or null. */
+    private UserProcess parent;
     /** The environment (execve's envp), in insertion order; a child inherits a copy at fork. */
     private final java.util.Map<String, String> environment = new java.util.LinkedHashMap<>();
-    private final List<Runnable> exitHooks = new ArrayList<>();
+    private final ExitFiles exitFiles = new ExitFiles();
     final List<BiConsumer<Long, Long>> unmapHooks = new ArrayList<>();
     /** mmap, munmap, mprotect, madvise, mlock: mm/mmap.c, mprotect.c, madvise.c, mlock.c. */
     final Mappings mappings;
@@ -82,6 +84,14 @@ public final class UserProcess
     public String name()
     {
         return name;
+    }
+
+    /**
+     * @return the process that forked this one ({@code getppid}), or null for a process spawned on the host.
+     */
+    public UserProcess parent()
+    {
+        return parent;
     }
 
     /**
@@ -185,15 +195,7 @@ public final class UserProcess
      */
     public long lockedVmPages()
     {
-        long pages = 0;
-        for (final Vma v : vmas.list())
-        {
-            if (v.has(Vma.VM_LOCKED))
-            {
-                pages += v.lengthBytes() >>> host.config().basePage().shift();
-            }
-        }
-        return pages;
+        return mappings.lockedVmPages();
     }
 
     /**
@@ -482,30 +484,7 @@ public final class UserProcess
         notifiers.notifying(MmuNotifyEvent.RELEASE, "exit", () -> mappings.unmapRange(0, TASK_SIZE));
         exited = true;
         host.removeProcess(this);
-        RuntimeException failure = null;
-        for (final Runnable hook : List.copyOf(exitHooks))
-        {
-            try
-            {
-                hook.run();
-            }
-            catch (final RuntimeException e)
-            {
-                if (failure == null)
-                {
-                    failure = e;
-                }
-                else
-                {
-                    failure.addSuppressed(e);
-                }
-            }
-        }
-        exitHooks.clear();
-        if (failure != null)
-        {
-            throw failure;
-        }
+        exitFiles.closeAll();
     }
 
     /**
@@ -519,7 +498,7 @@ public final class UserProcess
     public void onExit(final Runnable hook)
     {
         checkAlive();
-        exitHooks.add(java.util.Objects.requireNonNull(hook, "hook"));
+        exitFiles.add(java.util.Objects.requireNonNull(hook, "hook"));
     }
 
     /**
@@ -621,32 +600,7 @@ public final class UserProcess
         rlimitMemlockBytes = parent.rlimitMemlockBytes;
         capIpcLock = parent.capIpcLock;
         environment.putAll(parent.environment);
-    }
-
-    /**
-     * Adds a VMA at a fixed place, as an import from /proc/PID/smaps does.
-     *
-     * @throws KernelException as {@link Mappings#addImportedVma}.
-     */
-    void addImportedVma(final Vma vma)
-    {
-        mappings.addImportedVma(vma);
-    }
-
-    /**
-     * Faults in {@code [start, end)} for an import.
-     *
-     * @return the number of 4 KiB pages now present in the range.
-     */
-    long populateForImport(final long start, final long end, final boolean thp)
-    {
-        return faults.populateForImport(start, end, thp);
-    }
-
-    /** Removes every mapping, as exit does, without ending the process. */
-    void unmapAll()
-    {
-        mappings.unmapAll();
+        this.parent = parent;
     }
 
     void checkAlive()

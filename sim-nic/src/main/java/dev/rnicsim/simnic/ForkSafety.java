@@ -78,6 +78,25 @@ public final class ForkSafety
     }
 
     /**
+     * The state a child starts with after fork: libibverbs' static data, copied with the rest of the memory.
+     *
+     * @param child the child process.
+     * @return a copy of this state for the child.
+     */
+    ForkSafety copyFor(final UserProcess child)
+    {
+        final ForkSafety copy = new ForkSafety(child);
+        copy.enabled = enabled;
+        copy.hugePagesSafe = hugePagesSafe;
+        copy.tooLate = tooLate;
+        copy.ibverbsInitDone = ibverbsInitDone;
+        copy.initErrno = initErrno;
+        copy.counts.clear();
+        copy.counts.putAll(counts);
+        return copy;
+    }
+
+    /**
      * @return the process.
      */
     public UserProcess process()

@@ -167,7 +167,16 @@ public final class SimHost
         {
             throw new IllegalArgumentException("pid " + process.pid() + " runs on another host than '" + name + "'");
         }
-        return forkSafety.computeIfAbsent(process, ForkSafety::new);
+        final ForkSafety existing = forkSafety.get(process);
+        if (existing != null)
+        {
+            return existing;
+        }
+        // A child's libibverbs is a copy of its parent's memory: fork support and its range counts come along.
+        final ForkSafety parent = process.parent() == null ? null : forkSafety.get(process.parent());
+        final ForkSafety created = parent == null ? new ForkSafety(process) : parent.copyFor(process);
+        forkSafety.put(process, created);
+        return created;
     }
 
     /**

@@ -174,19 +174,10 @@ public final class SimPd implements ProtectionDomain
             }
             throw Errors.of(REG, e);
         }
-        final List<DmaRun> runs = new ArrayList<>(pinned.runs().size());
+        final List<DmaRun> runs = dmaRuns(pinned, addr);
         long leaves = 0;
-        // On a host of 16 or 64 KiB pages the pin starts at the base page; the tables want the runs from the
-        // 4 KiB page holding addr, the same bytes the kernel's umem offset skips.
-        long skip = (addr & (SimHostMemory.basePageBytes(process) - 1)) & ~0xfffL;
         for (final PhysRun run : pinned.runs())
         {
-            final long cut = Math.min(skip, run.lengthBytes());
-            skip -= cut;
-            if (cut < run.lengthBytes())
-            {
-                runs.add(new DmaRun(run.physAddr() + cut, run.lengthBytes() - cut));
-            }
             leaves += (run.lengthBytes() + run.pageSizeBytes() - 1) / run.pageSizeBytes();
         }
         final VerbsException tooLong = translationLimit(device, runs, addr, lengthBytes, tableIova);
@@ -334,6 +325,26 @@ public final class SimPd implements ProtectionDomain
         }
         throw Errors.of(verb, t.unsupportedAccessErrno(), "access " + refused + ": " + t.driver() + " accepts only "
             + t.acceptedAccess() + " (" + t.source() + ")" + why + "; drop the flag or use a device that has it");
+    }
+
+    /**
+     * The pinned pages as DMA runs from the 4 KiB page holding {@code addr}: on a host of 16 or 64 KiB pages the pin
+     * starts at the base page, and the tables skip the bytes before that 4 KiB page, as the kernel's umem offset does.
+     */
+    private static List<DmaRun> dmaRuns(final PinnedPages pinned, final long addr)
+    {
+        final List<DmaRun> runs = new ArrayList<>(pinned.runs().size());
+        long skip = (addr & (SimHostMemory.basePageBytes(pinned.process()) - 1)) & ~0xfffL;
+        for (final PhysRun run : pinned.runs())
+        {
+            final long cut = Math.min(skip, run.lengthBytes());
+            skip -= cut;
+            if (cut < run.lengthBytes())
+            {
+                runs.add(new DmaRun(run.physAddr() + cut, run.lengthBytes() - cut));
+            }
+        }
+        return runs;
     }
 
     /** True when the set holds null (asked by iteration: immutable sets throw on contains(null)). */
@@ -1158,11 +1169,10 @@ public final class SimPd implements ProtectionDomain
         {
             throw Errors.reregCmd(e);
         }
-        final List<DmaRun> runs = new ArrayList<>(pinned.runs().size());
+        final List<DmaRun> runs = dmaRuns(pinned, newAddr);
         long leaves = 0;
         for (final PhysRun run : pinned.runs())
         {
-            runs.add(new DmaRun(run.physAddr(), run.lengthBytes()));
             leaves += (run.lengthBytes() + run.pageSizeBytes() - 1) / run.pageSizeBytes();
         }
         final boolean zeroBased = rights.contains(Access.ZERO_BASED);
@@ -1186,8 +1196,10 @@ public final class SimPd implements ProtectionDomain
         long dropped = 0;
         try
         {
-            registered = newKey ? device.tables().register(target.pdNum, runs, newAddr, newLength, tableIova, bits)
-                : device.tables().retranslate(mr.lkey(), target.pdNum, runs, newAddr, newLength, tableIova, bits);
+            registered = newKey ? device.tables().register(target.pdNum, runs, newAddr, newLength, tableIova, bits,
+                    SimHostMemory.basePageBytes(context.process()))
+                : device.tables().retranslate(mr.lkey(), target.pdNum, runs, newAddr, newLength, tableIova, bits,
+                    SimHostMemory.basePageBytes(context.process()));
         }
         catch (final TableException e)
         {

@@ -112,4 +112,17 @@ class BasePageRegistrationTest
         small.allocPd().regMr(page4k, 4096, LOCAL);
         assertThat(small.process().fork("child").read(page4k + 32_768, 1)).containsExactly(42);
     }
+
+    @Test
+    void reregOfTheTranslationOnA64KiBHostKeepsBasePageSizedEntries()
+    {
+        final SimContext c = open(BasePage.SIZE_64K, true);
+        final long buf = c.process().mmapAnonymous(8 << 16);
+        final SimMr mr = (SimMr)c.allocPd().regMr(buf, 1 << 16, LOCAL);
+        mr.rereg(EnumSet.of(dev.rnicsim.verbs.ReregFlag.CHANGE_TRANSLATION), null, buf + (2 << 16) + 0x3000,
+            2 << 16, Set.of());
+        assertThat(mr.addr()).isEqualTo(buf + (2 << 16) + 0x3000);
+        assertThat(mr.pageSizeBytes()).isGreaterThanOrEqualTo(64 << 10);
+        assertThat(c.process().pinnedVmPages()).as("3 base pages cover 128 KiB from offset 0x3000").isEqualTo(3);
+    }
 }

@@ -330,4 +330,21 @@ class ForkSafetyTest
         assertThat(fork(c).refusedDoforks()).isEqualTo(1);
         assertThat(fork(c).dontforkBytes()).isZero();
     }
+
+    @Test
+    void aChildInheritsForkSupportAndItsRangeCountsWithItsMemory()
+    {
+        // libibverbs' mm_root and its tree are ordinary process memory: fork copies them into the child.
+        final SimContext c = open(legacy(), "RDMAV_FORK_SAFE", "1");
+        final UserProcess parent = c.process();
+        final long buf = parent.mmapAnonymous(4 * PAGE);
+        c.allocPd().regMr(buf + PAGE, PAGE, LOCAL);
+        final UserProcess child = parent.fork("child");
+        assertThat(child.parent()).isSameAs(parent);
+        assertThat(child.environment()).containsEntry("RDMAV_FORK_SAFE", "1");
+        final ForkSafety inChild = c.device().host().forkSafety(child);
+        assertThat(inChild.status()).isEqualTo(ForkSafety.ForkStatus.ENABLED);
+        assertThat(inChild.referenceCount(buf + PAGE)).isEqualTo(1);
+        assertThat(inChild.forkInit()).isZero();
+    }
 }

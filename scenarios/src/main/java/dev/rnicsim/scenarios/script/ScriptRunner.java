@@ -1051,10 +1051,13 @@ public final class ScriptRunner
         }
         catch (final ReregException e)
         {
-            final boolean input = e.reregError() == ReregException.ERR_INPUT;
-            s.lastReregError = input ? "ERR_INPUT" : "ERR_CMD";
+            // IBV_REREG_MR_ERR_DONT_FORK_NEW leaves the MR valid, as ERR_INPUT does (verbs.c ibv_rereg_mr).
+            final boolean dontFork = e.reregError() == ReregException.ERR_DONT_FORK_NEW;
+            final boolean input = e.reregError() == ReregException.ERR_INPUT || dontFork;
+            s.lastReregError = dontFork ? "ERR_DONT_FORK_NEW" : input ? "ERR_INPUT" : "ERR_CMD";
             return Outcome.failed(e.errnoName().name(), strip(e.getMessage()) + " (IBV_REREG_MR_" + s.lastReregError
-                + (input ? ": the library refused the input; the MR is unchanged and still valid)"
+                + (dontFork ? ": fork support could not madvise the new range; the MR is unchanged and still valid)"
+                : input ? ": the library refused the input; the MR is unchanged and still valid)"
                 : ": the kernel refused it; an application must not use the MR any more, only deregister it)"));
         }
         final boolean kept = mr.lkey() == lkey && mr.rkey() == rkey;

@@ -122,4 +122,23 @@ class ScriptForkTest
             """);
         assertThat(pools.result().exitCode()).as(pools.out()).isZero();
     }
+
+    @Test
+    void aReregWhoseNewRangeCannotBeMadvisedIsErrDontForkNewAndKeepsTheMr()
+    {
+        // verbs.c ibv_rereg_mr: IBV_REREG_MR_ERR_DONT_FORK_NEW when ibv_dontfork_range fails; the old MR stays.
+        final ScriptRun r = ScriptRun.ok("rereg.rsim", """
+            host h ram=256M fork=legacy max_map_count=3
+            device nic h
+            open ctx nic env=RDMAV_FORK_SAFE=1
+            pd pd ctx
+            mmap buf ctx 64K
+            reg m pd buf 4K
+            rereg m addr=buf+32K size=4K
+            expect ENOMEM
+            expect m.closed == 0
+            expect m.addr == buf
+            """);
+        assertThat(r.out()).contains("IBV_REREG_MR_ERR_DONT_FORK_NEW").contains("still valid");
+    }
 }
