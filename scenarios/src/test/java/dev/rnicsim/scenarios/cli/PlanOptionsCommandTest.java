@@ -82,9 +82,15 @@ class PlanOptionsCommandTest
         final long available = limit(few, "max_mr").path("available").asLong();
         assertThat(available).isLessThan(100).isPositive();
         assertThat(limit(few, "max_mr").path("fits").asBoolean()).isFalse();
-        assertThat(few.path("firstLimit").asText()).startsWith("max_mr exhausted at the " + (available + 1));
-        // The profile keeps its name.
-        assertThat(few.path("device").asText()).isEqualTo(plain.path("device").asText()).startsWith("connectx5");
+        assertThat(few.path("firstLimit").path("limit").asText()).isEqualTo("max_mr");
+        assertThat(few.path("firstLimit").path("atMr").asLong()).isEqualTo(available + 1);
+        // The profile keeps its name; the attribute says where it came from.
+        assertThat(few.path("device").path("name").asText()).isEqualTo(plain.path("device").path("name").asText())
+            .isEqualTo("connectx5");
+        assertThat(few.path("device").path("attributes").path("max_mr").path("from").asText()).isEqualTo("--set");
+        assertThat(few.path("device").path("attributes").path("max_mr").path("value").asLong()).isEqualTo(100);
+        assertThat(plain.path("device").path("attributes").path("max_mr").path("from").asText())
+            .isEqualTo("profile");
         // A later --set wins.
         final JsonNode later = json(rnicsim("plan", "--workload", w, "--json", "--set", "max_mr=100", "--set",
             "max_mr=1000"));
