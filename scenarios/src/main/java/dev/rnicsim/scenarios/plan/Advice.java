@@ -54,8 +54,8 @@ final class Advice
         if (!host.capIpcLock() && host.memlockBytes() >= 0 && pinned > host.memlockBytes())
         {
             final long value = Planner.align(pinned, 1L << 20);
-            out.add("raise RLIMIT_MEMLOCK to at least " + Sizes.iec(value) + " (ulimit -l " + (value >> 10)
-                + ", in KiB), or unlimited");
+            out.add("raise RLIMIT_MEMLOCK to at least " + Sizes.iec(value) + ": ulimit -l " + (value >> 10)
+                + " (KiB), or unlimited");
             settings.add(new Plan.Setting(MEMLOCK, value));
         }
         final long mappings = plan.totals().mrs() / n;

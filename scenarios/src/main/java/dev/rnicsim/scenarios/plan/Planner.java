@@ -366,10 +366,12 @@ public final class Planner
         final long memlock = host.capIpcLock() ? -1 : host.memlockBytes();
         final long ramFree = host.ramBytes() - poolBytes(host);
         final Replay replay = replay(profile, groups, n);
-        if (replay.replayedMrs < Math.multiplyExact((long)n, mrs) && replay.failedAt < 0)
+        final long withEntries = Math.multiplyExact((long)n, groups.stream().filter(g -> g.mttEntriesPerMr() > 0)
+            .mapToLong(Plan.GroupResult::mrs).sum());
+        if (replay.replayedMrs < withEntries && replay.failedAt < 0)
         {
             notes.add(String.format(Locale.ROOT, "MTT reservations replayed on the allocator for the first %,d of "
-                + "%,d MRs; the rest added up", replay.replayedMrs, (long)n * mrs));
+                + "%,d MRs; the rest added up", replay.replayedMrs, withEntries));
         }
         final long nMtt = Math.multiplyExact((long)n, mtt);
         final boolean mttFits = nMtt <= mttCapacity && replay.failedAt < 0;
