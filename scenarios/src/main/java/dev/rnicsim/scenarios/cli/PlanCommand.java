@@ -147,6 +147,10 @@ final class PlanCommand implements Callable<Integer>
         description = "BAR1 aperture of that GPU, which GPU MRs map (default ${DEFAULT-VALUE}).")
     private String gpuBar1;
 
+    @Option(names = "--exact", description = "Register every region of every group whole through its registration "
+        + "path instead of a sample scaled (slower; one region is held at a time).")
+    private boolean exact;
+
     /** The device's source, for --json. */
     private PlanReport.DeviceSource deviceSource;
 
@@ -248,7 +252,7 @@ final class PlanCommand implements Callable<Integer>
         final Plan plan;
         try
         {
-            plan = Planner.plan(device, host, workload, contiguityCase);
+            plan = Planner.plan(device, host, workload, contiguityCase, exact);
         }
         catch (final IllegalArgumentException e)
         {

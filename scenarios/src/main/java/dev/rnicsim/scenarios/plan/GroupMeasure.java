@@ -73,10 +73,18 @@ final class GroupMeasure
      * @param gpuBytes        VRAM bytes one MR's buffer takes.
      * @param samples         MRs registered to measure it (0: refused).
      * @param refusal         the device's refusal, or null.
+     * @param minMttEntries   the fewest MTT entries any MR of the group wrote ({@code mttEntries} when sampled).
      */
     record One(String kind, long pageSizeBytes, long mttEntries, long mttReserved, long pinnedBytes, long regNs,
-        long deregNs, long bar1Bytes, long gpuBytes, long samples, String refusal)
+        long deregNs, long bar1Bytes, long gpuBytes, long samples, String refusal, long minMttEntries)
     {
+        One(final String kind, final long pageSizeBytes, final long mttEntries, final long mttReserved,
+            final long pinnedBytes, final long regNs, final long deregNs, final long bar1Bytes, final long gpuBytes,
+            final long samples, final String refusal)
+        {
+            this(kind, pageSizeBytes, mttEntries, mttReserved, pinnedBytes, regNs, deregNs, bar1Bytes, gpuBytes,
+                samples, refusal, mttEntries);
+        }
     }
 
     /**
@@ -89,15 +97,39 @@ final class GroupMeasure
     static One measure(final DeviceProfile profile, final Planner.HostSpec host, final Workload.Group g,
         final boolean worst)
     {
+        return run(profile, host, g, worst, false);
+    }
+
+    /**
+     * Registers every region of the group, whole, one after the other: each is registered, read, deregistered and
+     * freed before the next, so the simulated host holds one region at a time; the figures are the largest of any
+     * MR (MTT entries, pins, time), with the smallest MTT count beside them.
+     *
+     * @param profile the device (capacity limits lifted).
+     * @param host    the host.
+     * @param g       the group.
+     * @param worst   for hugetlb groups: no two huge pages physically adjacent.
+     * @return one MR's figures (the largest), with {@link One#samples()} equal to the group's count.
+     */
+    static One exact(final DeviceProfile profile, final Planner.HostSpec host, final Workload.Group g,
+        final boolean worst)
+    {
+        return run(profile, host, g, worst, true);
+    }
+
+    private static One run(final DeviceProfile profile, final Planner.HostSpec host, final Workload.Group g,
+        final boolean worst, final boolean exact)
+    {
         final SimFabric fabric = new SimFabric();
-        final long samples = Math.min(g.count(), Planner.SAMPLE_MRS);
-        final long sliceSize = Math.min(g.sizeBytes(), Planner.SAMPLE_REGION_BYTES);
+        final long samples = exact ? g.count() : Math.min(g.count(), Planner.SAMPLE_MRS);
+        final long live = exact ? 1 : samples;
+        final long sliceSize = exact ? g.sizeBytes() : Math.min(g.sizeBytes(), Planner.SAMPLE_REGION_BYTES);
         final boolean hugetlb = g.backing().equals("2m") || g.backing().equals("1g");
         final long spacers = hugetlb && worst ? 2 : 1;
-        final long pages2M = g.backing().equals("2m") ? spacers * samples * ceilDiv(sliceSize, 2L << 20) : 0;
-        final long pages1G = g.backing().equals("1g") ? spacers * samples * ceilDiv(sliceSize, 1L << 30) : 0;
+        final long pages2M = g.backing().equals("2m") ? spacers * live * ceilDiv(sliceSize, 2L << 20) : 0;
+        final long pages1G = g.backing().equals("1g") ? spacers * live * ceilDiv(sliceSize, 1L << 30) : 0;
         final long ram = Math.min(HostConfig.MAX_PHYSICAL_MEMORY_BYTES, Math.max(host.ramBytes(),
-            samples * sliceSize + pages2M * (2L << 20) + pages1G * (1L << 30) + (1L << 30)));
+            live * sliceSize + pages2M * (2L << 20) + pages1G * (1L << 30) + (1L << 30)));
         final SimHost h = fabric.addHost("plan", HostConfig.builder().physicalMemoryBytes(align(ram, 1L << 30))
             .hugepages2M(pages2M).hugepages1G(pages1G).maxMapCount(1 << 20).aged(true).build());
         final SimDevice d = h.addDevice("sim:plan/" + profile.name(), profile);
@@ -110,12 +142,16 @@ final class GroupMeasure
             final Set<Access> access = EnumSet.copyOf(Spec.accessFlags(g.access()));
             if (g.implicit())
             {
-                return implicit(d, c, pd, access, g, sliceSize);
+                return exact ? implicitExact(d, c, pd, access, g) : implicit(d, c, pd, access, g, sliceSize);
             }
             final SimGpu gpu = g.backing().equals("gpu") ? h.addGpu("plan-gpu", Math.min(SimGpu.MAX_VRAM_BYTES,
-                samples * align(sliceSize, 1L << 30) + (1L << 30)), 1L << 50, GpuTopology.PIX) : null;
+                live * align(sliceSize, 1L << 30) + (1L << 30)), 1L << 50, GpuTopology.PIX) : null;
             h.peerMemoryClient("peer-memory".equals(g.gpu()));
-            MemoryRegion last = null;
+            if (exact)
+            {
+                return everyRegion(d, c, p, pd, gpu, g, access, worst && hugetlb, kind);
+            }
+            Region last = null;
             long regNs = 0;
             long mttBefore = 0;
             for (long i = 0; i < samples; i++)
@@ -125,40 +161,15 @@ final class GroupMeasure
                     : hostMr(c, p, pd, g, sliceSize, access, worst && hugetlb);
                 regNs = lastEvent(d).durationNs();
             }
-            long reserved = d.tables().mtt().counters().entriesInUse() - mttBefore;
-            final long entries;
-            final long pageSize;
-            final long pinned;
-            long bar1 = 0;
-            long vram = 0;
-            switch (last)
-            {
-                case SimMr m ->
-                {
-                    entries = m.mttEntries();
-                    reserved = m.mttEntriesReserved();
-                    pageSize = m.pageSizeBytes();
-                    pinned = m.pinnedPages() << 12;
-                }
-                case SimOdpMr m ->
-                {
-                    entries = reserved;
-                    pageSize = 1L << m.pageShift();
-                    pinned = 0;
-                }
-                case SimPeerMr m ->
-                {
-                    entries = m.mttEntries();
-                    reserved = d.tables().mtt().reservedFor(entries);
-                    pageSize = 1L << d.tables().pageShift(m.lkey());
-                    pinned = 0;
-                    bar1 = m.bar1MappedBytes();
-                    vram = m.buffer().sizeBytes();
-                }
-                default -> throw new IllegalStateException("unexpected MR " + last);
-            }
-            last.close();
+            final Figures f = read(d, last.mr(), d.tables().mtt().counters().entriesInUse() - mttBefore);
+            last.mr().close();
             final long deregNs = lastEvent(d).durationNs();
+            final long entries = f.entries();
+            final long reserved = f.reserved();
+            final long pageSize = f.pageSize();
+            final long pinned = f.pinned();
+            final long bar1 = f.bar1();
+            final long vram = f.vram();
             final One one = new One(kind, pageSize, entries, reserved, pinned, regNs, deregNs, bar1, vram, samples,
                 null);
             return sliceSize < g.sizeBytes() ? scaled(one, g, sliceSize, fabric, d) : one;
@@ -169,8 +180,85 @@ final class GroupMeasure
         }
     }
 
+    /** What one MR takes, read off the simulated MR and tables. */
+    private record Figures(long entries, long reserved, long pageSize, long pinned, long bar1, long vram)
+    {
+    }
+
+    /** A registered region, and how to give its memory back. */
+    private record Region(MemoryRegion mr, Runnable free)
+    {
+    }
+
+    /** One MR's figures; {@code reservedNow} is the MTT entries its registration took from the allocator. */
+    private static Figures read(final SimDevice d, final MemoryRegion mr, final long reservedNow)
+    {
+        return switch (mr)
+        {
+            case SimMr m -> new Figures(m.mttEntries(), m.mttEntriesReserved(), m.pageSizeBytes(),
+                m.pinnedPages() << 12, 0, 0);
+            case SimOdpMr m -> new Figures(reservedNow, reservedNow, 1L << m.pageShift(), 0, 0, 0);
+            case SimPeerMr m -> new Figures(m.mttEntries(), d.tables().mtt().reservedFor(m.mttEntries()),
+                1L << d.tables().pageShift(m.lkey()), 0, m.bar1MappedBytes(), m.buffer().sizeBytes());
+            default -> throw new IllegalStateException("unexpected MR " + mr);
+        };
+    }
+
+    /**
+     * --exact: every region of the group, whole, registered, read, deregistered and freed in turn; the largest
+     * figures of any MR, the smallest MTT count as {@link One#minMttEntries()}.
+     */
+    private static One everyRegion(final SimDevice d, final SimContext c, final UserProcess p,
+        final ProtectionDomain pd, final SimGpu gpu, final Workload.Group g, final Set<Access> access,
+        final boolean scatter, final String kind)
+    {
+        long entries = 0;
+        long minEntries = Long.MAX_VALUE;
+        long reserved = 0;
+        long pageSize = Long.MAX_VALUE;
+        long pinned = 0;
+        long regNs = 0;
+        long deregNs = 0;
+        long bar1 = 0;
+        long vram = 0;
+        for (long i = 0; i < g.count(); i++)
+        {
+            final long before = d.tables().mtt().counters().entriesInUse();
+            final Region r = gpu != null ? gpuMr(gpu, pd, g.sizeBytes(), access, "dmabuf".equals(g.gpu()))
+                : hostMr(c, p, pd, g, g.sizeBytes(), access, scatter);
+            regNs = Math.max(regNs, lastEvent(d).durationNs());
+            final Figures f = read(d, r.mr(), d.tables().mtt().counters().entriesInUse() - before);
+            entries = Math.max(entries, f.entries());
+            minEntries = Math.min(minEntries, f.entries());
+            reserved = Math.max(reserved, f.reserved());
+            pageSize = Math.min(pageSize, f.pageSize());
+            pinned = Math.max(pinned, f.pinned());
+            bar1 = Math.max(bar1, f.bar1());
+            vram = Math.max(vram, f.vram());
+            r.mr().close();
+            deregNs = Math.max(deregNs, lastEvent(d).durationNs());
+            r.free().run();
+        }
+        return new One(kind, pageSize, entries, reserved, pinned, regNs, deregNs, bar1, vram, g.count(), null,
+            minEntries);
+    }
+
+    /** --exact for implicit groups: each implicit MR registered, prefetched over the group's whole size, closed. */
+    private static One implicitExact(final SimDevice d, final SimContext c, final ProtectionDomain pd,
+        final Set<Access> access, final Workload.Group g)
+    {
+        One most = null;
+        for (long i = 0; i < g.count(); i++)
+        {
+            final One one = implicit(d, c, pd, access, g, g.sizeBytes());
+            most = most == null || one.mttEntries() > most.mttEntries() ? one : most;
+        }
+        return new One(most.kind(), most.pageSizeBytes(), most.mttEntries(), most.mttReserved(), 0, most.regNs(),
+            most.deregNs(), 0, 0, g.count(), null, most.mttEntries());
+    }
+
     /** A region of host memory, touched as the application would, registered with ibv_reg_mr. */
-    private static MemoryRegion hostMr(final SimContext c, final UserProcess p, final ProtectionDomain pd,
+    private static Region hostMr(final SimContext c, final UserProcess p, final ProtectionDomain pd,
         final Workload.Group g, final long sliceSize, final Set<Access> access, final boolean scatter)
     {
         final Backing backing = switch (g.backing())
@@ -185,33 +273,45 @@ final class GroupMeasure
         {
             p.touch(addr, sliceSize, true);
         }
+        final long spacer = scatter ? c.memory().allocate(sliceSize, backing) : 0;
         if (scatter)
         {
             // A second mapping faulted page by page in step with the region: the pool hands out pages in
             // physical order, so every page of the region has a page of the other mapping between it and the next.
             final long page = backing == Backing.HUGETLB_2M ? 2L << 20 : 1L << 30;
-            final long spacer = c.memory().allocate(sliceSize, backing);
             for (long off = 0; off < sliceSize; off += page)
             {
                 p.touch(addr + off, 1, true);
                 p.touch(spacer + off, 1, true);
             }
         }
-        return g.iovaAlignBytes() == 0 ? pd.regMr(addr, sliceSize, access)
+        final MemoryRegion mr = g.iovaAlignBytes() == 0 ? pd.regMr(addr, sliceSize, access)
             : pd.regMr(addr, sliceSize, g.iovaAlignBytes() + (addr & 4095), access);
+        return new Region(mr, () ->
+        {
+            c.memory().free(addr, sliceSize);
+            if (spacer != 0)
+            {
+                c.memory().free(spacer, sliceSize);
+            }
+        });
     }
 
     /** A GPU buffer registered through the peer-memory client or as a dma-buf. */
-    private static MemoryRegion gpuMr(final SimGpu gpu, final ProtectionDomain pd, final long sliceSize,
+    private static Region gpuMr(final SimGpu gpu, final ProtectionDomain pd, final long sliceSize,
         final Set<Access> access, final boolean dmabuf)
     {
         final GpuBuffer b = gpu.allocate(sliceSize);
         if (!dmabuf)
         {
-            return pd.regMr(b.gpuVa(), sliceSize, access);
+            return new Region(pd.regMr(b.gpuVa(), sliceSize, access), () -> gpu.free(b));
         }
         final int fd = gpu.exportDmabuf(b, 0, sliceSize);
-        return pd.regDmabufMr(0, sliceSize, b.gpuVa(), fd, access);
+        return new Region(pd.regDmabufMr(0, sliceSize, b.gpuVa(), fd, access), () ->
+        {
+            gpu.closeDmabuf(fd);
+            gpu.free(b);
+        });
     }
 
     /**

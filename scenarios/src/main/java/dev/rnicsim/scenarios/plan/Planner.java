@@ -164,6 +164,25 @@ public final class Planner
     public static Plan plan(final DeviceProfile profile, final HostSpec host, final Workload workload,
         final Contiguity contiguity)
     {
+        return plan(profile, host, workload, contiguity, false);
+    }
+
+    /**
+     * Plans a workload as {@link #plan(DeviceProfile, HostSpec, Workload, Contiguity)}, or, with {@code exact},
+     * registering every region of every group whole through its registration path (no sampling, no slices): each
+     * group's figures are then the largest of any of its MRs, and a note gives the range when they differ.
+     *
+     * @param profile    the device.
+     * @param host       the host.
+     * @param workload   the registrations of one process.
+     * @param contiguity which MTT figure of hugetlb groups the verdict uses.
+     * @param exact      true to register every region instead of a sample.
+     * @return the plan.
+     * @throws IllegalArgumentException when the totals do not fit in 64 bits.
+     */
+    public static Plan plan(final DeviceProfile profile, final HostSpec host, final Workload workload,
+        final Contiguity contiguity, final boolean exact)
+    {
         final List<Plan.GroupResult> groups = new ArrayList<>();
         final Notes notes = new Notes();
         final Map<Shape, Plan.GroupResult> measured = new HashMap<>();
@@ -172,13 +191,13 @@ public final class Planner
         {
             final Shape shape = new Shape(g.sizeBytes(), g.backing(), g.access(), g.iovaAlignBytes(),
                 Math.min(g.count(), SAMPLE_MRS), g.implicit(), g.gpu());
-            final Plan.GroupResult m = measured.computeIfAbsent(shape, k -> measure(lifted, host, g, contiguity,
-                notes));
+            final Plan.GroupResult m = exact ? measure(lifted, host, g, contiguity, true, notes)
+                : measured.computeIfAbsent(shape, k -> measure(lifted, host, g, contiguity, false, notes));
             groups.add(new Plan.GroupResult(g.name(), g.count(), g.sizeBytes(), g.backing(), g.lifetime(),
                 m.pageSizeBytes(), m.mttEntriesPerMr(), m.mttReservedPerMr(), m.pinnedBytesPerMr(), m.regNsPerMr(),
                 m.deregNsPerMr(), g.requestsPerSecond(), m.sampled(), m.kind(), m.mttEntriesBest(),
                 m.mttEntriesWorst(), m.bar1BytesPerMr(), m.gpuBytesPerMr(), m.refusal()));
-            if (g.count() > m.sampled() && m.sampled() > 0)
+            if (!exact && g.count() > m.sampled() && m.sampled() > 0)
             {
                 notes.add(String.format(Locale.ROOT, "group %s: measured on %d of %,d MRs, scaled to the rest",
                     g.name(), m.sampled(), g.count()));
@@ -188,7 +207,7 @@ public final class Planner
                 notes.add("group " + g.name() + ": per-request without requestsPerSecond: its cost per second on the "
                     + "request path is not counted");
             }
-            kindNotes(g, m, contiguity, notes);
+            kindNotes(g, m, contiguity, exact, notes);
         }
         try
         {
@@ -213,7 +232,7 @@ public final class Planner
 
     /** What the notes say of a group's kind: the contiguity used, what ODP and GPU groups pin. */
     private static void kindNotes(final Workload.Group g, final Plan.GroupResult m, final Contiguity contiguity,
-        final Notes notes)
+        final boolean exact, final Notes notes)
     {
         if (m.refusal() != null)
         {
@@ -237,8 +256,8 @@ public final class Planner
                 + "limit; the MTT entries of the whole range are reserved at registration");
             case "odp-implicit" -> notes.add("group " + g.name() + ": implicit ODP MRs pin nothing; each 1 GiB of "
                 + "address space reached gets a child MR of " + dev.rnicsim.mtt.AdapterTables.IMPLICIT_CHILD_ENTRIES
-                + " MTT entries on its first fault (measured by prefetching " + Sizes.iec(Math.min(g.sizeBytes(),
-                SAMPLE_REGION_BYTES)) + ")");
+                + " MTT entries on its first fault (measured by prefetching " + Sizes.iec(exact ? g.sizeBytes()
+                : Math.min(g.sizeBytes(), SAMPLE_REGION_BYTES)) + ")");
             case "peer-memory" -> notes.add("group " + g.name() + ": GPU memory through a peer-memory client "
                 + "(nvidia-peermem, assumed loaded): pins GPU pages, maps them through BAR1, no host memory or "
                 + "RLIMIT_MEMLOCK; each process uses its own GPU");
@@ -303,16 +322,23 @@ public final class Planner
 
     /** Measures one group: best and worst contiguity for hugetlb groups, once for the others. */
     private static Plan.GroupResult measure(final DeviceProfile profile, final HostSpec host, final Workload.Group g,
-        final Contiguity contiguity, final Notes notes)
+        final Contiguity contiguity, final boolean exact, final Notes notes)
     {
-        final GroupMeasure.One best = GroupMeasure.measure(profile, host, g, false);
+        final GroupMeasure.One best = exact ? GroupMeasure.exact(profile, host, g, false)
+            : GroupMeasure.measure(profile, host, g, false);
         final boolean hugetlb = g.backing().equals("2m") || g.backing().equals("1g");
-        final GroupMeasure.One worst = hugetlb && best.refusal() == null ? GroupMeasure.measure(profile, host, g, true)
-            : best;
+        final GroupMeasure.One worst = !hugetlb || best.refusal() != null ? best
+            : exact ? GroupMeasure.exact(profile, host, g, true) : GroupMeasure.measure(profile, host, g, true);
         final GroupMeasure.One m = contiguity == Contiguity.BEST ? best : worst;
         if (m.refusal() != null)
         {
             notes.add("group " + g.name() + ": the device refuses its registration: " + m.refusal());
+        }
+        else if (exact)
+        {
+            notes.add(String.format(Locale.ROOT, "group %s: exact: all %,d MRs registered whole%s", g.name(),
+                g.count(), m.minMttEntries() == m.mttEntries() ? "" : String.format(Locale.ROOT, "; MTT entries "
+                + "per MR from %,d to %,d, the largest counted for every MR", m.minMttEntries(), m.mttEntries())));
         }
         else if (g.sizeBytes() > SAMPLE_REGION_BYTES)
         {
