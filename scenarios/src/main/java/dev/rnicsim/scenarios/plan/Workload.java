@@ -307,7 +307,8 @@ public record Workload(List<Group> groups)
         }
         catch (final IllegalArgumentException e)
         {
-            throw new IllegalArgumentException(where(source, lines, key, "access") + ": " + e.getMessage(), e);
+            throw new IllegalArgumentException(where(source, lines, key, "access") + ": expected access words "
+                + "separated by commas, got '" + access + "': " + e.getMessage(), e);
         }
         catch (final dev.rnicsim.verbs.VerbsException e)
         {
