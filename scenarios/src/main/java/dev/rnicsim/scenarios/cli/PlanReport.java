@@ -100,12 +100,13 @@ final class PlanReport
             "kind", "lifetime", "page size", "MTT per MR", "pinned/MR", "reg/MR", "dereg/MR");
         for (final Plan.GroupResult g : plan.groups())
         {
+            final String mtt = String.format(Locale.ROOT, "%,d", g.mttEntriesPerMr())
+                + (g.mttReservedPerMr() != g.mttEntriesPerMr() ? String.format(Locale.ROOT, " (%,d)",
+                g.mttReservedPerMr()) : "");
             out.printf(Locale.ROOT, "%-16s %,12d %10s %8s %12s %12s %12s %12s %12s %12s %12s%n", g.name(), g.mrs(),
                 Sizes.iec(g.sizeBytes()), g.backing(), g.refusal() != null ? "refused" : g.kind(),
-                g.lifetime().word(), Sizes.iec(g.pageSizeBytes()), String.format(Locale.ROOT, "%,d", g.mttEntriesPerMr())
-                + (g.mttReservedPerMr() != g.mttEntriesPerMr() ? String.format(Locale.ROOT, " (%,d)",
-                g.mttReservedPerMr()) : ""), Sizes.iec(g.pinnedBytesPerMr()), Sizes.duration(g.regNsPerMr()),
-                Sizes.duration(g.deregNsPerMr()));
+                g.lifetime().word(), Sizes.iec(g.pageSizeBytes()), mtt, Sizes.iec(g.pinnedBytesPerMr()),
+                Sizes.duration(g.regNsPerMr()), Sizes.duration(g.deregNsPerMr()));
         }
         final Plan.Totals t = plan.totals();
         out.printf(Locale.ROOT, "total%s: %,d MRs, %,d MTT entries, %s pinned%n", t.processes() > 1 ? " over "

@@ -50,7 +50,8 @@ class PlanCommandTest
         assertThat(root.path("firstLimit").path("atMr").asLong()).isEqualTo(129);
         assertThat(root.path("firstLimit").path("group").asText()).isEqualTo("small");
         assertThat(root.path("firstLimit").path("process").asInt()).isEqualTo(1);
-        assertThat(root.path("firstLimit").path("message").asText()).startsWith("MTT entries exhausted at the 129th MR");
+        assertThat(root.path("firstLimit").path("message").asText())
+            .startsWith("MTT entries exhausted at the 129th MR");
     }
 
     @Test
