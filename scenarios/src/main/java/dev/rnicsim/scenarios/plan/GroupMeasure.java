@@ -47,10 +47,12 @@ import java.util.Set;
  * A region above {@link Planner#SAMPLE_REGION_BYTES} is measured on a slice of that size and scaled. A device that
  * refuses the registration (no ODP, no dma-buf) gives a result with the refusal and no figures.
  *
- * <p>Stateless; each call builds its own simulated fabric. Not thread safe (the fabric is not).
+ * <p>Stateless and thread safe: each call builds its own simulated fabrics, each used by one thread.
  */
 final class GroupMeasure
 {
+    /** Simulated hosts an exact measurement of a group shares its regions between, one thread each. */
+    private static final int EXACT_SHARES = 2;
     /** Bytes one PREFETCH advice covers when an implicit group is measured. */
     private static final long PREFETCH_CHUNK_BYTES = 256L << 20;
 
@@ -102,8 +104,9 @@ final class GroupMeasure
 
     /**
      * Registers every region of the group, whole, one after the other: each is registered, read, deregistered and
-     * freed before the next, so the simulated host holds one region at a time; the figures are the largest of any
-     * MR (MTT entries, pins, time), with the smallest MTT count beside them.
+     * freed before the next, so a simulated host holds one region at a time; the regions are shared between two
+     * simulated hosts measured on two threads. The figures are the largest of any MR (MTT entries, pins, time),
+     * with the smallest MTT count beside them.
      *
      * @param profile the device (capacity limits lifted).
      * @param host    the host.
@@ -114,7 +117,28 @@ final class GroupMeasure
     static One exact(final DeviceProfile profile, final Planner.HostSpec host, final Workload.Group g,
         final boolean worst)
     {
-        return run(profile, host, g, worst, true);
+        if (g.count() < EXACT_SHARES || g.implicit())
+        {
+            return run(profile, host, g, worst, true);
+        }
+        // The regions are registered one at a time, each alone on the host: two simulated hosts take half each, on
+        // two threads (each fabric is used by one thread only). Always two shares, whatever the machine, so that
+        // the figures do not depend on it.
+        final long half = g.count() / EXACT_SHARES;
+        final List<One> parts = java.util.stream.Stream.of(g.with(half, g.sizeBytes(), g.backing()),
+            g.with(g.count() - half, g.sizeBytes(), g.backing())).parallel()
+            .map(part -> run(profile, host, part, worst, true)).toList();
+        final One a = parts.get(0);
+        final One b = parts.get(1);
+        if (a.refusal() != null || b.refusal() != null)
+        {
+            return a.refusal() != null ? a : b;
+        }
+        return new One(a.kind(), Math.min(a.pageSizeBytes(), b.pageSizeBytes()), Math.max(a.mttEntries(),
+            b.mttEntries()), Math.max(a.mttReserved(), b.mttReserved()), Math.max(a.pinnedBytes(), b.pinnedBytes()),
+            Math.max(a.regNs(), b.regNs()), Math.max(a.deregNs(), b.deregNs()), Math.max(a.bar1Bytes(),
+            b.bar1Bytes()), Math.max(a.gpuBytes(), b.gpuBytes()), a.samples() + b.samples(), null,
+            Math.min(a.minMttEntries(), b.minMttEntries()));
     }
 
     private static One run(final DeviceProfile profile, final Planner.HostSpec host, final Workload.Group g,
