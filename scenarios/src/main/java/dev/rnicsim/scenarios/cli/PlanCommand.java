@@ -363,7 +363,7 @@ final class PlanCommand implements Callable<Integer>
         {
             final ObjectMapper m = new ObjectMapper();
             final ObjectNode root = m.createObjectNode();
-            root.put("device", result.device());
+            root.set("device", PlanReport.device(deviceSource));
             root.put("sweep", sweep);
             root.put("cpuPages", cpuPages);
             root.set("group", m.valueToTree(workload.groups().get(0)));
@@ -377,14 +377,7 @@ final class PlanCommand implements Callable<Integer>
                     .put("mttEntriesReserved", r.plan().totals().mttEntries())
                     .put("pinnedBytes", r.plan().totals().pinnedBytes())
                     .put("registrationTimeNs", r.plan().totals().registrationTimeNs());
-                if (r.plan().firstLimit() == null)
-                {
-                    row.putNull("firstLimit");
-                }
-                else
-                {
-                    row.put("firstLimit", r.plan().firstLimit());
-                }
+                row.set("firstLimit", PlanReport.firstLimit(r.plan().breach()));
             }
             out.println(m.writerWithDefaultPrettyPrinter().writeValueAsString(root));
             return Rnicsim.OK;

@@ -135,18 +135,12 @@ final class PlanReport
     }
 
     /**
-     * @param plan     the plan.
-     * @param host     the host it was made for.
-     * @param workload the workload.
-     * @param device   the device and where its attributes came from.
-     * @return the plan as JSON: sizes in bytes, times in ns.
+     * @param device the device and where its attributes came from.
+     * @return {@code {"name", "driver", "source", "attributes": {NAME: {"value", "from"}}}}.
      */
-    static ObjectNode json(final Plan plan, final Planner.HostSpec host, final Workload workload,
-        final DeviceSource device)
+    static ObjectNode device(final DeviceSource device)
     {
-        final ObjectMapper m = new ObjectMapper();
-        final ObjectNode root = m.createObjectNode();
-        final ObjectNode d = root.putObject("device");
+        final ObjectNode d = new ObjectMapper().createObjectNode();
         d.put("name", device.profile().name()).put("driver", device.profile().driver()).put("source",
             device.source());
         final ObjectNode attributes = d.putObject("attributes");
@@ -168,6 +162,33 @@ final class PlanReport
             }
             a.put("from", (String)e.getValue()[1]);
         }
+        return d;
+    }
+
+    /**
+     * @param breach the first limit to break, or null.
+     * @return it as JSON ({@code limit}, {@code atMr}, {@code group}, {@code process}, {@code message}), or a JSON
+     *         null when everything fits.
+     */
+    static com.fasterxml.jackson.databind.JsonNode firstLimit(final Plan.Breach breach)
+    {
+        final ObjectMapper m = new ObjectMapper();
+        return breach == null ? m.nullNode() : m.valueToTree(breach);
+    }
+
+    /**
+     * @param plan     the plan.
+     * @param host     the host it was made for.
+     * @param workload the workload.
+     * @param device   the device and where its attributes came from.
+     * @return the plan as JSON: sizes in bytes, times in ns.
+     */
+    static ObjectNode json(final Plan plan, final Planner.HostSpec host, final Workload workload,
+        final DeviceSource device)
+    {
+        final ObjectMapper m = new ObjectMapper();
+        final ObjectNode root = m.createObjectNode();
+        root.set("device", device(device));
         final ObjectNode h = root.putObject("host");
         h.put("ramBytes", host.ramBytes());
         if (host.memlockBytes() < 0)
@@ -200,14 +221,7 @@ final class PlanReport
             }
             o.put("unit", l.unit()).put("fits", l.fits());
         }
-        if (plan.breach() == null)
-        {
-            root.putNull("firstLimit");
-        }
-        else
-        {
-            root.set("firstLimit", m.valueToTree(plan.breach()));
-        }
+        root.set("firstLimit", firstLimit(plan.breach()));
         root.set("cache", m.valueToTree(plan.cache()));
         root.set("advice", m.valueToTree(plan.advice()));
         root.set("settings", m.valueToTree(plan.settings()));

@@ -245,7 +245,9 @@ class PlanOptionsCommandTest
         final JsonNode s = json(rnicsim("plan", "--workload", w, "--sweep", "size", "--from", "1M", "--to", "64M",
             "--svg", svg.toString(), "--json", "--memlock", "unlimited", "--hugepages2m", "1024"));
         assertThat(Files.exists(svg)).isTrue();
-        assertThat(s.path("device").asText()).startsWith("connectx5");
+        assertThat(s.path("device").path("name").asText()).isEqualTo("connectx5");
+        assertThat(s.path("device").path("attributes").path("page_size_cap").path("from").asText())
+            .isEqualTo("profile");
         assertThat(s.path("sweep").asText()).isEqualTo("size");
         assertThat(s.path("cpuPages").isBoolean()).isTrue();
         assertThat(s.path("cpuPages").asBoolean()).isFalse();
