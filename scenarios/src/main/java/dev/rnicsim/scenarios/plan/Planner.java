@@ -27,6 +27,9 @@ public final class Planner
     /** Largest region registered whole to measure it: larger ones are measured on a slice of this size. */
     public static final long SAMPLE_REGION_BYTES = 1L << 30;
 
+    /** Largest region {@code --exact} registers whole: 1 TiB (with a hugetlb worst case, twice that is mapped). */
+    public static final long EXACT_MAX_REGION_BYTES = 1L << 40;
+
     /** Most MRs whose MTT reservations are replayed one by one on the device's allocator; beyond, arithmetic. */
     public static final long REPLAY_MRS = 1L << 22;
 
@@ -178,11 +181,25 @@ public final class Planner
      * @param contiguity which MTT figure of hugetlb groups the verdict uses.
      * @param exact      true to register every region instead of a sample.
      * @return the plan.
-     * @throws IllegalArgumentException when the totals do not fit in 64 bits.
+     * @throws IllegalArgumentException when the totals do not fit in 64 bits, or, with {@code exact}, a region is
+     *                                  above {@link #EXACT_MAX_REGION_BYTES}.
      */
     public static Plan plan(final DeviceProfile profile, final HostSpec host, final Workload workload,
         final Contiguity contiguity, final boolean exact)
     {
+        if (exact)
+        {
+            for (final Workload.Group g : workload.groups())
+            {
+                if (g.sizeBytes() > EXACT_MAX_REGION_BYTES)
+                {
+                    throw new IllegalArgumentException(String.format(Locale.ROOT, "--exact: group '%s' has regions of"
+                        + " %s; --exact registers regions of at most %s whole (a simulated host holds one at a time):"
+                        + " plan it without --exact", g.name(), Sizes.iec(g.sizeBytes()),
+                        Sizes.iec(EXACT_MAX_REGION_BYTES)));
+                }
+            }
+        }
         final List<Plan.GroupResult> groups = new ArrayList<>();
         final Notes notes = new Notes();
         final Map<Shape, Plan.GroupResult> measured = new HashMap<>();

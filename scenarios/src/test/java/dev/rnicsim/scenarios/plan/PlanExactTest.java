@@ -1,6 +1,7 @@
 package dev.rnicsim.scenarios.plan;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.rnicsim.mtt.MttConfig;
 import dev.rnicsim.pagetable.UserProcess;
@@ -92,5 +93,16 @@ class PlanExactTest
         // The other groups do not depend on contiguity and still agree.
         assertThat(exact.groups().get(0).mttEntriesPerMr()).isEqualTo(sampled.groups().get(0).mttEntriesPerMr());
         assertThat(exact.groups().get(2).mttEntriesPerMr()).isEqualTo(sampled.groups().get(2).mttEntriesPerMr());
+    }
+
+    @Test
+    void shouldRefuseRegionsAboveOneTibWithAMessageInsteadOfRunningOutOfHeap()
+    {
+        final Workload w = Workload.parse("w.yaml", "groups:\n  - name: big\n    count: 2\n    size: 3T\n"
+            + "    backing: 1g\n");
+        assertThatThrownBy(() -> Planner.plan(DeviceProfiles.connectx5(), HOST, w, Planner.Contiguity.WORST, true))
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessage("--exact: group 'big' has regions of 3 TiB; --exact registers regions of at most 1 TiB whole "
+                + "(a simulated host holds one at a time): plan it without --exact");
     }
 }
