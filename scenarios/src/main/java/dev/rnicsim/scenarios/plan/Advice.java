@@ -204,18 +204,25 @@ final class Advice
     {
         if (again.breach() != null && again.breach().limit().equals(FirstLimit.REFUSED))
         {
-            final Plan.GroupResult g = again.groups().stream().filter(r -> r.refusal() != null).findFirst()
-                .orElseThrow();
-            out.add(BEYOND + "the refusal of group '" + g.name() + "' (" + profile.name() + " general_odp_caps 0x"
-                + Integer.toHexString(profile.attributes().odpCaps().generalCaps()) + "): " + switch (g.kind())
+            final boolean odp = profile.attributes().odpCaps().supported();
+            for (final Plan.GroupResult g : again.groups())
+            {
+                if (g.refusal() == null)
                 {
-                    case "odp" -> "use a device with ODP (general_odp_caps ODP_SUPPORT), or register the group "
-                        + "pinned (drop odp from its access)";
-                    case "odp-implicit" -> "use a device with implicit ODP (general_odp_caps ODP_SUPPORT_IMPLICIT), "
-                        + "or register explicit ODP MRs";
-                    case "dmabuf" -> "use a device whose driver registers dma-bufs (mlx5), or gpu: peer-memory";
-                    default -> "use a device that has the capability, or change the group's access or backing";
-                });
+                    continue;
+                }
+                out.add(BEYOND + "the refusal of group '" + g.name() + "' (" + profile.name() + " general_odp_caps 0x"
+                    + Integer.toHexString(profile.attributes().odpCaps().generalCaps()) + "): " + switch (g.kind())
+                    {
+                        case "odp" -> "use a device with ODP (general_odp_caps ODP_SUPPORT), or register the group "
+                            + "pinned (drop odp from its access)";
+                        case "odp-implicit" -> odp ? "use a device with implicit ODP (general_odp_caps "
+                            + "ODP_SUPPORT_IMPLICIT), or register explicit ODP MRs" : "use a device with ODP "
+                            + "(general_odp_caps ODP_SUPPORT and ODP_SUPPORT_IMPLICIT), or register the group pinned";
+                        case "dmabuf" -> "use a device whose driver registers dma-bufs (mlx5), or gpu: peer-memory";
+                        default -> "use a device that has the capability, or change the group's access or backing";
+                    });
+            }
             return;
         }
         boolean said = out.lines.stream().anyMatch(l -> l.startsWith(BEYOND));
