@@ -240,6 +240,12 @@ final class PlanCommand implements Callable<Integer>
         }
         final Planner.HostSpec host = new Planner.HostSpec(ramBytes, memlockBytes, capIpcLock, hugepages2M,
             hugepages1G, maxMapCount, processes, gpuMemoryBytes, gpuBar1Bytes);
+        if (sweep != null && (exact || spec.commandLine().getParseResult().hasMatchedOption("--contiguity")))
+        {
+            err.println("--exact and --contiguity do not go with --sweep: a sweep plans contiguous huge pages (the best"
+                + " case); --cpu-pages gives one MR page per CPU page");
+            return Rnicsim.MALFORMED;
+        }
         if (sweep != null)
         {
             return sweep(device, host, workload);

@@ -75,6 +75,10 @@ class PlanKindsCommandTest
         final Result bad = rnicsim("plan", "--workload", w.toString(), "--contiguity", "average");
         assertThat(bad.code()).isEqualTo(2);
         assertThat(bad.err()).contains("--contiguity average: expected best or worst");
+        final Result sweep = rnicsim("plan", "--workload", w.toString(), "--contiguity", "worst", "--sweep", "size",
+            "--from", "2M", "--to", "64M", "--svg", dir.resolve("s.svg").toString());
+        assertThat(sweep.code()).isEqualTo(2);
+        assertThat(sweep.err()).contains("--exact and --contiguity do not go with --sweep");
     }
 
     @Test
