@@ -96,16 +96,17 @@ final class PlanCommand implements Callable<Integer>
     @Option(names = "--hugepages1g", paramLabel = "N", defaultValue = "0", description = "1 GiB pages reserved.")
     private long hugepages1G;
 
-    @Option(names = "--max-map-count", paramLabel = "N", defaultValue = "65530", description = "vm.max_map_count.")
-    private int maxMapCount;
-
     @Option(names = "--fork-safe", description = "libibverbs fork support (RDMAV_FORK_SAFE=1): each MR's "
         + "MADV_DONTFORK splits a mapping, 2 per MR against vm.max_map_count.")
     private boolean forkSafe;
 
+    @Option(names = "--max-map-count", paramLabel = "N", defaultValue = "65530", description = "vm.max_map_count.")
+    private int maxMapCount;
+
     @Option(names = "--workload", paramLabel = "FILE",
-        description = "The workload, JSON or YAML (.yaml/.yml): groups of name, count, size, backing (4k|thp|2m|1g), "
-            + "access, iovaAlign, lifetime (static|per-request|cached), requestsPerSecond. This or --smaps.")
+        description = "The workload, JSON or YAML (.yaml/.yml): groups of name, count, size, backing "
+            + "(4k|thp|2m|1g|gpu), access (odp for ODP MRs), implicit, gpu (peer-memory|dmabuf), iovaAlign, lifetime "
+            + "(static|per-request|cached), requestsPerSecond. This or --smaps.")
     private Path workloadFile;
 
     @Option(names = "--smaps", paramLabel = "FILE",
@@ -136,6 +137,26 @@ final class PlanCommand implements Callable<Integer>
 
     @Option(names = "--json", description = "Print the plan (or the sweep) as JSON.")
     private boolean json;
+
+    @Option(names = "--contiguity", paramLabel = "best|worst", defaultValue = "worst",
+        description = "Which MTT figure of hugetlb groups the verdict uses: physically contiguous huge pages (best) "
+            + "or no two adjacent (worst, the default).")
+    private String contiguity;
+
+    @Option(names = "--gpu-memory", paramLabel = "SIZE", defaultValue = "16G",
+        description = "Memory of the GPU each process registers its gpu groups on (default ${DEFAULT-VALUE}).")
+    private String gpuMemory;
+
+    @Option(names = "--gpu-bar1", paramLabel = "SIZE", defaultValue = "256M",
+        description = "BAR1 aperture of that GPU, which GPU MRs map (default ${DEFAULT-VALUE}).")
+    private String gpuBar1;
+
+    @Option(names = "--exact", description = "Register every region of every group whole through its registration "
+        + "path instead of a sample scaled (slower; one region is held at a time).")
+    private boolean exact;
+
+    /** The device's source, for --json. */
+    private PlanReport.DeviceSource deviceSource;
 
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
@@ -201,8 +222,34 @@ final class PlanCommand implements Callable<Integer>
             err.println(e.getMessage());
             return Rnicsim.MALFORMED;
         }
+        final Long gpuMemoryBytes = Units.parseSize(gpuMemory);
+        final Long gpuBar1Bytes = Units.parseSize(gpuBar1);
+        if (gpuMemoryBytes == null || gpuMemoryBytes < 1 || gpuMemoryBytes > dev.rnicsim.simnic.SimGpu.MAX_VRAM_BYTES
+            || gpuBar1Bytes == null || gpuBar1Bytes < 1)
+        {
+            err.println("--gpu-memory " + gpuMemory + " --gpu-bar1 " + gpuBar1 + ": expected sizes such as 80G and "
+                + "256M (GPU memory at most 1T)");
+            return Rnicsim.MALFORMED;
+        }
+        final Planner.Contiguity contiguityCase = switch (contiguity)
+        {
+            case "best" -> Planner.Contiguity.BEST;
+            case "worst" -> Planner.Contiguity.WORST;
+            default -> null;
+        };
+        if (contiguityCase == null)
+        {
+            err.println("--contiguity " + contiguity + ": expected best or worst");
+            return Rnicsim.MALFORMED;
+        }
         final Planner.HostSpec host = new Planner.HostSpec(ramBytes, memlockBytes, capIpcLock, hugepages2M,
-            hugepages1G, maxMapCount, processes, forkSafe);
+            hugepages1G, maxMapCount, processes, gpuMemoryBytes, gpuBar1Bytes, forkSafe);
+        if (sweep != null && (exact || spec.commandLine().getParseResult().hasMatchedOption("--contiguity")))
+        {
+            err.println("--exact and --contiguity do not go with --sweep: a sweep plans contiguous huge pages (the best"
+                + " case); --cpu-pages gives one MR page per CPU page");
+            return Rnicsim.MALFORMED;
+        }
         if (sweep != null)
         {
             return sweep(device, host, workload);
@@ -215,7 +262,7 @@ final class PlanCommand implements Callable<Integer>
         final Plan plan;
         try
         {
-            plan = Planner.plan(device, host, workload);
+            plan = Planner.plan(device, host, workload, contiguityCase, exact);
         }
         catch (final IllegalArgumentException e)
         {
@@ -224,11 +271,12 @@ final class PlanCommand implements Callable<Integer>
         }
         if (json)
         {
-            printJson(plan, workload);
+            spec.commandLine().getOut().println(new ObjectMapper().writerWithDefaultPrettyPrinter()
+                .writeValueAsString(PlanReport.json(plan, host, workload, deviceSource)));
         }
         else
         {
-            print(plan);
+            PlanReport.text(plan, spec.commandLine().getOut());
         }
         return Rnicsim.OK;
     }
@@ -248,15 +296,11 @@ final class PlanCommand implements Callable<Integer>
         final String text;
         try
         {
-            final String problem = Problems.unreadable(workloadFile != null ? "--workload" : "--smaps", file);
-            if (problem != null && file.toString().isEmpty())
-            {
-                throw new IllegalArgumentException(problem);
-            }
             if (!Files.exists(file))
             {
                 throw new IllegalArgumentException(file + ": no such file");
             }
+            final String problem = Problems.unreadable(file);
             if (problem != null)
             {
                 throw new IllegalArgumentException(file + ": " + problem);
@@ -300,11 +344,6 @@ final class PlanCommand implements Callable<Integer>
             err.println("--sweep expects 'size' or 'count' with --from N --to N --svg FILE");
             return Rnicsim.MALFORMED;
         }
-        if (OutputFile.problem("--svg", svg) != null)
-        {
-            err.println(OutputFile.problem("--svg", svg));
-            return Rnicsim.MALFORMED;
-        }
         if (workload.groups().size() != 1)
         {
             err.println("--sweep expects a workload of one group, found " + workload.groups().size()
@@ -328,21 +367,13 @@ final class PlanCommand implements Callable<Integer>
             err.println(e.getMessage());
             return Rnicsim.MALFORMED;
         }
-        try
-        {
-            result.writeSvg(svg);
-        }
-        catch (final IOException e)
-        {
-            err.println(OutputFile.failed("--svg", svg, e));
-            return Rnicsim.MALFORMED;
-        }
+        result.writeSvg(svg);
         final PrintWriter out = spec.commandLine().getOut();
         if (json)
         {
             final ObjectMapper m = new ObjectMapper();
             final ObjectNode root = m.createObjectNode();
-            root.put("device", result.device());
+            root.set("device", PlanReport.device(deviceSource));
             root.put("sweep", sweep);
             root.put("cpuPages", cpuPages);
             root.set("group", m.valueToTree(workload.groups().get(0)));
@@ -356,14 +387,7 @@ final class PlanCommand implements Callable<Integer>
                     .put("mttEntriesReserved", r.plan().totals().mttEntries())
                     .put("pinnedBytes", r.plan().totals().pinnedBytes())
                     .put("registrationTimeNs", r.plan().totals().registrationTimeNs());
-                if (r.plan().firstLimit() == null)
-                {
-                    row.putNull("firstLimit");
-                }
-                else
-                {
-                    row.put("firstLimit", r.plan().firstLimit());
-                }
+                row.set("firstLimit", PlanReport.firstLimit(r.plan().breach()));
             }
             out.println(m.writerWithDefaultPrettyPrinter().writeValueAsString(root));
             return Rnicsim.OK;
@@ -386,6 +410,7 @@ final class PlanCommand implements Callable<Integer>
     private DeviceProfile device() throws IOException
     {
         DeviceProfile p;
+        final String[] source;
         if (devinfo != null && spec.commandLine().getParseResult().hasMatchedOption("--profile"))
         {
             throw new IllegalArgumentException("--profile and --devinfo: give one device, not both");
@@ -405,19 +430,17 @@ final class PlanCommand implements Callable<Integer>
                 a = ctx.queryDevice();
             }
             p = DevinfoReader.parse(DevinfoWriter.write(DevinfoCommand.hcaId(d), a), d.name()).profile();
+            source = new String[] {"device " + deviceName, "device"};
         }
         else if (devinfo != null)
         {
-            final String problem = Problems.unreadable("--devinfo", devinfo);
-            if (problem != null && devinfo.toString().isEmpty())
-            {
-                throw new IllegalArgumentException(problem);
-            }
+            final String problem = Problems.unreadable(devinfo);
             if (problem != null)
             {
                 throw new IllegalArgumentException(devinfo + ": " + problem);
             }
             p = DevinfoReader.read(devinfo).profile();
+            source = new String[] {"dump " + devinfo, "dump"};
         }
         else
         {
@@ -427,6 +450,7 @@ final class PlanCommand implements Callable<Integer>
                     + DeviceProfiles.builtIn().keySet());
             }
             p = DeviceProfiles.byName(profile);
+            source = new String[] {"profile " + profile, "profile"};
         }
         if ((logNumMtt != null || logMttsPerSeg != null) && p.mtt().allocator() != MttAllocatorKind.BUDDY)
         {
@@ -456,90 +480,10 @@ final class PlanCommand implements Callable<Integer>
                 throw new IllegalArgumentException("--set " + e.getMessage(), e);
             }
         }
+        final java.util.Set<String> setNames = new java.util.HashSet<>();
+        overrides.forEach(o -> setNames.add(o.split("=", 2)[0].strip()));
+        deviceSource = new PlanReport.DeviceSource(p, source[0], source[1], setNames, logNumMtt != null
+            || logMttsPerSeg != null);
         return p;
-    }
-
-    private void print(final Plan plan)
-    {
-        final PrintWriter out = spec.commandLine().getOut();
-        out.println("device " + plan.device());
-        out.printf("%-16s %12s %10s %8s %12s %12s %12s %12s %12s %12s%n", "group", "MRs", "size", "backing",
-            "lifetime", "page size", "MTT per MR", "pinned/MR", "reg/MR", "dereg/MR");
-        for (final Plan.GroupResult g : plan.groups())
-        {
-            out.printf(Locale.ROOT, "%-16s %,12d %10s %8s %12s %12s %12s %12s %12s %12s%n", g.name(), g.mrs(),
-                Units.bytes(g.sizeBytes()), g.backing(), g.lifetime().word(), Units.bytes(g.pageSizeBytes()),
-                g.mttEntriesPerMr() + (g.mttReservedPerMr() != g.mttEntriesPerMr() ? " (" + g.mttReservedPerMr() + ")"
-                    : ""), Units.bytes(g.pinnedBytesPerMr()), Units.duration(g.regNsPerMr()),
-                Units.duration(g.deregNsPerMr()));
-        }
-        final Plan.Totals t = plan.totals();
-        out.printf(Locale.ROOT, "total%s: %,d MRs, %,d MTT entries, %s pinned; translation state %,d entries for a "
-            + "cache of %,d%n", t.processes() > 1 ? " over " + t.processes() + " processes" : "", t.mrs(),
-            t.mttEntries(), Units.bytes(t.pinnedBytes()), t.cacheFootprint(), t.cacheEntries());
-        out.printf(Locale.ROOT, "time%s: %s to register at start-up (static groups), %s on first use (cached groups), "
-            + "%s of registration per second on the request path (per-request groups)%n", t.processes() > 1
-            ? " per process" : "", Units.duration(t.registrationTimeNs()), Units.duration(t.firstUseTimeNs()),
-            Units.duration(t.hotPathNsPerSecond()));
-        out.printf("%-20s %20s %20s %6s%n", "limit", "required", "available", "fits");
-        for (final Plan.Limit l : plan.limits())
-        {
-            out.printf(Locale.ROOT, "%-20s %20s %20s %6s%n", l.name(), show(l.required(), l.unit()),
-                l.available() < 0 ? "unlimited" : show(l.available(), l.unit()), l.fits() ? "yes" : "NO");
-        }
-        out.println(plan.firstLimit() == null ? "everything fits" : "first limit to break: " + plan.firstLimit());
-        for (final String a : plan.advice())
-        {
-            out.println("advice: " + a);
-        }
-        for (final String n : plan.notes())
-        {
-            out.println("note: " + n);
-        }
-    }
-
-    private static String show(final long v, final String unit)
-    {
-        return unit.equals("bytes") ? (v == -1 ? "2^64-1" : Units.bytes(v)) : String.format(Locale.ROOT, "%,d", v);
-    }
-
-    private void printJson(final Plan plan, final Workload workload) throws IOException
-    {
-        final ObjectMapper m = new ObjectMapper();
-        final ObjectNode root = m.createObjectNode();
-        root.put("device", plan.device());
-        root.set("host", m.createObjectNode().put("ramBytes", Units.parse(ram)).put("memlock", memlock)
-            .put("capIpcLock", capIpcLock).put("hugepages2m", hugepages2M).put("hugepages1g", hugepages1G)
-            .put("maxMapCount", maxMapCount).put("processes", processes));
-        root.set("workload", m.valueToTree(workload));
-        root.set("groups", m.valueToTree(plan.groups()));
-        final ObjectNode totals = root.putObject("totals");
-        totals.put("mrs", plan.totals().mrs());
-        totals.put("mttEntries", plan.totals().mttEntries());
-        totals.put("pinnedBytes", plan.totals().pinnedBytes());
-        totals.put("registrationTimeNs", plan.totals().registrationTimeNs());
-        totals.put("firstUseTimeNs", plan.totals().firstUseTimeNs());
-        totals.put("hotPathNsPerSecond", plan.totals().hotPathNsPerSecond());
-        totals.put("processes", plan.totals().processes());
-        totals.put("cacheFootprint", plan.totals().cacheFootprint());
-        totals.put("cacheEntries", plan.totals().cacheEntries());
-        final ArrayNode limits = root.putArray("limits");
-        for (final Plan.Limit l : plan.limits())
-        {
-            limits.addObject().put("name", l.name()).put("required", l.required())
-                .put("available", l.available() < 0 ? null : Long.valueOf(l.available()))
-                .put("unit", l.unit()).put("fits", l.fits());
-        }
-        if (plan.firstLimit() == null)
-        {
-            root.putNull("firstLimit");
-        }
-        else
-        {
-            root.put("firstLimit", plan.firstLimit());
-        }
-        root.set("advice", m.valueToTree(plan.advice()));
-        root.set("notes", m.valueToTree(plan.notes()));
-        spec.commandLine().getOut().println(m.writerWithDefaultPrettyPrinter().writeValueAsString(root));
     }
 }

@@ -4,28 +4,15 @@ import dev.rnicsim.mtt.MptConfig;
 import dev.rnicsim.mtt.MttAllocatorKind;
 import dev.rnicsim.mtt.MttConfig;
 import dev.rnicsim.mtt.MttOccupancy;
-import dev.rnicsim.pagetable.HostConfig;
 import dev.rnicsim.pagetable.UserProcess;
-import dev.rnicsim.scenarios.script.Spec;
-import dev.rnicsim.scenarios.script.Units;
 import dev.rnicsim.simnic.DeviceProfile;
-import dev.rnicsim.simnic.RegistrationEvent;
-import dev.rnicsim.simnic.SimContext;
-import dev.rnicsim.simnic.SimDevice;
 import dev.rnicsim.simnic.SimFabric;
-import dev.rnicsim.simnic.SimHost;
-import dev.rnicsim.simnic.SimMr;
-import dev.rnicsim.verbs.Access;
-import dev.rnicsim.verbs.Backing;
-import dev.rnicsim.verbs.ProtectionDomain;
-import dev.rnicsim.verbs.VerbsException;
+import dev.rnicsim.simnic.SimGpu;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Locale;
-import java.util.Set;
+import java.util.Map;
 
 /**
  * Plans a workload: measures what one MR of each group costs on the simulated registration path (pinning on an
@@ -40,8 +27,28 @@ public final class Planner
     /** Largest region registered whole to measure it: larger ones are measured on a slice of this size. */
     public static final long SAMPLE_REGION_BYTES = 1L << 30;
 
+    /** Largest region {@code --exact} registers whole: 1 TiB (with a hugetlb worst case, twice that is mapped). */
+    public static final long EXACT_MAX_REGION_BYTES = 1L << 40;
+
     /** Most MRs whose MTT reservations are replayed one by one on the device's allocator; beyond, arithmetic. */
     public static final long REPLAY_MRS = 1L << 22;
+
+    /** Which MTT figure of a hugetlb group the verdict uses. */
+    public enum Contiguity
+    {
+        /** Physically contiguous huge pages, merged by drivers that merge (mlx5) into larger MR pages. */
+        BEST,
+        /** No two huge pages physically adjacent: one MTT entry per huge page (a host whose pool has aged). */
+        WORST;
+
+        /**
+         * @return the word used on the command line and in the output.
+         */
+        public String word()
+        {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
 
     /**
      * The host the workload runs on.
@@ -53,12 +60,14 @@ public final class Planner
      * @param hugepages1G   1 GiB pages reserved.
      * @param maxMapCount   {@code vm.max_map_count}.
      * @param processes     processes on the host, each running the whole workload on the one device, at least 1.
+     * @param gpuVramBytes  memory of the GPU each process uses for its {@code gpu} groups, in bytes.
+     * @param gpuBar1Bytes  that GPU's BAR1 aperture, in bytes.
      * @param forkSafe      libibverbs fork support on (RDMAV_FORK_SAFE, ibv_fork_init): every MR is madvised
      *                      MADV_DONTFORK, which splits the mapping it is carved from (memory.c
      *                      {@code ibv_madvise_range}), so each MR counts two mappings against {@code vm.max_map_count}.
      */
     public record HostSpec(long ramBytes, long memlockBytes, boolean capIpcLock, long hugepages2M, long hugepages1G,
-        int maxMapCount, int processes, boolean forkSafe)
+        int maxMapCount, int processes, long gpuVramBytes, long gpuBar1Bytes, boolean forkSafe)
     {
         /**
          * Without fork support.
@@ -69,12 +78,36 @@ public final class Planner
          * @param hugepages2M  2 MiB pages reserved.
          * @param hugepages1G  1 GiB pages reserved.
          * @param maxMapCount  {@code vm.max_map_count}.
-         * @param processes    processes on the host.
+         * @param processes    processes.
+         * @param gpuVramBytes memory of the GPU each process uses, in bytes.
+         * @param gpuBar1Bytes that GPU's BAR1 aperture, in bytes.
          */
         public HostSpec(final long ramBytes, final long memlockBytes, final boolean capIpcLock,
-            final long hugepages2M, final long hugepages1G, final int maxMapCount, final int processes)
+            final long hugepages2M, final long hugepages1G, final int maxMapCount, final int processes,
+            final long gpuVramBytes, final long gpuBar1Bytes)
         {
-            this(ramBytes, memlockBytes, capIpcLock, hugepages2M, hugepages1G, maxMapCount, processes, false);
+            this(ramBytes, memlockBytes, capIpcLock, hugepages2M, hugepages1G, maxMapCount, processes, gpuVramBytes,
+                gpuBar1Bytes, false);
+        }
+
+        /**
+         * With the default GPU (16 GiB of VRAM, a 256 MiB BAR1).
+         *
+         * @param ramBytes     physical memory in bytes.
+         * @param memlockBytes RLIMIT_MEMLOCK in bytes.
+         * @param capIpcLock   CAP_IPC_LOCK.
+         * @param hugepages2M  2 MiB pages reserved.
+         * @param hugepages1G  1 GiB pages reserved.
+         * @param maxMapCount  {@code vm.max_map_count}.
+         * @param processes    processes.
+         * @param forkSafe     libibverbs fork support on.
+         */
+        public HostSpec(final long ramBytes, final long memlockBytes, final boolean capIpcLock,
+            final long hugepages2M, final long hugepages1G, final int maxMapCount, final int processes,
+            final boolean forkSafe)
+        {
+            this(ramBytes, memlockBytes, capIpcLock, hugepages2M, hugepages1G, maxMapCount, processes,
+                DEFAULT_GPU_VRAM_BYTES, SimGpu.DEFAULT_BAR1_BYTES, forkSafe);
         }
 
         /**
@@ -84,6 +117,27 @@ public final class Planner
         public long mappingsPerMr()
         {
             return forkSafe ? 2 : 1;
+        }
+
+        /** GPU memory of a host spec that does not say: 16 GiB, as a script's {@code gpu}. */
+        public static final long DEFAULT_GPU_VRAM_BYTES = 16L << 30;
+
+        /**
+         * Processes with the default GPU (16 GiB of VRAM, a 256 MiB BAR1).
+         *
+         * @param ramBytes     physical memory in bytes.
+         * @param memlockBytes RLIMIT_MEMLOCK in bytes.
+         * @param capIpcLock   CAP_IPC_LOCK.
+         * @param hugepages2M  2 MiB pages reserved.
+         * @param hugepages1G  1 GiB pages reserved.
+         * @param maxMapCount  {@code vm.max_map_count}.
+         * @param processes    processes.
+         */
+        public HostSpec(final long ramBytes, final long memlockBytes, final boolean capIpcLock,
+            final long hugepages2M, final long hugepages1G, final int maxMapCount, final int processes)
+        {
+            this(ramBytes, memlockBytes, capIpcLock, hugepages2M, hugepages1G, maxMapCount, processes,
+                DEFAULT_GPU_VRAM_BYTES, SimGpu.DEFAULT_BAR1_BYTES);
         }
 
         /**
@@ -101,6 +155,32 @@ public final class Planner
         {
             this(ramBytes, memlockBytes, capIpcLock, hugepages2M, hugepages1G, maxMapCount, 1);
         }
+
+        /**
+         * @param settings advised settings.
+         * @return this host with the settings that concern it applied.
+         */
+        HostSpec with(final List<Plan.Setting> settings)
+        {
+            HostSpec h = this;
+            for (final Plan.Setting s : settings)
+            {
+                h = switch (s.name())
+                {
+                    case Advice.NR_HUGEPAGES -> new HostSpec(h.ramBytes, h.memlockBytes, h.capIpcLock, s.value(),
+                        h.hugepages1G, h.maxMapCount, h.processes, h.gpuVramBytes, h.gpuBar1Bytes, h.forkSafe);
+                    case Advice.HUGEPAGES_1G -> new HostSpec(h.ramBytes, h.memlockBytes, h.capIpcLock, h.hugepages2M,
+                        s.value(), h.maxMapCount, h.processes, h.gpuVramBytes, h.gpuBar1Bytes, h.forkSafe);
+                    case Advice.MEMLOCK -> new HostSpec(h.ramBytes, s.value(), h.capIpcLock, h.hugepages2M,
+                        h.hugepages1G, h.maxMapCount, h.processes, h.gpuVramBytes, h.gpuBar1Bytes, h.forkSafe);
+                    case Advice.MAX_MAP_COUNT -> new HostSpec(h.ramBytes, h.memlockBytes, h.capIpcLock,
+                        h.hugepages2M, h.hugepages1G, (int)Math.min(Integer.MAX_VALUE, s.value()), h.processes,
+                        h.gpuVramBytes, h.gpuBar1Bytes, h.forkSafe);
+                    default -> h;
+                };
+            }
+            return h;
+        }
     }
 
     private Planner()
@@ -108,19 +188,71 @@ public final class Planner
     }
 
     /**
-     * Plans a workload. Per process (the limits the kernel keeps per process): RLIMIT_MEMLOCK and
-     * {@code vm.max_map_count}, counted as one mapping per region (an upper bound: regions carved from one
-     * allocation share a mapping). Per device (all processes share it): max_mr and the MTT, whose reservations
-     * are replayed MR by MR on the device's allocator (so mlx4's buddy rounding and fragmentation between groups of
-     * different sizes count) for up to {@link #REPLAY_MRS} MRs. Per host: RAM and the hugetlb pools.
+     * Plans a workload with the verdict on the worst huge-page contiguity.
      *
      * @param profile  the device.
      * @param host     the host.
      * @param workload the registrations of one process.
      * @return the plan.
+     * @throws IllegalArgumentException when the totals do not fit in 64 bits.
      */
     public static Plan plan(final DeviceProfile profile, final HostSpec host, final Workload workload)
     {
+        return plan(profile, host, workload, Contiguity.WORST);
+    }
+
+    /**
+     * Plans a workload. Per process (the limits the kernel keeps per process): RLIMIT_MEMLOCK and
+     * {@code vm.max_map_count}, counted as one mapping per region (an upper bound: regions carved from one
+     * allocation share a mapping), and the GPU's BAR1 and memory (each process uses its own GPU). Per device (all
+     * processes share it): max_mr and the MTT, whose reservations are replayed MR by MR on the device's allocator (so
+     * mlx4's buddy rounding and fragmentation between groups of different sizes count) for up to
+     * {@link #REPLAY_MRS} MRs. Per host: RAM and the hugetlb pools. The advice is checked by planning again with
+     * every setting it gives applied; whatever still breaks is said to be beyond any setting.
+     *
+     * @param profile    the device.
+     * @param host       the host.
+     * @param workload   the registrations of one process.
+     * @param contiguity which MTT figure of hugetlb groups the verdict uses.
+     * @return the plan.
+     * @throws IllegalArgumentException when the totals do not fit in 64 bits.
+     */
+    public static Plan plan(final DeviceProfile profile, final HostSpec host, final Workload workload,
+        final Contiguity contiguity)
+    {
+        return plan(profile, host, workload, contiguity, false);
+    }
+
+    /**
+     * Plans a workload as {@link #plan(DeviceProfile, HostSpec, Workload, Contiguity)}, or, with {@code exact},
+     * registering every region of every group whole through its registration path (no sampling, no slices): each
+     * group's figures are then the largest of any of its MRs, and a note gives the range when they differ.
+     *
+     * @param profile    the device.
+     * @param host       the host.
+     * @param workload   the registrations of one process.
+     * @param contiguity which MTT figure of hugetlb groups the verdict uses.
+     * @param exact      true to register every region instead of a sample.
+     * @return the plan.
+     * @throws IllegalArgumentException when the totals do not fit in 64 bits, or, with {@code exact}, a region is
+     *                                  above {@link #EXACT_MAX_REGION_BYTES}.
+     */
+    public static Plan plan(final DeviceProfile profile, final HostSpec host, final Workload workload,
+        final Contiguity contiguity, final boolean exact)
+    {
+        if (exact)
+        {
+            for (final Workload.Group g : workload.groups())
+            {
+                if (g.sizeBytes() > EXACT_MAX_REGION_BYTES)
+                {
+                    throw new IllegalArgumentException(String.format(Locale.ROOT, "--exact: group '%s' has regions of"
+                        + " %s; --exact registers regions of at most %s whole (a simulated host holds one at a time):"
+                        + " plan it without --exact", g.name(), Sizes.iec(g.sizeBytes()),
+                        Sizes.iec(EXACT_MAX_REGION_BYTES)));
+                }
+            }
+        }
         final List<Plan.GroupResult> groups = new ArrayList<>();
         final Notes notes = new Notes();
         final Map<Shape, Plan.GroupResult> measured = new HashMap<>();
@@ -128,12 +260,14 @@ public final class Planner
         for (final Workload.Group g : workload.groups())
         {
             final Shape shape = new Shape(g.sizeBytes(), g.backing(), g.access(), g.iovaAlignBytes(),
-                Math.min(g.count(), SAMPLE_MRS));
-            final Plan.GroupResult m = measured.computeIfAbsent(shape, k -> measure(lifted, host, g, notes));
+                Math.min(g.count(), SAMPLE_MRS), g.implicit(), g.gpu());
+            final Plan.GroupResult m = exact ? measure(lifted, host, g, contiguity, true, notes)
+                : measured.computeIfAbsent(shape, k -> measure(lifted, host, g, contiguity, false, notes));
             groups.add(new Plan.GroupResult(g.name(), g.count(), g.sizeBytes(), g.backing(), g.lifetime(),
                 m.pageSizeBytes(), m.mttEntriesPerMr(), m.mttReservedPerMr(), m.pinnedBytesPerMr(), m.regNsPerMr(),
-                m.deregNsPerMr(), g.requestsPerSecond(), m.sampled()));
-            if (g.count() > m.sampled() && m.sampled() > 0)
+                m.deregNsPerMr(), g.requestsPerSecond(), m.sampled(), m.kind(), m.mttEntriesBest(),
+                m.mttEntriesWorst(), m.bar1BytesPerMr(), m.gpuBytesPerMr(), m.refusal()));
+            if (!exact && g.count() > m.sampled() && m.sampled() > 0)
             {
                 notes.add(String.format(Locale.ROOT, "group %s: measured on %d of %,d MRs, scaled to the rest",
                     g.name(), m.sampled(), g.count()));
@@ -143,10 +277,21 @@ public final class Planner
                 notes.add("group " + g.name() + ": per-request without requestsPerSecond: its cost per second on the "
                     + "request path is not counted");
             }
+            kindNotes(g, m, contiguity, exact, notes);
         }
         try
         {
-            return total(profile, host, groups, notes, workload);
+            final Plan first = total(profile, host, groups, notes, contiguity);
+            final List<Plan.Setting> settings = new ArrayList<>();
+            final Notes advice = new Notes();
+            Advice.advise(profile, host, groups, workload, first, advice, settings);
+            // The fixed point: plan again with every setting applied; what still breaks, no setting fixes.
+            final Plan again = total(Advice.apply(profile, settings), host.with(settings), groups, new Notes(),
+                contiguity);
+            Advice.beyondSettings(profile, host, again, advice);
+            return new Plan(first.device(), first.groups(), first.totals(), first.limits(), first.firstLimit(),
+                first.breach(), advice.list(), List.copyOf(settings), first.notes(), contiguity.word(),
+                CacheVerdict.of(profile, new SimFabric().costModel(), groups, host.processes()));
         }
         catch (final ArithmeticException e)
         {
@@ -155,13 +300,53 @@ public final class Planner
         }
     }
 
+    /** What the notes say of a group's kind: the contiguity used, what ODP and GPU groups pin. */
+    private static void kindNotes(final Workload.Group g, final Plan.GroupResult m, final Contiguity contiguity,
+        final boolean exact, final Notes notes)
+    {
+        if (m.refusal() != null)
+        {
+            return;
+        }
+        if (m.mttEntriesBest() != m.mttEntriesWorst())
+        {
+            notes.add(String.format(Locale.ROOT, "group %s: %,d MTT entries per MR with physically contiguous huge "
+                + "pages (best), %,d with no two adjacent (worst); the verdict uses the %s case (--contiguity)",
+                g.name(), m.mttEntriesBest(), m.mttEntriesWorst(), contiguity.word()));
+        }
+        else if (g.backing().equals("2m") || g.backing().equals("1g"))
+        {
+            notes.add(String.format(Locale.ROOT, "group %s: %,d MTT entries per MR whether its huge pages are "
+                + "contiguous or not", g.name(), m.mttEntriesBest()));
+        }
+        switch (m.kind())
+        {
+            case "odp" -> notes.add("group " + g.name() + ": ODP MRs pin nothing and RLIMIT_MEMLOCK is not charged; "
+                + "their pages are faulted in on first device access and may be reclaimed, so they count in no RAM "
+                + "limit; the MTT entries of the whole range are reserved at registration");
+            case "odp-implicit" -> notes.add("group " + g.name() + ": implicit ODP MRs pin nothing; each 1 GiB of "
+                + "address space reached gets a child MR of " + dev.rnicsim.mtt.AdapterTables.IMPLICIT_CHILD_ENTRIES
+                + " MTT entries on its first fault (measured by prefetching " + Sizes.iec(exact ? g.sizeBytes()
+                : Math.min(g.sizeBytes(), SAMPLE_REGION_BYTES)) + ")");
+            case "peer-memory" -> notes.add("group " + g.name() + ": GPU memory through a peer-memory client "
+                + "(nvidia-peermem, assumed loaded): pins GPU pages, maps them through BAR1, no host memory or "
+                + "RLIMIT_MEMLOCK; each process uses its own GPU");
+            case "dmabuf" -> notes.add("group " + g.name() + ": GPU memory as dma-bufs (ibv_reg_dmabuf_mr): maps "
+                + "BAR1, no host memory or RLIMIT_MEMLOCK; each process uses its own GPU");
+            default ->
+            {
+            }
+        }
+    }
+
     /** What a measurement depends on: groups of the same shape share one. */
-    private record Shape(long sizeBytes, String backing, String access, long iovaAlignBytes, long samples)
+    private record Shape(long sizeBytes, String backing, String access, long iovaAlignBytes, long samples,
+        boolean implicit, String gpu)
     {
     }
 
     /** Notes and advice, capped so that a workload of many groups does not print thousands of lines. */
-    private static final class Notes
+    static final class Notes
     {
         static final int MAX = 40;
         final List<String> lines = new ArrayList<>();
@@ -202,12 +387,42 @@ public final class Planner
             ? MttConfig.buddy(Math.max(profile.mtt().logNumSegments(), 24), profile.mtt().logMttsPerSeg())
             : MttConfig.exact(1L << MttConfig.MAX_LOG_ENTRIES);
         return profile.withMtt(mtt).withAttributes(profile.attributes().toBuilder()
-            .maxMr((int)Math.min(MptConfig.MAX_MR_LIMIT, 1L << (32 - profile.traits().keyVariantBits())))
-            .maxMrSizeBytes(-1L).build());
+            .maxMr((int)MptConfig.MAX_MR_LIMIT).maxMrSizeBytes(-1L).build());
+    }
+
+    /** Measures one group: best and worst contiguity for hugetlb groups, once for the others. */
+    private static Plan.GroupResult measure(final DeviceProfile profile, final HostSpec host, final Workload.Group g,
+        final Contiguity contiguity, final boolean exact, final Notes notes)
+    {
+        final GroupMeasure.One best = exact ? GroupMeasure.exact(profile, host, g, false)
+            : GroupMeasure.measure(profile, host, g, false);
+        final boolean hugetlb = g.backing().equals("2m") || g.backing().equals("1g");
+        final GroupMeasure.One worst = !hugetlb || best.refusal() != null ? best
+            : exact ? GroupMeasure.exact(profile, host, g, true) : GroupMeasure.measure(profile, host, g, true);
+        final GroupMeasure.One m = contiguity == Contiguity.BEST ? best : worst;
+        if (m.refusal() != null)
+        {
+            notes.add("group " + g.name() + ": the device refuses its registration: " + m.refusal());
+        }
+        else if (exact)
+        {
+            notes.add(String.format(Locale.ROOT, "group %s: exact: all %,d MRs registered whole%s", g.name(),
+                g.count(), m.minMttEntries() == m.mttEntries() ? "" : String.format(Locale.ROOT, "; MTT entries "
+                + "per MR from %,d to %,d, the largest counted for every MR", m.minMttEntries(), m.mttEntries())));
+        }
+        else if (g.sizeBytes() > SAMPLE_REGION_BYTES)
+        {
+            notes.add(String.format(Locale.ROOT, "group %s: one MR of %s measured on a %s slice, scaled x%.0f",
+                g.name(), Sizes.iec(g.sizeBytes()), Sizes.iec(SAMPLE_REGION_BYTES),
+                (double)g.sizeBytes() / SAMPLE_REGION_BYTES));
+        }
+        return new Plan.GroupResult(g.name(), g.count(), g.sizeBytes(), g.backing(), g.lifetime(), m.pageSizeBytes(),
+            m.mttEntries(), m.mttReserved(), m.pinnedBytes(), m.regNs(), m.deregNs(), g.requestsPerSecond(),
+            m.samples(), m.kind(), best.mttEntries(), worst.mttEntries(), m.bar1Bytes(), m.gpuBytes(), m.refusal());
     }
 
     private static Plan total(final DeviceProfile profile, final HostSpec host, final List<Plan.GroupResult> groups,
-        final Notes notes, final Workload workload)
+        final Notes notes, final Contiguity contiguity)
     {
         final int n = host.processes();
         long mrs = 0;
@@ -220,12 +435,16 @@ public final class Planner
         long maxRegion = 0;
         long pages2M = 0;
         long pages1G = 0;
+        long bar1 = 0;
+        long vram = 0;
         for (final Plan.GroupResult r : groups)
         {
             mrs = Math.addExact(mrs, r.mrs());
             mtt = Math.addExact(mtt, Math.multiplyExact(r.mrs(), r.mttReservedPerMr()));
             pinned = Math.addExact(pinned, Math.multiplyExact(r.mrs(), r.pinnedBytesPerMr()));
             pinnedRam = Math.addExact(pinnedRam, Math.multiplyExact(r.mrs(), ramPerMr(r)));
+            bar1 = Math.addExact(bar1, Math.multiplyExact(r.mrs(), r.bar1BytesPerMr()));
+            vram = Math.addExact(vram, Math.multiplyExact(r.mrs(), r.gpuBytesPerMr()));
             switch (r.lifetime())
             {
                 case STATIC -> startNs = Math.addExact(startNs, Math.multiplyExact(r.mrs(), r.regNsPerMr()));
@@ -233,23 +452,26 @@ public final class Planner
                 case PER_REQUEST -> hotNs = Math.addExact(hotNs, Math.multiplyExact(r.requestsPerSecond(),
                     r.regNsPerMr() + r.deregNsPerMr()));
             }
-            maxRegion = Math.max(maxRegion, r.sizeBytes());
+            maxRegion = r.backing().equals("gpu") || r.kind().equals("odp-implicit") ? maxRegion
+                : Math.max(maxRegion, r.sizeBytes());
             pages2M = Math.addExact(pages2M, Math.multiplyExact(r.mrs(), hugePagesPerMr(r, "2m")));
             pages1G = Math.addExact(pages1G, Math.multiplyExact(r.mrs(), hugePagesPerMr(r, "1g")));
         }
         final long mttCapacity = profile.mtt().entries();
-        final long maxMr = profile.registrableMrs();
+        final long maxMr = profile.attributes().maxMr() - 1L;
         final long memlock = host.capIpcLock() ? -1 : host.memlockBytes();
         final long ramFree = host.ramBytes() - poolBytes(host);
         final Replay replay = replay(profile, groups, n);
-        if (replay.replayedMrs < Math.multiplyExact((long)n, mrs) && replay.failedAt < 0)
+        final long withEntries = Math.multiplyExact((long)n, groups.stream().filter(g -> g.mttEntriesPerMr() > 0)
+            .mapToLong(Plan.GroupResult::mrs).sum());
+        if (replay.replayedMrs < withEntries && replay.failedAt < 0)
         {
             notes.add(String.format(Locale.ROOT, "MTT reservations replayed on the allocator for the first %,d of "
-                + "%,d MRs; the rest added up", replay.replayedMrs, (long)n * mrs));
+                + "%,d MRs; the rest added up", replay.replayedMrs, withEntries));
         }
         final long nMtt = Math.multiplyExact((long)n, mtt);
         final boolean mttFits = nMtt <= mttCapacity && replay.failedAt < 0;
-        final List<Plan.Limit> limits = List.of(
+        final List<Plan.Limit> limits = new ArrayList<>(List.of(
             limit("max_mr", Math.multiplyExact((long)n, mrs), maxMr, "MRs"),
             new Plan.Limit("MTT entries", nMtt, mttCapacity, mttFits, "entries"),
             limit("max_mr_size", maxRegion, profile.attributes().maxMrSizeBytes(), "bytes"),
@@ -257,8 +479,14 @@ public final class Planner
             limit("vm.max_map_count", Math.multiplyExact(mrs, host.mappingsPerMr()), host.maxMapCount(), "mappings"),
             limit("hugetlb 2 MiB pool", Math.multiplyExact((long)n, pages2M), host.hugepages2M(), "pages"),
             limit("hugetlb 1 GiB pool", Math.multiplyExact((long)n, pages1G), host.hugepages1G(), "pages"),
-            limit("RAM", Math.multiplyExact((long)n, pinnedRam), ramFree, "bytes"));
-        final String first = firstLimit(groups, profile, host, maxMr, mttCapacity, memlock, ramFree, replay);
+            limit("RAM", Math.multiplyExact((long)n, pinnedRam), ramFree, "bytes")));
+        if (groups.stream().anyMatch(g -> g.backing().equals("gpu")))
+        {
+            limits.add(limit("GPU BAR1", bar1, host.gpuBar1Bytes(), "bytes"));
+            limits.add(limit("GPU memory", vram, host.gpuVramBytes(), "bytes"));
+        }
+        final Plan.Breach first = FirstLimit.find(groups, profile, host, maxMr, mttCapacity, memlock, ramFree,
+            replay);
         if (host.forkSafe())
         {
             notes.add("--fork-safe: each MR is MADV_DONTFORK (ibv_fork_init), splitting the mapping it is carved "
@@ -271,15 +499,13 @@ public final class Planner
         }
         if (poolBytes(host) > 0)
         {
-            notes.add("RAM available to the other groups is RAM less the hugetlb pools (" + Units.bytes(ramFree)
-                + ")");
+            notes.add("RAM available to the other groups is RAM less the hugetlb pools (" + Sizes.iec(ramFree) + ")");
         }
         final long cacheFootprint = Math.multiplyExact((long)n, Math.addExact(mrs, mtt));
-        final Notes advice = new Notes();
-        advice(profile, host, groups, workload, nMtt, pinned, Math.multiplyExact((long)n, pages2M), advice);
         return new Plan(profile.name() + " (" + profile.driver() + ")", groups, new Plan.Totals(n,
             Math.multiplyExact((long)n, mrs), nMtt, Math.multiplyExact((long)n, pinned), startNs, firstUseNs, hotNs,
-            cacheFootprint, profile.cacheEntries()), limits, first, advice.list(), notes.list());
+            cacheFootprint, profile.cacheEntries()), List.copyOf(limits), first == null ? null : first.message(),
+            first, List.of(), List.of(), notes.list(), contiguity.word(), null);
     }
 
     /** Bytes of the hugetlb pools the host reserves (out of RAM). */
@@ -290,7 +516,7 @@ public final class Planner
     }
 
     /** hugetlb pages of that size one MR of the group takes (0 for other backings). */
-    private static long hugePagesPerMr(final Plan.GroupResult g, final String backing)
+    static long hugePagesPerMr(final Plan.GroupResult g, final String backing)
     {
         if (!g.backing().equals(backing))
         {
@@ -300,13 +526,13 @@ public final class Planner
     }
 
     /** RAM outside the hugetlb pools one MR of the group pins (hugetlb groups take theirs from the pools). */
-    private static long ramPerMr(final Plan.GroupResult g)
+    static long ramPerMr(final Plan.GroupResult g)
     {
         return g.backing().equals("2m") || g.backing().equals("1g") ? 0 : g.pinnedBytesPerMr();
     }
 
     /** The outcome of replaying the MTT reservations: where the first failed (-1: none) and how many were tried. */
-    private record Replay(long failedAt, long replayedMrs, long freeEntries, long largestFreeBlock, long wanted)
+    record Replay(long failedAt, long replayedMrs, long freeEntries, long largestFreeBlock, long wanted)
     {
     }
 
@@ -347,279 +573,12 @@ public final class Planner
         return new Plan.Limit(name, required, available, fits, unit);
     }
 
-    /**
-     * Registers up to {@link #SAMPLE_MRS} regions of the group on a fresh simulated host, reads one MR's cost, then
-     * deregisters one to read the cost of deregistration.
-     */
-    private static Plan.GroupResult measure(final DeviceProfile profile, final HostSpec host, final Workload.Group g,
-        final Notes notes)
-    {
-        final SimFabric fabric = new SimFabric();
-        final long samples = Math.min(g.count(), SAMPLE_MRS);
-        final long fullSize = g.sizeBytes();
-        final long sliceSize = Math.min(fullSize, SAMPLE_REGION_BYTES);
-        final long hugeNeeded2M = g.backing().equals("2m") ? samples * ceilDiv(sliceSize, 2L << 20) : 0;
-        final long hugeNeeded1G = g.backing().equals("1g") ? samples * ceilDiv(sliceSize, 1L << 30) : 0;
-        final long pinnedSample = samples * sliceSize;
-        final long ram = Math.min(HostConfig.MAX_PHYSICAL_MEMORY_BYTES, Math.max(host.ramBytes(),
-            pinnedSample + hugeNeeded2M * (2L << 20) + hugeNeeded1G * (1L << 30) + (1L << 30)));
-        final SimHost h = fabric.addHost("plan", HostConfig.builder().physicalMemoryBytes(align(ram, 1L << 30))
-            .hugepages2M(hugeNeeded2M).hugepages1G(hugeNeeded1G).aged(true).build());
-        final SimDevice d = h.addDevice("sim:plan/" + profile.name(), profile);
-        final UserProcess p = h.host().spawn("planner").capIpcLock(true);
-        try (SimContext c = d.open(p))
-        {
-            final ProtectionDomain pd = c.allocPd();
-            final Backing backing = switch (g.backing())
-            {
-                case "thp" -> Backing.TRANSPARENT_HUGE_PAGES;
-                case "2m" -> Backing.HUGETLB_2M;
-                case "1g" -> Backing.HUGETLB_1G;
-                default -> Backing.BASE_PAGES;
-            };
-            final Set<Access> access = EnumSet.copyOf(Spec.accessFlags(g.access()));
-            SimMr last = null;
-            long regNs = 0;
-            for (long i = 0; i < samples; i++)
-            {
-                final long addr = c.memory().allocate(sliceSize, backing);
-                if (backing == Backing.TRANSPARENT_HUGE_PAGES)
-                {
-                    p.touch(addr, sliceSize, true);
-                }
-                last = (SimMr)(g.iovaAlignBytes() == 0 ? pd.regMr(addr, sliceSize, access)
-                    : pd.regMr(addr, sliceSize, g.iovaAlignBytes() + (addr & 4095), access));
-                regNs = lastEvent(d).durationNs();
-            }
-            final long entries1 = last.mttEntries();
-            final long reserved1 = last.mttEntriesReserved();
-            final long pageSize = last.pageSizeBytes();
-            final long pinned1 = last.pinnedPages() << 12;
-            last.close();
-            final long deregNs = lastEvent(d).durationNs();
-            if (sliceSize < fullSize)
-            {
-                // One MR per page of its page size: entries, pins and the cost model's price scale with the size.
-                final double scale = (double)fullSize / sliceSize;
-                final long entries = (long)Math.ceil(entries1 * scale);
-                final long pages = ceilDiv(fullSize, 4096);
-                final long leafBytes = switch (g.backing())
-                {
-                    case "thp", "2m" -> 2L << 20;
-                    case "1g" -> 1L << 30;
-                    default -> 4096;
-                };
-                notes.add(String.format(Locale.ROOT, "group %s: one MR of %s measured on a %s slice, scaled x%.0f",
-                    g.name(), Units.bytes(fullSize), Units.bytes(sliceSize), scale));
-                return new Plan.GroupResult(g.name(), g.count(), fullSize, g.backing(), g.lifetime(), pageSize,
-                    entries, d.tables().mtt().reservedFor(entries), pages << 12, fabric.costModel().registrationNs(
-                    pages, ceilDiv(fullSize, leafBytes), entries), fabric.costModel().deregistrationNs(pages),
-                    g.requestsPerSecond(), samples);
-            }
-            return new Plan.GroupResult(g.name(), g.count(), g.sizeBytes(), g.backing(), g.lifetime(), pageSize,
-                entries1, reserved1, pinned1, regNs, deregNs, g.requestsPerSecond(), samples);
-        }
-        catch (final VerbsException e)
-        {
-            notes.add("group " + g.name() + ": one MR cannot be registered at all on this device: " + e.getMessage());
-            return new Plan.GroupResult(g.name(), g.count(), g.sizeBytes(), g.backing(), g.lifetime(), 0, 0, 0,
-                ceilDiv(g.sizeBytes(), 4096) << 12, 0, 0, g.requestsPerSecond(), 0);
-        }
-    }
-
-    private static RegistrationEvent lastEvent(final SimDevice d)
-    {
-        final List<RegistrationEvent> trace = d.recentRegistrations();
-        return trace.get(trace.size() - 1);
-    }
-
-    /**
-     * The first MR at which a limit is passed: per-process limits counted over one process's groups in order,
-     * device and host limits over every process's (process after process); the MTT from the allocator replay.
-     */
-    /** One limit as the first-limit search walks it: what one MR of a group takes of it. */
-    private record Walk(String name, long available, boolean perProcess,
-        java.util.function.ToLongFunction<Plan.GroupResult> perMr)
-    {
-    }
-
-    private static String firstLimit(final List<Plan.GroupResult> groups, final DeviceProfile profile,
-        final HostSpec host, final long maxMr, final long mttCapacity, final long memlock, final long ramFree,
-        final Replay replay)
-    {
-        for (final Plan.GroupResult g : groups)
-        {
-            if (g.sampled() == 0)
-            {
-                return "no MR of group '" + g.name() + "' can be registered on " + profile.name() + " (see the notes)";
-            }
-        }
-        final long maxMrSize = profile.attributes().maxMrSizeBytes();
-        // In the order a real start-up meets them: mmap (mappings, hugetlb pools), then ibv_reg_mr (length, pin
-        // against RLIMIT_MEMLOCK and RAM, MPT index, MTT entries). The first in this order wins a tie.
-        final List<Walk> walks = List.of(
-            new Walk("vm.max_map_count", host.maxMapCount(), true, g -> host.mappingsPerMr()),
-            new Walk("hugetlb 2 MiB pool", host.hugepages2M(), false, g -> hugePagesPerMr(g, "2m")),
-            new Walk("hugetlb 1 GiB pool", host.hugepages1G(), false, g -> hugePagesPerMr(g, "1g")),
-            new Walk("max_mr_size", 0, true, g -> Long.compareUnsigned(g.sizeBytes(), maxMrSize) > 0 ? 1 : 0),
-            new Walk("RLIMIT_MEMLOCK", memlock, true, Plan.GroupResult::pinnedBytesPerMr),
-            new Walk("RAM", ramFree, false, Planner::ramPerMr),
-            new Walk("max_mr", maxMr, false, g -> 1),
-            new Walk("MTT entries", mttCapacity, false, Plan.GroupResult::mttReservedPerMr));
-        final int n = host.processes();
-        long best = Long.MAX_VALUE;
-        String what = null;
-        for (final Walk w : walks)
-        {
-            if (w.available() < 0)
-            {
-                continue;
-            }
-            long used = 0;
-            long before = 0;
-            search:
-            for (int proc = 0; proc < (w.perProcess() ? 1 : n); proc++)
-            {
-                for (final Plan.GroupResult g : groups)
-                {
-                    final long per = w.perMr().applyAsLong(g);
-                    if (per > 0 && (g.mrs() > (w.available() - used) / per))
-                    {
-                        final long at = before + (w.available() - used) / per + 1;
-                        if (at < best)
-                        {
-                            best = at;
-                            what = at(w.name(), at, proc, n, w.perProcess(), g);
-                            if (w.name().equals("max_mr_size"))
-                            {
-                                what += ": " + Units.bytes(g.sizeBytes()) + " regions exceed max_mr_size="
-                                    + Long.toUnsignedString(maxMrSize);
-                            }
-                        }
-                        break search;
-                    }
-                    used += g.mrs() * per;
-                    before += g.mrs();
-                }
-            }
-        }
-        if (replay.failedAt() > 0 && replay.failedAt() < best)
-        {
-            long left = replay.failedAt();
-            int proc = 0;
-            Plan.GroupResult where = groups.get(0);
-            outer:
-            for (proc = 0; proc < n; proc++)
-            {
-                for (final Plan.GroupResult g : groups)
-                {
-                    if (left <= g.mrs() && g.mttEntriesPerMr() > 0)
-                    {
-                        where = g;
-                        break outer;
-                    }
-                    left -= g.mttEntriesPerMr() > 0 ? g.mrs() : 0;
-                }
-            }
-            what = at("MTT entries", replay.failedAt(), proc, n, false, where) + String.format(Locale.ROOT,
-                ": the allocator has no free block for %,d entries (%,d free, largest block %,d)", replay.wanted(),
-                replay.freeEntries(), replay.largestFreeBlock());
-        }
-        return what;
-    }
-
-    private static String at(final String limit, final long mr, final int proc, final int processes,
-        final boolean perProcess, final Plan.GroupResult g)
-    {
-        final String whose = processes == 1 ? "" : perProcess ? "in each process, " : String.format(Locale.ROOT,
-            "counting all %d processes, in process %d, ", processes, proc + 1);
-        return String.format(Locale.ROOT, "%s exhausted at the %,d%s MR (%sgroup '%s', %s each)", limit, mr,
-            suffix(mr), whose, g.name(), Units.bytes(g.sizeBytes()));
-    }
-
-    private static void advice(final DeviceProfile profile, final HostSpec host,
-        final List<Plan.GroupResult> groups, final Workload workload, final long mtt, final long pinned,
-        final long pages2M, final Notes out)
-    {
-        if (pages2M > host.hugepages2M())
-        {
-            out.add("set vm.nr_hugepages=" + pages2M + " (2 MiB pages for the hugetlb-backed groups)");
-        }
-        if (!host.capIpcLock() && host.memlockBytes() >= 0 && pinned > host.memlockBytes())
-        {
-            out.add("raise RLIMIT_MEMLOCK to at least " + Units.bytes(align(pinned, 1L << 20))
-                + " (ulimit -l " + (align(pinned, 1L << 20) >> 10) + "), or unlimited");
-        }
-        if (profile.mtt().allocator() == MttAllocatorKind.BUDDY)
-        {
-            final int perSeg = profile.mtt().logMttsPerSeg();
-            int log = 1;
-            final long wanted = Math.max(mtt, 2 * host.ramBytes() / 4096);
-            while ((1L << (log + perSeg)) < wanted && log < 30)
-            {
-                log++;
-            }
-            out.add("mlx4: log_num_mtt=" + log + " with log_mtts_per_seg=" + perSeg + " covers the workload and"
-                + " 2 x RAM at 4 KiB pages (the Open MPI rule)");
-            final long registrable = profile.mtt().entries() * 4096;
-            if (registrable < 2 * host.ramBytes())
-            {
-                out.add(String.format(Locale.ROOT, "WARNING: %s can register %s at 4 KiB pages, less than %s 2 x RAM "
-                    + "(Open MPI warns the same)", profile.name(), Units.bytes(registrable),
-                    registrable < host.ramBytes() ? "RAM and" : ""));
-            }
-        }
-        // MR pages of 2 MiB or more need the device to support them and an iova that does not forbid them.
-        final boolean hugeMrPages = (profile.attributes().pageSizeCap() & -(2L << 20)) != 0;
-        for (int i = 0; i < groups.size(); i++)
-        {
-            final Plan.GroupResult g = groups.get(i);
-            final long iovaAlign = workload.groups().get(i).iovaAlignBytes();
-            if (g.lifetime() == Workload.Lifetime.PER_REQUEST && g.sampled() > 0)
-            {
-                final long perRequest = g.regNsPerMr() + g.deregNsPerMr();
-                out.add(String.format(Locale.ROOT, "group %s registers per request: %s per request (reg %s + dereg "
-                    + "%s)%s; a pool of %,d regions registered at start-up would take it off the request path",
-                    g.name(), Units.duration(perRequest), Units.duration(g.regNsPerMr()),
-                    Units.duration(g.deregNsPerMr()), g.requestsPerSecond() == 0 ? "" : String.format(Locale.ROOT,
-                    ", at %,d requests/s %.1f %% of one core", g.requestsPerSecond(),
-                    perRequest * (double)g.requestsPerSecond() / 1e7), g.mrs()));
-            }
-            if ((g.backing().equals("4k") || g.backing().equals("thp")) && hugeMrPages
-                && g.sizeBytes() >= 2L << 20 && (iovaAlign == 0 || iovaAlign >= 2L << 20))
-            {
-                final long huge = ceilDiv(g.sizeBytes(), 2L << 20);
-                if (g.mttEntriesPerMr() > huge)
-                {
-                    out.add(String.format(Locale.ROOT, "group %s on 2 MiB huge pages: %d MTT entries per MR instead"
-                        + " of %d (%d times fewer)", g.name(), huge, g.mttEntriesPerMr(), g.mttEntriesPerMr() / huge));
-                }
-            }
-        }
-    }
-
-    private static String suffix(final long n)
-    {
-        final long t = n % 100;
-        if (t >= 11 && t <= 13)
-        {
-            return "th";
-        }
-        return switch ((int)(n % 10))
-        {
-            case 1 -> "st";
-            case 2 -> "nd";
-            case 3 -> "rd";
-            default -> "th";
-        };
-    }
-
-    private static long ceilDiv(final long a, final long b)
+    static long ceilDiv(final long a, final long b)
     {
         return (a + b - 1) / b;
     }
 
-    private static long align(final long v, final long a)
+    static long align(final long v, final long a)
     {
         return (v + a - 1) / a * a;
     }

@@ -148,7 +148,8 @@ public record Sweep(Kind kind, String device, Workload.Group group, List<Row> ro
                     }
                     p = profile.withAttributes(profile.attributes().toBuilder().pageSizeCap(cap).build());
                 }
-                final Plan plan = Planner.plan(p, host, new Workload(List.of(group.with(count, size, b))));
+                final Plan plan = Planner.plan(p, host, new Workload(List.of(group.with(count, size, b))),
+                    Planner.Contiguity.BEST);
                 device = plan.device();
                 rows.add(new Row(v, b, plan));
             }

@@ -9,7 +9,10 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.rnicsim.scenarios.script.Spec;
 import dev.rnicsim.scenarios.script.Units;
 import java.io.IOException;
+import dev.rnicsim.verbs.Access;
 import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.Set;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
@@ -33,7 +36,10 @@ import java.util.Map;
  *     lifetime: per-request
  *     requestsPerSecond: 20000
  * </pre>
- * Sizes take the script units (K, M, G, T); backing is {@code 4k}, {@code thp}, {@code 2m} or {@code 1g}.
+ * Sizes take the script units (K, M, G, T); backing is {@code 4k}, {@code thp}, {@code 2m}, {@code 1g} or
+ * {@code gpu} (GPU memory, registered through a peer-memory client or as a dma-buf: field {@code gpu}). A group
+ * whose access has {@code odp} registers on-demand-paging MRs; {@code implicit: true} makes them implicit ODP MRs
+ * (addr 0, length SIZE_MAX), whose {@code size} is the bytes the application reaches through them.
  *
  * @param groups the groups, registered in this order.
  */
@@ -50,7 +56,12 @@ public record Workload(List<Group> groups)
 
     /** The fields a group may have. */
     public static final List<String> FIELDS = List.of("name", "count", "size", "backing", "access", "iovaAlign",
-        "lifetime", "requestsPerSecond");
+        "lifetime", "requestsPerSecond", "implicit", "gpu");
+
+    /** The backings a group may have. */
+    public static final List<String> BACKINGS = List.of("4k", "thp", "2m", "1g", "gpu");
+    /** How a {@code gpu} group is registered: ibv_reg_mr through a peer-memory client, or ibv_reg_dmabuf_mr. */
+    public static final List<String> GPU_PATHS = List.of("peer-memory", "dmabuf");
 
     /** When a group's regions are registered and deregistered. */
     public enum Lifetime
@@ -111,10 +122,31 @@ public record Workload(List<Group> groups)
      * @param lifetime          when the regions are registered.
      * @param requestsPerSecond {@code per-request}: requests per second, each registering and deregistering one
      *                          region (0: not given).
+     * @param implicit          true for implicit ODP MRs (access has {@code odp}): each covers the address space,
+     *                          and {@code sizeBytes} is what the application reaches through it.
+     * @param gpu               backing {@code gpu}: {@code peer-memory} or {@code dmabuf}; null for host memory.
      */
     public record Group(String name, long count, long sizeBytes, String backing, String access, long iovaAlignBytes,
-        Lifetime lifetime, long requestsPerSecond)
+        Lifetime lifetime, long requestsPerSecond, boolean implicit, String gpu)
     {
+        /**
+         * A group of host memory without implicit ODP.
+         *
+         * @param name              a label.
+         * @param count             regions.
+         * @param sizeBytes         bytes per region.
+         * @param backing           {@code 4k}, {@code thp}, {@code 2m} or {@code 1g}.
+         * @param access            access words.
+         * @param iovaAlignBytes    iova alignment (0: iova = address).
+         * @param lifetime          when the regions are registered.
+         * @param requestsPerSecond per-request groups: requests per second (0: not given).
+         */
+        public Group(final String name, final long count, final long sizeBytes, final String backing,
+            final String access, final long iovaAlignBytes, final Lifetime lifetime, final long requestsPerSecond)
+        {
+            this(name, count, sizeBytes, backing, access, iovaAlignBytes, lifetime, requestsPerSecond, false, null);
+        }
+
         /**
          * A static group registered at its own address.
          *
@@ -139,7 +171,15 @@ public record Workload(List<Group> groups)
         public Group with(final long newCount, final long newSize, final String newBacking)
         {
             return new Group(name, newCount, newSize, newBacking, access, iovaAlignBytes, lifetime,
-                requestsPerSecond);
+                requestsPerSecond, implicit, gpu);
+        }
+
+        /**
+         * @return true when its MRs are on-demand paging (access {@code odp}): they pin nothing.
+         */
+        public boolean onDemand()
+        {
+            return Spec.accessFlags(access).contains(Access.ON_DEMAND);
         }
     }
 
@@ -262,10 +302,10 @@ public record Workload(List<Group> groups)
                 + ": expected a size such as 4096, 64K or 1G, got '" + g.path("size").asText("") + "'");
         }
         final String backing = g.path("backing").asText("4k").toLowerCase(Locale.ROOT);
-        if (!List.of("4k", "thp", "2m", "1g").contains(backing))
+        if (!BACKINGS.contains(backing))
         {
-            throw new IllegalArgumentException(where(source, lines, key, "backing") + ": expected 4k, thp, 2m or 1g,"
-                + " got '" + backing + "'");
+            throw new IllegalArgumentException(where(source, lines, key, "backing") + ": expected 4k, thp, 2m, 1g"
+                + " or gpu, got '" + backing + "'");
         }
         final String access = g.path("access").asText("lw");
         try
@@ -275,7 +315,8 @@ public record Workload(List<Group> groups)
         }
         catch (final IllegalArgumentException e)
         {
-            throw new IllegalArgumentException(where(source, lines, key, "access") + ": " + e.getMessage(), e);
+            throw new IllegalArgumentException(where(source, lines, key, "access") + ": expected access words "
+                + "separated by commas, got '" + access + "': " + e.getMessage(), e);
         }
         catch (final dev.rnicsim.verbs.VerbsException e)
         {
@@ -310,7 +351,11 @@ public record Workload(List<Group> groups)
                     + g.path("requestsPerSecond").asText("") + "' with lifetime " + lifetime.word());
             }
         }
-        return new Group(name, count, size, backing, access, iovaAlign, lifetime, rate);
+        final boolean implicit = implicit(source, lines, key, g);
+        final String gpu = gpuPath(source, lines, key, g, backing);
+        final Group group = new Group(name, count, size, backing, access, iovaAlign, lifetime, rate, implicit, gpu);
+        combination(source, lines, key, group, g);
+        return group;
     }
 
     /** An anchor ({@code &name}) or alias ({@code *name}) where a YAML value or list item starts. */
@@ -339,6 +384,74 @@ public record Workload(List<Group> groups)
         return cut.replaceAll("`?com\\.fasterxml[\\w.$]*`?", "").replaceAll("DeserializationFeature\\.\\w+", "")
             .strip();
     }
+
+    private static boolean implicit(final String source, final Map<String, Integer> lines, final String key,
+        final JsonNode g)
+    {
+        if (!g.has("implicit"))
+        {
+            return false;
+        }
+        final JsonNode n = g.path("implicit");
+        if (!n.isBoolean() && !(n.isTextual() && n.asText().matches("true|false")))
+        {
+            throw new IllegalArgumentException(where(source, lines, key, "implicit") + ": expected true or false, got '"
+                + n.asText("") + "'");
+        }
+        return n.asBoolean() || n.asText().equals("true");
+    }
+
+    private static String gpuPath(final String source, final Map<String, Integer> lines, final String key,
+        final JsonNode g, final String backing)
+    {
+        if (!g.has("gpu"))
+        {
+            return backing.equals("gpu") ? "dmabuf" : null;
+        }
+        final String path = g.path("gpu").asText("").toLowerCase(Locale.ROOT);
+        if (!GPU_PATHS.contains(path) || !backing.equals("gpu"))
+        {
+            throw new IllegalArgumentException(where(source, lines, key, "gpu") + ": expected peer-memory or dmabuf"
+                + " with backing gpu, got '" + g.path("gpu").asText("") + "' with backing " + backing);
+        }
+        return path;
+    }
+
+    /**
+     * The combinations ibv_reg_mr or ibv_reg_dmabuf_mr refuse whatever the device (ibv_reg_mr(3)): HUGETLB without
+     * ON_DEMAND, implicit without ON_DEMAND, an implicit MR with HUGETLB or an iova, ON_DEMAND or ZERO_BASED or
+     * MW_BIND on a dma-buf.
+     */
+    private static void combination(final String source, final Map<String, Integer> lines, final String key,
+        final Group group, final JsonNode g)
+    {
+        final Set<Access> flags = Spec.accessFlags(group.access());
+        if (flags.contains(Access.HUGETLB) && !flags.contains(Access.ON_DEMAND))
+        {
+            throw new IllegalArgumentException(where(source, lines, key, "access") + ": expected hugetlb only with odp"
+                + " (ibv_reg_mr(3): IBV_ACCESS_HUGETLB applies to ODP MRs), got '" + group.access() + "'");
+        }
+        if (group.implicit() && !flags.contains(Access.ON_DEMAND))
+        {
+            throw new IllegalArgumentException(where(source, lines, key, "implicit") + ": expected access with odp "
+                + "(an implicit MR is an ODP MR), got access '" + group.access() + "'");
+        }
+        if (group.implicit() && (flags.contains(Access.HUGETLB) || g.has("iovaAlign")))
+        {
+            throw new IllegalArgumentException(where(source, lines, key, "implicit") + ": expected no hugetlb access "
+                + "and no iovaAlign with implicit: true (an implicit MR has iova 0 and 4 KiB pages)");
+        }
+        if (group.backing().equals("gpu") && !DMABUF_ACCESS.containsAll(flags))
+        {
+            throw new IllegalArgumentException(where(source, lines, key, "access") + ": expected lw, rw, rr, ra or ro"
+                + " for GPU memory (ibv_reg_dmabuf_mr accepts no other; GPU memory is not paged on demand), got '"
+                + group.access() + "'");
+        }
+    }
+
+    /** The access flags ibv_reg_dmabuf_mr accepts (ibv_reg_mr(3)). */
+    private static final Set<Access> DMABUF_ACCESS = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
+        Access.REMOTE_READ, Access.REMOTE_ATOMIC, Access.RELAXED_ORDERING);
 
     /** A count given as a number or a string of digits (YAML); -1 when it is neither. */
     private static long wholeNumber(final JsonNode n)

@@ -37,11 +37,21 @@ class PlanCommandTest
             "--memlock", "unlimited", "--json");
         assertThat(r.code()).as(r.err()).isZero();
         final JsonNode root = new ObjectMapper().readTree(r.out());
-        assertThat(root.path("device").asText()).startsWith("connectx3");
+        assertThat(root.path("device").path("name").asText()).isEqualTo("connectx3");
+        assertThat(root.path("device").path("driver").asText()).isEqualTo("mlx4");
+        assertThat(root.path("device").path("attributes").path("log_num_mtt").path("value").asInt()).isEqualTo(8);
+        assertThat(root.path("device").path("attributes").path("log_num_mtt").path("from").asText())
+            .isEqualTo("--log-num-mtt");
+        assertThat(root.path("device").path("attributes").path("max_mr").path("from").asText()).isEqualTo("profile");
         assertThat(root.path("totals").path("mrs").asLong()).isEqualTo(1000);
         assertThat(root.path("totals").path("mttEntries").asLong()).isEqualTo(16_000);
         assertThat(root.path("limits").isArray()).isTrue();
-        assertThat(root.path("firstLimit").asText()).startsWith("MTT entries exhausted at the 129th MR");
+        assertThat(root.path("firstLimit").path("limit").asText()).isEqualTo("MTT entries");
+        assertThat(root.path("firstLimit").path("atMr").asLong()).isEqualTo(129);
+        assertThat(root.path("firstLimit").path("group").asText()).isEqualTo("small");
+        assertThat(root.path("firstLimit").path("process").asInt()).isEqualTo(1);
+        assertThat(root.path("firstLimit").path("message").asText())
+            .startsWith("MTT entries exhausted at the 129th MR");
     }
 
     @Test

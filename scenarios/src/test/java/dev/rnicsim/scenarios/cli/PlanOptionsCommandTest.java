@@ -83,9 +83,15 @@ class PlanOptionsCommandTest
         // A device reporting max_mr=100 takes 100 MRs.
         assertThat(available).isEqualTo(100);
         assertThat(limit(few, "max_mr").path("fits").asBoolean()).isFalse();
-        assertThat(few.path("firstLimit").asText()).startsWith("max_mr exhausted at the " + (available + 1));
-        // The profile keeps its name.
-        assertThat(few.path("device").asText()).isEqualTo(plain.path("device").asText()).startsWith("connectx5");
+        assertThat(few.path("firstLimit").path("limit").asText()).isEqualTo("max_mr");
+        assertThat(few.path("firstLimit").path("atMr").asLong()).isEqualTo(available + 1);
+        // The profile keeps its name; the attribute says where it came from.
+        assertThat(few.path("device").path("name").asText()).isEqualTo(plain.path("device").path("name").asText())
+            .isEqualTo("connectx5");
+        assertThat(few.path("device").path("attributes").path("max_mr").path("from").asText()).isEqualTo("--set");
+        assertThat(few.path("device").path("attributes").path("max_mr").path("value").asLong()).isEqualTo(100);
+        assertThat(plain.path("device").path("attributes").path("max_mr").path("from").asText())
+            .isEqualTo("profile");
         // A later --set wins.
         final JsonNode later = json(rnicsim("plan", "--workload", w, "--json", "--set", "max_mr=100", "--set",
             "max_mr=1000"));
@@ -240,7 +246,9 @@ class PlanOptionsCommandTest
         final JsonNode s = json(rnicsim("plan", "--workload", w, "--sweep", "size", "--from", "1M", "--to", "64M",
             "--svg", svg.toString(), "--json", "--memlock", "unlimited", "--hugepages2m", "1024"));
         assertThat(Files.exists(svg)).isTrue();
-        assertThat(s.path("device").asText()).startsWith("connectx5");
+        assertThat(s.path("device").path("name").asText()).isEqualTo("connectx5");
+        assertThat(s.path("device").path("attributes").path("page_size_cap").path("from").asText())
+            .isEqualTo("profile");
         assertThat(s.path("sweep").asText()).isEqualTo("size");
         assertThat(s.path("cpuPages").isBoolean()).isTrue();
         assertThat(s.path("cpuPages").asBoolean()).isFalse();

@@ -38,8 +38,8 @@ class PlannerForkSafeTest
         assertThat(mapCount(plain).fits()).isTrue();
         assertThat(mapCount(safe).required()).isEqualTo(1200);
         assertThat(mapCount(safe).fits()).isFalse();
-        assertThat(safe.firstLimit()).startsWith("vm.max_map_count");
+        assertThat(safe.breach().limit()).isEqualTo("vm.max_map_count");
         assertThat(safe.notes()).anySatisfy(n -> assertThat(n).contains("--fork-safe"));
-        assertThat(plain.firstLimit()).isNull();
+        assertThat(plain.breach()).isNull();
     }
 }

@@ -118,7 +118,7 @@ class PlannerTest
         assertThatThrownBy(() -> Workload.parse("w.json", "{\"groups\":[{\"count\":1,\"size\":\"-4K\"}]}"))
             .hasMessageContaining("groups[0].size: expected a size");
         assertThatThrownBy(() -> Workload.parse("w.json", "{\"groups\":[{\"count\":1,\"size\":\"4K\","
-            + "\"backing\":\"8m\"}]}")).hasMessageContaining("groups[0].backing: expected 4k, thp, 2m or 1g");
+            + "\"backing\":\"8m\"}]}")).hasMessageContaining("groups[0].backing: expected 4k, thp, 2m, 1g or gpu");
         assertThatThrownBy(() -> Workload.parse("w.json", "{oops")).hasMessageStartingWith("w.json:1: not JSON");
     }
 }

@@ -99,7 +99,7 @@ class WorkloadFormatsTest
             .hasMessage("w.yaml:8: groups[1].count: expected a whole number of regions, 1 or more, got 'lots'");
         final String badBacking = text.replace("count: lots", "count: 1").replace("backing: 2m", "backing: 8m");
         assertThatThrownBy(() -> Workload.parse("w.yaml", badBacking))
-            .hasMessageStartingWith("w.yaml:7: groups[1].backing: expected 4k, thp, 2m or 1g");
+            .hasMessageStartingWith("w.yaml:7: groups[1].backing: expected 4k, thp, 2m, 1g or gpu");
         final String badFirst = text.replace("count: lots", "count: 1").replace("size: 64M", "size: big");
         assertThatThrownBy(() -> Workload.parse("w.yaml", badFirst))
             .hasMessageStartingWith("w.yaml:4: groups[0].size: expected a size");
