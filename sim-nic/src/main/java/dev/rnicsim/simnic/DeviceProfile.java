@@ -154,6 +154,19 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
         return mptEntries() - 1;
     }
 
+    /** Device memory of an mlx5 part, {@code max_dm_size} (assumed: 128 KiB; no published dump of the field was
+     * found). */
+    public static final long MLX5_MAX_DM_BYTES = 128 * 1024;
+
+    /**
+     * @return {@code max_dm_size} of {@code ibv_query_device_ex}: bytes of device memory, 0 without
+     *         {@link ProviderRule#DEVICE_MEMORY}.
+     */
+    public long maxDmSizeBytes()
+    {
+        return follows(ProviderRule.DEVICE_MEMORY) ? MLX5_MAX_DM_BYTES : 0;
+    }
+
     public boolean follows(final ProviderRule rule)
     {
         return providerRules.contains(rule);

@@ -143,6 +143,13 @@ public final class SimContext implements Context
         }
     }
 
+    @Override
+    public dev.rnicsim.verbs.DeviceMemory allocDm(final long lengthBytes)
+    {
+        checkOpen("ibv_alloc_dm");
+        return SimDm.allocate(this, lengthBytes);
+    }
+
     void pdClosed(final SimPd pd)
     {
         pds.remove(pd);

@@ -53,4 +53,18 @@ public interface Context extends AutoCloseable
      */
     @Override
     void close();
+
+    /**
+     * {@code ibv_alloc_dm}: device memory of {@code lengthBytes}.
+     *
+     * @param lengthBytes bytes, more than 0 and at most the device's {@code max_dm_size}.
+     * @return the device memory.
+     * @throws VerbsException EOPNOTSUPP when the device has none; EINVAL for a length of 0 or above max_dm_size;
+     *                        ENOMEM when the device memory left cannot hold it.
+     */
+    default DeviceMemory allocDm(final long lengthBytes)
+    {
+        throw new VerbsException("ibv_alloc_dm", Errno.EOPNOTSUPP.code(), "this backend does not provide device "
+            + "memory");
+    }
 }

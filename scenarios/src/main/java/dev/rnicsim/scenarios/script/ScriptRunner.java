@@ -457,6 +457,10 @@ public final class ScriptRunner
                         + "through it are discarded, reads give zeros", mr.lkey()));
                 }
                 case "regex" -> ConformanceVerbs.regMrEx(s, l);
+                case "dm" -> ConformanceVerbs.allocDm(s, l);
+                case "dmwrite" -> ConformanceVerbs.dmWrite(s, l);
+                case "dmread" -> ConformanceVerbs.dmRead(s, l);
+                case "regdm" -> ConformanceVerbs.regDmMr(s, l);
                 case "dealloc" ->
                 {
                     s.get(l, l.args().get(0), SimPd.class).dealloc();
@@ -1543,6 +1547,7 @@ public final class ScriptRunner
             case SimCq c -> c.close();
             case SimQp q -> q.close();
             case dev.rnicsim.verbs.MemoryRegion m -> m.close();
+            case dev.rnicsim.verbs.DeviceMemory d -> d.close();
             case Session.PoolBinding p ->
             {
                 final StrategyCounters before = p.pool().counters();
