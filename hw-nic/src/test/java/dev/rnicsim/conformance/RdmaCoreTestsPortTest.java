@@ -180,6 +180,51 @@ class RdmaCoreTestsPortTest
 
         @ParameterizedTest(name = "{0}")
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testRegMrEx(final String name)
+        {
+            // ibv_reg_mr_ex in address mode with an iova, and a comp_mask with both modes (EINVAL).
+            try (Rig rig = Rig.connected(name))
+            {
+                final long dst = rig.bufferB(PAGE);
+                final long iova = 0x6_0000_0000L;
+                final MemoryRegion mr = rig.pdB.regMrEx(dev.rnicsim.verbs.MrInitAttr.address(dst, PAGE, REMOTE_ALL)
+                    .withIova(iova));
+                assertThat(write(rig, iova + 8, mr.rkey(), 16, 21)).isEqualTo(WcStatus.SUCCESS);
+                assertThat(rig.memB.read(dst + 8, 16)).isEqualTo(pattern(16, 21));
+                assertThat(refused(() -> rig.pdB.regMrEx(new dev.rnicsim.verbs.MrInitAttr(
+                    dev.rnicsim.verbs.MrInitAttr.MASK_ADDR | dev.rnicsim.verbs.MrInitAttr.MASK_FD, dst, PAGE, 0, 3, 0,
+                    LOCAL))).errnoName()).isEqualTo(Errno.EINVAL);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testNullMr(final String name)
+        {
+            // A null MR discards writes and reads zeros (ibv_alloc_null_mr(3)); skipped where the provider has none.
+            try (Rig rig = Rig.connected(name))
+            {
+                final MemoryRegion nullMr;
+                try
+                {
+                    nullMr = rig.pdA.allocNullMr();
+                }
+                catch (final VerbsException e)
+                {
+                    assumeTrue(e.errnoName() != Errno.EOPNOTSUPP, name + " has no null MRs");
+                    throw e;
+                }
+                final long dst = rig.bufferB(PAGE);
+                rig.memB.write(dst, pattern(32, 22));
+                final MemoryRegion mr = rig.pdB.regMr(dst, PAGE, REMOTE_ALL);
+                rig.qpA.postSend(SendWr.write(23, List.of(sge(nullMr, 0x1000, 32)), dst, mr.rkey()));
+                assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+                assertThat(rig.memB.read(dst, 32)).isEqualTo(new byte[32]);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testDeallocPdWithMrIsBusy(final String name)
         {
             // tests/test_pd.py and test_mr.py rely on ibv_dealloc_pd failing while the PD has users (EBUSY).
@@ -732,6 +777,66 @@ class RdmaCoreTestsPortTest
                 assertThat(a.maxCqe()).isPositive();
                 assertThat(a.physPortCnt()).isPositive();
                 assertThat(a.supportsPageSize(PAGE)).isTrue();
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQueryPort(final String name)
+        {
+            try (Rig rig = Rig.unconnected(name))
+            {
+                final dev.rnicsim.verbs.PortAttributes p = rig.ctxA.queryPort(1);
+                assertThat(p.gidTblLen()).isPositive();
+                assertThat(p.maxMsgSzBytes()).isPositive();
+                assertThat(p.activeMtu()).isBetween(1, p.maxMtu());
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQueryPortBadFlow(final String name)
+        {
+            try (Rig rig = Rig.unconnected(name))
+            {
+                final int ports = rig.attributes.physPortCnt();
+                assertThat(refused(() -> rig.ctxA.queryPort(ports + 1)).errnoName()).isEqualTo(Errno.EINVAL);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQueryGid(final String name)
+        {
+            try (Rig rig = Rig.unconnected(name))
+            {
+                assertThat(rig.ctxA.queryGid(1, 0)).hasSize(16);
+                final int len = rig.ctxA.queryPort(1).gidTblLen();
+                assertThat(refused(() -> rig.ctxA.queryGid(1, len)).errnoName()).isEqualTo(Errno.EINVAL);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testDmAllocWriteReadAndBadFlow(final String name)
+        {
+            // tests/test_device.py DM cases: alloc, write then read back, a copy past the end fails.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                final dev.rnicsim.verbs.DeviceMemory dm;
+                try
+                {
+                    dm = rig.ctxA.allocDm(4096);
+                }
+                catch (final VerbsException e)
+                {
+                    assumeTrue(e.errnoName() != Errno.EOPNOTSUPP, name + " has no device memory");
+                    throw e;
+                }
+                dm.memcpyTo(8, pattern(64, 20));
+                assertThat(dm.memcpyFrom(8, 64)).isEqualTo(pattern(64, 20));
+                assertThat(refused(() -> dm.memcpyTo(4090, new byte[16])).errnoName()).isEqualTo(Errno.EFAULT);
+                dm.close();
             }
         }
 

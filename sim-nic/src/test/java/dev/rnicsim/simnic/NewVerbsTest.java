@@ -117,6 +117,31 @@ class NewVerbsTest
         assertThat(pd.isClosed()).isTrue();
     }
 
+    // ------------------------------------------------------------------ ibv_query_port, ibv_query_gid
+
+    @Test
+    void shouldReportPortOneAndItsGidAndRefuseOtherPortsAndEmptyEntries()
+    {
+        // rxe_param.h: RXE_PORT_GID_TBL_LEN 1024, RXE_PORT_MAX_MSG_SZ 2^31; ib_query_port: a port outside
+        // 1..phys_port_cnt is EINVAL; ibv_query_gid_ex: an empty entry is ENODATA.
+        final RuleRig rig = RuleRig.unconnected(DeviceProfiles.rxe());
+        final dev.rnicsim.verbs.PortAttributes p = rig.ctxB.queryPort(1);
+
+        assertThat(p.state()).isEqualTo(dev.rnicsim.verbs.PortAttributes.STATE_ACTIVE);
+        assertThat(p.gidTblLen()).isEqualTo(1024);
+        assertThat(p.maxMsgSzBytes()).isEqualTo(1L << 31);
+        assertThat(p.linkLayer()).isEqualTo(dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET);
+        assertThat(refused(() -> rig.ctxB.queryPort(0)).errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(refused(() -> rig.ctxB.queryPort(2)).errnoName()).isEqualTo(Errno.EINVAL);
+        final byte[] gid = rig.ctxB.queryGid(1, 0);
+        assertThat(gid).hasSize(16);
+        assertThat(gid[0]).isEqualTo((byte)0xfe);
+        assertThat(gid[1]).isEqualTo((byte)0x80);
+        assertThat(refused(() -> rig.ctxB.queryGid(1, 1)).errnoName()).isEqualTo(Errno.ENODATA);
+        assertThat(refused(() -> rig.ctxB.queryGid(1, 1024)).errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(refused(() -> rig.ctxB.queryGid(2, 0)).errnoName()).isEqualTo(Errno.EINVAL);
+    }
+
     // ------------------------------------------------------------------ device memory
 
     @Test

@@ -54,6 +54,30 @@ final class ConformanceVerbs
             + "rkey=0x%08x", mask, (mask & MrInitAttr.MASK_ADDR) != 0 ? "address" : "fd", mr.lkey(), mr.rkey()));
     }
 
+    /** {@code queryport CONTEXT [PORT]}: ibv_query_port (port 1 by default). */
+    static Outcome queryPort(final Session s, final ScriptLine l)
+    {
+        final int port = l.args().size() > 1 ? s.evalInt(l, l.args().get(1)) : 1;
+        final dev.rnicsim.verbs.PortAttributes p = s.get(l, l.args().get(0), SimContext.class).queryPort(port);
+        return Outcome.ok(String.format(Locale.ROOT, "port %d: state %d, max_mtu %d, active_mtu %d, gid_tbl_len %d, "
+            + "port_cap_flags 0x%x, max_msg_sz 0x%x, pkey_tbl_len %d, link_layer %s", port, p.state(), p.maxMtu(),
+            p.activeMtu(), p.gidTblLen(), p.portCapFlags(), p.maxMsgSzBytes(), p.pkeyTblLen(),
+            p.linkLayer() == dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand"));
+    }
+
+    /** {@code querygid CONTEXT PORT INDEX}: ibv_query_gid_ex. */
+    static Outcome queryGid(final Session s, final ScriptLine l)
+    {
+        final byte[] gid = s.get(l, l.args().get(0), SimContext.class).queryGid(s.evalInt(l, l.args().get(1)),
+            s.evalInt(l, l.args().get(2)));
+        final StringBuilder b = new StringBuilder("GID ");
+        for (int i = 0; i < gid.length; i += 2)
+        {
+            b.append(i == 0 ? "" : ":").append(String.format(Locale.ROOT, "%02x%02x", gid[i], gid[i + 1]));
+        }
+        return Outcome.ok(b.toString());
+    }
+
     /** {@code dm NAME CONTEXT SIZE}: ibv_alloc_dm. */
     static Outcome allocDm(final Session s, final ScriptLine l)
     {

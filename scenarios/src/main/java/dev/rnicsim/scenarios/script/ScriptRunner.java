@@ -457,6 +457,8 @@ public final class ScriptRunner
                         + "through it are discarded, reads give zeros", mr.lkey()));
                 }
                 case "regex" -> ConformanceVerbs.regMrEx(s, l);
+                case "queryport" -> ConformanceVerbs.queryPort(s, l);
+                case "querygid" -> ConformanceVerbs.queryGid(s, l);
                 case "dm" -> ConformanceVerbs.allocDm(s, l);
                 case "dmwrite" -> ConformanceVerbs.dmWrite(s, l);
                 case "dmread" -> ConformanceVerbs.dmRead(s, l);

@@ -105,6 +105,31 @@ class ScriptConformanceTest
     }
 
     @Test
+    void deviceAndPortFieldsAndGidsShouldBeReadable()
+    {
+        final ScriptRun r = ScriptRun.ok("fields.rsim", """
+            host alpha ram=64M
+            device nic alpha profile=rxe
+            open app nic
+            expect nic.vendor_id == 0xffffff
+            expect nic.max_mw == 524287
+            expect nic.gid_tbl_len == 1024
+            expect nic.max_msg_sz == 0x80000000
+            expect nic.max_dm_size == 0
+            queryport app 1
+            expect ok
+            queryport app 2
+            expect EINVAL
+            querygid app 1 0
+            expect ok
+            querygid app 1 5
+            expect ENODATA
+            """);
+
+        assertThat(r.out()).contains("gid_tbl_len 1024").contains("GID fe80:");
+    }
+
+    @Test
     void deallocShouldFreeAPdWithoutUsers()
     {
         final ScriptRun r = ScriptRun.ok("dealloc.rsim", """
