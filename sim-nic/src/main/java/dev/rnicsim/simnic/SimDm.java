@@ -184,6 +184,12 @@ final class SimDm implements DeviceMemory
             throw Errors.of(verb, Errno.EFAULT, "src is null");
         }
         check(verb, dmOffset, src.length);
+        if (dmOffset % 4 != 0)
+        {
+            // mlx5_memcpy_to_dm writes device memory in 4-byte words: the offset must be a multiple of 4
+            // (rdma-core tests/test_device.py test_dm_write_bad_flow).
+            throw Errors.invalid(verb, "offset " + dmOffset + " is not a multiple of 4 (mlx5_memcpy_to_dm)");
+        }
         int done = 0;
         for (final long[] r : context.device().deviceMemory().runs(start + dmOffset, src.length))
         {

@@ -175,6 +175,8 @@ class NewVerbsTest
         assertThat(refused(() -> k.rig.ctxB.allocDm(max)).errnoName()).as("4 KiB are taken").isEqualTo(Errno.ENOMEM);
         assertThat(refused(() -> dm.memcpyTo(4090, new byte[8])).errnoName()).isEqualTo(Errno.EFAULT);
         assertThat(refused(() -> dm.memcpyFrom(4097, 1)).errnoName()).isEqualTo(Errno.EFAULT);
+        assertThat(refused(() -> dm.memcpyTo(5, new byte[8])).errnoName()).as("offset not a multiple of 4")
+            .isEqualTo(Errno.EINVAL);
         // ibv_alloc_dm(3): the MR must be zero-based; the range must lie in the device memory.
         assertThat(refused(() -> k.rig.pdB.regDmMr(dm, 0, 4096, RuleRig.LOCAL)).errnoName()).isEqualTo(Errno.EINVAL);
         assertThat(refused(() -> k.rig.pdB.regDmMr(dm, 2048, 4096, EnumSet.of(Access.LOCAL_WRITE,

@@ -20,7 +20,7 @@ public interface DeviceMemory extends AutoCloseable
      * @param dmOffset first byte in the device memory.
      * @param src      bytes to write.
      * @throws VerbsException EFAULT when {@code [dmOffset, dmOffset + src.length)} is not inside the allocation;
-     *                        EINVAL when it is freed.
+     *                        EINVAL for an offset that is not a multiple of 4 (mlx5) or freed device memory.
      */
     void memcpyTo(long dmOffset, byte[] src);
 
