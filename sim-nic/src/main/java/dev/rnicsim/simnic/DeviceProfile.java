@@ -201,6 +201,44 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
         return mptEntries() - 1;
     }
 
+    /** Device memory of an mlx5 part, {@code max_dm_size} (assumed: 128 KiB; no published dump of the field was
+     * found). */
+    public static final long MLX5_MAX_DM_BYTES = 128 * 1024;
+
+    /**
+     * @return {@code max_dm_size} of {@code ibv_query_device_ex}: bytes of device memory, 0 without
+     *         {@link ProviderRule#DEVICE_MEMORY}.
+     */
+    public long maxDmSizeBytes()
+    {
+        return follows(ProviderRule.DEVICE_MEMORY) ? MLX5_MAX_DM_BYTES : 0;
+    }
+
+    /**
+     * @return what ibv_query_port reports for each port of this profile: rxe from rxe_param.h
+     *         ({@code RXE_PORT_GID_TBL_LEN} 1024, {@code RXE_PORT_MAX_MSG_SZ} 2^31 and {@code RXE_PORT_PKEY_TBL_LEN}
+     *         1 in current kernels, 0x800000 and 64 in old ones (rxe-legacy), {@code IB_PORT_CM_SUP}, MTU cap 4096, Ethernet); the others assumed
+     *         (no port section in the dumps: gid_tbl_len 256, max_msg_sz 2^30 for mlx4/mlx5 and irdma, Ethernet
+     *         for irdma, InfiniBand for mlx4/mlx5).
+     */
+    public dev.rnicsim.verbs.PortAttributes portAttributes()
+    {
+        final long cmSup = 1L << 16;
+        return switch (driver)
+        {
+            case "rxe" -> new dev.rnicsim.verbs.PortAttributes(dev.rnicsim.verbs.PortAttributes.STATE_ACTIVE,
+                dev.rnicsim.verbs.PortAttributes.MTU_4096, dev.rnicsim.verbs.PortAttributes.MTU_4096, 1024, cmSup,
+                attributes.vendorId() == 0 ? 0x800000 : 1L << 31, attributes.vendorId() == 0 ? 64 : 1,
+                dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET);
+            case "irdma" -> new dev.rnicsim.verbs.PortAttributes(dev.rnicsim.verbs.PortAttributes.STATE_ACTIVE,
+                dev.rnicsim.verbs.PortAttributes.MTU_4096, dev.rnicsim.verbs.PortAttributes.MTU_4096, 256, cmSup,
+                1L << 30, attributes.maxPkeys(), dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET);
+            default -> new dev.rnicsim.verbs.PortAttributes(dev.rnicsim.verbs.PortAttributes.STATE_ACTIVE,
+                dev.rnicsim.verbs.PortAttributes.MTU_4096, dev.rnicsim.verbs.PortAttributes.MTU_4096, 256, cmSup,
+                1L << 30, attributes.maxPkeys(), dev.rnicsim.verbs.PortAttributes.LINK_LAYER_INFINIBAND);
+        };
+    }
+
     public boolean follows(final ProviderRule rule)
     {
         return providerRules.contains(rule);

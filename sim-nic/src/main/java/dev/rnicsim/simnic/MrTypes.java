@@ -27,6 +27,10 @@ final class MrTypes
         {
             return "IBV_MR_TYPE_NULL_MR";
         }
+        if (mr instanceof SimDmMr)
+        {
+            return "device-memory MR (ibv_reg_dm_mr)";
+        }
         return "IBV_MR_TYPE_MR";
     }
 

@@ -73,5 +73,8 @@ public enum ProviderRule
     MR_ACCESS_WITHOUT_ZERO_BASED_OR_HUGETLB,
     /** ibv_alloc_null_mr is implemented (mlx5: {@code mlx5_alloc_null_mr} with the device's dump-fill mkey); without
      * this rule the provider has no alloc_null_mr and the verb is EOPNOTSUPP. */
-    NULL_MR
+    NULL_MR,
+    /** Device memory (ibv_alloc_dm, ibv_reg_dm_mr, ibv_memcpy_to/from_dm: mlx5 MEMIC) of
+     * {@link DeviceProfile#maxDmSizeBytes()}; without this rule max_dm_size is 0 and the verbs are EOPNOTSUPP. */
+    DEVICE_MEMORY
 }

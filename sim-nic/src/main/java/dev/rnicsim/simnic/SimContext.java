@@ -143,6 +143,62 @@ public final class SimContext implements Context
         }
     }
 
+    @Override
+    public dev.rnicsim.verbs.DeviceMemory allocDm(final long lengthBytes)
+    {
+        checkOpen("ibv_alloc_dm");
+        return SimDm.allocate(this, lengthBytes);
+    }
+
+    @Override
+    public dev.rnicsim.verbs.PortAttributes queryPort(final int portNum)
+    {
+        final String verb = "ibv_query_port";
+        checkOpen(verb);
+        checkPort(verb, portNum);
+        return device.profile().portAttributes();
+    }
+
+    /**
+     * GID index 0 of each port holds the device's link-local GID (fe80::/64 and the node GUID); the other entries are
+     * empty in the model (no addresses configured on the netdev).
+     */
+    @Override
+    public byte[] queryGid(final int portNum, final int index)
+    {
+        final String verb = "ibv_query_gid";
+        checkOpen(verb);
+        checkPort(verb, portNum);
+        final int len = device.profile().portAttributes().gidTblLen();
+        if (index < 0 || index >= len)
+        {
+            throw Errors.invalid(verb, "GID index " + index + " is outside the table of " + len + " entries");
+        }
+        if (index != 0)
+        {
+            throw Errors.of(verb, Errno.ENODATA, "GID index " + index + " of port " + portNum + " is empty "
+                + "(ibv_query_gid_ex); index 0 holds the link-local GID " + device.gid());
+        }
+        final byte[] gid = new byte[16];
+        final String[] groups = device.gid().split(":");
+        for (int i = 0; i < 8; i++)
+        {
+            final int v = Integer.parseInt(groups[i], 16);
+            gid[2 * i] = (byte)(v >>> 8);
+            gid[2 * i + 1] = (byte)v;
+        }
+        return gid;
+    }
+
+    private void checkPort(final String verb, final int portNum)
+    {
+        final int ports = device.profile().attributes().physPortCnt();
+        if (portNum < 1 || portNum > ports)
+        {
+            throw Errors.invalid(verb, "port " + portNum + " is outside 1.." + ports + " (phys_port_cnt)");
+        }
+    }
+
     void pdClosed(final SimPd pd)
     {
         pds.remove(pd);

@@ -594,6 +594,18 @@ public final class SimDevice implements Device
     private final java.util.Set<Integer> nullMrKeys = new java.util.HashSet<>();
     private long nullMrSink = -1;
 
+    private SimDm.Space deviceMemory;
+
+    /** The device memory of ibv_alloc_dm, set up at its first use. */
+    SimDm.Space deviceMemory()
+    {
+        if (deviceMemory == null)
+        {
+            deviceMemory = new SimDm.Space(this);
+        }
+        return deviceMemory;
+    }
+
     long nullMrSinkFrame()
     {
         if (nullMrSink < 0)

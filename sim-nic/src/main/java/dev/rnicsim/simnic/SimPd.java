@@ -1314,6 +1314,14 @@ public final class SimPd implements ProtectionDomain
     }
 
     @Override
+    public MemoryRegion regDmMr(final dev.rnicsim.verbs.DeviceMemory dm, final long dmOffset, final long lengthBytes,
+        final Set<Access> access)
+    {
+        checkOpen("ibv_reg_dm_mr");
+        return SimDmMr.register(this, dm, dmOffset, lengthBytes, access);
+    }
+
+    @Override
     public MemoryRegion allocNullMr()
     {
         checkOpen("ibv_alloc_null_mr");

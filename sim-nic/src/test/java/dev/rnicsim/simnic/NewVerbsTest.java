@@ -117,6 +117,85 @@ class NewVerbsTest
         assertThat(pd.isClosed()).isTrue();
     }
 
+    // ------------------------------------------------------------------ ibv_query_port, ibv_query_gid
+
+    @Test
+    void shouldReportPortOneAndItsGidAndRefuseOtherPortsAndEmptyEntries()
+    {
+        // rxe_param.h: RXE_PORT_GID_TBL_LEN 1024, RXE_PORT_MAX_MSG_SZ 2^31; ib_query_port: a port outside
+        // 1..phys_port_cnt is EINVAL; ibv_query_gid_ex: an empty entry is ENODATA.
+        final RuleRig rig = RuleRig.unconnected(DeviceProfiles.rxe());
+        final dev.rnicsim.verbs.PortAttributes p = rig.ctxB.queryPort(1);
+
+        assertThat(p.state()).isEqualTo(dev.rnicsim.verbs.PortAttributes.STATE_ACTIVE);
+        assertThat(p.gidTblLen()).isEqualTo(1024);
+        assertThat(p.maxMsgSzBytes()).isEqualTo(1L << 31);
+        assertThat(p.linkLayer()).isEqualTo(dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET);
+        assertThat(refused(() -> rig.ctxB.queryPort(0)).errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(refused(() -> rig.ctxB.queryPort(2)).errnoName()).isEqualTo(Errno.EINVAL);
+        final byte[] gid = rig.ctxB.queryGid(1, 0);
+        assertThat(gid).hasSize(16);
+        assertThat(gid[0]).isEqualTo((byte)0xfe);
+        assertThat(gid[1]).isEqualTo((byte)0x80);
+        assertThat(refused(() -> rig.ctxB.queryGid(1, 1)).errnoName()).isEqualTo(Errno.ENODATA);
+        assertThat(refused(() -> rig.ctxB.queryGid(1, 1024)).errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(refused(() -> rig.ctxB.queryGid(2, 0)).errnoName()).isEqualTo(Errno.EINVAL);
+    }
+
+    // ------------------------------------------------------------------ device memory
+
+    @Test
+    void shouldCopyToAndFromDeviceMemoryAndReachItThroughAZeroBasedMr()
+    {
+        // ibv_alloc_dm(3): memcpy to and from device memory; ibv_reg_dm_mr gives a zero-based MR over it.
+        final KeyRig k = KeyRig.connectx5();
+        final dev.rnicsim.verbs.DeviceMemory dm = k.rig.ctxB.allocDm(8192);
+        dm.memcpyTo(100, RuleRig.pattern(50, 2));
+        assertThat(dm.memcpyFrom(100, 50)).isEqualTo(RuleRig.pattern(50, 2));
+
+        final MemoryRegion mr = k.rig.pdB.regDmMr(dm, 4096, 4096, EnumSet.of(Access.LOCAL_WRITE,
+            Access.REMOTE_WRITE, Access.REMOTE_READ, Access.ZERO_BASED));
+        assertThat(k.write(k.rig.qpA, 16, mr.rkey(), 64, 6)).isEqualTo(WcStatus.SUCCESS);
+        assertThat(dm.memcpyFrom(4096 + 16, 64)).isEqualTo(RuleRig.pattern(64, 6));
+        assertThat(k.read(k.rig.qpA, 0, mr.rkey(), 16)).isEqualTo(WcStatus.SUCCESS);
+        assertThat(k.scratchBytes(16)).isEqualTo(dm.memcpyFrom(4096, 16));
+        assertThat(MrTypes.isPlain(mr)).isFalse();
+    }
+
+    @Test
+    void shouldRefuseBadDeviceMemoryCallsAndChangeNothing()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final long max = k.rig.deviceB.profile().maxDmSizeBytes();
+        final dev.rnicsim.verbs.DeviceMemory dm = k.rig.ctxB.allocDm(4096);
+        final Footprint before = k.footprintB();
+
+        assertThat(refused(() -> k.rig.ctxB.allocDm(max + 1)).errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(refused(() -> k.rig.ctxB.allocDm(0)).errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(refused(() -> k.rig.ctxB.allocDm(max)).errnoName()).as("4 KiB are taken").isEqualTo(Errno.ENOMEM);
+        assertThat(refused(() -> dm.memcpyTo(4090, new byte[8])).errnoName()).isEqualTo(Errno.EFAULT);
+        assertThat(refused(() -> dm.memcpyFrom(4097, 1)).errnoName()).isEqualTo(Errno.EFAULT);
+        assertThat(refused(() -> dm.memcpyTo(5, new byte[8])).errnoName()).as("offset not a multiple of 4")
+            .isEqualTo(Errno.EINVAL);
+        // ibv_alloc_dm(3): the MR must be zero-based; the range must lie in the device memory.
+        assertThat(refused(() -> k.rig.pdB.regDmMr(dm, 0, 4096, RuleRig.LOCAL)).errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(refused(() -> k.rig.pdB.regDmMr(dm, 2048, 4096, EnumSet.of(Access.LOCAL_WRITE,
+            Access.ZERO_BASED))).errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(refused(() -> k.rig.pdB.regDmMr(dm, 0, 4096, EnumSet.of(Access.LOCAL_WRITE, Access.ZERO_BASED,
+            Access.MW_BIND))).errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(k.footprintB()).isEqualTo(before);
+        final MemoryRegion mr = k.rig.pdB.regDmMr(dm, 0, 4096, EnumSet.of(Access.LOCAL_WRITE, Access.ZERO_BASED));
+        // ibv_free_dm while an MR uses it is EBUSY; rereg of a DM MR is an input error.
+        assertThat(refused(dm::close).errnoName()).isEqualTo(Errno.EBUSY);
+        assertThat(catchThrowableOfType(ReregException.class, () -> mr.rereg(EnumSet.of(ReregFlag.CHANGE_ACCESS),
+            null, 0, 0, RuleRig.LOCAL)).reregError()).isEqualTo(ReregException.ERR_INPUT);
+        mr.close();
+        dm.close();
+        assertThat(k.rig.ctxB.allocDm(max).lengthBytes()).as("all of it is free again").isEqualTo(max);
+        assertThat(refused(() -> KeyRig.of(DeviceProfiles.rxe()).rig.ctxB.allocDm(4096)).errnoName())
+            .isEqualTo(Errno.EOPNOTSUPP);
+    }
+
     // ------------------------------------------------------------------ ibv_reg_mr_ex
 
     @Test

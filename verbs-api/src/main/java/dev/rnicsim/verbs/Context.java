@@ -53,4 +53,44 @@ public interface Context extends AutoCloseable
      */
     @Override
     void close();
+
+    /**
+     * {@code ibv_alloc_dm}: device memory of {@code lengthBytes}.
+     *
+     * @param lengthBytes bytes, more than 0 and at most the device's {@code max_dm_size}.
+     * @return the device memory.
+     * @throws VerbsException EOPNOTSUPP when the device has none; EINVAL for a length of 0 or above max_dm_size;
+     *                        ENOMEM when the device memory left cannot hold it.
+     */
+    default DeviceMemory allocDm(final long lengthBytes)
+    {
+        throw new VerbsException("ibv_alloc_dm", Errno.EOPNOTSUPP.code(), "this backend does not provide device "
+            + "memory");
+    }
+
+    /**
+     * {@code ibv_query_port}.
+     *
+     * @param portNum 1 to {@code phys_port_cnt}.
+     * @return the port's attributes.
+     * @throws VerbsException EINVAL for a port number outside 1..phys_port_cnt; EOPNOTSUPP when the backend does
+     *                        not provide it.
+     */
+    default PortAttributes queryPort(final int portNum)
+    {
+        throw new VerbsException("ibv_query_port", Errno.EOPNOTSUPP.code(), "this backend does not provide it");
+    }
+
+    /**
+     * {@code ibv_query_gid_ex}: one entry of a port's GID table.
+     *
+     * @param portNum 1 to {@code phys_port_cnt}.
+     * @param index   0 to {@code gid_tbl_len - 1}.
+     * @return the 16-byte GID.
+     * @throws VerbsException EINVAL for a port or index outside the table; ENODATA for an empty entry.
+     */
+    default byte[] queryGid(final int portNum, final int index)
+    {
+        throw new VerbsException("ibv_query_gid", Errno.EOPNOTSUPP.code(), "this backend does not provide it");
+    }
 }

@@ -37,6 +37,8 @@ public enum Errno
     EINVAL(22),
     /** Function not implemented. */
     ENOSYS(38),
+    /** No data available (61): e.g. an empty entry of a port's GID table (ibv_query_gid_ex). */
+    ENODATA(61),
     /** Value too large for defined data type (75): e.g. an ODP MR whose end wraps past 2^64. */
     EOVERFLOW(75),
     /** Operation not supported. */

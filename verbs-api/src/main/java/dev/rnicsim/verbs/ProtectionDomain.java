@@ -84,6 +84,26 @@ public interface ProtectionDomain extends AutoCloseable
     }
 
     /**
+     * {@code ibv_reg_dm_mr}: an MR over device memory, zero-based (IBV_ACCESS_ZERO_BASED must be given): addresses
+     * presented with its keys are offsets from {@code dmOffset}.
+     *
+     * @param dm          the device memory, of this PD's context.
+     * @param dmOffset    first byte of the MR in the device memory.
+     * @param lengthBytes bytes.
+     * @param access      ZERO_BASED and any of LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC.
+     * @return the MR.
+     * @throws VerbsException EOPNOTSUPP when the device has no device memory; EINVAL without ZERO_BASED, for other
+     *                        flags, REMOTE_WRITE or REMOTE_ATOMIC without LOCAL_WRITE, or a range outside the device
+     *                        memory; ENOMEM when the MPT is full.
+     */
+    default MemoryRegion regDmMr(final DeviceMemory dm, final long dmOffset, final long lengthBytes,
+        final Set<Access> access)
+    {
+        throw new VerbsException("ibv_reg_dm_mr", Errno.EOPNOTSUPP.code(), "this backend does not provide device "
+            + "memory MRs");
+    }
+
+    /**
      * {@code ibv_reg_mr_ex}: one entry point for address-mode and dma-buf registrations, the fields selected by a
      * comp_mask ({@link MrInitAttr}). Address mode registers as {@link #regMr(long, long, long, Set)} (iova: the
      * given one with MASK_IOVA, else addr); fd mode as {@link #regDmabufMr} (offset: FD_OFFSET's, else 0; iova: the

@@ -1,6 +1,8 @@
 package dev.rnicsim.scenarios.script;
 
+import dev.rnicsim.simnic.SimContext;
 import dev.rnicsim.simnic.SimPd;
+import dev.rnicsim.verbs.DeviceMemory;
 import dev.rnicsim.simnic.SimPeerMr;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.MemoryRegion;
@@ -50,6 +52,73 @@ final class ConformanceVerbs
         }
         return Outcome.ok(String.format(Locale.ROOT, "ibv_reg_mr_ex comp_mask=0x%x (%s mode): lkey=0x%08x "
             + "rkey=0x%08x", mask, (mask & MrInitAttr.MASK_ADDR) != 0 ? "address" : "fd", mr.lkey(), mr.rkey()));
+    }
+
+    /** {@code queryport CONTEXT [PORT]}: ibv_query_port (port 1 by default). */
+    static Outcome queryPort(final Session s, final ScriptLine l)
+    {
+        final int port = l.args().size() > 1 ? s.evalInt(l, l.args().get(1)) : 1;
+        final dev.rnicsim.verbs.PortAttributes p = s.get(l, l.args().get(0), SimContext.class).queryPort(port);
+        return Outcome.ok(String.format(Locale.ROOT, "port %d: state %d, max_mtu %d, active_mtu %d, gid_tbl_len %d, "
+            + "port_cap_flags 0x%x, max_msg_sz 0x%x, pkey_tbl_len %d, link_layer %s", port, p.state(), p.maxMtu(),
+            p.activeMtu(), p.gidTblLen(), p.portCapFlags(), p.maxMsgSzBytes(), p.pkeyTblLen(),
+            p.linkLayer() == dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand"));
+    }
+
+    /** {@code querygid CONTEXT PORT INDEX}: ibv_query_gid_ex. */
+    static Outcome queryGid(final Session s, final ScriptLine l)
+    {
+        final byte[] gid = s.get(l, l.args().get(0), SimContext.class).queryGid(s.evalInt(l, l.args().get(1)),
+            s.evalInt(l, l.args().get(2)));
+        final StringBuilder b = new StringBuilder("GID ");
+        for (int i = 0; i < gid.length; i += 2)
+        {
+            b.append(i == 0 ? "" : ":").append(String.format(Locale.ROOT, "%02x%02x", gid[i], gid[i + 1]));
+        }
+        return Outcome.ok(b.toString());
+    }
+
+    /** {@code dm NAME CONTEXT SIZE}: ibv_alloc_dm. */
+    static Outcome allocDm(final Session s, final ScriptLine l)
+    {
+        final DeviceMemory dm = s.get(l, l.args().get(1), SimContext.class).allocDm(s.evalNum(l, l.args().get(2)));
+        s.names.put(l.args().get(0), dm);
+        return Outcome.ok("ibv_alloc_dm: " + Units.bytes(dm.lengthBytes()) + " of device memory");
+    }
+
+    /** {@code dmwrite DM OFFSET DATA}: ibv_memcpy_to_dm. */
+    static Outcome dmWrite(final Session s, final ScriptLine l)
+    {
+        final DeviceMemory dm = s.get(l, l.args().get(0), DeviceMemory.class);
+        final byte[] data = ScriptRunner.data(l.args().get(2));
+        dm.memcpyTo(s.evalNum(l, l.args().get(1)), data);
+        return Outcome.ok("ibv_memcpy_to_dm: " + data.length + " bytes");
+    }
+
+    /** {@code dmread DM OFFSET ADDR SIZE}: ibv_memcpy_from_dm into the process's memory at ADDR. */
+    static Outcome dmRead(final Session s, final ScriptLine l)
+    {
+        final DeviceMemory dm = s.get(l, l.args().get(0), DeviceMemory.class);
+        final Session.Val at = s.eval(l, l.args().get(2));
+        if (at.process() == null)
+        {
+            throw l.error("'" + l.args().get(2) + "' is no address of a process (a name from 'mmap', with + offsets)");
+        }
+        final byte[] bytes = dm.memcpyFrom(s.evalNum(l, l.args().get(1)), s.evalInt(l, l.args().get(3)));
+        at.process().write(at.num(), bytes);
+        return Outcome.ok("ibv_memcpy_from_dm: " + bytes.length + " bytes to 0x" + Long.toHexString(at.num()));
+    }
+
+    /** {@code regdm NAME PD DM OFFSET SIZE [access=FLAGS]}: ibv_reg_dm_mr. */
+    static Outcome regDmMr(final Session s, final ScriptLine l)
+    {
+        final SimPd pd = s.get(l, l.args().get(1), SimPd.class);
+        final DeviceMemory dm = s.get(l, l.args().get(2), DeviceMemory.class);
+        final Set<Access> access = Spec.accessFlags(l.options().getOrDefault("access", "local_write,zero_based"));
+        final MemoryRegion mr = pd.regDmMr(dm, s.evalNum(l, l.args().get(3)), s.evalNum(l, l.args().get(4)), access);
+        s.names.put(l.args().get(0), mr);
+        return Outcome.ok(String.format(Locale.ROOT, "ibv_reg_dm_mr: lkey=0x%08x rkey=0x%08x, zero-based over device "
+            + "memory", mr.lkey(), mr.rkey()));
     }
 
     private static long num(final Session s, final ScriptLine l, final String option)

@@ -48,7 +48,9 @@ public final class Fields
         device.addAll(Set.of("mtt_capacity", "mtt_free", "mtt_largest_free", "mtt_requested", "max_mr",
             "cache_entries", "page_size_cap", "relaxed_ordering", "chunks_placed", "chunks_reordered",
             "write_overtakes", "chunks_in_flight"));
+        device.addAll(DeviceFields.names());
         BY_KIND.put(Kind.DEVICE, Set.copyOf(device));
+        BY_KIND.put(Kind.DM, Set.of("length"));
         final Set<String> host = new LinkedHashSet<>(Set.of("mem_total", "mem_free", "mem_used", "hugepages_free_2m",
             "hugepages_free_1g", "hugepages_total_2m", "hugepages_total_1g"));
         for (final VmEvent e : VmEvent.values())

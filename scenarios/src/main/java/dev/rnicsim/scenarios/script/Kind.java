@@ -46,6 +46,9 @@ public enum Kind
     DMABUF,
     /** A CPU polling a flag while a device's writes land ({@code watch}). */
     WATCH,
+    /** Device memory ({@code dm}): bytes on the adapter, moved by {@code dmwrite}/{@code dmread}, registered by
+     * {@code regdm}. */
+    DM,
     /** A number kept for later lines ({@code let}). */
     VALUE
 }

@@ -547,6 +547,12 @@ public final class ScriptRunner
                         + "through it are discarded, reads give zeros", mr.lkey()));
                 }
                 case "regex" -> ConformanceVerbs.regMrEx(s, l);
+                case "queryport" -> ConformanceVerbs.queryPort(s, l);
+                case "querygid" -> ConformanceVerbs.queryGid(s, l);
+                case "dm" -> ConformanceVerbs.allocDm(s, l);
+                case "dmwrite" -> ConformanceVerbs.dmWrite(s, l);
+                case "dmread" -> ConformanceVerbs.dmRead(s, l);
+                case "regdm" -> ConformanceVerbs.regDmMr(s, l);
                 case "dealloc" ->
                 {
                     s.get(l, l.args().get(0), SimPd.class).dealloc();
@@ -1686,6 +1692,7 @@ public final class ScriptRunner
             case SimCq c -> c.close();
             case SimQp q -> q.close();
             case dev.rnicsim.verbs.MemoryRegion m -> m.close();
+            case dev.rnicsim.verbs.DeviceMemory d -> d.close();
             case Session.PoolBinding p ->
             {
                 final StrategyCounters before = p.pool().counters();

@@ -417,6 +417,7 @@ final class Session
                 yield num(hostField(l, h.host().host(), field));
             }
             case Long v -> num(v);
+            case dev.rnicsim.verbs.DeviceMemory d -> num(d.lengthBytes());
             // A null MR (nullmr): its value is 0, the start of the address space it spans.
             case MemoryRegion m -> field == null ? new Val(m.iova(), null, null, m, null) : switch (field)
             {
@@ -738,7 +739,16 @@ final class Session
             case "chunks_reordered" -> d.writeOrdering().chunksReordered();
             case "write_overtakes" -> d.writeOrdering().overtakes();
             case "chunks_in_flight" -> d.writeOrdering().inFlight();
-            default -> throw l.error("a device has no field '" + field + "'");
+            default ->
+            {
+                final Long v = DeviceFields.value(d, field);
+                if (v == null)
+                {
+                    throw l.error("a device has no field '" + field + "'; ibv_query_device_ex and ibv_query_port "
+                        + "fields: " + DeviceFields.names());
+                }
+                yield v;
+            }
         };
     }
 

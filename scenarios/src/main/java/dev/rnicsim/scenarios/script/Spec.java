@@ -248,7 +248,16 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "release HANDLE", List.of(ref(Kind.HANDLE)), Map.of());
         add(t, "invalidate CACHE ADDR SIZE", List.of(ref(Kind.CACHE), new Expr(false), new Expr(false)), Map.of());
         add(t, "dealloc PD", List.of(ref(Kind.PD)), Map.of());
+        add(t, "queryport CONTEXT [PORT]", List.of(ref(Kind.CONTEXT), new Expr(true)), Map.of());
+        add(t, "querygid CONTEXT PORT INDEX", List.of(ref(Kind.CONTEXT), new Expr(false), new Expr(false)), Map.of());
         add(t, "nullmr NAME PD", List.of(new NewName(Kind.MR, false), ref(Kind.PD)), Map.of());
+        add(t, "dm NAME CONTEXT SIZE", List.of(new NewName(Kind.DM, false), ref(Kind.CONTEXT), new Expr(false)),
+            Map.of());
+        add(t, "dmwrite DM OFFSET DATA", List.of(ref(Kind.DM), new Expr(false), new Data(false)), Map.of());
+        add(t, "dmread DM OFFSET ADDR SIZE", List.of(ref(Kind.DM), new Expr(false), new Expr(false),
+            new Expr(false)), Map.of());
+        add(t, "regdm NAME PD DM OFFSET SIZE [access=FLAGS]", List.of(new NewName(Kind.MR, false), ref(Kind.PD),
+            ref(Kind.DM), new Expr(false), new Expr(false)), opts("access", new Word(ACCESS_WORDS, true, true)));
         add(t, "regex NAME PD SIZE [addr=ADDR] [dmabuf=FD] [offset=N] [iova=ADDR] [access=FLAGS] [mask=N]",
             List.of(new NewName(Kind.MR, false), ref(Kind.PD), new Expr(false)),
             opts("addr", expr(), "dmabuf", expr(), "offset", expr(), "iova", expr(), "access",
@@ -256,7 +265,7 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "strict on|off [max_reg_rate=N] [ignore=KINDS]", List.of(new Word(Set.of("on", "off"), false, false)),
             opts("max_reg_rate", expr(), "ignore", new Word(STRICT_KINDS, true, true)));
         add(t, "close NAME", List.of(new Ref(Set.of(Kind.CONTEXT, Kind.PD, Kind.MR, Kind.FASTMR, Kind.MW, Kind.CQ,
-            Kind.QP, Kind.POOL, Kind.CACHE, Kind.DMABUF, Kind.WATCH), false)), Map.of());
+            Kind.QP, Kind.POOL, Kind.CACHE, Kind.DMABUF, Kind.WATCH, Kind.DM), false)), Map.of());
         add(t, "show mr|odp|mw|qp|walk|mtt|counters|trace|devinfo|meminfo|vmstat|buddyinfo|hugepages|status|smaps"
             + "|clock|pool|cache|gpu|forkinit [NAME|ADDR]",
             List.of(new Word(Set.of("mr", "odp", "mw", "qp", "walk", "mtt", "counters", "trace", "devinfo", "meminfo",

@@ -66,6 +66,70 @@ class ScriptConformanceTest
     }
 
     @Test
+    void nullMrDeviceMemoryAndRegMrExShouldWorkInScripts()
+    {
+        final ScriptRun r = ScriptRun.ok("new-verbs.rsim", ScriptRun.TWO_CONNECTED_HOSTS + """
+            mmap src app_a 4K
+            mmap dst app_b 4K
+            write src "payload"
+            reg mr_src pd_a src 4K
+            regex mr_dst pd_b 4K addr=dst iova=0x70000000 access=lw,rw,rr
+            expect ok
+            regex bad pd_b 4K addr=dst dmabuf=3
+            expect EINVAL
+            post write qp_a sgl=mr_src:7 remote=0x70000000 rkey=mr_dst.rkey
+            poll cq_a
+            expect SUCCESS
+            expect bytes dst "payload"
+            nullmr nothing pd_a
+            post write qp_a sgl=nothing:7 remote=0x70000000 rkey=mr_dst.rkey
+            poll cq_a
+            expect SUCCESS
+            expect bytes dst hex:00000000000000
+            dm onchip app_b 4K
+            dmwrite onchip 0 "on the adapter"
+            regdm dmr pd_b onchip 0 4K access=lw,rw,rr,zb
+            post read qp_a sgl=mr_src:14 remote=0 rkey=dmr.rkey
+            poll cq_a
+            expect SUCCESS
+            expect bytes src "on the adapter"
+            dmread onchip 0 dst 14
+            expect bytes dst "on the adapter"
+            close onchip
+            expect EBUSY
+            regdm notzb pd_b onchip 0 4K access=lw
+            expect EINVAL
+            """);
+
+        assertThat(r.out()).contains("ibv_alloc_null_mr").contains("ibv_reg_mr_ex comp_mask=0x3 (address mode)");
+    }
+
+    @Test
+    void deviceAndPortFieldsAndGidsShouldBeReadable()
+    {
+        final ScriptRun r = ScriptRun.ok("fields.rsim", """
+            host alpha ram=64M
+            device nic alpha profile=rxe
+            open app nic
+            expect nic.vendor_id == 0xffffff
+            expect nic.max_mw == 524287
+            expect nic.gid_tbl_len == 1024
+            expect nic.max_msg_sz == 0x80000000
+            expect nic.max_dm_size == 0
+            queryport app 1
+            expect ok
+            queryport app 2
+            expect EINVAL
+            querygid app 1 0
+            expect ok
+            querygid app 1 5
+            expect ENODATA
+            """);
+
+        assertThat(r.out()).contains("gid_tbl_len 1024").contains("GID fe80:");
+    }
+
+    @Test
     void deallocShouldFreeAPdWithoutUsers()
     {
         final ScriptRun r = ScriptRun.ok("dealloc.rsim", """

@@ -1,0 +1,243 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.mtt.DmaRun;
+import dev.rnicsim.pagetable.PhysRun;
+import dev.rnicsim.pagetable.PinnedPages;
+import dev.rnicsim.pagetable.UserProcess;
+import dev.rnicsim.verbs.DeviceMemory;
+import dev.rnicsim.verbs.Errno;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Device memory ({@code ibv_alloc_dm}; mlx5 MEMIC, {@code mlx5_alloc_dm}): a range of the adapter's own memory. The
+ * model gives each device {@link DeviceProfile#maxDmSizeBytes()} bytes of frames of its own (pinned pages of a
+ * process of the device's), hands out ranges first fit in 4 KiB units (the allocation granule is assumed), moves
+ * bytes with {@code ibv_memcpy_to_dm}/{@code _from_dm}, and lets {@code ibv_reg_dm_mr} map a range zero-based.
+ *
+ * <p>Not thread safe.
+ */
+final class SimDm implements DeviceMemory
+{
+    /** Allocation unit of the model (assumed 4 KiB: MRs over device memory then start on a page). */
+    static final long GRANULE_BYTES = 4096;
+
+    private final SimContext context;
+    private final long start;
+    private final long lengthBytes;
+    private final long reservedBytes;
+    private int mrs;
+    private boolean closed;
+
+    private SimDm(final SimContext context, final long start, final long lengthBytes, final long reservedBytes)
+    {
+        this.context = context;
+        this.start = start;
+        this.lengthBytes = lengthBytes;
+        this.reservedBytes = reservedBytes;
+    }
+
+    /** The device-wide state: the frames and which ranges are taken (start → length). */
+    static final class Space
+    {
+        private final List<PhysRun> frames;
+        private final TreeMap<Long, Long> taken = new TreeMap<>();
+
+        Space(final SimDevice device)
+        {
+            final long size = device.profile().maxDmSizeBytes();
+            final UserProcess owner = device.host().host().spawn(device.name() + "-device-memory");
+            final long addr = owner.mmapAnonymous(size);
+            final PinnedPages pinned = owner.pinUserPages(addr, size, true, true);
+            frames = pinned.runs();
+        }
+
+        long allocate(final long bytes)
+        {
+            long at = 0;
+            for (final Map.Entry<Long, Long> e : taken.entrySet())
+            {
+                if (e.getKey() - at >= bytes)
+                {
+                    break;
+                }
+                at = e.getKey() + e.getValue();
+            }
+            return at;
+        }
+
+        /** The whole pages holding [offset, offset + length) of the device memory, as DMA runs for the tables. */
+        List<DmaRun> pageRuns(final long offset, final long length)
+        {
+            final long first = offset & ~(GRANULE_BYTES - 1);
+            final long end = (offset + length + GRANULE_BYTES - 1) & ~(GRANULE_BYTES - 1);
+            final List<DmaRun> out = new ArrayList<>();
+            for (final long[] r : runs(first, end - first))
+            {
+                out.add(new DmaRun(r[0], r[1]));
+            }
+            return out;
+        }
+
+        /** The frames of [offset, offset + length) of the device memory: {physical address, bytes} each. */
+        List<long[]> runs(final long offset, final long length)
+        {
+            final List<long[]> out = new ArrayList<>();
+            long skip = offset;
+            long left = length;
+            for (final PhysRun r : frames)
+            {
+                if (left == 0)
+                {
+                    break;
+                }
+                if (skip >= r.lengthBytes())
+                {
+                    skip -= r.lengthBytes();
+                    continue;
+                }
+                final long n = Math.min(r.lengthBytes() - skip, left);
+                out.add(new long[] {r.physAddr() + skip, n});
+                skip = 0;
+                left -= n;
+            }
+            return out;
+        }
+    }
+
+    /**
+     * ibv_alloc_dm.
+     *
+     * @throws dev.rnicsim.verbs.VerbsException as {@link dev.rnicsim.verbs.Context#allocDm}; nothing changes on
+     *                                          failure.
+     */
+    static SimDm allocate(final SimContext context, final long lengthBytes)
+    {
+        final String verb = "ibv_alloc_dm";
+        final SimDevice device = context.device();
+        final long max = device.profile().maxDmSizeBytes();
+        if (max == 0)
+        {
+            throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " (" + device.profile().driver()
+                + ") has no device memory (max_dm_size 0: the provider lacks alloc_dm)");
+        }
+        if (lengthBytes <= 0 || lengthBytes > max)
+        {
+            throw Errors.invalid(verb, "length " + lengthBytes + " must be 1.." + max + " (max_dm_size; mlx5_alloc_dm)");
+        }
+        final long reserved = (lengthBytes + GRANULE_BYTES - 1) / GRANULE_BYTES * GRANULE_BYTES;
+        final Space space = device.deviceMemory();
+        final long at = space.allocate(reserved);
+        if (at + reserved > max)
+        {
+            throw Errors.of(verb, Errno.ENOMEM, reserved + " bytes do not fit in the " + (max - space.taken.values()
+                .stream().mapToLong(Long::longValue).sum()) + " bytes of device memory left (max_dm_size " + max
+                + "); free device memory first");
+        }
+        space.taken.put(at, reserved);
+        return new SimDm(context, at, lengthBytes, reserved);
+    }
+
+    @Override
+    public long lengthBytes()
+    {
+        return lengthBytes;
+    }
+
+    /** First byte of this allocation in the device's memory. */
+    long start()
+    {
+        return start;
+    }
+
+    SimContext context()
+    {
+        return context;
+    }
+
+    void mrAdded(final int delta)
+    {
+        mrs += delta;
+    }
+
+    private void check(final String verb, final long dmOffset, final long length)
+    {
+        if (closed)
+        {
+            throw Errors.invalid(verb, "the device memory is freed");
+        }
+        if (dmOffset < 0 || length < 0 || dmOffset > lengthBytes || length > lengthBytes - dmOffset)
+        {
+            throw Errors.of(verb, Errno.EFAULT, "range " + dmOffset + "+" + length + " is outside the " + lengthBytes
+                + " bytes of device memory");
+        }
+    }
+
+    @Override
+    public void memcpyTo(final long dmOffset, final byte[] src)
+    {
+        final String verb = "ibv_memcpy_to_dm";
+        if (src == null)
+        {
+            throw Errors.of(verb, Errno.EFAULT, "src is null");
+        }
+        check(verb, dmOffset, src.length);
+        if (dmOffset % 4 != 0)
+        {
+            // mlx5_memcpy_to_dm writes device memory in 4-byte words: the offset must be a multiple of 4
+            // (rdma-core tests/test_device.py test_dm_write_bad_flow).
+            throw Errors.invalid(verb, "offset " + dmOffset + " is not a multiple of 4 (mlx5_memcpy_to_dm)");
+        }
+        int done = 0;
+        for (final long[] r : context.device().deviceMemory().runs(start + dmOffset, src.length))
+        {
+            context.device().host().host().physicalMemory().write(r[0], src, done, (int)r[1]);
+            done += (int)r[1];
+        }
+    }
+
+    @Override
+    public byte[] memcpyFrom(final long dmOffset, final int length)
+    {
+        final String verb = "ibv_memcpy_from_dm";
+        check(verb, dmOffset, length);
+        final byte[] out = new byte[length];
+        int done = 0;
+        for (final long[] r : context.device().deviceMemory().runs(start + dmOffset, length))
+        {
+            context.device().host().host().physicalMemory().read(r[0], out, done, (int)r[1]);
+            done += (int)r[1];
+        }
+        return out;
+    }
+
+    @Override
+    public boolean isClosed()
+    {
+        return closed;
+    }
+
+    @Override
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        if (mrs > 0)
+        {
+            throw Errors.of("ibv_free_dm", Errno.EBUSY, mrs + " MR(s) of ibv_reg_dm_mr use this device memory; "
+                + "deregister them first");
+        }
+        context.device().deviceMemory().taken.remove(start);
+        closed = true;
+    }
+
+    @Override
+    public String toString()
+    {
+        return "device memory " + lengthBytes + " bytes at offset " + start + " (" + reservedBytes + " reserved)";
+    }
+}
