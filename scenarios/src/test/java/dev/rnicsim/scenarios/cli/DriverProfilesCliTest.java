@@ -105,6 +105,36 @@ class DriverProfilesCliTest
     }
 
     @Test
+    void scriptKeysSplitAtTheProfilesVariantWidthAndTakeTheNewKeyPolicies() throws Exception
+    {
+        final Path f = dir.resolve("keys.rsim");
+        Files.writeString(f, """
+            host h ram=256M
+            device opa h profile=hfi1
+            device chelsio h profile=cxgb4 keys=fixed
+            open a opa
+            open b chelsio
+            pd pa a
+            pd pb b
+            mmap ba a 8K
+            mmap bb b 8K
+            reg m1 pa ba 4K
+            reg m2 pa ba+4096 4K
+            expect m1.index == 1
+            expect m2.index == 2
+            expect m1.lkey == 65536
+            reg c1 pb bb 4K
+            reg c2 pb bb+4096 4K
+            expect c1.variant == 0
+            expect c2.variant == 0
+            show mr m2
+            """);
+        final Result r = rnicsim("run", f.toString());
+        assertThat(r.code()).as(r.out() + r.err()).isZero();
+        assertThat(r.out()).contains("MPT index 2, variant 1");
+    }
+
+    @Test
     void aScriptDeviceLineTakesEveryProfile() throws Exception
     {
         final StringBuilder script = new StringBuilder("host h ram=1G\n");
