@@ -220,7 +220,7 @@ public final class Planner
         }
         final long nMtt = Math.multiplyExact((long)n, mtt);
         final boolean mttFits = nMtt <= mttCapacity && replay.failedAt < 0;
-        final List<Plan.Limit> limits = List.of(
+        final List<Plan.Limit> limits = new java.util.ArrayList<>(List.of(
             limit("max_mr", Math.multiplyExact((long)n, mrs), maxMr, "MRs"),
             new Plan.Limit("MTT entries", nMtt, mttCapacity, mttFits, "entries"),
             limit("max_mr_size", maxRegion, profile.attributes().maxMrSizeBytes(), "bytes"),
@@ -228,8 +228,9 @@ public final class Planner
             limit("vm.max_map_count", mrs, host.maxMapCount(), "mappings"),
             limit("hugetlb 2 MiB pool", Math.multiplyExact((long)n, pages2M), host.hugepages2M(), "pages"),
             limit("hugetlb 1 GiB pool", Math.multiplyExact((long)n, pages1G), host.hugepages1G(), "pages"),
-            limit("RAM", Math.multiplyExact((long)n, pinnedRam), ramFree, "bytes"));
+            limit("RAM", Math.multiplyExact((long)n, pinnedRam), ramFree, "bytes")));
         final String first = firstLimit(groups, profile, host, maxMr, mttCapacity, memlock, ramFree, replay);
+        final String pblLimit = translationLimit(profile, groups, limits);
         if (groups.stream().anyMatch(g -> g.mrs() > 1))
         {
             notes.add("vm.max_map_count counts one mapping per region: an upper bound, as regions carved from one "
@@ -245,7 +246,8 @@ public final class Planner
         advice(profile, host, groups, workload, nMtt, pinned, Math.multiplyExact((long)n, pages2M), advice);
         return new Plan(profile.name() + " (" + profile.driver() + ")", groups, new Plan.Totals(n,
             Math.multiplyExact((long)n, mrs), nMtt, Math.multiplyExact((long)n, pinned), startNs, firstUseNs, hotNs,
-            cacheFootprint, profile.cacheEntries()), limits, first, advice.list(), notes.list());
+            cacheFootprint, profile.cacheEntries()), limits, first != null ? first : pblLimit, advice.list(),
+            notes.list());
     }
 
     /** Bytes of the hugetlb pools the host reserves (out of RAM). */
@@ -269,6 +271,34 @@ public final class Planner
     private static long ramPerMr(final Plan.GroupResult g)
     {
         return g.backing().equals("2m") || g.backing().equals("1g") ? 0 : g.pinnedBytesPerMr();
+    }
+
+    /**
+     * The per-MR translation limit of a driver whose device walks a page-buffer list in levels (bnxt_re, hns, qedr:
+     * {@link dev.rnicsim.simnic.DriverTraits#maxTranslationEntries()}): adds its row to the limits.
+     *
+     * @return the group that breaks it and how, or null when every group fits (or the driver has no such limit).
+     */
+    private static String translationLimit(final DeviceProfile profile, final List<Plan.GroupResult> groups,
+        final List<Plan.Limit> limits)
+    {
+        final dev.rnicsim.simnic.DriverTraits t = profile.traits();
+        if (t.maxTranslationEntries() == 0 || groups.isEmpty())
+        {
+            return null;
+        }
+        Plan.GroupResult worst = groups.getFirst();
+        for (final Plan.GroupResult g : groups)
+        {
+            worst = g.mttEntriesPerMr() > worst.mttEntriesPerMr() ? g : worst;
+        }
+        limits.add(limit("entries per MR (" + t.translation() + ")", worst.mttEntriesPerMr(),
+            t.maxTranslationEntries(), "entries"));
+        return worst.mttEntriesPerMr() <= t.maxTranslationEntries() ? null : String.format(Locale.ROOT,
+            "entries per MR: group %s needs %,d translation entries of %s per MR; %s's %s holds %,d (%s), so its "
+            + "registration fails with %s: use larger pages or smaller MRs", worst.name(), worst.mttEntriesPerMr(),
+            Units.bytes(worst.pageSizeBytes()), t.driver(), t.translation(), t.maxTranslationEntries(), t.source(),
+            t.translationOverflowErrno());
     }
 
     /** The outcome of replaying the MTT reservations: where the first failed (-1: none) and how many were tried. */

@@ -77,6 +77,21 @@ class DriverProfilesCliTest
     }
 
     @Test
+    void planNamesAPblDriversPerMrLimitAsTheFirstToBreak() throws Exception
+    {
+        final Path w = dir.resolve("big.json");
+        Files.writeString(w, "{\"groups\":[{\"name\":\"big\",\"count\":2,\"size\":\"2G\",\"backing\":\"4k\"}]}");
+        final JsonNode bnxt = new ObjectMapper().readTree(rnicsim("plan", "--profile", "bnxt_re", "--workload",
+            w.toString(), "--memlock", "unlimited", "--json").out());
+        assertThat(bnxt.path("firstLimit").asText()).startsWith("entries per MR: group big needs 524,288")
+            .contains("262,144", "EIO");
+        final JsonNode cx5 = new ObjectMapper().readTree(rnicsim("plan", "--profile", "connectx5", "--workload",
+            w.toString(), "--memlock", "unlimited", "--json").out());
+        assertThat(cx5.path("firstLimit").isNull() || cx5.path("firstLimit").isMissingNode()).isTrue();
+        assertThat(cx5.path("limits").toString()).doesNotContain("entries per MR");
+    }
+
+    @Test
     void devinfoOfAnIdentityOnlyDumpSaysWhichProfileTheDefaultsCameFrom() throws Exception
     {
         final Path dump = dir.resolve("efa.txt");
