@@ -127,7 +127,8 @@ public final class DriverProfiles
             accepted.add(Access.REMOTE_WRITE);
         }
         return new DriverTraits("efa", "drivers/infiniband/hw/efa/efa_verbs.c", Transport.UNSPECIFIED, 8, accepted,
-            Errno.EOPNOTSUPP, Translation.PBL, 0, ENTRIES, (96L << 30) >>> 12, Errno.EINVAL, 1, read, write, "efa_", null);
+            Errno.EOPNOTSUPP, Translation.PBL, 0, ENTRIES, (96L << 30) >>> 12, Errno.EINVAL, 1, read, write, "efa_",
+            null);
     }
 
     /**
@@ -203,8 +204,8 @@ public final class DriverProfiles
      * index ({@code ida_alloc_range}) and {@code hw_index_to_key} rotates it left by 8, so the key byte is 0 and a
      * freed index gives back the very same key at once; a failed {@code ib_umem_get} is returned as ENOMEM
      * whatever its own errno ({@code mtr_alloc_bufs}); rereg rewrites the MPT in place and keeps the key.
-     * hns_roce_device.h: fast registration up to 512 pages ({@code HNS_ROCE_FRMR_MAX_PA}, more: EINVAL). hns_roce_hw_v2.h: page_size_cap
-     * 0xFFFF000, 4 KiB to 128 MiB ({@code HNS_ROCE_V2_PAGE_SIZE_SUPPORTED}). The MTR is a multi-hop PBL
+     * hns_roce_device.h: fast registration up to 512 pages ({@code HNS_ROCE_FRMR_MAX_PA}, more: EINVAL).
+     * hns_roce_hw_v2.h: page_size_cap 0xFFFF000, 4 KiB to 128 MiB ({@code HNS_ROCE_V2_PAGE_SIZE_SUPPORTED}). The MTR is a multi-hop PBL
      * (2 hops, 512 entries a 4 KiB base-address page assumed). Memory windows type 1 and 2B; atomics.
      *
      * @return the profile.
