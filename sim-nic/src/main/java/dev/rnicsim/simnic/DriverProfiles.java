@@ -206,7 +206,8 @@ public final class DriverProfiles
      * whatever its own errno ({@code mtr_alloc_bufs}); rereg rewrites the MPT in place and keeps the key.
      * hns_roce_device.h: fast registration up to 512 pages ({@code HNS_ROCE_FRMR_MAX_PA}, more: EINVAL).
      * hns_roce_hw_v2.h: page_size_cap 0xFFFF000, 4 KiB to 128 MiB ({@code HNS_ROCE_V2_PAGE_SIZE_SUPPORTED}). The
-     * MTR is a multi-hop PBL (2 hops, 512 entries a 4 KiB base-address page assumed). Memory windows type 1 and 2B; atomics.
+     * MTR is a multi-hop PBL (2 hops, 512 entries a 4 KiB base-address page assumed). Memory windows type 1 and
+     * 2B; atomics.
      *
      * @return the profile.
      */
