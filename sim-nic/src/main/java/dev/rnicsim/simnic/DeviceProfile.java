@@ -17,7 +17,10 @@ import java.util.Objects;
  * <p>Immutable and thread safe.
  *
  * @param name                 profile name, e.g. {@code connectx5}.
- * @param driver               kernel driver it models: {@code mlx4}, {@code mlx5}, {@code rxe}, {@code irdma}.
+ * @param driver               kernel driver it models: {@code mlx4}, {@code mlx5}, {@code rxe}, {@code irdma},
+ *                             {@code siw}, {@code efa}, {@code bnxt_re}, {@code hns}, {@code qedr}, {@code erdma},
+ *                             {@code mana}, {@code cxgb4}, {@code hfi1}, or {@code generic} for a device no
+ *                             recognition rule knows.
  * @param attributes           what {@code ibv_query_device_ex} reports (max_mr, page_size_cap, max_mw, ...).
  * @param mtt                  MTT size and allocator: mlx4's power-of-two buddy in segments, or exact.
  * @param variantPolicy        how a key's low byte changes when its MPT index is reused.

@@ -20,8 +20,8 @@ import java.util.regex.Pattern;
  * the lines of attributes {@link DeviceAttributes} does not hold ({@code board_id}, {@code max_ee},
  * {@code max_ah}, {@code max_srq_wr}, ...), the extended sections after the ODP blocks and the port sections are
  * left out; {@code transport} is the driver's ({@code InfiniBand (0)} unless given); {@code fw_ver} is written
- * even when empty (ibv_devinfo skips an empty one); {@code device_cap_flags} is written with as many hex digits as the 64-bit value
- * needs (the C field has 32 bits).
+ * even when empty (ibv_devinfo skips an empty one); {@code device_cap_flags} is written with as many hex digits
+ * as the 64-bit value needs (the C field has 32 bits).
  *
  * <p>Stateless and thread safe.
  */

@@ -127,7 +127,8 @@ public final class DriverProfiles
             accepted.add(Access.REMOTE_WRITE);
         }
         return new DriverTraits("efa", "drivers/infiniband/hw/efa/efa_verbs.c", Transport.UNSPECIFIED, 8, accepted,
-            Errno.EOPNOTSUPP, Translation.PBL, 0, ENTRIES, (96L << 30) >>> 12, Errno.EINVAL, 1, read, write, "efa_", null);
+            Errno.EOPNOTSUPP, Translation.PBL, 0, ENTRIES, (96L << 30) >>> 12, Errno.EINVAL, 1, read, write, "efa_",
+            null);
     }
 
     /**
@@ -202,15 +203,17 @@ public final class DriverProfiles
      * Huawei HNS RoCE (hns, Kunpeng 920 on-board 0xa222). hns_roce_mr.c: {@code alloc_mr_key} takes the lowest free
      * index ({@code ida_alloc_range}) and {@code hw_index_to_key} rotates it left by 8, so the key byte is 0 and a
      * freed index gives back the very same key at once; a failed {@code ib_umem_get} is returned as ENOMEM
-     * whatever its own errno ({@code mtr_alloc_bufs}); rereg rewrites the MPT in place and keeps the key. hns_roce_device.h: fast
-     * registration up to 512 pages ({@code HNS_ROCE_FRMR_MAX_PA}, more: EINVAL). The MTR is a multi-hop PBL
-     * (2 hops, 512 entries a 4 KiB base-address page assumed). Memory windows type 1 and 2B; atomics.
+     * whatever its own errno ({@code mtr_alloc_bufs}); rereg rewrites the MPT in place and keeps the key.
+     * hns_roce_device.h: fast registration up to 512 pages ({@code HNS_ROCE_FRMR_MAX_PA}, more: EINVAL).
+     * hns_roce_hw_v2.h: page_size_cap 0xFFFF000, 4 KiB to 128 MiB ({@code HNS_ROCE_V2_PAGE_SIZE_SUPPORTED}). The
+     * MTR is a multi-hop PBL (2 hops, 512 entries a 4 KiB base-address page assumed). Memory windows type 1 and
+     * 2B; atomics.
      *
      * @return the profile.
      */
     public static DeviceProfile hns()
     {
-        final DeviceAttributes a = base("1.0.0", 0x19e5, 0xa222).maxMrSizeBytes(MAX_U64).pageSizeCap(0x7ffff000L)
+        final DeviceAttributes a = base("1.0.0", 0x19e5, 0xa222).maxMrSizeBytes(MAX_U64).pageSizeCap(0xffff000L)
             .maxQp(131072).maxQpWr(32768).deviceCapFlags(BASIC_IB | MW_1_2B | MEM_MGT).maxSge(64).maxSgeRd(64)
             .maxCq(131072).maxCqe(4194304).maxMr(131072).maxPd(131072).maxMw(131072).atomicCap(AtomicCap.HCA)
             .build();
@@ -218,8 +221,7 @@ public final class DriverProfiles
             Transport.INFINIBAND, 8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, ENTRIES, (long) ENTRIES * ENTRIES,
             Errno.ENOMEM, 512, true, true, "hns_", Errno.ENOMEM);
         return profile("hns", a, VariantPolicy.FIXED, IndexPolicy.LOWEST_FREE, Set.of(), 100.0, t,
-            defaulted("fw_ver", "page_size_cap", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe",
-                "max_pd"));
+            defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_pd"));
     }
 
     /**

@@ -8,7 +8,8 @@ package dev.rnicsim.simnic;
 public enum ProviderRule
 {
     /** An MR without remote rights gets rkey 0: the rkey exists only with REMOTE_READ, REMOTE_WRITE or
-     * REMOTE_ATOMIC (rxe, {@code rxe_mr_init}). Without it, rkey == lkey always (mlx4, mlx5, siw). */
+     * REMOTE_ATOMIC (rxe, {@code rxe_mr_init}; qedr, {@code qedr_reg_user_mr}). Without it, rkey == lkey always
+     * (mlx4, mlx5, siw). */
     RKEY_ONLY_WITH_REMOTE_ACCESS,
     /** Posting an atomic on a QP whose own {@code qp_access_flags} lack REMOTE_ATOMIC fails with EOPNOTSUPP
      * (mlx5 provider: {@code atomics_enabled} in providers/mlx5/qp.c). */

@@ -485,8 +485,10 @@ public final class Planner
             limits.add(limit("GPU BAR1", bar1, host.gpuBar1Bytes(), "bytes"));
             limits.add(limit("GPU memory", vram, host.gpuVramBytes(), "bytes"));
         }
-        final Plan.Breach first = FirstLimit.find(groups, profile, host, maxMr, mttCapacity, memlock, ramFree,
+        final Plan.Breach pblLimit = translationLimit(profile, groups, limits);
+        final Plan.Breach found = FirstLimit.find(groups, profile, host, maxMr, mttCapacity, memlock, ramFree,
             replay);
+        final Plan.Breach first = found != null ? found : pblLimit;
         if (host.forkSafe())
         {
             notes.add("--fork-safe: each MR is MADV_DONTFORK (ibv_fork_init), splitting the mapping it is carved "
@@ -529,6 +531,41 @@ public final class Planner
     static long ramPerMr(final Plan.GroupResult g)
     {
         return g.backing().equals("2m") || g.backing().equals("1g") ? 0 : g.pinnedBytesPerMr();
+    }
+
+    /**
+     * The per-MR translation limit of a driver whose device walks a page-buffer list in levels (bnxt_re, hns, qedr:
+     * {@link dev.rnicsim.simnic.DriverTraits#maxTranslationEntries()}): adds its row to the limits.
+     *
+     * @return the group that breaks it and how, or null when every group fits (or the driver has no such limit).
+     */
+    private static Plan.Breach translationLimit(final DeviceProfile profile, final List<Plan.GroupResult> groups,
+        final List<Plan.Limit> limits)
+    {
+        final dev.rnicsim.simnic.DriverTraits t = profile.traits();
+        if (t.maxTranslationEntries() == 0 || groups.isEmpty())
+        {
+            return null;
+        }
+        Plan.GroupResult worst = groups.getFirst();
+        long before = 0;
+        long beforeWorst = 0;
+        for (final Plan.GroupResult g : groups)
+        {
+            if (g.mttEntriesPerMr() > worst.mttEntriesPerMr())
+            {
+                worst = g;
+                beforeWorst = before;
+            }
+            before += g.mrs();
+        }
+        final String limit = "entries per MR (" + t.translation() + ")";
+        limits.add(limit(limit, worst.mttEntriesPerMr(), t.maxTranslationEntries(), "entries"));
+        return worst.mttEntriesPerMr() <= t.maxTranslationEntries() ? null : new Plan.Breach(limit, beforeWorst + 1,
+            worst.name(), 0, String.format(Locale.ROOT, "entries per MR: group %s needs %,d translation entries of %s "
+            + "per MR; %s's %s holds %,d (%s), so its registration fails with %s: use larger pages or smaller MRs",
+            worst.name(), worst.mttEntriesPerMr(), Sizes.iec(worst.pageSizeBytes()), t.driver(), t.translation(),
+            t.maxTranslationEntries(), t.source(), t.translationOverflowErrno()));
     }
 
     /** The outcome of replaying the MTT reservations: where the first failed (-1: none) and how many were tried. */

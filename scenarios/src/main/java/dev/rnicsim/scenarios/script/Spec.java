@@ -144,10 +144,11 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
                 "movable", expr(), "swap", expr(), "max_map_count", expr(), "aged", word("yes", "no"), "peermem",
                 word("yes", "no"), "page", word("4k", "16k", "64k")));
         add(t, "device NAME HOST [profile=NAME] [devinfo=FILE] [log_num_mtt=N] [log_mtts_per_seg=N] [max_mr=N]"
-            + " [cache=ENTRIES] [keys=generation|random|recycled] [dmabuf=dynamic|pinned|none]",
+            + " [cache=ENTRIES] [keys=generation|random|recycled|fixed|device_counter] [dmabuf=dynamic|pinned|none]",
             List.of(new NewName(Kind.DEVICE, false), ref(Kind.HOST)),
             opts("profile", new Word1(true), "devinfo", new Word1(true), "log_num_mtt", expr(), "log_mtts_per_seg",
-                expr(), "max_mr", expr(), "cache", expr(), "keys", word("generation", "random", "recycled"),
+                expr(), "max_mr", expr(), "cache", expr(), "keys", word("generation", "random", "recycled", "fixed",
+                    "device_counter"),
                 "dmabuf", word("dynamic", "pinned", "none")));
         add(t, "process NAME HOST [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no] [env=VAR=VALUE,...]",
             List.of(new NewName(Kind.PROCESS, false), ref(Kind.HOST)),

@@ -89,8 +89,8 @@ final class Views
             + "lkey=0x%08x rkey=0x%08x: MPT index %d, variant %d%n"
             + "page size %s, %d MTT entries (%d reserved by the allocator), %d pages of 4 KiB pinned%s%s",
             m.addr(), Units.bytes(m.lengthBytes()), m.iova(), m.access(), m.lkey(), m.rkey(),
-            (m.lkey() >>> 8) & 0xffffff,
-            m.lkey() & 0xff, Units.bytes(m.pageSizeBytes()), m.mttEntries(), m.mttEntriesReserved(), m.pinnedPages(),
+            Session.mrField(m, "index"), Session.mrField(m, "variant"), Units.bytes(m.pageSizeBytes()),
+            m.mttEntries(), m.mttEntriesReserved(), m.pinnedPages(),
             m.boundWindows() == 0 ? "" : String.format(Locale.ROOT, "%n%d memory window(s) bound: deregistration "
             + "fails until they are unbound, invalidated or closed", m.boundWindows()) + windows,
             m.isClosed() ? "\n(deregistered: the keys no longer translate)" : "");

@@ -77,6 +77,21 @@ class DriverProfilesCliTest
     }
 
     @Test
+    void planNamesAPblDriversPerMrLimitAsTheFirstToBreak() throws Exception
+    {
+        final Path w = dir.resolve("big.json");
+        Files.writeString(w, "{\"groups\":[{\"name\":\"big\",\"count\":2,\"size\":\"2G\",\"backing\":\"4k\"}]}");
+        final JsonNode bnxt = new ObjectMapper().readTree(rnicsim("plan", "--profile", "bnxt_re", "--workload",
+            w.toString(), "--memlock", "unlimited", "--json").out());
+        assertThat(bnxt.path("firstLimit").asText()).startsWith("entries per MR: group big needs 524,288")
+            .contains("262,144", "EIO");
+        final JsonNode cx5 = new ObjectMapper().readTree(rnicsim("plan", "--profile", "connectx5", "--workload",
+            w.toString(), "--memlock", "unlimited", "--json").out());
+        assertThat(cx5.path("firstLimit").isNull() || cx5.path("firstLimit").isMissingNode()).isTrue();
+        assertThat(cx5.path("limits").toString()).doesNotContain("entries per MR");
+    }
+
+    @Test
     void devinfoOfAnIdentityOnlyDumpSaysWhichProfileTheDefaultsCameFrom() throws Exception
     {
         final Path dump = dir.resolve("efa.txt");
@@ -102,6 +117,36 @@ class DriverProfilesCliTest
         assertThat(r.code()).isZero();
         assertThat(r.out()).contains("# simulated: driver generic").contains("# warning: ")
             .contains("no rule recognises").doesNotContain("driver mlx5");
+    }
+
+    @Test
+    void scriptKeysSplitAtTheProfilesVariantWidthAndTakeTheNewKeyPolicies() throws Exception
+    {
+        final Path f = dir.resolve("keys.rsim");
+        Files.writeString(f, """
+            host h ram=256M
+            device opa h profile=hfi1
+            device chelsio h profile=cxgb4 keys=fixed
+            open a opa
+            open b chelsio
+            pd pa a
+            pd pb b
+            mmap ba a 8K
+            mmap bb b 8K
+            reg m1 pa ba 4K
+            reg m2 pa ba+4096 4K
+            expect m1.index == 1
+            expect m2.index == 2
+            expect m1.lkey == 65536
+            reg c1 pb bb 4K
+            reg c2 pb bb+4096 4K
+            expect c1.variant == 0
+            expect c2.variant == 0
+            show mr m2
+            """);
+        final Result r = rnicsim("run", f.toString());
+        assertThat(r.code()).as(r.out() + r.err()).isZero();
+        assertThat(r.out()).contains("MPT index 2, variant 1");
     }
 
     @Test
