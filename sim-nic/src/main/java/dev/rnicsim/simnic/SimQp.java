@@ -1162,7 +1162,8 @@ public final class SimQp implements QueuePair
         }
         noteError(status, wr.wrId(), why);
         final WorkCompletion wc = new WorkCompletion(wr.wrId(), status, opcode, num, byteLen, withImm, imm, withInv,
-            invalidatedRkey, status == WcStatus.SUCCESS ? 0 : Diagnoser.vendorErr(device.profile(), status), why);
+            invalidatedRkey, status == WcStatus.SUCCESS ? 0 : Diagnoser.vendorErr(device.profile(), status),
+            Diagnoser.withStatus(why, status));
         if (!recvCq.push(wc))
         {
             toError();

@@ -322,6 +322,8 @@ class ScriptDiagnosisTest
             """);
 
         assertThat(r.out()).contains("IBV_WC_REM_OP_ERR vendor_err=0x14").contains("IBV_WC_LOC_PROT_ERR vendor_err=0x4")
-            .contains("the responder's receive wr_id").contains("deregistered at d.rsim:19 (dereg rbuf)");
+            .contains("the responder's receive wr_id").contains("deregistered at d.rsim:19 (dereg rbuf)")
+            .contains("syndrome MLX5_CQE_SYNDROME_REMOTE_OP_ERR (0x14)")
+            .contains("syndrome MLX5_CQE_SYNDROME_LOCAL_PROT_ERR (0x04)");
     }
 }
