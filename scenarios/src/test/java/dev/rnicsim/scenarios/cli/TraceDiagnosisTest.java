@@ -70,4 +70,24 @@ class TraceDiagnosisTest
         assertThat(out.toString()).contains("warning STALE_RKEY").contains("warning UNUSED_MR")
             .contains("strict: 3 warnings, 0 expected");
     }
+
+    @Test
+    void writeToADestroyedPeerShouldCarryTheNoAckDiagnosisInItsSpan() throws Exception
+    {
+        final Path script = dir.resolve("n.rsim");
+        Files.writeString(script, SCRIPT.substring(0, SCRIPT.indexOf("reg gone")) + """
+            close qp_b
+            post write qp_a sgl=mr_src:8 remote=dst rkey=0x100
+            poll cq_a
+            expect RETRY_EXC_ERR
+            """, StandardCharsets.UTF_8);
+        final Path trace = dir.resolve("n.json");
+
+        final int code = Rnicsim.execute(new String[] {"run", "-q", "--trace", trace.toString(), script.toString()},
+            new PrintWriter(new StringWriter(), true), new PrintWriter(new StringWriter(), true));
+
+        assertThat(code).isZero();
+        assertThat(Files.readString(trace)).contains("no acknowledgement after retry_cnt=")
+            .contains("n.rsim:18 (post write)");
+    }
 }
