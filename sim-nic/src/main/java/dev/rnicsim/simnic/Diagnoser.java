@@ -74,6 +74,17 @@ final class Diagnoser
         return profile.driver().startsWith("mlx") ? mlx5Syndrome(status) : 0;
     }
 
+    /**
+     * @param why    a diagnosis made for the requester's completion, or null.
+     * @param status the status of the completion it goes with (the responder's may differ).
+     * @return the diagnosis with that status's syndrome.
+     */
+    static WcDiagnosis withStatus(final WcDiagnosis why, final WcStatus status)
+    {
+        return why == null || why.syndrome() == mlx5Syndrome(status) ? why : new WcDiagnosis(why.check(),
+            mlx5Syndrome(status), why.key(), why.mptIndex(), why.variant(), why.summary(), why.details());
+    }
+
     /** A failure of the DMA engine's checks (requester SGEs, responder rkey or receive buffers, lengths). */
     static WcDiagnosis dma(final SimQp qp, final SendWr wr, final SimQp peer, final RecvWr recv, final DmaResult r,
         final WcStatus status)

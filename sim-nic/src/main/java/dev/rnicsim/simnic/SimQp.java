@@ -848,13 +848,14 @@ public final class SimQp implements QueuePair
         {
             // No ACK ever comes: the requester retries retry_cnt times, then gives up.
             device.count(SimCounter.LOCAL_ACK_TIMEOUT_ERR, 1);
-            device.fabric().span(device, wr.opcode().name(), "dma",
-                device.fabric().costModel().opBaseLatencyNs() * (retryCount + 1L),
-                java.util.Map.of("qp_num", num, "status", WcStatus.RETRY_EXC_ERR.cName()));
-            completeSend(wr, WcStatus.RETRY_EXC_ERR, 0, Diagnoser.noAck(this, wr, retryCount, peer == null
+            final WcDiagnosis lost = Diagnoser.noAck(this, wr, retryCount, peer == null
                 ? "no QP " + (remote == null ? "" : "0x" + Integer.toHexString(remote.qpNum()) + " ") + "at the remote "
                 + "address" : peer.closed ? "the peer QP is destroyed" : !peer.connectedTo(this)
-                ? "the peer QP is connected to another QP" : "the peer QP is in " + peer.state + ", not RTR or RTS"));
+                ? "the peer QP is connected to another QP" : "the peer QP is in " + peer.state + ", not RTR or RTS");
+            device.fabric().span(device, wr.opcode().name(), "dma",
+                device.fabric().costModel().opBaseLatencyNs() * (retryCount + 1L),
+                java.util.Map.of("qp_num", num, "status", WcStatus.RETRY_EXC_ERR.cName(), "diagnosis", lost.summary()));
+            completeSend(wr, WcStatus.RETRY_EXC_ERR, 0, lost);
             return Outcome.ERROR;
         }
         final boolean needsRecv = wr.opcode() == WrOpcode.SEND || wr.opcode() == WrOpcode.SEND_WITH_IMM
@@ -1337,7 +1338,8 @@ public final class SimQp implements QueuePair
         }
         noteError(status, wr.wrId(), why);
         final WorkCompletion wc = new WorkCompletion(wr.wrId(), status, opcode, num, byteLen, withImm, imm, withInv,
-            invalidatedRkey, status == WcStatus.SUCCESS ? 0 : Diagnoser.vendorErr(device.profile(), status), why);
+            invalidatedRkey, status == WcStatus.SUCCESS ? 0 : Diagnoser.vendorErr(device.profile(), status),
+            Diagnoser.withStatus(why, status));
         if (!recvCq.push(wc))
         {
             toError();

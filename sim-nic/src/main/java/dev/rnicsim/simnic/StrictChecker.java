@@ -3,7 +3,6 @@ package dev.rnicsim.simnic;
 import dev.rnicsim.dma.DmaResult;
 import dev.rnicsim.dma.DmaStatus;
 import dev.rnicsim.mtt.KeyCheck;
-import dev.rnicsim.pagetable.PhysRun;
 import dev.rnicsim.pagetable.PinnedPages;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.MemoryRegion;
@@ -532,7 +531,7 @@ public final class StrictChecker
             final PinnedPages pin = mr.pin();
             for (long page = va & ~4095L; page < va + length; page += 4096)
             {
-                final long pinned = pinnedFrame(pin, page);
+                final long pinned = PinnedFrames.frameAt(pin, page);
                 final long now = pin.process().translate(page);
                 final long nowFrame = now < 0 ? -1 : now & ~4095L;
                 if (pinned >= 0 && pinned != nowFrame)
@@ -580,24 +579,5 @@ public final class StrictChecker
             }
         }
         return out;
-    }
-
-    /** The physical address of the frame pinned for a page of a pin, or -1 when the page is outside it. */
-    private static long pinnedFrame(final PinnedPages pin, final long page)
-    {
-        long offset = page - pin.startAddress();
-        if (offset < 0 || offset >= pin.lengthBytes())
-        {
-            return -1;
-        }
-        for (final PhysRun r : pin.runs())
-        {
-            if (offset < r.lengthBytes())
-            {
-                return (r.physAddr() + offset) & ~4095L;
-            }
-            offset -= r.lengthBytes();
-        }
-        return -1;
     }
 }

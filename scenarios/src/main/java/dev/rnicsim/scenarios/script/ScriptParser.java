@@ -424,7 +424,7 @@ public final class ScriptParser
             else
             {
                 checkArg(l, spec, a, v);
-                if (a instanceof Spec.Expr)
+                if (a instanceof Spec.Expr && !l.verb().equals("let"))
                 {
                     checkNotNegative(l, spec, "argument " + (i + 1), v);
                 }

@@ -579,7 +579,9 @@ public final class ScriptRunner
         }
         catch (final KernelException e)
         {
-            return Outcome.failed(e.errno().name(), strip(e.getMessage()));
+            final String call = systemCall(l);
+            final String message = strip(e.getMessage());
+            return Outcome.failed(e.errno().name(), message.startsWith(call) ? message : call + message);
         }
         catch (final TableException e)
         {
@@ -587,7 +589,18 @@ public final class ScriptRunner
         }
     }
 
-    private static String strip(final String message)
+    /** The system call a step makes, naming a host error as verbs errors name their verb ({@code mmap: ENOMEM: ...}). */
+    private static String systemCall(final ScriptLine l)
+    {
+        return switch (l.verb())
+        {
+            case "mmap", "munmap", "madvise", "mprotect", "fork", "exit" -> l.verb() + ": ";
+            case "touch", "write" -> "page fault: ";
+            default -> "";
+        };
+    }
+
+        private static String strip(final String message)
     {
         return message == null ? "" : message;
     }

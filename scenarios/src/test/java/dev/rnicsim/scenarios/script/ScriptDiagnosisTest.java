@@ -291,4 +291,39 @@ class ScriptDiagnosisTest
 
         assertThat(r.out()).contains("IBV_WC_REM_ACCESS_ERR vendor_err=0x0").contains("check RIGHTS");
     }
+
+    @Test
+    void faultOnAnOdpMrWhoseMemoryIsGoneShouldBeAnOdpFaultDiagnosis()
+    {
+        final ScriptRun r = ok(TWO_HOSTS + """
+            reg o pd_b dst 64K access=local_write,remote_write,odp
+            munmap dst 64K
+            post write qp_a sgl=mr_src:8 remote=o
+            poll cq_a
+            expect REM_ACCESS_ERR
+            """);
+
+        assertThat(r.out()).contains("check ODP_FAULT").contains("the device has no translation and the page fault "
+            + "failed").contains("(d.rsim:20 (post write))");
+    }
+
+    @Test
+    void staleKeyInTheRespondersReceiveShouldNameTheReceiveOnBothSides()
+    {
+        final ScriptRun r = ok(TWO_HOSTS + """
+            reg rbuf pd_b dst 64K
+            dereg rbuf
+            recv qp_b sgl=rbuf:64
+            post send qp_a sgl=mr_src:8
+            poll cq_a
+            expect REM_OP_ERR
+            poll cq_b
+            expect LOC_PROT_ERR
+            """);
+
+        assertThat(r.out()).contains("IBV_WC_REM_OP_ERR vendor_err=0x14").contains("IBV_WC_LOC_PROT_ERR vendor_err=0x4")
+            .contains("the responder's receive wr_id").contains("deregistered at d.rsim:19 (dereg rbuf)")
+            .contains("syndrome MLX5_CQE_SYNDROME_REMOTE_OP_ERR (0x14)")
+            .contains("syndrome MLX5_CQE_SYNDROME_LOCAL_PROT_ERR (0x04)");
+    }
 }

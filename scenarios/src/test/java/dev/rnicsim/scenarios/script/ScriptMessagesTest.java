@@ -40,6 +40,14 @@ class ScriptMessagesTest
     }
 
     @Test
+    void aNegativeLetValueStaysLegal()
+    {
+        final ScriptRun r = ScriptRun.ok("m.rsim", "let sentinel -1\nexpect sentinel == 0-1\n");
+
+        assertThat(r.out()).contains("expect sentinel == 0-1: held");
+    }
+
+    @Test
     void negativeAtomicOperandsStayLegal()
     {
         final ScriptRun r = ScriptRun.ok("m.rsim", ScriptRun.TWO_CONNECTED_HOSTS + """
