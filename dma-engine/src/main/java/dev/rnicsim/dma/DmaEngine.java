@@ -43,6 +43,8 @@ public final class DmaEngine
     private static final int ODP_WRITE = 0x4;
     private static final int ODP_READ = 0x8;
     private static final int ODP_ATOMIC = 0x10;
+    /** True while a packet after a message's first moves: the keys' contexts are the QPs' (no MPT lookup). */
+    private boolean inMessage;
     /** The DMA address of the first remote byte found by the last rkey check (-1 when none). */
     private long remoteFirstPhys = -1;
 
@@ -62,7 +64,10 @@ public final class DmaEngine
     public DmaResult write(final DmaPort local, final int localPd, final List<Segment> sgl, final DmaPort remote,
         final int remotePd, final int remoteQpAccess, final long remoteAddr, final int rkey)
     {
-        operations++;
+        if (!inMessage)
+        {
+            operations++;
+        }
         final DmaResult faulted = !faultsPossible(local, remote) ? null
             : faultIn(new Side(local, localPd, sgl, 0, false, true, ODP_SEND),
             new Side(remote, remotePd, List.of(new Segment(remoteAddr, total(sgl), rkey)), AccessFlags.REMOTE_WRITE,
@@ -143,7 +148,10 @@ public final class DmaEngine
     public DmaResult read(final DmaPort local, final int localPd, final List<Segment> sgl, final DmaPort remote,
         final int remotePd, final int remoteQpAccess, final long remoteAddr, final int rkey)
     {
-        operations++;
+        if (!inMessage)
+        {
+            operations++;
+        }
         final long length = total(sgl);
         if (length > MAX_MESSAGE_BYTES)
         {
@@ -345,6 +353,7 @@ public final class DmaEngine
     public DmaResult checkMessage(final boolean read, final DmaPort local, final int localPd, final List<Segment> sgl,
         final DmaPort remote, final int remotePd, final int remoteQpAccess, final long remoteAddr, final int rkey)
     {
+        operations++;
         final long length = total(sgl);
         final long[] localPhys = new long[sgl.size()];
         if (read)
@@ -362,6 +371,62 @@ public final class DmaEngine
         final DmaResult localFailure = checkSgl(local, localPd, sgl, 0, localPhys);
         return localFailure != null ? localFailure : checkRemote(remote, remotePd, remoteQpAccess,
             AccessFlags.REMOTE_WRITE, remoteAddr, length, rkey, "RDMA WRITE");
+    }
+
+    /**
+     * A packet after the first of an RDMA WRITE: as {@link #write} on the packet's part of the message, with the keys'
+     * contexts that the first packet fetched (a retired key still fails, with REM_ACCESS_ERR for the rkey).
+     *
+     * @param local          the requester.
+     * @param localPd        the requester QP's PD.
+     * @param sgl            the packet's part of the local list.
+     * @param remote         the responder.
+     * @param remotePd       the responder QP's PD.
+     * @param remoteQpAccess the responder QP's access flags.
+     * @param remoteAddr     the packet's first remote address.
+     * @param rkey           remote key.
+     * @return as {@link #write}.
+     */
+    public DmaResult writePacket(final DmaPort local, final int localPd, final List<Segment> sgl, final DmaPort remote,
+        final int remotePd, final int remoteQpAccess, final long remoteAddr, final int rkey)
+    {
+        inMessage = true;
+        try
+        {
+            return write(local, localPd, sgl, remote, remotePd, remoteQpAccess, remoteAddr, rkey);
+        }
+        finally
+        {
+            inMessage = false;
+        }
+    }
+
+    /**
+     * A response packet after the first of an RDMA READ: as {@link #read} on the packet's part of the message, with
+     * the keys' contexts that the first packet fetched.
+     *
+     * @param local          the requester.
+     * @param localPd        the requester QP's PD.
+     * @param sgl            the packet's part of the local list.
+     * @param remote         the responder.
+     * @param remotePd       the responder QP's PD.
+     * @param remoteQpAccess the responder QP's access flags.
+     * @param remoteAddr     the packet's first remote address.
+     * @param rkey           remote key.
+     * @return as {@link #read}.
+     */
+    public DmaResult readPacket(final DmaPort local, final int localPd, final List<Segment> sgl, final DmaPort remote,
+        final int remotePd, final int remoteQpAccess, final long remoteAddr, final int rkey)
+    {
+        inMessage = true;
+        try
+        {
+            return read(local, localPd, sgl, remote, remotePd, remoteQpAccess, remoteAddr, rkey);
+        }
+        finally
+        {
+            inMessage = false;
+        }
     }
 
     /**
@@ -669,7 +734,8 @@ public final class DmaEngine
         final long addr, final long length)
     {
         translations++;
-        final long r = port.tables().translate(key, pd, port.qpn(), access, addr, length);
+        final long r = inMessage ? port.tables().translateInMessage(key, pd, port.qpn(), access, addr, length)
+            : port.tables().translate(key, pd, port.qpn(), access, addr, length);
         if (r < 0)
         {
             keyCheckFailures++;

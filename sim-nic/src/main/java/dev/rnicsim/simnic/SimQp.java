@@ -768,11 +768,13 @@ public final class SimQp implements QueuePair
         }
         final List<Segment> part = m.packetLocal();
         final dev.rnicsim.dma.DmaPort remotePort = peer.device.port().through(peer.num);
+        // Every packet moves under the keys' contexts the first packet's check fetched (startMessage).
+        final dev.rnicsim.dma.DmaEngine dma = device.dmaEngine();
         final DmaResult r = wr.opcode() == WrOpcode.RDMA_READ
-            ? device.dmaEngine().read(device.port(), pd.pdNum(), part, remotePort, peer.pd.pdNum(),
-                peer.qpAccessBits, m.packetRemoteAddr(), wr.rkey())
-            : device.dmaEngine().write(device.port(), pd.pdNum(), part, remotePort, peer.pd.pdNum(),
-                peer.qpAccessBits, m.packetRemoteAddr(), wr.rkey());
+            ? dma.readPacket(device.port(), pd.pdNum(), part, remotePort, peer.pd.pdNum(), peer.qpAccessBits,
+                m.packetRemoteAddr(), wr.rkey())
+            : dma.writePacket(device.port(), pd.pdNum(), part, remotePort, peer.pd.pdNum(), peer.qpAccessBits,
+                m.packetRemoteAddr(), wr.rkey());
         if (device.fabric().tracing())
         {
             device.fabric().overlap(peer.device, wr.opcode() == WrOpcode.RDMA_READ ? "read_response" : "packet",

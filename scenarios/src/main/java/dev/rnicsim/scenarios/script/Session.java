@@ -110,6 +110,8 @@ final class Session
     }
 
     final SimFabric fabric = new SimFabric();
+    /** True after {@code engine manual}: posted work waits for {@code progress} or {@code poll}. */
+    boolean manualEngine;
     final Map<String, Object> names = new HashMap<>();
     final Map<SimHost, HostBinding> hosts = new HashMap<>();
     final java.nio.file.Path baseDir;
