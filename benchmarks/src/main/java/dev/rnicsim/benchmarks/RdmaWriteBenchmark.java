@@ -64,7 +64,8 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  * <ul>
  *   <li>{@link #rdmaWrite}: one signalled {@code postSend} of the prebuilt RDMA WRITE, then one {@code poll} of the
  *       CQ, which must return exactly its completion with status SUCCESS (anything else throws, so a failure is
- *       never measured). The simulator executes a work request when it is posted, so the completion is there.</li>
+ *       never measured). The post only queues the WQE; the poll drives the NIC engine, which moves the message
+ *       as packets of the path MTU (256 of 4 KiB for 1 MiB) and writes the completion (docs/async.md).</li>
  *   <li>{@link #baselineSegmentCopy}: {@code MemorySegment.copy} of {@code payloadBytes} between two native
  *       segments of {@value #BUFFER_BYTES} bytes (page aligned, written once like the buffers above): the floor a
  *       pure-Java copy of the same bytes reaches on this machine.</li>

@@ -325,11 +325,11 @@ public final class DmaEngine
     }
 
     /**
-     * The checks the responder of an RDMA WRITE or READ message makes on its first packet, for the whole message,
-     * and the requester's checks of its whole local list, in the order {@link #write} and {@link #read} make them;
-     * no byte moves. The packets that follow are placed under this check (rxe {@code check_rkey} runs on the first
-     * packet only, with the RETH's DMA length; IBA 9.7.4.1.3). Packets are then moved with {@link #write} and
-     * {@link #read} on each packet's part of the message.
+     * Opens an RDMA WRITE or READ message that moves packet by packet: the checks the responder makes on the first
+     * packet, for the whole message, and the requester's checks of its whole local list, in the order {@link #write}
+     * and {@link #read} make them; no byte moves. The packets are then moved with {@link #movePacket}, under this
+     * check (rxe {@code check_rkey} runs on the first packet only, with the RETH's DMA length; IBA 9.7.4.1.3): the
+     * message keeps its place in both lists between packets, as a QP context keeps its DMA state.
      *
      * @param read           true for an RDMA READ (remote checked first, local needs LOCAL_WRITE), false for WRITE.
      * @param local          the requester.
@@ -340,28 +340,147 @@ public final class DmaEngine
      * @param remoteQpAccess the responder QP's access flags.
      * @param remoteAddr     first remote address.
      * @param rkey           remote key.
-     * @return null when every check passes, else the failure as {@link #write} or {@link #read} would report it.
+     * @return the message; its {@link Message#failure()} is the failure {@link #write} or {@link #read} would
+     * report, or null when every check passed.
      */
-    public DmaResult checkMessage(final boolean read, final DmaPort local, final int localPd, final List<Segment> sgl,
+    public Message openMessage(final boolean read, final DmaPort local, final int localPd, final List<Segment> sgl,
         final DmaPort remote, final int remotePd, final int remoteQpAccess, final long remoteAddr, final int rkey)
     {
+        operations++;
         final long length = total(sgl);
         final long[] localPhys = new long[sgl.size()];
+        final List<Segment> remoteSgl = List.of(new Segment(remoteAddr, length, rkey));
+        final int remoteAccess = read ? AccessFlags.REMOTE_READ : AccessFlags.REMOTE_WRITE;
+        final int localAccess = read ? AccessFlags.LOCAL_WRITE : 0;
+        DmaResult failure;
         if (read)
         {
-            if (length > MAX_MESSAGE_BYTES)
+            failure = length > MAX_MESSAGE_BYTES ? DmaResult.local(DmaStatus.LOC_LEN_ERR, KeyCheck.VALID, "message of "
+                + length + " bytes > max_msg_sz=" + MAX_MESSAGE_BYTES) : checkRemote(remote, remotePd, remoteQpAccess,
+                remoteAccess, remoteAddr, length, rkey, "RDMA READ");
+            final long[] remotePhys = checkedRemote();
+            if (failure == null)
             {
-                return DmaResult.local(DmaStatus.LOC_LEN_ERR, KeyCheck.VALID, "message of " + length
-                    + " bytes > max_msg_sz=" + MAX_MESSAGE_BYTES);
+                failure = checkSgl(local, localPd, sgl, localAccess, localPhys);
             }
-            final DmaResult remoteFailure = checkRemote(remote, remotePd, remoteQpAccess, AccessFlags.REMOTE_READ,
-                remoteAddr, length, rkey, "RDMA READ");
-            return remoteFailure != null ? remoteFailure
-                : checkSgl(local, localPd, sgl, AccessFlags.LOCAL_WRITE, localPhys);
+            return new Message(read, local, localPd, sgl, remote, remotePd, remoteSgl, failure,
+                new Walk(remote, remotePd, remoteAccess, remoteSgl, remotePhys),
+                new Walk(local, localPd, localAccess, sgl, localPhys));
         }
-        final DmaResult localFailure = checkSgl(local, localPd, sgl, 0, localPhys);
-        return localFailure != null ? localFailure : checkRemote(remote, remotePd, remoteQpAccess,
-            AccessFlags.REMOTE_WRITE, remoteAddr, length, rkey, "RDMA WRITE");
+        failure = checkSgl(local, localPd, sgl, localAccess, localPhys);
+        if (failure == null)
+        {
+            failure = checkRemote(remote, remotePd, remoteQpAccess, remoteAccess, remoteAddr, length, rkey,
+                "RDMA WRITE");
+        }
+        return new Message(read, local, localPd, sgl, remote, remotePd, remoteSgl, failure,
+            new Walk(local, localPd, localAccess, sgl, localPhys),
+            new Walk(remote, remotePd, remoteAccess, remoteSgl, checkedRemote()));
+    }
+
+    /**
+     * Moves the next packet of an open message: {@code bytes} from where the last packet ended. The keys are not
+     * looked up again, but their state, range and rights are: a key retired since the first packet fails the packet
+     * (REM_ACCESS_ERR for the rkey, LOC_PROT_ERR for an lkey) and nothing of it moves; what earlier packets placed
+     * stays. Allocates nothing on success.
+     *
+     * @param m     an open message whose checks passed.
+     * @param bytes the packet's payload.
+     * @return null when the packet was placed, else the failure.
+     */
+    public DmaResult movePacket(final Message m, final long bytes)
+    {
+        final int remoteAccess = m.read ? AccessFlags.REMOTE_READ : AccessFlags.REMOTE_WRITE;
+        final int localAccess = m.read ? AccessFlags.LOCAL_WRITE : 0;
+        final Segment r = m.remoteSgl.get(0);
+        final KeyCheck remoteCheck = m.remote.tables().check(r.key(), m.remotePd, m.remote.qpn(), remoteAccess,
+            r.addr() + m.offset, bytes);
+        if (remoteCheck != KeyCheck.VALID && remoteCheck != KeyCheck.NOT_PRESENT)
+        {
+            keyCheckFailures++;
+            return DmaResult.remote(DmaStatus.REM_ACCESS_ERR, DmaStatus.REM_ACCESS_ERR, remoteCheck,
+                (m.read ? "RDMA READ" : "RDMA WRITE") + ": rkey " + MKey.toHex(r.key()) + " addr 0x"
+                    + Long.toHexString(r.addr() + m.offset) + " length " + bytes + " (a packet at offset " + m.offset
+                    + "): " + remoteCheck);
+        }
+        long at = 0;
+        for (int i = 0; i < m.sgl.size(); i++)
+        {
+            final Segment s = m.sgl.get(i);
+            final long from = Math.max(m.offset, at);
+            final long to = Math.min(m.offset + bytes, at + s.lengthBytes());
+            if (from < to)
+            {
+                final KeyCheck c = m.local.tables().check(s.key(), m.localPd, m.local.qpn(), localAccess,
+                    s.addr() + (from - at), to - from);
+                if (c != KeyCheck.VALID && c != KeyCheck.NOT_PRESENT)
+                {
+                    keyCheckFailures++;
+                    return DmaResult.local(DmaStatus.LOC_PROT_ERR, c, "sge[" + i + "] lkey " + MKey.toHex(s.key())
+                        + " addr 0x" + Long.toHexString(s.addr() + (from - at)) + " length " + (to - from)
+                        + " (a packet at offset " + m.offset + "): " + c);
+                }
+            }
+            at += s.lengthBytes();
+        }
+        if (m.read)
+        {
+            drainOrdering(m.remote);
+        }
+        copy(m.src, m.dst, bytes);
+        m.offset += bytes;
+        return null;
+    }
+
+    /**
+     * An RDMA WRITE or READ message opened by {@link #openMessage}: its checks' outcome and where its next packet
+     * starts in both lists. Not thread safe.
+     */
+    public final class Message
+    {
+        private final boolean read;
+        private final DmaPort local;
+        private final int localPd;
+        private final List<Segment> sgl;
+        private final DmaPort remote;
+        private final int remotePd;
+        private final List<Segment> remoteSgl;
+        private final DmaResult failure;
+        private final Walk src;
+        private final Walk dst;
+        private long offset;
+
+        private Message(final boolean read, final DmaPort local, final int localPd, final List<Segment> sgl,
+            final DmaPort remote, final int remotePd, final List<Segment> remoteSgl, final DmaResult failure,
+            final Walk src, final Walk dst)
+        {
+            this.read = read;
+            this.local = local;
+            this.localPd = localPd;
+            this.sgl = sgl;
+            this.remote = remote;
+            this.remotePd = remotePd;
+            this.remoteSgl = remoteSgl;
+            this.failure = failure;
+            this.src = src;
+            this.dst = dst;
+        }
+
+        /**
+         * @return the failure of the first packet's checks, or null when they passed.
+         */
+        public DmaResult failure()
+        {
+            return failure;
+        }
+
+        /**
+         * @return bytes moved so far.
+         */
+        public long offset()
+        {
+            return offset;
+        }
     }
 
     /**

@@ -307,6 +307,31 @@ public final class AdapterTables
     public long translate(final int key, final int pd, final int qpn, final int access, final long iova,
         final long lengthBytes)
     {
+        return translate(key, pd, qpn, access, iova, lengthBytes, true);
+    }
+
+    /**
+     * As {@link #translate(int, int, int, int, long, long)} for a packet after the first of a message: the key's
+     * context was fetched for the first packet and stays with the QP's message state, so the MPT entry is not looked
+     * up in the translation cache again; its state, range and rights still are (a key destroyed in between fails).
+     *
+     * @param key         the key presented.
+     * @param pd          the PD of the QP presenting it.
+     * @param qpn         the number of the QP presenting it (-1: none).
+     * @param access      access bits the operation needs.
+     * @param iova        first address accessed.
+     * @param lengthBytes bytes accessed.
+     * @return the DMA address of {@code iova}, or the negative {@link KeyCheck#code()} of the failed check.
+     */
+    public long translateInMessage(final int key, final int pd, final int qpn, final int access, final long iova,
+        final long lengthBytes)
+    {
+        return translate(key, pd, qpn, access, iova, lengthBytes, false);
+    }
+
+    private long translate(final int key, final int pd, final int qpn, final int access, final long iova,
+        final long lengthBytes, final boolean mptLookup)
+    {
         final long index = MKey.index(key, variantBits);
         if (!windows.isEmpty())
         {
@@ -314,11 +339,17 @@ public final class AdapterTables
             if (w != null && w.type() == 2 && w.qpn() != qpn && mpt.isLiveKey(key)
                 && mpt.entry(key).pd() == pd)
             {
-                cache.access(TranslationCache.mptTag(index));
+                if (mptLookup)
+                {
+                    cache.access(TranslationCache.mptTag(index));
+                }
                 return KeyCheck.WRONG_QP.code();
             }
         }
-        cache.access(TranslationCache.mptTag(index));
+        if (mptLookup)
+        {
+            cache.access(TranslationCache.mptTag(index));
+        }
         final long slot = mpt.translationSlot(index, key, pd, access, iova, lengthBytes);
         if (slot < 0)
         {

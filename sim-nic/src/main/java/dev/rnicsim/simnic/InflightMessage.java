@@ -1,8 +1,7 @@
 package dev.rnicsim.simnic;
 
-import dev.rnicsim.dma.Segment;
+import dev.rnicsim.dma.DmaEngine;
 import dev.rnicsim.verbs.SendWr;
-import java.util.List;
 
 /**
  * The requester's state of one RC RDMA WRITE or READ message in flight: its segmentation into packets of the path
@@ -16,30 +15,25 @@ public final class InflightMessage
 {
     private final SimQp requester;
     private final SendWr wr;
-    private final List<Segment> local;
+    private final DmaEngine.Message dma;
     private final SimDevice responderDevice;
-    private final long remoteAddr;
     private final long lengthBytes;
     private final int mtuBytes;
     private final int packetCount;
     private final long missesBefore;
     private int nextPacket;
-    private final Segment[] slice;
 
-    InflightMessage(final SimQp requester, final SendWr wr, final List<Segment> local,
-        final SimDevice responderDevice, final long remoteAddr, final long lengthBytes, final int mtuBytes,
-        final long missesBefore)
+    InflightMessage(final SimQp requester, final SendWr wr, final DmaEngine.Message dma,
+        final SimDevice responderDevice, final long lengthBytes, final int mtuBytes, final long missesBefore)
     {
         this.requester = requester;
         this.wr = wr;
-        this.local = local;
+        this.dma = dma;
         this.responderDevice = responderDevice;
-        this.remoteAddr = remoteAddr;
         this.lengthBytes = lengthBytes;
         this.mtuBytes = mtuBytes;
         this.packetCount = packets(lengthBytes, mtuBytes);
         this.missesBefore = missesBefore;
-        this.slice = new Segment[local.size()];
     }
 
     /**
@@ -121,11 +115,6 @@ public final class InflightMessage
         return missesBefore;
     }
 
-    boolean firstPacket()
-    {
-        return nextPacket == 0;
-    }
-
     boolean lastPacket()
     {
         return nextPacket == packetCount - 1;
@@ -148,40 +137,10 @@ public final class InflightMessage
         return Math.min(mtuBytes, lengthBytes - offset());
     }
 
-    /** First remote address of the next packet. */
-    long packetRemoteAddr()
+    /** The message's DMA state: checked keys and where the next packet starts in both lists. */
+    DmaEngine.Message dma()
     {
-        return remoteAddr + offset();
-    }
-
-    /** The whole local gather (WRITE) or scatter (READ) list. */
-    List<Segment> local()
-    {
-        return local;
-    }
-
-    /** The part of the local list that the next packet gathers or scatters. */
-    List<Segment> packetLocal()
-    {
-        final long from = offset();
-        final long to = from + packetBytes();
-        int n = 0;
-        long at = 0;
-        for (final Segment s : local)
-        {
-            final long start = Math.max(from, at);
-            final long end = Math.min(to, at + s.lengthBytes());
-            if (start < end)
-            {
-                slice[n++] = new Segment(s.addr() + (start - at), end - start, s.key());
-            }
-            at += s.lengthBytes();
-            if (at >= to)
-            {
-                break;
-            }
-        }
-        return java.util.Arrays.asList(slice).subList(0, n);
+        return dma;
     }
 
     @Override

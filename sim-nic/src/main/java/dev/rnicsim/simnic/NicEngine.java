@@ -28,7 +28,6 @@ public final class NicEngine
     /** Messages whose responder holds a reference on the key it checked at the first packet. */
     private final List<InflightMessage> holders = new ArrayList<>();
     private long packets;
-    private long steps;
 
     NicEngine()
     {
@@ -68,6 +67,48 @@ public final class NicEngine
         while (moved < maxPackets && step())
         {
             moved++;
+        }
+        return moved;
+    }
+
+    /**
+     * Moves up to {@code maxPackets} packets of the QPs of one device, in their turn order; the other devices' QPs
+     * keep their turns.
+     *
+     * @param device     the device whose QPs move.
+     * @param maxPackets most packets to move.
+     * @return the packets moved.
+     */
+    public int progress(final SimDevice device, final int maxPackets)
+    {
+        int moved = 0;
+        while (moved < maxPackets)
+        {
+            SimQp next = null;
+            for (final SimQp qp : runnable)
+            {
+                if (qp.simDevice() == device)
+                {
+                    next = qp;
+                    break;
+                }
+            }
+            if (next == null)
+            {
+                break;
+            }
+            runnable.remove(next);
+            next.scheduled(false);
+            final boolean stepped = next.step();
+            if (stepped)
+            {
+                moved++;
+                packets++;
+                if (next.hasSendWork())
+                {
+                    schedule(next);
+                }
+            }
         }
         return moved;
     }
@@ -137,7 +178,6 @@ public final class NicEngine
             if (moved)
             {
                 packets++;
-                steps++;
                 return true;
             }
         }

@@ -337,6 +337,16 @@ public final class SimDevice implements Device
     }
 
     /**
+     * @return the live QPs of this device, by QP number.
+     */
+    public java.util.List<SimQp> queuePairs()
+    {
+        final java.util.List<SimQp> out = new java.util.ArrayList<>(qps.values());
+        out.sort(java.util.Comparator.comparingInt(SimQp::qpNum));
+        return out;
+    }
+
+    /**
      * @param observer sees registrations, deregistrations, transfers, failures and context closes from now on.
      */
     public void addObserver(final DeviceObserver observer)

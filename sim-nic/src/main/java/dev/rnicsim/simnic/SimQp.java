@@ -751,17 +751,16 @@ public final class SimQp implements QueuePair
     private Outcome startMessage(final Pending p, final SimQp peer, final long missesBefore)
     {
         final SendWr wr = p.wr();
-        final List<Segment> local = segments(device, wr.sgList());
         final long remoteAddr = peer.device.keyAddress(wr.rkey(), wr.remoteAddr());
-        final DmaResult check = device.dmaEngine().checkMessage(wr.opcode() == WrOpcode.RDMA_READ, device.port(),
-            pd.pdNum(), local, peer.device.port().through(peer.num), peer.pd.pdNum(), peer.qpAccessBits, remoteAddr,
-            wr.rkey());
-        if (check != null)
+        final dev.rnicsim.dma.DmaEngine.Message dma = device.dmaEngine().openMessage(
+            wr.opcode() == WrOpcode.RDMA_READ, device.port(), pd.pdNum(), segments(device, wr.sgList()),
+            peer.device.port().through(peer.num), peer.pd.pdNum(), peer.qpAccessBits, remoteAddr, wr.rkey());
+        if (dma.failure() != null)
         {
-            return finish(wr, peer, check, false, missesBefore);
+            return finish(wr, peer, dma.failure(), false, missesBefore);
         }
-        inflight = new InflightMessage(this, wr, local, peer.device, remoteAddr, wr.totalBytes(),
-            device.fabric().pathMtuBytes(), missesBefore);
+        inflight = new InflightMessage(this, wr, dma, peer.device, wr.totalBytes(), device.fabric().pathMtuBytes(),
+            missesBefore);
         engine().hold(inflight);
         return continueMessage(p);
     }
@@ -788,21 +787,16 @@ public final class SimQp implements QueuePair
             completeSend(wr, WcStatus.RETRY_EXC_ERR, 0);
             return Outcome.ERROR;
         }
-        final List<Segment> part = m.packetLocal();
-        final dev.rnicsim.dma.DmaPort remotePort = peer.device.port().through(peer.num);
-        final DmaResult r = wr.opcode() == WrOpcode.RDMA_READ
-            ? device.dmaEngine().read(device.port(), pd.pdNum(), part, remotePort, peer.pd.pdNum(),
-                peer.qpAccessBits, m.packetRemoteAddr(), wr.rkey())
-            : device.dmaEngine().write(device.port(), pd.pdNum(), part, remotePort, peer.pd.pdNum(),
-                peer.qpAccessBits, m.packetRemoteAddr(), wr.rkey());
+        // The packet moves under the keys' check of the first packet; the message keeps its place in both lists.
+        final DmaResult r = device.dmaEngine().movePacket(m.dma(), m.packetBytes());
         if (device.fabric().tracing())
         {
             device.fabric().overlap(peer.device, wr.opcode() == WrOpcode.RDMA_READ ? "read_response" : "packet",
                 "packet", device.fabric().clock().nowNs(), 0, java.util.Map.of("qp_num", num, "wr_id", wr.wrId(),
                     "packet", m.packetsPlaced() + 1, "of", m.packetCount(), "bytes", m.packetBytes(), "status",
-                    r.ok() ? "placed" : status(r.requester()).cName()));
+                    r == null ? "placed" : status(r.requester()).cName()));
         }
-        if (!r.ok())
+        if (r != null)
         {
             // A later packet is NAKed: what the packets before it placed stays placed.
             dropInflight();

@@ -474,7 +474,22 @@ public final class ScriptRunner
     private Outcome step(final Session s, final ScriptLine l)
     {
         s.fabric.origin(origin(l));
-        return s.strict.tracked(s.fabric, s.names, stepBody(s, l));
+        final Outcome o = s.strict.tracked(s.fabric, s.names, stepBody(s, l));
+        settle(s);
+        return o;
+    }
+
+    /**
+     * With the engine on {@code auto} (the default), lets the fabric work until nothing is left to do, so a posted
+     * work request has run by the next statement; on {@code manual}, the engine moves only on {@code progress},
+     * {@code poll} and key retirements that wait (docs/async.md).
+     */
+    private static void settle(final Session s)
+    {
+        if (!s.manualEngine)
+        {
+            s.fabric.progressAll();
+        }
     }
 
     private Outcome stepBody(final Session s, final ScriptLine l)
@@ -521,6 +536,8 @@ public final class ScriptRunner
                 case "post" -> post(s, l);
                 case "recv" -> recv(s, l);
                 case "poll" -> poll(s, l);
+                case "progress" -> Engines.progress(s, l);
+                case "engine" -> Engines.mode(s, l);
                 case "modify" ->
                 {
                     s.get(l, l.args().get(0), SimQp.class).modifyToError();
@@ -1186,6 +1203,7 @@ public final class ScriptRunner
                     + " (ibv_inc_rkey), so rkey= is only for type 2 windows");
             }
             final int now = qp.bindMw(mw, id, sendFlags(l), info);
+            settle(s);
             return Outcome.ok(String.format(Locale.ROOT, "ibv_bind_mw wr_id=%d (type 1): rkey 0x%08x -> 0x%08x "
                 + "(set at post), %s%s", id, before, now, range, deviceNote(qp, wasErr) + keptKey(qp, wasErr,
                 before)));
@@ -1193,6 +1211,7 @@ public final class ScriptRunner
         final int key = o.containsKey("rkey") ? s.evalInt(l, o.get("rkey")) : SendWr.incRkey(before);
         qp.postSend(new SendWr(id, WrOpcode.BIND_MW, List.of(), sendFlags(l), 0, 0, 0, 0, 0, 0,
             new SendWr.Bind(mw, key, info)));
+        settle(s);
         final String note = deviceNote(qp, wasErr);
         return Outcome.ok(String.format(Locale.ROOT, "posted BIND_MW wr_id=%d (type 2, key byte 0x%02x), %s, "
             + "through QP 0x%x only%s", id, key & 0xff, range, qp.qpNum(), note.isEmpty() ? String.format(
@@ -1208,6 +1227,7 @@ public final class ScriptRunner
         final int before = mw.rkey();
         final boolean wasErr = qp.state() == QpState.ERR;
         final int now = qp.bindMw(mw, id, sendFlags(l), MwBindInfo.unbind());
+        settle(s);
         final String note = deviceNote(qp, wasErr);
         return Outcome.ok(String.format(Locale.ROOT, "ibv_bind_mw wr_id=%d (unbind): rkey 0x%08x -> 0x%08x (set at "
             + "post)%s", id, before, now, note.isEmpty() ? "; the window grants nothing"
@@ -1516,6 +1536,11 @@ public final class ScriptRunner
             s.evalInt(l, o.getOrDefault("imm", "0")), compareAdd, s.evalNum(l, o.getOrDefault("swap", "0")),
             inv ? rkey : 0);
         qp.postSend(wr);
+        if (s.manualEngine)
+        {
+            return Outcome.ok(Engines.queued(qp, wr));
+        }
+        settle(s);
         return Outcome.ok("posted wr_id=" + id + " (" + op + ", " + wr.totalBytes() + " bytes"
             + (inv ? String.format(Locale.ROOT, ", invalidates rkey 0x%08x at the peer", rkey) : "") + ")"
             + (qp.sendsWaiting() > 0 ? "; waiting: the peer has no receive posted (RNR)" : ""));
@@ -1528,7 +1553,13 @@ public final class ScriptRunner
         final boolean wasErr = qp.state() == QpState.ERR;
         if (op == WrOpcode.LOCAL_INV)
         {
-            qp.postSend(new SendWr(id, op, List.of(), flags, 0, 0, 0, 0, 0, rkey));
+            final SendWr inv = new SendWr(id, op, List.of(), flags, 0, 0, 0, 0, 0, rkey);
+            qp.postSend(inv);
+            if (s.manualEngine)
+            {
+                return Outcome.ok(Engines.queued(qp, inv));
+            }
+            settle(s);
             return Outcome.ok(String.format(Locale.ROOT, "posted wr_id=%d (LOCAL_INV of rkey 0x%08x)%s", id, rkey,
                 deviceNote(qp, wasErr)));
         }
@@ -1538,6 +1569,7 @@ public final class ScriptRunner
         final int key = o.containsKey("key") ? s.evalInt(l, o.get("key")) : SendWr.incRkey(before);
         final Set<Access> access = Spec.accessFlags(o.getOrDefault("access", "local_write"));
         qp.postSend(new SendWr(id, op, List.of(), flags, 0, 0, 0, 0, 0, 0, new SendWr.Reg(mr, key, access)));
+        settle(s);
         return Outcome.ok(String.format(Locale.ROOT, "posted wr_id=%d (REG_MR of %s at 0x%x, key 0x%08x -> "
             + "0x%08x, access %s)%s", id, Units.bytes(mr.lengthBytes()), mr.iova(), before, key, access,
             deviceNote(qp, wasErr)));
@@ -1614,6 +1646,7 @@ public final class ScriptRunner
         final SimQp qp = s.get(l, l.args().get(0), SimQp.class);
         final long id = l.options().containsKey("id") ? s.evalNum(l, l.options().get("id")) : s.nextWrId++;
         qp.postRecv(new RecvWr(id, sgl(s, l, l.options().get("sgl"))));
+        settle(s);
         return Outcome.ok("receive wr_id=" + id + " posted (" + qp.receivesPosted() + " waiting)");
     }
 

@@ -110,6 +110,8 @@ final class Session
     }
 
     final SimFabric fabric = new SimFabric();
+    /** True after {@code engine manual}: posted work waits for {@code progress} or {@code poll}. */
+    boolean manualEngine;
     final Map<String, Object> names = new HashMap<>();
     /** Strict mode of the run (off until {@code strict on} or --strict). */
     final StrictScript strict = new StrictScript();

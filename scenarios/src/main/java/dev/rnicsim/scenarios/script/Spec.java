@@ -218,6 +218,8 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
                 new Word(ACCESS_WORDS, true, true), "id", expr()), Set.of("unsignaled", "inline"));
         add(t, "recv QP [sgl=SGL] [id=N]", List.of(ref(Kind.QP)), opts("sgl", new Sgl(true), "id", expr()));
         add(t, "poll CQ [N]", List.of(ref(Kind.CQ), new Expr(true)), Map.of());
+        add(t, "progress DEVICE [N]", List.of(ref(Kind.DEVICE), new Expr(true)), Map.of());
+        add(t, "engine auto|manual", List.of(new Word(Set.of("auto", "manual"), false, false)), Map.of());
         add(t, "modify QP err", List.of(ref(Kind.QP), new Word(Set.of("err"), false, false)), Map.of());
         add(t, "watch NAME DEVICE flag=ADDR data=ADDR length=SIZE [value=N]",
             List.of(new NewName(Kind.WATCH, false), ref(Kind.DEVICE)),
@@ -268,10 +270,10 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "close NAME", List.of(new Ref(Set.of(Kind.CONTEXT, Kind.PD, Kind.MR, Kind.FASTMR, Kind.MW, Kind.CQ,
             Kind.QP, Kind.POOL, Kind.CACHE, Kind.DMABUF, Kind.WATCH, Kind.DM), false)), Map.of());
         add(t, "show mr|odp|mw|qp|walk|mtt|counters|trace|devinfo|meminfo|vmstat|buddyinfo|hugepages|status|smaps"
-            + "|clock|pool|cache|gpu|forkinit [NAME|ADDR]",
+            + "|clock|pool|cache|gpu|forkinit|inflight [NAME|ADDR]",
             List.of(new Word(Set.of("mr", "odp", "mw", "qp", "walk", "mtt", "counters", "trace", "devinfo", "meminfo",
-                "vmstat", "buddyinfo", "hugepages", "status", "smaps", "clock", "pool", "cache", "gpu", "forkinit"), false,
-                false),
+                "vmstat", "buddyinfo", "hugepages", "status", "smaps", "clock", "pool", "cache", "gpu", "forkinit",
+                "inflight"), false, false),
                 new Expr(true)),
             Map.of());
         add(t, "let NAME EXPR", List.of(new NewName(Kind.VALUE, false), new Expr(false)), Map.of());

@@ -53,7 +53,9 @@ final class Views
                 : notOdp(l, arg, s.names.get(arg));
             case "mw" -> mw(s, s.get(l, arg, SimMw.class));
             case "qp" -> s.get(l, arg, SimQp.class).toString() + ", " + s.get(l, arg, SimQp.class).receivesPosted()
-                + " receives posted, " + s.get(l, arg, SimQp.class).sendsWaiting() + " sends waiting";
+                + " receives posted, " + s.get(l, arg, SimQp.class).sendsWaiting() + " sends waiting"
+                + Engines.wqes(s.get(l, arg, SimQp.class));
+            case "inflight" -> Engines.inflight(s.get(l, arg, SimDevice.class));
             case "walk" -> walk(s, l, arg);
             case "mtt" -> mtt(s.get(l, arg, SimDevice.class));
             case "counters" -> RdmaViews.counters(s.get(l, arg, SimDevice.class));
