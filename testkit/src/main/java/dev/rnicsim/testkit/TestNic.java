@@ -89,6 +89,8 @@ public final class TestNic implements AutoCloseable
         Access.REMOTE_ATOMIC);
 
     private final SimFabric fabric;
+    /** Most completions of other work requests {@link #post} keeps for {@link #drain} (the oldest go first). */
+    private static final int MAX_KEPT_COMPLETIONS = 1024;
     /** Completions {@link #post} polled for other work requests (queued ones), kept for {@link #drain}. */
     private final Map<Side, List<WorkCompletion>> polledMeanwhile = Map.of(Side.A, new java.util.ArrayList<>(),
         Side.B, new java.util.ArrayList<>());
@@ -647,7 +649,12 @@ public final class TestNic implements AutoCloseable
             }
             else
             {
-                polledMeanwhile.get(side).add(c);
+                final List<WorkCompletion> kept = polledMeanwhile.get(side);
+                if (kept.size() >= MAX_KEPT_COMPLETIONS)
+                {
+                    kept.remove(0);
+                }
+                kept.add(c);
             }
         }
         return found;
