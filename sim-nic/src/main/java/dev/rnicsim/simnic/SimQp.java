@@ -37,9 +37,10 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * A simulated RC queue pair. Work requests execute when posted, in order, on the simulator's single thread: the
- * DMA engine checks keys and moves bytes between the two hosts, the cost model prices the operation, and the
- * completions land in the CQs. A SEND (or WRITE with immediate) that finds no receive posted at the peer is
+ * A simulated RC queue pair. Posting writes WQEs to the send queue; the fabric's {@link NicEngine} executes them
+ * later, in order, on the simulator's single thread (RDMA WRITE and READ of more than one path MTU packet by
+ * packet): the DMA engine checks keys and moves bytes between the two hosts, the cost model prices the operation,
+ * and the completions land in the CQs. A SEND (or WRITE with immediate) that finds no receive posted at the peer is
  * answered with RNR NAKs: with {@code rnr_retry} 7 it waits at the head of the send queue until the peer posts a
  * receive; otherwise it fails with IBV_WC_RNR_RETRY_EXC_ERR after {@code rnr_retry} waits of the peer's
  * {@code min_rnr_timer}. An error completion moves the QP (and, for errors the responder detected, the peer QP) to
@@ -239,7 +240,7 @@ public final class SimQp implements QueuePair
     }
 
     /**
-     * @return send work requests waiting (behind an RNR wait).
+     * @return WQEs on the send queue: not yet executed, in flight, or waiting for a receive at the peer (RNR).
      */
     public int sendsWaiting()
     {

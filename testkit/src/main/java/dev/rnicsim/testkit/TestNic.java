@@ -89,6 +89,11 @@ public final class TestNic implements AutoCloseable
         Access.REMOTE_ATOMIC);
 
     private final SimFabric fabric;
+    /** Most completions of other work requests {@link #post} keeps for {@link #drain} (the oldest go first). */
+    private static final int MAX_KEPT_COMPLETIONS = 1024;
+    /** Completions {@link #post} polled for other work requests (queued ones), kept for {@link #drain}. */
+    private final Map<Side, List<WorkCompletion>> polledMeanwhile = Map.of(Side.A, new java.util.ArrayList<>(),
+        Side.B, new java.util.ArrayList<>());
     private final DeviceProfile profile;
     private final HostConfig hostConfig;
     private final long memlockBytes;
@@ -664,8 +669,69 @@ public final class TestNic implements AutoCloseable
             {
                 found = c;
             }
+            else
+            {
+                final List<WorkCompletion> kept = polledMeanwhile.get(side);
+                if (kept.size() >= MAX_KEPT_COMPLETIONS)
+                {
+                    kept.remove(0);
+                }
+                kept.add(c);
+            }
         }
         return found;
+    }
+
+    /**
+     * RDMA WRITE from side A to side B, queued: the call returns once the WQE is on the send queue; the packets move
+     * on {@link #progress} or when a CQ is polled (docs/async.md). A new QP pair is connected first if the QPs left
+     * RTS, which drops what the old pair had queued.
+     *
+     * @param local       an MR of side A holding the data.
+     * @param localAddr   first byte to send.
+     * @param lengthBytes bytes.
+     * @param remoteAddr  the target address on side B.
+     * @param rkey        the target's rkey.
+     * @return the work request's id.
+     * @throws dev.rnicsim.verbs.PostException when the post itself is refused.
+     */
+    public long queueWrite(final MemoryRegion local, final long localAddr, final long lengthBytes,
+        final long remoteAddr, final int rkey)
+    {
+        check();
+        ensureConnected();
+        final long id = nextWrId();
+        qp(Side.A).postSend(SendWr.write(id, List.of(new Sge(localAddr, lengthBytes, local.lkey())), remoteAddr,
+            rkey));
+        return id;
+    }
+
+    /**
+     * Lets the devices work: moves up to {@code maxPackets} packets of the work requests in flight.
+     *
+     * @param maxPackets most packets.
+     * @return the packets moved.
+     */
+    public int progress(final int maxPackets)
+    {
+        check();
+        return fabric.progress(maxPackets);
+    }
+
+    /**
+     * Lets the devices finish everything in flight and takes a side's completions.
+     *
+     * @param side whose CQ.
+     * @return its completions, oldest first.
+     */
+    public List<WorkCompletion> drain(final Side side)
+    {
+        check();
+        fabric.progressAll();
+        final List<WorkCompletion> out = new java.util.ArrayList<>(polledMeanwhile.get(side));
+        polledMeanwhile.get(side).clear();
+        out.addAll(cq(side).poll(Integer.MAX_VALUE));
+        return out;
     }
 
     /**
