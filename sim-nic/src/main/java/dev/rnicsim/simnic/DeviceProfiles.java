@@ -201,7 +201,8 @@ public final class DeviceProfiles
             ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
             Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.ATOMIC_ALIGNMENT_AT_POST,
                 ProviderRule.LOCAL_KEY_ERRORS_AS_QP_OP_ERR, ProviderRule.REREG_TRANSLATION_UNSUPPORTED,
-                ProviderRule.MR_ACCESS_WITHOUT_ZERO_BASED_OR_HUGETLB), false, 10.0, 0x5eed,
+                ProviderRule.MR_ACCESS_WITHOUT_ZERO_BASED_OR_HUGETLB, ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE), false,
+            10.0, 0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid"));
     }
 

@@ -296,11 +296,15 @@ final class PlanCommand implements Callable<Integer>
         final String text;
         try
         {
+            final String problem = Problems.unreadable(workloadFile != null ? "--workload" : "--smaps", file);
+            if (problem != null && file.toString().isEmpty())
+            {
+                throw new IllegalArgumentException(problem);
+            }
             if (!Files.exists(file))
             {
                 throw new IllegalArgumentException(file + ": no such file");
             }
-            final String problem = Problems.unreadable(file);
             if (problem != null)
             {
                 throw new IllegalArgumentException(file + ": " + problem);
@@ -344,6 +348,11 @@ final class PlanCommand implements Callable<Integer>
             err.println("--sweep expects 'size' or 'count' with --from N --to N --svg FILE");
             return Rnicsim.MALFORMED;
         }
+        if (OutputFile.problem("--svg", svg) != null)
+        {
+            err.println(OutputFile.problem("--svg", svg));
+            return Rnicsim.MALFORMED;
+        }
         if (workload.groups().size() != 1)
         {
             err.println("--sweep expects a workload of one group, found " + workload.groups().size()
@@ -367,7 +376,15 @@ final class PlanCommand implements Callable<Integer>
             err.println(e.getMessage());
             return Rnicsim.MALFORMED;
         }
-        result.writeSvg(svg);
+        try
+        {
+            result.writeSvg(svg);
+        }
+        catch (final IOException e)
+        {
+            err.println(OutputFile.failed("--svg", svg, e));
+            return Rnicsim.MALFORMED;
+        }
         final PrintWriter out = spec.commandLine().getOut();
         if (json)
         {
@@ -434,7 +451,11 @@ final class PlanCommand implements Callable<Integer>
         }
         else if (devinfo != null)
         {
-            final String problem = Problems.unreadable(devinfo);
+            final String problem = Problems.unreadable("--devinfo", devinfo);
+            if (problem != null && devinfo.toString().isEmpty())
+            {
+                throw new IllegalArgumentException(problem);
+            }
             if (problem != null)
             {
                 throw new IllegalArgumentException(devinfo + ": " + problem);

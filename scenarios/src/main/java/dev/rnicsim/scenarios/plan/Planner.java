@@ -387,7 +387,8 @@ public final class Planner
             ? MttConfig.buddy(Math.max(profile.mtt().logNumSegments(), 24), profile.mtt().logMttsPerSeg())
             : MttConfig.exact(1L << MttConfig.MAX_LOG_ENTRIES);
         return profile.withMtt(mtt).withAttributes(profile.attributes().toBuilder()
-            .maxMr((int)MptConfig.MAX_MR_LIMIT).maxMrSizeBytes(-1L).build());
+            .maxMr((int)Math.min(MptConfig.MAX_MR_LIMIT, 1L << (32 - profile.traits().keyVariantBits())))
+            .maxMrSizeBytes(-1L).build());
     }
 
     /** Measures one group: best and worst contiguity for hugetlb groups, once for the others. */
@@ -458,7 +459,7 @@ public final class Planner
             pages1G = Math.addExact(pages1G, Math.multiplyExact(r.mrs(), hugePagesPerMr(r, "1g")));
         }
         final long mttCapacity = profile.mtt().entries();
-        final long maxMr = profile.attributes().maxMr() - 1L;
+        final long maxMr = profile.registrableMrs();
         final long memlock = host.capIpcLock() ? -1 : host.memlockBytes();
         final long ramFree = host.ramBytes() - poolBytes(host);
         final Replay replay = replay(profile, groups, n);

@@ -73,8 +73,8 @@ final class Forks
         final int errno = f.forkInit();
         if (errno != 0)
         {
-            return Outcome.failed(dev.rnicsim.verbs.Errno.of(errno).name(), "ibv_fork_init() in pid " + p.pid()
-                + " is too late: a registration or queue already used memory without MADV_DONTFORK (memory.c "
+            return Outcome.failed(dev.rnicsim.verbs.Errno.of(errno).name(), "ibv_fork_init: pid " + p.pid()
+                + " calls it too late: a registration or queue already used memory without MADV_DONTFORK (memory.c "
                 + "too_late); call ibv_fork_init() or set RDMAV_FORK_SAFE=1 before the first ibv_reg_mr");
         }
         return Outcome.ok("ibv_fork_init() = 0; " + status(f));
