@@ -17,7 +17,7 @@ import java.util.EnumSet;
 import java.util.Locale;
 
 /**
- * How soon a stale key validates again, per key variant policy: on a connectx5 whose {@code max_mr} is 2 (one usable
+ * How soon a stale key validates again, per key variant policy: on a connectx5 whose {@code max_mr} is 1 (one usable
  * MPT index, so every registration reuses it), one 4 KiB MR is registered and deregistered {@code cycles} times; after
  * every registration each earlier, stale key is presented to the adapter (a REMOTE_READ translation through the MPT,
  * as a responder checks an rkey). A key's reuse count at a registration is the number of registrations that took its
@@ -36,7 +36,7 @@ record KeyReuseExperiment(VariantPolicy policy, int cycles, int window, int[] fi
     {
         final SimFabric fabric = new SimFabric();
         DeviceProfile p = DeviceProfiles.connectx5();
-        p = p.withAttributes(p.attributes().toBuilder().maxMr(2).build()).withVariantPolicy(policy);
+        p = p.withAttributes(p.attributes().toBuilder().maxMr(1).build()).withVariantPolicy(policy);
         final SimDevice nic = fabric.addHost("beta", HostConfig.builder().physicalMemoryBytes(64L << 20).build())
             .addDevice("sim:beta/nic_b", p);
         final UserProcess app = nic.host().host().spawn("app_b");

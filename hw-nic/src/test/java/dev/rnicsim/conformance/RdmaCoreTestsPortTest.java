@@ -991,7 +991,8 @@ class RdmaCoreTestsPortTest
                     assertThat(caps.rcOdpCaps()).as("RC ODP caps without ODP support").isZero();
                 }
                 // MEM_WINDOW_TYPE_2A/2B only with windows at all.
-                if (rig.attributes.has(DeviceCap.MEM_WINDOW_TYPE_2B) || rig.attributes.has(DeviceCap.MEM_WINDOW_TYPE_2A))
+                final DeviceAttributes a = rig.attributes;
+                if (a.has(DeviceCap.MEM_WINDOW_TYPE_2B) || a.has(DeviceCap.MEM_WINDOW_TYPE_2A))
                 {
                     assertThat(rig.attributes.has(DeviceCap.MEM_WINDOW)).isTrue();
                 }

@@ -141,7 +141,8 @@ public final class DeviceProfiles
             IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES * 2, ASSUMED_CACHE_WAYS, Set.of(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS,
             ProviderRule.INLINE_OVERFLOW_ENOMEM, ProviderRule.REREG_TRANSLATION_NEW_KEY,
             ProviderRule.MW_BIND_CHECKED_AT_POST, ProviderRule.INVALIDATION_CHECKS_OWNER,
-            ProviderRule.DMABUF_DYNAMIC, ProviderRule.NULL_MR, ProviderRule.DEVICE_MEMORY, ProviderRule.RELAXED_ORDERING_READ), true, 400.0, 7,
+            ProviderRule.DMABUF_DYNAMIC, ProviderRule.NULL_MR, ProviderRule.DEVICE_MEMORY,
+            ProviderRule.RELAXED_ORDERING_READ), true, 400.0, 7,
             List.of("fw_ver", "vendor_part_id", "node_guid", "sys_image_guid", "max_sge", "max_sge_rd",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
     }

@@ -374,7 +374,9 @@ class VerbsApiTest
             assertThat(DeviceCap.fromBits(0x01221000L)).containsExactlyInAnyOrder(DeviceCap.RC_RNR_NAK_GEN,
                 DeviceCap.MEM_WINDOW, DeviceCap.MEM_MGT_EXTENSIONS, DeviceCap.MEM_WINDOW_TYPE_2B);
             assertThat(DeviceCap.fromBits(0)).isEmpty();
-            assertThat(DeviceCap.fromBits(1L << 15 | 1L << 16 | 1L << 40)).as("bits without a name").isEmpty();
+            assertThat(DeviceCap.fromBits(1L << 15 | 1L << 16 | 1L << 45)).as("bits without a name").isEmpty();
+            assertThat(DeviceCap.fromBits(1L << 38 | 1L << 40)).as("device_cap_flags_ex bits")
+                .containsExactlyInAnyOrder(DeviceCap.FLUSH_GLOBAL, DeviceCap.ATOMIC_WRITE);
         }
 
         @Test
