@@ -82,13 +82,14 @@ public final class DriverProfiles
      * atomic_cap 0, device_cap_flags only MEM_MGT_EXTENSIONS (no memory windows), max_mr_size ~0, page_size_cap one
      * page. siw_mem.c {@code siw_mr_add_mem}: {@code stag = id << 8} with the index from
      * {@code xa_alloc_cyclic} over 1..0xffffff from a random start: the key byte of a registered MR is always 0, and
-     * lkey == rkey. The CPU walks the page list (no device table).
+     * lkey == rkey. The CPU walks the page list (no device table). siw_main.c {@code siw_device_create}: each new
+     * device takes {@code vendor_part_id = dev_id++} from a counter starting at 1, so the first siw device is part 1.
      *
      * @return the profile.
      */
     public static DeviceProfile siw()
     {
-        final DeviceAttributes a = base("0.0.0", 0x626d74, 0).maxMrSizeBytes(MAX_U64).pageSizeCap(0x1000L)
+        final DeviceAttributes a = base("0.0.0", 0x626d74, 1).maxMrSizeBytes(MAX_U64).pageSizeCap(0x1000L)
             .maxQp(102400).maxQpWr(32768).deviceCapFlags(MEM_MGT).maxSge(6).maxSgeRd(1).maxCq(102400)
             .maxCqe(3276800).maxMr(1024000).maxPd(102400).maxQpRdAtom(128).maxQpInitRdAtom(128).maxMw(0)
             .atomicCap(AtomicCap.NONE).build();

@@ -70,7 +70,7 @@ class ScriptStrictTest
     void recycledKeyReachingANewMrShouldWarnWithBothMrsLines()
     {
         final ScriptRun r = ok(TWO_HOSTS.replace("device nic_b beta profile=connectx5",
-            "device nic_b beta profile=connectx5 max_mr=3") + """
+            "device nic_b beta profile=connectx5 max_mr=2") + """
             post write qp_a sgl=mr_src:8 remote=target
             reg first pd_b dst+4K 4K access=local_write,remote_write
             post write qp_a sgl=mr_src:8 remote=first
