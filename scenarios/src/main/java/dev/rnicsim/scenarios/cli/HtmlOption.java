@@ -68,7 +68,7 @@ final class HtmlOption
         }
         catch (final IOException e)
         {
-            err.println(file + ": cannot write the explorer page: " + Problems.reason(e));
+            err.println(OutputFile.failed("--html", file, e));
             return false;
         }
     }

@@ -86,6 +86,12 @@ final class RunCommand implements Callable<Integer>
                 return Rnicsim.MALFORMED;
             }
         }
+        final String htmlProblem = OutputFile.problem("--html", html);
+        if (htmlProblem != null)
+        {
+            spec.commandLine().getErr().println(htmlProblem);
+            return Rnicsim.MALFORMED;
+        }
         for (int i = 0; i < files.size(); i++)
         {
             final Path f = files.get(i);

@@ -119,7 +119,8 @@ final class ScenarioCommand implements Runnable
                 return Rnicsim.MALFORMED;
             }
             final TraceOption t = new TraceOption(trace);
-            final String outputProblem = t.problem() != null ? t.problem() : OutputFile.problem("--svg", svg);
+            final String outputProblem = t.problem() != null ? t.problem() : OutputFile.problem("--svg", svg) != null
+                ? OutputFile.problem("--svg", svg) : OutputFile.problem("--html", html);
             if (outputProblem != null)
             {
                 spec.commandLine().getErr().println(outputProblem);

@@ -43,9 +43,10 @@ final class TourCommand implements Callable<Integer>
     public Integer call()
     {
         final TraceOption t = new TraceOption(trace);
-        if (t.problem() != null)
+        final String problem = t.problem() != null ? t.problem() : OutputFile.problem("--html", html);
+        if (problem != null)
         {
-            spec.commandLine().getErr().println(t.problem());
+            spec.commandLine().getErr().println(problem);
             return Rnicsim.MALFORMED;
         }
         final HtmlOption h = new HtmlOption(html, "tour.rsim");

@@ -56,6 +56,27 @@ class MessagesTest
     }
 
     @Test
+    void htmlIntoAMissingFolderOrAFolderShouldBeRefusedBeforeAnythingRuns() throws Exception
+    {
+        final Path s = script("s.rsim", SCRIPT);
+        final Path page = dir.resolve("no").resolve("page.html");
+
+        final Result run = rnicsim("run", s.toString(), "--html", page.toString());
+        final Result tour = rnicsim("tour", "-q", "--html", dir.toString());
+        final Result scenario = rnicsim("scenario", "run", "first-registration", "--html", "");
+
+        assertThat(run.code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(run.err()).contains("--html " + page + ": the folder " + page.getParent() + " does not exist");
+        assertThat(run.out()).as("nothing ran").doesNotContain("hello from the script");
+        assertThat(tour.code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(tour.err()).contains("--html " + dir + ": is a folder");
+        assertThat(tour.out()).as("the tour did not run").isEmpty();
+        assertThat(scenario.code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(scenario.err()).contains("--html is empty");
+        assertThat(dir.resolve("no")).doesNotExist();
+    }
+
+    @Test
     void traceOrSvgThatIsAFolderShouldSaySo() throws Exception
     {
         final Path s = script("s.rsim", SCRIPT);
