@@ -212,8 +212,10 @@ final class Advice
                 {
                     continue;
                 }
-                out.add(BEYOND + "the refusal of group '" + g.name() + "' (" + profile.name() + " general_odp_caps 0x"
-                    + Integer.toHexString(profile.attributes().odpCaps().generalCaps()) + "): " + switch (g.kind())
+                final boolean odpKind = g.kind().startsWith("odp");
+                out.add(BEYOND + "the refusal of group '" + g.name() + "' (" + (odpKind ? profile.name()
+                    + " general_odp_caps 0x" + Integer.toHexString(profile.attributes().odpCaps().generalCaps())
+                    : profile.name() + ": " + g.refusal()) + "): " + switch (g.kind())
                     {
                         case "odp" -> "use a device with ODP (general_odp_caps ODP_SUPPORT), or register the group "
                             + "pinned (drop odp from its access)";

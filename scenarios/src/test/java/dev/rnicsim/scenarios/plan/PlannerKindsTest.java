@@ -76,6 +76,22 @@ class PlannerKindsTest
     }
 
     @Test
+    void shouldNameTheDriversOwnReasonWhenAPinnedGroupIsRefused()
+    {
+        // efa_reg_mr: REMOTE_WRITE needs the device's RDMA WRITE capability (efa-gen1 has none): EOPNOTSUPP.
+        final Plan p = Planner.plan(DeviceProfiles.byName("efa-gen1"), HOST, yaml("""
+            groups:
+              - name: tensors
+                count: 2
+                size: 64M
+                access: lw,rw
+            """));
+        assertThat(p.breach().limit()).isEqualTo("registration refused");
+        assertThat(p.advice()).anyMatch(a -> a.startsWith("no setting fixes the refusal of group 'tensors'")
+            && a.contains("REMOTE_WRITE") && !a.contains("odp"));
+    }
+
+    @Test
     void shouldGiveAnImplicitOdpGroupOneChildPer1GibReachedThroughPrefetch()
     {
         final Plan p = Planner.plan(DeviceProfiles.connectx5(), HOST, yaml("""
