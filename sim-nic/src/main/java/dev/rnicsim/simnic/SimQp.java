@@ -132,8 +132,9 @@ public final class SimQp implements QueuePair
         {
             throw Errors.of(verb, Errno.EOPNOTSUPP, "type " + attr.type() + ": the " + traits.driver()
                 + " driver's create_qp accepts " + traits.qpTypes() + " QPs only and refuses any other type ("
-                + traits.source() + "); nothing was created. Create a QP of a type " + device.name()
-                + " accepts, or use a profile whose driver has " + attr.type() + " QPs (mlx5, rxe, irdma, ...)");
+                + traits.source() + "); nothing was created. Create a QP of a type in " + traits.qpTypes() + " on "
+                + device.name() + ", or use a profile whose driver has " + attr.type()
+                + " QPs (mlx5, rxe, irdma, ...)");
         }
         if (attr.type() != QpType.RC)
         {

@@ -36,7 +36,8 @@ import java.util.Set;
 /**
  * The fixture a test starts from: two simulated hosts {@code a} and {@code b} with one device each, a process that
  * opened it, a PD and a CQ on each side, and one RC queue pair connected between them (ready to send, both QPs
- * granting every remote right; none on a profile whose driver has no RC QPs, EFA: {@link #qp} then says why). Side {@link Side#A} is the requester of the helpers ({@link #write}, {@link #read},
+ * granting every remote right; none on a profile whose driver has no RC QPs, EFA: {@link #qp} then says
+ * why). Side {@link Side#A} is the requester of the helpers ({@link #write}, {@link #read},
  * {@link #send}), side {@link Side#B} the responder.
  * <pre>{@code
  * try (TestNic nic = TestNic.start()) {
