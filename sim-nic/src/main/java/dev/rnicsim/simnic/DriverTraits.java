@@ -52,8 +52,8 @@ import java.util.Set;
  * @param qpTypes               the QP types the driver's {@code create_qp} accepts; null for every type the core
  *                              offers. EFA takes UD and its driver type SRD only (efa_verbs.c {@code efa_create_qp}
  *                              calls {@code efa_qp_validate_attr}, which refuses any other type with -EOPNOTSUPP;
- *                              rdma-core providers/efa/verbs.c {@code efa_check_qp_attr} does the same), so
- *                              {@code ibv_create_qp} of an RC or UC QP fails with EOPNOTSUPP.
+ *                              rdma-core providers/efa/verbs.c {@code efa_check_qp_attr} too when send_ops_flags
+ *                              are given), so {@code ibv_create_qp} of an RC or UC QP fails with EOPNOTSUPP.
  */
 public record DriverTraits(String driver, String source, Transport transport, int keyVariantBits,
                            Set<Access> acceptedAccess, Errno unsupportedAccessErrno, Translation translation,
