@@ -11,6 +11,7 @@ import dev.rnicsim.verbs.DeviceAttributes;
 import dev.rnicsim.verbs.DeviceCap;
 import dev.rnicsim.verbs.Errno;
 import dev.rnicsim.verbs.OdpCaps;
+import dev.rnicsim.verbs.QpType;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
@@ -114,7 +115,9 @@ public final class DriverProfiles
      * the RDMA_READ device cap and REMOTE_WRITE only with RDMA_WRITE; anything else (after dropping the optional
      * flags) is EOPNOTSUPP; no page size of page_size_cap fits: EOPNOTSUPP; lkey and rkey are what the device's
      * REG_MR admin command returns. The page list goes to the device inline (up to 4 entries) or as a chain of
-     * 4 KiB chunks, bounded only by the device's max_mr_pages.
+     * 4 KiB chunks, bounded only by the device's max_mr_pages. QPs: {@code efa_create_qp} takes UD and the driver
+     * type SRD only ({@code efa_qp_validate_attr}: -EOPNOTSUPP for any other type); SRD is not modelled, so UD is
+     * the one type listed.
      */
     private static DriverTraits efaTraits(final boolean read, final boolean write)
     {
@@ -129,7 +132,7 @@ public final class DriverProfiles
         }
         return new DriverTraits("efa", "drivers/infiniband/hw/efa/efa_verbs.c", Transport.UNSPECIFIED, 8, accepted,
             Errno.EOPNOTSUPP, Translation.PBL, 0, ENTRIES, (96L << 30) >>> 12, Errno.EINVAL, 1, read, write, "efa_",
-            null);
+            null, EnumSet.of(QpType.UD));
     }
 
     /**

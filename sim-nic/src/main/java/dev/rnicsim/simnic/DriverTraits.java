@@ -2,6 +2,7 @@ package dev.rnicsim.simnic;
 
 import dev.rnicsim.verbs.Errno;
 import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.QpType;
 import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
@@ -48,12 +49,17 @@ import java.util.Set;
  * @param pinFailureErrno       the errno the driver returns whenever {@code ib_umem_get} fails, whatever that
  *                              failure's own errno (hns {@code mtr_alloc_bufs}: ENOMEM); null when the driver passes
  *                              the failure through, as most do.
+ * @param qpTypes               the QP types the driver's {@code create_qp} accepts; null for every type the core
+ *                              offers. EFA takes UD and its driver type SRD only (efa_verbs.c {@code efa_create_qp}
+ *                              calls {@code efa_qp_validate_attr}, which refuses any other type with -EOPNOTSUPP;
+ *                              rdma-core providers/efa/verbs.c {@code efa_check_qp_attr} too when send_ops_flags
+ *                              are given), so {@code ibv_create_qp} of an RC or UC QP fails with EOPNOTSUPP.
  */
 public record DriverTraits(String driver, String source, Transport transport, int keyVariantBits,
                            Set<Access> acceptedAccess, Errno unsupportedAccessErrno, Translation translation,
                            int pblLevels, int pblEntriesPerPage, long maxTranslationEntries,
                            Errno translationOverflowErrno, int maxFastRegPages, boolean rdmaRead, boolean rdmaWrite,
-                           String hcaIdPrefix, Errno pinFailureErrno)
+                           String hcaIdPrefix, Errno pinFailureErrno, Set<QpType> qpTypes)
 {
     /** Entries of one 4 KiB PBL page of 8-byte addresses (bnxt_re {@code MAX_PBL_LVL_1_PGS}, qedr
      * {@code MAX_PBES_ON_PAGE} at 4 KiB). */
@@ -121,7 +127,39 @@ public record DriverTraits(String driver, String source, Transport transport, in
     }
 
     /**
-     * @throws NullPointerException     when a reference other than {@code acceptedAccess} is null.
+     * Traits of a driver that accepts every QP type the core offers.
+     *
+     * @param driver                   see the record components.
+     * @param source                   see the record components.
+     * @param transport                see the record components.
+     * @param keyVariantBits           see the record components.
+     * @param acceptedAccess           see the record components.
+     * @param unsupportedAccessErrno   see the record components.
+     * @param translation              see the record components.
+     * @param pblLevels                see the record components.
+     * @param pblEntriesPerPage        see the record components.
+     * @param maxTranslationEntries    see the record components.
+     * @param translationOverflowErrno see the record components.
+     * @param maxFastRegPages          see the record components.
+     * @param rdmaRead                 see the record components.
+     * @param rdmaWrite                see the record components.
+     * @param hcaIdPrefix              see the record components.
+     * @param pinFailureErrno          see the record components.
+     */
+    public DriverTraits(final String driver, final String source, final Transport transport, final int keyVariantBits,
+        final Set<Access> acceptedAccess, final Errno unsupportedAccessErrno, final Translation translation,
+        final int pblLevels, final int pblEntriesPerPage, final long maxTranslationEntries,
+        final Errno translationOverflowErrno, final int maxFastRegPages, final boolean rdmaRead,
+        final boolean rdmaWrite, final String hcaIdPrefix, final Errno pinFailureErrno)
+    {
+        this(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno, translation, pblLevels,
+            pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno, maxFastRegPages, rdmaRead, rdmaWrite,
+            hcaIdPrefix, pinFailureErrno, null);
+    }
+
+    /**
+     * @throws NullPointerException     when a reference other than {@code acceptedAccess} or {@code qpTypes} is
+     *                                  null.
      * @throws IllegalArgumentException for variant bits outside 1-16, PBL levels outside 0-3 or a fast-reg length
      *                                  below 1.
      */
@@ -137,6 +175,9 @@ public record DriverTraits(String driver, String source, Transport transport, in
         acceptedAccess = acceptedAccess == null ? null
             : java.util.Collections.unmodifiableSet(acceptedAccess.isEmpty() ? EnumSet.noneOf(Access.class)
                 : EnumSet.copyOf(acceptedAccess));
+        qpTypes = qpTypes == null ? null
+            : java.util.Collections.unmodifiableSet(qpTypes.isEmpty() ? EnumSet.noneOf(QpType.class)
+                : EnumSet.copyOf(qpTypes));
         if (keyVariantBits < 1 || keyVariantBits > 16)
         {
             throw new IllegalArgumentException("driver " + driver + ": keyVariantBits=" + keyVariantBits
@@ -198,7 +239,7 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         return new DriverTraits(driver, source, transportNow, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
             translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
-            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno);
+            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, qpTypes);
     }
 
     /**
@@ -210,7 +251,27 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         return new DriverTraits(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
             translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
-            maxFastRegPages, read, write, hcaIdPrefix, pinFailureErrno);
+            maxFastRegPages, read, write, hcaIdPrefix, pinFailureErrno, qpTypes);
+    }
+
+    /**
+     * @param types the QP types the driver's {@code create_qp} accepts; null for every type.
+     * @return a copy with them.
+     */
+    public DriverTraits withQpTypes(final Set<QpType> types)
+    {
+        return new DriverTraits(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
+            translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
+            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, types);
+    }
+
+    /**
+     * @param type a QP type.
+     * @return true when the driver's {@code create_qp} accepts it (see {@link #qpTypes()}).
+     */
+    public boolean acceptsQpType(final QpType type)
+    {
+        return qpTypes == null || qpTypes.contains(type);
     }
 
     /**
@@ -234,8 +295,12 @@ public record DriverTraits(String driver, String source, Transport transport, in
                 .append(translationOverflowErrno).append(')');
         }
         sb.append("; fast-reg up to ").append(maxFastRegPages).append(" pages; RDMA READ ")
-            .append(rdmaRead ? "yes" : "no").append(", WRITE ").append(rdmaWrite ? "yes" : "no")
-            .append("; source ").append(source);
+            .append(rdmaRead ? "yes" : "no").append(", WRITE ").append(rdmaWrite ? "yes" : "no");
+        if (qpTypes != null)
+        {
+            sb.append("; QP types ").append(qpTypes).append(" only (else EOPNOTSUPP)");
+        }
+        sb.append("; source ").append(source);
         return sb.toString();
     }
 

@@ -118,13 +118,24 @@ public final class SimQp implements QueuePair
     }
 
     /**
-     * {@code ibv_create_qp}: checks, maps and pins the rings (charged to RLIMIT_MEMLOCK).
+     * {@code ibv_create_qp}: checks, maps and pins the rings (charged to RLIMIT_MEMLOCK). A type outside the
+     * driver's {@link DriverTraits#qpTypes()} is EOPNOTSUPP before anything is allocated (EFA: efa_verbs.c
+     * {@code efa_create_qp} / {@code efa_qp_validate_attr} take UD and SRD only).
      */
     static SimQp create(final SimPd pd, final QpInitAttr attr)
     {
         final String verb = "ibv_create_qp";
         final SimDevice device = pd.context().device();
         final DeviceAttributes a = device.profile().attributes();
+        final DriverTraits traits = device.profile().traits();
+        if (!traits.acceptsQpType(attr.type()))
+        {
+            throw Errors.of(verb, Errno.EOPNOTSUPP, "type " + attr.type() + ": the " + traits.driver()
+                + " driver's create_qp accepts " + traits.qpTypes() + " QPs only and refuses any other type ("
+                + traits.source() + "); nothing was created. Create a QP of a type in " + traits.qpTypes() + " on "
+                + device.name() + ", or use a profile whose driver has " + attr.type()
+                + " QPs (mlx5, rxe, irdma, ...)");
+        }
         if (attr.type() != QpType.RC)
         {
             throw Errors.of(verb, Errno.EOPNOTSUPP, "type " + attr.type() + ": only RC QPs are simulated");

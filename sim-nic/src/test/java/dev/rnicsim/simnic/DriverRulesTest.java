@@ -8,6 +8,8 @@ import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.Errno;
 import dev.rnicsim.verbs.MemoryRegion;
 import dev.rnicsim.verbs.MwType;
+import dev.rnicsim.verbs.QpInitAttr;
+import dev.rnicsim.verbs.QpType;
 import dev.rnicsim.verbs.VerbsException;
 import java.util.EnumSet;
 import java.util.List;
@@ -285,6 +287,49 @@ class DriverRulesTest
                     .isEqualTo(Errno.EOPNOTSUPP);
             }
         }
+    }
+
+    // ------------------------------------------------------------------ efa: efa_verbs.c efa_create_qp
+    // efa_qp_validate_attr (and rdma-core providers/efa/verbs.c efa_check_qp_attr): UD and SRD only, -EOPNOTSUPP
+
+    @Test
+    void efaRefusesRcAndUcQpsWithEopnotsuppAndLeavesNothingBehind()
+    {
+        for (final DeviceProfile p : List.of(DriverProfiles.efaGen1(), DriverProfiles.efa(), DriverProfiles.efaGen3()))
+        {
+            final Rig rig = Rig.of(p);
+            final dev.rnicsim.verbs.CompletionQueue cq = rig.ctx.createCq(16);
+            final long pinnedBefore = rig.processA().pinnedVmPages();
+            final QpInitAttr rc = QpInitAttr.rc(cq);
+            for (final QpInitAttr attr : List.of(rc, new QpInitAttr(cq, cq, QpType.UC, rc.cap(), false)))
+            {
+                final VerbsException e = refused(() -> rig.pdA.createQp(attr));
+                assertThat(e.errnoName()).as(p.name() + " " + attr.type()).isEqualTo(Errno.EOPNOTSUPP);
+                assertThat(e.getMessage()).as(p.name()).contains("type " + attr.type(), "efa driver", "[UD]",
+                    "efa_verbs.c", "nothing was created", rig.ctx.device().name(), "mlx5");
+            }
+            assertThat(rig.ctx.device().qpsLive()).as(p.name() + ": no QP left").isZero();
+            assertThat(rig.processA().pinnedVmPages()).as(p.name() + ": no ring pinned").isEqualTo(pinnedBefore);
+            rig.pdA.dealloc();
+            assertThat(rig.pdA.isClosed()).as(p.name() + ": the PD has no user left").isTrue();
+        }
+    }
+
+    @Test
+    void onlyEfaRestrictsTheQpTypesAndAnRcQpStillWorksElsewhere()
+    {
+        assertThat(DriverProfiles.efa().traits().qpTypes()).containsExactly(QpType.UD);
+        assertThat(DriverProfiles.efa().traits().describe()).contains("QP types [UD] only (else EOPNOTSUPP)");
+        for (final DeviceProfile p : DeviceProfiles.builtIn().values())
+        {
+            assertThat(p.traits().acceptsQpType(QpType.RC)).as(p.name())
+                .isEqualTo(!p.traits().driver().equals("efa"));
+            assertThat(p.traits().acceptsQpType(QpType.UD)).as(p.name()).isTrue();
+        }
+        final Rig rig = Rig.of(DeviceProfiles.connectx5());
+        final dev.rnicsim.verbs.CompletionQueue cq = rig.ctx.createCq(16);
+        assertThat(rig.pdA.createQp(QpInitAttr.rc(cq)).qpNum()).isNotNegative();
+        assertThat(rig.ctx.device().qpsLive()).isEqualTo(1);
     }
 
     @Test

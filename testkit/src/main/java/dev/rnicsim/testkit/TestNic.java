@@ -36,7 +36,8 @@ import java.util.Set;
 /**
  * The fixture a test starts from: two simulated hosts {@code a} and {@code b} with one device each, a process that
  * opened it, a PD and a CQ on each side, and one RC queue pair connected between them (ready to send, both QPs
- * granting every remote right). Side {@link Side#A} is the requester of the helpers ({@link #write}, {@link #read},
+ * granting every remote right; none on a profile whose driver has no RC QPs, EFA: {@link #qp} then says
+ * why). Side {@link Side#A} is the requester of the helpers ({@link #write}, {@link #read},
  * {@link #send}), side {@link Side#B} the responder.
  * <pre>{@code
  * try (TestNic nic = TestNic.start()) {
@@ -334,10 +335,20 @@ public final class TestNic implements AutoCloseable
     /**
      * @param side a side.
      * @return its QP now (a new one after each {@link #reconnect()}).
+     * @throws IllegalStateException when the profile's driver has no RC QPs (EFA), so the fixture has none.
      */
     public QueuePair qp(final Side side)
     {
-        return qps.get(side);
+        final QueuePair qp = qps.get(side);
+        if (qp == null)
+        {
+            final dev.rnicsim.simnic.DriverTraits t = profile.traits();
+            throw new IllegalStateException("no QP on profile " + profile.name() + ": the " + t.driver()
+                + " driver's create_qp accepts " + t.qpTypes() + " QPs only, an RC QP is EOPNOTSUPP (" + t.source()
+                + "), and this fixture connects RC QPs; registrations work, work requests need a profile with RC QPs"
+                + " (connectx5, rxe, ...)");
+        }
+        return qp;
     }
 
     /**
@@ -760,6 +771,7 @@ public final class TestNic implements AutoCloseable
     public void reconnect()
     {
         check();
+        qp(Side.A);
         for (final Side s : Side.values())
         {
             qps.get(s).close();
@@ -771,6 +783,10 @@ public final class TestNic implements AutoCloseable
 
     private void connectPair()
     {
+        if (!profile.traits().acceptsQpType(dev.rnicsim.verbs.QpType.RC))
+        {
+            return;
+        }
         for (final Side s : Side.values())
         {
             // default capacities, cut to the device's max_sge (EFA has 2, a generic device 1)
