@@ -319,7 +319,19 @@ public final class DevinfoReader
             {
                 case "fw_ver" -> values.put(key, value);
                 case "node_guid", "sys_image_guid" -> values.put(key, guid(key, value, lineNo));
-                case "max_mr_size", "page_size_cap" -> values.put(key, unsigned64(key, value, lineNo));
+                case "max_mr_size" -> values.put(key, unsigned64(key, value, lineNo));
+                case "page_size_cap" ->
+                {
+                    // ib_umem_find_best_pgsz keeps only the sizes of PAGE_SIZE and up (mlx4 reports 0xfffffe00, from
+                    // 512 bytes): a bitmap without a bit at 12 or above leaves no page size to register with.
+                    final long cap = unsigned64(key, value, lineNo);
+                    if ((cap & ~0xfffL) == 0)
+                    {
+                        throw malformed(lineNo, key, "a bitmap with a page size of 4 KiB or more (a bit at 12 or "
+                            + "above)", value);
+                    }
+                    values.put(key, cap);
+                }
                 case CAP_FLAGS ->
                 {
                     values.put(key, unsigned64(key, value, lineNo));

@@ -451,6 +451,11 @@ class DevinfoReaderTest
         assertMalformed(head + "\tsys_image_guid:\t\t\t0000:0000:0000:zzzz\n", "d.txt:3: sys_image_guid:");
         assertMalformed(head + "\tmax_mr_size:\t\t\t0x1ffffffffffffffff\n", "d.txt:3: max_mr_size: expected");
         assertMalformed(head + "\tpage_size_cap:\t\t\t-4096\n", "d.txt:3: page_size_cap: expected");
+        // No page size of 4 KiB or more (ib_umem_find_best_pgsz drops the smaller ones): refused where the dump says
+        // it. Smaller sizes beside larger ones are real (mlx4 reports 0xfffffe00) and read.
+        assertMalformed(head + "\tpage_size_cap:\t\t\t0x0\n", "d.txt:3: page_size_cap: expected a bitmap with a page "
+            + "size of 4 KiB or more");
+        assertMalformed(head + "\tpage_size_cap:\t\t\t0x3\n", "d.txt:3: page_size_cap: expected a bitmap");
         assertMalformed(head + "\tdevice_cap_flags:\t\t0xqq\n", "d.txt:3: device_cap_flags: expected");
         assertMalformed(head + "\tatomic_cap:\t\t\tATOMIC_HCA (2)\n", "d.txt:3: atomic_cap: expected ATOMIC_NONE");
         assertMalformed(head + "\tatomic_cap:\t\t\tinvalid atomic capability (7)\n", "d.txt:3: atomic_cap:");

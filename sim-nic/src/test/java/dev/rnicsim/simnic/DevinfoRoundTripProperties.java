@@ -49,7 +49,7 @@ class DevinfoRoundTripProperties
             .use(anyInt).in(DeviceAttributes.Builder::hwVer)
             .use(count).in(DeviceAttributes.Builder::physPortCnt)
             .use(Arbitraries.oneOf(Arbitraries.just(-1L), anyLong)).in(DeviceAttributes.Builder::maxMrSizeBytes)
-            .use(anyLong).in(DeviceAttributes.Builder::pageSizeCap)
+            .use(anyLong.filter(cap -> (cap & ~0xfffL) != 0)).in(DeviceAttributes.Builder::pageSizeCap)
             .use(count).in(DeviceAttributes.Builder::maxQp)
             .use(count).in(DeviceAttributes.Builder::maxQpWr)
             .use(Arbitraries.oneOf(Arbitraries.longs().between(0, 0xffff_ffffL), anyLong))

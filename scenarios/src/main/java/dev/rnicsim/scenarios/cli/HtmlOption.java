@@ -45,6 +45,39 @@ final class HtmlOption
             + name.substring(dot));
     }
 
+    /**
+     * @param page    the {@code --html} file, or null.
+     * @param scripts the scripts run, in order.
+     * @return each script's page ({@link #pageFor}); two scripts of one name in different folders get their
+     * position too ({@code steps-x-1.html}, {@code steps-x-2.html}), so no page overwrites another.
+     */
+    static java.util.List<Path> pagesFor(final Path page, final java.util.List<Path> scripts)
+    {
+        final java.util.List<Path> pages = new java.util.ArrayList<>();
+        final java.util.Map<Path, Integer> seen = new java.util.HashMap<>();
+        for (final Path script : scripts)
+        {
+            final Path p = pageFor(page, script, scripts.size());
+            pages.add(p);
+            if (p != null)
+            {
+                seen.merge(p, 1, Integer::sum);
+            }
+        }
+        for (int i = 0; i < pages.size(); i++)
+        {
+            final Path p = pages.get(i);
+            if (p != null && seen.get(p) > 1)
+            {
+                final String name = p.getFileName().toString();
+                final int dot = name.lastIndexOf('.');
+                pages.set(i, p.resolveSibling(dot < 0 ? name + "-" + (i + 1)
+                    : name.substring(0, dot) + "-" + (i + 1) + name.substring(dot)));
+            }
+        }
+        return pages;
+    }
+
     /** @return the observer to run the script with, or null when the option was not given. */
     StepObserver observer()
     {

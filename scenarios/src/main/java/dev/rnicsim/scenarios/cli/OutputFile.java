@@ -61,4 +61,29 @@ final class OutputFile
     {
         return option + " " + file + ": cannot write: " + Problems.reason(e);
     }
+
+    /**
+     * Two output options naming one file would leave only the one written last.
+     *
+     * @param options the options' names, in pairs with their files: {@code "--trace", trace, "--html", html}.
+     * @return the first clash in words, or null when every given file is distinct.
+     */
+    static String clash(final Object... options)
+    {
+        for (int i = 0; i < options.length; i += 2)
+        {
+            for (int j = i + 2; j < options.length; j += 2)
+            {
+                final Path a = (Path)options[i + 1];
+                final Path b = (Path)options[j + 1];
+                if (a != null && b != null && !a.toString().isEmpty()
+                    && a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize()))
+                {
+                    return options[i] + " and " + options[j] + " both name " + a + ": one would overwrite the other;"
+                        + " give each its own file";
+                }
+            }
+        }
+        return null;
+    }
 }

@@ -86,7 +86,9 @@ final class RunCommand implements Callable<Integer>
                 return Rnicsim.MALFORMED;
             }
         }
-        final String htmlProblem = OutputFile.problem("--html", html);
+        final java.util.List<Path> pages = HtmlOption.pagesFor(html, files);
+        final String clash = OutputFile.clash("--trace", trace, "--html", html);
+        final String htmlProblem = clash != null ? clash : OutputFile.problem("--html", html);
         if (htmlProblem != null)
         {
             spec.commandLine().getErr().println(htmlProblem);
@@ -98,7 +100,7 @@ final class RunCommand implements Callable<Integer>
             final String text = texts.get(i);
             final Path dir = f.toAbsolutePath().getParent();
             final TraceOption t = new TraceOption(trace);
-            final HtmlOption h = new HtmlOption(HtmlOption.pageFor(html, f, files.size()), f.toString());
+            final HtmlOption h = new HtmlOption(pages.get(i), f.toString());
             final int code = Scripts.run(f.toString(), text, dir, verbosity.detail(ScriptRunner.Detail.FULL),
                 t::attach, strict, h.observer(), spec.commandLine().getOut(), spec.commandLine().getErr());
             if (!t.write(spec.commandLine().getErr()) || !h.write(spec.commandLine().getOut(),

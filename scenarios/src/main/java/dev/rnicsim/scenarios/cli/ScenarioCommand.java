@@ -119,8 +119,10 @@ final class ScenarioCommand implements Runnable
                 return Rnicsim.MALFORMED;
             }
             final TraceOption t = new TraceOption(trace);
-            final String outputProblem = t.problem() != null ? t.problem() : OutputFile.problem("--svg", svg) != null
-                ? OutputFile.problem("--svg", svg) : OutputFile.problem("--html", html);
+            final String clash = OutputFile.clash("--trace", trace, "--svg", svg, "--html", html);
+            final String outputProblem = clash != null ? clash : t.problem() != null ? t.problem()
+                : OutputFile.problem("--svg", svg) != null ? OutputFile.problem("--svg", svg)
+                : OutputFile.problem("--html", html);
             if (outputProblem != null)
             {
                 spec.commandLine().getErr().println(outputProblem);

@@ -43,7 +43,9 @@ final class TourCommand implements Callable<Integer>
     public Integer call()
     {
         final TraceOption t = new TraceOption(trace);
-        final String problem = t.problem() != null ? t.problem() : OutputFile.problem("--html", html);
+        final String clash = OutputFile.clash("--trace", trace, "--html", html);
+        final String problem = clash != null ? clash : t.problem() != null ? t.problem()
+            : OutputFile.problem("--html", html);
         if (problem != null)
         {
             spec.commandLine().getErr().println(problem);

@@ -77,6 +77,23 @@ class MessagesTest
     }
 
     @Test
+    void twoOutputOptionsNamingOneFileShouldBeRefusedBeforeAnythingRuns() throws Exception
+    {
+        final Path f = dir.resolve("out.html");
+
+        final Result tour = rnicsim("tour", "-q", "--html", f.toString(), "--trace", f.toString());
+        final Result scenario = rnicsim("scenario", "run", "registration-cost", "--svg", f.toString(), "--html",
+            f.toString());
+
+        assertThat(tour.code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(tour.err()).contains("--trace and --html both name " + f);
+        assertThat(tour.out()).isEmpty();
+        assertThat(scenario.code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(scenario.err()).contains("--svg and --html both name " + f);
+        assertThat(f).doesNotExist();
+    }
+
+    @Test
     void traceOrSvgThatIsAFolderShouldSaySo() throws Exception
     {
         final Path s = script("s.rsim", SCRIPT);
