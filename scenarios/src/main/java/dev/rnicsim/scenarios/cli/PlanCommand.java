@@ -460,7 +460,12 @@ final class PlanCommand implements Callable<Integer>
             {
                 throw new IllegalArgumentException(devinfo + ": " + problem);
             }
-            p = DevinfoReader.read(devinfo).profile();
+            final dev.rnicsim.simnic.DevinfoResult read = DevinfoReader.read(devinfo);
+            for (final String w : read.warnings())
+            {
+                spec.commandLine().getErr().println("rnicsim plan: warning: " + w);
+            }
+            p = read.profile();
             source = new String[] {"dump " + devinfo, "dump"};
         }
         else

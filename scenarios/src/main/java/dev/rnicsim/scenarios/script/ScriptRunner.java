@@ -727,8 +727,9 @@ public final class ScriptRunner
                 throw l.error(e.getMessage());
             }
             p = r.profile();
-            defaulted = r.defaultedFields().isEmpty() ? "" : "; defaulted (not in the dump): "
-                + String.join(", ", r.defaultedFields());
+            defaulted = (r.defaultedFields().isEmpty() ? "" : "; defaulted (not in the dump): "
+                + String.join(", ", r.defaultedFields())) + (r.warnings().isEmpty() ? "" : "; warnings: "
+                + String.join("; ", r.warnings()));
         }
         else
         {

@@ -93,6 +93,24 @@ class DriverProfilesCliTest
     }
 
     @Test
+    void planAndScriptsOfAnUnrecognisedDumpShouldSayItIsSimulatedAsGeneric() throws Exception
+    {
+        final Path dump = dir.resolve("odd.txt");
+        Files.writeString(dump, "hca_id:\tfoo_0\n\tvendor_id:\t\t\t0x4242\n\tmax_mr:\t\t\t1000\n");
+        final Path w = dir.resolve("w.json");
+        Files.writeString(w, "{\"groups\":[{\"name\":\"g\",\"count\":1,\"size\":\"64K\"}]}");
+        final Path script = dir.resolve("s.rsim");
+        Files.writeString(script, "host h\ndevice d h devinfo=odd.txt\n");
+
+        final Result plan = rnicsim("plan", "--devinfo", dump.toString(), "--workload", w.toString());
+        final Result run = rnicsim("run", script.toString());
+
+        assertThat(plan.err()).contains("warning").contains("no rule recognises").contains("generic");
+        assertThat(run.code()).as(run.err()).isZero();
+        assertThat(run.out()).contains("warnings:").contains("no rule recognises");
+    }
+
+    @Test
     void devinfoOfAnIdentityOnlyDumpSaysWhichProfileTheDefaultsCameFrom() throws Exception
     {
         final Path dump = dir.resolve("efa.txt");
