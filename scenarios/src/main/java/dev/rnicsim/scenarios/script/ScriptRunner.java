@@ -1039,6 +1039,17 @@ public final class ScriptRunner
         {
             return Gpus.dereg(l, peer);
         }
+        if (s.names.get(l.args().get(0)) instanceof MemoryRegion other && !(other instanceof SimMr))
+        {
+            // A device-memory or null MR: ibv_dereg_mr frees it like any MR; it pinned no host page.
+            if (other.isClosed())
+            {
+                return Outcome.failed("EINVAL", "MR " + l.args().get(0) + " is deregistered already");
+            }
+            other.close();
+            return Outcome.ok("MR deregistered (ibv_dereg_mr): no host page was pinned for it; the name "
+                + l.args().get(0) + " keeps the old key 0x" + Integer.toHexString(other.lkey()) + " to try it later");
+        }
         final SimMr mr = s.get(l, l.args().get(0), SimMr.class);
         if (mr.isClosed())
         {

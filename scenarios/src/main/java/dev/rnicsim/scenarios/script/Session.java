@@ -171,6 +171,11 @@ final class Session
             case "FlagWatch" -> "watch (a name from 'watch')";
             case "SimHost" -> "host";
             case "UserProcess" -> "process";
+            case "SimDm" -> "device memory (a name from 'dm')";
+            case "SimDmMr" -> "device-memory MR (a name from 'regdm'; free it with close)";
+            case "SimNullMr" -> "null MR (a name from 'nullmr'; free it with close)";
+            case "SimDmabuf" -> "dma-buf";
+            case "SimPeerMr" -> "peer-memory MR";
             default -> type.getSimpleName();
         };
     }

@@ -99,9 +99,18 @@ class ScriptConformanceTest
             expect EBUSY
             regdm notzb pd_b onchip 0 4K access=lw
             expect EINVAL
+            dereg dmr
+            expect ok
+            dereg dmr
+            expect EINVAL
+            close onchip
+            expect ok
+            dereg nothing
+            expect ok
             """);
 
         assertThat(r.out()).contains("ibv_alloc_null_mr").contains("ibv_reg_mr_ex comp_mask=0x3 (address mode)");
+        assertThat(r.out()).contains("MR deregistered (ibv_dereg_mr): no host page was pinned for it");
     }
 
     @Test
