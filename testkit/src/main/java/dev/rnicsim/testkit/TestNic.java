@@ -178,8 +178,8 @@ public final class TestNic implements AutoCloseable
         }
 
         /**
-         * @param name a built-in profile: {@code connectx3}, {@code connectx5}, {@code connectx7}, {@code rxe},
-         *             {@code e810}.
+         * @param name a built-in profile: {@code connectx3}, {@code connectx4-forced-ro}, {@code connectx5},
+         *             {@code connectx7}, {@code rxe}, {@code e810}.
          * @return this.
          * @throws IllegalArgumentException for another name.
          */
