@@ -72,8 +72,15 @@ class DocExamplesTest
                 }
                 switch (f.language())
                 {
-                    case "rnicsim-script" -> tests.add(DynamicTest.dynamicTest("script at " + f.where(),
-                        () -> runScript(f)));
+                    case "rnicsim-script" ->
+                    {
+                        tests.add(DynamicTest.dynamicTest("script at " + f.where(), () -> runScript(f)));
+                        if (f.tag("file") != null)
+                        {
+                            tests.add(DynamicTest.dynamicTest("file " + f.tag("file") + " at " + f.where(),
+                                () -> p.write(f)));
+                        }
+                    }
                     case "java" -> java.add(f);
                     case "sh" ->
                     {
