@@ -550,6 +550,12 @@ public final class SimDevice implements Device
         return peerMrs.get(key);
     }
 
+    /** True when a live MR of this device is over GPU memory (so a key may lead to a GPU). */
+    boolean hasPeerMemory()
+    {
+        return !peerMrs.isEmpty();
+    }
+
     void odpRegistered(final SimOdpMr mr)
     {
         odpMrs.put(mr.lkey(), mr);

@@ -102,6 +102,9 @@ public final class SimQp implements QueuePair
     private boolean scheduled;
     /** The message of the head WQE while its packets move, or null. */
     private InflightMessage inflight;
+    /** The remote address {@link #peerFound} was looked up for (the lookup's cache). */
+    private QpAddress peerAddress;
+    private SimQp peerFound;
     /** The first error that moved this QP to ERR, named in the diagnoses of what it flushes. */
     private String errorCause;
 
@@ -830,8 +833,17 @@ public final class SimQp implements QueuePair
         {
             return null;
         }
+        // A live QP keeps its number on its device until it is destroyed, and a fabric keeps its devices: the peer
+        // found for this address stays the answer while it is open.
+        if (peerAddress == remote && peerFound != null && !peerFound.closed)
+        {
+            return peerFound;
+        }
         final SimDevice d = device.fabric().deviceByGid(remote.gid());
-        return d == null ? null : d.qp(remote.qpNum());
+        final SimQp found = d == null ? null : d.qp(remote.qpNum());
+        peerAddress = remote;
+        peerFound = found;
+        return found;
     }
 
     /** An RC responder answers only the QP its address vector names (rxe drops other packets in check_addr). */
@@ -918,14 +930,19 @@ public final class SimQp implements QueuePair
         final WcDiagnosis why = r.ok() ? null : Diagnoser.dma(this, wr, peer, needsRecv ? peer.recvQueue.peekFirst()
             : null, r, requesterStatus(wr, r));
         final long misses = device.tables().cache().misses() + peer.device.tables().cache().misses() - missesBefore;
-        final java.util.Map<String, Object> args = new java.util.LinkedHashMap<>();
-        args.put("qp_num", num);
-        args.put("bytes", r.byteLen());
-        args.put("cache_misses", misses);
-        args.put("status", r.ok() ? "IBV_WC_SUCCESS" : status(r.requester()).cName());
-        if (why != null)
+        // The span's arguments are built only for a trace listener (the clock advances either way).
+        final boolean tracing = device.fabric().tracing();
+        final java.util.Map<String, Object> args = tracing ? new java.util.LinkedHashMap<>() : null;
+        if (tracing)
         {
-            args.put("diagnosis", why.summary());
+            args.put("qp_num", num);
+            args.put("bytes", r.byteLen());
+            args.put("cache_misses", misses);
+            args.put("status", r.ok() ? "IBV_WC_SUCCESS" : status(r.requester()).cName());
+            if (why != null)
+            {
+                args.put("diagnosis", why.summary());
+            }
         }
         final long startNs = device.fabric().clock().nowNs();
         final double linkGbps = Math.min(device.profile().linkGbps(), peer.device.profile().linkGbps());
@@ -937,7 +954,10 @@ public final class SimQp implements QueuePair
             GpuTopology slowest = null;
             for (final SimGpu gpu : gpusTouched(wr, peer, needsRecv))
             {
-                args.put("p2p_" + gpu.name(), gpu.topology().name());
+                if (tracing)
+                {
+                    args.put("p2p_" + gpu.name(), gpu.topology().name());
+                }
                 if (slowest == null || gpu.topology().crossesSockets())
                 {
                     slowest = gpu.topology();
@@ -951,10 +971,13 @@ public final class SimQp implements QueuePair
         if (r.ok() && relaxedPlacement(wr, peer))
         {
             opNs -= device.fabric().costModel().relaxedOrderingSavingNs(r.byteLen(), linkGbps);
-            args.put("relaxed_ordering", true);
+            if (tracing)
+            {
+                args.put("relaxed_ordering", true);
+            }
         }
-        device.fabric().span(device, wr.opcode().name(), "dma", opNs, args);
-        if (peer.device != device)
+        device.fabric().span(device, wr.opcode().name(), "dma", opNs, tracing ? args : java.util.Map.of());
+        if (peer.device != device && tracing)
         {
             device.fabric().overlap(peer.device, wr.opcode().name() + " (responder)", "dma", startNs, opNs,
                 java.util.Map.of("qp_num", peer.num, "bytes", r.byteLen()));
@@ -1158,6 +1181,10 @@ public final class SimQp implements QueuePair
      */
     private java.util.List<SimGpu> gpusTouched(final SendWr wr, final SimQp peer, final boolean needsRecv)
     {
+        if (!device.hasPeerMemory() && !peer.device.hasPeerMemory())
+        {
+            return java.util.List.of();
+        }
         final java.util.List<SimGpu> gpus = new java.util.ArrayList<>(2);
         for (final Sge s : wr.sgList())
         {
