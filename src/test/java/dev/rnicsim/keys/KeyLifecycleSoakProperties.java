@@ -15,12 +15,12 @@ import net.jqwik.api.lifecycle.SkipExecutionHook;
 import net.jqwik.api.state.ActionChain;
 
 /**
- * The key-lifecycle property of {@link KeyLifecycleProperties} for as long as asked: skipped unless
+ * The key-lifecycle property of {@link KeyLifecycleProperties} for as long as asked (its summary line gives the
+ * actions applied and actions per second, of the wall clock and of CPU time): skipped unless
  * {@code -Drnicsim.soak.tries=N} is given; {@code -Drnicsim.soak.seed=S} repeats a run, {@code
  * -Drnicsim.soak.actions=M} changes the most actions per chain (default 50):
  * <pre>
- * JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64 MAVEN_OPTS=--sun-misc-unsafe-memory-access=allow \
- *   mvn -B -ntp -q -pl scenarios install -Dtest='KeyLifecycleSoakProperties' -Dsurefire.failIfNoSpecifiedTests=false \
+ * bin/test -o -pl scenarios -am -Dtest='KeyLifecycleSoakProperties' -Dsurefire.failIfNoSpecifiedTests=false \
  *   -Drnicsim.soak.tries=100000 -Drnicsim.soak.seed=42
  * </pre>
  * (surefire passes -D properties of the Maven command line on to the tests.)
@@ -33,7 +33,9 @@ class KeyLifecycleSoakProperties
     void everyKeyGrantsExactlyWhatTheModelSaysUnderEveryPolicy(@ForAll("params") final ChainParams params,
         @ForAll("chains") final ActionChain<Lockstep> chain)
     {
-        KeyLifecycleProperties.run(params, chain);
+        final Lockstep end = KeyLifecycleProperties.run(params, chain);
+        Soak.ACTIONS.addAndGet(end.applied.size());
+        end.release();
     }
 
     @net.jqwik.api.lifecycle.BeforeProperty
@@ -58,6 +60,9 @@ class KeyLifecycleSoakProperties
     /** Skips the soak unless asked for, and sets its tries and seed from the system properties. */
     public static final class Soak implements SkipExecutionHook, AroundPropertyHook
     {
+        /** Actions the chains of this run applied (each one to the three worlds in lockstep). */
+        static final java.util.concurrent.atomic.AtomicLong ACTIONS = new java.util.concurrent.atomic.AtomicLong();
+
         /** Declared on the class, the hook must reach its property methods too (jqwik does not propagate by default). */
         @Override
         public PropagationMode propagateTo()
@@ -86,10 +91,19 @@ class KeyLifecycleSoakProperties
             }
             System.out.println("key-lifecycle soak: " + tries + " chains, seed " + (seed == null || seed.isBlank()
                 ? "random (jqwik prints it if a chain fails)" : seed));
+            final com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+            ACTIONS.set(0);
+            final long cpuStart = os.getProcessCpuTime();
             final long start = System.nanoTime();
             final PropertyExecutionResult r = property.execute();
-            System.out.printf(java.util.Locale.ROOT, "key-lifecycle soak: %s after %d tries in %.0f s%n", r.status(),
-                r.countTries(), (System.nanoTime() - start) / 1e9);
+            final double seconds = (System.nanoTime() - start) / 1e9;
+            final double cpuSeconds = (os.getProcessCpuTime() - cpuStart) / 1e9;
+            final long actions = ACTIONS.get();
+            // Actions per second of the wall clock, and per second of CPU time (which a busy machine does not skew).
+            System.out.printf(java.util.Locale.ROOT, "key-lifecycle soak: %s after %d tries, %d actions in %.1f s: "
+                + "%.0f actions/s (%.1f s CPU: %.0f actions per CPU second)%n", r.status(), r.countTries(), actions,
+                seconds, actions / seconds, cpuSeconds, cpuSeconds > 0 ? actions / cpuSeconds : 0.0);
             return r;
         }
     }

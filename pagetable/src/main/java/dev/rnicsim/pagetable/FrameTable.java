@@ -257,6 +257,56 @@ final class FrameTable
         MemorySegment.copy(s.data, srcBase, d.data, dstBase + dstOffset, length);
     }
 
+    /**
+     * Copies a run of bytes that frames with data hold back to back: as many of {@code maxLength} bytes from
+     * {@code srcAddr} as lie in one section of the source and one of the destination and in source frames holding
+     * written bytes, in one bulk copy (a DMA burst). Destination frames without bytes yet are zeroed first, as
+     * {@link #copyBytes} does.
+     *
+     * @return the bytes copied, or 0 when the first source frame holds no bytes (the caller copies it frame by frame).
+     */
+    static int copyRun(final FrameTable src, final long srcAddr, final FrameTable dst, final long dstAddr,
+        final int maxLength)
+    {
+        final int frameShift = PhysicalMemory.FRAME_SHIFT;
+        final long sectionBytes = (long)SECTION_FRAMES << frameShift;
+        final long srcPfn = srcAddr >>> frameShift;
+        final Section s = src.sectionOrNull(srcPfn);
+        if (s == null || s.data == null || (s.flags[(int)(srcPfn & SECTION_MASK)] & FLAG_HAS_DATA) == 0)
+        {
+            return 0;
+        }
+        int length = (int)Math.min(maxLength, Math.min(sectionBytes - (srcAddr & (sectionBytes - 1)),
+            sectionBytes - (dstAddr & (sectionBytes - 1))));
+        final long srcLast = (srcAddr + length - 1) >>> frameShift;
+        for (long pfn = srcPfn + 1; pfn <= srcLast; pfn++)
+        {
+            if ((s.flags[(int)(pfn & SECTION_MASK)] & FLAG_HAS_DATA) == 0)
+            {
+                length = (int)((pfn << frameShift) - srcAddr);
+                break;
+            }
+        }
+        final long dstPfn = dstAddr >>> frameShift;
+        final Section d = dst.section(dstPfn);
+        if (d.data == null)
+        {
+            d.data = Arena.ofAuto().allocate(sectionBytes);
+        }
+        final long dstLast = (dstAddr + length - 1) >>> frameShift;
+        for (long pfn = dstPfn; pfn <= dstLast; pfn++)
+        {
+            final int i = (int)(pfn & SECTION_MASK);
+            if ((d.flags[i] & FLAG_HAS_DATA) == 0)
+            {
+                d.data.asSlice((long)i << frameShift, PhysicalMemory.FRAME_BYTES).fill((byte)0);
+                d.flags[i] |= FLAG_HAS_DATA;
+            }
+        }
+        MemorySegment.copy(s.data, srcAddr & (sectionBytes - 1), d.data, dstAddr & (sectionBytes - 1), length);
+        return length;
+    }
+
     /** Copies the bytes of frame {@code from} to frame {@code to} (both allocated). */
     void copyFrame(final long from, final long to)
     {

@@ -275,7 +275,8 @@ public final class PhysicalMemory
 
     /**
      * Copies bytes by physical address, possibly between two hosts, as a NIC's DMA moves a message: no CPU cache,
-     * no page table. Frames are copied chunk by chunk without a bounce buffer.
+     * no page table. Frames that hold bytes and lie back to back on both sides are copied in one bulk copy, the others
+     * frame by frame; never through a bounce buffer.
      *
      * @param src         memory read.
      * @param srcAddr     first physical address read.
@@ -313,6 +314,15 @@ public final class PhysicalMemory
         int done = 0;
         while (done < lengthBytes)
         {
+            // Frames with data that lie back to back on both sides move in one bulk copy; others frame by frame.
+            final int run = FrameTable.copyRun(src.frames, s, dst.frames, d, lengthBytes - done);
+            if (run > 0)
+            {
+                done += run;
+                s += run;
+                d += run;
+                continue;
+            }
             final int sIn = (int)(s & (FRAME_BYTES - 1));
             final int dIn = (int)(d & (FRAME_BYTES - 1));
             final int chunk = Math.min(lengthBytes - done, FRAME_BYTES - Math.max(sIn, dIn));

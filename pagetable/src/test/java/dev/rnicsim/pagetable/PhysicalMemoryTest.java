@@ -370,4 +370,51 @@ class PhysicalMemoryTest
         assertThat(host.physicalMemory().zoneFreeFrames(Zone.NORMAL)).isZero();
         assertThat(host.physicalMemory().zoneFreeFrames(Zone.MOVABLE)).isEqualTo(128 * MIB / FRAME);
     }
+
+    // ------------------------------------------------------------------------------------------------ DMA copy
+
+    /**
+     * A DMA copy between two hosts over 1,024 frames (two 2 MiB sections), at offsets that differ on the two sides,
+     * with source frames never written (they read as zeros) in the middle of the range and destination frames
+     * written before: the destination ends with exactly the source's bytes, zeros for the unwritten frames, and the
+     * bytes around the range unchanged, whether the frames move in bulk runs or one by one.
+     */
+    @Test
+    void shouldCopyRunsOfFramesExactlyAcrossSectionsAndUnwrittenFrames()
+    {
+        final PhysicalMemory src = new Host().physicalMemory();
+        final PhysicalMemory dst = new Host().physicalMemory();
+        final int frames = 1024;
+        final long srcHead = src.allocateFolio(10, false, FrameTable.KIND_ANON);
+        final long dstHead = dst.allocateFolio(10, false, FrameTable.KIND_ANON);
+        final byte[] frame = new byte[FRAME];
+        for (int f = 0; f < frames; f++)
+        {
+            if (f == 3 || f == 500 || f == 511 || f == 512 || f == 700)
+            {
+                continue; // never written: reads as zeros
+            }
+            java.util.Arrays.fill(frame, (byte)(1 + f % 250));
+            frame[f % FRAME] = (byte)0x5a;
+            src.write((srcHead + f) * FRAME, frame, 0, FRAME);
+        }
+        final byte[] before = new byte[frames * FRAME];
+        java.util.Arrays.fill(before, (byte)0xee);
+        dst.write(dstHead * FRAME, before, 0, before.length);
+        final long srcAddr = srcHead * FRAME + 100;
+        final long dstAddr = dstHead * FRAME + 3000;
+        final int length = (frames - 2) * FRAME - 77;
+
+        PhysicalMemory.copy(src, srcAddr, dst, dstAddr, length);
+
+        final byte[] expected = before.clone();
+        final byte[] moved = new byte[length];
+        src.read(srcAddr, moved, 0, length);
+        System.arraycopy(moved, 0, expected, 3000, length);
+        final byte[] actual = new byte[frames * FRAME];
+        dst.read(dstHead * FRAME, actual, 0, actual.length);
+        assertThat(moved[3 * FRAME]).isZero();
+        assertThat(moved[512 * FRAME]).isZero();
+        assertThat(java.util.Arrays.mismatch(actual, expected)).isEqualTo(-1);
+    }
 }
