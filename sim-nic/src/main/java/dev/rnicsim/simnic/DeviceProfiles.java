@@ -50,6 +50,9 @@ public final class DeviceProfiles
 
     private static final long MAX_U64 = -1L;
 
+    /** The built-in profiles, made on the first look-up by name. */
+    private static volatile Map<String, DeviceProfile> byName;
+
     private DeviceProfiles()
     {
     }
@@ -83,7 +86,14 @@ public final class DeviceProfiles
      */
     public static DeviceProfile byName(final String name)
     {
-        final DeviceProfile p = builtIn().get(name);
+        Map<String, DeviceProfile> all = byName;
+        if (all == null)
+        {
+            // Profiles are immutable records: built once, shared by every device made by name.
+            all = Map.copyOf(builtIn());
+            byName = all;
+        }
+        final DeviceProfile p = all.get(name);
         if (p == null)
         {
             throw new IllegalArgumentException("no built-in profile '" + name + "'; built-in: "
