@@ -41,7 +41,9 @@ final class AccessRules
     /**
      * The driver's mask of MR access flags, checked after the core's checks and before pinning.
      *
-     * @throws dev.rnicsim.verbs.VerbsException EOPNOTSUPP for ZERO_BASED or HUGETLB on a driver whose mask lacks them.
+     * @throws dev.rnicsim.verbs.VerbsException EOPNOTSUPP for ZERO_BASED or HUGETLB on a driver whose mask lacks them;
+     *                                          EINVAL for FLUSH_PERSISTENT where it needs persistent memory
+     *                                          ({@link ProviderRule#FLUSH_PERSISTENT_NEEDS_PMEM}).
      */
     static void checkDriverMask(final DeviceProfile profile, final Set<Access> rights, final String verb)
     {
@@ -51,6 +53,12 @@ final class AccessRules
             throw Errors.of(verb, Errno.EOPNOTSUPP, "access " + rights + ": " + profile.driver() + " implements "
                 + "neither ZERO_BASED nor HUGETLB for an MR (RXE_ACCESS_SUPPORTED_MR, rxe_reg_user_mr); register "
                 + "without them and present virtual addresses");
+        }
+        if (profile.follows(ProviderRule.FLUSH_PERSISTENT_NEEDS_PMEM) && rights.contains(Access.FLUSH_PERSISTENT))
+        {
+            throw Errors.of(verb, Errno.EINVAL, "access FLUSH_PERSISTENT: " + profile.driver() + " takes it only "
+                + "for pages of persistent memory (rxe_mr_fill_pages_from_sgt: \"Page can't be persistent\"), and "
+                + "the simulated host has none; ask for FLUSH_GLOBAL instead");
         }
     }
 }
