@@ -134,10 +134,12 @@ final class PlacementOps
     }
 
     /**
-     * The responder's length check of an RDMA WRITE or READ where the provider leaves it there
-     * ({@link ProviderRule#MESSAGE_LENGTH_CHECKED_BY_RESPONDER}): a message longer than 2^31 reaches the responder,
-     * which NAKs its first packet as an invalid request. A WRITE's requester builds that first packet from its gather
-     * list first (rxe_req.c {@code finish_packet}), so a bad lkey of the first bytes still answers first.
+     * The message-length check. Where the provider leaves it to the responder
+     * ({@link ProviderRule#MESSAGE_LENGTH_CHECKED_BY_RESPONDER}), an RDMA WRITE or READ longer than 2^31 reaches the
+     * responder, which NAKs its first packet as an invalid request; a WRITE's requester builds that first packet from
+     * its gather list first (rxe_req.c {@code finish_packet}), so a bad lkey of the first bytes still answers first.
+     * Elsewhere the requester refuses a message longer than its port's {@code max_msg_sz} (ibv_query_port(3); mlx4,
+     * mlx5 and irdma report 2^30) with IBV_WC_LOC_LEN_ERR, and nothing is sent.
      *
      * @param requester the requesting device.
      * @param pd        the requester QP's PD number.
@@ -146,14 +148,19 @@ final class PlacementOps
      */
     static DmaResult responderLength(final SimDevice requester, final int pd, final SendWr wr)
     {
-        if (!requester.profile().follows(ProviderRule.MESSAGE_LENGTH_CHECKED_BY_RESPONDER)
-            || wr.opcode() != WrOpcode.RDMA_WRITE && wr.opcode() != WrOpcode.RDMA_WRITE_WITH_IMM
-            && wr.opcode() != WrOpcode.RDMA_READ)
+        final long length = wr.totalBytes();
+        if (!requester.profile().follows(ProviderRule.MESSAGE_LENGTH_CHECKED_BY_RESPONDER))
         {
+            final long maxMsgSz = requester.profile().portAttributes().maxMsgSzBytes();
+            if (length > maxMsgSz && wr.opcode() != WrOpcode.FLUSH)
+            {
+                return DmaResult.local(dev.rnicsim.dma.DmaStatus.LOC_LEN_ERR, KeyCheck.VALID, "message of " + length
+                    + " bytes > the port's max_msg_sz=" + maxMsgSz + " (" + requester.profile().name() + "); split it");
+            }
             return null;
         }
-        final long length = wr.totalBytes();
-        if (length <= FlushAndAtomicWrite.MAX_DMA_LENGTH_BYTES)
+        if (wr.opcode() != WrOpcode.RDMA_WRITE && wr.opcode() != WrOpcode.RDMA_WRITE_WITH_IMM
+            && wr.opcode() != WrOpcode.RDMA_READ || length <= FlushAndAtomicWrite.MAX_DMA_LENGTH_BYTES)
         {
             return null;
         }

@@ -301,6 +301,26 @@ class PlacementOpsTest
     }
 
     @Test
+    void shouldRefuseAMessageLongerThanThePortsMaxMsgSzAtTheRequesterOnMlx5()
+    {
+        // ibv_query_port(3) max_msg_sz: ConnectX ports report 2^30; a longer message completes with
+        // IBV_WC_LOC_LEN_ERR at the requester and nothing reaches the responder.
+        final RuleRig rig = RuleRig.connected(DeviceProfiles.connectx5(), RuleRig.ALL_REMOTE);
+        final long length = (1L << 30) + PAGE;
+        final long src = rig.ctxA.memory().allocate(length, Backing.BASE_PAGES);
+        final MemoryRegion srcMr = rig.pdA.regMr(src, length, EnumSet.of(Access.LOCAL_WRITE, Access.ON_DEMAND));
+        final long dst = rig.bufferB(PAGE);
+        final MemoryRegion target = rig.pdB.regMr(dst, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+
+        rig.qpA.postSend(SendWr.write(1, List.of(new Sge(src, length, srcMr.lkey())), dst, target.rkey()));
+
+        final WorkCompletion wc = only(rig.pollA());
+        assertThat(wc.status()).isEqualTo(WcStatus.LOC_LEN_ERR);
+        assertThat(wc.diagnosis().summary()).contains("max_msg_sz=1073741824");
+        assertThat(rig.qpB.state()).isEqualTo(QpState.RTS);
+    }
+
+    @Test
     void shouldRefuseAWriteLongerThanTwoGibAtTheResponderOnRxe()
     {
         // rxe: the requester sends the first packet of the WRITE (its lkey checks pass), the responder refuses the
