@@ -22,10 +22,19 @@ final class AccessRules
      * {@code ib_check_mr_access}'s capability checks: FLUSH_GLOBAL needs the device's FLUSH_GLOBAL capability and
      * FLUSH_PERSISTENT its FLUSH_PERSISTENT capability.
      *
-     * @throws dev.rnicsim.verbs.VerbsException EOPNOTSUPP naming the flag and the capability the device lacks.
+     * @throws dev.rnicsim.verbs.VerbsException EOPNOTSUPP naming the flag and the capability the device lacks; EINVAL
+     *                                          on a kernel without the flags
+     *                                          ({@link ProviderRule#KERNEL_WITHOUT_FLUSH_ACCESS}).
      */
     static void checkFlushCaps(final DeviceProfile profile, final Set<Access> rights, final String verb)
     {
+        if (profile.follows(ProviderRule.KERNEL_WITHOUT_FLUSH_ACCESS)
+            && (rights.contains(Access.FLUSH_GLOBAL) || rights.contains(Access.FLUSH_PERSISTENT)))
+        {
+            throw Errors.of(verb, Errno.EINVAL, "access " + rights + ": the kernel of " + profile.name()
+                + " predates IBV_ACCESS_FLUSH_GLOBAL/_PERSISTENT (bits 8 and 9 outside IB_ACCESS_SUPPORTED, "
+                + "ib_check_mr_access)");
+        }
         final DeviceAttributes a = profile.attributes();
         for (final Access flag : new Access[] {Access.FLUSH_GLOBAL, Access.FLUSH_PERSISTENT})
         {

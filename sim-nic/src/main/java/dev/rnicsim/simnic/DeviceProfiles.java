@@ -216,7 +216,8 @@ public final class DeviceProfiles
      * @return soft-RoCE (rxe) of an older kernel, from devinfo/rxe.txt, as that dump shows it: vendor_id 0, no memory
      * windows (max_mw 0, no MEM_WINDOW flag), no ODP, RXE_MAX_MR 2^18; named {@code rxe-legacy}. Its requester does
      * not check a user QP's message length either (its port's max_msg_sz of 8 MiB is not enforced); the responder's
-     * 2^31 check is modelled as the current kernel's (assumed).
+     * 2^31 check is modelled as the current kernel's (assumed). Its kernel predates the FLUSH access flags (no
+     * windows, no ODP in rxe: before Linux 5.13), so they are EINVAL.
      */
     public static DeviceProfile rxeLegacy()
     {
@@ -230,7 +231,8 @@ public final class DeviceProfiles
             IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
             Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.ATOMIC_ALIGNMENT_AT_POST,
                 ProviderRule.LOCAL_KEY_ERRORS_AS_QP_OP_ERR, ProviderRule.REREG_TRANSLATION_UNSUPPORTED,
-                ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE, ProviderRule.MESSAGE_LENGTH_CHECKED_BY_RESPONDER), false,
+                ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE, ProviderRule.MESSAGE_LENGTH_CHECKED_BY_RESPONDER,
+                ProviderRule.KERNEL_WITHOUT_FLUSH_ACCESS), false,
             10.0,
             0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid", "xrc_odp_caps"));

@@ -171,6 +171,22 @@ class PlacementOpsTest
         assertThat(rig.pollA()).isEmpty();
     }
 
+    @Test
+    void shouldRefuseFlushAccessWithEinvalOnAKernelThatPredatesIt()
+    {
+        // ib_check_mr_access: bits outside IB_ACCESS_SUPPORTED are EINVAL; the FLUSH bits joined it in Linux 6.2,
+        // after the kernel of the rxe-legacy dump (rdma-core tests/test_qpex.py skips on this EINVAL).
+        final RuleRig rig = RuleRig.unconnected(DeviceProfiles.rxeLegacy());
+        final long inUse = rig.deviceB.tables().mpt().inUse();
+
+        final dev.rnicsim.verbs.VerbsException e = catchThrowableOfType(dev.rnicsim.verbs.VerbsException.class,
+            () -> rig.pdB.regMr(rig.bufferB(PAGE), PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.FLUSH_GLOBAL)));
+
+        assertThat(e.errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(e.detail()).contains("IB_ACCESS_SUPPORTED");
+        assertThat(rig.deviceB.tables().mpt().inUse()).isEqualTo(inUse);
+    }
+
     // ------------------------------------------------------------------ ATOMIC_WRITE
 
     @Test
