@@ -440,6 +440,11 @@ public final class RdmaQp implements QueuePair
             {
                 return "EOPNOTSUPP IB_WR_REG_MR is a kernel verb: libibverbs cannot post it";
             }
+            case FLUSH, ATOMIC_WRITE ->
+            {
+                return "EOPNOTSUPP " + wr.opcode() + " is posted only by the ibv_wr_* builders of a QP created with "
+                    + "ibv_create_qp_ex (ibv_wr_post(3)), which this binding does not reach yet";
+            }
             case RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ ->
             {
                 w.set(JAVA_LONG, IbvStructs.SEND_WR_RDMA_REMOTE_ADDR, wr.remoteAddr());

@@ -1008,4 +1008,290 @@ class RdmaCoreTestsPortTest
             }
         }
     }
+
+    // ================================================================== tests/test_qpex.py
+
+    /**
+     * tests/test_qpex.py, class QpExTestCase: traffic posted through the extended QP (the {@code ibv_wr_*}
+     * builders), its RC cases. On the simulator every work request is posted through {@link
+     * dev.rnicsim.verbs.QueuePair#postSend}; where upstream creates the QP with {@code send_ops_flags} the provider
+     * lacks (EOPNOTSUPP, a skip), the simulator refuses the post with EOPNOTSUPP and the case skips the same way. The
+     * responder QP grants what upstream's {@code create_qp_ex} gives an RC QP: REMOTE_WRITE, REMOTE_READ,
+     * REMOTE_ATOMIC, FLUSH_GLOBAL and FLUSH_PERSISTENT (the FLUSH rights only where the device has FLUSH).
+     */
+    @Nested
+    class TestQpex
+    {
+        private static final Set<Access> QPEX = EnumSet.of(Access.REMOTE_WRITE, Access.REMOTE_READ,
+            Access.REMOTE_ATOMIC, Access.FLUSH_GLOBAL, Access.FLUSH_PERSISTENT);
+
+        /** A connected rig whose responder grants upstream's create_qp_ex rights the device knows. */
+        private static Rig qpexRig(final String name)
+        {
+            final Rig rig = Rig.unconnected(name);
+            final Set<Access> rights = EnumSet.copyOf(Rig.ALL_REMOTE);
+            if (rig.attributes.has(DeviceCap.FLUSH_GLOBAL) && rig.attributes.has(DeviceCap.FLUSH_PERSISTENT))
+            {
+                rights.addAll(QPEX);
+            }
+            rig.qpA.connect(rig.qpB.address(), rights);
+            rig.qpB.connect(rig.qpA.address(), rights);
+            return rig;
+        }
+
+        /** Posts a FLUSH or ATOMIC_WRITE, skipping where the QP could not have been created with it. */
+        private static void postOrSkip(final Rig rig, final SendWr wr)
+        {
+            final VerbsException e = catchThrowableOfType(VerbsException.class, () -> rig.qpA.postSend(List.of(wr)));
+            if (e != null)
+            {
+                assertThat(e.errnoName()).as(e.getMessage()).isEqualTo(Errno.EOPNOTSUPP);
+                assumeTrue(false, "Extended QP is not supported on this device: " + e.detail());
+            }
+        }
+
+        private static MemoryRegion flushTarget(final Rig rig, final long buf)
+        {
+            final VerbsException e = catchThrowableOfType(VerbsException.class, () -> rig.pdB.regMr(buf, PAGE,
+                EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.FLUSH_GLOBAL)));
+            if (e != null)
+            {
+                // Upstream skips on EINVAL (a kernel without the flag); create_players skips on EOPNOTSUPP.
+                assertThat(e.errnoName()).isIn(Errno.EINVAL, Errno.EOPNOTSUPP);
+                assumeTrue(false, "MR with IBV_ACCESS_FLUSH_GLOBAL is not supported: " + e.detail());
+            }
+            return rig.pdB.regMr(buf, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
+                Access.FLUSH_GLOBAL));
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExRcSend(final String name)
+        {
+            try (Rig rig = qpexRig(name))
+            {
+                final long recv = rig.bufferB(PAGE);
+                final MemoryRegion recvMr = rig.pdB.regMr(recv, PAGE, LOCAL);
+                rig.qpB.postRecv(RecvWr.of(1, sge(recvMr, recv, 128)));
+                final long src = rig.bufferA(PAGE);
+                rig.memA.write(src, pattern(128, 3));
+                final MemoryRegion srcMr = rig.pdA.regMr(src, PAGE, LOCAL);
+                rig.qpA.postSend(SendWr.send(2, List.of(sge(srcMr, src, 128))));
+                assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+                final WorkCompletion wc = rig.awaitB();
+                assertThat(wc.status()).isEqualTo(WcStatus.SUCCESS);
+                assertThat(wc.byteLen()).isEqualTo(128);
+                assertThat(rig.memB.read(recv, 128)).isEqualTo(pattern(128, 3));
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExRcSendImm(final String name)
+        {
+            try (Rig rig = qpexRig(name))
+            {
+                final long recv = rig.bufferB(PAGE);
+                final MemoryRegion recvMr = rig.pdB.regMr(recv, PAGE, LOCAL);
+                rig.qpB.postRecv(RecvWr.of(1, sge(recvMr, recv, 64)));
+                final long src = rig.bufferA(PAGE);
+                final MemoryRegion srcMr = rig.pdA.regMr(src, PAGE, LOCAL);
+                rig.qpA.postSend(SendWr.sendWithImm(2, List.of(sge(srcMr, src, 64)), 0x1234_5678));
+                assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+                final WorkCompletion wc = rig.awaitB();
+                assertThat(wc.status()).isEqualTo(WcStatus.SUCCESS);
+                assertThat(wc.withImm()).isTrue();
+                assertThat(wc.immData()).isEqualTo(0x1234_5678);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExRcRdmaWrite(final String name)
+        {
+            try (Rig rig = qpexRig(name))
+            {
+                final long dst = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(dst, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+                assertThat(write(rig, dst, mr.rkey(), 256, 4)).isEqualTo(WcStatus.SUCCESS);
+                assertThat(rig.memB.read(dst, 256)).isEqualTo(pattern(256, 4));
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExRcRdmaWriteImm(final String name)
+        {
+            try (Rig rig = qpexRig(name))
+            {
+                final long dst = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(dst, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+                rig.qpB.postRecv(RecvWr.of(1));
+                final long src = rig.bufferA(PAGE);
+                rig.memA.write(src, pattern(32, 5));
+                final MemoryRegion srcMr = rig.pdA.regMr(src, PAGE, LOCAL);
+                rig.qpA.postSend(SendWr.writeWithImm(2, List.of(sge(srcMr, src, 32)), dst, mr.rkey(), 77));
+                assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+                final WorkCompletion wc = rig.awaitB();
+                assertThat(wc.status()).isEqualTo(WcStatus.SUCCESS);
+                assertThat(wc.immData()).isEqualTo(77);
+                assertThat(rig.memB.read(dst, 32)).isEqualTo(pattern(32, 5));
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExRcRdmaWriteZeroLength(final String name)
+        {
+            try (Rig rig = qpexRig(name))
+            {
+                final long dst = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(dst, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+                assertThat(write(rig, dst, mr.rkey(), 0, 6)).isEqualTo(WcStatus.SUCCESS);
+                assertThat(rig.memB.read(dst, 16)).containsOnly(0);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExRcRdmaRead(final String name)
+        {
+            try (Rig rig = qpexRig(name))
+            {
+                final long src = rig.bufferB(PAGE);
+                rig.memB.write(src, pattern(200, 8));
+                final MemoryRegion mr = rig.pdB.regMr(src, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ));
+                final long dst = rig.bufferA(PAGE);
+                final MemoryRegion dstMr = rig.pdA.regMr(dst, PAGE, LOCAL);
+                rig.qpA.postSend(SendWr.read(1, List.of(sge(dstMr, dst, 200)), src, mr.rkey()));
+                assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+                assertThat(rig.memA.read(dst, 200)).isEqualTo(pattern(200, 8));
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExRcRdmaReadZeroSize(final String name)
+        {
+            try (Rig rig = qpexRig(name))
+            {
+                final long src = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(src, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ));
+                final long dst = rig.bufferA(PAGE);
+                final MemoryRegion dstMr = rig.pdA.regMr(dst, PAGE, LOCAL);
+                rig.qpA.postSend(SendWr.read(1, List.of(sge(dstMr, dst, 0)), src, mr.rkey()));
+                assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExRcAtomicCmpSwp(final String name)
+        {
+            try (Rig rig = qpexRig(name))
+            {
+                assumeTrue(rig.attributes.atomicCap() != AtomicCap.NONE, "no atomics");
+                final long target = rig.bufferB(PAGE);
+                rig.memB.writeLong(target, ONES);
+                final MemoryRegion mr = rig.pdB.regMr(target, PAGE, REMOTE_ALL);
+                final long result = rig.bufferA(PAGE);
+                final MemoryRegion resultMr = rig.pdA.regMr(result, PAGE, LOCAL);
+                rig.qpA.postSend(SendWr.compareAndSwap(1, sge(resultMr, result, 8), target, mr.rkey(), ONES, 0));
+                assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+                assertThat(rig.memB.readLong(target)).isZero();
+                assertThat(rig.memA.readLong(result)).isEqualTo(ONES);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExRcAtomicFetchAdd(final String name)
+        {
+            try (Rig rig = qpexRig(name))
+            {
+                assumeTrue(rig.attributes.atomicCap() != AtomicCap.NONE, "no atomics");
+                final long target = rig.bufferB(PAGE);
+                rig.memB.writeLong(target, ONES);
+                final MemoryRegion mr = rig.pdB.regMr(target, PAGE, REMOTE_ALL);
+                final long result = rig.bufferA(PAGE);
+                final MemoryRegion resultMr = rig.pdA.regMr(result, PAGE, LOCAL);
+                rig.qpA.postSend(SendWr.fetchAndAdd(1, sge(resultMr, result, 8), target, mr.rkey(), 2 * ONES));
+                assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+                assertThat(rig.memB.readLong(target)).isEqualTo(3 * ONES);
+                assertThat(rig.memA.readLong(result)).isEqualTo(ONES);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExRcBindMw(final String name)
+        {
+            // A type 2 window bound with LOCAL_WRITE alone over an MR with REMOTE_WRITE refuses a remote WRITE.
+            try (Rig rig = qpexRig(name))
+            {
+                assumeWindows(rig, MwType.TYPE_2);
+                final long dst = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(dst, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
+                    Access.MW_BIND));
+                final MemoryWindow mw = rig.pdB.allocMw(MwType.TYPE_2);
+                rig.qpB.postSend(SendWr.bindMw(1, mw, SendWr.incRkey(mw.rkey()), new MwBindInfo(mr, dst, PAGE,
+                    EnumSet.of(Access.LOCAL_WRITE))));
+                assertThat(rig.awaitB().status()).isEqualTo(WcStatus.SUCCESS);
+                assertThat(write(rig, dst, mw.rkey(), 16, 9)).isEqualTo(WcStatus.REM_ACCESS_ERR);
+                assertThat(rig.memB.read(dst, 16)).containsOnly(0);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExRcFlush(final String name)
+        {
+            // An MR with FLUSH_GLOBAL: FLUSH of a range, then of the whole MR, both IBV_WC_SUCCESS.
+            try (Rig rig = qpexRig(name))
+            {
+                final long dst = rig.bufferB(PAGE);
+                final MemoryRegion mr = flushTarget(rig, dst);
+                postOrSkip(rig, SendWr.flush(1, dst, mr.rkey(), 1024, dev.rnicsim.verbs.FlushPlacement.GLOBAL,
+                    dev.rnicsim.verbs.FlushSelectivity.RANGE));
+                final WorkCompletion range = rig.awaitA();
+                assertThat(range.status()).isEqualTo(WcStatus.SUCCESS);
+                assertThat(range.opcode()).isEqualTo(dev.rnicsim.verbs.WcOpcode.FLUSH);
+                postOrSkip(rig, SendWr.flush(2, dst, mr.rkey(), 1024, dev.rnicsim.verbs.FlushPlacement.GLOBAL,
+                    dev.rnicsim.verbs.FlushSelectivity.MR));
+                assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExRcFlushTypeViolate(final String name)
+        {
+            // FLUSH_PERSISTENT to an MR registered with FLUSH_GLOBAL only: IBV_WC_REM_ACCESS_ERR.
+            try (Rig rig = qpexRig(name))
+            {
+                final long dst = rig.bufferB(PAGE);
+                final MemoryRegion mr = flushTarget(rig, dst);
+                postOrSkip(rig, SendWr.flush(1, dst, mr.rkey(), 1024, dev.rnicsim.verbs.FlushPlacement.PERSISTENT,
+                    dev.rnicsim.verbs.FlushSelectivity.RANGE));
+                assertThat(rig.awaitA().status()).isEqualTo(WcStatus.REM_ACCESS_ERR);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExRcAtomicWrite(final String name)
+        {
+            // 8 bytes written by ATOMIC_WRITE land at the responder.
+            try (Rig rig = qpexRig(name))
+            {
+                final long dst = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(dst, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+                postOrSkip(rig, SendWr.atomicWrite(1, dst, mr.rkey(), 0x6363_6363_6363_6363L));
+                final WorkCompletion wc = rig.awaitA();
+                assertThat(wc.status()).isEqualTo(WcStatus.SUCCESS);
+                assertThat(wc.opcode()).isEqualTo(dev.rnicsim.verbs.WcOpcode.ATOMIC_WRITE);
+                assertThat(rig.memB.readLong(dst)).isEqualTo(0x6363_6363_6363_6363L);
+            }
+        }
+    }
 }

@@ -164,6 +164,22 @@ class StructRoundTripTest
     }
 
     @Test
+    void shouldRefuseFlushAndAtomicWriteWhichOnlyTheExtendedQpBuildersPost()
+    {
+        // ibv_wr_post(3): FLUSH and ATOMIC_WRITE are posted by ibv_wr_flush / ibv_wr_atomic_write on a QP created with
+        // ibv_create_qp_ex; this binding posts through ibv_post_send, so it refuses them (EOPNOTSUPP) before writing.
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment w = arena.allocate(IbvStructs.IBV_SEND_WR);
+            assertThat(RdmaQp.writeSend(w, SendWr.flush(1, 0x1000, 7, 64, dev.rnicsim.verbs.FlushPlacement.GLOBAL,
+                dev.rnicsim.verbs.FlushSelectivity.RANGE), MemorySegment.NULL, null)).startsWith("EOPNOTSUPP FLUSH")
+                .contains("ibv_create_qp_ex");
+            assertThat(RdmaQp.writeSend(w, SendWr.atomicWrite(2, 0x1000, 7, 1), MemorySegment.NULL, null))
+                .startsWith("EOPNOTSUPP ATOMIC_WRITE");
+        }
+    }
+
+    @Test
     void shouldWriteWorkRequestsThatCReadsBack() throws Exception
     {
         final CProgram c = CProgram.orSkip(dir);

@@ -18,6 +18,10 @@ public final class AccessFlags
     public static final int REMOTE_ATOMIC = 1 << 3;
     /** IBV_ACCESS_MW_BIND. */
     public static final int MW_BIND = 1 << 4;
+    /** IBV_ACCESS_FLUSH_GLOBAL: the target of a FLUSH to the global visibility point. */
+    public static final int FLUSH_GLOBAL = 1 << 8;
+    /** IBV_ACCESS_FLUSH_PERSISTENT: the target of a FLUSH to the persistence point. */
+    public static final int FLUSH_PERSISTENT = 1 << 9;
     /** IBV_ACCESS_ON_DEMAND. */
     public static final int ON_DEMAND = 1 << 6;
     /** IBV_ACCESS_RELAXED_ORDERING. */

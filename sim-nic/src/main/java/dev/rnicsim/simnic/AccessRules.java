@@ -22,10 +22,19 @@ final class AccessRules
      * {@code ib_check_mr_access}'s capability checks: FLUSH_GLOBAL needs the device's FLUSH_GLOBAL capability and
      * FLUSH_PERSISTENT its FLUSH_PERSISTENT capability.
      *
-     * @throws dev.rnicsim.verbs.VerbsException EOPNOTSUPP naming the flag and the capability the device lacks.
+     * @throws dev.rnicsim.verbs.VerbsException EOPNOTSUPP naming the flag and the capability the device lacks; EINVAL
+     *                                          on a kernel without the flags
+     *                                          ({@link ProviderRule#KERNEL_WITHOUT_FLUSH_ACCESS}).
      */
     static void checkFlushCaps(final DeviceProfile profile, final Set<Access> rights, final String verb)
     {
+        if (profile.follows(ProviderRule.KERNEL_WITHOUT_FLUSH_ACCESS)
+            && (rights.contains(Access.FLUSH_GLOBAL) || rights.contains(Access.FLUSH_PERSISTENT)))
+        {
+            throw Errors.of(verb, Errno.EINVAL, "access " + rights + ": the kernel of " + profile.name()
+                + " predates IBV_ACCESS_FLUSH_GLOBAL/_PERSISTENT (bits 8 and 9 outside IB_ACCESS_SUPPORTED, "
+                + "ib_check_mr_access)");
+        }
         final DeviceAttributes a = profile.attributes();
         for (final Access flag : new Access[] {Access.FLUSH_GLOBAL, Access.FLUSH_PERSISTENT})
         {
@@ -41,7 +50,9 @@ final class AccessRules
     /**
      * The driver's mask of MR access flags, checked after the core's checks and before pinning.
      *
-     * @throws dev.rnicsim.verbs.VerbsException EOPNOTSUPP for ZERO_BASED or HUGETLB on a driver whose mask lacks them.
+     * @throws dev.rnicsim.verbs.VerbsException EOPNOTSUPP for ZERO_BASED or HUGETLB on a driver whose mask lacks them;
+     *                                          EINVAL for FLUSH_PERSISTENT where it needs persistent memory
+     *                                          ({@link ProviderRule#FLUSH_PERSISTENT_NEEDS_PMEM}).
      */
     static void checkDriverMask(final DeviceProfile profile, final Set<Access> rights, final String verb)
     {
@@ -51,6 +62,12 @@ final class AccessRules
             throw Errors.of(verb, Errno.EOPNOTSUPP, "access " + rights + ": " + profile.driver() + " implements "
                 + "neither ZERO_BASED nor HUGETLB for an MR (RXE_ACCESS_SUPPORTED_MR, rxe_reg_user_mr); register "
                 + "without them and present virtual addresses");
+        }
+        if (profile.follows(ProviderRule.FLUSH_PERSISTENT_NEEDS_PMEM) && rights.contains(Access.FLUSH_PERSISTENT))
+        {
+            throw Errors.of(verb, Errno.EINVAL, "access FLUSH_PERSISTENT: " + profile.driver() + " takes it only "
+                + "for pages of persistent memory (rxe_mr_fill_pages_from_sgt: \"Page can't be persistent\"), and "
+                + "the simulated host has none; ask for FLUSH_GLOBAL instead");
         }
     }
 }

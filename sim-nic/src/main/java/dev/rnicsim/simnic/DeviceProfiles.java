@@ -186,7 +186,10 @@ public final class DeviceProfiles
      * {@code RXE_VENDOR_ID} 0xFFFFFF (IBTA A3.3.1), {@code RXE_DEVICE_CAP_FLAGS} with MEM_WINDOW, MEM_WINDOW_TYPE_2B,
      * FLUSH_GLOBAL, FLUSH_PERSISTENT and ATOMIC_WRITE, ODP without implicit ODP ({@code rxe_init_device_param}: RC
      * SEND, RECV, WRITE, READ, ATOMIC, SRQ_RECV, FLUSH, ATOMIC_WRITE; UD SEND, RECV, SRQ_RECV), and the driver's MR
-     * access mask {@code RXE_ACCESS_SUPPORTED_MR} (no ZERO_BASED, no HUGETLB: EOPNOTSUPP). No dump of such a kernel
+     * access mask {@code RXE_ACCESS_SUPPORTED_MR} (no ZERO_BASED, no HUGETLB: EOPNOTSUPP), FLUSH_PERSISTENT only on
+     * persistent memory ({@code rxe_mr_fill_pages_from_sgt}), the responder's length check of RDMA WRITE and READ
+     * ({@code rxe_resp_check_length}) and the copy errors of {@code rxe_mr.c} ({@code mr_check_range}: -EINVAL, so a
+     * gather SGE outside its MR is IBV_WC_LOC_QP_OP_ERR). No dump of such a kernel
      * was found: every field is from the code, node GUID assumed.
      *
      * @return the current-kernel rxe profile, {@code rxe}.
@@ -212,14 +215,19 @@ public final class DeviceProfiles
             ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
             Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.ATOMIC_ALIGNMENT_AT_POST,
                 ProviderRule.LOCAL_KEY_ERRORS_AS_QP_OP_ERR, ProviderRule.REREG_TRANSLATION_UNSUPPORTED,
-                ProviderRule.MR_ACCESS_WITHOUT_ZERO_BASED_OR_HUGETLB, ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE), false,
+                ProviderRule.MR_ACCESS_WITHOUT_ZERO_BASED_OR_HUGETLB, ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE,
+                ProviderRule.FLUSH_PERSISTENT_NEEDS_PMEM, ProviderRule.MESSAGE_LENGTH_CHECKED_BY_RESPONDER,
+                ProviderRule.GATHER_RANGE_ERRORS_AS_QP_OP_ERR), false,
             10.0, 0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid"));
     }
 
     /**
      * @return soft-RoCE (rxe) of an older kernel, from devinfo/rxe.txt, as that dump shows it: vendor_id 0, no memory
-     * windows (max_mw 0, no MEM_WINDOW flag), no ODP, RXE_MAX_MR 2^18; named {@code rxe-legacy}.
+     * windows (max_mw 0, no MEM_WINDOW flag), no ODP, RXE_MAX_MR 2^18; named {@code rxe-legacy}. Its requester does
+     * not check a user QP's message length either (its port's max_msg_sz of 8 MiB is not enforced); the responder's
+     * 2^31 check is modelled as the current kernel's (assumed). Its kernel predates the FLUSH access flags (no
+     * windows, no ODP in rxe: before Linux 5.13), so they are EINVAL.
      */
     public static DeviceProfile rxeLegacy()
     {
@@ -233,7 +241,9 @@ public final class DeviceProfiles
             IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
             Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.ATOMIC_ALIGNMENT_AT_POST,
                 ProviderRule.LOCAL_KEY_ERRORS_AS_QP_OP_ERR, ProviderRule.REREG_TRANSLATION_UNSUPPORTED,
-                ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE), false, 10.0,
+                ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE, ProviderRule.MESSAGE_LENGTH_CHECKED_BY_RESPONDER,
+                ProviderRule.KERNEL_WITHOUT_FLUSH_ACCESS), false,
+            10.0,
             0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid", "xrc_odp_caps"));
     }

@@ -116,9 +116,11 @@ final class Diagnoser
             {
                 case RDMA_READ -> AccessFlags.REMOTE_READ;
                 case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> AccessFlags.REMOTE_ATOMIC;
+                case FLUSH -> PlacementOps.flushRight(wr);
                 default -> AccessFlags.REMOTE_WRITE;
             };
-            final long length = wr.opcode().isAtomic() ? Long.BYTES : wr.totalBytes();
+            final long length = wr.opcode().isAtomic() || wr.opcode() == WrOpcode.ATOMIC_WRITE ? Long.BYTES
+                : wr.opcode() == WrOpcode.FLUSH ? PlacementOps.flushLength(wr) : wr.totalBytes();
             return keyFailure(status, peer.simDevice(), peer.simPd().pdNum(), peer.num(), wr.rkey(), access,
                 wr.remoteAddr(), length, r.keyCheck(), posted + ": rkey " + MKey.toHex(wr.rkey()) + " on "
                 + peer.simDevice().name(), r);

@@ -20,9 +20,10 @@ public enum ProviderRule
     /** Inline data longer than the QP's {@code max_inline_data} is refused with ENOMEM (mlx5 provider,
      * {@code set_data_inl_seg}); without this rule, EINVAL (rxe). */
     INLINE_OVERFLOW_ENOMEM,
-    /** An unknown or stale lkey in a send's gather list completes with IBV_WC_LOC_QP_OP_ERR, and a bad receive
-     * buffer completes the receive with IBV_WC_LOC_QP_OP_ERR (rxe: {@code rxe_req.c}, RESPST_ERR_MALFORMED_WQE in
-     * {@code rxe_resp.c}); without this rule both are IBV_WC_LOC_PROT_ERR (mlx5). */
+    /** An unknown or stale lkey in a send's gather list (or one of another PD, or of an MR not valid) completes with
+     * IBV_WC_LOC_QP_OP_ERR, and a bad receive buffer completes the receive with IBV_WC_LOC_QP_OP_ERR (rxe:
+     * {@code copy_data}'s failed {@code lookup_mr} is -EINVAL, which {@code rxe_req.c} maps to LOC_QP_OP_ERR;
+     * RESPST_ERR_MALFORMED_WQE in {@code rxe_resp.c}); without this rule both are IBV_WC_LOC_PROT_ERR (mlx5). */
     LOCAL_KEY_ERRORS_AS_QP_OP_ERR,
     /** ibv_rereg_mr with CHANGE_TRANSLATION fails with EOPNOTSUPP: only PD and access changes are implemented (rxe,
      * {@code rxe_rereg_user_mr}). */
@@ -77,5 +78,23 @@ public enum ProviderRule
     NULL_MR,
     /** Device memory (ibv_alloc_dm, ibv_reg_dm_mr, ibv_memcpy_to/from_dm: mlx5 MEMIC) of
      * {@link DeviceProfile#maxDmSizeBytes()}; without this rule max_dm_size is 0 and the verbs are EOPNOTSUPP. */
-    DEVICE_MEMORY
+    DEVICE_MEMORY,
+    /** An MR asking for IBV_ACCESS_FLUSH_PERSISTENT must lie in persistent memory: a page that is not is EINVAL after
+     * the pin (rxe: {@code rxe_mr_fill_pages_from_sgt}, {@code is_pmem_page}). The simulated hosts have no persistent
+     * memory, so on such a driver the flag is always refused. */
+    FLUSH_PERSISTENT_NEEDS_PMEM,
+    /** The requester posts an RDMA WRITE or READ longer than 2^31 and the responder refuses its first packet: RETH DMA
+     * length above 2^31 is RESPST_ERR_LENGTH, a NAK "invalid request", so the requester completes with
+     * IBV_WC_REM_INV_REQ_ERR and the responder QP goes to the error state (rxe: no length check on a user QP's post,
+     * {@code rxe_resp_check_length} in rxe_resp.c, IBA C9-94). Without this rule the requester refuses a message above
+     * max_msg_sz itself with IBV_WC_LOC_LEN_ERR and nothing is sent. */
+    MESSAGE_LENGTH_CHECKED_BY_RESPONDER,
+    /** With {@link #LOCAL_KEY_ERRORS_AS_QP_OP_ERR}: a gather-list SGE outside its MR also completes with
+     * IBV_WC_LOC_QP_OP_ERR, because {@code mr_check_range} answers -EINVAL (rxe_mr.c of current kernels; older ones
+     * answered -EFAULT, which rxe_req.c maps to IBV_WC_LOC_PROT_ERR). */
+    GATHER_RANGE_ERRORS_AS_QP_OP_ERR,
+    /** The kernel predates IBV_ACCESS_FLUSH_GLOBAL and _PERSISTENT (Linux 6.2): bits 8 and 9 lie outside its
+     * {@code IB_ACCESS_SUPPORTED}, so {@code ib_check_mr_access} answers EINVAL for them, not EOPNOTSUPP (rdma-core
+     * tests/test_qpex.py skips on that EINVAL: "not supported in kernel"). */
+    KERNEL_WITHOUT_FLUSH_ACCESS
 }

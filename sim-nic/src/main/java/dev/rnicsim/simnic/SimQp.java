@@ -3,7 +3,6 @@ package dev.rnicsim.simnic;
 import dev.rnicsim.dma.DmaResult;
 import dev.rnicsim.dma.DmaStatus;
 import dev.rnicsim.dma.Segment;
-import dev.rnicsim.mtt.KeyCheck;
 import dev.rnicsim.pagetable.KernelException;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.AtomicCap;
@@ -56,7 +55,7 @@ public final class SimQp implements QueuePair
     public static final int MAX_INLINE_DATA_BYTES = 1024;
 
     private static final Set<Access> QP_ACCESS = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
-        Access.REMOTE_READ, Access.REMOTE_ATOMIC);
+        Access.REMOTE_READ, Access.REMOTE_ATOMIC, Access.FLUSH_GLOBAL, Access.FLUSH_PERSISTENT);
 
     private enum Outcome
     {
@@ -276,7 +275,8 @@ public final class SimQp implements QueuePair
             if (!QP_ACCESS.contains(a))
             {
                 throw Errors.invalid("ibv_modify_qp", "qp_access_flags " + qpAccessFlags + ": " + a
-                    + " is not a QP access flag (REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC)");
+                    + " is not a QP access flag (REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC, FLUSH_GLOBAL, "
+                    + "FLUSH_PERSISTENT)");
             }
         }
         qpAccessBits = Access.toBits(qpAccessFlags);
@@ -459,6 +459,7 @@ public final class SimQp implements QueuePair
                         + " checks at post time)");
                 }
             }
+            case FLUSH, ATOMIC_WRITE -> PlacementOps.checkPost(device.profile(), type(), wr, i);
             case RDMA_READ ->
             {
                 if (wr.sgList().size() > a.maxSgeRd())
@@ -883,6 +884,11 @@ public final class SimQp implements QueuePair
             return receiverNotReady(wr, peer);
         }
         final long missesBefore = device.tables().cache().misses() + peer.device.tables().cache().misses();
+        final DmaResult tooLong = PlacementOps.responderLength(device, pd.pdNum(), wr);
+        if (tooLong != null)
+        {
+            return finish(wr, peer, tooLong, false, missesBefore);
+        }
         if (packetized(p, peer))
         {
             return startMessage(p, peer, missesBefore);
@@ -1136,6 +1142,8 @@ public final class SimQp implements QueuePair
                 segments(device, wr.sgList()).get(0), pdev.port().through(peer.num), peerPd, peer.qpAccessBits,
                 remoteAddr, wr.rkey(),
                 wr.opcode() == WrOpcode.ATOMIC_CMP_AND_SWP, wr.compareAdd(), wr.swap());
+            case FLUSH, ATOMIC_WRITE -> PlacementOps.run(wr, pdev.port().through(peer.num), peerPd,
+                peer.qpAccessBits, remoteAddr);
             default -> throw new IllegalStateException("opcode " + wr.opcode() + " refused at post time");
         };
     }
@@ -1293,8 +1301,7 @@ public final class SimQp implements QueuePair
             || wr.opcode() == WrOpcode.SEND_WITH_INV
             || wr.opcode() == WrOpcode.RDMA_WRITE || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM;
         if (r.requester() == DmaStatus.LOC_PROT_ERR && gather
-            && (r.keyCheck() == KeyCheck.NO_SUCH_INDEX || r.keyCheck() == KeyCheck.VARIANT_MISMATCH)
-            && device.profile().follows(ProviderRule.LOCAL_KEY_ERRORS_AS_QP_OP_ERR))
+            && PlacementOps.gatherErrorIsQpOpErr(device.profile(), r.keyCheck()))
         {
             return WcStatus.LOC_QP_OP_ERR;
         }

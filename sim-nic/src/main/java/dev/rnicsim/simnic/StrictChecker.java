@@ -442,7 +442,7 @@ public final class StrictChecker
         public void transferred(final SimQp qp, final SendWr wr, final SimQp peer, final RecvWr recv)
         {
             final WrOpcode op = wr.opcode();
-            long left = op.isAtomic() ? Long.BYTES : wr.totalBytes();
+            long left = op.isAtomic() || op == WrOpcode.ATOMIC_WRITE ? Long.BYTES : wr.totalBytes();
             for (final Sge s : wr.sgList())
             {
                 check(device, s.lkey(), s.addr(), op.isAtomic() ? Long.BYTES : s.lengthBytes(), wr, "local");

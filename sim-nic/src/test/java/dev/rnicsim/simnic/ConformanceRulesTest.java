@@ -234,12 +234,19 @@ class ConformanceRulesTest
     void shouldRegisterFlushAccessOnlyWhereTheDeviceHasTheFlushCapability()
     {
         // ib_check_mr_access: FLUSH_GLOBAL needs IB_DEVICE_FLUSH_GLOBAL, FLUSH_PERSISTENT IB_DEVICE_FLUSH_PERSISTENT
-        // (rxe sets both in RXE_DEVICE_CAP_FLAGS); otherwise EOPNOTSUPP.
+        // (rxe sets both in RXE_DEVICE_CAP_FLAGS); otherwise EOPNOTSUPP. rxe takes FLUSH_PERSISTENT only over
+        // persistent memory (rxe_mr_fill_pages_from_sgt), which the simulated host has not: EINVAL there.
         final RuleRig rxe = RuleRig.unconnected(DeviceProfiles.rxe());
         final RuleRig cx5 = RuleRig.unconnected(DeviceProfiles.connectx5());
+        final Set<Access> global = EnumSet.of(Access.LOCAL_WRITE, Access.FLUSH_GLOBAL);
         final Set<Access> flush = EnumSet.of(Access.LOCAL_WRITE, Access.FLUSH_GLOBAL, Access.FLUSH_PERSISTENT);
 
-        assertThat(rxe.pdB.regMr(rxe.bufferB(PAGE), PAGE, flush).access()).containsAll(flush);
+        assertThat(rxe.pdB.regMr(rxe.bufferB(PAGE), PAGE, global).access()).containsAll(global);
+        final long inUse = rxe.deviceB.tables().mpt().inUse();
+        final VerbsException persistent = refused(() -> rxe.pdB.regMr(rxe.bufferB(PAGE), PAGE, flush));
+        assertThat(persistent.errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(persistent.detail()).contains("persistent memory");
+        assertThat(rxe.deviceB.tables().mpt().inUse()).isEqualTo(inUse);
         final VerbsException e = refused(() -> cx5.pdB.regMr(cx5.bufferB(PAGE), PAGE, flush));
         assertThat(e.errnoName()).isEqualTo(Errno.EOPNOTSUPP);
         assertThat(cx5.deviceB.tables().mpt().inUse()).isZero();

@@ -17,18 +17,45 @@ import java.util.Set;
  * @param remoteAddr     remote address for RDMA and atomics (an offset for a ZERO_BASED MR).
  * @param rkey           remote key for RDMA and atomics.
  * @param immData        immediate data for the _WITH_IMM opcodes.
- * @param compareAdd     compare value (CMP_AND_SWP) or addend (FETCH_AND_ADD).
+ * @param compareAdd     compare value (CMP_AND_SWP), addend (FETCH_AND_ADD), or the 8 bytes an ATOMIC_WRITE stores
+ *                       (little-endian, as {@code ibv_wr_atomic_write}'s {@code atomic_wr} holds them on the host).
  * @param swap           swap value (CMP_AND_SWP).
  * @param invalidateRkey the rkey a SEND_WITH_INV or LOCAL_INV invalidates.
- * @param localOp        BIND_MW: the window, its new rkey and the bind; REG_MR: the MR, its new key and access
- *                       (null for the other opcodes).
+ * @param localOp        BIND_MW: the window, its new rkey and the bind; REG_MR: the MR, its new key and access;
+ *                       FLUSH: its length, placement type and selectivity (null for the other opcodes).
  */
 public record SendWr(long wrId, WrOpcode opcode, List<Sge> sgList, Set<SendFlag> flags, long remoteAddr, int rkey,
     int immData, long compareAdd, long swap, int invalidateRkey, LocalOp localOp)
 {
-    /** What a BIND_MW or REG_MR work request carries beside the common fields. */
-    public sealed interface LocalOp permits Bind, Reg
+    /** What a BIND_MW, REG_MR or FLUSH work request carries beside the common fields. */
+    public sealed interface LocalOp permits Bind, Reg, Flush
     {
+    }
+
+    /**
+     * The operands of {@code ibv_wr_flush} (ibv_wr_post(3)) beside the rkey and remote address.
+     *
+     * @param lengthBytes the range's length (RANGE; not used for MR); the responder refuses more than 2^31
+     *                    (rxe_resp.c {@code rxe_resp_check_length}, IBA C9-94).
+     * @param type        the placement type.
+     * @param level       the selectivity level.
+     */
+    public record Flush(long lengthBytes, FlushPlacement type, FlushSelectivity level) implements LocalOp
+    {
+        /**
+         * @throws NullPointerException     when type or level is null.
+         * @throws IllegalArgumentException when lengthBytes is negative or above 2^32 - 1 (the RETH DMA length field).
+         */
+        public Flush
+        {
+            java.util.Objects.requireNonNull(type, "type");
+            java.util.Objects.requireNonNull(level, "level");
+            if (lengthBytes < 0 || lengthBytes > 0xffffffffL)
+            {
+                throw new IllegalArgumentException("flush length " + lengthBytes + " outside 0..2^32-1 (ibv_wr_flush "
+                    + "takes a size_t that travels in the RETH's 32-bit DMA length)");
+            }
+        }
     }
 
     /**
@@ -135,6 +162,38 @@ public record SendWr(long wrId, WrOpcode opcode, List<Sge> sgList, Set<SendFlag>
     {
         return new SendWr(wrId, WrOpcode.REG_MR, List.of(), SIGNALED, 0, 0, 0, 0, 0, 0, new Reg(mr, newKey,
             access));
+    }
+
+    /**
+     * {@code ibv_wr_flush(qpx, rkey, remote_addr, len, type, level)}.
+     *
+     * @param wrId        identifier.
+     * @param remoteAddr  first address of the range (RANGE), or any address of the MR (MR level).
+     * @param rkey        remote key; needs the right of the placement type.
+     * @param lengthBytes bytes of the range.
+     * @param type        placement type.
+     * @param level       selectivity level.
+     * @return a signalled FLUSH.
+     */
+    public static SendWr flush(final long wrId, final long remoteAddr, final int rkey, final long lengthBytes,
+        final FlushPlacement type, final FlushSelectivity level)
+    {
+        return new SendWr(wrId, WrOpcode.FLUSH, List.of(), SIGNALED, remoteAddr, rkey, 0, 0, 0, 0,
+            new Flush(lengthBytes, type, level));
+    }
+
+    /**
+     * {@code ibv_wr_atomic_write(qpx, rkey, remote_addr, atomic_wr)}: the 8 bytes are taken at post time.
+     *
+     * @param wrId       identifier.
+     * @param remoteAddr remote address, 8-byte aligned (a misaligned one is refused by the responder).
+     * @param rkey       remote key with REMOTE_WRITE.
+     * @param value      the 8 bytes, as a little-endian 64-bit value.
+     * @return a signalled ATOMIC_WRITE.
+     */
+    public static SendWr atomicWrite(final long wrId, final long remoteAddr, final int rkey, final long value)
+    {
+        return new SendWr(wrId, WrOpcode.ATOMIC_WRITE, List.of(), SIGNALED, remoteAddr, rkey, 0, value, 0, 0);
     }
 
     /**

@@ -22,6 +22,10 @@ public enum WcOpcode
     BIND_MW(5),
     /** IBV_WC_LOCAL_INV (6). */
     LOCAL_INV(6),
+    /** IBV_WC_FLUSH (8). */
+    FLUSH(8),
+    /** IBV_WC_ATOMIC_WRITE (9). */
+    ATOMIC_WRITE(9),
     /** IB_WC_REG_MR (kernel verbs only; in include/rdma/ib_verbs.h it follows IB_WC_ATOMIC_WRITE = 9): a fast
      * registration completed. */
     REG_MR(10),

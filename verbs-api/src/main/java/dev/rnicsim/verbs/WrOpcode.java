@@ -27,6 +27,14 @@ public enum WrOpcode
     BIND_MW(8, WcOpcode.BIND_MW),
     /** IBV_WR_SEND_WITH_INV (9). */
     SEND_WITH_INV(9, WcOpcode.SEND),
+    /** IBV_WR_FLUSH (14; {@code ibv_wr_flush}, ibv_wr_post(3)): makes earlier writes to (remoteAddr, rkey) reach
+     * the placement type's point (global visibility or persistence) over a range or the whole MR; carries no payload
+     * (IBTA 1.6 annex A19, oA19-2). Its operands are a {@link SendWr.Flush}. */
+    FLUSH(14, WcOpcode.FLUSH),
+    /** IBV_WR_ATOMIC_WRITE (15; {@code ibv_wr_atomic_write}): stores 8 bytes at (remoteAddr, rkey) in one piece,
+     * after every earlier operation of the QP (IBTA 1.6 annex A19); needs REMOTE_WRITE. The 8 bytes travel in the work
+     * request ({@link SendWr#compareAdd()}). */
+    ATOMIC_WRITE(15, WcOpcode.ATOMIC_WRITE),
     /** IB_WR_REG_MR (0x20, kernel verbs only): fast registration of a {@link FastRegMr}. */
     REG_MR(0x20, WcOpcode.REG_MR);
 
@@ -68,6 +76,7 @@ public enum WrOpcode
      */
     public boolean isRdma()
     {
-        return this == RDMA_WRITE || this == RDMA_WRITE_WITH_IMM || this == RDMA_READ || isAtomic();
+        return this == RDMA_WRITE || this == RDMA_WRITE_WITH_IMM || this == RDMA_READ || isAtomic() || this == FLUSH
+            || this == ATOMIC_WRITE;
     }
 }

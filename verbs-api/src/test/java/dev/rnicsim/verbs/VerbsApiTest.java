@@ -138,7 +138,9 @@ class VerbsApiTest
         void wcOpcodeNumbersAreThoseOfIbvWcOpcode()
         {
             assertThat(Arrays.stream(WcOpcode.values()).mapToInt(WcOpcode::code).toArray())
-                .containsExactly(0, 1, 2, 3, 4, 5, 6, 10, 128, 129);
+                .containsExactly(0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 128, 129);
+            assertThat(WcOpcode.FLUSH.code()).isEqualTo(8);
+            assertThat(WcOpcode.ATOMIC_WRITE.code()).isEqualTo(9);
             assertThat(WcOpcode.RECV.code()).isEqualTo(128);
             assertThat(WcOpcode.RECV_RDMA_WITH_IMM.code()).isEqualTo(129);
         }
@@ -147,7 +149,9 @@ class VerbsApiTest
         void wrOpcodeNumbersAreThoseOfIbvWrOpcodeWithTheirCompletionOpcode()
         {
             assertThat(Arrays.stream(WrOpcode.values()).mapToInt(WrOpcode::code).toArray())
-                .containsExactly(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0x20);
+                .containsExactly(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 14, 15, 0x20);
+            assertThat(WrOpcode.FLUSH.completion()).isEqualTo(WcOpcode.FLUSH);
+            assertThat(WrOpcode.ATOMIC_WRITE.completion()).isEqualTo(WcOpcode.ATOMIC_WRITE);
             assertThat(WrOpcode.RDMA_WRITE.code()).isZero();
             assertThat(WrOpcode.SEND_WITH_INV.code()).isEqualTo(9);
             assertThat(WrOpcode.RDMA_WRITE_WITH_IMM.completion()).isEqualTo(WcOpcode.RDMA_WRITE);
@@ -164,7 +168,7 @@ class VerbsApiTest
                 .containsExactly(WrOpcode.ATOMIC_CMP_AND_SWP, WrOpcode.ATOMIC_FETCH_AND_ADD);
             assertThat(Arrays.stream(WrOpcode.values()).filter(WrOpcode::isRdma))
                 .containsExactly(WrOpcode.RDMA_WRITE, WrOpcode.RDMA_WRITE_WITH_IMM, WrOpcode.RDMA_READ,
-                    WrOpcode.ATOMIC_CMP_AND_SWP, WrOpcode.ATOMIC_FETCH_AND_ADD);
+                    WrOpcode.ATOMIC_CMP_AND_SWP, WrOpcode.ATOMIC_FETCH_AND_ADD, WrOpcode.FLUSH, WrOpcode.ATOMIC_WRITE);
         }
     }
 
@@ -311,6 +315,27 @@ class VerbsApiTest
             assertThat(faa).isEqualTo(new SendWr(7, WrOpcode.ATOMIC_FETCH_AND_ADD, List.of(result),
                 Set.of(SendFlag.SIGNALED), 0x48, 13, 0, -5, 0, 0));
             assertThat(cas.totalBytes()).isEqualTo(8);
+        }
+
+        @Test
+        void placementFactoriesCarryTheirOperandsAndNoGatherList()
+        {
+            // ibv_wr_flush(qpx, rkey, remote_addr, len, type, level) and ibv_wr_atomic_write(qpx, rkey, remote_addr,
+            // atomic_wr): no DATA setter (ibv_wr_post(3)).
+            final SendWr flush = SendWr.flush(8, 0x1000, 14, 4096, FlushPlacement.PERSISTENT, FlushSelectivity.MR);
+            final SendWr atomicWrite = SendWr.atomicWrite(9, 0x1008, 15, 0x0102030405060708L);
+
+            assertThat(flush.opcode()).isEqualTo(WrOpcode.FLUSH);
+            assertThat(flush.localOp()).isEqualTo(new SendWr.Flush(4096, FlushPlacement.PERSISTENT,
+                FlushSelectivity.MR));
+            assertThat(flush.sgList()).isEmpty();
+            assertThat(atomicWrite).isEqualTo(new SendWr(9, WrOpcode.ATOMIC_WRITE, List.of(), Set.of(SendFlag.SIGNALED),
+                0x1008, 15, 0, 0x0102030405060708L, 0, 0));
+            assertThat(FlushPlacement.GLOBAL.code()).isEqualTo(1);
+            assertThat(FlushPlacement.PERSISTENT.right()).isEqualTo(Access.FLUSH_PERSISTENT);
+            assertThat(FlushSelectivity.MR.code()).isEqualTo(1);
+            assertThatThrownBy(() -> new SendWr.Flush(1L << 32, FlushPlacement.GLOBAL, FlushSelectivity.RANGE))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("RETH");
         }
 
         @Test

@@ -565,6 +565,24 @@ public final class ScriptParser
                     + spec.usage());
             }
         }
+        for (final String k : List.of("length", "type", "level"))
+        {
+            if (o.containsKey(k) && !op.equals("flush"))
+            {
+                throw l.error("option '" + k + "' is for post flush, not post " + op + "; expected: "
+                    + spec.usage());
+            }
+        }
+        if (op.equals("atomic_write") && !o.containsKey("value"))
+        {
+            throw l.error("post atomic_write needs value=N: the 8 bytes it stores (ibv_wr_atomic_write's atomic_wr); "
+                + "expected: " + spec.usage());
+        }
+        if (o.containsKey("value") && !op.equals("atomic_write"))
+        {
+            throw l.error("option 'value' is for post atomic_write (the 8 bytes it stores), not post " + op
+                + "; expected: " + spec.usage());
+        }
     }
 
     private void checkArg(final ScriptLine l, final Spec spec, final Spec.Arg a, final String v)

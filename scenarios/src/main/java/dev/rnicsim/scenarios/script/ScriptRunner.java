@@ -1518,6 +1518,8 @@ public final class ScriptRunner
             case "send_inv" -> WrOpcode.SEND_WITH_INV;
             case "local_inv" -> WrOpcode.LOCAL_INV;
             case "reg_mr" -> WrOpcode.REG_MR;
+            case "flush" -> WrOpcode.FLUSH;
+            case "atomic_write" -> WrOpcode.ATOMIC_WRITE;
             default -> WrOpcode.ATOMIC_FETCH_AND_ADD;
         };
         long remote = 0;
@@ -1544,7 +1546,9 @@ public final class ScriptRunner
             return postLocal(s, l, qp, op, id, flags, rkey);
         }
         final boolean inv = op == WrOpcode.SEND_WITH_INV;
-        final SendWr wr = new SendWr(id, op, sgl, flags, inv ? 0 : remote, inv ? 0 : rkey,
+        final SendWr wr = op == WrOpcode.FLUSH || op == WrOpcode.ATOMIC_WRITE
+            ? ScriptPlacement.workRequest(s, l, op, id, sgl, flags, remote, rkey)
+            : new SendWr(id, op, sgl, flags, inv ? 0 : remote, inv ? 0 : rkey,
             s.evalInt(l, o.getOrDefault("imm", "0")), compareAdd, s.evalNum(l, o.getOrDefault("swap", "0")),
             inv ? rkey : 0);
         qp.postSend(wr);
@@ -1553,7 +1557,7 @@ public final class ScriptRunner
             return Outcome.ok(Engines.queued(qp, wr));
         }
         settle(s);
-        return Outcome.ok("posted wr_id=" + id + " (" + op + ", " + wr.totalBytes() + " bytes"
+        return Outcome.ok("posted wr_id=" + id + " (" + ScriptPlacement.describe(wr)
             + (inv ? String.format(Locale.ROOT, ", invalidates rkey 0x%08x at the peer", rkey) : "") + ")"
             + (qp.sendsWaiting() > 0 ? "; waiting: the peer has no receive posted (RNR)" : ""));
     }

@@ -108,7 +108,13 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
 
     /** The operations of {@code post}. */
     public static final Set<String> POST_WORDS = Set.of("write", "write_imm", "read", "send", "send_imm", "cas",
-        "faa", "send_inv", "local_inv", "reg_mr");
+        "faa", "send_inv", "local_inv", "reg_mr", "flush", "atomic_write");
+
+    /** The placement types of {@code post flush type=} ({@code enum ibv_placement_type}). */
+    public static final Set<String> FLUSH_TYPE_WORDS = Set.of("global", "persistent");
+
+    /** The selectivity levels of {@code post flush level=} ({@code enum ibv_selectivity_level}). */
+    public static final Set<String> FLUSH_LEVEL_WORDS = Set.of("range", "mr");
 
     /** The advice of {@code advise} ({@code ibv_advise_mr}). */
     public static final Set<String> ADVICE_WORDS = Set.of("prefetch", "prefetch_write", "prefetch_no_fault");
@@ -124,7 +130,8 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         .values()).map(k -> k.name().toLowerCase(Locale.ROOT)).collect(java.util.stream.Collectors.toSet());
 
     /** The operations of {@code post} that name remote memory and so need {@code remote=}. */
-    public static final Set<String> REMOTE_WORDS = Set.of("write", "write_imm", "read", "cas", "faa");
+    public static final Set<String> REMOTE_WORDS = Set.of("write", "write_imm", "read", "cas", "faa", "flush",
+        "atomic_write");
 
     /**
      * The language: every verb's grammar, in the order docs/scripts.md documents them. A verb added here needs a row
@@ -209,13 +216,16 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             List.of(ref(Kind.QP), ref(Kind.QP)),
             opts("access", new Word(ACCESS_WORDS, true, true), "rnr_retry", expr(), "min_rnr_timer", expr(),
                 "retry", expr()));
-        add(t, "post write|write_imm|read|send|send_imm|cas|faa|send_inv|local_inv|reg_mr QP [sgl=SGL] [remote=ADDR]"
-            + " [rkey=KEY] [imm=N] [compare=N] [swap=N] [add=N] [mr=FASTMR] [key=KEY] [access=FLAGS] [id=N]"
+        add(t, "post write|write_imm|read|send|send_imm|cas|faa|send_inv|local_inv|reg_mr|flush|atomic_write QP"
+            + " [sgl=SGL] [remote=ADDR] [rkey=KEY] [imm=N] [compare=N] [swap=N] [add=N] [mr=FASTMR] [key=KEY]"
+            + " [access=FLAGS] [length=SIZE] [type=global|persistent] [level=range|mr] [value=N] [id=N]"
             + " [unsignaled] [inline]",
             List.of(new Word(POST_WORDS, false, false), ref(Kind.QP)),
             opts("sgl", new Sgl(true), "remote", expr(), "rkey", expr(), "imm", expr(), "compare", expr(),
                 "swap", expr(), "add", expr(), "mr", new Ref(Set.of(Kind.FASTMR), true), "key", expr(), "access",
-                new Word(ACCESS_WORDS, true, true), "id", expr()), Set.of("unsignaled", "inline"));
+                new Word(ACCESS_WORDS, true, true), "length", expr(), "type", new Word(FLUSH_TYPE_WORDS, false, true),
+                "level", new Word(FLUSH_LEVEL_WORDS, false, true), "value", expr(), "id", expr()),
+            Set.of("unsignaled", "inline"));
         add(t, "recv QP [sgl=SGL] [id=N]", List.of(ref(Kind.QP)), opts("sgl", new Sgl(true), "id", expr()));
         add(t, "poll CQ [N]", List.of(ref(Kind.CQ), new Expr(true)), Map.of());
         add(t, "progress DEVICE [N]", List.of(ref(Kind.DEVICE), new Expr(true)), Map.of());

@@ -7,7 +7,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The conformance rules as a script shows them (the example of docs/conformance.md): a window type other than 1 or 2
  * is EINVAL (ib_uverbs_alloc_mw), a bind's LOCAL_WRITE is accepted and ignored (rdma-core tests/test_mr.py), rxe has
- * no zero-based MRs (RXE_ACCESS_SUPPORTED_MR) but takes FLUSH access (RXE_DEVICE_CAP_FLAGS), a PD with users cannot
+ * no zero-based MRs (RXE_ACCESS_SUPPORTED_MR) but takes FLUSH_GLOBAL access (RXE_DEVICE_CAP_FLAGS), FLUSH_PERSISTENT
+ * only over persistent memory (rxe_mr_fill_pages_from_sgt: EINVAL on a simulated host), a PD with users cannot
  * be freed (EBUSY, ib_dealloc_pd_user), and a failed line changes nothing.
  */
 class ScriptConformanceTest
@@ -45,16 +46,96 @@ class ScriptConformanceTest
         poll cq_a
         expect SUCCESS
         expect bytes dst "through the window"
-        say rxe's MR access mask has no ZERO_BASED, but FLUSH is there
+        say rxe's MR access mask has no ZERO_BASED, but FLUSH_GLOBAL is there
         reg zb pd_b dst 4K access=local_write,zero_based
         expect EOPNOTSUPP
-        reg fl pd_b dst 4K access=local_write,flush_global,flush_persistent
+        reg fl pd_b dst 4K access=local_write,flush_global
         expect ok
+        say FLUSH_PERSISTENT needs persistent memory, which this host has not
+        reg fp pd_b dst 4K access=local_write,flush_persistent
+        expect EINVAL
         say a PD that still has MRs, a window and a QP cannot be freed
         dealloc pd_b
         expect EBUSY
         expect bytes dst "through the window"
         """;
+
+    /** The FLUSH and ATOMIC_WRITE example of docs/conformance.md, verbatim. */
+    static final String PLACEMENT_EXAMPLE = """
+        host alpha ram=256M
+        host beta ram=256M
+        device nic_a alpha profile=rxe
+        device nic_b beta profile=rxe
+        open app_a nic_a
+        open app_b nic_b
+        pd pd_a app_a
+        pd pd_b app_b
+        cq cq_a app_a
+        cq cq_b app_b
+        qp qp_a pd_a cq_a
+        qp qp_b pd_b cq_b
+        connect qp_a qp_b access=rw,rr,ra,fg,fp
+        mmap src app_a 4K
+        mmap log app_b 4K
+        write src "commit record"
+        reg mr_src pd_a src 4K
+        reg mr_log pd_b log 4K access=lw,rw,fg
+        post write qp_a sgl=mr_src:13 remote=mr_log
+        post flush qp_a remote=mr_log length=13
+        poll cq_a 2
+        expect SUCCESS
+        expect bytes log "commit record"
+        say the flag after the data: 8 bytes stored in one piece
+        post atomic_write qp_a remote=mr_log+64 value=1
+        poll cq_a
+        expect SUCCESS
+        expect bytes log+64 hex:0100000000000000
+        say the whole MR, whatever the address
+        post flush qp_a remote=mr_log+4000 level=mr
+        poll cq_a
+        expect SUCCESS
+        say a placement type the MR does not grant
+        post flush qp_a remote=mr_log length=13 type=persistent
+        poll cq_a
+        expect REM_ACCESS_ERR
+        """;
+
+    @Test
+    void theFlushAndAtomicWriteExampleShouldRunAndEveryExpectHold()
+    {
+        // ibv_wr_flush and ibv_wr_atomic_write on rxe (rdma-core tests/test_qpex.py test_qp_ex_rc_flush,
+        // test_qp_ex_rc_flush_type_violate, test_qp_ex_rc_atomic_write).
+        final ScriptRun r = ScriptRun.ok("placement.rsim", PLACEMENT_EXAMPLE);
+
+        assertThat(r.out()).contains("FLUSH").contains("ATOMIC_WRITE").contains("IBV_WC_REM_ACCESS_ERR");
+    }
+
+    @Test
+    void flushAndAtomicWriteShouldBeRefusedAtPostWithoutTheCapabilityAndOptionsCheckedBeforeTheRun()
+    {
+        // ConnectX-5 reports neither IB_UVERBS_DEVICE_FLUSH_* nor _ATOMIC_WRITE: EOPNOTSUPP, nothing queued.
+        final ScriptRun r = ScriptRun.ok("placement-cx5.rsim", ScriptRun.TWO_CONNECTED_HOSTS + """
+            mmap log app_b 4K
+            reg mr_log pd_b log 4K access=lw,rw
+            post atomic_write qp_a remote=mr_log value=7
+            expect EOPNOTSUPP
+            post flush qp_a remote=mr_log level=mr
+            expect EOPNOTSUPP
+            expect bytes log hex:0000000000000000
+            """);
+        assertThat(r.out()).contains("IB_UVERBS_DEVICE_ATOMIC_WRITE").contains("IB_UVERBS_DEVICE_FLUSH_GLOBAL");
+
+        final ScriptException noValue = org.assertj.core.api.Assertions.catchThrowableOfType(ScriptException.class,
+            () -> ScriptRun.run("bad.rsim", ScriptRun.TWO_CONNECTED_HOSTS + """
+                post atomic_write qp_a remote=0x1000 rkey=1
+                """));
+        assertThat(noValue).hasMessageContaining("bad.rsim:14: post atomic_write needs value=N");
+        final ScriptException wrongOption = org.assertj.core.api.Assertions.catchThrowableOfType(
+            ScriptException.class, () -> ScriptRun.run("bad2.rsim", ScriptRun.TWO_CONNECTED_HOSTS + """
+                post write qp_a remote=0x1000 rkey=1 level=mr
+                """));
+        assertThat(wrongOption).hasMessageContaining("option 'level' is for post flush");
+    }
 
     @Test
     void theDocumentedExampleShouldRunAndEveryExpectHold()
