@@ -299,6 +299,42 @@ public final class RdmaQp implements QueuePair
         }
     }
 
+    /**
+     * {@code ibv_modify_qp} with any attributes and mask: the kernel's table decides, its errno comes back as it is.
+     */
+    @Override
+    public void modify(final dev.rnicsim.verbs.QpAttr attr, final Set<dev.rnicsim.verbs.QpAttrMask> mask)
+    {
+        checkOpen("ibv_modify_qp");
+        try (Arena a = Arena.ofConfined())
+        {
+            final MemorySegment seg = a.allocate(IbvStructs.IBV_QP_ATTR);
+            RdmaQpAttrs.write(attr, mask, seg);
+            final QpState to = mask.contains(dev.rnicsim.verbs.QpAttrMask.STATE) ? attr.qpState() : state();
+            modify(seg, dev.rnicsim.verbs.QpAttrMask.toBits(mask), to, "attr_mask " + mask);
+        }
+    }
+
+    /**
+     * {@code ibv_query_qp} of every attribute.
+     */
+    @Override
+    public dev.rnicsim.verbs.QpAttr query()
+    {
+        checkOpen("ibv_query_qp");
+        try (Arena a = Arena.ofConfined())
+        {
+            final MemorySegment attr = a.allocate(IbvStructs.IBV_QP_ATTR);
+            final MemorySegment init = a.allocate(IbvStructs.IBV_QP_INIT_ATTR);
+            final Errnos.Result r = pd.context().lib().queryQp(qp, attr, RdmaQpAttrs.ALL, init);
+            if (r.value() != 0)
+            {
+                throw new VerbsException("ibv_query_qp", r.errno(), "QP 0x" + Integer.toHexString(qpNum()));
+            }
+            return RdmaQpAttrs.read(attr);
+        }
+    }
+
     private static int clamp(final int deviceMax)
     {
         return Math.max(1, Math.min(MAX_RD_ATOMIC, deviceMax));

@@ -287,7 +287,7 @@ public final class SimQp implements QueuePair
     @Override
     public void modifyToInit(final Set<Access> qpAccessFlags)
     {
-        if (qpAccessFlags == null || qpAccessFlags.contains(null))
+        if (qpAccessFlags == null || qpAccessFlags.stream().anyMatch(java.util.Objects::isNull))
         {
             checkOpen("ibv_modify_qp");
             throw Errors.invalid("ibv_modify_qp", "qp_access_flags is null or holds null (use an empty set for none)");
@@ -368,7 +368,7 @@ public final class SimQp implements QueuePair
     {
         final String verb = "ibv_modify_qp";
         checkOpen(verb);
-        if (attr == null || mask == null || mask.contains(null))
+        if (attr == null || mask == null || mask.stream().anyMatch(java.util.Objects::isNull))
         {
             throw Errors.invalid(verb, "attr and attr_mask must be given, without null elements");
         }
