@@ -1124,6 +1124,10 @@ public final class SimQp implements QueuePair
     private Outcome finish(final SendWr wr, final SimQp peer, final DmaResult r, final boolean needsRecv,
         final long missesBefore)
     {
+        if (type == QpType.UC && r.responderError())
+        {
+            return ucDropped(wr, peer, r);
+        }
         final WcDiagnosis why = r.ok() ? null : Diagnoser.dma(this, wr, peer, needsRecv ? peer.recvQueue.peekFirst()
             : null, r, requesterStatus(wr, r));
         final long misses = device.tables().cache().misses() + peer.device.tables().cache().misses() - missesBefore;
@@ -1315,6 +1319,25 @@ public final class SimQp implements QueuePair
             account(wr, r, peer);
         }
         return datagramSent(wr, length);
+    }
+
+    /**
+     * UC has no acknowledgements: a message the responder refuses (a bad rkey, a length or receive-buffer error) is
+     * dropped there without a completion and without moving its QP to ERR, and the requester, which never hears of
+     * it, completes the work request with success (IBA 9.8.3, 9.9.3.x for UC; rxe {@code rxe_receiver}: UC without an
+     * SRQ drops the packet in its error states).
+     */
+    private Outcome ucDropped(final SendWr wr, final SimQp peer, final DmaResult r)
+    {
+        device.fabric().span(device, wr.opcode().name(), "dma", device.fabric().costModel().opBaseLatencyNs(),
+            java.util.Map.of("qp_num", num, "dropped", "QP 0x" + Integer.toHexString(peer.num) + " refused it ("
+                + status(r.responder() == null ? r.requester() : r.responder()).cName() + ": " + r.detail()
+                + "); UC sends no NAK"));
+        if (sqSigAll || wr.flags().contains(SendFlag.SIGNALED))
+        {
+            completeSend(wr, WcStatus.SUCCESS, 0);
+        }
+        return Outcome.DONE;
     }
 
     private Outcome datagramSent(final SendWr wr, final long length)

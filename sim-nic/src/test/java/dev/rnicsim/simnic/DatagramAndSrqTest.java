@@ -3,6 +3,7 @@ package dev.rnicsim.simnic;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.AddressHandle;
 import dev.rnicsim.verbs.AhAttr;
 import dev.rnicsim.verbs.CompletionQueue;
@@ -26,6 +27,7 @@ import dev.rnicsim.verbs.VerbsException;
 import dev.rnicsim.verbs.WcStatus;
 import dev.rnicsim.verbs.WorkCompletion;
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -193,6 +195,29 @@ class DatagramAndSrqTest
         a.postSend(SendWr.write(2, List.of(new Sge(src, 2, s.lkey())), dst, d.rkey()));
         assertThat(rig.pollA()).extracting(WorkCompletion::status).containsExactly(WcStatus.SUCCESS);
         assertThat(rig.processB().read(dst, 2)).isEqualTo("uc".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    }
+
+    @Test
+    void shouldDropAUcWriteTheResponderRefusesWithoutNakOrError()
+    {
+        // IBA 9.8.3: UC is unacknowledged; rxe_receiver drops a UC packet with a bad rkey (no SRQ): the requester
+        // completes with success, the responder stays in RTS and completes nothing.
+        final RuleRig rig = RuleRig.unconnected(DeviceProfiles.rxe());
+        final QueuePair a = rig.pdA.createQp(QpInitAttr.rc(rig.cqA).withType(QpType.UC));
+        final QueuePair b = rig.pdB.createQp(QpInitAttr.rc(rig.cqB).withType(QpType.UC));
+        a.connect(b.address(), RuleRig.ALL_REMOTE);
+        b.connect(a.address(), RuleRig.ALL_REMOTE);
+        final long src = rig.bufferA(4096);
+        final long dst = rig.bufferB(4096);
+        final MemoryRegion s = rig.pdA.regMr(src, 4096, RuleRig.LOCAL);
+        final MemoryRegion d = rig.pdB.regMr(dst, 4096, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ));
+        rig.processA().write(src, RuleRig.pattern(8, 5));
+        a.postSend(SendWr.write(1, List.of(new Sge(src, 8, s.lkey())), dst, d.rkey()));
+        assertThat(rig.pollA()).extracting(WorkCompletion::status).containsExactly(WcStatus.SUCCESS);
+        assertThat(rig.pollB()).isEmpty();
+        assertThat(b.state()).isEqualTo(QpState.RTS);
+        assertThat(a.state()).isEqualTo(QpState.RTS);
+        assertThat(rig.processB().read(dst, 8)).as("nothing was placed").isEqualTo(new byte[8]);
     }
 
     @Test
