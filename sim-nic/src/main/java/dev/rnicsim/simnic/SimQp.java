@@ -1796,7 +1796,8 @@ public final class SimQp implements QueuePair
     @Override
     public String toString()
     {
-        return "QP[0x" + Integer.toHexString(num) + " " + state + " qp_access=0x" + Integer.toHexString(qpAccessBits)
+        return "QP[0x" + Integer.toHexString(num) + " " + (type == QpType.RC ? "" : type + " ") + state
+            + (srq == null ? "" : " srq") + " qp_access=0x" + Integer.toHexString(qpAccessBits)
             + (remote == null ? "" : " remote=" + remote.gid() + "/0x" + Integer.toHexString(remote.qpNum())) + "]";
     }
 }
