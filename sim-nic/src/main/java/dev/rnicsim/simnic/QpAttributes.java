@@ -132,19 +132,19 @@ final class QpAttributes
     {
         if (mask.contains(QpAttrMask.TIMEOUT) && (a.timeout() < 0 || a.timeout() > 31))
         {
-            return "timeout=" + a.timeout() + " does not fit its 5-bit field (0-31)";
+            return "timeout=" + a.timeout() + " must be 0-31 (a 5-bit field)";
         }
         if (mask.contains(QpAttrMask.RETRY_CNT) && (a.retryCnt() < 0 || a.retryCnt() > 7))
         {
-            return "retry_cnt=" + a.retryCnt() + " does not fit its 3-bit field (0-7)";
+            return "retry_cnt=" + a.retryCnt() + " must be 0-7 (a 3-bit field)";
         }
         if (mask.contains(QpAttrMask.RNR_RETRY) && (a.rnrRetry() < 0 || a.rnrRetry() > 7))
         {
-            return "rnr_retry=" + a.rnrRetry() + " does not fit its 3-bit field (0-7; 7 retries forever)";
+            return "rnr_retry=" + a.rnrRetry() + " must be 0-7 (a 3-bit field; 7 retries forever)";
         }
         if (mask.contains(QpAttrMask.MIN_RNR_TIMER) && (a.minRnrTimer() < 0 || a.minRnrTimer() > 31))
         {
-            return "min_rnr_timer=" + a.minRnrTimer() + " does not fit its 5-bit field (0-31, IBA table 45)";
+            return "min_rnr_timer=" + a.minRnrTimer() + " must be 0-31 (a 5-bit field, IBA table 45)";
         }
         for (final QpAttrMask m : EnumSet.of(QpAttrMask.RQ_PSN, QpAttrMask.SQ_PSN, QpAttrMask.DEST_QPN))
         {
