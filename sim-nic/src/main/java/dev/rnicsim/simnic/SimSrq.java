@@ -16,18 +16,61 @@ import java.util.Set;
 /**
  * A simulated shared receive queue: one queue of receive work requests that every QP created with it takes its
  * receives from, first posted first taken (IBA 10.2.9). It keeps its PD busy, and each QP attached to it keeps it busy
- * ({@code ib_destroy_srq_user}: EBUSY while its use count is not 0). The SRQ-limit asynchronous event is not modelled:
- * the limit is kept and reported. Not thread safe.
+ * ({@code ib_destroy_srq_user}: EBUSY while its use count is not 0). An armed limit (ibv_modify_srq with
+ * IBV_SRQ_LIMIT, or srq_limit at creation) fires IBV_EVENT_SRQ_LIMIT_REACHED once the receives posted drop below it,
+ * and is disarmed (set to 0) by doing so (ibv_modify_srq(3), IBA 10.2.9.5); the events are counted, there is no async
+ * event queue. Not thread safe.
  */
 public final class SimSrq implements SharedReceiveQueue
 {
     private final SimPd pd;
     private final int maxWr;
     private final int maxSge;
-    private final ArrayDeque<RecvWr> queue = new ArrayDeque<>();
+    private final ArrayDeque<RecvWr> queue = new TakenQueue();
     private final Set<SimQp> users = new LinkedHashSet<>();
     private int srqLimit;
+    private int limitEvents;
     private boolean closed;
+
+    /** The SRQ's receives; taking one checks the armed limit. */
+    private final class TakenQueue extends ArrayDeque<RecvWr>
+    {
+        @Override
+        public RecvWr removeFirst()
+        {
+            final RecvWr wr = super.removeFirst();
+            taken();
+            return wr;
+        }
+
+        @Override
+        public RecvWr pollFirst()
+        {
+            final RecvWr wr = super.pollFirst();
+            if (wr != null)
+            {
+                taken();
+            }
+            return wr;
+        }
+    }
+
+    private void taken()
+    {
+        if (srqLimit > 0 && queue.size() < srqLimit)
+        {
+            limitEvents++;
+            srqLimit = 0;
+        }
+    }
+
+    /**
+     * @return how many IBV_EVENT_SRQ_LIMIT_REACHED events the SRQ has fired.
+     */
+    public int limitEvents()
+    {
+        return limitEvents;
+    }
 
     private SimSrq(final SimPd pd, final SrqAttr attr)
     {

@@ -252,6 +252,37 @@ class DatagramAndSrqTest
     }
 
     @Test
+    void shouldFireTheSrqLimitEventOnceAndDisarmIt()
+    {
+        // ibv_modify_srq(3), IBA 10.2.9.5: an armed limit fires IBV_EVENT_SRQ_LIMIT_REACHED when the receives drop
+        // below it, and the SRQ is disarmed (limit 0).
+        final RuleRig rig = RuleRig.unconnected(DeviceProfiles.connectx5());
+        final SimSrq srq = (SimSrq)rig.pdB.createSrq(new SrqAttr(8, 1, 0));
+        final QueuePair b = rig.pdB.createQp(QpInitAttr.rc(rig.cqB).withSrq(srq));
+        rig.qpA.connect(b.address(), RuleRig.ALL_REMOTE);
+        b.connect(rig.qpA.address(), RuleRig.ALL_REMOTE);
+        final long src = rig.bufferA(4096);
+        final long dst = rig.bufferB(4096);
+        final MemoryRegion s = rig.pdA.regMr(src, 4096, RuleRig.LOCAL);
+        final MemoryRegion d = rig.pdB.regMr(dst, 4096, RuleRig.LOCAL);
+        for (int i = 0; i < 3; i++)
+        {
+            srq.postRecv(List.of(RecvWr.of(i, new Sge(dst, 64, d.lkey()))));
+        }
+        srq.modifyLimit(2);
+        rig.qpA.postSend(SendWr.send(10, List.of(new Sge(src, 8, s.lkey()))));
+        rig.pollA();
+        assertThat(srq.limitEvents()).as("3 -> 2 receives: not below the limit").isZero();
+        rig.qpA.postSend(SendWr.send(11, List.of(new Sge(src, 8, s.lkey()))));
+        rig.pollA();
+        assertThat(srq.limitEvents()).isEqualTo(1);
+        assertThat(srq.query().srqLimit()).as("disarmed").isZero();
+        rig.qpA.postSend(SendWr.send(12, List.of(new Sge(src, 8, s.lkey()))));
+        rig.pollA();
+        assertThat(srq.limitEvents()).as("fires once per arming").isEqualTo(1);
+    }
+
+    @Test
     void shouldRefuseToDestroyAnSrqOrItsPdWhileUsersLive()
     {
         // ib_destroy_srq_user: EBUSY while the SRQ's use count (its QPs) is not 0; ib_dealloc_pd_user likewise.

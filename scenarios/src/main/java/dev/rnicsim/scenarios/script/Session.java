@@ -398,6 +398,7 @@ final class Session
                 case "max_sge" -> q.isClosed() ? 0 : q.query().maxSge();
                 case "limit" -> q.isClosed() ? 0 : q.query().srqLimit();
                 case "qps" -> q.queuePairs().size();
+                case "limit_events" -> q.limitEvents();
                 case "closed" -> q.isClosed() ? 1 : 0;
                 default -> q.receivesPosted();
             });
