@@ -104,6 +104,37 @@ class DatagramAndSrqTest
     }
 
     @Test
+    void shouldTakeADatagramsReceiveFromTheSrqOfTheDestinationQp()
+    {
+        // ibv_create_srq(3): a UD QP created with an SRQ takes its receives from it, GRH first.
+        final RuleRig rig = RuleRig.unconnected(DeviceProfiles.rxe());
+        final SharedReceiveQueue srq = rig.pdB.createSrq(new SrqAttr(4, 1, 0));
+        final QpCap cap = new QpCap(16, 16, 1, 1, 0);
+        final QueuePair a = rig.pdA.createQp(new QpInitAttr(rig.cqA, rig.cqA, QpType.UD, cap, false));
+        final QueuePair b = rig.pdB.createQp(new QpInitAttr(rig.cqB, rig.cqB, QpType.UD, cap, false, srq));
+        for (final QueuePair qp : List.of(a, b))
+        {
+            qp.modifyToInit(EnumSet.noneOf(Access.class));
+            qp.modifyToRtr(null, 0);
+            qp.modifyToRts(0, 0);
+        }
+        final long src = rig.bufferA(4096);
+        final long dst = rig.bufferB(4096);
+        final MemoryRegion s = rig.pdA.regMr(src, 4096, RuleRig.LOCAL);
+        final MemoryRegion d = rig.pdB.regMr(dst, 4096, RuleRig.LOCAL);
+        rig.processA().write(src, RuleRig.pattern(64, 2));
+        srq.postRecv(List.of(RecvWr.of(5, new Sge(dst, 4096, d.lkey()))));
+        a.postSendUd(List.of(new UdSendWr(SendWr.send(1, List.of(new Sge(src, 64, s.lkey()))),
+            rig.pdA.createAh(AhAttr.toGid(rig.deviceB.gid())), b.qpNum(), 0)));
+        final List<WorkCompletion> wcs = rig.pollB();
+        assertThat(wcs).extracting(WorkCompletion::wrId).containsExactly(5L);
+        assertThat(wcs.get(0).qpNum()).isEqualTo(b.qpNum());
+        assertThat(wcs.get(0).byteLen()).isEqualTo(104);
+        assertThat(rig.processB().read(dst + 40, 64)).isEqualTo(RuleRig.pattern(64, 2));
+        assertThat(b.query().qkey()).as("modifyToInit gives a UD QP Q_Key 0").isZero();
+    }
+
+    @Test
     void shouldRefuseRdmaOnUdAndSendsWithoutADestinationAtPostTime()
     {
         // IBA 9.8.3: UD carries SEND and SEND_WITH_IMM only (rxe wr_opcode_mask: EINVAL at post).
