@@ -101,7 +101,13 @@ public final class RdmaQp implements QueuePair
         if (attr.type() == QpType.UD)
         {
             throw new VerbsException(verb, Errno.EOPNOTSUPP.code(), "UD QPs send through address handles "
-                + "(ibv_create_ah), which verbs-api has no type for; only RC and UC are bound");
+                + "(ibv_create_ah) and wr.ud, which this backend does not bind yet; only RC and UC are bound here "
+                + "(the simulator has UD)");
+        }
+        if (attr.srq() != null)
+        {
+            throw new VerbsException(verb, Errno.EOPNOTSUPP.code(), "shared receive queues (ibv_create_srq) are not "
+                + "bound by this backend yet; create the QP without srq (the simulator has SRQs)");
         }
         if (!(attr.sendCq() instanceof RdmaCq s) || !(attr.recvCq() instanceof RdmaCq r) || s.isClosed()
             || r.isClosed() || s.context() != pd.context() || r.context() != pd.context())
