@@ -470,6 +470,8 @@ public final class SimQp implements QueuePair
         rnrRetry = 0;
         errorCause = null;
         state = QpState.RESET;
+        // A sender waiting (RNR) for a receive here runs again and finds the QP gone from RTR/RTS.
+        wakeWaitingPeer();
     }
 
     /**

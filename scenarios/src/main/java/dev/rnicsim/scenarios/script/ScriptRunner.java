@@ -1476,7 +1476,9 @@ public final class ScriptRunner
     private Outcome qp(final Session s, final ScriptLine l)
     {
         final Map<String, String> o = l.options();
-        final int sge = s.evalCount(l, o.getOrDefault("sge", "4"));
+        // Default 4 SGEs, or the device's max_sge where it is lower (EFA: 2).
+        final int sge = o.containsKey("sge") ? s.evalCount(l, o.get("sge")) : Math.min(4,
+            s.get(l, l.args().get(1), SimPd.class).context().device().profile().attributes().maxSge());
         final QpCap cap = new QpCap(s.evalCount(l, o.getOrDefault("send_wr", "64")),
             s.evalCount(l, o.getOrDefault("recv_wr", "64")), sge, sge,
             s.evalCount(l, o.getOrDefault("inline", "64")));

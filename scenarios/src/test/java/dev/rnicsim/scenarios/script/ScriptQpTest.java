@@ -127,4 +127,47 @@ class ScriptQpTest
 
         assertThat(r.out()).contains("on a UC QP").contains("UC QP 0x");
     }
+
+    @Test
+    void efaShouldCarryDatagramsOnUdQpsAndRefuseRcAndSrqs()
+    {
+        // efa_verbs.c efa_create_qp: UD and SRD only; EFA reports max_srq 0.
+        final ScriptRun r = ScriptRun.ok("efa.rsim", """
+            host alpha ram=64M
+            host beta ram=64M
+            device nic_a alpha profile=efa
+            device nic_b beta profile=efa
+            open app_a nic_a
+            open app_b nic_b
+            pd pd_a app_a
+            pd pd_b app_b
+            cq cq_a app_a
+            cq cq_b app_b
+            qp rc pd_a cq_a
+            expect EOPNOTSUPP
+            qp ud_a pd_a cq_a type=ud
+            qp ud_b pd_b cq_b type=ud
+            modify ud_a init pkey_index=0 port=1 qkey=7
+            modify ud_b init pkey_index=0 port=1 qkey=7
+            modify ud_a rtr
+            modify ud_b rtr
+            modify ud_a rts sq_psn=0
+            modify ud_b rts sq_psn=0
+            srq s pd_b
+            expect EOPNOTSUPP
+            mmap src app_a 4K
+            mmap dst app_b 4K
+            write src "over efa"
+            reg mr_src pd_a src 4K
+            reg mr_dst pd_b dst 4K
+            ah to_b pd_a nic_b
+            recv ud_b sgl=mr_dst:4096
+            post send ud_a sgl=mr_src:8 ah=to_b remote_qpn=ud_b.num qkey=7
+            poll cq_b
+            expect SUCCESS
+            expect bytes dst+40 "over efa"
+            """);
+
+        assertThat(r.out()).contains("byte_len=48").contains("max_srq=0");
+    }
 }
