@@ -632,6 +632,9 @@ final class IbvStructs
     static final long QP_ATTR_TIMEOUT = offset(IBV_QP_ATTR, "timeout");
     static final long QP_ATTR_RETRY_CNT = offset(IBV_QP_ATTR, "retry_cnt");
     static final long QP_ATTR_RNR_RETRY = offset(IBV_QP_ATTR, "rnr_retry");
+    static final long QP_ATTR_CUR_QP_STATE = offset(IBV_QP_ATTR, "cur_qp_state");
+    static final long QP_ATTR_QKEY = offset(IBV_QP_ATTR, "qkey");
+    static final long QP_ATTR_SQ_DRAINING = offset(IBV_QP_ATTR, "sq_draining");
 
     static final long SGE_ADDR = offset(IBV_SGE, "addr");
     static final long SGE_LENGTH = offset(IBV_SGE, "length");

@@ -101,7 +101,13 @@ public final class RdmaQp implements QueuePair
         if (attr.type() == QpType.UD)
         {
             throw new VerbsException(verb, Errno.EOPNOTSUPP.code(), "UD QPs send through address handles "
-                + "(ibv_create_ah), which verbs-api has no type for; only RC and UC are bound");
+                + "(ibv_create_ah) and wr.ud, which this backend does not bind yet; only RC and UC are bound here "
+                + "(the simulator has UD)");
+        }
+        if (attr.srq() != null)
+        {
+            throw new VerbsException(verb, Errno.EOPNOTSUPP.code(), "shared receive queues (ibv_create_srq) are not "
+                + "bound by this backend yet; create the QP without srq (the simulator has SRQs)");
         }
         if (!(attr.sendCq() instanceof RdmaCq s) || !(attr.recvCq() instanceof RdmaCq r) || s.isClosed()
             || r.isClosed() || s.context() != pd.context() || r.context() != pd.context())
@@ -296,6 +302,42 @@ public final class RdmaQp implements QueuePair
             final MemorySegment attr = a.allocate(IbvStructs.IBV_QP_ATTR);
             attr.set(JAVA_INT, IbvStructs.QP_ATTR_QP_STATE, QpState.ERR.ordinal());
             modify(attr, Ibv.IBV_QP_STATE, QpState.ERR, "");
+        }
+    }
+
+    /**
+     * {@code ibv_modify_qp} with any attributes and mask: the kernel's table decides, its errno comes back as it is.
+     */
+    @Override
+    public void modify(final dev.rnicsim.verbs.QpAttr attr, final Set<dev.rnicsim.verbs.QpAttrMask> mask)
+    {
+        checkOpen("ibv_modify_qp");
+        try (Arena a = Arena.ofConfined())
+        {
+            final MemorySegment seg = a.allocate(IbvStructs.IBV_QP_ATTR);
+            RdmaQpAttrs.write(attr, mask, seg);
+            final QpState to = mask.contains(dev.rnicsim.verbs.QpAttrMask.STATE) ? attr.qpState() : state();
+            modify(seg, dev.rnicsim.verbs.QpAttrMask.toBits(mask), to, "attr_mask " + mask);
+        }
+    }
+
+    /**
+     * {@code ibv_query_qp} of every attribute.
+     */
+    @Override
+    public dev.rnicsim.verbs.QpAttr query()
+    {
+        checkOpen("ibv_query_qp");
+        try (Arena a = Arena.ofConfined())
+        {
+            final MemorySegment attr = a.allocate(IbvStructs.IBV_QP_ATTR);
+            final MemorySegment init = a.allocate(IbvStructs.IBV_QP_INIT_ATTR);
+            final Errnos.Result r = pd.context().lib().queryQp(qp, attr, RdmaQpAttrs.ALL, init);
+            if (r.value() != 0)
+            {
+                throw new VerbsException("ibv_query_qp", r.errno(), "QP 0x" + Integer.toHexString(qpNum()));
+            }
+            return RdmaQpAttrs.read(attr);
         }
     }
 

@@ -10,6 +10,17 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.AddressHandle;
+import dev.rnicsim.verbs.AhAttr;
+import dev.rnicsim.verbs.CompletionQueue;
+import dev.rnicsim.verbs.ProtectionDomain;
+import dev.rnicsim.verbs.QpAttr;
+import dev.rnicsim.verbs.QpCap;
+import dev.rnicsim.verbs.QpInitAttr;
+import dev.rnicsim.verbs.QpState;
+import dev.rnicsim.verbs.QpType;
+import dev.rnicsim.verbs.QueuePair;
+import dev.rnicsim.verbs.UdSendWr;
 import dev.rnicsim.verbs.AtomicCap;
 import dev.rnicsim.verbs.DeviceAttributes;
 import dev.rnicsim.verbs.DeviceCap;
@@ -65,6 +76,21 @@ class RdmaCoreTestsPortTest
         assumeTrue(a.has(DeviceCap.MEM_WINDOW) && a.maxMw() > 0, rig.device.name() + " has no memory windows");
         assumeTrue(type == MwType.TYPE_1 || a.has(DeviceCap.MEM_WINDOW_TYPE_2A) || a.has(DeviceCap.MEM_WINDOW_TYPE_2B),
             rig.device.name() + " has no type 2 windows");
+    }
+
+    /** The Q_Key of the suite's UD QPs (pyverbs' default). */
+    private static final int UD_QKEY = 0x11111111;
+
+    /** A UD QP in RTS (RESET→INIT with P_Key index, port and Q_Key; RTR; RTS with its SQ PSN). */
+    private static QueuePair udQp(final ProtectionDomain pd, final CompletionQueue cq)
+    {
+        final QueuePair qp = pd.createQp(new QpInitAttr(cq, cq, QpType.UD, new QpCap(16, 16, 1, 1, 0), false));
+        for (final QpAttr.Builder b : List.of(QpAttr.builder().state(QpState.INIT).pkeyIndex(0).port(1).qkey(UD_QKEY),
+            QpAttr.builder().state(QpState.RTR), QpAttr.builder().state(QpState.RTS).sqPsn(0)))
+        {
+            qp.modify(b.build(), b.mask());
+        }
+        return qp;
     }
 
     private static void assumeOdp(final Rig rig, final int rcCaps)
@@ -497,7 +523,7 @@ class RdmaCoreTestsPortTest
 
     // ================================================================== tests/test_odp.py
 
-    /** tests/test_odp.py, class OdpTestCase (RC cases). */
+    /** tests/test_odp.py, class OdpTestCase (RC and UD cases). */
     @Nested
     class TestOdp
     {
@@ -520,6 +546,50 @@ class RdmaCoreTestsPortTest
                 assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
                 assertThat(rig.awaitB().status()).isEqualTo(WcStatus.SUCCESS);
                 assertThat(rig.memB.read(dst, 100)).isEqualTo(pattern(100, 10));
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testOdpUdTraffic(final String name)
+        {
+            // Datagrams from an ODP send MR into a pinned receive MR, each receive holding the 40-byte GRH before the
+            // payload; upstream asks the UD ODP caps for SEND.
+            try (Rig rig = Rig.connected(name))
+            {
+                final OdpCaps caps = rig.attributes.odpCaps();
+                assumeTrue(caps.supported() && (caps.udOdpCaps() & OdpCaps.SEND) != 0, rig.device.name()
+                    + " lacks ODP SEND for UD (caps 0x" + Integer.toHexString(caps.udOdpCaps()) + ")");
+                final AddressHandle ah;
+                try
+                {
+                    ah = rig.pdA.createAh(AhAttr.toGid(rig.qpB.address().gid()));
+                }
+                catch (final VerbsException e)
+                {
+                    assumeTrue(e.errnoName() != Errno.EOPNOTSUPP, "this backend has no address handles: " + e);
+                    throw e;
+                }
+                final QueuePair client = udQp(rig.pdA, rig.cqA);
+                final QueuePair server = udQp(rig.pdB, rig.cqB);
+                final int msg = 1024;
+                final long send = rig.bufferA(PAGE);
+                final MemoryRegion sendMr = rig.pdA.regMr(send, PAGE, EnumSet.of(Access.LOCAL_WRITE,
+                    Access.ON_DEMAND));
+                final long recv = rig.bufferB(PAGE);
+                final MemoryRegion recvMr = rig.pdB.regMr(recv, PAGE, LOCAL);
+                for (int i = 0; i < 10; i++)
+                {
+                    rig.memA.write(send + 40, pattern(msg, i));
+                    server.postRecv(RecvWr.of(i, sge(recvMr, recv, msg + 40)));
+                    client.postSendUd(List.of(new UdSendWr(SendWr.send(i, List.of(sge(sendMr, send + 40, msg))), ah,
+                        server.qpNum(), UD_QKEY)));
+                    assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+                    final WorkCompletion wc = rig.awaitB();
+                    assertThat(wc.status()).isEqualTo(WcStatus.SUCCESS);
+                    assertThat(wc.byteLen()).isEqualTo(msg + 40);
+                    assertThat(rig.memB.read(recv + 40, msg)).isEqualTo(pattern(msg, i));
+                }
             }
         }
 

@@ -313,6 +313,19 @@ public final class SimDevice implements Device
         return qps.size();
     }
 
+    /** SRQs live on this device, against max_srq. */
+    private int srqsLive;
+
+    int srqsLive()
+    {
+        return srqsLive;
+    }
+
+    void srqsLive(final int delta)
+    {
+        srqsLive += delta;
+    }
+
     /** Takes the next free 24-bit QP number, skipping live ones and the special QPs 0 and 1. */
     int addQp(final SimQp qp)
     {

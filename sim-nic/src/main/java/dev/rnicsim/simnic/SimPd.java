@@ -51,6 +51,8 @@ public final class SimPd implements ProtectionDomain
     private final int pdNum;
     private final java.util.Set<SimMr> mrs = new java.util.LinkedHashSet<>();
     private final java.util.Set<SimQp> qps = new java.util.LinkedHashSet<>();
+    private final java.util.Set<SimSrq> srqs = new java.util.LinkedHashSet<>();
+    private final java.util.Set<SimAh> ahs = new java.util.LinkedHashSet<>();
     private final java.util.Set<SimMw> windows = new java.util.LinkedHashSet<>();
     private final java.util.Set<SimFastRegMr> fastRegs = new java.util.LinkedHashSet<>();
     private final java.util.Set<SimOdpMr> odpMrs = new java.util.LinkedHashSet<>();
@@ -1278,6 +1280,38 @@ public final class SimPd implements ProtectionDomain
         qps.remove(qp);
     }
 
+    @Override
+    public dev.rnicsim.verbs.SharedReceiveQueue createSrq(final dev.rnicsim.verbs.SrqAttr attr)
+    {
+        checkOpen("ibv_create_srq");
+        final SimSrq srq = SimSrq.create(this, attr, context.device().srqsLive());
+        srqs.add(srq);
+        context.device().srqsLive(1);
+        return srq;
+    }
+
+    void srqClosed(final SimSrq srq)
+    {
+        if (srqs.remove(srq))
+        {
+            context.device().srqsLive(-1);
+        }
+    }
+
+    @Override
+    public dev.rnicsim.verbs.AddressHandle createAh(final dev.rnicsim.verbs.AhAttr attr)
+    {
+        checkOpen("ibv_create_ah");
+        final SimAh ah = SimAh.create(this, attr);
+        ahs.add(ah);
+        return ah;
+    }
+
+    void ahClosed(final SimAh ah)
+    {
+        ahs.remove(ah);
+    }
+
     /**
      * @return the live MRs of this PD.
      */
@@ -1304,6 +1338,8 @@ public final class SimPd implements ProtectionDomain
         failure = Closing.each(List.copyOf(odpMrs), SimOdpMr::close, failure);
         failure = Closing.each(List.copyOf(peerMrs), SimPeerMr::close, failure);
         failure = Closing.each(List.copyOf(mrs), SimMr::close, Closing.each(List.copyOf(qps), SimQp::close,
+            failure));
+        failure = Closing.each(List.copyOf(srqs), SimSrq::close, Closing.each(List.copyOf(ahs), SimAh::close,
             failure));
         closed = true;
         context.pdClosed(this);
@@ -1334,12 +1370,13 @@ public final class SimPd implements ProtectionDomain
         final String verb = "ibv_dealloc_pd";
         checkOpen(verb);
         final long users = (long)mrs.size() + odpMrs.size() + peerMrs.size() + fastRegs.size() + windows.size()
-            + qps.size() + extraUsers;
+            + qps.size() + srqs.size() + ahs.size() + extraUsers;
         if (users > 0)
         {
             throw Errors.of(verb, Errno.EBUSY, "the PD still has " + mrs.size() + " MR(s), " + odpMrs.size()
                 + " ODP MR(s), " + peerMrs.size() + " GPU MR(s), " + fastRegs.size() + " fast-registration MR(s), "
-                + windows.size() + " memory window(s), " + qps.size() + " QP(s) and " + extraUsers + " other "
+                + windows.size() + " memory window(s), " + qps.size() + " QP(s), " + srqs.size() + " SRQ(s), "
+                + ahs.size() + " address handle(s) and " + extraUsers + " other "
                 + "object(s) (the kernel frees a PD only when its use count is 0); destroy them first, or close() the "
                 + "PD to release everything it holds");
         }

@@ -13,7 +13,11 @@ import dev.rnicsim.verbs.MemoryWindow;
 import dev.rnicsim.verbs.MwBindInfo;
 import dev.rnicsim.verbs.MwType;
 import dev.rnicsim.verbs.PostException;
+import dev.rnicsim.verbs.AhAttr;
 import dev.rnicsim.verbs.QpAddress;
+import dev.rnicsim.verbs.QpAttr;
+import dev.rnicsim.verbs.QpAttrMask;
+import dev.rnicsim.verbs.UdSendWr;
 import dev.rnicsim.verbs.QpCap;
 import dev.rnicsim.verbs.QpInitAttr;
 import dev.rnicsim.verbs.QpState;
@@ -54,9 +58,6 @@ public final class SimQp implements QueuePair
     /** Largest inline payload a QP may ask for, in bytes (assumed, of the order of mlx5's limit). */
     public static final int MAX_INLINE_DATA_BYTES = 1024;
 
-    private static final Set<Access> QP_ACCESS = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
-        Access.REMOTE_READ, Access.REMOTE_ATOMIC, Access.FLUSH_GLOBAL, Access.FLUSH_PERSISTENT);
-
     private enum Outcome
     {
         DONE,
@@ -66,8 +67,13 @@ public final class SimQp implements QueuePair
         MORE
     }
 
-    private record Pending(SendWr wr, byte[] inline)
+    /** A WQE; ud is the destination of a UD send (null on connected QPs). */
+    private record Pending(SendWr wr, byte[] inline, UdSendWr ud)
     {
+        Pending(final SendWr wr, final byte[] inline)
+        {
+            this(wr, inline, null);
+        }
     }
 
     private final SimPd pd;
@@ -78,7 +84,12 @@ public final class SimQp implements QueuePair
     private final boolean sqSigAll;
     private final Ring ring;
     private final ArrayDeque<Pending> sendQueue = new ArrayDeque<>();
-    private final ArrayDeque<RecvWr> recvQueue = new ArrayDeque<>();
+    /** The QP's own receive queue, or the SRQ's when it has one (receives are taken from it in the same way). */
+    private final ArrayDeque<RecvWr> recvQueue;
+    private final QpType type;
+    private final SimSrq srq;
+    /** The attributes ibv_modify_qp sets that the engine does not read (kept for ibv_query_qp). */
+    private final QpAttributes attrs = new QpAttributes();
     private final int psn;
     private int num;
     private QpState state = QpState.RESET;
@@ -117,6 +128,9 @@ public final class SimQp implements QueuePair
         this.sqSigAll = attr.sqSigAll();
         this.ring = ring;
         this.psn = (int)(device.fabric().clock().nowNs() & 0xffffff);
+        this.type = attr.type();
+        this.srq = (SimSrq)attr.srq();
+        this.recvQueue = srq == null ? new ArrayDeque<>() : srq.queue();
     }
 
     /**
@@ -138,10 +152,7 @@ public final class SimQp implements QueuePair
                 + device.name() + ", or use a profile whose driver has " + attr.type()
                 + " QPs (mlx5, rxe, irdma, ...)");
         }
-        if (attr.type() != QpType.RC)
-        {
-            throw Errors.of(verb, Errno.EOPNOTSUPP, "type " + attr.type() + ": only RC QPs are simulated");
-        }
+        QpAttributes.checkCreate(verb, pd, attr);
         if (!(attr.sendCq() instanceof SimCq s) || !(attr.recvCq() instanceof SimCq r) || s.context() != pd.context()
             || r.context() != pd.context() || s.isClosed() || r.isClosed())
         {
@@ -178,6 +189,10 @@ public final class SimQp implements QueuePair
         }
         final SimQp qp = new SimQp(pd, attr, ring);
         qp.num = device.addQp(qp);
+        if (qp.srq != null)
+        {
+            qp.srq.attach(qp);
+        }
         qp.sendCq.attach();
         if (qp.recvCq != qp.sendCq)
         {
@@ -221,7 +236,13 @@ public final class SimQp implements QueuePair
     @Override
     public QpType type()
     {
-        return QpType.RC;
+        return type;
+    }
+
+    @Override
+    public SimSrq srq()
+    {
+        return srq;
     }
 
     @Override
@@ -262,78 +283,209 @@ public final class SimQp implements QueuePair
 
     // ------------------------------------------------------------------ state machine
 
+    /**
+     * RESET → INIT with port 1, P_Key index 0 and these rights (and Q_Key 0 on UD, where rights are not taken).
+     */
     @Override
     public void modifyToInit(final Set<Access> qpAccessFlags)
     {
-        checkModify(QpState.RESET, QpState.INIT);
-        if (qpAccessFlags == null)
+        if (qpAccessFlags == null || qpAccessFlags.stream().anyMatch(java.util.Objects::isNull))
         {
-            throw Errors.invalid("ibv_modify_qp", "qp_access_flags is null (use an empty set for none)");
+            checkOpen("ibv_modify_qp");
+            throw Errors.invalid("ibv_modify_qp", "qp_access_flags is null or holds null (use an empty set for none)");
         }
-        for (final Access a : qpAccessFlags)
+        final QpAttr.Builder b = QpAttr.builder().state(QpState.INIT).pkeyIndex(0).port(1);
+        if (type == QpType.UD)
         {
-            if (!QP_ACCESS.contains(a))
+            b.qkey(0);
+            if (!qpAccessFlags.isEmpty())
             {
-                throw Errors.invalid("ibv_modify_qp", "qp_access_flags " + qpAccessFlags + ": " + a
-                    + " is not a QP access flag (REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC, FLUSH_GLOBAL, "
-                    + "FLUSH_PERSISTENT)");
+                b.accessFlags(qpAccessFlags);
             }
         }
-        qpAccessBits = Access.toBits(qpAccessFlags);
-        state = QpState.INIT;
+        else
+        {
+            b.accessFlags(qpAccessFlags);
+        }
+        modify(b.build(), b.mask());
     }
 
+    /**
+     * INIT → RTR with the attributes the QP type requires: for RC and UC the remote port, QP number and PSN and the
+     * fabric's path MTU; for RC also the deepest responder read/atomic queue the device offers and the RNR timer.
+     */
     @Override
     public void modifyToRtr(final QpAddress remoteAddress, final int minRnrTimerCode)
     {
-        checkModify(QpState.INIT, QpState.RTR);
-        if (minRnrTimerCode < 0 || minRnrTimerCode > 31)
-        {
-            throw Errors.invalid("ibv_modify_qp", "min_rnr_timer=" + minRnrTimerCode + " must be 0-31");
-        }
-        if (remoteAddress == null)
+        checkOpen("ibv_modify_qp");
+        if (remoteAddress == null && type != QpType.UD)
         {
             throw Errors.invalid("ibv_modify_qp", "the remote QP's address is null");
         }
-        this.remote = remoteAddress;
-        this.minRnrTimer = minRnrTimerCode;
-        state = QpState.RTR;
+        final QpAttr.Builder b = QpAttr.builder().state(QpState.RTR);
+        if (type != QpType.UD)
+        {
+            b.av(new AhAttr(remoteAddress.gid(), remoteAddress.lid(), 1, 0))
+                .pathMtu(Integer.numberOfTrailingZeros(device.fabric().pathMtuBytes()) - 7)
+                .destQpNum(remoteAddress.qpNum()).rqPsn(remoteAddress.psn() & 0xffffff);
+        }
+        if (type == QpType.RC)
+        {
+            b.maxDestRdAtomic(Math.min(16, device.profile().attributes().maxQpRdAtom())).minRnrTimer(minRnrTimerCode);
+        }
+        modify(b.build(), b.mask());
     }
 
+    /**
+     * RTR → RTS with this QP's first PSN; RC adds its ACK timeout (14, about 67 ms), the retry counts and the
+     * deepest initiator read/atomic queue the device offers.
+     */
     @Override
     public void modifyToRts(final int retryCnt, final int rnrRetryCnt)
     {
-        checkModify(QpState.RTR, QpState.RTS);
-        if (retryCnt < 0 || retryCnt > 7 || rnrRetryCnt < 0 || rnrRetryCnt > 7)
+        final QpAttr.Builder b = QpAttr.builder().state(QpState.RTS).sqPsn(psn);
+        if (type == QpType.RC)
         {
-            throw Errors.invalid("ibv_modify_qp", "retry_cnt=" + retryCnt + " rnr_retry=" + rnrRetryCnt
-                + " must be 0-7");
+            b.timeout(14).retryCnt(retryCnt).rnrRetry(rnrRetryCnt)
+                .maxRdAtomic(Math.min(16, device.profile().attributes().maxQpInitRdAtom()));
         }
-        this.retryCount = retryCnt;
-        this.rnrRetry = rnrRetryCnt;
-        state = QpState.RTS;
+        modify(b.build(), b.mask());
     }
 
     @Override
     public void modifyToError()
     {
-        checkOpen("ibv_modify_qp");
-        if (state != QpState.ERR)
-        {
-            final String origin = device.fabric().origin();
-            errorCause = "ibv_modify_qp to ERR" + (origin == null ? "" : " (" + origin + ")");
-        }
-        toError();
+        modify(QpAttr.builder().state(QpState.ERR).build(), EnumSet.of(QpAttrMask.STATE));
     }
 
-    private void checkModify(final QpState from, final QpState to)
+    /**
+     * {@code ibv_modify_qp}: the transition must be in the kernel's table with the mask it requires and allows
+     * ({@link QpTransitions}, {@code ib_modify_qp_is_ok}), the values must fit ({@link QpAttributes#valueRefusal});
+     * a refusal is EINVAL and changes nothing. To RESET: queued work requests and receives are dropped without
+     * completions and the attributes are cleared. To ERR: they complete with IBV_WC_WR_FLUSH_ERR. To SQD: the send
+     * queue stops taking new work requests once the message in flight is done (IBA 10.3.1); back to RTS it goes on.
+     */
+    @Override
+    public void modify(final QpAttr attr, final Set<QpAttrMask> mask)
     {
-        checkOpen("ibv_modify_qp");
-        if (state != from)
+        final String verb = "ibv_modify_qp";
+        checkOpen(verb);
+        if (attr == null || mask == null || mask.stream().anyMatch(java.util.Objects::isNull))
         {
-            throw Errors.invalid("ibv_modify_qp", "QP 0x" + Integer.toHexString(num) + " is in " + state + "; "
-                + to + " needs " + from);
+            throw Errors.invalid(verb, "attr and attr_mask must be given, without null elements");
         }
+        final QpState cur = mask.contains(QpAttrMask.CUR_STATE) ? attr.curQpState() : state;
+        final QpState next = mask.contains(QpAttrMask.STATE) ? attr.qpState() : cur;
+        if (cur == null || next == null)
+        {
+            throw Errors.invalid(verb, "qp_state or cur_qp_state is null");
+        }
+        final String refused = QpTransitions.refusal(type, cur, next, mask);
+        if (refused != null)
+        {
+            throw Errors.invalid(verb, "QP 0x" + Integer.toHexString(num) + " (" + type + ", in " + state + "): "
+                + refused + " (ib_modify_qp_is_ok); nothing changed");
+        }
+        final String bad = QpAttributes.valueRefusal(device, attr, mask);
+        if (bad != null)
+        {
+            throw Errors.invalid(verb, "QP 0x" + Integer.toHexString(num) + ": " + bad + "; nothing changed");
+        }
+        apply(attr, mask);
+        if (next == QpState.RESET)
+        {
+            reset();
+        }
+        else if (next == QpState.ERR)
+        {
+            if (state != QpState.ERR)
+            {
+                final String origin = device.fabric().origin();
+                errorCause = "ibv_modify_qp to ERR" + (origin == null ? "" : " (" + origin + ")");
+            }
+            toError();
+        }
+        else
+        {
+            final boolean resumes = next == QpState.RTS && state != QpState.RTS;
+            state = next;
+            if (resumes && !sendQueue.isEmpty())
+            {
+                engine().schedule(this);
+            }
+        }
+    }
+
+    private void apply(final QpAttr a, final Set<QpAttrMask> mask)
+    {
+        if (mask.contains(QpAttrMask.ACCESS_FLAGS))
+        {
+            qpAccessBits = Access.toBits(a.qpAccessFlags());
+        }
+        for (final QpAttrMask m : mask)
+        {
+            switch (m)
+            {
+                case PKEY_INDEX -> attrs.pkeyIndex = a.pkeyIndex();
+                case PORT -> attrs.portNum = a.portNum();
+                case QKEY -> attrs.qkey = a.qkey();
+                case AV -> attrs.av = a.ahAttr();
+                case PATH_MTU -> attrs.pathMtu = a.pathMtu();
+                case TIMEOUT -> attrs.timeout = a.timeout();
+                case RQ_PSN -> attrs.rqPsn = a.rqPsn();
+                case SQ_PSN -> attrs.sqPsn = a.sqPsn();
+                case MAX_QP_RD_ATOMIC -> attrs.maxRdAtomic = a.maxRdAtomic();
+                case MAX_DEST_RD_ATOMIC -> attrs.maxDestRdAtomic = a.maxDestRdAtomic();
+                case DEST_QPN -> attrs.destQpNum = a.destQpNum();
+                case MIN_RNR_TIMER -> minRnrTimer = a.minRnrTimer();
+                case RETRY_CNT -> retryCount = a.retryCnt();
+                case RNR_RETRY -> rnrRetry = a.rnrRetry();
+                default ->
+                {
+                }
+            }
+        }
+        if ((mask.contains(QpAttrMask.AV) || mask.contains(QpAttrMask.DEST_QPN)) && attrs.av != null
+            && QpAttributes.connected(type))
+        {
+            // The connection the engine follows: the remote port's GID and the remote QP number.
+            remote = new QpAddress(attrs.av.dlid(), attrs.av.dgid() == null ? "" : attrs.av.dgid(), attrs.destQpNum,
+                attrs.rqPsn);
+        }
+    }
+
+    /** To RESET: what was queued is dropped without completions (the provider cleans its CQ entries too). */
+    private void reset()
+    {
+        dropInflight();
+        engine().forget(this);
+        sendQueue.clear();
+        if (srq == null)
+        {
+            recvQueue.clear();
+        }
+        attrs.clear();
+        qpAccessBits = 0;
+        remote = null;
+        minRnrTimer = 0;
+        retryCount = 0;
+        rnrRetry = 0;
+        errorCause = null;
+        state = QpState.RESET;
+        // A sender waiting (RNR) for a receive here runs again and finds the QP gone from RTR/RTS.
+        wakeWaitingPeer();
+    }
+
+    /**
+     * {@code ibv_query_qp}: the attributes as the last transitions set them.
+     */
+    @Override
+    public QpAttr query()
+    {
+        checkOpen("ibv_query_qp");
+        return new QpAttr(state, state, Access.fromBits(qpAccessBits), attrs.pkeyIndex, attrs.portNum, attrs.qkey,
+            attrs.av, attrs.pathMtu, attrs.timeout, retryCount, rnrRetry, attrs.rqPsn, attrs.sqPsn, attrs.maxRdAtomic,
+            attrs.maxDestRdAtomic, minRnrTimer, attrs.destQpNum, state == QpState.SQD && !sendQueue.isEmpty());
     }
 
     private void checkOpen(final String verb)
@@ -360,8 +512,47 @@ public final class SimQp implements QueuePair
             {
                 throw new PostException("ibv_post_send", Errno.EINVAL.code(), i, "the work request is null");
             }
+            if (type == QpType.UD && !closed)
+            {
+                throw new PostException("ibv_post_send", Errno.EINVAL.code(), i, "a send on a UD QP needs its "
+                    + "destination (wr.ud: address handle, remote QPN, Q_Key): post it with postSendUd");
+            }
             final byte[] inline = checkSend(wr, i);
             sendQueue.addLast(new Pending(wr, inline));
+            engine().schedule(this);
+        }
+    }
+
+    /**
+     * {@code ibv_post_send} on a UD QP. The address handle must be a live one of this QP's context.
+     */
+    @Override
+    public void postSendUd(final List<UdSendWr> wrs)
+    {
+        final String verb = "ibv_post_send";
+        if (wrs == null)
+        {
+            throw new PostException(verb, Errno.EINVAL.code(), 0, "the work-request list is null");
+        }
+        for (int i = 0; i < wrs.size(); i++)
+        {
+            final UdSendWr ud = wrs.get(i);
+            if (ud == null)
+            {
+                throw new PostException(verb, Errno.EINVAL.code(), i, "the work request is null");
+            }
+            if (type != QpType.UD)
+            {
+                throw new PostException(verb, Errno.EINVAL.code(), i, "wr.ud is for UD QPs; QP 0x"
+                    + Integer.toHexString(num) + " is " + type + " and sends to the QP it is connected to");
+            }
+            if (!(ud.ah() instanceof SimAh ah) || ah.isClosed() || ah.pd().context() != pd.context())
+            {
+                throw new PostException(verb, Errno.EINVAL.code(), i, "wr.ud.ah is not a live address handle of "
+                    + "this QP's context");
+            }
+            final byte[] inline = checkSend(ud.wr(), i);
+            sendQueue.addLast(new Pending(ud.wr(), inline, ud));
             engine().schedule(this);
         }
     }
@@ -378,6 +569,11 @@ public final class SimQp implements QueuePair
         {
             throw new PostException(verb, Errno.EINVAL.code(), i, "QP 0x" + Integer.toHexString(num) + " is in "
                 + state + "; sends need RTS");
+        }
+        final String opcodeRefused = Datagrams.opcodeRefusal(type, wr.opcode());
+        if (opcodeRefused != null)
+        {
+            throw new PostException(verb, Errno.EINVAL.code(), i, opcodeRefused);
         }
         if (wr.sgList().size() > cap.maxSendSge())
         {
@@ -612,6 +808,12 @@ public final class SimQp implements QueuePair
                 throw new PostException(verb, Errno.EINVAL.code(), i, "QP 0x" + Integer.toHexString(num)
                     + " is in RESET; receives need INIT or later");
             }
+            if (srq != null)
+            {
+                throw new PostException(verb, Errno.EINVAL.code(), i, "QP 0x" + Integer.toHexString(num) + " takes "
+                    + "its receives from an SRQ; post them there (ibv_post_srq_recv; rxe_post_recv refuses a QP "
+                    + "with an SRQ)");
+            }
             if (wr.sgList().size() > cap.maxRecvSge())
             {
                 throw new PostException(verb, Errno.EINVAL.code(), i, "num_sge=" + wr.sgList().size()
@@ -694,6 +896,10 @@ public final class SimQp implements QueuePair
                 dropInflight();
                 flushSends();
                 return true;
+            }
+            if (state == QpState.SQD && inflight == null)
+            {
+                return false;
             }
             final Pending head = sendQueue.peekFirst();
             final Outcome outcome;
@@ -861,6 +1067,10 @@ public final class SimQp implements QueuePair
         {
             return executeLocal(wr);
         }
+        if (p.ud() != null)
+        {
+            return executeDatagram(p);
+        }
         final SimQp peer = peer();
         if (peer == null || peer.closed || (peer.state != QpState.RTR && peer.state != QpState.RTS)
             || !peer.connectedTo(this))
@@ -933,6 +1143,10 @@ public final class SimQp implements QueuePair
     private Outcome finish(final SendWr wr, final SimQp peer, final DmaResult r, final boolean needsRecv,
         final long missesBefore)
     {
+        if (type == QpType.UC && r.responderError())
+        {
+            return ucDropped(wr, peer, r);
+        }
         final WcDiagnosis why = r.ok() ? null : Diagnoser.dma(this, wr, peer, needsRecv ? peer.recvQueue.peekFirst()
             : null, r, requesterStatus(wr, r));
         final long misses = device.tables().cache().misses() + peer.device.tables().cache().misses() - missesBefore;
@@ -1040,6 +1254,127 @@ public final class SimQp implements QueuePair
         if (sqSigAll || wr.flags().contains(SendFlag.SIGNALED))
         {
             completeSend(wr, WcStatus.SUCCESS, r.byteLen());
+        }
+        return Outcome.DONE;
+    }
+
+    /**
+     * A UD send: unreliable, so nothing the responder meets comes back to the requester, whose send completes with
+     * success once the packet left (IBA 9.8.3). The datagram is dropped when it exceeds the path MTU (no packet is
+     * sent and no error raised: IBA C10-93.1.1, rxe {@code fake_udp_send}), names no UD QP in RTR or later, carries
+     * the wrong Q_Key (IBA 10.2.5), or finds no receive posted (no RNR on UD; the out_of_buffer counter rises). A
+     * delivered datagram fills the receive buffer's first 40 bytes with the GRH and the payload after it; byte_len
+     * counts both. A receive buffer too small completes with IBV_WC_LOC_LEN_ERR at the responder.
+     */
+    private Outcome executeDatagram(final Pending p)
+    {
+        final SendWr wr = p.wr();
+        final UdSendWr ud = p.ud();
+        final long length = p.inline() != null ? p.inline().length : wr.totalBytes();
+        final SimDevice pdev = ud.ah().attr().dgid() == null ? null : device.fabric().deviceByGid(ud.ah().attr()
+            .dgid());
+        final SimQp peer = pdev == null ? null : pdev.qp(ud.remoteQpn());
+        final int qkey = ud.remoteQkey() < 0 ? attrs.qkey : ud.remoteQkey();
+        final int mtu = device.fabric().pathMtuBytes();
+        String dropped = null;
+        if (length > mtu)
+        {
+            dropped = "the datagram of " + length + " bytes exceeds the path MTU of " + mtu + " bytes: no packet is "
+                + "sent (IBA C10-93.1.1)";
+        }
+        else if (peer == null || peer.closed || peer.type != QpType.UD)
+        {
+            dropped = "no UD QP 0x" + Integer.toHexString(ud.remoteQpn()) + " at " + ud.ah().attr().dgid();
+        }
+        else if (peer.state != QpState.RTR && peer.state != QpState.RTS && peer.state != QpState.SQD)
+        {
+            dropped = "QP 0x" + Integer.toHexString(peer.num) + " is in " + peer.state + " and receives nothing";
+        }
+        else if (peer.attrs.qkey != qkey)
+        {
+            dropped = "Q_Key 0x" + Integer.toHexString(qkey) + " does not match QP 0x" + Integer.toHexString(peer.num)
+                + "'s 0x" + Integer.toHexString(peer.attrs.qkey) + " (IBA 10.2.5: the packet is dropped)";
+        }
+        else if (peer.recvQueue.isEmpty())
+        {
+            peer.device.count(SimCounter.OUT_OF_BUFFER, 1);
+            dropped = "QP 0x" + Integer.toHexString(peer.num) + " has no receive posted (UD has no RNR)";
+        }
+        final java.util.Map<String, Object> args = new java.util.LinkedHashMap<>();
+        args.put("qp_num", num);
+        args.put("bytes", length);
+        args.put("ud_dest_qpn", ud.remoteQpn());
+        if (dropped != null)
+        {
+            args.put("dropped", dropped);
+            device.fabric().span(device, wr.opcode().name(), "dma", device.fabric().costModel().opBaseLatencyNs(),
+                args);
+            return datagramSent(wr, length);
+        }
+        final RecvWr recv = peer.recvQueue.removeFirst();
+        final List<Segment> recvSgl = segments(pdev, recv.sgList());
+        if (recv.totalBytes() < Datagrams.GRH_BYTES + length)
+        {
+            peer.completeRecv(recv, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, false, 0, false, 0, null);
+            args.put("dropped", "receive wr_id " + recv.wrId() + " holds " + recv.totalBytes() + " bytes < 40 (GRH) + "
+                + length);
+            device.fabric().span(device, wr.opcode().name(), "dma", device.fabric().costModel().opBaseLatencyNs(),
+                args);
+            return datagramSent(wr, length);
+        }
+        final List<List<Segment>> parts = Datagrams.split(recvSgl, Datagrams.GRH_BYTES);
+        final DmaResult r = p.inline() != null
+            ? device.dmaEngine().sendInline(p.inline(), pdev.port(), peer.pd.pdNum(), parts.get(1))
+            : device.dmaEngine().send(device.port(), pd.pdNum(), segments(device, wr.sgList()), pdev.port(),
+                peer.pd.pdNum(), parts.get(1));
+        if (!r.ok() && !r.responderError())
+        {
+            // The gather failed at the requester: nothing left, the receive stays posted.
+            peer.recvQueue.addFirst(recv);
+            completeSend(wr, requesterStatus(wr, r), 0, Diagnoser.local(this, wr, requesterStatus(wr, r),
+                r.detail()));
+            return Outcome.ERROR;
+        }
+        final DmaResult g = r.ok() ? device.dmaEngine().sendInline(Datagrams.grh(device.gid(), pdev.gid(), length),
+            pdev.port(), peer.pd.pdNum(), parts.get(0)) : r;
+        final boolean imm = wr.opcode() == WrOpcode.SEND_WITH_IMM;
+        peer.completeRecv(recv, g.ok() ? WcStatus.SUCCESS : peer.responderStatus(g), WcOpcode.RECV,
+            g.ok() ? Datagrams.GRH_BYTES + length : 0, imm, wr.immData(), false, 0, null);
+        final double linkGbps = Math.min(device.profile().linkGbps(), pdev.profile().linkGbps());
+        args.put("status", g.ok() ? "delivered" : peer.responderStatus(g).cName());
+        device.fabric().span(device, wr.opcode().name(), "dma", device.fabric().costModel().operationNs(length,
+            linkGbps, 0), args);
+        if (g.ok())
+        {
+            account(wr, r, peer);
+        }
+        return datagramSent(wr, length);
+    }
+
+    /**
+     * UC has no acknowledgements: a message the responder refuses (a bad rkey, a length or receive-buffer error) is
+     * dropped there without a completion and without moving its QP to ERR, and the requester, which never hears of
+     * it, completes the work request with success (IBA 9.8.3, 9.9.3.x for UC; rxe {@code rxe_receiver}: UC without an
+     * SRQ drops the packet in its error states).
+     */
+    private Outcome ucDropped(final SendWr wr, final SimQp peer, final DmaResult r)
+    {
+        device.fabric().span(device, wr.opcode().name(), "dma", device.fabric().costModel().opBaseLatencyNs(),
+            java.util.Map.of("qp_num", num, "dropped", "QP 0x" + Integer.toHexString(peer.num) + " refused it ("
+                + status(r.responder() == null ? r.requester() : r.responder()).cName() + ": " + r.detail()
+                + "); UC sends no NAK"));
+        if (sqSigAll || wr.flags().contains(SendFlag.SIGNALED))
+        {
+            completeSend(wr, WcStatus.SUCCESS, 0);
+        }
+        return Outcome.DONE;
+    }
+
+    private Outcome datagramSent(final SendWr wr, final long length)
+    {
+        if (sqSigAll || wr.flags().contains(SendFlag.SIGNALED))
+        {
+            completeSend(wr, WcStatus.SUCCESS, length);
         }
         return Outcome.DONE;
     }
@@ -1412,7 +1747,7 @@ public final class SimQp implements QueuePair
         try
         {
             flushSends();
-            while (!recvQueue.isEmpty())
+            while (srq == null && !recvQueue.isEmpty())
             {
                 completeRecv(recvQueue.removeFirst(), WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0);
             }
@@ -1435,7 +1770,7 @@ public final class SimQp implements QueuePair
     }
 
     /** A requester whose SEND waits (rnr_retry 7) for a receive on this QP runs again and sees its new state. */
-    private void wakeWaitingPeer()
+    void wakeWaitingPeer()
     {
         final SimQp sender = waitingSender();
         if (sender != null)
@@ -1469,7 +1804,14 @@ public final class SimQp implements QueuePair
         dropInflight();
         engine().forget(this);
         sendQueue.clear();
-        recvQueue.clear();
+        if (srq == null)
+        {
+            recvQueue.clear();
+        }
+        else
+        {
+            srq.detach(this);
+        }
         final SimQp sender = waitingSender();
         device.removeQp(num);
         if (sender != null)
@@ -1489,7 +1831,8 @@ public final class SimQp implements QueuePair
     @Override
     public String toString()
     {
-        return "QP[0x" + Integer.toHexString(num) + " " + state + " qp_access=0x" + Integer.toHexString(qpAccessBits)
+        return "QP[0x" + Integer.toHexString(num) + " " + (type == QpType.RC ? "" : type + " ") + state
+            + (srq == null ? "" : " srq") + " qp_access=0x" + Integer.toHexString(qpAccessBits)
             + (remote == null ? "" : " remote=" + remote.gid() + "/0x" + Integer.toHexString(remote.qpNum())) + "]";
     }
 }

@@ -52,8 +52,10 @@ final class RuleRig
         pdB = ctxB.allocPd();
         cqA = ctxA.createCq(64);
         cqB = ctxB.createCq(64);
-        qpA = pdA.createQp(QpInitAttr.rc(cqA));
-        qpB = pdB.createQp(QpInitAttr.rc(cqB));
+        // A driver without RC QPs (EFA) gets none here; its tests create the QPs of its types.
+        final boolean rc = profileA.traits().acceptsQpType(dev.rnicsim.verbs.QpType.RC);
+        qpA = rc ? pdA.createQp(QpInitAttr.rc(cqA)) : null;
+        qpB = rc ? pdB.createQp(QpInitAttr.rc(cqB)) : null;
     }
 
     /**

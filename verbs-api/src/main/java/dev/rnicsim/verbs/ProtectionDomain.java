@@ -58,6 +58,32 @@ public interface ProtectionDomain extends AutoCloseable
     QueuePair createQp(QpInitAttr attr);
 
     /**
+     * {@code ibv_create_srq}: a shared receive queue.
+     *
+     * @param attr max_wr, max_sge and srq_limit.
+     * @return the SRQ.
+     * @throws VerbsException EOPNOTSUPP when the device has no SRQs (max_srq 0); EINVAL for max_wr or max_sge of 0 or
+     *                        above the device's limits, or a limit above max_wr; ENOMEM when max_srq SRQs live.
+     */
+    default SharedReceiveQueue createSrq(final SrqAttr attr)
+    {
+        throw new VerbsException("ibv_create_srq", Errno.EOPNOTSUPP.code(), "this backend has no SRQs");
+    }
+
+    /**
+     * {@code ibv_create_ah}: an address handle for UD sends.
+     *
+     * @param attr the address vector.
+     * @return the address handle.
+     * @throws VerbsException EINVAL for a port outside 1..phys_port_cnt or, on RoCE, an address without a GID;
+     *                        EOPNOTSUPP where the backend has none.
+     */
+    default AddressHandle createAh(final AhAttr attr)
+    {
+        throw new VerbsException("ibv_create_ah", Errno.EOPNOTSUPP.code(), "this backend has no address handles");
+    }
+
+    /**
      * {@code ibv_alloc_mw}: an unbound memory window.
      *
      * @param type type 1 or 2.

@@ -10,8 +10,10 @@ import java.util.Objects;
  * @param type      transport type.
  * @param cap       capacities.
  * @param sqSigAll  true: every send work request completes, signalled or not.
+ * @param srq       the shared receive queue the QP takes its receives from, or null for a receive queue of its own.
  */
-public record QpInitAttr(CompletionQueue sendCq, CompletionQueue recvCq, QpType type, QpCap cap, boolean sqSigAll)
+public record QpInitAttr(CompletionQueue sendCq, CompletionQueue recvCq, QpType type, QpCap cap, boolean sqSigAll,
+    SharedReceiveQueue srq)
 {
     /**
      * @throws NullPointerException when a CQ, the type or the capacities are null.
@@ -22,6 +24,39 @@ public record QpInitAttr(CompletionQueue sendCq, CompletionQueue recvCq, QpType 
         Objects.requireNonNull(recvCq, "recvCq");
         Objects.requireNonNull(type, "type");
         Objects.requireNonNull(cap, "cap");
+    }
+
+    /**
+     * A QP with a receive queue of its own.
+     *
+     * @param sendCq   CQ for send completions.
+     * @param recvCq   CQ for receive completions.
+     * @param type     transport type.
+     * @param cap      capacities.
+     * @param sqSigAll true: every send work request completes.
+     */
+    public QpInitAttr(final CompletionQueue sendCq, final CompletionQueue recvCq, final QpType type, final QpCap cap,
+        final boolean sqSigAll)
+    {
+        this(sendCq, recvCq, type, cap, sqSigAll, null);
+    }
+
+    /**
+     * @param shared the SRQ.
+     * @return these attributes with receives taken from shared.
+     */
+    public QpInitAttr withSrq(final SharedReceiveQueue shared)
+    {
+        return new QpInitAttr(sendCq, recvCq, type, cap, sqSigAll, shared);
+    }
+
+    /**
+     * @param t the transport type.
+     * @return these attributes with another type.
+     */
+    public QpInitAttr withType(final QpType t)
+    {
+        return new QpInitAttr(sendCq, recvCq, t, cap, sqSigAll, srq);
     }
 
     /**

@@ -71,6 +71,56 @@ public interface QueuePair extends AutoCloseable
     void modifyToError();
 
     /**
+     * {@code ibv_modify_qp}: one transition of the QP state machine (or a change of attributes in place when the mask
+     * has no {@link QpAttrMask#STATE}). The mask must hold every attribute the transition requires for this QP type
+     * and nothing it does not allow (the kernel's {@code ib_modify_qp_is_ok}); any state may go to RESET, any but
+     * RESET to ERR.
+     *
+     * @param attr the attributes.
+     * @param mask the fields of attr to apply.
+     * @throws VerbsException EINVAL for a transition the table does not have, a required attribute missing, an
+     *                        attribute the transition does not allow, or a value out of range (port, pkey index, path
+     *                        MTU, read/atomic depth); EOPNOTSUPP where the backend cannot express it. A refused call
+     *                        changes nothing.
+     */
+    default void modify(final QpAttr attr, final Set<QpAttrMask> mask)
+    {
+        throw new VerbsException("ibv_modify_qp", Errno.EOPNOTSUPP.code(), "this backend takes the state changes one "
+            + "helper at a time (modifyToInit, modifyToRtr, modifyToRts, modifyToError)");
+    }
+
+    /**
+     * {@code ibv_query_qp}: the attributes now, the state included.
+     *
+     * @return the attributes.
+     * @throws VerbsException EOPNOTSUPP where the backend cannot query.
+     */
+    default QpAttr query()
+    {
+        throw new VerbsException("ibv_query_qp", Errno.EOPNOTSUPP.code(), "this backend cannot query a QP");
+    }
+
+    /**
+     * @return the SRQ this QP takes its receives from, or null.
+     */
+    default SharedReceiveQueue srq()
+    {
+        return null;
+    }
+
+    /**
+     * {@code ibv_post_send} on a UD QP: each work request with its address handle, remote QP number and Q_Key.
+     *
+     * @param wrs the work requests.
+     * @throws PostException as {@link #postSend(List)}, and EINVAL on a QP that is not UD, for an opcode other than
+     *                       SEND and SEND_WITH_IMM, or an address handle of another PD.
+     */
+    default void postSendUd(final List<UdSendWr> wrs)
+    {
+        throw new PostException("ibv_post_send", Errno.EOPNOTSUPP.code(), 0, "this backend has no UD QPs");
+    }
+
+    /**
      * INIT, RTR and RTS in one step, with infinite RNR retry: the usual RC set-up once addresses are exchanged.
      *
      * @param remote        the peer's address.

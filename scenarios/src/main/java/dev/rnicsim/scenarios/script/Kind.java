@@ -49,6 +49,10 @@ public enum Kind
     /** Device memory ({@code dm}): bytes on the adapter, moved by {@code dmwrite}/{@code dmread}, registered by
      * {@code regdm}. */
     DM,
+    /** A shared receive queue (srq). */
+    SRQ,
+    /** An address handle (ah). */
+    AH,
     /** A number kept for later lines ({@code let}). */
     VALUE
 }

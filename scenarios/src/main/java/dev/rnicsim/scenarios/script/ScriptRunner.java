@@ -484,6 +484,12 @@ public final class ScriptRunner
      * work request has run by the next statement; on {@code manual}, the engine moves only on {@code progress},
      * {@code poll} and key retirements that wait (docs/async.md).
      */
+    /** Lets the engine run after a step that may have released queued work (auto mode). */
+    static void settleAfter(final Session s)
+    {
+        settle(s);
+    }
+
     private static void settle(final Session s)
     {
         if (!s.manualEngine)
@@ -538,11 +544,11 @@ public final class ScriptRunner
                 case "poll" -> poll(s, l);
                 case "progress" -> Engines.progress(s, l);
                 case "engine" -> Engines.mode(s, l);
-                case "modify" ->
-                {
-                    s.get(l, l.args().get(0), SimQp.class).modifyToError();
-                    yield Outcome.ok("QP state ERR");
-                }
+                case "modify" -> QpVerbs.modify(s, l);
+                case "queryqp" -> QpVerbs.query(s, l);
+                case "srq" -> QpVerbs.srq(s, l);
+                case "srqlimit" -> QpVerbs.srqLimit(s, l);
+                case "ah" -> QpVerbs.ah(s, l);
                 case "mw" -> mw(s, l);
                 case "bind" -> bindMw(s, l);
                 case "unbind" -> unbindMw(s, l);
@@ -1470,15 +1476,21 @@ public final class ScriptRunner
     private Outcome qp(final Session s, final ScriptLine l)
     {
         final Map<String, String> o = l.options();
-        final int sge = s.evalCount(l, o.getOrDefault("sge", "4"));
+        // Default 4 SGEs, or the device's max_sge where it is lower (EFA: 2).
+        final int sge = o.containsKey("sge") ? s.evalCount(l, o.get("sge")) : Math.min(4,
+            s.get(l, l.args().get(1), SimPd.class).context().device().profile().attributes().maxSge());
         final QpCap cap = new QpCap(s.evalCount(l, o.getOrDefault("send_wr", "64")),
             s.evalCount(l, o.getOrDefault("recv_wr", "64")), sge, sge,
             s.evalCount(l, o.getOrDefault("inline", "64")));
         final SimCq cq = s.get(l, l.args().get(2), SimCq.class);
-        final SimQp qp = (SimQp)s.get(l, l.args().get(1), SimPd.class).createQp(new QpInitAttr(cq, cq, QpType.RC,
-            cap, false));
+        final QpType type = QpType.valueOf(o.getOrDefault("type", "rc").toUpperCase(Locale.ROOT));
+        final dev.rnicsim.simnic.SimSrq srq = o.containsKey("srq")
+            ? s.get(l, o.get("srq"), dev.rnicsim.simnic.SimSrq.class) : null;
+        final SimQp qp = (SimQp)s.get(l, l.args().get(1), SimPd.class).createQp(new QpInitAttr(cq, cq, type,
+            cap, false, srq));
         s.names.put(l.args().get(0), qp);
-        return Outcome.ok("QP 0x" + Integer.toHexString(qp.qpNum()) + " in " + qp.state());
+        return Outcome.ok(type + " QP 0x" + Integer.toHexString(qp.qpNum()) + " in " + qp.state()
+            + (srq == null ? "" : ", receives from the SRQ"));
     }
 
     private Outcome connect(final Session s, final ScriptLine l)
@@ -1551,7 +1563,16 @@ public final class ScriptRunner
             : new SendWr(id, op, sgl, flags, inv ? 0 : remote, inv ? 0 : rkey,
             s.evalInt(l, o.getOrDefault("imm", "0")), compareAdd, s.evalNum(l, o.getOrDefault("swap", "0")),
             inv ? rkey : 0);
-        qp.postSend(wr);
+        if (o.containsKey("ah"))
+        {
+            qp.postSendUd(List.of(new dev.rnicsim.verbs.UdSendWr(wr, s.get(l, o.get("ah"),
+                dev.rnicsim.simnic.SimAh.class), s.evalInt(l, o.getOrDefault("remote_qpn", "0")),
+                s.evalInt(l, o.getOrDefault("qkey", "0")))));
+        }
+        else
+        {
+            qp.postSend(wr);
+        }
         if (s.manualEngine)
         {
             return Outcome.ok(Engines.queued(qp, wr));
@@ -1659,6 +1680,13 @@ public final class ScriptRunner
 
     private Outcome recv(final Session s, final ScriptLine l)
     {
+        if (s.names.get(l.args().get(0)) instanceof dev.rnicsim.simnic.SimSrq srq)
+        {
+            final long id = l.options().containsKey("id") ? s.evalNum(l, l.options().get("id")) : s.nextWrId++;
+            srq.postRecv(List.of(new RecvWr(id, sgl(s, l, l.options().get("sgl")))));
+            settle(s);
+            return Outcome.ok("ibv_post_srq_recv wr_id=" + id + " (" + srq.receivesPosted() + " waiting)");
+        }
         final SimQp qp = s.get(l, l.args().get(0), SimQp.class);
         final long id = l.options().containsKey("id") ? s.evalNum(l, l.options().get("id")) : s.nextWrId++;
         qp.postRecv(new RecvWr(id, sgl(s, l, l.options().get("sgl"))));
@@ -1753,6 +1781,8 @@ public final class ScriptRunner
             case SimMw w -> w.close();
             case SimCq c -> c.close();
             case SimQp q -> q.close();
+            case dev.rnicsim.simnic.SimSrq q -> q.close();
+            case dev.rnicsim.simnic.SimAh a -> a.close();
             case dev.rnicsim.verbs.MemoryRegion m -> m.close();
             case dev.rnicsim.verbs.DeviceMemory d -> d.close();
             case Session.PoolBinding p ->

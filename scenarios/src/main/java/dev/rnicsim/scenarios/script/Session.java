@@ -159,6 +159,8 @@ final class Session
             case "SimPd" -> "PD";
             case "SimCq" -> "CQ";
             case "SimQp" -> "QP";
+            case "SimSrq" -> "shared receive queue (a name from 'srq')";
+            case "SimAh" -> "address handle (a name from 'ah')";
             case "SimContext" -> "context (a name from 'open')";
             case "PoolBinding" -> "pool (a name from 'pool')";
             case "FragmentBinding" -> "fragment (a name from 'alloc')";
@@ -390,6 +392,18 @@ final class Session
                 ? new Val(f.iova(), null, ((SimPd)f.pd()).context().process(), f, null) : num(fastMrField(f, field));
             case SimMw w -> field == null ? windowStart(w) : num(mwField(w, field));
             case SimQp q -> field == null ? num(q.qpNum()) : qpField(q, field);
+            case dev.rnicsim.simnic.SimSrq q -> num(field == null ? q.receivesPosted() : switch (field)
+            {
+                case "max_wr" -> q.isClosed() ? 0 : q.query().maxWr();
+                case "max_sge" -> q.isClosed() ? 0 : q.query().maxSge();
+                case "limit" -> q.isClosed() ? 0 : q.query().srqLimit();
+                case "qps" -> q.queuePairs().size();
+                case "limit_events" -> q.limitEvents();
+                case "closed" -> q.isClosed() ? 1 : 0;
+                default -> q.receivesPosted();
+            });
+            case dev.rnicsim.simnic.SimAh h -> num(field != null && field.equals("closed") ? (h.isClosed() ? 1 : 0)
+                : h.attr().portNum());
             case SimPd p -> num(p.pdNum());
             case SimCq c -> num(field != null && field.equals("entries") ? c.cqe() : c.depth());
             case SimContext c -> field == null ? num(c.process().pid()) : num(processField(c.process(), field));
@@ -698,8 +712,29 @@ final class Session
             case "state" -> new Val(0, q.state().name(), null, null, null);
             case "receives" -> num(q.receivesPosted());
             case "sends_waiting" -> num(q.sendsWaiting());
-            default -> num(0);
+            case "type" -> new Val(0, q.type().name(), null, null, null);
+            default -> qpAttrField(q.query(), field);
         };
+    }
+
+    /** The fields of ibv_query_qp's answer. */
+    private static Val qpAttrField(final dev.rnicsim.verbs.QpAttr a, final String field)
+    {
+        return num(switch (field)
+        {
+            case "qkey" -> a.qkey() & 0xffffffffL;
+            case "dest_qpn" -> a.destQpNum();
+            case "path_mtu" -> dev.rnicsim.verbs.QpAttr.mtuBytes(a.pathMtu());
+            case "access" -> dev.rnicsim.verbs.Access.toBits(a.qpAccessFlags());
+            case "port" -> a.portNum();
+            case "sq_psn" -> a.sqPsn();
+            case "rq_psn" -> a.rqPsn();
+            case "min_rnr_timer" -> a.minRnrTimer();
+            case "timeout" -> a.timeout();
+            case "max_rd_atomic" -> a.maxRdAtomic();
+            case "max_dest_rd_atomic" -> a.maxDestRdAtomic();
+            default -> 0;
+        });
     }
 
     static long processField(final UserProcess p, final String field)

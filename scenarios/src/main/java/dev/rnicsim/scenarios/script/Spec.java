@@ -129,6 +129,14 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
     public static final Set<String> STRICT_KINDS = java.util.Arrays.stream(dev.rnicsim.simnic.StrictWarning.Kind
         .values()).map(k -> k.name().toLowerCase(Locale.ROOT)).collect(java.util.stream.Collectors.toSet());
 
+    /** The states of {@code modify} ({@code same}: no IBV_QP_STATE in the mask, attributes changed in place). */
+    public static final Set<String> QP_STATE_WORDS = Set.of("reset", "init", "rtr", "rts", "sqd", "sqe", "err",
+        "same");
+
+    /** The attributes of {@code modify ... mask=}: the IBV_QP_ names in lower case. */
+    public static final Set<String> QP_ATTR_WORDS = java.util.Arrays.stream(dev.rnicsim.verbs.QpAttrMask.values())
+        .map(m -> m.name().toLowerCase(Locale.ROOT)).collect(java.util.stream.Collectors.toSet());
+
     /** The operations of {@code post} that name remote memory and so need {@code remote=}. */
     public static final Set<String> REMOTE_WORDS = Set.of("write", "write_imm", "read", "cas", "faa", "flush",
         "atomic_write");
@@ -209,9 +217,10 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             new Expr(true), new Expr(true)), Map.of());
         add(t, "cq NAME CONTEXT [ENTRIES]", List.of(new NewName(Kind.CQ, false), ref(Kind.CONTEXT),
             new Expr(true)), Map.of());
-        add(t, "qp NAME PD CQ [send_wr=N] [recv_wr=N] [sge=N] [inline=N]",
+        add(t, "qp NAME PD CQ [type=rc|uc|ud] [srq=SRQ] [send_wr=N] [recv_wr=N] [sge=N] [inline=N]",
             List.of(new NewName(Kind.QP, false), ref(Kind.PD), ref(Kind.CQ)),
-            opts("send_wr", expr(), "recv_wr", expr(), "sge", expr(), "inline", expr()));
+            opts("type", word("rc", "uc", "ud"), "srq", new Ref(Set.of(Kind.SRQ), true), "send_wr", expr(),
+                "recv_wr", expr(), "sge", expr(), "inline", expr()));
         add(t, "connect QP QP [access=FLAGS] [rnr_retry=N] [min_rnr_timer=N] [retry=N]",
             List.of(ref(Kind.QP), ref(Kind.QP)),
             opts("access", new Word(ACCESS_WORDS, true, true), "rnr_retry", expr(), "min_rnr_timer", expr(),
@@ -224,13 +233,28 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             opts("sgl", new Sgl(true), "remote", expr(), "rkey", expr(), "imm", expr(), "compare", expr(),
                 "swap", expr(), "add", expr(), "mr", new Ref(Set.of(Kind.FASTMR), true), "key", expr(), "access",
                 new Word(ACCESS_WORDS, true, true), "length", expr(), "type", new Word(FLUSH_TYPE_WORDS, false, true),
-                "level", new Word(FLUSH_LEVEL_WORDS, false, true), "value", expr(), "id", expr()),
-            Set.of("unsignaled", "inline"));
-        add(t, "recv QP [sgl=SGL] [id=N]", List.of(ref(Kind.QP)), opts("sgl", new Sgl(true), "id", expr()));
+                "level", new Word(FLUSH_LEVEL_WORDS, false, true), "value", expr(), "id", expr(), "ah",
+                new Ref(Set.of(Kind.AH), true), "remote_qpn", expr(), "qkey", expr()), Set.of("unsignaled", "inline"));
+        add(t, "recv QP|SRQ [sgl=SGL] [id=N]", List.of(new Ref(Set.of(Kind.QP, Kind.SRQ), false)),
+            opts("sgl", new Sgl(true), "id", expr()));
         add(t, "poll CQ [N]", List.of(ref(Kind.CQ), new Expr(true)), Map.of());
         add(t, "progress DEVICE [N]", List.of(ref(Kind.DEVICE), new Expr(true)), Map.of());
         add(t, "engine auto|manual", List.of(new Word(Set.of("auto", "manual"), false, false)), Map.of());
-        add(t, "modify QP err", List.of(ref(Kind.QP), new Word(Set.of("err"), false, false)), Map.of());
+        add(t, "modify QP reset|init|rtr|rts|sqd|sqe|err|same [access=FLAGS] [port=N] [pkey_index=N] [qkey=N]"
+            + " [dest=QP] [av=QP] [dest_qpn=N] [path_mtu=BYTES] [rq_psn=N] [sq_psn=N] [timeout=N] [retry=N]"
+            + " [rnr_retry=N] [min_rnr_timer=N] [max_rd_atomic=N] [max_dest_rd_atomic=N] [cur=STATE] [mask=ATTRS]",
+            List.of(ref(Kind.QP), new Word(QP_STATE_WORDS, false, false)),
+            opts("access", new Word(ACCESS_WORDS, true, true), "port", expr(), "pkey_index", expr(), "qkey", expr(),
+                "dest", new Ref(Set.of(Kind.QP), true), "av", new Ref(Set.of(Kind.QP), true), "dest_qpn", expr(),
+                "path_mtu", expr(), "rq_psn", expr(), "sq_psn", expr(), "timeout", expr(), "retry", expr(),
+                "rnr_retry", expr(), "min_rnr_timer", expr(), "max_rd_atomic", expr(), "max_dest_rd_atomic", expr(),
+                "cur", new Word(QP_STATE_WORDS, false, true), "mask", new Word(QP_ATTR_WORDS, true, true)));
+        add(t, "queryqp QP", List.of(ref(Kind.QP)), Map.of());
+        add(t, "srq NAME PD [wr=N] [sge=N] [limit=N]", List.of(new NewName(Kind.SRQ, false), ref(Kind.PD)),
+            opts("wr", expr(), "sge", expr(), "limit", expr()));
+        add(t, "srqlimit SRQ N", List.of(ref(Kind.SRQ), new Expr(false)), Map.of());
+        add(t, "ah NAME PD DEVICE [port=N] [sgid_index=N] [lid_only]", List.of(new NewName(Kind.AH, false),
+            ref(Kind.PD), ref(Kind.DEVICE)), opts("port", expr(), "sgid_index", expr()), Set.of("lid_only"));
         add(t, "watch NAME DEVICE flag=ADDR data=ADDR length=SIZE [value=N]",
             List.of(new NewName(Kind.WATCH, false), ref(Kind.DEVICE)),
             opts("flag", expr(), "data", expr(), "length", expr(), "value", expr()));
@@ -278,7 +302,7 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "strict on|off [max_reg_rate=N] [ignore=KINDS]", List.of(new Word(Set.of("on", "off"), false, false)),
             opts("max_reg_rate", expr(), "ignore", new Word(STRICT_KINDS, true, true)));
         add(t, "close NAME", List.of(new Ref(Set.of(Kind.CONTEXT, Kind.PD, Kind.MR, Kind.FASTMR, Kind.MW, Kind.CQ,
-            Kind.QP, Kind.POOL, Kind.CACHE, Kind.DMABUF, Kind.WATCH, Kind.DM), false)), Map.of());
+            Kind.QP, Kind.POOL, Kind.CACHE, Kind.DMABUF, Kind.WATCH, Kind.DM, Kind.SRQ, Kind.AH), false)), Map.of());
         add(t, "show mr|odp|mw|qp|walk|mtt|counters|trace|devinfo|meminfo|vmstat|buddyinfo|hugepages|status|smaps"
             + "|clock|pool|cache|gpu|forkinit|inflight [NAME|ADDR]",
             List.of(new Word(Set.of("mr", "odp", "mw", "qp", "walk", "mtt", "counters", "trace", "devinfo", "meminfo",

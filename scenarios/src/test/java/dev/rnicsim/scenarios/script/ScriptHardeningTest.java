@@ -142,6 +142,7 @@ class ScriptHardeningTest
     void shouldNameEveryKindAnArgumentMayBeInOneStableMessage()
     {
         assertThatThrownBy(() -> run("host a\nclose a\n", new StringWriter())).isInstanceOf(ScriptException.class)
-            .hasMessageContaining("expected a cache or context or cq or dm or dmabuf or fastmr or mr or mw or pd or pool or qp or watch name");
+            .hasMessageContaining("expected a ah or cache or context or cq or dm or dmabuf or fastmr or mr or mw or pd "
+                + "or pool or qp or srq or watch name");
     }
 }

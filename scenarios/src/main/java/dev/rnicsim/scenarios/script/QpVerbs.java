@@ -1,0 +1,166 @@
+package dev.rnicsim.scenarios.script;
+
+import dev.rnicsim.simnic.QpTransitions;
+import dev.rnicsim.simnic.SimDevice;
+import dev.rnicsim.simnic.SimPd;
+import dev.rnicsim.simnic.SimQp;
+import dev.rnicsim.simnic.SimSrq;
+import dev.rnicsim.verbs.AddressHandle;
+import dev.rnicsim.verbs.AhAttr;
+import dev.rnicsim.verbs.QpAttr;
+import dev.rnicsim.verbs.QpAttrMask;
+import dev.rnicsim.verbs.QpState;
+import dev.rnicsim.verbs.SharedReceiveQueue;
+import dev.rnicsim.verbs.SrqAttr;
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Script verbs of the QP state machine and the QP types beyond RC: {@code modify} (ibv_modify_qp, one transition with
+ * its attribute mask), {@code queryqp}, {@code srq}, {@code srqlimit} and {@code ah}. Stateless.
+ */
+final class QpVerbs
+{
+    private QpVerbs()
+    {
+    }
+
+    /**
+     * {@code modify QP STATE [attributes] [mask=ATTRS]}: the mask holds STATE (unless STATE is {@code same}) and one bit
+     * per attribute option given ({@code dest=QP} gives AV and DEST_QPN, {@code av=QP} AV alone), or exactly the
+     * attributes of {@code mask=} (the state word still sets STATE).
+     */
+    static Outcome modify(final Session s, final ScriptLine l)
+    {
+        final SimQp qp = s.get(l, l.args().get(0), SimQp.class);
+        final Map<String, String> o = l.options();
+        final String word = l.args().get(1);
+        final QpAttr.Builder b = QpAttr.builder();
+        if (!word.equals("same"))
+        {
+            b.state(state(word));
+        }
+        if (o.containsKey("cur"))
+        {
+            b.curState(state(o.get("cur")));
+        }
+        if (o.containsKey("access"))
+        {
+            b.accessFlags(Spec.accessFlags(o.get("access")));
+        }
+        final SimQp dest = o.containsKey("dest") ? s.get(l, o.get("dest"), SimQp.class)
+            : o.containsKey("av") ? s.get(l, o.get("av"), SimQp.class) : null;
+        if (dest != null)
+        {
+            b.av(AhAttr.toGid(dest.address().gid()));
+            if (o.containsKey("dest"))
+            {
+                b.destQpNum(dest.qpNum());
+            }
+        }
+        if (o.containsKey("path_mtu"))
+        {
+            final long bytes = s.evalNum(l, o.get("path_mtu"));
+            b.pathMtu(bytes >= 256 && bytes <= 4096 && Long.bitCount(bytes) == 1
+                ? Long.numberOfTrailingZeros(bytes) - 7 : (int)bytes);
+        }
+        intOpt(s, l, "port", b::port);
+        intOpt(s, l, "pkey_index", b::pkeyIndex);
+        intOpt(s, l, "qkey", b::qkey);
+        intOpt(s, l, "dest_qpn", b::destQpNum);
+        intOpt(s, l, "rq_psn", b::rqPsn);
+        intOpt(s, l, "sq_psn", b::sqPsn);
+        intOpt(s, l, "timeout", b::timeout);
+        intOpt(s, l, "retry", b::retryCnt);
+        intOpt(s, l, "rnr_retry", b::rnrRetry);
+        intOpt(s, l, "min_rnr_timer", b::minRnrTimer);
+        intOpt(s, l, "max_rd_atomic", b::maxRdAtomic);
+        intOpt(s, l, "max_dest_rd_atomic", b::maxDestRdAtomic);
+        Set<QpAttrMask> mask = b.mask();
+        if (o.containsKey("mask"))
+        {
+            mask = EnumSet.noneOf(QpAttrMask.class);
+            if (!word.equals("same"))
+            {
+                mask.add(QpAttrMask.STATE);
+            }
+            for (final String w : o.get("mask").split(","))
+            {
+                if (!w.isBlank() && !w.equals("none"))
+                {
+                    mask.add(QpAttrMask.valueOf(w.trim().toUpperCase(Locale.ROOT)));
+                }
+            }
+        }
+        final QpState before = qp.state();
+        qp.modify(b.build(), mask);
+        ScriptRunner.settleAfter(s);
+        return Outcome.ok(String.format(Locale.ROOT, "ibv_modify_qp %s -> %s (attr_mask %s = 0x%x)", before,
+            qp.state(), QpTransitions.names(mask), QpAttrMask.toBits(mask)));
+    }
+
+    private static void intOpt(final Session s, final ScriptLine l, final String option,
+        final java.util.function.IntConsumer set)
+    {
+        if (l.options().containsKey(option))
+        {
+            set.accept(s.evalInt(l, l.options().get(option)));
+        }
+    }
+
+    private static QpState state(final String word)
+    {
+        return QpState.valueOf(word.toUpperCase(Locale.ROOT));
+    }
+
+    /** {@code queryqp QP}: ibv_query_qp. */
+    static Outcome query(final Session s, final ScriptLine l)
+    {
+        final SimQp qp = s.get(l, l.args().get(0), SimQp.class);
+        final QpAttr a = qp.query();
+        return Outcome.ok(String.format(Locale.ROOT, "%s QP 0x%x: state %s, qp_access_flags %s, port %d, "
+            + "pkey_index %d, qkey 0x%x, dest_qp_num 0x%x, path_mtu %d, rq_psn 0x%x, sq_psn 0x%x, timeout %d, "
+            + "retry_cnt %d, rnr_retry %d, min_rnr_timer %d, max_rd_atomic %d, max_dest_rd_atomic %d%s%s",
+            qp.type(), qp.qpNum(), a.qpState(), a.qpAccessFlags(), a.portNum(), a.pkeyIndex(), a.qkey(), a.destQpNum(),
+            QpAttr.mtuBytes(a.pathMtu()), a.rqPsn(), a.sqPsn(), a.timeout(), a.retryCnt(), a.rnrRetry(),
+            a.minRnrTimer(), a.maxRdAtomic(), a.maxDestRdAtomic(), a.sqDraining() ? ", send queue held (SQD)" : "",
+            qp.srq() == null ? "" : ", receives from an SRQ"));
+    }
+
+    /** {@code srq NAME PD [wr=N] [sge=N] [limit=N]}: ibv_create_srq (defaults 64, 4, 0). */
+    static Outcome srq(final Session s, final ScriptLine l)
+    {
+        final Map<String, String> o = l.options();
+        final SharedReceiveQueue srq = s.get(l, l.args().get(1), SimPd.class).createSrq(new SrqAttr(
+            s.evalInt(l, o.getOrDefault("wr", "64")), s.evalInt(l, o.getOrDefault("sge", "4")),
+            s.evalInt(l, o.getOrDefault("limit", "0"))));
+        s.names.put(l.args().get(0), srq);
+        final SrqAttr a = srq.query();
+        return Outcome.ok("ibv_create_srq: max_wr " + a.maxWr() + ", max_sge " + a.maxSge() + ", srq_limit "
+            + a.srqLimit());
+    }
+
+    /** {@code srqlimit SRQ N}: ibv_modify_srq with IBV_SRQ_LIMIT. */
+    static Outcome srqLimit(final Session s, final ScriptLine l)
+    {
+        final SimSrq srq = s.get(l, l.args().get(0), SimSrq.class);
+        srq.modifyLimit(s.evalInt(l, l.args().get(1)));
+        return Outcome.ok("srq_limit " + srq.query().srqLimit());
+    }
+
+    /** {@code ah NAME PD DEVICE [port=N] [sgid_index=N] [lid_only]}: ibv_create_ah to DEVICE's port GID. */
+    static Outcome ah(final Session s, final ScriptLine l)
+    {
+        final SimDevice to = s.get(l, l.args().get(2), SimDevice.class);
+        final Map<String, String> o = l.options();
+        final AhAttr attr = new AhAttr(l.flags().contains("lid_only") ? null : to.gid(),
+            l.flags().contains("lid_only") ? 1 : 0, s.evalInt(l, o.getOrDefault("port", "1")),
+            s.evalInt(l, o.getOrDefault("sgid_index", "0")));
+        final AddressHandle ah = s.get(l, l.args().get(1), SimPd.class).createAh(attr);
+        s.names.put(l.args().get(0), ah);
+        return Outcome.ok("ibv_create_ah: " + (attr.isGlobal() ? "GID " + attr.dgid() : "LID " + attr.dlid())
+            + " through port " + attr.portNum());
+    }
+}

@@ -1,0 +1,194 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.verbs.AhAttr;
+import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.DeviceAttributes;
+import dev.rnicsim.verbs.PortAttributes;
+import dev.rnicsim.verbs.QpAttr;
+import dev.rnicsim.verbs.QpAttrMask;
+import dev.rnicsim.verbs.QpInitAttr;
+import dev.rnicsim.verbs.QpType;
+import java.util.EnumSet;
+import java.util.Set;
+
+/**
+ * The attributes of a simulated QP that {@code ibv_modify_qp} sets and only {@code ibv_query_qp} reads, and the checks
+ * of their values and of {@code ibv_create_qp}'s type-specific input. Not thread safe.
+ */
+final class QpAttributes
+{
+    /** The rights a QP's qp_access_flags may hold. */
+    static final Set<Access> QP_ACCESS = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ,
+        Access.REMOTE_ATOMIC, Access.FLUSH_GLOBAL, Access.FLUSH_PERSISTENT);
+
+    int pkeyIndex;
+    int portNum;
+    int qkey;
+    AhAttr av;
+    int pathMtu;
+    int timeout;
+    int rqPsn;
+    int sqPsn;
+    int maxRdAtomic;
+    int maxDestRdAtomic;
+    int destQpNum;
+
+    /** Back to what a new QP has (a transition to RESET). */
+    void clear()
+    {
+        pkeyIndex = 0;
+        portNum = 0;
+        qkey = 0;
+        av = null;
+        pathMtu = 0;
+        timeout = 0;
+        rqPsn = 0;
+        sqPsn = 0;
+        maxRdAtomic = 0;
+        maxDestRdAtomic = 0;
+        destQpNum = 0;
+    }
+
+    /**
+     * The type-specific checks of {@code ibv_create_qp}: the SRQ must be a live SRQ of the same context (the kernel
+     * looks the handle up in the caller's objects, {@code create_qp} in uverbs_cmd.c: EINVAL otherwise).
+     */
+    static void checkCreate(final String verb, final SimPd pd, final QpInitAttr attr)
+    {
+        if (attr.srq() != null && (!(attr.srq() instanceof SimSrq s) || s.isClosed()
+            || s.pd().context() != pd.context()))
+        {
+            throw Errors.invalid(verb, "srq " + attr.srq() + " is not a live SRQ of this context (ibv_create_qp "
+                + "looks the SRQ up among the caller's objects); create it with ibv_create_srq on the same context");
+        }
+    }
+
+    /**
+     * The value checks of {@code ibv_modify_qp} after the state table (rxe {@code rxe_qp_chk_attr}, uverbs
+     * {@code modify_qp}, mlx5 {@code mlx5_ib_modify_qp}): each attribute in the mask must fit its field and the
+     * device's limits.
+     *
+     * @return why the values are refused (EINVAL), or null.
+     */
+    static String valueRefusal(final SimDevice device, final QpAttr a, final Set<QpAttrMask> mask)
+    {
+        final DeviceAttributes d = device.profile().attributes();
+        final PortAttributes port = device.profile().portAttributes();
+        if (mask.contains(QpAttrMask.PORT) && (a.portNum() < 1 || a.portNum() > d.physPortCnt()))
+        {
+            return "port_num=" + a.portNum() + " is not a port of " + device.name() + " (1.." + d.physPortCnt()
+                + "; uverbs modify_qp, rdma_is_port_valid)";
+        }
+        if (mask.contains(QpAttrMask.PKEY_INDEX) && (a.pkeyIndex() < 0 || a.pkeyIndex() >= port.pkeyTblLen()))
+        {
+            return "pkey_index=" + a.pkeyIndex() + " is outside the P_Key table of " + port.pkeyTblLen()
+                + " entries (rxe_qp_chk_attr)";
+        }
+        if (mask.contains(QpAttrMask.ACCESS_FLAGS))
+        {
+            for (final Access x : a.qpAccessFlags())
+            {
+                if (!QP_ACCESS.contains(x))
+                {
+                    return "qp_access_flags " + a.qpAccessFlags() + ": " + x + " is not a QP access flag "
+                        + "(LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC, FLUSH_GLOBAL, FLUSH_PERSISTENT)";
+                }
+            }
+        }
+        if (mask.contains(QpAttrMask.AV))
+        {
+            if (a.ahAttr() == null)
+            {
+                return "IBV_QP_AV without an address vector";
+            }
+            final String ah = ahRefusal(device, a.ahAttr());
+            if (ah != null)
+            {
+                return ah;
+            }
+        }
+        if (mask.contains(QpAttrMask.PATH_MTU) && (a.pathMtu() < 1 || a.pathMtu() > port.maxMtu()))
+        {
+            return "path_mtu=" + a.pathMtu() + " is not an IB MTU up to the port's max_mtu " + port.maxMtu() + " ("
+                + QpAttr.mtuBytes(port.maxMtu()) + " bytes; enum ibv_mtu 1..5; rxe_qp_chk_attr)";
+        }
+        if (mask.contains(QpAttrMask.MAX_QP_RD_ATOMIC)
+            && (a.maxRdAtomic() < 0 || a.maxRdAtomic() > d.maxQpInitRdAtom()))
+        {
+            return "max_rd_atomic=" + a.maxRdAtomic() + " > max_qp_init_rd_atom=" + d.maxQpInitRdAtom()
+                + " of " + device.name() + " (rxe_qp_chk_attr, mlx5_ib_modify_qp)";
+        }
+        if (mask.contains(QpAttrMask.MAX_DEST_RD_ATOMIC)
+            && (a.maxDestRdAtomic() < 0 || a.maxDestRdAtomic() > d.maxQpRdAtom()))
+        {
+            return "max_dest_rd_atomic=" + a.maxDestRdAtomic() + " > max_qp_rd_atom=" + d.maxQpRdAtom() + " of "
+                + device.name() + " (mlx5_ib_modify_qp)";
+        }
+        return fieldRefusal(a, mask);
+    }
+
+    /** Fields narrower than an int: the value must fit (IBA 9.7.5 and table 45 give their widths). */
+    private static String fieldRefusal(final QpAttr a, final Set<QpAttrMask> mask)
+    {
+        if (mask.contains(QpAttrMask.TIMEOUT) && (a.timeout() < 0 || a.timeout() > 31))
+        {
+            return "timeout=" + a.timeout() + " must be 0-31 (a 5-bit field)";
+        }
+        if (mask.contains(QpAttrMask.RETRY_CNT) && (a.retryCnt() < 0 || a.retryCnt() > 7))
+        {
+            return "retry_cnt=" + a.retryCnt() + " must be 0-7 (a 3-bit field)";
+        }
+        if (mask.contains(QpAttrMask.RNR_RETRY) && (a.rnrRetry() < 0 || a.rnrRetry() > 7))
+        {
+            return "rnr_retry=" + a.rnrRetry() + " must be 0-7 (a 3-bit field; 7 retries forever)";
+        }
+        if (mask.contains(QpAttrMask.MIN_RNR_TIMER) && (a.minRnrTimer() < 0 || a.minRnrTimer() > 31))
+        {
+            return "min_rnr_timer=" + a.minRnrTimer() + " must be 0-31 (a 5-bit field, IBA table 45)";
+        }
+        for (final QpAttrMask m : EnumSet.of(QpAttrMask.RQ_PSN, QpAttrMask.SQ_PSN, QpAttrMask.DEST_QPN))
+        {
+            final int v = m == QpAttrMask.RQ_PSN ? a.rqPsn() : m == QpAttrMask.SQ_PSN ? a.sqPsn() : a.destQpNum();
+            if (mask.contains(m) && (v & ~0xffffff) != 0)
+            {
+                return m.name().toLowerCase(java.util.Locale.ROOT) + "=0x" + Integer.toHexString(v)
+                    + " does not fit 24 bits";
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The checks of an address vector ({@code ibv_create_ah}, IBV_QP_AV): a port of the device, and on RoCE a GID
+     * (the global route header is mandatory there: rxe {@code rxe_ah_chk_attr} and the core's
+     * {@code rdma_check_ah_attr} refuse an Ethernet address without IB_AH_GRH).
+     *
+     * @return why it is refused (EINVAL), or null.
+     */
+    static String ahRefusal(final SimDevice device, final AhAttr ah)
+    {
+        final DeviceAttributes d = device.profile().attributes();
+        if (ah.portNum() < 1 || ah.portNum() > d.physPortCnt())
+        {
+            return "ah_attr.port_num=" + ah.portNum() + " is not a port of " + device.name() + " (1.."
+                + d.physPortCnt() + ")";
+        }
+        if (!ah.isGlobal() && device.profile().portAttributes().linkLayer() == PortAttributes.LINK_LAYER_ETHERNET)
+        {
+            return "an address vector without a GID on an Ethernet (RoCE) port: is_global is mandatory there "
+                + "(rdma_check_ah_attr); give the destination GID";
+        }
+        if (ah.isGlobal() && (ah.sgidIndex() < 0 || ah.sgidIndex() >= device.profile().portAttributes().gidTblLen()))
+        {
+            return "sgid_index=" + ah.sgidIndex() + " is outside the GID table of "
+                + device.profile().portAttributes().gidTblLen() + " entries";
+        }
+        return null;
+    }
+
+    /** @return true for the types whose QPs have a remote QP (connected service). */
+    static boolean connected(final QpType type)
+    {
+        return type == QpType.RC || type == QpType.UC;
+    }
+}

@@ -1,0 +1,250 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.verbs.DeviceAttributes;
+import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.PostException;
+import dev.rnicsim.verbs.RecvWr;
+import dev.rnicsim.verbs.SharedReceiveQueue;
+import dev.rnicsim.verbs.SrqAttr;
+import dev.rnicsim.verbs.VerbsException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * A simulated shared receive queue: one queue of receive work requests that every QP created with it takes its
+ * receives from, first posted first taken (IBA 10.2.9). It keeps its PD busy, and each QP attached to it keeps it busy
+ * ({@code ib_destroy_srq_user}: EBUSY while its use count is not 0). An armed limit (ibv_modify_srq with
+ * IBV_SRQ_LIMIT, or srq_limit at creation) fires IBV_EVENT_SRQ_LIMIT_REACHED once the receives posted drop below it,
+ * and is disarmed (set to 0) by doing so (ibv_modify_srq(3), IBA 10.2.9.5); the events are counted, there is no async
+ * event queue. Not thread safe.
+ */
+public final class SimSrq implements SharedReceiveQueue
+{
+    private final SimPd pd;
+    private final int maxWr;
+    private final int maxSge;
+    private final ArrayDeque<RecvWr> queue = new TakenQueue();
+    private final Set<SimQp> users = new LinkedHashSet<>();
+    private int srqLimit;
+    private int limitEvents;
+    private boolean closed;
+
+    /** The SRQ's receives; taking one checks the armed limit. */
+    private final class TakenQueue extends ArrayDeque<RecvWr>
+    {
+        @Override
+        public RecvWr removeFirst()
+        {
+            final RecvWr wr = super.removeFirst();
+            taken();
+            return wr;
+        }
+
+        @Override
+        public RecvWr pollFirst()
+        {
+            final RecvWr wr = super.pollFirst();
+            if (wr != null)
+            {
+                taken();
+            }
+            return wr;
+        }
+    }
+
+    private void taken()
+    {
+        if (srqLimit > 0 && queue.size() < srqLimit)
+        {
+            limitEvents++;
+            srqLimit = 0;
+        }
+    }
+
+    /**
+     * @return how many IBV_EVENT_SRQ_LIMIT_REACHED events the SRQ has fired.
+     */
+    public int limitEvents()
+    {
+        return limitEvents;
+    }
+
+    private SimSrq(final SimPd pd, final SrqAttr attr)
+    {
+        this.pd = pd;
+        this.maxWr = attr.maxWr();
+        this.maxSge = attr.maxSge();
+        this.srqLimit = attr.srqLimit();
+    }
+
+    /**
+     * {@code ibv_create_srq}: EOPNOTSUPP on a device reporting max_srq 0 (EFA, siw without SRQ support report so);
+     * EINVAL for max_wr or max_sge of 0 or above the device's limits, or a limit above max_wr (rxe
+     * {@code rxe_srq_chk_init}); ENOMEM when max_srq SRQs live. The device's max_srq_wr is taken as its max_qp_wr
+     * (the profiles carry no separate figure).
+     */
+    static SimSrq create(final SimPd pd, final SrqAttr attr, final int srqsLive)
+    {
+        final String verb = "ibv_create_srq";
+        final SimDevice device = pd.context().device();
+        final DeviceAttributes a = device.profile().attributes();
+        if (attr == null)
+        {
+            throw Errors.invalid(verb, "srq_init_attr is null");
+        }
+        if (a.maxSrq() == 0)
+        {
+            throw Errors.of(verb, Errno.EOPNOTSUPP, device.name() + " reports max_srq=0: its driver has no shared "
+                + "receive queues; give each QP its own receive queue");
+        }
+        if (attr.maxWr() < 1 || attr.maxWr() > a.maxQpWr() || attr.maxSge() < 1 || attr.maxSge() > a.maxSge())
+        {
+            throw Errors.invalid(verb, "max_wr=" + attr.maxWr() + " max_sge=" + attr.maxSge() + " must be 1..max_srq_wr="
+                + a.maxQpWr() + " and 1..max_srq_sge=" + a.maxSge() + " (rxe_srq_chk_init)");
+        }
+        if (attr.srqLimit() < 0 || attr.srqLimit() > attr.maxWr())
+        {
+            throw Errors.invalid(verb, "srq_limit=" + attr.srqLimit() + " must be 0..max_wr=" + attr.maxWr());
+        }
+        if (srqsLive >= a.maxSrq())
+        {
+            throw Errors.of(verb, Errno.ENOMEM, "SRQs live=" + srqsLive + " = max_srq=" + a.maxSrq());
+        }
+        return new SimSrq(pd, attr);
+    }
+
+    @Override
+    public SimPd pd()
+    {
+        return pd;
+    }
+
+    ArrayDeque<RecvWr> queue()
+    {
+        return queue;
+    }
+
+    void attach(final SimQp qp)
+    {
+        users.add(qp);
+    }
+
+    void detach(final SimQp qp)
+    {
+        users.remove(qp);
+    }
+
+    /**
+     * @return the live QPs taking their receives from this SRQ.
+     */
+    public List<SimQp> queuePairs()
+    {
+        return new ArrayList<>(users);
+    }
+
+    @Override
+    public void postRecv(final List<RecvWr> wrs)
+    {
+        final String verb = "ibv_post_srq_recv";
+        if (wrs == null)
+        {
+            throw new PostException(verb, Errno.EINVAL.code(), 0, "the work-request list is null");
+        }
+        try
+        {
+            for (int i = 0; i < wrs.size(); i++)
+            {
+                final RecvWr wr = wrs.get(i);
+                if (wr == null || closed)
+                {
+                    throw new PostException(verb, Errno.EINVAL.code(), i, wr == null ? "the work request is null"
+                        : "the SRQ is destroyed");
+                }
+                if (wr.sgList().size() > maxSge)
+                {
+                    throw new PostException(verb, Errno.EINVAL.code(), i, "num_sge=" + wr.sgList().size()
+                        + " > max_sge=" + maxSge + " of the SRQ");
+                }
+                if (queue.size() >= maxWr)
+                {
+                    throw new PostException(verb, Errno.ENOMEM.code(), i, "SRQ full: " + queue.size() + " = max_wr="
+                        + maxWr);
+                }
+                queue.addLast(wr);
+            }
+        }
+        finally
+        {
+            // Senders waiting (RNR) on any QP of this SRQ may go on.
+            for (final SimQp qp : List.copyOf(users))
+            {
+                qp.wakeWaitingPeer();
+            }
+        }
+    }
+
+    @Override
+    public void modifyLimit(final int limit)
+    {
+        final String verb = "ibv_modify_srq";
+        checkOpen(verb);
+        if (limit < 0 || limit > maxWr)
+        {
+            throw Errors.invalid(verb, "srq_limit=" + limit + " must be 0..max_wr=" + maxWr + " (rxe_srq_chk_attr)");
+        }
+        srqLimit = limit;
+    }
+
+    @Override
+    public SrqAttr query()
+    {
+        checkOpen("ibv_query_srq");
+        return new SrqAttr(maxWr, maxSge, srqLimit);
+    }
+
+    @Override
+    public int receivesPosted()
+    {
+        return queue.size();
+    }
+
+    @Override
+    public boolean isClosed()
+    {
+        return closed;
+    }
+
+    @Override
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        if (!users.isEmpty())
+        {
+            throw Errors.of("ibv_destroy_srq", Errno.EBUSY, users.size() + " QP(s) still take their receives from "
+                + "this SRQ (ib_destroy_srq_user checks its use count); destroy them first; nothing changed");
+        }
+        closed = true;
+        queue.clear();
+        pd.srqClosed(this);
+    }
+
+    private void checkOpen(final String verb)
+    {
+        if (closed)
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "the SRQ is destroyed");
+        }
+    }
+
+    @Override
+    public String toString()
+    {
+        return "SRQ[max_wr=" + maxWr + " posted=" + queue.size() + " qps=" + users.size() + "]";
+    }
+}

@@ -1,0 +1,61 @@
+package dev.rnicsim.verbs;
+
+import java.util.List;
+
+/**
+ * A shared receive queue ({@code struct ibv_srq}, ibv_create_srq(3)): receive work requests that every QP created with
+ * it takes its receives from, in the order they were posted. It belongs to a PD and keeps it busy; the QPs attached to
+ * it keep it busy in turn.
+ *
+ * <p>Not thread safe on the simulator.
+ */
+public interface SharedReceiveQueue extends AutoCloseable
+{
+    /**
+     * @return the PD it was created in.
+     */
+    ProtectionDomain pd();
+
+    /**
+     * {@code ibv_post_srq_recv}.
+     *
+     * @param wrs receive work requests.
+     * @throws PostException at the first refused one: EINVAL for too many SGEs or a destroyed SRQ; ENOMEM when it
+     *                       is full.
+     */
+    void postRecv(List<RecvWr> wrs);
+
+    /**
+     * {@code ibv_modify_srq} with IBV_SRQ_LIMIT: arms the limit event.
+     *
+     * @param srqLimit the new limit.
+     * @throws VerbsException EINVAL when it exceeds max_wr.
+     */
+    void modifyLimit(int srqLimit);
+
+    /**
+     * {@code ibv_query_srq}.
+     *
+     * @return its attributes now.
+     */
+    SrqAttr query();
+
+    /**
+     * @return receive work requests posted and not yet taken.
+     */
+    int receivesPosted();
+
+    /**
+     * @return true once destroyed.
+     */
+    boolean isClosed();
+
+    /**
+     * {@code ibv_destroy_srq}.
+     *
+     * @throws VerbsException EBUSY while a QP created with it lives (the kernel's {@code ib_destroy_srq_user} checks
+     *                        the SRQ's use count); nothing changes then.
+     */
+    @Override
+    void close();
+}
