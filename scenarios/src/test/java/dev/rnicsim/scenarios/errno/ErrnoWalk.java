@@ -1,0 +1,213 @@
+package dev.rnicsim.scenarios.errno;
+
+import dev.rnicsim.scenarios.script.ScriptRunner;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The errno paths a user reaches, each provoked through a script as a user would write it: the case names the
+ * lines, the errno and words its message must hold (the limit or rule, the objects, the fix). Stateless.
+ */
+final class ErrnoWalk
+{
+    /** One host, one connectx5 device, a context, PD, CQ and 1 MiB of touched memory. */
+    static final String ONE_HOST = """
+        host alpha ram=256M
+        device nic_a alpha profile=connectx5
+        open app_a nic_a
+        pd pd_a app_a
+        cq cq_a app_a
+        mmap buf app_a 1M
+        touch buf 1M write
+        """;
+
+    /** Two connected hosts, with a registered buffer on each. */
+    static final String TWO_HOSTS = """
+        host alpha ram=256M
+        host beta ram=256M
+        device nic_a alpha profile=connectx5
+        device nic_b beta profile=connectx5
+        open app_a nic_a
+        open app_b nic_b
+        pd pd_a app_a
+        pd pd_b app_b
+        cq cq_a app_a
+        cq cq_b app_b
+        qp qp_a pd_a cq_a
+        qp qp_b pd_b cq_b
+        connect qp_a qp_b
+        mmap src app_a 64K
+        touch src 64K write
+        mmap dst app_b 64K
+        touch dst 64K write
+        reg mr_src pd_a src 64K access=lw
+        reg mr_dst pd_b dst 64K access=lw,rw,rr,ra
+        """;
+
+    private static final Pattern FAILURE = Pattern.compile("(?m)^\\s*-> (E[A-Z0-9]+): (.*)$");
+
+    /**
+     * A provoked errno.
+     *
+     * @param name      what it provokes.
+     * @param setUp     the lines before (ONE_HOST, TWO_HOSTS or a script of its own).
+     * @param lines     the lines that provoke it; the last one fails.
+     * @param errno     the errno expected.
+     * @param fragments words the message must hold.
+     */
+    record Case(String name, String setUp, String lines, String errno, List<String> fragments)
+    {
+        @Override
+        public String toString()
+        {
+            return name;
+        }
+
+        /**
+         * @return the failure's errno and message as the run printed them ({@code ERRNO: call: ERRNO: ...}), or
+         *         the whole output when no step failed.
+         */
+        Outcome run()
+        {
+            final String script = setUp + lines + "\nexpect " + errno + "\n";
+            final StringWriter out = new StringWriter();
+            new ScriptRunner(new PrintWriter(out, true), ScriptRunner.Detail.FULL).run("walk.rsim", script,
+                Path.of("."));
+            final Matcher m = FAILURE.matcher(out.toString());
+            String errnoSeen = null;
+            String message = null;
+            while (m.find())
+            {
+                errnoSeen = m.group(1);
+                message = m.group(2);
+            }
+            return new Outcome(errnoSeen, message, out.toString());
+        }
+    }
+
+    /**
+     * @param errno   the errno printed, or null.
+     * @param message the failure line after {@code -> }, or null.
+     * @param output  the whole output.
+     */
+    record Outcome(String errno, String message, String output)
+    {
+    }
+
+    private ErrnoWalk()
+    {
+    }
+
+    private static Case c(final String name, final String setUp, final String lines, final String errno,
+        final String... fragments)
+    {
+        return new Case(name, setUp, lines, errno, List.of(fragments));
+    }
+
+    /** @return every case. */
+    static List<Case> cases()
+    {
+        final List<Case> c = new ArrayList<>();
+        // host kernel: mmap, munmap, mprotect, madvise, touch, RLIMIT_MEMLOCK
+        c.add(c("mmap past the hugetlb pool", ONE_HOST, "mmap huge app_a 4M backing=2m", "ENOMEM",
+            "MAP_HUGETLB", "HugePages_Free", "vm.nr_hugepages"));
+        c.add(c("touch an unmapped address", ONE_HOST, "touch buf+2M 4K", "EFAULT", "SIGSEGV",
+            "no VMA maps it", "mmap"));
+        c.add(c("write to a read-only mapping", ONE_HOST, "mmap ro app_a 4K prot=r\nwrite ro \"x\"", "EFAULT",
+            "PROT_WRITE"));
+        c.add(c("munmap with a misaligned address", ONE_HOST, "munmap buf+1 4K", "EINVAL", "not aligned",
+            "align"));
+        c.add(c("registration past RLIMIT_MEMLOCK", """
+            host alpha ram=256M
+            device nic_a alpha profile=connectx5
+            open app_a nic_a memlock=64K
+            pd pd_a app_a
+            mmap buf app_a 1M
+            touch buf 1M write
+            """, "reg big pd_a buf 1M", "ENOMEM", "RLIMIT_MEMLOCK", "ulimit -l"));
+        // verbs on one device
+        c.add(c("reg of zero bytes", ONE_HOST, "reg z pd_a buf 0", "EINVAL", "lengthBytes=0",
+            "at least one byte"));
+        c.add(c("reg of an unmapped range", ONE_HOST, "reg far pd_a buf+2M 4K", "EFAULT"));
+        c.add(c("remote write without local write", ONE_HOST, "reg w pd_a buf 4K access=rw", "EINVAL",
+            "LOCAL_WRITE"));
+        c.add(c("MPT full at max_mr", """
+            host alpha ram=256M
+            device nic_a alpha profile=connectx5 max_mr=2
+            open app_a nic_a
+            pd pd_a app_a
+            mmap buf app_a 1M
+            touch buf 1M write
+            reg one pd_a buf 4K
+            reg two pd_a buf+4K 4K
+            """, "reg three pd_a buf+8K 4K", "ENOMEM", "max_mr=", "deregister"));
+        c.add(c("QP with too many work requests", ONE_HOST, "qp q pd_a cq_a send_wr=100000000", "EINVAL",
+            "max_qp_wr=", "fewer work requests"));
+        c.add(c("CQ with too many entries", ONE_HOST, "cq huge app_a 100000000", "EINVAL", "max_cqe=",
+            "fewer"));
+        c.add(c("QP with too many SGEs", ONE_HOST, "qp q pd_a cq_a sge=100000", "EINVAL", "max_sge=",
+            "fewer SGEs"));
+        c.add(c("dealloc of a PD in use", ONE_HOST + "reg m pd_a buf 4K\n", "dealloc pd_a", "EBUSY",
+            "MR(s)", "destroy them first"));
+        c.add(c("alloc_mw on a device without windows", """
+            host alpha ram=256M
+            device nic_a alpha profile=connectx3
+            open app_a nic_a
+            pd pd_a app_a
+            """, "mw w pd_a", "EOPNOTSUPP", "MEM_WINDOW", "use a device with memory windows"));
+        c.add(c("null MR on rxe", """
+            host alpha ram=256M
+            device nic_a alpha profile=rxe
+            open app_a nic_a
+            pd pd_a app_a
+            """, "nullmr n pd_a", "EOPNOTSUPP", "null MRs", "mlx5"));
+        c.add(c("device memory beyond max_dm_size", ONE_HOST, "dm big app_a 1G", "EINVAL", "max_dm_size"));
+        c.add(c("device memory copy at an odd offset", ONE_HOST + "dm d app_a 4K\n", "dmwrite d 1 \"x\"",
+            "EINVAL", "multiple of 4", "4-byte aligned"));
+        c.add(c("device-memory MR without zero_based", ONE_HOST + "dm d app_a 4K\n",
+            "regdm r pd_a d 0 4K access=lw", "EINVAL", "ZERO_BASED", "add ZERO_BASED"));
+        c.add(c("fast-registration MR too large", ONE_HOST, "fastmr f pd_a 100000000", "EINVAL",
+            "max_num_sg=", "max_fast_reg_page_list_len"));
+        c.add(c("map more pages than the fast MR holds", ONE_HOST + "fastmr f pd_a 2\n", "map f buf 64K",
+            "EINVAL", "max_num_sg=", "larger max_num_sg"));
+        c.add(c("ODP on a device without it", """
+            host alpha ram=256M
+            device nic_a alpha profile=connectx3
+            open app_a nic_a
+            pd pd_a app_a
+            mmap buf app_a 64K
+            """, "reg o pd_a buf 64K access=odp,lw", "EOPNOTSUPP", "ON_DEMAND", "drop ON_DEMAND"));
+        c.add(c("advise on an MR that is not ODP", ONE_HOST + "reg m pd_a buf 64K access=lw\n",
+            "advise m prefetch", "ENOENT", "ODP", "advise only lkeys of ODP MRs"));
+        c.add(c("rereg with nothing to change", ONE_HOST + "reg m pd_a buf 64K access=lw\n", "rereg m",
+            "EINVAL"));
+        c.add(c("query a port that does not exist", ONE_HOST, "queryport app_a 9", "EINVAL",
+            "phys_port_cnt", "give a port"));
+        c.add(c("query an empty GID entry", ONE_HOST, "querygid app_a 1 5", "ENODATA", "link-local GID"));
+        // work requests
+        c.add(c("post with too many SGEs", TWO_HOSTS,
+            "post write qp_a sgl=mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,"
+            + "mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,"
+            + "mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,"
+            + "mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8 remote=mr_dst", "EINVAL", "max_send_sge=",
+            "fewer SGEs"));
+        c.add(c("inline data too long", TWO_HOSTS, "post write qp_a sgl=mr_src:64K remote=mr_dst inline",
+            "ENOMEM", "max_inline_data=", "drop IBV_SEND_INLINE"));
+        // strategies
+        c.add(c("pool fragment freed twice", ONE_HOST + "pool p pd_a 1M chunks=2\nalloc f p 64K\nfree f\n",
+            "free f", "EINVAL", "not allocated from this pool", "once"));
+        c.add(c("cache handle released twice", ONE_HOST + "cache k pd_a\nacquire h k buf 64K\nrelease h\n",
+            "release h", "EINVAL", "twice", "once"));
+        // GPU memory
+        c.add(c("cudaMalloc beyond VRAM", ONE_HOST + "gpu g alpha vram=1G\n", "gpualloc v g 2G", "ENOMEM",
+            "VRAM", "allocate less"));
+        c.add(c("dma-buf of a misaligned range", ONE_HOST + "gpu g alpha\ngpualloc v g 1M\n",
+            "dmabuf fd v 4K 64K", "EINVAL", "64 KiB aligned"));
+        return c;
+    }
+}
