@@ -828,7 +828,7 @@ public final class SimQp implements QueuePair
             || !peer.connectedTo(this))
         {
             dropInflight();
-            device.count(SimCounter.LOCAL_ACK_TIMEOUT_ERR, 1);
+            HwCounters.noAck(device, retryCount);
             device.fabric().span(device, wr.opcode().name(), "dma",
                 device.fabric().costModel().opBaseLatencyNs() * (retryCount + 1L),
                 java.util.Map.of("qp_num", num, "status", WcStatus.RETRY_EXC_ERR.cName(), "packet",
@@ -890,7 +890,7 @@ public final class SimQp implements QueuePair
             || !peer.connectedTo(this))
         {
             // No ACK ever comes: the requester retries retry_cnt times, then gives up.
-            device.count(SimCounter.LOCAL_ACK_TIMEOUT_ERR, 1);
+            HwCounters.noAck(device, retryCount);
             final WcDiagnosis lost = Diagnoser.noAck(this, wr, retryCount, peer == null
                 ? "no QP " + (remote == null ? "" : "0x" + Integer.toHexString(remote.qpNum()) + " ") + "at the remote "
                 + "address" : peer.closed ? "the peer QP is destroyed" : !peer.connectedTo(this)
@@ -926,9 +926,9 @@ public final class SimQp implements QueuePair
             {
                 final int left = rnrRetry - rnrWaits;
                 peer.device.count(SimCounter.ODP_RNR_NAKS, left + 1L);
+                HwCounters.rnrExhausted(device, left);
                 device.fabric().span(device, wr.opcode().name(), "dma", timerNs * left, java.util.Map.of("qp_num",
                     num, "status", WcStatus.RNR_RETRY_EXC_ERR.cName(), "rnr_retries", rnrRetry, "why", nak.detail()));
-                device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
                 device.observe(o -> o.failed(this, wr, nak));
                 completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0, Diagnoser.rnr(this, wr, rnrRetry, "an on-demand-"
                     + "paging page fault at the responder did not settle in time: " + nak.detail()));
@@ -936,6 +936,7 @@ public final class SimQp implements QueuePair
             }
             rnrWaits += (int)Math.min(naks, 1 << 20);
             peer.device.count(SimCounter.ODP_RNR_NAKS, naks);
+            device.count(SimCounter.RNR_NAK_RETRY_ERR, naks);
             device.fabric().span(device, "rnr_wait", "odp", timerNs * naks, java.util.Map.of("qp_num", num,
                 "rnr_naks", naks, "why", nak.detail()));
             if (rnrWaits > MAX_RNR_ROUNDS)
@@ -1232,14 +1233,17 @@ public final class SimQp implements QueuePair
 
     private Outcome receiverNotReady(final SendWr wr, final SimQp peer)
     {
-        peer.device.count(SimCounter.OUT_OF_BUFFER, 1);
         if (rnrRetry == 7)
         {
+            // rnr_retry 7 retries for ever: one more dropped request and one more RNR NAK retried per attempt
+            peer.device.count(SimCounter.OUT_OF_BUFFER, 1);
+            device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
             return Outcome.BLOCKED;
         }
+        peer.device.count(SimCounter.OUT_OF_BUFFER, rnrRetry + 1L);
+        HwCounters.rnrExhausted(device, rnrRetry);
         device.fabric().span(device, wr.opcode().name(), "dma", CostModel.rnrTimerNs(peer.minRnrTimer) * rnrRetry,
             java.util.Map.of("qp_num", num, "status", WcStatus.RNR_RETRY_EXC_ERR.cName(), "rnr_retries", rnrRetry));
-        device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
         completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0, Diagnoser.rnr(this, wr, rnrRetry, "no receive was posted "
             + "on QP 0x" + Integer.toHexString(peer.num)));
         return Outcome.ERROR;
@@ -1346,6 +1350,7 @@ public final class SimQp implements QueuePair
             device.count(SimCounter.REQ_CQE_ERROR, 1);
         }
         noteError(status, wr.wrId(), why);
+        HwCounters.sendCompleted(device, wr.opcode(), status);
         final WorkCompletion wc = new WorkCompletion(wr.wrId(), status, wr.opcode().completion(), num, byteLen, false,
             0, false, 0, status == WcStatus.SUCCESS ? 0 : Diagnoser.vendorErr(device.profile(), status), why);
         if (!sendCq.push(wc))
@@ -1380,6 +1385,10 @@ public final class SimQp implements QueuePair
             device.count(SimCounter.RESP_CQE_ERROR, 1);
         }
         noteError(status, wr.wrId(), why);
+        if (status == WcStatus.SUCCESS)
+        {
+            device.count(SimCounter.RECVS_COMPLETED, 1);
+        }
         final WorkCompletion wc = new WorkCompletion(wr.wrId(), status, opcode, num, byteLen, withImm, imm, withInv,
             invalidatedRkey, status == WcStatus.SUCCESS ? 0 : Diagnoser.vendorErr(device.profile(), status),
             Diagnoser.withStatus(why, status));
