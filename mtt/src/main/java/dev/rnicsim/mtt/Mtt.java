@@ -66,7 +66,8 @@ public final class Mtt
         if (range == null)
         {
             failures++;
-            throw new TableException(Errno.ENOMEM, "MTT cannot give " + entries + " entries (" + reservedFor(entries)
+            throw new TableException(Errno.ENOMEM, "MTT cannot give " + entriesWord(entries) + " ("
+                + reservedFor(entries)
                 + " after rounding): " + allocator.freeEntries() + " of " + capacity
                 + " free, largest free block " + allocator.largestFreeBlock()
                 + "; deregister MRs, register with huge pages (fewer entries), or use a device with more MTT entries");
@@ -269,5 +270,11 @@ public final class Mtt
     {
         return new MttCounters(capacity, entriesInUse, entriesRequested, allocator.freeEntries(),
             allocator.largestFreeBlock(), allocations, failures, frees);
+    }
+
+    /** @return the count with "entry" or "entries". */
+    private static String entriesWord(final long n)
+    {
+        return n + (n == 1 ? " entry" : " entries");
     }
 }

@@ -172,7 +172,8 @@ final class SimDm implements DeviceMemory
         }
         if (dmOffset < 0 || length < 0 || dmOffset > lengthBytes || length > lengthBytes - dmOffset)
         {
-            throw Errors.of(verb, Errno.EFAULT, "range " + dmOffset + "+" + length + " is outside the " + lengthBytes
+            throw Errors.of(verb, Errno.EFAULT, "range " + Long.toUnsignedString(dmOffset) + "+"
+                + Long.toUnsignedString(length) + " is outside the " + lengthBytes
                 + " bytes of device memory"
                 + " (max_dm_size); keep the range inside the allocation");
         }
@@ -192,7 +193,7 @@ final class SimDm implements DeviceMemory
         {
             // mlx5_memcpy_to_dm writes device memory in 4-byte words: the offset must be a multiple of 4
             // (rdma-core tests/test_device.py test_dm_write_bad_flow).
-            throw Errors.invalid(verb, "offset " + dmOffset + " is not a multiple of 4 (mlx5_memcpy_to_dm)"
+            throw Errors.invalid(verb, "offset " + Long.toUnsignedString(dmOffset) + " is not a multiple of 4 (mlx5_memcpy_to_dm)"
                 + "; copy at 4-byte aligned offsets");
         }
         int done = 0;

@@ -81,7 +81,8 @@ final class SimDmMr implements MemoryRegion
         Access.checkDependencies(rights, verb);
         if (dmOffset < 0 || lengthBytes <= 0 || dmOffset > dm.lengthBytes() || lengthBytes > dm.lengthBytes() - dmOffset)
         {
-            throw Errors.invalid(verb, "range " + dmOffset + "+" + lengthBytes + " is not inside the "
+            throw Errors.invalid(verb, "range " + Long.toUnsignedString(dmOffset) + "+"
+                + Long.toUnsignedString(lengthBytes) + " is not inside the "
                 + dm.lengthBytes() + " bytes of device memory (ib_uverbs_reg_dm_mr)"
                 + "; register a range inside the allocation");
         }

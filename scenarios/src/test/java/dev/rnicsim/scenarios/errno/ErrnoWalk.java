@@ -146,6 +146,14 @@ final class ErrnoWalk
             reg one pd_a buf 4K
             reg two pd_a buf+4K 4K
             """, "reg three pd_a buf+8K 4K", "ENOMEM", "max_mr=", "deregister"));
+        c.add(c("MTT exhausted on an aged host", """
+            host alpha ram=256M aged=yes
+            device nic_a alpha profile=connectx3 log_num_mtt=9
+            open app_a nic_a memlock=unlimited
+            pd pd_a app_a
+            mmap buf app_a 32M
+            """, "reg big pd_a buf 32M", "ENOMEM", "MTT cannot give", "largest free block",
+            "register with huge pages"));
         c.add(c("QP with too many work requests", ONE_HOST, "qp q pd_a cq_a send_wr=100000000", "EINVAL",
             "max_qp_wr=", "fewer work requests"));
         c.add(c("CQ with too many entries", ONE_HOST, "cq huge app_a 100000000", "EINVAL", "max_cqe=",
