@@ -76,7 +76,8 @@ final class SimDmMr implements MemoryRegion
         if (!ALLOWED.containsAll(rights))
         {
             throw Errors.invalid(verb, "access " + rights + ": only LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, "
-                + "REMOTE_ATOMIC and ZERO_BASED are allowed on device memory (mlx5_reg_dm_mr)");
+                + "REMOTE_ATOMIC and ZERO_BASED are allowed on device memory (mlx5_reg_dm_mr)"
+                + "; drop the other flags");
         }
         Access.checkDependencies(rights, verb);
         if (dmOffset < 0 || lengthBytes <= 0 || dmOffset > dm.lengthBytes() || lengthBytes > dm.lengthBytes() - dmOffset)

@@ -216,6 +216,100 @@ final class ErrnoWalk
             "VRAM", "allocate less"));
         c.add(c("dma-buf of a misaligned range", ONE_HOST + "gpu g alpha\ngpualloc v g 1M\n",
             "dmabuf fd v 4K 64K", "EINVAL", "64 KiB aligned"));
+        // more of the host kernel
+        c.add(c("a change that splits a VMA past vm.max_map_count", """
+            host alpha ram=256M max_map_count=2
+            device nic_a alpha profile=connectx5
+            open app_a nic_a
+            mmap buf app_a 64K
+            """, "mprotect buf+4K 4K r", "ENOMEM", "vm.max_map_count=", "raise vm.max_map_count"));
+        c.add(c("a mapping past vm.max_map_count", """
+            host alpha ram=256M max_map_count=1
+            device nic_a alpha profile=connectx5
+            open app_a nic_a
+            mmap buf app_a 64K
+            """, "mmap ro app_a 4K prot=r", "ENOMEM", "vm.max_map_count=", "raise vm.max_map_count"));
+        c.add(c("MADV_DONTNEED inside a huge page", """
+            host alpha ram=256M hugepages2m=4
+            device nic_a alpha profile=connectx5
+            open app_a nic_a
+            mmap huge app_a 2M backing=2m
+            """, "madvise huge+4K 4K dontneed", "EINVAL", "not aligned", "2048 kB"));
+        c.add(c("a call of an exited process", ONE_HOST + "exit app_a\n", "mmap late app_a 4K", "EINVAL",
+            "has exited", "create a new process"));
+        c.add(c("registration with RLIMIT_MEMLOCK 0", """
+            host alpha ram=256M
+            device nic_a alpha profile=connectx5
+            open app_a nic_a memlock=0
+            pd pd_a app_a
+            mmap buf app_a 64K
+            """, "reg m pd_a buf 64K", "EPERM", "RLIMIT_MEMLOCK=0", "CAP_IPC_LOCK"));
+        // registration rules
+        c.add(c("an iova with another page offset", ONE_HOST, "reg m pd_a buf 4K iova=0x1001", "EINVAL",
+            "iova=0x1001", "offset within"));
+        c.add(c("ODP advice through another PD", ONE_HOST + "pd pd_x app_a\nreg o pd_a buf 64K access=lw,odp\n",
+            "advise o prefetch pd=pd_x", "EPERM", "another PD", "advise through the PD"));
+        c.add(c("PREFETCH_WRITE on an ODP MR without LOCAL_WRITE", ONE_HOST + "reg o pd_a buf 64K access=odp\n",
+            "advise o prefetch_write", "EPERM", "LOCAL_WRITE", "register the MR with LOCAL_WRITE"));
+        c.add(c("advice outside its MR", ONE_HOST + "reg o pd_a buf 64K access=lw,odp\n",
+            "advise o prefetch buf+512K 4K", "EFAULT", "outside its MR", "inside the MR"));
+        c.add(c("rereg to a PD of another context", ONE_HOST + "open app_x nic_a\npd pd_x app_x\n"
+            + "reg m pd_a buf 64K\n", "rereg m pd=pd_x", "EINVAL", "CHANGE_PD", "same context"));
+        c.add(c("rereg that adds ON_DEMAND", ONE_HOST + "reg m pd_a buf 64K access=lw\n",
+            "rereg m access=lw,odp", "EINVAL", "ON_DEMAND", "register again"));
+        c.add(c("rereg of the translation on rxe", """
+            host alpha ram=256M
+            device nic_a alpha profile=rxe
+            open app_a nic_a
+            pd pd_a app_a
+            mmap buf app_a 1M
+            reg m pd_a buf 64K
+            """, "rereg m addr=buf+64K", "EOPNOTSUPP", "CHANGE_PD", "register again"));
+        // device memory
+        c.add(c("device memory on a device without it", """
+            host alpha ram=256M
+            device nic_a alpha profile=rxe
+            open app_a nic_a
+            """, "dm d app_a 4K", "EOPNOTSUPP", "max_dm_size", "mlx5"));
+        c.add(c("device memory past what is left", ONE_HOST + "dm a app_a 128K\n", "dm b app_a 4K", "ENOMEM",
+            "free device memory first"));
+        c.add(c("a copy outside the device memory", ONE_HOST + "dm d app_a 4K\n", "dmwrite d 8K \"x\"",
+            "EFAULT", "outside", "inside the allocation"));
+        c.add(c("a copy into freed device memory", ONE_HOST + "dm d app_a 4K\nclose d\n", "dmwrite d 0 \"x\"",
+            "EINVAL", "freed", "allocate device memory again"));
+        c.add(c("a device-memory MR past the allocation", ONE_HOST + "dm d app_a 4K\n",
+            "regdm r pd_a d 0 8K", "EINVAL", "not inside", "inside the allocation"));
+        c.add(c("a device-memory MR with a right it cannot have", ONE_HOST + "dm d app_a 4K\n",
+            "regdm r pd_a d 0 4K access=lw,zb,odp", "EINVAL", "only LOCAL_WRITE", "drop"));
+        // work requests
+        c.add(c("a send before RTS", ONE_HOST + "mmap b2 app_a 4K\nreg m pd_a b2 4K\nqp q pd_a cq_a\n",
+            "post send q sgl=m:8", "EINVAL", "RESET", "RTS"));
+        c.add(c("a receive before INIT", ONE_HOST + "mmap b2 app_a 4K\nreg m pd_a b2 4K\nqp q pd_a cq_a\n",
+            "recv q sgl=m:8", "EINVAL", "RESET", "INIT first"));
+        c.add(c("inline with a READ", TWO_HOSTS, "post read qp_a sgl=mr_src:8 remote=mr_dst inline", "EINVAL",
+            "IBV_SEND_INLINE", "drop IBV_SEND_INLINE"));
+        c.add(c("an atomic of 16 bytes", TWO_HOSTS, "post faa qp_a sgl=mr_src:16 remote=mr_dst add=1", "EINVAL",
+            "one SGE of 8 bytes"));
+        c.add(c("a receive queue that is full", TWO_HOSTS + "qp qr pd_b cq_b recv_wr=1\nqp qs pd_a cq_a\n"
+            + "connect qs qr\nrecv qr sgl=mr_dst:8\n", "recv qr sgl=mr_dst:8", "ENOMEM", "max_recv_wr=",
+            "poll receive completions first"));
+        // strategies and GPU memory
+        c.add(c("a pool fragment larger than a chunk", ONE_HOST + "pool p pd_a 1M chunks=2\n", "alloc f p 2M",
+            "EINVAL", "chunkBytes="));
+        c.add(c("a closed registration cache", ONE_HOST + "cache k pd_a\nclose k\n", "acquire h k buf 64K",
+            "EINVAL", "closed", "create a new cache"));
+        c.add(c("cudaFree twice", ONE_HOST + "gpu g alpha\ngpualloc v g 1M\ngpufree v\n", "gpufree v", "EINVAL",
+            "not a live buffer", "free each live buffer once"));
+        c.add(c("GPU memory registered without a peer-memory client", """
+            host alpha ram=256M peermem=no
+            device nic_a alpha profile=connectx5
+            open app_a nic_a
+            pd pd_a app_a
+            gpu g alpha
+            gpualloc v g 1M
+            """, "reg m pd_a v 64K", "EFAULT", "nvidia-peermem", "ibv_reg_dmabuf_mr"));
+        c.add(c("a GID index past the table", ONE_HOST, "querygid app_a 1 100000", "EINVAL", "outside the table",
+            "index inside"));
         return c;
     }
 }
