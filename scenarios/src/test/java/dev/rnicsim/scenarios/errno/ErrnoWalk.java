@@ -310,6 +310,33 @@ final class ErrnoWalk
             """, "reg m pd_a v 64K", "EFAULT", "nvidia-peermem", "ibv_reg_dmabuf_mr"));
         c.add(c("a GID index past the table", ONE_HOST, "querygid app_a 1 100000", "EINVAL", "outside the table",
             "index inside"));
+        // windows, queues and GPU moves
+        final String window = TWO_HOSTS + "reg m2 pd_b dst 64K access=lw,rw,mw_bind\nmw w pd_b\n"
+            + "bind w qp_b m2 addr=dst length=4K access=rr\n";
+        c.add(c("dereg of an MR a window is bound to", window, "dereg m2", "EINVAL", "memory window(s) are bound",
+            "unbind"));
+        c.add(c("rereg of an MR a window is bound to", window, "rereg m2 access=lw,rw", "EINVAL",
+            "memory window(s) are bound", "unbind or deallocate the windows first"));
+        c.add(c("a bind to an MR of another PD", TWO_HOSTS + "pd pd_c app_b\nmw w pd_c\n"
+            + "reg m3 pd_b dst 64K access=lw,mw_bind\n", "bind w qp_b m3 addr=dst length=4K access=rr", "EPERM",
+            "different PDs", "bind to an MR of the window's PD"));
+        c.add(c("a read of memory without PROT_READ", ONE_HOST + "mprotect buf 4K none\n", "touch buf 4K", "EFAULT",
+            "PROT_READ"));
+        c.add(c("a receive with too many SGEs", TWO_HOSTS + "qp qr pd_b cq_b sge=1\nqp qs pd_a cq_a\nconnect qs qr\n",
+            "recv qr sgl=mr_dst:8,mr_dst+8:8", "EINVAL", "max_recv_sge=", "fewer SGEs"));
+        c.add(c("a pool with every chunk full", ONE_HOST + "pool p pd_a 64K chunks=1\nalloc f1 p 64K\n",
+            "alloc f2 p 64K", "ENOMEM", "maxChunks=", "raise maxChunks"));
+        c.add(c("a registration cache that is full", ONE_HOST + "cache k pd_a regions=1\nacquire h1 k buf 64K\n",
+            "acquire h2 k buf+128K 64K", "ENOMEM", "cache full", "release handles first"));
+        c.add(c("a GPU buffer moved under a peer-memory MR", """
+            host alpha ram=256M peermem=yes
+            device nic_a alpha profile=connectx5
+            open app_a nic_a
+            pd pd_a app_a
+            gpu g alpha
+            gpualloc v g 1M
+            reg pm pd_a v 64K
+            """, "gpumove v", "EBUSY", "peer-memory MR(s)", "deregister the peer-memory MRs first"));
         return c;
     }
 }
