@@ -337,6 +337,16 @@ final class ErrnoWalk
             gpualloc v g 1M
             reg pm pd_a v 64K
             """, "gpumove v", "EBUSY", "peer-memory MR(s)", "deregister the peer-memory MRs first"));
+        // access flags, fast registration and the extended registration
+        c.add(c("HUGETLB without ON_DEMAND", ONE_HOST, "reg m pd_a buf 4K access=lw,hugetlb", "EINVAL", "HUGETLB",
+            "drop HUGETLB or add ON_DEMAND"));
+        c.add(c("HUGETLB with an iova of another 2 MiB offset", ONE_HOST,
+            "reg m pd_a buf 64K access=lw,odp,hugetlb iova=0x1000", "EINVAL", "2048 kB page", "2 MiB page"));
+        c.add(c("map of a VALID fast-registration MR", TWO_HOSTS + "fastmr f pd_a 16\nmap f src 64K\n"
+            + "post reg_mr qp_a mr=f access=lw\npoll cq_a\n", "map f src 64K", "EINVAL", "VALID",
+            "invalidate it first"));
+        c.add(c("an extended registration with unknown mask bits", ONE_HOST, "regex r pd_a 4K addr=buf mask=0x40",
+            "EINVAL", "comp_mask", "IBV_REG_MR_MASK_"));
         return c;
     }
 }
