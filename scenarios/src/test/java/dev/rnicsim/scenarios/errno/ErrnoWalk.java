@@ -347,6 +347,22 @@ final class ErrnoWalk
             "invalidate it first"));
         c.add(c("an extended registration with unknown mask bits", ONE_HOST, "regex r pd_a 4K addr=buf mask=0x40",
             "EINVAL", "comp_mask", "IBV_REG_MR_MASK_"));
+        // dma-buf registration
+        final String gpu = ONE_HOST + "gpu g alpha\ngpualloc v g 1M\ndmabuf fd v\n";
+        c.add(c("a dma-buf fd that is not open", gpu, "reg d pd_a 0 64K dmabuf=99", "EBADF", "no open dma-buf",
+            "pass the fd"));
+        c.add(c("a dma-buf range past its end", gpu, "reg d pd_a 0 2M dmabuf=fd", "EINVAL", "leaves the dma-buf",
+            "inside the dma-buf"));
+        c.add(c("a dma-buf on a device that cannot register one", """
+            host alpha ram=256M
+            device nic_a alpha profile=e810
+            open app_a nic_a
+            pd pd_a app_a
+            gpu g alpha
+            gpualloc v g 1M
+            dmabuf fd v
+            """, "reg d pd_a 0 64K dmabuf=fd", "EOPNOTSUPP", "cannot register dma-bufs",
+            "use a device that registers dma-bufs"));
         return c;
     }
 }
