@@ -363,6 +363,15 @@ final class ErrnoWalk
             dmabuf fd v
             """, "reg d pd_a 0 64K dmabuf=fd", "EOPNOTSUPP", "cannot register dma-bufs",
             "use a device that registers dma-bufs"));
+        // queue limits, atomics and closed pools
+        c.add(c("a send queue that is full", TWO_HOSTS + "qp qs pd_a cq_a send_wr=1\nqp qd pd_b cq_b\n"
+            + "connect qs qd\nengine manual\npost write qs sgl=mr_src:8 remote=mr_dst\n",
+            "post write qs sgl=mr_src:8 remote=mr_dst", "ENOMEM", "max_send_wr=", "poll completions first"));
+        c.add(c("an atomic on a device without atomics", TWO_HOSTS.replace("connectx5", "e810"),
+            "post faa qp_a sgl=mr_src:8 remote=mr_dst add=1", "EOPNOTSUPP", "ATOMIC_NONE",
+            "use a device with atomics"));
+        c.add(c("an allocation from a closed pool", ONE_HOST + "pool p pd_a 64K chunks=1\nclose p\n",
+            "alloc f p 4K", "EINVAL", "closed", "create a new pool"));
         return c;
     }
 }
