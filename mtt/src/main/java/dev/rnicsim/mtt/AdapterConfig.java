@@ -24,7 +24,8 @@ public record AdapterConfig(MttConfig mtt, MptConfig mpt, long pageSizeCap, int 
         }
         if (pageSizeCap == 0)
         {
-            throw new TableException(Errno.EINVAL, "page_size_cap=0 allows no page size");
+            throw new TableException(Errno.EINVAL, "page_size_cap=0 allows no page size"
+                + "; give a page_size_cap with at least one page size bit");
         }
     }
 }

@@ -166,7 +166,8 @@ public final class AdapterTables
         if (lengthBytes <= 0 || Long.compareUnsigned(end, address) < 0 || (address & 0xfff) != (iova & 0xfff))
         {
             throw new TableException(Errno.EINVAL, "buffer 0x" + Long.toHexString(address) + "+" + lengthBytes
-                + " is empty, wraps, or differs from iova 0x" + Long.toHexString(iova) + " in its page offset");
+                + " is empty, wraps, or differs from iova 0x" + Long.toHexString(iova) + " in its page offset"
+                + " (ib_umem_get); give a non-empty buffer whose address and iova share a page offset");
         }
         return PageSizeSelector.choose(PageSizeSelector.trim(runs, address, lengthBytes), address, lengthBytes,
             iova, config.pageSizeCap());
@@ -191,12 +192,14 @@ public final class AdapterTables
             || Long.compareUnsigned((end + 0xfff) & ~0xfffL, end) < 0)
         {
             throw new TableException(Errno.EINVAL, "buffer 0x" + Long.toHexString(address) + "+" + lengthBytes
-                + " is empty or its page-aligned end wraps (ib_umem_get)");
+                + " is empty or its page-aligned end wraps (ib_umem_get)"
+                + "; give a non-empty range that ends below 2^64");
         }
         if ((address & 0xfff) != (iova & 0xfff))
         {
             throw new TableException(Errno.EINVAL, "address 0x" + Long.toHexString(address) + " and iova 0x"
-                + Long.toHexString(iova) + " differ in their offset within a 4 KiB page (ib_uverbs_reg_mr)");
+                + Long.toHexString(iova) + " differ in their offset within a 4 KiB page (ib_uverbs_reg_mr)"
+                + "; give an iova with the address's page offset");
         }
         final List<DmaRun> pages = PageSizeSelector.trim(runs, address, lengthBytes);
         final PageSizeChoice choice = PageSizeSelector.choose(pages, address, lengthBytes, iova, pageSizeBitmap);
@@ -204,7 +207,8 @@ public final class AdapterTables
         {
             throw new TableException(Errno.EINVAL, "no page size in page_size_cap=0x"
                 + Long.toHexString(pageSizeBitmap) + " fits iova 0x" + Long.toHexString(iova)
-                + " and the buffer's physical layout");
+                + " and the buffer's physical layout"
+                + " (ib_umem_find_best_pgsz); use an iova with the address's offset in the device's smallest page size");
         }
         return new Prepared(pages, choice);
     }
@@ -218,7 +222,8 @@ public final class AdapterTables
         if ((access & ~SUPPORTED_ACCESS) != 0)
         {
             throw new TableException(Errno.EINVAL, "access 0x" + Integer.toHexString(access) + " has bits outside "
-                + "IB_ACCESS_SUPPORTED=0x" + Integer.toHexString(SUPPORTED_ACCESS));
+                + "IB_ACCESS_SUPPORTED=0x" + Integer.toHexString(SUPPORTED_ACCESS)
+                + "; pass only IB_ACCESS_SUPPORTED bits");
         }
         if ((access & (AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_ATOMIC)) != 0
             && (access & AccessFlags.LOCAL_WRITE) == 0)
@@ -241,13 +246,14 @@ public final class AdapterTables
         if (!mpt.isLiveKey(key))
         {
             throw new TableException(Errno.EINVAL, "deregister: key " + MKey.toHex(key) + " names no live MR ("
-                + mpt.lookup(key, 0, 0, 0, 0) + ")");
+                + mpt.lookup(key, 0, 0, 0, 0) + ")"
+                + "; deregister each MR once, with its own key");
         }
         final long index = MKey.index(key, variantBits);
         if (windows.containsKey(index))
         {
-            throw new TableException(Errno.EINVAL, "deregister: key " + MKey.toHex(key) + " names a memory window;"
-                + " free it with freeWindow");
+            throw new TableException(Errno.EINVAL, "deregister: key " + MKey.toHex(key) + " names a memory window, not an"
+                + " MR; free it with freeWindow");
         }
         final Odp o = odp.isEmpty() ? null : odp.remove(index);
         if (o != null && o.implicit())
@@ -487,7 +493,8 @@ public final class AdapterTables
         if (lengthBytes <= 0 || Long.compareUnsigned(last, iova) < 0 || pageShift < 12 || pageShift > 30)
         {
             throw new TableException(Errno.EINVAL, "ODP MR iova 0x" + Long.toHexString(iova) + "+" + lengthBytes
-                + " page shift " + pageShift + ": empty, wrapping, or a page shift outside 12-30");
+                + " page shift " + pageShift + ": empty, wrapping, or a page shift outside 12-30"
+                + "; give a non-empty range and a page shift from 12 to 30");
         }
         final long blocks = (last >>> pageShift) - (iova >>> pageShift) + 1;
         final MttRange range = mtt.allocate(blocks);
@@ -522,7 +529,8 @@ public final class AdapterTables
         checkAccess(access);
         if (lengthBytes <= 0)
         {
-            throw new TableException(Errno.EINVAL, "implicit ODP MR length " + lengthBytes + " must be positive");
+            throw new TableException(Errno.EINVAL, "implicit ODP MR length " + lengthBytes + " must be positive"
+                + "; give a length of one byte or more");
         }
         final int key = mpt.allocate(MptState.VALID, pd, 0, lengthBytes, access, IMPLICIT_CHILD_SHIFT,
             new MttRange(0, 0, 0));
@@ -687,7 +695,8 @@ public final class AdapterTables
         {
             throw new TableException(Errno.EINVAL, "map: iova 0x" + Long.toHexString(iova) + " is outside the MR 0x"
                 + Long.toHexString(e.iova()) + "+" + e.lengthBytes() + " or DMA address 0x"
-                + Long.toHexString(dmaAddr) + " is negative");
+                + Long.toHexString(dmaAddr) + " is negative"
+                + "; map only addresses inside the MR");
         }
         final long index;
         Child child = null;
@@ -808,7 +817,8 @@ public final class AdapterTables
         final Odp o = odpMr(key, "children");
         if (!o.implicit())
         {
-            throw new TableException(Errno.EINVAL, "children: key " + MKey.toHex(key) + " names an explicit ODP MR");
+            throw new TableException(Errno.EINVAL, "children: key " + MKey.toHex(key) + " names an explicit ODP MR"
+                + " (only an implicit ODP MR has children); pass the key of an implicit ODP MR");
         }
         return o.children().size();
     }
@@ -830,7 +840,8 @@ public final class AdapterTables
         final Odp o = odp.isEmpty() ? null : odp.get(MKey.index(key, variantBits));
         if (o == null || !mpt.isLiveKey(key))
         {
-            throw new TableException(Errno.EINVAL, op + ": key " + MKey.toHex(key) + " names no live ODP MR");
+            throw new TableException(Errno.EINVAL, op + ": key " + MKey.toHex(key) + " names no live ODP MR"
+                + "; pass the key of a live ODP MR");
         }
         return o;
     }
@@ -850,7 +861,8 @@ public final class AdapterTables
     {
         if (type != 1 && type != 2)
         {
-            throw new TableException(Errno.EINVAL, "memory window type " + type + ": expected 1 or 2");
+            throw new TableException(Errno.EINVAL, "memory window type " + type + ": expected 1 or 2"
+                + "; give type 1 or type 2");
         }
         // A window is no MR-cache object: under RECYCLED keys it must not take the last MR's key at its index.
         final int key = mpt.allocate(MptState.INVALID, pd, 0, 1, 0, 12, new MttRange(0, 0, 0), true);
@@ -894,12 +906,14 @@ public final class AdapterTables
         final Window w = windows.get(index);
         if (w == null || !mpt.isLiveKey(mwKey))
         {
-            throw new TableException(Errno.EINVAL, "bind: key " + MKey.toHex(mwKey) + " names no live window");
+            throw new TableException(Errno.EINVAL, "bind: key " + MKey.toHex(mwKey) + " names no live window"
+                + "; bind a window that is allocated and not yet freed");
         }
         if (MKey.index(newKey, variantBits) != index)
         {
             throw new TableException(Errno.EINVAL, "bind: new key " + MKey.toHex(newKey) + " must keep the index of "
-                + MKey.toHex(mwKey) + " (only the low byte may change)");
+                + MKey.toHex(mwKey) + " (only the low byte may change)"
+                + "; give a key of the same index");
         }
         final MptEntry mw = mpt.entry(mwKey);
         MptEntry mr = null;
@@ -908,14 +922,16 @@ public final class AdapterTables
             mr = mpt.isLiveKey(mrKey) && !windows.containsKey(MKey.index(mrKey, variantBits)) ? mpt.entry(mrKey) : null;
             if (mr == null)
             {
-                throw new TableException(Errno.EINVAL, "bind: key " + MKey.toHex(mrKey) + " names no live MR");
+                throw new TableException(Errno.EINVAL, "bind: key " + MKey.toHex(mrKey) + " names no live MR"
+                    + "; bind to a registered MR");
             }
             final long offset = iova - mr.iova();
             if (lengthBytes < 0 || Long.compareUnsigned(offset, mr.lengthBytes()) >= 0
                 || Long.compareUnsigned(lengthBytes, mr.lengthBytes() - offset) > 0)
             {
                 throw new TableException(Errno.EINVAL, "bind: window 0x" + Long.toHexString(iova) + "+" + lengthBytes
-                    + " is outside the MR 0x" + Long.toHexString(mr.iova()) + "+" + mr.lengthBytes());
+                    + " is outside the MR 0x" + Long.toHexString(mr.iova()) + "+" + mr.lengthBytes()
+                    + "; bind a range inside the MR");
             }
         }
         final long dropped = cache.invalidate(index, 0, 0);
@@ -950,7 +966,8 @@ public final class AdapterTables
         final Window w = windows.get(index);
         if (w == null || !mpt.isLiveKey(mwKey))
         {
-            throw new TableException(Errno.EINVAL, "invalidate: key " + MKey.toHex(mwKey) + " names no live window");
+            throw new TableException(Errno.EINVAL, "invalidate: key " + MKey.toHex(mwKey) + " names no live window"
+                + "; invalidate a window that is allocated and not yet freed");
         }
         final MptEntry mw = mpt.entry(mwKey);
         mpt.rewrite(mwKey, MKey.variant(mwKey, variantBits), MptState.INVALID, mw.pd(), 0, 0, 0, 12,
@@ -972,7 +989,8 @@ public final class AdapterTables
         final long index = MKey.index(mwKey, variantBits);
         if (!windows.containsKey(index) || !mpt.isLiveKey(mwKey))
         {
-            throw new TableException(Errno.EINVAL, "free: key " + MKey.toHex(mwKey) + " names no live window");
+            throw new TableException(Errno.EINVAL, "free: key " + MKey.toHex(mwKey) + " names no live window"
+                + "; free each window once");
         }
         windows.remove(index);
         mpt.forgetHistory(mwKey);
@@ -1037,7 +1055,8 @@ public final class AdapterTables
         if (range == null || !mpt.isLiveKey(key))
         {
             throw new TableException(Errno.EINVAL, "REG_MR: key " + MKey.toHex(key) + " names no fast-registration"
-                + " MR");
+                + " MR"
+                + "; post REG_MR with the lkey of an MR from ibv_alloc_mr");
         }
         if (mpt.entry(key).state() != MptState.INVALID)
         {
@@ -1056,7 +1075,8 @@ public final class AdapterTables
         if (blocks > range.entries())
         {
             throw new TableException(Errno.EINVAL, "REG_MR: " + blocks + " pages > max_num_sg=" + range.entries()
-                + " the MR was allocated for");
+                + " the MR was allocated for"
+                + "; allocate the MR with a larger max_num_sg or map fewer pages");
         }
         final MttRange used = new MttRange(range.firstEntry(), blocks, range.reservedEntries());
         writeEntries(used, pages, address, iova, 4096);
@@ -1081,7 +1101,8 @@ public final class AdapterTables
         if (range == null || !mpt.isLiveKey(key))
         {
             throw new TableException(Errno.EINVAL, "LOCAL_INV: key " + MKey.toHex(key) + " names no "
-                + "fast-registration MR (user MRs cannot be invalidated)");
+                + "fast-registration MR (user MRs cannot be invalidated)"
+                + "; invalidate the key of an MR from ibv_alloc_mr or of a window");
         }
         mpt.setState(key, MptState.INVALID);
         invalidations++;
@@ -1168,7 +1189,8 @@ public final class AdapterTables
         final MptEntry e = mpt.entry(key);
         if (e == null || windows.containsKey(index) || fastReg.containsKey(index) || odp.containsKey(index))
         {
-            throw new TableException(Errno.EINVAL, op + ": key " + MKey.toHex(key) + " names no live pinned user MR");
+            throw new TableException(Errno.EINVAL, op + ": key " + MKey.toHex(key) + " names no live pinned user MR"
+                + "; pass the key of a registered, pinned MR");
         }
         return e;
     }

@@ -151,7 +151,8 @@ public final class MptTable
         {
             failures++;
             throw new TableException(Errno.ENOMEM, "MPT full: " + inUse + " entries live, every one of the "
-                + (config.maxMr() - 1) + " usable indices (max_mr=" + (config.maxMr() - 1) + "; index 0 is reserved)");
+                + (config.maxMr() - 1) + " usable indices (max_mr=" + (config.maxMr() - 1) + "; index 0 is reserved)"
+                + "; deregister an MR or window first, or use a device with a larger max_mr");
         }
         final Chunk c = chunk(index);
         final int i = (int)(index & CHUNK_MASK);
@@ -333,7 +334,8 @@ public final class MptTable
         requireLive(key, "setState");
         if (state == MptState.FREE)
         {
-            throw new TableException(Errno.EINVAL, "use free() to free an MPT entry");
+            throw new TableException(Errno.EINVAL, "state FREE is not set by setState: use free()"
+                + " to free an MPT entry (a caller's bug: the entry stays)");
         }
         final long index = MKey.index(key, variantBits);
         chunk(index).body.state((int)(index & CHUNK_MASK), state);
@@ -627,7 +629,8 @@ public final class MptTable
         if (entry == null)
         {
             throw new TableException(Errno.EINVAL, op + ": key " + MKey.toHex(key) + " names no live MPT entry ("
-                + lookup(key, 0, 0, 0, 0) + ")");
+                + lookup(key, 0, 0, 0, 0) + ")"
+                + "; pass the key of a live MR or window");
         }
         return entry;
     }

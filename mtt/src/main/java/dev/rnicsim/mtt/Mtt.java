@@ -66,9 +66,11 @@ public final class Mtt
         if (range == null)
         {
             failures++;
-            throw new TableException(Errno.ENOMEM, "MTT cannot give " + entries + " entries (" + reservedFor(entries)
+            throw new TableException(Errno.ENOMEM, "MTT cannot give " + entriesWord(entries) + " ("
+                + reservedFor(entries)
                 + " after rounding): " + allocator.freeEntries() + " of " + capacity
-                + " free, largest free block " + allocator.largestFreeBlock());
+                + " free, largest free block " + allocator.largestFreeBlock()
+                + "; deregister MRs, register with huge pages (fewer entries), or use a device with more MTT entries");
         }
         final long first = range.firstEntry();
         long[] starts = rangeStarts[(int)(first >>> CHUNK_SHIFT)];
@@ -109,7 +111,8 @@ public final class Mtt
         if (!isLive(range))
         {
             throw new TableException(Errno.EINVAL, op + ": " + range + " is not a range this MTT handed out and still"
-                + " holds (already freed, from another table, or forged)");
+                + " holds (already freed, from another table, or forged)"
+                + "; free each range once, in the table that gave it");
         }
     }
 
@@ -170,7 +173,8 @@ public final class Mtt
         if (block < 0 || block >= range.entries() || dmaAddr < 0)
         {
             throw new TableException(Errno.EINVAL, "write: block " + block + " of a range of " + range.entries()
-                + " entries, DMA address 0x" + Long.toHexString(dmaAddr));
+                + " entries, DMA address 0x" + Long.toHexString(dmaAddr)
+                + " is outside the range; write only blocks inside the range");
         }
         writeEntry(range.firstEntry() + block, dmaAddr);
     }
@@ -202,7 +206,8 @@ public final class Mtt
     {
         if (index < 0 || index >= capacity)
         {
-            throw new TableException(Errno.EINVAL, "MTT entry " + index + " is outside [0, " + capacity + ")");
+            throw new TableException(Errno.EINVAL, "MTT entry " + index + " is outside [0, " + capacity + ")"
+                + "; give an entry inside the table");
         }
         return rawEntry(index);
     }
@@ -265,5 +270,11 @@ public final class Mtt
     {
         return new MttCounters(capacity, entriesInUse, entriesRequested, allocator.freeEntries(),
             allocator.largestFreeBlock(), allocations, failures, frees);
+    }
+
+    /** @return the count with "entry" or "entries". */
+    private static String entriesWord(final long n)
+    {
+        return n + (n == 1 ? " entry" : " entries");
     }
 }

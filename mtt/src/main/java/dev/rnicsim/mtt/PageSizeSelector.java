@@ -44,7 +44,8 @@ public final class PageSizeSelector
         if (Long.compareUnsigned(iova + lengthBytes - 1, iova) < 0)
         {
             throw new TableException(Errno.EINVAL, "iova 0x" + Long.toHexString(iova) + " + lengthBytes="
-                + lengthBytes + " overflows");
+                + lengthBytes + " overflows"
+                + "; give a range that ends below 2^64");
         }
         // Bit 63 would make a negative page size; no device reports it.
         final long pageSize = bestPageSize(pages, address, lengthBytes, iova, pageSizeCap & Long.MAX_VALUE);
@@ -73,7 +74,8 @@ public final class PageSizeSelector
         final long pgoff = address & KERNEL_PAGE_MASK;
         if (lengthBytes > Long.MAX_VALUE - pgoff - KERNEL_PAGE_MASK)
         {
-            throw new TableException(Errno.EINVAL, "lengthBytes=" + lengthBytes + " is too large");
+            throw new TableException(Errno.EINVAL, "lengthBytes=" + lengthBytes + " is too large"
+                + "; register the range in smaller MRs");
         }
         final long needed = (pgoff + lengthBytes + KERNEL_PAGE_MASK) & ~KERNEL_PAGE_MASK;
         long exact = 0;

@@ -84,7 +84,8 @@ public final class TranslationCache
     {
         if (tag < 0)
         {
-            throw new TableException(Errno.EINVAL, "tag " + tag + " is not one of mptTag() or mttTag()");
+            throw new TableException(Errno.EINVAL, "tag " + tag + " is not one of mptTag() or mttTag()"
+                + "; pass one of those tags");
         }
         if (sets == 0)
         {

@@ -318,7 +318,7 @@ class AdapterTablesTest
         final TableException e = assertFailsUnchanged(t, Errno.ENOMEM,
             () -> t.register(PD, runs.subList(0, 1), VA, 4 * KIB, VA, RW));
 
-        assertThat(e.getMessage()).contains("1 entries", "0 of 4 free");
+        assertThat(e.getMessage()).contains("1 entry (", "0 of 4 free");
         assertThat(t.mtt().counters().failures()).isEqualTo(1);
         assertThat(t.mpt().failures()).isZero();
     }

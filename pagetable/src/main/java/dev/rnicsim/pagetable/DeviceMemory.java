@@ -142,7 +142,8 @@ public final class DeviceMemory
             || arrayOffset > array.length - length)
         {
             throw new KernelException(Errno.EFAULT, "range +0x" + Long.toHexString(offset) + " of " + length
-                + " bytes leaves the " + sizeBytes + " bytes of " + name + " or its buffer");
+                + " bytes leaves the " + sizeBytes + " bytes of " + name + " or its buffer"
+                + "; read or write inside the device memory and the buffer given");
         }
     }
 

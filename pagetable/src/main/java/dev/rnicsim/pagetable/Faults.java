@@ -189,7 +189,8 @@ final class Faults
         final Vma v = process.vmaAt(va);
         if (v == null)
         {
-            throw new SegmentationFault(va, "no VMA maps it");
+            throw new SegmentationFault(va, "no VMA maps it"
+                + " (find_vma finds none); touch only addresses an mmap covers");
         }
         if (counted)
         {
@@ -508,7 +509,8 @@ final class Faults
         final long end = address + lengthBytes;
         if (address < 0 || end < address || end > TASK_SIZE)
         {
-            throw new SegmentationFault(address, "range of " + lengthBytes + " bytes leaves user space");
+            throw new SegmentationFault(address, "range of " + lengthBytes + " bytes leaves user space"
+                + " (TASK_SIZE); keep the range below the end of user space");
         }
         long cursor = address;
         while (cursor < end)
@@ -516,7 +518,8 @@ final class Faults
             final Vma v = process.vmaAt(cursor);
             if (v == null)
             {
-                throw new SegmentationFault(cursor, "no VMA maps it");
+                throw new SegmentationFault(cursor, "no VMA maps it"
+                    + " (find_vma finds none); mmap the whole range first");
             }
             if (write && !v.writable())
             {

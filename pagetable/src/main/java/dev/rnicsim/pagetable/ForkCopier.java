@@ -129,7 +129,8 @@ final class ForkCopier
             if (copy < 0)
             {
                 throw new KernelException(Errno.ENOMEM, "fork must copy a pinned hugetlb page of " + size.kb()
-                    + " kB for the child but the pool has no unreserved free page");
+                    + " kB for the child but the pool has no unreserved free page"
+                    + "; raise vm.nr_hugepages, or fork before pinning (or use MADV_DONTFORK on the range)");
             }
             for (long i = 0; i < size.frames(); i++)
             {
@@ -154,7 +155,8 @@ final class ForkCopier
         final long copy = host.allocate(0, true, Faults.kindOf(v), true);
         if (copy < 0)
         {
-            throw new KernelException(Errno.ENOMEM, "fork must copy a pinned page for the child: out of memory");
+            throw new KernelException(Errno.ENOMEM, "fork must copy a pinned page for the child: out of memory"
+                + "; free host memory, or fork before pinning (or use MADV_DONTFORK on the range)");
         }
         frames.copyFrame(pfn, copy);
         frames.addMapCount(copy, 1);

@@ -49,15 +49,18 @@ final class Gup
                 address + lengthBytes) < 0)
         {
             throw new KernelException(Errno.EINVAL, "pin range address=0x" + Long.toHexString(address)
-                + " lengthBytes=" + lengthBytes + " overflows");
+                + " lengthBytes=" + lengthBytes + " overflows"
+                + "; give a range that ends below 2^64");
         }
         if (!process.capIpcLock && process.rlimitMemlockBytes == 0)
         {
-            throw new KernelException(Errno.EPERM, "RLIMIT_MEMLOCK=0 and no CAP_IPC_LOCK (can_do_mlock)");
+            throw new KernelException(Errno.EPERM, "RLIMIT_MEMLOCK=0 and no CAP_IPC_LOCK (can_do_mlock)"
+                + "; raise 'ulimit -l' (RLIMIT_MEMLOCK) or grant CAP_IPC_LOCK");
         }
         if (lengthBytes == 0)
         {
-            throw new KernelException(Errno.EINVAL, "lengthBytes=0: nothing to pin");
+            throw new KernelException(Errno.EINVAL, "lengthBytes=0: nothing to pin"
+                + "; register at least one byte");
         }
         // ib_umem_get counts PAGE_SIZE pages: ib_umem_num_pages over the range widened to base pages.
         final BasePage base = host.config().basePage();
@@ -66,13 +69,15 @@ final class Gup
         final long pages = (end - start) >>> base.shift();
         if (pages > 0xffff_ffffL)
         {
-            throw new KernelException(Errno.EINVAL, "npages=" + pages + " > UINT_MAX (ib_umem_get)");
+            throw new KernelException(Errno.EINVAL, "npages=" + pages + " > UINT_MAX (ib_umem_get)"
+                + "; register the range in smaller MRs");
         }
         checkPinnedVmLimit(pages);
         if (Long.compareUnsigned(end, TASK_SIZE) > 0)
         {
             throw new KernelException(Errno.EFAULT, "pin range ends at 0x" + Long.toHexString(end)
-                + " past TASK_SIZE=0x" + Long.toHexString(TASK_SIZE));
+                + " past TASK_SIZE=0x" + Long.toHexString(TASK_SIZE)
+                + "; pin only user-space addresses");
         }
         process.faults.checkAccess(start, end - start, write, false);
         process.pinnedVmPages += pages;
@@ -109,7 +114,8 @@ final class Gup
                 {
                     // try_grab_folio refuses a reference that would overflow the folio's count.
                     throw new KernelException(Errno.ENOMEM, "pin count of the folio at pfn 0x" + Long.toHexString(head)
-                        + " would pass " + Integer.MAX_VALUE);
+                        + " would pass " + Integer.MAX_VALUE
+                        + " (try_grab_folio: the pin count would overflow); release pins of this page first");
                 }
                 frames.addPinCount(head, (int)chunkPages);
                 builder.add(pfn, chunkPages, size);
@@ -137,12 +143,14 @@ final class Gup
         if (pinned.process() != process)
         {
             throw new KernelException(Errno.EINVAL, "pinned pages of "
-                + (pinned.process() == null ? "no process" : "pid " + pinned.process().pid()) + " given to pid " + process.pid());
+                + (pinned.process() == null ? "no process" : "pid " + pinned.process().pid()) + " given to pid " + process.pid()
+                + "; unpin pages with the process that pinned them");
         }
         if (!livePins.remove(pinned))
         {
             throw new KernelException(Errno.EINVAL, "these pinned pages (0x" + Long.toHexString(pinned.startAddress())
-                + ", " + pinned.pageCount() + " pages) were unpinned already");
+                + ", " + pinned.pageCount() + " pages) were unpinned already"
+                + " (a double unpin); unpin each pin once");
         }
         releasePins(pinned.runs());
         process.pinnedVmPages -= pinned.pageCount();

@@ -288,7 +288,8 @@ public final class Host
     {
         if (size != PageSize.SIZE_2M && size != PageSize.SIZE_1G)
         {
-            throw new KernelException(Errno.EINVAL, "hugetlb pools exist for 2 MiB and 1 GiB pages, not " + size);
+            throw new KernelException(Errno.EINVAL, "hugetlb pools exist for 2 MiB and 1 GiB pages, not " + size
+                + "; give a pool of 2 MiB or 1 GiB pages");
         }
     }
 

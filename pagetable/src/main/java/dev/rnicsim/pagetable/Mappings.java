@@ -60,13 +60,15 @@ final class Mappings
         final boolean hugetlb = flags.contains(MapFlag.HUGETLB);
         if (hugetlb && flags.contains(MapFlag.HUGE_2MB) && flags.contains(MapFlag.HUGE_1GB))
         {
-            throw new KernelException(Errno.EINVAL, "MAP_HUGE_2MB and MAP_HUGE_1GB are exclusive");
+            throw new KernelException(Errno.EINVAL, "MAP_HUGE_2MB and MAP_HUGE_1GB are exclusive"
+                + "; give at most one of them");
         }
         final PageSize hugeSize = flags.contains(MapFlag.HUGE_1GB) ? PageSize.SIZE_1G : PageSize.SIZE_2M;
         final long pageBytes = hugetlb ? hugeSize.bytes() : basePageBytes();
         if (lengthBytes > TASK_SIZE - pageBytes)
         {
-            throw new KernelException(Errno.ENOMEM, "lengthBytes=" + lengthBytes + " > TASK_SIZE=" + TASK_SIZE);
+            throw new KernelException(Errno.ENOMEM, "lengthBytes=" + lengthBytes + " > TASK_SIZE=" + TASK_SIZE
+                + "; map less than TASK_SIZE bytes");
         }
         final long length = UserProcess.alignUp(lengthBytes, pageBytes);
         final boolean fixed = flags.contains(MapFlag.FIXED) || flags.contains(MapFlag.FIXED_NOREPLACE);
@@ -83,7 +85,8 @@ final class Mappings
         if (countAfter > host.config().maxMapCount())
         {
             throw new KernelException(Errno.ENOMEM, "this mapping would make " + countAfter
-                + " VMAs > vm.max_map_count=" + host.config().maxMapCount());
+                + " VMAs > vm.max_map_count=" + host.config().maxMapCount()
+                + "; raise vm.max_map_count or merge mappings (fewer, larger mmaps)");
         }
         final long hugePages = length / pageBytes;
         if (hugetlb && phys.pool(hugeSize).availablePages() < hugePages)
@@ -137,22 +140,26 @@ final class Mappings
         if (addressHint < 0 || addressHint > TASK_SIZE - length)
         {
             throw new KernelException(Errno.ENOMEM, "fixed range 0x" + Long.toHexString(addressHint) + "+"
-                + length + " passes TASK_SIZE=0x" + Long.toHexString(TASK_SIZE));
+                + length + " passes TASK_SIZE=0x" + Long.toHexString(TASK_SIZE)
+                + "; pick a fixed address with the whole range below TASK_SIZE");
         }
         if ((addressHint & (pageBytes - 1)) != 0)
         {
             throw new KernelException(Errno.EINVAL, "fixed address 0x" + Long.toHexString(addressHint)
-                + " is not aligned to " + pageBytes + " bytes");
+                + " is not aligned to " + pageBytes + " bytes"
+                + " (MAP_FIXED needs an aligned address); align the address to the page size");
         }
         if (addressHint < host.config().mmapMinAddrBytes())
         {
             throw new KernelException(Errno.EPERM, "fixed address 0x" + Long.toHexString(addressHint)
-                + " < vm.mmap_min_addr=" + host.config().mmapMinAddrBytes());
+                + " < vm.mmap_min_addr=" + host.config().mmapMinAddrBytes()
+                + "; pick an address at or above vm.mmap_min_addr");
         }
         if (flags.contains(MapFlag.FIXED_NOREPLACE) && vmas.overlaps(addressHint, addressHint + length))
         {
             throw new KernelException(Errno.EEXIST, "MAP_FIXED_NOREPLACE range 0x" + Long.toHexString(addressHint)
-                + "-0x" + Long.toHexString(addressHint + length) + " overlaps an existing mapping");
+                + "-0x" + Long.toHexString(addressHint + length) + " overlaps an existing mapping"
+                + "; pick a free range or munmap the old mapping first");
         }
         checkHugetlbAligned(addressHint, addressHint + length, "MAP_FIXED");
         return addressHint;
@@ -249,7 +256,8 @@ final class Mappings
                 if (v.has(Vma.VM_LOCKED))
                 {
                     throw new KernelException(Errno.EINVAL, "MADV_DONTNEED on a VM_LOCKED area at 0x"
-                        + Long.toHexString(v.startAddress()));
+                        + Long.toHexString(v.startAddress())
+                        + "; munlock the range first");
                 }
             }
             // madvise_dontneed_free_valid_vma: in a hugetlb VMA the start must be huge-page aligned and the end is
@@ -298,7 +306,8 @@ final class Mappings
         process.checkAlive();
         if (!process.capIpcLock && process.rlimitMemlockBytes == 0)
         {
-            throw new KernelException(Errno.EPERM, "RLIMIT_MEMLOCK=0 and no CAP_IPC_LOCK (can_do_mlock)");
+            throw new KernelException(Errno.EPERM, "RLIMIT_MEMLOCK=0 and no CAP_IPC_LOCK (can_do_mlock)"
+                + "; raise 'ulimit -l' (RLIMIT_MEMLOCK) or grant CAP_IPC_LOCK");
         }
         final long start = address & -basePageBytes();
         final long end = checkAlignedRange(start, lengthBytes + (address - start), false, Errno.EINVAL);
@@ -319,7 +328,8 @@ final class Mappings
             {
                 throw new KernelException(Errno.ENOMEM, "locked_vm=" + lockedPages + " pages would exceed "
                     + "RLIMIT_MEMLOCK=" + (process.rlimitMemlockBytes >>> shift) + " pages (" + process.rlimitMemlockBytes
-                    + " bytes)");
+                    + " bytes)"
+                    + "; raise 'ulimit -l' or lock less");
             }
         }
         final List<Vma> before = vmas.list();
@@ -364,12 +374,14 @@ final class Mappings
             || vmas.overlaps(vma.startAddress(), vma.endAddress()))
         {
             throw new KernelException(Errno.EINVAL, "imported VMA 0x" + Long.toHexString(vma.startAddress()) + "-0x"
-                + Long.toHexString(vma.endAddress()) + " is empty, outside user space or overlaps another");
+                + Long.toHexString(vma.endAddress()) + " is empty, outside user space or overlaps another"
+                + "; import a capture whose areas are non-empty, in user space and disjoint");
         }
         if (vmas.size() + 1 > host.config().maxMapCount())
         {
             throw new KernelException(Errno.ENOMEM, "VMA " + (vmas.size() + 1) + " > vm.max_map_count="
-                + host.config().maxMapCount());
+                + host.config().maxMapCount()
+                + "; raise vm.max_map_count");
         }
         if (vma.kind() == VmaKind.HUGETLB)
         {
@@ -378,7 +390,8 @@ final class Mappings
             if (pool.availablePages() < pages)
             {
                 throw new KernelException(Errno.ENOMEM, "hugetlb VMA needs " + pages + " pages of "
-                    + vma.hugePageSize().kb() + " kB; pool has " + pool.availablePages() + " unreserved free");
+                    + vma.hugePageSize().kb() + " kB; pool has " + pool.availablePages() + " unreserved free"
+                    + "; raise vm.nr_hugepages or map fewer huge pages");
             }
             pool.reserve(pages);
             for (long va = vma.startAddress(); va < vma.endAddress(); va += vma.hugePageSize().bytes())
@@ -471,7 +484,8 @@ final class Mappings
         if (trial.size() > host.config().maxMapCount())
         {
             throw new KernelException(Errno.ENOMEM, "the change would leave " + trial.size()
-                + " VMAs > vm.max_map_count=" + host.config().maxMapCount());
+                + " VMAs > vm.max_map_count=" + host.config().maxMapCount()
+                + "; raise vm.max_map_count or change whole VMAs");
         }
         // __split_vma -> vma_adjust_trans_huge: a PMD mapping never straddles two VMAs.
         splitHugePmdsAtEdges(start, end);
@@ -497,16 +511,19 @@ final class Mappings
         {
             // munmap: EINVAL for start > TASK_SIZE; mprotect, madvise, mlock: ENOMEM, nothing is mapped there.
             throw new KernelException(zeroIsError ? Errno.EINVAL : Errno.ENOMEM, "address 0x" + Long.toHexString(address)
-                + " is outside the user address space (TASK_SIZE=0x" + Long.toHexString(TASK_SIZE) + ")");
+                + " is outside the user address space (TASK_SIZE=0x" + Long.toHexString(TASK_SIZE) + ")"
+                + " and must be below it; give a user-space address");
         }
         if ((address & (basePageBytes() - 1)) != 0)
         {
             throw new KernelException(Errno.EINVAL, "address 0x" + Long.toHexString(address)
-                + " is not aligned to the " + basePageBytes() + "-byte base page");
+                + " is not aligned to the " + basePageBytes() + "-byte base page"
+                + " (PAGE_MASK); align the address to the base page size");
         }
         if (lengthBytes < 0)
         {
-            throw new KernelException(overflowErrno, "lengthBytes=" + lengthBytes + " is negative");
+            throw new KernelException(overflowErrno, "lengthBytes=" + lengthBytes + " is negative"
+                + "; give a positive length");
         }
         if (lengthBytes == 0 && zeroIsError)
         {
@@ -516,7 +533,8 @@ final class Mappings
         if (address + lengthBytes < address || end < address || end > TASK_SIZE)
         {
             throw new KernelException(zeroIsError ? Errno.EINVAL : overflowErrno, "range 0x"
-                + Long.toHexString(address) + "+" + lengthBytes + " passes TASK_SIZE=0x" + Long.toHexString(TASK_SIZE));
+                + Long.toHexString(address) + "+" + lengthBytes + " passes TASK_SIZE=0x" + Long.toHexString(TASK_SIZE)
+                + "; keep the range below TASK_SIZE");
         }
         return end;
     }
@@ -527,7 +545,8 @@ final class Mappings
         if (cursor < end)
         {
             throw new KernelException(Errno.ENOMEM, call + ": 0x" + Long.toHexString(cursor)
-                + " in range 0x" + Long.toHexString(start) + "-0x" + Long.toHexString(end) + " is not mapped");
+                + " in range 0x" + Long.toHexString(start) + "-0x" + Long.toHexString(end) + " is not mapped"
+                + " (find_vma finds none for it); mmap the range first");
         }
     }
 
@@ -543,7 +562,8 @@ final class Mappings
             if ((start > v.startAddress() && (start & mask) != 0) || (end < v.endAddress() && (end & mask) != 0))
             {
                 throw new KernelException(Errno.EINVAL, call + " range 0x" + Long.toHexString(start) + "-0x"
-                    + Long.toHexString(end) + " cuts through a " + v.hugePageSize().kb() + " kB hugetlb page");
+                    + Long.toHexString(end) + " cuts through a " + v.hugePageSize().kb() + " kB hugetlb page"
+                    + " (hugetlb_vm_op_split refuses it); give a range aligned to the huge page size");
             }
         }
     }

@@ -64,7 +64,8 @@ final class Notifiers
         if (lengthBytes <= 0 || address < 0 || end < address || end > TASK_SIZE)
         {
             throw new KernelException(Errno.EINVAL, "interval 0x" + Long.toHexString(address) + "+" + lengthBytes
-                + " is empty, wraps or leaves user space (TASK_SIZE=0x" + Long.toHexString(TASK_SIZE) + ")");
+                + " is empty, wraps or leaves user space (TASK_SIZE=0x" + Long.toHexString(TASK_SIZE) + ")"
+                + "; give a non-empty range in user space");
         }
         final MmuInterval interval = new MmuInterval(process, start, UserProcess.alignUp(end, FRAME_BYTES), ops);
         intervals.add(interval);
@@ -98,7 +99,8 @@ final class Notifiers
         if (lengthBytes <= 0 || address < 0 || end < address || end > TASK_SIZE)
         {
             throw new KernelException(Errno.EFAULT, "hmm range 0x" + Long.toHexString(address) + "+" + lengthBytes
-                + " is empty or leaves user space");
+                + " is empty or leaves user space"
+                + " (TASK_SIZE); give a non-empty range in user space");
         }
         long reported = 0;
         long va = address & ~(long)(FRAME_BYTES - 1);
@@ -111,7 +113,8 @@ final class Notifiers
                 if (v == null)
                 {
                     throw new KernelException(Errno.EFAULT, "hmm_range_fault at 0x" + Long.toHexString(va)
-                        + ": no VMA maps it");
+                        + ": no VMA maps it"
+                        + " (find_vma finds none); mmap the range first");
                 }
                 if (write ? !v.writable() : !v.readable())
                 {

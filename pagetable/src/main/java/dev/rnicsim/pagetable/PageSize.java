@@ -76,6 +76,7 @@ public enum PageSize
                 return size;
             }
         }
-        throw new KernelException(Errno.EINVAL, "page size " + bytes + " bytes is not 4096, 2097152 or 1073741824");
+        throw new KernelException(Errno.EINVAL, "page size " + bytes + " bytes is not 4096, 2097152 or 1073741824"
+            + "; give one of those sizes");
     }
 }

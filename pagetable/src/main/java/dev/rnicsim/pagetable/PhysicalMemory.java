@@ -258,7 +258,8 @@ public final class PhysicalMemory
         if (length > 0 && zeroPfn >= physAddr >>> FRAME_SHIFT && zeroPfn <= (physAddr + length - 1) >>> FRAME_SHIFT)
         {
             throw new KernelException(Errno.EFAULT, "physical range 0x" + Long.toHexString(physAddr) + "+" + length
-                + " covers the shared zero page, which is read-only");
+                + " covers the shared zero page, which is read-only"
+                + "; never write to the shared zero page (touch the page for write first to get a private frame)");
         }
         long addr = physAddr;
         int done = 0;
@@ -307,7 +308,8 @@ public final class PhysicalMemory
             && dst.zeroPfn <= (dstAddr + lengthBytes - 1) >>> FRAME_SHIFT)
         {
             throw new KernelException(Errno.EFAULT, "physical range 0x" + Long.toHexString(dstAddr) + "+"
-                + lengthBytes + " covers the shared zero page, which is read-only");
+                + lengthBytes + " covers the shared zero page, which is read-only"
+                + "; never write to the shared zero page (touch the page for write first to get a private frame)");
         }
         long s = srcAddr;
         long d = dstAddr;
@@ -339,7 +341,8 @@ public final class PhysicalMemory
         if (offset < 0 || length < 0 || offset > buffer.length - length)
         {
             throw new KernelException(Errno.EFAULT, "buffer of " + buffer.length + " bytes cannot hold " + length
-                + " bytes at offset " + offset);
+                + " bytes at offset " + offset
+                + "; give a buffer at least offset + length bytes long");
         }
     }
 
@@ -351,7 +354,8 @@ public final class PhysicalMemory
         if (pfn < 0 || pfn > totalFrames)
         {
             throw new KernelException(Errno.EINVAL, "pfn " + pfn + " is outside [0, " + totalFrames
-                + "] (the frames of the host and the shared zero page)");
+                + "] (the frames of the host and the shared zero page)"
+                + "; give a frame number in that range");
         }
     }
 
@@ -360,14 +364,16 @@ public final class PhysicalMemory
         if (physAddr < 0 || length < 0 || physAddr > ((totalFrames + 1) << FRAME_SHIFT) - length)
         {
             throw new KernelException(Errno.EFAULT, "physical range 0x" + Long.toHexString(physAddr) + "+" + length
-                + " leaves physical memory of " + (totalFrames << FRAME_SHIFT) + " bytes");
+                + " leaves physical memory of " + (totalFrames << FRAME_SHIFT) + " bytes"
+                + "; keep the range inside the host's RAM");
         }
         for (long pfn = physAddr >>> FRAME_SHIFT; length > 0 && pfn <= (physAddr + length - 1) >>> FRAME_SHIFT; pfn++)
         {
             if (frames.kind(pfn) == FrameTable.KIND_FREE)
             {
                 throw new KernelException(Errno.EFAULT, "physical frame 0x" + Long.toHexString(pfn)
-                    + " is free: no owner, so a DMA there would corrupt whoever gets it next");
+                    + " is free: no owner, so a DMA there would corrupt whoever gets it next"
+                    + "; DMA only to frames a live pin holds");
             }
         }
     }
@@ -385,7 +391,8 @@ public final class PhysicalMemory
     {
         if (sizeBytes <= 0)
         {
-            throw new KernelException(Errno.EINVAL, "device memory of " + sizeBytes + " bytes");
+            throw new KernelException(Errno.EINVAL, "device memory of " + sizeBytes + " bytes"
+                + ": the size must be positive; give a size of one byte or more");
         }
         final DeviceMemory d = new DeviceMemory(name, nextDeviceBase, sizeBytes);
         nextDeviceBase += (sizeBytes + (1L << 30) - 1) & -(1L << 30);
@@ -419,7 +426,8 @@ public final class PhysicalMemory
         if (d == null || (length > 0 && !d.contains(busAddr + length - 1)))
         {
             throw new KernelException(Errno.EFAULT, "bus range 0x" + Long.toHexString(busAddr) + "+" + length
-                + " is in no device memory (or crosses its end)");
+                + " is in no device memory (or crosses its end)"
+                + "; give a bus address inside one device memory");
         }
         return d;
     }

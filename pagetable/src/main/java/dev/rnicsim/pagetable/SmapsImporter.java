@@ -77,7 +77,8 @@ public final class SmapsImporter
         if (process.vmaCount() != 0)
         {
             throw new KernelException(Errno.EINVAL, "import needs an empty process; pid " + process.pid() + " has "
-                + process.vmaCount() + " VMAs");
+                + process.vmaCount() + " VMAs"
+                + "; import into a freshly created process");
         }
         final List<String> notes = new ArrayList<>();
         final List<Vma> vmas = new ArrayList<>();
@@ -138,7 +139,8 @@ public final class SmapsImporter
         if (vmas.size() > host.config().maxMapCount())
         {
             throw new KernelException(Errno.ENOMEM, vmas.size() + " areas > vm.max_map_count="
-                + host.config().maxMapCount());
+                + host.config().maxMapCount()
+                + "; raise vm.max_map_count or import a smaller capture");
         }
         long previousEnd = host.config().mmapMinAddrBytes();
         for (final Vma v : vmas)
@@ -150,7 +152,8 @@ public final class SmapsImporter
                 throw new KernelException(Errno.EINVAL, "area 0x" + Long.toHexString(v.startAddress()) + "-0x"
                     + Long.toHexString(v.endAddress()) + " is not aligned to " + align
                     + " bytes, overlaps the area before it, or lies below vm.mmap_min_addr="
-                + host.config().mmapMinAddrBytes());
+                + host.config().mmapMinAddrBytes()
+                    + "; fix the capture's areas (sorted, aligned, disjoint)");
             }
             previousEnd = v.endAddress();
         }
@@ -191,7 +194,9 @@ public final class SmapsImporter
                 && kernelPage != PageSize.SIZE_1G.bytes())
             {
                 throw new KernelException(Errno.EINVAL, "hugetlb area at 0x" + Long.toHexString(e.startAddress())
-                    + " has KernelPageSize " + kernelPage / 1024 + " kB; x86-64 huge pages are 2048 or 1048576 kB");
+                    + " has KernelPageSize " + kernelPage / 1024 + " kB; x86-64 huge pages are 2048 or 1048576 kB"
+                    + " (PMD_SIZE, PUD_SIZE)"
+                    + "; fix the capture's KernelPageSize");
             }
             final PageSize size = kernelPage == PageSize.SIZE_1G.bytes() ? PageSize.SIZE_1G : PageSize.SIZE_2M;
             return new Vma(e.startAddress(), e.endAddress(), prot, flags | Vma.VM_RESV_OWNER, VmaKind.HUGETLB,

@@ -129,7 +129,8 @@ public final class UserProcess
     {
         if (bytes < 0 && bytes != RLIM_INFINITY)
         {
-            throw new KernelException(Errno.EINVAL, "RLIMIT_MEMLOCK=" + bytes + " is negative");
+            throw new KernelException(Errno.EINVAL, "RLIMIT_MEMLOCK=" + bytes + " is negative"
+                + "; give a limit of 0 or more, or 'unlimited'");
         }
         this.rlimitMemlockBytes = bytes;
         return this;
@@ -157,7 +158,8 @@ public final class UserProcess
         if (variable == null || variable.isEmpty() || variable.indexOf('=') >= 0)
         {
             throw new KernelException(Errno.EINVAL, "environment variable name '" + variable
-                + "' is empty or holds '=' (setenv(3))");
+                + "' is empty or holds '=' (setenv(3))"
+                + "; use a name without '=' (setenv(3) rule)");
         }
         environment.put(variable, value);
         return this;
@@ -607,7 +609,8 @@ public final class UserProcess
     {
         if (exited)
         {
-            throw new KernelException(Errno.EINVAL, "process " + pid + " (" + name + ") has exited");
+            throw new KernelException(Errno.EINVAL, "process " + pid + " (" + name + ") has exited"
+                + "; create a new process (the exited one keeps nothing)");
         }
     }
 

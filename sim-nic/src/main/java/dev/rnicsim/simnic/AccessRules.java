@@ -42,7 +42,8 @@ final class AccessRules
             if (rights.contains(flag) && !a.has(cap))
             {
                 throw Errors.of(verb, Errno.EOPNOTSUPP, "access " + flag + ": " + profile.name() + " lacks the "
-                    + cap + " capability in device_cap_flags (ib_check_mr_access)");
+                    + cap + " capability in device_cap_flags (ib_check_mr_access)"
+                    + "; drop the flag or use a device that has the capability");
             }
         }
     }

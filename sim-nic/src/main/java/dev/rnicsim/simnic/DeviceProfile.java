@@ -218,6 +218,15 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     }
 
     /**
+     * @return the driver's {@code hw_counters} files: their names and the counts behind them differ by driver (mlx5
+     *         Q counters, rxe's own names).
+     */
+    public HwCounters hwCounters()
+    {
+        return HwCounters.of(driver);
+    }
+
+    /**
      * @return what ibv_query_port reports for each port of this profile: rxe from rxe_param.h
      *         ({@code RXE_PORT_GID_TBL_LEN} 1024, {@code RXE_PORT_MAX_MSG_SZ} 2^31 and {@code RXE_PORT_PKEY_TBL_LEN}
      *         1 in current kernels, 0x800000 and 64 in old ones (rxe-legacy), {@code IB_PORT_CM_SUP}, MTU cap 4096, Ethernet); the others assumed

@@ -213,6 +213,8 @@ public final class DevinfoReader
         private final String source;
         private final Map<String, Object> values = new HashMap<>();
         private final List<String> warnings = new ArrayList<>();
+        /** A warning that repeats (a key listed again, an unknown name): its place in the list and the repeats. */
+        private final Map<String, int[]> repeats = new HashMap<>();
         private String hcaId;
         private int hcaIdLine;
         private DriverTraits.Transport transport;
@@ -312,14 +314,23 @@ public final class DevinfoReader
         {
             if (values.containsKey(key))
             {
-                warnings.add(source + ":" + lineNo + ": " + key + " appears again; the first value is kept");
+                warnOnce("again " + key, source + ":" + lineNo + ": " + key + " appears again; the first value is "
+                    + "kept");
                 return;
             }
             switch (key)
             {
                 case "fw_ver" -> values.put(key, value);
                 case "node_guid", "sys_image_guid" -> values.put(key, guid(key, value, lineNo));
-                case "max_mr_size" -> values.put(key, unsigned64(key, value, lineNo));
+                case "max_mr_size" ->
+                {
+                    final long size = unsigned64(key, value, lineNo);
+                    if (size == 0)
+                    {
+                        throw malformed(lineNo, key, "a size of 1 byte or more (max_mr_size 0 admits no MR)", value);
+                    }
+                    values.put(key, size);
+                }
                 case "page_size_cap" ->
                 {
                     // ib_umem_find_best_pgsz keeps only the sizes of PAGE_SIZE and up (mlx4 reports 0xfffffe00, from
@@ -357,8 +368,23 @@ public final class DevinfoReader
                         blockName(value, lineNo);
                     }
                 }
-                default -> values.put(key, int32(key, value, lineNo));
+                default -> values.put(key, count(key, value, lineNo));
             }
+        }
+
+        /**
+         * A count or id of ibv_device_attr: ibv_devinfo prints them unsigned (ids in hex, counts in decimal), so a
+         * negative value is no value a device reports; a count (max_*, phys_port_cnt) also stays below 2^31.
+         */
+        private int count(final String key, final String value, final int lineNo)
+        {
+            final int n = int32(key, value, lineNo);
+            final boolean isCount = key.startsWith("max_") || key.endsWith("_cnt");
+            if (value.strip().startsWith("-") || isCount && n < 0)
+            {
+                throw malformed(lineNo, key, isCount ? "a count from 0 to 2147483647" : "an unsigned number", value);
+            }
+            return n;
         }
 
         /** One value by the rules of {@link #attribute}, for an override (no blocks). */
@@ -409,7 +435,8 @@ public final class DevinfoReader
             final Integer bit = names.get(name);
             if (bit == null)
             {
-                warnings.add(source + ":" + lineNo + ": unknown " + block + " name '" + name + "' ignored");
+                warnOnce("unknown " + block + " " + name, source + ":" + lineNo + ": unknown " + block + " name '"
+                    + name + "' ignored");
                 return;
             }
             values.put(block, (Integer) values.get(block) | bit);
@@ -527,6 +554,22 @@ public final class DevinfoReader
             return AtomicCap.of(n);
         }
 
+        /** Adds a warning once per kind; later ones of the kind are counted on the first (a dump of a million
+         * repeated lines gives one warning, not a million). */
+        private void warnOnce(final String kind, final String text)
+        {
+            final int[] r = repeats.get(kind);
+            if (r == null)
+            {
+                repeats.put(kind, new int[] {warnings.size(), 0});
+                warnings.add(text);
+            }
+            else
+            {
+                r[1]++;
+            }
+        }
+
         private IllegalArgumentException malformed(final int lineNo, final String key, final String expected,
             final String value)
         {
@@ -566,6 +609,14 @@ public final class DevinfoReader
             final DeviceProfile profile = new DeviceProfile(name, base.driver(), b.build(), base.mtt(),
                 base.variantPolicy(), base.indexPolicy(), base.cacheEntries(), base.cacheWays(),
                 base.providerRules(), base.relaxedOrdering(), base.linkGbps(), base.seed(), defaulted, traits);
+            for (final int[] r : repeats.values())
+            {
+                if (r[1] > 0)
+                {
+                    warnings.set(r[0], warnings.get(r[0]) + " (and " + r[1] + " more line" + (r[1] == 1 ? "" : "s")
+                        + " like it)");
+                }
+            }
             return new DevinfoResult(profile, hcaId, defaulted, warnings, base.name());
         }
 

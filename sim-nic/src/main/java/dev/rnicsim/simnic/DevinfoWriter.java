@@ -70,13 +70,15 @@ public final class DevinfoWriter
         Objects.requireNonNull(a, "a");
         if (hcaId.isEmpty() || hcaId.chars().anyMatch(c -> Character.isWhitespace(c) || Character.isISOControl(c)))
         {
-            throw new IllegalArgumentException("hcaId '" + hcaId + "' must be a non-empty name without whitespace");
+            throw new IllegalArgumentException("hca_id '" + visible(hcaId) + "' must be a non-empty name without "
+                + "whitespace or control characters (ibv_devinfo's device name); give a name such as mlx5_0");
         }
         final String fwVer = a.fwVer();
         if (!fwVer.equals(fwVer.strip()) || LINE_BREAK_OR_CONTROL.matcher(fwVer).find())
         {
-            throw new IllegalArgumentException("fw_ver '" + fwVer
-                + "' must not have control characters or leading or trailing whitespace");
+            throw new IllegalArgumentException("fw_ver '" + visible(fwVer)
+                + "' must not have control characters or leading or trailing whitespace; give a version such as "
+                + "16.35.2000");
         }
         final StringBuilder sb = new StringBuilder(2048);
         sb.append("hca_id:\t").append(hcaId).append('\n');
@@ -191,5 +193,23 @@ public final class DevinfoWriter
         {
             sb.append(FLAG_INDENT).append(name).append('\n');
         }
+    }
+
+    /** The text with control characters shown as backslash escapes (a line feed as backslash-n), so a message shows them. */
+    static String visible(final String text)
+    {
+        final StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < text.length(); i++)
+        {
+            final char c = text.charAt(i);
+            switch (c)
+            {
+                case '\n' -> sb.append("\\n");
+                case '\r' -> sb.append("\\r");
+                case '\t' -> sb.append("\\t");
+                default -> sb.append(Character.isISOControl(c) ? String.format("\\u%04x", (int)c) : String.valueOf(c));
+            }
+        }
+        return sb.toString();
     }
 }

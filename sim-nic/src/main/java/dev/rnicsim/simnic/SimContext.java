@@ -71,7 +71,8 @@ public final class SimContext implements Context
         final int maxPd = device.profile().attributes().maxPd();
         if (device.pdsLive() >= maxPd)
         {
-            throw Errors.of("ibv_alloc_pd", Errno.ENOMEM, "PDs live=" + device.pdsLive() + " = max_pd=" + maxPd);
+            throw Errors.of("ibv_alloc_pd", Errno.ENOMEM, "PDs live=" + device.pdsLive() + " = max_pd=" + maxPd
+                + "; deallocate a PD first or use a device with a larger max_pd");
         }
         final SimPd pd = new SimPd(this, device.allocPdNum());
         device.pdsLive(1);
@@ -86,11 +87,13 @@ public final class SimContext implements Context
         final DeviceAttributes a = device.profile().attributes();
         if (cqe < 1 || cqe > a.maxCqe())
         {
-            throw Errors.invalid("ibv_create_cq", "cqe=" + cqe + " must be 1..max_cqe=" + a.maxCqe());
+            throw Errors.invalid("ibv_create_cq", "cqe=" + cqe + " must be 1..max_cqe=" + a.maxCqe()
+                + "; ask for fewer entries");
         }
         if (device.cqsLive() >= a.maxCq())
         {
-            throw Errors.of("ibv_create_cq", Errno.ENOMEM, "CQs live=" + device.cqsLive() + " = max_cq=" + a.maxCq());
+            throw Errors.of("ibv_create_cq", Errno.ENOMEM, "CQs live=" + device.cqsLive() + " = max_cq=" + a.maxCq()
+                + "; destroy a CQ first or use a device with a larger max_cq");
         }
         // mlx5 sizes the ring to the next power of two above cqe and reports one less (mlx5_create_cq).
         final int entries = Integer.highestOneBit(cqe) << 1;
@@ -172,12 +175,14 @@ public final class SimContext implements Context
         final int len = device.profile().portAttributes().gidTblLen();
         if (index < 0 || index >= len)
         {
-            throw Errors.invalid(verb, "GID index " + index + " is outside the table of " + len + " entries");
+            throw Errors.invalid(verb, "GID index " + index + " is outside the table of " + len + " entries"
+                + " (ibv_query_gid_ex); give an index inside the GID table");
         }
         if (index != 0)
         {
             throw Errors.of(verb, Errno.ENODATA, "GID index " + index + " of port " + portNum + " is empty "
-                + "(ibv_query_gid_ex); index 0 holds the link-local GID " + device.gid());
+                + "(ibv_query_gid_ex); index 0 holds the link-local GID " + device.gid()
+                + "; query index 0 or an index the port has filled");
         }
         final byte[] gid = new byte[16];
         final String[] groups = device.gid().split(":");
@@ -195,7 +200,8 @@ public final class SimContext implements Context
         final int ports = device.profile().attributes().physPortCnt();
         if (portNum < 1 || portNum > ports)
         {
-            throw Errors.invalid(verb, "port " + portNum + " is outside 1.." + ports + " (phys_port_cnt)");
+            throw Errors.invalid(verb, "port " + portNum + " is outside 1.." + ports + " (phys_port_cnt)"
+                + "; give a port from 1 to phys_port_cnt");
         }
     }
 
@@ -215,7 +221,8 @@ public final class SimContext implements Context
     {
         if (closed)
         {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "the context is closed");
+            throw new VerbsException(verb, Errno.EINVAL.code(), "the context is closed"
+                + " (ibv_close_device released it); open the device again");
         }
     }
 }

@@ -39,12 +39,26 @@ public enum SimCounter
     RESP_REMOTE_ACCESS_ERRORS("resp_remote_access_errors", "errors"),
     /** Receives too small, detected as responder. */
     RESP_LOCAL_LENGTH_ERROR("resp_local_length_error", "errors"),
-    /** Requests that found no receive posted (RNR NAK sent). */
+    /** Responder: each request dropped because no receive was posted, each answered with an RNR NAK (mlx5: "drops
+     * occurred due to lack of WQE"). A send that runs out of rnr_retry=N was dropped N+1 times. */
     OUT_OF_BUFFER("out_of_buffer", "requests"),
-    /** Sends that failed after exhausting RNR retries. */
-    RNR_NAK_RETRY_ERR("rnr_nak_retry_err", "work requests"),
-    /** Requests to a peer that does not answer (retries exhausted). */
-    LOCAL_ACK_TIMEOUT_ERR("local_ack_timeout_err", "work requests"),
+    /** Requester: each RNR NAK received while the retry limit was not exceeded, i.e. answered with a retry (mlx5
+     * counters.c; the NAK that exhausts rnr_retry counts in {@link #RNR_RETRIES_EXCEEDED}). */
+    RNR_NAK_RETRY_ERR("rnr_nak_retry_err", "NAKs"),
+    /** Requester: each expiry of the ACK timer while the retry limit was not exceeded, i.e. followed by a
+     * retransmission (mlx5; rxe counts the same retries as completer_retry_err). */
+    LOCAL_ACK_TIMEOUT_ERR("local_ack_timeout_err", "timeouts"),
+    /** Requester: work requests failed with IBV_WC_RNR_RETRY_EXC_ERR (mlx5 req_rnr_retries_exceeded, Linux 6.11;
+     * rxe retry_rnr_exceeded_err). */
+    RNR_RETRIES_EXCEEDED("req_rnr_retries_exceeded", "work requests"),
+    /** Requester: work requests failed with IBV_WC_RETRY_EXC_ERR (mlx5 req_transport_retries_exceeded, Linux 6.11;
+     * rxe retry_exceeded_err). */
+    TRANSPORT_RETRIES_EXCEEDED("req_transport_retries_exceeded", "work requests"),
+    /** Requester: SEND work requests completed, in error too but not flushed (rxe rdma_sends, counted in the
+     * completer's do_complete). */
+    SENDS_COMPLETED("sim_sends_completed", "work requests"),
+    /** Responder: receives completed successfully (rxe rdma_recvs, counted in the responder's do_complete). */
+    RECVS_COMPLETED("sim_recvs_completed", "work requests"),
     /** MRs registered now. */
     MR_LIVE("sim_mr_live", "MRs"),
     /** Bytes pinned by live MRs and queue rings. */

@@ -51,7 +51,8 @@ public final class SimCq implements CompletionQueue
     {
         if (closed)
         {
-            throw new VerbsException("ibv_poll_cq", Errno.EINVAL.code(), "the CQ is closed");
+            throw new VerbsException("ibv_poll_cq", Errno.EINVAL.code(), "the CQ is closed"
+                + " (ibv_destroy_cq released it); poll a live CQ");
         }
         if (maxEntries <= 0)
         {
@@ -133,8 +134,8 @@ public final class SimCq implements CompletionQueue
         }
         if (users > 0)
         {
-            throw new VerbsException("ibv_destroy_cq", Errno.EBUSY.code(), users + " QP(s) still use this CQ; "
-                + "destroy them first");
+            throw new VerbsException("ibv_destroy_cq", Errno.EBUSY.code(), users + " QP(s) still use this CQ "
+                + "(ib_destroy_cq_user refuses while QPs hold it); destroy them first");
         }
         closed = true;
         ring.release();

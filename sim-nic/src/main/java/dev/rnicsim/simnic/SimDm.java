@@ -121,7 +121,8 @@ final class SimDm implements DeviceMemory
         if (max == 0)
         {
             throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " (" + device.profile().driver()
-                + ") has no device memory (max_dm_size 0: the provider lacks alloc_dm)");
+                + ") has no device memory (max_dm_size 0: the provider lacks alloc_dm)"
+                + "; use a device with max_dm_size above 0 (mlx5)");
         }
         if (lengthBytes <= 0 || lengthBytes > max)
         {
@@ -166,12 +167,15 @@ final class SimDm implements DeviceMemory
     {
         if (closed)
         {
-            throw Errors.invalid(verb, "the device memory is freed");
+            throw Errors.invalid(verb, "the device memory is freed"
+                + " (ibv_free_dm released it); allocate device memory again");
         }
         if (dmOffset < 0 || length < 0 || dmOffset > lengthBytes || length > lengthBytes - dmOffset)
         {
-            throw Errors.of(verb, Errno.EFAULT, "range " + dmOffset + "+" + length + " is outside the " + lengthBytes
-                + " bytes of device memory");
+            throw Errors.of(verb, Errno.EFAULT, "range " + Long.toUnsignedString(dmOffset) + "+"
+                + Long.toUnsignedString(length) + " is outside the " + lengthBytes
+                + " bytes of device memory"
+                + " (max_dm_size); keep the range inside the allocation");
         }
     }
 
@@ -181,14 +185,16 @@ final class SimDm implements DeviceMemory
         final String verb = "ibv_memcpy_to_dm";
         if (src == null)
         {
-            throw Errors.of(verb, Errno.EFAULT, "src is null");
+            throw Errors.of(verb, Errno.EFAULT, "src is null"
+                + "; pass the bytes to copy");
         }
         check(verb, dmOffset, src.length);
         if (dmOffset % 4 != 0)
         {
             // mlx5_memcpy_to_dm writes device memory in 4-byte words: the offset must be a multiple of 4
             // (rdma-core tests/test_device.py test_dm_write_bad_flow).
-            throw Errors.invalid(verb, "offset " + dmOffset + " is not a multiple of 4 (mlx5_memcpy_to_dm)");
+            throw Errors.invalid(verb, "offset " + Long.toUnsignedString(dmOffset) + " is not a multiple of 4 (mlx5_memcpy_to_dm)"
+                + "; copy at 4-byte aligned offsets");
         }
         int done = 0;
         for (final long[] r : context.device().deviceMemory().runs(start + dmOffset, src.length))

@@ -54,11 +54,13 @@ final class SimDmMr implements MemoryRegion
         final SimDevice device = pd.context().device();
         if (device.profile().maxDmSizeBytes() == 0)
         {
-            throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " has no device memory");
+            throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " has no device memory"
+                + " (max_dm_size 0); use a device with max_dm_size above 0 (mlx5)");
         }
         if (!(memory instanceof SimDm dm) || dm.isClosed() || dm.context().device() != device)
         {
-            throw Errors.invalid(verb, "dm is not live device memory of this device: " + memory);
+            throw Errors.invalid(verb, "dm is not live device memory of this device: " + memory
+                + " (ib_uverbs_reg_dm_mr); pass device memory from ibv_alloc_dm on this device that is not freed");
         }
         if (access == null || access.contains(null))
         {
@@ -68,18 +70,22 @@ final class SimDmMr implements MemoryRegion
         if (!rights.contains(Access.ZERO_BASED))
         {
             throw Errors.invalid(verb, "access " + rights + " lacks ZERO_BASED: an MR over device memory is "
-                + "addressed by offsets (ibv_alloc_dm(3))");
+                + "addressed by offsets (ibv_alloc_dm(3))"
+                + "; add ZERO_BASED to the access flags");
         }
         if (!ALLOWED.containsAll(rights))
         {
             throw Errors.invalid(verb, "access " + rights + ": only LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, "
-                + "REMOTE_ATOMIC and ZERO_BASED are allowed on device memory (mlx5_reg_dm_mr)");
+                + "REMOTE_ATOMIC and ZERO_BASED are allowed on device memory (mlx5_reg_dm_mr)"
+                + "; drop the other flags");
         }
         Access.checkDependencies(rights, verb);
         if (dmOffset < 0 || lengthBytes <= 0 || dmOffset > dm.lengthBytes() || lengthBytes > dm.lengthBytes() - dmOffset)
         {
-            throw Errors.invalid(verb, "range " + dmOffset + "+" + lengthBytes + " is not inside the "
-                + dm.lengthBytes() + " bytes of device memory (ib_uverbs_reg_dm_mr)");
+            throw Errors.invalid(verb, "range " + Long.toUnsignedString(dmOffset) + "+"
+                + Long.toUnsignedString(lengthBytes) + " is not inside the "
+                + dm.lengthBytes() + " bytes of device memory (ib_uverbs_reg_dm_mr)"
+                + "; register a range inside the allocation");
         }
         final long first = dm.start() + dmOffset;
         final long tableIova = first & 0xfff;
@@ -153,7 +159,8 @@ final class SimDmMr implements MemoryRegion
         final long newLengthBytes, final Set<Access> newAccess)
     {
         throw new ReregException(Errno.EINVAL.code(), ReregException.ERR_INPUT, "an MR over device memory cannot be "
-            + "reregistered: only plain MRs can (ibv_rereg_mr)");
+            + "reregistered: only plain MRs can (ibv_rereg_mr)"
+            + "; deregister it and register again");
     }
 
     @Override

@@ -59,7 +59,8 @@ public final class SimFastRegMr implements FastRegMr
         final String verb = "ib_map_mr_sg";
         if (closed)
         {
-            throw Errors.invalid(verb, "the MR is deregistered");
+            throw Errors.invalid(verb, "the MR is deregistered"
+                + " (ibv_dereg_mr released it); allocate a new MR with ibv_alloc_mr");
         }
         if (valid)
         {
@@ -72,7 +73,8 @@ public final class SimFastRegMr implements FastRegMr
         final long pages = ((newAddr + newLengthBytes - 1) >>> 12) - (newAddr >>> 12) + 1;
         if (pages > maxNumSg)
         {
-            throw Errors.invalid(verb, pages + " pages > max_num_sg=" + maxNumSg);
+            throw Errors.invalid(verb, pages + " pages > max_num_sg=" + maxNumSg
+                + "; allocate the MR with a larger max_num_sg or map fewer pages");
         }
         final PinnedPages now;
         try
@@ -180,7 +182,8 @@ public final class SimFastRegMr implements FastRegMr
         final long newLengthBytes, final Set<Access> newAccess)
     {
         throw new ReregException(dev.rnicsim.verbs.Errno.EINVAL.code(), ReregException.ERR_INPUT,
-            "a fast-registration MR is not a plain user MR (ibv_rereg_mr refuses it)");
+            "a fast-registration MR is not a plain user MR (ibv_rereg_mr refuses it)"
+            + "; deregister it and allocate a new one with ibv_alloc_mr");
     }
 
     @Override
@@ -213,7 +216,8 @@ public final class SimFastRegMr implements FastRegMr
     {
         if (closed)
         {
-            throw new VerbsException(verb, dev.rnicsim.verbs.Errno.EINVAL.code(), "the MR is deregistered");
+            throw new VerbsException(verb, dev.rnicsim.verbs.Errno.EINVAL.code(), "the MR is deregistered"
+                + " (ibv_dereg_mr released it); allocate a new MR with ibv_alloc_mr");
         }
     }
 }

@@ -146,26 +146,30 @@ public final class SimGpu
     {
         if (bytes <= 0)
         {
-            throw new VerbsException("cudaMalloc", Errno.EINVAL.code(), "size " + bytes + " bytes");
+            throw new VerbsException("cudaMalloc", Errno.EINVAL.code(), "size " + bytes + " bytes"
+                + " must be positive; allocate one byte or more");
         }
         if (bytes > vram.sizeBytes())
         {
             throw new VerbsException("cudaMalloc", Errno.ENOMEM.code(), name + ": " + bytes + " bytes asked, more than"
-                + " its " + vram.sizeBytes() + " bytes of VRAM");
+                + " its " + vram.sizeBytes() + " bytes of VRAM"
+                + "; allocate less, or use a GPU with more VRAM");
         }
         final long size = (bytes + GPU_PAGE_BYTES - 1) & -GPU_PAGE_BYTES;
         final long offset = takeVram(size);
         if (offset < 0)
         {
             throw new VerbsException("cudaMalloc", Errno.ENOMEM.code(), name + ": no free VRAM range of " + size
-                + " bytes (" + (vram.sizeBytes() - vramUsedBytes()) + " of " + vram.sizeBytes() + " bytes free)");
+                + " bytes (" + (vram.sizeBytes() - vramUsedBytes()) + " of " + vram.sizeBytes() + " bytes free)"
+                + "; free GPU buffers first (cudaFree) or allocate less");
         }
         final long va = host.takeGpuVa(size);
         if (va < 0)
         {
             giveVram(offset, size);
             throw new VerbsException("cudaMalloc", Errno.ENOMEM.code(), "the unified address range for GPU memory "
-                + "on host " + host.name() + " is used up");
+                + "on host " + host.name() + " is used up"
+                + "; free GPU buffers first (cudaFree)");
         }
         final GpuBuffer b = new GpuBuffer(this, va, size, offset);
         buffers.put(b.gpuVa(), b);
@@ -183,7 +187,8 @@ public final class SimGpu
     {
         if (b == null || b.gpu() != this || b.isFreed())
         {
-            throw new VerbsException("cudaFree", Errno.EINVAL.code(), "not a live buffer of " + name + ": " + b);
+            throw new VerbsException("cudaFree", Errno.EINVAL.code(), "not a live buffer of " + name + ": " + b
+                + " (a double cudaFree or a buffer of another GPU); free each live buffer once, on its own GPU");
         }
         for (final SimPeerMr mr : List.copyOf(b.peerMrs()))
         {
@@ -234,7 +239,8 @@ public final class SimGpu
         final SimDmabuf d = host.dmabuf(fd);
         if (d == null || d.buffer().gpu() != this)
         {
-            throw new VerbsException("close", Errno.EBADF.code(), "fd " + fd + " is no open dma-buf of " + name);
+            throw new VerbsException("close", Errno.EBADF.code(), "fd " + fd + " is no open dma-buf of " + name
+                + "; close each open dma-buf fd once, on its own GPU");
         }
         host.unregisterDmabuf(fd);
         d.markClosed();
@@ -270,26 +276,30 @@ public final class SimGpu
     {
         if (b == null || b.gpu() != this || b.isFreed())
         {
-            throw new VerbsException("move", Errno.EINVAL.code(), "not a live buffer of " + name + ": " + b);
+            throw new VerbsException("move", Errno.EINVAL.code(), "not a live buffer of " + name + ": " + b
+                + "; move a live buffer of this GPU");
         }
         for (final SimDmabuf d : b.dmabufs())
         {
             if (d.pinnedImporters() > 0)
             {
                 throw new VerbsException("move", Errno.EBUSY.code(), "dma-buf fd " + d.fd() + " of " + b
-                    + " is pinned by " + d.pinnedImporters() + " importer(s) (dma_buf_pin)");
+                    + " is pinned by " + d.pinnedImporters() + " importer(s) (dma_buf_pin)"
+                    + "; deregister the dma-buf MRs first");
             }
         }
         if (!b.peerMrs().isEmpty())
         {
             throw new VerbsException("move", Errno.EBUSY.code(), b + " is pinned by " + b.peerMrs().size()
-                + " peer-memory MR(s) (nvidia_p2p_get_pages)");
+                + " peer-memory MR(s) (nvidia_p2p_get_pages)"
+                + "; deregister the peer-memory MRs first");
         }
         final long target = takeVram(b.sizeBytes());
         if (target < 0)
         {
             throw new VerbsException("move", Errno.ENOMEM.code(), name + ": no free VRAM range of " + b.sizeBytes()
-                + " bytes to move " + b + " to");
+                + " bytes to move " + b + " to"
+                + "; free GPU buffers first (cudaFree)");
         }
         for (final SimDmabuf d : b.dmabufs())
         {
@@ -404,7 +414,8 @@ public final class SimGpu
         if (b == null || lengthBytes < 0 || gpuVa - b.gpuVa() > b.sizeBytes() - lengthBytes)
         {
             throw new VerbsException(what, Errno.EFAULT.code(), "GPU range 0x" + Long.toHexString(gpuVa) + "+"
-                + lengthBytes + " is not inside a live buffer of " + name);
+                + lengthBytes + " is not inside a live buffer of " + name
+                + "; copy inside a live buffer of this GPU");
         }
         return b;
     }

@@ -59,7 +59,8 @@ public final class SimHostMemory implements HostMemory
     {
         if (backing == null)
         {
-            throw Errors.invalid("mmap", "backing is null");
+            throw Errors.invalid("mmap", "backing is null"
+                + "; pass a Backing (anonymous, THP or hugetlb)");
         }
         try
         {
@@ -118,7 +119,8 @@ public final class SimHostMemory implements HostMemory
     {
         if (data == null)
         {
-            throw Errors.of("write", Errno.EFAULT, "data is null");
+            throw Errors.of("write", Errno.EFAULT, "data is null"
+                + "; pass the bytes to write");
         }
         try
         {

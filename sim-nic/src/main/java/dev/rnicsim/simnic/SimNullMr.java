@@ -52,7 +52,8 @@ final class SimNullMr implements MemoryRegion
         if (!device.profile().follows(ProviderRule.NULL_MR))
         {
             throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " (" + device.profile().driver()
-                + ") has no null MRs: the provider lacks alloc_null_mr (mlx5 implements it with its dump-fill mkey)");
+                + ") has no null MRs: the provider lacks alloc_null_mr (mlx5 implements it with its dump-fill mkey)"
+                + "; use a device that has null MRs (mlx5)");
         }
         final long sink = device.nullMrSinkFrame();
         try

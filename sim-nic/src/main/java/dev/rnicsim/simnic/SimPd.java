@@ -277,28 +277,33 @@ public final class SimPd implements ProtectionDomain
         if (explicitIova && (addr & (pageBytes - 1)) != (iova & (pageBytes - 1)))
         {
             throw Errors.invalid(REG, "addr=0x" + Long.toHexString(addr) + " and iova=0x" + Long.toHexString(iova)
-                + " differ in their offset within a " + (pageBytes >> 10) + " KiB page (ib_uverbs_reg_mr: PAGE_MASK)");
+                + " differ in their offset within a " + (pageBytes >> 10) + " KiB page (ib_uverbs_reg_mr: PAGE_MASK)"
+                + "; give an iova with the address's offset in the page");
         }
         Access.checkDependencies(rights, REG);
         AccessRules.checkFlushCaps(profile, rights, REG);
         AccessRules.checkDriverMask(profile, rights, REG);
         if (rights.contains(Access.HUGETLB))
         {
-            throw Errors.invalid(REG, "access HUGETLB is only meaningful with ON_DEMAND (ibv_reg_mr(3))");
+            throw Errors.invalid(REG, "access HUGETLB is only meaningful with ON_DEMAND (ibv_reg_mr(3))"
+                + "; drop HUGETLB or add ON_DEMAND");
         }
         if (lengthBytes == 0)
         {
-            throw Errors.invalid(REG, "lengthBytes=0: an MR needs at least one byte (ib_umem_get)");
+            throw Errors.invalid(REG, "lengthBytes=0: an MR needs at least one byte (ib_umem_get)"
+                + "; register at least one byte");
         }
         if (Long.compareUnsigned(lengthBytes, a.maxMrSizeBytes()) > 0)
         {
             throw Errors.invalid(REG, "lengthBytes=" + Long.toUnsignedString(lengthBytes) + " > max_mr_size="
-                + Long.toUnsignedString(a.maxMrSizeBytes()));
+                + Long.toUnsignedString(a.maxMrSizeBytes())
+                + "; register a smaller range or split it into several MRs");
         }
         if (Long.compareUnsigned(addr + lengthBytes, addr) < 0)
         {
             throw Errors.invalid(REG, "addr=0x" + Long.toHexString(addr) + " + lengthBytes="
-                + Long.toUnsignedString(lengthBytes) + " wraps past 2^64 (ib_umem_get)");
+                + Long.toUnsignedString(lengthBytes) + " wraps past 2^64 (ib_umem_get)"
+                + "; give a range that ends below 2^64");
         }
     }
 
@@ -477,14 +482,16 @@ public final class SimPd implements ProtectionDomain
         if (explicitIova && (addr & 0xfff) != (iova & 0xfff))
         {
             throw Errors.invalid(REG, "addr=0x" + Long.toHexString(addr) + " and iova=0x" + Long.toHexString(iova)
-                + " differ in their offset within a 4 KiB page (ib_uverbs_reg_mr)");
+                + " differ in their offset within a 4 KiB page (ib_uverbs_reg_mr)"
+                + "; give an iova with the address's offset in the page");
         }
         Access.checkDependencies(rights, REG);
         if (!a.odpCaps().supported())
         {
             throw Errors.of(REG, Errno.EOPNOTSUPP, "access ON_DEMAND: " + device.profile().name() + " has no "
                 + "on-demand paging (odp general caps 0x" + Integer.toHexString(a.odpCaps().generalCaps())
-                + " lack IBV_ODP_SUPPORT; ib_check_mr_access)");
+                + " lack IBV_ODP_SUPPORT; ib_check_mr_access)"
+                + "; drop ON_DEMAND or use a device with ODP (mlx5)");
         }
         AccessRules.checkFlushCaps(device.profile(), rights, REG);
         AccessRules.checkDriverMask(device.profile(), rights, REG);
@@ -493,7 +500,8 @@ public final class SimPd implements ProtectionDomain
             if (explicitIova && iova != 0)
             {
                 throw Errors.invalid(REG, "an implicit ODP MR (addr 0, length SIZE_MAX) needs iova 0, got 0x"
-                    + Long.toHexString(iova) + " (mlx5 create_user_odp_mr)");
+                    + Long.toHexString(iova) + " (mlx5 create_user_odp_mr)"
+                    + "; give iova 0");
             }
             if (!a.odpCaps().implicitSupported())
             {
@@ -505,29 +513,34 @@ public final class SimPd implements ProtectionDomain
             }
             if (rights.contains(Access.HUGETLB))
             {
-                throw Errors.invalid(REG, "HUGETLB is only for an explicit ODP MR (ibv_reg_mr(3))");
+                throw Errors.invalid(REG, "HUGETLB is only for an explicit ODP MR (ibv_reg_mr(3))"
+                    + "; drop HUGETLB or register an explicit range");
             }
             return 12;
         }
         if (lengthBytes == 0)
         {
-            throw Errors.invalid(REG, "lengthBytes=0: an MR needs at least one byte (ib_umem_odp_get)");
+            throw Errors.invalid(REG, "lengthBytes=0: an MR needs at least one byte (ib_umem_odp_get)"
+                + "; register at least one byte");
         }
         if (Long.compareUnsigned(lengthBytes, a.maxMrSizeBytes()) > 0)
         {
             throw Errors.invalid(REG, "lengthBytes=" + Long.toUnsignedString(lengthBytes) + " > max_mr_size="
-                + Long.toUnsignedString(a.maxMrSizeBytes()));
+                + Long.toUnsignedString(a.maxMrSizeBytes())
+                + "; register a smaller range or split it into several MRs");
         }
         if (Long.compareUnsigned(addr + lengthBytes, addr) < 0
             || Long.compareUnsigned((addr + lengthBytes + 0xfff) & ~0xfffL, addr + lengthBytes) < 0)
         {
             throw Errors.of(REG, Errno.EOVERFLOW, "addr=0x" + Long.toHexString(addr) + " + lengthBytes="
-                + Long.toUnsignedString(lengthBytes) + " wraps past 2^64 (ib_init_umem_odp: check_add_overflow)");
+                + Long.toUnsignedString(lengthBytes) + " wraps past 2^64 (ib_init_umem_odp: check_add_overflow)"
+                + "; give a range that ends below 2^64");
         }
         if (Long.compareUnsigned(addr + lengthBytes, UserProcess.TASK_SIZE) > 0)
         {
             throw Errors.of(REG, Errno.EFAULT, "addr=0x" + Long.toHexString(addr) + " + lengthBytes="
-                + Long.toUnsignedString(lengthBytes) + " wraps or leaves the user address space (ib_umem_odp_get)");
+                + Long.toUnsignedString(lengthBytes) + " wraps or leaves the user address space (ib_umem_odp_get)"
+                + "; keep the range in user space");
         }
         if (!rights.contains(Access.HUGETLB))
         {
@@ -539,7 +552,8 @@ public final class SimPd implements ProtectionDomain
         if (((addr ^ iova) & ((1L << shift) - 1)) != 0)
         {
             throw Errors.invalid(REG, "access HUGETLB: addr 0x" + Long.toHexString(addr) + " and iova 0x"
-                + Long.toHexString(iova) + " differ within a 2048 kB page");
+                + Long.toHexString(iova) + " differ within a 2048 kB page"
+                + "; give an iova with the address's offset in the 2 MiB page");
         }
         return shift;
     }
@@ -588,17 +602,20 @@ public final class SimPd implements ProtectionDomain
         {
             // The provider has no advise_mr (rxe, mlx4, irdma): the inline wrapper returns EOPNOTSUPP.
             throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " (" + device.profile().driver()
-                + ") has no advise_mr: it has no on-demand paging");
+                + ") has no advise_mr: it has no on-demand paging"
+                + "; use a device with ODP (mlx5) or drop the advice");
         }
         if (advice == null || sgList == null || sgList.isEmpty())
         {
             throw Errors.invalid(verb, "advice and a non-empty sg_list are required (got advice=" + advice
-                + ", sg_list=" + sgList + ")");
+                + ", sg_list=" + sgList + ")"
+                + "; give an advice and at least one SGE");
         }
         if ((flags & ~dev.rnicsim.verbs.MrAdvice.FLAG_FLUSH) != 0)
         {
             throw Errors.invalid(verb, "flags=0x" + Integer.toHexString(flags) + ": only IBV_ADVISE_MR_FLAG_FLUSH (1)"
-                + " is defined");
+                + " is defined"
+                + "; pass flags 0 or IBV_ADVISE_MR_FLAG_FLUSH");
         }
         // get_prefetchable_mr, for every SGE before any work is done.
         final List<SimOdpMr> targets = new ArrayList<>(sgList.size());
@@ -607,7 +624,8 @@ public final class SimPd implements ProtectionDomain
             final dev.rnicsim.verbs.Sge sge = sgList.get(i);
             if (sge == null)
             {
-                throw Errors.invalid(verb, "sg_list[" + i + "] is null");
+                throw Errors.invalid(verb, "sg_list[" + i + "] is null"
+                    + "; give an SGE for every element");
             }
             final SimOdpMr mr = device.odpMemoryRegion(sge.lkey());
             if (mr == null)
@@ -615,23 +633,27 @@ public final class SimPd implements ProtectionDomain
                 if (device.tables().isWindow(sge.lkey()))
                 {
                     throw Errors.invalid(verb, "sg_list[" + i + "] key 0x" + Integer.toHexString(sge.lkey())
-                        + " names a memory window, not an MR (ibv_advise_mr(3))");
+                        + " names a memory window, not an MR (ibv_advise_mr(3))"
+                        + "; advise the lkey of an ODP MR instead");
                 }
                 // Only ODP MRs are in the driver's odp_mkeys: any other key is not found there.
                 throw Errors.of(verb, Errno.ENOENT, "sg_list[" + i + "] lkey 0x" + Integer.toHexString(sge.lkey())
                     + " names no ODP MR of " + device.name() + (device.memoryRegion(sge.lkey()) != null
                     || device.peerMemoryRegion(sge.lkey()) != null ? " (it names an MR that is not ODP)" : "")
-                    + " (get_prefetchable_mr: not in odp_mkeys)");
+                    + " (get_prefetchable_mr: not in odp_mkeys)"
+                    + "; advise only lkeys of ODP MRs (registered with ON_DEMAND)");
             }
             if (mr.pd() != this)
             {
                 throw Errors.of(verb, Errno.EPERM, "sg_list[" + i + "] lkey 0x" + Integer.toHexString(sge.lkey())
-                    + " is an MR of another PD (get_prefetchable_mr)");
+                    + " is an MR of another PD (get_prefetchable_mr)"
+                    + "; advise through the PD that holds the MR");
             }
             if (advice == dev.rnicsim.verbs.MrAdvice.PREFETCH_WRITE && !mr.access().contains(Access.LOCAL_WRITE))
             {
                 throw Errors.of(verb, Errno.EPERM, "PREFETCH_WRITE on lkey 0x" + Integer.toHexString(sge.lkey())
-                    + ", an MR without LOCAL_WRITE (get_prefetchable_mr)");
+                    + ", an MR without LOCAL_WRITE (get_prefetchable_mr)"
+                    + "; register the MR with LOCAL_WRITE or use PREFETCH");
             }
             // The SGE addresses the MR's iova space (mlx5 pagefault_mr checks it against the MR's iova and length).
             final long offset = sge.addr() - mr.iova();
@@ -641,7 +663,8 @@ public final class SimPd implements ProtectionDomain
             {
                 throw Errors.of(verb, Errno.EFAULT, "sg_list[" + i + "] 0x" + Long.toHexString(sge.addr()) + "+"
                     + sge.lengthBytes() + " is empty or outside its MR iova 0x" + Long.toHexString(mr.iova()) + "+"
-                    + Long.toUnsignedString(mr.lengthBytes()) + " (pagefault_mr)");
+                    + Long.toUnsignedString(mr.lengthBytes()) + " (pagefault_mr)"
+                    + "; give a non-empty range inside the MR");
             }
             targets.add(mr);
         }
@@ -711,7 +734,8 @@ public final class SimPd implements ProtectionDomain
         {
             device.count(SimCounter.MR_REGISTRATION_FAILURES, 1);
             throw Errors.of(REG, Errno.EFAULT, "0x" + Long.toHexString(addr) + "+" + lengthBytes + " runs past the end"
-                + " of " + b + " (the peer-memory client's get_pages)");
+                + " of " + b + " (the peer-memory client's get_pages)"
+                + "; register a range inside the GPU buffer");
         }
         return registerGpu(SimPeerMr.Kind.PEER_MEMORY, b, null, offset, addr, lengthBytes, iova, rights, REG);
     }
@@ -752,7 +776,8 @@ public final class SimPd implements ProtectionDomain
             if (!DMABUF_ACCESS.contains(a))
             {
                 throw Errors.invalid(verb, "access " + a + ": only LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, "
-                    + "REMOTE_ATOMIC and RELAXED_ORDERING are accepted (ibv_reg_mr(3))");
+                    + "REMOTE_ATOMIC and RELAXED_ORDERING are accepted (ibv_reg_mr(3))"
+                    + "; drop the other flags");
             }
         }
         Access.checkDependencies(access, verb);
@@ -760,26 +785,30 @@ public final class SimPd implements ProtectionDomain
         if ((offset & 0xfff) != (iova & 0xfff))
         {
             throw Errors.invalid(verb, "offset=0x" + Long.toHexString(offset) + " and iova=0x"
-                + Long.toHexString(iova) + " differ in their offset within a 4 KiB page (ibv_reg_mr(3))");
+                + Long.toHexString(iova) + " differ in their offset within a 4 KiB page (ibv_reg_mr(3))"
+                + "; give an iova with the offset's page offset");
         }
         if (!device.profile().follows(ProviderRule.DMABUF_DYNAMIC)
             && !device.profile().follows(ProviderRule.DMABUF_PINNED))
         {
             throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " (" + device.profile().driver()
-                + ") cannot register dma-bufs (no reg_user_mr_dmabuf)");
+                + ") cannot register dma-bufs (no reg_user_mr_dmabuf)"
+                + "; use a device that registers dma-bufs (mlx5)");
         }
         final SimDmabuf d = device.host().dmabuf(fd);
         if (d == null)
         {
             throw Errors.of(verb, Errno.EBADF, "fd " + fd + " names no open dma-buf on host "
-                + device.host().name() + " (dma_buf_get)");
+                + device.host().name() + " (dma_buf_get)"
+                + "; pass the fd from the GPU's dma-buf export");
         }
         if (lengthBytes == 0 || offset < 0 || Long.compareUnsigned(offset + lengthBytes, offset) < 0
             || Long.compareUnsigned(offset + lengthBytes, d.sizeBytes()) > 0)
         {
             throw Errors.invalid(verb, "range offset=" + offset + " lengthBytes=" + Long.toUnsignedString(
                 lengthBytes) + " is empty, wraps or leaves the dma-buf of " + d.sizeBytes() + " bytes "
-                + "(ib_umem_dmabuf_get)");
+                + "(ib_umem_dmabuf_get)"
+                + "; register a range inside the dma-buf");
         }
         return d;
     }
@@ -914,7 +943,8 @@ public final class SimPd implements ProtectionDomain
         {
             throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " has no memory windows (MEM_WINDOW "
                 + (a.has(DeviceCap.MEM_WINDOW) ? "set" : "not set") + " in device_cap_flags, max_mw=" + a.maxMw()
-                + ")");
+                + ")"
+                + "; use a device with memory windows (mlx5, rxe)");
         }
     }
 
@@ -925,7 +955,8 @@ public final class SimPd implements ProtectionDomain
         checkOpen(verb);
         if (type == null)
         {
-            throw Errors.invalid(verb, "type must be TYPE_1 or TYPE_2");
+            throw Errors.invalid(verb, "type must be TYPE_1 or TYPE_2"
+                + "; pass TYPE_1 or TYPE_2");
         }
         final SimDevice device = context.device();
         final DeviceAttributes a = device.profile().attributes();
@@ -933,12 +964,14 @@ public final class SimPd implements ProtectionDomain
         if (type == MwType.TYPE_2 && !a.has(DeviceCap.MEM_WINDOW_TYPE_2A) && !a.has(DeviceCap.MEM_WINDOW_TYPE_2B))
         {
             throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " has no type 2 windows (neither "
-                + "MEM_WINDOW_TYPE_2A nor MEM_WINDOW_TYPE_2B in device_cap_flags)");
+                + "MEM_WINDOW_TYPE_2A nor MEM_WINDOW_TYPE_2B in device_cap_flags)"
+                + "; allocate a type 1 window or use a device with type 2 windows");
         }
         if (device.tables().windowCount() >= a.maxMw())
         {
             throw Errors.of(verb, Errno.ENOMEM, device.tables().windowCount() + " windows live = max_mw="
-                + a.maxMw());
+                + a.maxMw()
+                + "; deallocate a window first or use a device with a larger max_mw");
         }
         final int key;
         try
@@ -976,14 +1009,16 @@ public final class SimPd implements ProtectionDomain
         if (!device.profile().attributes().has(DeviceCap.MEM_MGT_EXTENSIONS))
         {
             throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " lacks MEM_MGT_EXTENSIONS (fast "
-                + "registration)");
+                + "registration)"
+                + "; use a device with MEM_MGT_EXTENSIONS (mlx5, rxe)");
         }
         final int maxPages = Math.min(MAX_FAST_REG_PAGES, device.profile().traits().maxFastRegPages());
         if (maxNumSg < 1 || maxNumSg > maxPages)
         {
             throw Errors.invalid(verb, "max_num_sg=" + maxNumSg + " must be from 1 to " + maxPages
                 + " (max_fast_reg_page_list_len of " + device.profile().traits().driver() + ", "
-                + device.profile().traits().source() + ")");
+                + device.profile().traits().source() + ")"
+                + "; give max_num_sg in that range");
         }
         final int key;
         try
@@ -1038,7 +1073,8 @@ public final class SimPd implements ProtectionDomain
     {
         if (mr.isClosed())
         {
-            throw reregInput("the MR is deregistered");
+            throw reregInput("the MR is deregistered"
+                + " (ibv_dereg_mr released it); register a new MR");
         }
         if (flags == null || hasNull(flags))
         {
@@ -1050,23 +1086,27 @@ public final class SimPd implements ProtectionDomain
         if (translation && (newAddr == 0 || newLength == 0))
         {
             throw reregInput("CHANGE_TRANSLATION with addr=0x" + Long.toHexString(newAddr) + " lengthBytes="
-                + newLength + ": both must be non-zero (ibv_rereg_mr)");
+                + newLength + ": both must be non-zero (ibv_rereg_mr)"
+                + "; give both with CHANGE_TRANSLATION, or drop the flag");
         }
         if (!changeAccess && newAccess != null && !newAccess.isEmpty())
         {
-            throw reregInput("access " + newAccess + " given without CHANGE_ACCESS (ibv_rereg_mr)");
+            throw reregInput("access " + newAccess + " given without CHANGE_ACCESS (ibv_rereg_mr)"
+                + "; add CHANGE_ACCESS or drop the access flags");
         }
         final SimDevice device = context.device();
         if (flags.isEmpty())
         {
-            throw reregCmd(Errno.EINVAL, "flags=0: nothing to change (ib_uverbs_rereg_mr)");
+            throw reregCmd(Errno.EINVAL, "flags=0: nothing to change (ib_uverbs_rereg_mr)"
+                + "; give CHANGE_PD, CHANGE_ACCESS or CHANGE_TRANSLATION");
         }
         final SimPd target;
         if (changePd)
         {
             if (!(newPd instanceof SimPd p) || p.context != context || p.closed)
             {
-                throw reregCmd(Errno.EINVAL, "CHANGE_PD: the PD given is not an open PD of this MR's context");
+                throw reregCmd(Errno.EINVAL, "CHANGE_PD: the PD given is not an open PD of this MR's context"
+                    + "; pass a PD opened on the same context, not deallocated");
             }
             target = p;
         }
@@ -1093,7 +1133,8 @@ public final class SimPd implements ProtectionDomain
             if (rights.contains(Access.ON_DEMAND) != mr.access().contains(Access.ON_DEMAND)
                 || rights.contains(Access.ZERO_BASED) != mr.access().contains(Access.ZERO_BASED))
             {
-                throw reregCmd(Errno.EINVAL, "CHANGE_ACCESS cannot add or remove ON_DEMAND or ZERO_BASED");
+                throw reregCmd(Errno.EINVAL, "CHANGE_ACCESS cannot add or remove ON_DEMAND or ZERO_BASED"
+                    + "; deregister and register again to change them");
             }
         }
         else
@@ -1103,12 +1144,14 @@ public final class SimPd implements ProtectionDomain
         if (mr.boundWindows() > 0)
         {
             throw reregCmd(Errno.EINVAL, mr.boundWindows() + " memory window(s) are bound to the MR (the "
-                + "MPT cannot be taken back while windows use it; mlx4's HW2SW_MPT fails the same way)");
+                + "MPT cannot be taken back while windows use it; mlx4's HW2SW_MPT fails the same way)"
+                + "; unbind or deallocate the windows first");
         }
         if (translation && device.profile().follows(ProviderRule.REREG_TRANSLATION_UNSUPPORTED))
         {
             throw reregCmd(Errno.EOPNOTSUPP, device.profile().driver() + " implements only CHANGE_PD and "
-                + "CHANGE_ACCESS (rxe_rereg_user_mr)");
+                + "CHANGE_ACCESS (rxe_rereg_user_mr)"
+                + "; deregister and register again to change the translation");
         }
         final int bits = Access.toBits(rights) & ~Access.ZERO_BASED.bit();
         final long startNs = device.fabric().clock().nowNs();
@@ -1119,7 +1162,8 @@ public final class SimPd implements ProtectionDomain
                 && !device.profile().follows(ProviderRule.REREG_TRANSLATION_UNSUPPORTED))
             {
                 throw reregCmd(Errno.EPERM, "CHANGE_ACCESS " + rights + " needs a writable pin but the MR's pages "
-                    + "were pinned read-only (mlx4_ib_rereg_user_mr)");
+                    + "were pinned read-only (mlx4_ib_rereg_user_mr)"
+                    + "; deregister and register again with LOCAL_WRITE");
             }
             // mlx5 and rxe register the range anew, pinned for writing (ib_umem_get with FOLL_WRITE).
             retranslate(mr, target, mr.addr(), mr.lengthBytes(), rights);
@@ -1160,7 +1204,8 @@ public final class SimPd implements ProtectionDomain
         {
             throw reregCmd(Errno.EINVAL, "addr=0x" + Long.toHexString(newAddr) + " lengthBytes="
                 + Long.toUnsignedString(newLength) + " wraps or exceeds max_mr_size="
-                + Long.toUnsignedString(a.maxMrSizeBytes()));
+                + Long.toUnsignedString(a.maxMrSizeBytes())
+                + "; give a range of 1..max_mr_size bytes that ends below 2^64");
         }
         final PinnedPages pinned;
         try
@@ -1268,7 +1313,8 @@ public final class SimPd implements ProtectionDomain
         checkOpen("ibv_create_qp");
         if (attr == null)
         {
-            throw Errors.invalid("ibv_create_qp", "attr is null");
+            throw Errors.invalid("ibv_create_qp", "attr is null"
+                + "; pass a QP init attr");
         }
         final SimQp qp = SimQp.create(this, attr);
         qps.add(qp);
@@ -1396,7 +1442,8 @@ public final class SimPd implements ProtectionDomain
         context.checkOpen(verb);
         if (closed)
         {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "the PD is closed");
+            throw new VerbsException(verb, Errno.EINVAL.code(), "the PD is closed"
+                + " (ibv_dealloc_pd or close released it); allocate a new PD");
         }
     }
 }

@@ -156,27 +156,32 @@ public final class SimQp implements QueuePair
         if (!(attr.sendCq() instanceof SimCq s) || !(attr.recvCq() instanceof SimCq r) || s.context() != pd.context()
             || r.context() != pd.context() || s.isClosed() || r.isClosed())
         {
-            throw Errors.invalid(verb, "the CQs must be open CQs of the PD's context");
+            throw Errors.invalid(verb, "the CQs must be open CQs of the PD's context"
+                + "; create the CQs on this context and do not destroy them");
         }
         final QpCap c = attr.cap();
         if (c.maxSendWr() < 1 || c.maxSendWr() > a.maxQpWr() || c.maxRecvWr() < 0 || c.maxRecvWr() > a.maxQpWr())
         {
             throw Errors.invalid(verb, "maxSendWr=" + c.maxSendWr() + " maxRecvWr=" + c.maxRecvWr()
-                + " must be 1..max_qp_wr=" + a.maxQpWr());
+                + " must be 1..max_qp_wr=" + a.maxQpWr()
+                + "; ask for fewer work requests");
         }
         if (c.maxSendSge() < 0 || c.maxSendSge() > a.maxSge() || c.maxRecvSge() < 0 || c.maxRecvSge() > a.maxSge())
         {
             throw Errors.invalid(verb, "maxSendSge=" + c.maxSendSge() + " maxRecvSge=" + c.maxRecvSge()
-                + " must be 0..max_sge=" + a.maxSge());
+                + " must be 0..max_sge=" + a.maxSge()
+                + "; ask for fewer SGEs");
         }
         if (c.maxInlineDataBytes() < 0 || c.maxInlineDataBytes() > MAX_INLINE_DATA_BYTES)
         {
             throw Errors.invalid(verb, "maxInlineDataBytes=" + c.maxInlineDataBytes() + " must be 0.."
-                + MAX_INLINE_DATA_BYTES);
+                + MAX_INLINE_DATA_BYTES
+                + "; ask for less inline data");
         }
         if (device.qpsLive() >= a.maxQp())
         {
-            throw Errors.of(verb, Errno.ENOMEM, "QPs live=" + device.qpsLive() + " = max_qp=" + a.maxQp());
+            throw Errors.of(verb, Errno.ENOMEM, "QPs live=" + device.qpsLive() + " = max_qp=" + a.maxQp()
+                + "; destroy a QP first or use a device with a larger max_qp");
         }
         final Ring ring;
         try
@@ -320,7 +325,8 @@ public final class SimQp implements QueuePair
         checkOpen("ibv_modify_qp");
         if (remoteAddress == null && type != QpType.UD)
         {
-            throw Errors.invalid("ibv_modify_qp", "the remote QP's address is null");
+            throw Errors.invalid("ibv_modify_qp", "the remote QP's address is null"
+                + "; give the peer QP's address (GID and QP number)");
         }
         final QpAttr.Builder b = QpAttr.builder().state(QpState.RTR);
         if (type != QpType.UD)
@@ -492,7 +498,8 @@ public final class SimQp implements QueuePair
     {
         if (closed)
         {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "QP 0x" + Integer.toHexString(num) + " is destroyed");
+            throw new VerbsException(verb, Errno.EINVAL.code(), "QP 0x" + Integer.toHexString(num) + " is destroyed"
+                + " (ibv_destroy_qp released it); create a new QP");
         }
     }
 
@@ -503,14 +510,16 @@ public final class SimQp implements QueuePair
     {
         if (wrs == null)
         {
-            throw new PostException("ibv_post_send", Errno.EINVAL.code(), 0, "the work-request list is null");
+            throw new PostException("ibv_post_send", Errno.EINVAL.code(), 0, "the work-request list is null"
+                + "; pass a list of work requests");
         }
         for (int i = 0; i < wrs.size(); i++)
         {
             final SendWr wr = wrs.get(i);
             if (wr == null)
             {
-                throw new PostException("ibv_post_send", Errno.EINVAL.code(), i, "the work request is null");
+                throw new PostException("ibv_post_send", Errno.EINVAL.code(), i, "the work request is null"
+                    + "; pass a work request at every position");
             }
             if (type == QpType.UD && !closed)
             {
@@ -563,12 +572,14 @@ public final class SimQp implements QueuePair
         final String verb = "ibv_post_send";
         if (closed)
         {
-            throw new PostException(verb, Errno.EINVAL.code(), i, "the QP is destroyed");
+            throw new PostException(verb, Errno.EINVAL.code(), i, "the QP is destroyed"
+                + " (ibv_destroy_qp released it); create a new QP");
         }
         if (state == QpState.RESET || state == QpState.INIT || state == QpState.RTR)
         {
             throw new PostException(verb, Errno.EINVAL.code(), i, "QP 0x" + Integer.toHexString(num) + " is in "
-                + state + "; sends need RTS");
+                + state + "; sends need RTS"
+                + "; modify the QP to RTS (INIT, RTR, RTS) before posting sends");
         }
         final String opcodeRefused = Datagrams.opcodeRefusal(type, wr.opcode());
         if (opcodeRefused != null)
@@ -578,7 +589,8 @@ public final class SimQp implements QueuePair
         if (wr.sgList().size() > cap.maxSendSge())
         {
             throw new PostException(verb, Errno.EINVAL.code(), i, "num_sge=" + wr.sgList().size()
-                + " > max_send_sge=" + cap.maxSendSge());
+                + " > max_send_sge=" + cap.maxSendSge()
+                + "; use fewer SGEs or create the QP with a larger max_send_sge");
         }
         final DeviceAttributes a = device.profile().attributes();
         switch (wr.opcode())
@@ -594,7 +606,8 @@ public final class SimQp implements QueuePair
                 if (mw.type() == MwType.TYPE_1 && !bindingType1)
                 {
                     throw new PostException(verb, Errno.EINVAL.code(), i, "type 1 windows are bound with "
-                        + "ibv_bind_mw (QueuePair.bindMw), not a posted BIND_MW");
+                        + "ibv_bind_mw (QueuePair.bindMw), not a posted BIND_MW"
+                        + "; call ibv_bind_mw for a type 1 window");
                 }
                 if (device.profile().follows(ProviderRule.MW_BIND_CHECKED_AT_POST))
                 {
@@ -603,12 +616,14 @@ public final class SimQp implements QueuePair
                         || info.mr() != null && info.mr().access().contains(Access.ZERO_BASED))
                     {
                         throw new PostException(verb, Errno.EINVAL.code(), i, "zero-based type 1 windows and binds "
-                            + "to zero-based MRs are refused at post (mlx5_bind_mw)");
+                            + "to zero-based MRs are refused at post (mlx5_bind_mw)"
+                            + "; bind a window that is not zero-based, to an MR that is not zero-based");
                     }
                     if (info.lengthBytes() > 1L << 31)
                     {
                         throw new PostException(verb, Errno.EOPNOTSUPP.code(), i, "window of "
-                            + info.lengthBytes() + " bytes > 2 GiB (mlx5 set_bind_wr: KLM supports only 2 GB)");
+                            + info.lengthBytes() + " bytes > 2 GiB (mlx5 set_bind_wr: KLM supports only 2 GB)"
+                            + "; bind a window of 2 GiB or less");
                     }
                 }
             }
@@ -626,7 +641,8 @@ public final class SimQp implements QueuePair
                 if (!a.has(DeviceCap.MEM_MGT_EXTENSIONS))
                 {
                     throw new PostException(verb, Errno.EOPNOTSUPP.code(), i, "opcode " + wr.opcode() + ": "
-                        + device.profile().name() + " lacks MEM_MGT_EXTENSIONS");
+                        + device.profile().name() + " lacks MEM_MGT_EXTENSIONS"
+                        + "; use a device with MEM_MGT_EXTENSIONS (mlx5, rxe)");
                 }
             }
             case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD ->
@@ -634,25 +650,29 @@ public final class SimQp implements QueuePair
                 if (a.atomicCap() == AtomicCap.NONE)
                 {
                     throw new PostException(verb, Errno.EOPNOTSUPP.code(), i, "opcode " + wr.opcode()
-                        + ": the device reports atomic_cap=ATOMIC_NONE");
+                        + ": the device reports atomic_cap=ATOMIC_NONE"
+                        + "; use a device with atomics (mlx5, rxe)");
                 }
                 if (wr.sgList().size() != 1 || wr.sgList().get(0).lengthBytes() != Long.BYTES)
                 {
                     throw new PostException(verb, Errno.EINVAL.code(), i, "an atomic needs one SGE of 8 bytes, got "
-                        + wr.sgList());
+                        + wr.sgList()
+                        + "; give one SGE of 8 bytes");
                 }
                 if (device.profile().follows(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS)
                     && (qpAccessBits & Access.REMOTE_ATOMIC.bit()) == 0)
                 {
                     throw new PostException(verb, Errno.EOPNOTSUPP.code(), i, "opcode " + wr.opcode() + " on a QP "
                         + "whose qp_access_flags lack REMOTE_ATOMIC (" + device.profile().driver()
-                        + " enables atomics per QP)");
+                        + " enables atomics per QP)"
+                        + "; modify the QP with REMOTE_ATOMIC in qp_access_flags");
                 }
                 if (device.profile().follows(ProviderRule.ATOMIC_ALIGNMENT_AT_POST) && (wr.remoteAddr() & 7) != 0)
                 {
                     throw new PostException(verb, Errno.EINVAL.code(), i, "atomic remote address 0x"
                         + Long.toHexString(wr.remoteAddr()) + " is not 8-byte aligned (" + device.profile().driver()
-                        + " checks at post time)");
+                        + " checks at post time)"
+                        + "; give an 8-byte aligned remote address");
                 }
             }
             case FLUSH, ATOMIC_WRITE -> PlacementOps.checkPost(device.profile(), type(), wr, i);
@@ -661,7 +681,8 @@ public final class SimQp implements QueuePair
                 if (wr.sgList().size() > a.maxSgeRd())
                 {
                     throw new PostException(verb, Errno.EINVAL.code(), i, "num_sge=" + wr.sgList().size()
-                        + " > max_sge_rd=" + a.maxSgeRd());
+                        + " > max_sge_rd=" + a.maxSgeRd()
+                        + "; use fewer SGEs");
                 }
             }
             default ->
@@ -671,7 +692,8 @@ public final class SimQp implements QueuePair
         if (sendQueue.size() >= cap.maxSendWr())
         {
             throw new PostException(verb, Errno.ENOMEM.code(), i, "send queue full: " + sendQueue.size()
-                + " work requests waiting = max_send_wr=" + cap.maxSendWr());
+                + " work requests waiting = max_send_wr=" + cap.maxSendWr()
+                + "; poll completions first or create the QP with a larger max_send_wr");
         }
         if (!wr.flags().contains(SendFlag.INLINE))
         {
@@ -681,7 +703,8 @@ public final class SimQp implements QueuePair
             && wr.opcode() != WrOpcode.RDMA_WRITE_WITH_IMM)
         {
             throw new PostException(verb, Errno.EINVAL.code(), i, "IBV_SEND_INLINE is for SEND and RDMA_WRITE only, "
-                + "not " + wr.opcode());
+                + "not " + wr.opcode()
+                + "; drop IBV_SEND_INLINE");
         }
         final long total = wr.totalBytes();
         if (total > cap.maxInlineDataBytes())
@@ -689,7 +712,8 @@ public final class SimQp implements QueuePair
             final Errno errno = device.profile().follows(ProviderRule.INLINE_OVERFLOW_ENOMEM) ? Errno.ENOMEM
                 : Errno.EINVAL;
             throw new PostException(verb, errno.code(), i, "inline payload of " + total
-                + " bytes > max_inline_data=" + cap.maxInlineDataBytes());
+                + " bytes > max_inline_data=" + cap.maxInlineDataBytes()
+                + "; send less inline or drop IBV_SEND_INLINE");
         }
         final byte[] payload = new byte[(int)total];
         int at = 0;
@@ -717,7 +741,8 @@ public final class SimQp implements QueuePair
         checkOpen(verb);
         if (!(mw instanceof SimMw m) || m.isClosed())
         {
-            throw Errors.invalid(verb, "mw is not a live window of this simulator: " + mw);
+            throw Errors.invalid(verb, "mw is not a live window of this simulator: " + mw
+                + "; bind a window from ibv_alloc_mw that is not deallocated");
         }
         if (m.type() != MwType.TYPE_1)
         {
@@ -731,12 +756,14 @@ public final class SimQp implements QueuePair
         if (m.pd().context().device() != device)
         {
             throw Errors.invalid(verb, "the window belongs to " + m.pd().context().device().name() + ", not to this"
-                + " QP's device " + device.name());
+                + " QP's device " + device.name()
+                + "; bind through a QP of the window's device");
         }
         if (info.mr() == null && (info.addr() != 0 || info.lengthBytes() != 0))
         {
             throw Errors.invalid(verb, "no MR but addr=0x" + Long.toHexString(info.addr()) + " lengthBytes="
-                + info.lengthBytes() + " (verbs.h ibv_bind_mw)");
+                + info.lengthBytes() + " (verbs.h ibv_bind_mw)"
+                + "; give an MR, or addr 0 and length 0 to unbind");
         }
         if (info.mr() != null && device.profile().follows(ProviderRule.MW_BIND_CHECKED_AT_POST)
             && !MrTypes.isPlain(info.mr()))
@@ -746,7 +773,8 @@ public final class SimQp implements QueuePair
         }
         if (info.mr() != null && info.mr().pd() != m.pd())
         {
-            throw Errors.of(verb, Errno.EPERM, "the MR and the window are in different PDs (verbs.h ibv_bind_mw)");
+            throw Errors.of(verb, Errno.EPERM, "the MR and the window are in different PDs (verbs.h ibv_bind_mw)"
+                + "; bind to an MR of the window's PD");
         }
         final int newRkey = SendWr.incRkey(m.rkey());
         final SendWr wr = new SendWr(wrId, WrOpcode.BIND_MW, List.of(), flags, 0, 0, 0, 0, 0, 0,
@@ -777,7 +805,8 @@ public final class SimQp implements QueuePair
         final String verb = "ibv_post_recv";
         if (wrs == null)
         {
-            throw new PostException(verb, Errno.EINVAL.code(), 0, "the work-request list is null");
+            throw new PostException(verb, Errno.EINVAL.code(), 0, "the work-request list is null"
+                + "; pass a list of work requests");
         }
         try
         {
@@ -797,16 +826,19 @@ public final class SimQp implements QueuePair
             final RecvWr wr = wrs.get(i);
             if (wr == null)
             {
-                throw new PostException(verb, Errno.EINVAL.code(), i, "the work request is null");
+                throw new PostException(verb, Errno.EINVAL.code(), i, "the work request is null"
+                    + "; pass a work request at every position");
             }
             if (closed)
             {
-                throw new PostException(verb, Errno.EINVAL.code(), i, "the QP is destroyed");
+                throw new PostException(verb, Errno.EINVAL.code(), i, "the QP is destroyed"
+                    + " (ibv_destroy_qp released it); create a new QP");
             }
             if (state == QpState.RESET)
             {
                 throw new PostException(verb, Errno.EINVAL.code(), i, "QP 0x" + Integer.toHexString(num)
-                    + " is in RESET; receives need INIT or later");
+                    + " is in RESET; receives need INIT or later"
+                    + "; modify the QP to INIT first");
             }
             if (srq != null)
             {
@@ -817,12 +849,14 @@ public final class SimQp implements QueuePair
             if (wr.sgList().size() > cap.maxRecvSge())
             {
                 throw new PostException(verb, Errno.EINVAL.code(), i, "num_sge=" + wr.sgList().size()
-                    + " > max_recv_sge=" + cap.maxRecvSge());
+                    + " > max_recv_sge=" + cap.maxRecvSge()
+                    + "; use fewer SGEs or create the QP with a larger max_recv_sge");
             }
             if (recvQueue.size() >= cap.maxRecvWr())
             {
                 throw new PostException(verb, Errno.ENOMEM.code(), i, "receive queue full: " + recvQueue.size()
-                    + " = max_recv_wr=" + cap.maxRecvWr());
+                    + " = max_recv_wr=" + cap.maxRecvWr()
+                    + "; poll receive completions first or create the QP with a larger max_recv_wr");
             }
             if (state == QpState.ERR)
             {
@@ -1001,7 +1035,7 @@ public final class SimQp implements QueuePair
             || !peer.connectedTo(this))
         {
             dropInflight();
-            device.count(SimCounter.LOCAL_ACK_TIMEOUT_ERR, 1);
+            HwCounters.noAck(device, retryCount);
             device.fabric().span(device, wr.opcode().name(), "dma",
                 device.fabric().costModel().opBaseLatencyNs() * (retryCount + 1L),
                 java.util.Map.of("qp_num", num, "status", WcStatus.RETRY_EXC_ERR.cName(), "packet",
@@ -1076,7 +1110,7 @@ public final class SimQp implements QueuePair
             || !peer.connectedTo(this))
         {
             // No ACK ever comes: the requester retries retry_cnt times, then gives up.
-            device.count(SimCounter.LOCAL_ACK_TIMEOUT_ERR, 1);
+            HwCounters.noAck(device, retryCount);
             final WcDiagnosis lost = Diagnoser.noAck(this, wr, retryCount, peer == null
                 ? "no QP " + (remote == null ? "" : "0x" + Integer.toHexString(remote.qpNum()) + " ") + "at the remote "
                 + "address" : peer.closed ? "the peer QP is destroyed" : !peer.connectedTo(this)
@@ -1117,9 +1151,9 @@ public final class SimQp implements QueuePair
             {
                 final int left = rnrRetry - rnrWaits;
                 peer.device.count(SimCounter.ODP_RNR_NAKS, left + 1L);
+                HwCounters.rnrExhausted(device, left);
                 device.fabric().span(device, wr.opcode().name(), "dma", timerNs * left, java.util.Map.of("qp_num",
                     num, "status", WcStatus.RNR_RETRY_EXC_ERR.cName(), "rnr_retries", rnrRetry, "why", nak.detail()));
-                device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
                 device.observe(o -> o.failed(this, wr, nak));
                 completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0, Diagnoser.rnr(this, wr, rnrRetry, "an on-demand-"
                     + "paging page fault at the responder did not settle in time: " + nak.detail()));
@@ -1127,6 +1161,7 @@ public final class SimQp implements QueuePair
             }
             rnrWaits += (int)Math.min(naks, 1 << 20);
             peer.device.count(SimCounter.ODP_RNR_NAKS, naks);
+            device.count(SimCounter.RNR_NAK_RETRY_ERR, naks);
             device.fabric().span(device, "rnr_wait", "odp", timerNs * naks, java.util.Map.of("qp_num", num,
                 "rnr_naks", naks, "why", nak.detail()));
             if (rnrWaits > MAX_RNR_ROUNDS)
@@ -1565,14 +1600,17 @@ public final class SimQp implements QueuePair
 
     private Outcome receiverNotReady(final SendWr wr, final SimQp peer)
     {
-        peer.device.count(SimCounter.OUT_OF_BUFFER, 1);
         if (rnrRetry == 7)
         {
+            // rnr_retry 7 retries for ever: one more dropped request and one more RNR NAK retried per attempt
+            peer.device.count(SimCounter.OUT_OF_BUFFER, 1);
+            device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
             return Outcome.BLOCKED;
         }
+        peer.device.count(SimCounter.OUT_OF_BUFFER, rnrRetry + 1L);
+        HwCounters.rnrExhausted(device, rnrRetry);
         device.fabric().span(device, wr.opcode().name(), "dma", CostModel.rnrTimerNs(peer.minRnrTimer) * rnrRetry,
             java.util.Map.of("qp_num", num, "status", WcStatus.RNR_RETRY_EXC_ERR.cName(), "rnr_retries", rnrRetry));
-        device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
         completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0, Diagnoser.rnr(this, wr, rnrRetry, "no receive was posted "
             + "on QP 0x" + Integer.toHexString(peer.num)));
         return Outcome.ERROR;
@@ -1678,6 +1716,7 @@ public final class SimQp implements QueuePair
             device.count(SimCounter.REQ_CQE_ERROR, 1);
         }
         noteError(status, wr.wrId(), why);
+        HwCounters.sendCompleted(device, wr.opcode(), status);
         final WorkCompletion wc = new WorkCompletion(wr.wrId(), status, wr.opcode().completion(), num, byteLen, false,
             0, false, 0, status == WcStatus.SUCCESS ? 0 : Diagnoser.vendorErr(device.profile(), status), why);
         if (!sendCq.push(wc))
@@ -1712,6 +1751,10 @@ public final class SimQp implements QueuePair
             device.count(SimCounter.RESP_CQE_ERROR, 1);
         }
         noteError(status, wr.wrId(), why);
+        if (status == WcStatus.SUCCESS)
+        {
+            device.count(SimCounter.RECVS_COMPLETED, 1);
+        }
         final WorkCompletion wc = new WorkCompletion(wr.wrId(), status, opcode, num, byteLen, withImm, imm, withInv,
             invalidatedRkey, status == WcStatus.SUCCESS ? 0 : Diagnoser.vendorErr(device.profile(), status),
             Diagnoser.withStatus(why, status));

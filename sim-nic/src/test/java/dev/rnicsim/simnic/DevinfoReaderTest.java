@@ -478,12 +478,15 @@ class DevinfoReaderTest
     void numbersMayBeHexOrDecimalAndAtomicCapByNameOrNumber()
     {
         final DeviceAttributes a = DevinfoReader.parse("hca_id: mlx5_0\nmax_qp: 0x10\nvendor_id: 5555\n"
-            + "max_cq: -1\nmax_cqe: 4294967295\natomic_cap: ATOMIC_GLOB\nmax_pd: 7\npage_size_cap: 4096\n"
+            + "max_cq: 0x20\nmax_cqe: 4194303\natomic_cap: ATOMIC_GLOB\nmax_pd: 7\npage_size_cap: 4096\n"
             + "node_guid: 1:2:3:ABCD\n", "n.txt").profile().attributes();
         assertThat(a.maxQp()).isEqualTo(16);
         assertThat(a.vendorId()).isEqualTo(5555);
-        assertThat(a.maxCq()).isEqualTo(-1);
-        assertThat(a.maxCqe()).isEqualTo(-1);
+        assertThat(a.maxCq()).isEqualTo(32);
+        assertThat(a.maxCqe()).isEqualTo(4194303);
+        // counts are never negative and stay below 2^31 (ibv_device_attr's int fields as a device reports them)
+        assertMalformed("hca_id: mlx5_0\nmax_cq: -1\n", "d.txt:2: max_cq: expected a count from 0 to 2147483647");
+        assertMalformed("hca_id: mlx5_0\nmax_cqe: 4294967295\n", "d.txt:2: max_cqe: expected a count");
         assertThat(a.atomicCap()).isEqualTo(AtomicCap.GLOB);
         assertThat(a.pageSizeCap()).isEqualTo(4096L);
         assertThat(a.nodeGuid()).isEqualTo(0x000100020003abcdL);

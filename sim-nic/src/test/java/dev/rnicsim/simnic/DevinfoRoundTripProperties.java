@@ -33,7 +33,9 @@ class DevinfoRoundTripProperties
     Arbitrary<DeviceAttributes> attributes()
     {
         final Arbitrary<Integer> anyInt = Arbitraries.integers();
-        final Arbitrary<Integer> count = Arbitraries.oneOf(Arbitraries.integers().between(0, 1 << 24), anyInt);
+        // what a device reports: counts from 0 to 2^31 - 1 (the reader refuses negative ones at their line)
+        final Arbitrary<Integer> count = Arbitraries.oneOf(Arbitraries.integers().between(0, 1 << 24),
+            Arbitraries.integers().between(0, Integer.MAX_VALUE));
         final Arbitrary<Long> anyLong = Arbitraries.longs();
         final Arbitrary<Integer> odpBits = Arbitraries.oneOf(Arbitraries.integers().between(0, 0x3f), anyInt);
         final Arbitrary<OdpCaps> odp = Combinators.combine(odpBits, odpBits, odpBits, odpBits, odpBits)
@@ -48,7 +50,8 @@ class DevinfoRoundTripProperties
             .use(count).in(DeviceAttributes.Builder::vendorPartId)
             .use(anyInt).in(DeviceAttributes.Builder::hwVer)
             .use(count).in(DeviceAttributes.Builder::physPortCnt)
-            .use(Arbitraries.oneOf(Arbitraries.just(-1L), anyLong)).in(DeviceAttributes.Builder::maxMrSizeBytes)
+            .use(Arbitraries.oneOf(Arbitraries.just(-1L), anyLong.filter(size -> size != 0)))
+            .in(DeviceAttributes.Builder::maxMrSizeBytes)
             .use(anyLong.filter(cap -> (cap & ~0xfffL) != 0)).in(DeviceAttributes.Builder::pageSizeCap)
             .use(count).in(DeviceAttributes.Builder::maxQp)
             .use(count).in(DeviceAttributes.Builder::maxQpWr)
@@ -67,7 +70,7 @@ class DevinfoRoundTripProperties
             .use(Arbitraries.of(AtomicCap.class)).in(DeviceAttributes.Builder::atomicCap)
             .use(count).in(DeviceAttributes.Builder::maxSrq)
             .use(count).in(DeviceAttributes.Builder::maxPkeys)
-            .use(anyInt).in(DeviceAttributes.Builder::localCaAckDelay)
+            .use(Arbitraries.integers().between(0, 255)).in(DeviceAttributes.Builder::localCaAckDelay)
             .use(odp).in(DeviceAttributes.Builder::odpCaps)
             .build(DeviceAttributes.Builder::build);
     }

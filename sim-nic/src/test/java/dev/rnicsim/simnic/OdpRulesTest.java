@@ -365,7 +365,9 @@ class OdpRulesTest
         assertThat(mr.pageFaults()).isEqualTo(1);
         assertThat(rig.counterB(SimCounter.ODP_RNR_NAKS)).isEqualTo(naks).isGreaterThanOrEqualTo(1);
         assertThat(rig.counterA(SimCounter.ODP_PAGE_FAULTS)).isZero();
-        assertThat(rig.counterA(SimCounter.RNR_NAK_RETRY_ERR)).isZero();
+        // mlx5 counts each RNR NAK the requester retried after (rnr_nak_retry_err); none exhausted rnr_retry
+        assertThat(rig.counterA(SimCounter.RNR_NAK_RETRY_ERR)).isEqualTo(naks);
+        assertThat(rig.counterA(SimCounter.RNR_RETRIES_EXCEEDED)).isZero();
         assertThat(waits).hasSize(1);
         assertThat(waits.get(0).durationNs()).isEqualTo(naks * CostModel.rnrTimerNs(12));
         assertDeviceMapped(mr, rig.processB(), buf, 1, true);
@@ -382,7 +384,9 @@ class OdpRulesTest
         final WorkCompletion wc = rig.write(pattern(256, 4), buf, mr.rkey());
 
         assertThat(wc.status()).isEqualTo(WcStatus.RNR_RETRY_EXC_ERR);
-        assertThat(rig.counterA(SimCounter.RNR_NAK_RETRY_ERR)).isEqualTo(1);
+        // one RNR NAK, not retried (rnr_retry 0): it counts as the retries exceeded, not as a retried NAK
+        assertThat(rig.counterA(SimCounter.RNR_NAK_RETRY_ERR)).isZero();
+        assertThat(rig.counterA(SimCounter.RNR_RETRIES_EXCEEDED)).isEqualTo(1);
         assertThat(rig.counterB(SimCounter.ODP_RNR_NAKS)).isEqualTo(1);
         assertThat(mr.pageFaults()).isEqualTo(1);
         assertDeviceMapped(mr, rig.processB(), buf, 1, true);

@@ -493,7 +493,9 @@ class RuleDataPathTest
         assertThat(only(rig.pollA()).status()).isEqualTo(WcStatus.RNR_RETRY_EXC_ERR);
         assertThat(rig.qpA.state()).isEqualTo(QpState.ERR);
         assertThat(rig.qpB.state()).as("RNR exhaustion is the requester's error").isEqualTo(QpState.RTS);
-        assertThat(rig.deviceA.counter(SimCounter.RNR_NAK_RETRY_ERR)).isEqualTo(1);
+        // rnr_retry 0: the one RNR NAK ends the send; no NAK was retried, the request was dropped once
+        assertThat(rig.deviceA.counter(SimCounter.RNR_NAK_RETRY_ERR)).isZero();
+        assertThat(rig.deviceA.counter(SimCounter.RNR_RETRIES_EXCEEDED)).isEqualTo(1);
         assertThat(rig.deviceB.counter(SimCounter.OUT_OF_BUFFER)).isEqualTo(1);
         rig.qpB.postRecv(RecvWr.of(2, sge(p.dstMr, p.dst, 8)));
         assertThat(rig.pollB()).as("the failed SEND is not delivered later").isEmpty();

@@ -88,7 +88,8 @@ public enum Access
         if (rest != 0)
         {
             throw new VerbsException("access", Errno.EINVAL.code(), "access bits 0x" + Integer.toHexString(rest)
-                + " are no ibv_access_flags value");
+                + " are no ibv_access_flags value"
+                + "; pass only IBV_ACCESS_* bits");
         }
         return set;
     }
@@ -106,7 +107,8 @@ public enum Access
         if ((access.contains(REMOTE_WRITE) || access.contains(REMOTE_ATOMIC)) && !access.contains(LOCAL_WRITE))
         {
             throw new VerbsException(verb, Errno.EINVAL.code(), "access=" + access
-                + ": REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE (ib_check_mr_access)");
+                + ": REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE (ib_check_mr_access)"
+                + "; add LOCAL_WRITE");
         }
     }
 }

@@ -65,7 +65,8 @@ public interface Context extends AutoCloseable
     default DeviceMemory allocDm(final long lengthBytes)
     {
         throw new VerbsException("ibv_alloc_dm", Errno.EOPNOTSUPP.code(), "this backend does not provide device "
-            + "memory");
+            + "memory"
+            + " (ibv_alloc_dm); use the simulated backend or a device with device memory");
     }
 
     /**
@@ -78,7 +79,8 @@ public interface Context extends AutoCloseable
      */
     default PortAttributes queryPort(final int portNum)
     {
-        throw new VerbsException("ibv_query_port", Errno.EOPNOTSUPP.code(), "this backend does not provide it");
+        throw new VerbsException("ibv_query_port", Errno.EOPNOTSUPP.code(), "this backend does not provide it"
+            + " (ibv_query_port); use the simulated backend");
     }
 
     /**
@@ -91,6 +93,7 @@ public interface Context extends AutoCloseable
      */
     default byte[] queryGid(final int portNum, final int index)
     {
-        throw new VerbsException("ibv_query_gid", Errno.EOPNOTSUPP.code(), "this backend does not provide it");
+        throw new VerbsException("ibv_query_gid", Errno.EOPNOTSUPP.code(), "this backend does not provide it"
+            + " (ibv_query_gid); use the simulated backend");
     }
 }

@@ -79,7 +79,8 @@ public record MrInitAttr(long compMask, long addr, long lengthBytes, long iova, 
         if ((compMask & ~KNOWN) != 0)
         {
             throw new VerbsException(verb, Errno.EINVAL.code(), "comp_mask 0x" + Long.toHexString(compMask)
-                + " has unknown bits 0x" + Long.toHexString(compMask & ~KNOWN));
+                + " has unknown bits 0x" + Long.toHexString(compMask & ~KNOWN)
+                + "; set only IBV_REG_MR_MASK_* bits");
         }
         final boolean addrMode = (compMask & MASK_ADDR) != 0;
         final boolean fdMode = (compMask & (MASK_FD | MASK_FD_OFFSET)) != 0;

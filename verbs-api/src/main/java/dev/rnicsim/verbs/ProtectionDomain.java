@@ -106,7 +106,8 @@ public interface ProtectionDomain extends AutoCloseable
      */
     default MemoryRegion allocNullMr()
     {
-        throw new VerbsException("ibv_alloc_null_mr", Errno.EOPNOTSUPP.code(), "this backend does not provide null MRs");
+        throw new VerbsException("ibv_alloc_null_mr", Errno.EOPNOTSUPP.code(), "this backend does not provide null MRs"
+            + " (ibv_alloc_null_mr); use the simulated backend");
     }
 
     /**
@@ -126,7 +127,8 @@ public interface ProtectionDomain extends AutoCloseable
         final Set<Access> access)
     {
         throw new VerbsException("ibv_reg_dm_mr", Errno.EOPNOTSUPP.code(), "this backend does not provide device "
-            + "memory MRs");
+            + "memory MRs"
+            + " (ibv_reg_dm_mr); use the simulated backend");
     }
 
     /**
@@ -145,7 +147,8 @@ public interface ProtectionDomain extends AutoCloseable
     {
         if (in == null)
         {
-            throw new VerbsException("ibv_reg_mr_ex", Errno.EINVAL.code(), "mr_init_attr is null");
+            throw new VerbsException("ibv_reg_mr_ex", Errno.EINVAL.code(), "mr_init_attr is null"
+                + "; pass an mr_init_attr");
         }
         in.check();
         final boolean iova = (in.compMask() & MrInitAttr.MASK_IOVA) != 0;
@@ -178,7 +181,8 @@ public interface ProtectionDomain extends AutoCloseable
             }
         }
         throw new VerbsException("ibv_alloc_mw", Errno.EINVAL.code(), "type " + typeCode + ": a memory window is "
-            + "type 1 or type 2 (IBV_MW_TYPE_1, IBV_MW_TYPE_2; ib_uverbs_alloc_mw)");
+            + "type 1 or type 2 (IBV_MW_TYPE_1, IBV_MW_TYPE_2; ib_uverbs_alloc_mw)"
+            + "; pass type 1 or 2");
     }
 
     /**
@@ -230,7 +234,8 @@ public interface ProtectionDomain extends AutoCloseable
      */
     default void adviseMr(final MrAdvice advice, final int flags, final java.util.List<Sge> sgList)
     {
-        throw new VerbsException("ibv_advise_mr", Errno.EOPNOTSUPP.code(), "this provider has no advise_mr");
+        throw new VerbsException("ibv_advise_mr", Errno.EOPNOTSUPP.code(), "this provider has no advise_mr"
+            + " (ibv_advise_mr); use a device with ODP (mlx5)");
     }
 
     /**

@@ -46,6 +46,7 @@ public final class Verbs
             names.add(d.name());
         }
         throw new VerbsException("ibv_get_device_list", Errno.ENODEV.code(), "no device named '" + name
-            + "'; devices: " + names);
+            + "'; devices: " + names
+            + "; use one of those names");
     }
 }

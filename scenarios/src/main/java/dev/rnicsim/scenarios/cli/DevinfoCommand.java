@@ -139,14 +139,9 @@ final class DevinfoCommand implements Callable<Integer>
                 final ObjectNode n = list.addObject();
                 n.put("profile", p.name());
                 n.put("driver", p.driver());
-                final ObjectNode attrs = mapper.valueToTree(p.attributes());
-                // 64-bit unsigned fields as ibv_devinfo prints them (hex), not as negative Java longs.
-                attrs.put("maxMrSizeBytes", "0x" + Long.toHexString(p.attributes().maxMrSizeBytes()));
-                attrs.put("pageSizeCap", "0x" + Long.toHexString(p.attributes().pageSizeCap()));
-                attrs.put("nodeGuid", "0x" + Long.toHexString(p.attributes().nodeGuid()));
-                attrs.put("sysImageGuid", "0x" + Long.toHexString(p.attributes().sysImageGuid()));
-                attrs.put("deviceCapFlags", "0x" + Long.toHexString(p.attributes().deviceCapFlags()));
-                n.set("attributes", attrs);
+                // ibv_devinfo's names and values (64-bit fields in hex, as it prints them)
+                n.set("attributes", DevinfoJson.attributes(mapper, DevinfoWriter.write(p.name(), p.attributes(),
+                    p.traits().transport())));
                 n.put("mtt_allocator", p.mtt().allocator().name());
                 n.put("mtt_entries", p.mtt().entries());
                 n.put("keys", p.variantPolicy().name());
@@ -205,13 +200,7 @@ final class DevinfoCommand implements Callable<Integer>
             final ObjectMapper mapper = new ObjectMapper();
             final ObjectNode n = mapper.createObjectNode();
             n.put("device", d.name());
-            final ObjectNode attrs = mapper.valueToTree(a);
-            attrs.put("maxMrSizeBytes", "0x" + Long.toHexString(a.maxMrSizeBytes()));
-            attrs.put("pageSizeCap", "0x" + Long.toHexString(a.pageSizeCap()));
-            attrs.put("nodeGuid", "0x" + Long.toHexString(a.nodeGuid()));
-            attrs.put("sysImageGuid", "0x" + Long.toHexString(a.sysImageGuid()));
-            attrs.put("deviceCapFlags", "0x" + Long.toHexString(a.deviceCapFlags()));
-            n.set("attributes", attrs);
+            n.set("attributes", DevinfoJson.attributes(mapper, DevinfoWriter.write(hcaId(d), a)));
             out.println(mapper.writerWithDefaultPrettyPrinter().writeValueAsString(n));
             return Rnicsim.OK;
         }

@@ -45,6 +45,8 @@ public final class Fields
         {
             device.add(c.label());
         }
+        device.addAll(dev.rnicsim.simnic.HwCounters.MLX5.names());
+        device.addAll(dev.rnicsim.simnic.HwCounters.RXE.names());
         device.addAll(Set.of("mtt_capacity", "mtt_free", "mtt_largest_free", "mtt_requested", "max_mr",
             "cache_entries", "page_size_cap", "relaxed_ordering", "chunks_placed", "chunks_reordered",
             "write_overtakes", "chunks_in_flight"));

@@ -26,4 +26,19 @@ public record Outcome(boolean ok, String errno, String message)
     {
         return ok ? "ok" : errno;
     }
+
+    /**
+     * @return the message as a failure line shows it after its errno: {@code ibv_reg_mr: ENOMEM: ...} becomes
+     *         {@code ibv_reg_mr: ...}, since the line starts with the errno already.
+     */
+    String shown()
+    {
+        final String dup = ": " + errno + ": ";
+        final int i = message.indexOf(dup);
+        if (i > 0 && message.substring(0, i).matches("[A-Za-z_.]+( [0-9a-z_]+)?"))
+        {
+            return message.substring(0, i) + ": " + message.substring(i + dup.length());
+        }
+        return message;
+    }
 }

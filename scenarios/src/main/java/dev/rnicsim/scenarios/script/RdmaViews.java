@@ -1,6 +1,7 @@
 package dev.rnicsim.scenarios.script;
 
 import dev.rnicsim.mtt.MKey;
+import dev.rnicsim.simnic.HwCounters;
 import dev.rnicsim.simnic.SimContext;
 import dev.rnicsim.simnic.SimCounter;
 import dev.rnicsim.simnic.SimCq;
@@ -31,15 +32,6 @@ final class RdmaViews
         "port_xmit_data", "port_xmit_discards", "port_xmit_packets", "port_xmit_wait", "symbol_error",
         "unicast_rcv_packets", "unicast_xmit_packets", "VL15_dropped");
 
-    /** mlx5's hw_counters in the order drivers/infiniband/hw/mlx5/counters.c declares them (basic, out of sequence,
-     * retransmission, extended error and congestion counters). */
-    private static final List<String> MLX5_HW = List.of("rx_write_requests", "rx_read_requests", "rx_atomic_requests",
-        "out_of_buffer", "out_of_sequence", "duplicate_request", "rnr_nak_retry_err", "packet_seq_err",
-        "implied_nak_seq_err", "local_ack_timeout_err", "resp_local_length_error", "resp_cqe_error", "req_cqe_error",
-        "req_remote_invalid_request", "req_remote_access_errors", "resp_remote_access_errors",
-        "resp_cqe_flush_error", "req_cqe_flush_error", "rp_cnp_ignored", "rp_cnp_handled",
-        "np_ecn_marked_roce_packets", "np_cnp_sent");
-
     private RdmaViews()
     {
     }
@@ -51,17 +43,7 @@ final class RdmaViews
         {
             case "unicast_xmit_packets" -> d.counter(SimCounter.PORT_XMIT_PACKETS);
             case "unicast_rcv_packets" -> d.counter(SimCounter.PORT_RCV_PACKETS);
-            default ->
-            {
-                for (final SimCounter c : SimCounter.values())
-                {
-                    if (c.label().equals(file))
-                    {
-                        yield d.counter(c);
-                    }
-                }
-                yield 0;
-            }
+            default -> HwCounters.value(d, file);
         };
     }
 
@@ -77,21 +59,26 @@ final class RdmaViews
         {
             sb.append(String.format(Locale.ROOT, "%n  %-36s %12d", f, value(d, f)));
         }
+        final HwCounters hw = d.profile().hwCounters();
         sb.append('\n').append(dir).append("hw_counters/");
-        for (final String f : MLX5_HW)
+        if (hw == HwCounters.NONE)
+        {
+            sb.append("\n  (the ").append(d.profile().driver()).append(" driver's counters are not modelled)");
+        }
+        for (final String f : hw.names())
         {
             sb.append(String.format(Locale.ROOT, "%n  %-36s %12d", f, value(d, f)));
         }
         sb.append("\nsimulator counters (no sysfs file; ODP ones as 'rdma statistic show mr'):");
         for (final SimCounter c : SimCounter.values())
         {
-            if (!PORT_FILES.contains(c.label()) && !MLX5_HW.contains(c.label()))
+            if (!PORT_FILES.contains(c.label()) && !HwCounters.known(c.label()))
             {
                 sb.append(String.format(Locale.ROOT, "%n  %-36s %12d %s", c.label(), d.counter(c), c.unit()));
             }
         }
-        sb.append("\n(no packet loss, reordering or congestion is modelled: out_of_sequence, duplicate_request, "
-            + "packet_seq_err, implied_nak_seq_err, the link error files and the CNP/ECN counters stay 0)");
+        sb.append("\n(no packet loss, reordering or congestion is modelled: the sequence-error, duplicate-request, "
+            + "link-error and CNP/ECN counters stay 0; packets are data packets, ACKs and NAKs are not counted)");
         return sb.toString();
     }
 
@@ -120,7 +107,7 @@ final class RdmaViews
             if (statistic)
             {
                 line(sb, "link " + d.hcaId() + "/1");
-                for (final String f : MLX5_HW)
+                for (final String f : d.profile().hwCounters().names())
                 {
                     sb.append(' ').append(f).append(' ').append(value(d, f));
                 }

@@ -347,7 +347,9 @@ public final class ScriptParser
         final Spec spec = Spec.VERBS.get(l.verb());
         if (spec == null)
         {
-            throw l.error("unknown verb '" + l.verb() + "'; verbs: " + String.join(", ", Spec.VERBS.keySet()));
+            final String near = DidYouMean.nearest(l.verb(), Spec.VERBS.keySet());
+            throw l.error("unknown verb '" + l.verb() + "'" + (near == null ? "" : "; did you mean '" + near + "'?")
+                + "; verbs: " + String.join(", ", Spec.VERBS.keySet()));
         }
         if (l.verb().equals("show") && !l.args().isEmpty() && l.args().get(0).equals("rdma"))
         {

@@ -293,7 +293,7 @@ public final class ScriptRunner
         }
         else
         {
-            out.println("    -> " + o.errno() + ": " + o.message());
+            out.println("    -> " + o.errno() + ": " + o.shown());
         }
     }
 
@@ -441,7 +441,7 @@ public final class ScriptRunner
         s.lastCount = done;
         final String summary = "repeat " + n + ": " + done + " done" + (o.ok() ? "" : ", then " + o.errno()
             + " in repetition " + (done + 1));
-        return o.ok() ? Outcome.ok(summary) : Outcome.failed(o.errno(), summary + ": " + o.message());
+        return o.ok() ? Outcome.ok(summary) : Outcome.failed(o.errno(), summary + ": " + o.shown());
     }
 
     private Outcome repeat(final Session s, final ScriptLine l)
@@ -468,7 +468,7 @@ public final class ScriptRunner
         final String summary = "repeat " + n + ": " + done + " done" + (o.ok() ? "" : ", then " + o.errno()
             + " at repetition " + (done + 1));
         return o.ok() ? Outcome.ok(summary + (o.message().isEmpty() ? "" : "; last: " + o.message()))
-            : Outcome.failed(o.errno(), summary + ": " + o.message());
+            : Outcome.failed(o.errno(), summary + ": " + o.shown());
     }
 
     private Outcome step(final Session s, final ScriptLine l)
@@ -869,7 +869,7 @@ public final class ScriptRunner
         final long t0 = s.fabric.clock().nowNs();
         final long pages = s.fabric.cpuWork(p, "touch", () -> p.touch(a.num(),
             s.evalNum(l, l.args().get(1)), l.flags().contains("write")));
-        return Outcome.ok(pages + " pages faulted in (" + Units.duration(s.fabric.clock().nowNs() - t0)
+        return Outcome.ok(Units.count(pages, "page", "pages") + " faulted in (" + Units.duration(s.fabric.clock().nowNs() - t0)
             + " of page faults)");
     }
 
@@ -990,9 +990,10 @@ public final class ScriptRunner
         }
         final SimMr mr = (SimMr)registered;
         return Outcome.ok(String.format(Locale.ROOT, "lkey=0x%08x rkey=0x%08x (index %d, variant %d); page size %s, "
-            + "%d MTT entries (%d reserved), %d pages pinned; %s", mr.lkey(), mr.rkey(), Session.mrField(mr, "index"),
-            Session.mrField(mr, "variant"), Units.bytes(mr.pageSizeBytes()), mr.mttEntries(), mr.mttEntriesReserved(),
-            mr.pinnedPages(), Units.duration(e.durationNs())));
+            + "%s (%d reserved), %s pinned; %s", mr.lkey(), mr.rkey(), Session.mrField(mr, "index"),
+            Session.mrField(mr, "variant"), Units.bytes(mr.pageSizeBytes()),
+            Units.count(mr.mttEntries(), "MTT entry", "MTT entries"), mr.mttEntriesReserved(),
+            Units.count(mr.pinnedPages(), "page", "pages"), Units.duration(e.durationNs())));
     }
 
     /** What registering an ODP MR did: its keys, its MTT entries, what it mapped at once, and no pinning. */
@@ -1064,8 +1065,9 @@ public final class ScriptRunner
         mr.close();
         final List<RegistrationEvent> trace = mr.pd().context().device().recentRegistrations();
         final RegistrationEvent e = trace.get(trace.size() - 1);
-        return Outcome.ok(e.pagesPinned() + " pages unpinned, " + e.mttEntries() + " MTT entries zapped, "
-            + e.cacheEntriesDropped() + " cached translations invalidated; " + Units.duration(e.durationNs())
+        return Outcome.ok(Units.count(e.pagesPinned(), "page", "pages") + " unpinned, "
+            + Units.count(e.mttEntries(), "MTT entry", "MTT entries") + " zapped, "
+            + Units.count(e.cacheEntriesDropped(), "cached translation", "cached translations") + " invalidated; " + Units.duration(e.durationNs())
             + "; the name " + l.args().get(0) + " keeps the old key 0x" + Integer.toHexString(mr.lkey())
             + " to try it later");
     }
@@ -1828,7 +1830,7 @@ public final class ScriptRunner
             if (w.equals("ok") || ScriptParser.isErrno(w))
             {
                 return w.equals(last.name()) ? null : "expected " + w + ", got " + last.name()
-                    + (last.ok() ? "" : ": " + last.message());
+                    + (last.ok() ? "" : ": " + last.shown());
             }
             final String status = w.startsWith("IBV_WC_") ? w.substring(7) : w;
             if (s.lastCompletions.isEmpty())

@@ -766,6 +766,10 @@ final class Session
                 return d.counter(c);
             }
         }
+        if (dev.rnicsim.simnic.HwCounters.known(field))
+        {
+            return dev.rnicsim.simnic.HwCounters.value(d, field);
+        }
         final MttCounters m = d.tables().mtt().counters();
         return switch (field)
         {

@@ -95,6 +95,17 @@ public final class Units
     }
 
     /**
+     * @param n        a count.
+     * @param singular the noun for one ({@code "MTT entry"}).
+     * @param plural   the noun for any other count ({@code "MTT entries"}).
+     * @return the count with its noun in the right number: {@code 1 MTT entry}, {@code 0 MTT entries}.
+     */
+    public static String count(final long n, final String singular, final String plural)
+    {
+        return n + " " + (n == 1 ? singular : plural);
+    }
+
+    /**
      * @param bytes a size in bytes.
      * @return it in the largest binary unit that divides it (e.g. {@code 2 MiB}), else in bytes.
      */

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
  */
 class ErrnoMessagesTest
 {
-    /** {@code    -> ERRNO: CALL: ERRNO: CAUSE} or a repeat's summary around one. */
+    /** {@code    -> ERRNO: CALL: CAUSE} or a repeat's summary around one. */
     private static final Pattern FAILURE = Pattern.compile("(?m)^    -> (E[A-Z0-9]+): (.*)$");
 
     @Test
@@ -39,7 +39,9 @@ class ErrnoMessagesTest
                 seen.add(errno);
                 assertThat(message).as("%s in %s", m.group(), e.name())
                     .matches("([A-Za-z_.]+( [0-9a-z_]+)?: )+" + ".*")
-                    .doesNotStartWith(errno + ":");
+                    .doesNotStartWith(errno + ":")
+                    .as("the errno once, not again after the call: %s in %s", m.group(), e.name())
+                    .doesNotContainPattern("^[A-Za-z_.]+( [0-9a-z_]+)?: " + errno + ": ");
                 final String cause = message.substring(message.lastIndexOf(errno + ": ") < 0 ? 0
                     : message.lastIndexOf(errno + ": ") + errno.length() + 2);
                 assertThat(cause.length()).as("the cause of %s in %s", m.group(), e.name()).isGreaterThan(20);

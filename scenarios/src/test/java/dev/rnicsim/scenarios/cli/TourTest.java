@@ -106,7 +106,7 @@ class TourTest
     {
         assertThat(out).contains("connectx3");
         assertThat(out).containsPattern("-> ENOMEM: repeat 1000: \\d+ done, then ENOMEM at repetition \\d+: "
-            + "ibv_reg_mr: ENOMEM: MTT cannot give \\d+ entries");
+            + "ibv_reg_mr: MTT cannot give \\d+ entr(y|ies)");
         assertThat(out).contains("MTT (buddy): 512 entries");
     }
 
@@ -133,7 +133,7 @@ class TourTest
     {
         final int section = out.indexOf("== GPU memory ==");
         assertThat(section).isPositive();
-        assertThat(out.indexOf("-> EFAULT: ibv_reg_mr: EFAULT: 0x", section)).isGreaterThan(section);
+        assertThat(out.indexOf("-> EFAULT: ibv_reg_mr: 0x", section)).isGreaterThan(section);
         assertThat(out).containsPattern("reg mr_gpu: .*DMABUF_DYNAMIC over gpu_b memory \\(topology PIX\\): 16 MTT "
             + "entries, 64 KiB of BAR1 mapped .*no host page pinned");
         assertThat(out).containsPattern("cudaMemcpy D2H 12 B from GPU VA 0x[0-9a-f]+ of gpu_b to 0x[0-9a-f]+: ");

@@ -48,7 +48,7 @@ class WindowScenariosTest
         assertThat(out).contains("2 memory window(s) bound");
         for (final String p : new String[] {"connectx3", "e810", "rxe-legacy"})
         {
-            assertThat(out).contains("-> EOPNOTSUPP: ibv_alloc_mw: EOPNOTSUPP: " + p + " has no memory windows");
+            assertThat(out).contains("-> EOPNOTSUPP: ibv_alloc_mw: " + p + " has no memory windows");
         }
     }
 
@@ -72,7 +72,7 @@ class WindowScenariosTest
         assertThat(posted.find()).isTrue();
         assertThat(out).contains("opcode=RECV byte_len=4 invalidated_rkey=" + posted.group(1));
         assertThat(out).contains("IBV_WC_REM_INV_REQ_ERR").contains("IBV_WC_LOC_QP_OP_ERR").contains("opcode=REG_MR")
-            .contains("-> EINVAL: ib_map_mr_sg: EINVAL");
+            .contains("-> EINVAL: ib_map_mr_sg: ");
     }
 
     @Test
@@ -93,7 +93,7 @@ class WindowScenariosTest
     {
         final String out = run("dereg-with-bound-window");
 
-        assertThat(out).contains("-> EINVAL: ibv_dereg_mr: EINVAL: 1 memory window(s) are bound to MR");
+        assertThat(out).contains("-> EINVAL: ibv_dereg_mr: 1 memory window(s) are bound to MR");
         assertThat(out.indexOf("-> EINVAL: ibv_dereg_mr")).isLessThan(out.indexOf("16 pages unpinned"));
         assertThat(out).contains("(IBV_REREG_MR_ERR_CMD: ");
     }

@@ -88,9 +88,13 @@ class ScriptRdmaViewsTest
         final String a = r.out().substring(r.out().indexOf("show counters nic_a"), r.out().indexOf(
             "show counters nic_b"));
         final String b = r.out().substring(r.out().indexOf("show counters nic_b"));
+        // rnr_retry=1: the first RNR NAK is retried, the second ends the send; the responder dropped both requests
         assertThat(file(a, "rnr_nak_retry_err")).isEqualTo(1);
-        assertThat(file(a, "local_ack_timeout_err")).isEqualTo(1);
-        assertThat(file(b, "out_of_buffer")).isEqualTo(1);
+        assertThat(file(a, "req_rnr_retries_exceeded")).isEqualTo(1);
+        assertThat(file(b, "out_of_buffer")).isEqualTo(2);
+        // retry_cnt 7 (the default): seven timeouts retried, the eighth ends the write
+        assertThat(file(a, "local_ack_timeout_err")).isEqualTo(7);
+        assertThat(file(a, "req_transport_retries_exceeded")).isEqualTo(1);
     }
 
     @Test

@@ -87,7 +87,7 @@ class ScriptWindowsTest
         final ScriptRun r = ok("host h ram=256M\ndevice d h profile=" + profile + "\nopen c d\npd p c\n"
             + "mw w p\nexpect EOPNOTSUPP\nmw w2 p type=2\nexpect EOPNOTSUPP\n");
 
-        assertThat(r.out()).contains("-> EOPNOTSUPP: ibv_alloc_mw: EOPNOTSUPP: " + profile
+        assertThat(r.out()).contains("-> EOPNOTSUPP: ibv_alloc_mw: " + profile
             + " has no memory windows");
     }
 
@@ -183,7 +183,7 @@ class ScriptWindowsTest
             expect w.rkey == before
             """);
 
-        assertThat(r.out()).contains("-> EPERM: ibv_bind_mw: EPERM: the MR and the window are in different PDs");
+        assertThat(r.out()).contains("-> EPERM: ibv_bind_mw: the MR and the window are in different PDs");
     }
 
     @Test
@@ -313,7 +313,7 @@ class ScriptWindowsTest
             expect w.bound == 1
             """);
 
-        assertThat(r.out()).contains("-> EINVAL: ibv_bind_mw: EINVAL: ibv_bind_mw binds type 1 windows");
+        assertThat(r.out()).contains("-> EINVAL: ibv_bind_mw: ibv_bind_mw binds type 1 windows");
     }
 
     // ------------------------------------------------------------------ bind type 2
@@ -531,7 +531,7 @@ class ScriptWindowsTest
             expect mr_dst.closed == 1
             """);
 
-        assertThat(r.out()).contains("-> EINVAL: ibv_dereg_mr: EINVAL: 1 memory window(s) are bound to MR")
+        assertThat(r.out()).contains("-> EINVAL: ibv_dereg_mr: 1 memory window(s) are bound to MR")
             .contains("; deallocated: the rkey no longer translates");
     }
 
@@ -645,7 +645,7 @@ class ScriptWindowsTest
         final ScriptRun r = ok(TWO_HOSTS + "mmap other app_b 32K\nreg mr pd_b dst 64K access=local_write,mw_bind\n" + lines
             + "\nexpect " + errno + "\nexpect last.rereg_error == " + code + "\n");
 
-        assertThat(r.out()).contains("-> " + errno + ": ibv_rereg_mr: " + errno + ": ").contains(message)
+        assertThat(r.out()).contains("-> " + errno + ": ibv_rereg_mr: ").contains(message)
             .contains("(IBV_REREG_MR_" + code + ": ");
     }
 
@@ -668,7 +668,7 @@ class ScriptWindowsTest
             expect last.rereg_error == NONE
             """);
 
-        assertThat(r.out()).contains("-> EOPNOTSUPP: ibv_rereg_mr: EOPNOTSUPP: rxe implements only CHANGE_PD and "
+        assertThat(r.out()).contains("-> EOPNOTSUPP: ibv_rereg_mr: rxe implements only CHANGE_PD and "
             + "CHANGE_ACCESS");
     }
 

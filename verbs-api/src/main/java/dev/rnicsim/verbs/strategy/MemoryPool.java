@@ -195,7 +195,8 @@ public final class MemoryPool implements AutoCloseable
         {
             throw new VerbsException("MemoryPool.allocate", Errno.ENOMEM.code(), "no free block of "
                 + (config.minFragmentBytes() << order) + " bytes in " + chunks.size() + " chunks = maxChunks="
-                + config.maxChunks() + " of " + config.chunkBytes() + " bytes");
+                + config.maxChunks() + " of " + config.chunkBytes() + " bytes"
+                + "; free fragments first or raise maxChunks");
         }
         misses++;
         final Chunk c = addChunk();
@@ -270,7 +271,8 @@ public final class MemoryPool implements AutoCloseable
         if (a == null || a.chunk().mr.lkey() != fragment.lkey())
         {
             throw new VerbsException("MemoryPool.free", Errno.EINVAL.code(), "fragment " + fragment
-                + " is not allocated from this pool (double free?)");
+                + " is not allocated from this pool (double free?)"
+                + "; free each fragment once, to the pool that gave it");
         }
         allocated.remove(fragment.addr());
         long offset = a.offset();
@@ -337,7 +339,8 @@ public final class MemoryPool implements AutoCloseable
     {
         if (closed)
         {
-            throw new VerbsException("MemoryPool." + op, Errno.EINVAL.code(), "the pool is closed");
+            throw new VerbsException("MemoryPool." + op, Errno.EINVAL.code(), "the pool is closed"
+                + " (close() released it); create a new pool");
         }
     }
 

@@ -192,7 +192,8 @@ public final class RegistrationCache implements AutoCloseable
         if (lengthBytes < 1 || addr + lengthBytes < addr)
         {
             throw new VerbsException("RegistrationCache.acquire", Errno.EINVAL.code(), "range 0x"
-                + Long.toHexString(addr) + "+" + lengthBytes + " is empty or wraps");
+                + Long.toHexString(addr) + "+" + lengthBytes + " is empty or wraps"
+                + "; give a non-empty range that ends below 2^64");
         }
         final long end = addr + lengthBytes;
         Entry hit = find(addr, end, access);
@@ -276,7 +277,8 @@ public final class RegistrationCache implements AutoCloseable
         {
             throw new VerbsException("RegistrationCache.acquire", Errno.ENOMEM.code(), "cache full: " + regions
                 + " MRs of " + bytes + " bytes in use, none idle; maxRegions=" + config.maxRegions() + " maxBytes="
-                + config.maxBytes() + " (a new MR of " + newBytes + " bytes)");
+                + config.maxBytes() + " (a new MR of " + newBytes + " bytes)"
+                + "; release handles first or raise maxRegions/maxBytes");
         }
     }
 
@@ -326,7 +328,8 @@ public final class RegistrationCache implements AutoCloseable
     {
         if (handle.released)
         {
-            throw new VerbsException("RegistrationCache.release", Errno.EINVAL.code(), "handle released twice");
+            throw new VerbsException("RegistrationCache.release", Errno.EINVAL.code(), "handle released twice"
+                + "; release each handle once");
         }
         handle.released = true;
         final Entry e = handle.entry;
@@ -430,7 +433,8 @@ public final class RegistrationCache implements AutoCloseable
     {
         if (closed)
         {
-            throw new VerbsException("RegistrationCache." + op, Errno.EINVAL.code(), "the cache is closed");
+            throw new VerbsException("RegistrationCache." + op, Errno.EINVAL.code(), "the cache is closed"
+                + " (close() released it); create a new cache");
         }
     }
 
