@@ -139,6 +139,10 @@ final class Completions
             }
             catch (final RuntimeException e)
             {
+                if (DEBUG)
+                {
+                    server.report("fabric: post_send refused: " + e);
+                }
                 sends.remove(id);
                 // the verb has returned already: the program learns it here, and the request never completes
                 s.sendText("rnicsim: ibv_post_send (wr_id " + wrId + ") refused by the device after the verb "
@@ -153,7 +157,7 @@ final class Completions
     {
         final ByteBuffer b = q.session.reserve(Wire.HEADER_BYTES + 8 + Wire.WC_BYTES);
         b.putInt(Wire.HEADER_BYTES + 8 + Wire.WC_BYTES).putShort((short) Wire.OP_WC).putShort((short) 0).putInt(0)
-            .putInt(0).putInt(1).putInt(0);
+            .putInt(0).putInt(0).putInt(1);
         final int at = b.position();
         for (int i = 0; i < Wire.WC_BYTES; i++)
         {
@@ -434,9 +438,15 @@ final class Completions
         scatter(peer.session.pid, target, "the target of an atomic", peer);
     }
 
+    private static final boolean DEBUG = System.getenv("RNICSIM_FABRIC_DEBUG") != null;
+
     private void deliver(final Done d)
     {
         final WorkCompletion wc = d.wc();
+        if (DEBUG)
+        {
+            server.report("fabric: " + wc);
+        }
         final boolean recv = isRecv(wc);
         final long appWrId;
         final Session.QpInfo q;
@@ -465,7 +475,7 @@ final class Completions
         final Session to = d.cq().session();
         final ByteBuffer b = to.reserve(Wire.HEADER_BYTES + 8 + Wire.WC_BYTES);
         b.putInt(Wire.HEADER_BYTES + 8 + Wire.WC_BYTES).putShort((short) Wire.OP_WC).putShort((short) 0).putInt(0)
-            .putInt(0).putInt(1).putInt(0);
+            .putInt(0).putInt(0).putInt(1);
         final int flags = (wc.withImm() ? Wire.WC_WITH_IMM : 0) | (wc.withInv() ? Wire.WC_WITH_INV : 0);
         b.putLong(appWrId).putInt(d.cq().handle()).putInt(q.handle).putInt(wc.status().code())
             .putInt(wc.opcode().code()).putInt(wc.vendorErr()).putInt((int) wc.byteLen())

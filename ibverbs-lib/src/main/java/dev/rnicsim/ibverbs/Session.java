@@ -74,6 +74,7 @@ final class Session
         }
     }
 
+    private static final boolean DEBUG = System.getenv("RNICSIM_FABRIC_DEBUG") != null;
     final FabricServer server;
     private final SocketChannel channel;
     final List<Object> handles = new ArrayList<>();
@@ -136,6 +137,10 @@ final class Session
                         final int seq = in.getInt(start + 8);
                         final ByteBuffer payload = in.slice(start + Wire.HEADER_BYTES, len - Wire.HEADER_BYTES)
                             .order(ByteOrder.LITTLE_ENDIAN);
+                        if (DEBUG)
+                        {
+                            server.report("fabric: pid " + pid + " op " + op + " seq " + seq + " len " + len);
+                        }
                         posted |= verbs.dispatch(op, seq, payload);
                         in.position(start + len);
                     }
