@@ -111,6 +111,9 @@ final class Completions
                 inline = new byte[inlineLen];
                 p.get(at, inline);
                 at += (inlineLen + 7) & ~7;
+                // the model copies inline data at post from its twin of the process: give it a page it has
+                sgl.clear();
+                sgl.add(new Sge(s.inlineScratch(inlineLen), inlineLen, 0));
             }
             final long id = nextId++;
             final PostedSend ps = new PostedSend(q, wrId, (flags & SendFlag.SIGNALED.bit()) != 0, opcode, local, inline,
@@ -484,7 +487,7 @@ final class Completions
         dirty.add(to);
         if (to.strict && wc.status() != WcStatus.SUCCESS && wc.status() != WcStatus.WR_FLUSH_ERR)
         {
-            to.sendText(Strict.describe(wc, appWrId, q));
+            to.sendText(Strict.describe(wc, appWrId, q, wc.wrId()));
         }
     }
 

@@ -140,6 +140,26 @@ public final class ProgramRunner
     public static Result run(final Options options, final List<String> command, final PrintStream log,
         final java.util.function.Consumer<FabricServer> onHosted) throws IOException, InterruptedException
     {
+        return run(options, command, log, onHosted, ProcessBuilder::inheritIO);
+    }
+
+    /**
+     * As {@link #run(Options, List, PrintStream, java.util.function.Consumer)}, with the program's standard streams
+     * set by the caller.
+     *
+     * @param options  what to run it on.
+     * @param command  the program and its arguments.
+     * @param log      where the fabric server reports what it cannot tell a program.
+     * @param onHosted called with the fabric's server when this run starts it.
+     * @param streams  sets the program's standard streams (e.g. redirects them to files).
+     * @return the program's exit status, and the server when this run hosted the fabric.
+     * @throws IOException          when the program cannot be started or the fabric cannot be served.
+     * @throws InterruptedException when interrupted while waiting.
+     */
+    public static Result run(final Options options, final List<String> command, final PrintStream log,
+        final java.util.function.Consumer<FabricServer> onHosted,
+        final java.util.function.Consumer<ProcessBuilder> streams) throws IOException, InterruptedException
+    {
         final Path socket = socketOf(options.fabricName());
         FabricServer hosted = null;
         final Path lockFile = socket.resolveSibling("rnicsim-fabric-" + options.fabricName() + ".lock");
@@ -154,7 +174,8 @@ public final class ProgramRunner
         }
         try
         {
-            final ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
+            final ProcessBuilder pb = new ProcessBuilder(command);
+            streams.accept(pb);
             final Map<String, String> env = pb.environment();
             final String old = env.get("LD_LIBRARY_PATH");
             env.put("LD_LIBRARY_PATH", libraryDir() + (old == null || old.isEmpty() ? "" : ":" + old));

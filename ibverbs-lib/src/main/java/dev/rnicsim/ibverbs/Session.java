@@ -110,6 +110,24 @@ final class Session
         return type.cast(handles.get(handle));
     }
 
+    /** Where the modelled twin of this process keeps the inline data of its posts (the real bytes travel in the
+     * doorbell message): far from where Linux places a process's mappings. */
+    private static final long INLINE_SCRATCH_VA = 0x1000_0000_0000L;
+    private long inlineScratchBytes;
+
+    long inlineScratch(final long lengthBytes)
+    {
+        if (lengthBytes > inlineScratchBytes)
+        {
+            final long len = (lengthBytes + 0xffff) & ~0xffffL;
+            process.mmap(INLINE_SCRATCH_VA, len, java.util.EnumSet.of(dev.rnicsim.pagetable.Prot.READ,
+                dev.rnicsim.pagetable.Prot.WRITE), java.util.EnumSet.of(dev.rnicsim.pagetable.MapFlag.PRIVATE,
+                dev.rnicsim.pagetable.MapFlag.ANONYMOUS, dev.rnicsim.pagetable.MapFlag.FIXED));
+            inlineScratchBytes = len;
+        }
+        return INLINE_SCRATCH_VA;
+    }
+
     void run()
     {
         ByteBuffer in = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.LITTLE_ENDIAN);

@@ -20,9 +20,12 @@ final class Strict
      * @param wc      the failed completion, from the model.
      * @param wrId    the program's wr_id.
      * @param qp      the QP it completed on.
+     * @param deviceWrId the wr_id the device knew the request by (the server's numbering), replaced in the text
+     *                by the program's.
      * @return the report, one line and then indented detail lines, ending in a newline.
      */
-    static String describe(final WorkCompletion wc, final long wrId, final Session.QpInfo qp)
+    static String describe(final WorkCompletion wc, final long wrId, final Session.QpInfo qp,
+        final long deviceWrId)
     {
         final StringBuilder t = new StringBuilder();
         t.append(String.format("rnicsim strict: wr_id %d on QP 0x%x completed with %s (process %d)%n", wrId,
@@ -30,7 +33,8 @@ final class Strict
         final WcDiagnosis d = wc.diagnosis();
         if (d != null)
         {
-            t.append("  ").append(d.summary()).append(System.lineSeparator());
+            t.append("  ").append(d.summary().replace("wr_id " + deviceWrId + " ", "wr_id " + wrId + " "))
+                .append(System.lineSeparator());
             for (final String line : d.details())
             {
                 t.append("  ").append(line).append(System.lineSeparator());
