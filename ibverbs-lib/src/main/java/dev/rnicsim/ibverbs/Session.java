@@ -75,6 +75,10 @@ final class Session
     }
 
     private static final boolean DEBUG = System.getenv("RNICSIM_FABRIC_DEBUG") != null;
+    private static final boolean STATS = System.getenv("RNICSIM_FABRIC_STATS") != null;
+    private long batches;
+    private long messages;
+    private long busyNs;
     final FabricServer server;
     private final SocketChannel channel;
     final List<Object> handles = new ArrayList<>();
@@ -142,6 +146,8 @@ final class Session
                 in.flip();
                 synchronized (server.lock)
                 {
+                    final long t0 = System.nanoTime();
+                    batches++;
                     boolean posted = false;
                     while (in.remaining() >= Wire.HEADER_BYTES)
                     {
@@ -159,6 +165,7 @@ final class Session
                         {
                             server.report("fabric: pid " + pid + " op " + op + " seq " + seq + " len " + len);
                         }
+                        messages++;
                         posted |= verbs.dispatch(op, seq, payload);
                         in.position(start + len);
                     }
@@ -168,6 +175,7 @@ final class Session
                     }
                     server.completions.flushAll();
                     flush();
+                    busyNs += System.nanoTime() - t0;
                 }
                 in.compact();
                 if (!in.hasRemaining())
@@ -183,6 +191,11 @@ final class Session
         catch (final IOException e)
         {
             // the process closed its end (it exited): its resources are released below, as the kernel does
+        }
+        if (STATS)
+        {
+            server.report(String.format("fabric: pid %d: %d batches, %d messages, %.1f us busy per batch",
+                pid, batches, messages, busyNs / 1e3 / Math.max(1, batches)));
         }
         synchronized (server.lock)
         {
