@@ -61,6 +61,9 @@ public final class FabricServer implements AutoCloseable
     final Map<Long, Session.QpInfo> qps = new HashMap<>();
     /** Live MRs by device index (high 32 bits) and key, to turn an iova into the process's address. */
     final Map<Long, Session.MrInfo> mrs = new HashMap<>();
+    /** The model's strict checks (recycled keys that validate elsewhere, DMA to frames no longer mapped, hot-path
+     * registration), attached when the first process in strict mode connects. */
+    private dev.rnicsim.simnic.StrictChecker checker;
     private final Path socketPath;
     private final ServerSocketChannel server;
     private final PrintStream log;
@@ -167,6 +170,46 @@ public final class FabricServer implements AutoCloseable
                 }
                 return;
             }
+        }
+    }
+
+    /** Attaches the model's strict checks to every device (once). */
+    void strictChecks()
+    {
+        if (checker == null)
+        {
+            // stale keys and leaks are reported with the completion and at exit; these are the rest
+            checker = new dev.rnicsim.simnic.StrictChecker(false).disable(
+                dev.rnicsim.simnic.StrictWarning.Kind.STALE_LKEY, dev.rnicsim.simnic.StrictWarning.Kind.STALE_RKEY,
+                dev.rnicsim.simnic.StrictWarning.Kind.LEAKED_MR, dev.rnicsim.simnic.StrictWarning.Kind.UNUSED_MR);
+            for (final SimDevice d : devices)
+            {
+                checker.attach(d);
+            }
+        }
+    }
+
+    /** Passes the strict checker's new warnings to every process in strict mode (under the lock). */
+    void forwardStrictWarnings()
+    {
+        if (checker == null || checker.warnings().isEmpty())
+        {
+            return;
+        }
+        for (final dev.rnicsim.simnic.StrictWarning w : checker.warnings())
+        {
+            for (final Session s : sessions)
+            {
+                if (s.strict)
+                {
+                    s.sendText("rnicsim strict: " + w.kind() + ": " + w.message() + System.lineSeparator());
+                }
+            }
+        }
+        checker.clear();
+        for (final Session s : sessions)
+        {
+            s.flush();
         }
     }
 

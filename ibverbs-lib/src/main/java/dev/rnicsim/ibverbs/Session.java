@@ -175,6 +175,7 @@ final class Session
                     }
                     server.completions.flushAll();
                     flush();
+                    server.forwardStrictWarnings();
                     busyNs += System.nanoTime() - t0;
                 }
                 in.compact();
@@ -192,7 +193,7 @@ final class Session
         {
             // the process closed its end (it exited): its resources are released below, as the kernel does
         }
-        if (STATS)
+        if (STATS && pid != 0)
         {
             server.report(String.format("fabric: pid %d: %d batches, %d messages, %.1f us busy per batch",
                 pid, batches, messages, busyNs / 1e3 / Math.max(1, batches)));

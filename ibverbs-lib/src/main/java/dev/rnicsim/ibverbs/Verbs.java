@@ -138,6 +138,10 @@ final class Verbs
         s.pid = p.getInt(4);
         final long memlock = p.getLong(8);
         s.strict = p.getInt(28) != 0;
+        if (s.strict)
+        {
+            s.server.strictChecks();
+        }
         final UserProcess proc = s.server.host.host().spawn("pid-" + s.pid);
         proc.rlimitMemlockBytes(memlock < 0 ? Long.MAX_VALUE : memlock); // RLIM_INFINITY is all ones
         proc.capIpcLock(p.getInt(24) != 0);

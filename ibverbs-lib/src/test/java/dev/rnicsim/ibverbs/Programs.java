@@ -33,6 +33,14 @@ final class Programs implements AutoCloseable
 
     Programs(final Path dir, final String hcaId, final DeviceProfile profile) throws IOException
     {
+        try
+        {
+            ProgramRunner.libraryDir();
+        }
+        catch (final IOException e)
+        {
+            require("libibverbs.so.1-of-this-module (" + e.getMessage() + ")", "libibverbs-dev");
+        }
         this.dir = dir;
         this.fabricName = "test-" + ProcessHandle.current().pid() + "-" + ThreadLocalRandom.current().nextInt(1 << 30);
         this.server = FabricServer.start(ProgramRunner.socketOf(fabricName),
