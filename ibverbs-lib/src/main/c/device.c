@@ -287,6 +287,20 @@ EXPORT int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port, uint32_t in
 	return 0;
 }
 
+/* A private symbol (rdma-core's driver.h, not installed) that ibv_devinfo calls to print each GID's type: 0 is
+ * IB/RoCE v1, 1 RoCE v2, as the kernel's gid_attrs/types files name them. */
+EXPORT int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port, unsigned int index, int *type)
+{
+	struct ibv_port_attr pa;
+	int e = query_port(ctx, port, &pa, sizeof(pa));
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	*type = pa.link_layer == IBV_LINK_LAYER_ETHERNET ? 1 : 0;
+	return 0;
+}
+
 EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *ctx, struct ibv_gid_entry *entries, size_t max_entries,
 				    uint32_t flags, size_t entry_size)
 {

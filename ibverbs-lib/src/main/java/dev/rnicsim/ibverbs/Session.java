@@ -196,9 +196,9 @@ final class Session
         if (STATS && pid != 0)
         {
             server.report(String.format("fabric: pid %d: %d batches, %d messages, %.1f us busy per batch; fabric "
-                + "so far: %.1f ms in the model, %.1f ms moving bytes", pid, batches, messages,
-                busyNs / 1e3 / Math.max(1, batches), server.completions.modelNs / 1e6,
-                server.completions.copyNs / 1e6));
+                + "so far: %.1f ms in the model, %.1f ms moving bytes, %.1f us of simulated time", pid, batches,
+                messages, busyNs / 1e3 / Math.max(1, batches), server.completions.modelNs / 1e6,
+                server.completions.copyNs / 1e6, server.fabric.clock().nowNs() / 1e3));
         }
         synchronized (server.lock)
         {
