@@ -50,14 +50,25 @@ final class Verbs
      */
     boolean dispatch(final int op, final int seq, final ByteBuffer p)
     {
-        if (op == Wire.OP_POST_SEND)
+        if (op == Wire.OP_POST_SEND || op == Wire.OP_POST_RECV)
         {
-            s.server.completions.postSend(s, p);
-            return true;
-        }
-        if (op == Wire.OP_POST_RECV)
-        {
-            s.server.completions.postRecv(s, p);
+            try
+            {
+                if (op == Wire.OP_POST_SEND)
+                {
+                    s.server.completions.postSend(s, p);
+                }
+                else
+                {
+                    s.server.completions.postRecv(s, p);
+                }
+            }
+            catch (final RuntimeException e)
+            {
+                // a doorbell has no answer: the program learns it on its stderr (a QP destroyed already, say)
+                s.sendText("rnicsim: " + (op == Wire.OP_POST_SEND ? "ibv_post_send" : "ibv_post_recv")
+                    + " refused by the device after the verb returned: " + e.getMessage() + "\n");
+            }
             return true;
         }
         int err = 0;
