@@ -6,7 +6,9 @@ import dev.rnicsim.simnic.DeviceProfiles;
 import dev.rnicsim.verbs.DeviceAttributes;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -14,6 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
  * this module's libibverbs.so.1. They run under CI=true on every machine: .ci/run installs the packages, and a
  * missing one fails the test with its name.
  */
+@Timeout(value = 5, unit = TimeUnit.MINUTES) // a program that hangs fails its test instead of the build
 class DistributionProgramsTest
 {
     @TempDir

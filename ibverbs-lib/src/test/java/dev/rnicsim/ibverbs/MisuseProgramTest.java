@@ -6,7 +6,9 @@ import dev.rnicsim.simnic.DeviceProfiles;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -15,6 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  * forbidden access combination each get the errno or status a real stack gives, and --strict names the C call
  * sites.
  */
+@Timeout(value = 5, unit = TimeUnit.MINUTES) // a program that hangs fails its test instead of the build
 class MisuseProgramTest
 {
     @TempDir
