@@ -35,10 +35,12 @@ public final class ProgramRunner
      *
      * @param devices    the devices of a fabric started here (a fabric joined keeps its own).
      * @param fabricName the fabric's name; programs run with one name share one fabric.
+     * @param privateFabric true when no other run uses this name (its lock file is removed at the end).
      * @param strict     strict mode: the library reports on stderr failed completions with their diagnosis, DMA
      *                   into memory no longer mapped, and MRs leaked at exit, with the C call sites.
      */
-    public record Options(List<FabricServer.DeviceSpec> devices, String fabricName, boolean strict)
+    public record Options(List<FabricServer.DeviceSpec> devices, String fabricName, boolean privateFabric,
+        boolean strict)
     {
         /**
          * @throws NullPointerException when devices or fabricName is null.
@@ -194,6 +196,10 @@ public final class ProgramRunner
             if (hosted != null)
             {
                 hosted.close();
+            }
+            if (options.privateFabric())
+            {
+                Files.deleteIfExists(lockFile);
             }
         }
     }

@@ -78,7 +78,7 @@ final class Programs implements AutoCloseable
     {
         final Path out = Files.createTempFile(dir, "out", ".txt");
         final Path err = Files.createTempFile(dir, "err", ".txt");
-        final ProgramRunner.Result r = ProgramRunner.run(new ProgramRunner.Options(List.of(), fabricName, strict),
+        final ProgramRunner.Result r = ProgramRunner.run(new ProgramRunner.Options(List.of(), fabricName, false, strict),
             List.of(command), System.err, s -> fail("the test's fabric was not live"),
             pb -> pb.redirectOutput(out.toFile()).redirectError(err.toFile()));
         return new Run(r.exitCode(), Files.readString(out), Files.readString(err));
@@ -132,5 +132,14 @@ final class Programs implements AutoCloseable
     public void close()
     {
         server.close();
+        try
+        {
+            Files.deleteIfExists(ProgramRunner.socketOf(fabricName).resolveSibling("rnicsim-fabric-" + fabricName
+                + ".lock"));
+        }
+        catch (final IOException e)
+        {
+            // a lock file left in the temporary folder
+        }
     }
 }

@@ -117,7 +117,8 @@ final class ExecCommand implements Callable<Integer>
         final ProgramRunner.Result r;
         try
         {
-            r = ProgramRunner.run(new ProgramRunner.Options(List.of(device), fabricName, strict), command, log,
+            r = ProgramRunner.run(new ProgramRunner.Options(List.of(device), fabricName, fabric == null,
+                strict), command, log,
                 server -> traceOption.attach(server.fabric()));
         }
         catch (final IOException e)

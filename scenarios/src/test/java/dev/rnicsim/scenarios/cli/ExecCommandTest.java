@@ -90,5 +90,8 @@ class ExecCommandTest
         assertThat(seen).contains("LD_LIBRARY_PATH=" + ProgramRunner.libraryDir())
             .containsPattern("RNICSIM_FABRIC_SOCKET=\\S*rnicsim-fabric-exec-\\d+\\.sock")
             .contains("RNICSIM_STRICT=1");
+        final Path lock = ProgramRunner.socketOf("exec-" + ProcessHandle.current().pid())
+            .resolveSibling("rnicsim-fabric-exec-" + ProcessHandle.current().pid() + ".lock");
+        assertThat(lock).as("a private fabric leaves no lock file behind").doesNotExist();
     }
 }
