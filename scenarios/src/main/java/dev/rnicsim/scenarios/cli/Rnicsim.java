@@ -13,7 +13,7 @@ import picocli.CommandLine.Command;
     description = "An emulated RDMA NIC that shows memory registration: run scenario scripts, take the tour, "
         + "print device attributes, plan the capacity of a workload.",
     subcommands = {TourCommand.class, RunCommand.class, ScenarioCommand.class, DevinfoCommand.class, PlanCommand.class,
-        CommandLine.HelpCommand.class},
+        ExecCommand.class, CommandLine.HelpCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {"0:success: every expect held", "1:an expect failed, or a step failed without an expect",
         "2:a malformed script (file:line), an unreadable file, or a bad command line",

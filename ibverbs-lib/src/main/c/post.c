@@ -1,0 +1,459 @@
+/*
+ * The data path: ibv_post_send and ibv_post_recv ring the fabric server's doorbell with one message each (no
+ * answer is awaited, as a provider writes the WQE and rings the doorbell); ibv_poll_cq takes completions from a
+ * ring in this process that the server's WC messages fill. The errno a provider gives at post time (QP state, SGE
+ * count, inline size, a full send queue) is checked here, with the limits the device granted at ibv_create_qp.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rnicsim_verbs.h"
+
+static char *msg;
+static size_t msg_cap;
+
+static void reserve(size_t need)
+{
+	if (need <= msg_cap)
+		return;
+	size_t n = msg_cap ? msg_cap : 65536;
+	while (n < need)
+		n *= 2;
+	msg = realloc(msg, n);
+	if (!msg)
+		abort();
+	msg_cap = n;
+}
+
+static int supported(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int check_send(struct sim_qp *q, struct ibv_send_wr *wr, unsigned queued)
+{
+	if (q->qpx.qp_base.state < IBV_QPS_RTS && q->qpx.qp_base.state != IBV_QPS_ERR)
+		return EINVAL; /* a send queue takes work from RTS on */
+	if (!supported(wr->opcode))
+		return EINVAL;
+	if ((unsigned)wr->num_sge > q->cap.max_send_sge || wr->num_sge < 0)
+		return EINVAL;
+	if (q->outstanding_sends + queued >= q->cap.max_send_wr)
+		return ENOMEM; /* send queue full: the provider's work queue overflow */
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		uint64_t len = 0;
+		for (int i = 0; i < wr->num_sge; i++)
+			len += wr->sg_list[i].length;
+		if (len > q->cap.max_inline_data)
+			return q->cap.pad ? (int)q->cap.pad : EINVAL; /* ENOMEM on mlx5, EINVAL on rxe */
+	}
+	return 0;
+}
+
+int rnicsim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	struct sim_qp *q = (struct sim_qp *)qp;
+	int e = 0;
+	rnicsim_lock();
+	size_t off = sizeof(struct wire_hdr) + sizeof(struct wire_post);
+	unsigned count = 0;
+	for (struct ibv_send_wr *w = wr; w; w = w->next) {
+		e = check_send(q, w, count);
+		if (e) {
+			*bad_wr = w;
+			break;
+		}
+		uint32_t inline_len = 0;
+		if (w->send_flags & IBV_SEND_INLINE)
+			for (int i = 0; i < w->num_sge; i++)
+				inline_len += w->sg_list[i].length;
+		reserve(off + sizeof(struct wire_send_wr) + w->num_sge * sizeof(struct wire_sge) + inline_len + 8);
+		struct wire_send_wr *s = (struct wire_send_wr *)(msg + off);
+		memset(s, 0, sizeof(*s));
+		s->wr_id = w->wr_id;
+		s->opcode = w->opcode;
+		s->send_flags = w->send_flags | (q->sq_sig_all ? IBV_SEND_SIGNALED : 0);
+		s->num_sge = w->num_sge;
+		s->imm_data = w->imm_data;
+		s->inline_len = inline_len;
+		if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			s->remote_addr = w->wr.atomic.remote_addr;
+			s->rkey = w->wr.atomic.rkey;
+			s->compare_add = w->wr.atomic.compare_add;
+			s->swap = w->wr.atomic.swap;
+		} else {
+			s->remote_addr = w->wr.rdma.remote_addr;
+			s->rkey = w->wr.rdma.rkey;
+		}
+		off += sizeof(*s);
+		for (int i = 0; i < w->num_sge; i++) {
+			struct wire_sge *g = (struct wire_sge *)(msg + off);
+			g->addr = w->sg_list[i].addr;
+			g->length = w->sg_list[i].length;
+			g->lkey = w->sg_list[i].lkey;
+			off += sizeof(*g);
+		}
+		if (inline_len) {
+			/* inline data is copied at post: the buffer may be reused as soon as the verb returns */
+			for (int i = 0; i < w->num_sge; i++) {
+				memcpy(msg + off, (void *)(uintptr_t)w->sg_list[i].addr, w->sg_list[i].length);
+				off += w->sg_list[i].length;
+			}
+			while (off % 8)
+				msg[off++] = 0;
+		}
+		count++;
+	}
+	if (count) {
+		struct wire_post *p = (struct wire_post *)(msg + sizeof(struct wire_hdr));
+		p->qp = q->handle;
+		p->count = count;
+		struct iovec iov[2] = {{msg, sizeof(struct wire_hdr)}, {msg + sizeof(struct wire_hdr),
+									off - sizeof(struct wire_hdr)}};
+		int we = rnicsim_doorbell(OP_POST_SEND, iov, 2);
+		if (we && !e) {
+			e = we;
+			*bad_wr = wr;
+		} else {
+			q->outstanding_sends += count;
+		}
+	}
+	rnicsim_unlock();
+	return e;
+}
+
+int rnicsim_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	struct sim_qp *q = (struct sim_qp *)qp;
+	int e = 0;
+	rnicsim_lock();
+	size_t off = sizeof(struct wire_hdr) + sizeof(struct wire_post);
+	unsigned count = 0;
+	for (struct ibv_recv_wr *w = wr; w; w = w->next) {
+		if ((unsigned)w->num_sge > q->cap.max_recv_sge || w->num_sge < 0) {
+			e = EINVAL;
+			*bad_wr = w;
+			break;
+		}
+		reserve(off + sizeof(struct wire_recv_wr) + w->num_sge * sizeof(struct wire_sge));
+		struct wire_recv_wr *r = (struct wire_recv_wr *)(msg + off);
+		r->wr_id = w->wr_id;
+		r->num_sge = w->num_sge;
+		r->pad = 0;
+		off += sizeof(*r);
+		for (int i = 0; i < w->num_sge; i++) {
+			struct wire_sge *g = (struct wire_sge *)(msg + off);
+			g->addr = w->sg_list[i].addr;
+			g->length = w->sg_list[i].length;
+			g->lkey = w->sg_list[i].lkey;
+			off += sizeof(*g);
+		}
+		count++;
+	}
+	if (count) {
+		struct wire_post *p = (struct wire_post *)(msg + sizeof(struct wire_hdr));
+		p->qp = q->handle;
+		p->count = count;
+		struct iovec iov[2] = {{msg, sizeof(struct wire_hdr)}, {msg + sizeof(struct wire_hdr),
+									off - sizeof(struct wire_hdr)}};
+		int we = rnicsim_doorbell(OP_POST_RECV, iov, 2);
+		if (we && !e) {
+			e = we;
+			*bad_wr = wr;
+		}
+	}
+	rnicsim_unlock();
+	return e;
+}
+
+void rnicsim_cq_push(struct sim_cq *cq, const struct wire_wc *w)
+{
+	if (cq->count == cq->cap) {
+		struct ibv_wc *n = calloc(cq->cap * 2, sizeof(*n));
+		for (unsigned i = 0; i < cq->count; i++)
+			n[i] = cq->ring[(cq->head + i) % cq->cap];
+		free(cq->ring);
+		cq->ring = n;
+		cq->head = 0;
+		cq->cap *= 2;
+	}
+	struct ibv_wc *wc = &cq->ring[(cq->head + cq->count) % cq->cap];
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = w->wr_id;
+	wc->status = w->status;
+	wc->opcode = w->opcode;
+	wc->vendor_err = w->vendor_err;
+	wc->byte_len = w->byte_len;
+	wc->imm_data = w->imm_data;
+	wc->qp_num = w->qp_num;
+	wc->src_qp = w->src_qp;
+	wc->wc_flags = w->wc_flags;
+	cq->count++;
+	if (cq->armed && cq->cq.channel) {
+		struct sim_channel *c = (struct sim_channel *)cq->cq.channel;
+		cq->armed = 0;
+		if (c->events_len == c->events_cap) {
+			c->events_cap = c->events_cap ? c->events_cap * 2 : 16;
+			c->events = realloc(c->events, c->events_cap * sizeof(*c->events));
+		}
+		c->events[c->events_len++] = cq;
+		uint64_t one = 1;
+		if (write(c->channel.fd, &one, sizeof(one)) < 0) {
+			/* a full eventfd counter still leaves the event queued */
+		}
+	}
+}
+
+int rnicsim_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
+{
+	struct sim_cq *c = (struct sim_cq *)cq;
+	rnicsim_lock();
+	if (c->count == 0)
+		rnicsim_drive(0);
+	int n = 0;
+	while (n < num_entries && c->count > 0) {
+		wc[n++] = c->ring[c->head];
+		c->head = (c->head + 1) % c->cap;
+		c->count--;
+	}
+	rnicsim_unlock();
+	if (n == 0)
+		sched_yield(); /* a program spinning on an empty CQ lets the fabric server run */
+	return n;
+}
+
+int rnicsim_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	struct sim_cq *c = (struct sim_cq *)cq;
+	rnicsim_lock();
+	c->armed = 1;
+	c->solicited_only = solicited_only;
+	rnicsim_unlock();
+	return 0;
+}
+
+/* ibv_wr_* (the extended post API perftest uses): work requests are collected and posted by ibv_wr_complete */
+
+static struct sim_qp *of(struct ibv_qp_ex *qpx)
+{
+	return (struct sim_qp *)qpx;
+}
+
+static struct ibv_send_wr *next_wr(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op)
+{
+	struct sim_qp *q = of(qpx);
+	if (q->nwr == QPX_MAX_WR) {
+		q->qpx_error = ENOMEM;
+		return NULL;
+	}
+	unsigned i = q->nwr++;
+	struct ibv_send_wr *w = &q->wrs[i];
+	memset(w, 0, sizeof(*w));
+	w->wr_id = qpx->wr_id;
+	w->send_flags = qpx->wr_flags;
+	w->opcode = op;
+	w->sg_list = q->sges[i];
+	return w;
+}
+
+static struct ibv_send_wr *last_wr(struct ibv_qp_ex *qpx)
+{
+	struct sim_qp *q = of(qpx);
+	return q->nwr ? &q->wrs[q->nwr - 1] : NULL;
+}
+
+static void wr_start(struct ibv_qp_ex *qpx)
+{
+	of(qpx)->nwr = 0;
+	of(qpx)->qpx_error = 0;
+}
+
+static int wr_complete(struct ibv_qp_ex *qpx)
+{
+	struct sim_qp *q = of(qpx);
+	int e = q->qpx_error;
+	if (!e && q->nwr) {
+		for (unsigned i = 0; i + 1 < q->nwr; i++)
+			q->wrs[i].next = &q->wrs[i + 1];
+		q->wrs[q->nwr - 1].next = NULL;
+		struct ibv_send_wr *bad;
+		e = rnicsim_post_send(&qpx->qp_base, &q->wrs[0], &bad);
+	}
+	q->nwr = 0;
+	q->qpx_error = 0;
+	return e;
+}
+
+static void wr_abort(struct ibv_qp_ex *qpx)
+{
+	of(qpx)->nwr = 0;
+	of(qpx)->qpx_error = 0;
+}
+
+static void wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr)
+{
+	struct ibv_send_wr *w = next_wr(qpx, IBV_WR_RDMA_WRITE);
+	if (w) {
+		w->wr.rdma.rkey = rkey;
+		w->wr.rdma.remote_addr = addr;
+	}
+}
+
+static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, __be32 imm)
+{
+	struct ibv_send_wr *w = next_wr(qpx, IBV_WR_RDMA_WRITE_WITH_IMM);
+	if (w) {
+		w->wr.rdma.rkey = rkey;
+		w->wr.rdma.remote_addr = addr;
+		w->imm_data = imm;
+	}
+}
+
+static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr)
+{
+	struct ibv_send_wr *w = next_wr(qpx, IBV_WR_RDMA_READ);
+	if (w) {
+		w->wr.rdma.rkey = rkey;
+		w->wr.rdma.remote_addr = addr;
+	}
+}
+
+static void wr_send(struct ibv_qp_ex *qpx)
+{
+	next_wr(qpx, IBV_WR_SEND);
+}
+
+static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
+{
+	struct ibv_send_wr *w = next_wr(qpx, IBV_WR_SEND_WITH_IMM);
+	if (w)
+		w->imm_data = imm;
+}
+
+static void wr_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, uint64_t compare, uint64_t swap)
+{
+	struct ibv_send_wr *w = next_wr(qpx, IBV_WR_ATOMIC_CMP_AND_SWP);
+	if (w) {
+		w->wr.atomic.rkey = rkey;
+		w->wr.atomic.remote_addr = addr;
+		w->wr.atomic.compare_add = compare;
+		w->wr.atomic.swap = swap;
+	}
+}
+
+static void wr_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, uint64_t add)
+{
+	struct ibv_send_wr *w = next_wr(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD);
+	if (w) {
+		w->wr.atomic.rkey = rkey;
+		w->wr.atomic.remote_addr = addr;
+		w->wr.atomic.compare_add = add;
+	}
+}
+
+static void wr_unsupported(struct ibv_qp_ex *qpx)
+{
+	of(qpx)->qpx_error = EOPNOTSUPP;
+}
+
+static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
+{
+	wr_unsupported(qpx);
+}
+
+static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
+{
+	wr_unsupported(qpx);
+}
+
+static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *info)
+{
+	wr_unsupported(qpx);
+}
+
+static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	struct ibv_send_wr *w = last_wr(qpx);
+	if (!w)
+		return;
+	w->sg_list[0] = (struct ibv_sge){.addr = addr, .length = length, .lkey = lkey};
+	w->num_sge = 1;
+}
+
+static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n, const struct ibv_sge *list)
+{
+	struct ibv_send_wr *w = last_wr(qpx);
+	if (!w)
+		return;
+	if (n > QPX_MAX_SGE) {
+		of(qpx)->qpx_error = EINVAL;
+		return;
+	}
+	memcpy(w->sg_list, list, n * sizeof(*list));
+	w->num_sge = n;
+}
+
+static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t n, const struct ibv_data_buf *bufs)
+{
+	struct sim_qp *q = of(qpx);
+	struct ibv_send_wr *w = last_wr(qpx);
+	if (!w)
+		return;
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++)
+		len += bufs[i].length;
+	unsigned i = q->nwr - 1;
+	char *b = realloc(q->inline_bufs[i], len ? len : 1);
+	q->inline_bufs[i] = b;
+	size_t off = 0;
+	for (size_t k = 0; k < n; k++) {
+		memcpy(b + off, bufs[k].addr, bufs[k].length);
+		off += bufs[k].length;
+	}
+	w->sg_list[0] = (struct ibv_sge){.addr = (uintptr_t)b, .length = (uint32_t)len, .lkey = 0};
+	w->num_sge = 1;
+	w->send_flags |= IBV_SEND_INLINE;
+}
+
+static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr, size_t length)
+{
+	struct ibv_data_buf b = {.addr = addr, .length = length};
+	wr_set_inline_data_list(qpx, 1, &b);
+}
+
+void rnicsim_set_qpx_ops(struct sim_qp *q)
+{
+	struct ibv_qp_ex *x = &q->qpx;
+	x->wr_start = wr_start;
+	x->wr_complete = wr_complete;
+	x->wr_abort = wr_abort;
+	x->wr_rdma_write = wr_rdma_write;
+	x->wr_rdma_write_imm = wr_rdma_write_imm;
+	x->wr_rdma_read = wr_rdma_read;
+	x->wr_send = wr_send;
+	x->wr_send_imm = wr_send_imm;
+	x->wr_send_inv = wr_send_inv;
+	x->wr_atomic_cmp_swp = wr_cmp_swp;
+	x->wr_atomic_fetch_add = wr_fetch_add;
+	x->wr_local_inv = wr_local_inv;
+	x->wr_bind_mw = wr_bind_mw;
+	x->wr_set_sge = wr_set_sge;
+	x->wr_set_sge_list = wr_set_sge_list;
+	x->wr_set_inline_data = wr_set_inline_data;
+	x->wr_set_inline_data_list = wr_set_inline_data_list;
+}

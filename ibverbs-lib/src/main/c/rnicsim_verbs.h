@@ -1,0 +1,98 @@
+/*
+ * rnic-sim's libibverbs: the objects behind the handles a program holds, and the connection to the fabric server.
+ *
+ * Every object a verb returns is the public struct of <infiniband/verbs.h> first, then what this library keeps
+ * beside it; the server knows each by a handle (a number per connection). Thread safety: one mutex guards the
+ * connection and every completion ring, so verbs may be called from several threads, as libibverbs allows.
+ */
+#ifndef RNICSIM_VERBS_H
+#define RNICSIM_VERBS_H
+
+#include <infiniband/verbs.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "wire.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define CALLSITE_BYTES 1024
+
+struct sim_ctx {
+	uint32_t handle;
+	uint32_t device_index;
+	struct verbs_context vctx; /* its last member is the struct ibv_context programs hold */
+};
+
+struct sim_pd {
+	struct ibv_pd pd;
+	uint32_t handle;
+};
+
+struct sim_mr {
+	struct ibv_mr mr;
+	uint32_t handle;
+};
+
+struct sim_channel {
+	struct ibv_comp_channel channel;
+	struct sim_cq **events; /* CQs with an event not yet taken by ibv_get_cq_event, oldest first */
+	unsigned events_len, events_cap;
+};
+
+struct sim_cq {
+	struct ibv_cq cq;
+	uint32_t handle;
+	struct ibv_wc *ring;
+	unsigned cap, head, count; /* ring of completions received, not yet polled */
+	int armed, solicited_only;
+};
+
+#define QPX_MAX_WR 64
+#define QPX_MAX_SGE 16
+struct sim_qp {
+	struct ibv_qp_ex qpx; /* qpx.qp_base is the struct ibv_qp programs hold */
+	uint32_t handle;
+	/* ibv_wr_start .. ibv_wr_complete: the work requests built so far */
+	struct ibv_send_wr wrs[QPX_MAX_WR];
+	struct ibv_sge sges[QPX_MAX_WR][QPX_MAX_SGE];
+	char *inline_bufs[QPX_MAX_WR];
+	unsigned nwr;
+	int qpx_error;
+	struct wire_qp_cap cap;
+	unsigned outstanding_sends; /* posted and not yet retired by the device */
+	struct ibv_qp_attr attr;   /* what ibv_modify_qp set, for ibv_query_qp */
+	struct ibv_qp_init_attr init;
+	int sq_sig_all;
+};
+
+/* client.c: the connection to the fabric server */
+int rnicsim_connect(void);
+int rnicsim_rpc(uint16_t op, const void *req, size_t req_len, const void *extra, size_t extra_len, void *resp,
+		size_t resp_cap, size_t *resp_len);
+int rnicsim_doorbell(uint16_t op, const struct iovec *iov, int iovcnt);
+void rnicsim_drive(int block);
+void rnicsim_lock(void);
+void rnicsim_unlock(void);
+int rnicsim_strict(void);
+void rnicsim_register_cq(struct sim_cq *cq);
+void rnicsim_unregister_cq(struct sim_cq *cq);
+void rnicsim_register_qp(struct sim_qp *qp);
+void rnicsim_unregister_qp(struct sim_qp *qp);
+struct wire_device *rnicsim_devices(unsigned *count);
+
+/* strict.c: where a verb was called from */
+void rnicsim_callsite(const char *verb, char *out, size_t cap);
+
+/* device.c, verbs.c, post.c: the ops table */
+void rnicsim_set_ops(struct verbs_context *vctx);
+int rnicsim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int rnicsim_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+int rnicsim_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+int rnicsim_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+void rnicsim_cq_push(struct sim_cq *cq, const struct wire_wc *w);
+void rnicsim_set_qpx_ops(struct sim_qp *qp);
+uint32_t rnicsim_ctx_handle(struct ibv_context *ctx);
+
+#endif

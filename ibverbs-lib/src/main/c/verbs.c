@@ -1,0 +1,394 @@
+/*
+ * The control verbs: PD, MR, CQ, completion channel, QP. Each is one request to the fabric server, where the
+ * simulated device checks it with the rules of the real stack and answers the errno a real stack gives.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "rnicsim_verbs.h"
+
+#undef ibv_reg_mr
+#undef ibv_reg_mr_iova
+
+EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
+{
+	struct wire_handle req = {.handle = rnicsim_ctx_handle(ctx)};
+	struct wire_handle resp = {0};
+	int e = rnicsim_rpc(OP_ALLOC_PD, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL);
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	struct sim_pd *pd = calloc(1, sizeof(*pd));
+	pd->pd.context = ctx;
+	pd->pd.handle = resp.handle;
+	pd->handle = resp.handle;
+	return &pd->pd;
+}
+
+EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	struct sim_pd *p = (struct sim_pd *)pd;
+	struct wire_handle req = {.handle = p->handle};
+	int e = rnicsim_rpc(OP_DEALLOC_PD, &req, sizeof(req), NULL, 0, NULL, 0, NULL);
+	if (e)
+		return e;
+	free(p);
+	return 0;
+}
+
+static struct ibv_mr *reg_mr(const char *verb, struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+			     unsigned int access)
+{
+	char site[CALLSITE_BYTES];
+	site[0] = 0;
+	if (rnicsim_strict())
+		rnicsim_callsite(verb, site, sizeof(site));
+	struct wire_reg_mr req = {.pd = ((struct sim_pd *)pd)->handle,
+				  .access = access,
+				  .addr = (uint64_t)(uintptr_t)addr,
+				  .length = length,
+				  .iova = iova};
+	struct wire_mr_resp resp = {0};
+	int e = rnicsim_rpc(OP_REG_MR, &req, sizeof(req), site, strlen(site), &resp, sizeof(resp), NULL);
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	struct sim_mr *mr = calloc(1, sizeof(*mr));
+	mr->handle = resp.mr;
+	mr->mr.context = pd->context;
+	mr->mr.pd = pd;
+	mr->mr.addr = addr;
+	mr->mr.length = length;
+	mr->mr.handle = resp.mr;
+	mr->mr.lkey = resp.lkey;
+	mr->mr.rkey = resp.rkey;
+	return &mr->mr;
+}
+
+EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return reg_mr("ibv_reg_mr", pd, addr, length, (uint64_t)(uintptr_t)addr, (unsigned int)access);
+}
+
+EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access)
+{
+	return reg_mr("ibv_reg_mr_iova", pd, addr, length, iova, (unsigned int)access);
+}
+
+EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+				       unsigned int access)
+{
+	return reg_mr("ibv_reg_mr_iova2", pd, addr, length, iova, access);
+}
+
+EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
+{
+	struct sim_mr *m = (struct sim_mr *)mr;
+	char site[CALLSITE_BYTES];
+	site[0] = 0;
+	if (rnicsim_strict())
+		rnicsim_callsite("ibv_dereg_mr", site, sizeof(site));
+	struct wire_handle req = {.handle = m->handle};
+	int e = rnicsim_rpc(OP_DEREG_MR, &req, sizeof(req), site, strlen(site), NULL, 0, NULL);
+	if (e)
+		return e;
+	free(m);
+	return 0;
+}
+
+EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
+{
+	struct sim_channel *c = calloc(1, sizeof(*c));
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->channel.context = ctx;
+	c->channel.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE | EFD_NONBLOCK);
+	c->channel.refcnt = 0;
+	return &c->channel;
+}
+
+EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	struct sim_channel *c = (struct sim_channel *)channel;
+	if (channel->refcnt)
+		return EBUSY; /* CQs still use it, as libibverbs answers */
+	close(channel->fd);
+	free(c->events);
+	free(c);
+	return 0;
+}
+
+EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
+				    struct ibv_comp_channel *channel, int comp_vector)
+{
+	if (cqe < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct wire_create_cq req = {.ctx = rnicsim_ctx_handle(ctx), .cqe = (uint32_t)cqe};
+	struct wire_create_cq resp = {0};
+	int e = rnicsim_rpc(OP_CREATE_CQ, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL);
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	struct sim_cq *cq = calloc(1, sizeof(*cq));
+	cq->handle = resp.ctx;
+	cq->cq.context = ctx;
+	cq->cq.channel = channel;
+	cq->cq.cq_context = cq_context;
+	cq->cq.handle = resp.ctx;
+	cq->cq.cqe = resp.cqe;
+	pthread_mutex_init(&cq->cq.mutex, NULL);
+	pthread_cond_init(&cq->cq.cond, NULL);
+	cq->cap = 64;
+	while (cq->cap < 2 * resp.cqe + 2)
+		cq->cap *= 2;
+	cq->ring = calloc(cq->cap, sizeof(*cq->ring));
+	if (channel)
+		channel->refcnt++;
+	rnicsim_register_cq(cq);
+	return &cq->cq;
+}
+
+EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
+{
+	struct sim_cq *c = (struct sim_cq *)cq;
+	struct wire_handle req = {.handle = c->handle};
+	int e = rnicsim_rpc(OP_DESTROY_CQ, &req, sizeof(req), NULL, 0, NULL, 0, NULL);
+	if (e)
+		return e;
+	rnicsim_unregister_cq(c);
+	if (cq->channel)
+		cq->channel->refcnt--;
+	free(c->ring);
+	free(c);
+	return 0;
+}
+
+EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
+{
+	struct sim_channel *c = (struct sim_channel *)channel;
+	rnicsim_lock();
+	while (c->events_len == 0)
+		rnicsim_drive(1);
+	struct sim_cq *s = c->events[0];
+	memmove(c->events, c->events + 1, (c->events_len - 1) * sizeof(*c->events));
+	c->events_len--;
+	uint64_t one;
+	if (read(channel->fd, &one, sizeof(one)) < 0) {
+		/* the counter mirrors events_len; nothing to undo */
+	}
+	rnicsim_unlock();
+	*cq = &s->cq;
+	*cq_context = s->cq.cq_context;
+	return 0;
+}
+
+EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	pthread_mutex_lock(&cq->mutex);
+	cq->comp_events_completed += nevents;
+	pthread_mutex_unlock(&cq->mutex);
+}
+
+struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
+{
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->srq || (attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))) {
+		errno = EOPNOTSUPP; /* shared receive queues and the other extensions are not simulated here */
+		return NULL;
+	}
+	if (!attr->send_cq || !attr->recv_cq) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct wire_create_qp req = {.pd = ((struct sim_pd *)attr->pd)->handle,
+				     .send_cq = ((struct sim_cq *)attr->send_cq)->handle,
+				     .recv_cq = ((struct sim_cq *)attr->recv_cq)->handle,
+				     .qp_type = attr->qp_type,
+				     .sq_sig_all = (uint32_t)attr->sq_sig_all,
+				     .cap = {attr->cap.max_send_wr, attr->cap.max_recv_wr, attr->cap.max_send_sge,
+					     attr->cap.max_recv_sge, attr->cap.max_inline_data, 0}};
+	struct wire_qp_resp resp;
+	memset(&resp, 0, sizeof(resp));
+	int e = rnicsim_rpc(OP_CREATE_QP, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL);
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	struct sim_qp *qp = calloc(1, sizeof(*qp));
+	struct ibv_qp *q = &qp->qpx.qp_base;
+	qp->handle = resp.qp;
+	qp->cap = resp.cap;
+	qp->sq_sig_all = attr->sq_sig_all;
+	q->context = ctx;
+	q->qp_context = attr->qp_context;
+	q->pd = attr->pd;
+	q->send_cq = attr->send_cq;
+	q->recv_cq = attr->recv_cq;
+	q->handle = resp.qp;
+	q->qp_num = resp.qp_num;
+	q->state = IBV_QPS_RESET;
+	q->qp_type = attr->qp_type;
+	pthread_mutex_init(&q->mutex, NULL);
+	pthread_cond_init(&q->cond, NULL);
+	attr->cap.max_send_wr = resp.cap.max_send_wr;
+	attr->cap.max_recv_wr = resp.cap.max_recv_wr;
+	attr->cap.max_send_sge = resp.cap.max_send_sge;
+	attr->cap.max_recv_sge = resp.cap.max_recv_sge;
+	attr->cap.max_inline_data = resp.cap.max_inline_data;
+	qp->init.qp_context = attr->qp_context;
+	qp->init.send_cq = attr->send_cq;
+	qp->init.recv_cq = attr->recv_cq;
+	qp->init.cap = attr->cap;
+	qp->init.qp_type = attr->qp_type;
+	qp->init.sq_sig_all = attr->sq_sig_all;
+	rnicsim_set_qpx_ops(qp);
+	rnicsim_register_qp(qp);
+	return q;
+}
+
+EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ex;
+	memset(&ex, 0, sizeof(ex));
+	memcpy(&ex, attr, sizeof(*attr));
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd;
+	struct ibv_qp *qp = rnicsim_create_qp_ex(pd->context, &ex);
+	if (qp)
+		attr->cap = ex.cap;
+	return qp;
+}
+
+EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
+{
+	return &((struct sim_qp *)qp)->qpx;
+}
+
+EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	struct sim_qp *q = (struct sim_qp *)qp;
+	struct wire_modify_qp req = {.qp = q->handle,
+				     .attr_mask = (uint32_t)mask,
+				     .qp_state = attr->qp_state,
+				     .qp_access_flags = attr->qp_access_flags,
+				     .dest_qp_num = attr->dest_qp_num,
+				     .rq_psn = attr->rq_psn,
+				     .sq_psn = attr->sq_psn,
+				     .path_mtu = attr->path_mtu,
+				     .timeout = attr->timeout,
+				     .retry_cnt = attr->retry_cnt,
+				     .rnr_retry = attr->rnr_retry,
+				     .min_rnr_timer = attr->min_rnr_timer,
+				     .dlid = attr->ah_attr.dlid,
+				     .is_global = attr->ah_attr.is_global};
+	memcpy(req.dgid, attr->ah_attr.grh.dgid.raw, 16);
+	int e = rnicsim_rpc(OP_MODIFY_QP, &req, sizeof(req), NULL, 0, NULL, 0, NULL);
+	if (e)
+		return e;
+	if (mask & IBV_QP_STATE)
+		qp->state = attr->qp_state;
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		q->attr.qp_access_flags = attr->qp_access_flags;
+	if (mask & IBV_QP_AV)
+		q->attr.ah_attr = attr->ah_attr;
+	if (mask & IBV_QP_PATH_MTU)
+		q->attr.path_mtu = attr->path_mtu;
+	if (mask & IBV_QP_DEST_QPN)
+		q->attr.dest_qp_num = attr->dest_qp_num;
+	if (mask & IBV_QP_RQ_PSN)
+		q->attr.rq_psn = attr->rq_psn;
+	if (mask & IBV_QP_SQ_PSN)
+		q->attr.sq_psn = attr->sq_psn;
+	if (mask & IBV_QP_TIMEOUT)
+		q->attr.timeout = attr->timeout;
+	if (mask & IBV_QP_RETRY_CNT)
+		q->attr.retry_cnt = attr->retry_cnt;
+	if (mask & IBV_QP_RNR_RETRY)
+		q->attr.rnr_retry = attr->rnr_retry;
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		q->attr.min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		q->attr.max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		q->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IBV_QP_PORT)
+		q->attr.port_num = attr->port_num;
+	if (mask & IBV_QP_PKEY_INDEX)
+		q->attr.pkey_index = attr->pkey_index;
+	return 0;
+}
+
+EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct sim_qp *q = (struct sim_qp *)qp;
+	*attr = q->attr;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->cap = q->init.cap;
+	if (init_attr)
+		*init_attr = q->init;
+	return 0;
+}
+
+EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
+{
+	struct sim_qp *q = (struct sim_qp *)qp;
+	struct wire_handle req = {.handle = q->handle};
+	int e = rnicsim_rpc(OP_DESTROY_QP, &req, sizeof(req), NULL, 0, NULL, 0, NULL);
+	if (e)
+		return e;
+	rnicsim_unregister_qp(q);
+	for (unsigned i = 0; i < QPX_MAX_WR; i++)
+		free(q->inline_bufs[i]);
+	free(q);
+	return 0;
+}
+
+EXPORT int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
+{
+	uint64_t v;
+	/* no asynchronous event is ever raised: this waits, as it does on a device where nothing happens */
+	if (read(ctx->async_fd, &v, sizeof(v)) < 0)
+		return -1;
+	errno = EIO;
+	return -1;
+}
+
+EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
+{
+}
+
+EXPORT int ibv_fork_init(void)
+{
+	return 0;
+}
+
+EXPORT enum ibv_fork_status ibv_is_fork_initialized(void)
+{
+	return IBV_FORK_UNNEEDED; /* the kernels this runs on copy pinned pages at fork (copy_page_range) */
+}
+
+EXPORT int ibv_dontfork_range(void *base, size_t size)
+{
+	return 0;
+}
+
+EXPORT int ibv_dofork_range(void *base, size_t size)
+{
+	return 0;
+}

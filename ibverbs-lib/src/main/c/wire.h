@@ -1,0 +1,223 @@
+/*
+ * The messages between this library and the fabric server (dev.rnicsim.ibverbs.Wire mirrors them), over a Unix
+ * stream socket, little-endian, in the host's layout (fields only of 8, 4 and 16 bytes, each at an offset that is
+ * a multiple of its size, so the layout is the same with every compiler).
+ *
+ *   0        4        6        8                 12                16
+ *   +--------+--------+--------+-----------------+-----------------+
+ *   | len    | op     | flags  | seq             | err             |  then len - 16 bytes of payload
+ *   +--------+--------+--------+-----------------+-----------------+
+ *
+ * A control verb is a request and a response with the same seq (err: 0 or the errno). POST_SEND and POST_RECV
+ * are one-way doorbells (seq 0); completions (WC) and strict-mode reports (DIAG) come unasked.
+ */
+#ifndef RNICSIM_WIRE_H
+#define RNICSIM_WIRE_H
+
+#include <stdint.h>
+
+#define RNICSIM_WIRE_VERSION 1
+
+enum rnicsim_op {
+	OP_HELLO = 1,
+	OP_OPEN = 2,
+	OP_CLOSE_CTX = 3,
+	OP_QUERY_DEVICE = 4,
+	OP_QUERY_PORT = 5,
+	OP_QUERY_GID = 6,
+	OP_ALLOC_PD = 7,
+	OP_DEALLOC_PD = 8,
+	OP_REG_MR = 9,
+	OP_DEREG_MR = 10,
+	OP_CREATE_CQ = 11,
+	OP_DESTROY_CQ = 12,
+	OP_CREATE_QP = 13,
+	OP_MODIFY_QP = 14,
+	OP_DESTROY_QP = 15,
+	OP_POST_SEND = 16,
+	OP_POST_RECV = 17,
+	OP_LEAKS = 18,
+	OP_QUERY_QP = 19,
+	OP_WC = 100,
+	OP_DIAG = 101,
+};
+
+struct wire_hdr {
+	uint32_t len;
+	uint16_t op;
+	uint16_t flags;
+	uint32_t seq;
+	int32_t err;
+};
+
+/* HELLO: the process, its RLIMIT_MEMLOCK and CAP_IPC_LOCK; the answer lists the devices. */
+struct wire_hello {
+	uint32_t version;
+	uint32_t pid;
+	uint64_t memlock_cur;
+	uint64_t memlock_max;
+	uint32_t cap_ipc_lock;
+	uint32_t strict;
+};
+
+struct wire_device {
+	char name[64];
+	uint64_t node_guid_be;
+	uint32_t node_type;
+	uint32_t transport;
+};
+
+struct wire_handle { /* OPEN (device index), CLOSE_CTX, ALLOC_PD (ctx), DEALLOC_PD, DESTROY_CQ, DESTROY_QP, ... */
+	uint32_t handle;
+	uint32_t arg;
+};
+
+enum wire_dev_attr { /* QUERY_DEVICE answers fw_ver[64] then these, each a uint64_t */
+	DA_NODE_GUID, DA_SYS_IMAGE_GUID, DA_MAX_MR_SIZE, DA_PAGE_SIZE_CAP, DA_VENDOR_ID, DA_VENDOR_PART_ID, DA_HW_VER,
+	DA_MAX_QP, DA_MAX_QP_WR, DA_DEVICE_CAP_FLAGS, DA_MAX_SGE, DA_MAX_SGE_RD, DA_MAX_CQ, DA_MAX_CQE, DA_MAX_MR,
+	DA_MAX_PD, DA_MAX_QP_RD_ATOM, DA_MAX_QP_INIT_RD_ATOM, DA_MAX_RES_RD_ATOM, DA_MAX_MW, DA_ATOMIC_CAP, DA_MAX_SRQ,
+	DA_MAX_PKEYS, DA_LOCAL_CA_ACK_DELAY, DA_PHYS_PORT_CNT, DA_ODP_GENERAL_CAPS, DA_ODP_RC_CAPS,
+	DA_COUNT
+};
+
+enum wire_port_attr { /* QUERY_PORT answers these, each a uint64_t */
+	PA_STATE, PA_MAX_MTU, PA_ACTIVE_MTU, PA_GID_TBL_LEN, PA_PORT_CAP_FLAGS, PA_MAX_MSG_SZ, PA_PKEY_TBL_LEN,
+	PA_LINK_LAYER, PA_LID, PA_ACTIVE_WIDTH, PA_ACTIVE_SPEED,
+	PA_COUNT
+};
+
+struct wire_query_gid {
+	uint32_t ctx;
+	uint32_t port;
+	uint32_t index;
+	uint32_t pad;
+};
+
+/* REG_MR, then the call site as text to the end of the message; the answer: wire_mr_resp. */
+struct wire_reg_mr {
+	uint32_t pd;
+	uint32_t access;
+	uint64_t addr;
+	uint64_t length;
+	uint64_t iova;
+};
+
+struct wire_mr_resp {
+	uint32_t mr;
+	uint32_t lkey;
+	uint32_t rkey;
+	uint32_t pad;
+};
+
+/* DEREG_MR: wire_handle, then the call site as text. */
+
+struct wire_create_cq {
+	uint32_t ctx;
+	uint32_t cqe;
+};
+
+struct wire_qp_cap {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+	uint32_t pad;
+};
+
+struct wire_create_qp {
+	uint32_t pd;
+	uint32_t send_cq;
+	uint32_t recv_cq;
+	uint32_t qp_type;
+	uint32_t sq_sig_all;
+	uint32_t pad;
+	struct wire_qp_cap cap;
+};
+
+struct wire_qp_resp {
+	uint32_t qp;
+	uint32_t qp_num;
+	struct wire_qp_cap cap;
+};
+
+struct wire_modify_qp {
+	uint32_t qp;
+	uint32_t attr_mask;
+	uint32_t qp_state;
+	uint32_t qp_access_flags;
+	uint32_t dest_qp_num;
+	uint32_t rq_psn;
+	uint32_t sq_psn;
+	uint32_t path_mtu;
+	uint32_t timeout;
+	uint32_t retry_cnt;
+	uint32_t rnr_retry;
+	uint32_t min_rnr_timer;
+	uint32_t dlid;
+	uint32_t is_global;
+	uint8_t dgid[16];
+};
+
+/* POST_SEND: wire_post, then per work request wire_send_wr, its SGEs, its inline bytes rounded up to 8. */
+struct wire_post {
+	uint32_t qp;
+	uint32_t count;
+};
+
+struct wire_send_wr {
+	uint64_t wr_id;
+	uint64_t remote_addr;
+	uint64_t compare_add;
+	uint64_t swap;
+	uint32_t opcode;
+	uint32_t send_flags;
+	uint32_t rkey;
+	uint32_t imm_data;
+	uint32_t num_sge;
+	uint32_t inline_len;
+};
+
+struct wire_recv_wr {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t pad;
+};
+
+struct wire_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/* WC: wire_post-like count, then that many wire_wc. */
+#define WIRE_WC_HIDDEN 1 /* an unsignaled success: frees its send queue slot, never reaches the CQ */
+struct wire_wc {
+	uint64_t wr_id;
+	uint32_t cq;
+	uint32_t qp;
+	uint32_t status;
+	uint32_t opcode;
+	uint32_t vendor_err;
+	uint32_t byte_len;
+	uint32_t imm_data;
+	uint32_t qp_num;
+	uint32_t src_qp;
+	uint32_t wc_flags;
+	uint32_t flags;
+	uint32_t pad;
+};
+
+_Static_assert(sizeof(struct wire_hdr) == 16, "wire_hdr");
+_Static_assert(sizeof(struct wire_hello) == 32, "wire_hello");
+_Static_assert(sizeof(struct wire_device) == 80, "wire_device");
+_Static_assert(sizeof(struct wire_reg_mr) == 32, "wire_reg_mr");
+_Static_assert(sizeof(struct wire_create_qp) == 48, "wire_create_qp");
+_Static_assert(sizeof(struct wire_qp_resp) == 32, "wire_qp_resp");
+_Static_assert(sizeof(struct wire_modify_qp) == 72, "wire_modify_qp");
+_Static_assert(sizeof(struct wire_send_wr) == 56, "wire_send_wr");
+_Static_assert(sizeof(struct wire_recv_wr) == 16, "wire_recv_wr");
+_Static_assert(sizeof(struct wire_sge) == 16, "wire_sge");
+_Static_assert(sizeof(struct wire_wc) == 56, "wire_wc");
+
+#endif

@@ -1,0 +1,511 @@
+package dev.rnicsim.ibverbs;
+
+import dev.rnicsim.verbs.RecvWr;
+import dev.rnicsim.verbs.SendFlag;
+import dev.rnicsim.verbs.SendWr;
+import dev.rnicsim.verbs.Sge;
+import dev.rnicsim.verbs.VerbsException;
+import dev.rnicsim.verbs.WcOpcode;
+import dev.rnicsim.verbs.WcStatus;
+import dev.rnicsim.verbs.WorkCompletion;
+import dev.rnicsim.verbs.WrOpcode;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The data path: work requests go to the simulated QPs, the simulated device decides each one's outcome (keys,
+ * rights, ranges, QP state, receive queue: the model's rules), and for each that succeeds the real bytes move
+ * between the real processes, before any completion reaches a program.
+ *
+ * <p>How the outcome of each request is known: every request is posted to the model SIGNALED, with a number of
+ * the server's as its wr_id; the program's own wr_id and whether it asked for a completion are kept here. An
+ * unsignaled success still goes to the library, flagged hidden, so that it frees its send-queue slot. A SEND's
+ * data is placed when the receive it consumed completes: RC delivers in order, so the k-th SEND that succeeds on a
+ * QP is the one the k-th successful receive of its peer took.
+ *
+ * <p>Not thread safe: called under the fabric's lock.
+ */
+final class Completions
+{
+    /** A posted send-queue request, as the program gave it (addresses translated to the process's own). */
+    record PostedSend(Session.QpInfo qp, long wrId, boolean signaled, int opcode, List<ProcessMemory.Range> local,
+        byte[] inline, long remoteAddr, int rkey, long compareAdd, long swap)
+    {
+    }
+
+    /** A posted receive. */
+    record PostedRecv(Session.QpInfo qp, long wrId, List<ProcessMemory.Range> local)
+    {
+    }
+
+    private static final WrOpcode[] OPCODES = new WrOpcode[16];
+    private static final int IBV_WR_SEND = 2;
+    private static final int IBV_WR_SEND_WITH_IMM = 3;
+    private static final int IBV_WR_RDMA_READ = 4;
+    private static final int IBV_WR_CMP_SWP = 5;
+    private static final int IBV_WR_FETCH_ADD = 6;
+
+    static
+    {
+        for (final WrOpcode o : WrOpcode.values())
+        {
+            if (o.code() < OPCODES.length)
+            {
+                OPCODES[o.code()] = o;
+            }
+        }
+    }
+
+    private final FabricServer server;
+    private final Map<Long, PostedSend> sends = new HashMap<>();
+    private final Map<Long, PostedRecv> recvs = new HashMap<>();
+    private final Set<Session> dirty = new LinkedHashSet<>();
+    private long nextId = 1;
+
+    Completions(final FabricServer server)
+    {
+        this.server = server;
+    }
+
+    /** POST_SEND: wire_post, then per request wire_send_wr, its SGEs, its inline bytes rounded up to 8. */
+    void postSend(final Session s, final ByteBuffer p)
+    {
+        final Session.QpInfo q = s.get(p.getInt(0), Session.QpInfo.class);
+        final int count = p.getInt(4);
+        int at = 8;
+        for (int i = 0; i < count; i++)
+        {
+            final long wrId = p.getLong(at);
+            final long remote = p.getLong(at + 8);
+            final long compareAdd = p.getLong(at + 16);
+            final long swap = p.getLong(at + 24);
+            final int opcode = p.getInt(at + 32);
+            final int flags = p.getInt(at + 36);
+            final int rkey = p.getInt(at + 40);
+            final int imm = p.getInt(at + 44);
+            final int numSge = p.getInt(at + 48);
+            final int inlineLen = p.getInt(at + 52);
+            at += Wire.SEND_WR_BYTES;
+            final List<Sge> sgl = new ArrayList<>(numSge);
+            final List<ProcessMemory.Range> local = new ArrayList<>(numSge);
+            for (int k = 0; k < numSge; k++)
+            {
+                final long addr = p.getLong(at);
+                final long len = p.getInt(at + 8) & 0xffffffffL;
+                final int lkey = p.getInt(at + 12);
+                sgl.add(new Sge(addr, len, lkey));
+                local.add(new ProcessMemory.Range(translate(q.deviceIndex, lkey, addr), len));
+                at += Wire.SGE_BYTES;
+            }
+            byte[] inline = null;
+            if (inlineLen > 0)
+            {
+                inline = new byte[inlineLen];
+                p.get(at, inline);
+                at += (inlineLen + 7) & ~7;
+                // the model copies inline data at post from its twin of the process: give it a page it has
+                sgl.clear();
+                sgl.add(new Sge(s.inlineScratch(inlineLen), inlineLen, 0));
+            }
+            final long id = nextId++;
+            final PostedSend ps = new PostedSend(q, wrId, (flags & SendFlag.SIGNALED.bit()) != 0, opcode, local, inline,
+                remote, rkey, compareAdd, swap);
+            sends.put(id, ps);
+            final EnumSet<SendFlag> set = EnumSet.of(SendFlag.SIGNALED);
+            for (final SendFlag f : SendFlag.values())
+            {
+                if ((flags & f.bit()) != 0)
+                {
+                    set.add(f);
+                }
+            }
+            final WrOpcode op = opcode >= 0 && opcode < OPCODES.length ? OPCODES[opcode] : null;
+            try
+            {
+                if (op == null)
+                {
+                    throw new VerbsException("ibv_post_send", 22, "opcode " + opcode + " is not simulated");
+                }
+                q.qp.postSend(List.of(new SendWr(id, op, sgl, set, remote, rkey, imm, compareAdd, swap, 0, null)));
+                if (op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM)
+                {
+                    q.sendsToPlace.addLast(ps);
+                }
+            }
+            catch (final RuntimeException e)
+            {
+                if (DEBUG)
+                {
+                    server.report("fabric: post_send refused: " + e);
+                }
+                sends.remove(id);
+                // the verb has returned already: the program learns it here, and the request never completes
+                s.sendText("rnicsim: ibv_post_send (wr_id " + wrId + ") refused by the device after the verb "
+                    + "returned: " + e.getMessage() + "\n");
+                retire(q);
+            }
+        }
+    }
+
+    /** A request the device refused frees its slot in the library, as if it had never been posted. */
+    private void retire(final Session.QpInfo q)
+    {
+        final ByteBuffer b = q.session.reserve(Wire.HEADER_BYTES + 8 + Wire.WC_BYTES);
+        b.putInt(Wire.HEADER_BYTES + 8 + Wire.WC_BYTES).putShort((short) Wire.OP_WC).putShort((short) 0).putInt(0)
+            .putInt(0).putInt(0).putInt(1);
+        final int at = b.position();
+        for (int i = 0; i < Wire.WC_BYTES; i++)
+        {
+            b.put((byte) 0);
+        }
+        b.putInt(at + 12, q.handle);
+        b.putInt(at + 48, Wire.WC_HIDDEN);
+        dirty.add(q.session);
+    }
+
+    /** POST_RECV: wire_post, then per request wire_recv_wr and its SGEs. */
+    void postRecv(final Session s, final ByteBuffer p)
+    {
+        final Session.QpInfo q = s.get(p.getInt(0), Session.QpInfo.class);
+        final int count = p.getInt(4);
+        int at = 8;
+        for (int i = 0; i < count; i++)
+        {
+            final long wrId = p.getLong(at);
+            final int numSge = p.getInt(at + 8);
+            at += Wire.RECV_WR_BYTES;
+            final List<Sge> sgl = new ArrayList<>(numSge);
+            final List<ProcessMemory.Range> local = new ArrayList<>(numSge);
+            for (int k = 0; k < numSge; k++)
+            {
+                final long addr = p.getLong(at);
+                final long len = p.getInt(at + 8) & 0xffffffffL;
+                final int lkey = p.getInt(at + 12);
+                sgl.add(new Sge(addr, len, lkey));
+                local.add(new ProcessMemory.Range(translate(q.deviceIndex, lkey, addr), len));
+                at += Wire.SGE_BYTES;
+            }
+            final long id = nextId++;
+            recvs.put(id, new PostedRecv(q, wrId, local));
+            try
+            {
+                q.qp.postRecv(List.of(new RecvWr(id, sgl)));
+            }
+            catch (final RuntimeException e)
+            {
+                recvs.remove(id);
+                s.sendText("rnicsim: ibv_post_recv (wr_id " + wrId + ") refused by the device after the verb "
+                    + "returned: " + e.getMessage() + "\n");
+            }
+        }
+    }
+
+    /** The address in the process of an iova under a key (the same address for an MR registered at its VA). */
+    private long translate(final int deviceIndex, final int key, final long iova)
+    {
+        final Session.MrInfo m = server.mrs.get(Verbs.mrKey(deviceIndex, key));
+        return m == null ? iova : m.addr() + (iova - m.iova());
+    }
+
+    private record Done(Session.CqInfo cq, WorkCompletion wc)
+    {
+    }
+
+    /** Lets the device do all it can, moves the bytes of what succeeded, and queues every completion. */
+    /** Time spent in the model (progress and polling) and in moving real bytes, for RNICSIM_FABRIC_STATS. */
+    long modelNs;
+    long copyNs;
+
+    void run()
+    {
+        final long t0 = System.nanoTime();
+        server.fabric.progressAll();
+        final List<Done> done = new ArrayList<>();
+        for (final Object o : allCqs())
+        {
+            final Session.CqInfo c = (Session.CqInfo) o;
+            if (c.cq().isClosed())
+            {
+                continue;
+            }
+            List<WorkCompletion> got;
+            while (!(got = c.cq().poll(256)).isEmpty())
+            {
+                for (final WorkCompletion wc : got)
+                {
+                    done.add(new Done(c, wc));
+                }
+            }
+        }
+        final long t1 = System.nanoTime();
+        modelNs += t1 - t0;
+        if (done.isEmpty())
+        {
+            return;
+        }
+        // 1. a SEND that failed will never be placed
+        for (final Done d : done)
+        {
+            if (!isRecv(d.wc()) && d.wc().status() != WcStatus.SUCCESS)
+            {
+                final PostedSend ps = sends.get(d.wc().wrId());
+                if (ps != null)
+                {
+                    ps.qp().sendsToPlace.remove(ps);
+                }
+            }
+        }
+        // 2. each received SEND: its bytes, from the sender's buffers to the receive's
+        for (final Done d : done)
+        {
+            if (d.wc().opcode() == WcOpcode.RECV && d.wc().status() == WcStatus.SUCCESS)
+            {
+                placeSend(d.wc());
+            }
+        }
+        // 3. each RDMA WRITE and READ (and atomic) that succeeded
+        for (final Done d : done)
+        {
+            if (!isRecv(d.wc()) && d.wc().status() == WcStatus.SUCCESS)
+            {
+                final PostedSend ps = sends.get(d.wc().wrId());
+                if (ps != null)
+                {
+                    oneSided(ps);
+                }
+            }
+        }
+        copyNs += System.nanoTime() - t1;
+        for (final Done d : done)
+        {
+            deliver(d);
+        }
+    }
+
+    private List<Object> allCqs()
+    {
+        final List<Object> cqs = new ArrayList<>();
+        for (final Session.QpInfo q : server.qps.values())
+        {
+            if (!cqs.contains(q.sendCq))
+            {
+                cqs.add(q.sendCq);
+            }
+            if (!cqs.contains(q.recvCq))
+            {
+                cqs.add(q.recvCq);
+            }
+        }
+        return cqs;
+    }
+
+    private static boolean isRecv(final WorkCompletion wc)
+    {
+        return wc.opcode() == WcOpcode.RECV || wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM;
+    }
+
+    private void placeSend(final WorkCompletion wc)
+    {
+        final PostedRecv pr = recvs.get(wc.wrId());
+        if (pr == null)
+        {
+            return;
+        }
+        final Session.QpInfo sender = server.qps.get(Session.QpInfo.key(pr.qp().peerDeviceIndex, pr.qp().peerQpNum));
+        if (sender == null || sender.sendsToPlace.isEmpty())
+        {
+            return;
+        }
+        final PostedSend ps = sender.sendsToPlace.removeFirst();
+        final long len = wc.byteLen();
+        if (len == 0)
+        {
+            return;
+        }
+        if (!fill(ps, len))
+        {
+            return;
+        }
+        scatter(pr.qp().session.pid, clip(pr.local(), len), "the receive buffer of wr_id " + pr.wrId(), pr.qp());
+    }
+
+    /** The source bytes of a request into the scratch buffer: its inline data, or its gather list. */
+    private boolean fill(final PostedSend ps, final long len)
+    {
+        if (ps.inline() != null)
+        {
+            MemorySegment.copy(ps.inline(), 0, server.memory.scratch(ps.inline().length), ValueLayout.JAVA_BYTE, 0,
+                (int) Math.min(len, ps.inline().length));
+            return true;
+        }
+        final List<ProcessMemory.Range> src = clip(ps.local(), len);
+        final long got = server.memory.gather(ps.qp().session.pid, src);
+        if (got < ProcessMemory.total(src))
+        {
+            noteDmaFault(ps.qp(), "read the send buffer of wr_id " + ps.wrId(), server.memory.lastErrno());
+            return false;
+        }
+        return true;
+    }
+
+    private void scatter(final int pid, final List<ProcessMemory.Range> dst, final String what,
+        final Session.QpInfo owner)
+    {
+        final long put = server.memory.scatter(pid, dst);
+        if (put < ProcessMemory.total(dst))
+        {
+            noteDmaFault(owner, "write " + what, server.memory.lastErrno());
+        }
+    }
+
+    private void noteDmaFault(final Session.QpInfo q, final String what, final int errno)
+    {
+        if (q.session.strict)
+        {
+            q.session.sendText("rnicsim strict: the device could not " + what + " in process " + q.session.pid
+                + " (errno " + errno + "): the range was unmapped after it was registered; the pages stay pinned "
+                + "for the NIC, but the program no longer sees them (DMA into memory no longer mapped)\n");
+            dirty.add(q.session);
+        }
+    }
+
+    private static List<ProcessMemory.Range> clip(final List<ProcessMemory.Range> ranges, final long len)
+    {
+        final List<ProcessMemory.Range> out = new ArrayList<>(ranges.size());
+        long left = len;
+        for (final ProcessMemory.Range r : ranges)
+        {
+            if (left <= 0)
+            {
+                break;
+            }
+            final long n = Math.min(left, r.lengthBytes());
+            out.add(new ProcessMemory.Range(r.addr(), n));
+            left -= n;
+        }
+        return out;
+    }
+
+    private void oneSided(final PostedSend ps)
+    {
+        final Session.QpInfo q = ps.qp();
+        final Session.QpInfo peer = server.qps.get(Session.QpInfo.key(q.peerDeviceIndex, q.peerQpNum));
+        if (peer == null || ps.opcode() == IBV_WR_SEND || ps.opcode() == IBV_WR_SEND_WITH_IMM)
+        {
+            return;
+        }
+        final long remote = translate(q.peerDeviceIndex, ps.rkey(), ps.remoteAddr());
+        final long len = ps.inline() != null ? ps.inline().length : ProcessMemory.total(ps.local());
+        if (ps.opcode() == IBV_WR_CMP_SWP || ps.opcode() == IBV_WR_FETCH_ADD)
+        {
+            atomic(ps, peer, remote);
+            return;
+        }
+        if (len == 0)
+        {
+            return;
+        }
+        if (ps.opcode() == IBV_WR_RDMA_READ)
+        {
+            final List<ProcessMemory.Range> src = List.of(new ProcessMemory.Range(remote, len));
+            if (server.memory.gather(peer.session.pid, src) < len)
+            {
+                noteDmaFault(peer, "read the target of an RDMA READ", server.memory.lastErrno());
+                return;
+            }
+            scatter(q.session.pid, ps.local(), "the READ's local buffer", q);
+            return;
+        }
+        if (fill(ps, len))
+        {
+            scatter(peer.session.pid, List.of(new ProcessMemory.Range(remote, len)), "the target of an RDMA WRITE",
+                peer);
+        }
+    }
+
+    /** An atomic on the real 8 bytes: the old value to the requester's buffer, the new one to the target. */
+    private void atomic(final PostedSend ps, final Session.QpInfo peer, final long remote)
+    {
+        final List<ProcessMemory.Range> target = List.of(new ProcessMemory.Range(remote, 8));
+        if (server.memory.gather(peer.session.pid, target) < 8)
+        {
+            noteDmaFault(peer, "read the target of an atomic", server.memory.lastErrno());
+            return;
+        }
+        final MemorySegment sc = server.memory.scratch(8);
+        final long old = sc.get(ValueLayout.JAVA_LONG_UNALIGNED, 0);
+        final long updated = ps.opcode() == IBV_WR_FETCH_ADD ? old + ps.compareAdd()
+            : old == ps.compareAdd() ? ps.swap() : old;
+        scatter(ps.qp().session.pid, clip(ps.local(), 8), "the atomic's result buffer", ps.qp());
+        sc.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, updated);
+        scatter(peer.session.pid, target, "the target of an atomic", peer);
+    }
+
+    private static final boolean DEBUG = System.getenv("RNICSIM_FABRIC_DEBUG") != null;
+
+    private void deliver(final Done d)
+    {
+        final WorkCompletion wc = d.wc();
+        if (DEBUG)
+        {
+            server.report("fabric: " + wc);
+        }
+        final boolean recv = isRecv(wc);
+        final long appWrId;
+        final Session.QpInfo q;
+        boolean hidden = false;
+        if (recv)
+        {
+            final PostedRecv pr = recvs.remove(wc.wrId());
+            if (pr == null)
+            {
+                return;
+            }
+            appWrId = pr.wrId();
+            q = pr.qp();
+        }
+        else
+        {
+            final PostedSend ps = sends.remove(wc.wrId());
+            if (ps == null)
+            {
+                return;
+            }
+            appWrId = ps.wrId();
+            q = ps.qp();
+            hidden = wc.status() == WcStatus.SUCCESS && !ps.signaled();
+        }
+        final Session to = d.cq().session();
+        final ByteBuffer b = to.reserve(Wire.HEADER_BYTES + 8 + Wire.WC_BYTES);
+        b.putInt(Wire.HEADER_BYTES + 8 + Wire.WC_BYTES).putShort((short) Wire.OP_WC).putShort((short) 0).putInt(0)
+            .putInt(0).putInt(0).putInt(1);
+        final int flags = (wc.withImm() ? Wire.WC_WITH_IMM : 0) | (wc.withInv() ? Wire.WC_WITH_INV : 0);
+        b.putLong(appWrId).putInt(d.cq().handle()).putInt(q.handle).putInt(wc.status().code())
+            .putInt(wc.opcode().code()).putInt(wc.vendorErr()).putInt((int) wc.byteLen())
+            .putInt(wc.withInv() ? wc.invalidatedRkey() : wc.immData()).putInt(wc.qpNum()).putInt(0).putInt(flags)
+            .putInt(hidden ? Wire.WC_HIDDEN : 0).putInt(0);
+        dirty.add(to);
+        if (to.strict && wc.status() != WcStatus.SUCCESS && wc.status() != WcStatus.WR_FLUSH_ERR)
+        {
+            to.sendText(Strict.describe(wc, appWrId, q, wc.wrId()));
+        }
+    }
+
+    /** Sends what every process is owed. */
+    void flushAll()
+    {
+        for (final Session s : dirty)
+        {
+            s.flush();
+        }
+        dirty.clear();
+    }
+}

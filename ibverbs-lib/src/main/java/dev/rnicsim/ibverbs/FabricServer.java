@@ -1,0 +1,270 @@
+package dev.rnicsim.ibverbs;
+
+import dev.rnicsim.pagetable.HostConfig;
+import dev.rnicsim.simnic.DeviceProfile;
+import dev.rnicsim.simnic.SimDevice;
+import dev.rnicsim.simnic.SimFabric;
+import dev.rnicsim.simnic.SimHost;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * One simulated fabric served to real processes: the C library ({@code libibverbs.so.1} of this module) in each
+ * process connects to its Unix socket, and every verb it is asked becomes a call on the simulated devices of one
+ * simulated host, which check it with the rules of the real stack; the bytes RDMA moves are the real processes'
+ * own ({@link ProcessMemory}). Two programs connected to one server reach each other as two processes on one host
+ * with its devices (a server and a client of {@code ibv_rc_pingpong}).
+ *
+ * <p>Thread safety: a thread per connection reads its requests; the simulation runs under one lock (the model is
+ * single-threaded), and answers and completions are written under that lock too, so each connection sees them in
+ * the order they happened.
+ */
+public final class FabricServer implements AutoCloseable
+{
+    /**
+     * A device to plug into the fabric's host.
+     *
+     * @param hcaId   the name programs see ({@code ibv_get_device_name}), e.g. {@code mlx5_0}.
+     * @param profile what kind of device.
+     */
+    public record DeviceSpec(String hcaId, DeviceProfile profile)
+    {
+        /**
+         * @throws NullPointerException when a field is null.
+         */
+        public DeviceSpec
+        {
+            Objects.requireNonNull(hcaId, "hcaId");
+            Objects.requireNonNull(profile, "profile");
+        }
+    }
+
+    final Object lock = new Object();
+    final SimFabric fabric = new SimFabric();
+    final SimHost host;
+    final List<SimDevice> devices = new ArrayList<>();
+    final List<String> hcaIds = new ArrayList<>();
+    final ProcessMemory memory = new ProcessMemory();
+    final Completions completions = new Completions(this);
+    /** QPs by device index (high 32 bits) and QP number, so a requester finds its responder. */
+    final Map<Long, Session.QpInfo> qps = new HashMap<>();
+    /** Live MRs by device index (high 32 bits) and key, to turn an iova into the process's address. */
+    final Map<Long, Session.MrInfo> mrs = new HashMap<>();
+    /** The model's strict checks (recycled keys that validate elsewhere, DMA to frames no longer mapped, hot-path
+     * registration), attached when the first process in strict mode connects. */
+    private dev.rnicsim.simnic.StrictChecker checker;
+    private final Path socketPath;
+    private final ServerSocketChannel server;
+    private final PrintStream log;
+    private final List<Session> sessions = new ArrayList<>();
+    private final Thread acceptor;
+    private volatile boolean closed;
+    private int everConnected;
+
+    private FabricServer(final Path socketPath, final List<DeviceSpec> specs, final PrintStream log) throws IOException
+    {
+        this.socketPath = socketPath;
+        this.log = log;
+        this.host = fabric.addHost("host", HostConfig.builder().build());
+        for (final DeviceSpec s : specs)
+        {
+            devices.add(host.addDevice("sim:host/" + s.hcaId(), s.profile()));
+            hcaIds.add(s.hcaId());
+        }
+        Files.deleteIfExists(socketPath);
+        server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        server.bind(UnixDomainSocketAddress.of(socketPath));
+        acceptor = Thread.ofPlatform().daemon().name("rnicsim-fabric-accept").start(this::acceptLoop);
+    }
+
+    /**
+     * Starts serving a new fabric.
+     *
+     * @param socketPath where to listen (replaced if a file is there).
+     * @param devices    the devices of the fabric's host, at least one.
+     * @param log        where the server reports what it cannot tell a program (a post the device refused after
+     *                   the verb returned, a connection lost).
+     * @return the running server.
+     * @throws IOException              when the socket cannot be bound.
+     * @throws IllegalArgumentException when no device is given.
+     */
+    public static FabricServer start(final Path socketPath, final List<DeviceSpec> devices, final PrintStream log)
+        throws IOException
+    {
+        if (devices.isEmpty())
+        {
+            throw new IllegalArgumentException("a fabric needs at least one device");
+        }
+        return new FabricServer(socketPath, devices, log);
+    }
+
+    /**
+     * @return the socket programs connect to (the library reads it from {@code RNICSIM_FABRIC_SOCKET}).
+     */
+    public Path socketPath()
+    {
+        return socketPath;
+    }
+
+    /**
+     * @return the simulated fabric (read it under no other thread's feet: after the programs have finished).
+     */
+    public SimFabric fabric()
+    {
+        return fabric;
+    }
+
+    /**
+     * @return connections open now.
+     */
+    public int connections()
+    {
+        synchronized (lock)
+        {
+            return sessions.size();
+        }
+    }
+
+    /**
+     * @return connections ever accepted.
+     */
+    public int connectionsEver()
+    {
+        synchronized (lock)
+        {
+            return everConnected;
+        }
+    }
+
+    private void acceptLoop()
+    {
+        while (!closed)
+        {
+            try
+            {
+                final SocketChannel ch = server.accept();
+                final Session s = new Session(this, ch);
+                synchronized (lock)
+                {
+                    sessions.add(s);
+                    everConnected++;
+                }
+                Thread.ofPlatform().daemon().name("rnicsim-fabric-conn").start(s::run);
+            }
+            catch (final IOException e)
+            {
+                if (!closed)
+                {
+                    log.println("rnicsim: fabric server: " + e.getMessage());
+                }
+                return;
+            }
+        }
+    }
+
+    /** Attaches the model's strict checks to every device (once). */
+    void strictChecks()
+    {
+        if (checker == null)
+        {
+            // stale keys and leaks are reported with the completion and at exit; these are the rest
+            checker = new dev.rnicsim.simnic.StrictChecker(false).disable(
+                dev.rnicsim.simnic.StrictWarning.Kind.STALE_LKEY, dev.rnicsim.simnic.StrictWarning.Kind.STALE_RKEY,
+                dev.rnicsim.simnic.StrictWarning.Kind.LEAKED_MR, dev.rnicsim.simnic.StrictWarning.Kind.UNUSED_MR);
+            for (final SimDevice d : devices)
+            {
+                checker.attach(d);
+            }
+        }
+    }
+
+    /** Passes the strict checker's new warnings to every process in strict mode (under the lock). */
+    void forwardStrictWarnings()
+    {
+        if (checker == null || checker.warnings().isEmpty())
+        {
+            return;
+        }
+        for (final dev.rnicsim.simnic.StrictWarning w : checker.warnings())
+        {
+            for (final Session s : sessions)
+            {
+                if (s.strict)
+                {
+                    s.sendText("rnicsim strict: " + w.kind() + ": " + w.message() + System.lineSeparator());
+                }
+            }
+        }
+        checker.clear();
+        for (final Session s : sessions)
+        {
+            s.flush();
+        }
+    }
+
+    void ended(final Session s)
+    {
+        synchronized (lock)
+        {
+            sessions.remove(s);
+            lock.notifyAll();
+        }
+    }
+
+    /**
+     * Waits until no program is connected.
+     *
+     * @throws InterruptedException when interrupted.
+     */
+    public void awaitNoConnections() throws InterruptedException
+    {
+        synchronized (lock)
+        {
+            while (!sessions.isEmpty())
+            {
+                lock.wait();
+            }
+        }
+    }
+
+    void report(final String text)
+    {
+        log.println(text);
+    }
+
+    @Override
+    public void close()
+    {
+        closed = true;
+        try
+        {
+            server.close();
+            Files.deleteIfExists(socketPath);
+        }
+        catch (final IOException e)
+        {
+            log.println("rnicsim: fabric server: " + e.getMessage());
+        }
+        final List<Session> open;
+        synchronized (lock)
+        {
+            open = new ArrayList<>(sessions);
+        }
+        for (final Session s : open)
+        {
+            s.closeChannel();
+        }
+        acceptor.interrupt();
+    }
+}

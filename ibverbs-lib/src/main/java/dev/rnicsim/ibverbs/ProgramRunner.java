@@ -1,0 +1,206 @@
+package dev.rnicsim.ibverbs;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.net.StandardProtocolFamily;
+import java.net.URISyntaxException;
+import java.net.URL;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Runs an unmodified program on a simulated fabric: the program finds this module's {@code libibverbs.so.1} first
+ * on {@code LD_LIBRARY_PATH}, and the library finds the fabric server at {@code RNICSIM_FABRIC_SOCKET}. Programs
+ * run with one fabric name share one fabric: the first starts its server (in this JVM), the others join it, and
+ * the one that started it keeps serving until no program is connected.
+ *
+ * <p>Thread safety: {@link #run} may be called from several threads; each call runs one program.
+ */
+public final class ProgramRunner
+{
+    private static final String LIBRARY = "libibverbs.so.1";
+
+    /**
+     * What to run the program on.
+     *
+     * @param devices    the devices of a fabric started here (a fabric joined keeps its own).
+     * @param fabricName the fabric's name; programs run with one name share one fabric.
+     * @param privateFabric true when no other run uses this name (its lock file is removed at the end).
+     * @param strict     strict mode: the library reports on stderr failed completions with their diagnosis, DMA
+     *                   into memory no longer mapped, and MRs leaked at exit, with the C call sites.
+     */
+    public record Options(List<FabricServer.DeviceSpec> devices, String fabricName, boolean privateFabric,
+        boolean strict)
+    {
+        /**
+         * @throws NullPointerException when devices or fabricName is null.
+         */
+        public Options
+        {
+            Objects.requireNonNull(devices, "devices");
+            Objects.requireNonNull(fabricName, "fabricName");
+            devices = List.copyOf(devices);
+        }
+    }
+
+    /** The outcome of a run: the program's exit status, and the server when this run hosted the fabric. */
+    public record Result(int exitCode, FabricServer hostedFabric)
+    {
+    }
+
+    private ProgramRunner()
+    {
+    }
+
+    /**
+     * @return the folder holding the library (extracted from the jar to a cache folder when needed).
+     * @throws IOException when the library is not on the class path or cannot be extracted.
+     */
+    public static Path libraryDir() throws IOException
+    {
+        final URL url = ProgramRunner.class.getResource("native/" + LIBRARY);
+        if (url == null)
+        {
+            throw new IOException(LIBRARY + " is missing from the class path (dev/rnicsim/ibverbs/native/): the "
+                + "ibverbs-lib module's build compiles it with make and gcc, which need <infiniband/verbs.h> "
+                + "(package libibverbs-dev or rdma-core-devel)");
+        }
+        if ("file".equals(url.getProtocol()))
+        {
+            try
+            {
+                return Path.of(url.toURI()).getParent();
+            }
+            catch (final URISyntaxException e)
+            {
+                throw new IOException(e);
+            }
+        }
+        final Path dir = Path.of(System.getProperty("java.io.tmpdir"), "rnicsim-native-" + ProcessHandle.current()
+            .pid());
+        Files.createDirectories(dir);
+        try (InputStream in = url.openStream())
+        {
+            Files.copy(in, dir.resolve(LIBRARY), StandardCopyOption.REPLACE_EXISTING);
+        }
+        dir.toFile().deleteOnExit();
+        dir.resolve(LIBRARY).toFile().deleteOnExit();
+        return dir;
+    }
+
+    /**
+     * @param fabricName a fabric's name.
+     * @return the socket of that fabric's server.
+     */
+    public static Path socketOf(final String fabricName)
+    {
+        final String runtime = System.getenv("XDG_RUNTIME_DIR");
+        final Path dir = runtime != null && Files.isDirectory(Path.of(runtime)) ? Path.of(runtime)
+            : Path.of(System.getProperty("java.io.tmpdir"));
+        return dir.resolve("rnicsim-fabric-" + fabricName + ".sock");
+    }
+
+    private static boolean live(final Path socket)
+    {
+        if (!Files.exists(socket))
+        {
+            return false;
+        }
+        try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX))
+        {
+            ch.connect(UnixDomainSocketAddress.of(socket));
+            return true;
+        }
+        catch (final IOException e)
+        {
+            return false;
+        }
+    }
+
+    /**
+     * Runs a program to its end on the named fabric, starting the fabric when none of that name is live.
+     *
+     * @param options what to run it on.
+     * @param command the program and its arguments.
+     * @param log     where the fabric server reports what it cannot tell a program.
+     * @param onHosted called with the fabric's server when this run starts it, before the program runs (to attach
+     *                 a trace); not called when the run joins a live fabric.
+     * @return the program's exit status (128 + the signal's number when a signal ended it, as shells report it).
+     * @throws IOException          when the program cannot be started or the fabric cannot be served.
+     * @throws InterruptedException when interrupted while waiting.
+     */
+    public static Result run(final Options options, final List<String> command, final PrintStream log,
+        final java.util.function.Consumer<FabricServer> onHosted) throws IOException, InterruptedException
+    {
+        return run(options, command, log, onHosted, ProcessBuilder::inheritIO);
+    }
+
+    /**
+     * As {@link #run(Options, List, PrintStream, java.util.function.Consumer)}, with the program's standard streams
+     * set by the caller.
+     *
+     * @param options  what to run it on.
+     * @param command  the program and its arguments.
+     * @param log      where the fabric server reports what it cannot tell a program.
+     * @param onHosted called with the fabric's server when this run starts it.
+     * @param streams  sets the program's standard streams (e.g. redirects them to files).
+     * @return the program's exit status, and the server when this run hosted the fabric.
+     * @throws IOException          when the program cannot be started or the fabric cannot be served.
+     * @throws InterruptedException when interrupted while waiting.
+     */
+    public static Result run(final Options options, final List<String> command, final PrintStream log,
+        final java.util.function.Consumer<FabricServer> onHosted,
+        final java.util.function.Consumer<ProcessBuilder> streams) throws IOException, InterruptedException
+    {
+        final Path socket = socketOf(options.fabricName());
+        FabricServer hosted = null;
+        final Path lockFile = socket.resolveSibling("rnicsim-fabric-" + options.fabricName() + ".lock");
+        try (FileChannel lockChannel = FileChannel.open(lockFile, StandardOpenOption.CREATE,
+            StandardOpenOption.WRITE); FileLock held = lockChannel.lock())
+        {
+            if (!live(socket))
+            {
+                hosted = FabricServer.start(socket, options.devices(), log);
+                onHosted.accept(hosted);
+            }
+        }
+        try
+        {
+            final ProcessBuilder pb = new ProcessBuilder(command);
+            streams.accept(pb);
+            final Map<String, String> env = pb.environment();
+            final String old = env.get("LD_LIBRARY_PATH");
+            env.put("LD_LIBRARY_PATH", libraryDir() + (old == null || old.isEmpty() ? "" : ":" + old));
+            env.put("RNICSIM_FABRIC_SOCKET", socket.toString());
+            env.put("RNICSIM_STRICT", options.strict() ? "1" : "0");
+            final Process p = pb.start();
+            final int code = p.waitFor();
+            if (hosted != null)
+            {
+                hosted.awaitNoConnections();
+            }
+            return new Result(code, hosted);
+        }
+        finally
+        {
+            if (hosted != null)
+            {
+                hosted.close();
+            }
+            if (options.privateFabric())
+            {
+                Files.deleteIfExists(lockFile);
+            }
+        }
+    }
+}

@@ -1,0 +1,280 @@
+package dev.rnicsim.ibverbs;
+
+import dev.rnicsim.pagetable.UserProcess;
+import dev.rnicsim.simnic.SimContext;
+import dev.rnicsim.simnic.SimDevice;
+import dev.rnicsim.verbs.CompletionQueue;
+import dev.rnicsim.verbs.MemoryRegion;
+import dev.rnicsim.verbs.ProtectionDomain;
+import dev.rnicsim.verbs.QueuePair;
+import dev.rnicsim.verbs.VerbsException;
+import java.io.IOException;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One connected process: its modelled twin on the fabric's host, the objects it created (by the handles the
+ * library knows them by), and the bytes waiting to be sent to it. Requests are read by this session's thread and
+ * carried out by {@link Verbs} under the fabric's lock.
+ *
+ * <p>Thread safety: {@link #run()} runs on the session's own thread; everything else is called under
+ * {@code FabricServer.lock}.
+ */
+final class Session
+{
+    /** An opened device. */
+    record CtxInfo(SimContext context, SimDevice device, int deviceIndex)
+    {
+    }
+
+    /** A CQ and who owns it. */
+    record CqInfo(Session session, int handle, CompletionQueue cq)
+    {
+    }
+
+    /** An MR: what the program registered, where it was registered from, and its model object. */
+    record MrInfo(Session session, int handle, MemoryRegion mr, int deviceIndex, long addr, long lengthBytes,
+        long iova, String regSite)
+    {
+    }
+
+    /** A QP, its CQs, and the SENDs it posted whose data has not been placed yet (oldest first). */
+    static final class QpInfo
+    {
+        final Session session;
+        final int handle;
+        final QueuePair qp;
+        final int deviceIndex;
+        final CqInfo sendCq;
+        final CqInfo recvCq;
+        final ArrayDeque<Completions.PostedSend> sendsToPlace = new ArrayDeque<>();
+        int peerDeviceIndex = -1;
+        int peerQpNum = -1;
+
+        QpInfo(final Session session, final int handle, final QueuePair qp, final int deviceIndex,
+            final CqInfo sendCq, final CqInfo recvCq)
+        {
+            this.session = session;
+            this.handle = handle;
+            this.qp = qp;
+            this.deviceIndex = deviceIndex;
+            this.sendCq = sendCq;
+            this.recvCq = recvCq;
+        }
+
+        static long key(final int deviceIndex, final int qpNum)
+        {
+            return ((long) deviceIndex << 32) | (qpNum & 0xffffffffL);
+        }
+    }
+
+    private static final boolean DEBUG = System.getenv("RNICSIM_FABRIC_DEBUG") != null;
+    private static final boolean STATS = System.getenv("RNICSIM_FABRIC_STATS") != null;
+    private long batches;
+    private long messages;
+    private long busyNs;
+    final FabricServer server;
+    private final SocketChannel channel;
+    final List<Object> handles = new ArrayList<>();
+    int pid;
+    boolean strict;
+    UserProcess process;
+    private ByteBuffer out = ByteBuffer.allocateDirect(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
+    private final Verbs verbs;
+
+    Session(final FabricServer server, final SocketChannel channel) throws IOException
+    {
+        this.server = server;
+        this.channel = channel;
+        channel.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
+        channel.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
+        handles.add(null); // handle 0 is never valid
+        this.verbs = new Verbs(this);
+    }
+
+    int add(final Object o)
+    {
+        handles.add(o);
+        return handles.size() - 1;
+    }
+
+    <T> T get(final int handle, final Class<T> type)
+    {
+        if (handle <= 0 || handle >= handles.size() || !type.isInstance(handles.get(handle)))
+        {
+            throw new VerbsException("handle", 22, "no " + type.getSimpleName() + " with handle " + handle
+                + " in this process (freed already, or never created)");
+        }
+        return type.cast(handles.get(handle));
+    }
+
+    /** Where the modelled twin of this process keeps the inline data of its posts (the real bytes travel in the
+     * doorbell message): far from where Linux places a process's mappings. */
+    private static final long INLINE_SCRATCH_VA = 0x1000_0000_0000L;
+    private long inlineScratchBytes;
+
+    long inlineScratch(final long lengthBytes)
+    {
+        if (lengthBytes > inlineScratchBytes)
+        {
+            final long len = (lengthBytes + 0xffff) & ~0xffffL;
+            process.mmap(INLINE_SCRATCH_VA, len, java.util.EnumSet.of(dev.rnicsim.pagetable.Prot.READ,
+                dev.rnicsim.pagetable.Prot.WRITE), java.util.EnumSet.of(dev.rnicsim.pagetable.MapFlag.PRIVATE,
+                dev.rnicsim.pagetable.MapFlag.ANONYMOUS, dev.rnicsim.pagetable.MapFlag.FIXED));
+            inlineScratchBytes = len;
+        }
+        return INLINE_SCRATCH_VA;
+    }
+
+    void run()
+    {
+        ByteBuffer in = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.LITTLE_ENDIAN);
+        try
+        {
+            while (true)
+            {
+                if (channel.read(in) < 0)
+                {
+                    break;
+                }
+                in.flip();
+                synchronized (server.lock)
+                {
+                    final long t0 = System.nanoTime();
+                    batches++;
+                    boolean posted = false;
+                    while (in.remaining() >= Wire.HEADER_BYTES)
+                    {
+                        final int len = in.getInt(in.position());
+                        if (in.remaining() < len)
+                        {
+                            break;
+                        }
+                        final int start = in.position();
+                        final int op = in.getShort(start + 4) & 0xffff;
+                        final int seq = in.getInt(start + 8);
+                        final ByteBuffer payload = in.slice(start + Wire.HEADER_BYTES, len - Wire.HEADER_BYTES)
+                            .order(ByteOrder.LITTLE_ENDIAN);
+                        if (DEBUG)
+                        {
+                            server.report("fabric: pid " + pid + " op " + op + " seq " + seq + " len " + len);
+                        }
+                        messages++;
+                        posted |= verbs.dispatch(op, seq, payload);
+                        in.position(start + len);
+                    }
+                    if (posted)
+                    {
+                        server.completions.run();
+                    }
+                    server.completions.flushAll();
+                    flush();
+                    server.forwardStrictWarnings();
+                    busyNs += System.nanoTime() - t0;
+                }
+                in.compact();
+                if (!in.hasRemaining())
+                {
+                    final ByteBuffer bigger = ByteBuffer.allocateDirect(in.capacity() * 2)
+                        .order(ByteOrder.LITTLE_ENDIAN);
+                    in.flip();
+                    bigger.put(in);
+                    in = bigger;
+                }
+            }
+        }
+        catch (final IOException e)
+        {
+            // the process closed its end (it exited): its resources are released below, as the kernel does
+        }
+        if (STATS && pid != 0)
+        {
+            server.report(String.format("fabric: pid %d: %d batches, %d messages, %.1f us busy per batch; fabric "
+                + "so far: %.1f ms in the model, %.1f ms moving bytes, %.1f us of simulated time", pid, batches,
+                messages, busyNs / 1e3 / Math.max(1, batches), server.completions.modelNs / 1e6,
+                server.completions.copyNs / 1e6, server.fabric.clock().nowNs() / 1e3));
+        }
+        synchronized (server.lock)
+        {
+            verbs.releaseAll();
+            server.completions.flushAll();
+        }
+        closeChannel();
+        server.ended(this);
+    }
+
+    /** Queues a message for the process. */
+    void send(final int op, final int seq, final int err, final ByteBuffer payload)
+    {
+        final int len = Wire.HEADER_BYTES + (payload == null ? 0 : payload.remaining());
+        reserve(len);
+        out.putInt(len).putShort((short) op).putShort((short) 0).putInt(seq).putInt(err);
+        if (payload != null)
+        {
+            out.put(payload);
+        }
+    }
+
+    /** Queues a strict-mode report (or another text the program's stderr should show). */
+    void sendText(final String text)
+    {
+        send(Wire.OP_DIAG, 0, 0, ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    ByteBuffer reserve(final int bytes)
+    {
+        if (out.remaining() < bytes)
+        {
+            int cap = out.capacity() * 2;
+            while (cap - out.position() < bytes)
+            {
+                cap *= 2;
+            }
+            final ByteBuffer b = ByteBuffer.allocateDirect(cap).order(ByteOrder.LITTLE_ENDIAN);
+            out.flip();
+            b.put(out);
+            out = b;
+        }
+        return out;
+    }
+
+    /** Writes what is queued (under the fabric lock, so messages keep their order). */
+    void flush()
+    {
+        if (out.position() == 0)
+        {
+            return;
+        }
+        out.flip();
+        try
+        {
+            while (out.hasRemaining())
+            {
+                channel.write(out);
+            }
+        }
+        catch (final IOException e)
+        {
+            // the process has gone; its thread releases its resources
+        }
+        out.clear();
+    }
+
+    void closeChannel()
+    {
+        try
+        {
+            channel.close();
+        }
+        catch (final IOException e)
+        {
+            // closing a socket whose peer has gone
+        }
+    }
+}

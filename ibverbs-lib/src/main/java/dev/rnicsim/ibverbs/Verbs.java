@@ -1,0 +1,543 @@
+package dev.rnicsim.ibverbs;
+
+import dev.rnicsim.pagetable.MapFlag;
+import dev.rnicsim.pagetable.Prot;
+import dev.rnicsim.pagetable.UserProcess;
+import dev.rnicsim.pagetable.Vma;
+import dev.rnicsim.simnic.ProviderRule;
+import dev.rnicsim.simnic.SimContext;
+import dev.rnicsim.simnic.SimDevice;
+import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.CompletionQueue;
+import dev.rnicsim.verbs.DeviceAttributes;
+import dev.rnicsim.verbs.MemoryRegion;
+import dev.rnicsim.verbs.PortAttributes;
+import dev.rnicsim.verbs.ProtectionDomain;
+import dev.rnicsim.verbs.QpAddress;
+import dev.rnicsim.verbs.QpCap;
+import dev.rnicsim.verbs.QpInitAttr;
+import dev.rnicsim.verbs.QpType;
+import dev.rnicsim.verbs.QueuePair;
+import dev.rnicsim.verbs.VerbsException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The control verbs of one process, carried out on the simulated devices: each request's answer carries the errno
+ * the model gave ({@link VerbsException#errno()}), so a program sees what a real stack tells it.
+ *
+ * <p>Not thread safe: called under the fabric's lock.
+ */
+final class Verbs
+{
+    private static final long PAGE_BYTES = 4096;
+    private static final int EINVAL = 22;
+    private static final int EPROTO = 71;
+    private final Session s;
+
+    Verbs(final Session session)
+    {
+        this.s = session;
+    }
+
+    /**
+     * @return true when the request posted work (the device then has something to do).
+     */
+    boolean dispatch(final int op, final int seq, final ByteBuffer p)
+    {
+        if (op == Wire.OP_POST_SEND || op == Wire.OP_POST_RECV)
+        {
+            try
+            {
+                if (op == Wire.OP_POST_SEND)
+                {
+                    s.server.completions.postSend(s, p);
+                }
+                else
+                {
+                    s.server.completions.postRecv(s, p);
+                }
+            }
+            catch (final RuntimeException e)
+            {
+                // a doorbell has no answer: the program learns it on its stderr (a QP destroyed already, say)
+                s.sendText("rnicsim: " + (op == Wire.OP_POST_SEND ? "ibv_post_send" : "ibv_post_recv")
+                    + " refused by the device after the verb returned: " + e.getMessage() + "\n");
+            }
+            return true;
+        }
+        int err = 0;
+        ByteBuffer answer = null;
+        final String site = op == Wire.OP_REG_MR ? text(p, 32) : op == Wire.OP_DEREG_MR ? text(p, 8) : null;
+        s.server.fabric.origin(site == null || site.isEmpty() ? null : site);
+        try
+        {
+            answer = call(op, p, site);
+        }
+        catch (final VerbsException e)
+        {
+            err = e.errno();
+        }
+        catch (final RuntimeException e)
+        {
+            // a model refusal that is not a verbs error: the program gets EINVAL, the reason goes to its stderr
+            err = EINVAL;
+            s.sendText("rnicsim: request " + op + " refused: " + e.getMessage() + "\n");
+        }
+        finally
+        {
+            s.server.fabric.origin(null);
+        }
+        s.send(op, seq, err, answer);
+        return op == Wire.OP_MODIFY_QP || op == Wire.OP_DEREG_MR || op == Wire.OP_DESTROY_QP;
+    }
+
+    private static String text(final ByteBuffer p, final int from)
+    {
+        final byte[] b = new byte[Math.max(0, p.limit() - from)];
+        p.get(from, b);
+        return new String(b, StandardCharsets.UTF_8);
+    }
+
+    private static ByteBuffer buf(final int bytes)
+    {
+        return ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    private ByteBuffer call(final int op, final ByteBuffer p, final String site)
+    {
+        return switch (op)
+        {
+            case Wire.OP_HELLO -> hello(p);
+            case Wire.OP_OPEN -> open(p.getInt(0));
+            case Wire.OP_CLOSE_CTX -> closeContext(p.getInt(0));
+            case Wire.OP_QUERY_DEVICE -> queryDevice(s.get(p.getInt(0), Session.CtxInfo.class));
+            case Wire.OP_QUERY_PORT -> queryPort(s.get(p.getInt(0), Session.CtxInfo.class), p.getInt(4));
+            case Wire.OP_QUERY_GID -> ByteBuffer.wrap(s.get(p.getInt(0), Session.CtxInfo.class).context()
+                .queryGid(p.getInt(4), p.getInt(8)));
+            case Wire.OP_ALLOC_PD -> handle(s.add(s.get(p.getInt(0), Session.CtxInfo.class).context().allocPd()));
+            case Wire.OP_DEALLOC_PD -> free(p.getInt(0), ProtectionDomain.class);
+            case Wire.OP_REG_MR -> regMr(p, site);
+            case Wire.OP_DEREG_MR -> deregMr(p.getInt(0));
+            case Wire.OP_CREATE_CQ -> createCq(p.getInt(0), p.getInt(4));
+            case Wire.OP_DESTROY_CQ -> destroyCq(p.getInt(0));
+            case Wire.OP_CREATE_QP -> createQp(p);
+            case Wire.OP_MODIFY_QP -> modifyQp(p);
+            case Wire.OP_DESTROY_QP -> destroyQp(p.getInt(0));
+            case Wire.OP_LEAKS -> leaks();
+            default -> throw new VerbsException("request", EPROTO, "unknown request " + op);
+        };
+    }
+
+    private static ByteBuffer handle(final int h)
+    {
+        return buf(8).putInt(0, h);
+    }
+
+    private ByteBuffer hello(final ByteBuffer p)
+    {
+        if (p.getInt(0) != Wire.VERSION)
+        {
+            throw new VerbsException("hello", EPROTO, "the library speaks version " + p.getInt(0)
+                + " of the fabric protocol, this server " + Wire.VERSION + ": rebuild with ./rnicsim");
+        }
+        s.pid = p.getInt(4);
+        final long memlock = p.getLong(8);
+        s.strict = p.getInt(28) != 0;
+        if (s.strict)
+        {
+            s.server.strictChecks();
+        }
+        final UserProcess proc = s.server.host.host().spawn("pid-" + s.pid);
+        proc.rlimitMemlockBytes(memlock < 0 ? Long.MAX_VALUE : memlock); // RLIM_INFINITY is all ones
+        proc.capIpcLock(p.getInt(24) != 0);
+        s.process = proc;
+        final List<SimDevice> devs = s.server.devices;
+        final ByteBuffer b = buf(8 + devs.size() * Wire.DEVICE_BYTES);
+        b.putInt(0, devs.size());
+        for (int i = 0; i < devs.size(); i++)
+        {
+            final int at = 8 + i * Wire.DEVICE_BYTES;
+            final byte[] name = s.server.hcaIds.get(i).getBytes(StandardCharsets.UTF_8);
+            b.put(at, name, 0, Math.min(63, name.length));
+            b.putLong(at + 64, Long.reverseBytes(devs.get(i).attributes().nodeGuid()));
+            b.putInt(at + 72, 1); // IBV_NODE_CA
+            b.putInt(at + 76, 0); // IBV_TRANSPORT_IB
+        }
+        return b;
+    }
+
+    private ByteBuffer open(final int deviceIndex)
+    {
+        if (deviceIndex < 0 || deviceIndex >= s.server.devices.size())
+        {
+            throw new VerbsException("ibv_open_device", 19, "no device " + deviceIndex); // ENODEV
+        }
+        final SimDevice d = s.server.devices.get(deviceIndex);
+        return handle(s.add(new Session.CtxInfo(d.open(s.process), d, deviceIndex)));
+    }
+
+    private ByteBuffer closeContext(final int h)
+    {
+        final Session.CtxInfo c = s.get(h, Session.CtxInfo.class);
+        for (int i = 0; i < s.handles.size(); i++)
+        {
+            final Object o = s.handles.get(i);
+            if (o instanceof Session.QpInfo q && q.sendCq.cq() instanceof dev.rnicsim.simnic.SimCq cq
+                && cq.context() == c.context())
+            {
+                forgetQp(q);
+                s.handles.set(i, null);
+            }
+            else if (o instanceof Session.MrInfo m && m.deviceIndex() == c.deviceIndex())
+            {
+                s.server.mrs.remove(mrKey(m.deviceIndex(), m.mr().lkey()));
+                s.handles.set(i, null);
+            }
+        }
+        c.context().close();
+        s.handles.set(h, null);
+        return null;
+    }
+
+    private ByteBuffer free(final int h, final Class<? extends AutoCloseable> type)
+    {
+        try
+        {
+            s.get(h, type).close();
+        }
+        catch (final VerbsException e)
+        {
+            throw e;
+        }
+        catch (final Exception e)
+        {
+            throw new VerbsException("close", EINVAL, e.getMessage());
+        }
+        s.handles.set(h, null);
+        return null;
+    }
+
+    private ByteBuffer queryDevice(final Session.CtxInfo c)
+    {
+        final DeviceAttributes a = c.context().queryDevice();
+        final ByteBuffer b = buf(64 + Wire.DEVICE_ATTR_COUNT * 8);
+        final byte[] fw = a.fwVer().getBytes(StandardCharsets.UTF_8);
+        b.put(0, fw, 0, Math.min(63, fw.length));
+        final long[] v = {a.nodeGuid(), a.sysImageGuid(), a.maxMrSizeBytes(), a.pageSizeCap(), a.vendorId(),
+            a.vendorPartId(), a.hwVer(), a.maxQp(), a.maxQpWr(), a.deviceCapFlags(), a.maxSge(), a.maxSgeRd(),
+            a.maxCq(), a.maxCqe(), a.maxMr(), a.maxPd(), a.maxQpRdAtom(), a.maxQpInitRdAtom(), a.maxResRdAtom(),
+            a.maxMw(), a.atomicCap().code(), a.maxSrq(), a.maxPkeys(), a.localCaAckDelay(), a.physPortCnt(),
+            a.odpCaps().generalCaps(), a.odpCaps().rcOdpCaps()};
+        for (int i = 0; i < v.length; i++)
+        {
+            b.putLong(64 + i * 8, v[i]);
+        }
+        return b;
+    }
+
+    private ByteBuffer queryPort(final Session.CtxInfo c, final int port)
+    {
+        final PortAttributes a = c.context().queryPort(port);
+        final boolean ib = a.linkLayer() == PortAttributes.LINK_LAYER_INFINIBAND;
+        final long[] v = {a.state(), a.maxMtu(), a.activeMtu(), a.gidTblLen(), a.portCapFlags(), a.maxMsgSzBytes(),
+            a.pkeyTblLen(), a.linkLayer(), ib ? lid(c.deviceIndex()) : 0, 2 /* 4X */, 32 /* EDR */};
+        final ByteBuffer b = buf(Wire.PORT_ATTR_COUNT * 8);
+        for (int i = 0; i < v.length; i++)
+        {
+            b.putLong(i * 8, v[i]);
+        }
+        return b;
+    }
+
+    /** The LID of a device's port 1 on the fabric's subnet: its index + 1 (LID 0 is reserved). */
+    static int lid(final int deviceIndex)
+    {
+        return deviceIndex + 1;
+    }
+
+    static long mrKey(final int deviceIndex, final int key)
+    {
+        return ((long) deviceIndex << 32) | (key & 0xffffffffL);
+    }
+
+    private ByteBuffer regMr(final ByteBuffer p, final String site)
+    {
+        final ProtectionDomain pd = s.get(p.getInt(0), ProtectionDomain.class);
+        final int accessBits = p.getInt(4);
+        final long addr = p.getLong(8);
+        final long length = p.getLong(16);
+        final long iova = p.getLong(24);
+        mirror(addr, length);
+        final Set<Access> access = Access.fromBits(accessBits);
+        final MemoryRegion mr = iova == addr ? pd.regMr(addr, length, access) : pd.regMr(addr, length, iova, access);
+        final int deviceIndex = deviceOf(pd);
+        final int h = s.add(null);
+        final Session.MrInfo info = new Session.MrInfo(s, h, mr, deviceIndex, addr, length, iova, site);
+        s.handles.set(h, info);
+        s.server.mrs.put(mrKey(deviceIndex, mr.lkey()), info);
+        if (mr.rkey() != mr.lkey() && mr.rkey() != 0)
+        {
+            s.server.mrs.put(mrKey(deviceIndex, mr.rkey()), info);
+        }
+        final ByteBuffer b = buf(16);
+        b.putInt(0, h).putInt(4, mr.lkey()).putInt(8, mr.rkey());
+        return b;
+    }
+
+    private int deviceOf(final ProtectionDomain pd)
+    {
+        final dev.rnicsim.simnic.SimPd sp = (dev.rnicsim.simnic.SimPd) pd;
+        return s.server.devices.indexOf(sp.context().device());
+    }
+
+    /**
+     * Mirrors the real process's mappings over [addr, addr + length) into its modelled twin, so that the model's
+     * page walk finds what the real one would: mapped pages with the real protection; a hole stays a hole, and the
+     * model answers EFAULT for it as ib_umem_get does.
+     */
+    private void mirror(final long addr, final long length)
+    {
+        if (length <= 0 || addr + length < addr)
+        {
+            return; // the model refuses these with EINVAL
+        }
+        final long start = addr & -PAGE_BYTES;
+        final long end = (addr + length + PAGE_BYTES - 1) & -PAGE_BYTES;
+        final List<ProcessMemory.Mapping> maps;
+        try
+        {
+            maps = ProcessMemory.maps(s.pid);
+        }
+        catch (final IOException e)
+        {
+            throw new VerbsException("ibv_reg_mr", 14, "cannot read /proc/" + s.pid + "/maps: " + e.getMessage());
+        }
+        for (final ProcessMemory.Mapping m : maps)
+        {
+            final long a = Math.max(m.start(), start);
+            final long b = Math.min(m.end(), end);
+            if (a >= b || !m.read())
+            {
+                continue;
+            }
+            final Set<Prot> prot = m.write() ? EnumSet.of(Prot.READ, Prot.WRITE) : EnumSet.of(Prot.READ);
+            long at = a;
+            for (final Vma v : s.process.vmas())
+            {
+                if (v.endAddress() <= at || v.startAddress() >= b)
+                {
+                    continue;
+                }
+                if (v.startAddress() > at)
+                {
+                    mapFixed(at, v.startAddress() - at, prot);
+                }
+                at = Math.max(at, v.endAddress());
+            }
+            if (at < b)
+            {
+                mapFixed(at, b - at, prot);
+            }
+            s.process.mprotect(a, b - a, prot);
+        }
+    }
+
+    private void mapFixed(final long at, final long length, final Set<Prot> prot)
+    {
+        s.process.mmap(at, length, prot, EnumSet.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.FIXED));
+    }
+
+    private ByteBuffer deregMr(final int h)
+    {
+        final Session.MrInfo m = s.get(h, Session.MrInfo.class);
+        m.mr().close();
+        s.server.mrs.remove(mrKey(m.deviceIndex(), m.mr().lkey()));
+        s.server.mrs.remove(mrKey(m.deviceIndex(), m.mr().rkey()));
+        s.handles.set(h, null);
+        return null;
+    }
+
+    private ByteBuffer createCq(final int ctx, final int cqe)
+    {
+        final CompletionQueue cq = s.get(ctx, Session.CtxInfo.class).context().createCq(cqe);
+        final int h = s.add(null);
+        s.handles.set(h, new Session.CqInfo(s, h, cq));
+        return buf(8).putInt(0, h).putInt(4, cq.cqe());
+    }
+
+    private ByteBuffer destroyCq(final int h)
+    {
+        final Session.CqInfo c = s.get(h, Session.CqInfo.class);
+        c.cq().close();
+        s.handles.set(h, null);
+        return null;
+    }
+
+    private ByteBuffer createQp(final ByteBuffer p)
+    {
+        final ProtectionDomain pd = s.get(p.getInt(0), ProtectionDomain.class);
+        final Session.CqInfo scq = s.get(p.getInt(4), Session.CqInfo.class);
+        final Session.CqInfo rcq = s.get(p.getInt(8), Session.CqInfo.class);
+        final int typeCode = p.getInt(12);
+        QpType type = null;
+        for (final QpType t : QpType.values())
+        {
+            if (t.code() == typeCode)
+            {
+                type = t;
+            }
+        }
+        if (type == null)
+        {
+            throw new VerbsException("ibv_create_qp", 95, "QP type " + typeCode + " is not simulated"); // EOPNOTSUPP
+        }
+        final QpCap cap = new QpCap(p.getInt(24), p.getInt(28), p.getInt(32), p.getInt(36), p.getInt(40));
+        // every work request is signalled to the model, so each one's outcome is known (see Completions)
+        final QueuePair qp = pd.createQp(new QpInitAttr(scq.cq(), rcq.cq(), type, cap, false));
+        final int deviceIndex = deviceOf(pd);
+        final int h = s.add(null);
+        final Session.QpInfo info = new Session.QpInfo(s, h, qp, deviceIndex, scq, rcq);
+        s.handles.set(h, info);
+        s.server.qps.put(Session.QpInfo.key(deviceIndex, qp.qpNum()), info);
+        final SimDevice dev = s.server.devices.get(deviceIndex);
+        final int inlineErrno = dev.profile().follows(ProviderRule.INLINE_OVERFLOW_ENOMEM) ? 12 : EINVAL;
+        final ByteBuffer b = buf(32);
+        b.putInt(0, h).putInt(4, qp.qpNum()).putInt(8, cap.maxSendWr()).putInt(12, cap.maxRecvWr())
+            .putInt(16, cap.maxSendSge()).putInt(20, cap.maxRecvSge()).putInt(24, cap.maxInlineDataBytes())
+            .putInt(28, inlineErrno);
+        return b;
+    }
+
+    private ByteBuffer modifyQp(final ByteBuffer p)
+    {
+        final Session.QpInfo q = s.get(p.getInt(0), Session.QpInfo.class);
+        final int mask = p.getInt(4);
+        if ((mask & Wire.QP_STATE) == 0)
+        {
+            return null; // attributes the model does not keep (timeouts, PSNs without a state change)
+        }
+        switch (p.getInt(8))
+        {
+            case Wire.QPS_INIT -> q.qp.modifyToInit(Access.fromBits(p.getInt(12)));
+            case Wire.QPS_RTR ->
+            {
+                final int peerDevice = resolvePeer(p, q);
+                final int destQpn = p.getInt(16);
+                q.qp.modifyToRtr(new QpAddress(lid(peerDevice), s.server.devices.get(peerDevice).gid(), destQpn,
+                    p.getInt(20)), p.getInt(44));
+                q.peerDeviceIndex = peerDevice;
+                q.peerQpNum = destQpn;
+            }
+            case Wire.QPS_RTS -> q.qp.modifyToRts(p.getInt(36), p.getInt(40));
+            case Wire.QPS_ERR -> q.qp.modifyToError();
+            default -> throw new VerbsException("ibv_modify_qp", EINVAL, "transition to state " + p.getInt(8)
+                + " is not simulated (INIT, RTR, RTS and ERR are)");
+        }
+        return null;
+    }
+
+    /** The device an address vector names: by GID when it has a GRH, else by LID. */
+    private int resolvePeer(final ByteBuffer p, final Session.QpInfo q)
+    {
+        final List<SimDevice> devs = s.server.devices;
+        if (p.getInt(52) != 0)
+        {
+            final StringBuilder gid = new StringBuilder();
+            for (int i = 0; i < 16; i += 2)
+            {
+                if (i > 0)
+                {
+                    gid.append(':');
+                }
+                gid.append(String.format("%02x%02x", p.get(56 + i), p.get(57 + i)));
+            }
+            for (int i = 0; i < devs.size(); i++)
+            {
+                if (devs.get(i).gid().equals(gid.toString()))
+                {
+                    return i;
+                }
+            }
+            throw new VerbsException("ibv_modify_qp", EINVAL, "no device of the fabric has GID " + gid);
+        }
+        final int dlid = p.getInt(48);
+        if (dlid < 1 || dlid > devs.size())
+        {
+            throw new VerbsException("ibv_modify_qp", EINVAL, "no port of the fabric has LID " + dlid
+                + " (LIDs 1.." + devs.size() + ")");
+        }
+        return dlid - 1;
+    }
+
+    private ByteBuffer destroyQp(final int h)
+    {
+        final Session.QpInfo q = s.get(h, Session.QpInfo.class);
+        q.qp.close();
+        forgetQp(q);
+        s.handles.set(h, null);
+        return null;
+    }
+
+    private void forgetQp(final Session.QpInfo q)
+    {
+        s.server.qps.remove(Session.QpInfo.key(q.deviceIndex, q.qp.qpNum()));
+    }
+
+    private ByteBuffer leaks()
+    {
+        final StringBuilder t = new StringBuilder();
+        for (final Object o : s.handles)
+        {
+            if (o instanceof Session.MrInfo m)
+            {
+                t.append(String.format("rnicsim strict: MR leaked at exit: lkey 0x%x, [0x%x, 0x%x) (%d bytes), "
+                    + "registered by %s%n  fix: ibv_dereg_mr it before the program exits (the kernel releases it "
+                    + "at exit, but a long-running program keeps its pages pinned)%n", m.mr().lkey(), m.addr(),
+                    m.addr() + m.lengthBytes(), m.lengthBytes(),
+                    m.regSite() == null || m.regSite().isEmpty() ? "ibv_reg_mr" : m.regSite()));
+            }
+        }
+        return ByteBuffer.wrap(t.toString().getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Releases everything of a process that has gone, as the kernel does when it closes the device file. */
+    void releaseAll()
+    {
+        for (int i = 0; i < s.handles.size(); i++)
+        {
+            final Object o = s.handles.get(i);
+            if (o instanceof Session.QpInfo q)
+            {
+                forgetQp(q);
+            }
+            else if (o instanceof Session.MrInfo m)
+            {
+                s.server.mrs.remove(mrKey(m.deviceIndex(), m.mr().lkey()));
+                s.server.mrs.remove(mrKey(m.deviceIndex(), m.mr().rkey()));
+            }
+        }
+        for (final Object o : s.handles)
+        {
+            if (o instanceof Session.CtxInfo c)
+            {
+                c.context().close();
+            }
+        }
+        s.handles.clear();
+        if (s.process != null && !s.process.exited())
+        {
+            s.process.exit();
+        }
+    }
+
+    static SimContext contextOf(final Session.CtxInfo c)
+    {
+        return c.context();
+    }
+}

@@ -1,0 +1,81 @@
+package dev.rnicsim.ibverbs;
+
+/**
+ * The messages between the C library and the fabric server: the Java mirror of {@code src/main/c/wire.h}, which
+ * draws the header and lists every payload. All fields are little-endian, 4 or 8 bytes, at offsets that are
+ * multiples of their size.
+ *
+ * <pre>
+ *   0        4        6        8                 12                16
+ *   +--------+--------+--------+-----------------+-----------------+
+ *   | len    | op     | flags  | seq             | err             |  then len - 16 bytes of payload
+ *   +--------+--------+--------+-----------------+-----------------+
+ * </pre>
+ *
+ * <p>Thread safety: constants only.
+ */
+final class Wire
+{
+    static final int VERSION = 1;
+    static final int HEADER_BYTES = 16;
+
+    static final int OP_HELLO = 1;
+    static final int OP_OPEN = 2;
+    static final int OP_CLOSE_CTX = 3;
+    static final int OP_QUERY_DEVICE = 4;
+    static final int OP_QUERY_PORT = 5;
+    static final int OP_QUERY_GID = 6;
+    static final int OP_ALLOC_PD = 7;
+    static final int OP_DEALLOC_PD = 8;
+    static final int OP_REG_MR = 9;
+    static final int OP_DEREG_MR = 10;
+    static final int OP_CREATE_CQ = 11;
+    static final int OP_DESTROY_CQ = 12;
+    static final int OP_CREATE_QP = 13;
+    static final int OP_MODIFY_QP = 14;
+    static final int OP_DESTROY_QP = 15;
+    static final int OP_POST_SEND = 16;
+    static final int OP_POST_RECV = 17;
+    static final int OP_LEAKS = 18;
+    static final int OP_QUERY_QP = 19;
+    static final int OP_WC = 100;
+    static final int OP_DIAG = 101;
+
+    /** {@code struct wire_device}: name[64], node GUID (big-endian), node type, transport. */
+    static final int DEVICE_BYTES = 80;
+    /** {@code struct wire_send_wr}. */
+    static final int SEND_WR_BYTES = 56;
+    /** {@code struct wire_recv_wr}. */
+    static final int RECV_WR_BYTES = 16;
+    /** {@code struct wire_sge}: addr, length, lkey. */
+    static final int SGE_BYTES = 16;
+    /** {@code struct wire_wc}. */
+    static final int WC_BYTES = 56;
+    /** {@code WIRE_WC_HIDDEN}: an unsignaled success, which frees a send queue slot and never reaches the CQ. */
+    static final int WC_HIDDEN = 1;
+
+    /** Number of values QUERY_DEVICE answers after fw_ver[64] ({@code enum wire_dev_attr}). */
+    static final int DEVICE_ATTR_COUNT = 27;
+    /** Number of values QUERY_PORT answers ({@code enum wire_port_attr}). */
+    static final int PORT_ATTR_COUNT = 11;
+
+    /** {@code enum ibv_qp_attr_mask} bits the server reads. */
+    static final int QP_STATE = 1;
+    static final int QP_ACCESS_FLAGS = 1 << 3;
+    static final int QP_AV = 1 << 7;
+
+    /** {@code enum ibv_qp_state}. */
+    static final int QPS_RESET = 0;
+    static final int QPS_INIT = 1;
+    static final int QPS_RTR = 2;
+    static final int QPS_RTS = 3;
+    static final int QPS_ERR = 6;
+
+    /** {@code enum ibv_wc_flags}. */
+    static final int WC_WITH_IMM = 1 << 1;
+    static final int WC_WITH_INV = 1 << 3;
+
+    private Wire()
+    {
+    }
+}

@@ -1,0 +1,198 @@
+/*
+ * Misuse of memory registration, each case on a fresh pair of connected RC QPs of one device (loopback): what a
+ * real stack answers, checked. Prints one line per case ("ok CASE: ..." or "FAIL CASE: ...") and exits 0 when
+ * every case got the expected errno or work-completion status.
+ *
+ *   stale-rkey      RDMA WRITE with the rkey of an MR deregistered since   IBV_WC_REM_ACCESS_ERR
+ *   freed-mr-lkey   a gather entry with the lkey of a freed MR             IBV_WC_LOC_PROT_ERR
+ *   unregistered    a gather entry outside every registered range          IBV_WC_LOC_PROT_ERR
+ *   wrong-lkey      a gather entry with a key nobody was given             IBV_WC_LOC_PROT_ERR
+ *   unmapped        ibv_reg_mr of memory unmapped before                   EFAULT
+ *   access-rule     REMOTE_WRITE without LOCAL_WRITE                       EINVAL
+ *   write           a correct RDMA WRITE                                   IBV_WC_SUCCESS, the bytes arrive
+ *
+ * Build: gcc -g -rdynamic misuse.c -libverbs (the C call sites of strict mode name functions with -rdynamic).
+ */
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static uint16_t lid;
+static int failures;
+
+struct pair {
+	struct ibv_cq *cq;
+	struct ibv_qp *a, *b;
+};
+
+static void check(const char *name, int ok, const char *what)
+{
+	printf("%s %s: %s\n", ok ? "ok" : "FAIL", name, what);
+	fflush(stdout);
+	if (!ok)
+		failures++;
+}
+
+static int connect_qp(struct ibv_qp *qp, uint32_t remote_qpn)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ};
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_4096;
+	a.dest_qp_num = remote_qpn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.dlid = lid;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static struct pair new_pair(void)
+{
+	struct pair p;
+	p.cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = {.send_cq = p.cq, .recv_cq = p.cq, .qp_type = IBV_QPT_RC,
+				      .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 2, .max_recv_sge = 1}};
+	p.a = ibv_create_qp(pd, &ia);
+	p.b = ibv_create_qp(pd, &ia);
+	if (!p.cq || !p.a || !p.b || connect_qp(p.a, p.b->qp_num) || connect_qp(p.b, p.a->qp_num)) {
+		perror("setting up a QP pair");
+		exit(2);
+	}
+	return p;
+}
+
+static void free_pair(struct pair p)
+{
+	ibv_destroy_qp(p.a);
+	ibv_destroy_qp(p.b);
+	ibv_destroy_cq(p.cq);
+}
+
+/* Posts one RDMA WRITE from a to b and returns its completion status. */
+static int write_status(struct pair p, uint64_t laddr, uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_sge sge = {.addr = laddr, .length = len, .lkey = lkey};
+	struct ibv_send_wr wr = {.wr_id = 7, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				 .send_flags = IBV_SEND_SIGNALED};
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	struct ibv_send_wr *bad;
+	int e = ibv_post_send(p.a, &wr, &bad);
+	if (e)
+		return -e;
+	struct ibv_wc wc;
+	int n;
+	while ((n = ibv_poll_cq(p.cq, 1, &wc)) == 0)
+		;
+	return n < 0 ? -1000 : (int)wc.status;
+}
+
+static void expect_status(const char *name, int got, int want)
+{
+	char what[160];
+	snprintf(what, sizeof(what), "completion %s (%d), expected %s", got >= 0 ? ibv_wc_status_str(got) : "none",
+		 got, ibv_wc_status_str(want));
+	check(name, got == want, what);
+}
+
+int main(void)
+{
+	int n;
+	struct ibv_device **list = ibv_get_device_list(&n);
+	if (!list || n == 0) {
+		fprintf(stderr, "no RDMA device\n");
+		return 2;
+	}
+	ctx = ibv_open_device(list[0]);
+	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	struct ibv_port_attr port;
+	if (!pd || ibv_query_port(ctx, 1, &port)) {
+		perror("opening the device");
+		return 2;
+	}
+	lid = port.lid;
+	size_t len = 4096;
+	char *src = aligned_alloc(4096, len), *dst = aligned_alloc(4096, len);
+	memset(src, 'x', len);
+	memset(dst, 0, len);
+	struct ibv_mr *ms = ibv_reg_mr(pd, src, len, IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_mr *md = ibv_reg_mr(pd, dst, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!ms || !md) {
+		perror("ibv_reg_mr");
+		return 2;
+	}
+
+	struct pair p = new_pair();
+	int st = write_status(p, (uintptr_t)src, 64, ms->lkey, (uintptr_t)dst, md->rkey);
+	expect_status("write", st, IBV_WC_SUCCESS);
+	check("write", memcmp(dst, src, 64) == 0 && dst[64] == 0, "the 64 bytes arrived, and no more");
+	free_pair(p);
+
+	uint32_t old_rkey = md->rkey;
+	ibv_dereg_mr(md);
+	memset(dst, 0, len);
+	p = new_pair();
+	expect_status("stale-rkey", write_status(p, (uintptr_t)src, 64, ms->lkey, (uintptr_t)dst, old_rkey),
+		      IBV_WC_REM_ACCESS_ERR);
+	check("stale-rkey", dst[0] == 0, "the target bytes are unchanged");
+	free_pair(p);
+
+	char *other = aligned_alloc(4096, len);
+	struct ibv_mr *mo = ibv_reg_mr(pd, other, len, IBV_ACCESS_LOCAL_WRITE);
+	uint32_t freed_lkey = mo->lkey;
+	ibv_dereg_mr(mo);
+	md = ibv_reg_mr(pd, dst, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	p = new_pair();
+	expect_status("freed-mr-lkey", write_status(p, (uintptr_t)other, 64, freed_lkey, (uintptr_t)dst, md->rkey),
+		      IBV_WC_LOC_PROT_ERR);
+	free_pair(p);
+
+	p = new_pair();
+	expect_status("unregistered", write_status(p, (uintptr_t)other, 64, ms->lkey, (uintptr_t)dst, md->rkey),
+		      IBV_WC_LOC_PROT_ERR);
+	free_pair(p);
+
+	p = new_pair();
+	expect_status("wrong-lkey", write_status(p, (uintptr_t)src, 64, 0x00abcd00, (uintptr_t)dst, md->rkey),
+		      IBV_WC_LOC_PROT_ERR);
+	free_pair(p);
+
+	void *gone = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	munmap(gone, 8192);
+	errno = 0;
+	struct ibv_mr *mu = ibv_reg_mr(pd, gone, 8192, IBV_ACCESS_LOCAL_WRITE);
+	check("unmapped", mu == NULL && errno == EFAULT, mu ? "registered memory that is not mapped"
+							      : errno == EFAULT ? "EFAULT" : strerror(errno));
+
+	errno = 0;
+	struct ibv_mr *mr = ibv_reg_mr(pd, src, len, IBV_ACCESS_REMOTE_WRITE);
+	check("access-rule", mr == NULL && errno == EINVAL, mr ? "registered REMOTE_WRITE without LOCAL_WRITE"
+							       : errno == EINVAL ? "EINVAL" : strerror(errno));
+
+	ibv_dereg_mr(md);
+	ibv_dereg_mr(ms);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+	printf("%s\n", failures ? "FAILED" : "all cases as a real stack answers");
+	return failures ? 1 : 0;
+}

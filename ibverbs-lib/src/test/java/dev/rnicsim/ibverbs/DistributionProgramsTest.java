@@ -1,0 +1,149 @@
+package dev.rnicsim.ibverbs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.rnicsim.simnic.DeviceProfiles;
+import dev.rnicsim.verbs.DeviceAttributes;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The distribution's own programs (ibverbs-utils, perftest, pyverbs), unmodified, on the simulated device through
+ * this module's libibverbs.so.1. They run under CI=true on every machine: .ci/run installs the packages, and a
+ * missing one fails the test with its name.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES) // a program that hangs fails its test instead of the build
+class DistributionProgramsTest
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void ibvDevicesListsTheSimulatedDeviceWithItsNodeGuid() throws Exception
+    {
+        Programs.require("ibv_devices", "ibverbs-utils");
+        try (Programs p = new Programs(dir, "mlx5_0", DeviceProfiles.connectx5()))
+        {
+            final Programs.Run r = p.run(false, "ibv_devices");
+            final long guid = p.server().fabric().devices().get(0).attributes().nodeGuid();
+            assertThat(r.exitCode()).isZero();
+            assertThat(r.out()).containsPattern("mlx5_0\\s+" + String.format("%016x", guid));
+        }
+    }
+
+    @Test
+    void ibvDevinfoShowsTheProfilesAttributes() throws Exception
+    {
+        Programs.require("ibv_devinfo", "ibverbs-utils");
+        try (Programs p = new Programs(dir, "rxe0", DeviceProfiles.rxe()))
+        {
+            final Programs.Run r = p.run(false, "ibv_devinfo", "-v");
+            final DeviceAttributes a = DeviceProfiles.rxe().attributes();
+            assertThat(r.exitCode()).isZero();
+            assertThat(r.out()).contains("hca_id:\trxe0")
+                .containsPattern("max_qp:\\s+" + a.maxQp() + "\n")
+                .containsPattern("max_mr:\\s+" + a.maxMr() + "\n")
+                .containsPattern("max_mr_size:\\s+0x" + Long.toHexString(a.maxMrSizeBytes()) + "\n")
+                .containsPattern("page_size_cap:\\s+0x" + Long.toHexString(a.pageSizeCap()) + "\n")
+                .containsPattern("vendor_part_id:\\s+" + a.vendorPartId() + "\n")
+                .contains("link_layer:\t\tEthernet")
+                .contains("PORT_ACTIVE");
+        }
+    }
+
+    @Test
+    void ibvRcPingpongServerAndClientComplete() throws Exception
+    {
+        Programs.require("ibv_rc_pingpong", "ibverbs-utils");
+        try (Programs p = new Programs(dir, "mlx5_0", DeviceProfiles.connectx5()))
+        {
+            final String port = String.valueOf(Programs.port());
+            final List<Programs.Run> runs = p.serverAndClient(List.of("ibv_rc_pingpong", "-p", port, "-c"),
+                List.of("ibv_rc_pingpong", "-p", port, "-c", "localhost"), "Couldn't connect");
+            for (final Programs.Run r : runs)
+            {
+                assertThat(r.exitCode()).as(r.both()).isZero();
+                assertThat(r.out()).contains("8192000 bytes in").contains("1000 iters in");
+            }
+        }
+    }
+
+    @Test
+    void ibvRcPingpongOf64KibMessagesChecksEveryBuffer() throws Exception
+    {
+        Programs.require("ibv_rc_pingpong", "ibverbs-utils");
+        try (Programs p = new Programs(dir, "mlx5_0", DeviceProfiles.connectx5()))
+        {
+            final String port = String.valueOf(Programs.port());
+            final List<Programs.Run> runs = p.serverAndClient(
+                List.of("ibv_rc_pingpong", "-p", port, "-s", "65536", "-n", "1000", "-c"),
+                List.of("ibv_rc_pingpong", "-p", port, "-s", "65536", "-n", "1000", "-c", "localhost"),
+                "Couldn't connect");
+            for (final Programs.Run r : runs)
+            {
+                assertThat(r.exitCode()).as(r.both()).isZero();
+                // -c: each side compares every received buffer with the pattern the other wrote
+                assertThat(r.both()).doesNotContain("mismatch").doesNotContain("Error");
+                assertThat(r.out()).contains("131072000 bytes in").contains("1000 iters in");
+            }
+        }
+    }
+
+    @Test
+    void pyverbsOpensTheDeviceAndRegistersAnMr() throws Exception
+    {
+        Programs.require("python3", "python3-pyverbs");
+        final Path python = Path.of("/usr/bin/python3");
+        try (Programs p = new Programs(dir, "mlx5_0", DeviceProfiles.connectx5()))
+        {
+            final Programs.Run probe = p.run(false, python.toString(), "-c", "import pyverbs.device");
+            if (probe.exitCode() != 0)
+            {
+                Programs.require("pyverbs-module-of-" + python, "python3-pyverbs");
+            }
+            final Programs.Run r = p.run(false, python.toString(), "src/test/python/pyverbs_mr.py");
+            assertThat(r.exitCode()).as(r.both()).isZero();
+            assertThat(r.out()).contains("device mlx5_0 max_mr " + DeviceProfiles.connectx5().attributes().maxMr())
+                .contains("length 65536").contains("deregistered");
+        }
+    }
+
+    @Test
+    void perftestWriteBandwidthReportsItsTable() throws Exception
+    {
+        perftest("ib_write_bw", "BW average[MB/sec]", "-s", "65536", "-n", "200");
+    }
+
+    @Test
+    void perftestReadBandwidthReportsItsTable() throws Exception
+    {
+        perftest("ib_read_bw", "BW average[MB/sec]", "-s", "65536", "-n", "200");
+    }
+
+    @Test
+    void perftestSendLatencyReportsItsTable() throws Exception
+    {
+        perftest("ib_send_lat", "t_avg[usec]", "-s", "2", "-n", "200");
+    }
+
+    private void perftest(final String program, final String column, final String... args) throws Exception
+    {
+        Programs.require(program, "perftest");
+        try (Programs p = new Programs(dir, "mlx5_0", DeviceProfiles.connectx5()))
+        {
+            final String port = String.valueOf(Programs.port());
+            final java.util.ArrayList<String> server = new java.util.ArrayList<>(List.of(program, "-p", port));
+            server.addAll(List.of(args));
+            final java.util.ArrayList<String> client = new java.util.ArrayList<>(server);
+            client.add("localhost");
+            final List<Programs.Run> runs = p.serverAndClient(server, client, "Couldn't connect");
+            assertThat(runs.get(0).exitCode()).as(runs.get(0).both()).isZero();
+            assertThat(runs.get(1).exitCode()).as(runs.get(1).both()).isZero();
+            assertThat(runs.get(1).out()).contains(column).contains("Device         : mlx5_0");
+        }
+    }
+}

@@ -1,0 +1,145 @@
+package dev.rnicsim.scenarios.cli;
+
+import dev.rnicsim.ibverbs.FabricServer;
+import dev.rnicsim.ibverbs.ProgramRunner;
+import dev.rnicsim.simnic.DeviceProfile;
+import dev.rnicsim.simnic.DeviceProfiles;
+import dev.rnicsim.simnic.DevinfoReader;
+import dev.rnicsim.simnic.DevinfoResult;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code rnicsim exec}: runs an unmodified C program (any program linked with libibverbs) on a simulated device,
+ * through the project's own {@code libibverbs.so.1} and a fabric server ({@link ProgramRunner}).
+ */
+@Command(name = "exec", mixinStandardHelpOptions = true,
+    description = "Run an unmodified libibverbs program (ibv_rc_pingpong, perftest, your own) on a simulated "
+        + "device: its buffers are its own, the keys, MTT, pinning and every check come from the simulator. "
+        + "Programs run with the same --fabric share one fabric (a server and a client).",
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {"N:the program's exit status", "2:a bad command line, no such profile or dump, or the "
+        + "library or the program cannot be started"})
+final class ExecCommand implements Callable<Integer>
+{
+    @Option(names = {"-p", "--profile"}, paramLabel = "NAME",
+        description = "The device: a built-in profile (default connectx5): ${COMPLETION-CANDIDATES}.",
+        completionCandidates = DevinfoCommand.ProfileNames.class)
+    private String profile;
+
+    @Option(names = "--devinfo", paramLabel = "DUMP", description = "The device: a real 'ibv_devinfo -v' dump.")
+    private Path devinfo;
+
+    @Option(names = "--fabric", paramLabel = "NAME",
+        description = "The fabric's name: programs run with one name share one fabric; the first starts it "
+            + "(default: a fabric of this program alone).")
+    private String fabric;
+
+    @Option(names = "--strict", description = "Report on stderr every failed completion with its diagnosis, DMA "
+        + "into memory no longer mapped, and MRs leaked at exit, with the C call sites of the verbs involved.")
+    private boolean strict;
+
+    @Option(names = "--trace", paramLabel = "FILE",
+        description = "Write the fabric's timeline as a Chrome trace (when this run started the fabric).")
+    private Path trace;
+
+    @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program and its arguments (after --).")
+    private List<String> command;
+
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception
+    {
+        final PrintWriter err = spec.commandLine().getErr();
+        if (profile != null && devinfo != null)
+        {
+            err.println("give --profile or --devinfo, not both");
+            return Rnicsim.MALFORMED;
+        }
+        final TraceOption traceOption = new TraceOption(trace);
+        final String traceProblem = traceOption.problem();
+        if (traceProblem != null)
+        {
+            err.println(traceProblem);
+            return Rnicsim.MALFORMED;
+        }
+        final FabricServer.DeviceSpec device;
+        if (devinfo != null)
+        {
+            final String problem = Problems.unreadable("--devinfo", devinfo);
+            if (problem != null)
+            {
+                err.println(devinfo + ": " + problem);
+                return Rnicsim.MALFORMED;
+            }
+            try
+            {
+                final DevinfoResult r = DevinfoReader.read(devinfo);
+                r.warnings().forEach(w -> err.println(devinfo + ": " + w));
+                device = new FabricServer.DeviceSpec(r.hcaId() == null ? hcaIdOf(r.profile()) : r.hcaId(),
+                    r.profile());
+            }
+            catch (final IOException | IllegalArgumentException e)
+            {
+                err.println(e instanceof IOException io ? devinfo + ": " + Problems.reason(io) : e.getMessage());
+                return Rnicsim.MALFORMED;
+            }
+        }
+        else
+        {
+            final String name = profile == null ? "connectx5" : profile;
+            if (!DeviceProfiles.builtIn().containsKey(name))
+            {
+                err.println("no built-in profile '" + name + "'; built-in: " + DeviceProfiles.builtIn().keySet());
+                return Rnicsim.MALFORMED;
+            }
+            final DeviceProfile p = DeviceProfiles.byName(name);
+            device = new FabricServer.DeviceSpec(hcaIdOf(p), p);
+        }
+        final String fabricName = fabric == null ? "exec-" + ProcessHandle.current().pid() : fabric;
+        if (!fabricName.matches("[A-Za-z0-9._-]{1,64}"))
+        {
+            err.println("--fabric '" + fabricName + "': use 1 to 64 letters, digits, '.', '_' or '-'");
+            return Rnicsim.MALFORMED;
+        }
+        final PrintStream log = new PrintStream(System.err, true, StandardCharsets.UTF_8);
+        final ProgramRunner.Result r;
+        try
+        {
+            r = ProgramRunner.run(new ProgramRunner.Options(List.of(device), fabricName, fabric == null,
+                strict), command, log,
+                server -> traceOption.attach(server.fabric()));
+        }
+        catch (final IOException e)
+        {
+            err.println("rnicsim exec: " + e.getMessage());
+            return Rnicsim.MALFORMED;
+        }
+        if (r.hostedFabric() != null && !traceOption.write(err))
+        {
+            return Rnicsim.MALFORMED;
+        }
+        return r.exitCode();
+    }
+
+    /** The name a device of this driver gets from its kernel driver: mlx5_0, mlx4_0, rxe0, irdma0, ... */
+    static String hcaIdOf(final DeviceProfile p)
+    {
+        return switch (p.driver())
+        {
+            case "mlx4", "mlx5" -> p.driver() + "_0";
+            default -> p.driver() + "0";
+        };
+    }
+}
