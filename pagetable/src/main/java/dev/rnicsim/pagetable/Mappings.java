@@ -68,14 +68,11 @@ final class Mappings
         final boolean fixed = flags.contains(MapFlag.FIXED) || flags.contains(MapFlag.FIXED_NOREPLACE);
         final long start = fixed ? fixedStart(addressHint, length, pageBytes, flags)
             : unmappedArea(addressHint, length, hugetlb ? hugeSize.bytes() : thpAlign(length));
-        final VmaTree trial = vmas.copy();
-        trial.carve(start, start + length);
         final Vma vma = hugetlb
             ? new Vma(start, start + length, Prot.bits(prot), Vma.VM_RESV_OWNER, VmaKind.HUGETLB, hugeSize,
                 UserProcess.HUGETLB_ANON_NAME, 0)
             : new Vma(start, start + length, Prot.bits(prot), 0, VmaKind.ANONYMOUS, PageSize.SIZE_4K, "", 0);
-        trial.insertAndMerge(vma);
-        final int countAfter = trial.size();
+        final int countAfter = vmas.countAfterReplace(start, start + length, vma);
         if (countAfter > host.config().maxMapCount())
         {
             throw new KernelException(Errno.ENOMEM, "this mapping would make " + countAfter
@@ -504,11 +501,12 @@ final class Mappings
     void changeVmas(final long start, final long end, final java.util.function.UnaryOperator<Vma> change)
     {
         checkHugetlbAligned(start, end, "splitting a VMA");
-        final VmaTree trial = vmas.copy();
-        trial.change(start, end, change);
-        if (trial.size() > host.config().maxMapCount())
+        // vma_modify splits and merges around the range only: the count is found from its neighbourhood, so a
+        // change costs the VMAs it touches, not all of the process's (mm/madvise.c madvise_update_vma).
+        final int countAfter = vmas.countAfterChange(start, end, change);
+        if (countAfter > host.config().maxMapCount())
         {
-            throw new KernelException(Errno.ENOMEM, "the change would leave " + trial.size()
+            throw new KernelException(Errno.ENOMEM, "the change would leave " + countAfter
                 + " VMAs > vm.max_map_count=" + host.config().maxMapCount());
         }
         // __split_vma -> vma_adjust_trans_huge: a PMD mapping never straddles two VMAs.

@@ -42,7 +42,10 @@ public enum VmEvent
     /** Pages unpinned. */
     NR_FOLL_PIN_RELEASED("nr_foll_pin_released", "pages"),
     /** Page-table walks done for a fault, a pin or a lookup. */
-    PAGE_WALKS("sim_page_walks", "walks");
+    PAGE_WALKS("sim_page_walks", "walks"),
+    /** VMAs read or written by the VMA tree's operations: the work of mmap, munmap, mprotect and madvise, counted so
+     * that a test can hold a change to the VMAs around the range (mm/vma.c {@code vma_modify}), not to all of them. */
+    VMA_VISITS("sim_vma_visits", "VMAs");
 
     private final String procName;
     private final String unit;

@@ -327,7 +327,12 @@ public final class ForkSafety
         final long last = addr + lengthBytes;
         final long end = last < addr || last > UserProcess.TASK_SIZE ? UserProcess.TASK_SIZE + pageBytes
             : (last + pageBytes - 1) & -pageBytes;
-        final TreeMap<Long, Integer> before = new TreeMap<>(counts);
+        // Only the nodes around the range change (libibverbs memory.c splits and merges neighbouring nodes): the
+        // rollback copy and the merge after cover those, so a registration costs the same however many there are.
+        final long lo = counts.floorKey(start);
+        final Long above = counts.ceilingKey(end);
+        final long hi = above == null ? Long.MAX_VALUE : above;
+        final TreeMap<Long, Integer> before = new TreeMap<>(counts.subMap(lo, true, hi, true));
         split(start);
         split(end);
         // The runs whose count crosses 0 <-> 1 are madvised, each as one call (libibverbs: one per node).
@@ -367,7 +372,7 @@ public final class ForkSafety
                 {
                     process.madvise(run[0], run[1] - run[0], Madvice.DOFORK);
                 }
-                counts.clear();
+                counts.subMap(lo, true, hi, true).clear();
                 counts.putAll(before);
                 throw e;
             }
@@ -390,7 +395,7 @@ public final class ForkSafety
                 }
             }
         }
-        coalesce();
+        coalesce(lo, end);
     }
 
     /**
@@ -417,10 +422,11 @@ public final class ForkSafety
         }
     }
 
-    private void coalesce()
+    /** Merges equal neighbouring nodes from {@code from} (kept) through {@code to}, where a change can have made some. */
+    private void coalesce(final long from, final long to)
     {
         Integer previous = null;
-        for (final var it = counts.entrySet().iterator(); it.hasNext();)
+        for (final var it = counts.subMap(from, true, to, true).entrySet().iterator(); it.hasNext();)
         {
             final Map.Entry<Long, Integer> e = it.next();
             if (previous != null && previous.equals(e.getValue()))

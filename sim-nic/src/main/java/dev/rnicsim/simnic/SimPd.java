@@ -505,7 +505,7 @@ public final class SimPd implements ProtectionDomain
             {
                 throw Errors.invalid(REG, "HUGETLB is only for an explicit ODP MR (ibv_reg_mr(3))");
             }
-            return 12;
+            return context.process().host().config().basePage().shift();
         }
         if (lengthBytes == 0)
         {
@@ -527,17 +527,19 @@ public final class SimPd implements ProtectionDomain
             throw Errors.of(REG, Errno.EFAULT, "addr=0x" + Long.toHexString(addr) + " + lengthBytes="
                 + Long.toUnsignedString(lengthBytes) + " wraps or leaves the user address space (ib_umem_odp_get)");
         }
+        // ib_umem_odp_get: the umem's page shift is PAGE_SHIFT (12, 14 or 16), or with IB_ACCESS_HUGETLB HPAGE_SHIFT,
+        // the PMD (21 on x86-64, 25 or 29 on arm64 with 16 or 64 KiB pages), with no check of the VMA; a fault on pages
+        // mapped smaller fails later (ib_umem_odp_map_dma_and_lock).
+        final dev.rnicsim.pagetable.BasePage base = context.process().host().config().basePage();
         if (!rights.contains(Access.HUGETLB))
         {
-            return 12;
+            return base.shift();
         }
-        // ib_umem_odp_get with IB_ACCESS_HUGETLB: the page shift is HPAGE_SHIFT (2 MiB on x86-64) with no check of
-        // the VMA; a fault on pages mapped smaller fails later (ib_umem_odp_map_dma_and_lock).
-        final int shift = 21;
+        final int shift = base.thpSize().pageShift();
         if (((addr ^ iova) & ((1L << shift) - 1)) != 0)
         {
             throw Errors.invalid(REG, "access HUGETLB: addr 0x" + Long.toHexString(addr) + " and iova 0x"
-                + Long.toHexString(iova) + " differ within a 2048 kB page");
+                + Long.toHexString(iova) + " differ within a " + ((1L << shift) >> 10) + " kB page");
         }
         return shift;
     }
