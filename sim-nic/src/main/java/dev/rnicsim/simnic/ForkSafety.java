@@ -71,6 +71,8 @@ public final class ForkSafety
     private long dontforkCalls;
     private long doforkCalls;
     private long refusedDoforks;
+    private long vmaChanges;
+    private long pageSizeProbes;
 
     ForkSafety(final UserProcess process)
     {
@@ -224,6 +226,32 @@ public final class ForkSafety
     }
 
     /**
+     * @return VMAs created or removed by the splits and merges of fork support's madvise calls.
+     */
+    public long vmaChanges()
+    {
+        return vmaChanges;
+    }
+
+    /**
+     * @return page-size probes made under RDMAV_HUGEPAGES_SAFE, one per madvised range ({@code get_page_size}).
+     */
+    public long pageSizeProbes()
+    {
+        return pageSizeProbes;
+    }
+
+    /**
+     * @param cost the cost model.
+     * @return the simulated time of all the madvise work so far ({@link CostModel#forkSafetyNs}); the difference
+     * around one verb is that verb's share.
+     */
+    public long workNs(final CostModel cost)
+    {
+        return cost.forkSafetyNs(dontforkCalls + doforkCalls, vmaChanges, pageSizeProbes);
+    }
+
+    /**
      * @return MADV_DOFORK calls the kernel refused and libibverbs ignored (their ranges stay out of children).
      */
     public long refusedDoforks()
@@ -323,6 +351,7 @@ public final class ForkSafety
             return;
         }
         final long pageBytes = rangePageBytes(addr);
+        pageSizeProbes += hugePagesSafe ? 1 : 0;
         final long start = addr & -pageBytes;
         final long last = addr + lengthBytes;
         final long end = last < addr || last > UserProcess.TASK_SIZE ? UserProcess.TASK_SIZE + pageBytes
@@ -361,7 +390,7 @@ public final class ForkSafety
             {
                 for (final long[] run : runs)
                 {
-                    process.madvise(run[0], run[1] - run[0], Madvice.DONTFORK);
+                    madvise(run, Madvice.DONTFORK);
                     dontforkCalls++;
                     done.add(run);
                 }
@@ -386,7 +415,7 @@ public final class ForkSafety
                 {
                     if (!process.exited())
                     {
-                        process.madvise(run[0], run[1] - run[0], Madvice.DOFORK);
+                        madvise(run, Madvice.DOFORK);
                     }
                 }
                 catch (final KernelException e)
@@ -411,6 +440,14 @@ public final class ForkSafety
         }
         final Vma v = process.vmaAt(addr);
         return v != null && v.kind() == VmaKind.HUGETLB ? v.hugePageSize().bytes() : basePage;
+    }
+
+    /** One madvise(2) of a run, counting the VMAs its split or merge creates or removes. */
+    private void madvise(final long[] run, final Madvice advice)
+    {
+        final int before = process.vmaCount();
+        process.madvise(run[0], run[1] - run[0], advice);
+        vmaChanges += Math.abs(process.vmaCount() - before);
     }
 
     private void split(final long at)

@@ -106,6 +106,7 @@ public final class SimPd implements ProtectionDomain
         final boolean madvised = context.device().host().gpuBufferAt(addr) == null;
         if (madvised)
         {
+            final long workBefore = fork.workNs(context.device().fabric().costModel());
             try
             {
                 fork.dontforkRange(REG, addr, lengthBytes);
@@ -114,6 +115,10 @@ public final class SimPd implements ProtectionDomain
             {
                 context.device().count(SimCounter.MR_REGISTRATION_FAILURES, 1);
                 throw e;
+            }
+            finally
+            {
+                madviseSpan(context.device(), fork, workBefore, "MADV_DONTFORK");
             }
         }
         try
@@ -127,6 +132,19 @@ public final class SimPd implements ProtectionDomain
                 fork.doforkRange(addr, lengthBytes);
             }
             throw e;
+        }
+    }
+
+    /**
+     * Advances the clock by the madvise work fork support did since {@code workBeforeNs} (calls, VMA splits and
+     * merges, page-size probes; {@link CostModel#forkSafetyNs}) and reports it as a span of its own.
+     */
+    static void madviseSpan(final SimDevice device, final ForkSafety fork, final long workBeforeNs, final String advice)
+    {
+        final long ns = fork.workNs(device.fabric().costModel()) - workBeforeNs;
+        if (ns > 0)
+        {
+            device.fabric().span(device, "madvise", "registration", ns, java.util.Map.of("advice", advice));
         }
     }
 
@@ -399,7 +417,10 @@ public final class SimPd implements ProtectionDomain
             mr.mttEntries(), dropped));
         device.observe(o -> o.deregistered(mr));
         // libibverbs ibv_dereg_mr: MADV_DOFORK after the kernel deregistered.
-        device.host().forkSafety(pinned.process()).doforkRange(mr.addr(), mr.lengthBytes());
+        final ForkSafety fork = device.host().forkSafety(pinned.process());
+        final long workBefore = fork.workNs(device.fabric().costModel());
+        fork.doforkRange(mr.addr(), mr.lengthBytes());
+        madviseSpan(device, fork, workBefore, "MADV_DOFORK");
     }
 
     // ------------------------------------------------------------------ on-demand paging
