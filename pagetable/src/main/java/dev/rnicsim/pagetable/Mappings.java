@@ -310,6 +310,11 @@ final class Mappings
             });
             return;
         }
+        if (advice == Madvice.COLLAPSE)
+        {
+            new Khugepaged(process).collapse(address, end);
+            return;
+        }
         final int set;
         final int clear;
         switch (advice)

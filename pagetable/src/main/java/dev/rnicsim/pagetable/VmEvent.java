@@ -35,6 +35,10 @@ public enum VmEvent
     THP_SPLIT_PMD("thp_split_pmd", "mappings"),
     /** 2 MiB folios split into 4 KiB pages. */
     THP_SPLIT_PAGE("thp_split_page", "folios"),
+    /** THP folios built by collapsing base pages (MADV_COLLAPSE). */
+    THP_COLLAPSE_ALLOC("thp_collapse_alloc", "folios"),
+    /** Collapses refused: a pinned page, or no free PMD-sized block. */
+    THP_COLLAPSE_ALLOC_FAILED("thp_collapse_alloc_failed", "collapses"),
     /** Folio splits refused because the folio is pinned (left for a deferred split). */
     THP_SPLIT_PAGE_FAILED("thp_split_page_failed", "folios"),
     /** Pages pinned with FOLL_PIN. */

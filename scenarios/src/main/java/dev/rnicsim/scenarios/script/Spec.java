@@ -168,9 +168,9 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             opts("process", new Ref(PROCS, true)), Set.of("write"));
         add(t, "write ADDR DATA [SIZE]", List.of(new Expr(false), new Data(false), new Expr(true)), Map.of());
         add(t, "munmap ADDR SIZE", List.of(new Expr(false), new Expr(false)), Map.of());
-        add(t, "madvise ADDR SIZE dontneed|hugepage|nohugepage|dontfork|dofork",
+        add(t, "madvise ADDR SIZE dontneed|hugepage|nohugepage|dontfork|dofork|collapse",
             List.of(new Expr(false), new Expr(false), new Word(Set.of("dontneed", "hugepage", "nohugepage",
-                "dontfork", "dofork"), false, false)), Map.of());
+                "dontfork", "dofork", "collapse"), false, false)), Map.of());
         add(t, "mprotect ADDR SIZE rw|r|none", List.of(new Expr(false), new Expr(false),
             new Word(Set.of("rw", "r", "none"), false, false)), Map.of());
         add(t, "fork NAME PROCESS", List.of(new NewName(Kind.PROCESS, false), new Ref(PROCS, false)), Map.of());
