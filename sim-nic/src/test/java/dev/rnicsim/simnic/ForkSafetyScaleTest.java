@@ -97,6 +97,24 @@ class ForkSafetyScaleTest
     }
 
     @Test
+    void aQueueRingsMadviseIsPricedAsASpanOfItsCreation()
+    {
+        // mlx5_alloc_buf -> ibv_dontfork_range: the CQ ring is madvised like an MR.
+        final CostModel cost = fabric.costModel();
+        final SimContext c = open(HostConfig.builder().physicalMemoryBytes(256L << 20)
+            .forkBehaviour(ForkBehaviour.LEGACY).build(), "RDMAV_FORK_SAFE", "1");
+        final ForkSafety fork = c.device().host().forkSafety(c.process());
+        final java.util.List<TraceEvent> spans = new java.util.ArrayList<>();
+        fabric.addTraceListener(spans::add);
+
+        c.createCq(16);
+
+        assertThat(fork.dontforkCalls()).isEqualTo(1);
+        assertThat(spans).filteredOn(e -> e.name().equals("madvise")).singleElement()
+            .satisfies(e -> assertThat(e.durationNs()).isEqualTo(fork.workNs(cost)).isPositive());
+    }
+
+    @Test
     void hugepagesSafeAddsOneProbeAMadvisedRange()
     {
         final CostModel cost = fabric.costModel();
