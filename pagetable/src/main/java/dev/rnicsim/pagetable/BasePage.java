@@ -10,8 +10,8 @@ import java.util.Locale;
  * {@code ARM64_4K_PAGES}, {@code ARM64_16K_PAGES}, {@code ARM64_64K_PAGES}) and ppc64 with 4 or 64 KiB.
  *
  * <p>The model keeps its physical frames at 4 KiB: a base page of 16 or 64 KiB is a naturally aligned folio of 4 or
- * 16 frames, mapped and faulted as one. Huge pages of a 16 or 64 KiB host (a PMD maps {@link #pmdBytes()}: 32 MiB
- * and 512 MiB) are not modelled: such a host has no THP and no hugetlb pools.
+ * 16 frames, mapped and faulted as one. The base page decides the huge page sizes: THP is a PMD
+ * ({@link #thpSize()}: 2 MiB, 32 MiB or 512 MiB), and hugetlbfs offers the sizes of {@link #hugetlbSizes()}.
  *
  * <p>Immutable and thread safe.
  */
@@ -78,6 +78,49 @@ public enum BasePage
     public long pmdBytes()
     {
         return 1L << (shift + shift - 3);
+    }
+
+    /**
+     * @return the base page as a page size.
+     */
+    public PageSize pageSize()
+    {
+        return PageSize.ofBytes(bytes());
+    }
+
+    /**
+     * @return the size of a transparent huge page: one PMD, {@link #pmdBytes()} (mm/huge_memory.c
+     * {@code HPAGE_PMD_ORDER} is {@code PMD_SHIFT - PAGE_SHIFT}).
+     */
+    public PageSize thpSize()
+    {
+        return PageSize.ofBytes(pmdBytes());
+    }
+
+    /**
+     * @return the hugetlbfs page sizes the kernel registers, smallest first (arch/arm64/mm/hugetlbpage.c
+     * {@code hugetlbpage_init}: CONT_PTE, PMD, CONT_PMD, and PUD where {@code pud_sect_supported}, that is with 4 KiB
+     * pages). A 4 KiB host also stands for x86-64, whose sizes (2 MiB and 1 GiB, arch/x86/mm/hugetlbpage.c
+     * {@code arch_hugetlb_valid_size}) are among them; 64 KiB and 32 MiB pools exist only on arm64.
+     */
+    public java.util.List<PageSize> hugetlbSizes()
+    {
+        return switch (this)
+        {
+            case SIZE_4K -> java.util.List.of(PageSize.SIZE_64K, PageSize.SIZE_2M, PageSize.SIZE_32M, PageSize.SIZE_1G);
+            case SIZE_16K -> java.util.List.of(PageSize.SIZE_2M, PageSize.SIZE_32M, PageSize.SIZE_1G);
+            case SIZE_64K -> java.util.List.of(PageSize.SIZE_2M, PageSize.SIZE_512M, PageSize.SIZE_16G);
+        };
+    }
+
+    /**
+     * @return the default hugetlb page size, the one MAP_HUGETLB without a MAP_HUGE_* size gets and /proc/meminfo's
+     * Hugepagesize: {@code HPAGE_SIZE}, the PMD size (mm/hugetlb.c {@code default_hstate_size} without
+     * {@code default_hugepagesz=}).
+     */
+    public PageSize defaultHugetlbSize()
+    {
+        return thpSize();
     }
 
     /**

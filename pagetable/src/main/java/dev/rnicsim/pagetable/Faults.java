@@ -112,11 +112,19 @@ final class Faults
         return (pfnOf(entry, address) << FRAME_SHIFT) | (address & (FRAME_BYTES - 1));
     }
 
-    /** {@link UserProcess#mappedPageSize}: the leaf size a walk finds. */
+    /**
+     * {@link UserProcess#mappedPageSize}: the size of the page a walk finds: a huge page's own size (a run of leaves
+     * included), else the base page.
+     */
     PageSize mappedPageSize(final long address)
     {
         final long entry = address < 0 || address >= TASK_SIZE ? 0 : pageTable.lookup(address);
-        return PageTable.present(entry) ? PageTable.size(entry) : null;
+        if (!PageTable.present(entry))
+        {
+            return null;
+        }
+        final PageSize page = PageTable.pageSize(entry);
+        return page == PageSize.SIZE_4K ? host.config().basePage().pageSize() : page;
     }
 
     /**
@@ -157,8 +165,30 @@ final class Faults
      */
     long fault(final long va, final boolean write, final boolean pinning)
     {
-        final long entry = faultOne(va, write, pinning, true);
         final BasePage base = host.config().basePage();
+        if (base != BasePage.SIZE_4K)
+        {
+            final long before = pageTable.lookup(va);
+            final Vma v = process.vmaAt(va);
+            if (v != null && v.kind() == VmaKind.ANONYMOUS && PageTable.size(before) == PageSize.SIZE_4K)
+            {
+                if ((before & PageTable.SWAP) != 0)
+                {
+                    host.count(VmEvent.PAGE_WALKS);
+                    host.count(VmEvent.PGFAULT);
+                    return swapInBasePage(va, v, pinning);
+                }
+                if (write && PageTable.present(before) && (before & PageTable.WRITE) == 0 && v.writable()
+                    && PageTable.pfn(before) != phys.zeroPfn())
+                {
+                    host.count(VmEvent.PAGE_WALKS);
+                    host.count(VmEvent.PGFAULT);
+                    return process.notifiers.notifying(MmuNotifyEvent.CLEAR, "copy-on-write",
+                        () -> copyOnWriteBasePage(va, v, pinning));
+                }
+            }
+        }
+        final long entry = faultOne(va, write, pinning, true);
         if (base == BasePage.SIZE_4K || PageTable.size(entry) != PageSize.SIZE_4K)
         {
             return entry;
@@ -227,31 +257,30 @@ final class Faults
             }
             final long head = phys.takeHugetlbPage(size);
             final long hugeVa = va & ~(size.bytes() - 1);
-            final long entry = PageTable.make(head, PageTable.PRESENT | writeBit
-                | (size == PageSize.SIZE_1G ? PageTable.HUGE_1G : PageTable.HUGE_2M));
             frames.addMapCount(head, size.frames(), 1);
-            pageTable.set(hugeVa, size, entry);
-            return entry;
+            pageTable.setPage(hugeVa, size, head, PageTable.PRESENT | writeBit);
+            return pageTable.lookup(va);
         }
         final BasePage base = host.config().basePage();
-        if (base != BasePage.SIZE_4K && v.kind() == VmaKind.ANONYMOUS)
+        final PageSize thp = base.thpSize();
+        final long hugeVa = va & ~(thp.bytes() - 1);
+        if ((importThp != null ? importThp : thpEligible(v)) && v.kind() == VmaKind.ANONYMOUS
+            && hugeVa >= v.startAddress() && hugeVa + thp.bytes() <= v.endAddress() && pmdsNone(hugeVa, thp))
         {
-            return newBasePage(va, v, write, pinning);
-        }
-        final long hugeVa = va & ~(PageSize.SIZE_2M.bytes() - 1);
-        if (base == BasePage.SIZE_4K && (importThp != null ? importThp : thpEligible(v)) && v.kind() == VmaKind.ANONYMOUS && hugeVa >= v.startAddress() && hugeVa + PageSize.SIZE_2M.bytes() <= v.endAddress()
-            && pageTable.pmdNone(hugeVa))
-        {
-            final long head = host.allocate(PageSize.SIZE_2M.order(), !pinning, FrameTable.KIND_ANON, false);
+            // do_huge_pmd_anonymous_page: one PMD-sized folio (2 MiB, or 32 or 512 MiB with 16 or 64 KiB pages).
+            final long head = host.allocate(thp.order(), !pinning, FrameTable.KIND_ANON, false);
             if (head >= 0)
             {
                 host.count(VmEvent.THP_FAULT_ALLOC);
-                final long entry = PageTable.make(head, PageTable.PRESENT | writeBit | PageTable.HUGE_2M);
-                frames.addMapCount(head, PageSize.SIZE_2M.frames(), 1);
-                pageTable.set(hugeVa, PageSize.SIZE_2M, entry);
-                return entry;
+                frames.addMapCount(head, thp.frames(), 1);
+                pageTable.setPage(hugeVa, thp, head, PageTable.PRESENT | writeBit);
+                return pageTable.lookup(va);
             }
             host.count(VmEvent.THP_FAULT_FALLBACK);
+        }
+        if (base != BasePage.SIZE_4K && v.kind() == VmaKind.ANONYMOUS)
+        {
+            return newBasePage(va, v, write, pinning);
         }
         if (!write && v.kind() == VmaKind.ANONYMOUS && importThp == null)
         {
@@ -328,10 +357,26 @@ final class Faults
         return pageTable.lookup(va);
     }
 
+    /** @return true when nothing is mapped, swapped or reserved under any PMD of the THP at {@code hugeVa}. */
+    private boolean pmdsNone(final long hugeVa, final PageSize thp)
+    {
+        for (long at = hugeVa; at < hugeVa + thp.bytes(); at += PageSize.SIZE_2M.bytes())
+        {
+            if (!pageTable.pmdNone(at))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * {@code vma_thp_order}/{@code thp_vma_allowable_order}: anonymous memory not marked VM_NOHUGEPAGE, under THP
+     * "always", or "madvise" with VM_HUGEPAGE. The size is the host's PMD ({@link BasePage#thpSize()}).
+     */
     boolean thpEligible(final Vma v)
     {
-        if (v.kind() != VmaKind.ANONYMOUS || v.has(Vma.VM_NOHUGEPAGE)
-            || host.config().basePage() != BasePage.SIZE_4K)
+        if (v.kind() != VmaKind.ANONYMOUS || v.has(Vma.VM_NOHUGEPAGE))
         {
             return false;
         }
@@ -375,6 +420,100 @@ final class Faults
     }
 
     /**
+     * {@code do_swap_page} on a host of 16 or 64 KiB pages: the whole base page comes back as one folio of its
+     * frames (PAGE_SIZE is the unit swap writes and reads), with one major fault.
+     */
+    private long swapInBasePage(final long va, final Vma v, final boolean pinning)
+    {
+        final BasePage base = host.config().basePage();
+        final long baseVa = va & -base.bytes();
+        final long head = host.allocate(base.order(), !pinning, kindOf(v), true);
+        for (int i = 0; i < base.frames(); i++)
+        {
+            final long sub = baseVa + ((long)i << FRAME_SHIFT);
+            final long old = pageTable.lookup(sub);
+            if ((old & PageTable.SWAP) == 0 && head < 0)
+            {
+                continue;
+            }
+            final long pfn = head >= 0 ? head + i : allocatePageOrFail(v, pinning, sub);
+            if ((old & PageTable.SWAP) != 0)
+            {
+                final long slot = PageTable.pfn(old);
+                final byte[] bytes = phys.swap().bytes(slot);
+                if (bytes != null)
+                {
+                    frames.writeFrame(pfn, 0, bytes, 0, bytes.length);
+                }
+                phys.swap().release(slot);
+                host.count(VmEvent.PSWPIN);
+            }
+            else if (PageTable.present(old))
+            {
+                // A frame of the base page still resident: moved into the new folio so that it stays one folio.
+                frames.copyFrame(PageTable.pfn(old), pfn);
+                frames.addMapCount(PageTable.pfn(old), -1);
+            }
+            frames.addMapCount(pfn, 1);
+            pageTable.set(sub, PageSize.SIZE_4K, PageTable.make(pfn, PageTable.PRESENT
+                | (v.writable() && (!PageTable.present(old) || (old & PageTable.WRITE) != 0) ? PageTable.WRITE : 0)));
+            if (PageTable.present(old) && PageTable.pfn(old) != phys.zeroPfn())
+            {
+                releaseIfUnused(PageTable.pfn(old));
+            }
+        }
+        host.count(VmEvent.PGMAJFAULT);
+        return pageTable.lookup(va);
+    }
+
+    /**
+     * {@code do_wp_page} on a host of 16 or 64 KiB pages: a write to a write-protected base page reuses it when this
+     * mapping holds it alone, else copies the whole base page into a fresh folio (PAGE_SIZE is the unit of
+     * copy-on-write).
+     */
+    private long copyOnWriteBasePage(final long va, final Vma v, final boolean pinning)
+    {
+        final BasePage base = host.config().basePage();
+        final long baseVa = va & -base.bytes();
+        boolean exclusive = true;
+        for (int i = 0; i < base.frames(); i++)
+        {
+            final long e = pageTable.lookup(baseVa + ((long)i << FRAME_SHIFT));
+            exclusive &= PageTable.present(e) && PageTable.pfn(e) != phys.zeroPfn()
+                && frames.mapCount(PageTable.pfn(e)) == 1;
+        }
+        if (exclusive)
+        {
+            for (int i = 0; i < base.frames(); i++)
+            {
+                final long sub = baseVa + ((long)i << FRAME_SHIFT);
+                pageTable.set(sub, PageSize.SIZE_4K, pageTable.lookup(sub) | PageTable.WRITE);
+            }
+            return pageTable.lookup(va);
+        }
+        final long head = host.allocate(base.order(), !pinning, kindOf(v), true);
+        for (int i = 0; i < base.frames(); i++)
+        {
+            final long sub = baseVa + ((long)i << FRAME_SHIFT);
+            final long old = pageTable.lookup(sub);
+            final long pfn = head >= 0 ? head + i : allocatePageOrFail(v, pinning, sub);
+            if (PageTable.present(old) && PageTable.pfn(old) != phys.zeroPfn())
+            {
+                frames.copyFrame(PageTable.pfn(old), pfn);
+                frames.addMapCount(PageTable.pfn(old), -1);
+            }
+            frames.addMapCount(pfn, 1);
+            pageTable.set(sub, PageSize.SIZE_4K, PageTable.make(pfn, PageTable.PRESENT | PageTable.WRITE));
+            if (PageTable.present(old) && PageTable.pfn(old) != phys.zeroPfn())
+            {
+                releaseIfUnused(PageTable.pfn(old));
+            }
+        }
+        host.count(VmEvent.COW_COPY, base.frames());
+        return pageTable.lookup(va);
+    }
+
+    /**
      * Write fault on a write-protected present page (or, with {@code makeWritable} false, an unshare for a read
      * pin): reuse the page when this mapping is its only one, else copy it (mm/memory.c {@code do_wp_page}).
      */
@@ -385,28 +524,28 @@ final class Faults
         final long writeBit = makeWritable ? PageTable.WRITE : (entry & PageTable.WRITE);
         if (v.kind() == VmaKind.HUGETLB)
         {
-            final long head = PageTable.pfn(entry);
-            final long hugeVa = va & ~(size.bytes() - 1);
+            // hugetlb_wp: the whole huge page, every leaf of a contiguous-bit page included.
+            final PageSize page = PageTable.pageSize(entry);
+            final long hugeVa = va & ~(page.bytes() - 1);
+            final long head = frames.head(PageTable.pfn(entry));
             if (frames.mapCount(head) == 1)
             {
-                final long reused = entry | writeBit;
-                pageTable.set(hugeVa, size, reused);
-                return reused;
+                pageTable.setPage(hugeVa, page, head, PageTable.flags(entry) | writeBit);
+                return pageTable.lookup(va);
             }
-            if (phys.pool(size).availablePages() <= 0)
+            if (phys.pool(page).availablePages() <= 0)
             {
                 throw new KernelException(Errno.ENOMEM, "copy-on-write of a hugetlb page (SIGBUS in a CPU) at 0x"
-                    + Long.toHexString(va) + ": the " + size.kb() + " kB pool has no unreserved free page");
+                    + Long.toHexString(va) + ": the " + page.kb() + " kB pool has no unreserved free page");
             }
-            final long copy = phys.takeHugetlbPage(size);
-            copyFrames(head, copy, size.frames());
-            frames.addMapCount(head, size.frames(), -1);
-            frames.addMapCount(copy, size.frames(), 1);
-            final long copied = PageTable.make(copy, PageTable.flags(entry) | writeBit);
-            pageTable.set(hugeVa, size, copied);
-            host.count(VmEvent.COW_COPY, size.frames());
+            final long copy = phys.takeHugetlbPage(page);
+            copyFrames(head, copy, page.frames());
+            frames.addMapCount(head, page.frames(), -1);
+            frames.addMapCount(copy, page.frames(), 1);
+            pageTable.setPage(hugeVa, page, copy, PageTable.flags(entry) | writeBit);
+            host.count(VmEvent.COW_COPY, page.frames());
             releaseIfUnused(head);
-            return copied;
+            return pageTable.lookup(va);
         }
         if (size == PageSize.SIZE_2M)
         {
@@ -479,13 +618,15 @@ final class Faults
             phys.freeFolio(head);
             return;
         }
-        if (order > 0 && frames.kind(head) != FrameTable.KIND_HUGETLB && frames.anyUnmapped(head, order))
+        final int baseOrder = host.config().basePage().order();
+        if (order > baseOrder && frames.kind(head) != FrameTable.KIND_HUGETLB && frames.anyUnmapped(head, order))
         {
-            frames.split(head, order);
+            // split_huge_page makes folios of PAGE_SIZE (4 frames with 16 KiB pages, 16 with 64 KiB ones).
+            frames.split(head, order, baseOrder);
             host.count(VmEvent.THP_SPLIT_PAGE);
-            for (long p = head; p < head + (1L << order); p++)
+            for (long p = head; p < head + (1L << order); p += 1L << baseOrder)
             {
-                if (frames.mapCount(p) == 0)
+                if (frames.folioUnmapped(p, baseOrder))
                 {
                     phys.freeFolio(p);
                 }

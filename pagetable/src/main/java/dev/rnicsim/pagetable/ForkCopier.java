@@ -90,33 +90,52 @@ final class ForkCopier
         for (final long[] leaf : leaves)
         {
             final long va = leaf[0];
-            final long entry = leaf[1];
             final PageSize size = PageSize.values()[(int)leaf[2]];
-            if ((entry & PageTable.RESERVED) != 0)
+            final long entry = pageTable.lookup(va);
+            if (PageTable.size(entry) != size && size == PageSize.SIZE_2M)
             {
+                // An earlier leaf of the same THP (32 or 512 MiB, a run of leaves here) split its PMD: copy the PTEs.
+                for (int i = 0; i < 512; i++)
+                {
+                    final long subVa = va + ((long)i << FRAME_SHIFT);
+                    copyLeaf(v, subVa, pageTable.lookup(subVa), PageSize.SIZE_4K);
+                }
                 continue;
             }
-            if ((entry & PageTable.SWAP) != 0)
-            {
-                phys.swap().duplicate(PageTable.pfn(entry));
-                childTable.set(va, size, entry);
-                continue;
-            }
-            final long pfn = PageTable.pfn(entry);
-            final boolean zero = pfn == phys.zeroPfn();
-            final boolean pinned = !zero && frames.pinCount(frames.head(pfn)) > 0;
-            if (modern && pinned)
-            {
-                copyPinned(v, va, entry, size);
-                continue;
-            }
-            final long shared = entry & ~PageTable.WRITE;
-            pageTable.set(va, size, shared);
-            childTable.set(va, size, shared);
-            if (!zero)
-            {
-                frames.addMapCount(pfn, size.frames(), 1);
-            }
+            copyLeaf(v, va, entry, size);
+        }
+    }
+
+    private void copyLeaf(final Vma v, final long va, final long entry, final PageSize size)
+    {
+        if (entry == 0)
+        {
+            return;
+        }
+        if ((entry & PageTable.RESERVED) != 0)
+        {
+            return;
+        }
+        if ((entry & PageTable.SWAP) != 0)
+        {
+            phys.swap().duplicate(PageTable.pfn(entry));
+            childTable.set(va, size, entry);
+            return;
+        }
+        final long pfn = PageTable.pfn(entry);
+        final boolean zero = pfn == phys.zeroPfn();
+        final boolean pinned = !zero && frames.pinCount(frames.head(pfn)) > 0;
+        if (modern && pinned)
+        {
+            copyPinned(v, va, entry, size);
+            return;
+        }
+        final long shared = entry & ~PageTable.WRITE;
+        pageTable.set(va, size, shared);
+        childTable.set(va, size, shared);
+        if (!zero)
+        {
+            frames.addMapCount(pfn, size.frames(), 1);
         }
     }
 
@@ -125,19 +144,25 @@ final class ForkCopier
         final long pfn = PageTable.pfn(entry);
         if (v.kind() == VmaKind.HUGETLB)
         {
-            final long copy = phys.pool(size).availablePages() > 0 ? phys.takeHugetlbPage(size) : -1;
+            // copy_hugetlb_page_range: the whole huge page once, at its first leaf.
+            final PageSize page = PageTable.pageSize(entry);
+            if ((va & (page.bytes() - 1)) != 0)
+            {
+                return;
+            }
+            final long copy = phys.pool(page).availablePages() > 0 ? phys.takeHugetlbPage(page) : -1;
             if (copy < 0)
             {
-                throw new KernelException(Errno.ENOMEM, "fork must copy a pinned hugetlb page of " + size.kb()
+                throw new KernelException(Errno.ENOMEM, "fork must copy a pinned hugetlb page of " + page.kb()
                     + " kB for the child but the pool has no unreserved free page"
                     + "; raise vm.nr_hugepages, or fork before pinning (or use MADV_DONTFORK on the range)");
             }
-            for (long i = 0; i < size.frames(); i++)
+            for (long i = 0; i < page.frames(); i++)
             {
                 frames.copyFrame(pfn + i, copy + i);
             }
-            frames.addMapCount(copy, size.frames(), 1);
-            childTable.set(va, size, PageTable.make(copy, PageTable.flags(entry)));
+            frames.addMapCount(copy, page.frames(), 1);
+            childTable.setPage(va, page, copy, PageTable.flags(entry));
             return;
         }
         if (size == PageSize.SIZE_2M)
@@ -152,15 +177,31 @@ final class ForkCopier
             }
             return;
         }
-        final long copy = host.allocate(0, true, Faults.kindOf(v), true);
-        if (copy < 0)
+        // copy_present_page copies PAGE_SIZE: on a 16 or 64 KiB host the whole base page, at its first frame.
+        final BasePage base = host.config().basePage();
+        if ((va & (base.bytes() - 1)) != 0)
         {
-            throw new KernelException(Errno.ENOMEM, "fork must copy a pinned page for the child: out of memory"
-                + "; free host memory, or fork before pinning (or use MADV_DONTFORK on the range)");
+            return;
         }
-        frames.copyFrame(pfn, copy);
-        frames.addMapCount(copy, 1);
-        childTable.set(va, PageSize.SIZE_4K, PageTable.make(copy, PageTable.flags(entry)));
-        host.count(VmEvent.COW_COPY);
+        final long copy = host.allocate(base.order(), true, Faults.kindOf(v), true);
+        for (int i = 0; i < base.frames(); i++)
+        {
+            final long subVa = va + ((long)i << FRAME_SHIFT);
+            final long subEntry = i == 0 ? entry : pageTable.lookup(subVa);
+            if (!PageTable.present(subEntry))
+            {
+                continue;
+            }
+            final long target = copy >= 0 ? copy + i : host.allocate(0, true, Faults.kindOf(v), true);
+            if (target < 0)
+            {
+                throw new KernelException(Errno.ENOMEM, "fork must copy a pinned page for the child: out of memory"
+                    + "; free host memory, or fork before pinning (or use MADV_DONTFORK on the range)");
+            }
+            frames.copyFrame(PageTable.pfn(subEntry), target);
+            frames.addMapCount(target, 1);
+            childTable.set(subVa, PageSize.SIZE_4K, PageTable.make(target, PageTable.flags(subEntry)));
+            host.count(VmEvent.COW_COPY);
+        }
     }
 }

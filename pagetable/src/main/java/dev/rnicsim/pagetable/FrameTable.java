@@ -120,10 +120,16 @@ final class FrameTable
     /** Makes every frame of a folio an order-0 folio of its own (the folio split of mm/huge_memory.c). */
     void split(final long head, final int order)
     {
+        split(head, order, 0);
+    }
+
+    /** Makes a folio folios of {@code toOrder} (split_huge_page to PAGE_SIZE folios on a 16 or 64 KiB host). */
+    void split(final long head, final int order, final int toOrder)
+    {
         final long end = head + (1L << order);
         for (long pfn = head; pfn < end; pfn++)
         {
-            section(pfn).order[(int)(pfn & SECTION_MASK)] = 0;
+            section(pfn).order[(int)(pfn & SECTION_MASK)] = (byte)toOrder;
         }
     }
 

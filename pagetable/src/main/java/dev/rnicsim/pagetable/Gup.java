@@ -118,7 +118,9 @@ final class Gup
                         + " (try_grab_folio: the pin count would overflow); release pins of this page first");
                 }
                 frames.addPinCount(head, (int)chunkPages);
-                builder.add(pfn, chunkPages, size);
+                // The run's page size is the mapping's: a huge page's own size, a run of leaves included, else PAGE_SIZE.
+                final PageSize page = PageTable.pageSize(entry);
+                builder.add(pfn, chunkPages, page == PageSize.SIZE_4K ? base.pageSize() : page);
                 va = chunkEnd;
             }
         }
@@ -234,9 +236,10 @@ final class Gup
             {
                 process.faults.copyFrames(head, target, 1L << order);
                 frames.addMapCount(target, 1L << order, 1);
-                final long hugeVa = va & ~(size.bytes() - 1);
-                final long moved = PageTable.make(target, PageTable.flags(entry));
-                pageTable.set(hugeVa, size, moved);
+                final PageSize page = PageTable.pageSize(entry);
+                final long hugeVa = va & ~(page.bytes() - 1);
+                pageTable.setPage(hugeVa, page, target, PageTable.flags(entry));
+                final long moved = pageTable.lookup(va);
                 frames.addMapCount(head, 1L << order, -1);
                 phys.freeFolio(head);
                 host.count(VmEvent.PGMIGRATE_SUCCESS, 1L << order);

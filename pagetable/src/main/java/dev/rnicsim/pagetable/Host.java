@@ -106,7 +106,7 @@ public final class Host
     }
 
     /**
-     * @param size 2 MiB or 1 GiB.
+     * @param size a hugetlb size of the host ({@link BasePage#hugetlbSizes()}), or 2 MiB or 1 GiB.
      * @return the number of hugetlb pages of this size in the pool ({@code nr_hugepages}).
      * @throws KernelException EINVAL for another page size.
      */
@@ -284,12 +284,14 @@ public final class Host
         return migrated;
     }
 
-    private static void checkHugePageSize(final PageSize size)
+    private void checkHugePageSize(final PageSize size)
     {
-        if (size != PageSize.SIZE_2M && size != PageSize.SIZE_1G)
+        if (size == null || size != PageSize.SIZE_2M && size != PageSize.SIZE_1G
+            && !config.basePage().hugetlbSizes().contains(size))
         {
-            throw new KernelException(Errno.EINVAL, "hugetlb pools exist for 2 MiB and 1 GiB pages, not " + size
-                + "; give a pool of 2 MiB or 1 GiB pages");
+            throw new KernelException(Errno.EINVAL, "a host of " + config.basePage().kb() + " KiB pages has hugetlb "
+                + "pools of " + config.basePage().hugetlbSizes().stream().map(PageSize::word).toList() + ", not "
+                + (size == null ? "null" : size.word()) + "; give a pool of one of those sizes");
         }
     }
 

@@ -20,8 +20,11 @@ package dev.rnicsim.pagetable;
  *                            particular physical order (as page-cache churn leaves the order-0 free lists), so
  *                            neighbouring virtual pages land on scattered frames. False: a freshly booted host,
  *                            which hands out frames lowest address first.
- * @param basePage            the kernel's {@code PAGE_SIZE}; a host of 16 or 64 KiB pages has no THP and no hugetlb
- *                            pools in this model.
+ * @param basePage            the kernel's {@code PAGE_SIZE}; it decides the THP size and which hugetlb sizes exist
+ *                            ({@link BasePage#hugetlbSizes()}).
+ * @param hugetlbPools        pages reserved at boot for the hugetlb sizes other than 2 MiB and 1 GiB (arm64's 64 KiB,
+ *                            32 MiB, 512 MiB and 16 GiB: {@code hugepagesz=SIZE hugepages=N}), by size; sizes absent
+ *                            have no pool.
  */
 public record HostConfig(
     long physicalMemoryBytes,
@@ -34,7 +37,8 @@ public record HostConfig(
     ForkBehaviour forkBehaviour,
     long mmapMinAddrBytes,
     boolean aged,
-    BasePage basePage)
+    BasePage basePage,
+    java.util.Map<PageSize, Long> hugetlbPools)
 {
     /** Default physical memory: 16 GiB. */
     public static final long DEFAULT_PHYSICAL_MEMORY_BYTES = 16L << 30;
@@ -62,24 +66,33 @@ public record HostConfig(
         check(movableZoneBytes < physicalMemoryBytes,
             "movableZoneBytes=" + movableZoneBytes + " leaves no ZONE_NORMAL in physicalMemoryBytes="
                 + physicalMemoryBytes);
-        check(hugepages2M >= 0 && hugepages1G >= 0,
-            "hugepages2M=" + hugepages2M + " and hugepages1G=" + hugepages1G + " must not be negative");
+        check(basePage != null, "basePage must be given");
+        hugetlbPools = hugetlbPools == null ? java.util.Map.of() : java.util.Map.copyOf(hugetlbPools);
         final long normalBytes = physicalMemoryBytes - movableZoneBytes;
-        check(hugepages2M <= normalBytes / PageSize.SIZE_2M.bytes() && hugepages1G <= normalBytes / PageSize.SIZE_1G.bytes(),
-            "hugepages2M=" + hugepages2M + " or hugepages1G=" + hugepages1G + " exceed ZONE_NORMAL=" + normalBytes
-                + " bytes");
-        final long poolBytes = hugepages2M * PageSize.SIZE_2M.bytes() + hugepages1G * PageSize.SIZE_1G.bytes();
+        final java.util.Map<PageSize, Long> all = new java.util.EnumMap<>(PageSize.class);
+        all.putAll(hugetlbPools);
+        check(!all.containsKey(PageSize.SIZE_2M) && !all.containsKey(PageSize.SIZE_1G),
+            "hugetlbPools takes the sizes other than 2 MiB and 1 GiB; give those as hugepages2M and hugepages1G");
+        all.put(PageSize.SIZE_2M, hugepages2M);
+        all.put(PageSize.SIZE_1G, hugepages1G);
+        long poolBytes = 0;
+        for (final java.util.Map.Entry<PageSize, Long> e : all.entrySet())
+        {
+            final PageSize size = e.getKey();
+            final long pages = e.getValue();
+            check(pages >= 0, poolName(size) + "=" + pages + " must not be negative");
+            check(pages == 0 || basePage.hugetlbSizes().contains(size), "a host of " + basePage.kb()
+                + " KiB pages has no hugetlb pages of " + size.word() + ": its sizes are " + words(basePage)
+                + " (arch/arm64/mm/hugetlbpage.c hugetlbpage_init; x86-64 has 2m and 1g)");
+            check(pages <= normalBytes / size.bytes(), poolName(size) + "=" + pages
+                + " exceed ZONE_NORMAL=" + normalBytes + " bytes");
+            poolBytes += pages * size.bytes();
+        }
         check(poolBytes <= normalBytes,
-            "hugetlb pools of " + poolBytes + " bytes (" + hugepages2M + " x 2 MiB + " + hugepages1G
-                + " x 1 GiB) exceed ZONE_NORMAL=" + normalBytes + " bytes");
+            "hugetlb pools of " + poolBytes + " bytes (" + all + ") exceed ZONE_NORMAL=" + normalBytes + " bytes");
         check(swapBytes >= 0 && swapBytes % PhysicalMemory.FRAME_BYTES == 0 && swapBytes <= (1L << 43),
             "swapBytes=" + swapBytes + " is negative, not a multiple of 4096, or above 8 TiB");
         check(thpMode != null, "thpMode must be given");
-        check(basePage != null, "basePage must be given");
-        check(basePage == BasePage.SIZE_4K || (hugepages2M == 0 && hugepages1G == 0), "a host of "
-            + (basePage == null ? "?" : basePage.kb()) + " KiB pages has hugetlb sizes other than 2 MiB and 1 GiB "
-            + "(arm64: a PMD maps " + (basePage == null ? "?" : basePage.pmdBytes() >> 20) + " MiB), which are not "
-            + "modelled: give hugepages2m and hugepages1g only with page=4k");
         check(physicalMemoryBytes % basePage.bytes() == 0, "physicalMemoryBytes=" + physicalMemoryBytes
             + " is not a multiple of the " + basePage.kb() + " KiB base page");
         check(forkBehaviour != null, "forkBehaviour must be given");
@@ -87,6 +100,39 @@ public record HostConfig(
         check(mmapMinAddrBytes >= 0 && mmapMinAddrBytes % PhysicalMemory.FRAME_BYTES == 0
                 && mmapMinAddrBytes < UserProcess.TASK_SIZE,
             "mmapMinAddrBytes=" + mmapMinAddrBytes + " is negative, unaligned or above TASK_SIZE");
+    }
+
+    private static String poolName(final PageSize size)
+    {
+        return size == PageSize.SIZE_2M ? "hugepages2M" : size == PageSize.SIZE_1G ? "hugepages1G"
+            : "hugepages(" + size.word() + ")";
+    }
+
+    private static String words(final BasePage page)
+    {
+        final StringBuilder out = new StringBuilder();
+        for (final PageSize size : page.hugetlbSizes())
+        {
+            out.append(out.isEmpty() ? "" : ", ").append(size.word());
+        }
+        return out.toString();
+    }
+
+    /**
+     * @param size a page size.
+     * @return the hugetlb pages of that size reserved at boot (0 when none).
+     */
+    public long hugepages(final PageSize size)
+    {
+        if (size == PageSize.SIZE_2M)
+        {
+            return hugepages2M;
+        }
+        if (size == PageSize.SIZE_1G)
+        {
+            return hugepages1G;
+        }
+        return hugetlbPools.getOrDefault(size, 0L);
     }
 
     private static void check(final boolean condition, final String message)
@@ -122,7 +168,8 @@ public record HostConfig(
             .forkBehaviour(forkBehaviour)
             .mmapMinAddrBytes(mmapMinAddrBytes)
             .aged(aged)
-            .basePage(basePage);
+            .basePage(basePage)
+            .hugetlbPools(hugetlbPools);
     }
 
     /**
@@ -141,6 +188,7 @@ public record HostConfig(
         private boolean aged;
         private long mmapMinAddrBytes = DEFAULT_MMAP_MIN_ADDR_BYTES;
         private BasePage basePage = BasePage.SIZE_4K;
+        private final java.util.Map<PageSize, Long> hugetlbPools = new java.util.EnumMap<>(PageSize.class);
 
         private Builder()
         {
@@ -257,13 +305,39 @@ public record HostConfig(
         }
 
         /**
+         * @param size  a hugetlb page size; 2 MiB and 1 GiB go to {@link #hugepages2M} and {@link #hugepages1G}.
+         * @param pages pages of that size reserved at boot.
+         * @return this builder.
+         */
+        public Builder hugepages(final PageSize size, final long pages)
+        {
+            if (size == PageSize.SIZE_2M)
+            {
+                return hugepages2M(pages);
+            }
+            if (size == PageSize.SIZE_1G)
+            {
+                return hugepages1G(pages);
+            }
+            hugetlbPools.put(size, pages);
+            return this;
+        }
+
+        private Builder hugetlbPools(final java.util.Map<PageSize, Long> pools)
+        {
+            hugetlbPools.clear();
+            hugetlbPools.putAll(pools);
+            return this;
+        }
+
+        /**
          * @return the validated configuration.
          * @throws KernelException EINVAL naming the first value out of its range.
          */
         public HostConfig build()
         {
             return new HostConfig(physicalMemoryBytes, movableZoneBytes, hugepages2M, hugepages1G, swapBytes,
-                thpMode, maxMapCount, forkBehaviour, mmapMinAddrBytes, aged, basePage);
+                thpMode, maxMapCount, forkBehaviour, mmapMinAddrBytes, aged, basePage, hugetlbPools);
         }
     }
 }

@@ -17,5 +17,8 @@ public enum Madvice
     /** MADV_DONTFORK: a child made by fork gets no mapping of this range (what ibv_fork_init relies on). */
     DONTFORK,
     /** MADV_DOFORK: undo MADV_DONTFORK. */
-    DOFORK
+    DOFORK,
+    /** MADV_COLLAPSE: copy the range's base pages into transparent huge pages now (Linux 6.1); EAGAIN where a
+     * page is pinned. */
+    COLLAPSE
 }

@@ -19,10 +19,37 @@ public enum MapFlag
     FIXED_NOREPLACE,
     /** MAP_POPULATE: fault every page in at mmap time (best effort, as in Linux: a failure is not reported). */
     POPULATE,
-    /** MAP_HUGETLB: back the mapping with hugetlb pool pages, 2 MiB unless {@link #HUGE_1GB} is given. */
+    /** MAP_HUGETLB: back the mapping with hugetlb pool pages of the host's default size (its PMD: 2 MiB, or 32 or
+     * 512 MiB with 16 or 64 KiB base pages) unless a MAP_HUGE_* size is given. */
     HUGETLB,
     /** MAP_HUGE_2MB: with {@link #HUGETLB}, 2 MiB pages. */
     HUGE_2MB,
     /** MAP_HUGE_1GB: with {@link #HUGETLB}, 1 GiB pages. */
-    HUGE_1GB
+    HUGE_1GB,
+    /** MAP_HUGE_64KB: with {@link #HUGETLB}, arm64's contiguous-PTE 64 KiB pages (4 KiB base pages). */
+    HUGE_64KB,
+    /** MAP_HUGE_32MB: with {@link #HUGETLB}, 32 MiB pages (arm64). */
+    HUGE_32MB,
+    /** MAP_HUGE_512MB: with {@link #HUGETLB}, 512 MiB pages (arm64 with 64 KiB base pages). */
+    HUGE_512MB,
+    /** MAP_HUGE_16GB: with {@link #HUGETLB}, 16 GiB contiguous-PMD pages (arm64 with 64 KiB base pages). */
+    HUGE_16GB;
+
+    /**
+     * @param size a hugetlb page size.
+     * @return its MAP_HUGE_* flag (include/uapi/asm-generic/hugetlb_encode.h), or null for a size without one.
+     */
+    public static MapFlag hugeSize(final PageSize size)
+    {
+        return switch (size)
+        {
+            case SIZE_64K -> HUGE_64KB;
+            case SIZE_2M -> HUGE_2MB;
+            case SIZE_32M -> HUGE_32MB;
+            case SIZE_512M -> HUGE_512MB;
+            case SIZE_1G -> HUGE_1GB;
+            case SIZE_16G -> HUGE_16GB;
+            default -> null;
+        };
+    }
 }

@@ -58,12 +58,7 @@ final class Mappings
                 "file mappings are not modelled except by importing an smaps file; use MAP_ANONYMOUS");
         }
         final boolean hugetlb = flags.contains(MapFlag.HUGETLB);
-        if (hugetlb && flags.contains(MapFlag.HUGE_2MB) && flags.contains(MapFlag.HUGE_1GB))
-        {
-            throw new KernelException(Errno.EINVAL, "MAP_HUGE_2MB and MAP_HUGE_1GB are exclusive"
-                + "; give at most one of them");
-        }
-        final PageSize hugeSize = flags.contains(MapFlag.HUGE_1GB) ? PageSize.SIZE_1G : PageSize.SIZE_2M;
+        final PageSize hugeSize = hugetlb ? hugetlbSize(flags) : null;
         final long pageBytes = hugetlb ? hugeSize.bytes() : basePageBytes();
         if (lengthBytes > TASK_SIZE - pageBytes)
         {
@@ -74,14 +69,11 @@ final class Mappings
         final boolean fixed = flags.contains(MapFlag.FIXED) || flags.contains(MapFlag.FIXED_NOREPLACE);
         final long start = fixed ? fixedStart(addressHint, length, pageBytes, flags)
             : unmappedArea(addressHint, length, hugetlb ? hugeSize.bytes() : thpAlign(length));
-        final VmaTree trial = vmas.copy();
-        trial.carve(start, start + length);
         final Vma vma = hugetlb
             ? new Vma(start, start + length, Prot.bits(prot), Vma.VM_RESV_OWNER, VmaKind.HUGETLB, hugeSize,
                 UserProcess.HUGETLB_ANON_NAME, 0)
             : new Vma(start, start + length, Prot.bits(prot), 0, VmaKind.ANONYMOUS, PageSize.SIZE_4K, "", 0);
-        trial.insertAndMerge(vma);
-        final int countAfter = trial.size();
+        final int countAfter = vmas.countAfterReplace(start, start + length, vma);
         if (countAfter > host.config().maxMapCount())
         {
             throw new KernelException(Errno.ENOMEM, "this mapping would make " + countAfter
@@ -110,10 +102,11 @@ final class Mappings
         vmas.insertAndMerge(vma);
         if (hugetlb)
         {
+            // hugetlb_reserve_pages: the pages are promised now, taken at fault time.
             phys.pool(hugeSize).reserve(hugePages);
             for (long va = start; va < start + length; va += pageBytes)
             {
-                pageTable.set(va, hugeSize, PageTable.RESERVED);
+                pageTable.setPage(va, hugeSize, -1, PageTable.RESERVED);
             }
         }
         if (flags.contains(MapFlag.POPULATE))
@@ -165,12 +158,49 @@ final class Mappings
         return addressHint;
     }
 
-    /** {@code thp_get_unmapped_area}: 2 MiB alignment for a length of whole 2 MiB while THP is not "never". */
+    /**
+     * The hstate of a MAP_HUGETLB mapping (mm/mmap.c {@code ksys_mmap_pgoff}: {@code hstate_sizelog} of the
+     * MAP_HUGE_* bits, EINVAL when the kernel has no such size; the default hstate without one).
+     */
+    private PageSize hugetlbSize(final Set<MapFlag> flags)
+    {
+        final BasePage base = host.config().basePage();
+        PageSize chosen = null;
+        for (final PageSize size : PageSize.values())
+        {
+            final MapFlag flag = MapFlag.hugeSize(size);
+            if (flag != null && flags.contains(flag))
+            {
+                if (chosen != null)
+                {
+                    throw new KernelException(Errno.EINVAL, MapFlag.hugeSize(chosen) + " and " + flag
+                        + " are exclusive: MAP_HUGE_* encodes one size");
+                }
+                chosen = size;
+            }
+        }
+        if (chosen == null)
+        {
+            return base.defaultHugetlbSize();
+        }
+        if (!base.hugetlbSizes().contains(chosen))
+        {
+            throw new KernelException(Errno.EINVAL, "MAP_HUGETLB with MAP_HUGE_" + chosen.word().toUpperCase(java.util.Locale.ROOT)
+                + "B: a host of " + base.kb() + " KiB pages has no hstate of that size (its sizes: "
+                + base.hugetlbSizes().stream().map(PageSize::word).toList() + "; arch/arm64/mm/hugetlbpage.c "
+                + "hugetlbpage_init)");
+        }
+        return chosen;
+    }
+
+    /**
+     * {@code thp_get_unmapped_area}: alignment to the THP size (the PMD: 2 MiB, or 32 or 512 MiB with 16 or 64 KiB
+     * pages) for a length of whole THPs while THP is not "never".
+     */
     private long thpAlign(final long length)
     {
-        return host.config().thpMode() != ThpMode.NEVER && host.config().basePage() == BasePage.SIZE_4K
-            && length % PageSize.SIZE_2M.bytes() == 0
-            ? PageSize.SIZE_2M.bytes() : basePageBytes();
+        final long thp = host.config().basePage().thpSize().bytes();
+        return host.config().thpMode() != ThpMode.NEVER && length % thp == 0 ? thp : basePageBytes();
     }
 
     /** {@code get_unmapped_area}: the hint when it is aligned, free and allowed, else top-down placement. */
@@ -198,7 +228,8 @@ final class Mappings
         if (countAfter > host.config().maxMapCount())
         {
             throw new KernelException(Errno.ENOMEM, "munmap would split a VMA into " + countAfter
-                + " VMAs > vm.max_map_count=" + host.config().maxMapCount());
+                + " VMAs > vm.max_map_count=" + host.config().maxMapCount()
+                + "; raise vm.max_map_count or change whole VMAs");
         }
         for (final java.util.function.BiConsumer<Long, Long> hook : List.copyOf(process.unmapHooks))
         {
@@ -285,6 +316,11 @@ final class Mappings
                 splitHugePmdsAtEdges(address, zapTo);
                 zapRange(address, zapTo);
             });
+            return;
+        }
+        if (advice == Madvice.COLLAPSE)
+        {
+            new Khugepaged(process).collapse(address, end);
             return;
         }
         final int set;
@@ -396,7 +432,7 @@ final class Mappings
             pool.reserve(pages);
             for (long va = vma.startAddress(); va < vma.endAddress(); va += vma.hugePageSize().bytes())
             {
-                pageTable.set(va, vma.hugePageSize(), PageTable.RESERVED);
+                pageTable.setPage(va, vma.hugePageSize(), -1, PageTable.RESERVED);
             }
         }
         vmas.put(vma);
@@ -434,10 +470,14 @@ final class Mappings
         pageTable.forEachLeaf(start, end, (va, entry, size) ->
         {
             pageTable.set(va, size, 0);
+            final PageSize page = PageTable.pageSize(entry);
             if ((entry & PageTable.RESERVED) != 0)
             {
-                final Vma v = process.vmaAt(va);
-                phys.pool(v != null ? v.hugePageSize() : size).unreserve(1);
+                // One reservation per huge page: given back at the page's first leaf (hugetlb_vm_op_close).
+                if ((va & (page.bytes() - 1)) == 0)
+                {
+                    phys.pool(page).unreserve(1);
+                }
             }
             else if ((entry & PageTable.SWAP) != 0)
             {
@@ -463,7 +503,7 @@ final class Mappings
             final long entry = pageTable.lookup(edge);
             final Vma v = process.vmaAt(edge);
             if (PageTable.present(entry) && PageTable.size(entry) == PageSize.SIZE_2M
-                && (edge & (PageSize.SIZE_2M.bytes() - 1)) != 0 && v != null && v.kind() != VmaKind.HUGETLB)
+                && (edge & (PageTable.pageSize(entry).bytes() - 1)) != 0 && v != null && v.kind() != VmaKind.HUGETLB)
             {
                 pageTable.splitPmd(edge);
                 host.count(VmEvent.THP_SPLIT_PMD);
@@ -479,13 +519,13 @@ final class Mappings
     void changeVmas(final long start, final long end, final java.util.function.UnaryOperator<Vma> change)
     {
         checkHugetlbAligned(start, end, "splitting a VMA");
-        final VmaTree trial = vmas.copy();
-        trial.change(start, end, change);
-        if (trial.size() > host.config().maxMapCount())
+        // vma_modify splits and merges around the range only: the count is found from its neighbourhood, so a
+        // change costs the VMAs it touches, not all of the process's (mm/madvise.c madvise_update_vma).
+        final int countAfter = vmas.countAfterChange(start, end, change);
+        if (countAfter > host.config().maxMapCount())
         {
-            throw new KernelException(Errno.ENOMEM, "the change would leave " + trial.size()
-                + " VMAs > vm.max_map_count=" + host.config().maxMapCount()
-                + "; raise vm.max_map_count or change whole VMAs");
+            throw new KernelException(Errno.ENOMEM, "the change would leave " + countAfter
+                + " VMAs > vm.max_map_count=" + host.config().maxMapCount());
         }
         // __split_vma -> vma_adjust_trans_huge: a PMD mapping never straddles two VMAs.
         splitHugePmdsAtEdges(start, end);

@@ -102,10 +102,14 @@ final class Notifiers
                 + " is empty or leaves user space"
                 + " (TASK_SIZE); give a non-empty range in user space");
         }
+        // hmm_range_fault walks PAGE_SIZE entries: on a 16 or 64 KiB host a base page is one walk and one report,
+        // though the visitor is still told each 4 KiB frame of it.
+        final long baseMask = host.config().basePage().bytes() - 1;
         long reported = 0;
         long va = address & ~(long)(FRAME_BYTES - 1);
         while (va < end)
         {
+            final boolean pageStart = va == (address & ~(long)(FRAME_BYTES - 1)) || (va & baseMask) == 0;
             final long entry;
             if (fault)
             {
@@ -125,7 +129,10 @@ final class Notifiers
             }
             else
             {
-                host.count(VmEvent.PAGE_WALKS);
+                if (pageStart)
+                {
+                    host.count(VmEvent.PAGE_WALKS);
+                }
                 final Vma v = process.vmaAt(va);
                 // hmm_vma_walk_test: pages of a VMA without VM_READ are reported as errors, not mapped.
                 entry = v == null || !v.readable() ? 0 : pageTable.lookup(va);
@@ -133,7 +140,7 @@ final class Notifiers
             if (PageTable.present(entry))
             {
                 visitor.page(va, Faults.pfnOf(entry, va) << FRAME_SHIFT, (entry & PageTable.WRITE) != 0);
-                reported++;
+                reported += pageStart ? 1 : 0;
             }
             va += FRAME_BYTES;
         }

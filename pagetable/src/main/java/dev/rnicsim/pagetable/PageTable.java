@@ -7,13 +7,17 @@ package dev.rnicsim.pagetable;
  *
  * <p>Entry format (a model of the hardware one, with the frame number in the same place):
  * <pre>
- *   63                         12 11    6   5     4     3     2     1     0
- *  +-----------------------------+-------+-----+-----+-----+-----+-----+-----+
- *  | pfn, or swap slot if SWAP   |   0   | RSV | 1G  | 2M  | SWAP| W   | P   |
- *  +-----------------------------+-------+-----+-----+-----+-----+-----+-----+
+ *   63                         12 11  10 9     6   5     4     3     2     1     0
+ *  +-----------------------------+------+-------+-----+-----+-----+-----+-----+-----+
+ *  | pfn, or swap slot if SWAP   |  0   | PAGE  | RSV | 1G  | 2M  | SWAP| W   | P   |
+ *  +-----------------------------+------+-------+-----+-----+-----+-----+-----+-----+
  * </pre>
  * P present; W writable by the CPU (clear on copy-on-write pages); SWAP a not-present entry naming a swap slot;
- * 2M or 1G a leaf above the PTE level; RSV a not-present hugetlb slot whose page is reserved in the pool.
+ * 2M or 1G a leaf above the PTE level; RSV a not-present hugetlb slot whose page is reserved in the pool; PAGE, when
+ * not 0, the page size this leaf is one of a run of (1 + the {@link PageSize} ordinal): a page larger than its leaf,
+ * such as arm64's 32 MiB PMD of a 16 KiB host or a contiguous-bit hugetlb page, is stored as naturally aligned leaves
+ * over one contiguous folio, each carrying PAGE (arch/arm64/mm/hugetlbpage.c {@code set_huge_pte_at} writes
+ * {@code ncontig} entries the same way).
  *
  * <p>Not thread safe.
  */
@@ -25,6 +29,8 @@ final class PageTable
     static final long HUGE_2M = 1 << 3;
     static final long HUGE_1G = 1 << 4;
     static final long RESERVED = 1 << 5;
+    static final int PAGE_SHIFT_BITS = 6;
+    static final long PAGE_BITS = 0xfL << PAGE_SHIFT_BITS;
     static final int PFN_SHIFT = 12;
     private static final long FLAGS_MASK = (1L << PFN_SHIFT) - 1;
 
@@ -106,6 +112,40 @@ final class PageTable
             return PageSize.SIZE_1G;
         }
         return (entry & HUGE_2M) != 0 ? PageSize.SIZE_2M : PageSize.SIZE_4K;
+    }
+
+    /**
+     * @return the size of the page the leaf belongs to: its PAGE field, or the leaf size when the field is 0.
+     */
+    static PageSize pageSize(final long entry)
+    {
+        final int code = (int)((entry & PAGE_BITS) >>> PAGE_SHIFT_BITS);
+        return code == 0 ? size(entry) : PageSize.values()[code - 1];
+    }
+
+    /** @return the leaf flags that store a page of {@code page}: the leaf level bit and, when larger, PAGE. */
+    static long leafBits(final PageSize page)
+    {
+        final PageSize leaf = page.leaf();
+        final long level = leaf == PageSize.SIZE_1G ? HUGE_1G : leaf == PageSize.SIZE_2M ? HUGE_2M : 0;
+        return level | (page == leaf ? 0 : (long)(page.ordinal() + 1) << PAGE_SHIFT_BITS);
+    }
+
+    /**
+     * Maps a whole page of size {@code page} at {@code pageVa} (aligned to it): every leaf of its run points at its
+     * part of the folio from {@code headPfn}, with {@code flags} (P, W) and the page's leaf bits. With
+     * {@code headPfn} &lt; 0 every leaf is cleared, or set to {@code flags} alone when they are not 0 (RSV).
+     */
+    void setPage(final long pageVa, final PageSize page, final long headPfn, final long flags)
+    {
+        final PageSize leaf = page.leaf();
+        for (long i = 0; i < page.leaves(); i++)
+        {
+            final long va = pageVa + i * leaf.bytes();
+            final long entry = headPfn < 0 ? (flags == 0 ? 0 : flags | leafBits(page))
+                : make(headPfn + i * leaf.frames(), (flags & ~(HUGE_2M | HUGE_1G | PAGE_BITS)) | leafBits(page));
+            set(va, leaf, entry);
+        }
     }
 
     static long flags(final long entry)
@@ -240,19 +280,25 @@ final class PageTable
     }
 
     /**
-     * Replaces a 2 MiB leaf by a PTE table of 512 entries mapping the same frames with the same flags
-     * (mm/huge_memory.c {@code __split_huge_pmd}). The folio itself is not split.
+     * Replaces the PMD mapping at {@code va} by PTEs mapping the same frames with the same flags
+     * (mm/huge_memory.c {@code __split_huge_pmd}): a 2 MiB leaf becomes 512 PTEs; a THP of a 16 or 64 KiB host
+     * (32 or 512 MiB, a run of 2 MiB leaves here) has all its leaves split, as its one PMD is. The folio itself is
+     * not split.
      */
     void splitPmd(final long va)
     {
-        final long hugeVa = va & ~(PageSize.SIZE_2M.bytes() - 1);
-        final long entry = lookup(hugeVa);
-        final long flags = flags(entry) & ~HUGE_2M;
-        final long firstPfn = pfn(entry);
-        set(hugeVa, PageSize.SIZE_2M, 0);
-        for (int i = 0; i < 512; i++)
+        final PageSize page = pageSize(lookup(va));
+        final long pageVa = va & ~(page.bytes() - 1);
+        for (long leafVa = pageVa; leafVa < pageVa + page.bytes(); leafVa += PageSize.SIZE_2M.bytes())
         {
-            set(hugeVa + ((long)i << PFN_SHIFT), PageSize.SIZE_4K, make(firstPfn + i, flags));
+            final long entry = lookup(leafVa);
+            final long flags = flags(entry) & ~(HUGE_2M | PAGE_BITS);
+            final long firstPfn = pfn(entry);
+            set(leafVa, PageSize.SIZE_2M, 0);
+            for (int i = 0; i < 512; i++)
+            {
+                set(leafVa + ((long)i << PFN_SHIFT), PageSize.SIZE_4K, make(firstPfn + i, flags));
+            }
         }
     }
 

@@ -20,8 +20,7 @@ public final class PhysicalMemory
     private final long totalFrames;
     private final BuddyAllocator normal;
     private final BuddyAllocator movable;
-    private final HugetlbPool pool2M;
-    private final HugetlbPool pool1G;
+    private final java.util.Map<PageSize, HugetlbPool> pools = new java.util.EnumMap<>(PageSize.class);
     private final FrameTable frames;
     private final SwapSpace swap;
     private final long zeroPfn;
@@ -39,9 +38,16 @@ public final class PhysicalMemory
             config.aged());
         frames = new FrameTable(totalFrames + 1);
         swap = new SwapSpace(config.swapBytes() >>> FRAME_SHIFT);
-        // 1 GiB pages first: they need 1 GiB-aligned free blocks, which exist only before anything else is taken.
-        pool1G = new HugetlbPool(PageSize.SIZE_1G, reserveBootPages(PageSize.SIZE_1G, config.hugepages1G()));
-        pool2M = new HugetlbPool(PageSize.SIZE_2M, reserveBootPages(PageSize.SIZE_2M, config.hugepages2M()));
+        // Largest pages first: they need aligned free blocks, which exist only before anything else is taken.
+        final PageSize[] sizes = PageSize.values();
+        for (int i = sizes.length - 1; i >= 0; i--)
+        {
+            final long count = config.hugepages(sizes[i]);
+            if (count > 0 || sizes[i] == PageSize.SIZE_2M || sizes[i] == PageSize.SIZE_1G)
+            {
+                pools.put(sizes[i], new HugetlbPool(sizes[i], reserveBootPages(sizes[i], count)));
+            }
+        }
         zeroPfn = totalFrames;
         frames.markAllocated(zeroPfn, 0, FrameTable.KIND_ZERO);
     }
@@ -62,7 +68,7 @@ public final class PhysicalMemory
         final long[] heads = new long[(int)count];
         for (int i = 0; i < count; i++)
         {
-            heads[i] = normal.allocate(size.order());
+            heads[i] = size.order() <= BuddyAllocator.MAX_ORDER ? normal.allocate(size.order()) : reserveGigantic(size);
             if (heads[i] < 0)
             {
                 throw new KernelException(Errno.ENOMEM, "cannot reserve hugetlb page " + (i + 1) + " of " + count
@@ -70,6 +76,36 @@ public final class PhysicalMemory
             }
         }
         return heads;
+    }
+
+    /**
+     * A page larger than the buddy allocator's largest block (arm64's 16 GiB contiguous-PMD page), taken at boot as
+     * consecutive largest blocks, as mm/hugetlb.c {@code alloc_bootmem_huge_page} takes it from memblock.
+     *
+     * @return the head frame, or -1 (with the blocks given back) when the blocks are not one aligned run.
+     */
+    private long reserveGigantic(final PageSize size)
+    {
+        final int blocks = 1 << (size.order() - BuddyAllocator.MAX_ORDER);
+        final long[] taken = new long[blocks];
+        boolean run = true;
+        for (int b = 0; b < blocks; b++)
+        {
+            taken[b] = normal.allocate(BuddyAllocator.MAX_ORDER);
+            run &= taken[b] >= 0 && taken[b] == taken[0] + ((long)b << BuddyAllocator.MAX_ORDER);
+        }
+        if (run && (taken[0] & (size.frames() - 1)) == 0)
+        {
+            return taken[0];
+        }
+        for (final long t : taken)
+        {
+            if (t >= 0)
+            {
+                normal.free(t, BuddyAllocator.MAX_ORDER);
+            }
+        }
+        return -1;
     }
 
     /**
@@ -98,8 +134,12 @@ public final class PhysicalMemory
     {
         final long[] used = new long[1];
         frames.forEachUsed(pfn -> used[0] += pfn == zeroPfn ? 0 : 1);
-        return used[0] + pool2M.freePages() * PageSize.SIZE_2M.frames()
-            + pool1G.freePages() * PageSize.SIZE_1G.frames();
+        long poolFrames = 0;
+        for (final HugetlbPool pool : pools.values())
+        {
+            poolFrames += pool.freePages() * pool.pageSize().frames();
+        }
+        return used[0] + poolFrames;
     }
 
     /**
@@ -183,12 +223,8 @@ public final class PhysicalMemory
     public PageSize folioSize(final long pfn)
     {
         checkPfn(pfn);
-        return switch (frames.order(pfn))
-        {
-            case 9 -> PageSize.SIZE_2M;
-            case 18 -> PageSize.SIZE_1G;
-            default -> PageSize.SIZE_4K;
-        };
+        final PageSize size = PageSize.ofOrder(frames.order(pfn));
+        return size != null ? size : PageSize.SIZE_4K;
     }
 
     /**
@@ -444,9 +480,17 @@ public final class PhysicalMemory
         return swap;
     }
 
+    /** @return the pool of that size; an empty one when the host reserved no page of it. */
     HugetlbPool pool(final PageSize size)
     {
-        return size == PageSize.SIZE_1G ? pool1G : pool2M;
+        final HugetlbPool pool = pools.get(size);
+        return pool != null ? pool : new HugetlbPool(size, new long[0]);
+    }
+
+    /** @return the pools the host has, smallest page size first. */
+    java.util.Collection<HugetlbPool> pools()
+    {
+        return pools.values();
     }
 
     /**
@@ -513,7 +557,7 @@ public final class PhysicalMemory
         frames.markFree(head, order);
         if (kind == FrameTable.KIND_HUGETLB)
         {
-            pool(order == PageSize.SIZE_1G.order() ? PageSize.SIZE_1G : PageSize.SIZE_2M).give(head);
+            pools.get(PageSize.ofOrder(order)).give(head);
         }
         else if (movable != null && movable.contains(head))
         {

@@ -30,6 +30,7 @@ public final class ProcFs
     public static String meminfo(final Host host)
     {
         final PhysicalMemory phys = host.physicalMemory();
+        final int thpOrder = host.config().basePage().thpSize().order();
         final long[] anon = new long[2];
         phys.frames().forEachUsed(pfn ->
         {
@@ -37,7 +38,7 @@ public final class ProcFs
             if (kind == FrameTable.KIND_ANON)
             {
                 anon[0]++;
-                if (phys.frames().order(pfn) == PageSize.SIZE_2M.order())
+                if (phys.frames().order(pfn) == thpOrder)
                 {
                     anon[1]++;
                 }
@@ -55,8 +56,15 @@ public final class ProcFs
             }
         }
         final SwapSpace swap = phys.swap();
-        final HugetlbPool pool2M = phys.pool(PageSize.SIZE_2M);
-        final HugetlbPool pool1G = phys.pool(PageSize.SIZE_1G);
+        // HugePages_* and Hugepagesize are the default hstate's (the PMD size); Hugetlb counts every pool
+        // (mm/hugetlb.c hugetlb_report_meminfo).
+        final PageSize defaultSize = host.config().basePage().defaultHugetlbSize();
+        final HugetlbPool pool2M = phys.pool(defaultSize);
+        long hugetlbKb = 0;
+        for (final HugetlbPool pool : phys.pools())
+        {
+            hugetlbKb += pool.totalPages() * pool.pageSize().kb();
+        }
         final StringBuilder out = new StringBuilder();
         kb(out, "MemTotal", phys.totalFrames() * 4);
         kb(out, "MemFree", phys.freeFrames() * 4);
@@ -69,20 +77,27 @@ public final class ProcFs
         out.append(String.format(Locale.ROOT, "HugePages_Free:  %5d\n", pool2M.freePages()));
         out.append(String.format(Locale.ROOT, "HugePages_Rsvd:  %5d\n", pool2M.reservedPages()));
         out.append(String.format(Locale.ROOT, "HugePages_Surp:  %5d\n", 0));
-        kb(out, "Hugepagesize", PageSize.SIZE_2M.kb());
-        kb(out, "Hugetlb", pool2M.totalPages() * PageSize.SIZE_2M.kb() + pool1G.totalPages() * PageSize.SIZE_1G.kb());
+        kb(out, "Hugepagesize", defaultSize.kb());
+        kb(out, "Hugetlb", hugetlbKb);
         return out.toString();
     }
 
     /**
      * @param host a host.
-     * @return the files of /sys/kernel/mm/hugepages/hugepages-{2048,1048576}kB/ as {@code path: value} lines.
+     * @return the files of /sys/kernel/mm/hugepages/hugepages-SIZEkB/ as {@code path: value} lines, one directory
+     * per hstate: the host's hugetlb sizes (a 4 KiB host shows x86-64's 2 MiB and 1 GiB, and arm64's 64 KiB and
+     * 32 MiB only when it has pages of them).
      */
     public static String hugepages(final Host host)
     {
         final StringBuilder out = new StringBuilder();
-        for (final PageSize size : new PageSize[] {PageSize.SIZE_2M, PageSize.SIZE_1G})
+        for (final PageSize size : host.config().basePage().hugetlbSizes())
         {
+            if (host.config().basePage() == BasePage.SIZE_4K && size != PageSize.SIZE_2M && size != PageSize.SIZE_1G
+                && host.config().hugepages(size) == 0)
+            {
+                continue;
+            }
             final HugetlbPool pool = host.physicalMemory().pool(size);
             final String dir = "/sys/kernel/mm/hugepages/hugepages-" + size.kb() + "kB/";
             out.append(dir).append("nr_hugepages: ").append(pool.totalPages()).append('\n');
@@ -256,7 +271,8 @@ public final class ProcFs
 
     private static boolean thpEligible(final UserProcess process, final Vma v)
     {
-        if (v.kind() != VmaKind.ANONYMOUS || v.has(Vma.VM_NOHUGEPAGE) || v.lengthBytes() < PageSize.SIZE_2M.bytes())
+        if (v.kind() != VmaKind.ANONYMOUS || v.has(Vma.VM_NOHUGEPAGE)
+            || v.lengthBytes() < process.host().config().basePage().thpSize().bytes())
         {
             return false;
         }

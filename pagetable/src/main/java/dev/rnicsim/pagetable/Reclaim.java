@@ -42,10 +42,21 @@ final class Reclaim
         return process.notifiers.notifying(MmuNotifyEvent.CLEAR, "reclaim", () -> reclaimLeafNow(va, entry, size));
     }
 
-    long reclaimLeafNow(final long va, final long entry, final PageSize size)
+    long reclaimLeafNow(final long leafVa, final long leafEntry, final PageSize leafSize)
     {
-        final Vma v = process.vmaAt(va);
-        if (v == null || v.kind() == VmaKind.HUGETLB || v.has(Vma.VM_LOCKED) || !PageTable.present(entry))
+        final Vma v = process.vmaAt(leafVa);
+        if (v == null || v.kind() == VmaKind.HUGETLB || v.has(Vma.VM_LOCKED) || !PageTable.present(leafEntry))
+        {
+            return 0;
+        }
+        // PAGE_SIZE is the smallest unit reclaim writes out: on a 16 or 64 KiB host a PTE leaf stands for its whole
+        // base page (shrink_folio_list takes the folio).
+        final BasePage base = host.config().basePage();
+        final boolean basePage = leafSize == PageSize.SIZE_4K && base != BasePage.SIZE_4K;
+        final long va = basePage ? leafVa & -base.bytes() : leafVa;
+        final long unitFrames = basePage ? base.frames() : leafSize.frames();
+        final long entry = basePage ? pageTable.lookup(va) : leafEntry;
+        if (!PageTable.present(entry))
         {
             return 0;
         }
@@ -61,7 +72,7 @@ final class Reclaim
             return 0;
         }
         // Anonymous pages are not even scanned without swap room (mm/vmscan.c can_reclaim_anon_pages).
-        if (v.kind() != VmaKind.FILE && phys.swap().totalSlots() - phys.swap().usedSlots() < size.frames())
+        if (v.kind() != VmaKind.FILE && phys.swap().totalSlots() - phys.swap().usedSlots() < unitFrames)
         {
             return 0;
         }
@@ -72,18 +83,27 @@ final class Reclaim
                 return 0;
             }
         }
-        if (size == PageSize.SIZE_2M)
+        for (long p = 1; basePage && p < unitFrames; p++)
+        {
+            final long sub = pageTable.lookup(va + (p << FRAME_SHIFT));
+            if (!PageTable.present(sub) || PageTable.pfn(sub) == phys.zeroPfn() || frames.mapCount(PageTable.pfn(sub)) > 1
+                || frames.pinCount(frames.head(PageTable.pfn(sub))) > 0)
+            {
+                return 0;
+            }
+        }
+        if (leafSize == PageSize.SIZE_2M)
         {
             pageTable.splitPmd(va);
             host.count(VmEvent.THP_SPLIT_PMD);
         }
-        if (order > 0)
+        if (order > base.order())
         {
-            frames.split(head, order);
+            frames.split(head, order, base.order());
             host.count(VmEvent.THP_SPLIT_PAGE);
         }
         long freed = 0;
-        for (long p = 0; p < size.frames(); p++)
+        for (long p = 0; p < unitFrames; p++)
         {
             final long pageVa = va + (p << FRAME_SHIFT);
             final long pageEntry = pageTable.lookup(pageVa);
@@ -104,7 +124,10 @@ final class Reclaim
                 host.count(VmEvent.PSWPOUT);
             }
             frames.addMapCount(pagePfn, -1);
-            phys.freeFolio(pagePfn);
+            if (frames.folioUnmapped(frames.head(pagePfn), frames.order(frames.head(pagePfn))))
+            {
+                phys.freeFolio(frames.head(pagePfn));
+            }
             freed++;
         }
         return freed;

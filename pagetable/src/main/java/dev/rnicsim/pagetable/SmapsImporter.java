@@ -83,7 +83,8 @@ public final class SmapsImporter
         final List<String> notes = new ArrayList<>();
         final List<Vma> vmas = new ArrayList<>();
         final List<SmapsEntry> kept = new ArrayList<>();
-        final long[] hugetlbNeeded = new long[2];
+        final java.util.Map<PageSize, Long> needed = new java.util.EnumMap<>(PageSize.class);
+        final BasePage base = process.host().config().basePage();
         for (final SmapsEntry e : entries)
         {
             if (Long.compareUnsigned(e.endAddress(), UserProcess.TASK_SIZE) > 0)
@@ -92,11 +93,10 @@ public final class SmapsImporter
                     + ": above the user address range");
                 continue;
             }
-            final Vma v = toVma(e);
+            final Vma v = toVma(e, base);
             if (v.kind() == VmaKind.HUGETLB)
             {
-                hugetlbNeeded[v.hugePageSize() == PageSize.SIZE_1G ? 1 : 0] +=
-                    v.lengthBytes() / v.hugePageSize().bytes();
+                needed.merge(v.hugePageSize(), v.lengthBytes() / v.hugePageSize().bytes(), Long::sum);
             }
             if (e.fieldKb("Swap") > 0)
             {
@@ -106,7 +106,8 @@ public final class SmapsImporter
             vmas.add(v);
             kept.add(e);
         }
-        checkAll(process, vmas, hugetlbNeeded);
+        final long[] hugetlbNeeded = {needed.getOrDefault(PageSize.SIZE_2M, 0L), needed.getOrDefault(PageSize.SIZE_1G, 0L)};
+        checkAll(process, vmas, needed);
         for (final Vma v : vmas)
         {
             process.mappings.addImportedVma(v);
@@ -133,7 +134,8 @@ public final class SmapsImporter
         return new Report(vmas.size(), List.copyOf(notes), resident, thp, hugetlbNeeded);
     }
 
-    private static void checkAll(final UserProcess process, final List<Vma> vmas, final long[] hugetlbNeeded)
+    private static void checkAll(final UserProcess process, final List<Vma> vmas,
+        final java.util.Map<PageSize, Long> hugetlbNeeded)
     {
         final Host host = process.host();
         if (vmas.size() > host.config().maxMapCount())
@@ -145,7 +147,8 @@ public final class SmapsImporter
         long previousEnd = host.config().mmapMinAddrBytes();
         for (final Vma v : vmas)
         {
-            final long align = v.kind() == VmaKind.HUGETLB ? v.hugePageSize().bytes() : PhysicalMemory.FRAME_BYTES;
+            final long align = v.kind() == VmaKind.HUGETLB ? v.hugePageSize().bytes()
+                : host.config().basePage().bytes();
             if ((v.startAddress() & (align - 1)) != 0 || (v.endAddress() & (align - 1)) != 0
                 || v.startAddress() < previousEnd)
             {
@@ -157,20 +160,19 @@ public final class SmapsImporter
             }
             previousEnd = v.endAddress();
         }
-        final PageSize[] sizes = {PageSize.SIZE_2M, PageSize.SIZE_1G};
-        for (int i = 0; i < 2; i++)
+        for (final java.util.Map.Entry<PageSize, Long> need : hugetlbNeeded.entrySet())
         {
-            final HugetlbPool pool = host.physicalMemory().pool(sizes[i]);
-            if (hugetlbNeeded[i] > pool.availablePages())
+            final HugetlbPool pool = host.physicalMemory().pool(need.getKey());
+            if (need.getValue() > pool.availablePages())
             {
-                throw new KernelException(Errno.ENOMEM, "the capture's hugetlb areas need " + hugetlbNeeded[i]
-                    + " pages of " + sizes[i].kb() + " kB; the host pool has " + pool.availablePages()
+                throw new KernelException(Errno.ENOMEM, "the capture's hugetlb areas need " + need.getValue()
+                    + " pages of " + need.getKey().kb() + " kB; the host pool has " + pool.availablePages()
                     + " unreserved free (boot the host with more hugepages)");
             }
         }
     }
 
-    private static Vma toVma(final SmapsEntry e)
+    private static Vma toVma(final SmapsEntry e, final BasePage base)
     {
         final int prot = (e.readable() ? Prot.READ.bit() : 0) | (e.writable() ? Prot.WRITE.bit() : 0)
             | (e.executable() ? Prot.EXEC.bit() : 0);
@@ -188,17 +190,14 @@ public final class SmapsImporter
         }
         if (e.isHugetlb())
         {
-            // A maps file has no KernelPageSize: hugetlb areas then use the default huge page size, 2 MiB.
+            // A maps file has no KernelPageSize: hugetlb areas then use the host's default huge page size (its PMD).
             final long kernelPage = e.kernelPageSizeBytes();
-            if (kernelPage != PageSize.SIZE_4K.bytes() && kernelPage != PageSize.SIZE_2M.bytes()
-                && kernelPage != PageSize.SIZE_1G.bytes())
-            {
-                throw new KernelException(Errno.EINVAL, "hugetlb area at 0x" + Long.toHexString(e.startAddress())
-                    + " has KernelPageSize " + kernelPage / 1024 + " kB; x86-64 huge pages are 2048 or 1048576 kB"
-                    + " (PMD_SIZE, PUD_SIZE)"
-                    + "; fix the capture's KernelPageSize");
-            }
-            final PageSize size = kernelPage == PageSize.SIZE_1G.bytes() ? PageSize.SIZE_1G : PageSize.SIZE_2M;
+            final PageSize size = kernelPage <= base.bytes() ? base.defaultHugetlbSize()
+                : base.hugetlbSizes().stream().filter(z -> z.bytes() == kernelPage).findFirst().orElseThrow(() ->
+                    new KernelException(Errno.EINVAL, "hugetlb area at 0x" + Long.toHexString(e.startAddress())
+                        + " has KernelPageSize " + kernelPage / 1024 + " kB; a host of " + base.kb() + " KiB pages has "
+                        + "hugetlb pages of " + base.hugetlbSizes().stream().map(z -> z.kb() + " kB").toList()
+                        + " (x86-64: 2048 or 1048576 kB); fix the capture's KernelPageSize"));
             return new Vma(e.startAddress(), e.endAddress(), prot, flags | Vma.VM_RESV_OWNER, VmaKind.HUGETLB,
                 size, e.pathname(), 0);
         }
@@ -223,7 +222,9 @@ public final class SmapsImporter
             return new long[] {end > v.startAddress() ? process.faults.populateForImport(v.startAddress(), end, false) : 0,
                 0};
         }
-        final long hugeBytes = PageSize.SIZE_2M.bytes();
+        final PageSize thpSize = process.host().config().basePage().thpSize();
+        final long hugeBytes = thpSize.bytes();
+        final long pageBytes = process.host().config().basePage().bytes();
         final long thpWanted = v.kind() == VmaKind.ANONYMOUS ? e.fieldKb("AnonHugePages") * 1024 / hugeBytes : 0;
         long thpDone = 0;
         long resident = 0;
@@ -232,7 +233,7 @@ public final class SmapsImporter
         {
             final long got = process.faults.populateForImport(va, va + hugeBytes, true);
             resident += got;
-            if (process.mappedPageSize(va) == PageSize.SIZE_2M)
+            if (process.mappedPageSize(va) == thpSize)
             {
                 thpDone++;
             }
@@ -241,17 +242,18 @@ public final class SmapsImporter
         if (thpDone < thpWanted)
         {
             notes.add("0x" + Long.toHexString(v.startAddress()) + ": " + thpDone + " of " + thpWanted
-                + " AnonHugePages folios reproduced (no aligned room or no free 2 MiB block)");
+                + " AnonHugePages folios reproduced (no aligned room or no free " + thpSize.word() + " block)");
         }
         long smallLeft = Math.max(0, e.fieldKb("Rss") * 1024 - thpDone * hugeBytes) >>> PhysicalMemory.FRAME_SHIFT;
-        for (long page = v.startAddress(); page < v.endAddress() && smallLeft > 0; page += PhysicalMemory.FRAME_BYTES)
+        // Resident memory comes back a base page at a time (PAGE_SIZE is what a fault maps).
+        for (long page = v.startAddress(); page < v.endAddress() && smallLeft > 0; page += pageBytes)
         {
             if (process.translate(page) >= 0)
             {
                 continue;
             }
-            resident += process.faults.populateForImport(page, page + PhysicalMemory.FRAME_BYTES, false);
-            smallLeft--;
+            resident += process.faults.populateForImport(page, page + pageBytes, false);
+            smallLeft -= pageBytes >>> PhysicalMemory.FRAME_SHIFT;
         }
         return new long[] {resident, thpDone};
     }

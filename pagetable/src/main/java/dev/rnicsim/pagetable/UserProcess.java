@@ -33,7 +33,7 @@ public final class UserProcess
     private final int pid;
     private final String name;
     /** The mm_struct's state, shared with the collaborators below, which model the kernel's mm/ files. */
-    private final VmaTree vmas = new VmaTree();
+    private final VmaTree vmas;
     private final PageTable pageTable = new PageTable();
     long pinnedVmPages;
     long rlimitMemlockBytes = DEFAULT_RLIMIT_MEMLOCK_BYTES;
@@ -61,6 +61,7 @@ public final class UserProcess
         this.host = host;
         this.pid = pid;
         this.name = name;
+        this.vmas = new VmaTree(n -> host.count(VmEvent.VMA_VISITS, n));
         this.notifiers = new Notifiers(this);
         this.faults = new Faults(this);
         this.mappings = new Mappings(this);
@@ -562,7 +563,7 @@ public final class UserProcess
 
     /**
      * {@code hmm_range_fault} (mm/hmm.c) as an on-demand-paging driver calls it: walks the page table over
-     * {@code [address, address + lengthBytes)} 4 KiB page by page and reports each page's frame. With
+     * {@code [address, address + lengthBytes)} and reports the frame of every 4 KiB of each present page. With
      * {@code fault} (HMM_PFN_REQ_FAULT) a missing page is faulted in as a CPU access would (demand paging,
      * swap-in, THP) and with {@code write} (HMM_PFN_REQ_WRITE) a read-only one is made writable (breaking
      * copy-on-write); without {@code fault} only present pages are reported (the snapshot an ODP MR takes at
@@ -573,7 +574,7 @@ public final class UserProcess
      * @param fault       fault missing pages in.
      * @param write       ask for write access (only with {@code fault}).
      * @param visitor     receives every page present after the walk, in address order.
-     * @return the number of pages reported.
+     * @return the number of base pages (PAGE_SIZE: 4, 16 or 64 KiB) reported, the entries hmm fills.
      * @throws KernelException EFAULT when, with {@code fault}, a page has no VMA or its VMA does not allow the
      *                         access (hmm returns -EFAULT or -EPERM); ENOMEM when memory and swap run out. Pages
      *                         reported before the failure stay faulted in, as in the kernel.

@@ -35,6 +35,10 @@ public enum VmEvent
     THP_SPLIT_PMD("thp_split_pmd", "mappings"),
     /** 2 MiB folios split into 4 KiB pages. */
     THP_SPLIT_PAGE("thp_split_page", "folios"),
+    /** THP folios built by collapsing base pages (MADV_COLLAPSE). */
+    THP_COLLAPSE_ALLOC("thp_collapse_alloc", "folios"),
+    /** Collapses refused: a pinned page, or no free PMD-sized block. */
+    THP_COLLAPSE_ALLOC_FAILED("thp_collapse_alloc_failed", "collapses"),
     /** Folio splits refused because the folio is pinned (left for a deferred split). */
     THP_SPLIT_PAGE_FAILED("thp_split_page_failed", "folios"),
     /** Pages pinned with FOLL_PIN. */
@@ -42,7 +46,10 @@ public enum VmEvent
     /** Pages unpinned. */
     NR_FOLL_PIN_RELEASED("nr_foll_pin_released", "pages"),
     /** Page-table walks done for a fault, a pin or a lookup. */
-    PAGE_WALKS("sim_page_walks", "walks");
+    PAGE_WALKS("sim_page_walks", "walks"),
+    /** VMAs read or written by the VMA tree's operations: the work of mmap, munmap, mprotect and madvise, counted so
+     * that a test can hold a change to the VMAs around the range (mm/vma.c {@code vma_modify}), not to all of them. */
+    VMA_VISITS("sim_vma_visits", "VMAs");
 
     private final String procName;
     private final String unit;

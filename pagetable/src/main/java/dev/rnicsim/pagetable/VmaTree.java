@@ -16,13 +16,76 @@ import java.util.function.UnaryOperator;
 final class VmaTree
 {
     private final TreeMap<Long, Vma> byStart = new TreeMap<>();
+    /** Told how many VMAs each operation reads or writes: the work a change costs, counted, not timed. */
+    private final java.util.function.LongConsumer visits;
+
+    VmaTree()
+    {
+        this(n -> { });
+    }
+
+    /** @param visits told the number of VMAs each operation reads or writes ({@link VmEvent#VMA_VISITS}). */
+    VmaTree(final java.util.function.LongConsumer visits)
+    {
+        this.visits = visits;
+    }
 
     /** @return an independent copy, to try a change on. */
     VmaTree copy()
     {
         final VmaTree copy = new VmaTree();
         copy.byStart.putAll(byStart);
+        visits.accept(byStart.size());
         return copy;
+    }
+
+    /**
+     * The VMAs a change of {@code [start, end)} can touch, as a tree of their own: those overlapping it and the
+     * neighbour on either side, which a merge may absorb (mm/vma.c {@code vma_modify} looks at {@code prev} and
+     * {@code next} only).
+     */
+    private VmaTree neighbourhood(final long start, final long end)
+    {
+        final VmaTree local = new VmaTree();
+        for (final Vma v : overlapping(start, end))
+        {
+            local.byStart.put(v.startAddress(), v);
+        }
+        final Map.Entry<Long, Vma> before = byStart.lowerEntry(local.byStart.isEmpty() ? start
+            : local.byStart.firstKey());
+        if (before != null)
+        {
+            local.byStart.put(before.getKey(), before.getValue());
+        }
+        final Map.Entry<Long, Vma> after = byStart.ceilingEntry(end);
+        if (after != null)
+        {
+            local.byStart.put(after.getKey(), after.getValue());
+        }
+        visits.accept(2);
+        return local;
+    }
+
+    /**
+     * @return how many VMAs there would be after {@link #change}: the count now plus what splitting and merging in
+     * the neighbourhood of the range adds or removes, found without copying the tree.
+     */
+    int countAfterChange(final long start, final long end, final UnaryOperator<Vma> change)
+    {
+        final VmaTree local = neighbourhood(start, end);
+        final int before = local.size();
+        local.change(start, end, change);
+        return size() + local.size() - before;
+    }
+
+    /** @return how many VMAs there would be after carving {@code [start, end)} and inserting {@code vma} there. */
+    int countAfterReplace(final long start, final long end, final Vma vma)
+    {
+        final VmaTree local = neighbourhood(start, end);
+        final int before = local.size();
+        local.carve(start, end);
+        local.insertAndMerge(vma);
+        return size() + local.size() - before;
     }
 
     int size()
@@ -32,6 +95,7 @@ final class VmaTree
 
     List<Vma> list()
     {
+        visits.accept(byStart.size());
         return List.copyOf(byStart.values());
     }
 
@@ -49,6 +113,7 @@ final class VmaTree
 
     void restore(final List<Vma> snapshot)
     {
+        visits.accept(byStart.size() + snapshot.size());
         byStart.clear();
         for (final Vma v : snapshot)
         {
@@ -78,6 +143,7 @@ final class VmaTree
                 out.add(v);
             }
         }
+        visits.accept(out.size() + 1);
         return out;
     }
 
@@ -182,6 +248,7 @@ final class VmaTree
         long top = topAddress;
         for (final Vma v : byStart.descendingMap().values())
         {
+            visits.accept(1);
             if (v.startAddress() >= top)
             {
                 continue;

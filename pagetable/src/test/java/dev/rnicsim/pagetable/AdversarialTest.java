@@ -998,8 +998,15 @@ class AdversarialTest
         p.madvise(va, 0, Madvice.DONTFORK);
         for (final Madvice advice : Madvice.values())
         {
-            p.madvise(va, 2 * PAGE, advice);
+            if (advice != Madvice.COLLAPSE)
+            {
+                p.madvise(va, 2 * PAGE, advice);
+            }
         }
+        // The range is VM_NOHUGEPAGE now: MADV_COLLAPSE refuses it (madvise_collapse: thp_vma_allowable_order).
+        assertFailsUnchanged(h, Errno.EINVAL, () -> p.madvise(va, 2 * PAGE, Madvice.COLLAPSE));
+        p.madvise(va, 2 * PAGE, Madvice.HUGEPAGE);
+        p.madvise(va, 2 * PAGE, Madvice.COLLAPSE);
         assertFramesAddUp(h);
     }
 
@@ -1584,6 +1591,8 @@ class AdversarialTest
                     {
                         final Madvice adv = Madvice.values()[rnd.nextInt(Madvice.values().length)];
                         what[0] = "madvise(0x" + Long.toHexString(a) + ", " + len + ", " + adv + ")";
+                        // madvise_collapse keeps the parts it collapsed before a failing one.
+                        mayChangeOnFailure[0] = adv == Madvice.COLLAPSE;
                         p.madvise(a, len, adv);
                     }
                     case 5 ->

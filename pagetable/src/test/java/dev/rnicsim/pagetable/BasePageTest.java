@@ -122,17 +122,18 @@ class BasePageTest
     }
 
     @Test
-    void hostsOfLargerBasePagesHaveNoHugetlbPoolsOrThp()
+    void hostsOfLargerBasePagesHaveTheirPmdAsThpAndNoThpUnderNever()
     {
-        final Throwable t = catchThrowable(() -> HostConfig.builder().basePage(BasePage.SIZE_64K).hugepages2M(1)
+        final Throwable t = catchThrowable(() -> HostConfig.builder().basePage(BasePage.SIZE_64K).hugepages1G(1)
             .build());
         assertThat(((KernelException)t).errno()).isEqualTo(Errno.EINVAL);
-        assertThat(t.getMessage()).contains("512 MiB");
+        assertThat(t.getMessage()).contains("2m, 512m, 16g");
         final UserProcess p = new Host(HostConfig.builder().physicalMemoryBytes(256L << 20)
-            .basePage(BasePage.SIZE_16K).thpMode(ThpMode.ALWAYS).build()).spawn("app");
-        final long va = p.mmap(0, 4L << 20, Prot.READ_WRITE, Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS));
-        p.touch(va, 4L << 20, true);
+            .basePage(BasePage.SIZE_16K).thpMode(ThpMode.NEVER).build()).spawn("app");
+        final long va = p.mmap(0, 32L << 20, Prot.READ_WRITE, Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS));
+        p.touch(va, 32L << 20, true);
         assertThat(p.host().counter(VmEvent.THP_FAULT_ALLOC)).isZero();
+        assertThat(p.mappedPageSize(va)).isEqualTo(PageSize.SIZE_16K);
         assertThat(BasePage.SIZE_64K.pmdBytes()).isEqualTo(512L << 20);
         assertThat(BasePage.SIZE_16K.pmdBytes()).isEqualTo(32L << 20);
         assertThat(BasePage.SIZE_4K.pmdBytes()).isEqualTo(2L << 20);

@@ -721,6 +721,25 @@ final class HostModelPropertiesSupport
                 }
             }
             final boolean einval = advice == Madvice.DONTNEED ? startCut : cut;
+            if (advice == Madvice.COLLAPSE)
+            {
+                // madvise_collapse: parts collapsed before a failing part stay collapsed, so a failure may leave
+                // changes; either way every page keeps its data and every pin its frame (checked by the invariants).
+                try
+                {
+                    proc.p.madvise(range[0], range[1] - range[0], advice);
+                    line(call + ";");
+                    require(!unmapped, call + " succeeded although part of the range is unmapped");
+                }
+                catch (final KernelException e)
+                {
+                    line("// " + call + " -> " + e.errno());
+                    require(unmapped ? e.errno() == Errno.ENOMEM : e.errno() == Errno.EINVAL
+                        || e.errno() == Errno.EAGAIN || e.errno() == Errno.ENOMEM, call + " failed unexpectedly: "
+                        + e.getMessage());
+                }
+                return;
+            }
             final Observation before = observe();
             try
             {

@@ -52,11 +52,20 @@ package dev.rnicsim.simnic;
  *                            thousandths of the wire time (the source document's S18: 5-10 % for bulk data; 75).
  *                            Platform-specific gains can be far larger (Linux commit 17347d5430c4: 10 to 40 on a
  *                            remote NUMA node of an ARM host, Ethernet path).
+ * @param madviseCallNs       one madvise(2) call that fork support makes (MADV_DONTFORK at registration, MADV_DOFORK
+ *                            at deregistration), besides the VMAs it splits or merges (helio PR 224's microbenchmark:
+ *                            about 100 ns a call).
+ * @param vmaSplitNs          one VMA created or removed by such a call's split or merge (200 ns: the same benchmark puts
+ *                            an mmap, which creates a VMA, at about three times a madvise; the difference).
+ * @param hugepagesSafeProbeNs libibverbs' page-size probe under RDMAV_HUGEPAGES_SAFE ({@code get_page_size}: madvise
+ *                            with each huge page size until one succeeds), once per madvised range (rdma-core PR 767:
+ *                            ibv_reg_mr 103 µs with it against 93 µs without; 10 µs).
  */
 public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, long mttWritePerEntryNs,
     long deregFixedNs, long unpinPerPageNs, long invalidationStallNs, long cacheMissNs, long opBaseLatencyNs,
     long queueCreateFixedNs, long odpFaultFixedNs, long hostMinorFaultNs, long hostMajorFaultNs,
-    long gpuCopyFixedNs, long gpuCopyBytesPerSec, long crossSocketP2pPermille, long relaxedOrderingGainPermille)
+    long gpuCopyFixedNs, long gpuCopyBytesPerSec, long crossSocketP2pPermille, long relaxedOrderingGainPermille,
+    long madviseCallNs, long vmaSplitNs, long hugepagesSafeProbeNs)
 {
     /**
      * RNR NAK timer values in ns by {@code min_rnr_timer} code (IBA Table 45 "Encoding for RNR NAK Timer Field"):
@@ -76,7 +85,7 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
         final long[] values = {regFixedNs, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs,
             unpinPerPageNs, invalidationStallNs, cacheMissNs, opBaseLatencyNs, queueCreateFixedNs, odpFaultFixedNs,
             hostMinorFaultNs, hostMajorFaultNs, gpuCopyFixedNs, gpuCopyBytesPerSec, crossSocketP2pPermille,
-            relaxedOrderingGainPermille};
+            relaxedOrderingGainPermille, madviseCallNs, vmaSplitNs, hugepagesSafeProbeNs};
         for (int i = 0; i < values.length; i++)
         {
             if (values[i] < 0)
@@ -93,7 +102,7 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     public static CostModel defaults()
     {
         return new CostModel(16_000, 95, 120, 30, 4_000, 60, 2_000, 800, 2_000, 20_000, 20_000, 1_000, 60_000, 6_500,
-            7_000_000_000L, 478, 75);
+            7_000_000_000L, 478, 75, 100, 200, 10_000);
     }
 
     /**
@@ -286,6 +295,19 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     }
 
     /**
+     * Fork support's madvise work around one verb (libibverbs memory.c {@code ibv_madvise_range}).
+     *
+     * @param madviseCalls madvise(2) calls made.
+     * @param vmaChanges   VMAs created or removed by their splits and merges.
+     * @param probes       page-size probes made under RDMAV_HUGEPAGES_SAFE.
+     * @return simulated duration in ns.
+     */
+    public long forkSafetyNs(final long madviseCalls, final long vmaChanges, final long probes)
+    {
+        return madviseCalls * madviseCallNs + vmaChanges * vmaSplitNs + probes * hugepagesSafeProbeNs;
+    }
+
+    /**
      * @param ns fixed registration cost.
      * @return a copy with it.
      */
@@ -294,7 +316,7 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
         return new CostModel(ns, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs, unpinPerPageNs,
             invalidationStallNs, cacheMissNs, opBaseLatencyNs, queueCreateFixedNs, odpFaultFixedNs, hostMinorFaultNs,
             hostMajorFaultNs, gpuCopyFixedNs, gpuCopyBytesPerSec, crossSocketP2pPermille,
-            relaxedOrderingGainPermille);
+            relaxedOrderingGainPermille, madviseCallNs, vmaSplitNs, hugepagesSafeProbeNs);
     }
 
     /**
@@ -306,7 +328,7 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
         return new CostModel(regFixedNs, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs, unpinPerPageNs,
             invalidationStallNs, ns, opBaseLatencyNs, queueCreateFixedNs, odpFaultFixedNs, hostMinorFaultNs,
             hostMajorFaultNs, gpuCopyFixedNs, gpuCopyBytesPerSec, crossSocketP2pPermille,
-            relaxedOrderingGainPermille);
+            relaxedOrderingGainPermille, madviseCallNs, vmaSplitNs, hugepagesSafeProbeNs);
     }
 
     /**
@@ -318,6 +340,6 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
         return new CostModel(regFixedNs, pinPerPageNs, pinPerLeafNs, mttWritePerEntryNs, deregFixedNs, unpinPerPageNs,
             ns, cacheMissNs, opBaseLatencyNs, queueCreateFixedNs, odpFaultFixedNs, hostMinorFaultNs,
             hostMajorFaultNs, gpuCopyFixedNs, gpuCopyBytesPerSec, crossSocketP2pPermille,
-            relaxedOrderingGainPermille);
+            relaxedOrderingGainPermille, madviseCallNs, vmaSplitNs, hugepagesSafeProbeNs);
     }
 }

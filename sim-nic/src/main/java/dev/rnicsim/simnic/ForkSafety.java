@@ -71,6 +71,8 @@ public final class ForkSafety
     private long dontforkCalls;
     private long doforkCalls;
     private long refusedDoforks;
+    private long vmaChanges;
+    private long pageSizeProbes;
 
     ForkSafety(final UserProcess process)
     {
@@ -224,6 +226,32 @@ public final class ForkSafety
     }
 
     /**
+     * @return VMAs created or removed by the splits and merges of fork support's madvise calls.
+     */
+    public long vmaChanges()
+    {
+        return vmaChanges;
+    }
+
+    /**
+     * @return page-size probes made under RDMAV_HUGEPAGES_SAFE, one per madvised range ({@code get_page_size}).
+     */
+    public long pageSizeProbes()
+    {
+        return pageSizeProbes;
+    }
+
+    /**
+     * @param cost the cost model.
+     * @return the simulated time of all the madvise work so far ({@link CostModel#forkSafetyNs}); the difference
+     * around one verb is that verb's share.
+     */
+    public long workNs(final CostModel cost)
+    {
+        return cost.forkSafetyNs(dontforkCalls + doforkCalls, vmaChanges, pageSizeProbes);
+    }
+
+    /**
      * @return MADV_DOFORK calls the kernel refused and libibverbs ignored (their ranges stay out of children).
      */
     public long refusedDoforks()
@@ -323,11 +351,17 @@ public final class ForkSafety
             return;
         }
         final long pageBytes = rangePageBytes(addr);
+        pageSizeProbes += hugePagesSafe ? 1 : 0;
         final long start = addr & -pageBytes;
         final long last = addr + lengthBytes;
         final long end = last < addr || last > UserProcess.TASK_SIZE ? UserProcess.TASK_SIZE + pageBytes
             : (last + pageBytes - 1) & -pageBytes;
-        final TreeMap<Long, Integer> before = new TreeMap<>(counts);
+        // Only the nodes around the range change (libibverbs memory.c splits and merges neighbouring nodes): the
+        // rollback copy and the merge after cover those, so a registration costs the same however many there are.
+        final long lo = counts.floorKey(start);
+        final Long above = counts.ceilingKey(end);
+        final long hi = above == null ? Long.MAX_VALUE : above;
+        final TreeMap<Long, Integer> before = new TreeMap<>(counts.subMap(lo, true, hi, true));
         split(start);
         split(end);
         // The runs whose count crosses 0 <-> 1 are madvised, each as one call (libibverbs: one per node).
@@ -356,7 +390,7 @@ public final class ForkSafety
             {
                 for (final long[] run : runs)
                 {
-                    process.madvise(run[0], run[1] - run[0], Madvice.DONTFORK);
+                    madvise(run, Madvice.DONTFORK);
                     dontforkCalls++;
                     done.add(run);
                 }
@@ -367,7 +401,7 @@ public final class ForkSafety
                 {
                     process.madvise(run[0], run[1] - run[0], Madvice.DOFORK);
                 }
-                counts.clear();
+                counts.subMap(lo, true, hi, true).clear();
                 counts.putAll(before);
                 throw e;
             }
@@ -381,7 +415,7 @@ public final class ForkSafety
                 {
                     if (!process.exited())
                     {
-                        process.madvise(run[0], run[1] - run[0], Madvice.DOFORK);
+                        madvise(run, Madvice.DOFORK);
                     }
                 }
                 catch (final KernelException e)
@@ -390,7 +424,7 @@ public final class ForkSafety
                 }
             }
         }
-        coalesce();
+        coalesce(lo, end);
     }
 
     /**
@@ -408,6 +442,14 @@ public final class ForkSafety
         return v != null && v.kind() == VmaKind.HUGETLB ? v.hugePageSize().bytes() : basePage;
     }
 
+    /** One madvise(2) of a run, counting the VMAs its split or merge creates or removes. */
+    private void madvise(final long[] run, final Madvice advice)
+    {
+        final int before = process.vmaCount();
+        process.madvise(run[0], run[1] - run[0], advice);
+        vmaChanges += Math.abs(process.vmaCount() - before);
+    }
+
     private void split(final long at)
     {
         final Map.Entry<Long, Integer> floor = counts.floorEntry(at);
@@ -417,10 +459,11 @@ public final class ForkSafety
         }
     }
 
-    private void coalesce()
+    /** Merges equal neighbouring nodes from {@code from} (kept) through {@code to}, where a change can have made some. */
+    private void coalesce(final long from, final long to)
     {
         Integer previous = null;
-        for (final var it = counts.entrySet().iterator(); it.hasNext();)
+        for (final var it = counts.subMap(from, true, to, true).entrySet().iterator(); it.hasNext();)
         {
             final Map.Entry<Long, Integer> e = it.next();
             if (previous != null && previous.equals(e.getValue()))

@@ -98,13 +98,19 @@ public final class SimContext implements Context
         // mlx5 sizes the ring to the next power of two above cqe and reports one less (mlx5_create_cq).
         final int entries = Integer.highestOneBit(cqe) << 1;
         final Ring ring;
+        final ForkSafety fork = device.host().forkSafety(process);
+        final long workBefore = fork.workNs(device.fabric().costModel());
         try
         {
-            ring = Ring.map(device.host().forkSafety(process), (long)entries * CQE_BYTES);
+            ring = Ring.map(fork, (long)entries * CQE_BYTES);
         }
         catch (final KernelException e)
         {
             throw Errors.of("ibv_create_cq", e);
+        }
+        finally
+        {
+            SimPd.madviseSpan(device, fork, workBefore, "MADV_DONTFORK (CQ ring)");
         }
         final SimCq cq = new SimCq(this, entries - 1, ring);
         device.cqsLive(1);

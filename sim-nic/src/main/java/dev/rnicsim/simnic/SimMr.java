@@ -176,6 +176,7 @@ public final class SimMr implements MemoryRegion
             && flags.contains(dev.rnicsim.verbs.ReregFlag.CHANGE_TRANSLATION) && newAddr != 0 && newLengthBytes != 0
             && (newAccess == null || newAccess.isEmpty() || flags.contains(dev.rnicsim.verbs.ReregFlag.CHANGE_ACCESS));
         final ForkSafety fork = pd.context().device().host().forkSafety(pd.context().process());
+        final long workBefore = fork.workNs(pd.context().device().fabric().costModel());
         if (translation)
         {
             try
@@ -206,6 +207,7 @@ public final class SimMr implements MemoryRegion
         if (translation)
         {
             fork.doforkRange(oldAddr, oldLength);
+            SimPd.madviseSpan(pd.context().device(), fork, workBefore, "MADV_DONTFORK new, MADV_DOFORK old");
         }
     }
 

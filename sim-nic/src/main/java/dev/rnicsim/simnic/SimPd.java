@@ -108,6 +108,7 @@ public final class SimPd implements ProtectionDomain
         final boolean madvised = context.device().host().gpuBufferAt(addr) == null;
         if (madvised)
         {
+            final long workBefore = fork.workNs(context.device().fabric().costModel());
             try
             {
                 fork.dontforkRange(REG, addr, lengthBytes);
@@ -116,6 +117,10 @@ public final class SimPd implements ProtectionDomain
             {
                 context.device().count(SimCounter.MR_REGISTRATION_FAILURES, 1);
                 throw e;
+            }
+            finally
+            {
+                madviseSpan(context.device(), fork, workBefore, "MADV_DONTFORK");
             }
         }
         try
@@ -129,6 +134,19 @@ public final class SimPd implements ProtectionDomain
                 fork.doforkRange(addr, lengthBytes);
             }
             throw e;
+        }
+    }
+
+    /**
+     * Advances the clock by the madvise work fork support did since {@code workBeforeNs} (calls, VMA splits and
+     * merges, page-size probes; {@link CostModel#forkSafetyNs}) and reports it as a span of its own.
+     */
+    static void madviseSpan(final SimDevice device, final ForkSafety fork, final long workBeforeNs, final String advice)
+    {
+        final long ns = fork.workNs(device.fabric().costModel()) - workBeforeNs;
+        if (ns > 0)
+        {
+            device.fabric().span(device, "madvise", "registration", ns, java.util.Map.of("advice", advice));
         }
     }
 
@@ -406,7 +424,10 @@ public final class SimPd implements ProtectionDomain
             mr.mttEntries(), dropped));
         device.observe(o -> o.deregistered(mr));
         // libibverbs ibv_dereg_mr: MADV_DOFORK after the kernel deregistered.
-        device.host().forkSafety(pinned.process()).doforkRange(mr.addr(), mr.lengthBytes());
+        final ForkSafety fork = device.host().forkSafety(pinned.process());
+        final long workBefore = fork.workNs(device.fabric().costModel());
+        fork.doforkRange(mr.addr(), mr.lengthBytes());
+        madviseSpan(device, fork, workBefore, "MADV_DOFORK");
     }
 
     // ------------------------------------------------------------------ on-demand paging
@@ -516,7 +537,7 @@ public final class SimPd implements ProtectionDomain
                 throw Errors.invalid(REG, "HUGETLB is only for an explicit ODP MR (ibv_reg_mr(3))"
                     + "; drop HUGETLB or register an explicit range");
             }
-            return 12;
+            return context.process().host().config().basePage().shift();
         }
         if (lengthBytes == 0)
         {
@@ -542,18 +563,20 @@ public final class SimPd implements ProtectionDomain
                 + Long.toUnsignedString(lengthBytes) + " wraps or leaves the user address space (ib_umem_odp_get)"
                 + "; keep the range in user space");
         }
+        // ib_umem_odp_get: the umem's page shift is PAGE_SHIFT (12, 14 or 16), or with IB_ACCESS_HUGETLB HPAGE_SHIFT,
+        // the PMD (21 on x86-64, 25 or 29 on arm64 with 16 or 64 KiB pages), with no check of the VMA; a fault on pages
+        // mapped smaller fails later (ib_umem_odp_map_dma_and_lock).
+        final dev.rnicsim.pagetable.BasePage base = context.process().host().config().basePage();
         if (!rights.contains(Access.HUGETLB))
         {
-            return 12;
+            return base.shift();
         }
-        // ib_umem_odp_get with IB_ACCESS_HUGETLB: the page shift is HPAGE_SHIFT (2 MiB on x86-64) with no check of
-        // the VMA; a fault on pages mapped smaller fails later (ib_umem_odp_map_dma_and_lock).
-        final int shift = 21;
+        final int shift = base.thpSize().pageShift();
         if (((addr ^ iova) & ((1L << shift) - 1)) != 0)
         {
             throw Errors.invalid(REG, "access HUGETLB: addr 0x" + Long.toHexString(addr) + " and iova 0x"
-                + Long.toHexString(iova) + " differ within a 2048 kB page"
-                + "; give an iova with the address's offset in the 2 MiB page");
+                + Long.toHexString(iova) + " differ within a " + ((1L << shift) >> 10) + " kB page"
+                + "; give an iova with the address's offset in that page");
         }
         return shift;
     }

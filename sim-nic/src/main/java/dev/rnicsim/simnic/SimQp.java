@@ -184,13 +184,19 @@ public final class SimQp implements QueuePair
                 + "; destroy a QP first or use a device with a larger max_qp");
         }
         final Ring ring;
+        final ForkSafety fork = device.host().forkSafety(pd.context().process());
+        final long workBefore = fork.workNs(device.fabric().costModel());
         try
         {
-            ring = Ring.map(device.host().forkSafety(pd.context().process()), ringBytes(c));
+            ring = Ring.map(fork, ringBytes(c));
         }
         catch (final KernelException e)
         {
             throw Errors.of(verb, e);
+        }
+        finally
+        {
+            SimPd.madviseSpan(device, fork, workBefore, "MADV_DONTFORK (QP ring)");
         }
         final SimQp qp = new SimQp(pd, attr, ring);
         qp.num = device.addQp(qp);

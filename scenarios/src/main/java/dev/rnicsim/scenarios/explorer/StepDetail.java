@@ -72,11 +72,11 @@ final class StepDetail
         final ArrayNode levels = w.putArray("levels");
         level(levels, "PGD", va, PGD_SHIFT);
         level(levels, "PUD", va, PUD_SHIFT);
-        if (size != PageSize.SIZE_1G)
+        if (size == null || size.leaf() != PageSize.SIZE_1G)
         {
             level(levels, "PMD", va, PMD_SHIFT);
         }
-        if (size == null || size == PageSize.SIZE_4K)
+        if (size == null || size.leaf() == PageSize.SIZE_4K)
         {
             level(levels, "PTE", va, PTE_SHIFT);
         }

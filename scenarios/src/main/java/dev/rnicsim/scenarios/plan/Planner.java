@@ -417,8 +417,13 @@ public final class Planner
                 g.name(), Sizes.iec(g.sizeBytes()), Sizes.iec(SAMPLE_REGION_BYTES),
                 (double)g.sizeBytes() / SAMPLE_REGION_BYTES));
         }
+        // With fork support every pinned MR costs a MADV_DONTFORK that splits its mapping in two more VMAs, and a
+        // MADV_DOFORK that merges them back (libibverbs memory.c ibv_madvise_range; CostModel.forkSafetyNs).
+        final long madviseNs = host.forkSafe() && "pinned".equals(m.kind())
+            ? dev.rnicsim.simnic.CostModel.defaults().forkSafetyNs(1, 2, 0) : 0;
         return new Plan.GroupResult(g.name(), g.count(), g.sizeBytes(), g.backing(), g.lifetime(), m.pageSizeBytes(),
-            m.mttEntries(), m.mttReserved(), m.pinnedBytes(), m.regNs(), m.deregNs(), g.requestsPerSecond(),
+            m.mttEntries(), m.mttReserved(), m.pinnedBytes(), m.regNs() + madviseNs, m.deregNs() + madviseNs,
+            g.requestsPerSecond(),
             m.samples(), m.kind(), best.mttEntries(), worst.mttEntries(), m.bar1Bytes(), m.gpuBytes(), m.refusal());
     }
 
@@ -493,7 +498,9 @@ public final class Planner
         if (host.forkSafe())
         {
             notes.add("--fork-safe: each MR is MADV_DONTFORK (ibv_fork_init), splitting the mapping it is carved "
-                + "from, so it counts 2 mappings against vm.max_map_count");
+                + "from, so it counts 2 mappings against vm.max_map_count; the madvise and its split add "
+                + Sizes.duration(dev.rnicsim.simnic.CostModel.defaults().forkSafetyNs(1, 2, 0))
+                + " to each registration and deregistration");
         }
         if (groups.stream().anyMatch(g -> g.mrs() > 1))
         {

@@ -53,8 +53,12 @@ public final class Fields
         device.addAll(DeviceFields.names());
         BY_KIND.put(Kind.DEVICE, Set.copyOf(device));
         BY_KIND.put(Kind.DM, Set.of("length"));
-        final Set<String> host = new LinkedHashSet<>(Set.of("mem_total", "mem_free", "mem_used", "hugepages_free_2m",
-            "hugepages_free_1g", "hugepages_total_2m", "hugepages_total_1g"));
+        final Set<String> host = new LinkedHashSet<>(Set.of("mem_total", "mem_free", "mem_used"));
+        for (final String size : List.of("64k", "2m", "32m", "512m", "1g", "16g"))
+        {
+            host.add("hugepages_free_" + size);
+            host.add("hugepages_total_" + size);
+        }
         for (final VmEvent e : VmEvent.values())
         {
             host.add(e.procName());

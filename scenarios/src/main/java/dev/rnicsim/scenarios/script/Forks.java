@@ -94,6 +94,9 @@ final class Forks
             + String.format(Locale.ROOT, "  ranges held MADV_DONTFORK: %s; MADV_DONTFORK calls %d, MADV_DOFORK calls "
                 + "%d (%d refused and ignored)%n", Units.bytes(f.dontforkBytes()), f.dontforkCalls(), f.doforkCalls(),
                 f.refusedDoforks())
+            + String.format(Locale.ROOT, "  madvise work: %d VMAs split or merged, %d page-size probes; %s of "
+                + "simulated time in all%n", f.vmaChanges(), f.pageSizeProbes(),
+                Units.duration(f.workNs(s.fabric.costModel())))
             + String.format(Locale.ROOT, "  VMAs: %d of vm.max_map_count=%d, %d of them VM_DONTCOPY (absent in a "
                 + "child)", p.vmaCount(), p.host().config().maxMapCount(), dontcopyVmas);
     }

@@ -10,6 +10,7 @@ import dev.rnicsim.pagetable.HostConfig;
 import dev.rnicsim.pagetable.KernelException;
 import dev.rnicsim.pagetable.Madvice;
 import dev.rnicsim.pagetable.MapFlag;
+import dev.rnicsim.pagetable.PageSize;
 import dev.rnicsim.pagetable.ProcFs;
 import dev.rnicsim.pagetable.Prot;
 import dev.rnicsim.pagetable.ThpMode;
@@ -650,6 +651,13 @@ public final class ScriptRunner
         {
             b.hugepages1G(s.evalNum(l, o.get("hugepages1g")));
         }
+        for (final PageSize size : List.of(PageSize.SIZE_64K, PageSize.SIZE_32M, PageSize.SIZE_512M, PageSize.SIZE_16G))
+        {
+            if (o.containsKey("hugepages" + size.word()))
+            {
+                b.hugepages(size, s.evalNum(l, o.get("hugepages" + size.word())));
+            }
+        }
         if (o.containsKey("thp"))
         {
             b.thpMode(ThpMode.valueOf(o.get("thp").toUpperCase(Locale.ROOT)));
@@ -695,12 +703,21 @@ public final class ScriptRunner
         s.names.put(l.args().get(0), binding);
         s.hosts.put(host, binding);
         host.peerMemoryClient("yes".equals(o.get("peermem")));
-        return Outcome.ok(Units.bytes(config.physicalMemoryBytes()) + " RAM, hugepages 2M=" + config.hugepages2M()
-            + " 1G=" + config.hugepages1G() + ", THP " + config.thpMode().name().toLowerCase(Locale.ROOT)
+        final StringBuilder pools = new StringBuilder();
+        for (final PageSize size : config.basePage().hugetlbSizes())
+        {
+            if (config.basePage() != dev.rnicsim.pagetable.BasePage.SIZE_4K || size == PageSize.SIZE_2M
+                || size == PageSize.SIZE_1G || config.hugepages(size) > 0)
+            {
+                pools.append(' ').append(size.word().toUpperCase(Locale.ROOT)).append('=').append(config.hugepages(size));
+            }
+        }
+        return Outcome.ok(Units.bytes(config.physicalMemoryBytes()) + " RAM, hugepages" + pools
+            + ", THP " + config.thpMode().name().toLowerCase(Locale.ROOT)
             + ", fork " + config.forkBehaviour().name().toLowerCase(Locale.ROOT)
             + (config.aged() ? ", aged (scattered 4 KiB frames)" : "")
             + (config.basePage() == dev.rnicsim.pagetable.BasePage.SIZE_4K ? "" : ", base page "
-                + Units.bytes(config.basePage().bytes()) + " (no THP or hugetlb pools modelled; a PMD would map "
+                + Units.bytes(config.basePage().bytes()) + " (THP and the default hugetlb page: one PMD, "
                 + Units.bytes(config.basePage().pmdBytes()) + ")") + ", RLIMIT_MEMLOCK "
             + (memlock == UserProcess.RLIM_INFINITY ? "unlimited" : Units.bytes(memlock))
             + (host.peerMemoryClient() ? ", peer-memory client (nvidia-peermem) loaded" : ""));
@@ -827,6 +844,19 @@ public final class ScriptRunner
             + Forks.envNote(p));
     }
 
+    /** @return the hugetlb page size a backing word names (64k, 2m, 32m, 512m, 1g, 16g). */
+    private static PageSize hugeSizeOf(final String word)
+    {
+        for (final PageSize size : PageSize.values())
+        {
+            if (size.word().equals(word))
+            {
+                return size;
+            }
+        }
+        throw new IllegalArgumentException("backing=" + word);
+    }
+
     private Outcome mmap(final Session s, final ScriptLine l)
     {
         final UserProcess p = s.get(l, l.args().get(1), UserProcess.class);
@@ -835,14 +865,14 @@ public final class ScriptRunner
         final Set<Prot> prot = prot(l.options().getOrDefault("prot", "rw"));
         final long addr = switch (backing)
         {
-            case "2m" -> p.mmap(0, len, prot, Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.HUGETLB,
-                MapFlag.HUGE_2MB));
-            case "1g" -> p.mmap(0, len, prot, Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.HUGETLB,
-                MapFlag.HUGE_1GB));
+            case "hugetlb" -> p.mmap(0, len, prot, Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.HUGETLB));
+            case "64k", "2m", "32m", "512m", "1g", "16g" -> p.mmap(0, len, prot, Set.of(MapFlag.PRIVATE,
+                MapFlag.ANONYMOUS, MapFlag.HUGETLB, MapFlag.hugeSize(hugeSizeOf(backing))));
             default ->
             {
                 final long a = p.mmap(0, len, prot, Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS));
-                p.madvise(a, (len + 0xfff) & ~0xfffL, backing.equals("thp") ? Madvice.HUGEPAGE : Madvice.NOHUGEPAGE);
+                final long page = p.host().config().basePage().bytes();
+                p.madvise(a, (len + page - 1) & -page, backing.equals("thp") ? Madvice.HUGEPAGE : Madvice.NOHUGEPAGE);
                 yield a;
             }
         };

@@ -810,6 +810,22 @@ final class Session
         throw l.error("a host has no field '" + field + "'");
     }
 
+    /** {@code hugepages_free_SIZE} and {@code hugepages_total_SIZE}: 0 for a size the host has no pool of. */
+    private static long hugepagesField(final ScriptLine l, final Host h, final String field)
+    {
+        final String word = field.substring(field.lastIndexOf('_') + 1);
+        for (final PageSize size : PageSize.values())
+        {
+            if (size.word().equals(word))
+            {
+                final boolean known = size == PageSize.SIZE_2M || size == PageSize.SIZE_1G
+                    || h.config().basePage().hugetlbSizes().contains(size);
+                return !known ? 0 : field.startsWith("hugepages_free_") ? h.hugepagesFree(size) : h.hugepagesTotal(size);
+            }
+        }
+        throw l.error("a host has no field '" + field + "'");
+    }
+
     private static long hostField(final ScriptLine l, final Host h, final String field)
     {
         final PhysicalMemory pm = h.physicalMemory();
@@ -818,11 +834,7 @@ final class Session
             case "mem_total" -> pm.totalFrames() << 12;
             case "mem_free" -> pm.freeFrames() << 12;
             case "mem_used" -> pm.usedFrames() << 12;
-            case "hugepages_free_2m" -> h.hugepagesFree(PageSize.SIZE_2M);
-            case "hugepages_free_1g" -> h.hugepagesFree(PageSize.SIZE_1G);
-            case "hugepages_total_2m" -> h.hugepagesTotal(PageSize.SIZE_2M);
-            case "hugepages_total_1g" -> h.hugepagesTotal(PageSize.SIZE_1G);
-            default -> vmEvent(l, h, field);
+            default -> field.startsWith("hugepages_") ? hugepagesField(l, h, field) : vmEvent(l, h, field);
         };
     }
 }

@@ -151,11 +151,13 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
     {
         final Map<String, Spec> t = new LinkedHashMap<>();
         add(t, "host NAME [ram=SIZE] [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no] [hugepages2m=N] [hugepages1g=N]"
+            + " [hugepages64k=N] [hugepages32m=N] [hugepages512m=N] [hugepages16g=N]"
             + " [thp=always|madvise|never] [fork=modern|legacy] [movable=SIZE] [swap=SIZE] [max_map_count=N]"
             + " [aged=yes|no] [peermem=yes|no] [page=4k|16k|64k]",
             List.of(new NewName(Kind.HOST, false)),
             opts("ram", expr(), "memlock", expr(), "cap_ipc_lock", word("yes", "no"), "hugepages2m", expr(),
-                "hugepages1g", expr(), "thp", word("always", "madvise", "never"), "fork", word("modern", "legacy"),
+                "hugepages1g", expr(), "hugepages64k", expr(), "hugepages32m", expr(), "hugepages512m", expr(),
+                "hugepages16g", expr(), "thp", word("always", "madvise", "never"), "fork", word("modern", "legacy"),
                 "movable", expr(), "swap", expr(), "max_map_count", expr(), "aged", word("yes", "no"), "peermem",
                 word("yes", "no"), "page", word("4k", "16k", "64k")));
         add(t, "device NAME HOST [profile=NAME] [devinfo=FILE] [log_num_mtt=N] [log_mtts_per_seg=N] [max_mr=N]"
@@ -173,16 +175,17 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             opts("process", new Ref(Set.of(Kind.PROCESS), true), "memlock", expr(), "cap_ipc_lock",
                 word("yes", "no"), "env", new Word1(true)));
         add(t, "forkinit PROCESS", List.of(new Ref(PROCS, false)), Map.of());
-        add(t, "mmap NAME PROCESS SIZE [backing=4k|thp|2m|1g] [prot=rw|r|none]",
+        add(t, "mmap NAME PROCESS SIZE [backing=4k|thp|hugetlb|64k|2m|32m|512m|1g|16g] [prot=rw|r|none]",
             List.of(new NewName(Kind.BUFFER, false), new Ref(PROCS, false), new Expr(false)),
-            opts("backing", word("4k", "thp", "2m", "1g"), "prot", word("rw", "r", "none")));
+            opts("backing", word("4k", "thp", "hugetlb", "64k", "2m", "32m", "512m", "1g", "16g"), "prot",
+                word("rw", "r", "none")));
         add(t, "touch ADDR SIZE [write] [process=PROCESS]", List.of(new Expr(false), new Expr(false)),
             opts("process", new Ref(PROCS, true)), Set.of("write"));
         add(t, "write ADDR DATA [SIZE]", List.of(new Expr(false), new Data(false), new Expr(true)), Map.of());
         add(t, "munmap ADDR SIZE", List.of(new Expr(false), new Expr(false)), Map.of());
-        add(t, "madvise ADDR SIZE dontneed|hugepage|nohugepage|dontfork|dofork",
+        add(t, "madvise ADDR SIZE dontneed|hugepage|nohugepage|dontfork|dofork|collapse",
             List.of(new Expr(false), new Expr(false), new Word(Set.of("dontneed", "hugepage", "nohugepage",
-                "dontfork", "dofork"), false, false)), Map.of());
+                "dontfork", "dofork", "collapse"), false, false)), Map.of());
         add(t, "mprotect ADDR SIZE rw|r|none", List.of(new Expr(false), new Expr(false),
             new Word(Set.of("rw", "r", "none"), false, false)), Map.of());
         add(t, "fork NAME PROCESS", List.of(new NewName(Kind.PROCESS, false), new Ref(PROCS, false)), Map.of());

@@ -266,12 +266,12 @@ final class Views
         final long va = v.num();
         final StringBuilder sb = new StringBuilder();
         final PageSize mapped = p.exited() ? null : p.mappedPageSize(va);
-        if (mapped == PageSize.SIZE_1G)
+        if (mapped != null && mapped.leaf() == PageSize.SIZE_1G)
         {
             sb.append(String.format(Locale.ROOT, "va 0x%x: PGD[%d] -> PUD[%d] (leaf), offset 0x%x%n", va,
                 (va >>> 39) & 511, (va >>> 30) & 511, va & 0x3fffffff));
         }
-        else if (mapped == PageSize.SIZE_2M)
+        else if (mapped != null && mapped.leaf() == PageSize.SIZE_2M)
         {
             sb.append(String.format(Locale.ROOT, "va 0x%x: PGD[%d] -> PUD[%d] -> PMD[%d] (leaf), offset 0x%x%n",
                 va, (va >>> 39) & 511, (va >>> 30) & 511, (va >>> 21) & 511, va & 0x1fffff));
@@ -297,12 +297,13 @@ final class Views
         final long phys = p.translate(va);
         final long pfn = phys >>> PhysicalMemory.FRAME_SHIFT;
         final PhysicalMemory pm = p.host().physicalMemory();
-        final String leaf = switch (size)
-        {
-            case SIZE_1G -> "PUD leaf (1 GiB page)";
-            case SIZE_2M -> "PMD leaf (2 MiB page)";
-            default -> "PTE (4 KiB page)";
-        };
+        // A page larger than its leaf (arm64's contiguous-bit hugetlb pages, the 32 and 512 MiB PMDs of 16 and 64 KiB
+        // hosts) is a run of leaves here; a base page of 16 or 64 KiB a run of 4 KiB PTEs over one folio.
+        final String level = size.leaf() == PageSize.SIZE_1G ? "PUD leaf" : size.leaf() == PageSize.SIZE_2M
+            ? "PMD leaf" : "PTE";
+        final String leaf = level + " (" + Units.bytes(size.bytes()) + " page"
+            + (size.leaves() > 1 ? ", a run of " + size.leaves() + " " + Units.bytes(size.leaf().bytes()) + " leaves"
+                : "") + ")";
         sb.append(String.format(Locale.ROOT, "%s -> phys 0x%x (pfn 0x%x)", leaf, phys, pfn));
         if (pfn == pm.zeroPfn())
         {

@@ -42,4 +42,17 @@ class PlannerForkSafeTest
         assertThat(safe.notes()).anySatisfy(n -> assertThat(n).contains("--fork-safe"));
         assertThat(plain.breach()).isNull();
     }
+
+    @Test
+    void forkSafeRegistrationsAndDeregistrationsPayTheirMadviseAndSplit()
+    {
+        // libibverbs: one MADV_DONTFORK at ibv_reg_mr (2 VMAs more), one MADV_DOFORK at ibv_dereg_mr (2 fewer).
+        final Plan plain = Planner.plan(DeviceProfiles.connectx5(), host(false), mrs(10));
+        final Plan safe = Planner.plan(DeviceProfiles.connectx5(), host(true), mrs(10));
+        final long madvise = dev.rnicsim.simnic.CostModel.defaults().forkSafetyNs(1, 2, 0);
+        assertThat(madvise).isPositive();
+        assertThat(safe.groups().get(0).regNsPerMr() - plain.groups().get(0).regNsPerMr()).isEqualTo(madvise);
+        assertThat(safe.groups().get(0).deregNsPerMr() - plain.groups().get(0).deregNsPerMr()).isEqualTo(madvise);
+        assertThat(safe.notes()).anySatisfy(n -> assertThat(n).contains("to each registration and deregistration"));
+    }
 }

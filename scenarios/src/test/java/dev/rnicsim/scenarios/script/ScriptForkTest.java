@@ -117,7 +117,7 @@ class ScriptForkTest
             host h ram=256M page=8k
             """)).isInstanceOf(ScriptException.class).hasMessageContaining("16k");
         final ScriptRun pools = ScriptRun.run("pools.rsim", """
-            host h ram=256M page=64k hugepages2m=2
+            host h ram=2G page=64k hugepages1g=1
             expect EINVAL
             """);
         assertThat(pools.result().exitCode()).as(pools.out()).isZero();
