@@ -1189,6 +1189,11 @@ public final class ScriptRunner
         {
             flags.add(SendFlag.INLINE);
         }
+        if (l.flags().contains("fence"))
+        {
+            // IBV_SEND_FENCE: the WQE starts only after every earlier READ and atomic of the QP completed.
+            flags.add(SendFlag.FENCE);
+        }
         return flags;
     }
 

@@ -211,11 +211,11 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
                 "retry", expr()));
         add(t, "post write|write_imm|read|send|send_imm|cas|faa|send_inv|local_inv|reg_mr QP [sgl=SGL] [remote=ADDR]"
             + " [rkey=KEY] [imm=N] [compare=N] [swap=N] [add=N] [mr=FASTMR] [key=KEY] [access=FLAGS] [id=N]"
-            + " [unsignaled] [inline]",
+            + " [unsignaled] [inline] [fence]",
             List.of(new Word(POST_WORDS, false, false), ref(Kind.QP)),
             opts("sgl", new Sgl(true), "remote", expr(), "rkey", expr(), "imm", expr(), "compare", expr(),
                 "swap", expr(), "add", expr(), "mr", new Ref(Set.of(Kind.FASTMR), true), "key", expr(), "access",
-                new Word(ACCESS_WORDS, true, true), "id", expr()), Set.of("unsignaled", "inline"));
+                new Word(ACCESS_WORDS, true, true), "id", expr()), Set.of("unsignaled", "inline", "fence"));
         add(t, "recv QP [sgl=SGL] [id=N]", List.of(ref(Kind.QP)), opts("sgl", new Sgl(true), "id", expr()));
         add(t, "poll CQ [N]", List.of(ref(Kind.CQ), new Expr(true)), Map.of());
         add(t, "progress DEVICE [N]", List.of(ref(Kind.DEVICE), new Expr(true)), Map.of());
