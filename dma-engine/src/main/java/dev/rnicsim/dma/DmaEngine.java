@@ -575,6 +575,14 @@ public final class DmaEngine
         {
             observer.packet(m, m.remote, m.remoteSgl.get(0).key());
         }
+        if (m.kind == MessageKind.WRITE)
+        {
+            m.dst.resync();
+        }
+        else if (m.kind == MessageKind.READ)
+        {
+            m.src.resync();
+        }
         if (m.kind == MessageKind.READ)
         {
             drainOrdering(m.remote);
@@ -1237,6 +1245,42 @@ public final class DmaEngine
             this.access = access;
             this.segments = segments;
             this.firstPhys = firstPhys;
+        }
+
+        /**
+         * Before a later packet of a message: the device resolves it through the key's current context (its MPT
+         * entry and MTT entries now; the packet carries no key of its own, IBA 9.7.4.1.3). When the key's MPT entry
+         * no longer maps the block this walk stands in — the key was retired and came back under another
+         * registration (a variant that wrapped) — the walk is translated again from the key, so the packet lands
+         * where the key translates now and never in the pages of the registration that is gone (or of another MR
+         * that took its MTT entries).
+         */
+        void resync()
+        {
+            if (index < 0 || pending == 2 || indirect)
+            {
+                return;
+            }
+            final int key = segments.get(index).key();
+            final long expected = port.tables().blockIndex(key, addr);
+            final long standing = pending == 1 ? mttIndex + 1 : mttIndex;
+            if (expected < 0 || expected == standing && port.tables().pageShift(key) == pageShift)
+            {
+                return;
+            }
+            pageShift = port.tables().pageShift(key);
+            pageBytes = 1L << pageShift;
+            // Only the current page: the packet's re-check covered its bytes, not the rest of the old segment.
+            final long r = translate(port, key, pd, access, addr, Math.min(segmentLeft,
+                pageBytes - (addr & (pageBytes - 1))));
+            if (r < 0)
+            {
+                throw new IllegalStateException("a re-checked packet's first page does not translate: "
+                    + KeyCheck.ofTranslation(r));
+            }
+            phys = r;
+            mttIndex = expected;
+            pending = 0;
         }
 
         /** @return the key of the current segment (after {@link #phys()} or {@link #run()} resolved it). */
