@@ -1476,7 +1476,7 @@ public final class SimQp implements QueuePair
         final boolean fromPeer = wr.opcode() == WrOpcode.RDMA_READ || wr.opcode().isAtomic();
         final SimDevice sender = fromPeer ? pdev : device;
         final SimDevice receiver = fromPeer ? device : pdev;
-        final long packets = Math.max(1, (bytes + PATH_MTU_BYTES - 1) / PATH_MTU_BYTES);
+        final long packets = InflightMessage.packets(bytes, device.fabric().pathMtuBytes());
         sender.count(SimCounter.PORT_XMIT_DATA, bytes / 4);
         sender.count(SimCounter.PORT_XMIT_PACKETS, packets);
         receiver.count(SimCounter.PORT_RCV_DATA, bytes / 4);
