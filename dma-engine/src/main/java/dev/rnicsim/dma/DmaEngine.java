@@ -45,6 +45,33 @@ public final class DmaEngine
     private static final int ODP_ATOMIC = 0x10;
     /** The DMA address of the first remote byte found by the last rkey check (-1 when none). */
     private long remoteFirstPhys = -1;
+    /** Told of every memory access, or null. */
+    private DmaObserver observer;
+
+    /**
+     * @param dmaObserver told of every memory access this engine makes from now on (null: none).
+     */
+    public void observer(final DmaObserver dmaObserver)
+    {
+        this.observer = dmaObserver;
+    }
+
+    /**
+     * @return the observer told of every memory access, or null.
+     */
+    public DmaObserver observer()
+    {
+        return observer;
+    }
+
+    private void observe(final DmaPort port, final int key, final long iova, final long phys, final long n,
+        final boolean write)
+    {
+        if (observer != null)
+        {
+            observer.accessed(port, key, iova, phys, n, write);
+        }
+    }
 
     /**
      * RDMA WRITE: gathers the local SGL and writes it at {@code (remoteAddr, rkey)}.
@@ -314,11 +341,13 @@ public final class DmaEngine
         final long remotePhys = checkedRemote()[0];
         final byte[] bytes = new byte[Long.BYTES];
         remote.memory().read(remotePhys, bytes, 0, Long.BYTES);
+        observe(remote, rkey, remoteAddr, remotePhys, Long.BYTES, false);
         final long original = toLong(bytes);
         final long updated = compareAndSwap ? (original == compareAdd ? swap : original) : original + compareAdd;
         if (updated != original)
         {
             remote.memory().write(remotePhys, toBytes(updated), 0, Long.BYTES);
+            observe(remote, rkey, remoteAddr, remotePhys, Long.BYTES, true);
         }
         scatterBytes(toBytes(original), new Walk(local, localPd, AccessFlags.LOCAL_WRITE, resultSgl, resultPhys));
         return DmaResult.success(Long.BYTES, original);
@@ -363,9 +392,9 @@ public final class DmaEngine
             {
                 failure = checkSgl(local, localPd, sgl, localAccess, localPhys);
             }
-            return new Message(read, local, localPd, sgl, remote, remotePd, remoteSgl, failure,
+            return opened(new Message(MessageKind.READ, local, localPd, sgl, remote, remotePd, remoteSgl, failure,
                 new Walk(remote, remotePd, remoteAccess, remoteSgl, remotePhys),
-                new Walk(local, localPd, localAccess, sgl, localPhys));
+                new Walk(local, localPd, localAccess, sgl, localPhys), null));
         }
         failure = checkSgl(local, localPd, sgl, localAccess, localPhys);
         if (failure == null)
@@ -373,9 +402,143 @@ public final class DmaEngine
             failure = checkRemote(remote, remotePd, remoteQpAccess, remoteAccess, remoteAddr, length, rkey,
                 "RDMA WRITE");
         }
-        return new Message(read, local, localPd, sgl, remote, remotePd, remoteSgl, failure,
+        return opened(new Message(MessageKind.WRITE, local, localPd, sgl, remote, remotePd, remoteSgl, failure,
             new Walk(local, localPd, localAccess, sgl, localPhys),
-            new Walk(remote, remotePd, remoteAccess, remoteSgl, checkedRemote()));
+            new Walk(remote, remotePd, remoteAccess, remoteSgl, checkedRemote()), null));
+    }
+
+    /** Tells the observer of a message whose first packet's rkey check passed. */
+    private Message opened(final Message m)
+    {
+        if (observer != null && m.failure == null)
+        {
+            observer.opened(m, m.remote, m.remoteSgl.get(0).key());
+        }
+        return m;
+    }
+
+    /**
+     * Opens an RDMA WRITE of an inline payload (IBV_SEND_INLINE: the bytes were copied into the WQE at post time, so
+     * no lkey is checked) that moves packet by packet: the responder's checks of the first packet, for the whole
+     * message, as {@link #writeInline} makes them.
+     *
+     * @param payload        the bytes.
+     * @param remote         the responder.
+     * @param remotePd       the responder QP's PD.
+     * @param remoteQpAccess the responder QP's access flags.
+     * @param remoteAddr     first remote address.
+     * @param rkey           remote key; needs REMOTE_WRITE.
+     * @return the message; {@link Message#failure()} as {@link #writeInline} would report it.
+     */
+    public Message openInlineWrite(final byte[] payload, final DmaPort remote, final int remotePd,
+        final int remoteQpAccess, final long remoteAddr, final int rkey)
+    {
+        operations++;
+        final List<Segment> remoteSgl = List.of(new Segment(remoteAddr, payload.length, rkey));
+        final DmaResult failure = checkRemote(remote, remotePd, remoteQpAccess, AccessFlags.REMOTE_WRITE, remoteAddr,
+            payload.length, rkey, "RDMA WRITE");
+        return opened(new Message(MessageKind.WRITE, null, 0, List.of(), remote, remotePd, remoteSgl, failure, null,
+            new Walk(remote, remotePd, AccessFlags.REMOTE_WRITE, remoteSgl, checkedRemote()), payload));
+    }
+
+    /**
+     * Opens a SEND that moves packet by packet into the receive buffers the responder took for it at the first
+     * packet (IBA 9.7.2: a multi-packet SEND consumes one receive WQE, its FIRST packet fetching it; rxe
+     * {@code get_srq_wqe}/{@code send_data_in}). The first packet makes the checks {@link #send} makes; the later
+     * packets re-check the state of the receive buffers' lkeys they fill (and of the gather list's lkeys they
+     * read), so a receive buffer deregistered mid-message fails the packet that needs it.
+     *
+     * @param local    the requester.
+     * @param localPd  the requester QP's PD.
+     * @param sgl      local buffers to gather; ignored when {@code payload} is given.
+     * @param payload  an inline payload (IBV_SEND_INLINE), or null.
+     * @param remote   the responder.
+     * @param remotePd the responder QP's PD.
+     * @param recvSgl  the receive work request's buffers (lkeys of the responder), need LOCAL_WRITE.
+     * @return the message; {@link Message#failure()} as {@link #send} or {@link #sendInline} would report it.
+     */
+    public Message openSend(final DmaPort local, final int localPd, final List<Segment> sgl, final byte[] payload,
+        final DmaPort remote, final int remotePd, final List<Segment> recvSgl)
+    {
+        operations++;
+        final List<Segment> gather = payload == null ? sgl : List.of();
+        final long[] localPhys = new long[gather.size()];
+        DmaResult failure = payload == null ? checkSgl(local, localPd, gather, 0, localPhys) : null;
+        final long length = payload == null ? total(gather) : payload.length;
+        final long[] recvPhys = new long[recvSgl.size()];
+        if (failure == null)
+        {
+            failure = checkRecv(remote, remotePd, recvSgl, length, recvPhys);
+        }
+        return new Message(MessageKind.SEND, local, localPd, gather, remote, remotePd, recvSgl, failure,
+            payload == null ? new Walk(local, localPd, 0, gather, localPhys) : null,
+            new Walk(remote, remotePd, AccessFlags.LOCAL_WRITE, recvSgl, recvPhys), payload);
+    }
+
+    /**
+     * The request packet of ATOMIC_CMP_AND_SWP or ATOMIC_FETCH_AND_ADD: the checks {@link #atomic} makes (the local
+     * result SGE, then the responder's rkey, rights and alignment), then the responder executes the atomic on its
+     * memory and keeps the original value for the response (IBA 9.4.5: one request packet, one ATOMIC ACKNOWLEDGE
+     * packet carrying the original value; rxe {@code atomic_reply}). The response is placed into the local result
+     * SGE by {@link #movePacket} (8 bytes), which re-checks the result lkey's state as it does for every later
+     * packet: a result MR deregistered between request and response fails with LOC_PROT_ERR after the remote memory
+     * changed, as on hardware.
+     *
+     * @param local          the requester.
+     * @param localPd        the requester QP's PD.
+     * @param result         one 8-byte local SGE; needs LOCAL_WRITE.
+     * @param remote         the responder.
+     * @param remotePd       the responder QP's PD.
+     * @param remoteQpAccess the responder QP's access flags.
+     * @param remoteAddr     remote address, 8-byte aligned.
+     * @param rkey           remote key; needs REMOTE_ATOMIC.
+     * @param compareAndSwap true for compare-and-swap, false for fetch-and-add.
+     * @param compareAdd     compare value or addend.
+     * @param swap           swap value.
+     * @return the message; its {@link Message#failure()} as {@link #atomic} would report it.
+     */
+    public Message openAtomic(final DmaPort local, final int localPd, final Segment result, final DmaPort remote,
+        final int remotePd, final int remoteQpAccess, final long remoteAddr, final int rkey,
+        final boolean compareAndSwap, final long compareAdd, final long swap)
+    {
+        operations++;
+        final List<Segment> resultSgl = List.of(result);
+        final List<Segment> remoteSgl = List.of(new Segment(remoteAddr, Long.BYTES, rkey));
+        final long[] resultPhys = new long[1];
+        DmaResult failure = result.lengthBytes() != Long.BYTES ? DmaResult.local(DmaStatus.LOC_LEN_ERR,
+            KeyCheck.VALID, "atomic result SGE of " + result.lengthBytes() + " bytes; an atomic needs exactly 8")
+            : checkSgl(local, localPd, resultSgl, AccessFlags.LOCAL_WRITE, resultPhys);
+        if (failure == null)
+        {
+            failure = checkRemote(remote, remotePd, remoteQpAccess, AccessFlags.REMOTE_ATOMIC, remoteAddr, Long.BYTES,
+                rkey, "atomic");
+        }
+        if (failure == null && (remoteAddr & 7) != 0)
+        {
+            failure = DmaResult.remote(DmaStatus.REM_INV_REQ_ERR, DmaStatus.REM_INV_REQ_ERR, KeyCheck.VALID,
+                "atomic at 0x" + Long.toHexString(remoteAddr) + " is not 8-byte aligned (RESPST_ERR_MISALIGNED_ATOMIC)");
+        }
+        final Message m = new Message(MessageKind.ATOMIC, local, localPd, resultSgl, remote, remotePd, remoteSgl,
+            failure, null, new Walk(local, localPd, AccessFlags.LOCAL_WRITE, resultSgl, resultPhys), null);
+        if (failure == null)
+        {
+            atomics++;
+            drainOrdering(remote);
+            final long remotePhys = checkedRemote()[0];
+            final byte[] bytes = new byte[Long.BYTES];
+            remote.memory().read(remotePhys, bytes, 0, Long.BYTES);
+            observe(remote, rkey, remoteAddr, remotePhys, Long.BYTES, false);
+            final long original = toLong(bytes);
+            final long updated = compareAndSwap ? (original == compareAdd ? swap : original) : original + compareAdd;
+            if (updated != original)
+            {
+                remote.memory().write(remotePhys, toBytes(updated), 0, Long.BYTES);
+                observe(remote, rkey, remoteAddr, remotePhys, Long.BYTES, true);
+            }
+            m.atomicOriginal = original;
+            m.inline = toBytes(original);
+        }
+        return m;
     }
 
     /**
@@ -390,8 +553,56 @@ public final class DmaEngine
      */
     public DmaResult movePacket(final Message m, final long bytes)
     {
-        final int remoteAccess = m.read ? AccessFlags.REMOTE_READ : AccessFlags.REMOTE_WRITE;
-        final int localAccess = m.read ? AccessFlags.LOCAL_WRITE : 0;
+        final DmaResult remoteFailure = switch (m.kind)
+        {
+            case WRITE, READ -> recheckRkey(m, bytes);
+            case SEND -> recheckList(m.remote, m.remotePd, m.remoteSgl, AccessFlags.LOCAL_WRITE, m.offset, bytes,
+                true);
+            case ATOMIC -> null;
+        };
+        if (remoteFailure != null)
+        {
+            return remoteFailure;
+        }
+        final DmaResult localFailure = m.kind == MessageKind.ATOMIC || m.inline == null
+            ? recheckList(m.local, m.localPd, m.sgl, m.kind == MessageKind.WRITE || m.kind == MessageKind.SEND ? 0
+            : AccessFlags.LOCAL_WRITE, m.kind == MessageKind.ATOMIC ? 0 : m.offset, bytes, false) : null;
+        if (localFailure != null)
+        {
+            return localFailure;
+        }
+        if (observer != null && m.kind != MessageKind.SEND && m.kind != MessageKind.ATOMIC)
+        {
+            observer.packet(m, m.remote, m.remoteSgl.get(0).key());
+        }
+        if (m.kind == MessageKind.WRITE)
+        {
+            m.dst.resync();
+        }
+        else if (m.kind == MessageKind.READ)
+        {
+            m.src.resync();
+        }
+        if (m.kind == MessageKind.READ)
+        {
+            drainOrdering(m.remote);
+        }
+        if (m.inline != null)
+        {
+            scatterBytes(m.inline, m.kind == MessageKind.ATOMIC ? 0 : (int)m.offset, (int)bytes, m.dst);
+        }
+        else
+        {
+            copy(m.src, m.dst, bytes);
+        }
+        m.offset += bytes;
+        return null;
+    }
+
+    /** A later packet of a WRITE or READ: the rkey's state, range and rights for this packet's part. */
+    private DmaResult recheckRkey(final Message m, final long bytes)
+    {
+        final int remoteAccess = m.kind == MessageKind.READ ? AccessFlags.REMOTE_READ : AccessFlags.REMOTE_WRITE;
         final Segment r = m.remoteSgl.get(0);
         final KeyCheck remoteCheck = m.remote.tables().check(r.key(), m.remotePd, m.remote.qpn(), remoteAccess,
             r.addr() + m.offset, bytes);
@@ -399,37 +610,57 @@ public final class DmaEngine
         {
             keyCheckFailures++;
             return DmaResult.remote(DmaStatus.REM_ACCESS_ERR, DmaStatus.REM_ACCESS_ERR, remoteCheck,
-                (m.read ? "RDMA READ" : "RDMA WRITE") + ": rkey " + MKey.toHex(r.key()) + " addr 0x"
-                    + Long.toHexString(r.addr() + m.offset) + " length " + bytes + " (a packet at offset " + m.offset
-                    + "): " + remoteCheck);
+                (m.kind == MessageKind.READ ? "RDMA READ" : "RDMA WRITE") + ": rkey " + MKey.toHex(r.key())
+                    + " addr 0x" + Long.toHexString(r.addr() + m.offset) + " length " + bytes + " (a packet at offset "
+                    + m.offset + "): " + remoteCheck);
         }
+        return null;
+    }
+
+    /**
+     * A later packet: the state, range and rights of the keys of a list (the requester's own list, or the
+     * responder's receive buffers) for the part of it this packet covers. A requester's key fails with LOC_PROT_ERR;
+     * a receive buffer's with REM_OP_ERR at the requester and LOC_PROT_ERR at the responder, as {@link #send}.
+     */
+    private DmaResult recheckList(final DmaPort port, final int pd, final List<Segment> list, final int access,
+        final long offset, final long bytes, final boolean receive)
+    {
         long at = 0;
-        for (int i = 0; i < m.sgl.size(); i++)
+        for (int i = 0; i < list.size(); i++)
         {
-            final Segment s = m.sgl.get(i);
-            final long from = Math.max(m.offset, at);
-            final long to = Math.min(m.offset + bytes, at + s.lengthBytes());
+            final Segment s = list.get(i);
+            final long from = Math.max(offset, at);
+            final long to = Math.min(offset + bytes, at + s.lengthBytes());
             if (from < to)
             {
-                final KeyCheck c = m.local.tables().check(s.key(), m.localPd, m.local.qpn(), localAccess,
-                    s.addr() + (from - at), to - from);
+                final KeyCheck c = port.tables().check(s.key(), pd, port.qpn(), access, s.addr() + (from - at),
+                    to - from);
                 if (c != KeyCheck.VALID && c != KeyCheck.NOT_PRESENT)
                 {
                     keyCheckFailures++;
-                    return DmaResult.local(DmaStatus.LOC_PROT_ERR, c, "sge[" + i + "] lkey " + MKey.toHex(s.key())
+                    final String where = (receive ? "receive sge[" : "sge[") + i + "] lkey " + MKey.toHex(s.key())
                         + " addr 0x" + Long.toHexString(s.addr() + (from - at)) + " length " + (to - from)
-                        + " (a packet at offset " + m.offset + "): " + c);
+                        + " (a packet at offset " + offset + "): " + c;
+                    return receive ? DmaResult.remote(DmaStatus.REM_OP_ERR, DmaStatus.LOC_PROT_ERR, c, where)
+                        : DmaResult.local(DmaStatus.LOC_PROT_ERR, c, where);
                 }
             }
             at += s.lengthBytes();
+            if (at >= offset + bytes)
+            {
+                break;
+            }
         }
-        if (m.read)
-        {
-            drainOrdering(m.remote);
-        }
-        copy(m.src, m.dst, bytes);
-        m.offset += bytes;
         return null;
+    }
+
+    /** What a message moves; decides which keys its later packets re-check. */
+    private enum MessageKind
+    {
+        WRITE,
+        READ,
+        SEND,
+        ATOMIC
     }
 
     /**
@@ -438,7 +669,7 @@ public final class DmaEngine
      */
     public final class Message
     {
-        private final boolean read;
+        private final MessageKind kind;
         private final DmaPort local;
         private final int localPd;
         private final List<Segment> sgl;
@@ -448,13 +679,17 @@ public final class DmaEngine
         private final DmaResult failure;
         private final Walk src;
         private final Walk dst;
+        /** An inline payload, or the original value an atomic response carries; null when the source is a walk. */
+        private byte[] inline;
+        private long atomicOriginal;
         private long offset;
 
-        private Message(final boolean read, final DmaPort local, final int localPd, final List<Segment> sgl,
+        private Message(final MessageKind kind, final DmaPort local, final int localPd, final List<Segment> sgl,
             final DmaPort remote, final int remotePd, final List<Segment> remoteSgl, final DmaResult failure,
-            final Walk src, final Walk dst)
+            final Walk src, final Walk dst, final byte[] inline)
         {
-            this.read = read;
+            this.kind = kind;
+            this.inline = inline;
             this.local = local;
             this.localPd = localPd;
             this.sgl = sgl;
@@ -480,6 +715,15 @@ public final class DmaEngine
         public long offset()
         {
             return offset;
+        }
+
+        /**
+         * @return for an atomic whose request was executed, the original value at the responder (what the response
+         * carries); else 0.
+         */
+        public long atomicOriginal()
+        {
+            return atomicOriginal;
         }
     }
 
@@ -832,11 +1076,27 @@ public final class DmaEngine
         {
             final int n = (int)Math.min(Math.min(src.run(), dst.run()), Math.min(remaining, Integer.MAX_VALUE));
             PhysicalMemory.copy(src.port.memory(), src.phys(), dst.port.memory(), dst.phys(), n);
+            if (observer != null)
+            {
+                observer.accessed(src.port, src.key(), src.addr, src.phys(), n, false);
+                observer.accessed(dst.port, dst.key(), dst.addr, dst.phys(), n, true);
+            }
             src.advance(n);
             dst.advance(n);
             remaining -= n;
         }
         bytesMoved += length;
+    }
+
+    /** Places {@code length} bytes of {@code data} from {@code from} at the destination walk's position. */
+    private void scatterBytes(final byte[] data, final int from, final int length, final Walk dst)
+    {
+        if (from == 0 && length == data.length)
+        {
+            scatterBytes(data, dst);
+            return;
+        }
+        scatterBytes(java.util.Arrays.copyOfRange(data, from, from + length), dst);
     }
 
     private void scatterBytes(final byte[] data, final Walk dst)
@@ -853,6 +1113,7 @@ public final class DmaEngine
         {
             final int n = (int)Math.min(dst.run(), data.length - done);
             dst.port.memory().write(dst.phys(), data, done, n);
+            observe(dst.port, dst.key(), dst.addr, dst.phys(), n, true);
             dst.advance(n);
             done += n;
         }
@@ -879,6 +1140,7 @@ public final class DmaEngine
             if (src != null)
             {
                 src.port.memory().read(src.phys(), bytes, 0, (int)n);
+                observe(src.port, src.key(), src.addr, src.phys(), n, false);
                 src.advance(n);
             }
             else
@@ -886,6 +1148,7 @@ public final class DmaEngine
                 System.arraycopy(data, (int)done, bytes, 0, (int)n);
             }
             chunks.add(ordering.chunk(dst.port.memory(), dst.phys(), bytes));
+            observe(dst.port, dst.key(), dst.addr, dst.phys(), n, true);
             dst.advance(n);
             done += n;
         }
@@ -982,6 +1245,48 @@ public final class DmaEngine
             this.access = access;
             this.segments = segments;
             this.firstPhys = firstPhys;
+        }
+
+        /**
+         * Before a later packet of a message: the device resolves it through the key's current context (its MPT
+         * entry and MTT entries now; the packet carries no key of its own, IBA 9.7.4.1.3). When the key's MPT entry
+         * no longer maps the block this walk stands in — the key was retired and came back under another
+         * registration (a variant that wrapped) — the walk is translated again from the key, so the packet lands
+         * where the key translates now and never in the pages of the registration that is gone (or of another MR
+         * that took its MTT entries).
+         */
+        void resync()
+        {
+            if (index < 0 || pending == 2 || indirect)
+            {
+                return;
+            }
+            final int key = segments.get(index).key();
+            final long expected = port.tables().blockIndex(key, addr);
+            final long standing = pending == 1 ? mttIndex + 1 : mttIndex;
+            if (expected < 0 || expected == standing && port.tables().pageShift(key) == pageShift)
+            {
+                return;
+            }
+            pageShift = port.tables().pageShift(key);
+            pageBytes = 1L << pageShift;
+            // Only the current page: the packet's re-check covered its bytes, not the rest of the old segment.
+            final long r = translate(port, key, pd, access, addr, Math.min(segmentLeft,
+                pageBytes - (addr & (pageBytes - 1))));
+            if (r < 0)
+            {
+                throw new IllegalStateException("a re-checked packet's first page does not translate: "
+                    + KeyCheck.ofTranslation(r));
+            }
+            phys = r;
+            mttIndex = expected;
+            pending = 0;
+        }
+
+        /** @return the key of the current segment (after {@link #phys()} or {@link #run()} resolved it). */
+        int key()
+        {
+            return segments.get(index).key();
         }
 
         /** @return the physical address of the current byte. */

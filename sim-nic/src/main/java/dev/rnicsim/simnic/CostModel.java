@@ -179,6 +179,24 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     }
 
     /**
+     * One packet of a message: its share of {@link #operationNs} without the cache misses (counted when the message
+     * ends), so that the packets of a message add up to the price of the message in one step. The first packet
+     * ({@code bytesBefore} 0) carries the base latency; each packet the wire time its bytes add (IBA 9.7.1: a
+     * message is cut into packets of the path MTU and each packet is serialised on the link in turn).
+     *
+     * @param bytesBefore  payload bytes of the message's packets before this one.
+     * @param packetBytes  this packet's payload.
+     * @param linkGbps     link rate in Gbit/s.
+     * @return simulated ns.
+     */
+    public long packetNs(final long bytesBefore, final long packetBytes, final double linkGbps)
+    {
+        final long wire = (long)Math.ceil((bytesBefore + packetBytes) * 8.0 / linkGbps)
+            - (long)Math.ceil(bytesBefore * 8.0 / linkGbps);
+        return bytesBefore == 0 ? opBaseLatencyNs + wire : wire;
+    }
+
+    /**
      * Resolving one device page fault, or one synchronous prefetch, on an ODP MR: the fixed fault cost, the host
      * faults taken while walking the page table ({@code hmm_range_fault}), a page-table walk per 4 KiB page looked at
      * and an MTT entry written per block mapped.

@@ -4,7 +4,7 @@ import dev.rnicsim.dma.DmaEngine;
 import dev.rnicsim.verbs.SendWr;
 
 /**
- * The requester's state of one RC RDMA WRITE or READ message in flight: its segmentation into packets of the path
+ * The requester's state of one RC message in flight (RDMA WRITE or READ, SEND, an atomic): its segmentation into packets of the path
  * MTU and how far it got. The message is cut at MTU boundaries of its payload: {@code ceil(length / mtu)} packets,
  * each but the last carrying {@code mtu} bytes (IBA 9.7.1, "packet sequencing": FIRST, MIDDLE, LAST packets; a READ
  * request is one packet and its responses are {@code ceil(length / mtu)} packets, IBA 9.7.4.1.5).
@@ -21,11 +21,17 @@ public final class InflightMessage
     private final int mtuBytes;
     private final int packetCount;
     private final long missesBefore;
+    private final boolean needsRecv;
+    private final long startNs;
+    private long advancedNs;
     private int nextPacket;
 
     InflightMessage(final SimQp requester, final SendWr wr, final DmaEngine.Message dma,
-        final SimDevice responderDevice, final long lengthBytes, final int mtuBytes, final long missesBefore)
+        final SimDevice responderDevice, final long lengthBytes, final int mtuBytes, final long missesBefore,
+        final boolean needsRecv, final long startNs)
     {
+        this.needsRecv = needsRecv;
+        this.startNs = startNs;
         this.requester = requester;
         this.wr = wr;
         this.dma = dma;
@@ -108,6 +114,33 @@ public final class InflightMessage
     public long bytesPlaced()
     {
         return Math.min(lengthBytes, (long)nextPacket * mtuBytes);
+    }
+
+    /** True when the message consumes a receive at the responder (SEND, WRITE with immediate). */
+    boolean needsRecv()
+    {
+        return needsRecv;
+    }
+
+    /**
+     * @return the simulated time its first packet started at, in ns.
+     */
+    public long startNs()
+    {
+        return startNs;
+    }
+
+    /**
+     * @return simulated ns its packets advanced the clock by so far.
+     */
+    public long advancedNs()
+    {
+        return advancedNs;
+    }
+
+    void advanced(final long ns)
+    {
+        advancedNs += ns;
     }
 
     long missesBefore()

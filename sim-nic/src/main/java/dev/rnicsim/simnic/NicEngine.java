@@ -155,10 +155,7 @@ public final class NicEngine
         final List<InflightMessage> out = new ArrayList<>();
         for (final SimQp qp : runnable)
         {
-            if (qp.inflight() != null)
-            {
-                out.add(qp.inflight());
-            }
+            out.addAll(qp.inflightMessages());
         }
         return out;
     }

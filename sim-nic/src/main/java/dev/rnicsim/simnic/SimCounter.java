@@ -105,7 +105,20 @@ public enum SimCounter
     /** RNR NAKs the responder sent while it handled a page fault. */
     ODP_RNR_NAKS("sim_odp_rnr_naks", "NAKs"),
     /** ODP MRs live (explicit and implicit). */
-    ODP_MR_LIVE("sim_odp_mr_live", "MRs");
+    ODP_MR_LIVE("sim_odp_mr_live", "MRs"),
+    /**
+     * RNR NAKs a requester took and retried after (one per wait of the responder's min_rnr_timer, within
+     * rnr_retry; IBA vol. 1 ch. 9.7, RNR NAK). mlx5 reports these events in {@code rnr_nak_retry_err} and the exhaustion in
+     * {@code req_rnr_retries_exceeded} (kernel commit b339e0a, "RDMA/mlx5: Add Qcounters
+     * req_transport_retries_exceeded/req_rnr_retries_exceeded"); this model's {@code rnr_nak_retry_err} counts
+     * the exhaustion.
+     */
+    RNR_RETRIES("sim_rnr_retries", "NAKs"),
+    /**
+     * Transport retries: ACK timeouts a requester retried after (within retry_cnt; IBA vol. 1 ch. 9.7, ACK timeout and retry counter), before it gave
+     * up with IBV_WC_RETRY_EXC_ERR; this model's {@code local_ack_timeout_err} counts the giving up.
+     */
+    TRANSPORT_RETRIES("sim_transport_retries", "timeouts");
 
     private final String label;
     private final String unit;

@@ -262,6 +262,26 @@ public final class SimFabric
         }
     }
 
+    /**
+     * Ends a span whose parts advanced the clock already (the packets of a message): advances the clock by what of
+     * {@code totalNs} they did not, so that the message costs {@code totalNs} in all, and reports one span from
+     * {@code startNs} to now.
+     */
+    void spanSince(final SimDevice device, final String name, final String category, final long startNs,
+        final long totalNs, final long advancedNs, final Map<String, Object> args)
+    {
+        clock.advance(Math.max(0, totalNs - advancedNs));
+        if (!traceListeners.isEmpty())
+        {
+            final TraceEvent e = new TraceEvent(name, category, device.host().name(), device.name(), startNs,
+                clock.nowNs() - startNs, args);
+            for (final java.util.function.Consumer<TraceEvent> l : traceListeners)
+            {
+                l.accept(e);
+            }
+        }
+    }
+
     /** Advances the clock by a span of a GPU's work (a copy) and reports it with category {@code gpu}. */
     void gpuSpan(final SimGpu gpu, final String name, final long durationNs, final Map<String, Object> args)
     {

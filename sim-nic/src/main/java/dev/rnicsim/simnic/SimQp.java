@@ -64,11 +64,19 @@ public final class SimQp implements QueuePair
         ERROR,
         BLOCKED,
         /** A packet of a message moved; more follow. */
-        MORE
+        MORE,
+        /** A READ's or atomic's request went out: its responses come back while later WQEs may start. */
+        OUTSTANDING
     }
 
-    /** A WQE; ud is the destination of a UD send (null on connected QPs). */
-    private record Pending(SendWr wr, byte[] inline, UdSendWr ud)
+    /** A WQE on the send queue: the work request, its inline payload, the destination of a UD send (null on
+     * connected QPs), its place in posting order. */
+    private record Pending(SendWr wr, byte[] inline, UdSendWr ud, long seq)
+    {
+    }
+
+    /** A READ or atomic whose request went out and whose responses are still coming back. */
+    private record Outstanding(Pending p, InflightMessage m)
     {
         Pending(final SendWr wr, final byte[] inline)
         {
@@ -90,6 +98,15 @@ public final class SimQp implements QueuePair
     private final SimSrq srq;
     /** The attributes ibv_modify_qp sets that the engine does not read (kept for ibv_query_qp). */
     private final QpAttributes attrs = new QpAttributes();
+    /** READs and atomics whose responses are coming back, oldest first (IBA 9.4.4: max_rd_atomic outstanding). */
+    private final ArrayDeque<Outstanding> responses = new ArrayDeque<>();
+    private final CompletionOrder order = new CompletionOrder();
+    /** The WQE whose end completeSend reports. */
+    private long currentSeq;
+    /** True when the next turn of a QP with responses and a WQE that may start moves a response packet. */
+    private boolean responseTurn;
+    /** RNR NAKs the head WQE took so far. */
+    private int rnrNaks;
     private final int psn;
     private int num;
     private QpState state = QpState.RESET;
@@ -289,7 +306,7 @@ public final class SimQp implements QueuePair
      */
     public int sendsWaiting()
     {
-        return sendQueue.size();
+        return responses.size() + sendQueue.size();
     }
 
     // ------------------------------------------------------------------ state machine
@@ -533,7 +550,7 @@ public final class SimQp implements QueuePair
                     + "destination (wr.ud: address handle, remote QPN, Q_Key): post it with postSendUd");
             }
             final byte[] inline = checkSend(wr, i);
-            sendQueue.addLast(new Pending(wr, inline));
+            sendQueue.addLast(new Pending(wr, inline, null, order.post()));
             engine().schedule(this);
         }
     }
@@ -567,7 +584,7 @@ public final class SimQp implements QueuePair
                     + "this QP's context");
             }
             final byte[] inline = checkSend(ud.wr(), i);
-            sendQueue.addLast(new Pending(ud.wr(), inline, ud));
+            sendQueue.addLast(new Pending(ud.wr(), inline, ud, order.post()));
             engine().schedule(this);
         }
     }
@@ -695,9 +712,9 @@ public final class SimQp implements QueuePair
             {
             }
         }
-        if (sendQueue.size() >= cap.maxSendWr())
+        if (sendsWaiting() >= cap.maxSendWr())
         {
-            throw new PostException(verb, Errno.ENOMEM.code(), i, "send queue full: " + sendQueue.size()
+            throw new PostException(verb, Errno.ENOMEM.code(), i, "send queue full: " + sendsWaiting()
                 + " work requests waiting = max_send_wr=" + cap.maxSendWr()
                 + "; poll completions first or create the QP with a larger max_send_wr");
         }
@@ -800,7 +817,7 @@ public final class SimQp implements QueuePair
         }
         // The provider stores the new rkey at post time (mlx5_bind_mw, rxe_bind_mw), before the completion.
         m.rkey(newRkey);
-        sendQueue.addLast(new Pending(wr, null));
+        sendQueue.addLast(new Pending(wr, null, null, order.post()));
         engine().schedule(this);
         return newRkey;
     }
@@ -891,19 +908,42 @@ public final class SimQp implements QueuePair
     }
 
     /**
-     * @return the message of the head WQE while its packets move, or null.
+     * @return the oldest message in flight: a READ or atomic whose responses are coming back, else the message of
+     * the head WQE while its packets move; null when none.
      */
     public InflightMessage inflight()
     {
-        return inflight;
+        return responses.isEmpty() ? inflight : responses.peekFirst().m();
     }
 
     /**
-     * @return the WQEs on the send queue, the head first (the one executing, or waiting for a receive).
+     * @return every message in flight, oldest first: READs and atomics waiting for responses, then the head's.
+     */
+    public List<InflightMessage> inflightMessages()
+    {
+        final List<InflightMessage> out = new ArrayList<>(responses.size() + 1);
+        for (final Outstanding o : responses)
+        {
+            out.add(o.m());
+        }
+        if (inflight != null)
+        {
+            out.add(inflight);
+        }
+        return out;
+    }
+
+    /**
+     * @return the WQEs on the send queue, the oldest first: READs and atomics waiting for their responses, then the
+     * one executing (or waiting for a receive), then those not started.
      */
     public List<SendWr> sendQueueWrs()
     {
-        final List<SendWr> out = new ArrayList<>(sendQueue.size());
+        final List<SendWr> out = new ArrayList<>(sendsWaiting());
+        for (final Outstanding o : responses)
+        {
+            out.add(o.p().wr());
+        }
         for (final Pending p : sendQueue)
         {
             out.add(p.wr());
@@ -913,18 +953,24 @@ public final class SimQp implements QueuePair
 
     boolean hasSendWork()
     {
-        return !closed && !sendQueue.isEmpty();
+        return !closed && (!sendQueue.isEmpty() || !responses.isEmpty());
     }
 
     /**
-     * One step of the engine on this QP: the head WQE moves one packet (a local operation, a one-packet message or a
-     * flush counts one). In order: a WQE starts only when the one before it completed.
+     * One step of the engine on this QP: one packet moves. The head WQE moves its next packet (a local operation, a
+     * one-packet message, an RNR NAK or a flush counts one), or the oldest READ or atomic waiting for responses
+     * gets its next response packet; when both can move they take turns. A WQE starts only when the one before it
+     * sent all its request packets; a READ or atomic, once its request went out, lets later WQEs start while its
+     * responses come back, unless a later WQE carries IBV_SEND_FENCE (it waits until every earlier READ and atomic
+     * completed: IBA vol. 1 ch. 10, fence indicator; rxe_req.c {@code wait_fence}) or the QP has
+     * {@code max_qp_init_rd_atom} of them outstanding (IBA 9.4.4). Completions are reported in posting order
+     * ({@link CompletionOrder}).
      *
      * @return false when the QP can do nothing now (no WQE, waiting for a receive, or re-entered).
      */
     boolean step()
     {
-        if (progressing || closed || sendQueue.isEmpty())
+        if (progressing || closed || (sendQueue.isEmpty() && responses.isEmpty()))
         {
             return false;
         }
@@ -942,11 +988,18 @@ public final class SimQp implements QueuePair
                 return false;
             }
             final Pending head = sendQueue.peekFirst();
+            if (!responses.isEmpty() && (head == null || responseTurn || !mayStart(head)))
+            {
+                responseTurn = false;
+                return respond();
+            }
+            responseTurn = true;
             final Outcome outcome;
             executing = head;
+            currentSeq = head.seq();
             try
             {
-                outcome = inflight != null ? continueMessage(head) : execute(head);
+                outcome = inflight != null ? continueMessage(head, inflight) : execute(head);
             }
             catch (final RuntimeException e)
             {
@@ -954,6 +1007,7 @@ public final class SimQp implements QueuePair
                 executing = null;
                 dropInflight();
                 sendQueue.remove(head);
+                settle(head);
                 toError();
                 throw e;
             }
@@ -963,15 +1017,29 @@ public final class SimQp implements QueuePair
             }
             if (outcome == Outcome.BLOCKED)
             {
-                return false;
+                return !responses.isEmpty() && respond();
             }
             if (outcome == Outcome.MORE)
             {
                 return true;
             }
             sendQueue.remove(head);
+            rnrNaks = 0;
+            if (outcome == Outcome.OUTSTANDING)
+            {
+                responses.addLast(new Outstanding(head, inflight));
+                inflight = null;
+                return true;
+            }
+            settle(head);
             if (outcome == Outcome.ERROR)
             {
+                // The responder executed the older READs and atomics before it NAKed this WQE: their responses
+                // come back first.
+                while (!responses.isEmpty() && state != QpState.ERR)
+                {
+                    respond();
+                }
                 toError();
             }
             return true;
@@ -979,6 +1047,70 @@ public final class SimQp implements QueuePair
         finally
         {
             progressing = false;
+        }
+    }
+
+    /** True when the head WQE may start (or go on) now: no fence or max_qp_init_rd_atom holds it back. */
+    private boolean mayStart(final Pending head)
+    {
+        if (inflight != null || responses.isEmpty())
+        {
+            return true;
+        }
+        if (head.wr().flags().contains(SendFlag.FENCE))
+        {
+            return false;
+        }
+        return !(head.wr().opcode() == WrOpcode.RDMA_READ || head.wr().opcode().isAtomic())
+            || responses.size() < device.profile().attributes().maxQpInitRdAtom();
+    }
+
+    /** The next response packet of the oldest READ or atomic waiting for its responses. */
+    private boolean respond()
+    {
+        final Outstanding o = responses.peekFirst();
+        executing = o.p();
+        currentSeq = o.p().seq();
+        final Outcome outcome;
+        try
+        {
+            outcome = continueMessage(o.p(), o.m());
+        }
+        finally
+        {
+            executing = null;
+        }
+        if (outcome == Outcome.MORE)
+        {
+            return true;
+        }
+        responses.remove(o);
+        settle(o.p());
+        if (outcome == Outcome.ERROR)
+        {
+            toError();
+        }
+        return true;
+    }
+
+    /** A WQE left the send queue: if it ended without a completion (unsignaled), it still takes its turn. */
+    private void settle(final Pending p)
+    {
+        if (!order.ended(p.seq()))
+        {
+            release(order.end(p.seq(), new CompletionOrder.End(p.wr(), null)));
+        }
+    }
+
+    /** Reports the completions now due, in posting order. */
+    private void release(final List<CompletionOrder.End> due)
+    {
+        for (final CompletionOrder.End e : due)
+        {
+            if (e.wc() != null && !sendCq.push(e.wc()))
+            {
+                toError();
+            }
         }
     }
 
@@ -991,57 +1123,122 @@ public final class SimQp implements QueuePair
         }
     }
 
+    /** Drops a message in flight: the head's, or an outstanding READ's or atomic's (which stays listed). */
+    private void dropMessage(final InflightMessage m)
+    {
+        if (m == inflight)
+        {
+            dropInflight();
+        }
+        else
+        {
+            engine().release(m);
+        }
+    }
+
     /**
-     * True when the message moves packet by packet: an RDMA WRITE or READ of more than one path MTU from and to
-     * pinned host memory. Inline data, SENDs, immediates, atomics, ODP and GPU memory and relaxed-ordering MRs are
-     * still placed in one step (see docs/async.md).
+     * True when the message moves packet by packet from and to pinned host memory: an RDMA WRITE (also with immediate
+     * or inline data), READ or SEND (also with immediate, invalidate or inline data) of more than one path MTU, and
+     * every atomic (a request packet, then a response packet: IBA 9.4.5). ODP and GPU memory and relaxed-ordering
+     * MRs are still placed in one step (see docs/async.md).
      */
     private boolean packetized(final Pending p, final SimQp peer)
     {
         final SendWr wr = p.wr();
-        return (wr.opcode() == WrOpcode.RDMA_WRITE || wr.opcode() == WrOpcode.RDMA_READ) && p.inline() == null
-            && wr.totalBytes() > device.fabric().pathMtuBytes() && !device.tables().hasOnDemand()
-            && !peer.device.tables().hasOnDemand() && gpusTouched(wr, peer, false).isEmpty()
-            && !relaxedPlacement(wr, peer);
+        final boolean multi = p.inline() != null ? p.inline().length > device.fabric().pathMtuBytes()
+            : wr.totalBytes() > device.fabric().pathMtuBytes();
+        final boolean kind = switch (wr.opcode())
+        {
+            case RDMA_WRITE, RDMA_WRITE_WITH_IMM, SEND, SEND_WITH_IMM, SEND_WITH_INV -> multi;
+            case RDMA_READ -> multi && p.inline() == null;
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> true;
+            default -> false;
+        };
+        return kind && !device.tables().hasOnDemand() && !peer.device.tables().hasOnDemand()
+            && gpusTouched(wr, peer, needsRecv(wr)).isEmpty() && !relaxedPlacement(wr, peer);
+    }
+
+    private static boolean needsRecv(final SendWr wr)
+    {
+        return wr.opcode() == WrOpcode.SEND || wr.opcode() == WrOpcode.SEND_WITH_IMM
+            || wr.opcode() == WrOpcode.SEND_WITH_INV || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM;
     }
 
     /**
      * The first packet of a packetized message: the responder checks the rkey, range and rights for the whole
-     * message (and the requester its whole local list); a failure answers as the one-step path does and moves
-     * nothing; else the first packet is placed and the message is in flight.
+     * message (a SEND: the receive buffers it takes; and the requester its whole local list); a failure answers as
+     * the one-step path does and moves nothing; else the first packet is placed and the message is in flight. An
+     * atomic's first step is its request packet: the responder executes it; the response comes in the next step.
      */
     private Outcome startMessage(final Pending p, final SimQp peer, final long missesBefore)
     {
         final SendWr wr = p.wr();
-        final long remoteAddr = peer.device.keyAddress(wr.rkey(), wr.remoteAddr());
-        final dev.rnicsim.dma.DmaEngine.Message dma = device.dmaEngine().openMessage(
-            wr.opcode() == WrOpcode.RDMA_READ, device.port(), pd.pdNum(), segments(device, wr.sgList()),
-            peer.device.port().through(peer.num), peer.pd.pdNum(), peer.qpAccessBits, remoteAddr, wr.rkey());
+        final dev.rnicsim.dma.DmaEngine dmaEngine = device.dmaEngine();
+        final int peerPd = peer.pd.pdNum();
+        final boolean atomic = wr.opcode().isAtomic();
+        final boolean send = wr.opcode() == WrOpcode.SEND || wr.opcode() == WrOpcode.SEND_WITH_IMM
+            || wr.opcode() == WrOpcode.SEND_WITH_INV;
+        final dev.rnicsim.dma.DmaEngine.Message dma;
+        if (send)
+        {
+            dma = dmaEngine.openSend(device.port(), pd.pdNum(), p.inline() == null ? segments(device, wr.sgList())
+                : List.of(), p.inline(), peer.device.port(), peerPd, segments(peer.device,
+                peer.recvQueue.peekFirst().sgList()));
+        }
+        else
+        {
+            final long remoteAddr = peer.device.keyAddress(wr.rkey(), wr.remoteAddr());
+            final dev.rnicsim.dma.DmaPort remotePort = peer.device.port().through(peer.num);
+            if (atomic)
+            {
+                dma = dmaEngine.openAtomic(device.port(), pd.pdNum(), segments(device, wr.sgList()).get(0),
+                    remotePort, peerPd, peer.qpAccessBits, remoteAddr, wr.rkey(),
+                    wr.opcode() == WrOpcode.ATOMIC_CMP_AND_SWP, wr.compareAdd(), wr.swap());
+            }
+            else if (p.inline() != null)
+            {
+                dma = dmaEngine.openInlineWrite(p.inline(), remotePort, peerPd, peer.qpAccessBits, remoteAddr,
+                    wr.rkey());
+            }
+            else
+            {
+                dma = dmaEngine.openMessage(wr.opcode() == WrOpcode.RDMA_READ, device.port(), pd.pdNum(),
+                    segments(device, wr.sgList()), remotePort, peerPd, peer.qpAccessBits, remoteAddr, wr.rkey());
+            }
+        }
         if (dma.failure() != null)
         {
-            return finish(wr, peer, dma.failure(), false, missesBefore);
+            return finish(wr, peer, dma.failure(), needsRecv(wr), missesBefore, null);
         }
-        inflight = new InflightMessage(this, wr, dma, peer.device, wr.totalBytes(), device.fabric().pathMtuBytes(),
-            missesBefore);
-        engine().hold(inflight);
-        return continueMessage(p);
+        final long length = atomic ? Long.BYTES : p.inline() != null ? p.inline().length : wr.totalBytes();
+        inflight = new InflightMessage(this, wr, dma, peer.device, length, device.fabric().pathMtuBytes(),
+            missesBefore, needsRecv(wr), device.fabric().clock().nowNs());
+        if (!send)
+        {
+            // The responder took a reference on the MR of the rkey it checked (rxe check_rkey); a SEND's receive
+            // buffers are looked up per packet (rxe copy_data), so a SEND holds no key.
+            engine().hold(inflight);
+        }
+        // A READ's request or an atomic's request is one packet; the responses come back in later steps.
+        return atomic || wr.opcode() == WrOpcode.RDMA_READ ? Outcome.OUTSTANDING : continueMessage(p, inflight);
     }
 
     /**
      * The next packet of the message in flight: placed by the responder under the check of the first packet. A key
      * retired since then (mlx5: the mkey is destroyed) fails the packet with a remote access error; the packets
-     * before it stay placed. A responder that is gone answers nothing: the requester's retries run out.
+     * before it stay placed. A responder that is gone answers nothing: the requester's retries run out. Each packet
+     * advances the simulated clock by its share of the message's price ({@link CostModel#packetNs}).
      */
-    private Outcome continueMessage(final Pending p)
+    private Outcome continueMessage(final Pending p, final InflightMessage m)
     {
         final SendWr wr = p.wr();
-        final InflightMessage m = inflight;
         final SimQp peer = peer();
         if (peer == null || peer.closed || (peer.state != QpState.RTR && peer.state != QpState.RTS)
             || !peer.connectedTo(this))
         {
-            dropInflight();
+            dropMessage(m);
             HwCounters.noAck(device, retryCount);
+            device.count(SimCounter.TRANSPORT_RETRIES, retryCount);
             device.fabric().span(device, wr.opcode().name(), "dma",
                 device.fabric().costModel().opBaseLatencyNs() * (retryCount + 1L),
                 java.util.Map.of("qp_num", num, "status", WcStatus.RETRY_EXC_ERR.cName(), "packet",
@@ -1050,19 +1247,29 @@ public final class SimQp implements QueuePair
             return Outcome.ERROR;
         }
         // The packet moves under the keys' check of the first packet; the message keeps its place in both lists.
-        final DmaResult r = device.dmaEngine().movePacket(m.dma(), m.packetBytes());
+        final long packetBytes = m.packetBytes();
+        final long startNs = device.fabric().clock().nowNs();
+        final DmaResult r = device.dmaEngine().movePacket(m.dma(), packetBytes);
+        if (r == null)
+        {
+            final double linkGbps = Math.min(device.profile().linkGbps(), peer.device.profile().linkGbps());
+            final long ns = device.fabric().costModel().packetNs(m.offset(), packetBytes, linkGbps);
+            device.fabric().clock().advance(ns);
+            m.advanced(ns);
+        }
         if (device.fabric().tracing())
         {
-            device.fabric().overlap(peer.device, wr.opcode() == WrOpcode.RDMA_READ ? "read_response" : "packet",
-                "packet", device.fabric().clock().nowNs(), 0, java.util.Map.of("qp_num", num, "wr_id", wr.wrId(),
-                    "packet", m.packetsPlaced() + 1, "of", m.packetCount(), "bytes", m.packetBytes(), "status",
+            device.fabric().overlap(peer.device, wr.opcode() == WrOpcode.RDMA_READ ? "read_response"
+                : wr.opcode().isAtomic() ? "atomic_response" : "packet", "packet", startNs,
+                device.fabric().clock().nowNs() - startNs, java.util.Map.of("qp_num", num, "wr_id", wr.wrId(),
+                    "packet", m.packetsPlaced() + 1, "of", m.packetCount(), "bytes", packetBytes, "status",
                     r == null ? "placed" : status(r.requester()).cName()));
         }
         if (r != null)
         {
             // A later packet is NAKed: what the packets before it placed stays placed.
-            dropInflight();
-            return finish(wr, peer, r, false, m.missesBefore());
+            dropMessage(m);
+            return finish(wr, peer, r, m.needsRecv(), m.missesBefore(), m);
         }
         final boolean last = m.lastPacket();
         m.advance();
@@ -1070,8 +1277,9 @@ public final class SimQp implements QueuePair
         {
             return Outcome.MORE;
         }
-        dropInflight();
-        return finish(wr, peer, DmaResult.success(m.lengthBytes(), 0), false, m.missesBefore());
+        dropMessage(m);
+        return finish(wr, peer, DmaResult.success(m.lengthBytes(), m.dma().atomicOriginal()), m.needsRecv(),
+            m.missesBefore(), m);
     }
 
     private SimQp peer()
@@ -1117,6 +1325,7 @@ public final class SimQp implements QueuePair
         {
             // No ACK ever comes: the requester retries retry_cnt times, then gives up.
             HwCounters.noAck(device, retryCount);
+            device.count(SimCounter.TRANSPORT_RETRIES, retryCount);
             final WcDiagnosis lost = Diagnoser.noAck(this, wr, retryCount, peer == null
                 ? "no QP " + (remote == null ? "" : "0x" + Integer.toHexString(remote.qpNum()) + " ") + "at the remote "
                 + "address" : peer.closed ? "the peer QP is destroyed" : !peer.connectedTo(this)
@@ -1158,6 +1367,7 @@ public final class SimQp implements QueuePair
                 final int left = rnrRetry - rnrWaits;
                 peer.device.count(SimCounter.ODP_RNR_NAKS, left + 1L);
                 HwCounters.rnrExhausted(device, left);
+                device.count(SimCounter.RNR_RETRIES, left);
                 device.fabric().span(device, wr.opcode().name(), "dma", timerNs * left, java.util.Map.of("qp_num",
                     num, "status", WcStatus.RNR_RETRY_EXC_ERR.cName(), "rnr_retries", rnrRetry, "why", nak.detail()));
                 device.observe(o -> o.failed(this, wr, nak));
@@ -1168,6 +1378,7 @@ public final class SimQp implements QueuePair
             rnrWaits += (int)Math.min(naks, 1 << 20);
             peer.device.count(SimCounter.ODP_RNR_NAKS, naks);
             device.count(SimCounter.RNR_NAK_RETRY_ERR, naks);
+            device.count(SimCounter.RNR_RETRIES, naks);
             device.fabric().span(device, "rnr_wait", "odp", timerNs * naks, java.util.Map.of("qp_num", num,
                 "rnr_naks", naks, "why", nak.detail()));
             if (rnrWaits > MAX_RNR_ROUNDS)
@@ -1177,12 +1388,15 @@ public final class SimQp implements QueuePair
             }
             attempt = run(p, peer);
         }
-        return finish(wr, peer, attempt, needsRecv, missesBefore);
+        return finish(wr, peer, attempt, needsRecv, missesBefore, null);
     }
 
-    /** The end of a message, in one step or at its last (or failed) packet: prices it, completes it. */
+    /**
+     * The end of a message, in one step or at its last (or failed) packet ({@code packets}, whose packets advanced
+     * the clock already): prices it, completes it.
+     */
     private Outcome finish(final SendWr wr, final SimQp peer, final DmaResult r, final boolean needsRecv,
-        final long missesBefore)
+        final long missesBefore, final InflightMessage packets)
     {
         if (type == QpType.UC && r.responderError())
         {
@@ -1205,7 +1419,7 @@ public final class SimQp implements QueuePair
                 args.put("diagnosis", why.summary());
             }
         }
-        final long startNs = device.fabric().clock().nowNs();
+        final long startNs = packets == null ? device.fabric().clock().nowNs() : packets.startNs();
         final double linkGbps = Math.min(device.profile().linkGbps(), peer.device.profile().linkGbps());
         long opNs = device.fabric().costModel().operationNs(r.byteLen(), linkGbps, misses);
         // Data read from or placed into GPU memory crosses the GPUs' peer-to-peer paths to their NICs; the slowest path
@@ -1237,8 +1451,16 @@ public final class SimQp implements QueuePair
                 args.put("relaxed_ordering", true);
             }
         }
-        device.fabric().span(device, wr.opcode().name(), "dma", opNs, tracing ? args : java.util.Map.of());
-        if (peer.device != device && tracing)
+        if (packets == null)
+        {
+            device.fabric().span(device, wr.opcode().name(), "dma", opNs, args);
+        }
+        else
+        {
+            args.put("packets", packets.packetCount());
+            device.fabric().spanSince(device, wr.opcode().name(), "dma", startNs, opNs, packets.advancedNs(), args);
+        }
+        if (peer.device != device)
         {
             device.fabric().overlap(peer.device, wr.opcode().name() + " (responder)", "dma", startNs, opNs,
                 java.util.Map.of("qp_num", peer.num, "bytes", r.byteLen()));
@@ -1604,6 +1826,13 @@ public final class SimQp implements QueuePair
         return mr == null ? null : mr.gpu();
     }
 
+    /**
+     * The peer has no receive posted: it answers RNR NAK (IBA vol. 1 ch. 9.7). Each NAK is one engine step: the requester
+     * waits the peer's min_rnr_timer and sends again, up to {@code rnr_retry} times (a receive posted in between lets
+     * the next try land); the NAK after that fails the WQE with IBV_WC_RNR_RETRY_EXC_ERR. With {@code rnr_retry} 7
+     * the requester retries without end: the WQE waits at the head until the peer posts a receive (rxe_comp.c
+     * {@code rnr_nak} handling, {@code qp->comp.rnr_retry != 7}).
+     */
     private Outcome receiverNotReady(final SendWr wr, final SimQp peer)
     {
         if (rnrRetry == 7)
@@ -1613,10 +1842,21 @@ public final class SimQp implements QueuePair
             device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
             return Outcome.BLOCKED;
         }
-        peer.device.count(SimCounter.OUT_OF_BUFFER, rnrRetry + 1L);
-        HwCounters.rnrExhausted(device, rnrRetry);
-        device.fabric().span(device, wr.opcode().name(), "dma", CostModel.rnrTimerNs(peer.minRnrTimer) * rnrRetry,
-            java.util.Map.of("qp_num", num, "status", WcStatus.RNR_RETRY_EXC_ERR.cName(), "rnr_retries", rnrRetry));
+        peer.device.count(SimCounter.OUT_OF_BUFFER, 1);
+        final long timerNs = CostModel.rnrTimerNs(peer.minRnrTimer);
+        if (rnrNaks < rnrRetry)
+        {
+            rnrNaks++;
+            // mlx5 counts each RNR NAK answered with a retry in rnr_nak_retry_err (HwCounters)
+            device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
+            device.count(SimCounter.RNR_RETRIES, 1);
+            device.fabric().span(device, "rnr_wait", "dma", timerNs, java.util.Map.of("qp_num", num, "wr_id",
+                wr.wrId(), "rnr_retry", rnrNaks, "of", rnrRetry));
+            return Outcome.MORE;
+        }
+        device.fabric().span(device, wr.opcode().name(), "dma", 0, java.util.Map.of("qp_num", num, "status",
+            WcStatus.RNR_RETRY_EXC_ERR.cName(), "rnr_retries", rnrRetry));
+        HwCounters.rnrExhausted(device, 0);
         completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0, Diagnoser.rnr(this, wr, rnrRetry, "no receive was posted "
             + "on QP 0x" + Integer.toHexString(peer.num)));
         return Outcome.ERROR;
@@ -1652,7 +1892,7 @@ public final class SimQp implements QueuePair
         final boolean fromPeer = wr.opcode() == WrOpcode.RDMA_READ || wr.opcode().isAtomic();
         final SimDevice sender = fromPeer ? pdev : device;
         final SimDevice receiver = fromPeer ? device : pdev;
-        final long packets = Math.max(1, (bytes + PATH_MTU_BYTES - 1) / PATH_MTU_BYTES);
+        final long packets = InflightMessage.packets(bytes, device.fabric().pathMtuBytes());
         sender.count(SimCounter.PORT_XMIT_DATA, bytes / 4);
         sender.count(SimCounter.PORT_XMIT_PACKETS, packets);
         receiver.count(SimCounter.PORT_RCV_DATA, bytes / 4);
@@ -1725,10 +1965,22 @@ public final class SimQp implements QueuePair
         HwCounters.sendCompleted(device, wr.opcode(), status);
         final WorkCompletion wc = new WorkCompletion(wr.wrId(), status, wr.opcode().completion(), num, byteLen, false,
             0, false, 0, status == WcStatus.SUCCESS ? 0 : Diagnoser.vendorErr(device.profile(), status), why);
-        if (!sendCq.push(wc))
+        final long seq = currentSeq;
+        if (status != WcStatus.SUCCESS && status != WcStatus.WR_FLUSH_ERR)
         {
-            toError();
+            // Younger WQEs that ended while this one was outstanding never report success: the QP is in error
+            // before their turn comes, so they complete flushed.
+            for (final java.util.Map.Entry<Long, CompletionOrder.End> e : order.heldAfter(seq))
+            {
+                device.count(SimCounter.REQ_CQE_FLUSH_ERROR, 1);
+                final SendWr younger = e.getValue().wr();
+                order.replace(e.getKey(), new CompletionOrder.End(younger, new WorkCompletion(younger.wrId(),
+                    WcStatus.WR_FLUSH_ERR, younger.opcode().completion(), num, 0, false, 0, false, 0,
+                    Diagnoser.vendorErr(device.profile(), WcStatus.WR_FLUSH_ERR), Diagnoser.flushed(this,
+                    younger.wrId(), errorCause))));
+            }
         }
+        release(order.end(seq, new CompletionOrder.End(wr, wc)));
     }
 
     private void completeRecv(final RecvWr wr, final WcStatus status, final WcOpcode opcode, final long byteLen,
@@ -1811,10 +2063,29 @@ public final class SimQp implements QueuePair
     private void flushSends()
     {
         final List<Pending> doomed = new ArrayList<>();
-        sendQueue.removeIf(p -> p != executing && doomed.add(p));
-        for (final Pending p : doomed)
+        for (final java.util.Iterator<Outstanding> it = responses.iterator(); it.hasNext();)
         {
-            completeSend(p.wr(), WcStatus.WR_FLUSH_ERR, 0);
+            final Outstanding o = it.next();
+            if (o.p() != executing)
+            {
+                engine().release(o.m());
+                it.remove();
+                doomed.add(o.p());
+            }
+        }
+        sendQueue.removeIf(p -> p != executing && doomed.add(p));
+        final long was = currentSeq;
+        try
+        {
+            for (final Pending p : doomed)
+            {
+                currentSeq = p.seq();
+                completeSend(p.wr(), WcStatus.WR_FLUSH_ERR, 0);
+            }
+        }
+        finally
+        {
+            currentSeq = was;
         }
     }
 
@@ -1852,6 +2123,7 @@ public final class SimQp implements QueuePair
         closed = true;
         dropInflight();
         engine().forget(this);
+        responses.clear();
         sendQueue.clear();
         if (srq == null)
         {

@@ -198,6 +198,9 @@ class EngineRacesTest
         rig.qpA.postSend(SendWr.write(1, sgl(sge(srcMr, src, 8192)), dst, dstMr.rkey()));
 
         assertThat(rig.fabric.progressAll()).isEqualTo(8);
+        assertThat(rig.deviceA.counter(SimCounter.PORT_XMIT_PACKETS)).as("port counters count packets of the path MTU")
+            .isEqualTo(8);
+        assertThat(rig.deviceB.counter(SimCounter.PORT_RCV_PACKETS)).isEqualTo(8);
         assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> rig.fabric.pathMtuBytes(1500)))
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("256, 512, 1024, 2048 or 4096");
     }

@@ -45,6 +45,13 @@ public final class EngineActions
         {
             return completed;
         }
+
+        /** Remembers a WRITE just queued on a QP, to check its completion comes once and in order. */
+        void queued(final long wrId, final int qpNum)
+        {
+            ids.add(wrId);
+            qps.add(qpNum);
+        }
     }
 
     /**

@@ -106,6 +106,7 @@ public final class TestNic implements AutoCloseable
     private final Map<Side, QueuePair> qps = new EnumMap<>(Side.class);
     private final List<StrictMode> stricts = new ArrayList<>();
     private final List<UserProcess> children = new ArrayList<>();
+    private final DmaInvariant dmaInvariant;
     private WorkCompletion lastReceive;
     private long nextWrId = 1;
     private int reconnects;
@@ -130,7 +131,17 @@ public final class TestNic implements AutoCloseable
             pds.put(s, c.allocPd());
             cqs.put(s, c.createCq(256));
         }
+        dmaInvariant = DmaInvariant.attach(devices.get(Side.A), devices.get(Side.B));
         connectPair();
+    }
+
+    /**
+     * @return the checker of the key-retirement invariant watching both devices' DMA since the start: every chain
+     * step of {@link VerbsActions} and {@link EngineActions} ends with its {@link DmaInvariant#assertHeld}.
+     */
+    public DmaInvariant dmaInvariant()
+    {
+        return dmaInvariant;
     }
 
     /**
@@ -715,6 +726,26 @@ public final class TestNic implements AutoCloseable
         qp(Side.A).postSend(SendWr.write(id, List.of(new Sge(localAddr, lengthBytes, local.lkey())), remoteAddr,
             rkey));
         return id;
+    }
+
+    /**
+     * exit(2) of the youngest child forked by {@link #fork} that still runs: its copy-on-write pages go back.
+     *
+     * @return true when a child exited, false when none was running.
+     */
+    public boolean exitChild()
+    {
+        check();
+        for (int i = children.size() - 1; i >= 0; i--)
+        {
+            final UserProcess child = children.get(i);
+            if (!child.exited())
+            {
+                child.exit();
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

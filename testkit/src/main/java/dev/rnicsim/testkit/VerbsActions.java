@@ -780,6 +780,8 @@ public final class VerbsActions
         {
             s.record(line);
             body.accept(s);
+            // No DMA touched memory through a key after its retirement returned (docs/async.md).
+            s.nic().dmaInvariant().assertHeld(line);
         });
     }
 

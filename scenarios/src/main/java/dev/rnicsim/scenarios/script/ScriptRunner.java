@@ -1227,6 +1227,11 @@ public final class ScriptRunner
         {
             flags.add(SendFlag.INLINE);
         }
+        if (l.flags().contains("fence"))
+        {
+            // IBV_SEND_FENCE: the WQE starts only after every earlier READ and atomic of the QP completed.
+            flags.add(SendFlag.FENCE);
+        }
         return flags;
     }
 
@@ -1255,14 +1260,14 @@ public final class ScriptRunner
             final int now = qp.bindMw(mw, id, sendFlags(l), info);
             settle(s);
             return Outcome.ok(String.format(Locale.ROOT, "ibv_bind_mw wr_id=%d (type 1): rkey 0x%08x -> 0x%08x "
-                + "(set at post), %s%s", id, before, now, range, deviceNote(qp, wasErr) + keptKey(qp, wasErr,
+                + "(set at post), %s%s", id, before, now, range, deviceNote(s, qp, wasErr) + keptKey(qp, wasErr,
                 before)));
         }
         final int key = o.containsKey("rkey") ? s.evalInt(l, o.get("rkey")) : SendWr.incRkey(before);
         qp.postSend(new SendWr(id, WrOpcode.BIND_MW, List.of(), sendFlags(l), 0, 0, 0, 0, 0, 0,
             new SendWr.Bind(mw, key, info)));
         settle(s);
-        final String note = deviceNote(qp, wasErr);
+        final String note = deviceNote(s, qp, wasErr);
         return Outcome.ok(String.format(Locale.ROOT, "posted BIND_MW wr_id=%d (type 2, key byte 0x%02x), %s, "
             + "through QP 0x%x only%s", id, key & 0xff, range, qp.qpNum(), note.isEmpty() ? String.format(
             Locale.ROOT, ": rkey 0x%08x -> 0x%08x", before, mw.rkey()) : note + String.format(Locale.ROOT,
@@ -1278,7 +1283,7 @@ public final class ScriptRunner
         final boolean wasErr = qp.state() == QpState.ERR;
         final int now = qp.bindMw(mw, id, sendFlags(l), MwBindInfo.unbind());
         settle(s);
-        final String note = deviceNote(qp, wasErr);
+        final String note = deviceNote(s, qp, wasErr);
         return Outcome.ok(String.format(Locale.ROOT, "ibv_bind_mw wr_id=%d (unbind): rkey 0x%08x -> 0x%08x (set at "
             + "post)%s", id, before, now, note.isEmpty() ? "; the window grants nothing"
             : note + keptKey(qp, wasErr, before)));
@@ -1300,13 +1305,19 @@ public final class ScriptRunner
 
     /**
      * What became of a local work request (BIND_MW, LOCAL_INV, REG_MR) just posted: the simulated device executes
-     * it at once unless the QP is in ERR (flushed) or waits behind a send without a receive.
+     * it at once unless the QP is in ERR (flushed) or waits behind a send without a receive; on a manual engine it
+     * stays queued until the engine moves.
      */
-    private static String deviceNote(final SimQp qp, final boolean wasErr)
+    private static String deviceNote(final Session s, final SimQp qp, final boolean wasErr)
     {
         if (wasErr)
         {
             return "; the QP is in ERR: flushed (poll shows IBV_WC_WR_FLUSH_ERR)";
+        }
+        if (s.manualEngine && qp.sendsWaiting() > 0)
+        {
+            return String.format(Locale.ROOT, "; queued (engine manual): it runs on progress or poll, %d WQE%s on "
+                + "the send queue", qp.sendsWaiting(), qp.sendsWaiting() == 1 ? "" : "s");
         }
         if (qp.sendsWaiting() > 0)
         {
@@ -1630,7 +1641,7 @@ public final class ScriptRunner
             }
             settle(s);
             return Outcome.ok(String.format(Locale.ROOT, "posted wr_id=%d (LOCAL_INV of rkey 0x%08x)%s", id, rkey,
-                deviceNote(qp, wasErr)));
+                deviceNote(s, qp, wasErr)));
         }
         final Map<String, String> o = l.options();
         final SimFastRegMr mr = s.get(l, o.get("mr"), SimFastRegMr.class);
@@ -1641,7 +1652,7 @@ public final class ScriptRunner
         settle(s);
         return Outcome.ok(String.format(Locale.ROOT, "posted wr_id=%d (REG_MR of %s at 0x%x, key 0x%08x -> "
             + "0x%08x, access %s)%s", id, Units.bytes(mr.lengthBytes()), mr.iova(), before, key, access,
-            deviceNote(qp, wasErr)));
+            deviceNote(s, qp, wasErr)));
     }
 
     private List<Sge> sgl(final Session s, final ScriptLine l, final String text)

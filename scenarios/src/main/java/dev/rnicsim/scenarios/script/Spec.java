@@ -231,13 +231,13 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "post write|write_imm|read|send|send_imm|cas|faa|send_inv|local_inv|reg_mr|flush|atomic_write QP"
             + " [sgl=SGL] [remote=ADDR] [rkey=KEY] [imm=N] [compare=N] [swap=N] [add=N] [mr=FASTMR] [key=KEY]"
             + " [access=FLAGS] [length=SIZE] [type=global|persistent] [level=range|mr] [value=N] [id=N]"
-            + " [unsignaled] [inline]",
+            + " [unsignaled] [inline] [fence]",
             List.of(new Word(POST_WORDS, false, false), ref(Kind.QP)),
             opts("sgl", new Sgl(true), "remote", expr(), "rkey", expr(), "imm", expr(), "compare", expr(),
                 "swap", expr(), "add", expr(), "mr", new Ref(Set.of(Kind.FASTMR), true), "key", expr(), "access",
                 new Word(ACCESS_WORDS, true, true), "length", expr(), "type", new Word(FLUSH_TYPE_WORDS, false, true),
                 "level", new Word(FLUSH_LEVEL_WORDS, false, true), "value", expr(), "id", expr(), "ah",
-                new Ref(Set.of(Kind.AH), true), "remote_qpn", expr(), "qkey", expr()), Set.of("unsignaled", "inline"));
+                new Ref(Set.of(Kind.AH), true), "remote_qpn", expr(), "qkey", expr()), Set.of("unsignaled", "inline", "fence"));
         add(t, "recv QP|SRQ [sgl=SGL] [id=N]", List.of(new Ref(Set.of(Kind.QP, Kind.SRQ), false)),
             opts("sgl", new Sgl(true), "id", expr()));
         add(t, "poll CQ [N]", List.of(ref(Kind.CQ), new Expr(true)), Map.of());

@@ -59,6 +59,52 @@ class ScriptEngineTest
     }
 
     @Test
+    void aFencedSendWaitsForTheReadBeforeItAndAnUnfencedOneDoesNot()
+    {
+        final ScriptRun r = ScriptRun.ok("e.rsim", BUFFERS + """
+            engine manual
+            mmap back app_a 64K
+            mmap back2 app_a 64K
+            mmap landing app_b 4K
+            mmap landing2 app_b 4K
+            write dst+60K "read me back"
+            reg mr_back pd_a back 64K
+            reg mr_back2 pd_a back2 64K
+            reg mr_landing pd_b landing 4K
+            reg mr_landing2 pd_b landing2 4K
+            reg mr_rd pd_b dst 64K access=local_write,remote_read
+            recv qp_b sgl=mr_landing:4K
+            post read qp_a sgl=mr_back:64K remote=mr_rd
+            post send qp_a sgl=mr_back+60K:4K
+            poll cq_a 2
+            expect bytes landing hex:000000000000000000000000
+            recv qp_b sgl=mr_landing2:4K
+            post read qp_a sgl=mr_back2:64K remote=mr_rd
+            post send qp_a sgl=mr_back2+60K:4K fence
+            poll cq_a 2
+            expect bytes landing2 "read me back"
+            """);
+
+        assertThat(r.out()).contains("(SEND, 4096 bytes, 1 packet)");
+    }
+
+    @Test
+    void aLocalWorkRequestOnAManualEngineSaysItIsQueued()
+    {
+        final ScriptRun r = ScriptRun.ok("e.rsim", BUFFERS + """
+            engine manual
+            mw win pd_b type=2
+            reg mr_win pd_b dst 64K access=local_write,mw_bind
+            bind win qp_b mr_win access=remote_write
+            poll cq_b
+            expect SUCCESS
+            """);
+
+        assertThat(r.out()).contains("queued (engine manual): it runs on progress or poll, 1 WQE on the send queue")
+            .doesNotContain("waiting behind a send");
+    }
+
+    @Test
     void aNegativePacketCountIsRefusedWithTheRule()
     {
         assertThatThrownBy(() -> ScriptRun.run("e.rsim", BUFFERS + "progress nic_a 0-1\n"))
