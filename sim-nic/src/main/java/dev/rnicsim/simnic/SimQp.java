@@ -78,10 +78,6 @@ public final class SimQp implements QueuePair
     /** A READ or atomic whose request went out and whose responses are still coming back. */
     private record Outstanding(Pending p, InflightMessage m)
     {
-        Pending(final SendWr wr, final byte[] inline)
-        {
-            this(wr, inline, null);
-        }
     }
 
     private final SimPd pd;
@@ -1346,7 +1342,7 @@ public final class SimQp implements QueuePair
         final DmaResult tooLong = PlacementOps.responderLength(device, pd.pdNum(), wr);
         if (tooLong != null)
         {
-            return finish(wr, peer, tooLong, false, missesBefore);
+            return finish(wr, peer, tooLong, false, missesBefore, null);
         }
         if (packetized(p, peer))
         {
