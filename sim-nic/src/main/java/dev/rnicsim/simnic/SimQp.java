@@ -1449,14 +1449,18 @@ public final class SimQp implements QueuePair
         }
         if (packets == null)
         {
-            device.fabric().span(device, wr.opcode().name(), "dma", opNs, args);
+            device.fabric().span(device, wr.opcode().name(), "dma", opNs, tracing ? args : java.util.Map.of());
         }
         else
         {
-            args.put("packets", packets.packetCount());
-            device.fabric().spanSince(device, wr.opcode().name(), "dma", startNs, opNs, packets.advancedNs(), args);
+            if (tracing)
+            {
+                args.put("packets", packets.packetCount());
+            }
+            device.fabric().spanSince(device, wr.opcode().name(), "dma", startNs, opNs, packets.advancedNs(),
+                tracing ? args : java.util.Map.of());
         }
-        if (peer.device != device)
+        if (peer.device != device && tracing)
         {
             device.fabric().overlap(peer.device, wr.opcode().name() + " (responder)", "dma", startNs, opNs,
                 java.util.Map.of("qp_num", peer.num, "bytes", r.byteLen()));

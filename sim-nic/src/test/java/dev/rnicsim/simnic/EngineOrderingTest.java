@@ -160,7 +160,9 @@ class EngineOrderingTest
 
         assertThat(rig.pollA()).extracting(WorkCompletion::status).containsExactly(WcStatus.SUCCESS);
         assertThat(rig.deviceA.counter(SimCounter.RNR_RETRIES)).isEqualTo(2);
-        assertThat(rig.deviceA.counter(SimCounter.RNR_NAK_RETRY_ERR)).isZero();
+        // mlx5's rnr_nak_retry_err counts each RNR NAK answered with a retry (HwCounters); none ran out
+        assertThat(rig.deviceA.counter(SimCounter.RNR_NAK_RETRY_ERR)).isEqualTo(2);
+        assertThat(rig.deviceA.counter(SimCounter.RNR_RETRIES_EXCEEDED)).isZero();
     }
 
     @Test
@@ -174,7 +176,8 @@ class EngineOrderingTest
 
         assertThat(rig.pollA()).extracting(WorkCompletion::status).containsExactly(WcStatus.RNR_RETRY_EXC_ERR);
         assertThat(rig.deviceA.counter(SimCounter.RNR_RETRIES)).isEqualTo(3);
-        assertThat(rig.deviceA.counter(SimCounter.RNR_NAK_RETRY_ERR)).isEqualTo(1);
+        assertThat(rig.deviceA.counter(SimCounter.RNR_NAK_RETRY_ERR)).isEqualTo(3);
+        assertThat(rig.deviceA.counter(SimCounter.RNR_RETRIES_EXCEEDED)).isEqualTo(1);
         assertThat(rig.deviceB.counter(SimCounter.OUT_OF_BUFFER)).as("the first try and three retries").isEqualTo(4);
         assertThat(rig.fabric.clock().nowNs() - t0).isEqualTo(3 * CostModel.rnrTimerNs(12));
     }
@@ -190,7 +193,8 @@ class EngineOrderingTest
 
         assertThat(rig.pollA()).extracting(WorkCompletion::status).containsExactly(WcStatus.RETRY_EXC_ERR);
         assertThat(rig.deviceA.counter(SimCounter.TRANSPORT_RETRIES)).as("retry_cnt 7").isEqualTo(7);
-        assertThat(rig.deviceA.counter(SimCounter.LOCAL_ACK_TIMEOUT_ERR)).isEqualTo(1);
+        assertThat(rig.deviceA.counter(SimCounter.LOCAL_ACK_TIMEOUT_ERR)).isEqualTo(7);
+        assertThat(rig.deviceA.counter(SimCounter.TRANSPORT_RETRIES_EXCEEDED)).isEqualTo(1);
     }
 
     @Test
