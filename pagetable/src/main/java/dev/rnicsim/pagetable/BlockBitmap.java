@@ -23,6 +23,10 @@ final class BlockBitmap
     /** Levels 1 and up: bit i of level l is set when word i of level l-1 is non-zero. The last has one word. */
     private final long[][] summary;
     private long size;
+    /** At or below the lowest set bit (a hint kept by add and first, so that first starts near it). */
+    private long lowHint;
+    /** At or above the highest set bit. */
+    private long highHint = -1;
 
     /** @param capacity blocks the bitmap covers, indices 0 to {@code capacity - 1}, at least 1. */
     BlockBitmap(final long capacity)
@@ -92,6 +96,8 @@ final class BlockBitmap
         }
         page[w] = before | bit;
         size++;
+        lowHint = Math.min(lowHint, index);
+        highHint = Math.max(highHint, index);
         if (before == 0)
         {
             markNonZero(word);
@@ -103,6 +109,8 @@ final class BlockBitmap
     {
         long i = first;
         final long end = first + count;
+        lowHint = Math.min(lowHint, first);
+        highHint = Math.max(highHint, end - 1);
         while (i < end)
         {
             if ((i & 63) == 0 && end - i >= 64)
@@ -192,7 +200,12 @@ final class BlockBitmap
     /** @return the lowest set bit, or -1 when none. */
     long first()
     {
-        return size == 0 ? -1 : ceiling(0);
+        if (size == 0)
+        {
+            return -1;
+        }
+        lowHint = ceiling(lowHint);
+        return lowHint;
     }
 
     /** @return the highest set bit, or -1 when none. */
@@ -202,10 +215,40 @@ final class BlockBitmap
         {
             return -1;
         }
-        long index = 0;
-        for (int level = levels() - 1; level >= 0; level--)
+        highHint = floor(highHint);
+        return highHint;
+    }
+
+    /** @return the highest set bit at or below {@code from}, or -1 when none. */
+    long floor(final long from)
+    {
+        if (from < 0 || size == 0)
         {
-            final long w = word(level, index);
+            return -1;
+        }
+        long index = Math.min(from, capacity - 1);
+        int level = 0;
+        final int top = levels() - 1;
+        long w;
+        while (true)
+        {
+            w = word(level, index >>> 6) & (-1L >>> (63 - (index & 63)));
+            if (w != 0)
+            {
+                index = (index & ~63L) + 63 - Long.numberOfLeadingZeros(w);
+                break;
+            }
+            if (level == top || (index >>> 6) == 0)
+            {
+                return -1;
+            }
+            index = (index >>> 6) - 1;
+            level++;
+        }
+        while (level > 0)
+        {
+            level--;
+            w = word(level, index);
             index = (index << 6) + 63 - Long.numberOfLeadingZeros(w);
         }
         return index;

@@ -15,7 +15,7 @@ import net.jqwik.api.constraints.LongRange;
 /**
  * The buddy allocator's per-order free-block bitmap answers every question as an ordered set of block indices
  * would: after any sequence of adds, range adds and removes, on bitmaps of one word up to several summary levels
- * and leaf pages, its size, lowest, highest and next-at-or-above agree with a {@link TreeSet} given the same
+ * and leaf pages, its size, lowest, highest, next at or above and last at or below agree with a {@link TreeSet} given the same
  * sequence, and a remove reports whether the block was there.
  */
 class BlockBitmapProperties
@@ -61,8 +61,10 @@ class BlockBitmapProperties
                 case 2 -> assertThat(bitmap.remove(index)).isEqualTo(model.remove(index));
                 default ->
                 {
-                    final Long expected = model.ceiling(index);
-                    assertThat(bitmap.ceiling(index)).isEqualTo(expected == null ? -1 : expected);
+                    final Long above = model.ceiling(index);
+                    assertThat(bitmap.ceiling(index)).isEqualTo(above == null ? -1 : above);
+                    final Long below = model.floor(index);
+                    assertThat(bitmap.floor(index)).isEqualTo(below == null ? -1 : below);
                 }
             }
             assertThat(bitmap.size()).isEqualTo(model.size());
