@@ -5,7 +5,8 @@ package dev.rnicsim.pagetable;
  * {@code 2^order} frames, order 0 (4 KiB) to {@link #MAX_ORDER} (1 GiB). An allocation splits the smallest
  * large-enough block; a free merges a block with its buddy while the buddy is free. Free blocks are held per
  * order as bitmaps over the zone's aligned blocks ({@link BlockBitmap}), created in pieces on first use, so a free
- * 1 TiB zone costs a few KiB and a frame handed out or returned costs a few word operations, no object.
+ * 1 TiB zone costs about 1 MiB (the bitmaps' summary levels) and a frame handed out or returned costs a few word
+ * operations, no object.
  *
  * <p>Blocks are taken lowest address first, which keeps runs deterministic. An aged allocator (a host that has
  * run for a while) hands out 4 KiB frames in a seeded pseudo-random order instead: it breaks a 2 MiB block into

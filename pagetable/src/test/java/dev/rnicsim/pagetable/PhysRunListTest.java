@@ -7,8 +7,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A pin's runs in primitive arrays read back as the runs appended: contiguous frames of one page size merge into one
- * run, a change of page size or a gap starts another, first frames past an int are kept whole, and the list view
- * cannot be changed.
+ * run, a change of page size or a gap starts another, first frames past 32 bits are kept whole, runs past the first
+ * chunks of arrays read back in order, and the list view cannot be changed.
  */
 class PhysRunListTest
 {
@@ -25,7 +25,7 @@ class PhysRunListTest
             runs.append(5000 + 2L * i, 1, 12); // scattered: a run each, growing the arrays
         }
         final long wide = (1L << 36) + 7;
-        runs.append(wide, 3, 12);            // past an int: every first frame is widened
+        runs.append(wide, 3, 12);            // past 32 bits: the high bits are kept beside it
         runs.freeze();
 
         assertThat(runs).hasSize(24);
@@ -39,5 +39,25 @@ class PhysRunListTest
         assertThat(runs.frames(1)).isEqualTo(512);
         assertThatThrownBy(() -> runs.add(runs.get(0))).isInstanceOf(UnsupportedOperationException.class);
         assertThatThrownBy(() -> runs.get(24)).isInstanceOf(IndexOutOfBoundsException.class);
+    }
+
+    @Test
+    void shouldKeepEveryRunOfAPinLongerThanOneChunk()
+    {
+        final PhysRunList runs = new PhysRunList();
+        final int count = 40_000;
+        for (int i = 0; i < count; i++)
+        {
+            final long pfn = i % 1000 == 999 ? (5L << 32) + 2L * i : 3L * i;
+            runs.append(pfn, 1, 12);
+        }
+        runs.freeze();
+        assertThat(runs).hasSize(count);
+        for (int i = 0; i < count; i++)
+        {
+            final long pfn = i % 1000 == 999 ? (5L << 32) + 2L * i : 3L * i;
+            assertThat(runs.firstPfn(i)).as("run %d", i).isEqualTo(pfn);
+            assertThat(runs.get(i)).isEqualTo(new PhysRun(pfn << 12, 4096, 4096));
+        }
     }
 }
