@@ -1,12 +1,12 @@
 package dev.rnicsim.pagetable;
 
-import java.util.TreeSet;
-
 /**
  * The buddy allocator of one zone (mm/page_alloc.c): free memory is kept as naturally aligned blocks of
  * {@code 2^order} frames, order 0 (4 KiB) to {@link #MAX_ORDER} (1 GiB). An allocation splits the smallest
  * large-enough block; a free merges a block with its buddy while the buddy is free. Free blocks are held per
- * order, so a free 1 TiB zone costs about a thousand entries, not one object per frame.
+ * order as bitmaps over the zone's aligned blocks ({@link BlockBitmap}), created in pieces on first use, so a free
+ * 1 TiB zone costs about 1 MiB (the bitmaps' summary levels) and a frame handed out or returned costs a few word
+ * operations, no object.
  *
  * <p>Blocks are taken lowest address first, which keeps runs deterministic. An aged allocator (a host that has
  * run for a while) hands out 4 KiB frames in a seeded pseudo-random order instead: it breaks a 2 MiB block into
@@ -20,8 +20,7 @@ final class BuddyAllocator
 
     private final long startPfn;
     private final long endPfn;
-    @SuppressWarnings("unchecked")
-    private final TreeSet<Long>[] freeBlocks = new TreeSet[MAX_ORDER + 1];
+    private final BlockBitmap[] freeBlocks = new BlockBitmap[MAX_ORDER + 1];
     private long freeFrames;
     private final java.util.SplittableRandom scatter;
 
@@ -37,7 +36,7 @@ final class BuddyAllocator
         this.scatter = aged ? new java.util.SplittableRandom(0x5ca77e7L ^ startPfn) : null;
         for (int order = 0; order <= MAX_ORDER; order++)
         {
-            freeBlocks[order] = new TreeSet<>();
+            freeBlocks[order] = new BlockBitmap(Math.max(1, ((endPfn - 1) >> order) - (startPfn >> order) + 1));
         }
         long pfn = startPfn;
         while (pfn < endPfn)
@@ -47,10 +46,35 @@ final class BuddyAllocator
             {
                 order--;
             }
-            freeBlocks[order].add(pfn);
+            add(order, pfn);
             freeFrames += 1L << order;
             pfn += 1L << order;
         }
+    }
+
+    /** Marks the block of {@code 2^order} frames from {@code pfn} free at that order. */
+    private void add(final int order, final long pfn)
+    {
+        freeBlocks[order].add((pfn >> order) - (startPfn >> order));
+    }
+
+    /** @return true when the block was free at that order (it no longer is). */
+    private boolean remove(final int order, final long pfn)
+    {
+        return freeBlocks[order].remove((pfn >> order) - (startPfn >> order));
+    }
+
+    private long pfnOf(final int order, final long index)
+    {
+        return (index + (startPfn >> order)) << order;
+    }
+
+    /** Takes the lowest free block of exactly this order (the order's set must not be empty). */
+    private long pollFirst(final int order)
+    {
+        final long index = freeBlocks[order].first();
+        freeBlocks[order].remove(index);
+        return pfnOf(order, index);
     }
 
     long spannedFrames()
@@ -74,7 +98,7 @@ final class BuddyAllocator
      */
     int freeBlocksOfOrder(final int order)
     {
-        return freeBlocks[order].size();
+        return (int)freeBlocks[order].size();
     }
 
     /**
@@ -98,11 +122,11 @@ final class BuddyAllocator
         {
             return -1;
         }
-        final long pfn = freeBlocks[found].pollFirst();
+        final long pfn = pollFirst(found);
         while (found > order)
         {
             found--;
-            freeBlocks[found].add(pfn + (1L << found));
+            add(found, pfn + (1L << found));
         }
         freeFrames -= 1L << order;
         return pfn;
@@ -123,24 +147,21 @@ final class BuddyAllocator
             {
                 return -1;
             }
-            final long block = freeBlocks[found].pollFirst();
+            final long block = pollFirst(found);
             while (found > refill)
             {
                 found--;
-                freeBlocks[found].add(block + (1L << found));
+                add(found, block + (1L << found));
             }
-            for (long f = 0; f < (1L << found); f++)
-            {
-                freeBlocks[0].add(block + f);
-            }
+            freeBlocks[0].addRange(block - startPfn, 1L << found);
         }
         final long first = freeBlocks[0].first();
         final long last = freeBlocks[0].last();
-        final Long picked = freeBlocks[0].ceiling(first + scatter.nextLong(last - first + 1));
-        final long pfn = picked == null ? first : picked;
-        freeBlocks[0].remove(pfn);
+        final long picked = freeBlocks[0].ceiling(first + scatter.nextLong(last - first + 1));
+        final long index = picked < 0 ? first : picked;
+        freeBlocks[0].remove(index);
         freeFrames--;
-        return pfn;
+        return pfnOf(0, index);
     }
 
     /**
@@ -155,9 +176,9 @@ final class BuddyAllocator
         long bestPfn = -1;
         for (int o = order; o <= MAX_ORDER; o++)
         {
-            if (!freeBlocks[o].isEmpty() && freeBlocks[o].last() > bestPfn)
+            if (!freeBlocks[o].isEmpty() && pfnOf(o, freeBlocks[o].last()) > bestPfn)
             {
-                bestPfn = freeBlocks[o].last();
+                bestPfn = pfnOf(o, freeBlocks[o].last());
                 best = o;
             }
         }
@@ -165,13 +186,13 @@ final class BuddyAllocator
         {
             return -1;
         }
-        freeBlocks[best].remove(bestPfn);
+        remove(best, bestPfn);
         long pfn = bestPfn;
         int o = best;
         while (o > order)
         {
             o--;
-            freeBlocks[o].add(pfn);
+            add(o, pfn);
             pfn += 1L << o;
         }
         freeFrames -= 1L << order;
@@ -192,13 +213,13 @@ final class BuddyAllocator
         while (o < MAX_ORDER)
         {
             final long buddy = block ^ (1L << o);
-            if (buddy < startPfn || buddy + (1L << o) > endPfn || !freeBlocks[o].remove(buddy))
+            if (buddy < startPfn || buddy + (1L << o) > endPfn || !remove(o, buddy))
             {
                 break;
             }
             block = Math.min(block, buddy);
             o++;
         }
-        freeBlocks[o].add(block);
+        add(o, block);
     }
 }

@@ -8,7 +8,10 @@ import java.lang.foreign.ValueLayout;
  * Per-frame state of physical memory, the model's {@code struct page} array, kept sparse like the kernel's
  * SPARSEMEM sections: state exists only for 2 MiB sections in which a frame has been handed out, as primitive
  * arrays (11 bytes a frame), and bytes exist only for sections in which a frame has been written, as off-heap
- * memory ({@link java.lang.foreign}). A 1 TiB host that uses little memory costs little.
+ * memory ({@link java.lang.foreign}). A 1 TiB host that uses little memory costs little. A section whose 512 frames
+ * all hold the same state (a 2 MiB block of order-0 frames mapped and pinned alike, as a large registration leaves
+ * them) is folded into that one state and unfolded on its next change: it is checked when it leaves the short list
+ * of sections changed last, so a long run of mapped pages costs a few bytes a section.
  *
  * <p>Per frame: the kind of use, the folio order (every frame of a folio holds it, so the head is found by
  * alignment), the number of page-table entries mapping the frame, the folio's pin count (kept on the head
@@ -31,15 +34,86 @@ final class FrameTable
 
     private final Section[] sections;
 
+    /** Sections changed last, checked for folding when they leave this list (oldest first, -1: empty slot). */
+    private static final int RECENT = 4;
+    private final int[] recent = {-1, -1, -1, -1};
+    private int recentNext;
+
     private static final class Section
     {
-        final byte[] kind = new byte[SECTION_FRAMES];
-        final byte[] order = new byte[SECTION_FRAMES];
-        final byte[] flags = new byte[SECTION_FRAMES];
-        final int[] mapCount = new int[SECTION_FRAMES];
-        final int[] pinCount = new int[SECTION_FRAMES];
+        /** Per-frame state; all null while the section is folded. */
+        byte[] kind = new byte[SECTION_FRAMES];
+        byte[] order = new byte[SECTION_FRAMES];
+        byte[] flags = new byte[SECTION_FRAMES];
+        int[] mapCount = new int[SECTION_FRAMES];
+        int[] pinCount = new int[SECTION_FRAMES];
+        /** The state every frame holds while folded. */
+        byte uKind;
+        byte uOrder;
+        byte uFlags;
+        int uMapCount;
+        int uPinCount;
         MemorySegment data;
         int usedFrames;
+
+        boolean folded()
+        {
+            return kind == null;
+        }
+
+        /** Folds the section when all its frames hold one state. */
+        void foldIfUniform()
+        {
+            if (kind == null || usedFrames != SECTION_FRAMES)
+            {
+                return;
+            }
+            final byte k = kind[0];
+            final byte o = order[0];
+            final byte f = flags[0];
+            final int m = mapCount[0];
+            final int p = pinCount[0];
+            if (o != 0)
+            {
+                return; // a huge folio keeps its pins on its head frame only: never uniform
+            }
+            for (int i = 1; i < SECTION_FRAMES; i++)
+            {
+                if (kind[i] != k || order[i] != o || flags[i] != f || mapCount[i] != m || pinCount[i] != p)
+                {
+                    return;
+                }
+            }
+            uKind = k;
+            uOrder = o;
+            uFlags = f;
+            uMapCount = m;
+            uPinCount = p;
+            kind = null;
+            order = null;
+            flags = null;
+            mapCount = null;
+            pinCount = null;
+        }
+
+        /** Gives a folded section its per-frame state back before a change. */
+        void unfold()
+        {
+            if (kind != null)
+            {
+                return;
+            }
+            kind = new byte[SECTION_FRAMES];
+            order = new byte[SECTION_FRAMES];
+            flags = new byte[SECTION_FRAMES];
+            mapCount = new int[SECTION_FRAMES];
+            pinCount = new int[SECTION_FRAMES];
+            java.util.Arrays.fill(kind, uKind);
+            java.util.Arrays.fill(order, uOrder);
+            java.util.Arrays.fill(flags, uFlags);
+            java.util.Arrays.fill(mapCount, uMapCount);
+            java.util.Arrays.fill(pinCount, uPinCount);
+        }
     }
 
     FrameTable(final long totalFrames)
@@ -47,15 +121,44 @@ final class FrameTable
         sections = new Section[(int)((totalFrames + SECTION_MASK) >>> SECTION_SHIFT)];
     }
 
+    /** The section of {@code pfn}, created or unfolded, ready for a change of its per-frame state. */
     private Section section(final long pfn)
     {
-        Section s = sections[(int)(pfn >>> SECTION_SHIFT)];
+        final int index = (int)(pfn >>> SECTION_SHIFT);
+        Section s = sections[index];
         if (s == null)
         {
             s = new Section();
-            sections[(int)(pfn >>> SECTION_SHIFT)] = s;
+            sections[index] = s;
+        }
+        else if (s.folded())
+        {
+            s.unfold();
+        }
+        if (recent[(recentNext + RECENT - 1) % RECENT] != index)
+        {
+            touched(index);
         }
         return s;
+    }
+
+    /** Notes a change to a section; the one changed longest ago leaves the list and is folded if it can be. */
+    private void touched(final int index)
+    {
+        for (int i = 0; i < RECENT; i++)
+        {
+            if (recent[i] == index)
+            {
+                return;
+            }
+        }
+        final int leaving = recent[recentNext];
+        recent[recentNext] = index;
+        recentNext = (recentNext + 1) % RECENT;
+        if (leaving >= 0 && sections[leaving] != null)
+        {
+            sections[leaving].foldIfUniform();
+        }
     }
 
     private Section sectionOrNull(final long pfn)
@@ -103,13 +206,13 @@ final class FrameTable
     byte kind(final long pfn)
     {
         final Section s = sectionOrNull(pfn);
-        return s == null ? KIND_FREE : s.kind[(int)(pfn & SECTION_MASK)];
+        return s == null ? KIND_FREE : s.folded() ? s.uKind : s.kind[(int)(pfn & SECTION_MASK)];
     }
 
     int order(final long pfn)
     {
         final Section s = sectionOrNull(pfn);
-        return s == null ? 0 : s.order[(int)(pfn & SECTION_MASK)];
+        return s == null ? 0 : s.folded() ? s.uOrder : s.order[(int)(pfn & SECTION_MASK)];
     }
 
     long head(final long pfn)
@@ -136,7 +239,7 @@ final class FrameTable
     int mapCount(final long pfn)
     {
         final Section s = sectionOrNull(pfn);
-        return s == null ? 0 : s.mapCount[(int)(pfn & SECTION_MASK)];
+        return s == null ? 0 : s.folded() ? s.uMapCount : s.mapCount[(int)(pfn & SECTION_MASK)];
     }
 
     void addMapCount(final long pfn, final int delta)
@@ -184,7 +287,7 @@ final class FrameTable
     int pinCount(final long head)
     {
         final Section s = sectionOrNull(head);
-        return s == null ? 0 : s.pinCount[(int)(head & SECTION_MASK)];
+        return s == null ? 0 : s.folded() ? s.uPinCount : s.pinCount[(int)(head & SECTION_MASK)];
     }
 
     void addPinCount(final long head, final int delta)
@@ -195,7 +298,7 @@ final class FrameTable
     boolean hasData(final long pfn)
     {
         final Section s = sectionOrNull(pfn);
-        return s != null && (s.flags[(int)(pfn & SECTION_MASK)] & FLAG_HAS_DATA) != 0;
+        return s != null && ((s.folded() ? s.uFlags : s.flags[(int)(pfn & SECTION_MASK)]) & FLAG_HAS_DATA) != 0;
     }
 
     /** Copies 4 KiB of bytes of frame {@code pfn} into {@code dst} (zeros when never written). */
@@ -318,10 +421,9 @@ final class FrameTable
     {
         if (!hasData(from))
         {
-            final Section t = sectionOrNull(to);
-            if (t != null)
+            if (sectionOrNull(to) != null)
             {
-                t.flags[(int)(to & SECTION_MASK)] &= (byte)~FLAG_HAS_DATA;
+                section(to).flags[(int)(to & SECTION_MASK)] &= (byte)~FLAG_HAS_DATA;
             }
             return;
         }
@@ -342,6 +444,17 @@ final class FrameTable
         return buffer;
     }
 
+    /** @return the sections folded into one state (see the class comment). */
+    int foldedSections()
+    {
+        int n = 0;
+        for (final Section s : sections)
+        {
+            n += s != null && s.folded() ? 1 : 0;
+        }
+        return n;
+    }
+
     /** Visits every frame that is handed out, in frame order. */
     void forEachUsed(final java.util.function.LongConsumer visitor)
     {
@@ -354,7 +467,7 @@ final class FrameTable
             }
             for (int i = 0; i < SECTION_FRAMES; i++)
             {
-                if (s.kind[i] != KIND_FREE)
+                if ((s.folded() ? s.uKind : s.kind[i]) != KIND_FREE)
                 {
                     visitor.accept(((long)si << SECTION_SHIFT) + i);
                 }

@@ -4,7 +4,6 @@ import static dev.rnicsim.pagetable.PhysicalMemory.FRAME_BYTES;
 import static dev.rnicsim.pagetable.PhysicalMemory.FRAME_SHIFT;
 import static dev.rnicsim.pagetable.UserProcess.TASK_SIZE;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
@@ -81,8 +80,7 @@ final class Gup
         }
         process.faults.checkAccess(start, end - start, write, false);
         process.pinnedVmPages += pages;
-        final List<PhysRun> runs = new ArrayList<>();
-        final RunBuilder builder = new RunBuilder(runs);
+        final PhysRunList runs = new PhysRunList();
         final boolean unshareReadPins = host.config().forkBehaviour() == ForkBehaviour.MODERN;
         long va = start;
         try
@@ -120,21 +118,19 @@ final class Gup
                 frames.addPinCount(head, (int)chunkPages);
                 // The run's page size is the mapping's: a huge page's own size, a run of leaves included, else PAGE_SIZE.
                 final PageSize page = PageTable.pageSize(entry);
-                builder.add(pfn, chunkPages, page == PageSize.SIZE_4K ? base.pageSize() : page);
+                runs.append(pfn, chunkPages, (page == PageSize.SIZE_4K ? base.pageSize() : page).pageShift());
                 va = chunkEnd;
             }
         }
         catch (final KernelException e)
         {
-            builder.flush();
             releasePins(runs);
             process.pinnedVmPages -= pages;
             throw e;
         }
-        builder.flush();
         host.count(VmEvent.NR_FOLL_PIN_ACQUIRED, pages);
         host.count(VmEvent.PAGE_WALKS, pages);
-        final PinnedPages pinned = new PinnedPages(process, start, pages, write, longterm, List.copyOf(runs));
+        final PinnedPages pinned = new PinnedPages(process, start, pages, write, longterm, runs.freeze());
         livePins.add(pinned);
         return pinned;
     }
@@ -190,20 +186,32 @@ final class Gup
 
     void releasePins(final List<PhysRun> runs)
     {
+        if (runs instanceof final PhysRunList compact)
+        {
+            for (int i = 0; i < compact.size(); i++)
+            {
+                release(compact.firstPfn(i), compact.frames(i));
+            }
+            return;
+        }
         for (final PhysRun run : runs)
         {
-            final long first = run.firstPfn();
-            final long last = first + run.frames();
-            long pfn = first;
-            while (pfn < last)
-            {
-                final long head = frames.head(pfn);
-                final long folioEnd = head + (1L << frames.order(head));
-                final long n = Math.min(last, folioEnd) - pfn;
-                frames.addPinCount(head, (int)-n);
-                process.faults.releaseIfUnused(pfn);
-                pfn += n;
-            }
+            release(run.firstPfn(), run.frames());
+        }
+    }
+
+    private void release(final long first, final long count)
+    {
+        final long last = first + count;
+        long pfn = first;
+        while (pfn < last)
+        {
+            final long head = frames.head(pfn);
+            final long folioEnd = head + (1L << frames.order(head));
+            final long n = Math.min(last, folioEnd) - pfn;
+            frames.addPinCount(head, (int)-n);
+            process.faults.releaseIfUnused(pfn);
+            pfn += n;
         }
     }
 
@@ -270,41 +278,5 @@ final class Gup
         host.migrateFrame(pfn, target, process, va & ~(long)(FRAME_BYTES - 1));
         host.count(VmEvent.PGMIGRATE_LONGTERM_PIN);
         return pageTable.lookup(va);
-    }
-
-    /** Builds runs of physically contiguous pages of one page size. */
-    static final class RunBuilder
-    {
-        private final List<PhysRun> runs;
-        private long startPfn = -1;
-        private long frameCount;
-        private PageSize size;
-
-        RunBuilder(final List<PhysRun> runs)
-        {
-            this.runs = runs;
-        }
-
-        void add(final long pfn, final long count, final PageSize pageSize)
-        {
-            if (startPfn >= 0 && pageSize == size && startPfn + frameCount == pfn)
-            {
-                frameCount += count;
-                return;
-            }
-            flush();
-            startPfn = pfn;
-            frameCount = count;
-            size = pageSize;
-        }
-
-        void flush()
-        {
-            if (startPfn >= 0)
-            {
-                runs.add(new PhysRun(startPfn << FRAME_SHIFT, frameCount << FRAME_SHIFT, size.bytes()));
-                startPfn = -1;
-            }
-        }
     }
 }

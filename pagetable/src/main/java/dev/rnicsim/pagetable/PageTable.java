@@ -89,6 +89,15 @@ final class PageTable
 
     private final Table root = new Table(true);
     private long tableCount = 1;
+    /**
+     * The tables on the path to the PTE table used last, and its 2 MiB-aligned key ({@code va >>> 21}; -1: none):
+     * tables are never freed or replaced, so the path stays valid, and a walk over consecutive pages reaches its PTE
+     * table without going through the upper levels again.
+     */
+    private long lastKey = -1;
+    private Table lastPud;
+    private Table lastPmd;
+    private Table lastPte;
 
     static long pfn(final long entry)
     {
@@ -170,6 +179,16 @@ final class PageTable
      */
     long lookup(final long va)
     {
+        if (va >>> 21 == lastKey)
+        {
+            final long pudEntry = lastPud.entries[index(va, 30)];
+            if (pudEntry != 0)
+            {
+                return pudEntry;
+            }
+            final long pmdEntry = lastPmd.entries[index(va, 21)];
+            return pmdEntry != 0 ? pmdEntry : lastPte.entries[index(va, 12)];
+        }
         final Table pud = root.children[index(va, 39)];
         if (pud == null)
         {
@@ -193,12 +212,32 @@ final class PageTable
             return pmdEntry;
         }
         final Table pte = pmd.children[pmdIndex];
-        return pte == null ? 0 : pte.entries[index(va, 12)];
+        if (pte == null)
+        {
+            return 0;
+        }
+        remember(va, pud, pmd, pte);
+        return pte.entries[index(va, 12)];
+    }
+
+    private void remember(final long va, final Table pud, final Table pmd, final Table pte)
+    {
+        lastKey = va >>> 21;
+        lastPud = pud;
+        lastPmd = pmd;
+        lastPte = pte;
     }
 
     /** Sets the leaf of size {@code size} covering {@code va} (0 clears it), creating tables on the way. */
     void set(final long va, final PageSize size, final long entry)
     {
+        if (size == PageSize.SIZE_4K && va >>> 21 == lastKey)
+        {
+            final Table pte = lastPte;
+            tell(pte.entries[index(va, 12)], entry, va, size);
+            store(pte, index(va, 12), entry);
+            return;
+        }
         final Table pud = child(root, index(va, 39), true);
         if (size == PageSize.SIZE_1G)
         {
@@ -214,6 +253,7 @@ final class PageTable
             return;
         }
         final Table pte = child(pmd, index(va, 21), false);
+        remember(va, pud, pmd, pte);
         tell(pte.entries[index(va, 12)], entry, va, size);
         store(pte, index(va, 12), entry);
     }

@@ -358,18 +358,7 @@ public final class SimPd implements ProtectionDomain
      */
     private static List<DmaRun> dmaRuns(final PinnedPages pinned, final long addr)
     {
-        final List<DmaRun> runs = new ArrayList<>(pinned.runs().size());
-        long skip = (addr & (SimHostMemory.basePageBytes(pinned.process()) - 1)) & ~0xfffL;
-        for (final PhysRun run : pinned.runs())
-        {
-            final long cut = Math.min(skip, run.lengthBytes());
-            skip -= cut;
-            if (cut < run.lengthBytes())
-            {
-                runs.add(new DmaRun(run.physAddr() + cut, run.lengthBytes() - cut));
-            }
-        }
-        return runs;
+        return new PinnedDmaRuns(pinned.runs(), (addr & (SimHostMemory.basePageBytes(pinned.process()) - 1)) & ~0xfffL);
     }
 
     /** True when the set holds null (asked by iteration: immutable sets throw on contains(null)). */
