@@ -381,7 +381,7 @@ final class FrameTable
         final long sectionBytes = (long)SECTION_FRAMES << frameShift;
         final long srcPfn = srcAddr >>> frameShift;
         final Section s = src.sectionOrNull(srcPfn);
-        if (s == null || s.data == null || (s.flags[(int)(srcPfn & SECTION_MASK)] & FLAG_HAS_DATA) == 0)
+        if (s == null || s.data == null || (flagsOf(s, srcPfn) & FLAG_HAS_DATA) == 0)
         {
             return 0;
         }
@@ -390,7 +390,7 @@ final class FrameTable
         final long srcLast = (srcAddr + length - 1) >>> frameShift;
         for (long pfn = srcPfn + 1; pfn <= srcLast; pfn++)
         {
-            if ((s.flags[(int)(pfn & SECTION_MASK)] & FLAG_HAS_DATA) == 0)
+            if ((flagsOf(s, pfn) & FLAG_HAS_DATA) == 0)
             {
                 length = (int)((pfn << frameShift) - srcAddr);
                 break;
@@ -414,6 +414,12 @@ final class FrameTable
         }
         MemorySegment.copy(s.data, srcAddr & (sectionBytes - 1), d.data, dstAddr & (sectionBytes - 1), length);
         return length;
+    }
+
+    /** The flags of {@code pfn} in its section {@code s}, folded or not (a folded section reads as one state). */
+    private static byte flagsOf(final Section s, final long pfn)
+    {
+        return s.folded() ? s.uFlags : s.flags[(int)(pfn & SECTION_MASK)];
     }
 
     /** Copies the bytes of frame {@code from} to frame {@code to} (both allocated). */
