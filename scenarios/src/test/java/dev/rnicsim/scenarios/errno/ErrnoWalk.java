@@ -433,6 +433,10 @@ final class ErrnoWalk
         // FLUSH
         c.add(c("a FLUSH on a device without the capability", TWO_HOSTS,
             "post flush qp_a remote=dst rkey=mr_dst.rkey length=64", "EOPNOTSUPP", "IB_UVERBS_DEVICE_"));
+        final String rxe = TWO_HOSTS.replace("connectx5", "rxe");
+        c.add(c("a FLUSH with a gather list", rxe,
+            "post flush qp_a sgl=mr_src:8 remote=dst rkey=mr_dst.rkey length=64",
+            "EINVAL", "takes no gather list", "give no sgl"));
         return c;
     }
 }
