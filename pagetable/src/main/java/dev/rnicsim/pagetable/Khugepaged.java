@@ -40,7 +40,8 @@ final class Khugepaged
             // thp_vma_allowable_order fails for the first VMA: the call is EINVAL before anything is scanned.
             throw new KernelException(Errno.EINVAL, "MADV_COLLAPSE at 0x" + Long.toHexString(start) + ": the VMA is "
                 + (first.kind() != VmaKind.ANONYMOUS ? first.kind().name().toLowerCase(java.util.Locale.ROOT)
-                    + " memory, not anonymous" : "VM_NOHUGEPAGE (MADV_NOHUGEPAGE)"));
+                    + " memory, not anonymous" : "VM_NOHUGEPAGE (MADV_NOHUGEPAGE)")
+                + "; collapse only anonymous memory that allows THP (madvise MADV_HUGEPAGE undoes MADV_NOHUGEPAGE)");
         }
         final PageSize thp = host.config().basePage().thpSize();
         final long mask = thp.bytes() - 1;
@@ -52,7 +53,8 @@ final class Khugepaged
                 || hugeVa + thp.bytes() > v.endAddress())
             {
                 lastFail = new KernelException(Errno.EINVAL, "MADV_COLLAPSE: the " + thp.word() + " at 0x"
-                    + Long.toHexString(hugeVa) + " is not inside one anonymous VMA that allows THP (SCAN_VMA_CHECK)");
+                    + Long.toHexString(hugeVa) + " is not inside one anonymous VMA that allows THP "
+                    + "(SCAN_VMA_CHECK); give a range that covers a whole aligned " + thp.word() + " of such a VMA");
                 continue;
             }
             final long entry = pageTable.lookup(hugeVa);

@@ -174,7 +174,7 @@ final class Mappings
                 if (chosen != null)
                 {
                     throw new KernelException(Errno.EINVAL, MapFlag.hugeSize(chosen) + " and " + flag
-                        + " are exclusive: MAP_HUGE_* encodes one size");
+                        + " are exclusive: MAP_HUGE_* encodes one size; give only one of them");
                 }
                 chosen = size;
             }
@@ -188,7 +188,7 @@ final class Mappings
             throw new KernelException(Errno.EINVAL, "MAP_HUGETLB with MAP_HUGE_" + chosen.word().toUpperCase(java.util.Locale.ROOT)
                 + "B: a host of " + base.kb() + " KiB pages has no hstate of that size (its sizes: "
                 + base.hugetlbSizes().stream().map(PageSize::word).toList() + "; arch/arm64/mm/hugetlbpage.c "
-                + "hugetlbpage_init)");
+                + "hugetlbpage_init); give one of those sizes, or drop MAP_HUGE_* for the default size");
         }
         return chosen;
     }
@@ -525,7 +525,8 @@ final class Mappings
         if (countAfter > host.config().maxMapCount())
         {
             throw new KernelException(Errno.ENOMEM, "the change would leave " + countAfter
-                + " VMAs > vm.max_map_count=" + host.config().maxMapCount());
+                + " VMAs > vm.max_map_count=" + host.config().maxMapCount() + "; raise vm.max_map_count or munmap "
+                + "VMAs first");
         }
         // __split_vma -> vma_adjust_trans_huge: a PMD mapping never straddles two VMAs.
         splitHugePmdsAtEdges(start, end);

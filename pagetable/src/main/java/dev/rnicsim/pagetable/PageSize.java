@@ -141,7 +141,7 @@ public enum PageSize
                 return size;
             }
         }
-        throw new KernelException(Errno.EINVAL, "page size " + bytes + " bytes is none of x86-64's or arm64's "
+        throw new KernelException(Errno.EINVAL, "page size " + bytes + " bytes is not one of x86-64's or arm64's "
             + "(4 KiB, 16 KiB, 64 KiB, 2 MiB, 32 MiB, 512 MiB, 1 GiB, 16 GiB); give one of those sizes");
     }
 }

@@ -196,7 +196,7 @@ public final class SmapsImporter
                 : base.hugetlbSizes().stream().filter(z -> z.bytes() == kernelPage).findFirst().orElseThrow(() ->
                     new KernelException(Errno.EINVAL, "hugetlb area at 0x" + Long.toHexString(e.startAddress())
                         + " has KernelPageSize " + kernelPage / 1024 + " kB; a host of " + base.kb() + " KiB pages has "
-                        + "hugetlb pages of " + base.hugetlbSizes().stream().map(z -> z.kb() + " kB").toList()
+                        + "only hugetlb pages of " + base.hugetlbSizes().stream().map(z -> z.kb() + " kB").toList()
                         + " (x86-64: 2048 or 1048576 kB); fix the capture's KernelPageSize"));
             return new Vma(e.startAddress(), e.endAddress(), prot, flags | Vma.VM_RESV_OWNER, VmaKind.HUGETLB,
                 size, e.pathname(), 0);

@@ -33,7 +33,8 @@ final class AccessRules
         {
             throw Errors.of(verb, Errno.EINVAL, "access " + rights + ": the kernel of " + profile.name()
                 + " predates IBV_ACCESS_FLUSH_GLOBAL/_PERSISTENT (bits 8 and 9 outside IB_ACCESS_SUPPORTED, "
-                + "ib_check_mr_access)");
+                + "ib_check_mr_access); drop the FLUSH access flags or use a device whose kernel has them (rxe of "
+                + "Linux 6.2 or later)");
         }
         final DeviceAttributes a = profile.attributes();
         for (final Access flag : new Access[] {Access.FLUSH_GLOBAL, Access.FLUSH_PERSISTENT})

@@ -80,13 +80,14 @@ final class PlacementOps
         if (type != QpType.RC)
         {
             throw new PostException(verb, Errno.EOPNOTSUPP.code(), index, wr.opcode() + " is an RC operation "
-                + "(ibv_wr_post(3); rxe_wr_opcode_info), not one of a " + type + " QP");
+                + "(ibv_wr_post(3); rxe_wr_opcode_info), not one of a " + type + " QP; post it on an RC QP");
         }
         if (!wr.sgList().isEmpty())
         {
             throw new PostException(verb, Errno.EINVAL.code(), index, wr.opcode() + " takes no gather list: "
                 + (wr.opcode() == WrOpcode.FLUSH ? "a FLUSH carries no payload (IBTA A19, oA19-2)"
-                : "the 8 bytes travel in the work request (ibv_wr_atomic_write's atomic_wr)") + "; got " + wr.sgList());
+                : "the 8 bytes travel in the work request (ibv_wr_atomic_write's atomic_wr)") + "; give no sgl (got "
+                + wr.sgList() + ")");
         }
     }
 

@@ -27,12 +27,13 @@ public final class SimAh implements AddressHandle
     {
         if (attr == null)
         {
-            throw Errors.invalid("ibv_create_ah", "ah_attr is null");
+            throw Errors.invalid("ibv_create_ah", "ah_attr is null; give the address vector (port, "
+                + "destination LID or GID)");
         }
         final String refused = QpAttributes.ahRefusal(pd.context().device(), attr);
         if (refused != null)
         {
-            throw Errors.invalid("ibv_create_ah", refused + "; nothing was created");
+            throw Errors.invalid("ibv_create_ah", refused + "; fix the address vector (ah_attr); nothing was created");
         }
         return new SimAh(pd, attr);
     }

@@ -403,18 +403,21 @@ public final class SimQp implements QueuePair
         final QpState next = mask.contains(QpAttrMask.STATE) ? attr.qpState() : cur;
         if (cur == null || next == null)
         {
-            throw Errors.invalid(verb, "qp_state or cur_qp_state is null");
+            throw Errors.invalid(verb, "qp_state or cur_qp_state is null; give the state with "
+                + "IBV_QP_STATE in attr_mask");
         }
         final String refused = QpTransitions.refusal(type, cur, next, mask);
         if (refused != null)
         {
             throw Errors.invalid(verb, "QP 0x" + Integer.toHexString(num) + " (" + type + ", in " + state + "): "
-                + refused + " (ib_modify_qp_is_ok); nothing changed");
+                + refused + " (ib_modify_qp_is_ok); give exactly the attributes that transition takes; nothing "
+                + "changed");
         }
         final String bad = QpAttributes.valueRefusal(device, attr, mask);
         if (bad != null)
         {
-            throw Errors.invalid(verb, "QP 0x" + Integer.toHexString(num) + ": " + bad + "; nothing changed");
+            throw Errors.invalid(verb, "QP 0x" + Integer.toHexString(num) + ": " + bad
+                + "; fix that attribute (ibv_modify_qp(3)); nothing changed");
         }
         apply(attr, mask);
         if (next == QpState.RESET)
@@ -560,24 +563,27 @@ public final class SimQp implements QueuePair
         final String verb = "ibv_post_send";
         if (wrs == null)
         {
-            throw new PostException(verb, Errno.EINVAL.code(), 0, "the work-request list is null");
+            throw new PostException(verb, Errno.EINVAL.code(), 0, "the work-request list is null"
+                + "; pass a list (an empty one posts nothing)");
         }
         for (int i = 0; i < wrs.size(); i++)
         {
             final UdSendWr ud = wrs.get(i);
             if (ud == null)
             {
-                throw new PostException(verb, Errno.EINVAL.code(), i, "the work request is null");
+                throw new PostException(verb, Errno.EINVAL.code(), i, "the work request is null"
+                    + "; pass a work request at every position");
             }
             if (type != QpType.UD)
             {
-                throw new PostException(verb, Errno.EINVAL.code(), i, "wr.ud is for UD QPs; QP 0x"
-                    + Integer.toHexString(num) + " is " + type + " and sends to the QP it is connected to");
+                throw new PostException(verb, Errno.EINVAL.code(), i, "wr.ud is for UD QPs only; QP 0x"
+                    + Integer.toHexString(num) + " is " + type + " and sends to the QP it is connected to; post without "
+                    + "ah, remote_qpn and qkey");
             }
             if (!(ud.ah() instanceof SimAh ah) || ah.isClosed() || ah.pd().context() != pd.context())
             {
                 throw new PostException(verb, Errno.EINVAL.code(), i, "wr.ud.ah is not a live address handle of "
-                    + "this QP's context");
+                    + "this QP's context; create one with ibv_create_ah on a PD of this context");
             }
             final byte[] inline = checkSend(ud.wr(), i);
             sendQueue.addLast(new Pending(ud.wr(), inline, ud, order.post()));

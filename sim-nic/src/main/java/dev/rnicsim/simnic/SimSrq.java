@@ -93,7 +93,7 @@ public final class SimSrq implements SharedReceiveQueue
         final DeviceAttributes a = device.profile().attributes();
         if (attr == null)
         {
-            throw Errors.invalid(verb, "srq_init_attr is null");
+            throw Errors.invalid(verb, "srq_init_attr is null; give max_wr, max_sge and srq_limit");
         }
         if (a.maxSrq() == 0)
         {
@@ -111,7 +111,8 @@ public final class SimSrq implements SharedReceiveQueue
         }
         if (srqsLive >= a.maxSrq())
         {
-            throw Errors.of(verb, Errno.ENOMEM, "SRQs live=" + srqsLive + " = max_srq=" + a.maxSrq());
+            throw Errors.of(verb, Errno.ENOMEM, "SRQs live=" + srqsLive + " = max_srq=" + a.maxSrq()
+                + "; destroy an SRQ first or use a device with a larger max_srq");
         }
         return new SimSrq(pd, attr);
     }
@@ -151,7 +152,8 @@ public final class SimSrq implements SharedReceiveQueue
         final String verb = "ibv_post_srq_recv";
         if (wrs == null)
         {
-            throw new PostException(verb, Errno.EINVAL.code(), 0, "the work-request list is null");
+            throw new PostException(verb, Errno.EINVAL.code(), 0, "the work-request list is null"
+                + "; pass a list (an empty one posts nothing)");
         }
         try
         {
@@ -160,18 +162,20 @@ public final class SimSrq implements SharedReceiveQueue
                 final RecvWr wr = wrs.get(i);
                 if (wr == null || closed)
                 {
-                    throw new PostException(verb, Errno.EINVAL.code(), i, wr == null ? "the work request is null"
-                        : "the SRQ is destroyed");
+                    throw new PostException(verb, Errno.EINVAL.code(), i, wr == null
+                        ? "the work request is null; pass a work request at every position"
+                        : "the SRQ is destroyed; post to a live SRQ");
                 }
                 if (wr.sgList().size() > maxSge)
                 {
                     throw new PostException(verb, Errno.EINVAL.code(), i, "num_sge=" + wr.sgList().size()
-                        + " > max_sge=" + maxSge + " of the SRQ");
+                        + " > max_sge=" + maxSge + " of the SRQ; give at most " + maxSge + " SGEs or create "
+                        + "the SRQ with a larger max_sge");
                 }
                 if (queue.size() >= maxWr)
                 {
                     throw new PostException(verb, Errno.ENOMEM.code(), i, "SRQ full: " + queue.size() + " = max_wr="
-                        + maxWr);
+                        + maxWr + "; poll the CQ until a QP consumes receives, or create the SRQ with a larger max_wr");
                 }
                 queue.addLast(wr);
             }
@@ -238,7 +242,7 @@ public final class SimSrq implements SharedReceiveQueue
     {
         if (closed)
         {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "the SRQ is destroyed");
+            throw new VerbsException(verb, Errno.EINVAL.code(), "the SRQ is destroyed; use a live SRQ");
         }
     }
 

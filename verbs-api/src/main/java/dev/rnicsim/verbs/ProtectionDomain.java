@@ -67,7 +67,8 @@ public interface ProtectionDomain extends AutoCloseable
      */
     default SharedReceiveQueue createSrq(final SrqAttr attr)
     {
-        throw new VerbsException("ibv_create_srq", Errno.EOPNOTSUPP.code(), "this backend has no SRQs");
+        throw new VerbsException("ibv_create_srq", Errno.EOPNOTSUPP.code(), "this backend has no SRQs; give each "
+            + "QP its own receive queue, or use the simulated NIC, which has them");
     }
 
     /**
@@ -80,7 +81,8 @@ public interface ProtectionDomain extends AutoCloseable
      */
     default AddressHandle createAh(final AhAttr attr)
     {
-        throw new VerbsException("ibv_create_ah", Errno.EOPNOTSUPP.code(), "this backend has no address handles");
+        throw new VerbsException("ibv_create_ah", Errno.EOPNOTSUPP.code(), "this backend has no "
+            + "address handles; use RC QPs, or the simulated NIC for UD");
     }
 
     /**

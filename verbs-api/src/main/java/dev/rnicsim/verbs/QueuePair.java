@@ -85,8 +85,9 @@ public interface QueuePair extends AutoCloseable
      */
     default void modify(final QpAttr attr, final Set<QpAttrMask> mask)
     {
-        throw new VerbsException("ibv_modify_qp", Errno.EOPNOTSUPP.code(), "this backend takes the state changes one "
-            + "helper at a time (modifyToInit, modifyToRtr, modifyToRts, modifyToError)");
+        throw new VerbsException("ibv_modify_qp", Errno.EOPNOTSUPP.code(), "this backend has no ibv_modify_qp with "
+            + "an attr_mask: it takes the state changes one helper at a time (modifyToInit, modifyToRtr, modifyToRts, "
+            + "modifyToError); call those instead");
     }
 
     /**
@@ -117,7 +118,8 @@ public interface QueuePair extends AutoCloseable
      */
     default void postSendUd(final List<UdSendWr> wrs)
     {
-        throw new PostException("ibv_post_send", Errno.EOPNOTSUPP.code(), 0, "this backend has no UD QPs");
+        throw new PostException("ibv_post_send", Errno.EOPNOTSUPP.code(), 0, "this backend has no UD QPs; use an RC "
+            + "QP, or the simulated NIC for UD");
     }
 
     /**

@@ -341,7 +341,7 @@ final class ErrnoWalk
         c.add(c("HUGETLB without ON_DEMAND", ONE_HOST, "reg m pd_a buf 4K access=lw,hugetlb", "EINVAL", "HUGETLB",
             "drop HUGETLB or add ON_DEMAND"));
         c.add(c("HUGETLB with an iova of another 2 MiB offset", ONE_HOST,
-            "reg m pd_a buf 64K access=lw,odp,hugetlb iova=0x1000", "EINVAL", "2048 kB page", "2 MiB page"));
+            "reg m pd_a buf 64K access=lw,odp,hugetlb iova=0x1000", "EINVAL", "2048 kB page", "offset in that page"));
         c.add(c("map of a VALID fast-registration MR", TWO_HOSTS + "fastmr f pd_a 16\nmap f src 64K\n"
             + "post reg_mr qp_a mr=f access=lw\npoll cq_a\n", "map f src 64K", "EINVAL", "VALID",
             "invalidate it first"));
@@ -372,6 +372,71 @@ final class ErrnoWalk
             "use a device with atomics"));
         c.add(c("an allocation from a closed pool", ONE_HOST + "pool p pd_a 64K chunks=1\nclose p\n",
             "alloc f p 4K", "EINVAL", "closed", "create a new pool"));
+        // huge pages on request: MADV_COLLAPSE and MAP_HUGE_*
+        c.add(c("MADV_COLLAPSE of a range advised MADV_NOHUGEPAGE", ONE_HOST + "mmap t app_a 4M\n"
+            + "madvise t 4M nohugepage\n", "madvise t 4M collapse", "EINVAL", "VM_NOHUGEPAGE",
+            "MADV_HUGEPAGE undoes"));
+        c.add(c("MADV_COLLAPSE over a VMA that forbids THP", ONE_HOST + "mmap t app_a 8M backing=thp\n"
+            + "madvise t+4M 4M nohugepage\n", "madvise t 8M collapse", "EINVAL", "SCAN_VMA_CHECK",
+            "give a range that covers a whole aligned"));
+        c.add(c("MADV_COLLAPSE of pinned pages", """
+            host alpha ram=256M thp=never
+            device nic_a alpha profile=connectx5
+            open app_a nic_a
+            pd pd_a app_a
+            mmap t app_a 4M backing=thp
+            touch t 4M write
+            reg m pd_a t 4M access=lw
+            """, "madvise t 4M collapse", "EAGAIN", "SCAN_PAGE_COUNT",
+            "deregister first"));
+        c.add(c("MAP_HUGE_512MB on a host of 4 KiB pages", ONE_HOST, "mmap h app_a 512M backing=512m", "EINVAL",
+            "MAP_HUGE_512MB", "give one of those sizes"));
+        // shared receive queues
+        c.add(c("an SRQ on a device without SRQs", """
+            host alpha ram=256M
+            device nic_a alpha profile=efa
+            open app_a nic_a
+            pd pd_a app_a
+            """, "srq s pd_a", "EOPNOTSUPP", "max_srq=0", "its own receive queue"));
+        c.add(c("an SRQ deeper than max_srq_wr", ONE_HOST, "srq s pd_a wr=100000000", "EINVAL", "max_srq_wr=",
+            "must be"));
+        c.add(c("an SRQ limit above its max_wr", ONE_HOST, "srq s pd_a wr=4 limit=8", "EINVAL", "srq_limit=8",
+            "must be 0..max_wr=4"));
+        c.add(c("an SRQ limit armed above its max_wr", ONE_HOST + "srq s pd_a wr=4\n", "srqlimit s 8", "EINVAL",
+            "srq_limit=8", "must be 0..max_wr=4"));
+        c.add(c("a receive on a full SRQ", TWO_HOSTS + "srq s pd_b wr=1 sge=1\nrecv s sgl=mr_dst:64\n",
+            "recv s sgl=mr_dst:64", "ENOMEM", "SRQ full", "larger max_wr"));
+        c.add(c("a receive with more SGEs than the SRQ takes", TWO_HOSTS + "srq s pd_b wr=4 sge=1\n",
+            "recv s sgl=mr_dst:64,mr_dst+64:64", "EINVAL", "max_sge=1", "create the SRQ with a larger max_sge"));
+        c.add(c("a destroy of an SRQ a QP uses", TWO_HOSTS + "srq s pd_b\nqp q pd_b cq_b srq=s\n", "close s",
+            "EBUSY", "still take their receives", "destroy them first"));
+        c.add(c("a receive posted to a QP of an SRQ", TWO_HOSTS + "srq s pd_b\nqp q pd_b cq_b srq=s\n"
+            + "modify q init pkey_index=0 port=1 access=rw\n", "recv q sgl=mr_dst:64", "EINVAL",
+            "receives from an SRQ"));
+        // the modify_qp table, UD sends and address handles
+        c.add(c("a transition the state table lacks", ONE_HOST + "qp q pd_a cq_a\n", "modify q rtr", "EINVAL",
+            "ib_modify_qp_is_ok", "give exactly the attributes"));
+        c.add(c("a modify_qp to a port the device lacks", ONE_HOST + "qp q pd_a cq_a\n",
+            "modify q init pkey_index=0 port=9 access=rw", "EINVAL", "port_num=9", "fix that attribute"));
+        final String ud = TWO_HOSTS + "qp ud_a pd_a cq_a type=ud\nmodify ud_a init pkey_index=0 port=1 qkey=0x11\n"
+            + "modify ud_a rtr\nmodify ud_a rts sq_psn=0\n";
+        c.add(c("a UD send without an address handle", ud, "post send ud_a sgl=mr_src:8", "EINVAL",
+            "needs its destination", "postSendUd"));
+        c.add(c("a UD send with an address handle of another context", ud + "ah far pd_b nic_a\n",
+            "post send ud_a sgl=mr_src:8 ah=far remote_qpn=1 qkey=0x11", "EINVAL", "not a live address handle",
+            "ibv_create_ah on a PD of this context"));
+        c.add(c("an address handle on an RC QP", TWO_HOSTS + "ah to_b pd_a nic_b\n",
+            "post send qp_a sgl=mr_src:8 ah=to_b remote_qpn=qp_b.num qkey=0x11", "EINVAL", "wr.ud is for UD QPs",
+            "post without ah"));
+        c.add(c("an address handle to a port the device lacks", ONE_HOST, "ah bad pd_a nic_a port=9", "EINVAL",
+            "port_num=9", "fix the address vector"));
+        // FLUSH
+        c.add(c("a FLUSH on a device without the capability", TWO_HOSTS,
+            "post flush qp_a remote=dst rkey=mr_dst.rkey length=64", "EOPNOTSUPP", "IB_UVERBS_DEVICE_"));
+        final String rxe = TWO_HOSTS.replace("connectx5", "rxe");
+        c.add(c("a FLUSH with a gather list", rxe,
+            "post flush qp_a sgl=mr_src:8 remote=dst rkey=mr_dst.rkey length=64",
+            "EINVAL", "takes no gather list", "give no sgl"));
         return c;
     }
 }
