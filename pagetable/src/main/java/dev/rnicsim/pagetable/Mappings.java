@@ -333,7 +333,22 @@ final class Mappings
             case DOFORK -> { set = 0; clear = Vma.VM_DONTCOPY; }
             default -> throw new IllegalStateException(advice.name());
         }
-        changeVmas(address, end, v -> v.withFlags((v.flagBits() | set) & ~clear));
+        try
+        {
+            changeVmas(address, end, v -> v.withFlags((v.flagBits() | set) & ~clear));
+        }
+        catch (final KernelException e)
+        {
+            // mm/madvise.c madvise_vma_behavior: "madvise() returns EAGAIN if kernel resources, such as slab, are
+            // temporarily unavailable": the ENOMEM of a split past vm.max_map_count reaches the caller as EAGAIN
+            // (madvise(2), ERRORS). The range is known to be mapped here, so ENOMEM can only be that split.
+            if (e.errno() != Errno.ENOMEM)
+            {
+                throw e;
+            }
+            throw new KernelException(Errno.EAGAIN, "madvise(MADV_" + advice.name() + ") would split VMAs past "
+                + "vm.max_map_count (madvise turns the split's ENOMEM into EAGAIN): " + e.detail());
+        }
     }
 
     /** {@link UserProcess#mlock}: mm/mlock.c {@code do_mlock}. */

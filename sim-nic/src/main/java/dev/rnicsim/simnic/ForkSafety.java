@@ -29,7 +29,7 @@ import java.util.TreeMap;
  * a later {@code ibv_fork_init} comes too late.</li>
  * </ul>
  *
- * <p>A refused MADV_DONTFORK (ENOMEM past {@code vm.max_map_count} or for an unmapped page, EINVAL for a cut
+ * <p>A refused MADV_DONTFORK (EAGAIN past {@code vm.max_map_count}, as madvise reports a refused split, ENOMEM for an unmapped page, EINVAL for a cut
  * through a hugetlb page) undoes what the call changed and is thrown, so the verb fails with that errno and leaves
  * the VMAs and counts as they were ({@code ibv_madvise_range} rolls back). A refused MADV_DOFORK is ignored, as
  * {@code do_madvise} ignores it: the range stays out of children.
@@ -291,7 +291,7 @@ public final class ForkSafety
      *
      * @param addr        the range's first byte; 0 does nothing.
      * @param lengthBytes its length; 0 does nothing.
-     * @throws KernelException the errno of the refused madvise (ENOMEM, EINVAL); nothing is left changed.
+     * @throws KernelException the errno of the refused madvise (EAGAIN, ENOMEM, EINVAL); nothing is left changed.
      */
     public void dontforkRange(final long addr, final long lengthBytes)
     {
@@ -304,7 +304,7 @@ public final class ForkSafety
      * @param verb        the verb, e.g. ibv_reg_mr.
      * @param addr        the range's first byte.
      * @param lengthBytes its length.
-     * @throws dev.rnicsim.verbs.VerbsException the madvise's errno (ENOMEM, EINVAL); nothing is left changed.
+     * @throws dev.rnicsim.verbs.VerbsException the madvise's errno (EAGAIN, ENOMEM, EINVAL); nothing is left changed.
      */
     void dontforkRange(final String verb, final long addr, final long lengthBytes)
     {

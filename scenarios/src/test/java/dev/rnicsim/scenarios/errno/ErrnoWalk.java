@@ -223,6 +223,13 @@ final class ErrnoWalk
             open app_a nic_a
             mmap buf app_a 64K
             """, "mprotect buf+4K 4K r", "ENOMEM", "vm.max_map_count=", "raise vm.max_map_count"));
+        c.add(c("a fork-safe registration whose MADV_DONTFORK splits past vm.max_map_count", """
+            host alpha ram=256M fork=legacy max_map_count=2
+            device nic_a alpha profile=connectx5
+            open app_a nic_a env=RDMAV_FORK_SAFE=1
+            pd pd_a app_a
+            mmap buf app_a 64K
+            """, "reg m pd_a buf+8K 4K", "EAGAIN", "vm.max_map_count=", "raise vm.max_map_count"));
         c.add(c("a mapping past vm.max_map_count", """
             host alpha ram=256M max_map_count=1
             device nic_a alpha profile=connectx5

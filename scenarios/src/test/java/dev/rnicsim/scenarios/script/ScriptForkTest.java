@@ -135,7 +135,7 @@ class ScriptForkTest
             mmap buf ctx 64K
             reg m pd buf 4K
             rereg m addr=buf+32K size=4K
-            expect ENOMEM
+            expect EAGAIN
             expect m.closed == 0
             expect m.addr == buf
             """);
