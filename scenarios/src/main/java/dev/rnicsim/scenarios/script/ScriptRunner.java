@@ -635,6 +635,17 @@ public final class ScriptRunner
         return Outcome.ok(figures);
     }
 
+    /** A host setting's message in the script's option names (HostConfig names its Java builder's). */
+    private static String hostOptionNames(final String message)
+    {
+        return message.replace("physicalMemoryBytes=", "ram=").replace("hugepages2M=", "hugepages2m=")
+            .replace("hugepages1G=", "hugepages1g=").replaceAll("hugepages\\((\\w+)\\)=", "hugepages$1=")
+            .replace("movableZoneBytes=", "movable=").replace("swapBytes=", "swap=")
+            .replace("maxMapCount=", "max_map_count=").replace("give those as hugepages2M and hugepages1G",
+                "give those as hugepages2m and hugepages1g")
+            + (message.contains("; ") ? "" : "; give a value within that limit on the host line");
+    }
+
     private Outcome host(final Session s, final ScriptLine l)
     {
         final Map<String, String> o = l.options();
@@ -688,9 +699,13 @@ public final class ScriptRunner
         {
             config = b.build();
         }
+        catch (final dev.rnicsim.pagetable.KernelException e)
+        {
+            return Outcome.failed(e.errno().name(), hostOptionNames(e.detail()));
+        }
         catch (final IllegalArgumentException e)
         {
-            return Outcome.failed("EINVAL", e.getMessage());
+            return Outcome.failed("EINVAL", hostOptionNames(e.getMessage()));
         }
         final long memlock = o.containsKey("memlock") ? s.evalNum(l, o.get("memlock"))
             : UserProcess.DEFAULT_RLIMIT_MEMLOCK_BYTES;
