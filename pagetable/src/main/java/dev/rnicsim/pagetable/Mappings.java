@@ -74,7 +74,9 @@ final class Mappings
                 UserProcess.HUGETLB_ANON_NAME, 0)
             : new Vma(start, start + length, Prot.bits(prot), 0, VmaKind.ANONYMOUS, PageSize.SIZE_4K, "", 0);
         final int countAfter = vmas.countAfterReplace(start, start + length, vma);
-        if (countAfter > host.config().maxMapCount())
+        // mm/mmap.c do_mmap: "if (mm->map_count > sysctl_max_map_count) return -ENOMEM", checked before the new VMA
+        // is added, so a mapping may take the count to vm.max_map_count + 1 (a split, __split_vma, may not).
+        if (vmas.size() > host.config().maxMapCount() || countAfter > host.config().maxMapCount() + 1)
         {
             throw new KernelException(Errno.ENOMEM, "this mapping would make " + countAfter
                 + " VMAs > vm.max_map_count=" + host.config().maxMapCount()
@@ -225,7 +227,7 @@ final class Mappings
         final long end = checkAlignedRange(address, lengthBytes, true, Errno.EINVAL);
         checkHugetlbAligned(address, end, "munmap");
         final int countAfter = vmas.countAfterCarve(address, end);
-        if (countAfter > host.config().maxMapCount())
+        if (countAfter > vmas.size() && countAfter > host.config().maxMapCount())
         {
             throw new KernelException(Errno.ENOMEM, "munmap would split a VMA into " + countAfter
                 + " VMAs > vm.max_map_count=" + host.config().maxMapCount()
@@ -537,7 +539,9 @@ final class Mappings
         // vma_modify splits and merges around the range only: the count is found from its neighbourhood, so a
         // change costs the VMAs it touches, not all of the process's (mm/madvise.c madvise_update_vma).
         final int countAfter = vmas.countAfterChange(start, end, change);
-        if (countAfter > host.config().maxMapCount())
+        // Only a split checks the limit (__split_vma: map_count >= sysctl_max_map_count); a change of whole VMAs
+        // needs none, so it passes even when an mmap took the count one past the limit.
+        if (countAfter > vmas.size() && countAfter > host.config().maxMapCount())
         {
             throw new KernelException(Errno.ENOMEM, "the change would leave " + countAfter
                 + " VMAs > vm.max_map_count=" + host.config().maxMapCount() + "; raise vm.max_map_count or munmap "

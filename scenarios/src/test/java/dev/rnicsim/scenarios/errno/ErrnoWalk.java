@@ -235,6 +235,7 @@ final class ErrnoWalk
             device nic_a alpha profile=connectx5
             open app_a nic_a
             mmap buf app_a 64K
+            mmap first app_a 4K prot=r
             """, "mmap ro app_a 4K prot=r", "ENOMEM", "vm.max_map_count=", "raise vm.max_map_count"));
         c.add(c("MADV_DONTNEED inside a huge page", """
             host alpha ram=256M hugepages2m=4
