@@ -214,8 +214,11 @@ public record Workload(List<Group> groups)
         }
         catch (final JsonProcessingException e)
         {
+            // Jackson's own location text ("(start marker at [Source: ...; line: 1, column: 12])") is dropped: the
+            // line number leads the message.
             final String first = inWorkloadTerms(String.valueOf(e.getOriginalMessage()).lines().findFirst()
-                .orElse("").strip(), yaml);
+                .orElse("").replaceAll("\\s*\\(start marker at \\[Source:[^\\]]*\\]\\)", "")
+                .replaceAll("\\s*\\[Source:[^\\]]*\\]", "").strip(), yaml);
             throw new IllegalArgumentException(source + ":" + (e.getLocation() == null ? 1
                 : e.getLocation().getLineNr()) + ": not " + (yaml ? "YAML" : "JSON") + ": " + first
                 + (yaml ? "" : " (a YAML workload needs a .yaml or .yml name)"));

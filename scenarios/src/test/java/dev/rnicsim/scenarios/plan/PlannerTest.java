@@ -120,5 +120,8 @@ class PlannerTest
         assertThatThrownBy(() -> Workload.parse("w.json", "{\"groups\":[{\"count\":1,\"size\":\"4K\","
             + "\"backing\":\"8m\"}]}")).hasMessageContaining("groups[0].backing: expected 4k, thp, 2m, 1g or gpu");
         assertThatThrownBy(() -> Workload.parse("w.json", "{oops")).hasMessageStartingWith("w.json:1: not JSON");
+        // an unclosed list: the message gives the line, never Jackson's own location text
+        assertThatThrownBy(() -> Workload.parse("w.json", "{\"groups\": [")).hasMessageStartingWith("w.json:1: not JSON")
+            .hasMessageNotContaining("Source").hasMessageNotContaining("StreamReadFeature");
     }
 }
