@@ -314,6 +314,14 @@ public final class Planner
                 + "pages (best), %,d with no two adjacent (worst); the verdict uses the %s case (--contiguity)",
                 g.name(), m.mttEntriesBest(), m.mttEntriesWorst(), contiguity.word()));
         }
+        else if (exact && (g.backing().equals("2m") || g.backing().equals("1g")))
+        {
+            // An exact plan registers on this host's own pool: the entries follow where its huge pages lie, which
+            // the exact note gives per MR; there is no best or worst case to tell apart.
+            notes.add(String.format(Locale.ROOT, "group %s: up to %,d MTT entries per MR as this host's hugetlb pool "
+                + "placed the pages (exact registration: --contiguity has no cases to compare)", g.name(),
+                m.mttEntriesBest()));
+        }
         else if (g.backing().equals("2m") || g.backing().equals("1g"))
         {
             notes.add(String.format(Locale.ROOT, "group %s: %,d MTT entries per MR whether its huge pages are "
@@ -502,7 +510,7 @@ public final class Planner
                 + Sizes.duration(dev.rnicsim.simnic.CostModel.defaults().forkSafetyNs(1, 2, 0))
                 + " to each registration and deregistration");
         }
-        if (groups.stream().anyMatch(g -> g.mrs() > 1))
+        if (!host.forkSafe() && groups.stream().anyMatch(g -> g.mrs() > 1))
         {
             notes.add("vm.max_map_count counts one mapping per region: an upper bound, as regions carved from one "
                 + "allocation share a mapping");
