@@ -295,8 +295,14 @@ public final class Planner
         }
         catch (final ArithmeticException e)
         {
+            final var largest = workload.groups().stream()
+                .max(java.util.Comparator.comparingDouble(g -> (double)g.count() * g.sizeBytes())).orElseThrow();
             throw new IllegalArgumentException("the workload's totals do not fit in 64 bits (" + host.processes()
-                + " processes of " + groups.size() + " groups): plan fewer or smaller regions", e);
+                + (host.processes() == 1 ? " process, " : " processes, ") + groups.size()
+                + (groups.size() == 1 ? " group" : " groups") + "; the largest is group '" + largest.name() + "': "
+                + String.format(Locale.ROOT, "%,d", largest.count()) + " regions of "
+                + String.format(Locale.ROOT, "%,d", largest.sizeBytes()) + " bytes): plan fewer or smaller regions",
+                e);
         }
     }
 

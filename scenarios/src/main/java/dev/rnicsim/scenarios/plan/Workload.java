@@ -281,6 +281,11 @@ public record Workload(List<Group> groups)
                     + " \"count\" and \"size\"");
             }
         }
+        if (g.has("name") && !g.path("name").isTextual() && !g.path("name").isNumber())
+        {
+            throw new IllegalArgumentException(where(source, lines, key, "name") + ": expected a name (text), got "
+                + g.path("name").getNodeType().name().toLowerCase(Locale.ROOT));
+        }
         final String name = g.path("name").asText("group" + i);
         final long count = wholeNumber(g.path("count"));
         if (count > MAX_COUNT)

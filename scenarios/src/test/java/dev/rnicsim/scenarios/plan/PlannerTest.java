@@ -31,6 +31,16 @@ class PlannerTest
     }
 
     @Test
+    void totalsPast64BitsNameTheLargestGroupAndAFix()
+    {
+        assertThatThrownBy(() -> Planner.plan(DeviceProfiles.connectx5(), BIG_HOST,
+            oneGroup(1L << 40, "1T", "4k")))
+            .hasMessageContaining("do not fit in 64 bits (1 process, 1 group; the largest is group 'g': "
+                + "1,099,511,627,776 regions of 1,099,511,627,776 bytes)")
+            .hasMessageEndingWith("plan fewer or smaller regions");
+    }
+
+    @Test
     void shouldFitExactly32GibOfFourKibPagesOnMlx4With20And3AndBreakAtTheNextMr()
     {
         final DeviceProfile cx3 = DeviceProfiles.connectx3().withMtt(MttConfig.buddy(20, 3));
@@ -120,6 +130,10 @@ class PlannerTest
         assertThatThrownBy(() -> Workload.parse("w.json", "{\"groups\":[{\"count\":1,\"size\":\"4K\","
             + "\"backing\":\"8m\"}]}")).hasMessageContaining("groups[0].backing: expected 4k, thp, 2m, 1g or gpu");
         assertThatThrownBy(() -> Workload.parse("w.json", "{oops")).hasMessageStartingWith("w.json:1: not JSON");
+        // a name must be text: a list is refused at its field, not planned under a blank name
+        assertThatThrownBy(() -> Workload.parse("w.json", "{\"groups\": [{\"name\": [1, 2], \"count\": 1, "
+            + "\"size\": \"4K\"}]}")).hasMessageContaining("name").hasMessageContaining("expected a name (text), "
+            + "got array");
         // an unclosed list: the message gives the line, never Jackson's own location text
         assertThatThrownBy(() -> Workload.parse("w.json", "{\"groups\": [")).hasMessageStartingWith("w.json:1: not JSON")
             .hasMessageNotContaining("Source").hasMessageNotContaining("StreamReadFeature");
