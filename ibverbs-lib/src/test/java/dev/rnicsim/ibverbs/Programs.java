@@ -1,5 +1,6 @@
 package dev.rnicsim.ibverbs;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -9,7 +10,6 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -85,8 +85,8 @@ final class Programs implements AutoCloseable
     }
 
     /**
-     * Runs a server program and then its client (which connects to localhost), retrying the client while the
-     * server is not yet listening.
+     * Runs a server program and then its client (which connects to localhost) once the server listens: the client
+     * starts when the kernel's socket table shows the server's {@code -p} port in LISTEN, not after a guessed delay.
      */
     List<Run> serverAndClient(final List<String> server, final List<String> client, final String notListening)
         throws Exception
@@ -104,23 +104,44 @@ final class Programs implements AutoCloseable
                 serverFailure[0] = e;
             }
         });
-        final List<String> clientCommand = new ArrayList<>(client);
-        Run c = null;
-        for (int attempt = 0; attempt < 100; attempt++)
+        final int port = Integer.parseInt(server.get(server.indexOf("-p") + 1));
+        final long deadlineNs = System.nanoTime() + 60_000_000_000L;
+        while (!listening(port) && t.isAlive() && System.nanoTime() < deadlineNs)
         {
-            Thread.sleep(200);
-            c = run(false, clientCommand.toArray(String[]::new));
-            if (c.exitCode() == 0 || !c.both().contains(notListening))
-            {
-                break;
-            }
+            // A real process binds the port: the test waits on the kernel's socket table, not on simulated time.
+            java.util.concurrent.locks.LockSupport.parkNanos(5_000_000L);
         }
+        final Run c = run(false, client.toArray(String[]::new));
+        assertThat(c.both()).as("the client ran after the server listened on port " + port)
+            .doesNotContain(notListening);
         t.join(120_000);
         if (serverFailure[0] != null)
         {
             throw serverFailure[0];
         }
         return List.of(serverRun[0], c);
+    }
+
+    /** @return true when /proc/net/tcp or tcp6 holds a socket in LISTEN (state 0A) on {@code port}. */
+    private static boolean listening(final int port) throws IOException
+    {
+        final String local = String.format(":%04X ", port);
+        for (final String table : List.of("/proc/net/tcp", "/proc/net/tcp6"))
+        {
+            final Path path = Path.of(table);
+            if (Files.isReadable(path))
+            {
+                for (final String line : Files.readAllLines(path))
+                {
+                    final String[] f = line.trim().split("\\s+");
+                    if (f.length > 3 && (f[1] + " ").endsWith(local) && f[3].equals("0A"))
+                    {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     static int port()
