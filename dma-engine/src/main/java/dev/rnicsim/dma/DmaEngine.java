@@ -336,19 +336,7 @@ public final class DmaEngine
                 "atomic at 0x" + Long.toHexString(remoteAddr)
                     + " is not 8-byte aligned (RESPST_ERR_MISALIGNED_ATOMIC)");
         }
-        atomics++;
-        drainOrdering(remote);
-        final long remotePhys = checkedRemote()[0];
-        final byte[] bytes = new byte[Long.BYTES];
-        remote.memory().read(remotePhys, bytes, 0, Long.BYTES);
-        observe(remote, rkey, remoteAddr, remotePhys, Long.BYTES, false);
-        final long original = toLong(bytes);
-        final long updated = compareAndSwap ? (original == compareAdd ? swap : original) : original + compareAdd;
-        if (updated != original)
-        {
-            remote.memory().write(remotePhys, toBytes(updated), 0, Long.BYTES);
-            observe(remote, rkey, remoteAddr, remotePhys, Long.BYTES, true);
-        }
+        final long original = executeAtomic(remote, rkey, remoteAddr, compareAndSwap, compareAdd, swap);
         scatterBytes(toBytes(original), new Walk(local, localPd, AccessFlags.LOCAL_WRITE, resultSgl, resultPhys));
         return DmaResult.success(Long.BYTES, original);
     }
@@ -522,19 +510,7 @@ public final class DmaEngine
             failure, null, new Walk(local, localPd, AccessFlags.LOCAL_WRITE, resultSgl, resultPhys), null);
         if (failure == null)
         {
-            atomics++;
-            drainOrdering(remote);
-            final long remotePhys = checkedRemote()[0];
-            final byte[] bytes = new byte[Long.BYTES];
-            remote.memory().read(remotePhys, bytes, 0, Long.BYTES);
-            observe(remote, rkey, remoteAddr, remotePhys, Long.BYTES, false);
-            final long original = toLong(bytes);
-            final long updated = compareAndSwap ? (original == compareAdd ? swap : original) : original + compareAdd;
-            if (updated != original)
-            {
-                remote.memory().write(remotePhys, toBytes(updated), 0, Long.BYTES);
-                observe(remote, rkey, remoteAddr, remotePhys, Long.BYTES, true);
-            }
+            final long original = executeAtomic(remote, rkey, remoteAddr, compareAndSwap, compareAdd, swap);
             m.atomicOriginal = original;
             m.inline = toBytes(original);
         }
@@ -1190,6 +1166,31 @@ public final class DmaEngine
         {
             port.ordering().drain();
         }
+    }
+
+    /**
+     * Runs an atomic at the responder after its checks passed (IBA 9.4.5): waits for earlier relaxed-ordering writes
+     * to the region, reads the 8 bytes, writes the new value when it differs and reports both accesses.
+     *
+     * @return the original value, which the response carries back.
+     */
+    private long executeAtomic(final DmaPort remote, final int rkey, final long remoteAddr, final boolean compareAndSwap,
+        final long compareAdd, final long swap)
+    {
+        atomics++;
+        drainOrdering(remote);
+        final long remotePhys = checkedRemote()[0];
+        final byte[] bytes = new byte[Long.BYTES];
+        remote.memory().read(remotePhys, bytes, 0, Long.BYTES);
+        observe(remote, rkey, remoteAddr, remotePhys, Long.BYTES, false);
+        final long original = toLong(bytes);
+        final long updated = compareAndSwap ? (original == compareAdd ? swap : original) : original + compareAdd;
+        if (updated != original)
+        {
+            remote.memory().write(remotePhys, toBytes(updated), 0, Long.BYTES);
+            observe(remote, rkey, remoteAddr, remotePhys, Long.BYTES, true);
+        }
+        return original;
     }
 
     private static long toLong(final byte[] b)
