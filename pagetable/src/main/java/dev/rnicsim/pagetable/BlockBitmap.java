@@ -77,16 +77,23 @@ final class BlockBitmap
         return summary.length + 1;
     }
 
-    /** Sets bit {@code index}; nothing happens when it is set already. */
-    void add(final long index)
+    /** The leaf page that holds word {@code word}, allocated on first use. */
+    private long[] leafPage(final long word)
     {
-        final long word = index >>> 6;
         long[] page = leaves[(int)(word >>> PAGE_SHIFT)];
         if (page == null)
         {
             page = new long[pageWords];
             leaves[(int)(word >>> PAGE_SHIFT)] = page;
         }
+        return page;
+    }
+
+    /** Sets bit {@code index}; nothing happens when it is set already. */
+    void add(final long index)
+    {
+        final long word = index >>> 6;
+        final long[] page = leafPage(word);
         final int w = (int)(word & (PAGE_WORDS - 1));
         final long before = page[w];
         final long bit = 1L << index;
@@ -116,12 +123,7 @@ final class BlockBitmap
             if ((i & 63) == 0 && end - i >= 64)
             {
                 final long word = i >>> 6;
-                long[] page = leaves[(int)(word >>> PAGE_SHIFT)];
-                if (page == null)
-                {
-                    page = new long[pageWords];
-                    leaves[(int)(word >>> PAGE_SHIFT)] = page;
-                }
+                final long[] page = leafPage(word);
                 final int w = (int)(word & (PAGE_WORDS - 1));
                 final long before = page[w];
                 page[w] = -1L;
