@@ -97,6 +97,23 @@ final class KeyChecks
     DmaResult checkRecv(final DmaPort remote, final int pd, final List<Segment> recvSgl, final long length,
         final long[] phys)
     {
+        final DmaResult bad = checkRecvKeys(remote, pd, recvSgl, phys);
+        if (bad != null)
+        {
+            return bad;
+        }
+        final long capacity = total(recvSgl);
+        if (capacity < length)
+        {
+            return DmaResult.remote(DmaStatus.REM_INV_REQ_ERR, DmaStatus.LOC_LEN_ERR, KeyCheck.VALID, "message of "
+                + length + " bytes > receive buffers of " + capacity + " bytes");
+        }
+        return null;
+    }
+
+    /** Checks the responder's receive buffers (LOCAL_WRITE) only: how much they hold is checked per packet. */
+    DmaResult checkRecvKeys(final DmaPort remote, final int pd, final List<Segment> recvSgl, final long[] phys)
+    {
         final int bad = translateAll(remote, pd, recvSgl, AccessFlags.LOCAL_WRITE, phys);
         if (bad >= 0)
         {
@@ -104,12 +121,6 @@ final class KeyChecks
             final KeyCheck check = KeyCheck.ofTranslation(phys[bad]);
             return DmaResult.remote(DmaStatus.REM_OP_ERR, DmaStatus.LOC_PROT_ERR, check, "receive sge[" + bad
                 + "] lkey " + MKey.toHex(s.key()) + " addr 0x" + Long.toHexString(s.addr()) + ": " + check);
-        }
-        final long capacity = total(recvSgl);
-        if (capacity < length)
-        {
-            return DmaResult.remote(DmaStatus.REM_INV_REQ_ERR, DmaStatus.LOC_LEN_ERR, KeyCheck.VALID, "message of "
-                + length + " bytes > receive buffers of " + capacity + " bytes");
         }
         return null;
     }

@@ -118,9 +118,11 @@ final class PacketPath
     /**
      * Opens a SEND that moves packet by packet into the receive buffers the responder took for it at the first packet
      * (IBA 9.7.2: a multi-packet SEND consumes one receive WQE, its FIRST packet fetching it; rxe {@code
-     * get_srq_wqe}/{@code send_data_in}). The first packet makes the checks {@link DmaEngine#send} makes; the later
-     * packets re-check the state of the receive buffers' lkeys they fill (and of the gather list's lkeys they read), so
-     * a receive buffer deregistered mid-message fails the packet that needs it.
+     * get_srq_wqe}/{@code send_data_in}). The first packet makes the checks {@link DmaEngine#send} makes but the
+     * length check: the responder places each packet as it comes, so a message longer than the receive buffers fails
+     * at the packet that overflows them ({@link #movePacket}). The later packets re-check the state of the receive
+     * buffers' lkeys they fill (and of the gather list's lkeys they read), so a receive buffer deregistered
+     * mid-message fails the packet that needs it.
      *
      * @param local    the requester.
      * @param localPd  the requester QP's PD.
@@ -139,11 +141,10 @@ final class PacketPath
         final List<Segment> gather = payload == null ? sgl : List.of();
         final long[] localPhys = new long[gather.size()];
         DmaResult failure = payload == null ? keys.checkSgl(local, localPd, gather, 0, localPhys) : null;
-        final long length = payload == null ? KeyChecks.total(gather) : payload.length;
         final long[] recvPhys = new long[recvSgl.size()];
         if (failure == null)
         {
-            failure = keys.checkRecv(remote, remotePd, recvSgl, length, recvPhys);
+            failure = keys.checkRecvKeys(remote, remotePd, recvSgl, recvPhys);
         }
         return new DmaMessage(MessageKind.SEND, local, localPd, gather, remote, remotePd, recvSgl, failure,
             payload == null ? new Walk(engine, local, localPd, 0, gather, localPhys) : null,
@@ -212,6 +213,11 @@ final class PacketPath
      * (REM_ACCESS_ERR for the rkey, LOC_PROT_ERR for an lkey) and nothing of it moves; what earlier packets placed
      * stays. Allocates nothing on success.
      *
+     * <p>A SEND packet that does not fit in what is left of the receive buffers fails whole, and the packets before it
+     * stay placed: rxe's {@code send_data_in} has {@code copy_data} refuse the packet with -ENOSPC before it copies a
+     * byte (state RESPST_ERR_LENGTH: an RC responder NAKs it as an invalid request, class C, and its QP goes to ERR);
+     * the receive completes with LOC_LEN_ERR and the requester with REM_INV_REQ_ERR.
+     *
      * @param m     an open message whose checks passed.
      * @param bytes the packet's payload.
      * @return null when the packet was placed, else the failure.
@@ -221,8 +227,8 @@ final class PacketPath
         final DmaResult remoteFailure = switch (m.kind)
         {
             case WRITE, READ -> recheckRkey(m, bytes);
-            case SEND -> recheckList(m.remote, m.remotePd, m.remoteSgl, AccessFlags.LOCAL_WRITE, m.offset, bytes,
-                true);
+            case SEND -> m.offset + bytes > KeyChecks.total(m.remoteSgl) ? overflow(m, bytes)
+                : recheckList(m.remote, m.remotePd, m.remoteSgl, AccessFlags.LOCAL_WRITE, m.offset, bytes, true);
             case ATOMIC -> null;
         };
         if (remoteFailure != null)
@@ -262,6 +268,14 @@ final class PacketPath
         }
         m.offset += bytes;
         return null;
+    }
+
+    /** A SEND packet past the end of the receive buffers. */
+    private static DmaResult overflow(final DmaMessage m, final long bytes)
+    {
+        return DmaResult.remote(DmaStatus.REM_INV_REQ_ERR, DmaStatus.LOC_LEN_ERR, KeyCheck.VALID, "SEND packet of "
+            + bytes + " bytes at offset " + m.offset + " overflows receive buffers of " + KeyChecks.total(m.remoteSgl)
+            + " bytes (the " + m.offset + " bytes before it were placed)");
     }
 
     /** A later packet of a WRITE or READ: the rkey's state, range and rights for this packet's part. */

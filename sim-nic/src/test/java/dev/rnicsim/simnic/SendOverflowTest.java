@@ -1,0 +1,104 @@
+package dev.rnicsim.simnic;
+
+import static dev.rnicsim.simnic.RuleRig.sge;
+import static dev.rnicsim.simnic.RuleRig.sgl;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.rnicsim.verbs.MemoryRegion;
+import dev.rnicsim.verbs.QpState;
+import dev.rnicsim.verbs.RecvWr;
+import dev.rnicsim.verbs.SendWr;
+import dev.rnicsim.verbs.WcStatus;
+import dev.rnicsim.verbs.WorkCompletion;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A SEND longer than the receive buffers fails at the packet that overflows them: the responder places each packet
+ * as it comes (rxe {@code send_data_in}: {@code copy_data} answers -ENOSPC for the packet that no longer fits, state
+ * RESPST_ERR_LENGTH), so the packets before it stay placed; the receive completes with IBV_WC_LOC_LEN_ERR, the
+ * requester gets the NAK (invalid request: IBV_WC_REM_INV_REQ_ERR) and both QPs go to ERR.
+ */
+class SendOverflowTest
+{
+    private static final int MTU = SimQp.PATH_MTU_BYTES;
+
+    /** A SEND of {@code sendBytes} into one receive buffer of {@code recvBytes}, posted, not yet moved. */
+    private record Overflow(RuleRig rig, long dst, byte[] data, int recvBytes)
+    {
+        static Overflow of(final DeviceProfile profile, final int sendBytes, final int recvBytes)
+        {
+            final RuleRig rig = RuleRig.connected(profile, RuleRig.ALL_REMOTE);
+            final long src = rig.bufferA(sendBytes);
+            final byte[] data = RuleRig.pattern(sendBytes, 9);
+            rig.ctxA.memory().write(src, data);
+            final MemoryRegion srcMr = rig.pdA.regMr(src, sendBytes, RuleRig.LOCAL);
+            // The receive buffer sits at the start of a larger region: the bytes after it must never change.
+            final long dst = rig.bufferB(sendBytes + MTU);
+            final MemoryRegion recvMr = rig.pdB.regMr(dst, sendBytes + MTU, RuleRig.LOCAL);
+            rig.qpB.postRecv(List.of(RecvWr.of(70, sge(recvMr, dst, recvBytes))));
+            rig.qpA.postSend(SendWr.send(7, sgl(sge(srcMr, src, sendBytes))));
+            return new Overflow(rig, dst, data, recvBytes);
+        }
+
+        byte[] target()
+        {
+            return rig.ctxB.memory().read(dst, data.length + MTU);
+        }
+    }
+
+    @Test
+    void theOverflowingPacketFailsWithThePacketsBeforeItPlaced()
+    {
+        for (final DeviceProfile p : List.of(DeviceProfiles.connectx5(), DeviceProfiles.rxe()))
+        {
+            // 16 packets into 5.5 packets of buffer: packets 1 to 5 fit, packet 6 overflows.
+            final Overflow o = Overflow.of(p, 16 * MTU, 5 * MTU + MTU / 2);
+
+            assertThat(o.rig().fabric.progress(5)).as(p.name()).isEqualTo(5);
+            assertThat(((SimQp)o.rig().qpA).inflight()).as(p.name() + ": packet 6 not yet sent").isNotNull();
+
+            o.rig().fabric.progressAll();
+
+            final List<WorkCompletion> send = o.rig().pollA();
+            assertThat(send).as(p.name()).extracting(WorkCompletion::status)
+                .containsExactly(WcStatus.REM_INV_REQ_ERR);
+            final List<WorkCompletion> recv = o.rig().pollB();
+            assertThat(recv).as(p.name()).extracting(WorkCompletion::status).containsExactly(WcStatus.LOC_LEN_ERR);
+            assertThat(recv.get(0).wrId()).isEqualTo(70);
+            final byte[] target = o.target();
+            assertThat(Arrays.copyOf(target, 5 * MTU)).as(p.name() + ": packets 1 to 5 placed")
+                .isEqualTo(Arrays.copyOf(o.data(), 5 * MTU));
+            assertThat(Arrays.copyOfRange(target, 5 * MTU, target.length))
+                .as(p.name() + ": nothing of packet 6 or later, in the buffer or after it")
+                .isEqualTo(new byte[target.length - 5 * MTU]);
+            assertThat(o.rig().qpA.state()).as(p.name()).isEqualTo(QpState.ERR);
+            assertThat(o.rig().qpB.state()).as(p.name()).isEqualTo(QpState.ERR);
+        }
+    }
+
+    @Test
+    void aFirstPacketThatDoesNotFitPlacesNothing()
+    {
+        final Overflow o = Overflow.of(DeviceProfiles.connectx5(), 4 * MTU, MTU / 2);
+
+        o.rig().fabric.progressAll();
+
+        assertThat(o.rig().pollA()).extracting(WorkCompletion::status).containsExactly(WcStatus.REM_INV_REQ_ERR);
+        assertThat(o.rig().pollB()).extracting(WorkCompletion::status).containsExactly(WcStatus.LOC_LEN_ERR);
+        assertThat(o.target()).isEqualTo(new byte[4 * MTU + MTU]);
+    }
+
+    @Test
+    void aSendThatFillsTheBufferExactlySucceeds()
+    {
+        final Overflow o = Overflow.of(DeviceProfiles.connectx5(), 6 * MTU, 6 * MTU);
+
+        o.rig().fabric.progressAll();
+
+        assertThat(o.rig().pollA()).extracting(WorkCompletion::status).containsExactly(WcStatus.SUCCESS);
+        assertThat(o.rig().pollB()).extracting(WorkCompletion::status).containsExactly(WcStatus.SUCCESS);
+        assertThat(Arrays.copyOf(o.target(), 6 * MTU)).isEqualTo(o.data());
+    }
+}
