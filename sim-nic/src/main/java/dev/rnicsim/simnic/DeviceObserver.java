@@ -83,4 +83,17 @@ public interface DeviceObserver
     default void failed(final SimQp qp, final SendWr wr, final DmaResult result)
     {
     }
+
+    /**
+     * When a key of this device is retired while a message in flight uses it: the rkey a responder checked on the
+     * message's first packet, or an lkey of the requester's list. Told before the retirement takes effect (and, on a
+     * device whose responder holds its keys, before it waits for the message).
+     *
+     * @param retirement what retires it: {@code ibv_dereg_mr}, {@code ibv_dealloc_mw}, {@code LOCAL_INV}, a bind.
+     * @param key        the key retired.
+     * @param message    the message in flight through it.
+     */
+    default void retiredInFlight(final String retirement, final int key, final InflightMessage message)
+    {
+    }
 }

@@ -62,7 +62,8 @@ final class LocalOps
         // window bound with LOCAL_WRITE alone refuses a remote WRITE with IBV_WC_REM_ACCESS_ERR).
         final Set<Access> granted = grantedBy(info.access());
         final int bits = Access.toBits(granted) & ~Access.ZERO_BASED.bit();
-        device.fabric().engine().awaitKeyHolders(device, oldKey);
+        device.fabric().engine().awaitKeyHolders(device, unbind ? "an unbind of the window (BIND_MW with no MR)"
+            : "a rebind of the window (BIND_MW retires the rkey it had)", oldKey);
         final long dropped;
         try
         {
@@ -195,7 +196,7 @@ final class LocalOps
                     + " (mlx5 checks the QP of an invalidation)");
                 return false;
             }
-            device.fabric().engine().awaitKeyHolders(device, rkey);
+            device.fabric().engine().awaitKeyHolders(device, "an invalidation (LOCAL_INV or SEND_WITH_INV)", rkey);
             final long dropped = device.tables().invalidateWindow(rkey);
             device.forgetZeroBased(rkey);
             mw.bound(rkey, null, null, 0, 0, Set.of());
@@ -212,7 +213,7 @@ final class LocalOps
                     + " than this QP's");
                 return false;
             }
-            device.fabric().engine().awaitKeyHolders(device, rkey);
+            device.fabric().engine().awaitKeyHolders(device, "an invalidation (LOCAL_INV or SEND_WITH_INV)", rkey);
             final long dropped = device.tables().invalidateFastReg(rkey);
             if (mr != null)
             {

@@ -198,8 +198,9 @@ public final class NicEngine
      * which waits for the references to drop, and its responder takes one in {@code check_rkey} on the first packet
      * and drops it when the message is done. On other devices nothing waits.
      */
-    void awaitKeyHolders(final SimDevice device, final int... keys)
+    void awaitKeyHolders(final SimDevice device, final String retirement, final int... keys)
     {
+        device.observe(o -> tellInFlight(o, device, retirement, keys));
         if (!device.profile().follows(ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE))
         {
             return;
@@ -219,6 +220,41 @@ public final class NicEngine
                 throw new IllegalStateException("a key retirement waited " + guard + " steps for " + m);
             }
         }
+    }
+
+    /** Tells an observer of every message in flight through one of the keys (by MPT index) of {@code device}. */
+    private void tellInFlight(final DeviceObserver o, final SimDevice device, final String retirement,
+        final int[] keys)
+    {
+        for (final InflightMessage m : inflight())
+        {
+            for (final int k : keys)
+            {
+                if (m.responderDevice() == device && (m.wr().opcode().isRdma() || m.wr().opcode().isAtomic())
+                    && k >>> 8 == m.rkey() >>> 8)
+                {
+                    o.retiredInFlight(retirement, k, m);
+                    break;
+                }
+                if (m.requester().simDevice() == device && usesLkey(m, k))
+                {
+                    o.retiredInFlight(retirement, k, m);
+                    break;
+                }
+            }
+        }
+    }
+
+    private static boolean usesLkey(final InflightMessage m, final int key)
+    {
+        for (final dev.rnicsim.verbs.Sge s : m.wr().sgList())
+        {
+            if (s.lkey() >>> 8 == key >>> 8)
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     private InflightMessage holderOf(final SimDevice device, final int[] keys)

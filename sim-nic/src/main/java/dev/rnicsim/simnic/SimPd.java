@@ -390,7 +390,7 @@ public final class SimPd implements ProtectionDomain
     void deregister(final SimMr mr)
     {
         final SimDevice device = context.device();
-        device.fabric().engine().awaitKeyHolders(device, mr.lkey(), mr.rkey());
+        device.fabric().engine().awaitKeyHolders(device, "ibv_dereg_mr", mr.lkey(), mr.rkey());
         final long startNs = device.fabric().clock().nowNs();
         // Writes still in flight to the MR land before its translation goes (the device stops writing first).
         device.writeOrdering().drain();
@@ -574,7 +574,7 @@ public final class SimPd implements ProtectionDomain
     void deregisterOdp(final SimOdpMr mr)
     {
         final SimDevice device = context.device();
-        device.fabric().engine().awaitKeyHolders(device, mr.lkey(), mr.rkey());
+        device.fabric().engine().awaitKeyHolders(device, "ibv_dereg_mr", mr.lkey(), mr.rkey());
         final long startNs = device.fabric().clock().nowNs();
         // Writes still in flight to the MR land before its translation goes (the device stops writing first).
         device.writeOrdering().drain();
@@ -905,7 +905,7 @@ public final class SimPd implements ProtectionDomain
     void deregisterPeer(final SimPeerMr mr)
     {
         final SimDevice device = context.device();
-        device.fabric().engine().awaitKeyHolders(device, mr.lkey(), mr.rkey());
+        device.fabric().engine().awaitKeyHolders(device, "ibv_dereg_mr", mr.lkey(), mr.rkey());
         final long startNs = device.fabric().clock().nowNs();
         // Writes still in flight to the MR land before its translation goes (the device stops writing first).
         device.writeOrdering().drain();
@@ -1003,7 +1003,7 @@ public final class SimPd implements ProtectionDomain
     void deallocMw(final SimMw mw)
     {
         final SimDevice device = context.device();
-        device.fabric().engine().awaitKeyHolders(device, mw.tableKey());
+        device.fabric().engine().awaitKeyHolders(device, "ibv_dealloc_mw", mw.tableKey());
         device.forgetZeroBased(mw.tableKey());
         final long dropped = device.tables().freeWindow(mw.tableKey());
         mw.bound(mw.tableKey(), null, null, 0, 0, Set.of());
@@ -1050,7 +1050,7 @@ public final class SimPd implements ProtectionDomain
     void deallocFastReg(final SimFastRegMr mr)
     {
         final SimDevice device = context.device();
-        device.fabric().engine().awaitKeyHolders(device, mr.key());
+        device.fabric().engine().awaitKeyHolders(device, "ibv_dereg_mr", mr.key());
         final long dropped = device.tables().deregister(mr.key());
         fastRegs.remove(mr);
         device.count(SimCounter.MR_DEREGISTRATIONS, 1);

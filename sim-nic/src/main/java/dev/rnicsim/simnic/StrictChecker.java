@@ -36,7 +36,11 @@ import java.util.Set;
  *   <li>LEAKED_MR: MRs still registered when their context closes or process exits;</li>
  *   <li>UNUSED_MR: an MR no DMA reached before it was deregistered, its context closed or {@link #finish()};</li>
  *   <li>HOT_REGISTRATION: more registrations per simulated second than allowed over the last {@link #HOT_WINDOW};</li>
- *   <li>FLAG_BEFORE_DATA: a {@link FlagWatch} saw its flag before the data written with it had all landed.</li>
+ *   <li>FLAG_BEFORE_DATA: a {@link FlagWatch} saw its flag before the data written with it had all landed;</li>
+ *   <li>KEY_RETIRED_IN_FLIGHT: a key was retired (dereg, dealloc_mw, LOCAL_INV, a rebind or unbind) while a message
+ *       using it was in flight ({@link DeviceObserver#retiredInFlight}): what happens then is the driver's (mlx5
+ *       NAKs the next packet and the target keeps partial data; rxe's dereg waits for the message), and the program
+ *       raced its own work requests either way.</li>
  * </ul>
  * Checks cost nothing while no checker is attached (the data path calls observers only when there are some). Not
  * thread safe (nor is the simulator).
@@ -396,6 +400,31 @@ public final class StrictChecker
                         line() == null ? List.of() : List.of(line()), null, null);
                 }
             }
+        }
+
+        @Override
+        public void retiredInFlight(final String retirement, final int key, final InflightMessage message)
+        {
+            final SendWr wr = message.wr();
+            final boolean remote = message.responderDevice() == device && key >>> 8 == message.rkey() >>> 8;
+            final SimMr mr = device.memoryRegion(key);
+            if (mr != null && message.packetsPlaced() > 0)
+            {
+                // The packets placed so far were DMA through the MR: it was not unused.
+                touched.add(mr);
+            }
+            final String effect = !remote ? "its next packet fails with a local protection error at the requester"
+                : device.profile().follows(ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE) ? "the responder holds a "
+                + "reference on the key (rxe check_rkey), so the retirement waits until the message is done"
+                : "the responder NAKs its next packet (IBV_WC_REM_ACCESS_ERR) and the target keeps the packets "
+                + "placed so far";
+            warn(StrictWarning.Kind.KEY_RETIRED_IN_FLIGHT, retirement + at(line()) + " retired "
+                + (remote ? "rkey " : "lkey ") + hex(key) + " on " + device.name() + " while " + wr.opcode()
+                + " wr_id " + wr.wrId() + " of QP 0x" + Integer.toHexString(message.requester().qpNum()) + " on "
+                + message.requester().simDevice().name() + " was in flight through it (" + message.packetsPlaced()
+                + " of " + message.packetCount() + " packets placed): " + effect + "; retire a key only after every "
+                + "work request using it has completed (poll its completion first)", lines(line()), null,
+                stack("retired"));
         }
 
         @Override

@@ -37,7 +37,11 @@ public record StrictWarning(Kind kind, String message, List<String> lines, Throw
         /** Registrations faster than the allowed rate (registration on the hot path). */
         HOT_REGISTRATION,
         /** A CPU polling a flag saw it set before the relaxed-ordering data written before it had all landed. */
-        FLAG_BEFORE_DATA
+        FLAG_BEFORE_DATA,
+        /** A key was retired (ibv_dereg_mr, ibv_dealloc_mw, LOCAL_INV, a rebind or unbind) while a message using it
+         * was in flight: on mlx5 its next packet is NAKed and the target keeps partial data, on rxe the retirement
+         * waits for the message. */
+        KEY_RETIRED_IN_FLIGHT
     }
 
     /**

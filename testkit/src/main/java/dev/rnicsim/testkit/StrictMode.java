@@ -22,8 +22,8 @@ import java.util.List;
  *       {@link #maxRegistrationsPerSecond} allows, measured over the last {@link #HOT_WINDOW} registrations
  *       (registration on the hot path, S26).</li>
  * </ul>
- * and, once {@link #enable enabled}, {@link Violation.Kind#STALE_KEY_REUSED}, {@link Violation.Kind#UNUSED_MR} and
- * {@link Violation.Kind#FLAG_BEFORE_DATA}. The checks themselves are sim-nic's {@link StrictChecker}, which the
+ * and, once {@link #enable enabled}, {@link Violation.Kind#STALE_KEY_REUSED}, {@link Violation.Kind#UNUSED_MR},
+ * {@link Violation.Kind#FLAG_BEFORE_DATA} and {@link Violation.Kind#KEY_RETIRED_IN_FLIGHT}. The checks themselves are sim-nic's {@link StrictChecker}, which the
  * scripts' {@code strict on} runs too.
  * Use it around a test: {@code try (StrictMode strict = StrictMode.attach(device)) { ... }}: closing it detaches it
  * and throws an {@link AssertionError} listing every violation, each with its report. {@link #assertClean()} checks
@@ -40,7 +40,7 @@ public final class StrictMode implements AutoCloseable
     private StrictMode(final List<SimDevice> devices)
     {
         checker.disable(StrictWarning.Kind.STALE_KEY_REUSED, StrictWarning.Kind.UNUSED_MR,
-            StrictWarning.Kind.FLAG_BEFORE_DATA);
+            StrictWarning.Kind.FLAG_BEFORE_DATA, StrictWarning.Kind.KEY_RETIRED_IN_FLIGHT);
         for (final SimDevice d : devices)
         {
             checker.attach(d);
@@ -90,7 +90,7 @@ public final class StrictMode implements AutoCloseable
     }
 
     /**
-     * Records kinds off by default: STALE_KEY_REUSED, UNUSED_MR, FLAG_BEFORE_DATA.
+     * Records kinds off by default: STALE_KEY_REUSED, UNUSED_MR, FLAG_BEFORE_DATA, KEY_RETIRED_IN_FLIGHT.
      *
      * @param kinds the kinds recorded from now on.
      * @return this.

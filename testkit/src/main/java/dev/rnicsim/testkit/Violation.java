@@ -32,7 +32,10 @@ public record Violation(Kind kind, String message, Throwable registeredAt, Throw
         /** An MR no DMA reached before it was deregistered or its context closed (off unless enabled). */
         UNUSED_MR,
         /** A polled flag was seen before the relaxed-ordering data written with it landed (off unless enabled). */
-        FLAG_BEFORE_DATA
+        FLAG_BEFORE_DATA,
+        /** A key was retired (dereg, dealloc_mw, LOCAL_INV, rebind or unbind) while a message using it was in
+         * flight (off unless enabled: the testkit's chains stage such races on purpose). */
+        KEY_RETIRED_IN_FLIGHT
     }
 
     /**

@@ -1768,9 +1768,9 @@ public final class ScriptRunner
         final String ignore = l.options().getOrDefault("ignore", "");
         s.strict.on(s.fabric, rate, ignore.isEmpty() ? List.of() : List.of(ignore.toUpperCase(Locale.ROOT)
             .split(",")));
-        return Outcome.ok("strict mode on: stale keys and mappings, leaks, unused MRs, flags before data, and more "
-            + "than " + rate + " registrations per simulated second are warnings" + (ignore.isEmpty() ? ""
-            : " (not " + ignore + ")"));
+        return Outcome.ok("strict mode on: stale keys and mappings, leaks, unused MRs, flags before data, keys "
+            + "retired in flight, and more than " + rate + " registrations per simulated second are warnings"
+            + (ignore.isEmpty() ? "" : " (not " + ignore + ")"));
     }
 
     private Outcome poll(final Session s, final ScriptLine l)

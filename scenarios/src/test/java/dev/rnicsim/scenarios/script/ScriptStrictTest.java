@@ -48,6 +48,26 @@ class ScriptStrictTest
     }
 
     @Test
+    void deregWhileAWriteIsInFlightShouldWarnWithTheRetiringLine()
+    {
+        final ScriptRun r = ok(TWO_HOSTS + """
+            engine manual
+            post write qp_a sgl=mr_src:64K remote=target
+            progress nic_a 3
+            dereg target
+            poll cq_a
+            expect REM_ACCESS_ERR
+            expect warning KEY_RETIRED_IN_FLIGHT
+            expect warning STALE_RKEY
+            expect no warnings
+            """);
+
+        assertThat(r.out()).contains("warning KEY_RETIRED_IN_FLIGHT: ibv_dereg_mr at s.rsim:23 (dereg target) retired "
+            + "rkey 0x").contains("while RDMA_WRITE wr_id 1 of QP 0x").contains("(3 of 16 packets placed)")
+            .contains("expect warning KEY_RETIRED_IN_FLIGHT: held");
+    }
+
+    @Test
     void staleLkeyShouldWarnWithTheLines()
     {
         final ScriptRun r = ok(TWO_HOSTS + """
