@@ -49,28 +49,36 @@ public final class SimCq implements CompletionQueue
     @Override
     public List<WorkCompletion> poll(final int maxEntries)
     {
-        if (closed)
+        final EngineThread held = context.device().fabric().enter();
+        try
         {
-            throw new VerbsException("ibv_poll_cq", Errno.EINVAL.code(), "the CQ is closed"
-                + " (ibv_destroy_cq released it); poll a live CQ");
+            if (closed)
+            {
+                throw new VerbsException("ibv_poll_cq", Errno.EINVAL.code(), "the CQ is closed"
+                    + " (ibv_destroy_cq released it); poll a live CQ");
+            }
+            if (maxEntries <= 0)
+            {
+                // ibv_poll_cq with num_entries <= 0 polls nothing and returns 0.
+                return List.of();
+            }
+            if (entries.size() < maxEntries)
+            {
+                // Polling lets the devices work until this CQ has the completions asked for or nothing is left to do.
+                wanted = maxEntries;
+                context.device().fabric().runUntil(hasEntries, held);
+            }
+            final List<WorkCompletion> out = new ArrayList<>(Math.min(maxEntries, entries.size()));
+            while (out.size() < maxEntries && !entries.isEmpty())
+            {
+                out.add(entries.removeFirst());
+            }
+            return out;
         }
-        if (maxEntries <= 0)
+        finally
         {
-            // ibv_poll_cq with num_entries <= 0 polls nothing and returns 0.
-            return List.of();
+            SimFabric.exit(held);
         }
-        if (entries.size() < maxEntries)
-        {
-            // Polling lets the devices work until this CQ has the completions asked for or nothing is left to do.
-            wanted = maxEntries;
-            context.device().fabric().engine().runUntil(hasEntries);
-        }
-        final List<WorkCompletion> out = new ArrayList<>(Math.min(maxEntries, entries.size()));
-        while (out.size() < maxEntries && !entries.isEmpty())
-        {
-            out.add(entries.removeFirst());
-        }
-        return out;
     }
 
     /**

@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.BooleanSupplier;
 
 /**
  * A simulated cluster in one JVM: hosts, the devices in them, and the network that connects every device to every
@@ -24,6 +25,8 @@ public final class SimFabric
     private final List<java.util.function.Consumer<TraceEvent>> traceListeners = new ArrayList<>();
     private int devices;
     private final NicEngine engine = new NicEngine();
+    /** The engine's own thread, or null in the deterministic mode (the default). */
+    private volatile EngineThread engineThread;
     private int pathMtuBytes = SimQp.PATH_MTU_BYTES;
     /** Where the calls being made come from (a script's file:line), for key histories; null: the verb itself. */
     private String origin;
@@ -144,7 +147,15 @@ public final class SimFabric
      */
     public int progress(final int maxPackets)
     {
-        return engine.progress(maxPackets);
+        final EngineThread held = enter();
+        try
+        {
+            return engine.progress(maxPackets);
+        }
+        finally
+        {
+            exit(held);
+        }
     }
 
     /**
@@ -154,16 +165,100 @@ public final class SimFabric
      */
     public long progressAll()
     {
-        final int batch = 1 << 20;
-        long moved = 0;
-        int n;
-        do
+        final EngineThread held = enter();
+        try
         {
-            n = engine.progress(batch);
-            moved += n;
+            final int batch = 1 << 20;
+            long moved = 0;
+            int n;
+            do
+            {
+                n = engine.progress(batch);
+                moved += n;
+            }
+            while (n == batch);
+            return moved;
         }
-        while (n == batch);
-        return moved;
+        finally
+        {
+            exit(held);
+        }
+    }
+
+    /**
+     * Starts the engine-thread mode ({@link EngineThread}): the NIC engine runs on a thread of its own until the
+     * returned handle is closed; posting and polling may come from any thread. The deterministic mode (no thread:
+     * poll and progress drive the engine) is the default and the testkit's.
+     *
+     * @return the running engine thread; close it to go back to the deterministic mode.
+     * @throws IllegalStateException when an engine thread already runs on this fabric.
+     */
+    public synchronized EngineThread startEngineThread()
+    {
+        if (engineThread != null)
+        {
+            throw new IllegalStateException("an engine thread already runs on this fabric; close it first");
+        }
+        final EngineThread t = new EngineThread(this);
+        engineThread = t;
+        t.start();
+        return t;
+    }
+
+    /**
+     * @return true while an engine thread runs on this fabric.
+     */
+    public boolean engineThreadRunning()
+    {
+        return engineThread != null;
+    }
+
+    synchronized void engineThreadStopped(final EngineThread t)
+    {
+        if (engineThread == t)
+        {
+            engineThread = null;
+        }
+    }
+
+    /**
+     * A verb that shares the engine's state starts: in the engine-thread mode it holds the engine off.
+     *
+     * @return the engine thread held off, to pass to {@link #exit(EngineThread)}; null in the deterministic mode.
+     */
+    EngineThread enter()
+    {
+        final EngineThread t = engineThread;
+        if (t != null)
+        {
+            t.enter();
+        }
+        return t;
+    }
+
+    /** The verb ends ({@code held}: what {@link #enter()} answered). */
+    static void exit(final EngineThread held)
+    {
+        if (held != null)
+        {
+            held.exit();
+        }
+    }
+
+    /**
+     * Moves packets until {@code done} holds or nothing is left: in the deterministic mode on the calling thread,
+     * in the engine-thread mode by waiting for the engine thread ({@code held}: what {@link #enter()} answered).
+     */
+    void runUntil(final BooleanSupplier done, final EngineThread held)
+    {
+        if (held != null)
+        {
+            held.awaitUntil(done);
+        }
+        else
+        {
+            engine.runUntil(done);
+        }
     }
 
     /**

@@ -220,17 +220,25 @@ public final class SimMr implements MemoryRegion
     @Override
     public void close()
     {
-        if (closed)
+        final EngineThread held = pd.context().device().fabric().enter();
+        try
         {
-            return;
+            if (closed)
+            {
+                return;
+            }
+            if (boundWindows > 0)
+            {
+                throw Errors.invalid("ibv_dereg_mr", boundWindows + " memory window(s) are bound to MR 0x"
+                    + Integer.toHexString(lkey) + ": deregistration must fail (IBA 10.6.7.2.6, rxe_dereg_mr); unbind"
+                    + " or deallocate them first");
+            }
+            pd.deregister(this);
         }
-        if (boundWindows > 0)
+        finally
         {
-            throw Errors.invalid("ibv_dereg_mr", boundWindows + " memory window(s) are bound to MR 0x"
-                + Integer.toHexString(lkey) + ": deregistration must fail (IBA 10.6.7.2.6, rxe_dereg_mr); unbind"
-                + " or deallocate them first");
+            SimFabric.exit(held);
         }
-        pd.deregister(this);
     }
 
     void markClosed()

@@ -266,7 +266,15 @@ public final class SimQp implements QueuePair
     @Override
     public void modify(final QpAttr attr, final Set<QpAttrMask> mask)
     {
-        QpModify.modify(this, attr, mask);
+        final EngineThread held = device.fabric().enter();
+        try
+        {
+            QpModify.modify(this, attr, mask);
+        }
+        finally
+        {
+            SimFabric.exit(held);
+        }
     }
 
     /**
@@ -296,27 +304,35 @@ public final class SimQp implements QueuePair
     @Override
     public void postSend(final List<SendWr> wrs)
     {
-        if (wrs == null)
+        final EngineThread held = device.fabric().enter();
+        try
         {
-            throw new PostException("ibv_post_send", Errno.EINVAL.code(), 0, "the work-request list is null"
-                + "; pass a list of work requests");
+            if (wrs == null)
+            {
+                throw new PostException("ibv_post_send", Errno.EINVAL.code(), 0, "the work-request list is null"
+                    + "; pass a list of work requests");
+            }
+            for (int i = 0; i < wrs.size(); i++)
+            {
+                final SendWr wr = wrs.get(i);
+                if (wr == null)
+                {
+                    throw new PostException("ibv_post_send", Errno.EINVAL.code(), i, "the work request is null"
+                        + "; pass a work request at every position");
+                }
+                if (type == QpType.UD && !closed)
+                {
+                    throw new PostException("ibv_post_send", Errno.EINVAL.code(), i, "a send on a UD QP needs its "
+                        + "destination (wr.ud: address handle, remote QPN, Q_Key): post it with postSendUd");
+                }
+                final byte[] inline = PostChecks.checkSend(this, wr, i);
+                requester.sendQueue.addLast(new SendWqe(wr, inline, null, completions.order.post()));
+                engine().schedule(this);
+            }
         }
-        for (int i = 0; i < wrs.size(); i++)
+        finally
         {
-            final SendWr wr = wrs.get(i);
-            if (wr == null)
-            {
-                throw new PostException("ibv_post_send", Errno.EINVAL.code(), i, "the work request is null"
-                    + "; pass a work request at every position");
-            }
-            if (type == QpType.UD && !closed)
-            {
-                throw new PostException("ibv_post_send", Errno.EINVAL.code(), i, "a send on a UD QP needs its "
-                    + "destination (wr.ud: address handle, remote QPN, Q_Key): post it with postSendUd");
-            }
-            final byte[] inline = PostChecks.checkSend(this, wr, i);
-            requester.sendQueue.addLast(new SendWqe(wr, inline, null, completions.order.post()));
-            engine().schedule(this);
+            SimFabric.exit(held);
         }
     }
 
@@ -326,84 +342,108 @@ public final class SimQp implements QueuePair
     @Override
     public void postSendUd(final List<UdSendWr> wrs)
     {
-        final String verb = "ibv_post_send";
-        if (wrs == null)
+        final EngineThread held = device.fabric().enter();
+        try
         {
-            throw new PostException(verb, Errno.EINVAL.code(), 0, "the work-request list is null"
-                + "; pass a list (an empty one posts nothing)");
+            final String verb = "ibv_post_send";
+            if (wrs == null)
+            {
+                throw new PostException(verb, Errno.EINVAL.code(), 0, "the work-request list is null"
+                    + "; pass a list (an empty one posts nothing)");
+            }
+            for (int i = 0; i < wrs.size(); i++)
+            {
+                final UdSendWr ud = wrs.get(i);
+                if (ud == null)
+                {
+                    throw new PostException(verb, Errno.EINVAL.code(), i, "the work request is null"
+                        + "; pass a work request at every position");
+                }
+                if (type != QpType.UD)
+                {
+                    throw new PostException(verb, Errno.EINVAL.code(), i, "wr.ud is for UD QPs only; QP 0x"
+                        + Integer.toHexString(num) + " is " + type
+                            + " and sends to the QP it is connected to; post without "
+                        + "ah, remote_qpn and qkey");
+                }
+                if (!(ud.ah() instanceof SimAh ah) || ah.isClosed() || ah.pd().context() != pd.context())
+                {
+                    throw new PostException(verb, Errno.EINVAL.code(), i, "wr.ud.ah is not a live address handle of "
+                        + "this QP's context; create one with ibv_create_ah on a PD of this context");
+                }
+                final byte[] inline = PostChecks.checkSend(this, ud.wr(), i);
+                requester.sendQueue.addLast(new SendWqe(ud.wr(), inline, ud, completions.order.post()));
+                engine().schedule(this);
+            }
         }
-        for (int i = 0; i < wrs.size(); i++)
+        finally
         {
-            final UdSendWr ud = wrs.get(i);
-            if (ud == null)
-            {
-                throw new PostException(verb, Errno.EINVAL.code(), i, "the work request is null"
-                    + "; pass a work request at every position");
-            }
-            if (type != QpType.UD)
-            {
-                throw new PostException(verb, Errno.EINVAL.code(), i, "wr.ud is for UD QPs only; QP 0x"
-                    + Integer.toHexString(num) + " is " + type
-                        + " and sends to the QP it is connected to; post without "
-                    + "ah, remote_qpn and qkey");
-            }
-            if (!(ud.ah() instanceof SimAh ah) || ah.isClosed() || ah.pd().context() != pd.context())
-            {
-                throw new PostException(verb, Errno.EINVAL.code(), i, "wr.ud.ah is not a live address handle of "
-                    + "this QP's context; create one with ibv_create_ah on a PD of this context");
-            }
-            final byte[] inline = PostChecks.checkSend(this, ud.wr(), i);
-            requester.sendQueue.addLast(new SendWqe(ud.wr(), inline, ud, completions.order.post()));
-            engine().schedule(this);
+            SimFabric.exit(held);
         }
     }
 
     @Override
     public int bindMw(final MemoryWindow mw, final long wrId, final Set<SendFlag> flags, final MwBindInfo info)
     {
-        final String verb = "ibv_bind_mw";
-        checkOpen(verb);
-        final SimMw m = PostChecks.checkBindMw(this, mw, flags, info);
-        final int newRkey = SendWr.incRkey(m.rkey());
-        final SendWr wr = new SendWr(wrId, WrOpcode.BIND_MW, List.of(), flags, 0, 0, 0, 0, 0, 0,
-            new SendWr.Bind(m, newRkey, info));
-        bindingType1 = true;
+        final EngineThread held = device.fabric().enter();
         try
         {
-            PostChecks.checkSend(this, wr, 0);
-        }
-        catch (final PostException e)
-        {
-            throw new VerbsException(verb, e.errno(), e.detail());
+            final String verb = "ibv_bind_mw";
+            checkOpen(verb);
+            final SimMw m = PostChecks.checkBindMw(this, mw, flags, info);
+            final int newRkey = SendWr.incRkey(m.rkey());
+            final SendWr wr = new SendWr(wrId, WrOpcode.BIND_MW, List.of(), flags, 0, 0, 0, 0, 0, 0,
+                new SendWr.Bind(m, newRkey, info));
+            bindingType1 = true;
+            try
+            {
+                PostChecks.checkSend(this, wr, 0);
+            }
+            catch (final PostException e)
+            {
+                throw new VerbsException(verb, e.errno(), e.detail());
+            }
+            finally
+            {
+                bindingType1 = false;
+            }
+            // The provider stores the new rkey at post time (mlx5_bind_mw, rxe_bind_mw), before the completion.
+            m.rkey(newRkey);
+            requester.sendQueue.addLast(new SendWqe(wr, null, null, completions.order.post()));
+            engine().schedule(this);
+            return newRkey;
         }
         finally
         {
-            bindingType1 = false;
+            SimFabric.exit(held);
         }
-        // The provider stores the new rkey at post time (mlx5_bind_mw, rxe_bind_mw), before the completion.
-        m.rkey(newRkey);
-        requester.sendQueue.addLast(new SendWqe(wr, null, null, completions.order.post()));
-        engine().schedule(this);
-        return newRkey;
     }
 
     @Override
     public void postRecv(final List<RecvWr> wrs)
     {
-        final String verb = "ibv_post_recv";
-        if (wrs == null)
-        {
-            throw new PostException(verb, Errno.EINVAL.code(), 0, "the work-request list is null"
-                + "; pass a list of work requests");
-        }
+        final EngineThread held = device.fabric().enter();
         try
         {
-            postReceives(wrs, verb);
+            final String verb = "ibv_post_recv";
+            if (wrs == null)
+            {
+                throw new PostException(verb, Errno.EINVAL.code(), 0, "the work-request list is null"
+                    + "; pass a list of work requests");
+            }
+            try
+            {
+                postReceives(wrs, verb);
+            }
+            finally
+            {
+                // Whatever was posted before a refused work request may let a waiting sender go on.
+                wakeWaitingPeer();
+            }
         }
         finally
         {
-            // Whatever was posted before a refused work request may let a waiting sender go on.
-            wakeWaitingPeer();
+            SimFabric.exit(held);
         }
     }
 
@@ -552,37 +592,45 @@ public final class SimQp implements QueuePair
     @Override
     public void close()
     {
-        if (closed)
+        final EngineThread held = device.fabric().enter();
+        try
         {
-            return;
+            if (closed)
+            {
+                return;
+            }
+            closed = true;
+            requester.dropInflight();
+            engine().forget(this);
+            requester.responses.clear();
+            requester.sendQueue.clear();
+            if (srq == null)
+            {
+                recvQueue.clear();
+            }
+            else
+            {
+                srq.detach(this);
+            }
+            final SimQp sender = waitingSender();
+            device.removeQp(num);
+            if (sender != null)
+            {
+                engine().schedule(sender);
+            }
+            sendCq.detach();
+            if (recvCq != sendCq)
+            {
+                recvCq.detach();
+            }
+            ring.release();
+            device.count(SimCounter.PINNED_BYTES, -ring.lengthBytes());
+            pd.qpClosed(this);
         }
-        closed = true;
-        requester.dropInflight();
-        engine().forget(this);
-        requester.responses.clear();
-        requester.sendQueue.clear();
-        if (srq == null)
+        finally
         {
-            recvQueue.clear();
+            SimFabric.exit(held);
         }
-        else
-        {
-            srq.detach(this);
-        }
-        final SimQp sender = waitingSender();
-        device.removeQp(num);
-        if (sender != null)
-        {
-            engine().schedule(sender);
-        }
-        sendCq.detach();
-        if (recvCq != sendCq)
-        {
-            recvCq.detach();
-        }
-        ring.release();
-        device.count(SimCounter.PINNED_BYTES, -ring.lengthBytes());
-        pd.qpClosed(this);
     }
 
     @Override

@@ -149,44 +149,53 @@ public final class SimSrq implements SharedReceiveQueue
     @Override
     public void postRecv(final List<RecvWr> wrs)
     {
-        final String verb = "ibv_post_srq_recv";
-        if (wrs == null)
-        {
-            throw new PostException(verb, Errno.EINVAL.code(), 0, "the work-request list is null"
-                + "; pass a list (an empty one posts nothing)");
-        }
+        final EngineThread held = pd.context().device().fabric().enter();
         try
         {
-            for (int i = 0; i < wrs.size(); i++)
+            final String verb = "ibv_post_srq_recv";
+            if (wrs == null)
             {
-                final RecvWr wr = wrs.get(i);
-                if (wr == null || closed)
+                throw new PostException(verb, Errno.EINVAL.code(), 0, "the work-request list is null"
+                    + "; pass a list (an empty one posts nothing)");
+            }
+            try
+            {
+                for (int i = 0; i < wrs.size(); i++)
                 {
-                    throw new PostException(verb, Errno.EINVAL.code(), i, wr == null
-                        ? "the work request is null; pass a work request at every position"
-                        : "the SRQ is destroyed; post to a live SRQ");
+                    final RecvWr wr = wrs.get(i);
+                    if (wr == null || closed)
+                    {
+                        throw new PostException(verb, Errno.EINVAL.code(), i, wr == null
+                            ? "the work request is null; pass a work request at every position"
+                            : "the SRQ is destroyed; post to a live SRQ");
+                    }
+                    if (wr.sgList().size() > maxSge)
+                    {
+                        throw new PostException(verb, Errno.EINVAL.code(), i, "num_sge=" + wr.sgList().size()
+                            + " > max_sge=" + maxSge + " of the SRQ; give at most " + maxSge + " SGEs or create "
+                            + "the SRQ with a larger max_sge");
+                    }
+                    if (queue.size() >= maxWr)
+                    {
+                        throw new PostException(verb, Errno.ENOMEM.code(), i, "SRQ full: " + queue.size()
+                            + " = max_wr=" + maxWr + "; poll the CQ until a QP consumes receives, or create the SRQ "
+                            + "with a larger max_wr");
+                    }
+                    queue.addLast(wr);
                 }
-                if (wr.sgList().size() > maxSge)
+            }
+            finally
+            {
+                // Senders waiting (RNR) on any QP of this SRQ may go on.
+                for (final SimQp qp : List.copyOf(users))
                 {
-                    throw new PostException(verb, Errno.EINVAL.code(), i, "num_sge=" + wr.sgList().size()
-                        + " > max_sge=" + maxSge + " of the SRQ; give at most " + maxSge + " SGEs or create "
-                        + "the SRQ with a larger max_sge");
+                    qp.wakeWaitingPeer();
                 }
-                if (queue.size() >= maxWr)
-                {
-                    throw new PostException(verb, Errno.ENOMEM.code(), i, "SRQ full: " + queue.size() + " = max_wr="
-                        + maxWr + "; poll the CQ until a QP consumes receives, or create the SRQ with a larger max_wr");
-                }
-                queue.addLast(wr);
             }
         }
         finally
         {
-            // Senders waiting (RNR) on any QP of this SRQ may go on.
-            for (final SimQp qp : List.copyOf(users))
-            {
-                qp.wakeWaitingPeer();
-            }
+            SimFabric.exit(held);
         }
     }
 
