@@ -80,18 +80,22 @@ public final class SimQp implements QueuePair
     {
     }
 
-    private final SimPd pd;
+    /** The QP's PD; an XRC_RECV QP takes the PD of the XRC SRQ its current message names ({@link XrcRules#route}). */
+    private SimPd pd;
     private final SimDevice device;
     private final QpCap cap;
     private final SimCq sendCq;
-    private final SimCq recvCq;
+    /** The receive CQ: null on XRC QPs but while an XRC_RECV QP serves a message, the CQ of that XRC SRQ. */
+    private SimCq recvCq;
     private final boolean sqSigAll;
     private final Ring ring;
     private final ArrayDeque<Pending> sendQueue = new ArrayDeque<>();
     /** The QP's own receive queue, or the SRQ's when it has one (receives are taken from it in the same way). */
-    private final ArrayDeque<RecvWr> recvQueue;
+    private ArrayDeque<RecvWr> recvQueue;
     private final QpType type;
     private final SimSrq srq;
+    /** The XRC domain of an XRC_RECV QP, else null. */
+    private SimXrcd xrcd;
     /** The attributes ibv_modify_qp sets that the engine does not read (kept for ibv_query_qp). */
     private final QpAttributes attrs = new QpAttributes();
     /** READs and atomics whose responses are coming back, oldest first (IBA 9.4.4: max_rd_atomic outstanding). */
@@ -137,7 +141,7 @@ public final class SimQp implements QueuePair
         this.device = pd.context().device();
         this.cap = attr.cap();
         this.sendCq = (SimCq)attr.sendCq();
-        this.recvCq = (SimCq)attr.recvCq();
+        this.recvCq = attr.type() == QpType.XRC_SEND ? null : (SimCq)attr.recvCq();
         this.sqSigAll = attr.sqSigAll();
         this.ring = ring;
         this.psn = (int)(device.fabric().clock().nowNs() & 0xffffff);
@@ -166,14 +170,15 @@ public final class SimQp implements QueuePair
                 + " QPs (mlx5, rxe, irdma, ...)");
         }
         QpAttributes.checkCreate(verb, pd, attr);
-        if (!(attr.sendCq() instanceof SimCq s) || !(attr.recvCq() instanceof SimCq r) || s.context() != pd.context()
-            || r.context() != pd.context() || s.isClosed() || r.isClosed())
+        XrcRules.checkCreate(verb, pd, attr);
+        if (attr.type() != QpType.XRC_RECV && (!(attr.sendCq() instanceof SimCq s) || !(attr.recvCq() instanceof SimCq r) || s.context() != pd.context()
+            || r.context() != pd.context() || s.isClosed() || r.isClosed()))
         {
             throw Errors.invalid(verb, "the CQs must be open CQs of the PD's context"
                 + "; create the CQs on this context and do not destroy them");
         }
         final QpCap c = attr.cap();
-        if (c.maxSendWr() < 1 || c.maxSendWr() > a.maxQpWr() || c.maxRecvWr() < 0 || c.maxRecvWr() > a.maxQpWr())
+        if ((c.maxSendWr() < (attr.type() == QpType.XRC_RECV ? 0 : 1)) || c.maxSendWr() > a.maxQpWr() || c.maxRecvWr() < 0 || c.maxRecvWr() > a.maxQpWr())
         {
             throw Errors.invalid(verb, "maxSendWr=" + c.maxSendWr() + " maxRecvWr=" + c.maxRecvWr()
                 + " must be 1..max_qp_wr=" + a.maxQpWr()
@@ -217,8 +222,11 @@ public final class SimQp implements QueuePair
         {
             qp.srq.attach(qp);
         }
-        qp.sendCq.attach();
-        if (qp.recvCq != qp.sendCq)
+        if (qp.sendCq != null)
+        {
+            qp.sendCq.attach();
+        }
+        if (qp.recvCq != null && qp.recvCq != qp.sendCq)
         {
             qp.recvCq.attach();
         }
@@ -354,7 +362,7 @@ public final class SimQp implements QueuePair
                 .pathMtu(Integer.numberOfTrailingZeros(device.fabric().pathMtuBytes()) - 7)
                 .destQpNum(remoteAddress.qpNum()).rqPsn(remoteAddress.psn() & 0xffffff);
         }
-        if (type == QpType.RC)
+        if (type == QpType.RC || type == QpType.XRC_RECV)
         {
             b.maxDestRdAtomic(Math.min(16, device.profile().attributes().maxQpRdAtom())).minRnrTimer(minRnrTimerCode);
         }
@@ -369,10 +377,14 @@ public final class SimQp implements QueuePair
     public void modifyToRts(final int retryCnt, final int rnrRetryCnt)
     {
         final QpAttr.Builder b = QpAttr.builder().state(QpState.RTS).sqPsn(psn);
-        if (type == QpType.RC)
+        if (type == QpType.RC || type == QpType.XRC_SEND)
         {
             b.timeout(14).retryCnt(retryCnt).rnrRetry(rnrRetryCnt)
                 .maxRdAtomic(Math.min(16, device.profile().attributes().maxQpInitRdAtom()));
+        }
+        else if (type == QpType.XRC_RECV)
+        {
+            b.timeout(14);
         }
         modify(b.build(), b.mask());
     }
@@ -488,7 +500,7 @@ public final class SimQp implements QueuePair
         dropInflight();
         engine().forget(this);
         sendQueue.clear();
-        if (srq == null)
+        if (ownsRecvQueue())
         {
             recvQueue.clear();
         }
@@ -606,6 +618,11 @@ public final class SimQp implements QueuePair
                 + state + "; sends need RTS"
                 + "; modify the QP to RTS (INIT, RTR, RTS) before posting sends");
         }
+        final PostException noSendQueue = XrcRules.sendRefusal(this, i);
+        if (noSendQueue != null)
+        {
+            throw noSendQueue;
+        }
         final String opcodeRefused = Datagrams.opcodeRefusal(type, wr.opcode());
         if (opcodeRefused != null)
         {
@@ -685,12 +702,12 @@ public final class SimQp implements QueuePair
                         + "; give one SGE of 8 bytes");
                 }
                 if (device.profile().follows(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS)
-                    && (qpAccessBits & Access.REMOTE_ATOMIC.bit()) == 0)
+                    && a.atomicCap() != AtomicCap.HCA)
                 {
                     throw new PostException(verb, Errno.EOPNOTSUPP.code(), i, "opcode " + wr.opcode() + " on a QP "
-                        + "whose qp_access_flags lack REMOTE_ATOMIC (" + device.profile().driver()
-                        + " enables atomics per QP)"
-                        + "; modify the QP with REMOTE_ATOMIC in qp_access_flags");
+                        + "created without atomics: " + device.profile().driver() + " enables them on a QP only when "
+                        + "the device's atomic_cap is ATOMIC_HCA (it is " + a.atomicCap() + ")"
+                        + "; use a device with atomic_cap ATOMIC_HCA");
                 }
                 if (device.profile().follows(ProviderRule.ATOMIC_ALIGNMENT_AT_POST) && (wr.remoteAddr() & 7) != 0)
                 {
@@ -864,6 +881,11 @@ public final class SimQp implements QueuePair
                 throw new PostException(verb, Errno.EINVAL.code(), i, "QP 0x" + Integer.toHexString(num)
                     + " is in RESET; receives need INIT or later"
                     + "; modify the QP to INIT first");
+            }
+            final PostException noRecvQueue = XrcRules.recvRefusal(this, i);
+            if (noRecvQueue != null)
+            {
+                throw noRecvQueue;
             }
             if (srq != null)
             {
@@ -1337,6 +1359,11 @@ public final class SimQp implements QueuePair
                 java.util.Map.of("qp_num", num, "status", WcStatus.RETRY_EXC_ERR.cName(), "diagnosis", lost.summary()));
             completeSend(wr, WcStatus.RETRY_EXC_ERR, 0, lost);
             return Outcome.ERROR;
+        }
+        final String xrcRefused = XrcRules.route(this, peer, wr);
+        if (xrcRefused != null)
+        {
+            return invalidRequest(wr, peer, xrcRefused);
         }
         final boolean needsRecv = wr.opcode() == WrOpcode.SEND || wr.opcode() == WrOpcode.SEND_WITH_IMM
             || wr.opcode() == WrOpcode.SEND_WITH_INV || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM;
@@ -2054,7 +2081,7 @@ public final class SimQp implements QueuePair
         try
         {
             flushSends();
-            while (srq == null && !recvQueue.isEmpty())
+            while (ownsRecvQueue() && !recvQueue.isEmpty())
             {
                 completeRecv(recvQueue.removeFirst(), WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0);
             }
@@ -2111,6 +2138,49 @@ public final class SimQp implements QueuePair
         return sender != null && !sender.sendQueue.isEmpty() && sender.peer() == this ? sender : null;
     }
 
+    /** False when the receive queue is an SRQ's (an SRQ of its own, or on an XRC_RECV QP the XRC SRQ it serves). */
+    private boolean ownsRecvQueue()
+    {
+        return srq == null && type != QpType.XRC_RECV;
+    }
+
+    /** XRC: this XRC_RECV QP takes the current message to {@code xrcSrq}: its PD, receive queue and CQ. */
+    void serveFromXrcSrq(final SimSrq xrcSrq)
+    {
+        pd = xrcSrq.pd();
+        recvQueue = xrcSrq.queue();
+        recvCq = xrcSrq.cq();
+    }
+
+    void xrcd(final SimXrcd domain)
+    {
+        xrcd = domain;
+    }
+
+    /**
+     * @return the XRC domain of an XRC_RECV QP, else null.
+     */
+    public SimXrcd xrcd()
+    {
+        return xrcd;
+    }
+
+    /** The responder NAKs the request Invalid Request ({@link XrcRules#route}): REM_INV_REQ_ERR, the peer to ERR. */
+    private Outcome invalidRequest(final SendWr wr, final SimQp peer, final String why)
+    {
+        final WcDiagnosis d = Diagnoser.local(this, wr, WcStatus.REM_INV_REQ_ERR, why);
+        device.count(SimCounter.REQ_REMOTE_INVALID_REQUEST, 1);
+        device.fabric().span(device, wr.opcode().name(), "dma", device.fabric().costModel().opBaseLatencyNs(),
+            java.util.Map.of("qp_num", num, "status", WcStatus.REM_INV_REQ_ERR.cName(), "diagnosis", d.summary()));
+        if (peer.state != QpState.ERR)
+        {
+            peer.errorCause = "it answered IBV_WC_REM_INV_REQ_ERR to QP 0x" + Integer.toHexString(num) + ": " + why;
+        }
+        peer.toError();
+        completeSend(wr, WcStatus.REM_INV_REQ_ERR, 0, d);
+        return Outcome.ERROR;
+    }
+
     // ------------------------------------------------------------------ lifecycle
 
     @Override
@@ -2131,11 +2201,11 @@ public final class SimQp implements QueuePair
         engine().forget(this);
         responses.clear();
         sendQueue.clear();
-        if (srq == null)
+        if (ownsRecvQueue())
         {
             recvQueue.clear();
         }
-        else
+        else if (srq != null)
         {
             srq.detach(this);
         }
@@ -2145,13 +2215,20 @@ public final class SimQp implements QueuePair
         {
             engine().schedule(sender);
         }
-        sendCq.detach();
-        if (recvCq != sendCq)
+        if (sendCq != null)
+        {
+            sendCq.detach();
+        }
+        if (recvCq != null && recvCq != sendCq && type != QpType.XRC_RECV)
         {
             recvCq.detach();
         }
         ring.release();
         device.count(SimCounter.PINNED_BYTES, -ring.lengthBytes());
+        if (xrcd != null)
+        {
+            xrcd.targetClosed(this);
+        }
         pd.qpClosed(this);
     }
 
