@@ -207,6 +207,8 @@ class XrcTest
         final PostException send = catchThrowableOfType(PostException.class,
             () -> x.tgt.postSend(SendWr.send(1, List.of())));
         assertThat(send.errno()).isEqualTo(Errno.ENOMEM.code());
+        assertThat(((SimQp)x.tgt).sendsWaiting()).as("nothing was queued").isZero();
+        assertThat(x.tgt.state()).isEqualTo(QpState.RTS);
         assertThat(x.tgt.pd()).as("an XRC_RECV QP has no PD of its own").isNotIn(x.rig.pdA, x.rig.pdB);
         assertThat(x.srq1.receivesPosted() + x.srq2.receivesPosted()).isZero();
     }
@@ -247,6 +249,18 @@ class XrcTest
         assertThat(QpTransitions.required(QpType.XRC_SEND, QpState.RTR, QpState.RTS)).containsExactlyInAnyOrder(
             QpAttrMask.TIMEOUT, QpAttrMask.RETRY_CNT, QpAttrMask.RNR_RETRY, QpAttrMask.SQ_PSN,
             QpAttrMask.MAX_QP_RD_ATOMIC);
+    }
+
+    @Test
+    void shouldNakASendThatNamesNoSrqAndLeaveEverySrqAsItWas()
+    {
+        final Xrc x = new Xrc();
+        x.srq1.postRecv(List.of(RecvWr.of(1, new Sge(x.dst, 64, x.dstMr.lkey()))));
+        x.ini.postSend(SendWr.send(7, List.of(new Sge(x.src, 4, x.srcMr.lkey()))));
+        assertThat(x.rig.pollA()).extracting(WorkCompletion::status).containsExactly(WcStatus.REM_INV_REQ_ERR);
+        assertThat(x.ini.state()).isEqualTo(QpState.ERR);
+        assertThat(x.srq1.receivesPosted()).isEqualTo(1);
+        assertThat(x.srqCq.poll(4)).as("the SRQ's receives are not flushed with the target QP").isEmpty();
     }
 
     @Test
