@@ -6,8 +6,11 @@ import dev.rnicsim.verbs.Errno;
 import dev.rnicsim.verbs.PostException;
 import dev.rnicsim.verbs.QpCap;
 import dev.rnicsim.verbs.QpInitAttr;
+import dev.rnicsim.verbs.QpState;
 import dev.rnicsim.verbs.QpType;
 import dev.rnicsim.verbs.SendWr;
+import dev.rnicsim.verbs.WcDiagnosis;
+import dev.rnicsim.verbs.WcStatus;
 import dev.rnicsim.verbs.XrcDomain;
 
 /**
@@ -181,6 +184,28 @@ final class XrcRules
         }
         target.serveFromXrcSrq(srq);
         return null;
+    }
+
+    /**
+     * The responder NAKs the request Invalid Request ({@link #route}): the requester's WQE completes with
+     * IBV_WC_REM_INV_REQ_ERR, the responder QP goes to ERR.
+     */
+    static WqeOutcome invalidRequest(final SimQp qp, final SendWr wr, final SimQp peer, final String why)
+    {
+        final SimDevice device = qp.device;
+        final WcDiagnosis d = Diagnoser.local(qp, wr, WcStatus.REM_INV_REQ_ERR, why);
+        device.count(SimCounter.REQ_REMOTE_INVALID_REQUEST, 1);
+        device.fabric().span(device, wr.opcode().name(), "dma", device.fabric().costModel().opBaseLatencyNs(),
+            java.util.Map.of("qp_num", qp.qpNum(), "status", WcStatus.REM_INV_REQ_ERR.cName(), "diagnosis",
+                d.summary()));
+        if (peer.state() != QpState.ERR)
+        {
+            peer.completions.errorCause = "it answered IBV_WC_REM_INV_REQ_ERR to QP 0x"
+                + Integer.toHexString(qp.qpNum()) + ": " + why;
+        }
+        peer.completions.toError();
+        qp.completions.completeSend(wr, WcStatus.REM_INV_REQ_ERR, 0, d);
+        return WqeOutcome.ERROR;
     }
 
     private static String numbers(final SimXrcd domain)
