@@ -104,6 +104,11 @@ public final class RdmaQp implements QueuePair
                 + "(ibv_create_ah) and wr.ud, which this backend does not bind yet; only RC and UC are bound here "
                 + "(the simulator has UD)");
         }
+        if (attr.type() == QpType.XRC_SEND || attr.type() == QpType.XRC_RECV)
+        {
+            throw new VerbsException(verb, Errno.EOPNOTSUPP.code(), "XRC QPs need ibv_open_xrcd, ibv_create_srq_ex "
+                + "and wr.qp_type.xrc, which this backend does not bind yet; use RC QPs here (the simulator has XRC)");
+        }
         if (attr.srq() != null)
         {
             throw new VerbsException(verb, Errno.EOPNOTSUPP.code(), "shared receive queues (ibv_create_srq) are not "

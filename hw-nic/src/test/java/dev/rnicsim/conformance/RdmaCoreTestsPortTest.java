@@ -595,6 +595,22 @@ class RdmaCoreTestsPortTest
 
         @ParameterizedTest(name = "{0}")
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testOdpXrcTraffic(final String name)
+        {
+            // xrc_traffic over ODP MRs; upstream asks the XRC ODP caps for SEND and SRQ_RECV.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                final OdpCaps caps = rig.attributes.odpCaps();
+                final int need = OdpCaps.SEND | OdpCaps.SRQ_RECV;
+                assumeTrue(caps.supported() && (caps.xrcOdpCaps() & need) == need, rig.device.name()
+                    + " lacks ODP SEND and SRQ_RECV for XRC (caps 0x" + Integer.toHexString(caps.xrcOdpCaps()) + ")");
+                new XrcPlayers(rig, 1024, EnumSet.of(Access.LOCAL_WRITE, Access.ON_DEMAND), 10)
+                    .traffic(10, SendWr::send);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testOdpRcRdmaWrite(final String name)
         {
             try (Rig rig = Rig.connected(name))
@@ -829,6 +845,34 @@ class RdmaCoreTestsPortTest
 
         @ParameterizedTest(name = "{0}")
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testXrcAtomicFetchAndAdd(final String name)
+        {
+            // FETCH_AND_ADD from an XRC_SEND QP (qp_access_flags 0) through the target's XRC SRQ to its MR.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                assumeTrue(rig.attributes.atomicCap() != AtomicCap.NONE, "Atomic operations are not supported");
+                new XrcPlayers(rig, 8, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_ATOMIC), 1)
+                    .atomicTraffic(10, false, 1, 2);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testXrcAtomicCmpAndSwap(final String name)
+        {
+            // CMP_AND_SWP on XRC: a compare that differs leaves the target; one that matches swaps in 0.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                assumeTrue(rig.attributes.atomicCap() != AtomicCap.NONE, "Atomic operations are not supported");
+                final XrcPlayers players = new XrcPlayers(rig, 8, EnumSet.of(Access.LOCAL_WRITE,
+                    Access.REMOTE_ATOMIC), 1);
+                players.atomicTraffic(10, true, 1, 2);
+                players.atomicTraffic(10, true, 1, 1);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testAtomicNonAlignedAddr(final String name)
         {
             // A misaligned atomic fails: at post (rxe, EINVAL) or at the responder (IBV_WC_REM_INV_REQ_ERR).
@@ -873,8 +917,8 @@ class RdmaCoreTestsPortTest
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testAtomicInvalidQpAccess(final String name)
         {
-            // The responder QP grants no REMOTE_ATOMIC: the atomic fails (at post where the provider checks the
-            // requester's own QP, mlx5; else with an error completion).
+            // The responder QP grants no REMOTE_ATOMIC: the atomic fails with an error completion (mlx5 enables
+            // atomics on the requester from the device's atomic_cap, so the post itself goes out).
             try (Rig rig = Rig.connected(name, EnumSet.of(Access.REMOTE_WRITE, Access.REMOTE_READ)))
             {
                 assumeTrue(rig.attributes.atomicCap() != AtomicCap.NONE, "no atomics");
@@ -1136,6 +1180,30 @@ class RdmaCoreTestsPortTest
 
         @ParameterizedTest(name = "{0}")
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExXrcSend(final String name)
+        {
+            try (Rig rig = Rig.unconnected(name))
+            {
+                new XrcPlayers(rig, 1024, LOCAL, 10).traffic(10, SendWr::send);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExXrcSendImm(final String name)
+        {
+            // SEND_WITH_IMM through the target's XRC SRQ: the receive completion carries the immediate.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                final XrcPlayers players = new XrcPlayers(rig, 1024, LOCAL, 10);
+                players.traffic(10, (id, sgl) -> SendWr.sendWithImm(id, sgl, 0x1234));
+                assertThat(players.lastReceived.withImm()).isTrue();
+                assertThat(players.lastReceived.immData()).isEqualTo(0x1234);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testQpExRcSend(final String name)
         {
             try (Rig rig = qpexRig(name))
@@ -1361,6 +1429,66 @@ class RdmaCoreTestsPortTest
                 assertThat(wc.status()).isEqualTo(WcStatus.SUCCESS);
                 assertThat(wc.opcode()).isEqualTo(dev.rnicsim.verbs.WcOpcode.ATOMIC_WRITE);
                 assertThat(rig.memB.readLong(dst)).isEqualTo(0x6363_6363_6363_6363L);
+            }
+        }
+    }
+
+    // ================================================================== tests/test_relaxed_ordering.py
+
+    /** tests/test_relaxed_ordering.py, class RoTestCase: traffic through MRs registered with RELAXED_ORDERING. */
+    @Nested
+    class TestRelaxedOrdering
+    {
+        private static final Set<Access> RO = EnumSet.of(Access.LOCAL_WRITE, Access.RELAXED_ORDERING);
+        private static final int MSG = 1024;
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testRoRcTraffic(final String name)
+        {
+            try (Rig rig = Rig.connected(name))
+            {
+                final long a = rig.bufferA(PAGE);
+                final long b = rig.bufferB(PAGE);
+                Traffic.run(new Traffic.Side(rig.qpA, rig.cqA, rig.memA, a, rig.pdA.regMr(a, MSG, RO), null, 0),
+                    new Traffic.Side(rig.qpB, rig.cqB, rig.memB, b, rig.pdB.regMr(b, MSG, RO), null, 0), MSG, 100);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testRoUdTraffic(final String name)
+        {
+            try (Rig rig = Rig.unconnected(name))
+            {
+                final AddressHandle toB;
+                final AddressHandle toA;
+                try
+                {
+                    toB = rig.pdA.createAh(AhAttr.toGid(rig.qpB.address().gid()));
+                    toA = rig.pdB.createAh(AhAttr.toGid(rig.qpA.address().gid()));
+                }
+                catch (final VerbsException e)
+                {
+                    assumeTrue(e.errnoName() != Errno.EOPNOTSUPP, "this backend has no address handles: " + e);
+                    throw e;
+                }
+                final long a = rig.bufferA(PAGE);
+                final long b = rig.bufferB(PAGE);
+                final int len = MSG + Traffic.GRH_BYTES;
+                Traffic.run(new Traffic.Side(udQp(rig.pdA, rig.cqA), rig.cqA, rig.memA, a, rig.pdA.regMr(a, len, RO),
+                    toB, UD_QKEY), new Traffic.Side(udQp(rig.pdB, rig.cqB), rig.cqB, rig.memB, b,
+                    rig.pdB.regMr(b, len, RO), toA, UD_QKEY), MSG, 100);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testRoXrcTraffic(final String name)
+        {
+            try (Rig rig = Rig.unconnected(name))
+            {
+                new XrcPlayers(rig, MSG, RO, 10).traffic(10, SendWr::send);
             }
         }
     }

@@ -169,7 +169,7 @@ final class CompletionEngine
         try
         {
             qp.requester.flushSends();
-            while (qp.srq == null && !qp.recvQueue.isEmpty())
+            while (qp.ownsRecvQueue() && !qp.recvQueue.isEmpty())
             {
                 completeRecv(qp.recvQueue.removeFirst(), WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0);
             }

@@ -44,6 +44,11 @@ final class PostChecks
                 + qp.state + "; sends need RTS"
                 + "; modify the QP to RTS (INIT, RTR, RTS) before posting sends");
         }
+        final PostException noSendQueue = XrcRules.sendRefusal(qp, i);
+        if (noSendQueue != null)
+        {
+            throw noSendQueue;
+        }
         final String opcodeRefused = Datagrams.opcodeRefusal(qp.type, wr.opcode());
         if (opcodeRefused != null)
         {
@@ -123,12 +128,12 @@ final class PostChecks
                         + "; give one SGE of 8 bytes");
                 }
                 if (qp.device.profile().follows(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS)
-                    && (qp.qpAccessBits & Access.REMOTE_ATOMIC.bit()) == 0)
+                    && a.atomicCap() != AtomicCap.HCA)
                 {
                     throw new PostException(verb, Errno.EOPNOTSUPP.code(), i, "opcode " + wr.opcode() + " on a QP "
-                        + "whose qp_access_flags lack REMOTE_ATOMIC (" + qp.device.profile().driver()
-                        + " enables atomics per QP)"
-                        + "; modify the QP with REMOTE_ATOMIC in qp_access_flags");
+                        + "created without atomics: " + qp.device.profile().driver() + " enables them on a QP only "
+                        + "when the device's atomic_cap is ATOMIC_HCA (it is " + a.atomicCap() + ")"
+                        + "; use a device with atomic_cap ATOMIC_HCA");
                 }
                 if (qp.device.profile().follows(ProviderRule.ATOMIC_ALIGNMENT_AT_POST) && (wr.remoteAddr() & 7) != 0)
                 {
@@ -260,6 +265,11 @@ final class PostChecks
             throw new PostException(verb, Errno.EINVAL.code(), i, "QP 0x" + Integer.toHexString(qp.num)
                 + " is in RESET; receives need INIT or later"
                 + "; modify the QP to INIT first");
+        }
+        final PostException noRecvQueue = XrcRules.recvRefusal(qp, i);
+        if (noRecvQueue != null)
+        {
+            throw noRecvQueue;
         }
         if (qp.srq != null)
         {

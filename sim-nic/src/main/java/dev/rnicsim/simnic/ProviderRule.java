@@ -11,8 +11,10 @@ public enum ProviderRule
      * REMOTE_ATOMIC (rxe, {@code rxe_mr_init}; qedr, {@code qedr_reg_user_mr}). Without it, rkey == lkey always
      * (mlx4, mlx5, siw). */
     RKEY_ONLY_WITH_REMOTE_ACCESS,
-    /** Posting an atomic on a QP whose own {@code qp_access_flags} lack REMOTE_ATOMIC fails with EOPNOTSUPP
-     * (mlx5 provider: {@code atomics_enabled} in providers/mlx5/qp.c). */
+    /** Posting an atomic on a QP created without atomics fails with EOPNOTSUPP at post: mlx5 sets a QP's
+     * {@code atomics_enabled} when it creates the QP, from the context's atomic_cap being ATOMIC_HCA, not from the
+     * QP's qp_access_flags (providers/mlx5/verbs.c {@code create_qp}; checked in qp.c {@code _mlx5_post_send}), so an
+     * XRC_SEND QP with qp_access_flags 0 posts atomics (rdma-core tests/test_atomic.py XRC cases). */
     ATOMICS_NEED_QP_ATOMIC_ACCESS,
     /** A misaligned remote address of an atomic is refused at post time with EINVAL (rxe provider) instead of
      * failing at the responder with IBV_WC_REM_INV_REQ_ERR. */

@@ -189,6 +189,6 @@ final class QpAttributes
     /** @return true for the types whose QPs have a remote QP (connected service). */
     static boolean connected(final QpType type)
     {
-        return type == QpType.RC || type == QpType.UC;
+        return type == QpType.RC || type == QpType.UC || type == QpType.XRC_SEND || type == QpType.XRC_RECV;
     }
 }

@@ -5,6 +5,7 @@ import dev.rnicsim.verbs.DeviceAttributes;
 import dev.rnicsim.verbs.Errno;
 import dev.rnicsim.verbs.QpCap;
 import dev.rnicsim.verbs.QpInitAttr;
+import dev.rnicsim.verbs.QpType;
 
 /**
  * {@code ibv_create_qp} for the simulated device: the checks, the rings and the QP's place on its device.
@@ -35,14 +36,15 @@ final class QpCreation
                 + " QPs (mlx5, rxe, irdma, ...)");
         }
         QpAttributes.checkCreate(verb, pd, attr);
-        if (!(attr.sendCq() instanceof SimCq s) || !(attr.recvCq() instanceof SimCq r) || s.context() != pd.context()
-            || r.context() != pd.context() || s.isClosed() || r.isClosed())
+        XrcRules.checkCreate(verb, pd, attr);
+        if (attr.type() != QpType.XRC_RECV && (!(attr.sendCq() instanceof SimCq s) || !(attr.recvCq() instanceof SimCq r) || s.context() != pd.context()
+            || r.context() != pd.context() || s.isClosed() || r.isClosed()))
         {
             throw Errors.invalid(verb, "the CQs must be open CQs of the PD's context"
                 + "; create the CQs on this context and do not destroy them");
         }
         final QpCap c = attr.cap();
-        if (c.maxSendWr() < 1 || c.maxSendWr() > a.maxQpWr() || c.maxRecvWr() < 0 || c.maxRecvWr() > a.maxQpWr())
+        if (c.maxSendWr() < (attr.type() == QpType.XRC_RECV ? 0 : 1) || c.maxSendWr() > a.maxQpWr() || c.maxRecvWr() < 0 || c.maxRecvWr() > a.maxQpWr())
         {
             throw Errors.invalid(verb, "maxSendWr=" + c.maxSendWr() + " maxRecvWr=" + c.maxRecvWr()
                 + " must be 1..max_qp_wr=" + a.maxQpWr()
@@ -86,8 +88,11 @@ final class QpCreation
         {
             qp.srq.attach(qp);
         }
-        qp.sendCq.attach();
-        if (qp.recvCq != qp.sendCq)
+        if (qp.sendCq != null)
+        {
+            qp.sendCq.attach();
+        }
+        if (qp.recvCq != null && qp.recvCq != qp.sendCq)
         {
             qp.recvCq.attach();
         }

@@ -122,7 +122,7 @@ final class QpModify
         qp.requester.dropInflight();
         qp.engine().forget(qp);
         qp.requester.sendQueue.clear();
-        if (qp.srq == null)
+        if (qp.ownsRecvQueue())
         {
             qp.recvQueue.clear();
         }

@@ -34,7 +34,7 @@ import static dev.rnicsim.verbs.QpAttrMask.TIMEOUT;
  * (optional); STATE itself is always allowed (kernel drivers/infiniband/core/verbs.c, {@code qp_state_table} and
  * {@code ib_modify_qp_is_ok}, which every driver's modify_qp calls and answers with EINVAL when it fails). Any state
  * goes to RESET; every state but RESET goes to ERR (RESET → ERR is not in the table). CUR_STATE is accepted only from
- * RTR, RTS, SQD and SQE. Stateless.
+ * RTR, RTS, SQD and SQE. The XRC rows are in {@link XrcTransitions}. Stateless.
  */
 public final class QpTransitions
 {
@@ -141,6 +141,10 @@ public final class QpTransitions
      */
     public static Set<QpAttrMask> required(final QpType type, final QpState from, final QpState to)
     {
+        if (XrcTransitions.covers(type))
+        {
+            return XrcTransitions.required(type, from, to);
+        }
         final Rule r = TABLE.get(from).get(to);
         final Set<QpAttrMask> q = r == null ? null : r.required().get(type);
         return q == null || q.isEmpty() ? set() : EnumSet.copyOf(q);
@@ -154,6 +158,10 @@ public final class QpTransitions
      */
     public static Set<QpAttrMask> optional(final QpType type, final QpState from, final QpState to)
     {
+        if (XrcTransitions.covers(type))
+        {
+            return XrcTransitions.optional(type, from, to);
+        }
         final Rule r = TABLE.get(from).get(to);
         final Set<QpAttrMask> o = r == null ? null : r.optional().get(type);
         return o == null || o.isEmpty() ? set() : EnumSet.copyOf(o);

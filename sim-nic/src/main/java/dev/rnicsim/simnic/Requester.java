@@ -370,6 +370,11 @@ final class Requester
             qp.completions.completeSend(wr, WcStatus.RETRY_EXC_ERR, 0, lost);
             return WqeOutcome.ERROR;
         }
+        final String xrcRefused = XrcRules.route(qp, peer, wr);
+        if (xrcRefused != null)
+        {
+            return XrcRules.invalidRequest(qp, wr, peer, xrcRefused);
+        }
         final boolean needsRecv = wr.opcode() == WrOpcode.SEND || wr.opcode() == WrOpcode.SEND_WITH_IMM
             || wr.opcode() == WrOpcode.SEND_WITH_INV || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM;
         if (needsRecv && peer.recvQueue.isEmpty())

@@ -28,6 +28,7 @@ public final class SimContext implements Context
     private final SimHostMemory memory;
     private final List<SimPd> pds = new ArrayList<>();
     private final List<SimCq> cqs = new ArrayList<>();
+    private final List<SimXrcd> xrcds = new ArrayList<>();
     private boolean closed;
 
     SimContext(final SimDevice device, final UserProcess process)
@@ -143,7 +144,10 @@ public final class SimContext implements Context
             return;
         }
         device.observe(o -> o.closing(this));
-        final RuntimeException failure = Closing.each(cqs, SimCq::close, Closing.each(pds, SimPd::close, null));
+        // XRC_RECV QPs belong to no PD; XRC SRQs close with their PDs; the domains after both.
+        final RuntimeException failure = Closing.each(List.copyOf(cqs), SimCq::close, Closing.each(List.copyOf(xrcds),
+            SimXrcd::close, Closing.each(List.copyOf(pds), SimPd::close, Closing.each(List.copyOf(xrcds),
+            SimXrcd::closeAll, null))));
         closed = true;
         device.contextClosed(this);
         if (failure != null)
@@ -209,6 +213,33 @@ public final class SimContext implements Context
             throw Errors.invalid(verb, "port " + portNum + " is outside 1.." + ports + " (phys_port_cnt)"
                 + "; give a port from 1 to phys_port_cnt");
         }
+    }
+
+    @Override
+    public dev.rnicsim.verbs.XrcDomain openXrcd()
+    {
+        final SimXrcd x = XrcRules.open(this);
+        xrcds.add(x);
+        return x;
+    }
+
+    @Override
+    public dev.rnicsim.verbs.QueuePair createXrcRecvQp(final dev.rnicsim.verbs.XrcDomain xrcd)
+    {
+        return XrcRules.createTarget(this, xrcd);
+    }
+
+    /**
+     * @return its live XRC domains.
+     */
+    public List<SimXrcd> xrcDomains()
+    {
+        return List.copyOf(xrcds);
+    }
+
+    void xrcdClosed(final SimXrcd x)
+    {
+        xrcds.remove(x);
     }
 
     void pdClosed(final SimPd pd)

@@ -316,6 +316,14 @@ public final class SimDevice implements Device
     /** SRQs live on this device, against max_srq. */
     private int srqsLive;
 
+    private int nextSrqNum = 1;
+
+    /** @return the next SRQ number of this device ({@code ibv_get_srq_num}). */
+    int allocSrqNum()
+    {
+        return nextSrqNum++;
+    }
+
     int srqsLive()
     {
         return srqsLive;

@@ -1348,6 +1348,17 @@ public final class SimPd implements ProtectionDomain
         return srq;
     }
 
+    @Override
+    public dev.rnicsim.verbs.SharedReceiveQueue createXrcSrq(final dev.rnicsim.verbs.XrcDomain xrcd,
+        final dev.rnicsim.verbs.CompletionQueue cq, final dev.rnicsim.verbs.SrqAttr attr)
+    {
+        checkOpen("ibv_create_srq_ex");
+        final SimSrq srq = SimSrq.createXrc(this, xrcd, cq, attr, context.device().srqsLive());
+        srqs.add(srq);
+        context.device().srqsLive(1);
+        return srq;
+    }
+
     void srqClosed(final SimSrq srq)
     {
         if (srqs.remove(srq))

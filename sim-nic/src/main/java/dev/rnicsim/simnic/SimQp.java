@@ -52,19 +52,23 @@ public final class SimQp implements QueuePair
     /** Largest inline payload a QP may ask for, in bytes (assumed, of the order of mlx5's limit). */
     public static final int MAX_INLINE_DATA_BYTES = 1024;
 
-    final SimPd pd;
+    /** The QP's PD; an XRC_RECV QP takes the PD of the XRC SRQ its current message names ({@link XrcRules#route}). */
+    SimPd pd;
     final SimDevice device;
     final QpCap cap;
     final SimCq sendCq;
-    final SimCq recvCq;
+    /** The receive CQ: null on XRC QPs but while an XRC_RECV QP serves a message, the CQ of that XRC SRQ. */
+    SimCq recvCq;
     final boolean sqSigAll;
     final Ring ring;
 
     /** The QP's own receive queue, or the SRQ's when it has one (receives are taken from it in the same way). */
-    final ArrayDeque<RecvWr> recvQueue;
+    ArrayDeque<RecvWr> recvQueue;
 
     final QpType type;
     final SimSrq srq;
+    /** The XRC domain of an XRC_RECV QP, else null. */
+    private SimXrcd xrcd;
 
     /** The attributes ibv_modify_qp sets that the engine does not read (kept for ibv_query_qp). */
     final QpAttributes attrs = new QpAttributes();
@@ -101,7 +105,7 @@ public final class SimQp implements QueuePair
         this.device = pd.context().device();
         this.cap = attr.cap();
         this.sendCq = (SimCq)attr.sendCq();
-        this.recvCq = (SimCq)attr.recvCq();
+        this.recvCq = attr.type() == QpType.XRC_SEND ? null : (SimCq)attr.recvCq();
         this.sqSigAll = attr.sqSigAll();
         this.ring = ring;
         this.psn = (int)(device.fabric().clock().nowNs() & 0xffffff);
@@ -231,7 +235,7 @@ public final class SimQp implements QueuePair
                 .pathMtu(Integer.numberOfTrailingZeros(device.fabric().pathMtuBytes()) - 7)
                 .destQpNum(remoteAddress.qpNum()).rqPsn(remoteAddress.psn() & 0xffffff);
         }
-        if (type == QpType.RC)
+        if (type == QpType.RC || type == QpType.XRC_RECV)
         {
             b.maxDestRdAtomic(Math.min(16, device.profile().attributes().maxQpRdAtom())).minRnrTimer(minRnrTimerCode);
         }
@@ -246,10 +250,14 @@ public final class SimQp implements QueuePair
     public void modifyToRts(final int retryCnt, final int rnrRetryCnt)
     {
         final QpAttr.Builder b = QpAttr.builder().state(QpState.RTS).sqPsn(psn);
-        if (type == QpType.RC)
+        if (type == QpType.RC || type == QpType.XRC_SEND)
         {
             b.timeout(14).retryCnt(retryCnt).rnrRetry(rnrRetryCnt)
                 .maxRdAtomic(Math.min(16, device.profile().attributes().maxQpInitRdAtom()));
+        }
+        else if (type == QpType.XRC_RECV)
+        {
+            b.timeout(14);
         }
         modify(b.build(), b.mask());
     }
@@ -581,6 +589,33 @@ public final class SimQp implements QueuePair
             : null;
     }
 
+    /** False when the receive queue is an SRQ's (an SRQ of its own, or on an XRC_RECV QP the XRC SRQ it serves). */
+    boolean ownsRecvQueue()
+    {
+        return srq == null && type != QpType.XRC_RECV;
+    }
+
+    /** XRC: this XRC_RECV QP takes the current message to {@code xrcSrq}: its PD, receive queue and CQ. */
+    void serveFromXrcSrq(final SimSrq xrcSrq)
+    {
+        pd = xrcSrq.pd();
+        recvQueue = xrcSrq.queue();
+        recvCq = xrcSrq.cq();
+    }
+
+    void xrcd(final SimXrcd domain)
+    {
+        xrcd = domain;
+    }
+
+    /**
+     * @return the XRC domain of an XRC_RECV QP, else null.
+     */
+    public SimXrcd xrcd()
+    {
+        return xrcd;
+    }
+
     // ------------------------------------------------------------------ lifecycle
 
     @Override
@@ -604,11 +639,11 @@ public final class SimQp implements QueuePair
             engine().forget(this);
             requester.responses.clear();
             requester.sendQueue.clear();
-            if (srq == null)
+            if (ownsRecvQueue())
             {
                 recvQueue.clear();
             }
-            else
+            else if (srq != null)
             {
                 srq.detach(this);
             }
@@ -618,13 +653,20 @@ public final class SimQp implements QueuePair
             {
                 engine().schedule(sender);
             }
-            sendCq.detach();
-            if (recvCq != sendCq)
+            if (sendCq != null)
+            {
+                sendCq.detach();
+            }
+            if (recvCq != null && recvCq != sendCq && type != QpType.XRC_RECV)
             {
                 recvCq.detach();
             }
             ring.release();
             device.count(SimCounter.PINNED_BYTES, -ring.lengthBytes());
+            if (xrcd != null)
+            {
+                xrcd.targetClosed(this);
+            }
             pd.qpClosed(this);
         }
         finally

@@ -24,6 +24,10 @@ import java.util.Set;
 public final class SimSrq implements SharedReceiveQueue
 {
     private final SimPd pd;
+    /** The XRC domain and receive CQ of an XRC SRQ; null for a basic SRQ. */
+    private final SimXrcd xrcd;
+    private final SimCq cq;
+    private final int srqNum;
     private final int maxWr;
     private final int maxSge;
     private final ArrayDeque<RecvWr> queue = new TakenQueue();
@@ -72,9 +76,12 @@ public final class SimSrq implements SharedReceiveQueue
         return limitEvents;
     }
 
-    private SimSrq(final SimPd pd, final SrqAttr attr)
+    private SimSrq(final SimPd pd, final SrqAttr attr, final SimXrcd xrcd, final SimCq cq)
     {
         this.pd = pd;
+        this.xrcd = xrcd;
+        this.cq = cq;
+        this.srqNum = pd.context().device().allocSrqNum();
         this.maxWr = attr.maxWr();
         this.maxSge = attr.maxSge();
         this.srqLimit = attr.srqLimit();
@@ -88,7 +95,28 @@ public final class SimSrq implements SharedReceiveQueue
      */
     static SimSrq create(final SimPd pd, final SrqAttr attr, final int srqsLive)
     {
-        final String verb = "ibv_create_srq";
+        check("ibv_create_srq", pd, attr, srqsLive);
+        return new SimSrq(pd, attr, null, null);
+    }
+
+    /**
+     * {@code ibv_create_srq_ex} of type XRC ({@link XrcRules#checkXrcSrq}), then the checks of a basic SRQ. It keeps
+     * the domain and the CQ busy ({@code ib_create_srq_user} takes a reference on both).
+     */
+    static SimSrq createXrc(final SimPd pd, final dev.rnicsim.verbs.XrcDomain xrcd,
+        final dev.rnicsim.verbs.CompletionQueue cq, final SrqAttr attr, final int srqsLive)
+    {
+        final String verb = "ibv_create_srq_ex";
+        XrcRules.checkXrcSrq(verb, pd, xrcd, cq);
+        check(verb, pd, attr, srqsLive);
+        final SimSrq srq = new SimSrq(pd, attr, (SimXrcd)xrcd, (SimCq)cq);
+        srq.xrcd.srqCreated(srq);
+        srq.cq.attach();
+        return srq;
+    }
+
+    private static void check(final String verb, final SimPd pd, final SrqAttr attr, final int srqsLive)
+    {
         final SimDevice device = pd.context().device();
         final DeviceAttributes a = device.profile().attributes();
         if (attr == null)
@@ -114,7 +142,30 @@ public final class SimSrq implements SharedReceiveQueue
             throw Errors.of(verb, Errno.ENOMEM, "SRQs live=" + srqsLive + " = max_srq=" + a.maxSrq()
                 + "; destroy an SRQ first or use a device with a larger max_srq");
         }
-        return new SimSrq(pd, attr);
+    }
+
+    /**
+     * {@code ibv_get_srq_num}: the SRQ's number on its device (mlx5 {@code mlx5_get_srq_num} answers it for every
+     * SRQ; senders of an XRC_SEND QP name it).
+     */
+    @Override
+    public int srqNum()
+    {
+        return srqNum;
+    }
+
+    @Override
+    public SimXrcd xrcd()
+    {
+        return xrcd;
+    }
+
+    /**
+     * @return the CQ an XRC SRQ completes its receives on; null for a basic SRQ (its QPs' receive CQs take them).
+     */
+    SimCq cq()
+    {
+        return cq;
     }
 
     @Override
@@ -186,8 +237,8 @@ public final class SimSrq implements SharedReceiveQueue
             }
             finally
             {
-                // Senders waiting (RNR) on any QP of this SRQ may go on.
-                for (final SimQp qp : List.copyOf(users))
+                // Senders waiting (RNR) on any QP of this SRQ (an XRC SRQ: on any XRC_RECV QP of its domain) may go on.
+                for (final SimQp qp : xrcd == null ? List.copyOf(users) : xrcd.targetQps())
                 {
                     qp.wakeWaitingPeer();
                 }
@@ -244,6 +295,11 @@ public final class SimSrq implements SharedReceiveQueue
         }
         closed = true;
         queue.clear();
+        if (xrcd != null)
+        {
+            xrcd.srqClosed(this);
+            cq.detach();
+        }
         pd.srqClosed(this);
     }
 
@@ -258,6 +314,6 @@ public final class SimSrq implements SharedReceiveQueue
     @Override
     public String toString()
     {
-        return "SRQ[max_wr=" + maxWr + " posted=" + queue.size() + " qps=" + users.size() + "]";
+        return "SRQ[" + (xrcd == null ? "" : "xrc ") + "srqn=0x" + Integer.toHexString(srqNum) + " max_wr=" + maxWr + " posted=" + queue.size() + " qps=" + users.size() + "]";
     }
 }

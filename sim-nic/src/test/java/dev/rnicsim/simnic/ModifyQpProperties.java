@@ -63,7 +63,28 @@ class ModifyQpProperties
         "SQD>SQD UC / AV,ALT_PATH,ACCESS_FLAGS,PKEY_INDEX,PATH_MIG_STATE",
         "SQD>SQD UD / PKEY_INDEX,QKEY",
         "SQE>RTS UC / CUR_STATE,ACCESS_FLAGS",
-        "SQE>RTS UD / CUR_STATE,QKEY");
+        "SQE>RTS UD / CUR_STATE,QKEY",
+        // XRC_INI (XRC_SEND) and XRC_TGT (XRC_RECV)
+        "RESET>INIT XRC_SEND PKEY_INDEX,PORT,ACCESS_FLAGS /",
+        "RESET>INIT XRC_RECV PKEY_INDEX,PORT,ACCESS_FLAGS /",
+        "INIT>INIT XRC_SEND / PKEY_INDEX,PORT,ACCESS_FLAGS",
+        "INIT>INIT XRC_RECV / PKEY_INDEX,PORT,ACCESS_FLAGS",
+        "INIT>RTR XRC_SEND AV,PATH_MTU,DEST_QPN,RQ_PSN / ALT_PATH,ACCESS_FLAGS,PKEY_INDEX",
+        "INIT>RTR XRC_RECV AV,PATH_MTU,DEST_QPN,RQ_PSN,MAX_DEST_RD_ATOMIC,MIN_RNR_TIMER / ALT_PATH,ACCESS_FLAGS,"
+            + "PKEY_INDEX",
+        "RTR>RTS XRC_SEND TIMEOUT,RETRY_CNT,RNR_RETRY,SQ_PSN,MAX_QP_RD_ATOMIC / CUR_STATE,ALT_PATH,ACCESS_FLAGS,"
+            + "PATH_MIG_STATE",
+        "RTR>RTS XRC_RECV TIMEOUT,SQ_PSN / CUR_STATE,ALT_PATH,ACCESS_FLAGS,MIN_RNR_TIMER,PATH_MIG_STATE",
+        "RTS>RTS XRC_SEND / CUR_STATE,ACCESS_FLAGS,ALT_PATH,PATH_MIG_STATE",
+        "RTS>RTS XRC_RECV / CUR_STATE,ACCESS_FLAGS,ALT_PATH,PATH_MIG_STATE,MIN_RNR_TIMER",
+        "RTS>SQD XRC_SEND / EN_SQD_ASYNC_NOTIFY",
+        "RTS>SQD XRC_RECV / EN_SQD_ASYNC_NOTIFY",
+        "SQD>RTS XRC_SEND / CUR_STATE,ALT_PATH,ACCESS_FLAGS,PATH_MIG_STATE",
+        "SQD>RTS XRC_RECV / CUR_STATE,ALT_PATH,ACCESS_FLAGS,MIN_RNR_TIMER,PATH_MIG_STATE",
+        "SQD>SQD XRC_SEND / PORT,AV,TIMEOUT,RETRY_CNT,RNR_RETRY,MAX_QP_RD_ATOMIC,ALT_PATH,ACCESS_FLAGS,PKEY_INDEX,"
+            + "PATH_MIG_STATE",
+        "SQD>SQD XRC_RECV / PORT,AV,TIMEOUT,MAX_DEST_RD_ATOMIC,ALT_PATH,ACCESS_FLAGS,PKEY_INDEX,MIN_RNR_TIMER,"
+            + "PATH_MIG_STATE");
 
     /** Transitions without attributes for any type (besides those above, which exist for every type). */
     private static final List<String> BARE = List.of("RESET>RESET", "INIT>RESET", "INIT>ERR", "RTR>RESET", "RTR>ERR",
@@ -151,7 +172,9 @@ class ModifyQpProperties
         @ForAll("types") final QpType type)
     {
         final RuleRig rig = RuleRig.unconnected(DeviceProfiles.connectx5());
-        final QueuePair qp = rig.pdA.createQp(new QpInitAttr(rig.cqA, rig.cqA, type, QpCap.defaults(), false));
+        final QueuePair qp = type == QpType.XRC_RECV ? rig.ctxA.createXrcRecvQp(rig.ctxA.openXrcd())
+            : type == QpType.XRC_SEND ? rig.pdA.createQp(QpInitAttr.xrcSend(rig.cqA))
+            : rig.pdA.createQp(new QpInitAttr(rig.cqA, rig.cqA, type, QpCap.defaults(), false));
         for (final Call c : calls)
         {
             final QpState before = qp.state();

@@ -96,4 +96,33 @@ public interface Context extends AutoCloseable
         throw new VerbsException("ibv_query_gid", Errno.EOPNOTSUPP.code(), "this backend does not provide it"
             + " (ibv_query_gid); use the simulated backend");
     }
+
+    /**
+     * {@code ibv_open_xrcd} without a file (fd -1): a new XRC domain of this context.
+     *
+     * @return the domain.
+     * @throws VerbsException EOPNOTSUPP when the device has no XRC (no IBV_DEVICE_XRC in device_cap_flags: the
+     *                        provider has no {@code open_xrcd}, and libibverbs' stand-in answers EOPNOTSUPP); EINVAL
+     *                        when the context is closed.
+     */
+    default XrcDomain openXrcd()
+    {
+        throw new VerbsException("ibv_open_xrcd", Errno.EOPNOTSUPP.code(), "this backend does not provide XRC domains"
+            + " (ibv_open_xrcd); use the simulated backend with a device that has XRC (mlx4, mlx5)");
+    }
+
+    /**
+     * {@code ibv_create_qp_ex} with IBV_QP_INIT_ATTR_XRCD: an XRC_RECV (target) QP in RESET, with no PD, no CQ and no
+     * queues of its own; its messages go to the XRC SRQs of the domain they name.
+     *
+     * @param xrcd the XRC domain, of this context.
+     * @return the QP.
+     * @throws VerbsException EOPNOTSUPP when the device has no XRC; EINVAL for a domain of another context or one
+     *                        closed; ENOMEM when max_qp QPs live.
+     */
+    default QueuePair createXrcRecvQp(final XrcDomain xrcd)
+    {
+        throw new VerbsException("ibv_create_qp_ex", Errno.EOPNOTSUPP.code(), "this backend does not provide XRC QPs"
+            + "; use the simulated backend with a device that has XRC (mlx4, mlx5)");
+    }
 }

@@ -72,6 +72,23 @@ public interface ProtectionDomain extends AutoCloseable
     }
 
     /**
+     * {@code ibv_create_srq_ex} with srq_type IBV_SRQT_XRC (comp_mask TYPE, PD, XRCD and CQ): an XRC SRQ of this PD in
+     * the domain; the receives it completes go to {@code cq}. It keeps the PD, the domain and the CQ busy.
+     *
+     * @param xrcd the XRC domain, of this PD's context.
+     * @param cq   the CQ its receive completions go to, of this PD's context.
+     * @param attr max_wr, max_sge and srq_limit.
+     * @return the SRQ; {@link SharedReceiveQueue#srqNum()} gives the number senders name.
+     * @throws VerbsException EOPNOTSUPP when the device has no XRC or no SRQs; EINVAL for a domain or CQ of another
+     *                        context or closed, or attributes as {@link #createSrq}; ENOMEM when max_srq SRQs live.
+     */
+    default SharedReceiveQueue createXrcSrq(final XrcDomain xrcd, final CompletionQueue cq, final SrqAttr attr)
+    {
+        throw new VerbsException("ibv_create_srq_ex", Errno.EOPNOTSUPP.code(), "this backend has no XRC SRQs; use the "
+            + "simulated backend with a device that has XRC (mlx4, mlx5)");
+    }
+
+    /**
      * {@code ibv_create_ah}: an address handle for UD sends.
      *
      * @param attr the address vector.

@@ -16,13 +16,17 @@ public record QpInitAttr(CompletionQueue sendCq, CompletionQueue recvCq, QpType 
     SharedReceiveQueue srq)
 {
     /**
-     * @throws NullPointerException when a CQ, the type or the capacities are null.
+     * @throws NullPointerException when a CQ, the type or the capacities are null (an XRC_RECV QP has no CQ: both
+     *                              may be null for it).
      */
     public QpInitAttr
     {
-        Objects.requireNonNull(sendCq, "sendCq");
-        Objects.requireNonNull(recvCq, "recvCq");
         Objects.requireNonNull(type, "type");
+        if (type != QpType.XRC_RECV)
+        {
+            Objects.requireNonNull(sendCq, "sendCq");
+            Objects.requireNonNull(recvCq, "recvCq");
+        }
         Objects.requireNonNull(cap, "cap");
     }
 
@@ -66,5 +70,19 @@ public record QpInitAttr(CompletionQueue sendCq, CompletionQueue recvCq, QpType 
     public static QpInitAttr rc(final CompletionQueue cq)
     {
         return new QpInitAttr(cq, cq, QpType.RC, QpCap.defaults(), false);
+    }
+
+    /**
+     * An XRC_SEND (initiator) QP: a send queue only. The kernel's {@code create_qp} sets max_recv_wr and max_recv_sge
+     * to 0 for XRC_INI and keeps no receive CQ, so {@code cq} serves the sends alone.
+     *
+     * @param cq the CQ for send completions.
+     * @return XRC_SEND attributes with the default send capacities and no receive queue.
+     */
+    public static QpInitAttr xrcSend(final CompletionQueue cq)
+    {
+        final QpCap d = QpCap.defaults();
+        return new QpInitAttr(cq, cq, QpType.XRC_SEND, new QpCap(d.maxSendWr(), 0, d.maxSendSge(), 0,
+            d.maxInlineDataBytes()), false);
     }
 }

@@ -14,7 +14,8 @@ import java.util.Set;
 public interface QueuePair extends AutoCloseable
 {
     /**
-     * @return the PD it belongs to.
+     * @return the PD it belongs to; for an XRC_RECV QP, which has none, the PD of the XRC SRQ that took its last
+     *         message (the domain's placeholder until then).
      */
     ProtectionDomain pd();
 

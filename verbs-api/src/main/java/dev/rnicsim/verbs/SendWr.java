@@ -23,9 +23,11 @@ import java.util.Set;
  * @param invalidateRkey the rkey a SEND_WITH_INV or LOCAL_INV invalidates.
  * @param localOp        BIND_MW: the window, its new rkey and the bind; REG_MR: the MR, its new key and access;
  *                       FLUSH: its length, placement type and selectivity (null for the other opcodes).
+ * @param remoteSrqn     on an XRC_SEND QP: the number of the XRC SRQ at the target that takes the message
+ *                       ({@code wr.qp_type.xrc.remote_srqn}, the XRCETH's XRCSRQ; ibv_post_send(3)); 0 elsewhere.
  */
 public record SendWr(long wrId, WrOpcode opcode, List<Sge> sgList, Set<SendFlag> flags, long remoteAddr, int rkey,
-    int immData, long compareAdd, long swap, int invalidateRkey, LocalOp localOp)
+    int immData, long compareAdd, long swap, int invalidateRkey, LocalOp localOp, int remoteSrqn)
 {
     /** What a BIND_MW, REG_MR or FLUSH work request carries beside the common fields. */
     public sealed interface LocalOp permits Bind, Reg, Flush
@@ -115,6 +117,28 @@ public record SendWr(long wrId, WrOpcode opcode, List<Sge> sgList, Set<SendFlag>
         final int invalidateRkey)
     {
         this(wrId, opcode, sgList, flags, remoteAddr, rkey, immData, compareAdd, swap, invalidateRkey, null);
+    }
+
+    /**
+     * A work request for any QP type but XRC_SEND (no remote SRQ number).
+     *
+     * @param wrId           identifier.
+     * @param opcode         the operation.
+     * @param sgList         local buffers.
+     * @param flags          send flags.
+     * @param remoteAddr     remote address.
+     * @param rkey           remote key.
+     * @param immData        immediate data.
+     * @param compareAdd     compare value or addend.
+     * @param swap           swap value.
+     * @param invalidateRkey the rkey to invalidate.
+     * @param localOp        the local operation's operands, or null.
+     */
+    public SendWr(final long wrId, final WrOpcode opcode, final List<Sge> sgList, final Set<SendFlag> flags,
+        final long remoteAddr, final int rkey, final int immData, final long compareAdd, final long swap,
+        final int invalidateRkey, final LocalOp localOp)
+    {
+        this(wrId, opcode, sgList, flags, remoteAddr, rkey, immData, compareAdd, swap, invalidateRkey, localOp, 0);
     }
 
     /**
@@ -316,7 +340,19 @@ public record SendWr(long wrId, WrOpcode opcode, List<Sge> sgList, Set<SendFlag>
     public SendWr withFlags(final Set<SendFlag> newFlags)
     {
         return new SendWr(wrId, opcode, sgList, newFlags, remoteAddr, rkey, immData, compareAdd, swap, invalidateRkey,
-            localOp);
+            localOp, remoteSrqn);
+    }
+
+    /**
+     * {@code wr.qp_type.xrc.remote_srqn}: the XRC SRQ at the target of an XRC_SEND QP that takes this message.
+     *
+     * @param srqn the SRQ number ({@code ibv_get_srq_num} at the target).
+     * @return a copy carrying it.
+     */
+    public SendWr withRemoteSrqn(final int srqn)
+    {
+        return new SendWr(wrId, opcode, sgList, flags, remoteAddr, rkey, immData, compareAdd, swap, invalidateRkey,
+            localOp, srqn);
     }
 
     /**

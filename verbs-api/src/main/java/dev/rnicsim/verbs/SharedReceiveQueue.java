@@ -46,6 +46,27 @@ public interface SharedReceiveQueue extends AutoCloseable
     int receivesPosted();
 
     /**
+     * {@code ibv_get_srq_num}: the number an XRC_SEND QP names to reach this SRQ ({@link SendWr#remoteSrqn}).
+     *
+     * @return the SRQ number.
+     * @throws VerbsException EOPNOTSUPP where the provider has no {@code get_srq_num} (libibverbs' stand-in answers
+     *                        so).
+     */
+    default int srqNum()
+    {
+        throw new VerbsException("ibv_get_srq_num", Errno.EOPNOTSUPP.code(), "this backend does not report SRQ "
+            + "numbers (ibv_get_srq_num); use the simulated backend");
+    }
+
+    /**
+     * @return the XRC domain of an XRC SRQ, null for a basic SRQ.
+     */
+    default XrcDomain xrcd()
+    {
+        return null;
+    }
+
+    /**
      * @return true once destroyed.
      */
     boolean isClosed();

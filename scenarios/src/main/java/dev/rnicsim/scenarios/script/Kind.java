@@ -53,6 +53,8 @@ public enum Kind
     SRQ,
     /** An address handle (ah). */
     AH,
+    /** An XRC domain ({@code xrcd}): its XRC SRQs and XRC_RECV QPs. */
+    XRCD,
     /** A number kept for later lines ({@code let}). */
     VALUE
 }

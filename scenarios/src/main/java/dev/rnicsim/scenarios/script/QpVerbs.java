@@ -129,17 +129,22 @@ final class QpVerbs
             qp.srq() == null ? "" : ", receives from an SRQ"));
     }
 
-    /** {@code srq NAME PD [wr=N] [sge=N] [limit=N]}: ibv_create_srq (defaults 64, 4, 0). */
+    /**
+     * {@code srq NAME PD [wr=N] [sge=N] [limit=N] [xrcd=XRCD cq=CQ]}: ibv_create_srq (defaults 64, 4, 0), or with
+     * {@code xrcd=} and {@code cq=} ibv_create_srq_ex of type XRC.
+     */
     static Outcome srq(final Session s, final ScriptLine l)
     {
         final Map<String, String> o = l.options();
-        final SharedReceiveQueue srq = s.get(l, l.args().get(1), SimPd.class).createSrq(new SrqAttr(
-            s.evalInt(l, o.getOrDefault("wr", "64")), s.evalInt(l, o.getOrDefault("sge", "4")),
-            s.evalInt(l, o.getOrDefault("limit", "0"))));
+        final SrqAttr attr = new SrqAttr(s.evalInt(l, o.getOrDefault("wr", "64")),
+            s.evalInt(l, o.getOrDefault("sge", "4")), s.evalInt(l, o.getOrDefault("limit", "0")));
+        final SharedReceiveQueue srq = XrcVerbs.isXrcSrq(l) ? XrcVerbs.xrcSrq(s, l, attr)
+            : s.get(l, l.args().get(1), SimPd.class).createSrq(attr);
         s.names.put(l.args().get(0), srq);
         final SrqAttr a = srq.query();
-        return Outcome.ok("ibv_create_srq: max_wr " + a.maxWr() + ", max_sge " + a.maxSge() + ", srq_limit "
-            + a.srqLimit());
+        return Outcome.ok((srq.xrcd() == null ? "ibv_create_srq" : "ibv_create_srq_ex (XRC, srq_num 0x"
+            + Integer.toHexString(srq.srqNum()) + ")") + ": max_wr " + a.maxWr() + ", max_sge " + a.maxSge()
+            + ", srq_limit " + a.srqLimit());
     }
 
     /** {@code srqlimit SRQ N}: ibv_modify_srq with IBV_SRQ_LIMIT. */

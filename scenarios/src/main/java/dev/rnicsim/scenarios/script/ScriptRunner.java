@@ -549,6 +549,7 @@ public final class ScriptRunner
                 case "queryqp" -> QpVerbs.query(s, l);
                 case "srq" -> QpVerbs.srq(s, l);
                 case "srqlimit" -> QpVerbs.srqLimit(s, l);
+                case "xrcd" -> XrcVerbs.xrcd(s, l);
                 case "ah" -> QpVerbs.ah(s, l);
                 case "mw" -> mw(s, l);
                 case "bind" -> bindMw(s, l);
@@ -1534,18 +1535,22 @@ public final class ScriptRunner
     private Outcome qp(final Session s, final ScriptLine l)
     {
         final Map<String, String> o = l.options();
+        if (XrcVerbs.isTargetQp(l))
+        {
+            return XrcVerbs.targetQp(s, l);
+        }
         // Default 4 SGEs, or the device's max_sge where it is lower (EFA: 2).
         final int sge = o.containsKey("sge") ? s.evalCount(l, o.get("sge")) : Math.min(4,
             s.get(l, l.args().get(1), SimPd.class).context().device().profile().attributes().maxSge());
         final QpCap cap = new QpCap(s.evalCount(l, o.getOrDefault("send_wr", "64")),
             s.evalCount(l, o.getOrDefault("recv_wr", "64")), sge, sge,
             s.evalCount(l, o.getOrDefault("inline", "64")));
-        final SimCq cq = s.get(l, l.args().get(2), SimCq.class);
+        final SimCq cq = s.get(l, XrcVerbs.cqArg(l), SimCq.class);
         final QpType type = QpType.valueOf(o.getOrDefault("type", "rc").toUpperCase(Locale.ROOT));
         final dev.rnicsim.simnic.SimSrq srq = o.containsKey("srq")
             ? s.get(l, o.get("srq"), dev.rnicsim.simnic.SimSrq.class) : null;
-        final SimQp qp = (SimQp)s.get(l, l.args().get(1), SimPd.class).createQp(new QpInitAttr(cq, cq, type,
-            cap, false, srq));
+        final SimQp qp = (SimQp)s.get(l, l.args().get(1), SimPd.class).createQp(type == QpType.XRC_SEND
+            ? XrcVerbs.sendAttr(cq, cap) : new QpInitAttr(cq, cq, type, cap, false, srq));
         s.names.put(l.args().get(0), qp);
         return Outcome.ok(type + " QP 0x" + Integer.toHexString(qp.qpNum()) + " in " + qp.state()
             + (srq == null ? "" : ", receives from the SRQ"));
@@ -1616,11 +1621,11 @@ public final class ScriptRunner
             return postLocal(s, l, qp, op, id, flags, rkey);
         }
         final boolean inv = op == WrOpcode.SEND_WITH_INV;
-        final SendWr wr = op == WrOpcode.FLUSH || op == WrOpcode.ATOMIC_WRITE
+        final SendWr wr = XrcVerbs.remoteSrqn(s, l, op == WrOpcode.FLUSH || op == WrOpcode.ATOMIC_WRITE
             ? ScriptPlacement.workRequest(s, l, op, id, sgl, flags, remote, rkey)
             : new SendWr(id, op, sgl, flags, inv ? 0 : remote, inv ? 0 : rkey,
             s.evalInt(l, o.getOrDefault("imm", "0")), compareAdd, s.evalNum(l, o.getOrDefault("swap", "0")),
-            inv ? rkey : 0);
+            inv ? rkey : 0));
         if (o.containsKey("ah"))
         {
             qp.postSendUd(List.of(new dev.rnicsim.verbs.UdSendWr(wr, s.get(l, o.get("ah"),
@@ -1840,6 +1845,7 @@ public final class ScriptRunner
             case SimCq c -> c.close();
             case SimQp q -> q.close();
             case dev.rnicsim.simnic.SimSrq q -> q.close();
+            case dev.rnicsim.simnic.SimXrcd x -> x.close();
             case dev.rnicsim.simnic.SimAh a -> a.close();
             case dev.rnicsim.verbs.MemoryRegion m -> m.close();
             case dev.rnicsim.verbs.DeviceMemory d -> d.close();

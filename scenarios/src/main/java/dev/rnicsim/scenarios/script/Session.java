@@ -161,6 +161,7 @@ final class Session
             case "SimQp" -> "QP";
             case "SimSrq" -> "shared receive queue (a name from 'srq')";
             case "SimAh" -> "address handle (a name from 'ah')";
+            case "SimXrcd" -> "XRC domain (a name from 'xrcd')";
             case "SimContext" -> "context (a name from 'open')";
             case "PoolBinding" -> "pool (a name from 'pool')";
             case "FragmentBinding" -> "fragment (a name from 'alloc')";
@@ -399,8 +400,15 @@ final class Session
                 case "limit" -> q.isClosed() ? 0 : q.query().srqLimit();
                 case "qps" -> q.queuePairs().size();
                 case "limit_events" -> q.limitEvents();
+                case "num" -> q.srqNum();
                 case "closed" -> q.isClosed() ? 1 : 0;
                 default -> q.receivesPosted();
+            });
+            case dev.rnicsim.simnic.SimXrcd x -> num(field == null ? x.srqs().size() : switch (field)
+            {
+                case "qps" -> x.targetQps().size();
+                case "closed" -> x.isClosed() ? 1 : 0;
+                default -> x.srqs().size();
             });
             case dev.rnicsim.simnic.SimAh h -> num(field != null && field.equals("closed") ? (h.isClosed() ? 1 : 0)
                 : h.attr().portNum());

@@ -220,9 +220,11 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             new Expr(true), new Expr(true)), Map.of());
         add(t, "cq NAME CONTEXT [ENTRIES]", List.of(new NewName(Kind.CQ, false), ref(Kind.CONTEXT),
             new Expr(true)), Map.of());
-        add(t, "qp NAME PD CQ [type=rc|uc|ud] [srq=SRQ] [send_wr=N] [recv_wr=N] [sge=N] [inline=N]",
-            List.of(new NewName(Kind.QP, false), ref(Kind.PD), ref(Kind.CQ)),
-            opts("type", word("rc", "uc", "ud"), "srq", new Ref(Set.of(Kind.SRQ), true), "send_wr", expr(),
+        add(t, "qp NAME PD|XRCD [CQ] [type=rc|uc|ud|xrc_send|xrc_recv] [srq=SRQ] [send_wr=N] [recv_wr=N] [sge=N]"
+            + " [inline=N]",
+            List.of(new NewName(Kind.QP, false), new Ref(Set.of(Kind.PD, Kind.XRCD), false),
+                new Ref(Set.of(Kind.CQ), true)),
+            opts("type", word("rc", "uc", "ud", "xrc_send", "xrc_recv"), "srq", new Ref(Set.of(Kind.SRQ), true), "send_wr", expr(),
                 "recv_wr", expr(), "sge", expr(), "inline", expr()));
         add(t, "connect QP QP [access=FLAGS] [rnr_retry=N] [min_rnr_timer=N] [retry=N]",
             List.of(ref(Kind.QP), ref(Kind.QP)),
@@ -237,7 +239,7 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
                 "swap", expr(), "add", expr(), "mr", new Ref(Set.of(Kind.FASTMR), true), "key", expr(), "access",
                 new Word(ACCESS_WORDS, true, true), "length", expr(), "type", new Word(FLUSH_TYPE_WORDS, false, true),
                 "level", new Word(FLUSH_LEVEL_WORDS, false, true), "value", expr(), "id", expr(), "ah",
-                new Ref(Set.of(Kind.AH), true), "remote_qpn", expr(), "qkey", expr()), Set.of("unsignaled", "inline", "fence"));
+                new Ref(Set.of(Kind.AH), true), "remote_qpn", expr(), "qkey", expr(), "remote_srqn", expr()), Set.of("unsignaled", "inline", "fence"));
         add(t, "recv QP|SRQ [sgl=SGL] [id=N]", List.of(new Ref(Set.of(Kind.QP, Kind.SRQ), false)),
             opts("sgl", new Sgl(true), "id", expr()));
         add(t, "poll CQ [N]", List.of(ref(Kind.CQ), new Expr(true)), Map.of());
@@ -253,8 +255,10 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
                 "rnr_retry", expr(), "min_rnr_timer", expr(), "max_rd_atomic", expr(), "max_dest_rd_atomic", expr(),
                 "cur", new Word(QP_STATE_WORDS, false, true), "mask", new Word(QP_ATTR_WORDS, true, true)));
         add(t, "queryqp QP", List.of(ref(Kind.QP)), Map.of());
-        add(t, "srq NAME PD [wr=N] [sge=N] [limit=N]", List.of(new NewName(Kind.SRQ, false), ref(Kind.PD)),
-            opts("wr", expr(), "sge", expr(), "limit", expr()));
+        add(t, "srq NAME PD [wr=N] [sge=N] [limit=N] [xrcd=XRCD cq=CQ]", List.of(new NewName(Kind.SRQ, false),
+            ref(Kind.PD)), opts("wr", expr(), "sge", expr(), "limit", expr(), "xrcd", new Ref(Set.of(Kind.XRCD), true),
+            "cq", new Ref(Set.of(Kind.CQ), true)));
+        add(t, "xrcd NAME CONTEXT", List.of(new NewName(Kind.XRCD, false), ref(Kind.CONTEXT)), Map.of());
         add(t, "srqlimit SRQ N", List.of(ref(Kind.SRQ), new Expr(false)), Map.of());
         add(t, "ah NAME PD DEVICE [port=N] [sgid_index=N] [lid_only]", List.of(new NewName(Kind.AH, false),
             ref(Kind.PD), ref(Kind.DEVICE)), opts("port", expr(), "sgid_index", expr()), Set.of("lid_only"));
@@ -305,7 +309,7 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "strict on|off [max_reg_rate=N] [ignore=KINDS]", List.of(new Word(Set.of("on", "off"), false, false)),
             opts("max_reg_rate", expr(), "ignore", new Word(STRICT_KINDS, true, true)));
         add(t, "close NAME", List.of(new Ref(Set.of(Kind.CONTEXT, Kind.PD, Kind.MR, Kind.FASTMR, Kind.MW, Kind.CQ,
-            Kind.QP, Kind.POOL, Kind.CACHE, Kind.DMABUF, Kind.WATCH, Kind.DM, Kind.SRQ, Kind.AH), false)), Map.of());
+            Kind.QP, Kind.POOL, Kind.CACHE, Kind.DMABUF, Kind.WATCH, Kind.DM, Kind.SRQ, Kind.AH, Kind.XRCD), false)), Map.of());
         add(t, "show mr|odp|mw|qp|walk|mtt|counters|trace|devinfo|meminfo|vmstat|buddyinfo|hugepages|status|smaps"
             + "|clock|pool|cache|gpu|forkinit|inflight [NAME|ADDR]",
             List.of(new Word(Set.of("mr", "odp", "mw", "qp", "walk", "mtt", "counters", "trace", "devinfo", "meminfo",

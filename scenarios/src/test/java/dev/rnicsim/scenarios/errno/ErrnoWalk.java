@@ -421,6 +421,21 @@ final class ErrnoWalk
         c.add(c("a receive posted to a QP of an SRQ", TWO_HOSTS + "srq s pd_b\nqp q pd_b cq_b srq=s\n"
             + "modify q init pkey_index=0 port=1 access=rw\n", "recv q sgl=mr_dst:64", "EINVAL",
             "receives from an SRQ"));
+        // XRC domains, XRC SRQs and XRC QPs
+        c.add(c("an XRC domain on a device without XRC", TWO_HOSTS.replace("connectx5", "rxe"), "xrcd x app_b",
+            "EOPNOTSUPP", "IBV_DEVICE_XRC", "use a device with XRC"));
+        final String xrc = TWO_HOSTS + "xrcd x app_b\nsrq xsrq pd_b xrcd=x cq=cq_b\n"
+            + "qp xsend pd_a cq_a type=xrc_send\nqp xrecv x type=xrc_recv\nconnect xsend xrecv\n";
+        c.add(c("an XRC SRQ on a CQ of another context", xrc, "srq s2 pd_b xrcd=x cq=cq_a", "EINVAL",
+            "not a live CQ of this context", "IBV_SRQ_INIT_ATTR_CQ"));
+        c.add(c("an XRC SRQ in a closed XRC domain", TWO_HOSTS + "xrcd y app_b\nclose y\n",
+            "srq s2 pd_b xrcd=y cq=cq_b", "EINVAL", "not a live XRC domain", "ibv_open_xrcd"));
+        c.add(c("a close of an XRC domain with an SRQ and a target QP", xrc, "close x", "EBUSY",
+            "ib_dealloc_xrcd_user", "destroy them first"));
+        c.add(c("a receive posted to an XRC_SEND QP", xrc, "recv xsend sgl=mr_src:8", "ENOMEM",
+            "no receive queue", "ibv_post_srq_recv"));
+        c.add(c("a send posted on an XRC_RECV QP", xrc, "post send xrecv sgl=mr_dst:8", "ENOMEM",
+            "no send queue", "XRC_SEND QP"));
         // the modify_qp table, UD sends and address handles
         c.add(c("a transition the state table lacks", ONE_HOST + "qp q pd_a cq_a\n", "modify q rtr", "EINVAL",
             "ib_modify_qp_is_ok", "give exactly the attributes"));

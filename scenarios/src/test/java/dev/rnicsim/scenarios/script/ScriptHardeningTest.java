@@ -143,6 +143,6 @@ class ScriptHardeningTest
     {
         assertThatThrownBy(() -> run("host a\nclose a\n", new StringWriter())).isInstanceOf(ScriptException.class)
             .hasMessageContaining("expected a ah or cache or context or cq or dm or dmabuf or fastmr or mr or mw or pd "
-                + "or pool or qp or srq or watch name");
+                + "or pool or qp or srq or watch or xrcd name");
     }
 }
