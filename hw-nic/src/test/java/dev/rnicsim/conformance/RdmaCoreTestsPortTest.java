@@ -34,10 +34,12 @@ import dev.rnicsim.verbs.OdpCaps;
 import dev.rnicsim.verbs.RecvWr;
 import dev.rnicsim.verbs.SendFlag;
 import dev.rnicsim.verbs.SendWr;
+import dev.rnicsim.verbs.Sge;
 import dev.rnicsim.verbs.Verbs;
 import dev.rnicsim.verbs.VerbsException;
 import dev.rnicsim.verbs.WcStatus;
 import dev.rnicsim.verbs.WorkCompletion;
+import dev.rnicsim.verbs.WrOpcode;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -720,6 +722,83 @@ class RdmaCoreTestsPortTest
 
         @ParameterizedTest(name = "{0}")
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testOdpPrefetchAsyncNoPageFaultRcTraffic(final String name)
+        {
+            // PREFETCH_NO_FAULT without IBV_ADVISE_MR_FLAG_FLUSH: the advice returns at once, traffic works.
+            try (Rig rig = Rig.connected(name))
+            {
+                assumeOdp(rig, OdpCaps.WRITE);
+                final long dst = rig.bufferB(4 * PAGE);
+                rig.memB.write(dst, new byte[(int)(4 * PAGE)]);
+                final MemoryRegion mr = rig.pdB.regMr(dst, 4 * PAGE, EnumSet.of(Access.LOCAL_WRITE,
+                    Access.REMOTE_WRITE, Access.ON_DEMAND));
+                rig.pdB.adviseMr(MrAdvice.PREFETCH_NO_FAULT, 0, List.of(sge(mr, dst, 4 * PAGE)));
+                assertThat(write(rig, dst + 3 * PAGE, mr.rkey(), 64, 26)).isEqualTo(WcStatus.SUCCESS);
+                assertThat(rig.memB.read(dst + 3 * PAGE, 64)).isEqualTo(pattern(64, 26));
+            }
+        }
+
+        /** test_odp_implicit_sync_prefetch_rc_traffic and its async twin: prefetch through an implicit ODP MR. */
+        private void implicitPrefetchTraffic(final String name, final int flags, final int seed)
+        {
+            try (Rig rig = Rig.connected(name))
+            {
+                assumeOdp(rig, OdpCaps.WRITE);
+                final EnumSet<Access> access = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.ON_DEMAND);
+                if (!rig.attributes.odpCaps().implicitSupported())
+                {
+                    assertThat(refused(() -> rig.pdB.regMr(0, -1L, access)).errnoName()).isEqualTo(Errno.EINVAL);
+                    return;
+                }
+                final MemoryRegion implicit = rig.pdB.regMr(0, -1L, access);
+                final long dst = rig.bufferB(2 * PAGE);
+                rig.pdB.adviseMr(MrAdvice.PREFETCH_WRITE, flags, List.of(sge(implicit, dst, 2 * PAGE)));
+                assertThat(write(rig, dst + PAGE, implicit.rkey(), 128, seed)).isEqualTo(WcStatus.SUCCESS);
+                assertThat(rig.memB.read(dst + PAGE, 128)).isEqualTo(pattern(128, seed));
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testOdpImplicitSyncPrefetchRcTraffic(final String name)
+        {
+            implicitPrefetchTraffic(name, MrAdvice.FLAG_FLUSH, 27);
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testOdpImplicitAsyncPrefetchRcTraffic(final String name)
+        {
+            implicitPrefetchTraffic(name, 0, 28);
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testOdpRcAtomicCmpAndSwp(final String name)
+        {
+            // Two compare-and-swaps into an ODP MR: one whose compare value matches (swapped), one whose does not.
+            try (Rig rig = Rig.connected(name))
+            {
+                assumeOdp(rig, OdpCaps.ATOMIC);
+                assumeTrue(rig.attributes.atomicCap() != AtomicCap.NONE, "no atomics");
+                final long target = rig.bufferB(PAGE);
+                rig.memB.writeLong(target, 0);
+                final MemoryRegion mr = rig.pdB.regMr(target, PAGE, EnumSet.of(Access.LOCAL_WRITE,
+                    Access.REMOTE_ATOMIC, Access.ON_DEMAND));
+                final long result = rig.bufferA(PAGE);
+                final MemoryRegion resultMr = rig.pdA.regMr(result, PAGE, LOCAL);
+                rig.qpA.postSend(SendWr.compareAndSwap(1, sge(resultMr, result, 8), target, mr.rkey(), 0, 1));
+                assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+                assertThat(rig.memB.readLong(target)).isEqualTo(1);
+                rig.qpA.postSend(SendWr.compareAndSwap(2, sge(resultMr, result, 8), target, mr.rkey(), 5, 9));
+                assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+                assertThat(rig.memA.readLong(result)).as("the old value").isEqualTo(1);
+                assertThat(rig.memB.readLong(target)).as("no match, no swap").isEqualTo(1);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testOdpRcHugeTraffic(final String name)
         {
             // test_odp_rc_huge_traffic, test_odp_rc_huge_user_addr_traffic: an ODP MR with IBV_ACCESS_HUGETLB over
@@ -1046,9 +1125,19 @@ class RdmaCoreTestsPortTest
                 dm.memcpyTo(8, pattern(64, 20));
                 assertThat(dm.memcpyFrom(8, 64)).isEqualTo(pattern(64, 20));
                 assertThat(refused(() -> dm.memcpyTo(4090, new byte[16])).errnoName()).isEqualTo(Errno.EFAULT);
-                // test_create_dm_bad_flow (its size half): more than max_dm_size fails.
+                // test_create_dm_bad_flow: more than max_dm_size fails, and so does any comp_mask (1..100 upstream,
+                // with the same oversized length; here with a length that fits too, so that the mask alone fails).
                 final long max = 1L << 40;
                 assertThat(refused(() -> rig.ctxA.allocDm(max)).errnoName()).isEqualTo(Errno.EINVAL);
+                for (final int mask : new int[] {1, 2, 37, 100})
+                {
+                    assertThat(refused(() -> rig.ctxA.allocDm(new dev.rnicsim.verbs.DmAttr(max, 0, mask)))
+                        .errnoName()).isEqualTo(Errno.EINVAL);
+                    assertThat(refused(() -> rig.ctxA.allocDm(new dev.rnicsim.verbs.DmAttr(4096, 0, mask)))
+                        .errnoName()).isEqualTo(Errno.EINVAL);
+                }
+                // The refused calls took nothing: another allocation of the same size still fits beside the first.
+                rig.ctxA.allocDm(dev.rnicsim.verbs.DmAttr.of(4096)).close();
                 // test_dm_write_bad_flow: an offset that is not a multiple of 4 fails.
                 assertThat(refused(() -> dm.memcpyTo(9, new byte[16])).errnoName()).isEqualTo(Errno.EINVAL);
                 dm.close();
@@ -1083,9 +1172,9 @@ class RdmaCoreTestsPortTest
 
     /**
      * tests/test_qpex.py, class QpExTestCase: traffic posted through the extended QP (the {@code ibv_wr_*}
-     * builders), its RC cases. On the simulator every work request is posted through {@link
-     * dev.rnicsim.verbs.QueuePair#postSend}; where upstream creates the QP with {@code send_ops_flags} the provider
-     * lacks (EOPNOTSUPP, a skip), the simulator refuses the post with EOPNOTSUPP and the case skips the same way. The
+     * builders). On the simulator every work request is posted through {@link
+     * dev.rnicsim.verbs.QueuePair#postSend} (or {@code postSendUd}) of a QP created with the {@code send_ops_flags}
+     * upstream's player asks for; where the provider refuses them (EOPNOTSUPP) the case skips as upstream's does. The
      * responder QP grants what upstream's {@code create_qp_ex} gives an RC QP: REMOTE_WRITE, REMOTE_READ,
      * REMOTE_ATOMIC, FLUSH_GLOBAL and FLUSH_PERSISTENT (the FLUSH rights only where the device has FLUSH).
      */
@@ -1095,10 +1184,14 @@ class RdmaCoreTestsPortTest
         private static final Set<Access> QPEX = EnumSet.of(Access.REMOTE_WRITE, Access.REMOTE_READ,
             Access.REMOTE_ATOMIC, Access.FLUSH_GLOBAL, Access.FLUSH_PERSISTENT);
 
-        /** A connected rig whose responder grants upstream's create_qp_ex rights the device knows. */
-        private static Rig qpexRig(final String name)
+        /**
+         * A connected rig whose QPs are created with the send_ops_flags upstream's player asks for (skipping where
+         * the provider refuses them with EOPNOTSUPP) and whose responder grants upstream's create_qp_ex rights the
+         * device knows.
+         */
+        private static Rig qpexRig(final String name, final WrOpcode... sendOps)
         {
-            final Rig rig = Rig.unconnected(name);
+            final Rig rig = Rig.unconnected(name, EnumSet.copyOf(List.of(sendOps)));
             final Set<Access> rights = EnumSet.copyOf(Rig.ALL_REMOTE);
             if (rig.attributes.has(DeviceCap.FLUSH_GLOBAL) && rig.attributes.has(DeviceCap.FLUSH_PERSISTENT))
             {
@@ -1107,17 +1200,6 @@ class RdmaCoreTestsPortTest
             rig.qpA.connect(rig.qpB.address(), rights);
             rig.qpB.connect(rig.qpA.address(), rights);
             return rig;
-        }
-
-        /** Posts a FLUSH or ATOMIC_WRITE, skipping where the QP could not have been created with it. */
-        private static void postOrSkip(final Rig rig, final SendWr wr)
-        {
-            final VerbsException e = catchThrowableOfType(VerbsException.class, () -> rig.qpA.postSend(List.of(wr)));
-            if (e != null)
-            {
-                assertThat(e.errnoName()).as(e.getMessage()).isEqualTo(Errno.EOPNOTSUPP);
-                assumeTrue(false, "Extended QP is not supported on this device: " + e.detail());
-            }
         }
 
         private static MemoryRegion flushTarget(final Rig rig, final long buf)
@@ -1138,7 +1220,7 @@ class RdmaCoreTestsPortTest
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testQpExRcSend(final String name)
         {
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.SEND))
             {
                 final long recv = rig.bufferB(PAGE);
                 final MemoryRegion recvMr = rig.pdB.regMr(recv, PAGE, LOCAL);
@@ -1159,7 +1241,7 @@ class RdmaCoreTestsPortTest
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testQpExRcSendImm(final String name)
         {
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.SEND_WITH_IMM))
             {
                 final long recv = rig.bufferB(PAGE);
                 final MemoryRegion recvMr = rig.pdB.regMr(recv, PAGE, LOCAL);
@@ -1179,7 +1261,7 @@ class RdmaCoreTestsPortTest
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testQpExRcRdmaWrite(final String name)
         {
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.RDMA_WRITE))
             {
                 final long dst = rig.bufferB(PAGE);
                 final MemoryRegion mr = rig.pdB.regMr(dst, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
@@ -1192,7 +1274,7 @@ class RdmaCoreTestsPortTest
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testQpExRcRdmaWriteImm(final String name)
         {
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.RDMA_WRITE_WITH_IMM))
             {
                 final long dst = rig.bufferB(PAGE);
                 final MemoryRegion mr = rig.pdB.regMr(dst, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
@@ -1213,7 +1295,7 @@ class RdmaCoreTestsPortTest
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testQpExRcRdmaWriteZeroLength(final String name)
         {
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.RDMA_WRITE))
             {
                 final long dst = rig.bufferB(PAGE);
                 final MemoryRegion mr = rig.pdB.regMr(dst, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
@@ -1226,8 +1308,10 @@ class RdmaCoreTestsPortTest
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testQpExRcRdmaRead(final String name)
         {
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.RDMA_READ))
             {
+                // Upstream's RTR asks max_dest_rd_atomic 1, which a device with max_qp_rd_atom 0 refuses.
+                assumeTrue(rig.servesReads(), "max_qp_rd_atom is 0: no READ responder resources");
                 final long src = rig.bufferB(PAGE);
                 rig.memB.write(src, pattern(200, 8));
                 final MemoryRegion mr = rig.pdB.regMr(src, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ));
@@ -1243,8 +1327,10 @@ class RdmaCoreTestsPortTest
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testQpExRcRdmaReadZeroSize(final String name)
         {
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.RDMA_READ))
             {
+                // Upstream's RTR asks max_dest_rd_atomic 1, which a device with max_qp_rd_atom 0 refuses.
+                assumeTrue(rig.servesReads(), "max_qp_rd_atom is 0: no READ responder resources");
                 final long src = rig.bufferB(PAGE);
                 final MemoryRegion mr = rig.pdB.regMr(src, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ));
                 final long dst = rig.bufferA(PAGE);
@@ -1258,7 +1344,7 @@ class RdmaCoreTestsPortTest
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testQpExRcAtomicCmpSwp(final String name)
         {
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.ATOMIC_CMP_AND_SWP))
             {
                 assumeTrue(rig.attributes.atomicCap() != AtomicCap.NONE, "no atomics");
                 final long target = rig.bufferB(PAGE);
@@ -1277,7 +1363,7 @@ class RdmaCoreTestsPortTest
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testQpExRcAtomicFetchAdd(final String name)
         {
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.ATOMIC_FETCH_AND_ADD))
             {
                 assumeTrue(rig.attributes.atomicCap() != AtomicCap.NONE, "no atomics");
                 final long target = rig.bufferB(PAGE);
@@ -1297,7 +1383,7 @@ class RdmaCoreTestsPortTest
         void testQpExRcBindMw(final String name)
         {
             // A type 2 window bound with LOCAL_WRITE alone over an MR with REMOTE_WRITE refuses a remote WRITE.
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.RDMA_WRITE, WrOpcode.BIND_MW))
             {
                 assumeWindows(rig, MwType.TYPE_2);
                 final long dst = rig.bufferB(PAGE);
@@ -1317,16 +1403,16 @@ class RdmaCoreTestsPortTest
         void testQpExRcFlush(final String name)
         {
             // An MR with FLUSH_GLOBAL: FLUSH of a range, then of the whole MR, both IBV_WC_SUCCESS.
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.FLUSH, WrOpcode.RDMA_WRITE))
             {
                 final long dst = rig.bufferB(PAGE);
                 final MemoryRegion mr = flushTarget(rig, dst);
-                postOrSkip(rig, SendWr.flush(1, dst, mr.rkey(), 1024, dev.rnicsim.verbs.FlushPlacement.GLOBAL,
+                rig.qpA.postSend(SendWr.flush(1, dst, mr.rkey(), 1024, dev.rnicsim.verbs.FlushPlacement.GLOBAL,
                     dev.rnicsim.verbs.FlushSelectivity.RANGE));
                 final WorkCompletion range = rig.awaitA();
                 assertThat(range.status()).isEqualTo(WcStatus.SUCCESS);
                 assertThat(range.opcode()).isEqualTo(dev.rnicsim.verbs.WcOpcode.FLUSH);
-                postOrSkip(rig, SendWr.flush(2, dst, mr.rkey(), 1024, dev.rnicsim.verbs.FlushPlacement.GLOBAL,
+                rig.qpA.postSend(SendWr.flush(2, dst, mr.rkey(), 1024, dev.rnicsim.verbs.FlushPlacement.GLOBAL,
                     dev.rnicsim.verbs.FlushSelectivity.MR));
                 assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
             }
@@ -1337,11 +1423,11 @@ class RdmaCoreTestsPortTest
         void testQpExRcFlushTypeViolate(final String name)
         {
             // FLUSH_PERSISTENT to an MR registered with FLUSH_GLOBAL only: IBV_WC_REM_ACCESS_ERR.
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.FLUSH, WrOpcode.RDMA_WRITE))
             {
                 final long dst = rig.bufferB(PAGE);
                 final MemoryRegion mr = flushTarget(rig, dst);
-                postOrSkip(rig, SendWr.flush(1, dst, mr.rkey(), 1024, dev.rnicsim.verbs.FlushPlacement.PERSISTENT,
+                rig.qpA.postSend(SendWr.flush(1, dst, mr.rkey(), 1024, dev.rnicsim.verbs.FlushPlacement.PERSISTENT,
                     dev.rnicsim.verbs.FlushSelectivity.RANGE));
                 assertThat(rig.awaitA().status()).isEqualTo(WcStatus.REM_ACCESS_ERR);
             }
@@ -1352,15 +1438,178 @@ class RdmaCoreTestsPortTest
         void testQpExRcAtomicWrite(final String name)
         {
             // 8 bytes written by ATOMIC_WRITE land at the responder.
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.ATOMIC_WRITE))
             {
                 final long dst = rig.bufferB(PAGE);
                 final MemoryRegion mr = rig.pdB.regMr(dst, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
-                postOrSkip(rig, SendWr.atomicWrite(1, dst, mr.rkey(), 0x6363_6363_6363_6363L));
+                rig.qpA.postSend(SendWr.atomicWrite(1, dst, mr.rkey(), 0x6363_6363_6363_6363L));
                 final WorkCompletion wc = rig.awaitA();
                 assertThat(wc.status()).isEqualTo(WcStatus.SUCCESS);
                 assertThat(wc.opcode()).isEqualTo(dev.rnicsim.verbs.WcOpcode.ATOMIC_WRITE);
                 assertThat(rig.memB.readLong(dst)).isEqualTo(0x6363_6363_6363_6363L);
+            }
+        }
+
+        // ------------------------------------------------------------ the UD cases (QpExUDSend, QpExUDSendImm)
+
+        /**
+         * Upstream's traffic on UD players: each side posts a receive of msg + 40 bytes, sends msg bytes to the
+         * other through its address handle, and checks the payload after the 40-byte GRH; the receive's completion
+         * names the sender's QP in src_qp and carries IBV_WC_GRH (ibv_poll_cq(3)).
+         */
+        private static void udTraffic(final UdRig rig, final int msg, final boolean withImm)
+        {
+            final int bufBytes = msg + UdRig.GRH;
+            final long sendA = rig.bufferA(PAGE);
+            final long recvA = rig.bufferA(PAGE);
+            final long sendB = rig.bufferB(PAGE);
+            final long recvB = rig.bufferB(PAGE);
+            final MemoryRegion sendMrA = rig.pdA.regMr(sendA, PAGE, LOCAL);
+            final MemoryRegion recvMrA = rig.pdA.regMr(recvA, PAGE, LOCAL);
+            final MemoryRegion sendMrB = rig.pdB.regMr(sendB, PAGE, LOCAL);
+            final MemoryRegion recvMrB = rig.pdB.regMr(recvB, PAGE, LOCAL);
+            rig.client.postRecv(RecvWr.of(100, sge(recvMrA, recvA, bufBytes)));
+            rig.server.postRecv(RecvWr.of(200, sge(recvMrB, recvB, bufBytes)));
+            for (int i = 0; i < 10; i++)
+            {
+                rig.memA.write(sendA, pattern(msg, i));
+                final List<Sge> a = msg == 0 ? List.of() : List.of(sge(sendMrA, sendA, msg));
+                rig.client.postSendUd(List.of(new UdSendWr(withImm ? SendWr.sendWithImm(i, a, 0x1000 + i)
+                    : SendWr.send(i, a), rig.toServer, rig.server.qpNum(), UdRig.UD_QKEY)));
+                assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+                final WorkCompletion atServer = rig.awaitB();
+                assertReceived(atServer, rig.client.qpNum(), msg, withImm, 0x1000 + i);
+                rig.server.postRecv(RecvWr.of(200 + i, sge(recvMrB, recvB, bufBytes)));
+                assertThat(rig.memB.read(recvB + UdRig.GRH, msg)).isEqualTo(pattern(msg, i));
+
+                rig.memB.write(sendB, pattern(msg, 100 + i));
+                final List<Sge> b = msg == 0 ? List.of() : List.of(sge(sendMrB, sendB, msg));
+                rig.server.postSendUd(List.of(new UdSendWr(withImm ? SendWr.sendWithImm(i, b, 0x2000 + i)
+                    : SendWr.send(i, b), rig.toClient, rig.client.qpNum(), UdRig.UD_QKEY)));
+                assertThat(rig.awaitB().status()).isEqualTo(WcStatus.SUCCESS);
+                final WorkCompletion atClient = rig.awaitA();
+                assertReceived(atClient, rig.server.qpNum(), msg, withImm, 0x2000 + i);
+                rig.client.postRecv(RecvWr.of(100 + i, sge(recvMrA, recvA, bufBytes)));
+                assertThat(rig.memA.read(recvA + UdRig.GRH, msg)).isEqualTo(pattern(msg, 100 + i));
+            }
+        }
+
+        private static void assertReceived(final WorkCompletion wc, final int senderQp, final int msg,
+            final boolean withImm, final int imm)
+        {
+            assertThat(wc.status()).isEqualTo(WcStatus.SUCCESS);
+            assertThat(wc.opcode()).isEqualTo(dev.rnicsim.verbs.WcOpcode.RECV);
+            assertThat(wc.byteLen()).as("the GRH and the payload").isEqualTo(UdRig.GRH + msg);
+            assertThat(wc.srcQp()).as("src_qp").isEqualTo(senderQp);
+            assertThat(wc.withGrh()).as("IBV_WC_GRH").isTrue();
+            assertThat(wc.withImm()).isEqualTo(withImm);
+            if (withImm)
+            {
+                assertThat(wc.immData()).isEqualTo(imm);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExUdSend(final String name)
+        {
+            try (UdRig rig = UdRig.of(name, EnumSet.of(WrOpcode.SEND)))
+            {
+                udTraffic(rig, 1024, false);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExUdZeroSize(final String name)
+        {
+            // A datagram of no payload: the receive holds only the GRH, byte_len 40.
+            try (UdRig rig = UdRig.of(name, EnumSet.of(WrOpcode.SEND)))
+            {
+                udTraffic(rig, 0, false);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExUdSendImm(final String name)
+        {
+            try (UdRig rig = UdRig.of(name, EnumSet.of(WrOpcode.SEND_WITH_IMM)))
+            {
+                udTraffic(rig, 1024, true);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testPostReceiveQpStateBadFlow(final String name)
+        {
+            // tests/utils.py post_rq_state_bad_flow: the server's UD QP moved to RESET refuses a receive with EINVAL.
+            try (UdRig rig = UdRig.of(name, EnumSet.of(WrOpcode.SEND)))
+            {
+                final QpAttr.Builder reset = QpAttr.builder().state(QpState.RESET);
+                rig.server.modify(reset.build(), reset.mask());
+                final long recv = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(recv, PAGE, LOCAL);
+                assertThat(refused(() -> rig.server.postRecv(RecvWr.of(1, sge(mr, recv, 1024 + UdRig.GRH))))
+                    .errnoName()).isEqualTo(Errno.EINVAL);
+                assertThat(rig.server.state()).isEqualTo(QpState.RESET);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testPostSendQpStateBadFlow(final String name)
+        {
+            // tests/utils.py post_sq_state_bad_flow: the client's UD QP moved to RESET refuses a send with EINVAL,
+            // and nothing reaches the server.
+            try (UdRig rig = UdRig.of(name, EnumSet.of(WrOpcode.SEND)))
+            {
+                final QpAttr.Builder reset = QpAttr.builder().state(QpState.RESET);
+                rig.client.modify(reset.build(), reset.mask());
+                final long send = rig.bufferA(PAGE);
+                final MemoryRegion mr = rig.pdA.regMr(send, PAGE, LOCAL);
+                final long recv = rig.bufferB(PAGE);
+                final MemoryRegion recvMr = rig.pdB.regMr(recv, PAGE, LOCAL);
+                rig.server.postRecv(RecvWr.of(1, sge(recvMr, recv, 1024 + UdRig.GRH)));
+                assertThat(refused(() -> rig.client.postSendUd(List.of(new UdSendWr(SendWr.send(1,
+                    List.of(sge(mr, send, 1024))), rig.toServer, rig.server.qpNum(), UdRig.UD_QKEY)))).errnoName())
+                    .isEqualTo(Errno.EINVAL);
+                assertThat(rig.cqA.poll(1)).isEmpty();
+                assertThat(rig.cqB.poll(1)).isEmpty();
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testFullRqBadFlow(final String name)
+        {
+            // tests/utils.py full_rq_bad_flow: max_recv_wr receives fill the queue, the next one is ENOMEM.
+            try (UdRig rig = UdRig.of(name, EnumSet.of(WrOpcode.SEND)))
+            {
+                final long recv = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(recv, PAGE, LOCAL);
+                for (int i = 0; i < UdRig.DEPTH; i++)
+                {
+                    rig.server.postRecv(RecvWr.of(i, sge(mr, recv, 1024 + UdRig.GRH)));
+                }
+                assertThat(refused(() -> rig.server.postRecv(RecvWr.of(UdRig.DEPTH, sge(mr, recv, 1024 + UdRig.GRH))))
+                    .errnoName()).isEqualTo(Errno.ENOMEM);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testRqWithLargerSglBadFlow(final String name)
+        {
+            // tests/utils.py create_rq_with_larger_sgl_bad_flow: a receive of max_recv_sge + 1 SGEs is EINVAL.
+            try (UdRig rig = UdRig.of(name, EnumSet.of(WrOpcode.SEND)))
+            {
+                final long recv = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(recv, PAGE, LOCAL);
+                final List<Sge> sgl = List.of(sge(mr, recv, 512), sge(mr, recv + 512, 512));
+                assertThat(refused(() -> rig.server.postRecv(new RecvWr(1, sgl))).errnoName())
+                    .isEqualTo(Errno.EINVAL);
             }
         }
     }

@@ -165,6 +165,7 @@ public final class SimQp implements QueuePair
                 + device.name() + ", or use a profile whose driver has " + attr.type()
                 + " QPs (mlx5, rxe, irdma, ...)");
         }
+        SendOps.check(verb, device, attr);
         QpAttributes.checkCreate(verb, pd, attr);
         if (!(attr.sendCq() instanceof SimCq s) || !(attr.recvCq() instanceof SimCq r) || s.context() != pd.context()
             || r.context() != pd.context() || s.isClosed() || r.isClosed())
@@ -606,7 +607,7 @@ public final class SimQp implements QueuePair
                 + state + "; sends need RTS"
                 + "; modify the QP to RTS (INIT, RTR, RTS) before posting sends");
         }
-        final String opcodeRefused = Datagrams.opcodeRefusal(type, wr.opcode());
+        final String opcodeRefused = Datagrams.opcodeRefusal(device.profile(), type, wr.opcode());
         if (opcodeRefused != null)
         {
             throw new PostException(verb, Errno.EINVAL.code(), i, opcodeRefused);
@@ -684,7 +685,7 @@ public final class SimQp implements QueuePair
                         + wr.sgList()
                         + "; give one SGE of 8 bytes");
                 }
-                if (device.profile().follows(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS)
+                if (device.profile().follows(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS) && type != QpType.UD
                     && (qpAccessBits & Access.REMOTE_ATOMIC.bit()) == 0)
                 {
                     throw new PostException(verb, Errno.EOPNOTSUPP.code(), i, "opcode " + wr.opcode() + " on a QP "
@@ -1345,6 +1346,11 @@ public final class SimQp implements QueuePair
             return receiverNotReady(wr, peer);
         }
         final long missesBefore = device.tables().cache().misses() + peer.device.tables().cache().misses();
+        final DmaResult noResource = ResponderResources.check(peer.attrs.maxDestRdAtomic, wr);
+        if (noResource != null)
+        {
+            return finish(wr, peer, noResource, false, missesBefore, null);
+        }
         final DmaResult tooLong = PlacementOps.responderLength(device, pd.pdNum(), wr);
         if (tooLong != null)
         {
@@ -1538,6 +1544,12 @@ public final class SimQp implements QueuePair
     private Outcome executeDatagram(final Pending p)
     {
         final SendWr wr = p.wr();
+        final String refused = Datagrams.unsupportedAtDevice(wr.opcode());
+        if (refused != null)
+        {
+            completeSend(wr, WcStatus.LOC_QP_OP_ERR, 0, Diagnoser.local(this, wr, WcStatus.LOC_QP_OP_ERR, refused));
+            return Outcome.ERROR;
+        }
         final UdSendWr ud = p.ud();
         final long length = p.inline() != null ? p.inline().length : wr.totalBytes();
         final SimDevice pdev = ud.ah().attr().dgid() == null ? null : device.fabric().deviceByGid(ud.ah().attr()
@@ -1608,7 +1620,7 @@ public final class SimQp implements QueuePair
             pdev.port(), peer.pd.pdNum(), parts.get(0)) : r;
         final boolean imm = wr.opcode() == WrOpcode.SEND_WITH_IMM;
         peer.completeRecv(recv, g.ok() ? WcStatus.SUCCESS : peer.responderStatus(g), WcOpcode.RECV,
-            g.ok() ? Datagrams.GRH_BYTES + length : 0, imm, wr.immData(), false, 0, null);
+            g.ok() ? Datagrams.GRH_BYTES + length : 0, imm, wr.immData(), false, 0, null, g.ok() ? this : null);
         final double linkGbps = Math.min(device.profile().linkGbps(), pdev.profile().linkGbps());
         args.put("status", g.ok() ? "delivered" : peer.responderStatus(g).cName());
         device.fabric().span(device, wr.opcode().name(), "dma", device.fabric().costModel().operationNs(length,
@@ -2005,6 +2017,13 @@ public final class SimQp implements QueuePair
     private void completeRecv(final RecvWr wr, final WcStatus status, final WcOpcode opcode, final long byteLen,
         final boolean withImm, final int imm, final boolean withInv, final int invalidatedRkey, final WcDiagnosis why)
     {
+        completeRecv(wr, status, opcode, byteLen, withImm, imm, withInv, invalidatedRkey, why, null);
+    }
+
+    private void completeRecv(final RecvWr wr, final WcStatus status, final WcOpcode opcode, final long byteLen,
+        final boolean withImm, final int imm, final boolean withInv, final int invalidatedRkey, final WcDiagnosis why,
+        final SimQp datagramSender)
+    {
         device.writeOrdering().drain();
         if (status == WcStatus.WR_FLUSH_ERR)
         {
@@ -2022,7 +2041,7 @@ public final class SimQp implements QueuePair
         final WorkCompletion wc = new WorkCompletion(wr.wrId(), status, opcode, num, byteLen, withImm, imm, withInv,
             invalidatedRkey, status == WcStatus.SUCCESS ? 0 : Diagnoser.vendorErr(device.profile(), status),
             Diagnoser.withStatus(why, status));
-        if (!recvCq.push(wc))
+        if (!recvCq.push(datagramSender == null ? wc : Datagrams.received(wc, datagramSender.num)))
         {
             toError();
         }
