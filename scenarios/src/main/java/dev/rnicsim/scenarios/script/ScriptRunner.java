@@ -1545,7 +1545,7 @@ public final class ScriptRunner
         final dev.rnicsim.simnic.SimSrq srq = o.containsKey("srq")
             ? s.get(l, o.get("srq"), dev.rnicsim.simnic.SimSrq.class) : null;
         final SimQp qp = (SimQp)s.get(l, l.args().get(1), SimPd.class).createQp(new QpInitAttr(cq, cq, type,
-            cap, false, srq));
+            cap, false, srq, o.containsKey("ops") ? Spec.sendOps(o.get("ops")) : null));
         s.names.put(l.args().get(0), qp);
         return Outcome.ok(type + " QP 0x" + Integer.toHexString(qp.qpNum()) + " in " + qp.state()
             + (srq == null ? "" : ", receives from the SRQ"));
@@ -1800,6 +1800,11 @@ public final class ScriptRunner
                 if (wc.withInv())
                 {
                     sb.append(String.format(Locale.ROOT, " invalidated_rkey=0x%08x", wc.invalidatedRkey()));
+                }
+                if (wc.withGrh() || wc.srcQp() != 0)
+                {
+                    // A UD receive (ibv_poll_cq(3)): the sender's QP and whether a GRH leads the buffer.
+                    sb.append(String.format(Locale.ROOT, " src_qp=0x%x%s", wc.srcQp(), wc.withGrh() ? " grh" : ""));
                 }
             }
             else
