@@ -80,6 +80,13 @@ class RdmaCoreTestsPortTest
             rig.device.name() + " has no type 2 windows");
     }
 
+    /** Nothing to restate: the QPs are still in RTS (the window was freed, no work request failed). */
+    private static void assertStillInRts(final Rig rig)
+    {
+        assertThat(rig.qpA.state()).isEqualTo(QpState.RTS);
+        assertThat(rig.qpB.state()).isEqualTo(QpState.RTS);
+    }
+
     /** The Q_Key of the suite's UD QPs (pyverbs' default). */
     private static final int UD_QKEY = 0x11111111;
 
@@ -189,6 +196,203 @@ class RdmaCoreTestsPortTest
                 mr.rereg(EnumSet.of(dev.rnicsim.verbs.ReregFlag.CHANGE_ACCESS), null, 0, 0, REMOTE_ALL);
                 assertThat(write(rig, dst, mr.rkey(), 32, 4)).isEqualTo(WcStatus.SUCCESS);
                 assertThat(rig.memB.read(dst, 32)).isEqualTo(pattern(32, 4));
+            }
+        }
+
+        /** A SEND of 64 pattern bytes from a's MR into b's receive of recvMr at recv; returns both statuses. */
+        private static WcStatus[] sendInto(final Rig rig, final MemoryRegion recvMr, final long recv, final int seed)
+        {
+            rig.qpB.postRecv(RecvWr.of(seed, sge(recvMr, recv, 64)));
+            final long src = rig.bufferA(PAGE);
+            rig.memA.write(src, pattern(64, seed));
+            final MemoryRegion srcMr = rig.pdA.regMr(src, PAGE, LOCAL);
+            rig.qpA.postSend(SendWr.send(seed, List.of(sge(srcMr, src, 64))));
+            return new WcStatus[] {rig.awaitA().status(), rig.awaitB().status()};
+        }
+
+        /** upstream's restate_qps: both QPs to RESET, then INIT, RTR and RTS again with each other. */
+        private static void restate(final Rig rig)
+        {
+            for (final QueuePair qp : List.of(rig.qpA, rig.qpB))
+            {
+                final QpAttr.Builder reset = QpAttr.builder().state(QpState.RESET);
+                qp.modify(reset.build(), reset.mask());
+            }
+            rig.qpA.connect(rig.qpB.address(), Rig.ALL_REMOTE);
+            rig.qpB.connect(rig.qpA.address(), Rig.ALL_REMOTE);
+        }
+
+        private static void reregOrSkip(final MemoryRegion mr, final Set<dev.rnicsim.verbs.ReregFlag> flags,
+            final ProtectionDomain pd, final long addr, final long length, final Set<Access> access)
+        {
+            try
+            {
+                mr.rereg(flags, pd, addr, length, access);
+            }
+            catch (final VerbsException e)
+            {
+                assumeTrue(e.errnoName() != Errno.EOPNOTSUPP, "Rereg MR is not supported: " + e.detail());
+                throw e;
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testMrReregAccessBadFlow(final String name)
+        {
+            // Remote writes work, then the MR is re-registered with LOCAL_WRITE only: the next write is
+            // IBV_WC_REM_ACCESS_ERR and changes nothing.
+            try (Rig rig = Rig.connected(name))
+            {
+                final long dst = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(dst, PAGE, EnumSet.of(Access.LOCAL_WRITE,
+                    Access.REMOTE_WRITE));
+                assertThat(write(rig, dst, mr.rkey(), 32, 30)).isEqualTo(WcStatus.SUCCESS);
+                reregOrSkip(mr, EnumSet.of(dev.rnicsim.verbs.ReregFlag.CHANGE_ACCESS), null, 0, 0, LOCAL);
+                assertThat(write(rig, dst, mr.rkey(), 32, 31)).isEqualTo(WcStatus.REM_ACCESS_ERR);
+                assertThat(rig.memB.read(dst, 32)).isEqualTo(pattern(32, 30));
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testMrReregPd(final String name)
+        {
+            // The receive MR moved to another PD: the SEND fails at the responder (the sender sees
+            // IBV_WC_REM_OP_ERR, upstream's "Remote operation error"); moved back and the QPs restated, it works.
+            try (Rig rig = Rig.connected(name))
+            {
+                final long recv = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(recv, PAGE, LOCAL);
+                assertThat(sendInto(rig, mr, recv, 32)).containsExactly(WcStatus.SUCCESS, WcStatus.SUCCESS);
+                final ProtectionDomain other = rig.ctxB.allocPd();
+                reregOrSkip(mr, EnumSet.of(dev.rnicsim.verbs.ReregFlag.CHANGE_PD), other, 0, 0, null);
+                final WcStatus[] moved = sendInto(rig, mr, recv, 33);
+                assertThat(moved[0]).isEqualTo(WcStatus.REM_OP_ERR);
+                assertThat(rig.memB.read(recv, 64)).isEqualTo(pattern(64, 32));
+                restate(rig);
+                reregOrSkip(mr, EnumSet.of(dev.rnicsim.verbs.ReregFlag.CHANGE_PD), rig.pdB, 0, 0, null);
+                assertThat(sendInto(rig, mr, recv, 34)).containsExactly(WcStatus.SUCCESS, WcStatus.SUCCESS);
+                assertThat(rig.memB.read(recv, 64)).isEqualTo(pattern(64, 34));
+                // Moved to the other PD once more: that PD is then freed with a re-registered MR in it closed first.
+                reregOrSkip(mr, EnumSet.of(dev.rnicsim.verbs.ReregFlag.CHANGE_PD), other, 0, 0, null);
+                mr.close();
+                other.dealloc();
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testMrReregAddr(final String name)
+        {
+            // A receive posted with the MR's old address, then the MR re-registered over a new buffer: the SEND
+            // fails at the responder (IBV_WC_REM_OP_ERR); restated, traffic into the new address works.
+            try (Rig rig = Rig.connected(name))
+            {
+                final long old = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(old, PAGE, LOCAL);
+                rig.qpB.postRecv(RecvWr.of(40, sge(mr, old, 64)));
+                final long fresh = rig.bufferB(PAGE);
+                reregOrSkip(mr, EnumSet.of(dev.rnicsim.verbs.ReregFlag.CHANGE_TRANSLATION), null, fresh, PAGE, null);
+                final long src = rig.bufferA(PAGE);
+                final MemoryRegion srcMr = rig.pdA.regMr(src, PAGE, LOCAL);
+                rig.qpA.postSend(SendWr.send(41, List.of(sge(srcMr, src, 64))));
+                assertThat(rig.awaitA().status()).isEqualTo(WcStatus.REM_OP_ERR);
+                assertThat(rig.awaitB().status()).as("the receive of the old address").isNotEqualTo(
+                    WcStatus.SUCCESS);
+                restate(rig);
+                assertThat(sendInto(rig, mr, fresh, 42)).containsExactly(WcStatus.SUCCESS, WcStatus.SUCCESS);
+                assertThat(rig.memB.read(fresh, 64)).isEqualTo(pattern(64, 42));
+            }
+        }
+
+        private static dev.rnicsim.verbs.DeviceMemory dmOrSkip(final dev.rnicsim.verbs.Context ctx, final long length,
+            final String name)
+        {
+            try
+            {
+                return ctx.allocDm(length);
+            }
+            catch (final VerbsException e)
+            {
+                assumeTrue(e.errnoName() != Errno.EOPNOTSUPP, name + " has no device memory: " + e.detail());
+                throw e;
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testDmBadAccess(final String name)
+        {
+            // DeviceMemoryAPITest.test_dm_bad_access: copies at an offset or of a length not a multiple of 4, or past
+            // the 100 bytes allocated, fail both ways (mlx5_access_dm: EFAULT for the range first, then EINVAL).
+            try (Rig rig = Rig.unconnected(name))
+            {
+                final dev.rnicsim.verbs.DeviceMemory dm = dmOrSkip(rig.ctxB, 100, name);
+                rig.pdB.regDmMr(dm, 0, 100, EnumSet.of(Access.ZERO_BASED, Access.LOCAL_WRITE));
+                final long[][] cases = {{3, 4, 0}, {4, 3, 0}, {104, 4, 1}, {0, 104, 1}};
+                for (final long[] c : cases)
+                {
+                    final Errno expected = c[2] == 1 ? Errno.EFAULT : Errno.EINVAL;
+                    assertThat(refused(() -> dm.memcpyFrom(c[0], (int)c[1])).errnoName()).as("read %s", c)
+                        .isEqualTo(expected);
+                    assertThat(refused(() -> dm.memcpyTo(c[0], new byte[(int)c[1]])).errnoName()).as("write %s", c)
+                        .isEqualTo(expected);
+                }
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testDmBadRegistration(final String name)
+        {
+            // DeviceMemoryAPITest.test_dm_bad_registration: an MR longer than the device memory fails.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                final dev.rnicsim.verbs.DeviceMemory dm = dmOrSkip(rig.ctxB, 100, name);
+                assertThat(refused(() -> rig.pdB.regDmMr(dm, 0, 104, EnumSet.of(Access.ZERO_BASED,
+                    Access.LOCAL_WRITE))).errnoName()).isEqualTo(Errno.EINVAL);
+                dm.close();
+                assertThat(dm.isClosed()).as("the refused MR kept no reference").isTrue();
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testDmTraffic(final String name)
+        {
+            // DeviceMemoryTest.test_dm_traffic: SENDs between zero-based MRs over device memory on both sides.
+            try (Rig rig = Rig.connected(name))
+            {
+                final dev.rnicsim.verbs.DeviceMemory dmA = dmOrSkip(rig.ctxA, 1024, name);
+                final dev.rnicsim.verbs.DeviceMemory dmB = dmOrSkip(rig.ctxB, 1024, name);
+                final Set<Access> access = EnumSet.of(Access.ZERO_BASED, Access.LOCAL_WRITE);
+                final MemoryRegion mrA = rig.pdA.regDmMr(dmA, 0, 1024, access);
+                final MemoryRegion mrB = rig.pdB.regDmMr(dmB, 0, 1024, access);
+                for (int i = 0; i < 3; i++)
+                {
+                    dmA.memcpyTo(0, pattern(1024, 50 + i));
+                    rig.qpB.postRecv(RecvWr.of(i, sge(mrB, 0, 1024)));
+                    rig.qpA.postSend(SendWr.send(i, List.of(sge(mrA, 0, 1024))));
+                    assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+                    assertThat(rig.awaitB().status()).isEqualTo(WcStatus.SUCCESS);
+                    assertThat(dmB.memcpyFrom(0, 1024)).isEqualTo(pattern(1024, 50 + i));
+                }
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testDmRemoteTraffic(final String name)
+        {
+            // DeviceMemoryTest.test_dm_remote_traffic: RDMA WRITEs into a remote zero-based MR over device memory.
+            try (Rig rig = Rig.connected(name))
+            {
+                final dev.rnicsim.verbs.DeviceMemory dm = dmOrSkip(rig.ctxB, 1024, name);
+                final MemoryRegion mr = rig.pdB.regDmMr(dm, 0, 1024, EnumSet.of(Access.ZERO_BASED,
+                    Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+                assertThat(write(rig, 0, mr.rkey(), 1024, 60)).isEqualTo(WcStatus.SUCCESS);
+                assertThat(dm.memcpyFrom(0, 1024)).isEqualTo(pattern(1024, 60));
             }
         }
 
@@ -457,6 +661,31 @@ class RdmaCoreTestsPortTest
                 rig.qpB.postSend(SendWr.localInv(12, mw.rkey()));
                 assertThat(rig.awaitB().status()).isEqualTo(WcStatus.SUCCESS);
                 assertThat(write(rig, dst, mw.rkey(), 8, 8)).isEqualTo(WcStatus.REM_ACCESS_ERR);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testMwType2InvalidateDealloc(final String name)
+        {
+            // test_mw_type2_invalidate_dealloc: a bound type 2 window freed with ibv_dealloc_mw; its rkey no longer
+            // reaches the MR (IBV_WC_REM_ACCESS_ERR), the memory stays as it was.
+            try (Rig rig = Rig.connected(name))
+            {
+                assumeWindows(rig, MwType.TYPE_2);
+                final long dst = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(dst, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
+                    Access.MW_BIND));
+                final MemoryWindow mw = rig.pdB.allocMw(MwType.TYPE_2);
+                rig.qpB.postSend(SendWr.bindMw(13, mw, SendWr.incRkey(mw.rkey()), new MwBindInfo(mr, dst, PAGE,
+                    EnumSet.of(Access.REMOTE_WRITE))));
+                assertThat(rig.awaitB().status()).isEqualTo(WcStatus.SUCCESS);
+                assertThat(write(rig, dst, mw.rkey(), 8, 35)).isEqualTo(WcStatus.SUCCESS);
+                final int rkey = mw.rkey();
+                mw.close();
+                assertStillInRts(rig);
+                assertThat(write(rig, dst + 64, rkey, 8, 36)).isEqualTo(WcStatus.REM_ACCESS_ERR);
+                assertThat(rig.memB.read(dst + 64, 8)).containsOnly(0);
             }
         }
 
@@ -1102,6 +1331,76 @@ class RdmaCoreTestsPortTest
                 assertThat(rig.ctxA.queryGid(1, 0)).hasSize(16);
                 final int len = rig.ctxA.queryPort(1).gidTblLen();
                 assertThat(refused(() -> rig.ctxA.queryGid(1, len)).errnoName()).isEqualTo(Errno.EINVAL);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQueryGidExBadFlow(final String name)
+        {
+            // test_query_gid_ex_bad_flow: an index inside gid_tbl_len that holds no GID is ENODATA (upstream skips
+            // when every index is populated or the table has one entry).
+            try (Rig rig = Rig.unconnected(name))
+            {
+                final int len = rig.ctxA.queryPort(1).gidTblLen();
+                assumeTrue(len > 1, "the GID table has " + len + " entry: no empty index to ask for");
+                assertThat(refused(() -> rig.ctxA.queryGid(1, len - 1)).errnoName()).isEqualTo(Errno.ENODATA);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testMultiProcessAllocDm(final String name)
+        {
+            // test_multi_process_alloc_dm: five users of the device each allocate a fifth of half of max_dm_size at
+            // once (here 4 KiB each, five contexts); every allocation succeeds.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                final List<dev.rnicsim.verbs.Context> users = new ArrayList<>();
+                final List<dev.rnicsim.verbs.DeviceMemory> dms = new ArrayList<>();
+                try
+                {
+                    for (int i = 0; i < 5; i++)
+                    {
+                        final dev.rnicsim.verbs.Context c = rig.device.open();
+                        users.add(c);
+                        dms.add(i == 0 ? allocDmOrSkip(c, name) : c.allocDm(4096));
+                    }
+                    assertThat(dms).hasSize(5).allSatisfy(d -> assertThat(d.lengthBytes()).isEqualTo(4096));
+                }
+                finally
+                {
+                    users.forEach(dev.rnicsim.verbs.Context::close);
+                }
+            }
+        }
+
+        private static dev.rnicsim.verbs.DeviceMemory allocDmOrSkip(final dev.rnicsim.verbs.Context c,
+            final String name)
+        {
+            try
+            {
+                return c.allocDm(4096);
+            }
+            catch (final VerbsException e)
+            {
+                assumeTrue(e.errnoName() != Errno.EOPNOTSUPP, name + " has no device memory");
+                throw e;
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testDestroyDmBadFlow(final String name)
+        {
+            // test_destroy_dm_bad_flow: freeing device memory twice; the second close does nothing.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                final dev.rnicsim.verbs.DeviceMemory dm = allocDmOrSkip(rig.ctxA, name);
+                dm.close();
+                dm.close();
+                assertThat(dm.isClosed()).isTrue();
+                assertThat(refused(() -> dm.memcpyFrom(0, 4)).errnoName()).isEqualTo(Errno.EINVAL);
             }
         }
 

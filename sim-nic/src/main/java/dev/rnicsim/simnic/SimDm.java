@@ -188,6 +188,21 @@ final class SimDm implements DeviceMemory
         }
     }
 
+    /**
+     * mlx5 copies device memory in 4-byte words both ways ({@code mlx5_access_dm}, after its range check): an offset
+     * or a length that is not a multiple of 4 is EINVAL (rdma-core tests/test_device.py test_dm_write_bad_flow,
+     * tests/test_mr.py test_dm_bad_access).
+     */
+    private static void checkWords(final String verb, final long dmOffset, final long length)
+    {
+        if (dmOffset % 4 != 0 || length % 4 != 0)
+        {
+            throw Errors.invalid(verb, "offset " + Long.toUnsignedString(dmOffset) + " and length " + length
+                + " must each be a multiple of 4 (mlx5_access_dm copies 4-byte words); copy whole words at 4-byte "
+                + "aligned offsets");
+        }
+    }
+
     @Override
     public void memcpyTo(final long dmOffset, final byte[] src)
     {
@@ -198,13 +213,7 @@ final class SimDm implements DeviceMemory
                 + "; pass the bytes to copy");
         }
         check(verb, dmOffset, src.length);
-        if (dmOffset % 4 != 0)
-        {
-            // mlx5_memcpy_to_dm writes device memory in 4-byte words: the offset must be a multiple of 4
-            // (rdma-core tests/test_device.py test_dm_write_bad_flow).
-            throw Errors.invalid(verb, "offset " + Long.toUnsignedString(dmOffset) + " is not a multiple of 4 (mlx5_memcpy_to_dm)"
-                + "; copy at 4-byte aligned offsets");
-        }
+        checkWords(verb, dmOffset, src.length);
         int done = 0;
         for (final long[] r : context.device().deviceMemory().runs(start + dmOffset, src.length))
         {
@@ -218,6 +227,7 @@ final class SimDm implements DeviceMemory
     {
         final String verb = "ibv_memcpy_from_dm";
         check(verb, dmOffset, length);
+        checkWords(verb, dmOffset, length);
         final byte[] out = new byte[length];
         int done = 0;
         for (final long[] r : context.device().deviceMemory().runs(start + dmOffset, length))
