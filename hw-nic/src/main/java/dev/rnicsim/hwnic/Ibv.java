@@ -41,6 +41,8 @@ final class Ibv
     /** dest_qp_num is valid. */
     static final int IBV_QP_DEST_QPN = 1 << 20;
 
+    /** {@code enum ibv_wc_flags}: the receive buffer starts with a 40-byte GRH. */
+    static final int IBV_WC_GRH = 1;
     /** {@code enum ibv_wc_flags}: imm_data is valid. */
     static final int IBV_WC_WITH_IMM = 1 << 1;
     /** invalidated_rkey is valid. */

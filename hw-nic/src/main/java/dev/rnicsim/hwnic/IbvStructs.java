@@ -679,4 +679,9 @@ final class IbvStructs
     static final long WC_IMM_DATA = offset(IBV_WC, "anon_imm", "imm_data");
     static final long WC_QP_NUM = offset(IBV_WC, "qp_num");
     static final long WC_WC_FLAGS = offset(IBV_WC, "wc_flags");
+    static final long WC_SRC_QP = offset(IBV_WC, "src_qp");
+    static final long WC_PKEY_INDEX = offset(IBV_WC, "pkey_index");
+    static final long WC_SLID = offset(IBV_WC, "slid");
+    static final long WC_SL = offset(IBV_WC, "sl");
+    static final long WC_DLID_PATH_BITS = offset(IBV_WC, "dlid_path_bits");
 }

@@ -1,8 +1,10 @@
 package dev.rnicsim.hwnic;
 
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import dev.rnicsim.verbs.CompletionQueue;
 import dev.rnicsim.verbs.Errno;
@@ -113,7 +115,8 @@ public final class RdmaCq implements CompletionQueue
      * A {@code struct ibv_wc} as a work completion: imm_data from network order; invalidated_rkey (the same
      * storage) only with IBV_WC_WITH_INV. An opcode with no verbs-api constant (IBV_WC_TSO, driver codes), or the
      * undefined opcode of a failed completion, reads as SEND: ibv_poll_cq(3) defines only wr_id, status, qp_num and
-     * vendor_err for failures.
+     * vendor_err for failures. src_qp, IBV_WC_GRH, slid, sl, pkey_index and dlid_path_bits are read as the provider
+     * filled them (UD receives).
      */
     static WorkCompletion read(final MemorySegment wc)
     {
@@ -129,7 +132,11 @@ public final class RdmaCq implements CompletionQueue
             : 0;
         return new WorkCompletion(wc.get(JAVA_LONG, IbvStructs.WC_WR_ID), status, op,
             wc.get(JAVA_INT, IbvStructs.WC_QP_NUM), Integer.toUnsignedLong(wc.get(JAVA_INT, IbvStructs.WC_BYTE_LEN)),
-            withImm, imm, withInv, withInv ? raw : 0, wc.get(JAVA_INT, IbvStructs.WC_VENDOR_ERR));
+            withImm, imm, withInv, withInv ? raw : 0, wc.get(JAVA_INT, IbvStructs.WC_VENDOR_ERR)).withDatagram(
+            wc.get(JAVA_INT, IbvStructs.WC_SRC_QP), (flags & Ibv.IBV_WC_GRH) != 0,
+            Short.toUnsignedInt(wc.get(JAVA_SHORT, IbvStructs.WC_SLID)), Byte.toUnsignedInt(wc.get(JAVA_BYTE,
+            IbvStructs.WC_SL)), Short.toUnsignedInt(wc.get(JAVA_SHORT, IbvStructs.WC_PKEY_INDEX)),
+            Byte.toUnsignedInt(wc.get(JAVA_BYTE, IbvStructs.WC_DLID_PATH_BITS)));
     }
 
     @Override

@@ -34,10 +34,12 @@ import dev.rnicsim.verbs.OdpCaps;
 import dev.rnicsim.verbs.RecvWr;
 import dev.rnicsim.verbs.SendFlag;
 import dev.rnicsim.verbs.SendWr;
+import dev.rnicsim.verbs.Sge;
 import dev.rnicsim.verbs.Verbs;
 import dev.rnicsim.verbs.VerbsException;
 import dev.rnicsim.verbs.WcStatus;
 import dev.rnicsim.verbs.WorkCompletion;
+import dev.rnicsim.verbs.WrOpcode;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -76,6 +78,13 @@ class RdmaCoreTestsPortTest
         assumeTrue(a.has(DeviceCap.MEM_WINDOW) && a.maxMw() > 0, rig.device.name() + " has no memory windows");
         assumeTrue(type == MwType.TYPE_1 || a.has(DeviceCap.MEM_WINDOW_TYPE_2A) || a.has(DeviceCap.MEM_WINDOW_TYPE_2B),
             rig.device.name() + " has no type 2 windows");
+    }
+
+    /** Nothing to restate: the QPs are still in RTS (the window was freed, no work request failed). */
+    private static void assertStillInRts(final Rig rig)
+    {
+        assertThat(rig.qpA.state()).isEqualTo(QpState.RTS);
+        assertThat(rig.qpB.state()).isEqualTo(QpState.RTS);
     }
 
     /** The Q_Key of the suite's UD QPs (pyverbs' default). */
@@ -187,6 +196,203 @@ class RdmaCoreTestsPortTest
                 mr.rereg(EnumSet.of(dev.rnicsim.verbs.ReregFlag.CHANGE_ACCESS), null, 0, 0, REMOTE_ALL);
                 assertThat(write(rig, dst, mr.rkey(), 32, 4)).isEqualTo(WcStatus.SUCCESS);
                 assertThat(rig.memB.read(dst, 32)).isEqualTo(pattern(32, 4));
+            }
+        }
+
+        /** A SEND of 64 pattern bytes from a's MR into b's receive of recvMr at recv; returns both statuses. */
+        private static WcStatus[] sendInto(final Rig rig, final MemoryRegion recvMr, final long recv, final int seed)
+        {
+            rig.qpB.postRecv(RecvWr.of(seed, sge(recvMr, recv, 64)));
+            final long src = rig.bufferA(PAGE);
+            rig.memA.write(src, pattern(64, seed));
+            final MemoryRegion srcMr = rig.pdA.regMr(src, PAGE, LOCAL);
+            rig.qpA.postSend(SendWr.send(seed, List.of(sge(srcMr, src, 64))));
+            return new WcStatus[] {rig.awaitA().status(), rig.awaitB().status()};
+        }
+
+        /** upstream's restate_qps: both QPs to RESET, then INIT, RTR and RTS again with each other. */
+        private static void restate(final Rig rig)
+        {
+            for (final QueuePair qp : List.of(rig.qpA, rig.qpB))
+            {
+                final QpAttr.Builder reset = QpAttr.builder().state(QpState.RESET);
+                qp.modify(reset.build(), reset.mask());
+            }
+            rig.qpA.connect(rig.qpB.address(), Rig.ALL_REMOTE);
+            rig.qpB.connect(rig.qpA.address(), Rig.ALL_REMOTE);
+        }
+
+        private static void reregOrSkip(final MemoryRegion mr, final Set<dev.rnicsim.verbs.ReregFlag> flags,
+            final ProtectionDomain pd, final long addr, final long length, final Set<Access> access)
+        {
+            try
+            {
+                mr.rereg(flags, pd, addr, length, access);
+            }
+            catch (final VerbsException e)
+            {
+                assumeTrue(e.errnoName() != Errno.EOPNOTSUPP, "Rereg MR is not supported: " + e.detail());
+                throw e;
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testMrReregAccessBadFlow(final String name)
+        {
+            // Remote writes work, then the MR is re-registered with LOCAL_WRITE only: the next write is
+            // IBV_WC_REM_ACCESS_ERR and changes nothing.
+            try (Rig rig = Rig.connected(name))
+            {
+                final long dst = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(dst, PAGE, EnumSet.of(Access.LOCAL_WRITE,
+                    Access.REMOTE_WRITE));
+                assertThat(write(rig, dst, mr.rkey(), 32, 30)).isEqualTo(WcStatus.SUCCESS);
+                reregOrSkip(mr, EnumSet.of(dev.rnicsim.verbs.ReregFlag.CHANGE_ACCESS), null, 0, 0, LOCAL);
+                assertThat(write(rig, dst, mr.rkey(), 32, 31)).isEqualTo(WcStatus.REM_ACCESS_ERR);
+                assertThat(rig.memB.read(dst, 32)).isEqualTo(pattern(32, 30));
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testMrReregPd(final String name)
+        {
+            // The receive MR moved to another PD: the SEND fails at the responder (the sender sees
+            // IBV_WC_REM_OP_ERR, upstream's "Remote operation error"); moved back and the QPs restated, it works.
+            try (Rig rig = Rig.connected(name))
+            {
+                final long recv = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(recv, PAGE, LOCAL);
+                assertThat(sendInto(rig, mr, recv, 32)).containsExactly(WcStatus.SUCCESS, WcStatus.SUCCESS);
+                final ProtectionDomain other = rig.ctxB.allocPd();
+                reregOrSkip(mr, EnumSet.of(dev.rnicsim.verbs.ReregFlag.CHANGE_PD), other, 0, 0, null);
+                final WcStatus[] moved = sendInto(rig, mr, recv, 33);
+                assertThat(moved[0]).isEqualTo(WcStatus.REM_OP_ERR);
+                assertThat(rig.memB.read(recv, 64)).isEqualTo(pattern(64, 32));
+                restate(rig);
+                reregOrSkip(mr, EnumSet.of(dev.rnicsim.verbs.ReregFlag.CHANGE_PD), rig.pdB, 0, 0, null);
+                assertThat(sendInto(rig, mr, recv, 34)).containsExactly(WcStatus.SUCCESS, WcStatus.SUCCESS);
+                assertThat(rig.memB.read(recv, 64)).isEqualTo(pattern(64, 34));
+                // Moved to the other PD once more: that PD is then freed with a re-registered MR in it closed first.
+                reregOrSkip(mr, EnumSet.of(dev.rnicsim.verbs.ReregFlag.CHANGE_PD), other, 0, 0, null);
+                mr.close();
+                other.dealloc();
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testMrReregAddr(final String name)
+        {
+            // A receive posted with the MR's old address, then the MR re-registered over a new buffer: the SEND
+            // fails at the responder (IBV_WC_REM_OP_ERR); restated, traffic into the new address works.
+            try (Rig rig = Rig.connected(name))
+            {
+                final long old = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(old, PAGE, LOCAL);
+                rig.qpB.postRecv(RecvWr.of(40, sge(mr, old, 64)));
+                final long fresh = rig.bufferB(PAGE);
+                reregOrSkip(mr, EnumSet.of(dev.rnicsim.verbs.ReregFlag.CHANGE_TRANSLATION), null, fresh, PAGE, null);
+                final long src = rig.bufferA(PAGE);
+                final MemoryRegion srcMr = rig.pdA.regMr(src, PAGE, LOCAL);
+                rig.qpA.postSend(SendWr.send(41, List.of(sge(srcMr, src, 64))));
+                assertThat(rig.awaitA().status()).isEqualTo(WcStatus.REM_OP_ERR);
+                assertThat(rig.awaitB().status()).as("the receive of the old address").isNotEqualTo(
+                    WcStatus.SUCCESS);
+                restate(rig);
+                assertThat(sendInto(rig, mr, fresh, 42)).containsExactly(WcStatus.SUCCESS, WcStatus.SUCCESS);
+                assertThat(rig.memB.read(fresh, 64)).isEqualTo(pattern(64, 42));
+            }
+        }
+
+        private static dev.rnicsim.verbs.DeviceMemory dmOrSkip(final dev.rnicsim.verbs.Context ctx, final long length,
+            final String name)
+        {
+            try
+            {
+                return ctx.allocDm(length);
+            }
+            catch (final VerbsException e)
+            {
+                assumeTrue(e.errnoName() != Errno.EOPNOTSUPP, name + " has no device memory: " + e.detail());
+                throw e;
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testDmBadAccess(final String name)
+        {
+            // DeviceMemoryAPITest.test_dm_bad_access: copies at an offset or of a length not a multiple of 4, or past
+            // the 100 bytes allocated, fail both ways (mlx5_access_dm: EFAULT for the range first, then EINVAL).
+            try (Rig rig = Rig.unconnected(name))
+            {
+                final dev.rnicsim.verbs.DeviceMemory dm = dmOrSkip(rig.ctxB, 100, name);
+                rig.pdB.regDmMr(dm, 0, 100, EnumSet.of(Access.ZERO_BASED, Access.LOCAL_WRITE));
+                final long[][] cases = {{3, 4, 0}, {4, 3, 0}, {104, 4, 1}, {0, 104, 1}};
+                for (final long[] c : cases)
+                {
+                    final Errno expected = c[2] == 1 ? Errno.EFAULT : Errno.EINVAL;
+                    assertThat(refused(() -> dm.memcpyFrom(c[0], (int)c[1])).errnoName()).as("read %s", c)
+                        .isEqualTo(expected);
+                    assertThat(refused(() -> dm.memcpyTo(c[0], new byte[(int)c[1]])).errnoName()).as("write %s", c)
+                        .isEqualTo(expected);
+                }
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testDmBadRegistration(final String name)
+        {
+            // DeviceMemoryAPITest.test_dm_bad_registration: an MR longer than the device memory fails.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                final dev.rnicsim.verbs.DeviceMemory dm = dmOrSkip(rig.ctxB, 100, name);
+                assertThat(refused(() -> rig.pdB.regDmMr(dm, 0, 104, EnumSet.of(Access.ZERO_BASED,
+                    Access.LOCAL_WRITE))).errnoName()).isEqualTo(Errno.EINVAL);
+                dm.close();
+                assertThat(dm.isClosed()).as("the refused MR kept no reference").isTrue();
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testDmTraffic(final String name)
+        {
+            // DeviceMemoryTest.test_dm_traffic: SENDs between zero-based MRs over device memory on both sides.
+            try (Rig rig = Rig.connected(name))
+            {
+                final dev.rnicsim.verbs.DeviceMemory dmA = dmOrSkip(rig.ctxA, 1024, name);
+                final dev.rnicsim.verbs.DeviceMemory dmB = dmOrSkip(rig.ctxB, 1024, name);
+                final Set<Access> access = EnumSet.of(Access.ZERO_BASED, Access.LOCAL_WRITE);
+                final MemoryRegion mrA = rig.pdA.regDmMr(dmA, 0, 1024, access);
+                final MemoryRegion mrB = rig.pdB.regDmMr(dmB, 0, 1024, access);
+                for (int i = 0; i < 3; i++)
+                {
+                    dmA.memcpyTo(0, pattern(1024, 50 + i));
+                    rig.qpB.postRecv(RecvWr.of(i, sge(mrB, 0, 1024)));
+                    rig.qpA.postSend(SendWr.send(i, List.of(sge(mrA, 0, 1024))));
+                    assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+                    assertThat(rig.awaitB().status()).isEqualTo(WcStatus.SUCCESS);
+                    assertThat(dmB.memcpyFrom(0, 1024)).isEqualTo(pattern(1024, 50 + i));
+                }
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testDmRemoteTraffic(final String name)
+        {
+            // DeviceMemoryTest.test_dm_remote_traffic: RDMA WRITEs into a remote zero-based MR over device memory.
+            try (Rig rig = Rig.connected(name))
+            {
+                final dev.rnicsim.verbs.DeviceMemory dm = dmOrSkip(rig.ctxB, 1024, name);
+                final MemoryRegion mr = rig.pdB.regDmMr(dm, 0, 1024, EnumSet.of(Access.ZERO_BASED,
+                    Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+                assertThat(write(rig, 0, mr.rkey(), 1024, 60)).isEqualTo(WcStatus.SUCCESS);
+                assertThat(dm.memcpyFrom(0, 1024)).isEqualTo(pattern(1024, 60));
             }
         }
 
@@ -455,6 +661,31 @@ class RdmaCoreTestsPortTest
                 rig.qpB.postSend(SendWr.localInv(12, mw.rkey()));
                 assertThat(rig.awaitB().status()).isEqualTo(WcStatus.SUCCESS);
                 assertThat(write(rig, dst, mw.rkey(), 8, 8)).isEqualTo(WcStatus.REM_ACCESS_ERR);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testMwType2InvalidateDealloc(final String name)
+        {
+            // test_mw_type2_invalidate_dealloc: a bound type 2 window freed with ibv_dealloc_mw; its rkey no longer
+            // reaches the MR (IBV_WC_REM_ACCESS_ERR), the memory stays as it was.
+            try (Rig rig = Rig.connected(name))
+            {
+                assumeWindows(rig, MwType.TYPE_2);
+                final long dst = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(dst, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
+                    Access.MW_BIND));
+                final MemoryWindow mw = rig.pdB.allocMw(MwType.TYPE_2);
+                rig.qpB.postSend(SendWr.bindMw(13, mw, SendWr.incRkey(mw.rkey()), new MwBindInfo(mr, dst, PAGE,
+                    EnumSet.of(Access.REMOTE_WRITE))));
+                assertThat(rig.awaitB().status()).isEqualTo(WcStatus.SUCCESS);
+                assertThat(write(rig, dst, mw.rkey(), 8, 35)).isEqualTo(WcStatus.SUCCESS);
+                final int rkey = mw.rkey();
+                mw.close();
+                assertStillInRts(rig);
+                assertThat(write(rig, dst + 64, rkey, 8, 36)).isEqualTo(WcStatus.REM_ACCESS_ERR);
+                assertThat(rig.memB.read(dst + 64, 8)).containsOnly(0);
             }
         }
 
@@ -731,6 +962,83 @@ class RdmaCoreTestsPortTest
                 rig.pdB.adviseMr(MrAdvice.PREFETCH_NO_FAULT, MrAdvice.FLAG_FLUSH, List.of(sge(mr, dst, 4 * PAGE)));
                 assertThat(write(rig, dst + 2 * PAGE, mr.rkey(), 64, 16)).isEqualTo(WcStatus.SUCCESS);
                 assertThat(rig.memB.read(dst + 2 * PAGE, 64)).isEqualTo(pattern(64, 16));
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testOdpPrefetchAsyncNoPageFaultRcTraffic(final String name)
+        {
+            // PREFETCH_NO_FAULT without IBV_ADVISE_MR_FLAG_FLUSH: the advice returns at once, traffic works.
+            try (Rig rig = Rig.connected(name))
+            {
+                assumeOdp(rig, OdpCaps.WRITE);
+                final long dst = rig.bufferB(4 * PAGE);
+                rig.memB.write(dst, new byte[(int)(4 * PAGE)]);
+                final MemoryRegion mr = rig.pdB.regMr(dst, 4 * PAGE, EnumSet.of(Access.LOCAL_WRITE,
+                    Access.REMOTE_WRITE, Access.ON_DEMAND));
+                rig.pdB.adviseMr(MrAdvice.PREFETCH_NO_FAULT, 0, List.of(sge(mr, dst, 4 * PAGE)));
+                assertThat(write(rig, dst + 3 * PAGE, mr.rkey(), 64, 26)).isEqualTo(WcStatus.SUCCESS);
+                assertThat(rig.memB.read(dst + 3 * PAGE, 64)).isEqualTo(pattern(64, 26));
+            }
+        }
+
+        /** test_odp_implicit_sync_prefetch_rc_traffic and its async twin: prefetch through an implicit ODP MR. */
+        private void implicitPrefetchTraffic(final String name, final int flags, final int seed)
+        {
+            try (Rig rig = Rig.connected(name))
+            {
+                assumeOdp(rig, OdpCaps.WRITE);
+                final EnumSet<Access> access = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.ON_DEMAND);
+                if (!rig.attributes.odpCaps().implicitSupported())
+                {
+                    assertThat(refused(() -> rig.pdB.regMr(0, -1L, access)).errnoName()).isEqualTo(Errno.EINVAL);
+                    return;
+                }
+                final MemoryRegion implicit = rig.pdB.regMr(0, -1L, access);
+                final long dst = rig.bufferB(2 * PAGE);
+                rig.pdB.adviseMr(MrAdvice.PREFETCH_WRITE, flags, List.of(sge(implicit, dst, 2 * PAGE)));
+                assertThat(write(rig, dst + PAGE, implicit.rkey(), 128, seed)).isEqualTo(WcStatus.SUCCESS);
+                assertThat(rig.memB.read(dst + PAGE, 128)).isEqualTo(pattern(128, seed));
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testOdpImplicitSyncPrefetchRcTraffic(final String name)
+        {
+            implicitPrefetchTraffic(name, MrAdvice.FLAG_FLUSH, 27);
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testOdpImplicitAsyncPrefetchRcTraffic(final String name)
+        {
+            implicitPrefetchTraffic(name, 0, 28);
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testOdpRcAtomicCmpAndSwp(final String name)
+        {
+            // Two compare-and-swaps into an ODP MR: one whose compare value matches (swapped), one whose does not.
+            try (Rig rig = Rig.connected(name))
+            {
+                assumeOdp(rig, OdpCaps.ATOMIC);
+                assumeTrue(rig.attributes.atomicCap() != AtomicCap.NONE, "no atomics");
+                final long target = rig.bufferB(PAGE);
+                rig.memB.writeLong(target, 0);
+                final MemoryRegion mr = rig.pdB.regMr(target, PAGE, EnumSet.of(Access.LOCAL_WRITE,
+                    Access.REMOTE_ATOMIC, Access.ON_DEMAND));
+                final long result = rig.bufferA(PAGE);
+                final MemoryRegion resultMr = rig.pdA.regMr(result, PAGE, LOCAL);
+                rig.qpA.postSend(SendWr.compareAndSwap(1, sge(resultMr, result, 8), target, mr.rkey(), 0, 1));
+                assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+                assertThat(rig.memB.readLong(target)).isEqualTo(1);
+                rig.qpA.postSend(SendWr.compareAndSwap(2, sge(resultMr, result, 8), target, mr.rkey(), 5, 9));
+                assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+                assertThat(rig.memA.readLong(result)).as("the old value").isEqualTo(1);
+                assertThat(rig.memB.readLong(target)).as("no match, no swap").isEqualTo(1);
             }
         }
 
@@ -1072,6 +1380,76 @@ class RdmaCoreTestsPortTest
 
         @ParameterizedTest(name = "{0}")
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQueryGidExBadFlow(final String name)
+        {
+            // test_query_gid_ex_bad_flow: an index inside gid_tbl_len that holds no GID is ENODATA (upstream skips
+            // when every index is populated or the table has one entry).
+            try (Rig rig = Rig.unconnected(name))
+            {
+                final int len = rig.ctxA.queryPort(1).gidTblLen();
+                assumeTrue(len > 1, "the GID table has " + len + " entry: no empty index to ask for");
+                assertThat(refused(() -> rig.ctxA.queryGid(1, len - 1)).errnoName()).isEqualTo(Errno.ENODATA);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testMultiProcessAllocDm(final String name)
+        {
+            // test_multi_process_alloc_dm: five users of the device each allocate a fifth of half of max_dm_size at
+            // once (here 4 KiB each, five contexts); every allocation succeeds.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                final List<dev.rnicsim.verbs.Context> users = new ArrayList<>();
+                final List<dev.rnicsim.verbs.DeviceMemory> dms = new ArrayList<>();
+                try
+                {
+                    for (int i = 0; i < 5; i++)
+                    {
+                        final dev.rnicsim.verbs.Context c = rig.device.open();
+                        users.add(c);
+                        dms.add(i == 0 ? allocDmOrSkip(c, name) : c.allocDm(4096));
+                    }
+                    assertThat(dms).hasSize(5).allSatisfy(d -> assertThat(d.lengthBytes()).isEqualTo(4096));
+                }
+                finally
+                {
+                    users.forEach(dev.rnicsim.verbs.Context::close);
+                }
+            }
+        }
+
+        private static dev.rnicsim.verbs.DeviceMemory allocDmOrSkip(final dev.rnicsim.verbs.Context c,
+            final String name)
+        {
+            try
+            {
+                return c.allocDm(4096);
+            }
+            catch (final VerbsException e)
+            {
+                assumeTrue(e.errnoName() != Errno.EOPNOTSUPP, name + " has no device memory");
+                throw e;
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testDestroyDmBadFlow(final String name)
+        {
+            // test_destroy_dm_bad_flow: freeing device memory twice; the second close does nothing.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                final dev.rnicsim.verbs.DeviceMemory dm = allocDmOrSkip(rig.ctxA, name);
+                dm.close();
+                dm.close();
+                assertThat(dm.isClosed()).isTrue();
+                assertThat(refused(() -> dm.memcpyFrom(0, 4)).errnoName()).isEqualTo(Errno.EINVAL);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testDmAllocWriteReadAndBadFlow(final String name)
         {
             // tests/test_device.py DM cases: alloc, write then read back, a copy past the end fails.
@@ -1090,9 +1468,19 @@ class RdmaCoreTestsPortTest
                 dm.memcpyTo(8, pattern(64, 20));
                 assertThat(dm.memcpyFrom(8, 64)).isEqualTo(pattern(64, 20));
                 assertThat(refused(() -> dm.memcpyTo(4090, new byte[16])).errnoName()).isEqualTo(Errno.EFAULT);
-                // test_create_dm_bad_flow (its size half): more than max_dm_size fails.
+                // test_create_dm_bad_flow: more than max_dm_size fails, and so does any comp_mask (1..100 upstream,
+                // with the same oversized length; here with a length that fits too, so that the mask alone fails).
                 final long max = 1L << 40;
                 assertThat(refused(() -> rig.ctxA.allocDm(max)).errnoName()).isEqualTo(Errno.EINVAL);
+                for (final int mask : new int[] {1, 2, 37, 100})
+                {
+                    assertThat(refused(() -> rig.ctxA.allocDm(new dev.rnicsim.verbs.DmAttr(max, 0, mask)))
+                        .errnoName()).isEqualTo(Errno.EINVAL);
+                    assertThat(refused(() -> rig.ctxA.allocDm(new dev.rnicsim.verbs.DmAttr(4096, 0, mask)))
+                        .errnoName()).isEqualTo(Errno.EINVAL);
+                }
+                // The refused calls took nothing: another allocation of the same size still fits beside the first.
+                rig.ctxA.allocDm(dev.rnicsim.verbs.DmAttr.of(4096)).close();
                 // test_dm_write_bad_flow: an offset that is not a multiple of 4 fails.
                 assertThat(refused(() -> dm.memcpyTo(9, new byte[16])).errnoName()).isEqualTo(Errno.EINVAL);
                 dm.close();
@@ -1127,9 +1515,9 @@ class RdmaCoreTestsPortTest
 
     /**
      * tests/test_qpex.py, class QpExTestCase: traffic posted through the extended QP (the {@code ibv_wr_*}
-     * builders), its RC cases. On the simulator every work request is posted through {@link
-     * dev.rnicsim.verbs.QueuePair#postSend}; where upstream creates the QP with {@code send_ops_flags} the provider
-     * lacks (EOPNOTSUPP, a skip), the simulator refuses the post with EOPNOTSUPP and the case skips the same way. The
+     * builders). On the simulator every work request is posted through {@link
+     * dev.rnicsim.verbs.QueuePair#postSend} (or {@code postSendUd}) of a QP created with the {@code send_ops_flags}
+     * upstream's player asks for; where the provider refuses them (EOPNOTSUPP) the case skips as upstream's does. The
      * responder QP grants what upstream's {@code create_qp_ex} gives an RC QP: REMOTE_WRITE, REMOTE_READ,
      * REMOTE_ATOMIC, FLUSH_GLOBAL and FLUSH_PERSISTENT (the FLUSH rights only where the device has FLUSH).
      */
@@ -1139,10 +1527,14 @@ class RdmaCoreTestsPortTest
         private static final Set<Access> QPEX = EnumSet.of(Access.REMOTE_WRITE, Access.REMOTE_READ,
             Access.REMOTE_ATOMIC, Access.FLUSH_GLOBAL, Access.FLUSH_PERSISTENT);
 
-        /** A connected rig whose responder grants upstream's create_qp_ex rights the device knows. */
-        private static Rig qpexRig(final String name)
+        /**
+         * A connected rig whose QPs are created with the send_ops_flags upstream's player asks for (skipping where
+         * the provider refuses them with EOPNOTSUPP) and whose responder grants upstream's create_qp_ex rights the
+         * device knows.
+         */
+        private static Rig qpexRig(final String name, final WrOpcode... sendOps)
         {
-            final Rig rig = Rig.unconnected(name);
+            final Rig rig = Rig.unconnected(name, EnumSet.copyOf(List.of(sendOps)));
             final Set<Access> rights = EnumSet.copyOf(Rig.ALL_REMOTE);
             if (rig.attributes.has(DeviceCap.FLUSH_GLOBAL) && rig.attributes.has(DeviceCap.FLUSH_PERSISTENT))
             {
@@ -1151,17 +1543,6 @@ class RdmaCoreTestsPortTest
             rig.qpA.connect(rig.qpB.address(), rights);
             rig.qpB.connect(rig.qpA.address(), rights);
             return rig;
-        }
-
-        /** Posts a FLUSH or ATOMIC_WRITE, skipping where the QP could not have been created with it. */
-        private static void postOrSkip(final Rig rig, final SendWr wr)
-        {
-            final VerbsException e = catchThrowableOfType(VerbsException.class, () -> rig.qpA.postSend(List.of(wr)));
-            if (e != null)
-            {
-                assertThat(e.errnoName()).as(e.getMessage()).isEqualTo(Errno.EOPNOTSUPP);
-                assumeTrue(false, "Extended QP is not supported on this device: " + e.detail());
-            }
         }
 
         private static MemoryRegion flushTarget(final Rig rig, final long buf)
@@ -1206,7 +1587,7 @@ class RdmaCoreTestsPortTest
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testQpExRcSend(final String name)
         {
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.SEND))
             {
                 final long recv = rig.bufferB(PAGE);
                 final MemoryRegion recvMr = rig.pdB.regMr(recv, PAGE, LOCAL);
@@ -1227,7 +1608,7 @@ class RdmaCoreTestsPortTest
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testQpExRcSendImm(final String name)
         {
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.SEND_WITH_IMM))
             {
                 final long recv = rig.bufferB(PAGE);
                 final MemoryRegion recvMr = rig.pdB.regMr(recv, PAGE, LOCAL);
@@ -1247,7 +1628,7 @@ class RdmaCoreTestsPortTest
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testQpExRcRdmaWrite(final String name)
         {
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.RDMA_WRITE))
             {
                 final long dst = rig.bufferB(PAGE);
                 final MemoryRegion mr = rig.pdB.regMr(dst, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
@@ -1260,7 +1641,7 @@ class RdmaCoreTestsPortTest
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testQpExRcRdmaWriteImm(final String name)
         {
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.RDMA_WRITE_WITH_IMM))
             {
                 final long dst = rig.bufferB(PAGE);
                 final MemoryRegion mr = rig.pdB.regMr(dst, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
@@ -1281,7 +1662,7 @@ class RdmaCoreTestsPortTest
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testQpExRcRdmaWriteZeroLength(final String name)
         {
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.RDMA_WRITE))
             {
                 final long dst = rig.bufferB(PAGE);
                 final MemoryRegion mr = rig.pdB.regMr(dst, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
@@ -1294,8 +1675,10 @@ class RdmaCoreTestsPortTest
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testQpExRcRdmaRead(final String name)
         {
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.RDMA_READ))
             {
+                // Upstream's RTR asks max_dest_rd_atomic 1, which a device with max_qp_rd_atom 0 refuses.
+                assumeTrue(rig.servesReads(), "max_qp_rd_atom is 0: no READ responder resources");
                 final long src = rig.bufferB(PAGE);
                 rig.memB.write(src, pattern(200, 8));
                 final MemoryRegion mr = rig.pdB.regMr(src, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ));
@@ -1311,8 +1694,10 @@ class RdmaCoreTestsPortTest
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testQpExRcRdmaReadZeroSize(final String name)
         {
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.RDMA_READ))
             {
+                // Upstream's RTR asks max_dest_rd_atomic 1, which a device with max_qp_rd_atom 0 refuses.
+                assumeTrue(rig.servesReads(), "max_qp_rd_atom is 0: no READ responder resources");
                 final long src = rig.bufferB(PAGE);
                 final MemoryRegion mr = rig.pdB.regMr(src, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ));
                 final long dst = rig.bufferA(PAGE);
@@ -1326,7 +1711,7 @@ class RdmaCoreTestsPortTest
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testQpExRcAtomicCmpSwp(final String name)
         {
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.ATOMIC_CMP_AND_SWP))
             {
                 assumeTrue(rig.attributes.atomicCap() != AtomicCap.NONE, "no atomics");
                 final long target = rig.bufferB(PAGE);
@@ -1345,7 +1730,7 @@ class RdmaCoreTestsPortTest
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testQpExRcAtomicFetchAdd(final String name)
         {
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.ATOMIC_FETCH_AND_ADD))
             {
                 assumeTrue(rig.attributes.atomicCap() != AtomicCap.NONE, "no atomics");
                 final long target = rig.bufferB(PAGE);
@@ -1365,7 +1750,7 @@ class RdmaCoreTestsPortTest
         void testQpExRcBindMw(final String name)
         {
             // A type 2 window bound with LOCAL_WRITE alone over an MR with REMOTE_WRITE refuses a remote WRITE.
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.RDMA_WRITE, WrOpcode.BIND_MW))
             {
                 assumeWindows(rig, MwType.TYPE_2);
                 final long dst = rig.bufferB(PAGE);
@@ -1385,16 +1770,16 @@ class RdmaCoreTestsPortTest
         void testQpExRcFlush(final String name)
         {
             // An MR with FLUSH_GLOBAL: FLUSH of a range, then of the whole MR, both IBV_WC_SUCCESS.
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.FLUSH, WrOpcode.RDMA_WRITE))
             {
                 final long dst = rig.bufferB(PAGE);
                 final MemoryRegion mr = flushTarget(rig, dst);
-                postOrSkip(rig, SendWr.flush(1, dst, mr.rkey(), 1024, dev.rnicsim.verbs.FlushPlacement.GLOBAL,
+                rig.qpA.postSend(SendWr.flush(1, dst, mr.rkey(), 1024, dev.rnicsim.verbs.FlushPlacement.GLOBAL,
                     dev.rnicsim.verbs.FlushSelectivity.RANGE));
                 final WorkCompletion range = rig.awaitA();
                 assertThat(range.status()).isEqualTo(WcStatus.SUCCESS);
                 assertThat(range.opcode()).isEqualTo(dev.rnicsim.verbs.WcOpcode.FLUSH);
-                postOrSkip(rig, SendWr.flush(2, dst, mr.rkey(), 1024, dev.rnicsim.verbs.FlushPlacement.GLOBAL,
+                rig.qpA.postSend(SendWr.flush(2, dst, mr.rkey(), 1024, dev.rnicsim.verbs.FlushPlacement.GLOBAL,
                     dev.rnicsim.verbs.FlushSelectivity.MR));
                 assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
             }
@@ -1405,11 +1790,11 @@ class RdmaCoreTestsPortTest
         void testQpExRcFlushTypeViolate(final String name)
         {
             // FLUSH_PERSISTENT to an MR registered with FLUSH_GLOBAL only: IBV_WC_REM_ACCESS_ERR.
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.FLUSH, WrOpcode.RDMA_WRITE))
             {
                 final long dst = rig.bufferB(PAGE);
                 final MemoryRegion mr = flushTarget(rig, dst);
-                postOrSkip(rig, SendWr.flush(1, dst, mr.rkey(), 1024, dev.rnicsim.verbs.FlushPlacement.PERSISTENT,
+                rig.qpA.postSend(SendWr.flush(1, dst, mr.rkey(), 1024, dev.rnicsim.verbs.FlushPlacement.PERSISTENT,
                     dev.rnicsim.verbs.FlushSelectivity.RANGE));
                 assertThat(rig.awaitA().status()).isEqualTo(WcStatus.REM_ACCESS_ERR);
             }
@@ -1420,15 +1805,178 @@ class RdmaCoreTestsPortTest
         void testQpExRcAtomicWrite(final String name)
         {
             // 8 bytes written by ATOMIC_WRITE land at the responder.
-            try (Rig rig = qpexRig(name))
+            try (Rig rig = qpexRig(name, WrOpcode.ATOMIC_WRITE))
             {
                 final long dst = rig.bufferB(PAGE);
                 final MemoryRegion mr = rig.pdB.regMr(dst, PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
-                postOrSkip(rig, SendWr.atomicWrite(1, dst, mr.rkey(), 0x6363_6363_6363_6363L));
+                rig.qpA.postSend(SendWr.atomicWrite(1, dst, mr.rkey(), 0x6363_6363_6363_6363L));
                 final WorkCompletion wc = rig.awaitA();
                 assertThat(wc.status()).isEqualTo(WcStatus.SUCCESS);
                 assertThat(wc.opcode()).isEqualTo(dev.rnicsim.verbs.WcOpcode.ATOMIC_WRITE);
                 assertThat(rig.memB.readLong(dst)).isEqualTo(0x6363_6363_6363_6363L);
+            }
+        }
+
+        // ------------------------------------------------------------ the UD cases (QpExUDSend, QpExUDSendImm)
+
+        /**
+         * Upstream's traffic on UD players: each side posts a receive of msg + 40 bytes, sends msg bytes to the
+         * other through its address handle, and checks the payload after the 40-byte GRH; the receive's completion
+         * names the sender's QP in src_qp and carries IBV_WC_GRH (ibv_poll_cq(3)).
+         */
+        private static void udTraffic(final UdRig rig, final int msg, final boolean withImm)
+        {
+            final int bufBytes = msg + UdRig.GRH;
+            final long sendA = rig.bufferA(PAGE);
+            final long recvA = rig.bufferA(PAGE);
+            final long sendB = rig.bufferB(PAGE);
+            final long recvB = rig.bufferB(PAGE);
+            final MemoryRegion sendMrA = rig.pdA.regMr(sendA, PAGE, LOCAL);
+            final MemoryRegion recvMrA = rig.pdA.regMr(recvA, PAGE, LOCAL);
+            final MemoryRegion sendMrB = rig.pdB.regMr(sendB, PAGE, LOCAL);
+            final MemoryRegion recvMrB = rig.pdB.regMr(recvB, PAGE, LOCAL);
+            rig.client.postRecv(RecvWr.of(100, sge(recvMrA, recvA, bufBytes)));
+            rig.server.postRecv(RecvWr.of(200, sge(recvMrB, recvB, bufBytes)));
+            for (int i = 0; i < 10; i++)
+            {
+                rig.memA.write(sendA, pattern(msg, i));
+                final List<Sge> a = msg == 0 ? List.of() : List.of(sge(sendMrA, sendA, msg));
+                rig.client.postSendUd(List.of(new UdSendWr(withImm ? SendWr.sendWithImm(i, a, 0x1000 + i)
+                    : SendWr.send(i, a), rig.toServer, rig.server.qpNum(), UdRig.UD_QKEY)));
+                assertThat(rig.awaitA().status()).isEqualTo(WcStatus.SUCCESS);
+                final WorkCompletion atServer = rig.awaitB();
+                assertReceived(atServer, rig.client.qpNum(), msg, withImm, 0x1000 + i);
+                rig.server.postRecv(RecvWr.of(200 + i, sge(recvMrB, recvB, bufBytes)));
+                assertThat(rig.memB.read(recvB + UdRig.GRH, msg)).isEqualTo(pattern(msg, i));
+
+                rig.memB.write(sendB, pattern(msg, 100 + i));
+                final List<Sge> b = msg == 0 ? List.of() : List.of(sge(sendMrB, sendB, msg));
+                rig.server.postSendUd(List.of(new UdSendWr(withImm ? SendWr.sendWithImm(i, b, 0x2000 + i)
+                    : SendWr.send(i, b), rig.toClient, rig.client.qpNum(), UdRig.UD_QKEY)));
+                assertThat(rig.awaitB().status()).isEqualTo(WcStatus.SUCCESS);
+                final WorkCompletion atClient = rig.awaitA();
+                assertReceived(atClient, rig.server.qpNum(), msg, withImm, 0x2000 + i);
+                rig.client.postRecv(RecvWr.of(100 + i, sge(recvMrA, recvA, bufBytes)));
+                assertThat(rig.memA.read(recvA + UdRig.GRH, msg)).isEqualTo(pattern(msg, 100 + i));
+            }
+        }
+
+        private static void assertReceived(final WorkCompletion wc, final int senderQp, final int msg,
+            final boolean withImm, final int imm)
+        {
+            assertThat(wc.status()).isEqualTo(WcStatus.SUCCESS);
+            assertThat(wc.opcode()).isEqualTo(dev.rnicsim.verbs.WcOpcode.RECV);
+            assertThat(wc.byteLen()).as("the GRH and the payload").isEqualTo(UdRig.GRH + msg);
+            assertThat(wc.srcQp()).as("src_qp").isEqualTo(senderQp);
+            assertThat(wc.withGrh()).as("IBV_WC_GRH").isTrue();
+            assertThat(wc.withImm()).isEqualTo(withImm);
+            if (withImm)
+            {
+                assertThat(wc.immData()).isEqualTo(imm);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExUdSend(final String name)
+        {
+            try (UdRig rig = UdRig.of(name, EnumSet.of(WrOpcode.SEND)))
+            {
+                udTraffic(rig, 1024, false);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExUdZeroSize(final String name)
+        {
+            // A datagram of no payload: the receive holds only the GRH, byte_len 40.
+            try (UdRig rig = UdRig.of(name, EnumSet.of(WrOpcode.SEND)))
+            {
+                udTraffic(rig, 0, false);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQpExUdSendImm(final String name)
+        {
+            try (UdRig rig = UdRig.of(name, EnumSet.of(WrOpcode.SEND_WITH_IMM)))
+            {
+                udTraffic(rig, 1024, true);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testPostReceiveQpStateBadFlow(final String name)
+        {
+            // tests/utils.py post_rq_state_bad_flow: the server's UD QP moved to RESET refuses a receive with EINVAL.
+            try (UdRig rig = UdRig.of(name, EnumSet.of(WrOpcode.SEND)))
+            {
+                final QpAttr.Builder reset = QpAttr.builder().state(QpState.RESET);
+                rig.server.modify(reset.build(), reset.mask());
+                final long recv = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(recv, PAGE, LOCAL);
+                assertThat(refused(() -> rig.server.postRecv(RecvWr.of(1, sge(mr, recv, 1024 + UdRig.GRH))))
+                    .errnoName()).isEqualTo(Errno.EINVAL);
+                assertThat(rig.server.state()).isEqualTo(QpState.RESET);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testPostSendQpStateBadFlow(final String name)
+        {
+            // tests/utils.py post_sq_state_bad_flow: the client's UD QP moved to RESET refuses a send with EINVAL,
+            // and nothing reaches the server.
+            try (UdRig rig = UdRig.of(name, EnumSet.of(WrOpcode.SEND)))
+            {
+                final QpAttr.Builder reset = QpAttr.builder().state(QpState.RESET);
+                rig.client.modify(reset.build(), reset.mask());
+                final long send = rig.bufferA(PAGE);
+                final MemoryRegion mr = rig.pdA.regMr(send, PAGE, LOCAL);
+                final long recv = rig.bufferB(PAGE);
+                final MemoryRegion recvMr = rig.pdB.regMr(recv, PAGE, LOCAL);
+                rig.server.postRecv(RecvWr.of(1, sge(recvMr, recv, 1024 + UdRig.GRH)));
+                assertThat(refused(() -> rig.client.postSendUd(List.of(new UdSendWr(SendWr.send(1,
+                    List.of(sge(mr, send, 1024))), rig.toServer, rig.server.qpNum(), UdRig.UD_QKEY)))).errnoName())
+                    .isEqualTo(Errno.EINVAL);
+                assertThat(rig.cqA.poll(1)).isEmpty();
+                assertThat(rig.cqB.poll(1)).isEmpty();
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testFullRqBadFlow(final String name)
+        {
+            // tests/utils.py full_rq_bad_flow: max_recv_wr receives fill the queue, the next one is ENOMEM.
+            try (UdRig rig = UdRig.of(name, EnumSet.of(WrOpcode.SEND)))
+            {
+                final long recv = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(recv, PAGE, LOCAL);
+                for (int i = 0; i < UdRig.DEPTH; i++)
+                {
+                    rig.server.postRecv(RecvWr.of(i, sge(mr, recv, 1024 + UdRig.GRH)));
+                }
+                assertThat(refused(() -> rig.server.postRecv(RecvWr.of(UdRig.DEPTH, sge(mr, recv, 1024 + UdRig.GRH))))
+                    .errnoName()).isEqualTo(Errno.ENOMEM);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testRqWithLargerSglBadFlow(final String name)
+        {
+            // tests/utils.py create_rq_with_larger_sgl_bad_flow: a receive of max_recv_sge + 1 SGEs is EINVAL.
+            try (UdRig rig = UdRig.of(name, EnumSet.of(WrOpcode.SEND)))
+            {
+                final long recv = rig.bufferB(PAGE);
+                final MemoryRegion mr = rig.pdB.regMr(recv, PAGE, LOCAL);
+                final List<Sge> sgl = List.of(sge(mr, recv, 512), sge(mr, recv + 512, 512));
+                assertThat(refused(() -> rig.server.postRecv(new RecvWr(1, sgl))).errnoName())
+                    .isEqualTo(Errno.EINVAL);
             }
         }
     }

@@ -59,6 +59,11 @@ final class Rig implements AutoCloseable
 
     private Rig(final Device device)
     {
+        this(device, null);
+    }
+
+    private Rig(final Device device, final Set<dev.rnicsim.verbs.WrOpcode> sendOps)
+    {
         this.device = device;
         ctxA = device.open();
         ctxB = device.open();
@@ -72,8 +77,19 @@ final class Rig implements AutoCloseable
         pdB = ctxB.allocPd();
         cqA = ctxA.createCq(64);
         cqB = ctxB.createCq(64);
-        qpA = pdA.createQp(rc(cqA, attributes));
-        qpB = pdB.createQp(rc(cqB, attributes));
+        try
+        {
+            qpA = pdA.createQp(rc(cqA, attributes).withSendOps(sendOps));
+            qpB = pdB.createQp(rc(cqB, attributes).withSendOps(sendOps));
+        }
+        catch (final dev.rnicsim.verbs.VerbsException e)
+        {
+            close();
+            // rdma-core tests/test_qpex.py create_qp_ex: EOPNOTSUPP is "Extended QP is not supported on this device".
+            org.junit.jupiter.api.Assumptions.assumeTrue(e.errnoName() != dev.rnicsim.verbs.Errno.EOPNOTSUPP,
+                "Extended QP is not supported on this device: " + e.detail());
+            throw e;
+        }
     }
 
     /** An RC QP of the default capacities with no more SGEs than the device has (EFA has 2). */
@@ -92,6 +108,17 @@ final class Rig implements AutoCloseable
     static Rig unconnected(final String name)
     {
         return new Rig(ConformanceDevices.device(name));
+    }
+
+    /**
+     * @param name    a device name of {@link ConformanceDevices#names()}.
+     * @param sendOps the send_ops_flags both QPs are created with ({@code ibv_create_qp_ex}); the case skips where
+     *                the provider refuses them with EOPNOTSUPP, as upstream's {@code create_qp_ex} does.
+     * @return a rig whose QPs are still in RESET.
+     */
+    static Rig unconnected(final String name, final Set<dev.rnicsim.verbs.WrOpcode> sendOps)
+    {
+        return new Rig(ConformanceDevices.device(name), sendOps);
     }
 
     /**
@@ -114,6 +141,16 @@ final class Rig implements AutoCloseable
     static Rig connected(final String name)
     {
         return connected(name, ALL_REMOTE);
+    }
+
+    /**
+     * @return false for a device reporting {@code max_qp_rd_atom} 0: its responder QPs get no resources for RDMA READ
+     *         and atomics ({@code max_dest_rd_atomic} 0), so a READ to them is NAKed as an invalid request
+     *         (IBV_WC_REM_INV_REQ_ERR; rxe_resp.c {@code check_resource}).
+     */
+    boolean servesReads()
+    {
+        return attributes.maxQpRdAtom() > 0;
     }
 
     /** Maps zeroed base pages for the requester. */

@@ -215,6 +215,11 @@ class VerbsConformanceTest
 
             rig.memB.write(dst + 1000, pattern(32, 7));
             rig.qpA.postSend(SendWr.read(2, List.of(sge(srcMr, src + 2000, 32)), dst + 1000, dstMr.rkey()));
+            if (!rig.servesReads())
+            {
+                assertThat(rig.awaitA().status()).isEqualTo(WcStatus.REM_INV_REQ_ERR);
+                return;
+            }
             final WorkCompletion read = rig.awaitA();
             assertThat(read.status()).isEqualTo(WcStatus.SUCCESS);
             assertThat(read.opcode()).isEqualTo(WcOpcode.RDMA_READ);
@@ -282,7 +287,9 @@ class VerbsConformanceTest
 
             rig.qpA.postSend(SendWr.read(1, List.of(sge(srcMr, src, 64)), dst, dstMr.rkey()));
 
-            assertThat(rig.awaitA().status()).isEqualTo(WcStatus.REM_ACCESS_ERR);
+            // The responder's resources are checked before the rkey (rxe_resp.c check_resource, then check_rkey).
+            assertThat(rig.awaitA().status()).isEqualTo(rig.servesReads() ? WcStatus.REM_ACCESS_ERR
+                : WcStatus.REM_INV_REQ_ERR);
         }
     }
 
@@ -354,7 +361,9 @@ class VerbsConformanceTest
 
             rig.qpA.postSend(SendWr.read(1, List.of(sge(readOnly, local, 16)), dst, dstMr.rkey()));
 
-            assertThat(rig.awaitA().status()).isEqualTo(WcStatus.LOC_PROT_ERR);
+            // A responder without READ resources NAKs before any response reaches the local buffer.
+            assertThat(rig.awaitA().status()).isEqualTo(rig.servesReads() ? WcStatus.LOC_PROT_ERR
+                : WcStatus.REM_INV_REQ_ERR);
         }
     }
 

@@ -120,6 +120,14 @@ final class CompletionEngine
     void completeRecv(final RecvWr wr, final WcStatus status, final WcOpcode opcode, final long byteLen,
         final boolean withImm, final int imm, final boolean withInv, final int invalidatedRkey, final WcDiagnosis why)
     {
+        completeRecv(wr, status, opcode, byteLen, withImm, imm, withInv, invalidatedRkey, why, null);
+    }
+
+    /** As above; a datagram's receive also names its sender ({@link Datagrams#received}). */
+    void completeRecv(final RecvWr wr, final WcStatus status, final WcOpcode opcode, final long byteLen,
+        final boolean withImm, final int imm, final boolean withInv, final int invalidatedRkey, final WcDiagnosis why,
+        final SimQp datagramSender)
+    {
         device.writeOrdering().drain();
         if (status == WcStatus.WR_FLUSH_ERR)
         {
@@ -137,7 +145,7 @@ final class CompletionEngine
         final WorkCompletion wc = new WorkCompletion(wr.wrId(), status, opcode, qp.num, byteLen, withImm, imm, withInv,
             invalidatedRkey, status == WcStatus.SUCCESS ? 0 : Diagnoser.vendorErr(device.profile(), status),
             Diagnoser.withStatus(why, status));
-        if (!qp.recvCq.push(wc))
+        if (!qp.recvCq.push(datagramSender == null ? wc : Datagrams.received(wc, datagramSender.num)))
         {
             toError();
         }

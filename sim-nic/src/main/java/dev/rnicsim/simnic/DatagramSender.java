@@ -42,6 +42,13 @@ final class DatagramSender
     WqeOutcome executeDatagram(final SendWqe p)
     {
         final SendWr wr = p.wr();
+        final String refused = Datagrams.unsupportedAtDevice(wr.opcode());
+        if (refused != null)
+        {
+            qp.completions.completeSend(wr, WcStatus.LOC_QP_OP_ERR, 0, Diagnoser.local(qp, wr, WcStatus.LOC_QP_OP_ERR,
+                refused));
+            return WqeOutcome.ERROR;
+        }
         final UdSendWr ud = p.ud();
         final long length = p.inline() != null ? p.inline().length : wr.totalBytes();
         final SimDevice pdev = ud.ah().attr().dgid() == null ? null : device.fabric().deviceByGid(ud.ah().attr()
@@ -114,7 +121,7 @@ final class DatagramSender
         final boolean imm = wr.opcode() == WrOpcode.SEND_WITH_IMM;
         peer.completions.completeRecv(recv, g.ok() ? WcStatus.SUCCESS : peer.responder.responderStatus(g),
             WcOpcode.RECV,
-            g.ok() ? Datagrams.GRH_BYTES + length : 0, imm, wr.immData(), false, 0, null);
+            g.ok() ? Datagrams.GRH_BYTES + length : 0, imm, wr.immData(), false, 0, null, g.ok() ? qp : null);
         final double linkGbps = Math.min(device.profile().linkGbps(), pdev.profile().linkGbps());
         args.put("status", g.ok() ? "delivered" : peer.responder.responderStatus(g).cName());
         device.fabric().span(device, wr.opcode().name(), "dma", device.fabric().costModel().operationNs(length,

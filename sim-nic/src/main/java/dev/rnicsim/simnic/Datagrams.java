@@ -49,6 +49,34 @@ final class Datagrams
     }
 
     /**
+     * What {@code ibv_post_send} answers for the opcode on this device: as {@link #opcodeRefusal(QpType, WrOpcode)},
+     * except that a UD work request of any opcode is posted where the provider does not check
+     * ({@link ProviderRule#UD_OPCODES_UNCHECKED_AT_POST}, mlx5 {@code _mlx5_post_send}); the device then refuses it
+     * ({@link #unsupportedAtDevice}).
+     *
+     * @return why the opcode is refused at post (EINVAL), or null.
+     */
+    static String opcodeRefusal(final DeviceProfile profile, final QpType type, final WrOpcode opcode)
+    {
+        if (type == QpType.UD && profile.follows(ProviderRule.UD_OPCODES_UNCHECKED_AT_POST))
+        {
+            return null;
+        }
+        return opcodeRefusal(type, opcode);
+    }
+
+    /**
+     * @return why the device refuses a posted UD work request (completed with IBV_WC_LOC_QP_OP_ERR), or null when
+     *         datagrams carry its opcode.
+     */
+    static String unsupportedAtDevice(final WrOpcode opcode)
+    {
+        final String why = opcodeRefusal(QpType.UD, opcode);
+        return why == null ? null : why + "; the provider posted it unchecked (mlx5 _mlx5_post_send) and the device "
+            + "refuses the WQE. Post SEND or SEND_WITH_IMM on a UD QP, or use an RC QP for RDMA and atomics";
+    }
+
+    /**
      * The 40-byte GRH a UD receive starts with: IP version 6, the payload length, next header 0x1B (IBA BTH), hop
      * limit 64, source and destination GID (IBA 8.3; the content is what a RoCE v1 port writes).
      */
@@ -76,6 +104,22 @@ final class Datagrams
         {
             out[at + i] = (byte)Integer.parseInt(hex.substring(2 * i, 2 * i + 2), 16);
         }
+    }
+
+    /**
+     * The fields {@code struct ibv_wc} has for a datagram received on a UD QP (ibv_poll_cq(3)): {@code src_qp} is the
+     * sending QP's number, IBV_WC_GRH is set because the datagram came with a GRH (the simulated fabric routes every
+     * address handle by GID, as RoCE does, so every datagram carries one, and its 40 bytes lead the buffer); slid,
+     * sl, pkey_index and dlid_path_bits are 0: the ports have no LIDs (RoCE has none: mlx5 and rxe report slid 0
+     * there), address handles carry service level 0 and every QP uses P_Key index 0.
+     *
+     * @param wc       the receive's successful completion.
+     * @param senderQp the sending QP's number.
+     * @return the completion with the datagram fields.
+     */
+    static dev.rnicsim.verbs.WorkCompletion received(final dev.rnicsim.verbs.WorkCompletion wc, final int senderQp)
+    {
+        return wc.withDatagram(senderQp, true, 0, 0, 0, 0);
     }
 
     /**

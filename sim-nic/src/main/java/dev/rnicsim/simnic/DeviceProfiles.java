@@ -132,7 +132,8 @@ public final class DeviceProfiles
             Set.of(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS,
             ProviderRule.INLINE_OVERFLOW_ENOMEM, ProviderRule.REREG_TRANSLATION_NEW_KEY,
             ProviderRule.MW_BIND_CHECKED_AT_POST, ProviderRule.INVALIDATION_CHECKS_OWNER,
-            ProviderRule.DMABUF_DYNAMIC, ProviderRule.NULL_MR, ProviderRule.DEVICE_MEMORY), true, 100.0, 5,
+            ProviderRule.DMABUF_DYNAMIC, ProviderRule.NULL_MR, ProviderRule.DEVICE_MEMORY, ProviderRule.SEND_OPS_MLX5,
+            ProviderRule.UD_OPCODES_UNCHECKED_AT_POST), true, 100.0, 5,
             List.of("node_guid", "sys_image_guid", "max_qp_rd_atom", "max_qp_init_rd_atom", "max_res_rd_atom",
                 "atomic_cap", "max_mw", "max_srq", "max_pkeys", "local_ca_ack_delay", "general_odp_caps",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
@@ -152,7 +153,8 @@ public final class DeviceProfiles
             ProviderRule.INLINE_OVERFLOW_ENOMEM, ProviderRule.REREG_TRANSLATION_NEW_KEY,
             ProviderRule.MW_BIND_CHECKED_AT_POST, ProviderRule.INVALIDATION_CHECKS_OWNER,
             ProviderRule.DMABUF_DYNAMIC, ProviderRule.NULL_MR, ProviderRule.DEVICE_MEMORY,
-            ProviderRule.RELAXED_ORDERING_READ), true, 400.0, 7,
+            ProviderRule.RELAXED_ORDERING_READ, ProviderRule.SEND_OPS_MLX5,
+            ProviderRule.UD_OPCODES_UNCHECKED_AT_POST), true, 400.0, 7,
             List.of("fw_ver", "vendor_part_id", "node_guid", "sys_image_guid", "max_sge", "max_sge_rd",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
     }
@@ -217,7 +219,7 @@ public final class DeviceProfiles
                 ProviderRule.LOCAL_KEY_ERRORS_AS_QP_OP_ERR, ProviderRule.REREG_TRANSLATION_UNSUPPORTED,
                 ProviderRule.MR_ACCESS_WITHOUT_ZERO_BASED_OR_HUGETLB, ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE,
                 ProviderRule.FLUSH_PERSISTENT_NEEDS_PMEM, ProviderRule.MESSAGE_LENGTH_CHECKED_BY_RESPONDER,
-                ProviderRule.GATHER_RANGE_ERRORS_AS_QP_OP_ERR), false,
+                ProviderRule.GATHER_RANGE_ERRORS_AS_QP_OP_ERR, ProviderRule.SEND_OPS_RXE), false,
             10.0, 0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid"));
     }
@@ -242,7 +244,7 @@ public final class DeviceProfiles
             Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.ATOMIC_ALIGNMENT_AT_POST,
                 ProviderRule.LOCAL_KEY_ERRORS_AS_QP_OP_ERR, ProviderRule.REREG_TRANSLATION_UNSUPPORTED,
                 ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE, ProviderRule.MESSAGE_LENGTH_CHECKED_BY_RESPONDER,
-                ProviderRule.KERNEL_WITHOUT_FLUSH_ACCESS), false,
+                ProviderRule.KERNEL_WITHOUT_FLUSH_ACCESS, ProviderRule.SEND_OPS_RXE), false,
             10.0,
             0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid", "xrc_odp_caps"));

@@ -85,6 +85,7 @@ public final class DriverProfiles
      * {@code xa_alloc_cyclic} over 1..0xffffff from a random start: the key byte of a registered MR is always 0, and
      * lkey == rkey. The CPU walks the page list (no device table). siw_main.c {@code siw_device_create}: each new
      * device takes {@code vendor_part_id = dev_id++} from a counter starting at 1, so the first siw device is part 1.
+     * siw_verbs.c {@code siw_create_qp}: any QP type but RC is EOPNOTSUPP ("only RC QP's supported").
      *
      * @return the profile.
      */
@@ -95,7 +96,8 @@ public final class DriverProfiles
             .maxCqe(3276800).maxMr(1024000).maxPd(102400).maxQpRdAtom(128).maxQpInitRdAtom(128).maxMw(0)
             .atomicCap(AtomicCap.NONE).build();
         final DriverTraits t = new DriverTraits("siw", "drivers/infiniband/sw/siw/siw_mem.c", Transport.IWARP, 8,
-            null, Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM, 256, true, true, "siw", null);
+            null, Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM, 256, true, true, "siw", null)
+            .withQpTypes(Set.of(QpType.RC));
         return profile("siw", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC, Set.of(), 25.0, t,
             defaulted("fw_ver", "max_sge"));
     }

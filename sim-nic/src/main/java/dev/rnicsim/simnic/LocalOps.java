@@ -20,9 +20,11 @@ final class LocalOps
 {
     /** Rights a bind may name (rxe_bind_mw refuses others). LOCAL_WRITE is accepted and ignored: a window grants
      * remote rights only (rdma-core tests/test_mr.py binds with REMOTE_WRITE|LOCAL_WRITE and expects success; rxe's
-     * RXE_ACCESS_SUPPORTED_MW holds it; mlx5 maps only the remote bits into the window's mkey). */
+     * RXE_ACCESS_SUPPORTED_MW holds it; mlx5 maps only the remote bits into the window's mkey). FLUSH_GLOBAL and
+     * FLUSH_PERSISTENT are in RXE_ACCESS_SUPPORTED_MW too: a FLUSH through the window's rkey needs its placement
+     * type among the window's rights (rxe_resp.c check_rkey, rxe_lookup_mw with the FLUSH access). */
     private static final Set<Access> WINDOW_RIGHTS = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ,
-        Access.REMOTE_WRITE, Access.REMOTE_ATOMIC, Access.ZERO_BASED);
+        Access.REMOTE_WRITE, Access.REMOTE_ATOMIC, Access.ZERO_BASED, Access.FLUSH_GLOBAL, Access.FLUSH_PERSISTENT);
 
     /** Rights a REG_MR may give (ib_check_mr_access is the user registration's rule, not applied here). */
     private static final Set<Access> REG_RIGHTS = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ,
@@ -108,7 +110,7 @@ final class LocalOps
         if (!WINDOW_RIGHTS.containsAll(info.access()))
         {
             return "window access " + info.access() + " outside LOCAL_WRITE (ignored), REMOTE_READ, REMOTE_WRITE, "
-                + "REMOTE_ATOMIC, ZERO_BASED (rxe_bind_mw: EOPNOTSUPP)";
+                + "REMOTE_ATOMIC, ZERO_BASED, FLUSH_GLOBAL, FLUSH_PERSISTENT (rxe_bind_mw: EOPNOTSUPP)";
         }
         if (mw.type() == MwType.TYPE_1 && info.access().contains(Access.ZERO_BASED))
         {

@@ -11,6 +11,7 @@ import dev.rnicsim.verbs.MwBindInfo;
 import dev.rnicsim.verbs.MwType;
 import dev.rnicsim.verbs.PostException;
 import dev.rnicsim.verbs.QpState;
+import dev.rnicsim.verbs.QpType;
 import dev.rnicsim.verbs.QueuePair;
 import dev.rnicsim.verbs.RecvWr;
 import dev.rnicsim.verbs.SendFlag;
@@ -49,7 +50,7 @@ final class PostChecks
         {
             throw noSendQueue;
         }
-        final String opcodeRefused = Datagrams.opcodeRefusal(qp.type, wr.opcode());
+        final String opcodeRefused = Datagrams.opcodeRefusal(qp.device.profile(), qp.type, wr.opcode());
         if (opcodeRefused != null)
         {
             throw new PostException(verb, Errno.EINVAL.code(), i, opcodeRefused);
@@ -127,7 +128,7 @@ final class PostChecks
                         + wr.sgList()
                         + "; give one SGE of 8 bytes");
                 }
-                if (qp.device.profile().follows(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS)
+                if (qp.device.profile().follows(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS) && qp.type != QpType.UD
                     && a.atomicCap() != AtomicCap.HCA)
                 {
                     throw new PostException(verb, Errno.EOPNOTSUPP.code(), i, "opcode " + wr.opcode() + " on a QP "

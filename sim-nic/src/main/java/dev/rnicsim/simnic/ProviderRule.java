@@ -98,5 +98,25 @@ public enum ProviderRule
     /** The kernel predates IBV_ACCESS_FLUSH_GLOBAL and _PERSISTENT (Linux 6.2): bits 8 and 9 lie outside its
      * {@code IB_ACCESS_SUPPORTED}, so {@code ib_check_mr_access} answers EINVAL for them, not EOPNOTSUPP (rdma-core
      * tests/test_qpex.py skips on that EINVAL: "not supported in kernel"). */
-    KERNEL_WITHOUT_FLUSH_ACCESS
+    KERNEL_WITHOUT_FLUSH_ACCESS,
+    /** {@code ibv_create_qp_ex} with send_ops_flags takes mlx5's table (rdma-core providers/mlx5/qp.c
+     * {@code mlx5_qp_fill_wr_pfns}, {@code MLX5_SUPPORTED_SEND_OPS_FLAGS_*}): RC SEND, SEND_WITH_INV, SEND_WITH_IMM,
+     * RDMA WRITE (with immediate), RDMA READ, both atomics (only where the device has atomics), LOCAL_INV and BIND_MW;
+     * UC the same without READ and atomics; UD SEND and SEND_WITH_IMM; no FLUSH and no ATOMIC_WRITE. Anything else is
+     * EOPNOTSUPP. See {@link SendOps}. */
+    SEND_OPS_MLX5,
+    /** {@code ibv_create_qp_ex} with send_ops_flags takes the rxe provider's table (rdma-core providers/rxe/rxe.c
+     * {@code check_qp_init_attr}, {@code RXE_SUP_*_QP_SEND_OPS_FLAGS}): RC SEND, SEND_WITH_IMM, SEND_WITH_INV, RDMA
+     * WRITE (with immediate), RDMA READ, both atomics, LOCAL_INV, BIND_MW, and FLUSH and ATOMIC_WRITE where the device
+     * reports them; UC SEND, SEND_WITH_IMM, SEND_WITH_INV, RDMA WRITE (with immediate) and BIND_MW (no LOCAL_INV);
+     * UD SEND and SEND_WITH_IMM. Anything else is EOPNOTSUPP. See {@link SendOps}. */
+    SEND_OPS_RXE,
+    /** {@code ibv_post_send} on a UD QP takes any opcode: mlx5's {@code _mlx5_post_send} adds the datagram segment
+     * to the WQE and checks no opcode for the QP type (it checks the opcode against its table's size, the queue's
+     * room and num_sge only), so an RDMA or atomic work request on a UD QP is posted and the device refuses the WQE:
+     * IBV_WC_LOC_QP_OP_ERR, the QP to the error state (the device's status is assumed: it is not in public code).
+     * Without this rule the provider refuses it at post with EINVAL (rxe's {@code validate_send_wr} through
+     * {@code rxe_wr_opcode_info}'s per-type mask). See {@link Datagrams#opcodeRefusal(DeviceProfile, dev.rnicsim.verbs.QpType,
+     * dev.rnicsim.verbs.WrOpcode)}. */
+    UD_OPCODES_UNCHECKED_AT_POST
 }

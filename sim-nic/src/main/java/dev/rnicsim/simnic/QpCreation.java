@@ -35,6 +35,7 @@ final class QpCreation
                 + device.name() + ", or use a profile whose driver has " + attr.type()
                 + " QPs (mlx5, rxe, irdma, ...)");
         }
+        SendOps.check(verb, device, attr);
         QpAttributes.checkCreate(verb, pd, attr);
         XrcRules.checkCreate(verb, pd, attr);
         if (attr.type() != QpType.XRC_RECV && (!(attr.sendCq() instanceof SimCq s) || !(attr.recvCq() instanceof SimCq r) || s.context() != pd.context()

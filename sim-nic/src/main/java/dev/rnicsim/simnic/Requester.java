@@ -382,6 +382,11 @@ final class Requester
             return receiverNotReady(wr, peer);
         }
         final long missesBefore = device.tables().cache().misses() + peer.device.tables().cache().misses();
+        final DmaResult noResource = ResponderResources.check(peer.attrs.maxDestRdAtomic, wr);
+        if (noResource != null)
+        {
+            return qp.responder.finish(wr, peer, noResource, false, missesBefore, null);
+        }
         final DmaResult tooLong = PlacementOps.responderLength(device, pd.pdNum(), wr);
         if (tooLong != null)
         {

@@ -160,7 +160,14 @@ public final class SimContext implements Context
     public dev.rnicsim.verbs.DeviceMemory allocDm(final long lengthBytes)
     {
         checkOpen("ibv_alloc_dm");
-        return SimDm.allocate(this, lengthBytes);
+        return SimDm.allocate(this, dev.rnicsim.verbs.DmAttr.of(lengthBytes));
+    }
+
+    @Override
+    public dev.rnicsim.verbs.DeviceMemory allocDm(final dev.rnicsim.verbs.DmAttr attr)
+    {
+        checkOpen("ibv_alloc_dm");
+        return SimDm.allocate(this, attr);
     }
 
     @Override

@@ -108,14 +108,17 @@ final class SimDm implements DeviceMemory
     }
 
     /**
-     * ibv_alloc_dm.
+     * ibv_alloc_dm. A comp_mask other than 0 is EINVAL before the length is looked at (mlx5 {@code mlx5_alloc_dm}:
+     * {@code check_comp_mask} with no bit known; rdma-core tests/test_device.py {@code test_create_dm_bad_flow});
+     * log_align_req is taken and not modelled (allocations are 4 KiB granules, aligned anyway).
      *
      * @throws dev.rnicsim.verbs.VerbsException as {@link dev.rnicsim.verbs.Context#allocDm}; nothing changes on
      *                                          failure.
      */
-    static SimDm allocate(final SimContext context, final long lengthBytes)
+    static SimDm allocate(final SimContext context, final dev.rnicsim.verbs.DmAttr attr)
     {
         final String verb = "ibv_alloc_dm";
+        final long lengthBytes = attr.lengthBytes();
         final SimDevice device = context.device();
         final long max = device.profile().maxDmSizeBytes();
         if (max == 0)
@@ -123,6 +126,12 @@ final class SimDm implements DeviceMemory
             throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " (" + device.profile().driver()
                 + ") has no device memory (max_dm_size 0: the provider lacks alloc_dm)"
                 + "; use a device with max_dm_size above 0 (mlx5)");
+        }
+        if (attr.compMask() != 0)
+        {
+            throw Errors.invalid(verb, "comp_mask 0x" + Integer.toHexString(attr.compMask()) + ": struct "
+                + "ibv_alloc_dm_attr defines no comp_mask bit, and mlx5_alloc_dm refuses every one (check_comp_mask)"
+                + "; pass comp_mask 0");
         }
         if (lengthBytes <= 0 || lengthBytes > max)
         {
@@ -179,6 +188,21 @@ final class SimDm implements DeviceMemory
         }
     }
 
+    /**
+     * mlx5 copies device memory in 4-byte words both ways ({@code mlx5_access_dm}, after its range check): an offset
+     * or a length that is not a multiple of 4 is EINVAL (rdma-core tests/test_device.py test_dm_write_bad_flow,
+     * tests/test_mr.py test_dm_bad_access).
+     */
+    private static void checkWords(final String verb, final long dmOffset, final long length)
+    {
+        if (dmOffset % 4 != 0 || length % 4 != 0)
+        {
+            throw Errors.invalid(verb, "offset " + Long.toUnsignedString(dmOffset) + " and length " + length
+                + " must each be a multiple of 4 (mlx5_access_dm copies 4-byte words); copy whole words at 4-byte "
+                + "aligned offsets");
+        }
+    }
+
     @Override
     public void memcpyTo(final long dmOffset, final byte[] src)
     {
@@ -189,13 +213,7 @@ final class SimDm implements DeviceMemory
                 + "; pass the bytes to copy");
         }
         check(verb, dmOffset, src.length);
-        if (dmOffset % 4 != 0)
-        {
-            // mlx5_memcpy_to_dm writes device memory in 4-byte words: the offset must be a multiple of 4
-            // (rdma-core tests/test_device.py test_dm_write_bad_flow).
-            throw Errors.invalid(verb, "offset " + Long.toUnsignedString(dmOffset) + " is not a multiple of 4 (mlx5_memcpy_to_dm)"
-                + "; copy at 4-byte aligned offsets");
-        }
+        checkWords(verb, dmOffset, src.length);
         int done = 0;
         for (final long[] r : context.device().deviceMemory().runs(start + dmOffset, src.length))
         {
@@ -209,6 +227,7 @@ final class SimDm implements DeviceMemory
     {
         final String verb = "ibv_memcpy_from_dm";
         check(verb, dmOffset, length);
+        checkWords(verb, dmOffset, length);
         final byte[] out = new byte[length];
         int done = 0;
         for (final long[] r : context.device().deviceMemory().runs(start + dmOffset, length))

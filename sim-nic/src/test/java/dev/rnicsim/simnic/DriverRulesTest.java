@@ -316,15 +316,17 @@ class DriverRulesTest
     }
 
     @Test
-    void onlyEfaRestrictsTheQpTypesAndAnRcQpStillWorksElsewhere()
+    void onlyEfaAndSiwRestrictTheQpTypesAndAnRcQpStillWorksElsewhere()
     {
+        // efa_verbs.c efa_create_qp: UD (and SRD) only; siw_verbs.c siw_create_qp: RC only.
         assertThat(DriverProfiles.efa().traits().qpTypes()).containsExactly(QpType.UD);
         assertThat(DriverProfiles.efa().traits().describe()).contains("QP types [UD] only (else EOPNOTSUPP)");
+        assertThat(DriverProfiles.siw().traits().qpTypes()).containsExactly(QpType.RC);
         for (final DeviceProfile p : DeviceProfiles.builtIn().values())
         {
             assertThat(p.traits().acceptsQpType(QpType.RC)).as(p.name())
                 .isEqualTo(!p.traits().driver().equals("efa"));
-            assertThat(p.traits().acceptsQpType(QpType.UD)).as(p.name()).isTrue();
+            assertThat(p.traits().acceptsQpType(QpType.UD)).as(p.name()).isEqualTo(!p.traits().driver().equals("siw"));
         }
         final Rig rig = Rig.of(DeviceProfiles.connectx5());
         final dev.rnicsim.verbs.CompletionQueue cq = rig.ctx.createCq(16);

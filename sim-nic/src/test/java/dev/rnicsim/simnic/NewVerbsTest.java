@@ -150,8 +150,8 @@ class NewVerbsTest
         // ibv_alloc_dm(3): memcpy to and from device memory; ibv_reg_dm_mr gives a zero-based MR over it.
         final KeyRig k = KeyRig.connectx5();
         final dev.rnicsim.verbs.DeviceMemory dm = k.rig.ctxB.allocDm(8192);
-        dm.memcpyTo(100, RuleRig.pattern(50, 2));
-        assertThat(dm.memcpyFrom(100, 50)).isEqualTo(RuleRig.pattern(50, 2));
+        dm.memcpyTo(100, RuleRig.pattern(52, 2));
+        assertThat(dm.memcpyFrom(100, 52)).isEqualTo(RuleRig.pattern(52, 2));
 
         final MemoryRegion mr = k.rig.pdB.regDmMr(dm, 4096, 4096, EnumSet.of(Access.LOCAL_WRITE,
             Access.REMOTE_WRITE, Access.REMOTE_READ, Access.ZERO_BASED));
@@ -177,6 +177,10 @@ class NewVerbsTest
         assertThat(refused(() -> dm.memcpyFrom(4097, 1)).errnoName()).isEqualTo(Errno.EFAULT);
         assertThat(refused(() -> dm.memcpyTo(5, new byte[8])).errnoName()).as("offset not a multiple of 4")
             .isEqualTo(Errno.EINVAL);
+        // mlx5_access_dm: the length must be a multiple of 4 too, reading as writing.
+        assertThat(refused(() -> dm.memcpyTo(8, new byte[6])).errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(refused(() -> dm.memcpyFrom(8, 6)).errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(refused(() -> dm.memcpyFrom(3, 4)).errnoName()).isEqualTo(Errno.EINVAL);
         // ibv_alloc_dm(3): the MR must be zero-based; the range must lie in the device memory.
         assertThat(refused(() -> k.rig.pdB.regDmMr(dm, 0, 4096, RuleRig.LOCAL)).errnoName()).isEqualTo(Errno.EINVAL);
         assertThat(refused(() -> k.rig.pdB.regDmMr(dm, 2048, 4096, EnumSet.of(Access.LOCAL_WRITE,

@@ -70,6 +70,25 @@ public interface Context extends AutoCloseable
     }
 
     /**
+     * {@code ibv_alloc_dm} with its whole {@code struct ibv_alloc_dm_attr}: the comp_mask as the application passes
+     * it. The default passes an attribute set without comp_mask to {@link #allocDm(long)} and refuses any other with
+     * EOPNOTSUPP (a backend that cannot pass the structure on).
+     *
+     * @param attr length, log_align_req and comp_mask.
+     * @return the device memory.
+     * @throws VerbsException as {@link #allocDm(long)}; EINVAL for a comp_mask the provider does not know (mlx5).
+     */
+    default DeviceMemory allocDm(final DmAttr attr)
+    {
+        if (attr.compMask() == 0)
+        {
+            return allocDm(attr.lengthBytes());
+        }
+        throw new VerbsException("ibv_alloc_dm", Errno.EOPNOTSUPP.code(), "this backend does not pass a comp_mask of "
+            + "struct ibv_alloc_dm_attr; use the simulated backend, or comp_mask 0");
+    }
+
+    /**
      * {@code ibv_query_port}.
      *
      * @param portNum 1 to {@code phys_port_cnt}.

@@ -1,6 +1,8 @@
 package dev.rnicsim.verbs;
 
+import java.util.EnumSet;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * What {@code ibv_create_qp} needs ({@code struct ibv_qp_init_attr}).
@@ -11,9 +13,13 @@ import java.util.Objects;
  * @param cap       capacities.
  * @param sqSigAll  true: every send work request completes, signalled or not.
  * @param srq       the shared receive queue the QP takes its receives from, or null for a receive queue of its own.
+ * @param sendOps   the work requests the QP is created to post ({@code send_ops_flags} with
+ *                  {@code IBV_QP_INIT_ATTR_SEND_OPS_FLAGS} in {@code comp_mask}, ibv_create_qp_ex(3): each
+ *                  {@code IBV_QP_EX_WITH_*} bit names one opcode), or null for a QP created without them
+ *                  ({@code ibv_create_qp}).
  */
 public record QpInitAttr(CompletionQueue sendCq, CompletionQueue recvCq, QpType type, QpCap cap, boolean sqSigAll,
-    SharedReceiveQueue srq)
+    SharedReceiveQueue srq, Set<WrOpcode> sendOps)
 {
     /**
      * @throws NullPointerException when a CQ, the type or the capacities are null (an XRC_RECV QP has no CQ: both
@@ -28,6 +34,23 @@ public record QpInitAttr(CompletionQueue sendCq, CompletionQueue recvCq, QpType 
             Objects.requireNonNull(recvCq, "recvCq");
         }
         Objects.requireNonNull(cap, "cap");
+        sendOps = sendOps == null ? null : sendOps.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(sendOps));
+    }
+
+    /**
+     * A QP created without send_ops_flags ({@code ibv_create_qp}).
+     *
+     * @param sendCq   CQ for send completions.
+     * @param recvCq   CQ for receive completions.
+     * @param type     transport type.
+     * @param cap      capacities.
+     * @param sqSigAll true: every send work request completes.
+     * @param srq      the SRQ, or null.
+     */
+    public QpInitAttr(final CompletionQueue sendCq, final CompletionQueue recvCq, final QpType type, final QpCap cap,
+        final boolean sqSigAll, final SharedReceiveQueue srq)
+    {
+        this(sendCq, recvCq, type, cap, sqSigAll, srq, null);
     }
 
     /**
@@ -51,7 +74,7 @@ public record QpInitAttr(CompletionQueue sendCq, CompletionQueue recvCq, QpType 
      */
     public QpInitAttr withSrq(final SharedReceiveQueue shared)
     {
-        return new QpInitAttr(sendCq, recvCq, type, cap, sqSigAll, shared);
+        return new QpInitAttr(sendCq, recvCq, type, cap, sqSigAll, shared, sendOps);
     }
 
     /**
@@ -60,7 +83,16 @@ public record QpInitAttr(CompletionQueue sendCq, CompletionQueue recvCq, QpType 
      */
     public QpInitAttr withType(final QpType t)
     {
-        return new QpInitAttr(sendCq, recvCq, t, cap, sqSigAll, srq);
+        return new QpInitAttr(sendCq, recvCq, t, cap, sqSigAll, srq, sendOps);
+    }
+
+    /**
+     * @param ops the work requests the QP is created to post (send_ops_flags); null for none given.
+     * @return these attributes as {@code ibv_create_qp_ex} with {@code IBV_QP_INIT_ATTR_SEND_OPS_FLAGS} takes them.
+     */
+    public QpInitAttr withSendOps(final Set<WrOpcode> ops)
+    {
+        return new QpInitAttr(sendCq, recvCq, type, cap, sqSigAll, srq, ops);
     }
 
     /**

@@ -18,10 +18,55 @@ import java.util.Objects;
  * @param vendorErr       the vendor's error syndrome (0 on success; the simulator gives the mlx5 CQE syndrome on
  *                        mlx4 and mlx5 profiles and 0 where the driver leaves it 0, as rxe does).
  * @param diagnosis       why it failed, from the simulated device (null for a success and on real hardware).
+ * @param srcQp           {@code src_qp}: the sending QP's number, for a receive on a UD QP (0 otherwise).
+ * @param withGrh         IBV_WC_GRH: the receive buffer's first 40 bytes hold a global route header (UD receives
+ *                        of a datagram sent with one; on RoCE every datagram has one).
+ * @param slid            {@code slid}: the sender's LID on InfiniBand (0 on RoCE, which has no LIDs).
+ * @param sl              {@code sl}: the service level the datagram came on.
+ * @param pkeyIndex       {@code pkey_index}: the index of the P_Key the datagram matched (GSI QPs report it; 0 else).
+ * @param dlidPathBits    {@code dlid_path_bits}: the low bits of the destination LID (0 on RoCE).
  */
 public record WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int qpNum, long byteLen, boolean withImm,
-    int immData, boolean withInv, int invalidatedRkey, int vendorErr, WcDiagnosis diagnosis)
+    int immData, boolean withInv, int invalidatedRkey, int vendorErr, WcDiagnosis diagnosis, int srcQp,
+    boolean withGrh, int slid, int sl, int pkeyIndex, int dlidPathBits)
 {
+    /**
+     * A completion without the datagram fields ({@code src_qp}, IBV_WC_GRH, slid, sl, pkey_index, dlid_path_bits all
+     * 0), as every completion but a UD receive has them.
+     */
+    public WorkCompletion(final long wrId, final WcStatus status, final WcOpcode opcode, final int qpNum,
+        final long byteLen, final boolean withImm, final int immData, final boolean withInv, final int invalidatedRkey,
+        final int vendorErr, final WcDiagnosis diagnosis)
+    {
+        this(wrId, status, opcode, qpNum, byteLen, withImm, immData, withInv, invalidatedRkey, vendorErr, diagnosis, 0,
+            false, 0, 0, 0, 0);
+    }
+
+    /**
+     * @param sourceQp   the sending QP's number.
+     * @param grh        IBV_WC_GRH.
+     * @param sourceLid  the sender's LID.
+     * @param level      the service level.
+     * @param pkey       the P_Key index.
+     * @param pathBits   the destination LID's path bits.
+     * @return this completion with the fields a UD receive's {@code struct ibv_wc} fills (ibv_poll_cq(3)).
+     */
+    public WorkCompletion withDatagram(final int sourceQp, final boolean grh, final int sourceLid, final int level,
+        final int pkey, final int pathBits)
+    {
+        return new WorkCompletion(wrId, status, opcode, qpNum, byteLen, withImm, immData, withInv, invalidatedRkey,
+            vendorErr, diagnosis, sourceQp, grh, sourceLid, level, pkey, pathBits);
+    }
+
+    /**
+     * @return the {@code wc_flags} bits: IBV_WC_GRH (1), IBV_WC_WITH_IMM (2), IBV_WC_WITH_INV (8) (verbs.h
+     * {@code enum ibv_wc_flags}).
+     */
+    public int wcFlags()
+    {
+        return (withGrh ? 1 : 0) | (withImm ? 2 : 0) | (withInv ? 8 : 0);
+    }
+
     /**
      * A completion without a diagnosis (real hardware, successes).
      */

@@ -78,10 +78,12 @@ final class ConformanceVerbs
         return Outcome.ok(b.toString());
     }
 
-    /** {@code dm NAME CONTEXT SIZE}: ibv_alloc_dm. */
+    /** {@code dm NAME CONTEXT SIZE [mask=N] [align=N]}: ibv_alloc_dm with comp_mask and log_align_req. */
     static Outcome allocDm(final Session s, final ScriptLine l)
     {
-        final DeviceMemory dm = s.get(l, l.args().get(1), SimContext.class).allocDm(s.evalNum(l, l.args().get(2)));
+        final dev.rnicsim.verbs.DmAttr attr = new dev.rnicsim.verbs.DmAttr(s.evalNum(l, l.args().get(2)),
+            (int)num(s, l, "align"), (int)num(s, l, "mask"));
+        final DeviceMemory dm = s.get(l, l.args().get(1), SimContext.class).allocDm(attr);
         s.names.put(l.args().get(0), dm);
         return Outcome.ok("ibv_alloc_dm: " + Units.bytes(dm.lengthBytes()) + " of device memory");
     }

@@ -15,7 +15,8 @@ public final class Fields
 {
     /** Fields of {@code last}: the step before the {@code expect}. */
     public static final Set<String> LAST = Set.of("duration_ns", "count", "completions", "status", "byte_len", "imm",
-        "wr_id", "invalidated_rkey", "rereg_error");
+        "wr_id", "invalidated_rkey", "rereg_error", "src_qp", "wc_flags", "grh", "slid", "sl", "pkey_index",
+        "dlid_path_bits");
 
     /** Fields of a pool: its {@code StrategyCounters}, and the fragments handed out and not freed. */
     static final List<String> STRATEGY_POOL = List.of("hits", "misses", "evictions", "invalidations",

@@ -1549,8 +1549,11 @@ public final class ScriptRunner
         final QpType type = QpType.valueOf(o.getOrDefault("type", "rc").toUpperCase(Locale.ROOT));
         final dev.rnicsim.simnic.SimSrq srq = o.containsKey("srq")
             ? s.get(l, o.get("srq"), dev.rnicsim.simnic.SimSrq.class) : null;
-        final SimQp qp = (SimQp)s.get(l, l.args().get(1), SimPd.class).createQp(type == QpType.XRC_SEND
-            ? XrcVerbs.sendAttr(cq, cap) : new QpInitAttr(cq, cq, type, cap, false, srq));
+        final Set<WrOpcode> sendOps = o.containsKey("ops") ? Spec.sendOps(o.get("ops")) : null;
+        final QpInitAttr init = type == QpType.XRC_SEND ? XrcVerbs.sendAttr(cq, cap)
+            : new QpInitAttr(cq, cq, type, cap, false, srq);
+        final SimQp qp = (SimQp)s.get(l, l.args().get(1), SimPd.class).createQp(new QpInitAttr(init.sendCq(),
+            init.recvCq(), init.type(), init.cap(), init.sqSigAll(), init.srq(), sendOps));
         s.names.put(l.args().get(0), qp);
         return Outcome.ok(type + " QP 0x" + Integer.toHexString(qp.qpNum()) + " in " + qp.state()
             + (srq == null ? "" : ", receives from the SRQ"));
@@ -1805,6 +1808,11 @@ public final class ScriptRunner
                 if (wc.withInv())
                 {
                     sb.append(String.format(Locale.ROOT, " invalidated_rkey=0x%08x", wc.invalidatedRkey()));
+                }
+                if (wc.withGrh() || wc.srcQp() != 0)
+                {
+                    // A UD receive (ibv_poll_cq(3)): the sender's QP and whether a GRH leads the buffer.
+                    sb.append(String.format(Locale.ROOT, " src_qp=0x%x%s", wc.srcQp(), wc.withGrh() ? " grh" : ""));
                 }
             }
             else

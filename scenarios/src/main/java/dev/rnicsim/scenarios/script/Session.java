@@ -535,6 +535,13 @@ final class Session
             case "imm" -> num(wc == null ? 0 : wc.immData() & 0xffffffffL);
             case "wr_id" -> num(wc == null ? 0 : wc.wrId());
             case "invalidated_rkey" -> num(wc == null || !wc.withInv() ? 0 : wc.invalidatedRkey() & 0xffffffffL);
+            case "src_qp" -> num(wc == null ? 0 : wc.srcQp() & 0xffffffffL);
+            case "wc_flags" -> num(wc == null ? 0 : wc.wcFlags());
+            case "grh" -> num(wc != null && wc.withGrh() ? 1 : 0);
+            case "slid" -> num(wc == null ? 0 : wc.slid());
+            case "sl" -> num(wc == null ? 0 : wc.sl());
+            case "pkey_index" -> num(wc == null ? 0 : wc.pkeyIndex());
+            case "dlid_path_bits" -> num(wc == null ? 0 : wc.dlidPathBits());
             case "rereg_error" -> new Val(0, lastReregError, null, null, null);
             default -> throw l.error("last has no field '" + field + "'");
         };

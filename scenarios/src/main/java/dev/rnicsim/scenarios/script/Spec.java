@@ -110,6 +110,40 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
     public static final Set<String> POST_WORDS = Set.of("write", "write_imm", "read", "send", "send_imm", "cas",
         "faa", "send_inv", "local_inv", "reg_mr", "flush", "atomic_write");
 
+    /** The words of {@code qp ... ops=}: the IBV_QP_EX_WITH_* bits of send_ops_flags, by the post words. */
+    public static final Set<String> SEND_OPS_WORDS = Set.of("send", "send_imm", "send_inv", "write", "write_imm",
+        "read", "cas", "faa", "local_inv", "bind_mw", "flush", "atomic_write");
+
+    /**
+     * @param words a comma list of {@link #SEND_OPS_WORDS}.
+     * @return the opcodes they name (ibv_create_qp_ex(3) send_ops_flags).
+     */
+    public static Set<dev.rnicsim.verbs.WrOpcode> sendOps(final String words)
+    {
+        final Set<dev.rnicsim.verbs.WrOpcode> set = EnumSet.noneOf(dev.rnicsim.verbs.WrOpcode.class);
+        for (final String w : words.toLowerCase(Locale.ROOT).split(","))
+        {
+            set.add(switch (w)
+            {
+                case "send" -> dev.rnicsim.verbs.WrOpcode.SEND;
+                case "send_imm" -> dev.rnicsim.verbs.WrOpcode.SEND_WITH_IMM;
+                case "send_inv" -> dev.rnicsim.verbs.WrOpcode.SEND_WITH_INV;
+                case "write" -> dev.rnicsim.verbs.WrOpcode.RDMA_WRITE;
+                case "write_imm" -> dev.rnicsim.verbs.WrOpcode.RDMA_WRITE_WITH_IMM;
+                case "read" -> dev.rnicsim.verbs.WrOpcode.RDMA_READ;
+                case "cas" -> dev.rnicsim.verbs.WrOpcode.ATOMIC_CMP_AND_SWP;
+                case "faa" -> dev.rnicsim.verbs.WrOpcode.ATOMIC_FETCH_AND_ADD;
+                case "local_inv" -> dev.rnicsim.verbs.WrOpcode.LOCAL_INV;
+                case "bind_mw" -> dev.rnicsim.verbs.WrOpcode.BIND_MW;
+                case "flush" -> dev.rnicsim.verbs.WrOpcode.FLUSH;
+                case "atomic_write" -> dev.rnicsim.verbs.WrOpcode.ATOMIC_WRITE;
+                default -> throw new IllegalArgumentException("'" + w + "' is no send_ops word; words: "
+                    + new java.util.TreeSet<>(SEND_OPS_WORDS));
+            });
+        }
+        return set;
+    }
+
     /** The placement types of {@code post flush type=} ({@code enum ibv_placement_type}). */
     public static final Set<String> FLUSH_TYPE_WORDS = Set.of("global", "persistent");
 
@@ -221,11 +255,12 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "cq NAME CONTEXT [ENTRIES]", List.of(new NewName(Kind.CQ, false), ref(Kind.CONTEXT),
             new Expr(true)), Map.of());
         add(t, "qp NAME PD|XRCD [CQ] [type=rc|uc|ud|xrc_send|xrc_recv] [srq=SRQ] [send_wr=N] [recv_wr=N] [sge=N]"
-            + " [inline=N]",
+            + " [inline=N] [ops=OPS]",
             List.of(new NewName(Kind.QP, false), new Ref(Set.of(Kind.PD, Kind.XRCD), false),
                 new Ref(Set.of(Kind.CQ), true)),
-            opts("type", word("rc", "uc", "ud", "xrc_send", "xrc_recv"), "srq", new Ref(Set.of(Kind.SRQ), true), "send_wr", expr(),
-                "recv_wr", expr(), "sge", expr(), "inline", expr()));
+            opts("type", word("rc", "uc", "ud", "xrc_send", "xrc_recv"), "srq", new Ref(Set.of(Kind.SRQ), true),
+                "send_wr", expr(), "recv_wr", expr(), "sge", expr(), "inline", expr(),
+                "ops", new Word(SEND_OPS_WORDS, true, true)));
         add(t, "connect QP QP [access=FLAGS] [rnr_retry=N] [min_rnr_timer=N] [retry=N]",
             List.of(ref(Kind.QP), ref(Kind.QP)),
             opts("access", new Word(ACCESS_WORDS, true, true), "rnr_retry", expr(), "min_rnr_timer", expr(),
@@ -295,8 +330,8 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "queryport CONTEXT [PORT]", List.of(ref(Kind.CONTEXT), new Expr(true)), Map.of());
         add(t, "querygid CONTEXT PORT INDEX", List.of(ref(Kind.CONTEXT), new Expr(false), new Expr(false)), Map.of());
         add(t, "nullmr NAME PD", List.of(new NewName(Kind.MR, false), ref(Kind.PD)), Map.of());
-        add(t, "dm NAME CONTEXT SIZE", List.of(new NewName(Kind.DM, false), ref(Kind.CONTEXT), new Expr(false)),
-            Map.of());
+        add(t, "dm NAME CONTEXT SIZE [mask=N] [align=N]", List.of(new NewName(Kind.DM, false), ref(Kind.CONTEXT),
+            new Expr(false)), opts("mask", expr(), "align", expr()));
         add(t, "dmwrite DM OFFSET DATA", List.of(ref(Kind.DM), new Expr(false), new Data(false)), Map.of());
         add(t, "dmread DM OFFSET ADDR SIZE", List.of(ref(Kind.DM), new Expr(false), new Expr(false),
             new Expr(false)), Map.of());

@@ -175,6 +175,10 @@ final class ErrnoWalk
             pd pd_a app_a
             """, "nullmr n pd_a", "EOPNOTSUPP", "null MRs", "mlx5"));
         c.add(c("device memory beyond max_dm_size", ONE_HOST, "dm big app_a 1G", "EINVAL", "max_dm_size"));
+        c.add(c("device memory with a comp_mask", ONE_HOST, "dm d app_a 4K mask=1", "EINVAL", "comp_mask 0x1",
+            "mlx5_alloc_dm", "pass comp_mask 0"));
+        c.add(c("send_ops_flags the provider lacks", ONE_HOST, "qp q pd_a cq_a type=ud ops=send,write",
+            "EOPNOTSUPP", "RDMA_WRITE", "mlx5_qp_fill_wr_pfns", "Leave those flags out"));
         c.add(c("device memory copy at an odd offset", ONE_HOST + "dm d app_a 4K\n", "dmwrite d 1 \"x\"",
             "EINVAL", "multiple of 4", "4-byte aligned"));
         c.add(c("device-memory MR without zero_based", ONE_HOST + "dm d app_a 4K\n",

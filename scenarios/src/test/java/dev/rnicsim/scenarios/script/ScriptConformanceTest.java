@@ -168,14 +168,14 @@ class ScriptConformanceTest
             expect SUCCESS
             expect bytes dst hex:00000000000000
             dm onchip app_b 4K
-            dmwrite onchip 0 "on the adapter"
+            dmwrite onchip 0 "on the adapter.."
             regdm dmr pd_b onchip 0 4K access=lw,rw,rr,zb
-            post read qp_a sgl=mr_src:14 remote=0 rkey=dmr.rkey
+            post read qp_a sgl=mr_src:16 remote=0 rkey=dmr.rkey
             poll cq_a
             expect SUCCESS
-            expect bytes src "on the adapter"
-            dmread onchip 0 dst 14
-            expect bytes dst "on the adapter"
+            expect bytes src "on the adapter.."
+            dmread onchip 0 dst 16
+            expect bytes dst "on the adapter.."
             close onchip
             expect EBUSY
             regdm notzb pd_b onchip 0 4K access=lw
