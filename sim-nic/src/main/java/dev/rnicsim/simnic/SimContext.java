@@ -29,6 +29,7 @@ public final class SimContext implements Context
     private final List<SimPd> pds = new ArrayList<>();
     private final List<SimCq> cqs = new ArrayList<>();
     private boolean closed;
+    private final AsyncEventQueue events = new AsyncEventQueue(this);
 
     SimContext(final SimDevice device, final UserProcess process)
     {
@@ -143,6 +144,7 @@ public final class SimContext implements Context
             return;
         }
         device.observe(o -> o.closing(this));
+        events.clear();
         final RuntimeException failure = Closing.each(cqs, SimCq::close, Closing.each(pds, SimPd::close, null));
         closed = true;
         device.contextClosed(this);
@@ -230,5 +232,27 @@ public final class SimContext implements Context
             throw new VerbsException(verb, Errno.EINVAL.code(), "the context is closed"
                 + " (ibv_close_device released it); open the device again");
         }
+    }
+
+    /**
+     * @return the context's asynchronous event queue.
+     */
+    public AsyncEventQueue events()
+    {
+        return events;
+    }
+
+    @Override
+    public java.util.Optional<dev.rnicsim.verbs.AsyncEvent> getAsyncEvent()
+    {
+        checkOpen("ibv_get_async_event");
+        return events.get();
+    }
+
+    @Override
+    public void ackAsyncEvent(final dev.rnicsim.verbs.AsyncEvent event)
+    {
+        checkOpen("ibv_ack_async_event");
+        events.ack(event);
     }
 }

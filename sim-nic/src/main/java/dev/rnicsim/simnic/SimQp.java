@@ -500,6 +500,7 @@ public final class SimQp implements QueuePair
         rnrRetry = 0;
         errorCause = null;
         state = QpState.RESET;
+        AsyncEventQueue.reset(this);
         // A sender waiting (RNR) for a receive here runs again and finds the QP gone from RTR/RTS.
         wakeWaitingPeer();
     }
@@ -1400,6 +1401,10 @@ public final class SimQp implements QueuePair
     private Outcome finish(final SendWr wr, final SimQp peer, final DmaResult r, final boolean needsRecv,
         final long missesBefore, final InflightMessage packets)
     {
+        if (r.ok() || r.responderError())
+        {
+            AsyncEventQueue.messageArrived(peer);
+        }
         if (type == QpType.UC && r.responderError())
         {
             return ucDropped(wr, peer, r);
@@ -1513,6 +1518,7 @@ public final class SimQp implements QueuePair
                 peer.errorCause = "it answered " + status(r.requester()).cName() + " to QP 0x"
                     + Integer.toHexString(num) + ": " + why.summary();
             }
+            AsyncEventQueue.responderRefused(peer, wr, r, received != null, why);
             peer.toError();
         }
         if (r.requester() != DmaStatus.SUCCESS)
@@ -2045,6 +2051,7 @@ public final class SimQp implements QueuePair
      */
     private void toError()
     {
+        final boolean entering = state != QpState.ERR;
         state = QpState.ERR;
         if (flushing)
         {
@@ -2062,6 +2069,10 @@ public final class SimQp implements QueuePair
         finally
         {
             flushing = false;
+        }
+        if (entering)
+        {
+            AsyncEventQueue.enteredError(this);
         }
         wakeWaitingPeer();
     }
