@@ -205,7 +205,7 @@ public final class AdapterTables
         final PageSizeChoice choice = PageSizeSelector.choose(pages, address, lengthBytes, iova, pageSizeBitmap);
         if (choice.pageSizeBytes() == 0)
         {
-            throw new TableException(Errno.EINVAL, "no page size in page_size_cap=0x"
+            throw new TableException(config.noPageSizeErrno(), "no page size in page_size_cap=0x"
                 + Long.toHexString(pageSizeBitmap) + " fits iova 0x" + Long.toHexString(iova)
                 + " and the buffer's physical layout"
                 + " (ib_umem_find_best_pgsz); use an iova with the address's offset in the device's smallest page size");

@@ -10,7 +10,10 @@ public enum Errno
     /** Out of memory (12): no MTT block or MPT index is free. */
     ENOMEM(12),
     /** Invalid argument (22). */
-    EINVAL(22);
+    EINVAL(22),
+    /** Operation not supported (95): irdma's answer when no page size of page_size_cap fits an MR
+     * ({@code irdma_alloc_iwmr}). */
+    EOPNOTSUPP(95);
 
     private final int value;
 

@@ -215,6 +215,49 @@ final class Gup
         }
     }
 
+    /** {@link #migrateBasePageForPin}'s answer when the base page cannot move as one folio. */
+    private static final long NOT_MOVED = Long.MIN_VALUE;
+
+    /**
+     * On a host of 16 or 64 KiB pages a long-term pin moves the whole base page out of ZONE_MOVABLE, as one folio
+     * (mm/gup.c {@code migrate_longterm_unpinnable_folios} isolates folios; mm/migrate.c {@code migrate_folio}).
+     *
+     * @return the entry now mapping {@code va}, or {@link #NOT_MOVED} when the base page is not one folio mapped
+     * once by this process (its frames then move one by one).
+     */
+    private long migrateBasePageForPin(final long va, final long pfn, final int baseOrder)
+    {
+        final long head = frames.head(pfn);
+        final int n = 1 << baseOrder;
+        final long baseVa = va & -host.config().basePage().bytes();
+        if (frames.order(head) != baseOrder || head != (pfn & -(long)n))
+        {
+            return NOT_MOVED;
+        }
+        for (int i = 0; i < n; i++)
+        {
+            final long sub = pageTable.lookup(baseVa + ((long)i << PhysicalMemory.FRAME_SHIFT));
+            if (!PageTable.present(sub) || PageTable.pfn(sub) != head + i || frames.mapCount(head + i) != 1)
+            {
+                return NOT_MOVED;
+            }
+        }
+        // Hold the folio while the target is found, so that reclaim does not take it meanwhile.
+        frames.addPinCount(head, 1);
+        final long target = host.allocate(baseOrder, false, frames.kind(head), true);
+        frames.addPinCount(head, -1);
+        if (target < 0)
+        {
+            throw new KernelException(Errno.ENOMEM, "long-term pin must move the " + host.config().basePage().kb()
+                + " KiB page at 0x" + Long.toHexString(baseVa) + " out of ZONE_MOVABLE but ZONE_NORMAL has no free "
+                + "base page (" + phys.zoneFreeFrames(Zone.NORMAL) + " free 4 KiB frames) and nothing to reclaim; "
+                + "free memory in ZONE_NORMAL or boot with a smaller movablecore=");
+        }
+        host.migrateBasePage(head, target, process, baseVa);
+        host.count(VmEvent.PGMIGRATE_LONGTERM_PIN, n);
+        return pageTable.lookup(va);
+    }
+
     long migrateForLongtermPin(final long va, final long entry)
     {
         return process.notifiers.notifying(MmuNotifyEvent.CLEAR, "migration for a long-term pin", () -> migrateNow(va, entry));
@@ -259,11 +302,21 @@ final class Gup
                 phys.freeFolio(target);
             }
         }
-        if (order > 0)
+        final int baseOrder = host.config().basePage().order();
+        if (order > baseOrder)
         {
+            // split_huge_page leaves folios of PAGE_SIZE (order 0 on a 4 KiB host).
             host.splitPmdsOfFolio(head);
-            frames.split(head, order);
+            frames.split(head, order, baseOrder);
             host.count(VmEvent.THP_SPLIT_PAGE);
+        }
+        if (baseOrder > 0)
+        {
+            final long moved = migrateBasePageForPin(va, pfn, baseOrder);
+            if (moved != NOT_MOVED)
+            {
+                return moved;
+            }
         }
         // Hold the page while the target is found, so that reclaim does not take it meanwhile.
         frames.addPinCount(pfn, 1);

@@ -209,6 +209,8 @@ public final class Host
      * blocks. Pinned pages, hugetlb pages, pages of large folios and pages mapped by more than one process stay
      * where they are; the data behind every virtual address is unchanged.
      *
+     * On a host of 16 or 64 KiB pages a base page moves as one folio, all its 4 KiB frames together.
+     *
      * @return the number of 4 KiB pages migrated.
      */
     public long compact()
@@ -280,8 +282,93 @@ public final class Host
                 migrateFrame(pfn, target, (UserProcess)e.getValue()[0], (Long)e.getValue()[1]);
                 migrated++;
             }
+            migrated += compactBasePages(zone);
         }
         return migrated;
+    }
+
+    /**
+     * On a host of 16 or 64 KiB pages compaction moves whole base pages: each is a folio of PAGE_SIZE, and
+     * migrate_pages moves a folio as one (mm/compaction.c {@code isolate_migratepages_block} isolates folios,
+     * mm/migrate.c {@code migrate_folio}); a base page whose frames are not all mapped once by one process, or that
+     * is pinned, stays.
+     *
+     * @return 4 KiB frames moved.
+     */
+    private long compactBasePages(final Zone zone)
+    {
+        final int baseOrder = config.basePage().order();
+        if (baseOrder == 0)
+        {
+            return 0;
+        }
+        final FrameTable frames = phys.frames();
+        final TreeMap<Long, Object[]> candidates = new TreeMap<>();
+        final long baseBytes = config.basePage().bytes();
+        for (final UserProcess p : processes)
+        {
+            p.pageTable().forEachLeaf(0, UserProcess.TASK_SIZE, (va, entry, size) ->
+            {
+                if (!PageTable.present(entry) || size != PageSize.SIZE_4K || (va & (baseBytes - 1)) != 0)
+                {
+                    return;
+                }
+                final long head = PageTable.pfn(entry);
+                if (phys.zoneOf(head) != zone || frames.head(head) != head || frames.order(head) != baseOrder
+                    || frames.kind(head) == FrameTable.KIND_HUGETLB)
+                {
+                    return;
+                }
+                if (frames.pinCount(head) > 0)
+                {
+                    count(VmEvent.COMPACT_PINNED_SKIPPED);
+                    return;
+                }
+                for (int i = 0; i < 1 << baseOrder; i++)
+                {
+                    final long sub = p.pageTable().lookup(va + ((long)i << PhysicalMemory.FRAME_SHIFT));
+                    if (!PageTable.present(sub) || PageTable.pfn(sub) != head + i || frames.mapCount(head + i) != 1)
+                    {
+                        return;
+                    }
+                }
+                candidates.put(head, new Object[] {p, va});
+            });
+        }
+        long moved = 0;
+        for (final Map.Entry<Long, Object[]> e : candidates.entrySet())
+        {
+            final long head = e.getKey();
+            final long target = phys.allocateHighestIn(zone, head, frames.kind(head), baseOrder);
+            if (target < 0)
+            {
+                break;
+            }
+            migrateBasePage(head, target, (UserProcess)e.getValue()[0], (Long)e.getValue()[1]);
+            moved += 1L << baseOrder;
+        }
+        return moved;
+    }
+
+    /**
+     * Moves a base-page folio of a 16 or 64 KiB host, mapped once by {@code process} at {@code baseVa}, to the folio
+     * at {@code newHead}, and frees the old one (mm/migrate.c {@code migrate_folio}).
+     */
+    void migrateBasePage(final long oldHead, final long newHead, final UserProcess process, final long baseVa)
+    {
+        final FrameTable frames = phys.frames();
+        final int n = 1 << config.basePage().order();
+        for (int i = 0; i < n; i++)
+        {
+            final long va = baseVa + ((long)i << PhysicalMemory.FRAME_SHIFT);
+            frames.copyFrame(oldHead + i, newHead + i);
+            final long entry = process.pageTable().lookup(va);
+            process.pageTable().set(va, PageSize.SIZE_4K, PageTable.make(newHead + i, PageTable.flags(entry)));
+        }
+        frames.addMapCount(newHead, n, 1);
+        frames.addMapCount(oldHead, n, -1);
+        phys.freeFolio(oldHead);
+        count(VmEvent.PGMIGRATE_SUCCESS, n);
     }
 
     private void checkHugePageSize(final PageSize size)

@@ -25,6 +25,10 @@ package dev.rnicsim.pagetable;
  * @param hugetlbPools        pages reserved at boot for the hugetlb sizes other than 2 MiB and 1 GiB (arm64's 64 KiB,
  *                            32 MiB, 512 MiB and 16 GiB: {@code hugepagesz=SIZE hugepages=N}), by size; sizes absent
  *                            have no pool.
+ * @param overcommitMemory    {@code vm.overcommit_memory}: 0 (OVERCOMMIT_GUESS, the default: a private writable
+ *                            mapping larger than RAM + swap is ENOMEM, {@link Overcommit}) or 1 (OVERCOMMIT_ALWAYS:
+ *                            every mapping is granted and running out shows at fault time). 2 (OVERCOMMIT_NEVER,
+ *                            the commit limit) is not modelled.
  */
 public record HostConfig(
     long physicalMemoryBytes,
@@ -38,7 +42,8 @@ public record HostConfig(
     long mmapMinAddrBytes,
     boolean aged,
     BasePage basePage,
-    java.util.Map<PageSize, Long> hugetlbPools)
+    java.util.Map<PageSize, Long> hugetlbPools,
+    int overcommitMemory)
 {
     /** Default physical memory: 16 GiB. */
     public static final long DEFAULT_PHYSICAL_MEMORY_BYTES = 16L << 30;
@@ -100,6 +105,9 @@ public record HostConfig(
         check(mmapMinAddrBytes >= 0 && mmapMinAddrBytes % PhysicalMemory.FRAME_BYTES == 0
                 && mmapMinAddrBytes < UserProcess.TASK_SIZE,
             "mmapMinAddrBytes=" + mmapMinAddrBytes + " is negative, unaligned or above TASK_SIZE");
+        check(overcommitMemory == 0 || overcommitMemory == 1, "vm.overcommit_memory=" + overcommitMemory
+            + " is not modelled: give 0 (heuristic, the default) or 1 (always; 2, the commit limit of "
+            + "OVERCOMMIT_NEVER, is not modelled)");
     }
 
     private static String poolName(final PageSize size)
@@ -169,7 +177,8 @@ public record HostConfig(
             .mmapMinAddrBytes(mmapMinAddrBytes)
             .aged(aged)
             .basePage(basePage)
-            .hugetlbPools(hugetlbPools);
+            .hugetlbPools(hugetlbPools)
+            .overcommitMemory(overcommitMemory);
     }
 
     /**
@@ -189,6 +198,7 @@ public record HostConfig(
         private long mmapMinAddrBytes = DEFAULT_MMAP_MIN_ADDR_BYTES;
         private BasePage basePage = BasePage.SIZE_4K;
         private final java.util.Map<PageSize, Long> hugetlbPools = new java.util.EnumMap<>(PageSize.class);
+        private int overcommitMemory;
 
         private Builder()
         {
@@ -323,6 +333,16 @@ public record HostConfig(
             return this;
         }
 
+        /**
+         * @param mode {@code vm.overcommit_memory}: 0 (heuristic) or 1 (always).
+         * @return this builder.
+         */
+        public Builder overcommitMemory(final int mode)
+        {
+            this.overcommitMemory = mode;
+            return this;
+        }
+
         private Builder hugetlbPools(final java.util.Map<PageSize, Long> pools)
         {
             hugetlbPools.clear();
@@ -337,7 +357,7 @@ public record HostConfig(
         public HostConfig build()
         {
             return new HostConfig(physicalMemoryBytes, movableZoneBytes, hugepages2M, hugepages1G, swapBytes,
-                thpMode, maxMapCount, forkBehaviour, mmapMinAddrBytes, aged, basePage, hugetlbPools);
+                thpMode, maxMapCount, forkBehaviour, mmapMinAddrBytes, aged, basePage, hugetlbPools, overcommitMemory);
         }
     }
 }

@@ -82,6 +82,7 @@ final class Mappings
                 + " VMAs > vm.max_map_count=" + host.config().maxMapCount()
                 + "; raise vm.max_map_count or merge mappings (fewer, larger mmaps)");
         }
+        Overcommit.check(host.config(), length, prot.contains(Prot.WRITE), hugetlb);
         final long hugePages = length / pageBytes;
         if (hugetlb && phys.pool(hugeSize).availablePages() < hugePages)
         {

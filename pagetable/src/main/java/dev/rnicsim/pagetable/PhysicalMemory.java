@@ -519,22 +519,29 @@ public final class PhysicalMemory
     /** Takes the highest free folio of a zone above {@code abovePfn}, for compaction; -1 when none. */
     long allocateHighestIn(final Zone zone, final long abovePfn, final byte kind)
     {
+        return allocateHighestIn(zone, abovePfn, kind, 0);
+    }
+
+    /** As {@link #allocateHighestIn(Zone, long, byte)}, a folio of {@code order} (a base page of a 16 or 64 KiB
+     * host). */
+    long allocateHighestIn(final Zone zone, final long abovePfn, final byte kind, final int order)
+    {
         final BuddyAllocator b = zone == Zone.NORMAL ? normal : movable;
         if (b == null)
         {
             return -1;
         }
-        final long pfn = b.allocateHighest(0);
+        final long pfn = b.allocateHighest(order);
         if (pfn < 0)
         {
             return -1;
         }
         if (pfn <= abovePfn)
         {
-            b.free(pfn, 0);
+            b.free(pfn, order);
             return -1;
         }
-        frames.markAllocated(pfn, 0, kind);
+        frames.markAllocated(pfn, order, kind);
         return pfn;
     }
 

@@ -154,8 +154,9 @@ class AdversarialTest
 
     private static UserProcess smallHostWithoutSwap()
     {
-        return new Host(HostConfig.builder().physicalMemoryBytes(64 * MIB).thpMode(ThpMode.NEVER).build())
-            .spawn("small");
+        // vm.overcommit_memory=1: the tests map more than RAM to run out at fault time (Overcommit).
+        return new Host(HostConfig.builder().physicalMemoryBytes(64 * MIB).thpMode(ThpMode.NEVER).overcommitMemory(1)
+            .build()).spawn("small");
     }
 
     // ============================================================================================== findings

@@ -17,7 +17,8 @@ class MadviseLocalityTest
     /** @return the VMAs visited by the last of {@code n} MADV_DONTFORK calls, each on its own page of one heap. */
     private static long visitsOfTheLastOf(final int n)
     {
-        final UserProcess p = new Host(HostConfig.builder().physicalMemoryBytes(64L << 20).build()).spawn("app");
+        final UserProcess p = new Host(HostConfig.builder().physicalMemoryBytes(64L << 20).overcommitMemory(1).build())
+            .spawn("app");
         final long heap = p.mmapAnonymous(2L * n * PAGE + PAGE);
         long last = 0;
         for (int i = 0; i < n; i++)
@@ -43,7 +44,8 @@ class MadviseLocalityTest
     @Test
     void manyDontforkCallsCostLinearlyInTheirNumber()
     {
-        final UserProcess p = new Host(HostConfig.builder().physicalMemoryBytes(64L << 20).build()).spawn("app");
+        final UserProcess p = new Host(HostConfig.builder().physicalMemoryBytes(64L << 20).overcommitMemory(1).build())
+            .spawn("app");
         final int n = 5_000;
         final long heap = p.mmapAnonymous(2L * n * PAGE);
         for (int i = 0; i < n; i++)

@@ -132,7 +132,8 @@ class MmapTest
     {
         // MAP_POPULATE is best effort: vm_mmap_pgoff (mm/util.c) calls mm_populate() and ignores its result, so mmap
         // succeeds and returns the address even when memory runs out while faulting in (MapFlag.POPULATE says so).
-        final UserProcess p = new Host(HostConfig.builder().physicalMemoryBytes(64 * MIB).build()).spawn("app");
+        final UserProcess p = new Host(HostConfig.builder().physicalMemoryBytes(64 * MIB).overcommitMemory(1).build())
+            .spawn("app");
 
         final long[] va = new long[1];
         final Throwable thrown = catchThrowable(() -> va[0] = p.mmap(0, 128 * MIB, Prot.READ_WRITE,
@@ -836,8 +837,8 @@ class MmapTest
     {
         // mm/mlock.c do_mlock -> __mm_populate fails with -ENOMEM, which __mlock_posix_error_return() turns into
         // -EAGAIN ("some or all of the range could not be locked", mlock(2)).
-        final UserProcess p = new Host(HostConfig.builder().physicalMemoryBytes(64 * MIB).build()).spawn("app")
-            .capIpcLock(true);
+        final UserProcess p = new Host(HostConfig.builder().physicalMemoryBytes(64 * MIB).overcommitMemory(1).build())
+            .spawn("app").capIpcLock(true);
         final long va = p.mmapAnonymous(128 * MIB);
 
         assertErrno(Errno.EAGAIN, () -> p.mlock(va, 128 * MIB));

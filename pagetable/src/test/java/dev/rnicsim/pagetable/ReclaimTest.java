@@ -258,7 +258,8 @@ class ReclaimTest
         // Linux would invoke the OOM killer; the model reports ENOMEM instead. Documented (UserProcess.touch): the
         // pages faulted in before memory ran out stay mapped, as after a CPU loop that was killed, so this failure
         // does change the host. munmap gives everything back.
-        final Host host = new Host(HostConfig.builder().physicalMemoryBytes(64 * MIB).thpMode(ThpMode.NEVER).build());
+        final Host host = new Host(HostConfig.builder().physicalMemoryBytes(64 * MIB).thpMode(ThpMode.NEVER)
+            .overcommitMemory(1).build());
         final PhysicalMemory pm = host.physicalMemory();
         final UserProcess p = host.spawn("big");
         final long va = p.mmapAnonymous(128 * MIB);

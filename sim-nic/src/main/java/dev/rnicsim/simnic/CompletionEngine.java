@@ -168,6 +168,7 @@ final class CompletionEngine
      */
     void toError()
     {
+        final boolean entering = qp.state != QpState.ERR;
         qp.state = QpState.ERR;
         if (flushing)
         {
@@ -185,6 +186,10 @@ final class CompletionEngine
         finally
         {
             flushing = false;
+        }
+        if (entering)
+        {
+            AsyncEventQueue.enteredError(qp);
         }
         qp.wakeWaitingPeer();
     }

@@ -54,12 +54,17 @@ import java.util.Set;
  *                              calls {@code efa_qp_validate_attr}, which refuses any other type with -EOPNOTSUPP;
  *                              rdma-core providers/efa/verbs.c {@code efa_check_qp_attr} too when send_ops_flags
  *                              are given), so {@code ibv_create_qp} of an RC or UC QP fails with EOPNOTSUPP.
+ * @param noPageSizeErrno       what a registration gets when no page size of {@code page_size_cap} fits it
+ *                              ({@code ib_umem_find_best_pgsz} returns 0): EINVAL for most drivers (mlx5's
+ *                              {@code mlx5_umem_find_best_pgsz} callers), EOPNOTSUPP on irdma
+ *                              ({@code irdma_alloc_iwmr}, called by {@code irdma_reg_user_mr} and
+ *                              {@code irdma_rereg_mr_trans}).
  */
 public record DriverTraits(String driver, String source, Transport transport, int keyVariantBits,
                            Set<Access> acceptedAccess, Errno unsupportedAccessErrno, Translation translation,
                            int pblLevels, int pblEntriesPerPage, long maxTranslationEntries,
                            Errno translationOverflowErrno, int maxFastRegPages, boolean rdmaRead, boolean rdmaWrite,
-                           String hcaIdPrefix, Errno pinFailureErrno, Set<QpType> qpTypes)
+                           String hcaIdPrefix, Errno pinFailureErrno, Set<QpType> qpTypes, Errno noPageSizeErrno)
 {
     /** Entries of one 4 KiB PBL page of 8-byte addresses (bnxt_re {@code MAX_PBL_LVL_1_PGS}, qedr
      * {@code MAX_PBES_ON_PAGE} at 4 KiB). */
@@ -127,6 +132,38 @@ public record DriverTraits(String driver, String source, Transport transport, in
     }
 
     /**
+     * Traits of a driver that answers EINVAL when no page size fits (see the record components).
+     *
+     * @param driver                   see the record components.
+     * @param source                   see the record components.
+     * @param transport                see the record components.
+     * @param keyVariantBits           see the record components.
+     * @param acceptedAccess           see the record components.
+     * @param unsupportedAccessErrno   see the record components.
+     * @param translation              see the record components.
+     * @param pblLevels                see the record components.
+     * @param pblEntriesPerPage        see the record components.
+     * @param maxTranslationEntries    see the record components.
+     * @param translationOverflowErrno see the record components.
+     * @param maxFastRegPages          see the record components.
+     * @param rdmaRead                 see the record components.
+     * @param rdmaWrite                see the record components.
+     * @param hcaIdPrefix              see the record components.
+     * @param pinFailureErrno          see the record components.
+     * @param qpTypes                  see the record components.
+     */
+    public DriverTraits(final String driver, final String source, final Transport transport, final int keyVariantBits,
+        final Set<Access> acceptedAccess, final Errno unsupportedAccessErrno, final Translation translation,
+        final int pblLevels, final int pblEntriesPerPage, final long maxTranslationEntries,
+        final Errno translationOverflowErrno, final int maxFastRegPages, final boolean rdmaRead,
+        final boolean rdmaWrite, final String hcaIdPrefix, final Errno pinFailureErrno, final Set<QpType> qpTypes)
+    {
+        this(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno, translation, pblLevels,
+            pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno, maxFastRegPages, rdmaRead, rdmaWrite,
+            hcaIdPrefix, pinFailureErrno, qpTypes, Errno.EINVAL);
+    }
+
+    /**
      * Traits of a driver that accepts every QP type the core offers.
      *
      * @param driver                   see the record components.
@@ -172,6 +209,7 @@ public record DriverTraits(String driver, String source, Transport transport, in
         Objects.requireNonNull(translation, "translation");
         Objects.requireNonNull(translationOverflowErrno, "translationOverflowErrno");
         Objects.requireNonNull(hcaIdPrefix, "hcaIdPrefix");
+        Objects.requireNonNull(noPageSizeErrno, "noPageSizeErrno");
         acceptedAccess = acceptedAccess == null ? null
             : java.util.Collections.unmodifiableSet(acceptedAccess.isEmpty() ? EnumSet.noneOf(Access.class)
                 : EnumSet.copyOf(acceptedAccess));
@@ -225,7 +263,7 @@ public record DriverTraits(String driver, String source, Transport transport, in
                 Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM, ASSUMED_FAST_REG_PAGES, true, true,
                 "rxe", null);
             case "irdma" -> mtt("irdma", "drivers/infiniband/hw/irdma/verbs.c", Transport.INFINIBAND, "irdma",
-                ASSUMED_FAST_REG_PAGES);
+                ASSUMED_FAST_REG_PAGES).withNoPageSizeErrno(Errno.EOPNOTSUPP);
             default -> mtt(driver, "none: no rule recognises this device", Transport.INFINIBAND, driver,
                 ASSUMED_FAST_REG_PAGES);
         };
@@ -239,7 +277,7 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         return new DriverTraits(driver, source, transportNow, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
             translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
-            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, qpTypes);
+            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno);
     }
 
     /**
@@ -251,7 +289,7 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         return new DriverTraits(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
             translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
-            maxFastRegPages, read, write, hcaIdPrefix, pinFailureErrno, qpTypes);
+            maxFastRegPages, read, write, hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno);
     }
 
     /**
@@ -262,7 +300,18 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         return new DriverTraits(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
             translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
-            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, types);
+            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, types, noPageSizeErrno);
+    }
+
+    /**
+     * @param errno what a registration gets when no page size of page_size_cap fits it.
+     * @return a copy with it.
+     */
+    public DriverTraits withNoPageSizeErrno(final Errno errno)
+    {
+        return new DriverTraits(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
+            translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
+            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, qpTypes, errno);
     }
 
     /**
@@ -299,6 +348,10 @@ public record DriverTraits(String driver, String source, Transport transport, in
         if (qpTypes != null)
         {
             sb.append("; QP types ").append(qpTypes).append(" only (else EOPNOTSUPP)");
+        }
+        if (noPageSizeErrno != Errno.EINVAL)
+        {
+            sb.append("; no page size of page_size_cap fits: ").append(noPageSizeErrno);
         }
         sb.append("; source ").append(source);
         return sb.toString();

@@ -107,6 +107,15 @@ public final class ForkSafety
     }
 
     /**
+     * @return true once {@link #ibverbsInit()} ran: the process's libibverbs read its environment, and variables set
+     * later do nothing.
+     */
+    public boolean ibverbsInitialized()
+    {
+        return ibverbsInitDone;
+    }
+
+    /**
      * The environment check of {@code ibverbs_init} (libibverbs/init.c), run once per process at its first device
      * open: RDMAV_FORK_SAFE or IBV_FORK_SAFE set to anything but "0" calls {@link #forkInit()}; a failure there only
      * warns, as libibverbs does.

@@ -134,6 +134,7 @@ final class QpModify
         qp.rnrRetry = 0;
         qp.completions.errorCause = null;
         qp.state = QpState.RESET;
+        AsyncEventQueue.reset(qp);
         // A sender waiting (RNR) for a receive here runs again and finds the QP gone from RTR/RTS.
         qp.wakeWaitingPeer();
     }

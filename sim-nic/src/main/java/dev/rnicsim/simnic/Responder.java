@@ -161,6 +161,10 @@ final class Responder
     WqeOutcome finish(final SendWr wr, final SimQp peer, final DmaResult r, final boolean needsRecv,
         final long missesBefore, final InflightMessage packets)
     {
+        if (r.ok() || r.responderError())
+        {
+            AsyncEventQueue.messageArrived(peer);
+        }
         if (qp.type == QpType.UC && r.responderError())
         {
             return ucDropped(wr, peer, r);
@@ -276,6 +280,7 @@ final class Responder
                 peer.completions.errorCause = "it answered " + status(r.requester()).cName() + " to QP 0x"
                     + Integer.toHexString(qp.num) + ": " + why.summary();
             }
+            AsyncEventQueue.responderRefused(peer, wr, r, received != null, why);
             peer.completions.toError();
         }
         if (r.requester() != DmaStatus.SUCCESS)

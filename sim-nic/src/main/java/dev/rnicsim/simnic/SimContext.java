@@ -30,6 +30,7 @@ public final class SimContext implements Context
     private final List<SimCq> cqs = new ArrayList<>();
     private final List<SimXrcd> xrcds = new ArrayList<>();
     private boolean closed;
+    private final AsyncEventQueue events = new AsyncEventQueue(this);
 
     SimContext(final SimDevice device, final UserProcess process)
     {
@@ -144,6 +145,7 @@ public final class SimContext implements Context
             return;
         }
         device.observe(o -> o.closing(this));
+        events.clear();
         // XRC_RECV QPs belong to no PD; XRC SRQs close with their PDs; the domains after both.
         final RuntimeException failure = Closing.each(List.copyOf(cqs), SimCq::close, Closing.each(List.copyOf(xrcds),
             SimXrcd::close, Closing.each(List.copyOf(pds), SimPd::close, Closing.each(List.copyOf(xrcds),
@@ -268,5 +270,27 @@ public final class SimContext implements Context
             throw new VerbsException(verb, Errno.EINVAL.code(), "the context is closed"
                 + " (ibv_close_device released it); open the device again");
         }
+    }
+
+    /**
+     * @return the context's asynchronous event queue.
+     */
+    public AsyncEventQueue events()
+    {
+        return events;
+    }
+
+    @Override
+    public java.util.Optional<dev.rnicsim.verbs.AsyncEvent> getAsyncEvent()
+    {
+        checkOpen("ibv_get_async_event");
+        return events.get();
+    }
+
+    @Override
+    public void ackAsyncEvent(final dev.rnicsim.verbs.AsyncEvent event)
+    {
+        checkOpen("ibv_ack_async_event");
+        events.ack(event);
     }
 }

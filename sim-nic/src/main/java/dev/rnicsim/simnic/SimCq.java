@@ -10,7 +10,7 @@ import java.util.List;
 
 /**
  * A simulated completion queue. Its ring is pinned process memory. A completion that finds the CQ full is lost
- * and the CQ is marked overrun (the async event IBV_EVENT_CQ_ERR on real devices); the QP that produced it goes to
+ * and the CQ is marked overrun, raising IBV_EVENT_CQ_ERR on its context's {@link AsyncEventQueue}; the QP that produced it goes to
  * the error state.
  *
  * <p>Not thread safe.
@@ -102,6 +102,10 @@ public final class SimCq implements CompletionQueue
     {
         if (closed || entries.size() >= cqe)
         {
+            if (!closed && !overrun)
+            {
+                AsyncEventQueue.cqOverrun(this);
+            }
             overrun = true;
             return false;
         }

@@ -69,7 +69,8 @@ public final class SimDevice implements Device
         this.tables = new AdapterTables(new AdapterConfig(profile.mtt(),
             new MptConfig(profile.mptEntries(), profile.traits().keyVariantBits(), profile.variantPolicy(),
                 profile.indexPolicy(), profile.seed()),
-            profile.attributes().pageSizeCap(), profile.cacheEntries(), profile.cacheWays()));
+            profile.attributes().pageSizeCap(), profile.cacheEntries(), profile.cacheWays(),
+            dev.rnicsim.mtt.Errno.valueOf(profile.traits().noPageSizeErrno().name())));
         this.port = new DmaPort(tables, host.host().physicalMemory()).withFaults(this::pageFault)
             .withOrdering(new dev.rnicsim.dma.WriteOrdering(profile.relaxedOrdering(),
                 profile.follows(ProviderRule.RELAXED_ORDERING_UNSAFE_PLATFORM), profile.seed()));

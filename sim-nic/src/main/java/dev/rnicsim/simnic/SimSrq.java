@@ -18,8 +18,8 @@ import java.util.Set;
  * receives from, first posted first taken (IBA 10.2.9). It keeps its PD busy, and each QP attached to it keeps it busy
  * ({@code ib_destroy_srq_user}: EBUSY while its use count is not 0). An armed limit (ibv_modify_srq with
  * IBV_SRQ_LIMIT, or srq_limit at creation) fires IBV_EVENT_SRQ_LIMIT_REACHED once the receives posted drop below it,
- * and is disarmed (set to 0) by doing so (ibv_modify_srq(3), IBA 10.2.9.5); the events are counted, there is no async
- * event queue. Not thread safe.
+ * and is disarmed (set to 0) by doing so (ibv_modify_srq(3), IBA 10.2.9.5); the event is counted and queued on the
+ * context's {@link AsyncEventQueue}. Not thread safe.
  */
 public final class SimSrq implements SharedReceiveQueue
 {
@@ -64,6 +64,7 @@ public final class SimSrq implements SharedReceiveQueue
         if (srqLimit > 0 && queue.size() < srqLimit)
         {
             limitEvents++;
+            AsyncEventQueue.srqLimitReached(this, queue.size(), srqLimit);
             srqLimit = 0;
         }
     }

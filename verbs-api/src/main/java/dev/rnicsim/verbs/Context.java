@@ -144,4 +144,31 @@ public interface Context extends AutoCloseable
         throw new VerbsException("ibv_create_qp_ex", Errno.EOPNOTSUPP.code(), "this backend does not provide XRC QPs"
             + "; use the simulated backend with a device that has XRC (mlx4, mlx5)");
     }
+
+    /**
+     * {@code ibv_get_async_event} on a non-blocking async fd: the oldest event not yet returned, in the order the
+     * device raised them (ibv_get_async_event(3)). Each returned event must be acknowledged.
+     *
+     * @return the event, or empty when none is pending (the blocking call would wait; with O_NONBLOCK it is
+     * EAGAIN).
+     * @throws VerbsException EINVAL when the context is closed; EOPNOTSUPP when the backend does not provide it.
+     */
+    default java.util.Optional<AsyncEvent> getAsyncEvent()
+    {
+        throw new VerbsException("ibv_get_async_event", Errno.EOPNOTSUPP.code(), "this backend does not provide it"
+            + " (ibv_get_async_event); use the simulated backend");
+    }
+
+    /**
+     * {@code ibv_ack_async_event}: acknowledges an event {@link #getAsyncEvent()} returned.
+     *
+     * @param event the event.
+     * @throws VerbsException EINVAL when this context did not return the event or it was acknowledged already;
+     *                        EOPNOTSUPP when the backend does not provide it.
+     */
+    default void ackAsyncEvent(final AsyncEvent event)
+    {
+        throw new VerbsException("ibv_ack_async_event", Errno.EOPNOTSUPP.code(), "this backend does not provide it"
+            + " (ibv_ack_async_event); use the simulated backend");
+    }
 }

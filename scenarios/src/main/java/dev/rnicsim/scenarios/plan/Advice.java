@@ -97,7 +97,7 @@ final class Advice
         final boolean ramShort = plan.limits().stream().anyMatch(l -> l.name().equals("RAM") && !l.fits());
         if (fit1G != host.hugepages1G() && (fit1G > host.hugepages1G() || ramShort))
         {
-            out.add(String.format(Locale.ROOT, "set %d 1 GiB huge pages (hugepagesz=1G hugepages=%d on the kernel "
+            out.add(String.format(Locale.ROOT, "set %,d 1 GiB huge pages (hugepagesz=1G hugepages=%d on the kernel "
                 + "command line) for the 1 GiB hugetlb groups", fit1G, fit1G));
             settings.add(new Plan.Setting(HUGEPAGES_1G, fit1G));
         }
@@ -167,8 +167,8 @@ final class Advice
                 final long huge = Planner.ceilDiv(g.sizeBytes(), 2L << 20);
                 if (g.mttEntriesPerMr() > huge)
                 {
-                    out.add(String.format(Locale.ROOT, "group %s on 2 MiB huge pages: %d MTT entries per MR instead"
-                        + " of %d (%d times fewer)", g.name(), huge, g.mttEntriesPerMr(), g.mttEntriesPerMr() / huge));
+                    out.add(String.format(Locale.ROOT, "group %s on 2 MiB huge pages: %,d MTT entries per MR instead"
+                        + " of %,d (%,d times fewer)", g.name(), huge, g.mttEntriesPerMr(), g.mttEntriesPerMr() / huge));
                 }
             }
         }

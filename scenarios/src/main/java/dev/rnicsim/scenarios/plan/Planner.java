@@ -339,8 +339,8 @@ public final class Planner
                 + "their pages are faulted in on first device access and may be reclaimed, so they count in no RAM "
                 + "limit; the MTT entries of the whole range are reserved at registration");
             case "odp-implicit" -> notes.add("group " + g.name() + ": implicit ODP MRs pin nothing; each 1 GiB of "
-                + "address space reached gets a child MR of " + dev.rnicsim.mtt.AdapterTables.IMPLICIT_CHILD_ENTRIES
-                + " MTT entries on its first fault (measured by prefetching " + Sizes.iec(exact ? g.sizeBytes()
+                + "address space reached gets a child MR of " + String.format(Locale.ROOT, "%,d",
+                dev.rnicsim.mtt.AdapterTables.IMPLICIT_CHILD_ENTRIES) + " MTT entries on its first fault (measured by prefetching " + Sizes.iec(exact ? g.sizeBytes()
                 : Math.min(g.sizeBytes(), SAMPLE_REGION_BYTES)) + ")");
             case "peer-memory" -> notes.add("group " + g.name() + ": GPU memory through a peer-memory client "
                 + "(nvidia-peermem, assumed loaded): pins GPU pages, maps them through BAR1, no host memory or "

@@ -708,6 +708,11 @@ public final class ScriptParser
     private void checkExpect(final ScriptLine l)
     {
         final List<String> a = l.args();
+        if (EventVerbs.isEventExpect(l))
+        {
+            EventVerbs.check(l, names);
+            return;
+        }
         if (a.size() == 2 && a.get(0).equals("warning"))
         {
             if (!StrictScript.isKind(a.get(1)))
@@ -747,7 +752,8 @@ public final class ScriptParser
             return;
         }
         throw l.error("expected 'expect ok', 'expect ERRNO', 'expect STATUS', 'expect EXPR OP EXPR' (OP one of == !="
-            + " < <= > >=), 'expect bytes ADDR DATA', 'expect warning KIND' or 'expect no warnings'");
+            + " < <= > >=), 'expect bytes ADDR DATA', 'expect warning KIND', 'expect no warnings',"
+            + " 'expect event KIND [OBJECT]' or 'expect no events'");
     }
 
     /**

@@ -573,6 +573,7 @@ public final class ScriptRunner
                 }
                 case "regex" -> ConformanceVerbs.regMrEx(s, l);
                 case "queryport" -> ConformanceVerbs.queryPort(s, l);
+                case "events" -> EventVerbs.events(s, l);
                 case "querygid" -> ConformanceVerbs.queryGid(s, l);
                 case "dm" -> ConformanceVerbs.allocDm(s, l);
                 case "dmwrite" -> ConformanceVerbs.dmWrite(s, l);
@@ -690,6 +691,10 @@ public final class ScriptRunner
         if (o.containsKey("page"))
         {
             b.basePage(dev.rnicsim.pagetable.BasePage.of(o.get("page")));
+        }
+        if (o.containsKey("overcommit"))
+        {
+            b.overcommitMemory(Integer.parseInt(o.get("overcommit")));
         }
         if (o.containsKey("max_map_count"))
         {
@@ -833,6 +838,7 @@ public final class ScriptRunner
 
     private Outcome process(final Session s, final ScriptLine l)
     {
+        ProcessChecks.refuseSecondProcess(s, l);
         final UserProcess p = spawn(s, l, s.get(l, l.args().get(1), SimHost.class), l.args().get(0));
         s.names.put(l.args().get(0), p);
         return Outcome.ok("pid " + p.pid() + ", RLIMIT_MEMLOCK " + memlock(p) + Forks.envNote(p));
@@ -852,6 +858,7 @@ public final class ScriptRunner
             : spawn(s, l, d.host(), l.args().get(0));
         if (l.options().containsKey("process"))
         {
+            ProcessChecks.refuseLateEnv(l, d, p);
             Forks.env(l).forEach(p::setenv);
         }
         final SimContext c = d.open(p);
@@ -893,7 +900,8 @@ public final class ScriptRunner
             }
         };
         s.names.put(l.args().get(0), new Session.Buffer(p, addr, len));
-        return Outcome.ok("0x" + Long.toHexString(addr) + ", " + Units.bytes(len) + " (" + backing + ")");
+        return Outcome.ok("0x" + Long.toHexString(addr) + ", " + ProcessChecks.mappedLength(p, addr, len) + " (" + backing
+            + ")");
     }
 
     private static Set<Prot> prot(final String word)
@@ -1886,6 +1894,10 @@ public final class ScriptRunner
     private String expect(final Session s, final ScriptLine l, final Outcome last)
     {
         final List<String> a = l.args();
+        if (EventVerbs.isEventExpect(l))
+        {
+            return EventVerbs.expect(s, l);
+        }
         if (a.size() == 2 && a.get(0).equals("warning"))
         {
             return s.strict.expectWarning(a.get(1));

@@ -120,6 +120,8 @@ final class Session
     long lastDurationNs;
     long lastCount;
     List<WorkCompletion> lastCompletions = List.of();
+    /** What the last {@code events} returned. */
+    List<dev.rnicsim.verbs.AsyncEvent> lastEvents = List.of();
     long nextWrId = 1;
     /** How the last {@code rereg} failed: ERR_INPUT or ERR_CMD, or NONE when it succeeded (or none ran). */
     String lastReregError = "NONE";

@@ -187,13 +187,13 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "host NAME [ram=SIZE] [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no] [hugepages2m=N] [hugepages1g=N]"
             + " [hugepages64k=N] [hugepages32m=N] [hugepages512m=N] [hugepages16g=N]"
             + " [thp=always|madvise|never] [fork=modern|legacy] [movable=SIZE] [swap=SIZE] [max_map_count=N]"
-            + " [aged=yes|no] [peermem=yes|no] [page=4k|16k|64k]",
+            + " [aged=yes|no] [peermem=yes|no] [page=4k|16k|64k] [overcommit=0|1]",
             List.of(new NewName(Kind.HOST, false)),
             opts("ram", expr(), "memlock", expr(), "cap_ipc_lock", word("yes", "no"), "hugepages2m", expr(),
                 "hugepages1g", expr(), "hugepages64k", expr(), "hugepages32m", expr(), "hugepages512m", expr(),
                 "hugepages16g", expr(), "thp", word("always", "madvise", "never"), "fork", word("modern", "legacy"),
                 "movable", expr(), "swap", expr(), "max_map_count", expr(), "aged", word("yes", "no"), "peermem",
-                word("yes", "no"), "page", word("4k", "16k", "64k")));
+                word("yes", "no"), "page", word("4k", "16k", "64k"), "overcommit", word("0", "1")));
         add(t, "device NAME HOST [profile=NAME] [devinfo=FILE] [log_num_mtt=N] [log_mtts_per_seg=N] [max_mr=N]"
             + " [cache=ENTRIES] [keys=generation|random|recycled|fixed|device_counter] [dmabuf=dynamic|pinned|none]",
             List.of(new NewName(Kind.DEVICE, false), ref(Kind.HOST)),
@@ -328,6 +328,7 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "invalidate CACHE ADDR SIZE", List.of(ref(Kind.CACHE), new Expr(false), new Expr(false)), Map.of());
         add(t, "dealloc PD", List.of(ref(Kind.PD)), Map.of());
         add(t, "queryport CONTEXT [PORT]", List.of(ref(Kind.CONTEXT), new Expr(true)), Map.of());
+        add(t, "events CONTEXT", List.of(ref(Kind.CONTEXT)), Map.of());
         add(t, "querygid CONTEXT PORT INDEX", List.of(ref(Kind.CONTEXT), new Expr(false), new Expr(false)), Map.of());
         add(t, "nullmr NAME PD", List.of(new NewName(Kind.MR, false), ref(Kind.PD)), Map.of());
         add(t, "dm NAME CONTEXT SIZE [mask=N] [align=N]", List.of(new NewName(Kind.DM, false), ref(Kind.CONTEXT),

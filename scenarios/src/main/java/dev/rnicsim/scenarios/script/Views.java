@@ -254,7 +254,7 @@ final class Views
         return best == null ? "-" : best;
     }
 
-    /** The walk a CPU (and ib_umem_get) does for one address: the four table indices and the leaf. */
+    /** The walk a CPU (and ib_umem_get) does for one address: the table indices of the host's MMU and the leaf. */
     private static String walk(final Session s, final ScriptLine l, final String expr)
     {
         final Session.Val v = s.eval(l, expr);
@@ -266,21 +266,7 @@ final class Views
         final long va = v.num();
         final StringBuilder sb = new StringBuilder();
         final PageSize mapped = p.exited() ? null : p.mappedPageSize(va);
-        if (mapped != null && mapped.leaf() == PageSize.SIZE_1G)
-        {
-            sb.append(String.format(Locale.ROOT, "va 0x%x: PGD[%d] -> PUD[%d] (leaf), offset 0x%x%n", va,
-                (va >>> 39) & 511, (va >>> 30) & 511, va & 0x3fffffff));
-        }
-        else if (mapped != null && mapped.leaf() == PageSize.SIZE_2M)
-        {
-            sb.append(String.format(Locale.ROOT, "va 0x%x: PGD[%d] -> PUD[%d] -> PMD[%d] (leaf), offset 0x%x%n",
-                va, (va >>> 39) & 511, (va >>> 30) & 511, (va >>> 21) & 511, va & 0x1fffff));
-        }
-        else
-        {
-            sb.append(String.format(Locale.ROOT, "va 0x%x: PGD[%d] -> PUD[%d] -> PMD[%d] -> PTE[%d], offset 0x%x%n",
-                va, (va >>> 39) & 511, (va >>> 30) & 511, (va >>> 21) & 511, (va >>> 12) & 511, va & 0xfff));
-        }
+        sb.append(WalkGeometry.line(va, p.host().config().basePage(), mapped)).append(System.lineSeparator());
         final Vma vma = p.exited() ? null : p.vmaAt(va);
         if (vma == null)
         {
