@@ -1,5 +1,9 @@
 package dev.rnicsim.keys;
 
+import static dev.rnicsim.testkit.Unmemoized.fresh;
+import static dev.rnicsim.testkit.Unmemoized.fresh2;
+import static dev.rnicsim.testkit.Unmemoized.fresh3;
+
 import dev.rnicsim.keys.KeyOps.KeyOp;
 import dev.rnicsim.keys.KeyWorld.Buf;
 import dev.rnicsim.keys.KeyWorld.KeyName;
@@ -7,6 +11,7 @@ import dev.rnicsim.keys.KeyWorld.MrM;
 import dev.rnicsim.keys.KeyWorld.MwM;
 import dev.rnicsim.pagetable.ForkBehaviour;
 import dev.rnicsim.pagetable.Madvice;
+import dev.rnicsim.testkit.Unmemoized;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.MwType;
 import java.util.ArrayList;
@@ -259,7 +264,7 @@ final class KeyChains
             {
                 return Arbitraries.just(Transformer.noop());
             }
-            return op(s).map(KeyChains::t);
+            return Unmemoized.of(op(s).map(KeyChains::t));
         }
     }
 
@@ -287,8 +292,8 @@ final class KeyChains
         return Arbitraries.frequencyOf(
             Tuple.of(2, Arbitraries.longs().between(0, len - 1)),
             Tuple.of(1, Arbitraries.longs().between(0, pages - 1).map(p -> p * PAGE)),
-            Tuple.of(2, Arbitraries.longs().between(1, pages).flatMap(p -> Arbitraries.longs().between(1, 40)
-                .map(d -> Math.max(0, p * PAGE - d)))));
+            Tuple.of(2, Arbitraries.longs().between(1, pages).flatMap(fresh(p -> Arbitraries.longs().between(1, 40)
+                .map(d -> Math.max(0, p * PAGE - d))))));
     }
 
     private static Arbitrary<String> text(final int len)
@@ -335,10 +340,10 @@ final class KeyChains
     /** A range [off, off+len) of a buffer of {@code size} bytes: page-aligned or not, within it. */
     private static Arbitrary<long[]> range(final long size)
     {
-        final Arbitrary<long[]> aligned = Arbitraries.longs().between(0, size / PAGE - 1).flatMap(p -> Arbitraries
-            .longs().between(1, size / PAGE - p).map(n -> new long[] {p * PAGE, n * PAGE}));
-        final Arbitrary<long[]> any = offset(size).flatMap(off -> Arbitraries.longs().between(1, size - off)
-            .map(len -> new long[] {off, len}));
+        final Arbitrary<long[]> aligned = Arbitraries.longs().between(0, size / PAGE - 1).flatMap(fresh(p -> Arbitraries
+            .longs().between(1, size / PAGE - p).map(n -> new long[] {p * PAGE, n * PAGE})));
+        final Arbitrary<long[]> any = offset(size).flatMap(fresh(off -> Arbitraries.longs().between(1, size - off)
+            .map(len -> new long[] {off, len})));
         return Arbitraries.frequencyOf(Tuple.of(1, aligned), Tuple.of(1, any));
     }
 
@@ -371,9 +376,9 @@ final class KeyChains
         @Override
         public Arbitrary<KeyOp> op(final Snapshot s)
         {
-            return Arbitraries.of(s.bufs()).flatMap(b -> offset(b.lengthBytes()).flatMap(off -> Arbitraries.integers()
-                .between(1, (int)Math.min(32, b.lengthBytes() - off)).flatMap(n -> text(n).map(
-                    t -> new KeyOps.CpuWrite(b.name(), off, t)))));
+            return Arbitraries.of(s.bufs()).flatMap(fresh(b -> offset(b.lengthBytes()).flatMap(fresh(
+                off -> Arbitraries.integers().between(1, (int)Math.min(32, b.lengthBytes() - off)).flatMap(fresh(
+                    n -> text(n).map(t -> new KeyOps.CpuWrite(b.name(), off, t))))))));
         }
     }
 
@@ -388,8 +393,9 @@ final class KeyChains
         @Override
         public Arbitrary<KeyOp> op(final Snapshot s)
         {
-            return Arbitraries.of(s.bufs()).flatMap(b -> offset(b.lengthBytes()).flatMap(off -> Arbitraries.integers()
-                .between(1, (int)Math.min(48, b.lengthBytes() - off)).map(n -> new KeyOps.CpuRead(b.name(), off, n))));
+            return Arbitraries.of(s.bufs()).flatMap(fresh(b -> offset(b.lengthBytes()).flatMap(fresh(
+                off -> Arbitraries.integers().between(1, (int)Math.min(48, b.lengthBytes() - off)).map(
+                    n -> new KeyOps.CpuRead(b.name(), off, n))))));
         }
     }
 
@@ -404,9 +410,10 @@ final class KeyChains
         @Override
         public Arbitrary<KeyOp> op(final Snapshot s)
         {
-            return Arbitraries.of(s.bufs()).flatMap(b -> Arbitraries.longs().between(0, b.lengthBytes() / PAGE - 1)
-                .flatMap(p -> Arbitraries.longs().between(1, b.lengthBytes() / PAGE - p).map(
-                    n -> new KeyOps.Munmap(b.name(), p * PAGE, n * PAGE))));
+            return Arbitraries.of(s.bufs()).flatMap(fresh(b -> Arbitraries.longs().between(0,
+                b.lengthBytes() / PAGE - 1).flatMap(fresh(p -> Arbitraries.longs().between(1,
+                b.lengthBytes() / PAGE - p).map(
+                    n -> new KeyOps.Munmap(b.name(), p * PAGE, n * PAGE))))));
         }
     }
 
@@ -424,9 +431,10 @@ final class KeyChains
             final Arbitrary<Madvice> advice = Arbitraries.frequencyOf(Tuple.of(4, Arbitraries.just(Madvice.DONTNEED)),
                 Tuple.of(2, Arbitraries.just(Madvice.DONTFORK)), Tuple.of(1, Arbitraries.just(Madvice.DOFORK)),
                 Tuple.of(1, Arbitraries.just(Madvice.HUGEPAGE)), Tuple.of(1, Arbitraries.just(Madvice.NOHUGEPAGE)));
-            return Arbitraries.of(s.bufs()).flatMap(b -> Arbitraries.longs().between(0, b.lengthBytes() / PAGE - 1)
-                .flatMap(p -> Arbitraries.longs().between(1, b.lengthBytes() / PAGE - p).flatMap(
-                    n -> advice.map(a -> new KeyOps.Madvise(b.name(), p * PAGE, n * PAGE, a)))));
+            return Arbitraries.of(s.bufs()).flatMap(fresh(b -> Arbitraries.longs().between(0,
+                b.lengthBytes() / PAGE - 1).flatMap(fresh(p -> Arbitraries.longs().between(1,
+                b.lengthBytes() / PAGE - p).flatMap(fresh(
+                    n -> advice.map(a -> new KeyOps.Madvise(b.name(), p * PAGE, n * PAGE, a))))))));
         }
     }
 
@@ -538,8 +546,8 @@ final class KeyChains
             final String mr = "mr" + s.nextMr();
             final int keyN = s.nextKey();
             return Combinators.combine(Arbitraries.of(s.livePds()), Arbitraries.of(s.bufs()), regAccess())
-                .flatAs((pd, b, access) -> range(b.lengthBytes()).map(rg -> new KeyOps.Reg(mr, pd, b.name(),
-                    rg[0], rg[1], access, keyN)));
+                .flatAs(fresh3((pd, b, access) -> range(b.lengthBytes()).map(rg -> new KeyOps.Reg(mr, pd, b.name(),
+                    rg[0], rg[1], access, keyN))));
         }
     }
 
@@ -570,7 +578,8 @@ final class KeyChains
         public Arbitrary<KeyOp> op(final Snapshot s)
         {
             final int keyN = s.nextKey();
-            return mostly(s.liveMrs(), s.mrs(), 8).flatMap(m -> Arbitraries.integers().between(0, 19).flatMap(kind ->
+            return mostly(s.liveMrs(), s.mrs(), 8).flatMap(fresh(m -> Arbitraries.integers().between(0, 19).flatMap(
+                fresh(kind ->
             {
                 if (kind < 8)
                 {
@@ -579,9 +588,9 @@ final class KeyChains
                 if (kind < 14 || kind == 18)
                 {
                     final boolean withAccess = kind == 18;
-                    return Combinators.combine(Arbitraries.of(s.bufs()), regAccess()).flatAs((b, a) -> range(
+                    return Combinators.combine(Arbitraries.of(s.bufs()), regAccess()).flatAs(fresh2((b, a) -> range(
                         b.lengthBytes()).map(rg -> (KeyOp)new KeyOps.Rereg(m.name(), null, b.name(), rg[0], rg[1],
-                        withAccess ? a : null, keyN)));
+                        withAccess ? a : null, keyN))));
                 }
                 if (kind < 18)
                 {
@@ -589,7 +598,7 @@ final class KeyChains
                         0, null, keyN));
                 }
                 return Arbitraries.just((KeyOp)new KeyOps.Rereg(m.name(), null, null, 0, 0, null, keyN));
-            }));
+            }))));
         }
     }
 
@@ -628,22 +637,22 @@ final class KeyChains
             final List<MwS> windows = s.liveWindows(null);
             final List<MwS> bindable = windows.stream().filter(w -> s.liveMrs().stream().anyMatch(m -> m.pd() == w.pd()
                 && m.access().contains(Access.MW_BIND))).toList();
-            return mostly(bindable, windows, 5).flatMap(w ->
+            return mostly(bindable, windows, 5).flatMap(fresh(w ->
             {
                 final List<MrS> good = s.liveMrs().stream().filter(m -> m.pd() == w.pd()
                     && m.access().contains(Access.MW_BIND)).toList();
-                return mostly(good, s.mrs(), 8).flatMap(m ->
+                return mostly(good, s.mrs(), 8).flatMap(fresh(m ->
                 {
                     final long len = m.len();
-                    final Arbitrary<long[]> inside = Arbitraries.longs().between(0, len - 1).flatMap(
-                        off -> Arbitraries.longs().between(1, len - off).map(l -> new long[] {off, l}));
-                    final Arbitrary<long[]> edge = Arbitraries.longs().between(1, 64).flatMap(d -> Arbitraries.of(
-                        new long[] {-d, len}, new long[] {0, len + d}, new long[] {len - 1, 1 + d}));
+                    final Arbitrary<long[]> inside = Arbitraries.longs().between(0, len - 1).flatMap(fresh(
+                        off -> Arbitraries.longs().between(1, len - off).map(l -> new long[] {off, l})));
+                    final Arbitrary<long[]> edge = Arbitraries.longs().between(1, 64).flatMap(fresh(d -> Arbitraries.of(
+                        new long[] {-d, len}, new long[] {0, len + d}, new long[] {len - 1, 1 + d})));
                     return Combinators.combine(Arbitraries.frequencyOf(Tuple.of(6, inside), Tuple.of(1, edge)),
                         windowRights()).as((rg, rights) -> (KeyOp)new KeyOps.Bind(w.name(), w.pd(), m.name(), rg[0],
                         rg[1], rights, keyN));
-                });
-            });
+                }));
+            }));
         }
     }
 
@@ -716,7 +725,7 @@ final class KeyChains
             final Arbitrary<KeyOps.Op> ops = Arbitraries.frequencyOf(Tuple.of(4, Arbitraries.just(KeyOps.Op.READ)),
                 Tuple.of(4, Arbitraries.just(KeyOps.Op.WRITE)), Tuple.of(1, Arbitraries.just(KeyOps.Op.FAA)),
                 Tuple.of(1, Arbitraries.just(KeyOps.Op.CAS)));
-            return ops.flatMap(op ->
+            return ops.flatMap(fresh(op ->
             {
                 // Mostly a key that grants the operation now, else any key that names something, else any key.
                 final Access right = op == KeyOps.Op.READ ? Access.REMOTE_READ : op == KeyOps.Op.WRITE
@@ -740,8 +749,8 @@ final class KeyChains
                 {
                     choices.add(Tuple.of(14, Arbitraries.of(granting)));
                 }
-                return Arbitraries.frequencyOf(choices).flatMap(k -> access(s, k, op));
-            });
+                return Arbitraries.frequencyOf(choices).flatMap(fresh(k -> access(s, k, op)));
+            }));
         }
 
         private static Arbitrary<KeyOp> access(final Snapshot s, final KeyS k, final KeyOps.Op op)
@@ -755,7 +764,7 @@ final class KeyChains
             final boolean atomic = op == KeyOps.Op.FAA || op == KeyOps.Op.CAS;
             final Arbitrary<Integer> sizes = atomic ? Arbitraries.just(8) : Arbitraries.frequencyOf(
                 Tuple.of(3, Arbitraries.integers().between(1, 64)), Tuple.of(1, Arbitraries.integers().between(1, 8)));
-            return Combinators.combine(pd, sizes).flatAs((p, size) ->
+            return Combinators.combine(pd, sizes).flatAs(fresh2((p, size) ->
             {
                 final long maxStart = lo + Math.max(0, len - size);
                 final Arbitrary<Long> inside = atomic
@@ -769,7 +778,7 @@ final class KeyChains
                     ? Arbitraries.frequencyOf(Tuple.of(8, inside), Tuple.of(1, edges.map(a -> a & -8L)),
                         Tuple.of(1, misaligned))
                     : Arbitraries.frequencyOf(Tuple.of(6, inside), Tuple.of(1, edges));
-                return addr.flatMap(a ->
+                return addr.flatMap(fresh(a ->
                 {
                     final Tuple.Tuple2<String, Long> rel = s.relative(a);
                     return switch (op)
@@ -786,8 +795,8 @@ final class KeyChains
                             1L << 40)).as((c, sw) -> (KeyOp)new KeyOps.Remote(op, p, k.label(), rel.get1(),
                             rel.get2(), size, null, c, sw));
                     };
-                });
-            });
+                }));
+            }));
         }
     }
 }

@@ -24,6 +24,8 @@ public final class AdapterTables
     private long entriesZapped;
     /** MPT index of each memory window: its type and the QP a type 2 window is bound to. */
     private final Map<Long, Window> windows = new HashMap<>();
+    /** Windows bound, unbound, allocated or freed: part of {@link #keyChanges()}. */
+    private long windowChanges;
     /** MPT index of each fast-registration MR: the MTT entries reserved at allocation. */
     private final Map<Long, MttRange> fastReg = new HashMap<>();
     private long windowBinds;
@@ -547,6 +549,20 @@ public final class AdapterTables
     }
 
     /**
+     * A count that moves whenever the answer of {@link #check} for some key may change: an MPT entry created, freed,
+     * rewritten (bind, rereg, fast registration) or moved between VALID and INVALID, or a window's binding changed.
+     * While it stays the same, a check that passed for a range passes again for every part of that range: the DMA
+     * engine checks a message's keys again per packet only when it moved (a key retired mid-message still fails the
+     * next packet).
+     *
+     * @return the count, only ever growing.
+     */
+    public long keyChanges()
+    {
+        return mpt.changes() + windowChanges;
+    }
+
+    /**
      * The key checks of {@link #translate(int, int, int, int, long, long)} without the translation cache (nothing
      * is counted): what a driver asks of a key before acting for it.
      *
@@ -869,6 +885,7 @@ public final class AdapterTables
         final int unbound = mpt.rewrite(key, MKey.variant(key, variantBits), MptState.INVALID, pd, 0, 0, 0, 12,
             new MttRange(0, 0, 0));
         windows.put(MKey.index(unbound, variantBits), new Window(type, -1, 0));
+        windowChanges++;
         return unbound;
     }
 
@@ -942,6 +959,7 @@ public final class AdapterTables
             mpt.rewrite(mwKey, MKey.variant(newKey, variantBits), MptState.INVALID, mw.pd(), 0, 0, 0, 12,
                 new MttRange(0, 0, 0));
             windows.put(index, new Window(w.type(), -1, 0));
+            windowChanges++;
             return dropped;
         }
         final int shift = mr.pageShift();
@@ -949,6 +967,7 @@ public final class AdapterTables
         mpt.rewrite(mwKey, MKey.variant(newKey, variantBits), MptState.VALID, mw.pd(), iova, lengthBytes, access,
             shift, new MttRange(first, 0, 0));
         windows.put(index, new Window(w.type(), w.type() == 2 ? qpn : -1, mrKey));
+        windowChanges++;
         return dropped;
     }
 
@@ -973,6 +992,7 @@ public final class AdapterTables
         mpt.rewrite(mwKey, MKey.variant(mwKey, variantBits), MptState.INVALID, mw.pd(), 0, 0, 0, 12,
             new MttRange(0, 0, 0));
         windows.put(index, new Window(w.type(), -1, 0));
+        windowChanges++;
         invalidations++;
         return cache.invalidate(index, 0, 0);
     }
@@ -993,6 +1013,7 @@ public final class AdapterTables
                 + "; free each window once");
         }
         windows.remove(index);
+        windowChanges++;
         mpt.forgetHistory(mwKey);
         mpt.release(mwKey);
         invalidations++;

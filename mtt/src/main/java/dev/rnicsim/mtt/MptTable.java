@@ -37,6 +37,8 @@ public final class MptTable
     private long inUse;
     private long allocations;
     private long frees;
+    /** Entries created, freed, rewritten or moved between states: {@link #changes()}. */
+    private long changes;
     private long failures;
 
     /**
@@ -174,6 +176,7 @@ public final class MptTable
         setLive(index);
         inUse++;
         allocations++;
+        changes++;
         if (config.indexPolicy() == IndexPolicy.CYCLIC)
         {
             cursor = index + 1 >= maxMr ? 1 : index + 1;
@@ -320,6 +323,7 @@ public final class MptTable
         clearLive(index);
         inUse--;
         frees++;
+        changes++;
     }
 
     /**
@@ -339,6 +343,7 @@ public final class MptTable
         }
         final long index = MKey.index(key, variantBits);
         chunk(index).body.state((int)(index & CHUNK_MASK), state);
+        changes++;
     }
 
     /**
@@ -522,6 +527,15 @@ public final class MptTable
     }
 
     /**
+     * @return how many times an entry was created, freed or rewritten or changed state: while it stays the same, every
+     * key check answers as it did (a DMA that checked a key need not read the entry again).
+     */
+    public long changes()
+    {
+        return changes;
+    }
+
+    /**
      * @return live entries.
      */
     public long inUse()
@@ -582,6 +596,7 @@ public final class MptTable
         b.hot[4 * i + 3] = ((long)pd << 32) | Integer.toUnsignedLong(access);
         b.mttCounts[2 * i] = mtt.entries();
         b.mttCounts[2 * i + 1] = mtt.reservedEntries();
+        changes++;
         return MKey.make(index, c.variant[i], variantBits);
     }
 

@@ -633,4 +633,43 @@ class AdapterTablesWindowsTest
         assertThat(t.retranslate(mr.key(), PD, scattered(4, 0x900000), VA, 4 * PAGE, VA, RW).key())
             .isEqualTo(mr.key());
     }
+
+    // ------------------------------------------------------------------ keyChanges
+
+    /**
+     * The count the DMA engine compares before it checks a message's keys again per packet: every change that can
+     * alter a check's answer moves it, checks and translations do not.
+     */
+    @Test
+    void keyChangesMovesOnEveryChangeACheckCouldSeeAndOnNothingElse()
+    {
+        final AdapterTables t = tables();
+        final long start = t.keyChanges();
+        final RegisteredMr mr = t.register(PD, scattered(2, 0x100000), VA, 2 * PAGE, VA, BINDABLE | RW);
+        final long registered = t.keyChanges();
+        assertThat(registered).as("register").isGreaterThan(start);
+
+        t.check(mr.key(), PD, 5, READ, VA, PAGE);
+        t.translate(mr.key(), PD, READ, VA + 10, 1);
+        t.blockDmaAddress(t.translate(mr.key(), PD, READ, VA, 1) >>> 7, 12);
+        assertThat(t.keyChanges()).as("checks and translations").isEqualTo(registered);
+
+        final int mw = t.allocateWindow(PD, 2);
+        final long allocated = t.keyChanges();
+        assertThat(allocated).as("allocate a window").isGreaterThan(registered);
+        t.bindWindow(mw, next(mw), mr.key(), 5, VA, PAGE, READ);
+        final long bound = t.keyChanges();
+        assertThat(bound).as("bind").isGreaterThan(allocated);
+        t.invalidateWindow(next(mw));
+        final long invalidated = t.keyChanges();
+        assertThat(invalidated).as("invalidate the window").isGreaterThan(bound);
+        t.freeWindow(next(mw));
+        final long freed = t.keyChanges();
+        assertThat(freed).as("free the window").isGreaterThan(invalidated);
+        t.modify(mr.key(), OTHER_PD, RW);
+        final long modified = t.keyChanges();
+        assertThat(modified).as("modify (rereg of PD and access)").isGreaterThan(freed);
+        t.deregister(mr.key());
+        assertThat(t.keyChanges()).as("deregister").isGreaterThan(modified);
+    }
 }

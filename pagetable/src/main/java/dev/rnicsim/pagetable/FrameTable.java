@@ -7,8 +7,8 @@ import java.lang.foreign.ValueLayout;
 /**
  * Per-frame state of physical memory, the model's {@code struct page} array, kept sparse like the kernel's
  * SPARSEMEM sections: state exists only for 2 MiB sections in which a frame has been handed out, as primitive
- * arrays (11 bytes a frame), and bytes exist only for sections in which a frame has been written, as off-heap
- * memory ({@link java.lang.foreign}). A 1 TiB host that uses little memory costs little. A section whose 512 frames
+ * arrays (11 bytes a frame), and bytes exist only for 256 KiB blocks of a section in which a frame has been written,
+ * as off-heap memory ({@link java.lang.foreign}). A 1 TiB host that uses little memory costs little. A section whose 512 frames
  * all hold the same state (a 2 MiB block of order-0 frames mapped and pinned alike, as a large registration leaves
  * them) is folded into that one state and unfolded on its next change: it is checked when it leaves the short list
  * of sections changed last, so a long run of mapped pages costs a few bytes a section.
@@ -31,6 +31,14 @@ final class FrameTable
     static final int SECTION_FRAMES = 1 << SECTION_SHIFT;
     private static final int SECTION_MASK = SECTION_FRAMES - 1;
     private static final byte FLAG_HAS_DATA = 1;
+    /**
+     * A section's bytes are allocated in blocks of this many frames (256 KiB), each on the first write into it: the
+     * allocator zeroes what it hands out, so a whole 2 MiB section allocated for a few written frames cost the zeroing
+     * of 2 MiB (a simulated host with a few buffers spread over sections paid it for each).
+     */
+    private static final int BLOCK_SHIFT = 6;
+    private static final int BLOCK_FRAMES = 1 << BLOCK_SHIFT;
+    private static final int BLOCKS = SECTION_FRAMES >>> BLOCK_SHIFT;
 
     private final Section[] sections;
 
@@ -53,7 +61,8 @@ final class FrameTable
         byte uFlags;
         int uMapCount;
         int uPinCount;
-        MemorySegment data;
+        /** The bytes of the frames, a block of {@link #BLOCK_FRAMES} per entry; null until a frame is written. */
+        MemorySegment[] data;
         int usedFrames;
 
         boolean folded()
@@ -310,8 +319,9 @@ final class FrameTable
             return;
         }
         final Section s = sectionOrNull(pfn);
-        final long base = (pfn & SECTION_MASK) * PhysicalMemory.FRAME_BYTES + offsetInFrame;
-        MemorySegment.copy(s.data, ValueLayout.JAVA_BYTE, base, dst, dstOffset, length);
+        final int i = (int)(pfn & SECTION_MASK);
+        MemorySegment.copy(s.data[i >>> BLOCK_SHIFT], ValueLayout.JAVA_BYTE, inBlock(i) + offsetInFrame, dst,
+            dstOffset, length);
     }
 
     /** Writes bytes into frame {@code pfn}, creating its backing on first write. */
@@ -319,17 +329,36 @@ final class FrameTable
     {
         final Section s = section(pfn);
         final int i = (int)(pfn & SECTION_MASK);
-        final long frameBase = (long)i * PhysicalMemory.FRAME_BYTES;
-        if (s.data == null)
-        {
-            s.data = Arena.ofAuto().allocate((long)SECTION_FRAMES * PhysicalMemory.FRAME_BYTES);
-        }
+        final MemorySegment block = block(s, i);
+        final long frameBase = inBlock(i);
         if ((s.flags[i] & FLAG_HAS_DATA) == 0)
         {
-            s.data.asSlice(frameBase, PhysicalMemory.FRAME_BYTES).fill((byte)0);
+            block.asSlice(frameBase, PhysicalMemory.FRAME_BYTES).fill((byte)0);
             s.flags[i] |= FLAG_HAS_DATA;
         }
-        MemorySegment.copy(src, srcOffset, s.data, ValueLayout.JAVA_BYTE, frameBase + offsetInFrame, length);
+        MemorySegment.copy(src, srcOffset, block, ValueLayout.JAVA_BYTE, frameBase + offsetInFrame, length);
+    }
+
+    /** The block of bytes holding frame {@code i} of section {@code s}, allocated (zeroed) when absent. */
+    private static MemorySegment block(final Section s, final int i)
+    {
+        if (s.data == null)
+        {
+            s.data = new MemorySegment[BLOCKS];
+        }
+        MemorySegment block = s.data[i >>> BLOCK_SHIFT];
+        if (block == null)
+        {
+            block = Arena.ofAuto().allocate((long)BLOCK_FRAMES * PhysicalMemory.FRAME_BYTES);
+            s.data[i >>> BLOCK_SHIFT] = block;
+        }
+        return block;
+    }
+
+    /** Where frame {@code i} of a section starts in its block. */
+    private static long inBlock(final int i)
+    {
+        return (long)(i & (BLOCK_FRAMES - 1)) * PhysicalMemory.FRAME_BYTES;
     }
 
     /**
@@ -341,34 +370,32 @@ final class FrameTable
     {
         final Section d = dst.section(dstPfn);
         final int di = (int)(dstPfn & SECTION_MASK);
-        final long dstBase = (long)di * PhysicalMemory.FRAME_BYTES;
         final boolean srcHasData = src.hasData(srcPfn);
         if (!srcHasData && (d.flags[di] & FLAG_HAS_DATA) == 0)
         {
             return;
         }
-        if (d.data == null)
-        {
-            d.data = Arena.ofAuto().allocate((long)SECTION_FRAMES * PhysicalMemory.FRAME_BYTES);
-        }
+        final MemorySegment dstBlock = block(d, di);
+        final long dstBase = inBlock(di);
         if ((d.flags[di] & FLAG_HAS_DATA) == 0)
         {
-            d.data.asSlice(dstBase, PhysicalMemory.FRAME_BYTES).fill((byte)0);
+            dstBlock.asSlice(dstBase, PhysicalMemory.FRAME_BYTES).fill((byte)0);
             d.flags[di] |= FLAG_HAS_DATA;
         }
         if (!srcHasData)
         {
-            d.data.asSlice(dstBase + dstOffset, length).fill((byte)0);
+            dstBlock.asSlice(dstBase + dstOffset, length).fill((byte)0);
             return;
         }
         final Section s = src.sectionOrNull(srcPfn);
-        final long srcBase = (srcPfn & SECTION_MASK) * PhysicalMemory.FRAME_BYTES + srcOffset;
-        MemorySegment.copy(s.data, srcBase, d.data, dstBase + dstOffset, length);
+        final int si = (int)(srcPfn & SECTION_MASK);
+        MemorySegment.copy(s.data[si >>> BLOCK_SHIFT], inBlock(si) + srcOffset, dstBlock, dstBase + dstOffset, length);
     }
 
     /**
      * Copies a run of bytes that frames with data hold back to back: as many of {@code maxLength} bytes from
-     * {@code srcAddr} as lie in one section of the source and one of the destination and in source frames holding
+     * {@code srcAddr} as lie in one block of bytes (256 KiB) of the source and one of the destination and in source
+     * frames holding
      * written bytes, in one bulk copy (a DMA burst). Destination frames without bytes yet are zeroed first, as
      * {@link #copyBytes} does.
      *
@@ -378,15 +405,15 @@ final class FrameTable
         final int maxLength)
     {
         final int frameShift = PhysicalMemory.FRAME_SHIFT;
-        final long sectionBytes = (long)SECTION_FRAMES << frameShift;
+        final long blockBytes = (long)BLOCK_FRAMES << frameShift;
         final long srcPfn = srcAddr >>> frameShift;
         final Section s = src.sectionOrNull(srcPfn);
         if (s == null || s.data == null || (flagsOf(s, srcPfn) & FLAG_HAS_DATA) == 0)
         {
             return 0;
         }
-        int length = (int)Math.min(maxLength, Math.min(sectionBytes - (srcAddr & (sectionBytes - 1)),
-            sectionBytes - (dstAddr & (sectionBytes - 1))));
+        int length = (int)Math.min(maxLength, Math.min(blockBytes - (srcAddr & (blockBytes - 1)),
+            blockBytes - (dstAddr & (blockBytes - 1))));
         final long srcLast = (srcAddr + length - 1) >>> frameShift;
         for (long pfn = srcPfn + 1; pfn <= srcLast; pfn++)
         {
@@ -398,21 +425,19 @@ final class FrameTable
         }
         final long dstPfn = dstAddr >>> frameShift;
         final Section d = dst.section(dstPfn);
-        if (d.data == null)
-        {
-            d.data = Arena.ofAuto().allocate(sectionBytes);
-        }
+        final MemorySegment dstBlock = block(d, (int)(dstPfn & SECTION_MASK));
         final long dstLast = (dstAddr + length - 1) >>> frameShift;
         for (long pfn = dstPfn; pfn <= dstLast; pfn++)
         {
             final int i = (int)(pfn & SECTION_MASK);
             if ((d.flags[i] & FLAG_HAS_DATA) == 0)
             {
-                d.data.asSlice((long)i << frameShift, PhysicalMemory.FRAME_BYTES).fill((byte)0);
+                dstBlock.asSlice(inBlock(i), PhysicalMemory.FRAME_BYTES).fill((byte)0);
                 d.flags[i] |= FLAG_HAS_DATA;
             }
         }
-        MemorySegment.copy(s.data, srcAddr & (sectionBytes - 1), d.data, dstAddr & (sectionBytes - 1), length);
+        MemorySegment.copy(s.data[(int)(srcPfn & SECTION_MASK) >>> BLOCK_SHIFT], srcAddr & (blockBytes - 1), dstBlock,
+            dstAddr & (blockBytes - 1), length);
         return length;
     }
 

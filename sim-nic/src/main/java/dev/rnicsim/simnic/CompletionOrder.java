@@ -51,6 +51,12 @@ final class CompletionOrder
      */
     List<End> end(final long seq, final End end)
     {
+        if (seq == next && held.isEmpty())
+        {
+            // The oldest WQE ended with nothing held behind it (the usual case): due at once, nothing to hold.
+            next++;
+            return List.of(end);
+        }
         held.put(seq, end);
         if (held.firstKey() != next)
         {
