@@ -39,6 +39,9 @@ static int supported(enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_BIND_MW:
 		return 1;
 	default:
 		return 0;
@@ -96,6 +99,8 @@ int rnicsim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send
 			s->rkey = w->wr.atomic.rkey;
 			s->compare_add = w->wr.atomic.compare_add;
 			s->swap = w->wr.atomic.swap;
+		} else if (w->opcode == IBV_WR_BIND_MW) {
+			rnicsim_wire_bind(w, s);
 		} else {
 			s->remote_addr = w->wr.rdma.remote_addr;
 			s->rkey = w->wr.rdma.rkey;

@@ -95,4 +95,9 @@ void rnicsim_cq_push(struct sim_cq *cq, const struct wire_wc *w);
 void rnicsim_set_qpx_ops(struct sim_qp *qp);
 uint32_t rnicsim_ctx_handle(struct ibv_context *ctx);
 
+/* windows.c, registration.c */
+void rnicsim_set_mw_ops(struct ibv_context *ctx);
+void rnicsim_wire_bind(const struct ibv_send_wr *w, struct wire_send_wr *s);
+void rnicsim_set_registration_ops(struct verbs_context *vctx);
+
 #endif

@@ -336,6 +336,13 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init_attr)
 {
 	struct sim_qp *q = (struct sim_qp *)qp;
+	/* the state is the device's: an error completion moves the QP to ERR without a modify */
+	struct wire_handle req = {.handle = q->handle};
+	struct wire_handle resp = {0};
+	int e = rnicsim_rpc(OP_QUERY_QP, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL);
+	if (e)
+		return e;
+	qp->state = resp.handle;
 	*attr = q->attr;
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;

@@ -38,6 +38,10 @@ enum rnicsim_op {
 	OP_POST_RECV = 17,
 	OP_LEAKS = 18,
 	OP_QUERY_QP = 19,
+	OP_REREG_MR = 20,
+	OP_ADVISE_MR = 21,
+	OP_ALLOC_MW = 22,
+	OP_DEALLOC_MW = 23,
 	OP_WC = 100,
 	OP_DIAG = 101,
 };
@@ -190,6 +194,37 @@ struct wire_sge {
 	uint32_t lkey;
 };
 
+/* REREG_MR: the MR's handle, the flags, the new PD's handle (0: none), the access, address and length; the answer:
+ * wire_rereg_resp (err 0 in the header; the errno and ibv_rereg_mr's return value in the payload). */
+struct wire_rereg_mr {
+	uint32_t mr;
+	uint32_t flags;
+	uint32_t pd;
+	uint32_t access;
+	uint64_t addr;
+	uint64_t length;
+};
+
+struct wire_rereg_resp {
+	int32_t err;
+	int32_t rereg_err;
+	uint32_t lkey;
+	uint32_t rkey;
+};
+
+/* ADVISE_MR: this, then num_sge wire_sge. */
+struct wire_advise_mr {
+	uint32_t pd;
+	uint32_t advice;
+	uint32_t flags;
+	uint32_t num_sge;
+};
+
+/* ALLOC_MW: wire_handle {pd, type}; the answer wire_handle {mw, rkey}. DEALLOC_MW: wire_handle. A BIND_MW work
+ * request travels in POST_SEND as a wire_send_wr: remote_addr the bound address, compare_add the length, swap the
+ * window's handle (high 32 bits) and the MR's (low; 0 to unbind), rkey the new rkey, imm_data the access flags.
+ * LOCAL_INV and SEND_WITH_INV carry the rkey to invalidate in imm_data. */
+
 /* WC: wire_post-like count, then that many wire_wc. */
 #define WIRE_WC_HIDDEN 1 /* an unsignaled success: frees its send queue slot, never reaches the CQ */
 struct wire_wc {
@@ -219,5 +254,8 @@ _Static_assert(sizeof(struct wire_send_wr) == 56, "wire_send_wr");
 _Static_assert(sizeof(struct wire_recv_wr) == 16, "wire_recv_wr");
 _Static_assert(sizeof(struct wire_sge) == 16, "wire_sge");
 _Static_assert(sizeof(struct wire_wc) == 56, "wire_wc");
+_Static_assert(sizeof(struct wire_rereg_mr) == 32, "wire_rereg_mr");
+_Static_assert(sizeof(struct wire_rereg_resp) == 16, "wire_rereg_resp");
+_Static_assert(sizeof(struct wire_advise_mr) == 16, "wire_advise_mr");
 
 #endif

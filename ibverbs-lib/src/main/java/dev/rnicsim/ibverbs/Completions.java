@@ -52,6 +52,8 @@ final class Completions
     private static final int IBV_WR_RDMA_READ = 4;
     private static final int IBV_WR_CMP_SWP = 5;
     private static final int IBV_WR_FETCH_ADD = 6;
+    /** LOCAL_INV (7), BIND_MW (8), SEND_WITH_INV (9) and later move no bytes of their own to a peer's memory. */
+    private static final int IBV_WR_LOCAL_INV = 7;
 
     static
     {
@@ -134,8 +136,8 @@ final class Completions
                 {
                     throw new VerbsException("ibv_post_send", 22, "opcode " + opcode + " is not simulated");
                 }
-                q.qp.postSend(List.of(new SendWr(id, op, sgl, set, remote, rkey, imm, compareAdd, swap, 0, null)));
-                if (op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM)
+                MemoryVerbs.post(s, q.qp, new SendWr(id, op, sgl, set, remote, rkey, imm, compareAdd, swap, 0, null));
+                if (op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM || op == WrOpcode.SEND_WITH_INV)
                 {
                     q.sendsToPlace.addLast(ps);
                 }
@@ -398,7 +400,8 @@ final class Completions
     {
         final Session.QpInfo q = ps.qp();
         final Session.QpInfo peer = server.qps.get(Session.QpInfo.key(q.peerDeviceIndex, q.peerQpNum));
-        if (peer == null || ps.opcode() == IBV_WR_SEND || ps.opcode() == IBV_WR_SEND_WITH_IMM)
+        if (peer == null || ps.opcode() == IBV_WR_SEND || ps.opcode() == IBV_WR_SEND_WITH_IMM
+            || ps.opcode() >= IBV_WR_LOCAL_INV)
         {
             return;
         }

@@ -39,10 +39,12 @@ final class Verbs
     private static final int EINVAL = 22;
     private static final int EPROTO = 71;
     private final Session s;
+    private final MemoryVerbs memory;
 
     Verbs(final Session session)
     {
         this.s = session;
+        this.memory = new MemoryVerbs(session, this);
     }
 
     /**
@@ -121,7 +123,8 @@ final class Verbs
             case Wire.OP_QUERY_GID -> ByteBuffer.wrap(s.get(p.getInt(0), Session.CtxInfo.class).context()
                 .queryGid(p.getInt(4), p.getInt(8)));
             case Wire.OP_ALLOC_PD -> handle(s.add(s.get(p.getInt(0), Session.CtxInfo.class).context().allocPd()));
-            case Wire.OP_DEALLOC_PD -> free(p.getInt(0), ProtectionDomain.class);
+            case Wire.OP_DEALLOC_PD -> deallocPd(p.getInt(0));
+            case Wire.OP_QUERY_QP -> buf(8).putInt(0, s.get(p.getInt(0), Session.QpInfo.class).qp.state().ordinal());
             case Wire.OP_REG_MR -> regMr(p, site);
             case Wire.OP_DEREG_MR -> deregMr(p.getInt(0));
             case Wire.OP_CREATE_CQ -> createCq(p.getInt(0), p.getInt(4));
@@ -130,7 +133,7 @@ final class Verbs
             case Wire.OP_MODIFY_QP -> modifyQp(p);
             case Wire.OP_DESTROY_QP -> destroyQp(p.getInt(0));
             case Wire.OP_LEAKS -> leaks();
-            default -> throw new VerbsException("request", EPROTO, "unknown request " + op);
+            default -> memory.call(op, p);
         };
     }
 
@@ -194,9 +197,11 @@ final class Verbs
                 forgetQp(q);
                 s.handles.set(i, null);
             }
-            else if (o instanceof Session.MrInfo m && m.deviceIndex() == c.deviceIndex())
+            else if (o instanceof Session.MrInfo m && m.mr().pd().context() == c.context())
             {
+                // this context's MRs only: another context of the process on the same device keeps its own
                 s.server.mrs.remove(mrKey(m.deviceIndex(), m.mr().lkey()));
+                s.server.mrs.remove(mrKey(m.deviceIndex(), m.mr().rkey()));
                 s.handles.set(i, null);
             }
         }
@@ -205,20 +210,11 @@ final class Verbs
         return null;
     }
 
-    private ByteBuffer free(final int h, final Class<? extends AutoCloseable> type)
+    /** ibv_dealloc_pd: EBUSY while the PD has MRs, windows, QPs, SRQs or AHs (the kernel's use count), as
+     * {@link ProtectionDomain#dealloc()} answers; closing would free them. */
+    private ByteBuffer deallocPd(final int h)
     {
-        try
-        {
-            s.get(h, type).close();
-        }
-        catch (final VerbsException e)
-        {
-            throw e;
-        }
-        catch (final Exception e)
-        {
-            throw new VerbsException("close", EINVAL, e.getMessage());
-        }
+        s.get(h, ProtectionDomain.class).dealloc();
         s.handles.set(h, null);
         return null;
     }
@@ -301,7 +297,7 @@ final class Verbs
      * page walk finds what the real one would: mapped pages with the real protection; a hole stays a hole, and the
      * model answers EFAULT for it as ib_umem_get does.
      */
-    private void mirror(final long addr, final long length)
+    void mirror(final long addr, final long length)
     {
         if (length <= 0 || addr + length < addr)
         {
@@ -317,6 +313,25 @@ final class Verbs
         catch (final IOException e)
         {
             throw new VerbsException("ibv_reg_mr", 14, "cannot read /proc/" + s.pid + "/maps: " + e.getMessage());
+        }
+        // a hole of the real process is a hole of its twin: what an earlier registration mirrored there and the
+        // program has since unmapped goes, so the model's page walk fails with EFAULT as ib_umem_get does
+        long covered = start;
+        for (final ProcessMemory.Mapping m : maps)
+        {
+            if (m.end() <= covered || m.start() >= end)
+            {
+                continue;
+            }
+            if (m.start() > covered)
+            {
+                s.process.munmap(covered, Math.min(m.start(), end) - covered);
+            }
+            covered = Math.max(covered, m.end());
+        }
+        if (covered < end)
+        {
+            s.process.munmap(covered, end - covered);
         }
         for (final ProcessMemory.Mapping m : maps)
         {

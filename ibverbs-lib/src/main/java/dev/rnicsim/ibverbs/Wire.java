@@ -38,6 +38,10 @@ final class Wire
     static final int OP_POST_RECV = 17;
     static final int OP_LEAKS = 18;
     static final int OP_QUERY_QP = 19;
+    static final int OP_REREG_MR = 20;
+    static final int OP_ADVISE_MR = 21;
+    static final int OP_ALLOC_MW = 22;
+    static final int OP_DEALLOC_MW = 23;
     static final int OP_WC = 100;
     static final int OP_DIAG = 101;
 
