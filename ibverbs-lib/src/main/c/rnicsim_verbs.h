@@ -61,6 +61,7 @@ struct sim_qp {
 	unsigned nwr;
 	int qpx_error;
 	struct wire_qp_cap cap;
+	uint32_t post_rules; /* WIRE_POST_* */
 	unsigned outstanding_sends; /* posted and not yet retired by the device */
 	struct ibv_qp_attr attr;   /* what ibv_modify_qp set, for ibv_query_qp */
 	struct ibv_qp_init_attr init;

@@ -233,6 +233,7 @@ struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_
 	struct ibv_qp *q = &qp->qpx.qp_base;
 	qp->handle = resp.qp;
 	qp->cap = resp.cap;
+	qp->post_rules = resp.post_rules;
 	qp->sq_sig_all = attr->sq_sig_all;
 	q->context = ctx;
 	q->qp_context = attr->qp_context;

@@ -139,10 +139,15 @@ struct wire_create_qp {
 	struct wire_qp_cap cap;
 };
 
+/* post_rules: WIRE_POST_* bits, the device's checks at post time beyond the capacities (its provider's rules). */
+#define WIRE_POST_ATOMIC_ALIGNMENT 1 /* a misaligned atomic is refused with EINVAL (rxe) */
+#define WIRE_POST_ATOMIC_QP_ACCESS 2 /* an atomic on a QP without REMOTE_ATOMIC is refused with EOPNOTSUPP (mlx5) */
 struct wire_qp_resp {
 	uint32_t qp;
 	uint32_t qp_num;
 	struct wire_qp_cap cap;
+	uint32_t post_rules;
+	uint32_t pad;
 };
 
 struct wire_modify_qp {
@@ -248,7 +253,7 @@ _Static_assert(sizeof(struct wire_hello) == 32, "wire_hello");
 _Static_assert(sizeof(struct wire_device) == 80, "wire_device");
 _Static_assert(sizeof(struct wire_reg_mr) == 32, "wire_reg_mr");
 _Static_assert(sizeof(struct wire_create_qp) == 48, "wire_create_qp");
-_Static_assert(sizeof(struct wire_qp_resp) == 32, "wire_qp_resp");
+_Static_assert(sizeof(struct wire_qp_resp) == 40, "wire_qp_resp");
 _Static_assert(sizeof(struct wire_modify_qp) == 72, "wire_modify_qp");
 _Static_assert(sizeof(struct wire_send_wr) == 56, "wire_send_wr");
 _Static_assert(sizeof(struct wire_recv_wr) == 16, "wire_recv_wr");

@@ -149,28 +149,15 @@ final class Completions
                     server.report("fabric: post_send refused: " + e);
                 }
                 sends.remove(id);
-                // the verb has returned already: the program learns it here, and the request never completes
-                s.sendText("rnicsim: ibv_post_send (wr_id " + wrId + ") refused by the device after the verb "
-                    + "returned: " + e.getMessage() + "\n");
-                retire(q);
+                PostRefusal.complete(this, s, q, wrId, opcode, e);
             }
         }
     }
 
-    /** A request the device refused frees its slot in the library, as if it had never been posted. */
-    private void retire(final Session.QpInfo q)
+    /** Marks a session as owed a flush (its completions wait in its buffer). */
+    void owed(final Session s)
     {
-        final ByteBuffer b = q.session.reserve(Wire.HEADER_BYTES + 8 + Wire.WC_BYTES);
-        b.putInt(Wire.HEADER_BYTES + 8 + Wire.WC_BYTES).putShort((short) Wire.OP_WC).putShort((short) 0).putInt(0)
-            .putInt(0).putInt(0).putInt(1);
-        final int at = b.position();
-        for (int i = 0; i < Wire.WC_BYTES; i++)
-        {
-            b.put((byte) 0);
-        }
-        b.putInt(at + 12, q.handle);
-        b.putInt(at + 48, Wire.WC_HIDDEN);
-        dirty.add(q.session);
+        dirty.add(s);
     }
 
     /** POST_RECV: wire_post, then per request wire_recv_wr and its SGEs. */

@@ -422,10 +422,12 @@ final class Verbs
         s.server.qps.put(Session.QpInfo.key(deviceIndex, qp.qpNum()), info);
         final SimDevice dev = s.server.devices.get(deviceIndex);
         final int inlineErrno = dev.profile().follows(ProviderRule.INLINE_OVERFLOW_ENOMEM) ? 12 : EINVAL;
-        final ByteBuffer b = buf(32);
+        final int postRules = (dev.profile().follows(ProviderRule.ATOMIC_ALIGNMENT_AT_POST) ? Wire.POST_ATOMIC_ALIGNMENT
+            : 0) | (dev.profile().follows(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS) ? Wire.POST_ATOMIC_QP_ACCESS : 0);
+        final ByteBuffer b = buf(40);
         b.putInt(0, h).putInt(4, qp.qpNum()).putInt(8, cap.maxSendWr()).putInt(12, cap.maxRecvWr())
             .putInt(16, cap.maxSendSge()).putInt(20, cap.maxRecvSge()).putInt(24, cap.maxInlineDataBytes())
-            .putInt(28, inlineErrno);
+            .putInt(28, inlineErrno).putInt(32, postRules);
         return b;
     }
 

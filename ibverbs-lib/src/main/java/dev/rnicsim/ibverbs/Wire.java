@@ -63,6 +63,10 @@ final class Wire
     /** Number of values QUERY_PORT answers ({@code enum wire_port_attr}). */
     static final int PORT_ATTR_COUNT = 11;
 
+    /** {@code WIRE_POST_*}: the device's checks at post time that the library makes (its provider's rules). */
+    static final int POST_ATOMIC_ALIGNMENT = 1;
+    static final int POST_ATOMIC_QP_ACCESS = 2;
+
     /** {@code enum ibv_qp_attr_mask} bits the server reads. */
     static final int QP_STATE = 1;
     static final int QP_ACCESS_FLAGS = 1 << 3;

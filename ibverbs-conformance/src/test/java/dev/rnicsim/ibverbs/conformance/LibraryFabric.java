@@ -31,7 +31,8 @@ public final class LibraryFabric implements LauncherSessionListener
 {
     /** The devices the fabric's host has, as {@code rdma:NAME} shows them. */
     static final List<FabricServer.DeviceSpec> DEVICES = List.of(
-        new FabricServer.DeviceSpec("mlx5_0", DeviceProfiles.connectx5()));
+        new FabricServer.DeviceSpec("mlx5_0", DeviceProfiles.connectx5()),
+        new FabricServer.DeviceSpec("rxe0", DeviceProfiles.rxe()));
 
     private static FabricServer server;
     private static Path dir;
