@@ -101,4 +101,8 @@ void rnicsim_set_mw_ops(struct ibv_context *ctx);
 void rnicsim_wire_bind(const struct ibv_send_wr *w, struct wire_send_wr *s);
 void rnicsim_set_registration_ops(struct verbs_context *vctx);
 
+/* events.c: the thread that reads the server's messages once the program has a completion channel */
+int rnicsim_events_start(void);
+int rnicsim_socket(void);
+
 #endif

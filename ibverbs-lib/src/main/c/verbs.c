@@ -110,9 +110,19 @@ EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
 		errno = ENOMEM;
 		return NULL;
 	}
+	/* blocking, as the kernel's channel fd: ibv_get_cq_event waits in read(); a program may make it non-blocking
+	 * (fcntl O_NONBLOCK) and poll it */
 	c->channel.context = ctx;
-	c->channel.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE | EFD_NONBLOCK);
+	c->channel.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
 	c->channel.refcnt = 0;
+	int e = c->channel.fd < 0 ? errno : rnicsim_events_start();
+	if (e) {
+		if (c->channel.fd >= 0)
+			close(c->channel.fd);
+		free(c);
+		errno = e;
+		return NULL;
+	}
 	return &c->channel;
 }
 
@@ -178,16 +188,15 @@ EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
 {
 	struct sim_channel *c = (struct sim_channel *)channel;
+	/* as libibverbs: one read of the channel's fd, which waits unless the program made it non-blocking (then -1
+	 * with EAGAIN when no event is there); the library's thread counts each event into it (events.c) */
+	uint64_t one;
+	if (read(channel->fd, &one, sizeof(one)) != sizeof(one))
+		return -1;
 	rnicsim_lock();
-	while (c->events_len == 0)
-		rnicsim_drive(1);
 	struct sim_cq *s = c->events[0];
 	memmove(c->events, c->events + 1, (c->events_len - 1) * sizeof(*c->events));
 	c->events_len--;
-	uint64_t one;
-	if (read(channel->fd, &one, sizeof(one)) < 0) {
-		/* the counter mirrors events_len; nothing to undo */
-	}
 	rnicsim_unlock();
 	*cq = &s->cq;
 	*cq_context = s->cq.cq_context;
