@@ -356,4 +356,5 @@ void rnicsim_set_ops(struct verbs_context *vctx)
 	vctx->create_qp_ex = create_qp_ex;
 	rnicsim_set_mw_ops(ctx);
 	rnicsim_set_registration_ops(vctx);
+	rnicsim_set_cq_ex_ops(vctx);
 }

@@ -42,7 +42,11 @@ struct sim_channel {
 };
 
 struct sim_cq {
-	struct ibv_cq cq;
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cqx; /* ibv_create_cq_ex: begins as struct ibv_cq does (ibv_cq_ex_to_cq casts) */
+	};
+	struct ibv_wc cur; /* ibv_start_poll .. ibv_end_poll: the completion the read_* accessors read */
 	uint32_t handle;
 	struct ibv_wc *ring;
 	unsigned cap, head, count; /* ring of completions received, not yet polled */
@@ -100,6 +104,10 @@ uint32_t rnicsim_ctx_handle(struct ibv_context *ctx);
 void rnicsim_set_mw_ops(struct ibv_context *ctx);
 void rnicsim_wire_bind(const struct ibv_send_wr *w, struct wire_send_wr *s);
 void rnicsim_set_registration_ops(struct verbs_context *vctx);
+
+/* verbs.c: a CQ of the server, for ibv_create_cq and ibv_create_cq_ex */
+struct sim_cq *rnicsim_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, struct ibv_comp_channel *channel);
+void rnicsim_set_cq_ex_ops(struct verbs_context *vctx);
 
 /* events.c: the thread that reads the server's messages once the program has a completion channel */
 int rnicsim_events_start(void);

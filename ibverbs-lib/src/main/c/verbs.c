@@ -137,8 +137,7 @@ EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
-EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
-				    struct ibv_comp_channel *channel, int comp_vector)
+struct sim_cq *rnicsim_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, struct ibv_comp_channel *channel)
 {
 	if (cqe < 0) {
 		errno = EINVAL;
@@ -167,7 +166,14 @@ EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_c
 	if (channel)
 		channel->refcnt++;
 	rnicsim_register_cq(cq);
-	return &cq->cq;
+	return cq;
+}
+
+EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
+				    struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct sim_cq *cq = rnicsim_create_cq(ctx, cqe, cq_context, channel);
+	return cq ? &cq->cq : NULL;
 }
 
 EXPORT int ibv_destroy_cq(struct ibv_cq *cq)

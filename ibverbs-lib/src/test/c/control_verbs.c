@@ -13,11 +13,14 @@
  *   mw2-inv           LOCAL_INV of the window; a WRITE with its rkey                IBV_WC_SUCCESS; IBV_WC_REM_ACCESS_ERR
  *   qp-err            ibv_query_qp of the requester after that error                IBV_QPS_ERR
  *   pd-busy           ibv_dealloc_pd of a PD with an MR                              EBUSY
+ *   cq-ex             ibv_create_cq_ex; a SEND_WITH_IMM's RECV read with start_poll, read_*, next_poll, end_poll
+ *   cq-ex-flags       ibv_create_cq_ex asking for completion timestamps              NULL, EOPNOTSUPP
  *
  * Build: gcc -g control_verbs.c -libverbs
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <endian.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <poll.h>
@@ -169,6 +172,48 @@ static void channel_cases(char *src, struct ibv_mr *ms, char *dst, struct ibv_mr
 	ibv_destroy_comp_channel(ch);
 }
 
+static void cq_ex_cases(char *src, struct ibv_mr *ms, char *dst, struct ibv_mr *md)
+{
+	struct ibv_cq_init_attr_ex ca = {.cqe = 16, .cq_context = (void *)0xc0, .wc_flags =
+					 IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM};
+	struct ibv_cq_ex *cqx = ibv_create_cq_ex(ctx, &ca);
+	if (!cqx) {
+		perror("ibv_create_cq_ex");
+		exit(2);
+	}
+	struct pair p = new_pair(ibv_cq_ex_to_cq(cqx));
+	struct ibv_sge rs = {.addr = (uintptr_t)dst, .length = 256, .lkey = md->lkey};
+	struct ibv_recv_wr rwr = {.wr_id = 31, .sg_list = &rs, .num_sge = 1}, *rbad;
+	struct ibv_sge ss = {.addr = (uintptr_t)src, .length = 48, .lkey = ms->lkey};
+	struct ibv_send_wr swr = {.wr_id = 32, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND_WITH_IMM};
+	swr.imm_data = htobe32(0xabcd1234);
+	if (ibv_post_recv(p.b, &rwr, &rbad) || post(p.a, &swr)) {
+		perror("posting a SEND_WITH_IMM");
+		exit(2);
+	}
+	struct ibv_poll_cq_attr pa = {0};
+	int r;
+	while ((r = ibv_start_poll(cqx, &pa)) == ENOENT)
+		;
+	check("cq-ex", r == 0 && cqx->status == IBV_WC_SUCCESS && cqx->wr_id == 31, "ibv_start_poll: the RECV, success");
+	check("cq-ex", ibv_wc_read_opcode(cqx) == IBV_WC_RECV && ibv_wc_read_byte_len(cqx) == 48 &&
+			       ibv_wc_read_qp_num(cqx) == p.b->qp_num && be32toh(ibv_wc_read_imm_data(cqx)) == 0xabcd1234 &&
+			       (ibv_wc_read_wc_flags(cqx) & IBV_WC_WITH_IMM),
+	      "read_opcode, read_byte_len, read_qp_num, read_imm_data and read_wc_flags give the RECV's fields");
+	check("cq-ex", ibv_next_poll(cqx) == ENOENT, "ibv_next_poll: nothing more");
+	ibv_end_poll(cqx);
+	check("cq-ex", await(p.cq) == IBV_WC_SUCCESS, "the SEND completed on its own CQ");
+	ibv_destroy_qp(p.a);
+	ibv_destroy_qp(p.b);
+	ibv_destroy_cq(p.cq);
+	check("cq-ex", ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)) == 0, "ibv_destroy_cq frees it");
+
+	ca.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	errno = 0;
+	struct ibv_cq_ex *ts = ibv_create_cq_ex(ctx, &ca);
+	check("cq-ex-flags", ts == NULL && errno == EOPNOTSUPP, "completion timestamps: NULL with EOPNOTSUPP");
+}
+
 int main(void)
 {
 	int n;
@@ -198,6 +243,8 @@ int main(void)
 	}
 
 	channel_cases(src, ms, dst, md);
+	memset(dst, 0, len);
+	cq_ex_cases(src, ms, dst, md);
 	memset(dst, 0, len);
 
 	struct pair p = new_pair(NULL);

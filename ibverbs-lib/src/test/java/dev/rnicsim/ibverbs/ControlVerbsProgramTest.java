@@ -17,7 +17,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * src/test/c/control_verbs.c, compiled against the distribution's {@code <infiniband/verbs.h>} and run on this
  * module's library: completion channels a program waits on with poll(2) and no verb call, ibv_rereg_mr, memory
  * windows of both types (ibv_bind_mw, the BIND_MW and LOCAL_INV work requests), the QP's state after an error
- * completion and ibv_dealloc_pd's EBUSY, each with the answer of a real stack.
+ * completion, ibv_dealloc_pd's EBUSY and the extended CQ (ibv_create_cq_ex, ibv_start_poll and the read_*
+ * accessors), each with the answer of a real stack.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES) // a program that hangs fails its test instead of the build
 class ControlVerbsProgramTest
@@ -50,7 +51,10 @@ class ControlVerbsProgramTest
                 .contains("ok mw2-inv: completion remote access error")
                 .contains("ok qp-err: the requester's QP is in ERR after the error completion")
                 .contains("ok pd-busy: ibv_dealloc_pd of a PD with MRs: EBUSY")
-                .contains("ok pd-free");
+                .contains("ok pd-free")
+                .contains("ok cq-ex: read_opcode, read_byte_len, read_qp_num, read_imm_data and read_wc_flags")
+                .contains("ok cq-ex: ibv_next_poll: nothing more")
+                .contains("ok cq-ex-flags: completion timestamps: NULL with EOPNOTSUPP");
             assertThat(r.exitCode()).as(r.both()).isZero();
         }
     }
