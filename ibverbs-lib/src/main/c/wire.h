@@ -42,6 +42,7 @@ enum rnicsim_op {
 	OP_ADVISE_MR = 21,
 	OP_ALLOC_MW = 22,
 	OP_DEALLOC_MW = 23,
+	OP_ATTACH = 24, /* sent by rnicsim exec (ProgramRunner) when it joins a live fabric, never by the library */
 	OP_WC = 100,
 	OP_DIAG = 101,
 };

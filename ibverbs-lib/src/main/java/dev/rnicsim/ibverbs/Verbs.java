@@ -124,6 +124,7 @@ final class Verbs
                 .queryGid(p.getInt(4), p.getInt(8)));
             case Wire.OP_ALLOC_PD -> handle(s.add(s.get(p.getInt(0), Session.CtxInfo.class).context().allocPd()));
             case Wire.OP_DEALLOC_PD -> deallocPd(p.getInt(0));
+            case Wire.OP_ATTACH -> null; // a run attached to the fabric: counted while connected
             case Wire.OP_QUERY_QP -> buf(8).putInt(0, s.get(p.getInt(0), Session.QpInfo.class).qp.state().ordinal());
             case Wire.OP_REG_MR -> regMr(p, site);
             case Wire.OP_DEREG_MR -> deregMr(p.getInt(0));

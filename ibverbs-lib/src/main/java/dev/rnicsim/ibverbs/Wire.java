@@ -42,6 +42,8 @@ final class Wire
     static final int OP_ADVISE_MR = 21;
     static final int OP_ALLOC_MW = 22;
     static final int OP_DEALLOC_MW = 23;
+    /** A run of {@link ProgramRunner} that joins a live fabric: answered, so the run knows it counts. */
+    static final int OP_ATTACH = 24;
     static final int OP_WC = 100;
     static final int OP_DIAG = 101;
 
