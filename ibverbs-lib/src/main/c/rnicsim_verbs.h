@@ -109,6 +109,10 @@ void rnicsim_set_registration_ops(struct verbs_context *vctx);
 struct sim_cq *rnicsim_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, struct ibv_comp_channel *channel);
 void rnicsim_set_cq_ex_ops(struct verbs_context *vctx);
 
+/* srq.c */
+uint32_t rnicsim_srq_handle(struct ibv_srq *srq);
+void rnicsim_set_srq_ops(struct ibv_context *ctx);
+
 /* events.c: the thread that reads the server's messages once the program has a completion channel */
 int rnicsim_events_start(void);
 int rnicsim_socket(void);

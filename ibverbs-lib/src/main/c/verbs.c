@@ -222,8 +222,8 @@ struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_
 		errno = EINVAL;
 		return NULL;
 	}
-	if (attr->srq || (attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))) {
-		errno = EOPNOTSUPP; /* shared receive queues and the other extensions are not simulated here */
+	if (attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+		errno = EOPNOTSUPP; /* XRC domains, RSS, creation flags and the other extensions are not simulated here */
 		return NULL;
 	}
 	if (!attr->send_cq || !attr->recv_cq) {
@@ -235,6 +235,7 @@ struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_
 				     .recv_cq = ((struct sim_cq *)attr->recv_cq)->handle,
 				     .qp_type = attr->qp_type,
 				     .sq_sig_all = (uint32_t)attr->sq_sig_all,
+				     .srq = attr->srq ? rnicsim_srq_handle(attr->srq) : 0,
 				     .cap = {attr->cap.max_send_wr, attr->cap.max_recv_wr, attr->cap.max_send_sge,
 					     attr->cap.max_recv_sge, attr->cap.max_inline_data, 0}};
 	struct wire_qp_resp resp;

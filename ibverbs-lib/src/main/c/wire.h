@@ -43,6 +43,11 @@ enum rnicsim_op {
 	OP_ALLOC_MW = 22,
 	OP_DEALLOC_MW = 23,
 	OP_ATTACH = 24, /* sent by rnicsim exec (ProgramRunner) when it joins a live fabric, never by the library */
+	OP_CREATE_SRQ = 25,
+	OP_MODIFY_SRQ = 26,
+	OP_QUERY_SRQ = 27,
+	OP_DESTROY_SRQ = 28,
+	OP_POST_SRQ_RECV = 29,
 	OP_WC = 100,
 	OP_DIAG = 101,
 };
@@ -136,7 +141,7 @@ struct wire_create_qp {
 	uint32_t recv_cq;
 	uint32_t qp_type;
 	uint32_t sq_sig_all;
-	uint32_t pad;
+	uint32_t srq; /* the SRQ's handle, 0 for a receive queue of the QP's own */
 	struct wire_qp_cap cap;
 };
 
@@ -230,6 +235,16 @@ struct wire_advise_mr {
  * request travels in POST_SEND as a wire_send_wr: remote_addr the bound address, compare_add the length, swap the
  * window's handle (high 32 bits) and the MR's (low; 0 to unbind), rkey the new rkey, imm_data the access flags.
  * LOCAL_INV and SEND_WITH_INV carry the rkey to invalidate in imm_data. */
+
+/* CREATE_SRQ: pd, max_wr, max_sge, srq_limit; the answer: the SRQ's handle and the granted max_wr, max_sge,
+ * srq_limit. MODIFY_SRQ: srq, attr_mask, max_wr, srq_limit. QUERY_SRQ: wire_handle; the answer: max_wr, max_sge,
+ * srq_limit. DESTROY_SRQ: wire_handle. POST_SRQ_RECV: as POST_RECV, with the SRQ's handle in wire_post.qp. */
+struct wire_srq {
+	uint32_t a;
+	uint32_t b;
+	uint32_t c;
+	uint32_t d;
+};
 
 /* WC: wire_post-like count, then that many wire_wc. */
 #define WIRE_WC_HIDDEN 1 /* an unsignaled success: frees its send queue slot, never reaches the CQ */

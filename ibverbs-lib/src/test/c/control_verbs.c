@@ -15,6 +15,11 @@
  *   pd-busy           ibv_dealloc_pd of a PD with an MR                              EBUSY
  *   cq-ex             ibv_create_cq_ex; a SEND_WITH_IMM's RECV read with start_poll, read_*, next_poll, end_poll
  *   cq-ex-flags       ibv_create_cq_ex asking for completion timestamps              NULL, EOPNOTSUPP
+ *   srq-recv          two SENDs to a QP that takes its receives from an SRQ         in order, on that QP, bytes placed
+ *   srq-limit         ibv_modify_srq IBV_SRQ_LIMIT, then ibv_query_srq               the new limit
+ *   srq-resize        ibv_modify_srq IBV_SRQ_MAX_WR (mlx5 cannot resize)             EINVAL
+ *   srq-sge           ibv_post_srq_recv with more SGEs than max_sge                  EINVAL, bad_wr the request
+ *   srq-busy          ibv_destroy_srq while a QP uses it                             EBUSY; 0 once the QP is gone
  *
  * Build: gcc -g control_verbs.c -libverbs
  */
@@ -214,6 +219,73 @@ static void cq_ex_cases(char *src, struct ibv_mr *ms, char *dst, struct ibv_mr *
 	check("cq-ex-flags", ts == NULL && errno == EOPNOTSUPP, "completion timestamps: NULL with EOPNOTSUPP");
 }
 
+static void srq_cases(char *src, struct ibv_mr *ms, char *dst, struct ibv_mr *md)
+{
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 16, .max_sge = 1}};
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	if (!srq) {
+		perror("ibv_create_srq");
+		exit(2);
+	}
+	check("srq-create", sa.attr.max_wr >= 16 && sa.attr.max_sge >= 1, "the granted max_wr and max_sge");
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+				      .cap = {.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1}};
+	struct ibv_qp *a = ibv_create_qp(pd, &ia);
+	ia.srq = srq;
+	struct ibv_qp *b = ibv_create_qp(pd, &ia);
+	if (!cq || !a || !b || connect_qp(a, b->qp_num) || connect_qp(b, a->qp_num)) {
+		perror("setting up QPs with an SRQ");
+		exit(2);
+	}
+	struct ibv_sge rs[2] = {{.addr = (uintptr_t)dst, .length = 64, .lkey = md->lkey},
+				{.addr = (uintptr_t)dst + 512, .length = 64, .lkey = md->lkey}};
+	struct ibv_recv_wr r2 = {.wr_id = 42, .sg_list = &rs[1], .num_sge = 1};
+	struct ibv_recv_wr r1 = {.wr_id = 41, .sg_list = &rs[0], .num_sge = 1, .next = &r2}, *rbad;
+	check("srq-recv", ibv_post_srq_recv(srq, &r1, &rbad) == 0, "two receives posted to the SRQ");
+	src[100] = 'y';
+	for (int i = 0; i < 2; i++) {
+		struct ibv_sge ss = {.addr = (uintptr_t)src + 100 * i, .length = 16, .lkey = ms->lkey};
+		struct ibv_send_wr swr = {.wr_id = 50 + i, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_SIGNALED}, *sbad;
+		ibv_post_send(a, &swr, &sbad);
+	}
+	uint64_t recv_ids[2];
+	uint32_t recv_qps[2];
+	int recvs = 0, sends = 0;
+	while (recvs + sends < 4) {
+		struct ibv_wc wc;
+		if (ibv_poll_cq(cq, 1, &wc) != 1)
+			continue;
+		if (wc.opcode == IBV_WC_RECV && recvs < 2) {
+			recv_ids[recvs] = wc.status == IBV_WC_SUCCESS ? wc.wr_id : 0;
+			recv_qps[recvs++] = wc.qp_num;
+		} else {
+			sends++;
+		}
+	}
+	check("srq-recv", recv_ids[0] == 41 && recv_ids[1] == 42 && recv_qps[0] == b->qp_num && recv_qps[1] == b->qp_num,
+	      "the SRQ's receives completed in order on the QP that took them");
+	check("srq-recv", dst[0] == 'x' && dst[512] == 'y' && dst[16] == 0, "each SEND's bytes are in its receive buffer");
+
+	struct ibv_srq_attr at = {.srq_limit = 1};
+	struct ibv_srq_attr q = {0};
+	check("srq-limit", ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT) == 0 && ibv_query_srq(srq, &q) == 0 &&
+				   q.srq_limit == 1 && q.max_wr >= 16, "ibv_query_srq shows the limit set");
+	at.max_wr = 64;
+	check("srq-resize", ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR) == EINVAL, "resizing: EINVAL");
+	struct ibv_sge two[2] = {rs[0], rs[1]};
+	struct ibv_recv_wr big = {.wr_id = 43, .sg_list = two, .num_sge = 2};
+	rbad = NULL;
+	check("srq-sge", ibv_post_srq_recv(srq, &big, &rbad) == EINVAL && rbad == &big,
+	      "more SGEs than max_sge: EINVAL, bad_wr the request");
+	check("srq-busy", ibv_destroy_srq(srq) == EBUSY, "ibv_destroy_srq while a QP uses it: EBUSY");
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_destroy_cq(cq);
+	check("srq-busy", ibv_destroy_srq(srq) == 0, "ibv_destroy_srq once its QP is gone: 0");
+}
+
 int main(void)
 {
 	int n;
@@ -245,6 +317,8 @@ int main(void)
 	channel_cases(src, ms, dst, md);
 	memset(dst, 0, len);
 	cq_ex_cases(src, ms, dst, md);
+	memset(dst, 0, len);
+	srq_cases(src, ms, dst, md);
 	memset(dst, 0, len);
 
 	struct pair p = new_pair(NULL);

@@ -42,8 +42,39 @@ final class Completions
     }
 
     /** A posted receive. */
-    record PostedRecv(Session.QpInfo qp, long wrId, List<ProcessMemory.Range> local)
+    record PostedRecv(Session.QpInfo qp, long wrId, List<ProcessMemory.Range> local, int srqDeviceIndex)
     {
+        /** A receive of the QP's own queue. */
+        PostedRecv(final Session.QpInfo qp, final long wrId, final List<ProcessMemory.Range> local)
+        {
+            this(qp, wrId, local, -1);
+        }
+    }
+
+    /** The QP a receive completed on: its own, or (for a receive of an SRQ) the QP the completion names. */
+    private Session.QpInfo qpOf(final PostedRecv pr, final WorkCompletion wc)
+    {
+        return pr.qp() != null ? pr.qp() : server.qps.get(Session.QpInfo.key(pr.srqDeviceIndex(), wc.qpNum()));
+    }
+
+    /** Registers a receive posted to an SRQ, under the number the model knows it by. */
+    long postedSrqRecv(final long wrId, final List<ProcessMemory.Range> local, final int deviceIndex)
+    {
+        final long id = nextId++;
+        recvs.put(id, new PostedRecv(null, wrId, local, deviceIndex));
+        return id;
+    }
+
+    /** Forgets a receive the SRQ refused. */
+    void refusedSrqRecv(final long id)
+    {
+        recvs.remove(id);
+    }
+
+    /** The address in the process of an iova under a key, for the SRQ's receive buffers. */
+    long translateFor(final int deviceIndex, final int key, final long iova)
+    {
+        return translate(deviceIndex, key, iova);
     }
 
     private static final WrOpcode[] OPCODES = new WrOpcode[16];
@@ -308,7 +339,12 @@ final class Completions
         {
             return;
         }
-        final Session.QpInfo sender = server.qps.get(Session.QpInfo.key(pr.qp().peerDeviceIndex, pr.qp().peerQpNum));
+        final Session.QpInfo rq = qpOf(pr, wc);
+        if (rq == null)
+        {
+            return;
+        }
+        final Session.QpInfo sender = server.qps.get(Session.QpInfo.key(rq.peerDeviceIndex, rq.peerQpNum));
         if (sender == null || sender.sendsToPlace.isEmpty())
         {
             return;
@@ -323,7 +359,7 @@ final class Completions
         {
             return;
         }
-        scatter(pr.qp().session.pid, clip(pr.local(), len), "the receive buffer of wr_id " + pr.wrId(), pr.qp());
+        scatter(rq.session.pid, clip(pr.local(), len), "the receive buffer of wr_id " + pr.wrId(), rq);
     }
 
     /** The source bytes of a request into the scratch buffer: its inline data, or its gather list. */
@@ -460,7 +496,11 @@ final class Completions
                 return;
             }
             appWrId = pr.wrId();
-            q = pr.qp();
+            q = qpOf(pr, wc);
+            if (q == null)
+            {
+                return;
+            }
         }
         else
         {

@@ -40,11 +40,13 @@ final class Verbs
     private static final int EPROTO = 71;
     private final Session s;
     private final MemoryVerbs memory;
+    private final SrqVerbs srqs;
 
     Verbs(final Session session)
     {
         this.s = session;
         this.memory = new MemoryVerbs(session, this);
+        this.srqs = new SrqVerbs(session);
     }
 
     /**
@@ -52,11 +54,15 @@ final class Verbs
      */
     boolean dispatch(final int op, final int seq, final ByteBuffer p)
     {
-        if (op == Wire.OP_POST_SEND || op == Wire.OP_POST_RECV)
+        if (op == Wire.OP_POST_SEND || op == Wire.OP_POST_RECV || op == Wire.OP_POST_SRQ_RECV)
         {
             try
             {
-                if (op == Wire.OP_POST_SEND)
+                if (op == Wire.OP_POST_SRQ_RECV)
+                {
+                    srqs.post(p);
+                }
+                else if (op == Wire.OP_POST_SEND)
                 {
                     s.server.completions.postSend(s, p);
                 }
@@ -125,6 +131,10 @@ final class Verbs
             case Wire.OP_ALLOC_PD -> handle(s.add(s.get(p.getInt(0), Session.CtxInfo.class).context().allocPd()));
             case Wire.OP_DEALLOC_PD -> deallocPd(p.getInt(0));
             case Wire.OP_ATTACH -> null; // a run attached to the fabric: counted while connected
+            case Wire.OP_CREATE_SRQ -> srqs.create(p, deviceOf(s.get(p.getInt(0), ProtectionDomain.class)));
+            case Wire.OP_MODIFY_SRQ -> srqs.modify(p);
+            case Wire.OP_QUERY_SRQ -> srqs.query(p.getInt(0));
+            case Wire.OP_DESTROY_SRQ -> srqs.destroy(p.getInt(0));
             case Wire.OP_QUERY_QP -> buf(8).putInt(0, s.get(p.getInt(0), Session.QpInfo.class).qp.state().ordinal());
             case Wire.OP_REG_MR -> regMr(p, site);
             case Wire.OP_DEREG_MR -> deregMr(p.getInt(0));
@@ -415,7 +425,9 @@ final class Verbs
         }
         final QpCap cap = new QpCap(p.getInt(24), p.getInt(28), p.getInt(32), p.getInt(36), p.getInt(40));
         // every work request is signalled to the model, so each one's outcome is known (see Completions)
-        final QueuePair qp = pd.createQp(new QpInitAttr(scq.cq(), rcq.cq(), type, cap, false));
+        final int srqHandle = p.getInt(20);
+        final QpInitAttr init = new QpInitAttr(scq.cq(), rcq.cq(), type, cap, false);
+        final QueuePair qp = pd.createQp(srqHandle == 0 ? init : init.withSrq(srqs.srq(srqHandle)));
         final int deviceIndex = deviceOf(pd);
         final int h = s.add(null);
         final Session.QpInfo info = new Session.QpInfo(s, h, qp, deviceIndex, scq, rcq);

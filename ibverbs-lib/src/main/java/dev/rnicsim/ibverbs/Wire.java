@@ -44,6 +44,11 @@ final class Wire
     static final int OP_DEALLOC_MW = 23;
     /** A run of {@link ProgramRunner} that joins a live fabric: answered, so the run knows it counts. */
     static final int OP_ATTACH = 24;
+    static final int OP_CREATE_SRQ = 25;
+    static final int OP_MODIFY_SRQ = 26;
+    static final int OP_QUERY_SRQ = 27;
+    static final int OP_DESTROY_SRQ = 28;
+    static final int OP_POST_SRQ_RECV = 29;
     static final int OP_WC = 100;
     static final int OP_DIAG = 101;
 

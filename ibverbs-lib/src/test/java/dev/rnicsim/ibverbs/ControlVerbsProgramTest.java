@@ -18,7 +18,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * module's library: completion channels a program waits on with poll(2) and no verb call, ibv_rereg_mr, memory
  * windows of both types (ibv_bind_mw, the BIND_MW and LOCAL_INV work requests), the QP's state after an error
  * completion, ibv_dealloc_pd's EBUSY and the extended CQ (ibv_create_cq_ex, ibv_start_poll and the read_*
- * accessors), each with the answer of a real stack.
+ * accessors) and shared receive queues, each with the answer of a real stack.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES) // a program that hangs fails its test instead of the build
 class ControlVerbsProgramTest
@@ -54,7 +54,13 @@ class ControlVerbsProgramTest
                 .contains("ok pd-free")
                 .contains("ok cq-ex: read_opcode, read_byte_len, read_qp_num, read_imm_data and read_wc_flags")
                 .contains("ok cq-ex: ibv_next_poll: nothing more")
-                .contains("ok cq-ex-flags: completion timestamps: NULL with EOPNOTSUPP");
+                .contains("ok cq-ex-flags: completion timestamps: NULL with EOPNOTSUPP")
+                .contains("ok srq-recv: the SRQ's receives completed in order on the QP that took them")
+                .contains("ok srq-recv: each SEND's bytes are in its receive buffer")
+                .contains("ok srq-limit: ibv_query_srq shows the limit set")
+                .contains("ok srq-resize: resizing: EINVAL")
+                .contains("ok srq-sge: more SGEs than max_sge: EINVAL, bad_wr the request")
+                .contains("ok srq-busy: ibv_destroy_srq once its QP is gone: 0");
             assertThat(r.exitCode()).as(r.both()).isZero();
         }
     }
