@@ -20,6 +20,9 @@
  *   srq-resize        ibv_modify_srq IBV_SRQ_MAX_WR (mlx5 cannot resize)             EINVAL
  *   srq-sge           ibv_post_srq_recv with more SGEs than max_sge                  EINVAL, bad_wr the request
  *   srq-busy          ibv_destroy_srq while a QP uses it                             EBUSY; 0 once the QP is gone
+ *   atomic-access     an atomic on a QP without REMOTE_ATOMIC (mlx5 checks at post)   EOPNOTSUPP, bad_wr the request
+ *   post-refused      an atomic with a 4-byte SGE: mlx5 posts it, the device cannot execute it
+ *                                                 IBV_WC_LOC_QP_OP_ERR; the next request IBV_WC_WR_FLUSH_ERR
  *
  * Build: gcc -g control_verbs.c -libverbs
  */
@@ -37,6 +40,7 @@ static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static uint16_t lid;
 static int failures;
+static unsigned qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 
 struct pair {
 	struct ibv_cq *cq;
@@ -54,7 +58,7 @@ static void check(const char *name, int ok, const char *what)
 static int connect_qp(struct ibv_qp *qp, uint32_t remote_qpn)
 {
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ};
+				.qp_access_flags = qp_access};
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		return -1;
 	memset(&a, 0, sizeof(a));
@@ -91,6 +95,13 @@ static struct pair new_pair(struct ibv_cq *recv_cq)
 		exit(2);
 	}
 	return p;
+}
+
+static void free_pair(struct pair p)
+{
+	ibv_destroy_qp(p.a);
+	ibv_destroy_qp(p.b);
+	ibv_destroy_cq(p.cq);
 }
 
 static int await(struct ibv_cq *cq)
@@ -286,6 +297,34 @@ static void srq_cases(char *src, struct ibv_mr *ms, char *dst, struct ibv_mr *md
 	check("srq-busy", ibv_destroy_srq(srq) == 0, "ibv_destroy_srq once its QP is gone: 0");
 }
 
+static void refusal_cases(char *src, struct ibv_mr *ms, char *dst, struct ibv_mr *md)
+{
+	struct pair p = new_pair(NULL);
+	struct ibv_sge sge = {.addr = (uintptr_t)src, .length = 8, .lkey = ms->lkey};
+	struct ibv_send_wr wr = {.wr_id = 61, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+				 .send_flags = IBV_SEND_SIGNALED}, *bad = NULL;
+	wr.wr.atomic.remote_addr = (uintptr_t)dst;
+	wr.wr.atomic.rkey = md->rkey;
+	wr.wr.atomic.compare_add = 1;
+	int r = ibv_post_send(p.a, &wr, &bad);
+	check("atomic-access", r == EOPNOTSUPP && bad == &wr, "EOPNOTSUPP at post, bad_wr the request");
+	free_pair(p);
+
+	qp_access |= IBV_ACCESS_REMOTE_ATOMIC;
+	p = new_pair(NULL);
+	qp_access &= ~IBV_ACCESS_REMOTE_ATOMIC;
+	sge.length = 4; /* an atomic needs one SGE of 8 bytes */
+	r = ibv_post_send(p.a, &wr, &bad);
+	check("post-refused", r == 0, "ibv_post_send returned 0 (the provider does not check the SGE's length)");
+	struct ibv_wc wc = {0};
+	while (ibv_poll_cq(p.cq, 1, &wc) == 0)
+		;
+	check("post-refused", wc.wr_id == 61 && wc.status == IBV_WC_LOC_QP_OP_ERR,
+	      "the request completed with IBV_WC_LOC_QP_OP_ERR");
+	expect_status("post-refused", write_status(p, src, 16, ms->lkey, (uintptr_t)dst, md->rkey), IBV_WC_WR_FLUSH_ERR);
+	free_pair(p);
+}
+
 int main(void)
 {
 	int n;
@@ -319,6 +358,8 @@ int main(void)
 	cq_ex_cases(src, ms, dst, md);
 	memset(dst, 0, len);
 	srq_cases(src, ms, dst, md);
+	memset(dst, 0, len);
+	refusal_cases(src, ms, dst, md);
 	memset(dst, 0, len);
 
 	struct pair p = new_pair(NULL);

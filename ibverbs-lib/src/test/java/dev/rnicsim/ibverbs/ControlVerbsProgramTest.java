@@ -18,7 +18,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * module's library: completion channels a program waits on with poll(2) and no verb call, ibv_rereg_mr, memory
  * windows of both types (ibv_bind_mw, the BIND_MW and LOCAL_INV work requests), the QP's state after an error
  * completion, ibv_dealloc_pd's EBUSY and the extended CQ (ibv_create_cq_ex, ibv_start_poll and the read_*
- * accessors) and shared receive queues, each with the answer of a real stack.
+ * accessors), shared receive queues, and a request the device refuses after ibv_post_send returned (an
+ * error completion, as hardware gives), each with the answer of a real stack.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES) // a program that hangs fails its test instead of the build
 class ControlVerbsProgramTest
@@ -60,7 +61,10 @@ class ControlVerbsProgramTest
                 .contains("ok srq-limit: ibv_query_srq shows the limit set")
                 .contains("ok srq-resize: resizing: EINVAL")
                 .contains("ok srq-sge: more SGEs than max_sge: EINVAL, bad_wr the request")
-                .contains("ok srq-busy: ibv_destroy_srq once its QP is gone: 0");
+                .contains("ok srq-busy: ibv_destroy_srq once its QP is gone: 0")
+                .contains("ok atomic-access: EOPNOTSUPP at post, bad_wr the request")
+                .contains("ok post-refused: the request completed with IBV_WC_LOC_QP_OP_ERR")
+                .contains("ok post-refused: completion Work Request Flushed Error");
             assertThat(r.exitCode()).as(r.both()).isZero();
         }
     }
