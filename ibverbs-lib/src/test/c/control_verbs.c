@@ -23,6 +23,7 @@
  *   atomic-access     an atomic on a QP without REMOTE_ATOMIC (mlx5 checks at post)   EOPNOTSUPP, bad_wr the request
  *   post-refused      an atomic with a 4-byte SGE: mlx5 posts it, the device cannot execute it
  *                                                 IBV_WC_LOC_QP_OP_ERR; the next request IBV_WC_WR_FLUSH_ERR
+ *   not-yet           a UD QP and an address handle, which the library does not carry yet   NULL, EOPNOTSUPP
  *
  * Build: gcc -g control_verbs.c -libverbs
  */
@@ -361,6 +362,18 @@ int main(void)
 	memset(dst, 0, len);
 	refusal_cases(src, ms, dst, md);
 	memset(dst, 0, len);
+
+	struct ibv_cq *ucq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_qp_init_attr ua = {.send_cq = ucq, .recv_cq = ucq, .qp_type = IBV_QPT_UD,
+				      .cap = {.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1}};
+	errno = 0;
+	struct ibv_qp *ud = ibv_create_qp(pd, &ua);
+	check("not-yet", ud == NULL && errno == EOPNOTSUPP, "ibv_create_qp of a UD QP: NULL with EOPNOTSUPP");
+	struct ibv_ah_attr aa = {.dlid = lid, .port_num = 1};
+	errno = 0;
+	struct ibv_ah *ah = ibv_create_ah(pd, &aa);
+	check("not-yet", ah == NULL && errno == EOPNOTSUPP, "ibv_create_ah: NULL with EOPNOTSUPP");
+	ibv_destroy_cq(ucq);
 
 	struct pair p = new_pair(NULL);
 	/* md has no REMOTE_WRITE yet: rereg adds it */
