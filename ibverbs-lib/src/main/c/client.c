@@ -49,6 +49,7 @@ static unsigned qps_cap;
 void rnicsim_lock(void) { pthread_mutex_lock(&lock); }
 void rnicsim_unlock(void) { pthread_mutex_unlock(&lock); }
 int rnicsim_strict(void) { return strict_mode; }
+int rnicsim_socket(void) { return sock; }
 
 static void grow(void ***arr, unsigned *cap, unsigned need)
 {

@@ -354,4 +354,8 @@ void rnicsim_set_ops(struct verbs_context *vctx)
 	vctx->query_device_ex = query_device_ex;
 	vctx->query_port = query_port;
 	vctx->create_qp_ex = create_qp_ex;
+	rnicsim_set_mw_ops(ctx);
+	rnicsim_set_registration_ops(vctx);
+	rnicsim_set_cq_ex_ops(vctx);
+	rnicsim_set_srq_ops(ctx);
 }

@@ -39,6 +39,9 @@ static int supported(enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_BIND_MW:
 		return 1;
 	default:
 		return 0;
@@ -53,6 +56,12 @@ static int check_send(struct sim_qp *q, struct ibv_send_wr *wr, unsigned queued)
 		return EINVAL;
 	if ((unsigned)wr->num_sge > q->cap.max_send_sge || wr->num_sge < 0)
 		return EINVAL;
+	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		if ((q->post_rules & WIRE_POST_ATOMIC_ALIGNMENT) && (wr->wr.atomic.remote_addr & 7))
+			return EINVAL;
+		if ((q->post_rules & WIRE_POST_ATOMIC_QP_ACCESS) && !(q->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC))
+			return EOPNOTSUPP;
+	}
 	if (q->outstanding_sends + queued >= q->cap.max_send_wr)
 		return ENOMEM; /* send queue full: the provider's work queue overflow */
 	if (wr->send_flags & IBV_SEND_INLINE) {
@@ -96,6 +105,8 @@ int rnicsim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send
 			s->rkey = w->wr.atomic.rkey;
 			s->compare_add = w->wr.atomic.compare_add;
 			s->swap = w->wr.atomic.swap;
+		} else if (w->opcode == IBV_WR_BIND_MW) {
+			rnicsim_wire_bind(w, s);
 		} else {
 			s->remote_addr = w->wr.rdma.remote_addr;
 			s->rkey = w->wr.rdma.rkey;

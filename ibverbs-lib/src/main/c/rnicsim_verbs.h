@@ -42,7 +42,11 @@ struct sim_channel {
 };
 
 struct sim_cq {
-	struct ibv_cq cq;
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cqx; /* ibv_create_cq_ex: begins as struct ibv_cq does (ibv_cq_ex_to_cq casts) */
+	};
+	struct ibv_wc cur; /* ibv_start_poll .. ibv_end_poll: the completion the read_* accessors read */
 	uint32_t handle;
 	struct ibv_wc *ring;
 	unsigned cap, head, count; /* ring of completions received, not yet polled */
@@ -61,6 +65,7 @@ struct sim_qp {
 	unsigned nwr;
 	int qpx_error;
 	struct wire_qp_cap cap;
+	uint32_t post_rules; /* WIRE_POST_* */
 	unsigned outstanding_sends; /* posted and not yet retired by the device */
 	struct ibv_qp_attr attr;   /* what ibv_modify_qp set, for ibv_query_qp */
 	struct ibv_qp_init_attr init;
@@ -94,5 +99,22 @@ int rnicsim_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 void rnicsim_cq_push(struct sim_cq *cq, const struct wire_wc *w);
 void rnicsim_set_qpx_ops(struct sim_qp *qp);
 uint32_t rnicsim_ctx_handle(struct ibv_context *ctx);
+
+/* windows.c, registration.c */
+void rnicsim_set_mw_ops(struct ibv_context *ctx);
+void rnicsim_wire_bind(const struct ibv_send_wr *w, struct wire_send_wr *s);
+void rnicsim_set_registration_ops(struct verbs_context *vctx);
+
+/* verbs.c: a CQ of the server, for ibv_create_cq and ibv_create_cq_ex */
+struct sim_cq *rnicsim_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, struct ibv_comp_channel *channel);
+void rnicsim_set_cq_ex_ops(struct verbs_context *vctx);
+
+/* srq.c */
+uint32_t rnicsim_srq_handle(struct ibv_srq *srq);
+void rnicsim_set_srq_ops(struct ibv_context *ctx);
+
+/* events.c: the thread that reads the server's messages once the program has a completion channel */
+int rnicsim_events_start(void);
+int rnicsim_socket(void);
 
 #endif

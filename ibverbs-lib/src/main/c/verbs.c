@@ -110,9 +110,19 @@ EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
 		errno = ENOMEM;
 		return NULL;
 	}
+	/* blocking, as the kernel's channel fd: ibv_get_cq_event waits in read(); a program may make it non-blocking
+	 * (fcntl O_NONBLOCK) and poll it */
 	c->channel.context = ctx;
-	c->channel.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE | EFD_NONBLOCK);
+	c->channel.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
 	c->channel.refcnt = 0;
+	int e = c->channel.fd < 0 ? errno : rnicsim_events_start();
+	if (e) {
+		if (c->channel.fd >= 0)
+			close(c->channel.fd);
+		free(c);
+		errno = e;
+		return NULL;
+	}
 	return &c->channel;
 }
 
@@ -127,8 +137,7 @@ EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
-EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
-				    struct ibv_comp_channel *channel, int comp_vector)
+struct sim_cq *rnicsim_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, struct ibv_comp_channel *channel)
 {
 	if (cqe < 0) {
 		errno = EINVAL;
@@ -157,7 +166,14 @@ EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_c
 	if (channel)
 		channel->refcnt++;
 	rnicsim_register_cq(cq);
-	return &cq->cq;
+	return cq;
+}
+
+EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
+				    struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct sim_cq *cq = rnicsim_create_cq(ctx, cqe, cq_context, channel);
+	return cq ? &cq->cq : NULL;
 }
 
 EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
@@ -178,16 +194,15 @@ EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
 {
 	struct sim_channel *c = (struct sim_channel *)channel;
+	/* as libibverbs: one read of the channel's fd, which waits unless the program made it non-blocking (then -1
+	 * with EAGAIN when no event is there); the library's thread counts each event into it (events.c) */
+	uint64_t one;
+	if (read(channel->fd, &one, sizeof(one)) != sizeof(one))
+		return -1;
 	rnicsim_lock();
-	while (c->events_len == 0)
-		rnicsim_drive(1);
 	struct sim_cq *s = c->events[0];
 	memmove(c->events, c->events + 1, (c->events_len - 1) * sizeof(*c->events));
 	c->events_len--;
-	uint64_t one;
-	if (read(channel->fd, &one, sizeof(one)) < 0) {
-		/* the counter mirrors events_len; nothing to undo */
-	}
 	rnicsim_unlock();
 	*cq = &s->cq;
 	*cq_context = s->cq.cq_context;
@@ -207,8 +222,8 @@ struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_
 		errno = EINVAL;
 		return NULL;
 	}
-	if (attr->srq || (attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))) {
-		errno = EOPNOTSUPP; /* shared receive queues and the other extensions are not simulated here */
+	if (attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+		errno = EOPNOTSUPP; /* XRC domains, RSS, creation flags and the other extensions are not simulated here */
 		return NULL;
 	}
 	if (!attr->send_cq || !attr->recv_cq) {
@@ -220,6 +235,7 @@ struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_
 				     .recv_cq = ((struct sim_cq *)attr->recv_cq)->handle,
 				     .qp_type = attr->qp_type,
 				     .sq_sig_all = (uint32_t)attr->sq_sig_all,
+				     .srq = attr->srq ? rnicsim_srq_handle(attr->srq) : 0,
 				     .cap = {attr->cap.max_send_wr, attr->cap.max_recv_wr, attr->cap.max_send_sge,
 					     attr->cap.max_recv_sge, attr->cap.max_inline_data, 0}};
 	struct wire_qp_resp resp;
@@ -233,6 +249,7 @@ struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_
 	struct ibv_qp *q = &qp->qpx.qp_base;
 	qp->handle = resp.qp;
 	qp->cap = resp.cap;
+	qp->post_rules = resp.post_rules;
 	qp->sq_sig_all = attr->sq_sig_all;
 	q->context = ctx;
 	q->qp_context = attr->qp_context;
@@ -336,6 +353,13 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init_attr)
 {
 	struct sim_qp *q = (struct sim_qp *)qp;
+	/* the state is the device's: an error completion moves the QP to ERR without a modify */
+	struct wire_handle req = {.handle = q->handle};
+	struct wire_handle resp = {0};
+	int e = rnicsim_rpc(OP_QUERY_QP, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL);
+	if (e)
+		return e;
+	qp->state = resp.handle;
 	*attr = q->attr;
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;

@@ -38,6 +38,16 @@ enum rnicsim_op {
 	OP_POST_RECV = 17,
 	OP_LEAKS = 18,
 	OP_QUERY_QP = 19,
+	OP_REREG_MR = 20,
+	OP_ADVISE_MR = 21,
+	OP_ALLOC_MW = 22,
+	OP_DEALLOC_MW = 23,
+	OP_ATTACH = 24, /* sent by rnicsim exec (ProgramRunner) when it joins a live fabric, never by the library */
+	OP_CREATE_SRQ = 25,
+	OP_MODIFY_SRQ = 26,
+	OP_QUERY_SRQ = 27,
+	OP_DESTROY_SRQ = 28,
+	OP_POST_SRQ_RECV = 29,
 	OP_WC = 100,
 	OP_DIAG = 101,
 };
@@ -131,14 +141,19 @@ struct wire_create_qp {
 	uint32_t recv_cq;
 	uint32_t qp_type;
 	uint32_t sq_sig_all;
-	uint32_t pad;
+	uint32_t srq; /* the SRQ's handle, 0 for a receive queue of the QP's own */
 	struct wire_qp_cap cap;
 };
 
+/* post_rules: WIRE_POST_* bits, the device's checks at post time beyond the capacities (its provider's rules). */
+#define WIRE_POST_ATOMIC_ALIGNMENT 1 /* a misaligned atomic is refused with EINVAL (rxe) */
+#define WIRE_POST_ATOMIC_QP_ACCESS 2 /* an atomic on a QP without REMOTE_ATOMIC is refused with EOPNOTSUPP (mlx5) */
 struct wire_qp_resp {
 	uint32_t qp;
 	uint32_t qp_num;
 	struct wire_qp_cap cap;
+	uint32_t post_rules;
+	uint32_t pad;
 };
 
 struct wire_modify_qp {
@@ -190,6 +205,47 @@ struct wire_sge {
 	uint32_t lkey;
 };
 
+/* REREG_MR: the MR's handle, the flags, the new PD's handle (0: none), the access, address and length; the answer:
+ * wire_rereg_resp (err 0 in the header; the errno and ibv_rereg_mr's return value in the payload). */
+struct wire_rereg_mr {
+	uint32_t mr;
+	uint32_t flags;
+	uint32_t pd;
+	uint32_t access;
+	uint64_t addr;
+	uint64_t length;
+};
+
+struct wire_rereg_resp {
+	int32_t err;
+	int32_t rereg_err;
+	uint32_t lkey;
+	uint32_t rkey;
+};
+
+/* ADVISE_MR: this, then num_sge wire_sge. */
+struct wire_advise_mr {
+	uint32_t pd;
+	uint32_t advice;
+	uint32_t flags;
+	uint32_t num_sge;
+};
+
+/* ALLOC_MW: wire_handle {pd, type}; the answer wire_handle {mw, rkey}. DEALLOC_MW: wire_handle. A BIND_MW work
+ * request travels in POST_SEND as a wire_send_wr: remote_addr the bound address, compare_add the length, swap the
+ * window's handle (high 32 bits) and the MR's (low; 0 to unbind), rkey the new rkey, imm_data the access flags.
+ * LOCAL_INV and SEND_WITH_INV carry the rkey to invalidate in imm_data. */
+
+/* CREATE_SRQ: pd, max_wr, max_sge, srq_limit; the answer: the SRQ's handle and the granted max_wr, max_sge,
+ * srq_limit. MODIFY_SRQ: srq, attr_mask, max_wr, srq_limit. QUERY_SRQ: wire_handle; the answer: max_wr, max_sge,
+ * srq_limit. DESTROY_SRQ: wire_handle. POST_SRQ_RECV: as POST_RECV, with the SRQ's handle in wire_post.qp. */
+struct wire_srq {
+	uint32_t a;
+	uint32_t b;
+	uint32_t c;
+	uint32_t d;
+};
+
 /* WC: wire_post-like count, then that many wire_wc. */
 #define WIRE_WC_HIDDEN 1 /* an unsignaled success: frees its send queue slot, never reaches the CQ */
 struct wire_wc {
@@ -213,11 +269,14 @@ _Static_assert(sizeof(struct wire_hello) == 32, "wire_hello");
 _Static_assert(sizeof(struct wire_device) == 80, "wire_device");
 _Static_assert(sizeof(struct wire_reg_mr) == 32, "wire_reg_mr");
 _Static_assert(sizeof(struct wire_create_qp) == 48, "wire_create_qp");
-_Static_assert(sizeof(struct wire_qp_resp) == 32, "wire_qp_resp");
+_Static_assert(sizeof(struct wire_qp_resp) == 40, "wire_qp_resp");
 _Static_assert(sizeof(struct wire_modify_qp) == 72, "wire_modify_qp");
 _Static_assert(sizeof(struct wire_send_wr) == 56, "wire_send_wr");
 _Static_assert(sizeof(struct wire_recv_wr) == 16, "wire_recv_wr");
 _Static_assert(sizeof(struct wire_sge) == 16, "wire_sge");
 _Static_assert(sizeof(struct wire_wc) == 56, "wire_wc");
+_Static_assert(sizeof(struct wire_rereg_mr) == 32, "wire_rereg_mr");
+_Static_assert(sizeof(struct wire_rereg_resp) == 16, "wire_rereg_resp");
+_Static_assert(sizeof(struct wire_advise_mr) == 16, "wire_advise_mr");
 
 #endif

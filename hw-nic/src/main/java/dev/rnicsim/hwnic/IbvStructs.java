@@ -585,6 +585,11 @@ final class IbvStructs
 
     static final long PORT_ATTR_STATE = offset(IBV_PORT_ATTR, "state");
     static final long PORT_ATTR_ACTIVE_MTU = offset(IBV_PORT_ATTR, "active_mtu");
+    static final long PORT_ATTR_MAX_MTU = offset(IBV_PORT_ATTR, "max_mtu");
+    static final long PORT_ATTR_GID_TBL_LEN = offset(IBV_PORT_ATTR, "gid_tbl_len");
+    static final long PORT_ATTR_PORT_CAP_FLAGS = offset(IBV_PORT_ATTR, "port_cap_flags");
+    static final long PORT_ATTR_MAX_MSG_SZ = offset(IBV_PORT_ATTR, "max_msg_sz");
+    static final long PORT_ATTR_PKEY_TBL_LEN = offset(IBV_PORT_ATTR, "pkey_tbl_len");
     static final long PORT_ATTR_LID = offset(IBV_PORT_ATTR, "lid");
     static final long PORT_ATTR_LINK_LAYER = offset(IBV_PORT_ATTR, "link_layer");
 

@@ -302,6 +302,57 @@ public final class RdmaContext implements Context
     }
 
     /**
+     * {@code ibv_query_port} (through the extended table's {@code query_port} where the context has one, as verbs.h
+     * does).
+     *
+     * @throws VerbsException the provider's errno: EINVAL for a port the device does not have.
+     */
+    @Override
+    public dev.rnicsim.verbs.PortAttributes queryPort(final int portNum)
+    {
+        checkOpen("ibv_query_port");
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment attr = arena.allocate(IbvStructs.IBV_PORT_ATTR);
+            final Errnos.Result r = lib.queryPort(ctx, portNum, attr);
+            if (r.value() != 0)
+            {
+                throw new VerbsException("ibv_query_port", r.errno(), device.name() + " port " + portNum + " (ports "
+                    + "are numbered from 1 to phys_port_cnt " + attributes().physPortCnt() + ")");
+            }
+            return new dev.rnicsim.verbs.PortAttributes(attr.get(JAVA_INT, IbvStructs.PORT_ATTR_STATE),
+                attr.get(JAVA_INT, IbvStructs.PORT_ATTR_MAX_MTU), attr.get(JAVA_INT, IbvStructs.PORT_ATTR_ACTIVE_MTU),
+                attr.get(JAVA_INT, IbvStructs.PORT_ATTR_GID_TBL_LEN),
+                Integer.toUnsignedLong(attr.get(JAVA_INT, IbvStructs.PORT_ATTR_PORT_CAP_FLAGS)),
+                Integer.toUnsignedLong(attr.get(JAVA_INT, IbvStructs.PORT_ATTR_MAX_MSG_SZ)),
+                Short.toUnsignedInt(attr.get(JAVA_SHORT, IbvStructs.PORT_ATTR_PKEY_TBL_LEN)),
+                Byte.toUnsignedInt(attr.get(JAVA_BYTE, IbvStructs.PORT_ATTR_LINK_LAYER)));
+        }
+    }
+
+    /**
+     * {@code ibv_query_gid}.
+     *
+     * @throws VerbsException the errno: EINVAL for a port the device lacks or an index past gid_tbl_len.
+     */
+    @Override
+    public byte[] queryGid(final int portNum, final int index)
+    {
+        checkOpen("ibv_query_gid");
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment gid = arena.allocate(IbvStructs.IBV_GID);
+            final Errnos.Result g = lib.queryGid(ctx, portNum, index, gid);
+            if (g.value() != 0)
+            {
+                throw new VerbsException("ibv_query_gid", g.errno(), device.name() + " port " + portNum
+                    + " GID index " + index + " (indexes run from 0 to the port's gid_tbl_len - 1)");
+            }
+            return gid.toArray(JAVA_BYTE);
+        }
+    }
+
+    /**
      * @param raw the 16 bytes of a GID, network order.
      * @return eight groups of four hex digits, e.g. {@code fe80:0000:0000:0000:0202:c9ff:fe00:0001}.
      */

@@ -18,6 +18,12 @@ import java.util.List;
  */
 final class ConformanceDevices
 {
+    /**
+     * System property: a prefix of the device names to run on (ibverbs-conformance sets {@code rdma:}, where
+     * hw-nic's own run covers the {@code sim:} devices); unset, every device.
+     */
+    static final String ONLY_PROPERTY = "rnicsim.conformance.devices";
+
     /** The placeholder for "every rdma-core device" when there is none. */
     static final String NO_RDMA_DEVICE = "rdma: (none present)";
 
@@ -45,6 +51,8 @@ final class ConformanceDevices
         {
             all.addAll(rdma);
         }
+        final String only = System.getProperty(ONLY_PROPERTY, "");
+        all.removeIf(n -> !n.startsWith(only));
         return all;
     }
 

@@ -42,8 +42,39 @@ final class Completions
     }
 
     /** A posted receive. */
-    record PostedRecv(Session.QpInfo qp, long wrId, List<ProcessMemory.Range> local)
+    record PostedRecv(Session.QpInfo qp, long wrId, List<ProcessMemory.Range> local, int srqDeviceIndex)
     {
+        /** A receive of the QP's own queue. */
+        PostedRecv(final Session.QpInfo qp, final long wrId, final List<ProcessMemory.Range> local)
+        {
+            this(qp, wrId, local, -1);
+        }
+    }
+
+    /** The QP a receive completed on: its own, or (for a receive of an SRQ) the QP the completion names. */
+    private Session.QpInfo qpOf(final PostedRecv pr, final WorkCompletion wc)
+    {
+        return pr.qp() != null ? pr.qp() : server.qps.get(Session.QpInfo.key(pr.srqDeviceIndex(), wc.qpNum()));
+    }
+
+    /** Registers a receive posted to an SRQ, under the number the model knows it by. */
+    long postedSrqRecv(final long wrId, final List<ProcessMemory.Range> local, final int deviceIndex)
+    {
+        final long id = nextId++;
+        recvs.put(id, new PostedRecv(null, wrId, local, deviceIndex));
+        return id;
+    }
+
+    /** Forgets a receive the SRQ refused. */
+    void refusedSrqRecv(final long id)
+    {
+        recvs.remove(id);
+    }
+
+    /** The address in the process of an iova under a key, for the SRQ's receive buffers. */
+    long translateFor(final int deviceIndex, final int key, final long iova)
+    {
+        return translate(deviceIndex, key, iova);
     }
 
     private static final WrOpcode[] OPCODES = new WrOpcode[16];
@@ -52,6 +83,8 @@ final class Completions
     private static final int IBV_WR_RDMA_READ = 4;
     private static final int IBV_WR_CMP_SWP = 5;
     private static final int IBV_WR_FETCH_ADD = 6;
+    /** LOCAL_INV (7), BIND_MW (8), SEND_WITH_INV (9) and later move no bytes of their own to a peer's memory. */
+    private static final int IBV_WR_LOCAL_INV = 7;
 
     static
     {
@@ -134,8 +167,8 @@ final class Completions
                 {
                     throw new VerbsException("ibv_post_send", 22, "opcode " + opcode + " is not simulated");
                 }
-                q.qp.postSend(List.of(new SendWr(id, op, sgl, set, remote, rkey, imm, compareAdd, swap, 0, null)));
-                if (op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM)
+                MemoryVerbs.post(s, q.qp, new SendWr(id, op, sgl, set, remote, rkey, imm, compareAdd, swap, 0, null));
+                if (op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM || op == WrOpcode.SEND_WITH_INV)
                 {
                     q.sendsToPlace.addLast(ps);
                 }
@@ -147,28 +180,15 @@ final class Completions
                     server.report("fabric: post_send refused: " + e);
                 }
                 sends.remove(id);
-                // the verb has returned already: the program learns it here, and the request never completes
-                s.sendText("rnicsim: ibv_post_send (wr_id " + wrId + ") refused by the device after the verb "
-                    + "returned: " + e.getMessage() + "\n");
-                retire(q);
+                PostRefusal.complete(this, s, q, wrId, opcode, e);
             }
         }
     }
 
-    /** A request the device refused frees its slot in the library, as if it had never been posted. */
-    private void retire(final Session.QpInfo q)
+    /** Marks a session as owed a flush (its completions wait in its buffer). */
+    void owed(final Session s)
     {
-        final ByteBuffer b = q.session.reserve(Wire.HEADER_BYTES + 8 + Wire.WC_BYTES);
-        b.putInt(Wire.HEADER_BYTES + 8 + Wire.WC_BYTES).putShort((short) Wire.OP_WC).putShort((short) 0).putInt(0)
-            .putInt(0).putInt(0).putInt(1);
-        final int at = b.position();
-        for (int i = 0; i < Wire.WC_BYTES; i++)
-        {
-            b.put((byte) 0);
-        }
-        b.putInt(at + 12, q.handle);
-        b.putInt(at + 48, Wire.WC_HIDDEN);
-        dirty.add(q.session);
+        dirty.add(s);
     }
 
     /** POST_RECV: wire_post, then per request wire_recv_wr and its SGEs. */
@@ -319,7 +339,12 @@ final class Completions
         {
             return;
         }
-        final Session.QpInfo sender = server.qps.get(Session.QpInfo.key(pr.qp().peerDeviceIndex, pr.qp().peerQpNum));
+        final Session.QpInfo rq = qpOf(pr, wc);
+        if (rq == null)
+        {
+            return;
+        }
+        final Session.QpInfo sender = server.qps.get(Session.QpInfo.key(rq.peerDeviceIndex, rq.peerQpNum));
         if (sender == null || sender.sendsToPlace.isEmpty())
         {
             return;
@@ -334,7 +359,7 @@ final class Completions
         {
             return;
         }
-        scatter(pr.qp().session.pid, clip(pr.local(), len), "the receive buffer of wr_id " + pr.wrId(), pr.qp());
+        scatter(rq.session.pid, clip(pr.local(), len), "the receive buffer of wr_id " + pr.wrId(), rq);
     }
 
     /** The source bytes of a request into the scratch buffer: its inline data, or its gather list. */
@@ -398,7 +423,8 @@ final class Completions
     {
         final Session.QpInfo q = ps.qp();
         final Session.QpInfo peer = server.qps.get(Session.QpInfo.key(q.peerDeviceIndex, q.peerQpNum));
-        if (peer == null || ps.opcode() == IBV_WR_SEND || ps.opcode() == IBV_WR_SEND_WITH_IMM)
+        if (peer == null || ps.opcode() == IBV_WR_SEND || ps.opcode() == IBV_WR_SEND_WITH_IMM
+            || ps.opcode() >= IBV_WR_LOCAL_INV)
         {
             return;
         }
@@ -470,7 +496,11 @@ final class Completions
                 return;
             }
             appWrId = pr.wrId();
-            q = pr.qp();
+            q = qpOf(pr, wc);
+            if (q == null)
+            {
+                return;
+            }
         }
         else
         {

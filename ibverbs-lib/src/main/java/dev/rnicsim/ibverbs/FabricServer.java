@@ -246,6 +246,10 @@ public final class FabricServer implements AutoCloseable
     @Override
     public void close()
     {
+        if (closed)
+        {
+            return; // idempotent: the socket may be another fabric's by now
+        }
         closed = true;
         try
         {

@@ -7,6 +7,8 @@ import java.net.StandardProtocolFamily;
 import java.net.URISyntaxException;
 import java.net.URL;
 import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.SocketChannel;
@@ -21,8 +23,9 @@ import java.util.Objects;
 /**
  * Runs an unmodified program on a simulated fabric: the program finds this module's {@code libibverbs.so.1} first
  * on {@code LD_LIBRARY_PATH}, and the library finds the fabric server at {@code RNICSIM_FABRIC_SOCKET}. Programs
- * run with one fabric name share one fabric: the first starts its server (in this JVM), the others join it, and
- * the one that started it keeps serving until no program is connected.
+ * run with one fabric name share one fabric, whichever starts first (a client before its server, say): the first
+ * run starts its server (in this JVM), the others attach to it, and the one that started it keeps serving until no
+ * program is connected and no attached run is left.
  *
  * <p>Thread safety: {@link #run} may be called from several threads; each call runs one program.
  */
@@ -110,21 +113,80 @@ public final class ProgramRunner
         return dir.resolve("rnicsim-fabric-" + fabricName + ".sock");
     }
 
-    private static boolean live(final Path socket)
+    /**
+     * Attaches this run to a live fabric: a connection the server counts until it closes, acknowledged by the server
+     * (an ATTACH request and its answer), so the run that hosts the fabric keeps serving it until this run's program
+     * has finished, even when its own program ended first.
+     *
+     * @return the open connection, or null when no fabric is live at that socket.
+     */
+    private static SocketChannel attach(final Path socket)
     {
         if (!Files.exists(socket))
         {
-            return false;
+            return null;
         }
-        try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX))
+        SocketChannel ch = null;
+        try
         {
+            ch = SocketChannel.open(StandardProtocolFamily.UNIX);
             ch.connect(UnixDomainSocketAddress.of(socket));
-            return true;
+            final ByteBuffer req = ByteBuffer.allocate(Wire.HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            req.putInt(Wire.HEADER_BYTES).putShort((short) Wire.OP_ATTACH).putShort((short) 0).putInt(1).putInt(0)
+                .flip();
+            while (req.hasRemaining())
+            {
+                ch.write(req);
+            }
+            final ByteBuffer answer = ByteBuffer.allocate(Wire.HEADER_BYTES);
+            while (answer.hasRemaining())
+            {
+                if (ch.read(answer) < 0)
+                {
+                    throw new IOException("the fabric server closed the connection");
+                }
+            }
+            return ch;
         }
         catch (final IOException e)
         {
-            return false;
+            // a socket file left by a server that has gone: this run starts the fabric
+            if (ch != null)
+            {
+                try
+                {
+                    ch.close();
+                }
+                catch (final IOException ignored)
+                {
+                    // closing a connection that never worked
+                }
+            }
+            return null;
         }
+    }
+
+    /** Threads of this JVM that run programs on one fabric take its lock file in turn (a FileLock is per JVM). */
+    private static final java.util.concurrent.ConcurrentHashMap<Path, Object> IN_JVM = new java.util.concurrent
+        .ConcurrentHashMap<>();
+
+    /** Runs {@code action} holding the fabric's lock file (against other JVMs) and its monitor (this JVM). */
+    private static <T> T locked(final Path lockFile, final IoAction<T> action) throws IOException
+    {
+        synchronized (IN_JVM.computeIfAbsent(lockFile.toAbsolutePath(), k -> new Object()))
+        {
+            try (FileChannel lockChannel = FileChannel.open(lockFile, StandardOpenOption.CREATE,
+                StandardOpenOption.WRITE); FileLock held = lockChannel.lock())
+            {
+                return action.run();
+            }
+        }
+    }
+
+    @FunctionalInterface
+    private interface IoAction<T>
+    {
+        T run() throws IOException;
     }
 
     /**
@@ -163,17 +225,21 @@ public final class ProgramRunner
         final java.util.function.Consumer<ProcessBuilder> streams) throws IOException, InterruptedException
     {
         final Path socket = socketOf(options.fabricName());
-        FabricServer hosted = null;
         final Path lockFile = socket.resolveSibling("rnicsim-fabric-" + options.fabricName() + ".lock");
-        try (FileChannel lockChannel = FileChannel.open(lockFile, StandardOpenOption.CREATE,
-            StandardOpenOption.WRITE); FileLock held = lockChannel.lock())
+        // under the lock: join the live fabric (attached, so that its host keeps it until this program ends), or
+        // start it; a run that starts while the host is closing it waits, then starts a new one
+        final SocketChannel[] attached = new SocketChannel[1];
+        final FabricServer hosted = locked(lockFile, () ->
         {
-            if (!live(socket))
+            attached[0] = attach(socket);
+            if (attached[0] != null)
             {
-                hosted = FabricServer.start(socket, options.devices(), log);
-                onHosted.accept(hosted);
+                return null;
             }
-        }
+            final FabricServer f = FabricServer.start(socket, options.devices(), log);
+            onHosted.accept(f);
+            return f;
+        });
         try
         {
             final ProcessBuilder pb = new ProcessBuilder(command);
@@ -187,12 +253,16 @@ public final class ProgramRunner
             final int code = p.waitFor();
             if (hosted != null)
             {
-                hosted.awaitNoConnections();
+                closeWhenIdle(hosted, lockFile);
             }
             return new Result(code, hosted);
         }
         finally
         {
+            if (attached[0] != null)
+            {
+                attached[0].close();
+            }
             if (hosted != null)
             {
                 hosted.close();
@@ -200,6 +270,32 @@ public final class ProgramRunner
             if (options.privateFabric())
             {
                 Files.deleteIfExists(lockFile);
+            }
+        }
+    }
+
+    /**
+     * Serves the fabric until no program and no attached run uses it, then closes it under the lock file, so that a
+     * run cannot join it between the last one leaving and the close.
+     */
+    private static void closeWhenIdle(final FabricServer hosted, final Path lockFile)
+        throws IOException, InterruptedException
+    {
+        while (true)
+        {
+            hosted.awaitNoConnections();
+            final boolean idle = locked(lockFile, () ->
+            {
+                if (hosted.connections() > 0)
+                {
+                    return false;
+                }
+                hosted.close();
+                return true;
+            });
+            if (idle)
+            {
+                return;
             }
         }
     }

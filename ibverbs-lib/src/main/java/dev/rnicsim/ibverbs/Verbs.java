@@ -39,10 +39,14 @@ final class Verbs
     private static final int EINVAL = 22;
     private static final int EPROTO = 71;
     private final Session s;
+    private final MemoryVerbs memory;
+    private final SrqVerbs srqs;
 
     Verbs(final Session session)
     {
         this.s = session;
+        this.memory = new MemoryVerbs(session, this);
+        this.srqs = new SrqVerbs(session);
     }
 
     /**
@@ -50,11 +54,15 @@ final class Verbs
      */
     boolean dispatch(final int op, final int seq, final ByteBuffer p)
     {
-        if (op == Wire.OP_POST_SEND || op == Wire.OP_POST_RECV)
+        if (op == Wire.OP_POST_SEND || op == Wire.OP_POST_RECV || op == Wire.OP_POST_SRQ_RECV)
         {
             try
             {
-                if (op == Wire.OP_POST_SEND)
+                if (op == Wire.OP_POST_SRQ_RECV)
+                {
+                    srqs.post(p);
+                }
+                else if (op == Wire.OP_POST_SEND)
                 {
                     s.server.completions.postSend(s, p);
                 }
@@ -121,7 +129,13 @@ final class Verbs
             case Wire.OP_QUERY_GID -> ByteBuffer.wrap(s.get(p.getInt(0), Session.CtxInfo.class).context()
                 .queryGid(p.getInt(4), p.getInt(8)));
             case Wire.OP_ALLOC_PD -> handle(s.add(s.get(p.getInt(0), Session.CtxInfo.class).context().allocPd()));
-            case Wire.OP_DEALLOC_PD -> free(p.getInt(0), ProtectionDomain.class);
+            case Wire.OP_DEALLOC_PD -> deallocPd(p.getInt(0));
+            case Wire.OP_ATTACH -> null; // a run attached to the fabric: counted while connected
+            case Wire.OP_CREATE_SRQ -> srqs.create(p, deviceOf(s.get(p.getInt(0), ProtectionDomain.class)));
+            case Wire.OP_MODIFY_SRQ -> srqs.modify(p);
+            case Wire.OP_QUERY_SRQ -> srqs.query(p.getInt(0));
+            case Wire.OP_DESTROY_SRQ -> srqs.destroy(p.getInt(0));
+            case Wire.OP_QUERY_QP -> buf(8).putInt(0, s.get(p.getInt(0), Session.QpInfo.class).qp.state().ordinal());
             case Wire.OP_REG_MR -> regMr(p, site);
             case Wire.OP_DEREG_MR -> deregMr(p.getInt(0));
             case Wire.OP_CREATE_CQ -> createCq(p.getInt(0), p.getInt(4));
@@ -130,7 +144,7 @@ final class Verbs
             case Wire.OP_MODIFY_QP -> modifyQp(p);
             case Wire.OP_DESTROY_QP -> destroyQp(p.getInt(0));
             case Wire.OP_LEAKS -> leaks();
-            default -> throw new VerbsException("request", EPROTO, "unknown request " + op);
+            default -> memory.call(op, p);
         };
     }
 
@@ -194,9 +208,11 @@ final class Verbs
                 forgetQp(q);
                 s.handles.set(i, null);
             }
-            else if (o instanceof Session.MrInfo m && m.deviceIndex() == c.deviceIndex())
+            else if (o instanceof Session.MrInfo m && m.mr().pd().context() == c.context())
             {
+                // this context's MRs only: another context of the process on the same device keeps its own
                 s.server.mrs.remove(mrKey(m.deviceIndex(), m.mr().lkey()));
+                s.server.mrs.remove(mrKey(m.deviceIndex(), m.mr().rkey()));
                 s.handles.set(i, null);
             }
         }
@@ -205,20 +221,11 @@ final class Verbs
         return null;
     }
 
-    private ByteBuffer free(final int h, final Class<? extends AutoCloseable> type)
+    /** ibv_dealloc_pd: EBUSY while the PD has MRs, windows, QPs, SRQs or AHs (the kernel's use count), as
+     * {@link ProtectionDomain#dealloc()} answers; closing would free them. */
+    private ByteBuffer deallocPd(final int h)
     {
-        try
-        {
-            s.get(h, type).close();
-        }
-        catch (final VerbsException e)
-        {
-            throw e;
-        }
-        catch (final Exception e)
-        {
-            throw new VerbsException("close", EINVAL, e.getMessage());
-        }
+        s.get(h, ProtectionDomain.class).dealloc();
         s.handles.set(h, null);
         return null;
     }
@@ -301,7 +308,7 @@ final class Verbs
      * page walk finds what the real one would: mapped pages with the real protection; a hole stays a hole, and the
      * model answers EFAULT for it as ib_umem_get does.
      */
-    private void mirror(final long addr, final long length)
+    void mirror(final long addr, final long length)
     {
         if (length <= 0 || addr + length < addr)
         {
@@ -317,6 +324,25 @@ final class Verbs
         catch (final IOException e)
         {
             throw new VerbsException("ibv_reg_mr", 14, "cannot read /proc/" + s.pid + "/maps: " + e.getMessage());
+        }
+        // a hole of the real process is a hole of its twin: what an earlier registration mirrored there and the
+        // program has since unmapped goes, so the model's page walk fails with EFAULT as ib_umem_get does
+        long covered = start;
+        for (final ProcessMemory.Mapping m : maps)
+        {
+            if (m.end() <= covered || m.start() >= end)
+            {
+                continue;
+            }
+            if (m.start() > covered)
+            {
+                s.process.munmap(covered, Math.min(m.start(), end) - covered);
+            }
+            covered = Math.max(covered, m.end());
+        }
+        if (covered < end)
+        {
+            s.process.munmap(covered, end - covered);
         }
         for (final ProcessMemory.Mapping m : maps)
         {
@@ -393,13 +419,18 @@ final class Verbs
                 type = t;
             }
         }
-        if (type == null)
+        if (type == null || type == QpType.UD)
         {
-            throw new VerbsException("ibv_create_qp", 95, "QP type " + typeCode + " is not simulated"); // EOPNOTSUPP
+            // UD sends need address handles and wr.ud, which the library does not carry yet: refused at creation
+            // rather than failing every post
+            throw new VerbsException("ibv_create_qp", 95, "QP type " + typeCode + " is not simulated through the "
+                + "library (RC and UC are)"); // EOPNOTSUPP
         }
         final QpCap cap = new QpCap(p.getInt(24), p.getInt(28), p.getInt(32), p.getInt(36), p.getInt(40));
         // every work request is signalled to the model, so each one's outcome is known (see Completions)
-        final QueuePair qp = pd.createQp(new QpInitAttr(scq.cq(), rcq.cq(), type, cap, false));
+        final int srqHandle = p.getInt(20);
+        final QpInitAttr init = new QpInitAttr(scq.cq(), rcq.cq(), type, cap, false);
+        final QueuePair qp = pd.createQp(srqHandle == 0 ? init : init.withSrq(srqs.srq(srqHandle)));
         final int deviceIndex = deviceOf(pd);
         final int h = s.add(null);
         final Session.QpInfo info = new Session.QpInfo(s, h, qp, deviceIndex, scq, rcq);
@@ -407,10 +438,12 @@ final class Verbs
         s.server.qps.put(Session.QpInfo.key(deviceIndex, qp.qpNum()), info);
         final SimDevice dev = s.server.devices.get(deviceIndex);
         final int inlineErrno = dev.profile().follows(ProviderRule.INLINE_OVERFLOW_ENOMEM) ? 12 : EINVAL;
-        final ByteBuffer b = buf(32);
+        final int postRules = (dev.profile().follows(ProviderRule.ATOMIC_ALIGNMENT_AT_POST) ? Wire.POST_ATOMIC_ALIGNMENT
+            : 0) | (dev.profile().follows(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS) ? Wire.POST_ATOMIC_QP_ACCESS : 0);
+        final ByteBuffer b = buf(40);
         b.putInt(0, h).putInt(4, qp.qpNum()).putInt(8, cap.maxSendWr()).putInt(12, cap.maxRecvWr())
             .putInt(16, cap.maxSendSge()).putInt(20, cap.maxRecvSge()).putInt(24, cap.maxInlineDataBytes())
-            .putInt(28, inlineErrno);
+            .putInt(28, inlineErrno).putInt(32, postRules);
         return b;
     }
 

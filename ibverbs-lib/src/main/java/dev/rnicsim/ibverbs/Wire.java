@@ -38,6 +38,17 @@ final class Wire
     static final int OP_POST_RECV = 17;
     static final int OP_LEAKS = 18;
     static final int OP_QUERY_QP = 19;
+    static final int OP_REREG_MR = 20;
+    static final int OP_ADVISE_MR = 21;
+    static final int OP_ALLOC_MW = 22;
+    static final int OP_DEALLOC_MW = 23;
+    /** A run of {@link ProgramRunner} that joins a live fabric: answered, so the run knows it counts. */
+    static final int OP_ATTACH = 24;
+    static final int OP_CREATE_SRQ = 25;
+    static final int OP_MODIFY_SRQ = 26;
+    static final int OP_QUERY_SRQ = 27;
+    static final int OP_DESTROY_SRQ = 28;
+    static final int OP_POST_SRQ_RECV = 29;
     static final int OP_WC = 100;
     static final int OP_DIAG = 101;
 
@@ -58,6 +69,10 @@ final class Wire
     static final int DEVICE_ATTR_COUNT = 27;
     /** Number of values QUERY_PORT answers ({@code enum wire_port_attr}). */
     static final int PORT_ATTR_COUNT = 11;
+
+    /** {@code WIRE_POST_*}: the device's checks at post time that the library makes (its provider's rules). */
+    static final int POST_ATOMIC_ALIGNMENT = 1;
+    static final int POST_ATOMIC_QP_ACCESS = 2;
 
     /** {@code enum ibv_qp_attr_mask} bits the server reads. */
     static final int QP_STATE = 1;

@@ -25,18 +25,7 @@ class MisuseProgramTest
 
     private Path compile(final String source, final String name) throws Exception
     {
-        Programs.require("gcc", "gcc");
-        if (!Files.exists(Path.of("/usr/include/infiniband/verbs.h")))
-        {
-            Programs.require("verbs.h-of-libibverbs-dev", "libibverbs-dev");
-        }
-        final Path exe = dir.resolve(name);
-        final Path lib = ProgramRunner.libraryDir().resolve("libibverbs.so.1");
-        final Process gcc = new ProcessBuilder("gcc", "-g", "-rdynamic", "-O1", "-o", exe.toString(), source,
-            lib.toString()).redirectErrorStream(true).start();
-        final String out = new String(gcc.getInputStream().readAllBytes());
-        assertThat(gcc.waitFor()).as(out).isZero();
-        return exe;
+        return Programs.compile(dir, source, name);
     }
 
     @Test

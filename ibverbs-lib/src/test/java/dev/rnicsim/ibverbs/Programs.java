@@ -144,6 +144,31 @@ final class Programs implements AutoCloseable
         return false;
     }
 
+    /**
+     * Compiles a C test program with gcc against the distribution's {@code <infiniband/verbs.h>} and links it with
+     * this module's library (-rdynamic, so strict mode's call sites name functions).
+     *
+     * @param dir    where the executable goes.
+     * @param source the C file.
+     * @param name   the executable's name.
+     * @return the executable.
+     */
+    static Path compile(final Path dir, final String source, final String name) throws Exception
+    {
+        require("gcc", "gcc");
+        if (!Files.exists(Path.of("/usr/include/infiniband/verbs.h")))
+        {
+            require("verbs.h-of-libibverbs-dev", "libibverbs-dev");
+        }
+        final Path exe = dir.resolve(name);
+        final Path lib = ProgramRunner.libraryDir().resolve("libibverbs.so.1");
+        final Process gcc = new ProcessBuilder("gcc", "-g", "-rdynamic", "-O1", "-Wall", "-o", exe.toString(), source,
+            lib.toString()).redirectErrorStream(true).start();
+        final String out = new String(gcc.getInputStream().readAllBytes());
+        assertThat(gcc.waitFor()).as(out).isZero();
+        return exe;
+    }
+
     static int port()
     {
         return 20000 + ThreadLocalRandom.current().nextInt(20000);

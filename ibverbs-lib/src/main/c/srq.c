@@ -1,0 +1,138 @@
+/*
+ * Shared receive queues: ibv_create_srq, ibv_modify_srq, ibv_query_srq, ibv_destroy_srq (exported), and
+ * ibv_post_srq_recv (verbs.h inlines it through the context's ops table). A QP created with an SRQ takes its
+ * receives from it; the simulated device checks each one as for a QP's own receive queue.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rnicsim_verbs.h"
+
+struct sim_srq {
+	struct ibv_srq srq;
+	uint32_t handle;
+	uint32_t max_sge;
+};
+
+uint32_t rnicsim_srq_handle(struct ibv_srq *srq)
+{
+	return ((struct sim_srq *)srq)->handle;
+}
+
+EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	struct wire_srq req = {((struct sim_pd *)pd)->handle, attr->attr.max_wr, attr->attr.max_sge,
+			       attr->attr.srq_limit};
+	struct wire_srq resp = {0};
+	int e = rnicsim_rpc(OP_CREATE_SRQ, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL);
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	struct sim_srq *s = calloc(1, sizeof(*s));
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->handle = resp.a;
+	s->max_sge = resp.c;
+	s->srq.context = pd->context;
+	s->srq.srq_context = attr->srq_context;
+	s->srq.pd = pd;
+	s->srq.handle = resp.a;
+	pthread_mutex_init(&s->srq.mutex, NULL);
+	pthread_cond_init(&s->srq.cond, NULL);
+	attr->attr.max_wr = resp.b; /* what the device granted, as the providers report it back */
+	attr->attr.max_sge = resp.c;
+	return &s->srq;
+}
+
+EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+{
+	struct wire_srq req = {rnicsim_srq_handle(srq), (uint32_t)mask, attr->max_wr, attr->srq_limit};
+	return rnicsim_rpc(OP_MODIFY_SRQ, &req, sizeof(req), NULL, 0, NULL, 0, NULL);
+}
+
+EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct wire_handle req = {.handle = rnicsim_srq_handle(srq)};
+	struct wire_srq resp = {0};
+	int e = rnicsim_rpc(OP_QUERY_SRQ, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL);
+	if (e)
+		return e;
+	attr->max_wr = resp.a;
+	attr->max_sge = resp.b;
+	attr->srq_limit = resp.c;
+	return 0;
+}
+
+EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
+{
+	struct wire_handle req = {.handle = rnicsim_srq_handle(srq)};
+	int e = rnicsim_rpc(OP_DESTROY_SRQ, &req, sizeof(req), NULL, 0, NULL, 0, NULL);
+	if (e)
+		return e; /* EBUSY while QPs use it */
+	free(srq);
+	return 0;
+}
+
+static int post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	struct sim_srq *s = (struct sim_srq *)srq;
+	size_t len = sizeof(struct wire_post);
+	unsigned count = 0;
+	int e = 0;
+	for (struct ibv_recv_wr *w = wr; w; w = w->next) {
+		if (w->num_sge < 0 || (unsigned)w->num_sge > s->max_sge) {
+			e = EINVAL; /* more SGEs than the SRQ's max_sge */
+			*bad_wr = w;
+			break;
+		}
+		len += sizeof(struct wire_recv_wr) + w->num_sge * sizeof(struct wire_sge);
+		count++;
+	}
+	if (!count)
+		return e;
+	char *msg = malloc(sizeof(struct wire_hdr) + len);
+	if (!msg) {
+		*bad_wr = wr;
+		return ENOMEM;
+	}
+	size_t off = sizeof(struct wire_hdr);
+	struct wire_post *p = (struct wire_post *)(msg + off);
+	p->qp = s->handle;
+	p->count = count;
+	off += sizeof(*p);
+	struct ibv_recv_wr *w = wr;
+	for (unsigned i = 0; i < count; i++, w = w->next) {
+		struct wire_recv_wr *r = (struct wire_recv_wr *)(msg + off);
+		r->wr_id = w->wr_id;
+		r->num_sge = w->num_sge;
+		r->pad = 0;
+		off += sizeof(*r);
+		for (int k = 0; k < w->num_sge; k++) {
+			struct wire_sge *g = (struct wire_sge *)(msg + off);
+			g->addr = w->sg_list[k].addr;
+			g->length = w->sg_list[k].length;
+			g->lkey = w->sg_list[k].lkey;
+			off += sizeof(*g);
+		}
+	}
+	struct iovec iov[2] = {{msg, sizeof(struct wire_hdr)}, {msg + sizeof(struct wire_hdr), len}};
+	rnicsim_lock();
+	int we = rnicsim_doorbell(OP_POST_SRQ_RECV, iov, 2);
+	rnicsim_unlock();
+	free(msg);
+	if (we && !e) {
+		*bad_wr = wr;
+		return we;
+	}
+	return e;
+}
+
+void rnicsim_set_srq_ops(struct ibv_context *ctx)
+{
+	ctx->ops.post_srq_recv = post_srq_recv;
+}
