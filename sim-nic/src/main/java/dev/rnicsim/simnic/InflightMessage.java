@@ -1,6 +1,7 @@
 package dev.rnicsim.simnic;
 
 import dev.rnicsim.dma.DmaEngine;
+import dev.rnicsim.dma.DmaMessage;
 import dev.rnicsim.verbs.SendWr;
 
 /**
@@ -15,7 +16,7 @@ public final class InflightMessage
 {
     private final SimQp requester;
     private final SendWr wr;
-    private final DmaEngine.Message dma;
+    private final DmaMessage dma;
     private final SimDevice responderDevice;
     private final long lengthBytes;
     private final int mtuBytes;
@@ -26,7 +27,7 @@ public final class InflightMessage
     private long advancedNs;
     private int nextPacket;
 
-    InflightMessage(final SimQp requester, final SendWr wr, final DmaEngine.Message dma,
+    InflightMessage(final SimQp requester, final SendWr wr, final DmaMessage dma,
         final SimDevice responderDevice, final long lengthBytes, final int mtuBytes, final long missesBefore,
         final boolean needsRecv, final long startNs)
     {
@@ -171,7 +172,7 @@ public final class InflightMessage
     }
 
     /** The message's DMA state: checked keys and where the next packet starts in both lists. */
-    DmaEngine.Message dma()
+    DmaMessage dma()
     {
         return dma;
     }

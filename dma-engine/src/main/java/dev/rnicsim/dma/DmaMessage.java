@@ -1,0 +1,68 @@
+package dev.rnicsim.dma;
+
+import java.util.List;
+
+/**
+ * An RDMA WRITE or READ message opened by {@link DmaEngine#openMessage}, {@link DmaEngine#openInlineWrite}, {@link
+ * DmaEngine#openSend} or {@link DmaEngine#openAtomic}: its checks' outcome and where its next packet starts in both
+ * lists. Not thread safe.
+ */
+public final class DmaMessage
+{
+    final PacketPath.MessageKind kind;
+    final DmaPort local;
+    final int localPd;
+    final List<Segment> sgl;
+    final DmaPort remote;
+    final int remotePd;
+    final List<Segment> remoteSgl;
+    final DmaResult failure;
+    final Walk src;
+    final Walk dst;
+    /** An inline payload, or the original value an atomic response carries; null when the source is a walk. */
+    byte[] inline;
+    long atomicOriginal;
+    long offset;
+
+    DmaMessage(final PacketPath.MessageKind kind, final DmaPort local, final int localPd, final List<Segment> sgl,
+        final DmaPort remote, final int remotePd, final List<Segment> remoteSgl, final DmaResult failure,
+        final Walk src, final Walk dst, final byte[] inline)
+    {
+        this.kind = kind;
+        this.inline = inline;
+        this.local = local;
+        this.localPd = localPd;
+        this.sgl = sgl;
+        this.remote = remote;
+        this.remotePd = remotePd;
+        this.remoteSgl = remoteSgl;
+        this.failure = failure;
+        this.src = src;
+        this.dst = dst;
+    }
+
+    /**
+     * @return the failure of the first packet's checks, or null when they passed.
+     */
+    public DmaResult failure()
+    {
+        return failure;
+    }
+
+    /**
+     * @return bytes moved so far.
+     */
+    public long offset()
+    {
+        return offset;
+    }
+
+    /**
+     * @return for an atomic whose request was executed, the original value at the responder (what the response
+     * carries); else 0.
+     */
+    public long atomicOriginal()
+    {
+        return atomicOriginal;
+    }
+}

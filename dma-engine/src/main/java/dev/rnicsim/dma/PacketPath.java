@@ -1,0 +1,330 @@
+package dev.rnicsim.dma;
+
+import dev.rnicsim.mtt.AccessFlags;
+import dev.rnicsim.mtt.KeyCheck;
+import dev.rnicsim.mtt.MKey;
+import java.util.List;
+
+/**
+ * Messages that move packet by packet: the first packet's checks for the whole message (rxe {@code check_rkey} runs
+ * on the first packet only; IBA 9.7.4.1.3), then each later packet re-checks its keys' state and is placed.
+ *
+ * <p>Not thread safe: one per {@link DmaEngine}.
+ */
+final class PacketPath
+{
+    private final DmaEngine engine;
+    private final KeyChecks keys;
+    private final Placement placement;
+
+    PacketPath(final DmaEngine engine)
+    {
+        this.engine = engine;
+        this.keys = engine.keys;
+        this.placement = engine.placement;
+    }
+
+    /**
+     * Opens an RDMA WRITE or READ message that moves packet by packet: the checks the responder makes on the first
+     * packet, for the whole message, and the requester's checks of its whole local list, in the order {@link
+     * DmaEngine#write} and {@link DmaEngine#read} make them; no byte moves. The packets are then moved with {@link
+     * #movePacket}, under this check (rxe {@code check_rkey} runs on the first packet only, with the RETH's DMA length;
+     * IBA 9.7.4.1.3): the message keeps its place in both lists between packets, as a QP context keeps its DMA state.
+     *
+     * @param read           true for an RDMA READ (remote checked first, local needs LOCAL_WRITE), false for WRITE.
+     * @param local          the requester.
+     * @param localPd        the requester QP's PD.
+     * @param sgl            the whole local list.
+     * @param remote         the responder.
+     * @param remotePd       the responder QP's PD.
+     * @param remoteQpAccess the responder QP's access flags.
+     * @param remoteAddr     first remote address.
+     * @param rkey           remote key.
+     * @return the message; its {@link DmaMessage#failure()} is the failure {@link DmaEngine#write} or {@link
+     * DmaEngine#read} would report, or null when every check passed.
+     */
+    DmaMessage openMessage(final boolean read, final DmaPort local, final int localPd, final List<Segment> sgl,
+        final DmaPort remote, final int remotePd, final int remoteQpAccess, final long remoteAddr, final int rkey)
+    {
+        engine.operations++;
+        final long length = KeyChecks.total(sgl);
+        final long[] localPhys = new long[sgl.size()];
+        final List<Segment> remoteSgl = List.of(new Segment(remoteAddr, length, rkey));
+        final int remoteAccess = read ? AccessFlags.REMOTE_READ : AccessFlags.REMOTE_WRITE;
+        final int localAccess = read ? AccessFlags.LOCAL_WRITE : 0;
+        DmaResult failure;
+        if (read)
+        {
+            failure = length > DmaEngine.MAX_MESSAGE_BYTES ? DmaResult.local(DmaStatus.LOC_LEN_ERR, KeyCheck.VALID,
+                "message of "
+                + length + " bytes > max_msg_sz=" + DmaEngine.MAX_MESSAGE_BYTES) : keys.checkRemote(remote, remotePd,
+                    remoteQpAccess,
+                remoteAccess, remoteAddr, length, rkey, "RDMA READ");
+            final long[] remotePhys = keys.checkedRemote();
+            if (failure == null)
+            {
+                failure = keys.checkSgl(local, localPd, sgl, localAccess, localPhys);
+            }
+            return opened(new DmaMessage(MessageKind.READ, local, localPd, sgl, remote, remotePd, remoteSgl, failure,
+                new Walk(engine, remote, remotePd, remoteAccess, remoteSgl, remotePhys),
+                new Walk(engine, local, localPd, localAccess, sgl, localPhys), null));
+        }
+        failure = keys.checkSgl(local, localPd, sgl, localAccess, localPhys);
+        if (failure == null)
+        {
+            failure = keys.checkRemote(remote, remotePd, remoteQpAccess, remoteAccess, remoteAddr, length, rkey,
+                "RDMA WRITE");
+        }
+        return opened(new DmaMessage(MessageKind.WRITE, local, localPd, sgl, remote, remotePd, remoteSgl, failure,
+            new Walk(engine, local, localPd, localAccess, sgl, localPhys),
+            new Walk(engine, remote, remotePd, remoteAccess, remoteSgl, keys.checkedRemote()), null));
+    }
+
+    /** Tells the observer of a message whose first packet's rkey check passed. */
+    DmaMessage opened(final DmaMessage m)
+    {
+        if (engine.observer != null && m.failure == null)
+        {
+            engine.observer.opened(m, m.remote, m.remoteSgl.get(0).key());
+        }
+        return m;
+    }
+
+    /**
+     * Opens an RDMA WRITE of an inline payload (IBV_SEND_INLINE: the bytes were copied into the WQE at post time, so
+     * no lkey is checked) that moves packet by packet: the responder's checks of the first packet, for the whole
+     * message, as {@link DmaEngine#writeInline} makes them.
+     *
+     * @param payload        the bytes.
+     * @param remote         the responder.
+     * @param remotePd       the responder QP's PD.
+     * @param remoteQpAccess the responder QP's access flags.
+     * @param remoteAddr     first remote address.
+     * @param rkey           remote key; needs REMOTE_WRITE.
+     * @return the message; {@link DmaMessage#failure()} as {@link DmaEngine#writeInline} would report it.
+     */
+    DmaMessage openInlineWrite(final byte[] payload, final DmaPort remote, final int remotePd,
+        final int remoteQpAccess, final long remoteAddr, final int rkey)
+    {
+        engine.operations++;
+        final List<Segment> remoteSgl = List.of(new Segment(remoteAddr, payload.length, rkey));
+        final DmaResult failure = keys.checkRemote(remote, remotePd, remoteQpAccess, AccessFlags.REMOTE_WRITE,
+            remoteAddr,
+            payload.length, rkey, "RDMA WRITE");
+        return opened(new DmaMessage(MessageKind.WRITE, null, 0, List.of(), remote, remotePd, remoteSgl, failure, null,
+            new Walk(engine, remote, remotePd, AccessFlags.REMOTE_WRITE, remoteSgl, keys.checkedRemote()), payload));
+    }
+
+    /**
+     * Opens a SEND that moves packet by packet into the receive buffers the responder took for it at the first packet
+     * (IBA 9.7.2: a multi-packet SEND consumes one receive WQE, its FIRST packet fetching it; rxe {@code
+     * get_srq_wqe}/{@code send_data_in}). The first packet makes the checks {@link DmaEngine#send} makes; the later
+     * packets re-check the state of the receive buffers' lkeys they fill (and of the gather list's lkeys they read), so
+     * a receive buffer deregistered mid-message fails the packet that needs it.
+     *
+     * @param local    the requester.
+     * @param localPd  the requester QP's PD.
+     * @param sgl      local buffers to gather; ignored when {@code payload} is given.
+     * @param payload  an inline payload (IBV_SEND_INLINE), or null.
+     * @param remote   the responder.
+     * @param remotePd the responder QP's PD.
+     * @param recvSgl  the receive work request's buffers (lkeys of the responder), need LOCAL_WRITE.
+     * @return the message; {@link DmaMessage#failure()} as {@link DmaEngine#send} or {@link DmaEngine#sendInline}
+     * would report it.
+     */
+    DmaMessage openSend(final DmaPort local, final int localPd, final List<Segment> sgl, final byte[] payload,
+        final DmaPort remote, final int remotePd, final List<Segment> recvSgl)
+    {
+        engine.operations++;
+        final List<Segment> gather = payload == null ? sgl : List.of();
+        final long[] localPhys = new long[gather.size()];
+        DmaResult failure = payload == null ? keys.checkSgl(local, localPd, gather, 0, localPhys) : null;
+        final long length = payload == null ? KeyChecks.total(gather) : payload.length;
+        final long[] recvPhys = new long[recvSgl.size()];
+        if (failure == null)
+        {
+            failure = keys.checkRecv(remote, remotePd, recvSgl, length, recvPhys);
+        }
+        return new DmaMessage(MessageKind.SEND, local, localPd, gather, remote, remotePd, recvSgl, failure,
+            payload == null ? new Walk(engine, local, localPd, 0, gather, localPhys) : null,
+            new Walk(engine, remote, remotePd, AccessFlags.LOCAL_WRITE, recvSgl, recvPhys), payload);
+    }
+
+    /**
+     * The request packet of ATOMIC_CMP_AND_SWP or ATOMIC_FETCH_AND_ADD: the checks {@link DmaEngine#atomic} makes (the
+     * local result SGE, then the responder's rkey, rights and alignment), then the responder executes the atomic on its
+     * memory and keeps the original value for the response (IBA 9.4.5: one request packet, one ATOMIC ACKNOWLEDGE
+     * packet carrying the original value; rxe {@code atomic_reply}). The response is placed into the local result SGE
+     * by {@link #movePacket} (8 bytes), which re-checks the result lkey's state as it does for every later packet: a
+     * result MR deregistered between request and response fails with LOC_PROT_ERR after the remote memory changed, as
+     * on hardware.
+     *
+     * @param local          the requester.
+     * @param localPd        the requester QP's PD.
+     * @param result         one 8-byte local SGE; needs LOCAL_WRITE.
+     * @param remote         the responder.
+     * @param remotePd       the responder QP's PD.
+     * @param remoteQpAccess the responder QP's access flags.
+     * @param remoteAddr     remote address, 8-byte aligned.
+     * @param rkey           remote key; needs REMOTE_ATOMIC.
+     * @param compareAndSwap true for compare-and-swap, false for fetch-and-add.
+     * @param compareAdd     compare value or addend.
+     * @param swap           swap value.
+     * @return the message; its {@link DmaMessage#failure()} as {@link DmaEngine#atomic} would report it.
+     */
+    DmaMessage openAtomic(final DmaPort local, final int localPd, final Segment result, final DmaPort remote,
+        final int remotePd, final int remoteQpAccess, final long remoteAddr, final int rkey,
+        final boolean compareAndSwap, final long compareAdd, final long swap)
+    {
+        engine.operations++;
+        final List<Segment> resultSgl = List.of(result);
+        final List<Segment> remoteSgl = List.of(new Segment(remoteAddr, Long.BYTES, rkey));
+        final long[] resultPhys = new long[1];
+        DmaResult failure = result.lengthBytes() != Long.BYTES ? DmaResult.local(DmaStatus.LOC_LEN_ERR,
+            KeyCheck.VALID, "atomic result SGE of " + result.lengthBytes() + " bytes; an atomic needs exactly 8")
+            : keys.checkSgl(local, localPd, resultSgl, AccessFlags.LOCAL_WRITE, resultPhys);
+        if (failure == null)
+        {
+            failure = keys.checkRemote(remote, remotePd, remoteQpAccess, AccessFlags.REMOTE_ATOMIC, remoteAddr,
+                Long.BYTES,
+                rkey, "atomic");
+        }
+        if (failure == null && (remoteAddr & 7) != 0)
+        {
+            failure = DmaResult.remote(DmaStatus.REM_INV_REQ_ERR, DmaStatus.REM_INV_REQ_ERR, KeyCheck.VALID,
+                "atomic at 0x" + Long.toHexString(remoteAddr)
+                    + " is not 8-byte aligned (RESPST_ERR_MISALIGNED_ATOMIC)");
+        }
+        final DmaMessage m = new DmaMessage(MessageKind.ATOMIC, local, localPd, resultSgl, remote, remotePd, remoteSgl,
+            failure, null, new Walk(engine, local, localPd, AccessFlags.LOCAL_WRITE, resultSgl, resultPhys), null);
+        if (failure == null)
+        {
+            final long original = placement.executeAtomic(remote, rkey, remoteAddr, compareAndSwap, compareAdd, swap);
+            m.atomicOriginal = original;
+            m.inline = Placement.toBytes(original);
+        }
+        return m;
+    }
+
+    /**
+     * Moves the next packet of an open message: {@code bytes} from where the last packet ended. The keys are not
+     * looked up again, but their state, range and rights are: a key retired since the first packet fails the packet
+     * (REM_ACCESS_ERR for the rkey, LOC_PROT_ERR for an lkey) and nothing of it moves; what earlier packets placed
+     * stays. Allocates nothing on success.
+     *
+     * @param m     an open message whose checks passed.
+     * @param bytes the packet's payload.
+     * @return null when the packet was placed, else the failure.
+     */
+    DmaResult movePacket(final DmaMessage m, final long bytes)
+    {
+        final DmaResult remoteFailure = switch (m.kind)
+        {
+            case WRITE, READ -> recheckRkey(m, bytes);
+            case SEND -> recheckList(m.remote, m.remotePd, m.remoteSgl, AccessFlags.LOCAL_WRITE, m.offset, bytes,
+                true);
+            case ATOMIC -> null;
+        };
+        if (remoteFailure != null)
+        {
+            return remoteFailure;
+        }
+        final DmaResult localFailure = m.kind == MessageKind.ATOMIC || m.inline == null
+            ? recheckList(m.local, m.localPd, m.sgl, m.kind == MessageKind.WRITE || m.kind == MessageKind.SEND ? 0
+            : AccessFlags.LOCAL_WRITE, m.kind == MessageKind.ATOMIC ? 0 : m.offset, bytes, false) : null;
+        if (localFailure != null)
+        {
+            return localFailure;
+        }
+        if (engine.observer != null && m.kind != MessageKind.SEND && m.kind != MessageKind.ATOMIC)
+        {
+            engine.observer.packet(m, m.remote, m.remoteSgl.get(0).key());
+        }
+        if (m.kind == MessageKind.WRITE)
+        {
+            m.dst.resync();
+        }
+        else if (m.kind == MessageKind.READ)
+        {
+            m.src.resync();
+        }
+        if (m.kind == MessageKind.READ)
+        {
+            Placement.drainOrdering(m.remote);
+        }
+        if (m.inline != null)
+        {
+            placement.scatterBytes(m.inline, m.kind == MessageKind.ATOMIC ? 0 : (int)m.offset, (int)bytes, m.dst);
+        }
+        else
+        {
+            placement.copy(m.src, m.dst, bytes);
+        }
+        m.offset += bytes;
+        return null;
+    }
+
+    /** A later packet of a WRITE or READ: the rkey's state, range and rights for this packet's part. */
+    DmaResult recheckRkey(final DmaMessage m, final long bytes)
+    {
+        final int remoteAccess = m.kind == MessageKind.READ ? AccessFlags.REMOTE_READ : AccessFlags.REMOTE_WRITE;
+        final Segment r = m.remoteSgl.get(0);
+        final KeyCheck remoteCheck = m.remote.tables().check(r.key(), m.remotePd, m.remote.qpn(), remoteAccess,
+            r.addr() + m.offset, bytes);
+        if (remoteCheck != KeyCheck.VALID && remoteCheck != KeyCheck.NOT_PRESENT)
+        {
+            engine.keyCheckFailures++;
+            return DmaResult.remote(DmaStatus.REM_ACCESS_ERR, DmaStatus.REM_ACCESS_ERR, remoteCheck,
+                (m.kind == MessageKind.READ ? "RDMA READ" : "RDMA WRITE") + ": rkey " + MKey.toHex(r.key())
+                    + " addr 0x" + Long.toHexString(r.addr() + m.offset) + " length " + bytes + " (a packet at offset "
+                    + m.offset + "): " + remoteCheck);
+        }
+        return null;
+    }
+
+    /**
+     * A later packet: the state, range and rights of the keys of a list (the requester's own list, or the
+     * responder's receive buffers) for the part of it this packet covers. A requester's key fails with LOC_PROT_ERR;
+     * a receive buffer's with REM_OP_ERR at the requester and LOC_PROT_ERR at the responder, as {@link DmaEngine#send}.
+     */
+    DmaResult recheckList(final DmaPort port, final int pd, final List<Segment> list, final int access,
+        final long offset, final long bytes, final boolean receive)
+    {
+        long at = 0;
+        for (int i = 0; i < list.size(); i++)
+        {
+            final Segment s = list.get(i);
+            final long from = Math.max(offset, at);
+            final long to = Math.min(offset + bytes, at + s.lengthBytes());
+            if (from < to)
+            {
+                final KeyCheck c = port.tables().check(s.key(), pd, port.qpn(), access, s.addr() + (from - at),
+                    to - from);
+                if (c != KeyCheck.VALID && c != KeyCheck.NOT_PRESENT)
+                {
+                    engine.keyCheckFailures++;
+                    final String where = (receive ? "receive sge[" : "sge[") + i + "] lkey " + MKey.toHex(s.key())
+                        + " addr 0x" + Long.toHexString(s.addr() + (from - at)) + " length " + (to - from)
+                        + " (a packet at offset " + offset + "): " + c;
+                    return receive ? DmaResult.remote(DmaStatus.REM_OP_ERR, DmaStatus.LOC_PROT_ERR, c, where)
+                        : DmaResult.local(DmaStatus.LOC_PROT_ERR, c, where);
+                }
+            }
+            at += s.lengthBytes();
+            if (at >= offset + bytes)
+            {
+                break;
+            }
+        }
+        return null;
+    }
+
+    /** What a message moves; decides which keys its later packets re-check. */
+    enum MessageKind
+    {
+        WRITE,
+        READ,
+        SEND,
+        ATOMIC
+    }
+}

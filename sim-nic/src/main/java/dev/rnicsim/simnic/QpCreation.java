@@ -1,0 +1,116 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.pagetable.KernelException;
+import dev.rnicsim.verbs.DeviceAttributes;
+import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.QpCap;
+import dev.rnicsim.verbs.QpInitAttr;
+
+/**
+ * {@code ibv_create_qp} for the simulated device: the checks, the rings and the QP's place on its device.
+ */
+final class QpCreation
+{
+    private QpCreation()
+    {
+    }
+
+    /**
+     * {@code ibv_create_qp}: checks, maps and pins the rings (charged to RLIMIT_MEMLOCK). A type outside the
+     * driver's {@link DriverTraits#qpTypes()} is EOPNOTSUPP before anything is allocated (EFA: efa_verbs.c
+     * {@code efa_create_qp} / {@code efa_qp_validate_attr} take UD and SRD only).
+     */
+    static SimQp create(final SimPd pd, final QpInitAttr attr)
+    {
+        final String verb = "ibv_create_qp";
+        final SimDevice device = pd.context().device();
+        final DeviceAttributes a = device.profile().attributes();
+        final DriverTraits traits = device.profile().traits();
+        if (!traits.acceptsQpType(attr.type()))
+        {
+            throw Errors.of(verb, Errno.EOPNOTSUPP, "type " + attr.type() + ": the " + traits.driver()
+                + " driver's create_qp accepts " + traits.qpTypes() + " QPs only and refuses any other type ("
+                + traits.source() + "); nothing was created. Create a QP of a type in " + traits.qpTypes() + " on "
+                + device.name() + ", or use a profile whose driver has " + attr.type()
+                + " QPs (mlx5, rxe, irdma, ...)");
+        }
+        QpAttributes.checkCreate(verb, pd, attr);
+        if (!(attr.sendCq() instanceof SimCq s) || !(attr.recvCq() instanceof SimCq r) || s.context() != pd.context()
+            || r.context() != pd.context() || s.isClosed() || r.isClosed())
+        {
+            throw Errors.invalid(verb, "the CQs must be open CQs of the PD's context"
+                + "; create the CQs on this context and do not destroy them");
+        }
+        final QpCap c = attr.cap();
+        if (c.maxSendWr() < 1 || c.maxSendWr() > a.maxQpWr() || c.maxRecvWr() < 0 || c.maxRecvWr() > a.maxQpWr())
+        {
+            throw Errors.invalid(verb, "maxSendWr=" + c.maxSendWr() + " maxRecvWr=" + c.maxRecvWr()
+                + " must be 1..max_qp_wr=" + a.maxQpWr()
+                + "; ask for fewer work requests");
+        }
+        if (c.maxSendSge() < 0 || c.maxSendSge() > a.maxSge() || c.maxRecvSge() < 0 || c.maxRecvSge() > a.maxSge())
+        {
+            throw Errors.invalid(verb, "maxSendSge=" + c.maxSendSge() + " maxRecvSge=" + c.maxRecvSge()
+                + " must be 0..max_sge=" + a.maxSge()
+                + "; ask for fewer SGEs");
+        }
+        if (c.maxInlineDataBytes() < 0 || c.maxInlineDataBytes() > SimQp.MAX_INLINE_DATA_BYTES)
+        {
+            throw Errors.invalid(verb, "maxInlineDataBytes=" + c.maxInlineDataBytes() + " must be 0.."
+                + SimQp.MAX_INLINE_DATA_BYTES
+                + "; ask for less inline data");
+        }
+        if (device.qpsLive() >= a.maxQp())
+        {
+            throw Errors.of(verb, Errno.ENOMEM, "QPs live=" + device.qpsLive() + " = max_qp=" + a.maxQp()
+                + "; destroy a QP first or use a device with a larger max_qp");
+        }
+        final Ring ring;
+        final ForkSafety fork = device.host().forkSafety(pd.context().process());
+        final long workBefore = fork.workNs(device.fabric().costModel());
+        try
+        {
+            ring = Ring.map(fork, ringBytes(c));
+        }
+        catch (final KernelException e)
+        {
+            throw Errors.of(verb, e);
+        }
+        finally
+        {
+            SimPd.madviseSpan(device, fork, workBefore, "MADV_DONTFORK (QP ring)");
+        }
+        final SimQp qp = new SimQp(pd, attr, ring);
+        qp.num = device.addQp(qp);
+        if (qp.srq != null)
+        {
+            qp.srq.attach(qp);
+        }
+        qp.sendCq.attach();
+        if (qp.recvCq != qp.sendCq)
+        {
+            qp.recvCq.attach();
+        }
+        device.count(SimCounter.PINNED_BYTES, ring.lengthBytes());
+        device.fabric().span(device, "create_qp", "queue", device.fabric().costModel().queueCreateNs(ring.pages()),
+            java.util.Map.of("qp_num", qp.num, "ring_bytes", ring.lengthBytes()));
+        return qp;
+    }
+
+    /**
+     * Ring size, mlx5-like (assumed for every profile): send WQEs of 64-byte basic blocks holding a 48-byte header
+     * and 16 bytes per SGE or the inline data, receive WQEs of 16 bytes per SGE, both queues rounded up to powers
+     * of two.
+     */
+    static long ringBytes(final QpCap c)
+    {
+        final long sqStride = pow2(Math.max(64, Math.max(48 + 16L * c.maxSendSge(), 48 + c.maxInlineDataBytes())));
+        final long rqStride = pow2(16L * Math.max(1, c.maxRecvSge()));
+        return pow2(c.maxSendWr()) * sqStride + pow2(Math.max(1, c.maxRecvWr())) * rqStride;
+    }
+
+    static long pow2(final long n)
+    {
+        return n <= 1 ? 1 : Long.highestOneBit(n - 1) << 1;
+    }
+}

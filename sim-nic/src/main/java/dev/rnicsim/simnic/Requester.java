@@ -1,0 +1,559 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.dma.DmaResult;
+import dev.rnicsim.dma.DmaStatus;
+import dev.rnicsim.verbs.QpAddress;
+import dev.rnicsim.verbs.QpState;
+import dev.rnicsim.verbs.SendFlag;
+import dev.rnicsim.verbs.SendWr;
+import dev.rnicsim.verbs.WcDiagnosis;
+import dev.rnicsim.verbs.WcStatus;
+import dev.rnicsim.verbs.WrOpcode;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The requester engine of one QP: the send queue's WQEs, fetched and executed one packet a step in posting order;
+ * fences and {@code max_qp_init_rd_atom} (IBA 9.4.4) hold later WQEs back; RNR NAKs (IBA 9.7) and transport retries
+ * counted; READs and atomics whose responses are still coming back tracked until they complete.
+ *
+ * <p>Not thread safe: driven by the fabric's {@link NicEngine}.
+ */
+final class Requester
+{
+    private final SimQp qp;
+    private final SimDevice device;
+    private final SimPd pd;
+
+    Requester(final SimQp qp)
+    {
+        this.qp = qp;
+        this.device = qp.device;
+        this.pd = qp.pd;
+    }
+
+    /** A READ or atomic whose request went out and whose responses are still coming back. */
+    record Outstanding(SendWqe p, InflightMessage m)
+    {
+    }
+
+    final ArrayDeque<SendWqe> sendQueue = new ArrayDeque<>();
+
+    /** READs and atomics whose responses are coming back, oldest first (IBA 9.4.4: max_rd_atomic outstanding). */
+    final ArrayDeque<Outstanding> responses = new ArrayDeque<>();
+
+    /** True when the next turn of a QP with responses and a WQE that may start moves a response packet. */
+    boolean responseTurn;
+
+    /** RNR NAKs the head WQE took so far. */
+    int rnrNaks;
+
+    /** Most RNR NAKs one work request may take for responder page faults before the model calls it a livelock. */
+    static final int MAX_RNR_ROUNDS = 1 << 20;
+
+    boolean progressing;
+    SendWqe executing;
+
+    /** True while this QP is in the engine's turn order. */
+    boolean scheduled;
+
+    /** The message of the head WQE while its packets move, or null. */
+    InflightMessage inflight;
+
+    /** The remote address {@link #peerFound} was looked up for (the lookup's cache). */
+    QpAddress peerAddress;
+
+    SimQp peerFound;
+
+    boolean scheduled()
+    {
+        return scheduled;
+    }
+
+    void scheduled(final boolean inTurnOrder)
+    {
+        this.scheduled = inTurnOrder;
+    }
+
+    /**
+     * @return the oldest message in flight: a READ or atomic whose responses are coming back, else the message of
+     * the head WQE while its packets move; null when none.
+     */
+    InflightMessage inflight()
+    {
+        return responses.isEmpty() ? inflight : responses.peekFirst().m();
+    }
+
+    /**
+     * @return every message in flight, oldest first: READs and atomics waiting for responses, then the head's.
+     */
+    List<InflightMessage> inflightMessages()
+    {
+        final List<InflightMessage> out = new ArrayList<>(responses.size() + 1);
+        for (final Outstanding o : responses)
+        {
+            out.add(o.m());
+        }
+        if (inflight != null)
+        {
+            out.add(inflight);
+        }
+        return out;
+    }
+
+    /**
+     * @return the WQEs on the send queue, the oldest first: READs and atomics waiting for their responses, then the
+     * one executing (or waiting for a receive), then those not started.
+     */
+    List<SendWr> sendQueueWrs()
+    {
+        final List<SendWr> out = new ArrayList<>(qp.sendsWaiting());
+        for (final Outstanding o : responses)
+        {
+            out.add(o.p().wr());
+        }
+        for (final SendWqe p : sendQueue)
+        {
+            out.add(p.wr());
+        }
+        return out;
+    }
+
+    boolean hasSendWork()
+    {
+        return !qp.closed && (!sendQueue.isEmpty() || !responses.isEmpty());
+    }
+
+    /**
+     * One step of the engine on this QP: one packet moves. The head WQE moves its next packet (a local operation, a
+     * one-packet message, an RNR NAK or a flush counts one), or the oldest READ or atomic waiting for responses
+     * gets its next response packet; when both can move they take turns. A WQE starts only when the one before it
+     * sent all its request packets; a READ or atomic, once its request went out, lets later WQEs start while its
+     * responses come back, unless a later WQE carries IBV_SEND_FENCE (it waits until every earlier READ and atomic
+     * completed: IBA vol. 1 ch. 10, fence indicator; rxe_req.c {@code wait_fence}) or the QP has
+     * {@code max_qp_init_rd_atom} of them outstanding (IBA 9.4.4). Completions are reported in posting order
+     * ({@link CompletionOrder}).
+     *
+     * @return false when the QP can do nothing now (no WQE, waiting for a receive, or re-entered).
+     */
+    boolean step()
+    {
+        if (progressing || qp.closed || (sendQueue.isEmpty() && responses.isEmpty()))
+        {
+            return false;
+        }
+        progressing = true;
+        try
+        {
+            if (qp.state == QpState.ERR)
+            {
+                dropInflight();
+                flushSends();
+                return true;
+            }
+            if (qp.state == QpState.SQD && inflight == null)
+            {
+                return false;
+            }
+            final SendWqe head = sendQueue.peekFirst();
+            if (!responses.isEmpty() && (head == null || responseTurn || !mayStart(head)))
+            {
+                responseTurn = false;
+                return respond();
+            }
+            responseTurn = true;
+            final WqeOutcome outcome;
+            executing = head;
+            qp.completions.currentSeq = head.seq();
+            try
+            {
+                outcome = inflight != null ? qp.responder.continueMessage(head, inflight) : execute(head);
+            }
+            catch (final RuntimeException e)
+            {
+                // A fault of the simulator itself: the work request does not stay queued to run again.
+                executing = null;
+                dropInflight();
+                sendQueue.remove(head);
+                qp.completions.settle(head);
+                qp.completions.toError();
+                throw e;
+            }
+            finally
+            {
+                executing = null;
+            }
+            if (outcome == WqeOutcome.BLOCKED)
+            {
+                return !responses.isEmpty() && respond();
+            }
+            if (outcome == WqeOutcome.MORE)
+            {
+                return true;
+            }
+            sendQueue.remove(head);
+            rnrNaks = 0;
+            if (outcome == WqeOutcome.OUTSTANDING)
+            {
+                responses.addLast(new Outstanding(head, inflight));
+                inflight = null;
+                return true;
+            }
+            qp.completions.settle(head);
+            if (outcome == WqeOutcome.ERROR)
+            {
+                // The responder executed the older READs and atomics before it NAKed this WQE: their responses
+                // come back first.
+                while (!responses.isEmpty() && qp.state != QpState.ERR)
+                {
+                    respond();
+                }
+                qp.completions.toError();
+            }
+            return true;
+        }
+        finally
+        {
+            progressing = false;
+        }
+    }
+
+    /** True when the head WQE may start (or go on) now: no fence or max_qp_init_rd_atom holds it back. */
+    boolean mayStart(final SendWqe head)
+    {
+        if (inflight != null || responses.isEmpty())
+        {
+            return true;
+        }
+        if (head.wr().flags().contains(SendFlag.FENCE))
+        {
+            return false;
+        }
+        return !(head.wr().opcode() == WrOpcode.RDMA_READ || head.wr().opcode().isAtomic())
+            || responses.size() < device.profile().attributes().maxQpInitRdAtom();
+    }
+
+    /** The next response packet of the oldest READ or atomic waiting for its responses. */
+    boolean respond()
+    {
+        final Outstanding o = responses.peekFirst();
+        executing = o.p();
+        qp.completions.currentSeq = o.p().seq();
+        final WqeOutcome outcome;
+        try
+        {
+            outcome = qp.responder.continueMessage(o.p(), o.m());
+        }
+        finally
+        {
+            executing = null;
+        }
+        if (outcome == WqeOutcome.MORE)
+        {
+            return true;
+        }
+        responses.remove(o);
+        qp.completions.settle(o.p());
+        if (outcome == WqeOutcome.ERROR)
+        {
+            qp.completions.toError();
+        }
+        return true;
+    }
+
+    void dropInflight()
+    {
+        if (inflight != null)
+        {
+            qp.engine().release(inflight);
+            inflight = null;
+        }
+    }
+
+    /** Drops a message in flight: the head's, or an outstanding READ's or atomic's (which stays listed). */
+    void dropMessage(final InflightMessage m)
+    {
+        if (m == inflight)
+        {
+            dropInflight();
+        }
+        else
+        {
+            qp.engine().release(m);
+        }
+    }
+
+    /**
+     * True when the message moves packet by packet from and to pinned host memory: an RDMA WRITE (also with immediate
+     * or inline data), READ or SEND (also with immediate, invalidate or inline data) of more than one path MTU, and
+     * every atomic (a request packet, then a response packet: IBA 9.4.5). ODP and GPU memory and relaxed-ordering
+     * MRs are still placed in one step (see docs/async.md).
+     */
+    boolean packetized(final SendWqe p, final SimQp peer)
+    {
+        final SendWr wr = p.wr();
+        final boolean multi = p.inline() != null ? p.inline().length > device.fabric().pathMtuBytes()
+            : wr.totalBytes() > device.fabric().pathMtuBytes();
+        final boolean kind = switch (wr.opcode())
+        {
+            case RDMA_WRITE, RDMA_WRITE_WITH_IMM, SEND, SEND_WITH_IMM, SEND_WITH_INV -> multi;
+            case RDMA_READ -> multi && p.inline() == null;
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> true;
+            default -> false;
+        };
+        return kind && !device.tables().hasOnDemand() && !peer.device.tables().hasOnDemand()
+            && DataPaths.gpusTouched(qp, wr, peer, needsRecv(wr)).isEmpty() && !DataPaths.relaxedPlacement(qp, wr,
+                peer);
+    }
+
+    static boolean needsRecv(final SendWr wr)
+    {
+        return wr.opcode() == WrOpcode.SEND || wr.opcode() == WrOpcode.SEND_WITH_IMM
+            || wr.opcode() == WrOpcode.SEND_WITH_INV || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM;
+    }
+
+    SimQp peer()
+    {
+        if (qp.remote == null)
+        {
+            return null;
+        }
+        // A live QP keeps its number on its device until it is destroyed, and a fabric keeps its devices: the peer
+        // found for this address stays the answer while it is open.
+        if (peerAddress == qp.remote && peerFound != null && !peerFound.closed)
+        {
+            return peerFound;
+        }
+        final SimDevice d = device.fabric().deviceByGid(qp.remote.gid());
+        final SimQp found = d == null ? null : d.qp(qp.remote.qpNum());
+        peerAddress = qp.remote;
+        peerFound = found;
+        return found;
+    }
+
+    /** An RC responder answers only the QP its address vector names (rxe drops other packets in check_addr). */
+    boolean connectedTo(final SimQp requester)
+    {
+        return qp.remote != null && qp.remote.qpNum() == requester.num
+            && qp.remote.gid().equals(requester.device.gid());
+    }
+
+    WqeOutcome execute(final SendWqe p)
+    {
+        final SendWr wr = p.wr();
+        qp.localFailure = null;
+        if (wr.opcode() == WrOpcode.BIND_MW || wr.opcode() == WrOpcode.LOCAL_INV || wr.opcode() == WrOpcode.REG_MR)
+        {
+            return executeLocal(wr);
+        }
+        if (p.ud() != null)
+        {
+            return qp.datagrams.executeDatagram(p);
+        }
+        final SimQp peer = peer();
+        if (peer == null || peer.closed || (peer.state != QpState.RTR && peer.state != QpState.RTS)
+            || !peer.requester.connectedTo(qp))
+        {
+            // No ACK ever comes: the requester retries retry_cnt times, then gives up.
+            HwCounters.noAck(device, qp.retryCount);
+            device.count(SimCounter.TRANSPORT_RETRIES, qp.retryCount);
+            final WcDiagnosis lost = Diagnoser.noAck(qp, wr, qp.retryCount, peer == null
+                ? "no QP " + (qp.remote == null ? "" : "0x" + Integer.toHexString(qp.remote.qpNum()) + " ")
+                    + "at the remote "
+                + "address" : peer.closed ? "the peer QP is destroyed" : !peer.requester.connectedTo(qp)
+                ? "the peer QP is connected to another QP" : "the peer QP is in " + peer.state + ", not RTR or RTS");
+            device.fabric().span(device, wr.opcode().name(), "dma",
+                device.fabric().costModel().opBaseLatencyNs() * (qp.retryCount + 1L),
+                java.util.Map.of("qp_num", qp.num, "status", WcStatus.RETRY_EXC_ERR.cName(), "diagnosis",
+                    lost.summary()));
+            qp.completions.completeSend(wr, WcStatus.RETRY_EXC_ERR, 0, lost);
+            return WqeOutcome.ERROR;
+        }
+        final boolean needsRecv = wr.opcode() == WrOpcode.SEND || wr.opcode() == WrOpcode.SEND_WITH_IMM
+            || wr.opcode() == WrOpcode.SEND_WITH_INV || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM;
+        if (needsRecv && peer.recvQueue.isEmpty())
+        {
+            return receiverNotReady(wr, peer);
+        }
+        final long missesBefore = device.tables().cache().misses() + peer.device.tables().cache().misses();
+        final DmaResult tooLong = PlacementOps.responderLength(device, pd.pdNum(), wr);
+        if (tooLong != null)
+        {
+            return qp.responder.finish(wr, peer, tooLong, false, missesBefore, null);
+        }
+        if (packetized(p, peer))
+        {
+            return qp.responder.startMessage(p, peer, missesBefore);
+        }
+        peer.device.takeRemoteFaultNs();
+        DmaResult attempt = run(p, peer);
+        int rnrWaits = 0;
+        while (attempt.requester() == DmaStatus.RNR_NAK)
+        {
+            final DmaResult nak = attempt;
+            // The responder met a page fault on an ODP MR and answers RNR NAK until it is resolved; each NAK costs
+            // the requester one min_rnr_timer wait and one of its rnr_retry attempts (7: unlimited).
+            final long timerNs = CostModel.rnrTimerNs(peer.minRnrTimer);
+            final long naks = Math.max(1, (peer.device.takeRemoteFaultNs() + timerNs - 1) / timerNs);
+            if (qp.rnrRetry != 7 && rnrWaits + naks > qp.rnrRetry)
+            {
+                final int left = qp.rnrRetry - rnrWaits;
+                peer.device.count(SimCounter.ODP_RNR_NAKS, left + 1L);
+                HwCounters.rnrExhausted(device, left);
+                device.count(SimCounter.RNR_RETRIES, left);
+                device.fabric().span(device, wr.opcode().name(), "dma", timerNs * left, java.util.Map.of("qp_num",
+                    qp.num, "status", WcStatus.RNR_RETRY_EXC_ERR.cName(), "rnr_retries", qp.rnrRetry, "why",
+                        nak.detail()));
+                device.observe(o -> o.failed(qp, wr, nak));
+                qp.completions.completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0, Diagnoser.rnr(qp, wr, qp.rnrRetry,
+                    "an on-demand-"
+                    + "paging page fault at the responder did not settle in time: " + nak.detail()));
+                return WqeOutcome.ERROR;
+            }
+            rnrWaits += (int)Math.min(naks, 1 << 20);
+            peer.device.count(SimCounter.ODP_RNR_NAKS, naks);
+            device.count(SimCounter.RNR_NAK_RETRY_ERR, naks);
+            device.count(SimCounter.RNR_RETRIES, naks);
+            device.fabric().span(device, "rnr_wait", "odp", timerNs * naks, java.util.Map.of("qp_num", qp.num,
+                "rnr_naks", naks, "why", nak.detail()));
+            if (rnrWaits > MAX_RNR_ROUNDS)
+            {
+                throw new IllegalStateException("a responder page fault never settled after " + rnrWaits
+                    + " RNR NAKs: " + nak.detail());
+            }
+            attempt = run(p, peer);
+        }
+        return qp.responder.finish(wr, peer, attempt, needsRecv, missesBefore, null);
+    }
+
+    /** Executes BIND_MW, LOCAL_INV or REG_MR on this QP's device; a failure completes it in error. */
+    WqeOutcome executeLocal(final SendWr wr)
+    {
+        qp.localFailure = null;
+        final WcStatus status = switch (wr.opcode())
+        {
+            case BIND_MW -> LocalOps.bind(qp, (SendWr.Bind)wr.localOp());
+            case REG_MR -> LocalOps.fastRegister(qp, (SendWr.Reg)wr.localOp());
+            default -> LocalOps.invalidate(qp, wr.invalidateRkey()) ? WcStatus.SUCCESS : WcStatus.LOC_QP_OP_ERR;
+        };
+        final java.util.Map<String, Object> args = new java.util.LinkedHashMap<>();
+        args.put("qp_num", qp.num);
+        args.put("status", status.cName());
+        if (qp.localFailure != null)
+        {
+            args.put("why", qp.localFailure);
+        }
+        device.fabric().span(device, wr.opcode().name(), "dma", device.fabric().costModel().opBaseLatencyNs(),
+            args);
+        if (status != WcStatus.SUCCESS)
+        {
+            qp.completions.completeSend(wr, status, 0, Diagnoser.local(qp, wr, status, qp.localFailure));
+            return WqeOutcome.ERROR;
+        }
+        if (qp.sqSigAll || wr.flags().contains(SendFlag.SIGNALED))
+        {
+            qp.completions.completeSend(wr, WcStatus.SUCCESS, 0);
+        }
+        return WqeOutcome.DONE;
+    }
+
+    DmaResult run(final SendWqe p, final SimQp peer)
+    {
+        final SendWr wr = p.wr();
+        final SimDevice pdev = peer.device;
+        final int peerPd = peer.pd.pdNum();
+        final long remoteAddr = pdev.keyAddress(wr.rkey(), wr.remoteAddr());
+        return switch (wr.opcode())
+        {
+            case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> p.inline() != null
+                ? device.dmaEngine().writeInline(p.inline(), pdev.port().through(peer.num), peerPd,
+                    peer.qpAccessBits, remoteAddr, wr.rkey())
+                : device.dmaEngine().write(device.port(), pd.pdNum(), DataPaths.segments(device, wr.sgList()),
+                    pdev.port().through(peer.num), peerPd, peer.qpAccessBits, remoteAddr, wr.rkey());
+            case SEND, SEND_WITH_IMM, SEND_WITH_INV -> p.inline() != null
+                ? device.dmaEngine().sendInline(p.inline(), pdev.port(), peerPd,
+                    DataPaths.segments(pdev, peer.recvQueue.peekFirst().sgList()))
+                : device.dmaEngine().send(device.port(), pd.pdNum(), DataPaths.segments(device, wr.sgList()),
+                    pdev.port(),
+                    peerPd, DataPaths.segments(pdev, peer.recvQueue.peekFirst().sgList()));
+            case RDMA_READ -> device.dmaEngine().read(device.port(), pd.pdNum(), DataPaths.segments(device,
+                wr.sgList()),
+                pdev.port().through(peer.num), peerPd, peer.qpAccessBits, remoteAddr, wr.rkey());
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> device.dmaEngine().atomic(device.port(), pd.pdNum(),
+                DataPaths.segments(device, wr.sgList()).get(0), pdev.port().through(peer.num), peerPd,
+                    peer.qpAccessBits,
+                remoteAddr, wr.rkey(),
+                wr.opcode() == WrOpcode.ATOMIC_CMP_AND_SWP, wr.compareAdd(), wr.swap());
+            case FLUSH, ATOMIC_WRITE -> PlacementOps.run(wr, pdev.port().through(peer.num), peerPd,
+                peer.qpAccessBits, remoteAddr);
+            default -> throw new IllegalStateException("opcode " + wr.opcode() + " refused at post time");
+        };
+    }
+
+    /**
+     * The peer has no receive posted: it answers RNR NAK (IBA vol. 1 ch. 9.7). Each NAK is one engine step: the
+     * requester waits the peer's min_rnr_timer and sends again, up to {@code rnr_retry} times (a receive posted in
+     * between lets the next try land); the NAK after that fails the WQE with IBV_WC_RNR_RETRY_EXC_ERR. With {@code
+     * rnr_retry} 7 the requester retries without end: the WQE waits at the head until the peer posts a receive
+     * (rxe_comp.c {@code rnr_nak} handling, {@code qp->comp.rnr_retry != 7}).
+     */
+    WqeOutcome receiverNotReady(final SendWr wr, final SimQp peer)
+    {
+        if (qp.rnrRetry == 7)
+        {
+            // rnr_retry 7 retries for ever: one more dropped request and one more RNR NAK retried per attempt
+            peer.device.count(SimCounter.OUT_OF_BUFFER, 1);
+            device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
+            return WqeOutcome.BLOCKED;
+        }
+        peer.device.count(SimCounter.OUT_OF_BUFFER, 1);
+        final long timerNs = CostModel.rnrTimerNs(peer.minRnrTimer);
+        if (rnrNaks < qp.rnrRetry)
+        {
+            rnrNaks++;
+            // mlx5 counts each RNR NAK answered with a retry in rnr_nak_retry_err (HwCounters)
+            device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
+            device.count(SimCounter.RNR_RETRIES, 1);
+            device.fabric().span(device, "rnr_wait", "dma", timerNs, java.util.Map.of("qp_num", qp.num, "wr_id",
+                wr.wrId(), "rnr_retry", rnrNaks, "of", qp.rnrRetry));
+            return WqeOutcome.MORE;
+        }
+        device.fabric().span(device, wr.opcode().name(), "dma", 0, java.util.Map.of("qp_num", qp.num, "status",
+            WcStatus.RNR_RETRY_EXC_ERR.cName(), "rnr_retries", qp.rnrRetry));
+        HwCounters.rnrExhausted(device, 0);
+        qp.completions.completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0, Diagnoser.rnr(qp, wr, qp.rnrRetry,
+            "no receive was posted "
+            + "on QP 0x" + Integer.toHexString(peer.num)));
+        return WqeOutcome.ERROR;
+    }
+
+    void flushSends()
+    {
+        final List<SendWqe> doomed = new ArrayList<>();
+        for (final java.util.Iterator<Outstanding> it = responses.iterator(); it.hasNext();)
+        {
+            final Outstanding o = it.next();
+            if (o.p() != executing)
+            {
+                qp.engine().release(o.m());
+                it.remove();
+                doomed.add(o.p());
+            }
+        }
+        sendQueue.removeIf(p -> p != executing && doomed.add(p));
+        final long was = qp.completions.currentSeq;
+        try
+        {
+            for (final SendWqe p : doomed)
+            {
+                qp.completions.currentSeq = p.seq();
+                qp.completions.completeSend(p.wr(), WcStatus.WR_FLUSH_ERR, 0);
+            }
+        }
+        finally
+        {
+            qp.completions.currentSeq = was;
+        }
+    }
+}
