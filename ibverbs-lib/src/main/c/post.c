@@ -142,6 +142,7 @@ int rnicsim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send
 			*bad_wr = wr;
 		} else {
 			q->outstanding_sends += count;
+			rnicsim_expect(count);
 		}
 	}
 	rnicsim_unlock();
@@ -186,6 +187,8 @@ int rnicsim_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv
 		if (we && !e) {
 			e = we;
 			*bad_wr = wr;
+		} else {
+			rnicsim_expect(count);
 		}
 	}
 	rnicsim_unlock();
@@ -244,7 +247,7 @@ int rnicsim_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	}
 	rnicsim_unlock();
 	if (n == 0)
-		sched_yield(); /* a program spinning on an empty CQ lets the fabric server run */
+		rnicsim_idle(); /* a program spinning on an empty CQ lets the fabric server run */
 	return n;
 }
 

@@ -81,35 +81,63 @@ final class Placement
 
     /**
      * Reads the source (a walk or bytes) in chunks of at most {@link WriteOrdering#CHUNK_BYTES} that never cross an
-     * MR page or segment of the destination, and hands them to the destination's ordering to place.
+     * MR page or segment of the destination, and hands them to the destination's ordering to place. The source is
+     * read once, page run by page run, into one array the chunks are views of.
      */
     void placeInChunks(final Walk src, final byte[] data, final Walk dst, final long length,
         final WriteOrdering ordering, final boolean relaxed)
     {
-        final List<WriteOrdering.Chunk> chunks = new java.util.ArrayList<>();
-        long done = 0;
-        while (done < length)
+        final byte[] bytes;
+        int[] srcRunEnds = null;
+        if (src != null)
         {
-            long n = Math.min(dst.run(), Math.min(length - done, WriteOrdering.CHUNK_BYTES));
-            if (src != null)
+            bytes = new byte[(int)length];
+            srcRunEnds = new int[8];
+            int runs = 0;
+            int read = 0;
+            while (read < length)
             {
-                n = Math.min(n, src.run());
-            }
-            final byte[] bytes = new byte[(int)n];
-            if (src != null)
-            {
-                src.port.memory().read(src.phys(), bytes, 0, (int)n);
+                final int n = (int)Math.min(src.run(), length - read);
+                src.port.memory().read(src.phys(), bytes, read, n);
                 engine.observe(src.port, src.key(), src.addr, src.phys(), n, false);
                 src.advance(n);
+                read += n;
+                if (runs == srcRunEnds.length)
+                {
+                    srcRunEnds = java.util.Arrays.copyOf(srcRunEnds, runs * 2);
+                }
+                srcRunEnds[runs++] = read;
             }
-            else
+        }
+        else
+        {
+            bytes = java.util.Arrays.copyOf(data, (int)length); // chunks may stay in flight after the caller returns
+        }
+        final List<WriteOrdering.Chunk> chunks = new java.util.ArrayList<>((int)(length / WriteOrdering.CHUNK_BYTES)
+            + 1);
+        int done = 0;
+        int srcRun = 0;
+        while (done < length)
+        {
+            final int dstRun = (int)Math.min(dst.run(), length - done);
+            engine.observe(dst.port, dst.key(), dst.addr, dst.phys(), dstRun, true);
+            final long phys = dst.phys();
+            for (int at = 0; at < dstRun;)
             {
-                System.arraycopy(data, (int)done, bytes, 0, (int)n);
+                int n = Math.min(dstRun - at, WriteOrdering.CHUNK_BYTES);
+                if (srcRunEnds != null)
+                {
+                    while (srcRunEnds[srcRun] <= done + at)
+                    {
+                        srcRun++;
+                    }
+                    n = Math.min(n, srcRunEnds[srcRun] - done - at);
+                }
+                chunks.add(ordering.chunk(dst.port.memory(), phys + at, bytes, done + at, n));
+                at += n;
             }
-            chunks.add(ordering.chunk(dst.port.memory(), dst.phys(), bytes));
-            engine.observe(dst.port, dst.key(), dst.addr, dst.phys(), n, true);
-            dst.advance(n);
-            done += n;
+            dst.advance(dstRun);
+            done += dstRun;
         }
         ordering.place(chunks, relaxed);
         engine.bytesMoved += length;

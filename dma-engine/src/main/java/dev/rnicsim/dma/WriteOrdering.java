@@ -33,8 +33,11 @@ public final class WriteOrdering
     private long chunksReordered;
     private long overtakes;
 
-    /** One chunk of a write: its bytes (taken when the write was read from its source) and where they go. */
-    record Chunk(PhysicalMemory memory, long physAddr, byte[] data, long sequence)
+    /**
+     * One chunk of a write: its bytes (taken when the write was read from its source: {@code lengthBytes} of
+     * {@code data} from {@code offset}, an array the write's chunks share) and where they go.
+     */
+    record Chunk(PhysicalMemory memory, long physAddr, byte[] data, int offset, int lengthBytes, long sequence)
     {
     }
 
@@ -96,9 +99,10 @@ public final class WriteOrdering
         return !listeners.isEmpty() || !pending.isEmpty() || (relaxedWrite && relaxedApplied);
     }
 
-    Chunk chunk(final PhysicalMemory memory, final long physAddr, final byte[] data)
+    Chunk chunk(final PhysicalMemory memory, final long physAddr, final byte[] data, final int offset,
+        final int lengthBytes)
     {
-        return new Chunk(memory, physAddr, data, sequence++);
+        return new Chunk(memory, physAddr, data, offset, lengthBytes, sequence++);
     }
 
     /**
@@ -209,7 +213,7 @@ public final class WriteOrdering
 
     private void write(final Chunk c)
     {
-        c.memory().write(c.physAddr(), c.data(), 0, c.data().length);
+        c.memory().write(c.physAddr(), c.data(), c.offset(), c.lengthBytes());
         chunksPlaced++;
         if (c.sequence() < lastPlacedSequence)
         {
@@ -221,7 +225,7 @@ public final class WriteOrdering
             // A listener may stop listening while it is told.
             for (final PlacementListener l : List.copyOf(listeners))
             {
-                l.placed(c.memory(), c.physAddr(), c.data().length);
+                l.placed(c.memory(), c.physAddr(), c.lengthBytes());
             }
         }
     }

@@ -239,14 +239,14 @@ final class Completions
     {
     }
 
-    /** Lets the device do all it can, moves the bytes of what succeeded, and queues every completion. */
     /** Time spent in the model (progress and polling) and in moving real bytes, for RNICSIM_FABRIC_STATS. */
-    long modelNs;
-    long copyNs;
+    final FabricStats stats = new FabricStats();
 
+    /** Lets the device do all it can, moves the bytes of what succeeded, and queues every completion. */
     void run()
     {
-        final long t0 = System.nanoTime();
+        final long t0 = FabricStats.wallNs();
+        final long c0 = FabricStats.cpuNs();
         server.fabric.progressAll();
         final List<Done> done = new ArrayList<>();
         for (final Object o : allCqs())
@@ -265,8 +265,10 @@ final class Completions
                 }
             }
         }
-        final long t1 = System.nanoTime();
-        modelNs += t1 - t0;
+        final long t1 = FabricStats.wallNs();
+        final long c1 = FabricStats.cpuNs();
+        stats.modelNs += t1 - t0;
+        stats.modelCpuNs += c1 - c0;
         if (done.isEmpty())
         {
             return;
@@ -303,7 +305,8 @@ final class Completions
                 }
             }
         }
-        copyNs += System.nanoTime() - t1;
+        stats.copyNs += FabricStats.wallNs() - t1;
+        stats.copyCpuNs += FabricStats.cpuNs() - c1;
         for (final Done d : done)
         {
             deliver(d);

@@ -75,10 +75,10 @@ final class Session
     }
 
     private static final boolean DEBUG = System.getenv("RNICSIM_FABRIC_DEBUG") != null;
-    private static final boolean STATS = System.getenv("RNICSIM_FABRIC_STATS") != null;
     private long batches;
     private long messages;
     private long busyNs;
+    private long busyCpuNs;
     final FabricServer server;
     private final SocketChannel channel;
     final List<Object> handles = new ArrayList<>();
@@ -146,7 +146,8 @@ final class Session
                 in.flip();
                 synchronized (server.lock)
                 {
-                    final long t0 = System.nanoTime();
+                    final long t0 = FabricStats.wallNs();
+                    final long c0 = FabricStats.cpuNs();
                     batches++;
                     boolean posted = false;
                     while (in.remaining() >= Wire.HEADER_BYTES)
@@ -166,6 +167,14 @@ final class Session
                             server.report("fabric: pid " + pid + " op " + op + " seq " + seq + " len " + len);
                         }
                         messages++;
+                        if (op == Wire.OP_REG_MR)
+                        {
+                            server.warmUp();
+                        }
+                        else if (op == Wire.OP_POST_SEND && !server.trafficStarted)
+                        {
+                            server.trafficStarted = true;
+                        }
                         posted |= verbs.dispatch(op, seq, payload);
                         in.position(start + len);
                     }
@@ -176,7 +185,8 @@ final class Session
                     server.completions.flushAll();
                     flush();
                     server.forwardStrictWarnings();
-                    busyNs += System.nanoTime() - t0;
+                    busyNs += FabricStats.wallNs() - t0;
+                    busyCpuNs += FabricStats.cpuNs() - c0;
                 }
                 in.compact();
                 if (!in.hasRemaining())
@@ -193,12 +203,14 @@ final class Session
         {
             // the process closed its end (it exited): its resources are released below, as the kernel does
         }
-        if (STATS && pid != 0)
+        if (FabricStats.ENABLED && pid != 0)
         {
-            server.report(String.format("fabric: pid %d: %d batches, %d messages, %.1f us busy per batch; fabric "
-                + "so far: %.1f ms in the model, %.1f ms moving bytes, %.1f us of simulated time", pid, batches,
-                messages, busyNs / 1e3 / Math.max(1, batches), server.completions.modelNs / 1e6,
-                server.completions.copyNs / 1e6, server.fabric.clock().nowNs() / 1e3));
+            final FabricStats f = server.completions.stats;
+            server.report(String.format(java.util.Locale.ROOT, "fabric: pid %d: %d batches, %d messages, %.1f us "
+                + "busy per batch (%.1f us of CPU); fabric so far: %.1f ms in the model (%.1f ms of CPU), %.1f ms "
+                + "moving bytes (%.1f ms of CPU), %.1f us of simulated time", pid, batches, messages,
+                busyNs / 1e3 / Math.max(1, batches), busyCpuNs / 1e3 / Math.max(1, batches), f.modelNs / 1e6,
+                f.modelCpuNs / 1e6, f.copyNs / 1e6, f.copyCpuNs / 1e6, server.fabric.clock().nowNs() / 1e3));
         }
         synchronized (server.lock)
         {
