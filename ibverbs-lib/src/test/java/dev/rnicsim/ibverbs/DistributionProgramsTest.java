@@ -73,6 +73,25 @@ class DistributionProgramsTest
     }
 
     @Test
+    void ibvRcPingpongWaitsForCompletionEventsOnItsChannel() throws Exception
+    {
+        // -e: each side sleeps in ibv_get_cq_event on a completion channel instead of polling its CQ
+        Programs.require("ibv_rc_pingpong", "ibverbs-utils");
+        try (Programs p = new Programs(dir, "mlx5_0", DeviceProfiles.connectx5()))
+        {
+            final String port = String.valueOf(Programs.port());
+            final List<Programs.Run> runs = p.serverAndClient(List.of("ibv_rc_pingpong", "-p", port, "-e", "-c"),
+                List.of("ibv_rc_pingpong", "-p", port, "-e", "-c", "localhost"), "Couldn't connect");
+            for (final Programs.Run r : runs)
+            {
+                assertThat(r.exitCode()).as(r.both()).isZero();
+                assertThat(r.both()).doesNotContain("Failed to get cq_event").doesNotContain("mismatch");
+                assertThat(r.out()).contains("8192000 bytes in").contains("1000 iters in");
+            }
+        }
+    }
+
+    @Test
     void ibvRcPingpongOf64KibMessagesChecksEveryBuffer() throws Exception
     {
         Programs.require("ibv_rc_pingpong", "ibverbs-utils");
