@@ -24,7 +24,8 @@ import java.util.Locale;
  * {@code send_rnr_err} in the responder for every RNR NAK sent, {@code completer_retry_err} for each transport
  * retry and {@code retry_exceeded_err} / {@code retry_rnr_exceeded_err} when the retries run out,
  * {@code rdma_sends} in the completer's do_complete for SEND opcodes, {@code rdma_recvs} in the responder's
- * do_complete for successful receives, {@code sent_pkts} / {@code rcvd_pkts} per packet.</li>
+ * do_complete for successful receives, {@code sent_pkts} / {@code rcvd_pkts} per packet, ACKs and NAKs included
+ * ({@code rxe_xmit_packet} and {@code rxe_rcv} count every packet).</li>
  * <li>{@link #NONE}: drivers whose counters the simulator does not model (their directory is shown empty).</li>
  * </ul>
  *
@@ -101,8 +102,8 @@ public enum HwCounters
     {
         return switch (name)
         {
-            case "sent_pkts" -> d.counter(SimCounter.PORT_XMIT_PACKETS);
-            case "rcvd_pkts" -> d.counter(SimCounter.PORT_RCV_PACKETS);
+            case "sent_pkts" -> d.counter(SimCounter.PORT_XMIT_PACKETS) + d.counter(SimCounter.ACKS_SENT);
+            case "rcvd_pkts" -> d.counter(SimCounter.PORT_RCV_PACKETS) + d.counter(SimCounter.ACKS_RECEIVED);
             case "rcvd_rnr_err" -> d.counter(SimCounter.RNR_NAK_RETRY_ERR) + d.counter(SimCounter.RNR_RETRIES_EXCEEDED);
             case "send_rnr_err" -> d.counter(SimCounter.OUT_OF_BUFFER) + d.counter(SimCounter.ODP_RNR_NAKS);
             case "retry_exceeded_err" -> d.counter(SimCounter.TRANSPORT_RETRIES_EXCEEDED);

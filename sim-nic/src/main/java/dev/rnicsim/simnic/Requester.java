@@ -285,10 +285,11 @@ final class Requester
     }
 
     /**
-     * True when the message moves packet by packet from and to pinned host memory: an RDMA WRITE (also with immediate
-     * or inline data), READ or SEND (also with immediate, invalidate or inline data) of more than one path MTU, and
-     * every atomic (a request packet, then a response packet: IBA 9.4.5). ODP and GPU memory and relaxed-ordering
-     * MRs are still placed in one step (see docs/async.md).
+     * True when the message moves packet by packet from and to pinned memory (host memory, or GPU memory pinned
+     * through a peer-memory client): an RDMA WRITE (also with immediate or inline data), READ or SEND (also with
+     * immediate, invalidate or inline data) of more than one path MTU, and every atomic (a request packet, then a
+     * response packet: IBA 9.4.5). ODP memory (dma-buf MRs included) and relaxed-ordering MRs are still placed in one
+     * step (see docs/async.md).
      */
     boolean packetized(final SendWqe p, final SimQp peer)
     {
@@ -303,8 +304,7 @@ final class Requester
             default -> false;
         };
         return kind && !device.tables().hasOnDemand() && !peer.device.tables().hasOnDemand()
-            && DataPaths.gpusTouched(qp, wr, peer, needsRecv(wr)).isEmpty() && !DataPaths.relaxedPlacement(qp, wr,
-                peer);
+            && !DataPaths.relaxedPlacement(qp, wr, peer);
     }
 
     static boolean needsRecv(final SendWr wr)

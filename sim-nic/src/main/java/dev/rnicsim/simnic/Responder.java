@@ -264,6 +264,7 @@ final class Responder
                 wr.immData(), inv, inv ? wr.invalidateRkey() : 0, why);
         }
         account(wr, r, peer);
+        acknowledge(wr, r, peer);
         final RecvWr received = consumed;
         if (r.ok())
         {
@@ -312,6 +313,44 @@ final class Responder
             qp.completions.completeSend(wr, WcStatus.SUCCESS, 0);
         }
         return WqeOutcome.DONE;
+    }
+
+    /**
+     * The ACK and NAK packets of an RC message's end: the responder acknowledges each packet that asked for it — the
+     * last of the message and every 66th before it (rxe_req.c {@code init_req_packet}: {@code noack_pkts} above
+     * RXE_MAX_PKT_PER_ACK, 64) — a FLUSH or ATOMIC_WRITE with an RDMA READ response of no payload; a NAK is one
+     * packet. A READ's responses and an atomic's ATOMIC ACKNOWLEDGE carry data and count as data packets.
+     */
+    private void acknowledge(final SendWr wr, final DmaResult r, final SimQp peer)
+    {
+        if (qp.type != QpType.RC)
+        {
+            return;
+        }
+        final long acks;
+        if (r.responderError())
+        {
+            acks = 1;
+        }
+        else if (!r.ok())
+        {
+            acks = 0;
+        }
+        else
+        {
+            acks = switch (wr.opcode())
+            {
+                case RDMA_WRITE, RDMA_WRITE_WITH_IMM, SEND, SEND_WITH_IMM, SEND_WITH_INV ->
+                    (InflightMessage.packets(r.byteLen(), device.fabric().pathMtuBytes()) - 1) / 66 + 1;
+                case FLUSH, ATOMIC_WRITE -> 1;
+                default -> 0;
+            };
+        }
+        if (acks > 0)
+        {
+            peer.device.count(SimCounter.ACKS_SENT, acks);
+            device.count(SimCounter.ACKS_RECEIVED, acks);
+        }
     }
 
     void account(final SendWr wr, final DmaResult r, final SimQp peer)

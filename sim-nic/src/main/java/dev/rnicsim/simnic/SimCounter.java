@@ -59,6 +59,12 @@ public enum SimCounter
     SENDS_COMPLETED("sim_sends_completed", "work requests"),
     /** Responder: receives completed successfully (rxe rdma_recvs, counted in the responder's do_complete). */
     RECVS_COMPLETED("sim_recvs_completed", "work requests"),
+    /** Responder of RC: ACK and NAK packets sent, no payload (a requester asks for an ACK on the last packet of a
+     * message and on every 66th before it: rxe_req.c init_req_packet, noack_pkts above RXE_MAX_PKT_PER_ACK 64; a
+     * READ is answered by its responses, an atomic by its ATOMIC ACKNOWLEDGE, both counted as data packets). */
+    ACKS_SENT("sim_acks_sent", "packets"),
+    /** Requester of RC: ACK and NAK packets received. */
+    ACKS_RECEIVED("sim_acks_received", "packets"),
     /** MRs registered now. */
     MR_LIVE("sim_mr_live", "MRs"),
     /** Bytes pinned by live MRs and queue rings. */
