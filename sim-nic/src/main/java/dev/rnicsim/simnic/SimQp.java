@@ -67,8 +67,8 @@ public final class SimQp implements QueuePair
 
     final QpType type;
     final SimSrq srq;
-    /** The XRC domain of an XRC_RECV QP, else null. */
-    private SimXrcd xrcd;
+    /** The XRC domain of an XRC_RECV QP, else null ({@link XrcRules#createTarget}). */
+    SimXrcd xrcd;
 
     /** The attributes ibv_modify_qp sets that the engine does not read (kept for ibv_query_qp). */
     final QpAttributes attrs = new QpAttributes();
@@ -593,27 +593,6 @@ public final class SimQp implements QueuePair
     boolean ownsRecvQueue()
     {
         return srq == null && type != QpType.XRC_RECV;
-    }
-
-    /** XRC: this XRC_RECV QP takes the current message to {@code xrcSrq}: its PD, receive queue and CQ. */
-    void serveFromXrcSrq(final SimSrq xrcSrq)
-    {
-        pd = xrcSrq.pd();
-        recvQueue = xrcSrq.queue();
-        recvCq = xrcSrq.cq();
-    }
-
-    void xrcd(final SimXrcd domain)
-    {
-        xrcd = domain;
-    }
-
-    /**
-     * @return the XRC domain of an XRC_RECV QP, else null.
-     */
-    public SimXrcd xrcd()
-    {
-        return xrcd;
     }
 
     // ------------------------------------------------------------------ lifecycle

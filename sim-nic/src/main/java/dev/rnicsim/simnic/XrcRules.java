@@ -108,7 +108,7 @@ final class XrcRules
         final SimXrcd x = liveDomain(verb, context, xrcd);
         final SimQp qp = SimQp.create(x.placeholderPd(), new QpInitAttr(null, null, QpType.XRC_RECV,
             new QpCap(0, 0, 0, 0, 0), false));
-        qp.xrcd(x);
+        qp.xrcd = x;
         x.targetCreated(qp);
         return qp;
     }
@@ -174,7 +174,7 @@ final class XrcRules
             return "XRC_RECV QP 0x" + Integer.toHexString(target.qpNum()) + " takes XRC requests only, and QP 0x"
                 + Integer.toHexString(requester.qpNum()) + " is " + requester.type() + ": connect an XRC_SEND QP to it";
         }
-        final SimXrcd domain = target.xrcd();
+        final SimXrcd domain = target.xrcd;
         final SimSrq srq = domain == null ? null : domain.srq(wr.remoteSrqn());
         if (srq == null)
         {
@@ -182,7 +182,10 @@ final class XrcRules
                 + "target QP 0x" + Integer.toHexString(target.qpNum()) + " (its SRQs: " + (domain == null ? "none"
                 : numbers(domain)) + "); set remote_srqn to ibv_get_srq_num of an XRC SRQ created in that domain";
         }
-        target.serveFromXrcSrq(srq);
+        // The target takes this message to the SRQ: its PD checks the keys, its queue and CQ take the receive.
+        target.pd = srq.pd();
+        target.recvQueue = srq.queue();
+        target.recvCq = srq.cq();
         return null;
     }
 
