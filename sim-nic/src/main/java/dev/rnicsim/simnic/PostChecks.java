@@ -57,9 +57,11 @@ final class PostChecks
         }
         if (wr.sgList().size() > qp.cap.maxSendSge())
         {
-            throw new PostException(verb, Errno.EINVAL.code(), i, "num_sge=" + wr.sgList().size()
-                + " > max_send_sge=" + qp.cap.maxSendSge()
-                + "; use fewer SGEs or create the QP with a larger max_send_sge");
+            // mlx5 _mlx5_post_send: ENOMEM ("max gs exceeded"); rxe validate_send_wr: EINVAL.
+            final boolean enomem = qp.device.profile().follows(ProviderRule.SEND_SGE_OVERFLOW_ENOMEM);
+            throw new PostException(verb, (enomem ? Errno.ENOMEM : Errno.EINVAL).code(), i, "num_sge="
+                + wr.sgList().size() + " > max_send_sge=" + qp.cap.maxSendSge() + (enomem ? " (mlx5_post_send answers "
+                + "ENOMEM)" : "") + "; use fewer SGEs or create the QP with a larger max_send_sge");
         }
         final DeviceAttributes a = qp.device.profile().attributes();
         switch (wr.opcode())

@@ -118,5 +118,9 @@ public enum ProviderRule
      * Without this rule the provider refuses it at post with EINVAL (rxe's {@code validate_send_wr} through
      * {@code rxe_wr_opcode_info}'s per-type mask). See {@link Datagrams#opcodeRefusal(DeviceProfile, dev.rnicsim.verbs.QpType,
      * dev.rnicsim.verbs.WrOpcode)}. */
-    UD_OPCODES_UNCHECKED_AT_POST
+    UD_OPCODES_UNCHECKED_AT_POST,
+    /** A send work request with more SGEs than the QP's send queue takes is refused with ENOMEM: mlx5's
+     * {@code _mlx5_post_send} answers {@code num_sge > max_gs} with ENOMEM (its receive side, {@code mlx5_post_recv},
+     * with EINVAL). Without this rule, EINVAL (rxe {@code validate_send_wr}). */
+    SEND_SGE_OVERFLOW_ENOMEM
 }

@@ -91,6 +91,25 @@ class QpCreationAndDatagramRulesTest
     }
 
     @Test
+    void shouldRefuseASendWithTooManySgesWithEnomemOnMlx5AndEinvalOnRxe()
+    {
+        // mlx5 _mlx5_post_send: num_sge > max_gs is ENOMEM, mlx5_post_recv's EINVAL; rxe validate_send_wr: EINVAL.
+        for (final DeviceProfile p : List.of(DeviceProfiles.connectx5(), DeviceProfiles.rxe()))
+        {
+            final RuleRig rig = RuleRig.connected(p, RuleRig.ALL_REMOTE);
+            final long buf = rig.bufferA(4096);
+            final MemoryRegion mr = rig.pdA.regMr(buf, 4096, RuleRig.LOCAL);
+            final List<Sge> many = java.util.Collections.nCopies(5, new Sge(buf, 8, mr.lkey()));
+            final VerbsException send = refused(() -> rig.qpA.postSend(SendWr.send(1, many)));
+            assertThat(send.errnoName()).as(p.name()).isEqualTo(p.follows(ProviderRule.SEND_SGE_OVERFLOW_ENOMEM)
+                ? Errno.ENOMEM : Errno.EINVAL);
+            assertThat(refused(() -> rig.qpA.postRecv(new RecvWr(2, many))).errnoName()).as(p.name())
+                .isEqualTo(Errno.EINVAL);
+            assertThat(rig.pollA()).as("nothing posted").isEmpty();
+        }
+    }
+
+    @Test
     void shouldRefuseAnUdQpOnSiwWithEopnotsupp()
     {
         // siw_verbs.c siw_create_qp: "only RC QP's supported", -EOPNOTSUPP.

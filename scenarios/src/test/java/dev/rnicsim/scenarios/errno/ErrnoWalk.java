@@ -206,7 +206,7 @@ final class ErrnoWalk
             "post write qp_a sgl=mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,"
             + "mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,"
             + "mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,"
-            + "mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8 remote=mr_dst", "EINVAL", "max_send_sge=",
+            + "mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8 remote=mr_dst", "ENOMEM", "max_send_sge=",
             "fewer SGEs"));
         c.add(c("inline data too long", TWO_HOSTS, "post write qp_a sgl=mr_src:64K remote=mr_dst inline",
             "ENOMEM", "max_inline_data=", "drop IBV_SEND_INLINE"));
