@@ -23,6 +23,13 @@ public final class DmaMessage
     byte[] inline;
     long atomicOriginal;
     long offset;
+    /**
+     * The requester's and the responder's {@code AdapterTables.keyChanges()} when the first packet's checks of the
+     * whole message passed (-1: not taken; every packet checks its keys again). While a side's count stays there, no
+     * key check of that side can answer otherwise, and a later packet's check of its part is not made again.
+     */
+    long localKeysChecked = -1;
+    long remoteKeysChecked = -1;
 
     DmaMessage(final PacketPath.MessageKind kind, final DmaPort local, final int localPd, final List<Segment> sgl,
         final DmaPort remote, final int remotePd, final List<Segment> remoteSgl, final DmaResult failure,

@@ -80,9 +80,32 @@ final class PacketPath
             new Walk(engine, remote, remotePd, remoteAccess, remoteSgl, keys.checkedRemote()), null));
     }
 
+    /**
+     * Notes, for an RDMA WRITE or READ whose first packet's checks passed, the key changes of both sides' tables: the
+     * checks covered the whole message (the rkey over its whole range, every SGE whole), so while nothing changes in a
+     * side's tables a later packet's check there would pass again (see {@link #movePacket}). An empty message's rkey
+     * was not checked: its side is not noted.
+     */
+    private static DmaMessage keysChecked(final DmaMessage m)
+    {
+        if (m.failure == null && (m.kind == MessageKind.WRITE || m.kind == MessageKind.READ))
+        {
+            if (m.remoteSgl.get(0).lengthBytes() > 0)
+            {
+                m.remoteKeysChecked = m.remote.tables().keyChanges();
+            }
+            if (m.local != null)
+            {
+                m.localKeysChecked = m.local.tables().keyChanges();
+            }
+        }
+        return m;
+    }
+
     /** Tells the observer of a message whose first packet's rkey check passed. */
     DmaMessage opened(final DmaMessage m)
     {
+        keysChecked(m);
         if (engine.observer != null && m.failure == null)
         {
             engine.observer.opened(m, m.remote, m.remoteSgl.get(0).key());
@@ -211,7 +234,9 @@ final class PacketPath
      * Moves the next packet of an open message: {@code bytes} from where the last packet ended. The keys are not
      * looked up again, but their state, range and rights are: a key retired since the first packet fails the packet
      * (REM_ACCESS_ERR for the rkey, LOC_PROT_ERR for an lkey) and nothing of it moves; what earlier packets placed
-     * stays. Allocates nothing on success.
+     * stays. Allocates nothing on success. A side whose tables saw no key change since the first packet's checks of
+     * a WRITE or READ (its {@code keyChanges()} unchanged) is not checked again: those checks covered the whole
+     * message, and the check of a part of it would pass.
      *
      * <p>A SEND packet that does not fit in what is left of the receive buffers fails whole, and the packets before it
      * stay placed: rxe's {@code send_data_in} has {@code copy_data} refuse the packet with -ENOSPC before it copies a
@@ -226,7 +251,8 @@ final class PacketPath
     {
         final DmaResult remoteFailure = switch (m.kind)
         {
-            case WRITE, READ -> recheckRkey(m, bytes);
+            case WRITE, READ -> m.remoteKeysChecked >= 0 && m.remote.tables().keyChanges() == m.remoteKeysChecked
+                ? null : recheckRkey(m, bytes);
             case SEND -> m.offset + bytes > KeyChecks.total(m.remoteSgl) ? overflow(m, bytes)
                 : recheckList(m.remote, m.remotePd, m.remoteSgl, AccessFlags.LOCAL_WRITE, m.offset, bytes, true);
             case ATOMIC -> null;
@@ -235,7 +261,8 @@ final class PacketPath
         {
             return remoteFailure;
         }
-        final DmaResult localFailure = m.kind == MessageKind.ATOMIC || m.inline == null
+        final boolean localUnchanged = m.localKeysChecked >= 0 && m.local.tables().keyChanges() == m.localKeysChecked;
+        final DmaResult localFailure = !localUnchanged && (m.kind == MessageKind.ATOMIC || m.inline == null)
             ? recheckList(m.local, m.localPd, m.sgl, m.kind == MessageKind.WRITE || m.kind == MessageKind.SEND ? 0
             : AccessFlags.LOCAL_WRITE, m.kind == MessageKind.ATOMIC ? 0 : m.offset, bytes, false) : null;
         if (localFailure != null)

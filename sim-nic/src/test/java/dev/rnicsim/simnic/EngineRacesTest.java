@@ -96,6 +96,34 @@ class EngineRacesTest
         assertThat(w.rig().deviceB.counter(SimCounter.RESP_REMOTE_ACCESS_ERRORS)).isEqualTo(1);
     }
 
+    /**
+     * Packets move without checking keys again while neither side's tables change; a change elsewhere (another MR
+     * registered and deregistered on both hosts) brings the checks back, and the key retired after it fails the very
+     * next packet.
+     */
+    @Test
+    void onMlx5ADeregAfterOtherKeyChangesStillFailsTheNextPacket()
+    {
+        final Write w = Write.of(DeviceProfiles.connectx5());
+        w.rig().fabric.progress(3);
+        final long otherA = w.rig().bufferA(4096);
+        final long otherB = w.rig().bufferB(4096);
+        w.rig().pdA.regMr(otherA, 4096, RuleRig.LOCAL).close();
+        final MemoryRegion otherMr = w.rig().pdB.regMr(otherB, 4096, RuleRig.REMOTE_ALL);
+        w.rig().fabric.progress(4);
+        otherMr.close();
+        w.rig().fabric.progress(2);
+
+        w.dstMr().close();
+
+        assertThat(statuses(w.rig().pollA())).containsExactly(WcStatus.REM_ACCESS_ERR);
+        assertThat(Arrays.copyOf(w.target(), 9 * MTU)).as("the packets before the dereg landed")
+            .isEqualTo(Arrays.copyOf(w.data(), 9 * MTU));
+        assertThat(Arrays.copyOfRange(w.target(), 9 * MTU, MIB)).as("no DMA after dereg returned")
+            .isEqualTo(new byte[MIB - 9 * MTU]);
+        assertThat(w.guardsUntouched()).isTrue();
+    }
+
     @Test
     void onRxeTheDeregWaitsForTheMessageHoldingTheKey()
     {
