@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rnicsim_verbs.h"
@@ -41,9 +42,9 @@ static size_t answer_cap, answer_len;
 static char *rbuf;
 static size_t rbuf_cap, rbuf_len;
 
-/* Completions this process waits for: sends posted and not yet retired, receives posted and not yet completed.
- * Only a hint of whether waiting for the socket can end sooner than its timeout (read without the lock). */
-static long expected;
+/* Sends posted and not yet retired by the device, on every QP: how deep the pipeline to the server is (read without
+ * the lock, as a hint for rnicsim_idle). */
+static long sends_due;
 
 /* handle -> object, for completions */
 static struct sim_cq **cqs;
@@ -142,8 +143,8 @@ static void handle_message(const struct wire_hdr *h, const char *payload, size_t
 			if (w[i].qp < qps_cap && qps[w[i].qp] && (w[i].opcode < IBV_WC_RECV) &&
 			    qps[w[i].qp]->outstanding_sends > 0)
 				qps[w[i].qp]->outstanding_sends--;
-			if (__atomic_load_n(&expected, __ATOMIC_RELAXED) > 0)
-				__atomic_fetch_sub(&expected, 1, __ATOMIC_RELAXED);
+			if (w[i].opcode < IBV_WC_RECV && __atomic_load_n(&sends_due, __ATOMIC_RELAXED) > 0)
+				__atomic_fetch_sub(&sends_due, 1, __ATOMIC_RELAXED);
 			if (!(w[i].flags & WIRE_WC_HIDDEN) && w[i].cq < cqs_cap && cqs[w[i].cq])
 				rnicsim_cq_push(cqs[w[i].cq], &w[i]);
 		}
@@ -192,25 +193,36 @@ void rnicsim_drive(int block)
 	rbuf_len -= off;
 }
 
-void rnicsim_expect(unsigned count)
+void rnicsim_sends_posted(unsigned count)
 {
-	__atomic_fetch_add(&expected, (long)count, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&sends_due, (long)count, __ATOMIC_RELAXED);
 }
 
 /*
- * After a poll found nothing, called without the lock. When a completion is due, the caller sleeps until the server
- * writes (at most 200 µs): on a small machine a program spinning on its CQ takes a core from the
- * fabric server that would produce the completion, and under load a yield can give the core away for a whole time
- * slice, while a sleeper is woken as soon as the bytes arrive. With nothing due it yields, as before.
+ * After a poll found nothing, called without the lock. With a deep pipeline (IDLE_SLEEP_DEPTH sends or more not yet
+ * retired: a bandwidth test) the server has work queued and needs a core: the caller watches the socket for
+ * IDLE_SPIN_NS, then sleeps until the server writes, for IDLE_WAIT_NS at most, so on a small machine the program no
+ * longer takes the core from the server that produces its completions. With one or two requests in flight (a
+ * latency test, a ping-pong) the answer is close: the caller yields and polls again, which keeps the round trip short.
+ * Measured with perftest on 2 cores under load: docs/c-programs.md, "Speed".
  */
+#define IDLE_SLEEP_DEPTH 4
+#define IDLE_SPIN_NS 20000
 #define IDLE_WAIT_NS 200000
 void rnicsim_idle(void)
 {
-	if (sock < 0 || __atomic_load_n(&expected, __ATOMIC_RELAXED) <= 0) {
+	if (sock < 0 || __atomic_load_n(&sends_due, __ATOMIC_RELAXED) < IDLE_SLEEP_DEPTH) {
 		sched_yield();
 		return;
 	}
 	struct pollfd p = {.fd = sock, .events = POLLIN};
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		if (poll(&p, 1, 0) > 0)
+			return;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < IDLE_SPIN_NS);
 	struct timespec t = {0, IDLE_WAIT_NS};
 	ppoll(&p, 1, &t, NULL);
 }

@@ -142,7 +142,7 @@ int rnicsim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send
 			*bad_wr = wr;
 		} else {
 			q->outstanding_sends += count;
-			rnicsim_expect(count);
+			rnicsim_sends_posted(count);
 		}
 	}
 	rnicsim_unlock();
@@ -187,8 +187,6 @@ int rnicsim_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv
 		if (we && !e) {
 			e = we;
 			*bad_wr = wr;
-		} else {
-			rnicsim_expect(count);
 		}
 	}
 	rnicsim_unlock();

@@ -78,7 +78,7 @@ int rnicsim_rpc(uint16_t op, const void *req, size_t req_len, const void *extra,
 		size_t resp_cap, size_t *resp_len);
 int rnicsim_doorbell(uint16_t op, const struct iovec *iov, int iovcnt);
 void rnicsim_drive(int block);
-void rnicsim_expect(unsigned count);
+void rnicsim_sends_posted(unsigned count);
 void rnicsim_idle(void);
 void rnicsim_lock(void);
 void rnicsim_unlock(void);

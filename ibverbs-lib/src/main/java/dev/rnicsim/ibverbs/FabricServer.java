@@ -238,20 +238,6 @@ public final class FabricServer implements AutoCloseable
         }
     }
 
-    private boolean warmedUp;
-    /** Set at the first work request a program posts: the warm-up stops. */
-    volatile boolean trafficStarted;
-
-    /** Starts the model's warm-up ({@link FabricWarmup}) once, when a program first registers memory. */
-    void warmUp()
-    {
-        if (!warmedUp)
-        {
-            warmedUp = true;
-            FabricWarmup.start(devices.get(0).profile(), () -> trafficStarted);
-        }
-    }
-
     void report(final String text)
     {
         log.println(text);

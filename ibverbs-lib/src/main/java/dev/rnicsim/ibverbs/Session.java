@@ -167,14 +167,6 @@ final class Session
                             server.report("fabric: pid " + pid + " op " + op + " seq " + seq + " len " + len);
                         }
                         messages++;
-                        if (op == Wire.OP_REG_MR)
-                        {
-                            server.warmUp();
-                        }
-                        else if (op == Wire.OP_POST_SEND && !server.trafficStarted)
-                        {
-                            server.trafficStarted = true;
-                        }
                         posted |= verbs.dispatch(op, seq, payload);
                         in.position(start + len);
                     }
