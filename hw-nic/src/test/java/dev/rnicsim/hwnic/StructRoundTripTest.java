@@ -130,6 +130,11 @@ class StructRoundTripTest
                 wc[0].imm_data = htobe32(0x12345678);
                 wc[0].qp_num = 0xabcdef;
                 wc[0].wc_flags = IBV_WC_WITH_IMM | IBV_WC_GRH;
+                wc[0].src_qp = 0x345678;
+                wc[0].slid = 0x1234;
+                wc[0].sl = 5;
+                wc[0].pkey_index = 3;
+                wc[0].dlid_path_bits = 2;
                 wc[1].wr_id = 7;
                 wc[1].status = IBV_WC_REM_ACCESS_ERR;
                 wc[1].opcode = 0x77;
@@ -154,7 +159,8 @@ class StructRoundTripTest
             assertThat(wcs.byteSize()).isEqualTo(3 * size);
 
             assertThat(RdmaCq.read(wcs.asSlice(0, size))).isEqualTo(new WorkCompletion(0x1122334455667788L,
-                WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, 0xabcdef, 0xfffffff0L, true, 0x12345678, false, 0, 0));
+                WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, 0xabcdef, 0xfffffff0L, true, 0x12345678, false, 0, 0)
+                .withDatagram(0x345678, true, 0x1234, 5, 3, 2));
             assertThat(RdmaCq.read(wcs.asSlice(size, size))).as("a failed completion: opcode undefined")
                 .isEqualTo(new WorkCompletion(7, WcStatus.REM_ACCESS_ERR, WcOpcode.SEND, 0x12, 0, false, 0, false, 0,
                     0x88));
