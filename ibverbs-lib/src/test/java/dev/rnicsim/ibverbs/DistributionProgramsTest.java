@@ -138,6 +138,19 @@ class DistributionProgramsTest
     }
 
     @Test
+    void ibvUdPingpongServerAndClientCompleteThroughAddressHandles() throws Exception
+    {
+        // UD: ibv_create_ah, wr.ud in every send, and each receive's payload after the 40-byte GRH
+        pingpong("ibv_ud_pingpong", "2048000 bytes in");
+    }
+
+    @Test
+    void ibvUdPingpongOf1000ExchangesChecksEveryPayloadAfterItsGrh() throws Exception
+    {
+        pingpong("ibv_ud_pingpong", "2048000 bytes in", "-n", "1000", "-c");
+    }
+
+    @Test
     void pyverbsOpensTheDeviceAndRegistersAnMr() throws Exception
     {
         Programs.require("python3", "python3-pyverbs");
