@@ -107,6 +107,10 @@ int rnicsim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send
 			s->swap = w->wr.atomic.swap;
 		} else if (w->opcode == IBV_WR_BIND_MW) {
 			rnicsim_wire_bind(w, s);
+		} else if (q->qpx.qp_base.qp_type == IBV_QPT_UD) {
+			s->remote_addr = rnicsim_ah_handle(w->wr.ud.ah);
+			s->compare_add = w->wr.ud.remote_qpn;
+			s->rkey = w->wr.ud.remote_qkey;
 		} else {
 			s->remote_addr = w->wr.rdma.remote_addr;
 			s->rkey = w->wr.rdma.rkey;

@@ -119,4 +119,6 @@ void rnicsim_set_srq_ops(struct ibv_context *ctx);
 int rnicsim_events_start(void);
 int rnicsim_socket(void);
 
+uint32_t rnicsim_ah_handle(struct ibv_ah *ah);
+
 #endif

@@ -314,6 +314,7 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 				     .dlid = attr->ah_attr.dlid,
 				     .is_global = attr->ah_attr.is_global};
 	memcpy(req.dgid, attr->ah_attr.grh.dgid.raw, 16);
+	req.qkey = attr->qkey;
 	int e = rnicsim_rpc(OP_MODIFY_QP, &req, sizeof(req), NULL, 0, NULL, 0, NULL);
 	if (e)
 		return e;

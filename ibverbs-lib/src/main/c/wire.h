@@ -48,6 +48,8 @@ enum rnicsim_op {
 	OP_QUERY_SRQ = 27,
 	OP_DESTROY_SRQ = 28,
 	OP_POST_SRQ_RECV = 29,
+	OP_CREATE_AH = 30,
+	OP_DESTROY_AH = 31,
 	OP_WC = 100,
 	OP_DIAG = 101,
 };
@@ -172,6 +174,8 @@ struct wire_modify_qp {
 	uint32_t dlid;
 	uint32_t is_global;
 	uint8_t dgid[16];
+	uint32_t qkey; /* IBV_QP_QKEY (UD) */
+	uint32_t pad;
 };
 
 /* POST_SEND: wire_post, then per work request wire_send_wr, its SGEs, its inline bytes rounded up to 8. */
@@ -246,6 +250,17 @@ struct wire_srq {
 	uint32_t d;
 };
 
+/* CREATE_AH: the address vector of ibv_create_ah; the answer: wire_handle {ah}. DESTROY_AH: wire_handle. A UD
+ * send (wr.ud) travels in POST_SEND as a wire_send_wr: remote_addr the AH's handle, compare_add the remote QPN,
+ * rkey the remote Q_Key. */
+struct wire_create_ah {
+	uint32_t pd;
+	uint32_t dlid;
+	uint32_t is_global;
+	uint32_t port_num;
+	uint8_t dgid[16];
+};
+
 /* WC: wire_post-like count, then that many wire_wc. */
 #define WIRE_WC_HIDDEN 1 /* an unsignaled success: frees its send queue slot, never reaches the CQ */
 struct wire_wc {
@@ -270,7 +285,8 @@ _Static_assert(sizeof(struct wire_device) == 80, "wire_device");
 _Static_assert(sizeof(struct wire_reg_mr) == 32, "wire_reg_mr");
 _Static_assert(sizeof(struct wire_create_qp) == 48, "wire_create_qp");
 _Static_assert(sizeof(struct wire_qp_resp) == 40, "wire_qp_resp");
-_Static_assert(sizeof(struct wire_modify_qp) == 72, "wire_modify_qp");
+_Static_assert(sizeof(struct wire_modify_qp) == 80, "wire_modify_qp");
+_Static_assert(sizeof(struct wire_create_ah) == 32, "wire_create_ah");
 _Static_assert(sizeof(struct wire_send_wr) == 56, "wire_send_wr");
 _Static_assert(sizeof(struct wire_recv_wr) == 16, "wire_recv_wr");
 _Static_assert(sizeof(struct wire_sge) == 16, "wire_sge");

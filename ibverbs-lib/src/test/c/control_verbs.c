@@ -23,7 +23,7 @@
  *   atomic-access     an atomic on a QP without REMOTE_ATOMIC (mlx5 checks at post)   EOPNOTSUPP, bad_wr the request
  *   post-refused      an atomic with a 4-byte SGE: mlx5 posts it, the device cannot execute it
  *                                                 IBV_WC_LOC_QP_OP_ERR; the next request IBV_WC_WR_FLUSH_ERR
- *   not-yet           a UD QP and an address handle, which the library does not carry yet   NULL, EOPNOTSUPP
+ *   ud-qp, ud-ah      a UD QP and an address handle; an AH for a LID no port has          EINVAL
  *
  * Build: gcc -g control_verbs.c -libverbs
  */
@@ -368,11 +368,15 @@ int main(void)
 				      .cap = {.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1}};
 	errno = 0;
 	struct ibv_qp *ud = ibv_create_qp(pd, &ua);
-	check("not-yet", ud == NULL && errno == EOPNOTSUPP, "ibv_create_qp of a UD QP: NULL with EOPNOTSUPP");
+	check("ud-qp", ud != NULL && ud->qp_type == IBV_QPT_UD, "ibv_create_qp of a UD QP");
 	struct ibv_ah_attr aa = {.dlid = lid, .port_num = 1};
-	errno = 0;
 	struct ibv_ah *ah = ibv_create_ah(pd, &aa);
-	check("not-yet", ah == NULL && errno == EOPNOTSUPP, "ibv_create_ah: NULL with EOPNOTSUPP");
+	check("ud-ah", ah != NULL && ah->pd == pd, "ibv_create_ah for the port's LID");
+	struct ibv_ah_attr nowhere = {.dlid = 0x7fff, .port_num = 1};
+	errno = 0;
+	check("ud-ah", ibv_create_ah(pd, &nowhere) == NULL && errno == EINVAL, "ibv_create_ah for no port: EINVAL");
+	check("ud-ah", ah && ibv_destroy_ah(ah) == 0, "ibv_destroy_ah");
+	check("ud-qp", ud && ibv_destroy_qp(ud) == 0, "ibv_destroy_qp of the UD QP");
 	ibv_destroy_cq(ucq);
 
 	struct pair p = new_pair(NULL);

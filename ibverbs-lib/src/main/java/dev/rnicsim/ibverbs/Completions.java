@@ -1,9 +1,12 @@
 package dev.rnicsim.ibverbs;
 
+import dev.rnicsim.simnic.Datagrams;
+import dev.rnicsim.verbs.QpType;
 import dev.rnicsim.verbs.RecvWr;
 import dev.rnicsim.verbs.SendFlag;
 import dev.rnicsim.verbs.SendWr;
 import dev.rnicsim.verbs.Sge;
+import dev.rnicsim.verbs.UdSendWr;
 import dev.rnicsim.verbs.VerbsException;
 import dev.rnicsim.verbs.WcOpcode;
 import dev.rnicsim.verbs.WcStatus;
@@ -167,7 +170,17 @@ final class Completions
                 {
                     throw new VerbsException("ibv_post_send", 22, "opcode " + opcode + " is not simulated");
                 }
-                MemoryVerbs.post(s, q.qp, new SendWr(id, op, sgl, set, remote, rkey, imm, compareAdd, swap, 0, null));
+                if (q.qp.type() == QpType.UD)
+                {
+                    // wr.ud: the AH's handle in remote_addr, the remote QPN in compare_add, the remote Q_Key in rkey
+                    q.qp.postSendUd(List.of(new UdSendWr(new SendWr(id, op, sgl, set, 0, 0, imm, 0, 0, 0, null),
+                        s.get((int) remote, UdVerbs.AhInfo.class).ah(), (int) compareAdd, rkey)));
+                }
+                else
+                {
+                    MemoryVerbs.post(s, q.qp, new SendWr(id, op, sgl, set, remote, rkey, imm, compareAdd, swap, 0,
+                        null));
+                }
                 if (op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM || op == WrOpcode.SEND_WITH_INV)
                 {
                     q.sendsToPlace.addLast(ps);
@@ -347,13 +360,26 @@ final class Completions
         {
             return;
         }
-        final Session.QpInfo sender = server.qps.get(Session.QpInfo.key(rq.peerDeviceIndex, rq.peerQpNum));
+        final boolean ud = rq.qp.type() == QpType.UD;
+        final Session.QpInfo sender = ud ? udSender(wc.srcQp())
+            : server.qps.get(Session.QpInfo.key(rq.peerDeviceIndex, rq.peerQpNum));
         if (sender == null || sender.sendsToPlace.isEmpty())
         {
             return;
         }
         final PostedSend ps = sender.sendsToPlace.removeFirst();
-        final long len = wc.byteLen();
+        List<ProcessMemory.Range> dst = pr.local();
+        long len = wc.byteLen();
+        if (ud && wc.withGrh() && len >= Datagrams.GRH_BYTES)
+        {
+            // a UD receive starts with the 40-byte GRH, then the payload (ibv_post_recv(3))
+            len -= Datagrams.GRH_BYTES;
+            final byte[] grh = Datagrams.grh(server.devices.get(sender.deviceIndex).gid(),
+                server.devices.get(rq.deviceIndex).gid(), len);
+            MemorySegment.copy(grh, 0, server.memory.scratch(grh.length), ValueLayout.JAVA_BYTE, 0, grh.length);
+            scatter(rq.session.pid, clip(dst, grh.length), "the GRH of receive wr_id " + pr.wrId(), rq);
+            dst = skip(dst, Datagrams.GRH_BYTES);
+        }
         if (len == 0)
         {
             return;
@@ -362,7 +388,38 @@ final class Completions
         {
             return;
         }
-        scatter(rq.session.pid, clip(pr.local(), len), "the receive buffer of wr_id " + pr.wrId(), rq);
+        scatter(rq.session.pid, clip(dst, len), "the receive buffer of wr_id " + pr.wrId(), rq);
+    }
+
+    /** The UD QP a datagram came from, by the completion's src_qp, on whichever device of the fabric holds it. */
+    private Session.QpInfo udSender(final int srcQp)
+    {
+        for (int d = 0; d < server.devices.size(); d++)
+        {
+            final Session.QpInfo q = server.qps.get(Session.QpInfo.key(d, srcQp));
+            if (q != null && !q.sendsToPlace.isEmpty())
+            {
+                return q;
+            }
+        }
+        return null;
+    }
+
+    private static List<ProcessMemory.Range> skip(final List<ProcessMemory.Range> ranges, final long bytes)
+    {
+        final List<ProcessMemory.Range> out = new ArrayList<>(ranges.size());
+        long left = bytes;
+        for (final ProcessMemory.Range r : ranges)
+        {
+            if (left >= r.lengthBytes())
+            {
+                left -= r.lengthBytes();
+                continue;
+            }
+            out.add(new ProcessMemory.Range(r.addr() + left, r.lengthBytes() - left));
+            left = 0;
+        }
+        return out;
     }
 
     /** The source bytes of a request into the scratch buffer: its inline data, or its gather list. */
@@ -520,10 +577,11 @@ final class Completions
         final ByteBuffer b = to.reserve(Wire.HEADER_BYTES + 8 + Wire.WC_BYTES);
         b.putInt(Wire.HEADER_BYTES + 8 + Wire.WC_BYTES).putShort((short) Wire.OP_WC).putShort((short) 0).putInt(0)
             .putInt(0).putInt(0).putInt(1);
-        final int flags = (wc.withImm() ? Wire.WC_WITH_IMM : 0) | (wc.withInv() ? Wire.WC_WITH_INV : 0);
+        final int flags = (wc.withImm() ? Wire.WC_WITH_IMM : 0) | (wc.withInv() ? Wire.WC_WITH_INV : 0)
+            | (wc.withGrh() ? Wire.WC_GRH : 0);
         b.putLong(appWrId).putInt(d.cq().handle()).putInt(q.handle).putInt(wc.status().code())
             .putInt(wc.opcode().code()).putInt(wc.vendorErr()).putInt((int) wc.byteLen())
-            .putInt(wc.withInv() ? wc.invalidatedRkey() : wc.immData()).putInt(wc.qpNum()).putInt(0).putInt(flags)
+            .putInt(wc.withInv() ? wc.invalidatedRkey() : wc.immData()).putInt(wc.qpNum()).putInt(wc.srcQp()).putInt(flags)
             .putInt(hidden ? Wire.WC_HIDDEN : 0).putInt(0);
         dirty.add(to);
         if (to.strict && wc.status() != WcStatus.SUCCESS && wc.status() != WcStatus.WR_FLUSH_ERR)

@@ -41,12 +41,14 @@ final class Verbs
     private final Session s;
     private final MemoryVerbs memory;
     private final SrqVerbs srqs;
+    private final UdVerbs ud;
 
     Verbs(final Session session)
     {
         this.s = session;
         this.memory = new MemoryVerbs(session, this);
         this.srqs = new SrqVerbs(session);
+        this.ud = new UdVerbs(session);
     }
 
     /**
@@ -135,6 +137,8 @@ final class Verbs
             case Wire.OP_MODIFY_SRQ -> srqs.modify(p);
             case Wire.OP_QUERY_SRQ -> srqs.query(p.getInt(0));
             case Wire.OP_DESTROY_SRQ -> srqs.destroy(p.getInt(0));
+            case Wire.OP_CREATE_AH -> ud.createAh(p);
+            case Wire.OP_DESTROY_AH -> ud.destroyAh(p.getInt(0));
             case Wire.OP_QUERY_QP -> buf(8).putInt(0, s.get(p.getInt(0), Session.QpInfo.class).qp.state().ordinal());
             case Wire.OP_REG_MR -> regMr(p, site);
             case Wire.OP_DEREG_MR -> deregMr(p.getInt(0));
@@ -419,12 +423,10 @@ final class Verbs
                 type = t;
             }
         }
-        if (type == null || type == QpType.UD)
+        if (type == null)
         {
-            // UD sends need address handles and wr.ud, which the library does not carry yet: refused at creation
-            // rather than failing every post
             throw new VerbsException("ibv_create_qp", 95, "QP type " + typeCode + " is not simulated through the "
-                + "library (RC and UC are)"); // EOPNOTSUPP
+                + "library (RC, UC and UD are)"); // EOPNOTSUPP
         }
         final QpCap cap = new QpCap(p.getInt(24), p.getInt(28), p.getInt(32), p.getInt(36), p.getInt(40));
         // every work request is signalled to the model, so each one's outcome is known (see Completions)
@@ -451,6 +453,11 @@ final class Verbs
     {
         final Session.QpInfo q = s.get(p.getInt(0), Session.QpInfo.class);
         final int mask = p.getInt(4);
+        if (q.qp.type() == QpType.UD)
+        {
+            ud.modify(q.qp, p);
+            return null;
+        }
         if ((mask & Wire.QP_STATE) == 0)
         {
             return null; // attributes the model does not keep (timeouts, PSNs without a state change)

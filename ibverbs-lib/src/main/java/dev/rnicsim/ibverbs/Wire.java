@@ -49,6 +49,8 @@ final class Wire
     static final int OP_QUERY_SRQ = 27;
     static final int OP_DESTROY_SRQ = 28;
     static final int OP_POST_SRQ_RECV = 29;
+    static final int OP_CREATE_AH = 30;
+    static final int OP_DESTROY_AH = 31;
     static final int OP_WC = 100;
     static final int OP_DIAG = 101;
 
@@ -87,6 +89,7 @@ final class Wire
     static final int QPS_ERR = 6;
 
     /** {@code enum ibv_wc_flags}. */
+    static final int WC_GRH = 1;
     static final int WC_WITH_IMM = 1 << 1;
     static final int WC_WITH_INV = 1 << 3;
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.rnicsim.simnic.DeviceProfiles;
 import dev.rnicsim.verbs.DeviceAttributes;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -113,6 +114,43 @@ class DistributionProgramsTest
     }
 
     @Test
+    void ibvUcPingpongServerAndClientComplete() throws Exception
+    {
+        pingpong("ibv_uc_pingpong", "8192000 bytes in");
+    }
+
+    @Test
+    void ibvUcPingpongOf1000ExchangesChecksEveryBuffer() throws Exception
+    {
+        pingpong("ibv_uc_pingpong", "8192000 bytes in", "-n", "1000", "-c");
+    }
+
+    @Test
+    void ibvSrqPingpongServerAndClientCompleteOn16QpsSharingOneSrq() throws Exception
+    {
+        pingpong("ibv_srq_pingpong", "8192000 bytes in");
+    }
+
+    @Test
+    void ibvSrqPingpongOf1000ExchangesChecksEveryBuffer() throws Exception
+    {
+        pingpong("ibv_srq_pingpong", "8192000 bytes in", "-n", "1000", "-c");
+    }
+
+    @Test
+    void ibvUdPingpongServerAndClientCompleteThroughAddressHandles() throws Exception
+    {
+        // UD: ibv_create_ah, wr.ud in every send, and each receive's payload after the 40-byte GRH
+        pingpong("ibv_ud_pingpong", "2048000 bytes in");
+    }
+
+    @Test
+    void ibvUdPingpongOf1000ExchangesChecksEveryPayloadAfterItsGrh() throws Exception
+    {
+        pingpong("ibv_ud_pingpong", "2048000 bytes in", "-n", "1000", "-c");
+    }
+
+    @Test
     void pyverbsOpensTheDeviceAndRegistersAnMr() throws Exception
     {
         Programs.require("python3", "python3-pyverbs");
@@ -155,14 +193,38 @@ class DistributionProgramsTest
         try (Programs p = new Programs(dir, "mlx5_0", DeviceProfiles.connectx5()))
         {
             final String port = String.valueOf(Programs.port());
-            final java.util.ArrayList<String> server = new java.util.ArrayList<>(List.of(program, "-p", port));
+            final java.util.ArrayList<String> server = new ArrayList<>(List.of(program, "-p", port));
             server.addAll(List.of(args));
-            final java.util.ArrayList<String> client = new java.util.ArrayList<>(server);
+            final java.util.ArrayList<String> client = new ArrayList<>(server);
             client.add("localhost");
             final List<Programs.Run> runs = p.serverAndClient(server, client, "Couldn't connect");
             assertThat(runs.get(0).exitCode()).as(runs.get(0).both()).isZero();
             assertThat(runs.get(1).exitCode()).as(runs.get(1).both()).isZero();
             assertThat(runs.get(1).out()).contains(column).contains("Device         : mlx5_0");
+        }
+    }
+
+    /**
+     * Runs an ibverbs-utils pingpong program as server and client (the client starts once the server listens) and
+     * checks both complete with their usual totals and, under -c, find no byte out of place.
+     */
+    private void pingpong(final String program, final String bytesLine, final String... options) throws Exception
+    {
+        Programs.require(program, "ibverbs-utils");
+        try (Programs p = new Programs(dir, "mlx5_0", DeviceProfiles.connectx5()))
+        {
+            final String port = String.valueOf(Programs.port());
+            final List<String> server = new ArrayList<>(List.of(program, "-p", port));
+            server.addAll(List.of(options));
+            final List<String> client = new ArrayList<>(server);
+            client.add("localhost");
+            final List<Programs.Run> runs = p.serverAndClient(server, client, "Couldn't connect");
+            for (final Programs.Run r : runs)
+            {
+                assertThat(r.exitCode()).as(r.both()).isZero();
+                assertThat(r.both()).doesNotContain("mismatch").doesNotContain("Couldn't");
+                assertThat(r.out()).contains(bytesLine).contains("1000 iters in");
+            }
         }
     }
 }

@@ -12,10 +12,10 @@ import java.util.Set;
  * The rules that differ between QP types (IBA 9.8.3 and 10.2.5; libibverbs ibv_post_send(3)), and the global route
  * header a UD receive starts with. Stateless.
  */
-final class Datagrams
+public final class Datagrams
 {
     /** Bytes of the global route header a UD receive buffer holds before the payload (IBA 9.8.3, ibv_post_recv(3)). */
-    static final int GRH_BYTES = 40;
+    public static final int GRH_BYTES = 40;
 
     private static final Set<WrOpcode> UD_OPCODES = EnumSet.of(WrOpcode.SEND, WrOpcode.SEND_WITH_IMM);
     private static final Set<WrOpcode> UC_OPCODES = EnumSet.of(WrOpcode.SEND, WrOpcode.SEND_WITH_IMM,
@@ -80,7 +80,7 @@ final class Datagrams
      * The 40-byte GRH a UD receive starts with: IP version 6, the payload length, next header 0x1B (IBA BTH), hop
      * limit 64, source and destination GID (IBA 8.3; the content is what a RoCE v1 port writes).
      */
-    static byte[] grh(final String sgid, final String dgid, final long payloadBytes)
+    public static byte[] grh(final String sgid, final String dgid, final long payloadBytes)
     {
         final byte[] g = new byte[GRH_BYTES];
         g[0] = 0x60;
