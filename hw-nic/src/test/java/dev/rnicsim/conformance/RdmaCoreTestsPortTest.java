@@ -1077,6 +1077,64 @@ class RdmaCoreTestsPortTest
                 }
             }
         }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQueryPkey(final String name)
+        {
+            // P_Key index 0 of the port holds the default full-membership key; past pkey_tbl_len there is no entry.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                assertThat(rig.ctxA.queryPkey(1, 0)).isEqualTo(0xffff);
+                final int len = rig.ctxA.queryPort(1).pkeyTblLen();
+                assertThat(refused(() -> rig.ctxA.queryPkey(1, len)).errnoName()).isEqualTo(Errno.ENOENT);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQueryGidTable(final String name)
+        {
+            // Room for every port's gid_tbl_len entries: the valid GIDs come back, each as ibv_query_gid gives it.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                int maxEntries = 0;
+                for (int port = 1; port <= rig.attributes.physPortCnt(); port++)
+                {
+                    maxEntries += rig.ctxA.queryPort(port).gidTblLen();
+                }
+                final List<dev.rnicsim.verbs.GidEntry> table = rig.ctxA.queryGidTable(maxEntries);
+                assertThat(table).isNotEmpty().hasSizeLessThanOrEqualTo(maxEntries);
+                for (final dev.rnicsim.verbs.GidEntry e : table)
+                {
+                    assertThat(e.gid()).isEqualTo(rig.ctxA.queryGid(e.portNum(), e.gidIndex()));
+                }
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQueryGidTableBadFlow(final String name)
+        {
+            // A buffer of 0 entries is refused with EINVAL.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                assertThat(refused(() -> rig.ctxA.queryGidTable(0)).errnoName()).isEqualTo(Errno.EINVAL);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testPhysPortCntEx(final String name)
+        {
+            // phys_port_cnt equals phys_port_cnt_ex below 256 ports, and is 255 above.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                final DeviceAttributes a = rig.ctxA.queryDevice();
+                assertThat(a.physPortCnt()).isEqualTo(a.physPortCntEx() > 255 ? 255 : a.physPortCntEx());
+                assertThat(a.physPortCntEx()).isPositive();
+            }
+        }
     }
 
     // ================================================================== tests/test_qpex.py
