@@ -86,7 +86,7 @@ final class SimExportedDmabuf implements DmaBuf
         if (offset < 0 || lengthBytes < 0 || offset > buffer.sizeBytes() - lengthBytes)
         {
             throw Errors.of(verb, Errno.EFAULT, "offset " + offset + " + " + lengthBytes + " bytes leaves dma-buf fd "
-                + fd + " of " + buffer.sizeBytes() + " bytes; stay inside the dma-buf");
+                + fd + " of " + buffer.sizeBytes() + " bytes; read or write inside the dma-buf");
         }
     }
 

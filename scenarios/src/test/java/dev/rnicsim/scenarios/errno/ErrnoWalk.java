@@ -445,6 +445,7 @@ final class ErrnoWalk
         c.add(c("a FLUSH with a gather list", rxe,
             "post flush qp_a sgl=mr_src:8 remote=dst rkey=mr_dst.rkey length=64",
             "EINVAL", "takes no gather list", "give no sgl"));
+        c.addAll(DeviceQueryWalk.cases());
         return c;
     }
 }
