@@ -1125,6 +1125,34 @@ class RdmaCoreTestsPortTest
 
         @ParameterizedTest(name = "{0}")
         @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQueryGidExBadFlow(final String name)
+        {
+            // An index inside gid_tbl_len that the GID table does not list is empty: ENODATA.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                int maxEntries = 0;
+                for (int port = 1; port <= rig.attributes.physPortCnt(); port++)
+                {
+                    maxEntries += rig.ctxA.queryPort(port).gidTblLen();
+                }
+                final java.util.Set<Integer> valid = new java.util.HashSet<>();
+                for (final dev.rnicsim.verbs.GidEntry e : rig.ctxA.queryGidTable(maxEntries))
+                {
+                    if (e.portNum() == 1)
+                    {
+                        valid.add(e.gidIndex());
+                    }
+                }
+                final int len = rig.ctxA.queryPort(1).gidTblLen();
+                final int empty = java.util.stream.IntStream.range(0, len).filter(i -> !valid.contains(i)).findFirst()
+                    .orElse(-1);
+                assumeTrue(empty >= 0, "every GID index of port 1 is populated: no bad flow to check");
+                assertThat(refused(() -> rig.ctxA.queryGid(1, empty)).errnoName()).isEqualTo(Errno.ENODATA);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
         void testPhysPortCntEx(final String name)
         {
             // phys_port_cnt equals phys_port_cnt_ex below 256 ports, and is 255 above.
