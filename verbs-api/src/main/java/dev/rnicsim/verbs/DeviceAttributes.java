@@ -41,9 +41,6 @@ public record DeviceAttributes(String fwVer, long nodeGuid, long sysImageGuid, i
     int maxSge, int maxSgeRd, int maxCq, int maxCqe, int maxMr, int maxPd, int maxQpRdAtom, int maxQpInitRdAtom,
     int maxResRdAtom, int maxMw, AtomicCap atomicCap, int maxSrq, int maxPkeys, int localCaAckDelay, OdpCaps odpCaps)
 {
-    /** The largest value of the u8 {@code phys_port_cnt}. */
-    private static final int U8_MAX = 255;
-
     /**
      * @throws NullPointerException when {@code fwVer}, {@code atomicCap} or {@code odpCaps} is null.
      */
@@ -55,20 +52,9 @@ public record DeviceAttributes(String fwVer, long nodeGuid, long sysImageGuid, i
     }
 
     /**
-     * {@code phys_port_cnt} of {@code struct ibv_device_attr}: a u8, so a device with more than 255 ports reports
-     * 255 there (the kernel's {@code copy_query_dev_fields}: {@code min_t(u32, phys_port_cnt, U8_MAX)}).
-     *
-     * @return the port count, at most 255.
-     */
-    @Override
-    public int physPortCnt()
-    {
-        return Math.min(physPortCnt, U8_MAX);
-    }
-
-    /**
      * {@code phys_port_cnt_ex} of {@code ibv_query_device_ex} (the kernel's {@code ib_uverbs_query_device_ex}
-     * copies the device's u32 port count there).
+     * copies the device's u32 port count there, and {@code copy_query_dev_fields} that count capped at 255 into the
+     * u8 {@code phys_port_cnt}). The model's devices have fewer than 256 ports, where the two are equal.
      *
      * @return the full port count.
      */
