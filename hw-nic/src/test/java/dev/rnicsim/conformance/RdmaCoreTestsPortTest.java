@@ -1509,6 +1509,92 @@ class RdmaCoreTestsPortTest
                 }
             }
         }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQueryPkey(final String name)
+        {
+            // P_Key index 0 of the port holds the default full-membership key; past pkey_tbl_len there is no entry.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                assertThat(rig.ctxA.queryPkey(1, 0)).isEqualTo(0xffff);
+                final int len = rig.ctxA.queryPort(1).pkeyTblLen();
+                assertThat(refused(() -> rig.ctxA.queryPkey(1, len)).errnoName()).isEqualTo(Errno.ENOENT);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQueryGidTable(final String name)
+        {
+            // Room for every port's gid_tbl_len entries: the valid GIDs come back, each as ibv_query_gid gives it.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                int maxEntries = 0;
+                for (int port = 1; port <= rig.attributes.physPortCnt(); port++)
+                {
+                    maxEntries += rig.ctxA.queryPort(port).gidTblLen();
+                }
+                final List<dev.rnicsim.verbs.GidEntry> table = rig.ctxA.queryGidTable(maxEntries);
+                assertThat(table).isNotEmpty().hasSizeLessThanOrEqualTo(maxEntries);
+                for (final dev.rnicsim.verbs.GidEntry e : table)
+                {
+                    assertThat(e.gid()).isEqualTo(rig.ctxA.queryGid(e.portNum(), e.gidIndex()));
+                }
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQueryGidTableBadFlow(final String name)
+        {
+            // A buffer of 0 entries is refused with EINVAL.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                assertThat(refused(() -> rig.ctxA.queryGidTable(0)).errnoName()).isEqualTo(Errno.EINVAL);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testQueryGidExBadFlow(final String name)
+        {
+            // An index inside gid_tbl_len that the GID table does not list is empty: ENODATA.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                int maxEntries = 0;
+                for (int port = 1; port <= rig.attributes.physPortCnt(); port++)
+                {
+                    maxEntries += rig.ctxA.queryPort(port).gidTblLen();
+                }
+                final java.util.Set<Integer> valid = new java.util.HashSet<>();
+                for (final dev.rnicsim.verbs.GidEntry e : rig.ctxA.queryGidTable(maxEntries))
+                {
+                    if (e.portNum() == 1)
+                    {
+                        valid.add(e.gidIndex());
+                    }
+                }
+                final int len = rig.ctxA.queryPort(1).gidTblLen();
+                final int empty = java.util.stream.IntStream.range(0, len).filter(i -> !valid.contains(i)).findFirst()
+                    .orElse(-1);
+                assumeTrue(empty >= 0, "every GID index of port 1 is populated: no bad flow to check");
+                assertThat(refused(() -> rig.ctxA.queryGid(1, empty)).errnoName()).isEqualTo(Errno.ENODATA);
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.rnicsim.conformance.RdmaCoreTestsPortTest#devices")
+        void testPhysPortCntEx(final String name)
+        {
+            // phys_port_cnt equals phys_port_cnt_ex below 256 ports, and is 255 above.
+            try (Rig rig = Rig.unconnected(name))
+            {
+                final DeviceAttributes a = rig.ctxA.queryDevice();
+                assertThat(a.physPortCnt()).isEqualTo(a.physPortCntEx() > 255 ? 255 : a.physPortCntEx());
+                assertThat(a.physPortCntEx()).isPositive();
+            }
+        }
     }
 
     // ================================================================== tests/test_qpex.py

@@ -214,6 +214,28 @@ public final class SimContext implements Context
         return gid;
     }
 
+    @Override
+    public int queryPkey(final int portNum, final int index)
+    {
+        checkOpen("ibv_query_pkey");
+        return PortTables.pkey(device, portNum, index);
+    }
+
+    @Override
+    public List<dev.rnicsim.verbs.GidEntry> queryGidTable(final int maxEntries)
+    {
+        checkOpen("ibv_query_gid_table");
+        return PortTables.gidTable(this, device, maxEntries);
+    }
+
+    /** From the host's first GPU (see {@link SimExportedDmabuf}). */
+    @Override
+    public dev.rnicsim.verbs.DmaBuf allocDmabuf(final long sizeBytes)
+    {
+        checkOpen("dmabuf_alloc");
+        return SimExportedDmabuf.allocate(device.host(), sizeBytes);
+    }
+
     private void checkPort(final String verb, final int portNum)
     {
         final int ports = device.profile().attributes().physPortCnt();

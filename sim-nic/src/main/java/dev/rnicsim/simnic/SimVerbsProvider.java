@@ -8,7 +8,8 @@ import java.util.List;
 /**
  * The simulator as a verbs provider: {@code Verbs.devices()} lists one simulated device per built-in profile,
  * named {@code sim:PROFILE} (e.g. {@code sim:connectx5}), all in one default host ({@code host0}, the default
- * {@link dev.rnicsim.pagetable.HostConfig}: 16 GiB, RLIMIT_MEMLOCK 8 MiB) on one default fabric. Each
+ * {@link dev.rnicsim.pagetable.HostConfig}: 16 GiB, RLIMIT_MEMLOCK 8 MiB, and one GPU {@code gpu0} of
+ * {@value #DEFAULT_GPU_VRAM_BYTES} bytes behind the NIC's PCIe switch, to export dma-bufs from) on one default fabric. Each
  * {@code open()} starts a new process on that host, so two contexts of one device talk to each other over
  * loopback. For several hosts, build a {@link SimFabric} directly.
  *
@@ -16,6 +17,9 @@ import java.util.List;
  */
 public final class SimVerbsProvider implements VerbsProvider
 {
+    /** VRAM of the default host's GPU: 16 GiB (an assumed mid-range data-centre GPU; nothing is priced from it). */
+    public static final long DEFAULT_GPU_VRAM_BYTES = 16L << 30;
+
     private static SimFabric defaultFabric;
 
     @Override
@@ -39,6 +43,7 @@ public final class SimVerbsProvider implements VerbsProvider
         {
             final SimFabric fabric = new SimFabric();
             final SimHost host = fabric.addHost("host0");
+            host.addGpu("gpu0", DEFAULT_GPU_VRAM_BYTES, SimGpu.DEFAULT_BAR1_BYTES, GpuTopology.PIX);
             for (final DeviceProfile p : DeviceProfiles.builtIn().values())
             {
                 host.addDevice("sim:" + p.name(), p);

@@ -171,4 +171,50 @@ public interface Context extends AutoCloseable
         throw new VerbsException("ibv_ack_async_event", Errno.EOPNOTSUPP.code(), "this backend does not provide it"
             + " (ibv_ack_async_event); use the simulated backend");
     }
+
+    /**
+     * {@code ibv_query_pkey}: one entry of a port's P_Key table, which libibverbs reads from sysfs
+     * ({@code ports/PORT/pkeys/INDEX}; a port or index with no such file fails as the open does, ENOENT).
+     *
+     * @param portNum 1 to {@code phys_port_cnt}.
+     * @param index   0 to {@code pkey_tbl_len - 1}.
+     * @return the P_Key, 16 bits (0xffff: the default full-membership key).
+     * @throws VerbsException ENOENT for a port or index outside the tables; EOPNOTSUPP when the backend does not
+     *                        provide it.
+     */
+    default int queryPkey(final int portNum, final int index)
+    {
+        throw new VerbsException("ibv_query_pkey", Errno.EOPNOTSUPP.code(), "this backend does not provide it"
+            + " (ibv_query_pkey); use the simulated backend");
+    }
+
+    /**
+     * {@code ibv_query_gid_table}: the valid entries of every port's GID table (the kernel's
+     * {@code UVERBS_METHOD_QUERY_GID_TABLE}, {@code rdma_query_gid_table}).
+     *
+     * @param maxEntries room for this many entries, more than 0 and at least the number of valid entries.
+     * @return the valid entries, port by port, in index order.
+     * @throws VerbsException EINVAL for 0 entries or fewer than the valid ones; EOPNOTSUPP when the backend does
+     *                        not provide it.
+     */
+    default java.util.List<GidEntry> queryGidTable(final int maxEntries)
+    {
+        throw new VerbsException("ibv_query_gid_table", Errno.EOPNOTSUPP.code(), "this backend does not provide it"
+            + " (ibv_query_gid_table); use the simulated backend");
+    }
+
+    /**
+     * Allocates a buffer of a GPU of the host and exports it as a dma-buf, to register with
+     * {@link ProtectionDomain#regDmabufMr} (rdma-core's tests do it through a DRM render node).
+     *
+     * @param sizeBytes bytes, more than 0; rounded up to the exporter's page.
+     * @return the dma-buf.
+     * @throws VerbsException ENODEV when the host has no GPU to export from; ENOMEM when the GPU's memory cannot
+     *                        hold it; EINVAL for a size of 0 or less; EOPNOTSUPP when the backend does not provide it.
+     */
+    default DmaBuf allocDmabuf(final long sizeBytes)
+    {
+        throw new VerbsException("dmabuf_alloc", Errno.EOPNOTSUPP.code(), "this backend does not export dma-bufs"
+            + " (a DRM or GPU allocation); use the simulated backend, whose host has a GPU");
+    }
 }

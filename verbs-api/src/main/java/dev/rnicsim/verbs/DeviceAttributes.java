@@ -52,6 +52,18 @@ public record DeviceAttributes(String fwVer, long nodeGuid, long sysImageGuid, i
     }
 
     /**
+     * {@code phys_port_cnt_ex} of {@code ibv_query_device_ex} (the kernel's {@code ib_uverbs_query_device_ex}
+     * copies the device's u32 port count there, and {@code copy_query_dev_fields} that count capped at 255 into the
+     * u8 {@code phys_port_cnt}). The model's devices have fewer than 256 ports, where the two are equal.
+     *
+     * @return the full port count.
+     */
+    public int physPortCntEx()
+    {
+        return physPortCnt;
+    }
+
+    /**
      * @param cap a capability flag.
      * @return true when {@code device_cap_flags} has it.
      */

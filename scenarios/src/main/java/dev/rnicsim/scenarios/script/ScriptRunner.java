@@ -575,6 +575,8 @@ public final class ScriptRunner
                 case "queryport" -> ConformanceVerbs.queryPort(s, l);
                 case "events" -> EventVerbs.events(s, l);
                 case "querygid" -> ConformanceVerbs.queryGid(s, l);
+                case "querypkey" -> DeviceQueryVerbs.queryPkey(s, l);
+                case "gidtable" -> DeviceQueryVerbs.gidTable(s, l);
                 case "dm" -> ConformanceVerbs.allocDm(s, l);
                 case "dmwrite" -> ConformanceVerbs.dmWrite(s, l);
                 case "dmread" -> ConformanceVerbs.dmRead(s, l);

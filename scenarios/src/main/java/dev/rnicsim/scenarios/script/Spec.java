@@ -330,6 +330,8 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "queryport CONTEXT [PORT]", List.of(ref(Kind.CONTEXT), new Expr(true)), Map.of());
         add(t, "events CONTEXT", List.of(ref(Kind.CONTEXT)), Map.of());
         add(t, "querygid CONTEXT PORT INDEX", List.of(ref(Kind.CONTEXT), new Expr(false), new Expr(false)), Map.of());
+        add(t, "querypkey CONTEXT PORT INDEX", List.of(ref(Kind.CONTEXT), new Expr(false), new Expr(false)), Map.of());
+        add(t, "gidtable CONTEXT [MAX]", List.of(ref(Kind.CONTEXT), new Expr(true)), Map.of());
         add(t, "nullmr NAME PD", List.of(new NewName(Kind.MR, false), ref(Kind.PD)), Map.of());
         add(t, "dm NAME CONTEXT SIZE [mask=N] [align=N]", List.of(new NewName(Kind.DM, false), ref(Kind.CONTEXT),
             new Expr(false)), opts("mask", expr(), "align", expr()));
