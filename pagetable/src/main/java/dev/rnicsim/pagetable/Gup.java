@@ -142,6 +142,7 @@ final class Gup
         {
             throw new KernelException(Errno.EINVAL, "pinned pages of "
                 + (pinned.process() == null ? "no process" : "pid " + pinned.process().pid()) + " given to pid " + process.pid()
+                + ": only the pinning process's mm drops its pinned_vm (ib_umem_release)"
                 + "; unpin pages with the process that pinned them");
         }
         if (!livePins.remove(pinned))
