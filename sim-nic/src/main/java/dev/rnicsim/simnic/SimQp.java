@@ -753,7 +753,7 @@ public final class SimQp implements QueuePair
             catch (final KernelException e)
             {
                 throw new PostException(verb, e.errno().value(), i, "inline data at 0x" + Long.toHexString(s.addr())
-                    + ": " + e.getMessage());
+                    + ": " + e.detail());
             }
         }
         return payload;

@@ -120,6 +120,8 @@ class ErrnoPathsTest
                 assertThat(o.message()).as("the message of '%s'", c.name()).contains(f);
             }
             assertThat(Explains.lacks(o.message())).as("what '%s' lacks", o.message()).isEmpty();
+            assertThat(o.message().split("\\b" + c.errno() + ": ", -1)).as("'%s' labels itself %s once", o.message(),
+                c.errno()).hasSize(2);
         }));
     }
 
@@ -135,6 +137,8 @@ class ErrnoPathsTest
             }
             assertThat(Explains.lacks(o.message())).as("what '%s' lacks", o.message()).isEmpty();
             assertThat(o.output()).as("the run goes on after the expected errno").doesNotContain("run stopped");
+            assertThat(o.message()).as("'%s' labels itself with its errno once, before it", o.message())
+                .doesNotContainPattern("\\b" + c.errno() + ": ");
         }));
     }
 
