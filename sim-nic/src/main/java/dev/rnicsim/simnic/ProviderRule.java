@@ -96,5 +96,11 @@ public enum ProviderRule
     /** The kernel predates IBV_ACCESS_FLUSH_GLOBAL and _PERSISTENT (Linux 6.2): bits 8 and 9 lie outside its
      * {@code IB_ACCESS_SUPPORTED}, so {@code ib_check_mr_access} answers EINVAL for them, not EOPNOTSUPP (rdma-core
      * tests/test_qpex.py skips on that EINVAL: "not supported in kernel"). */
-    KERNEL_WITHOUT_FLUSH_ACCESS
+    KERNEL_WITHOUT_FLUSH_ACCESS,
+    /** {@code vendor_err} of an error completion carries a byte of the error CQE: the mlx4 and mlx5 providers copy it
+     * ({@code mlx4_handle_error_cqe}, {@code mlx5_handle_error_cqe}); the model gives the CQE error syndrome
+     * ({@code MLX5_CQE_SYNDROME_*}) there, as the firmware's own byte is not published. Without this rule
+     * {@code vendor_err} is 0 and the device says nothing beyond the status (rxe {@code rxe_comp.c make_send_cqe}
+     * and {@code rxe_resp.c do_complete} set no vendor error; siw and irdma neither). */
+    VENDOR_ERR_CQE_SYNDROME
 }
