@@ -793,7 +793,8 @@ public final class SimQp implements QueuePair
         if (info.mr() != null && device.profile().follows(ProviderRule.MW_BIND_CHECKED_AT_POST)
             && !MrTypes.isPlain(info.mr()))
         {
-            throw Errors.of(verb, Errno.EOPNOTSUPP, "the MR is a " + MrTypes.typeOf(info.mr()) + ", not a plain MR "
+            throw Errors.of(verb, Errno.EOPNOTSUPP, "the MR is of type " + MrTypes.typeOf(info.mr())
+                + ", not a plain MR "
                 + "(IBV_MR_TYPE_MR): windows bind only to MRs of ibv_reg_mr (mlx5_bind_mw)");
         }
         if (info.mr() != null && info.mr().pd() != m.pd())

@@ -769,7 +769,7 @@ class ScriptWindowsTest
             Arguments.of("local_inv without rkey", "post local_inv qp_b", "post local_inv needs rkey=KEY"),
             Arguments.of("send_inv without rkey", "post send_inv qp_a sgl=mr_src:4", "post send_inv needs rkey=KEY"),
             Arguments.of("reg_mr without mr", "post reg_mr qp_b", "post reg_mr needs mr=FASTMR"),
-            Arguments.of("reg_mr of a user MR", "post reg_mr qp_b mr=mr_dst", "'mr_dst' is a mr; expected a fastmr"),
+            Arguments.of("reg_mr of a user MR", "post reg_mr qp_b mr=mr_dst", "'mr_dst' is an MR; expected the name of a fast-registration MR"),
             Arguments.of("mr= on a write", "fastmr f pd_b 2\npost write qp_a sgl=mr_src:4 remote=f mr=f",
                 "option 'mr' is for post reg_mr, not post write"),
             Arguments.of("write without remote", "post write qp_a sgl=mr_src:4", "post write needs remote=ADDR"),
@@ -777,18 +777,19 @@ class ScriptWindowsTest
                 "post reg_mr runs on the local device and moves no data: it takes no sgl= (its pages come from 'map')"),
             Arguments.of("local_inv with a remote address", "post local_inv qp_b rkey=1 remote=mr_dst",
                 "post local_inv runs on the local device and moves no data: it takes no remote="),
-            Arguments.of("bind of an MR", "bind mr_dst qp_b mr_dst", "'mr_dst' is a mr; expected a mw name"),
+            Arguments.of("bind of an MR", "bind mr_dst qp_b mr_dst", "'mr_dst' is an MR; expected the name of an MW"),
             Arguments.of("bind without an MR", "mw w pd_b\nbind w qp_b", "expected: " + Spec.VERBS.get("bind")
                 .usage()),
             Arguments.of("bad window type", "mw w pd_b type=two", "type=two: the window type is a number"),
-            Arguments.of("bad window field", "mw w pd_b\nexpect w.lkey == 0", "'w.lkey': a mw has the fields ["),
+            Arguments.of("bad window field", "mw w pd_b\nexpect w.lkey == 0", "'w.lkey': an MW has the fields ["),
             Arguments.of("bad fastmr field", "fastmr f pd_b 2\nexpect f.page_size == 0",
-                "'f.page_size': a fastmr has the fields ["),
-            Arguments.of("map of a user MR", "map mr_dst dst 4K", "'mr_dst' is a mr; expected a fastmr name"),
+                "'f.page_size': a fast-registration MR has the fields ["),
+            Arguments.of("map of a user MR", "map mr_dst dst 4K",
+                "'mr_dst' is an MR; expected the name of a fast-registration MR"),
             Arguments.of("rereg with an unknown option", "rereg mr_dst length=4K", "'rereg' has no option 'length'"),
             Arguments.of("show of an unknown view", "show mwx mr_dst", "'mwx' is not one of"),
             Arguments.of("unknown last field", "expect last.rereg == NONE", "'last.rereg': last has the fields"),
-            Arguments.of("close of a buffer", "close dst", "'dst' is a buffer; expected a "),
+            Arguments.of("close of a buffer", "close dst", "'dst' is a buffer; expected the name of "),
             Arguments.of("type 1 bind with rkey after type 2 rebinding", "mw w pd_b type=2\nmw w pd_b\n"
                 + "bind w qp_b mr_dst rkey=1", "'w' is a type 1 window"));
     }
