@@ -17,11 +17,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * Every errno of the model's modules names its rule or limit and how to fix it. Three checks, so that a new errno
- * cannot slip by: the text of every errno site in the sources (found by {@link ErrnoSites}, so a site is checked
- * the day it is written); every case of {@link ErrnoWalk}, run as a user runs a script, with the message the user
- * sees; and the ledger {@code errno-sites-not-walked.txt} of the sites no case provokes yet, which a new site must
- * either be walked or be entered in, and which only shrinks (a walked or vanished site must leave it).
+ * Every errno of the model's modules names its rule or limit, the object involved and how to fix it. Three checks,
+ * so that a new errno cannot slip by: the text of every errno site in the sources (found by {@link ErrnoSites}, so a
+ * site is checked the day it is written); every case of {@link ErrnoWalk} (run as a user runs a script) and of
+ * {@link ErrnoWalkApi} (called as a program calls the Java API), with the message the user sees, which must say its
+ * errno once; and the ledger {@code errno-sites-not-walked.txt} of the sites no call reaches, each with its reason,
+ * which a new site must either be walked or be entered in, and which only shrinks (a walked or vanished site must
+ * leave it).
  */
 class ErrnoPathsTest
 {
@@ -128,7 +130,7 @@ class ErrnoPathsTest
     @TestFactory
     Stream<DynamicTest> everyWalkedErrnoShouldExplainItselfToTheUser()
     {
-        return Stream.concat(ErrnoWalk.cases().stream(), ErrnoWalkScripts.cases().stream()).map(c -> DynamicTest.dynamicTest(c.name(), () -> {
+        return ErrnoWalk.cases().stream().map(c -> DynamicTest.dynamicTest(c.name(), () -> {
             final ErrnoWalk.Outcome o = c.run();
             assertThat(o.errno()).as("the errno of '%s' in%n%s", c.lines(), o.output()).isEqualTo(c.errno());
             for (final String f : c.fragments())
@@ -146,8 +148,7 @@ class ErrnoPathsTest
     void everyErrnoSiteShouldBeWalkedOrInTheLedger() throws IOException
     {
         final List<String> messages = new ArrayList<>();
-        for (final ErrnoWalk.Case c : Stream.concat(ErrnoWalk.cases().stream(), ErrnoWalkScripts.cases().stream())
-            .toList())
+        for (final ErrnoWalk.Case c : ErrnoWalk.cases())
         {
             final ErrnoWalk.Outcome o = c.run();
             if (o.message() != null)
