@@ -231,8 +231,8 @@ final class Gup
         {
             throw new KernelException(Errno.ENOMEM, "page at 0x" + Long.toHexString(va) + " is in ZONE_MOVABLE and "
                 + "already pinned without FOLL_LONGTERM, so migrate_pages cannot move it for a long-term pin "
-                + "(migrate_longterm_unpinnable_folios); release the short-term pin first, or keep buffers for RDMA out of "
-                + "ZONE_MOVABLE");
+                + "(migrate_longterm_unpinnable_folios); release the short-term pin first, or keep buffers for RDMA "
+                + "out of ZONE_MOVABLE");
         }
         if (size == PageSize.SIZE_2M)
         {

@@ -8,8 +8,9 @@ import picocli.CommandLine;
 
 /**
  * What {@code rnicsim} prints for a command line it cannot parse: picocli's message, then, for a mistyped subcommand
- * or option, the nearest names: picocli's own suggestions ({@link CommandLine.UnmatchedArgumentException#printSuggestions}:
- * "Did you mean: scenario list?", "Possible solutions: --trace"), or, where its likeness of letter pairs finds none
+ * or option, the nearest names: picocli's own suggestions
+ * ({@link CommandLine.UnmatchedArgumentException#printSuggestions}: "Did you mean: scenario list?", "Possible
+ * solutions: --trace"), or, where its likeness of letter pairs finds none
  * (a swap of two letters: {@code rnu}), the name within two edits that a script's unknown verb gets
  * ({@link DidYouMean}); then where the full list is. Anything else prints the usage of the command the mistake is in.
  * Stateless.

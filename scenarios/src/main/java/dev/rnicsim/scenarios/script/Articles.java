@@ -13,6 +13,10 @@ final class Articles
     /** Letters whose names start with a vowel sound: "an MR", "an SRQ", "an FD". */
     private static final String VOWEL_LETTERS = "AEFHILMNORSX";
 
+    /** Kinds in the alphabetical order of their words, whatever the case: AH, cache, context, CQ, ... */
+    static final java.util.Comparator<Kind> BY_WORD = java.util.Comparator.comparing(k -> word(k).toLowerCase(
+        Locale.ROOT));
+
     private Articles()
     {
     }

@@ -599,7 +599,7 @@ public final class ScriptParser
                 {
                     throw l.error("'" + v + "' " + (k == null ? "is not defined by an earlier line"
                         : "is " + Articles.a(k)) + "; expected the name of "
-                        + Articles.oneOf(r.kinds().stream().map(Articles::a).sorted().toList()) + ": "
+                        + Articles.oneOf(r.kinds().stream().sorted(Articles.BY_WORD).map(Articles::a).toList()) + ": "
                         + spec.usage());
                 }
             }

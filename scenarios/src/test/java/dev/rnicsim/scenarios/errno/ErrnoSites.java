@@ -76,9 +76,9 @@ final class ErrnoSites
         }
 
         /**
-         * @return a pattern that finds this site's message in a failure's text: its literals in order. A ternary
-         *         gives alternatives: {@code "a" + (c ? "x" : "y") + "b"} matches {@code a…x…b} or {@code a…y…b}, and
-         *         a message that is a ternary as a whole matches either branch.
+         * @return a pattern that finds this site's message in a failure's text: its literals in order. A
+         *         ternary gives alternatives: {@code "a" + (c ? "x" : "y") + "b"} matches {@code a…x…b} or
+         *         {@code a…y…b}, and a message that is a ternary as a whole matches either branch.
          */
         Pattern pattern()
         {

@@ -65,7 +65,8 @@ final class ErrnoWalkTables
             () -> new MptConfig(16, 0, VariantPolicy.GENERATION, IndexPolicy.CYCLIC, 0), "variantBits=0"));
         c.add(c("an MPT of one entry", "EINVAL", () -> MptConfig.of(1, VariantPolicy.GENERATION), "max_mr=1"));
         c.add(c("an MPT without policies", "EINVAL", () -> new MptConfig(16, 8, null, null, 0), "variantPolicy"));
-        c.add(c("an MTT without an allocator", "EINVAL", () -> new MttConfig(null, 0, 0, 16), "MttAllocatorKind.BUDDY"));
+        c.add(c("an MTT without an allocator", "EINVAL", () -> new MttConfig(null, 0, 0, 16),
+            "MttAllocatorKind.BUDDY"));
         c.add(c("an MTT with 8 entries per segment", "EINVAL", () -> MttConfig.buddy(10, 8), "log_mtts_per_seg=8"));
         c.add(c("a buddy MTT of too many segments", "EINVAL", () -> MttConfig.buddy(40, 0), "log_num_mtt=40"));
         c.add(c("an MTT with more entries than addressable", "EINVAL", () -> MttConfig.buddy(28, 7),

@@ -31,10 +31,10 @@ final class Explains
      * description ("the read of ...") is not a fix.
      */
     private static final Pattern FIX = Pattern.compile("(^|[;:.]\\s*…?\\s*|\\(\\s*|—\\s*|,\\s+(?:or|and|then)?\\s*"
-        + "|\\b(?:or|and|then|to)\\s+|\\bfirst\\s+)(use|register|raise|deregister|destroy|free|give|create|pass|drop|set"
-        + "|call|load|invalidate|unbind|boot|grant|lower|split|post|connect|close|open|reduce|increase|move|map|mmap"
-        + "|munmap|touch|allocate|alloc|bind|wait|retry|add|remove|keep|choose|pick|put|align|round|poll|modify|unpin"
-        + "|release|import|start|restart|check|try|dealloc|deallocate|back|fork|let|enable|disable|select|name"
+        + "|\\b(?:or|and|then|to)\\s+|\\bfirst\\s+)(use|register|raise|deregister|destroy|free|give|create|pass|drop"
+        + "|set|call|load|invalidate|unbind|boot|grant|lower|split|post|connect|close|open|reduce|increase|move|map"
+        + "|mmap|munmap|touch|allocate|alloc|bind|wait|retry|add|remove|keep|choose|pick|put|align|round|poll|modify"
+        + "|unpin|release|import|start|restart|check|try|dealloc|deallocate|back|fork|let|enable|disable|select|name"
         + "|prefetch|shrink|grow|read|write|send|limit|ask|advise|copy|fix|never|munlock|lock|query|attach|export"
         + "|delete|run|make|leave|replace|swap|install|build|present|do|unmap|receive|reserve|clear|arm|flush|advance"
         + "|stop|fill|widen|shorten|request|resize)\\b"
