@@ -35,7 +35,8 @@ public record MptConfig(long maxMr, int variantBits, VariantPolicy variantPolicy
         }
         if (variantPolicy == null || indexPolicy == null)
         {
-            throw new TableException(Errno.EINVAL, "variantPolicy and indexPolicy must be given");
+            throw new TableException(Errno.EINVAL, "variantPolicy and indexPolicy must be given"
+                + "; pass a VariantPolicy and an IndexPolicy (MptConfig.of picks CYCLIC indices)");
         }
     }
 

@@ -26,7 +26,8 @@ public record MttConfig(MttAllocatorKind allocator, int logNumSegments, int logM
     {
         if (allocator == null)
         {
-            throw new TableException(Errno.EINVAL, "allocator must be BUDDY or EXACT");
+            throw new TableException(Errno.EINVAL, "the MTT allocator is null; pass "
+                + "MttAllocatorKind.BUDDY (mlx4) or EXACT");
         }
         if (logMttsPerSeg < 0 || logMttsPerSeg > 7 || (allocator == MttAllocatorKind.EXACT && logMttsPerSeg != 0))
         {

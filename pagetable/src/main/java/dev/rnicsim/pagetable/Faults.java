@@ -249,7 +249,8 @@ final class Faults
             {
                 throw new KernelException(Errno.ENOMEM, "hugetlb fault (SIGBUS in a CPU) at 0x" + Long.toHexString(va)
                     + ": the " + size.kb() + " kB pool has no unreserved free page (HugePages_Free="
-                    + pool.freePages() + ", HugePages_Rsvd=" + pool.reservedPages() + ")");
+                    + pool.freePages() + ", HugePages_Rsvd=" + pool.reservedPages()
+                    + "); raise vm.nr_hugepages or map fewer huge pages");
             }
             if (reserved)
             {

@@ -142,6 +142,7 @@ final class Gup
         {
             throw new KernelException(Errno.EINVAL, "pinned pages of "
                 + (pinned.process() == null ? "no process" : "pid " + pinned.process().pid()) + " given to pid " + process.pid()
+                + ": only the pinning process's mm drops its pinned_vm (ib_umem_release)"
                 + "; unpin pages with the process that pinned them");
         }
         if (!livePins.remove(pinned))
@@ -273,7 +274,8 @@ final class Gup
         {
             throw new KernelException(Errno.ENOMEM, "page at 0x" + Long.toHexString(va) + " is in ZONE_MOVABLE and "
                 + "already pinned without FOLL_LONGTERM, so migrate_pages cannot move it for a long-term pin "
-                + "(migrate_longterm_unpinnable_folios)");
+                + "(migrate_longterm_unpinnable_folios); release the short-term pin first, or keep buffers for RDMA "
+                + "out of ZONE_MOVABLE");
         }
         if (size == PageSize.SIZE_2M)
         {

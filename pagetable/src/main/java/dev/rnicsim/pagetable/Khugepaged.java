@@ -97,7 +97,8 @@ final class Khugepaged
         {
             host.count(VmEvent.THP_COLLAPSE_ALLOC_FAILED);
             return new KernelException(Errno.ENOMEM, "MADV_COLLAPSE: no free " + thp.word() + " block for the folio "
-                + "at 0x" + Long.toHexString(hugeVa) + " (SCAN_ALLOC_HUGE_PAGE_FAIL)");
+                + "at 0x" + Long.toHexString(hugeVa) + " (SCAN_ALLOC_HUGE_PAGE_FAIL); free memory or compact it, then "
+                + "retry");
         }
         for (long va = hugeVa; va < hugeVa + thp.bytes(); va += PhysicalMemory.FRAME_BYTES)
         {

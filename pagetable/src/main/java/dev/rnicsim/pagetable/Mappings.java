@@ -305,7 +305,8 @@ final class Mappings
                     if (address > v.startAddress() && (address & mask) != 0)
                     {
                         throw new KernelException(Errno.EINVAL, "MADV_DONTNEED start 0x" + Long.toHexString(address)
-                            + " is not aligned to the " + v.hugePageSize().kb() + " kB pages of its hugetlb VMA");
+                            + " is not aligned to the " + v.hugePageSize().kb() + " kB pages of its hugetlb VMA"
+                            + "; align the start to the huge page size");
                     }
                     if (end < v.endAddress())
                     {
@@ -559,7 +560,8 @@ final class Mappings
         if (start < 0)
         {
             throw new KernelException(Errno.ENOMEM, "no free range of " + length + " bytes aligned to " + align
-                + " below UserProcess.MMAP_BASE=0x" + Long.toHexString(UserProcess.MMAP_BASE));
+                + " below UserProcess.MMAP_BASE=0x" + Long.toHexString(UserProcess.MMAP_BASE)
+                + "; munmap what is no longer used or map less");
         }
         return start;
     }

@@ -123,7 +123,8 @@ final class Notifiers
                 if (write ? !v.writable() : !v.readable())
                 {
                     throw new KernelException(Errno.EFAULT, "hmm_range_fault at 0x" + Long.toHexString(va)
-                        + ": the VMA (" + v.permissions() + ") does not allow a device " + (write ? "write" : "read"));
+                        + ": the VMA (" + v.permissions() + ") does not allow a device " + (write ? "write" : "read")
+                        + "; mprotect the range to allow it, or fault it for " + (write ? "read only" : "write"));
                 }
                 entry = process.faults.fault(va, write, false);
             }

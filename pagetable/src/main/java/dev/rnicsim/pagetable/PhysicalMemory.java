@@ -72,7 +72,8 @@ public final class PhysicalMemory
             if (heads[i] < 0)
             {
                 throw new KernelException(Errno.ENOMEM, "cannot reserve hugetlb page " + (i + 1) + " of " + count
-                    + " of " + size.kb() + " kB: ZONE_NORMAL has no free aligned block left");
+                    + " of " + size.kb() + " kB: ZONE_NORMAL has no free aligned block left; reserve fewer huge pages"
+                    + " or give the host more memory");
             }
         }
         return heads;

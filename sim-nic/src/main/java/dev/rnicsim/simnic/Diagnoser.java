@@ -61,9 +61,9 @@ final class Diagnoser
     }
 
     /**
-     * The {@code vendor_err} a device's driver puts in the work completion: the mlx4 and mlx5 providers copy a
-     * byte of the error CQE into it ({@code mlx5_handle_error_cqe}, {@code mlx4_handle_error_cqe}); the model gives
-     * the CQE syndrome there (the firmware's own vendor syndrome is not published). rxe, siw and irdma leave it 0.
+     * The {@code vendor_err} a device's driver puts in the work completion: on a profile with
+     * {@link ProviderRule#VENDOR_ERR_CQE_SYNDROME} (mlx4, mlx5) the CQE syndrome of the status; else 0 (rxe, siw,
+     * irdma set no vendor error).
      *
      * @param profile the device's profile.
      * @param status  the completion's status.
@@ -71,7 +71,25 @@ final class Diagnoser
      */
     static int vendorErr(final DeviceProfile profile, final WcStatus status)
     {
-        return profile.driver().startsWith("mlx") ? mlx5Syndrome(status) : 0;
+        return profile.follows(ProviderRule.VENDOR_ERR_CQE_SYNDROME) ? mlx5Syndrome(status) : 0;
+    }
+
+    /**
+     * @param device  the device that completes the work request.
+     * @param details the diagnosis's lines.
+     * @return the lines, led on a device without a CQE syndrome by what it reports instead.
+     */
+    private static List<String> reported(final SimDevice device, final List<String> details)
+    {
+        if (device.profile().follows(ProviderRule.VENDOR_ERR_CQE_SYNDROME))
+        {
+            return details;
+        }
+        final List<String> all = new ArrayList<>(details.size() + 1);
+        all.add("vendor_err 0: " + device.profile().driver() + " reports the status only, with no CQE syndrome; the "
+            + "check named here is the simulator's");
+        all.addAll(details);
+        return all;
     }
 
     /**
@@ -81,7 +99,8 @@ final class Diagnoser
      */
     static WcDiagnosis withStatus(final WcDiagnosis why, final WcStatus status)
     {
-        return why == null || why.syndrome() == mlx5Syndrome(status) ? why : new WcDiagnosis(why.check(),
+        return why == null || why.syndrome() == 0 || why.syndrome() == mlx5Syndrome(status) ? why
+            : new WcDiagnosis(why.check(),
             mlx5Syndrome(status), why.key(), why.mptIndex(), why.variant(), why.summary(), why.details());
     }
 
@@ -132,7 +151,8 @@ final class Diagnoser
         details.add(check == Check.LENGTH ? "fix: keep messages within max_msg_sz and post receives at least as "
             + "large as the message" : "fix: give the responder QP the right in qp_access_flags (modify to INIT), or"
             + " align atomics to 8 bytes");
-        return new WcDiagnosis(check, mlx5Syndrome(status), 0, -1, -1, posted + ": " + r.detail(), details);
+        return new WcDiagnosis(check, vendorErr(qp.simDevice().profile(), status), 0, -1, -1, posted + ": "
+            + r.detail(), reported(qp.simDevice(), details));
     }
 
     /** The index of the SGE whose check fails (NOT_PRESENT: the first on-demand one), else of the first SGE. */
@@ -259,7 +279,8 @@ final class Diagnoser
         }
         details.add("engine: " + r.detail());
         details.add(fix);
-        return new WcDiagnosis(kind, mlx5Syndrome(status), key, index, variant, summary, details);
+        return new WcDiagnosis(kind, vendorErr(device.profile(), status), key, index, variant, summary,
+            reported(device, details));
     }
 
     /** {@code MR} or {@code window}: what an event's key named. */
@@ -271,33 +292,35 @@ final class Diagnoser
     /** The send exhausted rnr_retry: no receive at the peer, or an ODP page fault that kept answering RNR NAK. */
     static WcDiagnosis rnr(final SimQp qp, final SendWr wr, final int rnrRetry, final String why)
     {
-        return new WcDiagnosis(Check.RECEIVER_NOT_READY, mlx5Syndrome(WcStatus.RNR_RETRY_EXC_ERR), 0, -1, -1,
-            posted(qp, wr) + ": the responder answered RNR NAK " + (rnrRetry + 1) + " times (rnr_retry=" + rnrRetry
-            + "): " + why, List.of("fix: post receives before the peer sends, or set rnr_retry=7 (retry forever)"));
+        return new WcDiagnosis(Check.RECEIVER_NOT_READY, vendorErr(qp.simDevice().profile(),
+            WcStatus.RNR_RETRY_EXC_ERR), 0, -1, -1, posted(qp, wr) + ": the responder answered RNR NAK "
+            + (rnrRetry + 1) + " times (rnr_retry=" + rnrRetry + "): " + why, reported(qp.simDevice(),
+            List.of("fix: post receives before the peer sends, or set rnr_retry=7 (retry forever)")));
     }
 
     /** No ACK: the peer QP is gone, not connected back, or not in RTR/RTS. */
     static WcDiagnosis noAck(final SimQp qp, final SendWr wr, final int retryCnt, final String why)
     {
-        return new WcDiagnosis(Check.NO_ACK, mlx5Syndrome(WcStatus.RETRY_EXC_ERR), 0, -1, -1, posted(qp, wr)
-            + ": no acknowledgement after retry_cnt=" + retryCnt + " retries: " + why,
-            List.of("fix: connect both QPs to each other and move them to RTR/RTS before posting"));
+        return new WcDiagnosis(Check.NO_ACK, vendorErr(qp.simDevice().profile(), WcStatus.RETRY_EXC_ERR), 0, -1, -1,
+            posted(qp, wr) + ": no acknowledgement after retry_cnt=" + retryCnt + " retries: " + why,
+            reported(qp.simDevice(), List.of("fix: connect both QPs to each other and move them to RTR/RTS before "
+            + "posting")));
     }
 
     /** A work request flushed because its QP is in the error state. */
     static WcDiagnosis flushed(final SimQp qp, final long wrId, final String cause)
     {
-        return new WcDiagnosis(Check.FLUSHED, mlx5Syndrome(WcStatus.WR_FLUSH_ERR), 0, -1, -1, "wr_id " + wrId
-            + " flushed: QP 0x" + Integer.toHexString(qp.num()) + " is in ERR" + (cause == null ? ""
-            : " since " + cause), List.of("fix: look at the first error completion of the QP; recover by moving it "
-            + "to RESET and connecting it again"));
+        return new WcDiagnosis(Check.FLUSHED, vendorErr(qp.simDevice().profile(), WcStatus.WR_FLUSH_ERR), 0, -1, -1,
+            "wr_id " + wrId + " flushed: QP 0x" + Integer.toHexString(qp.num()) + " is in ERR" + (cause == null ? ""
+            : " since " + cause), reported(qp.simDevice(), List.of("fix: look at the first error completion of the "
+            + "QP; recover by moving it to RESET and connecting it again")));
     }
 
     /** A local operation (bind, local invalidation, fast registration, SEND_WITH_INV's invalidation) failed. */
     static WcDiagnosis local(final SimQp qp, final SendWr wr, final WcStatus status, final String why)
     {
-        return new WcDiagnosis(Check.LOCAL_OPERATION, mlx5Syndrome(status), 0, -1, -1, posted(qp, wr) + ": "
-            + (why == null ? "refused" : why), List.of());
+        return new WcDiagnosis(Check.LOCAL_OPERATION, vendorErr(qp.simDevice().profile(), status), 0, -1, -1,
+            posted(qp, wr) + ": " + (why == null ? "refused" : why), reported(qp.simDevice(), List.of()));
     }
 
     /** Names the work request and where it was posted. */

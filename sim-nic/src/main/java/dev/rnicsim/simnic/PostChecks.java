@@ -199,7 +199,7 @@ final class PostChecks
             catch (final KernelException e)
             {
                 throw new PostException(verb, e.errno().value(), i, "inline data at 0x" + Long.toHexString(s.addr())
-                    + ": " + e.getMessage());
+                    + ": " + e.detail());
             }
         }
         return payload;
@@ -243,7 +243,8 @@ final class PostChecks
         if (info.mr() != null && qp.device.profile().follows(ProviderRule.MW_BIND_CHECKED_AT_POST)
             && !MrTypes.isPlain(info.mr()))
         {
-            throw Errors.of(verb, Errno.EOPNOTSUPP, "the MR is a " + MrTypes.typeOf(info.mr()) + ", not a plain MR "
+            throw Errors.of(verb, Errno.EOPNOTSUPP, "the MR is of type " + MrTypes.typeOf(info.mr())
+                + ", not a plain MR "
                 + "(IBV_MR_TYPE_MR): windows bind only to MRs of ibv_reg_mr (mlx5_bind_mw)");
         }
         if (info.mr() != null && info.mr().pd() != m.pd())

@@ -122,5 +122,11 @@ public enum ProviderRule
     /** A send work request with more SGEs than the QP's send queue takes is refused with ENOMEM: mlx5's
      * {@code _mlx5_post_send} answers {@code num_sge > max_gs} with ENOMEM (its receive side, {@code mlx5_post_recv},
      * with EINVAL). Without this rule, EINVAL (rxe {@code validate_send_wr}). */
-    SEND_SGE_OVERFLOW_ENOMEM
+    SEND_SGE_OVERFLOW_ENOMEM,
+    /** {@code vendor_err} of an error completion carries a byte of the error CQE: the mlx4 and mlx5 providers copy it
+     * ({@code mlx4_handle_error_cqe}, {@code mlx5_handle_error_cqe}); the model gives the CQE error syndrome
+     * ({@code MLX5_CQE_SYNDROME_*}) there, as the firmware's own byte is not published. Without this rule
+     * {@code vendor_err} is 0 and the device says nothing beyond the status (rxe {@code rxe_comp.c make_send_cqe}
+     * and {@code rxe_resp.c do_complete} set no vendor error; siw and irdma neither). */
+    VENDOR_ERR_CQE_SYNDROME
 }

@@ -1,6 +1,7 @@
 package dev.rnicsim.simnic;
 
 import dev.rnicsim.pagetable.DeviceMemory;
+import dev.rnicsim.pagetable.KernelException;
 import dev.rnicsim.pagetable.UserProcess;
 import dev.rnicsim.verbs.Errno;
 import dev.rnicsim.verbs.VerbsException;
@@ -372,7 +373,8 @@ public final class SimGpu
         catch (final RuntimeException e)
         {
             throw new VerbsException("cudaMemcpy", Errno.EFAULT.code(), "host range 0x" + Long.toHexString(hostAddr)
-                + "+" + lengthBytes + ": " + e.getMessage());
+                + "+" + lengthBytes + ": " + (e instanceof KernelException k
+                && k.errno() == dev.rnicsim.pagetable.Errno.EFAULT ? k.detail() : e.getMessage()));
         }
         span("cudaMemcpy D2H", lengthBytes);
     }
@@ -397,7 +399,8 @@ public final class SimGpu
         catch (final RuntimeException e)
         {
             throw new VerbsException("cudaMemcpy", Errno.EFAULT.code(), "host range 0x" + Long.toHexString(hostAddr)
-                + "+" + lengthBytes + ": " + e.getMessage());
+                + "+" + lengthBytes + ": " + (e instanceof KernelException k
+                && k.errno() == dev.rnicsim.pagetable.Errno.EFAULT ? k.detail() : e.getMessage()));
         }
         write(gpuVa, data);
         span("cudaMemcpy H2D", lengthBytes);

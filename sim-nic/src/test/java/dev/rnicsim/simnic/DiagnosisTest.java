@@ -78,6 +78,30 @@ class DiagnosisTest
         assertThat(wc.diagnosis().check()).isEqualTo(WcDiagnosis.Check.RIGHTS);
         assertThat(wc.diagnosis().summary()).contains("lacks [REMOTE_WRITE]: asked [REMOTE_WRITE], granted "
             + "[LOCAL_WRITE, REMOTE_READ]");
+        // rxe gives no CQE syndrome: no MLX5_CQE_SYNDROME_* line, and the diagnosis says what rxe reports instead
+        assertThat(wc.diagnosis().syndrome()).isZero();
+        assertThat(wc.diagnosis().text()).doesNotContain("MLX5_CQE_SYNDROME").doesNotContain("syndrome 0x")
+            .contains("\ncheck RIGHTS\n")
+            .contains("vendor_err 0: rxe reports the status only, with no CQE syndrome");
+    }
+
+    @Test
+    void theSyndromeShouldBeAPropertyOfTheProfile()
+    {
+        final KeyRig k = KeyRig.of(DeviceProfiles.connectx5().withProviderRules(java.util.EnumSet.complementOf(
+            java.util.EnumSet.of(ProviderRule.VENDOR_ERR_CQE_SYNDROME)).stream()
+            .filter(DeviceProfiles.connectx5().providerRules()::contains)
+            .collect(java.util.stream.Collectors.toSet())));
+        final long buf = k.rig.bufferB(8192);
+        final MemoryRegion mr = k.rig.pdB.regMr(buf, 8192, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ));
+
+        final WorkCompletion wc = writeWith(k, mr.rkey(), buf);
+
+        assertThat(DeviceProfiles.connectx5().follows(ProviderRule.VENDOR_ERR_CQE_SYNDROME)).isTrue();
+        assertThat(DeviceProfiles.connectx3().follows(ProviderRule.VENDOR_ERR_CQE_SYNDROME)).isTrue();
+        assertThat(DeviceProfiles.byName("rxe").follows(ProviderRule.VENDOR_ERR_CQE_SYNDROME)).isFalse();
+        assertThat(wc.vendorErr()).isZero();
+        assertThat(wc.diagnosis().text()).doesNotContain("MLX5_CQE_SYNDROME").contains("vendor_err 0: mlx5 reports");
     }
 
     @Test

@@ -446,7 +446,7 @@ public final class TestNic implements AutoCloseable
         }
         catch (final KernelException e)
         {
-            throw new dev.rnicsim.verbs.VerbsException("mmap", e.errno().value(), e.getMessage(), e);
+            throw new dev.rnicsim.verbs.VerbsException("mmap", e.errno().value(), e.detail(), e);
         }
     }
 
@@ -514,7 +514,7 @@ public final class TestNic implements AutoCloseable
         }
         catch (final KernelException e)
         {
-            throw new dev.rnicsim.verbs.VerbsException("fork", e.errno().value(), e.getMessage(), e);
+            throw new dev.rnicsim.verbs.VerbsException("fork", e.errno().value(), e.detail(), e);
         }
     }
 

@@ -234,7 +234,7 @@ public interface ProtectionDomain extends AutoCloseable
         final Set<Access> access)
     {
         throw new VerbsException("ibv_reg_dmabuf_mr", Errno.EOPNOTSUPP.code(), "this provider cannot register "
-            + "dma-bufs");
+            + "dma-bufs (no reg_dmabuf_mr); use a provider that has it (mlx5, efa, rxe) or register host memory");
     }
 
     /**

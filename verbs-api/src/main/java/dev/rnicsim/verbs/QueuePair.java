@@ -99,7 +99,8 @@ public interface QueuePair extends AutoCloseable
      */
     default QpAttr query()
     {
-        throw new VerbsException("ibv_query_qp", Errno.EOPNOTSUPP.code(), "this backend cannot query a QP");
+        throw new VerbsException("ibv_query_qp", Errno.EOPNOTSUPP.code(), "this backend cannot query a QP"
+            + " (no query_qp); keep the attributes given to ibv_modify_qp instead");
     }
 
     /**

@@ -15,7 +15,8 @@ import java.util.Objects;
  * hardware). Immutable and thread safe.
  *
  * @param check      the check that failed.
- * @param syndrome   the mlx5 CQE error syndrome of the status (e.g. 0x13 for REMOTE_ACCESS_ERR).
+ * @param syndrome   the CQE error syndrome of the status on a device that reports one in {@code vendor_err} (mlx4,
+ *                   mlx5: e.g. 0x13 for REMOTE_ACCESS_ERR); 0 on a device that reports none (rxe, siw, irdma).
  * @param key        the lkey or rkey whose check failed, or 0 when no key was at fault.
  * @param mptIndex   the key's MPT index (key bits above the variant), or -1 when no key was at fault.
  * @param variant    the key's variant (its low bits), or -1 when no key was at fault.
@@ -105,12 +106,16 @@ public record WcDiagnosis(Check check, int syndrome, int key, long mptIndex, int
     }
 
     /**
-     * @return the summary, the syndrome and the details, one per line.
+     * @return the summary, the syndrome (on a device that gives one) and the check, and the details, one per line.
      */
     public String text()
     {
-        final StringBuilder sb = new StringBuilder(summary).append("\nsyndrome ").append(syndromeName())
-            .append(", check ").append(check);
+        final StringBuilder sb = new StringBuilder(summary).append('\n');
+        if (syndrome != 0)
+        {
+            sb.append("syndrome ").append(syndromeName()).append(", ");
+        }
+        sb.append("check ").append(check);
         for (final String d : details)
         {
             sb.append('\n').append(d);

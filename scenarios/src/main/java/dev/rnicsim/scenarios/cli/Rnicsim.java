@@ -62,12 +62,7 @@ public final class Rnicsim implements Runnable
         cl.setOut(out);
         cl.setErr(err);
         cl.setExitCodeExceptionMapper(e -> MALFORMED);
-        cl.setParameterExceptionHandler((ex, a) ->
-        {
-            err.println(ex.getMessage());
-            ex.getCommandLine().usage(err);
-            return MALFORMED;
-        });
+        cl.setParameterExceptionHandler((ex, a) -> BadCommandLine.report(ex, err));
         cl.setExecutionExceptionHandler((ex, c, parse) ->
         {
             err.println("rnicsim: " + ex.getMessage());

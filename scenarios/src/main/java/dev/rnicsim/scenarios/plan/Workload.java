@@ -329,7 +329,7 @@ public record Workload(List<Group> groups)
         catch (final dev.rnicsim.verbs.VerbsException e)
         {
             throw new IllegalArgumentException(where(source, lines, key, "access") + ": '" + access + "' would fail "
-                + "ibv_reg_mr with " + e.errnoName() + ": " + e.getMessage(), e);
+                + "ibv_reg_mr with " + e.errnoName() + ": " + e.detail(), e);
         }
         long iovaAlign = 0;
         if (g.has("iovaAlign"))

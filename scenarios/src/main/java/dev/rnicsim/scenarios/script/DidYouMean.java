@@ -6,7 +6,7 @@ import java.util.Collection;
  * The nearest known word to a mistyped one, for "did you mean" hints: the word at the smallest edit distance
  * (insertions, deletions, substitutions and swaps of neighbours), if it is close enough to be a typo. Stateless.
  */
-final class DidYouMean
+public final class DidYouMean
 {
     private DidYouMean()
     {
@@ -17,7 +17,7 @@ final class DidYouMean
      * @param known the words it may have meant.
      * @return the nearest known word within 1 edit (words up to 4 letters) or 2 edits, or null.
      */
-    static String nearest(final String typed, final Collection<String> known)
+    public static String nearest(final String typed, final Collection<String> known)
     {
         final int limit = typed.length() <= 4 ? 1 : 2;
         String best = null;

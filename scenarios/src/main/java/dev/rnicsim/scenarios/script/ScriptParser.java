@@ -417,7 +417,7 @@ public final class ScriptParser
                 if (before != null && (before != n.kind() || n.kind() == Kind.HOST || n.kind() == Kind.DEVICE
                     || n.kind() == Kind.GPU))
                 {
-                    throw l.error("'" + v + "' names a " + before.name().toLowerCase(Locale.ROOT) + " already; "
+                    throw l.error("'" + v + "' names " + Articles.a(before) + " already; "
                         + (before == n.kind() ? "hosts, devices and GPUs need names of their own"
                         : "give the new " + n.kind().name().toLowerCase(Locale.ROOT) + " another name"));
                 }
@@ -598,9 +598,9 @@ public final class ScriptParser
                     && !(k == Kind.CONTEXT && r.kinds().contains(Kind.PROCESS)))
                 {
                     throw l.error("'" + v + "' " + (k == null ? "is not defined by an earlier line"
-                        : "is a " + k.name().toLowerCase(Locale.ROOT)) + "; expected a "
-                        + String.join(" or ", r.kinds().stream().map(x -> x.name().toLowerCase(Locale.ROOT)).sorted()
-                        .toList()) + " name: " + spec.usage());
+                        : "is " + Articles.a(k)) + "; expected the name of "
+                        + Articles.oneOf(r.kinds().stream().sorted(Articles.BY_WORD).map(Articles::a).toList()) + ": "
+                        + spec.usage());
                 }
             }
             case Spec.Expr e -> checkExpr(l, v, spec.usage());
@@ -692,6 +692,11 @@ public final class ScriptParser
                 continue;
             }
             final Kind k = names.get(base);
+            final String big = Units.tooLarge(term);
+            if (big != null)
+            {
+                throw l.error("'" + term + "' is " + big + "; expected: " + usage);
+            }
             if (k == null)
             {
                 throw l.error("'" + term + "' is neither a number (e.g. 4096, 4K, 2M, 0x1000, 10us) nor a name "
@@ -699,7 +704,7 @@ public final class ScriptParser
             }
             if (field != null && !Fields.of(k).contains(field))
             {
-                throw l.error("'" + term + "': a " + k.name().toLowerCase(Locale.ROOT) + " has the fields "
+                throw l.error("'" + term + "': " + Articles.a(k) + " has the fields "
                     + new java.util.TreeSet<>(Fields.of(k)));
             }
         }

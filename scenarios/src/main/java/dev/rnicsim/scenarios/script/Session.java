@@ -148,7 +148,7 @@ final class Session
         {
             return type.cast(h.host());
         }
-        throw l.error("'" + name + "' is no " + kindName(type) + (o == null ? "" : "; it is a " + kindOf(o)));
+        throw l.error("'" + name + "' is no " + kindName(type) + (o == null ? "" : "; it is " + Articles.a(kindOf(o))));
     }
 
     private static String kindName(final Class<?> type)

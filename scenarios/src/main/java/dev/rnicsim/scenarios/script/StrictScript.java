@@ -143,7 +143,7 @@ final class StrictScript
         final int before = open.size();
         open.removeIf(w -> w.kind() == k);
         expected += before - open.size();
-        return before != open.size() ? null : "expected a " + k + " warning, but " + (open.isEmpty()
+        return before != open.size() ? null : "expected a warning " + k + ", but " + (open.isEmpty()
             ? "there is no warning not yet expected" : "the warnings not yet expected are " + kinds());
     }
 

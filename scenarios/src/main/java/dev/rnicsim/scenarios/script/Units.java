@@ -77,6 +77,40 @@ public final class Units
         return parse(text);
     }
 
+    /** A number as {@link #parse} reads it: an optional minus, hex digits after 0x or decimal digits, a unit. */
+    private static final java.util.regex.Pattern NUMBER = java.util.regex.Pattern.compile(
+        "-?(?:0[xX]([0-9a-fA-F_]+)|([0-9][0-9_]*)([a-zA-Z]*))");
+
+    /**
+     * @param text a term of an expression.
+     * @return why a well-formed number does not fit in 64 bits ({@code too large: at most 9223372036854775807
+     *         (2^63 - 1) fits in 64 bits}; with a unit {@code at most 8388607T}; below -2^63 {@code too small}), or
+     *         null when it fits or is no number.
+     */
+    public static String tooLarge(final String text)
+    {
+        final String t = text.trim();
+        final java.util.regex.Matcher m = NUMBER.matcher(t);
+        if (!m.matches() || parse(t) != null)
+        {
+            return null;
+        }
+        if (m.group(1) != null)
+        {
+            return "too large: a hex number has at most 16 digits (0xffffffffffffffff, 64 bits)";
+        }
+        final String unit = m.group(3);
+        final long scale = scale(unit.toLowerCase(Locale.ROOT));
+        if (scale == 0)
+        {
+            return null;
+        }
+        return t.startsWith("-") ? "too small: at least " + (Long.MIN_VALUE / scale) + unit
+            + (scale == 1 ? " (-2^63)" : "") + " fits in 64 bits"
+            : "too large: at most " + (Long.MAX_VALUE / scale) + unit + (scale == 1 ? " (2^63 - 1)" : "")
+            + " fits in 64 bits";
+    }
+
     private static long scale(final String suffix)
     {
         return switch (suffix)

@@ -17,16 +17,72 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * Every errno of the model's modules names its rule or limit and how to fix it. Three checks, so that a new errno
- * cannot slip by: the text of every errno site in the sources (found by {@link ErrnoSites}, so a site is checked
- * the day it is written); every case of {@link ErrnoWalk}, run as a user runs a script, with the message the user
- * sees; and the ledger {@code errno-sites-not-walked.txt} of the sites no case provokes yet, which a new site must
- * either be walked or be entered in, and which only shrinks (a walked or vanished site must leave it).
+ * Every errno of the model's modules names its rule or limit, the object involved and how to fix it. Three checks,
+ * so that a new errno cannot slip by: the text of every errno site in the sources (found by {@link ErrnoSites}, so a
+ * site is checked the day it is written); every case of {@link ErrnoWalk} (run as a user runs a script) and of
+ * {@link ErrnoWalkApi} (called as a program calls the Java API), with the message the user sees, which must say its
+ * errno once; and the ledger {@code errno-sites-not-walked.txt} of the sites no call reaches, each with its reason,
+ * which a new site must either be walked or be entered in, and which only shrinks (a walked or vanished site must
+ * leave it).
  */
 class ErrnoPathsTest
 {
     private static final Path ROOT = Path.of("..");
     private static final Path LEDGER = Path.of("src/test/resources/errno-sites-not-walked.txt");
+
+    /** The separator of a ledger line's site key and the reason no walk reaches the site. */
+    private static final String REASON = "  -- ";
+
+    /** @return the ledger's lines: site key to the reason no walk case reaches it ("" when none is given). */
+    private static java.util.Map<String, String> ledger() throws IOException
+    {
+        final java.util.Map<String, String> ledger = new java.util.LinkedHashMap<>();
+        for (final String line : Files.readAllLines(LEDGER, StandardCharsets.UTF_8))
+        {
+            if (!line.isBlank() && !line.startsWith("#"))
+            {
+                final int at = line.indexOf(REASON);
+                ledger.put((at < 0 ? line : line.substring(0, at)).strip(),
+                    at < 0 ? "" : line.substring(at + REASON.length()).strip());
+            }
+        }
+        return ledger;
+    }
+
+    @Test
+    void everyLedgerLineShouldSayWhyNoWalkReachesItsSite() throws IOException
+    {
+        final List<String> unexplained = new ArrayList<>();
+        ledger().forEach((key, reason) -> {
+            if (reason.length() < 20)
+            {
+                unexplained.add(key);
+            }
+        });
+        assertThat(unexplained).as("ledger lines of %s without a reason after '%s' (why no script or Java call "
+            + "reaches the site): walk the site instead, or say why", LEDGER, REASON.strip()).isEmpty();
+        final List<String> keys = new ArrayList<>(ledger().keySet());
+        assertThat(keys).as("the ledger's order").isSorted();
+    }
+
+    @Test
+    void aTernaryInAMessageShouldGiveAlternativesToMatch()
+    {
+        final ErrnoSites.Site site = new ErrnoSites.Site("sim-nic", "X.java", 1,
+            "wr.opcode() + \" takes no gather list: \" + (flush ? \"a FLUSH carries no payload\" : \"the 8 bytes "
+                + "travel in the work request\") + \"; give no sgl\"", List.of(" takes no gather list: ",
+                "a FLUSH carries no payload", "the 8 bytes travel in the work request", "; give no sgl"));
+        assertThat(site.pattern().matcher("ATOMIC_WRITE takes no gather list: the 8 bytes travel in the work "
+            + "request; give no sgl").find()).isTrue();
+        assertThat(site.pattern().matcher("FLUSH takes no gather list: a FLUSH carries no payload; give no sgl")
+            .find()).isTrue();
+        assertThat(site.pattern().matcher("FLUSH takes no gather list: something else; give no sgl").find())
+            .isFalse();
+        final ErrnoSites.Site whole = new ErrnoSites.Site("sim-nic", "Y.java", 1,
+            "wr == null ? \"the work request is null; pass one\" : \"the SRQ is destroyed; post to a live SRQ\"",
+            List.of("the work request is null; pass one", "the SRQ is destroyed; post to a live SRQ"));
+        assertThat(whole.pattern().matcher("EINVAL: the SRQ is destroyed; post to a live SRQ").find()).isTrue();
+    }
 
     @Test
     void theScanShouldFindTheErrnoSitesOfEveryModule()
@@ -56,6 +112,22 @@ class ErrnoPathsTest
     }
 
     @TestFactory
+    Stream<DynamicTest> everyErrnoWalkedThroughTheJavaApiShouldExplainItself()
+    {
+        return ErrnoWalkApi.cases().stream().map(c -> DynamicTest.dynamicTest(c.name(), () -> {
+            final ErrnoWalk.Outcome o = c.run();
+            assertThat(o.errno()).as("the errno of '%s': %s", c.name(), o.output()).isEqualTo(c.errno());
+            for (final String f : c.fragments())
+            {
+                assertThat(o.message()).as("the message of '%s'", c.name()).contains(f);
+            }
+            assertThat(Explains.lacks(o.message())).as("what '%s' lacks", o.message()).isEmpty();
+            assertThat(o.message().split("\\b" + c.errno() + ": ", -1)).as("'%s' labels itself %s once", o.message(),
+                c.errno()).hasSize(2);
+        }));
+    }
+
+    @TestFactory
     Stream<DynamicTest> everyWalkedErrnoShouldExplainItselfToTheUser()
     {
         return ErrnoWalk.cases().stream().map(c -> DynamicTest.dynamicTest(c.name(), () -> {
@@ -67,6 +139,8 @@ class ErrnoPathsTest
             }
             assertThat(Explains.lacks(o.message())).as("what '%s' lacks", o.message()).isEmpty();
             assertThat(o.output()).as("the run goes on after the expected errno").doesNotContain("run stopped");
+            assertThat(o.message()).as("'%s' labels itself with its errno once, before it", o.message())
+                .doesNotContainPattern("\\b" + c.errno() + ": ");
         }));
     }
 
@@ -82,14 +156,15 @@ class ErrnoPathsTest
                 messages.add(o.message());
             }
         }
-        final Set<String> ledger = new LinkedHashSet<>();
-        for (final String line : Files.readAllLines(LEDGER, StandardCharsets.UTF_8))
+        for (final ErrnoWalkApi.Case c : ErrnoWalkApi.cases())
         {
-            if (!line.isBlank() && !line.startsWith("#"))
+            final ErrnoWalk.Outcome o = c.run();
+            if (o.message() != null)
             {
-                ledger.add(line.strip());
+                messages.add(o.message());
             }
         }
+        final Set<String> ledger = new LinkedHashSet<>(ledger().keySet());
         final Set<String> unwalked = new TreeSet<>();
         final java.util.Map<String, Boolean> allWalked = new java.util.TreeMap<>();
         for (final ErrnoSites.Site s : ErrnoSites.scan(ROOT))

@@ -75,20 +75,174 @@ final class ErrnoSites
             return message.contains(".detail()") || message.contains(".getMessage()");
         }
 
-        /** @return a pattern that finds this site's message in a failure's text: its literals in order. */
+        /**
+         * @return a pattern that finds this site's message in a failure's text: its literals in order. A
+         *         ternary gives alternatives: {@code "a" + (c ? "x" : "y") + "b"} matches {@code a…x…b} or
+         *         {@code a…y…b}, and a message that is a ternary as a whole matches either branch.
+         */
         Pattern pattern()
         {
-            final List<String> parts = new ArrayList<>();
-            for (final String l : literals)
+            final List<String> alternatives = new ArrayList<>();
+            for (final List<String> branch : branches(message))
             {
-                final String unescaped = l.replace("\\\"", "\"").replace("\\\\", "\\");
-                if (!unescaped.isBlank())
+                final List<String> parts = new ArrayList<>();
+                for (final String l : branch)
                 {
-                    parts.add(Pattern.quote(unescaped));
+                    final String unescaped = l.replace("\\\"", "\"").replace("\\\\", "\\");
+                    if (!unescaped.isBlank())
+                    {
+                        parts.add(Pattern.quote(unescaped));
+                    }
                 }
+                alternatives.add("(?:" + String.join(".*?", parts) + ")");
             }
-            return Pattern.compile(String.join(".*?", parts), Pattern.DOTALL);
+            return Pattern.compile(String.join("|", alternatives), Pattern.DOTALL);
         }
+    }
+
+    /**
+     * @param expr a message's source text.
+     * @return the literal sequences the message can produce: one per way through its ternaries (at most 16).
+     */
+    static List<List<String>> branches(final String expr)
+    {
+        List<List<String>> out = new ArrayList<>();
+        out.add(new ArrayList<>());
+        int i = 0;
+        while (i < expr.length())
+        {
+            final char ch = expr.charAt(i);
+            if (ch == '"')
+            {
+                final int end = stringEnd(expr, i);
+                final String literal = expr.substring(i + 1, end);
+                for (final List<String> b : out)
+                {
+                    b.add(literal);
+                }
+                i = end + 1;
+            }
+            else if (ch == '(')
+            {
+                final int close = matching(expr, i);
+                final String inner = expr.substring(i + 1, close);
+                final int q = topLevel(inner, '?', 0);
+                final List<List<String>> inside = new ArrayList<>();
+                if (q >= 0 && topLevel(inner, ':', q) >= 0)
+                {
+                    final int colon = topLevel(inner, ':', q);
+                    inside.addAll(branches(inner.substring(q + 1, colon)));
+                    inside.addAll(branches(inner.substring(colon + 1)));
+                }
+                else
+                {
+                    inside.addAll(branches(inner));
+                }
+                final List<List<String>> next = new ArrayList<>();
+                for (final List<String> b : out)
+                {
+                    for (final List<String> in : inside)
+                    {
+                        if (next.size() < 16)
+                        {
+                            final List<String> joined = new ArrayList<>(b);
+                            joined.addAll(in);
+                            next.add(joined);
+                        }
+                    }
+                }
+                out = next;
+                i = close + 1;
+            }
+            else if (ch == '?' && topLevel(expr, ':', i) >= 0)
+            {
+                // the whole message is a ternary: its condition's literals are not printed
+                final int colon = topLevel(expr, ':', i);
+                final List<List<String>> both = new ArrayList<>(branches(expr.substring(i + 1, colon)));
+                both.addAll(branches(expr.substring(colon + 1)));
+                return both;
+            }
+            else
+            {
+                i++;
+            }
+        }
+        return out;
+    }
+
+    /** The index of the quote that closes the string literal opening at {@code start}. */
+    private static int stringEnd(final String s, final int start)
+    {
+        for (int i = start + 1; i < s.length(); i++)
+        {
+            if (s.charAt(i) == '\\')
+            {
+                i++;
+            }
+            else if (s.charAt(i) == '"')
+            {
+                return i;
+            }
+        }
+        return s.length() - 1;
+    }
+
+    /** The index of the parenthesis that closes the one at {@code open}, outside string literals. */
+    private static int matching(final String s, final int open)
+    {
+        int depth = 0;
+        for (int i = open; i < s.length(); i++)
+        {
+            final char c = s.charAt(i);
+            if (c == '"')
+            {
+                i = stringEnd(s, i);
+            }
+            else if (c == '\'' && i + 2 < s.length())
+            {
+                i += s.charAt(i + 1) == '\\' ? 3 : 2;
+            }
+            else if (c == '(')
+            {
+                depth++;
+            }
+            else if (c == ')' && --depth == 0)
+            {
+                return i;
+            }
+        }
+        return s.length() - 1;
+    }
+
+    /** The index of {@code wanted} at parenthesis depth 0 and outside literals, from {@code from}, or -1. */
+    private static int topLevel(final String s, final char wanted, final int from)
+    {
+        int depth = 0;
+        for (int i = from; i < s.length(); i++)
+        {
+            final char c = s.charAt(i);
+            if (c == '"')
+            {
+                i = stringEnd(s, i);
+            }
+            else if (c == '\'' && i + 2 < s.length())
+            {
+                i += s.charAt(i + 1) == '\\' ? 3 : 2;
+            }
+            else if (c == '(')
+            {
+                depth++;
+            }
+            else if (c == ')')
+            {
+                depth--;
+            }
+            else if (c == wanted && depth == 0 && (wanted != ':' || i > from))
+            {
+                return i;
+            }
+        }
+        return -1;
     }
 
     private ErrnoSites()

@@ -81,4 +81,12 @@ class WorkloadMessagesTest
         assertThat(w.groups().get(0).name()).contains("mappings of 4096 bytes (4k), merged by size")
             .contains("100002 qualifying mappings");
     }
+
+    @Test
+    void accessThatIbvRegMrRefusesShouldSayItsErrnoOnce()
+    {
+        assertThatThrownBy(() -> Workload.parse("w.yaml", "groups:\n  - count: 1\n    size: 4K\n    access: rw\n"))
+            .hasMessageContaining("would fail ibv_reg_mr with EINVAL: ")
+            .satisfies(e -> assertThat(e.getMessage().split("EINVAL", -1)).as(e.getMessage()).hasSize(2));
+    }
 }

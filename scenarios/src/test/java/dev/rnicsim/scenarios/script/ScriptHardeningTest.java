@@ -142,7 +142,7 @@ class ScriptHardeningTest
     void shouldNameEveryKindAnArgumentMayBeInOneStableMessage()
     {
         assertThatThrownBy(() -> run("host a\nclose a\n", new StringWriter())).isInstanceOf(ScriptException.class)
-            .hasMessageContaining("expected a ah or cache or context or cq or dm or dmabuf or fastmr or mr or mw or pd "
-                + "or pool or qp or srq or watch or xrcd name");
+            .hasMessageContaining("expected the name of an AH, a cache, a context, a CQ, a DM, a dma-buf, "
+                + "a fast-registration MR, an MR, an MW, a PD, a pool, a QP, an SRQ or a watch: close NAME");
     }
 }

@@ -410,17 +410,17 @@ class ScriptOdpTest
                 "advise takes ADDR and SIZE together"),
             Arguments.of("advise with an unknown advice", "reg o pd_b buf 64K access=lw,odp\nadvise o prefetch_read",
                 "'prefetch_read' is not one of [prefetch, prefetch_no_fault, prefetch_write]"),
-            Arguments.of("advise of a buffer", "advise buf prefetch", "'buf' is a buffer; expected a fastmr or mr "
-                + "name"),
+            Arguments.of("advise of a buffer", "advise buf prefetch", "'buf' is a buffer; expected the name of a "
+                + "fast-registration MR or an MR"),
             Arguments.of("advise without an advice", "reg o pd_b buf 64K access=lw,odp\nadvise o",
                 "expected: " + Spec.VERBS.get("advise").usage()),
             Arguments.of("advise with pd= naming a QP", "reg o pd_b buf 64K access=lw,odp\nadvise o prefetch pd=qp_b",
-                "'qp_b' is a qp; expected a pd name"),
+                "'qp_b' is a QP; expected the name of a PD"),
             Arguments.of("advise with an unknown option", "reg o pd_b buf 64K access=lw,odp\nadvise o prefetch now=1",
                 "'advise' has no option 'now'"),
             Arguments.of("show odp without a name", "show odp", "show odp needs a name"),
             Arguments.of("an MR field that is none", "reg o pd_b buf 64K access=lw,odp\nexpect o.faults == 0",
-                "'o.faults': a mr has the fields ["));
+                "'o.faults': an MR has the fields ["));
     }
 
     @ParameterizedTest(name = "{0}")

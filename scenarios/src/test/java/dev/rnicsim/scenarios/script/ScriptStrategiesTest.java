@@ -500,7 +500,7 @@ class ScriptStrategiesTest
             expect rc.idle == 1
             """);
 
-        assertThat(r.out()).contains("-> ENOMEM: RegistrationCache.acquire: ibv_reg_mr: ENOMEM: MPT full: 2 "
+        assertThat(r.out()).contains("-> ENOMEM: RegistrationCache.acquire: ibv_reg_mr: MPT full: 2 "
             + "entries live, every one of the 2 usable indices (max_mr=2; index 0 is reserved)")
             .contains("; the cache holds 1 idle MRs (4096 bytes) that a bound on regions or bytes would have released");
     }
@@ -559,35 +559,36 @@ class ScriptStrategiesTest
     {
         return Stream.of(
             Arguments.of("pool without a chunk size", "pool p pd_a", "expected: " + Spec.VERBS.get("pool").usage()),
-            Arguments.of("pool of a context", "pool p app_a 64K", "'app_a' is a context; expected a pd name"),
+            Arguments.of("pool of a context", "pool p app_a 64K", "'app_a' is a context; expected the name of a PD"),
             Arguments.of("pool with a bad backing", "pool p pd_a 64K backing=3m", "'3m' is not one of [1g, 2m, 4k, "
                 + "thp]"),
             Arguments.of("pool with a bad access word", "pool p pd_a 64K access=lw,xx", "'xx' is not one of"),
             Arguments.of("pool with an unknown option", "pool p pd_a 64K size=1", "'pool' has no option 'size'"),
-            Arguments.of("pool named like a PD", "pool pd_a pd_a 64K", "'pd_a' names a pd already"),
-            Arguments.of("alloc from a PD", "alloc f pd_a 4K", "'pd_a' is a pd; expected a pool name"),
-            Arguments.of("alloc from a cache", "cache c pd_a\nalloc f c 4K", "'c' is a cache; expected a pool name"),
+            Arguments.of("pool named like a PD", "pool pd_a pd_a 64K", "'pd_a' names a PD already"),
+            Arguments.of("alloc from a PD", "alloc f pd_a 4K", "'pd_a' is a PD; expected the name of a pool"),
+            Arguments.of("alloc from a cache", "cache c pd_a\nalloc f c 4K",
+                "'c' is a cache; expected the name of a pool"),
             Arguments.of("alloc without a size", "pool p pd_a 64K\nalloc f p", "expected: "
                 + Spec.VERBS.get("alloc").usage()),
-            Arguments.of("free of a buffer", "free buf", "'buf' is a buffer; expected a fragment name"),
+            Arguments.of("free of a buffer", "free buf", "'buf' is a buffer; expected the name of a fragment"),
             Arguments.of("free of a handle", "cache c pd_a\nacquire h c buf 4K\nfree h",
-                "'h' is a handle; expected a fragment name"),
+                "'h' is a handle; expected the name of a fragment"),
             Arguments.of("cache with a bad hook", "cache c pd_a hook=maybe", "'maybe' is not one of [no, yes]"),
             Arguments.of("cache with an unknown option", "cache c pd_a size=1", "'cache' has no option 'size'"),
             Arguments.of("acquire from a pool", "pool p pd_a 64K\nacquire h p buf 4K",
-                "'p' is a pool; expected a cache name"),
+                "'p' is a pool; expected the name of a cache"),
             Arguments.of("acquire without a size", "cache c pd_a\nacquire h c buf", "expected: "
                 + Spec.VERBS.get("acquire").usage()),
             Arguments.of("acquire of an undefined address", "cache c pd_a\nacquire h c nowhere 4K",
                 "'nowhere' is neither a number"),
             Arguments.of("release of a fragment", "pool p pd_a 64K\nalloc f p 4K\nrelease f",
-                "'f' is a fragment; expected a handle name"),
+                "'f' is a fragment; expected the name of a handle"),
             Arguments.of("invalidate of a pool", "pool p pd_a 64K\ninvalidate p buf 4K",
-                "'p' is a pool; expected a cache name"),
+                "'p' is a pool; expected the name of a cache"),
             Arguments.of("close of a fragment", "pool p pd_a 64K\nalloc f p 4K\nclose f", "'f' is a fragment; expected"
-                + " a "),
+                + " the name of "),
             Arguments.of("close of a handle", "cache c pd_a\nacquire h c buf 4K\nclose h", "'h' is a handle; expected"
-                + " a "),
+                + " the name of "),
             Arguments.of("a buffer alone in an SGL", "post write qp_a sgl=buf remote=mr_dst",
                 "SGE 'buf': expected ADDR:LEN or ADDR:LEN:LKEY (ADDR an MR or an address), or a fragment or handle "
                     + "name alone"),
@@ -731,7 +732,7 @@ class ScriptStrategiesTest
         final String out = scenario("cache-exhausts-keys");
 
         assertThat(out).contains("-> ENOMEM: repeat 32: 16 done, then ENOMEM in repetition 17: "
-            + "RegistrationCache.acquire: ibv_reg_mr: ENOMEM: MPT full: 16 entries live, every one of the 16 "
+            + "RegistrationCache.acquire: ibv_reg_mr: MPT full: 16 entries live, every one of the 16 "
             + "usable indices (max_mr=16; index 0 is reserved)")
             .contains("the cache holds 16 idle MRs (1048576 bytes) that a bound on regions or bytes would have "
                 + "released");

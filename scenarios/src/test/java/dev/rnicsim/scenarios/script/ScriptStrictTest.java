@@ -248,7 +248,7 @@ class ScriptStrictTest
             """);
 
         assertThat(r.result().exitCode()).isEqualTo(1);
-        assertThat(r.result().failure()).contains("expected a LEAKED_MR warning, but the warnings not yet expected "
+        assertThat(r.result().failure()).contains("expected a warning LEAKED_MR, but the warnings not yet expected "
             + "are UNUSED_MR");
     }
 

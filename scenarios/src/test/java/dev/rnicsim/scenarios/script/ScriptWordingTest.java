@@ -5,43 +5,89 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
 
-/** The runner's wording: nouns in the number of their count, an errno said once, a hint for a mistyped verb. */
+/**
+ * The script parser's words: a number past 64 bits is called too large with its bound (not "not a number"), and a
+ * kind of object takes its article by sound ("an AH", "an MR", "an SRQ", "a QP").
+ */
 class ScriptWordingTest
 {
-    @Test
-    void countsOfOneShouldBeSingular()
+    private static final String PRELUDE = """
+        host h ram=256M
+        device d h profile=connectx5
+        open c d
+        pd pd0 c
+        mmap b c 64K
+        cq cq0 c
+        qp q pd0 cq0 type=ud
+        """;
+
+    private static void assertRefused(final String line, final String... fragments)
     {
-        final ScriptRun r = ScriptRun.ok("w.rsim", ScriptRun.TWO_CONNECTED_HOSTS + """
-            mmap one app_a 4K
-            touch one 4K write
-            reg r1 pd_a one 4K
-            dereg r1
-            mmap two app_a 8K
-            touch two 8K write
-            """);
-        assertThat(r.out()).contains("1 page faulted in", "1 MTT entry (", "1 page pinned", "1 page unpinned",
-            "1 MTT entry zapped", "2 pages faulted in").doesNotContain("1 pages", "1 MTT entries");
-        assertThat(Units.count(0, "MTT entry", "MTT entries")).isEqualTo("0 MTT entries");
+        assertThatThrownBy(() -> new ScriptParser().parse("w.rsim", PRELUDE + line + "\n"))
+            .isInstanceOf(ScriptException.class)
+            .satisfies(e -> {
+                for (final String f : fragments)
+                {
+                    assertThat(e.getMessage()).contains(f);
+                }
+            });
     }
 
     @Test
-    void aFailureLineShouldSayItsErrnoOnce()
+    void aDecimalNumberPast64BitsShouldBeCalledTooLargeWithItsBound()
     {
-        final ScriptRun r = ScriptRun.ok("w.rsim", ScriptRun.TWO_CONNECTED_HOSTS + """
-            mmap b app_a 64K
-            reg m pd_a b 0
-            expect EINVAL
-            """);
-        assertThat(r.out()).contains("-> EINVAL: ibv_reg_mr: lengthBytes=0").doesNotContain("EINVAL: ibv_reg_mr: EINVAL");
+        assertRefused("mmap big c 99999999999999999999999", "w.rsim:8: '99999999999999999999999' is too large: at "
+            + "most 9223372036854775807 (2^63 - 1) fits in 64 bits; expected: mmap NAME PROCESS SIZE");
     }
 
     @Test
-    void aMistypedVerbShouldGetItsNearestVerb()
+    void aNumberWithAUnitPast64BitsShouldGiveTheBoundInThatUnit()
     {
-        assertThatThrownBy(() -> ScriptRun.run("w.rsim", ScriptRun.TWO_CONNECTED_HOSTS + "dereq mr0\n"))
-            .isInstanceOf(ScriptException.class).hasMessageContaining("unknown verb 'dereq'; did you mean 'dereg'?");
-        assertThatThrownBy(() -> ScriptRun.run("w.rsim", ScriptRun.TWO_CONNECTED_HOSTS + "frobnicate mr0\n"))
-            .hasMessageContaining("unknown verb 'frobnicate'; verbs: ").hasMessageNotContaining("did you mean");
-        assertThat(DidYouMean.distance("mmpa", "mmap")).as("a swap is one edit").isEqualTo(1);
+        assertRefused("mmap big c 99999999999T", "'99999999999T' is too large: at most 8388607T fits in 64 bits");
+    }
+
+    @Test
+    void aHexNumberOfMoreThan16DigitsShouldBeCalledTooLarge()
+    {
+        assertRefused("touch b+0x10000000000000000 4K", "is too large: a hex number has at most 16 digits");
+    }
+
+    @Test
+    void aNumberBelowMinus2To63ShouldBeCalledTooSmall()
+    {
+        assertRefused("let x -99999999999999999999", "is too small: at least -9223372036854775808 (-2^63)");
+    }
+
+    @Test
+    void aWordThatIsNoNumberShouldStillBeCalledSo()
+    {
+        assertRefused("mmap big c 4Q", "'4Q' is neither a number");
+    }
+
+    @Test
+    void anAddressHandleShouldTakeAn()
+    {
+        assertRefused("post send q sgl=b:8 ah=pd0 remote_qpn=1 qkey=1", "'pd0' is a PD; expected the name of an AH");
+    }
+
+    @Test
+    void aFieldOfAnMrShouldTakeAn()
+    {
+        assertRefused("reg m pd0 b 4K\nexpect m.nothing == 0", "'m.nothing': an MR has the fields [");
+    }
+
+    @Test
+    void articlesShouldFollowTheSoundOfTheWord()
+    {
+        assertThat(Articles.a("MR")).isEqualTo("an MR");
+        assertThat(Articles.a("SRQ")).isEqualTo("an SRQ");
+        assertThat(Articles.a("AH")).isEqualTo("an AH");
+        assertThat(Articles.a("QP")).isEqualTo("a QP");
+        assertThat(Articles.a("GPU buffer")).isEqualTo("a GPU buffer");
+        assertThat(Articles.a("address handle")).isEqualTo("an address handle");
+        assertThat(Articles.a("unified address")).isEqualTo("a unified address");
+        assertThat(Articles.a("IBV_MR_TYPE_NULL_MR")).isEqualTo("an IBV_MR_TYPE_NULL_MR");
+        assertThat(Articles.a(Kind.FASTMR)).isEqualTo("a fast-registration MR");
+        assertThat(Articles.a(Kind.MW)).isEqualTo("an MW");
     }
 }

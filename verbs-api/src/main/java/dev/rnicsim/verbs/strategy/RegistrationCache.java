@@ -228,7 +228,8 @@ public final class RegistrationCache implements AutoCloseable
                 {
                     idleBytes += x.end - x.start;
                 }
-                throw new VerbsException("RegistrationCache.acquire", e.errno(), e.getMessage() + "; the cache "
+                throw new VerbsException("RegistrationCache.acquire", e.errno(), e.verb() + ": " + e.detail()
+                    + "; the cache "
                     + "holds " + idle.size() + " idle MRs (" + idleBytes + " bytes) that a bound on regions or bytes "
                     + "would have released", e);
             }
