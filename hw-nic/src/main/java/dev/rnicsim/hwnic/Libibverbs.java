@@ -81,6 +81,8 @@ final class Libibverbs
     private final MethodHandle queryDevice;
     private final MethodHandle queryPortCompat;
     private final MethodHandle queryGid;
+    /** {@code _ibv_query_gid_ex} (IBVERBS_1.11): returns the errno itself; null in an older libibverbs. */
+    private final MethodHandle queryGidEx;
     private final MethodHandle allocPd;
     private final MethodHandle deallocPd;
     private final MethodHandle regMrIova2;
@@ -108,6 +110,8 @@ final class Libibverbs
             ADDRESS));
         queryGid = handle(lookup, "ibv_query_gid", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BYTE, JAVA_INT,
             ADDRESS));
+        queryGidEx = lookup.find("_ibv_query_gid_ex").map(a -> LINKER.downcallHandle(a, FunctionDescriptor.of(
+            JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG))).orElse(null);
         allocPd = handle(lookup, "ibv_alloc_pd", FunctionDescriptor.of(ADDRESS, ADDRESS));
         deallocPd = handle(lookup, "ibv_dealloc_pd", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         regMrIova2 = handle(lookup, "ibv_reg_mr_iova2", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG,
@@ -427,17 +431,33 @@ final class Libibverbs
         }
     }
 
+    /** {@code sizeof(struct ibv_gid_entry)}: the GID, then gid_index, port_num, gid_type and ndev_ifindex. */
+    private static final long GID_ENTRY_BYTES = 32;
+
     /**
      * @param ctx   a context.
      * @param port  port number.
      * @param index GID table index.
      * @param gid   16 bytes to fill.
-     * @return {@code ibv_query_gid}: 0, or -1 with errno.
+     * @return {@code ibv_query_gid_ex} where libibverbs has it (ENODATA for an empty entry), else
+     * {@code ibv_query_gid}: 0, or -1 with errno.
      */
     Result queryGid(final MemorySegment ctx, final int port, final int index, final MemorySegment gid)
     {
         try (Arena arena = Arena.ofConfined())
         {
+            if (queryGidEx != null)
+            {
+                // ibv_query_gid answers an empty entry with a zero GID and success; ibv_query_gid_ex(3) says ENODATA,
+                // which is what Context.queryGid promises.
+                final MemorySegment entry = arena.allocate(GID_ENTRY_BYTES, 8);
+                final int err = (int)queryGidEx.invokeExact(ctx, port, index, entry, 0, GID_ENTRY_BYTES);
+                if (err == 0)
+                {
+                    MemorySegment.copy(entry, 0, gid, 0, 16);
+                }
+                return new Result(err == 0 ? 0 : -1, err);
+            }
             final MemorySegment state = Errnos.state(arena);
             final int rc = (int)queryGid.invokeExact(state, ctx, (byte)port, index, gid);
             return new Result(rc, Errnos.read(state));

@@ -100,7 +100,7 @@ public final class RdmaMr implements MemoryRegion
      * iova is the new address, as ibv_rereg_mr passes it as the new {@code hca_va}.
      *
      * @throws ReregException the library's code (ERR_INPUT, ERR_CMD, or -2, -3, -5 for the fork-protection codes)
-     *                        with errno; ERR_INPUT EINVAL for a closed MR or null sets (checked here, as the
+     *                        with errno; ERR_INPUT EINVAL for a closed MR, null flags or null elements (checked here, as the
      *                        library would refuse a freed MR); ERR_CMD EINVAL for a PD that is not an open PD of
      *                        this context (checked here: its handle would be unknown to the kernel).
      */
@@ -108,7 +108,9 @@ public final class RdmaMr implements MemoryRegion
     public void rereg(final Set<ReregFlag> flags, final ProtectionDomain newPd, final long newAddr,
         final long newLengthBytes, final Set<Access> newAccess)
     {
-        if (closed || flags == null || newAccess == null || RdmaPd.hasNull(flags) || RdmaPd.hasNull(newAccess))
+        // A null access set is no access given, as for the simulated MR (used without CHANGE_ACCESS).
+        final Set<Access> accessGiven = newAccess == null ? Set.of() : newAccess;
+        if (closed || flags == null || RdmaPd.hasNull(flags) || RdmaPd.hasNull(accessGiven))
         {
             throw new ReregException(Errno.EINVAL.code(), ReregException.ERR_INPUT, closed ? "the MR is deregistered"
                 : "flags and access must be sets without null elements");
@@ -124,7 +126,7 @@ public final class RdmaMr implements MemoryRegion
             }
             target = p;
         }
-        final int bits = Access.toBits(newAccess);
+        final int bits = Access.toBits(accessGiven);
         final Errnos.Result r = pd.context().lib().reregMr(mr, ReregFlag.toBits(flags),
             target == null ? MemorySegment.NULL : target.segment(), newAddr, newLengthBytes, bits);
         final int rc = (int)r.value();
@@ -137,7 +139,7 @@ public final class RdmaMr implements MemoryRegion
             }
             if (flags.contains(ReregFlag.CHANGE_ACCESS))
             {
-                access = newAccess.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(newAccess);
+                access = accessGiven.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(accessGiven);
             }
             if (target != null && target != pd)
             {

@@ -109,6 +109,16 @@ public final class RdmaQp implements QueuePair
             throw new VerbsException(verb, Errno.EOPNOTSUPP.code(), "XRC QPs need ibv_open_xrcd, ibv_create_srq_ex "
                 + "and wr.qp_type.xrc, which this backend does not bind yet; use RC QPs here (the simulator has XRC)");
         }
+        if (attr.sendOps() != null && (attr.sendOps().contains(WrOpcode.FLUSH)
+            || attr.sendOps().contains(WrOpcode.ATOMIC_WRITE)))
+        {
+            // ibv_create_qp_ex refuses send_ops_flags it has no ibv_wr_* builder for with EOPNOTSUPP; this binding
+            // posts through ibv_post_send, which has no opcode for FLUSH or ATOMIC_WRITE.
+            throw new VerbsException("ibv_create_qp_ex", Errno.EOPNOTSUPP.code(), "send_ops_flags "
+                + attr.sendOps() + ": FLUSH and ATOMIC_WRITE are posted only by the ibv_wr_* builders "
+                + "(ibv_wr_post(3)), which this backend does not bind yet; create the QP without them, or use the "
+                + "simulated backend");
+        }
         if (attr.srq() != null)
         {
             throw new VerbsException(verb, Errno.EOPNOTSUPP.code(), "shared receive queues (ibv_create_srq) are not "

@@ -476,8 +476,15 @@ final class Verbs
             }
             case Wire.QPS_RTS -> q.qp.modifyToRts(p.getInt(36), p.getInt(40));
             case Wire.QPS_ERR -> q.qp.modifyToError();
+            case Wire.QPS_RESET ->
+            {
+                // Any state to RESET (the kernel's qp_state_table): the queues are emptied, the QP can be set up again.
+                final dev.rnicsim.verbs.QpAttr.Builder reset = dev.rnicsim.verbs.QpAttr.builder()
+                    .state(dev.rnicsim.verbs.QpState.RESET);
+                q.qp.modify(reset.build(), reset.mask());
+            }
             default -> throw new VerbsException("ibv_modify_qp", EINVAL, "transition to state " + p.getInt(8)
-                + " is not simulated (INIT, RTR, RTS and ERR are)");
+                + " is not simulated (RESET, INIT, RTR, RTS and ERR are); use one of those");
         }
         return null;
     }
