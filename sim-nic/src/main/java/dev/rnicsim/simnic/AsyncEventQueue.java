@@ -218,7 +218,7 @@ public final class AsyncEventQueue
     }
 
     /**
-     * The affiliated asynchronous error of an RC responder's error that no receive WQE carries (IBA C9-222.1.1),
+     * The affiliated asynchronous error of an RC (or XRC_RECV) responder's error that no receive WQE carries (IBA C9-222.1.1),
      * where the driver raises it: IBV_EVENT_QP_ACCESS_ERR for an R_Key violation, IBV_EVENT_QP_REQ_ERR for an
      * invalid request, IBV_EVENT_QP_FATAL for a remote operation error ({@link AsyncEventRules}). An error a receive
      * completion reports (a SEND, an RDMA WRITE with immediate data) raises none.
@@ -232,7 +232,10 @@ public final class AsyncEventQueue
     static void responderRefused(final SimQp responder, final SendWr wr, final DmaResult r,
         final boolean reportedInReceive, final WcDiagnosis why)
     {
-        if (reportedInReceive || responder.type() != QpType.RC || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM)
+        // An XRC_RECV QP is an RC responder too (IBA XRC keeps RC's responder rules; the kernel hands a target's
+        // events to every opener through __ib_shared_qp_event_handler).
+        final boolean rcResponder = responder.type() == QpType.RC || responder.type() == QpType.XRC_RECV;
+        if (reportedInReceive || !rcResponder || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM)
         {
             return;
         }
