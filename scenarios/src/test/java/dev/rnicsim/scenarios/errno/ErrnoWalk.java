@@ -465,6 +465,7 @@ final class ErrnoWalk
             "post flush qp_a sgl=mr_src:8 remote=dst rkey=mr_dst.rkey length=64",
             "EINVAL", "takes no gather list", "give no sgl"));
         c.addAll(ErrnoWalkHostFidelity.cases());
+        c.addAll(ErrnoWalkXrcAttack.cases());
         return c;
     }
 }
