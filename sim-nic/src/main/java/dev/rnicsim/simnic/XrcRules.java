@@ -205,7 +205,8 @@ final class XrcRules
         final SimSrq srq = domain == null ? null : domain.srq(wr.remoteSrqn());
         if (srq == null)
         {
-            return "remote_srqn=0x" + Integer.toHexString(wr.remoteSrqn()) + " names no XRC SRQ of the XRC domain of "
+            return "remote_srqn=0x" + Integer.toHexString(wr.remoteSrqn()) + (wr.remoteSrqn() == 0 ? " (what a work "
+                + "request that sets no remote_srqn carries)" : "") + " names no XRC SRQ of the XRC domain of "
                 + "target QP 0x" + Integer.toHexString(target.qpNum()) + " (its SRQs: " + (domain == null ? "none"
                 : numbers(domain)) + "); set remote_srqn to ibv_get_srq_num of an XRC SRQ created in that domain";
         }

@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * An XRC_RECV QP is an RC responder: an RDMA WRITE it refuses for its rkey raises IBV_EVENT_QP_ACCESS_ERR on it, as on
- * an RC QP (IBA C9-222.1.1; the kernel passes a target's events to its openers, __ib_shared_qp_event_handler).
+ * an RC QP (IBA C9-222.1.1; the kernel passes a target's events to its openers, __ib_shared_qp_event_handler); a
+ * send without remote_srqn is NAKed and its diagnosis says it carried 0.
  */
 class XrcTargetEventTest
 {
@@ -57,5 +58,27 @@ class XrcTargetEventTest
         rig.ctxB.ackAsyncEvent(event);
         assertThat(rig.ctxB.getAsyncEvent()).as("one event for one refusal").isEmpty();
         assertThat(rig.ctxA.getAsyncEvent()).as("the requester's context gets none").isEmpty();
+    }
+
+    @Test
+    void shouldSayAnXrcSendWithoutRemoteSrqnCarriesZeroWhenTheTargetNaksIt()
+    {
+        final RuleRig rig = RuleRig.unconnected(DeviceProfiles.connectx5());
+        final XrcDomain domain = rig.ctxB.openXrcd();
+        final SharedReceiveQueue srq = rig.pdB.createXrcSrq(domain, rig.ctxB.createCq(16), new SrqAttr(16, 1, 0));
+        final QueuePair ini = rig.pdA.createQp(QpInitAttr.xrcSend(rig.cqA));
+        final QueuePair tgt = rig.ctxB.createXrcRecvQp(domain);
+        tgt.connect(ini.address(), REMOTE);
+        ini.connect(tgt.address(), EnumSet.noneOf(Access.class));
+        final long src = rig.bufferA(4096);
+        final MemoryRegion srcMr = rig.pdA.regMr(src, 4096, REMOTE);
+
+        ini.postSend(SendWr.send(1, List.of(new Sge(src, 8, srcMr.lkey()))));
+
+        final List<WorkCompletion> wcs = rig.pollA();
+        assertThat(wcs).extracting(WorkCompletion::status).containsExactly(WcStatus.REM_INV_REQ_ERR);
+        assertThat(wcs.get(0).diagnosis().summary())
+            .contains("remote_srqn=0x0 (what a work request that sets no remote_srqn carries)");
+        assertThat(srq.receivesPosted()).isZero();
     }
 }
