@@ -264,6 +264,19 @@ public final class AsyncEventQueue
     }
 
     /**
+     * A destroyed QP, CQ or SRQ takes its events not yet returned with it: the kernel removes them from the async
+     * event file when it frees the object's uobject ({@code ib_uverbs_release_uevent}, {@code ib_uverbs_release_ucq}),
+     * so {@code ibv_get_async_event} never returns an event of an object already destroyed.
+     *
+     * @param context the context whose queue holds the events.
+     * @param object  the destroyed QP, CQ or SRQ.
+     */
+    static void objectDestroyed(final SimContext context, final Object object)
+    {
+        context.events().pending.removeIf(e -> e.qp() == object || e.cq() == object || e.srq() == object);
+    }
+
+    /**
      * @return a copy of the pending events' types, oldest first (for tests and views).
      */
     public List<AsyncEventType> pendingTypes()

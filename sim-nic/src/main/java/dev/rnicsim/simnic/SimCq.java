@@ -150,6 +150,7 @@ public final class SimCq implements CompletionQueue
                 + "use this CQ (ib_destroy_cq_user refuses while they hold it); destroy them first");
         }
         closed = true;
+        AsyncEventQueue.objectDestroyed(context, this);
         ring.release();
         context.device().count(SimCounter.PINNED_BYTES, -ring.lengthBytes());
         context.cqClosed(this);

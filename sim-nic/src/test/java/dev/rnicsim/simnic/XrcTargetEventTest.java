@@ -81,4 +81,27 @@ class XrcTargetEventTest
             .contains("remote_srqn=0x0 (what a work request that sets no remote_srqn carries)");
         assertThat(srq.receivesPosted()).isZero();
     }
+
+    @Test
+    void shouldDropAnUnreadEventOfAQpDestroyedBeforeTheEventWasRead()
+    {
+        final RuleRig rig = RuleRig.unconnected(DeviceProfiles.connectx5());
+        final XrcDomain domain = rig.ctxB.openXrcd();
+        final SharedReceiveQueue srq = rig.pdB.createXrcSrq(domain, rig.ctxB.createCq(16), new SrqAttr(16, 1, 0));
+        final QueuePair ini = rig.pdA.createQp(QpInitAttr.xrcSend(rig.cqA));
+        final QueuePair tgt = rig.ctxB.createXrcRecvQp(domain);
+        tgt.connect(ini.address(), REMOTE);
+        ini.connect(tgt.address(), EnumSet.noneOf(Access.class));
+        final long src = rig.bufferA(4096);
+        final MemoryRegion srcMr = rig.pdA.regMr(src, 4096, REMOTE);
+        ini.postSend(SendWr.write(1, List.of(new Sge(src, 8, srcMr.lkey())), rig.bufferB(4096), 0x1234)
+            .withRemoteSrqn(srq.srqNum()));
+        assertThat(rig.pollA()).extracting(WorkCompletion::status).containsExactly(WcStatus.REM_ACCESS_ERR);
+        assertThat(rig.ctxB.events().pending()).hasSize(1);
+
+        tgt.close();
+
+        assertThat(rig.ctxB.getAsyncEvent()).as("ib_uverbs_release_uevent drops the destroyed QP's unread events")
+            .isEmpty();
+    }
 }
