@@ -264,6 +264,25 @@ public final class AsyncEventQueue
     }
 
     /**
+     * An XRC_RECV QP that NAKs a request Invalid Request (its remote_srqn names no XRC SRQ of its domain, or the
+     * requester is no XRC_SEND QP) goes to ERR with IBV_EVENT_QP_REQ_ERR where the driver raises it for an invalid
+     * request no receive carries (IBA C9-222.1.1, the invalid request local work queue error; mlx5
+     * MLX5_EVENT_TYPE_WQ_INVAL_REQ_ERROR).
+     *
+     * @param target the XRC_RECV QP.
+     * @param why    why it refused the request.
+     */
+    static void xrcInvalidRequest(final SimQp target, final String why)
+    {
+        if (target.type() == QpType.XRC_RECV && rules(target).responderInvalidRequest())
+        {
+            target.pd().context().events().raise(AsyncEventType.QP_REQ_ERR, target, null, null, "XRC_RECV QP 0x"
+                + Integer.toHexString(target.qpNum()) + " went to ERR with a NAK Invalid Request: " + why
+                + "; no receive carries the error, so it is reported here (IBA C9-222.1.1)");
+        }
+    }
+
+    /**
      * A destroyed QP, CQ or SRQ takes its events not yet returned with it: the kernel removes them from the async
      * event file when it frees the object's uobject ({@code ib_uverbs_release_uevent}, {@code ib_uverbs_release_ucq}),
      * so {@code ibv_get_async_event} never returns an event of an object already destroyed.

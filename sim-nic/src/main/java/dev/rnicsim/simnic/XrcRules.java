@@ -234,6 +234,10 @@ final class XrcRules
             peer.completions.errorCause = "it answered IBV_WC_REM_INV_REQ_ERR to QP 0x"
                 + Integer.toHexString(qp.qpNum()) + ": " + why;
         }
+        if (peer.state() != QpState.ERR)
+        {
+            AsyncEventQueue.xrcInvalidRequest(peer, why);
+        }
         peer.completions.toError();
         qp.completions.completeSend(wr, WcStatus.REM_INV_REQ_ERR, 0, d);
         return WqeOutcome.ERROR;

@@ -80,6 +80,10 @@ class XrcTargetEventTest
         assertThat(wcs.get(0).diagnosis().summary())
             .contains("remote_srqn=0x0 (what a work request that sets no remote_srqn carries)");
         assertThat(srq.receivesPosted()).isZero();
+        final AsyncEvent event = rig.ctxB.getAsyncEvent().orElseThrow();
+        assertThat(event.type()).as("mlx5 raises the invalid-request error on the target").isEqualTo(
+            AsyncEventType.QP_REQ_ERR);
+        assertThat(event.qp()).isSameAs(tgt);
     }
 
     @Test
