@@ -218,7 +218,7 @@ public final class AsyncEventQueue
     }
 
     /**
-     * The affiliated asynchronous error of an RC responder's error that no receive WQE carries (IBA C9-222.1.1),
+     * The affiliated asynchronous error of an RC (or XRC_RECV) responder's error that no receive WQE carries (IBA C9-222.1.1),
      * where the driver raises it: IBV_EVENT_QP_ACCESS_ERR for an R_Key violation, IBV_EVENT_QP_REQ_ERR for an
      * invalid request, IBV_EVENT_QP_FATAL for a remote operation error ({@link AsyncEventRules}). An error a receive
      * completion reports (a SEND, an RDMA WRITE with immediate data) raises none.
@@ -232,7 +232,10 @@ public final class AsyncEventQueue
     static void responderRefused(final SimQp responder, final SendWr wr, final DmaResult r,
         final boolean reportedInReceive, final WcDiagnosis why)
     {
-        if (reportedInReceive || responder.type() != QpType.RC || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM)
+        // An XRC_RECV QP is an RC responder too (IBA XRC keeps RC's responder rules; the kernel hands a target's
+        // events to every opener through __ib_shared_qp_event_handler).
+        final boolean rcResponder = responder.type() == QpType.RC || responder.type() == QpType.XRC_RECV;
+        if (reportedInReceive || !rcResponder || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM)
         {
             return;
         }
@@ -258,6 +261,38 @@ public final class AsyncEventQueue
             + Integer.toHexString(responder.qpNum()) + " went to ERR refusing " + (why == null ? wr.opcode()
             + " wr_id " + wr.wrId() + ": " + r.detail() : why.summary()) + "; no receive carries the error, so it "
             + "is reported here (IBA C9-222.1.1)");
+    }
+
+    /**
+     * An XRC_RECV QP that NAKs a request Invalid Request (its remote_srqn names no XRC SRQ of its domain, or the
+     * requester is no XRC_SEND QP) goes to ERR with IBV_EVENT_QP_REQ_ERR where the driver raises it for an invalid
+     * request no receive carries (IBA C9-222.1.1, the invalid request local work queue error; mlx5
+     * MLX5_EVENT_TYPE_WQ_INVAL_REQ_ERROR).
+     *
+     * @param target the XRC_RECV QP.
+     * @param why    why it refused the request.
+     */
+    static void xrcInvalidRequest(final SimQp target, final String why)
+    {
+        if (target.type() == QpType.XRC_RECV && rules(target).responderInvalidRequest())
+        {
+            target.pd().context().events().raise(AsyncEventType.QP_REQ_ERR, target, null, null, "XRC_RECV QP 0x"
+                + Integer.toHexString(target.qpNum()) + " went to ERR with a NAK Invalid Request: " + why
+                + "; no receive carries the error, so it is reported here (IBA C9-222.1.1)");
+        }
+    }
+
+    /**
+     * A destroyed QP, CQ or SRQ takes its events not yet returned with it: the kernel removes them from the async
+     * event file when it frees the object's uobject ({@code ib_uverbs_release_uevent}, {@code ib_uverbs_release_ucq}),
+     * so {@code ibv_get_async_event} never returns an event of an object already destroyed.
+     *
+     * @param context the context whose queue holds the events.
+     * @param object  the destroyed QP, CQ or SRQ.
+     */
+    static void objectDestroyed(final SimContext context, final Object object)
+    {
+        context.events().pending.removeIf(e -> e.qp() == object || e.cq() == object || e.srq() == object);
     }
 
     /**

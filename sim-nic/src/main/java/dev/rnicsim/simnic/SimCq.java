@@ -114,7 +114,7 @@ public final class SimCq implements CompletionQueue
     }
 
     /**
-     * @return the QPs using this CQ (a QP using it for both queues counts once).
+     * @return the QPs and XRC SRQs using this CQ (a QP using it for both queues counts once).
      */
     public int users()
     {
@@ -146,10 +146,11 @@ public final class SimCq implements CompletionQueue
         }
         if (users > 0)
         {
-            throw new VerbsException("ibv_destroy_cq", Errno.EBUSY.code(), users + " QP(s) still use this CQ "
-                + "(ib_destroy_cq_user refuses while QPs hold it); destroy them first");
+            throw new VerbsException("ibv_destroy_cq", Errno.EBUSY.code(), users + " QP(s) or XRC SRQ(s) still "
+                + "use this CQ (ib_destroy_cq_user refuses while they hold it); destroy them first");
         }
         closed = true;
+        AsyncEventQueue.objectDestroyed(context, this);
         ring.release();
         context.device().count(SimCounter.PINNED_BYTES, -ring.lengthBytes());
         context.cqClosed(this);

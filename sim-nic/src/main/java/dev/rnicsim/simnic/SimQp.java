@@ -628,6 +628,7 @@ public final class SimQp implements QueuePair
             }
             final SimQp sender = waitingSender();
             device.removeQp(num);
+            AsyncEventQueue.objectDestroyed(pd().context(), this);
             if (sender != null)
             {
                 engine().schedule(sender);

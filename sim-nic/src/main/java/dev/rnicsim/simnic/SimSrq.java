@@ -296,6 +296,7 @@ public final class SimSrq implements SharedReceiveQueue
         }
         closed = true;
         queue.clear();
+        AsyncEventQueue.objectDestroyed(pd.context(), this);
         if (xrcd != null)
         {
             xrcd.srqClosed(this);

@@ -68,11 +68,36 @@ final class XrcRules
         return new SimXrcd(context);
     }
 
+    /**
+     * Why an object handed to an XRC verb is not a live one of the caller's context, in the user's terms (never the
+     * object's class or identity hash).
+     */
+    static String whyNotLive(final Object object, final boolean closed, final SimContext owner,
+        final SimContext context)
+    {
+        if (object == null)
+        {
+            return "none was given (null)";
+        }
+        if (closed)
+        {
+            return "it is closed";
+        }
+        if (owner == null)
+        {
+            return "it is not one the simulated device made";
+        }
+        return owner == context ? "it was released" : "it belongs to another context (device "
+            + owner.device().name() + "), not to the one of this call (device " + context.device().name() + ")";
+    }
+
     private static SimXrcd liveDomain(final String verb, final SimContext context, final XrcDomain xrcd)
     {
         if (!(xrcd instanceof SimXrcd x) || x.isClosed() || x.context() != context)
         {
-            throw Errors.invalid(verb, "xrcd " + xrcd + " is not a live XRC domain of this context (the kernel looks "
+            throw Errors.invalid(verb, "the XRC domain is not a live XRC domain of this context: "
+                + whyNotLive(xrcd, xrcd instanceof SimXrcd d && d.isClosed(), xrcd instanceof SimXrcd d ? d.context()
+                    : null, context) + " (the kernel looks "
                 + "the xrcd handle up among the caller's objects and answers EINVAL: uverbs create_qp, "
                 + "__uverbs_create_xsrq); open one with ibv_open_xrcd on the same context");
         }
@@ -90,7 +115,9 @@ final class XrcRules
         liveDomain(verb, pd.context(), xrcd);
         if (!(cq instanceof SimCq c) || c.isClosed() || c.context() != pd.context())
         {
-            throw Errors.invalid(verb, "cq " + cq + " is not a live CQ of this context: an XRC SRQ completes its "
+            throw Errors.invalid(verb, "the CQ is not a live CQ of this context: " + whyNotLive(cq,
+                cq instanceof SimCq c && c.isClosed(), cq instanceof SimCq c ? c.context() : null, pd.context())
+                + ": an XRC SRQ completes its "
                 + "receives on a CQ of its own (IBV_SRQ_INIT_ATTR_CQ; __uverbs_create_xsrq looks it up); create one "
                 + "with ibv_create_cq on the same context");
         }
@@ -178,7 +205,8 @@ final class XrcRules
         final SimSrq srq = domain == null ? null : domain.srq(wr.remoteSrqn());
         if (srq == null)
         {
-            return "remote_srqn=0x" + Integer.toHexString(wr.remoteSrqn()) + " names no XRC SRQ of the XRC domain of "
+            return "remote_srqn=0x" + Integer.toHexString(wr.remoteSrqn()) + (wr.remoteSrqn() == 0 ? " (what a work "
+                + "request that sets no remote_srqn carries)" : "") + " names no XRC SRQ of the XRC domain of "
                 + "target QP 0x" + Integer.toHexString(target.qpNum()) + " (its SRQs: " + (domain == null ? "none"
                 : numbers(domain)) + "); set remote_srqn to ibv_get_srq_num of an XRC SRQ created in that domain";
         }
@@ -205,6 +233,10 @@ final class XrcRules
         {
             peer.completions.errorCause = "it answered IBV_WC_REM_INV_REQ_ERR to QP 0x"
                 + Integer.toHexString(qp.qpNum()) + ": " + why;
+        }
+        if (peer.state() != QpState.ERR)
+        {
+            AsyncEventQueue.xrcInvalidRequest(peer, why);
         }
         peer.completions.toError();
         qp.completions.completeSend(wr, WcStatus.REM_INV_REQ_ERR, 0, d);

@@ -466,6 +466,7 @@ final class ErrnoWalk
             "EINVAL", "takes no gather list", "give no sgl"));
         c.addAll(ErrnoWalkHostFidelity.cases());
         c.addAll(DeviceQueryWalk.cases());
+        c.addAll(ErrnoWalkXrcAttack.cases());
         return c;
     }
 }
