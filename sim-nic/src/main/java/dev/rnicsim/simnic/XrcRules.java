@@ -97,9 +97,9 @@ final class XrcRules
         {
             throw Errors.invalid(verb, "the XRC domain is not a live XRC domain of this context: "
                 + whyNotLive(xrcd, xrcd instanceof SimXrcd d && d.isClosed(), xrcd instanceof SimXrcd d ? d.context()
-                    : null, context) + " (the kernel looks "
-                + "the xrcd handle up among the caller's objects and answers EINVAL: uverbs create_qp, "
-                + "__uverbs_create_xsrq); open one with ibv_open_xrcd on the same context");
+                    : null, context) + " (the kernel looks the xrcd handle up among the caller's objects and refuses "
+                + "a handle it does not find: uverbs create_qp, __uverbs_create_xsrq); open one with ibv_open_xrcd on "
+                + "the same context");
         }
         return x;
     }

@@ -83,6 +83,7 @@ final class ErrnoWalkApi
         c.addAll(ErrnoWalkHost.cases());
         c.addAll(ErrnoWalkTables.cases());
         c.addAll(ErrnoWalkVerbs.cases());
+        c.addAll(ErrnoWalkVerbsAdded.cases());
         return c;
     }
 }

@@ -113,7 +113,7 @@ final class ErrnoWalkHost
             () -> process(HostConfig.builder().hugepages2M(4)).mmap(0, 2 * MIB, rw(),
                 anon(MapFlag.HUGETLB, MapFlag.HUGE_2MB, MapFlag.HUGE_1GB)), "HUGE_2MB", "exclusive"));
         c.add(c("mmap when no free range is left", "ENOMEM", () -> {
-            final UserProcess p = process(HostConfig.builder().maxMapCount(1_000_000));
+            final UserProcess p = process(HostConfig.builder().maxMapCount(1_000_000).overcommitMemory(1));
             p.mmap(0, UserProcess.MMAP_BASE - (1L << 30), rw(), anon());
             p.mmap(0, 2L << 30, rw(), anon());
         }, "no free range"));
@@ -157,7 +157,7 @@ final class ErrnoWalkHost
             p.mlock(p.mmapAnonymous(64 * 1024), 64 * 1024);
         }, "locked_vm=", "RLIMIT_MEMLOCK"));
         c.add(c("mlock that cannot fault the range in", "EAGAIN", () -> {
-            final UserProcess p = process(HostConfig.builder().physicalMemoryBytes(64 * MIB));
+            final UserProcess p = process(HostConfig.builder().physicalMemoryBytes(64 * MIB).overcommitMemory(1));
             p.rlimitMemlockBytes(UserProcess.RLIM_INFINITY);
             p.mlock(p.mmapAnonymous(128 * MIB), 128 * MIB);
         }, "mlock"));
@@ -179,7 +179,7 @@ final class ErrnoWalkHost
         c.add(c("a touch of a range past user space", "EFAULT",
             () -> process().touch(UserProcess.TASK_SIZE - 4096, 8192, false), "leaves user space"));
         c.add(c("a touch past the memory and swap", "ENOMEM", () -> {
-            final UserProcess p = process(HostConfig.builder().physicalMemoryBytes(64 * MIB));
+            final UserProcess p = process(HostConfig.builder().physicalMemoryBytes(64 * MIB).overcommitMemory(1));
             p.touch(p.mmapAnonymous(128 * MIB), 128 * MIB, true);
         }, "out of memory", "no free frame"));
         c.add(c("a hugetlb fault of a child with the pool empty", "ENOMEM", () -> {

@@ -14,6 +14,7 @@ import dev.rnicsim.simnic.SimFabric;
 import dev.rnicsim.simnic.SimGpu;
 import dev.rnicsim.simnic.SimHost;
 import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.AtomicCap;
 import dev.rnicsim.verbs.Backing;
 import dev.rnicsim.verbs.CompletionQueue;
 import dev.rnicsim.verbs.Context;
@@ -76,7 +77,7 @@ final class ErrnoWalkVerbs
      * @param cq     a CQ.
      * @param buf    the memory's first byte.
      */
-    private record Rig(SimDevice device, Context ctx, ProtectionDomain pd, CompletionQueue cq, long buf)
+    record Rig(SimDevice device, Context ctx, ProtectionDomain pd, CompletionQueue cq, long buf)
     {
         MemoryRegion mr(final Set<Access> access)
         {
@@ -101,7 +102,7 @@ final class ErrnoWalkVerbs
         }
     }
 
-    private static Rig rig(final DeviceProfile profile)
+    static Rig rig(final DeviceProfile profile)
     {
         return rig(profile, new SimFabric().addHost("h", HostConfig.builder().physicalMemoryBytes(256 * MIB)
             .build()));
@@ -116,12 +117,12 @@ final class ErrnoWalkVerbs
         return new Rig(d, ctx, ctx.allocPd(), ctx.createCq(64), buf);
     }
 
-    private static Rig cx5()
+    static Rig cx5()
     {
         return rig(DeviceProfiles.connectx5());
     }
 
-    private static DeviceProfile with(final DeviceProfile p, final UnaryOperator<DeviceAttributes.Builder> change)
+    static DeviceProfile with(final DeviceProfile p, final UnaryOperator<DeviceAttributes.Builder> change)
     {
         return p.withAttributes(change.apply(p.attributes().toBuilder()).build());
     }
@@ -139,7 +140,7 @@ final class ErrnoWalkVerbs
 
     /** @return an object of an interface whose abstract methods fail and whose default methods run. */
     @SuppressWarnings("unchecked")
-    private static <T> T bare(final Class<T> type)
+    static <T> T bare(final Class<T> type)
     {
         final InvocationHandler h = (proxy, method, args) -> {
             if (method.isDefault())
@@ -211,7 +212,7 @@ final class ErrnoWalkVerbs
             final Rig r = cx5();
             r.qp();
             r.cq().close();
-        }, "QP(s) still use this CQ", "destroy them first"));
+        }, "still use this CQ", "destroy them first"));
         c.add(c("a registration through a deallocated PD", "EINVAL", () -> {
             final Rig r = cx5();
             r.pd().dealloc();
@@ -414,12 +415,12 @@ final class ErrnoWalkVerbs
             final MemoryRegion m = r.mr(LW);
             q.postSend(SendWr.read(1, List.of(Sge.of(m, 0, 8), Sge.of(m, 8, 8)), r.buf(), m.rkey()));
         }, "max_sge_rd=1"));
-        c.add(c("an atomic on a QP without REMOTE_ATOMIC", "EOPNOTSUPP", () -> {
-            final Rig r = cx5();
+        c.add(c("an atomic on an mlx5 QP of a device whose atomic_cap is not ATOMIC_HCA", "EOPNOTSUPP", () -> {
+            final Rig r = rig(with(DeviceProfiles.connectx5(), b -> b.atomicCap(AtomicCap.GLOB)));
             final QueuePair q = r.connected(EnumSet.noneOf(Access.class));
             final MemoryRegion m = r.mr(LW);
             q.postSend(SendWr.fetchAndAdd(1, Sge.of(m, 0, 8), r.buf(), m.rkey(), 1));
-        }, "lack REMOTE_ATOMIC"));
+        }, "created without atomics", "ATOMIC_HCA"));
         c.add(c("an atomic at a misaligned address on rxe", "EINVAL", () -> {
             final Rig r = rig(DeviceProfiles.rxe());
             final QueuePair q = r.connected(EnumSet.noneOf(Access.class));

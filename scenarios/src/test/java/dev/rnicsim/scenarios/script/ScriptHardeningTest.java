@@ -143,6 +143,6 @@ class ScriptHardeningTest
     {
         assertThatThrownBy(() -> run("host a\nclose a\n", new StringWriter())).isInstanceOf(ScriptException.class)
             .hasMessageContaining("expected the name of an AH, a cache, a context, a CQ, a DM, a dma-buf, "
-                + "a fast-registration MR, an MR, an MW, a PD, a pool, a QP, an SRQ or a watch: close NAME");
+                + "a fast-registration MR, an MR, an MW, a PD, a pool, a QP, an SRQ, a watch or an XRC domain: close NAME");
     }
 }
