@@ -147,6 +147,12 @@ final class MemoryVerbs
             final int at = 16 + i * Wire.SGE_BYTES;
             sgl.add(new Sge(p.getLong(at), p.getInt(at + 8) & 0xffffffffL, p.getInt(at + 12)));
         }
+        // An ODP MR (an implicit one above all) covers memory the program may have mapped after registering it:
+        // the prefetch faults in what the real process maps now, as the kernel's page walk would.
+        for (final Sge g : sgl)
+        {
+            verbs.mirror(g.addr(), g.lengthBytes());
+        }
         pd.adviseMr(a, flags, sgl);
         return null;
     }
