@@ -181,7 +181,8 @@ final class Rig implements AutoCloseable
         return await(cqB);
     }
 
-    private static WorkCompletion await(final CompletionQueue cq)
+    /** The CQ's next completion, polled until it comes (a failed assertion after COMPLETION_TIMEOUT_NS). */
+    static WorkCompletion await(final CompletionQueue cq)
     {
         final long deadline = System.nanoTime() + COMPLETION_TIMEOUT_NS;
         while (true)

@@ -1,7 +1,5 @@
 package dev.rnicsim.conformance;
 
-import static dev.rnicsim.conformance.Rig.COMPLETION_TIMEOUT_NS;
-import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.rnicsim.verbs.AddressHandle;
@@ -129,28 +127,12 @@ final class UdRig implements AutoCloseable
 
     WorkCompletion awaitA()
     {
-        return await(cqA);
+        return Rig.await(cqA);
     }
 
     WorkCompletion awaitB()
     {
-        return await(cqB);
-    }
-
-    private static WorkCompletion await(final CompletionQueue cq)
-    {
-        final long deadline = System.nanoTime() + COMPLETION_TIMEOUT_NS;
-        while (true)
-        {
-            final List<WorkCompletion> wcs = cq.poll(1);
-            if (!wcs.isEmpty())
-            {
-                return wcs.get(0);
-            }
-            assertThat(System.nanoTime() - deadline).as("a completion within %d ms", COMPLETION_TIMEOUT_NS / 1_000_000)
-                .isNegative();
-            Thread.onSpinWait();
-        }
+        return Rig.await(cqB);
     }
 
     @Override

@@ -1562,8 +1562,7 @@ public final class ScriptRunner
         final Set<WrOpcode> sendOps = o.containsKey("ops") ? Spec.sendOps(o.get("ops")) : null;
         final QpInitAttr init = type == QpType.XRC_SEND ? XrcVerbs.sendAttr(cq, cap)
             : new QpInitAttr(cq, cq, type, cap, false, srq);
-        final SimQp qp = (SimQp)s.get(l, l.args().get(1), SimPd.class).createQp(new QpInitAttr(init.sendCq(),
-            init.recvCq(), init.type(), init.cap(), init.sqSigAll(), init.srq(), sendOps));
+        final SimQp qp = (SimQp)s.get(l, l.args().get(1), SimPd.class).createQp(init.withSendOps(sendOps));
         s.names.put(l.args().get(0), qp);
         return Outcome.ok(type + " QP 0x" + Integer.toHexString(qp.qpNum()) + " in " + qp.state()
             + (srq == null ? "" : ", receives from the SRQ"));
