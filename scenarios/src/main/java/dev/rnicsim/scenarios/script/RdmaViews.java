@@ -78,7 +78,9 @@ final class RdmaViews
             }
         }
         sb.append("\n(no packet loss, reordering or congestion is modelled: the sequence-error, duplicate-request, "
-            + "link-error and CNP/ECN counters stay 0; packets are data packets, ACKs and NAKs are not counted)");
+            + "link-error and CNP/ECN counters stay 0; the port counters count data packets, rxe's sent_pkts and "
+            + "rcvd_pkts also count ACKs and NAKs (sim_acks_sent, sim_acks_received); a request refused with an RNR "
+            + "NAK and the NAK itself are not counted as packets)");
         return sb.toString();
     }
 
