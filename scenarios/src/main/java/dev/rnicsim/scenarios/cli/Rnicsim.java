@@ -59,6 +59,7 @@ public final class Rnicsim implements Runnable
         final CommandLine cl = new CommandLine(new Rnicsim());
         // '@' starts a legal file name: no argument is read as an argument file.
         cl.setExpandAtFiles(false);
+        WholeNumbers.register(cl);
         cl.setOut(out);
         cl.setErr(err);
         cl.setExitCodeExceptionMapper(e -> MALFORMED);

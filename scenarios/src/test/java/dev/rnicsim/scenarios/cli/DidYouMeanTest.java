@@ -67,4 +67,13 @@ class DidYouMeanTest
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("frobnicate").contains("Usage:").doesNotContain("Did you mean");
     }
+
+    @Test
+    void aNumberPastItsRangeShouldSayTooLargeWithTheBoundNotAJavaType()
+    {
+        final Result r = rnicsim("plan", "--hugepages2m", "99999999999999999999");
+
+        assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(r.err()).contains("too large: at most 9223372036854775807 (2^63 - 1)").doesNotContain("a long");
+    }
 }
