@@ -38,8 +38,9 @@ public final class ScriptParser
     public List<ScriptLine> parse(final String file, final String text)
     {
         final List<ScriptLine> out = new ArrayList<>();
-        // A UTF-8 byte-order mark (written by some Windows editors) is no part of the first line.
-        final String[] lines = (text.startsWith("\uFEFF") ? text.substring(1) : text).split("\r?\n", -1);
+        // A UTF-8 byte-order mark (written by some Windows editors) is no part of a line: at the start of the file,
+        // or of any line (scripts joined with cat carry one per file).
+        final String[] lines = text.replaceAll("(?m)^\uFEFF+", "").split("\r?\n", -1);
         for (int i = 0; i < lines.length; i++)
         {
             final ScriptLine line = statement(file, i + 1, lines[i]);

@@ -136,6 +136,17 @@ class MessagesTest
     }
 
     @Test
+    void scriptsJoinedWithCatShouldRunWithTheByteOrderMarkOfEach() throws Exception
+    {
+        final Path s = script("joined.rsim", "\uFEFF\uFEFF" + SCRIPT + "\n\uFEFFsay joined\n");
+
+        final Result r = rnicsim("run", s.toString());
+
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("host alpha: 256 MiB RAM").contains("joined");
+    }
+
+    @Test
     void argumentStartingWithAtShouldBeAFileNameNotAnArgumentFile() throws Exception
     {
         final Path s = script("@odd.rsim", SCRIPT);
