@@ -333,7 +333,8 @@ public final class RdmaContext implements Context
     /**
      * {@code ibv_query_gid}.
      *
-     * @throws VerbsException the errno: EINVAL for a port the device lacks or an index past gid_tbl_len; ENODATA for an empty entry.
+     * @throws VerbsException the errno: EINVAL for a port the device lacks or an index past gid_tbl_len; ENODATA for
+     *                        an empty entry.
      */
     @Override
     public byte[] queryGid(final int portNum, final int index)

@@ -100,9 +100,9 @@ public final class RdmaMr implements MemoryRegion
      * iova is the new address, as ibv_rereg_mr passes it as the new {@code hca_va}.
      *
      * @throws ReregException the library's code (ERR_INPUT, ERR_CMD, or -2, -3, -5 for the fork-protection codes)
-     *                        with errno; ERR_INPUT EINVAL for a closed MR, null flags or null elements (checked here, as the
-     *                        library would refuse a freed MR); ERR_CMD EINVAL for a PD that is not an open PD of
-     *                        this context (checked here: its handle would be unknown to the kernel).
+     *                        with errno; ERR_INPUT EINVAL for a closed MR, null flags or null elements (checked
+     *                        here, as the library would refuse a freed MR); ERR_CMD EINVAL for a PD that is not an
+     *                        open PD of this context (checked here: its handle would be unknown to the kernel).
      */
     @Override
     public void rereg(final Set<ReregFlag> flags, final ProtectionDomain newPd, final long newAddr,

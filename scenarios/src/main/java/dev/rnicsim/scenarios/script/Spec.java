@@ -347,7 +347,8 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "strict on|off [max_reg_rate=N] [ignore=KINDS]", List.of(new Word(Set.of("on", "off"), false, false)),
             opts("max_reg_rate", expr(), "ignore", new Word(STRICT_KINDS, true, true)));
         add(t, "close NAME", List.of(new Ref(Set.of(Kind.CONTEXT, Kind.PD, Kind.MR, Kind.FASTMR, Kind.MW, Kind.CQ,
-            Kind.QP, Kind.POOL, Kind.CACHE, Kind.DMABUF, Kind.WATCH, Kind.DM, Kind.SRQ, Kind.AH, Kind.XRCD), false)), Map.of());
+            Kind.QP, Kind.POOL, Kind.CACHE, Kind.DMABUF, Kind.WATCH, Kind.DM, Kind.SRQ, Kind.AH, Kind.XRCD), false)),
+            Map.of());
         add(t, "show mr|odp|mw|qp|walk|mtt|counters|trace|devinfo|meminfo|vmstat|buddyinfo|hugepages|status|smaps"
             + "|clock|pool|cache|gpu|forkinit|inflight [NAME|ADDR]",
             List.of(new Word(Set.of("mr", "odp", "mw", "qp", "walk", "mtt", "counters", "trace", "devinfo", "meminfo",
