@@ -43,7 +43,8 @@ final class Scripts
             }
             else
             {
-                out.println("== " + name + ": FAILED: " + r.failure());
+                final String first = r.failure().lines().findFirst().orElse("");
+                out.println("== " + name + ": FAILED: " + first + (first.equals(r.failure()) ? "" : " (listed above)"));
             }
             out.flush();
             return r.exitCode();

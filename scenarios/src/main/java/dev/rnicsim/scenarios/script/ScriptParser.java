@@ -366,6 +366,14 @@ public final class ScriptParser
             throw l.error("show " + l.args().get(0) + " needs a name" + (l.args().get(0).equals("walk")
                 ? " or an address" : "") + " (only show clock stands alone)");
         }
+        if (l.verb().equals("show") && l.args().size() == 2 && DEVICE_VIEWS.contains(l.args().get(0)))
+        {
+            checkDeviceView(l);
+        }
+        if (l.verb().equals("strict"))
+        {
+            checkStrict(l, spec);
+        }
         final boolean dmabuf = l.verb().equals("reg") && l.options().containsKey("dmabuf");
         if (dmabuf && l.args().size() != 4)
         {
@@ -476,6 +484,48 @@ public final class ScriptParser
             }
         }
         binds.forEach(Runnable::run);
+    }
+
+    /** The {@code show} views of one device. */
+    private static final Set<String> DEVICE_VIEWS = Set.of("counters", "mtt", "trace", "devinfo", "inflight");
+
+    /** {@code show counters X} (and the other device views): X, when it names something, must name a device. */
+    private void checkDeviceView(final ScriptLine l)
+    {
+        final Kind k = names.get(l.args().get(1));
+        if (k != null && k != Kind.DEVICE && k != Kind.VALUE)
+        {
+            throw l.error("'show " + l.args().get(0) + "' shows a device, and '" + l.args().get(1) + "' names "
+                + Articles.a(k) + "; give the name of a 'device' line");
+        }
+    }
+
+    /**
+     * {@code strict off} takes no options, and {@code strict on max_reg_rate=N} needs N of 1 or more (a rate of 0 would
+     * report every registration); a number written out is checked here, an expression when the line runs.
+     */
+    private static void checkStrict(final ScriptLine l, final Spec spec)
+    {
+        if (l.args().get(0).equals("off") && !l.options().isEmpty())
+        {
+            throw l.error("'strict off' takes no options (" + String.join(", ", l.options().keySet()) + "= is for "
+                + "'strict on'); expected: " + spec.usage());
+        }
+        final String rate = l.options().get("max_reg_rate");
+        if (rate != null && rate.strip().matches("-?\\s*[0-9_]{1,18}")
+            && Long.parseLong(rate.replaceAll("[\\s_]", "")) < 1)
+        {
+            throw l.error(maxRegRateError(rate.strip()) + "; expected: " + spec.usage());
+        }
+    }
+
+    /**
+     * @param rate the max_reg_rate= value given.
+     * @return why it is refused, the same words at parse and at run time.
+     */
+    static String maxRegRateError(final String rate)
+    {
+        return "max_reg_rate=" + rate + ": give 1 or more registrations per simulated second";
     }
 
     /** Options whose negative values mean something: the immediate data and the atomic operands (two's complement). */

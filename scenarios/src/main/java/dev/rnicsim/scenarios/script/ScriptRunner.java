@@ -1780,7 +1780,7 @@ public final class ScriptRunner
             : StrictScript.DEFAULT_MAX_REGISTRATIONS_PER_SECOND;
         if (rate < 1)
         {
-            throw l.error("max_reg_rate=" + rate + " must be 1 or more registrations per second");
+            throw l.error(ScriptParser.maxRegRateError(String.valueOf(rate)));
         }
         final String ignore = l.options().getOrDefault("ignore", "");
         s.strict.on(s.fabric, rate, ignore.isEmpty() ? List.of() : List.of(ignore.toUpperCase(Locale.ROOT)

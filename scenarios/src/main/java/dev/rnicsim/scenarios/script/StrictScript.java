@@ -9,6 +9,8 @@ import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -23,6 +25,13 @@ final class StrictScript
 {
     /** Registrations per simulated second above which a HOT_REGISTRATION is reported, unless max_reg_rate says. */
     static final long DEFAULT_MAX_REGISTRATIONS_PER_SECOND = 10_000;
+
+    /** Why an expect about warnings fails when strict mode was never on: nothing could have been reported. */
+    private static final String OFF = "strict mode is off: no warning can be reported (add 'strict on' or run with "
+        + "--strict)";
+
+    /** Groups of alike warnings an {@code expect no warnings} failure lists; the rest it counts. */
+    static final int LISTED = 10;
 
     private final StrictChecker checker = new StrictChecker(false);
     private final Set<FlagWatch> watched = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -138,7 +147,7 @@ final class StrictScript
         final StrictWarning.Kind k = StrictWarning.Kind.valueOf(kind.toUpperCase(Locale.ROOT));
         if (!used)
         {
-            return "strict mode is off: no warning can be reported (add 'strict on' or run with --strict)";
+            return OFF;
         }
         final int before = open.size();
         open.removeIf(w -> w.kind() == k);
@@ -152,14 +161,41 @@ final class StrictScript
      */
     String expectNone()
     {
+        if (!used)
+        {
+            return OFF;
+        }
         if (open.isEmpty())
         {
             return null;
         }
         final StringBuilder sb = new StringBuilder("expected no warnings, got " + open.size() + ":");
+        final Map<String, List<StrictWarning>> alike = new LinkedHashMap<>();
         for (final StrictWarning w : open)
         {
-            sb.append("\n      ").append(w.text());
+            alike.computeIfAbsent(w.kind() + " " + w.lines(), k -> new ArrayList<>()).add(w);
+        }
+        int shown = 0;
+        for (final List<StrictWarning> same : alike.values())
+        {
+            if (shown == LISTED)
+            {
+                break;
+            }
+            sb.append("\n      ").append(same.get(0).text()).append(same.size() == 1 ? ""
+                : " (and " + (same.size() - 1) + " more like it from the same lines)");
+            shown++;
+        }
+        if (alike.size() > LISTED)
+        {
+            final Set<String> kinds = new LinkedHashSet<>();
+            int more = 0;
+            for (final List<StrictWarning> same : alike.values().stream().skip(LISTED).toList())
+            {
+                kinds.add(same.get(0).kind().name());
+                more += same.size();
+            }
+            sb.append("\n      (and ").append(more).append(" more: ").append(String.join(", ", kinds)).append(")");
         }
         return sb.toString();
     }

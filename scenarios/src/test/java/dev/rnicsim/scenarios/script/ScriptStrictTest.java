@@ -239,6 +239,32 @@ class ScriptStrictTest
     }
 
     @Test
+    void expectNoWarningsShouldListTenGroupsOfAlikeWarningsAndCountTheRest()
+    {
+        final StringBuilder text = new StringBuilder(TWO_HOSTS);
+        for (int i = 0; i < 12; i++)
+        {
+            text.append("reg idle").append(i).append(" pd_b dst 4K\ndereg idle").append(i).append('\n');
+        }
+        final ScriptRun r = ScriptRun.run("s.rsim", text.append("expect no warnings\n").toString());
+
+        assertThat(r.result().exitCode()).isEqualTo(1);
+        assertThat(r.result().failure()).contains("expected no warnings, got 12:").contains("(reg idle9)")
+            .doesNotContain("(reg idle10)").endsWith("\n      (and 2 more: UNUSED_MR)");
+        assertThat(r.result().failure().split("\n      UNUSED_MR: ", -1)).hasSize(11);
+    }
+
+    @Test
+    void expectNoWarningsWithStrictModeOffShouldSaySo()
+    {
+        final ScriptRun r = ScriptRun.run("s.rsim", ScriptRun.TWO_CONNECTED_HOSTS + "expect no warnings\n");
+
+        assertThat(r.result().exitCode()).isEqualTo(1);
+        assertThat(r.result().failure()).contains("expect no warnings").contains("strict mode is off")
+            .contains("add 'strict on'");
+    }
+
+    @Test
     void expectWarningOfAKindNotSeenShouldNameTheKindsSeen()
     {
         final ScriptRun r = ScriptRun.run("s.rsim", TWO_HOSTS + """
@@ -258,6 +284,37 @@ class ScriptStrictTest
         assertThatThrownBy(() -> ScriptRun.run("s.rsim", "expect warning STALE\n")).isInstanceOf(ScriptException.class)
             .hasMessageContaining("s.rsim:1").hasMessageContaining("'STALE' is no warning kind")
             .hasMessageContaining("STALE_MAPPING");
+    }
+
+    @Test
+    void maxRegRateOfZeroOrLessShouldBeMalformedWithOneMessage()
+    {
+        for (final String rate : new String[] {"0", "-5"})
+        {
+            assertThatThrownBy(() -> ScriptRun.run("s.rsim", "host h ram=64M\nstrict on max_reg_rate=" + rate + "\n"))
+                .isInstanceOf(ScriptException.class).hasMessageContaining("s.rsim:2")
+                .hasMessageContaining("max_reg_rate=" + rate + ": give 1 or more registrations per simulated second");
+        }
+    }
+
+    @Test
+    void optionsOnStrictOffShouldBeMalformed()
+    {
+        assertThatThrownBy(() -> ScriptRun.run("s.rsim", "host h ram=64M\nstrict off max_reg_rate=5\n"))
+            .isInstanceOf(ScriptException.class).hasMessageContaining("s.rsim:2")
+            .hasMessageContaining("'strict off' takes no options (max_reg_rate= is for 'strict on')");
+    }
+
+    @Test
+    void showCountersOfAContextOrHostShouldBeMalformed()
+    {
+        assertThatThrownBy(() -> ScriptRun.run("s.rsim", ScriptRun.TWO_CONNECTED_HOSTS + "show counters app_a\n"))
+            .isInstanceOf(ScriptException.class).hasMessageContaining("s.rsim:14")
+            .hasMessageContaining("'show counters' shows a device, and 'app_a' names");
+        assertThatThrownBy(() -> ScriptRun.run("s.rsim", ScriptRun.TWO_CONNECTED_HOSTS + "show counters alpha\n"))
+            .isInstanceOf(ScriptException.class).hasMessageContaining("s.rsim:14")
+            .hasMessageContaining("'alpha' names a host");
+        assertThat(ok(ScriptRun.TWO_CONNECTED_HOSTS + "show counters nic_a\n").out()).contains("nic_a");
     }
 
     @Test
