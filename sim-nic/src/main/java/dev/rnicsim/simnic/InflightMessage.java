@@ -24,6 +24,7 @@ public final class InflightMessage
     private final long missesBefore;
     private final boolean needsRecv;
     private final long startNs;
+    private final String postSite;
     private long advancedNs;
     private int nextPacket;
 
@@ -41,6 +42,8 @@ public final class InflightMessage
         this.mtuBytes = mtuBytes;
         this.packetCount = packets(lengthBytes, mtuBytes);
         this.missesBefore = missesBefore;
+        // The message starts while its WQE executes.
+        this.postSite = requester.requester.postSite(wr);
     }
 
     /**
@@ -67,6 +70,14 @@ public final class InflightMessage
     public SendWr wr()
     {
         return wr;
+    }
+
+    /**
+     * @return where its work request was posted (a script line, {@link SimFabric#origin()} at post time), or null.
+     */
+    public String postSite()
+    {
+        return postSite;
     }
 
     /**

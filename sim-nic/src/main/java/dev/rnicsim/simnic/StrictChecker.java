@@ -420,11 +420,12 @@ public final class StrictChecker
                 + "placed so far";
             warn(StrictWarning.Kind.KEY_RETIRED_IN_FLIGHT, retirement + at(line()) + " retired "
                 + (remote ? "rkey " : "lkey ") + hex(key) + " on " + device.name() + " while " + wr.opcode()
-                + " wr_id " + wr.wrId() + " of QP 0x" + Integer.toHexString(message.requester().qpNum()) + " on "
+                + " wr_id " + wr.wrId() + (message.postSite() == null ? "" : " (posted at " + message.postSite()
+                + ")") + " of QP 0x" + Integer.toHexString(message.requester().qpNum()) + " on "
                 + message.requester().simDevice().name() + " was in flight through it (" + message.packetsPlaced()
                 + " of " + message.packetCount() + " packets placed): " + effect + "; retire a key only after every "
-                + "work request using it has completed (poll its completion first)", lines(line()), null,
-                stack("retired"));
+                + "work request using it has completed (poll its completion first)", lines(message.postSite(),
+                line()), null, stack("retired"));
         }
 
         @Override
@@ -435,17 +436,20 @@ public final class StrictChecker
             {
                 return;
             }
+            final String posted = qp.requester.postSite(wr);
+            // Under a manual engine the work request fails at a later line than the one that posted it.
+            final String where = posted == null || posted.equals(line()) ? at(line()) : " posted at " + posted;
             if (result.requester() == DmaStatus.REM_ACCESS_ERR && wr.opcode().isRdma())
             {
                 final SimDevice peer = qp.remoteDevice();
                 final Issued i = peer == null || issued.get(peer) == null ? null : issued.get(peer).get(wr.rkey());
                 if (i != null && i.released())
                 {
-                    warn(StrictWarning.Kind.STALE_RKEY, wr.opcode() + " wr_id " + wr.wrId() + at(line())
+                    warn(StrictWarning.Kind.STALE_RKEY, wr.opcode() + " wr_id " + wr.wrId() + where
                         + " used rkey " + hex(wr.rkey()) + " of an MR of " + i.mr.lengthBytes() + " bytes at 0x"
                         + Long.toHexString(i.mr.addr()) + " on " + peer.name() + " that was deregistered"
                         + history(i) + ": revoke rkeys at the "
-                        + "peer before deregistering", lines(i.registeredLine, i.releasedLine, line()),
+                        + "peer before deregistering", lines(i.registeredLine, i.releasedLine, posted, line()),
                         i.registeredAt, i.releasedAt);
                 }
                 return;
@@ -456,13 +460,13 @@ public final class StrictChecker
                 final Issued i = issued.get(device).get(sge.lkey());
                 if (i != null && i.released() && device.memoryRegion(sge.lkey()) == null)
                 {
-                    warn(StrictWarning.Kind.STALE_LKEY, wr.opcode() + " wr_id " + wr.wrId() + at(line()) + " sge[" + s
+                    warn(StrictWarning.Kind.STALE_LKEY, wr.opcode() + " wr_id " + wr.wrId() + where + " sge[" + s
                         + "] used lkey " + hex(sge.lkey()) + " of an MR of " + i.mr.lengthBytes()
                         + " bytes at 0x" + Long.toHexString(i.mr.addr()) + " of process "
                         + i.mr.pin().process().pid() + " on " + device.name() + " that was deregistered"
                         + history(i) + ": use the lkey of a live MR (re-register, or "
                         + "keep the MR until its last work request completes)",
-                        lines(i.registeredLine, i.releasedLine, line()), i.registeredAt, i.releasedAt);
+                        lines(i.registeredLine, i.releasedLine, posted, line()), i.registeredAt, i.releasedAt);
                 }
             }
         }
