@@ -407,11 +407,24 @@ public final class StrictChecker
         {
             final SendWr wr = message.wr();
             final boolean remote = message.responderDevice() == device && key >>> 8 == message.rkey() >>> 8;
-            final SimMr mr = device.memoryRegion(key);
-            if (mr != null && message.packetsPlaced() > 0)
+            if (message.packetsPlaced() > 0)
             {
-                // The packets placed so far were DMA through the MR: it was not unused.
-                touched.add(mr);
+                // The packets placed so far were DMA from the gather list and into the target: no MR of theirs was
+                // unused, whichever key is retired.
+                final SimDevice requesterDevice = message.requester().simDevice();
+                for (final Sge s : wr.sgList())
+                {
+                    touch(requesterDevice, s.lkey());
+                }
+                if (wr.opcode().isRdma() || wr.opcode().isAtomic())
+                {
+                    touch(message.responderDevice(), message.rkey());
+                }
+                final SimMr mr = device.memoryRegion(key);
+                if (mr != null)
+                {
+                    touched.add(mr);
+                }
             }
             final String effect = !remote ? "its next packet fails with a local protection error at the requester"
                 : device.profile().follows(ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE) ? "the responder holds a "
@@ -514,6 +527,22 @@ public final class StrictChecker
                         + "write may land first; wait for the completion (or write the flag in a separate, fenced "
                         + "work request) before reading the data", lines(w.line(), line()), null, null);
                 }
+            }
+        }
+
+        /** Counts DMA through a key of owner: the MR it names, or the MR its memory window is bound to. */
+        private void touch(final SimDevice owner, final int key)
+        {
+            final SimMr mr = owner.memoryRegion(key);
+            if (mr != null && (mr.lkey() == key || mr.rkey() == key))
+            {
+                touched.add(mr);
+                return;
+            }
+            final SimMw mw = owner.memoryWindow(key);
+            if (mw != null && mw.boundMr() != null)
+            {
+                touched.add(mw.boundMr());
             }
         }
 

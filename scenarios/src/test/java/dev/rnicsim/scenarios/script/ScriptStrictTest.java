@@ -88,6 +88,23 @@ class ScriptStrictTest
     }
 
     @Test
+    void mrWhoseGatherPlacedPacketsBeforeTheTargetWentAwayShouldNotWarnAsUnused()
+    {
+        final ScriptRun r = ok(TWO_HOSTS + """
+            engine manual
+            post write qp_a sgl=mr_src:64K remote=target
+            progress nic_a 3
+            dereg target
+            poll cq_a
+            expect REM_ACCESS_ERR
+            dereg mr_src
+            """);
+
+        assertThat(r.out()).contains("(3 of 16 packets placed)").contains("dereg mr_src")
+            .doesNotContain("UNUSED_MR");
+    }
+
+    @Test
     void staleLkeyShouldWarnWithTheLines()
     {
         final ScriptRun r = ok(TWO_HOSTS + """
