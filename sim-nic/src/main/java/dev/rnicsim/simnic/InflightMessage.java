@@ -167,7 +167,15 @@ public final class InflightMessage
 
     void advance()
     {
-        nextPacket++;
+        if (nextPacket++ == 0)
+        {
+            final SimDevice device = requester.simDevice();
+            device.observe(o -> o.firstPacketPlaced(this));
+            if (responderDevice != device)
+            {
+                responderDevice.observe(o -> o.firstPacketPlaced(this));
+            }
+        }
     }
 
     /** Offset in the payload of the next packet. */

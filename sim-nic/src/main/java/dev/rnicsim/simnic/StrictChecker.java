@@ -411,15 +411,7 @@ public final class StrictChecker
             {
                 // The packets placed so far were DMA from the gather list and into the target: no MR of theirs was
                 // unused, whichever key is retired.
-                final SimDevice requesterDevice = message.requester().simDevice();
-                for (final Sge s : wr.sgList())
-                {
-                    touch(requesterDevice, s.lkey());
-                }
-                if (wr.opcode().isRdma() || wr.opcode().isAtomic())
-                {
-                    touch(message.responderDevice(), message.rkey());
-                }
+                firstPacketPlaced(message);
                 final SimMr mr = device.memoryRegion(key);
                 if (mr != null)
                 {
@@ -527,6 +519,21 @@ public final class StrictChecker
                         + "write may land first; wait for the completion (or write the flag in a separate, fenced "
                         + "work request) before reading the data", lines(w.line(), line()), null, null);
                 }
+            }
+        }
+
+        @Override
+        public void firstPacketPlaced(final InflightMessage message)
+        {
+            final SendWr wr = message.wr();
+            final SimDevice requesterDevice = message.requester().simDevice();
+            for (final Sge s : wr.sgList())
+            {
+                touch(requesterDevice, s.lkey());
+            }
+            if (wr.opcode().isRdma() || wr.opcode().isAtomic())
+            {
+                touch(message.responderDevice(), message.rkey());
             }
         }
 

@@ -105,6 +105,22 @@ class ScriptStrictTest
     }
 
     @Test
+    void mrsOfAMessageCutShortByAPeerGoneShouldNotWarnAsUnused()
+    {
+        final ScriptRun r = ok(TWO_HOSTS + """
+            engine manual
+            post write qp_a sgl=mr_src:64K remote=target
+            progress nic_a 3
+            close qp_b
+            poll cq_a
+            expect RETRY_EXC_ERR
+            dereg mr_src
+            """);
+
+        assertThat(r.out()).contains("head at packet 3/16").contains("dereg mr_src").doesNotContain("UNUSED_MR");
+    }
+
+    @Test
     void staleLkeyShouldWarnWithTheLines()
     {
         final ScriptRun r = ok(TWO_HOSTS + """
