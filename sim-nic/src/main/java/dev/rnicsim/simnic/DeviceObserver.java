@@ -74,6 +74,17 @@ public interface DeviceObserver
     }
 
     /**
+     * When the first packet of a message moving packet by packet is placed: DMA from its gather list and into its
+     * target (a READ's first response, the other way) happened, whatever ends the message later (a NAK, a peer gone,
+     * a flush). Told on the requester's device and, when another, on the responder's.
+     *
+     * @param message the message.
+     */
+    default void firstPacketPlaced(final InflightMessage message)
+    {
+    }
+
+    /**
      * After a work request failed in the DMA engine's checks (local or remote).
      *
      * @param qp     the requester QP.

@@ -323,10 +323,14 @@ final class Diagnoser
             posted(qp, wr) + ": " + (why == null ? "refused" : why), reported(qp.simDevice(), List.of()));
     }
 
-    /** Names the work request and where it was posted. */
+    /**
+     * Names the work request and where it was posted: its WQE's post site (under a manual engine the WQE runs at a
+     * later script line, a {@code progress} or {@code poll}), else the origin now.
+     */
     static String posted(final SimQp qp, final SendWr wr)
     {
-        final String origin = qp.simDevice().fabric().origin();
+        final String site = qp.requester.postSite(wr);
+        final String origin = site != null ? site : qp.simDevice().fabric().origin();
         return wr.opcode() + " wr_id " + wr.wrId() + " on QP 0x" + Integer.toHexString(qp.num())
             + (origin == null ? "" : " (" + origin + ")");
     }

@@ -24,6 +24,7 @@ public final class InflightMessage
     private final long missesBefore;
     private final boolean needsRecv;
     private final long startNs;
+    private final String postSite;
     private long advancedNs;
     private int nextPacket;
 
@@ -41,6 +42,8 @@ public final class InflightMessage
         this.mtuBytes = mtuBytes;
         this.packetCount = packets(lengthBytes, mtuBytes);
         this.missesBefore = missesBefore;
+        // The message starts while its WQE executes.
+        this.postSite = requester.requester.postSite(wr);
     }
 
     /**
@@ -67,6 +70,14 @@ public final class InflightMessage
     public SendWr wr()
     {
         return wr;
+    }
+
+    /**
+     * @return where its work request was posted (a script line, {@link SimFabric#origin()} at post time), or null.
+     */
+    public String postSite()
+    {
+        return postSite;
     }
 
     /**
@@ -156,7 +167,15 @@ public final class InflightMessage
 
     void advance()
     {
-        nextPacket++;
+        if (nextPacket++ == 0)
+        {
+            final SimDevice device = requester.simDevice();
+            device.observe(o -> o.firstPacketPlaced(this));
+            if (responderDevice != device)
+            {
+                responderDevice.observe(o -> o.firstPacketPlaced(this));
+            }
+        }
     }
 
     /** Offset in the payload of the next packet. */

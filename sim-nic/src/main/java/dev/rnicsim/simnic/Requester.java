@@ -55,6 +55,16 @@ final class Requester
     boolean progressing;
     SendWqe executing;
 
+    /**
+     * @param wr a work request of this QP.
+     * @return the post site ({@link SendWqe#postSite()}) of the WQE executing now when it is wr's, else null.
+     */
+    String postSite(final SendWr wr)
+    {
+        final SendWqe p = executing;
+        return p != null && p.wr() == wr ? p.postSite() : null;
+    }
+
     /** True while this QP is in the engine's turn order. */
     boolean scheduled;
 

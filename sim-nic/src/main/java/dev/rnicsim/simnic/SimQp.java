@@ -334,7 +334,8 @@ public final class SimQp implements QueuePair
                         + "destination (wr.ud: address handle, remote QPN, Q_Key): post it with postSendUd");
                 }
                 final byte[] inline = PostChecks.checkSend(this, wr, i);
-                requester.sendQueue.addLast(new SendWqe(wr, inline, null, completions.order.post()));
+                requester.sendQueue.addLast(new SendWqe(wr, inline, null, completions.order.post(),
+                    device.fabric().origin()));
                 engine().schedule(this);
             }
         }
@@ -380,7 +381,8 @@ public final class SimQp implements QueuePair
                         + "this QP's context; create one with ibv_create_ah on a PD of this context");
                 }
                 final byte[] inline = PostChecks.checkSend(this, ud.wr(), i);
-                requester.sendQueue.addLast(new SendWqe(ud.wr(), inline, ud, completions.order.post()));
+                requester.sendQueue.addLast(new SendWqe(ud.wr(), inline, ud, completions.order.post(),
+                    device.fabric().origin()));
                 engine().schedule(this);
             }
         }
@@ -417,7 +419,8 @@ public final class SimQp implements QueuePair
             }
             // The provider stores the new rkey at post time (mlx5_bind_mw, rxe_bind_mw), before the completion.
             m.rkey(newRkey);
-            requester.sendQueue.addLast(new SendWqe(wr, null, null, completions.order.post()));
+            requester.sendQueue.addLast(new SendWqe(wr, null, null, completions.order.post(),
+                device.fabric().origin()));
             engine().schedule(this);
             return newRkey;
         }

@@ -407,11 +407,16 @@ public final class StrictChecker
         {
             final SendWr wr = message.wr();
             final boolean remote = message.responderDevice() == device && key >>> 8 == message.rkey() >>> 8;
-            final SimMr mr = device.memoryRegion(key);
-            if (mr != null && message.packetsPlaced() > 0)
+            if (message.packetsPlaced() > 0)
             {
-                // The packets placed so far were DMA through the MR: it was not unused.
-                touched.add(mr);
+                // The packets placed so far were DMA from the gather list and into the target: no MR of theirs was
+                // unused, whichever key is retired.
+                firstPacketPlaced(message);
+                final SimMr mr = device.memoryRegion(key);
+                if (mr != null)
+                {
+                    touched.add(mr);
+                }
             }
             final String effect = !remote ? "its next packet fails with a local protection error at the requester"
                 : device.profile().follows(ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE) ? "the responder holds a "
@@ -420,11 +425,12 @@ public final class StrictChecker
                 + "placed so far";
             warn(StrictWarning.Kind.KEY_RETIRED_IN_FLIGHT, retirement + at(line()) + " retired "
                 + (remote ? "rkey " : "lkey ") + hex(key) + " on " + device.name() + " while " + wr.opcode()
-                + " wr_id " + wr.wrId() + " of QP 0x" + Integer.toHexString(message.requester().qpNum()) + " on "
+                + " wr_id " + wr.wrId() + (message.postSite() == null ? "" : " (posted at " + message.postSite()
+                + ")") + " of QP 0x" + Integer.toHexString(message.requester().qpNum()) + " on "
                 + message.requester().simDevice().name() + " was in flight through it (" + message.packetsPlaced()
                 + " of " + message.packetCount() + " packets placed): " + effect + "; retire a key only after every "
-                + "work request using it has completed (poll its completion first)", lines(line()), null,
-                stack("retired"));
+                + "work request using it has completed (poll its completion first)", lines(message.postSite(),
+                line()), null, stack("retired"));
         }
 
         @Override
@@ -435,17 +441,20 @@ public final class StrictChecker
             {
                 return;
             }
+            final String posted = qp.requester.postSite(wr);
+            // Under a manual engine the work request fails at a later line than the one that posted it.
+            final String where = posted == null || posted.equals(line()) ? at(line()) : " posted at " + posted;
             if (result.requester() == DmaStatus.REM_ACCESS_ERR && wr.opcode().isRdma())
             {
                 final SimDevice peer = qp.remoteDevice();
                 final Issued i = peer == null || issued.get(peer) == null ? null : issued.get(peer).get(wr.rkey());
                 if (i != null && i.released())
                 {
-                    warn(StrictWarning.Kind.STALE_RKEY, wr.opcode() + " wr_id " + wr.wrId() + at(line())
+                    warn(StrictWarning.Kind.STALE_RKEY, wr.opcode() + " wr_id " + wr.wrId() + where
                         + " used rkey " + hex(wr.rkey()) + " of an MR of " + i.mr.lengthBytes() + " bytes at 0x"
                         + Long.toHexString(i.mr.addr()) + " on " + peer.name() + " that was deregistered"
                         + history(i) + ": revoke rkeys at the "
-                        + "peer before deregistering", lines(i.registeredLine, i.releasedLine, line()),
+                        + "peer before deregistering", lines(i.registeredLine, i.releasedLine, posted, line()),
                         i.registeredAt, i.releasedAt);
                 }
                 return;
@@ -456,13 +465,13 @@ public final class StrictChecker
                 final Issued i = issued.get(device).get(sge.lkey());
                 if (i != null && i.released() && device.memoryRegion(sge.lkey()) == null)
                 {
-                    warn(StrictWarning.Kind.STALE_LKEY, wr.opcode() + " wr_id " + wr.wrId() + at(line()) + " sge[" + s
+                    warn(StrictWarning.Kind.STALE_LKEY, wr.opcode() + " wr_id " + wr.wrId() + where + " sge[" + s
                         + "] used lkey " + hex(sge.lkey()) + " of an MR of " + i.mr.lengthBytes()
                         + " bytes at 0x" + Long.toHexString(i.mr.addr()) + " of process "
                         + i.mr.pin().process().pid() + " on " + device.name() + " that was deregistered"
                         + history(i) + ": use the lkey of a live MR (re-register, or "
                         + "keep the MR until its last work request completes)",
-                        lines(i.registeredLine, i.releasedLine, line()), i.registeredAt, i.releasedAt);
+                        lines(i.registeredLine, i.releasedLine, posted, line()), i.registeredAt, i.releasedAt);
                 }
             }
         }
@@ -510,6 +519,37 @@ public final class StrictChecker
                         + "write may land first; wait for the completion (or write the flag in a separate, fenced "
                         + "work request) before reading the data", lines(w.line(), line()), null, null);
                 }
+            }
+        }
+
+        @Override
+        public void firstPacketPlaced(final InflightMessage message)
+        {
+            final SendWr wr = message.wr();
+            final SimDevice requesterDevice = message.requester().simDevice();
+            for (final Sge s : wr.sgList())
+            {
+                touch(requesterDevice, s.lkey());
+            }
+            if (wr.opcode().isRdma() || wr.opcode().isAtomic())
+            {
+                touch(message.responderDevice(), message.rkey());
+            }
+        }
+
+        /** Counts DMA through a key of owner: the MR it names, or the MR its memory window is bound to. */
+        private void touch(final SimDevice owner, final int key)
+        {
+            final SimMr mr = owner.memoryRegion(key);
+            if (mr != null && (mr.lkey() == key || mr.rkey() == key))
+            {
+                touched.add(mr);
+                return;
+            }
+            final SimMw mw = owner.memoryWindow(key);
+            if (mw != null && mw.boundMr() != null)
+            {
+                touched.add(mw.boundMr());
             }
         }
 

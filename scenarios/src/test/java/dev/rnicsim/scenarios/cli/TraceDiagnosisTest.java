@@ -72,6 +72,37 @@ class TraceDiagnosisTest
     }
 
     @Test
+    void diagnosisInTheTraceUnderTheManualEngineShouldNameThePostingLine() throws Exception
+    {
+        final Path script = dir.resolve("m.rsim");
+        Files.writeString(script, "engine manual\n" + SCRIPT.substring(0, SCRIPT.indexOf("reg gone")).replace(
+            "4K", "64K") + """
+            reg target pd_b dst 64K access=local_write,remote_write
+            post write qp_a sgl=mr_src:64K remote=target
+            progress nic_a 3
+            dereg target
+            poll cq_a
+            expect REM_ACCESS_ERR
+            """, StandardCharsets.UTF_8);
+        final Path trace = dir.resolve("m.json");
+
+        final int code = Rnicsim.execute(new String[] {"run", "-q", "--trace", trace.toString(), script.toString()},
+            new PrintWriter(new StringWriter(), true), new PrintWriter(new StringWriter(), true));
+
+        assertThat(code).isZero();
+        String diagnosis = null;
+        for (final JsonNode e : new ObjectMapper().readTree(trace.toFile()).path("traceEvents"))
+        {
+            if (e.path("name").asText().equals("RDMA_WRITE") && e.path("args").has("diagnosis"))
+            {
+                diagnosis = e.path("args").path("diagnosis").asText();
+            }
+        }
+        assertThat(diagnosis).contains("RDMA_WRITE wr_id 1 on QP 0x").contains("(m.rsim:19 (post write))")
+            .doesNotContain("(poll cq_a)");
+    }
+
+    @Test
     void writeToADestroyedPeerShouldCarryTheNoAckDiagnosisInItsSpan() throws Exception
     {
         final Path script = dir.resolve("n.rsim");

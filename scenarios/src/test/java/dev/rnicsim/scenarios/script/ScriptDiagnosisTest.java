@@ -43,6 +43,23 @@ class ScriptDiagnosisTest
     }
 
     @Test
+    void failureUnderTheManualEngineShouldNameTheLineThatPostedTheWorkRequestNotThePoll()
+    {
+        final ScriptRun r = ok(TWO_HOSTS + """
+            engine manual
+            reg target pd_b dst 64K access=local_write,remote_write
+            post write qp_a sgl=mr_src:64K remote=target
+            progress nic_a 3
+            dereg target
+            poll cq_a
+            expect REM_ACCESS_ERR
+            """);
+
+        assertThat(r.out()).contains("why: RDMA_WRITE wr_id 1 on QP 0x").contains("(d.rsim:20 (post write)): rkey")
+            .doesNotContain("(d.rsim:23 (poll cq_a))");
+    }
+
+    @Test
     void staleVariantShouldNameWhatTheIndexHoldsNowAndSinceWhichLine()
     {
         final ScriptRun r = ok("""

@@ -63,8 +63,61 @@ class ScriptStrictTest
             """);
 
         assertThat(r.out()).contains("warning KEY_RETIRED_IN_FLIGHT: ibv_dereg_mr at s.rsim:23 (dereg target) retired "
-            + "rkey 0x").contains("while RDMA_WRITE wr_id 1 of QP 0x").contains("(3 of 16 packets placed)")
+            + "rkey 0x").contains("while RDMA_WRITE wr_id 1 (posted at s.rsim:21 (post write)) of QP 0x")
+            .contains("(3 of 16 packets placed)")
             .contains("expect warning KEY_RETIRED_IN_FLIGHT: held");
+    }
+
+    @Test
+    void warningsOfARaceUnderTheManualEngineShouldNameThePostingLine()
+    {
+        final ScriptRun r = ok(TWO_HOSTS + """
+            engine manual
+            post write qp_a sgl=mr_src:64K remote=target
+            progress nic_a 3
+            dereg target
+            poll cq_a
+            expect REM_ACCESS_ERR
+            """);
+
+        assertThat(r.out()).contains("warning KEY_RETIRED_IN_FLIGHT: ibv_dereg_mr at s.rsim:23 (dereg target)")
+            .contains("[lines: s.rsim:21 (post write), s.rsim:23 (dereg target)]")
+            .contains("warning STALE_RKEY: RDMA_WRITE wr_id 1 posted at s.rsim:21 (post write) used rkey 0x")
+            .contains("[lines: s.rsim:19 (reg target), s.rsim:23 (dereg target), s.rsim:21 (post write), "
+                + "s.rsim:24 (poll cq_a)]");
+    }
+
+    @Test
+    void mrWhoseGatherPlacedPacketsBeforeTheTargetWentAwayShouldNotWarnAsUnused()
+    {
+        final ScriptRun r = ok(TWO_HOSTS + """
+            engine manual
+            post write qp_a sgl=mr_src:64K remote=target
+            progress nic_a 3
+            dereg target
+            poll cq_a
+            expect REM_ACCESS_ERR
+            dereg mr_src
+            """);
+
+        assertThat(r.out()).contains("(3 of 16 packets placed)").contains("dereg mr_src")
+            .doesNotContain("UNUSED_MR");
+    }
+
+    @Test
+    void mrsOfAMessageCutShortByAPeerGoneShouldNotWarnAsUnused()
+    {
+        final ScriptRun r = ok(TWO_HOSTS + """
+            engine manual
+            post write qp_a sgl=mr_src:64K remote=target
+            progress nic_a 3
+            close qp_b
+            poll cq_a
+            expect RETRY_EXC_ERR
+            dereg mr_src
+            """);
+
+        assertThat(r.out()).contains("head at packet 3/16").contains("dereg mr_src").doesNotContain("UNUSED_MR");
     }
 
     @Test
