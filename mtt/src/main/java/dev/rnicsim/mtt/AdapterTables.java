@@ -1,8 +1,6 @@
 package dev.rnicsim.mtt;
 
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The adapter's translation and protection tables together: page-size selection, the MTT, the MPT and the
@@ -11,49 +9,36 @@ import java.util.Map;
  * clock: it counts (entries written and zapped, cache hits, misses and invalidations) and a cost model elsewhere
  * prices the counts.
  *
+ * <p>The registration steps live in one part per kind of object, each sharing this class's tables and counts, and
+ * this class is their facade: {@link MrRegistrations} (pinned MRs: register, rereg, revoke), {@link MemoryWindows}
+ * (allocate, bind, invalidate, free), {@link FastRegistrations} (ib_alloc_mr, REG_MR, LOCAL_INV) and
+ * {@link OnDemandPaging} (explicit and implicit ODP MRs: map, zap). What every kind shares stays here: the
+ * translation a DMA performs, the key checks, deregistration and the counts. Each delegating method has the
+ * contract of the part's method it names.
+ *
  * <p>Not thread safe.
  */
 public final class AdapterTables
 {
+    /** log2 of the part of the address space one child of an implicit ODP MR covers: 1 GiB
+     * ({@link OnDemandPaging#IMPLICIT_CHILD_SHIFT}). */
+    public static final int IMPLICIT_CHILD_SHIFT = OnDemandPaging.IMPLICIT_CHILD_SHIFT;
+    /** MTT entries of one implicit child ({@link OnDemandPaging#IMPLICIT_CHILD_ENTRIES}). */
+    public static final long IMPLICIT_CHILD_ENTRIES = OnDemandPaging.IMPLICIT_CHILD_ENTRIES;
+    /** Access bits with which the device writes memory: a read-only MTT entry faults for them. */
+    private static final int DEVICE_WRITES = AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE
+        | AccessFlags.REMOTE_ATOMIC;
+
     private final AdapterConfig config;
     private final Mtt mtt;
     private final MptTable mpt;
     private final TranslationCache cache;
     private final int variantBits;
-    private long entriesWritten;
-    private long entriesZapped;
-    /** MPT index of each memory window: its type and the QP a type 2 window is bound to. */
-    private final Map<Long, Window> windows = new HashMap<>();
-    /** Windows bound, unbound, allocated or freed: part of {@link #keyChanges()}. */
-    private long windowChanges;
-    /** MPT index of each fast-registration MR: the MTT entries reserved at allocation. */
-    private final Map<Long, MttRange> fastReg = new HashMap<>();
-    private long windowBinds;
-    private long invalidations;
-    /** MPT index of each on-demand-paging MR. */
-    private final Map<Long, Odp> odp = new HashMap<>();
-
-    /** An ODP MR's bookkeeping: its page shift, and for an implicit MR the child of each 1 GiB slot. */
-    private record Odp(boolean implicit, int pageShift, Map<Long, Child> children)
-    {
-    }
-
-    /** One child of an implicit ODP MR: its MTT entries and how many of them are present now. */
-    private static final class Child
-    {
-        final MttRange range;
-        long present;
-
-        Child(final MttRange range)
-        {
-            this.range = range;
-        }
-    }
-
-    /** A memory window's bookkeeping beside its MPT entry. */
-    private record Window(int type, int qpn, int mrKey)
-    {
-    }
+    private final TableCounters counters = new TableCounters();
+    private final MrRegistrations registrations;
+    private final MemoryWindows windows;
+    private final FastRegistrations fastReg;
+    private final OnDemandPaging odp;
 
     /**
      * @param config the device's table properties.
@@ -65,6 +50,16 @@ public final class AdapterTables
         this.mpt = new MptTable(config.mpt());
         this.cache = new TranslationCache(config.cacheEntries(), config.cacheWays());
         this.variantBits = config.mpt().variantBits();
+        this.windows = new MemoryWindows(mpt, cache, variantBits, counters);
+        this.odp = new OnDemandPaging(mtt, mpt, cache, variantBits, counters);
+        this.registrations = new MrRegistrations(config, mtt, mpt, cache, counters, this::holdsOtherKind);
+        this.fastReg = new FastRegistrations(mtt, mpt, cache, variantBits, counters, registrations);
+    }
+
+    /** True for an MPT index that holds a window, a fast-registration MR or an ODP MR: no pinned user MR. */
+    private boolean holdsOtherKind(final long index)
+    {
+        return windows.holds(index) || fastReg.holds(index) || odp.holds(index);
     }
 
     /**
@@ -100,139 +95,65 @@ public final class AdapterTables
     }
 
     /**
-     * Registers a pinned buffer: chooses the page size ({@code ib_umem_find_best_pgsz}), reserves MTT entries,
-     * takes an MPT index and writes one MTT entry per DMA block. Any failure undoes the earlier steps.
-     *
-     * @param pd          protection domain number.
-     * @param runs        the buffer's DMA runs (see {@link PageSizeSelector#choose}).
-     * @param address     user virtual address of the buffer's first byte.
-     * @param lengthBytes buffer length in bytes.
-     * @param iova        the address the MR is accessed by.
-     * @param access      access bits ({@link AccessFlags}).
-     * @return the key, page size and MTT range.
-     * @throws TableException EINVAL for access bits the kernel refuses ({@code ib_check_mr_access}), an empty buffer
-     *                        or one whose end wraps, an address and iova with different offsets in their 4 KiB page,
-     *                        bad runs, or when no page size of {@code page_size_cap} fits; ENOMEM when the MTT or the
-     *                        MPT is full (the message names the entries asked for and the limit).
-     * @throws NullPointerException when {@code runs} or one of its elements is null.
+     * @return the pinned MRs' registration steps.
+     */
+    public MrRegistrations registrations()
+    {
+        return registrations;
+    }
+
+    /**
+     * @return the memory windows.
+     */
+    public MemoryWindows windows()
+    {
+        return windows;
+    }
+
+    /**
+     * @return the fast-registration MRs.
+     */
+    public FastRegistrations fastRegistrations()
+    {
+        return fastReg;
+    }
+
+    /**
+     * @return the on-demand-paging MRs.
+     */
+    public OnDemandPaging onDemand()
+    {
+        return odp;
+    }
+
+    // ------------------------------------------------------------------ registration, all kinds
+
+    /**
+     * Registers a pinned buffer: {@link MrRegistrations#register(int, List, long, long, long, int)}.
      */
     public RegisteredMr register(final int pd, final List<DmaRun> runs, final long address, final long lengthBytes,
         final long iova, final int access)
     {
-        return register(pd, runs, address, lengthBytes, iova, access, 4096);
+        return registrations.register(pd, runs, address, lengthBytes, iova, access);
     }
 
     /**
-     * {@link #register(int, List, long, long, long, int)} on a host whose kernel PAGE_SIZE is
-     * {@code basePageBytes}: page sizes below it are taken out of {@code page_size_cap} first
-     * (drivers/infiniband/core/umem.c {@code ib_umem_find_best_pgsz}: {@code pgsz_bitmap &= GENMASK(BITS_PER_LONG -
-     * 1, PAGE_SHIFT)}), so a 64 KiB-page host never gets 4 KiB MTT entries.
-     *
-     * @param basePageBytes the host's PAGE_SIZE: 4096 (page_size_cap as it is), 16384 or 65536.
+     * Registers a pinned buffer on a host of another PAGE_SIZE:
+     * {@link MrRegistrations#register(int, List, long, long, long, int, long)}.
      */
     public RegisteredMr register(final int pd, final List<DmaRun> runs, final long address, final long lengthBytes,
         final long iova, final int access, final long basePageBytes)
     {
-        checkAccess(access);
-        final Prepared prep = prepare(runs, address, lengthBytes, iova,
-            basePageBytes <= 4096 ? config.pageSizeCap() : config.pageSizeCap() & -basePageBytes);
-        final MttRange range = mtt.allocate(prep.choice().blocks());
-        final int key;
-        try
-        {
-            key = mpt.allocate(MptState.VALID, pd, iova, lengthBytes, access, prep.choice().pageShift(), range);
-        }
-        catch (final TableException e)
-        {
-            mtt.undoAllocate(range);
-            throw e;
-        }
-        writeEntries(range, prep.pages(), address, iova, prep.choice().pageSizeBytes());
-        return new RegisteredMr(key, prep.choice().pageSizeBytes(), range);
+        return registrations.register(pd, runs, address, lengthBytes, iova, access, basePageBytes);
     }
 
     /**
-     * The page size and MTT entries a registration of this buffer would get, without registering it.
-     *
-     * @param runs        the buffer's DMA runs.
-     * @param address     its first byte.
-     * @param lengthBytes its length.
-     * @param iova        the iova it would be registered with.
-     * @return the choice ({@link PageSizeChoice#pageSizeBytes()} 0 when no page size fits).
-     * @throws TableException EINVAL as {@link #register} for an empty or wrapping buffer or mismatched offsets.
+     * The page size and MTT entries a registration would get: {@link MrRegistrations#choose}.
      */
     public PageSizeChoice choose(final List<DmaRun> runs, final long address, final long lengthBytes,
         final long iova)
     {
-        final long end = address + lengthBytes;
-        if (lengthBytes <= 0 || Long.compareUnsigned(end, address) < 0 || (address & 0xfff) != (iova & 0xfff))
-        {
-            throw new TableException(Errno.EINVAL, "buffer 0x" + Long.toHexString(address) + "+" + lengthBytes
-                + " is empty, wraps, or differs from iova 0x" + Long.toHexString(iova) + " in its page offset"
-                + " (ib_umem_get); give a non-empty buffer whose address and iova share a page offset");
-        }
-        return PageSizeSelector.choose(PageSizeSelector.trim(runs, address, lengthBytes), address, lengthBytes,
-            iova, config.pageSizeCap());
-    }
-
-    /** A buffer's runs trimmed to it and the page size chosen for it. */
-    private record Prepared(List<DmaRun> pages, PageSizeChoice choice)
-    {
-    }
-
-    /** The buffer checks and the page-size choice of a registration. */
-    private Prepared prepare(final List<DmaRun> runs, final long address, final long lengthBytes, final long iova)
-    {
-        return prepare(runs, address, lengthBytes, iova, config.pageSizeCap());
-    }
-
-    private Prepared prepare(final List<DmaRun> runs, final long address, final long lengthBytes, final long iova,
-        final long pageSizeBitmap)
-    {
-        final long end = address + lengthBytes;
-        if (lengthBytes <= 0 || Long.compareUnsigned(end, address) < 0
-            || Long.compareUnsigned((end + 0xfff) & ~0xfffL, end) < 0)
-        {
-            throw new TableException(Errno.EINVAL, "buffer 0x" + Long.toHexString(address) + "+" + lengthBytes
-                + " is empty or its page-aligned end wraps (ib_umem_get)"
-                + "; give a non-empty range that ends below 2^64");
-        }
-        if ((address & 0xfff) != (iova & 0xfff))
-        {
-            throw new TableException(Errno.EINVAL, "address 0x" + Long.toHexString(address) + " and iova 0x"
-                + Long.toHexString(iova) + " differ in their offset within a 4 KiB page (ib_uverbs_reg_mr)"
-                + "; give an iova with the address's page offset");
-        }
-        final List<DmaRun> pages = PageSizeSelector.trim(runs, address, lengthBytes);
-        final PageSizeChoice choice = PageSizeSelector.choose(pages, address, lengthBytes, iova, pageSizeBitmap);
-        if (choice.pageSizeBytes() == 0)
-        {
-            throw new TableException(config.noPageSizeErrno(), "no page size in page_size_cap=0x"
-                + Long.toHexString(pageSizeBitmap) + " fits iova 0x" + Long.toHexString(iova)
-                + " and the buffer's physical layout"
-                + " (ib_umem_find_best_pgsz); use an iova with the address's offset in the device's smallest page size");
-        }
-        return new Prepared(pages, choice);
-    }
-
-    /** Access bits the kernel accepts for an MR: IB_ACCESS_SUPPORTED (include/rdma/ib_verbs.h). */
-    private static final int SUPPORTED_ACCESS = 0xff | (1 << 8) | (1 << 9) | 0x1ff00000;
-
-    /** {@code ib_check_mr_access}: unknown bits, or remote write or atomic without local write, are EINVAL. */
-    private static void checkAccess(final int access)
-    {
-        if ((access & ~SUPPORTED_ACCESS) != 0)
-        {
-            throw new TableException(Errno.EINVAL, "access 0x" + Integer.toHexString(access) + " has bits outside "
-                + "IB_ACCESS_SUPPORTED=0x" + Integer.toHexString(SUPPORTED_ACCESS)
-                + "; pass only IB_ACCESS_SUPPORTED bits");
-        }
-        if ((access & (AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_ATOMIC)) != 0
-            && (access & AccessFlags.LOCAL_WRITE) == 0)
-        {
-            throw new TableException(Errno.EINVAL, "access 0x" + Integer.toHexString(access)
-                + ": REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE (ib_check_mr_access)");
-        }
+        return registrations.choose(runs, address, lengthBytes, iova);
     }
 
     /**
@@ -252,35 +173,17 @@ public final class AdapterTables
                 + "; deregister each MR once, with its own key");
         }
         final long index = MKey.index(key, variantBits);
-        if (windows.containsKey(index))
+        if (windows.holds(index))
         {
             throw new TableException(Errno.EINVAL, "deregister: key " + MKey.toHex(key) + " names a memory window, not an"
                 + " MR; free it with freeWindow");
         }
-        final Odp o = odp.isEmpty() ? null : odp.remove(index);
-        if (o != null && o.implicit())
+        final long implicitDropped = odp.forget(key, index);
+        if (implicitDropped >= 0)
         {
-            long dropped = cache.invalidate(index, 0, 0);
-            for (final Child c : o.children().values())
-            {
-                dropped += cache.invalidate(index, c.range.firstEntry(), c.range.entries());
-                mtt.free(c.range);
-                entriesZapped += c.present;
-            }
-            mpt.release(key);
-            return dropped;
+            return implicitDropped;
         }
-        final boolean fast = fastReg.containsKey(index);
-        final MttRange range = fast ? fastReg.remove(index) : mpt.mttRange(index);
-        if (fast)
-        {
-            mpt.forgetHistory(key);
-        }
-        mpt.release(key);
-        final long dropped = cache.invalidate(index, range.firstEntry(), range.entries());
-        mtt.free(range);
-        entriesZapped += range.entries();
-        return dropped;
+        return registrations.deregister(key, index, fastReg.forget(index));
     }
 
     /**
@@ -341,18 +244,13 @@ public final class AdapterTables
         final long lengthBytes, final boolean mptLookup)
     {
         final long index = MKey.index(key, variantBits);
-        if (!windows.isEmpty())
+        if (windows.wrongQp(index, key, pd, qpn))
         {
-            final Window w = windows.get(index);
-            if (w != null && w.type() == 2 && w.qpn() != qpn && mpt.isLiveKey(key)
-                && mpt.entry(key).pd() == pd)
+            if (mptLookup)
             {
-                if (mptLookup)
-                {
-                    cache.access(TranslationCache.mptTag(index));
-                }
-                return KeyCheck.WRONG_QP.code();
+                cache.access(TranslationCache.mptTag(index));
             }
+            return KeyCheck.WRONG_QP.code();
         }
         if (mptLookup)
         {
@@ -365,20 +263,19 @@ public final class AdapterTables
         }
         int shift = (int)(slot & 63);
         long mttIndex = slot >>> 7;
-        if (!odp.isEmpty())
+        if (odp.any())
         {
-            final Odp o = odp.get(index);
-            if (o != null && o.implicit())
+            // The parent's KSM entry of the 1 GiB slot, then the child's MTT entry of the 4 KiB page.
+            final long childEntry = odp.implicitEntry(index,
+                (slot & MptTable.SLOT_PAST_END) != 0 ? iova - 1 : iova);
+            if (childEntry == OnDemandPaging.NO_CHILD)
             {
-                // The parent's KSM entry of the 1 GiB slot, then the child's MTT entry of the 4 KiB page.
-                final long at = (slot & MptTable.SLOT_PAST_END) != 0 ? iova - 1 : iova;
-                final Child c = o.children().get(at >>> IMPLICIT_CHILD_SHIFT);
-                if (c == null)
-                {
-                    return KeyCheck.NOT_PRESENT.code();
-                }
+                return KeyCheck.NOT_PRESENT.code();
+            }
+            if (childEntry != OnDemandPaging.NOT_IMPLICIT)
+            {
                 shift = 12;
-                mttIndex = c.range.firstEntry() + ((at & ((1L << IMPLICIT_CHILD_SHIFT) - 1)) >>> 12);
+                mttIndex = childEntry;
             }
         }
         cache.access(TranslationCache.mttTag(mttIndex));
@@ -403,7 +300,7 @@ public final class AdapterTables
      */
     public int pageShift(final int key)
     {
-        if (!odp.isEmpty() && isImplicit(key))
+        if (odp.any() && odp.isImplicit(key))
         {
             return 12;
         }
@@ -417,7 +314,7 @@ public final class AdapterTables
      */
     public long blockIndex(final int key, final long iova)
     {
-        if (!odp.isEmpty() && isImplicit(key))
+        if (odp.any() && odp.isImplicit(key))
         {
             return -1;
         }
@@ -445,107 +342,39 @@ public final class AdapterTables
     }
 
     /**
-     * Zaps every MTT entry of a live pinned MR and drops its cached translation: the device stops reaching its pages
-     * (a peer-memory client's invalidation of freed device memory); its key still names the MR, whose accesses now
-     * fail with {@link KeyCheck#NOT_PRESENT}.
-     *
-     * @param key a live MR's key.
-     * @return the number of cached entries dropped.
-     * @throws TableException EINVAL when the key names no live pinned user MR.
+     * Zaps a live pinned MR's translation: {@link MrRegistrations#revoke}.
      */
     public long revoke(final int key)
     {
-        final MptEntry e = liveMr(key, "revoke");
-        mtt.zap(e.mtt());
-        entriesZapped += e.mtt().entries();
-        invalidations++;
-        return cache.invalidate(MKey.index(key, variantBits), e.mtt().firstEntry(), e.mtt().entries());
-    }
-
-    // ------------------------------------------------------------------ on-demand paging
-
-    /** log2 of the part of the address space one child of an implicit ODP MR covers: 1 GiB
-     * ({@code MLX5_IMR_MTT_SIZE}, drivers/infiniband/hw/mlx5/odp.c). */
-    public static final int IMPLICIT_CHILD_SHIFT = 30;
-    /** MTT entries of one implicit child: one per 4 KiB page of its 1 GiB ({@code MLX5_IMR_MTT_ENTRIES}). */
-    public static final long IMPLICIT_CHILD_ENTRIES = 1L << (IMPLICIT_CHILD_SHIFT - 12);
-    /** Access bits with which the device writes memory: a read-only MTT entry faults for them. */
-    private static final int DEVICE_WRITES = AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE
-        | AccessFlags.REMOTE_ATOMIC;
-
-    /**
-     * Registers an explicit on-demand-paging MR ({@code create_user_odp_mr}): MTT entries for every block of the
-     * range and a VALID MPT entry, but no translation: every entry starts zapped, so the first access to a block
-     * finds it not present ({@link KeyCheck#NOT_PRESENT}) and the driver maps it with {@link #mapOnDemand}.
-     *
-     * @param pd          protection domain number.
-     * @param lengthBytes MR length in bytes, more than 0.
-     * @param iova        first address of the MR.
-     * @param access      access bits ({@link AccessFlags}).
-     * @param pageShift   log2 of the MR page size: 12, or the huge-page shift of an IBV_ACCESS_HUGETLB MR.
-     * @return the key, page size and MTT range.
-     * @throws TableException EINVAL for refused access bits, an empty or wrapping range, or a page shift outside
-     *                        12-30; ENOMEM when the MTT or the MPT is full. Nothing changes on failure.
-     */
-    public RegisteredMr registerOnDemand(final int pd, final long lengthBytes, final long iova, final int access,
-        final int pageShift)
-    {
-        checkAccess(access);
-        final long last = iova + lengthBytes - 1;
-        if (lengthBytes <= 0 || Long.compareUnsigned(last, iova) < 0 || pageShift < 12 || pageShift > 30)
-        {
-            throw new TableException(Errno.EINVAL, "ODP MR iova 0x" + Long.toHexString(iova) + "+" + lengthBytes
-                + " page shift " + pageShift + ": empty, wrapping, or a page shift outside 12-30"
-                + "; give a non-empty range and a page shift from 12 to 30");
-        }
-        final long blocks = (last >>> pageShift) - (iova >>> pageShift) + 1;
-        final MttRange range = mtt.allocate(blocks);
-        final int key;
-        try
-        {
-            key = mpt.allocate(MptState.VALID, pd, iova, lengthBytes, access, pageShift, range);
-        }
-        catch (final TableException e)
-        {
-            mtt.undoAllocate(range);
-            throw e;
-        }
-        odp.put(MKey.index(key, variantBits), new Odp(false, pageShift, null));
-        return new RegisteredMr(key, 1L << pageShift, range);
+        return registrations.revoke(key);
     }
 
     /**
-     * Registers an implicit ODP MR over the first {@code lengthBytes} of the address space, iova 0
-     * ({@code mlx5_ib_alloc_implicit_mr}): a parent entry whose 1 GiB slots point at no child yet and no MTT entries
-     * of its own (the parent is an indirect KSM mkey). A child with {@link #IMPLICIT_CHILD_ENTRIES} MTT entries is
-     * created by the first {@link #mapOnDemand} in its slot and freed when its last entry is zapped.
-     *
-     * @param pd          protection domain number.
-     * @param lengthBytes bytes of address space covered (the user address space), more than 0.
-     * @param access      access bits.
-     * @return the key.
-     * @throws TableException EINVAL for refused access bits or a non-positive length; ENOMEM when the MPT is full.
+     * Changes a live MR's PD and access in place: {@link MrRegistrations#modify}.
      */
-    public int registerImplicit(final int pd, final long lengthBytes, final int access)
+    public long modify(final int key, final int pd, final int access)
     {
-        checkAccess(access);
-        if (lengthBytes <= 0)
-        {
-            throw new TableException(Errno.EINVAL, "implicit ODP MR length " + lengthBytes + " must be positive"
-                + "; give a length of one byte or more");
-        }
-        final int key = mpt.allocate(MptState.VALID, pd, 0, lengthBytes, access, IMPLICIT_CHILD_SHIFT,
-            new MttRange(0, 0, 0));
-        odp.put(MKey.index(key, variantBits), new Odp(true, 12, new HashMap<>()));
-        return key;
+        return registrations.modify(key, pd, access);
     }
 
     /**
-     * @return true when any on-demand-paging MR is live.
+     * Gives a live MR a new translation in place:
+     * {@link MrRegistrations#retranslate(int, int, List, long, long, long, int)}.
      */
-    public boolean hasOnDemand()
+    public RegisteredMr retranslate(final int key, final int pd, final List<DmaRun> runs, final long address,
+        final long lengthBytes, final long iova, final int access)
     {
-        return !odp.isEmpty();
+        return registrations.retranslate(key, pd, runs, address, lengthBytes, iova, access);
+    }
+
+    /**
+     * Gives a live MR a new translation on a host of another PAGE_SIZE:
+     * {@link MrRegistrations#retranslate(int, int, List, long, long, long, int, long)}.
+     */
+    public RegisteredMr retranslate(final int key, final int pd, final List<DmaRun> runs, final long address,
+        final long lengthBytes, final long iova, final int access, final long basePageBytes)
+    {
+        return registrations.retranslate(key, pd, runs, address, lengthBytes, iova, access, basePageBytes);
     }
 
     /**
@@ -559,7 +388,7 @@ public final class AdapterTables
      */
     public long keyChanges()
     {
-        return mpt.changes() + windowChanges;
+        return mpt.changes() + windows.changes();
     }
 
     /**
@@ -578,8 +407,7 @@ public final class AdapterTables
         final long lengthBytes)
     {
         final long index = MKey.index(key, variantBits);
-        final Window w = windows.isEmpty() ? null : windows.get(index);
-        if (w != null && w.type() == 2 && w.qpn() != qpn && mpt.isLiveKey(key) && mpt.entry(key).pd() == pd)
+        if (windows.wrongQp(index, key, pd, qpn))
         {
             return KeyCheck.WRONG_QP;
         }
@@ -587,657 +415,200 @@ public final class AdapterTables
         return slot < 0 ? KeyCheck.ofTranslation(slot) : KeyCheck.VALID;
     }
 
+    // ------------------------------------------------------------------ on-demand paging
+
     /**
-     * @param key a key.
-     * @return true when it names a live on-demand-paging MR in all its bits.
+     * Registers an explicit ODP MR: {@link OnDemandPaging#register}.
+     */
+    public RegisteredMr registerOnDemand(final int pd, final long lengthBytes, final long iova, final int access,
+        final int pageShift)
+    {
+        return odp.register(pd, lengthBytes, iova, access, pageShift);
+    }
+
+    /**
+     * Registers an implicit ODP MR: {@link OnDemandPaging#registerImplicit}.
+     */
+    public int registerImplicit(final int pd, final long lengthBytes, final int access)
+    {
+        return odp.registerImplicit(pd, lengthBytes, access);
+    }
+
+    /**
+     * @return true when any on-demand-paging MR is live ({@link OnDemandPaging#any}).
+     */
+    public boolean hasOnDemand()
+    {
+        return odp.any();
+    }
+
+    /**
+     * @return true when the key names a live ODP MR in all its bits ({@link OnDemandPaging#isOnDemand}).
      */
     public boolean isOnDemand(final int key)
     {
-        return !odp.isEmpty() && odp.containsKey(MKey.index(key, variantBits)) && mpt.isLiveKey(key);
+        return odp.isOnDemand(key);
     }
 
     /**
-     * @param key a key.
-     * @return true when it names a live implicit ODP MR.
+     * @return true when the key names a live implicit ODP MR ({@link OnDemandPaging#isImplicit}).
      */
     public boolean isImplicit(final int key)
     {
-        final Odp o = odp.isEmpty() ? null : odp.get(MKey.index(key, variantBits));
-        return o != null && o.implicit() && mpt.isLiveKey(key);
+        return odp.isImplicit(key);
     }
 
     /**
-     * Finds the first byte of a range of an ODP MR whose block the device cannot access now: not present, or
-     * read-only for a write. Reads the table only (no cache access): it stands for the device meeting the missing
-     * entry while it walks the range.
-     *
-     * @param key         a live ODP MR's key.
-     * @param iova        first address, inside the MR.
-     * @param lengthBytes bytes, more than 0, inside the MR.
-     * @param write       the access writes.
-     * @return the first such address (at least {@code iova}), or -1 when every block is mapped for the access.
-     * @throws TableException EINVAL when the key names no live ODP MR.
+     * The first byte of a range of an ODP MR the device cannot access now: {@link OnDemandPaging#firstUnmapped}.
      */
     public long firstUnmapped(final int key, final long iova, final long lengthBytes, final boolean write)
     {
-        final Odp o = odpMr(key, "fault");
-        final long end = iova + lengthBytes;
-        if (o.implicit())
-        {
-            long page = iova & ~0xfffL;
-            while (Long.compareUnsigned(page, end) < 0)
-            {
-                final Child c = o.children().get(page >>> IMPLICIT_CHILD_SHIFT);
-                if (c == null || !usable(mtt.rawEntry(c.range.firstEntry()
-                    + ((page & ((1L << IMPLICIT_CHILD_SHIFT) - 1)) >>> 12)), write))
-                {
-                    return Math.max(page, iova);
-                }
-                page += 4096;
-            }
-            return -1;
-        }
-        final MptEntry e = mpt.entry(key);
-        final int shift = o.pageShift();
-        final long firstBlock = (iova >>> shift) - (e.iova() >>> shift);
-        final long lastBlock = ((end - 1) >>> shift) - (e.iova() >>> shift);
-        for (long b = firstBlock; b <= lastBlock; b++)
-        {
-            if (!usable(mtt.rawEntry(e.mtt().firstEntry() + b), write))
-            {
-                return Math.max(((e.iova() >>> shift) + b) << shift, iova);
-            }
-        }
-        return -1;
+        return odp.firstUnmapped(key, iova, lengthBytes, write);
     }
 
     /**
-     * What the device would reach for one address of an ODP MR now, read from the tables without the cache (for
-     * inspection; counts nothing).
-     *
-     * @param key  a live ODP MR's key.
-     * @param iova an address inside the MR.
-     * @return the DMA address, or -1 when the block is not mapped.
-     * @throws TableException EINVAL when the key names no live ODP MR.
+     * What the device would reach for one address of an ODP MR now: {@link OnDemandPaging#mappedDmaAddress}.
      */
     public long mappedDmaAddress(final int key, final long iova)
     {
-        final Odp o = odpMr(key, "peek");
-        final MptEntry e = mpt.entry(key);
-        final long raw;
-        final long mask;
-        if (o.implicit())
-        {
-            final Child c = o.children().get(iova >>> IMPLICIT_CHILD_SHIFT);
-            raw = c == null ? 0 : mtt.rawEntry(c.range.firstEntry()
-                + ((iova & ((1L << IMPLICIT_CHILD_SHIFT) - 1)) >>> 12));
-            mask = 0xfff;
-        }
-        else
-        {
-            if (Long.compareUnsigned(iova - e.iova(), e.lengthBytes()) >= 0)
-            {
-                return -1;
-            }
-            raw = mtt.rawEntry(e.mtt().firstEntry() + (iova >>> o.pageShift()) - (e.iova() >>> o.pageShift()));
-            mask = (1L << o.pageShift()) - 1;
-        }
-        return raw >= 0 ? -1 : (raw & ~Mtt.PRESENT & ~mask) | (iova & mask);
-    }
-
-    private static boolean usable(final long raw, final boolean write)
-    {
-        return raw < 0 && (!write || (raw & Mtt.READ_ONLY) == 0);
+        return odp.mappedDmaAddress(key, iova);
     }
 
     /**
-     * Maps the block holding {@code iova} of an ODP MR (the UMR a page fault or prefetch posts,
-     * {@code mlx5r_umr_update_xlt}); for an implicit MR the child of the slot is created first
-     * ({@code implicit_get_child_mr}).
-     *
-     * @param key      a live ODP MR's key.
-     * @param iova     an address inside the MR.
-     * @param dmaAddr  the DMA address of the block's first byte, aligned to the MR page size.
-     * @param writable the device may write through it.
-     * @return true when the entry changed (it was not present, was read-only, or pointed elsewhere).
-     * @throws TableException EINVAL when the key names no live ODP MR or iova lies outside it; ENOMEM when an
-     *                        implicit child's MTT entries cannot be allocated.
+     * Maps the block holding {@code iova} of an ODP MR: {@link OnDemandPaging#map}.
      */
     public boolean mapOnDemand(final int key, final long iova, final long dmaAddr, final boolean writable)
     {
-        final Odp o = odpMr(key, "map");
-        final MptEntry e = mpt.entry(key);
-        if (Long.compareUnsigned(iova - e.iova(), e.lengthBytes()) >= 0 || dmaAddr < 0)
-        {
-            throw new TableException(Errno.EINVAL, "map: iova 0x" + Long.toHexString(iova) + " is outside the MR 0x"
-                + Long.toHexString(e.iova()) + "+" + e.lengthBytes() + " or DMA address 0x"
-                + Long.toHexString(dmaAddr) + " is negative"
-                + "; map only addresses inside the MR");
-        }
-        final long index;
-        Child child = null;
-        if (o.implicit())
-        {
-            final long slot = iova >>> IMPLICIT_CHILD_SHIFT;
-            child = o.children().get(slot);
-            if (child == null)
-            {
-                child = new Child(mtt.allocate(IMPLICIT_CHILD_ENTRIES));
-                o.children().put(slot, child);
-            }
-            index = child.range.firstEntry() + ((iova & ((1L << IMPLICIT_CHILD_SHIFT) - 1)) >>> 12);
-        }
-        else
-        {
-            index = e.mtt().firstEntry() + (iova >>> o.pageShift()) - (e.iova() >>> o.pageShift());
-        }
-        final long shiftMask = (1L << (o.implicit() ? 12 : o.pageShift())) - 1;
-        final long before = mtt.rawEntry(index);
-        final long after = (dmaAddr & ~shiftMask) | Mtt.PRESENT | (writable ? 0 : Mtt.READ_ONLY);
-        if (before == after)
-        {
-            return false;
-        }
-        if (before != 0)
-        {
-            // A read-only entry upgraded, or a stale one replaced: the device must not keep the old one cached.
-            cache.invalidate(MKey.index(key, variantBits), index, 1);
-        }
-        else if (child != null)
-        {
-            child.present++;
-        }
-        mtt.writeEntry(index, dmaAddr & ~shiftMask, !writable);
-        entriesWritten++;
-        return true;
+        return odp.map(key, iova, dmaAddr, writable);
     }
 
     /**
-     * Zaps the blocks of an ODP MR that overlap {@code [iova, iova + lengthBytes)} (the invalidation an MMU
-     * notifier runs, {@code mlx5_ib_invalidate_range}: MTT entries zeroed by UMR, then the translation cache
-     * invalidated). An implicit child left with no present entry is freed.
-     *
-     * @param key         a live ODP MR's key.
-     * @param iova        first address; the range is clipped to the MR.
-     * @param lengthBytes bytes.
-     * @return the number of present entries zapped (0 when none was: then nothing is posted and the cache is not
-     * touched).
-     * @throws TableException EINVAL when the key names no live ODP MR.
+     * Zaps the blocks of an ODP MR that overlap a range: {@link OnDemandPaging#zap}.
      */
     public long zapOnDemand(final int key, final long iova, final long lengthBytes)
     {
-        final Odp o = odpMr(key, "zap");
-        final MptEntry e = mpt.entry(key);
-        final long start = Math.max(iova, e.iova());
-        final long end = Math.min(iova + lengthBytes, e.iova() + e.lengthBytes());
-        if (lengthBytes <= 0 || start >= end)
-        {
-            return 0;
-        }
-        final long mptIndex = MKey.index(key, variantBits);
-        long zapped = 0;
-        if (o.implicit())
-        {
-            for (long slot = start >>> IMPLICIT_CHILD_SHIFT; slot <= (end - 1) >>> IMPLICIT_CHILD_SHIFT; slot++)
-            {
-                final Child c = o.children().get(slot);
-                if (c == null)
-                {
-                    continue;
-                }
-                final long slotBase = slot << IMPLICIT_CHILD_SHIFT;
-                final long from = (Math.max(start, slotBase) - slotBase) >>> 12;
-                final long to = ((Math.min(end, slotBase + (1L << IMPLICIT_CHILD_SHIFT)) - 1 - slotBase) >>> 12) + 1;
-                final long n = mtt.zapEntries(c.range.firstEntry() + from, to - from);
-                if (n > 0)
-                {
-                    cache.invalidate(mptIndex, c.range.firstEntry() + from, to - from);
-                    c.present -= n;
-                    zapped += n;
-                }
-                if (c.present == 0)
-                {
-                    // An implicit child left empty is destroyed (mlx5 schedules destroy_unused_implicit_child_mr).
-                    cache.invalidate(mptIndex, c.range.firstEntry(), c.range.entries());
-                    mtt.free(c.range);
-                    o.children().remove(slot);
-                }
-            }
-        }
-        else
-        {
-            final int shift = o.pageShift();
-            final long first = (start >>> shift) - (e.iova() >>> shift);
-            final long count = ((end - 1) >>> shift) - (e.iova() >>> shift) - first + 1;
-            zapped = mtt.zapEntries(e.mtt().firstEntry() + first, count);
-            if (zapped > 0)
-            {
-                cache.invalidate(mptIndex, e.mtt().firstEntry() + first, count);
-            }
-        }
-        if (zapped > 0)
-        {
-            invalidations++;
-            entriesZapped += zapped;
-        }
-        return zapped;
+        return odp.zap(key, iova, lengthBytes);
     }
 
     /**
-     * @param key a live implicit ODP MR's key.
-     * @return its children now (1 GiB slots with MTT entries).
-     * @throws TableException EINVAL when the key names no live implicit ODP MR.
+     * The children of an implicit ODP MR now: {@link OnDemandPaging#implicitChildren}.
      */
     public int implicitChildren(final int key)
     {
-        final Odp o = odpMr(key, "children");
-        if (!o.implicit())
-        {
-            throw new TableException(Errno.EINVAL, "children: key " + MKey.toHex(key) + " names an explicit ODP MR"
-                + " (only an implicit ODP MR has children); pass the key of an implicit ODP MR");
-        }
-        return o.children().size();
+        return odp.implicitChildren(key);
     }
 
     /**
-     * @param key  a live implicit ODP MR's key.
-     * @param slot a 1 GiB slot number (address >> 30).
-     * @return true when the slot has a child now.
-     * @throws TableException EINVAL when the key names no live ODP MR.
+     * Whether a 1 GiB slot of an implicit ODP MR has a child now: {@link OnDemandPaging#hasImplicitChild}.
      */
     public boolean hasImplicitChild(final int key, final long slot)
     {
-        final Odp o = odpMr(key, "child");
-        return o.implicit() && o.children().containsKey(slot);
-    }
-
-    private Odp odpMr(final int key, final String op)
-    {
-        final Odp o = odp.isEmpty() ? null : odp.get(MKey.index(key, variantBits));
-        if (o == null || !mpt.isLiveKey(key))
-        {
-            throw new TableException(Errno.EINVAL, op + ": key " + MKey.toHex(key) + " names no live ODP MR"
-                + "; pass the key of a live ODP MR");
-        }
-        return o;
+        return odp.hasImplicitChild(key, slot);
     }
 
     // ------------------------------------------------------------------ memory windows
 
     /**
-     * Allocates a memory window: an MPT entry of its own (so its key shares the MR key space and layout), unbound:
-     * state INVALID, length 0, no rights, no MTT entries ({@code mlx4_mw_alloc}, {@code rxe_alloc_mw}).
-     *
-     * @param pd   protection domain number.
-     * @param type 1 or 2.
-     * @return the window's key (its rkey).
-     * @throws TableException EINVAL for another type; ENOMEM when the MPT is full.
+     * Allocates a memory window: {@link MemoryWindows#allocate}.
      */
     public int allocateWindow(final int pd, final int type)
     {
-        if (type != 1 && type != 2)
-        {
-            throw new TableException(Errno.EINVAL, "memory window type " + type + ": expected 1 or 2"
-                + "; give type 1 or type 2");
-        }
-        // A window is no MR-cache object: under RECYCLED keys it must not take the last MR's key at its index.
-        final int key = mpt.allocate(MptState.INVALID, pd, 0, 1, 0, 12, new MttRange(0, 0, 0), true);
-        final int unbound = mpt.rewrite(key, MKey.variant(key, variantBits), MptState.INVALID, pd, 0, 0, 0, 12,
-            new MttRange(0, 0, 0));
-        windows.put(MKey.index(unbound, variantBits), new Window(type, -1, 0));
-        windowChanges++;
-        return unbound;
+        return windows.allocate(pd, type);
     }
 
     /**
-     * @param key a key.
-     * @return true when it names a live memory window in all its bits.
+     * @return true when the key names a live memory window in all its bits ({@link MemoryWindows#isWindow}).
      */
     public boolean isWindow(final int key)
     {
-        return mpt.isLiveKey(key) && windows.containsKey(MKey.index(key, variantBits));
+        return windows.isWindow(key);
     }
 
     /**
-     * Binds a window to a range of a live MR, or unbinds it ({@code lengthBytes} 0), under a new key: the window's
-     * index with the new key's variant ({@code ibv_inc_rkey} for type 1, the consumer's byte for type 2). The
-     * window's entry then translates through the MR's MTT entries (VA-based: {@code iova} is an address of the
-     * MR's iova space). The old key stops validating and the cache drops the window's entry. The semantic checks of
-     * a bind (rights, MW_BIND, bounds, state) are the caller's; these are the table's own.
-     *
-     * @param mwKey       the window's current key.
-     * @param newKey      the window's key after the bind: same index.
-     * @param mrKey       the MR's key (ignored when unbinding).
-     * @param qpn         the QP a type 2 window is bound to (-1 for type 1).
-     * @param iova        first address of the window, in the MR's iova space.
-     * @param lengthBytes window length in bytes; 0 unbinds.
-     * @param access      the window's rights ({@link AccessFlags} remote bits).
-     * @return the number of cached entries the bind dropped.
-     * @throws TableException EINVAL when mwKey names no live window, newKey has another index, mrKey names no
-     *                        live MR, or the range is outside the MR.
+     * Binds a window to a range of a live MR, or unbinds it: {@link MemoryWindows#bind}.
      */
     public long bindWindow(final int mwKey, final int newKey, final int mrKey, final int qpn, final long iova,
         final long lengthBytes, final int access)
     {
-        final long index = MKey.index(mwKey, variantBits);
-        final Window w = windows.get(index);
-        if (w == null || !mpt.isLiveKey(mwKey))
-        {
-            throw new TableException(Errno.EINVAL, "bind: key " + MKey.toHex(mwKey) + " names no live window"
-                + "; bind a window that is allocated and not yet freed");
-        }
-        if (MKey.index(newKey, variantBits) != index)
-        {
-            throw new TableException(Errno.EINVAL, "bind: new key " + MKey.toHex(newKey) + " must keep the index of "
-                + MKey.toHex(mwKey) + " (only the low byte may change)"
-                + "; give a key of the same index");
-        }
-        final MptEntry mw = mpt.entry(mwKey);
-        MptEntry mr = null;
-        if (lengthBytes != 0)
-        {
-            mr = mpt.isLiveKey(mrKey) && !windows.containsKey(MKey.index(mrKey, variantBits)) ? mpt.entry(mrKey) : null;
-            if (mr == null)
-            {
-                throw new TableException(Errno.EINVAL, "bind: key " + MKey.toHex(mrKey) + " names no live MR"
-                    + "; bind to a registered MR");
-            }
-            final long offset = iova - mr.iova();
-            if (lengthBytes < 0 || Long.compareUnsigned(offset, mr.lengthBytes()) >= 0
-                || Long.compareUnsigned(lengthBytes, mr.lengthBytes() - offset) > 0)
-            {
-                throw new TableException(Errno.EINVAL, "bind: window 0x" + Long.toHexString(iova) + "+" + lengthBytes
-                    + " is outside the MR 0x" + Long.toHexString(mr.iova()) + "+" + mr.lengthBytes()
-                    + "; bind a range inside the MR");
-            }
-        }
-        final long dropped = cache.invalidate(index, 0, 0);
-        invalidations++;
-        windowBinds++;
-        if (lengthBytes == 0)
-        {
-            mpt.rewrite(mwKey, MKey.variant(newKey, variantBits), MptState.INVALID, mw.pd(), 0, 0, 0, 12,
-                new MttRange(0, 0, 0));
-            windows.put(index, new Window(w.type(), -1, 0));
-            windowChanges++;
-            return dropped;
-        }
-        final int shift = mr.pageShift();
-        final long first = mr.mtt().firstEntry() + (iova >>> shift) - (mr.iova() >>> shift);
-        mpt.rewrite(mwKey, MKey.variant(newKey, variantBits), MptState.VALID, mw.pd(), iova, lengthBytes, access,
-            shift, new MttRange(first, 0, 0));
-        windows.put(index, new Window(w.type(), w.type() == 2 ? qpn : -1, mrKey));
-        windowChanges++;
-        return dropped;
+        return windows.bind(mwKey, newKey, mrKey, qpn, iova, lengthBytes, access);
     }
 
     /**
-     * Invalidates a bound window (LOCAL_INV or a received SEND_WITH_INV of a type 2 window, {@code
-     * rxe_invalidate_mw}): state INVALID, its key unchanged, the cache drops its entry.
-     *
-     * @param mwKey the window's key.
-     * @return the number of cached entries dropped.
-     * @throws TableException EINVAL when mwKey names no live window.
+     * Invalidates a bound window: {@link MemoryWindows#invalidate}.
      */
     public long invalidateWindow(final int mwKey)
     {
-        final long index = MKey.index(mwKey, variantBits);
-        final Window w = windows.get(index);
-        if (w == null || !mpt.isLiveKey(mwKey))
-        {
-            throw new TableException(Errno.EINVAL, "invalidate: key " + MKey.toHex(mwKey) + " names no live window"
-                + "; invalidate a window that is allocated and not yet freed");
-        }
-        final MptEntry mw = mpt.entry(mwKey);
-        mpt.rewrite(mwKey, MKey.variant(mwKey, variantBits), MptState.INVALID, mw.pd(), 0, 0, 0, 12,
-            new MttRange(0, 0, 0));
-        windows.put(index, new Window(w.type(), -1, 0));
-        windowChanges++;
-        invalidations++;
-        return cache.invalidate(index, 0, 0);
+        return windows.invalidate(mwKey);
     }
 
     /**
-     * Frees a window's MPT entry (dealloc): its key stops validating.
-     *
-     * @param mwKey the window's key.
-     * @return the number of cached entries dropped.
-     * @throws TableException EINVAL when mwKey names no live window.
+     * Frees a window's MPT entry: {@link MemoryWindows#free}.
      */
     public long freeWindow(final int mwKey)
     {
-        final long index = MKey.index(mwKey, variantBits);
-        if (!windows.containsKey(index) || !mpt.isLiveKey(mwKey))
-        {
-            throw new TableException(Errno.EINVAL, "free: key " + MKey.toHex(mwKey) + " names no live window"
-                + "; free each window once");
-        }
-        windows.remove(index);
-        windowChanges++;
-        mpt.forgetHistory(mwKey);
-        mpt.release(mwKey);
-        invalidations++;
-        return cache.invalidate(index, 0, 0);
+        return windows.free(mwKey);
     }
 
-    // ------------------------------------------------------------------ fast registration and rereg
+    /**
+     * @return live memory windows ({@link MemoryWindows#count}).
+     */
+    public int windowCount()
+    {
+        return windows.count();
+    }
 
     /**
-     * Allocates a fast-registration MR ({@code ib_alloc_mr(IB_MR_TYPE_MEM_REG, max_num_sg)}): MTT entries for
-     * {@code maxPages} pages reserved now, the MPT entry INVALID (rxe's FREE) until a REG_MR work request.
-     *
-     * @param pd       protection domain number.
-     * @param maxPages the most pages one registration may map, at least 1.
-     * @return the MR's key.
-     * @throws TableException EINVAL for maxPages below 1; ENOMEM when the MTT or the MPT is full.
+     * @return window binds and unbinds since creation ({@link MemoryWindows#binds}).
+     */
+    public long windowBinds()
+    {
+        return windows.binds();
+    }
+
+    // ------------------------------------------------------------------ fast registration
+
+    /**
+     * Allocates a fast-registration MR: {@link FastRegistrations#allocate}.
      */
     public int allocateFastReg(final int pd, final long maxPages)
     {
-        if (maxPages < 1)
-        {
-            throw new TableException(Errno.EINVAL, "max_num_sg=" + maxPages + " must be 1 or more");
-        }
-        final MttRange range = mtt.allocate(maxPages);
-        final int key;
-        try
-        {
-            key = mpt.allocate(MptState.INVALID, pd, 0, 1, 0, 12, range, true);
-        }
-        catch (final TableException e)
-        {
-            mtt.undoAllocate(range);
-            throw e;
-        }
-        fastReg.put(MKey.index(key, variantBits), range);
-        return key;
+        return fastReg.allocate(pd, maxPages);
     }
 
     /**
-     * Executes a REG_MR work request ({@code rxe_reg_fast_mr}): the MR must be INVALID and the new key must keep
-     * its index; its 4 KiB pages are written into the MTT entries reserved at allocation, and the entry becomes
-     * VALID under the new key (lkey and rkey alike: {@code ib_update_fast_reg_key}).
-     *
-     * @param key         the MR's current key.
-     * @param newKey      the key after registration: same index, the consumer's low byte.
-     * @param runs        the DMA runs of the pages mapped.
-     * @param address     user virtual address of the first byte.
-     * @param lengthBytes bytes mapped, at least 1.
-     * @param iova        the address the MR is accessed by.
-     * @param access      access bits.
-     * @return MTT entries written.
-     * @throws TableException EINVAL when the key names no fast-registration MR, it is VALID already, the new key
-     *                        changes the index, the access is refused, or the pages exceed those reserved.
+     * Executes a REG_MR work request: {@link FastRegistrations#register}.
      */
     public long fastRegister(final int key, final int newKey, final List<DmaRun> runs, final long address,
         final long lengthBytes, final long iova, final int access)
     {
-        final long index = MKey.index(key, variantBits);
-        final MttRange range = fastReg.get(index);
-        if (range == null || !mpt.isLiveKey(key))
-        {
-            throw new TableException(Errno.EINVAL, "REG_MR: key " + MKey.toHex(key) + " names no fast-registration"
-                + " MR"
-                + "; post REG_MR with the lkey of an MR from ibv_alloc_mr");
-        }
-        if (mpt.entry(key).state() != MptState.INVALID)
-        {
-            throw new TableException(Errno.EINVAL, "REG_MR: MR " + MKey.toHex(key) + " is VALID: invalidate it "
-                + "first (rxe_reg_fast_mr requires state FREE)");
-        }
-        if (MKey.index(newKey, variantBits) != index)
-        {
-            throw new TableException(Errno.EINVAL, "REG_MR: new key " + MKey.toHex(newKey) + " must keep the index "
-                + "of " + MKey.toHex(key));
-        }
-        checkAccess(access);
-        final List<DmaRun> pages = PageSizeSelector.trim(runs, address, lengthBytes);
-        final long first = iova & ~0xfffL;
-        final long blocks = ((iova + lengthBytes - 1) >>> 12) - (first >>> 12) + 1;
-        if (blocks > range.entries())
-        {
-            throw new TableException(Errno.EINVAL, "REG_MR: " + blocks + " pages > max_num_sg=" + range.entries()
-                + " the MR was allocated for"
-                + "; allocate the MR with a larger max_num_sg or map fewer pages");
-        }
-        final MttRange used = new MttRange(range.firstEntry(), blocks, range.reservedEntries());
-        writeEntries(used, pages, address, iova, 4096);
-        mpt.rewrite(key, MKey.variant(newKey, variantBits), MptState.VALID, mpt.entry(key).pd(), iova, lengthBytes,
-            access, 12, range);
-        cache.invalidate(index, range.firstEntry(), range.entries());
-        return blocks;
+        return fastReg.register(key, newKey, runs, address, lengthBytes, iova, access);
     }
 
     /**
-     * Invalidates a fast-registration MR (LOCAL_INV or a received SEND_WITH_INV, {@code rxe_invalidate_mr}): VALID
-     * to INVALID, key unchanged; its cached entries dropped.
-     *
-     * @param key the MR's key.
-     * @return the number of cached entries dropped.
-     * @throws TableException EINVAL when the key names no fast-registration MR.
+     * Invalidates a fast-registration MR: {@link FastRegistrations#invalidate}.
      */
     public long invalidateFastReg(final int key)
     {
-        final long index = MKey.index(key, variantBits);
-        final MttRange range = fastReg.get(index);
-        if (range == null || !mpt.isLiveKey(key))
-        {
-            throw new TableException(Errno.EINVAL, "LOCAL_INV: key " + MKey.toHex(key) + " names no "
-                + "fast-registration MR (user MRs cannot be invalidated)"
-                + "; invalidate the key of an MR from ibv_alloc_mr or of a window");
-        }
-        mpt.setState(key, MptState.INVALID);
-        invalidations++;
-        return cache.invalidate(index, range.firstEntry(), range.entries());
+        return fastReg.invalidate(key);
     }
 
     /**
-     * @param key a key.
-     * @return true when it names a live fast-registration MR in all its bits.
+     * @return true when the key names a live fast-registration MR in all its bits
+     * ({@link FastRegistrations#isFastReg}).
      */
     public boolean isFastReg(final int key)
     {
-        return mpt.isLiveKey(key) && fastReg.containsKey(MKey.index(key, variantBits));
+        return fastReg.isFastReg(key);
     }
 
-    /**
-     * Changes the PD and access of a live MR in place, its key kept ({@code mlx4_mr_hw_change_pd},
-     * {@code mlx4_mr_hw_change_access}, mlx5's UMR rereg of PD and access): the cache drops the MR's entries.
-     *
-     * @param key    the MR's key.
-     * @param pd     the new protection domain number.
-     * @param access the new access bits.
-     * @return the number of cached entries dropped.
-     * @throws TableException EINVAL when the key names no live MR or the access is refused.
-     */
-    public long modify(final int key, final int pd, final int access)
-    {
-        final MptEntry e = liveMr(key, "rereg");
-        checkAccess(access);
-        mpt.rewrite(key, MKey.variant(key, variantBits), e.state(), pd, e.iova(), e.lengthBytes(), access,
-            e.pageShift(), e.mtt());
-        invalidations++;
-        return cache.invalidate(MKey.index(key, variantBits), e.mtt().firstEntry(), e.mtt().entries());
-    }
-
-    /**
-     * Gives a live MR a new translation in place, its key kept (mlx4's rereg: the MPT taken to software ownership,
-     * {@code mlx4_mr_rereg_mem_write}): new MTT entries are reserved and written, the entry switched to them, the
-     * old ones zapped and freed. Nothing changes on failure.
-     *
-     * @param key         the MR's key.
-     * @param pd          the protection domain number after the rereg.
-     * @param runs        the new buffer's DMA runs.
-     * @param address     the new buffer's first byte.
-     * @param lengthBytes the new length.
-     * @param iova        the new iova.
-     * @param access      the access bits after the rereg.
-     * @return the new registration (same key).
-     * @throws TableException as {@link #register}, and EINVAL when the key names no live MR.
-     */
-    public RegisteredMr retranslate(final int key, final int pd, final List<DmaRun> runs, final long address,
-        final long lengthBytes, final long iova, final int access)
-    {
-        return retranslate(key, pd, runs, address, lengthBytes, iova, access, 4096);
-    }
-
-    /**
-     * {@link #retranslate(int, int, List, long, long, long, int)} on a host whose PAGE_SIZE is {@code basePageBytes}:
-     * page sizes below it are not chosen ({@code ib_umem_find_best_pgsz}).
-     *
-     * @param basePageBytes the host's PAGE_SIZE: 4096 (page_size_cap as it is), 16384 or 65536.
-     */
-    public RegisteredMr retranslate(final int key, final int pd, final List<DmaRun> runs, final long address,
-        final long lengthBytes, final long iova, final int access, final long basePageBytes)
-    {
-        final MptEntry e = liveMr(key, "rereg");
-        checkAccess(access);
-        final Prepared prep = prepare(runs, address, lengthBytes, iova,
-            basePageBytes <= 4096 ? config.pageSizeCap() : config.pageSizeCap() & -basePageBytes);
-        final MttRange range = mtt.allocate(prep.choice().blocks());
-        writeEntries(range, prep.pages(), address, iova, prep.choice().pageSizeBytes());
-        mpt.rewrite(key, MKey.variant(key, variantBits), e.state(), pd, iova, lengthBytes, access,
-            prep.choice().pageShift(), range);
-        invalidations++;
-        cache.invalidate(MKey.index(key, variantBits), e.mtt().firstEntry(), e.mtt().entries());
-        mtt.free(e.mtt());
-        entriesZapped += e.mtt().entries();
-        return new RegisteredMr(key, prep.choice().pageSizeBytes(), range);
-    }
-
-    private MptEntry liveMr(final int key, final String op)
-    {
-        final long index = MKey.index(key, variantBits);
-        final MptEntry e = mpt.entry(key);
-        if (e == null || windows.containsKey(index) || fastReg.containsKey(index) || odp.containsKey(index))
-        {
-            throw new TableException(Errno.EINVAL, op + ": key " + MKey.toHex(key) + " names no live pinned user MR"
-                + "; pass the key of a registered, pinned MR");
-        }
-        return e;
-    }
-
-    /**
-     * @return live memory windows (they hold MPT entries too).
-     */
-    public int windowCount()
-    {
-        return windows.size();
-    }
-
-    /**
-     * @return window binds and unbinds since creation.
-     */
-    public long windowBinds()
-    {
-        return windowBinds;
-    }
+    // ------------------------------------------------------------------ counts
 
     /**
      * @return invalidations of keys other than deregistrations (binds, LOCAL_INV, rereg, window frees).
      */
     public long invalidations()
     {
-        return invalidations;
+        return counters.invalidations;
     }
 
     /**
@@ -1245,7 +616,7 @@ public final class AdapterTables
      */
     public long entriesWritten()
     {
-        return entriesWritten;
+        return counters.entriesWritten;
     }
 
     /**
@@ -1253,35 +624,6 @@ public final class AdapterTables
      */
     public long entriesZapped()
     {
-        return entriesZapped;
-    }
-
-    /**
-     * Writes one entry per DMA block: block b covers iova {@code [ALIGN_DOWN(iova, P) + b*P, ... + P)}, and its DMA
-     * address is that of the block's first byte (the page-size choice guarantees that VA and PA agree below P and
-     * that runs change only at P boundaries), as {@code rdma_umem_for_each_dma_block} yields them.
-     */
-    private void writeEntries(final MttRange range, final List<DmaRun> runs, final long address, final long iova,
-        final long pageSize)
-    {
-        // Offsets are taken from the first byte of the first run (iova - pgoff), so that iovas near 2^64 cannot
-        // overflow a signed comparison: every offset here lies within about one page size of the buffer.
-        final long pgoff = address & 0xfff;
-        final long firstBlockOffset = (iova & -pageSize) - (iova - pgoff);
-        int run = 0;
-        long runOffset = 0;
-        for (long b = 0; b < range.entries(); b++)
-        {
-            final long blockOffset = firstBlockOffset + b * pageSize;
-            final long probe = Math.max(blockOffset, pgoff);
-            while (probe >= runOffset + runs.get(run).lengthBytes())
-            {
-                runOffset += runs.get(run).lengthBytes();
-                run++;
-            }
-            final long dma = runs.get(run).dmaAddr() + (probe - runOffset) - (probe - blockOffset);
-            mtt.writeEntry(range.firstEntry() + b, dma);
-        }
-        entriesWritten += range.entries();
+        return counters.entriesZapped;
     }
 }

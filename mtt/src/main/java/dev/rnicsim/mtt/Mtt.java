@@ -2,8 +2,9 @@ package dev.rnicsim.mtt;
 
 /**
  * The Memory Translation Table: a fixed number of entries, each the DMA address of one MR page, handed out in
- * contiguous ranges by the device's allocator. Entry contents are kept in chunks created on first write, so a
- * table of 2^24 or more entries costs memory only where entries were written.
+ * contiguous ranges by the device's allocator. Entry contents are kept in chunks of 2^16 entries created on first
+ * write, and the directories of chunks grow to the highest chunk written, so a table of 2^24 or more entries costs
+ * memory only where entries were written.
  *
  * <p>An entry holds the page's DMA address and a PRESENT flag; a zapped entry is 0. mlx4 keeps PRESENT in bit 0
  * ({@code MLX4_MTT_FLAG_PRESENT}, free because its pages are 4 KiB or more); the model keeps it in bit 63 so that
@@ -25,9 +26,13 @@ public final class Mtt
 
     private final MttAllocator allocator;
     private final long capacity;
-    private final long[][] chunks;
-    /** Per entry index that starts a live range: its entries and reserved entries (32 bits each); else 0. */
-    private final long[][] rangeStarts;
+    /** Chunks the capacity needs: the most the directories grow to (2^15 for 2^31 entries). */
+    private final int maxChunks;
+    /** Entry contents, one chunk per 2^16 entries, null until written; as long as the highest chunk written. */
+    private long[][] chunks = new long[0][];
+    /** Per entry index that starts a live range: its entries and reserved entries (32 bits each); else 0. As long as
+     * the highest chunk a range started in. */
+    private long[][] rangeStarts = new long[0][];
     private long entriesInUse;
     private long entriesRequested;
     private long allocations;
@@ -43,8 +48,20 @@ public final class Mtt
             ? new BuddyMttAllocator(config.logNumSegments(), config.logMttsPerSeg())
             : new ExactMttAllocator(config.entries());
         capacity = config.entries();
-        chunks = new long[(int)((capacity + CHUNK_MASK) >>> CHUNK_SHIFT)][];
-        rangeStarts = new long[chunks.length][];
+        maxChunks = (int)((capacity + CHUNK_MASK) >>> CHUNK_SHIFT);
+    }
+
+    /** A directory long enough for chunk {@code c}: doubled, at most {@link #maxChunks}. */
+    private long[][] grown(final long[][] directory, final int c)
+    {
+        return java.util.Arrays.copyOf(directory, Math.min(maxChunks, Math.max(c + 1, 2 * directory.length)));
+    }
+
+    /** The chunk of entry {@code index}, or null when none was written. */
+    private long[] chunkOf(final long index)
+    {
+        final int c = (int)(index >>> CHUNK_SHIFT);
+        return c < chunks.length ? chunks[c] : null;
     }
 
     /**
@@ -73,11 +90,16 @@ public final class Mtt
                 + "; deregister MRs, register with huge pages (fewer entries), or use a device with more MTT entries");
         }
         final long first = range.firstEntry();
-        long[] starts = rangeStarts[(int)(first >>> CHUNK_SHIFT)];
+        final int c = (int)(first >>> CHUNK_SHIFT);
+        if (c >= rangeStarts.length)
+        {
+            rangeStarts = grown(rangeStarts, c);
+        }
+        long[] starts = rangeStarts[c];
         if (starts == null)
         {
             starts = new long[1 << CHUNK_SHIFT];
-            rangeStarts[(int)(first >>> CHUNK_SHIFT)] = starts;
+            rangeStarts[c] = starts;
         }
         starts[(int)(first & CHUNK_MASK)] = pack(range);
         entriesInUse += range.reservedEntries();
@@ -102,7 +124,8 @@ public final class Mtt
         {
             return false;
         }
-        final long[] starts = rangeStarts[(int)(range.firstEntry() >>> CHUNK_SHIFT)];
+        final int c = (int)(range.firstEntry() >>> CHUNK_SHIFT);
+        final long[] starts = c < rangeStarts.length ? rangeStarts[c] : null;
         return starts != null && starts[(int)(range.firstEntry() & CHUNK_MASK)] == pack(range);
     }
 
@@ -188,11 +211,16 @@ public final class Mtt
     /** Writes one entry, read-only when asked. */
     void writeEntry(final long index, final long dmaAddr, final boolean readOnly)
     {
-        long[] chunk = chunks[(int)(index >>> CHUNK_SHIFT)];
+        final int c = (int)(index >>> CHUNK_SHIFT);
+        if (c >= chunks.length)
+        {
+            chunks = grown(chunks, c);
+        }
+        long[] chunk = chunks[c];
         if (chunk == null)
         {
             chunk = new long[1 << CHUNK_SHIFT];
-            chunks[(int)(index >>> CHUNK_SHIFT)] = chunk;
+            chunks[c] = chunk;
         }
         chunk[(int)(index & CHUNK_MASK)] = dmaAddr | PRESENT | (readOnly ? READ_ONLY : 0);
     }
@@ -215,7 +243,7 @@ public final class Mtt
     /** An entry of an index known to be inside the table. */
     long rawEntry(final long index)
     {
-        final long[] chunk = chunks[(int)(index >>> CHUNK_SHIFT)];
+        final long[] chunk = chunkOf(index);
         return chunk == null ? 0 : chunk[(int)(index & CHUNK_MASK)];
     }
 
@@ -237,7 +265,7 @@ public final class Mtt
         long present = 0;
         for (long i = first; i < first + count; i++)
         {
-            final long[] chunk = chunks[(int)(i >>> CHUNK_SHIFT)];
+            final long[] chunk = chunkOf(i);
             if (chunk != null && chunk[(int)(i & CHUNK_MASK)] != 0)
             {
                 chunk[(int)(i & CHUNK_MASK)] = 0;
@@ -253,7 +281,7 @@ public final class Mtt
         final long end = range.firstEntry() + range.entries();
         while (i < end)
         {
-            final long[] chunk = chunks[(int)(i >>> CHUNK_SHIFT)];
+            final long[] chunk = chunkOf(i);
             final long chunkEnd = Math.min(end, ((i >>> CHUNK_SHIFT) + 1) << CHUNK_SHIFT);
             if (chunk != null)
             {

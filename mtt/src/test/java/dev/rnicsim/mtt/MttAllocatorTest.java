@@ -209,6 +209,47 @@ class MttAllocatorTest
     }
 
     @Test
+    void shouldKeepEntriesOfEveryChunkOfATwoToTheThirtyOneEntryTableWrittenHighestFirst()
+    {
+        final long capacity = 1L << MttConfig.MAX_LOG_ENTRIES;
+        final Mtt mtt = new Mtt(MttConfig.exact(capacity));
+        final MttRange low = mtt.allocate(3 << 16);
+        final MttRange high = mtt.allocate(capacity - (3 << 16));
+        // The last entry of the table first, then entries of lower chunks: each write reaches a chunk past the
+        // highest written so far, or one below it.
+        mtt.write(high, high.entries() - 1, 0x7000_0000L);
+        mtt.write(low, (2 << 16) + 5, 0x3000L);
+        mtt.write(low, 0, 0x1000L);
+        mtt.write(high, 0, 0x5000L);
+
+        assertThat(mtt.entry(capacity - 1)).isEqualTo(0x7000_0000L | Mtt.PRESENT);
+        assertThat(mtt.entry((2 << 16) + 5)).isEqualTo(0x3000L | Mtt.PRESENT);
+        assertThat(mtt.entry(0)).isEqualTo(0x1000L | Mtt.PRESENT);
+        assertThat(mtt.entry(3 << 16)).isEqualTo(0x5000L | Mtt.PRESENT);
+        assertThat(new long[] {mtt.entry(1), mtt.entry(capacity / 2), mtt.entry(capacity - 2)}).containsOnly(0L);
+        assertThat(mtt.isLive(low)).isTrue();
+        assertThat(mtt.isLive(high)).isTrue();
+
+        mtt.free(high);
+
+        assertThat(mtt.isLive(high)).isFalse();
+        assertThat(new long[] {mtt.entry(capacity - 1), mtt.entry(3 << 16)}).containsOnly(0L);
+        assertThat(mtt.entry(0)).isEqualTo(0x1000L | Mtt.PRESENT);
+    }
+
+    @Test
+    void shouldAnswerIsLiveFalseForARangeStartingInAChunkNoRangeEverStartedIn()
+    {
+        final Mtt mtt = new Mtt(MttConfig.exact(1L << 24));
+        final MttRange r = mtt.allocate(4);
+
+        assertThat(mtt.isLive(new MttRange((1L << 24) - 4, 4, 4))).isFalse();
+        assertErrno(Errno.EINVAL, () -> mtt.free(new MttRange((1L << 24) - 4, 4, 4)));
+        assertThat(mtt.isLive(r)).isTrue();
+        assertThat(mtt.entry((1L << 24) - 1)).isZero();
+    }
+
+    @Test
     void shouldRefuseImpossibleConfigurationsWithEinval()
     {
         assertErrno(Errno.EINVAL, () -> new MttConfig(null, 4, 0, 0));
