@@ -1,13 +1,14 @@
 package dev.rnicsim.mtt;
 
-import java.util.SplittableRandom;
-
 /**
  * The MPT (memory protection table, mlx5's mkey table): {@code max_mr} entries, each the protection context of
  * one MR (state, PD, iova, length, access, page shift, MTT range, variant), named by a 32-bit key laid out as
  * {@link MKey} draws it. Index 0 is reserved so that key 0 never names an MR. Entry fields live in primitive
  * arrays per chunk of 4096 entries: 5 bytes an index for the variant history of every index ever used, and 48
  * more only while the chunk holds a live entry. A table of 2^24 entries costs memory only where it is used.
+ *
+ * <p>Which index an allocation takes is {@link MptIndexSet}'s (the index policy), which variant its key gets is
+ * {@link MptVariants}' (the variant policy); this class keeps the entries and checks keys against them.
  *
  * <p>{@link #lookup} never throws: a bad key is an outcome ({@link KeyCheck}). Not thread safe.
  */
@@ -21,19 +22,14 @@ public final class MptTable
     private static final byte USED_BEFORE = 1;
 
     private final MptConfig config;
-    private final int variantMask;
     private final Chunk[] chunks;
-    private final long maxMr;
     private final int variantBits;
-    /** One bit per index: live. */
-    private final long[] liveBits;
-    /** One bit per word of {@link #liveBits}: that word is full, so searches for a free index skip it. */
-    private final long[] fullWords;
+    /** Which indices are live, and the free one the index policy gives next. */
+    private final MptIndexSet indices;
+    /** The variants new and freed entries get under the variant policy. */
+    private final MptVariants variants;
     /** A body whose chunk emptied, kept to serve the next chunk that needs one (all its entries are FREE). */
     private Body spare;
-    private final SplittableRandom random;
-    private long cursor = 1;
-    private int deviceVariantCounter;
     private long inUse;
     private long allocations;
     private long frees;
@@ -91,13 +87,10 @@ public final class MptTable
     public MptTable(final MptConfig config)
     {
         this.config = config;
-        this.variantMask = (1 << config.variantBits()) - 1;
-        this.maxMr = config.maxMr();
         this.variantBits = config.variantBits();
-        this.liveBits = new long[(int)((maxMr + 63) >>> 6)];
-        this.fullWords = new long[(liveBits.length + 63) >>> 6];
+        this.indices = new MptIndexSet(config.maxMr(), config.indexPolicy());
+        this.variants = new MptVariants(config.variantPolicy(), config.variantBits(), config.seed());
         this.chunks = new Chunk[(int)((config.maxMr() + CHUNK_MASK) >>> CHUNK_SHIFT)];
-        this.random = new SplittableRandom(config.seed());
     }
 
     /**
@@ -148,7 +141,7 @@ public final class MptTable
             throw new TableException(Errno.EINVAL, "pageShift=" + pageShift + " must be 0-62 and the range iova=0x"
                 + Long.toHexString(iova) + " lengthBytes=" + lengthBytes + " non-empty without wrapping");
         }
-        final long index = freeIndex();
+        final long index = indices.next();
         if (index < 0)
         {
             failures++;
@@ -158,7 +151,7 @@ public final class MptTable
         }
         final Chunk c = chunk(index);
         final int i = (int)(index & CHUNK_MASK);
-        c.variant[i] = nextVariant(c, i, fresh);
+        c.variant[i] = variants.onAllocate(c.variant[i], c.history[i] == USED_BEFORE && !fresh);
         c.history[i] = USED_BEFORE;
         if (c.body == null)
         {
@@ -173,121 +166,11 @@ public final class MptTable
         b.hot[4 * i + 3] = ((long)pd << 32) | Integer.toUnsignedLong(access);
         b.mttCounts[2 * i] = mtt.entries();
         b.mttCounts[2 * i + 1] = mtt.reservedEntries();
-        setLive(index);
+        indices.take(index);
         inUse++;
         allocations++;
         changes++;
-        if (config.indexPolicy() == IndexPolicy.CYCLIC)
-        {
-            cursor = index + 1 >= maxMr ? 1 : index + 1;
-        }
         return MKey.make(index, c.variant[i], variantBits);
-    }
-
-    private long freeIndex()
-    {
-        final long start = config.indexPolicy() == IndexPolicy.CYCLIC ? cursor : 1;
-        long index = nextClear(start);
-        if (index < 0 && start > 1)
-        {
-            index = nextClear(1);
-        }
-        return index;
-    }
-
-    /** @return the first index at or after {@code from} that is not live, below max_mr; -1 when none. */
-    private long nextClear(final long from)
-    {
-        int w = (int)(from >>> 6);
-        long word = ~liveBits[w] & (-1L << from);
-        while (word == 0)
-        {
-            w = nextNonFullWord(w + 1);
-            if (w < 0)
-            {
-                return -1;
-            }
-            word = ~liveBits[w];
-        }
-        final long index = ((long)w << 6) + Long.numberOfTrailingZeros(word);
-        return index < maxMr ? index : -1;
-    }
-
-    private int nextNonFullWord(final int from)
-    {
-        if (from >= liveBits.length)
-        {
-            return -1;
-        }
-        int s = from >>> 6;
-        long summary = ~fullWords[s] & (-1L << from);
-        while (summary == 0)
-        {
-            if (++s >= fullWords.length)
-            {
-                return -1;
-            }
-            summary = ~fullWords[s];
-        }
-        final int w = (s << 6) + Long.numberOfTrailingZeros(summary);
-        return w < liveBits.length ? w : -1;
-    }
-
-    private boolean isLive(final long index)
-    {
-        return index > 0 && index < maxMr && (liveBits[(int)(index >>> 6)] & (1L << index)) != 0;
-    }
-
-    private void setLive(final long index)
-    {
-        final int w = (int)(index >>> 6);
-        liveBits[w] |= 1L << index;
-        if (liveBits[w] == -1L)
-        {
-            fullWords[w >>> 6] |= 1L << w;
-        }
-    }
-
-    private void clearLive(final long index)
-    {
-        final int w = (int)(index >>> 6);
-        liveBits[w] &= ~(1L << index);
-        fullWords[w >>> 6] &= ~(1L << w);
-    }
-
-    private int nextVariant(final Chunk c, final int i, final boolean fresh)
-    {
-        final boolean reused = c.history[i] == USED_BEFORE && !fresh;
-        return switch (config.variantPolicy())
-        {
-            case GENERATION -> c.variant[i];
-            case FIXED -> 0;
-            case DEVICE_COUNTER ->
-            {
-                final int v = deviceVariantCounter & variantMask;
-                deviceVariantCounter++;
-                yield v;
-            }
-            case RECYCLED ->
-            {
-                if (reused)
-                {
-                    yield c.variant[i];
-                }
-                final int v = deviceVariantCounter & variantMask;
-                deviceVariantCounter++;
-                yield v;
-            }
-            case RANDOM ->
-            {
-                int v = random.nextInt(variantMask + 1);
-                while (reused && v == c.variant[i] && variantMask > 0)
-                {
-                    v = random.nextInt(variantMask + 1);
-                }
-                yield v;
-            }
-        };
     }
 
     /**
@@ -316,11 +199,8 @@ public final class MptTable
             spare = c.body;
             c.body = null;
         }
-        if (config.variantPolicy() == VariantPolicy.GENERATION)
-        {
-            c.variant[i] = (c.variant[i] + 1) & variantMask;
-        }
-        clearLive(index);
+        c.variant[i] = variants.onFree(c.variant[i]);
+        indices.release(index);
         inUse--;
         frees++;
         changes++;
@@ -359,7 +239,7 @@ public final class MptTable
     public KeyCheck lookup(final int key, final int pd, final int access, final long iova, final long lengthBytes)
     {
         final long index = MKey.index(key, variantBits);
-        if (!isLive(index))
+        if (!indices.isLive(index))
         {
             return KeyCheck.NO_SUCH_INDEX;
         }
@@ -404,7 +284,7 @@ public final class MptTable
     long translationSlot(final long index, final int key, final int pd, final int access, final long iova,
         final long lengthBytes)
     {
-        if (!isLive(index))
+        if (!indices.isLive(index))
         {
             return KeyCheck.NO_SUCH_INDEX.code();
         }
@@ -452,7 +332,7 @@ public final class MptTable
     public MptEntry entry(final int key)
     {
         final long index = MKey.index(key, variantBits);
-        if (!isLive(index))
+        if (!indices.isLive(index))
         {
             return null;
         }
@@ -483,7 +363,7 @@ public final class MptTable
     private long[] liveHot(final int key)
     {
         final long index = MKey.index(key, variantBits);
-        if (!isLive(index))
+        if (!indices.isLive(index))
         {
             return null;
         }
@@ -588,7 +468,7 @@ public final class MptTable
         final long index = MKey.index(key, variantBits);
         final Chunk c = chunks[(int)(index >>> CHUNK_SHIFT)];
         final int i = (int)(index & CHUNK_MASK);
-        c.variant[i] = newVariant & variantMask;
+        c.variant[i] = newVariant & variants.mask();
         final Body b = c.body;
         b.hot[4 * i] = iova;
         b.hot[4 * i + 1] = lengthBytes;
@@ -634,7 +514,7 @@ public final class MptTable
     boolean isLiveKey(final int key)
     {
         final long index = MKey.index(key, variantBits);
-        return isLive(index) && chunks[(int)(index >>> CHUNK_SHIFT)].variant[(int)(index & CHUNK_MASK)]
+        return indices.isLive(index) && chunks[(int)(index >>> CHUNK_SHIFT)].variant[(int)(index & CHUNK_MASK)]
             == MKey.variant(key, variantBits);
     }
 
