@@ -34,6 +34,17 @@ public final class DidYouMean
         return best;
     }
 
+    /**
+     * @param typed the word as typed.
+     * @param known the words it may have meant.
+     * @return {@code "; did you mean 'WORD'?"} for the {@link #nearest} known word, or "" when none is near.
+     */
+    public static String hint(final String typed, final Collection<String> known)
+    {
+        final String near = nearest(typed, known);
+        return near == null ? "" : "; did you mean '" + near + "'?";
+    }
+
     /** Optimal string alignment distance: Levenshtein with adjacent transpositions. */
     static int distance(final String a, final String b)
     {

@@ -36,6 +36,37 @@ final class RdmaViews
     {
     }
 
+    /** The words after {@code show rdma}: iproute2's {@code rdma res show} objects and {@code rdma statistic}. */
+    private static final List<String> RDMA_VIEWS = List.of("res", "statistic");
+    private static final List<String> RES_OBJECTS = List.of("mr", "pd", "qp", "cq");
+
+    /**
+     * The hint for a malformed {@code show rdma} line whose word is a typo of a real one ({@code statistics},
+     * {@code res mrs}).
+     *
+     * @param args the line's words, {@code rdma} first.
+     * @return {@code "; did you mean 'show rdma ...'?"}, or "" when no word is near one.
+     */
+    static String showHint(final List<String> args)
+    {
+        if (args.size() < 2)
+        {
+            return "";
+        }
+        final String view = args.get(1).toLowerCase(Locale.ROOT);
+        if (!RDMA_VIEWS.contains(view))
+        {
+            final String near = DidYouMean.nearest(view, RDMA_VIEWS);
+            return near == null ? "" : "; did you mean 'show rdma " + near + "'?";
+        }
+        if (view.equals("res") && args.size() >= 3 && !RES_OBJECTS.contains(args.get(2).toLowerCase(Locale.ROOT)))
+        {
+            final String near = DidYouMean.nearest(args.get(2).toLowerCase(Locale.ROOT), RES_OBJECTS);
+            return near == null ? "" : "; did you mean 'show rdma res " + near + "'?";
+        }
+        return "";
+    }
+
     /** The value of a sysfs or hw_counters file; counters of events the model has no cause for read 0. */
     private static long value(final SimDevice d, final String file)
     {

@@ -553,7 +553,8 @@ public final class ScriptParser
         final boolean stat = a.size() >= 2 && a.size() <= 3 && a.get(1).equals("statistic");
         if (!res && !stat || !l.options().isEmpty() || !l.flags().isEmpty())
         {
-            throw l.error("expected 'show rdma res mr|pd|qp|cq [DEVICE]' or 'show rdma statistic [DEVICE]'");
+            throw l.error("expected 'show rdma res mr|pd|qp|cq [DEVICE]' or 'show rdma statistic [DEVICE]'"
+                + RdmaViews.showHint(a));
         }
         final String device = a.size() == (res ? 4 : 3) ? a.get(a.size() - 1) : null;
         if (device != null && names.get(device) != Kind.DEVICE)
@@ -662,7 +663,8 @@ public final class ScriptParser
                     if (!w.choices().contains(part.toLowerCase(Locale.ROOT)))
                     {
                         throw l.error("'" + part + "' is not one of " + new java.util.TreeSet<>(w.choices())
-                            + "; expected: " + spec.usage());
+                            + DidYouMean.hint(part.toLowerCase(Locale.ROOT), w.choices()) + "; expected: "
+                            + spec.usage());
                     }
                 }
             }
@@ -774,9 +776,13 @@ public final class ScriptParser
             if (!StrictScript.isKind(a.get(1)))
             {
                 throw l.error("'" + a.get(1) + "' is no warning kind; kinds: " + java.util.Arrays.toString(
-                    dev.rnicsim.simnic.StrictWarning.Kind.values()));
+                    dev.rnicsim.simnic.StrictWarning.Kind.values()) + StrictScript.kindHint(a.get(1)));
             }
             return;
+        }
+        if (a.size() == 1 && a.get(0).equals("warning"))
+        {
+            throw l.error(StrictScript.missingKind());
         }
         if (a.size() == 2 && a.get(0).equals("no") && a.get(1).equals("warnings"))
         {

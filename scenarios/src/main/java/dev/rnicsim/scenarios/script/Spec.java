@@ -350,10 +350,11 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             Kind.QP, Kind.POOL, Kind.CACHE, Kind.DMABUF, Kind.WATCH, Kind.DM, Kind.SRQ, Kind.AH, Kind.XRCD), false)),
             Map.of());
         add(t, "show mr|odp|mw|qp|walk|mtt|counters|trace|devinfo|meminfo|vmstat|buddyinfo|hugepages|status|smaps"
-            + "|clock|pool|cache|gpu|forkinit|inflight [NAME|ADDR]",
+            + "|clock|pool|cache|gpu|forkinit|inflight [NAME|ADDR] | show rdma res mr|pd|qp|cq [DEVICE]"
+            + " | show rdma statistic [DEVICE]",
             List.of(new Word(Set.of("mr", "odp", "mw", "qp", "walk", "mtt", "counters", "trace", "devinfo", "meminfo",
                 "vmstat", "buddyinfo", "hugepages", "status", "smaps", "clock", "pool", "cache", "gpu", "forkinit",
-                "inflight"), false, false),
+                "inflight", "rdma"), false, false),
                 new Expr(true)),
             Map.of());
         add(t, "let NAME EXPR", List.of(new NewName(Kind.VALUE, false), new Expr(false)), Map.of());

@@ -227,6 +227,34 @@ final class StrictScript
     }
 
     /**
+     * @param word a word that names no warning kind.
+     * @return {@code "; did you mean 'KIND'?"} for the nearest kind (in the case the word was typed in: lower case
+     * for a word with no capital), or "" when none is near.
+     */
+    static String kindHint(final String word)
+    {
+        final java.util.List<String> kinds = java.util.Arrays.stream(StrictWarning.Kind.values()).map(Enum::name)
+            .toList();
+        final String near = DidYouMean.nearest(word.toUpperCase(java.util.Locale.ROOT), kinds);
+        if (near == null)
+        {
+            return "";
+        }
+        return "; did you mean '" + (word.equals(word.toLowerCase(java.util.Locale.ROOT))
+            ? near.toLowerCase(java.util.Locale.ROOT) : near) + "'?";
+    }
+
+    /**
+     * @return the error of an {@code expect warning} without a kind: the kinds there are, and the other expect.
+     */
+    static String missingKind()
+    {
+        return "'expect warning' needs the kind of warning expected, one of "
+            + java.util.Arrays.toString(StrictWarning.Kind.values()) + " (any case): e.g. 'expect warning stale_lkey'"
+            + "; 'expect no warnings' checks instead that every warning so far was expected";
+    }
+
+    /**
      * @param word a word.
      * @return true when it names a warning kind (any case).
      */
