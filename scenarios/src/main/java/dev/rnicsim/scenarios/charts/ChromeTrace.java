@@ -146,7 +146,10 @@ public final class ChromeTrace
      */
     public void write(final Path json) throws IOException
     {
-        MAPPER.writeValue(json.toFile(), toTree());
+        try (java.io.OutputStream out = java.nio.file.Files.newOutputStream(json))
+        {
+            MAPPER.writeValue(out, toTree());
+        }
     }
 
     /** pid per host and tid per device: the fabric's creation order, then any names seen only in events. */

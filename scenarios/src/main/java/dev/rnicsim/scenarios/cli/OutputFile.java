@@ -1,8 +1,11 @@
 package dev.rnicsim.scenarios.cli;
 
 import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 
 /**
  * Checks and failures of the files the commands write ({@code --trace}, {@code --svg}): each message names the option,
@@ -47,6 +50,42 @@ final class OutputFile
         if (parent != null && !Files.isWritable(parent) || Files.exists(file) && !Files.isWritable(file))
         {
             return option + " " + file + ": permission denied";
+        }
+        return Files.exists(file) ? null : cannotCreate(option, file, parent);
+    }
+
+    /**
+     * Creates the file and deletes it again: a folder that looks writable may still take no new file (root in
+     * /proc or /sys, a read-only mount), which would otherwise show only when the run is over.
+     *
+     * @return why the file cannot be created, in the words of {@link #problem}, or null when it can.
+     */
+    private static String cannotCreate(final String option, final Path file, final Path parent)
+    {
+        try
+        {
+            Files.newOutputStream(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE).close();
+        }
+        catch (final FileAlreadyExistsException e)
+        {
+            return null;
+        }
+        catch (final IOException e)
+        {
+            final String reason = e instanceof NoSuchFileException
+                ? "the folder " + parent + " takes no new files (a kernel file system such as /proc or /sys)"
+                : Problems.reason(e);
+            return option + " " + file + ": cannot create the file: " + reason + "; name a file in a folder you can "
+                + "write to";
+        }
+        try
+        {
+            Files.deleteIfExists(file);
+        }
+        catch (final IOException e)
+        {
+            return option + " " + file + ": created to check it, but cannot delete it again: " + Problems.reason(e)
+                + "; name a file in a folder you can write to";
         }
         return null;
     }

@@ -1,0 +1,71 @@
+package dev.rnicsim.scenarios.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * An output file in a folder that takes no new files ({@code /proc}: even root cannot create a file there) is
+ * refused before the run, in the words of the other file errors (the option, the path, the cause and the fix), and
+ * a check of a file that can be written leaves no file behind.
+ */
+class OutputFileCheckTest
+{
+    @TempDir
+    Path dir;
+
+    private record Result(int code, String out, String err)
+    {
+    }
+
+    private static Result rnicsim(final String... args)
+    {
+        final StringWriter out = new StringWriter();
+        final StringWriter err = new StringWriter();
+        final int code = Rnicsim.execute(args, new PrintWriter(out, true), new PrintWriter(err, true));
+        return new Result(code, out.toString(), err.toString());
+    }
+
+    @Test
+    void aTraceInProcShouldBeRefusedBeforeTheRunNamingTheFileTheCauseAndTheFix() throws Exception
+    {
+        final Path s = Files.writeString(dir.resolve("s.rsim"), "host h ram=256M\nsay ran\n");
+
+        final Result r = rnicsim("run", s.toString(), "--trace", "/proc/rnicsim-trace.json");
+
+        assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(r.out()).doesNotContain("ran");
+        assertThat(r.err()).startsWith("--trace /proc/rnicsim-trace.json: ")
+            .containsAnyOf("cannot create the file: the folder /proc takes no new files", "permission denied")
+            .doesNotContain("Exception").doesNotContain("(No such file or directory)");
+        if (r.err().contains("cannot create the file"))
+        {
+            assertThat(r.err()).contains("; name a file in a folder you can write to");
+        }
+    }
+
+    @Test
+    void checkingAWritableFileShouldLeaveNoFileBehind()
+    {
+        final Path trace = dir.resolve("t.json");
+
+        assertThat(OutputFile.problem("--trace", trace)).isNull();
+
+        assertThat(trace).doesNotExist();
+    }
+
+    @Test
+    void aTourTraceInProcShouldBeRefusedBeforeTheTour()
+    {
+        final Result r = rnicsim("tour", "-q", "--trace", "/proc/rnicsim-tour.json");
+
+        assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(r.out()).isEmpty();
+        assertThat(r.err()).startsWith("--trace /proc/rnicsim-tour.json: ");
+    }
+}
