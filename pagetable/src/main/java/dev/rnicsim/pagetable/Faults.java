@@ -11,6 +11,9 @@ import static dev.rnicsim.pagetable.UserProcess.TASK_SIZE;
  * ({@code hugetlb_fault}), swap-in ({@code do_swap_page}) and copy-on-write ({@code do_wp_page}), plus the frame
  * release that follows an unmap (the deferred THP split of mm/huge_memory.c).
  *
+ * <p>Copy-on-write is {@link CopyOnWrite}'s and swap-in {@link SwapIn}'s; this class dispatches each fault to
+ * them, and they share its frame allocation and release.
+ *
  * <p>Package-private: {@link UserProcess} is the system-call face. Not thread safe.
  */
 final class Faults
@@ -21,6 +24,10 @@ final class Faults
     private final FrameTable frames;
     private final VmaTree vmas;
     private final PageTable pageTable;
+    /** Copy-on-write faults ({@code do_wp_page}, {@code hugetlb_wp}). */
+    private final CopyOnWrite cow;
+    /** Swap-in faults ({@code do_swap_page}). */
+    private final SwapIn swap;
 
     Faults(final UserProcess process)
     {
@@ -30,6 +37,8 @@ final class Faults
         this.frames = phys.frames();
         this.vmas = process.vmaTree();
         this.pageTable = process.pageTable();
+        this.cow = new CopyOnWrite(this, host, pageTable);
+        this.swap = new SwapIn(this, host, pageTable);
     }
 
     /** During an import: null follows the THP mode, TRUE forces 2 MiB folios, FALSE forbids them. */
@@ -176,7 +185,7 @@ final class Faults
                 {
                     host.count(VmEvent.PAGE_WALKS);
                     host.count(VmEvent.PGFAULT);
-                    return swapInBasePage(va, v, pinning);
+                    return swap.inBasePage(va, v, pinning);
                 }
                 if (write && PageTable.present(before) && (before & PageTable.WRITE) == 0 && v.writable()
                     && PageTable.pfn(before) != phys.zeroPfn())
@@ -184,7 +193,7 @@ final class Faults
                     host.count(VmEvent.PAGE_WALKS);
                     host.count(VmEvent.PGFAULT);
                     return process.notifiers.notifying(MmuNotifyEvent.CLEAR, "copy-on-write",
-                        () -> copyOnWriteBasePage(va, v, pinning));
+                        () -> cow.basePage(va, v, pinning));
                 }
             }
         }
@@ -232,7 +241,7 @@ final class Faults
         }
         if ((entry & PageTable.SWAP) != 0)
         {
-            return swapIn(va, entry, v, pinning);
+            return swap.in(va, entry, v, pinning);
         }
         return newPage(va, v, entry, write, pinning);
     }
@@ -327,7 +336,7 @@ final class Faults
      *
      * @return the entry now mapping {@code va}.
      */
-    private long mapBasePage(final long baseVa, final long va, final Vma v, final boolean pinning,
+    long mapBasePage(final long baseVa, final long va, final Vma v, final boolean pinning,
         final java.util.function.LongPredicate replace)
     {
         final BasePage base = host.config().basePage();
@@ -402,195 +411,13 @@ final class Faults
         return pfn;
     }
 
-    long swapIn(final long va, final long entry, final Vma v, final boolean pinning)
-    {
-        final long slot = PageTable.pfn(entry);
-        final long pfn = allocatePageOrFail(v, pinning, va);
-        final byte[] bytes = phys.swap().bytes(slot);
-        if (bytes != null)
-        {
-            frames.writeFrame(pfn, 0, bytes, 0, bytes.length);
-        }
-        phys.swap().release(slot);
-        final long newEntry = PageTable.make(pfn, PageTable.PRESENT | (v.writable() ? PageTable.WRITE : 0));
-        frames.addMapCount(pfn, 1);
-        pageTable.set(va & ~(long)(FRAME_BYTES - 1), PageSize.SIZE_4K, newEntry);
-        host.count(VmEvent.PGMAJFAULT);
-        host.count(VmEvent.PSWPIN);
-        return newEntry;
-    }
-
     /**
-     * {@code do_swap_page} on a host of 16 or 64 KiB pages: the whole base page comes back as one folio of its
-     * frames (PAGE_SIZE is the unit swap writes and reads), with one major fault.
-     */
-    private long swapInBasePage(final long va, final Vma v, final boolean pinning)
-    {
-        final BasePage base = host.config().basePage();
-        final long baseVa = va & -base.bytes();
-        final long head = host.allocate(base.order(), !pinning, kindOf(v), true);
-        for (int i = 0; i < base.frames(); i++)
-        {
-            final long sub = baseVa + ((long)i << FRAME_SHIFT);
-            final long old = pageTable.lookup(sub);
-            if ((old & PageTable.SWAP) == 0 && head < 0)
-            {
-                continue;
-            }
-            final long pfn = head >= 0 ? head + i : allocatePageOrFail(v, pinning, sub);
-            if ((old & PageTable.SWAP) != 0)
-            {
-                final long slot = PageTable.pfn(old);
-                final byte[] bytes = phys.swap().bytes(slot);
-                if (bytes != null)
-                {
-                    frames.writeFrame(pfn, 0, bytes, 0, bytes.length);
-                }
-                phys.swap().release(slot);
-                host.count(VmEvent.PSWPIN);
-            }
-            else if (PageTable.present(old))
-            {
-                // A frame of the base page still resident: moved into the new folio so that it stays one folio.
-                frames.copyFrame(PageTable.pfn(old), pfn);
-                frames.addMapCount(PageTable.pfn(old), -1);
-            }
-            frames.addMapCount(pfn, 1);
-            pageTable.set(sub, PageSize.SIZE_4K, PageTable.make(pfn, PageTable.PRESENT
-                | (v.writable() && (!PageTable.present(old) || (old & PageTable.WRITE) != 0) ? PageTable.WRITE : 0)));
-            if (PageTable.present(old) && PageTable.pfn(old) != phys.zeroPfn())
-            {
-                releaseIfUnused(PageTable.pfn(old));
-            }
-        }
-        host.count(VmEvent.PGMAJFAULT);
-        return pageTable.lookup(va);
-    }
-
-    /**
-     * {@code do_wp_page} on a host of 16 or 64 KiB pages: a write to a write-protected base page reuses it when this
-     * mapping holds it alone, else copies the whole base page into a fresh folio (PAGE_SIZE is the unit of
-     * copy-on-write).
-     */
-    private long copyOnWriteBasePage(final long va, final Vma v, final boolean pinning)
-    {
-        final BasePage base = host.config().basePage();
-        final long baseVa = va & -base.bytes();
-        boolean exclusive = true;
-        for (int i = 0; i < base.frames(); i++)
-        {
-            final long e = pageTable.lookup(baseVa + ((long)i << FRAME_SHIFT));
-            exclusive &= PageTable.present(e) && PageTable.pfn(e) != phys.zeroPfn()
-                && frames.mapCount(PageTable.pfn(e)) == 1;
-        }
-        if (exclusive)
-        {
-            for (int i = 0; i < base.frames(); i++)
-            {
-                final long sub = baseVa + ((long)i << FRAME_SHIFT);
-                pageTable.set(sub, PageSize.SIZE_4K, pageTable.lookup(sub) | PageTable.WRITE);
-            }
-            return pageTable.lookup(va);
-        }
-        final long head = host.allocate(base.order(), !pinning, kindOf(v), true);
-        for (int i = 0; i < base.frames(); i++)
-        {
-            final long sub = baseVa + ((long)i << FRAME_SHIFT);
-            final long old = pageTable.lookup(sub);
-            final long pfn = head >= 0 ? head + i : allocatePageOrFail(v, pinning, sub);
-            if (PageTable.present(old) && PageTable.pfn(old) != phys.zeroPfn())
-            {
-                frames.copyFrame(PageTable.pfn(old), pfn);
-                frames.addMapCount(PageTable.pfn(old), -1);
-            }
-            frames.addMapCount(pfn, 1);
-            pageTable.set(sub, PageSize.SIZE_4K, PageTable.make(pfn, PageTable.PRESENT | PageTable.WRITE));
-            if (PageTable.present(old) && PageTable.pfn(old) != phys.zeroPfn())
-            {
-                releaseIfUnused(PageTable.pfn(old));
-            }
-        }
-        host.count(VmEvent.COW_COPY, base.frames());
-        return pageTable.lookup(va);
-    }
-
-    /**
-     * Write fault on a write-protected present page (or, with {@code makeWritable} false, an unshare for a read
-     * pin): reuse the page when this mapping is its only one, else copy it (mm/memory.c {@code do_wp_page}).
+     * Write fault on a write-protected present page, or an unshare for a read pin: {@link CopyOnWrite#copy}.
      */
     long copyOnWrite(final long va, final long entry, final Vma v, final boolean makeWritable,
         final boolean pinning)
     {
-        final PageSize size = PageTable.size(entry);
-        final long writeBit = makeWritable ? PageTable.WRITE : (entry & PageTable.WRITE);
-        if (v.kind() == VmaKind.HUGETLB)
-        {
-            // hugetlb_wp: the whole huge page, every leaf of a contiguous-bit page included.
-            final PageSize page = PageTable.pageSize(entry);
-            final long hugeVa = va & ~(page.bytes() - 1);
-            final long head = frames.head(PageTable.pfn(entry));
-            if (frames.mapCount(head) == 1)
-            {
-                pageTable.setPage(hugeVa, page, head, PageTable.flags(entry) | writeBit);
-                return pageTable.lookup(va);
-            }
-            if (phys.pool(page).availablePages() <= 0)
-            {
-                throw new KernelException(Errno.ENOMEM, "copy-on-write of a hugetlb page (SIGBUS in a CPU) at 0x"
-                    + Long.toHexString(va) + ": the " + page.kb() + " kB pool has no unreserved free page");
-            }
-            final long copy = phys.takeHugetlbPage(page);
-            copyFrames(head, copy, page.frames());
-            frames.addMapCount(head, page.frames(), -1);
-            frames.addMapCount(copy, page.frames(), 1);
-            pageTable.setPage(hugeVa, page, copy, PageTable.flags(entry) | writeBit);
-            host.count(VmEvent.COW_COPY, page.frames());
-            releaseIfUnused(head);
-            return pageTable.lookup(va);
-        }
-        if (size == PageSize.SIZE_2M)
-        {
-            // do_huge_pmd_wp_page falls back to splitting the PMD and handling the 4 KiB page.
-            pageTable.splitPmd(va);
-            host.count(VmEvent.THP_SPLIT_PMD);
-            return copyOnWrite(va, pageTable.lookup(va), v, makeWritable, pinning);
-        }
-        final long pageVa = va & ~(long)(FRAME_BYTES - 1);
-        final long pfn = PageTable.pfn(entry);
-        if (pfn == phys.zeroPfn() && host.config().basePage() != BasePage.SIZE_4K && makeWritable)
-        {
-            // A write to a base page that maps the zero page: the whole base page gets one fresh folio.
-            final BasePage base = host.config().basePage();
-            return mapBasePage(va & -base.bytes(), va, v, pinning, sub ->
-            {
-                final long e = pageTable.lookup(sub);
-                return e == 0 || (PageTable.present(e) && PageTable.pfn(e) == phys.zeroPfn());
-            });
-        }
-        if (pfn == phys.zeroPfn())
-        {
-            // wp_page_copy from the zero page: a fresh zeroed page, nothing to copy or release.
-            final long fresh = allocatePageOrFail(v, pinning, va);
-            frames.addMapCount(fresh, 1);
-            final long freshEntry = PageTable.make(fresh, PageTable.PRESENT | writeBit);
-            pageTable.set(pageVa, size, freshEntry);
-            return freshEntry;
-        }
-        if (frames.mapCount(pfn) == 1)
-        {
-            final long reused = entry | writeBit;
-            pageTable.set(pageVa, size, reused);
-            return reused;
-        }
-        final long copy = allocatePageOrFail(v, pinning, va);
-        frames.copyFrame(pfn, copy);
-        frames.addMapCount(pfn, -1);
-        frames.addMapCount(copy, 1);
-        final long copied = PageTable.make(copy, PageTable.flags(entry) | writeBit);
-        pageTable.set(pageVa, size, copied);
-        host.count(VmEvent.COW_COPY);
-        releaseIfUnused(pfn);
-        return copied;
+        return cow.copy(va, entry, v, makeWritable, pinning);
     }
 
     /**
