@@ -12,6 +12,9 @@ import java.util.Set;
  * against {@code vm.max_map_count} before anything changes. Also the zap of a range's page-table entries
  * (mm/memory.c {@code zap_page_range_single}) that munmap and MADV_DONTNEED share.
  *
+ * <p>madvise(2) is {@link Madvise}'s and mlock(2) {@link Mlock}'s, each on this class's range checks, VMA changes
+ * and zaps.
+ *
  * <p>Package-private: {@link UserProcess} is the system-call face. Not thread safe.
  */
 final class Mappings
@@ -22,6 +25,10 @@ final class Mappings
     private final FrameTable frames;
     private final VmaTree vmas;
     private final PageTable pageTable;
+    /** madvise(2) (mm/madvise.c). */
+    private final Madvise madvise;
+    /** mlock(2) and munlock(2) (mm/mlock.c). */
+    private final Mlock mlock;
 
     Mappings(final UserProcess process)
     {
@@ -31,6 +38,8 @@ final class Mappings
         this.frames = phys.frames();
         this.vmas = process.vmaTree();
         this.pageTable = process.pageTable();
+        this.madvise = new Madvise(process, this);
+        this.mlock = new Mlock(process, this);
     }
 
     /** {@link UserProcess#mmap}: mm/mmap.c {@code do_mmap}. */
@@ -215,13 +224,13 @@ final class Mappings
         return hintFits ? addressHint : findFreeRange(length, align);
     }
 
-    /** {@link UserProcess#munmap}: mm/mmap.c {@code do_vmi_munmap}. */
     /** @return the host's {@code PAGE_SIZE}: what lengths round up to and addresses align to. */
-    private long basePageBytes()
+    long basePageBytes()
     {
         return host.config().basePage().bytes();
     }
 
+    /** {@link UserProcess#munmap}: mm/mmap.c {@code do_vmi_munmap}. */
     void munmap(final long address, final long lengthBytes)
     {
         process.checkAlive();
@@ -273,147 +282,22 @@ final class Mappings
         }
     }
 
-    /** {@link UserProcess#madvise}: mm/madvise.c {@code do_madvise}. */
+    /** {@link UserProcess#madvise}: {@link Madvise#madvise}. */
     void madvise(final long address, final long lengthBytes, final Madvice advice)
     {
-        process.checkAlive();
-        if (lengthBytes == 0 && (address & (basePageBytes() - 1)) == 0)
-        {
-            return;
-        }
-        final long end = checkAlignedRange(address, lengthBytes, false, Errno.EINVAL);
-        checkFullyMapped(address, end, "madvise");
-        if (advice == Madvice.DONTNEED)
-        {
-            for (final Vma v : vmas.overlapping(address, end))
-            {
-                if (v.has(Vma.VM_LOCKED))
-                {
-                    throw new KernelException(Errno.EINVAL, "MADV_DONTNEED on a VM_LOCKED area at 0x"
-                        + Long.toHexString(v.startAddress())
-                        + "; munlock the range first");
-                }
-            }
-            // madvise_dontneed_free_valid_vma: in a hugetlb VMA the start must be huge-page aligned and the end is
-            // rounded down to a huge page (Linux 6.2+), so a partial huge page is left alone.
-            long zapEnd = end;
-            for (final Vma v : vmas.overlapping(address, end))
-            {
-                if (v.kind() == VmaKind.HUGETLB)
-                {
-                    final long mask = v.hugePageSize().bytes() - 1;
-                    if (address > v.startAddress() && (address & mask) != 0)
-                    {
-                        throw new KernelException(Errno.EINVAL, "MADV_DONTNEED start 0x" + Long.toHexString(address)
-                            + " is not aligned to the " + v.hugePageSize().kb() + " kB pages of its hugetlb VMA"
-                            + "; align the start to the huge page size");
-                    }
-                    if (end < v.endAddress())
-                    {
-                        zapEnd = Math.max(address, end & ~mask);
-                    }
-                }
-            }
-            final long zapTo = zapEnd;
-            process.notifiers.notifying(MmuNotifyEvent.CLEAR, "madvise(MADV_DONTNEED)", () ->
-            {
-                splitHugePmdsAtEdges(address, zapTo);
-                zapRange(address, zapTo);
-            });
-            return;
-        }
-        if (advice == Madvice.COLLAPSE)
-        {
-            new Khugepaged(process).collapse(address, end);
-            return;
-        }
-        final int set;
-        final int clear;
-        switch (advice)
-        {
-            case HUGEPAGE -> { set = Vma.VM_HUGEPAGE; clear = Vma.VM_NOHUGEPAGE; }
-            case NOHUGEPAGE -> { set = Vma.VM_NOHUGEPAGE; clear = Vma.VM_HUGEPAGE; }
-            case DONTFORK -> { set = Vma.VM_DONTCOPY; clear = 0; }
-            case DOFORK -> { set = 0; clear = Vma.VM_DONTCOPY; }
-            default -> throw new IllegalStateException(advice.name());
-        }
-        try
-        {
-            changeVmas(address, end, v -> v.withFlags((v.flagBits() | set) & ~clear));
-        }
-        catch (final KernelException e)
-        {
-            // mm/madvise.c madvise_vma_behavior: "madvise() returns EAGAIN if kernel resources, such as slab, are
-            // temporarily unavailable": the ENOMEM of a split past vm.max_map_count reaches the caller as EAGAIN
-            // (madvise(2), ERRORS). The range is known to be mapped here, so ENOMEM can only be that split.
-            if (e.errno() != Errno.ENOMEM)
-            {
-                throw e;
-            }
-            throw new KernelException(Errno.EAGAIN, "madvise(MADV_" + advice.name() + ") would split VMAs past "
-                + "vm.max_map_count (madvise turns the split's ENOMEM into EAGAIN): " + e.detail());
-        }
+        madvise.madvise(address, lengthBytes, advice);
     }
 
-    /** {@link UserProcess#mlock}: mm/mlock.c {@code do_mlock}. */
+    /** {@link UserProcess#mlock}: {@link Mlock#mlock}. */
     void mlock(final long address, final long lengthBytes)
     {
-        process.checkAlive();
-        if (!process.capIpcLock && process.rlimitMemlockBytes == 0)
-        {
-            throw new KernelException(Errno.EPERM, "RLIMIT_MEMLOCK=0 and no CAP_IPC_LOCK (can_do_mlock)"
-                + "; raise 'ulimit -l' (RLIMIT_MEMLOCK) or grant CAP_IPC_LOCK");
-        }
-        final long start = address & -basePageBytes();
-        final long end = checkAlignedRange(start, lengthBytes + (address - start), false, Errno.EINVAL);
-        checkFullyMapped(start, end, "mlock");
-        if (!process.capIpcLock)
-        {
-            long newlyLocked = 0;
-            for (final Vma v : vmas.overlapping(start, end))
-            {
-                if (!v.has(Vma.VM_LOCKED))
-                {
-                    newlyLocked += Math.min(end, v.endAddress()) - Math.max(start, v.startAddress());
-                }
-            }
-            final int shift = host.config().basePage().shift();
-            final long lockedPages = process.lockedVmPages() + (newlyLocked >>> shift);
-            if (process.rlimitMemlockBytes != UserProcess.RLIM_INFINITY && lockedPages > process.rlimitMemlockBytes >>> shift)
-            {
-                throw new KernelException(Errno.ENOMEM, "locked_vm=" + lockedPages + " pages would exceed "
-                    + "RLIMIT_MEMLOCK=" + (process.rlimitMemlockBytes >>> shift) + " pages (" + process.rlimitMemlockBytes
-                    + " bytes)"
-                    + "; raise 'ulimit -l' or lock less");
-            }
-        }
-        final List<Vma> before = vmas.list();
-        changeVmas(start, end, v -> v.withFlags(v.flagBits() | Vma.VM_LOCKED));
-        try
-        {
-            for (final Vma v : vmas.overlapping(start, end))
-            {
-                process.faults.populate(Math.max(start, v.startAddress()), Math.min(end, v.endAddress()), v.writable());
-            }
-        }
-        catch (final KernelException e)
-        {
-            // __mlock_posix_error_return turns the populate ENOMEM into EAGAIN. Linux keeps VM_LOCKED on the
-            // range; this model keeps its rule that a failed call changes no VMA.
-            vmas.restore(before);
-            throw new KernelException(e.errno() == Errno.ENOMEM ? Errno.EAGAIN : e.errno(),
-                "mlock could not fault in the whole range: " + e.getMessage());
-        }
+        mlock.mlock(address, lengthBytes);
     }
 
-    /** {@link UserProcess#munlock}: mm/mlock.c {@code apply_vma_lock_flags}. */
+    /** {@link UserProcess#munlock}: {@link Mlock#munlock}. */
     void munlock(final long address, final long lengthBytes)
     {
-        process.checkAlive();
-        final long start = address & -basePageBytes();
-        final long end = checkAlignedRange(start, lengthBytes + (address - start), false, Errno.EINVAL);
-        checkFullyMapped(start, end, "munlock");
-        changeVmas(start, end, v -> v.withFlags(v.flagBits() & ~Vma.VM_LOCKED));
+        mlock.munlock(address, lengthBytes);
     }
 
     /**
@@ -457,18 +341,10 @@ final class Mappings
         vmas.put(vma);
     }
 
-    /** {@code mm->locked_vm} in base pages: the VM_LOCKED VMAs (mm/mlock.c). */
+    /** {@code mm->locked_vm} in base pages: {@link Mlock#lockedVmPages}. */
     long lockedVmPages()
     {
-        long pages = 0;
-        for (final Vma v : vmas.list())
-        {
-            if (v.has(Vma.VM_LOCKED))
-            {
-                pages += v.lengthBytes() >>> host.config().basePage().shift();
-            }
-        }
-        return pages;
+        return mlock.lockedVmPages();
     }
 
     /** Removes every mapping, as exit does, without ending the process. */
