@@ -298,7 +298,7 @@ final class Requester
      * peer-memory client, ODP and dma-buf MRs (their page faults are taken packet by packet, {@code PacketFaults} in
      * dma-engine) and relaxed-ordering MRs (each packet's writes are placed under the write ordering).
      */
-    boolean packetized(final SendWqe p, final SimQp peer)
+    boolean packetized(final SendWqe p)
     {
         final SendWr wr = p.wr();
         final boolean multi = p.inline() != null ? p.inline().length > device.fabric().pathMtuBytes()
@@ -398,7 +398,7 @@ final class Requester
         {
             return qp.responder.finish(wr, peer, tooLong, false, missesBefore, null);
         }
-        if (packetized(p, peer))
+        if (packetized(p))
         {
             return qp.responder.startMessage(p, peer, missesBefore);
         }
