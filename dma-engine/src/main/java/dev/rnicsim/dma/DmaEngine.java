@@ -50,6 +50,8 @@ public final class DmaEngine
     final FaultPass faults = new FaultPass(this);
     /** Messages that move packet by packet. */
     private final PacketPath packets = new PacketPath(this);
+    /** The page faults of messages that move packet by packet over on-demand-paging memory. */
+    final PacketFaults packetFaults = new PacketFaults(this);
 
     /**
      * @param dmaObserver told of every memory access this engine makes from now on (null: none).
@@ -370,7 +372,15 @@ public final class DmaEngine
     public DmaMessage openMessage(final boolean read, final DmaPort local, final int localPd, final List<Segment> sgl,
         final DmaPort remote, final int remotePd, final int remoteQpAccess, final long remoteAddr, final int rkey)
     {
-        return packets.openMessage(read, local, localPd, sgl, remote, remotePd, remoteQpAccess, remoteAddr, rkey);
+        keys.faultsLater = FaultPass.faultsPossible(local, remote);
+        try
+        {
+            return packets.openMessage(read, local, localPd, sgl, remote, remotePd, remoteQpAccess, remoteAddr, rkey);
+        }
+        finally
+        {
+            keys.faultsLater = false;
+        }
     }
 
     /**
@@ -387,7 +397,15 @@ public final class DmaEngine
     public DmaMessage openInlineWrite(final byte[] payload, final DmaPort remote, final int remotePd,
         final int remoteQpAccess, final long remoteAddr, final int rkey)
     {
-        return packets.openInlineWrite(payload, remote, remotePd, remoteQpAccess, remoteAddr, rkey);
+        keys.faultsLater = FaultPass.faultsPossible(null, remote);
+        try
+        {
+            return packets.openInlineWrite(payload, remote, remotePd, remoteQpAccess, remoteAddr, rkey);
+        }
+        finally
+        {
+            keys.faultsLater = false;
+        }
     }
 
     /**
@@ -406,7 +424,15 @@ public final class DmaEngine
     public DmaMessage openSend(final DmaPort local, final int localPd, final List<Segment> sgl, final byte[] payload,
         final DmaPort remote, final int remotePd, final List<Segment> recvSgl)
     {
-        return packets.openSend(local, localPd, sgl, payload, remote, remotePd, recvSgl);
+        keys.faultsLater = FaultPass.faultsPossible(payload == null ? local : null, remote);
+        try
+        {
+            return packets.openSend(local, localPd, sgl, payload, remote, remotePd, recvSgl);
+        }
+        finally
+        {
+            keys.faultsLater = false;
+        }
     }
 
     /**
@@ -430,6 +456,19 @@ public final class DmaEngine
         final int remotePd, final int remoteQpAccess, final long remoteAddr, final int rkey,
         final boolean compareAndSwap, final long compareAdd, final long swap)
     {
+        // The responder executes the atomic with its request packet: its faults (and the result buffer's) are
+        // resolved first, as for an atomic in one step; a responder fault is an RNR NAK and nothing executes.
+        final DmaResult faulted = !FaultPass.faultsPossible(local, remote) || result.lengthBytes() != Long.BYTES
+            ? null : faults.faultIn(new FaultPass.Side(local, localPd, List.of(result), AccessFlags.LOCAL_WRITE,
+                false, true, ODP_ATOMIC),
+            new FaultPass.Side(remote, remotePd, List.of(new Segment(remoteAddr, Long.BYTES, rkey)),
+                AccessFlags.REMOTE_ATOMIC, true,
+                (remoteQpAccess & AccessFlags.REMOTE_ATOMIC) != 0 && (remoteAddr & 7) == 0, ODP_ATOMIC));
+        if (faulted != null)
+        {
+            return new DmaMessage(PacketPath.MessageKind.ATOMIC, local, localPd, List.of(result), remote, remotePd,
+                List.of(), faulted, null, null, null);
+        }
         return packets.openAtomic(local, localPd, result, remote, remotePd, remoteQpAccess, remoteAddr, rkey,
             compareAndSwap, compareAdd, swap);
     }

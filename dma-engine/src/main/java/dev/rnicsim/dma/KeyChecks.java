@@ -24,6 +24,27 @@ final class KeyChecks
     /** The DMA address of the first remote byte found by the last rkey check (-1 when none). */
     long remoteFirstPhys = -1;
 
+    /**
+     * Set while a message that moves packet by packet opens over memory that may fault ({@link PacketFaults}): the
+     * first page of an ODP segment is then translated when a packet reaches it, after that packet's faults, so a
+     * page not present yet is no failure of the first packet's checks (the key, PD, rights, state and range are).
+     */
+    boolean faultsLater;
+
+    /** True when a segment's translation {@code r} waits for its packet ({@link #faultsLater}). */
+    private boolean deferred(final DmaPort port, final int key, final long r)
+    {
+        if (!faultsLater || !(r >= 0 || r == KeyCheck.NOT_PRESENT.code()) || !port.tables().isOnDemand(key))
+        {
+            return false;
+        }
+        if (r < 0)
+        {
+            engine.keyCheckFailures--;
+        }
+        return true;
+    }
+
     // ------------------------------------------------------------------ checks
 
     /**
@@ -40,7 +61,11 @@ final class KeyChecks
             final Segment s = segments.get(i);
             phys[i] = s.lengthBytes() == 0 ? -1 : translate(port, s.key(), pd, access, s.addr(),
                 s.lengthBytes());
-            if (s.lengthBytes() != 0 && phys[i] < 0)
+            if (s.lengthBytes() != 0 && deferred(port, s.key(), phys[i]))
+            {
+                phys[i] = -1;
+            }
+            else if (s.lengthBytes() != 0 && phys[i] < 0)
             {
                 return i;
             }
@@ -83,6 +108,10 @@ final class KeyChecks
             return null;
         }
         final long r = translate(remote, rkey, pd, access, addr, length);
+        if (deferred(remote, rkey, r))
+        {
+            return null;
+        }
         remoteFirstPhys = r;
         if (r < 0)
         {

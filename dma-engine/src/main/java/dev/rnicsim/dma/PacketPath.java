@@ -238,6 +238,9 @@ final class PacketPath
      * a WRITE or READ (its {@code keyChanges()} unchanged) is not checked again: those checks covered the whole
      * message, and the check of a part of it would pass.
      *
+     * <p>Over on-demand-paging memory the packet's page faults come after these checks ({@link PacketFaults}): a
+     * fault at the responder answers {@link DmaStatus#RNR_NAK} and nothing of the packet moves.
+     *
      * <p>A SEND packet that does not fit in what is left of the receive buffers fails whole, and the packets before it
      * stay placed: rxe's {@code send_data_in} has {@code copy_data} refuse the packet with -ENOSPC before it copies a
      * byte (state RESPST_ERR_LENGTH: an RC responder NAKs it as an invalid request, class C, and its QP goes to ERR);
@@ -268,6 +271,11 @@ final class PacketPath
         if (localFailure != null)
         {
             return localFailure;
+        }
+        final DmaResult faulted = engine.packetFaults.beforePacket(m, bytes);
+        if (faulted != null)
+        {
+            return faulted;
         }
         if (engine.observer != null && m.kind != MessageKind.SEND && m.kind != MessageKind.ATOMIC)
         {

@@ -77,6 +77,23 @@ final class Walk
         pending = 0;
     }
 
+    /**
+     * Before a packet of a message over on-demand-paging memory, after its page faults were resolved: the page the
+     * walk stands in may have been invalidated and faulted in again on another frame since the last packet (the
+     * notifier zaps the entries, {@code mlx5_ib_invalidate_range}; the next fault maps the new page), so a walk in
+     * the middle of an ODP page translates its position again. Other walks, and walks at a page or segment boundary
+     * (which translate the next page when they get there), are left as they are.
+     */
+    void refault()
+    {
+        if (index < 0 || pending != 0 || !port.tables().isOnDemand(segments.get(index).key()))
+        {
+            return;
+        }
+        locate();
+        mttIndex = port.tables().blockIndex(segments.get(index).key(), addr);
+    }
+
     /** @return the key of the current segment (after {@link #phys()} or {@link #run()} resolved it). */
     int key()
     {

@@ -267,6 +267,21 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
     }
 
     /**
+     * One packet's share of {@link #relaxedOrderingSavingNs}: the packets of a relaxed-ordering message add up to
+     * exactly the saving of the message in one step.
+     *
+     * @param bytesBefore payload bytes of the message's packets before this one.
+     * @param packetBytes this packet's payload.
+     * @param linkGbps    link rate in Gbit/s.
+     * @return simulated ns.
+     */
+    public long relaxedOrderingPacketSavingNs(final long bytesBefore, final long packetBytes, final double linkGbps)
+    {
+        return relaxedOrderingSavingNs(bytesBefore + packetBytes, linkGbps) - relaxedOrderingSavingNs(bytesBefore,
+            linkGbps);
+    }
+
+    /**
      * A copy between GPU memory and host memory (cudaMemcpy), as a transfer bounced through host memory needs on each
      * side.
      *

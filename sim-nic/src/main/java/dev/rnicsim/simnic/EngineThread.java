@@ -13,8 +13,12 @@ import java.util.function.Supplier;
  * <p>The simulator's objects stay single-threaded underneath: one fair lock of the fabric is held by the engine
  * thread for each packet it moves and by the verbs that share the engine's state while they run: posting
  * ({@code ibv_post_send}, {@code ibv_post_recv}, {@code ibv_post_srq_recv}, {@code ibv_bind_mw}),
- * {@code ibv_modify_qp}, {@code ibv_destroy_qp}, {@code ibv_dereg_mr}, {@code ibv_poll_cq} and the fabric's
- * {@code progress}. Any other code that must not interleave with the engine runs in {@link #exclusive}.
+ * {@code ibv_modify_qp}, {@code ibv_destroy_qp}, {@code ibv_poll_cq}, the fabric's {@code progress}, and every verb
+ * that changes the tables or keys the engine reads: registration and deregistration of every kind of MR,
+ * {@code ibv_rereg_mr}, {@code ibv_alloc_mw} / {@code ibv_dealloc_mw}, {@code ibv_advise_mr}, {@code ibv_dealloc_pd}
+ * and the XRC verbs ({@code SimFabric.guarded}). So a deregistration that returned is followed by no DMA through its
+ * key, whichever thread called it. Any other code that must not interleave with the engine (reading simulated
+ * memory while a message lands) runs in {@link #exclusive}.
  *
  * <p>{@code poll} then waits for real events: while the CQ has fewer completions than asked for and the engine has
  * work, the polling thread waits on a condition the engine thread signals after every packet (no sleeping, no
@@ -139,6 +143,16 @@ public final class EngineThread implements AutoCloseable
         {
             exit();
         }
+    }
+
+    /**
+     * @param t a thread.
+     * @return true when {@code t} waits for the engine's lock (a verb called from it is held off by the engine or by
+     * {@link #exclusive}).
+     */
+    boolean hasQueuedThread(final Thread t)
+    {
+        return lock.hasQueuedThread(t);
     }
 
     /**

@@ -27,6 +27,8 @@ public final class InflightMessage
     private final String postSite;
     private long advancedNs;
     private int nextPacket;
+    private boolean relaxed;
+    private int rnrNaks;
 
     InflightMessage(final SimQp requester, final SendWr wr, final DmaMessage dma,
         final SimDevice responderDevice, final long lengthBytes, final int mtuBytes, final long missesBefore,
@@ -201,5 +203,27 @@ public final class InflightMessage
     {
         return wr.opcode() + " wr_id=" + wr.wrId() + " qp 0x" + Integer.toHexString(requester.qpNum()) + " packet "
             + nextPacket + "/" + packetCount + " (" + bytesPlaced() + "/" + lengthBytes + " bytes)";
+    }
+
+    /** @return true when the placing device applies relaxed ordering to the message's writes (priced per packet). */
+    boolean relaxed()
+    {
+        return relaxed;
+    }
+
+    void relaxed(final boolean relaxedPlacement)
+    {
+        this.relaxed = relaxedPlacement;
+    }
+
+    /** @return RNR NAKs the message's packets took for page faults at the responder so far. */
+    int rnrNaks()
+    {
+        return rnrNaks;
+    }
+
+    void rnrNaks(final int naks)
+    {
+        this.rnrNaks = naks;
     }
 }

@@ -28,6 +28,9 @@ public final class NicEngine
     /** Messages whose responder holds a reference on the key it checked at the first packet. */
     private final List<InflightMessage> holders = new ArrayList<>();
     private long packets;
+    /** QPs taken out of the turn order while they move a packet, innermost last (a retirement inside a step drives
+     * the QPs that hold its key). */
+    private final ArrayDeque<SimQp> stepping = new ArrayDeque<>();
 
     NicEngine()
     {
@@ -99,7 +102,7 @@ public final class NicEngine
             }
             runnable.remove(next);
             next.scheduled(false);
-            final boolean stepped = next.step();
+            final boolean stepped = stepOne(next);
             if (stepped)
             {
                 moved++;
@@ -148,16 +151,51 @@ public final class NicEngine
     }
 
     /**
-     * @return the messages in flight: started (first packet placed) and not yet completed.
+     * @return the messages in flight: started (first packet placed) and not yet completed — also those of a QP that
+     * is in the middle of moving a packet (out of the turn order while it does), which a key retirement during that
+     * step must see.
      */
     public List<InflightMessage> inflight()
     {
         final List<InflightMessage> out = new ArrayList<>();
+        for (final SimQp qp : stepping)
+        {
+            if (!qp.scheduled() && !contains(out, qp))
+            {
+                out.addAll(qp.inflightMessages());
+            }
+        }
         for (final SimQp qp : runnable)
         {
             out.addAll(qp.inflightMessages());
         }
         return out;
+    }
+
+    private static boolean contains(final List<InflightMessage> messages, final SimQp qp)
+    {
+        for (final InflightMessage m : messages)
+        {
+            if (m.requester() == qp)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Moves one packet of a QP, which counts as in flight while it does ({@link #inflight()}). */
+    private boolean stepOne(final SimQp qp)
+    {
+        stepping.addLast(qp);
+        try
+        {
+            return qp.step();
+        }
+        finally
+        {
+            stepping.removeLast();
+        }
     }
 
     /** One turn: the first QP with work moves one packet; false when no QP could. */
@@ -167,7 +205,7 @@ public final class NicEngine
         {
             final SimQp qp = runnable.pollFirst();
             qp.scheduled(false);
-            final boolean moved = qp.step();
+            final boolean moved = stepOne(qp);
             if (qp.hasSendWork() && moved)
             {
                 schedule(qp);
@@ -210,7 +248,7 @@ public final class NicEngine
         while ((m = holderOf(device, keys)) != null)
         {
             final SimQp qp = m.requester();
-            if (!qp.step())
+            if (!stepOne(qp))
             {
                 // The requester cannot go on (destroyed or in error): its message ends here.
                 release(m);

@@ -71,6 +71,14 @@ public enum ProviderRule
      * follow are NAKed with a remote access error; those already placed stay placed ({@code mlx5_ib_dereg_mr}
      * destroys the mkey; the HCA checks each packet against the mkey context). */
     RESPONDER_HOLDS_KEY_REFERENCE,
+    /** The receive of an RC SEND longer than its receive buffers completes with the status of the class C error the
+     * responder NAKs, IBV_WC_REM_INV_REQ_ERR (rxe_resp.c: {@code send_data_in} answers RESPST_ERR_LENGTH when {@code
+     * copy_data} returns -ENOSPC, and {@code rxe_responder} handles it with {@code do_class_ac_error(qp,
+     * AETH_NAK_INVALID_REQ, IB_WC_REM_INV_REQ_ERR)}, which {@code do_complete} writes into the receive's CQE). Without
+     * this rule the receive completes with IBV_WC_LOC_LEN_ERR (mlx5: CQE syndrome MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR,
+     * mapped by {@code mlx5_handle_error_cqe} in providers/mlx5/cq.c). The requester's status is
+     * {@link SendOverflow#requesterStatus}. */
+    RECEIVE_OVERFLOW_AS_INVALID_REQUEST,
     /** The driver's MR access mask has neither ZERO_BASED nor HUGETLB: a registration asking for either fails with
      * EOPNOTSUPP after the core's checks (rxe: {@code RXE_ACCESS_SUPPORTED_MR} in rxe_verbs.h, checked by
      * {@code rxe_reg_user_mr}). */

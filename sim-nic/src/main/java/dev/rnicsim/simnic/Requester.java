@@ -49,9 +49,6 @@ final class Requester
     /** RNR NAKs the head WQE took so far. */
     int rnrNaks;
 
-    /** Most RNR NAKs one work request may take for responder page faults before the model calls it a livelock. */
-    static final int MAX_RNR_ROUNDS = 1 << 20;
-
     boolean progressing;
     SendWqe executing;
 
@@ -295,13 +292,13 @@ final class Requester
     }
 
     /**
-     * True when the message moves packet by packet from and to pinned memory (host memory, or GPU memory pinned
-     * through a peer-memory client): an RDMA WRITE (also with immediate or inline data), READ or SEND (also with
-     * immediate, invalidate or inline data) of more than one path MTU, and every atomic (a request packet, then a
-     * response packet: IBA 9.4.5). ODP memory (dma-buf MRs included) and relaxed-ordering MRs are still placed in one
-     * step (see docs/async.md).
+     * True when the message moves packet by packet: an RDMA WRITE (also with immediate or inline data), READ or SEND
+     * (also with immediate, invalidate or inline data) of more than one path MTU, and every atomic (a request packet,
+     * then a response packet: IBA 9.4.5) — whatever memory it touches: host memory, GPU memory pinned through a
+     * peer-memory client, ODP and dma-buf MRs (their page faults are taken packet by packet, {@code PacketFaults} in
+     * dma-engine) and relaxed-ordering MRs (each packet's writes are placed under the write ordering).
      */
-    boolean packetized(final SendWqe p, final SimQp peer)
+    boolean packetized(final SendWqe p)
     {
         final SendWr wr = p.wr();
         final boolean multi = p.inline() != null ? p.inline().length > device.fabric().pathMtuBytes()
@@ -313,8 +310,7 @@ final class Requester
             case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> true;
             default -> false;
         };
-        return kind && !device.tables().hasOnDemand() && !peer.device.tables().hasOnDemand()
-            && !DataPaths.relaxedPlacement(qp, wr, peer);
+        return kind;
     }
 
     static boolean needsRecv(final SendWr wr)
@@ -402,7 +398,7 @@ final class Requester
         {
             return qp.responder.finish(wr, peer, tooLong, false, missesBefore, null);
         }
-        if (packetized(p, peer))
+        if (packetized(p))
         {
             return qp.responder.startMessage(p, peer, missesBefore);
         }
@@ -411,36 +407,11 @@ final class Requester
         int rnrWaits = 0;
         while (attempt.requester() == DmaStatus.RNR_NAK)
         {
-            final DmaResult nak = attempt;
-            // The responder met a page fault on an ODP MR and answers RNR NAK until it is resolved; each NAK costs
-            // the requester one min_rnr_timer wait and one of its rnr_retry attempts (7: unlimited).
-            final long timerNs = CostModel.rnrTimerNs(peer.minRnrTimer);
-            final long naks = Math.max(1, (peer.device.takeRemoteFaultNs() + timerNs - 1) / timerNs);
-            if (qp.rnrRetry != 7 && rnrWaits + naks > qp.rnrRetry)
+            // The responder met a page fault on an ODP MR and answers RNR NAK until it is resolved.
+            rnrWaits = OdpRnr.waitOut(qp, peer, wr, attempt, rnrWaits);
+            if (rnrWaits < 0)
             {
-                final int left = qp.rnrRetry - rnrWaits;
-                peer.device.count(SimCounter.ODP_RNR_NAKS, left + 1L);
-                HwCounters.rnrExhausted(device, left);
-                device.count(SimCounter.RNR_RETRIES, left);
-                device.fabric().span(device, wr.opcode().name(), "dma", timerNs * left, java.util.Map.of("qp_num",
-                    qp.num, "status", WcStatus.RNR_RETRY_EXC_ERR.cName(), "rnr_retries", qp.rnrRetry, "why",
-                        nak.detail()));
-                device.observe(o -> o.failed(qp, wr, nak));
-                qp.completions.completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0, Diagnoser.rnr(qp, wr, qp.rnrRetry,
-                    "an on-demand-"
-                    + "paging page fault at the responder did not settle in time: " + nak.detail()));
                 return WqeOutcome.ERROR;
-            }
-            rnrWaits += (int)Math.min(naks, 1 << 20);
-            peer.device.count(SimCounter.ODP_RNR_NAKS, naks);
-            device.count(SimCounter.RNR_NAK_RETRY_ERR, naks);
-            device.count(SimCounter.RNR_RETRIES, naks);
-            device.fabric().span(device, "rnr_wait", "odp", timerNs * naks, java.util.Map.of("qp_num", qp.num,
-                "rnr_naks", naks, "why", nak.detail()));
-            if (rnrWaits > MAX_RNR_ROUNDS)
-            {
-                throw new IllegalStateException("a responder page fault never settled after " + rnrWaits
-                    + " RNR NAKs: " + nak.detail());
             }
             attempt = run(p, peer);
         }
@@ -525,9 +496,11 @@ final class Requester
             // rnr_retry 7 retries for ever: one more dropped request and one more RNR NAK retried per attempt
             peer.device.count(SimCounter.OUT_OF_BUFFER, 1);
             device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
+            Responder.rnrRefused(device, peer.device, 1, wr);
             return WqeOutcome.BLOCKED;
         }
         peer.device.count(SimCounter.OUT_OF_BUFFER, 1);
+        Responder.rnrRefused(device, peer.device, 1, wr);
         final long timerNs = CostModel.rnrTimerNs(peer.minRnrTimer);
         if (rnrNaks < qp.rnrRetry)
         {

@@ -77,6 +77,12 @@ final class Responder
                         wr.rkey());
             }
         }
+        if (dma.failure() != null && dma.failure().requester() == DmaStatus.RNR_NAK)
+        {
+            // An atomic's request met a page fault at the responder: RNR NAK, the request is sent again.
+            qp.requester.rnrNaks = OdpRnr.waitOut(qp, peer, wr, dma.failure(), qp.requester.rnrNaks);
+            return qp.requester.rnrNaks < 0 ? WqeOutcome.ERROR : WqeOutcome.MORE;
+        }
         if (dma.failure() != null)
         {
             return finish(wr, peer, dma.failure(), Requester.needsRecv(wr), missesBefore, null);
@@ -84,6 +90,7 @@ final class Responder
         final long length = atomic ? Long.BYTES : p.inline() != null ? p.inline().length : wr.totalBytes();
         qp.requester.inflight = new InflightMessage(qp, wr, dma, peer.device, length, device.fabric().pathMtuBytes(),
             missesBefore, Requester.needsRecv(wr), device.fabric().clock().nowNs());
+        qp.requester.inflight.relaxed(DataPaths.relaxedPlacement(qp, wr, peer));
         if (!send)
         {
             // The responder took a reference on the MR of the rkey it checked (rxe check_rkey); a SEND's receive
@@ -125,9 +132,26 @@ final class Responder
         if (r == null)
         {
             final double linkGbps = Math.min(device.profile().linkGbps(), peer.device.profile().linkGbps());
-            final long ns = device.fabric().costModel().packetNs(m.offset(), packetBytes, linkGbps);
+            long ns = device.fabric().costModel().packetNs(m.offset(), packetBytes, linkGbps);
+            if (m.relaxed())
+            {
+                ns -= device.fabric().costModel().relaxedOrderingPacketSavingNs(m.offset(), packetBytes, linkGbps);
+            }
             device.fabric().clock().advance(ns);
             m.advanced(ns);
+        }
+        else if (r.requester() == DmaStatus.RNR_NAK)
+        {
+            // The responder met a page fault on an ODP MR: RNR NAK; the requester sends the packet again after
+            // waiting out the fault, and the packets before it stay placed.
+            final int naks = OdpRnr.waitOut(qp, peer, wr, r, m.rnrNaks());
+            if (naks < 0)
+            {
+                qp.requester.dropMessage(m);
+                return WqeOutcome.ERROR;
+            }
+            m.rnrNaks(naks);
+            return WqeOutcome.MORE;
         }
         if (device.fabric().tracing())
         {
@@ -353,6 +377,35 @@ final class Responder
         }
     }
 
+    /**
+     * The packets of requests a responder refused with an RNR NAK, and the NAKs: each refused request is a packet
+     * the requester sent and the responder received (its payload on the wire: the first packet of the message), and
+     * each RNR NAK an acknowledgement packet the other way. rxe counts both in {@code sent_pkts} / {@code rcvd_pkts}
+     * ({@code rxe_xmit_packet} and {@code rxe_rcv} count every packet; the RNR NAK is sent by {@code send_ack} in
+     * rxe_resp.c, state RESPST_ERR_RNR); the IBA port counters PortXmitPkts / PortRcvPkts and PortXmitData /
+     * PortRcvData (IBA 16.1.3.5, in 4-byte words) count the request like any packet on the link.
+     *
+     * @param requester the device that sent the refused requests.
+     * @param responder the device that refused them.
+     * @param requests  refused requests, one RNR NAK each.
+     * @param wr        the work request whose first packet was refused.
+     */
+    static void rnrRefused(final SimDevice requester, final SimDevice responder, final long requests,
+        final SendWr wr)
+    {
+        if (requests <= 0)
+        {
+            return;
+        }
+        final long payload = Math.min(wr.totalBytes(), requester.fabric().pathMtuBytes());
+        requester.count(SimCounter.PORT_XMIT_PACKETS, requests);
+        requester.count(SimCounter.PORT_XMIT_DATA, requests * payload / 4);
+        responder.count(SimCounter.PORT_RCV_PACKETS, requests);
+        responder.count(SimCounter.PORT_RCV_DATA, requests * payload / 4);
+        responder.count(SimCounter.ACKS_SENT, requests);
+        requester.count(SimCounter.ACKS_RECEIVED, requests);
+    }
+
     void account(final SendWr wr, final DmaResult r, final SimQp peer)
     {
         final SimDevice pdev = peer.device;
@@ -404,9 +457,14 @@ final class Responder
         return WcStatus.valueOf(s.name());
     }
 
-    /** The requester's status, with the provider's choice for a gather through an unknown or stale lkey. */
+    /** The requester's status, with the provider's choice for a gather through an unknown or stale lkey and for a SEND
+     * longer than the receive buffers ({@link SendOverflow}). */
     WcStatus requesterStatus(final SendWr wr, final DmaResult r)
     {
+        if (SendOverflow.is(r))
+        {
+            return SendOverflow.requesterStatus(device.profile());
+        }
         final boolean gather = wr.opcode() == WrOpcode.SEND || wr.opcode() == WrOpcode.SEND_WITH_IMM
             || wr.opcode() == WrOpcode.SEND_WITH_INV
             || wr.opcode() == WrOpcode.RDMA_WRITE || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM;
@@ -418,9 +476,14 @@ final class Responder
         return status(r.requester());
     }
 
-    /** The responder's receive status, with the provider's choice for a bad receive buffer. */
+    /** The responder's receive status, with the provider's choice for a bad receive buffer and for a SEND longer than
+     * the receive buffers ({@link SendOverflow}). */
     WcStatus responderStatus(final DmaResult r)
     {
+        if (SendOverflow.is(r))
+        {
+            return SendOverflow.receiveStatus(device.profile());
+        }
         if (r.responder() == DmaStatus.LOC_PROT_ERR
             && device.profile().follows(ProviderRule.LOCAL_KEY_ERRORS_AS_QP_OP_ERR))
         {

@@ -249,15 +249,18 @@ public final class SimContext implements Context
     @Override
     public dev.rnicsim.verbs.XrcDomain openXrcd()
     {
-        final SimXrcd x = XrcRules.open(this);
-        xrcds.add(x);
-        return x;
+        return device().fabric().guarded(() ->
+        {
+            final SimXrcd x = XrcRules.open(this);
+            xrcds.add(x);
+            return x;
+        });
     }
 
     @Override
     public dev.rnicsim.verbs.QueuePair createXrcRecvQp(final dev.rnicsim.verbs.XrcDomain xrcd)
     {
-        return XrcRules.createTarget(this, xrcd);
+        return device().fabric().guarded(() -> XrcRules.createTarget(this, xrcd));
     }
 
     /**

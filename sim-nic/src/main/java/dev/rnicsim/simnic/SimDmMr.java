@@ -172,6 +172,11 @@ final class SimDmMr implements MemoryRegion
     @Override
     public void close()
     {
+        pd.context().device().fabric().guardedRun(this::deregister);
+    }
+
+    private void deregister()
+    {
         if (closed)
         {
             return;

@@ -236,6 +236,49 @@ public final class SimFabric
         return t;
     }
 
+    /**
+     * Runs a verb that changes the tables, keys or queues the engine reads — registration and deregistration of every
+     * kind of MR, ibv_rereg_mr, ibv_alloc_mw / ibv_dealloc_mw, ibv_advise_mr, ibv_dealloc_pd and the XRC verbs
+     * (ibv_open_xrcd, ibv_close_xrcd, ibv_create_srq_ex of an XRC SRQ, ibv_create_qp of an XRC target) — under the
+     * engine's lock: in the engine-thread mode the engine thread waits while it runs, as for
+     * {@link EngineThread#exclusive}, so no packet is placed half-way through it and no DMA follows a deregistration
+     * that returned; in the deterministic mode it just runs.
+     *
+     * @param verb the verb's body.
+     * @param <T>  what it returns.
+     * @return what it returned.
+     */
+    <T> T guarded(final java.util.function.Supplier<T> verb)
+    {
+        final EngineThread held = enter();
+        try
+        {
+            return verb.get();
+        }
+        finally
+        {
+            exit(held);
+        }
+    }
+
+    /**
+     * {@link #guarded(java.util.function.Supplier)} for a verb that returns nothing.
+     *
+     * @param verb the verb's body.
+     */
+    void guardedRun(final Runnable verb)
+    {
+        final EngineThread held = enter();
+        try
+        {
+            verb.run();
+        }
+        finally
+        {
+            exit(held);
+        }
+    }
+
     /** The verb ends ({@code held}: what {@link #enter()} answered). */
     static void exit(final EngineThread held)
     {

@@ -195,6 +195,11 @@ public final class SimFastRegMr implements FastRegMr
     @Override
     public void close()
     {
+        pd.context().device().fabric().guardedRun(this::deregister);
+    }
+
+    private void deregister()
+    {
         if (closed)
         {
             return;

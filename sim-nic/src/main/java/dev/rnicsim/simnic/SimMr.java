@@ -170,6 +170,14 @@ public final class SimMr implements MemoryRegion
     public void rereg(final Set<dev.rnicsim.verbs.ReregFlag> flags, final dev.rnicsim.verbs.ProtectionDomain newPd,
         final long newAddr, final long newLengthBytes, final Set<Access> newAccess)
     {
+        pd.context().device().fabric().guardedRun(() -> reregister(flags, newPd, newAddr, newLengthBytes,
+            newAccess));
+    }
+
+    private void reregister(final Set<dev.rnicsim.verbs.ReregFlag> flags,
+        final dev.rnicsim.verbs.ProtectionDomain newPd, final long newAddr, final long newLengthBytes,
+        final Set<Access> newAccess)
+    {
         // libibverbs ibv_rereg_mr: after its input checks, MADV_DONTFORK the new range (IBV_REREG_MR_ERR_DONT_FORK_NEW
         // when refused); after the kernel's rereg MADV_DOFORK the old range, or the new one when the kernel failed.
         final boolean translation = !closed && flags != null && flags.stream().noneMatch(java.util.Objects::isNull)

@@ -148,6 +148,11 @@ public final class SimMw implements MemoryWindow
     @Override
     public void close()
     {
+        pd.context().device().fabric().guardedRun(this::dealloc);
+    }
+
+    private void dealloc()
+    {
         if (closed)
         {
             return;

@@ -160,6 +160,11 @@ final class SimNullMr implements MemoryRegion
     @Override
     public void close()
     {
+        pd.context().device().fabric().guardedRun(this::deregister);
+    }
+
+    private void deregister()
+    {
         if (closed)
         {
             return;

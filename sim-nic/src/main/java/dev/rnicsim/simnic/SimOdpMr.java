@@ -180,6 +180,11 @@ public final class SimOdpMr extends FixedMr
     @Override
     public void close()
     {
+        pd.context().device().fabric().guardedRun(this::deregister);
+    }
+
+    private void deregister()
+    {
         if (!closed)
         {
             pd.deregisterOdp(this);

@@ -82,13 +82,13 @@ public final class SimPd implements ProtectionDomain
     @Override
     public MemoryRegion regMr(final long addr, final long lengthBytes, final Set<Access> access)
     {
-        return register(addr, lengthBytes, addr, access, false);
+        return context.device().fabric().guarded(() -> register(addr, lengthBytes, addr, access, false));
     }
 
     @Override
     public MemoryRegion regMr(final long addr, final long lengthBytes, final long iova, final Set<Access> access)
     {
-        return register(addr, lengthBytes, iova, access, true);
+        return context.device().fabric().guarded(() -> register(addr, lengthBytes, iova, access, true));
     }
 
     private MemoryRegion register(final long addr, final long lengthBytes, final long iova, final Set<Access> access,
@@ -607,6 +607,12 @@ public final class SimPd implements ProtectionDomain
     public void adviseMr(final dev.rnicsim.verbs.MrAdvice advice, final int flags,
         final List<dev.rnicsim.verbs.Sge> sgList)
     {
+        context.device().fabric().guardedRun(() -> advise(advice, flags, sgList));
+    }
+
+    private void advise(final dev.rnicsim.verbs.MrAdvice advice, final int flags,
+        final List<dev.rnicsim.verbs.Sge> sgList)
+    {
         final String verb = "ibv_advise_mr";
         checkOpen(verb);
         final SimDevice device = context.device();
@@ -754,6 +760,12 @@ public final class SimPd implements ProtectionDomain
 
     @Override
     public MemoryRegion regDmabufMr(final long offset, final long lengthBytes, final long iova, final int fd,
+        final Set<Access> access)
+    {
+        return context.device().fabric().guarded(() -> registerDmabuf(offset, lengthBytes, iova, fd, access));
+    }
+
+    private MemoryRegion registerDmabuf(final long offset, final long lengthBytes, final long iova, final int fd,
         final Set<Access> access)
     {
         final String verb = "ibv_reg_dmabuf_mr";
@@ -963,6 +975,11 @@ public final class SimPd implements ProtectionDomain
     @Override
     public MemoryWindow allocMw(final MwType type)
     {
+        return context.device().fabric().guarded(() -> allocateMw(type));
+    }
+
+    private MemoryWindow allocateMw(final MwType type)
+    {
         final String verb = "ibv_alloc_mw";
         checkOpen(verb);
         if (type == null)
@@ -1014,6 +1031,11 @@ public final class SimPd implements ProtectionDomain
 
     @Override
     public FastRegMr allocMr(final int maxNumSg)
+    {
+        return context.device().fabric().guarded(() -> allocateMr(maxNumSg));
+    }
+
+    private FastRegMr allocateMr(final int maxNumSg)
     {
         final String verb = "ib_alloc_mr";
         checkOpen(verb);
@@ -1352,11 +1374,14 @@ public final class SimPd implements ProtectionDomain
     public dev.rnicsim.verbs.SharedReceiveQueue createXrcSrq(final dev.rnicsim.verbs.XrcDomain xrcd,
         final dev.rnicsim.verbs.CompletionQueue cq, final dev.rnicsim.verbs.SrqAttr attr)
     {
-        checkOpen("ibv_create_srq_ex");
-        final SimSrq srq = SimSrq.createXrc(this, xrcd, cq, attr, context.device().srqsLive());
-        srqs.add(srq);
-        context.device().srqsLive(1);
-        return srq;
+        return context.device().fabric().guarded(() ->
+        {
+            checkOpen("ibv_create_srq_ex");
+            final SimSrq srq = SimSrq.createXrc(this, xrcd, cq, attr, context.device().srqsLive());
+            srqs.add(srq);
+            context.device().srqsLive(1);
+            return srq;
+        });
     }
 
     void srqClosed(final SimSrq srq)
@@ -1398,6 +1423,11 @@ public final class SimPd implements ProtectionDomain
     @Override
     public void close()
     {
+        context.device().fabric().guardedRun(this::closeNow);
+    }
+
+    private void closeNow()
+    {
         if (closed)
         {
             return;
@@ -1423,14 +1453,14 @@ public final class SimPd implements ProtectionDomain
         final Set<Access> access)
     {
         checkOpen("ibv_reg_dm_mr");
-        return SimDmMr.register(this, dm, dmOffset, lengthBytes, access);
+        return context.device().fabric().guarded(() -> SimDmMr.register(this, dm, dmOffset, lengthBytes, access));
     }
 
     @Override
     public MemoryRegion allocNullMr()
     {
         checkOpen("ibv_alloc_null_mr");
-        return SimNullMr.allocate(this);
+        return context.device().fabric().guarded(() -> SimNullMr.allocate(this));
     }
 
     @Override

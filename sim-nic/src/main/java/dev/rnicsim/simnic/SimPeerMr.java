@@ -244,6 +244,11 @@ public final class SimPeerMr extends FixedMr
     @Override
     public void close()
     {
+        pd.context().device().fabric().guardedRun(this::deregister);
+    }
+
+    private void deregister()
+    {
         if (!closed)
         {
             pd.deregisterPeer(this);

@@ -106,6 +106,11 @@ public final class SimXrcd implements XrcDomain
     @Override
     public void close()
     {
+        context.device().fabric().guardedRun(this::closeDomain);
+    }
+
+    private void closeDomain()
+    {
         if (closed)
         {
             return;

@@ -314,6 +314,7 @@ class OdpMappingProperties
             final long[] r = within(t, start, length);
             final byte[] data = OdpRig.pattern((int)r[1], seed++);
             final boolean ok = resolvable(t, r[0], r[1], true);
+            final long placed = ok ? r[1] : placedBefore(t, r[0], r[1]);
 
             final WorkCompletion wc = rig.write(data, t.iovaOf(r[0]), t.mr().rkey());
 
@@ -327,6 +328,13 @@ class OdpMappingProperties
             }
             else
             {
+                // The WRITE moves in packets of the path MTU: the packet that meets the first page the device has
+                // no translation for takes the fault, which fails; the packets before it landed (partial data, as
+                // for pinned memory).
+                if (placed > 0)
+                {
+                    parent.store(r[0], Arrays.copyOf(data, (int)placed));
+                }
                 refused(wc, "WRITE", t, r);
             }
         }
@@ -352,6 +360,17 @@ class OdpMappingProperties
             {
                 refused(wc, "READ", t, r);
             }
+        }
+
+        /**
+         * Bytes of a WRITE of [va, va + length) through t placed by its packets (of the path MTU) before the packet
+         * that meets the first block the device cannot write now.
+         */
+        long placedBefore(final Target t, final long va, final long length)
+        {
+            final long missing = tables().firstUnmapped(t.mr().lkey(), t.iovaOf(va), length, true);
+            final long before = missing < 0 ? length : t.vaOf(missing) - va;
+            return before / SimQp.PATH_MTU_BYTES * SimQp.PATH_MTU_BYTES;
         }
 
         private void refused(final WorkCompletion wc, final String op, final Target t, final long[] r)

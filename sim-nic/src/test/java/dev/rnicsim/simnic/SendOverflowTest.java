@@ -17,8 +17,9 @@ import org.junit.jupiter.api.Test;
 /**
  * A SEND longer than the receive buffers fails at the packet that overflows them: the responder places each packet
  * as it comes (rxe {@code send_data_in}: {@code copy_data} answers -ENOSPC for the packet that no longer fits, state
- * RESPST_ERR_LENGTH), so the packets before it stay placed; the receive completes with IBV_WC_LOC_LEN_ERR, the
- * requester gets the NAK (invalid request: IBV_WC_REM_INV_REQ_ERR) and both QPs go to ERR.
+ * RESPST_ERR_LENGTH), so the packets before it stay placed; the requester gets the NAK (invalid request:
+ * IBV_WC_REM_INV_REQ_ERR) and both QPs go to ERR. The receive's status is the driver's ({@link SendOverflow}):
+ * IBV_WC_LOC_LEN_ERR on mlx5, IBV_WC_REM_INV_REQ_ERR on rxe ({@code do_class_ac_error}).
  */
 class SendOverflowTest
 {
@@ -65,7 +66,8 @@ class SendOverflowTest
             assertThat(send).as(p.name()).extracting(WorkCompletion::status)
                 .containsExactly(WcStatus.REM_INV_REQ_ERR);
             final List<WorkCompletion> recv = o.rig().pollB();
-            assertThat(recv).as(p.name()).extracting(WorkCompletion::status).containsExactly(WcStatus.LOC_LEN_ERR);
+            assertThat(recv).as(p.name()).extracting(WorkCompletion::status).containsExactly(
+                p.name().equals("rxe") ? WcStatus.REM_INV_REQ_ERR : WcStatus.LOC_LEN_ERR);
             assertThat(recv.get(0).wrId()).isEqualTo(70);
             final byte[] target = o.target();
             assertThat(Arrays.copyOf(target, 5 * MTU)).as(p.name() + ": packets 1 to 5 placed")
@@ -88,6 +90,31 @@ class SendOverflowTest
         assertThat(o.rig().pollA()).extracting(WorkCompletion::status).containsExactly(WcStatus.REM_INV_REQ_ERR);
         assertThat(o.rig().pollB()).extracting(WorkCompletion::status).containsExactly(WcStatus.LOC_LEN_ERR);
         assertThat(o.target()).isEqualTo(new byte[4 * MTU + MTU]);
+    }
+
+    @Test
+    void theStatusesOfAnOverflowAreTheDriversOnEveryProfile()
+    {
+        // One packet into half a packet of buffer (one step), and 4 packets into 1.5 (packet by packet).
+        for (final DeviceProfile p : List.of(DeviceProfiles.connectx5(), DeviceProfiles.connectx7(),
+            DeviceProfiles.rxe(), DeviceProfiles.rxeLegacy(), DeviceProfiles.e810()))
+        {
+            final WcStatus receive = p.follows(ProviderRule.RECEIVE_OVERFLOW_AS_INVALID_REQUEST)
+                ? WcStatus.REM_INV_REQ_ERR : WcStatus.LOC_LEN_ERR;
+            assertThat(receive).as(p.name()).isEqualTo(p.driver().equals("rxe") ? WcStatus.REM_INV_REQ_ERR
+                : WcStatus.LOC_LEN_ERR);
+            for (final int[] sizes : new int[][] {{MTU, MTU / 2}, {4 * MTU, MTU + MTU / 2}})
+            {
+                final Overflow o = Overflow.of(p, sizes[0], sizes[1]);
+
+                o.rig().fabric.progressAll();
+
+                assertThat(o.rig().pollA()).as(p.name()).extracting(WorkCompletion::status)
+                    .containsExactly(WcStatus.REM_INV_REQ_ERR);
+                assertThat(o.rig().pollB()).as(p.name()).extracting(WorkCompletion::status)
+                    .containsExactly(receive);
+            }
+        }
     }
 
     @Test

@@ -111,7 +111,7 @@ final class RdmaViews
         sb.append("\n(no packet loss, reordering or congestion is modelled: the sequence-error, duplicate-request, "
             + "link-error and CNP/ECN counters stay 0; the port counters count data packets, rxe's sent_pkts and "
             + "rcvd_pkts also count ACKs and NAKs (sim_acks_sent, sim_acks_received); a request refused with an RNR "
-            + "NAK and the NAK itself are not counted as packets)");
+            + "NAK counts as a packet in both, its RNR NAK in rxe's)");
         return sb.toString();
     }
 
