@@ -256,6 +256,7 @@ struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_
 	q->pd = attr->pd;
 	q->send_cq = attr->send_cq;
 	q->recv_cq = attr->recv_cq;
+	q->srq = attr->srq;
 	q->handle = resp.qp;
 	q->qp_num = resp.qp_num;
 	q->state = IBV_QPS_RESET;

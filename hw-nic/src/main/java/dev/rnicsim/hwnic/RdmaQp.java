@@ -3,7 +3,6 @@ package dev.rnicsim.hwnic;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
@@ -23,20 +22,21 @@ import dev.rnicsim.verbs.QueuePair;
 import dev.rnicsim.verbs.RecvWr;
 import dev.rnicsim.verbs.SendFlag;
 import dev.rnicsim.verbs.SendWr;
-import dev.rnicsim.verbs.Sge;
+import dev.rnicsim.verbs.UdSendWr;
 import dev.rnicsim.verbs.VerbsException;
 import dev.rnicsim.verbs.WrOpcode;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.Inet4Address;
 import java.net.InetAddress;
-import java.nio.ByteOrder;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
 /**
- * An rdma-core queue pair ({@code struct ibv_qp}), RC or UC. The state changes are {@code ibv_modify_qp} with the
- * attribute masks an RC connection needs; the address goes through the context's port and GID index (a global
+ * An rdma-core queue pair ({@code struct ibv_qp}), RC, UC or UD. The state changes are {@code ibv_modify_qp} with
+ * the attribute masks an RC connection needs (or any attributes through {@link #modify(dev.rnicsim.verbs.QpAttr,
+ * Set)}); the address goes through the context's port and GID index (a global
  * route on RoCE). Posting is verbs.h's inline {@code ibv_post_send} / {@code ibv_post_recv}: the work requests are
  * written into {@code struct ibv_send_wr} / {@code ibv_recv_wr} arrays the QP keeps for reuse (DiSNI's stateful
  * verb calls, without JNI), linked, and passed to {@code context->ops.post_send}; {@code bad_wr} becomes the index
@@ -85,11 +85,11 @@ public final class RdmaQp implements QueuePair
      * {@code ibv_create_qp}.
      *
      * @param pd   the PD.
-     * @param attr CQs of the PD's context, type RC or UC, capacities.
+     * @param attr CQs of the PD's context, type RC, UC or UD, capacities.
      * @return the QP in RESET.
-     * @throws VerbsException EINVAL for CQs that are not open CQs of this context; EOPNOTSUPP for UD (verbs-api has
-     *                        no address handles); the provider's errno otherwise (EINVAL above the device's limits,
-     *                        ENOMEM with the memlock limit).
+     * @throws VerbsException EINVAL for CQs that are not open CQs of this context; EOPNOTSUPP for XRC, an SRQ or
+     *                        send_ops_flags with FLUSH or ATOMIC_WRITE (not bound); the provider's errno otherwise
+     *                        (EINVAL above the device's limits, ENOMEM with the memlock limit).
      */
     static RdmaQp create(final RdmaPd pd, final QpInitAttr attr)
     {
@@ -97,12 +97,6 @@ public final class RdmaQp implements QueuePair
         if (attr == null)
         {
             throw new VerbsException(verb, Errno.EINVAL.code(), "attr is null");
-        }
-        if (attr.type() == QpType.UD)
-        {
-            throw new VerbsException(verb, Errno.EOPNOTSUPP.code(), "UD QPs send through address handles "
-                + "(ibv_create_ah) and wr.ud, which this backend does not bind yet; only RC and UC are bound here "
-                + "(the simulator has UD)");
         }
         if (attr.type() == QpType.XRC_SEND || attr.type() == QpType.XRC_RECV)
         {
@@ -407,6 +401,40 @@ public final class RdmaQp implements QueuePair
     @Override
     public void postSend(final List<SendWr> wrs)
     {
+        post(wrs, null);
+    }
+
+    /**
+     * {@code ibv_post_send} on a UD QP: each work request with {@code wr.ud} (address handle, remote QP number,
+     * Q_Key) written beside it (see {@link WorkRequests#writeUd}).
+     *
+     * @throws PostException EINVAL on a QP that is not UD, for a null list, or at the first work request that is not
+     *                       SEND or SEND_WITH_IMM or names an address handle that is not a live one of this QP's PD;
+     *                       otherwise the errno the library gave, with the index of the refused work request.
+     */
+    @Override
+    public void postSendUd(final List<UdSendWr> wrs)
+    {
+        if (wrs == null)
+        {
+            throw new PostException("ibv_post_send", Errno.EINVAL.code(), 0, "the work-request list is null");
+        }
+        if (type != QpType.UD)
+        {
+            throw new PostException("ibv_post_send", Errno.EINVAL.code(), 0, "QP 0x" + Integer.toHexString(qpNum)
+                + " is " + type + ": work requests with an address handle (wr.ud) go to a UD QP");
+        }
+        final List<SendWr> plain = new ArrayList<>(wrs.size());
+        for (final UdSendWr u : wrs)
+        {
+            plain.add(u == null ? null : u.wr());
+        }
+        post(plain, wrs);
+    }
+
+    /** Posts through ops.post_send; ud, when given, holds each work request's datagram destination. */
+    private void post(final List<SendWr> wrs, final List<UdSendWr> ud)
+    {
         final String verb = "ibv_post_send";
         if (wrs == null)
         {
@@ -432,8 +460,12 @@ public final class RdmaQp implements QueuePair
         for (final SendWr wr : wrs)
         {
             final MemorySegment w = sendWrs.asSlice(count * SEND_WR_BYTES, SEND_WR_BYTES);
-            final String problem = wr == null ? "EINVAL the work request is null"
-                : writeSend(w, wr, sges.asSlice(sgeAt * SGE_BYTES, wr.sgList().size() * SGE_BYTES), pd.context());
+            String problem = wr == null ? "EINVAL the work request is null" : WorkRequests.writeSend(w, wr,
+                sges.asSlice(sgeAt * SGE_BYTES, wr.sgList().size() * SGE_BYTES), pd.context());
+            if (problem == null && ud != null)
+            {
+                problem = WorkRequests.writeUd(w, ud.get(count), pd);
+            }
             if (problem != null)
             {
                 refused = new PostException(verb, problem.startsWith("EOPNOTSUPP") ? Errno.EOPNOTSUPP.code()
@@ -470,146 +502,6 @@ public final class RdmaQp implements QueuePair
         }
     }
 
-    /**
-     * Writes one {@code struct ibv_send_wr} (next left NULL).
-     *
-     * @param w       the work request's memory.
-     * @param wr      the work request.
-     * @param sgList  room for its SGEs, {@code sgList().size()} {@code struct ibv_sge}.
-     * @param context the QP's context, which a BIND_MW's window must belong to.
-     * @return null, or "ERRNO reason" for what cannot be expressed natively.
-     */
-    static String writeSend(final MemorySegment w, final SendWr wr, final MemorySegment sgList,
-        final RdmaContext context)
-    {
-        w.fill((byte)0);
-        w.set(JAVA_LONG, IbvStructs.SEND_WR_WR_ID, wr.wrId());
-        w.set(JAVA_INT, IbvStructs.SEND_WR_OPCODE, wr.opcode().code());
-        int flags = 0;
-        for (final SendFlag f : wr.flags())
-        {
-            flags |= f.bit();
-        }
-        w.set(JAVA_INT, IbvStructs.SEND_WR_SEND_FLAGS, flags);
-        switch (wr.opcode())
-        {
-            case REG_MR ->
-            {
-                return "EOPNOTSUPP IB_WR_REG_MR is a kernel verb: libibverbs cannot post it";
-            }
-            case FLUSH, ATOMIC_WRITE ->
-            {
-                return "EOPNOTSUPP " + wr.opcode() + " is posted only by the ibv_wr_* builders of a QP created with "
-                    + "ibv_create_qp_ex (ibv_wr_post(3)), which this binding does not reach yet";
-            }
-            case RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ ->
-            {
-                w.set(JAVA_LONG, IbvStructs.SEND_WR_RDMA_REMOTE_ADDR, wr.remoteAddr());
-                w.set(JAVA_INT, IbvStructs.SEND_WR_RDMA_RKEY, wr.rkey());
-            }
-            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD ->
-            {
-                w.set(JAVA_LONG, IbvStructs.SEND_WR_ATOMIC_REMOTE_ADDR, wr.remoteAddr());
-                w.set(JAVA_LONG, IbvStructs.SEND_WR_ATOMIC_COMPARE_ADD, wr.compareAdd());
-                w.set(JAVA_LONG, IbvStructs.SEND_WR_ATOMIC_SWAP, wr.swap());
-                w.set(JAVA_INT, IbvStructs.SEND_WR_ATOMIC_RKEY, wr.rkey());
-            }
-            case LOCAL_INV, SEND_WITH_INV -> w.set(JAVA_INT, IbvStructs.SEND_WR_INVALIDATE_RKEY, wr.invalidateRkey());
-            case BIND_MW ->
-            {
-                final String problem = writeBind(w, wr, context);
-                if (problem != null)
-                {
-                    return problem;
-                }
-            }
-            default ->
-            {
-            }
-        }
-        if (wr.opcode() == WrOpcode.SEND_WITH_IMM || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM)
-        {
-            // imm_data is __be32: network order in the work request, host order in verbs-api.
-            w.set(JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), IbvStructs.SEND_WR_IMM_DATA, wr.immData());
-        }
-        if (!wr.sgList().isEmpty())
-        {
-            writeSges(sgList, wr.sgList());
-            w.set(ADDRESS, IbvStructs.SEND_WR_SG_LIST, sgList);
-            w.set(JAVA_INT, IbvStructs.SEND_WR_NUM_SGE, wr.sgList().size());
-        }
-        return null;
-    }
-
-    /**
-     * Writes one {@code struct ibv_recv_wr} (next left NULL).
-     *
-     * @param w      the work request's memory.
-     * @param wr     the work request.
-     * @param sgList room for its SGEs.
-     */
-    static void writeRecv(final MemorySegment w, final RecvWr wr, final MemorySegment sgList)
-    {
-        w.fill((byte)0);
-        w.set(JAVA_LONG, IbvStructs.RECV_WR_WR_ID, wr.wrId());
-        if (!wr.sgList().isEmpty())
-        {
-            writeSges(sgList, wr.sgList());
-            w.set(ADDRESS, IbvStructs.RECV_WR_SG_LIST, sgList);
-            w.set(JAVA_INT, IbvStructs.RECV_WR_NUM_SGE, wr.sgList().size());
-        }
-    }
-
-    /** Writes the SGEs as an array of {@code struct ibv_sge}. */
-    static void writeSges(final MemorySegment list, final List<Sge> sgl)
-    {
-        for (int i = 0; i < sgl.size(); i++)
-        {
-            final Sge s = sgl.get(i);
-            list.set(JAVA_LONG, i * SGE_BYTES + IbvStructs.SGE_ADDR, s.addr());
-            list.set(JAVA_INT, i * SGE_BYTES + IbvStructs.SGE_LENGTH, (int)s.lengthBytes());
-            list.set(JAVA_INT, i * SGE_BYTES + IbvStructs.SGE_LKEY, s.lkey());
-        }
-    }
-
-    private static String writeBind(final MemorySegment w, final SendWr wr, final RdmaContext context)
-    {
-        if (!(wr.localOp() instanceof SendWr.Bind b))
-        {
-            return "EINVAL BIND_MW needs SendWr.bindMw with a window and its bind";
-        }
-        if (!(b.mw() instanceof RdmaMw m) || m.isClosed() || m.pd().context() != context)
-        {
-            return "EINVAL the window is not a live window of this QP's context: " + b.mw();
-        }
-        final MwBindInfo info = b.info();
-        final MemorySegment mr;
-        if (info.mr() == null)
-        {
-            mr = MemorySegment.NULL;
-        }
-        else if (info.mr() instanceof RdmaMr r && !r.isClosed())
-        {
-            mr = r.segment();
-        }
-        else
-        {
-            return "EINVAL the bind's MR is not a registered MR of this backend: " + info.mr();
-        }
-        w.set(ADDRESS, IbvStructs.SEND_WR_BIND_MW_MW, m.segment());
-        w.set(JAVA_INT, IbvStructs.SEND_WR_BIND_MW_RKEY, b.newRkey());
-        bindInfo(w.asSlice(IbvStructs.SEND_WR_BIND_MW_BIND_INFO, IbvStructs.IBV_MW_BIND_INFO), mr, info);
-        return null;
-    }
-
-    private static void bindInfo(final MemorySegment bi, final MemorySegment mr, final MwBindInfo info)
-    {
-        bi.set(ADDRESS, IbvStructs.BIND_INFO_MR, mr);
-        bi.set(JAVA_LONG, IbvStructs.BIND_INFO_ADDR, info.addr());
-        bi.set(JAVA_LONG, IbvStructs.BIND_INFO_LENGTH, info.lengthBytes());
-        bi.set(JAVA_INT, IbvStructs.BIND_INFO_ACCESS, Access.toBits(info.access()));
-    }
-
     @Override
     public void postRecv(final List<RecvWr> wrs)
     {
@@ -641,7 +533,7 @@ public final class RdmaQp implements QueuePair
                 break;
             }
             final MemorySegment w = recvWrs.asSlice(count * RECV_WR_BYTES, RECV_WR_BYTES);
-            writeRecv(w, wr, sges.asSlice(sgeAt * SGE_BYTES, wr.sgList().size() * SGE_BYTES));
+            WorkRequests.writeRecv(w, wr, sges.asSlice(sgeAt * SGE_BYTES, wr.sgList().size() * SGE_BYTES));
             sgeAt += wr.sgList().size();
             count++;
         }
@@ -765,8 +657,8 @@ public final class RdmaQp implements QueuePair
             final MemorySegment bind = a.allocate(IbvStructs.IBV_MW_BIND);
             bind.set(JAVA_LONG, IbvStructs.MW_BIND_WR_ID, wrId);
             bind.set(JAVA_INT, IbvStructs.MW_BIND_SEND_FLAGS, bits);
-            bindInfo(bind.asSlice(IbvStructs.MW_BIND_BIND_INFO, IbvStructs.IBV_MW_BIND_INFO), mr, info);
-            final Errnos.Result r = pd.context().lib().bindMw(pd.context().segment(), qp, m.segment(), bind);
+            WorkRequests.bindInfo(bind.asSlice(IbvStructs.MW_BIND_BIND_INFO, IbvStructs.IBV_MW_BIND_INFO), mr, info);
+            final Errnos.Result r = pd.context().lib().registration().bindMw(pd.context().segment(), qp, m.segment(), bind);
             if (r.value() != 0)
             {
                 throw new VerbsException(verb, r.errno(), "window rkey=0x" + Integer.toHexString(m.rkey()) + " on QP 0x"

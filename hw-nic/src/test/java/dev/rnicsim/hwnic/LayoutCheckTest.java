@@ -230,7 +230,7 @@ class LayoutCheckTest
         constant(checks, "IBV_SYSFS_PATH_MAX", IbvStructs.IBV_SYSFS_PATH_MAX);
         constant(checks, "sizeof(pthread_mutex_t)", IbvStructs.PTHREAD_MUTEX_BYTES);
         constant(checks, "sizeof(pthread_cond_t)", IbvStructs.PTHREAD_COND_BYTES);
-        constant(checks, "(long long)(intptr_t)__VERBS_ABI_IS_EXTENDED", Libibverbs.VERBS_ABI_IS_EXTENDED);
+        constant(checks, "(long long)(intptr_t)__VERBS_ABI_IS_EXTENDED", Downcalls.VERBS_ABI_IS_EXTENDED);
     }
 
     /** Every static final int or long of the class whose name is a C name (upper case, starting with a letter). */
