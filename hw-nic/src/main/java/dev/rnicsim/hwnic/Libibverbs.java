@@ -27,15 +27,15 @@ import java.lang.invoke.MethodHandle;
  *
  * <p>This class binds the device list, contexts, PDs, CQs and QPs; the other verb families have their own classes,
  * loaded from the same library: {@link #queries()} ({@link DeviceQueryVerbs}: device, port, GID and P_Key queries),
- * {@link #registration()} ({@link RegistrationVerbs}: MRs, windows, advise) and {@link #addressHandles()}
- * ({@link AddressHandleVerbs}: UD address handles).
+ * {@link #registration()} ({@link RegistrationVerbs}: MRs, windows, advise), {@link #addressHandles()}
+ * ({@link AddressHandleVerbs}: UD address handles) and {@link #srqs()} ({@link SrqVerbs}: shared receive queues).
  *
  * <p>Every handle is linked with {@code captureCallState("errno")} and every wrapper returns the value with the
  * errno captured right after that call ({@link Result}); the callers follow the three conventions of libibverbs:
  * NULL with errno set (ibv_open_device, ibv_alloc_pd, ibv_reg_mr_iova2, ibv_create_cq, ibv_create_qp,
- * ibv_alloc_mw, ibv_create_ah), the errno as the return value (ibv_dealloc_pd, ibv_dereg_mr, ibv_modify_qp,
- * ibv_post_send, ibv_bind_mw, ...), a negative return (ibv_poll_cq, ibv_rereg_mr's IBV_REREG_MR_ERR_* codes with
- * errno set).
+ * ibv_alloc_mw, ibv_create_ah, ibv_create_srq), the errno as the return value (ibv_dealloc_pd, ibv_dereg_mr,
+ * ibv_modify_qp, ibv_post_send, ibv_bind_mw, ...), a negative return (ibv_poll_cq, ibv_rereg_mr's
+ * IBV_REREG_MR_ERR_* codes with errno set).
  *
  * <p>Thread safe: libibverbs allows concurrent calls on different objects (libibverbs(7)); the wrappers keep no
  * state of their own.
@@ -62,6 +62,7 @@ final class Libibverbs
     private final DeviceQueryVerbs queries;
     private final RegistrationVerbs registration;
     private final AddressHandleVerbs addressHandles;
+    private final SrqVerbs srqs;
     private final MethodHandle getDeviceList;
     private final MethodHandle freeDeviceList;
     private final MethodHandle getDeviceName;
@@ -82,6 +83,7 @@ final class Libibverbs
         queries = new DeviceQueryVerbs(libraryName, lookup);
         registration = new RegistrationVerbs(libraryName, lookup);
         addressHandles = new AddressHandleVerbs(libraryName, lookup);
+        srqs = new SrqVerbs(libraryName, lookup);
         getDeviceList = handle(lookup, "ibv_get_device_list", FunctionDescriptor.of(ADDRESS, ADDRESS));
         freeDeviceList = handle(lookup, "ibv_free_device_list", FunctionDescriptor.ofVoid(ADDRESS));
         getDeviceName = handle(lookup, "ibv_get_device_name", FunctionDescriptor.of(ADDRESS, ADDRESS));
@@ -126,6 +128,14 @@ final class Libibverbs
     AddressHandleVerbs addressHandles()
     {
         return addressHandles;
+    }
+
+    /**
+     * @return the shared receive queue verbs.
+     */
+    SrqVerbs srqs()
+    {
+        return srqs;
     }
 
     /**

@@ -14,7 +14,9 @@ import dev.rnicsim.verbs.MwType;
 import dev.rnicsim.verbs.ProtectionDomain;
 import dev.rnicsim.verbs.QpInitAttr;
 import dev.rnicsim.verbs.QueuePair;
+import dev.rnicsim.verbs.SharedReceiveQueue;
 import dev.rnicsim.verbs.Sge;
+import dev.rnicsim.verbs.SrqAttr;
 import dev.rnicsim.verbs.VerbsException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -38,6 +40,7 @@ public final class RdmaPd implements ProtectionDomain
     private final Set<RdmaMw> windows = new LinkedHashSet<>();
     private final Set<RdmaMr> mrs = new LinkedHashSet<>();
     private final Set<RdmaAh> ahs = new LinkedHashSet<>();
+    private final Set<RdmaSrq> srqs = new LinkedHashSet<>();
     private boolean closed;
 
     RdmaPd(final RdmaContext context, final MemorySegment pd)
@@ -94,7 +97,8 @@ public final class RdmaPd implements ProtectionDomain
         {
             throw new VerbsException(verb, Errno.EINVAL.code(), "access must be a set of Access flags, got " + access);
         }
-        final Errnos.Result r = context.lib().registration().regDmabufMr(pd, offset, lengthBytes, iova, fd, Access.toBits(access));
+        final Errnos.Result r = context.lib().registration().regDmabufMr(pd, offset, lengthBytes, iova, fd,
+            Access.toBits(access));
         if (r.isNull())
         {
             throw new VerbsException(verb, r.errno(), "offset=" + offset + " lengthBytes="
@@ -151,6 +155,18 @@ public final class RdmaPd implements ProtectionDomain
         final RdmaQp qp = RdmaQp.create(this, attr);
         qps.add(qp);
         return qp;
+    }
+
+    /**
+     * {@code ibv_create_srq} (ibv_create_srq(3)): see {@link RdmaSrq#create}.
+     */
+    @Override
+    public SharedReceiveQueue createSrq(final SrqAttr attr)
+    {
+        checkOpen("ibv_create_srq");
+        final RdmaSrq srq = RdmaSrq.create(this, attr);
+        srqs.add(srq);
+        return srq;
     }
 
     /**
@@ -262,7 +278,8 @@ public final class RdmaPd implements ProtectionDomain
     }
 
     /**
-     * {@code ibv_dealloc_pd} itself: EBUSY (the kernel's) while the PD has MRs, windows, QPs or address handles.
+     * {@code ibv_dealloc_pd} itself: EBUSY (the kernel's) while the PD has MRs, windows, QPs, SRQs or address
+     * handles.
      */
     @Override
     public void dealloc()
@@ -282,8 +299,8 @@ public final class RdmaPd implements ProtectionDomain
     }
 
     /**
-     * Destroys this PD's QPs, deallocates its windows, deregisters its MRs, destroys its address handles, then
-     * {@code ibv_dealloc_pd}. Idempotent; when a child cannot be closed the PD stays allocated and the failure is
+     * Destroys this PD's QPs, deallocates its windows, deregisters its MRs, destroys its address handles and SRQs,
+     * then {@code ibv_dealloc_pd}. Idempotent; when a child cannot be closed the PD stays allocated and the failure is
      * thrown.
      */
     @Override
@@ -293,8 +310,9 @@ public final class RdmaPd implements ProtectionDomain
         {
             return;
         }
-        final RuntimeException failure = Closing.each(ahs, RdmaAh::close, Closing.each(mrs, RdmaMr::close,
-            Closing.each(windows, RdmaMw::close, Closing.each(qps, RdmaQp::close, null))));
+        final RuntimeException failure = Closing.each(srqs, RdmaSrq::close, Closing.each(ahs, RdmaAh::close,
+            Closing.each(mrs, RdmaMr::close, Closing.each(windows, RdmaMw::close, Closing.each(qps, RdmaQp::close,
+                null)))));
         if (failure != null)
         {
             throw failure;
@@ -318,6 +336,11 @@ public final class RdmaPd implements ProtectionDomain
     void qpClosed(final RdmaQp qp)
     {
         qps.remove(qp);
+    }
+
+    void srqClosed(final RdmaSrq srq)
+    {
+        srqs.remove(srq);
     }
 
     void ahClosed(final RdmaAh ah)

@@ -3,7 +3,6 @@ package dev.rnicsim.hwnic;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import dev.rnicsim.verbs.Access;
@@ -11,7 +10,6 @@ import dev.rnicsim.verbs.DeviceAttributes;
 import dev.rnicsim.verbs.Errno;
 import dev.rnicsim.verbs.MemoryWindow;
 import dev.rnicsim.verbs.MwBindInfo;
-import dev.rnicsim.verbs.MwType;
 import dev.rnicsim.verbs.PostException;
 import dev.rnicsim.verbs.QpAddress;
 import dev.rnicsim.verbs.QpCap;
@@ -60,22 +58,19 @@ public final class RdmaQp implements QueuePair
     private final RdmaPd pd;
     private final MemorySegment qp;
     private final QpType type;
+    private final RdmaSrq srq;
     private final int qpNum;
     private final int psn;
-    private final Arena arena = Arena.ofShared();
-    private final MemorySegment state = Errnos.state(arena);
-    private final MemorySegment badWr = arena.allocate(ADDRESS);
-    private MemorySegment sendWrs = MemorySegment.NULL;
-    private MemorySegment recvWrs = MemorySegment.NULL;
-    private MemorySegment sges = MemorySegment.NULL;
+    private final PostArrays arrays = new PostArrays();
     private QpState tracked = QpState.RESET;
     private boolean closed;
 
-    private RdmaQp(final RdmaPd pd, final MemorySegment qp, final QpType type)
+    private RdmaQp(final RdmaPd pd, final MemorySegment qp, final QpType type, final RdmaSrq srq)
     {
         this.pd = pd;
         this.qp = qp;
         this.type = type;
+        this.srq = srq;
         this.qpNum = qp.get(JAVA_INT, IbvStructs.QP_QP_NUM);
         // Any 24-bit start; derived from the QP number so that runs are reproducible.
         this.psn = (int)((qpNum * 2654435761L) & 0xffffff);
@@ -87,9 +82,10 @@ public final class RdmaQp implements QueuePair
      * @param pd   the PD.
      * @param attr CQs of the PD's context, type RC, UC or UD, capacities.
      * @return the QP in RESET.
-     * @throws VerbsException EINVAL for CQs that are not open CQs of this context; EOPNOTSUPP for XRC, an SRQ or
-     *                        send_ops_flags with FLUSH or ATOMIC_WRITE (not bound); the provider's errno otherwise
-     *                        (EINVAL above the device's limits, ENOMEM with the memlock limit).
+     * @throws VerbsException EINVAL for CQs that are not open CQs of this context or an SRQ that is not a live one
+     *                        of the PD; EOPNOTSUPP for XRC or send_ops_flags with FLUSH or ATOMIC_WRITE (not bound);
+     *                        the provider's errno otherwise (EINVAL above the device's limits, ENOMEM with the
+     *                        memlock limit).
      */
     static RdmaQp create(final RdmaPd pd, final QpInitAttr attr)
     {
@@ -113,10 +109,10 @@ public final class RdmaQp implements QueuePair
                 + "(ibv_wr_post(3)), which this backend does not bind yet; create the QP without them, or use the "
                 + "simulated backend");
         }
-        if (attr.srq() != null)
+        if (attr.srq() != null && (!(attr.srq() instanceof RdmaSrq q) || q.isClosed() || q.pd() != pd))
         {
-            throw new VerbsException(verb, Errno.EOPNOTSUPP.code(), "shared receive queues (ibv_create_srq) are not "
-                + "bound by this backend yet; create the QP without srq (the simulator has SRQs)");
+            throw new VerbsException(verb, Errno.EINVAL.code(), "the SRQ must be a live SRQ of this backend in the "
+                + "QP's PD: " + attr.srq());
         }
         if (!(attr.sendCq() instanceof RdmaCq s) || !(attr.recvCq() instanceof RdmaCq r) || s.isClosed()
             || r.isClosed() || s.context() != pd.context() || r.context() != pd.context())
@@ -136,6 +132,10 @@ public final class RdmaQp implements QueuePair
             init.set(JAVA_INT, IbvStructs.QP_INIT_MAX_INLINE_DATA, c.maxInlineDataBytes());
             init.set(JAVA_INT, IbvStructs.QP_INIT_QP_TYPE, attr.type().code());
             init.set(JAVA_INT, IbvStructs.QP_INIT_SQ_SIG_ALL, attr.sqSigAll() ? 1 : 0);
+            if (attr.srq() instanceof RdmaSrq q)
+            {
+                init.set(ADDRESS, IbvStructs.offset(IbvStructs.IBV_QP_INIT_ATTR, "srq"), q.segment());
+            }
             final Errnos.Result res = pd.context().lib().createQp(pd.segment(), init);
             if (res.isNull())
             {
@@ -144,7 +144,7 @@ public final class RdmaQp implements QueuePair
                     + ", max_sge=" + d.maxSge() + ", max_qp=" + d.maxQp() + ")" + (res.errno() == Errno.ENOMEM.code()
                         ? ": " + Diagnosis.memlock() : ""));
             }
-            return new RdmaQp(pd, res.pointer(IbvStructs.IBV_QP.byteSize()), attr.type());
+            return new RdmaQp(pd, res.pointer(IbvStructs.IBV_QP.byteSize()), attr.type(), (RdmaSrq)attr.srq());
         }
     }
 
@@ -152,6 +152,15 @@ public final class RdmaQp implements QueuePair
     public RdmaPd pd()
     {
         return pd;
+    }
+
+    /**
+     * @return the SRQ it was created with, or null.
+     */
+    @Override
+    public RdmaSrq srq()
+    {
+        return srq;
     }
 
     @Override
@@ -453,7 +462,10 @@ public final class RdmaQp implements QueuePair
         {
             sgeTotal += wr == null ? 0 : wr.sgList().size();
         }
-        ensureSend(wrs.size(), sgeTotal);
+        final MemorySegment sendWrs = arrays.sendWrs(wrs.size(), sgeTotal);
+        final MemorySegment sges = arrays.sges();
+        final MemorySegment state = arrays.state();
+        final MemorySegment badWr = arrays.badWr();
         int count = 0;
         int sgeAt = 0;
         PostException refused = null;
@@ -477,11 +489,11 @@ public final class RdmaQp implements QueuePair
         }
         if (count > 0)
         {
-            link(sendWrs, count, SEND_WR_BYTES, IbvStructs.SEND_WR_NEXT);
+            PostArrays.link(sendWrs, count, SEND_WR_BYTES, IbvStructs.SEND_WR_NEXT);
             badWr.set(ADDRESS, 0, MemorySegment.NULL);
             final int rc0 = pd.context().lib().postSend(pd.context().postSendFn(), state, qp, sendWrs, badWr);
             final int rc = Errnos.errnoOf(rc0, Errnos.read(state));
-            final int posted = rc == 0 ? count : badIndex(sendWrs, SEND_WR_BYTES, count);
+            final int posted = rc == 0 ? count : arrays.badIndex(sendWrs, SEND_WR_BYTES, count);
             for (int i = 0; i < posted; i++)
             {
                 // A type 2 window's rkey member follows the bind, as a type 1 window's does (see RdmaMw).
@@ -523,7 +535,10 @@ public final class RdmaQp implements QueuePair
         {
             sgeTotal += wr == null ? 0 : wr.sgList().size();
         }
-        ensureRecv(wrs.size(), sgeTotal);
+        final MemorySegment recvWrs = arrays.recvWrs(wrs.size(), sgeTotal);
+        final MemorySegment sges = arrays.sges();
+        final MemorySegment state = arrays.state();
+        final MemorySegment badWr = arrays.badWr();
         int count = 0;
         int sgeAt = 0;
         for (final RecvWr wr : wrs)
@@ -539,13 +554,13 @@ public final class RdmaQp implements QueuePair
         }
         if (count > 0)
         {
-            link(recvWrs, count, RECV_WR_BYTES, IbvStructs.RECV_WR_NEXT);
+            PostArrays.link(recvWrs, count, RECV_WR_BYTES, IbvStructs.RECV_WR_NEXT);
             badWr.set(ADDRESS, 0, MemorySegment.NULL);
             final int rc0 = pd.context().lib().postRecv(pd.context().postRecvFn(), state, qp, recvWrs, badWr);
             final int rc = Errnos.errnoOf(rc0, Errnos.read(state));
             if (rc != 0)
             {
-                throw new PostException(verb, rc, badIndex(recvWrs, RECV_WR_BYTES, count), "refused by the provider "
+                throw new PostException(verb, rc, arrays.badIndex(recvWrs, RECV_WR_BYTES, count), "refused by the provider "
                     + "on QP 0x" + Integer.toHexString(qpNum()) + " in " + state());
             }
         }
@@ -555,117 +570,22 @@ public final class RdmaQp implements QueuePair
         }
     }
 
-    /** Sets each {@code next} to the following element, the last to NULL. */
-    private static void link(final MemorySegment array, final int count, final long size, final long nextOffset)
-    {
-        for (int i = 0; i < count; i++)
-        {
-            array.set(ADDRESS, i * size + nextOffset, i + 1 < count
-                ? MemorySegment.ofAddress(array.address() + (i + 1) * size) : MemorySegment.NULL);
-        }
-    }
-
-    /** The index of {@code *bad_wr} in the posted array (0 when the provider left it outside). */
-    private int badIndex(final MemorySegment array, final long size, final int count)
-    {
-        final long bad = badWr.get(ADDRESS, 0).address();
-        final long index = (bad - array.address()) / size;
-        return bad >= array.address() && index < count ? (int)index : 0;
-    }
-
-    private void ensureSend(final int wrCount, final int sgeCount)
-    {
-        if (sendWrs.byteSize() < wrCount * SEND_WR_BYTES)
-        {
-            sendWrs = arena.allocate(IbvStructs.IBV_SEND_WR, Math.max(wrCount, 16));
-        }
-        ensureSges(sgeCount);
-    }
-
-    private void ensureRecv(final int wrCount, final int sgeCount)
-    {
-        if (recvWrs.byteSize() < wrCount * RECV_WR_BYTES)
-        {
-            recvWrs = arena.allocate(IbvStructs.IBV_RECV_WR, Math.max(wrCount, 16));
-        }
-        ensureSges(sgeCount);
-    }
-
-    private void ensureSges(final int sgeCount)
-    {
-        if (sges.byteSize() < sgeCount * SGE_BYTES)
-        {
-            sges = arena.allocate(IbvStructs.IBV_SGE, Math.max(sgeCount, 64));
-        }
-    }
-
     /**
-     * {@code ibv_bind_mw}: verbs.h's inline checks (EINVAL for a window that is not type 1, EINVAL for no MR with
-     * an address or length, EPERM when the MR's and the window's PDs differ, compared on the native structs as
-     * verbs.h does), then {@code context->ops.bind_mw}, which posts the bind and stores the new rkey in the window.
+     * {@code ibv_bind_mw}: see {@link WindowBinds#bind}.
      */
     @Override
     public int bindMw(final MemoryWindow mw, final long wrId, final Set<SendFlag> flags, final MwBindInfo info)
     {
-        final String verb = "ibv_bind_mw";
-        checkOpen(verb);
-        if (!(mw instanceof RdmaMw m) || m.isClosed())
-        {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "mw is not a live window of this backend: " + mw);
-        }
-        if (m.pd().context() != pd.context())
-        {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "the window belongs to another device context than"
-                + " this QP");
-        }
-        if (info == null || flags == null || RdmaPd.hasNull(flags))
-        {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "mw_bind and its send flags must be given");
-        }
-        if (m.type() != MwType.TYPE_1)
-        {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "ibv_bind_mw binds type 1 windows; bind a type 2 "
-                + "window with a posted BIND_MW work request (verbs.h ibv_bind_mw)");
-        }
-        if (info.mr() == null && (info.addr() != 0 || info.lengthBytes() != 0))
-        {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "no MR but addr=0x" + Long.toHexString(info.addr())
-                + " lengthBytes=" + info.lengthBytes() + " (verbs.h ibv_bind_mw)");
-        }
-        MemorySegment mr = MemorySegment.NULL;
-        if (info.mr() != null)
-        {
-            if (!(info.mr() instanceof RdmaMr r) || r.isClosed())
-            {
-                throw new VerbsException(verb, Errno.EINVAL.code(), "the MR is not a registered MR of this backend: "
-                    + info.mr());
-            }
-            if (r.nativePd() != m.nativePd())
-            {
-                throw new VerbsException(verb, Errno.EPERM.code(), "the MR and the window are in different PDs "
-                    + "(verbs.h ibv_bind_mw)");
-            }
-            mr = r.segment();
-        }
-        int bits = 0;
-        for (final SendFlag f : flags)
-        {
-            bits |= f.bit();
-        }
-        try (Arena a = Arena.ofConfined())
-        {
-            final MemorySegment bind = a.allocate(IbvStructs.IBV_MW_BIND);
-            bind.set(JAVA_LONG, IbvStructs.MW_BIND_WR_ID, wrId);
-            bind.set(JAVA_INT, IbvStructs.MW_BIND_SEND_FLAGS, bits);
-            WorkRequests.bindInfo(bind.asSlice(IbvStructs.MW_BIND_BIND_INFO, IbvStructs.IBV_MW_BIND_INFO), mr, info);
-            final Errnos.Result r = pd.context().lib().registration().bindMw(pd.context().segment(), qp, m.segment(), bind);
-            if (r.value() != 0)
-            {
-                throw new VerbsException(verb, r.errno(), "window rkey=0x" + Integer.toHexString(m.rkey()) + " on QP 0x"
-                    + Integer.toHexString(qpNum()) + " in " + state());
-            }
-        }
-        return m.rkey();
+        checkOpen("ibv_bind_mw");
+        return WindowBinds.bind(this, mw, wrId, flags, info);
+    }
+
+    /**
+     * @return the native {@code struct ibv_qp}.
+     */
+    MemorySegment segment()
+    {
+        return qp;
     }
 
     @Override
@@ -692,7 +612,7 @@ public final class RdmaQp implements QueuePair
             throw new VerbsException("ibv_destroy_qp", r.errno(), "QP 0x" + Integer.toHexString(qpNum()) + " stays");
         }
         closed = true;
-        arena.close();
+        arrays.close();
         pd.qpClosed(this);
     }
 

@@ -71,6 +71,8 @@ class LayoutCheckTest
             structChecks(checks, t.cName(), t.layout());
         }
         structChecks(checks, "struct rlimit", Libc.RLIMIT);
+        structChecks(checks, "struct ibv_srq_attr", SrqVerbs.IBV_SRQ_ATTR);
+        structChecks(checks, "struct ibv_srq_init_attr", SrqVerbs.IBV_SRQ_INIT_ATTR);
         constantChecks(checks);
 
         CProgram.Run compile = gcc.compile("layout_check", program(checks));
@@ -231,6 +233,12 @@ class LayoutCheckTest
         constant(checks, "sizeof(pthread_mutex_t)", IbvStructs.PTHREAD_MUTEX_BYTES);
         constant(checks, "sizeof(pthread_cond_t)", IbvStructs.PTHREAD_COND_BYTES);
         constant(checks, "(long long)(intptr_t)__VERBS_ABI_IS_EXTENDED", Downcalls.VERBS_ABI_IS_EXTENDED);
+        constant(checks, "IBV_SRQ_MAX_WR", SrqVerbs.IBV_SRQ_MAX_WR);
+        constant(checks, "IBV_SRQ_LIMIT", SrqVerbs.IBV_SRQ_LIMIT);
+        constant(checks, "offsetof(struct ibv_context, ops.post_srq_recv)", SrqVerbs.CONTEXT_OPS_POST_SRQ_RECV);
+        constant(checks, "sizeof(struct ibv_gid_entry)", DeviceQueryVerbs.GID_ENTRY_BYTES);
+        constant(checks, "offsetof(struct ibv_gid_entry, gid_index)", DeviceQueryVerbs.GID_ENTRY_GID_INDEX);
+        constant(checks, "offsetof(struct ibv_gid_entry, port_num)", DeviceQueryVerbs.GID_ENTRY_PORT_NUM);
     }
 
     /** Every static final int or long of the class whose name is a C name (upper case, starting with a letter). */
