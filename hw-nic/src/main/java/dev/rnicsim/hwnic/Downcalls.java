@@ -17,10 +17,10 @@ import java.lang.invoke.MethodHandle;
 
 /**
  * What every verb family of the binding ({@link Libibverbs}, {@link DeviceQueryVerbs}, {@link RegistrationVerbs},
- * {@link AddressHandleVerbs}, {@link SrqVerbs}) links and calls the same way: downcall handles for exported
- * functions and for function pointers read from the ops tables, each linked with {@code captureCallState("errno")},
- * the two common call shapes (an int returning 0 or the errno, a pointer returning NULL with errno set), and
- * verbs.h's {@code verbs_get_ctx_op}.
+ * {@link AddressHandleVerbs}, {@link SrqVerbs}, {@link ExtendedQpVerbs}) links and calls the same way: downcall
+ * handles for exported functions and for function pointers read from the ops tables, each linked with
+ * {@code captureCallState("errno")}, the two common call shapes (an int returning 0 or the errno, a pointer returning
+ * NULL with errno set), and verbs.h's {@code verbs_get_ctx_op}.
  *
  * <p>Thread safe: stateless.
  */

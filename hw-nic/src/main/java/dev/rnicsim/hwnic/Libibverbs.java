@@ -28,7 +28,8 @@ import java.lang.invoke.MethodHandle;
  * <p>This class binds the device list, contexts, PDs, CQs and QPs; the other verb families have their own classes,
  * loaded from the same library: {@link #queries()} ({@link DeviceQueryVerbs}: device, port, GID and P_Key queries),
  * {@link #registration()} ({@link RegistrationVerbs}: MRs, windows, advise), {@link #addressHandles()}
- * ({@link AddressHandleVerbs}: UD address handles) and {@link #srqs()} ({@link SrqVerbs}: shared receive queues).
+ * ({@link AddressHandleVerbs}: UD address handles), {@link #srqs()} ({@link SrqVerbs}: shared receive queues) and
+ * {@link #extendedQps()} ({@link ExtendedQpVerbs}: {@code ibv_create_qp_ex}).
  *
  * <p>Every handle is linked with {@code captureCallState("errno")} and every wrapper returns the value with the
  * errno captured right after that call ({@link Result}); the callers follow the three conventions of libibverbs:
@@ -63,6 +64,7 @@ final class Libibverbs
     private final RegistrationVerbs registration;
     private final AddressHandleVerbs addressHandles;
     private final SrqVerbs srqs;
+    private final ExtendedQpVerbs extendedQps = new ExtendedQpVerbs();
     private final MethodHandle getDeviceList;
     private final MethodHandle freeDeviceList;
     private final MethodHandle getDeviceName;
@@ -136,6 +138,14 @@ final class Libibverbs
     SrqVerbs srqs()
     {
         return srqs;
+    }
+
+    /**
+     * @return ibv_create_qp_ex through the extended table.
+     */
+    ExtendedQpVerbs extendedQps()
+    {
+        return extendedQps;
     }
 
     /**

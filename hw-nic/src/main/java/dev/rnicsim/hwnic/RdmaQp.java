@@ -6,13 +6,11 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import dev.rnicsim.verbs.Access;
-import dev.rnicsim.verbs.DeviceAttributes;
 import dev.rnicsim.verbs.Errno;
 import dev.rnicsim.verbs.MemoryWindow;
 import dev.rnicsim.verbs.MwBindInfo;
 import dev.rnicsim.verbs.PostException;
 import dev.rnicsim.verbs.QpAddress;
-import dev.rnicsim.verbs.QpCap;
 import dev.rnicsim.verbs.QpInitAttr;
 import dev.rnicsim.verbs.QpState;
 import dev.rnicsim.verbs.QpType;
@@ -65,7 +63,7 @@ public final class RdmaQp implements QueuePair
     private QpState tracked = QpState.RESET;
     private boolean closed;
 
-    private RdmaQp(final RdmaPd pd, final MemorySegment qp, final QpType type, final RdmaSrq srq)
+    RdmaQp(final RdmaPd pd, final MemorySegment qp, final QpType type, final RdmaSrq srq)
     {
         this.pd = pd;
         this.qp = qp;
@@ -77,75 +75,15 @@ public final class RdmaQp implements QueuePair
     }
 
     /**
-     * {@code ibv_create_qp}.
+     * {@code ibv_create_qp}, or {@code ibv_create_qp_ex} for a QP given send_ops_flags: see {@link QpCreation}.
      *
      * @param pd   the PD.
-     * @param attr CQs of the PD's context, type RC, UC or UD, capacities.
+     * @param attr the QP's attributes.
      * @return the QP in RESET.
-     * @throws VerbsException EINVAL for CQs that are not open CQs of this context or an SRQ that is not a live one
-     *                        of the PD; EOPNOTSUPP for XRC or send_ops_flags with FLUSH or ATOMIC_WRITE (not bound);
-     *                        the provider's errno otherwise (EINVAL above the device's limits, ENOMEM with the
-     *                        memlock limit).
      */
     static RdmaQp create(final RdmaPd pd, final QpInitAttr attr)
     {
-        final String verb = "ibv_create_qp";
-        if (attr == null)
-        {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "attr is null");
-        }
-        if (attr.type() == QpType.XRC_SEND || attr.type() == QpType.XRC_RECV)
-        {
-            throw new VerbsException(verb, Errno.EOPNOTSUPP.code(), "XRC QPs need ibv_open_xrcd, ibv_create_srq_ex "
-                + "and wr.qp_type.xrc, which this backend does not bind yet; use RC QPs here (the simulator has XRC)");
-        }
-        if (attr.sendOps() != null && (attr.sendOps().contains(WrOpcode.FLUSH)
-            || attr.sendOps().contains(WrOpcode.ATOMIC_WRITE)))
-        {
-            // ibv_create_qp_ex refuses send_ops_flags it has no ibv_wr_* builder for with EOPNOTSUPP; this binding
-            // posts through ibv_post_send, which has no opcode for FLUSH or ATOMIC_WRITE.
-            throw new VerbsException("ibv_create_qp_ex", Errno.EOPNOTSUPP.code(), "send_ops_flags "
-                + attr.sendOps() + ": FLUSH and ATOMIC_WRITE are posted only by the ibv_wr_* builders "
-                + "(ibv_wr_post(3)), which this backend does not bind yet; create the QP without them, or use the "
-                + "simulated backend");
-        }
-        if (attr.srq() != null && (!(attr.srq() instanceof RdmaSrq q) || q.isClosed() || q.pd() != pd))
-        {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "the SRQ must be a live SRQ of this backend in the "
-                + "QP's PD: " + attr.srq());
-        }
-        if (!(attr.sendCq() instanceof RdmaCq s) || !(attr.recvCq() instanceof RdmaCq r) || s.isClosed()
-            || r.isClosed() || s.context() != pd.context() || r.context() != pd.context())
-        {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "the CQs must be open CQs of the PD's context");
-        }
-        final QpCap c = attr.cap();
-        try (Arena a = Arena.ofConfined())
-        {
-            final MemorySegment init = a.allocate(IbvStructs.IBV_QP_INIT_ATTR);
-            init.set(ADDRESS, IbvStructs.QP_INIT_SEND_CQ, s.segment());
-            init.set(ADDRESS, IbvStructs.QP_INIT_RECV_CQ, r.segment());
-            init.set(JAVA_INT, IbvStructs.QP_INIT_MAX_SEND_WR, c.maxSendWr());
-            init.set(JAVA_INT, IbvStructs.QP_INIT_MAX_RECV_WR, c.maxRecvWr());
-            init.set(JAVA_INT, IbvStructs.QP_INIT_MAX_SEND_SGE, c.maxSendSge());
-            init.set(JAVA_INT, IbvStructs.QP_INIT_MAX_RECV_SGE, c.maxRecvSge());
-            init.set(JAVA_INT, IbvStructs.QP_INIT_MAX_INLINE_DATA, c.maxInlineDataBytes());
-            init.set(JAVA_INT, IbvStructs.QP_INIT_QP_TYPE, attr.type().code());
-            init.set(JAVA_INT, IbvStructs.QP_INIT_SQ_SIG_ALL, attr.sqSigAll() ? 1 : 0);
-            if (attr.srq() instanceof RdmaSrq q)
-            {
-                init.set(ADDRESS, IbvStructs.offset(IbvStructs.IBV_QP_INIT_ATTR, "srq"), q.segment());
-            }
-            final Errnos.Result res = pd.context().lib().createQp(pd.segment(), init);
-            if (res.isNull())
-            {
-                final DeviceAttributes d = pd.context().attributes();
-                throw new VerbsException(verb, res.errno(), attr.type() + " " + c + " (max_qp_wr=" + d.maxQpWr()
-                    + ", max_sge=" + d.maxSge() + ", max_qp=" + d.maxQp() + ")" + (res.errno() == Errno.ENOMEM.code()
-                        ? ": " + Diagnosis.memlock() : ""));
-            }
-            return new RdmaQp(pd, res.pointer(IbvStructs.IBV_QP.byteSize()), attr.type(), (RdmaSrq)attr.srq());
-        }
+        return QpCreation.create(pd, attr);
     }
 
     @Override
@@ -560,8 +498,8 @@ public final class RdmaQp implements QueuePair
             final int rc = Errnos.errnoOf(rc0, Errnos.read(state));
             if (rc != 0)
             {
-                throw new PostException(verb, rc, arrays.badIndex(recvWrs, RECV_WR_BYTES, count), "refused by the provider "
-                    + "on QP 0x" + Integer.toHexString(qpNum()) + " in " + state());
+                throw new PostException(verb, rc, arrays.badIndex(recvWrs, RECV_WR_BYTES, count), "refused by the "
+                    + "provider on QP 0x" + Integer.toHexString(qpNum()) + " in " + state());
             }
         }
         if (count < wrs.size())
