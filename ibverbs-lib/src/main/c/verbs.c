@@ -321,6 +321,8 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		return e;
 	if (mask & IBV_QP_STATE)
 		qp->state = attr->qp_state;
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET)
+		q->outstanding_recvs = 0; /* RESET empties the receive queue (mlx5_modify_qp, rxe_qp_reset) */
 	if (mask & IBV_QP_ACCESS_FLAGS)
 		q->attr.qp_access_flags = attr->qp_access_flags;
 	if (mask & IBV_QP_AV)
