@@ -305,27 +305,34 @@ EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *ctx, struct ibv_gid_entr
 				    uint32_t flags, size_t entry_size)
 {
 	struct ibv_device_attr da;
-	if (flags)
-		return -EINVAL;
+	if (flags || max_entries == 0)
+		return -EINVAL; /* the kernel's UVERBS_METHOD_QUERY_GID_TABLE refuses a buffer of 0 entries */
 	int e = ibv_query_device(ctx, &da);
 	if (e)
 		return -e;
 	size_t n = 0;
-	for (uint8_t port = 1; port <= da.phys_port_cnt && n < max_entries; port++) {
-		if (_ibv_query_gid_ex(ctx, port, 0, (struct ibv_gid_entry *)((char *)entries + n * entry_size), 0,
-				      entry_size) == 0)
-			n++;
+	for (uint8_t port = 1; port <= da.phys_port_cnt; port++) {
+		struct ibv_gid_entry one;
+		if (_ibv_query_gid_ex(ctx, port, 0, &one, 0, sizeof(one)) != 0)
+			continue;
+		if (n == max_entries)
+			return -EINVAL; /* rdma_query_gid_table: more valid GIDs than room */
+		memcpy((char *)entries + n * entry_size, &one, entry_size < sizeof(one) ? entry_size : sizeof(one));
+		n++;
 	}
 	return n;
 }
 
 EXPORT int ibv_query_pkey(struct ibv_context *ctx, uint8_t port, int index, __be16 *pkey)
 {
-	if (index != 0) {
-		errno = EINVAL;
+	/* rdma-core reads the sysfs file ports/PORT/pkeys/INDEX: a port or an index with no file fails as the open does,
+	 * ENOENT; index 0 holds the default partition with full membership, the other entries are empty */
+	struct ibv_port_attr pa;
+	if (index < 0 || query_port(ctx, port, &pa, sizeof(pa)) != 0 || (uint32_t)index >= pa.pkey_tbl_len) {
+		errno = ENOENT;
 		return -1;
 	}
-	*pkey = htobe16(0xffff); /* the default partition, full membership */
+	*pkey = htobe16(index == 0 ? 0xffff : 0);
 	return 0;
 }
 

@@ -161,8 +161,17 @@ int rnicsim_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv
 	size_t off = sizeof(struct wire_hdr) + sizeof(struct wire_post);
 	unsigned count = 0;
 	for (struct ibv_recv_wr *w = wr; w; w = w->next) {
-		if ((unsigned)w->num_sge > q->cap.max_recv_sge || w->num_sge < 0) {
+		/* rxe's and mlx5's post_recv: a QP in RESET takes no receive (EINVAL, as rdma-core's tests/utils.py
+		 * post_rq_state_bad_flow expects), more SGEs than max_recv_sge are EINVAL, and a receive queue holding
+		 * max_recv_wr receives not yet completed overflows (ENOMEM: mlx5_wq_overflow, rxe's queue_full) */
+		if ((unsigned)w->num_sge > q->cap.max_recv_sge || w->num_sge < 0 ||
+		    q->qpx.qp_base.state == IBV_QPS_RESET) {
 			e = EINVAL;
+			*bad_wr = w;
+			break;
+		}
+		if (!q->qpx.qp_base.srq && q->outstanding_recvs + count >= q->cap.max_recv_wr) {
+			e = ENOMEM;
 			*bad_wr = w;
 			break;
 		}
@@ -192,6 +201,8 @@ int rnicsim_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv
 			e = we;
 			*bad_wr = wr;
 		}
+		if (!we)
+			q->outstanding_recvs += count;
 	}
 	rnicsim_unlock();
 	return e;

@@ -67,6 +67,7 @@ struct sim_qp {
 	struct wire_qp_cap cap;
 	uint32_t post_rules; /* WIRE_POST_* */
 	unsigned outstanding_sends; /* posted and not yet retired by the device */
+	unsigned outstanding_recvs; /* receives posted to its own receive queue and not yet completed */
 	struct ibv_qp_attr attr;   /* what ibv_modify_qp set, for ibv_query_qp */
 	struct ibv_qp_init_attr init;
 	int sq_sig_all;

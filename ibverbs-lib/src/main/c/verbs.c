@@ -256,6 +256,7 @@ struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_
 	q->pd = attr->pd;
 	q->send_cq = attr->send_cq;
 	q->recv_cq = attr->recv_cq;
+	q->srq = attr->srq;
 	q->handle = resp.qp;
 	q->qp_num = resp.qp_num;
 	q->state = IBV_QPS_RESET;
@@ -320,6 +321,8 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		return e;
 	if (mask & IBV_QP_STATE)
 		qp->state = attr->qp_state;
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET)
+		q->outstanding_recvs = 0; /* RESET empties the receive queue (mlx5_modify_qp, rxe_qp_reset) */
 	if (mask & IBV_QP_ACCESS_FLAGS)
 		q->attr.qp_access_flags = attr->qp_access_flags;
 	if (mask & IBV_QP_AV)

@@ -1,23 +1,18 @@
 package dev.rnicsim.hwnic;
 
-import static dev.rnicsim.hwnic.IbvStructs.CONTEXT_ABI_COMPAT;
+import static dev.rnicsim.hwnic.Downcalls.intCall;
+import static dev.rnicsim.hwnic.Downcalls.pointerCall;
+import static dev.rnicsim.hwnic.Downcalls.pointerHandle;
 import static dev.rnicsim.hwnic.IbvStructs.IBV_CONTEXT;
-import static dev.rnicsim.hwnic.IbvStructs.IBV_DEVICE_ATTR;
-import static dev.rnicsim.hwnic.IbvStructs.IBV_DEVICE_ATTR_EX;
-import static dev.rnicsim.hwnic.IbvStructs.IBV_PORT_ATTR;
-import static dev.rnicsim.hwnic.IbvStructs.IBV_QUERY_DEVICE_EX_INPUT;
-import static dev.rnicsim.hwnic.IbvStructs.VERBS_CONTEXT;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.rnicsim.hwnic.Errnos.Result;
 import dev.rnicsim.verbs.Errno;
 import dev.rnicsim.verbs.VerbsException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
@@ -27,15 +22,21 @@ import java.lang.invoke.MethodHandle;
  * {@link SymbolLookup#libraryLookup(String, Arena)} (never unloaded), one downcall handle per exported function,
  * and the inline verbs of {@code <infiniband/verbs.h>} done as verbs.h does them, by calling the function pointer
  * read from the context's ops table ({@code struct ibv_context_ops}) or from the extended table below the context
- * ({@code struct verbs_context}): libibverbs exports no symbol for {@code ibv_post_send}, {@code ibv_post_recv},
- * {@code ibv_poll_cq}, {@code ibv_alloc_mw}, {@code ibv_dealloc_mw}, {@code ibv_bind_mw},
- * {@code ibv_query_device_ex}, {@code ibv_query_port} (a macro over the extended table) or {@code ibv_advise_mr}.
+ * ({@code struct verbs_context}): libibverbs exports no symbol for {@code ibv_post_send}, {@code ibv_post_recv} or
+ * {@code ibv_poll_cq}.
+ *
+ * <p>This class binds the device list, contexts, PDs, CQs and QPs; the other verb families have their own classes,
+ * loaded from the same library: {@link #queries()} ({@link DeviceQueryVerbs}: device, port, GID and P_Key queries),
+ * {@link #registration()} ({@link RegistrationVerbs}: MRs, windows, advise), {@link #addressHandles()}
+ * ({@link AddressHandleVerbs}: UD address handles), {@link #srqs()} ({@link SrqVerbs}: shared receive queues) and
+ * {@link #extendedQps()} ({@link ExtendedQpVerbs}: {@code ibv_create_qp_ex}).
  *
  * <p>Every handle is linked with {@code captureCallState("errno")} and every wrapper returns the value with the
  * errno captured right after that call ({@link Result}); the callers follow the three conventions of libibverbs:
  * NULL with errno set (ibv_open_device, ibv_alloc_pd, ibv_reg_mr_iova2, ibv_create_cq, ibv_create_qp,
- * ibv_alloc_mw), the errno as the return value (ibv_dealloc_pd, ibv_dereg_mr, ibv_modify_qp, ibv_post_send,
- * ibv_bind_mw, ...), a negative return (ibv_poll_cq, ibv_rereg_mr's IBV_REREG_MR_ERR_* codes with errno set).
+ * ibv_alloc_mw, ibv_create_ah, ibv_create_srq), the errno as the return value (ibv_dealloc_pd, ibv_dereg_mr,
+ * ibv_modify_qp, ibv_post_send, ibv_bind_mw, ...), a negative return (ibv_poll_cq, ibv_rereg_mr's
+ * IBV_REREG_MR_ERR_* codes with errno set).
  *
  * <p>Thread safe: libibverbs allows concurrent calls on different objects (libibverbs(7)); the wrappers keep no
  * state of their own.
@@ -48,10 +49,6 @@ final class Libibverbs
     static final String DEFAULT_LIBRARY = "libibverbs.so.1";
     /** System property naming another library file to load instead (a path or a soname). */
     static final String LIBRARY_PROPERTY = "rnicsim.libibverbs";
-    /** {@code __VERBS_ABI_IS_EXTENDED}: {@code abi_compat} of a context whose {@code struct verbs_context} exists. */
-    static final long VERBS_ABI_IS_EXTENDED = -1L;
-
-    private static final Linker LINKER = Linker.nativeLinker();
 
     // Handles for function pointers read from the ops tables (address first, then the errno state, then the args).
     private final MethodHandle postSendPtr = pointerHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS,
@@ -59,37 +56,22 @@ final class Libibverbs
     private final MethodHandle postRecvPtr = postSendPtr;
     private final MethodHandle pollCqPtr = pointerHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT,
         ADDRESS));
-    private final MethodHandle bindMwPtr = pointerHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS,
-        ADDRESS));
-    private final MethodHandle allocMwPtr = pointerHandle(FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT));
-    private final MethodHandle deallocMwPtr = pointerHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS));
-    private final MethodHandle queryDeviceExPtr = pointerHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS,
-        ADDRESS, JAVA_LONG));
-    private final MethodHandle queryPortPtr = pointerHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BYTE,
-        ADDRESS, JAVA_LONG));
-    private final MethodHandle adviseMrPtr = pointerHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT,
-        JAVA_INT, ADDRESS, JAVA_INT));
 
     private static volatile Object system;
 
     private final String libraryName;
+    private final DeviceQueryVerbs queries;
+    private final RegistrationVerbs registration;
+    private final AddressHandleVerbs addressHandles;
+    private final SrqVerbs srqs;
+    private final ExtendedQpVerbs extendedQps = new ExtendedQpVerbs();
     private final MethodHandle getDeviceList;
     private final MethodHandle freeDeviceList;
     private final MethodHandle getDeviceName;
     private final MethodHandle openDevice;
     private final MethodHandle closeDevice;
-    private final MethodHandle queryDevice;
-    private final MethodHandle queryPortCompat;
-    private final MethodHandle queryGid;
-    /** {@code _ibv_query_gid_ex} (IBVERBS_1.11): returns the errno itself; null in an older libibverbs. */
-    private final MethodHandle queryGidEx;
     private final MethodHandle allocPd;
     private final MethodHandle deallocPd;
-    private final MethodHandle regMrIova2;
-    /** {@code ibv_reg_dmabuf_mr} (IBVERBS_1.12, rdma-core 34); null when the library predates it. */
-    private final MethodHandle regDmabufMr;
-    private final MethodHandle deregMr;
-    private final MethodHandle reregMr;
     private final MethodHandle createCq;
     private final MethodHandle destroyCq;
     private final MethodHandle createQp;
@@ -100,27 +82,17 @@ final class Libibverbs
     private Libibverbs(final String libraryName, final SymbolLookup lookup)
     {
         this.libraryName = libraryName;
+        queries = new DeviceQueryVerbs(libraryName, lookup);
+        registration = new RegistrationVerbs(libraryName, lookup);
+        addressHandles = new AddressHandleVerbs(libraryName, lookup);
+        srqs = new SrqVerbs(libraryName, lookup);
         getDeviceList = handle(lookup, "ibv_get_device_list", FunctionDescriptor.of(ADDRESS, ADDRESS));
         freeDeviceList = handle(lookup, "ibv_free_device_list", FunctionDescriptor.ofVoid(ADDRESS));
         getDeviceName = handle(lookup, "ibv_get_device_name", FunctionDescriptor.of(ADDRESS, ADDRESS));
         openDevice = handle(lookup, "ibv_open_device", FunctionDescriptor.of(ADDRESS, ADDRESS));
         closeDevice = handle(lookup, "ibv_close_device", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        queryDevice = handle(lookup, "ibv_query_device", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
-        queryPortCompat = handle(lookup, "ibv_query_port", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BYTE,
-            ADDRESS));
-        queryGid = handle(lookup, "ibv_query_gid", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BYTE, JAVA_INT,
-            ADDRESS));
-        queryGidEx = lookup.find("_ibv_query_gid_ex").map(a -> LINKER.downcallHandle(a, FunctionDescriptor.of(
-            JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG))).orElse(null);
         allocPd = handle(lookup, "ibv_alloc_pd", FunctionDescriptor.of(ADDRESS, ADDRESS));
         deallocPd = handle(lookup, "ibv_dealloc_pd", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        regMrIova2 = handle(lookup, "ibv_reg_mr_iova2", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG,
-            JAVA_LONG, JAVA_INT));
-        regDmabufMr = lookup.find("ibv_reg_dmabuf_mr").map(a -> LINKER.downcallHandle(a, FunctionDescriptor.of(
-            ADDRESS, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT), Errnos.CAPTURE)).orElse(null);
-        deregMr = handle(lookup, "ibv_dereg_mr", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        reregMr = handle(lookup, "ibv_rereg_mr", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, ADDRESS,
-            JAVA_LONG, JAVA_INT));
         createCq = handle(lookup, "ibv_create_cq", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT, ADDRESS,
             ADDRESS, JAVA_INT));
         destroyCq = handle(lookup, "ibv_destroy_cq", FunctionDescriptor.of(JAVA_INT, ADDRESS));
@@ -129,6 +101,51 @@ final class Libibverbs
         modifyQp = handle(lookup, "ibv_modify_qp", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
         queryQp = handle(lookup, "ibv_query_qp", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT,
             ADDRESS));
+    }
+
+    private MethodHandle handle(final SymbolLookup lookup, final String symbol, final FunctionDescriptor descriptor)
+    {
+        return Downcalls.handle(lookup, libraryName, symbol, descriptor);
+    }
+
+    /**
+     * @return the device, port, GID and P_Key queries.
+     */
+    DeviceQueryVerbs queries()
+    {
+        return queries;
+    }
+
+    /**
+     * @return the MR, window and advise verbs.
+     */
+    RegistrationVerbs registration()
+    {
+        return registration;
+    }
+
+    /**
+     * @return ibv_create_ah and ibv_destroy_ah.
+     */
+    AddressHandleVerbs addressHandles()
+    {
+        return addressHandles;
+    }
+
+    /**
+     * @return the shared receive queue verbs.
+     */
+    SrqVerbs srqs()
+    {
+        return srqs;
+    }
+
+    /**
+     * @return ibv_create_qp_ex through the extended table.
+     */
+    ExtendedQpVerbs extendedQps()
+    {
+        return extendedQps;
     }
 
     /**
@@ -209,19 +226,6 @@ final class Libibverbs
             throw new VerbsException(e.verb(), e.errno(), e.detail(), e);
         }
         return (Libibverbs)s;
-    }
-
-    private MethodHandle handle(final SymbolLookup lookup, final String symbol, final FunctionDescriptor descriptor)
-    {
-        final MemorySegment address = lookup.find(symbol).orElseThrow(() -> new VerbsException("dlsym",
-            Errno.ENOENT.code(), libraryName + " has no function " + symbol + ": rdma-core 25 or newer is needed "
-                + "(ibv_reg_mr_iova2 appeared with IBVERBS_1.8); upgrade libibverbs1 / rdma-core"));
-        return LINKER.downcallHandle(address, descriptor, Errnos.CAPTURE);
-    }
-
-    private static MethodHandle pointerHandle(final FunctionDescriptor descriptor)
-    {
-        return LINKER.downcallHandle(descriptor, Errnos.CAPTURE);
     }
 
     /**
@@ -369,125 +373,6 @@ final class Libibverbs
         return intCall("ibv_close_device", closeDevice, ctx);
     }
 
-    /**
-     * {@code ibv_query_device_ex} as verbs.h does it: the provider's {@code query_device_ex} from the extended
-     * table when it has one (given the size of our {@code struct ibv_device_attr_ex}, so that a newer provider
-     * fills no more than we have), else, or when it answers EOPNOTSUPP or ENOSYS, {@code ibv_query_device} into
-     * {@code orig_attr} with the rest zeroed.
-     *
-     * @param ctx    a context, {@code IBV_CONTEXT.byteSize()} long.
-     * @param attrEx a zeroed {@code struct ibv_device_attr_ex}.
-     * @return 0 or the errno (also in {@link Result#errno()}).
-     */
-    Result queryDeviceEx(final MemorySegment ctx, final MemorySegment attrEx)
-    {
-        try (Arena arena = Arena.ofConfined())
-        {
-            final MemorySegment state = Errnos.state(arena);
-            final MemorySegment fn = extendedOp(ctx, IbvStructs.VERBS_CONTEXT_QUERY_DEVICE_EX);
-            if (fn.address() != 0)
-            {
-                final MemorySegment input = arena.allocate(IBV_QUERY_DEVICE_EX_INPUT);
-                final int rc = (int)queryDeviceExPtr.invokeExact(fn, state, ctx, input, attrEx,
-                    IBV_DEVICE_ATTR_EX.byteSize());
-                if (rc != Errno.EOPNOTSUPP.code() && rc != Errno.ENOSYS.code())
-                {
-                    return new Result(rc, Errnos.errnoOf(rc, Errnos.read(state)));
-                }
-            }
-            attrEx.fill((byte)0);
-            final int rc = (int)queryDevice.invokeExact(state, ctx, attrEx.asSlice(0, IBV_DEVICE_ATTR.byteSize()));
-            return new Result(rc, Errnos.errnoOf(rc, Errnos.read(state)));
-        }
-        catch (final Throwable t)
-        {
-            throw Errnos.unexpected("ibv_query_device_ex", t);
-        }
-    }
-
-    /**
-     * {@code ibv_query_port} as the verbs.h macro does it: the extended table's {@code query_port} with our struct
-     * size when it exists, else the exported compat function.
-     *
-     * @param ctx      a context.
-     * @param port     port number (from 1).
-     * @param portAttr a zeroed {@code struct ibv_port_attr}.
-     * @return 0 or the errno.
-     */
-    Result queryPort(final MemorySegment ctx, final int port, final MemorySegment portAttr)
-    {
-        try (Arena arena = Arena.ofConfined())
-        {
-            final MemorySegment state = Errnos.state(arena);
-            final MemorySegment fn = extendedOp(ctx, IbvStructs.offset(VERBS_CONTEXT, "query_port"));
-            final int rc = fn.address() != 0
-                ? (int)queryPortPtr.invokeExact(fn, state, ctx, (byte)port, portAttr, IBV_PORT_ATTR.byteSize())
-                : (int)queryPortCompat.invokeExact(state, ctx, (byte)port, portAttr);
-            return new Result(rc, Errnos.errnoOf(rc, Errnos.read(state)));
-        }
-        catch (final Throwable t)
-        {
-            throw Errnos.unexpected("ibv_query_port", t);
-        }
-    }
-
-    /** {@code sizeof(struct ibv_gid_entry)}: the GID, then gid_index, port_num, gid_type and ndev_ifindex. */
-    private static final long GID_ENTRY_BYTES = 32;
-
-    /**
-     * @param ctx   a context.
-     * @param port  port number.
-     * @param index GID table index.
-     * @param gid   16 bytes to fill.
-     * @return {@code ibv_query_gid_ex} where libibverbs has it (ENODATA for an empty entry), else
-     * {@code ibv_query_gid}: 0, or -1 with errno.
-     */
-    Result queryGid(final MemorySegment ctx, final int port, final int index, final MemorySegment gid)
-    {
-        try (Arena arena = Arena.ofConfined())
-        {
-            if (queryGidEx != null)
-            {
-                // ibv_query_gid answers an empty entry with a zero GID and success; ibv_query_gid_ex(3) says ENODATA,
-                // which is what Context.queryGid promises.
-                final MemorySegment entry = arena.allocate(GID_ENTRY_BYTES, 8);
-                final int err = (int)queryGidEx.invokeExact(ctx, port, index, entry, 0, GID_ENTRY_BYTES);
-                if (err == 0)
-                {
-                    MemorySegment.copy(entry, 0, gid, 0, 16);
-                }
-                return new Result(err == 0 ? 0 : -1, err);
-            }
-            final MemorySegment state = Errnos.state(arena);
-            final int rc = (int)queryGid.invokeExact(state, ctx, (byte)port, index, gid);
-            return new Result(rc, Errnos.read(state));
-        }
-        catch (final Throwable t)
-        {
-            throw Errnos.unexpected("ibv_query_gid", t);
-        }
-    }
-
-    /**
-     * {@code verbs_get_ctx_op(ctx, op)}: the function pointer of the extended table at {@code opOffset}, or NULL
-     * when the context has no extended table, the table is too old to have that member, or the member is NULL.
-     */
-    private static MemorySegment extendedOp(final MemorySegment ctx, final long opOffset)
-    {
-        if (ctx.get(ADDRESS, CONTEXT_ABI_COMPAT).address() != VERBS_ABI_IS_EXTENDED)
-        {
-            return MemorySegment.NULL;
-        }
-        final MemorySegment vctx = MemorySegment.ofAddress(ctx.address() - IbvStructs.VERBS_CONTEXT_CONTEXT)
-            .reinterpret(VERBS_CONTEXT.byteSize());
-        final long sz = vctx.get(JAVA_LONG, IbvStructs.VERBS_CONTEXT_SZ);
-        if (Long.compareUnsigned(sz, VERBS_CONTEXT.byteSize() - opOffset) < 0)
-        {
-            return MemorySegment.NULL;
-        }
-        return vctx.get(ADDRESS, opOffset);
-    }
-
     // ------------------------------------------------------------------ PD, MR, MW
 
     /**
@@ -506,208 +391,6 @@ final class Libibverbs
     Result deallocPd(final MemorySegment pd)
     {
         return intCall("ibv_dealloc_pd", deallocPd, pd);
-    }
-
-    /**
-     * {@code ibv_reg_mr_iova2} (ibv_reg_mr(3)); the {@code ibv_reg_mr} and {@code ibv_reg_mr_iova} macros of
-     * verbs.h end here too.
-     *
-     * @param pd          a PD.
-     * @param addr        first byte.
-     * @param lengthBytes bytes.
-     * @param iova        the address keys use.
-     * @param access      ibv_access_flags bits.
-     * @return the MR address, or 0 with errno.
-     */
-    Result regMr(final MemorySegment pd, final long addr, final long lengthBytes, final long iova, final int access)
-    {
-        try (Arena arena = Arena.ofConfined())
-        {
-            final MemorySegment state = Errnos.state(arena);
-            final MemorySegment mr = (MemorySegment)regMrIova2.invokeExact(state, pd, MemorySegment.ofAddress(addr),
-                lengthBytes, iova, access);
-            return new Result(mr.address(), Errnos.read(state));
-        }
-        catch (final Throwable t)
-        {
-            throw Errnos.unexpected("ibv_reg_mr_iova2", t);
-        }
-    }
-
-    /**
-     * {@code ibv_reg_dmabuf_mr} (ibv_reg_mr(3)).
-     *
-     * @param pd          the PD.
-     * @param offset      first byte inside the dma-buf.
-     * @param lengthBytes bytes.
-     * @param iova        the address accesses use.
-     * @param fd          the dma-buf's file descriptor.
-     * @param access      IBV_ACCESS_* bits.
-     * @return the MR pointer (NULL on failure) and errno; EOPNOTSUPP without calling when the library lacks the
-     * function.
-     */
-    Result regDmabufMr(final MemorySegment pd, final long offset, final long lengthBytes, final long iova,
-        final int fd, final int access)
-    {
-        if (regDmabufMr == null)
-        {
-            return new Result(0, Errno.EOPNOTSUPP.code());
-        }
-        try (Arena arena = Arena.ofConfined())
-        {
-            final MemorySegment state = Errnos.state(arena);
-            final MemorySegment mr = (MemorySegment)regDmabufMr.invokeExact(state, pd, offset, lengthBytes, iova, fd,
-                access);
-            return new Result(mr.address(), Errnos.read(state));
-        }
-        catch (final Throwable t)
-        {
-            throw Errnos.unexpected("ibv_reg_dmabuf_mr", t);
-        }
-    }
-
-    /**
-     * @param mr an MR.
-     * @return {@code ibv_dereg_mr}: 0 or the errno.
-     */
-    Result deregMr(final MemorySegment mr)
-    {
-        return intCall("ibv_dereg_mr", deregMr, mr);
-    }
-
-    /**
-     * {@code ibv_rereg_mr} (ibv_rereg_mr(3)).
-     *
-     * @param mr          the MR.
-     * @param flags       IBV_REREG_MR_CHANGE_* bits.
-     * @param pd          the new PD (or NULL).
-     * @param addr        the new first byte.
-     * @param lengthBytes the new length.
-     * @param access      the new access bits.
-     * @return 0, or an IBV_REREG_MR_ERR_* code with errno.
-     */
-    Result reregMr(final MemorySegment mr, final int flags, final MemorySegment pd, final long addr,
-        final long lengthBytes, final int access)
-    {
-        try (Arena arena = Arena.ofConfined())
-        {
-            final MemorySegment state = Errnos.state(arena);
-            final int rc = (int)reregMr.invokeExact(state, mr, flags, pd, MemorySegment.ofAddress(addr), lengthBytes,
-                access);
-            return new Result(rc, Errnos.read(state));
-        }
-        catch (final Throwable t)
-        {
-            throw Errnos.unexpected("ibv_rereg_mr", t);
-        }
-    }
-
-    /**
-     * {@code ibv_alloc_mw} as verbs.h inlines it: EOPNOTSUPP when the provider has no {@code alloc_mw}, else the
-     * call through the ops table.
-     *
-     * @param ctx  the PD's context.
-     * @param pd   a PD.
-     * @param type IBV_MW_TYPE_1 or _2.
-     * @return the MW address, or 0 with errno.
-     */
-    Result allocMw(final MemorySegment ctx, final MemorySegment pd, final int type)
-    {
-        final MemorySegment fn = ctx.get(ADDRESS, IbvStructs.CONTEXT_OPS_ALLOC_MW);
-        if (fn.address() == 0)
-        {
-            return new Result(0, Errno.EOPNOTSUPP.code());
-        }
-        try (Arena arena = Arena.ofConfined())
-        {
-            final MemorySegment state = Errnos.state(arena);
-            final MemorySegment mw = (MemorySegment)allocMwPtr.invokeExact(fn, state, pd, type);
-            return new Result(mw.address(), Errnos.read(state));
-        }
-        catch (final Throwable t)
-        {
-            throw Errnos.unexpected("ibv_alloc_mw", t);
-        }
-    }
-
-    /**
-     * @param ctx the window's context.
-     * @param mw  a window.
-     * @return {@code ibv_dealloc_mw} (inline: ops.dealloc_mw): 0 or the errno.
-     */
-    Result deallocMw(final MemorySegment ctx, final MemorySegment mw)
-    {
-        final MemorySegment fn = ctx.get(ADDRESS, IbvStructs.CONTEXT_OPS_DEALLOC_MW);
-        try (Arena arena = Arena.ofConfined())
-        {
-            final MemorySegment state = Errnos.state(arena);
-            final int rc = (int)deallocMwPtr.invokeExact(fn, state, mw);
-            return new Result(rc, Errnos.errnoOf(rc, Errnos.read(state)));
-        }
-        catch (final Throwable t)
-        {
-            throw Errnos.unexpected("ibv_dealloc_mw", t);
-        }
-    }
-
-    /**
-     * The call of {@code ibv_bind_mw} through ops.bind_mw; the caller makes the inline function's checks first.
-     *
-     * @param ctx    the window's context.
-     * @param qp     the QP that posts the bind.
-     * @param mw     a type 1 window.
-     * @param mwBind a {@code struct ibv_mw_bind}.
-     * @return 0 or the errno.
-     */
-    Result bindMw(final MemorySegment ctx, final MemorySegment qp, final MemorySegment mw, final MemorySegment mwBind)
-    {
-        final MemorySegment fn = ctx.get(ADDRESS, IbvStructs.CONTEXT_OPS_BIND_MW);
-        if (fn.address() == 0)
-        {
-            return new Result(Errno.EOPNOTSUPP.code(), Errno.EOPNOTSUPP.code());
-        }
-        try (Arena arena = Arena.ofConfined())
-        {
-            final MemorySegment state = Errnos.state(arena);
-            final int rc = (int)bindMwPtr.invokeExact(fn, state, qp, mw, mwBind);
-            return new Result(rc, Errnos.errnoOf(rc, Errnos.read(state)));
-        }
-        catch (final Throwable t)
-        {
-            throw Errnos.unexpected("ibv_bind_mw", t);
-        }
-    }
-
-    /**
-     * {@code ibv_advise_mr} (ibv_advise_mr(3)) as verbs.h inlines it: EOPNOTSUPP when the context's extended table
-     * has no {@code advise_mr}.
-     *
-     * @param ctx    the PD's context.
-     * @param pd     a PD.
-     * @param advice IBV_ADVISE_MR_ADVICE_*.
-     * @param flags  IBV_ADVISE_MR_FLAG_FLUSH or 0.
-     * @param sgList {@code struct ibv_sge} array.
-     * @param numSge entries.
-     * @return 0 or the errno.
-     */
-    Result adviseMr(final MemorySegment ctx, final MemorySegment pd, final int advice, final int flags,
-        final MemorySegment sgList, final int numSge)
-    {
-        final MemorySegment fn = extendedOp(ctx, IbvStructs.VERBS_CONTEXT_ADVISE_MR);
-        if (fn.address() == 0)
-        {
-            return new Result(Errno.EOPNOTSUPP.code(), Errno.EOPNOTSUPP.code());
-        }
-        try (Arena arena = Arena.ofConfined())
-        {
-            final MemorySegment state = Errnos.state(arena);
-            final int rc = (int)adviseMrPtr.invokeExact(fn, state, pd, advice, flags, sgList, numSge);
-            return new Result(rc, Errnos.errnoOf(rc, Errnos.read(state)));
-        }
-        catch (final Throwable t)
-        {
-            throw Errnos.unexpected("ibv_advise_mr", t);
-        }
     }
 
     // ------------------------------------------------------------------ CQ, QP
@@ -886,34 +569,5 @@ final class Libibverbs
     static MemorySegment context(final long ctx)
     {
         return MemorySegment.ofAddress(ctx).reinterpret(IBV_CONTEXT.byteSize());
-    }
-
-    private static Result intCall(final String verb, final MethodHandle handle, final MemorySegment arg)
-    {
-        try (Arena arena = Arena.ofConfined())
-        {
-            final MemorySegment state = Errnos.state(arena);
-            final int rc = (int)handle.invokeExact(state, arg);
-            // These return 0 or the errno (some older providers return -1 and set errno).
-            return new Result(rc, rc > 0 ? rc : Errnos.read(state));
-        }
-        catch (final Throwable t)
-        {
-            throw Errnos.unexpected(verb, t);
-        }
-    }
-
-    private static Result pointerCall(final String verb, final MethodHandle handle, final MemorySegment arg)
-    {
-        try (Arena arena = Arena.ofConfined())
-        {
-            final MemorySegment state = Errnos.state(arena);
-            final MemorySegment p = (MemorySegment)handle.invokeExact(state, arg);
-            return new Result(p.address(), Errnos.read(state));
-        }
-        catch (final Throwable t)
-        {
-            throw Errnos.unexpected(verb, t);
-        }
     }
 }

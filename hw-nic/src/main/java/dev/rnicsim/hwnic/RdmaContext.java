@@ -9,11 +9,14 @@ import dev.rnicsim.verbs.CompletionQueue;
 import dev.rnicsim.verbs.Context;
 import dev.rnicsim.verbs.DeviceAttributes;
 import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.GidEntry;
 import dev.rnicsim.verbs.HostMemory;
 import dev.rnicsim.verbs.ProtectionDomain;
 import dev.rnicsim.verbs.VerbsException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -32,6 +35,8 @@ import java.util.List;
  */
 public final class RdmaContext implements Context
 {
+    private static final ValueLayout.OfShort JAVA_SHORT_BE = JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN);
+
     /** Port used for QPs unless {@value #PORT_PROPERTY} is set. */
     public static final int DEFAULT_PORT = 1;
     /** GID table index used for QP addresses unless {@value #GID_INDEX_PROPERTY} is set. */
@@ -85,7 +90,7 @@ public final class RdmaContext implements Context
         try (Arena arena = Arena.ofConfined())
         {
             final MemorySegment attr = arena.allocate(IbvStructs.IBV_DEVICE_ATTR_EX);
-            final Errnos.Result r = lib.queryDeviceEx(ctx, attr);
+            final Errnos.Result r = lib.queries().queryDeviceEx(ctx, attr);
             if (r.value() != 0)
             {
                 throw new VerbsException("ibv_query_device_ex", r.errno(), device.name() + ": the query failed");
@@ -279,14 +284,14 @@ public final class RdmaContext implements Context
         try (Arena arena = Arena.ofConfined())
         {
             final MemorySegment attr = arena.allocate(IbvStructs.IBV_PORT_ATTR);
-            final Errnos.Result r = lib.queryPort(ctx, portNum, attr);
+            final Errnos.Result r = lib.queries().queryPort(ctx, portNum, attr);
             if (r.value() != 0)
             {
                 throw new VerbsException("ibv_query_port", r.errno(), device.name() + " port " + portNum
                     + " (set -D" + PORT_PROPERTY + "=N for another)");
             }
             final MemorySegment gid = arena.allocate(IbvStructs.IBV_GID);
-            final Errnos.Result g = lib.queryGid(ctx, portNum, gidIndex, gid);
+            final Errnos.Result g = lib.queries().queryGid(ctx, portNum, gidIndex, gid);
             if (g.value() != 0)
             {
                 throw new VerbsException("ibv_query_gid", g.errno(), device.name() + " port " + portNum
@@ -314,7 +319,7 @@ public final class RdmaContext implements Context
         try (Arena arena = Arena.ofConfined())
         {
             final MemorySegment attr = arena.allocate(IbvStructs.IBV_PORT_ATTR);
-            final Errnos.Result r = lib.queryPort(ctx, portNum, attr);
+            final Errnos.Result r = lib.queries().queryPort(ctx, portNum, attr);
             if (r.value() != 0)
             {
                 throw new VerbsException("ibv_query_port", r.errno(), device.name() + " port " + portNum + " (ports "
@@ -343,13 +348,73 @@ public final class RdmaContext implements Context
         try (Arena arena = Arena.ofConfined())
         {
             final MemorySegment gid = arena.allocate(IbvStructs.IBV_GID);
-            final Errnos.Result g = lib.queryGid(ctx, portNum, index, gid);
+            final Errnos.Result g = lib.queries().queryGid(ctx, portNum, index, gid);
             if (g.value() != 0)
             {
                 throw new VerbsException("ibv_query_gid", g.errno(), device.name() + " port " + portNum
                     + " GID index " + index + " (indexes run from 0 to the port's gid_tbl_len - 1)");
             }
             return gid.toArray(JAVA_BYTE);
+        }
+    }
+
+    /**
+     * {@code ibv_query_pkey} (ibv_query_pkey(3)).
+     *
+     * @return the P_Key, 16 bits in host order.
+     * @throws VerbsException the errno the library gave: ENOENT for a port or index with no entry (rdma-core reads
+     *                        the sysfs file {@code ports/PORT/pkeys/INDEX}).
+     */
+    @Override
+    public int queryPkey(final int portNum, final int index)
+    {
+        checkOpen("ibv_query_pkey");
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment pkey = arena.allocate(JAVA_SHORT);
+            final Errnos.Result r = lib.queries().queryPkey(ctx, portNum, index, pkey);
+            if (r.value() != 0)
+            {
+                throw new VerbsException("ibv_query_pkey", r.errno(), device.name() + " port " + portNum
+                    + " P_Key index " + index + " (indexes run from 0 to the port's pkey_tbl_len - 1)");
+            }
+            return Short.toUnsignedInt(pkey.get(JAVA_SHORT_BE, 0));
+        }
+    }
+
+    /**
+     * {@code ibv_query_gid_table} (ibv_query_gid_table(3)): the valid entries of every port's GID table.
+     *
+     * @throws VerbsException EINVAL for a negative maxEntries (checked here), or the errno the library gave (EINVAL
+     *                        for 0 entries or fewer than the valid ones; EOPNOTSUPP when it predates the verb).
+     */
+    @Override
+    public List<GidEntry> queryGidTable(final int maxEntries)
+    {
+        final String verb = "ibv_query_gid_table";
+        checkOpen(verb);
+        if (maxEntries < 0)
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "max_entries=" + maxEntries + " must be 0 or more");
+        }
+        try (Arena arena = Arena.ofConfined())
+        {
+            final long entryBytes = DeviceQueryVerbs.GID_ENTRY_BYTES;
+            final MemorySegment entries = arena.allocate(entryBytes * Math.max(1, maxEntries), 8);
+            final long n = lib.queries().queryGidTable(ctx, entries, maxEntries);
+            if (n < 0)
+            {
+                throw new VerbsException(verb, (int)-n, device.name() + ": max_entries=" + maxEntries + " (room is "
+                    + "needed for every valid entry of every port's GID table, gid_tbl_len each)");
+            }
+            final List<GidEntry> table = new ArrayList<>((int)n);
+            for (long i = 0; i < n; i++)
+            {
+                final MemorySegment e = entries.asSlice(i * entryBytes, entryBytes);
+                table.add(new GidEntry(e.get(JAVA_INT, DeviceQueryVerbs.GID_ENTRY_PORT_NUM),
+                    e.get(JAVA_INT, DeviceQueryVerbs.GID_ENTRY_GID_INDEX), e.asSlice(0, 16).toArray(JAVA_BYTE)));
+            }
+            return table;
         }
     }
 

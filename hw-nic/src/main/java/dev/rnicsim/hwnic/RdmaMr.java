@@ -127,7 +127,7 @@ public final class RdmaMr implements MemoryRegion
             target = p;
         }
         final int bits = Access.toBits(accessGiven);
-        final Errnos.Result r = pd.context().lib().reregMr(mr, ReregFlag.toBits(flags),
+        final Errnos.Result r = pd.context().lib().registration().reregMr(mr, ReregFlag.toBits(flags),
             target == null ? MemorySegment.NULL : target.segment(), newAddr, newLengthBytes, bits);
         final int rc = (int)r.value();
         if (rc == 0 || rc == Ibv.IBV_REREG_MR_ERR_DO_FORK_OLD)
@@ -185,7 +185,7 @@ public final class RdmaMr implements MemoryRegion
         {
             return;
         }
-        final Errnos.Result r = pd.context().lib().deregMr(mr);
+        final Errnos.Result r = pd.context().lib().registration().deregMr(mr);
         if (r.value() != 0)
         {
             throw new VerbsException("ibv_dereg_mr", r.errno(), "MR lkey=0x" + Integer.toHexString(lkey())

@@ -86,7 +86,7 @@ public final class RdmaMw implements MemoryWindow
             return;
         }
         final int rkey = rkey();
-        final Errnos.Result r = pd.context().lib().deallocMw(pd.context().segment(), mw);
+        final Errnos.Result r = pd.context().lib().registration().deallocMw(pd.context().segment(), mw);
         if (r.value() != 0)
         {
             throw new VerbsException("ibv_dealloc_mw", r.errno(), "window rkey=0x" + Integer.toHexString(rkey));

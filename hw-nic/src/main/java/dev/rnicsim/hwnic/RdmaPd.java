@@ -4,6 +4,8 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.AddressHandle;
+import dev.rnicsim.verbs.AhAttr;
 import dev.rnicsim.verbs.Errno;
 import dev.rnicsim.verbs.FastRegMr;
 import dev.rnicsim.verbs.MemoryRegion;
@@ -12,7 +14,9 @@ import dev.rnicsim.verbs.MwType;
 import dev.rnicsim.verbs.ProtectionDomain;
 import dev.rnicsim.verbs.QpInitAttr;
 import dev.rnicsim.verbs.QueuePair;
+import dev.rnicsim.verbs.SharedReceiveQueue;
 import dev.rnicsim.verbs.Sge;
+import dev.rnicsim.verbs.SrqAttr;
 import dev.rnicsim.verbs.VerbsException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -35,6 +39,8 @@ public final class RdmaPd implements ProtectionDomain
     private final Set<RdmaQp> qps = new LinkedHashSet<>();
     private final Set<RdmaMw> windows = new LinkedHashSet<>();
     private final Set<RdmaMr> mrs = new LinkedHashSet<>();
+    private final Set<RdmaAh> ahs = new LinkedHashSet<>();
+    private final Set<RdmaSrq> srqs = new LinkedHashSet<>();
     private boolean closed;
 
     RdmaPd(final RdmaContext context, final MemorySegment pd)
@@ -69,7 +75,7 @@ public final class RdmaPd implements ProtectionDomain
         {
             throw new VerbsException(verb, Errno.EINVAL.code(), "access must be a set of Access flags, got " + access);
         }
-        final Errnos.Result r = context.lib().regMr(pd, addr, lengthBytes, iova, Access.toBits(access));
+        final Errnos.Result r = context.lib().registration().regMr(pd, addr, lengthBytes, iova, Access.toBits(access));
         if (r.isNull())
         {
             throw new VerbsException(verb, r.errno(), registrationFailure(r.errno(), addr, lengthBytes, iova,
@@ -91,7 +97,8 @@ public final class RdmaPd implements ProtectionDomain
         {
             throw new VerbsException(verb, Errno.EINVAL.code(), "access must be a set of Access flags, got " + access);
         }
-        final Errnos.Result r = context.lib().regDmabufMr(pd, offset, lengthBytes, iova, fd, Access.toBits(access));
+        final Errnos.Result r = context.lib().registration().regDmabufMr(pd, offset, lengthBytes, iova, fd,
+            Access.toBits(access));
         if (r.isNull())
         {
             throw new VerbsException(verb, r.errno(), "offset=" + offset + " lengthBytes="
@@ -151,6 +158,30 @@ public final class RdmaPd implements ProtectionDomain
     }
 
     /**
+     * {@code ibv_create_srq} (ibv_create_srq(3)): see {@link RdmaSrq#create}.
+     */
+    @Override
+    public SharedReceiveQueue createSrq(final SrqAttr attr)
+    {
+        checkOpen("ibv_create_srq");
+        final RdmaSrq srq = RdmaSrq.create(this, attr);
+        srqs.add(srq);
+        return srq;
+    }
+
+    /**
+     * {@code ibv_create_ah} (ibv_create_ah(3)): see {@link RdmaAh#create}.
+     */
+    @Override
+    public AddressHandle createAh(final AhAttr attr)
+    {
+        checkOpen("ibv_create_ah");
+        final RdmaAh ah = RdmaAh.create(this, attr);
+        ahs.add(ah);
+        return ah;
+    }
+
+    /**
      * {@code ibv_alloc_mw} (inline in verbs.h: EOPNOTSUPP when the provider has no {@code alloc_mw}).
      *
      * @param type type 1 or 2.
@@ -167,7 +198,7 @@ public final class RdmaPd implements ProtectionDomain
         {
             throw new VerbsException(verb, Errno.EINVAL.code(), "type must be TYPE_1 or TYPE_2");
         }
-        final Errnos.Result r = context.lib().allocMw(context.segment(), pd, type.code());
+        final Errnos.Result r = context.lib().registration().allocMw(context.segment(), pd, type.code());
         if (r.isNull())
         {
             throw new VerbsException(verb, r.errno(), context.device().name() + ": no " + type + " window (max_mw="
@@ -231,7 +262,7 @@ public final class RdmaPd implements ProtectionDomain
                 s.set(JAVA_INT, IbvStructs.SGE_LENGTH, (int)sges.get(i).lengthBytes());
                 s.set(JAVA_INT, IbvStructs.SGE_LKEY, sges.get(i).lkey());
             }
-            final Errnos.Result r = context.lib().adviseMr(context.segment(), pd, advice,
+            final Errnos.Result r = context.lib().registration().adviseMr(context.segment(), pd, advice,
                 flush ? Ibv.IBV_ADVISE_MR_FLAG_FLUSH : 0, sgList, sges.size());
             if (r.value() != 0)
             {
@@ -247,8 +278,8 @@ public final class RdmaPd implements ProtectionDomain
     }
 
     /**
-     * Destroys this PD's QPs, deallocates its windows, deregisters its MRs, then {@code ibv_dealloc_pd}.
-     * Idempotent; when a child cannot be closed the PD stays allocated and the failure is thrown.
+     * {@code ibv_dealloc_pd} itself: EBUSY (the kernel's) while the PD has MRs, windows, QPs, SRQs or address
+     * handles.
      */
     @Override
     public void dealloc()
@@ -267,6 +298,11 @@ public final class RdmaPd implements ProtectionDomain
         context.pdClosed(this);
     }
 
+    /**
+     * Destroys this PD's QPs, deallocates its windows, deregisters its MRs, destroys its address handles and SRQs,
+     * then {@code ibv_dealloc_pd}. Idempotent; when a child cannot be closed the PD stays allocated and the failure is
+     * thrown.
+     */
     @Override
     public void close()
     {
@@ -274,8 +310,9 @@ public final class RdmaPd implements ProtectionDomain
         {
             return;
         }
-        final RuntimeException failure = Closing.each(mrs, RdmaMr::close, Closing.each(windows, RdmaMw::close,
-            Closing.each(qps, RdmaQp::close, null)));
+        final RuntimeException failure = Closing.each(srqs, RdmaSrq::close, Closing.each(ahs, RdmaAh::close,
+            Closing.each(mrs, RdmaMr::close, Closing.each(windows, RdmaMw::close, Closing.each(qps, RdmaQp::close,
+                null)))));
         if (failure != null)
         {
             throw failure;
@@ -299,6 +336,16 @@ public final class RdmaPd implements ProtectionDomain
     void qpClosed(final RdmaQp qp)
     {
         qps.remove(qp);
+    }
+
+    void srqClosed(final RdmaSrq srq)
+    {
+        srqs.remove(srq);
+    }
+
+    void ahClosed(final RdmaAh ah)
+    {
+        ahs.remove(ah);
     }
 
     void mwClosed(final RdmaMw mw)

@@ -3,19 +3,14 @@ package dev.rnicsim.hwnic;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import dev.rnicsim.verbs.Access;
-import dev.rnicsim.verbs.DeviceAttributes;
 import dev.rnicsim.verbs.Errno;
 import dev.rnicsim.verbs.MemoryWindow;
 import dev.rnicsim.verbs.MwBindInfo;
-import dev.rnicsim.verbs.MwType;
 import dev.rnicsim.verbs.PostException;
 import dev.rnicsim.verbs.QpAddress;
-import dev.rnicsim.verbs.QpCap;
 import dev.rnicsim.verbs.QpInitAttr;
 import dev.rnicsim.verbs.QpState;
 import dev.rnicsim.verbs.QpType;
@@ -23,20 +18,21 @@ import dev.rnicsim.verbs.QueuePair;
 import dev.rnicsim.verbs.RecvWr;
 import dev.rnicsim.verbs.SendFlag;
 import dev.rnicsim.verbs.SendWr;
-import dev.rnicsim.verbs.Sge;
+import dev.rnicsim.verbs.UdSendWr;
 import dev.rnicsim.verbs.VerbsException;
 import dev.rnicsim.verbs.WrOpcode;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.Inet4Address;
 import java.net.InetAddress;
-import java.nio.ByteOrder;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
 /**
- * An rdma-core queue pair ({@code struct ibv_qp}), RC or UC. The state changes are {@code ibv_modify_qp} with the
- * attribute masks an RC connection needs; the address goes through the context's port and GID index (a global
+ * An rdma-core queue pair ({@code struct ibv_qp}), RC, UC or UD. The state changes are {@code ibv_modify_qp} with
+ * the attribute masks an RC connection needs (or any attributes through {@link #modify(dev.rnicsim.verbs.QpAttr,
+ * Set)}); the address goes through the context's port and GID index (a global
  * route on RoCE). Posting is verbs.h's inline {@code ibv_post_send} / {@code ibv_post_recv}: the work requests are
  * written into {@code struct ibv_send_wr} / {@code ibv_recv_wr} arrays the QP keeps for reuse (DiSNI's stateful
  * verb calls, without JNI), linked, and passed to {@code context->ops.post_send}; {@code bad_wr} becomes the index
@@ -60,104 +56,49 @@ public final class RdmaQp implements QueuePair
     private final RdmaPd pd;
     private final MemorySegment qp;
     private final QpType type;
+    private final RdmaSrq srq;
     private final int qpNum;
     private final int psn;
-    private final Arena arena = Arena.ofShared();
-    private final MemorySegment state = Errnos.state(arena);
-    private final MemorySegment badWr = arena.allocate(ADDRESS);
-    private MemorySegment sendWrs = MemorySegment.NULL;
-    private MemorySegment recvWrs = MemorySegment.NULL;
-    private MemorySegment sges = MemorySegment.NULL;
+    private final PostArrays arrays = new PostArrays();
     private QpState tracked = QpState.RESET;
     private boolean closed;
 
-    private RdmaQp(final RdmaPd pd, final MemorySegment qp, final QpType type)
+    RdmaQp(final RdmaPd pd, final MemorySegment qp, final QpType type, final RdmaSrq srq)
     {
         this.pd = pd;
         this.qp = qp;
         this.type = type;
+        this.srq = srq;
         this.qpNum = qp.get(JAVA_INT, IbvStructs.QP_QP_NUM);
         // Any 24-bit start; derived from the QP number so that runs are reproducible.
         this.psn = (int)((qpNum * 2654435761L) & 0xffffff);
     }
 
     /**
-     * {@code ibv_create_qp}.
+     * {@code ibv_create_qp}, or {@code ibv_create_qp_ex} for a QP given send_ops_flags: see {@link QpCreation}.
      *
      * @param pd   the PD.
-     * @param attr CQs of the PD's context, type RC or UC, capacities.
+     * @param attr the QP's attributes.
      * @return the QP in RESET.
-     * @throws VerbsException EINVAL for CQs that are not open CQs of this context; EOPNOTSUPP for UD (verbs-api has
-     *                        no address handles); the provider's errno otherwise (EINVAL above the device's limits,
-     *                        ENOMEM with the memlock limit).
      */
     static RdmaQp create(final RdmaPd pd, final QpInitAttr attr)
     {
-        final String verb = "ibv_create_qp";
-        if (attr == null)
-        {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "attr is null");
-        }
-        if (attr.type() == QpType.UD)
-        {
-            throw new VerbsException(verb, Errno.EOPNOTSUPP.code(), "UD QPs send through address handles "
-                + "(ibv_create_ah) and wr.ud, which this backend does not bind yet; only RC and UC are bound here "
-                + "(the simulator has UD)");
-        }
-        if (attr.type() == QpType.XRC_SEND || attr.type() == QpType.XRC_RECV)
-        {
-            throw new VerbsException(verb, Errno.EOPNOTSUPP.code(), "XRC QPs need ibv_open_xrcd, ibv_create_srq_ex "
-                + "and wr.qp_type.xrc, which this backend does not bind yet; use RC QPs here (the simulator has XRC)");
-        }
-        if (attr.sendOps() != null && (attr.sendOps().contains(WrOpcode.FLUSH)
-            || attr.sendOps().contains(WrOpcode.ATOMIC_WRITE)))
-        {
-            // ibv_create_qp_ex refuses send_ops_flags it has no ibv_wr_* builder for with EOPNOTSUPP; this binding
-            // posts through ibv_post_send, which has no opcode for FLUSH or ATOMIC_WRITE.
-            throw new VerbsException("ibv_create_qp_ex", Errno.EOPNOTSUPP.code(), "send_ops_flags "
-                + attr.sendOps() + ": FLUSH and ATOMIC_WRITE are posted only by the ibv_wr_* builders "
-                + "(ibv_wr_post(3)), which this backend does not bind yet; create the QP without them, or use the "
-                + "simulated backend");
-        }
-        if (attr.srq() != null)
-        {
-            throw new VerbsException(verb, Errno.EOPNOTSUPP.code(), "shared receive queues (ibv_create_srq) are not "
-                + "bound by this backend yet; create the QP without srq (the simulator has SRQs)");
-        }
-        if (!(attr.sendCq() instanceof RdmaCq s) || !(attr.recvCq() instanceof RdmaCq r) || s.isClosed()
-            || r.isClosed() || s.context() != pd.context() || r.context() != pd.context())
-        {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "the CQs must be open CQs of the PD's context");
-        }
-        final QpCap c = attr.cap();
-        try (Arena a = Arena.ofConfined())
-        {
-            final MemorySegment init = a.allocate(IbvStructs.IBV_QP_INIT_ATTR);
-            init.set(ADDRESS, IbvStructs.QP_INIT_SEND_CQ, s.segment());
-            init.set(ADDRESS, IbvStructs.QP_INIT_RECV_CQ, r.segment());
-            init.set(JAVA_INT, IbvStructs.QP_INIT_MAX_SEND_WR, c.maxSendWr());
-            init.set(JAVA_INT, IbvStructs.QP_INIT_MAX_RECV_WR, c.maxRecvWr());
-            init.set(JAVA_INT, IbvStructs.QP_INIT_MAX_SEND_SGE, c.maxSendSge());
-            init.set(JAVA_INT, IbvStructs.QP_INIT_MAX_RECV_SGE, c.maxRecvSge());
-            init.set(JAVA_INT, IbvStructs.QP_INIT_MAX_INLINE_DATA, c.maxInlineDataBytes());
-            init.set(JAVA_INT, IbvStructs.QP_INIT_QP_TYPE, attr.type().code());
-            init.set(JAVA_INT, IbvStructs.QP_INIT_SQ_SIG_ALL, attr.sqSigAll() ? 1 : 0);
-            final Errnos.Result res = pd.context().lib().createQp(pd.segment(), init);
-            if (res.isNull())
-            {
-                final DeviceAttributes d = pd.context().attributes();
-                throw new VerbsException(verb, res.errno(), attr.type() + " " + c + " (max_qp_wr=" + d.maxQpWr()
-                    + ", max_sge=" + d.maxSge() + ", max_qp=" + d.maxQp() + ")" + (res.errno() == Errno.ENOMEM.code()
-                        ? ": " + Diagnosis.memlock() : ""));
-            }
-            return new RdmaQp(pd, res.pointer(IbvStructs.IBV_QP.byteSize()), attr.type());
-        }
+        return QpCreation.create(pd, attr);
     }
 
     @Override
     public RdmaPd pd()
     {
         return pd;
+    }
+
+    /**
+     * @return the SRQ it was created with, or null.
+     */
+    @Override
+    public RdmaSrq srq()
+    {
+        return srq;
     }
 
     @Override
@@ -407,6 +348,40 @@ public final class RdmaQp implements QueuePair
     @Override
     public void postSend(final List<SendWr> wrs)
     {
+        post(wrs, null);
+    }
+
+    /**
+     * {@code ibv_post_send} on a UD QP: each work request with {@code wr.ud} (address handle, remote QP number,
+     * Q_Key) written beside it (see {@link WorkRequests#writeUd}).
+     *
+     * @throws PostException EINVAL on a QP that is not UD, for a null list, or at the first work request that is not
+     *                       SEND or SEND_WITH_IMM or names an address handle that is not a live one of this QP's PD;
+     *                       otherwise the errno the library gave, with the index of the refused work request.
+     */
+    @Override
+    public void postSendUd(final List<UdSendWr> wrs)
+    {
+        if (wrs == null)
+        {
+            throw new PostException("ibv_post_send", Errno.EINVAL.code(), 0, "the work-request list is null");
+        }
+        if (type != QpType.UD)
+        {
+            throw new PostException("ibv_post_send", Errno.EINVAL.code(), 0, "QP 0x" + Integer.toHexString(qpNum)
+                + " is " + type + ": work requests with an address handle (wr.ud) go to a UD QP");
+        }
+        final List<SendWr> plain = new ArrayList<>(wrs.size());
+        for (final UdSendWr u : wrs)
+        {
+            plain.add(u == null ? null : u.wr());
+        }
+        post(plain, wrs);
+    }
+
+    /** Posts through ops.post_send; ud, when given, holds each work request's datagram destination. */
+    private void post(final List<SendWr> wrs, final List<UdSendWr> ud)
+    {
         final String verb = "ibv_post_send";
         if (wrs == null)
         {
@@ -425,15 +400,22 @@ public final class RdmaQp implements QueuePair
         {
             sgeTotal += wr == null ? 0 : wr.sgList().size();
         }
-        ensureSend(wrs.size(), sgeTotal);
+        final MemorySegment sendWrs = arrays.sendWrs(wrs.size(), sgeTotal);
+        final MemorySegment sges = arrays.sges();
+        final MemorySegment state = arrays.state();
+        final MemorySegment badWr = arrays.badWr();
         int count = 0;
         int sgeAt = 0;
         PostException refused = null;
         for (final SendWr wr : wrs)
         {
             final MemorySegment w = sendWrs.asSlice(count * SEND_WR_BYTES, SEND_WR_BYTES);
-            final String problem = wr == null ? "EINVAL the work request is null"
-                : writeSend(w, wr, sges.asSlice(sgeAt * SGE_BYTES, wr.sgList().size() * SGE_BYTES), pd.context());
+            String problem = wr == null ? "EINVAL the work request is null" : WorkRequests.writeSend(w, wr,
+                sges.asSlice(sgeAt * SGE_BYTES, wr.sgList().size() * SGE_BYTES), pd.context());
+            if (problem == null && ud != null)
+            {
+                problem = WorkRequests.writeUd(w, ud.get(count), pd);
+            }
             if (problem != null)
             {
                 refused = new PostException(verb, problem.startsWith("EOPNOTSUPP") ? Errno.EOPNOTSUPP.code()
@@ -445,11 +427,11 @@ public final class RdmaQp implements QueuePair
         }
         if (count > 0)
         {
-            link(sendWrs, count, SEND_WR_BYTES, IbvStructs.SEND_WR_NEXT);
+            PostArrays.link(sendWrs, count, SEND_WR_BYTES, IbvStructs.SEND_WR_NEXT);
             badWr.set(ADDRESS, 0, MemorySegment.NULL);
             final int rc0 = pd.context().lib().postSend(pd.context().postSendFn(), state, qp, sendWrs, badWr);
             final int rc = Errnos.errnoOf(rc0, Errnos.read(state));
-            final int posted = rc == 0 ? count : badIndex(sendWrs, SEND_WR_BYTES, count);
+            final int posted = rc == 0 ? count : arrays.badIndex(sendWrs, SEND_WR_BYTES, count);
             for (int i = 0; i < posted; i++)
             {
                 // A type 2 window's rkey member follows the bind, as a type 1 window's does (see RdmaMw).
@@ -468,146 +450,6 @@ public final class RdmaQp implements QueuePair
         {
             throw refused;
         }
-    }
-
-    /**
-     * Writes one {@code struct ibv_send_wr} (next left NULL).
-     *
-     * @param w       the work request's memory.
-     * @param wr      the work request.
-     * @param sgList  room for its SGEs, {@code sgList().size()} {@code struct ibv_sge}.
-     * @param context the QP's context, which a BIND_MW's window must belong to.
-     * @return null, or "ERRNO reason" for what cannot be expressed natively.
-     */
-    static String writeSend(final MemorySegment w, final SendWr wr, final MemorySegment sgList,
-        final RdmaContext context)
-    {
-        w.fill((byte)0);
-        w.set(JAVA_LONG, IbvStructs.SEND_WR_WR_ID, wr.wrId());
-        w.set(JAVA_INT, IbvStructs.SEND_WR_OPCODE, wr.opcode().code());
-        int flags = 0;
-        for (final SendFlag f : wr.flags())
-        {
-            flags |= f.bit();
-        }
-        w.set(JAVA_INT, IbvStructs.SEND_WR_SEND_FLAGS, flags);
-        switch (wr.opcode())
-        {
-            case REG_MR ->
-            {
-                return "EOPNOTSUPP IB_WR_REG_MR is a kernel verb: libibverbs cannot post it";
-            }
-            case FLUSH, ATOMIC_WRITE ->
-            {
-                return "EOPNOTSUPP " + wr.opcode() + " is posted only by the ibv_wr_* builders of a QP created with "
-                    + "ibv_create_qp_ex (ibv_wr_post(3)), which this binding does not reach yet";
-            }
-            case RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ ->
-            {
-                w.set(JAVA_LONG, IbvStructs.SEND_WR_RDMA_REMOTE_ADDR, wr.remoteAddr());
-                w.set(JAVA_INT, IbvStructs.SEND_WR_RDMA_RKEY, wr.rkey());
-            }
-            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD ->
-            {
-                w.set(JAVA_LONG, IbvStructs.SEND_WR_ATOMIC_REMOTE_ADDR, wr.remoteAddr());
-                w.set(JAVA_LONG, IbvStructs.SEND_WR_ATOMIC_COMPARE_ADD, wr.compareAdd());
-                w.set(JAVA_LONG, IbvStructs.SEND_WR_ATOMIC_SWAP, wr.swap());
-                w.set(JAVA_INT, IbvStructs.SEND_WR_ATOMIC_RKEY, wr.rkey());
-            }
-            case LOCAL_INV, SEND_WITH_INV -> w.set(JAVA_INT, IbvStructs.SEND_WR_INVALIDATE_RKEY, wr.invalidateRkey());
-            case BIND_MW ->
-            {
-                final String problem = writeBind(w, wr, context);
-                if (problem != null)
-                {
-                    return problem;
-                }
-            }
-            default ->
-            {
-            }
-        }
-        if (wr.opcode() == WrOpcode.SEND_WITH_IMM || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM)
-        {
-            // imm_data is __be32: network order in the work request, host order in verbs-api.
-            w.set(JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), IbvStructs.SEND_WR_IMM_DATA, wr.immData());
-        }
-        if (!wr.sgList().isEmpty())
-        {
-            writeSges(sgList, wr.sgList());
-            w.set(ADDRESS, IbvStructs.SEND_WR_SG_LIST, sgList);
-            w.set(JAVA_INT, IbvStructs.SEND_WR_NUM_SGE, wr.sgList().size());
-        }
-        return null;
-    }
-
-    /**
-     * Writes one {@code struct ibv_recv_wr} (next left NULL).
-     *
-     * @param w      the work request's memory.
-     * @param wr     the work request.
-     * @param sgList room for its SGEs.
-     */
-    static void writeRecv(final MemorySegment w, final RecvWr wr, final MemorySegment sgList)
-    {
-        w.fill((byte)0);
-        w.set(JAVA_LONG, IbvStructs.RECV_WR_WR_ID, wr.wrId());
-        if (!wr.sgList().isEmpty())
-        {
-            writeSges(sgList, wr.sgList());
-            w.set(ADDRESS, IbvStructs.RECV_WR_SG_LIST, sgList);
-            w.set(JAVA_INT, IbvStructs.RECV_WR_NUM_SGE, wr.sgList().size());
-        }
-    }
-
-    /** Writes the SGEs as an array of {@code struct ibv_sge}. */
-    static void writeSges(final MemorySegment list, final List<Sge> sgl)
-    {
-        for (int i = 0; i < sgl.size(); i++)
-        {
-            final Sge s = sgl.get(i);
-            list.set(JAVA_LONG, i * SGE_BYTES + IbvStructs.SGE_ADDR, s.addr());
-            list.set(JAVA_INT, i * SGE_BYTES + IbvStructs.SGE_LENGTH, (int)s.lengthBytes());
-            list.set(JAVA_INT, i * SGE_BYTES + IbvStructs.SGE_LKEY, s.lkey());
-        }
-    }
-
-    private static String writeBind(final MemorySegment w, final SendWr wr, final RdmaContext context)
-    {
-        if (!(wr.localOp() instanceof SendWr.Bind b))
-        {
-            return "EINVAL BIND_MW needs SendWr.bindMw with a window and its bind";
-        }
-        if (!(b.mw() instanceof RdmaMw m) || m.isClosed() || m.pd().context() != context)
-        {
-            return "EINVAL the window is not a live window of this QP's context: " + b.mw();
-        }
-        final MwBindInfo info = b.info();
-        final MemorySegment mr;
-        if (info.mr() == null)
-        {
-            mr = MemorySegment.NULL;
-        }
-        else if (info.mr() instanceof RdmaMr r && !r.isClosed())
-        {
-            mr = r.segment();
-        }
-        else
-        {
-            return "EINVAL the bind's MR is not a registered MR of this backend: " + info.mr();
-        }
-        w.set(ADDRESS, IbvStructs.SEND_WR_BIND_MW_MW, m.segment());
-        w.set(JAVA_INT, IbvStructs.SEND_WR_BIND_MW_RKEY, b.newRkey());
-        bindInfo(w.asSlice(IbvStructs.SEND_WR_BIND_MW_BIND_INFO, IbvStructs.IBV_MW_BIND_INFO), mr, info);
-        return null;
-    }
-
-    private static void bindInfo(final MemorySegment bi, final MemorySegment mr, final MwBindInfo info)
-    {
-        bi.set(ADDRESS, IbvStructs.BIND_INFO_MR, mr);
-        bi.set(JAVA_LONG, IbvStructs.BIND_INFO_ADDR, info.addr());
-        bi.set(JAVA_LONG, IbvStructs.BIND_INFO_LENGTH, info.lengthBytes());
-        bi.set(JAVA_INT, IbvStructs.BIND_INFO_ACCESS, Access.toBits(info.access()));
     }
 
     @Override
@@ -631,7 +473,10 @@ public final class RdmaQp implements QueuePair
         {
             sgeTotal += wr == null ? 0 : wr.sgList().size();
         }
-        ensureRecv(wrs.size(), sgeTotal);
+        final MemorySegment recvWrs = arrays.recvWrs(wrs.size(), sgeTotal);
+        final MemorySegment sges = arrays.sges();
+        final MemorySegment state = arrays.state();
+        final MemorySegment badWr = arrays.badWr();
         int count = 0;
         int sgeAt = 0;
         for (final RecvWr wr : wrs)
@@ -641,20 +486,20 @@ public final class RdmaQp implements QueuePair
                 break;
             }
             final MemorySegment w = recvWrs.asSlice(count * RECV_WR_BYTES, RECV_WR_BYTES);
-            writeRecv(w, wr, sges.asSlice(sgeAt * SGE_BYTES, wr.sgList().size() * SGE_BYTES));
+            WorkRequests.writeRecv(w, wr, sges.asSlice(sgeAt * SGE_BYTES, wr.sgList().size() * SGE_BYTES));
             sgeAt += wr.sgList().size();
             count++;
         }
         if (count > 0)
         {
-            link(recvWrs, count, RECV_WR_BYTES, IbvStructs.RECV_WR_NEXT);
+            PostArrays.link(recvWrs, count, RECV_WR_BYTES, IbvStructs.RECV_WR_NEXT);
             badWr.set(ADDRESS, 0, MemorySegment.NULL);
             final int rc0 = pd.context().lib().postRecv(pd.context().postRecvFn(), state, qp, recvWrs, badWr);
             final int rc = Errnos.errnoOf(rc0, Errnos.read(state));
             if (rc != 0)
             {
-                throw new PostException(verb, rc, badIndex(recvWrs, RECV_WR_BYTES, count), "refused by the provider "
-                    + "on QP 0x" + Integer.toHexString(qpNum()) + " in " + state());
+                throw new PostException(verb, rc, arrays.badIndex(recvWrs, RECV_WR_BYTES, count), "refused by the "
+                    + "provider on QP 0x" + Integer.toHexString(qpNum()) + " in " + state());
             }
         }
         if (count < wrs.size())
@@ -663,117 +508,22 @@ public final class RdmaQp implements QueuePair
         }
     }
 
-    /** Sets each {@code next} to the following element, the last to NULL. */
-    private static void link(final MemorySegment array, final int count, final long size, final long nextOffset)
-    {
-        for (int i = 0; i < count; i++)
-        {
-            array.set(ADDRESS, i * size + nextOffset, i + 1 < count
-                ? MemorySegment.ofAddress(array.address() + (i + 1) * size) : MemorySegment.NULL);
-        }
-    }
-
-    /** The index of {@code *bad_wr} in the posted array (0 when the provider left it outside). */
-    private int badIndex(final MemorySegment array, final long size, final int count)
-    {
-        final long bad = badWr.get(ADDRESS, 0).address();
-        final long index = (bad - array.address()) / size;
-        return bad >= array.address() && index < count ? (int)index : 0;
-    }
-
-    private void ensureSend(final int wrCount, final int sgeCount)
-    {
-        if (sendWrs.byteSize() < wrCount * SEND_WR_BYTES)
-        {
-            sendWrs = arena.allocate(IbvStructs.IBV_SEND_WR, Math.max(wrCount, 16));
-        }
-        ensureSges(sgeCount);
-    }
-
-    private void ensureRecv(final int wrCount, final int sgeCount)
-    {
-        if (recvWrs.byteSize() < wrCount * RECV_WR_BYTES)
-        {
-            recvWrs = arena.allocate(IbvStructs.IBV_RECV_WR, Math.max(wrCount, 16));
-        }
-        ensureSges(sgeCount);
-    }
-
-    private void ensureSges(final int sgeCount)
-    {
-        if (sges.byteSize() < sgeCount * SGE_BYTES)
-        {
-            sges = arena.allocate(IbvStructs.IBV_SGE, Math.max(sgeCount, 64));
-        }
-    }
-
     /**
-     * {@code ibv_bind_mw}: verbs.h's inline checks (EINVAL for a window that is not type 1, EINVAL for no MR with
-     * an address or length, EPERM when the MR's and the window's PDs differ, compared on the native structs as
-     * verbs.h does), then {@code context->ops.bind_mw}, which posts the bind and stores the new rkey in the window.
+     * {@code ibv_bind_mw}: see {@link WindowBinds#bind}.
      */
     @Override
     public int bindMw(final MemoryWindow mw, final long wrId, final Set<SendFlag> flags, final MwBindInfo info)
     {
-        final String verb = "ibv_bind_mw";
-        checkOpen(verb);
-        if (!(mw instanceof RdmaMw m) || m.isClosed())
-        {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "mw is not a live window of this backend: " + mw);
-        }
-        if (m.pd().context() != pd.context())
-        {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "the window belongs to another device context than"
-                + " this QP");
-        }
-        if (info == null || flags == null || RdmaPd.hasNull(flags))
-        {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "mw_bind and its send flags must be given");
-        }
-        if (m.type() != MwType.TYPE_1)
-        {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "ibv_bind_mw binds type 1 windows; bind a type 2 "
-                + "window with a posted BIND_MW work request (verbs.h ibv_bind_mw)");
-        }
-        if (info.mr() == null && (info.addr() != 0 || info.lengthBytes() != 0))
-        {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "no MR but addr=0x" + Long.toHexString(info.addr())
-                + " lengthBytes=" + info.lengthBytes() + " (verbs.h ibv_bind_mw)");
-        }
-        MemorySegment mr = MemorySegment.NULL;
-        if (info.mr() != null)
-        {
-            if (!(info.mr() instanceof RdmaMr r) || r.isClosed())
-            {
-                throw new VerbsException(verb, Errno.EINVAL.code(), "the MR is not a registered MR of this backend: "
-                    + info.mr());
-            }
-            if (r.nativePd() != m.nativePd())
-            {
-                throw new VerbsException(verb, Errno.EPERM.code(), "the MR and the window are in different PDs "
-                    + "(verbs.h ibv_bind_mw)");
-            }
-            mr = r.segment();
-        }
-        int bits = 0;
-        for (final SendFlag f : flags)
-        {
-            bits |= f.bit();
-        }
-        try (Arena a = Arena.ofConfined())
-        {
-            final MemorySegment bind = a.allocate(IbvStructs.IBV_MW_BIND);
-            bind.set(JAVA_LONG, IbvStructs.MW_BIND_WR_ID, wrId);
-            bind.set(JAVA_INT, IbvStructs.MW_BIND_SEND_FLAGS, bits);
-            bindInfo(bind.asSlice(IbvStructs.MW_BIND_BIND_INFO, IbvStructs.IBV_MW_BIND_INFO), mr, info);
-            final Errnos.Result r = pd.context().lib().bindMw(pd.context().segment(), qp, m.segment(), bind);
-            if (r.value() != 0)
-            {
-                throw new VerbsException(verb, r.errno(), "window rkey=0x" + Integer.toHexString(m.rkey()) + " on QP 0x"
-                    + Integer.toHexString(qpNum()) + " in " + state());
-            }
-        }
-        return m.rkey();
+        checkOpen("ibv_bind_mw");
+        return WindowBinds.bind(this, mw, wrId, flags, info);
+    }
+
+    /**
+     * @return the native {@code struct ibv_qp}.
+     */
+    MemorySegment segment()
+    {
+        return qp;
     }
 
     @Override
@@ -800,7 +550,7 @@ public final class RdmaQp implements QueuePair
             throw new VerbsException("ibv_destroy_qp", r.errno(), "QP 0x" + Integer.toHexString(qpNum()) + " stays");
         }
         closed = true;
-        arena.close();
+        arrays.close();
         pd.qpClosed(this);
     }
 

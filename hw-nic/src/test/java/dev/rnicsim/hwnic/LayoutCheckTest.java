@@ -71,6 +71,10 @@ class LayoutCheckTest
             structChecks(checks, t.cName(), t.layout());
         }
         structChecks(checks, "struct rlimit", Libc.RLIMIT);
+        structChecks(checks, "struct ibv_srq_attr", SrqVerbs.IBV_SRQ_ATTR);
+        structChecks(checks, "struct ibv_srq_init_attr", SrqVerbs.IBV_SRQ_INIT_ATTR);
+        structChecks(checks, "struct ibv_rx_hash_conf", ExtendedQpVerbs.IBV_RX_HASH_CONF);
+        structChecks(checks, "struct ibv_qp_init_attr_ex", ExtendedQpVerbs.IBV_QP_INIT_ATTR_EX);
         constantChecks(checks);
 
         CProgram.Run compile = gcc.compile("layout_check", program(checks));
@@ -230,7 +234,25 @@ class LayoutCheckTest
         constant(checks, "IBV_SYSFS_PATH_MAX", IbvStructs.IBV_SYSFS_PATH_MAX);
         constant(checks, "sizeof(pthread_mutex_t)", IbvStructs.PTHREAD_MUTEX_BYTES);
         constant(checks, "sizeof(pthread_cond_t)", IbvStructs.PTHREAD_COND_BYTES);
-        constant(checks, "(long long)(intptr_t)__VERBS_ABI_IS_EXTENDED", Libibverbs.VERBS_ABI_IS_EXTENDED);
+        constant(checks, "(long long)(intptr_t)__VERBS_ABI_IS_EXTENDED", Downcalls.VERBS_ABI_IS_EXTENDED);
+        constant(checks, "IBV_SRQ_MAX_WR", SrqVerbs.IBV_SRQ_MAX_WR);
+        constant(checks, "IBV_QP_INIT_ATTR_PD", ExtendedQpVerbs.IBV_QP_INIT_ATTR_PD);
+        constant(checks, "IBV_QP_INIT_ATTR_SEND_OPS_FLAGS", ExtendedQpVerbs.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS);
+        constant(checks, "IBV_QP_EX_WITH_RDMA_WRITE", ExtendedQpVerbs.IBV_QP_EX_WITH_RDMA_WRITE);
+        constant(checks, "IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM", ExtendedQpVerbs.IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM);
+        constant(checks, "IBV_QP_EX_WITH_SEND", ExtendedQpVerbs.IBV_QP_EX_WITH_SEND);
+        constant(checks, "IBV_QP_EX_WITH_SEND_WITH_IMM", ExtendedQpVerbs.IBV_QP_EX_WITH_SEND_WITH_IMM);
+        constant(checks, "IBV_QP_EX_WITH_RDMA_READ", ExtendedQpVerbs.IBV_QP_EX_WITH_RDMA_READ);
+        constant(checks, "IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP", ExtendedQpVerbs.IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP);
+        constant(checks, "IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD", ExtendedQpVerbs.IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD);
+        constant(checks, "IBV_QP_EX_WITH_LOCAL_INV", ExtendedQpVerbs.IBV_QP_EX_WITH_LOCAL_INV);
+        constant(checks, "IBV_QP_EX_WITH_BIND_MW", ExtendedQpVerbs.IBV_QP_EX_WITH_BIND_MW);
+        constant(checks, "IBV_QP_EX_WITH_SEND_WITH_INV", ExtendedQpVerbs.IBV_QP_EX_WITH_SEND_WITH_INV);
+        constant(checks, "IBV_SRQ_LIMIT", SrqVerbs.IBV_SRQ_LIMIT);
+        constant(checks, "offsetof(struct ibv_context, ops.post_srq_recv)", SrqVerbs.CONTEXT_OPS_POST_SRQ_RECV);
+        constant(checks, "sizeof(struct ibv_gid_entry)", DeviceQueryVerbs.GID_ENTRY_BYTES);
+        constant(checks, "offsetof(struct ibv_gid_entry, gid_index)", DeviceQueryVerbs.GID_ENTRY_GID_INDEX);
+        constant(checks, "offsetof(struct ibv_gid_entry, port_num)", DeviceQueryVerbs.GID_ENTRY_PORT_NUM);
     }
 
     /** Every static final int or long of the class whose name is a C name (upper case, starting with a letter). */

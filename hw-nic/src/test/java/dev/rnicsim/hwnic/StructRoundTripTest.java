@@ -177,10 +177,10 @@ class StructRoundTripTest
         try (Arena arena = Arena.ofConfined())
         {
             final MemorySegment w = arena.allocate(IbvStructs.IBV_SEND_WR);
-            assertThat(RdmaQp.writeSend(w, SendWr.flush(1, 0x1000, 7, 64, dev.rnicsim.verbs.FlushPlacement.GLOBAL,
+            assertThat(WorkRequests.writeSend(w, SendWr.flush(1, 0x1000, 7, 64, dev.rnicsim.verbs.FlushPlacement.GLOBAL,
                 dev.rnicsim.verbs.FlushSelectivity.RANGE), MemorySegment.NULL, null)).startsWith("EOPNOTSUPP FLUSH")
                 .contains("ibv_create_qp_ex");
-            assertThat(RdmaQp.writeSend(w, SendWr.atomicWrite(2, 0x1000, 7, 1), MemorySegment.NULL, null))
+            assertThat(WorkRequests.writeSend(w, SendWr.atomicWrite(2, 0x1000, 7, 1), MemorySegment.NULL, null))
                 .startsWith("EOPNOTSUPP ATOMIC_WRITE");
         }
     }
@@ -208,13 +208,13 @@ class StructRoundTripTest
             for (int i = 0; i < wrs.size(); i++)
             {
                 final SendWr wr = wrs.get(i);
-                assertThat(RdmaQp.writeSend(sendArray.asSlice(i * wrBytes, wrBytes), wr,
+                assertThat(WorkRequests.writeSend(sendArray.asSlice(i * wrBytes, wrBytes), wr,
                     sges.asSlice(sgeAt * sgeBytes, wr.sgList().size() * sgeBytes), null)).isNull();
                 sgeAt += wr.sgList().size();
             }
             final MemorySegment recvWr = arena.allocate(IbvStructs.IBV_RECV_WR);
             final MemorySegment recvSge = arena.allocate(IbvStructs.IBV_SGE);
-            RdmaQp.writeRecv(recvWr, recv, recvSge);
+            WorkRequests.writeRecv(recvWr, recv, recvSge);
             Files.writeString(dir.resolve("wrs.hex"), HexFormat.of().formatHex(sendArray.toArray(JAVA_BYTE)) + "\n"
                 + HexFormat.of().formatHex(sges.toArray(JAVA_BYTE)) + "\n" + HexFormat.of().formatHex(
                     recvWr.toArray(JAVA_BYTE)) + "\n", StandardCharsets.US_ASCII);

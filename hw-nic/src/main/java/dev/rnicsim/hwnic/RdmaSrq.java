@@ -1,0 +1,271 @@
+package dev.rnicsim.hwnic;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.PostException;
+import dev.rnicsim.verbs.RecvWr;
+import dev.rnicsim.verbs.SharedReceiveQueue;
+import dev.rnicsim.verbs.SrqAttr;
+import dev.rnicsim.verbs.VerbsException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+
+/**
+ * An rdma-core shared receive queue ({@code struct ibv_srq}, ibv_create_srq(3)): receive work requests every QP
+ * created with it takes its receives from. It belongs to a PD and keeps it busy; a QP created with it keeps it busy in
+ * turn ({@code ibv_destroy_srq} answers EBUSY, the kernel's {@code ib_destroy_srq_user}). Receives are written as
+ * for a QP ({@link WorkRequests#writeRecv}) and posted through the inline {@code ibv_post_srq_recv}.
+ *
+ * <p>Not thread safe (see {@link RdmaContext}).
+ */
+public final class RdmaSrq implements SharedReceiveQueue
+{
+    private static final long RECV_WR_BYTES = IbvStructs.IBV_RECV_WR.byteSize();
+    private static final long SGE_BYTES = IbvStructs.IBV_SGE.byteSize();
+    private static final long ATTR_MAX_WR = IbvStructs.offset(SrqVerbs.IBV_SRQ_ATTR, "max_wr");
+    private static final long ATTR_MAX_SGE = IbvStructs.offset(SrqVerbs.IBV_SRQ_ATTR, "max_sge");
+    private static final long ATTR_SRQ_LIMIT = IbvStructs.offset(SrqVerbs.IBV_SRQ_ATTR, "srq_limit");
+    /** {@code sizeof(struct ibv_srq)} is larger; the binding reads none of its members. */
+    private static final long IBV_SRQ_BYTES = 8;
+
+    private final RdmaPd pd;
+    private final MemorySegment srq;
+    private final SrqAttr granted;
+    private boolean closed;
+
+    private RdmaSrq(final RdmaPd pd, final MemorySegment srq, final SrqAttr granted)
+    {
+        this.pd = pd;
+        this.srq = srq;
+        this.granted = granted;
+    }
+
+    /**
+     * {@code ibv_create_srq}.
+     *
+     * @param pd   the PD.
+     * @param attr max_wr, max_sge and srq_limit.
+     * @return the SRQ, with the capacities the device granted.
+     * @throws VerbsException EINVAL for a null attr (checked here); otherwise the errno the library gave (EINVAL for
+     *                        max_wr or max_sge of 0 or above max_srq_wr / max_srq_sge, EOPNOTSUPP without SRQs,
+     *                        ENOMEM when max_srq SRQs live).
+     */
+    static RdmaSrq create(final RdmaPd pd, final SrqAttr attr)
+    {
+        final String verb = "ibv_create_srq";
+        if (attr == null)
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "attr is null");
+        }
+        try (Arena a = Arena.ofConfined())
+        {
+            final MemorySegment init = a.allocate(SrqVerbs.IBV_SRQ_INIT_ATTR);
+            final MemorySegment at = init.asSlice(SrqVerbs.SRQ_INIT_ATTR, SrqVerbs.IBV_SRQ_ATTR);
+            write(at, attr);
+            final Errnos.Result r = pd.context().lib().srqs().createSrq(pd.segment(), init);
+            if (r.isNull())
+            {
+                throw new VerbsException(verb, r.errno(), pd.context().device().name() + ": " + attr + " (max_srq="
+                    + pd.context().attributes().maxSrq() + "; max_wr and max_sge from 1 to the device's max_srq_wr and "
+                    + "max_srq_sge, srq_limit at most max_wr)");
+            }
+            return new RdmaSrq(pd, r.pointer(IBV_SRQ_BYTES), read(at));
+        }
+    }
+
+    private static void write(final MemorySegment at, final SrqAttr attr)
+    {
+        at.set(JAVA_INT, ATTR_MAX_WR, attr.maxWr());
+        at.set(JAVA_INT, ATTR_MAX_SGE, attr.maxSge());
+        at.set(JAVA_INT, ATTR_SRQ_LIMIT, attr.srqLimit());
+    }
+
+    private static SrqAttr read(final MemorySegment at)
+    {
+        return new SrqAttr(at.get(JAVA_INT, ATTR_MAX_WR), at.get(JAVA_INT, ATTR_MAX_SGE),
+            at.get(JAVA_INT, ATTR_SRQ_LIMIT));
+    }
+
+    @Override
+    public RdmaPd pd()
+    {
+        return pd;
+    }
+
+    /**
+     * @return the capacities the device granted at creation (max_wr and max_sge as the provider wrote them back).
+     */
+    public SrqAttr granted()
+    {
+        return granted;
+    }
+
+    /**
+     * {@code ibv_post_srq_recv}.
+     *
+     * @throws PostException EINVAL for a null list or work request, or on a destroyed SRQ; otherwise the errno the
+     *                       library gave (EINVAL for more SGEs than max_sge, ENOMEM when full) with the index of the
+     *                       refused work request.
+     */
+    @Override
+    public void postRecv(final List<RecvWr> wrs)
+    {
+        final String verb = "ibv_post_srq_recv";
+        if (wrs == null || closed)
+        {
+            throw new PostException(verb, Errno.EINVAL.code(), 0, wrs == null ? "the work-request list is null"
+                : "the SRQ is destroyed");
+        }
+        int sgeTotal = 0;
+        int count = 0;
+        for (final RecvWr wr : wrs)
+        {
+            if (wr == null)
+            {
+                break;
+            }
+            sgeTotal += wr.sgList().size();
+            count++;
+        }
+        if (count > 0)
+        {
+            try (Arena a = Arena.ofConfined())
+            {
+                final MemorySegment array = a.allocate(IbvStructs.IBV_RECV_WR, count);
+                final MemorySegment sges = a.allocate(IbvStructs.IBV_SGE, Math.max(1, sgeTotal));
+                int sgeAt = 0;
+                for (int i = 0; i < count; i++)
+                {
+                    final RecvWr wr = wrs.get(i);
+                    final MemorySegment w = array.asSlice(i * RECV_WR_BYTES, RECV_WR_BYTES);
+                    WorkRequests.writeRecv(w, wr, sges.asSlice(sgeAt * SGE_BYTES, wr.sgList().size() * SGE_BYTES));
+                    w.set(ADDRESS, IbvStructs.RECV_WR_NEXT, i + 1 < count
+                        ? MemorySegment.ofAddress(array.address() + (i + 1) * RECV_WR_BYTES) : MemorySegment.NULL);
+                    sgeAt += wr.sgList().size();
+                }
+                final MemorySegment badWr = a.allocate(ADDRESS);
+                final Errnos.Result r = pd.context().lib().srqs().postSrqRecv(pd.context().segment(), srq, array,
+                    badWr);
+                if (r.value() != 0)
+                {
+                    final long bad = badWr.get(ADDRESS, 0).address();
+                    final long index = (bad - array.address()) / RECV_WR_BYTES;
+                    throw new PostException(verb, r.errno(), bad >= array.address() && index < count ? (int)index : 0,
+                        "refused by the provider (max_wr=" + granted.maxWr() + ", max_sge=" + granted.maxSge() + ")");
+                }
+            }
+        }
+        if (count < wrs.size())
+        {
+            throw new PostException(verb, Errno.EINVAL.code(), count, "the work request is null");
+        }
+    }
+
+    /**
+     * {@code ibv_modify_srq} with IBV_SRQ_LIMIT.
+     *
+     * @throws VerbsException the errno the library gave (EINVAL for a limit above max_wr).
+     */
+    @Override
+    public void modifyLimit(final int srqLimit)
+    {
+        final String verb = "ibv_modify_srq";
+        checkOpen(verb);
+        try (Arena a = Arena.ofConfined())
+        {
+            final MemorySegment at = a.allocate(SrqVerbs.IBV_SRQ_ATTR);
+            at.set(JAVA_INT, ATTR_SRQ_LIMIT, srqLimit);
+            final Errnos.Result r = pd.context().lib().srqs().modifySrq(srq, at, SrqVerbs.IBV_SRQ_LIMIT);
+            if (r.value() != 0)
+            {
+                throw new VerbsException(verb, r.errno(), "srq_limit=" + srqLimit + " (max_wr=" + granted.maxWr()
+                    + ")");
+            }
+        }
+    }
+
+    /**
+     * {@code ibv_query_srq}.
+     *
+     * @throws VerbsException the errno the library gave.
+     */
+    @Override
+    public SrqAttr query()
+    {
+        final String verb = "ibv_query_srq";
+        checkOpen(verb);
+        try (Arena a = Arena.ofConfined())
+        {
+            final MemorySegment at = a.allocate(SrqVerbs.IBV_SRQ_ATTR);
+            final Errnos.Result r = pd.context().lib().srqs().querySrq(srq, at);
+            if (r.value() != 0)
+            {
+                throw new VerbsException(verb, r.errno(), "the SRQ " + granted);
+            }
+            return read(at);
+        }
+    }
+
+    /**
+     * Not available: libibverbs has no verb that counts the receives an SRQ holds (the device consumes them without
+     * telling the process).
+     *
+     * @throws VerbsException EOPNOTSUPP always.
+     */
+    @Override
+    public int receivesPosted()
+    {
+        throw new VerbsException("ibv_query_srq", Errno.EOPNOTSUPP.code(), "libibverbs does not report how many "
+            + "receives an SRQ holds; count the completions instead, or use the simulated backend");
+    }
+
+    @Override
+    public boolean isClosed()
+    {
+        return closed;
+    }
+
+    /**
+     * {@code ibv_destroy_srq}. Idempotent.
+     *
+     * @throws VerbsException the errno the library gave (EBUSY while a QP created with it lives); the SRQ stays.
+     */
+    @Override
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        final Errnos.Result r = pd.context().lib().srqs().destroySrq(srq);
+        if (r.value() != 0)
+        {
+            throw new VerbsException("ibv_destroy_srq", r.errno(), "the SRQ stays" + (r.errno() == Errno.EBUSY.code()
+                ? ": a QP created with it still lives; destroy the QP first" : ""));
+        }
+        closed = true;
+        pd.srqClosed(this);
+    }
+
+    MemorySegment segment()
+    {
+        return srq;
+    }
+
+    private void checkOpen(final String verb)
+    {
+        if (closed)
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "the SRQ is destroyed");
+        }
+    }
+
+    @Override
+    public String toString()
+    {
+        return "RdmaSrq[" + granted + (closed ? ", destroyed" : "") + "]";
+    }
+}
