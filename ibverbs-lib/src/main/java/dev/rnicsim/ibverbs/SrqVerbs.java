@@ -81,6 +81,12 @@ final class SrqVerbs
         return null;
     }
 
+    /** @return the handle of an SRQ made elsewhere (an XRC SRQ, {@link XrcVerbs}), which the SRQ verbs then serve. */
+    int adopt(final SharedReceiveQueue srq, final int deviceIndex)
+    {
+        return s.add(new SrqInfo(srq, deviceIndex));
+    }
+
     /** @return the SRQ of a handle, for a QP created with it. */
     SharedReceiveQueue srq(final int h)
     {
