@@ -17,6 +17,9 @@
  *   ud-drop       a datagram with a wrong Q_Key (dropped), then one with the right one   the second's bytes arrive
  *   mw-iova       a type 1 window bound in an MR registered at an iova other than its address; a WRITE through it
  *                 the bytes land in the MR's buffer at the window's offset
+ *   srq-resize    ibv_modify_srq IBV_SRQ_MAX_WR: on a device without IBV_DEVICE_SRQ_RESIZE (mlx5)   EINVAL
+ *                 with it (rxe): max_wr 0; a valid size, which the simulator cannot apply   EINVAL; EOPNOTSUPP
+ *                 either way ibv_query_srq shows the SRQ unchanged
  *
  * Build: gcc -g xrc_ud.c -libverbs
  */
@@ -388,6 +391,31 @@ static void mw_iova_case(char *src, struct ibv_mr *ms)
 	free(target);
 }
 
+static void srq_resize_case(void)
+{
+	struct ibv_device_attr da;
+	struct ibv_srq_init_attr ia = {.attr = {.max_wr = 4, .max_sge = 1, .srq_limit = 0}};
+	struct ibv_srq *srq = ibv_create_srq(pd, &ia);
+	if (ibv_query_device(ctx, &da) || !srq) {
+		perror("srq-resize setup");
+		exit(2);
+	}
+	struct ibv_srq_attr a = {.max_wr = 8};
+	if (da.device_cap_flags & IBV_DEVICE_SRQ_RESIZE) {
+		struct ibv_srq_attr zero = {.max_wr = 0};
+		check("srq-resize", ibv_modify_srq(srq, &zero, IBV_SRQ_MAX_WR) == EINVAL, "max_wr 0: EINVAL");
+		check("srq-resize", ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR) == EOPNOTSUPP,
+		      "a device that resizes SRQs: EOPNOTSUPP (the simulator cannot apply it)");
+	} else {
+		check("srq-resize", ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT) == EINVAL,
+		      "a device without IBV_DEVICE_SRQ_RESIZE: EINVAL");
+	}
+	struct ibv_srq_attr q;
+	check("srq-resize", ibv_query_srq(srq, &q) == 0 && q.max_wr == 4 && q.srq_limit == 0,
+	      "ibv_query_srq: the SRQ unchanged");
+	ibv_destroy_srq(srq);
+}
+
 int main(void)
 {
 	int n;
@@ -420,6 +448,7 @@ int main(void)
 	xrc_cases(src, ms, dst, md);
 	ud_cases(mu, ud);
 	mw_iova_case(src, ms);
+	srq_resize_case();
 	ibv_dereg_mr(ms);
 	ibv_dereg_mr(md);
 	ibv_dereg_mr(mu);

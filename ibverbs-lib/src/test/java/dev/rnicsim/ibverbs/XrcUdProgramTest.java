@@ -19,7 +19,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * file in a process), an XRC SEND into an XRC SRQ and one naming an SRQ outside the target's domain,
  * {@code ibv_close_xrcd}'s EBUSY, {@code ibv_init_ah_from_wc} and {@code ibv_create_ah_from_wc} answering a
  * datagram's sender (on InfiniBand and on RoCE v2, whose GRH names UDP), a dropped datagram whose bytes never reach a
- * later receive, and a memory window of an MR registered at an iova other than its address.
+ * later receive, a memory window of an MR registered at an iova other than its address, and an SRQ resize as the
+ * device's profile answers it.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES) // a program that hangs fails its test instead of the build
 class XrcUdProgramTest
@@ -49,7 +50,11 @@ class XrcUdProgramTest
                 .contains("ok ah-from-wc: the reply arrived from the responder's QP")
                 .contains("ok ah-grh: a multicast destination GID: EINVAL")
                 .contains("ok ah-grh: a GRH of another protocol: EPROTONOSUPPORT")
-                .contains("ok mw-iova: the 16 bytes landed at the MR's buffer + 1032");
+                .contains("ok mw-iova: the 16 bytes landed at the MR's buffer + 1032")
+                .contains("ok srq-resize: ibv_query_srq: the SRQ unchanged")
+                .contains(profile.attributes().has(dev.rnicsim.verbs.DeviceCap.SRQ_RESIZE)
+                    ? "ok srq-resize: a device that resizes SRQs: EOPNOTSUPP"
+                    : "ok srq-resize: a device without IBV_DEVICE_SRQ_RESIZE: EINVAL");
             if (profile.attributes().has(dev.rnicsim.verbs.DeviceCap.XRC))
             {
                 assertThat(r.out())
