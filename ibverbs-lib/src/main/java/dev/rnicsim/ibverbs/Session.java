@@ -82,7 +82,7 @@ final class Session
     private long busyNs;
     private long busyCpuNs;
     final FabricServer server;
-    private final SocketChannel channel;
+    private final SessionIo io;
     final List<Object> handles = new ArrayList<>();
     int pid;
     boolean strict;
@@ -93,9 +93,9 @@ final class Session
     Session(final FabricServer server, final SocketChannel channel) throws IOException
     {
         this.server = server;
-        this.channel = channel;
         channel.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
         channel.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
+        this.io = new SessionIo(channel);
         handles.add(null); // handle 0 is never valid
         this.verbs = new Verbs(this);
     }
@@ -141,7 +141,7 @@ final class Session
         {
             while (true)
             {
-                if (channel.read(in) < 0)
+                if (io.read(in) < 0)
                 {
                     break;
                 }
@@ -250,7 +250,7 @@ final class Session
         return out;
     }
 
-    /** Writes what is queued (under the fabric lock, so messages keep their order). */
+    /** Writes what is queued (under the fabric lock, so messages keep their order), never waiting ({@link SessionIo}). */
     void flush()
     {
         if (out.position() == 0)
@@ -260,10 +260,7 @@ final class Session
         out.flip();
         try
         {
-            while (out.hasRemaining())
-            {
-                channel.write(out);
-            }
+            io.write(out);
         }
         catch (final IOException e)
         {
@@ -276,7 +273,7 @@ final class Session
     {
         try
         {
-            channel.close();
+            io.close();
         }
         catch (final IOException e)
         {
