@@ -28,7 +28,7 @@ import java.util.Objects;
  *
  * <p>Thread safety: a thread per connection reads its requests; the simulation runs under one lock (the model is
  * single-threaded), and answers and completions are written under that lock too, so each connection sees them in
- * the order they happened; a write never waits for a process to read ({@link SessionIo}).
+ * the order they happened.
  */
 public final class FabricServer implements AutoCloseable
 {

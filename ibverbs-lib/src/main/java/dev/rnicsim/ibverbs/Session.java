@@ -82,7 +82,7 @@ final class Session
     private long busyNs;
     private long busyCpuNs;
     final FabricServer server;
-    private final SessionIo io;
+    private final SocketChannel channel;
     final List<Object> handles = new ArrayList<>();
     int pid;
     boolean strict;
@@ -93,9 +93,9 @@ final class Session
     Session(final FabricServer server, final SocketChannel channel) throws IOException
     {
         this.server = server;
+        this.channel = channel;
         channel.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
         channel.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
-        this.io = new SessionIo(channel);
         handles.add(null); // handle 0 is never valid
         this.verbs = new Verbs(this);
     }
@@ -141,7 +141,7 @@ final class Session
         {
             while (true)
             {
-                if (io.read(in) < 0)
+                if (channel.read(in) < 0)
                 {
                     break;
                 }
@@ -250,7 +250,7 @@ final class Session
         return out;
     }
 
-    /** Writes what is queued (under the fabric lock, so messages keep their order), never waiting ({@link SessionIo}). */
+    /** Writes what is queued (under the fabric lock, so messages keep their order). */
     void flush()
     {
         if (out.position() == 0)
@@ -260,7 +260,10 @@ final class Session
         out.flip();
         try
         {
-            io.write(out);
+            while (out.hasRemaining())
+            {
+                channel.write(out);
+            }
         }
         catch (final IOException e)
         {
@@ -273,7 +276,7 @@ final class Session
     {
         try
         {
-            io.close();
+            channel.close();
         }
         catch (final IOException e)
         {
