@@ -232,6 +232,19 @@ class DistributionProgramsTest
         perftest("ib_send_lat", "t_avg[usec]", "-s", "2", "-n", "200");
     }
 
+    @Test
+    void perftestSendLatencyOverXrcReportsItsTable() throws Exception
+    {
+        // -c XRC: XRC domains, SRQs and QPs, and ibv_wr_set_xrc_srqn in the ibv_wr_* API perftest posts with
+        perftest("ib_send_lat", "t_avg[usec]", "-c", "XRC", "-s", "2", "-n", "200");
+    }
+
+    @Test
+    void perftestWriteBandwidthOverXrcReportsItsTable() throws Exception
+    {
+        perftest("ib_write_bw", "BW average[MB/sec]", "-c", "XRC", "-s", "65536", "-n", "200");
+    }
+
     private void perftest(final String program, final String column, final String... args) throws Exception
     {
         Programs.require(program, "perftest");
