@@ -91,7 +91,8 @@ int rnicsim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send
 		if (w->send_flags & IBV_SEND_INLINE)
 			for (int i = 0; i < w->num_sge; i++)
 				inline_len += w->sg_list[i].length;
-		reserve(off + sizeof(struct wire_send_wr) + w->num_sge * sizeof(struct wire_sge) + inline_len + 8);
+		reserve(off + sizeof(struct wire_send_wr) + w->num_sge * sizeof(struct wire_sge) + inline_len + 8 +
+			sizeof(struct wire_xrc_wr));
 		struct wire_send_wr *s = (struct wire_send_wr *)(msg + off);
 		memset(s, 0, sizeof(*s));
 		s->wr_id = w->wr_id;
@@ -131,6 +132,13 @@ int rnicsim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send
 			}
 			while (off % 8)
 				msg[off++] = 0;
+		}
+		if (q->qpx.qp_base.qp_type == IBV_QPT_XRC_SEND) {
+			/* the XRC SRQ at the target that takes this request (the XRCETH) */
+			struct wire_xrc_wr *x = (struct wire_xrc_wr *)(msg + off);
+			x->remote_srqn = w->qp_type.xrc.remote_srqn;
+			x->pad = 0;
+			off += sizeof(*x);
 		}
 		count++;
 	}

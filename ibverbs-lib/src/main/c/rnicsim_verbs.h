@@ -114,7 +114,15 @@ void rnicsim_set_cq_ex_ops(struct verbs_context *vctx);
 
 /* srq.c */
 uint32_t rnicsim_srq_handle(struct ibv_srq *srq);
+uint32_t rnicsim_srq_num(struct ibv_srq *srq);
+struct ibv_srq *rnicsim_srq_new(struct ibv_pd *pd, void *srq_context, uint32_t handle, uint32_t max_sge,
+				uint32_t srq_num);
 void rnicsim_set_srq_ops(struct ibv_context *ctx);
+
+/* xrc.c: XRC domains, XRC SRQs and the XRC parts of the QP verbs */
+void rnicsim_set_xrc_ops(struct verbs_context *vctx);
+void rnicsim_set_xrc_qpx_ops(struct sim_qp *qp);
+uint32_t rnicsim_xrcd_handle(struct ibv_xrcd *xrcd);
 
 /* events.c: the thread that reads the server's messages once the program has a completion channel */
 int rnicsim_events_start(void);

@@ -14,11 +14,37 @@ struct sim_srq {
 	struct ibv_srq srq;
 	uint32_t handle;
 	uint32_t max_sge;
+	uint32_t srq_num; /* an XRC SRQ's number (ibv_get_srq_num), 0 for a basic SRQ */
 };
 
 uint32_t rnicsim_srq_handle(struct ibv_srq *srq)
 {
 	return ((struct sim_srq *)srq)->handle;
+}
+
+uint32_t rnicsim_srq_num(struct ibv_srq *srq)
+{
+	return ((struct sim_srq *)srq)->srq_num;
+}
+
+struct ibv_srq *rnicsim_srq_new(struct ibv_pd *pd, void *srq_context, uint32_t handle, uint32_t max_sge,
+				uint32_t srq_num)
+{
+	struct sim_srq *s = calloc(1, sizeof(*s));
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->handle = handle;
+	s->max_sge = max_sge;
+	s->srq_num = srq_num;
+	s->srq.context = pd->context;
+	s->srq.srq_context = srq_context;
+	s->srq.pd = pd;
+	s->srq.handle = handle;
+	pthread_mutex_init(&s->srq.mutex, NULL);
+	pthread_cond_init(&s->srq.cond, NULL);
+	return &s->srq;
 }
 
 EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
@@ -31,22 +57,12 @@ EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_att
 		errno = e;
 		return NULL;
 	}
-	struct sim_srq *s = calloc(1, sizeof(*s));
-	if (!s) {
-		errno = ENOMEM;
+	struct ibv_srq *s = rnicsim_srq_new(pd, attr->srq_context, resp.a, resp.c, 0);
+	if (!s)
 		return NULL;
-	}
-	s->handle = resp.a;
-	s->max_sge = resp.c;
-	s->srq.context = pd->context;
-	s->srq.srq_context = attr->srq_context;
-	s->srq.pd = pd;
-	s->srq.handle = resp.a;
-	pthread_mutex_init(&s->srq.mutex, NULL);
-	pthread_cond_init(&s->srq.cond, NULL);
 	attr->attr.max_wr = resp.b; /* what the device granted, as the providers report it back */
 	attr->attr.max_sge = resp.c;
-	return &s->srq;
+	return s;
 }
 
 EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)

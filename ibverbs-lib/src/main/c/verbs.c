@@ -218,21 +218,25 @@ EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 
 struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
 {
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
+	/* an XRC_RECV QP is created in an XRC domain, with no PD and no CQ; an XRC_SEND QP has no receive CQ */
+	int xrc_recv = attr->qp_type == IBV_QPT_XRC_RECV;
+	if (xrc_recv ? !(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd
+		     : !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
-		errno = EOPNOTSUPP; /* XRC domains, RSS, creation flags and the other extensions are not simulated here */
+	if (attr->comp_mask &
+	    ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+		errno = EOPNOTSUPP; /* RSS, creation flags and the other extensions are not simulated here */
 		return NULL;
 	}
-	if (!attr->send_cq || !attr->recv_cq) {
+	if (!xrc_recv && (!attr->send_cq || (!attr->recv_cq && attr->qp_type != IBV_QPT_XRC_SEND))) {
 		errno = EINVAL;
 		return NULL;
 	}
-	struct wire_create_qp req = {.pd = ((struct sim_pd *)attr->pd)->handle,
-				     .send_cq = ((struct sim_cq *)attr->send_cq)->handle,
-				     .recv_cq = ((struct sim_cq *)attr->recv_cq)->handle,
+	struct wire_create_qp req = {.pd = xrc_recv ? rnicsim_xrcd_handle(attr->xrcd) : ((struct sim_pd *)attr->pd)->handle,
+				     .send_cq = attr->send_cq ? ((struct sim_cq *)attr->send_cq)->handle : 0,
+				     .recv_cq = attr->recv_cq ? ((struct sim_cq *)attr->recv_cq)->handle : 0,
 				     .qp_type = attr->qp_type,
 				     .sq_sig_all = (uint32_t)attr->sq_sig_all,
 				     .srq = attr->srq ? rnicsim_srq_handle(attr->srq) : 0,
@@ -253,7 +257,7 @@ struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_
 	qp->sq_sig_all = attr->sq_sig_all;
 	q->context = ctx;
 	q->qp_context = attr->qp_context;
-	q->pd = attr->pd;
+	q->pd = xrc_recv ? NULL : attr->pd;
 	q->send_cq = attr->send_cq;
 	q->recv_cq = attr->recv_cq;
 	q->srq = attr->srq;
@@ -275,6 +279,7 @@ struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_
 	qp->init.qp_type = attr->qp_type;
 	qp->init.sq_sig_all = attr->sq_sig_all;
 	rnicsim_set_qpx_ops(qp);
+	rnicsim_set_xrc_qpx_ops(qp);
 	rnicsim_register_qp(qp);
 	return q;
 }

@@ -50,6 +50,9 @@ enum rnicsim_op {
 	OP_POST_SRQ_RECV = 29,
 	OP_CREATE_AH = 30,
 	OP_DESTROY_AH = 31,
+	OP_OPEN_XRCD = 60, /* XRC (xrc.c): numbered apart from the rest */
+	OP_CLOSE_XRCD = 61,
+	OP_CREATE_XRC_SRQ = 62,
 	OP_WC = 100,
 	OP_DIAG = 101,
 };
@@ -261,6 +264,43 @@ struct wire_create_ah {
 	uint8_t dgid[16];
 };
 
+/* OPEN_XRCD: the context, whether a file names the domain (ibv_xrcd_init_attr.fd not -1), the oflags, and the file's
+ * st_dev and st_ino (the kernel finds a domain by its inode); the answer: wire_handle {xrcd}. CLOSE_XRCD: wire_handle.
+ * CREATE_XRC_SRQ: wire_xrc_srq; the answer: wire_xrc_srq_resp. An XRC_RECV QP is created with CREATE_QP, the XRC
+ * domain's handle in wire_create_qp.pd (as uverbs takes an XRC_TGT's domain in pd_handle) and no CQ. On an XRC_SEND
+ * QP each wire_send_wr of POST_SEND is followed, after its SGEs and inline bytes, by a wire_xrc_wr. */
+struct wire_open_xrcd {
+	uint32_t ctx;
+	uint32_t has_file;
+	uint32_t oflags;
+	uint32_t pad;
+	uint64_t st_dev;
+	uint64_t st_ino;
+};
+
+struct wire_xrc_srq {
+	uint32_t pd;
+	uint32_t xrcd;
+	uint32_t cq;
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t srq_limit;
+};
+
+struct wire_xrc_srq_resp {
+	uint32_t srq;
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t srq_limit;
+	uint32_t srq_num;
+	uint32_t pad;
+};
+
+struct wire_xrc_wr {
+	uint32_t remote_srqn;
+	uint32_t pad;
+};
+
 /* WC: wire_post-like count, then that many wire_wc. */
 #define WIRE_WC_HIDDEN 1 /* an unsignaled success: frees its send queue slot, never reaches the CQ */
 struct wire_wc {
@@ -294,5 +334,9 @@ _Static_assert(sizeof(struct wire_wc) == 56, "wire_wc");
 _Static_assert(sizeof(struct wire_rereg_mr) == 32, "wire_rereg_mr");
 _Static_assert(sizeof(struct wire_rereg_resp) == 16, "wire_rereg_resp");
 _Static_assert(sizeof(struct wire_advise_mr) == 16, "wire_advise_mr");
+_Static_assert(sizeof(struct wire_open_xrcd) == 32, "wire_open_xrcd");
+_Static_assert(sizeof(struct wire_xrc_srq) == 24, "wire_xrc_srq");
+_Static_assert(sizeof(struct wire_xrc_srq_resp) == 24, "wire_xrc_srq_resp");
+_Static_assert(sizeof(struct wire_xrc_wr) == 8, "wire_xrc_wr");
 
 #endif

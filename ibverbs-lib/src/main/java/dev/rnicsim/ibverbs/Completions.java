@@ -105,10 +105,13 @@ final class Completions
     private final Map<Long, PostedRecv> recvs = new HashMap<>();
     private final Set<Session> dirty = new LinkedHashSet<>();
     private long nextId = 1;
+    private final PeerWait peerWait;
+    private final DatagramSteps datagrams = new DatagramSteps();
 
     Completions(final FabricServer server)
     {
         this.server = server;
+        this.peerWait = new PeerWait(server);
     }
 
     /** POST_SEND: wire_post, then per request wire_send_wr, its SGEs, its inline bytes rounded up to 8. */
@@ -151,6 +154,9 @@ final class Completions
                 sgl.clear();
                 sgl.add(new Sge(s.inlineScratch(inlineLen), inlineLen, 0));
             }
+            final boolean xrc = q.qp.type() == QpType.XRC_SEND;
+            final int remoteSrqn = xrc ? p.getInt(at) : 0;
+            at += xrc ? Wire.XRC_WR_BYTES : 0;
             final long id = nextId++;
             final PostedSend ps = new PostedSend(q, wrId, (flags & SendFlag.SIGNALED.bit()) != 0, opcode, local, inline,
                 remote, rkey, compareAdd, swap);
@@ -164,36 +170,51 @@ final class Completions
                 }
             }
             final WrOpcode op = opcode >= 0 && opcode < OPCODES.length ? OPCODES[opcode] : null;
-            try
+            final Runnable post = () ->
             {
-                if (op == null)
+                try
                 {
-                    throw new VerbsException("ibv_post_send", 22, "opcode " + opcode + " is not simulated");
+                    if (op == null)
+                    {
+                        throw new VerbsException("ibv_post_send", 22, "opcode " + opcode + " is not simulated");
+                    }
+                    if (q.qp.type() == QpType.UD)
+                    {
+                        // wr.ud: the AH's handle in remote_addr, the remote QPN in compare_add, the Q_Key in rkey
+                        q.qp.postSendUd(List.of(new UdSendWr(new SendWr(id, op, sgl, set, 0, 0, imm, 0, 0, 0, null),
+                            s.get((int) remote, UdVerbs.AhInfo.class).ah(), (int) compareAdd, rkey)));
+                    }
+                    else
+                    {
+                        final SendWr wr = new SendWr(id, op, sgl, set, remote, rkey, imm, compareAdd, swap, 0, null);
+                        MemoryVerbs.post(s, q.qp, xrc ? wr.withRemoteSrqn(remoteSrqn) : wr);
+                    }
+                    if (op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM || op == WrOpcode.SEND_WITH_INV)
+                    {
+                        q.sendsToPlace.addLast(ps);
+                    }
                 }
-                if (q.qp.type() == QpType.UD)
+                catch (final RuntimeException e)
                 {
-                    // wr.ud: the AH's handle in remote_addr, the remote QPN in compare_add, the remote Q_Key in rkey
-                    q.qp.postSendUd(List.of(new UdSendWr(new SendWr(id, op, sgl, set, 0, 0, imm, 0, 0, 0, null),
-                        s.get((int) remote, UdVerbs.AhInfo.class).ah(), (int) compareAdd, rkey)));
+                    if (DEBUG)
+                    {
+                        server.report("fabric: post_send refused: " + e);
+                    }
+                    sends.remove(id);
+                    PostRefusal.complete(this, s, q, wrId, opcode, e);
                 }
-                else
-                {
-                    MemoryVerbs.post(s, q.qp, new SendWr(id, op, sgl, set, remote, rkey, imm, compareAdd, swap, 0,
-                        null));
-                }
-                if (op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM || op == WrOpcode.SEND_WITH_INV)
-                {
-                    q.sendsToPlace.addLast(ps);
-                }
+            };
+            if (q.qp.type() == QpType.UD)
+            {
+                datagrams.hold(q, id, post);
             }
-            catch (final RuntimeException e)
+            else if (q.peerSeenConnected || !peerWait.holds(q))
             {
-                if (DEBUG)
-                {
-                    server.report("fabric: post_send refused: " + e);
-                }
-                sends.remove(id);
-                PostRefusal.complete(this, s, q, wrId, opcode, e);
+                post.run();
+            }
+            else
+            {
+                peerWait.park(q, post); // the peer, in another process, is not connected back yet
             }
         }
     }
@@ -245,7 +266,7 @@ final class Completions
     private long translate(final int deviceIndex, final int key, final long iova)
     {
         final Session.MrInfo m = server.mrs.get(Verbs.mrKey(deviceIndex, key));
-        return m == null ? iova : m.addr() + (iova - m.iova());
+        return m != null ? m.addr() + (iova - m.iova()) : server.windows.translate(server, deviceIndex, key, iova);
     }
 
     private record Done(Session.CqInfo cq, WorkCompletion wc)
@@ -255,8 +276,22 @@ final class Completions
     /** Time spent in the model (progress and polling) and in moving real bytes, for RNICSIM_FABRIC_STATS. */
     final FabricStats stats = new FabricStats();
 
-    /** Lets the device do all it can, moves the bytes of what succeeded, and queues every completion. */
+    /**
+     * Lets the device do all it can, moves the bytes of what succeeded, and queues every completion: in steps while
+     * UD QPs have datagrams waiting for their previous one ({@link DatagramSteps}).
+     */
     void run()
+    {
+        peerWait.release();
+        datagrams.postNext(sends::containsKey);
+        step();
+        while (datagrams.postNext(sends::containsKey))
+        {
+            step();
+        }
+    }
+
+    private void step()
     {
         final long t0 = FabricStats.wallNs();
         final long c0 = FabricStats.cpuNs();
@@ -306,6 +341,18 @@ final class Completions
                 placeSend(d.wc());
             }
         }
+        // 2b. a datagram no receive took in this step was dropped: its bytes are never placed (DatagramSteps)
+        for (final Done d : done)
+        {
+            if (!isRecv(d.wc()) && d.wc().status() == WcStatus.SUCCESS)
+            {
+                final PostedSend ps = sends.get(d.wc().wrId());
+                if (ps != null && ps.qp().qp.type() == QpType.UD)
+                {
+                    ps.qp().sendsToPlace.remove(ps);
+                }
+            }
+        }
         // 3. each RDMA WRITE and READ (and atomic) that succeeded
         for (final Done d : done)
         {
@@ -331,13 +378,20 @@ final class Completions
         final List<Object> cqs = new ArrayList<>();
         for (final Session.QpInfo q : server.qps.values())
         {
-            if (!cqs.contains(q.sendCq))
+            if (q.sendCq != null && !cqs.contains(q.sendCq))
             {
                 cqs.add(q.sendCq);
             }
-            if (!cqs.contains(q.recvCq))
+            if (q.recvCq != null && !cqs.contains(q.recvCq))
             {
                 cqs.add(q.recvCq);
+            }
+        }
+        for (final Session.CqInfo c : server.xrc.srqCqs())
+        {
+            if (!cqs.contains(c))
+            {
+                cqs.add(c); // an XRC SRQ's receives complete on its own CQ (an XRC_RECV QP has none)
             }
         }
         return cqs;
@@ -376,6 +430,7 @@ final class Completions
             len -= Datagrams.GRH_BYTES;
             final byte[] grh = Datagrams.grh(server.devices.get(sender.deviceIndex).gid(),
                 server.devices.get(rq.deviceIndex).gid(), len);
+            UdVerbs.asReceivedOn(server.devices.get(rq.deviceIndex), grh);
             MemorySegment.copy(grh, 0, server.memory.scratch(grh.length), ValueLayout.JAVA_BYTE, 0, grh.length);
             scatter(rq.session.pid, clip(dst, grh.length), "the GRH of receive wr_id " + pr.wrId(), rq);
             dst = skip(dst, Datagrams.GRH_BYTES);

@@ -61,6 +61,10 @@ public final class FabricServer implements AutoCloseable
     final Map<Long, Session.QpInfo> qps = new HashMap<>();
     /** Live MRs by device index (high 32 bits) and key, to turn an iova into the process's address. */
     final Map<Long, Session.MrInfo> mrs = new HashMap<>();
+    /** What the processes' XRC objects share (the files naming domains, the CQs of XRC SRQs). */
+    final XrcVerbs.Fabric xrc = new XrcVerbs.Fabric();
+    /** The memory windows of every process, to turn a window's rkey and iova into its MR's address. */
+    final WindowTranslation windows = new WindowTranslation();
     /** The model's strict checks (recycled keys that validate elsewhere, DMA to frames no longer mapped, hot-path
      * registration), attached when the first process in strict mode connects. */
     private dev.rnicsim.simnic.StrictChecker checker;

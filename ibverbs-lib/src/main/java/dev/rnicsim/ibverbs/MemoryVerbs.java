@@ -161,6 +161,7 @@ final class MemoryVerbs
     {
         final ProtectionDomain pd = s.get(pdHandle, ProtectionDomain.class);
         final MemoryWindow mw = pd.allocMw(type);
+        s.server.windows.add(mw);
         final int h = s.add(mw);
         return buf(8).putInt(0, h).putInt(4, mw.rkey());
     }

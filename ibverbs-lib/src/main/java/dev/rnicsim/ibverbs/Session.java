@@ -56,6 +56,8 @@ final class Session
         final ArrayDeque<Completions.PostedSend> sendsToPlace = new ArrayDeque<>();
         int peerDeviceIndex = -1;
         int peerQpNum = -1;
+        /** The peer QP was seen connected back to this one: its requests go to the model at once ({@link PeerWait}). */
+        boolean peerSeenConnected;
 
         QpInfo(final Session session, final int handle, final QueuePair qp, final int deviceIndex,
             final CqInfo sendCq, final CqInfo recvCq)

@@ -13,7 +13,7 @@ import java.util.List;
 
 /**
  * Shared receive queues on the simulated device: {@code ibv_create_srq}, {@code ibv_modify_srq} (the limit; a
- * resize is refused with EINVAL, as mlx5 refuses IB_SRQ_MAX_WR), {@code ibv_query_srq}, {@code ibv_destroy_srq}
+ * resize as the device's profile answers it, {@link #resize}), {@code ibv_query_srq}, {@code ibv_destroy_srq}
  * and the POST_SRQ_RECV doorbell. A receive of an SRQ completes on whichever QP took it; the data path finds that
  * QP by the completion's qp_num.
  *
@@ -58,14 +58,42 @@ final class SrqVerbs
         final int mask = p.getInt(4);
         if ((mask & SRQ_MAX_WR) != 0)
         {
-            throw new VerbsException("ibv_modify_srq", 22, "IBV_SRQ_MAX_WR: resizing an SRQ is not supported by this "
-                + "device (mlx5_ib_modify_srq refuses IB_SRQ_MAX_WR); create a larger SRQ instead");
+            resize(i, p.getInt(8), (mask & SRQ_LIMIT) != 0 ? p.getInt(12) : i.srq().query().srqLimit());
         }
         if ((mask & SRQ_LIMIT) != 0)
         {
             i.srq().modifyLimit(p.getInt(12));
         }
         return null;
+    }
+
+    /**
+     * IBV_SRQ_MAX_WR, as the device's driver answers it: a device without IBV_DEVICE_SRQ_RESIZE in its
+     * device_cap_flags refuses it with EINVAL (mlx5_ib_modify_srq and mlx4_ib_modify_srq return -EINVAL for
+     * IB_SRQ_MAX_WR); one with it (rxe, rdmavt) checks the new size (rxe_srq_chk_attr: EINVAL for 0, above max_srq_wr
+     * or below the limit) and would resize the queue, which the simulated SRQ cannot do yet: EOPNOTSUPP. Nothing
+     * changes in either case.
+     */
+    private void resize(final SrqInfo i, final int maxWr, final int limit)
+    {
+        final dev.rnicsim.simnic.SimDevice d = s.server.devices.get(i.deviceIndex());
+        final dev.rnicsim.verbs.DeviceAttributes a = d.profile().attributes();
+        if (!a.has(dev.rnicsim.verbs.DeviceCap.SRQ_RESIZE))
+        {
+            throw new VerbsException("ibv_modify_srq", 22, "IBV_SRQ_MAX_WR: " + s.server.hcaIds.get(i.deviceIndex())
+                + " (" + d.profile().name() + ") cannot resize an SRQ (no IBV_DEVICE_SRQ_RESIZE in device_cap_flags; "
+                + "its driver refuses IB_SRQ_MAX_WR with -EINVAL, as mlx5_ib_modify_srq does); create a larger SRQ "
+                + "instead; nothing changed");
+        }
+        if (maxWr <= 0 || maxWr > a.maxQpWr() || maxWr < limit)
+        {
+            throw new VerbsException("ibv_modify_srq", 22, "IBV_SRQ_MAX_WR: max_wr=" + maxWr + " must be 1.."
+                + a.maxQpWr() + " (max_srq_wr, the device's max_qp_wr) and not below srq_limit=" + limit
+                + " (rxe_srq_chk_attr); nothing changed");
+        }
+        throw new VerbsException("ibv_modify_srq", 95, "IBV_SRQ_MAX_WR: " + s.server.hcaIds.get(i.deviceIndex())
+            + " resizes SRQs (IBV_DEVICE_SRQ_RESIZE), but the simulated SRQ cannot be resized yet; create one with "
+            + "the max_wr you need; nothing changed"); // EOPNOTSUPP
     }
 
     ByteBuffer query(final int h)
@@ -79,6 +107,12 @@ final class SrqVerbs
         s.get(h, SrqInfo.class).srq().close();
         s.handles.set(h, null);
         return null;
+    }
+
+    /** @return the handle of an SRQ made elsewhere (an XRC SRQ, {@link XrcVerbs}), which the SRQ verbs then serve. */
+    int adopt(final SharedReceiveQueue srq, final int deviceIndex)
+    {
+        return s.add(new SrqInfo(srq, deviceIndex));
     }
 
     /** @return the SRQ of a handle, for a QP created with it. */

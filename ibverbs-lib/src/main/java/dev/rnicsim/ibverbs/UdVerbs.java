@@ -54,6 +54,22 @@ final class UdVerbs
         return null;
     }
 
+    /** The next header of a RoCE v2 packet's IPv6 header: UDP (IBA annex A17); IB and RoCE v1 carry 0x1B (BTH). */
+    private static final byte NEXT_HEADER_UDP = 17;
+
+    /**
+     * The GRH a receive buffer holds as the receiving port writes it: on an Ethernet port (RoCE v2, the GIDs
+     * {@code ibv_query_gid_type} reports) the IPv6 header's next header is UDP, so that {@code ibv_init_ah_from_wc}
+     * finds the GID of the right kind.
+     */
+    static void asReceivedOn(final SimDevice receiver, final byte[] grh)
+    {
+        if (receiver.profile().portAttributes().linkLayer() == dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET)
+        {
+            grh[6] = NEXT_HEADER_UDP;
+        }
+    }
+
     /** The address handle a UD send names by its handle. */
     AddressHandle ah(final int h)
     {

@@ -42,6 +42,7 @@ final class Verbs
     private final MemoryVerbs memory;
     private final SrqVerbs srqs;
     private final UdVerbs ud;
+    private final XrcVerbs xrc;
 
     Verbs(final Session session)
     {
@@ -49,6 +50,7 @@ final class Verbs
         this.memory = new MemoryVerbs(session, this);
         this.srqs = new SrqVerbs(session);
         this.ud = new UdVerbs(session);
+        this.xrc = new XrcVerbs(session);
     }
 
     /**
@@ -139,6 +141,9 @@ final class Verbs
             case Wire.OP_DESTROY_SRQ -> srqs.destroy(p.getInt(0));
             case Wire.OP_CREATE_AH -> ud.createAh(p);
             case Wire.OP_DESTROY_AH -> ud.destroyAh(p.getInt(0));
+            case Wire.OP_OPEN_XRCD -> xrc.open(p);
+            case Wire.OP_CLOSE_XRCD -> xrc.close(p.getInt(0));
+            case Wire.OP_CREATE_XRC_SRQ -> xrc.createSrq(p, srqs);
             case Wire.OP_QUERY_QP -> buf(8).putInt(0, s.get(p.getInt(0), Session.QpInfo.class).qp.state().ordinal());
             case Wire.OP_REG_MR -> regMr(p, site);
             case Wire.OP_DEREG_MR -> deregMr(p.getInt(0));
@@ -206,8 +211,7 @@ final class Verbs
         for (int i = 0; i < s.handles.size(); i++)
         {
             final Object o = s.handles.get(i);
-            if (o instanceof Session.QpInfo q && q.sendCq.cq() instanceof dev.rnicsim.simnic.SimCq cq
-                && cq.context() == c.context())
+            if (o instanceof Session.QpInfo q && q.qp.pd().context() == c.context())
             {
                 forgetQp(q);
                 s.handles.set(i, null);
@@ -411,10 +415,16 @@ final class Verbs
 
     private ByteBuffer createQp(final ByteBuffer p)
     {
+        final int typeCode = p.getInt(12);
+        if (typeCode == QpType.XRC_RECV.code())
+        {
+            return xrc.createRecvQp(p);
+        }
         final ProtectionDomain pd = s.get(p.getInt(0), ProtectionDomain.class);
         final Session.CqInfo scq = s.get(p.getInt(4), Session.CqInfo.class);
-        final Session.CqInfo rcq = s.get(p.getInt(8), Session.CqInfo.class);
-        final int typeCode = p.getInt(12);
+        // an XRC_SEND QP has no receive CQ (the kernel keeps none for XRC_INI)
+        final Session.CqInfo rcq = p.getInt(8) == 0 && typeCode == QpType.XRC_SEND.code() ? scq
+            : s.get(p.getInt(8), Session.CqInfo.class);
         QpType type = null;
         for (final QpType t : QpType.values())
         {
@@ -426,7 +436,7 @@ final class Verbs
         if (type == null)
         {
             throw new VerbsException("ibv_create_qp", 95, "QP type " + typeCode + " is not simulated through the "
-                + "library (RC, UC and UD are)"); // EOPNOTSUPP
+                + "library (RC, UC, UD, XRC_SEND and XRC_RECV are)"); // EOPNOTSUPP
         }
         final QpCap cap = new QpCap(p.getInt(24), p.getInt(28), p.getInt(32), p.getInt(36), p.getInt(40));
         // every work request is signalled to the model, so each one's outcome is known (see Completions)
@@ -556,6 +566,7 @@ final class Verbs
     /** Releases everything of a process that has gone, as the kernel does when it closes the device file. */
     void releaseAll()
     {
+        xrc.releaseAll();
         for (int i = 0; i < s.handles.size(); i++)
         {
             final Object o = s.handles.get(i);

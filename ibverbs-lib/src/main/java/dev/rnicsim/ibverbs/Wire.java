@@ -51,6 +51,11 @@ final class Wire
     static final int OP_POST_SRQ_RECV = 29;
     static final int OP_CREATE_AH = 30;
     static final int OP_DESTROY_AH = 31;
+    static final int OP_OPEN_XRCD = 60;
+    static final int OP_CLOSE_XRCD = 61;
+    static final int OP_CREATE_XRC_SRQ = 62;
+    /** {@code struct wire_xrc_wr}: after each request of an XRC_SEND QP, the remote SRQ number and a pad. */
+    static final int XRC_WR_BYTES = 8;
     static final int OP_WC = 100;
     static final int OP_DIAG = 101;
 

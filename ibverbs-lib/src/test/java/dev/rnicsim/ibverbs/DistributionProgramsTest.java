@@ -114,6 +114,51 @@ class DistributionProgramsTest
     }
 
     @Test
+    void ibvXsrqPingpongServerAndClientCompleteThroughXrcDomainsAndSrqs() throws Exception
+    {
+        // XRC: ibv_open_xrcd on a file, an XRC SRQ (ibv_create_srq_ex) and XRC_RECV and XRC_SEND QPs on each side;
+        // every SEND names the peer's SRQ number, which each side prints and the other reads
+        xsrqPingpong();
+    }
+
+    @Test
+    void ibvXsrqPingpongWaitsForItsReceivesOnACompletionChannel() throws Exception
+    {
+        xsrqPingpong("-e", "-n", "50");
+    }
+
+    private void xsrqPingpong(final String... options) throws Exception
+    {
+        Programs.require("ibv_xsrq_pingpong", "ibverbs-utils");
+        try (Programs p = new Programs(dir, "mlx5_0", DeviceProfiles.connectx5()))
+        {
+            final String port = String.valueOf(Programs.port());
+            final List<String> server = new ArrayList<>(List.of("ibv_xsrq_pingpong", "-p", port));
+            server.addAll(List.of(options));
+            final List<String> client = new ArrayList<>(server);
+            client.add("localhost");
+            final List<Programs.Run> runs = p.serverAndClient(server, client, "Couldn't connect");
+            final java.util.regex.Pattern local = java.util.regex.Pattern.compile(
+                "local: LID 0001, QPN RECV ([0-9a-f]{6}) SEND ([0-9a-f]{6}), PSN [0-9a-f]{6}, SRQN ([0-9a-f]{6})");
+            final String[] seenByPeer = new String[2];
+            for (int i = 0; i < 2; i++)
+            {
+                final Programs.Run r = runs.get(i);
+                assertThat(r.exitCode()).as(r.both()).isZero();
+                assertThat(r.both()).doesNotContain("Couldn't").doesNotContain("error").doesNotContain("Failed");
+                assertThat(r.out()).endsWith("success\n");
+                final java.util.regex.Matcher m = local.matcher(r.out());
+                assertThat(m.find()).as(r.out()).isTrue();
+                assertThat(m.group(3)).as("an XRC SRQ number (ibv_get_srq_num)").isNotEqualTo("000000");
+                seenByPeer[1 - i] = "remote: LID 0001, QPN RECV " + m.group(1) + " SEND " + m.group(2);
+            }
+            // each side connected to the QPs the other created
+            assertThat(runs.get(0).out()).contains(seenByPeer[0]);
+            assertThat(runs.get(1).out()).contains(seenByPeer[1]);
+        }
+    }
+
+    @Test
     void ibvUcPingpongServerAndClientComplete() throws Exception
     {
         pingpong("ibv_uc_pingpong", "8192000 bytes in");
@@ -185,6 +230,19 @@ class DistributionProgramsTest
     void perftestSendLatencyReportsItsTable() throws Exception
     {
         perftest("ib_send_lat", "t_avg[usec]", "-s", "2", "-n", "200");
+    }
+
+    @Test
+    void perftestSendLatencyOverXrcReportsItsTable() throws Exception
+    {
+        // -c XRC: XRC domains, SRQs and QPs, and ibv_wr_set_xrc_srqn in the ibv_wr_* API perftest posts with
+        perftest("ib_send_lat", "t_avg[usec]", "-c", "XRC", "-s", "2", "-n", "200");
+    }
+
+    @Test
+    void perftestWriteBandwidthOverXrcReportsItsTable() throws Exception
+    {
+        perftest("ib_write_bw", "BW average[MB/sec]", "-c", "XRC", "-s", "65536", "-n", "200");
     }
 
     private void perftest(final String program, final String column, final String... args) throws Exception
