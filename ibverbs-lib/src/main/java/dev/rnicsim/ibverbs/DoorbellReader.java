@@ -29,9 +29,16 @@ final class DoorbellReader implements AutoCloseable
     DoorbellReader(final SocketChannel channel) throws IOException
     {
         this.channel = channel;
-        channel.configureBlocking(false);
-        this.selector = Selector.open();
-        channel.register(selector, SelectionKey.OP_READ);
+        if (SPIN_NS > 0)
+        {
+            channel.configureBlocking(false);
+            this.selector = Selector.open();
+            channel.register(selector, SelectionKey.OP_READ);
+        }
+        else
+        {
+            this.selector = null; // a blocking read sleeps at once
+        }
     }
 
     /**
@@ -41,7 +48,11 @@ final class DoorbellReader implements AutoCloseable
      */
     int read(final ByteBuffer in) throws IOException
     {
-        final long until = SPIN_NS > 0 ? System.nanoTime() + SPIN_NS : 0;
+        if (selector == null)
+        {
+            return channel.read(in);
+        }
+        final long until = System.nanoTime() + SPIN_NS;
         try
         {
             while (true)
@@ -51,7 +62,7 @@ final class DoorbellReader implements AutoCloseable
                 {
                     return n;
                 }
-                if (SPIN_NS > 0 && System.nanoTime() < until)
+                if (System.nanoTime() < until)
                 {
                     Thread.yield();
                     continue;
@@ -93,7 +104,10 @@ final class DoorbellReader implements AutoCloseable
     {
         try
         {
-            selector.close();
+            if (selector != null)
+            {
+                selector.close();
+            }
         }
         catch (final IOException e)
         {
