@@ -106,8 +106,8 @@ void rnicsim_unregister_qp(struct sim_qp *qp)
 
 static int write_all(const struct iovec *iov_in, int iovcnt)
 {
-	struct iovec iov[16];
-	if (iovcnt > 16)
+	struct iovec iov[2 * CARRY_MAX_SEGS + 2];
+	if (iovcnt > 2 * CARRY_MAX_SEGS + 2)
 		return EINVAL;
 	memcpy(iov, iov_in, iovcnt * sizeof(*iov));
 	int i = 0;
@@ -151,6 +151,8 @@ static void handle_message(const struct wire_hdr *h, const char *payload, size_t
 			if (!(w[i].flags & WIRE_WC_HIDDEN) && w[i].cq < cqs_cap && cqs[w[i].cq])
 				rnicsim_cq_push(cqs[w[i].cq], &w[i]);
 		}
+	} else if (h->op == OP_PLACE) {
+		rnicsim_place(payload, len);
 	} else if (h->op == OP_DIAG) {
 		fprintf(stderr, "%.*s", (int)len, payload);
 		fflush(stderr);

@@ -74,25 +74,29 @@ static int check_send(struct sim_qp *q, struct ibv_send_wr *wr, unsigned queued)
 	return 0;
 }
 
-int rnicsim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+/* Builds the doorbell of a chain of send work requests and rings it; *carry_fault when the send buffers of the
+ * requests that carry their bytes could not be read (nothing was sent: ring again without carrying). */
+static int post_send(struct sim_qp *q, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr, int carry,
+		     int *carry_fault)
 {
-	struct sim_qp *q = (struct sim_qp *)qp;
 	int e = 0;
-	rnicsim_lock();
 	size_t off = sizeof(struct wire_hdr) + sizeof(struct wire_post);
 	unsigned count = 0;
+	struct rnicsim_carry carried = {.n = 0};
 	for (struct ibv_send_wr *w = wr; w; w = w->next) {
 		e = check_send(q, w, count);
 		if (e) {
 			*bad_wr = w;
 			break;
 		}
-		uint32_t inline_len = 0;
+		uint32_t inline_len = 0, carry_len = 0;
 		if (w->send_flags & IBV_SEND_INLINE)
 			for (int i = 0; i < w->num_sge; i++)
 				inline_len += w->sg_list[i].length;
-		reserve(off + sizeof(struct wire_send_wr) + w->num_sge * sizeof(struct wire_sge) + inline_len + 8 +
-			sizeof(struct wire_xrc_wr));
+		else if (carry)
+			carry_len = rnicsim_carry_len(w, off, &carried);
+		reserve(off + sizeof(struct wire_send_wr) + w->num_sge * sizeof(struct wire_sge) + inline_len + carry_len +
+			8 + sizeof(struct wire_xrc_wr));
 		struct wire_send_wr *s = (struct wire_send_wr *)(msg + off);
 		memset(s, 0, sizeof(*s));
 		s->wr_id = w->wr_id;
@@ -101,6 +105,10 @@ int rnicsim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send
 		s->num_sge = w->num_sge;
 		s->imm_data = w->imm_data;
 		s->inline_len = inline_len;
+		if (carry_len) {
+			s->send_flags |= WIRE_SEND_CARRIED;
+			s->inline_len = carry_len;
+		}
 		if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 			s->remote_addr = w->wr.atomic.remote_addr;
 			s->rkey = w->wr.atomic.rkey;
@@ -132,6 +140,12 @@ int rnicsim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send
 			}
 			while (off % 8)
 				msg[off++] = 0;
+		} else if (carry_len) {
+			/* the doorbell's writev reads these bytes from the send buffers themselves */
+			rnicsim_carry_add(&carried, off, w);
+			off += carry_len;
+			while (off % 8)
+				msg[off++] = 0;
 		}
 		if (q->qpx.qp_base.qp_type == IBV_QPT_XRC_SEND) {
 			/* the XRC SRQ at the target that takes this request (the XRCETH) */
@@ -148,7 +162,12 @@ int rnicsim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send
 		p->count = count;
 		struct iovec iov[2] = {{msg, sizeof(struct wire_hdr)}, {msg + sizeof(struct wire_hdr),
 									off - sizeof(struct wire_hdr)}};
-		int we = rnicsim_doorbell(OP_POST_SEND, iov, 2);
+		int we = carried.n ? rnicsim_carry_doorbell(OP_POST_SEND, msg, off, &carried)
+				   : rnicsim_doorbell(OP_POST_SEND, iov, 2);
+		if (we == EFAULT && carried.n) {
+			*carry_fault = 1; /* a send buffer is not mapped: the device, not this library, is to find out */
+			return e;
+		}
 		if (we && !e) {
 			e = we;
 			*bad_wr = wr;
@@ -157,6 +176,17 @@ int rnicsim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send
 			rnicsim_sends_posted(count);
 		}
 	}
+	return e;
+}
+
+int rnicsim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	struct sim_qp *q = (struct sim_qp *)qp;
+	int carry_fault = 0;
+	rnicsim_lock();
+	int e = post_send(q, wr, bad_wr, 1, &carry_fault);
+	if (carry_fault)
+		e = post_send(q, wr, bad_wr, 0, &carry_fault);
 	rnicsim_unlock();
 	return e;
 }

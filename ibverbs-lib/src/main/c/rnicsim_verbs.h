@@ -130,4 +130,19 @@ int rnicsim_socket(void);
 
 uint32_t rnicsim_ah_handle(struct ibv_ah *ah);
 
+/* carry.c: the bytes of small SENDs and WRITEs in the doorbell, and of received SENDs in PLACE messages */
+#define CARRY_MAX_BYTES 512	     /* a work request this long or shorter carries its bytes */
+#define CARRY_MAX_SEGS 32	     /* SGEs carried in one doorbell message */
+#define CARRY_MAX_MSG_BYTES 16384 /* no carrying past this offset: the message stays in one socket buffer */
+struct rnicsim_carry {
+	size_t at[CARRY_MAX_SEGS]; /* where in the message each SGE's bytes go */
+	void *addr[CARRY_MAX_SEGS];
+	size_t len[CARRY_MAX_SEGS];
+	unsigned n;
+};
+uint32_t rnicsim_carry_len(const struct ibv_send_wr *w, size_t msg_off, const struct rnicsim_carry *c);
+void rnicsim_carry_add(struct rnicsim_carry *c, size_t at, const struct ibv_send_wr *w);
+int rnicsim_carry_doorbell(uint16_t op, char *msg, size_t len, const struct rnicsim_carry *c);
+void rnicsim_place(const char *payload, size_t len);
+
 #endif

@@ -55,6 +55,7 @@ enum rnicsim_op {
 	OP_CREATE_XRC_SRQ = 62,
 	OP_WC = 100,
 	OP_DIAG = 101,
+	OP_PLACE = 102,
 };
 
 struct wire_hdr {
@@ -181,7 +182,10 @@ struct wire_modify_qp {
 	uint32_t pad;
 };
 
-/* POST_SEND: wire_post, then per work request wire_send_wr, its SGEs, its inline bytes rounded up to 8. */
+/* POST_SEND: wire_post, then per work request wire_send_wr, its SGEs, its inline bytes rounded up to 8. A SEND or
+ * RDMA WRITE flagged WIRE_SEND_CARRIED in send_flags carries the bytes of its SGEs in the same place (inline_len of
+ * them), read by the library at post; its SGEs stay what the program gave (carry.c). */
+#define WIRE_SEND_CARRIED 0x80000000u
 struct wire_post {
 	uint32_t qp;
 	uint32_t count;
@@ -319,6 +323,22 @@ struct wire_wc {
 	uint32_t pad;
 };
 
+/* PLACE: the bytes of a SEND the model delivered to a receive of this process, sent just before the receive's
+ * completion: wire_place, count wire_range (the receive buffer's addresses in this process), then their bytes in
+ * order. The library writes them before the completion can be polled (carry.c). */
+struct wire_place {
+	uint64_t wr_id; /* the receive's, for strict mode's report */
+	uint32_t count;
+	uint32_t pad;
+};
+
+struct wire_range {
+	uint64_t addr;
+	uint64_t length;
+};
+
+_Static_assert(sizeof(struct wire_place) == 16, "wire_place");
+_Static_assert(sizeof(struct wire_range) == 16, "wire_range");
 _Static_assert(sizeof(struct wire_hdr) == 16, "wire_hdr");
 _Static_assert(sizeof(struct wire_hello) == 32, "wire_hello");
 _Static_assert(sizeof(struct wire_device) == 80, "wire_device");

@@ -38,9 +38,11 @@ import java.util.Set;
  */
 final class Completions
 {
-    /** A posted send-queue request, as the program gave it (addresses translated to the process's own). */
+    /** A posted send-queue request, as the program gave it (addresses translated to the process's own); carried:
+     * its bytes as the doorbell brought them (inline data, or a small request's gather list read at post by the
+     * library, see {@link CarriedBytes}), null when the server reads them from the process. */
     record PostedSend(Session.QpInfo qp, long wrId, boolean signaled, int opcode, List<ProcessMemory.Range> local,
-        byte[] inline, long remoteAddr, int rkey, long compareAdd, long swap)
+        byte[] carried, long remoteAddr, int rkey, long compareAdd, long swap)
     {
     }
 
@@ -150,9 +152,16 @@ final class Completions
                 inline = new byte[inlineLen];
                 p.get(at, inline);
                 at += (inlineLen + 7) & ~7;
-                // the model copies inline data at post from its twin of the process: give it a page it has
-                sgl.clear();
-                sgl.add(new Sge(s.inlineScratch(inlineLen), inlineLen, 0));
+                if ((flags & Wire.SEND_CARRIED) != 0)
+                {
+                    inline = CarriedBytes.usable(sgl, local, inline) ? inline : null;
+                }
+                else
+                {
+                    // the model copies inline data at post from its twin of the process: give it a page it has
+                    sgl.clear();
+                    sgl.add(new Sge(s.inlineScratch(inlineLen), inlineLen, 0));
+                }
             }
             final boolean xrc = q.qp.type() == QpType.XRC_SEND;
             final int remoteSrqn = xrc ? p.getInt(at) : 0;
@@ -424,13 +433,23 @@ final class Completions
         final PostedSend ps = sender.sendsToPlace.removeFirst();
         List<ProcessMemory.Range> dst = pr.local();
         long len = wc.byteLen();
-        if (ud && wc.withGrh() && len >= Datagrams.GRH_BYTES)
+        final boolean withGrh = ud && wc.withGrh() && len >= Datagrams.GRH_BYTES;
+        final byte[] grh = withGrh ? Datagrams.grh(server.devices.get(sender.deviceIndex).gid(),
+            server.devices.get(rq.deviceIndex).gid(), len - Datagrams.GRH_BYTES) : null;
+        if (grh != null)
+        {
+            UdVerbs.asReceivedOn(server.devices.get(rq.deviceIndex), grh);
+        }
+        if (ps.carried() != null && CarriedBytes.place(rq.session, pr.wrId(), dst, grh, ps.carried(),
+            withGrh ? len - Datagrams.GRH_BYTES : len))
+        {
+            dirty.add(rq.session);
+            return; // the receiving library writes them before the completion that follows
+        }
+        if (withGrh)
         {
             // a UD receive starts with the 40-byte GRH, then the payload (ibv_post_recv(3))
             len -= Datagrams.GRH_BYTES;
-            final byte[] grh = Datagrams.grh(server.devices.get(sender.deviceIndex).gid(),
-                server.devices.get(rq.deviceIndex).gid(), len);
-            UdVerbs.asReceivedOn(server.devices.get(rq.deviceIndex), grh);
             MemorySegment.copy(grh, 0, server.memory.scratch(grh.length), ValueLayout.JAVA_BYTE, 0, grh.length);
             scatter(rq.session.pid, clip(dst, grh.length), "the GRH of receive wr_id " + pr.wrId(), rq);
             dst = skip(dst, Datagrams.GRH_BYTES);
@@ -460,7 +479,7 @@ final class Completions
         return null;
     }
 
-    private static List<ProcessMemory.Range> skip(final List<ProcessMemory.Range> ranges, final long bytes)
+    static List<ProcessMemory.Range> skip(final List<ProcessMemory.Range> ranges, final long bytes)
     {
         final List<ProcessMemory.Range> out = new ArrayList<>(ranges.size());
         long left = bytes;
@@ -480,10 +499,10 @@ final class Completions
     /** The source bytes of a request into the scratch buffer: its inline data, or its gather list. */
     private boolean fill(final PostedSend ps, final long len)
     {
-        if (ps.inline() != null)
+        if (ps.carried() != null)
         {
-            MemorySegment.copy(ps.inline(), 0, server.memory.scratch(ps.inline().length), ValueLayout.JAVA_BYTE, 0,
-                (int) Math.min(len, ps.inline().length));
+            MemorySegment.copy(ps.carried(), 0, server.memory.scratch(ps.carried().length), ValueLayout.JAVA_BYTE, 0,
+                (int) Math.min(len, ps.carried().length));
             return true;
         }
         final List<ProcessMemory.Range> src = clip(ps.local(), len);
@@ -517,7 +536,7 @@ final class Completions
         }
     }
 
-    private static List<ProcessMemory.Range> clip(final List<ProcessMemory.Range> ranges, final long len)
+    static List<ProcessMemory.Range> clip(final List<ProcessMemory.Range> ranges, final long len)
     {
         final List<ProcessMemory.Range> out = new ArrayList<>(ranges.size());
         long left = len;
@@ -544,7 +563,7 @@ final class Completions
             return;
         }
         final long remote = translate(q.peerDeviceIndex, ps.rkey(), ps.remoteAddr());
-        final long len = ps.inline() != null ? ps.inline().length : ProcessMemory.total(ps.local());
+        final long len = ps.carried() != null ? ps.carried().length : ProcessMemory.total(ps.local());
         if (ps.opcode() == IBV_WR_CMP_SWP || ps.opcode() == IBV_WR_FETCH_ADD)
         {
             atomic(ps, peer, remote);

@@ -83,6 +83,7 @@ final class Session
     private long busyCpuNs;
     final FabricServer server;
     private final SocketChannel channel;
+    private final DoorbellReader doorbells;
     final List<Object> handles = new ArrayList<>();
     int pid;
     boolean strict;
@@ -97,6 +98,7 @@ final class Session
         channel.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
         channel.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
         handles.add(null); // handle 0 is never valid
+        this.doorbells = new DoorbellReader(channel);
         this.verbs = new Verbs(this);
     }
 
@@ -141,7 +143,7 @@ final class Session
         {
             while (true)
             {
-                if (channel.read(in) < 0)
+                if (doorbells.read(in) < 0)
                 {
                     break;
                 }
@@ -262,7 +264,10 @@ final class Session
         {
             while (out.hasRemaining())
             {
-                channel.write(out);
+                if (channel.write(out) == 0)
+                {
+                    Thread.yield(); // the process's socket buffer is full: it reads as it polls
+                }
             }
         }
         catch (final IOException e)
@@ -274,6 +279,7 @@ final class Session
 
     void closeChannel()
     {
+        doorbells.close();
         try
         {
             channel.close();

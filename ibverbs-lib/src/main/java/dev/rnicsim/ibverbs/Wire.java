@@ -58,6 +58,8 @@ final class Wire
     static final int XRC_WR_BYTES = 8;
     static final int OP_WC = 100;
     static final int OP_DIAG = 101;
+    /** The bytes of a SEND for a receive of the process, before the receive's completion ({@link CarriedBytes}). */
+    static final int OP_PLACE = 102;
 
     /** {@code struct wire_device}: name[64], node GUID (big-endian), node type, transport. */
     static final int DEVICE_BYTES = 80;
@@ -67,6 +69,12 @@ final class Wire
     static final int RECV_WR_BYTES = 16;
     /** {@code struct wire_sge}: addr, length, lkey. */
     static final int SGE_BYTES = 16;
+    /** {@code WIRE_SEND_CARRIED} in a work request's send_flags: the bytes of its SGEs follow, as inline data does. */
+    static final int SEND_CARRIED = 0x8000_0000;
+    /** {@code struct wire_place}: the receive's wr_id, the count of ranges, padding. */
+    static final int PLACE_BYTES = 16;
+    /** {@code struct wire_range}: address, length. */
+    static final int RANGE_BYTES = 16;
     /** {@code struct wire_wc}. */
     static final int WC_BYTES = 56;
     /** {@code WIRE_WC_HIDDEN}: an unsignaled success, which frees a send queue slot and never reaches the CQ. */
