@@ -77,6 +77,9 @@ public final class FabricServer implements AutoCloseable
         this.socketPath = socketPath;
         this.log = log;
         this.host = fabric.addHost("host", HostConfig.builder().build());
+        // the real bytes move between the real processes (ProcessMemory) after the model's verdict: the model checks,
+        // counts and prices every packet and chunk, and copies no byte of its own
+        host.host().physicalMemory().bytesElsewhere(true);
         for (final DeviceSpec s : specs)
         {
             devices.add(host.addDevice("sim:host/" + s.hcaId(), s.profile()));
