@@ -64,6 +64,10 @@ public final class FabricServer implements AutoCloseable
     /** The model's strict checks (recycled keys that validate elsewhere, DMA to frames no longer mapped, hot-path
      * registration), attached when the first process in strict mode connects. */
     private dev.rnicsim.simnic.StrictChecker checker;
+    /** Compiles the data path while the fabric waits for its first work request (RNICSIM_FABRIC_WARMUP=0: not). */
+    final FabricWarmUp warmUp;
+    /** The warm-up's thread, or null when it is off. */
+    final Thread warmUpThread;
     private final Path socketPath;
     private final ServerSocketChannel server;
     private final PrintStream log;
@@ -85,6 +89,9 @@ public final class FabricServer implements AutoCloseable
             devices.add(host.addDevice("sim:host/" + s.hcaId(), s.profile()));
             hcaIds.add(s.hcaId());
         }
+        warmUp = new FabricWarmUp(specs.get(0).profile());
+        warmUpThread = "0".equals(System.getenv("RNICSIM_FABRIC_WARMUP")) ? null
+            : Thread.ofPlatform().daemon().name("rnicsim-fabric-warm-up").start(warmUp);
         Files.deleteIfExists(socketPath);
         server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         server.bind(UnixDomainSocketAddress.of(socketPath));
