@@ -38,7 +38,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * {@code ib_write_bw}: one host, one {@link DeviceProfiles#connectx5()} device, two processes, both MRs registered
  * with or without IBV_ACCESS_RELAXED_ORDERING. With it, the device places the WRITE as 256 chunks of 256 bytes in a
  * seeded random order (dev.rnicsim.dma.WriteOrdering); without it, as page-sized copies. The strict WRITE is the
- * baseline measured in the same run: the ratio is what relaxed ordering costs the simulator.
+ * baseline measured in the same run: the ratio is what relaxed ordering costs the simulator. With {@code
+ * bytesElsewhere} the host's memory checks every access and moves no byte, as in the fabric server.
  *
  * <p><b>Unit.</b> Microseconds per WRITE (post, engine, completion, poll) on one thread, average time.
  *
@@ -59,6 +60,14 @@ public class RelaxedWriteBenchmark
     /** Whether both MRs ask for IBV_ACCESS_RELAXED_ORDERING. */
     @Param({"true", "false"})
     public boolean relaxedOrdering;
+
+    /**
+     * Whether the host's memory keeps the DMA's bytes (false) or only checks the accesses, as the fabric server of
+     * {@code rnicsim exec} runs it, where the real bytes move between the real processes (PhysicalMemory
+     * bytesElsewhere).
+     */
+    @Param({"false", "true"})
+    public boolean bytesElsewhere;
 
     private QueuePair writer;
     private CompletionQueue cq;
@@ -91,6 +100,7 @@ public class RelaxedWriteBenchmark
             sourceAccess.add(Access.RELAXED_ORDERING);
             targetAccess.add(Access.RELAXED_ORDERING);
         }
+        host.host().physicalMemory().bytesElsewhere(bytesElsewhere);
         final MemoryRegion sourceMr = pdA.regMr(source, MESSAGE_BYTES, sourceAccess);
         final MemoryRegion targetMr = pdB.regMr(dest, MESSAGE_BYTES, targetAccess);
         write = SendWr.write(1, List.of(new Sge(source, MESSAGE_BYTES, sourceMr.lkey())), dest, targetMr.rkey());

@@ -12,6 +12,9 @@ import java.util.List;
  */
 final class Placement
 {
+    /** The bytes of every chunk read from a source that keeps no DMA bytes (a chunk is at most this long). */
+    private static final byte[] ZERO_CHUNK = new byte[WriteOrdering.CHUNK_BYTES];
+
     private final DmaEngine engine;
 
     Placement(final DmaEngine engine)
@@ -82,23 +85,33 @@ final class Placement
     /**
      * Reads the source (a walk or bytes) in chunks of at most {@link WriteOrdering#CHUNK_BYTES} that never cross an
      * MR page or segment of the destination, and hands them to the destination's ordering to place. The source is
-     * read once, page run by page run, into one array the chunks are views of.
+     * read once, page run by page run, into one array the chunks are views of; a source whose memory keeps no DMA
+     * bytes ({@code PhysicalMemory.bytesElsewhere}) is only checked, and its chunks are views of one array of zeros.
      */
     void placeInChunks(final Walk src, final byte[] data, final Walk dst, final long length,
         final WriteOrdering ordering, final boolean relaxed)
     {
         final byte[] bytes;
         int[] srcRunEnds = null;
+        // a source that keeps no DMA bytes reads as zeros: its chunks share one array of zeros
+        final boolean zeros = src != null && src.port.memory().bytesElsewhere();
         if (src != null)
         {
-            bytes = new byte[(int)length];
+            bytes = zeros ? ZERO_CHUNK : new byte[(int)length];
             srcRunEnds = new int[8];
             int runs = 0;
             int read = 0;
             while (read < length)
             {
                 final int n = (int)Math.min(src.run(), length - read);
-                src.port.memory().read(src.phys(), bytes, read, n);
+                if (zeros)
+                {
+                    src.port.memory().checkDma(src.phys(), n, false);
+                }
+                else
+                {
+                    src.port.memory().read(src.phys(), bytes, read, n);
+                }
                 engine.observe(src.port, src.key(), src.addr, src.phys(), n, false);
                 src.advance(n);
                 read += n;
@@ -133,7 +146,7 @@ final class Placement
                     }
                     n = Math.min(n, srcRunEnds[srcRun] - done - at);
                 }
-                chunks.add(ordering.chunk(dst.port.memory(), phys + at, bytes, done + at, n));
+                chunks.add(ordering.chunk(dst.port.memory(), phys + at, bytes, zeros ? 0 : done + at, n));
                 at += n;
             }
             dst.advance(dstRun);

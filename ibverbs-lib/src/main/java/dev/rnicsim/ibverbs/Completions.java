@@ -119,6 +119,7 @@ final class Completions
     /** POST_SEND: wire_post, then per request wire_send_wr, its SGEs, its inline bytes rounded up to 8. */
     void postSend(final Session s, final ByteBuffer p)
     {
+        server.warmUp.stop();
         final Session.QpInfo q = s.get(p.getInt(0), Session.QpInfo.class);
         final int count = p.getInt(4);
         int at = 8;

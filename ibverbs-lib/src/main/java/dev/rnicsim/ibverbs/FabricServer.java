@@ -68,6 +68,10 @@ public final class FabricServer implements AutoCloseable
     /** The model's strict checks (recycled keys that validate elsewhere, DMA to frames no longer mapped, hot-path
      * registration), attached when the first process in strict mode connects. */
     private dev.rnicsim.simnic.StrictChecker checker;
+    /** Compiles the data path while the fabric waits for its first work request (RNICSIM_FABRIC_WARMUP=0: not). */
+    final FabricWarmUp warmUp;
+    /** The warm-up's thread, or null when it is off. */
+    final Thread warmUpThread;
     private final Path socketPath;
     private final ServerSocketChannel server;
     private final PrintStream log;
@@ -81,11 +85,17 @@ public final class FabricServer implements AutoCloseable
         this.socketPath = socketPath;
         this.log = log;
         this.host = fabric.addHost("host", HostConfig.builder().build());
+        // the real bytes move between the real processes (ProcessMemory) after the model's verdict: the model checks,
+        // counts and prices every packet and chunk, and copies no byte of its own
+        host.host().physicalMemory().bytesElsewhere(true);
         for (final DeviceSpec s : specs)
         {
             devices.add(host.addDevice("sim:host/" + s.hcaId(), s.profile()));
             hcaIds.add(s.hcaId());
         }
+        warmUp = new FabricWarmUp(specs.get(0).profile());
+        warmUpThread = "0".equals(System.getenv("RNICSIM_FABRIC_WARMUP")) ? null
+            : Thread.ofPlatform().daemon().name("rnicsim-fabric-warm-up").start(warmUp);
         Files.deleteIfExists(socketPath);
         server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         server.bind(UnixDomainSocketAddress.of(socketPath));

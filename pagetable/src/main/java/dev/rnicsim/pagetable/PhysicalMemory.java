@@ -28,6 +28,8 @@ public final class PhysicalMemory
     public static final long DEVICE_MEMORY_BASE = 1L << 48;
     private final java.util.List<DeviceMemory> deviceMemories = new java.util.ArrayList<>();
     private long nextDeviceBase = DEVICE_MEMORY_BASE;
+    /** True when the bytes a device's DMA moves live elsewhere: see {@link #bytesElsewhere(boolean)}. */
+    private boolean bytesElsewhere;
 
     PhysicalMemory(final HostConfig config)
     {
@@ -240,6 +242,56 @@ public final class PhysicalMemory
     }
 
     /**
+     * Sets whether the bytes a device's DMA moves in this host's RAM live elsewhere. In that mode {@link #read},
+     * {@link #write} and {@link #copy} make every check they make otherwise (the range inside RAM, no free frame, no
+     * write to the shared zero page: the same errors for the same addresses) but move no byte: a read gives zeros and a
+     * write is dropped. It is for a model whose real bytes are moved by someone else after the model's verdict:
+     * {@code rnicsim exec}'s fabric server checks, counts and prices every packet with the model, and moves the bytes
+     * between the real processes with {@code process_vm_readv}/{@code process_vm_writev}; a copy inside the model
+     * would serve no one there. The CPU's own accesses (a process's loads and stores through its page table) and
+     * device memory ({@link #attachDeviceMemory}) keep their bytes.
+     *
+     * @param elsewhere true to move no DMA bytes from now on; false (the default) to keep them.
+     */
+    public void bytesElsewhere(final boolean elsewhere)
+    {
+        this.bytesElsewhere = elsewhere;
+    }
+
+    /**
+     * @return true when a device's DMA reads give zeros and its writes are dropped after their checks ({@link
+     * #bytesElsewhere(boolean)}).
+     */
+    public boolean bytesElsewhere()
+    {
+        return bytesElsewhere;
+    }
+
+    /**
+     * Makes the checks a device's DMA read or write of a range makes ({@link #read}, {@link #write}) and moves no
+     * byte: for a caller that knows the memory keeps no DMA bytes ({@link #bytesElsewhere(boolean)}) and so has no
+     * bytes to give or take.
+     *
+     * @param physAddr    first physical address.
+     * @param lengthBytes bytes of the access.
+     * @param write       true for a write (the shared zero page is refused), false for a read.
+     * @throws KernelException EFAULT as {@link #read} or {@link #write} would throw it.
+     */
+    public void checkDma(final long physAddr, final int lengthBytes, final boolean write)
+    {
+        if (physAddr >= DEVICE_MEMORY_BASE)
+        {
+            deviceMemory(physAddr, lengthBytes);
+            return;
+        }
+        checkPhysRange(physAddr, lengthBytes);
+        if (write)
+        {
+            checkNotZeroPage(physAddr, lengthBytes);
+        }
+    }
+
+    /**
      * Reads bytes by physical address, as a device's DMA read would.
      *
      * @param physAddr  first physical address.
@@ -259,6 +311,11 @@ public final class PhysicalMemory
         }
         checkBuffer(dst, dstOffset, length);
         checkPhysRange(physAddr, length);
+        if (bytesElsewhere)
+        {
+            java.util.Arrays.fill(dst, dstOffset, dstOffset + length, (byte)0);
+            return;
+        }
         long addr = physAddr;
         int done = 0;
         while (done < length)
@@ -292,11 +349,10 @@ public final class PhysicalMemory
         }
         checkBuffer(src, srcOffset, length);
         checkPhysRange(physAddr, length);
-        if (length > 0 && zeroPfn >= physAddr >>> FRAME_SHIFT && zeroPfn <= (physAddr + length - 1) >>> FRAME_SHIFT)
+        checkNotZeroPage(physAddr, length);
+        if (bytesElsewhere)
         {
-            throw new KernelException(Errno.EFAULT, "physical range 0x" + Long.toHexString(physAddr) + "+" + length
-                + " covers the shared zero page, which is read-only"
-                + "; never write to the shared zero page (touch the page for write first to get a private frame)");
+            return;
         }
         long addr = physAddr;
         int done = 0;
@@ -348,6 +404,16 @@ public final class PhysicalMemory
                 + lengthBytes + " covers the shared zero page, which is read-only"
                 + "; never write to the shared zero page (touch the page for write first to get a private frame)");
         }
+        if (dst.bytesElsewhere)
+        {
+            return;
+        }
+        if (src.bytesElsewhere)
+        {
+            // the source reads as zeros: write them, checked as any write
+            dst.write(dstAddr, new byte[lengthBytes], 0, lengthBytes);
+            return;
+        }
         long s = srcAddr;
         long d = dstAddr;
         int done = 0;
@@ -369,6 +435,16 @@ public final class PhysicalMemory
             done += chunk;
             s += chunk;
             d += chunk;
+        }
+    }
+
+    private void checkNotZeroPage(final long physAddr, final int length)
+    {
+        if (length > 0 && zeroPfn >= physAddr >>> FRAME_SHIFT && zeroPfn <= (physAddr + length - 1) >>> FRAME_SHIFT)
+        {
+            throw new KernelException(Errno.EFAULT, "physical range 0x" + Long.toHexString(physAddr) + "+" + length
+                + " covers the shared zero page, which is read-only"
+                + "; never write to the shared zero page (touch the page for write first to get a private frame)");
         }
     }
 

@@ -289,6 +289,42 @@ class PhysicalMemoryTest
         assertErrno(Errno.EFAULT, () -> host.physicalMemory().read(-4096, new byte[8], 0, 8));
     }
 
+    @Test
+    void shouldCheckEveryDmaAccessAndMoveNoByteWhenTheBytesLiveElsewhere()
+    {
+        final Host host = host(HostConfig.builder().physicalMemoryBytes(256 * MIB));
+        final PhysicalMemory pm = host.physicalMemory();
+        final UserProcess p = host.spawn("app");
+        final long va = p.mmapAnonymous(2 * FRAME);
+        p.write(va, new byte[] {7, 7, 7});
+        p.touch(va + FRAME, FRAME, true);
+        final long phys = p.translate(va);
+        final Host other = host(HostConfig.builder().physicalMemoryBytes(256 * MIB));
+        final UserProcess q = other.spawn("peer");
+        final long qva = q.mmapAnonymous(FRAME);
+        q.write(qva, new byte[] {5, 5, 5});
+
+        pm.bytesElsewhere(true);
+        pm.write(phys + FRAME, new byte[] {1, 2}, 0, 2);
+        final byte[] back = {9, 9, 9};
+        pm.read(phys, back, 0, 3);
+        PhysicalMemory.copy(other.physicalMemory(), q.translate(qva), pm, phys + FRAME, 3);
+        pm.checkDma(phys, 2 * FRAME, true);
+
+        assertThat(pm.bytesElsewhere()).isTrue();
+        assertThat(back).as("a DMA read gives zeros").containsExactly(0, 0, 0);
+        assertThat(p.read(va, 3)).as("the CPU's bytes stay").containsExactly(7, 7, 7);
+        assertThat(p.read(va + FRAME, 3)).as("DMA writes and copies are dropped").containsExactly(0, 0, 0);
+        assertErrno(Errno.EFAULT, () -> pm.read(4 * FRAME, new byte[8], 0, 8));
+        assertErrno(Errno.EFAULT, () -> pm.write(4 * FRAME, new byte[8], 0, 8));
+        assertErrno(Errno.EFAULT, () -> pm.checkDma(4 * FRAME, 8, false));
+        assertErrno(Errno.EFAULT, () -> pm.checkDma(pm.zeroPfn() * FRAME, 8, true));
+        assertErrno(Errno.EFAULT, () -> PhysicalMemory.copy(other.physicalMemory(), q.translate(qva), pm,
+            pm.zeroPfn() * FRAME, 8));
+        assertErrno(Errno.EFAULT, () -> pm.read(256 * MIB - 4, new byte[8], 0, 8));
+        pm.checkDma(pm.zeroPfn() * FRAME, 8, false);
+    }
+
     // ------------------------------------------------------------------------------------------------ bad configs
 
     static Stream<Arguments> invalidConfigs()

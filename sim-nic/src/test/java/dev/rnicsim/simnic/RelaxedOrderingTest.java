@@ -417,6 +417,50 @@ class RelaxedOrderingTest
         assertThat(mismatch(snapshots[1], snapshots[0])).as("first byte that landed differently").isEqualTo(-1);
     }
 
+    /** What one run of a strict then a relaxed 64 KiB WRITE, then a signaled one, placed and counted. */
+    record PlacementRun(List<Long> landed, long placed, long reordered, long overtakes, long clockNs,
+        Map<String, Long> counters, byte[] dstBytes)
+    {
+    }
+
+    private static PlacementRun strictThenRelaxed(final boolean bytesElsewhere)
+    {
+        final RuleRig rig = RuleRig.connected(DeviceProfiles.connectx4ForcedRelaxedOrdering(), RuleRig.ALL_REMOTE);
+        rig.deviceA.host().host().physicalMemory().bytesElsewhere(bytesElsewhere);
+        rig.deviceB.host().host().physicalMemory().bytesElsewhere(bytesElsewhere);
+        final long dst = rig.bufferB(2 * DATA);
+        final MemoryRegion strict = rig.pdB.regMr(dst, DATA, STRICT);
+        final MemoryRegion relaxed = rig.pdB.regMr(dst + DATA, DATA, RELAXED);
+        final Landing landing = new Landing(rig.processB(), dst, 2 * DATA);
+        final WriteOrdering ordering = rig.deviceB.writeOrdering();
+        ordering.addListener(landing);
+        rig.qpA.postSend(unsignaledWrite(1, sourceA(rig, RuleRig.pattern(DATA, 1)), dst, strict.rkey()));
+        rig.qpA.postSend(unsignaledWrite(2, sourceA(rig, RuleRig.pattern(DATA, 2)), dst + DATA, relaxed.rkey()));
+        signaledWriteElsewhere(rig);
+        return new PlacementRun(landing.offsets, ordering.chunksPlaced(), ordering.chunksReordered(),
+            ordering.overtakes(), rig.fabric.clock().nowNs(), rig.deviceB.counters(),
+            rig.ctxB.memory().read(dst, 2 * DATA));
+    }
+
+    @Test
+    void withTheBytesElsewhereEveryChunkIsPlacedCheckedAndCountedAsBeforeAndNoByteMoves()
+    {
+        final PlacementRun kept = strictThenRelaxed(false);
+        final PlacementRun elsewhere = strictThenRelaxed(true);
+
+        assertThat(elsewhere.landed()).hasSize(2 * DATA / WriteOrdering.CHUNK_BYTES).isEqualTo(kept.landed());
+        assertThat(elsewhere.placed()).isEqualTo(kept.placed());
+        assertThat(elsewhere.reordered()).isPositive().isEqualTo(kept.reordered());
+        assertThat(elsewhere.overtakes()).isEqualTo(kept.overtakes());
+        assertThat(elsewhere.clockNs()).isEqualTo(kept.clockNs());
+        assertThat(elsewhere.counters()).isEqualTo(kept.counters());
+        final byte[] expected = new byte[2 * DATA];
+        System.arraycopy(RuleRig.pattern(DATA, 1), 0, expected, 0, DATA);
+        System.arraycopy(RuleRig.pattern(DATA, 2), 0, expected, DATA, DATA);
+        assertThat(mismatch(kept.dstBytes(), expected)).as("first byte not placed with the bytes kept").isEqualTo(-1);
+        assertThat(mismatch(elsewhere.dstBytes(), new byte[2 * DATA])).as("first byte the DMA moved").isEqualTo(-1);
+    }
+
     // ------------------------------------------------------------------ what makes earlier bytes visible
 
     /** An unsignaled 64 KiB relaxed WRITE into b that leaves chunks in flight; returns the data. */

@@ -1,0 +1,144 @@
+/*
+ * The training workload of the fabric server's ahead-of-time cache: `./rnicsim` runs it once after each build, under
+ * `rnicsim exec` with -XX:AOTCacheOutput, so that the JVM of every later `rnicsim exec` starts with the fabric's
+ * classes loaded and linked and with the profiles of its hot methods (JDK 25, JEP 483 and JEP 515), and compiles
+ * them sooner. It does what the programs people measure do, on a loopback pair of RC QPs of the first device:
+ *
+ *   WRITES  64 KiB RDMA WRITEs into an MR registered with IBV_ACCESS_RELAXED_ORDERING, up to 128 in flight, every
+ *           16th signaled (as perftest's ib_write_bw posts them)
+ *   SENDS   8-byte inline SENDs, each to a posted receive, one at a time (as ib_send_lat)
+ *
+ * Usage: rnicsim-train [WRITES [SENDS]] (defaults 8000 and 2000). Exits 0 when every completion succeeded.
+ * It is not part of the library; it links against it.
+ */
+#define _GNU_SOURCE
+#include <infiniband/verbs.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MSG_BYTES 65536
+#define TX_DEPTH 128
+#define SIGNAL_EVERY 16
+
+static uint16_t lid;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "rnicsim-train: %s failed\n", what);
+	exit(1);
+}
+
+static int connect_qp(struct ibv_qp *qp, uint32_t remote_qpn)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ};
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_4096;
+	a.dest_qp_num = remote_qpn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.dlid = lid;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* Polls until n completions arrived; every one must be a success. */
+static void await(struct ibv_cq *cq, int n)
+{
+	struct ibv_wc wc[16];
+	while (n > 0) {
+		int got = ibv_poll_cq(cq, n < 16 ? n : 16, wc);
+		if (got < 0)
+			die("ibv_poll_cq");
+		for (int i = 0; i < got; i++)
+			if (wc[i].status != IBV_WC_SUCCESS)
+				die(ibv_wc_status_str(wc[i].status));
+		n -= got;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const long writes = (argc > 1 ? atol(argv[1]) : 8000) / SIGNAL_EVERY * SIGNAL_EVERY;
+	const long sends = argc > 2 ? atol(argv[2]) : 2000;
+	int num;
+	struct ibv_device **list = ibv_get_device_list(&num);
+	if (!list || num == 0)
+		die("ibv_get_device_list");
+	struct ibv_context *ctx = ibv_open_device(list[0]);
+	struct ibv_port_attr port;
+	if (!ctx || ibv_query_port(ctx, 1, &port))
+		die("ibv_open_device");
+	lid = port.lid;
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	char *buf;
+	if (!pd || posix_memalign((void **)&buf, 4096, 2 * MSG_BYTES))
+		die("ibv_alloc_pd");
+	memset(buf, 1, 2 * MSG_BYTES);
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, 2 * MSG_BYTES, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+						IBV_ACCESS_REMOTE_READ | IBV_ACCESS_RELAXED_ORDERING);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 2 * TX_DEPTH, NULL, NULL, 0);
+	if (!mr || !cq)
+		die("ibv_reg_mr");
+	struct ibv_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+				      .cap = {.max_send_wr = TX_DEPTH, .max_recv_wr = TX_DEPTH, .max_send_sge = 1,
+					      .max_recv_sge = 1, .max_inline_data = 64}};
+	struct ibv_qp *a = ibv_create_qp(pd, &ia);
+	struct ibv_qp *b = ibv_create_qp(pd, &ia);
+	if (!a || !b || connect_qp(a, b->qp_num) || connect_qp(b, a->qp_num))
+		die("connecting the QPs");
+
+	struct ibv_sge sge = {.addr = (uintptr_t)buf, .length = MSG_BYTES, .lkey = mr->lkey};
+	struct ibv_send_wr wr = {.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				 .wr.rdma = {.remote_addr = (uintptr_t)buf + MSG_BYTES, .rkey = mr->rkey}};
+	struct ibv_send_wr *bad;
+	long posted = 0, completed = 0;
+	while (completed < writes) {
+		while (posted < writes && posted - completed < TX_DEPTH) {
+			wr.wr_id = posted;
+			wr.send_flags = posted % SIGNAL_EVERY == SIGNAL_EVERY - 1 ? IBV_SEND_SIGNALED : 0;
+			if (ibv_post_send(a, &wr, &bad))
+				die("ibv_post_send (WRITE)");
+			posted++;
+		}
+		await(cq, 1);
+		completed += SIGNAL_EVERY;
+	}
+
+	struct ibv_sge small = {.addr = (uintptr_t)buf, .length = 8, .lkey = mr->lkey};
+	struct ibv_sge into = {.addr = (uintptr_t)buf + MSG_BYTES, .length = 8, .lkey = mr->lkey};
+	struct ibv_recv_wr rwr = {.sg_list = &into, .num_sge = 1};
+	struct ibv_recv_wr *rbad;
+	struct ibv_send_wr swr = {.sg_list = &small, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE};
+	for (long i = 0; i < sends; i++) {
+		if (ibv_post_recv(b, &rwr, &rbad) || ibv_post_send(a, &swr, &bad))
+			die("ibv_post_send (SEND)");
+		await(cq, 2);
+	}
+
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_destroy_cq(cq);
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+	free(buf);
+	return 0;
+}
