@@ -259,7 +259,7 @@ final class KeyChains
         @Override
         default Arbitrary<Transformer<Lockstep>> transformer(final Lockstep state)
         {
-            final Snapshot s = Snapshot.of(state);
+            final Snapshot s = state.snapshot();
             if (!can(s))
             {
                 return Arbitraries.just(Transformer.noop());

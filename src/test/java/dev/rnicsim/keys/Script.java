@@ -19,7 +19,11 @@ final class Script
     {
         final String action;
         final List<String> lines = new ArrayList<>();
-        final List<String> invariants = new ArrayList<>();
+        /**
+         * The counters the model expected after the step (pinned_vm pages, live MRs, MTT entries in use, pinned
+         * bytes), or null; written out as {@code expect} lines only when the script is rendered.
+         */
+        long[] invariants;
 
         Step(final String action)
         {
@@ -59,10 +63,7 @@ final class Script
             }
             if (invariantsEveryStep || i == steps.size() - 1)
             {
-                for (final String l : s.invariants)
-                {
-                    sb.append(l).append('\n');
-                }
+                invariantLines(sb, s.invariants);
             }
         }
         for (final String t : trailer)
@@ -70,6 +71,19 @@ final class Script
             sb.append(t).append('\n');
         }
         return sb.toString();
+    }
+
+    /** The {@code expect} lines of a step's invariants (none when it has none). */
+    private static void invariantLines(final StringBuilder sb, final long[] v)
+    {
+        if (v == null)
+        {
+            return;
+        }
+        sb.append("expect app_b.pinned_vm == ").append(v[0]).append('\n');
+        sb.append("expect nic_b.sim_mr_live == ").append(v[1]).append('\n');
+        sb.append("expect nic_b.sim_mtt_entries_in_use == ").append(v[2]).append('\n');
+        sb.append("expect nic_b.sim_pinned_bytes == ").append(v[3]).append('\n');
     }
 
     // ------------------------------------------------------------------ formatting of values in the language

@@ -26,7 +26,13 @@ public final class MptTable
     private final long maxMr;
     private final int variantBits;
     /** One bit per index: live. */
-    private final long[] liveBits;
+    /**
+     * One bit per index, live or not; grown as indices are taken (a word past its end is all clear), so that a
+     * device of 2^24 MRs that uses a few costs a few words, not 2 MiB.
+     */
+    private long[] liveBits;
+    /** Words of {@link #liveBits} when grown to max_mr. */
+    private final int liveWords;
     /** One bit per word of {@link #liveBits}: that word is full, so searches for a free index skip it. */
     private final long[] fullWords;
     /** A body whose chunk emptied, kept to serve the next chunk that needs one (all its entries are FREE). */
@@ -94,8 +100,9 @@ public final class MptTable
         this.variantMask = (1 << config.variantBits()) - 1;
         this.maxMr = config.maxMr();
         this.variantBits = config.variantBits();
-        this.liveBits = new long[(int)((maxMr + 63) >>> 6)];
-        this.fullWords = new long[(liveBits.length + 63) >>> 6];
+        this.liveWords = (int)((maxMr + 63) >>> 6);
+        this.liveBits = new long[Math.min(liveWords, 64)];
+        this.fullWords = new long[(liveWords + 63) >>> 6];
         this.chunks = new Chunk[(int)((config.maxMr() + CHUNK_MASK) >>> CHUNK_SHIFT)];
         this.random = new SplittableRandom(config.seed());
     }
@@ -199,7 +206,7 @@ public final class MptTable
     private long nextClear(final long from)
     {
         int w = (int)(from >>> 6);
-        long word = ~liveBits[w] & (-1L << from);
+        long word = ~liveWord(w) & (-1L << from);
         while (word == 0)
         {
             w = nextNonFullWord(w + 1);
@@ -207,7 +214,7 @@ public final class MptTable
             {
                 return -1;
             }
-            word = ~liveBits[w];
+            word = ~liveWord(w);
         }
         final long index = ((long)w << 6) + Long.numberOfTrailingZeros(word);
         return index < maxMr ? index : -1;
@@ -215,7 +222,7 @@ public final class MptTable
 
     private int nextNonFullWord(final int from)
     {
-        if (from >= liveBits.length)
+        if (from >= liveWords)
         {
             return -1;
         }
@@ -230,17 +237,27 @@ public final class MptTable
             summary = ~fullWords[s];
         }
         final int w = (s << 6) + Long.numberOfTrailingZeros(summary);
-        return w < liveBits.length ? w : -1;
+        return w < liveWords ? w : -1;
+    }
+
+    /** A word of {@link #liveBits}; 0 past its end. */
+    private long liveWord(final int w)
+    {
+        return w < liveBits.length ? liveBits[w] : 0;
     }
 
     private boolean isLive(final long index)
     {
-        return index > 0 && index < maxMr && (liveBits[(int)(index >>> 6)] & (1L << index)) != 0;
+        return index > 0 && index < maxMr && (liveWord((int)(index >>> 6)) & (1L << index)) != 0;
     }
 
     private void setLive(final long index)
     {
         final int w = (int)(index >>> 6);
+        if (w >= liveBits.length)
+        {
+            liveBits = java.util.Arrays.copyOf(liveBits, Math.min(liveWords, Math.max(w + 1, liveBits.length * 2)));
+        }
         liveBits[w] |= 1L << index;
         if (liveBits[w] == -1L)
         {
@@ -251,6 +268,10 @@ public final class MptTable
     private void clearLive(final long index)
     {
         final int w = (int)(index >>> 6);
+        if (w >= liveBits.length)
+        {
+            return;
+        }
         liveBits[w] &= ~(1L << index);
         fullWords[w >>> 6] &= ~(1L << w);
     }

@@ -73,12 +73,7 @@ public final class Mtt
                 + "; deregister MRs, register with huge pages (fewer entries), or use a device with more MTT entries");
         }
         final long first = range.firstEntry();
-        long[] starts = rangeStarts[(int)(first >>> CHUNK_SHIFT)];
-        if (starts == null)
-        {
-            starts = new long[1 << CHUNK_SHIFT];
-            rangeStarts[(int)(first >>> CHUNK_SHIFT)] = starts;
-        }
+        final long[] starts = room(rangeStarts, first);
         starts[(int)(first & CHUNK_MASK)] = pack(range);
         entriesInUse += range.reservedEntries();
         entriesRequested += range.entries();
@@ -102,8 +97,7 @@ public final class Mtt
         {
             return false;
         }
-        final long[] starts = rangeStarts[(int)(range.firstEntry() >>> CHUNK_SHIFT)];
-        return starts != null && starts[(int)(range.firstEntry() & CHUNK_MASK)] == pack(range);
+        return at(rangeStarts, range.firstEntry()) == pack(range);
     }
 
     private void requireLive(final MttRange range, final String op)
@@ -188,13 +182,7 @@ public final class Mtt
     /** Writes one entry, read-only when asked. */
     void writeEntry(final long index, final long dmaAddr, final boolean readOnly)
     {
-        long[] chunk = chunks[(int)(index >>> CHUNK_SHIFT)];
-        if (chunk == null)
-        {
-            chunk = new long[1 << CHUNK_SHIFT];
-            chunks[(int)(index >>> CHUNK_SHIFT)] = chunk;
-        }
-        chunk[(int)(index & CHUNK_MASK)] = dmaAddr | PRESENT | (readOnly ? READ_ONLY : 0);
+        room(chunks, index)[(int)(index & CHUNK_MASK)] = dmaAddr | PRESENT | (readOnly ? READ_ONLY : 0);
     }
 
     /**
@@ -215,8 +203,35 @@ public final class Mtt
     /** An entry of an index known to be inside the table. */
     long rawEntry(final long index)
     {
-        final long[] chunk = chunks[(int)(index >>> CHUNK_SHIFT)];
-        return chunk == null ? 0 : chunk[(int)(index & CHUNK_MASK)];
+        return at(chunks, index);
+    }
+
+    /**
+     * The value at {@code index} of a chunked array: 0 where its chunk is missing or shorter. Chunks are grown as
+     * entries are written (a power of two, at least 64), so that a device of 2^31 entries that uses a few costs a few
+     * words, not a 512 KiB chunk.
+     */
+    private static long at(final long[][] chunked, final long index)
+    {
+        final long[] chunk = chunked[(int)(index >>> CHUNK_SHIFT)];
+        final int i = (int)(index & CHUNK_MASK);
+        return chunk == null || i >= chunk.length ? 0 : chunk[i];
+    }
+
+    /** The chunk holding {@code index}, created or grown to hold it. */
+    private static long[] room(final long[][] chunked, final long index)
+    {
+        final int c = (int)(index >>> CHUNK_SHIFT);
+        final int i = (int)(index & CHUNK_MASK);
+        final long[] chunk = chunked[c];
+        if (chunk != null && i < chunk.length)
+        {
+            return chunk;
+        }
+        final int length = Math.min(1 << CHUNK_SHIFT, Math.max(64, Integer.highestOneBit(i) << 1));
+        final long[] grown = chunk == null ? new long[length] : java.util.Arrays.copyOf(chunk, length);
+        chunked[c] = grown;
+        return grown;
     }
 
     /**
@@ -237,10 +252,9 @@ public final class Mtt
         long present = 0;
         for (long i = first; i < first + count; i++)
         {
-            final long[] chunk = chunks[(int)(i >>> CHUNK_SHIFT)];
-            if (chunk != null && chunk[(int)(i & CHUNK_MASK)] != 0)
+            if (at(chunks, i) != 0)
             {
-                chunk[(int)(i & CHUNK_MASK)] = 0;
+                chunks[(int)(i >>> CHUNK_SHIFT)][(int)(i & CHUNK_MASK)] = 0;
                 present++;
             }
         }
@@ -255,9 +269,10 @@ public final class Mtt
         {
             final long[] chunk = chunks[(int)(i >>> CHUNK_SHIFT)];
             final long chunkEnd = Math.min(end, ((i >>> CHUNK_SHIFT) + 1) << CHUNK_SHIFT);
-            if (chunk != null)
+            if (chunk != null && (int)(i & CHUNK_MASK) < chunk.length)
             {
-                java.util.Arrays.fill(chunk, (int)(i & CHUNK_MASK), (int)(((chunkEnd - 1) & CHUNK_MASK) + 1), 0L);
+                java.util.Arrays.fill(chunk, (int)(i & CHUNK_MASK), Math.min(chunk.length,
+                    (int)(((chunkEnd - 1) & CHUNK_MASK) + 1)), 0L);
             }
             i = chunkEnd;
         }
