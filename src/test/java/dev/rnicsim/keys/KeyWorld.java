@@ -347,7 +347,7 @@ final class KeyWorld
         appB.capIpcLock(false);
         ctxB = nicB.open(appB);
         ctxName = "ctx_b0";
-        final TreeSet<Long> before = simPages();
+        final List<Vma> before = appB.vmas();
         cqB = ctxB.createCq(CQ_ENTRIES);
         cqName = "cq_b0";
         cqRing = newRing(before, CQ_RING_PAGES, "cq_b0");
@@ -661,6 +661,28 @@ final class KeyWorld
         return !model.hasNext();
     }
 
+    /** The pages app_b maps now that no VMA of {@code before} (app_b's VMAs then, in address order) covered. */
+    private TreeSet<Long> pagesSince(final List<Vma> before)
+    {
+        final TreeSet<Long> since = new TreeSet<>();
+        int j = 0;
+        for (final Vma v : appB.vmas())
+        {
+            for (long va = v.startAddress(); va < v.endAddress(); va += PAGE)
+            {
+                while (j < before.size() && before.get(j).endAddress() <= va)
+                {
+                    j++;
+                }
+                if (j == before.size() || before.get(j).startAddress() > va)
+                {
+                    since.add(va);
+                }
+            }
+        }
+        return since;
+    }
+
     /** The live holders by key, as {@link #holderOf} finds them (an MR before a window). */
     private Map<Integer, Object> holders()
     {
@@ -885,10 +907,9 @@ final class KeyWorld
      * The ring a CQ or QP creation just mapped and pinned: the pages that appeared in app_b since {@code before}
      * (so that the model knows which addresses it holds: a ring may land in a hole a munmap left).
      */
-    private Ring newRing(final TreeSet<Long> before, final int expectedPages, final String owner)
+    private Ring newRing(final List<Vma> before, final int expectedPages, final String owner)
     {
-        final TreeSet<Long> now = simPages();
-        now.removeAll(before);
+        final TreeSet<Long> now = pagesSince(before);
         if (now.size() != expectedPages || now.last() - now.first() != (expectedPages - 1) * PAGE)
         {
             throw failure("the ring of " + owner + " should map and pin " + expectedPages + " contiguous pages, new "
@@ -955,7 +976,7 @@ final class KeyWorld
         }
         line("qp " + qb + " pd_b" + pd.index + " " + cqName);
         final boolean fits = ringRoom() >= QP_RING_PAGES;
-        final TreeSet<Long> before = simPages();
+        final List<Vma> before = appB.vmas();
         final QueuePair[] created = new QueuePair[1];
         final Result r = run(() -> created[0] = pd.sim.createQp(new QpInitAttr(cqB, cqB, QpType.RC, QP_CAP, false)));
         expectLine(fits ? "ok" : "ENOMEM");
@@ -1313,7 +1334,7 @@ final class KeyWorld
         {
             throw failure("model: no room for a CQ ring after closing the context");
         }
-        final TreeSet<Long> before = simPages();
+        final List<Vma> before = appB.vmas();
         cqB = ctxB.createCq(CQ_ENTRIES);
         cqName = newCq;
         bound.add(newCq);

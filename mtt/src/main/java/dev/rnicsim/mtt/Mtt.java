@@ -25,9 +25,9 @@ public final class Mtt
 
     private final MttAllocator allocator;
     private final long capacity;
-    private final long[][] chunks;
+    private long[][] chunks;
     /** Per entry index that starts a live range: its entries and reserved entries (32 bits each); else 0. */
-    private final long[][] rangeStarts;
+    private long[][] rangeStarts;
     private long entriesInUse;
     private long entriesRequested;
     private long allocations;
@@ -43,8 +43,8 @@ public final class Mtt
             ? new BuddyMttAllocator(config.logNumSegments(), config.logMttsPerSeg())
             : new ExactMttAllocator(config.entries());
         capacity = config.entries();
-        chunks = new long[(int)((capacity + CHUNK_MASK) >>> CHUNK_SHIFT)][];
-        rangeStarts = new long[chunks.length][];
+        chunks = new long[1][];
+        rangeStarts = new long[1][];
     }
 
     /**
@@ -73,6 +73,10 @@ public final class Mtt
                 + "; deregister MRs, register with huge pages (fewer entries), or use a device with more MTT entries");
         }
         final long first = range.firstEntry();
+        if ((int)(first >>> CHUNK_SHIFT) >= rangeStarts.length)
+        {
+            rangeStarts = wider(rangeStarts, first);
+        }
         final long[] starts = room(rangeStarts, first);
         starts[(int)(first & CHUNK_MASK)] = pack(range);
         entriesInUse += range.reservedEntries();
@@ -182,6 +186,10 @@ public final class Mtt
     /** Writes one entry, read-only when asked. */
     void writeEntry(final long index, final long dmaAddr, final boolean readOnly)
     {
+        if ((int)(index >>> CHUNK_SHIFT) >= chunks.length)
+        {
+            chunks = wider(chunks, index);
+        }
         room(chunks, index)[(int)(index & CHUNK_MASK)] = dmaAddr | PRESENT | (readOnly ? READ_ONLY : 0);
     }
 
@@ -213,12 +221,25 @@ public final class Mtt
      */
     private static long at(final long[][] chunked, final long index)
     {
-        final long[] chunk = chunked[(int)(index >>> CHUNK_SHIFT)];
+        final int c = (int)(index >>> CHUNK_SHIFT);
+        if (c >= chunked.length)
+        {
+            return 0;
+        }
+        final long[] chunk = chunked[c];
         final int i = (int)(index & CHUNK_MASK);
         return chunk == null || i >= chunk.length ? 0 : chunk[i];
     }
 
-    /** The chunk holding {@code index}, created or grown to hold it. */
+    /** {@code chunked} with room for the chunk of {@code index} (the array of chunks grows as the chunks do). */
+    private long[][] wider(final long[][] chunked, final long index)
+    {
+        final int all = (int)((capacity + CHUNK_MASK) >>> CHUNK_SHIFT);
+        return java.util.Arrays.copyOf(chunked, Math.min(all, Math.max((int)(index >>> CHUNK_SHIFT) + 1,
+            chunked.length * 2)));
+    }
+
+    /** The chunk holding {@code index} (which the array of chunks has room for), created or grown to hold it. */
     private static long[] room(final long[][] chunked, final long index)
     {
         final int c = (int)(index >>> CHUNK_SHIFT);
@@ -267,7 +288,7 @@ public final class Mtt
         final long end = range.firstEntry() + range.entries();
         while (i < end)
         {
-            final long[] chunk = chunks[(int)(i >>> CHUNK_SHIFT)];
+            final long[] chunk = (int)(i >>> CHUNK_SHIFT) < chunks.length ? chunks[(int)(i >>> CHUNK_SHIFT)] : null;
             final long chunkEnd = Math.min(end, ((i >>> CHUNK_SHIFT) + 1) << CHUNK_SHIFT);
             if (chunk != null && (int)(i & CHUNK_MASK) < chunk.length)
             {
