@@ -434,6 +434,16 @@ final class KeyWorld
         }
     }
 
+    /** {@link #expectEqual(Object, Object, String)} naming its subject in three parts, joined only on a failure. */
+    private void expectEqual(final Object expected, final Object actual, final String what1, final String what2,
+        final String what3)
+    {
+        if (!java.util.Objects.equals(expected, actual))
+        {
+            expectEqual(expected, actual, what1 + what2 + what3);
+        }
+    }
+
     private static Result run(final Runnable r)
     {
         try
@@ -555,21 +565,21 @@ final class KeyWorld
             }
             if (holder instanceof MrM m)
             {
-                expectEqual(m.pd.sim.pdNum(), e.pd(), k.name + ": PD of " + m.name);
-                expectEqual(m.addr, e.iova(), k.name + ": iova of " + m.name);
-                expectEqual(m.lengthBytes, e.lengthBytes(), k.name + ": length of " + m.name);
-                expectEqual(Access.toBits(m.access), e.access(), k.name + ": access of " + m.name);
-                expectEqual(MptState.VALID, e.state(), k.name + ": state of " + m.name);
+                expectEqual(m.pd.sim.pdNum(), e.pd(), k.name, ": PD of ", m.name);
+                expectEqual(m.addr, e.iova(), k.name, ": iova of ", m.name);
+                expectEqual(m.lengthBytes, e.lengthBytes(), k.name, ": length of ", m.name);
+                expectEqual(Access.toBits(m.access), e.access(), k.name, ": access of ", m.name);
+                expectEqual(MptState.VALID, e.state(), k.name, ": state of ", m.name);
             }
             else if (holder instanceof MwM w)
             {
-                expectEqual(w.bound ? MptState.VALID : MptState.INVALID, e.state(), k.name + ": state of " + w.name);
-                expectEqual(w.pd.sim.pdNum(), e.pd(), k.name + ": PD of " + w.name);
+                expectEqual(w.bound ? MptState.VALID : MptState.INVALID, e.state(), k.name, ": state of ", w.name);
+                expectEqual(w.pd.sim.pdNum(), e.pd(), k.name, ": PD of ", w.name);
                 if (w.bound)
                 {
-                    expectEqual(w.lo, e.iova(), k.name + ": start of " + w.name);
-                    expectEqual(w.len, e.lengthBytes(), k.name + ": length of " + w.name);
-                    expectEqual(Access.toBits(w.rights), e.access(), k.name + ": rights of " + w.name);
+                    expectEqual(w.lo, e.iova(), k.name, ": start of ", w.name);
+                    expectEqual(w.len, e.lengthBytes(), k.name, ": length of ", w.name);
+                    expectEqual(Access.toBits(w.rights), e.access(), k.name, ": rights of ", w.name);
                 }
             }
         }
@@ -577,14 +587,14 @@ final class KeyWorld
         {
             if (m.live)
             {
-                expectEqual(m.key, m.sim.lkey(), m.name + ".lkey");
-                expectEqual(m.key, m.sim.rkey(), m.name + ".rkey (mlx5: rkey == lkey)");
-                expectEqual(m.windows, m.sim.boundWindows(), m.name + ": windows bound");
-                expectEqual((long)m.pages(), m.sim.pinnedPages(), m.name + ".pinned_pages");
+                expectEqual(m.key, m.sim.lkey(), m.name, ".lkey", "");
+                expectEqual(m.key, m.sim.rkey(), m.name, ".rkey (mlx5: rkey == lkey)", "");
+                expectEqual(m.windows, m.sim.boundWindows(), m.name, ": windows bound", "");
+                expectEqual((long)m.pages(), m.sim.pinnedPages(), m.name, ".pinned_pages", "");
             }
             else if (m.sim != null)
             {
-                expectEqual(true, m.sim.isClosed(), m.name + " closed");
+                expectEqual(true, m.sim.isClosed(), m.name, " closed", "");
             }
         }
         for (final MwM w : mws.values())
@@ -593,11 +603,11 @@ final class KeyWorld
             {
                 continue;
             }
-            expectEqual(!w.live, w.sim.isClosed(), w.name + " closed");
+            expectEqual(!w.live, w.sim.isClosed(), w.name, " closed", "");
             if (w.live)
             {
-                expectEqual(w.shownKey, w.sim.rkey(), w.name + ".rkey");
-                expectEqual(w.bound, w.sim.isBound(), w.name + " bound");
+                expectEqual(w.shownKey, w.sim.rkey(), w.name, ".rkey", "");
+                expectEqual(w.bound, w.sim.isBound(), w.name, " bound", "");
             }
         }
         for (final PdM pd : pds.values())

@@ -3,7 +3,6 @@ package dev.rnicsim.keys;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Locale;
 
 /**
  * The scenario script of one run, as {@code ./rnicsim run FILE} replays it: a header (hosts, devices, processes,
@@ -109,8 +108,10 @@ final class Script
         return "hex:" + HexFormat.of().formatHex(bytes);
     }
 
+    /** {@code 0x} and the key in 8 hex digits (as {@code %08x} writes it, without a formatter per key). */
     static String key(final int key)
     {
-        return String.format(Locale.ROOT, "0x%08x", key);
+        final String hex = Integer.toHexString(key);
+        return "0x" + "00000000".substring(hex.length()) + hex;
     }
 }
