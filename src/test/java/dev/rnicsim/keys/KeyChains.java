@@ -259,7 +259,7 @@ final class KeyChains
         @Override
         default Arbitrary<Transformer<Lockstep>> transformer(final Lockstep state)
         {
-            final Snapshot s = Snapshot.of(state);
+            final Snapshot s = state.snapshot();
             if (!can(s))
             {
                 return Arbitraries.just(Transformer.noop());
@@ -270,19 +270,29 @@ final class KeyChains
 
     // ------------------------------------------------------------------ helpers
 
+    /**
+     * One of {@code values}, a list taken from a snapshot: its generator is built afresh ({@link Unmemoized}), not
+     * looked up in jqwik's generator cache by hashing and comparing the list (a list of a snapshot is never drawn
+     * from twice).
+     */
+    private static <T> Arbitrary<T> of(final List<T> values)
+    {
+        return Unmemoized.of(Arbitraries.of(values));
+    }
+
     /** Mostly one of {@code preferred}, else one of {@code all}. */
     private static <T> Arbitrary<T> mostly(final List<T> preferred, final List<T> all, final int preferredWeight)
     {
         if (preferred.isEmpty())
         {
-            return Arbitraries.of(all);
+            return of(all);
         }
         if (all.isEmpty())
         {
-            return Arbitraries.of(preferred);
+            return of(preferred);
         }
-        return Arbitraries.frequencyOf(Tuple.of(preferredWeight, Arbitraries.of(preferred)),
-            Tuple.of(1, Arbitraries.of(all)));
+        return Arbitraries.frequencyOf(Tuple.of(preferredWeight, of(preferred)),
+            Tuple.of(1, of(all)));
     }
 
     /** An offset in a buffer of {@code len} bytes, often near a page boundary. */
@@ -376,7 +386,7 @@ final class KeyChains
         @Override
         public Arbitrary<KeyOp> op(final Snapshot s)
         {
-            return Arbitraries.of(s.bufs()).flatMap(fresh(b -> offset(b.lengthBytes()).flatMap(fresh(
+            return of(s.bufs()).flatMap(fresh(b -> offset(b.lengthBytes()).flatMap(fresh(
                 off -> Arbitraries.integers().between(1, (int)Math.min(32, b.lengthBytes() - off)).flatMap(fresh(
                     n -> text(n).map(t -> new KeyOps.CpuWrite(b.name(), off, t))))))));
         }
@@ -393,7 +403,7 @@ final class KeyChains
         @Override
         public Arbitrary<KeyOp> op(final Snapshot s)
         {
-            return Arbitraries.of(s.bufs()).flatMap(fresh(b -> offset(b.lengthBytes()).flatMap(fresh(
+            return of(s.bufs()).flatMap(fresh(b -> offset(b.lengthBytes()).flatMap(fresh(
                 off -> Arbitraries.integers().between(1, (int)Math.min(48, b.lengthBytes() - off)).map(
                     n -> new KeyOps.CpuRead(b.name(), off, n))))));
         }
@@ -410,7 +420,7 @@ final class KeyChains
         @Override
         public Arbitrary<KeyOp> op(final Snapshot s)
         {
-            return Arbitraries.of(s.bufs()).flatMap(fresh(b -> Arbitraries.longs().between(0,
+            return of(s.bufs()).flatMap(fresh(b -> Arbitraries.longs().between(0,
                 b.lengthBytes() / PAGE - 1).flatMap(fresh(p -> Arbitraries.longs().between(1,
                 b.lengthBytes() / PAGE - p).map(
                     n -> new KeyOps.Munmap(b.name(), p * PAGE, n * PAGE))))));
@@ -431,7 +441,7 @@ final class KeyChains
             final Arbitrary<Madvice> advice = Arbitraries.frequencyOf(Tuple.of(4, Arbitraries.just(Madvice.DONTNEED)),
                 Tuple.of(2, Arbitraries.just(Madvice.DONTFORK)), Tuple.of(1, Arbitraries.just(Madvice.DOFORK)),
                 Tuple.of(1, Arbitraries.just(Madvice.HUGEPAGE)), Tuple.of(1, Arbitraries.just(Madvice.NOHUGEPAGE)));
-            return Arbitraries.of(s.bufs()).flatMap(fresh(b -> Arbitraries.longs().between(0,
+            return of(s.bufs()).flatMap(fresh(b -> Arbitraries.longs().between(0,
                 b.lengthBytes() / PAGE - 1).flatMap(fresh(p -> Arbitraries.longs().between(1,
                 b.lengthBytes() / PAGE - p).flatMap(fresh(
                     n -> advice.map(a -> new KeyOps.Madvise(b.name(), p * PAGE, n * PAGE, a))))))));
@@ -511,7 +521,7 @@ final class KeyChains
         @Override
         public Arbitrary<KeyOp> op(final Snapshot s)
         {
-            return Arbitraries.of(s.livePds()).map(KeyOps.ClosePd::new);
+            return of(s.livePds()).map(KeyOps.ClosePd::new);
         }
     }
 
@@ -545,7 +555,7 @@ final class KeyChains
         {
             final String mr = "mr" + s.nextMr();
             final int keyN = s.nextKey();
-            return Combinators.combine(Arbitraries.of(s.livePds()), Arbitraries.of(s.bufs()), regAccess())
+            return Combinators.combine(of(s.livePds()), of(s.bufs()), regAccess())
                 .flatAs(fresh3((pd, b, access) -> range(b.lengthBytes()).map(rg -> new KeyOps.Reg(mr, pd, b.name(),
                     rg[0], rg[1], access, keyN))));
         }
@@ -588,7 +598,7 @@ final class KeyChains
                 if (kind < 14 || kind == 18)
                 {
                     final boolean withAccess = kind == 18;
-                    return Combinators.combine(Arbitraries.of(s.bufs()), regAccess()).flatAs(fresh2((b, a) -> range(
+                    return Combinators.combine(of(s.bufs()), regAccess()).flatAs(fresh2((b, a) -> range(
                         b.lengthBytes()).map(rg -> (KeyOp)new KeyOps.Rereg(m.name(), null, b.name(), rg[0], rg[1],
                         withAccess ? a : null, keyN))));
                 }
@@ -617,7 +627,7 @@ final class KeyChains
         {
             final String mw = "win" + s.nextMw();
             final int keyN = s.nextKey();
-            return Combinators.combine(Arbitraries.of(s.livePds()), Arbitraries.of(MwType.TYPE_1, MwType.TYPE_2))
+            return Combinators.combine(of(s.livePds()), Arbitraries.of(MwType.TYPE_1, MwType.TYPE_2))
                 .as((pd, type) -> new KeyOps.AllocMw(mw, pd, type, keyN));
         }
     }
@@ -668,7 +678,7 @@ final class KeyChains
         public Arbitrary<KeyOp> op(final Snapshot s)
         {
             final int keyN = s.nextKey();
-            return Arbitraries.of(s.liveWindows(MwType.TYPE_1)).map(w -> new KeyOps.Unbind(w.name(), w.pd(), keyN));
+            return of(s.liveWindows(MwType.TYPE_1)).map(w -> new KeyOps.Unbind(w.name(), w.pd(), keyN));
         }
     }
 
@@ -684,12 +694,12 @@ final class KeyChains
         public Arbitrary<KeyOp> op(final Snapshot s)
         {
             final List<Integer> labels = s.keys().stream().map(KeyS::label).toList();
-            final Arbitrary<Tuple.Tuple2<Integer, Integer>> any = Combinators.combine(Arbitraries.of(s.livePds()),
-                Arbitraries.of(labels)).as(Tuple::of);
+            final Arbitrary<Tuple.Tuple2<Integer, Integer>> any = Combinators.combine(of(s.livePds()),
+                of(labels)).as(Tuple::of);
             final List<Tuple.Tuple2<Integer, Integer>> current = s.type2Keys().stream().filter(t -> s.livePds()
                 .contains(t.get1())).toList();
             final Arbitrary<Tuple.Tuple2<Integer, Integer>> choice = current.isEmpty() ? any
-                : Arbitraries.frequencyOf(Tuple.of(3, Arbitraries.of(current)), Tuple.of(1, any));
+                : Arbitraries.frequencyOf(Tuple.of(3, of(current)), Tuple.of(1, any));
             return choice.map(t -> new KeyOps.LocalInv(t.get1(), t.get2()));
         }
     }
@@ -735,19 +745,19 @@ final class KeyChains
                 final List<KeyS> naming = s.keys().stream().filter(k -> k.newest() && k.pd() >= 0).toList();
                 final List<KeyS> staleReused = s.keys().stream().filter(KeyS::staleReused).toList();
                 final List<Tuple.Tuple2<Integer, Arbitrary<KeyS>>> choices = new ArrayList<>();
-                choices.add(Tuple.of(2, Arbitraries.of(s.keys())));
+                choices.add(Tuple.of(2, of(s.keys())));
                 if (!staleReused.isEmpty())
                 {
                     // A key whose MR is gone and whose MPT index was taken again since: valid again or not?
-                    choices.add(Tuple.of(4, Arbitraries.of(staleReused)));
+                    choices.add(Tuple.of(4, of(staleReused)));
                 }
                 if (!naming.isEmpty())
                 {
-                    choices.add(Tuple.of(1, Arbitraries.of(naming)));
+                    choices.add(Tuple.of(1, of(naming)));
                 }
                 if (!granting.isEmpty())
                 {
-                    choices.add(Tuple.of(14, Arbitraries.of(granting)));
+                    choices.add(Tuple.of(14, of(granting)));
                 }
                 return Arbitraries.frequencyOf(choices).flatMap(fresh(k -> access(s, k, op)));
             }));
@@ -756,9 +766,8 @@ final class KeyChains
         private static Arbitrary<KeyOp> access(final Snapshot s, final KeyS k, final KeyOps.Op op)
         {
             final Arbitrary<Integer> pd = k.pd() >= 0 && s.livePds().contains(k.pd())
-                ? Arbitraries.frequencyOf(Tuple.of(6, Arbitraries.just(k.pd())), Tuple.of(1, Arbitraries.of(
-                    s.livePds())))
-                : Arbitraries.of(s.livePds());
+                ? Arbitraries.frequencyOf(Tuple.of(6, Arbitraries.just(k.pd())), Tuple.of(1, of(s.livePds())))
+                : of(s.livePds());
             final long lo = k.lo();
             final long len = k.len();
             final boolean atomic = op == KeyOps.Op.FAA || op == KeyOps.Op.CAS;

@@ -26,6 +26,10 @@ final class Lockstep
     final KeyOps.Names names = new KeyOps.Names();
     final List<KeyOps.KeyOp> applied = new ArrayList<>();
 
+    /** The snapshot the generators drew the last action from, and the actions applied when it was taken. */
+    private KeyChains.Snapshot snapshot;
+    private int snapshotAt = -1;
+
     /** The chain running in this thread, so that the property can release its worlds whatever happens. */
     static final ThreadLocal<Lockstep> CURRENT = new ThreadLocal<>();
 
@@ -54,6 +58,20 @@ final class Lockstep
     KeyWorld ref()
     {
         return worlds.get(0);
+    }
+
+    /**
+     * The reference world's state as the generators see it: taken once per action applied (jqwik draws an action
+     * from it, and draws again when the one drawn cannot run now; nothing changes in between).
+     */
+    KeyChains.Snapshot snapshot()
+    {
+        if (snapshotAt != applied.size())
+        {
+            snapshot = KeyChains.Snapshot.of(this);
+            snapshotAt = applied.size();
+        }
+        return snapshot;
     }
 
     void apply(final KeyOps.KeyOp op)

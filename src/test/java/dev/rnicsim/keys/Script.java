@@ -3,7 +3,6 @@ package dev.rnicsim.keys;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Locale;
 
 /**
  * The scenario script of one run, as {@code ./rnicsim run FILE} replays it: a header (hosts, devices, processes,
@@ -19,7 +18,11 @@ final class Script
     {
         final String action;
         final List<String> lines = new ArrayList<>();
-        final List<String> invariants = new ArrayList<>();
+        /**
+         * The counters the model expected after the step (pinned_vm pages, live MRs, MTT entries in use, pinned
+         * bytes), or null; written out as {@code expect} lines only when the script is rendered.
+         */
+        long[] invariants;
 
         Step(final String action)
         {
@@ -59,10 +62,7 @@ final class Script
             }
             if (invariantsEveryStep || i == steps.size() - 1)
             {
-                for (final String l : s.invariants)
-                {
-                    sb.append(l).append('\n');
-                }
+                invariantLines(sb, s.invariants);
             }
         }
         for (final String t : trailer)
@@ -70,6 +70,19 @@ final class Script
             sb.append(t).append('\n');
         }
         return sb.toString();
+    }
+
+    /** The {@code expect} lines of a step's invariants (none when it has none). */
+    private static void invariantLines(final StringBuilder sb, final long[] v)
+    {
+        if (v == null)
+        {
+            return;
+        }
+        sb.append("expect app_b.pinned_vm == ").append(v[0]).append('\n');
+        sb.append("expect nic_b.sim_mr_live == ").append(v[1]).append('\n');
+        sb.append("expect nic_b.sim_mtt_entries_in_use == ").append(v[2]).append('\n');
+        sb.append("expect nic_b.sim_pinned_bytes == ").append(v[3]).append('\n');
     }
 
     // ------------------------------------------------------------------ formatting of values in the language
@@ -95,8 +108,10 @@ final class Script
         return "hex:" + HexFormat.of().formatHex(bytes);
     }
 
+    /** {@code 0x} and the key in 8 hex digits (as {@code %08x} writes it, without a formatter per key). */
     static String key(final int key)
     {
-        return String.format(Locale.ROOT, "0x%08x", key);
+        final String hex = Integer.toHexString(key);
+        return "0x" + "00000000".substring(hex.length()) + hex;
     }
 }

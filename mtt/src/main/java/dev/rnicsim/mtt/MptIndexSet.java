@@ -12,8 +12,13 @@ final class MptIndexSet
 {
     private final long maxMr;
     private final IndexPolicy policy;
-    /** One bit per index: live. */
-    private final long[] liveBits;
+    /**
+     * One bit per index, live or not; grown as indices are taken (a word past its end is all clear), so that a
+     * device of 2^24 MRs that uses a few costs a few words, not 2 MiB.
+     */
+    private long[] liveBits;
+    /** Words of {@link #liveBits} when grown to max_mr. */
+    private final int liveWords;
     /** One bit per word of {@link #liveBits}: that word is full, so searches for a free index skip it. */
     private final long[] fullWords;
     /** CYCLIC: where the next search starts, just after the index last taken. */
@@ -27,8 +32,9 @@ final class MptIndexSet
     {
         this.maxMr = maxMr;
         this.policy = policy;
-        this.liveBits = new long[(int)((maxMr + 63) >>> 6)];
-        this.fullWords = new long[(liveBits.length + 63) >>> 6];
+        this.liveWords = (int)((maxMr + 63) >>> 6);
+        this.liveBits = new long[Math.min(liveWords, 64)];
+        this.fullWords = new long[(liveWords + 63) >>> 6];
     }
 
     /**
@@ -54,6 +60,10 @@ final class MptIndexSet
     void take(final long index)
     {
         final int w = (int)(index >>> 6);
+        if (w >= liveBits.length)
+        {
+            liveBits = java.util.Arrays.copyOf(liveBits, Math.min(liveWords, Math.max(w + 1, liveBits.length * 2)));
+        }
         liveBits[w] |= 1L << index;
         if (liveBits[w] == -1L)
         {
@@ -73,6 +83,10 @@ final class MptIndexSet
     void release(final long index)
     {
         final int w = (int)(index >>> 6);
+        if (w >= liveBits.length)
+        {
+            return;
+        }
         liveBits[w] &= ~(1L << index);
         fullWords[w >>> 6] &= ~(1L << w);
     }
@@ -83,14 +97,14 @@ final class MptIndexSet
      */
     boolean isLive(final long index)
     {
-        return index > 0 && index < maxMr && (liveBits[(int)(index >>> 6)] & (1L << index)) != 0;
+        return index > 0 && index < maxMr && (liveWord((int)(index >>> 6)) & (1L << index)) != 0;
     }
 
     /** @return the first index at or after {@code from} that is not live, below max_mr; -1 when none. */
     private long nextClear(final long from)
     {
         int w = (int)(from >>> 6);
-        long word = ~liveBits[w] & (-1L << from);
+        long word = ~liveWord(w) & (-1L << from);
         while (word == 0)
         {
             w = nextNonFullWord(w + 1);
@@ -98,7 +112,7 @@ final class MptIndexSet
             {
                 return -1;
             }
-            word = ~liveBits[w];
+            word = ~liveWord(w);
         }
         final long index = ((long)w << 6) + Long.numberOfTrailingZeros(word);
         return index < maxMr ? index : -1;
@@ -106,7 +120,7 @@ final class MptIndexSet
 
     private int nextNonFullWord(final int from)
     {
-        if (from >= liveBits.length)
+        if (from >= liveWords)
         {
             return -1;
         }
@@ -121,6 +135,12 @@ final class MptIndexSet
             summary = ~fullWords[s];
         }
         final int w = (s << 6) + Long.numberOfTrailingZeros(summary);
-        return w < liveBits.length ? w : -1;
+        return w < liveWords ? w : -1;
+    }
+
+    /** A word of {@link #liveBits}; 0 past its end. */
+    private long liveWord(final int w)
+    {
+        return w < liveBits.length ? liveBits[w] : 0;
     }
 }
