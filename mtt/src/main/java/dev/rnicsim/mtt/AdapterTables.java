@@ -126,7 +126,7 @@ public final class AdapterTables
         return odp;
     }
 
-    // ------------------------------------------------------------------ registration, all kinds
+    // ------------------------------------------------------------------ registration, deregistration, translation
 
     /**
      * Registers a pinned buffer: {@link MrRegistrations#register(int, List, long, long, long, int)}.
