@@ -15,9 +15,9 @@ import java.lang.foreign.MemorySegment;
  */
 final class PostArrays implements AutoCloseable
 {
-    private static final long SEND_WR_BYTES = IbvStructs.IBV_SEND_WR.byteSize();
-    private static final long RECV_WR_BYTES = IbvStructs.IBV_RECV_WR.byteSize();
-    private static final long SGE_BYTES = IbvStructs.IBV_SGE.byteSize();
+    private static final long SEND_WR_BYTES = WrStructs.IBV_SEND_WR.byteSize();
+    private static final long RECV_WR_BYTES = WrStructs.IBV_RECV_WR.byteSize();
+    private static final long SGE_BYTES = WrStructs.IBV_SGE.byteSize();
 
     private final Arena arena = Arena.ofShared();
     private final MemorySegment state = Errnos.state(arena);
@@ -35,7 +35,7 @@ final class PostArrays implements AutoCloseable
     {
         if (sendWrs.byteSize() < wrCount * SEND_WR_BYTES)
         {
-            sendWrs = arena.allocate(IbvStructs.IBV_SEND_WR, Math.max(wrCount, 16));
+            sendWrs = arena.allocate(WrStructs.IBV_SEND_WR, Math.max(wrCount, 16));
         }
         ensureSges(sgeCount);
         return sendWrs;
@@ -50,7 +50,7 @@ final class PostArrays implements AutoCloseable
     {
         if (recvWrs.byteSize() < wrCount * RECV_WR_BYTES)
         {
-            recvWrs = arena.allocate(IbvStructs.IBV_RECV_WR, Math.max(wrCount, 16));
+            recvWrs = arena.allocate(WrStructs.IBV_RECV_WR, Math.max(wrCount, 16));
         }
         ensureSges(sgeCount);
         return recvWrs;
@@ -60,7 +60,7 @@ final class PostArrays implements AutoCloseable
     {
         if (sges.byteSize() < sgeCount * SGE_BYTES)
         {
-            sges = arena.allocate(IbvStructs.IBV_SGE, Math.max(sgeCount, 64));
+            sges = arena.allocate(WrStructs.IBV_SGE, Math.max(sgeCount, 64));
         }
     }
 

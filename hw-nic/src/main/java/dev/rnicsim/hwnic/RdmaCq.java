@@ -92,7 +92,7 @@ public final class RdmaCq implements CompletionQueue
         if (wanted > wcCapacity)
         {
             final int capacity = Math.min(Math.max(wanted, Math.max(16, wcCapacity * 2)), Math.max(1, cqe));
-            wcs = arena.allocate(IbvStructs.IBV_WC, capacity);
+            wcs = arena.allocate(WrStructs.IBV_WC, capacity);
             wcCapacity = capacity;
         }
         final int n = context.lib().pollCq(context.pollCqFn(), state, cq, wanted, wcs);
@@ -106,7 +106,7 @@ public final class RdmaCq implements CompletionQueue
         final List<WorkCompletion> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++)
         {
-            out.add(read(wcs.asSlice(i * IbvStructs.IBV_WC.byteSize(), IbvStructs.IBV_WC)));
+            out.add(read(wcs.asSlice(i * WrStructs.IBV_WC.byteSize(), WrStructs.IBV_WC)));
         }
         return out;
     }
@@ -120,23 +120,23 @@ public final class RdmaCq implements CompletionQueue
      */
     static WorkCompletion read(final MemorySegment wc)
     {
-        final WcStatus status = WcStatus.of(wc.get(JAVA_INT, IbvStructs.WC_STATUS));
-        final int opcode = wc.get(JAVA_INT, IbvStructs.WC_OPCODE);
+        final WcStatus status = WcStatus.of(wc.get(JAVA_INT, WrStructs.WC_STATUS));
+        final int opcode = wc.get(JAVA_INT, WrStructs.WC_OPCODE);
         final WcOpcode op = opcode >= 0 && opcode < OPCODES.length && OPCODES[opcode] != null ? OPCODES[opcode]
             : WcOpcode.SEND;
-        final int flags = wc.get(JAVA_INT, IbvStructs.WC_WC_FLAGS);
+        final int flags = wc.get(JAVA_INT, WrStructs.WC_WC_FLAGS);
         final boolean withImm = status == WcStatus.SUCCESS && (flags & Ibv.IBV_WC_WITH_IMM) != 0;
         final boolean withInv = status == WcStatus.SUCCESS && (flags & Ibv.IBV_WC_WITH_INV) != 0;
-        final int raw = wc.get(JAVA_INT, IbvStructs.WC_IMM_DATA);
-        final int imm = withImm ? wc.get(JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), IbvStructs.WC_IMM_DATA)
+        final int raw = wc.get(JAVA_INT, WrStructs.WC_IMM_DATA);
+        final int imm = withImm ? wc.get(JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), WrStructs.WC_IMM_DATA)
             : 0;
-        return new WorkCompletion(wc.get(JAVA_LONG, IbvStructs.WC_WR_ID), status, op,
-            wc.get(JAVA_INT, IbvStructs.WC_QP_NUM), Integer.toUnsignedLong(wc.get(JAVA_INT, IbvStructs.WC_BYTE_LEN)),
-            withImm, imm, withInv, withInv ? raw : 0, wc.get(JAVA_INT, IbvStructs.WC_VENDOR_ERR)).withDatagram(
-            wc.get(JAVA_INT, IbvStructs.WC_SRC_QP), (flags & Ibv.IBV_WC_GRH) != 0,
-            Short.toUnsignedInt(wc.get(JAVA_SHORT, IbvStructs.WC_SLID)), Byte.toUnsignedInt(wc.get(JAVA_BYTE,
-            IbvStructs.WC_SL)), Short.toUnsignedInt(wc.get(JAVA_SHORT, IbvStructs.WC_PKEY_INDEX)),
-            Byte.toUnsignedInt(wc.get(JAVA_BYTE, IbvStructs.WC_DLID_PATH_BITS)));
+        return new WorkCompletion(wc.get(JAVA_LONG, WrStructs.WC_WR_ID), status, op,
+            wc.get(JAVA_INT, WrStructs.WC_QP_NUM), Integer.toUnsignedLong(wc.get(JAVA_INT, WrStructs.WC_BYTE_LEN)),
+            withImm, imm, withInv, withInv ? raw : 0, wc.get(JAVA_INT, WrStructs.WC_VENDOR_ERR)).withDatagram(
+            wc.get(JAVA_INT, WrStructs.WC_SRC_QP), (flags & Ibv.IBV_WC_GRH) != 0,
+            Short.toUnsignedInt(wc.get(JAVA_SHORT, WrStructs.WC_SLID)), Byte.toUnsignedInt(wc.get(JAVA_BYTE,
+            WrStructs.WC_SL)), Short.toUnsignedInt(wc.get(JAVA_SHORT, WrStructs.WC_PKEY_INDEX)),
+            Byte.toUnsignedInt(wc.get(JAVA_BYTE, WrStructs.WC_DLID_PATH_BITS)));
     }
 
     @Override

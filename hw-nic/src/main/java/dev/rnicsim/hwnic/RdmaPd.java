@@ -254,13 +254,13 @@ public final class RdmaPd implements ProtectionDomain
         checkOpen(verb);
         try (Arena arena = Arena.ofConfined())
         {
-            final MemorySegment sgList = arena.allocate(IbvStructs.IBV_SGE, Math.max(1, sges.size()));
+            final MemorySegment sgList = arena.allocate(WrStructs.IBV_SGE, Math.max(1, sges.size()));
             for (int i = 0; i < sges.size(); i++)
             {
-                final MemorySegment s = sgList.asSlice(i * IbvStructs.IBV_SGE.byteSize(), IbvStructs.IBV_SGE);
-                s.set(JAVA_LONG, IbvStructs.SGE_ADDR, sges.get(i).addr());
-                s.set(JAVA_INT, IbvStructs.SGE_LENGTH, (int)sges.get(i).lengthBytes());
-                s.set(JAVA_INT, IbvStructs.SGE_LKEY, sges.get(i).lkey());
+                final MemorySegment s = sgList.asSlice(i * WrStructs.IBV_SGE.byteSize(), WrStructs.IBV_SGE);
+                s.set(JAVA_LONG, WrStructs.SGE_ADDR, sges.get(i).addr());
+                s.set(JAVA_INT, WrStructs.SGE_LENGTH, (int)sges.get(i).lengthBytes());
+                s.set(JAVA_INT, WrStructs.SGE_LKEY, sges.get(i).lkey());
             }
             final Errnos.Result r = context.lib().registration().adviseMr(context.segment(), pd, advice,
                 flush ? Ibv.IBV_ADVISE_MR_FLAG_FLUSH : 0, sgList, sges.size());

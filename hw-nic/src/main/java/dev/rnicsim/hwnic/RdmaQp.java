@@ -49,9 +49,9 @@ public final class RdmaQp implements QueuePair
     /** Most outstanding READs and atomics asked for, whatever the device allows. */
     static final int MAX_RD_ATOMIC = 16;
 
-    private static final long SEND_WR_BYTES = IbvStructs.IBV_SEND_WR.byteSize();
-    private static final long RECV_WR_BYTES = IbvStructs.IBV_RECV_WR.byteSize();
-    private static final long SGE_BYTES = IbvStructs.IBV_SGE.byteSize();
+    private static final long SEND_WR_BYTES = WrStructs.IBV_SEND_WR.byteSize();
+    private static final long RECV_WR_BYTES = WrStructs.IBV_RECV_WR.byteSize();
+    private static final long SGE_BYTES = WrStructs.IBV_SGE.byteSize();
 
     private final RdmaPd pd;
     private final MemorySegment qp;
@@ -427,7 +427,7 @@ public final class RdmaQp implements QueuePair
         }
         if (count > 0)
         {
-            PostArrays.link(sendWrs, count, SEND_WR_BYTES, IbvStructs.SEND_WR_NEXT);
+            PostArrays.link(sendWrs, count, SEND_WR_BYTES, WrStructs.SEND_WR_NEXT);
             badWr.set(ADDRESS, 0, MemorySegment.NULL);
             final int rc0 = pd.context().lib().postSend(pd.context().postSendFn(), state, qp, sendWrs, badWr);
             final int rc = Errnos.errnoOf(rc0, Errnos.read(state));
@@ -492,7 +492,7 @@ public final class RdmaQp implements QueuePair
         }
         if (count > 0)
         {
-            PostArrays.link(recvWrs, count, RECV_WR_BYTES, IbvStructs.RECV_WR_NEXT);
+            PostArrays.link(recvWrs, count, RECV_WR_BYTES, WrStructs.RECV_WR_NEXT);
             badWr.set(ADDRESS, 0, MemorySegment.NULL);
             final int rc0 = pd.context().lib().postRecv(pd.context().postRecvFn(), state, qp, recvWrs, badWr);
             final int rc = Errnos.errnoOf(rc0, Errnos.read(state));

@@ -23,8 +23,8 @@ import java.util.List;
  */
 public final class RdmaSrq implements SharedReceiveQueue
 {
-    private static final long RECV_WR_BYTES = IbvStructs.IBV_RECV_WR.byteSize();
-    private static final long SGE_BYTES = IbvStructs.IBV_SGE.byteSize();
+    private static final long RECV_WR_BYTES = WrStructs.IBV_RECV_WR.byteSize();
+    private static final long SGE_BYTES = WrStructs.IBV_SGE.byteSize();
     private static final long ATTR_MAX_WR = IbvStructs.offset(SrqVerbs.IBV_SRQ_ATTR, "max_wr");
     private static final long ATTR_MAX_SGE = IbvStructs.offset(SrqVerbs.IBV_SRQ_ATTR, "max_sge");
     private static final long ATTR_SRQ_LIMIT = IbvStructs.offset(SrqVerbs.IBV_SRQ_ATTR, "srq_limit");
@@ -134,15 +134,15 @@ public final class RdmaSrq implements SharedReceiveQueue
         {
             try (Arena a = Arena.ofConfined())
             {
-                final MemorySegment array = a.allocate(IbvStructs.IBV_RECV_WR, count);
-                final MemorySegment sges = a.allocate(IbvStructs.IBV_SGE, Math.max(1, sgeTotal));
+                final MemorySegment array = a.allocate(WrStructs.IBV_RECV_WR, count);
+                final MemorySegment sges = a.allocate(WrStructs.IBV_SGE, Math.max(1, sgeTotal));
                 int sgeAt = 0;
                 for (int i = 0; i < count; i++)
                 {
                     final RecvWr wr = wrs.get(i);
                     final MemorySegment w = array.asSlice(i * RECV_WR_BYTES, RECV_WR_BYTES);
                     WorkRequests.writeRecv(w, wr, sges.asSlice(sgeAt * SGE_BYTES, wr.sgList().size() * SGE_BYTES));
-                    w.set(ADDRESS, IbvStructs.RECV_WR_NEXT, i + 1 < count
+                    w.set(ADDRESS, WrStructs.RECV_WR_NEXT, i + 1 < count
                         ? MemorySegment.ofAddress(array.address() + (i + 1) * RECV_WR_BYTES) : MemorySegment.NULL);
                     sgeAt += wr.sgList().size();
                 }

@@ -88,10 +88,10 @@ final class WindowBinds
         }
         try (Arena a = Arena.ofConfined())
         {
-            final MemorySegment bind = a.allocate(IbvStructs.IBV_MW_BIND);
-            bind.set(JAVA_LONG, IbvStructs.MW_BIND_WR_ID, wrId);
-            bind.set(JAVA_INT, IbvStructs.MW_BIND_SEND_FLAGS, bits);
-            WorkRequests.bindInfo(bind.asSlice(IbvStructs.MW_BIND_BIND_INFO, IbvStructs.IBV_MW_BIND_INFO), mr, info);
+            final MemorySegment bind = a.allocate(WrStructs.IBV_MW_BIND);
+            bind.set(JAVA_LONG, WrStructs.MW_BIND_WR_ID, wrId);
+            bind.set(JAVA_INT, WrStructs.MW_BIND_SEND_FLAGS, bits);
+            WorkRequests.bindInfo(bind.asSlice(WrStructs.MW_BIND_BIND_INFO, WrStructs.IBV_MW_BIND_INFO), mr, info);
             final Errnos.Result r = pd.context().lib().registration().bindMw(pd.context().segment(), qp.segment(),
                 m.segment(), bind);
             if (r.value() != 0)

@@ -27,13 +27,13 @@ import java.util.List;
  */
 final class WorkRequests
 {
-    private static final long SGE_BYTES = IbvStructs.IBV_SGE.byteSize();
+    private static final long SGE_BYTES = WrStructs.IBV_SGE.byteSize();
     /** {@code wr.ud.ah} of {@code struct ibv_send_wr}. */
-    static final long SEND_WR_UD_AH = IbvStructs.offset(IbvStructs.IBV_SEND_WR, "wr", "ud", "ah");
+    static final long SEND_WR_UD_AH = IbvStructs.offset(WrStructs.IBV_SEND_WR, "wr", "ud", "ah");
     /** {@code wr.ud.remote_qpn}. */
-    static final long SEND_WR_UD_REMOTE_QPN = IbvStructs.offset(IbvStructs.IBV_SEND_WR, "wr", "ud", "remote_qpn");
+    static final long SEND_WR_UD_REMOTE_QPN = IbvStructs.offset(WrStructs.IBV_SEND_WR, "wr", "ud", "remote_qpn");
     /** {@code wr.ud.remote_qkey}. */
-    static final long SEND_WR_UD_REMOTE_QKEY = IbvStructs.offset(IbvStructs.IBV_SEND_WR, "wr", "ud", "remote_qkey");
+    static final long SEND_WR_UD_REMOTE_QKEY = IbvStructs.offset(WrStructs.IBV_SEND_WR, "wr", "ud", "remote_qkey");
 
     private WorkRequests()
     {
@@ -52,14 +52,14 @@ final class WorkRequests
         final RdmaContext context)
     {
         w.fill((byte)0);
-        w.set(JAVA_LONG, IbvStructs.SEND_WR_WR_ID, wr.wrId());
-        w.set(JAVA_INT, IbvStructs.SEND_WR_OPCODE, wr.opcode().code());
+        w.set(JAVA_LONG, WrStructs.SEND_WR_WR_ID, wr.wrId());
+        w.set(JAVA_INT, WrStructs.SEND_WR_OPCODE, wr.opcode().code());
         int flags = 0;
         for (final SendFlag f : wr.flags())
         {
             flags |= f.bit();
         }
-        w.set(JAVA_INT, IbvStructs.SEND_WR_SEND_FLAGS, flags);
+        w.set(JAVA_INT, WrStructs.SEND_WR_SEND_FLAGS, flags);
         switch (wr.opcode())
         {
             case REG_MR ->
@@ -73,17 +73,17 @@ final class WorkRequests
             }
             case RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ ->
             {
-                w.set(JAVA_LONG, IbvStructs.SEND_WR_RDMA_REMOTE_ADDR, wr.remoteAddr());
-                w.set(JAVA_INT, IbvStructs.SEND_WR_RDMA_RKEY, wr.rkey());
+                w.set(JAVA_LONG, WrStructs.SEND_WR_RDMA_REMOTE_ADDR, wr.remoteAddr());
+                w.set(JAVA_INT, WrStructs.SEND_WR_RDMA_RKEY, wr.rkey());
             }
             case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD ->
             {
-                w.set(JAVA_LONG, IbvStructs.SEND_WR_ATOMIC_REMOTE_ADDR, wr.remoteAddr());
-                w.set(JAVA_LONG, IbvStructs.SEND_WR_ATOMIC_COMPARE_ADD, wr.compareAdd());
-                w.set(JAVA_LONG, IbvStructs.SEND_WR_ATOMIC_SWAP, wr.swap());
-                w.set(JAVA_INT, IbvStructs.SEND_WR_ATOMIC_RKEY, wr.rkey());
+                w.set(JAVA_LONG, WrStructs.SEND_WR_ATOMIC_REMOTE_ADDR, wr.remoteAddr());
+                w.set(JAVA_LONG, WrStructs.SEND_WR_ATOMIC_COMPARE_ADD, wr.compareAdd());
+                w.set(JAVA_LONG, WrStructs.SEND_WR_ATOMIC_SWAP, wr.swap());
+                w.set(JAVA_INT, WrStructs.SEND_WR_ATOMIC_RKEY, wr.rkey());
             }
-            case LOCAL_INV, SEND_WITH_INV -> w.set(JAVA_INT, IbvStructs.SEND_WR_INVALIDATE_RKEY, wr.invalidateRkey());
+            case LOCAL_INV, SEND_WITH_INV -> w.set(JAVA_INT, WrStructs.SEND_WR_INVALIDATE_RKEY, wr.invalidateRkey());
             case BIND_MW ->
             {
                 final String problem = writeBind(w, wr, context);
@@ -99,13 +99,13 @@ final class WorkRequests
         if (wr.opcode() == WrOpcode.SEND_WITH_IMM || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM)
         {
             // imm_data is __be32: network order in the work request, host order in verbs-api.
-            w.set(JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), IbvStructs.SEND_WR_IMM_DATA, wr.immData());
+            w.set(JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), WrStructs.SEND_WR_IMM_DATA, wr.immData());
         }
         if (!wr.sgList().isEmpty())
         {
             writeSges(sgList, wr.sgList());
-            w.set(ADDRESS, IbvStructs.SEND_WR_SG_LIST, sgList);
-            w.set(JAVA_INT, IbvStructs.SEND_WR_NUM_SGE, wr.sgList().size());
+            w.set(ADDRESS, WrStructs.SEND_WR_SG_LIST, sgList);
+            w.set(JAVA_INT, WrStructs.SEND_WR_NUM_SGE, wr.sgList().size());
         }
         return null;
     }
@@ -120,12 +120,12 @@ final class WorkRequests
     static void writeRecv(final MemorySegment w, final RecvWr wr, final MemorySegment sgList)
     {
         w.fill((byte)0);
-        w.set(JAVA_LONG, IbvStructs.RECV_WR_WR_ID, wr.wrId());
+        w.set(JAVA_LONG, WrStructs.RECV_WR_WR_ID, wr.wrId());
         if (!wr.sgList().isEmpty())
         {
             writeSges(sgList, wr.sgList());
-            w.set(ADDRESS, IbvStructs.RECV_WR_SG_LIST, sgList);
-            w.set(JAVA_INT, IbvStructs.RECV_WR_NUM_SGE, wr.sgList().size());
+            w.set(ADDRESS, WrStructs.RECV_WR_SG_LIST, sgList);
+            w.set(JAVA_INT, WrStructs.RECV_WR_NUM_SGE, wr.sgList().size());
         }
     }
 
@@ -135,9 +135,9 @@ final class WorkRequests
         for (int i = 0; i < sgl.size(); i++)
         {
             final Sge s = sgl.get(i);
-            list.set(JAVA_LONG, i * SGE_BYTES + IbvStructs.SGE_ADDR, s.addr());
-            list.set(JAVA_INT, i * SGE_BYTES + IbvStructs.SGE_LENGTH, (int)s.lengthBytes());
-            list.set(JAVA_INT, i * SGE_BYTES + IbvStructs.SGE_LKEY, s.lkey());
+            list.set(JAVA_LONG, i * SGE_BYTES + WrStructs.SGE_ADDR, s.addr());
+            list.set(JAVA_INT, i * SGE_BYTES + WrStructs.SGE_LENGTH, (int)s.lengthBytes());
+            list.set(JAVA_INT, i * SGE_BYTES + WrStructs.SGE_LKEY, s.lkey());
         }
     }
 
@@ -165,18 +165,18 @@ final class WorkRequests
         {
             return "EINVAL the bind's MR is not a registered MR of this backend: " + info.mr();
         }
-        w.set(ADDRESS, IbvStructs.SEND_WR_BIND_MW_MW, m.segment());
-        w.set(JAVA_INT, IbvStructs.SEND_WR_BIND_MW_RKEY, b.newRkey());
-        bindInfo(w.asSlice(IbvStructs.SEND_WR_BIND_MW_BIND_INFO, IbvStructs.IBV_MW_BIND_INFO), mr, info);
+        w.set(ADDRESS, WrStructs.SEND_WR_BIND_MW_MW, m.segment());
+        w.set(JAVA_INT, WrStructs.SEND_WR_BIND_MW_RKEY, b.newRkey());
+        bindInfo(w.asSlice(WrStructs.SEND_WR_BIND_MW_BIND_INFO, WrStructs.IBV_MW_BIND_INFO), mr, info);
         return null;
     }
 
     static void bindInfo(final MemorySegment bi, final MemorySegment mr, final MwBindInfo info)
     {
-        bi.set(ADDRESS, IbvStructs.BIND_INFO_MR, mr);
-        bi.set(JAVA_LONG, IbvStructs.BIND_INFO_ADDR, info.addr());
-        bi.set(JAVA_LONG, IbvStructs.BIND_INFO_LENGTH, info.lengthBytes());
-        bi.set(JAVA_INT, IbvStructs.BIND_INFO_ACCESS, Access.toBits(info.access()));
+        bi.set(ADDRESS, WrStructs.BIND_INFO_MR, mr);
+        bi.set(JAVA_LONG, WrStructs.BIND_INFO_ADDR, info.addr());
+        bi.set(JAVA_LONG, WrStructs.BIND_INFO_LENGTH, info.lengthBytes());
+        bi.set(JAVA_INT, WrStructs.BIND_INFO_ACCESS, Access.toBits(info.access()));
     }
 
     /**

@@ -155,7 +155,7 @@ class StructRoundTripTest
         try (Arena arena = Arena.ofConfined())
         {
             final MemorySegment wcs = hexToSegment(arena, run.output());
-            final long size = IbvStructs.IBV_WC.byteSize();
+            final long size = WrStructs.IBV_WC.byteSize();
             assertThat(wcs.byteSize()).isEqualTo(3 * size);
 
             assertThat(RdmaCq.read(wcs.asSlice(0, size))).isEqualTo(new WorkCompletion(0x1122334455667788L,
@@ -176,7 +176,7 @@ class StructRoundTripTest
         // ibv_create_qp_ex; this binding posts through ibv_post_send, so it refuses them (EOPNOTSUPP) before writing.
         try (Arena arena = Arena.ofConfined())
         {
-            final MemorySegment w = arena.allocate(IbvStructs.IBV_SEND_WR);
+            final MemorySegment w = arena.allocate(WrStructs.IBV_SEND_WR);
             assertThat(WorkRequests.writeSend(w, SendWr.flush(1, 0x1000, 7, 64, dev.rnicsim.verbs.FlushPlacement.GLOBAL,
                 dev.rnicsim.verbs.FlushSelectivity.RANGE), MemorySegment.NULL, null)).startsWith("EOPNOTSUPP FLUSH")
                 .contains("ibv_create_qp_ex");
@@ -189,9 +189,9 @@ class StructRoundTripTest
     void shouldWriteWorkRequestsThatCReadsBack() throws Exception
     {
         final CProgram c = CProgram.orSkip(dir);
-        final long wrBytes = IbvStructs.IBV_SEND_WR.byteSize();
-        final long sgeBytes = IbvStructs.IBV_SGE.byteSize();
-        final long recvBytes = IbvStructs.IBV_RECV_WR.byteSize();
+        final long wrBytes = WrStructs.IBV_SEND_WR.byteSize();
+        final long sgeBytes = WrStructs.IBV_SGE.byteSize();
+        final long recvBytes = WrStructs.IBV_RECV_WR.byteSize();
         final List<SendWr> wrs = List.of(
             new SendWr(0x0102030405060708L, WrOpcode.RDMA_WRITE_WITH_IMM, List.of(new Sge(0x7f0000001000L, 4096,
                 0x11), new Sge(0x7f0000003000L, 0xffffffffL, 0x22)), EnumSet.of(SendFlag.SIGNALED, SendFlag.FENCE),
@@ -202,8 +202,8 @@ class StructRoundTripTest
         final RecvWr recv = RecvWr.of(9, new Sge(0x7f0000009000L, 100, 0x44));
         try (Arena arena = Arena.ofConfined())
         {
-            final MemorySegment sendArray = arena.allocate(IbvStructs.IBV_SEND_WR, wrs.size());
-            final MemorySegment sges = arena.allocate(IbvStructs.IBV_SGE, 3);
+            final MemorySegment sendArray = arena.allocate(WrStructs.IBV_SEND_WR, wrs.size());
+            final MemorySegment sges = arena.allocate(WrStructs.IBV_SGE, 3);
             int sgeAt = 0;
             for (int i = 0; i < wrs.size(); i++)
             {
@@ -212,15 +212,15 @@ class StructRoundTripTest
                     sges.asSlice(sgeAt * sgeBytes, wr.sgList().size() * sgeBytes), null)).isNull();
                 sgeAt += wr.sgList().size();
             }
-            final MemorySegment recvWr = arena.allocate(IbvStructs.IBV_RECV_WR);
-            final MemorySegment recvSge = arena.allocate(IbvStructs.IBV_SGE);
+            final MemorySegment recvWr = arena.allocate(WrStructs.IBV_RECV_WR);
+            final MemorySegment recvSge = arena.allocate(WrStructs.IBV_SGE);
             WorkRequests.writeRecv(recvWr, recv, recvSge);
             Files.writeString(dir.resolve("wrs.hex"), HexFormat.of().formatHex(sendArray.toArray(JAVA_BYTE)) + "\n"
                 + HexFormat.of().formatHex(sges.toArray(JAVA_BYTE)) + "\n" + HexFormat.of().formatHex(
                     recvWr.toArray(JAVA_BYTE)) + "\n", StandardCharsets.US_ASCII);
-            assertThat(sendArray.get(java.lang.foreign.ValueLayout.ADDRESS, IbvStructs.SEND_WR_SG_LIST).address())
+            assertThat(sendArray.get(java.lang.foreign.ValueLayout.ADDRESS, WrStructs.SEND_WR_SG_LIST).address())
                 .isEqualTo(sges.address());
-            assertThat(recvWr.get(java.lang.foreign.ValueLayout.ADDRESS, IbvStructs.RECV_WR_SG_LIST).address())
+            assertThat(recvWr.get(java.lang.foreign.ValueLayout.ADDRESS, WrStructs.RECV_WR_SG_LIST).address())
                 .isEqualTo(recvSge.address());
         }
         final String program = HEADERS + """

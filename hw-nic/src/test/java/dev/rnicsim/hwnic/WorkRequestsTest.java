@@ -53,7 +53,7 @@ class WorkRequestsTest
     {
         try (Arena arena = Arena.ofConfined())
         {
-            final MemorySegment w = arena.allocate(IbvStructs.IBV_SEND_WR);
+            final MemorySegment w = arena.allocate(WrStructs.IBV_SEND_WR);
             final UdSendWr write = new UdSendWr(SendWr.write(1, List.of(), 0x1000, 7), FOREIGN, 0x12, 0x11111111);
             assertThat(WorkRequests.writeUd(w, write, null)).startsWith("EINVAL").contains("RDMA_WRITE");
             assertThat(w.get(ADDRESS, WorkRequests.SEND_WR_UD_AH).address()).isZero();
@@ -66,7 +66,7 @@ class WorkRequestsTest
     {
         try (Arena arena = Arena.ofConfined())
         {
-            final MemorySegment w = arena.allocate(IbvStructs.IBV_SEND_WR);
+            final MemorySegment w = arena.allocate(WrStructs.IBV_SEND_WR);
             final UdSendWr send = new UdSendWr(SendWr.send(1, List.of()), FOREIGN, 0x12, 0x11111111);
             assertThat(WorkRequests.writeUd(w, send, null)).startsWith("EINVAL")
                 .contains("not a live address handle of this backend");
@@ -79,8 +79,8 @@ class WorkRequestsTest
     {
         // struct ibv_send_wr: wr.ud {ah, remote_qpn, remote_qkey} overlays wr.rdma {remote_addr, rkey}; the layout
         // check compares both with the installed verbs.h.
-        assertThat(WorkRequests.SEND_WR_UD_AH).isEqualTo(IbvStructs.SEND_WR_RDMA_REMOTE_ADDR);
-        assertThat(WorkRequests.SEND_WR_UD_REMOTE_QPN).isEqualTo(IbvStructs.SEND_WR_RDMA_RKEY);
+        assertThat(WorkRequests.SEND_WR_UD_AH).isEqualTo(WrStructs.SEND_WR_RDMA_REMOTE_ADDR);
+        assertThat(WorkRequests.SEND_WR_UD_REMOTE_QPN).isEqualTo(WrStructs.SEND_WR_RDMA_RKEY);
         assertThat(WorkRequests.SEND_WR_UD_REMOTE_QKEY).isEqualTo(WorkRequests.SEND_WR_UD_REMOTE_QPN + 4);
     }
 }
