@@ -431,22 +431,62 @@ static void wr_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, ui
 	}
 }
 
+/* An operation the simulated device does not execute: ibv_wr_complete answers EOPNOTSUPP and posts nothing. */
 static void wr_unsupported(struct ibv_qp_ex *qpx)
 {
 	of(qpx)->qpx_error = EOPNOTSUPP;
 }
 
+/* ibv_wr_local_inv(3): the LOCAL_INV work request of ibv_post_send, with the key in invalidate_rkey. */
 static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 {
-	wr_unsupported(qpx);
+	struct ibv_send_wr *w = next_wr(qpx, IBV_WR_LOCAL_INV);
+	if (w)
+		w->invalidate_rkey = rkey;
 }
 
+/* ibv_wr_send_inv(3): a SEND_WITH_INV that invalidates rkey at the responder. */
 static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
+{
+	struct ibv_send_wr *w = next_wr(qpx, IBV_WR_SEND_WITH_INV);
+	if (w)
+		w->invalidate_rkey = rkey;
+}
+
+/* ibv_wr_bind_mw(3): the BIND_MW work request of a type 2 window (bind_mw.mw, bind_mw.rkey, bind_info). */
+static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *info)
+{
+	struct ibv_send_wr *w = next_wr(qpx, IBV_WR_BIND_MW);
+	if (!w)
+		return;
+	if (!mw || !info) {
+		of(qpx)->qpx_error = EINVAL;
+		return;
+	}
+	w->bind_mw.mw = mw;
+	w->bind_mw.rkey = rkey;
+	w->bind_mw.bind_info = *info;
+}
+
+/* ibv_wr_set_ud_addr(3): the destination of the last UD work request (wr.ud of ibv_post_send). */
+static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct ibv_send_wr *w = last_wr(qpx);
+	if (!w)
+		return;
+	w->wr.ud.ah = ah;
+	w->wr.ud.remote_qpn = remote_qpn;
+	w->wr.ud.remote_qkey = remote_qkey;
+}
+
+/* ibv_wr_send_tso(3): TSO is for raw packet and IPoIB UD QPs, which the simulated device does not offer. */
+static void wr_send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz, uint16_t mss)
 {
 	wr_unsupported(qpx);
 }
 
-static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *info)
+/* ibv_wr_atomic_write(3): the simulated device's data path has no ATOMIC_WRITE. */
+static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, const void *atomic_wr)
 {
 	wr_unsupported(qpx);
 }
@@ -521,4 +561,7 @@ void rnicsim_set_qpx_ops(struct sim_qp *q)
 	x->wr_set_sge_list = wr_set_sge_list;
 	x->wr_set_inline_data = wr_set_inline_data;
 	x->wr_set_inline_data_list = wr_set_inline_data_list;
+	x->wr_set_ud_addr = wr_set_ud_addr;
+	x->wr_send_tso = wr_send_tso;
+	x->wr_atomic_write = wr_atomic_write;
 }
