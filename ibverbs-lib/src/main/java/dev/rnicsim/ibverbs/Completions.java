@@ -340,16 +340,23 @@ final class Completions
         final List<Object> cqs = new ArrayList<>();
         for (final Session.QpInfo q : server.qps.values())
         {
-            if (!cqs.contains(q.sendCq))
-            {
-                cqs.add(q.sendCq);
-            }
-            if (!cqs.contains(q.recvCq))
-            {
-                cqs.add(q.recvCq);
-            }
+            addOnce(cqs, q.sendCq);
+            addOnce(cqs, q.recvCq);
         }
         return cqs;
+    }
+
+    /** One CqInfo per CQ: compared by identity (a record's equals, called per batch, is slow until compiled). */
+    private static void addOnce(final List<Object> cqs, final Session.CqInfo cq)
+    {
+        for (final Object o : cqs)
+        {
+            if (o == cq)
+            {
+                return;
+            }
+        }
+        cqs.add(cq);
     }
 
     private static boolean isRecv(final WorkCompletion wc)
