@@ -4,12 +4,14 @@
  * process in a PLACE message just before the receive's completion, which this library copies into the receive
  * buffer before the completion can be polled. No process_vm_readv/writev in the fabric server for a small SEND.
  *
- * Neither side touches memory with a plain load or store that could fault: the doorbell's writev(2) reads the
- * send buffers itself (the SGEs are iovecs of the message; an unmapped one fails the whole writev with EFAULT, as
- * one socket buffer holds the message, and the doorbell goes again without the bytes), and a PLACE is written with
- * process_vm_writev(2) into this process (an unmapped receive buffer gives EFAULT, reported in strict mode as the
- * server reports DMA into memory no longer mapped). The server checks that each SGE's lkey maps its address to
- * itself before it uses the carried bytes, and places them only where the model completed the receive.
+ * Neither side touches memory with a plain load or store that could fault. The doorbell's writev(2) reads the send
+ * buffers itself (the SGEs are iovecs of the message): an unmapped one fails the writev with EFAULT having sent
+ * nothing, because carried bytes lie only in the message's first 10 KB or so (no carrying past CARRY_MAX_MSG_BYTES)
+ * and a Unix stream socket copies that much into one buffer, all or nothing; the doorbell then goes again without
+ * them. A PLACE is written with process_vm_writev(2) into this process: an unmapped receive buffer gives EFAULT,
+ * reported in strict mode as the server reports DMA into memory no longer mapped. The server checks that each SGE's
+ * lkey maps its address to itself before it uses the carried bytes, and places them only where the model
+ * completed the receive.
  */
 #define _GNU_SOURCE
 #include <errno.h>

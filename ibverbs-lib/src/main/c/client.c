@@ -326,6 +326,9 @@ int rnicsim_connect(void)
 		return connect_errno;
 	}
 	sock = s;
+	/* a doorbell that carries bytes must go in one socket buffer, all or nothing (carry.c): room for many */
+	int sndbuf = 1 << 20;
+	setsockopt(s, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	struct rlimit rl = {0, 0};
 	getrlimit(RLIMIT_MEMLOCK, &rl);
 	struct wire_hello hello = {.version = RNICSIM_WIRE_VERSION,

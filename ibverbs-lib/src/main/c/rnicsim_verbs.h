@@ -133,7 +133,7 @@ uint32_t rnicsim_ah_handle(struct ibv_ah *ah);
 /* carry.c: the bytes of small SENDs and WRITEs in the doorbell, and of received SENDs in PLACE messages */
 #define CARRY_MAX_BYTES 512	     /* a work request this long or shorter carries its bytes */
 #define CARRY_MAX_SEGS 32	     /* SGEs carried in one doorbell message */
-#define CARRY_MAX_MSG_BYTES 16384 /* no carrying past this offset: the message stays in one socket buffer */
+#define CARRY_MAX_MSG_BYTES 8192 /* no carrying past this offset: those bytes stay in the first socket buffer */
 struct rnicsim_carry {
 	size_t at[CARRY_MAX_SEGS]; /* where in the message each SGE's bytes go */
 	void *addr[CARRY_MAX_SEGS];

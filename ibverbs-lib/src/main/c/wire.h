@@ -9,7 +9,8 @@
  *   +--------+--------+--------+-----------------+-----------------+
  *
  * A control verb is a request and a response with the same seq (err: 0 or the errno). POST_SEND and POST_RECV
- * are one-way doorbells (seq 0); completions (WC) and strict-mode reports (DIAG) come unasked.
+ * are one-way doorbells (seq 0); completions (WC), the bytes of small SENDs received (PLACE) and strict-mode reports
+ * (DIAG) come unasked.
  */
 #ifndef RNICSIM_WIRE_H
 #define RNICSIM_WIRE_H

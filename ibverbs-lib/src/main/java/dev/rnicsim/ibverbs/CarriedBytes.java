@@ -40,6 +40,10 @@ final class CarriedBytes
      */
     static boolean usable(final List<Sge> sgl, final List<ProcessMemory.Range> local, final byte[] carried)
     {
+        if (carried.length > MAX_BYTES)
+        {
+            return false; // not a doorbell of this library's: the server reads the process's memory itself
+        }
         long total = 0;
         for (int i = 0; i < sgl.size(); i++)
         {

@@ -388,23 +388,27 @@ final class Completions
         final List<Object> cqs = new ArrayList<>();
         for (final Session.QpInfo q : server.qps.values())
         {
-            if (q.sendCq != null && !cqs.contains(q.sendCq))
-            {
-                cqs.add(q.sendCq);
-            }
-            if (q.recvCq != null && !cqs.contains(q.recvCq))
-            {
-                cqs.add(q.recvCq);
-            }
+            addOnce(cqs, q.sendCq);
+            addOnce(cqs, q.recvCq);
         }
         for (final Session.CqInfo c : server.xrc.srqCqs())
         {
-            if (!cqs.contains(c))
-            {
-                cqs.add(c); // an XRC SRQ's receives complete on its own CQ (an XRC_RECV QP has none)
-            }
+            addOnce(cqs, c); // an XRC SRQ's receives complete on its own CQ (an XRC_RECV QP has none)
         }
         return cqs;
+    }
+
+    /** One CqInfo per CQ: compared by identity (a record's equals, called per batch, is slow until compiled). */
+    private static void addOnce(final List<Object> cqs, final Session.CqInfo cq)
+    {
+        for (final Object o : cqs)
+        {
+            if (o == cq)
+            {
+                return;
+            }
+        }
+        cqs.add(cq);
     }
 
     private static boolean isRecv(final WorkCompletion wc)
