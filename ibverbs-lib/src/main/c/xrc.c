@@ -127,12 +127,14 @@ static struct ibv_srq *create_srq_ex(struct ibv_context *ctx, struct ibv_srq_ini
 	return s;
 }
 
-/* ibv_get_srq_num(3): the number an XRC_SEND QP names in wr.qp_type.xrc.remote_srqn; EINVAL for a basic SRQ. */
+/* ibv_get_srq_num(3): the number an XRC_SEND QP names in wr.qp_type.xrc.remote_srqn. mlx5_get_srq_num answers it
+ * for any SRQ, basic ones too; a device without XRC has a provider without get_srq_num (rxe), so libibverbs' stand-in
+ * answers EOPNOTSUPP (dummy_ops.c). The server answers 0 as a basic SRQ's number on such a device. */
 static int get_srq_num(struct ibv_srq *srq, uint32_t *srq_num)
 {
 	uint32_t n = rnicsim_srq_num(srq);
 	if (!n)
-		return EINVAL;
+		return EOPNOTSUPP;
 	*srq_num = n;
 	return 0;
 }
