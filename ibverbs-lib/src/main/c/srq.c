@@ -14,7 +14,7 @@ struct sim_srq {
 	struct ibv_srq srq;
 	uint32_t handle;
 	uint32_t max_sge;
-	uint32_t srq_num; /* its number (ibv_get_srq_num); 0 on a device whose provider has no get_srq_num */
+	uint32_t srq_num; /* its number (ibv_get_srq_num); 0 where the provider answers EOPNOTSUPP */
 };
 
 uint32_t rnicsim_srq_handle(struct ibv_srq *srq)

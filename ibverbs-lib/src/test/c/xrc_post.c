@@ -5,6 +5,7 @@
  *   xrc-recv-queue  ibv_post_recv on an XRC_SEND QP and on an XRC_RECV QP in INIT: neither has a receive queue, and
  *                   mlx5_post_recv finds its 0 entries full before it counts SGEs             ENOMEM; ENOMEM
  *   srq-num         ibv_get_srq_num on a basic SRQ: mlx5_get_srq_num answers any SRQ's number     0, a number
+ *                   mlx4_get_srq_num numbers XRC SRQs only                                        EOPNOTSUPP
  *                   on a device without IBV_DEVICE_XRC (rxe), whose provider has no get_srq_num   EOPNOTSUPP
  *
  * Build: gcc -g xrc_post.c -libverbs
@@ -54,7 +55,7 @@ static void recv_queue_cases(struct ibv_mr *mr)
 	ibv_close_xrcd(x);
 }
 
-static void srq_num_case(int xrc)
+static void srq_num_case(int xrc, int mlx5)
 {
 	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 4, .max_sge = 1}};
 	struct ibv_srq *a = ibv_create_srq(pd, &sa), *b = ibv_create_srq(pd, &sa);
@@ -64,9 +65,12 @@ static void srq_num_case(int xrc)
 	}
 	uint32_t na = 0, nb = 0;
 	int ea = ibv_get_srq_num(a, &na), eb = ibv_get_srq_num(b, &nb);
-	if (xrc)
+	if (mlx5)
 		check("srq-num", ea == 0 && eb == 0 && na != 0 && nb != 0 && na != nb,
-		      "a basic SRQ on a device with XRC: 0, its own number");
+		      "a basic SRQ on mlx5: 0, its own number");
+	else if (xrc)
+		check("srq-num", ea == EOPNOTSUPP && eb == EOPNOTSUPP && na == 0,
+		      "a basic SRQ on a provider that numbers XRC SRQs only: EOPNOTSUPP, srq_num untouched");
 	else
 		check("srq-num", ea == EOPNOTSUPP && eb == EOPNOTSUPP && na == 0,
 		      "a basic SRQ on a device without IBV_DEVICE_XRC: EOPNOTSUPP, srq_num untouched");
@@ -98,7 +102,7 @@ int main(void)
 	int xrc = (da.device_cap_flags & IBV_DEVICE_XRC) != 0;
 	if (xrc)
 		recv_queue_cases(mr);
-	srq_num_case(xrc);
+	srq_num_case(xrc, strncmp(ibv_get_device_name(list[0]), "mlx5", 4) == 0);
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);

@@ -43,9 +43,9 @@ final class SrqVerbs
 
     /**
      * CREATE_SRQ: pd, max_wr, max_sge, srq_limit; the answer: handle, max_wr, max_sge, and the number
-     * {@code ibv_get_srq_num} answers. A provider with XRC answers it for a basic SRQ too (mlx5
-     * {@code mlx5_get_srq_num} returns the srqn of any SRQ); one without (rxe) has no {@code get_srq_num}, and
-     * libibverbs' stand-in answers EOPNOTSUPP (dummy_ops.c): 0 tells the library so.
+     * {@code ibv_get_srq_num} answers, as the device's profile has it ({@link dev.rnicsim.simnic.SimSrq#srqNum()}: mlx5
+     * numbers any SRQ; mlx4 only XRC SRQs; a provider without XRC, such as rxe, none): 0 where it answers
+     * EOPNOTSUPP.
      */
     ByteBuffer create(final ByteBuffer p, final int deviceIndex)
     {
@@ -53,10 +53,16 @@ final class SrqVerbs
         final SharedReceiveQueue srq = pd.createSrq(new SrqAttr(p.getInt(4), p.getInt(8), p.getInt(12)));
         final int h = s.add(new SrqInfo(srq, deviceIndex));
         final SrqAttr a = srq.query();
-        final boolean numbered = s.server.devices.get(deviceIndex).profile().attributes()
-            .has(dev.rnicsim.verbs.DeviceCap.XRC);
-        return buf(16).putInt(0, h).putInt(4, a.maxWr()).putInt(8, a.maxSge()).putInt(12, numbered ? srq.srqNum()
-            : 0);
+        int srqNum;
+        try
+        {
+            srqNum = srq.srqNum();
+        }
+        catch (final VerbsException e)
+        {
+            srqNum = 0;
+        }
+        return buf(16).putInt(0, h).putInt(4, a.maxWr()).putInt(8, a.maxSge()).putInt(12, srqNum);
     }
 
     /** MODIFY_SRQ: handle, attr_mask, max_wr, srq_limit. */

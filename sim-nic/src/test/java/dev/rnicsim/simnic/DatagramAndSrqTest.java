@@ -302,6 +302,29 @@ class DatagramAndSrqTest
     }
 
     @Test
+    void shouldNumberABasicSrqAsTheDevicesProviderDoes()
+    {
+        // mlx5_get_srq_num numbers any SRQ; mlx4_get_srq_num only XRC SRQs; rxe has no get_srq_num (dummy_ops.c).
+        for (final DeviceProfile p : List.of(DeviceProfiles.connectx5(), DeviceProfiles.connectx3(),
+            DeviceProfiles.rxe()))
+        {
+            final RuleRig rig = RuleRig.unconnected(p);
+            final SharedReceiveQueue a = rig.pdB.createSrq(new SrqAttr(8, 1, 0));
+            final SharedReceiveQueue b = rig.pdB.createSrq(new SrqAttr(8, 1, 0));
+            if (p.follows(ProviderRule.SRQ_NUM_OF_ANY_SRQ))
+            {
+                assertThat(a.srqNum()).as(p.name()).isPositive().isNotEqualTo(b.srqNum());
+                continue;
+            }
+            final VerbsException e = catchThrowableOfType(VerbsException.class, a::srqNum);
+            assertThat(e).as(p.name()).isNotNull();
+            assertThat(e.errno()).as(p.name()).isEqualTo(Errno.EOPNOTSUPP.code());
+            assertThat(e.getMessage()).as(p.name()).contains(p.attributes().has(dev.rnicsim.verbs.DeviceCap.XRC)
+                ? "numbers only XRC SRQs" : "has no XRC");
+        }
+    }
+
+    @Test
     void shouldFeedEveryQpOfAnSrqFromItsOneQueueInPostedOrder()
     {
         // ibv_create_srq(3): QPs created with an SRQ take their receives from it; rxe_post_recv refuses a QP that
