@@ -202,6 +202,15 @@ int rnicsim_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv
 		/* rxe's and mlx5's post_recv: a QP in RESET takes no receive (EINVAL, as rdma-core's tests/utils.py
 		 * post_rq_state_bad_flow expects), more SGEs than max_recv_sge are EINVAL, and a receive queue holding
 		 * max_recv_wr receives not yet completed overflows (ENOMEM: mlx5_wq_overflow, rxe's queue_full) */
+		/* neither XRC QP has a receive queue (uverbs create_qp gives XRC_INI max_recv_wr 0, XRC_TGT none):
+		 * past RESET, mlx5_post_recv finds its 0 entries full before it counts SGEs (mlx5_wq_overflow):
+		 * ENOMEM, as the model answers (XrcRules.recvRefusal); rxe has no XRC QPs */
+		if ((q->qpx.qp_base.qp_type == IBV_QPT_XRC_SEND || q->qpx.qp_base.qp_type == IBV_QPT_XRC_RECV) &&
+		    q->qpx.qp_base.state != IBV_QPS_RESET) {
+			e = ENOMEM;
+			*bad_wr = w;
+			break;
+		}
 		if ((unsigned)w->num_sge > q->cap.max_recv_sge || w->num_sge < 0 ||
 		    q->qpx.qp_base.state == IBV_QPS_RESET) {
 			e = EINVAL;

@@ -14,7 +14,7 @@ struct sim_srq {
 	struct ibv_srq srq;
 	uint32_t handle;
 	uint32_t max_sge;
-	uint32_t srq_num; /* an XRC SRQ's number (ibv_get_srq_num), 0 for a basic SRQ */
+	uint32_t srq_num; /* its number (ibv_get_srq_num); 0 where the provider answers EOPNOTSUPP */
 };
 
 uint32_t rnicsim_srq_handle(struct ibv_srq *srq)
@@ -57,7 +57,7 @@ EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_att
 		errno = e;
 		return NULL;
 	}
-	struct ibv_srq *s = rnicsim_srq_new(pd, attr->srq_context, resp.a, resp.c, 0);
+	struct ibv_srq *s = rnicsim_srq_new(pd, attr->srq_context, resp.a, resp.c, resp.d);
 	if (!s)
 		return NULL;
 	attr->attr.max_wr = resp.b; /* what the device granted, as the providers report it back */

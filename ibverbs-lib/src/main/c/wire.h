@@ -248,8 +248,8 @@ struct wire_advise_mr {
  * window's handle (high 32 bits) and the MR's (low; 0 to unbind), rkey the new rkey, imm_data the access flags.
  * LOCAL_INV and SEND_WITH_INV carry the rkey to invalidate in imm_data. */
 
-/* CREATE_SRQ: pd, max_wr, max_sge, srq_limit; the answer: the SRQ's handle and the granted max_wr, max_sge,
- * srq_limit. MODIFY_SRQ: srq, attr_mask, max_wr, srq_limit. QUERY_SRQ: wire_handle; the answer: max_wr, max_sge,
+/* CREATE_SRQ: pd, max_wr, max_sge, srq_limit; the answer: the SRQ's handle, the granted max_wr and max_sge, and its
+ * srq_num (0 where the provider has no get_srq_num). MODIFY_SRQ: srq, attr_mask, max_wr, srq_limit. QUERY_SRQ: wire_handle; the answer: max_wr, max_sge,
  * srq_limit. DESTROY_SRQ: wire_handle. POST_SRQ_RECV: as POST_RECV, with the SRQ's handle in wire_post.qp. */
 struct wire_srq {
 	uint32_t a;

@@ -127,12 +127,15 @@ static struct ibv_srq *create_srq_ex(struct ibv_context *ctx, struct ibv_srq_ini
 	return s;
 }
 
-/* ibv_get_srq_num(3): the number an XRC_SEND QP names in wr.qp_type.xrc.remote_srqn; EINVAL for a basic SRQ. */
+/* ibv_get_srq_num(3): the number an XRC_SEND QP names in wr.qp_type.xrc.remote_srqn, as the device's provider
+ * answers it: mlx5_get_srq_num for any SRQ, mlx4_get_srq_num for an XRC SRQ only (EOPNOTSUPP), and a provider
+ * without XRC (rxe) has no get_srq_num: libibverbs' stand-in answers EOPNOTSUPP. The server answers 0 as the number
+ * of an SRQ that has none. */
 static int get_srq_num(struct ibv_srq *srq, uint32_t *srq_num)
 {
 	uint32_t n = rnicsim_srq_num(srq);
 	if (!n)
-		return EINVAL;
+		return EOPNOTSUPP;
 	*srq_num = n;
 	return 0;
 }

@@ -41,14 +41,28 @@ final class SrqVerbs
         return ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
     }
 
-    /** CREATE_SRQ: pd, max_wr, max_sge, srq_limit; the answer: handle, max_wr, max_sge, srq_limit. */
+    /**
+     * CREATE_SRQ: pd, max_wr, max_sge, srq_limit; the answer: handle, max_wr, max_sge, and the number
+     * {@code ibv_get_srq_num} answers, as the device's profile has it ({@link dev.rnicsim.simnic.SimSrq#srqNum()}: mlx5
+     * numbers any SRQ; mlx4 only XRC SRQs; a provider without XRC, such as rxe, none): 0 where it answers
+     * EOPNOTSUPP.
+     */
     ByteBuffer create(final ByteBuffer p, final int deviceIndex)
     {
         final ProtectionDomain pd = s.get(p.getInt(0), ProtectionDomain.class);
         final SharedReceiveQueue srq = pd.createSrq(new SrqAttr(p.getInt(4), p.getInt(8), p.getInt(12)));
         final int h = s.add(new SrqInfo(srq, deviceIndex));
         final SrqAttr a = srq.query();
-        return buf(16).putInt(0, h).putInt(4, a.maxWr()).putInt(8, a.maxSge()).putInt(12, a.srqLimit());
+        int srqNum;
+        try
+        {
+            srqNum = srq.srqNum();
+        }
+        catch (final VerbsException e)
+        {
+            srqNum = 0;
+        }
+        return buf(16).putInt(0, h).putInt(4, a.maxWr()).putInt(8, a.maxSge()).putInt(12, srqNum);
     }
 
     /** MODIFY_SRQ: handle, attr_mask, max_wr, srq_limit. */

@@ -37,7 +37,9 @@ final class DatagramSender
      * sent and no error raised: IBA C10-93.1.1, rxe {@code fake_udp_send}), names no UD QP in RTR or later, carries
      * the wrong Q_Key (IBA 10.2.5), or finds no receive posted (no RNR on UD; the out_of_buffer counter rises). A
      * delivered datagram fills the receive buffer's first 40 bytes with the GRH and the payload after it; byte_len
-     * counts both. A receive buffer too small completes with IBV_WC_LOC_LEN_ERR at the responder.
+     * counts both. A receive buffer too small completes with IBV_WC_LOC_LEN_ERR at the responder. Observers see a
+     * delivered datagram's DMA as {@link DeviceObserver#transferred} (its receive holds the GRH first) and a gather
+     * refused at the requester as {@link DeviceObserver#failed}, as they see an RC SEND's.
      */
     WqeOutcome executeDatagram(final SendWqe p)
     {
@@ -111,6 +113,7 @@ final class DatagramSender
         {
             // The gather failed at the requester: nothing left, the receive stays posted.
             peer.recvQueue.addFirst(recv);
+            device.observe(o -> o.failed(qp, wr, r));
             qp.completions.completeSend(wr, qp.responder.requesterStatus(wr, r), 0, Diagnoser.local(qp, wr,
                 qp.responder.requesterStatus(wr, r),
                 r.detail()));
@@ -124,11 +127,20 @@ final class DatagramSender
             g.ok() ? Datagrams.GRH_BYTES + length : 0, imm, wr.immData(), false, 0, null, g.ok() ? qp : null);
         final double linkGbps = Math.min(device.profile().linkGbps(), pdev.profile().linkGbps());
         args.put("status", g.ok() ? "delivered" : peer.responder.responderStatus(g).cName());
-        device.fabric().span(device, wr.opcode().name(), "dma", device.fabric().costModel().operationNs(length,
-            linkGbps, 0), args);
+        final long startNs = device.fabric().clock().nowNs();
+        final long opNs = device.fabric().costModel().operationNs(length, linkGbps, 0);
+        device.fabric().span(device, wr.opcode().name(), "dma", opNs, args);
+        if (pdev != device && device.fabric().tracing())
+        {
+            // The scatter into the receive buffer, on the responder's device (as an RC SEND's).
+            device.fabric().overlap(pdev, wr.opcode().name() + " (responder)", "dma", startNs, opNs,
+                java.util.Map.of("qp_num", peer.num, "bytes", g.ok() ? Datagrams.GRH_BYTES + length : 0));
+        }
         if (g.ok())
         {
             qp.responder.account(wr, r, peer);
+            // As an RC SEND's: the gather and the scatter (GRH first) are DMA that observers see.
+            device.observe(o -> o.transferred(qp, wr, peer, recv));
         }
         return datagramSent(wr, length);
     }

@@ -22,6 +22,11 @@ public enum ProviderRule
     /** Inline data longer than the QP's {@code max_inline_data} is refused with ENOMEM (mlx5 provider,
      * {@code set_data_inl_seg}); without this rule, EINVAL (rxe). */
     INLINE_OVERFLOW_ENOMEM,
+    /** {@code ibv_get_srq_num} answers the number of any SRQ, basic ones too (mlx5 {@code mlx5_get_srq_num}, which
+     * keeps it for DC users as well). Without this rule a basic SRQ has none: EOPNOTSUPP (mlx4
+     * {@code mlx4_get_srq_num} answers only an SRQ of an XRC domain; a provider without XRC, such as rxe, has no
+     * {@code get_srq_num}, and libibverbs' stand-in answers EOPNOTSUPP for every SRQ). See {@link SimSrq#srqNum()}. */
+    SRQ_NUM_OF_ANY_SRQ,
     /** An unknown or stale lkey in a send's gather list (or one of another PD, or of an MR not valid) completes with
      * IBV_WC_LOC_QP_OP_ERR, and a bad receive buffer completes the receive with IBV_WC_LOC_QP_OP_ERR (rxe:
      * {@code copy_data}'s failed {@code lookup_mr} is -EINVAL, which {@code rxe_req.c} maps to LOC_QP_OP_ERR;

@@ -146,12 +146,24 @@ public final class SimSrq implements SharedReceiveQueue
     }
 
     /**
-     * {@code ibv_get_srq_num}: the SRQ's number on its device (mlx5 {@code mlx5_get_srq_num} answers it for every
-     * SRQ; senders of an XRC_SEND QP name it).
+     * {@code ibv_get_srq_num}: the SRQ's number on its device, which senders of an XRC_SEND QP name. Every SRQ has one
+     * where the provider follows {@link ProviderRule#SRQ_NUM_OF_ANY_SRQ} (mlx5 {@code mlx5_get_srq_num}); elsewhere
+     * only an XRC SRQ (mlx4 {@code mlx4_get_srq_num}: EOPNOTSUPP for a basic SRQ), and on a device without XRC none:
+     * its provider has no {@code get_srq_num} (rxe), and libibverbs' stand-in answers EOPNOTSUPP (dummy_ops.c).
      */
     @Override
     public int srqNum()
     {
+        final SimDevice device = pd.context().device();
+        final boolean xrc = device.profile().attributes().has(dev.rnicsim.verbs.DeviceCap.XRC);
+        if (!xrc || xrcd == null && !device.profile().follows(ProviderRule.SRQ_NUM_OF_ANY_SRQ))
+        {
+            throw Errors.of("ibv_get_srq_num", Errno.EOPNOTSUPP, device.name() + " (" + device.profile().name()
+                + (xrc ? ", driver " + device.profile().driver() + ") numbers only XRC SRQs, and this one is basic "
+                + "(mlx4_get_srq_num)" : ") has no XRC, and its provider no get_srq_num: libibverbs' stand-in "
+                + "answers EOPNOTSUPP (dummy_ops.c)") + "; nothing changed; an SRQ number is what an XRC_SEND QP "
+                + "names: create the SRQ with ibv_create_srq_ex of type XRC on a device with XRC");
+        }
         return srqNum;
     }
 

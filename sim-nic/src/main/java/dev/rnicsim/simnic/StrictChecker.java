@@ -6,6 +6,7 @@ import dev.rnicsim.mtt.KeyCheck;
 import dev.rnicsim.pagetable.PinnedPages;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.MemoryRegion;
+import dev.rnicsim.verbs.QpType;
 import dev.rnicsim.verbs.RecvWr;
 import dev.rnicsim.verbs.SendWr;
 import dev.rnicsim.verbs.Sge;
@@ -491,6 +492,8 @@ public final class StrictChecker
             }
             if (recv != null)
             {
+                // A UD receive buffer takes the 40-byte GRH before the payload (ibv_post_recv(3), IBA 9.8.3).
+                left += qp.type == QpType.UD ? Datagrams.GRH_BYTES : 0;
                 for (final Sge s : recv.sgList())
                 {
                     if (left <= 0)

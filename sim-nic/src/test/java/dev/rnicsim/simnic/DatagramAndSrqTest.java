@@ -26,6 +26,7 @@ import dev.rnicsim.verbs.UdSendWr;
 import dev.rnicsim.verbs.VerbsException;
 import dev.rnicsim.verbs.WcStatus;
 import dev.rnicsim.verbs.WorkCompletion;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
@@ -55,7 +56,7 @@ class DatagramAndSrqTest
         Ud(final DeviceProfile profile)
         {
             rig = RuleRig.unconnected(profile);
-            final QpCap cap = new QpCap(64, 64, 1, 1, 0);
+            final QpCap cap = new QpCap(64, 64, 1, 2, 0);
             a = rig.pdA.createQp(new QpInitAttr(rig.cqA, rig.cqA, QpType.UD, cap, false));
             b = rig.pdB.createQp(new QpInitAttr(rig.cqB, rig.cqB, QpType.UD, cap, false));
             for (final QueuePair qp : List.of(a, b))
@@ -101,6 +102,55 @@ class DatagramAndSrqTest
         assertThat(grh[6]).as("next header: IBA BTH").isEqualTo((byte)0x1b);
         assertThat(Arrays.copyOfRange(grh, 24, 40)).as("the destination GID")
             .isEqualTo(Arrays.copyOfRange(Datagrams.grh("", u.rig.deviceB.gid(), 0), 24, 40));
+    }
+
+    @Test
+    void shouldShowADeliveredDatagramsGatherAndScatterToStrictModeAndTheTrace()
+    {
+        // As an RC SEND's (Responder): the datagram's DMA reaches the observers. The GRH fills the receive's first 40
+        // bytes (ibv_post_recv(3)), so 100 bytes of payload after a 120-byte first SGE reach the second SGE's MR.
+        final Ud u = new Ud(DeviceProfiles.connectx5());
+        final StrictChecker strict = new StrictChecker(false).attach(u.rig.deviceA).attach(u.rig.deviceB);
+        final List<TraceEvent> trace = new ArrayList<>();
+        u.rig.fabric.addTraceListener(trace::add);
+        final MemoryRegion gather = u.rig.pdA.regMr(u.src, 4096, RuleRig.LOCAL);
+        final MemoryRegion head = u.rig.pdB.regMr(u.dst, 4096, RuleRig.LOCAL);
+        final MemoryRegion tail = u.rig.pdB.regMr(u.dst + 4096, 4096, RuleRig.LOCAL);
+        u.b.postRecv(new RecvWr(7, List.of(new Sge(u.dst, 120, head.lkey()), new Sge(u.dst + 4096, 100,
+            tail.lkey()))));
+        u.a.postSendUd(List.of(new UdSendWr(SendWr.send(1, List.of(new Sge(u.src, 100, gather.lkey()))), u.ah,
+            u.b.qpNum(), QKEY)));
+        assertThat(u.rig.pollB()).extracting(WorkCompletion::status, WorkCompletion::byteLen)
+            .containsExactly(org.assertj.core.groups.Tuple.tuple(WcStatus.SUCCESS, 140L));
+
+        gather.close();
+        head.close();
+        tail.close();
+
+        assertThat(strict.warnings()).as("every MR the datagram reached saw DMA").noneMatch(w -> w.kind()
+            == StrictWarning.Kind.UNUSED_MR);
+        assertThat(trace).filteredOn(e -> e.category().equals("dma")).extracting(TraceEvent::name,
+            TraceEvent::device).containsExactly(org.assertj.core.groups.Tuple.tuple("SEND", "sim:a/dev0"),
+            org.assertj.core.groups.Tuple.tuple("SEND (responder)", "sim:b/dev0"));
+        assertThat(trace).filteredOn(e -> e.name().equals("SEND (responder)")).singleElement()
+            .satisfies(e -> assertThat(e.args()).containsEntry("bytes", 140L).containsEntry("qp_num", u.b.qpNum()));
+    }
+
+    @Test
+    void shouldShowStrictModeADatagramGatheredThroughTheLkeyOfADeregisteredMr()
+    {
+        final Ud u = new Ud(DeviceProfiles.connectx5());
+        final StrictChecker strict = new StrictChecker(false).attach(u.rig.deviceA).attach(u.rig.deviceB);
+        final MemoryRegion gone = u.rig.pdA.regMr(u.src, 4096, RuleRig.LOCAL);
+        gone.close();
+        u.b.postRecv(RecvWr.of(7, new Sge(u.dst, 4096, u.dstMr.lkey())));
+        u.a.postSendUd(List.of(new UdSendWr(SendWr.send(1, List.of(new Sge(u.src, 100, gone.lkey()))), u.ah,
+            u.b.qpNum(), QKEY)));
+
+        assertThat(u.rig.pollA()).extracting(WorkCompletion::status).containsExactly(WcStatus.LOC_PROT_ERR);
+        assertThat(strict.warnings()).filteredOn(w -> w.kind() == StrictWarning.Kind.STALE_LKEY).singleElement()
+            .satisfies(w -> assertThat(w.message()).contains("SEND wr_id 1").contains("lkey 0x"
+                + Integer.toHexString(gone.lkey())).contains("deregistered"));
     }
 
     @Test
@@ -249,6 +299,29 @@ class DatagramAndSrqTest
         assertThat(b.state()).isEqualTo(QpState.RTS);
         assertThat(a.state()).isEqualTo(QpState.RTS);
         assertThat(rig.processB().read(dst, 8)).as("nothing was placed").isEqualTo(new byte[8]);
+    }
+
+    @Test
+    void shouldNumberABasicSrqAsTheDevicesProviderDoes()
+    {
+        // mlx5_get_srq_num numbers any SRQ; mlx4_get_srq_num only XRC SRQs; rxe has no get_srq_num (dummy_ops.c).
+        for (final DeviceProfile p : List.of(DeviceProfiles.connectx5(), DeviceProfiles.connectx3(),
+            DeviceProfiles.rxe()))
+        {
+            final RuleRig rig = RuleRig.unconnected(p);
+            final SharedReceiveQueue a = rig.pdB.createSrq(new SrqAttr(8, 1, 0));
+            final SharedReceiveQueue b = rig.pdB.createSrq(new SrqAttr(8, 1, 0));
+            if (p.follows(ProviderRule.SRQ_NUM_OF_ANY_SRQ))
+            {
+                assertThat(a.srqNum()).as(p.name()).isPositive().isNotEqualTo(b.srqNum());
+                continue;
+            }
+            final VerbsException e = catchThrowableOfType(VerbsException.class, a::srqNum);
+            assertThat(e).as(p.name()).isNotNull();
+            assertThat(e.errno()).as(p.name()).isEqualTo(Errno.EOPNOTSUPP.code());
+            assertThat(e.getMessage()).as(p.name()).contains(p.attributes().has(dev.rnicsim.verbs.DeviceCap.XRC)
+                ? "numbers only XRC SRQs" : "has no XRC");
+        }
     }
 
     @Test
