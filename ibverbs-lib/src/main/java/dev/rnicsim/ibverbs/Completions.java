@@ -398,9 +398,16 @@ final class Completions
         return cqs;
     }
 
-    /** One CqInfo per CQ: compared by identity (a record's equals, called per batch, is slow until compiled). */
+    /**
+     * One CqInfo per CQ: compared by identity (a record's equals, called per batch, is slow until compiled); none for
+     * a QP without one (an XRC_RECV QP).
+     */
     private static void addOnce(final List<Object> cqs, final Session.CqInfo cq)
     {
+        if (cq == null)
+        {
+            return;
+        }
         for (final Object o : cqs)
         {
             if (o == cq)
