@@ -17,8 +17,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * src/test/c/xrc_ud.c on this module's library: a request posted before its peer QP connects (held for the
  * requester's retry window, as the transport retries it), XRC domains opened by file (EAGAIN, O_EXCL, one domain per
  * file and device), an XRC SEND into an XRC SRQ and one naming an SRQ outside the target's domain,
- * {@code ibv_close_xrcd}'s EBUSY per handle (uverbs_free_xrcd), {@code ibv_init_ah_from_wc} and {@code ibv_create_ah_from_wc} answering a
- * datagram's sender (on InfiniBand and on RoCE v2, whose GRH names UDP), a dropped datagram whose bytes never reach a
+ * {@code ibv_close_xrcd}'s EBUSY per handle (uverbs_free_xrcd), {@code ibv_init_ah_from_wc} and
+ * {@code ibv_create_ah_from_wc} answering a datagram's sender (on InfiniBand and on RoCE v2, whose GRH names UDP), a dropped datagram whose bytes never reach a
  * later receive, a memory window of an MR registered at an iova other than its address, and an SRQ resize as the
  * device's profile answers it.
  */
