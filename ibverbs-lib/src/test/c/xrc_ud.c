@@ -10,7 +10,9 @@
  *                 the same file again                                       0; EINVAL; EAGAIN; 0; EINVAL; 0
  *   xrc-send      an XRC_SEND QP to an XRC_RECV QP, naming an XRC SRQ of the domain     RECV on the SRQ's CQ, bytes
  *   xrc-srqn      a SEND naming no XRC SRQ of the target's domain                   IBV_WC_REM_INV_REQ_ERR
- *   xrcd-close    ibv_close_xrcd: a second handle; the last while its SRQ lives; once it is gone   0; EBUSY; 0
+ *   xrcd-close    ibv_close_xrcd: a handle with nothing made through it while others hold the domain; the
+ *                 handle of the SRQ, then of the target QP, while they live; each once they are gone
+ *                                                                                 0; EBUSY; EBUSY; 0; 0
  *   ah-from-wc    ibv_init_ah_from_wc of a received datagram; ibv_create_ah_from_wc and a reply to src_qp
  *                 the sender's GID and port; the reply arrives from the responder's QP
  *   ah-grh        a GRH with a multicast destination; with another protocol             EINVAL; EPROTONOSUPPORT
@@ -231,8 +233,10 @@ static void xrc_cases(char *src, struct ibv_mr *ms, char *dst, struct ibv_mr *md
 	      "the RECV completed on the SRQ's CQ, naming the XRC_RECV QP");
 	check("xrc-send", dst[0] == 'x' && dst[47] == 'x' && dst[48] == 0, "the 48 bytes are in the SRQ's buffer");
 
-	check("xrcd-close", ibv_close_xrcd(x1) == 0, "a handle of a domain another handle holds: 0");
-	check("xrcd-close", ibv_close_xrcd(x2) == EBUSY, "the last handle while its SRQ and QP live: EBUSY");
+	struct ibv_xrcd *x3 = open_xrcd(fd, 0, both);
+	check("xrcd-close", x3 && ibv_close_xrcd(x3) == 0, "a handle of a domain other handles hold: 0");
+	check("xrcd-close", ibv_close_xrcd(x1) == EBUSY, "the handle of a live SRQ: EBUSY");
+	check("xrcd-close", ibv_close_xrcd(x2) == EBUSY, "the handle of a live XRC_RECV QP: EBUSY");
 
 	if (send_one(send_qp, src, 8, ms->lkey, srqn + 0x100)) {
 		perror("posting over XRC");
@@ -243,7 +247,8 @@ static void xrc_cases(char *src, struct ibv_mr *ms, char *dst, struct ibv_mr *md
 	ibv_destroy_qp(send_qp);
 	ibv_destroy_qp(recv_qp);
 	ibv_destroy_srq(srq);
-	check("xrcd-close", ibv_close_xrcd(x2) == 0, "the last handle once its SRQ and QP are gone: 0");
+	check("xrcd-close", ibv_close_xrcd(x1) == 0, "the SRQ's handle once the SRQ is gone: 0");
+	check("xrcd-close", ibv_close_xrcd(x2) == 0, "the last handle once its QP is gone: 0");
 	check("xrcd-close", ibv_close_xrcd(anon) == 0, "the domain with no file");
 	close(fd);
 	ibv_destroy_cq(scq);

@@ -566,7 +566,6 @@ final class Verbs
     /** Releases everything of a process that has gone, as the kernel does when it closes the device file. */
     void releaseAll()
     {
-        xrc.releaseAll();
         for (int i = 0; i < s.handles.size(); i++)
         {
             final Object o = s.handles.get(i);

@@ -9,10 +9,10 @@ import dev.rnicsim.verbs.SharedReceiveQueue;
 import dev.rnicsim.verbs.SrqAttr;
 import dev.rnicsim.verbs.VerbsException;
 import dev.rnicsim.verbs.XrcDomain;
+import dev.rnicsim.verbs.XrcdFile;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -24,27 +24,25 @@ import java.util.Map;
  * ({@code XrcRules} of sim-nic checks each one). XRC_SEND QPs are made as RC QPs are; each of their requests names
  * the XRC SRQ at the target ({@code wire_xrc_wr}).
  *
- * <p>A domain opened with a file is found by the file's inode, as {@code ib_uverbs_open_xrcd} finds it: within one
- * process a second open of the same file gives the same domain (closed with its last handle); EAGAIN when no process
- * of the fabric has opened the file and O_CREAT is not given; EINVAL with O_EXCL when one has. Two processes that open
- * one file share one domain in the kernel; here each gets a domain of its own context (the model's domains belong to
- * one context), which is what the programs that use one domain per process (ibv_xsrq_pingpong) see either way.
+ * <p>A domain opened with a file is the one the file's inode names on the device, shared by every process of the
+ * fabric that opens the same file, as the kernel keeps one {@code ib_xrcd} per device and inode
+ * ({@code ib_uverbs_open_xrcd}, {@code find_xrcd} in drivers/infiniband/core/uverbs_cmd.c): the model's device-level
+ * table ({@code Context.openXrcd(XrcdFile, create, exclusive)}) applies its rules (EAGAIN without O_CREAT for an inode
+ * that names no domain, EINVAL with O_EXCL for one that does, the use count, the last close). Each open is a handle
+ * of the process; the process's exit closes its handles with its context.
  *
  * <p>Not thread safe: called under the fabric's lock.
  */
 final class XrcVerbs
 {
     private static final int EINVAL = 22;
-    private static final int EAGAIN = 11;
     /** {@code O_CREAT}, {@code O_EXCL} of Linux's fcntl.h. */
     private static final int O_CREAT = 0100;
     private static final int O_EXCL = 0200;
 
-    /** What the fabric's processes share: the files naming XRC domains, and the CQs of the XRC SRQs. */
+    /** What the fabric's processes share: the CQs of the XRC SRQs. */
     static final class Fabric
     {
-        /** Handles open on domains named by a file, by device and file ({@link #fileKey}). */
-        private final Map<String, Integer> fileOpens = new HashMap<>();
         /** The CQ each live XRC SRQ completes its receives on (an XRC_RECV QP has none of its own). */
         private final Map<SharedReceiveQueue, Session.CqInfo> srqCqs = new LinkedHashMap<>();
 
@@ -69,25 +67,12 @@ final class XrcVerbs
         }
     }
 
-    /** One handle of {@code ibv_open_xrcd}: the domain, its device, and the file that names it (null: none). */
-    record XrcdInfo(XrcDomain xrcd, int deviceIndex, String file)
+    /** One handle of {@code ibv_open_xrcd}: the domain and its device. */
+    record XrcdInfo(XrcDomain xrcd, int deviceIndex)
     {
-    }
-
-    /** The domain a file names in this process and how many handles are open on it. */
-    private static final class Named
-    {
-        final XrcDomain xrcd;
-        int handles;
-
-        Named(final XrcDomain xrcd)
-        {
-            this.xrcd = xrcd;
-        }
     }
 
     private final Session s;
-    private final Map<String, Named> named = new HashMap<>();
 
     XrcVerbs(final Session session)
     {
@@ -99,75 +84,27 @@ final class XrcVerbs
         return ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
     }
 
-    private static String fileKey(final int deviceIndex, final long stDev, final long stIno)
-    {
-        return deviceIndex + ":" + Long.toUnsignedString(stDev) + ":" + Long.toUnsignedString(stIno);
-    }
-
     /** OPEN_XRCD: wire_open_xrcd; the answer: the handle. */
     ByteBuffer open(final ByteBuffer p)
     {
         final Session.CtxInfo c = s.get(p.getInt(0), Session.CtxInfo.class);
         final boolean hasFile = p.getInt(4) != 0;
         final int oflags = p.getInt(8);
-        if (!hasFile)
-        {
-            return handle(s.add(new XrcdInfo(c.context().openXrcd(), c.deviceIndex(), null)));
-        }
-        final String file = fileKey(c.deviceIndex(), p.getLong(16), p.getLong(24));
-        final Fabric f = s.server.xrc;
-        final int opens = f.fileOpens.getOrDefault(file, 0);
-        if (opens == 0 && (oflags & O_CREAT) == 0)
-        {
-            throw new VerbsException("ibv_open_xrcd", EAGAIN, "no XRC domain of " + s.server.hcaIds.get(
-                c.deviceIndex()) + " is named by this file (inode " + Long.toUnsignedString(p.getLong(24)) + ") and "
-                + "oflags has no O_CREAT (ib_uverbs_open_xrcd: EAGAIN); pass O_CREAT to create it");
-        }
-        if (opens > 0 && (oflags & O_EXCL) != 0)
-        {
-            throw new VerbsException("ibv_open_xrcd", EINVAL, "an XRC domain of " + s.server.hcaIds.get(
-                c.deviceIndex()) + " is named by this file already and oflags has O_EXCL (ib_uverbs_open_xrcd: "
-                + "EINVAL); drop O_EXCL to open it, or use another file");
-        }
-        Named n = named.get(file);
-        if (n == null || n.xrcd.isClosed())
-        {
-            n = new Named(c.context().openXrcd());
-            named.put(file, n);
-        }
-        n.handles++;
-        f.fileOpens.merge(file, 1, Integer::sum);
-        return handle(s.add(new XrcdInfo(n.xrcd, c.deviceIndex(), file)));
+        final XrcDomain xrcd = hasFile ? c.context().openXrcd(new XrcdFile(p.getLong(16), p.getLong(24)),
+            (oflags & O_CREAT) != 0, (oflags & O_EXCL) != 0) : c.context().openXrcd();
+        return handle(s.add(new XrcdInfo(xrcd, c.deviceIndex())));
     }
 
-    /** CLOSE_XRCD: the last handle on a domain closes it (EBUSY while an XRC SRQ or XRC_RECV QP of it lives). */
+    /**
+     * CLOSE_XRCD: the handle goes (EBUSY while an XRC SRQ or XRC_RECV QP made through it lives); the domain with the
+     * last handle on it, in any process.
+     */
     ByteBuffer close(final int h)
     {
         final XrcdInfo x = s.get(h, XrcdInfo.class);
-        final Named n = x.file() == null ? null : named.get(x.file());
-        if (n == null || n.handles <= 1)
-        {
-            x.xrcd().close();
-            if (n != null)
-            {
-                named.remove(x.file());
-            }
-        }
-        else
-        {
-            n.handles--;
-        }
-        if (x.file() != null)
-        {
-            forgetFile(x.file());
-        }
+        x.xrcd().close();
         s.handles.set(h, null);
         return null;
-    }
-
-    private void forgetFile(final String file)
-    {
-        s.server.xrc.fileOpens.computeIfPresent(file, (k, v) -> v <= 1 ? null : v - 1);
     }
 
     /** CREATE_XRC_SRQ: wire_xrc_srq; the answer: wire_xrc_srq_resp. */
@@ -204,19 +141,6 @@ final class XrcVerbs
         return buf(40).putInt(0, h).putInt(4, qp.qpNum()).putInt(8, cap.maxSendWr()).putInt(12, cap.maxRecvWr())
             .putInt(16, cap.maxSendSge()).putInt(20, cap.maxRecvSge()).putInt(24, cap.maxInlineDataBytes())
             .putInt(28, inlineErrno);
-    }
-
-    /** The process has gone: the files its domains were named by count one handle less each. */
-    void releaseAll()
-    {
-        for (final Object o : s.handles)
-        {
-            if (o instanceof XrcdInfo x && x.file() != null)
-            {
-                forgetFile(x.file());
-            }
-        }
-        named.clear();
     }
 
     private static ByteBuffer handle(final int h)

@@ -127,6 +127,48 @@ class DistributionProgramsTest
         xsrqPingpong("-e", "-n", "50");
     }
 
+    @Test
+    void ibvXsrqPingpongServesTwoClientsThatShareOneXrcDomainThroughTheirFile() throws Exception
+    {
+        // -c 2: both clients open the same file with O_CREAT and so one XRC domain of the device (the kernel's
+        // find_xrcd by inode); the server sends to each client's SRQ over the XRC_RECV QP of the other client, which
+        // only a shared domain accepts (else IBV_WC_REM_INV_REQ_ERR)
+        Programs.require("ibv_xsrq_pingpong", "ibverbs-utils");
+        try (Programs p = new Programs(dir, "mlx5_0", DeviceProfiles.connectx5()))
+        {
+            final String port = String.valueOf(Programs.port());
+            final List<String> server = List.of("ibv_xsrq_pingpong", "-p", port, "-c", "2");
+            final List<String> client = List.of("ibv_xsrq_pingpong", "-p", port, "-c", "2", "localhost");
+            final List<Programs.Run> runs = p.serverAndClients(server, List.of(client, client), "Couldn't connect");
+            final java.util.regex.Pattern local = java.util.regex.Pattern.compile(
+                "local: LID 0001, QPN RECV ([0-9a-f]{6}) SEND ([0-9a-f]{6}), PSN [0-9a-f]{6}, SRQN ([0-9a-f]{6})");
+            final java.util.Set<String> clientSrqs = new java.util.HashSet<>();
+            for (final Programs.Run r : runs)
+            {
+                assertThat(r.exitCode()).as(r.both()).isZero();
+                assertThat(r.both()).doesNotContain("Couldn't").doesNotContain("error").doesNotContain("Failed");
+                assertThat(r.out()).endsWith("success\n");
+            }
+            for (final Programs.Run c : runs.subList(1, 3))
+            {
+                final java.util.regex.Matcher m = local.matcher(c.out());
+                assertThat(m.find()).as(c.out()).isTrue();
+                clientSrqs.add(m.group(3));
+                // the server connected to the QPs each client created
+                assertThat(runs.get(0).out()).contains("remote: LID 0001, QPN RECV " + m.group(1) + " SEND "
+                    + m.group(2));
+            }
+            assertThat(clientSrqs).as("each client has an XRC SRQ of its own in the shared domain").hasSize(2);
+            final java.util.regex.Matcher serverLocal = local.matcher(runs.get(0).out());
+            int serverQps = 0;
+            while (serverLocal.find())
+            {
+                serverQps++;
+            }
+            assertThat(serverQps).as("the server made one XRC_RECV and one XRC_SEND QP per client").isEqualTo(2);
+        }
+    }
+
     private void xsrqPingpong(final String... options) throws Exception
     {
         Programs.require("ibv_xsrq_pingpong", "ibverbs-utils");

@@ -91,35 +91,65 @@ final class Programs implements AutoCloseable
     List<Run> serverAndClient(final List<String> server, final List<String> client, final String notListening)
         throws Exception
     {
-        final Run[] serverRun = new Run[1];
-        final Exception[] serverFailure = new Exception[1];
-        final Thread t = Thread.ofPlatform().start(() ->
-        {
-            try
-            {
-                serverRun[0] = run(false, server.toArray(String[]::new));
-            }
-            catch (final IOException | InterruptedException e)
-            {
-                serverFailure[0] = e;
-            }
-        });
+        return serverAndClients(server, List.of(client), notListening);
+    }
+
+    /**
+     * Runs a server program and, once it listens (as {@link #serverAndClient}), all its clients at once, each in a
+     * process of its own: a server that serves several clients (ibv_xsrq_pingpong -c N) talks to them together.
+     *
+     * @return the server's run, then each client's, in the order given.
+     */
+    List<Run> serverAndClients(final List<String> server, final List<List<String>> clients, final String notListening)
+        throws Exception
+    {
+        final Run[] runs = new Run[1 + clients.size()];
+        final Exception[] failures = new Exception[runs.length];
+        final List<Thread> threads = new java.util.ArrayList<>();
+        threads.add(start(server, runs, failures, 0));
         final int port = Integer.parseInt(server.get(server.indexOf("-p") + 1));
         final long deadlineNs = System.nanoTime() + 60_000_000_000L;
-        while (!listening(port) && t.isAlive() && System.nanoTime() < deadlineNs)
+        while (!listening(port) && threads.get(0).isAlive() && System.nanoTime() < deadlineNs)
         {
             // A real process binds the port: the test waits on the kernel's socket table, not on simulated time.
             java.util.concurrent.locks.LockSupport.parkNanos(5_000_000L);
         }
-        final Run c = run(false, client.toArray(String[]::new));
-        assertThat(c.both()).as("the client ran after the server listened on port " + port)
-            .doesNotContain(notListening);
-        t.join(120_000);
-        if (serverFailure[0] != null)
+        for (int i = 0; i < clients.size(); i++)
         {
-            throw serverFailure[0];
+            threads.add(start(clients.get(i), runs, failures, i + 1));
         }
-        return List.of(serverRun[0], c);
+        for (final Thread t : threads)
+        {
+            t.join(120_000);
+        }
+        for (final Exception e : failures)
+        {
+            if (e != null)
+            {
+                throw e;
+            }
+        }
+        for (int i = 1; i < runs.length; i++)
+        {
+            assertThat(runs[i].both()).as("client " + i + " ran after the server listened on port " + port)
+                .doesNotContain(notListening);
+        }
+        return List.of(runs);
+    }
+
+    private Thread start(final List<String> command, final Run[] runs, final Exception[] failures, final int index)
+    {
+        return Thread.ofPlatform().start(() ->
+        {
+            try
+            {
+                runs[index] = run(false, command.toArray(String[]::new));
+            }
+            catch (final IOException | InterruptedException e)
+            {
+                failures[index] = e;
+            }
+        });
     }
 
     /** @return true when /proc/net/tcp or tcp6 holds a socket in LISTEN (state 0A) on {@code port}. */

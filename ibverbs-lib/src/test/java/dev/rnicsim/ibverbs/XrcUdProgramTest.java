@@ -16,9 +16,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * src/test/c/xrc_ud.c on this module's library: a request posted before its peer QP connects (held for the
  * requester's retry window, as the transport retries it), XRC domains opened by file (EAGAIN, O_EXCL, one domain per
- * file in a process), an XRC SEND into an XRC SRQ and one naming an SRQ outside the target's domain,
- * {@code ibv_close_xrcd}'s EBUSY, {@code ibv_init_ah_from_wc} and {@code ibv_create_ah_from_wc} answering a
- * datagram's sender (on InfiniBand and on RoCE v2, whose GRH names UDP), a dropped datagram whose bytes never reach a
+ * file and device), an XRC SEND into an XRC SRQ and one naming an SRQ outside the target's domain,
+ * {@code ibv_close_xrcd}'s EBUSY per handle (uverbs_free_xrcd), {@code ibv_init_ah_from_wc} and
+ * {@code ibv_create_ah_from_wc} answering a datagram's sender (on InfiniBand and on RoCE v2, whose GRH names UDP), a dropped datagram whose bytes never reach a
  * later receive, a memory window of an MR registered at an iova other than its address, and an SRQ resize as the
  * device's profile answers it.
  */
@@ -64,8 +64,11 @@ class XrcUdProgramTest
                     .contains("ok xrc-send: the RECV completed on the SRQ's CQ, naming the XRC_RECV QP")
                     .contains("ok xrc-send: the 48 bytes are in the SRQ's buffer")
                     .contains("ok xrc-srqn: completion remote invalid request error")
-                    .contains("ok xrcd-close: the last handle while its SRQ and QP live: EBUSY")
-                    .contains("ok xrcd-close: the last handle once its SRQ and QP are gone: 0");
+                    .contains("ok xrcd-close: a handle of a domain other handles hold: 0")
+                    .contains("ok xrcd-close: the handle of a live SRQ: EBUSY")
+                    .contains("ok xrcd-close: the handle of a live XRC_RECV QP: EBUSY")
+                    .contains("ok xrcd-close: the SRQ's handle once the SRQ is gone: 0")
+                    .contains("ok xrcd-close: the last handle once its QP is gone: 0");
             }
             else
             {

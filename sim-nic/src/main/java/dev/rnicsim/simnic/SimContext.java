@@ -257,6 +257,22 @@ public final class SimContext implements Context
         });
     }
 
+    /**
+     * {@code ibv_open_xrcd} with a file: a handle of this context on the domain the inode names on this device, shared
+     * with every other context of the device that opens it ({@link XrcdTable}).
+     */
+    @Override
+    public dev.rnicsim.verbs.XrcDomain openXrcd(final dev.rnicsim.verbs.XrcdFile file, final boolean create,
+        final boolean exclusive)
+    {
+        return device().fabric().guarded(() ->
+        {
+            final SimXrcd x = device().xrcdTable().open(this, file, create, exclusive);
+            xrcds.add(x);
+            return x;
+        });
+    }
+
     @Override
     public dev.rnicsim.verbs.QueuePair createXrcRecvQp(final dev.rnicsim.verbs.XrcDomain xrcd)
     {

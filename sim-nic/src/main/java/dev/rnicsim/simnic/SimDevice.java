@@ -54,6 +54,7 @@ public final class SimDevice implements Device
     private final List<Consumer<RegistrationEvent>> listeners = new ArrayList<>();
     private final List<DeviceObserver> observers = new ArrayList<>();
     private final KeyHistory keyHistory;
+    private final XrcdTable xrcdTable = new XrcdTable();
     private int nextPdNum = 1;
     private int nextQpNum = 0x11;
     private int pdsLive;
@@ -111,6 +112,12 @@ public final class SimDevice implements Device
      * @return the context.
      * @throws dev.rnicsim.verbs.VerbsException EINVAL when the process is not a live process of this device's host.
      */
+    /** @return the XRC domains of the device named by a file, by inode (shared by all its contexts). */
+    XrcdTable xrcdTable()
+    {
+        return xrcdTable;
+    }
+
     public SimContext open(final UserProcess process)
     {
         if (process == null || process.host() != host.host() || process.exited())

@@ -251,7 +251,7 @@ public final class SimSrq implements SharedReceiveQueue
             finally
             {
                 // Senders waiting (RNR) on any QP of this SRQ (an XRC SRQ: on any XRC_RECV QP of its domain) may go on.
-                for (final SimQp qp : xrcd == null ? List.copyOf(users) : xrcd.targetQps())
+                for (final SimQp qp : xrcd == null ? List.copyOf(users) : xrcd.domainTargetQps())
                 {
                     qp.wakeWaitingPeer();
                 }

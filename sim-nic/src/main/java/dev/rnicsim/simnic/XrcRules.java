@@ -65,7 +65,7 @@ final class XrcRules
     {
         context.checkOpen("ibv_open_xrcd");
         checkXrc("ibv_open_xrcd", context.device());
-        return new SimXrcd(context);
+        return new SimXrcd(context, XrcdTable.unnamed());
     }
 
     /**
@@ -246,7 +246,7 @@ final class XrcRules
     private static String numbers(final SimXrcd domain)
     {
         final StringBuilder b = new StringBuilder();
-        for (final SimSrq s : domain.srqs())
+        for (final SimSrq s : domain.domainSrqs())
         {
             b.append(b.isEmpty() ? "" : ", ").append("0x").append(Integer.toHexString(s.srqNum()));
         }

@@ -131,6 +131,27 @@ public interface Context extends AutoCloseable
     }
 
     /**
+     * {@code ibv_open_xrcd} with a file: the XRC domain the file's inode names on this device, shared by every
+     * context (process) of the device that opens the same file (kernel {@code ib_uverbs_open_xrcd}: one domain per
+     * device and inode, found by {@code find_xrcd}). Each open gives a handle of this context; the domain lives while
+     * any handle does (the kernel's {@code xrcd->usecnt}), and the last close frees it and forgets the inode
+     * ({@code ib_uverbs_dealloc_xrcd}, {@code xrcd_table_delete}).
+     *
+     * @param file      the inode of the file given to ibv_open_xrcd.
+     * @param create    O_CREAT: create the domain when the inode names none yet.
+     * @param exclusive O_EXCL: refuse an inode that names a domain already.
+     * @return a new handle on the domain.
+     * @throws VerbsException EAGAIN when the inode names no domain of the device and {@code create} is false; EINVAL
+     *                        when it names one and {@code exclusive} is true; EOPNOTSUPP when the device has no XRC.
+     *                        Nothing changes then.
+     */
+    default XrcDomain openXrcd(final XrcdFile file, final boolean create, final boolean exclusive)
+    {
+        throw new VerbsException("ibv_open_xrcd", Errno.EOPNOTSUPP.code(), "this backend does not provide XRC domains"
+            + " (ibv_open_xrcd); use the simulated backend with a device that has XRC (mlx4, mlx5)");
+    }
+
+    /**
      * {@code ibv_create_qp_ex} with IBV_QP_INIT_ATTR_XRCD: an XRC_RECV (target) QP in RESET, with no PD, no CQ and no
      * queues of its own; its messages go to the XRC SRQs of the domain they name.
      *
