@@ -15,8 +15,9 @@ import java.util.function.Supplier;
  * ({@code ibv_post_send}, {@code ibv_post_recv}, {@code ibv_post_srq_recv}, {@code ibv_bind_mw}),
  * {@code ibv_modify_qp}, {@code ibv_destroy_qp}, {@code ibv_poll_cq}, the fabric's {@code progress}, and every verb
  * that changes the tables or keys the engine reads: registration and deregistration of every kind of MR,
- * {@code ibv_rereg_mr}, {@code ibv_alloc_mw} / {@code ibv_dealloc_mw}, {@code ibv_advise_mr}, {@code ibv_dealloc_pd}
- * and the XRC verbs ({@code SimFabric.guarded}). So a deregistration that returned is followed by no DMA through its
+ * {@code ibv_rereg_mr}, {@code ibv_alloc_mw} / {@code ibv_dealloc_mw}, {@code ibv_advise_mr}, {@code ibv_alloc_pd}
+ * / {@code ibv_dealloc_pd}, {@code ibv_create_cq}, {@code ibv_create_qp}, {@code ibv_create_srq} and the XRC verbs
+ * ({@code SimFabric.guarded}). So a deregistration that returned is followed by no DMA through its
  * key, whichever thread called it. Any other code that must not interleave with the engine (reading simulated
  * memory while a message lands) runs in {@link #exclusive}.
  *

@@ -29,6 +29,8 @@ public final class InflightMessage
     private int nextPacket;
     private boolean relaxed;
     private int rnrNaks;
+    private long pendingRnrNaks;
+    private dev.rnicsim.dma.DmaResult rnrNak;
 
     InflightMessage(final SimQp requester, final SendWr wr, final DmaMessage dma,
         final SimDevice responderDevice, final long lengthBytes, final int mtuBytes, final long missesBefore,
@@ -225,5 +227,30 @@ public final class InflightMessage
     void rnrNaks(final int naks)
     {
         this.rnrNaks = naks;
+    }
+
+    /** @return RNR NAKs the next packet still takes while the responder resolves its page fault. */
+    long pendingRnrNaks()
+    {
+        return pendingRnrNaks;
+    }
+
+    /** @return the RNR NAK outcome of the page fault the next packet waits for, or null. */
+    dev.rnicsim.dma.DmaResult rnrNak()
+    {
+        return rnrNak;
+    }
+
+    /** The next packet met a responder page fault that takes {@code naks} RNR NAKs to resolve. */
+    void rnrNak(final dev.rnicsim.dma.DmaResult nak, final long naks)
+    {
+        this.rnrNak = nak;
+        this.pendingRnrNaks = naks;
+    }
+
+    /** One of the pending RNR NAKs was taken. */
+    void rnrNakTaken()
+    {
+        pendingRnrNaks--;
     }
 }

@@ -35,9 +35,32 @@ final class OdpRnr
      */
     static int waitOut(final SimQp qp, final SimQp peer, final SendWr wr, final DmaResult nak, final int naksSoFar)
     {
+        return waitOut(qp, peer, wr, nak, naksSoFar, naksFor(peer));
+    }
+
+    /**
+     * @param peer the responder QP whose device just met page faults.
+     * @return the RNR NAKs the requester takes while the responder resolves them: the faults' time in
+     * {@code min_rnr_timer} waits, at least one.
+     */
+    static long naksFor(final SimQp peer)
+    {
+        final long timerNs = CostModel.rnrTimerNs(peer.minRnrTimer);
+        return Math.max(1, (peer.device.takeRemoteFaultNs() + timerNs - 1) / timerNs);
+    }
+
+    /**
+     * {@link #waitOut(SimQp, SimQp, SendWr, DmaResult, int)} of a given number of RNR NAKs (a packet of a message
+     * takes them one engine step each).
+     *
+     * @param naks RNR NAKs to wait out now.
+     * @return the RNR NAKs taken so far, these included; -1 when rnr_retry ran out (the WQE completed in error).
+     */
+    static int waitOut(final SimQp qp, final SimQp peer, final SendWr wr, final DmaResult nak, final int naksSoFar,
+        final long naks)
+    {
         final SimDevice device = qp.device;
         final long timerNs = CostModel.rnrTimerNs(peer.minRnrTimer);
-        final long naks = Math.max(1, (peer.device.takeRemoteFaultNs() + timerNs - 1) / timerNs);
         if (qp.rnrRetry != 7 && naksSoFar + naks > qp.rnrRetry)
         {
             final int left = qp.rnrRetry - naksSoFar;

@@ -125,6 +125,10 @@ final class Responder
             qp.completions.completeSend(wr, WcStatus.RETRY_EXC_ERR, 0);
             return WqeOutcome.ERROR;
         }
+        if (m.pendingRnrNaks() > 0)
+        {
+            return rnrNakPacket(p, peer, m);
+        }
         // The packet moves under the keys' check of the first packet; the message keeps its place in both lists.
         final long packetBytes = m.packetBytes();
         final long startNs = device.fabric().clock().nowNs();
@@ -143,15 +147,10 @@ final class Responder
         else if (r.requester() == DmaStatus.RNR_NAK)
         {
             // The responder met a page fault on an ODP MR: RNR NAK; the requester sends the packet again after
-            // waiting out the fault, and the packets before it stay placed.
-            final int naks = OdpRnr.waitOut(qp, peer, wr, r, m.rnrNaks());
-            if (naks < 0)
-            {
-                qp.requester.dropMessage(m);
-                return WqeOutcome.ERROR;
-            }
-            m.rnrNaks(naks);
-            return WqeOutcome.MORE;
+            // min_rnr_timer, NAKed again (one engine step each) until the fault is resolved; the packets before it
+            // stay placed.
+            m.rnrNak(r, OdpRnr.naksFor(peer));
+            return rnrNakPacket(p, peer, m);
         }
         if (device.fabric().tracing())
         {
@@ -176,6 +175,24 @@ final class Responder
         qp.requester.dropMessage(m);
         return finish(wr, peer, DmaResult.success(m.lengthBytes(), m.dma().atomicOriginal()), m.needsRecv(),
             m.missesBefore(), m);
+    }
+
+    /**
+     * One RNR NAK of a packet whose page fault the responder is still resolving: the requester waits
+     * {@code min_rnr_timer} and sends the packet again ({@link OdpRnr}); after {@code rnr_retry} of them the work
+     * request ends with IBV_WC_RNR_RETRY_EXC_ERR.
+     */
+    private WqeOutcome rnrNakPacket(final SendWqe p, final SimQp peer, final InflightMessage m)
+    {
+        final int naks = OdpRnr.waitOut(qp, peer, p.wr(), m.rnrNak(), m.rnrNaks(), 1);
+        if (naks < 0)
+        {
+            qp.requester.dropMessage(m);
+            return WqeOutcome.ERROR;
+        }
+        m.rnrNaks(naks);
+        m.rnrNakTaken();
+        return WqeOutcome.MORE;
     }
 
     /**

@@ -69,6 +69,11 @@ public final class SimContext implements Context
     @Override
     public ProtectionDomain allocPd()
     {
+        return device.fabric().guarded(this::allocPdNow);
+    }
+
+    private ProtectionDomain allocPdNow()
+    {
         checkOpen("ibv_alloc_pd");
         final int maxPd = device.profile().attributes().maxPd();
         if (device.pdsLive() >= maxPd)
@@ -84,6 +89,11 @@ public final class SimContext implements Context
 
     @Override
     public CompletionQueue createCq(final int cqe)
+    {
+        return device.fabric().guarded(() -> createCqNow(cqe));
+    }
+
+    private CompletionQueue createCqNow(final int cqe)
     {
         checkOpen("ibv_create_cq");
         final DeviceAttributes a = device.profile().attributes();

@@ -237,9 +237,10 @@ public final class SimFabric
     }
 
     /**
-     * Runs a verb that changes the tables, keys or queues the engine reads — registration and deregistration of every
-     * kind of MR, ibv_rereg_mr, ibv_alloc_mw / ibv_dealloc_mw, ibv_advise_mr, ibv_dealloc_pd and the XRC verbs
-     * (ibv_open_xrcd, ibv_close_xrcd, ibv_create_srq_ex of an XRC SRQ, ibv_create_qp of an XRC target) — under the
+     * Runs a verb that changes the tables, keys, queues or clock the engine reads — registration and deregistration of
+     * every kind of MR, ibv_rereg_mr, ibv_alloc_mw / ibv_dealloc_mw, ibv_advise_mr, ibv_alloc_pd / ibv_dealloc_pd,
+     * ibv_create_cq, ibv_create_qp, ibv_create_srq and the XRC verbs (ibv_open_xrcd, ibv_close_xrcd, ibv_create_srq_ex
+     * of an XRC SRQ, ibv_create_qp of an XRC target) — under the
      * engine's lock: in the engine-thread mode the engine thread waits while it runs, as for
      * {@link EngineThread#exclusive}, so no packet is placed half-way through it and no DMA follows a deregistration
      * that returned; in the deterministic mode it just runs.

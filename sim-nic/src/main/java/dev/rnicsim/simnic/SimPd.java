@@ -1344,6 +1344,11 @@ public final class SimPd implements ProtectionDomain
     @Override
     public QueuePair createQp(final QpInitAttr attr)
     {
+        return context.device().fabric().guarded(() -> createQpNow(attr));
+    }
+
+    private QueuePair createQpNow(final QpInitAttr attr)
+    {
         checkOpen("ibv_create_qp");
         if (attr == null)
         {
@@ -1363,11 +1368,14 @@ public final class SimPd implements ProtectionDomain
     @Override
     public dev.rnicsim.verbs.SharedReceiveQueue createSrq(final dev.rnicsim.verbs.SrqAttr attr)
     {
-        checkOpen("ibv_create_srq");
-        final SimSrq srq = SimSrq.create(this, attr, context.device().srqsLive());
-        srqs.add(srq);
-        context.device().srqsLive(1);
-        return srq;
+        return context.device().fabric().guarded(() ->
+        {
+            checkOpen("ibv_create_srq");
+            final SimSrq srq = SimSrq.create(this, attr, context.device().srqsLive());
+            srqs.add(srq);
+            context.device().srqsLive(1);
+            return srq;
+        });
     }
 
     @Override

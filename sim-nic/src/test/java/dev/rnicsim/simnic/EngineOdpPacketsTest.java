@@ -81,6 +81,35 @@ class EngineOdpPacketsTest
     }
 
     @Test
+    void eachRnrNakOfAPacketIsOneEngineStep()
+    {
+        // min_rnr_timer 1 (10 us): resolving the fault of eight untouched pages outlasts several timers.
+        final OdpRig rig = OdpRig.connectx5(7, 1);
+        final long buf = rig.bufferB(N);
+        final SimOdpMr mr = rig.odpB(buf, N, ODP_RW);
+        rig.qpA.postSend(SendWr.write(1, List.of(new Sge(rig.scratch, N, rig.scratchMr.lkey())), buf, mr.rkey()));
+        final SimQp requester = (SimQp)rig.qpA;
+
+        int steps = 0;
+        while (requester.inflight() == null || requester.inflight().packetsPlaced() == 0)
+        {
+            assertThat(rig.fabric.progress(1)).isEqualTo(1);
+            steps++;
+            if (requester.inflight().packetsPlaced() == 0)
+            {
+                assertThat(rig.counterB(SimCounter.ODP_RNR_NAKS)).as("RNR NAKs after %d steps", steps)
+                    .isEqualTo(steps);
+            }
+        }
+
+        final long naks = rig.counterB(SimCounter.ODP_RNR_NAKS);
+        assertThat(naks).as("NAKs before the first packet landed").isGreaterThan(1).isEqualTo(steps - 1);
+        assertThat(rig.counterA(SimCounter.RNR_RETRIES)).isEqualTo(naks);
+        assertThat(mr.pageFaults()).isEqualTo(1);
+        assertThat(rig.cqA.poll(4)).extracting(WorkCompletion::status).containsExactly(WcStatus.SUCCESS);
+    }
+
+    @Test
     void aPageInvalidatedBetweenTwoPacketsFaultsAgainAtTheNextPacketThatNeedsItAndTheMessageGoesOn()
     {
         final OdpWrite w = OdpWrite.posted();

@@ -28,7 +28,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
- * In the engine-thread mode, registration, deregistration and the XRC verbs take the engine's lock: a program thread
+ * In the engine-thread mode, registration, deregistration, the creation of PDs, CQs, QPs and SRQs and the XRC verbs
+ * take the engine's lock: a program thread
  * calling them waits while the engine (or {@link EngineThread#exclusive}) holds it, so no packet is placed half-way
  * through a registration and no DMA follows a deregistration that returned. Deterministic: no sleeping, no timing.
  */
@@ -93,6 +94,10 @@ class EngineThreadGuardTest
         verbs.put("ibv_alloc_mw", () -> rig.pdB.allocMw(MwType.TYPE_2));
         verbs.put("ibv_dealloc_mw", window::close);
         verbs.put("ib_alloc_mr", () -> rig.pdB.allocMr(4));
+        verbs.put("ibv_alloc_pd", () -> rig.ctxB.allocPd());
+        verbs.put("ibv_create_cq", () -> rig.ctxB.createCq(16));
+        verbs.put("ibv_create_qp", () -> rig.pdB.createQp(dev.rnicsim.verbs.QpInitAttr.rc(rig.cqB)));
+        verbs.put("ibv_create_srq", () -> rig.pdB.createSrq(new SrqAttr(16, 1, 0)));
         verbs.put("ibv_open_xrcd", () -> rig.ctxB.openXrcd());
         verbs.put("ibv_create_srq_ex (XRC)", () -> rig.pdB.createXrcSrq(xrcd, rig.cqB, new SrqAttr(16, 1, 0)));
         verbs.put("ibv_create_qp (XRC target)", () -> rig.ctxB.createXrcRecvQp(xrcd));
