@@ -10,9 +10,6 @@ import java.util.Arrays;
  * <p>A tag is the kind (MPT or MTT) and the entry index. Invalidating a key drops its MPT entry and the MTT
  * entries of its range; a flush drops everything. Each is counted: invalidations and entries dropped.
  *
- * <p>Each line's tag is kept by set (to choose a victim); where a cached tag sits and when it was last used are kept
- * by tag ({@link TagIndex}), so that the hits of a transfer walking consecutive MTT entries touch memory side by side.
- *
  * <p>Not thread safe.
  */
 public final class TranslationCache
@@ -25,11 +22,11 @@ public final class TranslationCache
     private final int sets;
     private final int ways;
     private final long[] tags;
-    /** The index block of each line's tag (null for an empty line): its last use, without a search. */
-    private final TagIndex.Block[] lineBlocks;
-    private final TagIndex byTag = new TagIndex();
+    private final long[] lastUse;
     private final long setsLong;
     private long clock;
+    /** The line of the last hit or fill: a repeated tag (every page of one MR shares its MPT tag) is found at once. */
+    private int lastWay = -1;
     private long hits;
     private long misses;
     private long evictions;
@@ -54,7 +51,7 @@ public final class TranslationCache
         this.sets = capacityEntries / ways;
         this.setsLong = sets;
         this.tags = new long[capacityEntries];
-        this.lineBlocks = new TagIndex.Block[capacityEntries];
+        this.lastUse = new long[capacityEntries];
         Arrays.fill(tags, EMPTY);
     }
 
@@ -95,25 +92,29 @@ public final class TranslationCache
             misses++;
             return false;
         }
-        final int i = (int)(tag & TagIndex.BLOCK_MASK);
-        final TagIndex.Block found = byTag.find(tag);
-        if (found != null && found.line[i] != 0)
+        if (lastWay >= 0 && tags[lastWay] == tag)
         {
-            found.lastUse[i] = ++clock;
+            lastUse[lastWay] = ++clock;
             hits++;
             return true;
         }
-        // The least recently used line of the set (the first of equals; an empty line counts as used at 0).
         final int base = setOf(tag) * ways;
         final int end = base + ways;
+        for (int w = base; w < end; w++)
+        {
+            if (tags[w] == tag)
+            {
+                lastUse[w] = ++clock;
+                hits++;
+                lastWay = w;
+                return true;
+            }
+        }
         int victim = base;
-        long oldest = lastUse(base);
         for (int w = base + 1; w < end; w++)
         {
-            final long used = lastUse(w);
-            if (used < oldest)
+            if (lastUse[w] < lastUse[victim])
             {
-                oldest = used;
                 victim = w;
             }
         }
@@ -121,38 +122,11 @@ public final class TranslationCache
         if (tags[victim] != EMPTY)
         {
             evictions++;
-            empty(victim);
         }
-        // Found again: emptying the victim may have taken the block of this tag away.
-        final TagIndex.Block b = byTag.findOrAdd(tag);
         tags[victim] = tag;
-        lineBlocks[victim] = b;
-        b.line[i] = victim + 1;
-        b.lastUse[i] = ++clock;
-        b.cached++;
+        lastUse[victim] = ++clock;
+        lastWay = victim;
         return false;
-    }
-
-    /** When line {@code w} was last used; 0 for an empty line. */
-    private long lastUse(final int w)
-    {
-        final TagIndex.Block b = lineBlocks[w];
-        return b == null ? 0 : b.lastUse[(int)(tags[w] & TagIndex.BLOCK_MASK)];
-    }
-
-    /** Empties a line that holds a tag. */
-    private void empty(final int w)
-    {
-        final TagIndex.Block b = lineBlocks[w];
-        final int i = (int)(tags[w] & TagIndex.BLOCK_MASK);
-        b.line[i] = 0;
-        b.lastUse[i] = 0;
-        if (--b.cached == 0)
-        {
-            byTag.remove(b);
-        }
-        lineBlocks[w] = null;
-        tags[w] = EMPTY;
     }
 
     /**
@@ -198,7 +172,8 @@ public final class TranslationCache
                     final long index = tags[w] & ~MTT_TAG;
                     if (index >= mttFirst && index < mttFirst + mttEntries)
                     {
-                        empty(w);
+                        tags[w] = EMPTY;
+                        lastUse[w] = 0;
                         dropped++;
                     }
                 }
@@ -221,7 +196,8 @@ public final class TranslationCache
         {
             if (tags[w] != EMPTY)
             {
-                empty(w);
+                tags[w] = EMPTY;
+                lastUse[w] = 0;
                 dropped++;
             }
         }
@@ -288,15 +264,22 @@ public final class TranslationCache
         {
             return 0;
         }
-        empty(w);
+        tags[w] = EMPTY;
+        lastUse[w] = 0;
         return 1;
     }
 
-    /** The line holding {@code tag}, or -1. */
     private int find(final long tag)
     {
-        final TagIndex.Block b = byTag.find(tag);
-        return b == null ? -1 : b.line[(int)(tag & TagIndex.BLOCK_MASK)] - 1;
+        final int base = setOf(tag) * ways;
+        for (int w = base; w < base + ways; w++)
+        {
+            if (tags[w] == tag)
+            {
+                return w;
+            }
+        }
+        return -1;
     }
 
     /** Fibonacci hashing, then a multiply-shift range reduction to [0, sets) (no division on the hit path). */

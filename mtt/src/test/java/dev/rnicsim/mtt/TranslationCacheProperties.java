@@ -17,7 +17,8 @@ import net.jqwik.api.constraints.IntRange;
  * Random sequences of lookups, key invalidations, flushes and large range invalidations on small caches, checked
  * after every step against a model that keeps each set's lines and their last use side by side and searches the set
  * for every lookup: the answer of every lookup (hit or miss), which tags are cached, and every counter are the same.
- * The cache keeps where a tag sits by tag ({@link TagIndex}), which must never change what it answers.
+ * Whatever shortcuts the cache takes (the line of the last hit; any layout made for speed) must never change what it
+ * answers or counts.
  */
 class TranslationCacheProperties
 {

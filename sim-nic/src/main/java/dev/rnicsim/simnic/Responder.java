@@ -125,7 +125,7 @@ final class Responder
         if (r == null)
         {
             final double linkGbps = Math.min(device.profile().linkGbps(), peer.device.profile().linkGbps());
-            final long ns = device.fabric().costModel().packetNs(m.offset(), packetBytes, linkGbps);
+            final long ns = m.packetNs(device.fabric().costModel(), packetBytes, linkGbps);
             device.fabric().clock().advance(ns);
             m.advanced(ns);
         }
