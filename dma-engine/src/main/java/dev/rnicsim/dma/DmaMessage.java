@@ -30,6 +30,9 @@ public final class DmaMessage
      */
     long localKeysChecked = -1;
     long remoteKeysChecked = -1;
+    /** Whether the destination's writes are relaxed ({@link Placement#relaxedTarget}), as at that key-change count. */
+    boolean relaxedTarget;
+    long relaxedTargetAt = -1;
 
     DmaMessage(final PacketPath.MessageKind kind, final DmaPort local, final int localPd, final List<Segment> sgl,
         final DmaPort remote, final int remotePd, final List<Segment> remoteSgl, final DmaResult failure,

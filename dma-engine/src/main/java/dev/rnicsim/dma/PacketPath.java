@@ -252,10 +252,11 @@ final class PacketPath
      */
     DmaResult movePacket(final DmaMessage m, final long bytes)
     {
+        final boolean remoteUnchanged = m.remoteKeysChecked >= 0
+            && m.remote.tables().keyChanges() == m.remoteKeysChecked;
         final DmaResult remoteFailure = switch (m.kind)
         {
-            case WRITE, READ -> m.remoteKeysChecked >= 0 && m.remote.tables().keyChanges() == m.remoteKeysChecked
-                ? null : recheckRkey(m, bytes);
+            case WRITE, READ -> remoteUnchanged ? null : recheckRkey(m, bytes);
             case SEND -> m.offset + bytes > KeyChecks.total(m.remoteSgl) ? overflow(m, bytes)
                 : recheckList(m.remote, m.remotePd, m.remoteSgl, AccessFlags.LOCAL_WRITE, m.offset, bytes, true);
             case ATOMIC -> null;
@@ -281,11 +282,13 @@ final class PacketPath
         {
             engine.observer.packet(m, m.remote, m.remoteSgl.get(0).key());
         }
-        if (m.kind == MessageKind.WRITE)
+        // The responder's walk follows the key's MPT entry, which stays as the first packet found it while the
+        // responder's tables saw no key change.
+        if (m.kind == MessageKind.WRITE && !remoteUnchanged)
         {
             m.dst.resync();
         }
-        else if (m.kind == MessageKind.READ)
+        else if (m.kind == MessageKind.READ && !remoteUnchanged)
         {
             m.src.resync();
         }
@@ -299,10 +302,29 @@ final class PacketPath
         }
         else
         {
-            placement.copy(m.src, m.dst, bytes);
+            placement.copy(m.src, m.dst, bytes, relaxedTarget(m));
         }
         m.offset += bytes;
         return null;
+    }
+
+    /**
+     * {@link Placement#relaxedTarget} of the message's destination, taken again only when the destination's tables
+     * saw a key change since it was last taken (it reads the access bits of the destination's keys).
+     */
+    private static boolean relaxedTarget(final DmaMessage m)
+    {
+        if (m.dst.port.ordering() == null)
+        {
+            return false;
+        }
+        final long changes = m.dst.port.tables().keyChanges();
+        if (changes != m.relaxedTargetAt)
+        {
+            m.relaxedTarget = Placement.relaxedTarget(m.dst);
+            m.relaxedTargetAt = changes;
+        }
+        return m.relaxedTarget;
     }
 
     /** A SEND packet past the end of the receive buffers. */

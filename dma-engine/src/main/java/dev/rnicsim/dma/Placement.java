@@ -26,8 +26,13 @@ final class Placement
 
     void copy(final Walk src, final Walk dst, final long length)
     {
+        copy(src, dst, length, dst.port.ordering() != null && relaxedTarget(dst));
+    }
+
+    /** As {@link #copy(Walk, Walk, long)} with {@code relaxed}, what {@link #relaxedTarget} answers for dst, known. */
+    void copy(final Walk src, final Walk dst, final long length, final boolean relaxed)
+    {
         final WriteOrdering ordering = dst.port.ordering();
-        final boolean relaxed = ordering != null && relaxedTarget(dst);
         if (ordering != null && ordering.engaged(relaxed))
         {
             placeInChunks(src, null, dst, length, ordering, relaxed);

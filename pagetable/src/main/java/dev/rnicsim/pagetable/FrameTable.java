@@ -393,6 +393,39 @@ final class FrameTable
     }
 
     /**
+     * Copies bytes within one frame of each side when both frames are in use (not free), hold written bytes and lie
+     * in sections with per-frame state; else does nothing and answers false (the caller's general path decides, with
+     * its checks and errors). The destination's section is noted as changed, as {@link #copyRun} notes it.
+     *
+     * @return true when the bytes were copied.
+     */
+    static boolean copyInFrame(final FrameTable src, final long srcPfn, final int srcOffset, final FrameTable dst,
+        final long dstPfn, final int dstOffset, final int length)
+    {
+        final Section s = src.sections[(int)(srcPfn >>> SECTION_SHIFT)];
+        final int dstSection = (int)(dstPfn >>> SECTION_SHIFT);
+        final Section d = dst.sections[dstSection];
+        if (s == null || d == null || s.folded() || d.folded())
+        {
+            return false;
+        }
+        final int si = (int)(srcPfn & SECTION_MASK);
+        final int di = (int)(dstPfn & SECTION_MASK);
+        if (s.kind[si] == KIND_FREE || d.kind[di] == KIND_FREE || (s.flags[si] & FLAG_HAS_DATA) == 0
+            || (d.flags[di] & FLAG_HAS_DATA) == 0)
+        {
+            return false;
+        }
+        if (dst.recent[(dst.recentNext + RECENT - 1) % RECENT] != dstSection)
+        {
+            dst.touched(dstSection);
+        }
+        MemorySegment.copy(s.data[si >>> BLOCK_SHIFT], inBlock(si) + srcOffset, d.data[di >>> BLOCK_SHIFT],
+            inBlock(di) + dstOffset, length);
+        return true;
+    }
+
+    /**
      * Copies a run of bytes that frames with data hold back to back: as many of {@code maxLength} bytes from
      * {@code srcAddr} as lie in one block of bytes (256 KiB) of the source and one of the destination and in source
      * frames holding

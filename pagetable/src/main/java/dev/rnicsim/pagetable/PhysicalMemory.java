@@ -383,6 +383,18 @@ public final class PhysicalMemory
     public static void copy(final PhysicalMemory src, final long srcAddr, final PhysicalMemory dst, final long dstAddr,
         final int lengthBytes)
     {
+        // A run inside one frame on each side (a packet within an MR page): the checks below and the copy, each
+        // frame looked up once; anything else (or a check that would fail) takes the general path.
+        final long srcPfn = srcAddr >>> FRAME_SHIFT;
+        final long dstPfn = dstAddr >>> FRAME_SHIFT;
+        if (lengthBytes > 0 && srcAddr >= 0 && dstAddr >= 0 && srcPfn <= src.totalFrames && dstPfn <= dst.totalFrames
+            && srcPfn == (srcAddr + lengthBytes - 1) >>> FRAME_SHIFT
+            && dstPfn == (dstAddr + lengthBytes - 1) >>> FRAME_SHIFT
+            && dstPfn != dst.zeroPfn && FrameTable.copyInFrame(src.frames, srcPfn, (int)(srcAddr & (FRAME_BYTES - 1)),
+            dst.frames, dstPfn, (int)(dstAddr & (FRAME_BYTES - 1)), lengthBytes))
+        {
+            return;
+        }
         if (srcAddr >= DEVICE_MEMORY_BASE || dstAddr >= DEVICE_MEMORY_BASE)
         {
             // Peer to peer: one side is device memory, reached by bus address through its BAR.

@@ -191,9 +191,32 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
      */
     public long packetNs(final long bytesBefore, final long packetBytes, final double linkGbps)
     {
-        final long wire = (long)Math.ceil((bytesBefore + packetBytes) * 8.0 / linkGbps)
-            - (long)Math.ceil(bytesBefore * 8.0 / linkGbps);
+        return packetNsOfWire(bytesBefore, wireNs(bytesBefore, linkGbps), wireNs(bytesBefore + packetBytes, linkGbps));
+    }
+
+    /**
+     * {@link #packetNs} from the link's {@link #wireNs} of the bytes before the packet and of the bytes up to its end
+     * (a message priced packet by packet knows the first from the packet before).
+     *
+     * @param bytesBefore  payload bytes of the message's packets before this one.
+     * @param wireNsBefore {@link #wireNs} of {@code bytesBefore}.
+     * @param wireNsAfter  {@link #wireNs} of {@code bytesBefore} plus this packet's payload.
+     * @return simulated ns.
+     */
+    public long packetNsOfWire(final long bytesBefore, final long wireNsBefore, final long wireNsAfter)
+    {
+        final long wire = wireNsAfter - wireNsBefore;
         return bytesBefore == 0 ? opBaseLatencyNs + wire : wire;
+    }
+
+    /**
+     * @param bytes    the first bytes of a message's payload.
+     * @param linkGbps link rate in Gbit/s.
+     * @return the ns the link takes to serialise them, rounded up: {@code ceil(bytes * 8 / linkGbps)}.
+     */
+    public static long wireNs(final long bytes, final double linkGbps)
+    {
+        return (long)Math.ceil(bytes * 8.0 / linkGbps);
     }
 
     /**

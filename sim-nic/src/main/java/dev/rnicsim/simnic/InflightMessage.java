@@ -31,6 +31,10 @@ public final class InflightMessage
     private int rnrNaks;
     private long pendingRnrNaks;
     private dev.rnicsim.dma.DmaResult rnrNak;
+    /** The payload bytes up to the end of the last packet priced, the link rate and its wire time for them. */
+    private long pricedBytes = -1;
+    private double pricedGbps;
+    private long pricedWireNs;
 
     InflightMessage(final SimQp requester, final SendWr wr, final DmaMessage dma,
         final SimDevice responderDevice, final long lengthBytes, final int mtuBytes, final long missesBefore,
@@ -157,6 +161,21 @@ public final class InflightMessage
     void advanced(final long ns)
     {
         advancedNs += ns;
+    }
+
+    /**
+     * {@link CostModel#packetNs} of the next packet, the wire time of the bytes before it taken from the packet before
+     * (the same value).
+     */
+    long packetNs(final CostModel cost, final long packetBytes, final double linkGbps)
+    {
+        final long before = offset();
+        final long wireBefore = before == pricedBytes && linkGbps == pricedGbps ? pricedWireNs
+            : CostModel.wireNs(before, linkGbps);
+        pricedBytes = before + packetBytes;
+        pricedGbps = linkGbps;
+        pricedWireNs = CostModel.wireNs(pricedBytes, linkGbps);
+        return cost.packetNsOfWire(before, wireBefore, pricedWireNs);
     }
 
     long missesBefore()

@@ -338,11 +338,26 @@ final class Requester
         return found;
     }
 
+    /** The address and requester {@link #connectedTo} last answered true for (a QP's number and GID never change). */
+    private QpAddress connectedAddress;
+    private SimQp connectedRequester;
+
     /** An RC responder answers only the QP its address vector names (rxe drops other packets in check_addr). */
     boolean connectedTo(final SimQp requester)
     {
-        return qp.remote != null && qp.remote.qpNum() == requester.num
-            && qp.remote.gid().equals(requester.device.gid());
+        final QpAddress remote = qp.remote;
+        if (remote != null && remote == connectedAddress && requester == connectedRequester)
+        {
+            return true;
+        }
+        final boolean connected = remote != null && remote.qpNum() == requester.num
+            && remote.gid().equals(requester.device.gid());
+        if (connected)
+        {
+            connectedAddress = remote;
+            connectedRequester = requester;
+        }
+        return connected;
     }
 
     WqeOutcome execute(final SendWqe p)

@@ -136,7 +136,7 @@ final class Responder
         if (r == null)
         {
             final double linkGbps = Math.min(device.profile().linkGbps(), peer.device.profile().linkGbps());
-            long ns = device.fabric().costModel().packetNs(m.offset(), packetBytes, linkGbps);
+            long ns = m.packetNs(device.fabric().costModel(), packetBytes, linkGbps);
             if (m.relaxed())
             {
                 ns -= device.fabric().costModel().relaxedOrderingPacketSavingNs(m.offset(), packetBytes, linkGbps);
