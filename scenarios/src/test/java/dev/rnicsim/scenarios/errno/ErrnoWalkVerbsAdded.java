@@ -16,6 +16,8 @@ import dev.rnicsim.verbs.QpCap;
 import dev.rnicsim.verbs.QpInitAttr;
 import dev.rnicsim.verbs.QpType;
 import dev.rnicsim.verbs.SharedReceiveQueue;
+import dev.rnicsim.verbs.SrqAttr;
+import dev.rnicsim.verbs.XrcdFile;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -82,6 +84,19 @@ final class ErrnoWalkVerbsAdded
                 b.write(b.sizeBytes(), new byte[8]);
             }
         }, "leaves dma-buf", "inside the dma-buf"));
+        c.add(c("the number of a basic SRQ on mlx4", "EOPNOTSUPP",
+            () -> rig(DeviceProfiles.connectx3()).pd().createSrq(new SrqAttr(4, 1, 0)).srqNum(),
+            "numbers only XRC SRQs", "ibv_create_srq_ex of type XRC"));
+        // XRC domains named by a file (ib_uverbs_open_xrcd)
+        c.add(c("an XRC domain named by no file", "EINVAL", () -> cx5().ctx().openXrcd(null, true, false),
+            "no file was given", "pass the inode"));
+        c.add(c("an XRC domain of a file no one opened, without O_CREAT", "EAGAIN",
+            () -> cx5().ctx().openXrcd(new XrcdFile(8, 42), false, false), "no XRC domain of", "pass O_CREAT"));
+        c.add(c("an XRC domain opened with O_EXCL where one exists", "EINVAL", () -> {
+            final Context ctx = cx5().ctx();
+            ctx.openXrcd(new XrcdFile(8, 42), true, false);
+            ctx.openXrcd(new XrcdFile(8, 42), true, true);
+        }, "is named by", "drop O_EXCL"));
         return c;
     }
 }
