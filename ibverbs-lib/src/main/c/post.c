@@ -59,7 +59,7 @@ static int check_send(struct sim_qp *q, struct ibv_send_wr *wr, unsigned queued)
 	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		if ((q->post_rules & WIRE_POST_ATOMIC_ALIGNMENT) && (wr->wr.atomic.remote_addr & 7))
 			return EINVAL;
-		if ((q->post_rules & WIRE_POST_ATOMIC_QP_ACCESS) && !(q->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC))
+		if (q->post_rules & WIRE_POST_ATOMICS_DISABLED)
 			return EOPNOTSUPP;
 	}
 	if (q->outstanding_sends + queued >= q->cap.max_send_wr)

@@ -154,7 +154,7 @@ struct wire_create_qp {
 
 /* post_rules: WIRE_POST_* bits, the device's checks at post time beyond the capacities (its provider's rules). */
 #define WIRE_POST_ATOMIC_ALIGNMENT 1 /* a misaligned atomic is refused with EINVAL (rxe) */
-#define WIRE_POST_ATOMIC_QP_ACCESS 2 /* an atomic on a QP without REMOTE_ATOMIC is refused with EOPNOTSUPP (mlx5) */
+#define WIRE_POST_ATOMICS_DISABLED 2 /* the QP has no atomics: EOPNOTSUPP at post (mlx5 without ATOMIC_HCA) */
 struct wire_qp_resp {
 	uint32_t qp;
 	uint32_t qp_num;

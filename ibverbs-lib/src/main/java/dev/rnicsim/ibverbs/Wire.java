@@ -87,7 +87,8 @@ final class Wire
 
     /** {@code WIRE_POST_*}: the device's checks at post time that the library makes (its provider's rules). */
     static final int POST_ATOMIC_ALIGNMENT = 1;
-    static final int POST_ATOMIC_QP_ACCESS = 2;
+    /** The QP has no atomics (mlx5 {@code create_qp} sets {@code atomics_enabled} from atomic_cap ATOMIC_HCA). */
+    static final int POST_ATOMICS_DISABLED = 2;
 
     /** {@code enum ibv_qp_attr_mask} bits the server reads. */
     static final int QP_STATE = 1;
