@@ -29,7 +29,8 @@ import java.lang.invoke.MethodHandle;
  * loaded from the same library: {@link #queries()} ({@link DeviceQueryVerbs}: device, port, GID and P_Key queries),
  * {@link #registration()} ({@link RegistrationVerbs}: MRs, windows, advise), {@link #addressHandles()}
  * ({@link AddressHandleVerbs}: UD address handles), {@link #srqs()} ({@link SrqVerbs}: shared receive queues) and
- * {@link #extendedQps()} ({@link ExtendedQpVerbs}: {@code ibv_create_qp_ex}).
+ * {@link #extendedQps()} ({@link ExtendedQpVerbs}: {@code ibv_create_qp_ex}) and {@link #xrcs()} ({@link XrcVerbs}: XRC
+ * domains, XRC SRQs and SRQ numbers).
  *
  * <p>Every handle is linked with {@code captureCallState("errno")} and every wrapper returns the value with the
  * errno captured right after that call ({@link Result}); the callers follow the three conventions of libibverbs:
@@ -65,6 +66,7 @@ final class Libibverbs
     private final AddressHandleVerbs addressHandles;
     private final SrqVerbs srqs;
     private final ExtendedQpVerbs extendedQps = new ExtendedQpVerbs();
+    private final XrcVerbs xrcs = new XrcVerbs();
     private final MethodHandle getDeviceList;
     private final MethodHandle freeDeviceList;
     private final MethodHandle getDeviceName;
@@ -146,6 +148,15 @@ final class Libibverbs
     ExtendedQpVerbs extendedQps()
     {
         return extendedQps;
+    }
+
+    /**
+     * @return the XRC verbs through the extended table (ibv_get_srq_num, ibv_open_xrcd, ibv_close_xrcd,
+     *     ibv_create_srq_ex).
+     */
+    XrcVerbs xrcs()
+    {
+        return xrcs;
     }
 
     /**

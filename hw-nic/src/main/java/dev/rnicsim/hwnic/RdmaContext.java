@@ -13,6 +13,7 @@ import dev.rnicsim.verbs.GidEntry;
 import dev.rnicsim.verbs.HostMemory;
 import dev.rnicsim.verbs.ProtectionDomain;
 import dev.rnicsim.verbs.VerbsException;
+import dev.rnicsim.verbs.XrcDomain;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -54,6 +55,7 @@ public final class RdmaContext implements Context
     private final MemorySegment pollCqFn;
     private final List<RdmaPd> pds = new ArrayList<>();
     private final List<RdmaCq> cqs = new ArrayList<>();
+    private final List<RdmaXrcd> xrcds = new ArrayList<>();
     private final int portNum = Integer.getInteger(PORT_PROPERTY, DEFAULT_PORT);
     private final int gidIndex = Integer.getInteger(GID_INDEX_PROPERTY, DEFAULT_GID_INDEX);
     private DeviceAttributes attributes;
@@ -162,6 +164,20 @@ public final class RdmaContext implements Context
         return cq;
     }
 
+    /**
+     * {@code ibv_open_xrcd} without a file (ibv_open_xrcd(3)): see {@link RdmaXrcd#open}.
+     *
+     * @throws VerbsException EINVAL when the context is closed; otherwise as {@link RdmaXrcd#open}.
+     */
+    @Override
+    public XrcDomain openXrcd()
+    {
+        checkOpen("ibv_open_xrcd");
+        final RdmaXrcd xrcd = RdmaXrcd.open(this);
+        xrcds.add(xrcd);
+        return xrcd;
+    }
+
     @Override
     public boolean isClosed()
     {
@@ -169,8 +185,9 @@ public final class RdmaContext implements Context
     }
 
     /**
-     * Closes the PDs (with their QPs, windows and MRs), then the CQs, then {@code ibv_close_device}. Idempotent;
-     * failures are collected and the first is thrown after everything was tried.
+     * Closes the PDs (with their QPs, SRQs, windows and MRs), then the XRC domains, then the CQs, then
+     * {@code ibv_close_device}. Idempotent; failures are collected and the first is thrown after everything was
+     * tried.
      */
     @Override
     public void close()
@@ -179,8 +196,9 @@ public final class RdmaContext implements Context
         {
             return;
         }
-        RuntimeException failure = Closing.each(cqs, RdmaCq::close, Closing.each(pds, RdmaPd::close, null));
-        if (pds.isEmpty() && cqs.isEmpty())
+        RuntimeException failure = Closing.each(cqs, RdmaCq::close, Closing.each(xrcds, RdmaXrcd::close,
+            Closing.each(pds, RdmaPd::close, null)));
+        if (pds.isEmpty() && cqs.isEmpty() && xrcds.isEmpty())
         {
             final Errnos.Result r = lib.closeDevice(ctx);
             closed = true;
@@ -204,6 +222,11 @@ public final class RdmaContext implements Context
     }
 
     // ------------------------------------------------------------------ for the children
+
+    void xrcdClosed(final RdmaXrcd xrcd)
+    {
+        xrcds.remove(xrcd);
+    }
 
     Libibverbs lib()
     {

@@ -6,6 +6,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.AddressHandle;
 import dev.rnicsim.verbs.AhAttr;
+import dev.rnicsim.verbs.CompletionQueue;
 import dev.rnicsim.verbs.Errno;
 import dev.rnicsim.verbs.FastRegMr;
 import dev.rnicsim.verbs.MemoryRegion;
@@ -18,6 +19,7 @@ import dev.rnicsim.verbs.SharedReceiveQueue;
 import dev.rnicsim.verbs.Sge;
 import dev.rnicsim.verbs.SrqAttr;
 import dev.rnicsim.verbs.VerbsException;
+import dev.rnicsim.verbs.XrcDomain;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
@@ -165,6 +167,18 @@ public final class RdmaPd implements ProtectionDomain
     {
         checkOpen("ibv_create_srq");
         final RdmaSrq srq = RdmaSrq.create(this, attr);
+        srqs.add(srq);
+        return srq;
+    }
+
+    /**
+     * {@code ibv_create_srq_ex} of type IBV_SRQT_XRC (ibv_create_srq_ex(3)): see {@link RdmaSrq#createXrc}.
+     */
+    @Override
+    public SharedReceiveQueue createXrcSrq(final XrcDomain xrcd, final CompletionQueue cq, final SrqAttr attr)
+    {
+        checkOpen("ibv_create_srq_ex");
+        final RdmaSrq srq = RdmaSrq.createXrc(this, xrcd, cq, attr);
         srqs.add(srq);
         return srq;
     }

@@ -3,12 +3,14 @@ package dev.rnicsim.hwnic;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
+import dev.rnicsim.verbs.CompletionQueue;
 import dev.rnicsim.verbs.Errno;
 import dev.rnicsim.verbs.PostException;
 import dev.rnicsim.verbs.RecvWr;
 import dev.rnicsim.verbs.SharedReceiveQueue;
 import dev.rnicsim.verbs.SrqAttr;
 import dev.rnicsim.verbs.VerbsException;
+import dev.rnicsim.verbs.XrcDomain;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -17,7 +19,9 @@ import java.util.List;
  * An rdma-core shared receive queue ({@code struct ibv_srq}, ibv_create_srq(3)): receive work requests every QP
  * created with it takes its receives from. It belongs to a PD and keeps it busy; a QP created with it keeps it busy in
  * turn ({@code ibv_destroy_srq} answers EBUSY, the kernel's {@code ib_destroy_srq_user}). Receives are written as
- * for a QP ({@link WorkRequests#writeRecv}) and posted through the inline {@code ibv_post_srq_recv}.
+ * for a QP ({@link WorkRequests#writeRecv}) and posted through the inline {@code ibv_post_srq_recv}. An XRC SRQ
+ * ({@link #createXrc}, ibv_create_srq_ex(3)) belongs to an XRC domain ({@link RdmaXrcd}) too and completes on its own
+ * CQ; {@link #srqNum()} gives the number XRC_SEND QPs name.
  *
  * <p>Not thread safe (see {@link RdmaContext}).
  */
@@ -34,13 +38,15 @@ public final class RdmaSrq implements SharedReceiveQueue
     private final RdmaPd pd;
     private final MemorySegment srq;
     private final SrqAttr granted;
+    private final RdmaXrcd xrcd;
     private boolean closed;
 
-    private RdmaSrq(final RdmaPd pd, final MemorySegment srq, final SrqAttr granted)
+    private RdmaSrq(final RdmaPd pd, final MemorySegment srq, final SrqAttr granted, final RdmaXrcd xrcd)
     {
         this.pd = pd;
         this.srq = srq;
         this.granted = granted;
+        this.xrcd = xrcd;
     }
 
     /**
@@ -72,7 +78,58 @@ public final class RdmaSrq implements SharedReceiveQueue
                     + pd.context().attributes().maxSrq() + "; max_wr and max_sge from 1 to the device's max_srq_wr and "
                     + "max_srq_sge, srq_limit at most max_wr)");
             }
-            return new RdmaSrq(pd, r.pointer(IBV_SRQ_BYTES), read(at));
+            return new RdmaSrq(pd, r.pointer(IBV_SRQ_BYTES), read(at), null);
+        }
+    }
+
+    /**
+     * {@code ibv_create_srq_ex} with srq_type IBV_SRQT_XRC and comp_mask TYPE, PD, XRCD and CQ
+     * (ibv_create_srq_ex(3)).
+     *
+     * @param pd   the PD.
+     * @param xrcd the XRC domain.
+     * @param cq   the CQ its receive completions go to.
+     * @param attr max_wr, max_sge and srq_limit.
+     * @return the SRQ, with the capacities the device granted.
+     * @throws VerbsException EINVAL for a null attr, or a domain or CQ that is not an open one of the PD's context
+     *                        (checked here); otherwise the errno the library gave (EOPNOTSUPP without XRC, EINVAL
+     *                        for attributes as {@link #create}, ENOMEM when max_srq SRQs live).
+     */
+    static RdmaSrq createXrc(final RdmaPd pd, final XrcDomain xrcd, final CompletionQueue cq, final SrqAttr attr)
+    {
+        final String verb = "ibv_create_srq_ex";
+        if (attr == null)
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "attr is null");
+        }
+        if (!(xrcd instanceof RdmaXrcd x) || x.isClosed() || x.context() != pd.context())
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "the XRC domain must be an open domain of the PD's "
+                + "context: " + xrcd);
+        }
+        if (!(cq instanceof RdmaCq c) || c.isClosed() || c.context() != pd.context())
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), "the CQ must be an open CQ of the PD's context: " + cq);
+        }
+        try (Arena a = Arena.ofConfined())
+        {
+            final MemorySegment init = a.allocate(XrcVerbs.IBV_SRQ_INIT_ATTR_EX);
+            final MemorySegment at = init.asSlice(XrcVerbs.SRQ_EX_ATTR, SrqVerbs.IBV_SRQ_ATTR);
+            write(at, attr);
+            init.set(JAVA_INT, XrcVerbs.SRQ_EX_COMP_MASK, XrcVerbs.IBV_SRQ_INIT_ATTR_TYPE
+                | XrcVerbs.IBV_SRQ_INIT_ATTR_PD | XrcVerbs.IBV_SRQ_INIT_ATTR_XRCD | XrcVerbs.IBV_SRQ_INIT_ATTR_CQ);
+            init.set(JAVA_INT, XrcVerbs.SRQ_EX_SRQ_TYPE, XrcVerbs.IBV_SRQT_XRC);
+            init.set(ADDRESS, XrcVerbs.SRQ_EX_PD, pd.segment());
+            init.set(ADDRESS, XrcVerbs.SRQ_EX_XRCD, x.segment());
+            init.set(ADDRESS, XrcVerbs.SRQ_EX_CQ, c.segment());
+            final Errnos.Result r = pd.context().lib().xrcs().createSrqEx(pd.context().segment(), init);
+            if (r.isNull())
+            {
+                throw new VerbsException(verb, r.errno(), pd.context().device().name() + ": XRC SRQ " + attr + " in "
+                    + x + " (max_srq=" + pd.context().attributes().maxSrq() + "; max_wr and max_sge from 1 to the "
+                    + "device's max_srq_wr and max_srq_sge, srq_limit at most max_wr)");
+            }
+            return new RdmaSrq(pd, r.pointer(IBV_SRQ_BYTES), read(at), x);
         }
     }
 
@@ -222,6 +279,41 @@ public final class RdmaSrq implements SharedReceiveQueue
             + "receives an SRQ holds; count the completions instead, or use the simulated backend");
     }
 
+    /**
+     * {@code ibv_get_srq_num} (ibv_get_srq_num(3)).
+     *
+     * @throws VerbsException EINVAL on a destroyed SRQ; otherwise the errno the library gave (EOPNOTSUPP where the
+     *                        provider has no {@code get_srq_num}, as rxe, or reports numbers of XRC SRQs only, as
+     *                        mlx4).
+     */
+    @Override
+    public int srqNum()
+    {
+        final String verb = "ibv_get_srq_num";
+        checkOpen(verb);
+        try (Arena a = Arena.ofConfined())
+        {
+            final MemorySegment num = a.allocate(JAVA_INT);
+            final Errnos.Result r = pd.context().lib().xrcs().getSrqNum(pd.context().segment(), srq, num);
+            if (r.value() != 0)
+            {
+                throw new VerbsException(verb, r.errno(), pd.context().device().name() + ": " + this
+                    + (r.errno() == Errno.EOPNOTSUPP.code() ? " (the provider reports no number for "
+                        + (xrcd == null ? "a basic SRQ; only XRC SRQs have one there" : "this SRQ") + ")" : ""));
+            }
+            return num.get(JAVA_INT, 0);
+        }
+    }
+
+    /**
+     * @return the XRC domain of an XRC SRQ, null for a basic SRQ.
+     */
+    @Override
+    public RdmaXrcd xrcd()
+    {
+        return xrcd;
+    }
+
     @Override
     public boolean isClosed()
     {
@@ -266,6 +358,6 @@ public final class RdmaSrq implements SharedReceiveQueue
     @Override
     public String toString()
     {
-        return "RdmaSrq[" + granted + (closed ? ", destroyed" : "") + "]";
+        return "RdmaSrq[" + (xrcd != null ? "XRC, " : "") + granted + (closed ? ", destroyed" : "") + "]";
     }
 }

@@ -21,6 +21,7 @@ import dev.rnicsim.verbs.VerbsException;
 import dev.rnicsim.verbs.WcOpcode;
 import dev.rnicsim.verbs.WcStatus;
 import dev.rnicsim.verbs.WorkCompletion;
+import dev.rnicsim.verbs.XrcDomain;
 import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -122,6 +123,44 @@ class SrqConformanceTest
             assertThat(srq.query().srqLimit()).isEqualTo(4);
             assertThat(refused(() -> srq.modifyLimit(granted.maxWr() + 1)).errnoName()).isEqualTo(Errno.EINVAL);
             assertThat(srq.query().srqLimit()).as("a refused modify changes nothing").isEqualTo(4);
+        }
+    }
+
+    /**
+     * XRC SRQs (ibv_create_srq_ex(3) of type IBV_SRQT_XRC, ibv_get_srq_num(3), ibv_open_xrcd(3)): each XRC SRQ of a
+     * domain gets its own number, the one an XRC_SEND QP names; the domain stays busy while an XRC SRQ of it lives
+     * (EBUSY, the kernel's {@code ib_dealloc_xrcd_user} checks the use count) and closes once they are destroyed. A
+     * device without XRC skips, as rdma-core's XRC tests do.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("devices")
+    void shouldNumberEachXrcSrqAndKeepItsDomainBusyWhileOneLives(final String name)
+    {
+        try (Rig rig = Rig.unconnected(name))
+        {
+            assumeTrue(rig.attributes.maxSrq() > 0, rig.device.name() + " has no SRQs (max_srq 0)");
+            final XrcDomain xrcd;
+            try
+            {
+                xrcd = rig.ctxB.openXrcd();
+            }
+            catch (final VerbsException e)
+            {
+                assumeTrue(e.errnoName() != Errno.EOPNOTSUPP, "Create XRCD is not supported: " + e.getMessage());
+                throw e;
+            }
+            final SharedReceiveQueue first = rig.pdB.createXrcSrq(xrcd, rig.cqB, new SrqAttr(16, 1, 0));
+            final SharedReceiveQueue second = rig.pdB.createXrcSrq(xrcd, rig.cqB, new SrqAttr(16, 1, 0));
+            assertThat(first.xrcd()).isSameAs(xrcd);
+            assertThat(first.srqNum()).as("each XRC SRQ has its own number").isNotEqualTo(second.srqNum());
+            assertThat(first.srqNum()).as("the number is stable").isEqualTo(first.srqNum());
+
+            assertThat(refused(xrcd::close).errnoName()).isEqualTo(Errno.EBUSY);
+            assertThat(xrcd.isClosed()).as("a refused close leaves the domain open").isFalse();
+            first.close();
+            second.close();
+            xrcd.close();
+            assertThat(xrcd.isClosed()).isTrue();
         }
     }
 }

@@ -32,7 +32,8 @@ import java.util.Set;
  * side an XRC domain, a CQ, one MR, {@link #QP_COUNT} pairs of an XRC_RECV QP (granting every remote right) and an
  * XRC_SEND QP (granting none), and one XRC SRQ of the domain completing on the CQ. The client's i-th XRC_SEND QP is
  * connected to the server's i-th XRC_RECV QP and the other way round. The players skip where upstream's do: the
- * device has no XRC domains (EOPNOTSUPP), or the MR's access is not supported (EOPNOTSUPP).
+ * device has no XRC domains (EOPNOTSUPP), no XRC QPs (EOPNOTSUPP), or the MR's access is not supported
+ * (EOPNOTSUPP).
  */
 final class XrcPlayers
 {
@@ -66,8 +67,8 @@ final class XrcPlayers
                 + " is not supported");
             for (int i = 0; i < QP_COUNT; i++)
             {
-                recvQps.add(ctx.createXrcRecvQp(xrcd));
-                sendQps.add(pd.createQp(QpInitAttr.xrcSend(cq)));
+                recvQps.add(orSkip(() -> ctx.createXrcRecvQp(xrcd), "Create XRC_RECV QP is not supported"));
+                sendQps.add(orSkip(() -> pd.createQp(QpInitAttr.xrcSend(cq)), "Create XRC_SEND QP is not supported"));
             }
             srq = pd.createXrcSrq(xrcd, cq, new SrqAttr(Math.max(1, QP_COUNT * messages), 1, 0));
         }

@@ -75,6 +75,10 @@ class LayoutCheckTest
         structChecks(checks, "struct ibv_srq_init_attr", SrqVerbs.IBV_SRQ_INIT_ATTR);
         structChecks(checks, "struct ibv_rx_hash_conf", ExtendedQpVerbs.IBV_RX_HASH_CONF);
         structChecks(checks, "struct ibv_qp_init_attr_ex", ExtendedQpVerbs.IBV_QP_INIT_ATTR_EX);
+        structChecks(checks, "struct ibv_xrcd_init_attr", XrcVerbs.IBV_XRCD_INIT_ATTR);
+        structChecks(checks, "struct ibv_xrcd", XrcVerbs.IBV_XRCD);
+        structChecks(checks, "struct ibv_tm_cap", XrcVerbs.IBV_TM_CAP);
+        structChecks(checks, "struct ibv_srq_init_attr_ex", XrcVerbs.IBV_SRQ_INIT_ATTR_EX);
         constantChecks(checks);
 
         CProgram.Run compile = gcc.compile("layout_check", program(checks));
@@ -167,6 +171,14 @@ class LayoutCheckTest
     {
         staticInts(checks, Ibv.class);
         staticInts(checks, Libc.class);
+        constant(checks, "IBV_XRCD_INIT_ATTR_FD", XrcVerbs.IBV_XRCD_INIT_ATTR_FD);
+        constant(checks, "IBV_XRCD_INIT_ATTR_OFLAGS", XrcVerbs.IBV_XRCD_INIT_ATTR_OFLAGS);
+        constant(checks, "IBV_SRQ_INIT_ATTR_TYPE", XrcVerbs.IBV_SRQ_INIT_ATTR_TYPE);
+        constant(checks, "IBV_SRQ_INIT_ATTR_PD", XrcVerbs.IBV_SRQ_INIT_ATTR_PD);
+        constant(checks, "IBV_SRQ_INIT_ATTR_XRCD", XrcVerbs.IBV_SRQ_INIT_ATTR_XRCD);
+        constant(checks, "IBV_SRQ_INIT_ATTR_CQ", XrcVerbs.IBV_SRQ_INIT_ATTR_CQ);
+        constant(checks, "IBV_SRQT_XRC", XrcVerbs.IBV_SRQT_XRC);
+        constant(checks, "O_CREAT", RdmaXrcd.O_CREAT);
         for (final Access a : Access.values())
         {
             apiConstant(checks, "IBV_ACCESS_" + a.name(), a.bit());
@@ -288,6 +300,7 @@ class LayoutCheckTest
         final StringBuilder sb = new StringBuilder();
         sb.append("#define _GNU_SOURCE\n#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n")
             .append("#include <pthread.h>\n#include <sys/mman.h>\n#include <sys/resource.h>\n#include <unistd.h>\n")
+            .append("#include <fcntl.h>\n")
             .append("#include <infiniband/verbs.h>\n\nint main(void)\n{\n");
         for (final Check c : checks)
         {
