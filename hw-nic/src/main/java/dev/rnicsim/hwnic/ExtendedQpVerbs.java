@@ -47,10 +47,13 @@ final class ExtendedQpVerbs
 
     static final long INIT_EX_COMP_MASK = IbvStructs.offset(IBV_QP_INIT_ATTR_EX, "comp_mask");
     static final long INIT_EX_PD = IbvStructs.offset(IBV_QP_INIT_ATTR_EX, "pd");
+    static final long INIT_EX_XRCD = IbvStructs.offset(IBV_QP_INIT_ATTR_EX, "xrcd");
     static final long INIT_EX_SEND_OPS_FLAGS = IbvStructs.offset(IBV_QP_INIT_ATTR_EX, "send_ops_flags");
 
     /** {@code IBV_QP_INIT_ATTR_PD} of {@code enum ibv_qp_init_attr_mask}. */
     static final int IBV_QP_INIT_ATTR_PD = 1;
+    /** {@code IBV_QP_INIT_ATTR_XRCD}. */
+    static final int IBV_QP_INIT_ATTR_XRCD = 1 << 1;
     /** {@code IBV_QP_INIT_ATTR_SEND_OPS_FLAGS}. */
     static final int IBV_QP_INIT_ATTR_SEND_OPS_FLAGS = 1 << 6;
 

@@ -31,10 +31,11 @@ final class QpCreation
      * {@code ibv_create_qp}.
      *
      * @param pd   the PD.
-     * @param attr CQs of the PD's context, type RC, UC or UD, capacities.
+     * @param attr CQs of the PD's context, type RC, UC, UD or XRC_SEND, capacities.
      * @return the QP in RESET.
      * @throws VerbsException EINVAL for CQs that are not open CQs of this context or an SRQ that is not a live one
-     *                        of the PD; EOPNOTSUPP for XRC or send_ops_flags with FLUSH or ATOMIC_WRITE (not bound),
+     *                        of the PD, or type XRC_RECV (created in a domain); EOPNOTSUPP for send_ops_flags with
+     *                        FLUSH or ATOMIC_WRITE (not bound),
      *                        or whatever send_ops_flags the provider refuses (ibv_create_qp_ex, used when
      *                        {@link QpInitAttr#sendOps()} is given);
      *                        the provider's errno otherwise (EINVAL above the device's limits, ENOMEM with the
@@ -47,10 +48,11 @@ final class QpCreation
         {
             throw new VerbsException(verb, Errno.EINVAL.code(), "attr is null");
         }
-        if (attr.type() == QpType.XRC_SEND || attr.type() == QpType.XRC_RECV)
+        if (attr.type() == QpType.XRC_RECV)
         {
-            throw new VerbsException(verb, Errno.EOPNOTSUPP.code(), "XRC QPs need ibv_open_xrcd, ibv_create_srq_ex "
-                + "and wr.qp_type.xrc, which this backend does not bind yet; use RC QPs here (the simulator has XRC)");
+            // The kernel's create_xrc_qp_user: a target QP belongs to an XRC domain, never to a PD.
+            throw new VerbsException(verb, Errno.EINVAL.code(), "an XRC_RECV QP is created in an XRC domain, not "
+                + "through a PD: use Context.createXrcRecvQp");
         }
         if (attr.sendOps() != null && !attr.sendOps().stream().allMatch(ExtendedQpVerbs::postable))
         {

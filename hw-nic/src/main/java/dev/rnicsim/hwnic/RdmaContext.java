@@ -12,6 +12,7 @@ import dev.rnicsim.verbs.Errno;
 import dev.rnicsim.verbs.GidEntry;
 import dev.rnicsim.verbs.HostMemory;
 import dev.rnicsim.verbs.ProtectionDomain;
+import dev.rnicsim.verbs.QueuePair;
 import dev.rnicsim.verbs.VerbsException;
 import dev.rnicsim.verbs.XrcDomain;
 import java.lang.foreign.Arena;
@@ -178,6 +179,24 @@ public final class RdmaContext implements Context
         return xrcd;
     }
 
+    /**
+     * {@code ibv_create_qp_ex} of an XRC_RECV QP in the domain (ibv_create_qp_ex(3)): see
+     * {@link RdmaXrcd#createRecvQp}.
+     *
+     * @throws VerbsException EINVAL when the context is closed or the domain is not an open domain of it.
+     */
+    @Override
+    public QueuePair createXrcRecvQp(final XrcDomain xrcd)
+    {
+        checkOpen("ibv_create_qp_ex");
+        if (!(xrcd instanceof RdmaXrcd x) || x.context() != this)
+        {
+            throw new VerbsException("ibv_create_qp_ex", Errno.EINVAL.code(), "the XRC domain must be an open domain "
+                + "of this context: " + xrcd);
+        }
+        return x.createRecvQp();
+    }
+
     @Override
     public boolean isClosed()
     {
@@ -196,7 +215,7 @@ public final class RdmaContext implements Context
         {
             return;
         }
-        RuntimeException failure = Closing.each(cqs, RdmaCq::close, Closing.each(xrcds, RdmaXrcd::close,
+        RuntimeException failure = Closing.each(cqs, RdmaCq::close, Closing.each(xrcds, RdmaXrcd::closeWithQps,
             Closing.each(pds, RdmaPd::close, null)));
         if (pds.isEmpty() && cqs.isEmpty() && xrcds.isEmpty())
         {

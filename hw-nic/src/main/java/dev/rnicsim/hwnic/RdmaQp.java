@@ -54,6 +54,8 @@ public final class RdmaQp implements QueuePair
     private static final long SGE_BYTES = WrStructs.IBV_SGE.byteSize();
 
     private final RdmaPd pd;
+    private final RdmaContext ctx;
+    private final RdmaXrcd xrcd;
     private final MemorySegment qp;
     private final QpType type;
     private final RdmaSrq srq;
@@ -65,7 +67,23 @@ public final class RdmaQp implements QueuePair
 
     RdmaQp(final RdmaPd pd, final MemorySegment qp, final QpType type, final RdmaSrq srq)
     {
+        this(pd.context(), pd, null, qp, type, srq);
+    }
+
+    /**
+     * An XRC_RECV QP: of a domain, with no PD.
+     */
+    RdmaQp(final RdmaXrcd xrcd, final MemorySegment qp)
+    {
+        this(xrcd.context(), null, xrcd, qp, QpType.XRC_RECV, null);
+    }
+
+    private RdmaQp(final RdmaContext ctx, final RdmaPd pd, final RdmaXrcd xrcd, final MemorySegment qp,
+        final QpType type, final RdmaSrq srq)
+    {
+        this.ctx = ctx;
         this.pd = pd;
+        this.xrcd = xrcd;
         this.qp = qp;
         this.type = type;
         this.srq = srq;
@@ -86,6 +104,9 @@ public final class RdmaQp implements QueuePair
         return QpCreation.create(pd, attr);
     }
 
+    /**
+     * @return the PD; null for an XRC_RECV QP, which belongs to its XRC domain only.
+     */
     @Override
     public RdmaPd pd()
     {
@@ -128,7 +149,7 @@ public final class RdmaQp implements QueuePair
         {
             final MemorySegment attr = a.allocate(IbvStructs.IBV_QP_ATTR);
             final MemorySegment init = a.allocate(IbvStructs.IBV_QP_INIT_ATTR);
-            final Errnos.Result r = pd.context().lib().queryQp(qp, attr, Ibv.IBV_QP_STATE, init);
+            final Errnos.Result r = ctx.lib().queryQp(qp, attr, Ibv.IBV_QP_STATE, init);
             final int code = attr.get(JAVA_INT, IbvStructs.QP_ATTR_QP_STATE);
             return r.value() == 0 && code >= 0 && code < QpState.values().length ? QpState.values()[code] : tracked;
         }
@@ -142,7 +163,7 @@ public final class RdmaQp implements QueuePair
     public QpAddress address()
     {
         checkOpen("ibv_query_port");
-        final RdmaContext.Port port = pd.context().port();
+        final RdmaContext.Port port = ctx.port();
         return new QpAddress(port.lid(), port.gid(), qpNum(), psn);
     }
 
@@ -160,7 +181,7 @@ public final class RdmaQp implements QueuePair
             final MemorySegment attr = a.allocate(IbvStructs.IBV_QP_ATTR);
             attr.set(JAVA_INT, IbvStructs.QP_ATTR_QP_STATE, QpState.INIT.ordinal());
             attr.set(JAVA_SHORT, IbvStructs.QP_ATTR_PKEY_INDEX, (short)0);
-            attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_PORT_NUM, (byte)pd.context().port().num());
+            attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_PORT_NUM, (byte)ctx.port().num());
             attr.set(JAVA_INT, IbvStructs.QP_ATTR_QP_ACCESS_FLAGS, Access.toBits(qpAccessFlags));
             modify(attr, Ibv.IBV_QP_STATE | Ibv.IBV_QP_PKEY_INDEX | Ibv.IBV_QP_PORT | Ibv.IBV_QP_ACCESS_FLAGS,
                 QpState.INIT, "qp_access_flags=" + qpAccessFlags);
@@ -187,7 +208,7 @@ public final class RdmaQp implements QueuePair
         {
             throw new VerbsException(verb, Errno.EINVAL.code(), "min_rnr_timer=" + minRnrTimer + " must be 0-31");
         }
-        final RdmaContext.Port port = pd.context().port();
+        final RdmaContext.Port port = ctx.port();
         try (Arena a = Arena.ofConfined())
         {
             final MemorySegment attr = a.allocate(IbvStructs.IBV_QP_ATTR);
@@ -206,10 +227,11 @@ public final class RdmaQp implements QueuePair
             }
             int mask = Ibv.IBV_QP_STATE | Ibv.IBV_QP_AV | Ibv.IBV_QP_PATH_MTU | Ibv.IBV_QP_DEST_QPN
                 | Ibv.IBV_QP_RQ_PSN;
-            if (type == QpType.RC)
+            // INIT -> RTR: RC and XRC_TGT need the responder's resources, UC and XRC_INI do not (kernel qp_state_table).
+            if (type == QpType.RC || type == QpType.XRC_RECV)
             {
                 attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_MAX_DEST_RD_ATOMIC,
-                    (byte)clamp(pd.context().attributes().maxQpRdAtom()));
+                    (byte)clamp(ctx.attributes().maxQpRdAtom()));
                 attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_MIN_RNR_TIMER, (byte)minRnrTimer);
                 mask |= Ibv.IBV_QP_MAX_DEST_RD_ATOMIC | Ibv.IBV_QP_MIN_RNR_TIMER;
             }
@@ -237,13 +259,19 @@ public final class RdmaQp implements QueuePair
             attr.set(JAVA_INT, IbvStructs.QP_ATTR_QP_STATE, QpState.RTS.ordinal());
             attr.set(JAVA_INT, IbvStructs.QP_ATTR_SQ_PSN, psn);
             int mask = Ibv.IBV_QP_STATE | Ibv.IBV_QP_SQ_PSN;
-            if (type == QpType.RC)
+            // RTR -> RTS: RC and XRC_INI need the requester's timers, XRC_TGT the timeout only (kernel qp_state_table).
+            if (type == QpType.XRC_RECV)
+            {
+                attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_TIMEOUT, (byte)ACK_TIMEOUT_CODE);
+                mask |= Ibv.IBV_QP_TIMEOUT;
+            }
+            if (type == QpType.RC || type == QpType.XRC_SEND)
             {
                 attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_TIMEOUT, (byte)ACK_TIMEOUT_CODE);
                 attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_RETRY_CNT, (byte)retryCount);
                 attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_RNR_RETRY, (byte)rnrRetry);
                 attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_MAX_RD_ATOMIC,
-                    (byte)clamp(pd.context().attributes().maxQpInitRdAtom()));
+                    (byte)clamp(ctx.attributes().maxQpInitRdAtom()));
                 mask |= Ibv.IBV_QP_TIMEOUT | Ibv.IBV_QP_RETRY_CNT | Ibv.IBV_QP_RNR_RETRY | Ibv.IBV_QP_MAX_QP_RD_ATOMIC;
             }
             modify(attr, mask, QpState.RTS, "retry_cnt=" + retryCount + " rnr_retry=" + rnrRetry);
@@ -288,7 +316,7 @@ public final class RdmaQp implements QueuePair
         {
             final MemorySegment attr = a.allocate(IbvStructs.IBV_QP_ATTR);
             final MemorySegment init = a.allocate(IbvStructs.IBV_QP_INIT_ATTR);
-            final Errnos.Result r = pd.context().lib().queryQp(qp, attr, RdmaQpAttrs.ALL, init);
+            final Errnos.Result r = ctx.lib().queryQp(qp, attr, RdmaQpAttrs.ALL, init);
             if (r.value() != 0)
             {
                 throw new VerbsException("ibv_query_qp", r.errno(), "QP 0x" + Integer.toHexString(qpNum()));
@@ -305,7 +333,7 @@ public final class RdmaQp implements QueuePair
     private void modify(final MemorySegment attr, final int mask, final QpState to, final String what)
     {
         checkOpen("ibv_modify_qp");
-        final Errnos.Result r = pd.context().lib().modifyQp(qp, attr, mask);
+        final Errnos.Result r = ctx.lib().modifyQp(qp, attr, mask);
         if (r.value() != 0)
         {
             throw new VerbsException("ibv_modify_qp", r.errno(), "QP 0x" + Integer.toHexString(qpNum()) + " "
@@ -411,7 +439,7 @@ public final class RdmaQp implements QueuePair
         {
             final MemorySegment w = sendWrs.asSlice(count * SEND_WR_BYTES, SEND_WR_BYTES);
             String problem = wr == null ? "EINVAL the work request is null" : WorkRequests.writeSend(w, wr,
-                sges.asSlice(sgeAt * SGE_BYTES, wr.sgList().size() * SGE_BYTES), pd.context());
+                sges.asSlice(sgeAt * SGE_BYTES, wr.sgList().size() * SGE_BYTES), ctx);
             if (problem == null && ud != null)
             {
                 problem = WorkRequests.writeUd(w, ud.get(count), pd);
@@ -429,7 +457,7 @@ public final class RdmaQp implements QueuePair
         {
             PostArrays.link(sendWrs, count, SEND_WR_BYTES, WrStructs.SEND_WR_NEXT);
             badWr.set(ADDRESS, 0, MemorySegment.NULL);
-            final int rc0 = pd.context().lib().postSend(pd.context().postSendFn(), state, qp, sendWrs, badWr);
+            final int rc0 = ctx.lib().postSend(ctx.postSendFn(), state, qp, sendWrs, badWr);
             final int rc = Errnos.errnoOf(rc0, Errnos.read(state));
             final int posted = rc == 0 ? count : arrays.badIndex(sendWrs, SEND_WR_BYTES, count);
             for (int i = 0; i < posted; i++)
@@ -494,7 +522,7 @@ public final class RdmaQp implements QueuePair
         {
             PostArrays.link(recvWrs, count, RECV_WR_BYTES, WrStructs.RECV_WR_NEXT);
             badWr.set(ADDRESS, 0, MemorySegment.NULL);
-            final int rc0 = pd.context().lib().postRecv(pd.context().postRecvFn(), state, qp, recvWrs, badWr);
+            final int rc0 = ctx.lib().postRecv(ctx.postRecvFn(), state, qp, recvWrs, badWr);
             final int rc = Errnos.errnoOf(rc0, Errnos.read(state));
             if (rc != 0)
             {
@@ -544,14 +572,21 @@ public final class RdmaQp implements QueuePair
         {
             return;
         }
-        final Errnos.Result r = pd.context().lib().destroyQp(qp);
+        final Errnos.Result r = ctx.lib().destroyQp(qp);
         if (r.value() != 0)
         {
             throw new VerbsException("ibv_destroy_qp", r.errno(), "QP 0x" + Integer.toHexString(qpNum()) + " stays");
         }
         closed = true;
         arrays.close();
-        pd.qpClosed(this);
+        if (pd != null)
+        {
+            pd.qpClosed(this);
+        }
+        else
+        {
+            xrcd.qpClosed(this);
+        }
     }
 
     private void checkOpen(final String verb)

@@ -1,16 +1,20 @@
 package dev.rnicsim.hwnic;
 
+import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.QpType;
 import dev.rnicsim.verbs.VerbsException;
 import dev.rnicsim.verbs.XrcDomain;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.LinkedHashSet;
+import java.util.Set;
 
 /**
  * An rdma-core XRC domain ({@code struct ibv_xrcd}, ibv_open_xrcd(3)) opened without a file (fd -1, so a new domain
- * of the context). The XRC SRQs created in it keep it busy: {@code ibv_close_xrcd} answers EBUSY while one lives (the
+ * of the context). The XRC SRQs and XRC_RECV QPs created in it keep it busy: {@code ibv_close_xrcd} answers EBUSY while one lives (the
  * kernel's {@code ib_dealloc_xrcd_user} checks the domain's use count).
  *
  * <p>Not thread safe (see {@link RdmaContext}).
@@ -24,6 +28,7 @@ public final class RdmaXrcd implements XrcDomain
 
     private final RdmaContext ctx;
     private final MemorySegment xrcd;
+    private final Set<RdmaQp> recvQps = new LinkedHashSet<>();
     private boolean closed;
 
     private RdmaXrcd(final RdmaContext ctx, final MemorySegment xrcd)
@@ -58,6 +63,57 @@ public final class RdmaXrcd implements XrcDomain
             }
             return new RdmaXrcd(ctx, r.pointer(XrcVerbs.IBV_XRCD.byteSize()));
         }
+    }
+
+    /**
+     * {@code ibv_create_qp_ex} with comp_mask IBV_QP_INIT_ATTR_XRCD and qp_type IBV_QPT_XRC_RECV
+     * (ibv_create_qp_ex(3)): a target QP of this domain, in RESET, with no PD, CQ or queues.
+     *
+     * @return the QP.
+     * @throws VerbsException EINVAL on a closed domain (checked here); otherwise the errno the library gave
+     *                        (EOPNOTSUPP without XRC, ENOMEM when max_qp QPs live).
+     */
+    RdmaQp createRecvQp()
+    {
+        final String verb = "ibv_create_qp_ex";
+        if (closed)
+        {
+            throw new VerbsException(verb, Errno.EINVAL.code(), this + ": the XRC domain is closed");
+        }
+        try (Arena a = Arena.ofConfined())
+        {
+            final MemorySegment init = a.allocate(ExtendedQpVerbs.IBV_QP_INIT_ATTR_EX);
+            init.set(JAVA_INT, IbvStructs.QP_INIT_QP_TYPE, QpType.XRC_RECV.code());
+            init.set(JAVA_INT, ExtendedQpVerbs.INIT_EX_COMP_MASK, ExtendedQpVerbs.IBV_QP_INIT_ATTR_XRCD);
+            init.set(ADDRESS, ExtendedQpVerbs.INIT_EX_XRCD, xrcd);
+            final Errnos.Result r = ctx.lib().extendedQps().createQpEx(ctx.segment(), init);
+            if (r.isNull())
+            {
+                throw new VerbsException(verb, r.errno(), "XRC_RECV QP in " + this + " (max_qp="
+                    + ctx.attributes().maxQp() + ")");
+            }
+            final RdmaQp qp = new RdmaQp(this, r.pointer(IbvStructs.IBV_QP.byteSize()));
+            recvQps.add(qp);
+            return qp;
+        }
+    }
+
+    void qpClosed(final RdmaQp qp)
+    {
+        recvQps.remove(qp);
+    }
+
+    /**
+     * For the context's close: destroys the XRC_RECV QPs of the domain, then closes it.
+     */
+    void closeWithQps()
+    {
+        final RuntimeException failure = Closing.each(recvQps, RdmaQp::close, null);
+        if (failure != null)
+        {
+            throw failure;
+        }
+        close();
     }
 
     @Override

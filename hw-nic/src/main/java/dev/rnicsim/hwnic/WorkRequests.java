@@ -96,6 +96,8 @@ final class WorkRequests
             {
             }
         }
+        // wr.qp_type.xrc.remote_srqn: the target's XRC SRQ on an XRC_SEND QP (ibv_post_send(3)); 0 elsewhere.
+        w.set(JAVA_INT, WrStructs.SEND_WR_XRC_REMOTE_SRQN, wr.remoteSrqn());
         if (wr.opcode() == WrOpcode.SEND_WITH_IMM || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM)
         {
             // imm_data is __be32: network order in the work request, host order in verbs-api.

@@ -113,6 +113,7 @@ final class WrStructs
     static final long SEND_WR_SG_LIST = offset(IBV_SEND_WR, "sg_list");
     static final long SEND_WR_NUM_SGE = offset(IBV_SEND_WR, "num_sge");
     static final long SEND_WR_OPCODE = offset(IBV_SEND_WR, "opcode");
+    static final long SEND_WR_XRC_REMOTE_SRQN = offset(IBV_SEND_WR, "qp_type", "xrc", "remote_srqn");
     static final long SEND_WR_SEND_FLAGS = offset(IBV_SEND_WR, "send_flags");
     static final long SEND_WR_IMM_DATA = offset(IBV_SEND_WR, "anon_imm", "imm_data");
     static final long SEND_WR_INVALIDATE_RKEY = offset(IBV_SEND_WR, "anon_imm", "invalidate_rkey");

@@ -178,6 +178,7 @@ class LayoutCheckTest
         constant(checks, "IBV_SRQ_INIT_ATTR_XRCD", XrcVerbs.IBV_SRQ_INIT_ATTR_XRCD);
         constant(checks, "IBV_SRQ_INIT_ATTR_CQ", XrcVerbs.IBV_SRQ_INIT_ATTR_CQ);
         constant(checks, "IBV_SRQT_XRC", XrcVerbs.IBV_SRQT_XRC);
+        constant(checks, "IBV_QP_INIT_ATTR_XRCD", ExtendedQpVerbs.IBV_QP_INIT_ATTR_XRCD);
         constant(checks, "O_CREAT", RdmaXrcd.O_CREAT);
         for (final Access a : Access.values())
         {
