@@ -43,7 +43,7 @@ public final class RdmaAh implements AddressHandle
 
     /**
      * {@code ibv_create_ah}: the address vector written into a {@code struct ibv_ah_attr}, with a global route
-     * header (hop limit {@value RdmaQp#HOP_LIMIT}) when it names a GID, as RoCE requires.
+     * header (hop limit {@value GlobalRoute#HOP_LIMIT}) when it names a GID, as RoCE requires.
      *
      * @param pd   the PD.
      * @param attr the address vector.
@@ -66,9 +66,9 @@ public final class RdmaAh implements AddressHandle
             if (attr.isGlobal())
             {
                 av.set(JAVA_BYTE, IS_GLOBAL, (byte)1);
-                MemorySegment.copy(RdmaQp.gidBytes(attr.dgid()), 0, av, JAVA_BYTE, GRH_DGID, 16);
+                MemorySegment.copy(GlobalRoute.gidBytes(attr.dgid()), 0, av, JAVA_BYTE, GRH_DGID, 16);
                 av.set(JAVA_BYTE, GRH_SGID_INDEX, (byte)attr.sgidIndex());
-                av.set(JAVA_BYTE, GRH_HOP_LIMIT, (byte)RdmaQp.HOP_LIMIT);
+                av.set(JAVA_BYTE, GRH_HOP_LIMIT, (byte)GlobalRoute.HOP_LIMIT);
             }
             final Errnos.Result r = pd.context().lib().addressHandles().createAh(pd.segment(), av);
             if (r.isNull())

@@ -23,8 +23,6 @@ import dev.rnicsim.verbs.VerbsException;
 import dev.rnicsim.verbs.WrOpcode;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.net.Inet4Address;
-import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -44,8 +42,6 @@ public final class RdmaQp implements QueuePair
 {
     /** Local ACK timeout code for RC (4.096 µs × 2^14 ≈ 67 ms, IBA 9.7.6.1.3). */
     static final int ACK_TIMEOUT_CODE = 14;
-    /** Hop limit of the global route header on RoCE. */
-    static final int HOP_LIMIT = 64;
     /** Most outstanding READs and atomics asked for, whatever the device allows. */
     static final int MAX_RD_ATOMIC = 16;
 
@@ -221,9 +217,9 @@ public final class RdmaQp implements QueuePair
             if (port.global() || remote.lid() == 0)
             {
                 attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_AH_IS_GLOBAL, (byte)1);
-                MemorySegment.copy(gidBytes(remote.gid()), 0, attr, JAVA_BYTE, IbvStructs.QP_ATTR_AH_DGID, 16);
+                MemorySegment.copy(GlobalRoute.gidBytes(remote.gid()), 0, attr, JAVA_BYTE, IbvStructs.QP_ATTR_AH_DGID, 16);
                 attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_AH_SGID_INDEX, (byte)port.gidIndex());
-                attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_AH_HOP_LIMIT, (byte)HOP_LIMIT);
+                attr.set(JAVA_BYTE, IbvStructs.QP_ATTR_AH_HOP_LIMIT, (byte)GlobalRoute.HOP_LIMIT);
             }
             int mask = Ibv.IBV_QP_STATE | Ibv.IBV_QP_AV | Ibv.IBV_QP_PATH_MTU | Ibv.IBV_QP_DEST_QPN
                 | Ibv.IBV_QP_RQ_PSN;
@@ -341,34 +337,6 @@ public final class RdmaQp implements QueuePair
                 + ")");
         }
         tracked = to;
-    }
-
-    /**
-     * @param text a GID as {@link QpAddress#gid()} holds it: eight groups of hex digits (any IPv6 literal form).
-     * @return its 16 bytes.
-     */
-    static byte[] gidBytes(final String text)
-    {
-        final InetAddress a;
-        try
-        {
-            a = InetAddress.ofLiteral(text);
-        }
-        catch (final IllegalArgumentException | NullPointerException e)
-        {
-            throw new VerbsException("ibv_modify_qp", Errno.EINVAL.code(), "remote gid '" + text + "' is no GID "
-                + "(expected an IPv6 literal such as fe80:0000:0000:0000:0202:c9ff:fe00:0001)", e);
-        }
-        final byte[] raw = a.getAddress();
-        if (a instanceof Inet4Address)
-        {
-            final byte[] mapped = new byte[16];
-            mapped[10] = (byte)0xff;
-            mapped[11] = (byte)0xff;
-            System.arraycopy(raw, 0, mapped, 12, 4);
-            return mapped;
-        }
-        return raw;
     }
 
     // ------------------------------------------------------------------ posting

@@ -74,9 +74,9 @@ final class RdmaQpAttrs
             if (ah.isGlobal())
             {
                 out.set(JAVA_BYTE, IbvStructs.QP_ATTR_AH_IS_GLOBAL, (byte)1);
-                MemorySegment.copy(RdmaQp.gidBytes(ah.dgid()), 0, out, JAVA_BYTE, IbvStructs.QP_ATTR_AH_DGID, 16);
+                MemorySegment.copy(GlobalRoute.gidBytes(ah.dgid()), 0, out, JAVA_BYTE, IbvStructs.QP_ATTR_AH_DGID, 16);
                 out.set(JAVA_BYTE, IbvStructs.QP_ATTR_AH_SGID_INDEX, (byte)ah.sgidIndex());
-                out.set(JAVA_BYTE, IbvStructs.QP_ATTR_AH_HOP_LIMIT, (byte)RdmaQp.HOP_LIMIT);
+                out.set(JAVA_BYTE, IbvStructs.QP_ATTR_AH_HOP_LIMIT, (byte)GlobalRoute.HOP_LIMIT);
             }
         }
     }

@@ -4,7 +4,6 @@ import dev.rnicsim.pagetable.MapFlag;
 import dev.rnicsim.pagetable.Prot;
 import dev.rnicsim.pagetable.UserProcess;
 import dev.rnicsim.pagetable.Vma;
-import dev.rnicsim.simnic.ProviderRule;
 import dev.rnicsim.simnic.SimContext;
 import dev.rnicsim.simnic.SimDevice;
 import dev.rnicsim.verbs.Access;
@@ -107,18 +106,6 @@ final class Verbs
         }
         s.send(op, seq, err, answer);
         return op == Wire.OP_MODIFY_QP || op == Wire.OP_DEREG_MR || op == Wire.OP_DESTROY_QP;
-    }
-
-    /**
-     * Whether the provider refuses atomics on this QP at post (EOPNOTSUPP): mlx5 enables them on every QP when it
-     * creates it, from the context's atomic_cap being ATOMIC_HCA, whatever the QP's qp_access_flags
-     * (providers/mlx5/verbs.c {@code create_qp}, checked in qp.c {@code _mlx5_post_send}); the model's rule is in sim-nic's
-     * {@code PostChecks}.
-     */
-    private static boolean atomicsDisabled(final SimDevice device, final QpType type)
-    {
-        return device.profile().follows(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS) && type != QpType.UD
-            && device.profile().attributes().atomicCap() != dev.rnicsim.verbs.AtomicCap.HCA;
     }
 
     private static String text(final ByteBuffer p, final int from)
@@ -461,9 +448,8 @@ final class Verbs
         s.handles.set(h, info);
         s.server.qps.put(Session.QpInfo.key(deviceIndex, qp.qpNum()), info);
         final SimDevice dev = s.server.devices.get(deviceIndex);
-        final int inlineErrno = dev.profile().follows(ProviderRule.INLINE_OVERFLOW_ENOMEM) ? 12 : EINVAL;
-        final int postRules = (dev.profile().follows(ProviderRule.ATOMIC_ALIGNMENT_AT_POST) ? Wire.POST_ATOMIC_ALIGNMENT
-            : 0) | (atomicsDisabled(dev, type) ? Wire.POST_ATOMICS_DISABLED : 0);
+        final int inlineErrno = PostRules.inlineOverflowErrno(dev);
+        final int postRules = PostRules.of(dev, type);
         final ByteBuffer b = buf(40);
         b.putInt(0, h).putInt(4, qp.qpNum()).putInt(8, cap.maxSendWr()).putInt(12, cap.maxRecvWr())
             .putInt(16, cap.maxSendSge()).putInt(20, cap.maxRecvSge()).putInt(24, cap.maxInlineDataBytes())

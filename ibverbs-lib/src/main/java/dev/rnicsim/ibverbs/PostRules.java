@@ -1,0 +1,50 @@
+package dev.rnicsim.ibverbs;
+
+import dev.rnicsim.simnic.ProviderRule;
+import dev.rnicsim.simnic.SimDevice;
+import dev.rnicsim.verbs.AtomicCap;
+import dev.rnicsim.verbs.QpType;
+
+/**
+ * The provider's checks at post time that travel to the library with a new QP ({@code WIRE_POST_*} in wire.h), so
+ * that {@code ibv_post_send} returns their errno as the provider does; the model makes the same checks in sim-nic's
+ * {@code PostChecks}. Stateless.
+ */
+final class PostRules
+{
+    private static final int EINVAL = 22;
+    private static final int ENOMEM = 12;
+
+    private PostRules()
+    {
+    }
+
+    /**
+     * @return the {@code WIRE_POST_*} bits of a QP of this type on this device: a misaligned atomic refused at post
+     *         (rxe, {@link ProviderRule#ATOMIC_ALIGNMENT_AT_POST}), atomics refused at post on a QP without them.
+     */
+    static int of(final SimDevice device, final QpType type)
+    {
+        return (device.profile().follows(ProviderRule.ATOMIC_ALIGNMENT_AT_POST) ? Wire.POST_ATOMIC_ALIGNMENT : 0)
+            | (atomicsDisabled(device, type) ? Wire.POST_ATOMICS_DISABLED : 0);
+    }
+
+    /**
+     * @return the errno of inline data past max_inline_data: ENOMEM on mlx5 ({@code set_data_inl_seg}), else EINVAL.
+     */
+    static int inlineOverflowErrno(final SimDevice device)
+    {
+        return device.profile().follows(ProviderRule.INLINE_OVERFLOW_ENOMEM) ? ENOMEM : EINVAL;
+    }
+
+    /**
+     * Whether the provider refuses atomics on this QP at post (EOPNOTSUPP): mlx5 enables them on every QP when it
+     * creates it, from the context's atomic_cap being ATOMIC_HCA, whatever the QP's qp_access_flags
+     * (providers/mlx5/verbs.c {@code create_qp}, checked in qp.c {@code _mlx5_post_send}).
+     */
+    private static boolean atomicsDisabled(final SimDevice device, final QpType type)
+    {
+        return device.profile().follows(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS) && type != QpType.UD
+            && device.profile().attributes().atomicCap() != AtomicCap.HCA;
+    }
+}
