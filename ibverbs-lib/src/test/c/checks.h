@@ -1,6 +1,6 @@
 /*
  * What the C test programs share: the verdict lines ("ok CASE: ..." or "FAIL CASE: ...") and their count, a pair of
- * RC QPs on one CQ, and the three ibv_modify_qp steps that connect a QP to its peer on the same port (loopback).
+ * RC QPs on one CQ, opening the first device, and connecting a QP to its peer on the same port (loopback.h).
  * Each program is one translation unit, so the definitions are static here.
  */
 #ifndef RNICSIM_TEST_CHECKS_H
@@ -9,7 +9,10 @@
 #include <infiniband/verbs.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "../../main/c/loopback.h"
 
 static uint16_t lid;
 static int failures;
@@ -39,29 +42,27 @@ static void expect_status(const char *name, int got, int want)
 
 static int connect_qp(struct ibv_qp *qp, uint32_t remote_qpn)
 {
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-				.qp_access_flags = qp_access};
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = remote_qpn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.dlid = lid;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return loopback_connect(qp, remote_qpn, lid, qp_access);
+}
+
+/* The first device, a PD on it, and port 1's LID in lid; exits 2 (nothing to test) when one is missing. */
+static struct ibv_device **open_first_device(struct ibv_context **ctx, struct ibv_pd **pd)
+{
+	int n;
+	struct ibv_device **list = ibv_get_device_list(&n);
+	if (!list || n == 0) {
+		fprintf(stderr, "no RDMA device\n");
+		exit(2);
+	}
+	*ctx = ibv_open_device(list[0]);
+	*pd = *ctx ? ibv_alloc_pd(*ctx) : NULL;
+	struct ibv_port_attr port;
+	if (!*pd || ibv_query_port(*ctx, 1, &port)) {
+		perror("opening the device");
+		exit(2);
+	}
+	lid = port.lid;
+	return list;
 }
 
 #endif

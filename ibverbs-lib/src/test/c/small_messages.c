@@ -100,20 +100,7 @@ static void sized_send(const char *name, char *src, struct ibv_mr *ms, char *dst
 
 int main(void)
 {
-	int n;
-	struct ibv_device **list = ibv_get_device_list(&n);
-	if (!list || n == 0) {
-		fprintf(stderr, "no RDMA device\n");
-		return 2;
-	}
-	ctx = ibv_open_device(list[0]);
-	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
-	struct ibv_port_attr port;
-	if (!pd || ibv_query_port(ctx, 1, &port)) {
-		perror("opening the device");
-		return 2;
-	}
-	lid = port.lid;
+	struct ibv_device **list = open_first_device(&ctx, &pd);
 	p.cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	struct ibv_qp_init_attr ia = {.send_cq = p.cq, .recv_cq = p.cq, .qp_type = IBV_QPT_RC,
 				      .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 2, .max_recv_sge = 2}};

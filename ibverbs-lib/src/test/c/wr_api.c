@@ -65,20 +65,7 @@ static int write_status(struct ibv_qp *a, struct ibv_cq *cq, char *src, struct i
 
 int main(void)
 {
-	int n;
-	struct ibv_device **list = ibv_get_device_list(&n);
-	if (!list || n == 0) {
-		fprintf(stderr, "no RDMA device\n");
-		return 2;
-	}
-	ctx = ibv_open_device(list[0]);
-	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
-	struct ibv_port_attr port;
-	if (!pd || ibv_query_port(ctx, 1, &port)) {
-		perror("opening the device");
-		return 2;
-	}
-	lid = port.lid;
+	struct ibv_device **list = open_first_device(&ctx, &pd);
 	size_t len = 4096;
 	char *src = aligned_alloc(4096, len), *dst = aligned_alloc(4096, len), *rbuf = aligned_alloc(4096, len);
 	memset(src, 'x', len);
