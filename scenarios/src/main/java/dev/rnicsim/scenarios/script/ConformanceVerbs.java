@@ -92,7 +92,7 @@ final class ConformanceVerbs
     static Outcome dmWrite(final Session s, final ScriptLine l)
     {
         final DeviceMemory dm = s.get(l, l.args().get(0), DeviceMemory.class);
-        final byte[] data = ScriptRunner.data(l.args().get(2));
+        final byte[] data = ProcessVerbs.data(l.args().get(2));
         dm.memcpyTo(s.evalNum(l, l.args().get(1)), data);
         return Outcome.ok("ibv_memcpy_to_dm: " + data.length + " bytes");
     }

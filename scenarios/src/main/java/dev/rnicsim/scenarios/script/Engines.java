@@ -18,6 +18,19 @@ final class Engines
     {
     }
 
+    /**
+     * After a step: with the engine on {@code auto} (the default), lets the fabric work until nothing is left to do,
+     * so a posted work request has run by the next statement; on {@code manual}, the engine moves only on
+     * {@code progress}, {@code poll} and key retirements that wait (docs/async.md).
+     */
+    static void settle(final Session s)
+    {
+        if (!s.manualEngine)
+        {
+            s.fabric.progressAll();
+        }
+    }
+
     /** {@code engine auto|manual}. */
     static Outcome mode(final Session s, final ScriptLine l)
     {

@@ -136,7 +136,7 @@ final class Gpus
     static Outcome write(final Session s, final ScriptLine l)
     {
         final At a = gpuAddress(s, l, l.args().get(0), "");
-        final byte[] data = ScriptRunner.filled(s, l, ScriptRunner.data(l.args().get(1)), 2);
+        final byte[] data = ProcessVerbs.filled(s, l, ProcessVerbs.data(l.args().get(1)), 2);
         a.gpu().write(a.va(), data);
         return Outcome.ok(data.length + " bytes at GPU VA 0x" + Long.toHexString(a.va()) + " of " + a.gpu().name());
     }

@@ -96,7 +96,7 @@ final class QpVerbs
         }
         final QpState before = qp.state();
         qp.modify(b.build(), mask);
-        ScriptRunner.settleAfter(s);
+        Engines.settle(s);
         return Outcome.ok(String.format(Locale.ROOT, "ibv_modify_qp %s -> %s (attr_mask %s = 0x%x)", before,
             qp.state(), QpTransitions.names(mask), QpAttrMask.toBits(mask)));
     }

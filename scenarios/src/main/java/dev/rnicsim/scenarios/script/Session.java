@@ -575,6 +575,18 @@ final class Session
         return pd.context().device().profile().traits().keyVariantBits();
     }
 
+    /** @return the MPT index a key of the device of a PD names ({@link dev.rnicsim.mtt.MKey#index}). */
+    static long keyIndex(final dev.rnicsim.simnic.SimPd pd, final int key)
+    {
+        return dev.rnicsim.mtt.MKey.index(key, variantBits(pd));
+    }
+
+    /** @return the variant (the consumer-owned low bits) of a key of the device of a PD. */
+    static int keyVariant(final dev.rnicsim.simnic.SimPd pd, final int key)
+    {
+        return dev.rnicsim.mtt.MKey.variant(key, variantBits(pd));
+    }
+
     static long mrField(final SimMr m, final String field)
     {
         return switch (field)
@@ -588,8 +600,8 @@ final class Session
             case "mtt_entries" -> m.mttEntries();
             case "mtt_reserved" -> m.mttEntriesReserved();
             case "pinned_pages" -> m.pinnedPages();
-            case "index" -> dev.rnicsim.mtt.MKey.index(m.lkey(), variantBits(m.pd()));
-            case "variant" -> dev.rnicsim.mtt.MKey.variant(m.lkey(), variantBits(m.pd()));
+            case "index" -> keyIndex(m.pd(), m.lkey());
+            case "variant" -> keyVariant(m.pd(), m.lkey());
             case "closed" -> m.isClosed() ? 1 : 0;
             default -> 0;
         };

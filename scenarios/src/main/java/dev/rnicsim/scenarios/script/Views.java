@@ -308,14 +308,14 @@ final class Views
         final MemoryPool.Config c = p.config();
         return String.format(Locale.ROOT, "pool %s: chunks of %s (at most %d), fragments of %s to %s, access %s%n%s"
             + "%n%d fragment(s) out", name, Units.bytes(c.chunkBytes()), c.maxChunks(),
-            Units.bytes(c.minFragmentBytes()), Units.bytes(c.chunkBytes()), ScriptRunner.accessText(c.access()),
+            Units.bytes(c.minFragmentBytes()), Units.bytes(c.chunkBytes()), StrategyVerbs.accessText(c.access()),
             counters(p.pool().counters()),
             p.pool().liveFragments());
     }
 
     private static String cache(final String name, final Session.CacheBinding c)
     {
-        return String.format(Locale.ROOT, "cache %s: %s; %s%n%s%n%d idle MR(s)", name, ScriptRunner.bounds(c.config()),
+        return String.format(Locale.ROOT, "cache %s: %s; %s%n%s%n%d idle MR(s)", name, StrategyVerbs.bounds(c.config()),
             c.hooked() ? "munmap invalidates (hook=yes)" : "munmap does not invalidate (hook=no)",
             counters(c.cache().counters()), c.cache().idleEntries());
     }
