@@ -64,8 +64,8 @@ final class RegistrationVerbs
         }
         final SimMr mr = (SimMr)registered;
         return Outcome.ok(String.format(Locale.ROOT, "lkey=0x%08x rkey=0x%08x (index %d, variant %d); page size %s, "
-            + "%s (%d reserved), %s pinned; %s", mr.lkey(), mr.rkey(), Session.mrField(mr, "index"),
-            Session.mrField(mr, "variant"), Units.bytes(mr.pageSizeBytes()),
+            + "%s (%d reserved), %s pinned; %s", mr.lkey(), mr.rkey(), MrFields.mrField(mr, "index"),
+            MrFields.mrField(mr, "variant"), Units.bytes(mr.pageSizeBytes()),
             Units.count(mr.mttEntries(), "MTT entry", "MTT entries"), mr.mttEntriesReserved(),
             Units.count(mr.pinnedPages(), "page", "pages"), Units.duration(e.durationNs())));
     }
@@ -74,7 +74,7 @@ final class RegistrationVerbs
     private static String odpRegistered(final SimOdpMr mr, final RegistrationEvent e)
     {
         final String keys = String.format(Locale.ROOT, "lkey=0x%08x rkey=0x%08x (index %d, variant %d)", mr.lkey(),
-            mr.rkey(), Session.keyIndex(mr.pd(), mr.lkey()), Session.keyVariant(mr.pd(), mr.lkey()));
+            mr.rkey(), MrFields.keyIndex(mr.pd(), mr.lkey()), MrFields.keyVariant(mr.pd(), mr.lkey()));
         if (mr.isImplicit())
         {
             return keys + String.format(Locale.ROOT, "; implicit ODP MR over the whole address space (0x0-0x%x): no "

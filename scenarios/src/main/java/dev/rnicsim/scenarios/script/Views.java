@@ -91,7 +91,7 @@ final class Views
             + "lkey=0x%08x rkey=0x%08x: MPT index %d, variant %d%n"
             + "page size %s, %d MTT entries (%d reserved by the allocator), %d pages of 4 KiB pinned%s%s",
             m.addr(), Units.bytes(m.lengthBytes()), m.iova(), m.access(), m.lkey(), m.rkey(),
-            Session.mrField(m, "index"), Session.mrField(m, "variant"), Units.bytes(m.pageSizeBytes()),
+            MrFields.mrField(m, "index"), MrFields.mrField(m, "variant"), Units.bytes(m.pageSizeBytes()),
             m.mttEntries(), m.mttEntriesReserved(), m.pinnedPages(),
             m.boundWindows() == 0 ? "" : String.format(Locale.ROOT, "%n%d memory window(s) bound: deregistration "
             + "fails until they are unbound, invalidated or closed", m.boundWindows()) + windows,

@@ -39,8 +39,8 @@ final class WindowVerbs
         final MwType type = mw.type();
         s.names.put(l.args().get(0), mw);
         return Outcome.ok(String.format(Locale.ROOT, "type %d, rkey=0x%08x (index %d, variant %d), unbound: it "
-            + "grants nothing until a bind", type.code(), mw.rkey(), Session.keyIndex(pd, mw.rkey()),
-            Session.keyVariant(pd, mw.rkey())));
+            + "grants nothing until a bind", type.code(), mw.rkey(), MrFields.keyIndex(pd, mw.rkey()),
+            MrFields.keyVariant(pd, mw.rkey())));
     }
 
     static Outcome bindMw(final Session s, final ScriptLine l)
@@ -144,8 +144,8 @@ final class WindowVerbs
         final SimFastRegMr mr = (SimFastRegMr)pd.allocMr(s.evalCount(l, l.args().get(2)));
         s.names.put(l.args().get(0), mr);
         return Outcome.ok(String.format(Locale.ROOT, "key=0x%08x (index %d, variant %d), MTT room for %d pages; "
-            + "INVALID until a REG_MR completes", mr.lkey(), Session.keyIndex(pd, mr.lkey()),
-            Session.keyVariant(pd, mr.lkey()), mr.maxNumSg()));
+            + "INVALID until a REG_MR completes", mr.lkey(), MrFields.keyIndex(pd, mr.lkey()),
+            MrFields.keyVariant(pd, mr.lkey()), mr.maxNumSg()));
     }
 
     static Outcome mapFastMr(final Session s, final ScriptLine l)
