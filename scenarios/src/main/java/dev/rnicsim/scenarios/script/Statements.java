@@ -186,7 +186,7 @@ final class Statements
             : StrictScript.DEFAULT_MAX_REGISTRATIONS_PER_SECOND;
         if (rate < 1)
         {
-            throw l.error(ScriptParser.maxRegRateError(String.valueOf(rate)));
+            throw l.error(VerbChecks.maxRegRateError(String.valueOf(rate)));
         }
         final String ignore = l.options().getOrDefault("ignore", "");
         s.strict.on(s.fabric, rate, ignore.isEmpty() ? List.of() : List.of(ignore.toUpperCase(Locale.ROOT)
