@@ -1,27 +1,11 @@
 package dev.rnicsim.scenarios.charts;
 
-import dev.rnicsim.pagetable.HostConfig;
-import dev.rnicsim.pagetable.UserProcess;
 import dev.rnicsim.simnic.CostModel;
-import dev.rnicsim.simnic.DeviceProfile;
 import dev.rnicsim.simnic.DeviceProfiles;
 import dev.rnicsim.simnic.RegistrationEvent;
-import dev.rnicsim.simnic.SimContext;
-import dev.rnicsim.simnic.SimDevice;
 import dev.rnicsim.simnic.SimFabric;
-import dev.rnicsim.simnic.SimHost;
 import dev.rnicsim.simnic.SimMr;
 import dev.rnicsim.verbs.Access;
-import dev.rnicsim.verbs.Backing;
-import dev.rnicsim.verbs.CompletionQueue;
-import dev.rnicsim.verbs.MemoryRegion;
-import dev.rnicsim.verbs.ProtectionDomain;
-import dev.rnicsim.verbs.QpInitAttr;
-import dev.rnicsim.verbs.QueuePair;
-import dev.rnicsim.verbs.SendWr;
-import dev.rnicsim.verbs.Sge;
-import dev.rnicsim.verbs.WcStatus;
-import dev.rnicsim.verbs.WorkCompletion;
 import dev.rnicsim.verbs.strategy.MemoryPool;
 import dev.rnicsim.verbs.strategy.RegistrationCache;
 import java.awt.BasicStroke;
@@ -34,16 +18,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.text.DecimalFormat;
-import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.SplittableRandom;
-import java.util.function.Consumer;
-import java.util.function.IntConsumer;
-import java.util.function.ToDoubleFunction;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.LogAxis;
@@ -69,6 +47,8 @@ import org.jfree.svg.SVGGraphics2D;
  * Every number is computed by running the model (a {@link SimFabric} built for the chart); nothing is typed in.
  * Each chart has a {@code ...Data()} method returning its {@link ChartData}, and a method taking a {@link Path} that
  * computes the data, writes the SVG (JFreeChart drawn on JFreeSVG's {@link SVGGraphics2D}) and returns the data.
+ * Each kind of chart is computed by its own class: the size sweeps by {@code SizeSweepCharts}, the hit rate by
+ * {@code CacheHitRateChart}, the strategies by {@code StrategyChart}; this class draws them all.
  *
  * <p><b>MR page size.</b> A fresh simulated host hands out physically contiguous frames, so a buffer of 4 KiB pages
  * registered with {@code iova = addr} may get MR pages far larger than 4 KiB ({@code ib_umem_find_best_pgsz} merges
@@ -152,16 +132,13 @@ public final class Charts
     /** Series name of the hit-rate chart: target MR of 2 MiB MR pages. */
     public static final String SERIES_CACHE_2M = "target MR of 2 MiB pages (HUGETLB_2M)";
 
-    private static final long BASE_PAGE_BYTES = 4 * KIB_BYTES;
+    static final long BASE_PAGE_BYTES = 4 * KIB_BYTES;
     private static final Color[] PALETTE = {new Color(0xc0392b), new Color(0x2e6fd8), new Color(0x1e8449),
         new Color(0x8e44ad), new Color(0xd68910)};
-    private static final long IOVA_BASE = 1L << 44;
-    /** Bytes of the plain {@code ibv_reg_mr} of base pages the MTT chart's subtitle compares with. */
-    private static final long PLAIN_BYTES = 64 * MIB_BYTES;
-    private static final Set<Access> LOCAL = EnumSet.of(Access.LOCAL_WRITE);
-    private static final Set<Access> ODP = EnumSet.of(Access.LOCAL_WRITE, Access.ON_DEMAND);
-    private static final Set<Access> TARGET = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE);
-    private static final String FORCED = "ibv_reg_mr_iova with an iova misaligned to the physical layout at the "
+    static final Set<Access> LOCAL = EnumSet.of(Access.LOCAL_WRITE);
+    static final Set<Access> ODP = EnumSet.of(Access.LOCAL_WRITE, Access.ON_DEMAND);
+    static final Set<Access> TARGET = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE);
+    static final String FORCED = "ibv_reg_mr_iova with an iova misaligned to the physical layout at the "
         + "CPU page bit, so the MR page equals the CPU page";
 
     private Charts()
@@ -169,7 +146,7 @@ public final class Charts
     }
 
     /**
-     * Writes the three charts into a folder and prints each one's wall-clock time.
+     * Writes the four charts into a folder and prints each one's wall-clock time.
      *
      * @param args the folder (default {@code target/charts}).
      * @throws IOException when a file cannot be written.
@@ -220,10 +197,7 @@ public final class Charts
      */
     public static ChartData registrationTimeData()
     {
-        final SimFabric fabric = new SimFabric();
-        return sweepChart(fabric, "ibv_reg_mr time against buffer size (simulated)",
-            "ConnectX-5, 64 GiB host, CAP_IPC_LOCK; " + FORCED + ". Cost model: " + costText(fabric.costModel()),
-            "registration time (µs)", s -> s.durationNs() / 1000.0);
+        return SizeSweepCharts.registrationTime();
     }
 
     // ------------------------------------------------------------------ MTT entries
@@ -252,145 +226,7 @@ public final class Charts
      */
     public static ChartData mttEntriesData()
     {
-        final SimFabric fabric = new SimFabric();
-        final Plain plain = plainBasePageRegistration(fabric);
-        return sweepChart(fabric, "MTT entries against buffer size (simulated ConnectX-5)",
-            "one entry per MR page; " + FORCED + ". Without that, a fresh simulated host's contiguous frames let "
-                + "ibv_reg_mr (iova = addr) merge base pages: " + sizeText(PLAIN_BYTES) + " of 4 KiB pages took "
-                + plain.mttEntries() + " entr" + (plain.mttEntries() == 1 ? "y" : "ies") + " of "
-                + sizeText(plain.pageSizeBytes()),
-            "MTT entries (entries)", s -> s.mttEntries());
-    }
-
-    /** What a plain {@code ibv_reg_mr} of base pages got: MTT entries and MR page size in bytes. */
-    private record Plain(long mttEntries, long pageSizeBytes)
-    {
-    }
-
-    /**
-     * Registers {@value #PLAIN_BYTES} bytes of base pages with {@code ibv_reg_mr} (iova = addr) on a new default
-     * host of the fabric, for the subtitle's comparison.
-     */
-    private static Plain plainBasePageRegistration(final SimFabric fabric)
-    {
-        final SimHost host = fabric.addHost("plain");
-        final SimDevice device = host.addDevice("sim:plain/mlx5_0", DeviceProfiles.connectx5());
-        try (SimContext context = device.open(host.host().spawn("plain").capIpcLock(true)))
-        {
-            final long addr = context.memory().allocate(PLAIN_BYTES, Backing.BASE_PAGES);
-            final SimMr mr = (SimMr)context.allocPd().regMr(addr, PLAIN_BYTES, LOCAL);
-            return new Plain(mr.mttEntries(), mr.pageSizeBytes());
-        }
-    }
-
-    private static ChartData sweepChart(final SimFabric fabric, final String title, final String subtitle,
-        final String yAxisLabel, final ToDoubleFunction<Sample> y)
-    {
-        final Map<String, List<Sample>> samples = sweep(fabric);
-        final Map<String, List<ChartData.Point>> series = new LinkedHashMap<>();
-        for (final Map.Entry<String, List<Sample>> e : samples.entrySet())
-        {
-            final List<ChartData.Point> points = new ArrayList<>();
-            for (final Sample s : e.getValue())
-            {
-                points.add(new ChartData.Point((double)s.sizeBytes() / MIB_BYTES, y.applyAsDouble(s)));
-            }
-            series.put(e.getKey(), points);
-        }
-        return new ChartData(title, subtitle, "buffer size (MiB)", yAxisLabel, true, true, series);
-    }
-
-    /** One registration of the size sweep. */
-    private record Sample(long sizeBytes, long durationNs, long mttEntries)
-    {
-    }
-
-    /** Registers every size of every series once, on a new host of the fabric. */
-    private static Map<String, List<Sample>> sweep(final SimFabric fabric)
-    {
-        final SimHost host = fabric.addHost("sweep", HostConfig.builder().physicalMemoryBytes(SWEEP_HOST_MEMORY_BYTES)
-            .hugepages2M(SWEEP_HUGEPAGES_2M).hugepages1G(SWEEP_HUGEPAGES_1G).build());
-        final SimDevice device = host.addDevice("sim:sweep/mlx5_0", DeviceProfiles.connectx5());
-        final RegistrationEvent[] last = new RegistrationEvent[1];
-        device.addRegistrationListener(e ->
-        {
-            if (e.kind() == RegistrationEvent.Kind.REG)
-            {
-                last[0] = e;
-            }
-        });
-        final Map<String, List<Sample>> series = new LinkedHashMap<>();
-        try (SimContext context = device.open(host.host().spawn("sweep").capIpcLock(true)))
-        {
-            final ProtectionDomain pd = context.allocPd();
-            series.put(SERIES_4K, sweepSeries(context, pd, Backing.BASE_PAGES, SWEEP_MIN_BYTES,
-                SWEEP_MAX_BASE_PAGES_BYTES, last));
-            series.put(SERIES_2M, sweepSeries(context, pd, Backing.HUGETLB_2M, Math.max(SWEEP_MIN_BYTES,
-                2 * MIB_BYTES), SWEEP_MAX_BYTES, last));
-            series.put(SERIES_1G, sweepSeries(context, pd, Backing.HUGETLB_1G, Math.max(SWEEP_MIN_BYTES, GIB_BYTES),
-                SWEEP_MAX_BYTES, last));
-        }
-        return series;
-    }
-
-    private static List<Sample> sweepSeries(final SimContext context, final ProtectionDomain pd,
-        final Backing backing, final long minBytes, final long maxBytes, final RegistrationEvent[] last)
-    {
-        final List<Sample> samples = new ArrayList<>();
-        for (long size = minBytes; size <= maxBytes; size *= 2)
-        {
-            final long addr = context.memory().allocate(size, backing);
-            // The published registration figures the cost model is calibrated on are for pre-touched memory
-            // (Mooncake PR 855), so the sweep touches the buffer first (at no simulated cost): a cold buffer would
-            // add its fault-in (CostModel.hostMinorFaultNs per page).
-            context.process().touch(addr, size, true);
-            final SimMr mr = registerWithCpuPages(context, pd, addr, size, backing, LOCAL);
-            final RegistrationEvent event = last[0];
-            if (event == null || event.lkey() != mr.lkey())
-            {
-                throw new IllegalStateException("no registration event for " + mr);
-            }
-            samples.add(new Sample(size, event.durationNs(), mr.mttEntries()));
-            mr.close();
-            context.memory().free(addr, size);
-        }
-        return samples;
-    }
-
-    /**
-     * Registers a buffer so that its MR page equals its CPU page: faults the first page in, reads its physical
-     * address, and chooses an iova aligned to the CPU page that differs from that address in the CPU page's bit.
-     */
-    private static SimMr registerWithCpuPages(final SimContext context, final ProtectionDomain pd, final long addr,
-        final long lengthBytes, final Backing backing, final Set<Access> access)
-    {
-        final long pageBytes = cpuPageBytes(backing);
-        final UserProcess process = context.process();
-        process.touch(addr, 1, true);
-        final long phys = process.translate(addr);
-        if (phys < 0 || (addr & (pageBytes - 1)) != 0)
-        {
-            throw new IllegalStateException("buffer 0x" + Long.toHexString(addr) + " is not a present page-aligned "
-                + "mapping of " + backing);
-        }
-        final long iova = IOVA_BASE | ((phys + pageBytes) & (2 * pageBytes - 1));
-        final SimMr mr = (SimMr)pd.regMr(addr, lengthBytes, iova, access);
-        if (mr.pageSizeBytes() != pageBytes)
-        {
-            throw new IllegalStateException("expected MR pages of " + pageBytes + " bytes, got " + mr);
-        }
-        return mr;
-    }
-
-    private static long cpuPageBytes(final Backing backing)
-    {
-        return switch (backing)
-        {
-            case BASE_PAGES -> BASE_PAGE_BYTES;
-            case HUGETLB_2M -> 2 * MIB_BYTES;
-            case HUGETLB_1G -> GIB_BYTES;
-            case TRANSPARENT_HUGE_PAGES -> throw new IllegalArgumentException("THP may mix page sizes");
-        };
+        return SizeSweepCharts.mttEntries();
     }
 
     // ------------------------------------------------------------------ translation-cache hit rate
@@ -425,118 +261,7 @@ public final class Charts
      */
     public static ChartData cacheHitRateData()
     {
-        final DeviceProfile responderProfile = DeviceProfiles.connectx5().withCache(CACHE_ENTRIES, CACHE_WAYS);
-        final SimFabric fabric = new SimFabric();
-        final SimDevice requester = fabric.addHost("requester").addDevice("sim:requester/mlx5_0",
-            DeviceProfiles.connectx5());
-        final long hugeBytes = roundUp(WORKING_SET_MAX_PAGES * BASE_PAGE_BYTES, 2 * MIB_BYTES);
-        final SimHost responderHost = fabric.addHost("responder", HostConfig.builder()
-            .hugepages2M(hugeBytes / (2 * MIB_BYTES)).build());
-        final SimDevice responder = responderHost.addDevice("sim:responder/mlx5_0", responderProfile);
-        final Map<String, List<ChartData.Point>> series = new LinkedHashMap<>();
-        final double lookupsPerWrite;
-        try (SimContext a = requester.open(requester.host().host().spawn("requester"));
-            SimContext b = responder.open(responderHost.host().spawn("responder").capIpcLock(true)))
-        {
-            final ProtectionDomain pdA = a.allocPd();
-            final ProtectionDomain pdB = b.allocPd();
-            final CompletionQueue cqA = a.createCq(64);
-            final CompletionQueue cqB = b.createCq(64);
-            final QueuePair qpA = pdA.createQp(QpInitAttr.rc(cqA));
-            final QueuePair qpB = pdB.createQp(QpInitAttr.rc(cqB));
-            qpA.connect(qpB.address(), EnumSet.noneOf(Access.class));
-            qpB.connect(qpA.address(), EnumSet.of(Access.REMOTE_WRITE));
-            final long src = a.memory().allocate(BASE_PAGE_BYTES, Backing.BASE_PAGES);
-            final MemoryRegion srcMr = pdA.regMr(src, BASE_PAGE_BYTES, LOCAL);
-            final List<Sge> sgl = List.of(new Sge(src, WRITE_BYTES, srcMr.lkey()));
-            final Writer writer = new Writer(qpA, cqA, sgl);
-            final long[] lookups = new long[1];
-            series.put(SERIES_CACHE_4K, hitRates(b, pdB, Backing.BASE_PAGES, responder, writer, lookups));
-            series.put(SERIES_CACHE_2M, hitRates(b, pdB, Backing.HUGETLB_2M, responder, writer, lookups));
-            lookupsPerWrite = (double)lookups[0] / (2L * MEASURED_WRITES * countWorkingSets());
-        }
-        return new ChartData("Responder translation-cache hit rate against working set (simulated)",
-            "ConnectX-5 responder, cache of " + CACHE_ENTRIES + " lines, " + CACHE_WAYS + "-way LRU; "
-                + WRITE_BYTES + " B RDMA WRITEs to random pages (seed 0x" + Long.toHexString(SEED) + "), "
-                + MEASURED_WRITES + " measured per point after one write per page. The responder made "
-                + new DecimalFormat("0.##").format(lookupsPerWrite) + " cache lookups per write (MPT and MTT "
-                + "entry, at the rkey check and again when the bytes are placed), so the rate has a floor. " + FORCED,
-            "working set (4 KiB pages)", "hit rate (hits / lookups)", true, false, series,
-            Map.of("cache lines (" + CACHE_ENTRIES + ")", (double)CACHE_ENTRIES));
-    }
-
-    /** Posts signaled RDMA WRITEs and reaps each completion. */
-    private static final class Writer
-    {
-        private final QueuePair qp;
-        private final CompletionQueue cq;
-        private final List<Sge> sgl;
-        private long wrId;
-
-        Writer(final QueuePair qp, final CompletionQueue cq, final List<Sge> sgl)
-        {
-            this.qp = qp;
-            this.cq = cq;
-            this.sgl = sgl;
-        }
-
-        void write(final long remoteAddr, final int rkey)
-        {
-            write(sgl, remoteAddr, rkey);
-        }
-
-        void write(final List<Sge> from, final long remoteAddr, final int rkey)
-        {
-            qp.postSend(SendWr.write(++wrId, from, remoteAddr, rkey));
-            final List<WorkCompletion> wcs = cq.poll(1);
-            if (wcs.size() != 1 || wcs.get(0).status() != WcStatus.SUCCESS)
-            {
-                throw new IllegalStateException("RDMA WRITE to 0x" + Long.toHexString(remoteAddr) + " completed with "
-                    + wcs);
-            }
-        }
-    }
-
-    private static int countWorkingSets()
-    {
-        int n = 0;
-        for (long pages = WORKING_SET_MIN_PAGES; pages <= WORKING_SET_MAX_PAGES; pages *= 2)
-        {
-            n++;
-        }
-        return n;
-    }
-
-    private static List<ChartData.Point> hitRates(final SimContext context, final ProtectionDomain pd,
-        final Backing backing, final SimDevice responder, final Writer writer, final long[] lookups)
-    {
-        final List<ChartData.Point> points = new ArrayList<>();
-        final SplittableRandom random = new SplittableRandom(SEED);
-        for (long pages = WORKING_SET_MIN_PAGES; pages <= WORKING_SET_MAX_PAGES; pages *= 2)
-        {
-            final long lengthBytes = roundUp(pages * BASE_PAGE_BYTES, cpuPageBytes(backing));
-            final long addr = context.memory().allocate(lengthBytes, backing);
-            final SimMr mr = registerWithCpuPages(context, pd, addr, lengthBytes, backing, TARGET);
-            for (long p = 0; p < pages; p++)
-            {
-                writer.write(mr.iova() + p * BASE_PAGE_BYTES, mr.rkey());
-            }
-            final long hitsBefore = responder.tables().cache().hits();
-            final long missesBefore = responder.tables().cache().misses();
-            final int slots = (int)(BASE_PAGE_BYTES / WRITE_BYTES);
-            for (int i = 0; i < MEASURED_WRITES; i++)
-            {
-                final long offset = random.nextLong(pages) * BASE_PAGE_BYTES + random.nextInt(slots) * WRITE_BYTES;
-                writer.write(mr.iova() + offset, mr.rkey());
-            }
-            final long hits = responder.tables().cache().hits() - hitsBefore;
-            final long misses = responder.tables().cache().misses() - missesBefore;
-            points.add(new ChartData.Point(pages, (double)hits / (hits + misses)));
-            lookups[0] += hits + misses;
-            mr.close();
-            context.memory().free(addr, lengthBytes);
-        }
-        return points;
+        return CacheHitRateChart.data();
     }
 
     // ------------------------------------------------------------------ registration strategies
@@ -573,119 +298,11 @@ public final class Charts
      */
     public static ChartData strategyTimeData()
     {
-        final SimFabric fabric = new SimFabric();
-        final SimHost clientHost = fabric.addHost("client", HostConfig.builder().physicalMemoryBytes(GIB_BYTES)
-            .aged(true).build());
-        final SimHost serverHost = fabric.addHost("server", HostConfig.builder().physicalMemoryBytes(GIB_BYTES)
-            .build());
-        final SimDevice clientNic = clientHost.addDevice("sim:client/mlx5_0", DeviceProfiles.connectx5());
-        final SimDevice serverNic = serverHost.addDevice("sim:server/mlx5_0", DeviceProfiles.connectx5());
-        final Map<String, List<ChartData.Point>> series = new LinkedHashMap<>();
-        try (SimContext a = clientNic.open(clientHost.host().spawn("client").capIpcLock(true));
-            SimContext b = serverNic.open(serverHost.host().spawn("server")))
-        {
-            final ProtectionDomain pdA = a.allocPd();
-            final ProtectionDomain pdB = b.allocPd();
-            final CompletionQueue cqA = a.createCq(64);
-            final CompletionQueue cqB = b.createCq(64);
-            final QueuePair qpA = pdA.createQp(QpInitAttr.rc(cqA));
-            final QueuePair qpB = pdB.createQp(QpInitAttr.rc(cqB));
-            qpA.connect(qpB.address(), EnumSet.noneOf(Access.class));
-            qpB.connect(qpA.address(), EnumSet.of(Access.REMOTE_WRITE));
-            final long inbox = b.memory().allocate(STRATEGY_MESSAGE_BYTES, Backing.BASE_PAGES);
-            final MemoryRegion inboxMr = pdB.regMr(inbox, STRATEGY_MESSAGE_BYTES, TARGET);
-            final Writer writer = new Writer(qpA, cqA, List.of());
-            final long warm = a.memory().allocate(STRATEGY_MESSAGE_BYTES, Backing.BASE_PAGES);
-            try (MemoryRegion warmMr = pdA.regMr(warm, STRATEGY_MESSAGE_BYTES, LOCAL))
-            {
-                writer.write(List.of(new Sge(warm, STRATEGY_MESSAGE_BYTES, warmMr.lkey())), inbox, inboxMr.rkey());
-            }
-            final long heapBytes = STRATEGY_BUFFERS * STRATEGY_MESSAGE_BYTES;
-            final long heap = a.memory().allocate(heapBytes, Backing.BASE_PAGES);
-            a.process().touch(heap, heapBytes, true);
-            final long[] completed = new long[1];
-            final Consumer<Sge> send = sge ->
-            {
-                writer.write(List.of(sge), inbox, inboxMr.rkey());
-                completed[0] = fabric.clock().nowNs();
-            };
-            series.put(SERIES_PER_REQUEST, timed(fabric, completed, () -> { }, i ->
-            {
-                final long at = buffer(heap, i);
-                try (MemoryRegion mr = pdA.regMr(at, STRATEGY_MESSAGE_BYTES, LOCAL))
-                {
-                    send.accept(new Sge(at, STRATEGY_MESSAGE_BYTES, mr.lkey()));
-                }
-            }, () -> { }));
-            final MemoryRegion[] once = new MemoryRegion[1];
-            series.put(SERIES_ONCE, timed(fabric, completed, () -> once[0] = pdA.regMr(heap, heapBytes, LOCAL),
-                i -> send.accept(new Sge(buffer(heap, i), STRATEGY_MESSAGE_BYTES, once[0].lkey())),
-                () -> once[0].close()));
-            final MemoryPool pool = MemoryPool.create(pdA, a.memory(), new MemoryPool.Config(STRATEGY_CHUNK_BYTES,
-                STRATEGY_BUFFERS, 4 * KIB_BYTES, Backing.BASE_PAGES, LOCAL));
-            series.put(SERIES_POOL, timed(fabric, completed, () -> { }, i ->
-            {
-                final MemoryPool.Fragment f = pool.allocate(STRATEGY_MESSAGE_BYTES);
-                send.accept(f.sge());
-                pool.free(f);
-            }, pool::close));
-            final RegistrationCache cache = RegistrationCache.create(pdA, RegistrationCache.Config.unbounded());
-            series.put(SERIES_CACHE, timed(fabric, completed, () -> { }, i ->
-            {
-                final RegistrationCache.Handle h = cache.acquire(buffer(heap, i), STRATEGY_MESSAGE_BYTES, LOCAL);
-                send.accept(new Sge(buffer(heap, i), STRATEGY_MESSAGE_BYTES, h.lkey()));
-                cache.release(h);
-            }, cache::close));
-            final MemoryRegion[] odp = new MemoryRegion[1];
-            series.put(SERIES_ODP, timed(fabric, completed, () -> odp[0] = pdA.regMr(heap, heapBytes, ODP),
-                i -> send.accept(new Sge(buffer(heap, i), STRATEGY_MESSAGE_BYTES, odp[0].lkey())),
-                () -> odp[0].close()));
-        }
-        return new ChartData("Average time per request against requests served, by registration strategy "
-            + "(simulated)", STRATEGY_REQUESTS + " RDMA WRITEs of " + sizeText(STRATEGY_MESSAGE_BYTES) + " from "
-            + STRATEGY_BUFFERS + " buffers created once, ConnectX-5 to ConnectX-5, aged client host (4 KiB MR "
-            + "pages); time from the strategy's first step to the n-th completion, divided by n: the first point is "
-            + "the time to the first operation. The pool's and the cache's own bookkeeping is not priced; the ODP MR "
-            + "maps the heap's present pages when registered, so no request faults. Cost "
-            + "model: registration " + costText(fabric.costModel()) + "; deregistration "
-            + fabric.costModel().deregFixedNs() + " ns fixed + " + fabric.costModel().unpinPerPageNs() + " ns per "
-            + "page; an operation " + fabric.costModel().opBaseLatencyNs() + " ns + wire time + "
-            + fabric.costModel().cacheMissNs() + " ns per translation-cache miss",
-            "requests served", "average time per request (µs)", true, true, series);
-    }
-
-    /** The first byte of the buffer request {@code i} sends. */
-    private static long buffer(final long heap, final int i)
-    {
-        return heap + (i % STRATEGY_BUFFERS) * STRATEGY_MESSAGE_BYTES;
-    }
-
-    /**
-     * Runs a strategy's set-up and requests on the fabric's clock, and its tear-down after the last point; the point
-     * at n is taken at the n-th completion, whose time the requests leave in {@code completed[0]} (what a request
-     * does after it, such as a deregistration, counts towards the next one).
-     */
-    private static List<ChartData.Point> timed(final SimFabric fabric, final long[] completed,
-        final Runnable setUp, final IntConsumer request, final Runnable tearDown)
-    {
-        final List<ChartData.Point> points = new ArrayList<>();
-        final long t0 = fabric.clock().nowNs();
-        setUp.run();
-        for (int i = 0; i < STRATEGY_REQUESTS; i++)
-        {
-            request.accept(i);
-            final int served = i + 1;
-            if (STRATEGY_POINTS.contains(served))
-            {
-                points.add(new ChartData.Point(served, (completed[0] - t0) / 1000.0 / served));
-            }
-        }
-        tearDown.run();
-        return points;
+        return StrategyChart.data();
     }
 
     /** A power-of-two size as text: {@code 4 KiB}, {@code 64 MiB}, {@code 1 GiB}. */
-    private static String sizeText(final long bytes)
+    static String sizeText(final long bytes)
     {
         if (bytes >= GIB_BYTES && bytes % GIB_BYTES == 0)
         {
@@ -696,11 +313,6 @@ public final class Charts
             return bytes / MIB_BYTES + " MiB";
         }
         return bytes % KIB_BYTES == 0 ? bytes / KIB_BYTES + " KiB" : bytes + " B";
-    }
-
-    private static long roundUp(final long value, final long multiple)
-    {
-        return (value + multiple - 1) / multiple * multiple;
     }
 
     // ------------------------------------------------------------------ SVG
@@ -814,7 +426,7 @@ public final class Charts
     }
 
     /** The cost-model constants a registration depends on, as text for a subtitle. */
-    private static String costText(final CostModel m)
+    static String costText(final CostModel m)
     {
         return m.regFixedNs() + " ns fixed + " + m.pinPerPageNs() + " ns per 4 KiB page pinned + "
             + m.pinPerLeafNs() + " ns per page-table leaf + " + m.mttWritePerEntryNs() + " ns per MTT entry";
