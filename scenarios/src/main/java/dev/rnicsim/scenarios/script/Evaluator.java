@@ -34,6 +34,7 @@ final class Evaluator
     {
     }
 
+    /** A term of an expression: factors joined by {@code *} and {@code /}. */
     static Val term(final Session s, final ScriptLine l, final String term)
     {
         if (term.contains("*") || term.contains("/"))
@@ -85,6 +86,7 @@ final class Evaluator
         return factor(s, l, term);
     }
 
+    /** A factor: a number, {@code now}, {@code unlimited}, {@code last.FIELD}, or NAME[.FIELD]. */
     private static Val factor(final Session s, final ScriptLine l, final String term)
     {
         final Long literal = Units.parse(term);
@@ -224,6 +226,7 @@ final class Evaluator
         };
     }
 
+    /** A field of {@code last}: the step before the expect and its first completion. */
     private static Val last(final Session s, final ScriptLine l, final String field)
     {
         final WorkCompletion wc = s.lastCompletions.isEmpty() ? null : s.lastCompletions.get(0);

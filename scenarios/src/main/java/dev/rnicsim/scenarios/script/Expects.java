@@ -18,6 +18,7 @@ final class Expects
     {
     }
 
+    /** @return null when the expect holds, else what was expected and what was found. */
     static String expect(final Session s, final ScriptLine l, final Outcome last)
     {
         final List<String> a = l.args();
@@ -129,6 +130,7 @@ final class Expects
         return holds ? null : a.get(0) + " is " + left.show() + ", expected " + op + " " + right.show();
     }
 
+    /** @return bytes as a quoted string when printable, else as {@code hex:}. */
     private static String printable(final byte[] b)
     {
         final String text = new String(b, StandardCharsets.UTF_8);

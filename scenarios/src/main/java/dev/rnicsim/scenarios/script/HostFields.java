@@ -27,6 +27,7 @@ final class HostFields
     {
     }
 
+    /** A field of a GPU: its VRAM and BAR1, in bytes, and the buffers it holds. */
     static long gpuField(final SimGpu g, final String field)
     {
         return switch (field)
@@ -39,6 +40,7 @@ final class HostFields
         };
     }
 
+    /** A field of a GPU buffer. */
     static long gpuBufferField(final GpuBuffer b, final String field)
     {
         return switch (field)
@@ -50,6 +52,7 @@ final class HostFields
         };
     }
 
+    /** A field of a buffer: its first page's frame, page size and pin and map counts. */
     static Val bufferField(final Session.Buffer b, final String field)
     {
         final UserProcess p = b.process();
@@ -70,6 +73,7 @@ final class HostFields
         });
     }
 
+    /** A field of a QP: its number, state, type, queues and ibv_query_qp's answer. */
     static Val qpField(final SimQp q, final String field)
     {
         return switch (field)
@@ -103,6 +107,7 @@ final class HostFields
         });
     }
 
+    /** A field of a process: pinned_vm, locked_vm, RLIMIT_MEMLOCK, VMAs. */
     static long processField(final UserProcess p, final String field)
     {
         return switch (field)
@@ -119,6 +124,7 @@ final class HostFields
         };
     }
 
+    /** A field of a device: a counter, an MTT figure or an ibv_query_device_ex field. */
     static long deviceField(final ScriptLine l, final SimDevice d, final String field)
     {
         if (field == null)
@@ -164,6 +170,7 @@ final class HostFields
         };
     }
 
+    /** A {@code /proc/vmstat} counter of a host. */
     private static long vmEvent(final ScriptLine l, final Host h, final String field)
     {
         for (final VmEvent e : VmEvent.values())
@@ -193,6 +200,7 @@ final class HostFields
         throw l.error("a host has no field '" + field + "'");
     }
 
+    /** A field of a host: meminfo in bytes, hugepages, vmstat. */
     static long hostField(final ScriptLine l, final Host h, final String field)
     {
         final PhysicalMemory pm = h.physicalMemory();

@@ -44,6 +44,10 @@ final class HostVerbs
             + (message.contains("; ") ? "" : "; give a value within that limit on the host line");
     }
 
+    /**
+     * {@code host NAME [ram=] [memlock=] [hugepages2m=] [thp=] [fork=] ...}: a host, its RAM, huge-page pools and
+     * defaults for its processes.
+     */
     static Outcome host(final Session s, final ScriptLine l)
     {
         final Map<String, String> o = l.options();
@@ -141,6 +145,10 @@ final class HostVerbs
             + (host.peerMemoryClient() ? ", peer-memory client (nvidia-peermem) loaded" : ""));
     }
 
+    /**
+     * {@code device NAME HOST [profile=|devinfo=FILE] [log_num_mtt=] [max_mr=] [cache=] [keys=] [dmabuf=]}: an adapter
+     * in a host.
+     */
     static Outcome device(final Session s, final ScriptLine l)
     {
         final Map<String, String> o = l.options();
@@ -221,6 +229,7 @@ final class HostVerbs
             + defaulted);
     }
 
+    /** A new process on a host, with the host's RLIMIT_MEMLOCK and CAP_IPC_LOCK unless the line gives its own. */
     private static UserProcess spawn(final Session s, final ScriptLine l, final SimHost host, final String name)
     {
         final Session.HostBinding hb = s.hosts.get(host);
@@ -233,6 +242,7 @@ final class HostVerbs
         return p;
     }
 
+    /** {@code process NAME HOST [memlock=] [cap_ipc_lock=] [env=]}: a process without a device. */
     static Outcome process(final Session s, final ScriptLine l)
     {
         ProcessChecks.refuseSecondProcess(s, l);
@@ -241,12 +251,14 @@ final class HostVerbs
         return Outcome.ok("pid " + p.pid() + ", RLIMIT_MEMLOCK " + memlock(p) + Forks.envNote(p));
     }
 
+    /** @return a process's RLIMIT_MEMLOCK as text, and CAP_IPC_LOCK when it has it. */
     private static String memlock(final UserProcess p)
     {
         return (p.rlimitMemlockBytes() == UserProcess.RLIM_INFINITY ? "unlimited" : Units.bytes(p.rlimitMemlockBytes()))
             + (p.capIpcLock() ? ", CAP_IPC_LOCK" : "");
     }
 
+    /** {@code open NAME DEVICE [process=P] [memlock=] [cap_ipc_lock=] [env=]}: ibv_open_device in a process. */
     static Outcome open(final Session s, final ScriptLine l)
     {
         final SimDevice d = s.get(l, l.args().get(1), SimDevice.class);

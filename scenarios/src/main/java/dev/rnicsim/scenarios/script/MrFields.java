@@ -61,6 +61,7 @@ final class MrFields
         };
     }
 
+    /** A field of a pinned MR: the MR fields, its page size, MTT entries and pinned pages. */
     static long mrField(final SimMr m, final String field)
     {
         return switch (field)
@@ -116,6 +117,7 @@ final class MrFields
         };
     }
 
+    /** A field of a fast-registration MR. */
     static long fastMrField(final SimFastRegMr f, final String field)
     {
         return switch (field)
@@ -133,6 +135,7 @@ final class MrFields
         };
     }
 
+    /** A field of a memory window. */
     static long mwField(final SimMw w, final String field)
     {
         return switch (field)
@@ -150,6 +153,7 @@ final class MrFields
         };
     }
 
+    /** A field of a pool fragment. */
     static long fragmentField(final MemoryPool.Fragment f, final String field)
     {
         return switch (field)
@@ -162,6 +166,7 @@ final class MrFields
         };
     }
 
+    /** A field of a cache handle. */
     static long handleField(final Session.HandleBinding h, final String field)
     {
         return switch (field)

@@ -34,6 +34,7 @@ final class PostVerbs
     {
     }
 
+    /** {@code qp NAME PD CQ [type=] [srq=] [send_wr=] [recv_wr=] [sge=] [inline=] [ops=]}: ibv_create_qp. */
     static Outcome qp(final Session s, final ScriptLine l)
     {
         final Map<String, String> o = l.options();
@@ -60,6 +61,7 @@ final class PostVerbs
             + (srq == null ? "" : ", receives from the SRQ"));
     }
 
+    /** {@code connect QP QP [access=] [rnr_retry=] [min_rnr_timer=] [retry=]}: both QPs to RTS. */
     static Outcome connect(final Session s, final ScriptLine l)
     {
         final SimQp a = s.get(l, l.args().get(0), SimQp.class);
@@ -81,6 +83,7 @@ final class PostVerbs
             + Units.duration(dev.rnicsim.simnic.CostModel.rnrTimerNs(timer)) + " a wait)");
     }
 
+    /** @return the send flags of a line: SIGNALED unless {@code unsignaled}, INLINE, FENCE. */
     static Set<SendFlag> sendFlags(final ScriptLine l)
     {
         final Set<SendFlag> flags = EnumSet.noneOf(SendFlag.class);
@@ -100,6 +103,7 @@ final class PostVerbs
         return flags;
     }
 
+    /** {@code post OP QP [sgl=] [remote=] [rkey=] ...}: ibv_post_send of one work request. */
     static Outcome post(final Session s, final ScriptLine l)
     {
         final SimQp qp = s.get(l, l.args().get(1), SimQp.class);
@@ -170,6 +174,7 @@ final class PostVerbs
             + (qp.sendsWaiting() > 0 ? "; waiting: the peer has no receive posted (RNR)" : ""));
     }
 
+    /** @return the SGEs of {@code sgl=}: ADDR:LEN[:LKEY], or a fragment or handle alone. */
     private static List<Sge> sgl(final Session s, final ScriptLine l, final String text)
     {
         final List<Sge> out = new ArrayList<>();
@@ -236,6 +241,7 @@ final class PostVerbs
         }
     }
 
+    /** {@code recv QP|SRQ [sgl=] [id=]}: ibv_post_recv, or ibv_post_srq_recv. */
     static Outcome recv(final Session s, final ScriptLine l)
     {
         if (s.names.get(l.args().get(0)) instanceof dev.rnicsim.simnic.SimSrq srq)
@@ -252,6 +258,7 @@ final class PostVerbs
         return Outcome.ok("receive wr_id=" + id + " posted (" + qp.receivesPosted() + " waiting)");
     }
 
+    /** {@code poll CQ [N]}: ibv_poll_cq, each completion with the reason of an error status. */
     static Outcome poll(final Session s, final ScriptLine l)
     {
         final SimCq cq = s.get(l, l.args().get(0), SimCq.class);

@@ -33,6 +33,7 @@ final class ProcessVerbs
         throw new IllegalArgumentException("backing=" + word);
     }
 
+    /** {@code mmap NAME PROCESS SIZE [backing=] [prot=]}: anonymous memory of base pages, THP or a hugetlb size. */
     static Outcome mmap(final Session s, final ScriptLine l)
     {
         final UserProcess p = s.get(l, l.args().get(1), UserProcess.class);
@@ -57,6 +58,7 @@ final class ProcessVerbs
             + backing + ")");
     }
 
+    /** @return the protection a {@code prot=} word names (rw by default). */
     static Set<Prot> prot(final String word)
     {
         return switch (word)
@@ -67,6 +69,7 @@ final class ProcessVerbs
         };
     }
 
+    /** {@code touch ADDR SIZE [write] [process=P]}: CPU accesses that fault the pages in. */
     static Outcome touch(final Session s, final ScriptLine l)
     {
         final Session.Val a = address(s, l, l.args().get(0));
@@ -80,6 +83,7 @@ final class ProcessVerbs
             + Units.duration(s.fabric.clock().nowNs() - t0) + " of page faults)");
     }
 
+    /** {@code write ADDR DATA [SIZE]}: a CPU store. */
     static Outcome write(final Session s, final ScriptLine l)
     {
         final Session.Val a = address(s, l, l.args().get(0));
@@ -98,6 +102,7 @@ final class ProcessVerbs
         void apply(UserProcess p, long addr, long length);
     }
 
+    /** A memory system call on {@code ADDR SIZE}: munmap, madvise, mprotect. */
     static Outcome memory(final Session s, final ScriptLine l, final MemoryOp op, final String done)
     {
         final Session.Val a = address(s, l, l.args().get(0));
@@ -106,6 +111,7 @@ final class ProcessVerbs
         return Outcome.ok(done + " " + Units.bytes(len) + " at 0x" + Long.toHexString(a.num()));
     }
 
+    /** @return the value of an ADDR argument, which must point into a process (not GPU memory). */
     static Session.Val address(final Session s, final ScriptLine l, final String expr)
     {
         final Session.Val v = s.eval(l, expr);
@@ -141,6 +147,7 @@ final class ProcessVerbs
         return out;
     }
 
+    /** @return the bytes of a DATA argument: a quoted string, or {@code hex:BYTES}. */
     static byte[] data(final String token)
     {
         if (token.startsWith("hex:"))
@@ -150,6 +157,7 @@ final class ProcessVerbs
         return ScriptParser.unquote(token).getBytes(StandardCharsets.UTF_8);
     }
 
+    /** {@code fork NAME PROCESS}: a child, copy-on-write (modern or legacy per the host). */
     static Outcome fork(final Session s, final ScriptLine l)
     {
         final UserProcess parent = s.get(l, l.args().get(1), UserProcess.class);
@@ -160,6 +168,7 @@ final class ProcessVerbs
             + " VM_DONTCOPY (MADV_DONTFORK) VMAs of its parent" : ""));
     }
 
+    /** {@code exit PROCESS}: the process exits; its contexts close as the kernel closes its files. */
     static Outcome exit(final Session s, final ScriptLine l)
     {
         final UserProcess p = s.get(l, l.args().get(0), UserProcess.class);

@@ -34,6 +34,7 @@ final class RegistrationVerbs
     {
     }
 
+    /** {@code reg NAME PD ADDR SIZE [access=] [iova=]} (ibv_reg_mr), also {@code implicit} and {@code dmabuf=}. */
     static Outcome reg(final Session s, final ScriptLine l)
     {
         final SimPd pd = s.get(l, l.args().get(1), SimPd.class);
@@ -88,6 +89,7 @@ final class RegistrationVerbs
             Units.duration(e.durationNs()));
     }
 
+    /** {@code dereg MR}: ibv_dereg_mr of any kind of MR; the name keeps the old key to try it later. */
     static Outcome dereg(final Session s, final ScriptLine l)
     {
         if (s.names.get(l.args().get(0)) instanceof SimFastRegMr f)
@@ -147,6 +149,7 @@ final class RegistrationVerbs
             + " to try it later");
     }
 
+    /** {@code rereg MR [pd=] [addr=] [size=] [access=]}: ibv_rereg_mr, its flags from the options given. */
     static Outcome rereg(final Session s, final ScriptLine l)
     {
         final MemoryRegion mr = s.get(l, l.args().get(0), MemoryRegion.class);
@@ -200,6 +203,7 @@ final class RegistrationVerbs
             s.fabric.clock().nowNs() - before)));
     }
 
+    /** {@code advise MR prefetch|prefetch_write|prefetch_no_fault [ADDR SIZE] [flush] [pd=]}: ibv_advise_mr. */
     static Outcome advise(final Session s, final ScriptLine l)
     {
         final MemoryRegion mr = s.get(l, l.args().get(0), MemoryRegion.class);

@@ -169,12 +169,14 @@ final class Statements
         };
     }
 
+    /** Binds the line's first argument to a new object. */
     private static Outcome bind(final Session s, final ScriptLine l, final Object value, final String figures)
     {
         s.names.put(l.args().get(0), value);
         return Outcome.ok(figures);
     }
 
+    /** {@code strict on|off [max_reg_rate=] [ignore=]}. */
     private static Outcome strict(final Session s, final ScriptLine l)
     {
         if (l.args().get(0).equals("off"))
@@ -196,6 +198,7 @@ final class Statements
             + (ignore.isEmpty() ? "" : " (not " + ignore + ")"));
     }
 
+    /** {@code close NAME}: closes, deregisters or frees what the name is bound to. */
     private static Outcome close(final Session s, final ScriptLine l)
     {
         final Object o = s.names.get(l.args().get(0));

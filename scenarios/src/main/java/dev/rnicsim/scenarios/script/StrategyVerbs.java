@@ -23,6 +23,7 @@ final class StrategyVerbs
     {
     }
 
+    /** {@code pool NAME PD CHUNK [chunks=] [min=] [backing=] [access=]}: a MemoryPool. */
     static Outcome pool(final Session s, final ScriptLine l)
     {
         final SimPd pd = s.get(l, l.args().get(1), SimPd.class);
@@ -61,6 +62,7 @@ final class StrategyVerbs
         return access.isEmpty() ? "[]" : EnumSet.copyOf(access).toString();
     }
 
+    /** {@code alloc NAME POOL SIZE}: a fragment; a chunk is registered only when none has room. */
     static Outcome alloc(final Session s, final ScriptLine l)
     {
         final Session.PoolBinding p = s.get(l, l.args().get(1), Session.PoolBinding.class);
@@ -91,6 +93,7 @@ final class StrategyVerbs
             : "from a registered chunk: no registration"));
     }
 
+    /** {@code free FRAGMENT}: the block back to its pool; never deregisters. */
     static Outcome free(final Session s, final ScriptLine l)
     {
         final Session.FragmentBinding f = s.get(l, l.args().get(0), Session.FragmentBinding.class);
@@ -99,6 +102,7 @@ final class StrategyVerbs
             + "stays registered; %d fragment(s) out", f.fragment().addr(), f.pool().pool().liveFragments()));
     }
 
+    /** {@code cache NAME PD [regions=] [bytes=] [hook=]}: a RegistrationCache. */
     static Outcome cache(final Session s, final ScriptLine l)
     {
         final SimPd pd = s.get(l, l.args().get(1), SimPd.class);
@@ -134,6 +138,7 @@ final class StrategyVerbs
             + Units.bytes(c.maxBytes()));
     }
 
+    /** {@code acquire NAME CACHE ADDR SIZE [access=]}: a hit, or a miss that registers. */
     static Outcome acquire(final Session s, final ScriptLine l)
     {
         final Session.CacheBinding c = s.get(l, l.args().get(1), Session.CacheBinding.class);
@@ -159,6 +164,7 @@ final class StrategyVerbs
             + Units.duration(s.fabric.clock().nowNs() - t0));
     }
 
+    /** {@code release HANDLE}: the MR idles in the cache (deregistered now if invalidated meanwhile). */
     static Outcome release(final Session s, final ScriptLine l)
     {
         final Session.HandleBinding h = s.get(l, l.args().get(0), Session.HandleBinding.class);
@@ -173,6 +179,7 @@ final class StrategyVerbs
             + cache.counters().liveMrs() + " MR(s) held");
     }
 
+    /** {@code invalidate CACHE ADDR SIZE}: drops every entry overlapping the range. */
     static Outcome invalidate(final Session s, final ScriptLine l)
     {
         final Session.CacheBinding c = s.get(l, l.args().get(0), Session.CacheBinding.class);

@@ -27,6 +27,7 @@ final class WindowVerbs
     {
     }
 
+    /** {@code mw NAME PD [type=1|2]}: ibv_alloc_mw, an unbound window. */
     static Outcome mw(final Session s, final ScriptLine l)
     {
         final SimPd pd = s.get(l, l.args().get(1), SimPd.class);
@@ -43,6 +44,10 @@ final class WindowVerbs
             MrFields.keyVariant(pd, mw.rkey())));
     }
 
+    /**
+     * {@code bind MW QP MR [addr=] [length=] [access=] [rkey=] [id=]}: ibv_bind_mw (type 1) or a posted BIND_MW (type
+     * 2).
+     */
     static Outcome bindMw(final Session s, final ScriptLine l)
     {
         final SimMw mw = s.get(l, l.args().get(0), SimMw.class);
@@ -81,6 +86,7 @@ final class WindowVerbs
             "; the rkey stays 0x%08x", mw.rkey())));
     }
 
+    /** {@code unbind MW QP [id=]}: ibv_bind_mw of a type 1 window with no MR. */
     static Outcome unbindMw(final Session s, final ScriptLine l)
     {
         final SimMw mw = s.get(l, l.args().get(0), SimMw.class);
@@ -138,6 +144,7 @@ final class WindowVerbs
         return "";
     }
 
+    /** {@code fastmr NAME PD PAGES}: ib_alloc_mr, a fast-registration MR, INVALID until a REG_MR. */
     static Outcome fastMr(final Session s, final ScriptLine l)
     {
         final SimPd pd = s.get(l, l.args().get(1), SimPd.class);
@@ -148,6 +155,7 @@ final class WindowVerbs
             MrFields.keyVariant(pd, mr.lkey()), mr.maxNumSg()));
     }
 
+    /** {@code map FASTMR ADDR SIZE}: ib_map_mr_sg, the pages the next REG_MR maps. */
     static Outcome mapFastMr(final Session s, final ScriptLine l)
     {
         final SimFastRegMr mr = s.get(l, l.args().get(0), SimFastRegMr.class);
