@@ -114,16 +114,71 @@ final class Evaluator
         {
             throw l.error("'" + base + "' is not defined");
         }
+        final Val keyed = keyedValue(l, base, o, field);
+        return keyed != null ? keyed : machineValue(l, base, o, field);
+    }
+
+    /**
+     * The value of a name bound to an object that carries keys: an MR of any kind, a fast-registration MR, a window,
+     * a fragment or a handle (an address, or a field), or a pool or cache (a field).
+     *
+     * @return the value, or null when the object is none of those.
+     */
+    private static Val keyedValue(final ScriptLine l, final String base, final Object o, final String field)
+    {
         return switch (o)
         {
-            case Session.Buffer b -> field == null ? new Val(b.addr(), null, b.process(), null, null)
-                : HostFields.bufferField(b, field);
             case SimMr m -> field == null ? new Val(m.iova(), null, m.pd().context().process(), m, null)
                 : "kind".equals(field) ? Val.ofText("PINNED") : Val.of(MrFields.mrField(m, field));
             case SimOdpMr m -> field == null ? new Val(m.iova(), null, m.pd().context().process(), m, null)
                 : "kind".equals(field) ? Val.ofText("ODP") : Val.of(MrFields.odpField(m, field));
             case SimPeerMr m -> field == null ? new Val(m.iova(), null, m.pd().context().process(), m, null,
                 m.buffer()) : "kind".equals(field) ? Val.ofText(m.kind().name()) : Val.of(MrFields.peerField(m, field));
+            case SimFastRegMr f -> field == null ? new Val(f.iova(), null, f.pd().context().process(), f, null)
+                : Val.of(MrFields.fastMrField(f, field));
+            case SimMw w -> field == null ? windowStart(w) : Val.of(MrFields.mwField(w, field));
+            case Session.FragmentBinding f -> field == null ? new Val(f.fragment().addr(), null,
+                f.pool().pd().context().process(), f.mr(), null) : Val.of(MrFields.fragmentField(f.fragment(), field));
+            case Session.HandleBinding h -> field == null ? new Val(h.addr(), null, h.cache().pd().context().process(),
+                h.handle().mr(), null) : Val.of(MrFields.handleField(h, field));
+            case Session.PoolBinding p ->
+            {
+                if (field == null)
+                {
+                    throw l.error("a pool has no value of its own; use a field, e.g. " + base + ".hits");
+                }
+                yield Val.of(MrFields.strategyField(p.pool().counters(), p.pool().liveFragments(), field));
+            }
+            case Session.CacheBinding c ->
+            {
+                if (field == null)
+                {
+                    throw l.error("a cache has no value of its own; use a field, e.g. " + base + ".hits");
+                }
+                yield Val.of(MrFields.strategyField(c.cache().counters(), c.cache().idleEntries(), field));
+            }
+            // A null MR (nullmr): its value is 0, the start of the address space it spans.
+            case MemoryRegion m -> field == null ? new Val(m.iova(), null, null, m, null) : switch (field)
+            {
+                case "lkey" -> Val.of(m.lkey());
+                case "rkey" -> Val.of(m.rkey());
+                case "kind" -> Val.ofText("NULL");
+                default -> throw l.error("a null MR has the fields lkey, rkey and kind, not '" + field + "'");
+            };
+            default -> null;
+        };
+    }
+
+    /**
+     * The value of a name bound to a part of the machine: a buffer (an address), a host, process, device, GPU and its
+     * buffers, a QP and the other verbs objects, or a number from {@code let}.
+     */
+    private static Val machineValue(final ScriptLine l, final String base, final Object o, final String field)
+    {
+        return switch (o)
+        {
+            case Session.Buffer b -> field == null ? new Val(b.addr(), null, b.process(), null, null)
+                : HostFields.bufferField(b, field);
             case SimGpu g ->
             {
                 if (field == null)
@@ -155,9 +210,6 @@ final class Evaluator
                     default -> w.placementsBeforeFlag();
                 });
             }
-            case SimFastRegMr f -> field == null ? new Val(f.iova(), null, f.pd().context().process(), f, null)
-                : Val.of(MrFields.fastMrField(f, field));
-            case SimMw w -> field == null ? windowStart(w) : Val.of(MrFields.mwField(w, field));
             case SimQp q -> field == null ? Val.of(q.qpNum()) : HostFields.qpField(q, field);
             case SimSrq q -> Val.of(field == null ? q.receivesPosted() : switch (field)
             {
@@ -184,26 +236,6 @@ final class Evaluator
                 : Val.of(HostFields.processField(c.process(), field));
             case UserProcess p -> field == null ? Val.of(p.pid()) : Val.of(HostFields.processField(p, field));
             case SimDevice d -> Val.of(HostFields.deviceField(l, d, field));
-            case Session.FragmentBinding f -> field == null ? new Val(f.fragment().addr(), null,
-                f.pool().pd().context().process(), f.mr(), null) : Val.of(MrFields.fragmentField(f.fragment(), field));
-            case Session.HandleBinding h -> field == null ? new Val(h.addr(), null, h.cache().pd().context().process(),
-                h.handle().mr(), null) : Val.of(MrFields.handleField(h, field));
-            case Session.PoolBinding p ->
-            {
-                if (field == null)
-                {
-                    throw l.error("a pool has no value of its own; use a field, e.g. " + base + ".hits");
-                }
-                yield Val.of(MrFields.strategyField(p.pool().counters(), p.pool().liveFragments(), field));
-            }
-            case Session.CacheBinding c ->
-            {
-                if (field == null)
-                {
-                    throw l.error("a cache has no value of its own; use a field, e.g. " + base + ".hits");
-                }
-                yield Val.of(MrFields.strategyField(c.cache().counters(), c.cache().idleEntries(), field));
-            }
             case Session.HostBinding h ->
             {
                 if (field == null)
@@ -214,14 +246,6 @@ final class Evaluator
             }
             case Long v -> Val.of(v);
             case DeviceMemory d -> Val.of(d.lengthBytes());
-            // A null MR (nullmr): its value is 0, the start of the address space it spans.
-            case MemoryRegion m -> field == null ? new Val(m.iova(), null, null, m, null) : switch (field)
-            {
-                case "lkey" -> Val.of(m.lkey());
-                case "rkey" -> Val.of(m.rkey());
-                case "kind" -> Val.ofText("NULL");
-                default -> throw l.error("a null MR has the fields lkey, rkey and kind, not '" + field + "'");
-            };
             default -> throw l.error("'" + base + "' has no value");
         };
     }
