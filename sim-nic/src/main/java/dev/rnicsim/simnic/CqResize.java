@@ -15,7 +15,8 @@ import dev.rnicsim.verbs.Errno;
  * current # elements in queue"; rdma-core tests/test_cq.py {@code test_resize_cq} expects EINVAL of every device);</li>
  * <li>the new size is rounded as at creation, to a power of two above the count, less one (mlx5
  * {@code align_queue_size(cqe + 1)}; rxe {@code rxe_queue_resize} rounds {@code cqe + 1} up to a power of two);
- * a rounded size equal to the current one changes nothing (mlx5 {@code mlx5_resize_cq} returns 0 at once);</li>
+ * a rounded size equal to the current one changes nothing: on mlx5 before the count is checked
+ * ({@code mlx5_resize_cq} returns 0 at once), on rxe after it ({@link ExtendedCqs#resizeToSameSizeAtOnce()});</li>
  * <li>otherwise the device gets a new ring, pinned as at creation, the completions move to it and the old ring is
  * released; a failed pin leaves the CQ as it was.</li>
  * </ul>
@@ -48,12 +49,16 @@ final class CqResize
             throw Errors.invalid(verb, "cqe=" + newCqe + " must be 1..max_cqe=" + maxCqe + "; ask for a size in "
                 + "that range");
         }
+        final int entries = Integer.highestOneBit(newCqe) << 1;
+        if (entries - 1 == cq.cqe() && ext.resizeToSameSizeAtOnce())
+        {
+            return;
+        }
         if (newCqe < outstanding)
         {
             throw Errors.invalid(verb, "cqe=" + newCqe + " is fewer than the " + outstanding + " completions waiting "
                 + "to be polled (rxe_cq_chk_attr); poll them first or keep a larger CQ");
         }
-        final int entries = Integer.highestOneBit(newCqe) << 1;
         if (entries - 1 == cq.cqe())
         {
             return;

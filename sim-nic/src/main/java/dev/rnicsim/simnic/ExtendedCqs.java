@@ -42,6 +42,9 @@ import dev.rnicsim.verbs.VerbsException;
  * @param createFlags             the {@code IBV_CREATE_CQ_ATTR_*} flags accepted.
  * @param unsupportedFlagsErrno   what a flag outside {@code createFlags} gets.
  * @param resizeCq                {@code ibv_resize_cq} is implemented.
+ * @param resizeToSameSizeAtOnce  a resize whose rounded size is the CQ's own returns 0 before any other check (mlx5
+ *                                {@code mlx5_resize_cq} answers it without a command); false: the kernel's checks
+ *                                come first (rxe {@code rxe_cq_chk_attr}, then a new queue of the same size).
  * @param hcaCoreClockKhz         the completion clock in kHz (0: none, no timestamps).
  * @param completionTimestampMask the bits of a completion timestamp the device keeps (0: none).
  * @param rtValues                {@code ibv_query_rt_values_ex} answers the raw clock.
@@ -49,7 +52,7 @@ import dev.rnicsim.verbs.VerbsException;
  */
 public record ExtendedCqs(String driver, long wcFlags, Errno unsupportedWcFlagsErrno, int compMask,
     Errno unsupportedCompMaskErrno, int createFlags, Errno unsupportedFlagsErrno, boolean resizeCq,
-    long hcaCoreClockKhz, long completionTimestampMask, boolean rtValues, boolean domains)
+    boolean resizeToSameSizeAtOnce, long hcaCoreClockKhz, long completionTimestampMask, boolean rtValues, boolean domains)
 {
     /** IBV_WC_EX_WITH_BYTE_LEN .. IBV_WC_EX_WITH_DLID_PATH_BITS: {@code IBV_WC_STANDARD_FLAGS} of verbs.h. */
     public static final long WC_STANDARD = 0x7f;
@@ -87,14 +90,14 @@ public record ExtendedCqs(String driver, long wcFlags, Errno unsupportedWcFlagsE
         {
             case "mlx5" -> new ExtendedCqs("mlx5", WC_STANDARD | WC_COMPLETION_TIMESTAMP | WC_CVLAN | WC_FLOW_TAG
                 | WC_COMPLETION_TIMESTAMP_WALLCLOCK, Errno.EOPNOTSUPP, MASK_FLAGS | MASK_PD, Errno.EINVAL,
-                FLAG_SINGLE_THREADED | FLAG_IGNORE_OVERRUN, Errno.EINVAL, true, MLX5_HCA_CORE_CLOCK_KHZ,
+                FLAG_SINGLE_THREADED | FLAG_IGNORE_OVERRUN, Errno.EINVAL, true, true, MLX5_HCA_CORE_CLOCK_KHZ,
                 MLX5_TIMESTAMP_MASK, true, true);
             case "rxe" -> new ExtendedCqs("rxe", WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS, Errno.EOPNOTSUPP,
-                FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, true, 0, 0, false, false);
+                FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, true, false, 0, 0, false, false);
             case "mlx4", "irdma" -> new ExtendedCqs(profile.driver(), WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS,
-                Errno.EINVAL, FLAG_SINGLE_THREADED, Errno.EINVAL, true, 0, 0, false, false);
+                Errno.EINVAL, FLAG_SINGLE_THREADED, Errno.EINVAL, true, false, 0, 0, false, false);
             default -> new ExtendedCqs(profile.driver(), WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS, Errno.EINVAL,
-                FLAG_SINGLE_THREADED, Errno.EINVAL, false, 0, 0, false, false);
+                FLAG_SINGLE_THREADED, Errno.EINVAL, false, false, 0, 0, false, false);
         };
     }
 

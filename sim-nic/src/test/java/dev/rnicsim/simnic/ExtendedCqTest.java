@@ -74,6 +74,9 @@ class ExtendedCqTest
             assertThat(cq.cqe()).as(p.name() + ": a refused resize keeps the size").isEqualTo(255);
             cq.resize(5);
             assertThat(cq.cqe()).as(p.name()).isEqualTo(7);
+            // 4 rounds to the 7 entries the CQ has: mlx5 answers 0 before it looks at the 5 waiting, rxe checks them
+            assertThat(errnoOf(() -> cq.resize(4))).as(p.name()).isEqualTo(p.driver().equals("mlx5") ? 0
+                : Errno.EINVAL.code());
             assertThat(cq.poll(16)).as(p.name() + ": the completions moved to the new ring").hasSize(5)
                 .extracting(WorkCompletion::wrId).containsExactly(0L, 1L, 2L, 3L, 4L);
             assertThat(dev.counter(SimCounter.PINNED_BYTES) - pinnedBefore).as(p.name() + ": one page of ring, and "
