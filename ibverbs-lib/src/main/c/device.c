@@ -203,6 +203,7 @@ static int query_device_ex(struct ibv_context *ctx, const struct ibv_query_devic
 	fill_device_attr(&ex.orig_attr, fw, v);
 	ex.odp_caps.general_caps = v[DA_ODP_GENERAL_CAPS];
 	ex.odp_caps.per_transport_caps.rc_odp_caps = v[DA_ODP_RC_CAPS];
+	rnicsim_extended_device_attr(ctx, &ex); /* the completion clock (extended.c) */
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
 	return 0;
 }

@@ -259,13 +259,21 @@ void rnicsim_cq_push(struct sim_cq *cq, const struct wire_wc *w)
 {
 	if (cq->count == cq->cap) {
 		struct ibv_wc *n = calloc(cq->cap * 2, sizeof(*n));
-		for (unsigned i = 0; i < cq->count; i++)
+		uint64_t *ns = cq->stamps ? calloc(cq->cap * 2, sizeof(*ns)) : NULL;
+		for (unsigned i = 0; i < cq->count; i++) {
 			n[i] = cq->ring[(cq->head + i) % cq->cap];
+			if (ns)
+				ns[i] = cq->stamps[(cq->head + i) % cq->cap];
+		}
 		free(cq->ring);
+		free(cq->stamps);
 		cq->ring = n;
+		cq->stamps = ns;
 		cq->head = 0;
 		cq->cap *= 2;
 	}
+	if (cq->stamps)
+		cq->stamps[(cq->head + cq->count) % cq->cap] = w->time_ns;
 	struct ibv_wc *wc = &cq->ring[(cq->head + cq->count) % cq->cap];
 	memset(wc, 0, sizeof(*wc));
 	wc->wr_id = w->wr_id;

@@ -51,6 +51,9 @@ struct sim_cq {
 	struct ibv_wc *ring;
 	unsigned cap, head, count; /* ring of completions received, not yet polled */
 	int armed, solicited_only;
+	/* extended CQs with completion timestamps (cq_ex.c): each ring entry's time (ns), the polled one's, the clock */
+	uint64_t *stamps;
+	uint64_t cur_stamp, clock_khz, ts_mask;
 };
 
 #define QPX_MAX_WR 64
@@ -110,7 +113,25 @@ void rnicsim_set_registration_ops(struct verbs_context *vctx);
 
 /* verbs.c: a CQ of the server, for ibv_create_cq and ibv_create_cq_ex */
 struct sim_cq *rnicsim_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, struct ibv_comp_channel *channel);
+struct sim_cq *rnicsim_cq_new(struct ibv_context *ctx, uint32_t handle, uint32_t cqe, void *cq_context,
+			      struct ibv_comp_channel *channel);
 void rnicsim_set_cq_ex_ops(struct verbs_context *vctx);
+
+/* extended.c: what the device's provider offers beyond the basic verbs, the extended parts of the ops table */
+void rnicsim_set_extended_ops(struct verbs_context *vctx);
+void rnicsim_extended_device_attr(struct ibv_context *ctx, struct ibv_device_attr_ex *attr);
+int rnicsim_cq_caps(struct ibv_context *ctx, struct wire_cqex_caps *caps);
+
+/* domains.c: thread and parent domains, and the buffers a parent domain's allocator gives */
+int rnicsim_is_parent_domain(struct ibv_pd *pd);
+int rnicsim_pd_dealloc(struct ibv_pd *pd, int *handled);
+void *rnicsim_pd_bufs_get(struct ibv_pd *pd, uint64_t type, size_t size, int *err);
+void rnicsim_set_domain_ops(struct verbs_context *vctx);
+void rnicsim_pd_bufs_bind(void *bufs, void *obj);
+void rnicsim_pd_bufs_put(void *bufs);
+void rnicsim_pd_bufs_release(void *obj);
+void *rnicsim_pd_qp_bufs(struct ibv_pd *pd, const struct ibv_qp_init_attr_ex *attr, int *err);
+void *rnicsim_pd_srq_bufs(struct ibv_pd *pd, uint32_t max_wr, uint32_t max_sge, int *err);
 
 /* srq.c */
 uint32_t rnicsim_srq_handle(struct ibv_srq *srq);

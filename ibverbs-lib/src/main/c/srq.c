@@ -52,12 +52,17 @@ EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_att
 	struct wire_srq req = {((struct sim_pd *)pd)->handle, attr->attr.max_wr, attr->attr.max_sge,
 			       attr->attr.srq_limit};
 	struct wire_srq resp = {0};
-	int e = rnicsim_rpc(OP_CREATE_SRQ, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL);
+	int e = 0;
+	void *bufs = rnicsim_pd_srq_bufs(pd, attr->attr.max_wr, attr->attr.max_sge, &e); /* a parent domain's */
+	if (!e)
+		e = rnicsim_rpc(OP_CREATE_SRQ, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL);
 	if (e) {
+		rnicsim_pd_bufs_put(bufs);
 		errno = e;
 		return NULL;
 	}
 	struct ibv_srq *s = rnicsim_srq_new(pd, attr->srq_context, resp.a, resp.c, resp.d);
+	rnicsim_pd_bufs_bind(bufs, s);
 	if (!s)
 		return NULL;
 	attr->attr.max_wr = resp.b; /* what the device granted, as the providers report it back */
@@ -90,6 +95,7 @@ EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 	int e = rnicsim_rpc(OP_DESTROY_SRQ, &req, sizeof(req), NULL, 0, NULL, 0, NULL);
 	if (e)
 		return e; /* EBUSY while QPs use it */
+	rnicsim_pd_bufs_release(srq);
 	free(srq);
 	return 0;
 }

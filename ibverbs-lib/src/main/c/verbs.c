@@ -33,6 +33,9 @@ EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
 
 EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 {
+	int handled, busy = rnicsim_pd_dealloc(pd, &handled); /* a parent domain, or a PD under one (domains.c) */
+	if (handled)
+		return busy;
 	struct sim_pd *p = (struct sim_pd *)pd;
 	struct wire_handle req = {.handle = p->handle};
 	int e = rnicsim_rpc(OP_DEALLOC_PD, &req, sizeof(req), NULL, 0, NULL, 0, NULL);
@@ -150,17 +153,24 @@ struct sim_cq *rnicsim_create_cq(struct ibv_context *ctx, int cqe, void *cq_cont
 		errno = e;
 		return NULL;
 	}
+	return rnicsim_cq_new(ctx, resp.ctx, resp.cqe, cq_context, channel);
+}
+
+/* The library's side of a CQ the server created (its handle and granted cqe). */
+struct sim_cq *rnicsim_cq_new(struct ibv_context *ctx, uint32_t handle, uint32_t cqe, void *cq_context,
+			      struct ibv_comp_channel *channel)
+{
 	struct sim_cq *cq = calloc(1, sizeof(*cq));
-	cq->handle = resp.ctx;
+	cq->handle = handle;
 	cq->cq.context = ctx;
 	cq->cq.channel = channel;
 	cq->cq.cq_context = cq_context;
-	cq->cq.handle = resp.ctx;
-	cq->cq.cqe = resp.cqe;
+	cq->cq.handle = handle;
+	cq->cq.cqe = cqe;
 	pthread_mutex_init(&cq->cq.mutex, NULL);
 	pthread_cond_init(&cq->cq.cond, NULL);
 	cq->cap = 64;
-	while (cq->cap < 2 * resp.cqe + 2)
+	while (cq->cap < 2 * cqe + 2)
 		cq->cap *= 2;
 	cq->ring = calloc(cq->cap, sizeof(*cq->ring));
 	if (channel)
@@ -184,8 +194,10 @@ EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	if (e)
 		return e;
 	rnicsim_unregister_cq(c);
+	rnicsim_pd_bufs_release(c);
 	if (cq->channel)
 		cq->channel->refcnt--;
+	free(c->stamps);
 	free(c->ring);
 	free(c);
 	return 0;
@@ -244,8 +256,12 @@ struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_
 					     attr->cap.max_recv_sge, attr->cap.max_inline_data, 0}};
 	struct wire_qp_resp resp;
 	memset(&resp, 0, sizeof(resp));
-	int e = rnicsim_rpc(OP_CREATE_QP, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL);
+	int e = 0;
+	void *bufs = xrc_recv ? NULL : rnicsim_pd_qp_bufs(attr->pd, attr, &e); /* a parent domain's allocator */
+	if (!e)
+		e = rnicsim_rpc(OP_CREATE_QP, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL);
 	if (e) {
+		rnicsim_pd_bufs_put(bufs);
 		errno = e;
 		return NULL;
 	}
@@ -280,6 +296,7 @@ struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_
 	qp->init.sq_sig_all = attr->sq_sig_all;
 	rnicsim_set_qpx_ops(qp);
 	rnicsim_set_xrc_qpx_ops(qp);
+	rnicsim_pd_bufs_bind(bufs, qp);
 	rnicsim_register_qp(qp);
 	return q;
 }
@@ -386,6 +403,7 @@ EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	if (e)
 		return e;
 	rnicsim_unregister_qp(q);
+	rnicsim_pd_bufs_release(q);
 	for (unsigned i = 0; i < QPX_MAX_WR; i++)
 		free(q->inline_bufs[i]);
 	free(q);

@@ -54,6 +54,11 @@ enum rnicsim_op {
 	OP_OPEN_XRCD = 60, /* XRC (xrc.c): numbered apart from the rest */
 	OP_CLOSE_XRCD = 61,
 	OP_CREATE_XRC_SRQ = 62,
+	OP_CQEX_CAPS = 70, /* the extended CQ requests (cq_ex.c, extended.c): numbered apart from the rest */
+	OP_CREATE_CQ_EX = 71,
+	OP_RESIZE_CQ = 72,
+	OP_QUERY_RT_VALUES = 73,
+	OP_CQ_SYNC = 74,
 	OP_WC = 100,
 	OP_DIAG = 101,
 	OP_PLACE = 102,
@@ -306,6 +311,38 @@ struct wire_xrc_wr {
 	uint32_t pad;
 };
 
+/* CQEX_CAPS: wire_handle {ctx}; the answer: what the device's provider offers, which fills the context's ops table.
+ * CREATE_CQ_EX: wire_create_cq_ex; the answer: wire_create_cq {cq, cqe}. RESIZE_CQ: wire_resize_cq; the answer:
+ * wire_handle {cqe}. QUERY_RT_VALUES: wire_handle {ctx}; the answer: the raw clock (uint64_t, cycles of
+ * hca_core_clock). CQ_SYNC: no payload; answered once every completion of what was posted is on its way. */
+#define WIRE_CQEX_RESIZE 1    /* ibv_resize_cq */
+#define WIRE_CQEX_RT_VALUES 2 /* ibv_query_rt_values_ex */
+#define WIRE_CQEX_DOMAINS 4   /* ibv_alloc_td, ibv_alloc_parent_domain */
+struct wire_cqex_caps {
+	uint64_t wc_flags;	  /* IBV_WC_EX_WITH_* that ibv_create_cq_ex accepts */
+	uint64_t hca_core_clock;  /* kHz; 0: no completion clock */
+	uint64_t timestamp_mask;  /* completion_timestamp_mask */
+	uint32_t features;	  /* WIRE_CQEX_* */
+	uint32_t pad;
+};
+
+struct wire_create_cq_ex {
+	uint32_t ctx;
+	uint32_t cqe;
+	uint64_t wc_flags;
+	uint32_t comp_mask;
+	uint32_t flags;
+	uint32_t not_parent_domain; /* IBV_CQ_INIT_ATTR_MASK_PD names a PD that is no parent domain */
+	uint32_t pad;
+};
+
+struct wire_resize_cq {
+	uint32_t cq;
+	uint32_t cqe;
+	uint32_t held; /* completions this library holds for the CQ, not yet polled */
+	uint32_t pad;
+};
+
 /* WC: wire_post-like count, then that many wire_wc. */
 #define WIRE_WC_HIDDEN 1 /* an unsignaled success: frees its send queue slot, never reaches the CQ */
 struct wire_wc {
@@ -322,6 +359,7 @@ struct wire_wc {
 	uint32_t wc_flags;
 	uint32_t flags;
 	uint32_t pad;
+	uint64_t time_ns; /* when the device wrote the CQE, on its clock (the fabric's simulated clock) */
 };
 
 /* PLACE: the bytes of a SEND the model delivered to a receive of this process, sent just before the receive's
@@ -351,7 +389,10 @@ _Static_assert(sizeof(struct wire_create_ah) == 32, "wire_create_ah");
 _Static_assert(sizeof(struct wire_send_wr) == 56, "wire_send_wr");
 _Static_assert(sizeof(struct wire_recv_wr) == 16, "wire_recv_wr");
 _Static_assert(sizeof(struct wire_sge) == 16, "wire_sge");
-_Static_assert(sizeof(struct wire_wc) == 56, "wire_wc");
+_Static_assert(sizeof(struct wire_wc) == 64, "wire_wc");
+_Static_assert(sizeof(struct wire_cqex_caps) == 32, "wire_cqex_caps");
+_Static_assert(sizeof(struct wire_create_cq_ex) == 32, "wire_create_cq_ex");
+_Static_assert(sizeof(struct wire_resize_cq) == 16, "wire_resize_cq");
 _Static_assert(sizeof(struct wire_rereg_mr) == 32, "wire_rereg_mr");
 _Static_assert(sizeof(struct wire_rereg_resp) == 16, "wire_rereg_resp");
 _Static_assert(sizeof(struct wire_advise_mr) == 16, "wire_advise_mr");

@@ -76,6 +76,7 @@ final class Libibverbs
     private final MethodHandle deallocPd;
     private final MethodHandle createCq;
     private final MethodHandle destroyCq;
+    private final MethodHandle resizeCq;
     private final MethodHandle createQp;
     private final MethodHandle destroyQp;
     private final MethodHandle modifyQp;
@@ -98,6 +99,7 @@ final class Libibverbs
         createCq = handle(lookup, "ibv_create_cq", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT, ADDRESS,
             ADDRESS, JAVA_INT));
         destroyCq = handle(lookup, "ibv_destroy_cq", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        resizeCq = handle(lookup, "ibv_resize_cq", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
         createQp = handle(lookup, "ibv_create_qp", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
         destroyQp = handle(lookup, "ibv_destroy_qp", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         modifyQp = handle(lookup, "ibv_modify_qp", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
@@ -480,6 +482,25 @@ final class Libibverbs
         catch (final Throwable t)
         {
             throw Errnos.unexpected("ibv_modify_qp", t);
+        }
+    }
+
+    /**
+     * @param cq  a CQ.
+     * @param cqe the least number of entries wanted.
+     * @return {@code ibv_resize_cq}: 0 or the errno (the provider writes the granted size into the CQ's cqe).
+     */
+    Result resizeCq(final MemorySegment cq, final int cqe)
+    {
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment state = Errnos.state(arena);
+            final int rc = (int)resizeCq.invokeExact(state, cq, cqe);
+            return new Result(rc, Errnos.errnoOf(rc, Errnos.read(state)));
+        }
+        catch (final Throwable t)
+        {
+            throw Errnos.unexpected("ibv_resize_cq", t);
         }
     }
 

@@ -42,7 +42,7 @@ public final class RdmaCq implements CompletionQueue
 
     private final RdmaContext context;
     private final MemorySegment cq;
-    private final int cqe;
+    private int cqe;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment state = Errnos.state(arena);
     private MemorySegment wcs;
@@ -137,6 +137,28 @@ public final class RdmaCq implements CompletionQueue
             Short.toUnsignedInt(wc.get(JAVA_SHORT, WrStructs.WC_SLID)), Byte.toUnsignedInt(wc.get(JAVA_BYTE,
             WrStructs.WC_SL)), Short.toUnsignedInt(wc.get(JAVA_SHORT, WrStructs.WC_PKEY_INDEX)),
             Byte.toUnsignedInt(wc.get(JAVA_BYTE, WrStructs.WC_DLID_PATH_BITS)));
+    }
+
+    /**
+     * {@code ibv_resize_cq}: the provider's rules and rounding; {@link #cqe()} then reads the size it granted.
+     *
+     * @throws VerbsException EINVAL when the CQ is destroyed; the provider's errno (EINVAL for a size it refuses,
+     *                        EOPNOTSUPP where it cannot resize): the CQ stays as it was.
+     */
+    @Override
+    public void resize(final int newCqe)
+    {
+        if (closed)
+        {
+            throw new VerbsException("ibv_resize_cq", Errno.EINVAL.code(), "the CQ is destroyed");
+        }
+        final Errnos.Result r = context.lib().resizeCq(cq, newCqe);
+        if (r.value() != 0)
+        {
+            throw new VerbsException("ibv_resize_cq", r.errno(), "the provider refused cqe=" + newCqe
+                + " (the CQ keeps its " + cqe + " entries)");
+        }
+        cqe = cq.get(JAVA_INT, IbvStructs.CQ_CQE);
     }
 
     @Override

@@ -668,7 +668,7 @@ final class Completions
         b.putLong(appWrId).putInt(d.cq().handle()).putInt(q.handle).putInt(wc.status().code())
             .putInt(wc.opcode().code()).putInt(wc.vendorErr()).putInt((int) wc.byteLen())
             .putInt(wc.withInv() ? wc.invalidatedRkey() : wc.immData()).putInt(wc.qpNum()).putInt(wc.srcQp()).putInt(flags)
-            .putInt(hidden ? Wire.WC_HIDDEN : 0).putInt(0);
+            .putInt(hidden ? Wire.WC_HIDDEN : 0).putInt(0).putLong(wc.completionTimeNs());
         dirty.add(to);
         if (to.strict && wc.status() != WcStatus.SUCCESS && wc.status() != WcStatus.WR_FLUSH_ERR)
         {

@@ -43,7 +43,7 @@ final class PostRefusal
             .putInt(0).putInt(0).putInt(1);
         b.putLong(appWrId).putInt(q.sendCq.handle()).putInt(q.handle).putInt(WcStatus.LOC_QP_OP_ERR.code())
             .putInt(wcOpcode).putInt(0).putInt(0).putInt(0).putInt(q.qp.qpNum()).putInt(0).putInt(0).putInt(0)
-            .putInt(0);
+            .putInt(0).putLong(0);
         completions.owed(to);
         if (s.strict)
         {

@@ -152,7 +152,7 @@ final class Verbs
             case Wire.OP_MODIFY_QP -> modifyQp(p);
             case Wire.OP_DESTROY_QP -> destroyQp(p.getInt(0));
             case Wire.OP_LEAKS -> leaks();
-            default -> memory.call(op, p);
+            default -> CqExVerbs.handles(op) ? CqExVerbs.call(s, op, p) : memory.call(op, p);
         };
     }
 

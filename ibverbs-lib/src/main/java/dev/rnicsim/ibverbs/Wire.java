@@ -56,6 +56,14 @@ final class Wire
     static final int OP_CREATE_XRC_SRQ = 62;
     /** {@code struct wire_xrc_wr}: after each request of an XRC_SEND QP, the remote SRQ number and a pad. */
     static final int XRC_WR_BYTES = 8;
+    /** The extended CQ requests (CqExVerbs): numbered apart from the rest. */
+    static final int OP_CQEX_CAPS = 70;
+    static final int OP_CREATE_CQ_EX = 71;
+    static final int OP_RESIZE_CQ = 72;
+    static final int OP_QUERY_RT_VALUES = 73;
+    static final int OP_CQ_SYNC = 74;
+    /** {@code struct wire_cqex_caps}. */
+    static final int CQEX_CAPS_BYTES = 32;
     static final int OP_WC = 100;
     static final int OP_DIAG = 101;
     /** The bytes of a SEND for a receive of the process, before the receive's completion ({@link CarriedBytes}). */
@@ -75,8 +83,8 @@ final class Wire
     static final int PLACE_BYTES = 16;
     /** {@code struct wire_range}: address, length. */
     static final int RANGE_BYTES = 16;
-    /** {@code struct wire_wc}. */
-    static final int WC_BYTES = 56;
+    /** {@code struct wire_wc}: its last 8 bytes are the completion's time on the device's clock, in ns. */
+    static final int WC_BYTES = 64;
     /** {@code WIRE_WC_HIDDEN}: an unsignaled success, which frees a send queue slot and never reaches the CQ. */
     static final int WC_HIDDEN = 1;
 

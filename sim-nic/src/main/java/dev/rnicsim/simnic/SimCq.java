@@ -18,8 +18,8 @@ import java.util.List;
 public final class SimCq implements CompletionQueue
 {
     private final SimContext context;
-    private final int cqe;
-    private final Ring ring;
+    private int cqe;
+    private Ring ring;
     private final ArrayDeque<WorkCompletion> entries = new ArrayDeque<>();
     private int users;
     private boolean overrun;
@@ -109,8 +109,44 @@ public final class SimCq implements CompletionQueue
             overrun = true;
             return false;
         }
-        entries.addLast(wc);
+        // the device stamps each CQE with its clock as it writes it (the CQE's timestamp field)
+        entries.addLast(wc.withCompletionTime(context.device().fabric().clock().nowNs()));
         return true;
+    }
+
+    /**
+     * {@code ibv_resize_cq}, with the completions the process already holds: see {@link CqResize}.
+     *
+     * @param newCqe          the least number of entries wanted.
+     * @param heldByProcess   completions already handed to the process's own copy of the CQ and not yet polled
+     *                        there (the library of {@code rnicsim exec} keeps them), 0 through this API.
+     * @throws VerbsException see {@link CqResize#resize}.
+     */
+    public void resize(final int newCqe, final int heldByProcess)
+    {
+        context.device().fabric().guardedRun(() -> CqResize.resize(this, newCqe, entries.size() + heldByProcess));
+    }
+
+    @Override
+    public void resize(final int newCqe)
+    {
+        resize(newCqe, 0);
+    }
+
+    boolean closedForResize()
+    {
+        return closed;
+    }
+
+    Ring ring()
+    {
+        return ring;
+    }
+
+    void resized(final int newCqe, final Ring newRing)
+    {
+        cqe = newCqe;
+        ring = newRing;
     }
 
     /**

@@ -29,6 +29,18 @@ public interface CompletionQueue extends AutoCloseable
     List<WorkCompletion> poll(int maxEntries);
 
     /**
+     * {@code ibv_resize_cq}: gives the CQ room for at least {@code cqe} completions, keeping those not yet polled.
+     * The device rounds as at creation ({@link #cqe()} then reports what it granted); a size the CQ already has
+     * changes nothing.
+     *
+     * @param cqe the least number of entries wanted.
+     * @throws VerbsException EINVAL when {@code cqe} is below 1, above the device's max_cqe or below the completions
+     *                        waiting to be polled; EOPNOTSUPP where the provider cannot resize a CQ. A refused
+     *                        resize leaves the CQ as it was.
+     */
+    void resize(int cqe);
+
+    /**
      * @return true once closed.
      */
     boolean isClosed();

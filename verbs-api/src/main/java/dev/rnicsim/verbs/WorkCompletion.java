@@ -25,11 +25,56 @@ import java.util.Objects;
  * @param sl              {@code sl}: the service level the datagram came on.
  * @param pkeyIndex       {@code pkey_index}: the index of the P_Key the datagram matched (GSI QPs report it; 0 else).
  * @param dlidPathBits    {@code dlid_path_bits}: the low bits of the destination LID (0 on RoCE).
+ * @param completionTimeNs when the device wrote the completion into its CQ, in ns of the device's clock: on the
+ *                        simulator the fabric's simulated clock (ns since the fabric started), from which
+ *                        {@code ibv_wc_read_completion_ts} (in cycles of {@code hca_core_clock}) and
+ *                        {@code ibv_wc_read_completion_wallclock_ns} are derived; 0 where nothing stamped it (real
+ *                        hardware read through {@code ibv_poll_cq}, which has no timestamp field).
  */
 public record WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int qpNum, long byteLen, boolean withImm,
     int immData, boolean withInv, int invalidatedRkey, int vendorErr, WcDiagnosis diagnosis, int srcQp,
-    boolean withGrh, int slid, int sl, int pkeyIndex, int dlidPathBits)
+    boolean withGrh, int slid, int sl, int pkeyIndex, int dlidPathBits, long completionTimeNs)
 {
+    /**
+     * A completion not yet stamped with its time (see {@link #completionTimeNs()}).
+     *
+     * @param wrId            see the record components.
+     * @param status          see the record components.
+     * @param opcode          see the record components.
+     * @param qpNum           see the record components.
+     * @param byteLen         see the record components.
+     * @param withImm         see the record components.
+     * @param immData         see the record components.
+     * @param withInv         see the record components.
+     * @param invalidatedRkey see the record components.
+     * @param vendorErr       see the record components.
+     * @param diagnosis       see the record components.
+     * @param srcQp           see the record components.
+     * @param withGrh         see the record components.
+     * @param slid            see the record components.
+     * @param sl              see the record components.
+     * @param pkeyIndex       see the record components.
+     * @param dlidPathBits    see the record components.
+     */
+    public WorkCompletion(final long wrId, final WcStatus status, final WcOpcode opcode, final int qpNum,
+        final long byteLen, final boolean withImm, final int immData, final boolean withInv, final int invalidatedRkey,
+        final int vendorErr, final WcDiagnosis diagnosis, final int srcQp, final boolean withGrh, final int slid,
+        final int sl, final int pkeyIndex, final int dlidPathBits)
+    {
+        this(wrId, status, opcode, qpNum, byteLen, withImm, immData, withInv, invalidatedRkey, vendorErr, diagnosis,
+            srcQp, withGrh, slid, sl, pkeyIndex, dlidPathBits, 0);
+    }
+
+    /**
+     * @param timeNs when the device wrote it, in ns of its clock.
+     * @return this completion stamped with that time.
+     */
+    public WorkCompletion withCompletionTime(final long timeNs)
+    {
+        return new WorkCompletion(wrId, status, opcode, qpNum, byteLen, withImm, immData, withInv, invalidatedRkey,
+            vendorErr, diagnosis, srcQp, withGrh, slid, sl, pkeyIndex, dlidPathBits, timeNs);
+    }
+
     /**
      * A completion without the datagram fields ({@code src_qp}, IBV_WC_GRH, slid, sl, pkey_index, dlid_path_bits all
      * 0), as every completion but a UD receive has them.
@@ -55,7 +100,7 @@ public record WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int qp
         final int pkey, final int pathBits)
     {
         return new WorkCompletion(wrId, status, opcode, qpNum, byteLen, withImm, immData, withInv, invalidatedRkey,
-            vendorErr, diagnosis, sourceQp, grh, sourceLid, level, pkey, pathBits);
+            vendorErr, diagnosis, sourceQp, grh, sourceLid, level, pkey, pathBits, completionTimeNs);
     }
 
     /**
