@@ -98,20 +98,24 @@ class KeyLifecycleSoakProperties
                 .getThreadMXBean();
             ACTIONS.set(0);
             final long threadStart = threads.getCurrentThreadCpuTime();
+            final long besideStart = Lockstep.besideCpuNanos();
             final long cpuStart = os.getProcessCpuTime();
             final long start = System.nanoTime();
             final PropertyExecutionResult r = property.execute();
             final double seconds = (System.nanoTime() - start) / 1e9;
             final double cpuSeconds = (os.getProcessCpuTime() - cpuStart) / 1e9;
             final double threadSeconds = (threads.getCurrentThreadCpuTime() - threadStart) / 1e9;
+            final double besideSeconds = (Lockstep.besideCpuNanos() - besideStart) / 1e9;
             final long actions = ACTIONS.get();
             // Actions per second of the wall clock, and per second of CPU time (which a busy machine does not skew);
-            // the chains run in this thread, and the rest of the CPU time is the JIT compilers' and the GC's (in a run
-            // of a few thousand chains, the JIT compilers take a large part).
+            // the chains run in this thread and the worlds beside the first on two more (Lockstep), and the rest of
+            // the CPU time is the JIT compilers' and the GC's (in a run of a few thousand chains, the JIT compilers
+            // take a large part).
             System.out.printf(java.util.Locale.ROOT, "key-lifecycle soak: %s after %d tries, %d actions in %.1f s: "
-                + "%.0f actions/s (%.1f s CPU: %.0f actions per CPU second; %.1f s in the chains' thread, the rest JIT "
-                + "and GC)%n", r.status(), r.countTries(), actions, seconds, actions / seconds, cpuSeconds,
-                cpuSeconds > 0 ? actions / cpuSeconds : 0.0, threadSeconds);
+                + "%.0f actions/s (%.1f s CPU: %.0f actions per CPU second; %.1f s in the chains' threads, %.1f s of "
+                + "it in the thread drawing them, the rest JIT and GC)%n", r.status(), r.countTries(), actions,
+                seconds, actions / seconds, cpuSeconds, cpuSeconds > 0 ? actions / cpuSeconds : 0.0,
+                threadSeconds + besideSeconds, threadSeconds);
             return r;
         }
     }
