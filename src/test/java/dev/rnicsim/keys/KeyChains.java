@@ -97,7 +97,8 @@ final class KeyChains
     /** The reference world's state when an action is drawn; immutable. */
     record Snapshot(List<Buf> bufs, List<Integer> livePds, List<Integer> allPds, List<MrS> mrs, List<MwS> mws,
                     List<KeyS> keys, List<Tuple.Tuple2<Integer, Integer>> type2Keys, String ctx, int nextBuf,
-                    int nextMr, int nextMw, int nextPd, int nextKey, int nextChild, int nextCtx)
+                    int nextMr, int nextMw, int nextPd, int nextKey, int nextChild, int nextCtx, List<MrS> liveMrs,
+                    List<MwS> liveWindows, List<MwS> liveType1Windows)
     {
         static Snapshot of(final Lockstep s)
         {
@@ -111,10 +112,17 @@ final class KeyChains
             final List<KeyS> keys = new ArrayList<>();
             final List<Tuple.Tuple2<Integer, Integer>> type2 = new ArrayList<>();
             final Buf first = r.bufs.isEmpty() ? null : r.bufs.values().iterator().next();
+            final java.util.Map<Integer, Object> holders = r.holders();
+            // The newest name of each key value: the last label issued with it.
+            final java.util.Map<Integer, Integer> newestLabel = new java.util.HashMap<>();
             for (final KeyName k : r.keys.values())
             {
-                final Object h = r.holderOf(k.value);
-                final boolean newest = newestLabel(r, k.value) == k.label;
+                newestLabel.put(k.value, k.label);
+            }
+            for (final KeyName k : r.keys.values())
+            {
+                final Object h = holders.get(k.value);
+                final boolean newest = newestLabel.get(k.value) == k.label;
                 long lo = k.lo;
                 long len = k.len;
                 int pd = -1;
@@ -150,18 +158,18 @@ final class KeyChains
                 keys.add(new KeyS(k.label, pd, lo, len, grants, newest, staleReused));
             }
             final KeyOps.Names n = s.names;
+            final List<MwS> liveWindows = mws.stream().filter(MwS::live).toList();
             return new Snapshot(List.copyOf(r.bufs.values()), livePds, allPds, mrs, mws, List.copyOf(keys),
-                List.copyOf(type2), r.ctxName, n.buf, n.mr, n.mw, n.pd, n.key, n.child, n.ctx);
+                List.copyOf(type2), r.ctxName, n.buf, n.mr, n.mw, n.pd, n.key, n.child, n.ctx,
+                mrs.stream().filter(MrS::live).toList(), liveWindows,
+                liveWindows.stream().filter(w -> w.type() == MwType.TYPE_1).toList());
         }
 
-        List<MrS> liveMrs()
-        {
-            return mrs.stream().filter(MrS::live).toList();
-        }
-
+        /** The live windows, of one type or (null) of any. */
         List<MwS> liveWindows(final MwType type)
         {
-            return mws.stream().filter(w -> w.live() && (type == null || w.type() == type)).toList();
+            return type == null ? liveWindows : type == MwType.TYPE_1 ? liveType1Windows
+                : liveWindows.stream().filter(w -> w.type() == type).toList();
         }
 
         /** A buffer-relative expression for an address: the newest buffer whose range holds it, else the nearest. */
@@ -188,19 +196,6 @@ final class KeyChains
             }
             return Tuple.of(best.name(), addr - best.addr());
         }
-    }
-
-    private static int newestLabel(final KeyWorld r, final int value)
-    {
-        int found = -1;
-        for (final KeyName k : r.keys.values())
-        {
-            if (k.value == value)
-            {
-                found = k.label;
-            }
-        }
-        return found;
     }
 
     /** A transformer that keeps its action, so that a failing chain's actions can be minimized ({@link Minimize}). */

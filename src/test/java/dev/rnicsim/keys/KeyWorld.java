@@ -703,7 +703,7 @@ final class KeyWorld
     }
 
     /** The live holders by key, as {@link #holderOf} finds them (an MR before a window). */
-    private Map<Integer, Object> holders()
+    Map<Integer, Object> holders()
     {
         final Map<Integer, Object> byKey = new java.util.HashMap<>();
         for (final MrM m : mrs.values())
