@@ -1,9 +1,5 @@
 package dev.rnicsim.keys;
 
-import static dev.rnicsim.testkit.Unmemoized.fresh;
-import static dev.rnicsim.testkit.Unmemoized.fresh2;
-import static dev.rnicsim.testkit.Unmemoized.fresh3;
-
 import dev.rnicsim.keys.KeyOps.KeyOp;
 import dev.rnicsim.keys.KeyWorld.Buf;
 import dev.rnicsim.keys.KeyWorld.KeyName;
@@ -11,16 +7,19 @@ import dev.rnicsim.keys.KeyWorld.MrM;
 import dev.rnicsim.keys.KeyWorld.MwM;
 import dev.rnicsim.pagetable.ForkBehaviour;
 import dev.rnicsim.pagetable.Madvice;
-import dev.rnicsim.testkit.Unmemoized;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.MwType;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
+import net.jqwik.api.EdgeCases;
+import net.jqwik.api.ExhaustiveGenerator;
+import net.jqwik.api.RandomGenerator;
 import net.jqwik.api.Tuple;
 import net.jqwik.api.state.Action;
 import net.jqwik.api.state.ActionChain;
@@ -30,10 +29,11 @@ import net.jqwik.api.state.Transformer;
 /**
  * The generators of the key-lifecycle chains: up to {@code maxActions} actions, each chosen from a snapshot of the
  * reference world's state (buffers, MRs, windows, PDs, keys) so that most do something and some probe the edges
- * (stale keys, ranges one byte too long, unmapped memory, rights missing, full tables).
+ * (stale keys, ranges one byte too long, unmapped memory, rights missing, full tables). Each step is one number
+ * drawn by jqwik and decoded against the snapshot ({@link Draw}): which kind of action, then its values.
  *
- * <p>Every generator works on an immutable {@link Snapshot} taken when the action is drawn, never on the live worlds:
- * jqwik evaluates flat-mapped values again when it replays a chain while shrinking, and a lambda that read the
+ * <p>Every step is decoded from an immutable {@link Snapshot} taken when the action is drawn, never from the live
+ * worlds: jqwik decodes a step's number again when it replays a chain while shrinking, and a decoder that read the
  * worlds then would see another state (and would keep every world of every chain alive).
  */
 final class KeyChains
@@ -70,26 +70,7 @@ final class KeyChains
     {
         return ActionChain.<Lockstep>startWith(() -> new Lockstep(java.util.Objects.requireNonNull(PARAMS.get(),
             "KeyChains.PARAMS: set the chain's parameters before running it"), stats))
-            .withAction(16, new RemoteAction())
-            .withAction(6, new RegAction())
-            .withAction(3, new DeregAction())
-            .withAction(3, new ReregAction())
-            .withAction(2, new MmapAction())
-            .withAction(3, new CpuWriteAction())
-            .withAction(2, new CpuReadAction())
-            .withAction(2, new AllocMwAction())
-            .withAction(4, new BindAction())
-            .withAction(1, new UnbindAction())
-            .withAction(2, new LocalInvAction())
-            .withAction(1, new DeallocAction())
-            .withAction(2, new MunmapAction())
-            .withAction(2, new MadviseAction())
-            .withAction(1, new ForkAction())
-            .withAction(1, new ReclaimAction())
-            .withAction(1, new CompactAction())
-            .withAction(1, new AllocPdAction())
-            .withAction(1, new ClosePdAction())
-            .withAction(1, new CloseContextAction())
+            .withAction(new NextAction())
             .withMaxTransformations(maxActions);
     }
 
@@ -116,7 +97,8 @@ final class KeyChains
     /** The reference world's state when an action is drawn; immutable. */
     record Snapshot(List<Buf> bufs, List<Integer> livePds, List<Integer> allPds, List<MrS> mrs, List<MwS> mws,
                     List<KeyS> keys, List<Tuple.Tuple2<Integer, Integer>> type2Keys, String ctx, int nextBuf,
-                    int nextMr, int nextMw, int nextPd, int nextKey, int nextChild, int nextCtx)
+                    int nextMr, int nextMw, int nextPd, int nextKey, int nextChild, int nextCtx, List<MrS> liveMrs,
+                    List<MwS> liveWindows, List<MwS> liveType1Windows)
     {
         static Snapshot of(final Lockstep s)
         {
@@ -130,10 +112,17 @@ final class KeyChains
             final List<KeyS> keys = new ArrayList<>();
             final List<Tuple.Tuple2<Integer, Integer>> type2 = new ArrayList<>();
             final Buf first = r.bufs.isEmpty() ? null : r.bufs.values().iterator().next();
+            final java.util.Map<Integer, Object> holders = r.holders();
+            // The newest name of each key value: the last label issued with it.
+            final java.util.Map<Integer, Integer> newestLabel = new java.util.HashMap<>();
             for (final KeyName k : r.keys.values())
             {
-                final Object h = r.holderOf(k.value);
-                final boolean newest = newestLabel(r, k.value) == k.label;
+                newestLabel.put(k.value, k.label);
+            }
+            for (final KeyName k : r.keys.values())
+            {
+                final Object h = holders.get(k.value);
+                final boolean newest = newestLabel.get(k.value) == k.label;
                 long lo = k.lo;
                 long len = k.len;
                 int pd = -1;
@@ -169,18 +158,18 @@ final class KeyChains
                 keys.add(new KeyS(k.label, pd, lo, len, grants, newest, staleReused));
             }
             final KeyOps.Names n = s.names;
+            final List<MwS> liveWindows = mws.stream().filter(MwS::live).toList();
             return new Snapshot(List.copyOf(r.bufs.values()), livePds, allPds, mrs, mws, List.copyOf(keys),
-                List.copyOf(type2), r.ctxName, n.buf, n.mr, n.mw, n.pd, n.key, n.child, n.ctx);
+                List.copyOf(type2), r.ctxName, n.buf, n.mr, n.mw, n.pd, n.key, n.child, n.ctx,
+                mrs.stream().filter(MrS::live).toList(), liveWindows,
+                liveWindows.stream().filter(w -> w.type() == MwType.TYPE_1).toList());
         }
 
-        List<MrS> liveMrs()
-        {
-            return mrs.stream().filter(MrS::live).toList();
-        }
-
+        /** The live windows, of one type or (null) of any. */
         List<MwS> liveWindows(final MwType type)
         {
-            return mws.stream().filter(w -> w.live() && (type == null || w.type() == type)).toList();
+            return type == null ? liveWindows : type == MwType.TYPE_1 ? liveType1Windows
+                : liveWindows.stream().filter(w -> w.type() == type).toList();
         }
 
         /** A buffer-relative expression for an address: the newest buffer whose range holds it, else the nearest. */
@@ -209,24 +198,6 @@ final class KeyChains
         }
     }
 
-    private static int newestLabel(final KeyWorld r, final int value)
-    {
-        int found = -1;
-        for (final KeyName k : r.keys.values())
-        {
-            if (k.value == value)
-            {
-                found = k.label;
-            }
-        }
-        return found;
-    }
-
-    private static Transformer<Lockstep> t(final KeyOp op)
-    {
-        return new OpTransformer(op);
-    }
-
     /** A transformer that keeps its action, so that a failing chain's actions can be minimized ({@link Minimize}). */
     record OpTransformer(KeyOp op) implements Transformer<Lockstep>
     {
@@ -245,71 +216,143 @@ final class KeyChains
     }
 
     /**
-     * An action drawn from a snapshot of the reference world. It has no jqwik precondition: when shrinking, jqwik
-     * replays the actions it keeps as they were generated and discards a shortened chain whose preconditions no longer
-     * hold, which would leave almost nothing to shrink. Instead an action that cannot be drawn now is a noop (jqwik
-     * draws another), and one whose names a shortened chain never created is a skipped step in every world.
+     * The one action of a chain's step: which kind of action, and all its values, decoded from one number jqwik draws
+     * ({@link Draw}), against a snapshot of the reference world. The kinds are weighted as before, among those that
+     * can run now (jqwik's choice among weighted actions, with another draw when the one chosen cannot run, gave each
+     * the same share). It has no jqwik precondition: when shrinking, jqwik replays the steps it keeps as they were drawn
+     * and discards a shortened chain whose preconditions no longer hold, which would leave almost nothing to shrink; a
+     * step whose names a shortened chain never created is a skipped step in every world.
      */
-    private interface Step extends Action.Dependent<Lockstep>
+    static final class NextAction implements Action.Dependent<Lockstep>
+    {
+        @Override
+        public Arbitrary<Transformer<Lockstep>> transformer(final Lockstep state)
+        {
+            return new StepArbitrary(state.snapshot());
+        }
+    }
+
+    /** The numbers a step is decoded from: uniform over all non-negative longs, shrinking towards 0. */
+    private static final Arbitrary<Long> BITS = Arbitraries.longs().between(0, Long.MAX_VALUE)
+        .withDistribution(net.jqwik.api.RandomDistribution.uniform()).withoutEdgeCases();
+
+    /** {@link #BITS}'s generator of the chains' size (the same for every step of a property). */
+    private static volatile Tuple.Tuple2<Integer, RandomGenerator<Long>> bitsGenerator = Tuple.of(-1, null);
+
+    private static RandomGenerator<Long> bits(final int genSize)
+    {
+        Tuple.Tuple2<Integer, RandomGenerator<Long>> g = bitsGenerator;
+        if (g.get1() != genSize)
+        {
+            g = Tuple.of(genSize, BITS.generator(genSize));
+            bitsGenerator = g;
+        }
+        return g.get2();
+    }
+
+    /** One step drawn from a snapshot: a number, decoded; the number shrinks, and the step with it. */
+    private record StepArbitrary(Snapshot snapshot) implements Arbitrary<Transformer<Lockstep>>
+    {
+        @Override
+        public RandomGenerator<Transformer<Lockstep>> generator(final int genSize)
+        {
+            final RandomGenerator<Long> g = bits(genSize);
+            return random -> g.next(random).map(v -> transformer(decode(snapshot, v)));
+        }
+
+        @Override
+        public RandomGenerator<Transformer<Lockstep>> generatorWithEmbeddedEdgeCases(final int genSize)
+        {
+            return generator(genSize);
+        }
+
+        @Override
+        public boolean isGeneratorMemoizable()
+        {
+            return false;
+        }
+
+        @Override
+        public EdgeCases<Transformer<Lockstep>> edgeCases(final int maxEdgeCases)
+        {
+            return EdgeCases.none();
+        }
+
+        @Override
+        public Optional<ExhaustiveGenerator<Transformer<Lockstep>>> exhaustive(final long maxNumberOfSamples)
+        {
+            return Optional.empty();
+        }
+    }
+
+    private static Transformer<Lockstep> transformer(final KeyOp op)
+    {
+        return op == null ? Transformer.noop() : new OpTransformer(op);
+    }
+
+    /** The kinds of action, in the order a draw reads them, and their weights. */
+    private static final Step[] STEPS = {new RemoteAction(), new RegAction(), new DeregAction(), new ReregAction(),
+        new MmapAction(), new CpuWriteAction(), new CpuReadAction(), new AllocMwAction(), new BindAction(),
+        new UnbindAction(), new LocalInvAction(), new DeallocAction(), new MunmapAction(), new MadviseAction(),
+        new ForkAction(), new ReclaimAction(), new CompactAction(), new AllocPdAction(), new ClosePdAction(),
+        new CloseContextAction()};
+    private static final int[] WEIGHTS = {16, 6, 3, 3, 2, 3, 2, 2, 4, 1, 2, 1, 2, 2, 1, 1, 1, 1, 1, 1};
+
+    /** The action {@code bits} names in the snapshot; null when no kind of action can run. */
+    static KeyOp decode(final Snapshot s, final long bits)
+    {
+        final Draw d = new Draw(bits);
+        final int[] w = new int[STEPS.length];
+        boolean any = false;
+        for (int i = 0; i < STEPS.length; i++)
+        {
+            if (STEPS[i].can(s))
+            {
+                w[i] = WEIGHTS[i];
+                any = true;
+            }
+        }
+        return any ? STEPS[d.weighted(w)].op(s, d) : null;
+    }
+
+    /** A kind of action: whether it can be drawn from a snapshot, and its values read from a draw. */
+    private interface Step
     {
         boolean can(Snapshot s);
 
-        Arbitrary<KeyOp> op(Snapshot s);
-
-        @Override
-        default Arbitrary<Transformer<Lockstep>> transformer(final Lockstep state)
-        {
-            final Snapshot s = state.snapshot();
-            if (!can(s))
-            {
-                return Arbitraries.just(Transformer.noop());
-            }
-            return Unmemoized.of(op(s).map(KeyChains::t));
-        }
+        KeyOp op(Snapshot s, Draw d);
     }
 
     // ------------------------------------------------------------------ helpers
 
-    /**
-     * One of {@code values}, a list taken from a snapshot: its generator is built afresh ({@link Unmemoized}), not
-     * looked up in jqwik's generator cache by hashing and comparing the list (a list of a snapshot is never drawn
-     * from twice).
-     */
-    private static <T> Arbitrary<T> of(final List<T> values)
-    {
-        return Unmemoized.of(Arbitraries.of(values));
-    }
-
     /** Mostly one of {@code preferred}, else one of {@code all}. */
-    private static <T> Arbitrary<T> mostly(final List<T> preferred, final List<T> all, final int preferredWeight)
+    private static <T> T mostly(final Draw d, final List<T> preferred, final List<T> all, final int preferredWeight)
     {
         if (preferred.isEmpty())
         {
-            return of(all);
+            return d.of(all);
         }
         if (all.isEmpty())
         {
-            return of(preferred);
+            return d.of(preferred);
         }
-        return Arbitraries.frequencyOf(Tuple.of(preferredWeight, of(preferred)),
-            Tuple.of(1, of(all)));
+        return d.weighted(preferredWeight, 1) == 0 ? d.of(preferred) : d.of(all);
     }
 
     /** An offset in a buffer of {@code len} bytes, often near a page boundary. */
-    private static Arbitrary<Long> offset(final long len)
+    private static long offset(final Draw d, final long len)
     {
         final long pages = len / PAGE;
-        return Arbitraries.frequencyOf(
-            Tuple.of(2, Arbitraries.longs().between(0, len - 1)),
-            Tuple.of(1, Arbitraries.longs().between(0, pages - 1).map(p -> p * PAGE)),
-            Tuple.of(2, Arbitraries.longs().between(1, pages).flatMap(fresh(p -> Arbitraries.longs().between(1, 40)
-                .map(d -> Math.max(0, p * PAGE - d))))));
-    }
-
-    private static Arbitrary<String> text(final int len)
-    {
-        return Arbitraries.strings().withChars("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-            .ofLength(len);
+        return switch (d.weighted(2, 1, 2))
+        {
+            case 0 -> d.between(0, len - 1);
+            case 1 -> d.between(0, pages - 1) * PAGE;
+            default ->
+            {
+                final long p = d.between(1, pages);
+                yield Math.max(0, p * PAGE - d.between(1, 40));
+            }
+        };
     }
 
     private static final List<Set<Access>> REG_ACCESS = List.of(
@@ -327,34 +370,36 @@ final class KeyChains
         EnumSet.of(Access.REMOTE_WRITE),
         EnumSet.of(Access.REMOTE_ATOMIC, Access.REMOTE_READ));
 
+    /** Where each group of {@link #REG_ACCESS} starts, and the groups' weights. */
+    private static final int[] REG_ACCESS_GROUPS = {0, 2, 4, 9, 11, 13};
+    private static final int[] REG_ACCESS_WEIGHTS = {6, 8, 6, 2, 1};
+
     /** Mostly valid, remote access sets; the last two break ib_check_mr_access (EINVAL). */
-    private static Arbitrary<Set<Access>> regAccess()
+    private static Set<Access> regAccess(final Draw d)
     {
-        return Arbitraries.frequencyOf(
-            Tuple.of(6, Arbitraries.of(REG_ACCESS.subList(0, 2))),
-            Tuple.of(8, Arbitraries.of(REG_ACCESS.subList(2, 4))),
-            Tuple.of(6, Arbitraries.of(REG_ACCESS.subList(4, 9))),
-            Tuple.of(2, Arbitraries.of(REG_ACCESS.subList(9, 11))),
-            Tuple.of(1, Arbitraries.of(REG_ACCESS.subList(11, 13))));
+        final int g = d.weighted(REG_ACCESS_WEIGHTS);
+        return REG_ACCESS.get(REG_ACCESS_GROUPS[g] + d.below(REG_ACCESS_GROUPS[g + 1] - REG_ACCESS_GROUPS[g]));
     }
 
-    private static Arbitrary<Set<Access>> windowRights()
+    private static final List<Set<Access>> WINDOW_RIGHTS = List.of(EnumSet.of(Access.REMOTE_READ,
+        Access.REMOTE_WRITE), EnumSet.of(Access.REMOTE_READ), EnumSet.of(Access.REMOTE_WRITE),
+        EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE, Access.REMOTE_ATOMIC));
+
+    private static Set<Access> windowRights(final Draw d)
     {
-        return Arbitraries.frequencyOf(
-            Tuple.of(6, Arbitraries.of(List.<Set<Access>>of(EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE),
-                EnumSet.of(Access.REMOTE_READ), EnumSet.of(Access.REMOTE_WRITE),
-                EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE, Access.REMOTE_ATOMIC)))),
-            Tuple.of(1, Arbitraries.just(EnumSet.noneOf(Access.class))));
+        return d.weighted(6, 1) == 0 ? d.of(WINDOW_RIGHTS) : EnumSet.noneOf(Access.class);
     }
 
     /** A range [off, off+len) of a buffer of {@code size} bytes: page-aligned or not, within it. */
-    private static Arbitrary<long[]> range(final long size)
+    private static long[] range(final Draw d, final long size)
     {
-        final Arbitrary<long[]> aligned = Arbitraries.longs().between(0, size / PAGE - 1).flatMap(fresh(p -> Arbitraries
-            .longs().between(1, size / PAGE - p).map(n -> new long[] {p * PAGE, n * PAGE})));
-        final Arbitrary<long[]> any = offset(size).flatMap(fresh(off -> Arbitraries.longs().between(1, size - off)
-            .map(len -> new long[] {off, len})));
-        return Arbitraries.frequencyOf(Tuple.of(1, aligned), Tuple.of(1, any));
+        if (d.weighted(1, 1) == 0)
+        {
+            final long p = d.between(0, size / PAGE - 1);
+            return new long[] {p * PAGE, d.between(1, size / PAGE - p) * PAGE};
+        }
+        final long off = offset(d, size);
+        return new long[] {off, d.between(1, size - off)};
     }
 
     // ------------------------------------------------------------------ memory actions
@@ -368,10 +413,9 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
-            final String name = "buf" + s.nextBuf();
-            return Arbitraries.of(8L << 10, 16L << 10, 32L << 10).map(size -> new KeyOps.Mmap(name, size));
+            return new KeyOps.Mmap("buf" + s.nextBuf(), d.of(8L << 10, 16L << 10, 32L << 10));
         }
     }
 
@@ -384,11 +428,12 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
-            return of(s.bufs()).flatMap(fresh(b -> offset(b.lengthBytes()).flatMap(fresh(
-                off -> Arbitraries.integers().between(1, (int)Math.min(32, b.lengthBytes() - off)).flatMap(fresh(
-                    n -> text(n).map(t -> new KeyOps.CpuWrite(b.name(), off, t))))))));
+            final Buf b = d.of(s.bufs());
+            final long off = offset(d, b.lengthBytes());
+            final int n = d.between(1, (int)Math.min(32, b.lengthBytes() - off));
+            return new KeyOps.CpuWrite(b.name(), off, d.text(n));
         }
     }
 
@@ -401,11 +446,11 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
-            return of(s.bufs()).flatMap(fresh(b -> offset(b.lengthBytes()).flatMap(fresh(
-                off -> Arbitraries.integers().between(1, (int)Math.min(48, b.lengthBytes() - off)).map(
-                    n -> new KeyOps.CpuRead(b.name(), off, n))))));
+            final Buf b = d.of(s.bufs());
+            final long off = offset(d, b.lengthBytes());
+            return new KeyOps.CpuRead(b.name(), off, d.between(1, (int)Math.min(48, b.lengthBytes() - off)));
         }
     }
 
@@ -418,17 +463,19 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
-            return of(s.bufs()).flatMap(fresh(b -> Arbitraries.longs().between(0,
-                b.lengthBytes() / PAGE - 1).flatMap(fresh(p -> Arbitraries.longs().between(1,
-                b.lengthBytes() / PAGE - p).map(
-                    n -> new KeyOps.Munmap(b.name(), p * PAGE, n * PAGE))))));
+            final Buf b = d.of(s.bufs());
+            final long p = d.between(0, b.lengthBytes() / PAGE - 1);
+            return new KeyOps.Munmap(b.name(), p * PAGE, d.between(1, b.lengthBytes() / PAGE - p) * PAGE);
         }
     }
 
     static final class MadviseAction implements Step
     {
+        private static final Madvice[] ADVICE = {Madvice.DONTNEED, Madvice.DONTFORK, Madvice.DOFORK,
+            Madvice.HUGEPAGE, Madvice.NOHUGEPAGE};
+
         @Override
         public boolean can(final Snapshot s)
         {
@@ -436,15 +483,12 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
-            final Arbitrary<Madvice> advice = Arbitraries.frequencyOf(Tuple.of(4, Arbitraries.just(Madvice.DONTNEED)),
-                Tuple.of(2, Arbitraries.just(Madvice.DONTFORK)), Tuple.of(1, Arbitraries.just(Madvice.DOFORK)),
-                Tuple.of(1, Arbitraries.just(Madvice.HUGEPAGE)), Tuple.of(1, Arbitraries.just(Madvice.NOHUGEPAGE)));
-            return of(s.bufs()).flatMap(fresh(b -> Arbitraries.longs().between(0,
-                b.lengthBytes() / PAGE - 1).flatMap(fresh(p -> Arbitraries.longs().between(1,
-                b.lengthBytes() / PAGE - p).flatMap(fresh(
-                    n -> advice.map(a -> new KeyOps.Madvise(b.name(), p * PAGE, n * PAGE, a))))))));
+            final Buf b = d.of(s.bufs());
+            final long p = d.between(0, b.lengthBytes() / PAGE - 1);
+            final long n = d.between(1, b.lengthBytes() / PAGE - p);
+            return new KeyOps.Madvise(b.name(), p * PAGE, n * PAGE, ADVICE[d.weighted(4, 2, 1, 1, 1)]);
         }
     }
 
@@ -457,9 +501,9 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
-            return Arbitraries.just(new KeyOps.Fork("child" + s.nextChild()));
+            return new KeyOps.Fork("child" + s.nextChild());
         }
     }
 
@@ -472,9 +516,9 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
-            return Arbitraries.of(16L, 256L, 100000L).map(KeyOps.Reclaim::new);
+            return new KeyOps.Reclaim(d.of(16L, 256L, 100000L));
         }
     }
 
@@ -487,9 +531,9 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
-            return Arbitraries.just(new KeyOps.Compact());
+            return new KeyOps.Compact();
         }
     }
 
@@ -504,9 +548,9 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
-            return Arbitraries.just(new KeyOps.AllocPd(s.nextPd(), s.ctx()));
+            return new KeyOps.AllocPd(s.nextPd(), s.ctx());
         }
     }
 
@@ -519,9 +563,9 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
-            return of(s.livePds()).map(KeyOps.ClosePd::new);
+            return new KeyOps.ClosePd(d.of(s.livePds()));
         }
     }
 
@@ -534,9 +578,9 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
-            return Arbitraries.just(new KeyOps.CloseContext(s.ctx(), s.nextCtx()));
+            return new KeyOps.CloseContext(s.ctx(), s.nextCtx());
         }
     }
 
@@ -551,13 +595,13 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
-            final String mr = "mr" + s.nextMr();
-            final int keyN = s.nextKey();
-            return Combinators.combine(of(s.livePds()), of(s.bufs()), regAccess())
-                .flatAs(fresh3((pd, b, access) -> range(b.lengthBytes()).map(rg -> new KeyOps.Reg(mr, pd, b.name(),
-                    rg[0], rg[1], access, keyN))));
+            final int pd = d.of(s.livePds());
+            final Buf b = d.of(s.bufs());
+            final Set<Access> access = regAccess(d);
+            final long[] rg = range(d, b.lengthBytes());
+            return new KeyOps.Reg("mr" + s.nextMr(), pd, b.name(), rg[0], rg[1], access, s.nextKey());
         }
     }
 
@@ -570,9 +614,9 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
-            return mostly(s.liveMrs(), s.mrs(), 6).map(m -> new KeyOps.Dereg(m.name()));
+            return new KeyOps.Dereg(mostly(d, s.liveMrs(), s.mrs(), 6).name());
         }
     }
 
@@ -585,30 +629,27 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
             final int keyN = s.nextKey();
-            return mostly(s.liveMrs(), s.mrs(), 8).flatMap(fresh(m -> Arbitraries.integers().between(0, 19).flatMap(
-                fresh(kind ->
+            final MrS m = mostly(d, s.liveMrs(), s.mrs(), 8);
+            final int kind = d.between(0, 19);
+            if (kind < 8)
             {
-                if (kind < 8)
-                {
-                    return regAccess().map(a -> (KeyOp)new KeyOps.Rereg(m.name(), null, null, 0, 0, a, keyN));
-                }
-                if (kind < 14 || kind == 18)
-                {
-                    final boolean withAccess = kind == 18;
-                    return Combinators.combine(of(s.bufs()), regAccess()).flatAs(fresh2((b, a) -> range(
-                        b.lengthBytes()).map(rg -> (KeyOp)new KeyOps.Rereg(m.name(), null, b.name(), rg[0], rg[1],
-                        withAccess ? a : null, keyN))));
-                }
-                if (kind < 18)
-                {
-                    return mostly(s.livePds(), s.allPds(), 5).map(p -> (KeyOp)new KeyOps.Rereg(m.name(), p, null, 0,
-                        0, null, keyN));
-                }
-                return Arbitraries.just((KeyOp)new KeyOps.Rereg(m.name(), null, null, 0, 0, null, keyN));
-            }))));
+                return new KeyOps.Rereg(m.name(), null, null, 0, 0, regAccess(d), keyN);
+            }
+            if (kind < 14 || kind == 18)
+            {
+                final Buf b = d.of(s.bufs());
+                final Set<Access> a = regAccess(d);
+                final long[] rg = range(d, b.lengthBytes());
+                return new KeyOps.Rereg(m.name(), null, b.name(), rg[0], rg[1], kind == 18 ? a : null, keyN);
+            }
+            if (kind < 18)
+            {
+                return new KeyOps.Rereg(m.name(), mostly(d, s.livePds(), s.allPds(), 5), null, 0, 0, null, keyN);
+            }
+            return new KeyOps.Rereg(m.name(), null, null, 0, 0, null, keyN);
         }
     }
 
@@ -623,12 +664,10 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
-            final String mw = "win" + s.nextMw();
-            final int keyN = s.nextKey();
-            return Combinators.combine(of(s.livePds()), Arbitraries.of(MwType.TYPE_1, MwType.TYPE_2))
-                .as((pd, type) -> new KeyOps.AllocMw(mw, pd, type, keyN));
+            final int pd = d.of(s.livePds());
+            return new KeyOps.AllocMw("win" + s.nextMw(), pd, d.of(MwType.TYPE_1, MwType.TYPE_2), s.nextKey());
         }
     }
 
@@ -641,28 +680,47 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
-            final int keyN = s.nextKey();
             final List<MwS> windows = s.liveWindows(null);
-            final List<MwS> bindable = windows.stream().filter(w -> s.liveMrs().stream().anyMatch(m -> m.pd() == w.pd()
+            final List<MrS> live = s.liveMrs();
+            final List<MwS> bindable = windows.stream().filter(w -> live.stream().anyMatch(m -> m.pd() == w.pd()
                 && m.access().contains(Access.MW_BIND))).toList();
-            return mostly(bindable, windows, 5).flatMap(fresh(w ->
+            final MwS w = mostly(d, bindable, windows, 5);
+            final List<MrS> good = live.stream().filter(m -> m.pd() == w.pd() && m.access().contains(Access.MW_BIND))
+                .toList();
+            final MrS m = mostly(d, good, s.mrs(), 8);
+            final long len = m.len();
+            final long off;
+            final long length;
+            if (d.weighted(6, 1) == 0)
             {
-                final List<MrS> good = s.liveMrs().stream().filter(m -> m.pd() == w.pd()
-                    && m.access().contains(Access.MW_BIND)).toList();
-                return mostly(good, s.mrs(), 8).flatMap(fresh(m ->
+                off = d.between(0, len - 1);
+                length = d.between(1, len - off);
+            }
+            else
+            {
+                final long e = d.between(1, 64);
+                switch (d.below(3))
                 {
-                    final long len = m.len();
-                    final Arbitrary<long[]> inside = Arbitraries.longs().between(0, len - 1).flatMap(fresh(
-                        off -> Arbitraries.longs().between(1, len - off).map(l -> new long[] {off, l})));
-                    final Arbitrary<long[]> edge = Arbitraries.longs().between(1, 64).flatMap(fresh(d -> Arbitraries.of(
-                        new long[] {-d, len}, new long[] {0, len + d}, new long[] {len - 1, 1 + d})));
-                    return Combinators.combine(Arbitraries.frequencyOf(Tuple.of(6, inside), Tuple.of(1, edge)),
-                        windowRights()).as((rg, rights) -> (KeyOp)new KeyOps.Bind(w.name(), w.pd(), m.name(), rg[0],
-                        rg[1], rights, keyN));
-                }));
-            }));
+                    case 0 ->
+                    {
+                        off = -e;
+                        length = len;
+                    }
+                    case 1 ->
+                    {
+                        off = 0;
+                        length = len + e;
+                    }
+                    default ->
+                    {
+                        off = len - 1;
+                        length = 1 + e;
+                    }
+                }
+            }
+            return new KeyOps.Bind(w.name(), w.pd(), m.name(), off, length, windowRights(d), s.nextKey());
         }
     }
 
@@ -675,10 +733,10 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
-            final int keyN = s.nextKey();
-            return of(s.liveWindows(MwType.TYPE_1)).map(w -> new KeyOps.Unbind(w.name(), w.pd(), keyN));
+            final MwS w = d.of(s.liveWindows(MwType.TYPE_1));
+            return new KeyOps.Unbind(w.name(), w.pd(), s.nextKey());
         }
     }
 
@@ -691,16 +749,17 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
-            final List<Integer> labels = s.keys().stream().map(KeyS::label).toList();
-            final Arbitrary<Tuple.Tuple2<Integer, Integer>> any = Combinators.combine(of(s.livePds()),
-                of(labels)).as(Tuple::of);
             final List<Tuple.Tuple2<Integer, Integer>> current = s.type2Keys().stream().filter(t -> s.livePds()
                 .contains(t.get1())).toList();
-            final Arbitrary<Tuple.Tuple2<Integer, Integer>> choice = current.isEmpty() ? any
-                : Arbitraries.frequencyOf(Tuple.of(3, of(current)), Tuple.of(1, any));
-            return choice.map(t -> new KeyOps.LocalInv(t.get1(), t.get2()));
+            if (!current.isEmpty() && d.weighted(3, 1) == 0)
+            {
+                final Tuple.Tuple2<Integer, Integer> t = d.of(current);
+                return new KeyOps.LocalInv(t.get1(), t.get2());
+            }
+            final int pd = d.of(s.livePds());
+            return new KeyOps.LocalInv(pd, d.of(s.keys()).label());
         }
     }
 
@@ -713,9 +772,9 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
-            return mostly(s.liveWindows(null), s.mws(), 8).map(w -> new KeyOps.Dealloc(w.name()));
+            return new KeyOps.Dealloc(mostly(d, s.liveWindows(null), s.mws(), 8).name());
         }
     }
 
@@ -723,6 +782,8 @@ final class KeyChains
 
     static final class RemoteAction implements Step
     {
+        private static final KeyOps.Op[] OPS = {KeyOps.Op.READ, KeyOps.Op.WRITE, KeyOps.Op.FAA, KeyOps.Op.CAS};
+
         @Override
         public boolean can(final Snapshot s)
         {
@@ -730,82 +791,92 @@ final class KeyChains
         }
 
         @Override
-        public Arbitrary<KeyOp> op(final Snapshot s)
+        public KeyOp op(final Snapshot s, final Draw d)
         {
-            final Arbitrary<KeyOps.Op> ops = Arbitraries.frequencyOf(Tuple.of(4, Arbitraries.just(KeyOps.Op.READ)),
-                Tuple.of(4, Arbitraries.just(KeyOps.Op.WRITE)), Tuple.of(1, Arbitraries.just(KeyOps.Op.FAA)),
-                Tuple.of(1, Arbitraries.just(KeyOps.Op.CAS)));
-            return ops.flatMap(fresh(op ->
+            final KeyOps.Op op = OPS[d.weighted(4, 4, 1, 1)];
+            // Mostly a key that grants the operation now, else any key that names something, else any key.
+            final Access right = op == KeyOps.Op.READ ? Access.REMOTE_READ : op == KeyOps.Op.WRITE
+                ? Access.REMOTE_WRITE : Access.REMOTE_ATOMIC;
+            final List<KeyS> granting = new ArrayList<>();
+            final List<KeyS> naming = new ArrayList<>();
+            // A key whose MR is gone and whose MPT index was taken again since: valid again or not?
+            final List<KeyS> staleReused = new ArrayList<>();
+            for (final KeyS k : s.keys())
             {
-                // Mostly a key that grants the operation now, else any key that names something, else any key.
-                final Access right = op == KeyOps.Op.READ ? Access.REMOTE_READ : op == KeyOps.Op.WRITE
-                    ? Access.REMOTE_WRITE : Access.REMOTE_ATOMIC;
-                final List<KeyS> granting = s.keys().stream().filter(k -> k.newest() && k.grants().contains(right))
-                    .toList();
-                final List<KeyS> naming = s.keys().stream().filter(k -> k.newest() && k.pd() >= 0).toList();
-                final List<KeyS> staleReused = s.keys().stream().filter(KeyS::staleReused).toList();
-                final List<Tuple.Tuple2<Integer, Arbitrary<KeyS>>> choices = new ArrayList<>();
-                choices.add(Tuple.of(2, of(s.keys())));
-                if (!staleReused.isEmpty())
+                if (k.newest() && k.grants().contains(right))
                 {
-                    // A key whose MR is gone and whose MPT index was taken again since: valid again or not?
-                    choices.add(Tuple.of(4, of(staleReused)));
+                    granting.add(k);
                 }
-                if (!naming.isEmpty())
+                if (k.newest() && k.pd() >= 0)
                 {
-                    choices.add(Tuple.of(1, of(naming)));
+                    naming.add(k);
                 }
-                if (!granting.isEmpty())
+                if (k.staleReused())
                 {
-                    choices.add(Tuple.of(14, of(granting)));
+                    staleReused.add(k);
                 }
-                return Arbitraries.frequencyOf(choices).flatMap(fresh(k -> access(s, k, op)));
-            }));
+            }
+            final List<KeyS> chosen = switch (d.weighted(2, staleReused.isEmpty() ? 0 : 4, naming.isEmpty() ? 0 : 1,
+                granting.isEmpty() ? 0 : 14))
+            {
+                case 0 -> s.keys();
+                case 1 -> staleReused;
+                case 2 -> naming;
+                default -> granting;
+            };
+            return access(s, d.of(chosen), op, d);
         }
 
-        private static Arbitrary<KeyOp> access(final Snapshot s, final KeyS k, final KeyOps.Op op)
+        private static KeyOp access(final Snapshot s, final KeyS k, final KeyOps.Op op, final Draw d)
         {
-            final Arbitrary<Integer> pd = k.pd() >= 0 && s.livePds().contains(k.pd())
-                ? Arbitraries.frequencyOf(Tuple.of(6, Arbitraries.just(k.pd())), Tuple.of(1, of(s.livePds())))
-                : of(s.livePds());
+            final int p = k.pd() >= 0 && s.livePds().contains(k.pd()) && d.weighted(6, 1) == 0 ? k.pd()
+                : d.of(s.livePds());
             final long lo = k.lo();
             final long len = k.len();
             final boolean atomic = op == KeyOps.Op.FAA || op == KeyOps.Op.CAS;
-            final Arbitrary<Integer> sizes = atomic ? Arbitraries.just(8) : Arbitraries.frequencyOf(
-                Tuple.of(3, Arbitraries.integers().between(1, 64)), Tuple.of(1, Arbitraries.integers().between(1, 8)));
-            return Combinators.combine(pd, sizes).flatAs(fresh2((p, size) ->
+            final int size = atomic ? 8 : d.weighted(3, 1) == 0 ? d.between(1, 64) : d.between(1, 8);
+            final long maxStart = lo + Math.max(0, len - size);
+            final long a;
+            final int where = atomic ? d.weighted(8, 1, 1) : d.weighted(6, 1);
+            if (where == 0)
             {
-                final long maxStart = lo + Math.max(0, len - size);
-                final Arbitrary<Long> inside = atomic
-                    ? Arbitraries.longs().between(0, Math.max(0, (len - 8) / 8)).map(i -> ((lo + 7) & -8L) + i * 8)
-                    : Arbitraries.frequencyOf(Tuple.of(3, Arbitraries.longs().between(lo, maxStart)),
-                        Tuple.of(2, Arbitraries.longs().between(1, 63).map(d -> Math.max(lo,
-                            Math.min(maxStart, ((lo + len / 2) & -PAGE) - d)))));
-                final Arbitrary<Long> edges = Arbitraries.of(lo - 1, lo + len - size + 1, lo + len - 1, lo);
-                final Arbitrary<Long> misaligned = Arbitraries.longs().between(lo, maxStart).map(a -> a | 1);
-                final Arbitrary<Long> addr = atomic
-                    ? Arbitraries.frequencyOf(Tuple.of(8, inside), Tuple.of(1, edges.map(a -> a & -8L)),
-                        Tuple.of(1, misaligned))
-                    : Arbitraries.frequencyOf(Tuple.of(6, inside), Tuple.of(1, edges));
-                return addr.flatMap(fresh(a ->
+                if (atomic)
                 {
-                    final Tuple.Tuple2<String, Long> rel = s.relative(a);
-                    return switch (op)
-                    {
-                        case WRITE -> text(size).map(t -> (KeyOp)new KeyOps.Remote(op, p, k.label(), rel.get1(),
-                            rel.get2(), size, t, 0, 0));
-                        case READ -> Arbitraries.just((KeyOp)new KeyOps.Remote(op, p, k.label(), rel.get1(),
-                            rel.get2(), size, null, 0, 0));
-                        case FAA -> Arbitraries.longs().between(1, 1000).map(add -> (KeyOp)new KeyOps.Remote(op, p,
-                            k.label(), rel.get1(), rel.get2(), size, null, add, 0));
-                        // Compare 0 matches memory nothing wrote yet, so both outcomes of a CAS come up.
-                        case CAS -> Combinators.combine(Arbitraries.frequencyOf(Tuple.of(2, Arbitraries.just(0L)),
-                            Tuple.of(1, Arbitraries.longs().between(1, 1000))), Arbitraries.longs().between(0,
-                            1L << 40)).as((c, sw) -> (KeyOp)new KeyOps.Remote(op, p, k.label(), rel.get1(),
-                            rel.get2(), size, null, c, sw));
-                    };
-                }));
-            }));
+                    a = ((lo + 7) & -8L) + d.between(0, Math.max(0, (len - 8) / 8)) * 8;
+                }
+                else if (d.weighted(3, 2) == 0)
+                {
+                    a = d.between(lo, maxStart);
+                }
+                else
+                {
+                    a = Math.max(lo, Math.min(maxStart, ((lo + len / 2) & -PAGE) - d.between(1, 63)));
+                }
+            }
+            else if (where == 1)
+            {
+                final long edge = d.of(lo - 1, lo + len - size + 1, lo + len - 1, lo);
+                a = atomic ? edge & -8L : edge;
+            }
+            else
+            {
+                a = d.between(lo, maxStart) | 1;
+            }
+            final Tuple.Tuple2<String, Long> rel = s.relative(a);
+            return switch (op)
+            {
+                case WRITE -> new KeyOps.Remote(op, p, k.label(), rel.get1(), rel.get2(), size, d.text(size), 0, 0);
+                case READ -> new KeyOps.Remote(op, p, k.label(), rel.get1(), rel.get2(), size, null, 0, 0);
+                case FAA -> new KeyOps.Remote(op, p, k.label(), rel.get1(), rel.get2(), size, null, d.between(1,
+                    1000), 0);
+                // Compare 0 matches memory nothing wrote yet, so both outcomes of a CAS come up.
+                case CAS ->
+                {
+                    final long compare = d.weighted(2, 1) == 0 ? 0 : d.between(1, 1000);
+                    yield new KeyOps.Remote(op, p, k.label(), rel.get1(), rel.get2(), size, null, compare,
+                        d.between(0, 1L << 40));
+                }
+            };
         }
     }
 }

@@ -24,7 +24,9 @@ import net.jqwik.api.state.ActionChain;
  * bin/test -o -pl scenarios -am -Dtest='KeyLifecycleSoakProperties' -Dsurefire.failIfNoSpecifiedTests=false \
  *   -Drnicsim.soak.tries=100000 -Drnicsim.soak.seed=42
  * </pre>
- * (surefire passes -D properties of the Maven command line on to the tests.)
+ * (surefire passes -D properties of the Maven command line on to the tests; the module's {@code key-soak} profile,
+ * active when {@code rnicsim.soak.tries} is given, runs the tests' JVM with the C1 compiler only, which suits a run of
+ * seconds: {@code -Drnicsim.soak.jvm=} gives the default compilers back for a soak of hours.)
  */
 @AddLifecycleHook(KeyLifecycleSoakProperties.Soak.class)
 class KeyLifecycleSoakProperties
@@ -90,28 +92,34 @@ class KeyLifecycleSoakProperties
             {
                 context.attributes().setSeed(seed);
             }
+            final String compilers = java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
+                .stream().anyMatch(a -> a.startsWith("-XX:TieredStopAtLevel=")) ? "C1 only" : "the JVM's default";
             System.out.println("key-lifecycle soak: " + tries + " chains, seed " + (seed == null || seed.isBlank()
-                ? "random (jqwik prints it if a chain fails)" : seed));
+                ? "random (jqwik prints it if a chain fails)" : seed) + ", JIT compilers: " + compilers);
             final com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
                 java.lang.management.ManagementFactory.getOperatingSystemMXBean();
             final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory
                 .getThreadMXBean();
             ACTIONS.set(0);
             final long threadStart = threads.getCurrentThreadCpuTime();
+            final long besideStart = Lockstep.besideCpuNanos();
             final long cpuStart = os.getProcessCpuTime();
             final long start = System.nanoTime();
             final PropertyExecutionResult r = property.execute();
             final double seconds = (System.nanoTime() - start) / 1e9;
             final double cpuSeconds = (os.getProcessCpuTime() - cpuStart) / 1e9;
             final double threadSeconds = (threads.getCurrentThreadCpuTime() - threadStart) / 1e9;
+            final double besideSeconds = (Lockstep.besideCpuNanos() - besideStart) / 1e9;
             final long actions = ACTIONS.get();
             // Actions per second of the wall clock, and per second of CPU time (which a busy machine does not skew);
-            // the chains run in this thread, and the rest of the CPU time is the JIT compilers' and the GC's (in a run
-            // of a few thousand chains, the JIT compilers take a large part).
+            // the chains run in this thread and the worlds beside the first on two more (Lockstep), and the rest of
+            // the CPU time is the JIT compilers' and the GC's (in a run of a few thousand chains, the JIT compilers
+            // take a large part).
             System.out.printf(java.util.Locale.ROOT, "key-lifecycle soak: %s after %d tries, %d actions in %.1f s: "
-                + "%.0f actions/s (%.1f s CPU: %.0f actions per CPU second; %.1f s in the chains' thread, the rest JIT "
-                + "and GC)%n", r.status(), r.countTries(), actions, seconds, actions / seconds, cpuSeconds,
-                cpuSeconds > 0 ? actions / cpuSeconds : 0.0, threadSeconds);
+                + "%.0f actions/s (%.1f s CPU: %.0f actions per CPU second; %.1f s in the chains' threads, %.1f s of "
+                + "it in the thread drawing them, the rest JIT and GC)%n", r.status(), r.countTries(), actions,
+                seconds, actions / seconds, cpuSeconds, cpuSeconds > 0 ? actions / cpuSeconds : 0.0,
+                threadSeconds + besideSeconds, threadSeconds);
             return r;
         }
     }

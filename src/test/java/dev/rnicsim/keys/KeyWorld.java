@@ -27,6 +27,7 @@ import dev.rnicsim.verbs.MemoryRegion;
 import dev.rnicsim.verbs.MwBindInfo;
 import dev.rnicsim.verbs.MwType;
 import dev.rnicsim.verbs.ProtectionDomain;
+import dev.rnicsim.verbs.QpAttr;
 import dev.rnicsim.verbs.QpCap;
 import dev.rnicsim.verbs.QpInitAttr;
 import dev.rnicsim.verbs.QpState;
@@ -501,17 +502,25 @@ final class KeyWorld
         return n;
     }
 
+    /**
+     * A bug planted in the model, for the test that the chains still find and minimize one
+     * ({@link PlantedBugTest}): with four or more live MRs the model expects one MTT entry too many.
+     */
+    static volatile boolean plantedMttBug;
+
     long mttModel()
     {
         long n = 0;
+        int live = 0;
         for (final MrM m : mrs.values())
         {
             if (m.live)
             {
                 n += m.reserved;
+                live++;
             }
         }
-        return n;
+        return plantedMttBug && live >= 4 ? n + 1 : n;
     }
 
     long liveMrs()
@@ -694,7 +703,7 @@ final class KeyWorld
     }
 
     /** The live holders by key, as {@link #holderOf} finds them (an MR before a window). */
-    private Map<Integer, Object> holders()
+    Map<Integer, Object> holders()
     {
         final Map<Integer, Object> byKey = new java.util.HashMap<>();
         for (final MrM m : mrs.values())
@@ -960,7 +969,9 @@ final class KeyWorld
     }
 
     /**
-     * Makes the pair of a live PD usable: creates it, or rebuilds it after an error left its QPs in ERR.
+     * Makes the pair of a live PD usable: creates it, or, after an error left its QPs in ERR, moves both to RESET
+     * (ibv_modify_qp: what was queued is dropped) and connects them again, as an application recovers a connection;
+     * the QPs keep their numbers, rings and the windows bound through them.
      *
      * @return false when its responder QP cannot be created (RLIMIT_MEMLOCK), with the lines saying so.
      */
@@ -972,6 +983,20 @@ final class KeyWorld
         }
         final String qa = "qa" + pd.index;
         final String qb = "qb" + pd.index;
+        if (pd.pair != null && pd.pair.qb.live)
+        {
+            line("modify " + qa + " reset");
+            line("modify " + qb + " reset");
+            line("connect " + qa + " " + qb);
+            final QpAttr reset = QpAttr.builder().state(QpState.RESET).build();
+            final java.util.Set<dev.rnicsim.verbs.QpAttrMask> mask = EnumSet.of(dev.rnicsim.verbs.QpAttrMask.STATE);
+            pd.pair.qa.modify(reset, mask);
+            pd.pair.qb.sim.modify(reset, mask);
+            connect(pd.pair.qa, pd.pair.qb.sim);
+            connect(pd.pair.qb.sim, pd.pair.qa);
+            pd.pair.broken = false;
+            return true;
+        }
         if (pd.pair != null)
         {
             line("close " + qa);

@@ -4,6 +4,9 @@ import dev.rnicsim.mtt.VariantPolicy;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
  * The state of a key-lifecycle chain: the same actions applied side by side to three worlds that differ only in
@@ -11,6 +14,12 @@ import java.util.List;
  * generated from the first world (their names and choices are the same in all three: the structure of a run does
  * not depend on key values, and where it does, e.g. a stale key that happens to name a window in one world, each
  * world's model follows).
+ *
+ * <p>The first world runs in the thread of the chain (the actions are drawn from it); the others each run on a
+ * thread of their own ({@link #BESIDE}), the same actions in the same order with the invariants after each, a few
+ * actions behind at most: the chain's thread does not wait for them until the chain ends, and a failure in one of them
+ * is thrown in the chain's thread at the next action or at the end. Each world is only ever touched by one thread at
+ * a time (its own objects: fabric, hosts, devices, model); what the worlds share ({@link ReuseStats}) is synchronized.
  *
  * <p>A failure is reported with the failing world's script, runnable with {@code ./rnicsim run FILE}, and saved as
  * {@code target/key-lifecycle-counterexample-POLICY.rnic} of the module the tests run in (the file of the last
@@ -21,8 +30,17 @@ final class Lockstep
     static final List<VariantPolicy> POLICIES = List.of(VariantPolicy.GENERATION, VariantPolicy.RANDOM,
         VariantPolicy.RECYCLED);
 
+    /** The threads the worlds after the first run on, one per world (daemons, started when first needed). */
+    private static final ExecutorService[] BESIDE = new ExecutorService[POLICIES.size() - 1];
+
     final ChainParams params;
+    /** The worlds, the first one (actions are drawn from it) run in the chain's thread; all of them once the chain
+     * has ended ({@link #finish}), the first one only until then. */
     final List<KeyWorld> worlds = new ArrayList<>();
+    /** The worlds after the first: made, and each action applied and checked, on their own threads, in order. */
+    private final List<CompletableFuture<KeyWorld>> beside = new ArrayList<>();
+    /** Set when the chain is dropped: the worlds beside skip what is left of their work. */
+    private volatile boolean released;
     final KeyOps.Names names = new KeyOps.Names();
     final List<KeyOps.KeyOp> applied = new ArrayList<>();
 
@@ -47,10 +65,97 @@ final class Lockstep
         CURRENT.set(this);
         for (final VariantPolicy p : POLICIES)
         {
-            if (only == null || only == p)
+            if (only != null && only != p)
+            {
+                continue;
+            }
+            if (worlds.isEmpty())
             {
                 worlds.add(guard(null, () -> new KeyWorld(p, params, stats)));
             }
+            else
+            {
+                beside.add(CompletableFuture.supplyAsync(() -> new KeyWorld(p, params, stats),
+                    thread(beside.size())));
+            }
+        }
+    }
+
+    private static synchronized ExecutorService thread(final int i)
+    {
+        if (BESIDE[i] == null)
+        {
+            BESIDE[i] = Executors.newSingleThreadExecutor(r ->
+            {
+                final Thread t = new Thread(r, "key-lifecycle-world-" + (i + 1));
+                t.setDaemon(true);
+                return t;
+            });
+        }
+        return BESIDE[i];
+    }
+
+    /** CPU time of the threads the worlds after the first ran on, in nanoseconds. */
+    static long besideCpuNanos()
+    {
+        long ns = 0;
+        final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        for (final Thread t : Thread.getAllStackTraces().keySet())
+        {
+            if (t.getName().startsWith("key-lifecycle-world-"))
+            {
+                ns += Math.max(0, threads.getThreadCpuTime(t.threadId()));
+            }
+        }
+        return ns;
+    }
+
+    /** Runs {@code body} on the world of {@code beside[i]} on its thread, after what was queued before. */
+    private void beside(final int i, final java.util.function.Consumer<KeyWorld> body)
+    {
+        beside.set(i, beside.get(i).thenApplyAsync(w ->
+        {
+            if (!released)
+            {
+                guard(w, () ->
+                {
+                    body.accept(w);
+                    return null;
+                });
+            }
+            return w;
+        }, thread(i)));
+    }
+
+    /** Throws the failure of a world beside, if one has failed. */
+    private void rethrowBeside()
+    {
+        for (final CompletableFuture<KeyWorld> f : beside)
+        {
+            if (f.isCompletedExceptionally())
+            {
+                join(f);
+            }
+        }
+    }
+
+    private static KeyWorld join(final CompletableFuture<KeyWorld> f)
+    {
+        try
+        {
+            return f.join();
+        }
+        catch (final java.util.concurrent.CompletionException e)
+        {
+            if (e.getCause() instanceof RuntimeException r)
+            {
+                throw r;
+            }
+            if (e.getCause() instanceof Error r)
+            {
+                throw r;
+            }
+            throw e;
         }
     }
 
@@ -74,45 +179,69 @@ final class Lockstep
         return snapshot;
     }
 
+    /** Applies the action to every world; the worlds beside check their invariants right after it. */
     void apply(final KeyOps.KeyOp op)
     {
-        for (final KeyWorld w : worlds)
+        rethrowBeside();
+        for (int i = 0; i < beside.size(); i++)
         {
-            guard(w, () ->
+            beside(i, w ->
             {
                 op.apply(w);
-                return null;
+                w.checkInvariants();
             });
         }
+        final KeyWorld w = ref();
+        guard(w, () ->
+        {
+            op.apply(w);
+            return null;
+        });
         op.advance(names);
         applied.add(op);
     }
 
-    /** The invariants of every world, after every action. */
+    /**
+     * The invariants of every world, after every action: of the first world here, of the others on their threads
+     * right after the action ({@link #apply}); a failure there is thrown here.
+     */
     void check()
     {
-        for (final KeyWorld w : worlds)
+        final KeyWorld w = ref();
+        guard(w, () ->
         {
-            guard(w, () ->
-            {
-                w.checkInvariants();
-                return null;
-            });
-        }
+            w.checkInvariants();
+            return null;
+        });
+        rethrowBeside();
     }
 
-    /** At the end of a chain: every byte agrees, and closing the context leaves nothing behind. */
+    /**
+     * At the end of a chain: every byte agrees, and closing the context leaves nothing behind, in every world; then
+     * {@link #worlds} holds them all.
+     */
     void finish()
     {
-        for (final KeyWorld w : worlds)
+        for (int i = 0; i < beside.size(); i++)
         {
-            guard(w, () ->
+            beside(i, w ->
             {
                 w.checkAllBytes();
                 w.closeEverything();
-                return null;
             });
         }
+        final KeyWorld w = ref();
+        guard(w, () ->
+        {
+            w.checkAllBytes();
+            w.closeEverything();
+            return null;
+        });
+        for (final CompletableFuture<KeyWorld> f : beside)
+        {
+            worlds.add(join(f));
+        }
+        beside.clear();
     }
 
     private <T> T guard(final KeyWorld w, final java.util.function.Supplier<T> body)
@@ -148,7 +277,9 @@ final class Lockstep
     static Path targetDir()
     {
         final String base = System.getProperty("basedir");
-        return (base != null ? Path.of(base) : Path.of("").toAbsolutePath()).resolve("target");
+        final Path target = (base != null ? Path.of(base) : Path.of("").toAbsolutePath()).resolve("target");
+        // The counterexamples of the planted bug's test go apart from those of the suites.
+        return KeyWorld.plantedMttBug ? target.resolve("planted-mtt-bug") : target;
     }
 
     /**
@@ -157,7 +288,9 @@ final class Lockstep
      */
     void release()
     {
+        released = true;
         worlds.clear();
+        beside.clear();
     }
 
     @Override

@@ -2,9 +2,9 @@ package dev.rnicsim.mtt;
 
 /**
  * The Memory Translation Table: a fixed number of entries, each the DMA address of one MR page, handed out in
- * contiguous ranges by the device's allocator. Entry contents are kept in chunks of 2^16 entries created on first
- * write, and the directories of chunks grow to the highest chunk written, so a table of 2^24 or more entries costs
- * memory only where entries were written.
+ * contiguous ranges by the device's allocator. Entry contents are kept in chunks of 2^12 entries (32 KiB) created
+ * on first write, and the directories of chunks grow to the highest chunk written, so a table of 2^24 or more entries
+ * costs memory only where entries were written (a fresh device's first MR costs two chunks, 64 KiB).
  *
  * <p>An entry holds the page's DMA address and a PRESENT flag; a zapped entry is 0. mlx4 keeps PRESENT in bit 0
  * ({@code MLX4_MTT_FLAG_PRESENT}, free because its pages are 4 KiB or more); the model keeps it in bit 63 so that
@@ -21,14 +21,14 @@ public final class Mtt
      * mapped from a read-only CPU mapping (mlx5 leaves MLX5_IB_MTT_WRITE clear); a write through it faults. */
     public static final long READ_ONLY = 1;
 
-    private static final int CHUNK_SHIFT = 16;
+    private static final int CHUNK_SHIFT = 12;
     private static final int CHUNK_MASK = (1 << CHUNK_SHIFT) - 1;
 
     private final MttAllocator allocator;
     private final long capacity;
-    /** Chunks the capacity needs: the most the directories grow to (2^15 for 2^31 entries). */
+    /** Chunks the capacity needs: the most the directories grow to (2^19 for 2^31 entries). */
     private final int maxChunks;
-    /** Entry contents, one chunk per 2^16 entries, null until written; as long as the highest chunk written. */
+    /** Entry contents, one chunk per 2^12 entries, null until written; as long as the highest chunk written. */
     private long[][] chunks = new long[0][];
     /** Per entry index that starts a live range: its entries and reserved entries (32 bits each); else 0. As long as
      * the highest chunk a range started in. */
