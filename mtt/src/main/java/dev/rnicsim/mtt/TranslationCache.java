@@ -18,6 +18,12 @@ public final class TranslationCache
     public static final int MAX_CAPACITY_ENTRIES = 1 << 24;
     private static final long EMPTY = -1;
     private static final long MTT_TAG = 1L << 62;
+    /** {@code lastUse} of a line whose last use is kept in its tag's hint slot instead ({@link #hints}). */
+    private static final long IN_HINT = -1;
+    /** Most slots of the hint table. */
+    private static final int HINT_SLOTS = 1 << 10;
+    /** Longs per hint slot: the tag plus one (0: an empty slot), the tag's line, the line's last use. */
+    private static final int HINT_LONGS = 3;
 
     private final int sets;
     private final int ways;
@@ -25,8 +31,23 @@ public final class TranslationCache
     private final long[] lastUse;
     private final long setsLong;
     private long clock;
-    /** The line of the last hit or fill: a repeated tag (every page of one MR shares its MPT tag) is found at once. */
+    /**
+     * The line of the last hit or fill and its tag: a repeated tag (every page of one MR shares its MPT tag) is found at
+     * once. -1 after any line was emptied.
+     */
     private int lastWay = -1;
+    private long lastTag;
+    /**
+     * Hints, a shortcut of the simulator that changes no answer and no count: slot {@code tag & hintMask} may name
+     * where a cached tag sits, and keep that line's last use (its {@code lastUse} then reads {@link #IN_HINT}). A slot
+     * names a tag only while the tag sits in that line; a lookup the slot does not answer searches the set. A tag
+     * found by a set search takes its slot (the tag it named keeps its line, and gets its last use back). So a walk
+     * over consecutive MTT entries (a message's pages), once its tags were found, reads and writes consecutive slots,
+     * memory side by side, instead of a set's lines that the hash spreads over the cache (which the copy of the pages
+     * has pushed out of the CPU's caches by the next message). Allocated at the first set-searched hit.
+     */
+    private long[] hints;
+    private final int hintMask;
     private long hits;
     private long misses;
     private long evictions;
@@ -52,6 +73,7 @@ public final class TranslationCache
         this.setsLong = sets;
         this.tags = new long[capacityEntries];
         this.lastUse = new long[capacityEntries];
+        this.hintMask = Math.min(HINT_SLOTS, Integer.highestOneBit(Math.max(1, capacityEntries))) - 1;
         Arrays.fill(tags, EMPTY);
     }
 
@@ -92,10 +114,27 @@ public final class TranslationCache
             misses++;
             return false;
         }
-        if (lastWay >= 0 && tags[lastWay] == tag)
+        if (lastWay >= 0 && lastTag == tag)
         {
-            lastUse[lastWay] = ++clock;
+            if (lastUse[lastWay] == IN_HINT)
+            {
+                hints[hintSlot(tag) + 2] = ++clock;
+            }
+            else
+            {
+                lastUse[lastWay] = ++clock;
+            }
             hits++;
+            return true;
+        }
+        final int slot = hintSlot(tag);
+        final long[] h = hints;
+        if (h != null && h[slot] == tag + 1)
+        {
+            h[slot + 2] = ++clock;
+            hits++;
+            lastWay = (int)h[slot + 1];
+            lastTag = tag;
             return true;
         }
         final int base = setOf(tag) * ways;
@@ -104,28 +143,38 @@ public final class TranslationCache
         {
             if (tags[w] == tag)
             {
-                lastUse[w] = ++clock;
+                // not IN_HINT: the tag's slot would have named it
+                hint(slot, tag, w, ++clock);
                 hits++;
                 lastWay = w;
+                lastTag = tag;
                 return true;
             }
         }
         int victim = base;
+        long victimUse = lastUseOf(base);
         for (int w = base + 1; w < end; w++)
         {
-            if (lastUse[w] < lastUse[victim])
+            final long use = lastUseOf(w);
+            if (use < victimUse)
             {
                 victim = w;
+                victimUse = use;
             }
         }
         misses++;
         if (tags[victim] != EMPTY)
         {
             evictions++;
+            if (lastUse[victim] == IN_HINT)
+            {
+                hints[hintSlot(tags[victim])] = 0;
+            }
         }
         tags[victim] = tag;
         lastUse[victim] = ++clock;
         lastWay = victim;
+        lastTag = tag;
         return false;
     }
 
@@ -172,8 +221,7 @@ public final class TranslationCache
                     final long index = tags[w] & ~MTT_TAG;
                     if (index >= mttFirst && index < mttFirst + mttEntries)
                     {
-                        tags[w] = EMPTY;
-                        lastUse[w] = 0;
+                        empty(w);
                         dropped++;
                     }
                 }
@@ -201,6 +249,11 @@ public final class TranslationCache
                 dropped++;
             }
         }
+        if (hints != null)
+        {
+            Arrays.fill(hints, 0);
+        }
+        lastWay = -1;
         entriesDropped += dropped;
         return dropped;
     }
@@ -264,9 +317,53 @@ public final class TranslationCache
         {
             return 0;
         }
+        empty(w);
+        return 1;
+    }
+
+    /** Empties a line (its hint, if it has one, goes). */
+    private void empty(final int w)
+    {
+        if (lastUse[w] == IN_HINT)
+        {
+            hints[hintSlot(tags[w])] = 0;
+        }
         tags[w] = EMPTY;
         lastUse[w] = 0;
-        return 1;
+        lastWay = -1;
+    }
+
+    /** The last use of a line, wherever it is kept. */
+    private long lastUseOf(final int w)
+    {
+        final long use = lastUse[w];
+        return use == IN_HINT ? hints[hintSlot(tags[w]) + 2] : use;
+    }
+
+    /** The first of a tag's hint slot's longs. */
+    private int hintSlot(final long tag)
+    {
+        return ((int)tag & hintMask) * HINT_LONGS;
+    }
+
+    /**
+     * Gives line {@code w}, which holds {@code tag} and was just used at {@code use}, the slot of its tag; the tag the
+     * slot named before keeps its line and gets its last use back.
+     */
+    private void hint(final int slot, final long tag, final int w, final long use)
+    {
+        if (hints == null)
+        {
+            hints = new long[(hintMask + 1) * HINT_LONGS];
+        }
+        if (hints[slot] != 0)
+        {
+            lastUse[(int)hints[slot + 1]] = hints[slot + 2];
+        }
+        hints[slot] = tag + 1;
+        hints[slot + 1] = w;
+        hints[slot + 2] = use;
+        lastUse[w] = IN_HINT;
     }
 
     private int find(final long tag)

@@ -17,8 +17,9 @@ import net.jqwik.api.constraints.IntRange;
  * Random sequences of lookups, key invalidations, flushes and large range invalidations on small caches, checked
  * after every step against a model that keeps each set's lines and their last use side by side and searches the set
  * for every lookup: the answer of every lookup (hit or miss), which tags are cached, and every counter are the same.
- * Whatever shortcuts the cache takes (the line of the last hit; any layout made for speed) must never change what it
- * answers or counts.
+ * Whatever shortcuts the cache takes (the line of the last hit, the hint slots that remember where a tag sits and its
+ * last use; any layout made for speed) must never change what it answers or counts. Repeated walks over consecutive MTT
+ * entries (a message's pages) on larger caches use the hint slots the most.
  */
 class TranslationCacheProperties
 {
@@ -142,9 +143,40 @@ class TranslationCacheProperties
             net.jqwik.api.Tuple.of(2, invalidate), net.jqwik.api.Tuple.of(1, flush)).list().ofMaxSize(400);
     }
 
+    @Provide
+    Arbitrary<List<Step>> walks()
+    {
+        // Walks over the pages of a few messages, again and again (from the second walk on the tags are found through
+        // their hint slots), between lookups that evict lines (hinted ones too), take over hint slots (an MPT tag and
+        // MTT tags whose indices share low bits), invalidations of a key's range and flushes.
+        final Arbitrary<Step> walk = Combinators.combine(Arbitraries.of(0L, 700L, 1024L, 2048L + 5),
+            Arbitraries.integers().between(1, 300)).as((first, n) -> new Step(5, first, n));
+        final Arbitrary<Step> lookup = Combinators.combine(Arbitraries.integers().between(0, 1),
+            Arbitraries.longs().between(0, 3000)).as((mtt, i) -> new Step(mtt, i, 0));
+        final Arbitrary<Step> invalidate = Combinators.combine(Arbitraries.longs().between(0, 3000),
+            Arbitraries.longs().between(0, 2500), Arbitraries.longs().between(0, 400))
+            .as((mpt, first, n) -> new Step(3, mpt, first * 1000 + n));
+        final Arbitrary<Step> flush = Arbitraries.just(new Step(4, 0, 0));
+        return Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(6, walk), net.jqwik.api.Tuple.of(10, lookup),
+            net.jqwik.api.Tuple.of(2, invalidate), net.jqwik.api.Tuple.of(1, flush)).list().ofMaxSize(60);
+    }
+
+    @Property(tries = 100)
+    void shouldAnswerAndCountAsASetSearchedCacheOverRepeatedWalks(
+        @ForAll @IntRange(min = 3, max = 8) final int setsLog, @ForAll @IntRange(min = 0, max = 3) final int waysLog,
+        @ForAll("walks") final List<Step> steps)
+    {
+        check(setsLog, waysLog, steps);
+    }
+
     @Property(tries = 300)
     void shouldAnswerAndCountAsASetSearchedCache(@ForAll @IntRange(min = 0, max = 4) final int setsLog,
         @ForAll @IntRange(min = 0, max = 3) final int waysLog, @ForAll("steps") final List<Step> steps)
+    {
+        check(setsLog, waysLog, steps);
+    }
+
+    private static void check(final int setsLog, final int waysLog, final List<Step> steps)
     {
         final int ways = 1 << waysLog;
         final int capacity = setsLog == 0 && waysLog == 0 ? 0 : (1 << setsLog) * ways;
@@ -166,6 +198,14 @@ class TranslationCacheProperties
                             .isEqualTo(model.access(TranslationCache.mttTag(i)));
                     }
                 }
+                case 5 ->
+                {
+                    for (long i = s.a(); i < s.a() + s.b(); i++)
+                    {
+                        assertThat(cache.access(TranslationCache.mttTag(i)))
+                            .isEqualTo(model.access(TranslationCache.mttTag(i)));
+                    }
+                }
                 case 3 ->
                 {
                     final long mpt = s.a();
@@ -181,7 +221,7 @@ class TranslationCacheProperties
                 cache.entriesDropped()}).containsExactly(model.hits, model.misses, model.evictions,
                 model.invalidations, model.dropped);
         }
-        for (long i = 0; i <= 340; i++)
+        for (long i = 0; i <= 3000; i++)
         {
             assertThat(cache.contains(TranslationCache.mptTag(i))).isEqualTo(model.contains(
                 TranslationCache.mptTag(i)));

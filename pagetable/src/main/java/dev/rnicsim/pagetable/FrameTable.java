@@ -349,7 +349,10 @@ final class FrameTable
         MemorySegment block = s.data[i >>> BLOCK_SHIFT];
         if (block == null)
         {
-            block = Arena.ofAuto().allocate((long)BLOCK_FRAMES * PhysicalMemory.FRAME_BYTES);
+            // Aligned to a frame, as a frame is in a host: a frame's bytes then start a CPU cache line, and copying
+            // one touches 64 lines of each side, not 65 (the allocator's own alignment is 16 bytes).
+            block = Arena.ofAuto().allocate((long)BLOCK_FRAMES * PhysicalMemory.FRAME_BYTES,
+                PhysicalMemory.FRAME_BYTES);
             s.data[i >>> BLOCK_SHIFT] = block;
         }
         return block;
