@@ -19,9 +19,10 @@ import dev.rnicsim.verbs.VerbsException;
  * COMPLETION_TIMESTAMP_WALLCLOCK, any other is ENOTSUP; comp_mask beyond FLAGS and PD, and flags beyond
  * SINGLE_THREADED and IGNORE_OVERRUN, are EINVAL. TM_INFO is left out here: the simulated device has no tag
  * matching ({@code tm_caps} all 0), so a CQ asking for tag-matching fields is refused with EOPNOTSUPP as a device
- * without the feature refuses it. The clock: 156250 kHz and mask 0x7fffffffffffffff, the values a ConnectX-5
- * (device_cap_flags 0xed721c36) prints in {@code ibv_devinfo -v} (openucx/ucx issue 8139); the other mlx5 profiles
- * are given the same clock, as no dump of theirs in the project's sources shows one.</li>
+ * without the feature refuses it. The clock: 156250 kHz and mask 0x7fffffffffffffff, the values an mlx5 device
+ * prints in the {@code ibv_devinfo -v} dump of openucx/ucx issue 8139 (device_cap_flags 0xed721c36, max_sge 30,
+ * max_mw 16777216: the ConnectX-5 of the vendor_part_id 4119 dump in openucx/ucx issue 9830 has the same flags); the
+ * other mlx5 profiles are given the same clock, as no dump of theirs in the project's sources shows one.</li>
  * <li>rxe (providers/rxe/rxe.c {@code rxe_create_cq_ex}: {@code RXE_SUP_WC_EX_FLAGS} is the seven standard flags,
  * any other is EOPNOTSUPP; libibverbs cmd_cq.c {@code ibv_cmd_create_cq_ex} refuses comp_mask beyond FLAGS, a parent
  * domain included, with EOPNOTSUPP; the kernel's {@code rxe_create_cq} refuses any creation flag the command passes
