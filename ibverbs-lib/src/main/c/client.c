@@ -46,6 +46,8 @@ static size_t rbuf_cap, rbuf_len;
 /* Sends posted and not yet retired by the device, on every QP: how deep the pipeline to the server is (read without
  * the lock, as a hint for rnicsim_idle). */
 static long sends_due;
+/* Reads of the server's messages that brought something: rnicsim_idle's sign that the wait has been answered. */
+static unsigned long reads;
 
 /* handle -> object, for completions */
 static struct sim_cq **cqs;
@@ -199,6 +201,7 @@ void rnicsim_drive(int block)
 			return;
 	}
 	rbuf_len += n;
+	__atomic_fetch_add(&reads, 1, __ATOMIC_RELAXED);
 	size_t off = 0;
 	while (rbuf_len - off >= sizeof(struct wire_hdr)) {
 		struct wire_hdr h;
@@ -231,7 +234,10 @@ void rnicsim_sends_posted(unsigned count)
 void rnicsim_idle(void)
 {
 	if (sock < 0 || __atomic_load_n(&sends_due, __ATOMIC_RELAXED) < IDLE_SLEEP_DEPTH) {
-		sched_yield();
+		if (rnicsim_ring_active() && rnicsim_poll_long_wait(__atomic_load_n(&reads, __ATOMIC_RELAXED)))
+			rnicsim_ring_wait(sock, IDLE_WAIT_NS);
+		else
+			sched_yield();
 		return;
 	}
 	struct pollfd p = {.fd = sock, .events = POLLIN};

@@ -136,3 +136,34 @@ void rnicsim_ring_listen(void)
 {
 	__atomic_add_fetch(&hdr->waiters, 1, __ATOMIC_SEQ_CST);
 }
+
+/*
+ * A ping-pong's wait that has lasted: a program that busy-polls an empty CQ with few requests in flight yields the
+ * CPU at each poll (client.c, rnicsim_idle), but a yield hands the core over only to a thread the scheduler deems
+ * due (EEVDF picks the eligible thread with the earliest deadline, and one that ran recently is not eligible), so two
+ * spinning programs and the fabric's session threads sharing 2 cores can hold one another off for a time slice. After
+ * RNICSIM_POLL_SPIN_NS of empty polls with nothing read (0: never; unset: POLL_SPIN_DEFAULT_NS) the caller sleeps
+ * until the server's next write into the ring (a kick) instead, 200 us at most, and leaves the core whole.
+ * `reads` is the caller's count of reads that brought something; called without the lock.
+ */
+#define POLL_SPIN_DEFAULT_NS 0
+int rnicsim_poll_long_wait(unsigned long reads)
+{
+	static long spin_ns = -1;
+	static __thread unsigned long last_reads;
+	static __thread struct timespec since;
+	if (spin_ns < 0) {
+		const char *env = getenv("RNICSIM_POLL_SPIN_NS");
+		spin_ns = env && *env ? atol(env) : POLL_SPIN_DEFAULT_NS;
+	}
+	if (spin_ns <= 0)
+		return 0;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (reads != last_reads || since.tv_sec == 0) {
+		last_reads = reads;
+		since = now;
+		return 0;
+	}
+	return (now.tv_sec - since.tv_sec) * 1000000000L + (now.tv_nsec - since.tv_nsec) >= spin_ns;
+}

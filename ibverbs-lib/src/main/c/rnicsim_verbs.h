@@ -132,6 +132,7 @@ size_t rnicsim_ring_read(int sock, char *to, size_t cap);
 int rnicsim_ring_pending(void);
 void rnicsim_ring_wait(int sock, long timeout_ns);
 void rnicsim_ring_listen(void);
+int rnicsim_poll_long_wait(unsigned long reads);
 
 /* events.c: the thread that reads the server's messages once the program has a completion channel */
 int rnicsim_events_start(void);

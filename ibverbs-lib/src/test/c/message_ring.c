@@ -2,7 +2,8 @@
  * The fabric server's messages through shared memory (src/main/c/ring.c): whether this process maps the ring, and
  * that completions keep their order, count and bytes over several times the ring's length, with no completion
  * channel (nothing sleeps: the server never kicks), then a completion channel's event (its thread sleeps and is
- * kicked), then the same stream again with that thread listening. Prints "ring: mapped" or "ring: none", then
+ * kicked), then the same stream again with that thread listening; and a ping-pong (one request in flight), whose polls
+ * sleep until the server's kick when RNICSIM_POLL_SPIN_NS is short. Prints "ring: mapped" or "ring: none", then
  * "ok CASE: ..." or "FAIL CASE: ..." lines; exits 1 on a failure.
  */
 #define _GNU_SOURCE
@@ -10,6 +11,7 @@
 
 #define ROUNDS 200
 #define BATCH 100 /* 200 rounds of 100 SENDs and their receives: 40,000 completions, over 3 MB of messages */
+#define PINGPONG_ROUNDS 2000
 
 static char sbuf[BATCH][8], rbuf[BATCH][8];
 
@@ -68,6 +70,39 @@ static void stream(const char *name, struct ibv_cq *cq, struct ibv_qp *a, struct
 	check(name, in_order && bytes_ok && count == 2 * ROUNDS * BATCH, what);
 }
 
+/* A ping-pong's shape: one receive and one SEND at a time (fewer than 4 sends in flight), each completion awaited. */
+static void pingpong(struct ibv_cq *cq, struct ibv_qp *a, struct ibv_qp *b, struct ibv_mr *smr, struct ibv_mr *rmr)
+{
+	int ok = 1, rounds = 0;
+	for (int i = 0; i < PINGPONG_ROUNDS && ok; i++, rounds++) {
+		struct ibv_sge rs = {(uintptr_t)rbuf[0], 8, rmr->lkey};
+		struct ibv_recv_wr rw = {.wr_id = 1000000 + i, .sg_list = &rs, .num_sge = 1}, *bad_r;
+		snprintf(sbuf[0], 8, "%07d", i % 10000000);
+		struct ibv_sge ss = {(uintptr_t)sbuf[0], 8, smr->lkey};
+		struct ibv_send_wr sw = {.wr_id = i, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND,
+					 .send_flags = IBV_SEND_SIGNALED}, *bad_s;
+		if (ibv_post_recv(b, &rw, &bad_r) || ibv_post_send(a, &sw, &bad_s)) {
+			ok = 0;
+			break;
+		}
+		int got_send = 0, got_recv = 0;
+		while (!got_send || !got_recv) {
+			struct ibv_wc wc;
+			if (ibv_poll_cq(cq, 1, &wc) != 1)
+				continue;
+			if (wc.status != IBV_WC_SUCCESS)
+				ok = 0;
+			else if (wc.opcode == IBV_WC_SEND)
+				got_send = wc.wr_id == (uint64_t)i;
+			else
+				got_recv = wc.wr_id == (uint64_t)(1000000 + i) && memcmp(rbuf[0], sbuf[0], 8) == 0;
+		}
+	}
+	char what[120];
+	snprintf(what, sizeof(what), "%d rounds of one receive and one SEND, each completion as posted", rounds);
+	check("pingpong", ok && rounds == PINGPONG_ROUNDS, what);
+}
+
 int main(void)
 {
 	struct ibv_context *ctx;
@@ -86,6 +121,7 @@ int main(void)
 		return 2;
 	}
 	stream("stream", cq, a, b, smr, rmr);
+	pingpong(cq, a, b, smr, rmr);
 
 	/* a completion channel: its thread sleeps until the server kicks it */
 	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);

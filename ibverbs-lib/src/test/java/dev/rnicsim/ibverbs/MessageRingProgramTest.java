@@ -31,7 +31,22 @@ class MessageRingProgramTest
             assertThat(r.exitCode()).as(r.both()).isZero();
             assertThat(r.out()).contains("ring: mapped").contains("ok stream: 40000 completions")
                 .contains("ok channel-event:").contains("ok channel-event-completion:")
-                .contains("ok stream-with-channel: 40000 completions").doesNotContain("FAIL");
+                .contains("ok stream-with-channel: 40000 completions").contains("ok pingpong: 2000 rounds")
+                .doesNotContain("FAIL");
+        }
+    }
+
+    @Test
+    void aPingPongWhosePollsSleepUntilTheServerKicksLosesNothing() throws Exception
+    {
+        final Path exe = Programs.compile(dir, "src/test/c/message_ring.c", "message_ring");
+        try (Programs p = new Programs(dir, "mlx5_0", DeviceProfiles.connectx5()))
+        {
+            // after 1 µs of empty polls the program sleeps until the server writes into its ring, round after round
+            final Programs.Run r = p.run(false, "env", "RNICSIM_POLL_SPIN_NS=1000", exe.toString());
+            assertThat(r.exitCode()).as(r.both()).isZero();
+            assertThat(r.out()).contains("ring: mapped").contains("ok pingpong: 2000 rounds")
+                .contains("ok stream: 40000 completions").doesNotContain("FAIL");
         }
     }
 
@@ -45,7 +60,7 @@ class MessageRingProgramTest
             assertThat(r.exitCode()).as(r.both()).isZero();
             assertThat(r.out()).contains("ring: none").contains("ok stream: 40000 completions")
                 .contains("ok channel-event-completion:").contains("ok stream-with-channel: 40000 completions")
-                .doesNotContain("FAIL");
+                .contains("ok pingpong: 2000 rounds").doesNotContain("FAIL");
         }
     }
 }
