@@ -1,9 +1,10 @@
 /*
  * The connection to the fabric server (RNICSIM_FABRIC_SOCKET, set by `rnicsim exec`).
  *
- * No thread of its own: whoever needs something from the server drives the socket under the mutex (a control verb
- * waits for its answer, ibv_poll_cq reads what has arrived without blocking, ibv_get_cq_event blocks). On a small
- * machine where the program busy-polls its CQ this keeps completions one system call away, with no thread to wake.
+ * No thread of its own: whoever needs something from the server drives the connection under the mutex (a control
+ * verb waits for its answer, ibv_poll_cq reads what has arrived without blocking, ibv_get_cq_event blocks). On a
+ * small machine where the program busy-polls its CQ this keeps completions a load from shared memory away (ring.c;
+ * a system call with RNICSIM_RING=0), with no thread to wake.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -45,6 +46,8 @@ static size_t rbuf_cap, rbuf_len;
 /* Sends posted and not yet retired by the device, on every QP: how deep the pipeline to the server is (read without
  * the lock, as a hint for rnicsim_idle). */
 static long sends_due;
+/* Reads of the server's messages that brought something: rnicsim_idle's sign that the wait has been answered. */
+static unsigned long reads;
 
 /* handle -> object, for completions */
 static struct sim_cq **cqs;
@@ -165,6 +168,12 @@ static void handle_message(const struct wire_hdr *h, const char *payload, size_t
 	}
 }
 
+void rnicsim_server_gone(void)
+{
+	fprintf(stderr, "rnicsim: the fabric server closed the connection; exiting\n");
+	_exit(70);
+}
+
 /* Reads what the server sent (waiting for something when block) and handles each whole message. */
 void rnicsim_drive(int block)
 {
@@ -177,14 +186,22 @@ void rnicsim_drive(int block)
 			abort();
 		rbuf_cap = n;
 	}
-	ssize_t n = recv(sock, rbuf + rbuf_len, rbuf_cap - rbuf_len, block ? 0 : MSG_DONTWAIT);
-	if (n == 0) {
-		fprintf(stderr, "rnicsim: the fabric server closed the connection; exiting\n");
-		_exit(70);
+	ssize_t n;
+	if (rnicsim_ring_active()) {
+		/* the server's messages come through shared memory (ring.c) */
+		while ((n = rnicsim_ring_read(sock, rbuf + rbuf_len, rbuf_cap - rbuf_len)) == 0 && block)
+			rnicsim_ring_wait(sock, -1);
+		if (n == 0)
+			return;
+	} else {
+		n = recv(sock, rbuf + rbuf_len, rbuf_cap - rbuf_len, block ? 0 : MSG_DONTWAIT);
+		if (n == 0)
+			rnicsim_server_gone();
+		if (n < 0)
+			return;
 	}
-	if (n < 0)
-		return;
 	rbuf_len += n;
+	__atomic_fetch_add(&reads, 1, __ATOMIC_RELAXED);
 	size_t off = 0;
 	while (rbuf_len - off >= sizeof(struct wire_hdr)) {
 		struct wire_hdr h;
@@ -217,17 +234,25 @@ void rnicsim_sends_posted(unsigned count)
 void rnicsim_idle(void)
 {
 	if (sock < 0 || __atomic_load_n(&sends_due, __ATOMIC_RELAXED) < IDLE_SLEEP_DEPTH) {
-		sched_yield();
+		if (rnicsim_ring_active() && rnicsim_poll_long_wait(__atomic_load_n(&reads, __ATOMIC_RELAXED)))
+			rnicsim_ring_wait(sock, IDLE_WAIT_NS);
+		else
+			sched_yield();
 		return;
 	}
 	struct pollfd p = {.fd = sock, .events = POLLIN};
 	struct timespec start, now;
+	int ring = rnicsim_ring_active();
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	do {
-		if (poll(&p, 1, 0) > 0)
+		if (ring ? rnicsim_ring_pending() : poll(&p, 1, 0) > 0)
 			return;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	} while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < IDLE_SPIN_NS);
+	if (ring) {
+		rnicsim_ring_wait(sock, IDLE_WAIT_NS);
+		return;
+	}
 	struct timespec t = {0, IDLE_WAIT_NS};
 	ppoll(&p, 1, &t, NULL);
 }
@@ -352,6 +377,7 @@ int rnicsim_connect(void)
 		devices = calloc(n ? n : 1, sizeof(*devices));
 		memcpy(devices, answer + 8, n * sizeof(*devices));
 		device_count = n;
+		rnicsim_ring_offer();
 	}
 	rnicsim_unlock();
 	return e;

@@ -84,6 +84,7 @@ int rnicsim_doorbell(uint16_t op, const struct iovec *iov, int iovcnt);
 void rnicsim_drive(int block);
 void rnicsim_sends_posted(unsigned count);
 void rnicsim_idle(void);
+void rnicsim_server_gone(void) __attribute__((noreturn));
 void rnicsim_lock(void);
 void rnicsim_unlock(void);
 int rnicsim_strict(void);
@@ -144,6 +145,15 @@ void rnicsim_set_srq_ops(struct ibv_context *ctx);
 void rnicsim_set_xrc_ops(struct verbs_context *vctx);
 void rnicsim_set_xrc_qpx_ops(struct sim_qp *qp);
 uint32_t rnicsim_xrcd_handle(struct ibv_xrcd *xrcd);
+
+/* ring.c: the server's messages through shared memory */
+void rnicsim_ring_offer(void);
+int rnicsim_ring_active(void);
+size_t rnicsim_ring_read(int sock, char *to, size_t cap);
+int rnicsim_ring_pending(void);
+void rnicsim_ring_wait(int sock, long timeout_ns);
+void rnicsim_ring_listen(void);
+int rnicsim_poll_long_wait(unsigned long reads);
 
 /* events.c: the thread that reads the server's messages once the program has a completion channel */
 int rnicsim_events_start(void);

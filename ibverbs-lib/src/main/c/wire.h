@@ -51,6 +51,7 @@ enum rnicsim_op {
 	OP_POST_SRQ_RECV = 29,
 	OP_CREATE_AH = 30,
 	OP_DESTROY_AH = 31,
+	OP_RING = 32, /* the server's messages through shared memory from now on (ring.c) */
 	OP_OPEN_XRCD = 60, /* XRC (xrc.c): numbered apart from the rest */
 	OP_CLOSE_XRCD = 61,
 	OP_CREATE_XRC_SRQ = 62,

@@ -13,6 +13,7 @@ import dev.rnicsim.verbs.MemoryRegion;
 import dev.rnicsim.verbs.ProtectionDomain;
 import dev.rnicsim.verbs.QpInitAttr;
 import dev.rnicsim.verbs.QueuePair;
+import dev.rnicsim.verbs.RecvWr;
 import dev.rnicsim.verbs.SendFlag;
 import dev.rnicsim.verbs.SendWr;
 import dev.rnicsim.verbs.Sge;
@@ -27,8 +28,11 @@ import java.util.Set;
  * Warms the JIT up while a new fabric waits for its programs: on a private simulated fabric of its own (one host with
  * the bytes elsewhere, one device of the served fabric's first profile, two processes), 64 KiB RDMA WRITEs into MRs
  * registered with IBV_ACCESS_RELAXED_ORDERING, up to {@link #MAX_WRITES}, each with the two copies that move a
- * WRITE's real bytes ({@link ProcessMemory}, here between two buffers of this process), so that the model's data
- * path and the copies are compiled before the first work request of a program arrives. It stops at that first work
+ * WRITE's real bytes ({@link ProcessMemory}, here between two buffers of this process), and each followed by a small
+ * signaled SEND into a posted receive, polled at once at both ends as a latency test does, so that the model's data
+ * paths and the copies are compiled before the first work request of a program arrives. (Without the SENDs the JIT
+ * compiled the SEND path during the first thousands of round trips of {@code ib_send_lat}: a second of compiler
+ * threads' CPU on a 2-core machine where both programs busy-poll; docs/c-programs.md, "Speed".) It stops at that first work
  * request ({@link #stop()}), at its budget of writes or of {@link #MAX_WALL_NS}, whichever comes first, and it shares
  * nothing with the served fabric: no counter, key, clock or trace of it changes. {@code RNICSIM_FABRIC_WARMUP=0} in
  * the environment of the run that starts the fabric turns it off.
@@ -43,10 +47,12 @@ final class FabricWarmUp implements Runnable
     static final long MAX_WALL_NS = 3_000_000_000L;
     private static final int MESSAGE_BYTES = 64 << 10;
     private static final int SIGNAL_EVERY = 16;
+    private static final int SMALL_BYTES = 2;
 
     private final DeviceProfile profile;
     private volatile boolean stopped;
     private volatile int writes;
+    private volatile int sends;
 
     FabricWarmUp(final DeviceProfile profile)
     {
@@ -59,6 +65,14 @@ final class FabricWarmUp implements Runnable
     int writes()
     {
         return writes;
+    }
+
+    /**
+     * @return the small SENDs the warm-up has made so far (one after each WRITE).
+     */
+    int sends()
+    {
+        return sends;
     }
 
     /** Stops the warm-up (a program's first work request has arrived). */
@@ -82,7 +96,8 @@ final class FabricWarmUp implements Runnable
             final ProtectionDomain pdB = b.allocPd();
             final CompletionQueue cq = a.createCq(256);
             final QueuePair writer = pdA.createQp(QpInitAttr.rc(cq));
-            final QueuePair target = pdB.createQp(QpInitAttr.rc(b.createCq(256)));
+            final CompletionQueue targetCq = b.createCq(256);
+            final QueuePair target = pdB.createQp(QpInitAttr.rc(targetCq));
             writer.connect(target.address(), EnumSet.noneOf(Access.class));
             target.connect(writer.address(), EnumSet.of(Access.REMOTE_WRITE));
             final long source = a.memory().allocate(MESSAGE_BYTES, Backing.BASE_PAGES);
@@ -92,6 +107,8 @@ final class FabricWarmUp implements Runnable
             final MemoryRegion targetMr = pdB.regMr(dest, MESSAGE_BYTES, EnumSet.of(Access.LOCAL_WRITE,
                 Access.REMOTE_WRITE, Access.RELAXED_ORDERING));
             final List<Sge> sgl = List.of(new Sge(source, MESSAGE_BYTES, sourceMr.lkey()));
+            final List<Sge> smallSend = List.of(new Sge(source, SMALL_BYTES, sourceMr.lkey()));
+            final List<Sge> smallRecv = List.of(new Sge(dest, SMALL_BYTES, targetMr.lkey()));
             final long deadline = System.nanoTime() + MAX_WALL_NS;
             // the real bytes' path too: the two copies of a WRITE, here within this process
             final int pid = (int) ProcessHandle.current().pid();
@@ -114,6 +131,14 @@ final class FabricWarmUp implements Runnable
                     memory.scatter(pid, to);
                 }
                 writes = i + 1;
+                // a latency test's round: a receive posted, a small SEND, both completions polled
+                target.postRecv(List.of(new RecvWr(i, smallRecv)));
+                writer.postSend(new SendWr(i, WrOpcode.SEND, smallSend, EnumSet.of(SendFlag.SIGNALED), 0, 0, 0, 0, 0,
+                    0));
+                fabric.progressAll();
+                cq.poll(SIGNAL_EVERY);
+                targetCq.poll(SIGNAL_EVERY);
+                sends = i + 1;
             }
         }
         catch (final RuntimeException e)

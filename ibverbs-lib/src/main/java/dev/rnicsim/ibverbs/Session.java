@@ -89,6 +89,11 @@ final class Session
     boolean strict;
     UserProcess process;
     private ByteBuffer out = ByteBuffer.allocateDirect(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
+    /** Where the messages to the process go once it offered shared memory (null: its socket). */
+    private MessageRing ring;
+    /** Whether the process still runs (asked while its ring stays full). */
+    private final java.util.function.BooleanSupplier alive =
+        () -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
     private final Verbs verbs;
 
     Session(final FabricServer server, final SocketChannel channel) throws IOException
@@ -171,7 +176,14 @@ final class Session
                             server.report("fabric: pid " + pid + " op " + op + " seq " + seq + " len " + len);
                         }
                         messages++;
-                        posted |= verbs.dispatch(op, seq, payload);
+                        if (op == Wire.OP_RING)
+                        {
+                            ring(seq, payload);
+                        }
+                        else
+                        {
+                            posted |= verbs.dispatch(op, seq, payload);
+                        }
                         in.position(start + len);
                     }
                     if (posted)
@@ -212,6 +224,11 @@ final class Session
         {
             verbs.releaseAll();
             server.completions.flushAll();
+            if (ring != null)
+            {
+                ring.close();
+                ring = null;
+            }
         }
         closeChannel();
         server.ended(this);
@@ -252,6 +269,27 @@ final class Session
         return out;
     }
 
+    /**
+     * RING: the process offers a memfd for the server's messages (fd, pad, data bytes). The answer is the last
+     * message on the socket; from then on the socket carries only the ring's kicks ({@link MessageRing}).
+     */
+    private void ring(final int seq, final ByteBuffer p)
+    {
+        try
+        {
+            final MessageRing r = MessageRing.open(java.nio.file.Path.of("/proc", Integer.toString(pid), "fd",
+                Integer.toString(p.getInt(0))), p.getLong(8));
+            send(Wire.OP_RING, seq, 0, null);
+            flush();
+            ring = r;
+        }
+        catch (final IOException | RuntimeException e)
+        {
+            // the socket keeps carrying everything, as for a library that offers no ring
+            send(Wire.OP_RING, seq, Wire.EIO, null);
+        }
+    }
+
     /** Writes what is queued (under the fabric lock, so messages keep their order). */
     void flush()
     {
@@ -260,6 +298,12 @@ final class Session
             return;
         }
         out.flip();
+        if (ring != null)
+        {
+            ring.write(out, channel, alive);
+            out.clear();
+            return;
+        }
         try
         {
             while (out.hasRemaining())

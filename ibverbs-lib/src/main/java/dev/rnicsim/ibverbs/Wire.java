@@ -51,6 +51,10 @@ final class Wire
     static final int OP_POST_SRQ_RECV = 29;
     static final int OP_CREATE_AH = 30;
     static final int OP_DESTROY_AH = 31;
+    /** The library offers shared memory for the server's messages ({@link MessageRing}): fd, pad, data bytes. */
+    static final int OP_RING = 32;
+    /** The errno of a RING the server cannot map: the library keeps the socket. */
+    static final int EIO = 5;
     static final int OP_OPEN_XRCD = 60;
     static final int OP_CLOSE_XRCD = 61;
     static final int OP_CREATE_XRC_SRQ = 62;

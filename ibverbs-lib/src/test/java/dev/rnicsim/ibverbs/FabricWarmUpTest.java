@@ -42,6 +42,7 @@ class FabricWarmUpTest
             }
 
             assertThat(server.warmUp.writes()).isPositive();
+            assertThat(server.warmUp.sends()).as("a small SEND after each WRITE").isEqualTo(server.warmUp.writes());
             assertThat(server.fabric().clock().nowNs()).isZero();
             assertThat(server.devices.stream().map(SimDevice::counters).toList()).isEqualTo(before);
         }
@@ -56,6 +57,7 @@ class FabricWarmUpTest
         warmUp.run();
 
         assertThat(warmUp.writes()).isZero();
+        assertThat(warmUp.sends()).isZero();
     }
 
     @Test
