@@ -77,7 +77,7 @@ static struct ibv_cq_ex *create_cq_ex(struct ibv_context *ctx, struct ibv_cq_ini
 		errno = EINVAL;
 		return NULL;
 	}
-	struct sim_cq *c = rnicsim_create_cq(ctx, (int)attr->cqe, attr->cq_context, attr->channel);
+	struct sim_cq *c = rnicsim_create_cq_on(ctx, (int)attr->cqe, attr->cq_context, attr->channel, attr->comp_vector);
 	if (!c)
 		return NULL;
 	struct ibv_cq_ex *x = &c->cqx;

@@ -110,6 +110,11 @@ void rnicsim_set_registration_ops(struct verbs_context *vctx);
 
 /* verbs.c: a CQ of the server, for ibv_create_cq and ibv_create_cq_ex */
 struct sim_cq *rnicsim_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, struct ibv_comp_channel *channel);
+/* alloc_type.c: the errno of a create that mlx5's MLX_*_ALLOC_TYPE=HUGE fails on this host, else 0 */
+int rnicsim_alloc_type_refuses(struct ibv_context *ctx, const char *variable);
+/* the same on a completion vector, which the device checks against its num_comp_vectors */
+struct sim_cq *rnicsim_create_cq_on(struct ibv_context *ctx, int cqe, void *cq_context, struct ibv_comp_channel *channel,
+				    uint32_t comp_vector);
 void rnicsim_set_cq_ex_ops(struct verbs_context *vctx);
 
 /* srq.c */

@@ -49,6 +49,11 @@ struct ibv_srq *rnicsim_srq_new(struct ibv_pd *pd, void *srq_context, uint32_t h
 
 EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
+	int refused = rnicsim_alloc_type_refuses(pd->context, "MLX_SRQ_ALLOC_TYPE");
+	if (refused) {
+		errno = refused;
+		return NULL;
+	}
 	struct wire_srq req = {((struct sim_pd *)pd)->handle, attr->attr.max_wr, attr->attr.max_sge,
 			       attr->attr.srq_limit};
 	struct wire_srq resp = {0};

@@ -217,6 +217,20 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
         return follows(ProviderRule.DEVICE_MEMORY) ? MLX5_MAX_DM_BYTES : 0;
     }
 
+    /** CPUs of the simulated host, which the drivers' completion vectors follow (assumed: a small server). */
+    public static final int SIMULATED_HOST_CPUS = 8;
+
+    /**
+     * @return {@code num_comp_vectors} of the device (the kernel's {@code ib_device.num_comp_vectors}): every
+     *         modelled driver gives one completion vector per CPU of the host (mlx5 one completion EQ per online CPU,
+     *         {@code mlx5_comp_vectors_max}; rxe and siw {@code num_possible_cpus()}; bnxt_re one NQ per MSI-X vector
+     *         but the slow path's; efa one EQ per CPU up to the device's own limit), so {@link #SIMULATED_HOST_CPUS}.
+     */
+    public int numCompVectors()
+    {
+        return SIMULATED_HOST_CPUS;
+    }
+
     /**
      * @return the driver's {@code hw_counters} files: their names and the counts behind them differ by driver (mlx5
      *         Q counters, rxe's own names).

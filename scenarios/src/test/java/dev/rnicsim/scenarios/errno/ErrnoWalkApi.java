@@ -84,6 +84,7 @@ final class ErrnoWalkApi
         c.addAll(ErrnoWalkTables.cases());
         c.addAll(ErrnoWalkVerbs.cases());
         c.addAll(ErrnoWalkVerbsAdded.cases());
+        c.addAll(ErrnoWalkRdmaCore.cases());
         return c;
     }
 }
