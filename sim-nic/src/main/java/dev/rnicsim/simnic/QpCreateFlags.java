@@ -37,9 +37,9 @@ public final class QpCreateFlags
     {
         if ((flags & ~KNOWN) != 0)
         {
-            throw Errors.invalid("ibv_create_qp_ex", String.format("create_flags=0x%x has bits 0x%x no kernel knows "
-                + "(ib_uverbs_create_qp); use the IBV_QP_CREATE_* flags of <infiniband/verbs.h>", flags,
-                flags & ~KNOWN));
+            throw Errors.invalid("ibv_create_qp_ex", "create_flags=0x" + Long.toHexString(flags) + " has bits 0x"
+                + Long.toHexString(flags & ~KNOWN) + " no kernel knows (ib_uverbs_create_qp); use the IBV_QP_CREATE_* "
+                + "flags of <infiniband/verbs.h>");
         }
         long refused = flags & RAW_AND_IPOIB;
         if ((flags & BLOCK_SELF_MCAST_LB) != 0 && !profile.follows(ProviderRule.BLOCK_MULTICAST_LOOPBACK))
@@ -48,9 +48,9 @@ public final class QpCreateFlags
         }
         if (refused != 0)
         {
-            throw Errors.of("ibv_create_qp_ex", Errno.EOPNOTSUPP, String.format("create_flags 0x%x of a %s QP are not "
-                + "implemented by %s's driver (%s); create the QP without them", refused, type, profile.name(),
-                profile.driver()));
+            throw Errors.of("ibv_create_qp_ex", Errno.EOPNOTSUPP, "create_flags 0x" + Long.toHexString(refused)
+                + " of a " + type + " QP are not implemented by the driver of " + profile.name() + " ("
+                + profile.driver() + "); create the QP without them");
         }
     }
 }

@@ -88,6 +88,21 @@ class RdmaCoreQueryRulesTest
         assertThat(e.getMessage()).contains("max_wr=0").contains("rxe_srq_chk_init");
     }
 
+    @Test
+    void shouldReportTheLinkLayerTheKernelGivesEachDriversPort()
+    {
+        // rdma_port_get_link_layer: bnxt_re_get_link_layer Ethernet, an iWARP node (siw) Ethernet, efa_port_link_layer
+        // unspecified; tests/test_addr.py test_create_ah_roce runs only on an Ethernet port
+        assertThat(DeviceProfiles.byName("bnxt_re").portAttributes().linkLayer())
+            .isEqualTo(dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET);
+        assertThat(DeviceProfiles.byName("siw").portAttributes().linkLayer())
+            .isEqualTo(dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET);
+        assertThat(DeviceProfiles.byName("efa").portAttributes().linkLayer())
+            .isEqualTo(dev.rnicsim.verbs.PortAttributes.LINK_LAYER_UNSPECIFIED);
+        assertThat(DeviceProfiles.connectx5().portAttributes().linkLayer())
+            .isEqualTo(dev.rnicsim.verbs.PortAttributes.LINK_LAYER_INFINIBAND);
+    }
+
     private static QueuePair ud(final RuleRig rig)
     {
         return rig.pdA.createQp(new QpInitAttr(rig.cqA, rig.cqA, QpType.UD, new QpCap(16, 16, 1, 1, 0), false));
