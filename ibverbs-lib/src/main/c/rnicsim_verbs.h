@@ -120,6 +120,8 @@ void rnicsim_set_cq_ex_ops(struct verbs_context *vctx);
 /* srq.c */
 uint32_t rnicsim_srq_handle(struct ibv_srq *srq);
 uint32_t rnicsim_srq_num(struct ibv_srq *srq);
+/* a receive of the SRQ completed: its slot is free again */
+void rnicsim_srq_consumed(struct ibv_srq *srq);
 struct ibv_srq *rnicsim_srq_new(struct ibv_pd *pd, void *srq_context, uint32_t handle, uint32_t max_sge,
 				uint32_t srq_num);
 void rnicsim_set_srq_ops(struct ibv_context *ctx);

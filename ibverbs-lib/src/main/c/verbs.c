@@ -261,6 +261,9 @@ struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_
 					     attr->cap.max_recv_sge, attr->cap.max_inline_data, 0},
 				     /* the device's driver takes or refuses them (QpCreateFlags) */
 				     .create_flags = attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS ? attr->create_flags : 0};
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) /* the provider's table takes or refuses them (SendOps) */
+		req.send_ops_flags = WIRE_SEND_OPS_GIVEN | (uint32_t)(attr->send_ops_flags & 0x3fffffff) |
+				     (attr->send_ops_flags >> 30 ? WIRE_SEND_OPS_UNKNOWN : 0);
 	struct wire_qp_resp resp;
 	memset(&resp, 0, sizeof(resp));
 	int e = rnicsim_rpc(OP_CREATE_QP, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL);
@@ -345,8 +348,11 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		return e;
 	if (mask & IBV_QP_STATE)
 		qp->state = attr->qp_state;
-	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET)
-		q->outstanding_recvs = 0; /* RESET empties the receive queue (mlx5_modify_qp, rxe_qp_reset) */
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		/* RESET empties both queues (mlx5_modify_qp, rxe_qp_reset): the whole send queue is free again */
+		q->outstanding_recvs = 0;
+		q->outstanding_sends = 0;
+	}
 	if (mask & IBV_QP_ACCESS_FLAGS)
 		q->attr.qp_access_flags = attr->qp_access_flags;
 	if (mask & IBV_QP_AV)

@@ -153,8 +153,12 @@ struct wire_create_qp {
 	uint32_t srq; /* the SRQ's handle, 0 for a receive queue of the QP's own */
 	struct wire_qp_cap cap;
 	uint32_t create_flags; /* IBV_QP_CREATE_* with IBV_QP_INIT_ATTR_CREATE_FLAGS, else 0 */
-	uint32_t pad;
+	/* IBV_QP_EX_WITH_* with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS (WIRE_SEND_OPS_GIVEN set), else 0; a bit above 30 of
+	 * the program's 64 sets WIRE_SEND_OPS_UNKNOWN, which no provider takes */
+	uint32_t send_ops_flags;
 };
+#define WIRE_SEND_OPS_GIVEN 0x80000000u
+#define WIRE_SEND_OPS_UNKNOWN 0x40000000u
 
 /* post_rules: WIRE_POST_* bits, the device's checks at post time beyond the capacities (its provider's rules). */
 #define WIRE_POST_ATOMIC_ALIGNMENT 1 /* a misaligned atomic is refused with EINVAL (rxe) */

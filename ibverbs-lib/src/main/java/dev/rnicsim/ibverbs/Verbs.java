@@ -456,7 +456,8 @@ final class Verbs
         }
         // every work request is signalled to the model, so each one's outcome is known (see Completions)
         final int srqHandle = p.getInt(20);
-        final QpInitAttr init = new QpInitAttr(scq.cq(), rcq.cq(), type, cap, false);
+        final QpInitAttr init = new QpInitAttr(scq.cq(), rcq.cq(), type, cap, false)
+            .withSendOps(p.limit() >= 56 ? SendOpsFlags.opcodes(p.getInt(52)) : null);
         final QueuePair qp = pd.createQp(srqHandle == 0 ? init : init.withSrq(srqs.srq(srqHandle)));
         final int deviceIndex = deviceOf(pd);
         final int h = s.add(null);

@@ -64,9 +64,13 @@ final class RdmaCoreSuite
         }
     }
 
-    /** A legitimate skip: the pattern its reason matches and why it is legitimate. */
-    record AllowedSkip(Pattern reason, String why)
+    /** A legitimate skip: the profiles it is legitimate on ({@code *}: all), the pattern its reason matches and why. */
+    record AllowedSkip(List<String> profiles, Pattern reason, String why)
     {
+        boolean allows(final String profile, final String skipReason)
+        {
+            return (profiles.contains("*") || profiles.contains(profile)) && reason.matcher(skipReason).matches();
+        }
     }
 
     // "test_x (tests.test_mod.Class.test_x)" opens each test; the docstring's first line may follow on its own line
@@ -207,7 +211,10 @@ final class RdmaCoreSuite
         return out;
     }
 
-    /** Reads the allow-list: {@code WHY :: REGEX} a line, the regex matching the whole skip reason. */
+    /**
+     * Reads the allow-list: {@code PROFILES WHY :: REGEX} a line, PROFILES {@code *} or a comma list, the regex
+     * matching the whole skip reason.
+     */
     static List<AllowedSkip> allowedSkips(final Path file) throws IOException
     {
         final List<AllowedSkip> out = new ArrayList<>();
@@ -218,7 +225,12 @@ final class RdmaCoreSuite
             {
                 throw new IllegalStateException(file + ": \"" + line + "\" is not WHY :: REGEX");
             }
-            out.add(new AllowedSkip(Pattern.compile(line.substring(sep + 4)), line.substring(0, sep).strip()));
+            final String[] head = line.substring(0, sep).strip().split("\\s+", 2);
+            if (head.length < 2)
+            {
+                throw new IllegalStateException(file + ": \"" + line + "\" is not PROFILES WHY :: REGEX");
+            }
+            out.add(new AllowedSkip(List.of(head[0].split(",")), Pattern.compile(line.substring(sep + 4)), head[1]));
         }
         return out;
     }

@@ -111,9 +111,10 @@ class RdmaCoreTestsProgramTest
                     + (o.reason().isEmpty() ? "" : " '" + o.reason() + "'") + ": remove it from ledger.txt");
             }
             if (o.status() == RdmaCoreSuite.Status.SKIP
-                && allowed.stream().noneMatch(a -> a.reason().matcher(o.reason()).matches()))
+                && allowed.stream().noneMatch(a -> a.allows(profileName, o.reason())))
             {
-                problems.add("skip of " + o.id() + " for a reason skips.txt does not allow: '" + o.reason() + "'");
+                problems.add("skip of " + o.id() + " for a reason skips.txt does not allow on " + profileName + ": '"
+                    + o.reason() + "'");
             }
         }
         for (final RdmaCoreSuite.LedgerEntry e : open.values())
