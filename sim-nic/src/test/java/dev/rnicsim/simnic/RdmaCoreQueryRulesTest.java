@@ -89,6 +89,20 @@ class RdmaCoreQueryRulesTest
     }
 
     @Test
+    void shouldTakeTheRcSendOpsOnAnMlx5XrcSendQp()
+    {
+        // MLX5_SUPPORTED_SEND_OPS_FLAGS_XRC is MLX5_SUPPORTED_SEND_OPS_FLAGS_RC (perftest -c XRC asks RDMA WRITE)
+        final RuleRig mlx5 = RuleRig.unconnected(DeviceProfiles.connectx5());
+        final QueuePair qp = mlx5.pdA.createQp(new QpInitAttr(mlx5.cqA, mlx5.cqA, QpType.XRC_SEND,
+            new QpCap(16, 0, 1, 0, 0), false).withSendOps(java.util.EnumSet.of(WrOpcode.SEND, WrOpcode.RDMA_WRITE,
+            WrOpcode.RDMA_READ, WrOpcode.ATOMIC_FETCH_AND_ADD)));
+        assertThat(qp.type()).isEqualTo(QpType.XRC_SEND);
+        assertThat(refused(() -> mlx5.pdA.createQp(new QpInitAttr(mlx5.cqA, mlx5.cqA, QpType.XRC_SEND,
+            new QpCap(16, 0, 1, 0, 0), false).withSendOps(java.util.EnumSet.of(WrOpcode.ATOMIC_WRITE)))).errnoName())
+            .isEqualTo(Errno.EOPNOTSUPP);
+    }
+
+    @Test
     void shouldReportTheLinkLayerTheKernelGivesEachDriversPort()
     {
         // rdma_port_get_link_layer: bnxt_re_get_link_layer Ethernet, an iWARP node (siw) Ethernet, efa_port_link_layer
