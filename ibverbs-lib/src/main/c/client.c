@@ -149,6 +149,8 @@ static void handle_message(const struct wire_hdr *h, const char *payload, size_t
 			if (w[i].qp < qps_cap && qps[w[i].qp] && w[i].opcode >= IBV_WC_RECV &&
 			    qps[w[i].qp]->outstanding_recvs > 0)
 				qps[w[i].qp]->outstanding_recvs--;
+			if (w[i].qp < qps_cap && qps[w[i].qp] && w[i].opcode >= IBV_WC_RECV && qps[w[i].qp]->qpx.qp_base.srq)
+				rnicsim_srq_consumed(qps[w[i].qp]->qpx.qp_base.srq);
 			if (w[i].opcode < IBV_WC_RECV && __atomic_load_n(&sends_due, __ATOMIC_RELAXED) > 0)
 				__atomic_fetch_sub(&sends_due, 1, __ATOMIC_RELAXED);
 			if (!(w[i].flags & WIRE_WC_HIDDEN) && w[i].cq < cqs_cap && cqs[w[i].cq])

@@ -100,13 +100,19 @@ static struct ibv_cq_ex *create_cq_ex(struct ibv_context *ctx, struct ibv_cq_ini
 		errno = EINVAL;
 		return NULL;
 	}
+	int refused = rnicsim_alloc_type_refuses(ctx, "MLX_CQ_ALLOC_TYPE");
+	if (refused) {
+		errno = refused;
+		return NULL;
+	}
 	int pd_given = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) != 0;
 	struct wire_create_cq_ex req = {.ctx = rnicsim_ctx_handle(ctx),
 					.cqe = attr->cqe,
 					.wc_flags = attr->wc_flags,
 					.comp_mask = attr->comp_mask,
 					.flags = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) ? attr->flags : 0,
-					.not_parent_domain = pd_given && !rnicsim_is_parent_domain(attr->parent_domain)};
+					.not_parent_domain = pd_given && !rnicsim_is_parent_domain(attr->parent_domain),
+					.comp_vector = attr->comp_vector};
 	/* the provider allocates the ring before it asks the kernel: a parent domain's allocator is called first */
 	void *bufs = NULL;
 	if (pd_given && !req.not_parent_domain && (caps.features & WIRE_CQEX_DOMAINS)) {

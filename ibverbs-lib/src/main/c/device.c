@@ -105,7 +105,7 @@ EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->device = device;
 	ctx->cmd_fd = -1;
 	ctx->async_fd = eventfd(0, EFD_CLOEXEC); /* no asynchronous event is ever raised */
-	ctx->num_comp_vectors = 1;
+	ctx->num_comp_vectors = resp.arg ? (int)resp.arg : 1; /* the device's, as OPEN answers it */
 	pthread_mutex_init(&ctx->mutex, NULL);
 	rnicsim_set_ops(&c->vctx);
 	return ctx;
@@ -201,6 +201,7 @@ static int query_device_ex(struct ibv_context *ctx, const struct ibv_query_devic
 	struct ibv_device_attr_ex ex;
 	memset(&ex, 0, sizeof(ex));
 	fill_device_attr(&ex.orig_attr, fw, v);
+	ex.phys_port_cnt_ex = v[DA_PHYS_PORT_CNT]; /* the full count; under 256 it equals phys_port_cnt */
 	ex.odp_caps.general_caps = v[DA_ODP_GENERAL_CAPS];
 	ex.odp_caps.per_transport_caps.rc_odp_caps = v[DA_ODP_RC_CAPS];
 	rnicsim_extended_device_attr(ctx, &ex); /* the completion clock (extended.c) */

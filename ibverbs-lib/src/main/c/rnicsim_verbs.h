@@ -116,6 +116,11 @@ void rnicsim_set_registration_ops(struct verbs_context *vctx);
 struct sim_cq *rnicsim_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, struct ibv_comp_channel *channel);
 struct sim_cq *rnicsim_cq_new(struct ibv_context *ctx, uint32_t handle, uint32_t cqe, void *cq_context,
 			      struct ibv_comp_channel *channel);
+/* alloc_type.c: the errno of a create that mlx5's MLX_*_ALLOC_TYPE=HUGE fails on this host, else 0 */
+int rnicsim_alloc_type_refuses(struct ibv_context *ctx, const char *variable);
+/* the same on a completion vector, which the device checks against its num_comp_vectors */
+struct sim_cq *rnicsim_create_cq_on(struct ibv_context *ctx, int cqe, void *cq_context, struct ibv_comp_channel *channel,
+				    uint32_t comp_vector);
 void rnicsim_set_cq_ex_ops(struct verbs_context *vctx);
 
 /* extended.c: what the device's provider offers beyond the basic verbs, the extended parts of the ops table */
@@ -137,6 +142,8 @@ void *rnicsim_pd_srq_bufs(struct ibv_pd *pd, uint32_t max_wr, uint32_t max_sge, 
 /* srq.c */
 uint32_t rnicsim_srq_handle(struct ibv_srq *srq);
 uint32_t rnicsim_srq_num(struct ibv_srq *srq);
+/* a receive of the SRQ completed: its slot is free again */
+void rnicsim_srq_consumed(struct ibv_srq *srq);
 struct ibv_srq *rnicsim_srq_new(struct ibv_pd *pd, void *srq_context, uint32_t handle, uint32_t max_sge,
 				uint32_t srq_num);
 void rnicsim_set_srq_ops(struct ibv_context *ctx);

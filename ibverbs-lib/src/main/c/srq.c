@@ -15,7 +15,16 @@ struct sim_srq {
 	uint32_t handle;
 	uint32_t max_sge;
 	uint32_t srq_num; /* its number (ibv_get_srq_num); 0 where the provider answers EOPNOTSUPP */
+	uint32_t max_wr;      /* a basic SRQ's granted max_wr; 0 for an XRC SRQ, whose receives other processes take */
+	uint32_t outstanding; /* receives posted and not yet completed */
 };
+
+void rnicsim_srq_consumed(struct ibv_srq *srq)
+{
+	struct sim_srq *s = (struct sim_srq *)srq;
+	if (s->outstanding > 0)
+		s->outstanding--;
+}
 
 uint32_t rnicsim_srq_handle(struct ibv_srq *srq)
 {
@@ -49,6 +58,11 @@ struct ibv_srq *rnicsim_srq_new(struct ibv_pd *pd, void *srq_context, uint32_t h
 
 EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
+	int refused = rnicsim_alloc_type_refuses(pd->context, "MLX_SRQ_ALLOC_TYPE");
+	if (refused) {
+		errno = refused;
+		return NULL;
+	}
 	struct wire_srq req = {((struct sim_pd *)pd)->handle, attr->attr.max_wr, attr->attr.max_sge,
 			       attr->attr.srq_limit};
 	struct wire_srq resp = {0};
@@ -66,6 +80,7 @@ EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_att
 	if (!s)
 		return NULL;
 	attr->attr.max_wr = resp.b; /* what the device granted, as the providers report it back */
+	((struct sim_srq *)s)->max_wr = resp.b;
 	attr->attr.max_sge = resp.c;
 	return s;
 }
@@ -73,7 +88,11 @@ EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_att
 EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
 {
 	struct wire_srq req = {rnicsim_srq_handle(srq), (uint32_t)mask, attr->max_wr, attr->srq_limit};
-	return rnicsim_rpc(OP_MODIFY_SRQ, &req, sizeof(req), NULL, 0, NULL, 0, NULL);
+	int e = rnicsim_rpc(OP_MODIFY_SRQ, &req, sizeof(req), NULL, 0, NULL, 0, NULL);
+	struct sim_srq *s = (struct sim_srq *)srq;
+	if (!e && (mask & IBV_SRQ_MAX_WR) && s->max_wr)
+		s->max_wr = attr->max_wr; /* a resize the device took */
+	return e;
 }
 
 EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
@@ -109,6 +128,11 @@ static int post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv
 	for (struct ibv_recv_wr *w = wr; w; w = w->next) {
 		if (w->num_sge < 0 || (unsigned)w->num_sge > s->max_sge) {
 			e = EINVAL; /* more SGEs than the SRQ's max_sge */
+			*bad_wr = w;
+			break;
+		}
+		if (s->max_wr && s->outstanding + count >= s->max_wr) {
+			e = ENOMEM; /* the SRQ is full (mlx5_post_srq_recv: no free WQE; rxe: queue_full) */
 			*bad_wr = w;
 			break;
 		}
@@ -151,6 +175,8 @@ static int post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv
 		*bad_wr = wr;
 		return we;
 	}
+	if (!we)
+		s->outstanding += count;
 	return e;
 }
 

@@ -142,11 +142,22 @@ EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 
 struct sim_cq *rnicsim_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, struct ibv_comp_channel *channel)
 {
+	return rnicsim_create_cq_on(ctx, cqe, cq_context, channel, 0);
+}
+
+struct sim_cq *rnicsim_create_cq_on(struct ibv_context *ctx, int cqe, void *cq_context, struct ibv_comp_channel *channel,
+				    uint32_t comp_vector)
+{
 	if (cqe < 0) {
 		errno = EINVAL;
 		return NULL;
 	}
-	struct wire_create_cq req = {.ctx = rnicsim_ctx_handle(ctx), .cqe = (uint32_t)cqe};
+	int refused = rnicsim_alloc_type_refuses(ctx, "MLX_CQ_ALLOC_TYPE");
+	if (refused) {
+		errno = refused;
+		return NULL;
+	}
+	struct wire_create_cq req = {.ctx = rnicsim_ctx_handle(ctx), .cqe = (uint32_t)cqe, .comp_vector = comp_vector};
 	struct wire_create_cq resp = {0};
 	int e = rnicsim_rpc(OP_CREATE_CQ, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL);
 	if (e) {
@@ -182,7 +193,7 @@ struct sim_cq *rnicsim_cq_new(struct ibv_context *ctx, uint32_t handle, uint32_t
 EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 				    struct ibv_comp_channel *channel, int comp_vector)
 {
-	struct sim_cq *cq = rnicsim_create_cq(ctx, cqe, cq_context, channel);
+	struct sim_cq *cq = rnicsim_create_cq_on(ctx, cqe, cq_context, channel, (uint32_t)comp_vector);
 	return cq ? &cq->cq : NULL;
 }
 
@@ -238,12 +249,18 @@ struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_
 		return NULL;
 	}
 	if (attr->comp_mask &
-	    ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+	    ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+			IBV_QP_INIT_ATTR_CREATE_FLAGS)) {
 		errno = EOPNOTSUPP; /* RSS, creation flags and the other extensions are not simulated here */
 		return NULL;
 	}
 	if (!xrc_recv && (!attr->send_cq || (!attr->recv_cq && attr->qp_type != IBV_QPT_XRC_SEND))) {
 		errno = EINVAL;
+		return NULL;
+	}
+	int refused = xrc_recv ? 0 : rnicsim_alloc_type_refuses(ctx, "MLX_QP_ALLOC_TYPE");
+	if (refused) {
+		errno = refused;
 		return NULL;
 	}
 	struct wire_create_qp req = {.pd = xrc_recv ? rnicsim_xrcd_handle(attr->xrcd) : ((struct sim_pd *)attr->pd)->handle,
@@ -253,7 +270,12 @@ struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_
 				     .sq_sig_all = (uint32_t)attr->sq_sig_all,
 				     .srq = attr->srq ? rnicsim_srq_handle(attr->srq) : 0,
 				     .cap = {attr->cap.max_send_wr, attr->cap.max_recv_wr, attr->cap.max_send_sge,
-					     attr->cap.max_recv_sge, attr->cap.max_inline_data, 0}};
+					     attr->cap.max_recv_sge, attr->cap.max_inline_data, 0},
+				     /* the device's driver takes or refuses them (QpCreateFlags) */
+				     .create_flags = attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS ? attr->create_flags : 0};
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) /* the provider's table takes or refuses them (SendOps) */
+		req.send_ops_flags = WIRE_SEND_OPS_GIVEN | (uint32_t)(attr->send_ops_flags & 0x3fffffff) |
+				     (attr->send_ops_flags >> 30 ? WIRE_SEND_OPS_UNKNOWN : 0);
 	struct wire_qp_resp resp;
 	memset(&resp, 0, sizeof(resp));
 	int e = 0;
@@ -343,8 +365,11 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		return e;
 	if (mask & IBV_QP_STATE)
 		qp->state = attr->qp_state;
-	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET)
-		q->outstanding_recvs = 0; /* RESET empties the receive queue (mlx5_modify_qp, rxe_qp_reset) */
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		/* RESET empties both queues (mlx5_modify_qp, rxe_qp_reset): the whole send queue is free again */
+		q->outstanding_recvs = 0;
+		q->outstanding_sends = 0;
+	}
 	if (mask & IBV_QP_ACCESS_FLAGS)
 		q->attr.qp_access_flags = attr->qp_access_flags;
 	if (mask & IBV_QP_AV)
@@ -373,6 +398,8 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		q->attr.port_num = attr->port_num;
 	if (mask & IBV_QP_PKEY_INDEX)
 		q->attr.pkey_index = attr->pkey_index;
+	if (mask & IBV_QP_QKEY)
+		q->attr.qkey = attr->qkey;
 	return 0;
 }
 
@@ -393,6 +420,17 @@ EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, s
 	if (init_attr)
 		*init_attr = q->init;
 	return 0;
+}
+
+/* libibverbs calls the provider's query_qp_data_in_order (x86: the only architecture it answers for), which the
+ * device's profile models: 1 from mlx5 for a QP in RTS, 0 from a provider without the verb */
+EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags)
+{
+	struct wire_handle req = {.handle = ((struct sim_qp *)qp)->handle};
+	struct wire_handle resp = {0};
+	if (flags || rnicsim_rpc(OP_QUERY_QP, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL))
+		return 0;
+	return resp.arg ? 1 : 0;
 }
 
 EXPORT int ibv_destroy_qp(struct ibv_qp *qp)

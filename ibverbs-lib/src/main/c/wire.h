@@ -137,6 +137,8 @@ struct wire_mr_resp {
 struct wire_create_cq {
 	uint32_t ctx;
 	uint32_t cqe;
+	uint32_t comp_vector; /* checked against num_comp_vectors, which OPEN answers in wire_handle.arg */
+	uint32_t pad;
 };
 
 struct wire_qp_cap {
@@ -156,7 +158,13 @@ struct wire_create_qp {
 	uint32_t sq_sig_all;
 	uint32_t srq; /* the SRQ's handle, 0 for a receive queue of the QP's own */
 	struct wire_qp_cap cap;
+	uint32_t create_flags; /* IBV_QP_CREATE_* with IBV_QP_INIT_ATTR_CREATE_FLAGS, else 0 */
+	/* IBV_QP_EX_WITH_* with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS (WIRE_SEND_OPS_GIVEN set), else 0; a bit above 30 of
+	 * the program's 64 sets WIRE_SEND_OPS_UNKNOWN, which no provider takes */
+	uint32_t send_ops_flags;
 };
+#define WIRE_SEND_OPS_GIVEN 0x80000000u
+#define WIRE_SEND_OPS_UNKNOWN 0x40000000u
 
 /* post_rules: WIRE_POST_* bits, the device's checks at post time beyond the capacities (its provider's rules). */
 #define WIRE_POST_ATOMIC_ALIGNMENT 1 /* a misaligned atomic is refused with EINVAL (rxe) */
@@ -334,7 +342,7 @@ struct wire_create_cq_ex {
 	uint32_t comp_mask;
 	uint32_t flags;
 	uint32_t not_parent_domain; /* IBV_CQ_INIT_ATTR_MASK_PD names a PD that is no parent domain */
-	uint32_t pad;
+	uint32_t comp_vector;       /* checked against num_comp_vectors after the provider's checks */
 };
 
 struct wire_resize_cq {
@@ -383,7 +391,8 @@ _Static_assert(sizeof(struct wire_hdr) == 16, "wire_hdr");
 _Static_assert(sizeof(struct wire_hello) == 32, "wire_hello");
 _Static_assert(sizeof(struct wire_device) == 80, "wire_device");
 _Static_assert(sizeof(struct wire_reg_mr) == 32, "wire_reg_mr");
-_Static_assert(sizeof(struct wire_create_qp) == 48, "wire_create_qp");
+_Static_assert(sizeof(struct wire_create_qp) == 56, "wire_create_qp");
+_Static_assert(sizeof(struct wire_create_cq) == 16, "wire_create_cq");
 _Static_assert(sizeof(struct wire_qp_resp) == 40, "wire_qp_resp");
 _Static_assert(sizeof(struct wire_modify_qp) == 80, "wire_modify_qp");
 _Static_assert(sizeof(struct wire_create_ah) == 32, "wire_create_ah");

@@ -59,15 +59,15 @@ final class CqExVerbs
     }
 
     /**
-     * CREATE_CQ_EX {ctx, cqe, wc_flags, comp_mask, flags, not_parent_domain}: the provider's checks, then the CQ as
-     * ibv_create_cq's.
+     * CREATE_CQ_EX {ctx, cqe, wc_flags, comp_mask, flags, not_parent_domain, comp_vector}: the provider's checks, then
+     * the CQ as ibv_create_cq's (with its completion vector checked as ib_uverbs_create_cq does).
      */
     private static ByteBuffer create(final Session s, final ByteBuffer p)
     {
         final Session.CtxInfo c = s.get(p.getInt(0), Session.CtxInfo.class);
         ExtendedCqs.of(c.device().profile()).checkCreateCqEx(p.getLong(8), p.getInt(16), p.getInt(20),
             p.getInt(24) != 0);
-        final CompletionQueue cq = c.context().createCq(p.getInt(4));
+        final CompletionQueue cq = c.context().createCq(p.getInt(4), p.getInt(28));
         final int h = s.add(null);
         s.handles.set(h, new Session.CqInfo(s, h, cq));
         return buf(8).putInt(0, h).putInt(4, cq.cqe());

@@ -143,10 +143,10 @@ final class Verbs
             case Wire.OP_OPEN_XRCD -> xrc.open(p);
             case Wire.OP_CLOSE_XRCD -> xrc.close(p.getInt(0));
             case Wire.OP_CREATE_XRC_SRQ -> xrc.createSrq(p, srqs);
-            case Wire.OP_QUERY_QP -> buf(8).putInt(0, s.get(p.getInt(0), Session.QpInfo.class).qp.state().ordinal());
+            case Wire.OP_QUERY_QP -> queryQp(s.get(p.getInt(0), Session.QpInfo.class).qp);
             case Wire.OP_REG_MR -> regMr(p, site);
             case Wire.OP_DEREG_MR -> deregMr(p.getInt(0));
-            case Wire.OP_CREATE_CQ -> createCq(p.getInt(0), p.getInt(4));
+            case Wire.OP_CREATE_CQ -> createCq(p.getInt(0), p.getInt(4), p.limit() >= 12 ? p.getInt(8) : 0);
             case Wire.OP_DESTROY_CQ -> destroyCq(p.getInt(0));
             case Wire.OP_CREATE_QP -> createQp(p);
             case Wire.OP_MODIFY_QP -> modifyQp(p);
@@ -201,7 +201,9 @@ final class Verbs
             throw new VerbsException("ibv_open_device", 19, "no device " + deviceIndex); // ENODEV
         }
         final SimDevice d = s.server.devices.get(deviceIndex);
-        return handle(s.add(new Session.CtxInfo(d.open(s.process), d, deviceIndex)));
+        final Session.CtxInfo c = new Session.CtxInfo(d.open(s.process), d, deviceIndex);
+        // the answer carries num_comp_vectors, which ibv_open_device puts in the context
+        return handle(s.add(c)).putInt(4, c.context().numCompVectors());
     }
 
     private ByteBuffer closeContext(final int h)
@@ -396,12 +398,21 @@ final class Verbs
         return null;
     }
 
-    private ByteBuffer createCq(final int ctx, final int cqe)
+    private ByteBuffer createCq(final int ctx, final int cqe, final int compVector)
     {
-        final CompletionQueue cq = s.get(ctx, Session.CtxInfo.class).context().createCq(cqe);
+        final CompletionQueue cq = s.get(ctx, Session.CtxInfo.class).context().createCq(cqe, compVector);
         final int h = s.add(null);
         s.handles.set(h, new Session.CqInfo(s, h, cq));
         return buf(8).putInt(0, h).putInt(4, cq.cqe());
+    }
+
+    /**
+     * QUERY_QP: the state (an error completion moves the QP to ERR without a modify), and whether its data is written
+     * in order ({@code ibv_query_qp_data_in_order}, as the device's provider answers it).
+     */
+    private static ByteBuffer queryQp(final dev.rnicsim.verbs.QueuePair qp)
+    {
+        return buf(8).putInt(0, qp.state().ordinal()).putInt(4, qp.dataInOrder(dev.rnicsim.verbs.WrOpcode.SEND) ? 1 : 0);
     }
 
     private ByteBuffer destroyCq(final int h)
@@ -438,9 +449,15 @@ final class Verbs
                 + "library (RC, UC, UD, XRC_SEND and XRC_RECV are)"); // EOPNOTSUPP
         }
         final QpCap cap = new QpCap(p.getInt(24), p.getInt(28), p.getInt(32), p.getInt(36), p.getInt(40));
+        if (p.limit() >= 56)
+        {
+            dev.rnicsim.simnic.QpCreateFlags.check(s.server.devices.get(deviceOf(pd)).profile(), type,
+                Integer.toUnsignedLong(p.getInt(48)));
+        }
         // every work request is signalled to the model, so each one's outcome is known (see Completions)
         final int srqHandle = p.getInt(20);
-        final QpInitAttr init = new QpInitAttr(scq.cq(), rcq.cq(), type, cap, false);
+        final QpInitAttr init = new QpInitAttr(scq.cq(), rcq.cq(), type, cap, false)
+            .withSendOps(p.limit() >= 56 ? SendOpsFlags.opcodes(p.getInt(52)) : null);
         final QueuePair qp = pd.createQp(srqHandle == 0 ? init : init.withSrq(srqs.srq(srqHandle)));
         final int deviceIndex = deviceOf(pd);
         final int h = s.add(null);

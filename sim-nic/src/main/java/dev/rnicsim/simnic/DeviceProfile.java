@@ -217,6 +217,20 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
         return follows(ProviderRule.DEVICE_MEMORY) ? MLX5_MAX_DM_BYTES : 0;
     }
 
+    /** CPUs of the simulated host, which the drivers' completion vectors follow (assumed: a small server). */
+    public static final int SIMULATED_HOST_CPUS = 8;
+
+    /**
+     * @return {@code num_comp_vectors} of the device (the kernel's {@code ib_device.num_comp_vectors}): every
+     *         modelled driver gives one completion vector per CPU of the host (mlx5 one completion EQ per online CPU,
+     *         {@code mlx5_comp_vectors_max}; rxe and siw {@code num_possible_cpus()}; bnxt_re one NQ per MSI-X vector
+     *         but the slow path's; efa one EQ per CPU up to the device's own limit), so {@link #SIMULATED_HOST_CPUS}.
+     */
+    public int numCompVectors()
+    {
+        return SIMULATED_HOST_CPUS;
+    }
+
     /**
      * @return the driver's {@code hw_counters} files: their names and the counts behind them differ by driver (mlx5
      *         Q counters, rxe's own names).
@@ -231,7 +245,11 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
      *         ({@code RXE_PORT_GID_TBL_LEN} 1024, {@code RXE_PORT_MAX_MSG_SZ} 2^31 and {@code RXE_PORT_PKEY_TBL_LEN}
      *         1 in current kernels, 0x800000 and 64 in old ones (rxe-legacy), {@code IB_PORT_CM_SUP}, MTU cap 4096, Ethernet); the others assumed
      *         (no port section in the dumps: gid_tbl_len 256, max_msg_sz 2^30 for mlx4/mlx5 and irdma, Ethernet
-     *         for irdma, InfiniBand for mlx4/mlx5).
+     *         for irdma, InfiniBand for mlx4/mlx5). The link layer of the other drivers is what the kernel's
+     *         {@code rdma_port_get_link_layer} answers for them: Ethernet for the RoCE drivers ({@code
+     *         bnxt_re_get_link_layer}, hns, qedr, mana) and the iWARP ones (siw, cxgb4, erdma: an iWARP node's
+     *         transport gives Ethernet), unspecified for EFA ({@code efa_port_link_layer}), InfiniBand for hfi1 and
+     *         the rest.
      */
     public dev.rnicsim.verbs.PortAttributes portAttributes()
     {
@@ -247,7 +265,13 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
                 1L << 30, attributes.maxPkeys(), dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET);
             default -> new dev.rnicsim.verbs.PortAttributes(dev.rnicsim.verbs.PortAttributes.STATE_ACTIVE,
                 dev.rnicsim.verbs.PortAttributes.MTU_4096, dev.rnicsim.verbs.PortAttributes.MTU_4096, 256, cmSup,
-                1L << 30, attributes.maxPkeys(), dev.rnicsim.verbs.PortAttributes.LINK_LAYER_INFINIBAND);
+                1L << 30, attributes.maxPkeys(), switch (driver)
+                {
+                    case "bnxt_re", "hns", "qedr", "mana", "siw", "cxgb4", "erdma" ->
+                        dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET;
+                    case "efa" -> dev.rnicsim.verbs.PortAttributes.LINK_LAYER_UNSPECIFIED;
+                    default -> dev.rnicsim.verbs.PortAttributes.LINK_LAYER_INFINIBAND;
+                });
         };
     }
 

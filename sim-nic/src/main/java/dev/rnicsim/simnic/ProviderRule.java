@@ -141,5 +141,21 @@ public enum ProviderRule
      * ({@code MLX5_CQE_SYNDROME_*}) there, as the firmware's own byte is not published. Without this rule
      * {@code vendor_err} is 0 and the device says nothing beyond the status (rxe {@code rxe_comp.c make_send_cqe}
      * and {@code rxe_resp.c do_complete} set no vendor error; siw and irdma neither). */
-    VENDOR_ERR_CQE_SYNDROME
+    VENDOR_ERR_CQE_SYNDROME,
+    /** {@code ibv_query_qp_data_in_order} with flags 0 answers 1 for a QP in RTS: mlx5's
+     * {@code mlx5_query_qp_data_in_order} (providers/mlx5/verbs.c) reads the {@code data_in_order} bit of the QP's
+     * context when the device reports the {@code qp_data_in_order} capability (assumed reported: the simulated device
+     * writes each message's bytes in order), and answers 0 in any other state. Without this rule the provider has no
+     * {@code query_qp_data_in_order} and libibverbs' default answers 0 (rxe, siw, bnxt_re, efa, the rest). See
+     * {@link SimQp#dataInOrder}. */
+    QP_DATA_IN_ORDER,
+    /** {@code ibv_create_qp_ex} takes {@code IBV_QP_CREATE_BLOCK_SELF_MCAST_LB} in create_flags (mlx5
+     * {@code process_create_flags} with the {@code block_lb_mc} capability; mlx4 {@code
+     * MLX4_IB_QP_BLOCK_MULTICAST_LOOPBACK}); without this rule every create flag is EOPNOTSUPP (rxe {@code
+     * rxe_create_qp}). See {@link QpCreateFlags}. */
+    BLOCK_MULTICAST_LOOPBACK,
+    /** {@code ibv_create_srq} takes max_wr 0 and max_sge 0: mlx5 sizes the queue to {@code max_wr + 1} rounded up
+     * to a power of two (providers/mlx5/verbs.c {@code mlx5_create_srq}, kernel {@code mlx5_ib_create_srq}) and
+     * checks only the upper limits. Without this rule max_wr 0 is EINVAL (rxe {@code rxe_srq_chk_init}). */
+    SRQ_OF_ZERO_WR
 }

@@ -87,6 +87,13 @@ public final class SimContext implements Context
         return pd;
     }
 
+    /** The device's completion vectors, {@link DeviceProfile#numCompVectors()}. */
+    @Override
+    public int numCompVectors()
+    {
+        return device.profile().numCompVectors();
+    }
+
     @Override
     public CompletionQueue createCq(final int cqe)
     {

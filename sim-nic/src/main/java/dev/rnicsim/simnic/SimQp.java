@@ -156,6 +156,13 @@ public final class SimQp implements QueuePair
         return state;
     }
 
+    /** As the device's provider answers it: {@link ProviderRule#QP_DATA_IN_ORDER} and the QP in RTS. */
+    @Override
+    public boolean dataInOrder(final dev.rnicsim.verbs.WrOpcode opcode)
+    {
+        return device.profile().follows(ProviderRule.QP_DATA_IN_ORDER) && state == QpState.RTS;
+    }
+
     @Override
     public QpAddress address()
     {

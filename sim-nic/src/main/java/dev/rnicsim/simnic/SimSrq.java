@@ -90,8 +90,8 @@ public final class SimSrq implements SharedReceiveQueue
 
     /**
      * {@code ibv_create_srq}: EOPNOTSUPP on a device reporting max_srq 0 (EFA, siw without SRQ support report so);
-     * EINVAL for max_wr or max_sge of 0 or above the device's limits, or a limit above max_wr (rxe
-     * {@code rxe_srq_chk_init}); ENOMEM when max_srq SRQs live. The device's max_srq_wr is taken as its max_qp_wr
+     * EINVAL for max_wr or max_sge of 0 (unless the profile follows {@link ProviderRule#SRQ_OF_ZERO_WR}, mlx5) or
+     * above the device's limits, or a limit above max_wr (rxe {@code rxe_srq_chk_init}); ENOMEM when max_srq SRQs live. The device's max_srq_wr is taken as its max_qp_wr
      * (the profiles carry no separate figure).
      */
     static SimSrq create(final SimPd pd, final SrqAttr attr, final int srqsLive)
@@ -129,10 +129,12 @@ public final class SimSrq implements SharedReceiveQueue
             throw Errors.of(verb, Errno.EOPNOTSUPP, device.name() + " reports max_srq=0: its driver has no shared "
                 + "receive queues; give each QP its own receive queue");
         }
-        if (attr.maxWr() < 1 || attr.maxWr() > a.maxQpWr() || attr.maxSge() < 1 || attr.maxSge() > a.maxSge())
+        final int least = device.profile().follows(ProviderRule.SRQ_OF_ZERO_WR) ? 0 : 1;
+        if (attr.maxWr() < least || attr.maxWr() > a.maxQpWr() || attr.maxSge() < least || attr.maxSge() > a.maxSge())
         {
-            throw Errors.invalid(verb, "max_wr=" + attr.maxWr() + " max_sge=" + attr.maxSge() + " must be 1..max_srq_wr="
-                + a.maxQpWr() + " and 1..max_srq_sge=" + a.maxSge() + " (rxe_srq_chk_init)");
+            throw Errors.invalid(verb, "max_wr=" + attr.maxWr() + " max_sge=" + attr.maxSge() + " must be " + least
+                + "..max_srq_wr=" + a.maxQpWr() + " and " + least + "..max_srq_sge=" + a.maxSge() + (least == 0
+                ? " (mlx5_create_srq)" : " (rxe_srq_chk_init)"));
         }
         if (attr.srqLimit() < 0 || attr.srqLimit() > attr.maxWr())
         {

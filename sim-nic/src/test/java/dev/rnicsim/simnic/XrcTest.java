@@ -183,7 +183,7 @@ class XrcTest
             () -> x.rig.pdB.createXrcSrq(null, x.srqCq, new SrqAttr(4, 1, 0)));
         assertThat(noDomain.errno()).isEqualTo(Errno.EINVAL.code());
         final VerbsException tooBig = catchThrowableOfType(VerbsException.class,
-            () -> x.rig.pdB.createXrcSrq(x.domain, x.srqCq, new SrqAttr(0, 1, 0)));
+            () -> x.rig.pdB.createXrcSrq(x.domain, x.srqCq, new SrqAttr(1 << 30, 1, 0)));
         assertThat(tooBig.errno()).isEqualTo(Errno.EINVAL.code());
         assertThat(x.rig.deviceB.srqsLive()).isEqualTo(before);
         assertThat(((SimXrcd)x.domain).srqs()).hasSize(2);

@@ -44,6 +44,35 @@ public interface Context extends AutoCloseable
     CompletionQueue createCq(int cqe);
 
     /**
+     * @return {@code num_comp_vectors} of {@code struct ibv_context}: the completion vectors (interrupt queues) a CQ
+     *         may be bound to, 0 to this less one.
+     */
+    default int numCompVectors()
+    {
+        return 1;
+    }
+
+    /**
+     * {@code ibv_create_cq} with a completion vector: the kernel refuses a vector the device does not have before the
+     * driver sees the CQ ({@code ib_uverbs_create_cq}: comp_vector at or above {@code num_comp_vectors} is EINVAL).
+     *
+     * @param cqe        minimum number of entries, 1 to {@code max_cqe}.
+     * @param compVector the completion vector, 0 to {@link #numCompVectors()} - 1.
+     * @return a new CQ.
+     * @throws VerbsException EINVAL for a vector out of range, else as {@link #createCq(int)}.
+     */
+    default CompletionQueue createCq(final int cqe, final int compVector)
+    {
+        if (compVector < 0 || compVector >= numCompVectors())
+        {
+            throw new VerbsException("ibv_create_cq", Errno.EINVAL.code(), "comp_vector=" + compVector
+                + " must be 0.." + (numCompVectors() - 1) + " (num_comp_vectors=" + numCompVectors()
+                + ", ib_uverbs_create_cq); use a vector below ibv_context.num_comp_vectors");
+        }
+        return createCq(cqe);
+    }
+
+    /**
      * @return true once closed.
      */
     boolean isClosed();

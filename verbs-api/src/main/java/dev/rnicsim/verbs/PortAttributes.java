@@ -12,7 +12,7 @@ package dev.rnicsim.verbs;
  * @param portCapFlags  {@code port_cap_flags}.
  * @param maxMsgSzBytes largest message.
  * @param pkeyTblLen    entries of the P_Key table.
- * @param linkLayer     1 IBV_LINK_LAYER_INFINIBAND, 2 IBV_LINK_LAYER_ETHERNET.
+ * @param linkLayer     0 IBV_LINK_LAYER_UNSPECIFIED, 1 IBV_LINK_LAYER_INFINIBAND, 2 IBV_LINK_LAYER_ETHERNET.
  */
 public record PortAttributes(int state, int maxMtu, int activeMtu, int gidTblLen, long portCapFlags,
                              long maxMsgSzBytes, int pkeyTblLen, int linkLayer)
@@ -21,6 +21,8 @@ public record PortAttributes(int state, int maxMtu, int activeMtu, int gidTblLen
     public static final int STATE_ACTIVE = 4;
     /** IBV_MTU_4096. */
     public static final int MTU_4096 = 5;
+    /** IBV_LINK_LAYER_UNSPECIFIED: a port that is neither (EFA's, {@code efa_port_link_layer}). */
+    public static final int LINK_LAYER_UNSPECIFIED = 0;
     /** IBV_LINK_LAYER_INFINIBAND. */
     public static final int LINK_LAYER_INFINIBAND = 1;
     /** IBV_LINK_LAYER_ETHERNET. */

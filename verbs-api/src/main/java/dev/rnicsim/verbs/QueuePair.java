@@ -104,6 +104,20 @@ public interface QueuePair extends AutoCloseable
     }
 
     /**
+     * {@code ibv_query_qp_data_in_order} with flags 0 (ibv_query_qp_data_in_order(3)): whether the data of each work
+     * request of {@code opcode} is written in order at the receiving side, so that a reader may poll the data instead
+     * of the completion. A device answers it from its provider (mlx5 reads the QP's context in RTS; providers
+     * without the verb answer false).
+     *
+     * @param opcode the operation asked about (RDMA_READ, RDMA_WRITE or SEND).
+     * @return true when the data is written in order.
+     */
+    default boolean dataInOrder(final WrOpcode opcode)
+    {
+        return false;
+    }
+
+    /**
      * @return the SRQ this QP takes its receives from, or null.
      */
     default SharedReceiveQueue srq()

@@ -62,7 +62,8 @@ final class ConformanceVerbs
         return Outcome.ok(String.format(Locale.ROOT, "port %d: state %d, max_mtu %d, active_mtu %d, gid_tbl_len %d, "
             + "port_cap_flags 0x%x, max_msg_sz 0x%x, pkey_tbl_len %d, link_layer %s", port, p.state(), p.maxMtu(),
             p.activeMtu(), p.gidTblLen(), p.portCapFlags(), p.maxMsgSzBytes(), p.pkeyTblLen(),
-            p.linkLayer() == dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand"));
+            p.linkLayer() == dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET ? "Ethernet"
+                : p.linkLayer() == dev.rnicsim.verbs.PortAttributes.LINK_LAYER_INFINIBAND ? "InfiniBand" : "unspecified"));
     }
 
     /** {@code querygid CONTEXT PORT INDEX}: ibv_query_gid_ex. */

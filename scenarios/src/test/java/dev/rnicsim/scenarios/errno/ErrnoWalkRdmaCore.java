@@ -1,0 +1,40 @@
+package dev.rnicsim.scenarios.errno;
+
+import static dev.rnicsim.scenarios.errno.ErrnoWalkApi.c;
+import static dev.rnicsim.scenarios.errno.ErrnoWalkVerbs.cx5;
+import static dev.rnicsim.scenarios.errno.ErrnoWalkVerbs.rig;
+
+import dev.rnicsim.simnic.DeviceProfiles;
+import dev.rnicsim.simnic.QpCreateFlags;
+import dev.rnicsim.verbs.QpType;
+import dev.rnicsim.verbs.SrqAttr;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The errno paths that rdma-core's own tests (tests/test_cq.py, test_cqex.py, test_qp.py, test_mlx5_huge_page.py)
+ * provoke through the library, reached through the Java API. Stateless.
+ */
+final class ErrnoWalkRdmaCore
+{
+    private ErrnoWalkRdmaCore()
+    {
+    }
+
+    /** @return the cases. */
+    static List<ErrnoWalkApi.Case> cases()
+    {
+        final List<ErrnoWalkApi.Case> c = new ArrayList<>();
+        c.add(c("a CQ on a completion vector the device lacks", "EINVAL",
+            () -> cx5().ctx().createCq(16, DeviceProfiles.connectx5().numCompVectors()), "num_comp_vectors",
+            "use a vector below"));
+        c.add(c("a QP create flag no kernel knows", "EINVAL",
+            () -> QpCreateFlags.check(DeviceProfiles.connectx5(), QpType.RC, 1L << 20), "no kernel knows"));
+        c.add(c("a QP create flag the driver does not implement", "EOPNOTSUPP",
+            () -> QpCreateFlags.check(DeviceProfiles.rxe(), QpType.UD, QpCreateFlags.BLOCK_SELF_MCAST_LB),
+            "are not implemented by", "create the QP without them"));
+        c.add(c("an SRQ of 0 work requests on rxe", "EINVAL",
+            () -> rig(DeviceProfiles.rxe()).pd().createSrq(new SrqAttr(0, 1, 0)), "max_wr=0", "rxe_srq_chk_init"));
+        return c;
+    }
+}
