@@ -32,7 +32,9 @@ import dev.rnicsim.verbs.VerbsException;
  * <li>mlx4 (providers/mlx4/verbs.c): {@code mlx4_resize_cq} resizes; its completion timestamps need the
  * ConnectX-3's clock, which no source of the project gives, so they are not offered (EOPNOTSUPP).</li>
  * <li>irdma ({@code irdma_uresize_cq}) resizes. Every other driver: the standard flags only, and no resize, thread
- * or parent domain, as their providers were not looked up.</li>
+ * or parent domain, as their providers were not looked up; a comp_mask beyond FLAGS and any creation flag are
+ * EOPNOTSUPP, as libibverbs' {@code ibv_cmd_create_cq_ex} and the kernel drivers' {@code create_cq} answer a flag
+ * they do not take ({@code if (attr->flags) return -EOPNOTSUPP}).</li>
  * </ul>
  *
  * @param driver                  the kernel driver.
@@ -97,8 +99,8 @@ public record ExtendedCqs(String driver, long wcFlags, Errno unsupportedWcFlagsE
                 FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, true, false, 0, 0, false, false);
             case "mlx4", "irdma" -> new ExtendedCqs(profile.driver(), WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS,
                 Errno.EINVAL, FLAG_SINGLE_THREADED, Errno.EINVAL, true, false, 0, 0, false, false);
-            default -> new ExtendedCqs(profile.driver(), WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS, Errno.EINVAL,
-                FLAG_SINGLE_THREADED, Errno.EINVAL, false, false, 0, 0, false, false);
+            default -> new ExtendedCqs(profile.driver(), WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS, Errno.EOPNOTSUPP,
+                FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, false, false, 0, 0, false, false);
         };
     }
 

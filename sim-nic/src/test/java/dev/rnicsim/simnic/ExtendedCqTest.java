@@ -139,5 +139,10 @@ class ExtendedCqTest
         assertThat(rxe.domains()).isFalse();
         assertThat(mlx5.domains()).isTrue();
         assertThat(errnoOf(() -> rxe.rawClock(null))).isEqualTo(Errno.EOPNOTSUPP.code());
+
+        final ExtendedCqs bnxt = ExtendedCqs.of(DeviceProfiles.byName("bnxt_re"));
+        bnxt.checkCreateCqEx(ExtendedCqs.WC_STANDARD, 0, 0, false);
+        assertThat(errnoOf(() -> bnxt.checkCreateCqEx(0, ExtendedCqs.MASK_FLAGS, ExtendedCqs.FLAG_IGNORE_OVERRUN,
+            false))).as("a kernel driver refuses a creation flag it does not take").isEqualTo(Errno.EOPNOTSUPP.code());
     }
 }
