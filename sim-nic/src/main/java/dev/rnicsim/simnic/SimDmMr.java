@@ -18,6 +18,13 @@ import java.util.Set;
  * REMOTE_ATOMIC and ZERO_BASED, which is required: ibv_alloc_dm(3)), the kernel's {@code ib_uverbs_reg_dm_mr} (the
  * range inside the device memory, else EINVAL) and {@code ib_check_mr_access} (the LOCAL_WRITE dependency).
  *
+ * <p>What the tables hold: an MPT entry with its keys like any MR, whose MTT entries are the pages of the device's
+ * own memory ({@link SimDm.Space}) covering the range, not host pages: nothing of the process is pinned or charged
+ * to RLIMIT_MEMLOCK, and no page walk happens. The MPT's start is the range's offset within its first page, so that
+ * the zero-based iova 0 is the range's first byte ({@code mlx5_ib_reg_dm_mr} registers the MEMIC physical range
+ * with a zero-based mkey). The cost model prices DMA to and from it as to host memory: no published figure for
+ * MEMIC access latency was found, so none is invented.
+ *
  * <p>Not thread safe.
  */
 final class SimDmMr implements MemoryRegion
@@ -103,11 +110,12 @@ final class SimDmMr implements MemoryRegion
         {
             device.zeroBased(key, tableIova);
         }
-        dm.mrAdded(1);
         pd.userAdded(1);
         final int rkey = device.profile().rkeyOnlyWithRemoteAccess() && rights.stream().noneMatch(REMOTE::contains)
             ? 0 : key;
-        return new SimDmMr(pd, dm, lengthBytes, key, rkey, rights);
+        final SimDmMr mr = new SimDmMr(pd, dm, lengthBytes, key, rkey, rights);
+        dm.mrAdded(mr);
+        return mr;
     }
 
     @Override
@@ -184,7 +192,7 @@ final class SimDmMr implements MemoryRegion
         final SimDevice device = pd.context().device();
         device.tables().deregister(key);
         device.forgetZeroBased(key);
-        dm.mrAdded(-1);
+        dm.mrRemoved(this);
         pd.userAdded(-1);
         closed = true;
     }
