@@ -239,11 +239,13 @@ int rnicsim_rpc(uint16_t op, const void *req, size_t req_len, const void *extra,
 	if (e)
 		return e;
 	rnicsim_lock();
+	int fork_lock = rnicsim_fork_lock();
 	uint32_t seq = next_seq++;
 	struct wire_hdr h = {.len = sizeof(h) + req_len + extra_len, .op = op, .seq = seq};
 	struct iovec iov[3] = {{&h, sizeof(h)}, {(void *)req, req_len}, {(void *)extra, extra_len}};
 	e = write_all(iov, extra_len ? 3 : 2);
 	if (e) {
+		rnicsim_fork_unlock(fork_lock);
 		rnicsim_unlock();
 		return e;
 	}
@@ -263,6 +265,7 @@ int rnicsim_rpc(uint16_t op, const void *req, size_t req_len, const void *extra,
 	answer_buf = saved_buf;
 	answer_cap = saved_cap;
 	got_answer = 0;
+	rnicsim_fork_unlock(fork_lock);
 	rnicsim_unlock();
 	return e;
 }

@@ -37,6 +37,20 @@ class DeviceMemoryLifetimeTest
     }
 
     @Test
+    void shouldRegisterAnEmptyRangeOfDeviceMemoryAsTheKernelDoes()
+    {
+        // UVERBS_METHOD_DM_MR_REG checks the range against the DM's length only: offset 0, length 0 is an MR
+        final KeyRig k = KeyRig.connectx5();
+        final DeviceMemory dm = k.rig.ctxB.allocDm(4);
+        final MemoryRegion mr = k.rig.pdB.regDmMr(dm, 0, 0, EnumSet.of(Access.LOCAL_WRITE, Access.ZERO_BASED));
+        assertThat(mr.lengthBytes()).isZero();
+        assertThat(mr.lkey()).isNotZero();
+        mr.close();
+        dm.close();
+        assertThat(dm.isClosed()).isTrue();
+    }
+
+    @Test
     void shouldTakeWholePagesSoThatSmallAllocationsFillTheDeviceMemoryByPages()
     {
         final KeyRig k = KeyRig.connectx5();
