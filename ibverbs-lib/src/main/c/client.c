@@ -54,6 +54,14 @@ static unsigned qps_cap;
 
 void rnicsim_lock(void) { pthread_mutex_lock(&lock); }
 void rnicsim_unlock(void) { pthread_mutex_unlock(&lock); }
+
+/* In the child of a fork (fork.c): the only thread left takes the locks afresh (the parent's holder is gone). */
+void rnicsim_locks_reset(void)
+{
+	pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, fresh_send = PTHREAD_MUTEX_INITIALIZER;
+	lock = fresh;
+	send_lock = fresh_send;
+}
 int rnicsim_strict(void) { return strict_mode; }
 int rnicsim_socket(void) { return sock; }
 

@@ -3,8 +3,9 @@
  * child shares the parent's uverbs file with the kernel (rdma-core tests/test_device.py test_multi_process_alloc_dm
  * allocates device memory from five children at once). One connection cannot carry two conversations at a time, so
  * once a fork happened, each control verb of the parent and of its children holds an exclusive lock on a file beside
- * the fabric's socket (flock(2)) from its request to its answer. Completions polled by the parent while a child
- * waits for an answer are not covered: a program that does both at once is outside this model.
+ * the fabric's socket (flock(2)) from its request to its answer, and so does the parent's events thread (events.c)
+ * for each read. Completions the parent's main thread polls while a child waits for an answer are not covered: a
+ * program that does both at once is outside this model.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -20,15 +21,28 @@
 static pid_t loaded_by;
 static int parent_forked;
 
+/* The library's lock is held across fork(), so that no thread of the parent is inside a conversation with the
+ * server (holding the lock, and the lock file with it) when the child is made: the child inherits neither. */
+static void before_fork(void)
+{
+	rnicsim_lock();
+}
+
 static void after_fork_in_parent(void)
 {
 	parent_forked = 1;
+	rnicsim_unlock();
+}
+
+static void after_fork_in_child(void)
+{
+	rnicsim_locks_reset(); /* held by the parent's thread, whose id the child's thread does not have */
 }
 
 __attribute__((constructor)) static void note_loader(void)
 {
 	loaded_by = getpid();
-	pthread_atfork(NULL, after_fork_in_parent, NULL);
+	pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
 }
 
 int rnicsim_fork_lock(void)

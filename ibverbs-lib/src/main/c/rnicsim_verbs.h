@@ -93,6 +93,7 @@ struct wire_device *rnicsim_devices(unsigned *count);
 /* fork.c: a control verb's hold on the connection once the process forked (-1: no fork, nothing held) */
 int rnicsim_fork_lock(void);
 void rnicsim_fork_unlock(int fd);
+void rnicsim_locks_reset(void); /* client.c */
 
 /* strict.c: where a verb was called from */
 void rnicsim_callsite(const char *verb, char *out, size_t cap);
