@@ -38,7 +38,9 @@ public interface DeviceMemory extends AutoCloseable
      * The provider's copy unit: offsets and lengths of {@link #memcpyTo} and {@link #memcpyFrom} must be multiples of
      * it (EINVAL otherwise).
      *
-     * @return bytes: 4 on mlx5 ({@code mlx5_access_dm} copies 4-byte words); 1 where the provider copies bytes.
+     * @return bytes: 4 on mlx5 ({@code mlx5_access_dm} copies 4-byte words); 1 where the provider copies bytes, or
+     *         where the backend cannot tell (rdma-core reports no copy unit: hw-nic answers 1, and the provider's
+     *         copy returns EINVAL where its unit is larger).
      */
     default int copyGranuleBytes()
     {
