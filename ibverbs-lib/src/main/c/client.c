@@ -57,6 +57,14 @@ static unsigned qps_cap;
 
 void rnicsim_lock(void) { pthread_mutex_lock(&lock); }
 void rnicsim_unlock(void) { pthread_mutex_unlock(&lock); }
+
+/* In the child of a fork (fork.c): the only thread left takes the locks afresh (the parent's holder is gone). */
+void rnicsim_locks_reset(void)
+{
+	pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, fresh_send = PTHREAD_MUTEX_INITIALIZER;
+	lock = fresh;
+	send_lock = fresh_send;
+}
 int rnicsim_strict(void) { return strict_mode; }
 int rnicsim_socket(void) { return sock; }
 
@@ -266,11 +274,13 @@ int rnicsim_rpc(uint16_t op, const void *req, size_t req_len, const void *extra,
 	if (e)
 		return e;
 	rnicsim_lock();
+	int fork_lock = rnicsim_fork_lock();
 	uint32_t seq = next_seq++;
 	struct wire_hdr h = {.len = sizeof(h) + req_len + extra_len, .op = op, .seq = seq};
 	struct iovec iov[3] = {{&h, sizeof(h)}, {(void *)req, req_len}, {(void *)extra, extra_len}};
 	e = write_all(iov, extra_len ? 3 : 2);
 	if (e) {
+		rnicsim_fork_unlock(fork_lock);
 		rnicsim_unlock();
 		return e;
 	}
@@ -290,6 +300,7 @@ int rnicsim_rpc(uint16_t op, const void *req, size_t req_len, const void *extra,
 	answer_buf = saved_buf;
 	answer_cap = saved_cap;
 	got_answer = 0;
+	rnicsim_fork_unlock(fork_lock);
 	rnicsim_unlock();
 	return e;
 }

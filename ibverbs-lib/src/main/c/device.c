@@ -205,6 +205,7 @@ static int query_device_ex(struct ibv_context *ctx, const struct ibv_query_devic
 	ex.odp_caps.general_caps = v[DA_ODP_GENERAL_CAPS];
 	ex.odp_caps.per_transport_caps.rc_odp_caps = v[DA_ODP_RC_CAPS];
 	rnicsim_extended_device_attr(ctx, &ex); /* the completion clock (extended.c) */
+	ex.max_dm_size = rnicsim_max_dm_size(ctx);
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
 	return 0;
 }
@@ -365,6 +366,7 @@ void rnicsim_set_ops(struct verbs_context *vctx)
 	vctx->create_qp_ex = create_qp_ex;
 	rnicsim_set_mw_ops(ctx);
 	rnicsim_set_registration_ops(vctx);
+	rnicsim_set_dm_ops(vctx);
 	rnicsim_set_cq_ex_ops(vctx);
 	rnicsim_set_srq_ops(ctx);
 	rnicsim_set_xrc_ops(vctx);

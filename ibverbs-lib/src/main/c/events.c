@@ -36,9 +36,12 @@ static void *pump(void *arg)
 				continue;
 			return NULL;
 		}
-		/* whoever holds the lock may be reading already; this read does not wait */
+		/* whoever holds the lock may be reading already; this read does not wait. After a fork, not while a
+		 * child of this process waits for its answer on the shared connection (fork.c) */
 		rnicsim_lock();
+		int fork_lock = rnicsim_fork_lock();
 		rnicsim_drive(0);
+		rnicsim_fork_unlock(fork_lock);
 		rnicsim_unlock();
 	}
 	return NULL;

@@ -94,6 +94,11 @@ void rnicsim_register_qp(struct sim_qp *qp);
 void rnicsim_unregister_qp(struct sim_qp *qp);
 struct wire_device *rnicsim_devices(unsigned *count);
 
+/* fork.c: a control verb's hold on the connection once the process forked (-1: no fork, nothing held) */
+int rnicsim_fork_lock(void);
+void rnicsim_fork_unlock(int fd);
+void rnicsim_locks_reset(void); /* client.c */
+
 /* strict.c: where a verb was called from */
 void rnicsim_callsite(const char *verb, char *out, size_t cap);
 
@@ -111,6 +116,10 @@ uint32_t rnicsim_ctx_handle(struct ibv_context *ctx);
 void rnicsim_set_mw_ops(struct ibv_context *ctx);
 void rnicsim_wire_bind(const struct ibv_send_wr *w, struct wire_send_wr *s);
 void rnicsim_set_registration_ops(struct verbs_context *vctx);
+
+/* dm.c: device memory (ibv_alloc_dm and the verbs on it); max_dm_size for ibv_query_device_ex */
+void rnicsim_set_dm_ops(struct verbs_context *vctx);
+uint64_t rnicsim_max_dm_size(struct ibv_context *ctx);
 
 /* verbs.c: a CQ of the server, for ibv_create_cq and ibv_create_cq_ex */
 struct sim_cq *rnicsim_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, struct ibv_comp_channel *channel);

@@ -197,6 +197,20 @@ public final class RdmaContext implements Context
         return x.createRecvQp();
     }
 
+    /** {@code ibv_alloc_dm} ({@link RdmaDm}). */
+    @Override
+    public dev.rnicsim.verbs.DeviceMemory allocDm(final long lengthBytes)
+    {
+        return RdmaDm.allocate(this, dev.rnicsim.verbs.DmAttr.of(lengthBytes));
+    }
+
+    /** {@code ibv_alloc_dm} with the whole attribute set, comp_mask as given ({@link RdmaDm}). */
+    @Override
+    public dev.rnicsim.verbs.DeviceMemory allocDm(final dev.rnicsim.verbs.DmAttr attr)
+    {
+        return RdmaDm.allocate(this, attr);
+    }
+
     @Override
     public boolean isClosed()
     {

@@ -114,6 +114,17 @@ public final class RdmaPd implements ProtectionDomain
         return mr;
     }
 
+    /** {@code ibv_reg_dm_mr} ({@link RdmaDm#register}): a zero-based MR over device memory of this PD's context. */
+    @Override
+    public MemoryRegion regDmMr(final dev.rnicsim.verbs.DeviceMemory dm, final long dmOffset, final long lengthBytes,
+        final Set<Access> access)
+    {
+        checkOpen("ibv_reg_dm_mr");
+        final RdmaMr mr = RdmaDm.register(this, dm, dmOffset, lengthBytes, access);
+        mrs.add(mr);
+        return mr;
+    }
+
     /** True when the collection holds null (asked by iteration: immutable sets throw on contains(null)). */
     static boolean hasNull(final java.util.Collection<?> c)
     {

@@ -34,11 +34,13 @@ final class MemoryVerbs
     private static final int EPROTO = 71;
     private final Session s;
     private final Verbs verbs;
+    private final DmVerbs dm;
 
     MemoryVerbs(final Session session, final Verbs verbs)
     {
         this.s = session;
         this.verbs = verbs;
+        this.dm = new DmVerbs(session);
     }
 
     /**
@@ -55,6 +57,7 @@ final class MemoryVerbs
             case Wire.OP_ADVISE_MR -> advise(p);
             case Wire.OP_ALLOC_MW -> allocMw(p.getInt(0), p.getInt(4));
             case Wire.OP_DEALLOC_MW -> deallocMw(p.getInt(0));
+            case DmVerbs.OP_DM_CAPS, DmVerbs.OP_ALLOC_DM, DmVerbs.OP_FREE_DM, DmVerbs.OP_REG_DM_MR -> dm.call(op, p);
             default -> throw new VerbsException("request", EPROTO, "unknown request " + op);
         };
     }

@@ -167,6 +167,7 @@ public final class SimContext implements Context
         final RuntimeException failure = Closing.each(List.copyOf(cqs), SimCq::close, Closing.each(List.copyOf(xrcds),
             SimXrcd::close, Closing.each(List.copyOf(pds), SimPd::close, Closing.each(List.copyOf(xrcds),
             SimXrcd::closeAll, null))));
+        SimDm.freeAll(this);
         closed = true;
         device.contextClosed(this);
         if (failure != null)

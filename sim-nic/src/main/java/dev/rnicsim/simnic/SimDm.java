@@ -21,14 +21,23 @@ import java.util.TreeMap;
  */
 final class SimDm implements DeviceMemory
 {
-    /** Allocation unit of the model (assumed 4 KiB: MRs over device memory then start on a page). */
+    /**
+     * Allocation unit: whole 4 KiB pages of the MEMIC BAR. The kernel's {@code mlx5_cmd_alloc_memic} takes
+     * {@code DIV_ROUND_UP(length, PAGE_SIZE)} pages from its page bitmap (first fit, {@code
+     * bitmap_find_next_zero_area}) and answers ENOMEM when no run of free pages is long enough.
+     */
     static final long GRANULE_BYTES = 4096;
+
+    /** mlx5 copies device memory in 4-byte words ({@code mlx5_access_dm}: "DM access address and length must be
+     * aligned to 4 bytes"). */
+    static final int COPY_WORD_BYTES = 4;
 
     private final SimContext context;
     private final long start;
     private final long lengthBytes;
     private final long reservedBytes;
-    private int mrs;
+    /** The MRs of ibv_reg_dm_mr over this memory: the kernel's {@code usecnt} of the DM. */
+    private final List<SimDmMr> mrs = new ArrayList<>();
     private boolean closed;
 
     private SimDm(final SimContext context, final long start, final long lengthBytes, final long reservedBytes)
@@ -44,6 +53,8 @@ final class SimDm implements DeviceMemory
     {
         private final List<PhysRun> frames;
         private final TreeMap<Long, Long> taken = new TreeMap<>();
+        /** The allocations not freed yet, to free with their context. */
+        private final List<SimDm> live = new ArrayList<>();
 
         Space(final SimDevice device)
         {
@@ -147,7 +158,34 @@ final class SimDm implements DeviceMemory
                 + "); free device memory first");
         }
         space.taken.put(at, reserved);
-        return new SimDm(context, at, lengthBytes, reserved);
+        final SimDm dm = new SimDm(context, at, lengthBytes, reserved);
+        space.live.add(dm);
+        return dm;
+    }
+
+    /**
+     * Frees the device memory a context still holds, as the kernel does when the context's file is closed (the
+     * uverbs cleanup destroys every object of the file, the MRs over device memory before the device memory:
+     * {@code uverbs_destroy_ufile_hw}). Called by {@link SimContext#close()} after its PDs, and so their MRs, closed.
+     *
+     * @param context the context being closed.
+     */
+    static void freeAll(final SimContext context)
+    {
+        final SimDevice device = context.device();
+        if (device.profile().maxDmSizeBytes() == 0)
+        {
+            return;
+        }
+        for (final SimDm dm : List.copyOf(device.deviceMemory().live))
+        {
+            if (dm.context == context)
+            {
+                // MRs over it of this context's PDs: their PDs closed without them (they are in no PD's lists)
+                List.copyOf(dm.mrs).forEach(SimDmMr::close);
+                dm.close();
+            }
+        }
     }
 
     @Override
@@ -167,9 +205,14 @@ final class SimDm implements DeviceMemory
         return context;
     }
 
-    void mrAdded(final int delta)
+    void mrAdded(final SimDmMr mr)
     {
-        mrs += delta;
+        mrs.add(mr);
+    }
+
+    void mrRemoved(final SimDmMr mr)
+    {
+        mrs.remove(mr);
     }
 
     private void check(final String verb, final long dmOffset, final long length)
@@ -195,7 +238,7 @@ final class SimDm implements DeviceMemory
      */
     private static void checkWords(final String verb, final long dmOffset, final long length)
     {
-        if (dmOffset % 4 != 0 || length % 4 != 0)
+        if (dmOffset % COPY_WORD_BYTES != 0 || length % COPY_WORD_BYTES != 0)
         {
             throw Errors.invalid(verb, "offset " + Long.toUnsignedString(dmOffset) + " and length " + length
                 + " must each be a multiple of 4 (mlx5_access_dm copies 4-byte words); copy whole words at 4-byte "
@@ -238,6 +281,13 @@ final class SimDm implements DeviceMemory
         return out;
     }
 
+    /** @return {@value #COPY_WORD_BYTES}: mlx5 copies whole 4-byte words at 4-byte aligned offsets. */
+    @Override
+    public int copyGranuleBytes()
+    {
+        return COPY_WORD_BYTES;
+    }
+
     @Override
     public boolean isClosed()
     {
@@ -251,12 +301,14 @@ final class SimDm implements DeviceMemory
         {
             return;
         }
-        if (mrs > 0)
+        if (!mrs.isEmpty())
         {
-            throw Errors.of("ibv_free_dm", Errno.EBUSY, mrs + " MR(s) of ibv_reg_dm_mr use this device memory; "
-                + "deregister them first");
+            // the kernel's uverbs_free_dm: ib_destroy_usecnt refuses while the DM's usecnt is not 0
+            throw Errors.of("ibv_free_dm", Errno.EBUSY, mrs.size() + " MR(s) of ibv_reg_dm_mr use this device memory"
+                + " (uverbs_free_dm: usecnt); deregister them first");
         }
         context.device().deviceMemory().taken.remove(start);
+        context.device().deviceMemory().live.remove(this);
         closed = true;
     }
 

@@ -18,6 +18,15 @@ import java.util.Set;
  * REMOTE_ATOMIC and ZERO_BASED, which is required: ibv_alloc_dm(3)), the kernel's {@code ib_uverbs_reg_dm_mr} (the
  * range inside the device memory, else EINVAL) and {@code ib_check_mr_access} (the LOCAL_WRITE dependency).
  *
+ * <p>What the tables hold: an MPT entry with its keys like any MR, whose MTT entries are the pages of the device's
+ * own memory ({@link SimDm.Space}) covering the range, not host pages: nothing of the process is pinned or charged
+ * to RLIMIT_MEMLOCK, and no page walk happens. The MPT's start is the range's offset within its first page, so that
+ * the zero-based iova 0 is the range's first byte ({@code mlx5_ib_reg_dm_mr} registers the MEMIC physical range
+ * with a zero-based mkey). An MR of length 0 (the kernel takes it) holds an MPT entry over one byte, as the tables
+ * keep no empty range: a one-byte request at iova 0 then passes its key check, where mlx5 would refuse it; every
+ * longer one fails as on the device. The cost model prices DMA to and from it as to host memory: no published figure for
+ * MEMIC access latency was found, so none is invented.
+ *
  * <p>Not thread safe.
  */
 final class SimDmMr implements MemoryRegion
@@ -80,20 +89,24 @@ final class SimDmMr implements MemoryRegion
                 + "; drop the other flags");
         }
         Access.checkDependencies(rights, verb);
-        if (dmOffset < 0 || lengthBytes <= 0 || dmOffset > dm.lengthBytes() || lengthBytes > dm.lengthBytes() - dmOffset)
+        // UVERBS_METHOD_DM_MR_REG checks only that the range lies inside the DM: a length of 0 is an MR (rdma-core
+        // tests/test_mr.py test_create_dm_mr registers one)
+        if (dmOffset < 0 || lengthBytes < 0 || dmOffset > dm.lengthBytes() || lengthBytes > dm.lengthBytes() - dmOffset)
         {
             throw Errors.invalid(verb, "range " + Long.toUnsignedString(dmOffset) + "+"
                 + Long.toUnsignedString(lengthBytes) + " is not inside the "
                 + dm.lengthBytes() + " bytes of device memory (ib_uverbs_reg_dm_mr)"
                 + "; register a range inside the allocation");
         }
-        final long first = dm.start() + dmOffset;
+        // the tables hold no empty range: an MR of length 0 gets an entry over the DM's first byte (class comment)
+        final long first = lengthBytes == 0 ? dm.start() : dm.start() + dmOffset;
+        final long tableLength = Math.max(1, lengthBytes);
         final long tableIova = first & 0xfff;
         final int key;
         try
         {
-            key = device.tables().register(pd.pdNum(), device.deviceMemory().pageRuns(first, lengthBytes), first,
-                lengthBytes, tableIova, Access.toBits(rights) & ~Access.ZERO_BASED.bit()).key();
+            key = device.tables().register(pd.pdNum(), device.deviceMemory().pageRuns(first, tableLength), first,
+                tableLength, tableIova, Access.toBits(rights) & ~Access.ZERO_BASED.bit()).key();
         }
         catch (final TableException e)
         {
@@ -103,11 +116,12 @@ final class SimDmMr implements MemoryRegion
         {
             device.zeroBased(key, tableIova);
         }
-        dm.mrAdded(1);
         pd.userAdded(1);
         final int rkey = device.profile().rkeyOnlyWithRemoteAccess() && rights.stream().noneMatch(REMOTE::contains)
             ? 0 : key;
-        return new SimDmMr(pd, dm, lengthBytes, key, rkey, rights);
+        final SimDmMr mr = new SimDmMr(pd, dm, lengthBytes, key, rkey, rights);
+        dm.mrAdded(mr);
+        return mr;
     }
 
     @Override
@@ -184,7 +198,7 @@ final class SimDmMr implements MemoryRegion
         final SimDevice device = pd.context().device();
         device.tables().deregister(key);
         device.forgetZeroBased(key);
-        dm.mrAdded(-1);
+        dm.mrRemoved(this);
         pd.userAdded(-1);
         closed = true;
     }

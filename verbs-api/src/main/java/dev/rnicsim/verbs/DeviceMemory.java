@@ -35,6 +35,19 @@ public interface DeviceMemory extends AutoCloseable
     byte[] memcpyFrom(long dmOffset, int lengthBytes);
 
     /**
+     * The provider's copy unit: offsets and lengths of {@link #memcpyTo} and {@link #memcpyFrom} must be multiples of
+     * it (EINVAL otherwise).
+     *
+     * @return bytes: 4 on mlx5 ({@code mlx5_access_dm} copies 4-byte words); 1 where the provider copies bytes, or
+     *         where the backend cannot tell (rdma-core reports no copy unit: hw-nic answers 1, and the provider's
+     *         copy returns EINVAL where its unit is larger).
+     */
+    default int copyGranuleBytes()
+    {
+        return 1;
+    }
+
+    /**
      * @return true once freed.
      */
     boolean isClosed();
