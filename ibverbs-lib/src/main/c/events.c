@@ -23,8 +23,11 @@ static void *pump(void *arg)
 		/* the server kicks the socket at each of its writes into the ring from now on */
 		rnicsim_ring_listen();
 		for (;;) {
+			/* after a fork the ring is the children's too: not while a child waits for its answer (fork.c) */
 			rnicsim_lock();
+			int fork_lock = rnicsim_fork_lock();
 			rnicsim_drive(0);
+			rnicsim_fork_unlock(fork_lock);
 			rnicsim_unlock();
 			rnicsim_ring_wait(s, -1);
 		}
