@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <endian.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,7 +104,9 @@ EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->device_index = d->index;
 	struct ibv_context *ctx = &c->vctx.context;
 	ctx->device = device;
-	ctx->cmd_fd = -1;
+	/* a real descriptor, as programs dup it (ibv_import_device, rdma-core's tests/test_shared_pd.py); that verb is
+	 * EOPNOTSUPP here, as libibverbs answers for a provider without import_context */
+	ctx->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	ctx->async_fd = eventfd(0, EFD_CLOEXEC); /* no asynchronous event is ever raised */
 	ctx->num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->mutex, NULL);
@@ -130,6 +133,8 @@ EXPORT int ibv_close_device(struct ibv_context *ctx)
 		return e;
 	if (ctx->async_fd >= 0)
 		close(ctx->async_fd);
+	if (ctx->cmd_fd >= 0)
+		close(ctx->cmd_fd);
 	free(c);
 	return 0;
 }
@@ -203,6 +208,9 @@ static int query_device_ex(struct ibv_context *ctx, const struct ibv_query_devic
 	fill_device_attr(&ex.orig_attr, fw, v);
 	ex.odp_caps.general_caps = v[DA_ODP_GENERAL_CAPS];
 	ex.odp_caps.per_transport_caps.rc_odp_caps = v[DA_ODP_RC_CAPS];
+	ex.odp_caps.per_transport_caps.uc_odp_caps = v[DA_ODP_UC_CAPS];
+	ex.odp_caps.per_transport_caps.ud_odp_caps = v[DA_ODP_UD_CAPS];
+	ex.xrc_odp_caps = v[DA_ODP_XRC_CAPS];
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
 	return 0;
 }

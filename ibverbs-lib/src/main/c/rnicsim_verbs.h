@@ -101,6 +101,8 @@ int rnicsim_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int rnicsim_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 void rnicsim_cq_push(struct sim_cq *cq, const struct wire_wc *w);
 void rnicsim_set_qpx_ops(struct sim_qp *qp);
+/* qp_reset.c: the provider's clean of the CQs when a QP goes to RESET (WIRE_POST_RESET_CLEANS_CQ) */
+void rnicsim_reset_clean_cqs(struct sim_qp *q);
 uint32_t rnicsim_ctx_handle(struct ibv_context *ctx);
 
 /* windows.c, registration.c */

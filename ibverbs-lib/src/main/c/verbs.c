@@ -230,6 +230,10 @@ struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_
 		errno = EOPNOTSUPP; /* RSS, creation flags and the other extensions are not simulated here */
 		return NULL;
 	}
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && (attr->send_ops_flags >> 31)) {
+		errno = EOPNOTSUPP; /* no provider builds ibv_wr_* functions for bits libibverbs does not define */
+		return NULL;
+	}
 	if (!xrc_recv && (!attr->send_cq || (!attr->recv_cq && attr->qp_type != IBV_QPT_XRC_SEND))) {
 		errno = EINVAL;
 		return NULL;
@@ -241,7 +245,9 @@ struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_
 				     .sq_sig_all = (uint32_t)attr->sq_sig_all,
 				     .srq = attr->srq ? rnicsim_srq_handle(attr->srq) : 0,
 				     .cap = {attr->cap.max_send_wr, attr->cap.max_recv_wr, attr->cap.max_send_sge,
-					     attr->cap.max_recv_sge, attr->cap.max_inline_data, 0}};
+					     attr->cap.max_recv_sge, attr->cap.max_inline_data,
+					     (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ?
+						     (uint32_t)attr->send_ops_flags | WIRE_SEND_OPS_GIVEN : 0}};
 	struct wire_qp_resp resp;
 	memset(&resp, 0, sizeof(resp));
 	int e = rnicsim_rpc(OP_CREATE_QP, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL);
@@ -326,8 +332,10 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		return e;
 	if (mask & IBV_QP_STATE)
 		qp->state = attr->qp_state;
-	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET)
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
 		q->outstanding_recvs = 0; /* RESET empties the receive queue (mlx5_modify_qp, rxe_qp_reset) */
+		rnicsim_reset_clean_cqs(q);
+	}
 	if (mask & IBV_QP_ACCESS_FLAGS)
 		q->attr.qp_access_flags = attr->qp_access_flags;
 	if (mask & IBV_QP_AV)

@@ -94,6 +94,7 @@ enum wire_dev_attr { /* QUERY_DEVICE answers fw_ver[64] then these, each a uint6
 	DA_MAX_QP, DA_MAX_QP_WR, DA_DEVICE_CAP_FLAGS, DA_MAX_SGE, DA_MAX_SGE_RD, DA_MAX_CQ, DA_MAX_CQE, DA_MAX_MR,
 	DA_MAX_PD, DA_MAX_QP_RD_ATOM, DA_MAX_QP_INIT_RD_ATOM, DA_MAX_RES_RD_ATOM, DA_MAX_MW, DA_ATOMIC_CAP, DA_MAX_SRQ,
 	DA_MAX_PKEYS, DA_LOCAL_CA_ACK_DELAY, DA_PHYS_PORT_CNT, DA_ODP_GENERAL_CAPS, DA_ODP_RC_CAPS,
+	DA_ODP_UC_CAPS, DA_ODP_UD_CAPS, DA_ODP_XRC_CAPS,
 	DA_COUNT
 };
 
@@ -139,8 +140,9 @@ struct wire_qp_cap {
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
 	uint32_t max_inline_data;
-	uint32_t pad;
+	uint32_t pad; /* create request: send_ops_flags | WIRE_SEND_OPS_GIVEN; response: the inline-overflow errno */
 };
+#define WIRE_SEND_OPS_GIVEN 0x80000000u /* the program gave IBV_QP_INIT_ATTR_SEND_OPS_FLAGS */
 
 struct wire_create_qp {
 	uint32_t pd;
@@ -155,6 +157,7 @@ struct wire_create_qp {
 /* post_rules: WIRE_POST_* bits, the device's checks at post time beyond the capacities (its provider's rules). */
 #define WIRE_POST_ATOMIC_ALIGNMENT 1 /* a misaligned atomic is refused with EINVAL (rxe) */
 #define WIRE_POST_ATOMICS_DISABLED 2 /* the QP has no atomics: EOPNOTSUPP at post (mlx5 without ATOMIC_HCA) */
+#define WIRE_POST_RESET_CLEANS_CQ 4 /* RESET removes the QP's unpolled completions from its CQs (mlx4, mlx5) */
 struct wire_qp_resp {
 	uint32_t qp;
 	uint32_t qp_num;

@@ -116,6 +116,10 @@ final class Completions
         this.peerWait = new PeerWait(server);
     }
 
+    /** The wire opcodes that name a remote buffer under an rkey: RDMA WRITE (with immediate), READ, the atomics,
+     * FLUSH and ATOMIC_WRITE ({@code enum ibv_wr_opcode}). */
+    private static final Set<Integer> REMOTE_OPS = Set.of(0, 1, 4, 5, 6, 14, 15);
+
     /** POST_SEND: wire_post, then per request wire_send_wr, its SGEs, its inline bytes rounded up to 8. */
     void postSend(final Session s, final ByteBuffer p)
     {
@@ -145,7 +149,12 @@ final class Completions
                 final int lkey = p.getInt(at + 12);
                 sgl.add(new Sge(addr, len, lkey));
                 local.add(new ProcessMemory.Range(translate(q.deviceIndex, lkey, addr), len));
+                OdpFaultIn.before(server, q.deviceIndex, lkey, addr, len);
                 at += Wire.SGE_BYTES;
+            }
+            if (REMOTE_OPS.contains(opcode) && q.peerDeviceIndex >= 0)
+            {
+                OdpFaultIn.before(server, q.peerDeviceIndex, rkey, remote, Math.max(8, sglBytes(sgl)));
             }
             byte[] inline = null;
             if (inlineLen > 0)
@@ -235,6 +244,16 @@ final class Completions
         dirty.add(s);
     }
 
+    private static long sglBytes(final List<Sge> sgl)
+    {
+        long n = 0;
+        for (final Sge g : sgl)
+        {
+            n += g.lengthBytes();
+        }
+        return n;
+    }
+
     /** POST_RECV: wire_post, then per request wire_recv_wr and its SGEs. */
     void postRecv(final Session s, final ByteBuffer p)
     {
@@ -255,6 +274,7 @@ final class Completions
                 final int lkey = p.getInt(at + 12);
                 sgl.add(new Sge(addr, len, lkey));
                 local.add(new ProcessMemory.Range(translate(q.deviceIndex, lkey, addr), len));
+                OdpFaultIn.before(server, q.deviceIndex, lkey, addr, len);
                 at += Wire.SGE_BYTES;
             }
             final long id = nextId++;

@@ -21,12 +21,14 @@ final class PostRules
 
     /**
      * @return the {@code WIRE_POST_*} bits of a QP of this type on this device: a misaligned atomic refused at post
-     *         (rxe, {@link ProviderRule#ATOMIC_ALIGNMENT_AT_POST}), atomics refused at post on a QP without them.
+     *         (rxe, {@link ProviderRule#ATOMIC_ALIGNMENT_AT_POST}), atomics refused at post on a QP without them; and
+     *         the provider's clean of the CQs when the QP goes to RESET ({@link ProviderRule#RESET_CLEANS_CQ}).
      */
     static int of(final SimDevice device, final QpType type)
     {
         return (device.profile().follows(ProviderRule.ATOMIC_ALIGNMENT_AT_POST) ? Wire.POST_ATOMIC_ALIGNMENT : 0)
-            | (atomicsDisabled(device, type) ? Wire.POST_ATOMICS_DISABLED : 0);
+            | (atomicsDisabled(device, type) ? Wire.POST_ATOMICS_DISABLED : 0)
+            | (device.profile().follows(ProviderRule.RESET_CLEANS_CQ) ? Wire.POST_RESET_CLEANS_CQ : 0);
     }
 
     /**

@@ -247,7 +247,8 @@ final class Verbs
             a.vendorPartId(), a.hwVer(), a.maxQp(), a.maxQpWr(), a.deviceCapFlags(), a.maxSge(), a.maxSgeRd(),
             a.maxCq(), a.maxCqe(), a.maxMr(), a.maxPd(), a.maxQpRdAtom(), a.maxQpInitRdAtom(), a.maxResRdAtom(),
             a.maxMw(), a.atomicCap().code(), a.maxSrq(), a.maxPkeys(), a.localCaAckDelay(), a.physPortCnt(),
-            a.odpCaps().generalCaps(), a.odpCaps().rcOdpCaps()};
+            a.odpCaps().generalCaps(), a.odpCaps().rcOdpCaps(), a.odpCaps().ucOdpCaps(), a.odpCaps().udOdpCaps(),
+            a.odpCaps().xrcOdpCaps()};
         for (int i = 0; i < v.length; i++)
         {
             b.putLong(64 + i * 8, v[i]);
@@ -440,7 +441,8 @@ final class Verbs
         final QpCap cap = new QpCap(p.getInt(24), p.getInt(28), p.getInt(32), p.getInt(36), p.getInt(40));
         // every work request is signalled to the model, so each one's outcome is known (see Completions)
         final int srqHandle = p.getInt(20);
-        final QpInitAttr init = new QpInitAttr(scq.cq(), rcq.cq(), type, cap, false);
+        final QpInitAttr init = new QpInitAttr(scq.cq(), rcq.cq(), type, cap, false)
+            .withSendOps(SendOpsFlags.decode(p.getInt(44)));
         final QueuePair qp = pd.createQp(srqHandle == 0 ? init : init.withSrq(srqs.srq(srqHandle)));
         final int deviceIndex = deviceOf(pd);
         final int h = s.add(null);
