@@ -158,6 +158,7 @@ struct wire_create_qp {
 #define WIRE_POST_ATOMIC_ALIGNMENT 1 /* a misaligned atomic is refused with EINVAL (rxe) */
 #define WIRE_POST_ATOMICS_DISABLED 2 /* the QP has no atomics: EOPNOTSUPP at post (mlx5 without ATOMIC_HCA) */
 #define WIRE_POST_RESET_CLEANS_CQ 4 /* RESET removes the QP's unpolled completions from its CQs (mlx4, mlx5) */
+#define WIRE_POST_ATOMIC_WRITE 8 /* an RC QP of a device with IBV_DEVICE_ATOMIC_WRITE: ATOMIC_WRITE is executed */
 struct wire_qp_resp {
 	uint32_t qp;
 	uint32_t qp_num;

@@ -9,6 +9,7 @@ through the library, one check per argument: each prints "ok NAME" when the devi
   odp-caps UD XRC     query_device_ex reports the UD and XRC ODP capabilities (decimal masks)
   send-ops-eopnotsupp ibv_create_qp_ex with IBV_QP_EX_WITH_ATOMIC_WRITE is EOPNOTSUPP (mlx5's table lacks it)
   import-device       the context's cmd_fd is a descriptor that dup(2) takes; ibv_import_device answers EOPNOTSUPP
+  atomic-write        ibv_wr_atomic_write on a QP created with IBV_QP_EX_WITH_ATOMIC_WRITE places its 8 bytes (rxe)
 """
 import errno
 import os
@@ -22,7 +23,7 @@ from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr, QPInitAttrEx, QPEx
-from pyverbs.addr import AHAttr
+from pyverbs.addr import AHAttr, GlobalRoute
 from pyverbs.wr import SGE, RecvWR, SendWR
 
 SIZE = 1024
@@ -43,7 +44,9 @@ def connect(ctx, a, b):
         attr.path_mtu = e.IBV_MTU_1024
         attr.max_dest_rd_atomic = 1
         attr.min_rnr_timer = 12
-        attr.ah_attr = AHAttr(port_num=1, dlid=lid)
+        # a global route, which RoCE ports (rxe) need and InfiniBand ones take
+        attr.ah_attr = AHAttr(port_num=1, dlid=lid, is_global=1,
+                              gr=GlobalRoute(dgid=ctx.query_gid(1, 0), sgid_index=0))
         qp.to_rtr(attr)
         attr.timeout = 14
         attr.retry_cnt = 7
@@ -145,6 +148,28 @@ def send_ops_eopnotsupp(ctx):
         sys.exit("ATOMIC_WRITE in send_ops_flags was taken")
 
 
+def atomic_write(ctx):
+    with PD(ctx) as pd, CQ(ctx, 8) as cq:
+        mr = MR(pd, SIZE, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+        mr.write(b"\0" * 16, 16)
+        init = QPInitAttrEx(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, pd=pd, cap=QPCap(max_send_wr=8, max_recv_wr=8),
+                            send_ops_flags=e.IBV_QP_EX_WITH_ATOMIC_WRITE,
+                            comp_mask=e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+        attr = QPAttr(port_num=1)
+        attr.qp_access_flags = e.IBV_ACCESS_REMOTE_WRITE
+        a = QPEx(ctx, init, attr)
+        b = QPEx(ctx, init, attr)
+        connect(ctx, a, b)
+        a.wr_start()
+        a.wr_id = 7
+        a.wr_flags = e.IBV_SEND_SIGNALED
+        a.wr_atomic_write(mr.rkey, mr.buf + 8, b"rnic-sim")
+        a.wr_complete()
+        wc = wait_one(cq)
+        assert wc.status == e.IBV_WC_SUCCESS, wc.status
+        assert mr.read(16, 0) == b"\0" * 8 + b"rnic-sim", mr.read(16, 0)
+
+
 def import_device(ctx):
     fd = os.dup(ctx.cmd_fd)
     try:
@@ -174,6 +199,8 @@ with d.Context(name=name) as context:
         send_ops_eopnotsupp(context)
     elif check == "import-device":
         import_device(context)
+    elif check == "atomic-write":
+        atomic_write(context)
     else:
         sys.exit("unknown check " + check)
     print("ok " + check)

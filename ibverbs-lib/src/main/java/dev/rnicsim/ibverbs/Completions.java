@@ -90,6 +90,7 @@ final class Completions
     private static final int IBV_WR_FETCH_ADD = 6;
     /** LOCAL_INV (7), BIND_MW (8), SEND_WITH_INV (9) and later move no bytes of their own to a peer's memory. */
     private static final int IBV_WR_LOCAL_INV = 7;
+    private static final int IBV_WR_ATOMIC_WRITE = 15;
 
     static
     {
@@ -589,6 +590,14 @@ final class Completions
     {
         final Session.QpInfo q = ps.qp();
         final Session.QpInfo peer = server.qps.get(Session.QpInfo.key(q.peerDeviceIndex, q.peerQpNum));
+        if (peer != null && ps.opcode() == IBV_WR_ATOMIC_WRITE)
+        {
+            // The 8 bytes travel in the work request (ibv_wr_atomic_write(3)) and land in one piece.
+            server.memory.scratch(8).set(ValueLayout.JAVA_LONG_UNALIGNED, 0, ps.compareAdd());
+            scatter(peer.session.pid, List.of(new ProcessMemory.Range(translate(q.peerDeviceIndex, ps.rkey(),
+                ps.remoteAddr()), 8)), "the target of an ATOMIC WRITE", peer);
+            return;
+        }
         if (peer == null || ps.opcode() == IBV_WR_SEND || ps.opcode() == IBV_WR_SEND_WITH_IMM
             || ps.opcode() >= IBV_WR_LOCAL_INV)
         {

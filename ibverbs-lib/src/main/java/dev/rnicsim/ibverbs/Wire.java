@@ -91,6 +91,8 @@ final class Wire
     static final int POST_ATOMICS_DISABLED = 2;
     /** {@code WIRE_POST_RESET_CLEANS_CQ}: RESET removes the QP's unpolled completions from its CQs (mlx4, mlx5). */
     static final int POST_RESET_CLEANS_CQ = 4;
+    /** {@code WIRE_POST_ATOMIC_WRITE}: an RC QP of a device with IBV_DEVICE_ATOMIC_WRITE takes ATOMIC_WRITE. */
+    static final int POST_ATOMIC_WRITE = 8;
 
     /** {@code enum ibv_qp_attr_mask} bits the server reads. */
     static final int QP_STATE = 1;

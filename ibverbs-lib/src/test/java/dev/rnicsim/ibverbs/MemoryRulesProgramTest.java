@@ -18,7 +18,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The memory-side rules rdma-core's own test suite checks (tests/test_mr.py's rereg cases, test_odp.py,
- * test_qpex.py's atomic write, test_shared_pd.py), through this module's libibverbs.so.1 from pyverbs
+ * test_qpex.py's atomic write on mlx5 and rxe, test_shared_pd.py), through this module's libibverbs.so.1 from pyverbs
  * (src/test/python/pyverbs_memory_rules.py, one check per run): each fails if the library or the fabric answered
  * otherwise than the real stack, as the suite's case did before the rule was carried to the library.
  */
@@ -95,6 +95,12 @@ class MemoryRulesProgramTest
     void sendOpsFlagsTheProviderLacksAreRefusedAtCreation() throws Exception
     {
         check("mlx5_0", DeviceProfiles.connectx5(), "send-ops-eopnotsupp");
+    }
+
+    @Test
+    void anAtomicWriteOfAnRxeQpPlacesItsEightBytes() throws Exception
+    {
+        check("rxe0", DeviceProfiles.rxe(), "atomic-write");
     }
 
     @Test
