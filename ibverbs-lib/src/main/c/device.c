@@ -4,7 +4,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <endian.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,13 +103,12 @@ EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->device_index = d->index;
 	struct ibv_context *ctx = &c->vctx.context;
 	ctx->device = device;
-	/* a real descriptor, as programs dup it (ibv_import_device, rdma-core's tests/test_shared_pd.py); that verb is
-	 * EOPNOTSUPP here, as libibverbs answers for a provider without import_context */
-	ctx->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	ctx->cmd_fd = rnicsim_cmd_fd(); /* a file of its own, which ibv_import_device finds it by (import.c) */
 	ctx->async_fd = eventfd(0, EFD_CLOEXEC); /* no asynchronous event is ever raised */
 	ctx->num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->mutex, NULL);
 	rnicsim_set_ops(&c->vctx);
+	rnicsim_ctx_opened(c);
 	return ctx;
 }
 
@@ -128,9 +126,12 @@ EXPORT int ibv_close_device(struct ibv_context *ctx)
 {
 	struct sim_ctx *c = sim_ctx(ctx);
 	struct wire_handle req = {.handle = c->handle};
-	int e = rnicsim_rpc(OP_CLOSE_CTX, &req, sizeof(req), NULL, 0, NULL, 0, NULL);
-	if (e)
+	/* the server's context stays while an imported context (or the one it was imported from) shares it */
+	int e = rnicsim_ctx_closing(c) ? 0 : rnicsim_rpc(OP_CLOSE_CTX, &req, sizeof(req), NULL, 0, NULL, 0, NULL);
+	if (e) {
+		rnicsim_ctx_opened(c);
 		return e;
+	}
 	if (ctx->async_fd >= 0)
 		close(ctx->async_fd);
 	if (ctx->cmd_fd >= 0)

@@ -28,6 +28,7 @@ EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
 	pd->pd.context = ctx;
 	pd->pd.handle = resp.handle;
 	pd->handle = resp.handle;
+	rnicsim_pd_created(pd);
 	return &pd->pd;
 }
 
@@ -38,6 +39,7 @@ EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 	int e = rnicsim_rpc(OP_DEALLOC_PD, &req, sizeof(req), NULL, 0, NULL, 0, NULL);
 	if (e)
 		return e;
+	rnicsim_pd_gone(p);
 	free(p);
 	return 0;
 }
@@ -69,6 +71,7 @@ static struct ibv_mr *reg_mr(const char *verb, struct ibv_pd *pd, void *addr, si
 	mr->mr.handle = resp.mr;
 	mr->mr.lkey = resp.lkey;
 	mr->mr.rkey = resp.rkey;
+	rnicsim_mr_created(mr);
 	return &mr->mr;
 }
 
@@ -99,6 +102,7 @@ EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	int e = rnicsim_rpc(OP_DEREG_MR, &req, sizeof(req), site, strlen(site), NULL, 0, NULL);
 	if (e)
 		return e;
+	rnicsim_mr_gone(m);
 	free(m);
 	return 0;
 }

@@ -8,7 +8,7 @@ through the library, one check per argument: each prints "ok NAME" when the devi
   odp-implicit        a SEND gathered from a buffer mapped after an implicit ODP registration succeeds
   odp-caps UD XRC     query_device_ex reports the UD and XRC ODP capabilities (decimal masks)
   send-ops-eopnotsupp ibv_create_qp_ex with IBV_QP_EX_WITH_ATOMIC_WRITE is EOPNOTSUPP (mlx5's table lacks it)
-  import-device       the context's cmd_fd is a descriptor that dup(2) takes; ibv_import_device answers EOPNOTSUPP
+  import-device       a context imported from a dup of cmd_fd imports the PD and MR by their handles (same keys)
   atomic-write        ibv_wr_atomic_write on a QP created with IBV_QP_EX_WITH_ATOMIC_WRITE places its 8 bytes (rxe)
 """
 import errno
@@ -171,15 +171,22 @@ def atomic_write(ctx):
 
 
 def import_device(ctx):
-    fd = os.dup(ctx.cmd_fd)
-    try:
-        d.Context(cmd_fd=fd)
-    except PyverbsRDMAError as ex:
-        assert ex.error_code == errno.EOPNOTSUPP, ex
-        return
-    finally:
-        os.close(fd)
-    sys.exit("ibv_import_device succeeded")
+    with PD(ctx) as pd:
+        mr = MR(pd, SIZE, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+        with d.Context(cmd_fd=os.dup(ctx.cmd_fd)) as imported:
+            shared_pd = PD(imported, handle=pd.handle)
+            shared_mr = MR(shared_pd, handle=mr.handle, address=mr.buf)
+            assert (shared_mr.lkey, shared_mr.rkey) == (mr.lkey, mr.rkey), (shared_mr.lkey, mr.lkey)
+            try:
+                PD(imported, handle=pd.handle + 1000)
+                sys.exit("a PD handle nobody holds was imported")
+            except PyverbsRDMAError as ex:
+                assert ex.error_code == errno.EINVAL, ex
+            shared_mr.unimport()
+            shared_pd.unimport()
+        # the first context and its PD and MR live on after the imported context is closed
+        mr.write(b"x", 1)
+        mr.close()
 
 
 name = d.get_device_list()[0].name.decode()

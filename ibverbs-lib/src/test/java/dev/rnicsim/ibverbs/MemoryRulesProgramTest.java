@@ -104,7 +104,7 @@ class MemoryRulesProgramTest
     }
 
     @Test
-    void theCommandDescriptorIsRealAndImportingTheDeviceIsEopnotsupp() throws Exception
+    void aSecondContextImportsTheDevicePdAndMrByTheirHandles() throws Exception
     {
         check("mlx5_0", DeviceProfiles.connectx5(), "import-device");
     }

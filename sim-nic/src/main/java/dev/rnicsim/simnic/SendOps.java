@@ -49,7 +49,8 @@ final class SendOps
         final Set<WrOpcode> ops = EnumSet.noneOf(WrOpcode.class);
         if (profile.follows(ProviderRule.SEND_OPS_MLX5))
         {
-            ops.addAll(type == QpType.RC ? MLX5_RC : type == QpType.UC ? MLX5_UC : UD);
+            // MLX5_SUPPORTED_SEND_OPS_FLAGS_XRC is the RC table.
+            ops.addAll(type == QpType.RC || type == QpType.XRC_SEND ? MLX5_RC : type == QpType.UC ? MLX5_UC : UD);
             if (a.atomicCap() == AtomicCap.NONE)
             {
                 // mlx5_qp_fill_wr_pfns: atomics need the QP's atomics_enabled, which a device without atomics lacks.
