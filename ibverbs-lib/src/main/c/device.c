@@ -103,11 +103,12 @@ EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->device_index = d->index;
 	struct ibv_context *ctx = &c->vctx.context;
 	ctx->device = device;
-	ctx->cmd_fd = -1;
+	ctx->cmd_fd = rnicsim_cmd_fd(); /* a file of its own, which ibv_import_device finds it by (import.c) */
 	ctx->async_fd = eventfd(0, EFD_CLOEXEC); /* no asynchronous event is ever raised */
 	ctx->num_comp_vectors = resp.arg ? (int)resp.arg : 1; /* the device's, as OPEN answers it */
 	pthread_mutex_init(&ctx->mutex, NULL);
 	rnicsim_set_ops(&c->vctx);
+	rnicsim_ctx_opened(c);
 	return ctx;
 }
 
@@ -125,11 +126,16 @@ EXPORT int ibv_close_device(struct ibv_context *ctx)
 {
 	struct sim_ctx *c = sim_ctx(ctx);
 	struct wire_handle req = {.handle = c->handle};
-	int e = rnicsim_rpc(OP_CLOSE_CTX, &req, sizeof(req), NULL, 0, NULL, 0, NULL);
-	if (e)
+	/* the server's context stays while an imported context (or the one it was imported from) shares it */
+	int e = rnicsim_ctx_closing(c) ? 0 : rnicsim_rpc(OP_CLOSE_CTX, &req, sizeof(req), NULL, 0, NULL, 0, NULL);
+	if (e) {
+		rnicsim_ctx_opened(c);
 		return e;
+	}
 	if (ctx->async_fd >= 0)
 		close(ctx->async_fd);
+	if (ctx->cmd_fd >= 0)
+		close(ctx->cmd_fd);
 	free(c);
 	return 0;
 }
@@ -206,6 +212,9 @@ static int query_device_ex(struct ibv_context *ctx, const struct ibv_query_devic
 	ex.odp_caps.per_transport_caps.rc_odp_caps = v[DA_ODP_RC_CAPS];
 	rnicsim_extended_device_attr(ctx, &ex); /* the completion clock (extended.c) */
 	ex.max_dm_size = rnicsim_max_dm_size(ctx);
+	ex.odp_caps.per_transport_caps.uc_odp_caps = v[DA_ODP_UC_CAPS];
+	ex.odp_caps.per_transport_caps.ud_odp_caps = v[DA_ODP_UD_CAPS];
+	ex.xrc_odp_caps = v[DA_ODP_XRC_CAPS];
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
 	return 0;
 }

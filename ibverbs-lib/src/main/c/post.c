@@ -52,7 +52,9 @@ static int check_send(struct sim_qp *q, struct ibv_send_wr *wr, unsigned queued)
 {
 	if (q->qpx.qp_base.state < IBV_QPS_RTS && q->qpx.qp_base.state != IBV_QPS_ERR)
 		return EINVAL; /* a send queue takes work from RTS on */
-	if (!supported(wr->opcode))
+	if (wr->opcode == IBV_WR_ATOMIC_WRITE && !(q->post_rules & WIRE_POST_ATOMIC_WRITE))
+		return EOPNOTSUPP; /* only an RC QP of a device with IBV_DEVICE_ATOMIC_WRITE (rxe) executes it */
+	if (!supported(wr->opcode) && wr->opcode != IBV_WR_ATOMIC_WRITE)
 		return EINVAL;
 	if ((unsigned)wr->num_sge > q->cap.max_send_sge || wr->num_sge < 0)
 		return EINVAL;
@@ -109,7 +111,8 @@ static int post_send(struct sim_qp *q, struct ibv_send_wr *wr, struct ibv_send_w
 			s->send_flags |= WIRE_SEND_CARRIED;
 			s->inline_len = carry_len;
 		}
-		if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+		    w->opcode == IBV_WR_ATOMIC_WRITE) {
 			s->remote_addr = w->wr.atomic.remote_addr;
 			s->rkey = w->wr.atomic.rkey;
 			s->compare_add = w->wr.atomic.compare_add;
@@ -502,10 +505,15 @@ static void wr_send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz, uint1
 	wr_unsupported(qpx);
 }
 
-/* ibv_wr_atomic_write(3): the simulated device's data path has no ATOMIC_WRITE. */
+/* ibv_wr_atomic_write(3): the 8 bytes at atomic_wr, as they lie in memory, travel in compare_add. */
 static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, const void *atomic_wr)
 {
-	wr_unsupported(qpx);
+	struct ibv_send_wr *w = next_wr(qpx, IBV_WR_ATOMIC_WRITE);
+	if (!w)
+		return;
+	w->wr.atomic.remote_addr = addr;
+	w->wr.atomic.rkey = rkey;
+	memcpy(&w->wr.atomic.compare_add, atomic_wr, sizeof(w->wr.atomic.compare_add));
 }
 
 static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr, uint32_t length)

@@ -110,6 +110,16 @@ int rnicsim_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int rnicsim_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 void rnicsim_cq_push(struct sim_cq *cq, const struct wire_wc *w);
 void rnicsim_set_qpx_ops(struct sim_qp *qp);
+/* import.c: contexts, PDs and MRs a second context of the process may import (ibv_import_device, _pd, _mr) */
+int rnicsim_cmd_fd(void);
+void rnicsim_ctx_opened(struct sim_ctx *c);
+int rnicsim_ctx_closing(struct sim_ctx *c); /* 1 when another context still shares the server's context */
+void rnicsim_pd_created(struct sim_pd *pd);
+void rnicsim_pd_gone(struct sim_pd *pd);
+void rnicsim_mr_created(struct sim_mr *mr);
+void rnicsim_mr_gone(struct sim_mr *mr);
+/* qp_reset.c: the provider's clean of the CQs when a QP goes to RESET (WIRE_POST_RESET_CLEANS_CQ) */
+void rnicsim_reset_clean_cqs(struct sim_qp *q);
 uint32_t rnicsim_ctx_handle(struct ibv_context *ctx);
 
 /* windows.c, registration.c */

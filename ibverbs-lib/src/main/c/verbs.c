@@ -28,6 +28,7 @@ EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
 	pd->pd.context = ctx;
 	pd->pd.handle = resp.handle;
 	pd->handle = resp.handle;
+	rnicsim_pd_created(pd);
 	return &pd->pd;
 }
 
@@ -41,6 +42,7 @@ EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 	int e = rnicsim_rpc(OP_DEALLOC_PD, &req, sizeof(req), NULL, 0, NULL, 0, NULL);
 	if (e)
 		return e;
+	rnicsim_pd_gone(p);
 	free(p);
 	return 0;
 }
@@ -72,6 +74,7 @@ static struct ibv_mr *reg_mr(const char *verb, struct ibv_pd *pd, void *addr, si
 	mr->mr.handle = resp.mr;
 	mr->mr.lkey = resp.lkey;
 	mr->mr.rkey = resp.rkey;
+	rnicsim_mr_created(mr);
 	return &mr->mr;
 }
 
@@ -102,6 +105,7 @@ EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	int e = rnicsim_rpc(OP_DEREG_MR, &req, sizeof(req), site, strlen(site), NULL, 0, NULL);
 	if (e)
 		return e;
+	rnicsim_mr_gone(m);
 	free(m);
 	return 0;
 }
@@ -254,6 +258,10 @@ struct ibv_qp *rnicsim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_
 		errno = EOPNOTSUPP; /* RSS, creation flags and the other extensions are not simulated here */
 		return NULL;
 	}
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && (attr->send_ops_flags >> 31)) {
+		errno = EOPNOTSUPP; /* no provider builds ibv_wr_* functions for bits libibverbs does not define */
+		return NULL;
+	}
 	if (!xrc_recv && (!attr->send_cq || (!attr->recv_cq && attr->qp_type != IBV_QPT_XRC_SEND))) {
 		errno = EINVAL;
 		return NULL;
@@ -369,6 +377,7 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		/* RESET empties both queues (mlx5_modify_qp, rxe_qp_reset): the whole send queue is free again */
 		q->outstanding_recvs = 0;
 		q->outstanding_sends = 0;
+		rnicsim_reset_clean_cqs(q);
 	}
 	if (mask & IBV_QP_ACCESS_FLAGS)
 		q->attr.qp_access_flags = attr->qp_access_flags;

@@ -100,6 +100,7 @@ enum wire_dev_attr { /* QUERY_DEVICE answers fw_ver[64] then these, each a uint6
 	DA_MAX_QP, DA_MAX_QP_WR, DA_DEVICE_CAP_FLAGS, DA_MAX_SGE, DA_MAX_SGE_RD, DA_MAX_CQ, DA_MAX_CQE, DA_MAX_MR,
 	DA_MAX_PD, DA_MAX_QP_RD_ATOM, DA_MAX_QP_INIT_RD_ATOM, DA_MAX_RES_RD_ATOM, DA_MAX_MW, DA_ATOMIC_CAP, DA_MAX_SRQ,
 	DA_MAX_PKEYS, DA_LOCAL_CA_ACK_DELAY, DA_PHYS_PORT_CNT, DA_ODP_GENERAL_CAPS, DA_ODP_RC_CAPS,
+	DA_ODP_UC_CAPS, DA_ODP_UD_CAPS, DA_ODP_XRC_CAPS,
 	DA_COUNT
 };
 
@@ -147,7 +148,7 @@ struct wire_qp_cap {
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
 	uint32_t max_inline_data;
-	uint32_t pad;
+	uint32_t pad; /* response: the inline-overflow errno */
 };
 
 struct wire_create_qp {
@@ -169,6 +170,8 @@ struct wire_create_qp {
 /* post_rules: WIRE_POST_* bits, the device's checks at post time beyond the capacities (its provider's rules). */
 #define WIRE_POST_ATOMIC_ALIGNMENT 1 /* a misaligned atomic is refused with EINVAL (rxe) */
 #define WIRE_POST_ATOMICS_DISABLED 2 /* the QP has no atomics: EOPNOTSUPP at post (mlx5 without ATOMIC_HCA) */
+#define WIRE_POST_RESET_CLEANS_CQ 4 /* RESET removes the QP's unpolled completions from its CQs (mlx4, mlx5) */
+#define WIRE_POST_ATOMIC_WRITE 8 /* an RC QP of a device with IBV_DEVICE_ATOMIC_WRITE: ATOMIC_WRITE is executed */
 struct wire_qp_resp {
 	uint32_t qp;
 	uint32_t qp_num;

@@ -90,6 +90,7 @@ final class Completions
     private static final int IBV_WR_FETCH_ADD = 6;
     /** LOCAL_INV (7), BIND_MW (8), SEND_WITH_INV (9) and later move no bytes of their own to a peer's memory. */
     private static final int IBV_WR_LOCAL_INV = 7;
+    private static final int IBV_WR_ATOMIC_WRITE = 15;
 
     static
     {
@@ -115,6 +116,10 @@ final class Completions
         this.server = server;
         this.peerWait = new PeerWait(server);
     }
+
+    /** The wire opcodes that name a remote buffer under an rkey: RDMA WRITE (with immediate), READ, the atomics,
+     * FLUSH and ATOMIC_WRITE ({@code enum ibv_wr_opcode}). */
+    private static final Set<Integer> REMOTE_OPS = Set.of(0, 1, 4, 5, 6, 14, 15);
 
     /** POST_SEND: wire_post, then per request wire_send_wr, its SGEs, its inline bytes rounded up to 8. */
     void postSend(final Session s, final ByteBuffer p)
@@ -145,7 +150,12 @@ final class Completions
                 final int lkey = p.getInt(at + 12);
                 sgl.add(new Sge(addr, len, lkey));
                 local.add(new ProcessMemory.Range(translate(q.deviceIndex, lkey, addr), len));
+                OdpFaultIn.before(server, q.deviceIndex, lkey, addr, len);
                 at += Wire.SGE_BYTES;
+            }
+            if (REMOTE_OPS.contains(opcode) && q.peerDeviceIndex >= 0)
+            {
+                OdpFaultIn.before(server, q.peerDeviceIndex, rkey, remote, Math.max(8, sglBytes(sgl)));
             }
             byte[] inline = null;
             if (inlineLen > 0)
@@ -235,6 +245,16 @@ final class Completions
         dirty.add(s);
     }
 
+    private static long sglBytes(final List<Sge> sgl)
+    {
+        long n = 0;
+        for (final Sge g : sgl)
+        {
+            n += g.lengthBytes();
+        }
+        return n;
+    }
+
     /** POST_RECV: wire_post, then per request wire_recv_wr and its SGEs. */
     void postRecv(final Session s, final ByteBuffer p)
     {
@@ -255,6 +275,7 @@ final class Completions
                 final int lkey = p.getInt(at + 12);
                 sgl.add(new Sge(addr, len, lkey));
                 local.add(new ProcessMemory.Range(translate(q.deviceIndex, lkey, addr), len));
+                OdpFaultIn.before(server, q.deviceIndex, lkey, addr, len);
                 at += Wire.SGE_BYTES;
             }
             final long id = nextId++;
@@ -569,6 +590,14 @@ final class Completions
     {
         final Session.QpInfo q = ps.qp();
         final Session.QpInfo peer = server.qps.get(Session.QpInfo.key(q.peerDeviceIndex, q.peerQpNum));
+        if (peer != null && ps.opcode() == IBV_WR_ATOMIC_WRITE)
+        {
+            // The 8 bytes travel in the work request (ibv_wr_atomic_write(3)) and land in one piece.
+            server.memory.scratch(8).set(ValueLayout.JAVA_LONG_UNALIGNED, 0, ps.compareAdd());
+            scatter(peer.session.pid, List.of(new ProcessMemory.Range(translate(q.peerDeviceIndex, ps.rkey(),
+                ps.remoteAddr()), 8)), "the target of an ATOMIC WRITE", peer);
+            return;
+        }
         if (peer == null || ps.opcode() == IBV_WR_SEND || ps.opcode() == IBV_WR_SEND_WITH_IMM
             || ps.opcode() >= IBV_WR_LOCAL_INV)
         {

@@ -3,6 +3,7 @@ package dev.rnicsim.ibverbs;
 import dev.rnicsim.simnic.ProviderRule;
 import dev.rnicsim.simnic.SimDevice;
 import dev.rnicsim.verbs.AtomicCap;
+import dev.rnicsim.verbs.DeviceCap;
 import dev.rnicsim.verbs.QpType;
 
 /**
@@ -21,12 +22,17 @@ final class PostRules
 
     /**
      * @return the {@code WIRE_POST_*} bits of a QP of this type on this device: a misaligned atomic refused at post
-     *         (rxe, {@link ProviderRule#ATOMIC_ALIGNMENT_AT_POST}), atomics refused at post on a QP without them.
+     *         (rxe, {@link ProviderRule#ATOMIC_ALIGNMENT_AT_POST}), atomics refused at post on a QP without them; and
+     *         the provider's clean of the CQs when the QP goes to RESET ({@link ProviderRule#RESET_CLEANS_CQ}); ATOMIC_WRITE
+     *         on an RC QP of a device with IBV_DEVICE_ATOMIC_WRITE (EOPNOTSUPP elsewhere, PlacementOps' rule).
      */
     static int of(final SimDevice device, final QpType type)
     {
         return (device.profile().follows(ProviderRule.ATOMIC_ALIGNMENT_AT_POST) ? Wire.POST_ATOMIC_ALIGNMENT : 0)
-            | (atomicsDisabled(device, type) ? Wire.POST_ATOMICS_DISABLED : 0);
+            | (atomicsDisabled(device, type) ? Wire.POST_ATOMICS_DISABLED : 0)
+            | (device.profile().follows(ProviderRule.RESET_CLEANS_CQ) ? Wire.POST_RESET_CLEANS_CQ : 0)
+            | (type == QpType.RC && device.profile().attributes().has(DeviceCap.ATOMIC_WRITE)
+                ? Wire.POST_ATOMIC_WRITE : 0);
     }
 
     /**

@@ -107,6 +107,12 @@ final class Session
         this.verbs = new Verbs(this);
     }
 
+    /** Mirrors this process's real mappings over a range into its modelled twin (see {@link Verbs#mirror}). */
+    void mirror(final long addr, final long lengthBytes)
+    {
+        verbs.mirror(addr, lengthBytes);
+    }
+
     int add(final Object o)
     {
         handles.add(o);

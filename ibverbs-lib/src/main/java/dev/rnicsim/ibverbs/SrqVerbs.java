@@ -156,6 +156,7 @@ final class SrqVerbs
                 final int lkey = p.getInt(at + 12);
                 sgl.add(new Sge(addr, len, lkey));
                 local.add(new ProcessMemory.Range(c.translateFor(i.deviceIndex(), lkey, addr), len));
+                OdpFaultIn.before(s.server, i.deviceIndex(), lkey, addr, len);
                 at += Wire.SGE_BYTES;
             }
             final long id = c.postedSrqRecv(wrId, local, i.deviceIndex());

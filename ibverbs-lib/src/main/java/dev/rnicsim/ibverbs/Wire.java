@@ -93,7 +93,7 @@ final class Wire
     static final int WC_HIDDEN = 1;
 
     /** Number of values QUERY_DEVICE answers after fw_ver[64] ({@code enum wire_dev_attr}). */
-    static final int DEVICE_ATTR_COUNT = 27;
+    static final int DEVICE_ATTR_COUNT = 30;
     /** Number of values QUERY_PORT answers ({@code enum wire_port_attr}). */
     static final int PORT_ATTR_COUNT = 11;
 
@@ -101,6 +101,10 @@ final class Wire
     static final int POST_ATOMIC_ALIGNMENT = 1;
     /** The QP has no atomics (mlx5 {@code create_qp} sets {@code atomics_enabled} from atomic_cap ATOMIC_HCA). */
     static final int POST_ATOMICS_DISABLED = 2;
+    /** {@code WIRE_POST_RESET_CLEANS_CQ}: RESET removes the QP's unpolled completions from its CQs (mlx4, mlx5). */
+    static final int POST_RESET_CLEANS_CQ = 4;
+    /** {@code WIRE_POST_ATOMIC_WRITE}: an RC QP of a device with IBV_DEVICE_ATOMIC_WRITE takes ATOMIC_WRITE. */
+    static final int POST_ATOMIC_WRITE = 8;
 
     /** {@code enum ibv_qp_attr_mask} bits the server reads. */
     static final int QP_STATE = 1;

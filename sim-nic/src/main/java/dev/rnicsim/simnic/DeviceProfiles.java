@@ -115,7 +115,8 @@ public final class DeviceProfiles
             .nodeGuid(0x0002c90300000001L).sysImageGuid(0x0002c90300000001L).build();
         return new DeviceProfile("connectx3", "mlx4", a, MttConfig.buddy(20, 3), VariantPolicy.GENERATION,
             IndexPolicy.LOWEST_FREE, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
-            Set.of(ProviderRule.VENDOR_ERR_CQE_SYNDROME, ProviderRule.BLOCK_MULTICAST_LOOPBACK), false, 56.0, 3,
+            Set.of(ProviderRule.VENDOR_ERR_CQE_SYNDROME, ProviderRule.BLOCK_MULTICAST_LOOPBACK,
+                ProviderRule.RESET_CLEANS_CQ), false, 56.0, 3,
             List.of("node_guid", "sys_image_guid", "xrc_odp_caps"));
     }
 
@@ -136,7 +137,8 @@ public final class DeviceProfiles
             ProviderRule.DMABUF_DYNAMIC, ProviderRule.NULL_MR, ProviderRule.DEVICE_MEMORY, ProviderRule.SEND_OPS_MLX5,
             ProviderRule.UD_OPCODES_UNCHECKED_AT_POST, ProviderRule.SEND_SGE_OVERFLOW_ENOMEM,
             ProviderRule.VENDOR_ERR_CQE_SYNDROME, ProviderRule.SRQ_NUM_OF_ANY_SRQ, ProviderRule.QP_DATA_IN_ORDER,
-            ProviderRule.BLOCK_MULTICAST_LOOPBACK, ProviderRule.SRQ_OF_ZERO_WR), true, 100.0, 5,
+            ProviderRule.BLOCK_MULTICAST_LOOPBACK, ProviderRule.SRQ_OF_ZERO_WR,
+            ProviderRule.RESET_CLEANS_CQ), true, 100.0, 5,
             List.of("node_guid", "sys_image_guid", "max_qp_rd_atom", "max_qp_init_rd_atom", "max_res_rd_atom",
                 "atomic_cap", "max_mw", "max_srq", "max_pkeys", "local_ca_ack_delay", "general_odp_caps",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
@@ -159,7 +161,8 @@ public final class DeviceProfiles
             ProviderRule.RELAXED_ORDERING_READ, ProviderRule.SEND_OPS_MLX5,
             ProviderRule.UD_OPCODES_UNCHECKED_AT_POST, ProviderRule.SEND_SGE_OVERFLOW_ENOMEM,
             ProviderRule.VENDOR_ERR_CQE_SYNDROME, ProviderRule.SRQ_NUM_OF_ANY_SRQ, ProviderRule.QP_DATA_IN_ORDER,
-            ProviderRule.BLOCK_MULTICAST_LOOPBACK, ProviderRule.SRQ_OF_ZERO_WR), true, 400.0, 7,
+            ProviderRule.BLOCK_MULTICAST_LOOPBACK, ProviderRule.SRQ_OF_ZERO_WR,
+            ProviderRule.RESET_CLEANS_CQ), true, 400.0, 7,
             List.of("fw_ver", "vendor_part_id", "node_guid", "sys_image_guid", "max_sge", "max_sge_rd",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
     }
@@ -225,7 +228,8 @@ public final class DeviceProfiles
                 ProviderRule.MR_ACCESS_WITHOUT_ZERO_BASED_OR_HUGETLB, ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE,
                 ProviderRule.RECEIVE_OVERFLOW_AS_INVALID_REQUEST,
                 ProviderRule.FLUSH_PERSISTENT_NEEDS_PMEM, ProviderRule.MESSAGE_LENGTH_CHECKED_BY_RESPONDER,
-                ProviderRule.GATHER_RANGE_ERRORS_AS_QP_OP_ERR, ProviderRule.SEND_OPS_RXE), false,
+                ProviderRule.GATHER_RANGE_ERRORS_AS_QP_OP_ERR, ProviderRule.SEND_OPS_RXE,
+                ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.QP_ACCESS_FLAGS_CHECKED), false,
             10.0, 0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid"));
     }
@@ -251,7 +255,7 @@ public final class DeviceProfiles
                 ProviderRule.LOCAL_KEY_ERRORS_AS_QP_OP_ERR, ProviderRule.REREG_TRANSLATION_UNSUPPORTED,
                 ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE, ProviderRule.MESSAGE_LENGTH_CHECKED_BY_RESPONDER,
                 ProviderRule.RECEIVE_OVERFLOW_AS_INVALID_REQUEST, ProviderRule.KERNEL_WITHOUT_FLUSH_ACCESS,
-                ProviderRule.SEND_OPS_RXE), false,
+                ProviderRule.SEND_OPS_RXE, ProviderRule.REREG_MR_UNSUPPORTED), false,
             10.0,
             0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid", "xrc_odp_caps"));

@@ -98,7 +98,8 @@ public final class DriverProfiles
         final DriverTraits t = new DriverTraits("siw", "drivers/infiniband/sw/siw/siw_mem.c", Transport.IWARP, 8,
             null, Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM, 256, true, true, "siw", null)
             .withQpTypes(Set.of(QpType.RC));
-        return profile("siw", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC, Set.of(), 25.0, t,
+        return profile("siw", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC, Set.of(ProviderRule.REREG_MR_UNSUPPORTED),
+            25.0, t,
             defaulted("fw_ver", "max_sge"));
     }
 
@@ -200,8 +201,8 @@ public final class DriverProfiles
         final DriverTraits t = new DriverTraits("bnxt_re", "drivers/infiniband/hw/bnxt_re/ib_verbs.c",
             Transport.INFINIBAND, 8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, ENTRIES, (long) ENTRIES * ENTRIES,
             Errno.EIO, ENTRIES, true, true, "bnxt_re", null);
-        return profile("bnxt_re", a, VariantPolicy.GENERATION, IndexPolicy.CYCLIC, Set.of(ProviderRule.DMABUF_PINNED),
-            100.0, t, defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe",
+        return profile("bnxt_re", a, VariantPolicy.GENERATION, IndexPolicy.CYCLIC, Set.of(ProviderRule.DMABUF_PINNED,
+            ProviderRule.REREG_MR_UNSUPPORTED), 100.0, t, defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe",
                 "max_pd", "atomic_cap"));
     }
 

@@ -35,6 +35,22 @@ public enum ProviderRule
     /** ibv_rereg_mr with CHANGE_TRANSLATION fails with EOPNOTSUPP: only PD and access changes are implemented (rxe,
      * {@code rxe_rereg_user_mr}). */
     REREG_TRANSLATION_UNSUPPORTED,
+    /** ibv_rereg_mr is EOPNOTSUPP with IBV_REREG_MR_ERR_INPUT after libibverbs' own input checks: the provider library
+     * sets no {@code rereg_mr} operation, so libibverbs' stand-in ({@code libibverbs/dummy_ops.c}) answers (rdma-core
+     * 44's librxe, libbnxt_re and libsiw import no {@code ibv_cmd_rereg_mr}; the bnxt_re and siw kernel drivers have
+     * no {@code rereg_user_mr} either). Nothing reaches the kernel, so the MR is unchanged. */
+    REREG_MR_UNSUPPORTED,
+    /** {@code ibv_modify_qp} to RESET removes the QP's completions still in its send and receive CQs, as the provider
+     * cleans them after the kernel command succeeded (mlx4 {@code mlx4_modify_qp} calling {@code mlx4_cq_clean}, mlx5
+     * {@code mlx5_modify_qp} calling {@code mlx5_cq_clean}). Without this rule they stay to be polled (rxe and siw
+     * keep the CQ in the kernel, whose {@code rxe_qp_reset} and {@code siw_qp_modify} leave it as it is). */
+    RESET_CLEANS_CQ,
+    /** ibv_modify_qp with IBV_QP_ACCESS_FLAGS refuses (EINVAL) a flag outside {@code RXE_ACCESS_SUPPORTED_QP}, which
+     * is rxe's MR set: every flag but ZERO_BASED and HUGETLB ({@code rxe_qp_chk_attr}). Without this rule no flag is
+     * refused: uverbs passes qp_access_flags on unchecked and mlx4, mlx5 read only the remote bits ({@code
+     * to_mlx5_access_flags}), so ON_DEMAND or MW_BIND in qp_access_flags is accepted (rdma-core tests/test_odp.py
+     * gives the MR's access, ON_DEMAND included, to its RC QPs). */
+    QP_ACCESS_FLAGS_CHECKED,
     /** ibv_rereg_mr with CHANGE_TRANSLATION gives the MR a new mkey, so new lkey and rkey (mlx5: a translation that
      * UMR cannot rewrite in place is registered anew). Without this rule (and without
      * {@link #REREG_TRANSLATION_UNSUPPORTED}) the key survives (mlx4 edits the MPT in place, {@code

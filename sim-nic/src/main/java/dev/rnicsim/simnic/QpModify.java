@@ -116,9 +116,22 @@ final class QpModify
         }
     }
 
-    /** To RESET: what was queued is dropped without completions (the provider cleans its CQ entries too). */
+    /**
+     * To RESET: what was queued is dropped without completions; where the provider cleans the CQs
+     * ({@link ProviderRule#RESET_CLEANS_CQ}: mlx4, mlx5), the QP's completions not yet polled go too.
+     */
     private static void reset(final SimQp qp)
     {
+        if (qp.device.profile().follows(ProviderRule.RESET_CLEANS_CQ))
+        {
+            for (final SimCq cq : new SimCq[] {qp.recvCq, qp.sendCq})
+            {
+                if (cq != null)
+                {
+                    cq.removeCompletionsOf(qp.qpNum());
+                }
+            }
+        }
         qp.requester.dropInflight();
         qp.engine().forget(qp);
         qp.requester.sendQueue.clear();

@@ -150,6 +150,19 @@ public final class SimCq implements CompletionQueue
     }
 
     /**
+     * Removes the completions of one QP not yet polled, keeping the others in order: the provider's clean of the CQ
+     * when that QP goes to RESET ({@link ProviderRule#RESET_CLEANS_CQ}).
+     *
+     * @return how many were removed.
+     */
+    int removeCompletionsOf(final int qpNum)
+    {
+        final int before = entries.size();
+        entries.removeIf(wc -> wc.qpNum() == qpNum);
+        return before - entries.size();
+    }
+
+    /**
      * @return the QPs and XRC SRQs using this CQ (a QP using it for both queues counts once).
      */
     public int users()

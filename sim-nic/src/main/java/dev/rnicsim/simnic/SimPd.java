@@ -1129,6 +1129,11 @@ public final class SimPd implements ProtectionDomain
                 + "; add CHANGE_ACCESS or drop the access flags");
         }
         final SimDevice device = context.device();
+        if (device.profile().follows(ProviderRule.REREG_MR_UNSUPPORTED))
+        {
+            throw new ReregException(Errno.EOPNOTSUPP.code(), ReregException.ERR_INPUT, device.profile().driver()
+                + "'s provider has no rereg_mr (libibverbs' stand-in answers); deregister and register again");
+        }
         if (flags.isEmpty())
         {
             throw reregCmd(Errno.EINVAL, "flags=0: nothing to change (ib_uverbs_rereg_mr)"

@@ -78,6 +78,9 @@ class QpCreationAndDatagramRulesTest
             .isEqualTo(QpType.UC);
         assertThat(mlx5.pdA.createQp(attr(mlx5, QpType.UD, EnumSet.of(WrOpcode.SEND, WrOpcode.SEND_WITH_IMM)))
             .type()).isEqualTo(QpType.UD);
+        // MLX5_SUPPORTED_SEND_OPS_FLAGS_XRC is the RC table (perftest's XRC connection asks for RDMA WRITE).
+        assertThat(mlx5.pdA.createQp(attr(mlx5, QpType.XRC_SEND, EnumSet.of(WrOpcode.RDMA_WRITE,
+            WrOpcode.SEND_WITH_IMM, WrOpcode.ATOMIC_FETCH_AND_ADD))).type()).isEqualTo(QpType.XRC_SEND);
 
         final RuleRig rxe = RuleRig.unconnected(DeviceProfiles.rxe());
         assertThat(rxe.pdA.createQp(attr(rxe, QpType.RC, EnumSet.of(WrOpcode.FLUSH, WrOpcode.ATOMIC_WRITE,

@@ -188,10 +188,41 @@ class ReregRulesTest
         k.assertWriteLands(mr.addr(), mr.rkey(), 16);
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"rxe", "rxe-legacy", "bnxt_re", "siw"})
+    void aProviderWithoutReregMrAnswersEopnotsuppAndChangesNothing(final String profile)
+    {
+        // rdma-core 44's librxe, libbnxt_re and libsiw set no rereg_mr: libibverbs' stand-in answers EOPNOTSUPP
+        // with IBV_REREG_MR_ERR_INPUT for every change, after libibverbs' own input checks.
+        final KeyRig k = KeyRig.of(DeviceProfiles.byName(profile));
+        final MemoryRegion mr = remoteMr(k);
+        final long other = k.rig.bufferB(PAGE);
+
+        assertRefused(k, mr, ReregException.ERR_INPUT, Errno.EOPNOTSUPP, () -> mr.rereg(ACCESS, null, 0, 0,
+            RuleRig.LOCAL));
+        assertRefused(k, mr, ReregException.ERR_INPUT, Errno.EOPNOTSUPP, () -> mr.rereg(PD, k.rig.ctxB.allocPd(), 0,
+            0, NONE));
+        assertRefused(k, mr, ReregException.ERR_INPUT, Errno.EOPNOTSUPP, () -> mr.rereg(TRANSLATION, null, other,
+            PAGE, NONE));
+        // libibverbs' input checks come first: a translation without an address is EINVAL all the same.
+        assertRefused(k, mr, ReregException.ERR_INPUT, Errno.EINVAL, () -> mr.rereg(TRANSLATION, null, 0, PAGE,
+            NONE));
+
+        k.assertWriteLands(mr.addr(), mr.rkey(), 16);
+    }
+
+    /** rxe's kernel driver behind a provider that passes ibv_rereg_mr on (rdma-core 44's librxe does not). */
+    private static DeviceProfile rxeKernel()
+    {
+        final Set<ProviderRule> rules = EnumSet.copyOf(DeviceProfiles.rxe().providerRules());
+        rules.remove(ProviderRule.REREG_MR_UNSUPPORTED);
+        return DeviceProfiles.rxe().withProviderRules(rules);
+    }
+
     @Test
     void rxeCannotChangeTheTranslation()
     {
-        final KeyRig k = KeyRig.of(DeviceProfiles.rxe());
+        final KeyRig k = KeyRig.of(rxeKernel());
         final MemoryRegion mr = remoteMr(k);
         final long other = k.rig.bufferB(PAGE);
 
@@ -245,7 +276,7 @@ class ReregRulesTest
     @ValueSource(strings = {"connectx3", "connectx5", "connectx7", "rxe", "e810"})
     void pdAndAccessChangesKeepTheKeys(final String profile)
     {
-        final KeyRig k = KeyRig.of(DeviceProfiles.byName(profile));
+        final KeyRig k = KeyRig.of(profile.equals("rxe") ? rxeKernel() : DeviceProfiles.byName(profile));
         final MemoryRegion mr = remoteMr(k);
         final int lkey = mr.lkey();
         final int rkey = mr.rkey();
@@ -277,7 +308,7 @@ class ReregRulesTest
     @Test
     void rxeIssuesRkeyZeroOnceTheRemoteRightsAreGone()
     {
-        final KeyRig k = KeyRig.of(DeviceProfiles.rxe());
+        final KeyRig k = KeyRig.of(rxeKernel());
         final MemoryRegion mr = remoteMr(k);
         final int lkey = mr.lkey();
 

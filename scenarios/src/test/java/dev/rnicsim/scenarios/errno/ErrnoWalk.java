@@ -269,14 +269,14 @@ final class ErrnoWalk
             + "reg m pd_a buf 64K\n", "rereg m pd=pd_x", "EINVAL", "CHANGE_PD", "same context"));
         c.add(c("rereg that adds ON_DEMAND", ONE_HOST + "reg m pd_a buf 64K access=lw\n",
             "rereg m access=lw,odp", "EINVAL", "ON_DEMAND", "register again"));
-        c.add(c("rereg of the translation on rxe", """
+        c.add(c("rereg on rxe, whose provider has no rereg_mr", """
             host alpha ram=256M
             device nic_a alpha profile=rxe
             open app_a nic_a
             pd pd_a app_a
             mmap buf app_a 1M
             reg m pd_a buf 64K
-            """, "rereg m addr=buf+64K", "EOPNOTSUPP", "CHANGE_PD", "register again"));
+            """, "rereg m addr=buf+64K", "EOPNOTSUPP", "provider has no rereg_mr", "register again"));
         // device memory
         c.add(c("device memory on a device without it", """
             host alpha ram=256M

@@ -337,6 +337,14 @@ final class ErrnoWalkVerbs
             r.pd().regMr(r.buf(), 64 * 1024, EnumSet.noneOf(Access.class)).rereg(
                 EnumSet.of(ReregFlag.CHANGE_ACCESS), null, 0, 0, LW);
         }, "needs a writable pin"));
+        c.add(c("a rereg of the translation in rxe's kernel driver", "EOPNOTSUPP", () -> {
+            // rxe's kernel (rxe_rereg_user_mr) behind a provider that passes ibv_rereg_mr on.
+            final java.util.Set<dev.rnicsim.simnic.ProviderRule> rules = EnumSet.copyOf(
+                DeviceProfiles.rxe().providerRules());
+            rules.remove(dev.rnicsim.simnic.ProviderRule.REREG_MR_UNSUPPORTED);
+            final Rig r = rig(DeviceProfiles.rxe().withProviderRules(rules));
+            r.mr(LW).rereg(EnumSet.of(ReregFlag.CHANGE_TRANSLATION), null, r.buf(), 4096, null);
+        }, "implements only CHANGE_PD"));
         c.add(c("a rereg of a null MR", "EINVAL", () -> cx5().pd().allocNullMr().rereg(
             EnumSet.of(ReregFlag.CHANGE_ACCESS), null, 0, 0, LW), "null MR"));
         c.add(c("a rereg of a fast-registration MR", "EINVAL", () -> cx5().pd().allocMr(4).rereg(
