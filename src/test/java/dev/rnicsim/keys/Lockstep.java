@@ -63,22 +63,13 @@ final class Lockstep
     {
         this.params = params;
         CURRENT.set(this);
-        for (final VariantPolicy p : POLICIES)
+        final List<VariantPolicy> run = only == null ? POLICIES : List.of(only);
+        // The worlds beside are made on their threads while the first is made here.
+        for (final VariantPolicy p : run.subList(1, run.size()))
         {
-            if (only != null && only != p)
-            {
-                continue;
-            }
-            if (worlds.isEmpty())
-            {
-                worlds.add(guard(null, () -> new KeyWorld(p, params, stats)));
-            }
-            else
-            {
-                beside.add(CompletableFuture.supplyAsync(() -> new KeyWorld(p, params, stats),
-                    thread(beside.size())));
-            }
+            beside.add(CompletableFuture.supplyAsync(() -> new KeyWorld(p, params, stats), thread(beside.size())));
         }
+        worlds.add(guard(null, () -> new KeyWorld(run.get(0), params, stats)));
     }
 
     private static synchronized ExecutorService thread(final int i)

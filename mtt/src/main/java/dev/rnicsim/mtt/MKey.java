@@ -60,6 +60,7 @@ public final class MKey
      */
     public static String toHex(final int key)
     {
-        return String.format("0x%08x", key);
+        // "0x%08x" without a Formatter: the simulator's diagnoses print keys on every refused access.
+        return "0x" + java.util.HexFormat.of().toHexDigits(key);
     }
 }
