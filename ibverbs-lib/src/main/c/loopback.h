@@ -10,20 +10,28 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Moves qp from RESET to RTS, connected to remote_qpn behind lid on port 1, letting the peer do what access allows. */
-static int loopback_connect(struct ibv_qp *qp, uint32_t remote_qpn, uint16_t lid, unsigned access)
+/* Moves qp from RESET to RTS, connected to remote_qpn on port 1 at path_mtu, letting the peer do what access allows:
+ * behind lid, or, where gid is not NULL, by a global route to that GID (a RoCE port has no LID). */
+static int loopback_connect_path(struct ibv_qp *qp, uint32_t remote_qpn, uint16_t lid, const union ibv_gid *gid,
+				 enum ibv_mtu path_mtu, unsigned access)
 {
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1, .qp_access_flags = access};
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		return -1;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
+	a.path_mtu = path_mtu;
 	a.dest_qp_num = remote_qpn;
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 12;
-	a.ah_attr.dlid = lid;
 	a.ah_attr.port_num = 1;
+	if (gid) {
+		a.ah_attr.is_global = 1;
+		a.ah_attr.grh.dgid = *gid;
+		a.ah_attr.grh.hop_limit = 1;
+	} else {
+		a.ah_attr.dlid = lid;
+	}
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 				      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
 		return -1;
@@ -35,6 +43,12 @@ static int loopback_connect(struct ibv_qp *qp, uint32_t remote_qpn, uint16_t lid
 	a.max_rd_atomic = 1;
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 					     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* The same behind lid, at a path MTU of 4096. */
+static int loopback_connect(struct ibv_qp *qp, uint32_t remote_qpn, uint16_t lid, unsigned access)
+{
+	return loopback_connect_path(qp, remote_qpn, lid, NULL, IBV_MTU_4096, access);
 }
 
 #endif
