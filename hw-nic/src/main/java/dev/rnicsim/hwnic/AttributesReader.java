@@ -48,7 +48,7 @@ final class AttributesReader
     {
         final int atomic = i32(a, "atomic_cap");
         return DeviceAttributes.builder()
-            .fwVer(Libibverbs.cString(a, at("fw_ver"), 64))
+            .fwVer(Libc.cString(a, at("fw_ver"), 64))
             .nodeGuid(a.get(JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), at("node_guid")))
             .sysImageGuid(a.get(JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), at("sys_image_guid")))
             .vendorId(i32(a, "vendor_id"))

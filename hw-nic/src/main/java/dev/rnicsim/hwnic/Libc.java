@@ -1,6 +1,7 @@
 package dev.rnicsim.hwnic;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -18,7 +19,7 @@ import java.lang.invoke.MethodHandle;
 /**
  * The few libc calls the backend needs, through java.lang.foreign with errno captured on every call: {@code mmap},
  * {@code munmap}, {@code madvise} (mmap(2), madvise(2)), {@code getrlimit(RLIMIT_MEMLOCK)} (getrlimit(2)) and
- * {@code sysconf(_SC_PAGESIZE)}. The constants carry their C names (Linux, glibc) and the layout check compares
+ * {@code sysconf(_SC_PAGESIZE)}, and reading a C string. The constants carry their C names (Linux, glibc) and the layout check compares
  * them with the headers.
  *
  * <p>Thread safe: each call's errno is returned with its result.
@@ -213,5 +214,27 @@ final class Libc
     static String describeLimit(final long bytes)
     {
         return bytes == RLIM_INFINITY ? "unlimited" : bytes + " bytes (" + (bytes >>> 10) + " KiB)";
+    }
+
+    /**
+     * @param segment memory holding a char array.
+     * @param offset  where the array starts.
+     * @param max     the array's length.
+     * @return the text up to the first NUL (or the whole array).
+     */
+    static String cString(final MemorySegment segment, final long offset, final int max)
+    {
+        final byte[] bytes = new byte[max];
+        int n = 0;
+        while (n < max)
+        {
+            final byte b = segment.get(JAVA_BYTE, offset + n);
+            if (b == 0)
+            {
+                break;
+            }
+            bytes[n++] = b;
+        }
+        return new String(bytes, 0, n, java.nio.charset.StandardCharsets.UTF_8);
     }
 }

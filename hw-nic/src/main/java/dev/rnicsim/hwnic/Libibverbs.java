@@ -5,7 +5,6 @@ import static dev.rnicsim.hwnic.Downcalls.pointerCall;
 import static dev.rnicsim.hwnic.Downcalls.pointerHandle;
 import static dev.rnicsim.hwnic.IbvStructs.IBV_CONTEXT;
 import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.rnicsim.hwnic.Errnos.Result;
@@ -326,35 +325,13 @@ final class Libibverbs
         try (Arena arena = Arena.ofConfined())
         {
             final MemorySegment name = (MemorySegment)getDeviceName.invokeExact(Errnos.state(arena), device);
-            return name.address() == 0 ? "" : cString(name.reinterpret(IbvStructs.IBV_SYSFS_NAME_MAX), 0,
+            return name.address() == 0 ? "" : Libc.cString(name.reinterpret(IbvStructs.IBV_SYSFS_NAME_MAX), 0,
                 IbvStructs.IBV_SYSFS_NAME_MAX);
         }
         catch (final Throwable t)
         {
             throw Errnos.unexpected("ibv_get_device_name", t);
         }
-    }
-
-    /**
-     * @param segment memory holding a char array.
-     * @param offset  where the array starts.
-     * @param max     the array's length.
-     * @return the text up to the first NUL (or the whole array).
-     */
-    static String cString(final MemorySegment segment, final long offset, final int max)
-    {
-        final byte[] bytes = new byte[max];
-        int n = 0;
-        while (n < max)
-        {
-            final byte b = segment.get(JAVA_BYTE, offset + n);
-            if (b == 0)
-            {
-                break;
-            }
-            bytes[n++] = b;
-        }
-        return new String(bytes, 0, n, java.nio.charset.StandardCharsets.UTF_8);
     }
 
     // ------------------------------------------------------------------ device

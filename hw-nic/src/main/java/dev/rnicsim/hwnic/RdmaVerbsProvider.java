@@ -90,7 +90,7 @@ public final class RdmaVerbsProvider implements VerbsProvider
             for (int i = 0; i < list.count(); i++)
             {
                 final MemorySegment dev = list.device(i);
-                devices.add(new RdmaDevice(lib, lib.deviceName(dev), Libibverbs.cString(dev,
+                devices.add(new RdmaDevice(lib, lib.deviceName(dev), Libc.cString(dev,
                     IbvStructs.DEVICE_DEV_NAME, IbvStructs.IBV_SYSFS_NAME_MAX)));
             }
             if (devices.isEmpty())

@@ -77,12 +77,12 @@ final class CarriedBytes
         int grhPlaced = 0;
         if (grh != null)
         {
-            final List<ProcessMemory.Range> head = Completions.clip(dst, grh.length);
+            final List<ProcessMemory.Range> head = ProcessMemory.clip(dst, grh.length);
             grhPlaced = (int) ProcessMemory.total(head);
             ranges.addAll(head);
-            rest = Completions.skip(dst, grh.length);
+            rest = ProcessMemory.skip(dst, grh.length);
         }
-        final List<ProcessMemory.Range> body = Completions.clip(rest, len);
+        final List<ProcessMemory.Range> body = ProcessMemory.clip(rest, len);
         final int payloadPlaced = (int) ProcessMemory.total(body);
         ranges.addAll(body);
         if (ranges.size() > MAX_RANGES)

@@ -484,8 +484,8 @@ final class Completions
             // a UD receive starts with the 40-byte GRH, then the payload (ibv_post_recv(3))
             len -= Datagrams.GRH_BYTES;
             MemorySegment.copy(grh, 0, server.memory.scratch(grh.length), ValueLayout.JAVA_BYTE, 0, grh.length);
-            scatter(rq.session.pid, clip(dst, grh.length), "the GRH of receive wr_id " + pr.wrId(), rq);
-            dst = skip(dst, Datagrams.GRH_BYTES);
+            scatter(rq.session.pid, ProcessMemory.clip(dst, grh.length), "the GRH of receive wr_id " + pr.wrId(), rq);
+            dst = ProcessMemory.skip(dst, Datagrams.GRH_BYTES);
         }
         if (len == 0)
         {
@@ -495,7 +495,7 @@ final class Completions
         {
             return;
         }
-        scatter(rq.session.pid, clip(dst, len), "the receive buffer of wr_id " + pr.wrId(), rq);
+        scatter(rq.session.pid, ProcessMemory.clip(dst, len), "the receive buffer of wr_id " + pr.wrId(), rq);
     }
 
     /** The UD QP a datagram came from, by the completion's src_qp, on whichever device of the fabric holds it. */
@@ -512,23 +512,6 @@ final class Completions
         return null;
     }
 
-    static List<ProcessMemory.Range> skip(final List<ProcessMemory.Range> ranges, final long bytes)
-    {
-        final List<ProcessMemory.Range> out = new ArrayList<>(ranges.size());
-        long left = bytes;
-        for (final ProcessMemory.Range r : ranges)
-        {
-            if (left >= r.lengthBytes())
-            {
-                left -= r.lengthBytes();
-                continue;
-            }
-            out.add(new ProcessMemory.Range(r.addr() + left, r.lengthBytes() - left));
-            left = 0;
-        }
-        return out;
-    }
-
     /** The source bytes of a request into the scratch buffer: its inline data, or its gather list. */
     private boolean fill(final PostedSend ps, final long len)
     {
@@ -538,7 +521,7 @@ final class Completions
                 (int) Math.min(len, ps.carried().length));
             return true;
         }
-        final List<ProcessMemory.Range> src = clip(ps.local(), len);
+        final List<ProcessMemory.Range> src = ProcessMemory.clip(ps.local(), len);
         final long got = server.memory.gather(ps.qp().session.pid, src);
         if (got < ProcessMemory.total(src))
         {
@@ -567,23 +550,6 @@ final class Completions
                 + "for the NIC, but the program no longer sees them (DMA into memory no longer mapped)\n");
             dirty.add(q.session);
         }
-    }
-
-    static List<ProcessMemory.Range> clip(final List<ProcessMemory.Range> ranges, final long len)
-    {
-        final List<ProcessMemory.Range> out = new ArrayList<>(ranges.size());
-        long left = len;
-        for (final ProcessMemory.Range r : ranges)
-        {
-            if (left <= 0)
-            {
-                break;
-            }
-            final long n = Math.min(left, r.lengthBytes());
-            out.add(new ProcessMemory.Range(r.addr(), n));
-            left -= n;
-        }
-        return out;
     }
 
     private void oneSided(final PostedSend ps)
@@ -645,7 +611,7 @@ final class Completions
         final long old = sc.get(ValueLayout.JAVA_LONG_UNALIGNED, 0);
         final long updated = ps.opcode() == IBV_WR_FETCH_ADD ? old + ps.compareAdd()
             : old == ps.compareAdd() ? ps.swap() : old;
-        scatter(ps.qp().session.pid, clip(ps.local(), 8), "the atomic's result buffer", ps.qp());
+        scatter(ps.qp().session.pid, ProcessMemory.clip(ps.local(), 8), "the atomic's result buffer", ps.qp());
         sc.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, updated);
         scatter(peer.session.pid, target, "the target of an atomic", peer);
     }

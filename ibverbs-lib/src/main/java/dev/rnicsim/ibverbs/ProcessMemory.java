@@ -187,4 +187,40 @@ final class ProcessMemory implements AutoCloseable
     {
         arena.close();
     }
+
+    /** The ranges past their first {@code bytes} (a datagram's GRH, say), in order. */
+    static List<Range> skip(final List<Range> ranges, final long bytes)
+    {
+        final List<Range> out = new ArrayList<>(ranges.size());
+        long left = bytes;
+        for (final Range r : ranges)
+        {
+            if (left >= r.lengthBytes())
+            {
+                left -= r.lengthBytes();
+                continue;
+            }
+            out.add(new Range(r.addr() + left, r.lengthBytes() - left));
+            left = 0;
+        }
+        return out;
+    }
+
+    /** The first {@code len} bytes of the ranges, in order. */
+    static List<Range> clip(final List<Range> ranges, final long len)
+    {
+        final List<Range> out = new ArrayList<>(ranges.size());
+        long left = len;
+        for (final Range r : ranges)
+        {
+            if (left <= 0)
+            {
+                break;
+            }
+            final long n = Math.min(left, r.lengthBytes());
+            out.add(new Range(r.addr(), n));
+            left -= n;
+        }
+        return out;
+    }
 }

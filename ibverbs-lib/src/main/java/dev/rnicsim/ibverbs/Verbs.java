@@ -1,9 +1,6 @@
 package dev.rnicsim.ibverbs;
 
-import dev.rnicsim.pagetable.MapFlag;
-import dev.rnicsim.pagetable.Prot;
 import dev.rnicsim.pagetable.UserProcess;
-import dev.rnicsim.pagetable.Vma;
 import dev.rnicsim.simnic.SimContext;
 import dev.rnicsim.simnic.SimDevice;
 import dev.rnicsim.verbs.Access;
@@ -18,11 +15,9 @@ import dev.rnicsim.verbs.QpInitAttr;
 import dev.rnicsim.verbs.QpType;
 import dev.rnicsim.verbs.QueuePair;
 import dev.rnicsim.verbs.VerbsException;
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 
@@ -34,7 +29,6 @@ import java.util.Set;
  */
 final class Verbs
 {
-    private static final long PAGE_BYTES = 4096;
     private static final int EINVAL = 22;
     private static final int EPROTO = 71;
     private final Session s;
@@ -313,80 +307,10 @@ final class Verbs
         return s.server.devices.indexOf(sp.context().device());
     }
 
-    /**
-     * Mirrors the real process's mappings over [addr, addr + length) into its modelled twin, so that the model's
-     * page walk finds what the real one would: mapped pages with the real protection; a hole stays a hole, and the
-     * model answers EFAULT for it as ib_umem_get does.
-     */
+    /** Mirrors the real process's mappings over [addr, addr + length) into its modelled twin ({@link ProcessMirror}). */
     void mirror(final long addr, final long length)
     {
-        if (length <= 0 || addr + length < addr)
-        {
-            return; // the model refuses these with EINVAL
-        }
-        final long start = addr & -PAGE_BYTES;
-        final long end = (addr + length + PAGE_BYTES - 1) & -PAGE_BYTES;
-        final List<ProcessMemory.Mapping> maps;
-        try
-        {
-            maps = ProcessMemory.maps(s.pid);
-        }
-        catch (final IOException e)
-        {
-            throw new VerbsException("ibv_reg_mr", 14, "cannot read /proc/" + s.pid + "/maps: " + e.getMessage());
-        }
-        // a hole of the real process is a hole of its twin: what an earlier registration mirrored there and the
-        // program has since unmapped goes, so the model's page walk fails with EFAULT as ib_umem_get does
-        long covered = start;
-        for (final ProcessMemory.Mapping m : maps)
-        {
-            if (m.end() <= covered || m.start() >= end)
-            {
-                continue;
-            }
-            if (m.start() > covered)
-            {
-                s.process.munmap(covered, Math.min(m.start(), end) - covered);
-            }
-            covered = Math.max(covered, m.end());
-        }
-        if (covered < end)
-        {
-            s.process.munmap(covered, end - covered);
-        }
-        for (final ProcessMemory.Mapping m : maps)
-        {
-            final long a = Math.max(m.start(), start);
-            final long b = Math.min(m.end(), end);
-            if (a >= b || !m.read())
-            {
-                continue;
-            }
-            final Set<Prot> prot = m.write() ? EnumSet.of(Prot.READ, Prot.WRITE) : EnumSet.of(Prot.READ);
-            long at = a;
-            for (final Vma v : s.process.vmas())
-            {
-                if (v.endAddress() <= at || v.startAddress() >= b)
-                {
-                    continue;
-                }
-                if (v.startAddress() > at)
-                {
-                    mapFixed(at, v.startAddress() - at, prot);
-                }
-                at = Math.max(at, v.endAddress());
-            }
-            if (at < b)
-            {
-                mapFixed(at, b - at, prot);
-            }
-            s.process.mprotect(a, b - a, prot);
-        }
-    }
-
-    private void mapFixed(final long at, final long length, final Set<Prot> prot)
-    {
-        s.process.mmap(at, length, prot, EnumSet.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.FIXED));
+        ProcessMirror.mirror(s.process, s.pid, addr, length);
     }
 
     private ByteBuffer deregMr(final int h)

@@ -1,0 +1,100 @@
+package dev.rnicsim.ibverbs;
+
+import dev.rnicsim.pagetable.MapFlag;
+import dev.rnicsim.pagetable.Prot;
+import dev.rnicsim.pagetable.UserProcess;
+import dev.rnicsim.pagetable.Vma;
+import dev.rnicsim.verbs.VerbsException;
+import java.io.IOException;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The real process's mappings copied into its modelled twin before the model walks them (at {@code ibv_reg_mr}, a
+ * rereg of the translation, an ODP fault): the twin's page walk then finds what the kernel's would. Stateless.
+ */
+final class ProcessMirror
+{
+    private static final long PAGE_BYTES = 4096;
+
+    private ProcessMirror()
+    {
+    }
+
+    /**
+     * Mirrors the real process's mappings over [addr, addr + length) into its modelled twin, so that the model's
+     * page walk finds what the real one would: mapped pages with the real protection; a hole stays a hole, and the
+     * model answers EFAULT for it as ib_umem_get does.
+     */
+    static void mirror(final UserProcess process, final int pid, final long addr, final long length)
+    {
+        if (length <= 0 || addr + length < addr)
+        {
+            return; // the model refuses these with EINVAL
+        }
+        final long start = addr & -PAGE_BYTES;
+        final long end = (addr + length + PAGE_BYTES - 1) & -PAGE_BYTES;
+        final List<ProcessMemory.Mapping> maps;
+        try
+        {
+            maps = ProcessMemory.maps(pid);
+        }
+        catch (final IOException e)
+        {
+            throw new VerbsException("ibv_reg_mr", 14, "cannot read /proc/" + pid + "/maps: " + e.getMessage());
+        }
+        // a hole of the real process is a hole of its twin: what an earlier registration mirrored there and the
+        // program has since unmapped goes, so the model's page walk fails with EFAULT as ib_umem_get does
+        long covered = start;
+        for (final ProcessMemory.Mapping m : maps)
+        {
+            if (m.end() <= covered || m.start() >= end)
+            {
+                continue;
+            }
+            if (m.start() > covered)
+            {
+                process.munmap(covered, Math.min(m.start(), end) - covered);
+            }
+            covered = Math.max(covered, m.end());
+        }
+        if (covered < end)
+        {
+            process.munmap(covered, end - covered);
+        }
+        for (final ProcessMemory.Mapping m : maps)
+        {
+            final long a = Math.max(m.start(), start);
+            final long b = Math.min(m.end(), end);
+            if (a >= b || !m.read())
+            {
+                continue;
+            }
+            final Set<Prot> prot = m.write() ? EnumSet.of(Prot.READ, Prot.WRITE) : EnumSet.of(Prot.READ);
+            long at = a;
+            for (final Vma v : process.vmas())
+            {
+                if (v.endAddress() <= at || v.startAddress() >= b)
+                {
+                    continue;
+                }
+                if (v.startAddress() > at)
+                {
+                    mapFixed(process, at, v.startAddress() - at, prot);
+                }
+                at = Math.max(at, v.endAddress());
+            }
+            if (at < b)
+            {
+                mapFixed(process, at, b - at, prot);
+            }
+            process.mprotect(a, b - a, prot);
+        }
+    }
+
+    private static void mapFixed(final UserProcess process, final long at, final long length, final Set<Prot> prot)
+    {
+        process.mmap(at, length, prot, EnumSet.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.FIXED));
+    }
+}
