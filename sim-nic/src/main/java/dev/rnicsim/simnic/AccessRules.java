@@ -4,18 +4,96 @@ import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.DeviceAttributes;
 import dev.rnicsim.verbs.DeviceCap;
 import dev.rnicsim.verbs.Errno;
+import java.util.EnumSet;
 import java.util.Set;
 
 /**
  * The access-flag rules of a registration that depend on the device: the core's capability checks
  * ({@code ib_check_mr_access} in include/rdma/ib_verbs.h) and the driver's own mask of the flags it implements for an
  * MR (rxe: {@code RXE_ACCESS_SUPPORTED_MR}). The dependency rule (REMOTE_WRITE or REMOTE_ATOMIC need LOCAL_WRITE) is
- * {@link Access#checkDependencies}. Stateless.
+ * {@link Access#checkDependencies}. Also the driver's own access check ({@link #checkDriverAccess}), which rights make
+ * the pin writable ({@link #writable}) and when an MR gets an rkey ({@link #rkey}). Stateless.
  */
 final class AccessRules
 {
+    /** Rights that make the pin FOLL_WRITE ({@code ib_access_writable}, include/rdma/ib_umem.h). */
+    private static final Set<Access> WRITABLE = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
+        Access.REMOTE_ATOMIC, Access.MW_BIND);
+    private static final Set<Access> REMOTE = EnumSet.of(Access.REMOTE_WRITE, Access.REMOTE_READ,
+        Access.REMOTE_ATOMIC);
+
     private AccessRules()
     {
+    }
+
+    /**
+     * @return true when the rights make the pin FOLL_WRITE ({@code ib_access_writable}, include/rdma/ib_umem.h):
+     *         LOCAL_WRITE, REMOTE_WRITE, REMOTE_ATOMIC or MW_BIND.
+     */
+    static boolean writable(final Set<Access> rights)
+    {
+        return !disjoint(rights, WRITABLE);
+    }
+
+    /**
+     * @return the rkey of an MR of key {@code key}: 0 on a device that gives an rkey only with remote rights
+     *         ({@link DeviceProfile#rkeyOnlyWithRemoteAccess()}) when the rights hold none, otherwise the key.
+     */
+    static int rkey(final DeviceProfile profile, final Set<Access> rights, final int key)
+    {
+        return profile.rkeyOnlyWithRemoteAccess() && disjoint(rights, REMOTE) ? 0 : key;
+    }
+
+    /** True when the flag set holds null (asked by iteration: immutable sets throw on contains(null)). */
+    static boolean hasNull(final Set<?> set)
+    {
+        for (final Object o : set)
+        {
+            if (o == null)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean disjoint(final Set<Access> a, final Set<Access> b)
+    {
+        for (final Access x : a)
+        {
+            if (b.contains(x))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The driver's own access check, made in its {@code reg_user_mr} after the core's ({@code ib_check_mr_access})
+     * and before anything is pinned: a flag outside {@link DriverTraits#acceptedAccess()} gets the driver's errno
+     * (efa {@code efa_reg_mr}: EOPNOTSUPP, REMOTE_READ and REMOTE_WRITE only with the device's RDMA_READ and
+     * RDMA_WRITE caps; mana {@code mana_ib_reg_user_mr}: EINVAL).
+     */
+    static void checkDriverAccess(final DeviceProfile profile, final Set<Access> rights, final String verb)
+    {
+        final DriverTraits t = profile.traits();
+        final Set<Access> refused = t.refused(rights);
+        if (refused.isEmpty())
+        {
+            return;
+        }
+        String why = "";
+        if (refused.contains(Access.REMOTE_READ) && !t.rdmaRead())
+        {
+            why = "; REMOTE_READ needs the device's RDMA READ capability, which " + profile.name() + " lacks";
+        }
+        else if (refused.contains(Access.REMOTE_WRITE) && !t.rdmaWrite())
+        {
+            why = "; REMOTE_WRITE needs the device's RDMA WRITE capability, which " + profile.name() + " lacks";
+        }
+        throw Errors.of(verb, t.unsupportedAccessErrno(), "access " + refused + ": " + t.driver() + " accepts only "
+            + t.acceptedAccess() + " (" + t.source() + ")" + why + "; drop the flag or use a device that has it");
     }
 
     /**

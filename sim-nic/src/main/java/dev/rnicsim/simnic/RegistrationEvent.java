@@ -29,4 +29,74 @@ public record RegistrationEvent(Kind kind, long startNs, long durationNs, int lk
         /** ibv_dereg_mr. */
         DEREG
     }
+
+    /**
+     * A registration with its counts at 0: give them with {@link #pinned}, {@link #translation} and {@link #dropped}.
+     *
+     * @param startNs     simulated time it started.
+     * @param durationNs  simulated duration.
+     * @param lkey        the MR's lkey.
+     * @param addr        first byte registered.
+     * @param lengthBytes bytes registered.
+     * @param iova        the MR's iova.
+     * @param access      access bits ({@code ibv_access_flags}).
+     * @return the event.
+     */
+    public static RegistrationEvent reg(final long startNs, final long durationNs, final int lkey, final long addr,
+        final long lengthBytes, final long iova, final int access)
+    {
+        return new RegistrationEvent(Kind.REG, startNs, durationNs, lkey, addr, lengthBytes, iova, access, 0, 0, 0, 0,
+            0);
+    }
+
+    /**
+     * A deregistration with its counts at 0, as {@link #reg}.
+     *
+     * @param startNs     simulated time it started.
+     * @param durationNs  simulated duration.
+     * @param lkey        the MR's lkey.
+     * @param addr        first byte of the MR.
+     * @param lengthBytes bytes of the MR.
+     * @param iova        the MR's iova.
+     * @param access      access bits ({@code ibv_access_flags}).
+     * @return the event.
+     */
+    public static RegistrationEvent dereg(final long startNs, final long durationNs, final int lkey, final long addr,
+        final long lengthBytes, final long iova, final int access)
+    {
+        return new RegistrationEvent(Kind.DEREG, startNs, durationNs, lkey, addr, lengthBytes, iova, access, 0, 0, 0,
+            0, 0);
+    }
+
+    /**
+     * @param pages  4 KiB pages pinned (REG) or unpinned (DEREG).
+     * @param leaves page-table leaves the pin walked (REG; 0 for DEREG).
+     * @return this event with those pin counts.
+     */
+    public RegistrationEvent pinned(final long pages, final long leaves)
+    {
+        return new RegistrationEvent(kind, startNs, durationNs, lkey, addr, lengthBytes, iova, access, pages, leaves,
+            pageSizeBytes, mttEntries, cacheEntriesDropped);
+    }
+
+    /**
+     * @param pageBytes the MR page size.
+     * @param entries   MTT entries written (REG) or zapped (DEREG).
+     * @return this event with that translation.
+     */
+    public RegistrationEvent translation(final long pageBytes, final long entries)
+    {
+        return new RegistrationEvent(kind, startNs, durationNs, lkey, addr, lengthBytes, iova, access, pagesPinned,
+            leavesWalked, pageBytes, entries, cacheEntriesDropped);
+    }
+
+    /**
+     * @param entries translation-cache entries dropped.
+     * @return this event with that count.
+     */
+    public RegistrationEvent dropped(final long entries)
+    {
+        return new RegistrationEvent(kind, startNs, durationNs, lkey, addr, lengthBytes, iova, access, pagesPinned,
+            leavesWalked, pageSizeBytes, mttEntries, entries);
+    }
 }

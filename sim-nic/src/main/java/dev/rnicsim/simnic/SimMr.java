@@ -193,9 +193,8 @@ public final class SimMr implements MemoryRegion
             }
             catch (final dev.rnicsim.verbs.VerbsException e)
             {
-                final String prefix = e.verb() + ": " + e.errnoName().name() + ": ";
                 throw new dev.rnicsim.verbs.ReregException(e.errno(), dev.rnicsim.verbs.ReregException.ERR_DONT_FORK_NEW,
-                    e.getMessage().substring(prefix.length()));
+                    e.detail());
             }
         }
         final long oldAddr = addr;

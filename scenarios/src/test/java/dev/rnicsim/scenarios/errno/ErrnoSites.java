@@ -15,7 +15,7 @@ import java.util.stream.Stream;
  * Every place in the model's modules (pagetable, mtt, sim-nic, verbs-api) where an errno is raised with a message:
  * {@code new KernelException}, {@code new TableException}, {@code new VerbsException}, {@code new PostException},
  * {@code new ReregException}, {@code new SegmentationFault}, sim-nic's {@code Errors.invalid} and
- * {@code Errors.of(verb, errno, message)}, and SimPd's {@code reregCmd} and {@code reregInput}. Found by reading
+ * {@code Errors.of(verb, errno, message)}, and ReregMr's {@code reregCmd} and {@code reregInput}. Found by reading
  * the sources, so a new errno site is found the day it is written. Stateless.
  */
 final class ErrnoSites
