@@ -31,7 +31,7 @@ record KeyZap(long startNs, long cacheEntriesDropped)
         // Writes still in flight to the MR land before its translation goes (the device stops writing first).
         device.writeOrdering().drain();
         final long dropped = device.tables().deregister(lkey);
-        device.forgetZeroBased(lkey);
+        device.keys().forgetZeroBased(lkey);
         return new KeyZap(startNs, dropped);
     }
 

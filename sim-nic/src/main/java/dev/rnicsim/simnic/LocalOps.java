@@ -77,11 +77,11 @@ final class LocalOps
             qp.localFailure(e.getMessage());
             return WcStatus.MW_BIND_ERR;
         }
-        device.forgetZeroBased(oldKey);
+        device.keys().forgetZeroBased(oldKey);
         if (!unbind && info.access().contains(Access.ZERO_BASED))
         {
             // Addresses presented with the window's rkey are offsets from the window's start.
-            device.zeroBased(newKey, info.addr());
+            device.keys().zeroBased(newKey, info.addr());
         }
         mw.bound(newKey, mr, unbind || mw.type() == MwType.TYPE_1 ? null : qp, unbind ? 0 : info.addr(),
             info.lengthBytes(), unbind ? Set.of() : granted);
@@ -183,7 +183,7 @@ final class LocalOps
         final SimDevice device = qp.simDevice();
         if (device.tables().isWindow(rkey))
         {
-            final SimMw mw = device.window(rkey);
+            final SimMw mw = device.keys().window(rkey);
             if (mw == null || mw.type() == MwType.TYPE_1)
             {
                 qp.localFailure("rkey 0x" + Integer.toHexString(rkey) + " names a type 1 window, which cannot be "
@@ -200,14 +200,14 @@ final class LocalOps
             }
             device.fabric().engine().awaitKeyHolders(device, "an invalidation (LOCAL_INV or SEND_WITH_INV)", rkey);
             final long dropped = device.tables().invalidateWindow(rkey);
-            device.forgetZeroBased(rkey);
+            device.keys().forgetZeroBased(rkey);
             mw.bound(rkey, null, null, 0, 0, Set.of());
             device.invalidated("invalidate_mw", rkey, dropped);
             return true;
         }
         if (device.tables().isFastReg(rkey))
         {
-            final SimFastRegMr mr = device.fastReg(rkey);
+            final SimFastRegMr mr = device.keys().fastReg(rkey);
             if (device.profile().follows(ProviderRule.INVALIDATION_CHECKS_OWNER) && mr != null
                 && mr.pd() != qp.simPd())
             {

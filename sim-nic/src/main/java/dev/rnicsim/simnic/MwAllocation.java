@@ -94,7 +94,7 @@ final class MwAllocation
     {
         final SimDevice device = context.device();
         device.fabric().engine().awaitKeyHolders(device, "ibv_dealloc_mw", mw.tableKey());
-        device.forgetZeroBased(mw.tableKey());
+        device.keys().forgetZeroBased(mw.tableKey());
         final long dropped = device.tables().freeWindow(mw.tableKey());
         mw.bound(mw.tableKey(), null, null, 0, 0, Set.of());
         windows.remove(mw);

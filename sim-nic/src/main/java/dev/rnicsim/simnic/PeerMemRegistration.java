@@ -196,7 +196,7 @@ final class PeerMemRegistration
         final int rkey = AccessRules.rkey(device.profile(), rights, key);
         if (zeroBased)
         {
-            device.zeroBased(key, tableIova);
+            device.keys().zeroBased(key, tableIova);
         }
         final SimPeerMr mr = new SimPeerMr(pd, kind, b, d, offset, addr, lengthBytes, zeroBased ? 0 : iova, key,
             rkey, rights, entries, bar1);
@@ -213,7 +213,7 @@ final class PeerMemRegistration
             b.peerMrs().add(mr);
         }
         peerMrs.add(mr);
-        device.peerRegistered(mr);
+        device.keys().peerRegistered(mr);
         final long durationNs = device.fabric().costModel().odpRegistrationNs(0, entries);
         device.fabric().span(device, verb.equals(REG) ? "reg_mr" : "reg_dmabuf_mr", "registration", durationNs,
             Map.of("lkey", key, "gpu", b.gpu().name(), "kind", kind.name(), "length", lengthBytes,
@@ -231,7 +231,7 @@ final class PeerMemRegistration
         final KeyZap zap = KeyZap.of(device, mr.lkey(), mr.rkey());
         mr.markClosed();
         peerMrs.remove(mr);
-        device.peerDeregistered(mr);
+        device.keys().peerDeregistered(mr);
         final CostModel cost = device.fabric().costModel();
         device.fabric().span(device, "dereg_mr", "registration", cost.deregFixedNs(), Map.of("lkey",
             mr.lkey(), "gpu", mr.gpu().name(), "kind", mr.kind().name()));

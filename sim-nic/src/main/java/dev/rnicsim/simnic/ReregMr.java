@@ -228,7 +228,7 @@ final class ReregMr
             throw Errors.reregCmd(e);
         }
         final int oldKey = mr.lkey();
-        device.forgetZeroBased(oldKey);
+        device.keys().forgetZeroBased(oldKey);
         if (newKey)
         {
             dropped = device.tables().deregister(oldKey);
@@ -238,7 +238,7 @@ final class ReregMr
         final int key = registered.key();
         if (zeroBased)
         {
-            device.zeroBased(key, tableIova);
+            device.keys().zeroBased(key, tableIova);
         }
         final int rkey = AccessRules.rkey(device.profile(), rights, key);
         pd.umem().moveTo(mr, target.umem());

@@ -43,12 +43,7 @@ public final class SimDevice implements Device
     private final DmaPort port;
     private final long[] counters = new long[SimCounter.values().length];
     private final Map<Integer, SimQp> qps = new HashMap<>();
-    private final Map<Integer, Long> zeroBasedOffsets = new HashMap<>();
-    /** Live ODP MRs by lkey, for the page-fault handler. */
-    private final Map<Integer, SimOdpMr> odpMrs = new HashMap<>();
-    /** Live MRs over GPU memory by lkey: dynamic dma-buf MRs fault like ODP MRs. */
-    private final Map<Integer, SimPeerMr> peerMrs = new HashMap<>();
-    private long remoteFaultNs;
+    private final DeviceKeys keys;
     private final List<SimContext> contexts = new ArrayList<>();
     private final Deque<RegistrationEvent> trace = new ArrayDeque<>();
     private final List<Consumer<RegistrationEvent>> listeners = new ArrayList<>();
@@ -72,7 +67,8 @@ public final class SimDevice implements Device
                 profile.indexPolicy(), profile.seed()),
             profile.attributes().pageSizeCap(), profile.cacheEntries(), profile.cacheWays(),
             dev.rnicsim.mtt.Errno.valueOf(profile.traits().noPageSizeErrno().name())));
-        this.port = new DmaPort(tables, host.host().physicalMemory()).withFaults(this::pageFault)
+        this.keys = new DeviceKeys(this);
+        this.port = new DmaPort(tables, host.host().physicalMemory()).withFaults(keys::pageFault)
             .withOrdering(new dev.rnicsim.dma.WriteOrdering(profile.relaxedOrdering(),
                 profile.follows(ProviderRule.RELAXED_ORDERING_UNSAFE_PLATFORM), profile.seed()));
         this.nodeGuid = fabric.attach(this, profile.attributes().nodeGuid());
@@ -106,18 +102,18 @@ public final class SimDevice implements Device
         return open(host.host().spawn("app-" + processes));
     }
 
-    /**
-     * @param process the process opening the device; its memory is what MRs register and its RLIMIT_MEMLOCK
-     *                bounds what they pin. When it exits, the context closes (the kernel closes its files).
-     * @return the context.
-     * @throws dev.rnicsim.verbs.VerbsException EINVAL when the process is not a live process of this device's host.
-     */
     /** @return the XRC domains of the device named by a file, by inode (shared by all its contexts). */
     XrcdTable xrcdTable()
     {
         return xrcdTable;
     }
 
+    /**
+     * @param process the process opening the device; its memory is what MRs register and its RLIMIT_MEMLOCK
+     *                bounds what they pin. When it exits, the context closes (the kernel closes its files).
+     * @return the context.
+     * @throws dev.rnicsim.verbs.VerbsException EINVAL when the process is not a live process of this device's host.
+     */
     public SimContext open(final UserProcess process)
     {
         if (process == null || process.host() != host.host() || process.exited())
@@ -217,7 +213,7 @@ public final class SimDevice implements Device
         return switch (counter)
         {
             case MR_LIVE -> tables.mpt().inUse() - tables.windowCount();
-            case ODP_MR_LIVE -> odpMrs.size();
+            case ODP_MR_LIVE -> keys.odpLive();
             case MTT_ENTRIES_IN_USE -> tables.mtt().counters().entriesInUse();
             case TRANSLATION_CACHE_HITS -> cache.hits();
             case TRANSLATION_CACHE_MISSES -> cache.misses();
@@ -403,31 +399,14 @@ public final class SimDevice implements Device
         }
     }
 
+
     /**
      * @param key an lkey or rkey.
      * @return the live MR of this device with that lkey (or, when none, that rkey), or null.
      */
     public SimMr memoryRegion(final int key)
     {
-        SimMr byRkey = null;
-        for (final SimContext c : contexts)
-        {
-            for (final SimPd pd : c.protectionDomains())
-            {
-                for (final SimMr mr : pd.memoryRegions())
-                {
-                    if (mr.lkey() == key)
-                    {
-                        return mr;
-                    }
-                    if (mr.rkey() == key && byRkey == null)
-                    {
-                        byRkey = mr;
-                    }
-                }
-            }
-        }
-        return byRkey;
+        return keys.memoryRegion(key);
     }
 
     /**
@@ -436,7 +415,49 @@ public final class SimDevice implements Device
      */
     public SimMw memoryWindow(final int key)
     {
-        return window(key);
+        return keys.window(key);
+    }
+
+    /**
+     * @param key an lkey or rkey.
+     * @return the live MR over GPU memory with that key, or null.
+     */
+    public SimPeerMr peerMemoryRegion(final int key)
+    {
+        return keys.peerMemoryRegion(key);
+    }
+
+    /**
+     * @param key an lkey or rkey.
+     * @return the live ODP MR with that key, or null.
+     */
+    public SimOdpMr odpMemoryRegion(final int key)
+    {
+        return keys.odpMemoryRegion(key);
+    }
+
+    /** @return the device's key lookups, ODP page-fault routing and ZERO_BASED offsets. */
+    DeviceKeys keys()
+    {
+        return keys;
+    }
+
+    /** {@link DeviceKeys#hasPeerMemory}. */
+    boolean hasPeerMemory()
+    {
+        return keys.hasPeerMemory();
+    }
+
+    /** {@link DeviceKeys#takeRemoteFaultNs}. */
+    long takeRemoteFaultNs()
+    {
+        return keys.takeRemoteFaultNs();
+    }
+
+    /** {@link DeviceKeys#keyAddress}. */
+    long keyAddress(final int key, final long addr)
+    {
+        return keys.keyAddress(key, addr);
     }
 
     void contextClosed(final SimContext context)
@@ -444,43 +465,7 @@ public final class SimDevice implements Device
         contexts.remove(context);
     }
 
-    /** The live window whose current key is {@code key}, or null. */
-    SimMw window(final int key)
-    {
-        for (final SimContext c : contexts)
-        {
-            for (final SimPd pd : c.protectionDomains())
-            {
-                for (final SimMw mw : pd.memoryWindows())
-                {
-                    if (mw.tableKey() == key)
-                    {
-                        return mw;
-                    }
-                }
-            }
-        }
-        return null;
-    }
 
-    /** The live fast-registration MR whose current key is {@code key}, or null. */
-    SimFastRegMr fastReg(final int key)
-    {
-        for (final SimContext c : contexts)
-        {
-            for (final SimPd pd : c.protectionDomains())
-            {
-                for (final SimFastRegMr mr : pd.fastRegMrs())
-                {
-                    if (mr.key() == key)
-                    {
-                        return mr;
-                    }
-                }
-            }
-        }
-        return null;
-    }
 
     /**
      * Prices and records a key invalidation other than a deregistration (window bind or dealloc, LOCAL_INV,
@@ -497,29 +482,8 @@ public final class SimDevice implements Device
             what, "key", key, "cache_entries_dropped", cacheEntriesDropped));
     }
 
-    /** The DMA engine's page-fault upcall: routes the fault to the ODP MR the key names. */
-    private String pageFault(final int key, final long iova, final long lengthBytes, final boolean write,
-        final boolean remote, final int odpOperation)
-    {
-        final SimOdpMr mr = odpMrs.get(key);
-        if (mr == null)
-        {
-            final SimPeerMr peerMr = peerMrs.get(key);
-            return peerMr != null ? peerMr.resolve(remote)
-                : "key 0x" + Integer.toHexString(key) + " names no ODP MR of " + name;
-        }
-        return mr.resolve(iova, lengthBytes, write, remote, odpOperation);
-    }
 
-    void peerRegistered(final SimPeerMr mr)
-    {
-        peerMrs.put(mr.lkey(), mr);
-    }
 
-    void peerDeregistered(final SimPeerMr mr)
-    {
-        peerMrs.remove(mr.lkey());
-    }
 
     /**
      * @return how this device places DMA writes into its host's memory (relaxed ordering, chunks in flight; add a
@@ -570,71 +534,15 @@ public final class SimDevice implements Device
         return access != -1 && (access & dev.rnicsim.mtt.AccessFlags.RELAXED_ORDERING) != 0;
     }
 
-    /**
-     * @param key an lkey or rkey.
-     * @return the live MR over GPU memory with that key, or null.
-     */
-    public SimPeerMr peerMemoryRegion(final int key)
-    {
-        return peerMrs.get(key);
-    }
 
-    /** True when a live MR of this device is over GPU memory (so a key may lead to a GPU). */
-    boolean hasPeerMemory()
-    {
-        return !peerMrs.isEmpty();
-    }
 
-    void odpRegistered(final SimOdpMr mr)
-    {
-        odpMrs.put(mr.lkey(), mr);
-    }
 
-    void odpDeregistered(final SimOdpMr mr)
-    {
-        odpMrs.remove(mr.lkey());
-    }
 
-    /**
-     * @param key an lkey or rkey.
-     * @return the live ODP MR with that key, or null.
-     */
-    public SimOdpMr odpMemoryRegion(final int key)
-    {
-        return odpMrs.get(key);
-    }
 
-    void addRemoteFaultNs(final long ns)
-    {
-        remoteFaultNs += ns;
-    }
 
-    /**
-     * @return simulated ns the responder-side page faults of the current request took to resolve (the driver
-     * resolves every faulting segment before the responder resumes: what the requester's RNR retries must cover);
-     * resets the sum.
-     */
-    long takeRemoteFaultNs()
-    {
-        final long ns = remoteFaultNs;
-        remoteFaultNs = 0;
-        return ns;
-    }
 
-    void zeroBased(final int key, final long pageOffset)
-    {
-        zeroBasedOffsets.put(key, pageOffset);
-    }
 
-    void forgetZeroBased(final int key)
-    {
-        zeroBasedOffsets.remove(key);
-    }
 
-    /**
-     * The address the tables know for an address presented with a key: for a ZERO_BASED MR, an offset from the MR
-     * start becomes the offset plus the buffer's offset in its first page (the iova the MR was registered with).
-     */
     /** Keys of live null MRs, and the device's sink frame (-1: none yet). */
     private final java.util.Set<Integer> nullMrKeys = new java.util.HashSet<>();
     private long nullMrSink = -1;
@@ -681,13 +589,5 @@ public final class SimDevice implements Device
         host.host().physicalMemory().write(nullMrSink, new byte[4096], 0, 4096);
     }
 
-    long keyAddress(final int key, final long addr)
-    {
-        if (zeroBasedOffsets.isEmpty())
-        {
-            return addr;
-        }
-        final Long offset = zeroBasedOffsets.get(key);
-        return offset == null ? addr : addr + offset;
-    }
+
 }

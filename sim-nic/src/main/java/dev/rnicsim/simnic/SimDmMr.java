@@ -114,7 +114,7 @@ final class SimDmMr implements MemoryRegion
         }
         if (tableIova != 0)
         {
-            device.zeroBased(key, tableIova);
+            device.keys().zeroBased(key, tableIova);
         }
         pd.userAdded(1);
         final int rkey = device.profile().rkeyOnlyWithRemoteAccess() && rights.stream().noneMatch(REMOTE::contains)
@@ -197,7 +197,7 @@ final class SimDmMr implements MemoryRegion
         }
         final SimDevice device = pd.context().device();
         device.tables().deregister(key);
-        device.forgetZeroBased(key);
+        device.keys().forgetZeroBased(key);
         dm.mrRemoved(this);
         pd.userAdded(-1);
         closed = true;

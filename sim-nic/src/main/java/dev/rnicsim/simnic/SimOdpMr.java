@@ -417,7 +417,7 @@ public final class SimOdpMr extends FixedMr
         {
             // The responder handles the fault while the requester waits out RNR NAKs: the time is the requester's.
             device.fabric().overlap(device, "odp_page_fault", "odp", device.fabric().clock().nowNs(), ns, args);
-            device.addRemoteFaultNs(ns);
+            device.keys().addRemoteFaultNs(ns);
         }
         else
         {

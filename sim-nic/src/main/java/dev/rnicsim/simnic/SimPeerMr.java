@@ -208,7 +208,7 @@ public final class SimPeerMr extends FixedMr
         if (remote)
         {
             device.fabric().overlap(device, "dmabuf_page_fault", "odp", device.fabric().clock().nowNs(), ns, args);
-            device.addRemoteFaultNs(ns);
+            device.keys().addRemoteFaultNs(ns);
         }
         else
         {

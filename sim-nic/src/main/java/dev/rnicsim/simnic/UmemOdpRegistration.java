@@ -83,13 +83,13 @@ final class UmemOdpRegistration
         final int rkey = AccessRules.rkey(device.profile(), rights, key);
         if (zeroBased)
         {
-            device.zeroBased(key, tableIova);
+            device.keys().zeroBased(key, tableIova);
         }
         final SimOdpMr mr = new SimOdpMr(pd, addr, lengthBytes, implicit ? 0 : tableIova, key, rkey, rights,
             implicit, pageShift);
         final long snapshot = mr.start();
         odpMrs.add(mr);
-        device.odpRegistered(mr);
+        device.keys().odpRegistered(mr);
         // Page-table leaves looked at for the snapshot: the present ones only (absent levels are skipped; the mkey
         // is created zapped), so the cost does not grow with the absent part of the range.
         final long pagesWalked = implicit ? 0 : snapshot;
@@ -196,7 +196,7 @@ final class UmemOdpRegistration
         final KeyZap zap = KeyZap.of(device, mr.lkey(), mr.rkey());
         mr.markClosed();
         odpMrs.remove(mr);
-        device.odpDeregistered(mr);
+        device.keys().odpDeregistered(mr);
         final CostModel cost = device.fabric().costModel();
         final long durationNs = cost.deregFixedNs() + cost.invalidationStallNs();
         device.fabric().span(device, "dereg_mr", "registration", cost.deregFixedNs(), Map.of("lkey",

@@ -155,7 +155,7 @@ final class UmemRegistration
         final int rkey = AccessRules.rkey(device.profile(), rights, key);
         if (zeroBased)
         {
-            device.zeroBased(key, tableIova);
+            device.keys().zeroBased(key, tableIova);
         }
         final SimMr mr = new SimMr(pd, addr, lengthBytes, zeroBased ? 0 : iova, key, rkey, rights, pinned,
             registered);
