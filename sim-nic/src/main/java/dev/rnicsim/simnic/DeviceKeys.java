@@ -88,8 +88,8 @@ final class DeviceKeys
     }
 
     /**
-     * The DMA engine's page-fault upcall: routes the fault to the ODP MR the key names (or the dynamic dma-buf MR, whose
-     * {@code move_notify} zapped it), as mlx5's {@code pagefault_single_data_segment} finds the mkey in
+     * The DMA engine's page-fault upcall: routes the fault to the ODP MR the key names (or the dynamic dma-buf MR
+     * whose {@code move_notify} zapped it), as mlx5's {@code pagefault_single_data_segment} finds the mkey in
      * {@code odp_mkeys}.
      *
      * @return null when resolved, or why the fault cannot be.

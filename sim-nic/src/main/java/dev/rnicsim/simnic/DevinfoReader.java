@@ -97,11 +97,6 @@ public final class DevinfoReader
         "SUPPORT_ATOMIC", OdpCaps.ATOMIC, "SUPPORT_SRQ", OdpCaps.SRQ_RECV);
     private static final String NO_SUPPORT = "NO SUPPORT";
 
-    private static final Pattern GUID = Pattern.compile(
-        "(\\p{XDigit}{1,4}):(\\p{XDigit}{1,4}):(\\p{XDigit}{1,4}):(\\p{XDigit}{1,4})");
-    private static final Pattern ATOMIC = Pattern.compile("(ATOMIC_[A-Z]+)?\\s*(?:\\((\\d{1,9})\\))?");
-    private static final Pattern HEX = Pattern.compile("0[xX](\\p{XDigit}{1,16})");
-    private static final Pattern DECIMAL = Pattern.compile("-?\\d{1,20}");
 
     private static final int MAX_MR_LIMIT = 1 << 24;
 
@@ -163,16 +158,17 @@ public final class DevinfoReader
             final String name = eq < 0 ? a.strip() : a.substring(0, eq).strip();
             final String value = eq < 0 ? "" : a.substring(eq + 1).strip();
             final Parser parser = new Parser(a);
+            final DevinfoValues syntax = new DevinfoValues(a);
             if (eq < 0 || value.isEmpty())
             {
                 throw new IllegalArgumentException(a + ": expected NAME=VALUE, e.g. max_mr=100000");
             }
             if (name.equals("cache_entries") || name.equals("cache_ways"))
             {
-                final int n = parser.int32(name, value, 0);
+                final int n = syntax.int32(name, value, 0);
                 if (n < 1)
                 {
-                    throw parser.malformed(0, name, "a count of 1 or more", value);
+                    throw syntax.malformed(0, name, "a count of 1 or more", value);
                 }
                 if (name.equals("cache_entries"))
                 {
@@ -190,10 +186,10 @@ public final class DevinfoReader
                     + ", cache_entries or cache_ways");
             }
             final Object v = GENERAL_ODP.equals(name) || TRANSPORT_ODP.contains(name)
-                ? (Object) parser.int32(name, value, 0) : parser.parseValue(name, value);
+                ? (Object) syntax.int32(name, value, 0) : parser.parseValue(name, value);
             if (name.equals("page_size_cap") && (((Long) v) == 0 || (((Long) v) & 0xfffL) != 0))
             {
-                throw parser.malformed(0, name, "a bitmap of page sizes of 4 KiB or more (bits 12 and up, not 0)",
+                throw syntax.malformed(0, name, "a bitmap of page sizes of 4 KiB or more (bits 12 and up, not 0)",
                     value);
             }
             Parser.apply(b, odp, name, v);
@@ -211,6 +207,7 @@ public final class DevinfoReader
     private static final class Parser
     {
         private final String source;
+        private final DevinfoValues syntax;
         private final Map<String, Object> values = new HashMap<>();
         private final List<String> warnings = new ArrayList<>();
         /** A warning that repeats (a key listed again, an unknown name): its place in the list and the repeats. */
@@ -225,6 +222,7 @@ public final class DevinfoReader
         Parser(final String source)
         {
             this.source = source;
+            this.syntax = new DevinfoValues(source);
         }
 
         void run(final String text)
@@ -277,7 +275,7 @@ public final class DevinfoReader
                     }
                     if (value.isEmpty())
                     {
-                        throw malformed(lineNo, key, "a device name", value);
+                        throw syntax.malformed(lineNo, key, "a device name", value);
                     }
                     hcaId = value;
                     hcaIdLine = lineNo;
@@ -321,13 +319,14 @@ public final class DevinfoReader
             switch (key)
             {
                 case "fw_ver" -> values.put(key, value);
-                case "node_guid", "sys_image_guid" -> values.put(key, guid(key, value, lineNo));
+                case "node_guid", "sys_image_guid" -> values.put(key, syntax.guid(key, value, lineNo));
                 case "max_mr_size" ->
                 {
-                    final long size = unsigned64(key, value, lineNo);
+                    final long size = syntax.unsigned64(key, value, lineNo);
                     if (size == 0)
                     {
-                        throw malformed(lineNo, key, "a size of 1 byte or more (max_mr_size 0 admits no MR)", value);
+                        throw syntax.malformed(lineNo, key, "a size of 1 byte or more (max_mr_size 0 admits no MR)",
+                            value);
                     }
                     values.put(key, size);
                 }
@@ -335,27 +334,27 @@ public final class DevinfoReader
                 {
                     // ib_umem_find_best_pgsz keeps only the sizes of PAGE_SIZE and up (mlx4 reports 0xfffffe00, from
                     // 512 bytes): a bitmap without a bit at 12 or above leaves no page size to register with.
-                    final long cap = unsigned64(key, value, lineNo);
+                    final long cap = syntax.unsigned64(key, value, lineNo);
                     if ((cap & ~0xfffL) == 0)
                     {
-                        throw malformed(lineNo, key, "a bitmap with a page size of 4 KiB or more (a bit at 12 or "
-                            + "above)", value);
+                        throw syntax.malformed(lineNo, key, "a bitmap with a page size of 4 KiB or more (a bit at "
+                            + "12 or above)", value);
                     }
                     values.put(key, cap);
                 }
                 case CAP_FLAGS ->
                 {
-                    values.put(key, unsigned64(key, value, lineNo));
+                    values.put(key, syntax.unsigned64(key, value, lineNo));
                     openBlock(key, lineNo);
                 }
-                case "atomic_cap" -> values.put(key, atomic(key, value, lineNo));
+                case "atomic_cap" -> values.put(key, syntax.atomic(key, value, lineNo));
                 case "max_mr" ->
                 {
-                    final int maxMr = int32(key, value, lineNo);
+                    final int maxMr = syntax.int32(key, value, lineNo);
                     if (maxMr < 2 || maxMr > MAX_MR_LIMIT)
                     {
-                        throw malformed(lineNo, key, "2.." + MAX_MR_LIMIT + " (the simulator's 24-bit MPT index)",
-                            value);
+                        throw syntax.malformed(lineNo, key, "2.." + MAX_MR_LIMIT
+                            + " (the simulator's 24-bit MPT index)", value);
                     }
                     values.put(key, maxMr);
                 }
@@ -368,24 +367,10 @@ public final class DevinfoReader
                         blockName(value, lineNo);
                     }
                 }
-                default -> values.put(key, count(key, value, lineNo));
+                default -> values.put(key, syntax.count(key, value, lineNo));
             }
         }
 
-        /**
-         * A count or id of ibv_device_attr: ibv_devinfo prints them unsigned (ids in hex, counts in decimal), so a
-         * negative value is no value a device reports; a count (max_*, phys_port_cnt) also stays below 2^31.
-         */
-        private int count(final String key, final String value, final int lineNo)
-        {
-            final int n = int32(key, value, lineNo);
-            final boolean isCount = key.startsWith("max_") || key.endsWith("_cnt");
-            if (value.strip().startsWith("-") || isCount && n < 0)
-            {
-                throw malformed(lineNo, key, isCount ? "a count from 0 to 2147483647" : "an unsigned number", value);
-            }
-            return n;
-        }
 
         /** One value by the rules of {@link #attribute}, for an override (no blocks). */
         Object parseValue(final String key, final String value)
@@ -449,110 +434,17 @@ public final class DevinfoReader
             {
                 return;
             }
-            final long bits = unsigned64(block + " " + UNKNOWN_FLAGS, value, lineNo);
+            final long bits = syntax.unsigned64(block + " " + UNKNOWN_FLAGS, value, lineNo);
             if (bits >>> 32 != 0)
             {
-                throw malformed(lineNo, block + " " + UNKNOWN_FLAGS, "a 32-bit hex value", value);
+                throw syntax.malformed(lineNo, block + " " + UNKNOWN_FLAGS, "a 32-bit hex value", value);
             }
             values.put(block, (Integer) values.get(block) | (int) bits);
         }
 
-        private long guid(final String key, final String value, final int lineNo)
-        {
-            final Matcher m = GUID.matcher(value);
-            if (!m.matches())
-            {
-                throw malformed(lineNo, key, "a GUID as four 16-bit hex groups (0000:0000:0000:0000)", value);
-            }
-            long guid = 0;
-            for (int g = 1; g <= 4; g++)
-            {
-                guid = guid << 16 | Long.parseLong(m.group(g), 16);
-            }
-            return guid;
-        }
 
-        private long unsigned64(final String key, final String value, final int lineNo)
-        {
-            final Matcher hex = HEX.matcher(value);
-            try
-            {
-                if (hex.matches())
-                {
-                    return Long.parseUnsignedLong(hex.group(1), 16);
-                }
-                if (value.matches("\\d{1,20}"))
-                {
-                    return Long.parseUnsignedLong(value);
-                }
-            }
-            catch (final NumberFormatException e)
-            {
-                // out of range: reported below
-            }
-            throw malformed(lineNo, key, "an unsigned 64-bit number (0x hex or decimal)", value);
-        }
 
-        private int int32(final String key, final String value, final int lineNo)
-        {
-            final Matcher hex = HEX.matcher(value);
-            try
-            {
-                final long n;
-                if (hex.matches())
-                {
-                    n = Long.parseUnsignedLong(hex.group(1), 16);
-                }
-                else if (DECIMAL.matcher(value).matches())
-                {
-                    n = Long.parseLong(value);
-                }
-                else
-                {
-                    throw new NumberFormatException(value);
-                }
-                if (n >= Integer.MIN_VALUE && n <= 0xffff_ffffL)
-                {
-                    return (int) n;
-                }
-            }
-            catch (final NumberFormatException e)
-            {
-                // not a number or out of range: reported below
-            }
-            throw malformed(lineNo, key, "a 32-bit number (decimal or 0x hex)", value);
-        }
 
-        private AtomicCap atomic(final String key, final String value, final int lineNo)
-        {
-            final Matcher m = ATOMIC.matcher(value);
-            final String what = "ATOMIC_NONE (0), ATOMIC_HCA (1) or ATOMIC_GLOB (2)";
-            if (value.isEmpty() || !m.matches())
-            {
-                throw malformed(lineNo, key, what, value);
-            }
-            AtomicCap byName = null;
-            if (m.group(1) != null)
-            {
-                byName = switch (m.group(1))
-                {
-                    case "ATOMIC_NONE" -> AtomicCap.NONE;
-                    case "ATOMIC_HCA" -> AtomicCap.HCA;
-                    case "ATOMIC_GLOB" -> AtomicCap.GLOB;
-                    default -> throw malformed(lineNo, key, what, value);
-                };
-            }
-            if (m.group(2) == null)
-            {
-                return byName;
-            }
-            final int n = Integer.parseInt(m.group(2));
-            if (n > AtomicCap.GLOB.code() || byName != null && byName.code() != n)
-            {
-                throw malformed(lineNo, key, what, value);
-            }
-            return AtomicCap.of(n);
-        }
 
         /** Adds a warning once per kind; later ones of the kind are counted on the first (a dump of a million
          * repeated lines gives one warning, not a million). */
@@ -570,12 +462,6 @@ public final class DevinfoReader
             }
         }
 
-        private IllegalArgumentException malformed(final int lineNo, final String key, final String expected,
-            final String value)
-        {
-            return new IllegalArgumentException((lineNo > 0 ? source + ":" + lineNo + ": " + key : source)
-                + ": expected " + expected + ", got '" + value + "'");
-        }
 
         DevinfoResult result()
         {

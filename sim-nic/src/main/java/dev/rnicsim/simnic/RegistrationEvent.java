@@ -1,8 +1,8 @@
 package dev.rnicsim.simnic;
 
 /**
- * One registration or deregistration, as a trace records it (what a start-up spends registering): parameters, what the driver did, and the
- * simulated time it took.
+ * One registration or deregistration, as a trace records it (what a start-up spends registering): parameters, what
+ * the driver did, and the simulated time it took.
  *
  * @param kind         REG or DEREG.
  * @param startNs      simulated time it started.
@@ -19,7 +19,8 @@ package dev.rnicsim.simnic;
  * @param cacheEntriesDropped translation-cache entries dropped (DEREG).
  */
 public record RegistrationEvent(Kind kind, long startNs, long durationNs, int lkey, long addr, long lengthBytes,
-    long iova, int access, long pagesPinned, long leavesWalked, long pageSizeBytes, long mttEntries, long cacheEntriesDropped)
+    long iova, int access, long pagesPinned, long leavesWalked, long pageSizeBytes, long mttEntries,
+    long cacheEntriesDropped)
 {
     /** The kind of event. */
     public enum Kind
