@@ -4,6 +4,7 @@ import dev.rnicsim.dma.DmaResult;
 import dev.rnicsim.dma.DmaStatus;
 import dev.rnicsim.mtt.KeyCheck;
 import dev.rnicsim.pagetable.PinnedPages;
+import dev.rnicsim.simnic.StrictKeyLedger.Issued;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.MemoryRegion;
 import dev.rnicsim.verbs.QpType;
@@ -13,10 +14,8 @@ import dev.rnicsim.verbs.Sge;
 import dev.rnicsim.verbs.WrOpcode;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Deque;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -30,10 +29,12 @@ import java.util.Set;
  * <ul>
  *   <li>STALE_LKEY / STALE_RKEY: a work request names a deregistered key (the device answers LOC_PROT_ERR or
  *       REM_ACCESS_ERR; the warning says which MR, registered and deregistered where);</li>
- *   <li>STALE_KEY_REUSED: a key issued again to a new MR after its first MR was deregistered is used: a holder of the
- *       old key now reaches the new MR (mlx5's mkey cache re-issues keys; an 8-bit variant wraps after 256 reuses);</li>
+ *   <li>STALE_KEY_REUSED: a key issued again to a new MR after its first MR was deregistered is used: a holder of
+ *       the old key now reaches the new MR (mlx5's mkey cache re-issues keys; an 8-bit variant wraps after 256
+ *       reuses; {@link StrictKeyLedger} keeps the chain);</li>
  *   <li>STALE_MAPPING: a DMA reached frames that no longer back the MR's addresses in its process (munmap and mmap
- *       again, COW after fork, a page moved): a pinned MR keeps its old frames (UCX's memory hooks exist for this);</li>
+ *       again, COW after fork, a page moved): a pinned MR keeps its old frames (UCX's memory hooks exist for
+ *       this);</li>
  *   <li>LEAKED_MR: MRs still registered when their context closes or process exits;</li>
  *   <li>UNUSED_MR: an MR no DMA reached before it was deregistered, its context closed or {@link #finish()};</li>
  *   <li>HOT_REGISTRATION: more registrations per simulated second than allowed over the last {@link #HOT_WINDOW};</li>
@@ -51,33 +52,6 @@ public final class StrictChecker
     /** Registrations over which the rate is measured. */
     public static final int HOT_WINDOW = 100;
 
-    /** What the checker knows of a key it saw issued. */
-    private static final class Issued
-    {
-        final SimMr mr;
-        final String registeredLine;
-        final Throwable registeredAt;
-        String releasedLine;
-        Throwable releasedAt;
-        /** The deregistered MR that had the same key before, or null. */
-        final Issued previous;
-        boolean reuseReported;
-        boolean released;
-
-        Issued(final SimMr mr, final String registeredLine, final Throwable registeredAt, final Issued previous)
-        {
-            this.mr = mr;
-            this.registeredLine = registeredLine;
-            this.registeredAt = registeredAt;
-            this.previous = previous;
-        }
-
-        boolean released()
-        {
-            return released || mr.isClosed();
-        }
-    }
-
     /** A flag watch and where it was started. */
     private record Watched(FlagWatch watch, String what, String line)
     {
@@ -86,9 +60,7 @@ public final class StrictChecker
     private final boolean captureStacks;
     private final List<SimDevice> devices = new ArrayList<>();
     private final List<StrictWarning> warnings = new ArrayList<>();
-    private final Map<SimDevice, Map<Integer, Issued>> issued = new IdentityHashMap<>();
-    private final Map<SimMr, Issued> live = new IdentityHashMap<>();
-    private final Set<SimMr> touched = Collections.newSetFromMap(new IdentityHashMap<>());
+    private final StrictKeyLedger ledger = new StrictKeyLedger();
     private final Map<SimDevice, Deque<Long>> recent = new IdentityHashMap<>();
     private final Map<SimDevice, Observer> observers = new IdentityHashMap<>();
     private final List<Watched> watches = new ArrayList<>();
@@ -117,7 +89,7 @@ public final class StrictChecker
             final Observer o = new Observer(device);
             observers.put(device, o);
             devices.add(device);
-            issued.put(device, new HashMap<>());
+            ledger.attach(device);
             recent.put(device, new ArrayDeque<>());
             device.addObserver(o);
         }
@@ -213,12 +185,9 @@ public final class StrictChecker
      */
     public void finish()
     {
-        for (final Map.Entry<SimMr, Issued> e : new ArrayList<>(live.entrySet()))
+        for (final Issued i : ledger.untouchedLive())
         {
-            if (!touched.contains(e.getKey()) && !e.getKey().isClosed())
-            {
-                unused(e.getKey(), e.getValue(), "when the run ended", null);
-            }
+            unused(i.mr, i, "when the run ended", null);
         }
     }
 
@@ -244,7 +213,7 @@ public final class StrictChecker
         return captureStacks ? new Throwable(what) : null;
     }
 
-    private static String at(final String line)
+    static String at(final String line)
     {
         return line == null ? "" : " at " + line;
     }
@@ -274,28 +243,10 @@ public final class StrictChecker
             return device.fabric().origin();
         }
 
-        private void issue(final int key, final Issued i)
-        {
-            issued.get(device).put(key, i);
-        }
-
-        private Issued previousOf(final int key, final SimMr mr)
-        {
-            final Issued before = issued.get(device).get(key);
-            return before != null && before.mr != mr && before.released() ? before : null;
-        }
-
         @Override
         public void registered(final SimMr mr)
         {
-            final Issued i = new Issued(mr, line(), stack("registered"), previousOf(mr.lkey(), mr));
-            live.put(mr, i);
-            issue(mr.lkey(), i);
-            if (mr.rkey() != mr.lkey() && mr.rkey() != 0)
-            {
-                issue(mr.rkey(), new Issued(mr, i.registeredLine, i.registeredAt, previousOf(mr.rkey(), mr)));
-            }
-            rate(i);
+            rate(ledger.registered(device, mr, line(), stack("registered")));
         }
 
         private void rate(final Issued i)
@@ -326,41 +277,15 @@ public final class StrictChecker
         @Override
         public void reregistered(final SimMr mr, final int oldLkey)
         {
-            final Issued old = issued.get(device).get(oldLkey);
-            final Issued now = new Issued(mr, line(), stack("re-registered"), null);
-            if (oldLkey != mr.lkey() && old != null)
-            {
-                final Issued retired = new Issued(mr, old.registeredLine, old.registeredAt, null);
-                retired.releasedLine = now.registeredLine;
-                retired.releasedAt = now.registeredAt;
-                retired.released = true;
-                issue(oldLkey, retired);
-            }
-            live.put(mr, now);
-            issue(mr.lkey(), now);
-            if (mr.rkey() != mr.lkey() && mr.rkey() != 0)
-            {
-                issue(mr.rkey(), now);
-            }
+            ledger.reregistered(device, mr, oldLkey, line(), stack("re-registered"));
         }
 
         @Override
         public void deregistered(final SimMr mr)
         {
-            final Issued i = live.remove(mr);
             final String line = line();
-            final Throwable at = stack("deregistered");
-            for (final int key : new int[] {mr.lkey(), mr.rkey()})
-            {
-                final Issued k = issued.get(device).get(key);
-                if (k != null && k.mr == mr)
-                {
-                    k.releasedLine = line;
-                    k.releasedAt = at;
-                    k.released = true;
-                }
-            }
-            if (!touched.remove(mr))
+            final Issued i = ledger.deregistered(device, mr, line, stack("deregistered"));
+            if (!ledger.untouch(mr))
             {
                 unused(mr, i, "before it was deregistered" + at(line), line);
             }
@@ -373,7 +298,7 @@ public final class StrictChecker
             {
                 for (final SimMr mr : pd.memoryRegions())
                 {
-                    final Issued i = live.get(mr);
+                    final Issued i = ledger.live(mr);
                     final List<String> lines = new ArrayList<>();
                     if (i != null && i.registeredLine != null)
                     {
@@ -416,7 +341,7 @@ public final class StrictChecker
                 final SimMr mr = device.memoryRegion(key);
                 if (mr != null)
                 {
-                    touched.add(mr);
+                    ledger.touch(mr);
                 }
             }
             final String effect = !remote ? "its next packet fails with a local protection error at the requester"
@@ -448,13 +373,13 @@ public final class StrictChecker
             if (result.requester() == DmaStatus.REM_ACCESS_ERR && wr.opcode().isRdma())
             {
                 final SimDevice peer = qp.remoteDevice();
-                final Issued i = peer == null || issued.get(peer) == null ? null : issued.get(peer).get(wr.rkey());
+                final Issued i = peer == null ? null : ledger.issued(peer, wr.rkey());
                 if (i != null && i.released())
                 {
                     warn(StrictWarning.Kind.STALE_RKEY, wr.opcode() + " wr_id " + wr.wrId() + where
                         + " used rkey " + hex(wr.rkey()) + " of an MR of " + i.mr.lengthBytes() + " bytes at 0x"
                         + Long.toHexString(i.mr.addr()) + " on " + peer.name() + " that was deregistered"
-                        + history(i) + ": revoke rkeys at the "
+                        + StrictKeyLedger.history(i) + ": revoke rkeys at the "
                         + "peer before deregistering", lines(i.registeredLine, i.releasedLine, posted, line()),
                         i.registeredAt, i.releasedAt);
                 }
@@ -463,14 +388,14 @@ public final class StrictChecker
             for (int s = 0; s < wr.sgList().size(); s++)
             {
                 final Sge sge = wr.sgList().get(s);
-                final Issued i = issued.get(device).get(sge.lkey());
+                final Issued i = ledger.issued(device, sge.lkey());
                 if (i != null && i.released() && device.memoryRegion(sge.lkey()) == null)
                 {
                     warn(StrictWarning.Kind.STALE_LKEY, wr.opcode() + " wr_id " + wr.wrId() + where + " sge[" + s
                         + "] used lkey " + hex(sge.lkey()) + " of an MR of " + i.mr.lengthBytes()
                         + " bytes at 0x" + Long.toHexString(i.mr.addr()) + " of process "
                         + i.mr.pin().process().pid() + " on " + device.name() + " that was deregistered"
-                        + history(i) + ": use the lkey of a live MR (re-register, or "
+                        + StrictKeyLedger.history(i) + ": use the lkey of a live MR (re-register, or "
                         + "keep the MR until its last work request completes)",
                         lines(i.registeredLine, i.releasedLine, posted, line()), i.registeredAt, i.releasedAt);
                 }
@@ -546,13 +471,13 @@ public final class StrictChecker
             final SimMr mr = owner.memoryRegion(key);
             if (mr != null && (mr.lkey() == key || mr.rkey() == key))
             {
-                touched.add(mr);
+                ledger.touch(mr);
                 return;
             }
             final SimMw mw = owner.memoryWindow(key);
             if (mw != null && mw.boundMr() != null)
             {
-                touched.add(mw.boundMr());
+                ledger.touch(mw.boundMr());
             }
         }
 
@@ -575,9 +500,8 @@ public final class StrictChecker
                 mr = mw.boundMr();
                 mrAddr = mw.access().contains(Access.ZERO_BASED) ? mw.addr() + addr : addr;
             }
-            touched.add(mr);
-            final Map<Integer, Issued> keys = issued.get(owner);
-            final Issued i = keys == null ? null : keys.get(key);
+            ledger.touch(mr);
+            final Issued i = ledger.issued(owner, key);
             if (i != null && i.mr == mr && i.previous != null && !i.reuseReported)
             {
                 i.reuseReported = true;
@@ -608,7 +532,7 @@ public final class StrictChecker
                 final long nowFrame = now < 0 ? -1 : now & ~4095L;
                 if (pinned >= 0 && pinned != nowFrame)
                 {
-                    final Issued i = live.get(mr);
+                    final Issued i = ledger.live(mr);
                     warn(StrictWarning.Kind.STALE_MAPPING, wr.opcode() + " wr_id " + wr.wrId() + at(line()) + " ("
                         + side + ", key " + hex(key) + ") reached frame 0x" + Long.toHexString(pinned)
                         + " pinned for VA 0x" + Long.toHexString(page) + " of process " + pin.process().pid()
@@ -628,16 +552,6 @@ public final class StrictChecker
     private static String hex(final int key)
     {
         return "0x" + Integer.toHexString(key);
-    }
-
-    /** {@code (registered at A, deregistered at B)}, or empty when no line is known. */
-    private static String history(final Issued i)
-    {
-        if (i.registeredLine == null && i.releasedLine == null)
-        {
-            return "";
-        }
-        return " (registered" + at(i.registeredLine) + ", deregistered" + at(i.releasedLine) + ")";
     }
 
     private static List<String> lines(final String... lines)
