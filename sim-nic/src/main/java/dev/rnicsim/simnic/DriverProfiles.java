@@ -148,7 +148,7 @@ public final class DriverProfiles
     public static DeviceProfile efaGen1()
     {
         return profile("efa-gen1", efaBase(0xefa0).build(), VariantPolicy.RECYCLED, IndexPolicy.CYCLIC,
-            Set.of(ProviderRule.DMABUF_PINNED), 100.0, efaTraits(false, false),
+            Set.of(ProviderRule.DMABUF_PINNED, ProviderRule.REREG_MR_UNSUPPORTED), 100.0, efaTraits(false, false),
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_pd"));
     }
 
@@ -161,7 +161,7 @@ public final class DriverProfiles
     public static DeviceProfile efa()
     {
         return profile("efa", efaBase(0xefa1).build(), VariantPolicy.RECYCLED, IndexPolicy.CYCLIC,
-            Set.of(ProviderRule.DMABUF_PINNED), 100.0, efaTraits(true, false),
+            Set.of(ProviderRule.DMABUF_PINNED, ProviderRule.REREG_MR_UNSUPPORTED), 100.0, efaTraits(true, false),
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_pd"));
     }
 
@@ -174,7 +174,7 @@ public final class DriverProfiles
     public static DeviceProfile efaGen3()
     {
         return profile("efa-gen3", efaBase(0xefa2).build(), VariantPolicy.RECYCLED, IndexPolicy.CYCLIC,
-            Set.of(ProviderRule.DMABUF_PINNED), 200.0, efaTraits(true, true),
+            Set.of(ProviderRule.DMABUF_PINNED, ProviderRule.REREG_MR_UNSUPPORTED), 200.0, efaTraits(true, true),
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_pd"));
     }
 
@@ -210,7 +210,9 @@ public final class DriverProfiles
      * Huawei HNS RoCE (hns, Kunpeng 920 on-board 0xa222). hns_roce_mr.c: {@code alloc_mr_key} takes the lowest free
      * index ({@code ida_alloc_range}) and {@code hw_index_to_key} rotates it left by 8, so the key byte is 0 and a
      * freed index gives back the very same key at once; a failed {@code ib_umem_get} is returned as ENOMEM
-     * whatever its own errno ({@code mtr_alloc_bufs}); rereg rewrites the MPT in place and keeps the key.
+     * whatever its own errno ({@code mtr_alloc_bufs}); rereg rewrites the MPT in place and keeps the key (the provider has
+     * {@code hns_roce_u_rereg_mr}); {@code ibv_modify_qp} to RESET cleans the QP's completions from its CQs
+     * ({@link ProviderRule#RESET_CLEANS_CQ}).
      * hns_roce_device.h: fast registration up to 512 pages ({@code HNS_ROCE_FRMR_MAX_PA}, more: EINVAL).
      * hns_roce_hw_v2.h: page_size_cap 0xFFFF000, 4 KiB to 128 MiB ({@code HNS_ROCE_V2_PAGE_SIZE_SUPPORTED}). The
      * MTR is a multi-hop PBL (2 hops, 512 entries a 4 KiB base-address page assumed). Memory windows type 1 and
@@ -227,7 +229,8 @@ public final class DriverProfiles
         final DriverTraits t = new DriverTraits("hns", "drivers/infiniband/hw/hns/hns_roce_mr.c",
             Transport.INFINIBAND, 8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, ENTRIES, (long) ENTRIES * ENTRIES,
             Errno.ENOMEM, 512, true, true, "hns_", Errno.ENOMEM);
-        return profile("hns", a, VariantPolicy.FIXED, IndexPolicy.LOWEST_FREE, Set.of(), 100.0, t,
+        return profile("hns", a, VariantPolicy.FIXED, IndexPolicy.LOWEST_FREE, Set.of(ProviderRule.RESET_CLEANS_CQ),
+            100.0, t,
             defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_pd"));
     }
 
@@ -251,7 +254,8 @@ public final class DriverProfiles
             8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, QEDR_PBES_ON_64K_PAGE,
             (long) QEDR_PBES_ON_64K_PAGE * QEDR_PBES_ON_64K_PAGE, Errno.EINVAL, ENTRIES, true, true, "qedr", null);
         return profile("qedr", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC,
-            Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS), 25.0, t, defaulted("fw_ver", "max_qp", "max_qp_wr",
+            Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.REREG_MR_UNSUPPORTED), 25.0, t,
+            defaulted("fw_ver", "max_qp", "max_qp_wr",
                 "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_pd"));
     }
 
@@ -270,7 +274,8 @@ public final class DriverProfiles
             .maxMr(65536).maxPd(65536).maxMw(0).atomicCap(AtomicCap.NONE).build();
         final DriverTraits t = DriverTraits.mtt("erdma", "drivers/infiniband/hw/erdma/erdma_verbs.c",
             Transport.IWARP, "erdma_", DriverTraits.ASSUMED_FAST_REG_PAGES);
-        return profile("erdma", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC, Set.of(), 25.0, t,
+        return profile("erdma", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC, Set.of(ProviderRule.REREG_MR_UNSUPPORTED),
+            25.0, t,
             defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_mr", "max_pd",
                 "atomic_cap"));
     }
@@ -292,7 +297,8 @@ public final class DriverProfiles
         final DriverTraits t = new DriverTraits("mana", "drivers/infiniband/hw/mana/mr.c", Transport.INFINIBAND, 8,
             EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ, Access.REMOTE_ATOMIC,
                 Access.ZERO_BASED), Errno.EINVAL, Translation.MTT, 0, 0, 0, Errno.ENOMEM, 1, true, true, "mana_", null);
-        return profile("mana", a, VariantPolicy.RECYCLED, IndexPolicy.CYCLIC, Set.of(), 100.0, t,
+        return profile("mana", a, VariantPolicy.RECYCLED, IndexPolicy.CYCLIC, Set.of(ProviderRule.REREG_MR_UNSUPPORTED),
+            100.0, t,
             defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_mr",
                 "max_pd"));
     }
@@ -313,7 +319,8 @@ public final class DriverProfiles
             .atomicCap(AtomicCap.NONE).build();
         final DriverTraits t = DriverTraits.mtt("cxgb4", "drivers/infiniband/hw/cxgb4/mem.c", Transport.IWARP,
             "cxgb4_", 128);
-        return profile("cxgb4", a, VariantPolicy.DEVICE_COUNTER, IndexPolicy.CYCLIC, Set.of(), 100.0, t,
+        return profile("cxgb4", a, VariantPolicy.DEVICE_COUNTER, IndexPolicy.CYCLIC,
+            Set.of(ProviderRule.REREG_MR_UNSUPPORTED), 100.0, t,
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_mr", "max_pd", "max_mw"));
     }
 
@@ -337,7 +344,8 @@ public final class DriverProfiles
         final DriverTraits t = new DriverTraits("hfi1", "drivers/infiniband/sw/rdmavt/mr.c", Transport.INFINIBAND,
             16, null, Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM,
             DriverTraits.ASSUMED_FAST_REG_PAGES, true, true, "hfi1_", null);
-        return profile("hfi1", a, VariantPolicy.DEVICE_COUNTER, IndexPolicy.CYCLIC, Set.of(), 100.0, t,
+        return profile("hfi1", a, VariantPolicy.DEVICE_COUNTER, IndexPolicy.CYCLIC,
+            Set.of(ProviderRule.REREG_MR_UNSUPPORTED), 100.0, t,
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_pd", "max_pkeys",
                 "atomic_cap"));
     }

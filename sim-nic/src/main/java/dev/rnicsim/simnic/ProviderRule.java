@@ -36,13 +36,17 @@ public enum ProviderRule
      * {@code rxe_rereg_user_mr}). */
     REREG_TRANSLATION_UNSUPPORTED,
     /** ibv_rereg_mr is EOPNOTSUPP with IBV_REREG_MR_ERR_INPUT after libibverbs' own input checks: the provider library
-     * sets no {@code rereg_mr} operation, so libibverbs' stand-in ({@code libibverbs/dummy_ops.c}) answers (rdma-core
-     * 44's librxe, libbnxt_re and libsiw import no {@code ibv_cmd_rereg_mr}; the bnxt_re and siw kernel drivers have
-     * no {@code rereg_user_mr} either). Nothing reaches the kernel, so the MR is unchanged. */
+     * sets no {@code rereg_mr} operation, so libibverbs' stand-in ({@code libibverbs/dummy_ops.c}) answers. In rdma-core
+     * 44 only the mlx4, mlx5 and hns providers have one (they alone import {@code ibv_cmd_rereg_mr}: {@code
+     * mlx4_rereg_mr}, {@code mlx5_rereg_mr}, {@code hns_roce_u_rereg_mr}); librxe, libsiw, libbnxt_re, libefa, libqedr,
+     * liberdma, libmana, libcxgb4, libhfi1verbs and libirdma do not ({@code verbs_context_ops} without
+     * {@code .rereg_mr}; irdma's {@code irdma_urereg_mr} came in a later rdma-core). The bnxt_re and siw kernel drivers
+     * have no {@code rereg_user_mr} either. Nothing reaches the kernel, so the MR is unchanged. */
     REREG_MR_UNSUPPORTED,
     /** {@code ibv_modify_qp} to RESET removes the QP's completions still in its send and receive CQs, as the provider
      * cleans them after the kernel command succeeded (mlx4 {@code mlx4_modify_qp} calling {@code mlx4_cq_clean}, mlx5
-     * {@code mlx5_modify_qp} calling {@code mlx5_cq_clean}). Without this rule they stay to be polled (rxe and siw
+     * {@code mlx5_modify_qp} calling {@code mlx5_cq_clean}, hns {@code hns_roce_u_v2_modify_qp} calling {@code
+     * hns_roce_v2_cq_clean} in providers/hns/hns_roce_u_hw_v2.c). Without this rule they stay to be polled (rxe and siw
      * keep the CQ in the kernel, whose {@code rxe_qp_reset} and {@code siw_qp_modify} leave it as it is). */
     RESET_CLEANS_CQ,
     /** ibv_modify_qp with IBV_QP_ACCESS_FLAGS refuses (EINVAL) a flag outside {@code RXE_ACCESS_SUPPORTED_QP}, which
