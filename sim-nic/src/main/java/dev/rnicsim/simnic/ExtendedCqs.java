@@ -29,9 +29,13 @@ import dev.rnicsim.verbs.VerbsException;
  * on, IGNORE_OVERRUN, with EOPNOTSUPP). No completion clock ({@code ibv_devinfo}: "completion_timestamp_mask not
  * supported"), no {@code query_rt_values}, {@code alloc_td} or {@code alloc_parent_domain} in its ops: libibverbs
  * answers EOPNOTSUPP. {@code rxe_resize_cq} resizes.</li>
- * <li>mlx4 (providers/mlx4/verbs.c): {@code mlx4_resize_cq} resizes; its completion timestamps need the
- * ConnectX-3's clock, which no source of the project gives, so they are not offered (EOPNOTSUPP).</li>
- * <li>irdma ({@code irdma_uresize_cq}) resizes. Every other driver: the standard flags only, and no resize, thread
+ * <li>mlx4 (providers/mlx4/verbs.c): {@code mlx4_resize_cq} resizes; {@code create_cq} answers ENOTSUP (EOPNOTSUPP)
+ * for a comp_mask bit or creation flag outside its {@code CREATE_CQ_SUPPORTED_COMP_MASK} (FLAGS) and
+ * {@code CREATE_CQ_SUPPORTED_FLAGS} (SINGLE_THREADED); its completion timestamps need the ConnectX-3's clock, which
+ * no source of the project gives, so they are not offered (EOPNOTSUPP).</li>
+ * <li>irdma ({@code irdma_uresize_cq}) resizes; its {@code create_cq_ex} passes the mask to
+ * {@code ibv_cmd_create_cq_ex} and the flags to the kernel's {@code irdma_create_cq}, both EOPNOTSUPP for what they
+ * do not take. Every other driver: the standard flags only, and no resize, thread
  * or parent domain, as their providers were not looked up; a comp_mask beyond FLAGS and any creation flag are
  * EOPNOTSUPP, as libibverbs' {@code ibv_cmd_create_cq_ex} and the kernel drivers' {@code create_cq} answer a flag
  * they do not take ({@code if (attr->flags) return -EOPNOTSUPP}).</li>
@@ -98,7 +102,7 @@ public record ExtendedCqs(String driver, long wcFlags, Errno unsupportedWcFlagsE
             case "rxe" -> new ExtendedCqs("rxe", WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS, Errno.EOPNOTSUPP,
                 FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, true, false, 0, 0, false, false);
             case "mlx4", "irdma" -> new ExtendedCqs(profile.driver(), WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS,
-                Errno.EINVAL, FLAG_SINGLE_THREADED, Errno.EINVAL, true, false, 0, 0, false, false);
+                Errno.EOPNOTSUPP, FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, true, false, 0, 0, false, false);
             default -> new ExtendedCqs(profile.driver(), WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS, Errno.EOPNOTSUPP,
                 FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, false, false, 0, 0, false, false);
         };

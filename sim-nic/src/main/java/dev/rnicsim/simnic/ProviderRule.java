@@ -177,5 +177,12 @@ public enum ProviderRule
     /** {@code ibv_create_srq} takes max_wr 0 and max_sge 0: mlx5 sizes the queue to {@code max_wr + 1} rounded up
      * to a power of two (providers/mlx5/verbs.c {@code mlx5_create_srq}, kernel {@code mlx5_ib_create_srq}) and
      * checks only the upper limits. Without this rule max_wr 0 is EINVAL (rxe {@code rxe_srq_chk_init}). */
-    SRQ_OF_ZERO_WR
+    SRQ_OF_ZERO_WR,
+    /** The provider takes the buffer allocation type of a QP, CQ or SRQ from {@code MLX_QP_ALLOC_TYPE},
+     * {@code MLX_CQ_ALLOC_TYPE} and {@code MLX_SRQ_ALLOC_TYPE} in the environment (mlx5: providers/mlx5/buf.c
+     * {@code mlx5_get_alloc_type}, read by {@code create_cq}, {@code create_qp} and {@code mlx5_create_srq}); {@code
+     * HUGE} takes the buffer from the hugetlb pool and fails the create (ENOMEM) when the pool has no page for it
+     * ({@code alloc_huge_buf}, no fallback). Without this rule the variables mean nothing to the provider (the other
+     * providers read none of them). */
+    QUEUE_ALLOC_TYPE_FROM_ENV
 }
