@@ -263,7 +263,8 @@ public final class DeviceProfiles
 
     /**
      * @return Intel E810 (irdma), from devinfo/irdma-e810.txt. rdma-core 44's libirdma has no {@code rereg_mr}
-     * ({@link ProviderRule#REREG_MR_UNSUPPORTED}), although the kernel's {@code irdma_rereg_user_mr} has one.
+     * ({@link ProviderRule#REREG_MR_UNSUPPORTED}), although the kernel's {@code irdma_rereg_user_mr} has one, and no
+     * {@code create_qp_ex} ({@link ProviderRule#CREATE_QP_EX_UNSUPPORTED}).
      */
     public static DeviceProfile e810()
     {
@@ -274,8 +275,8 @@ public final class DeviceProfiles
             .atomicCap(AtomicCap.NONE).maxSrq(0).maxPkeys(1).localCaAckDelay(0).odpCaps(OdpCaps.NONE)
             .nodeGuid(0x6cfe540000000001L).sysImageGuid(0x6cfe540000000001L).build();
         return new DeviceProfile("e810", "irdma", a, MttConfig.exact(1L << 31), VariantPolicy.GENERATION,
-            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, Set.of(ProviderRule.REREG_MR_UNSUPPORTED), false,
-            100.0, 810,
+            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, Set.of(ProviderRule.REREG_MR_UNSUPPORTED,
+                ProviderRule.CREATE_QP_EX_UNSUPPORTED), false, 100.0, 810,
             List.of("node_guid", "sys_image_guid"));
     }
 

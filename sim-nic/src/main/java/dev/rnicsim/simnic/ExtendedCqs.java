@@ -37,7 +37,9 @@ import dev.rnicsim.verbs.VerbsException;
  * no source of the project gives, so they are not offered (EOPNOTSUPP).</li>
  * <li>irdma ({@code irdma_uresize_cq}) resizes; its {@code create_cq_ex} passes the mask to
  * {@code ibv_cmd_create_cq_ex} and the flags to the kernel's {@code irdma_create_cq}, both EOPNOTSUPP for what they
- * do not take. Every other driver: the standard flags only, and no resize, thread
+ * do not take. hfi1's provider resizes too ({@code hfi1_resize_cq} calls {@code ibv_cmd_resize_cq}; the kernel's
+ * {@code rvt_resize_cq}). Of the others, rdma-core 44's libbnxt_re, libcxgb4, libefa, liberdma, libhns, libmana,
+ * libqedr and libsiw import no {@code ibv_cmd_resize_cq}: no resize. Every other driver: the standard flags only, and no resize, thread
  * or parent domain, as their providers were not looked up; a comp_mask beyond FLAGS and any creation flag are
  * EOPNOTSUPP, as libibverbs' {@code ibv_cmd_create_cq_ex} and the kernel drivers' {@code create_cq} answer a flag
  * they do not take ({@code if (attr->flags) return -EOPNOTSUPP}).</li>
@@ -103,6 +105,8 @@ public record ExtendedCqs(String driver, long wcFlags, Errno unsupportedWcFlagsE
                 FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, true, false, khz, mask, false, false);
             case "mlx4", "irdma" -> new ExtendedCqs(profile.driver(), WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS,
                 Errno.EOPNOTSUPP, FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, true, false, khz, mask, false, false);
+            case "hfi1" -> new ExtendedCqs("hfi1", WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS, Errno.EOPNOTSUPP,
+                FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, true, false, khz, mask, false, false);
             default -> new ExtendedCqs(profile.driver(), WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS, Errno.EOPNOTSUPP,
                 FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, false, false, khz, mask, false, false);
         };

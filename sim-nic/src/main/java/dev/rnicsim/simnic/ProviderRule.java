@@ -184,5 +184,13 @@ public enum ProviderRule
      * HUGE} takes the buffer from the hugetlb pool and fails the create (ENOMEM) when the pool has no page for it
      * ({@code alloc_huge_buf}, no fallback). Without this rule the variables mean nothing to the provider (the other
      * providers read none of them). */
-    QUEUE_ALLOC_TYPE_FROM_ENV
+    QUEUE_ALLOC_TYPE_FROM_ENV,
+    /** The provider sets no {@code create_qp_ex}: {@code ibv_create_qp_ex} with any {@code comp_mask} but
+     * IBV_QP_INIT_ATTR_PD alone (send_ops_flags for the {@code ibv_wr_*} API among them) is answered by libibverbs'
+     * stand-in with EOPNOTSUPP (verbs.h {@code ibv_create_qp_ex}: PD alone goes to {@code ibv_create_qp}, else the
+     * provider's op, {@code dummy_ops.c} when there is none). rdma-core 44's libbnxt_re, libcxgb4, liberdma,
+     * libhfi1verbs, libirdma and libsiw create QPs with {@code ibv_cmd_create_qp} only (no {@code
+     * ibv_cmd_create_qp_ex}/{@code _ex2} import, no {@code create_qp_ex} in their {@code verbs_context_ops}), so they
+     * build no {@code ibv_wr_*} function. See {@link SendOps}. */
+    CREATE_QP_EX_UNSUPPORTED
 }

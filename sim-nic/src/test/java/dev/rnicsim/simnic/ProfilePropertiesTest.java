@@ -10,7 +10,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Where drivers or parts differ, the difference is a property of the device profile: device memory (MEMIC) by part,
- * the provider's reading of MLX_*_ALLOC_TYPE by driver.
+ * the provider's reading of MLX_*_ALLOC_TYPE by driver, shared receive queues by driver, create_qp_ex by provider.
  */
 class ProfilePropertiesTest
 {
@@ -50,5 +50,45 @@ class ProfilePropertiesTest
             assertThat(p.follows(ProviderRule.QUEUE_ALLOC_TYPE_FROM_ENV)).as(p.name())
                 .isEqualTo(p.driver().equals("mlx5"));
         }
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"hns, 1048576", "qedr, 32768", "hfi1, 1024"})
+    void theDriversWithSharedReceiveQueuesReportThemAndCreateOne(final String name, final int maxSrq)
+    {
+        // HNS_ROCE_V2_MAX_SRQ, QED_RDMA_MAX_SRQS, hfi1's max_srqs module parameter; libhns, libqedr and libhfi1verbs
+        // create SRQs (ibv_cmd_create_srq_ex / ibv_cmd_create_srq).
+        final DeviceProfile p = DeviceProfiles.byName(name);
+        assertThat(p.attributes().maxSrq()).isEqualTo(maxSrq);
+        final RuleRig rig = RuleRig.unconnected(p);
+        assertThat(rig.pdA.createSrq(new dev.rnicsim.verbs.SrqAttr(16, 1, 0))).isNotNull();
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @ValueSource(strings = {"bnxt_re", "siw", "cxgb4", "erdma", "hfi1", "e810", "e810-iwarp"})
+    void aProviderWithoutCreateQpExRefusesSendOpsFlagsAndCreatesNothing(final String name)
+    {
+        // rdma-core 44: these providers create QPs with ibv_cmd_create_qp only and set no create_qp_ex, so
+        // libibverbs' stand-in answers ibv_create_qp_ex with send_ops_flags: EOPNOTSUPP.
+        final DeviceProfile p = DeviceProfiles.byName(name);
+        assertThat(p.follows(ProviderRule.CREATE_QP_EX_UNSUPPORTED)).isTrue();
+        final RuleRig rig = RuleRig.unconnected(p);
+        final int qps = rig.deviceA.qpsLive();
+        final VerbsException e = catchThrowableOfType(VerbsException.class, () -> rig.pdA.createQp(
+            dev.rnicsim.verbs.QpInitAttr.rc(rig.cqA).withSendOps(java.util.EnumSet.of(dev.rnicsim.verbs.WrOpcode.SEND))));
+        assertThat(e.errnoName()).as(e.getMessage()).isEqualTo(Errno.EOPNOTSUPP);
+        assertThat(e.getMessage()).contains("no create_qp_ex");
+        assertThat(rig.deviceA.qpsLive()).as("nothing created").isEqualTo(qps);
+        // A QP without send_ops_flags is ibv_create_qp's: created.
+        assertThat(rig.pdA.createQp(dev.rnicsim.verbs.QpInitAttr.rc(rig.cqA))).isNotNull();
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @ValueSource(strings = {"connectx5", "rxe", "hns"})
+    void aProviderWithCreateQpExBuildsTheSendFunctions(final String name)
+    {
+        final RuleRig rig = RuleRig.unconnected(DeviceProfiles.byName(name));
+        assertThat(rig.pdA.createQp(dev.rnicsim.verbs.QpInitAttr.rc(rig.cqA)
+            .withSendOps(java.util.EnumSet.of(dev.rnicsim.verbs.WrOpcode.SEND)))).isNotNull();
     }
 }
