@@ -5,7 +5,8 @@
  * when the pool cannot give it (no huge pages reserved, or none left); PREFER_HUGE and ALL fall back to ordinary
  * pages. The simulated queues live in the fabric, but the request is the program's: this library makes the same
  * hugetlb allocation in the program's own process, so a create fails exactly where the real provider's would, and
- * gives the pages back at once. Only a device the mlx5 driver names (mlx5_N) reads these variables.
+ * gives the pages back at once. Only a provider that reads these variables (the device profile's
+ * QUEUE_ALLOC_TYPE_FROM_ENV rule: mlx5) is asked; the context's provider capabilities say so.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,7 +22,10 @@
 int rnicsim_alloc_type_refuses(struct ibv_context *ctx, const char *variable)
 {
 	const char *type = getenv(variable);
-	if (!type || strcmp(type, "HUGE") != 0 || strncmp(ctx->device->name, "mlx5_", 5) != 0)
+	if (!type || strcmp(type, "HUGE") != 0)
+		return 0;
+	struct wire_cqex_caps caps;
+	if (rnicsim_cq_caps(ctx, &caps) != 0 || !(caps.features & WIRE_CQEX_ALLOC_TYPE_ENV))
 		return 0;
 	int id = shmget(IPC_PRIVATE, HUGE_PAGE_BYTES, SHM_HUGETLB | IPC_CREAT | SHM_R | SHM_W);
 	if (id < 0)

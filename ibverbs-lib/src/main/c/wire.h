@@ -330,6 +330,7 @@ struct wire_xrc_wr {
 #define WIRE_CQEX_RESIZE 1    /* ibv_resize_cq */
 #define WIRE_CQEX_RT_VALUES 2 /* ibv_query_rt_values_ex */
 #define WIRE_CQEX_DOMAINS 4   /* ibv_alloc_td, ibv_alloc_parent_domain */
+#define WIRE_CQEX_ALLOC_TYPE_ENV 8 /* the provider reads MLX_*_ALLOC_TYPE (mlx5_get_alloc_type) */
 struct wire_cqex_caps {
 	uint64_t wc_flags;	  /* IBV_WC_EX_WITH_* that ibv_create_cq_ex accepts */
 	uint64_t hca_core_clock;  /* kHz; 0: no completion clock */

@@ -21,6 +21,8 @@ final class CqExVerbs
     static final int FEATURE_RT_VALUES = 2;
     /** CQEX_CAPS: features bit of {@code ibv_alloc_td} and {@code ibv_alloc_parent_domain}. */
     static final int FEATURE_DOMAINS = 4;
+    /** CQEX_CAPS: features bit of a provider that reads MLX_*_ALLOC_TYPE ({@code ProviderRule.QUEUE_ALLOC_TYPE_FROM_ENV}). */
+    static final int FEATURE_ALLOC_TYPE_ENV = 8;
 
     private CqExVerbs()
     {
@@ -55,7 +57,9 @@ final class CqExVerbs
         final ExtendedCqs x = ExtendedCqs.of(c.device().profile());
         return buf(Wire.CQEX_CAPS_BYTES).putLong(0, x.wcFlags()).putLong(8, x.hcaCoreClockKhz())
             .putLong(16, x.completionTimestampMask()).putInt(24, (x.resizeCq() ? FEATURE_RESIZE : 0)
-                | (x.rtValues() ? FEATURE_RT_VALUES : 0) | (x.domains() ? FEATURE_DOMAINS : 0));
+                | (x.rtValues() ? FEATURE_RT_VALUES : 0) | (x.domains() ? FEATURE_DOMAINS : 0)
+                | (c.device().profile().follows(dev.rnicsim.simnic.ProviderRule.QUEUE_ALLOC_TYPE_FROM_ENV)
+                    ? FEATURE_ALLOC_TYPE_ENV : 0));
     }
 
     /**

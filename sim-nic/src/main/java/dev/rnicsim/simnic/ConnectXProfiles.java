@@ -35,6 +35,24 @@ public final class ConnectXProfiles
             bluefield2(), bluefield3());
     }
 
+    /**
+     * The ConnectX-5 rules less device memory: ConnectX-4 and ConnectX-4 Lx have no MEMIC. The kernel offers
+     * {@code ibv_alloc_dm} only when the device reports the {@code memic} capability (mlx5 dm.c
+     * {@code mlx5_ib_alloc_dm}: MEMIC allocations need {@code MLX5_CAP_DEV_MEM(dev, memic)}; {@code max_dm_size} of
+     * {@code mlx5_ib_query_device} is {@code max_memic_size}, 0 without it), which firmware of the ConnectX-5
+     * generation and later reports (mlx5_ib's device memory support, "IB/mlx5: Device memory support in mlx5_ib",
+     * Linux 4.18). No ConnectX-4 dump of the project shows {@code max_dm_size}: the part's lack of MEMIC is assumed
+     * (no public per-part statement was found), and a dump that shows it would say otherwise.
+     *
+     * @return the provider rules of a ConnectX-4 part.
+     */
+    static java.util.Set<ProviderRule> connectx4Rules()
+    {
+        final java.util.Set<ProviderRule> rules = java.util.EnumSet.copyOf(DeviceProfiles.connectx5().providerRules());
+        rules.remove(ProviderRule.DEVICE_MEMORY);
+        return rules;
+    }
+
     private static DeviceProfile part(final String name, final String fw, final int part, final int maxQp,
         final long flags, final double linkGbps, final List<String> defaulted)
     {
@@ -48,19 +66,23 @@ public final class ConnectXProfiles
     }
 
     /**
-     * @return ConnectX-4 (4115), from devinfo/connectx4-mlx5.txt (fw 12.18.1000, flags 0xe97e1c36); 100 Gbit/s.
+     * @return ConnectX-4 (4115), from devinfo/connectx4-mlx5.txt (fw 12.18.1000, flags 0xe97e1c36); 100 Gbit/s; no
+     * device memory ({@link #connectx4Rules()}).
      */
     public static DeviceProfile connectx4()
     {
-        return part("connectx4", "12.18.1000", 4115, 262144, 0xe97e1c36L, 100.0, AFTER_FLAGS);
+        return part("connectx4", "12.18.1000", 4115, 262144, 0xe97e1c36L, 100.0, AFTER_FLAGS)
+            .withProviderRules(connectx4Rules());
     }
 
     /**
-     * @return ConnectX-4 Lx (4117), from devinfo/connectx4lx-mlx5.txt (fw 14.29.1016, flags 0x25321c36); 25 Gbit/s.
+     * @return ConnectX-4 Lx (4117), from devinfo/connectx4lx-mlx5.txt (fw 14.29.1016, flags 0x25321c36); 25 Gbit/s;
+     * no device memory ({@link #connectx4Rules()}).
      */
     public static DeviceProfile connectx4Lx()
     {
-        return part("connectx4lx", "14.29.1016", 4117, 262144, 0x25321c36L, 25.0, AFTER_FLAGS);
+        return part("connectx4lx", "14.29.1016", 4117, 262144, 0x25321c36L, 25.0, AFTER_FLAGS)
+            .withProviderRules(connectx4Rules());
     }
 
     /**

@@ -36,12 +36,41 @@ import java.util.Objects;
  * @param traits               what the driver's registration code does that no attribute shows: key layout,
  *                             accepted access flags, translation structure, fast-reg length, RDMA READ/WRITE,
  *                             transport ({@link DriverTraits}).
+ * @param completions          the completion clock and {@code num_comp_vectors} ({@link CompletionAttributes}): the
+ *                             driver's, or a dump's.
  */
 public record DeviceProfile(String name, String driver, DeviceAttributes attributes, MttConfig mtt,
     VariantPolicy variantPolicy, IndexPolicy indexPolicy, int cacheEntries, int cacheWays,
     Set<ProviderRule> providerRules, boolean relaxedOrdering, double linkGbps, long seed,
-    List<String> defaultedFields, DriverTraits traits)
+    List<String> defaultedFields, DriverTraits traits, CompletionAttributes completions)
 {
+    /**
+     * A profile with the completion attributes {@link CompletionAttributes#of} gives its driver.
+     *
+     * @param name            profile name.
+     * @param driver          kernel driver.
+     * @param attributes      query_device attributes.
+     * @param mtt             MTT size and allocator.
+     * @param variantPolicy   key variant policy.
+     * @param indexPolicy     MPT index policy.
+     * @param cacheEntries    translation-cache entries.
+     * @param cacheWays       translation-cache associativity.
+     * @param providerRules   provider behaviours.
+     * @param relaxedOrdering relaxed ordering applied.
+     * @param linkGbps        link rate in Gbit/s.
+     * @param seed            seed of random choices.
+     * @param defaultedFields attributes that got defaults.
+     * @param traits          driver traits.
+     */
+    public DeviceProfile(final String name, final String driver, final DeviceAttributes attributes,
+        final MttConfig mtt, final VariantPolicy variantPolicy, final IndexPolicy indexPolicy, final int cacheEntries,
+        final int cacheWays, final Set<ProviderRule> providerRules, final boolean relaxedOrdering,
+        final double linkGbps, final long seed, final List<String> defaultedFields, final DriverTraits traits)
+    {
+        this(name, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays, providerRules,
+            relaxedOrdering, linkGbps, seed, defaultedFields, traits, CompletionAttributes.of(driver));
+    }
+
     /**
      * A profile with the traits {@link DriverTraits#of} gives its driver.
      *
@@ -82,6 +111,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
         Objects.requireNonNull(variantPolicy, "variantPolicy");
         Objects.requireNonNull(indexPolicy, "indexPolicy");
         Objects.requireNonNull(traits, "traits");
+        Objects.requireNonNull(completions, "completions");
         defaultedFields = List.copyOf(defaultedFields);
         providerRules = providerRules.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(providerRules));
         if (attributes.maxMr() < 1 || attributes.maxMr() > (1 << 24))
@@ -112,7 +142,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withTraits(final DriverTraits newTraits)
     {
         return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
-            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, newTraits);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, newTraits, completions);
     }
 
     /**
@@ -122,7 +152,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withAttributes(final DeviceAttributes newAttributes)
     {
         return new DeviceProfile(name, driver, newAttributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
-            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions);
     }
 
     /**
@@ -132,7 +162,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withMtt(final MttConfig newMtt)
     {
         return new DeviceProfile(name, driver, attributes, newMtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
-            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions);
     }
 
     /**
@@ -142,7 +172,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withVariantPolicy(final VariantPolicy policy)
     {
         return new DeviceProfile(name, driver, attributes, mtt, policy, indexPolicy, cacheEntries, cacheWays,
-            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions);
     }
 
     /**
@@ -152,7 +182,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withProviderRules(final java.util.Set<ProviderRule> rules)
     {
         return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
-            rules, relaxedOrdering, linkGbps, seed, defaultedFields, traits);
+            rules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions);
     }
 
     /**
@@ -163,7 +193,17 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withCache(final int entries, final int ways)
     {
         return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, entries, ways,
-            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions);
+    }
+
+    /**
+     * @param newCompletions the completion clock and vectors.
+     * @return a copy with them.
+     */
+    public DeviceProfile withCompletions(final CompletionAttributes newCompletions)
+    {
+        return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, newCompletions);
     }
 
     /**
@@ -173,7 +213,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withName(final String newName)
     {
         return new DeviceProfile(newName, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
-            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions);
     }
 
     /**
@@ -217,18 +257,18 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
         return follows(ProviderRule.DEVICE_MEMORY) ? MLX5_MAX_DM_BYTES : 0;
     }
 
-    /** CPUs of the simulated host, which the drivers' completion vectors follow (assumed: a small server). */
-    public static final int SIMULATED_HOST_CPUS = 8;
+    /** CPUs of the simulated host, which the drivers' completion vectors follow ({@link
+     * CompletionAttributes#SIMULATED_HOST_CPUS}). */
+    public static final int SIMULATED_HOST_CPUS = CompletionAttributes.SIMULATED_HOST_CPUS;
 
     /**
-     * @return {@code num_comp_vectors} of the device (the kernel's {@code ib_device.num_comp_vectors}): every
-     *         modelled driver gives one completion vector per CPU of the host (mlx5 one completion EQ per online CPU,
-     *         {@code mlx5_comp_vectors_max}; rxe and siw {@code num_possible_cpus()}; bnxt_re one NQ per MSI-X vector
-     *         but the slow path's; efa one EQ per CPU up to the device's own limit), so {@link #SIMULATED_HOST_CPUS}.
+     * @return {@code num_comp_vectors} of the device (the kernel's {@code ib_device.num_comp_vectors}): a dump's
+     *         value, else one completion vector per CPU of the simulated host, as every modelled driver gives
+     *         ({@link CompletionAttributes}).
      */
     public int numCompVectors()
     {
-        return SIMULATED_HOST_CPUS;
+        return completions.numCompVectors();
     }
 
     /**

@@ -138,7 +138,7 @@ public final class DeviceProfiles
             ProviderRule.UD_OPCODES_UNCHECKED_AT_POST, ProviderRule.SEND_SGE_OVERFLOW_ENOMEM,
             ProviderRule.VENDOR_ERR_CQE_SYNDROME, ProviderRule.SRQ_NUM_OF_ANY_SRQ, ProviderRule.QP_DATA_IN_ORDER,
             ProviderRule.BLOCK_MULTICAST_LOOPBACK, ProviderRule.SRQ_OF_ZERO_WR,
-            ProviderRule.RESET_CLEANS_CQ), true, 100.0, 5,
+            ProviderRule.RESET_CLEANS_CQ, ProviderRule.QUEUE_ALLOC_TYPE_FROM_ENV), true, 100.0, 5,
             List.of("node_guid", "sys_image_guid", "max_qp_rd_atom", "max_qp_init_rd_atom", "max_res_rd_atom",
                 "atomic_cap", "max_mw", "max_srq", "max_pkeys", "local_ca_ack_delay", "general_odp_caps",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
@@ -162,7 +162,7 @@ public final class DeviceProfiles
             ProviderRule.UD_OPCODES_UNCHECKED_AT_POST, ProviderRule.SEND_SGE_OVERFLOW_ENOMEM,
             ProviderRule.VENDOR_ERR_CQE_SYNDROME, ProviderRule.SRQ_NUM_OF_ANY_SRQ, ProviderRule.QP_DATA_IN_ORDER,
             ProviderRule.BLOCK_MULTICAST_LOOPBACK, ProviderRule.SRQ_OF_ZERO_WR,
-            ProviderRule.RESET_CLEANS_CQ), true, 400.0, 7,
+            ProviderRule.RESET_CLEANS_CQ, ProviderRule.QUEUE_ALLOC_TYPE_FROM_ENV), true, 400.0, 7,
             List.of("fw_ver", "vendor_part_id", "node_guid", "sys_image_guid", "max_sge", "max_sge_rd",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
     }
@@ -180,7 +180,7 @@ public final class DeviceProfiles
         final DeviceAttributes a = mlx5Base().fwVer("12.18.1000").vendorPartId(4115).maxQp(262144)
             .deviceCapFlags(0xe97e1c36L).maxSge(30).maxSgeRd(30).maxPd(16777216).nodeGuid(0x248a070300000001L)
             .sysImageGuid(0x248a070300000001L).build();
-        final java.util.Set<ProviderRule> rules = java.util.EnumSet.copyOf(base.providerRules());
+        final java.util.Set<ProviderRule> rules = ConnectXProfiles.connectx4Rules();
         rules.add(ProviderRule.RELAXED_ORDERING_UNSAFE_PLATFORM);
         return new DeviceProfile("connectx4-forced-ro", "mlx5", a, base.mtt(), base.variantPolicy(),
             base.indexPolicy(), base.cacheEntries(), base.cacheWays(), rules, true, 100.0, 4,
@@ -262,7 +262,9 @@ public final class DeviceProfiles
     }
 
     /**
-     * @return Intel E810 (irdma), from devinfo/irdma-e810.txt.
+     * @return Intel E810 (irdma), from devinfo/irdma-e810.txt. rdma-core 44's libirdma has no {@code rereg_mr}
+     * ({@link ProviderRule#REREG_MR_UNSUPPORTED}), although the kernel's {@code irdma_rereg_user_mr} has one, and no
+     * {@code create_qp_ex} ({@link ProviderRule#CREATE_QP_EX_UNSUPPORTED}).
      */
     public static DeviceProfile e810()
     {
@@ -273,7 +275,8 @@ public final class DeviceProfiles
             .atomicCap(AtomicCap.NONE).maxSrq(0).maxPkeys(1).localCaAckDelay(0).odpCaps(OdpCaps.NONE)
             .nodeGuid(0x6cfe540000000001L).sysImageGuid(0x6cfe540000000001L).build();
         return new DeviceProfile("e810", "irdma", a, MttConfig.exact(1L << 31), VariantPolicy.GENERATION,
-            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, Set.of(), false, 100.0, 810,
+            IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, Set.of(ProviderRule.REREG_MR_UNSUPPORTED,
+                ProviderRule.CREATE_QP_EX_UNSUPPORTED), false, 100.0, 810,
             List.of("node_guid", "sys_image_guid"));
     }
 

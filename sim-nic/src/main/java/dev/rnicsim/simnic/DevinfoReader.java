@@ -27,10 +27,13 @@ import java.util.regex.Pattern;
  * {@code SUPPORT_WRITE}, {@code SUPPORT_READ}, {@code SUPPORT_ATOMIC}, {@code SUPPORT_SRQ} or {@code NO SUPPORT});
  * GUIDs as four groups of 16-bit hex ({@code 0000:0000:0000:0000}). Lines starting with {@code #} (comments and
  * {@code # [... not retrieved ...]} gap markers) and blank lines end a block of names. Lines the simulator does not
- * model ({@code transport}, {@code board_id}, {@code max_ee}, ...) are ignored. Reading stops at the first
- * {@code port:} line, at the first line after the ODP blocks ({@code completion_timestamp_mask ...},
- * {@code device_cap_flags_ex}, {@code tso_caps}, ... whose sub-fields reuse attribute names such as
- * {@code max_sge}), or at a second {@code hca_id} line. An attribute listed twice keeps its first value (with a
+ * model ({@code transport}, {@code board_id}, {@code max_ee}, ...) are ignored. After the ODP blocks comes the
+ * extended section ({@code completion timestamp_mask ...}, {@code hca_core_clock}, {@code device_cap_flags_ex},
+ * {@code tso_caps}, ... whose sub-fields reuse attribute names such as {@code max_sge}): of it only
+ * {@code completion timestamp_mask: 0x...} (or {@code completion_timestamp_mask not supported}: 0),
+ * {@code hca_core_clock: NkHZ} (or {@code core clock not supported}: 0) and {@code num_comp_vectors: N} are read, into
+ * the profile's {@link CompletionAttributes}; a dump without them keeps the base profile's. Reading stops at the first
+ * {@code port:} line or at a second {@code hca_id} line. An attribute listed twice keeps its first value (with a
  * warning).
  *
  * <p><b>Driver.</b> {@link DeviceRecognizer} decides from the {@code hca_id} prefix, the {@code vendor_id} and
@@ -82,13 +85,20 @@ public final class DevinfoReader
         "xrc_odp_caps");
     private static final String UNKNOWN_FLAGS = "Unknown flags";
 
+    /** The extended section's lines whose values the profile keeps ({@link CompletionAttributes}). */
+    private static final String TIMESTAMP_MASK = "completion timestamp_mask";
+    private static final String CORE_CLOCK = "hca_core_clock";
+    private static final String COMP_VECTORS = "num_comp_vectors";
+    private static final String NO_TIMESTAMP_MASK = "completion_timestamp_mask not supported";
+    private static final String NO_CORE_CLOCK = "core clock not supported";
+    private static final Pattern KHZ = Pattern.compile("(\\d{1,19})\\s*kHZ", Pattern.CASE_INSENSITIVE);
+
     /** Keys of the lines that follow the device attributes (ibv_devinfo's extended sections and the ports). */
     private static final Set<String> STOP_KEYS = Set.of("port", "completion timestamp_mask", "hca_core_clock",
         "raw packet caps", "device_cap_flags_ex", "tso_caps", "rss_caps", "max_wq_type_rq", "packet_pacing_caps",
         "max_rndv_hdr_size", "cq moderation caps", "maximum available device memory");
     /** Lines without a colon that follow the device attributes. */
-    private static final Set<String> STOP_LINES = Set.of("completion_timestamp_mask not supported",
-        "core clock not supported", "tag matching not supported");
+    private static final Set<String> STOP_LINES = Set.of(NO_TIMESTAMP_MASK, NO_CORE_CLOCK, "tag matching not supported");
 
     private static final Map<String, Integer> GENERAL_ODP_NAMES = Map.of("ODP_SUPPORT", OdpCaps.SUPPORT,
         "ODP_SUPPORT_IMPLICIT", OdpCaps.SUPPORT_IMPLICIT);
@@ -218,6 +228,11 @@ public final class DevinfoReader
         private String block;
         private int blockLine;
         private boolean blockHasLines;
+        /** In the extended section (after the ODP blocks): only the completion lines are read. */
+        private boolean extended;
+        private Long clockKhz;
+        private Long timestampMask;
+        private Integer compVectors;
 
         Parser(final String source)
         {
@@ -242,9 +257,19 @@ public final class DevinfoReader
                 {
                     if (STOP_LINES.contains(trimmed))
                     {
-                        break;
+                        endBlock();
+                        extended = true;
+                        if (trimmed.equals(NO_TIMESTAMP_MASK) && timestampMask == null)
+                        {
+                            timestampMask = 0L;
+                        }
+                        else if (trimmed.equals(NO_CORE_CLOCK) && clockKhz == null)
+                        {
+                            clockKhz = 0L;
+                        }
+                        continue;
                     }
-                    if (block != null)
+                    if (block != null && !extended)
                     {
                         blockName(trimmed, lineNo);
                     }
@@ -261,9 +286,15 @@ public final class DevinfoReader
                     continue;
                 }
                 endBlock();
-                if (STOP_KEYS.contains(key))
+                if (key.equals("port"))
                 {
                     break;
+                }
+                if (STOP_KEYS.contains(key) || extended && !key.equals("hca_id"))
+                {
+                    extended = true;
+                    completionLine(key, value, lineNo);
+                    continue;
                 }
                 if (key.equals("hca_id"))
                 {
@@ -292,6 +323,49 @@ public final class DevinfoReader
                 }
             }
             endBlock();
+        }
+
+        /** A line of the extended section: the completion clock, its mask and the completion vectors are kept. */
+        private void completionLine(final String key, final String value, final int lineNo)
+        {
+            switch (key)
+            {
+                case TIMESTAMP_MASK ->
+                {
+                    if (timestampMask == null)
+                    {
+                        timestampMask = unsigned64(key, value, lineNo);
+                    }
+                }
+                case CORE_CLOCK ->
+                {
+                    final Matcher m = KHZ.matcher(value);
+                    if (!m.matches())
+                    {
+                        throw malformed(lineNo, key, "a clock in kHz as ibv_devinfo prints it (156250kHZ)", value);
+                    }
+                    if (clockKhz == null)
+                    {
+                        clockKhz = Long.parseLong(m.group(1));
+                    }
+                }
+                case COMP_VECTORS ->
+                {
+                    final int n = int32(key, value, lineNo);
+                    if (n < 1)
+                    {
+                        throw malformed(lineNo, key, "a count of 1 or more", value);
+                    }
+                    if (compVectors == null)
+                    {
+                        compVectors = n;
+                    }
+                }
+                default ->
+                {
+                    // the other extended lines (device_cap_flags_ex, tso_caps, ...) are not modelled
+                }
+            }
         }
 
         private void transport(final String value, final int lineNo)
@@ -492,9 +566,23 @@ public final class DevinfoReader
             b.odpCaps(new OdpCaps(odp[0], odp[1], odp[2], odp[3], odp[4]));
             final String name = hcaId != null ? hcaId : baseName(source);
             final DriverTraits traits = transport == null ? base.traits() : base.traits().withTransport(transport);
+            CompletionAttributes completions = base.completions();
+            if (clockKhz != null)
+            {
+                completions = completions.withHcaCoreClockKhz(clockKhz);
+            }
+            if (timestampMask != null)
+            {
+                completions = completions.withCompletionTimestampMask(timestampMask);
+            }
+            if (compVectors != null)
+            {
+                completions = completions.withNumCompVectors(compVectors);
+            }
             final DeviceProfile profile = new DeviceProfile(name, base.driver(), b.build(), base.mtt(),
                 base.variantPolicy(), base.indexPolicy(), base.cacheEntries(), base.cacheWays(),
-                base.providerRules(), base.relaxedOrdering(), base.linkGbps(), base.seed(), defaulted, traits);
+                base.providerRules(), base.relaxedOrdering(), base.linkGbps(), base.seed(), defaulted, traits,
+                completions);
             for (final int[] r : repeats.values())
             {
                 if (r[1] > 0)

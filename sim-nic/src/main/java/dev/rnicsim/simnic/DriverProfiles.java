@@ -33,6 +33,8 @@ public final class DriverProfiles
     private static final long BASIC_IB = DeviceCap.SYS_IMAGE_GUID.bit() | DeviceCap.RC_RNR_NAK_GEN.bit()
         | DeviceCap.PORT_ACTIVE_EVENT.bit();
     private static final int ENTRIES = DriverTraits.ENTRIES_PER_4K_PAGE;
+    /** qedr's shared receive queues ({@code QED_RDMA_MAX_SRQS} in qed_rdma.h). */
+    private static final int QED_RDMA_MAX_SRQS = 32 * 1024;
     /** Entries of qedr's largest PBL page, 64 KiB ({@code MAX_FW_PBL_PAGE_SIZE} / 8). */
     private static final int QEDR_PBES_ON_64K_PAGE = 8192;
 
@@ -98,7 +100,8 @@ public final class DriverProfiles
         final DriverTraits t = new DriverTraits("siw", "drivers/infiniband/sw/siw/siw_mem.c", Transport.IWARP, 8,
             null, Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM, 256, true, true, "siw", null)
             .withQpTypes(Set.of(QpType.RC));
-        return profile("siw", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC, Set.of(ProviderRule.REREG_MR_UNSUPPORTED),
+        return profile("siw", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC, Set.of(ProviderRule.REREG_MR_UNSUPPORTED,
+            ProviderRule.CREATE_QP_EX_UNSUPPORTED),
             25.0, t,
             defaulted("fw_ver", "max_sge"));
     }
@@ -148,7 +151,7 @@ public final class DriverProfiles
     public static DeviceProfile efaGen1()
     {
         return profile("efa-gen1", efaBase(0xefa0).build(), VariantPolicy.RECYCLED, IndexPolicy.CYCLIC,
-            Set.of(ProviderRule.DMABUF_PINNED), 100.0, efaTraits(false, false),
+            Set.of(ProviderRule.DMABUF_PINNED, ProviderRule.REREG_MR_UNSUPPORTED), 100.0, efaTraits(false, false),
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_pd"));
     }
 
@@ -161,7 +164,7 @@ public final class DriverProfiles
     public static DeviceProfile efa()
     {
         return profile("efa", efaBase(0xefa1).build(), VariantPolicy.RECYCLED, IndexPolicy.CYCLIC,
-            Set.of(ProviderRule.DMABUF_PINNED), 100.0, efaTraits(true, false),
+            Set.of(ProviderRule.DMABUF_PINNED, ProviderRule.REREG_MR_UNSUPPORTED), 100.0, efaTraits(true, false),
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_pd"));
     }
 
@@ -174,7 +177,7 @@ public final class DriverProfiles
     public static DeviceProfile efaGen3()
     {
         return profile("efa-gen3", efaBase(0xefa2).build(), VariantPolicy.RECYCLED, IndexPolicy.CYCLIC,
-            Set.of(ProviderRule.DMABUF_PINNED), 200.0, efaTraits(true, true),
+            Set.of(ProviderRule.DMABUF_PINNED, ProviderRule.REREG_MR_UNSUPPORTED), 200.0, efaTraits(true, true),
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_pd"));
     }
 
@@ -202,7 +205,7 @@ public final class DriverProfiles
             Transport.INFINIBAND, 8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, ENTRIES, (long) ENTRIES * ENTRIES,
             Errno.EIO, ENTRIES, true, true, "bnxt_re", null);
         return profile("bnxt_re", a, VariantPolicy.GENERATION, IndexPolicy.CYCLIC, Set.of(ProviderRule.DMABUF_PINNED,
-            ProviderRule.REREG_MR_UNSUPPORTED), 100.0, t, defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe",
+            ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.CREATE_QP_EX_UNSUPPORTED), 100.0, t, defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe",
                 "max_pd", "atomic_cap"));
     }
 
@@ -210,11 +213,14 @@ public final class DriverProfiles
      * Huawei HNS RoCE (hns, Kunpeng 920 on-board 0xa222). hns_roce_mr.c: {@code alloc_mr_key} takes the lowest free
      * index ({@code ida_alloc_range}) and {@code hw_index_to_key} rotates it left by 8, so the key byte is 0 and a
      * freed index gives back the very same key at once; a failed {@code ib_umem_get} is returned as ENOMEM
-     * whatever its own errno ({@code mtr_alloc_bufs}); rereg rewrites the MPT in place and keeps the key.
+     * whatever its own errno ({@code mtr_alloc_bufs}); rereg rewrites the MPT in place and keeps the key (the provider has
+     * {@code hns_roce_u_rereg_mr}); {@code ibv_modify_qp} to RESET cleans the QP's completions from its CQs
+     * ({@link ProviderRule#RESET_CLEANS_CQ}).
      * hns_roce_device.h: fast registration up to 512 pages ({@code HNS_ROCE_FRMR_MAX_PA}, more: EINVAL).
      * hns_roce_hw_v2.h: page_size_cap 0xFFFF000, 4 KiB to 128 MiB ({@code HNS_ROCE_V2_PAGE_SIZE_SUPPORTED}). The
      * MTR is a multi-hop PBL (2 hops, 512 entries a 4 KiB base-address page assumed). Memory windows type 1 and
-     * 2B; atomics.
+     * 2B; atomics; shared receive queues, max_srq {@code HNS_ROCE_V2_MAX_SRQ} (0x100000, hns_roce_hw_v2.h; libhns
+     * creates them with {@code ibv_cmd_create_srq_ex}).
      *
      * @return the profile.
      */
@@ -223,11 +229,12 @@ public final class DriverProfiles
         final DeviceAttributes a = base("1.0.0", 0x19e5, 0xa222).maxMrSizeBytes(MAX_U64).pageSizeCap(0xffff000L)
             .maxQp(131072).maxQpWr(32768).deviceCapFlags(BASIC_IB | MW_1_2B | MEM_MGT).maxSge(64).maxSgeRd(64)
             .maxCq(131072).maxCqe(4194304).maxMr(131072).maxPd(131072).maxMw(131072).atomicCap(AtomicCap.HCA)
-            .build();
+            .maxSrq(0x100000).build();
         final DriverTraits t = new DriverTraits("hns", "drivers/infiniband/hw/hns/hns_roce_mr.c",
             Transport.INFINIBAND, 8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, ENTRIES, (long) ENTRIES * ENTRIES,
             Errno.ENOMEM, 512, true, true, "hns_", Errno.ENOMEM);
-        return profile("hns", a, VariantPolicy.FIXED, IndexPolicy.LOWEST_FREE, Set.of(), 100.0, t,
+        return profile("hns", a, VariantPolicy.FIXED, IndexPolicy.LOWEST_FREE, Set.of(ProviderRule.RESET_CLEANS_CQ),
+            100.0, t,
             defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_pd"));
     }
 
@@ -237,7 +244,8 @@ public final class DriverProfiles
      * {@code qedr_reg_user_mr}: lkey = itid &lt;&lt; 8 | key with the key 0 ("Index only, 18 bit long"), and the
      * rkey is set only when REMOTE_READ, REMOTE_WRITE or REMOTE_ATOMIC is asked (0 otherwise);
      * {@code qedr_prepare_pbl_tbl}: a two-layered PBL whose pages grow from 4 KiB to 64 KiB
-     * ({@code MAX_FW_PBL_PAGE_SIZE}, 8192 entries), more than 8192 x 8192 pages is EINVAL.
+     * ({@code MAX_FW_PBL_PAGE_SIZE}, 8192 entries), more than 8192 x 8192 pages is EINVAL. Shared receive queues:
+     * max_srq {@code QED_RDMA_MAX_SRQS} (32K, qed_rdma.h; libqedr creates them with {@code ibv_cmd_create_srq}).
      *
      * @return the profile.
      */
@@ -246,12 +254,13 @@ public final class DriverProfiles
         final DeviceAttributes a = base("8.42.2.0", 0x1077, 0x8070).maxMrSizeBytes(1L << 40)
             .pageSizeCap(0xfffff000L).maxQp(8192).maxQpWr(32767).deviceCapFlags(BASIC_IB | MEM_MGT).maxSge(4)
             .maxSgeRd(4).maxCq(16384).maxCqe(8388607).maxMr(131072).maxPd(65536).maxMw(0)
-            .atomicCap(AtomicCap.HCA).build();
+            .atomicCap(AtomicCap.HCA).maxSrq(QED_RDMA_MAX_SRQS).build();
         final DriverTraits t = new DriverTraits("qedr", "drivers/infiniband/hw/qedr/verbs.c", Transport.INFINIBAND,
             8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, QEDR_PBES_ON_64K_PAGE,
             (long) QEDR_PBES_ON_64K_PAGE * QEDR_PBES_ON_64K_PAGE, Errno.EINVAL, ENTRIES, true, true, "qedr", null);
         return profile("qedr", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC,
-            Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS), 25.0, t, defaulted("fw_ver", "max_qp", "max_qp_wr",
+            Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.REREG_MR_UNSUPPORTED), 25.0, t,
+            defaulted("fw_ver", "max_qp", "max_qp_wr",
                 "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_pd"));
     }
 
@@ -270,7 +279,9 @@ public final class DriverProfiles
             .maxMr(65536).maxPd(65536).maxMw(0).atomicCap(AtomicCap.NONE).build();
         final DriverTraits t = DriverTraits.mtt("erdma", "drivers/infiniband/hw/erdma/erdma_verbs.c",
             Transport.IWARP, "erdma_", DriverTraits.ASSUMED_FAST_REG_PAGES);
-        return profile("erdma", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC, Set.of(), 25.0, t,
+        return profile("erdma", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC, Set.of(ProviderRule.REREG_MR_UNSUPPORTED,
+            ProviderRule.CREATE_QP_EX_UNSUPPORTED),
+            25.0, t,
             defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_mr", "max_pd",
                 "atomic_cap"));
     }
@@ -292,7 +303,8 @@ public final class DriverProfiles
         final DriverTraits t = new DriverTraits("mana", "drivers/infiniband/hw/mana/mr.c", Transport.INFINIBAND, 8,
             EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ, Access.REMOTE_ATOMIC,
                 Access.ZERO_BASED), Errno.EINVAL, Translation.MTT, 0, 0, 0, Errno.ENOMEM, 1, true, true, "mana_", null);
-        return profile("mana", a, VariantPolicy.RECYCLED, IndexPolicy.CYCLIC, Set.of(), 100.0, t,
+        return profile("mana", a, VariantPolicy.RECYCLED, IndexPolicy.CYCLIC, Set.of(ProviderRule.REREG_MR_UNSUPPORTED),
+            100.0, t,
             defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_mr",
                 "max_pd"));
     }
@@ -313,7 +325,8 @@ public final class DriverProfiles
             .atomicCap(AtomicCap.NONE).build();
         final DriverTraits t = DriverTraits.mtt("cxgb4", "drivers/infiniband/hw/cxgb4/mem.c", Transport.IWARP,
             "cxgb4_", 128);
-        return profile("cxgb4", a, VariantPolicy.DEVICE_COUNTER, IndexPolicy.CYCLIC, Set.of(), 100.0, t,
+        return profile("cxgb4", a, VariantPolicy.DEVICE_COUNTER, IndexPolicy.CYCLIC,
+            Set.of(ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.CREATE_QP_EX_UNSUPPORTED), 100.0, t,
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_mr", "max_pd", "max_mw"));
     }
 
@@ -322,7 +335,8 @@ public final class DriverProfiles
      * {@code rvt_alloc_lkey}: lkey = index &lt;&lt; (32 - lkey_table_size) | (generation &lt;&lt; 8), the index
      * searched from the last one handed out, the generation a device-wide counter advanced on every allocation;
      * hfi1's lkey table has 2^16 entries ({@code hfi1_lkey_table_size} 16), so the index is the top 16 bits and max_mr
-     * 65536. The CPU walks the segment list (no device table). No memory windows, no ODP.
+     * 65536. The CPU walks the segment list (no device table). No memory windows, no ODP. Shared receive queues:
+     * max_srq 1024 (hfi1 verbs.c, module parameter {@code max_srqs}, default {@code hfi1_max_srqs}).
      *
      * @return the profile.
      */
@@ -333,11 +347,12 @@ public final class DriverProfiles
             .deviceCapFlags(BASIC_IB | DeviceCap.BAD_PKEY_CNTR.bit() | DeviceCap.BAD_QKEY_CNTR.bit()
                 | DeviceCap.SHUTDOWN_PORT.bit() | DeviceCap.SRQ_RESIZE.bit() | MEM_MGT)
             .maxSge(96).maxSgeRd(96).maxCq(131071).maxCqe(3145727).maxMr(65536).maxPd(65535).maxMw(0)
-            .atomicCap(AtomicCap.GLOB).maxPkeys(16).build();
+            .atomicCap(AtomicCap.GLOB).maxPkeys(16).maxSrq(1024).build();
         final DriverTraits t = new DriverTraits("hfi1", "drivers/infiniband/sw/rdmavt/mr.c", Transport.INFINIBAND,
             16, null, Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM,
             DriverTraits.ASSUMED_FAST_REG_PAGES, true, true, "hfi1_", null);
-        return profile("hfi1", a, VariantPolicy.DEVICE_COUNTER, IndexPolicy.CYCLIC, Set.of(), 100.0, t,
+        return profile("hfi1", a, VariantPolicy.DEVICE_COUNTER, IndexPolicy.CYCLIC,
+            Set.of(ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.CREATE_QP_EX_UNSUPPORTED), 100.0, t,
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_pd", "max_pkeys",
                 "atomic_cap"));
     }

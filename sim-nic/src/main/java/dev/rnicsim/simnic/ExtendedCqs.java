@@ -19,19 +19,27 @@ import dev.rnicsim.verbs.VerbsException;
  * COMPLETION_TIMESTAMP_WALLCLOCK, any other is ENOTSUP; comp_mask beyond FLAGS and PD, and flags beyond
  * SINGLE_THREADED and IGNORE_OVERRUN, are EINVAL. TM_INFO is left out here: the simulated device has no tag
  * matching ({@code tm_caps} all 0), so a CQ asking for tag-matching fields is refused with EOPNOTSUPP as a device
- * without the feature refuses it. The clock: 156250 kHz and mask 0x7fffffffffffffff, the values an mlx5 device
- * prints in the {@code ibv_devinfo -v} dump of openucx/ucx issue 8139 (device_cap_flags 0xed721c36, max_sge 30,
- * max_mw 16777216: the ConnectX-5 of the vendor_part_id 4119 dump in openucx/ucx issue 9830 has the same flags); the
- * other mlx5 profiles are given the same clock, as no dump of theirs in the project's sources shows one.</li>
+ * without the feature refuses it. The clock is the profile's {@link DeviceProfile#completions()}: a dump's
+ * {@code hca_core_clock} and {@code completion timestamp_mask} lines, else 156250 kHz and mask 0x7fffffffffffffff,
+ * the values an mlx5 device prints in the {@code ibv_devinfo -v} dump of openucx/ucx issue 8139 (device_cap_flags
+ * 0xed721c36, max_sge 30, max_mw 16777216: the ConnectX-5 of the vendor_part_id 4119 dump in openucx/ucx issue 9830
+ * has the same flags); the other mlx5 profiles are given the same clock, as no dump of theirs in the project's
+ * sources shows one.</li>
  * <li>rxe (providers/rxe/rxe.c {@code rxe_create_cq_ex}: {@code RXE_SUP_WC_EX_FLAGS} is the seven standard flags,
  * any other is EOPNOTSUPP; libibverbs cmd_cq.c {@code ibv_cmd_create_cq_ex} refuses comp_mask beyond FLAGS, a parent
  * domain included, with EOPNOTSUPP; the kernel's {@code rxe_create_cq} refuses any creation flag the command passes
  * on, IGNORE_OVERRUN, with EOPNOTSUPP). No completion clock ({@code ibv_devinfo}: "completion_timestamp_mask not
  * supported"), no {@code query_rt_values}, {@code alloc_td} or {@code alloc_parent_domain} in its ops: libibverbs
  * answers EOPNOTSUPP. {@code rxe_resize_cq} resizes.</li>
- * <li>mlx4 (providers/mlx4/verbs.c): {@code mlx4_resize_cq} resizes; its completion timestamps need the
- * ConnectX-3's clock, which no source of the project gives, so they are not offered (EOPNOTSUPP).</li>
- * <li>irdma ({@code irdma_uresize_cq}) resizes. Every other driver: the standard flags only, and no resize, thread
+ * <li>mlx4 (providers/mlx4/verbs.c): {@code mlx4_resize_cq} resizes; {@code create_cq} answers ENOTSUP (EOPNOTSUPP)
+ * for a comp_mask bit or creation flag outside its {@code CREATE_CQ_SUPPORTED_COMP_MASK} (FLAGS) and
+ * {@code CREATE_CQ_SUPPORTED_FLAGS} (SINGLE_THREADED); its completion timestamps need the ConnectX-3's clock, which
+ * no source of the project gives, so they are not offered (EOPNOTSUPP).</li>
+ * <li>irdma ({@code irdma_uresize_cq}) resizes; its {@code create_cq_ex} passes the mask to
+ * {@code ibv_cmd_create_cq_ex} and the flags to the kernel's {@code irdma_create_cq}, both EOPNOTSUPP for what they
+ * do not take. hfi1's provider resizes too ({@code hfi1_resize_cq} calls {@code ibv_cmd_resize_cq}; the kernel's
+ * {@code rvt_resize_cq}). Of the others, rdma-core 44's libbnxt_re, libcxgb4, libefa, liberdma, libhns, libmana,
+ * libqedr and libsiw import no {@code ibv_cmd_resize_cq}: no resize. Every other driver: the standard flags only, and no resize, thread
  * or parent domain, as their providers were not looked up; a comp_mask beyond FLAGS and any creation flag are
  * EOPNOTSUPP, as libibverbs' {@code ibv_cmd_create_cq_ex} and the kernel drivers' {@code create_cq} answer a flag
  * they do not take ({@code if (attr->flags) return -EOPNOTSUPP}).</li>
@@ -77,10 +85,6 @@ public record ExtendedCqs(String driver, long wcFlags, Errno unsupportedWcFlagsE
     public static final int FLAG_SINGLE_THREADED = 1;
     /** {@code IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN}. */
     public static final int FLAG_IGNORE_OVERRUN = 2;
-    /** The completion clock of the mlx5 profiles: kHz (see the class comment). */
-    static final long MLX5_HCA_CORE_CLOCK_KHZ = 156_250;
-    /** The completion timestamp mask of the mlx5 profiles (see the class comment). */
-    static final long MLX5_TIMESTAMP_MASK = 0x7fff_ffff_ffff_ffffL;
     private static final long NS_PER_MS = 1_000_000;
 
     /**
@@ -89,18 +93,22 @@ public record ExtendedCqs(String driver, long wcFlags, Errno unsupportedWcFlagsE
      */
     public static ExtendedCqs of(final DeviceProfile profile)
     {
+        // The clock is the profile's (a dump's hca_core_clock line, else the driver's: CompletionAttributes).
+        final long khz = profile.completions().hcaCoreClockKhz();
+        final long mask = profile.completions().completionTimestampMask();
         return switch (profile.driver())
         {
             case "mlx5" -> new ExtendedCqs("mlx5", WC_STANDARD | WC_COMPLETION_TIMESTAMP | WC_CVLAN | WC_FLOW_TAG
                 | WC_COMPLETION_TIMESTAMP_WALLCLOCK, Errno.EOPNOTSUPP, MASK_FLAGS | MASK_PD, Errno.EINVAL,
-                FLAG_SINGLE_THREADED | FLAG_IGNORE_OVERRUN, Errno.EINVAL, true, true, MLX5_HCA_CORE_CLOCK_KHZ,
-                MLX5_TIMESTAMP_MASK, true, true);
+                FLAG_SINGLE_THREADED | FLAG_IGNORE_OVERRUN, Errno.EINVAL, true, true, khz, mask, true, true);
             case "rxe" -> new ExtendedCqs("rxe", WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS, Errno.EOPNOTSUPP,
-                FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, true, false, 0, 0, false, false);
+                FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, true, false, khz, mask, false, false);
             case "mlx4", "irdma" -> new ExtendedCqs(profile.driver(), WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS,
-                Errno.EINVAL, FLAG_SINGLE_THREADED, Errno.EINVAL, true, false, 0, 0, false, false);
+                Errno.EOPNOTSUPP, FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, true, false, khz, mask, false, false);
+            case "hfi1" -> new ExtendedCqs("hfi1", WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS, Errno.EOPNOTSUPP,
+                FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, true, false, khz, mask, false, false);
             default -> new ExtendedCqs(profile.driver(), WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS, Errno.EOPNOTSUPP,
-                FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, false, false, 0, 0, false, false);
+                FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, false, false, khz, mask, false, false);
         };
     }
 

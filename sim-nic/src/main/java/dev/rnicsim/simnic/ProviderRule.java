@@ -36,13 +36,17 @@ public enum ProviderRule
      * {@code rxe_rereg_user_mr}). */
     REREG_TRANSLATION_UNSUPPORTED,
     /** ibv_rereg_mr is EOPNOTSUPP with IBV_REREG_MR_ERR_INPUT after libibverbs' own input checks: the provider library
-     * sets no {@code rereg_mr} operation, so libibverbs' stand-in ({@code libibverbs/dummy_ops.c}) answers (rdma-core
-     * 44's librxe, libbnxt_re and libsiw import no {@code ibv_cmd_rereg_mr}; the bnxt_re and siw kernel drivers have
-     * no {@code rereg_user_mr} either). Nothing reaches the kernel, so the MR is unchanged. */
+     * sets no {@code rereg_mr} operation, so libibverbs' stand-in ({@code libibverbs/dummy_ops.c}) answers. In rdma-core
+     * 44 only the mlx4, mlx5 and hns providers have one (they alone import {@code ibv_cmd_rereg_mr}: {@code
+     * mlx4_rereg_mr}, {@code mlx5_rereg_mr}, {@code hns_roce_u_rereg_mr}); librxe, libsiw, libbnxt_re, libefa, libqedr,
+     * liberdma, libmana, libcxgb4, libhfi1verbs and libirdma do not ({@code verbs_context_ops} without
+     * {@code .rereg_mr}; irdma's {@code irdma_urereg_mr} came in a later rdma-core). The bnxt_re and siw kernel drivers
+     * have no {@code rereg_user_mr} either. Nothing reaches the kernel, so the MR is unchanged. */
     REREG_MR_UNSUPPORTED,
     /** {@code ibv_modify_qp} to RESET removes the QP's completions still in its send and receive CQs, as the provider
      * cleans them after the kernel command succeeded (mlx4 {@code mlx4_modify_qp} calling {@code mlx4_cq_clean}, mlx5
-     * {@code mlx5_modify_qp} calling {@code mlx5_cq_clean}). Without this rule they stay to be polled (rxe and siw
+     * {@code mlx5_modify_qp} calling {@code mlx5_cq_clean}, hns {@code hns_roce_u_v2_modify_qp} calling {@code
+     * hns_roce_v2_cq_clean} in providers/hns/hns_roce_u_hw_v2.c). Without this rule they stay to be polled (rxe and siw
      * keep the CQ in the kernel, whose {@code rxe_qp_reset} and {@code siw_qp_modify} leave it as it is). */
     RESET_CLEANS_CQ,
     /** ibv_modify_qp with IBV_QP_ACCESS_FLAGS refuses (EINVAL) a flag outside {@code RXE_ACCESS_SUPPORTED_QP}, which
@@ -173,5 +177,20 @@ public enum ProviderRule
     /** {@code ibv_create_srq} takes max_wr 0 and max_sge 0: mlx5 sizes the queue to {@code max_wr + 1} rounded up
      * to a power of two (providers/mlx5/verbs.c {@code mlx5_create_srq}, kernel {@code mlx5_ib_create_srq}) and
      * checks only the upper limits. Without this rule max_wr 0 is EINVAL (rxe {@code rxe_srq_chk_init}). */
-    SRQ_OF_ZERO_WR
+    SRQ_OF_ZERO_WR,
+    /** The provider takes the buffer allocation type of a QP, CQ or SRQ from {@code MLX_QP_ALLOC_TYPE},
+     * {@code MLX_CQ_ALLOC_TYPE} and {@code MLX_SRQ_ALLOC_TYPE} in the environment (mlx5: providers/mlx5/buf.c
+     * {@code mlx5_get_alloc_type}, read by {@code create_cq}, {@code create_qp} and {@code mlx5_create_srq}); {@code
+     * HUGE} takes the buffer from the hugetlb pool and fails the create (ENOMEM) when the pool has no page for it
+     * ({@code alloc_huge_buf}, no fallback). Without this rule the variables mean nothing to the provider (the other
+     * providers read none of them). */
+    QUEUE_ALLOC_TYPE_FROM_ENV,
+    /** The provider sets no {@code create_qp_ex}: {@code ibv_create_qp_ex} with any {@code comp_mask} but
+     * IBV_QP_INIT_ATTR_PD alone (send_ops_flags for the {@code ibv_wr_*} API among them) is answered by libibverbs'
+     * stand-in with EOPNOTSUPP (verbs.h {@code ibv_create_qp_ex}: PD alone goes to {@code ibv_create_qp}, else the
+     * provider's op, {@code dummy_ops.c} when there is none). rdma-core 44's libbnxt_re, libcxgb4, liberdma,
+     * libhfi1verbs, libirdma and libsiw create QPs with {@code ibv_cmd_create_qp} only (no {@code
+     * ibv_cmd_create_qp_ex}/{@code _ex2} import, no {@code create_qp_ex} in their {@code verbs_context_ops}), so they
+     * build no {@code ibv_wr_*} function. See {@link SendOps}. */
+    CREATE_QP_EX_UNSUPPORTED
 }

@@ -118,7 +118,7 @@ final class QpModify
 
     /**
      * To RESET: what was queued is dropped without completions; where the provider cleans the CQs
-     * ({@link ProviderRule#RESET_CLEANS_CQ}: mlx4, mlx5), the QP's completions not yet polled go too.
+     * ({@link ProviderRule#RESET_CLEANS_CQ}: mlx4, mlx5, hns), the QP's completions not yet polled go too.
      */
     private static void reset(final SimQp qp)
     {

@@ -14,7 +14,8 @@ import java.util.Set;
  * The {@code send_ops_flags} of {@code ibv_create_qp_ex} (ibv_create_qp_ex(3), {@code IBV_QP_INIT_ATTR_SEND_OPS_FLAGS}):
  * the provider builds the {@code ibv_wr_*} functions of the QP for the opcodes asked and refuses the QP with
  * EOPNOTSUPP when one of them is not in its table for the QP type. The table is a device-profile property: mlx5's
- * ({@link ProviderRule#SEND_OPS_MLX5}), rxe's ({@link ProviderRule#SEND_OPS_RXE}), and for a driver whose provider
+ * ({@link ProviderRule#SEND_OPS_MLX5}), rxe's ({@link ProviderRule#SEND_OPS_RXE}), none where the provider has no
+ * {@code create_qp_ex} at all ({@link ProviderRule#CREATE_QP_EX_UNSUPPORTED}), and for a driver whose provider
  * table was not read (assumed) the opcodes the QP type carries (IBA 9.8.3, {@link Datagrams#opcodeRefusal}) that the
  * device reports, with FLUSH and ATOMIC_WRITE only where it has those capabilities. Stateless.
  */
@@ -100,6 +101,13 @@ final class SendOps
         if (attr.sendOps() == null)
         {
             return;
+        }
+        if (device.profile().follows(ProviderRule.CREATE_QP_EX_UNSUPPORTED))
+        {
+            throw Errors.of(verb, Errno.EOPNOTSUPP, "send_ops_flags: the " + device.profile().driver() + " provider "
+                + "has no create_qp_ex (rdma-core 44), so libibverbs answers ibv_create_qp_ex with more than a PD "
+                + "itself; nothing was created. Create the QP with ibv_create_qp and post with ibv_post_send, or use a "
+                + "device whose provider builds ibv_wr_* functions (mlx5, rxe, hns, efa)");
         }
         final Set<WrOpcode> supported = supported(device.profile(), attr.type());
         final Set<WrOpcode> missing = EnumSet.noneOf(WrOpcode.class);

@@ -145,4 +145,22 @@ class ExtendedCqTest
         assertThat(errnoOf(() -> bnxt.checkCreateCqEx(0, ExtendedCqs.MASK_FLAGS, ExtendedCqs.FLAG_IGNORE_OVERRUN,
             false))).as("a kernel driver refuses a creation flag it does not take").isEqualTo(Errno.EOPNOTSUPP.code());
     }
+
+    @Test
+    void mlx4AndIrdmaRefuseAMaskBitOrCreationFlagTheyLackWithEopnotsupp()
+    {
+        // mlx4's create_cq answers ENOTSUP (EOPNOTSUPP on Linux) for a comp_mask or flag outside its
+        // CREATE_CQ_SUPPORTED_*; irdma's goes through ibv_cmd_create_cq_ex (EOPNOTSUPP for the mask) to the kernel's
+        // irdma_create_cq (EOPNOTSUPP for any creation flag). rdma-core's tests/test_cqex.py test_create_cq_ex
+        // accepts only success or EOPNOTSUPP for each flag.
+        for (final String name : List.of("connectx3", "e810", "e810-iwarp"))
+        {
+            final ExtendedCqs x = ExtendedCqs.of(DeviceProfiles.byName(name));
+            x.checkCreateCqEx(ExtendedCqs.WC_STANDARD, ExtendedCqs.MASK_FLAGS, ExtendedCqs.FLAG_SINGLE_THREADED, false);
+            assertThat(errnoOf(() -> x.checkCreateCqEx(0, ExtendedCqs.MASK_FLAGS, ExtendedCqs.FLAG_IGNORE_OVERRUN,
+                false))).as(name + " IGNORE_OVERRUN").isEqualTo(Errno.EOPNOTSUPP.code());
+            assertThat(errnoOf(() -> x.checkCreateCqEx(0, ExtendedCqs.MASK_PD, 0, false))).as(name + " MASK_PD")
+                .isEqualTo(Errno.EOPNOTSUPP.code());
+        }
+    }
 }

@@ -189,11 +189,13 @@ class ReregRulesTest
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"rxe", "rxe-legacy", "bnxt_re", "siw"})
+    @ValueSource(strings = {"rxe", "rxe-legacy", "bnxt_re", "siw", "e810", "e810-iwarp", "qedr", "erdma", "cxgb4",
+        "hfi1"})
     void aProviderWithoutReregMrAnswersEopnotsuppAndChangesNothing(final String profile)
     {
-        // rdma-core 44's librxe, libbnxt_re and libsiw set no rereg_mr: libibverbs' stand-in answers EOPNOTSUPP
-        // with IBV_REREG_MR_ERR_INPUT for every change, after libibverbs' own input checks.
+        // rdma-core 44's librxe, libbnxt_re, libsiw, libirdma, libqedr, liberdma, libcxgb4 and libhfi1verbs set no
+        // rereg_mr: libibverbs' stand-in answers EOPNOTSUPP with IBV_REREG_MR_ERR_INPUT for every change, after
+        // libibverbs' own input checks.
         final KeyRig k = KeyRig.of(DeviceProfiles.byName(profile));
         final MemoryRegion mr = remoteMr(k);
         final long other = k.rig.bufferB(PAGE);
@@ -209,6 +211,44 @@ class ReregRulesTest
             NONE));
 
         k.assertWriteLands(mr.addr(), mr.rkey(), 16);
+    }
+
+    @Test
+    void onlyTheProvidersWithReregMrInRdmaCore44TakeIt()
+    {
+        // rdma-core 44: only libmlx4, libmlx5 and libhns import ibv_cmd_rereg_mr (mlx4_rereg_mr, mlx5_rereg_mr,
+        // hns_roce_u_rereg_mr); every other provider of a built-in profile leaves verbs_context_ops.rereg_mr unset.
+        final Set<String> withRereg = Set.of("mlx4", "mlx5", "hns");
+        for (final DeviceProfile p : DeviceProfiles.builtIn().values())
+        {
+            if (p.driver().equals(DeviceProfiles.GENERIC))
+            {
+                continue; // a device no rule recognises: its provider is unknown
+            }
+            assertThat(p.follows(ProviderRule.REREG_MR_UNSUPPORTED)).as("%s (%s)", p.name(), p.driver())
+                .isEqualTo(!withRereg.contains(p.driver()));
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"efa", "mana"})
+    void aProviderWithoutReregMrRefusesItOnDevicesWithoutRcToo(final String profile)
+    {
+        // libefa and libmana (rdma-core 44) have no rereg_mr either; these devices take no RC QP, so the MR is
+        // checked without traffic.
+        final DeviceProfile p = DeviceProfiles.byName(profile);
+        final RuleRig rig = RuleRig.unconnected(p);
+        final long buf = rig.bufferB(2 * PAGE);
+        final MemoryRegion mr = rig.pdB.regMr(buf, 2 * PAGE, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ));
+        final int lkey = mr.lkey();
+
+        final ReregException e = reregFailure(() -> mr.rereg(ACCESS, null, 0, 0, RuleRig.LOCAL));
+
+        assertThat(e.reregError()).isEqualTo(ReregException.ERR_INPUT);
+        assertThat(e.errnoName()).isEqualTo(Errno.EOPNOTSUPP);
+        assertThat(e.getMessage()).contains(p.driver() + "'s provider has no rereg_mr");
+        assertThat(mr.lkey()).isEqualTo(lkey);
+        assertThat(mr.access()).containsExactlyInAnyOrder(Access.LOCAL_WRITE, Access.REMOTE_READ);
     }
 
     /** rxe's kernel driver behind a provider that passes ibv_rereg_mr on (rdma-core 44's librxe does not). */
@@ -273,7 +313,7 @@ class ReregRulesTest
     // ------------------------------------------------------------------ keys
 
     @ParameterizedTest
-    @ValueSource(strings = {"connectx3", "connectx5", "connectx7", "rxe", "e810"})
+    @ValueSource(strings = {"connectx3", "connectx5", "connectx7", "rxe", "hns"})
     void pdAndAccessChangesKeepTheKeys(final String profile)
     {
         final KeyRig k = KeyRig.of(profile.equals("rxe") ? rxeKernel() : DeviceProfiles.byName(profile));
@@ -319,8 +359,8 @@ class ReregRulesTest
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"connectx3", "e810"})
-    void aNewTranslationKeepsTheKeysOnMlx4(final String profile)
+    @ValueSource(strings = {"connectx3", "hns"})
+    void aNewTranslationKeepsTheKeysOnMlx4AndHns(final String profile)
     {
         final KeyRig k = KeyRig.of(DeviceProfiles.byName(profile));
         final MemoryRegion mr = remoteMr(k);

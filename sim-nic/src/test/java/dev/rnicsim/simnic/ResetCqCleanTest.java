@@ -16,8 +16,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * {@link ProviderRule#RESET_CLEANS_CQ}: a QP moved to RESET takes its unpolled completions out of its CQ on mlx4
- * and mlx5 (their providers' {@code mlx4_cq_clean} and {@code mlx5_cq_clean}), so a QP restated after an error
+ * {@link ProviderRule#RESET_CLEANS_CQ}: a QP moved to RESET takes its unpolled completions out of its CQ on mlx4,
+ * mlx5 and hns (their providers' {@code mlx4_cq_clean}, {@code mlx5_cq_clean} and {@code hns_roce_v2_cq_clean}), so a QP restated after an error
  * (rdma-core's tests/test_mr.py {@code restate_qps}) does not poll the flushes of its earlier life; rxe and siw leave
  * the CQ as it is. The completions of other QPs of the CQ stay in every case.
  */
@@ -30,7 +30,7 @@ class ResetCqCleanTest
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"connectx3", "connectx5", "connectx4", "rxe", "siw"})
+    @ValueSource(strings = {"connectx3", "connectx5", "connectx4", "hns", "rxe", "siw", "bnxt_re"})
     void resetShouldRemoveTheQpsFlushesWhereTheProviderCleansTheCq(final String profile)
     {
         final DeviceProfile p = DeviceProfiles.byName(profile);
@@ -58,7 +58,7 @@ class ResetCqCleanTest
         final List<WorkCompletion> left = rig.cqA.poll(64);
         final boolean cleans = p.follows(ProviderRule.RESET_CLEANS_CQ);
         assertThat(cleans).as("the provider of %s cleans the CQ", profile)
-            .isEqualTo(p.driver().equals("mlx4") || p.driver().equals("mlx5"));
+            .isEqualTo(p.driver().equals("mlx4") || p.driver().equals("mlx5") || p.driver().equals("hns"));
         assertThat(left).as("completions of the other QP stay").anyMatch(wc -> wc.qpNum() == other.qpNum()
             && wc.wrId() == 90 && wc.status() == WcStatus.WR_FLUSH_ERR);
         assertThat(left.stream().filter(wc -> wc.qpNum() == rig.qpA.qpNum()).count())

@@ -158,8 +158,9 @@ final class DevinfoCommand implements Callable<Integer>
         {
             out.print(DevinfoWriter.write(p.name(), p.attributes(), p.traits().transport()));
             out.printf("\t# simulated: driver %s, MTT %s of %d entries, keys %s, link %.0f Gbit/s, "
-                + "translation cache %d entries%n", p.driver(), p.mtt().allocator().name().toLowerCase(),
-                p.mtt().entries(), p.variantPolicy().name().toLowerCase(), p.linkGbps(), p.cacheEntries());
+                + "translation cache %d entries, hca_core_clock %d kHz, num_comp_vectors %d%n", p.driver(),
+                p.mtt().allocator().name().toLowerCase(), p.mtt().entries(), p.variantPolicy().name().toLowerCase(),
+                p.linkGbps(), p.cacheEntries(), p.completions().hcaCoreClockKhz(), p.numCompVectors());
             out.println("\t# driver rules: " + p.traits().describe());
             final List<String> gaps = file != null ? defaulted : p.defaultedFields();
             if (!gaps.isEmpty())

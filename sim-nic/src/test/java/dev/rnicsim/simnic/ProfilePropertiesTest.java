@@ -1,0 +1,94 @@
+package dev.rnicsim.simnic;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.VerbsException;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Where drivers or parts differ, the difference is a property of the device profile: device memory (MEMIC) by part,
+ * the provider's reading of MLX_*_ALLOC_TYPE by driver, shared receive queues by driver, create_qp_ex by provider.
+ */
+class ProfilePropertiesTest
+{
+    @ParameterizedTest
+    @ValueSource(strings = {"connectx4", "connectx4lx", "connectx4-forced-ro"})
+    void connectx4PartsHaveNoDeviceMemory(final String name)
+    {
+        // ConnectX-4 and -4 Lx report no memic capability: max_dm_size 0, and ibv_alloc_dm is EOPNOTSUPP.
+        final DeviceProfile p = DeviceProfiles.byName(name);
+        assertThat(p.follows(ProviderRule.DEVICE_MEMORY)).isFalse();
+        assertThat(p.maxDmSizeBytes()).isZero();
+        final RuleRig rig = RuleRig.unconnected(p);
+        final VerbsException e = catchThrowableOfType(VerbsException.class, () -> rig.ctxB.allocDm(4096));
+        assertThat(e.errnoName()).as(e.getMessage()).isEqualTo(Errno.EOPNOTSUPP);
+        // Every other rule of the ConnectX-5 stays: it is the same driver.
+        final java.util.Set<ProviderRule> others = java.util.EnumSet.copyOf(DeviceProfiles.connectx5().providerRules());
+        others.remove(ProviderRule.DEVICE_MEMORY);
+        assertThat(p.providerRules()).containsAll(others);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"connectx5", "connectx5ex", "connectx6", "connectx6dx", "connectx6lx", "connectx7",
+        "bluefield2", "bluefield3"})
+    void connectx5AndLaterHaveDeviceMemory(final String name)
+    {
+        final DeviceProfile p = DeviceProfiles.byName(name);
+        assertThat(p.maxDmSizeBytes()).isEqualTo(DeviceProfile.MLX5_MAX_DM_BYTES);
+        RuleRig.unconnected(p).ctxB.allocDm(4096).close();
+    }
+
+    @org.junit.jupiter.api.Test
+    void onlyMlx5ProvidersReadTheQueueAllocTypeVariables()
+    {
+        // mlx5_get_alloc_type (providers/mlx5/buf.c) reads MLX_QP/CQ/SRQ_ALLOC_TYPE; no other provider does.
+        for (final DeviceProfile p : DeviceProfiles.builtIn().values())
+        {
+            assertThat(p.follows(ProviderRule.QUEUE_ALLOC_TYPE_FROM_ENV)).as(p.name())
+                .isEqualTo(p.driver().equals("mlx5"));
+        }
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"hns, 1048576", "qedr, 32768", "hfi1, 1024"})
+    void theDriversWithSharedReceiveQueuesReportThemAndCreateOne(final String name, final int maxSrq)
+    {
+        // HNS_ROCE_V2_MAX_SRQ, QED_RDMA_MAX_SRQS, hfi1's max_srqs module parameter; libhns, libqedr and libhfi1verbs
+        // create SRQs (ibv_cmd_create_srq_ex / ibv_cmd_create_srq).
+        final DeviceProfile p = DeviceProfiles.byName(name);
+        assertThat(p.attributes().maxSrq()).isEqualTo(maxSrq);
+        final RuleRig rig = RuleRig.unconnected(p);
+        assertThat(rig.pdA.createSrq(new dev.rnicsim.verbs.SrqAttr(16, 1, 0))).isNotNull();
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @ValueSource(strings = {"bnxt_re", "siw", "cxgb4", "erdma", "hfi1", "e810", "e810-iwarp"})
+    void aProviderWithoutCreateQpExRefusesSendOpsFlagsAndCreatesNothing(final String name)
+    {
+        // rdma-core 44: these providers create QPs with ibv_cmd_create_qp only and set no create_qp_ex, so
+        // libibverbs' stand-in answers ibv_create_qp_ex with send_ops_flags: EOPNOTSUPP.
+        final DeviceProfile p = DeviceProfiles.byName(name);
+        assertThat(p.follows(ProviderRule.CREATE_QP_EX_UNSUPPORTED)).isTrue();
+        final RuleRig rig = RuleRig.unconnected(p);
+        final int qps = rig.deviceA.qpsLive();
+        final VerbsException e = catchThrowableOfType(VerbsException.class, () -> rig.pdA.createQp(
+            dev.rnicsim.verbs.QpInitAttr.rc(rig.cqA).withSendOps(java.util.EnumSet.of(dev.rnicsim.verbs.WrOpcode.SEND))));
+        assertThat(e.errnoName()).as(e.getMessage()).isEqualTo(Errno.EOPNOTSUPP);
+        assertThat(e.getMessage()).contains("no create_qp_ex");
+        assertThat(rig.deviceA.qpsLive()).as("nothing created").isEqualTo(qps);
+        // A QP without send_ops_flags is ibv_create_qp's: created.
+        assertThat(rig.pdA.createQp(dev.rnicsim.verbs.QpInitAttr.rc(rig.cqA))).isNotNull();
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @ValueSource(strings = {"connectx5", "rxe", "hns"})
+    void aProviderWithCreateQpExBuildsTheSendFunctions(final String name)
+    {
+        final RuleRig rig = RuleRig.unconnected(DeviceProfiles.byName(name));
+        assertThat(rig.pdA.createQp(dev.rnicsim.verbs.QpInitAttr.rc(rig.cqA)
+            .withSendOps(java.util.EnumSet.of(dev.rnicsim.verbs.WrOpcode.SEND)))).isNotNull();
+    }
+}
