@@ -173,5 +173,10 @@ public enum ProviderRule
     /** {@code ibv_create_srq} takes max_wr 0 and max_sge 0: mlx5 sizes the queue to {@code max_wr + 1} rounded up
      * to a power of two (providers/mlx5/verbs.c {@code mlx5_create_srq}, kernel {@code mlx5_ib_create_srq}) and
      * checks only the upper limits. Without this rule max_wr 0 is EINVAL (rxe {@code rxe_srq_chk_init}). */
-    SRQ_OF_ZERO_WR
+    SRQ_OF_ZERO_WR,
+    /** Hardware tag matching on RC with rendezvous offload (ConnectX-5 and later: the {@code tag_matching} and
+     * {@code rndv_offload_rc} capabilities, which {@code mlx5_ib_query_device} reports as {@code tm_caps}): SRQs of
+     * type IBV_SRQT_TM and {@code ibv_post_srq_ops}. See {@link TagMatchingCaps} and {@link TagMatchingList};
+     * without this rule {@code tm_caps} is all 0. */
+    TAG_MATCHING
 }
