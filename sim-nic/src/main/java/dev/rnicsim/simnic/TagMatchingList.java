@@ -351,6 +351,42 @@ public final class TagMatchingList
     }
 
     /**
+     * A matched message took no ordinary receive: the device had it take one (the SRQ's first), which goes back to
+     * the head of the queue, as if it had never been taken (a backend that decides the match after the model placed
+     * the message calls this).
+     *
+     * @param srq  the SRQ whose receive it is.
+     * @param recv that receive.
+     */
+    public static void giveBack(final dev.rnicsim.verbs.SharedReceiveQueue srq, final dev.rnicsim.verbs.RecvWr recv)
+    {
+        ((SimSrq) srq).queue().addFirst(recv);
+    }
+
+    /**
+     * The end of a rendezvous: once the device has read the sender's buffer it tells the sender with a message that
+     * takes one of the sender QP's receives (rdma-core tests/test_tag_matching.py posts a receive on the requester
+     * "because the server sends rdma-read request to client"; UCX's mlx5 transport reads the TMH of opcode
+     * IBV_TMH_FIN from it), which completes with IBV_WC_RECV.
+     *
+     * @param requester  the QP that sent the rendezvous request.
+     * @param lengthBytes the message's length.
+     * @return the receive it took, or null when none was posted (the message is dropped).
+     */
+    public static dev.rnicsim.verbs.RecvWr rendezvousDone(final dev.rnicsim.verbs.QueuePair requester,
+        final long lengthBytes)
+    {
+        final SimQp qp = (SimQp) requester;
+        final dev.rnicsim.verbs.RecvWr recv = qp.recvQueue.pollFirst();
+        if (recv != null)
+        {
+            qp.completions.completeRecv(recv, dev.rnicsim.verbs.WcStatus.SUCCESS, dev.rnicsim.verbs.WcOpcode.RECV,
+                lengthBytes, false, 0);
+        }
+        return recv;
+    }
+
+    /**
      * @return the tags listed now.
      */
     public int tagsListed()
