@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "rnicsim_verbs.h"
+#include "wire_tm.h"
 
 static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static pthread_mutex_t send_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -99,6 +100,11 @@ void rnicsim_unregister_cq(struct sim_cq *cq)
 	rnicsim_unlock();
 }
 
+struct sim_cq *rnicsim_cq_of(uint32_t handle)
+{
+	return handle < cqs_cap ? cqs[handle] : NULL;
+}
+
 void rnicsim_register_qp(struct sim_qp *qp)
 {
 	rnicsim_lock();
@@ -164,6 +170,8 @@ static void handle_message(const struct wire_hdr *h, const char *payload, size_t
 			if (!(w[i].flags & WIRE_WC_HIDDEN) && w[i].cq < cqs_cap && cqs[w[i].cq])
 				rnicsim_cq_push(cqs[w[i].cq], &w[i]);
 		}
+	} else if (h->op == OP_TM_WC) {
+		rnicsim_tm_wcs(payload, len);
 	} else if (h->op == OP_PLACE) {
 		rnicsim_place(payload, len);
 	} else if (h->op == OP_DIAG) {

@@ -34,6 +34,8 @@ static int take(struct sim_cq *c, int drive)
 	c->cur = c->ring[c->head];
 	if (c->stamps)
 		c->cur_stamp = c->stamps[c->head];
+	if (c->tm_tags)
+		c->cur_tm_tag = c->tm_tags[c->head];
 	c->head = (c->head + 1) % c->cap;
 	c->count--;
 	rnicsim_unlock();
@@ -81,6 +83,14 @@ static uint64_t cycles(const struct sim_cq *c, uint64_t ns)
 }
 
 static uint64_t read_completion_ts(struct ibv_cq_ex *cq) { return cycles(of(cq), of(cq)->cur_stamp); }
+
+/* the TMH's tag of a completion of a matched tag (mlx5_cq_read_wc_tm_info reads it from the CQE); 0 for the others;
+ * priv (the TMH's app_ctx) is not kept */
+static void read_tm_info(struct ibv_cq_ex *cq, struct ibv_wc_tm_info *tm_info)
+{
+	tm_info->tag = of(cq)->cur_tm_tag;
+	tm_info->priv = 0;
+}
 static uint64_t read_completion_wallclock_ns(struct ibv_cq_ex *cq) { return of(cq)->cur_stamp; }
 
 /* The buffers a CQ of a parent domain takes from its allocator (mlx5 create_cq: the CQE ring of
@@ -159,6 +169,10 @@ static struct ibv_cq_ex *create_cq_ex(struct ibv_context *ctx, struct ibv_cq_ini
 		x->read_cvlan = read_cvlan;
 	if (attr->wc_flags & IBV_WC_EX_WITH_FLOW_TAG)
 		x->read_flow_tag = read_flow_tag;
+	if (attr->wc_flags & IBV_WC_EX_WITH_TM_INFO) {
+		c->tm_tags = calloc(c->cap, sizeof(*c->tm_tags));
+		x->read_tm_info = read_tm_info;
+	}
 	if (attr->wc_flags & (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)) {
 		c->clock_khz = caps.hca_core_clock;
 		c->ts_mask = caps.timestamp_mask;

@@ -24,7 +24,31 @@ struct sim_dm {
 	uint64_t length;
 	char *va;
 	size_t map_bytes;
+	uint32_t ctx_handle; /* the server's context: a second context of the process sharing it may import the DM */
+	struct sim_dm *next; /* the allocated DMs of the process, for ibv_import_dm */
 };
+
+static struct sim_dm *allocated;
+
+static void dm_track(struct sim_dm *d)
+{
+	rnicsim_lock();
+	d->next = allocated;
+	allocated = d;
+	rnicsim_unlock();
+}
+
+static void dm_untrack(struct sim_dm *d)
+{
+	rnicsim_lock();
+	for (struct sim_dm **p = &allocated; *p; p = &(*p)->next) {
+		if (*p == d) {
+			*p = d->next;
+			break;
+		}
+	}
+	rnicsim_unlock();
+}
 
 /* mlx5_access_dm's order: a range past the allocation is EFAULT, then a misaligned offset or length EINVAL. */
 static int check_copy(const struct sim_dm *d, uint64_t offset, size_t length)
@@ -98,6 +122,8 @@ static struct ibv_dm *alloc_dm(struct ibv_context *ctx, struct ibv_alloc_dm_attr
 	d->dm.memcpy_from_dm = memcpy_from_dm;
 	d->dm.comp_mask = IBV_DM_MASK_HANDLE; /* as ibv_cmd_alloc_dm sets it, with the handle */
 	d->dm.handle = resp.dm;
+	d->ctx_handle = rnicsim_ctx_handle(ctx);
+	dm_track(d);
 	return &d->dm;
 }
 
@@ -108,6 +134,7 @@ static int free_dm(struct ibv_dm *dm)
 	int e = rnicsim_rpc(OP_FREE_DM, &req, sizeof(req), NULL, 0, NULL, 0, NULL);
 	if (e)
 		return e; /* EBUSY: an MR still uses it; it stays allocated and mapped */
+	dm_untrack(d);
 	munmap(d->va, d->map_bytes);
 	free(d);
 	return 0;
@@ -149,6 +176,54 @@ static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t o
 	mr->mr.lkey = resp.lkey;
 	mr->mr.rkey = resp.rkey;
 	return &mr->mr;
+}
+
+/*
+ * ibv_import_dm(3): the DM of dm_handle on the server context that ctx shares (a context of ibv_import_device on a
+ * dup of the first one's cmd_fd), seen through ctx. As mlx5_import_dm does, the view maps the same device memory
+ * again (here: mremap of the shared mapping with old size 0, a second mapping of the same pages), so that the view's
+ * copies see the first one's bytes and ibv_unimport_dm unmaps only the view. Nothing travels to the server: the DM
+ * is the same object there. A handle that names no DM of that context is ENOENT, as the kernel's object lookup
+ * (rdma_lookup_get_uobject) answers; a device without device memory (max_dm_size 0) has a provider without
+ * import_dm, and libibverbs answers EOPNOTSUPP.
+ */
+EXPORT struct ibv_dm *ibv_import_dm(struct ibv_context *ctx, uint32_t dm_handle)
+{
+	if (!rnicsim_max_dm_size(ctx)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	uint32_t ctx_handle = rnicsim_ctx_handle(ctx);
+	struct sim_dm *orig = NULL;
+	rnicsim_lock();
+	for (struct sim_dm *d = allocated; d && !orig; d = d->next)
+		if (d->handle == dm_handle && d->ctx_handle == ctx_handle)
+			orig = d;
+	rnicsim_unlock();
+	if (!orig) {
+		errno = ENOENT;
+		return NULL;
+	}
+	struct sim_dm *v = calloc(1, sizeof(*v));
+	void *va = v ? mremap(orig->va, 0, orig->map_bytes, MREMAP_MAYMOVE) : MAP_FAILED;
+	if (va == MAP_FAILED) {
+		free(v);
+		errno = ENOMEM;
+		return NULL;
+	}
+	*v = *orig;
+	v->next = NULL;
+	v->va = va;
+	v->dm.context = ctx;
+	return &v->dm;
+}
+
+/* ibv_unimport_dm(3): forgets the view; the DM stays allocated for the context that allocated it. */
+EXPORT void ibv_unimport_dm(struct ibv_dm *dm)
+{
+	struct sim_dm *v = (struct sim_dm *)dm;
+	munmap(v->va, v->map_bytes);
+	free(v);
 }
 
 void rnicsim_set_dm_ops(struct verbs_context *vctx)

@@ -112,6 +112,7 @@ void rnicsim_extended_device_attr(struct ibv_context *ctx, struct ibv_device_att
 		attr->completion_timestamp_mask = caps.timestamp_mask;
 		attr->hca_core_clock = caps.hca_core_clock;
 	}
+	rnicsim_tm_caps(ctx, &attr->tm_caps); /* tm.c */
 }
 
 void rnicsim_set_extended_ops(struct verbs_context *vctx)

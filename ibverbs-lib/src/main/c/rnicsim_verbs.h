@@ -54,6 +54,9 @@ struct sim_cq {
 	/* extended CQs with completion timestamps (cq_ex.c): each ring entry's time (ns), the polled one's, the clock */
 	uint64_t *stamps;
 	uint64_t cur_stamp, clock_khz, ts_mask;
+	/* extended CQs with IBV_WC_EX_WITH_TM_INFO (tm.c): each ring entry's TMH tag, the polled one's */
+	uint64_t *tm_tags;
+	uint64_t cur_tm_tag;
 };
 
 #define QPX_MAX_WR 64
@@ -166,6 +169,15 @@ void rnicsim_srq_consumed(struct ibv_srq *srq);
 struct ibv_srq *rnicsim_srq_new(struct ibv_pd *pd, void *srq_context, uint32_t handle, uint32_t max_sge,
 				uint32_t srq_num);
 void rnicsim_set_srq_ops(struct ibv_context *ctx);
+
+/* tm.c: tag matching (tm_caps, TM SRQs, ibv_post_srq_ops, the TM_WC message); srq.c: a basic SRQ's granted max_wr;
+ * client.c: a CQ by its handle */
+void rnicsim_tm_caps(struct ibv_context *ctx, struct ibv_tm_caps *caps);
+struct ibv_srq *rnicsim_create_tm_srq(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr);
+void rnicsim_tm_wcs(const char *payload, size_t len);
+void rnicsim_set_tm_ops(struct verbs_context *vctx);
+void rnicsim_srq_granted(struct ibv_srq *srq, uint32_t max_wr);
+struct sim_cq *rnicsim_cq_of(uint32_t handle);
 
 /* xrc.c: XRC domains, XRC SRQs and the XRC parts of the QP verbs */
 void rnicsim_set_xrc_ops(struct verbs_context *vctx);

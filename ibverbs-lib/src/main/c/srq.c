@@ -19,6 +19,11 @@ struct sim_srq {
 	uint32_t outstanding; /* receives posted and not yet completed */
 };
 
+void rnicsim_srq_granted(struct ibv_srq *srq, uint32_t max_wr)
+{
+	((struct sim_srq *)srq)->max_wr = max_wr;
+}
+
 void rnicsim_srq_consumed(struct ibv_srq *srq)
 {
 	struct sim_srq *s = (struct sim_srq *)srq;

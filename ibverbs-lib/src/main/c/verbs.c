@@ -213,6 +213,7 @@ EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	if (cq->channel)
 		cq->channel->refcnt--;
 	free(c->stamps);
+	free(c->tm_tags);
 	free(c->ring);
 	free(c);
 	return 0;

@@ -80,7 +80,7 @@ static int close_xrcd(struct ibv_xrcd *xrcd)
 /*
  * ibv_create_srq_ex(3). The inline of <infiniband/verbs.h> sends a basic SRQ with PD and TYPE only to ibv_create_srq;
  * what arrives here is an XRC SRQ (PD, XRCD and CQ all required: mlx5_create_srq_ex), a basic SRQ with more bits
- * (made as ibv_create_srq makes it), or a tag-matching SRQ, which the simulator lacks (EOPNOTSUPP).
+ * (made as ibv_create_srq makes it), or a tag-matching SRQ (tm.c).
  */
 static struct ibv_srq *create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr)
 {
@@ -97,8 +97,10 @@ static struct ibv_srq *create_srq_ex(struct ibv_context *ctx, struct ibv_srq_ini
 		}
 		return ibv_create_srq(attr->pd, (struct ibv_srq_init_attr *)attr);
 	}
+	if (type == IBV_SRQT_TM)
+		return rnicsim_create_tm_srq(ctx, attr); /* tm.c */
 	if (type != IBV_SRQT_XRC) {
-		errno = EOPNOTSUPP; /* tag matching is not simulated */
+		errno = EINVAL; /* no other type (mlx5_create_srq_ex) */
 		return NULL;
 	}
 	if (!(mask & IBV_SRQ_INIT_ATTR_PD) || !(mask & IBV_SRQ_INIT_ATTR_XRCD) || !(mask & IBV_SRQ_INIT_ATTR_CQ) ||
@@ -158,4 +160,5 @@ void rnicsim_set_xrc_ops(struct verbs_context *vctx)
 	vctx->close_xrcd = close_xrcd;
 	vctx->create_srq_ex = create_srq_ex;
 	vctx->get_srq_num = get_srq_num;
+	rnicsim_set_tm_ops(vctx); /* tm.c: ibv_post_srq_ops */
 }

@@ -14,6 +14,9 @@
  *   free-busy   ibv_free_dm while an MR uses it                                 EBUSY; 0 once the MR is gone
  *   exhaust     all of max_dm_size, then 4 bytes more                           the first; NULL, ENOMEM
  *   fork        a child of fork() allocates and frees on its parent's context   0 and 0
+ *   import      ibv_import_dm on a context imported from a dup of cmd_fd:        the same bytes through both;
+ *               a handle of no DM; ibv_unimport_dm                              ENOENT; the DM stays readable
+ *               (rxe: ibv_import_dm                                             NULL, EOPNOTSUPP)
  *
  * Build: gcc -g device_memory.c -libverbs
  */
@@ -162,6 +165,34 @@ static void traffic(struct ibv_dm *dm)
 	check("free-busy", ibv_dereg_mr(dmr) == 0 && ibv_free_dm(dm) == 0, "ibv_dereg_mr, then ibv_free_dm: 0");
 }
 
+/* A second context of the process, imported from a dup of the first one's cmd_fd, sees the DM by its handle. */
+static void import_dm(void)
+{
+	struct ibv_dm *dm = alloc(4096, 0);
+	struct ibv_context *second = ibv_import_device(dup(ctx->cmd_fd));
+	if (!second) {
+		check("import", 0, "ibv_import_device on a dup of cmd_fd");
+		return;
+	}
+	struct ibv_dm *view = ibv_import_dm(second, dm->handle);
+	char in[128], out[128];
+	pattern(in, 128, 9);
+	memset(out, 0, 128);
+	check("import", view && ibv_memcpy_to_dm(dm, 256, in, 128) == 0 &&
+				ibv_memcpy_from_dm(out, view, 256, 128) == 0 && memcmp(in, out, 128) == 0,
+	      "128 bytes written through the DM read back through its imported view");
+	errno = 0;
+	check("import", !ibv_import_dm(second, dm->handle + 1000) && errno == ENOENT,
+	      "a handle of no DM: NULL, ENOENT");
+	if (view)
+		ibv_unimport_dm(view);
+	memset(out, 0, 128);
+	check("import", ibv_memcpy_from_dm(out, dm, 256, 128) == 0 && memcmp(in, out, 128) == 0,
+	      "after ibv_unimport_dm the DM is still allocated and readable");
+	ibv_close_device(second);
+	ibv_free_dm(dm);
+}
+
 int main(void)
 {
 	struct ibv_device **list = open_first_device(&ctx, &pd);
@@ -175,6 +206,9 @@ int main(void)
 	if (max == 0) {
 		errno = 0;
 		check("caps", !alloc(4096, 0) && errno == EOPNOTSUPP, "no device memory: ibv_alloc_dm NULL, EOPNOTSUPP");
+		errno = 0;
+		check("import", !ibv_import_dm(ctx, 0) && errno == EOPNOTSUPP,
+		      "no device memory: ibv_import_dm NULL, EOPNOTSUPP");
 		return failures ? 1 : 0;
 	}
 	check("caps", 1, "max_dm_size above 0");
@@ -190,6 +224,7 @@ int main(void)
 			      memcmp(in, out, 64) == 0, "64 bytes to offset 8 and back");
 	bad_calls(dm, max);
 	traffic(dm);
+	import_dm();
 
 	struct ibv_dm *all = alloc(max, 0);
 	errno = 0;

@@ -110,11 +110,14 @@ final class Completions
     private long nextId = 1;
     private final PeerWait peerWait;
     private final DatagramSteps datagrams = new DatagramSteps();
+    /** What SENDs to a tag-matching SRQ get. */
+    final TmData tm;
 
     Completions(final FabricServer server)
     {
         this.server = server;
         this.peerWait = new PeerWait(server);
+        this.tm = new TmData(server, this);
     }
 
     /** The wire opcodes that name a remote buffer under an rkey: RDMA WRITE (with immediate), READ, the atomics,
@@ -316,7 +319,7 @@ final class Completions
         peerWait.release();
         datagrams.postNext(sends::containsKey);
         step();
-        while (datagrams.postNext(sends::containsKey))
+        while (datagrams.postNext(sends::containsKey) || tm.again())
         {
             step();
         }
@@ -464,6 +467,10 @@ final class Completions
             return;
         }
         final PostedSend ps = sender.sendsToPlace.removeFirst();
+        if (tm.place(wc, pr, rq, sender, ps))
+        {
+            return; // a tag-matching SRQ's matched message (TmData)
+        }
         List<ProcessMemory.Range> dst = pr.local();
         long len = wc.byteLen();
         final boolean withGrh = ud && wc.withGrh() && len >= Datagrams.GRH_BYTES;
@@ -513,7 +520,7 @@ final class Completions
     }
 
     /** The source bytes of a request into the scratch buffer: its inline data, or its gather list. */
-    private boolean fill(final PostedSend ps, final long len)
+    boolean fill(final PostedSend ps, final long len)
     {
         if (ps.carried() != null)
         {
@@ -531,7 +538,7 @@ final class Completions
         return true;
     }
 
-    private void scatter(final int pid, final List<ProcessMemory.Range> dst, final String what,
+    void scatter(final int pid, final List<ProcessMemory.Range> dst, final String what,
         final Session.QpInfo owner)
     {
         final long put = server.memory.scatter(pid, dst);
@@ -629,8 +636,14 @@ final class Completions
         final long appWrId;
         final Session.QpInfo q;
         boolean hidden = false;
+        int[] tmOpcodeAndFlags = null;
         if (recv)
         {
+            if (tm.givenBack(wc.wrId()))
+            {
+                return; // its receive went back to the tag-matching SRQ (TmData)
+            }
+            tmOpcodeAndFlags = tm.override(wc.wrId());
             final PostedRecv pr = recvs.remove(wc.wrId());
             if (pr == null)
             {
@@ -659,9 +672,9 @@ final class Completions
         b.putInt(Wire.HEADER_BYTES + 8 + Wire.WC_BYTES).putShort((short) Wire.OP_WC).putShort((short) 0).putInt(0)
             .putInt(0).putInt(0).putInt(1);
         final int flags = (wc.withImm() ? Wire.WC_WITH_IMM : 0) | (wc.withInv() ? Wire.WC_WITH_INV : 0)
-            | (wc.withGrh() ? Wire.WC_GRH : 0);
+            | (wc.withGrh() ? Wire.WC_GRH : 0) | (tmOpcodeAndFlags == null ? 0 : tmOpcodeAndFlags[1]);
         b.putLong(appWrId).putInt(d.cq().handle()).putInt(q.handle).putInt(wc.status().code())
-            .putInt(wc.opcode().code()).putInt(wc.vendorErr()).putInt((int) wc.byteLen())
+            .putInt(tmOpcodeAndFlags == null ? wc.opcode().code() : tmOpcodeAndFlags[0]).putInt(wc.vendorErr()).putInt((int) wc.byteLen())
             .putInt(wc.withInv() ? wc.invalidatedRkey() : wc.immData()).putInt(wc.qpNum()).putInt(wc.srcQp()).putInt(flags)
             .putInt(hidden ? Wire.WC_HIDDEN : 0).putInt(0).putLong(wc.completionTimeNs());
         dirty.add(to);

@@ -118,7 +118,9 @@ final class SrqVerbs
 
     ByteBuffer destroy(final int h)
     {
-        s.get(h, SrqInfo.class).srq().close();
+        final SharedReceiveQueue srq = s.get(h, SrqInfo.class).srq();
+        srq.close();
+        s.server.completions.tm.forget(srq);
         s.handles.set(h, null);
         return null;
     }
@@ -160,13 +162,16 @@ final class SrqVerbs
                 at += Wire.SGE_BYTES;
             }
             final long id = c.postedSrqRecv(wrId, local, i.deviceIndex());
+            final RecvWr recv = new RecvWr(id, sgl);
+            c.tm.posted(i.srq(), id, recv);
             try
             {
-                i.srq().postRecv(List.of(new RecvWr(id, sgl)));
+                i.srq().postRecv(List.of(recv));
             }
             catch (final RuntimeException e)
             {
                 c.refusedSrqRecv(id);
+                c.tm.refused(id);
                 s.sendText("rnicsim: ibv_post_srq_recv (wr_id " + wrId + ") refused by the device after the verb "
                     + "returned: " + e.getMessage() + "\n");
             }

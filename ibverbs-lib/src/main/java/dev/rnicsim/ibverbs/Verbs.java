@@ -146,7 +146,8 @@ final class Verbs
             case Wire.OP_MODIFY_QP -> modifyQp(p);
             case Wire.OP_DESTROY_QP -> destroyQp(p.getInt(0));
             case Wire.OP_LEAKS -> leaks();
-            default -> CqExVerbs.handles(op) ? CqExVerbs.call(s, op, p) : memory.call(op, p);
+            default -> CqExVerbs.handles(op) ? CqExVerbs.call(s, op, p)
+                : TmVerbs.handles(op) ? TmVerbs.call(s, srqs, op, p) : memory.call(op, p);
         };
     }
 

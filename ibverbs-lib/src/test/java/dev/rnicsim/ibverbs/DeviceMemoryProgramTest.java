@@ -12,7 +12,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * src/test/c/device_memory.c, compiled against the distribution's {@code <infiniband/verbs.h>} and run on this
  * module's library: ibv_alloc_dm, the copies, ibv_reg_dm_mr and traffic on a DM MR answer as mlx5 and the kernel do
- * on a device with device memory, and a device without it (rxe) reports max_dm_size 0 and EOPNOTSUPP.
+ * on a device with device memory, a second context imported from a dup of cmd_fd sees a DM by its handle
+ * (ibv_import_dm), and a device without it (rxe) reports max_dm_size 0 and EOPNOTSUPP.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES) // a program that hangs fails its test instead of the build
 class DeviceMemoryProgramTest
@@ -47,7 +48,10 @@ class DeviceMemoryProgramTest
                 .contains("ok free-busy: the device memory is still allocated and readable")
                 .contains("ok free-busy: ibv_dereg_mr, then ibv_free_dm: 0")
                 .contains("ok exhaust: all of max_dm_size; then 4 bytes more: NULL, ENOMEM")
-                .contains("ok fork: the child allocated and freed device memory on its parent's context");
+                .contains("ok fork: the child allocated and freed device memory on its parent's context")
+                .contains("ok import: 128 bytes written through the DM read back through its imported view")
+                .contains("ok import: a handle of no DM: NULL, ENOENT")
+                .contains("ok import: after ibv_unimport_dm the DM is still allocated and readable");
             assertThat(r.exitCode()).as(r.both()).isZero();
         }
     }
@@ -60,7 +64,8 @@ class DeviceMemoryProgramTest
         {
             final Programs.Run r = p.run(false, exe.toString());
             assertThat(r.out()).as(r.both()).doesNotContain("FAIL").contains("max_dm_size 0")
-                .contains("ok caps: no device memory: ibv_alloc_dm NULL, EOPNOTSUPP");
+                .contains("ok caps: no device memory: ibv_alloc_dm NULL, EOPNOTSUPP")
+                .contains("ok import: no device memory: ibv_import_dm NULL, EOPNOTSUPP");
             assertThat(r.exitCode()).as(r.both()).isZero();
         }
     }

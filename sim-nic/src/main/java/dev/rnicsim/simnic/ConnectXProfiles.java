@@ -61,8 +61,15 @@ public final class ConnectXProfiles
         final DeviceAttributes a = DeviceProfiles.mlx5Base().fwVer(fw).vendorPartId(part).maxQp(maxQp)
             .deviceCapFlags(flags).maxSge(30).maxSgeRd(30).maxPd(16777216).nodeGuid(guid).sysImageGuid(guid)
             .build();
+        // hardware tag matching came with ConnectX-5: the ConnectX-4 parts report tm_caps 0
+        final java.util.Set<ProviderRule> rules = java.util.EnumSet.copyOf(cx5.providerRules());
+        if (name.startsWith("connectx4"))
+        {
+            rules.remove(ProviderRule.TAG_MATCHING);
+        }
         return new DeviceProfile(name, "mlx5", a, cx5.mtt(), cx5.variantPolicy(), cx5.indexPolicy(),
-            cx5.cacheEntries(), cx5.cacheWays(), cx5.providerRules(), true, linkGbps, part, defaulted, cx5.traits());
+            cx5.cacheEntries(), cx5.cacheWays(), java.util.Set.copyOf(rules), true, linkGbps, part, defaulted,
+            cx5.traits());
     }
 
     /**

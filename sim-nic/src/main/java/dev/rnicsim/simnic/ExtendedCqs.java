@@ -17,9 +17,8 @@ import dev.rnicsim.verbs.VerbsException;
  * {@code mlx5_alloc_td}, {@code mlx5_alloc_parent_domain}; mlx5.c {@code mlx5_query_rt_values}):
  * {@code CREATE_CQ_SUPPORTED_WC_FLAGS} is the standard flags, COMPLETION_TIMESTAMP, CVLAN, FLOW_TAG, TM_INFO and
  * COMPLETION_TIMESTAMP_WALLCLOCK, any other is ENOTSUP; comp_mask beyond FLAGS and PD, and flags beyond
- * SINGLE_THREADED and IGNORE_OVERRUN, are EINVAL. TM_INFO is left out here: the simulated device has no tag
- * matching ({@code tm_caps} all 0), so a CQ asking for tag-matching fields is refused with EOPNOTSUPP as a device
- * without the feature refuses it. The clock is the profile's {@link DeviceProfile#completions()}: a dump's
+ * SINGLE_THREADED and IGNORE_OVERRUN, are EINVAL. TM_INFO is taken on every mlx5 device, with tag
+ * matching ({@link TagMatchingCaps}) or without (the provider's list does not depend on the device). The clock is the profile's {@link DeviceProfile#completions()}: a dump's
  * {@code hca_core_clock} and {@code completion timestamp_mask} lines, else 156250 kHz and mask 0x7fffffffffffffff,
  * the values an mlx5 device prints in the {@code ibv_devinfo -v} dump of openucx/ucx issue 8139 (device_cap_flags
  * 0xed721c36, max_sge 30, max_mw 16777216: the ConnectX-5 of the vendor_part_id 4119 dump in openucx/ucx issue 9830
@@ -159,7 +158,7 @@ public record ExtendedCqs(String driver, long wcFlags, Errno unsupportedWcFlagsE
     {
         return Errors.of(verb, unsupportedWcFlagsErrno, "wc_flags 0x" + Long.toHexString(badWc) + " are outside what "
             + driver + "'s provider fills (0x" + Long.toHexString(wcFlags) + ")"
-            + ((badWc & WC_TM_INFO) != 0 ? ": the simulated device has no tag matching (tm_caps 0)" : "")
+            + ((badWc & WC_TM_INFO) != 0 ? ": its provider reads no tag-matching fields (only mlx5's does)" : "")
             + "; ask only for fields the device reports");
     }
 

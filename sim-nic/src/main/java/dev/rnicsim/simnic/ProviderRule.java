@@ -192,5 +192,10 @@ public enum ProviderRule
      * libhfi1verbs, libirdma and libsiw create QPs with {@code ibv_cmd_create_qp} only (no {@code
      * ibv_cmd_create_qp_ex}/{@code _ex2} import, no {@code create_qp_ex} in their {@code verbs_context_ops}), so they
      * build no {@code ibv_wr_*} function. See {@link SendOps}. */
-    CREATE_QP_EX_UNSUPPORTED
+    CREATE_QP_EX_UNSUPPORTED,
+    /** Hardware tag matching on RC with rendezvous offload (ConnectX-5 and later: the {@code tag_matching} and
+     * {@code rndv_offload_rc} capabilities, which {@code mlx5_ib_query_device} reports as {@code tm_caps}): SRQs of
+     * type IBV_SRQT_TM and {@code ibv_post_srq_ops}. See {@link TagMatchingCaps} and {@link TagMatchingList};
+     * without this rule {@code tm_caps} is all 0. */
+    TAG_MATCHING
 }

@@ -45,10 +45,12 @@ final class QpCreation
                 + "; create the CQs on this context and do not destroy them");
         }
         final QpCap c = attr.cap();
-        if (c.maxSendWr() < (attr.type() == QpType.XRC_RECV ? 0 : 1) || c.maxSendWr() > a.maxQpWr() || c.maxRecvWr() < 0 || c.maxRecvWr() > a.maxQpWr())
+        // a send queue of 0 is a receive-only QP (mlx5 calc_sq_size answers 0 for it; rxe_queue_init takes 0 elements),
+        // as the receive side of a tag-matching SRQ's QPs in rdma-core's tests/test_tag_matching.py asks for
+        if (c.maxSendWr() < 0 || c.maxSendWr() > a.maxQpWr() || c.maxRecvWr() < 0 || c.maxRecvWr() > a.maxQpWr())
         {
             throw Errors.invalid(verb, "maxSendWr=" + c.maxSendWr() + " maxRecvWr=" + c.maxRecvWr()
-                + " must be 1..max_qp_wr=" + a.maxQpWr()
+                + " must be 0..max_qp_wr=" + a.maxQpWr()
                 + "; ask for fewer work requests");
         }
         if (c.maxSendSge() < 0 || c.maxSendSge() > a.maxSge() || c.maxRecvSge() < 0 || c.maxRecvSge() > a.maxSge())

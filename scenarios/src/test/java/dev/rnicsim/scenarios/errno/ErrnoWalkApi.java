@@ -85,6 +85,7 @@ final class ErrnoWalkApi
         c.addAll(ErrnoWalkVerbs.cases());
         c.addAll(ErrnoWalkVerbsAdded.cases());
         c.addAll(ErrnoWalkCqEx.cases());
+        c.addAll(ErrnoWalkTm.cases());
         c.addAll(ErrnoWalkRdmaCore.cases());
         return c;
     }

@@ -1,0 +1,304 @@
+package dev.rnicsim.ibverbs;
+
+import dev.rnicsim.simnic.TagMatchingList;
+import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.RecvWr;
+import dev.rnicsim.verbs.SharedReceiveQueue;
+import dev.rnicsim.verbs.Sge;
+import dev.rnicsim.verbs.WorkCompletion;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The data path of tag-matching SRQs: what a SEND that reached a QP of a TM SRQ gets, by its tag-matching header
+ * (TMH, tm_types.h: opcode, app_ctx, big-endian tag) and the SRQ's {@link TagMatchingList}.
+ *
+ * <p>The model places every SEND into one of the SRQ's ordinary receives; this class then reads the TMH from the
+ * sender's bytes and decides, as the device does (the completions as mlx5's {@code handle_tag_matching},
+ * {@code mlx5_cq_read_wc_opcode}, {@code mlx5_cq_read_wc_flags} and {@code mlx5_cq_read_wc_tm_info} read them,
+ * providers/mlx5/cq.c):
+ * <ul>
+ * <li>IBV_TMH_NO_TAG: the message stays in the ordinary receive, completion IBV_WC_TM_NO_TAG.</li>
+ * <li>No tag matched: the same, completion IBV_WC_TM_RECV without IBV_WC_TM_MATCH (with IBV_WC_TM_SYNC_REQ when the
+ * device is too far ahead of the program), the whole message, TMH included, in the buffer.</li>
+ * <li>IBV_TMH_EAGER matching a tag: the ordinary receive goes back to the SRQ (a matched message takes none), the
+ * payload after the 16-byte TMH goes to the tag's buffer, and one completion IBV_WC_TM_RECV with IBV_WC_TM_MATCH and
+ * IBV_WC_TM_DATA_VALID, the tag's recv_wr_id and the TMH's tag (IBV_WC_LOC_LEN_ERR when the payload is longer than
+ * the buffer).</li>
+ * <li>IBV_TMH_RNDV matching a tag: the receive goes back; a first completion IBV_WC_TM_RECV with IBV_WC_TM_MATCH and
+ * the tag; the device reads the RVH's range (va, rkey, len after the TMH) from the sender's memory into the tag's
+ * buffer, the rkey checked as an RDMA READ's (the MR of that key on the sender's device, REMOTE_READ, the range
+ * inside it); a second completion IBV_WC_TM_RECV with IBV_WC_TM_DATA_VALID and the length read (status
+ * IBV_WC_TM_RNDV_INCOMPLETE when the read is refused or longer than the buffer: the program must fetch the data
+ * itself); and a 16-byte message of TMH opcode IBV_TMH_FIN (app_ctx and tag of the request) into one of the sender's
+ * receives ({@link TagMatchingList#rendezvousDone}).</li>
+ * </ul>
+ * A message shorter than a TMH carries none and is taken as IBV_TMH_NO_TAG (assumed). Completions of list
+ * operations and of matched tags take no ordinary receive and go to the SRQ's CQ as TM_WC messages with their tag;
+ * the others keep the model's completion, with the TM opcode and flags.
+ *
+ * <p>Not thread safe: called under the fabric's lock.
+ */
+final class TmData
+{
+    /** {@code IBV_WC_TM_SYNC_REQ}, {@code IBV_WC_TM_MATCH}, {@code IBV_WC_TM_DATA_VALID} of {@code ibv_wc_flags}. */
+    static final int WC_TM_SYNC_REQ = 1 << 4;
+    static final int WC_TM_MATCH = 1 << 5;
+    static final int WC_TM_DATA_VALID = 1 << 6;
+    /** {@code IBV_WC_LOC_LEN_ERR}, {@code IBV_WC_TM_ERR}, {@code IBV_WC_TM_RNDV_INCOMPLETE}. */
+    static final int WC_LOC_LEN_ERR = 1;
+    static final int WC_TM_ERR = 22;
+    static final int WC_TM_RNDV_INCOMPLETE = 23;
+    /** {@code sizeof(struct ibv_tmh)}, and with {@code struct ibv_rvh}. */
+    private static final int TMH_BYTES = 16;
+    private static final int RVH_END = 32;
+    private static final int IBV_WR_SEND = 2;
+
+    /** A TM SRQ: its ordinary queue, its list, the CQ its tag-matching completions go to. */
+    record TmSrq(SharedReceiveQueue srq, TagMatchingList list, Session.CqInfo cq)
+    {
+    }
+
+    private record PostedTm(TmSrq t, RecvWr recv)
+    {
+    }
+
+    private final FabricServer server;
+    private final Completions completions;
+    private final Map<SharedReceiveQueue, TmSrq> srqs = new IdentityHashMap<>();
+    /** The receives posted to a TM SRQ, by the number the model knows them by. */
+    private final Map<Long, PostedTm> posted = new HashMap<>();
+    /** The model's completion of a receive that stays an ordinary one: its TM opcode and flags. */
+    private final Map<Long, int[]> overrides = new HashMap<>();
+    /** Receives that went back to their SRQ: the model's completion of each is dropped. */
+    private final Set<Long> givenBack = new HashSet<>();
+    private boolean again;
+
+    TmData(final FabricServer server, final Completions completions)
+    {
+        this.server = server;
+        this.completions = completions;
+    }
+
+    void register(final SharedReceiveQueue srq, final TagMatchingList list, final Session.CqInfo cq)
+    {
+        srqs.put(srq, new TmSrq(srq, list, cq));
+    }
+
+    void forget(final SharedReceiveQueue srq)
+    {
+        srqs.remove(srq);
+    }
+
+    /** @return the TM SRQ of an SRQ, or null for an SRQ of another type. */
+    TmSrq of(final SharedReceiveQueue srq)
+    {
+        return srqs.get(srq);
+    }
+
+    /** A receive was posted to an SRQ under the model's number id. */
+    void posted(final SharedReceiveQueue srq, final long id, final RecvWr recv)
+    {
+        final TmSrq t = srqs.get(srq);
+        if (t != null)
+        {
+            posted.put(id, new PostedTm(t, recv));
+        }
+    }
+
+    /** The SRQ refused the receive of id. */
+    void refused(final long id)
+    {
+        posted.remove(id);
+    }
+
+    /** @return the TM opcode and flags of the completion of receive id, or null. */
+    int[] override(final long id)
+    {
+        return overrides.remove(id);
+    }
+
+    /** @return true when receive id went back to its SRQ: its completion is not delivered. */
+    boolean givenBack(final long id)
+    {
+        return givenBack.remove(id);
+    }
+
+    /** @return true once, when the device has more to do (a FIN to deliver). */
+    boolean again()
+    {
+        final boolean a = again;
+        again = false;
+        return a;
+    }
+
+    /**
+     * A SEND was placed by the model into receive {@code wc.wrId()}: decides what it gets when that receive is one
+     * of a TM SRQ (see the class comment).
+     *
+     * @return true when this class placed the bytes and sent the completions; false for the ordinary placement.
+     */
+    boolean place(final WorkCompletion wc, final Completions.PostedRecv pr, final Session.QpInfo rq,
+        final Session.QpInfo sender, final Completions.PostedSend ps)
+    {
+        final PostedTm pt = posted.remove(wc.wrId());
+        if (pt == null)
+        {
+            return false;
+        }
+        final long len = wc.byteLen();
+        final byte[] head = header(ps, Math.min(len, RVH_END));
+        if (head == null)
+        {
+            return false;
+        }
+        final ByteBuffer h = ByteBuffer.wrap(head).order(ByteOrder.BIG_ENDIAN);
+        final TagMatchingList.Arrival a = len < TMH_BYTES ? new TagMatchingList.Arrival(TagMatchingList.Kind.NO_TAG,
+            null, false) : pt.t().list().arrive(head[0] & 0xff, h.getLong(8));
+        switch (a.kind())
+        {
+            case NO_TAG ->
+            {
+                overrides.put(wc.wrId(), new int[] {TagMatchingList.WC_TM_NO_TAG, 0});
+                return false;
+            }
+            case UNEXPECTED ->
+            {
+                overrides.put(wc.wrId(), new int[] {TagMatchingList.WC_TM_RECV, a.syncReq() ? WC_TM_SYNC_REQ : 0});
+                return false;
+            }
+            default ->
+            {
+                // a matched message takes no ordinary receive: the model's goes back to the head of the SRQ
+                TagMatchingList.giveBack(pt.t().srq(), pt.recv());
+                posted.put(wc.wrId(), pt);
+                givenBack.add(wc.wrId());
+                if (a.kind() == TagMatchingList.Kind.EAGER)
+                {
+                    eager(pt.t(), wc, rq, ps, a.entry(), len, h.getLong(8));
+                }
+                else
+                {
+                    rendezvous(pt.t(), wc, rq, sender, a.entry(), head, len);
+                }
+                return true;
+            }
+        }
+    }
+
+    /** The first bytes of the message: carried with the request, or read from the sender's buffer. */
+    private byte[] header(final Completions.PostedSend ps, final long bytes)
+    {
+        final byte[] b = new byte[(int) bytes];
+        if (ps.carried() != null)
+        {
+            System.arraycopy(ps.carried(), 0, b, 0, (int) Math.min(bytes, ps.carried().length));
+            return b;
+        }
+        if (!completions.fill(ps, bytes))
+        {
+            return null;
+        }
+        MemorySegment.copy(server.memory.scratch(bytes), ValueLayout.JAVA_BYTE, 0, b, 0, b.length);
+        return b;
+    }
+
+    private List<ProcessMemory.Range> buffer(final Session.QpInfo rq, final TagMatchingList.Entry e)
+    {
+        final List<ProcessMemory.Range> dst = new ArrayList<>();
+        for (final Sge g : e.sgl())
+        {
+            dst.add(new ProcessMemory.Range(completions.translateFor(rq.deviceIndex, g.lkey(), g.addr()),
+                g.lengthBytes()));
+        }
+        return dst;
+    }
+
+    private void eager(final TmSrq t, final WorkCompletion wc, final Session.QpInfo rq,
+        final Completions.PostedSend ps, final TagMatchingList.Entry e, final long len, final long tag)
+    {
+        final List<ProcessMemory.Range> dst = buffer(rq, e);
+        final long payload = len - TMH_BYTES;
+        int status = 0;
+        if (payload > ProcessMemory.total(dst))
+        {
+            status = WC_LOC_LEN_ERR;
+        }
+        else if (payload > 0 && completions.fill(ps, len))
+        {
+            final MemorySegment scratch = server.memory.scratch(len);
+            MemorySegment.copy(scratch, TMH_BYTES, scratch, 0, payload);
+            completions.scatter(rq.session.pid, ProcessMemory.clip(dst, payload), "the buffer of tag 0x"
+                + Long.toHexString(e.tag()) + " (recv_wr_id " + e.recvWrId() + ")", rq);
+        }
+        complete(t, e.recvWrId(), status, TagMatchingList.WC_TM_RECV, WC_TM_MATCH | WC_TM_DATA_VALID,
+            status == 0 ? payload : 0, wc.qpNum(), tag);
+    }
+
+    private void rendezvous(final TmSrq t, final WorkCompletion wc, final Session.QpInfo rq,
+        final Session.QpInfo sender, final TagMatchingList.Entry e, final byte[] head, final long len)
+    {
+        final ByteBuffer h = ByteBuffer.wrap(head).order(ByteOrder.BIG_ENDIAN);
+        final long tag = h.getLong(8);
+        complete(t, e.recvWrId(), 0, TagMatchingList.WC_TM_RECV, WC_TM_MATCH, 0, wc.qpNum(), tag);
+        final List<ProcessMemory.Range> dst = buffer(rq, e);
+        boolean read = false;
+        long lengthBytes = 0;
+        if (len >= RVH_END)
+        {
+            final long va = h.getLong(16);
+            final int rkey = h.getInt(24);
+            lengthBytes = h.getInt(28) & 0xffffffffL;
+            final Session.MrInfo m = server.mrs.get(Verbs.mrKey(sender.deviceIndex, rkey));
+            if (m != null && m.mr().access().contains(Access.REMOTE_READ) && va >= m.iova()
+                && va - m.iova() + lengthBytes <= m.lengthBytes() && lengthBytes <= ProcessMemory.total(dst))
+            {
+                final List<ProcessMemory.Range> src = List.of(new ProcessMemory.Range(m.addr() + (va - m.iova()),
+                    lengthBytes));
+                read = server.memory.gather(sender.session.pid, src) == lengthBytes;
+                if (read)
+                {
+                    completions.scatter(rq.session.pid, ProcessMemory.clip(dst, lengthBytes), "the buffer of tag 0x"
+                        + Long.toHexString(e.tag()) + " (recv_wr_id " + e.recvWrId() + ")", rq);
+                }
+            }
+        }
+        complete(t, e.recvWrId(), read ? 0 : WC_TM_RNDV_INCOMPLETE, TagMatchingList.WC_TM_RECV,
+            read ? WC_TM_DATA_VALID : WC_TM_MATCH | WC_TM_DATA_VALID, read ? lengthBytes : 0, wc.qpNum(), 0);
+        // the FIN: TMH opcode IBV_TMH_FIN with the request's app_ctx and tag, into a receive of the sender
+        final byte[] fin = new byte[TMH_BYTES];
+        fin[0] = (byte) TagMatchingList.TMH_FIN;
+        System.arraycopy(head, 4, fin, 4, TMH_BYTES - 4);
+        if (TagMatchingList.rendezvousDone(sender.qp, TMH_BYTES) != null)
+        {
+            rq.sendsToPlace.addLast(new Completions.PostedSend(rq, -1, false, IBV_WR_SEND, List.of(), fin, 0, 0, 0,
+                0));
+            again = true;
+        }
+    }
+
+    /** Sends a completion that takes no ordinary receive (TM_WC) to the program of the SRQ's CQ. */
+    void complete(final TmSrq t, final long wrId, final int status, final int opcode, final int wcFlags,
+        final long byteLen, final int qpNum, final long tag)
+    {
+        final Session to = t.cq().session();
+        final ByteBuffer b = ByteBuffer.allocate(8 + 80).order(ByteOrder.LITTLE_ENDIAN);
+        b.putInt(0).putInt(1);
+        b.putLong(wrId).putInt(t.cq().handle()).putInt(0).putInt(status).putInt(opcode).putInt(0)
+            .putInt((int) byteLen).putInt(0).putInt(qpNum).putInt(0).putInt(wcFlags).putInt(0).putInt(0)
+            .putLong(server.fabric.clock().nowNs());
+        b.putLong(tag).putInt(0).putInt(0);
+        b.flip();
+        to.send(TmVerbs.OP_TM_WC, 0, 0, b);
+        completions.owed(to);
+    }
+}
