@@ -121,7 +121,7 @@ final class DevinfoCommand implements Callable<Integer>
         {
             if (!DeviceProfiles.builtIn().containsKey(profile))
             {
-                err.println("no built-in profile '" + profile + "'; built-in: " + DeviceProfiles.builtIn().keySet());
+                err.println(UnknownName.profile(profile));
                 return Rnicsim.MALFORMED;
             }
             profiles.add(DeviceProfiles.byName(profile));

@@ -1,6 +1,8 @@
 package dev.rnicsim.scenarios.cli;
 
+import dev.rnicsim.ibverbs.FabricOrigin;
 import dev.rnicsim.ibverbs.FabricServer;
+import dev.rnicsim.ibverbs.ProgramLookup;
 import dev.rnicsim.ibverbs.ProgramRunner;
 import dev.rnicsim.simnic.DeviceProfile;
 import dev.rnicsim.simnic.DeviceProfiles;
@@ -75,12 +77,13 @@ final class ExecCommand implements Callable<Integer>
             return Rnicsim.MALFORMED;
         }
         final FabricServer.DeviceSpec device;
+        final String devices;
         if (devinfo != null)
         {
             final String problem = Problems.unreadable("--devinfo", devinfo);
             if (problem != null)
             {
-                err.println(devinfo + ": " + problem);
+                err.println((devinfo.toString().isEmpty() ? "" : "--devinfo " + devinfo + ": ") + problem);
                 return Rnicsim.MALFORMED;
             }
             try
@@ -89,23 +92,30 @@ final class ExecCommand implements Callable<Integer>
                 r.warnings().forEach(w -> err.println(devinfo + ": " + w));
                 device = new FabricServer.DeviceSpec(r.hcaId() == null ? hcaIdOf(r.profile()) : r.hcaId(),
                     r.profile());
+                if (!r.defaultedFields().isEmpty())
+                {
+                    err.println("rnicsim exec: " + ExecMessages.defaulted(devinfo, r));
+                }
             }
             catch (final IOException | IllegalArgumentException e)
             {
-                err.println(e instanceof IOException io ? devinfo + ": " + Problems.reason(io) : e.getMessage());
+                err.println("--devinfo " + (e instanceof IOException io ? devinfo + ": " + Problems.reason(io)
+                    : e.getMessage()));
                 return Rnicsim.MALFORMED;
             }
+            devices = "the dump " + devinfo.toAbsolutePath().normalize() + " (device " + device.hcaId() + ")";
         }
         else
         {
             final String name = profile == null ? "connectx5" : profile;
             if (!DeviceProfiles.builtIn().containsKey(name))
             {
-                err.println("no built-in profile '" + name + "'; built-in: " + DeviceProfiles.builtIn().keySet());
+                err.println(UnknownName.profile(name));
                 return Rnicsim.MALFORMED;
             }
             final DeviceProfile p = DeviceProfiles.byName(name);
             device = new FabricServer.DeviceSpec(hcaIdOf(p), p);
+            devices = "profile " + name + " (device " + device.hcaId() + ")";
         }
         final String fabricName = fabric == null ? "exec-" + ProcessHandle.current().pid() : fabric;
         if (!fabricName.matches("[A-Za-z0-9._-]{1,64}"))
@@ -113,13 +123,21 @@ final class ExecCommand implements Callable<Integer>
             err.println("--fabric '" + fabricName + "': use 1 to 64 letters, digits, '.', '_' or '-'");
             return Rnicsim.MALFORMED;
         }
+        final String traceFile = trace == null ? null : trace.toAbsolutePath().normalize().toString();
+        final boolean devicesChosen = profile != null || devinfo != null;
         final PrintStream log = new PrintStream(System.err, true, StandardCharsets.UTF_8);
         final ProgramRunner.Result r;
         try
         {
-            r = ProgramRunner.run(new ProgramRunner.Options(List.of(device), fabricName, fabric == null,
-                strict), command, log,
-                server -> traceOption.attach(server.fabric()));
+            r = ProgramRunner.run(new ProgramRunner.Options(List.of(device), fabricName, fabric == null, strict,
+                new FabricOrigin(0, devices, traceFile),
+                running -> ExecMessages.joinRefusal(fabricName, running, devicesChosen ? devices : null, traceFile),
+                true), command, log, server -> traceOption.attach(server.fabric()));
+        }
+        catch (final ProgramLookup.NotRunnable e)
+        {
+            err.println("rnicsim exec: " + e.getMessage());
+            return e.exitStatus();
         }
         catch (final IOException e)
         {
@@ -130,7 +148,12 @@ final class ExecCommand implements Callable<Integer>
         {
             return Rnicsim.MALFORMED;
         }
-        return r.exitCode();
+        final String ended = ExecMessages.ended(command.get(0), r);
+        if (ended != null)
+        {
+            err.println("rnicsim exec: " + ended);
+        }
+        return r.signal() != 0 ? 128 + r.signal() : r.exitCode();
     }
 
     /** The name a device of this driver gets from its kernel driver: mlx5_0, mlx4_0, rxe0, irdma0, ... */

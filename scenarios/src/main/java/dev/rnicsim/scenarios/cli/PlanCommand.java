@@ -472,8 +472,7 @@ final class PlanCommand implements Callable<Integer>
         {
             if (!DeviceProfiles.builtIn().containsKey(profile))
             {
-                throw new IllegalArgumentException("--profile " + profile + ": no such built-in profile; built-in: "
-                    + DeviceProfiles.builtIn().keySet());
+                throw new IllegalArgumentException("--profile " + profile + ": " + UnknownName.profile(profile));
             }
             p = DeviceProfiles.byName(profile);
             source = new String[] {"profile " + profile, "profile"};
