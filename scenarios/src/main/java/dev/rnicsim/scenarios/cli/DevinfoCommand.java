@@ -113,7 +113,8 @@ final class DevinfoCommand implements Callable<Integer>
             }
             catch (final IOException | IllegalArgumentException e)
             {
-                err.println(e instanceof IOException io ? file + ": " + Problems.reason(io) : e.getMessage());
+                err.println(e instanceof IOException io ? file + ": " + Problems.reason(io)
+                    : DumpFormat.explain(file, e.getMessage()));
                 return Rnicsim.MALFORMED;
             }
         }

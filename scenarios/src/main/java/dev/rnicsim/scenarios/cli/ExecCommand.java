@@ -100,7 +100,7 @@ final class ExecCommand implements Callable<Integer>
             catch (final IOException | IllegalArgumentException e)
             {
                 err.println("--devinfo " + (e instanceof IOException io ? devinfo + ": " + Problems.reason(io)
-                    : e.getMessage()));
+                    : DumpFormat.explain(devinfo, e.getMessage())));
                 return Rnicsim.MALFORMED;
             }
             devices = "the dump " + devinfo.toAbsolutePath().normalize() + " (device " + device.hcaId() + ")";

@@ -460,7 +460,15 @@ final class PlanCommand implements Callable<Integer>
             {
                 throw new IllegalArgumentException(devinfo + ": " + problem);
             }
-            final dev.rnicsim.simnic.DevinfoResult read = DevinfoReader.read(devinfo);
+            final dev.rnicsim.simnic.DevinfoResult read;
+            try
+            {
+                read = DevinfoReader.read(devinfo);
+            }
+            catch (final IllegalArgumentException e)
+            {
+                throw new IllegalArgumentException(DumpFormat.explain(devinfo, e.getMessage()), e);
+            }
             for (final String w : read.warnings())
             {
                 spec.commandLine().getErr().println("rnicsim plan: warning: " + w);

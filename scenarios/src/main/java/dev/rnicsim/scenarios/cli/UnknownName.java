@@ -1,7 +1,9 @@
 package dev.rnicsim.scenarios.cli;
 
 import dev.rnicsim.scenarios.script.DidYouMean;
+import dev.rnicsim.simnic.DeviceProfile;
 import dev.rnicsim.simnic.DeviceProfiles;
+import java.util.List;
 
 /**
  * What the command line says of a profile or scenario name it does not know: the nearest known name, as for a
@@ -19,6 +21,13 @@ final class UnknownName
      */
     static String profile(final String name)
     {
+        final List<String> ofDevice = DeviceProfiles.builtIn().values().stream()
+            .filter(p -> ExecCommand.hcaIdOf(p).equals(name)).map(DeviceProfile::name).toList();
+        if (!ofDevice.isEmpty())
+        {
+            return "no built-in profile '" + name + "': '" + name + "' is the name a kernel driver gives a device; "
+                + "the profiles whose device has that name: " + ofDevice;
+        }
         return "no built-in profile '" + name + "'" + DidYouMean.hint(name, DeviceProfiles.builtIn().keySet())
             + "; built-in: " + DeviceProfiles.builtIn().keySet();
     }
