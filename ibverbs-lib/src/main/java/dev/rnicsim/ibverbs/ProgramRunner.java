@@ -25,7 +25,10 @@ import java.util.Objects;
  * on {@code LD_LIBRARY_PATH}, and the library finds the fabric server at {@code RNICSIM_FABRIC_SOCKET}. Programs
  * run with one fabric name share one fabric, whichever starts first (a client before its server, say): the first
  * run starts its server (in this JVM), the others attach to it, and the one that started it keeps serving until no
- * program is connected and no attached run is left.
+ * program is connected and no attached run is left. Before anything starts, a program that is not there or not
+ * executable is refused as a shell refuses it ({@link ProgramLookup}), and a live fabric whose origin
+ * ({@link FabricOrigin}) the run's {@link Options#joinCheck} refuses is not joined; while the program runs, the signals
+ * that ask a run to end can be sent on to it ({@link ProgramSignals}).
  *
  * <p>Thread safety: {@link #run} may be called from several threads; each call runs one program.
  */

@@ -22,15 +22,22 @@ import picocli.CommandLine.Parameters;
 
 /**
  * {@code rnicsim exec}: runs an unmodified C program (any program linked with libibverbs) on a simulated device,
- * through the project's own {@code libibverbs.so.1} and a fabric server ({@link ProgramRunner}).
+ * through the project's own {@code libibverbs.so.1} and a fabric server ({@link ProgramRunner}). It answers as a
+ * shell does of the program it runs: its options follow it (parsing stops at the first positional), a program not
+ * found ends the run with 127, one not executable with 126, a signal with 128 + its number and its name
+ * ({@link ExecMessages}); and it refuses, before anything starts, to join a live fabric of other devices than those it
+ * names, or with a trace of its own.
  */
 @Command(name = "exec", mixinStandardHelpOptions = true,
     description = "Run an unmodified libibverbs program (ibv_rc_pingpong, perftest, your own) on a simulated "
         + "device: its buffers are its own, the keys, MTT, pinning and every check come from the simulator. "
         + "Programs run with the same --fabric share one fabric (a server and a client).",
     exitCodeListHeading = "%nExit codes:%n",
-    exitCodeList = {"N:the program's exit status", "2:a bad command line, no such profile or dump, or the "
-        + "library or the program cannot be started"})
+    exitCodeList = {"N:the program's exit status", "126:the program was found but is not executable",
+        "127:the program was not found (the PATH searched is printed)",
+        "128+N:the program, or this run, was ended by signal N (SIGINT, SIGTERM and SIGHUP are sent on to the program)",
+        "2:a bad command line, no such profile or dump, a live fabric of other devices or with --trace, or the "
+            + "library cannot be started"})
 final class ExecCommand implements Callable<Integer>
 {
     @Option(names = {"-p", "--profile"}, paramLabel = "NAME",
@@ -51,10 +58,11 @@ final class ExecCommand implements Callable<Integer>
     private boolean strict;
 
     @Option(names = "--trace", paramLabel = "FILE",
-        description = "Write the fabric's timeline as a Chrome trace (when this run started the fabric).")
+        description = "Write the fabric's timeline as a Chrome trace (only on the run that starts the fabric).")
     private Path trace;
 
-    @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program and its arguments (after --).")
+    @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program and its arguments: everything "
+        + "from the program on is its own ('--' before it is allowed).")
     private List<String> command;
 
     @CommandLine.Spec
