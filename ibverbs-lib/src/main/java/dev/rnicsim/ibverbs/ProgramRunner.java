@@ -25,7 +25,10 @@ import java.util.Objects;
  * on {@code LD_LIBRARY_PATH}, and the library finds the fabric server at {@code RNICSIM_FABRIC_SOCKET}. Programs
  * run with one fabric name share one fabric, whichever starts first (a client before its server, say): the first
  * run starts its server (in this JVM), the others attach to it, and the one that started it keeps serving until no
- * program is connected and no attached run is left.
+ * program is connected and no attached run is left. Before anything starts, a program that is not there or not
+ * executable is refused as a shell refuses it ({@link ProgramLookup}), and a live fabric whose origin
+ * ({@link FabricOrigin}) the run's {@link Options#joinCheck} refuses is not joined; while the program runs, the signals
+ * that ask a run to end can be sent on to it ({@link ProgramSignals}).
  *
  * <p>Thread safety: {@link #run} may be called from several threads; each call runs one program.
  */
@@ -41,9 +44,16 @@ public final class ProgramRunner
      * @param privateFabric true when no other run uses this name (its lock file is removed at the end).
      * @param strict     strict mode: the library reports on stderr failed completions with their diagnosis, DMA
      *                   into memory no longer mapped, and MRs leaked at exit, with the C call sites.
+     * @param origin     what a fabric started here is, told to the runs that join it ({@link FabricOrigin}; its
+     *                   process id is this run's); null: its devices' names, no trace.
+     * @param joinCheck  given the origin of a live fabric this run would join, why it must not (the program is not
+     *                   started), or null when it may; null: any fabric is joined.
+     * @param forwardSignals true to catch SIGINT, SIGTERM and SIGHUP while the program runs and send them to it
+     *                   ({@link ProgramSignals}): for a process that runs one program, as {@code rnicsim exec}.
      */
     public record Options(List<FabricServer.DeviceSpec> devices, String fabricName, boolean privateFabric,
-        boolean strict)
+        boolean strict, FabricOrigin origin, java.util.function.Function<FabricOrigin, String> joinCheck,
+        boolean forwardSignals)
     {
         /**
          * @throws NullPointerException when devices or fabricName is null.
@@ -54,10 +64,45 @@ public final class ProgramRunner
             Objects.requireNonNull(fabricName, "fabricName");
             devices = List.copyOf(devices);
         }
+
+        /**
+         * Options that join any live fabric and leave signals to the JVM.
+         *
+         * @param devices       the devices of a fabric started here.
+         * @param fabricName    the fabric's name.
+         * @param privateFabric true when no other run uses this name.
+         * @param strict        strict mode.
+         */
+        public Options(final List<FabricServer.DeviceSpec> devices, final String fabricName,
+            final boolean privateFabric, final boolean strict)
+        {
+            this(devices, fabricName, privateFabric, strict, null, null, false);
+        }
     }
 
-    /** The outcome of a run: the program's exit status, and the server when this run hosted the fabric. */
-    public record Result(int exitCode, FabricServer hostedFabric)
+    /**
+     * A live fabric this run was to join is not what the run asked for ({@link Options#joinCheck}); nothing was
+     * started.
+     */
+    public static final class JoinRefused extends IOException
+    {
+        private static final long serialVersionUID = 1L;
+
+        JoinRefused(final String message)
+        {
+            super(message);
+        }
+    }
+
+    /**
+     * The outcome of a run.
+     *
+     * @param exitCode     the program's exit status (128 + the signal's number when a signal ended it).
+     * @param hostedFabric the fabric's server when this run hosted it, else null.
+     * @param signal       the first signal this run caught and sent to its program ({@link Options#forwardSignals}),
+     *                     or 0.
+     */
+    public record Result(int exitCode, FabricServer hostedFabric, int signal)
     {
     }
 
@@ -224,48 +269,59 @@ public final class ProgramRunner
         final java.util.function.Consumer<FabricServer> onHosted,
         final java.util.function.Consumer<ProcessBuilder> streams) throws IOException, InterruptedException
     {
+        // as a shell: a program that is not there or cannot be run is refused before anything starts
+        ProgramLookup.find(command.isEmpty() ? "" : command.get(0), System.getenv("PATH"));
         final Path socket = socketOf(options.fabricName());
         final Path lockFile = socket.resolveSibling("rnicsim-fabric-" + options.fabricName() + ".lock");
+        final Path originFile = FabricOrigin.fileOf(options.fabricName());
+        final ProgramSignals signals = options.forwardSignals() ? ProgramSignals.install() : null;
         // under the lock: join the live fabric (attached, so that its host keeps it until this program ends), or
         // start it; a run that starts while the host is closing it waits, then starts a new one
         final SocketChannel[] attached = new SocketChannel[1];
-        final FabricServer hosted = locked(lockFile, () ->
-        {
-            attached[0] = attach(socket);
-            if (attached[0] != null)
-            {
-                return null;
-            }
-            final FabricServer f = FabricServer.start(socket, options.devices(), log);
-            onHosted.accept(f);
-            return f;
-        });
         try
         {
-            final ProcessBuilder pb = new ProcessBuilder(command);
-            streams.accept(pb);
-            final Map<String, String> env = pb.environment();
-            final String old = env.get("LD_LIBRARY_PATH");
-            env.put("LD_LIBRARY_PATH", libraryDir() + (old == null || old.isEmpty() ? "" : ":" + old));
-            env.put("RNICSIM_FABRIC_SOCKET", socket.toString());
-            env.put("RNICSIM_STRICT", options.strict() ? "1" : "0");
-            final Process p = pb.start();
-            final int code = p.waitFor();
-            if (hosted != null)
+            final FabricServer hosted = locked(lockFile, () ->
             {
-                closeWhenIdle(hosted, lockFile);
+                attached[0] = attach(socket);
+                if (attached[0] != null)
+                {
+                    refuseJoin(options, originFile, attached[0]);
+                    return null;
+                }
+                final FabricServer f = FabricServer.start(socket, options.devices(), log);
+                originOf(options).write(originFile);
+                onHosted.accept(f);
+                return f;
+            });
+            boolean ended = false;
+            try
+            {
+                final Result r = runProgram(options, command, hosted, socket, lockFile, streams, signals, log);
+                ended = true;
+                return r;
             }
-            return new Result(code, hosted);
+            finally
+            {
+                if (hosted != null && !ended)
+                {
+                    // the program could not be started, or the wait was interrupted: the fabric goes with the run
+                    locked(lockFile, () ->
+                    {
+                        hosted.close();
+                        return Files.deleteIfExists(originFile);
+                    });
+                }
+            }
         }
         finally
         {
+            if (signals != null)
+            {
+                signals.close();
+            }
             if (attached[0] != null)
             {
                 attached[0].close();
-            }
-            if (hosted != null)
-            {
-                hosted.close();
             }
             if (options.privateFabric())
             {
@@ -274,28 +330,148 @@ public final class ProgramRunner
         }
     }
 
+    private static Result runProgram(final Options options, final List<String> command, final FabricServer hosted,
+        final Path socket, final Path lockFile, final java.util.function.Consumer<ProcessBuilder> streams,
+        final ProgramSignals signals, final PrintStream log) throws IOException, InterruptedException
+    {
+        final ProcessBuilder pb = new ProcessBuilder(command);
+        streams.accept(pb);
+        final Map<String, String> env = pb.environment();
+        final String old = env.get("LD_LIBRARY_PATH");
+        env.put("LD_LIBRARY_PATH", libraryDir() + (old == null || old.isEmpty() ? "" : ":" + old));
+        env.put("RNICSIM_FABRIC_SOCKET", socket.toString());
+        env.put("RNICSIM_STRICT", options.strict() ? "1" : "0");
+        final Process p;
+        try
+        {
+            p = pb.start();
+        }
+        catch (final IOException e)
+        {
+            // found and executable, yet refused by execve(2) (a binary of another machine, say): the JDK's
+            // message ends with the C library's reason
+            final String m = String.valueOf(e.getMessage());
+            throw new ProgramLookup.NotRunnable(command.get(0) + ": cannot be started: "
+                + (m.contains("error: ") ? m.substring(m.indexOf("error: ") + 7).trim() : m),
+                ProgramLookup.NOT_EXECUTABLE);
+        }
+        if (signals != null)
+        {
+            signals.program(p);
+        }
+        final int code = p.waitFor();
+        final int signal = signals == null ? 0 : signals.received();
+        if (hosted != null)
+        {
+            if (signal != 0 || !closeWhenIdle(hosted, lockFile, options.fabricName(), signals))
+            {
+                closeNow(hosted, lockFile, options.fabricName(), signals, log);
+            }
+        }
+        return new Result(code, hosted, signals == null ? 0 : signals.received());
+    }
+
+    /** Refuses to join a live fabric that is not what this run asked for (its {@link Options#joinCheck}). */
+    private static void refuseJoin(final Options options, final Path originFile, final SocketChannel attached)
+        throws IOException
+    {
+        if (options.joinCheck() == null)
+        {
+            return;
+        }
+        final FabricOrigin origin = FabricOrigin.read(originFile);
+        final String refusal = origin == null ? null : options.joinCheck().apply(origin);
+        if (refusal != null)
+        {
+            attached.close();
+            throw new JoinRefused(refusal);
+        }
+    }
+
+    private static FabricOrigin originOf(final Options options)
+    {
+        final long pid = ProcessHandle.current().pid();
+        if (options.origin() != null)
+        {
+            return new FabricOrigin(pid, options.origin().devices(), options.origin().trace());
+        }
+        return new FabricOrigin(pid, "devices " + String.join(", ", options.devices().stream()
+            .map(FabricServer.DeviceSpec::hcaId).toList()), null);
+    }
+
+    /**
+     * Closes a hosted fabric at once after a signal, under the lock file, and removes its origin; says how many
+     * connections of other runs lose it.
+     */
+    private static void closeNow(final FabricServer hosted, final Path lockFile, final String fabricName,
+        final ProgramSignals signals, final PrintStream log) throws IOException
+    {
+        locked(lockFile, () ->
+        {
+            final int others = hosted.connections();
+            if (others > 0 && signals != null && signals.received() != 0)
+            {
+                log.println("rnicsim exec: " + ProgramSignals.describe(signals.received()) + ": fabric '"
+                    + fabricName + "' closes with " + others + " connection" + (others == 1 ? "" : "s")
+                    + " of other runs on it (their programs lose the fabric)");
+            }
+            hosted.close();
+            Files.deleteIfExists(FabricOrigin.fileOf(fabricName));
+            return null;
+        });
+    }
+
     /**
      * Serves the fabric until no program and no attached run uses it, then closes it under the lock file, so that a
      * run cannot join it between the last one leaving and the close.
+     *
+     * @return true when it closed; false when a signal was caught first (the fabric is still open).
      */
-    private static void closeWhenIdle(final FabricServer hosted, final Path lockFile)
-        throws IOException, InterruptedException
+    private static boolean closeWhenIdle(final FabricServer hosted, final Path lockFile, final String fabricName,
+        final ProgramSignals signals) throws IOException, InterruptedException
     {
-        while (true)
+        if (signals != null)
         {
-            hosted.awaitNoConnections();
-            final boolean idle = locked(lockFile, () ->
+            signals.waiter(Thread.currentThread());
+        }
+        try
+        {
+            while (true)
             {
-                if (hosted.connections() > 0)
+                try
                 {
-                    return false;
+                    hosted.awaitNoConnections();
                 }
-                hosted.close();
-                return true;
-            });
-            if (idle)
+                catch (final InterruptedException e)
+                {
+                    if (signals == null || signals.received() == 0)
+                    {
+                        throw e;
+                    }
+                    return false; // a signal: the fabric closes now, whoever is on it
+                }
+                final boolean idle = locked(lockFile, () ->
+                {
+                    if (hosted.connections() > 0)
+                    {
+                        return false;
+                    }
+                    hosted.close();
+                    Files.deleteIfExists(FabricOrigin.fileOf(fabricName));
+                    return true;
+                });
+                if (idle)
+                {
+                    return true;
+                }
+            }
+        }
+        finally
+        {
+            if (signals != null)
             {
-                return;
+                signals.waiter(null);
+                Thread.interrupted(); // an interrupt from a signal that came as the wait ended
             }
         }
     }

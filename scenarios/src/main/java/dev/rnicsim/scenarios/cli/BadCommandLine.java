@@ -12,7 +12,8 @@ import picocli.CommandLine;
  * ({@link CommandLine.UnmatchedArgumentException#printSuggestions}: "Did you mean: scenario list?", "Possible
  * solutions: --trace"), or, where its likeness of letter pairs finds none
  * (a swap of two letters: {@code rnu}), the name within two edits that a script's unknown verb gets
- * ({@link DidYouMean}); then where the full list is. Anything else prints the usage of the command the mistake is in.
+ * ({@link DidYouMean}); then where the full list is. {@code exec} without a program says how to name one. Anything
+ * else prints the usage of the command the mistake is in.
  * Stateless.
  */
 final class BadCommandLine
@@ -28,8 +29,16 @@ final class BadCommandLine
      */
     static int report(final CommandLine.ParameterException ex, final PrintWriter err)
     {
-        err.println(ex.getMessage());
         final CommandLine cl = ex.getCommandLine();
+        if (ex instanceof CommandLine.MissingParameterException m && "exec".equals(cl.getCommandName())
+            && m.getMissing().stream().anyMatch(a -> "PROGRAM".equals(a.paramLabel())))
+        {
+            err.println("rnicsim exec: no program to run: name it after exec's own options, e.g. "
+                + "'rnicsim exec -- ibv_devinfo -v' or 'rnicsim exec --profile rxe ibv_devices'");
+            err.println("'rnicsim exec --help' lists every option.");
+            return Rnicsim.MALFORMED;
+        }
+        err.println(ex.getMessage());
         if (ex instanceof CommandLine.UnmatchedArgumentException u
             && (CommandLine.UnmatchedArgumentException.printSuggestions(ex, err) || nearest(u, err)))
         {

@@ -113,7 +113,8 @@ final class DevinfoCommand implements Callable<Integer>
             }
             catch (final IOException | IllegalArgumentException e)
             {
-                err.println(e instanceof IOException io ? file + ": " + Problems.reason(io) : e.getMessage());
+                err.println(e instanceof IOException io ? file + ": " + Problems.reason(io)
+                    : DumpFormat.explain(file, e.getMessage()));
                 return Rnicsim.MALFORMED;
             }
         }
@@ -121,7 +122,7 @@ final class DevinfoCommand implements Callable<Integer>
         {
             if (!DeviceProfiles.builtIn().containsKey(profile))
             {
-                err.println("no built-in profile '" + profile + "'; built-in: " + DeviceProfiles.builtIn().keySet());
+                err.println(UnknownName.profile(profile));
                 return Rnicsim.MALFORMED;
             }
             profiles.add(DeviceProfiles.byName(profile));

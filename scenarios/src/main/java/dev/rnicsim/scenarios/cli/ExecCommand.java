@@ -1,6 +1,8 @@
 package dev.rnicsim.scenarios.cli;
 
+import dev.rnicsim.ibverbs.FabricOrigin;
 import dev.rnicsim.ibverbs.FabricServer;
+import dev.rnicsim.ibverbs.ProgramLookup;
 import dev.rnicsim.ibverbs.ProgramRunner;
 import dev.rnicsim.simnic.DeviceProfile;
 import dev.rnicsim.simnic.DeviceProfiles;
@@ -20,15 +22,22 @@ import picocli.CommandLine.Parameters;
 
 /**
  * {@code rnicsim exec}: runs an unmodified C program (any program linked with libibverbs) on a simulated device,
- * through the project's own {@code libibverbs.so.1} and a fabric server ({@link ProgramRunner}).
+ * through the project's own {@code libibverbs.so.1} and a fabric server ({@link ProgramRunner}). It answers as a
+ * shell does of the program it runs: its options follow it (parsing stops at the first positional), a program not
+ * found ends the run with 127, one not executable with 126, a signal with 128 + its number and its name
+ * ({@link ExecMessages}); and it refuses, before anything starts, to join a live fabric of other devices than those it
+ * names, or with a trace of its own.
  */
 @Command(name = "exec", mixinStandardHelpOptions = true,
     description = "Run an unmodified libibverbs program (ibv_rc_pingpong, perftest, your own) on a simulated "
         + "device: its buffers are its own, the keys, MTT, pinning and every check come from the simulator. "
         + "Programs run with the same --fabric share one fabric (a server and a client).",
     exitCodeListHeading = "%nExit codes:%n",
-    exitCodeList = {"N:the program's exit status", "2:a bad command line, no such profile or dump, or the "
-        + "library or the program cannot be started"})
+    exitCodeList = {"N:the program's exit status", "126:the program was found but is not executable",
+        "127:the program was not found (the PATH searched is printed)",
+        "128+N:the program, or this run, was ended by signal N (SIGINT, SIGTERM and SIGHUP are sent on to the program)",
+        "2:a bad command line, no such profile or dump, a live fabric of other devices or with --trace, or the "
+            + "library cannot be started"})
 final class ExecCommand implements Callable<Integer>
 {
     @Option(names = {"-p", "--profile"}, paramLabel = "NAME",
@@ -49,10 +58,11 @@ final class ExecCommand implements Callable<Integer>
     private boolean strict;
 
     @Option(names = "--trace", paramLabel = "FILE",
-        description = "Write the fabric's timeline as a Chrome trace (when this run started the fabric).")
+        description = "Write the fabric's timeline as a Chrome trace (only on the run that starts the fabric).")
     private Path trace;
 
-    @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program and its arguments (after --).")
+    @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program and its arguments: everything "
+        + "from the program on is its own ('--' before it is allowed).")
     private List<String> command;
 
     @CommandLine.Spec
@@ -75,12 +85,13 @@ final class ExecCommand implements Callable<Integer>
             return Rnicsim.MALFORMED;
         }
         final FabricServer.DeviceSpec device;
+        final String devices;
         if (devinfo != null)
         {
             final String problem = Problems.unreadable("--devinfo", devinfo);
             if (problem != null)
             {
-                err.println(devinfo + ": " + problem);
+                err.println((devinfo.toString().isEmpty() ? "" : "--devinfo " + devinfo + ": ") + problem);
                 return Rnicsim.MALFORMED;
             }
             try
@@ -89,23 +100,30 @@ final class ExecCommand implements Callable<Integer>
                 r.warnings().forEach(w -> err.println(devinfo + ": " + w));
                 device = new FabricServer.DeviceSpec(r.hcaId() == null ? hcaIdOf(r.profile()) : r.hcaId(),
                     r.profile());
+                if (!r.defaultedFields().isEmpty())
+                {
+                    err.println("rnicsim exec: " + ExecMessages.defaulted(devinfo, r));
+                }
             }
             catch (final IOException | IllegalArgumentException e)
             {
-                err.println(e instanceof IOException io ? devinfo + ": " + Problems.reason(io) : e.getMessage());
+                err.println("--devinfo " + (e instanceof IOException io ? devinfo + ": " + Problems.reason(io)
+                    : DumpFormat.explain(devinfo, e.getMessage())));
                 return Rnicsim.MALFORMED;
             }
+            devices = "the dump " + devinfo.toAbsolutePath().normalize() + " (device " + device.hcaId() + ")";
         }
         else
         {
             final String name = profile == null ? "connectx5" : profile;
             if (!DeviceProfiles.builtIn().containsKey(name))
             {
-                err.println("no built-in profile '" + name + "'; built-in: " + DeviceProfiles.builtIn().keySet());
+                err.println(UnknownName.profile(name));
                 return Rnicsim.MALFORMED;
             }
             final DeviceProfile p = DeviceProfiles.byName(name);
             device = new FabricServer.DeviceSpec(hcaIdOf(p), p);
+            devices = "profile " + name + " (device " + device.hcaId() + ")";
         }
         final String fabricName = fabric == null ? "exec-" + ProcessHandle.current().pid() : fabric;
         if (!fabricName.matches("[A-Za-z0-9._-]{1,64}"))
@@ -113,13 +131,21 @@ final class ExecCommand implements Callable<Integer>
             err.println("--fabric '" + fabricName + "': use 1 to 64 letters, digits, '.', '_' or '-'");
             return Rnicsim.MALFORMED;
         }
+        final String traceFile = trace == null ? null : trace.toAbsolutePath().normalize().toString();
+        final boolean devicesChosen = profile != null || devinfo != null;
         final PrintStream log = new PrintStream(System.err, true, StandardCharsets.UTF_8);
         final ProgramRunner.Result r;
         try
         {
-            r = ProgramRunner.run(new ProgramRunner.Options(List.of(device), fabricName, fabric == null,
-                strict), command, log,
-                server -> traceOption.attach(server.fabric()));
+            r = ProgramRunner.run(new ProgramRunner.Options(List.of(device), fabricName, fabric == null, strict,
+                new FabricOrigin(0, devices, traceFile),
+                running -> ExecMessages.joinRefusal(fabricName, running, devicesChosen ? devices : null, traceFile),
+                true), command, log, server -> traceOption.attach(server.fabric()));
+        }
+        catch (final ProgramLookup.NotRunnable e)
+        {
+            err.println("rnicsim exec: " + e.getMessage());
+            return e.exitStatus();
         }
         catch (final IOException e)
         {
@@ -130,7 +156,12 @@ final class ExecCommand implements Callable<Integer>
         {
             return Rnicsim.MALFORMED;
         }
-        return r.exitCode();
+        final String ended = ExecMessages.ended(command.get(0), r);
+        if (ended != null)
+        {
+            err.println("rnicsim exec: " + ended);
+        }
+        return r.signal() != 0 ? 128 + r.signal() : r.exitCode();
     }
 
     /** The name a device of this driver gets from its kernel driver: mlx5_0, mlx4_0, rxe0, irdma0, ... */

@@ -460,7 +460,15 @@ final class PlanCommand implements Callable<Integer>
             {
                 throw new IllegalArgumentException(devinfo + ": " + problem);
             }
-            final dev.rnicsim.simnic.DevinfoResult read = DevinfoReader.read(devinfo);
+            final dev.rnicsim.simnic.DevinfoResult read;
+            try
+            {
+                read = DevinfoReader.read(devinfo);
+            }
+            catch (final IllegalArgumentException e)
+            {
+                throw new IllegalArgumentException(DumpFormat.explain(devinfo, e.getMessage()), e);
+            }
             for (final String w : read.warnings())
             {
                 spec.commandLine().getErr().println("rnicsim plan: warning: " + w);
@@ -472,8 +480,7 @@ final class PlanCommand implements Callable<Integer>
         {
             if (!DeviceProfiles.builtIn().containsKey(profile))
             {
-                throw new IllegalArgumentException("--profile " + profile + ": no such built-in profile; built-in: "
-                    + DeviceProfiles.builtIn().keySet());
+                throw new IllegalArgumentException("--profile " + profile + ": " + UnknownName.profile(profile));
             }
             p = DeviceProfiles.byName(profile);
             source = new String[] {"profile " + profile, "profile"};

@@ -60,6 +60,8 @@ public final class Rnicsim implements Runnable
         // '@' starts a legal file name: no argument is read as an argument file.
         cl.setExpandAtFiles(false);
         WholeNumbers.register(cl);
+        // the program's own options follow it, as after env, strace or valgrind: 'exec ibv_devinfo -v'
+        cl.getSubcommands().get("exec").setStopAtPositional(true);
         cl.setOut(out);
         cl.setErr(err);
         cl.setExitCodeExceptionMapper(e -> MALFORMED);

@@ -109,7 +109,7 @@ final class ScenarioCommand implements Runnable
             final Optional<Catalogue.Entry> e = Catalogue.entry(name);
             if (e.isEmpty())
             {
-                spec.commandLine().getErr().println("no scenario '" + name + "'; see 'rnicsim scenario list'");
+                spec.commandLine().getErr().println(UnknownName.scenario(name));
                 return Rnicsim.MALFORMED;
             }
             if (svg != null && !Pictures.names().contains(name))
@@ -177,7 +177,7 @@ final class ScenarioCommand implements Runnable
             final Optional<Catalogue.Entry> e = Catalogue.entry(name);
             if (e.isEmpty())
             {
-                spec.commandLine().getErr().println("no scenario '" + name + "'; see 'rnicsim scenario list'");
+                spec.commandLine().getErr().println(UnknownName.scenario(name));
                 return Rnicsim.MALFORMED;
             }
             spec.commandLine().getOut().print(e.get().script());

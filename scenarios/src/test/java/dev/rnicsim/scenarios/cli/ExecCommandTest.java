@@ -94,4 +94,140 @@ class ExecCommandTest
             .resolveSibling("rnicsim-fabric-exec-" + ProcessHandle.current().pid() + ".lock");
         assertThat(lock).as("a private fabric leaves no lock file behind").doesNotExist();
     }
+
+    @Test
+    void shouldSayCommandNotFoundAsAShellDoesAndExit127()
+    {
+        assertThat(exec("--", "rnicsim-no-such-program")).isEqualTo(127);
+        assertThat(err.toString()).startsWith("rnicsim exec: rnicsim-no-such-program: command not found (searched PATH: ")
+            .doesNotContain("Cannot run program").doesNotContain("error=");
+        assertThat(exec("--", dir.resolve("missing").toString())).isEqualTo(127);
+        assertThat(err.toString()).contains(dir.resolve("missing") + ": No such file or directory");
+    }
+
+    @Test
+    void shouldSayPermissionDeniedWithTheModeAndExit126() throws IOException
+    {
+        final Path script = Files.writeString(dir.resolve("script.sh"), "#!/bin/sh\nexit 0\n");
+        Files.setPosixFilePermissions(script, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        assertThat(exec("--", script.toString())).isEqualTo(126);
+        assertThat(err.toString()).contains("rnicsim exec: " + script + ": Permission denied (its mode is rw-r--r--")
+            .contains("chmod +x");
+        assertThat(exec(dir.toString())).isEqualTo(126);
+        assertThat(err.toString()).contains("rnicsim exec: " + dir + ": Is a directory");
+    }
+
+    @Test
+    void shouldSayHowToNameTheProgramWhenThereIsNone()
+    {
+        assertThat(exec()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(exec("--profile", "rxe", "--")).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(err.toString()).contains("rnicsim exec: no program to run: name it after exec's own options")
+            .doesNotContain("Missing required parameter").doesNotContain("Usage:");
+    }
+
+    @Test
+    void shouldNameTheNearestProfileOfAMistypedOne()
+    {
+        assertThat(exec("--profile", "connectx55", "--", "true")).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(err.toString()).contains("no built-in profile 'connectx55'; did you mean 'connectx5'?");
+    }
+
+    @Test
+    void shouldNotStartWithAColonWhenTheDumpOptionIsEmpty()
+    {
+        assertThat(exec("--devinfo", "", "--", "true")).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(err.toString()).startsWith("--devinfo is empty: give the file to read");
+    }
+
+    @Test
+    void shouldNameTheOptionAndTheFileOfADumpOfAnotherFormat() throws IOException
+    {
+        final Path json = Files.writeString(dir.resolve("dump.json"), "{\"max_qp\": 5}\n");
+        assertThat(exec("--devinfo", json.toString(), "--", "true")).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(err.toString()).startsWith("--devinfo " + json + ": not an ibv_devinfo dump");
+    }
+
+    @Test
+    void shouldPassTheProgramsOwnOptionsThatFollowItWithoutDashDash() throws IOException
+    {
+        requireLibrary();
+        final Path env = dir.resolve("env.txt");
+        assertThat(exec("--strict", "sh", "-c", "env > " + env + "; exit 5")).isEqualTo(5);
+        assertThat(Files.readString(env)).as("exec's own options before the program still count")
+            .contains("RNICSIM_STRICT=1");
+        assertThat(exec("sh", "-c", "exit 0", "--strict", "-v")).isZero();
+        assertThat(err.toString()).doesNotContain("Unknown option");
+    }
+
+    @Test
+    void shouldNameTheSignalThatEndedTheProgramAsAShellDoes()
+    {
+        requireLibrary();
+        assertThat(exec("--", "sh", "-c", "kill -SEGV $$")).isEqualTo(128 + 11);
+        assertThat(err.toString()).contains("rnicsim exec: sh: Segmentation fault (").contains("signal 11)");
+        assertThat(exec("--", "sh", "-c", "exit 3")).isEqualTo(3);
+        assertThat(err.toString()).as("an exit status is no signal").doesNotContain("signal 3");
+    }
+
+    @Test
+    void shouldSayWhichAttributesADumpLacksAndWhereTheyComeFrom() throws IOException
+    {
+        requireLibrary();
+        // 'ibv_devinfo' without -v: the device's names and port, none of its limits
+        final Path dump = Files.writeString(dir.resolve("short.txt"), "hca_id:\tmlx5_0\n\ttransport:\t\t\t"
+            + "InfiniBand (0)\n\tfw_ver:\t\t\t\t16.35\n\tvendor_id:\t\t\t0x02c9\n\tvendor_part_id:\t\t\t4119\n"
+            + "\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n");
+        assertThat(exec("--devinfo", dump.toString(), "--", "true")).isZero();
+        assertThat(err.toString()).contains("rnicsim exec: --devinfo " + dump + ": ")
+            .contains("device attributes are not in the dump (").contains("page_size_cap")
+            .contains("they take the values of built-in profile connectx5")
+            .contains("a dump of 'ibv_devinfo -v' (with -v) has them");
+    }
+
+    @Test
+    void aRunJoiningAFabricOfOtherDevicesOrWithATraceShouldBeRefusedNamingTheFabricsProfile() throws Exception
+    {
+        requireLibrary();
+        final Path go = dir.resolve("go");
+        assertThat(new ProcessBuilder("mkfifo", go.toString()).start().waitFor()).isZero();
+        final Path ready = dir.resolve("ready");
+        final String fabric = "cli-join-" + ProcessHandle.current().pid();
+        final int[] hostCode = {-1};
+        final Thread host = Thread.ofPlatform().start(() -> hostCode[0] = Rnicsim.execute(new String[] {"exec",
+            "--fabric", fabric, "--profile", "rxe", "--", "sh", "-c", "touch '" + ready + "'; cat '" + go
+                + "' >/dev/null"}, new PrintWriter(new StringWriter()), new PrintWriter(new StringWriter())));
+        try
+        {
+            while (!Files.exists(ready) && host.isAlive())
+            {
+                java.util.concurrent.locks.LockSupport.parkNanos(10_000_000L); // until the host's program runs
+            }
+            final Path touched = dir.resolve("touched");
+            assertThat(exec("--fabric", fabric, "--profile", "connectx5", "--", "touch", touched.toString()))
+                .isEqualTo(Rnicsim.MALFORMED);
+            assertThat(err.toString()).contains("rnicsim exec: fabric '" + fabric + "' is running with profile rxe "
+                + "(device rxe0), served by another rnicsim exec (process " + ProcessHandle.current().pid() + ")")
+                .contains("this run asks for profile connectx5 (device mlx5_0)").contains("use another --fabric name");
+            final Path trace = dir.resolve("t.json");
+            assertThat(exec("--fabric", fabric, "--trace", trace.toString(), "--", "touch", touched.toString()))
+                .isEqualTo(Rnicsim.MALFORMED);
+            assertThat(err.toString()).contains("--trace " + trace + ": fabric '" + fabric + "' is served by another "
+                + "rnicsim exec").contains("which keeps no trace").contains("only the run that starts a fabric");
+            assertThat(touched).as("a refused run starts no program").doesNotExist();
+            assertThat(trace).doesNotExist();
+            assertThat(exec("--fabric", fabric, "--profile", "rxe", "--", "touch", touched.toString())).isZero();
+            assertThat(exec("--fabric", fabric, "--", "true")).as("a run naming no device takes the fabric's").isZero();
+            assertThat(touched).exists();
+        }
+        finally
+        {
+            if (host.isAlive())
+            {
+                Files.writeString(go, "go\n"); // the host's program ends
+            }
+            host.join();
+        }
+        assertThat(hostCode[0]).isZero();
+    }
 }

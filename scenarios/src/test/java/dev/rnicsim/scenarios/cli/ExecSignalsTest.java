@@ -1,0 +1,77 @@
+package dev.rnicsim.scenarios.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.rnicsim.ibverbs.ProgramRunner;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * SIGTERM to the {@code rnicsim exec} that started a fabric ends its program, writes the fabric's trace and ends the
+ * run with 128 + 15, as a shell reports a command ended by that signal. The run is a JVM of its own (this test's
+ * class path), so that the signal reaches only it.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class ExecSignalsTest
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void sigtermShouldReachTheProgramAndLeaveAWrittenTrace() throws Exception
+    {
+        try
+        {
+            ProgramRunner.libraryDir();
+        }
+        catch (final IOException e)
+        {
+            if ("true".equals(System.getenv("CI")))
+            {
+                fail(e.getMessage());
+            }
+            assumeTrue(false, e.getMessage());
+        }
+        final Path pid = dir.resolve("pid");
+        final Path trace = dir.resolve("trace.json");
+        final Path err = dir.resolve("err.txt");
+        final Process run = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), Rnicsim.class.getName(),
+            "exec", "--fabric", "cli-signal-" + ProcessHandle.current().pid(), "--trace", trace.toString(), "--",
+            "sh", "-c", "echo $$ > '" + pid + ".new'; mv '" + pid + ".new' '" + pid + "'; exec sleep 600")
+            .redirectOutput(dir.resolve("out.txt").toFile()).redirectError(err.toFile()).start();
+        try
+        {
+            while (!Files.exists(pid) && run.isAlive())
+            {
+                LockSupport.parkNanos(20_000_000L); // until the program runs
+            }
+            assertThat(run.isAlive()).as("the run is up: %s", Files.readString(err)).isTrue();
+            final long programPid = Long.parseLong(Files.readString(pid).strip());
+            run.destroy(); // SIGTERM
+            assertThat(run.waitFor()).as(Files.readString(err)).isEqualTo(128 + 15);
+            assertThat(ProcessHandle.of(programPid).map(ProcessHandle::isAlive).orElse(false))
+                .as("the program (sleep 600) ended with its run").isFalse();
+            assertThat(Files.readString(trace)).as("the fabric's trace is written").contains("\"traceEvents\"");
+            assertThat(Files.readString(err)).contains("rnicsim exec: sh: Terminated (").contains("signal 15)")
+                .doesNotContain("Exception");
+        }
+        finally
+        {
+            run.destroyForcibly();
+            if (Files.exists(pid))
+            {
+                ProcessHandle.of(Long.parseLong(Files.readString(pid).strip())).ifPresent(ProcessHandle::destroyForcibly);
+            }
+        }
+    }
+}
