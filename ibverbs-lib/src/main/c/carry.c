@@ -56,6 +56,23 @@ int rnicsim_carry_doorbell(uint16_t op, char *msg, size_t len, const struct rnic
 {
 	struct iovec iov[2 * CARRY_MAX_SEGS + 2];
 	int n = 0;
+	if (rnicsim_doorbells_active()) {
+		/* the doorbell is a copy into shared memory (ring.c): the send buffers' bytes go into the message first,
+		 * read by process_vm_readv(2) on this process, which fails with EFAULT where a writev would */
+		struct iovec local[CARRY_MAX_SEGS];
+		size_t total = 0;
+		for (unsigned i = 0; i < c->n; i++) {
+			local[i] = (struct iovec){msg + c->at[i], c->len[i]};
+			iov[i] = (struct iovec){c->addr[i], c->len[i]};
+			total += c->len[i];
+		}
+		ssize_t got = total ? process_vm_readv(getpid(), local, c->n, iov, c->n, 0) : 0;
+		if (got != (ssize_t)total)
+			return EFAULT;
+		iov[0] = (struct iovec){msg, sizeof(struct wire_hdr)};
+		iov[1] = (struct iovec){msg + sizeof(struct wire_hdr), len - sizeof(struct wire_hdr)};
+		return rnicsim_doorbell(op, iov, 2);
+	}
 	size_t from = 0;
 	/* the header alone first, as rnicsim_doorbell wants it */
 	iov[n++] = (struct iovec){msg, sizeof(struct wire_hdr)};

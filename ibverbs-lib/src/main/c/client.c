@@ -129,6 +129,11 @@ static int write_all(const struct iovec *iov_in, int iovcnt)
 	memcpy(iov, iov_in, iovcnt * sizeof(*iov));
 	int i = 0;
 	pthread_mutex_lock(&send_lock);
+	if (rnicsim_doorbells_active()) {
+		int e = rnicsim_doorbells_write(sock, iov, iovcnt);
+		pthread_mutex_unlock(&send_lock);
+		return e;
+	}
 	while (i < iovcnt) {
 		ssize_t n = writev(sock, iov + i, iovcnt - i);
 		if (n < 0) {
@@ -399,6 +404,7 @@ int rnicsim_connect(void)
 		memcpy(devices, answer + 8, n * sizeof(*devices));
 		device_count = n;
 		rnicsim_ring_offer();
+		rnicsim_doorbells_offer();
 	}
 	rnicsim_unlock();
 	return e;

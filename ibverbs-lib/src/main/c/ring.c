@@ -17,6 +17,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,4 +168,145 @@ int rnicsim_poll_long_wait(unsigned long reads)
 		return 0;
 	}
 	return (now.tv_sec - since.tv_sec) * 1000000000L + (now.tv_nsec - since.tv_nsec) >= spin_ns;
+}
+
+/*
+ * Doorbells through shared memory: the other direction. After the message ring, the library offers a second memfd
+ * (OP_DOORBELL_RING) and from the server's answer on writes into it the bytes it wrote to the socket (doorbells and
+ * requests, in the same order), so ibv_post_send and ibv_post_recv cost stores into memory instead of a writev(2),
+ * and the server takes them with a load instead of a read(2). The server's threads poll the ring for a while after
+ * work and then sleep on the socket: a thread about to sleep sets `asleep` first, checks the ring once more, and a
+ * producer that finds `asleep` set after it published (tail, full fence, then `asleep`, the reverse of the server)
+ * clears it and writes one byte on the socket (a kick), so one kick wakes the server for a burst of doorbells. The
+ * socket stays the way to wake the server and to learn that either side has gone.
+ *
+ * One producer at a time: the threads of this process and, after a fork, its children (which share the mapping and
+ * the connection, fork.c) take `lock` (the holder's pid) around a write; a waiter that finds the holder gone takes
+ * the lock over. A message longer than the free room goes in pieces as the server makes room, like a stream.
+ *
+ * Layout: head (consumed, written by the server) at 0, tail (published, written here) at 64, asleep at 128 (an int,
+ * written by both), lock at 192 (an int, the holder's pid or 0), the data from DB_DATA_OFFSET, DB_CAPACITY bytes.
+ */
+#define DB_DATA_OFFSET 4096
+#define DB_CAPACITY (1u << 20)
+
+struct db_header {
+	uint64_t head;
+	char pad0[56];
+	uint64_t tail;
+	char pad1[56];
+	int32_t asleep;
+	char pad2[60];
+	int32_t lock;
+};
+
+static struct db_header *db;
+static char *db_data;
+
+int rnicsim_doorbells_active(void)
+{
+	return db != NULL;
+}
+
+void rnicsim_doorbells_offer(void)
+{
+	const char *env = getenv("RNICSIM_DOORBELL_RING");
+	if (!hdr || (env && strcmp(env, "0") == 0))
+		return;
+	int fd = memfd_create("rnicsim-doorbells", MFD_CLOEXEC);
+	if (fd < 0)
+		return;
+	size_t size = DB_DATA_OFFSET + DB_CAPACITY;
+	void *m = MAP_FAILED;
+	if (ftruncate(fd, size) == 0)
+		m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		close(fd);
+		return;
+	}
+	struct {
+		uint32_t fd;
+		uint32_t pad;
+		uint64_t capacity;
+	} req = {(uint32_t)fd, 0, DB_CAPACITY};
+	/* the request goes on the socket; the server reads the ring from its answer on */
+	if (rnicsim_rpc(OP_DOORBELL_RING, &req, sizeof(req), NULL, 0, NULL, 0, NULL) != 0) {
+		munmap(m, size);
+		close(fd);
+		return;
+	}
+	db = m;
+	db_data = (char *)m + DB_DATA_OFFSET;
+}
+
+static void server_check(int sock)
+{
+	struct pollfd p = {.fd = sock, .events = 0};
+	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)))
+		rnicsim_server_gone();
+}
+
+static void db_lock(int sock)
+{
+	int32_t me = (int32_t)getpid();
+	unsigned spins = 0;
+	for (;;) {
+		int32_t holder = 0;
+		if (__atomic_compare_exchange_n(&db->lock, &holder, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+		if (++spins % 4096 == 0 && kill(holder, 0) != 0 && errno == ESRCH)
+			__atomic_compare_exchange_n(&db->lock, &holder, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		if (spins % 65536 == 0)
+			server_check(sock);
+		sched_yield();
+	}
+}
+
+/* After a publish: wakes the server when none of its threads polls the ring. */
+static void db_kick(int sock)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* the tail's store before the asleep's load: the server does the reverse */
+	if (__atomic_load_n(&db->asleep, __ATOMIC_RELAXED) && __atomic_exchange_n(&db->asleep, 0, __ATOMIC_SEQ_CST)) {
+		char k = 1;
+		/* EAGAIN: the socket is full of kicks, the server is readable already */
+		if (send(sock, &k, 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno == EPIPE)
+			rnicsim_server_gone();
+	}
+}
+
+/* Writes a message (the library's own memory only) into the ring; called under the library's send lock. */
+int rnicsim_doorbells_write(int sock, const struct iovec *iov, int iovcnt)
+{
+	db_lock(sock);
+	uint64_t tail = db->tail;
+	unsigned waits = 0;
+	for (int i = 0; i < iovcnt; i++) {
+		const char *from = iov[i].iov_base;
+		size_t left = iov[i].iov_len;
+		while (left) {
+			uint64_t head = __atomic_load_n(&db->head, __ATOMIC_ACQUIRE);
+			size_t room = DB_CAPACITY - (size_t)(tail - head);
+			if (room == 0) {
+				/* full: publish what is written, make sure the server is awake, and wait for it */
+				__atomic_store_n(&db->tail, tail, __ATOMIC_RELEASE);
+				db_kick(sock);
+				if (++waits % 4096 == 0)
+					server_check(sock);
+				sched_yield();
+				continue;
+			}
+			size_t n = left < room ? left : room;
+			size_t at = tail % DB_CAPACITY;
+			size_t first = n < DB_CAPACITY - at ? n : DB_CAPACITY - at;
+			memcpy(db_data + at, from, first);
+			memcpy(db_data, from + first, n - first);
+			tail += n;
+			from += n;
+			left -= n;
+		}
+	}
+	__atomic_store_n(&db->tail, tail, __ATOMIC_RELEASE);
+	__atomic_store_n(&db->lock, 0, __ATOMIC_RELEASE);
+	db_kick(sock);
+	return 0;
 }

@@ -192,6 +192,10 @@ int rnicsim_ring_pending(void);
 void rnicsim_ring_wait(int sock, long timeout_ns);
 void rnicsim_ring_listen(void);
 int rnicsim_poll_long_wait(unsigned long reads);
+/* ring.c: the doorbells (and requests) to the server through shared memory */
+void rnicsim_doorbells_offer(void);
+int rnicsim_doorbells_active(void);
+int rnicsim_doorbells_write(int sock, const struct iovec *iov, int iovcnt);
 
 /* events.c: the thread that reads the server's messages once the program has a completion channel */
 int rnicsim_events_start(void);

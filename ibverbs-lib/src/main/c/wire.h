@@ -60,6 +60,7 @@ enum rnicsim_op {
 	OP_RESIZE_CQ = 72,
 	OP_QUERY_RT_VALUES = 73,
 	OP_CQ_SYNC = 74,
+	OP_DOORBELL_RING = 90, /* the library's doorbells and requests through shared memory from now on (ring.c) */
 	OP_WC = 100,
 	OP_DIAG = 101,
 	OP_PLACE = 102,

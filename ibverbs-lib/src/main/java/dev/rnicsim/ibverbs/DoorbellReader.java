@@ -25,6 +25,7 @@ final class DoorbellReader implements AutoCloseable
 
     private final SocketChannel channel;
     private final Selector selector;
+    private final ByteBuffer kicks = ByteBuffer.allocateDirect(256);
 
     DoorbellReader(final SocketChannel channel) throws IOException
     {
@@ -74,6 +75,43 @@ final class DoorbellReader implements AutoCloseable
         catch (final ClosedSelectorException e)
         {
             return -1;
+        }
+    }
+
+    /**
+     * Once the doorbells come through shared memory ({@link DoorbellRing}): sleeps until the process kicks the socket
+     * (or closes it), and drops the kicks.
+     *
+     * @return false at the end of the stream or once closed.
+     * @throws IOException when the socket fails.
+     */
+    boolean sleepUntilKicked() throws IOException
+    {
+        kicks.clear();
+        if (selector == null)
+        {
+            return channel.read(kicks) >= 0; // blocks until a kick
+        }
+        try
+        {
+            while (true)
+            {
+                final int n = channel.read(kicks);
+                if (n < 0)
+                {
+                    return false;
+                }
+                if (n > 0)
+                {
+                    return true;
+                }
+                selector.select();
+                selector.selectedKeys().clear();
+            }
+        }
+        catch (final ClosedSelectorException e)
+        {
+            return false;
         }
     }
 

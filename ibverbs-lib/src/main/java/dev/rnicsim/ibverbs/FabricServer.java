@@ -72,6 +72,8 @@ public final class FabricServer implements AutoCloseable
     final FabricWarmUp warmUp;
     /** The warm-up's thread, or null when it is off. */
     final Thread warmUpThread;
+    /** Polls the processes' doorbell rings after work, so a doorbell needs no wake-up ({@link DoorbellPoller}). */
+    final DoorbellPoller doorbellPoller = new DoorbellPoller(lock);
     private final Path socketPath;
     private final ServerSocketChannel server;
     private final PrintStream log;

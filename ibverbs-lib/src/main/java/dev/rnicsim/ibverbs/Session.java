@@ -83,12 +83,20 @@ final class Session
     private long busyCpuNs;
     final FabricServer server;
     private final SocketChannel channel;
-    private final DoorbellReader doorbells;
+    final DoorbellReader doorbells;
     final List<Object> handles = new ArrayList<>();
     int pid;
     boolean strict;
     UserProcess process;
     private ByteBuffer out = ByteBuffer.allocateDirect(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
+    /** Where the process's doorbells and requests come from once it offered shared memory (null: its socket). */
+    volatile DoorbellRing doorbellRing;
+    /** The doorbell ring's bytes not yet carried out (a partial message), under the fabric's lock. */
+    private ByteBuffer ringIn;
+    /** The session has ended: its doorbell ring is closed or about to be. */
+    private volatile boolean ended;
+    /** A thread of the server other than this session's polls its doorbell ring ({@link DoorbellPoller}). */
+    volatile boolean covered;
     /** Where the messages to the process go once it offered shared memory (null: its socket). */
     private MessageRing ring;
     /** Whether the process still runs (asked while its ring stays full). */
@@ -152,7 +160,7 @@ final class Session
         ByteBuffer in = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.LITTLE_ENDIAN);
         try
         {
-            while (true)
+            while (doorbellRing == null)
             {
                 if (doorbells.read(in) < 0)
                 {
@@ -161,56 +169,14 @@ final class Session
                 in.flip();
                 synchronized (server.lock)
                 {
-                    final long t0 = FabricStats.wallNs();
-                    final long c0 = FabricStats.cpuNs();
-                    batches++;
-                    boolean posted = false;
-                    while (in.remaining() >= Wire.HEADER_BYTES)
-                    {
-                        final int len = in.getInt(in.position());
-                        if (in.remaining() < len)
-                        {
-                            break;
-                        }
-                        final int start = in.position();
-                        final int op = in.getShort(start + 4) & 0xffff;
-                        final int seq = in.getInt(start + 8);
-                        final ByteBuffer payload = in.slice(start + Wire.HEADER_BYTES, len - Wire.HEADER_BYTES)
-                            .order(ByteOrder.LITTLE_ENDIAN);
-                        if (DEBUG)
-                        {
-                            server.report("fabric: pid " + pid + " op " + op + " seq " + seq + " len " + len);
-                        }
-                        messages++;
-                        if (op == Wire.OP_RING)
-                        {
-                            ring(seq, payload);
-                        }
-                        else
-                        {
-                            posted |= verbs.dispatch(op, seq, payload);
-                        }
-                        in.position(start + len);
-                    }
-                    if (posted)
-                    {
-                        server.completions.run();
-                    }
-                    server.completions.flushAll();
-                    flush();
-                    server.forwardStrictWarnings();
-                    busyNs += FabricStats.wallNs() - t0;
-                    busyCpuNs += FabricStats.cpuNs() - c0;
+                    handle(in);
                 }
-                in.compact();
-                if (!in.hasRemaining())
-                {
-                    final ByteBuffer bigger = ByteBuffer.allocateDirect(in.capacity() * 2)
-                        .order(ByteOrder.LITTLE_ENDIAN);
-                    in.flip();
-                    bigger.put(in);
-                    in = bigger;
-                }
+                in = compact(in);
+            }
+            if (doorbellRing != null)
+            {
+                ringIn = in; // what follows comes through shared memory
+                server.doorbellPoller.serve(this);
             }
         }
         catch (final IOException e)
@@ -235,9 +201,121 @@ final class Session
                 ring.close();
                 ring = null;
             }
+            ended = true;
+            if (doorbellRing != null)
+            {
+                doorbellRing.close();
+            }
         }
         closeChannel();
         server.ended(this);
+    }
+
+    /** Carries out the whole messages of {@code in} (flipped; a partial one stays), under the fabric's lock. */
+    private void handle(final ByteBuffer in)
+    {
+        final long t0 = FabricStats.wallNs();
+        final long c0 = FabricStats.cpuNs();
+        batches++;
+        boolean posted = false;
+        while (in.remaining() >= Wire.HEADER_BYTES)
+        {
+            final int len = in.getInt(in.position());
+            if (in.remaining() < len)
+            {
+                break;
+            }
+            final int start = in.position();
+            final int op = in.getShort(start + 4) & 0xffff;
+            final int seq = in.getInt(start + 8);
+            final ByteBuffer payload = in.slice(start + Wire.HEADER_BYTES, len - Wire.HEADER_BYTES)
+                .order(ByteOrder.LITTLE_ENDIAN);
+            if (DEBUG)
+            {
+                server.report("fabric: pid " + pid + " op " + op + " seq " + seq + " len " + len);
+            }
+            messages++;
+            if (op == Wire.OP_RING)
+            {
+                ring(seq, payload);
+            }
+            else if (op == Wire.OP_DOORBELL_RING)
+            {
+                doorbellRing(seq, payload);
+            }
+            else
+            {
+                posted |= verbs.dispatch(op, seq, payload);
+            }
+            in.position(start + len);
+        }
+        if (posted)
+        {
+            server.completions.run();
+        }
+        server.completions.flushAll();
+        flush();
+        server.forwardStrictWarnings();
+        busyNs += FabricStats.wallNs() - t0;
+        busyCpuNs += FabricStats.cpuNs() - c0;
+    }
+
+    /** Keeps the partial message left in {@code in} for the next read, with room after it. */
+    private static ByteBuffer compact(final ByteBuffer in)
+    {
+        in.compact();
+        if (in.hasRemaining())
+        {
+            return in;
+        }
+        final ByteBuffer bigger = ByteBuffer.allocateDirect(in.capacity() * 2).order(ByteOrder.LITTLE_ENDIAN);
+        in.flip();
+        bigger.put(in);
+        return bigger;
+    }
+
+    /**
+     * Carries out what the process has published in its doorbell ring, under the fabric's lock, by whichever of the
+     * server's threads polls it ({@link DoorbellPoller}).
+     *
+     * @return whether there was anything (false too once the session has ended).
+     */
+    boolean drainDoorbells()
+    {
+        final DoorbellRing r = doorbellRing;
+        if (r == null || ended)
+        {
+            return false;
+        }
+        boolean any = false;
+        while (r.read(ringIn) > 0)
+        {
+            any = true;
+            ringIn.flip();
+            handle(ringIn);
+            ringIn = compact(ringIn);
+        }
+        return any;
+    }
+
+    /**
+     * DOORBELL_RING: the process offers a memfd for its doorbells and requests (fd, pad, data bytes). The server reads
+     * them there from its answer on; the socket then carries only the process's kicks ({@link DoorbellRing}).
+     */
+    private void doorbellRing(final int seq, final ByteBuffer p)
+    {
+        try
+        {
+            final DoorbellRing r = DoorbellRing.open(java.nio.file.Path.of("/proc", Integer.toString(pid), "fd",
+                Integer.toString(p.getInt(0))), p.getLong(8));
+            send(Wire.OP_DOORBELL_RING, seq, 0, null);
+            doorbellRing = r;
+        }
+        catch (final IOException | RuntimeException e)
+        {
+            // the socket keeps carrying the doorbells
+            send(Wire.OP_DOORBELL_RING, seq, Wire.EIO, null);
+        }
     }
 
     /** Queues a message for the process. */

@@ -53,6 +53,8 @@ final class Wire
     static final int OP_DESTROY_AH = 31;
     /** The library offers shared memory for the server's messages ({@link MessageRing}): fd, pad, data bytes. */
     static final int OP_RING = 32;
+    /** The library offers shared memory for its doorbells and requests ({@link DoorbellRing}): fd, pad, data bytes. */
+    static final int OP_DOORBELL_RING = 90;
     /** The errno of a RING the server cannot map: the library keeps the socket. */
     static final int EIO = 5;
     static final int OP_OPEN_XRCD = 60;

@@ -1,0 +1,188 @@
+package dev.rnicsim.ibverbs;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * How the server's threads wait for doorbells that come through shared memory ({@link DoorbellRing}). Each session's
+ * thread carries out what its process published, then, if no other thread of the fabric does, polls the doorbell
+ * rings of <em>every</em> process for {@link DoorbellReader#SPIN_NS} after the last doorbell it found, carrying out
+ * each as it comes; then it asks each process for a kick and sleeps on its own socket. One poller for the whole fabric,
+ * not one per session: in a ping-pong the next doorbell comes from the other process, whose session's thread would
+ * have to be woken, and two threads polling would take a core each from the two programs on a small machine.
+ *
+ * <p>Thread safety: {@link #serve} runs on each session's thread; the rings are read under the fabric's lock.
+ */
+final class DoorbellPoller
+{
+    private static final boolean YIELD = !"0".equals(System.getenv("RNICSIM_FABRIC_SPIN_YIELD"));
+
+    private final Object lock;
+    private final List<Session> sessions = new CopyOnWriteArrayList<>();
+    private final AtomicBoolean polling = new AtomicBoolean();
+
+    DoorbellPoller(final Object lock)
+    {
+        this.lock = lock;
+    }
+
+    /**
+     * Serves a session whose doorbells come through its ring, until its process closes the socket.
+     *
+     * @param s the session, on its own thread.
+     * @throws IOException when the socket fails.
+     */
+    void serve(final Session s) throws IOException
+    {
+        sessions.add(s);
+        try
+        {
+            while (true)
+            {
+                synchronized (lock)
+                {
+                    s.drainDoorbells();
+                }
+                poll();
+                if (!s.covered && s.doorbellRing.arm())
+                {
+                    s.doorbellRing.disarm();
+                    continue;
+                }
+                if (!s.doorbells.sleepUntilKicked())
+                {
+                    break;
+                }
+                s.doorbellRing.disarm();
+            }
+        }
+        finally
+        {
+            sessions.remove(s);
+        }
+        synchronized (lock)
+        {
+            s.drainDoorbells(); // the last doorbells a process rang before it exited
+        }
+    }
+
+    /** Polls every ring until none had a doorbell for {@link DoorbellReader#SPIN_NS}; at once when another does. */
+    private void poll()
+    {
+        if (DoorbellReader.SPIN_NS <= 0 || !polling.compareAndSet(false, true))
+        {
+            return;
+        }
+        final List<Session> covered = new ArrayList<>();
+        try
+        {
+            long last = System.nanoTime();
+            boolean armed = false;
+            while (true)
+            {
+                for (final Session t : sessions)
+                {
+                    if (!t.covered)
+                    {
+                        t.covered = true;
+                        covered.add(t);
+                        armed = true;
+                    }
+                }
+                if (armed)
+                {
+                    covered.removeIf(t -> !disarm(t));
+                    armed = false;
+                }
+                boolean found = false;
+                for (final Session t : covered)
+                {
+                    if (pending(t))
+                    {
+                        synchronized (lock)
+                        {
+                            found |= t.drainDoorbells();
+                        }
+                    }
+                }
+                final long now = System.nanoTime();
+                if (found)
+                {
+                    last = now;
+                }
+                else if (now - last >= DoorbellReader.SPIN_NS)
+                {
+                    // ask for kicks; a doorbell published meanwhile keeps the poll going
+                    boolean late = false;
+                    for (final Session t : covered)
+                    {
+                        late |= arm(t);
+                    }
+                    if (!late)
+                    {
+                        return;
+                    }
+                    armed = true;
+                    last = now;
+                }
+                else if (YIELD)
+                {
+                    Thread.yield();
+                }
+                else
+                {
+                    Thread.onSpinWait();
+                }
+            }
+        }
+        finally
+        {
+            for (final Session t : covered)
+            {
+                t.covered = false;
+            }
+            polling.set(false);
+        }
+    }
+
+    /** @return false when the session has ended (its ring is closed). */
+    private static boolean disarm(final Session t)
+    {
+        try
+        {
+            t.doorbellRing.disarm();
+            return true;
+        }
+        catch (final IllegalStateException e)
+        {
+            return false;
+        }
+    }
+
+    private static boolean pending(final Session t)
+    {
+        try
+        {
+            return t.doorbellRing.pending();
+        }
+        catch (final IllegalStateException e)
+        {
+            return false;
+        }
+    }
+
+    private static boolean arm(final Session t)
+    {
+        try
+        {
+            return t.doorbellRing.arm();
+        }
+        catch (final IllegalStateException e)
+        {
+            return false;
+        }
+    }
+}
