@@ -334,7 +334,7 @@ public final class DevinfoReader
                 {
                     if (timestampMask == null)
                     {
-                        timestampMask = unsigned64(key, value, lineNo);
+                        timestampMask = syntax.unsigned64(key, value, lineNo);
                     }
                 }
                 case CORE_CLOCK ->
@@ -342,7 +342,7 @@ public final class DevinfoReader
                     final Matcher m = KHZ.matcher(value);
                     if (!m.matches())
                     {
-                        throw malformed(lineNo, key, "a clock in kHz as ibv_devinfo prints it (156250kHZ)", value);
+                        throw syntax.malformed(lineNo, key, "a clock in kHz as ibv_devinfo prints it (156250kHZ)", value);
                     }
                     if (clockKhz == null)
                     {
@@ -351,10 +351,10 @@ public final class DevinfoReader
                 }
                 case COMP_VECTORS ->
                 {
-                    final int n = int32(key, value, lineNo);
+                    final int n = syntax.int32(key, value, lineNo);
                     if (n < 1)
                     {
-                        throw malformed(lineNo, key, "a count of 1 or more", value);
+                        throw syntax.malformed(lineNo, key, "a count of 1 or more", value);
                     }
                     if (compVectors == null)
                     {

@@ -98,7 +98,7 @@ public record ExtendedCqs(String driver, long wcFlags, Errno unsupportedWcFlagsE
         return switch (profile.driver())
         {
             case "mlx5" -> new ExtendedCqs("mlx5", WC_STANDARD | WC_COMPLETION_TIMESTAMP | WC_CVLAN | WC_FLOW_TAG
-                | WC_COMPLETION_TIMESTAMP_WALLCLOCK, Errno.EOPNOTSUPP, MASK_FLAGS | MASK_PD, Errno.EINVAL,
+                | WC_TM_INFO | WC_COMPLETION_TIMESTAMP_WALLCLOCK, Errno.EOPNOTSUPP, MASK_FLAGS | MASK_PD, Errno.EINVAL,
                 FLAG_SINGLE_THREADED | FLAG_IGNORE_OVERRUN, Errno.EINVAL, true, true, khz, mask, true, true);
             case "rxe" -> new ExtendedCqs("rxe", WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS, Errno.EOPNOTSUPP,
                 FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, true, false, khz, mask, false, false);
