@@ -36,7 +36,8 @@ public final class ConnectXProfiles
     }
 
     /**
-     * The ConnectX-5 rules less device memory: ConnectX-4 and ConnectX-4 Lx have no MEMIC. The kernel offers
+     * The ConnectX-5 rules less device memory and tag matching: ConnectX-4 and ConnectX-4 Lx have no MEMIC, and
+     * hardware tag matching came with ConnectX-5 (the ConnectX-4 parts report {@code tm_caps} 0). The kernel offers
      * {@code ibv_alloc_dm} only when the device reports the {@code memic} capability (mlx5 dm.c
      * {@code mlx5_ib_alloc_dm}: MEMIC allocations need {@code MLX5_CAP_DEV_MEM(dev, memic)}; {@code max_dm_size} of
      * {@code mlx5_ib_query_device} is {@code max_memic_size}, 0 without it), which firmware of the ConnectX-5
@@ -50,6 +51,7 @@ public final class ConnectXProfiles
     {
         final java.util.Set<ProviderRule> rules = java.util.EnumSet.copyOf(DeviceProfiles.connectx5().providerRules());
         rules.remove(ProviderRule.DEVICE_MEMORY);
+        rules.remove(ProviderRule.TAG_MATCHING);
         return rules;
     }
 
@@ -61,15 +63,8 @@ public final class ConnectXProfiles
         final DeviceAttributes a = DeviceProfiles.mlx5Base().fwVer(fw).vendorPartId(part).maxQp(maxQp)
             .deviceCapFlags(flags).maxSge(30).maxSgeRd(30).maxPd(16777216).nodeGuid(guid).sysImageGuid(guid)
             .build();
-        // hardware tag matching came with ConnectX-5: the ConnectX-4 parts report tm_caps 0
-        final java.util.Set<ProviderRule> rules = java.util.EnumSet.copyOf(cx5.providerRules());
-        if (name.startsWith("connectx4"))
-        {
-            rules.remove(ProviderRule.TAG_MATCHING);
-        }
         return new DeviceProfile(name, "mlx5", a, cx5.mtt(), cx5.variantPolicy(), cx5.indexPolicy(),
-            cx5.cacheEntries(), cx5.cacheWays(), java.util.Set.copyOf(rules), true, linkGbps, part, defaulted,
-            cx5.traits());
+            cx5.cacheEntries(), cx5.cacheWays(), cx5.providerRules(), true, linkGbps, part, defaulted, cx5.traits());
     }
 
     /**
