@@ -25,9 +25,11 @@ class ProfilePropertiesTest
         final RuleRig rig = RuleRig.unconnected(p);
         final VerbsException e = catchThrowableOfType(VerbsException.class, () -> rig.ctxB.allocDm(4096));
         assertThat(e.errnoName()).as(e.getMessage()).isEqualTo(Errno.EOPNOTSUPP);
-        // Every other rule of the ConnectX-5 stays: it is the same driver.
+        // Every other rule of the ConnectX-5 stays but tag matching (a ConnectX-5 feature): it is the same driver.
+        assertThat(p.follows(ProviderRule.TAG_MATCHING)).isFalse();
         final java.util.Set<ProviderRule> others = java.util.EnumSet.copyOf(DeviceProfiles.connectx5().providerRules());
         others.remove(ProviderRule.DEVICE_MEMORY);
+        others.remove(ProviderRule.TAG_MATCHING);
         assertThat(p.providerRules()).containsAll(others);
     }
 
