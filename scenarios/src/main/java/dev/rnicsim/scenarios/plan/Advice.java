@@ -84,9 +84,9 @@ final class Advice
         long otherRam = 0;
         for (final Plan.GroupResult g : groups)
         {
-            pages2M = Math.addExact(pages2M, Math.multiplyExact(g.mrs(), Planner.hugePagesPerMr(g, "2m")));
-            pages1G = Math.addExact(pages1G, Math.multiplyExact(g.mrs(), Planner.hugePagesPerMr(g, "1g")));
-            otherRam = Math.addExact(otherRam, Math.multiplyExact(g.mrs(), Planner.ramPerMr(g)));
+            pages2M = Math.addExact(pages2M, Math.multiplyExact(g.mrs(), Limits.hugePagesPerMr(g, "2m")));
+            pages1G = Math.addExact(pages1G, Math.multiplyExact(g.mrs(), Limits.hugePagesPerMr(g, "1g")));
+            otherRam = Math.addExact(otherRam, Math.multiplyExact(g.mrs(), Limits.ramPerMr(g)));
         }
         pages2M = Math.multiplyExact(pages2M, (long)n);
         pages1G = Math.multiplyExact(pages1G, (long)n);

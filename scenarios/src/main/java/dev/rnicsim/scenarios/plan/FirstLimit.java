@@ -42,7 +42,7 @@ final class FirstLimit
      */
     static Plan.Breach find(final List<Plan.GroupResult> groups, final DeviceProfile profile,
         final Planner.HostSpec host, final long maxMr, final long mttCapacity, final long memlock, final long ramFree,
-        final Planner.Replay replay)
+        final Limits.Replay replay)
     {
         for (final Plan.GroupResult g : groups)
         {
@@ -58,13 +58,13 @@ final class FirstLimit
         // tie.
         final List<Walk> walks = List.of(
             new Walk("vm.max_map_count", host.maxMapCount(), true, g -> host.mappingsPerMr()),
-            new Walk("hugetlb 2 MiB pool", host.hugepages2M(), false, g -> Planner.hugePagesPerMr(g, "2m")),
-            new Walk("hugetlb 1 GiB pool", host.hugepages1G(), false, g -> Planner.hugePagesPerMr(g, "1g")),
+            new Walk("hugetlb 2 MiB pool", host.hugepages2M(), false, g -> Limits.hugePagesPerMr(g, "2m")),
+            new Walk("hugetlb 1 GiB pool", host.hugepages1G(), false, g -> Limits.hugePagesPerMr(g, "1g")),
             new Walk("GPU memory", host.gpuVramBytes(), true, Plan.GroupResult::gpuBytesPerMr),
             new Walk("max_mr_size", 0, true, g -> !g.backing().equals("gpu") && !g.kind().equals("odp-implicit")
                 && Long.compareUnsigned(g.sizeBytes(), maxMrSize) > 0 ? 1 : 0),
             new Walk("RLIMIT_MEMLOCK", memlock, true, Plan.GroupResult::pinnedBytesPerMr),
-            new Walk("RAM", ramFree, false, Planner::ramPerMr),
+            new Walk("RAM", ramFree, false, Limits::ramPerMr),
             new Walk("GPU BAR1", host.gpuBar1Bytes(), true, Plan.GroupResult::bar1BytesPerMr),
             new Walk("max_mr", maxMr, false, g -> 1),
             new Walk("MTT entries", mttCapacity, false, Plan.GroupResult::mttReservedPerMr));
