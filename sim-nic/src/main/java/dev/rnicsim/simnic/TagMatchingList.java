@@ -21,8 +21,9 @@ import java.util.Map;
  * <li>Creation (mlx5 {@code mlx5_create_srq_ex}, providers/mlx5/verbs.c; kernel {@code mlx5_ib_create_srq}): a
  * driver other than mlx5 has no TM SRQs (EOPNOTSUPP, as rxe's {@code rxe_create_srq} answers a type other than
  * basic); the CQ must be an extended one (EINVAL: "an extended CQ is required to read TM information from");
- * max_num_tags 0 is EINVAL, and so is a list whose {@code ilog2(max_num_tags) + 1} exceeds the device's
- * {@code log_tag_matching_list_sz} ("TM SRQ max_num_tags exceeding limit": a device without tag matching has 0);
+ * a list whose {@code ilog2(max_num_tags) + 1} exceeds the device's {@code log_tag_matching_list_sz} is EINVAL ("TM
+ * SRQ max_num_tags exceeding limit": a device without tag matching has 0), and so is max_num_tags 0 (MLNX_OFED's
+ * mlx5_ib_create_srq refuses it; the upstream one computes {@code ilog2(0)} and leaves it to the firmware);
  * max_ops is the send queue of the provider's command QP, so above max_qp_wr it is EINVAL.</li>
  * <li>Operations ({@code mlx5_post_srq_ops}, providers/mlx5/qp.c), in the order given, the first refused one ending
  * the post (its index is {@code bad_op}; those before it are done): more than max_ops in one post is ENOMEM (the
