@@ -11,14 +11,15 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SIGTERM to the {@code rnicsim exec} that started a fabric ends its program and the processes the program started,
- * writes the fabric's trace and ends the run with 128 + 15, as a shell reports a command ended by that signal. The
- * run is a JVM of its own (this test's class path), so that the signal reaches only it.
+ * SIGTERM, SIGINT or SIGHUP to the {@code rnicsim exec} that started a fabric ends its program and the processes the
+ * program started, writes the fabric's trace and ends the run with 128 + the signal, as a shell reports a command
+ * ended by that signal. The run is a JVM of its own (this test's class path), so that the signal reaches only it.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class ExecSignalsTest
@@ -45,8 +46,10 @@ class ExecSignalsTest
         }
     }
 
-    @Test
-    void sigtermShouldReachTheProgramAndLeaveAWrittenTrace() throws Exception
+    @ParameterizedTest
+    @CsvSource({"TERM, 15, Terminated", "INT, 2, ", "HUP, 1, Hangup"})
+    void aSignalShouldReachTheProgramAndLeaveAWrittenTrace(final String signal, final int number, final String said)
+        throws Exception
     {
         try
         {
@@ -64,10 +67,14 @@ class ExecSignalsTest
         final Path child = dir.resolve("child");
         final Path trace = dir.resolve("trace.json");
         final Path err = dir.resolve("err.txt");
-        final Process run = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        // env resets the three to their default first: a shell without job control starts a command run with '&'
+        // with SIGINT ignored, and an ignored signal stays ignored (the JVM cannot catch it); so for the program's
+        // own child, below
+        final Process run = new ProcessBuilder("env", "--default-signal=INT,TERM,HUP",
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), Rnicsim.class.getName(),
             "exec", "--fabric", "cli-signal-" + ProcessHandle.current().pid(), "--trace", trace.toString(), "--",
-            "sh", "-c", "sleep 600 & echo $! > '" + child + "'; echo $$ > '" + pid + ".new'; mv '" + pid + ".new' '"
+            "sh", "-c", "env --default-signal=INT sleep 600 & echo $! > '" + child + "'; echo $$ > '" + pid + ".new'; mv '" + pid + ".new' '"
                 + pid + "'; wait")
             .redirectOutput(dir.resolve("out.txt").toFile()).redirectError(err.toFile()).start();
         try
@@ -78,8 +85,8 @@ class ExecSignalsTest
             }
             assertThat(run.isAlive()).as("the run is up: %s", Files.readString(err)).isTrue();
             final long programPid = Long.parseLong(Files.readString(pid).strip());
-            run.destroy(); // SIGTERM
-            assertThat(run.waitFor()).as(Files.readString(err)).isEqualTo(128 + 15);
+            assertThat(new ProcessBuilder("kill", "-s", signal, Long.toString(run.pid())).start().waitFor()).isZero();
+            assertThat(run.waitFor()).as(Files.readString(err)).isEqualTo(128 + number);
             assertThat(ProcessHandle.of(programPid).map(ProcessHandle::isAlive).orElse(false))
                 .as("the program ended with its run").isFalse();
             final long childPid = Long.parseLong(Files.readString(child).strip());
@@ -90,8 +97,16 @@ class ExecSignalsTest
             }
             assertThat(running(childPid)).as("the program's own child (sleep 600) got the signal too").isFalse();
             assertThat(Files.readString(trace)).as("the fabric's trace is written").contains("\"traceEvents\"");
-            assertThat(Files.readString(err)).contains("rnicsim exec: sh: Terminated (").contains("signal 15)")
-                .doesNotContain("Exception");
+            if (said == null)
+            {
+                assertThat(Files.readString(err)).as("a shell says nothing of an interrupt")
+                    .doesNotContain("rnicsim exec:").doesNotContain("Exception");
+            }
+            else
+            {
+                assertThat(Files.readString(err)).contains("rnicsim exec: sh: " + said + " (")
+                    .contains("signal " + number + ")").doesNotContain("Exception");
+            }
         }
         finally
         {
