@@ -291,8 +291,17 @@ public final class ProgramRunner
                     return null;
                 }
                 final FabricServer f = FabricServer.start(socket, options.devices(), log);
-                originOf(options).write(originFile);
-                onHosted.accept(f);
+                try
+                {
+                    originOf(options).write(originFile);
+                    onHosted.accept(f);
+                }
+                catch (final IOException | RuntimeException e)
+                {
+                    f.close(); // no fabric is left serving for a run that did not start
+                    Files.deleteIfExists(originFile);
+                    throw e;
+                }
                 return f;
             });
             boolean ended = false;
