@@ -85,7 +85,7 @@ class ExecSignalsTest
             }
             assertThat(run.isAlive()).as("the run is up: %s", Files.readString(err)).isTrue();
             final long programPid = Long.parseLong(Files.readString(pid).strip());
-            assertThat(new ProcessBuilder("kill", "-s", signal, Long.toString(run.pid())).start().waitFor()).isZero();
+            assertThat(new ProcessBuilder("sh", "-c", "kill -s " + signal + " " + run.pid()).start().waitFor()).isZero();
             assertThat(run.waitFor()).as(Files.readString(err)).isEqualTo(128 + number);
             assertThat(ProcessHandle.of(programPid).map(ProcessHandle::isAlive).orElse(false))
                 .as("the program ended with its run").isFalse();
