@@ -119,9 +119,10 @@ public final class ProgramRunner
         final URL url = ProgramRunner.class.getResource("native/" + LIBRARY);
         if (url == null)
         {
-            throw new IOException(LIBRARY + " is missing from the class path (dev/rnicsim/ibverbs/native/): the "
-                + "ibverbs-lib module's build compiles it with make and gcc, which need <infiniband/verbs.h> "
-                + "(package libibverbs-dev or rdma-core-devel)");
+            throw new IOException("rnic-sim's " + LIBRARY + " was not built (ibverbs-lib's build makes it with make "
+                + "and gcc, and skips it without <infiniband/verbs.h>): install the package libibverbs-dev (or "
+                + "rdma-core-devel), make and gcc, and build again (./rnicsim rebuilds itself when a source is newer "
+                + "than its build: 'touch ibverbs-lib/pom.xml')");
         }
         if ("file".equals(url.getProtocol()))
         {
@@ -271,6 +272,7 @@ public final class ProgramRunner
     {
         // as a shell: a program that is not there or cannot be run is refused before anything starts
         ProgramLookup.find(command.isEmpty() ? "" : command.get(0), System.getenv("PATH"));
+        final Path library = libraryDir(); // no library, no run: said before a fabric starts
         final Path socket = socketOf(options.fabricName());
         final Path lockFile = socket.resolveSibling("rnicsim-fabric-" + options.fabricName() + ".lock");
         final Path originFile = FabricOrigin.fileOf(options.fabricName());
@@ -289,14 +291,24 @@ public final class ProgramRunner
                     return null;
                 }
                 final FabricServer f = FabricServer.start(socket, options.devices(), log);
-                originOf(options).write(originFile);
-                onHosted.accept(f);
+                try
+                {
+                    originOf(options).write(originFile);
+                    onHosted.accept(f);
+                }
+                catch (final IOException | RuntimeException e)
+                {
+                    f.close(); // no fabric is left serving for a run that did not start
+                    Files.deleteIfExists(originFile);
+                    throw e;
+                }
                 return f;
             });
             boolean ended = false;
             try
             {
-                final Result r = runProgram(options, command, hosted, socket, lockFile, streams, signals, log);
+                final Result r = runProgram(options, command, library, hosted, socket, lockFile, streams, signals,
+                    log);
                 ended = true;
                 return r;
             }
@@ -330,7 +342,8 @@ public final class ProgramRunner
         }
     }
 
-    private static Result runProgram(final Options options, final List<String> command, final FabricServer hosted,
+    private static Result runProgram(final Options options, final List<String> command, final Path library,
+        final FabricServer hosted,
         final Path socket, final Path lockFile, final java.util.function.Consumer<ProcessBuilder> streams,
         final ProgramSignals signals, final PrintStream log) throws IOException, InterruptedException
     {
@@ -338,7 +351,7 @@ public final class ProgramRunner
         streams.accept(pb);
         final Map<String, String> env = pb.environment();
         final String old = env.get("LD_LIBRARY_PATH");
-        env.put("LD_LIBRARY_PATH", libraryDir() + (old == null || old.isEmpty() ? "" : ":" + old));
+        env.put("LD_LIBRARY_PATH", library + (old == null || old.isEmpty() ? "" : ":" + old));
         env.put("RNICSIM_FABRIC_SOCKET", socket.toString());
         env.put("RNICSIM_STRICT", options.strict() ? "1" : "0");
         final Process p;

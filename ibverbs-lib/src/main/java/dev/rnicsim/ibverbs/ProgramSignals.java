@@ -111,7 +111,7 @@ public final class ProgramSignals implements AutoCloseable
         program = p;
         if (received != 0)
         {
-            kill(p.pid(), received);
+            send(p, received);
         }
     }
 
@@ -143,7 +143,7 @@ public final class ProgramSignals implements AutoCloseable
             final boolean fromTerminal = "INT".equals(signal.getName()) && interrupts++ == 0 && inForegroundGroup();
             if (!fromTerminal)
             {
-                kill(program.pid(), number);
+                send(program, number);
             }
         }
         if (waiter != null)
@@ -164,6 +164,17 @@ public final class ProgramSignals implements AutoCloseable
         {
             return false;
         }
+    }
+
+    /**
+     * Sends the signal to the program and to the processes it started (a shell's commands, a test runner's workers),
+     * as a terminal's Ctrl-C reaches every process of its foreground group: none is left running on its own.
+     */
+    private static void send(final Process p, final int signal)
+    {
+        final List<ProcessHandle> below = p.descendants().toList();
+        kill(p.pid(), signal);
+        below.forEach(h -> kill(h.pid(), signal));
     }
 
     private static void kill(final long pid, final int signal)

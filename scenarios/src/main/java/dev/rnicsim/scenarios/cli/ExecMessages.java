@@ -83,8 +83,8 @@ final class ExecMessages
             }
             final String caught = ProgramSignals.describe(r.signal());
             return code == 128 + r.signal() ? program + ": " + caught + ", sent by rnicsim exec, which caught it"
-                : program + ": exit status " + code + " after rnicsim exec caught " + caught + " and sent it on; "
-                    + "rnicsim exec ends with " + (128 + r.signal());
+                : "caught " + caught + ": ends with " + (128 + r.signal()) + " (" + program + " ended with exit "
+                    + "status " + code + ")";
         }
         // the JDK reports a program ended by signal N as 128 + N, as a shell's $? does
         if (code > 128 && code <= 128 + 64 && !UNREPORTED.contains(code - 128))

@@ -41,11 +41,16 @@ public final class Problems
         {
             if (!java.nio.file.Files.exists(file))
             {
-                return "no such file";
+                return "-".equals(file.toString()) ? "no such file ('-' is not standard input here: save the input "
+                    + "to a file and give its name)" : "no such file";
+            }
+            if (java.nio.file.Files.isDirectory(file))
+            {
+                return "a folder, not a file";
             }
             if (!java.nio.file.Files.isRegularFile(file))
             {
-                return "not a regular file";
+                return "not a regular file (a pipe or a device: save its content to a file and give its name)";
             }
             final long size = java.nio.file.Files.size(file);
             if (size > MAX_INPUT_BYTES)

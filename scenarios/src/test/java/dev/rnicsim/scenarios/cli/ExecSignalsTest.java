@@ -11,14 +11,15 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SIGTERM to the {@code rnicsim exec} that started a fabric ends its program, writes the fabric's trace and ends the
- * run with 128 + 15, as a shell reports a command ended by that signal. The run is a JVM of its own (this test's
- * class path), so that the signal reaches only it.
+ * SIGTERM, SIGINT or SIGHUP to the {@code rnicsim exec} that started a fabric ends its program and the processes the
+ * program started, writes the fabric's trace and ends the run with 128 + the signal, as a shell reports a command
+ * ended by that signal. The run is a JVM of its own (this test's class path), so that the signal reaches only it.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class ExecSignalsTest
@@ -26,8 +27,29 @@ class ExecSignalsTest
     @TempDir
     Path dir;
 
-    @Test
-    void sigtermShouldReachTheProgramAndLeaveAWrittenTrace() throws Exception
+    /** Whether a process runs: it exists and is no zombie (an orphan's end waits for a reaper this test cannot be). */
+    private static boolean running(final long pid) throws IOException
+    {
+        final Path stat = Path.of("/proc", Long.toString(pid), "stat");
+        if (!Files.exists(stat))
+        {
+            return false;
+        }
+        try
+        {
+            final String s = Files.readString(stat);
+            return s.charAt(s.lastIndexOf(')') + 2) != 'Z';
+        }
+        catch (final java.nio.file.NoSuchFileException e)
+        {
+            return false;
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource({"TERM, 15, Terminated", "INT, 2, ", "HUP, 1, Hangup"})
+    void aSignalShouldReachTheProgramAndLeaveAWrittenTrace(final String signal, final int number, final String said)
+        throws Exception
     {
         try
         {
@@ -42,12 +64,18 @@ class ExecSignalsTest
             assumeTrue(false, e.getMessage());
         }
         final Path pid = dir.resolve("pid");
+        final Path child = dir.resolve("child");
         final Path trace = dir.resolve("trace.json");
         final Path err = dir.resolve("err.txt");
-        final Process run = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        // env resets the three to their default first: a shell without job control starts a command run with '&'
+        // with SIGINT ignored, and an ignored signal stays ignored (the JVM cannot catch it); so for the program's
+        // own child, below
+        final Process run = new ProcessBuilder("env", "--default-signal=INT,TERM,HUP",
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), Rnicsim.class.getName(),
             "exec", "--fabric", "cli-signal-" + ProcessHandle.current().pid(), "--trace", trace.toString(), "--",
-            "sh", "-c", "echo $$ > '" + pid + ".new'; mv '" + pid + ".new' '" + pid + "'; exec sleep 600")
+            "sh", "-c", "env --default-signal=INT sleep 600 & echo $! > '" + child + "'; echo $$ > '" + pid + ".new'; mv '" + pid + ".new' '"
+                + pid + "'; wait")
             .redirectOutput(dir.resolve("out.txt").toFile()).redirectError(err.toFile()).start();
         try
         {
@@ -57,20 +85,38 @@ class ExecSignalsTest
             }
             assertThat(run.isAlive()).as("the run is up: %s", Files.readString(err)).isTrue();
             final long programPid = Long.parseLong(Files.readString(pid).strip());
-            run.destroy(); // SIGTERM
-            assertThat(run.waitFor()).as(Files.readString(err)).isEqualTo(128 + 15);
+            assertThat(new ProcessBuilder("sh", "-c", "kill -s " + signal + " " + run.pid()).start().waitFor()).isZero();
+            assertThat(run.waitFor()).as(Files.readString(err)).isEqualTo(128 + number);
             assertThat(ProcessHandle.of(programPid).map(ProcessHandle::isAlive).orElse(false))
-                .as("the program (sleep 600) ended with its run").isFalse();
+                .as("the program ended with its run").isFalse();
+            final long childPid = Long.parseLong(Files.readString(child).strip());
+            final long deadlineNs = System.nanoTime() + 30_000_000_000L;
+            while (running(childPid) && System.nanoTime() < deadlineNs)
+            {
+                LockSupport.parkNanos(20_000_000L); // a signal is delivered when the process is next scheduled
+            }
+            assertThat(running(childPid)).as("the program's own child (sleep 600) got the signal too").isFalse();
             assertThat(Files.readString(trace)).as("the fabric's trace is written").contains("\"traceEvents\"");
-            assertThat(Files.readString(err)).contains("rnicsim exec: sh: Terminated (").contains("signal 15)")
-                .doesNotContain("Exception");
+            if (said == null)
+            {
+                assertThat(Files.readString(err)).as("a shell says nothing of an interrupt")
+                    .doesNotContain("rnicsim exec:").doesNotContain("Exception");
+            }
+            else
+            {
+                assertThat(Files.readString(err)).contains("rnicsim exec: sh: " + said + " (")
+                    .contains("signal " + number + ")").doesNotContain("Exception");
+            }
         }
         finally
         {
             run.destroyForcibly();
-            if (Files.exists(pid))
+            for (final Path f : new Path[] {pid, child})
             {
-                ProcessHandle.of(Long.parseLong(Files.readString(pid).strip())).ifPresent(ProcessHandle::destroyForcibly);
+                if (Files.exists(f) && !Files.readString(f).isBlank())
+                {
+                    ProcessHandle.of(Long.parseLong(Files.readString(f).strip())).ifPresent(ProcessHandle::destroyForcibly);
+                }
             }
         }
     }

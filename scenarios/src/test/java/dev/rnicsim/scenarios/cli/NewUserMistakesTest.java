@@ -85,4 +85,15 @@ class NewUserMistakesTest
             .toString(), "--", "true");
         assertThat(other.err()).contains("make a dump with 'ibv_devinfo -v > FILE'");
     }
+
+    @Test
+    void aDashOrAFolderGivenAsAFileShouldBeCalledSo()
+    {
+        final Result dash = rnicsim("run", "-");
+        assertThat(dash.code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(dash.err()).contains("'-' is not standard input here: save the input to a file");
+        final Result folder = rnicsim("devinfo", "--file", dir.toString());
+        assertThat(folder.code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(folder.err()).contains(dir + ": a folder, not a file");
+    }
 }
