@@ -85,20 +85,13 @@ public final class DevinfoReader
         "xrc_odp_caps");
     private static final String UNKNOWN_FLAGS = "Unknown flags";
 
-    /** The extended section's lines whose values the profile keeps ({@link CompletionAttributes}). */
-    private static final String TIMESTAMP_MASK = "completion timestamp_mask";
-    private static final String CORE_CLOCK = "hca_core_clock";
-    private static final String COMP_VECTORS = "num_comp_vectors";
-    private static final String NO_TIMESTAMP_MASK = "completion_timestamp_mask not supported";
-    private static final String NO_CORE_CLOCK = "core clock not supported";
-    private static final Pattern KHZ = Pattern.compile("(\\d{1,19})\\s*kHZ", Pattern.CASE_INSENSITIVE);
-
     /** Keys of the lines that follow the device attributes (ibv_devinfo's extended sections and the ports). */
     private static final Set<String> STOP_KEYS = Set.of("port", "completion timestamp_mask", "hca_core_clock",
         "raw packet caps", "device_cap_flags_ex", "tso_caps", "rss_caps", "max_wq_type_rq", "packet_pacing_caps",
         "max_rndv_hdr_size", "cq moderation caps", "maximum available device memory");
     /** Lines without a colon that follow the device attributes. */
-    private static final Set<String> STOP_LINES = Set.of(NO_TIMESTAMP_MASK, NO_CORE_CLOCK, "tag matching not supported");
+    private static final Set<String> STOP_LINES = Set.of(DevinfoCompletionLines.NO_TIMESTAMP_MASK,
+        DevinfoCompletionLines.NO_CORE_CLOCK, "tag matching not supported");
 
     private static final Map<String, Integer> GENERAL_ODP_NAMES = Map.of("ODP_SUPPORT", OdpCaps.SUPPORT,
         "ODP_SUPPORT_IMPLICIT", OdpCaps.SUPPORT_IMPLICIT);
@@ -230,9 +223,7 @@ public final class DevinfoReader
         private boolean blockHasLines;
         /** In the extended section (after the ODP blocks): only the completion lines are read. */
         private boolean extended;
-        private Long clockKhz;
-        private Long timestampMask;
-        private Integer compVectors;
+        private final DevinfoCompletionLines completions = new DevinfoCompletionLines();
 
         Parser(final String source)
         {
@@ -259,14 +250,7 @@ public final class DevinfoReader
                     {
                         endBlock();
                         extended = true;
-                        if (trimmed.equals(NO_TIMESTAMP_MASK) && timestampMask == null)
-                        {
-                            timestampMask = 0L;
-                        }
-                        else if (trimmed.equals(NO_CORE_CLOCK) && clockKhz == null)
-                        {
-                            clockKhz = 0L;
-                        }
+                        completions.notSupported(trimmed);
                         continue;
                     }
                     if (block != null && !extended)
@@ -293,7 +277,7 @@ public final class DevinfoReader
                 if (STOP_KEYS.contains(key) || extended && !key.equals("hca_id"))
                 {
                     extended = true;
-                    completionLine(key, value, lineNo);
+                    completions.line(key, value, lineNo, this::malformed);
                     continue;
                 }
                 if (key.equals("hca_id"))
@@ -323,49 +307,6 @@ public final class DevinfoReader
                 }
             }
             endBlock();
-        }
-
-        /** A line of the extended section: the completion clock, its mask and the completion vectors are kept. */
-        private void completionLine(final String key, final String value, final int lineNo)
-        {
-            switch (key)
-            {
-                case TIMESTAMP_MASK ->
-                {
-                    if (timestampMask == null)
-                    {
-                        timestampMask = syntax.unsigned64(key, value, lineNo);
-                    }
-                }
-                case CORE_CLOCK ->
-                {
-                    final Matcher m = KHZ.matcher(value);
-                    if (!m.matches())
-                    {
-                        throw syntax.malformed(lineNo, key, "a clock in kHz as ibv_devinfo prints it (156250kHZ)", value);
-                    }
-                    if (clockKhz == null)
-                    {
-                        clockKhz = Long.parseLong(m.group(1));
-                    }
-                }
-                case COMP_VECTORS ->
-                {
-                    final int n = syntax.int32(key, value, lineNo);
-                    if (n < 1)
-                    {
-                        throw syntax.malformed(lineNo, key, "a count of 1 or more", value);
-                    }
-                    if (compVectors == null)
-                    {
-                        compVectors = n;
-                    }
-                }
-                default ->
-                {
-                    // the other extended lines (device_cap_flags_ex, tso_caps, ...) are not modelled
-                }
-            }
         }
 
         private void transport(final String value, final int lineNo)
@@ -566,23 +507,10 @@ public final class DevinfoReader
             b.odpCaps(new OdpCaps(odp[0], odp[1], odp[2], odp[3], odp[4]));
             final String name = hcaId != null ? hcaId : baseName(source);
             final DriverTraits traits = transport == null ? base.traits() : base.traits().withTransport(transport);
-            CompletionAttributes completions = base.completions();
-            if (clockKhz != null)
-            {
-                completions = completions.withHcaCoreClockKhz(clockKhz);
-            }
-            if (timestampMask != null)
-            {
-                completions = completions.withCompletionTimestampMask(timestampMask);
-            }
-            if (compVectors != null)
-            {
-                completions = completions.withNumCompVectors(compVectors);
-            }
             final DeviceProfile profile = new DeviceProfile(name, base.driver(), b.build(), base.mtt(),
                 base.variantPolicy(), base.indexPolicy(), base.cacheEntries(), base.cacheWays(),
                 base.providerRules(), base.relaxedOrdering(), base.linkGbps(), base.seed(), defaulted, traits,
-                completions);
+                completions.applyTo(base.completions()));
             for (final int[] r : repeats.values())
             {
                 if (r[1] > 0)
