@@ -54,6 +54,10 @@ static struct ibv_mr *reg_mr(const char *verb, struct ibv_pd *pd, void *addr, si
 	site[0] = 0;
 	if (rnicsim_strict())
 		rnicsim_callsite(verb, site, sizeof(site));
+	/* the optional range (bits 20..28): libibverbs clears it where the kernel has no optional access, and the
+	 * kernel takes the bits it does not implement without failing (IB_ACCESS_OPTIONAL in ib_check_mr_access's
+	 * IB_ACCESS_SUPPORTED); only RELAXED_ORDERING means something to the device */
+	access &= ~(IBV_ACCESS_OPTIONAL_RANGE & ~IBV_ACCESS_RELAXED_ORDERING);
 	struct wire_reg_mr req = {.pd = ((struct sim_pd *)pd)->handle,
 				  .access = access,
 				  .addr = (uint64_t)(uintptr_t)addr,

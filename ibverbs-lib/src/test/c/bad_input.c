@@ -14,6 +14,8 @@
  *   ah-port           ibv_create_ah with port_num 0                                                    NULL
  *   recv-srq-qp       ibv_post_recv on a QP whose receives come from an SRQ                            ENOMEM, bad_wr
  *   send-sge          ibv_post_send with more SGEs than max_send_sge                                   ENOMEM, bad_wr
+ *   reg-access        ibv_reg_mr with a bit of the optional range no device implements (1 << 21)        an MR
+ *                     ibv_reg_mr with a bit that is no access flag (1 << 10)                           EINVAL
  *   write             after all of them, an RDMA WRITE on the same QP                                  the bytes arrive
  *
  * Build: gcc -g bad_input.c -libverbs.
@@ -122,6 +124,15 @@ int main(void)
 	wr.wr.rdma.rkey = mr->rkey;
 	e = ibv_post_send(a, &wr, &bad);
 	check("send-sge", e == ENOMEM && bad == &wr, e ? strerror(e) : "posted more SGEs than max_send_sge");
+
+	struct ibv_mr *opt = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE | (1 << 21));
+	check("reg-access", opt != NULL, opt ? "an optional access bit is taken, as the kernel takes it" : strerror(errno));
+	if (opt)
+		ibv_dereg_mr(opt);
+	errno = 0;
+	struct ibv_mr *junk = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE | (1 << 10));
+	check("reg-access", junk == NULL && errno == EINVAL, junk ? "registered with a bit that is no access flag"
+								   : strerror(errno));
 
 	wr.num_sge = 2;
 	e = ibv_post_send(a, &wr, &bad);
