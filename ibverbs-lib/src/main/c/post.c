@@ -57,7 +57,7 @@ static int check_send(struct sim_qp *q, struct ibv_send_wr *wr, unsigned queued)
 	if (!supported(wr->opcode) && wr->opcode != IBV_WR_ATOMIC_WRITE)
 		return EINVAL;
 	if ((unsigned)wr->num_sge > q->cap.max_send_sge || wr->num_sge < 0)
-		return EINVAL;
+		return (q->post_rules & WIRE_POST_SGE_OVERFLOW_ENOMEM) ? ENOMEM : EINVAL; /* mlx5: ENOMEM; rxe: EINVAL */
 	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		if ((q->post_rules & WIRE_POST_ATOMIC_ALIGNMENT) && (wr->wr.atomic.remote_addr & 7))
 			return EINVAL;
@@ -217,6 +217,11 @@ int rnicsim_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv
 		if ((unsigned)w->num_sge > q->cap.max_recv_sge || w->num_sge < 0 ||
 		    q->qpx.qp_base.state == IBV_QPS_RESET) {
 			e = EINVAL;
+			*bad_wr = w;
+			break;
+		}
+		if (q->qpx.qp_base.srq) { /* its receives come from the SRQ: mlx4/mlx5 gave it 0 entries, rxe refuses */
+			e = (q->post_rules & WIRE_POST_RECV_SRQ_ENOMEM) ? ENOMEM : EINVAL;
 			*bad_wr = w;
 			break;
 		}

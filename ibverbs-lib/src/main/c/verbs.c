@@ -54,6 +54,10 @@ static struct ibv_mr *reg_mr(const char *verb, struct ibv_pd *pd, void *addr, si
 	site[0] = 0;
 	if (rnicsim_strict())
 		rnicsim_callsite(verb, site, sizeof(site));
+	/* the optional range (bits 20..28): libibverbs clears it where the kernel has no optional access, and the
+	 * kernel takes the bits it does not implement without failing (IB_ACCESS_OPTIONAL in ib_check_mr_access's
+	 * IB_ACCESS_SUPPORTED); only RELAXED_ORDERING means something to the device */
+	access &= ~(IBV_ACCESS_OPTIONAL_RANGE & ~IBV_ACCESS_RELAXED_ORDERING);
 	struct wire_reg_mr req = {.pd = ((struct sim_pd *)pd)->handle,
 				  .access = access,
 				  .addr = (uint64_t)(uintptr_t)addr,
@@ -366,7 +370,14 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 				     .rnr_retry = attr->rnr_retry,
 				     .min_rnr_timer = attr->min_rnr_timer,
 				     .dlid = attr->ah_attr.dlid,
-				     .is_global = attr->ah_attr.is_global};
+				     .is_global = attr->ah_attr.is_global,
+				     .cur_qp_state = attr->cur_qp_state,
+				     .port_num = attr->port_num,
+				     .pkey_index = attr->pkey_index,
+				     .max_rd_atomic = attr->max_rd_atomic,
+				     .max_dest_rd_atomic = attr->max_dest_rd_atomic,
+				     .ah_port_num = attr->ah_attr.port_num,
+				     .ah_sgid_index = attr->ah_attr.grh.sgid_index};
 	memcpy(req.dgid, attr->ah_attr.grh.dgid.raw, 16);
 	req.qkey = attr->qkey;
 	int e = rnicsim_rpc(OP_MODIFY_QP, &req, sizeof(req), NULL, 0, NULL, 0, NULL);

@@ -173,6 +173,8 @@ struct wire_create_qp {
 #define WIRE_POST_ATOMICS_DISABLED 2 /* the QP has no atomics: EOPNOTSUPP at post (mlx5 without ATOMIC_HCA) */
 #define WIRE_POST_RESET_CLEANS_CQ 4 /* RESET removes the QP's unpolled completions from its CQs (mlx4, mlx5) */
 #define WIRE_POST_ATOMIC_WRITE 8 /* an RC QP of a device with IBV_DEVICE_ATOMIC_WRITE: ATOMIC_WRITE is executed */
+#define WIRE_POST_SGE_OVERFLOW_ENOMEM 16 /* more SGEs than max_send_sge: ENOMEM (mlx5), else EINVAL */
+#define WIRE_POST_RECV_SRQ_ENOMEM 32 /* a receive on a QP with an SRQ: ENOMEM (mlx4, mlx5), else EINVAL */
 struct wire_qp_resp {
 	uint32_t qp;
 	uint32_t qp_num;
@@ -199,6 +201,15 @@ struct wire_modify_qp {
 	uint8_t dgid[16];
 	uint32_t qkey; /* IBV_QP_QKEY (UD) */
 	uint32_t pad;
+	/* the rest of the call, which the server checks as the kernel does (ib_modify_qp_is_ok, port and values) */
+	uint32_t cur_qp_state;
+	uint32_t port_num;
+	uint32_t pkey_index;
+	uint32_t max_rd_atomic;
+	uint32_t max_dest_rd_atomic;
+	uint32_t ah_port_num;
+	uint32_t ah_sgid_index;
+	uint32_t pad2;
 };
 
 /* POST_SEND: wire_post, then per work request wire_send_wr, its SGEs, its inline bytes rounded up to 8. A SEND or
@@ -399,7 +410,7 @@ _Static_assert(sizeof(struct wire_reg_mr) == 32, "wire_reg_mr");
 _Static_assert(sizeof(struct wire_create_qp) == 56, "wire_create_qp");
 _Static_assert(sizeof(struct wire_create_cq) == 16, "wire_create_cq");
 _Static_assert(sizeof(struct wire_qp_resp) == 40, "wire_qp_resp");
-_Static_assert(sizeof(struct wire_modify_qp) == 80, "wire_modify_qp");
+_Static_assert(sizeof(struct wire_modify_qp) == 112, "wire_modify_qp");
 _Static_assert(sizeof(struct wire_create_ah) == 32, "wire_create_ah");
 _Static_assert(sizeof(struct wire_send_wr) == 56, "wire_send_wr");
 _Static_assert(sizeof(struct wire_recv_wr) == 16, "wire_recv_wr");

@@ -10,7 +10,6 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.WritableByteChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.function.BooleanSupplier;
 
 /**
  * The server's messages to one process through memory the two share, instead of its socket: a byte ring in a
@@ -96,58 +95,45 @@ final class MessageRing implements AutoCloseable
     }
 
     /**
-     * Publishes the bytes of {@code out} (position to limit), waiting for the process to make room when the ring is
-     * full, then kicks the process when it sleeps.
+     * Publishes as much of {@code out} (position to limit) as the ring has room for, without waiting, and kicks the
+     * process when it sleeps: the fabric's lock is never held waiting for one process to read (a process stopped, or
+     * busy elsewhere, while completions for it keep coming); what does not fit stays in {@code out}, its position
+     * moved past what was published.
      *
-     * @param out     the messages.
-     * @param wake    the process's socket, for the kick.
-     * @param alive   whether the process still reads (asked while the ring stays full).
-     * @return false when the process has gone before it took everything.
+     * @param out  the messages.
+     * @param wake the process's socket, for the kick.
+     * @return true when everything was published.
      */
-    boolean write(final ByteBuffer out, final WritableByteChannel wake, final BooleanSupplier alive)
+    boolean offer(final ByteBuffer out, final WritableByteChannel wake)
     {
-        final MemorySegment from = MemorySegment.ofBuffer(out);
-        long done = 0;
-        final long total = out.remaining();
-        int waits = 0;
-        while (done < total)
+        final long head = (long) LONG.getAcquire(ring, HEAD);
+        final long n = Math.min(capacity - (tail - head), out.remaining());
+        if (n > 0)
         {
-            final long head = (long) LONG.getAcquire(ring, HEAD);
-            final long free = capacity - (tail - head);
-            if (free == 0)
-            {
-                // the process reads as it polls; one asleep is woken (once) to make room
-                VarHandle.fullFence();
-                if (waits == 0 && (int) INT.getVolatile(ring, WAITERS) > 0)
-                {
-                    kick(wake);
-                }
-                if (++waits % 4096 == 0 && !alive.getAsBoolean())
-                {
-                    return false;
-                }
-                Thread.yield();
-                continue;
-            }
-            final long n = Math.min(free, total - done);
-            final long at = tail & (capacity - 1);
-            final long first = Math.min(n, capacity - at);
-            MemorySegment.copy(from, done, ring, DATA_OFFSET + at, first);
-            if (first < n)
-            {
-                MemorySegment.copy(from, done + first, ring, DATA_OFFSET, n - first);
-            }
-            tail += n;
-            done += n;
-            LONG.setRelease(ring, TAIL, tail);
+            publish(MemorySegment.ofBuffer(out), 0, n);
+            out.position(out.position() + (int) n);
         }
-        out.position(out.limit());
         VarHandle.fullFence(); // the tail's store before the waiters' load: the library does the reverse
         if ((int) INT.getVolatile(ring, WAITERS) > 0)
         {
             kick(wake);
         }
-        return true;
+        return !out.hasRemaining();
+    }
+
+    /** Copies n bytes at {@code done} of {@code from} to the tail, across the end of the ring, and publishes them. */
+    private long publish(final MemorySegment from, final long done, final long n)
+    {
+        final long at = tail & (capacity - 1);
+        final long first = Math.min(n, capacity - at);
+        MemorySegment.copy(from, done, ring, DATA_OFFSET + at, first);
+        if (first < n)
+        {
+            MemorySegment.copy(from, done + first, ring, DATA_OFFSET, n - first);
+        }
+        tail += n;
+        LONG.setRelease(ring, TAIL, tail);
+        return n;
     }
 
     private void kick(final WritableByteChannel wake)

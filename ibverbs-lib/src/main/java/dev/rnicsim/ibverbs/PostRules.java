@@ -24,7 +24,9 @@ final class PostRules
      * @return the {@code WIRE_POST_*} bits of a QP of this type on this device: a misaligned atomic refused at post
      *         (rxe, {@link ProviderRule#ATOMIC_ALIGNMENT_AT_POST}), atomics refused at post on a QP without them; and
      *         the provider's clean of the CQs when the QP goes to RESET ({@link ProviderRule#RESET_CLEANS_CQ}); ATOMIC_WRITE
-     *         on an RC QP of a device with IBV_DEVICE_ATOMIC_WRITE (EOPNOTSUPP elsewhere, PlacementOps' rule).
+     *         on an RC QP of a device with IBV_DEVICE_ATOMIC_WRITE (EOPNOTSUPP elsewhere, PlacementOps' rule); the errno
+     *         of more SGEs than max_send_sge ({@link ProviderRule#SEND_SGE_OVERFLOW_ENOMEM}) and of a receive posted to
+     *         a QP with an SRQ ({@link ProviderRule#RECV_ON_SRQ_QP_ENOMEM}).
      */
     static int of(final SimDevice device, final QpType type)
     {
@@ -32,7 +34,9 @@ final class PostRules
             | (atomicsDisabled(device, type) ? Wire.POST_ATOMICS_DISABLED : 0)
             | (device.profile().follows(ProviderRule.RESET_CLEANS_CQ) ? Wire.POST_RESET_CLEANS_CQ : 0)
             | (type == QpType.RC && device.profile().attributes().has(DeviceCap.ATOMIC_WRITE)
-                ? Wire.POST_ATOMIC_WRITE : 0);
+                ? Wire.POST_ATOMIC_WRITE : 0)
+            | (device.profile().follows(ProviderRule.SEND_SGE_OVERFLOW_ENOMEM) ? Wire.POST_SGE_OVERFLOW_ENOMEM : 0)
+            | (device.profile().follows(ProviderRule.RECV_ON_SRQ_QP_ENOMEM) ? Wire.POST_RECV_SRQ_ENOMEM : 0);
     }
 
     /**

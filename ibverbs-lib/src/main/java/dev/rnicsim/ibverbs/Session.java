@@ -97,6 +97,10 @@ final class Session
     private volatile boolean ended;
     /** A thread of the server other than this session's polls its doorbell ring ({@link DoorbellPoller}). */
     volatile boolean covered;
+    /** A drainer is writing what the process's ring or socket did not take yet ({@link #flush()}). */
+    private boolean draining;
+    /** How long a drainer waits for the process to make room before it tries again. */
+    private static final long DRAIN_PAUSE_NS = 1_000_000L;
     /** Where the messages to the process go once it offered shared memory (null: its socket). */
     private MessageRing ring;
     /** Whether the process still runs (asked while its ring stays full). */
@@ -374,8 +378,24 @@ final class Session
         }
     }
 
-    /** Writes what is queued (under the fabric lock, so messages keep their order). */
+    /**
+     * Writes what is queued (under the fabric lock, so messages keep their order), as much as the process's ring or
+     * socket takes now: what it does not take stays queued, ahead of later messages, and a drainer writes it as the
+     * process makes room. The fabric never waits for one process: a program stopped (SIGSTOP, a debugger) or busy
+     * while completions for it keep coming holds up no other program, as a real NIC keeps writing CQEs into a CQ
+     * whatever its owner does.
+     */
     void flush()
+    {
+        writeQueued();
+        if (out.position() > 0 && !draining)
+        {
+            draining = true;
+            Thread.ofVirtual().name("rnicsim-fabric-drain-" + pid).start(this::drain);
+        }
+    }
+
+    private void writeQueued()
     {
         if (out.position() == 0)
         {
@@ -384,25 +404,40 @@ final class Session
         out.flip();
         if (ring != null)
         {
-            ring.write(out, channel, alive);
-            out.clear();
-            return;
+            ring.offer(out, channel);
         }
-        try
+        else
         {
-            while (out.hasRemaining())
+            try
             {
-                if (channel.write(out) == 0)
-                {
-                    Thread.yield(); // the process's socket buffer is full: it reads as it polls
-                }
+                channel.write(out); // non-blocking: 0 when the process's socket buffer is full
+            }
+            catch (final IOException e)
+            {
+                out.position(out.limit()); // the process has gone; its thread releases its resources
             }
         }
-        catch (final IOException e)
+        out.compact();
+    }
+
+    /** Writes the queue as the process makes room for it, until it is empty or the process has gone. */
+    private void drain()
+    {
+        boolean more = true;
+        while (more)
         {
-            // the process has gone; its thread releases its resources
+            java.util.concurrent.locks.LockSupport.parkNanos(DRAIN_PAUSE_NS);
+            final boolean live = channel.isOpen() && alive.getAsBoolean();
+            synchronized (server.lock)
+            {
+                if (live)
+                {
+                    writeQueued();
+                }
+                more = live && out.position() > 0;
+                draining = more;
+            }
         }
-        out.clear();
     }
 
     void closeChannel()

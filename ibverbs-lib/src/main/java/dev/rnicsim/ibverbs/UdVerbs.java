@@ -40,7 +40,8 @@ final class UdVerbs
     {
         final ProtectionDomain pd = s.get(p.getInt(0), ProtectionDomain.class);
         final int peer = resolve(p.getInt(8) != 0, p, 16, p.getInt(4));
-        final int port = p.getInt(12) == 0 ? 1 : p.getInt(12);
+        // port_num as given: 0 is no port (mlx5_create_ah and rdma_check_ah_attr refuse it; the model's AH check)
+        final int port = p.getInt(12);
         final SimDevice dev = s.server.devices.get(peer);
         final AddressHandle ah = pd.createAh(new AhAttr(dev.gid(), p.getInt(4), port, 0));
         return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putInt(0, s.add(new AhInfo(ah, peer)));

@@ -404,9 +404,25 @@ final class Verbs
     {
         final Session.QpInfo q = s.get(p.getInt(0), Session.QpInfo.class);
         final int mask = p.getInt(4);
+        final ModifyQpCall call = ModifyQpCall.of(p, q.qp.type());
+        if (call != null)
+        {
+            // the program's whole call, checked as the kernel checks it, before the change is applied below
+            dev.rnicsim.simnic.QpModifyCheck.check((dev.rnicsim.simnic.SimQp) q.qp, call.attr(), call.mask());
+        }
         if (q.qp.type() == QpType.UD)
         {
             ud.modify(q.qp, p);
+            return null;
+        }
+        final int to = p.getInt(8);
+        final int from = q.qp.state().ordinal();
+        final boolean stepped = (mask & Wire.QP_STATE) != 0 && (to == Wire.QPS_INIT || to == Wire.QPS_ERR
+            || to == Wire.QPS_RESET || to == Wire.QPS_RTR && from == Wire.QPS_INIT
+            || to == Wire.QPS_RTS && from == Wire.QPS_RTR);
+        if (!stepped && call != null)
+        {
+            q.qp.modify(call.attr(), call.mask()); // RTS to RTS, SQD, SQE, or attributes without a state change
             return null;
         }
         if ((mask & Wire.QP_STATE) == 0)

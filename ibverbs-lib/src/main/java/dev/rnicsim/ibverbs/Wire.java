@@ -107,6 +107,10 @@ final class Wire
     static final int POST_RESET_CLEANS_CQ = 4;
     /** {@code WIRE_POST_ATOMIC_WRITE}: an RC QP of a device with IBV_DEVICE_ATOMIC_WRITE takes ATOMIC_WRITE. */
     static final int POST_ATOMIC_WRITE = 8;
+    /** {@code WIRE_POST_SGE_OVERFLOW_ENOMEM}: more SGEs than max_send_sge are ENOMEM (mlx5), else EINVAL. */
+    static final int POST_SGE_OVERFLOW_ENOMEM = 16;
+    /** {@code WIRE_POST_RECV_SRQ_ENOMEM}: a receive posted to a QP with an SRQ is ENOMEM (mlx4, mlx5), else EINVAL. */
+    static final int POST_RECV_SRQ_ENOMEM = 32;
 
     /** {@code enum ibv_qp_attr_mask} bits the server reads. */
     static final int QP_STATE = 1;

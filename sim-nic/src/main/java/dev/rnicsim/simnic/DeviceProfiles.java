@@ -116,7 +116,7 @@ public final class DeviceProfiles
         return new DeviceProfile("connectx3", "mlx4", a, MttConfig.buddy(20, 3), VariantPolicy.GENERATION,
             IndexPolicy.LOWEST_FREE, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
             Set.of(ProviderRule.VENDOR_ERR_CQE_SYNDROME, ProviderRule.BLOCK_MULTICAST_LOOPBACK,
-                ProviderRule.RESET_CLEANS_CQ), false, 56.0, 3,
+                ProviderRule.RESET_CLEANS_CQ, ProviderRule.RECV_ON_SRQ_QP_ENOMEM), false, 56.0, 3,
             List.of("node_guid", "sys_image_guid", "xrc_odp_caps"));
     }
 
@@ -139,7 +139,7 @@ public final class DeviceProfiles
             ProviderRule.VENDOR_ERR_CQE_SYNDROME, ProviderRule.SRQ_NUM_OF_ANY_SRQ, ProviderRule.QP_DATA_IN_ORDER,
             ProviderRule.BLOCK_MULTICAST_LOOPBACK, ProviderRule.SRQ_OF_ZERO_WR,
             ProviderRule.RESET_CLEANS_CQ, ProviderRule.QUEUE_ALLOC_TYPE_FROM_ENV,
-            ProviderRule.TAG_MATCHING), true, 100.0, 5,
+            ProviderRule.TAG_MATCHING, ProviderRule.RECV_ON_SRQ_QP_ENOMEM), true, 100.0, 5,
             List.of("node_guid", "sys_image_guid", "max_qp_rd_atom", "max_qp_init_rd_atom", "max_res_rd_atom",
                 "atomic_cap", "max_mw", "max_srq", "max_pkeys", "local_ca_ack_delay", "general_odp_caps",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
@@ -164,7 +164,7 @@ public final class DeviceProfiles
             ProviderRule.VENDOR_ERR_CQE_SYNDROME, ProviderRule.SRQ_NUM_OF_ANY_SRQ, ProviderRule.QP_DATA_IN_ORDER,
             ProviderRule.BLOCK_MULTICAST_LOOPBACK, ProviderRule.SRQ_OF_ZERO_WR,
             ProviderRule.RESET_CLEANS_CQ, ProviderRule.QUEUE_ALLOC_TYPE_FROM_ENV,
-            ProviderRule.TAG_MATCHING), true, 400.0, 7,
+            ProviderRule.TAG_MATCHING, ProviderRule.RECV_ON_SRQ_QP_ENOMEM), true, 400.0, 7,
             List.of("fw_ver", "vendor_part_id", "node_guid", "sys_image_guid", "max_sge", "max_sge_rd",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
     }

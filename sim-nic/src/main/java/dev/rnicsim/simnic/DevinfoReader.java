@@ -277,7 +277,7 @@ public final class DevinfoReader
                 if (STOP_KEYS.contains(key) || extended && !key.equals("hca_id"))
                 {
                     extended = true;
-                    completions.line(key, value, lineNo, this::malformed);
+                    completions.line(key, value, lineNo, syntax::malformed);
                     continue;
                 }
                 if (key.equals("hca_id"))

@@ -277,9 +277,11 @@ final class PostChecks
         }
         if (qp.srq != null)
         {
-            throw new PostException(verb, Errno.EINVAL.code(), i, "QP 0x" + Integer.toHexString(qp.num) + " takes "
-                + "its receives from an SRQ; post them there (ibv_post_srq_recv; rxe_post_recv refuses a QP "
-                + "with an SRQ)");
+            final boolean enomem = qp.device.profile().follows(ProviderRule.RECV_ON_SRQ_QP_ENOMEM);
+            throw new PostException(verb, (enomem ? Errno.ENOMEM : Errno.EINVAL).code(), i, "QP 0x"
+                + Integer.toHexString(qp.num) + " takes its receives from an SRQ; post them there (ibv_post_srq_recv; "
+                + (enomem ? "the provider gave the QP a receive queue of 0 entries, which mlx5_wq_overflow finds full"
+                    : "rxe_post_recv refuses a QP with an SRQ") + ")");
         }
         if (wr.sgList().size() > qp.cap.maxRecvSge())
         {

@@ -49,6 +49,11 @@ public enum ProviderRule
      * hns_roce_v2_cq_clean} in providers/hns/hns_roce_u_hw_v2.c). Without this rule they stay to be polled (rxe and siw
      * keep the CQ in the kernel, whose {@code rxe_qp_reset} and {@code siw_qp_modify} leave it as it is). */
     RESET_CLEANS_CQ,
+    /** {@code ibv_post_recv} on a QP that takes its receives from an SRQ is refused with ENOMEM: mlx4 and mlx5 give
+     * such a QP a receive queue of 0 entries ({@code mlx4_create_qp}, {@code mlx5_calc_rq_size}), which their
+     * {@code post_recv} finds full before anything else ({@code wq_overflow}, {@code mlx5_wq_overflow}). Without this
+     * rule, EINVAL (rxe's {@code post_recv} refuses a QP with an SRQ). */
+    RECV_ON_SRQ_QP_ENOMEM,
     /** ibv_modify_qp with IBV_QP_ACCESS_FLAGS refuses (EINVAL) a flag outside {@code RXE_ACCESS_SUPPORTED_QP}, which
      * is rxe's MR set: every flag but ZERO_BASED and HUGETLB ({@code rxe_qp_chk_attr}). Without this rule no flag is
      * refused: uverbs passes qp_access_flags on unchecked and mlx4, mlx5 read only the remote bits ({@code

@@ -17,41 +17,16 @@ final class QpModify
     }
 
     /**
-     * {@code ibv_modify_qp}: the transition must be in the kernel's table with the mask it requires and allows
-     * ({@link QpTransitions}, {@code ib_modify_qp_is_ok}), the values must fit ({@link QpAttributes#valueRefusal});
-     * a refusal is EINVAL and changes nothing. To RESET: queued work requests and receives are dropped without
+     * {@code ibv_modify_qp}: the transition must be in the kernel's table with the mask it requires and allows, and
+     * the values must fit ({@link QpModifyCheck}); a refusal is EINVAL and changes nothing. To RESET: queued work requests and receives are dropped without
      * completions and the attributes are cleared. To ERR: they complete with IBV_WC_WR_FLUSH_ERR. To SQD: the send
      * queue stops taking new work requests once the message in flight is done (IBA 10.3.1); back to RTS it goes on.
      */
     static void modify(final SimQp qp, final QpAttr attr, final Set<QpAttrMask> mask)
     {
-        final String verb = "ibv_modify_qp";
-        qp.checkOpen(verb);
-        if (attr == null || mask == null || mask.stream().anyMatch(java.util.Objects::isNull))
-        {
-            throw Errors.invalid(verb, "attr and attr_mask must be given, without null elements");
-        }
-        final QpState cur = mask.contains(QpAttrMask.CUR_STATE) ? attr.curQpState() : qp.state;
-        final QpState next = mask.contains(QpAttrMask.STATE) ? attr.qpState() : cur;
-        if (cur == null || next == null)
-        {
-            throw Errors.invalid(verb, "qp_state or cur_qp_state is null; give the state with "
-                + "IBV_QP_STATE in attr_mask");
-        }
-        final String refused = QpTransitions.refusal(qp.type, cur, next, mask);
-        if (refused != null)
-        {
-            throw Errors.invalid(verb, "QP 0x" + Integer.toHexString(qp.num) + " (" + qp.type + ", in " + qp.state
-                + "): "
-                + refused + " (ib_modify_qp_is_ok); give exactly the attributes that transition takes; nothing "
-                + "changed");
-        }
-        final String bad = QpAttributes.valueRefusal(qp.device, attr, mask);
-        if (bad != null)
-        {
-            throw Errors.invalid(verb, "QP 0x" + Integer.toHexString(qp.num) + ": " + bad
-                + "; fix that attribute (ibv_modify_qp(3)); nothing changed");
-        }
+        QpModifyCheck.checkHeld(qp, attr, mask);
+        final QpState next = mask.contains(QpAttrMask.STATE) ? attr.qpState()
+            : mask.contains(QpAttrMask.CUR_STATE) ? attr.curQpState() : qp.state;
         apply(qp, attr, mask);
         if (next == QpState.RESET)
         {

@@ -68,10 +68,15 @@ public final class SimFabric
      * @param name   host name, unique in the fabric.
      * @param config the host's memory and kernel settings.
      * @return the new host.
-     * @throws IllegalArgumentException when the name is taken.
+     * @throws IllegalArgumentException when the name is taken, or it or the configuration is null.
      */
     public SimHost addHost(final String name, final HostConfig config)
     {
+        if (name == null || config == null)
+        {
+            throw new IllegalArgumentException((name == null ? "the host name" : "the configuration of host '" + name
+                + "'") + " is null; give a name and a HostConfig (HostConfig.builder().build() for the defaults)");
+        }
         for (final SimHost h : hosts)
         {
             if (h.name().equals(name))

@@ -43,9 +43,15 @@ public final class SimHost
      * @param deviceName the device's name as {@link SimDevice#name()} reports it, e.g. {@code sim:a/mlx5_0}.
      * @param profile    what kind of device.
      * @return the device.
+     * @throws IllegalArgumentException when the name or the profile is null.
      */
     public SimDevice addDevice(final String deviceName, final DeviceProfile profile)
     {
+        if (deviceName == null || profile == null)
+        {
+            throw new IllegalArgumentException((deviceName == null ? "the device name" : "the profile of "
+                + deviceName) + " is null; give a name such as sim:a/mlx5_0 and a profile (DeviceProfiles)");
+        }
         final SimDevice device = new SimDevice(fabric, this, deviceName, profile);
         devices.add(device);
         return device;

@@ -327,8 +327,8 @@ class DatagramAndSrqTest
     @Test
     void shouldFeedEveryQpOfAnSrqFromItsOneQueueInPostedOrder()
     {
-        // ibv_create_srq(3): QPs created with an SRQ take their receives from it; rxe_post_recv refuses a QP that
-        // has one (EINVAL).
+        // ibv_create_srq(3): QPs created with an SRQ take their receives from it; mlx5 gave such a QP a receive queue
+        // of 0 entries, which its post_recv finds full (ENOMEM; rxe_post_recv refuses it with EINVAL).
         final RuleRig rig = RuleRig.unconnected(DeviceProfiles.connectx5());
         final SharedReceiveQueue srq = rig.pdB.createSrq(new SrqAttr(8, 1, 0));
         final QueuePair b1 = rig.pdB.createQp(QpInitAttr.rc(rig.cqB).withSrq(srq));
@@ -344,7 +344,7 @@ class DatagramAndSrqTest
         final MemoryRegion d = rig.pdB.regMr(dst, 4096, RuleRig.LOCAL);
         final PostException own = catchThrowableOfType(PostException.class,
             () -> b1.postRecv(RecvWr.of(1, new Sge(dst, 64, d.lkey()))));
-        assertThat(own.errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(own.errnoName()).isEqualTo(Errno.ENOMEM);
         srq.postRecv(List.of(RecvWr.of(10, new Sge(dst, 64, d.lkey())), RecvWr.of(11, new Sge(dst + 64, 64,
             d.lkey()))));
         a2.postSend(SendWr.send(1, List.of(new Sge(src, 8, s.lkey()))));

@@ -1,7 +1,6 @@
 package dev.rnicsim.verbs;
 
 import java.util.EnumSet;
-import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -15,11 +14,11 @@ import java.util.Set;
 public record MwBindInfo(MemoryRegion mr, long addr, long lengthBytes, Set<Access> access)
 {
     /**
-     * @throws NullPointerException when access is null.
+     * @throws IllegalArgumentException when access or a flag of it is null.
      */
     public MwBindInfo
     {
-        Objects.requireNonNull(access, "access");
+        Given.list(access, "access", "give the window's rights (an empty set for none)");
         access = access.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(access));
     }
 

@@ -1,7 +1,6 @@
 package dev.rnicsim.verbs;
 
 import java.util.EnumSet;
-import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -22,18 +21,18 @@ public record QpInitAttr(CompletionQueue sendCq, CompletionQueue recvCq, QpType 
     SharedReceiveQueue srq, Set<WrOpcode> sendOps)
 {
     /**
-     * @throws NullPointerException when a CQ, the type or the capacities are null (an XRC_RECV QP has no CQ: both
+     * @throws IllegalArgumentException when a CQ, the type or the capacities are null (an XRC_RECV QP has no CQ: both
      *                              may be null for it).
      */
     public QpInitAttr
     {
-        Objects.requireNonNull(type, "type");
+        Given.required(type, "type", "give the QP type (QpType)");
         if (type != QpType.XRC_RECV)
         {
-            Objects.requireNonNull(sendCq, "sendCq");
-            Objects.requireNonNull(recvCq, "recvCq");
+            Given.required(sendCq, "sendCq", "give the CQ its send completions go to (Context.createCq)");
+            Given.required(recvCq, "recvCq", "give the CQ its receive completions go to (Context.createCq)");
         }
-        Objects.requireNonNull(cap, "cap");
+        Given.required(cap, "cap", "give the queues' capacities (QpCap)");
         sendOps = sendOps == null ? null : sendOps.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(sendOps));
     }
 

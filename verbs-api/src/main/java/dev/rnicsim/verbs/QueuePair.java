@@ -169,7 +169,7 @@ public interface QueuePair extends AutoCloseable
      */
     default void postSend(final SendWr wr)
     {
-        postSend(List.of(wr));
+        postSend(java.util.Collections.singletonList(wr)); // a null is the list's, refused with its position
     }
 
     /**
@@ -186,7 +186,7 @@ public interface QueuePair extends AutoCloseable
      */
     default void postRecv(final RecvWr wr)
     {
-        postRecv(List.of(wr));
+        postRecv(java.util.Collections.singletonList(wr));
     }
 
     /**

@@ -1,7 +1,6 @@
 package dev.rnicsim.verbs;
 
 import java.util.List;
-import java.util.Objects;
 
 /**
  * A receive work request ({@code struct ibv_recv_wr}): where the next incoming SEND (or the immediate of a WRITE
@@ -13,11 +12,11 @@ import java.util.Objects;
 public record RecvWr(long wrId, List<Sge> sgList)
 {
     /**
-     * @throws NullPointerException when sgList or an element is null.
+     * @throws IllegalArgumentException when sgList or an element is null.
      */
     public RecvWr
     {
-        sgList = List.copyOf(Objects.requireNonNull(sgList, "sgList"));
+        sgList = Given.list(sgList, "sgList", "give the receive buffers' SGEs (an empty list for none)");
     }
 
     /**

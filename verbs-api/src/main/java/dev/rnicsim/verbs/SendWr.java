@@ -2,7 +2,6 @@ package dev.rnicsim.verbs;
 
 import java.util.EnumSet;
 import java.util.List;
-import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -45,13 +44,13 @@ public record SendWr(long wrId, WrOpcode opcode, List<Sge> sgList, Set<SendFlag>
     public record Flush(long lengthBytes, FlushPlacement type, FlushSelectivity level) implements LocalOp
     {
         /**
-         * @throws NullPointerException     when type or level is null.
+         * @throws IllegalArgumentException when type or level is null.
          * @throws IllegalArgumentException when lengthBytes is negative or above 2^32 - 1 (the RETH DMA length field).
          */
         public Flush
         {
-            java.util.Objects.requireNonNull(type, "type");
-            java.util.Objects.requireNonNull(level, "level");
+            Given.required(type, "type", "give the placement type (FlushPlacement)");
+            Given.required(level, "level", "give the selectivity level (FlushSelectivity)");
             if (lengthBytes < 0 || lengthBytes > 0xffffffffL)
             {
                 throw new IllegalArgumentException("flush length " + lengthBytes + " outside 0..2^32-1 (ibv_wr_flush "
@@ -70,12 +69,12 @@ public record SendWr(long wrId, WrOpcode opcode, List<Sge> sgList, Set<SendFlag>
     public record Bind(MemoryWindow mw, int newRkey, MwBindInfo info) implements LocalOp
     {
         /**
-         * @throws NullPointerException when mw or info is null.
+         * @throws IllegalArgumentException when mw or info is null.
          */
         public Bind
         {
-            Objects.requireNonNull(mw, "mw");
-            Objects.requireNonNull(info, "info");
+            Given.required(mw, "mw", "give the window to bind (ProtectionDomain.allocMw)");
+            Given.required(info, "info", "give the MR, range and rights (MwBindInfo)");
         }
     }
 
@@ -89,12 +88,12 @@ public record SendWr(long wrId, WrOpcode opcode, List<Sge> sgList, Set<SendFlag>
     public record Reg(FastRegMr mr, int newKey, Set<Access> access) implements LocalOp
     {
         /**
-         * @throws NullPointerException when mr or access is null.
+         * @throws IllegalArgumentException when mr, access or a flag of it is null.
          */
         public Reg
         {
-            Objects.requireNonNull(mr, "mr");
-            access = access.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(access));
+            Given.required(mr, "mr", "give the fast-registration MR the work request registers");
+            access = Given.list(access, "access", "give the rights (an empty set for none)").isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(access));
         }
     }
 
@@ -234,13 +233,14 @@ public record SendWr(long wrId, WrOpcode opcode, List<Sge> sgList, Set<SendFlag>
     private static final Set<SendFlag> SIGNALED = EnumSet.of(SendFlag.SIGNALED);
 
     /**
-     * @throws NullPointerException when opcode, sgList, an SGE or flags is null.
+     * @throws IllegalArgumentException when opcode, sgList, an SGE, flags or a flag is null.
      */
     public SendWr
     {
-        Objects.requireNonNull(opcode, "opcode");
-        sgList = List.copyOf(Objects.requireNonNull(sgList, "sgList"));
-        flags = flags.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(flags));
+        Given.required(opcode, "opcode", "give the work request's opcode (WrOpcode)");
+        sgList = Given.list(sgList, "sgList", "give the SGEs (an empty list for no payload)");
+        flags = Given.list(flags, "flags", "give the send flags (an empty set for none)").isEmpty() ? Set.of()
+            : Set.copyOf(EnumSet.copyOf(flags));
     }
 
     /**

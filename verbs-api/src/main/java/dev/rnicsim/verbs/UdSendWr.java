@@ -1,6 +1,5 @@
 package dev.rnicsim.verbs;
 
-import java.util.Objects;
 
 /**
  * A send work request on a UD QP with its destination: the {@code wr.ud} member of {@code struct ibv_send_wr}.
@@ -14,11 +13,11 @@ import java.util.Objects;
 public record UdSendWr(SendWr wr, AddressHandle ah, int remoteQpn, int remoteQkey)
 {
     /**
-     * @throws NullPointerException when wr or ah is null.
+     * @throws IllegalArgumentException when wr or ah is null.
      */
     public UdSendWr
     {
-        Objects.requireNonNull(wr, "wr");
-        Objects.requireNonNull(ah, "ah");
+        Given.required(wr, "wr", "give the SEND to carry");
+        Given.required(ah, "ah", "give the address handle of the destination (ProtectionDomain.createAh)");
     }
 }

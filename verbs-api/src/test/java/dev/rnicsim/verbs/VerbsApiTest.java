@@ -362,10 +362,24 @@ class VerbsApiTest
 
             assertThat(w.sgList()).containsExactly(a);
             assertThatThrownBy(() -> w.sgList().add(b)).isInstanceOf(UnsupportedOperationException.class);
-            assertThatThrownBy(() -> SendWr.send(1, null)).isInstanceOf(NullPointerException.class);
+            assertThatThrownBy(() -> SendWr.send(1, null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("sgList is null; give the SGEs (an empty list for no payload)");
             assertThatThrownBy(() -> new SendWr(1, null, List.of(), Set.of(), 0, 0, 0, 0, 0, 0))
-                .isInstanceOf(NullPointerException.class);
-            assertThatThrownBy(() -> new RecvWr(1, null)).isInstanceOf(NullPointerException.class);
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("opcode is null; ");
+            assertThatThrownBy(() -> new RecvWr(1, null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("sgList is null; ");
+            final java.util.ArrayList<Sge> holed = new java.util.ArrayList<>(List.of(a));
+            holed.add(null);
+            assertThatThrownBy(() -> SendWr.send(1, holed)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("sgList holds null at position 1; ");
+            assertThatThrownBy(() -> new RecvWr(1, holed)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("sgList holds null at position 1; ");
+            assertThatThrownBy(() -> new SendWr(1, WrOpcode.SEND, List.of(), null, 0, 0, 0, 0, 0, 0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("flags is null; ");
+            assertThatThrownBy(() -> QpInitAttr.rc(null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("sendCq is null; give the CQ its send completions go to (Context.createCq)");
+            assertThatThrownBy(() -> new MwBindInfo(null, 0, 0, null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("access is null; ");
         }
 
         @Test

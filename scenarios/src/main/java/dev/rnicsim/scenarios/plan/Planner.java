@@ -29,6 +29,15 @@ public final class Planner
     /** Largest region {@code --exact} registers whole: 1 TiB (with a hugetlb worst case, twice that is mapped). */
     public static final long EXACT_MAX_REGION_BYTES = 1L << 40;
 
+    /**
+     * Most regions {@code --exact} registers in one plan: 2^24, the simulator's MPT index space (no device holds more
+     * MRs at once, and each region costs a registration and a deregistration of real time).
+     */
+    public static final long EXACT_MAX_REGIONS = 1L << 24;
+
+    /** Most bytes {@code --exact} registers in one plan: 16 TiB (about a quarter of an hour of CPU at 1 TiB a minute). */
+    public static final long EXACT_MAX_TOTAL_BYTES = 1L << 44;
+
     /** Most MRs whose MTT reservations are replayed one by one on the device's allocator; beyond, arithmetic. */
     public static final long REPLAY_MRS = 1L << 22;
 
@@ -223,6 +232,30 @@ public final class Planner
     }
 
     /**
+     * Refuses an exact plan of more than {@link #EXACT_MAX_REGIONS} regions or {@link #EXACT_MAX_TOTAL_BYTES} bytes in
+     * all, which would run for hours (a count of 10^12 regions of 4 KiB is a valid workload to plan sampled).
+     */
+    private static void exactTotals(final Workload workload)
+    {
+        long regions = 0;
+        long bytes = 0;
+        for (final Workload.Group g : workload.groups())
+        {
+            regions = Math.min(Long.MAX_VALUE / 2, regions + g.count());
+            bytes = g.count() > (Long.MAX_VALUE / 2 - bytes) / Math.max(1, g.sizeBytes()) ? Long.MAX_VALUE / 2
+                : bytes + g.count() * g.sizeBytes();
+        }
+        if (regions > EXACT_MAX_REGIONS || bytes > EXACT_MAX_TOTAL_BYTES)
+        {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "--exact: the workload has %,d regions of"
+                + " %s in all; --exact registers at most %,d regions and %s in one plan (each region is registered and"
+                + " deregistered in turn, in real time): plan it without --exact, which samples each group",
+                regions, bytes >= Long.MAX_VALUE / 2 ? "more than 4 EiB" : Sizes.iec(bytes), EXACT_MAX_REGIONS,
+                Sizes.iec(EXACT_MAX_TOTAL_BYTES)));
+        }
+    }
+
+    /**
      * Plans a workload as {@link #plan(DeviceProfile, HostSpec, Workload, Contiguity)}, or, with {@code exact},
      * registering every region of every group whole through its registration path (no sampling, no slices): each
      * group's figures are then the largest of any of its MRs, and a note gives the range when they differ.
@@ -234,7 +267,8 @@ public final class Planner
      * @param exact      true to register every region instead of a sample.
      * @return the plan.
      * @throws IllegalArgumentException when the totals do not fit in 64 bits, or, with {@code exact}, a region is
-     *                                  above {@link #EXACT_MAX_REGION_BYTES}.
+     *                                  above {@link #EXACT_MAX_REGION_BYTES} or the workload above
+     *                                  {@link #EXACT_MAX_REGIONS} regions or {@link #EXACT_MAX_TOTAL_BYTES}.
      */
     public static Plan plan(final DeviceProfile profile, final HostSpec host, final Workload workload,
         final Contiguity contiguity, final boolean exact)
@@ -251,6 +285,7 @@ public final class Planner
                         Sizes.iec(EXACT_MAX_REGION_BYTES)));
                 }
             }
+            exactTotals(workload);
         }
         final List<Plan.GroupResult> groups = new ArrayList<>();
         final Notes notes = new Notes();

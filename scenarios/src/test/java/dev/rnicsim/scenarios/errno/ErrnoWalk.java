@@ -422,9 +422,12 @@ final class ErrnoWalk
             "recv s sgl=mr_dst:64,mr_dst+64:64", "EINVAL", "max_sge=1", "create the SRQ with a larger max_sge"));
         c.add(c("a destroy of an SRQ a QP uses", TWO_HOSTS + "srq s pd_b\nqp q pd_b cq_b srq=s\n", "close s",
             "EBUSY", "still take their receives", "destroy them first"));
-        c.add(c("a receive posted to a QP of an SRQ", TWO_HOSTS + "srq s pd_b\nqp q pd_b cq_b srq=s\n"
-            + "modify q init pkey_index=0 port=1 access=rw\n", "recv q sgl=mr_dst:64", "EINVAL",
-            "receives from an SRQ"));
+        c.add(c("a receive posted to a QP of an SRQ (mlx5: a receive queue of 0 entries)", TWO_HOSTS
+            + "srq s pd_b\nqp q pd_b cq_b srq=s\nmodify q init pkey_index=0 port=1 access=rw\n",
+            "recv q sgl=mr_dst:64", "ENOMEM", "receives from an SRQ", "mlx5_wq_overflow"));
+        c.add(c("a receive posted to a QP of an SRQ (rxe refuses it)", TWO_HOSTS.replace("connectx5", "rxe")
+            + "srq s pd_b\nqp q pd_b cq_b srq=s\nmodify q init pkey_index=0 port=1 access=rw\n",
+            "recv q sgl=mr_dst:64", "EINVAL", "receives from an SRQ", "rxe_post_recv refuses"));
         // XRC domains, XRC SRQs and XRC QPs
         c.add(c("an XRC domain on a device without XRC", TWO_HOSTS.replace("connectx5", "rxe"), "xrcd x app_b",
             "EOPNOTSUPP", "IBV_DEVICE_XRC", "use a device with XRC"));

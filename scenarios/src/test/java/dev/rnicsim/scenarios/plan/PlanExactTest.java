@@ -105,4 +105,22 @@ class PlanExactTest
             .hasMessage("--exact: group 'big' has regions of 3 TiB; --exact registers regions of at most 1 TiB whole "
                 + "(a simulated host holds one at a time): plan it without --exact");
     }
+
+    @Test
+    void shouldRefuseAWorkloadOfMoreRegionsOrBytesThanAnExactPlanCanRegisterInsteadOfRunningForHours()
+    {
+        final Workload many = Workload.parse("w.yaml", "groups:\n  - name: tiny\n    count: 1000000000000\n"
+            + "    size: 4K\n");
+        assertThatThrownBy(() -> Planner.plan(DeviceProfiles.connectx5(), HOST, many, Planner.Contiguity.WORST, true))
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("--exact: the workload has 1,000,000,000,000 regions of 3725.29 TiB")
+            .hasMessageContaining("at most 16,777,216 regions and 16 TiB").hasMessageEndingWith("plan it without "
+                + "--exact, which samples each group");
+        final Workload big = Workload.parse("w.yaml", "groups:\n  - name: a\n    count: 17\n    size: 1T\n"
+            + "    backing: 1g\n");
+        assertThatThrownBy(() -> Planner.plan(DeviceProfiles.connectx5(), HOST, big, Planner.Contiguity.WORST, true))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("17 regions of 17 TiB in all");
+        assertThat(Planner.plan(DeviceProfiles.connectx5(), HOST, many, Planner.Contiguity.WORST).groups())
+            .as("the same workload planned sampled").hasSize(1);
+    }
 }

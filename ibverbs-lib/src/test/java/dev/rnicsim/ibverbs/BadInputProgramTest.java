@@ -1,0 +1,46 @@
+package dev.rnicsim.ibverbs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.rnicsim.simnic.DeviceProfiles;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * src/test/c/bad_input.c, compiled with gcc against the distribution's {@code <infiniband/verbs.h>} and this module's
+ * library: an {@code ibv_modify_qp} whose mask lacks what the transition requires or holds what it does not take, a
+ * port or P_Key index the device lacks, an unknown state or mask bit, an address handle through port 0, a receive on a
+ * QP of an SRQ, more SGEs than the send queue takes and an access bit that is no flag each get the errno of the mlx5
+ * stack (a bit of the optional range no device implements is taken, as the kernel takes it), leave the QP as it was,
+ * and a correct RDMA WRITE on the same QP works after them.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES) // a program that hangs fails its test instead of the build
+class BadInputProgramTest
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void everyBadCallGetsTheErrnoOfTheMlx5StackAndChangesNothing() throws Exception
+    {
+        final Path exe = Programs.compile(dir, "src/test/c/bad_input.c", "bad_input");
+        try (Programs p = new Programs(dir, "mlx5_0", DeviceProfiles.connectx5()))
+        {
+            final Programs.Run r = p.run(false, exe.toString());
+            assertThat(r.exitCode()).as(r.both()).isZero();
+            assertThat(r.out()).contains("ok modify-mask: Invalid argument").contains("ok modify-port: Invalid argument")
+                .contains("ok modify-pkey: Invalid argument").contains("ok modify-state: Invalid argument")
+                .contains("ok modify-bits: Operation not supported").contains("ok modify-skip: Invalid argument")
+                .contains("ok modify-rts-rts: Invalid argument").contains("ok modify-rts-rts: RTS -> RTS")
+                .contains("ok ah-port: NULL").contains("ok recv-srq-qp: Cannot allocate memory")
+                .contains("ok send-sge: Cannot allocate memory")
+                .contains("ok reg-access: an optional access bit is taken").contains("ok reg-access: Invalid argument").contains("ok write: the 32 bytes arrived")
+                .doesNotContain("FAIL");
+            assertThat(r.err()).as("a refusal at post time, not after the verb returned")
+                .doesNotContain("refused by the device after the verb returned");
+        }
+    }
+}

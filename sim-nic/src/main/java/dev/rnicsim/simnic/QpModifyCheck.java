@@ -1,0 +1,75 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.verbs.QpAttr;
+import dev.rnicsim.verbs.QpAttrMask;
+import dev.rnicsim.verbs.QpState;
+import java.util.Set;
+
+/**
+ * The checks of {@code ibv_modify_qp} that come before any change, as the kernel makes them: the transition must be
+ * in the state table with the attributes it requires and allows ({@link QpTransitions}, {@code ib_modify_qp_is_ok}),
+ * and each attribute given must fit its field and the device ({@link QpAttributes#valueRefusal}: uverbs
+ * {@code modify_qp}'s port check, the drivers' P_Key index, MTU and read/atomic depth checks). Every refusal is EINVAL
+ * and changes nothing. {@link QpModify#modify} runs them before it applies a change; a caller that carries a
+ * program's whole {@code ibv_modify_qp} call (the C library's fabric server) runs them on what the program gave, the
+ * whole mask and every value, before it applies the change its own way. Stateless.
+ */
+public final class QpModifyCheck
+{
+    private QpModifyCheck()
+    {
+    }
+
+    /**
+     * Checks an {@code ibv_modify_qp} call without applying it.
+     *
+     * @param qp   the QP.
+     * @param attr the attributes.
+     * @param mask which of them are given.
+     * @throws dev.rnicsim.verbs.VerbsException EINVAL naming the transition's rule or the attribute's limit.
+     */
+    public static void check(final SimQp qp, final QpAttr attr, final Set<QpAttrMask> mask)
+    {
+        final EngineThread held = qp.device.fabric().enter();
+        try
+        {
+            checkHeld(qp, attr, mask);
+        }
+        finally
+        {
+            SimFabric.exit(held);
+        }
+    }
+
+    /** {@link #check} with the fabric already entered. */
+    static void checkHeld(final SimQp qp, final QpAttr attr, final Set<QpAttrMask> mask)
+    {
+        final String verb = "ibv_modify_qp";
+        qp.checkOpen(verb);
+        if (attr == null || mask == null || mask.stream().anyMatch(java.util.Objects::isNull))
+        {
+            throw Errors.invalid(verb, "attr and attr_mask must be given, without null elements");
+        }
+        final QpState cur = mask.contains(QpAttrMask.CUR_STATE) ? attr.curQpState() : qp.state;
+        final QpState next = mask.contains(QpAttrMask.STATE) ? attr.qpState() : cur;
+        if (cur == null || next == null)
+        {
+            throw Errors.invalid(verb, "qp_state or cur_qp_state is null; give the state with "
+                + "IBV_QP_STATE in attr_mask");
+        }
+        final String refused = QpTransitions.refusal(qp.type, cur, next, mask);
+        if (refused != null)
+        {
+            throw Errors.invalid(verb, "QP 0x" + Integer.toHexString(qp.num) + " (" + qp.type + ", in " + qp.state
+                + "): "
+                + refused + " (ib_modify_qp_is_ok); give exactly the attributes that transition takes; nothing "
+                + "changed");
+        }
+        final String bad = QpAttributes.valueRefusal(qp.device, attr, mask);
+        if (bad != null)
+        {
+            throw Errors.invalid(verb, "QP 0x" + Integer.toHexString(qp.num) + ": " + bad
+                + "; fix that attribute (ibv_modify_qp(3)); nothing changed");
+        }
+    }
+}
