@@ -2264,33 +2264,47 @@ final class KeyWorld
      */
     void checkAllBytes()
     {
+        // One page of the simulator's bytes at a time, against the model's frame in place.
+        final byte[] page = new byte[(int)PAGE];
         for (final MrM m : mrs.values())
         {
             if (!m.live)
             {
                 continue;
             }
-            final byte[] got = new byte[(int)m.lengthBytes];
-            for (long done = 0; done < m.lengthBytes;)
+            int at = -1;
+            for (long done = 0; done < m.lengthBytes && at < 0;)
             {
                 final long va = m.addr + done;
-                final long n = Math.min(m.lengthBytes - done, PAGE - (va & (PAGE - 1)));
+                final int n = (int)Math.min(m.lengthBytes - done, PAGE - (va & (PAGE - 1)));
                 final long phys = nicB.tables().translate(m.key, m.pd.sim.pdNum(), 0, va, n);
                 if (phys < 0)
                 {
                     throw failure("final check: " + m.name + " does not translate 0x" + Long.toHexString(va) + ": "
                         + dev.rnicsim.mtt.KeyCheck.ofTranslation(phys));
                 }
-                final byte[] part = new byte[(int)n];
-                hostB.host().physicalMemory().read(phys, part, 0, part.length);
-                System.arraycopy(part, 0, got, (int)done, part.length);
+                hostB.host().physicalMemory().read(phys, page, 0, n);
+                final int in = (int)(va & (PAGE - 1));
+                final int differs = Arrays.mismatch(mrFrame(m, va).data, in, in + n, page, 0, n);
+                if (differs >= 0)
+                {
+                    at = (int)done + differs;
+                }
                 done += n;
             }
-            final byte[] want = mrRead(m, m.addr, (int)m.lengthBytes);
-            final int at = Arrays.mismatch(want, got);
             if (at < 0)
             {
                 continue;
+            }
+            final byte[] want = mrRead(m, m.addr, (int)m.lengthBytes);
+            final byte[] got = new byte[(int)m.lengthBytes];
+            for (long done = 0; done < m.lengthBytes;)
+            {
+                final long va = m.addr + done;
+                final int n = (int)Math.min(m.lengthBytes - done, PAGE - (va & (PAGE - 1)));
+                hostB.host().physicalMemory().read(nicB.tables().translate(m.key, m.pd.sim.pdNum(), 0, va, n), got,
+                    (int)done, n);
+                done += n;
             }
             final long addr = m.addr + at;
             final int len = (int)Math.min(32, m.lengthBytes - at);
@@ -2314,7 +2328,7 @@ final class KeyWorld
             {
                 continue;
             }
-            final byte[] got = new byte[(int)PAGE];
+            final byte[] got = page;
             hostB.host().physicalMemory().read(phys, got, 0, got.length);
             final int at = Arrays.mismatch(p.frame.data, got);
             if (at < 0)
