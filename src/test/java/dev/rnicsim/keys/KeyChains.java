@@ -10,6 +10,7 @@ import dev.rnicsim.pagetable.Madvice;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.MwType;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
@@ -102,13 +103,45 @@ final class KeyChains
     {
         static Snapshot of(final Lockstep s)
         {
+            // Plain loops: taken once per action applied, and streams cost several times more.
             final KeyWorld r = s.ref();
-            final List<Integer> livePds = r.pds.values().stream().filter(p -> p.live).map(p -> p.index).toList();
-            final List<Integer> allPds = r.pds.values().stream().map(p -> p.index).toList();
-            final List<MrS> mrs = r.mrs.values().stream().map(m -> new MrS(m.name, m.pd.index, m.addr,
-                m.lengthBytes, Set.copyOf(m.access), m.live)).toList();
-            final List<MwS> mws = r.mws.values().stream().map(w -> new MwS(w.name, w.pd.index, w.type, w.live,
-                w.bound, w.lo, w.len, Set.copyOf(w.rights))).toList();
+            final List<Integer> livePds = new ArrayList<>(r.pds.size());
+            final List<Integer> allPds = new ArrayList<>(r.pds.size());
+            for (final KeyWorld.PdM p : r.pds.values())
+            {
+                allPds.add(p.index);
+                if (p.live)
+                {
+                    livePds.add(p.index);
+                }
+            }
+            final List<MrS> mrs = new ArrayList<>(r.mrs.size());
+            final List<MrS> liveMrs = new ArrayList<>(r.mrs.size());
+            for (final MrM m : r.mrs.values())
+            {
+                final MrS ms = new MrS(m.name, m.pd.index, m.addr, m.lengthBytes, Set.copyOf(m.access), m.live);
+                mrs.add(ms);
+                if (m.live)
+                {
+                    liveMrs.add(ms);
+                }
+            }
+            final List<MwS> mws = new ArrayList<>(r.mws.size());
+            final List<MwS> liveWindows = new ArrayList<>(r.mws.size());
+            final List<MwS> liveType1 = new ArrayList<>(r.mws.size());
+            for (final MwM w : r.mws.values())
+            {
+                final MwS ws = new MwS(w.name, w.pd.index, w.type, w.live, w.bound, w.lo, w.len, Set.copyOf(w.rights));
+                mws.add(ws);
+                if (w.live)
+                {
+                    liveWindows.add(ws);
+                    if (w.type == MwType.TYPE_1)
+                    {
+                        liveType1.add(ws);
+                    }
+                }
+            }
             final List<KeyS> keys = new ArrayList<>();
             final List<Tuple.Tuple2<Integer, Integer>> type2 = new ArrayList<>();
             final Buf first = r.bufs.isEmpty() ? null : r.bufs.values().iterator().next();
@@ -158,11 +191,12 @@ final class KeyChains
                 keys.add(new KeyS(k.label, pd, lo, len, grants, newest, staleReused));
             }
             final KeyOps.Names n = s.names;
-            final List<MwS> liveWindows = mws.stream().filter(MwS::live).toList();
-            return new Snapshot(List.copyOf(r.bufs.values()), livePds, allPds, mrs, mws, List.copyOf(keys),
-                List.copyOf(type2), r.ctxName, n.buf, n.mr, n.mw, n.pd, n.key, n.child, n.ctx,
-                mrs.stream().filter(MrS::live).toList(), liveWindows,
-                liveWindows.stream().filter(w -> w.type() == MwType.TYPE_1).toList());
+            return new Snapshot(Collections.unmodifiableList(new ArrayList<>(r.bufs.values())),
+                Collections.unmodifiableList(livePds), Collections.unmodifiableList(allPds),
+                Collections.unmodifiableList(mrs), Collections.unmodifiableList(mws),
+                Collections.unmodifiableList(keys), Collections.unmodifiableList(type2), r.ctxName, n.buf, n.mr, n.mw,
+                n.pd, n.key, n.child, n.ctx, Collections.unmodifiableList(liveMrs),
+                Collections.unmodifiableList(liveWindows), Collections.unmodifiableList(liveType1));
         }
 
         /** The live windows, of one type or (null) of any. */

@@ -323,18 +323,12 @@ final class KeyWorld
         h.add("cq cq_b0 ctx_b0");
         h.add("pd pd_b0 ctx_b0");
 
-        hostA = fabric.addHost("alpha", HostConfig.builder().physicalMemoryBytes(256L << 20).aged(false).build());
-        hostB = fabric.addHost("beta", HostConfig.builder().physicalMemoryBytes(256L << 20).swapBytes(64L << 20)
-            .forkBehaviour(params.fork()).aged(false).build());
+        hostA = fabric.addHost("alpha", HOST_A);
+        hostB = fabric.addHost("beta", HOST_B.computeIfAbsent(params.fork(), f -> HostConfig.builder()
+            .physicalMemoryBytes(256L << 20).swapBytes(64L << 20).forkBehaviour(f).aged(false).build()));
         nicA = hostA.addDevice("sim:alpha/nic_a", DeviceProfiles.byName("connectx5"));
-        DeviceProfile p = DeviceProfiles.byName("connectx5");
-        if (params.buddyMtt())
-        {
-            p = p.withMtt(dev.rnicsim.mtt.MttConfig.buddy(ChainParams.LOG_NUM_MTT, ChainParams.LOG_MTTS_PER_SEG));
-        }
-        p = p.withAttributes(p.attributes().toBuilder().maxMr(params.maxMr()).build());
-        p = p.withVariantPolicy(policy);
-        nicB = hostB.addDevice("sim:beta/nic_b", p);
+        nicB = hostB.addDevice("sim:beta/nic_b", PROFILE_B.computeIfAbsent(List.of(params.buddyMtt(),
+            params.maxMr(), policy), k -> profileB(params, policy)));
         appA = hostA.host().spawn("app_a");
         appA.rlimitMemlockBytes(UserProcess.RLIM_INFINITY);
         appA.capIpcLock(false);
@@ -359,6 +353,24 @@ final class KeyWorld
         bound.addAll(List.of("ctx_b0", "cq_b0", "pd_b0"));
         current = "setup";
         checkInvariants();
+    }
+
+    /** Host alpha's configuration (immutable: made once). */
+    private static final HostConfig HOST_A = HostConfig.builder().physicalMemoryBytes(256L << 20).aged(false).build();
+    /** Host beta's configuration by fork behaviour (immutable: made once each). */
+    private static final Map<ForkBehaviour, HostConfig> HOST_B = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Device b's profile by MTT allocator, max_mr and key policy (immutable: made once each). */
+    private static final Map<List<Object>, DeviceProfile> PROFILE_B = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private static DeviceProfile profileB(final ChainParams params, final VariantPolicy policy)
+    {
+        DeviceProfile p = DeviceProfiles.byName("connectx5");
+        if (params.buddyMtt())
+        {
+            p = p.withMtt(dev.rnicsim.mtt.MttConfig.buddy(ChainParams.LOG_NUM_MTT, ChainParams.LOG_MTTS_PER_SEG));
+        }
+        p = p.withAttributes(p.attributes().toBuilder().maxMr(params.maxMr()).build());
+        return p.withVariantPolicy(policy);
     }
 
     /** The script's mmap with backing=4k: mmap, then MADV_NOHUGEPAGE over the length rounded up to 4 KiB. */
@@ -525,12 +537,22 @@ final class KeyWorld
 
     long liveMrs()
     {
-        return mrs.values().stream().filter(m -> m.live).count();
+        long n = 0;
+        for (final MrM m : mrs.values())
+        {
+            n += m.live ? 1 : 0;
+        }
+        return n;
     }
 
     long liveWindows()
     {
-        return mws.values().stream().filter(w -> w.live).count();
+        long n = 0;
+        for (final MwM w : mws.values())
+        {
+            n += w.live ? 1 : 0;
+        }
+        return n;
     }
 
     /** The invariants after every step: counters, tables and address space agree with the model. */
@@ -549,9 +571,10 @@ final class KeyWorld
         expectEqual(mtt, nicB.counter(SimCounter.MTT_ENTRIES_IN_USE),
             "sim_mtt_entries_in_use (sum of the live MRs' reserved MTT entries)");
         expectEqual(pinnedBytes, nicB.counter(SimCounter.PINNED_BYTES), "sim_pinned_bytes");
-        expectEqual(liveWindows(), (long)nicB.tables().windowCount(), "memory windows in the tables");
+        final long mwLive = liveWindows();
+        expectEqual(mwLive, (long)nicB.tables().windowCount(), "memory windows in the tables");
         expectEqual((long)mpt.liveCount(), nicB.tables().mpt().inUse(), "MPT entries in use");
-        expectEqual(mrLive + liveWindows(), nicB.tables().mpt().inUse(), "MPT entries = MRs + windows");
+        expectEqual(mrLive + mwLive, nicB.tables().mpt().inUse(), "MPT entries = MRs + windows");
         // Every key ever issued: live in the tables iff the model has a live holder, with its fields.
         final Map<Integer, Object> holders = holders();
         for (final KeyName k : keys.values())
@@ -872,22 +895,28 @@ final class KeyWorld
     private byte[] cpuRead(final long addr, final int len)
     {
         final byte[] out = new byte[len];
-        for (int i = 0; i < len; i++)
+        for (int i = 0; i < len;)
         {
+            final int in = (int)((addr + i) & (PAGE - 1));
+            final int n = Math.min(len - i, (int)PAGE - in);
             final Page p = pages.get((addr + i) & -PAGE);
             readFault(p);
-            out[i] = p.frame.data[(int)((addr + i) & (PAGE - 1))];
+            System.arraycopy(p.frame.data, in, out, i, n);
+            i += n;
         }
         return out;
     }
 
     private void cpuWrite(final long addr, final byte[] data)
     {
-        for (int i = 0; i < data.length; i++)
+        for (int i = 0; i < data.length;)
         {
+            final int in = (int)((addr + i) & (PAGE - 1));
+            final int n = Math.min(data.length - i, (int)PAGE - in);
             final Page p = pages.get((addr + i) & -PAGE);
             writeFault(p);
-            p.frame.data[(int)((addr + i) & (PAGE - 1))] = data[i];
+            System.arraycopy(data, i, p.frame.data, in, n);
+            i += n;
         }
     }
 
@@ -900,23 +929,29 @@ final class KeyWorld
     private static byte[] mrRead(final MrM m, final long addr, final int len)
     {
         final byte[] out = new byte[len];
-        for (int i = 0; i < len; i++)
+        for (int i = 0; i < len;)
         {
-            out[i] = mrFrame(m, addr + i).data[(int)((addr + i) & (PAGE - 1))];
+            final int in = (int)((addr + i) & (PAGE - 1));
+            final int n = Math.min(len - i, (int)PAGE - in);
+            System.arraycopy(mrFrame(m, addr + i).data, in, out, i, n);
+            i += n;
         }
         return out;
     }
 
     private void mrWrite(final MrM m, final long addr, final byte[] data)
     {
-        for (int i = 0; i < data.length; i++)
+        for (int i = 0; i < data.length;)
         {
+            final int in = (int)((addr + i) & (PAGE - 1));
+            final int n = Math.min(data.length - i, (int)PAGE - in);
             final Frame f = mrFrame(m, addr + i);
             if (f == ZERO)
             {
                 throw failure(Mismatch.Kind.BYTES, "model: a write through " + m.name + " would land on the zero page");
             }
-            f.data[(int)((addr + i) & (PAGE - 1))] = data[i];
+            System.arraycopy(data, i, f.data, in, n);
+            i += n;
         }
     }
 
@@ -2229,33 +2264,47 @@ final class KeyWorld
      */
     void checkAllBytes()
     {
+        // One page of the simulator's bytes at a time, against the model's frame in place.
+        final byte[] page = new byte[(int)PAGE];
         for (final MrM m : mrs.values())
         {
             if (!m.live)
             {
                 continue;
             }
-            final byte[] got = new byte[(int)m.lengthBytes];
-            for (long done = 0; done < m.lengthBytes;)
+            int at = -1;
+            for (long done = 0; done < m.lengthBytes && at < 0;)
             {
                 final long va = m.addr + done;
-                final long n = Math.min(m.lengthBytes - done, PAGE - (va & (PAGE - 1)));
+                final int n = (int)Math.min(m.lengthBytes - done, PAGE - (va & (PAGE - 1)));
                 final long phys = nicB.tables().translate(m.key, m.pd.sim.pdNum(), 0, va, n);
                 if (phys < 0)
                 {
                     throw failure("final check: " + m.name + " does not translate 0x" + Long.toHexString(va) + ": "
                         + dev.rnicsim.mtt.KeyCheck.ofTranslation(phys));
                 }
-                final byte[] part = new byte[(int)n];
-                hostB.host().physicalMemory().read(phys, part, 0, part.length);
-                System.arraycopy(part, 0, got, (int)done, part.length);
+                hostB.host().physicalMemory().read(phys, page, 0, n);
+                final int in = (int)(va & (PAGE - 1));
+                final int differs = Arrays.mismatch(mrFrame(m, va).data, in, in + n, page, 0, n);
+                if (differs >= 0)
+                {
+                    at = (int)done + differs;
+                }
                 done += n;
             }
-            final byte[] want = mrRead(m, m.addr, (int)m.lengthBytes);
-            final int at = Arrays.mismatch(want, got);
             if (at < 0)
             {
                 continue;
+            }
+            final byte[] want = mrRead(m, m.addr, (int)m.lengthBytes);
+            final byte[] got = new byte[(int)m.lengthBytes];
+            for (long done = 0; done < m.lengthBytes;)
+            {
+                final long va = m.addr + done;
+                final int n = (int)Math.min(m.lengthBytes - done, PAGE - (va & (PAGE - 1)));
+                hostB.host().physicalMemory().read(nicB.tables().translate(m.key, m.pd.sim.pdNum(), 0, va, n), got,
+                    (int)done, n);
+                done += n;
             }
             final long addr = m.addr + at;
             final int len = (int)Math.min(32, m.lengthBytes - at);
@@ -2279,7 +2328,7 @@ final class KeyWorld
             {
                 continue;
             }
-            final byte[] got = new byte[(int)PAGE];
+            final byte[] got = page;
             hostB.host().physicalMemory().read(phys, got, 0, got.length);
             final int at = Arrays.mismatch(p.frame.data, got);
             if (at < 0)

@@ -16,9 +16,10 @@ import java.util.concurrent.Executors;
  * world's model follows).
  *
  * <p>The first world runs in the thread of the chain (the actions are drawn from it); the others each run on a
- * thread of their own ({@link #BESIDE}), the same actions in the same order with the invariants after each, a few
- * actions behind at most: the chain's thread does not wait for them until the chain ends, and a failure in one of them
- * is thrown in the chain's thread at the next action or at the end. Each world is only ever touched by one thread at
+ * thread of their own ({@link #BESIDE}), the same actions in the same order with the invariants after each, handed
+ * over {@value #BATCH} actions at a time (a thread woken for every action spent more CPU time waking than working on
+ * small actions) and at the end: the chain's thread does not wait for them until the chain ends, and a failure in one
+ * of them is thrown in the chain's thread at a later action or at the end. Each world is only ever touched by one thread at
  * a time (its own objects: fabric, hosts, devices, model); what the worlds share ({@link ReuseStats}) is synchronized.
  *
  * <p>A failure is reported with the failing world's script, runnable with {@code ./rnicsim run FILE}, and saved as
@@ -39,6 +40,10 @@ final class Lockstep
     final List<KeyWorld> worlds = new ArrayList<>();
     /** The worlds after the first: made, and each action applied and checked, on their own threads, in order. */
     private final List<CompletableFuture<KeyWorld>> beside = new ArrayList<>();
+    /** Actions handed to the worlds beside at a time. */
+    static final int BATCH = 8;
+    /** Actions applied to the first world and not yet handed to the worlds beside. */
+    private final List<KeyOps.KeyOp> unsent = new ArrayList<>(BATCH);
     /** Set when the chain is dropped: the worlds beside skip what is left of their work. */
     private volatile boolean released;
     final KeyOps.Names names = new KeyOps.Names();
@@ -174,13 +179,10 @@ final class Lockstep
     void apply(final KeyOps.KeyOp op)
     {
         rethrowBeside();
-        for (int i = 0; i < beside.size(); i++)
+        unsent.add(op);
+        if (unsent.size() == BATCH)
         {
-            beside(i, w ->
-            {
-                op.apply(w);
-                w.checkInvariants();
-            });
+            handOver();
         }
         final KeyWorld w = ref();
         guard(w, () ->
@@ -192,9 +194,31 @@ final class Lockstep
         applied.add(op);
     }
 
+    /** Hands the actions not yet sent to the worlds beside, to apply in order with the invariants after each. */
+    private void handOver()
+    {
+        if (unsent.isEmpty())
+        {
+            return;
+        }
+        final List<KeyOps.KeyOp> ops = List.copyOf(unsent);
+        unsent.clear();
+        for (int i = 0; i < beside.size(); i++)
+        {
+            beside(i, w ->
+            {
+                for (final KeyOps.KeyOp op : ops)
+                {
+                    op.apply(w);
+                    w.checkInvariants();
+                }
+            });
+        }
+    }
+
     /**
      * The invariants of every world, after every action: of the first world here, of the others on their threads
-     * right after the action ({@link #apply}); a failure there is thrown here.
+     * after each action once it is handed to them ({@link #apply}); a failure there is thrown here.
      */
     void check()
     {
@@ -213,6 +237,7 @@ final class Lockstep
      */
     void finish()
     {
+        handOver();
         for (int i = 0; i < beside.size(); i++)
         {
             beside(i, w ->

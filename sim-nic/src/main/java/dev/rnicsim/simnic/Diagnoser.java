@@ -81,12 +81,17 @@ final class Diagnoser
      */
     private static List<String> reported(final SimDevice device, final List<String> details)
     {
-        if (device.profile().follows(ProviderRule.VENDOR_ERR_CQE_SYNDROME))
+        return reported(device.profile(), details);
+    }
+
+    private static List<String> reported(final DeviceProfile profile, final List<String> details)
+    {
+        if (profile.follows(ProviderRule.VENDOR_ERR_CQE_SYNDROME))
         {
             return details;
         }
         final List<String> all = new ArrayList<>(details.size() + 1);
-        all.add("vendor_err 0: " + device.profile().driver() + " reports the status only, with no CQE syndrome; the "
+        all.add("vendor_err 0: " + profile.driver() + " reports the status only, with no CQE syndrome; the "
             + "check named here is the simulator's");
         all.addAll(details);
         return all;
@@ -99,9 +104,7 @@ final class Diagnoser
      */
     static WcDiagnosis withStatus(final WcDiagnosis why, final WcStatus status)
     {
-        return why == null || why.syndrome() == 0 || why.syndrome() == mlx5Syndrome(status) ? why
-            : new WcDiagnosis(why.check(),
-            mlx5Syndrome(status), why.key(), why.mptIndex(), why.variant(), why.summary(), why.details());
+        return why == null || why.syndrome() == 0 ? why : why.withSyndrome(mlx5Syndrome(status));
     }
 
     /** A failure of the DMA engine's checks (requester SGEs, responder rkey or receive buffers, lengths). */
@@ -177,110 +180,139 @@ final class Diagnoser
         return 0;
     }
 
+    /**
+     * A refused key: the check, the key's index and variant and the summary now; the details (what the index holds
+     * and since when, the ranges and rights, the fix) from what the device held at the failure, captured here and
+     * written when read.
+     */
     private static WcDiagnosis keyFailure(final WcStatus status, final SimDevice device, final int pd, final int qpn,
         final int key, final int access, final long addr, final long length, final KeyCheck check, final String who,
         final DmaResult r)
     {
         final KeyHistory h = device.keyHistory();
         final long index = h.index(key);
-        final int variant = h.variant(key);
         final KeyHistory.Event nowAt = h.last(index);
-        final MptEntry now = nowAt == null ? null : device.tables().mpt().entry(nowAt.key());
-        final MptEntry own = device.tables().mpt().entry(key);
-        final KeyHistory.Event mine = h.lastOf(key);
-        final KeyHistory.Event born = h.firstOf(key);
-        final List<String> details = new ArrayList<>();
-        details.add(String.format(Locale.ROOT, "key %s: MPT index 0x%x, variant 0x%x (%d variant bits) on %s",
-            MKey.toHex(key), index, variant, h.variantBits(), device.name()));
-        final String summary;
-        final Check kind;
-        final String fix;
-        switch (check)
+        final KeyFailure f = new KeyFailure(device.profile(), device.name(), h.variantBits(), pd, qpn, key, index,
+            access, addr, length, check, who, r, nowAt, nowAt == null ? null : device.tables().mpt().entry(nowAt.key()),
+            device.tables().mpt().entry(key), h.lastOf(key), h.firstOf(key), h.events(index));
+        final Check kind = switch (check)
         {
-            case NO_SUCH_INDEX ->
-            {
-                kind = Check.KEY_INDEX;
-                summary = who + " names MPT index 0x" + Long.toHexString(index) + ", which holds nothing now"
-                    + (mine == null ? " and never held this key on this device (a key of another device, or made up)"
-                    : ": the key's " + shortName(mine) + " was " + (born != null && born != mine ? born.describe()
-                    + ", then " : "") + mine.describe());
-                fix = "fix: use the key of a live MR; deregister an MR only after its last work request completed, "
-                    + "and tell peers when an rkey is revoked";
-            }
-            case VARIANT_MISMATCH ->
-            {
-                kind = Check.KEY_VARIANT;
-                summary = who + " is stale: MPT index 0x" + Long.toHexString(index) + " now holds "
-                    + (nowAt == null ? "another variant" : "key " + MKey.toHex(nowAt.key()) + " (" + shortName(nowAt)
-                    + " " + nowAt.describe() + ")") + (mine == null ? "" : "; this key's " + shortName(mine) + " was "
-                    + (born != null && born != mine ? born.describe() + ", then " : "") + mine.describe());
-                fix = "fix: the index was reused after the key's MR or window went away: use the current key, and "
-                    + "never keep keys past deregistration (a recycled variant could even match again)";
-            }
-            case WRONG_PD ->
-            {
-                kind = Check.PD;
-                summary = who + " belongs to PD " + (own == null ? "?" : own.pd()) + " but the QP's PD is " + pd;
-                fix = "fix: register the memory in the PD of the QP that uses it (or create the QP in the MR's PD)";
-            }
-            case RIGHTS_MISSING ->
-            {
-                kind = Check.RIGHTS;
-                summary = who + " lacks " + Access.fromBits(access & ~(own == null ? 0 : own.access())) + ": asked "
-                    + Access.fromBits(access) + ", granted " + (own == null ? "?" : Access.fromBits(own.access()));
-                fix = "fix: register (or rereg with CHANGE_ACCESS, or bind the window) with the right the operation"
-                    + " needs";
-            }
-            case WRONG_STATE ->
-            {
-                kind = Check.STATE;
-                summary = who + " names an entry in state " + (own == null ? "?" : own.state()) + ", not VALID"
-                    + (mine == null ? "" : " (" + mine.describe() + ")");
-                fix = "fix: register the fast-registration MR (post REG_MR) or bind the window before using its key";
-            }
-            case OUT_OF_RANGE ->
-            {
-                kind = Check.RANGE;
-                summary = String.format(Locale.ROOT, "%s: asked [0x%x, 0x%x) (%d bytes), registered %s", who, addr,
-                    addr + length, length, own == null ? "?" : String.format(Locale.ROOT, "[0x%x, 0x%x) (%d bytes)",
-                    own.iova(), own.iova() + own.lengthBytes(), own.lengthBytes()));
-                fix = "fix: keep each access inside the MR or window (iova .. iova + length); register a larger range "
-                    + "or split the transfer";
-            }
-            case WRONG_QP ->
-            {
-                kind = Check.WINDOW_QP;
-                summary = who + " names a type 2 window bound for another QP, not QP 0x" + Integer.toHexString(qpn)
-                    + (mine == null ? "" : ": " + mine.object() + ", " + mine.describe());
-                fix = "fix: a type 2 window serves only the QP that bound it: bind it from the QP the peer talks to";
-            }
-            default ->
-            {
-                kind = Check.ODP_FAULT;
-                summary = who + ": the device has no translation and the page fault failed: " + r.detail();
-                fix = "fix: map (and for writes, make writable) the memory behind an ODP MR before the peer uses it";
-            }
-        }
-        if (now != null && nowAt != null && nowAt.key() != key)
+            case NO_SUCH_INDEX -> Check.KEY_INDEX;
+            case VARIANT_MISMATCH -> Check.KEY_VARIANT;
+            case WRONG_PD -> Check.PD;
+            case RIGHTS_MISSING -> Check.RIGHTS;
+            case WRONG_STATE -> Check.STATE;
+            case OUT_OF_RANGE -> Check.RANGE;
+            case WRONG_QP -> Check.WINDOW_QP;
+            default -> Check.ODP_FAULT;
+        };
+        final String[] summaryAndFix = f.summaryAndFix();
+        return WcDiagnosis.deferred(kind, vendorErr(device.profile(), status), key, index, h.variant(key),
+            summaryAndFix[0], () -> f.details(summaryAndFix[1]));
+    }
+
+    /** What a key failure's words are made from: values and immutable records taken at the failure. */
+    private record KeyFailure(DeviceProfile profile, String deviceName, int variantBits, int pd, int qpn, int key,
+        long index, int access, long addr, long length, KeyCheck check, String who, DmaResult r, KeyHistory.Event nowAt,
+        MptEntry now, MptEntry own, KeyHistory.Event mine, KeyHistory.Event born, List<KeyHistory.Event> events)
+    {
+        /** The summary, and the line that says how to fix it. */
+        String[] summaryAndFix()
         {
-            details.add("index 0x" + Long.toHexString(index) + " holds now: key " + MKey.toHex(nowAt.key()) + ", "
-                + nowAt.object() + ", " + nowAt.describe());
+            final String summary;
+            final String fix;
+            switch (check)
+            {
+                case NO_SUCH_INDEX ->
+                {
+                    summary = who + " names MPT index 0x" + Long.toHexString(index) + ", which holds nothing now"
+                        + (mine == null
+                        ? " and never held this key on this device (a key of another device, or made up)"
+                        : ": the key's " + shortName(mine) + " was " + (born != null && born != mine ? born.describe()
+                        + ", then " : "") + mine.describe());
+                    fix = "fix: use the key of a live MR; deregister an MR only after its last work request completed, "
+                        + "and tell peers when an rkey is revoked";
+                }
+                case VARIANT_MISMATCH ->
+                {
+                    summary = who + " is stale: MPT index 0x" + Long.toHexString(index) + " now holds "
+                        + (nowAt == null ? "another variant" : "key " + MKey.toHex(nowAt.key()) + " ("
+                        + shortName(nowAt) + " " + nowAt.describe() + ")") + (mine == null ? "" : "; this key's "
+                        + shortName(mine) + " was " + (born != null && born != mine ? born.describe() + ", then " : "")
+                        + mine.describe());
+                    fix = "fix: the index was reused after the key's MR or window went away: use the current key, and "
+                        + "never keep keys past deregistration (a recycled variant could even match again)";
+                }
+                case WRONG_PD ->
+                {
+                    summary = who + " belongs to PD " + (own == null ? "?" : own.pd()) + " but the QP's PD is " + pd;
+                    fix = "fix: register the memory in the PD of the QP that uses it (or create the QP in the MR's PD)";
+                }
+                case RIGHTS_MISSING ->
+                {
+                    summary = who + " lacks " + Access.fromBits(access & ~(own == null ? 0 : own.access())) + ": asked "
+                        + Access.fromBits(access) + ", granted " + (own == null ? "?" : Access.fromBits(own.access()));
+                    fix = "fix: register (or rereg with CHANGE_ACCESS, or bind the window) with the right the operation"
+                        + " needs";
+                }
+                case WRONG_STATE ->
+                {
+                    summary = who + " names an entry in state " + (own == null ? "?" : own.state()) + ", not VALID"
+                        + (mine == null ? "" : " (" + mine.describe() + ")");
+                    fix = "fix: register the fast-registration MR (post REG_MR) or bind the window before using its "
+                        + "key";
+                }
+                case OUT_OF_RANGE ->
+                {
+                    summary = String.format(Locale.ROOT, "%s: asked [0x%x, 0x%x) (%d bytes), registered %s", who,
+                        addr, addr + length, length, own == null ? "?" : String.format(Locale.ROOT,
+                        "[0x%x, 0x%x) (%d bytes)", own.iova(), own.iova() + own.lengthBytes(), own.lengthBytes()));
+                    fix = "fix: keep each access inside the MR or window (iova .. iova + length); register a larger "
+                        + "range or split the transfer";
+                }
+                case WRONG_QP ->
+                {
+                    summary = who + " names a type 2 window bound for another QP, not QP 0x" + Integer.toHexString(qpn)
+                        + (mine == null ? "" : ": " + mine.object() + ", " + mine.describe());
+                    fix = "fix: a type 2 window serves only the QP that bound it: bind it from the QP the peer "
+                        + "talks to";
+                }
+                default ->
+                {
+                    summary = who + ": the device has no translation and the page fault failed: " + r.detail();
+                    fix = "fix: map (and for writes, make writable) the memory behind an ODP MR before the peer uses "
+                        + "it";
+                }
+            }
+            return new String[] {summary, fix};
         }
-        if (own != null && (check == KeyCheck.OUT_OF_RANGE || check == KeyCheck.RIGHTS_MISSING))
+
+        /** The lines after the summary, ending with the fix. */
+        List<String> details(final String fix)
         {
-            details.add(String.format(Locale.ROOT, "registered: [0x%x, 0x%x), rights %s, PD %d", own.iova(),
-                own.iova() + own.lengthBytes(), Access.fromBits(own.access()), own.pd()));
-            details.add(String.format(Locale.ROOT, "asked: [0x%x, 0x%x), rights %s, PD %d", addr, addr + length,
-                Access.fromBits(access), pd));
+            final List<String> details = new ArrayList<>();
+            details.add(String.format(Locale.ROOT, "key %s: MPT index 0x%x, variant 0x%x (%d variant bits) on %s",
+                MKey.toHex(key), index, MKey.variant(key, variantBits), variantBits, deviceName));
+            if (now != null && nowAt != null && nowAt.key() != key)
+            {
+                details.add("index 0x" + Long.toHexString(index) + " holds now: key " + MKey.toHex(nowAt.key()) + ", "
+                    + nowAt.object() + ", " + nowAt.describe());
+            }
+            if (own != null && (check == KeyCheck.OUT_OF_RANGE || check == KeyCheck.RIGHTS_MISSING))
+            {
+                details.add(String.format(Locale.ROOT, "registered: [0x%x, 0x%x), rights %s, PD %d", own.iova(),
+                    own.iova() + own.lengthBytes(), Access.fromBits(own.access()), own.pd()));
+                details.add(String.format(Locale.ROOT, "asked: [0x%x, 0x%x), rights %s, PD %d", addr, addr + length,
+                    Access.fromBits(access), pd));
+            }
+            for (final KeyHistory.Event e : events)
+            {
+                details.add("history of index 0x" + Long.toHexString(index) + ": " + e.line());
+            }
+            details.add("engine: " + r.detail());
+            details.add(fix);
+            return reported(profile, details);
         }
-        for (final KeyHistory.Event e : h.events(index))
-        {
-            details.add("history of index 0x" + Long.toHexString(index) + ": " + e.line());
-        }
-        details.add("engine: " + r.detail());
-        details.add(fix);
-        return new WcDiagnosis(kind, vendorErr(device.profile(), status), key, index, variant, summary,
-            reported(device, details));
     }
 
     /** {@code MR} or {@code window}: what an event's key named. */

@@ -46,7 +46,9 @@ public final class QpModifyCheck
     {
         final String verb = "ibv_modify_qp";
         qp.checkOpen(verb);
-        if (attr == null || mask == null || mask.stream().anyMatch(java.util.Objects::isNull))
+        // An EnumSet cannot hold null (and is what callers pass): only other sets are searched for one.
+        if (attr == null || mask == null
+            || !(mask instanceof java.util.EnumSet) && mask.stream().anyMatch(java.util.Objects::isNull))
         {
             throw Errors.invalid(verb, "attr and attr_mask must be given, without null elements");
         }

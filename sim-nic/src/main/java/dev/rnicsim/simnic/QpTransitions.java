@@ -189,18 +189,27 @@ public final class QpTransitions
                 + TABLE.get(from).keySet() + ")";
         }
         final Set<QpAttrMask> req = required(type, from, to);
-        final Set<QpAttrMask> missing = set();
-        missing.addAll(req);
-        missing.removeAll(mask);
-        if (!missing.isEmpty())
+        if (!mask.containsAll(req))
         {
+            final Set<QpAttrMask> missing = set();
+            missing.addAll(req);
+            missing.removeAll(mask);
             return from + " -> " + to + " of a " + type + " QP requires " + names(req) + "; missing " + names(missing);
         }
+        final Set<QpAttrMask> opt = optional(type, from, to);
+        boolean beyond = false;
+        for (final QpAttrMask m : mask)
+        {
+            beyond |= m != QpAttrMask.STATE && !req.contains(m) && !opt.contains(m);
+        }
         final Set<QpAttrMask> extra = set();
-        extra.addAll(mask);
-        extra.remove(QpAttrMask.STATE);
-        extra.removeAll(req);
-        extra.removeAll(optional(type, from, to));
+        if (beyond)
+        {
+            extra.addAll(mask);
+            extra.remove(QpAttrMask.STATE);
+            extra.removeAll(req);
+            extra.removeAll(opt);
+        }
         if (!extra.isEmpty())
         {
             return from + " -> " + to + " of a " + type + " QP does not take " + names(extra) + " (required: "

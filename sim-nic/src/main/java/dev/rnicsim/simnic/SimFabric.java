@@ -479,7 +479,9 @@ public final class SimFabric
      */
     static String gidOf(final long nodeGuid)
     {
-        return String.format("fe80:0000:0000:0000:%04x:%04x:%04x:%04x", (nodeGuid >>> 48) & 0xffff,
-            (nodeGuid >>> 32) & 0xffff, (nodeGuid >>> 16) & 0xffff, nodeGuid & 0xffff);
+        final java.util.HexFormat hex = java.util.HexFormat.of();
+        return "fe80:0000:0000:0000:" + hex.toHexDigits((short)(nodeGuid >>> 48)) + ":"
+            + hex.toHexDigits((short)(nodeGuid >>> 32)) + ":" + hex.toHexDigits((short)(nodeGuid >>> 16)) + ":"
+            + hex.toHexDigits((short)nodeGuid);
     }
 }

@@ -201,7 +201,8 @@ public final class SimQp implements QueuePair
     @Override
     public void modifyToInit(final Set<Access> qpAccessFlags)
     {
-        if (qpAccessFlags == null || qpAccessFlags.stream().anyMatch(java.util.Objects::isNull))
+        if (qpAccessFlags == null || !(qpAccessFlags instanceof EnumSet)
+            && qpAccessFlags.stream().anyMatch(java.util.Objects::isNull))
         {
             checkOpen("ibv_modify_qp");
             throw Errors.invalid("ibv_modify_qp", "qp_access_flags is null or holds null (use an empty set for none)");

@@ -48,6 +48,28 @@ class DiagnosisTest
     }
 
     @Test
+    void wordsReadLaterShouldTellWhatTheDeviceHeldAtTheFailure()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final long buf = k.rig.bufferB(8192);
+        final MemoryRegion mr = k.rig.pdB.regMr(buf, 8192, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ));
+        final WorkCompletion wc = writeWith(k, mr.rkey(), buf);
+
+        // The MR goes away (its entry, its index's history) before anyone reads the diagnosis.
+        mr.close();
+
+        final WcDiagnosis d = wc.diagnosis();
+        assertThat(d.check()).isEqualTo(WcDiagnosis.Check.RIGHTS);
+        assertThat(d.summary()).contains("granted [LOCAL_WRITE, REMOTE_READ]");
+        assertThat(d.details()).anyMatch(l -> l.startsWith("registered: [0x"));
+        assertThat(d.details()).filteredOn(l -> l.startsWith("history of index")).hasSize(1)
+            .allMatch(l -> l.contains("registered by ibv_reg_mr"));
+        assertThat(d.text()).isEqualTo(wc.diagnosis().text());
+        assertThat(d.withSyndrome(0x12).summary()).isEqualTo(d.summary());
+        assertThat(d.withSyndrome(0x12).syndrome()).isEqualTo(0x12);
+    }
+
+    @Test
     void originSetOnTheFabricShouldNameWhereTheKeyWasFreed()
     {
         final KeyRig k = KeyRig.connectx5();

@@ -2,6 +2,7 @@ package dev.rnicsim.verbs;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Supplier;
 
 /**
  * Why a work request completed in error: what a real NIC knows when it writes an error CQE and does not say. A
@@ -12,20 +13,13 @@ import java.util.Objects;
  * range asked against the range registered, and the rights asked against the rights granted.
  *
  * <p>Only the simulated device fills it ({@link WorkCompletion#diagnosis()} is null for successes and on real
- * hardware). Immutable and thread safe.
- *
- * @param check      the check that failed.
- * @param syndrome   the CQE error syndrome of the status on a device that reports one in {@code vendor_err} (mlx4,
- *                   mlx5: e.g. 0x13 for REMOTE_ACCESS_ERR); 0 on a device that reports none (rxe, siw, irdma).
- * @param key        the lkey or rkey whose check failed, or 0 when no key was at fault.
- * @param mptIndex   the key's MPT index (key bits above the variant), or -1 when no key was at fault.
- * @param variant    the key's variant (its low bits), or -1 when no key was at fault.
- * @param summary    one sentence naming the cause.
- * @param details    further lines: the key's index and what it holds now and since when, its history, the range
- *                   and rights asked against those registered, and how to fix it.
+ * hardware). The check, syndrome, key, index, variant and summary are set when the completion is written; the
+ * {@link #details()} may be {@linkplain #deferred deferred}: made from what the device held at the failure (captured
+ * then), the first time they are read, since most refused accesses of a program or a test are never explained in
+ * full to anyone. Immutable in what it says (the same lines whenever read) and thread safe; two diagnoses are equal
+ * when all their parts are, as a record's.
  */
-public record WcDiagnosis(Check check, int syndrome, int key, long mptIndex, int variant, String summary,
-    List<String> details)
+public final class WcDiagnosis
 {
     /** Which check of the requester or the responder failed. */
     public enum Check
@@ -60,14 +54,141 @@ public record WcDiagnosis(Check check, int syndrome, int key, long mptIndex, int
         LOCAL_OPERATION
     }
 
+    private final Check check;
+    private final int syndrome;
+    private final int key;
+    private final long mptIndex;
+    private final int variant;
+    private final String summary;
+    /** Makes the details on first read; null once they are made. */
+    private Supplier<List<String>> making;
+    private List<String> details;
+
     /**
+     * @param check    the check that failed.
+     * @param syndrome the CQE error syndrome of the status on a device that reports one in {@code vendor_err} (mlx4,
+     *                 mlx5: e.g. 0x13 for REMOTE_ACCESS_ERR); 0 on a device that reports none (rxe, siw, irdma).
+     * @param key      the lkey or rkey whose check failed, or 0 when no key was at fault.
+     * @param mptIndex the key's MPT index (key bits above the variant), or -1 when no key was at fault.
+     * @param variant  the key's variant (its low bits), or -1 when no key was at fault.
+     * @param summary  one sentence naming the cause.
+     * @param details  further lines: the key's index and what it holds now and since when, its history, the range
+     *                 and rights asked against those registered, and how to fix it.
      * @throws NullPointerException when check, summary or details is null.
      */
-    public WcDiagnosis
+    public WcDiagnosis(final Check check, final int syndrome, final int key, final long mptIndex, final int variant,
+        final String summary, final List<String> details)
     {
-        Objects.requireNonNull(check, "check");
-        Objects.requireNonNull(summary, "summary");
-        details = List.copyOf(details);
+        this(check, syndrome, key, mptIndex, variant, summary, null, List.copyOf(details));
+    }
+
+    private WcDiagnosis(final Check check, final int syndrome, final int key, final long mptIndex, final int variant,
+        final String summary, final Supplier<List<String>> making, final List<String> details)
+    {
+        this.check = Objects.requireNonNull(check, "check");
+        this.summary = Objects.requireNonNull(summary, "summary");
+        this.syndrome = syndrome;
+        this.key = key;
+        this.mptIndex = mptIndex;
+        this.variant = variant;
+        this.making = making;
+        this.details = details;
+    }
+
+    /**
+     * A diagnosis whose details are made when first read. The supplier must read only what it captured at the
+     * failure (values, immutable records, copies), never the device's state then: it runs later, once.
+     *
+     * @param check    the check that failed.
+     * @param syndrome as {@link #WcDiagnosis(Check, int, int, long, int, String, List)}.
+     * @param key      the key at fault, or 0.
+     * @param mptIndex its MPT index, or -1.
+     * @param variant  its variant, or -1.
+     * @param summary  one sentence naming the cause.
+     * @param details  makes the further lines.
+     * @return the diagnosis.
+     * @throws NullPointerException when check, summary or details is null.
+     */
+    public static WcDiagnosis deferred(final Check check, final int syndrome, final int key, final long mptIndex,
+        final int variant, final String summary, final Supplier<List<String>> details)
+    {
+        return new WcDiagnosis(check, syndrome, key, mptIndex, variant, summary,
+            Objects.requireNonNull(details, "details"), null);
+    }
+
+    /**
+     * @param value another syndrome.
+     * @return this diagnosis with that syndrome (its details shared, made once for both).
+     */
+    public WcDiagnosis withSyndrome(final int value)
+    {
+        if (value == syndrome)
+        {
+            return this;
+        }
+        return new WcDiagnosis(check, value, key, mptIndex, variant, summary, this::details, null);
+    }
+
+    /**
+     * @return the check that failed.
+     */
+    public Check check()
+    {
+        return check;
+    }
+
+    /**
+     * @return the CQE error syndrome (0 on a device that reports none).
+     */
+    public int syndrome()
+    {
+        return syndrome;
+    }
+
+    /**
+     * @return the lkey or rkey whose check failed, or 0 when no key was at fault.
+     */
+    public int key()
+    {
+        return key;
+    }
+
+    /**
+     * @return the key's MPT index, or -1 when no key was at fault.
+     */
+    public long mptIndex()
+    {
+        return mptIndex;
+    }
+
+    /**
+     * @return the key's variant, or -1 when no key was at fault.
+     */
+    public int variant()
+    {
+        return variant;
+    }
+
+    /**
+     * @return one sentence naming the cause.
+     */
+    public String summary()
+    {
+        return summary;
+    }
+
+    /**
+     * @return further lines: the key's index and what it holds now and since when, its history, the range and rights
+     * asked against those registered, and how to fix it.
+     */
+    public synchronized List<String> details()
+    {
+        if (details == null)
+        {
+            details = List.copyOf(making.get());
+            making = null;
+        }
+        return details;
     }
 
     /**
@@ -116,10 +237,31 @@ public record WcDiagnosis(Check check, int syndrome, int key, long mptIndex, int
             sb.append("syndrome ").append(syndromeName()).append(", ");
         }
         sb.append("check ").append(check);
-        for (final String d : details)
+        for (final String d : details())
         {
             sb.append('\n').append(d);
         }
         return sb.toString();
+    }
+
+    @Override
+    public boolean equals(final Object o)
+    {
+        return o == this || o instanceof WcDiagnosis d && check == d.check && syndrome == d.syndrome && key == d.key
+            && mptIndex == d.mptIndex && variant == d.variant && summary.equals(d.summary)
+            && details().equals(d.details());
+    }
+
+    @Override
+    public int hashCode()
+    {
+        return Objects.hash(check, syndrome, key, mptIndex, variant, summary, details());
+    }
+
+    @Override
+    public String toString()
+    {
+        return "WcDiagnosis[check=" + check + ", syndrome=" + syndrome + ", key=" + key + ", mptIndex=" + mptIndex
+            + ", variant=" + variant + ", summary=" + summary() + ", details=" + details() + "]";
     }
 }
