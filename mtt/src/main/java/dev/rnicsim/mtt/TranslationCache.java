@@ -48,7 +48,6 @@ public final class TranslationCache
      */
     private long[] hints;
     private final int hintMask;
-    private long hits;
     private long misses;
     private long evictions;
     private long invalidations;
@@ -104,6 +103,39 @@ public final class TranslationCache
      */
     public boolean access(final long tag)
     {
+        // The hits a walk makes (the tag of the last access, or a tag its hint slot names) in a method small enough
+        // to be compiled into its callers; the rest (checks, set search, fill) in searchOrFill.
+        final long[] h = hints;
+        if (tag >= 0 && h != null)
+        {
+            if (lastWay >= 0 && lastTag == tag)
+            {
+                final long use = ++clock;
+                if (lastUse[lastWay] == IN_HINT)
+                {
+                    h[hintSlot(tag) + 2] = use;
+                }
+                else
+                {
+                    lastUse[lastWay] = use;
+                }
+                return true;
+            }
+            final int slot = hintSlot(tag);
+            if (h[slot] == tag + 1)
+            {
+                h[slot + 2] = ++clock;
+                lastWay = (int)h[slot + 1];
+                lastTag = tag;
+                return true;
+            }
+        }
+        return searchOrFill(tag);
+    }
+
+    /** {@link #access} past its hits by the last line and by hint slot. */
+    private boolean searchOrFill(final long tag)
+    {
         if (tag < 0)
         {
             throw new TableException(Errno.EINVAL, "tag " + tag + " is not one of mptTag() or mttTag()"
@@ -124,7 +156,6 @@ public final class TranslationCache
             {
                 lastUse[lastWay] = ++clock;
             }
-            hits++;
             return true;
         }
         final int slot = hintSlot(tag);
@@ -132,7 +163,6 @@ public final class TranslationCache
         if (h != null && h[slot] == tag + 1)
         {
             h[slot + 2] = ++clock;
-            hits++;
             lastWay = (int)h[slot + 1];
             lastTag = tag;
             return true;
@@ -145,7 +175,6 @@ public final class TranslationCache
             {
                 // not IN_HINT: the tag's slot would have named it
                 hint(slot, tag, w, ++clock);
-                hits++;
                 lastWay = w;
                 lastTag = tag;
                 return true;
@@ -263,7 +292,8 @@ public final class TranslationCache
      */
     public long hits()
     {
-        return hits;
+        // Every lookup of a cache with lines takes one tick of the clock: the hits are the ticks no miss took.
+        return sets == 0 ? 0 : clock - misses;
     }
 
     /**
