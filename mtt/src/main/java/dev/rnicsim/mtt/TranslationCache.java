@@ -103,39 +103,6 @@ public final class TranslationCache
      */
     public boolean access(final long tag)
     {
-        // The hits a walk makes (the tag of the last access, or a tag its hint slot names) in a method small enough
-        // to be compiled into its callers; the rest (checks, set search, fill) in searchOrFill.
-        final long[] h = hints;
-        if (tag >= 0 && h != null)
-        {
-            if (lastWay >= 0 && lastTag == tag)
-            {
-                final long use = ++clock;
-                if (lastUse[lastWay] == IN_HINT)
-                {
-                    h[hintSlot(tag) + 2] = use;
-                }
-                else
-                {
-                    lastUse[lastWay] = use;
-                }
-                return true;
-            }
-            final int slot = hintSlot(tag);
-            if (h[slot] == tag + 1)
-            {
-                h[slot + 2] = ++clock;
-                lastWay = (int)h[slot + 1];
-                lastTag = tag;
-                return true;
-            }
-        }
-        return searchOrFill(tag);
-    }
-
-    /** {@link #access} past its hits by the last line and by hint slot. */
-    private boolean searchOrFill(final long tag)
-    {
         if (tag < 0)
         {
             throw new TableException(Errno.EINVAL, "tag " + tag + " is not one of mptTag() or mttTag()"
@@ -205,6 +172,44 @@ public final class TranslationCache
         lastWay = victim;
         lastTag = tag;
         return false;
+    }
+
+    /**
+     * {@link #access}, with its hits by the last line and by hint slot (the MTT entries of a walk over a message's
+     * pages, once their tags were found) answered in a method small enough to be compiled into its caller; anything
+     * else goes through {@link #access}. Same answer, counts and last uses.
+     *
+     * @param tag an MPT or MTT tag.
+     * @return true on a hit.
+     */
+    public boolean accessHinted(final long tag)
+    {
+        final long[] h = hints;
+        if (tag >= 0 && h != null)
+        {
+            if (lastWay >= 0 && lastTag == tag)
+            {
+                final long use = ++clock;
+                if (lastUse[lastWay] == IN_HINT)
+                {
+                    h[hintSlot(tag) + 2] = use;
+                }
+                else
+                {
+                    lastUse[lastWay] = use;
+                }
+                return true;
+            }
+            final int slot = hintSlot(tag);
+            if (h[slot] == tag + 1)
+            {
+                h[slot + 2] = ++clock;
+                lastWay = (int)h[slot + 1];
+                lastTag = tag;
+                return true;
+            }
+        }
+        return access(tag);
     }
 
     /**
