@@ -254,6 +254,39 @@ final class PacketPath
     {
         final boolean remoteUnchanged = m.remoteKeysChecked >= 0
             && m.remote.tables().keyChanges() == m.remoteKeysChecked;
+        if (!remoteUnchanged || m.localKeysChecked < 0 || m.local.tables().keyChanges() != m.localKeysChecked)
+        {
+            final DmaResult failure = recheck(m, bytes, remoteUnchanged);
+            if (failure != null)
+            {
+                return failure;
+            }
+        }
+        final DmaResult faulted = engine.packetFaults.beforePacket(m, bytes);
+        if (faulted != null)
+        {
+            return faulted;
+        }
+        if (m.kind == MessageKind.WRITE && remoteUnchanged && m.inline == null && engine.observer == null)
+        {
+            // What place() does for such a packet: no observer to tell, a walk that stays as it is, no ordering to
+            // drain before it, bytes from the requester's memory.
+            placement.copy(m.src, m.dst, bytes, relaxedTarget(m));
+        }
+        else
+        {
+            place(m, bytes, remoteUnchanged);
+        }
+        m.offset += bytes;
+        return null;
+    }
+
+    /**
+     * The re-checks of a later packet on a side whose tables saw a key change since the first packet (and on every
+     * packet of a SEND or an atomic): the remote side's first, then the local side's.
+     */
+    private DmaResult recheck(final DmaMessage m, final long bytes, final boolean remoteUnchanged)
+    {
         final DmaResult remoteFailure = switch (m.kind)
         {
             case WRITE, READ -> remoteUnchanged ? null : recheckRkey(m, bytes);
@@ -266,18 +299,14 @@ final class PacketPath
             return remoteFailure;
         }
         final boolean localUnchanged = m.localKeysChecked >= 0 && m.local.tables().keyChanges() == m.localKeysChecked;
-        final DmaResult localFailure = !localUnchanged && (m.kind == MessageKind.ATOMIC || m.inline == null)
+        return !localUnchanged && (m.kind == MessageKind.ATOMIC || m.inline == null)
             ? recheckList(m.local, m.localPd, m.sgl, m.kind == MessageKind.WRITE || m.kind == MessageKind.SEND ? 0
             : AccessFlags.LOCAL_WRITE, m.kind == MessageKind.ATOMIC ? 0 : m.offset, bytes, false) : null;
-        if (localFailure != null)
-        {
-            return localFailure;
-        }
-        final DmaResult faulted = engine.packetFaults.beforePacket(m, bytes);
-        if (faulted != null)
-        {
-            return faulted;
-        }
+    }
+
+    /** Places a packet whose checks passed: tells the observer, follows the key's MPT entry, orders, moves. */
+    private void place(final DmaMessage m, final long bytes, final boolean remoteUnchanged)
+    {
         if (engine.observer != null && m.kind != MessageKind.SEND && m.kind != MessageKind.ATOMIC)
         {
             engine.observer.packet(m, m.remote, m.remoteSgl.get(0).key());
@@ -304,8 +333,6 @@ final class PacketPath
         {
             placement.copy(m.src, m.dst, bytes, relaxedTarget(m));
         }
-        m.offset += bytes;
-        return null;
     }
 
     /**

@@ -45,14 +45,20 @@ final class Placement
             PhysicalMemory.copy(src.port.memory(), src.phys(), dst.port.memory(), dst.phys(), n);
             if (engine.observer != null)
             {
-                engine.observer.accessed(src.port, src.key(), src.addr, src.phys(), n, false);
-                engine.observer.accessed(dst.port, dst.key(), dst.addr, dst.phys(), n, true);
+                observeCopy(src, dst, n);
             }
             src.advance(n);
             dst.advance(n);
             remaining -= n;
         }
         engine.bytesMoved += length;
+    }
+
+    /** Tells the observer of a run copied at the walks' positions, read then written. */
+    private void observeCopy(final Walk src, final Walk dst, final int n)
+    {
+        engine.observer.accessed(src.port, src.key(), src.addr, src.phys(), n, false);
+        engine.observer.accessed(dst.port, dst.key(), dst.addr, dst.phys(), n, true);
     }
 
     /** Places {@code length} bytes of {@code data} from {@code from} at the destination walk's position. */

@@ -135,11 +135,15 @@ final class Walk
 
     private void resolve()
     {
+        if (pending == 0)
+        {
+            return;
+        }
         if (pending == 2)
         {
             nextSegment();
         }
-        else if (pending == 1)
+        else
         {
             nextPage();
         }

@@ -332,7 +332,7 @@ public final class AdapterTables
      */
     public long blockDmaAddress(final long mttIndex, final int pageShift)
     {
-        cache.access(TranslationCache.mttTag(mttIndex));
+        cache.accessHinted(TranslationCache.mttTag(mttIndex));
         final long raw = mtt.rawEntry(mttIndex);
         if (raw >= 0)
         {

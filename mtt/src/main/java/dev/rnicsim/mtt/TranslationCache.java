@@ -48,7 +48,6 @@ public final class TranslationCache
      */
     private long[] hints;
     private final int hintMask;
-    private long hits;
     private long misses;
     private long evictions;
     private long invalidations;
@@ -124,7 +123,6 @@ public final class TranslationCache
             {
                 lastUse[lastWay] = ++clock;
             }
-            hits++;
             return true;
         }
         final int slot = hintSlot(tag);
@@ -132,7 +130,6 @@ public final class TranslationCache
         if (h != null && h[slot] == tag + 1)
         {
             h[slot + 2] = ++clock;
-            hits++;
             lastWay = (int)h[slot + 1];
             lastTag = tag;
             return true;
@@ -145,7 +142,6 @@ public final class TranslationCache
             {
                 // not IN_HINT: the tag's slot would have named it
                 hint(slot, tag, w, ++clock);
-                hits++;
                 lastWay = w;
                 lastTag = tag;
                 return true;
@@ -176,6 +172,44 @@ public final class TranslationCache
         lastWay = victim;
         lastTag = tag;
         return false;
+    }
+
+    /**
+     * {@link #access}, with its hits by the last line and by hint slot (the MTT entries of a walk over a message's
+     * pages, once their tags were found) answered in a method small enough to be compiled into its caller; anything
+     * else goes through {@link #access}. Same answer, counts and last uses.
+     *
+     * @param tag an MPT or MTT tag.
+     * @return true on a hit.
+     */
+    public boolean accessHinted(final long tag)
+    {
+        final long[] h = hints;
+        if (tag >= 0 && h != null)
+        {
+            if (lastWay >= 0 && lastTag == tag)
+            {
+                final long use = ++clock;
+                if (lastUse[lastWay] == IN_HINT)
+                {
+                    h[hintSlot(tag) + 2] = use;
+                }
+                else
+                {
+                    lastUse[lastWay] = use;
+                }
+                return true;
+            }
+            final int slot = hintSlot(tag);
+            if (h[slot] == tag + 1)
+            {
+                h[slot + 2] = ++clock;
+                lastWay = (int)h[slot + 1];
+                lastTag = tag;
+                return true;
+            }
+        }
+        return access(tag);
     }
 
     /**
@@ -263,7 +297,8 @@ public final class TranslationCache
      */
     public long hits()
     {
-        return hits;
+        // Every lookup of a cache with lines takes one tick of the clock: the hits are the ticks no miss took.
+        return sets == 0 ? 0 : clock - misses;
     }
 
     /**

@@ -46,6 +46,11 @@ final class FrameTable
     private static final int RECENT = 4;
     private final int[] recent = {-1, -1, -1, -1};
     private int recentNext;
+    /**
+     * The section {@link #touched} was last called for, which is in {@link #recent} (it stays there until a section
+     * that is not enters): a repeated change to it (every packet of a DMA into one section) skips the search.
+     */
+    private int lastTouched = -1;
 
     private static final class Section
     {
@@ -144,7 +149,7 @@ final class FrameTable
         {
             s.unfold();
         }
-        if (recent[(recentNext + RECENT - 1) % RECENT] != index)
+        if (lastTouched != index)
         {
             touched(index);
         }
@@ -154,6 +159,7 @@ final class FrameTable
     /** Notes a change to a section; the one changed longest ago leaves the list and is folded if it can be. */
     private void touched(final int index)
     {
+        lastTouched = index;
         for (int i = 0; i < RECENT; i++)
         {
             if (recent[i] == index)
@@ -419,7 +425,7 @@ final class FrameTable
         {
             return false;
         }
-        if (dst.recent[(dst.recentNext + RECENT - 1) % RECENT] != dstSection)
+        if (dst.lastTouched != dstSection)
         {
             dst.touched(dstSection);
         }

@@ -383,8 +383,8 @@ public final class PhysicalMemory
     public static void copy(final PhysicalMemory src, final long srcAddr, final PhysicalMemory dst, final long dstAddr,
         final int lengthBytes)
     {
-        // A run inside one frame on each side (a packet within an MR page): the checks below and the copy, each
-        // frame looked up once; anything else (or a check that would fail) takes the general path.
+        // A run inside one frame on each side (a packet within an MR page): the checks of copyChecked and the copy,
+        // each frame looked up once; anything else (or a check that would fail) takes the general path.
         final long srcPfn = srcAddr >>> FRAME_SHIFT;
         final long dstPfn = dstAddr >>> FRAME_SHIFT;
         if (lengthBytes > 0 && srcAddr >= 0 && dstAddr >= 0 && srcPfn <= src.totalFrames && dstPfn <= dst.totalFrames
@@ -395,6 +395,13 @@ public final class PhysicalMemory
         {
             return;
         }
+        copyChecked(src, srcAddr, dst, dstAddr, lengthBytes);
+    }
+
+    /** {@link #copy} of any run: device memory, several frames, frames without bytes, and every check's error. */
+    private static void copyChecked(final PhysicalMemory src, final long srcAddr, final PhysicalMemory dst,
+        final long dstAddr, final int lengthBytes)
+    {
         if (srcAddr >= DEVICE_MEMORY_BASE || dstAddr >= DEVICE_MEMORY_BASE)
         {
             // Peer to peer: one side is device memory, reached by bus address through its BAR.

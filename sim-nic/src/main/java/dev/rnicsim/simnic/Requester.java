@@ -179,51 +179,63 @@ final class Requester
             }
             catch (final RuntimeException e)
             {
-                // A fault of the simulator itself: the work request does not stay queued to run again.
-                executing = null;
-                dropInflight();
-                sendQueue.remove(head);
-                qp.completions.settle(head);
-                qp.completions.toError();
+                faulted(head);
                 throw e;
             }
             finally
             {
                 executing = null;
             }
-            if (outcome == WqeOutcome.BLOCKED)
-            {
-                return !responses.isEmpty() && respond();
-            }
-            if (outcome == WqeOutcome.MORE)
-            {
-                return true;
-            }
-            sendQueue.remove(head);
-            rnrNaks = 0;
-            if (outcome == WqeOutcome.OUTSTANDING)
-            {
-                responses.addLast(new Outstanding(head, inflight));
-                inflight = null;
-                return true;
-            }
-            qp.completions.settle(head);
-            if (outcome == WqeOutcome.ERROR)
-            {
-                // The responder executed the older READs and atomics before it NAKed this WQE: their responses
-                // come back first.
-                while (!responses.isEmpty() && qp.state != QpState.ERR)
-                {
-                    respond();
-                }
-                qp.completions.toError();
-            }
-            return true;
+            return outcome == WqeOutcome.MORE || ended(head, outcome);
         }
         finally
         {
             progressing = false;
         }
+    }
+
+    /** A fault of the simulator itself while the head WQE ran: the work request does not stay queued to run again. */
+    private void faulted(final SendWqe head)
+    {
+        executing = null;
+        dropInflight();
+        sendQueue.remove(head);
+        qp.completions.settle(head);
+        qp.completions.toError();
+    }
+
+    /**
+     * The head WQE's step ended otherwise than with more packets to move: blocked (a response may move instead),
+     * sent whole (a READ or atomic then waits for its responses), completed or failed.
+     *
+     * @return whether a packet moved.
+     */
+    private boolean ended(final SendWqe head, final WqeOutcome outcome)
+    {
+        if (outcome == WqeOutcome.BLOCKED)
+        {
+            return !responses.isEmpty() && respond();
+        }
+        sendQueue.remove(head);
+        rnrNaks = 0;
+        if (outcome == WqeOutcome.OUTSTANDING)
+        {
+            responses.addLast(new Outstanding(head, inflight));
+            inflight = null;
+            return true;
+        }
+        qp.completions.settle(head);
+        if (outcome == WqeOutcome.ERROR)
+        {
+            // The responder executed the older READs and atomics before it NAKed this WQE: their responses
+            // come back first.
+            while (!responses.isEmpty() && qp.state != QpState.ERR)
+            {
+                respond();
+            }
+            qp.completions.toError();
+        }
+        return true;
     }
 
     /** True when the head WQE may start (or go on) now: no fence or max_qp_init_rd_atom holds it back. */

@@ -115,15 +115,7 @@ final class Responder
         if (peer == null || peer.closed || (peer.state != QpState.RTR && peer.state != QpState.RTS)
             || !peer.requester.connectedTo(qp))
         {
-            qp.requester.dropMessage(m);
-            HwCounters.noAck(device, qp.retryCount);
-            device.count(SimCounter.TRANSPORT_RETRIES, qp.retryCount);
-            device.fabric().span(device, wr.opcode().name(), "dma",
-                device.fabric().costModel().opBaseLatencyNs() * (qp.retryCount + 1L),
-                java.util.Map.of("qp_num", qp.num, "status", WcStatus.RETRY_EXC_ERR.cName(), "packet",
-                    m.packetsPlaced()));
-            qp.completions.completeSend(wr, WcStatus.RETRY_EXC_ERR, 0);
-            return WqeOutcome.ERROR;
+            return noAck(wr, m);
         }
         if (m.pendingRnrNaks() > 0)
         {
@@ -154,11 +146,7 @@ final class Responder
         }
         if (device.fabric().tracing())
         {
-            device.fabric().overlap(peer.device, wr.opcode() == WrOpcode.RDMA_READ ? "read_response"
-                : wr.opcode().isAtomic() ? "atomic_response" : "packet", "packet", startNs,
-                device.fabric().clock().nowNs() - startNs, java.util.Map.of("qp_num", qp.num, "wr_id", wr.wrId(),
-                    "packet", m.packetsPlaced() + 1, "of", m.packetCount(), "bytes", packetBytes, "status",
-                    r == null ? "placed" : status(r.requester()).cName()));
+            tracePacket(wr, peer, m, startNs, packetBytes, r);
         }
         if (r != null)
         {
@@ -175,6 +163,31 @@ final class Responder
         qp.requester.dropMessage(m);
         return finish(wr, peer, DmaResult.success(m.lengthBytes(), m.dma().atomicOriginal()), m.needsRecv(),
             m.missesBefore(), m);
+    }
+
+    /** A later packet of a message whose responder is gone: no ACK comes, the requester's retries run out. */
+    private WqeOutcome noAck(final SendWr wr, final InflightMessage m)
+    {
+        qp.requester.dropMessage(m);
+        HwCounters.noAck(device, qp.retryCount);
+        device.count(SimCounter.TRANSPORT_RETRIES, qp.retryCount);
+        device.fabric().span(device, wr.opcode().name(), "dma",
+            device.fabric().costModel().opBaseLatencyNs() * (qp.retryCount + 1L),
+            java.util.Map.of("qp_num", qp.num, "status", WcStatus.RETRY_EXC_ERR.cName(), "packet",
+                m.packetsPlaced()));
+        qp.completions.completeSend(wr, WcStatus.RETRY_EXC_ERR, 0);
+        return WqeOutcome.ERROR;
+    }
+
+    /** The trace's span of one packet, placed or failed ({@code r}). */
+    private void tracePacket(final SendWr wr, final SimQp peer, final InflightMessage m, final long startNs,
+        final long packetBytes, final DmaResult r)
+    {
+        device.fabric().overlap(peer.device, wr.opcode() == WrOpcode.RDMA_READ ? "read_response"
+            : wr.opcode().isAtomic() ? "atomic_response" : "packet", "packet", startNs,
+            device.fabric().clock().nowNs() - startNs, java.util.Map.of("qp_num", qp.num, "wr_id", wr.wrId(),
+                "packet", m.packetsPlaced() + 1, "of", m.packetCount(), "bytes", packetBytes, "status",
+                r == null ? "placed" : status(r.requester()).cName()));
     }
 
     /**
