@@ -18,8 +18,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class DoorbellPoller
 {
-    private static final boolean YIELD = !"0".equals(System.getenv("RNICSIM_FABRIC_SPIN_YIELD"));
-
     private final Object lock;
     private final List<Session> sessions = new CopyOnWriteArrayList<>();
     private final AtomicBoolean polling = new AtomicBoolean();
@@ -56,6 +54,7 @@ final class DoorbellPoller
                 {
                     break;
                 }
+                s.wakeUps++;
                 s.doorbellRing.disarm();
             }
         }
@@ -128,13 +127,11 @@ final class DoorbellPoller
                     armed = true;
                     last = now;
                 }
-                else if (YIELD)
-                {
-                    Thread.yield();
-                }
                 else
                 {
-                    Thread.onSpinWait();
+                    // a spin without yields takes a core from the two programs of a ping-pong on 2 cores: measured
+                    // with perftest, docs/c-programs.md, "Speed"
+                    Thread.yield();
                 }
             }
         }
