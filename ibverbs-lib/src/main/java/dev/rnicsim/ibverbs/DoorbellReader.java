@@ -119,6 +119,34 @@ final class DoorbellReader implements AutoCloseable
     }
 
     /**
+     * Whether the process has closed the socket, without waiting (the kicks read meanwhile are dropped).
+     *
+     * @return true at the end of the stream, once closed, or when the socket fails (its thread then finds out).
+     */
+    boolean endOfStream()
+    {
+        if (selector == null)
+        {
+            return false; // a blocking socket: its end is seen when the thread sleeps on it
+        }
+        try
+        {
+            int n;
+            do
+            {
+                kicks.clear();
+                n = channel.read(kicks);
+            }
+            while (n > 0);
+            return n < 0;
+        }
+        catch (final IOException e)
+        {
+            return true;
+        }
+    }
+
+    /**
      * @param setting the environment's value, or null.
      * @return the spin in nanoseconds: the setting, or 10 µs when it is unset or not a whole number (said on stderr).
      */
