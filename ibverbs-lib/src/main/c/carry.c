@@ -66,7 +66,7 @@ int rnicsim_carry_doorbell(uint16_t op, char *msg, size_t len, const struct rnic
 			iov[i] = (struct iovec){c->addr[i], c->len[i]};
 			total += c->len[i];
 		}
-		ssize_t got = total ? process_vm_readv(getpid(), local, c->n, iov, c->n, 0) : 0;
+		ssize_t got = total ? process_vm_readv(rnicsim_pid(), local, c->n, iov, c->n, 0) : 0;
 		if (got != (ssize_t)total)
 			return EFAULT;
 		iov[0] = (struct iovec){msg, sizeof(struct wire_hdr)};
@@ -110,7 +110,7 @@ void rnicsim_place(const char *payload, size_t len)
 	if (bytes + total > payload + len)
 		return;
 	struct iovec local = {(void *)bytes, total};
-	ssize_t put = process_vm_writev(getpid(), &local, 1, remote, p.count, 0);
+	ssize_t put = process_vm_writev(rnicsim_pid(), &local, 1, remote, p.count, 0);
 	if (put < (ssize_t)total && rnicsim_strict()) {
 		int e = put < 0 ? errno : EFAULT;
 		fprintf(stderr, "rnicsim strict: the device could not write the receive buffer of wr_id %llu in process %d "

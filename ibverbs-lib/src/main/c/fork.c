@@ -19,6 +19,7 @@
 #include "rnicsim_verbs.h"
 
 static pid_t loaded_by;
+static pid_t current_pid;
 static int parent_forked;
 
 /* The library's lock is held across fork(), so that no thread of the parent is inside a conversation with the
@@ -37,12 +38,19 @@ static void after_fork_in_parent(void)
 static void after_fork_in_child(void)
 {
 	rnicsim_locks_reset(); /* held by the parent's thread, whose id the child's thread does not have */
+	current_pid = getpid();
 }
 
 __attribute__((constructor)) static void note_loader(void)
 {
-	loaded_by = getpid();
+	loaded_by = current_pid = getpid();
 	pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+}
+
+/* This process's id without a system call (glibc no longer caches getpid). */
+pid_t rnicsim_pid(void)
+{
+	return current_pid;
 }
 
 int rnicsim_fork_lock(void)

@@ -3,8 +3,8 @@
  * memfd of this process (OP_RING: its fd and size; the server maps /proc/PID/fd/N, dev.rnicsim.ibverbs.MessageRing).
  * The server then writes into the ring the bytes it wrote to the socket (answers, WC, PLACE, DIAG, in the same
  * order), and the library reads them from memory: ibv_poll_cq on an empty CQ costs a load, not a recvfrom(2), and
- * the server's completions cost a copy, not a write(2). The socket still carries the doorbells and requests to the
- * server, and wakes this process: whoever sleeps until the server writes (a control verb waiting for its answer,
+ * the server's completions cost a copy, not a write(2). The doorbells and requests to the server take a second ring
+ * the same way (below; on the socket with RNICSIM_DOORBELL_RING=0). The socket wakes this process: whoever sleeps until the server writes (a control verb waiting for its answer,
  * the completion-channel thread, a pipeline's wait in rnicsim_idle) counts itself in `waiters` first, and the server,
  * once it has published, writes one byte (a kick) on the socket when `waiters` is not 0. Each side stores before it
  * loads with a full barrier between (the tail then the waiters there, the waiters then the tail here), so a sleeper
@@ -248,7 +248,7 @@ static void server_check(int sock)
 
 static void db_lock(int sock)
 {
-	int32_t me = (int32_t)getpid();
+	int32_t me = (int32_t)rnicsim_pid();
 	unsigned spins = 0;
 	for (;;) {
 		int32_t holder = 0;

@@ -196,6 +196,8 @@ int rnicsim_poll_long_wait(unsigned long reads);
 void rnicsim_doorbells_offer(void);
 int rnicsim_doorbells_active(void);
 int rnicsim_doorbells_write(int sock, const struct iovec *iov, int iovcnt);
+/* fork.c: this process's id, kept across fork without a system call */
+pid_t rnicsim_pid(void);
 
 /* events.c: the thread that reads the server's messages once the program has a completion channel */
 int rnicsim_events_start(void);

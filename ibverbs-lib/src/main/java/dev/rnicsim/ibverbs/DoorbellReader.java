@@ -13,14 +13,17 @@ import java.nio.channels.SocketChannel;
  * socket is readable. A program answering a completion rings twice in a row (ibv_post_recv, then ibv_post_send):
  * the short spin takes the second doorbell without the thread being put to sleep and woken again. Longer spins
  * shorten a ping-pong's typical round trip further but lengthen its tail on a loaded machine (measured with
- * perftest: docs/c-programs.md, "Speed").
+ * perftest: docs/c-programs.md, "Speed"). Once the doorbells come through shared memory ({@link DoorbellRing}) the
+ * socket carries only kicks: {@link #sleepUntilKicked()}, and the same spin for the fabric's poller
+ * ({@link DoorbellPoller}).
  *
  * <p>Not thread safe: used by the session's own thread; {@link #close()} may come from any thread.
  */
 final class DoorbellReader implements AutoCloseable
 {
-    /** How long a session polls its socket before it sleeps: {@code RNICSIM_FABRIC_SPIN_NS} in the environment of
-     * the run that starts the fabric, 10 µs when unset (0: sleep at once). */
+    /** How long a session polls its socket, or the fabric's poller the doorbell rings, before it sleeps:
+     * {@code RNICSIM_FABRIC_SPIN_NS} in the environment of the run that starts the fabric, 10 µs when unset (0: sleep
+     * at once). */
     static final long SPIN_NS = spinNs(System.getenv("RNICSIM_FABRIC_SPIN_NS"));
 
     private final SocketChannel channel;
@@ -112,6 +115,34 @@ final class DoorbellReader implements AutoCloseable
         catch (final ClosedSelectorException e)
         {
             return false;
+        }
+    }
+
+    /**
+     * Whether the process has closed the socket, without waiting (the kicks read meanwhile are dropped).
+     *
+     * @return true at the end of the stream, once closed, or when the socket fails (its thread then finds out).
+     */
+    boolean endOfStream()
+    {
+        if (selector == null)
+        {
+            return false; // a blocking socket: its end is seen when the thread sleeps on it
+        }
+        try
+        {
+            int n;
+            do
+            {
+                kicks.clear();
+                n = channel.read(kicks);
+            }
+            while (n > 0);
+            return n < 0;
+        }
+        catch (final IOException e)
+        {
+            return true;
         }
     }
 

@@ -78,6 +78,8 @@ final class Session
 
     private static final boolean DEBUG = System.getenv("RNICSIM_FABRIC_DEBUG") != null;
     private long batches;
+    /** Times this session's thread slept until its process kicked the socket (doorbells through shared memory). */
+    long wakeUps;
     private long messages;
     private long busyNs;
     private long busyCpuNs;
@@ -190,9 +192,9 @@ final class Session
         if (FabricStats.ENABLED && pid != 0)
         {
             final FabricStats f = server.completions.stats;
-            server.report(String.format(java.util.Locale.ROOT, "fabric: pid %d: %d batches, %d messages, %.1f us "
+            server.report(String.format(java.util.Locale.ROOT, "fabric: pid %d: %d batches, %d messages, %d wake-ups, %.1f us "
                 + "busy per batch (%.1f us of CPU); fabric so far: %.1f ms in the model (%.1f ms of CPU), %.1f ms "
-                + "moving bytes (%.1f ms of CPU), %.1f us of simulated time", pid, batches, messages,
+                + "moving bytes (%.1f ms of CPU), %.1f us of simulated time", pid, batches, messages, wakeUps,
                 busyNs / 1e3 / Math.max(1, batches), busyCpuNs / 1e3 / Math.max(1, batches), f.modelNs / 1e6,
                 f.modelCpuNs / 1e6, f.copyNs / 1e6, f.copyCpuNs / 1e6, server.fabric.clock().nowNs() / 1e3));
         }
