@@ -52,7 +52,7 @@ class ExecSignalsTest
         final Process run = new ProcessBuilder("env", "--default-signal=INT,TERM,HUP",
             Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), Rnicsim.class.getName(),
-            "exec", "--fabric", "cli-signal-" + ProcessHandle.current().pid(), "--trace", trace.toString(), "--",
+            "exec", "--trace", trace.toString(), "--",
             "sh", "-c", "echo $$ > '" + pid + ".new'; mv '" + pid + ".new' '" + pid + "'; " + script)
             .redirectOutput(dir.resolve("out.txt").toFile()).redirectError(err.toFile()).start();
         while (!Files.exists(pid) && run.isAlive())
