@@ -99,8 +99,9 @@ public final class ProgramRunner
      *
      * @param exitCode     the program's exit status (128 + the signal's number when a signal ended it).
      * @param hostedFabric the fabric's server when this run hosted it, else null.
-     * @param signal       the first signal this run caught and sent to its program ({@link Options#forwardSignals}),
-     *                     or 0.
+     * @param signal       the first signal this run caught after its program had ended, while it served the fabric
+     *                     for other runs ({@link Options#forwardSignals}), or 0: a signal caught while the program
+     *                     ran was sent to it, and its exit status says how it ended.
      */
     public record Result(int exitCode, FabricServer hostedFabric, int signal)
     {
@@ -381,7 +382,7 @@ public final class ProgramRunner
                 closeNow(hosted, lockFile, options.fabricName(), signals, log);
             }
         }
-        return new Result(code, hosted, signals == null ? 0 : signals.received());
+        return new Result(code, hosted, signals == null ? 0 : signals.afterProgram());
     }
 
     /** Refuses to join a live fabric that is not what this run asked for (its {@link Options#joinCheck}). */

@@ -58,6 +58,7 @@ public final class ProgramSignals implements AutoCloseable
     private Process program;
     private Thread waiter;
     private int received;
+    private int afterProgram;
     private int interrupts;
 
     private ProgramSignals()
@@ -131,12 +132,25 @@ public final class ProgramSignals implements AutoCloseable
         return received;
     }
 
+    /**
+     * @return the number of the first signal caught after the program had ended (while the run served the fabric
+     *         for other runs), or 0. One caught before that went to the program, whose exit status tells its end.
+     */
+    synchronized int afterProgram()
+    {
+        return afterProgram;
+    }
+
     private synchronized void caught(final Signal signal)
     {
         final int number = signal.getNumber();
         if (received == 0)
         {
             received = number;
+        }
+        if (program != null && !program.isAlive() && afterProgram == 0)
+        {
+            afterProgram = number;
         }
         if (program != null && program.isAlive())
         {

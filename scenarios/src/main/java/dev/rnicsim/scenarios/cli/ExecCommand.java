@@ -35,7 +35,8 @@ import picocli.CommandLine.Parameters;
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {"N:the program's exit status", "126:the program was found but is not executable",
         "127:the program was not found (the PATH searched is printed)",
-        "128+N:the program, or this run, was ended by signal N (SIGINT, SIGTERM and SIGHUP are sent on to the program)",
+        "128+N:the program was ended by signal N (SIGINT, SIGTERM and SIGHUP are sent on to it), or this run after "
+            + "its program",
         "2:a bad command line, no such profile or dump, a live fabric of other devices or with --trace, or the "
             + "library cannot be started"})
 final class ExecCommand implements Callable<Integer>

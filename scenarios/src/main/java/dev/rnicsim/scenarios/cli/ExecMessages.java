@@ -77,14 +77,8 @@ final class ExecMessages
         final int code = r.exitCode();
         if (r.signal() != 0)
         {
-            if (UNREPORTED.contains(r.signal()))
-            {
-                return null;
-            }
-            final String caught = ProgramSignals.describe(r.signal());
-            return code == 128 + r.signal() ? program + ": " + caught + ", sent by rnicsim exec, which caught it"
-                : "caught " + caught + ": ends with " + (128 + r.signal()) + " (" + program + " ended with exit "
-                    + "status " + code + ")";
+            return "caught " + ProgramSignals.describe(r.signal()) + " after " + program + " ended (exit status "
+                + code + "), while serving the fabric for other runs: closed it, ends with " + (128 + r.signal());
         }
         // the JDK reports a program ended by signal N as 128 + N, as a shell's $? does
         if (code > 128 && code <= 128 + 64 && !UNREPORTED.contains(code - 128))

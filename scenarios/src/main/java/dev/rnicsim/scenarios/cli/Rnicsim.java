@@ -46,6 +46,18 @@ public final class Rnicsim implements Runnable
             new PrintWriter(System.err, true, StandardCharsets.UTF_8)));
     }
 
+    private static void shareVersion(final CommandLine cl, final String[] version)
+    {
+        for (final CommandLine sub : cl.getSubcommands().values())
+        {
+            if (sub.getCommandSpec().version().length == 0)
+            {
+                sub.getCommandSpec().version(version);
+            }
+            shareVersion(sub, version);
+        }
+    }
+
     /**
      * Runs the command with the given streams (for tests).
      *
@@ -62,6 +74,8 @@ public final class Rnicsim implements Runnable
         WholeNumbers.register(cl);
         // the program's own options follow it, as after env, strace or valgrind: 'exec ibv_devinfo -v'
         cl.getSubcommands().get("exec").setStopAtPositional(true);
+        // -V on a subcommand prints the command's version, not an empty line
+        shareVersion(cl, cl.getCommandSpec().version());
         cl.setOut(out);
         cl.setErr(err);
         cl.setExitCodeExceptionMapper(e -> MALFORMED);

@@ -13,19 +13,77 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * SIGTERM, SIGINT or SIGHUP to the {@code rnicsim exec} that started a fabric ends its program and the processes the
  * program started, writes the fabric's trace and ends the run with 128 + the signal, as a shell reports a command
- * ended by that signal. The run is a JVM of its own (this test's class path), so that the signal reaches only it.
+ * ended by that signal; a program that catches it ends the run with its own status. The run is a JVM of its own (this test's class path), so that the signal reaches only it.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class ExecSignalsTest
 {
     @TempDir
     Path dir;
+
+    /**
+     * Starts {@code rnicsim exec --trace TRACE -- sh -c SCRIPT} in a JVM of its own, and returns once the program has
+     * written its process id to {@code pid}.
+     */
+    private Process startRun(final Path trace, final Path err, final Path pid, final String script) throws Exception
+    {
+        try
+        {
+            ProgramRunner.libraryDir();
+        }
+        catch (final IOException e)
+        {
+            if ("true".equals(System.getenv("CI")))
+            {
+                fail(e.getMessage());
+            }
+            assumeTrue(false, e.getMessage());
+        }
+        // env resets the three to their default first: a shell without job control starts a command run with '&'
+        // with SIGINT ignored, and an ignored signal stays ignored (the JVM cannot catch it); so for the program's
+        // own child in the scripts
+        final Process run = new ProcessBuilder("env", "--default-signal=INT,TERM,HUP",
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), Rnicsim.class.getName(),
+            "exec", "--trace", trace.toString(), "--",
+            "sh", "-c", "echo $$ > '" + pid + ".new'; mv '" + pid + ".new' '" + pid + "'; " + script)
+            .redirectOutput(dir.resolve("out.txt").toFile()).redirectError(err.toFile()).start();
+        while (!Files.exists(pid) && run.isAlive())
+        {
+            LockSupport.parkNanos(20_000_000L); // until the program runs
+        }
+        assertThat(run.isAlive()).as("the run is up: %s", Files.readString(err)).isTrue();
+        return run;
+    }
+
+    @Test
+    void aProgramThatCatchesTheSignalShouldEndTheRunWithItsOwnStatus() throws Exception
+    {
+        final Path pid = dir.resolve("pid");
+        final Path trace = dir.resolve("trace.json");
+        final Path err = dir.resolve("err.txt");
+        final Process run = startRun(trace, err, pid, "trap 'exit 7' TERM; while :; do sleep 1; done");
+        try
+        {
+            assertThat(new ProcessBuilder("sh", "-c", "kill -s TERM " + run.pid()).start().waitFor()).isZero();
+            assertThat(run.waitFor()).as("as a shell's $? after the program: its own status")
+                .as(Files.readString(err)).isEqualTo(7);
+            assertThat(Files.readString(trace)).as("the fabric's trace is written").contains("\"traceEvents\"");
+            assertThat(Files.readString(err)).doesNotContain("rnicsim exec:");
+        }
+        finally
+        {
+            run.destroyForcibly();
+            ProcessHandle.of(Long.parseLong(Files.readString(pid).strip())).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
 
     /** Whether a process runs: it exists and is no zombie (an orphan's end waits for a reaper this test cannot be). */
     private static boolean running(final long pid) throws IOException
@@ -51,39 +109,14 @@ class ExecSignalsTest
     void aSignalShouldReachTheProgramAndLeaveAWrittenTrace(final String signal, final int number, final String said)
         throws Exception
     {
-        try
-        {
-            ProgramRunner.libraryDir();
-        }
-        catch (final IOException e)
-        {
-            if ("true".equals(System.getenv("CI")))
-            {
-                fail(e.getMessage());
-            }
-            assumeTrue(false, e.getMessage());
-        }
         final Path pid = dir.resolve("pid");
         final Path child = dir.resolve("child");
         final Path trace = dir.resolve("trace.json");
         final Path err = dir.resolve("err.txt");
-        // env resets the three to their default first: a shell without job control starts a command run with '&'
-        // with SIGINT ignored, and an ignored signal stays ignored (the JVM cannot catch it); so for the program's
-        // own child, below
-        final Process run = new ProcessBuilder("env", "--default-signal=INT,TERM,HUP",
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), Rnicsim.class.getName(),
-            "exec", "--fabric", "cli-signal-" + ProcessHandle.current().pid(), "--trace", trace.toString(), "--",
-            "sh", "-c", "env --default-signal=INT sleep 600 & echo $! > '" + child + "'; echo $$ > '" + pid + ".new'; mv '" + pid + ".new' '"
-                + pid + "'; wait")
-            .redirectOutput(dir.resolve("out.txt").toFile()).redirectError(err.toFile()).start();
+        final Process run = startRun(trace, err, pid, "env --default-signal=INT sleep 600 & echo $! > '" + child
+            + "'; wait");
         try
         {
-            while (!Files.exists(pid) && run.isAlive())
-            {
-                LockSupport.parkNanos(20_000_000L); // until the program runs
-            }
-            assertThat(run.isAlive()).as("the run is up: %s", Files.readString(err)).isTrue();
             final long programPid = Long.parseLong(Files.readString(pid).strip());
             assertThat(new ProcessBuilder("sh", "-c", "kill -s " + signal + " " + run.pid()).start().waitFor()).isZero();
             assertThat(run.waitFor()).as(Files.readString(err)).isEqualTo(128 + number);

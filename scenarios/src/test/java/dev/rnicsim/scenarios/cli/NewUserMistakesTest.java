@@ -96,4 +96,18 @@ class NewUserMistakesTest
         assertThat(folder.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(folder.err()).contains(dir + ": a folder, not a file");
     }
+
+    @Test
+    void versionOfASubcommandShouldBeTheCommandsVersion()
+    {
+        final String version = rnicsim("--version").out().strip();
+        assertThat(version).startsWith("rnicsim ");
+        for (final String sub : new String[] {"exec", "devinfo", "plan", "run", "tour"})
+        {
+            final Result r = rnicsim(sub, "-V");
+            assertThat(r.code()).isZero();
+            assertThat(r.out().strip()).as(sub + " -V").isEqualTo(version);
+        }
+        assertThat(rnicsim("scenario", "list", "--version").out().strip()).isEqualTo(version);
+    }
 }
