@@ -30,7 +30,8 @@ EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	struct wire_create_ah req = {.pd = ((struct sim_pd *)pd)->handle,
 				     .dlid = attr->dlid,
 				     .is_global = attr->is_global,
-				     .port_num = attr->port_num};
+				     .port_num = attr->port_num,
+				     .sgid_index = attr->grh.sgid_index};
 	memcpy(req.dgid, attr->grh.dgid.raw, 16);
 	struct wire_handle resp = {0, 0};
 	int e = rnicsim_rpc(OP_CREATE_AH, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL);

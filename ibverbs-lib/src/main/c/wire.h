@@ -296,6 +296,8 @@ struct wire_create_ah {
 	uint32_t is_global;
 	uint32_t port_num;
 	uint8_t dgid[16];
+	uint32_t sgid_index; /* grh.sgid_index, checked on an Ethernet port as the kernel checks it */
+	uint32_t pad;
 };
 
 /* OPEN_XRCD: the context, whether a file names the domain (ibv_xrcd_init_attr.fd not -1), the oflags, and the file's
@@ -411,7 +413,7 @@ _Static_assert(sizeof(struct wire_create_qp) == 56, "wire_create_qp");
 _Static_assert(sizeof(struct wire_create_cq) == 16, "wire_create_cq");
 _Static_assert(sizeof(struct wire_qp_resp) == 40, "wire_qp_resp");
 _Static_assert(sizeof(struct wire_modify_qp) == 112, "wire_modify_qp");
-_Static_assert(sizeof(struct wire_create_ah) == 32, "wire_create_ah");
+_Static_assert(sizeof(struct wire_create_ah) == 40, "wire_create_ah");
 _Static_assert(sizeof(struct wire_send_wr) == 56, "wire_send_wr");
 _Static_assert(sizeof(struct wire_recv_wr) == 16, "wire_recv_wr");
 _Static_assert(sizeof(struct wire_sge) == 16, "wire_sge");

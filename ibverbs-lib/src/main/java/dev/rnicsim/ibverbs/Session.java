@@ -370,7 +370,11 @@ final class Session
             final MessageRing r = MessageRing.open(java.nio.file.Path.of("/proc", Integer.toString(pid), "fd",
                 Integer.toString(p.getInt(0))), p.getLong(8));
             send(Wire.OP_RING, seq, 0, null);
-            flush();
+            while (out.position() > 0 && channel.isOpen())
+            {
+                writeQueued(); // the answer must be on the socket before the ring takes over: the process awaits it
+                Thread.onSpinWait();
+            }
             ring = r;
         }
         catch (final IOException | RuntimeException e)

@@ -1,8 +1,10 @@
 package dev.rnicsim.ibverbs;
 
 import dev.rnicsim.simnic.SimDevice;
+import dev.rnicsim.simnic.SimPd;
 import dev.rnicsim.verbs.AddressHandle;
 import dev.rnicsim.verbs.AhAttr;
+import dev.rnicsim.verbs.PortAttributes;
 import dev.rnicsim.verbs.ProtectionDomain;
 import dev.rnicsim.verbs.QpAttr;
 import dev.rnicsim.verbs.QpAttrMask;
@@ -35,7 +37,7 @@ final class UdVerbs
     {
     }
 
-    /** CREATE_AH: pd, dlid, is_global, port_num, dgid[16]. */
+    /** CREATE_AH: pd, dlid, is_global, port_num, dgid[16], sgid_index. */
     ByteBuffer createAh(final ByteBuffer p)
     {
         final ProtectionDomain pd = s.get(p.getInt(0), ProtectionDomain.class);
@@ -43,7 +45,15 @@ final class UdVerbs
         // port_num as given: 0 is no port (mlx5_create_ah and rdma_check_ah_attr refuse it; the model's AH check)
         final int port = p.getInt(12);
         final SimDevice dev = s.server.devices.get(peer);
-        final AddressHandle ah = pd.createAh(new AhAttr(dev.gid(), p.getInt(4), port, 0));
+        // The model routes a datagram by the destination's GID, so an InfiniBand AV gets it even without a GRH (the
+        // LID named the same device). On an Ethernet (RoCE) port the GRH is the address: an AV without one, or with
+        // an sgid_index past the GID table, is the model's to refuse (EINVAL, rdma_check_ah_attr, mlx5_create_ah).
+        final boolean ethernet = ((SimPd) pd).context().device().profile().portAttributes().linkLayer()
+            == PortAttributes.LINK_LAYER_ETHERNET;
+        final boolean global = p.getInt(8) != 0;
+        final int sgidIndex = ethernet && p.limit() >= 40 ? p.getInt(32) : 0;
+        final AddressHandle ah = pd.createAh(new AhAttr(global || !ethernet ? dev.gid() : null, p.getInt(4), port,
+            sgidIndex));
         return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putInt(0, s.add(new AhInfo(ah, peer)));
     }
 

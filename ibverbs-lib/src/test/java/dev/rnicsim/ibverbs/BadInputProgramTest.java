@@ -3,6 +3,7 @@ package dev.rnicsim.ibverbs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.rnicsim.simnic.DeviceProfiles;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -41,6 +42,44 @@ class BadInputProgramTest
                 .doesNotContain("FAIL");
             assertThat(r.err()).as("a refusal at post time, not after the verb returned")
                 .doesNotContain("refused by the device after the verb returned");
+        }
+    }
+
+    @Test
+    void anAddressHandleWithoutAGrhOnARoceDeviceIsEinvalAndOneWithItIsMade() throws Exception
+    {
+        final Path src = dir.resolve("roce_ah.c");
+        Files.writeString(src, """
+            #include <errno.h>
+            #include <infiniband/verbs.h>
+            #include <stdio.h>
+            int main(void)
+            {
+                struct ibv_device **l = ibv_get_device_list(NULL);
+                struct ibv_context *ctx = ibv_open_device(l[0]);
+                struct ibv_pd *pd = ibv_alloc_pd(ctx);
+                union ibv_gid gid;
+                if (!pd || ibv_query_gid(ctx, 1, 0, &gid))
+                    return 2;
+                struct ibv_ah_attr a = {.dlid = 1, .port_num = 1};
+                errno = 0;
+                struct ibv_ah *bare = ibv_create_ah(pd, &a);
+                printf("without a GRH: %s errno %d\\n", bare ? "made" : "NULL", errno);
+                a.is_global = 1;
+                a.grh.dgid = gid;
+                a.grh.hop_limit = 1;
+                struct ibv_ah *grh = ibv_create_ah(pd, &a);
+                printf("with a GRH: %s\\n", grh ? "made" : "NULL");
+                return 0;
+            }
+            """);
+        final Path exe = Programs.compile(dir, src.toString(), "roce_ah");
+        try (Programs p = new Programs(dir, "rxe0", DeviceProfiles.rxe()))
+        {
+            final Programs.Run r = p.run(false, exe.toString());
+            assertThat(r.exitCode()).as(r.both()).isZero();
+            assertThat(r.out()).as("rdma_check_ah_attr: a RoCE AV needs a GRH").contains("without a GRH: NULL errno 22")
+                .contains("with a GRH: made");
         }
     }
 }
