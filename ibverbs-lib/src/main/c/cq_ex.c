@@ -84,12 +84,11 @@ static uint64_t cycles(const struct sim_cq *c, uint64_t ns)
 
 static uint64_t read_completion_ts(struct ibv_cq_ex *cq) { return cycles(of(cq), of(cq)->cur_stamp); }
 
-/* the TMH's tag of a completion of a matched tag (mlx5_cq_read_wc_tm_info reads it from the CQE); 0 for the others;
- * priv (the TMH's app_ctx) is not kept */
+/* the TMH's tag and app_ctx of a completion that reports a match (mlx5_cq_read_wc_tm_info reads them from the CQE);
+ * 0 for the others */
 static void read_tm_info(struct ibv_cq_ex *cq, struct ibv_wc_tm_info *tm_info)
 {
-	tm_info->tag = of(cq)->cur_tm_tag;
-	tm_info->priv = 0;
+	*tm_info = of(cq)->cur_tm_tag;
 }
 static uint64_t read_completion_wallclock_ns(struct ibv_cq_ex *cq) { return of(cq)->cur_stamp; }
 

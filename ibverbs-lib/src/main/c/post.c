@@ -268,7 +268,7 @@ void rnicsim_cq_push(struct sim_cq *cq, const struct wire_wc *w)
 	if (cq->count == cq->cap) {
 		struct ibv_wc *n = calloc(cq->cap * 2, sizeof(*n));
 		uint64_t *ns = cq->stamps ? calloc(cq->cap * 2, sizeof(*ns)) : NULL;
-		uint64_t *nt = cq->tm_tags ? calloc(cq->cap * 2, sizeof(*nt)) : NULL;
+		struct ibv_wc_tm_info *nt = cq->tm_tags ? calloc(cq->cap * 2, sizeof(*nt)) : NULL;
 		for (unsigned i = 0; i < cq->count; i++) {
 			n[i] = cq->ring[(cq->head + i) % cq->cap];
 			if (ns)
@@ -288,7 +288,7 @@ void rnicsim_cq_push(struct sim_cq *cq, const struct wire_wc *w)
 	if (cq->stamps)
 		cq->stamps[(cq->head + cq->count) % cq->cap] = w->time_ns;
 	if (cq->tm_tags)
-		cq->tm_tags[(cq->head + cq->count) % cq->cap] = 0; /* a TM_WC message sets it after (tm.c) */
+		memset(&cq->tm_tags[(cq->head + cq->count) % cq->cap], 0, sizeof(*cq->tm_tags)); /* TM_WC sets it (tm.c) */
 	struct ibv_wc *wc = &cq->ring[(cq->head + cq->count) % cq->cap];
 	memset(wc, 0, sizeof(*wc));
 	wc->wr_id = w->wr_id;

@@ -54,9 +54,9 @@ struct sim_cq {
 	/* extended CQs with completion timestamps (cq_ex.c): each ring entry's time (ns), the polled one's, the clock */
 	uint64_t *stamps;
 	uint64_t cur_stamp, clock_khz, ts_mask;
-	/* extended CQs with IBV_WC_EX_WITH_TM_INFO (tm.c): each ring entry's TMH tag, the polled one's */
-	uint64_t *tm_tags;
-	uint64_t cur_tm_tag;
+	/* extended CQs with IBV_WC_EX_WITH_TM_INFO (tm.c): each ring entry's TMH tag and app_ctx, the polled one's */
+	struct ibv_wc_tm_info *tm_tags;
+	struct ibv_wc_tm_info cur_tm_tag;
 };
 
 #define QPX_MAX_WR 64

@@ -134,8 +134,11 @@ void rnicsim_tm_wcs(const char *payload, size_t len)
 		if (!cq)
 			continue;
 		rnicsim_cq_push(cq, &w[i].wc);
-		if (cq->tm_tags)
-			cq->tm_tags[(cq->head + cq->count - 1) % cq->cap] = w[i].tag;
+		if (cq->tm_tags) {
+			struct ibv_wc_tm_info *t = &cq->tm_tags[(cq->head + cq->count - 1) % cq->cap];
+			t->tag = w[i].tag;
+			t->priv = w[i].priv;
+		}
 	}
 }
 

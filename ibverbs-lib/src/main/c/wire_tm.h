@@ -72,8 +72,8 @@ struct wire_ops_resp {
 
 struct wire_tm_wc {
 	struct wire_wc wc;
-	uint64_t tag;
-	uint32_t priv;
+	uint64_t tag;  /* the TMH's tag (host order) */
+	uint32_t priv; /* the TMH's app_ctx (host order) */
 	uint32_t pad;
 };
 

@@ -50,6 +50,7 @@ struct got {
 	unsigned flags;
 	uint32_t byte_len;
 	uint64_t tag;
+	uint32_t priv;
 };
 
 static struct got poll_one(struct ibv_cq_ex *cq)
@@ -76,6 +77,7 @@ static struct got poll_one(struct ibv_cq_ex *cq)
 		struct ibv_wc_tm_info info;
 		ibv_wc_read_tm_info(cq, &info);
 		g.tag = info.tag;
+		g.priv = info.priv;
 	}
 	ibv_end_poll(cq);
 	return g;
@@ -241,13 +243,15 @@ int main(void)
 	send_tmh(IBV_TMH_EAGER, 8, MSG);
 	struct got m = poll_one(rcq);
 	check("eager", m.ok && m.opcode == IBV_WC_TM_RECV && m.flags == (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID) &&
-			       m.wr_id == 1002 && m.tag == 8 && m.byte_len == MSG - 16 &&
+			       m.wr_id == 1002 && m.tag == 8 && m.priv == 0x5a5a && m.byte_len == MSG - 16 &&
 			       !memcmp(tbuf + MSG, sbuf + 16, MSG - 16),
-	      "IBV_WC_TM_RECV, MATCH|DATA_VALID, recv_wr_id and tag 8; the payload after the TMH in the tag's buffer");
+	      "IBV_WC_TM_RECV, MATCH|DATA_VALID, recv_wr_id, tag 8 and app_ctx; the payload after the TMH in the tag's "
+	      "buffer");
 
 	send_tmh(IBV_TMH_EAGER, 0x1234, MSG);
 	struct got u = poll_one(rcq);
 	check("unexpected", u.ok && u.opcode == IBV_WC_TM_RECV && u.flags == 0 && u.wr_id == 500 && u.tag == 0 &&
+				    u.priv == 0 &&
 				    !memcmp(rbuf, sbuf, MSG),
 	      "IBV_WC_TM_RECV without MATCH on the ordinary receive; the whole message, TMH included");
 	struct ibv_ops_wr sync = {.wr_id = 27, .opcode = IBV_WR_TAG_SYNC, .flags = IBV_OPS_SIGNALED | IBV_OPS_TM_SYNC};

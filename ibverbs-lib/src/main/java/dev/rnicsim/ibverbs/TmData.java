@@ -44,7 +44,9 @@ import java.util.Set;
  * </ul>
  * A message shorter than a TMH carries none and is taken as IBV_TMH_NO_TAG (assumed). Completions of list
  * operations and of matched tags take no ordinary receive and go to the SRQ's CQ as TM_WC messages with their tag;
- * the others keep the model's completion, with the TM opcode and flags.
+ * the others keep the model's completion, with the TM opcode and flags. {@code ibv_wc_read_tm_info} gives the TMH's tag
+ * and app_ctx on the completions that report a match (IBV_WC_TM_MATCH), 0 on the others, as
+ * rdma-core's tests/test_tag_matching.py reads them.
  *
  * <p>Not thread safe: called under the fabric's lock.
  */
@@ -184,7 +186,7 @@ final class TmData
                 givenBack.add(wc.wrId());
                 if (a.kind() == TagMatchingList.Kind.EAGER)
                 {
-                    eager(pt.t(), wc, rq, ps, a.entry(), len, h.getLong(8));
+                    eager(pt.t(), wc, rq, ps, a.entry(), len, h.getLong(8), h.getInt(4));
                 }
                 else
                 {
@@ -224,7 +226,8 @@ final class TmData
     }
 
     private void eager(final TmSrq t, final WorkCompletion wc, final Session.QpInfo rq,
-        final Completions.PostedSend ps, final TagMatchingList.Entry e, final long len, final long tag)
+        final Completions.PostedSend ps, final TagMatchingList.Entry e, final long len, final long tag,
+        final int appCtx)
     {
         final List<ProcessMemory.Range> dst = buffer(rq, e);
         final long payload = len - TMH_BYTES;
@@ -241,7 +244,7 @@ final class TmData
                 + Long.toHexString(e.tag()) + " (recv_wr_id " + e.recvWrId() + ")", rq);
         }
         complete(t, e.recvWrId(), status, TagMatchingList.WC_TM_RECV, WC_TM_MATCH | WC_TM_DATA_VALID,
-            status == 0 ? payload : 0, wc.qpNum(), tag);
+            status == 0 ? payload : 0, wc.qpNum(), tag, appCtx);
     }
 
     private void rendezvous(final TmSrq t, final WorkCompletion wc, final Session.QpInfo rq,
@@ -249,7 +252,7 @@ final class TmData
     {
         final ByteBuffer h = ByteBuffer.wrap(head).order(ByteOrder.BIG_ENDIAN);
         final long tag = h.getLong(8);
-        complete(t, e.recvWrId(), 0, TagMatchingList.WC_TM_RECV, WC_TM_MATCH, 0, wc.qpNum(), tag);
+        complete(t, e.recvWrId(), 0, TagMatchingList.WC_TM_RECV, WC_TM_MATCH, 0, wc.qpNum(), tag, h.getInt(4));
         final List<ProcessMemory.Range> dst = buffer(rq, e);
         boolean read = false;
         long lengthBytes = 0;
@@ -273,7 +276,7 @@ final class TmData
             }
         }
         complete(t, e.recvWrId(), read ? 0 : WC_TM_RNDV_INCOMPLETE, TagMatchingList.WC_TM_RECV,
-            read ? WC_TM_DATA_VALID : WC_TM_MATCH | WC_TM_DATA_VALID, read ? lengthBytes : 0, wc.qpNum(), 0);
+            read ? WC_TM_DATA_VALID : WC_TM_MATCH | WC_TM_DATA_VALID, read ? lengthBytes : 0, wc.qpNum(), 0, 0);
         // the FIN: TMH opcode IBV_TMH_FIN with the request's app_ctx and tag, into a receive of the sender
         final byte[] fin = new byte[TMH_BYTES];
         fin[0] = (byte) TagMatchingList.TMH_FIN;
@@ -286,9 +289,10 @@ final class TmData
         }
     }
 
-    /** Sends a completion that takes no ordinary receive (TM_WC) to the program of the SRQ's CQ. */
+    /** Sends a completion that takes no ordinary receive (TM_WC) to the program of the SRQ's CQ, with the tag and
+     * app_ctx of the TMH it reports (0 for none). */
     void complete(final TmSrq t, final long wrId, final int status, final int opcode, final int wcFlags,
-        final long byteLen, final int qpNum, final long tag)
+        final long byteLen, final int qpNum, final long tag, final int appCtx)
     {
         final Session to = t.cq().session();
         final ByteBuffer b = ByteBuffer.allocate(8 + 80).order(ByteOrder.LITTLE_ENDIAN);
@@ -296,7 +300,7 @@ final class TmData
         b.putLong(wrId).putInt(t.cq().handle()).putInt(0).putInt(status).putInt(opcode).putInt(0)
             .putInt((int) byteLen).putInt(0).putInt(qpNum).putInt(0).putInt(wcFlags).putInt(0).putInt(0)
             .putLong(server.fabric.clock().nowNs());
-        b.putLong(tag).putInt(0).putInt(0);
+        b.putLong(tag).putInt(appCtx).putInt(0);
         b.flip();
         to.send(TmVerbs.OP_TM_WC, 0, 0, b);
         completions.owed(to);

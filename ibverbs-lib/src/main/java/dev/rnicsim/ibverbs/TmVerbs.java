@@ -140,7 +140,7 @@ final class TmVerbs
         for (final TagMatchingList.Done d : done.completions())
         {
             s.server.completions.tm.complete(t, d.wrId(), d.ok() ? 0 : TmData.WC_TM_ERR, d.opcode(),
-                d.syncReq() ? TmData.WC_TM_SYNC_REQ : 0, 0, 0, 0);
+                d.syncReq() ? TmData.WC_TM_SYNC_REQ : 0, 0, 0, 0, 0);
         }
         if (done.refused() != null && s.strict)
         {

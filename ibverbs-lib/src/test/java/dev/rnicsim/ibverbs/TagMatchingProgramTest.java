@@ -37,8 +37,8 @@ class TagMatchingProgramTest
                 .contains("ok ops-bad: an unknown opcode: EINVAL, bad_op it")
                 .contains("ok add: handles 0, 1, 2; IBV_WC_TM_ADD with each wr_id")
                 .contains("ok ops-bad: a 4th tag on a list of 3: ENOMEM")
-                .contains("ok eager: IBV_WC_TM_RECV, MATCH|DATA_VALID, recv_wr_id and tag 8; the payload after the "
-                    + "TMH in the tag's buffer")
+                .contains("ok eager: IBV_WC_TM_RECV, MATCH|DATA_VALID, recv_wr_id, tag 8 and app_ctx; the payload "
+                    + "after the TMH in the tag's buffer")
                 .contains("ok unexpected: IBV_WC_TM_RECV without MATCH on the ordinary receive; the whole message, "
                     + "TMH included")
                 .contains("ok sync: IBV_WC_TM_SYNC with its wr_id")
