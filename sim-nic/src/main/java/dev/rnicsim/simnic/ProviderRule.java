@@ -192,5 +192,10 @@ public enum ProviderRule
      * libhfi1verbs, libirdma and libsiw create QPs with {@code ibv_cmd_create_qp} only (no {@code
      * ibv_cmd_create_qp_ex}/{@code _ex2} import, no {@code create_qp_ex} in their {@code verbs_context_ops}), so they
      * build no {@code ibv_wr_*} function. See {@link SendOps}. */
-    CREATE_QP_EX_UNSUPPORTED
+    CREATE_QP_EX_UNSUPPORTED,
+    /** {@code ibv_create_qp_ex} with send_ops_flags takes libhns's table (providers/hns/hns_roce_u_hw_v2.c
+     * {@code fill_send_wr_ops}, {@code HNS_SUPPORTED_SEND_OPS_FLAGS_RC_XRC} and {@code _UD}): RC and XRC_SEND SEND,
+     * SEND_WITH_INV, SEND_WITH_IMM, RDMA WRITE (with immediate), RDMA READ and both atomics, no LOCAL_INV and no
+     * BIND_MW; UD SEND and SEND_WITH_IMM; no other QP type. Anything else is EOPNOTSUPP. See {@link SendOps}. */
+    SEND_OPS_HNS
 }
