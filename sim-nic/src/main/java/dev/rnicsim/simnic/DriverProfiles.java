@@ -215,7 +215,7 @@ public final class DriverProfiles
      * freed index gives back the very same key at once; a failed {@code ib_umem_get} is returned as ENOMEM
      * whatever its own errno ({@code mtr_alloc_bufs}); rereg rewrites the MPT in place and keeps the key (the provider has
      * {@code hns_roce_u_rereg_mr}); {@code ibv_modify_qp} to RESET cleans the QP's completions from its CQs
-     * ({@link ProviderRule#RESET_CLEANS_CQ}).
+     * ({@link ProviderRule#RESET_CLEANS_CQ}); its {@code ibv_wr_*} table is libhns's ({@link ProviderRule#SEND_OPS_HNS}).
      * hns_roce_device.h: fast registration up to 512 pages ({@code HNS_ROCE_FRMR_MAX_PA}, more: EINVAL).
      * hns_roce_hw_v2.h: page_size_cap 0xFFFF000, 4 KiB to 128 MiB ({@code HNS_ROCE_V2_PAGE_SIZE_SUPPORTED}). The
      * MTR is a multi-hop PBL (2 hops, 512 entries a 4 KiB base-address page assumed). Memory windows type 1 and
@@ -233,7 +233,8 @@ public final class DriverProfiles
         final DriverTraits t = new DriverTraits("hns", "drivers/infiniband/hw/hns/hns_roce_mr.c",
             Transport.INFINIBAND, 8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, ENTRIES, (long) ENTRIES * ENTRIES,
             Errno.ENOMEM, 512, true, true, "hns_", Errno.ENOMEM);
-        return profile("hns", a, VariantPolicy.FIXED, IndexPolicy.LOWEST_FREE, Set.of(ProviderRule.RESET_CLEANS_CQ),
+        return profile("hns", a, VariantPolicy.FIXED, IndexPolicy.LOWEST_FREE, Set.of(ProviderRule.RESET_CLEANS_CQ,
+            ProviderRule.SEND_OPS_HNS),
             100.0, t,
             defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_pd"));
     }

@@ -202,5 +202,10 @@ public enum ProviderRule
      * {@code rndv_offload_rc} capabilities, which {@code mlx5_ib_query_device} reports as {@code tm_caps}): SRQs of
      * type IBV_SRQT_TM and {@code ibv_post_srq_ops}. See {@link TagMatchingCaps} and {@link TagMatchingList};
      * without this rule {@code tm_caps} is all 0. */
-    TAG_MATCHING
+    TAG_MATCHING,
+    /** {@code ibv_create_qp_ex} with send_ops_flags takes libhns's table (providers/hns/hns_roce_u_hw_v2.c
+     * {@code fill_send_wr_ops}, {@code HNS_SUPPORTED_SEND_OPS_FLAGS_RC_XRC} and {@code _UD}): RC and XRC_SEND SEND,
+     * SEND_WITH_INV, SEND_WITH_IMM, RDMA WRITE (with immediate), RDMA READ and both atomics, no LOCAL_INV and no
+     * BIND_MW; UD SEND and SEND_WITH_IMM; no other QP type. Anything else is EOPNOTSUPP. See {@link SendOps}. */
+    SEND_OPS_HNS
 }

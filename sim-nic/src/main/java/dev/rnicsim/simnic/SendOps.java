@@ -14,7 +14,8 @@ import java.util.Set;
  * The {@code send_ops_flags} of {@code ibv_create_qp_ex} (ibv_create_qp_ex(3), {@code IBV_QP_INIT_ATTR_SEND_OPS_FLAGS}):
  * the provider builds the {@code ibv_wr_*} functions of the QP for the opcodes asked and refuses the QP with
  * EOPNOTSUPP when one of them is not in its table for the QP type. The table is a device-profile property: mlx5's
- * ({@link ProviderRule#SEND_OPS_MLX5}), rxe's ({@link ProviderRule#SEND_OPS_RXE}), none where the provider has no
+ * ({@link ProviderRule#SEND_OPS_MLX5}), rxe's ({@link ProviderRule#SEND_OPS_RXE}), hns's ({@link
+ * ProviderRule#SEND_OPS_HNS}), none where the provider has no
  * {@code create_qp_ex} at all ({@link ProviderRule#CREATE_QP_EX_UNSUPPORTED}), and for a driver whose provider
  * table was not read (assumed) the opcodes the QP type carries (IBA 9.8.3, {@link Datagrams#opcodeRefusal}) that the
  * device reports, with FLUSH and ATOMIC_WRITE only where it has those capabilities. Stateless.
@@ -34,6 +35,9 @@ final class SendOps
         WrOpcode.ATOMIC_FETCH_AND_ADD, WrOpcode.LOCAL_INV, WrOpcode.BIND_MW, WrOpcode.SEND_WITH_INV);
     private static final Set<WrOpcode> ATOMICS = EnumSet.of(WrOpcode.ATOMIC_CMP_AND_SWP,
         WrOpcode.ATOMIC_FETCH_AND_ADD);
+    private static final Set<WrOpcode> HNS_RC = EnumSet.of(WrOpcode.SEND, WrOpcode.SEND_WITH_INV,
+        WrOpcode.SEND_WITH_IMM, WrOpcode.RDMA_WRITE, WrOpcode.RDMA_WRITE_WITH_IMM, WrOpcode.RDMA_READ,
+        WrOpcode.ATOMIC_CMP_AND_SWP, WrOpcode.ATOMIC_FETCH_AND_ADD);
 
     private SendOps()
     {
@@ -57,6 +61,12 @@ final class SendOps
                 // mlx5_qp_fill_wr_pfns: atomics need the QP's atomics_enabled, which a device without atomics lacks.
                 ops.removeAll(ATOMICS);
             }
+            return ops;
+        }
+        if (profile.follows(ProviderRule.SEND_OPS_HNS))
+        {
+            // fill_send_wr_ops: RC and XRC_SEND share a table, UD has its own, any other type is EOPNOTSUPP
+            ops.addAll(type == QpType.RC || type == QpType.XRC_SEND ? HNS_RC : type == QpType.UD ? UD : Set.of());
             return ops;
         }
         if (profile.follows(ProviderRule.SEND_OPS_RXE))
@@ -136,6 +146,10 @@ final class SendOps
         if (profile.follows(ProviderRule.SEND_OPS_RXE))
         {
             return "providers/rxe/rxe.c check_qp_init_attr";
+        }
+        if (profile.follows(ProviderRule.SEND_OPS_HNS))
+        {
+            return "providers/hns/hns_roce_u_hw_v2.c fill_send_wr_ops";
         }
         return "the opcodes of the QP type, IBA 9.8.3, and the device's FLUSH and ATOMIC_WRITE capabilities";
     }

@@ -93,4 +93,21 @@ class ProfilePropertiesTest
         assertThat(rig.pdA.createQp(dev.rnicsim.verbs.QpInitAttr.rc(rig.cqA)
             .withSendOps(java.util.EnumSet.of(dev.rnicsim.verbs.WrOpcode.SEND)))).isNotNull();
     }
+
+    @org.junit.jupiter.api.Test
+    void hnsBuildsItsOwnSendFunctionsOnly()
+    {
+        // libhns fill_send_wr_ops: RC/XRC without LOCAL_INV and BIND_MW, UD SEND and SEND_WITH_IMM, no UC.
+        final DeviceProfile hns = DeviceProfiles.byName("hns");
+        assertThat(SendOps.supported(hns, dev.rnicsim.verbs.QpType.RC)).contains(dev.rnicsim.verbs.WrOpcode.RDMA_READ,
+            dev.rnicsim.verbs.WrOpcode.ATOMIC_FETCH_AND_ADD).doesNotContain(dev.rnicsim.verbs.WrOpcode.BIND_MW,
+            dev.rnicsim.verbs.WrOpcode.LOCAL_INV);
+        assertThat(SendOps.supported(hns, dev.rnicsim.verbs.QpType.UC)).isEmpty();
+        final RuleRig rig = RuleRig.unconnected(hns);
+        final VerbsException e = catchThrowableOfType(VerbsException.class, () -> rig.pdA.createQp(
+            dev.rnicsim.verbs.QpInitAttr.rc(rig.cqA).withSendOps(java.util.EnumSet.of(dev.rnicsim.verbs.WrOpcode.SEND,
+                dev.rnicsim.verbs.WrOpcode.BIND_MW))));
+        assertThat(e.errnoName()).isEqualTo(Errno.EOPNOTSUPP);
+        assertThat(e.getMessage()).contains("fill_send_wr_ops");
+    }
 }

@@ -179,6 +179,13 @@ final class ErrnoWalk
             "mlx5_alloc_dm", "pass comp_mask 0"));
         c.add(c("send_ops_flags the provider lacks", ONE_HOST, "qp q pd_a cq_a type=ud ops=send,write",
             "EOPNOTSUPP", "RDMA_WRITE", "mlx5_qp_fill_wr_pfns", "Leave those flags out"));
+        c.add(c("send_ops_flags on a provider without create_qp_ex", """
+            host alpha ram=256M
+            device nic_a alpha profile=bnxt_re
+            open app_a nic_a
+            pd pd_a app_a
+            cq cq_a app_a
+            """, "qp q pd_a cq_a ops=send", "EOPNOTSUPP", "no create_qp_ex", "ibv_create_qp"));
         c.add(c("device memory copy at an odd offset", ONE_HOST + "dm d app_a 4K\n", "dmwrite d 1 \"x\"",
             "EINVAL", "multiple of 4", "4-byte aligned"));
         c.add(c("device-memory MR without zero_based", ONE_HOST + "dm d app_a 4K\n",
