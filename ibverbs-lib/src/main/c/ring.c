@@ -202,6 +202,7 @@ struct db_header {
 
 static struct db_header *db;
 static char *db_data;
+static pid_t db_pid; /* the process that offered the ring (a fork's child shares it) */
 
 int rnicsim_doorbells_active(void)
 {
@@ -237,6 +238,7 @@ void rnicsim_doorbells_offer(void)
 	}
 	db = m;
 	db_data = (char *)m + DB_DATA_OFFSET;
+	db_pid = rnicsim_pid();
 }
 
 static void server_check(int sock)
@@ -274,7 +276,7 @@ static void db_kick(int sock)
 	}
 }
 
-/* Writes a message (the library's own memory only) into the ring; called under the library's send lock. */
+/* Writes a message (the library's own memory only) into the ring; called under the library's lock and send lock. */
 int rnicsim_doorbells_write(int sock, const struct iovec *iov, int iovcnt)
 {
 	db_lock(sock);
@@ -287,9 +289,13 @@ int rnicsim_doorbells_write(int sock, const struct iovec *iov, int iovcnt)
 			uint64_t head = __atomic_load_n(&db->head, __ATOMIC_ACQUIRE);
 			size_t room = DB_CAPACITY - (size_t)(tail - head);
 			if (room == 0) {
-				/* full: publish what is written, make sure the server is awake, and wait for it */
+				/* full: publish what is written, make sure the server is awake, and wait for it; meanwhile take
+				 * the server's messages, which it may be waiting to write into a full message ring (the caller
+				 * holds the library's lock; a fork's child leaves them to its parent) */
 				__atomic_store_n(&db->tail, tail, __ATOMIC_RELEASE);
 				db_kick(sock);
+				if (rnicsim_pid() == db_pid)
+					rnicsim_drive(0);
 				if (++waits % 4096 == 0)
 					server_check(sock);
 				sched_yield();
