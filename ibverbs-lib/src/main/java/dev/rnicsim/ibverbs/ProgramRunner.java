@@ -41,7 +41,8 @@ public final class ProgramRunner
      *
      * @param devices    the devices of a fabric started here (a fabric joined keeps its own).
      * @param fabricName the fabric's name; programs run with one name share one fabric.
-     * @param privateFabric true when no other run uses this name (its lock file is removed at the end).
+     * @param privateFabric true when no other run uses this name: its lock file is removed at the end, and its QPs are
+     *                   numbered apart from other fabrics' ({@link PrivateQpNumbers}).
      * @param strict     strict mode: the library reports on stderr failed completions with their diagnosis, DMA
      *                   into memory no longer mapped, and MRs leaked at exit, with the C call sites.
      * @param origin     what a fabric started here is, told to the runs that join it ({@link FabricOrigin}; its
@@ -292,6 +293,13 @@ public final class ProgramRunner
                     return null;
                 }
                 final FabricServer f = FabricServer.start(socket, options.devices(), log);
+                if (options.privateFabric())
+                {
+                    synchronized (f.lock)
+                    {
+                        f.fabric().firstQpNum(PrivateQpNumbers.firstOf(options.fabricName()));
+                    }
+                }
                 try
                 {
                     originOf(options).write(originFile);

@@ -153,7 +153,7 @@ final class Programs implements AutoCloseable
     }
 
     /** @return true when /proc/net/tcp or tcp6 holds a socket in LISTEN (state 0A) on {@code port}. */
-    private static boolean listening(final int port) throws IOException
+    static boolean listening(final int port) throws IOException
     {
         final String local = String.format(":%04X ", port);
         for (final String table : List.of("/proc/net/tcp", "/proc/net/tcp6"))

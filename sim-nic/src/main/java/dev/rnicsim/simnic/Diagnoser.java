@@ -339,6 +339,22 @@ final class Diagnoser
             + "posting")));
     }
 
+    /**
+     * No ACK, because the address vector's dest_qp_num names a QP that no device of the fabric has: on a real
+     * network such a request reaches no responder either and ends after retry_cnt retries (IBA 9.7.5.1.1). The
+     * usual cause in a simulation is a number learnt from a program on another fabric.
+     */
+    static WcDiagnosis noQpOnFabric(final SimQp qp, final SendWr wr, final int retryCnt, final int destQpNum)
+    {
+        return new WcDiagnosis(Check.NO_ACK, vendorErr(qp.simDevice().profile(), WcStatus.RETRY_EXC_ERR), 0, -1, -1,
+            posted(qp, wr) + ": no acknowledgement after retry_cnt=" + retryCnt + " retries: dest_qp_num 0x"
+            + Integer.toHexString(destQpNum) + " names no QP on any device of this fabric", reported(qp.simDevice(),
+            List.of("the number came from elsewhere: a program on another simulated fabric (each `rnicsim exec` "
+            + "without --fabric runs on a fabric of its own) or a stale or mistyped QP number",
+            "fix: start both programs with the same `rnicsim exec --fabric NAME`, or connect to a QP number of "
+            + "this fabric")));
+    }
+
     /** A work request flushed because its QP is in the error state. */
     static WcDiagnosis flushed(final SimQp qp, final long wrId, final String cause)
     {

@@ -391,7 +391,10 @@ final class Requester
             // No ACK ever comes: the requester retries retry_cnt times, then gives up.
             HwCounters.noAck(device, qp.retryCount);
             device.count(SimCounter.TRANSPORT_RETRIES, qp.retryCount);
-            final WcDiagnosis lost = Diagnoser.noAck(qp, wr, qp.retryCount, peer == null
+            final WcDiagnosis lost = peer == null && qp.remote != null
+                && !device.fabric().anyDeviceHasQp(qp.remote.qpNum())
+                ? Diagnoser.noQpOnFabric(qp, wr, qp.retryCount, qp.remote.qpNum())
+                : Diagnoser.noAck(qp, wr, qp.retryCount, peer == null
                 ? "no QP " + (qp.remote == null ? "" : "0x" + Integer.toHexString(qp.remote.qpNum()) + " ")
                     + "at the remote "
                 + "address" : peer.closed ? "the peer QP is destroyed" : !peer.requester.connectedTo(qp)

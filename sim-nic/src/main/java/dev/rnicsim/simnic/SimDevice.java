@@ -51,7 +51,9 @@ public final class SimDevice implements Device
     private final KeyHistory keyHistory;
     private final XrcdTable xrcdTable = new XrcdTable();
     private int nextPdNum = 1;
-    private int nextQpNum = 0x11;
+    private int nextQpNum;
+    /** True once a QP has been created here: the numbering's start no longer moves. */
+    private boolean qpNumbered;
     private int pdsLive;
     private int cqsLive;
     private int processes;
@@ -62,6 +64,7 @@ public final class SimDevice implements Device
         this.host = host;
         this.name = name;
         this.profile = profile;
+        this.nextQpNum = fabric.firstQpNum();
         this.tables = new AdapterTables(new AdapterConfig(profile.mtt(),
             new MptConfig(profile.mptEntries(), profile.traits().keyVariantBits(), profile.variantPolicy(),
                 profile.indexPolicy(), profile.seed()),
@@ -348,7 +351,17 @@ public final class SimDevice implements Device
         final int num = nextQpNum;
         nextQpNum = (nextQpNum + 1) & 0xffffff;
         qps.put(num, qp);
+        qpNumbered = true;
         return num;
+    }
+
+    /** Starts the QP numbers at {@code qpNum} unless a QP was created here already (see SimFabric#firstQpNum). */
+    void firstQpNum(final int qpNum)
+    {
+        if (!qpNumbered)
+        {
+            nextQpNum = qpNum;
+        }
     }
 
     void removeQp(final int qpNum)

@@ -28,6 +28,8 @@ public final class SimFabric
     /** The engine's own thread, or null in the deterministic mode (the default). */
     private volatile EngineThread engineThread;
     private int pathMtuBytes = SimQp.PATH_MTU_BYTES;
+    /** The number each device gives its first QP (then the next free ones, as {@link SimDevice#addQp}). */
+    private int firstQpNum = FIRST_QP_NUM;
     /** Where the calls being made come from (a script's file:line), for key histories; null: the verb itself. */
     private String origin;
 
@@ -330,6 +332,55 @@ public final class SimFabric
                 + "or 4096 (enum ibv_mtu)");
         }
         this.pathMtuBytes = mtuBytes;
+    }
+
+    /** The first QP number of a fabric's devices unless {@link #firstQpNum(int)} set another: 0x11. */
+    public static final int FIRST_QP_NUM = 0x11;
+
+    /**
+     * @return the number each device of this fabric gives its first QP.
+     */
+    public int firstQpNum()
+    {
+        return firstQpNum;
+    }
+
+    /**
+     * Numbers the QPs of this fabric's devices from {@code qpNum} on, those added later and those that have created
+     * no QP yet. Real QP numbers differ between hosts (each device allocates its own 24-bit numbers, IBA 10.2.4), so
+     * a fabric that stands for one host of several numbers its QPs apart from the others'.
+     *
+     * @param qpNum a 24-bit QP number above 1 (QPs 0 and 1 are the special QPs).
+     * @throws IllegalArgumentException for another value.
+     */
+    public void firstQpNum(final int qpNum)
+    {
+        if (qpNum < 2 || qpNum > 0xffffff)
+        {
+            throw new IllegalArgumentException("first QP number 0x" + Integer.toHexString(qpNum) + ": a QP number "
+                + "is 24 bits, and 0 and 1 are the special QPs");
+        }
+        this.firstQpNum = qpNum;
+        for (final SimDevice d : devices())
+        {
+            d.firstQpNum(qpNum);
+        }
+    }
+
+    /**
+     * @param qpNum a QP number.
+     * @return true when a live QP of that number is on any device of this fabric.
+     */
+    public boolean anyDeviceHasQp(final int qpNum)
+    {
+        for (final SimDevice d : devices())
+        {
+            if (d.qp(qpNum) != null)
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** True when someone listens to the trace (so per-packet events are worth building). */
