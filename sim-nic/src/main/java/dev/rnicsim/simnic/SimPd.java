@@ -192,7 +192,7 @@ public final class SimPd implements ProtectionDomain
                     + t.driver() + " returns " + t.pinFailureErrno() + " for any ib_umem_get failure (" + t.source()
                     + ")");
             }
-            throw Errors.of(REG, e);
+            throw Errors.pinFailed(REG, e, !disjoint(rights, WRITABLE), process);
         }
         final List<DmaRun> runs = dmaRuns(pinned, addr);
         long leaves = 0;
