@@ -84,10 +84,11 @@ class BugReportReplayTest
     }
 
     @Test
-    @DisplayName("https://github.com/Mellanox/nv_peer_memory/issues/27: a large GPU registration fills BAR1")
+    @DisplayName("https://github.com/Mellanox/nv_peer_memory/issues/101: a large GPU registration fills BAR1")
     void largeGpuRegistrationFillsBar1()
     {
-        assertThat(replay("07-gpu-bar1-full.rsim")).contains("-> EFAULT: ibv_reg_mr: g0: BAR1 aperture exhausted");
+        assertThat(replay("07-gpu-bar1-full.rsim")).contains("-> EFAULT: ibv_reg_mr: g0: BAR1 aperture exhausted")
+            .contains("peer-memory MRs are bounded by BAR1, not by VRAM");
     }
 
     @Test
@@ -209,7 +210,8 @@ class BugReportReplayTest
     void mlx4LogNumMttBoundsRegistrableMemory()
     {
         assertThat(replay("21-mlx4-log-num-mtt.rsim"))
-            .contains("-> ENOMEM: ibv_reg_mr: MTT cannot give 32768 entries");
+            .contains("-> ENOMEM: ibv_reg_mr: MTT cannot give 32768 entries")
+            .contains("raise the mlx4_core module parameter log_num_mtt (now 12) or log_mtts_per_seg (now 3)");
     }
 
     @Test
