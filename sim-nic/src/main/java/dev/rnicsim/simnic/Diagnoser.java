@@ -202,10 +202,10 @@ final class Diagnoser
                 kind = Check.KEY_INDEX;
                 final boolean noRkey = key == 0 && mine == null && device.profile().rkeyOnlyWithRemoteAccess();
                 summary = who + " names MPT index 0x" + Long.toHexString(index) + ", which holds nothing now"
-                    + (noRkey ? ": 0 is the rkey " + device.profile().name() + " gives an MR registered without "
+                    + (noRkey ? ": 0 is the rkey " + device.profile().driver() + " gives an MR registered without "
                     + "remote rights (no rkey at all), never a key that names an MR"
-                    : mine == null ? " and never held this key on this device (a key of another device, made up, or read from an MR "
-                    + "whose registration failed)"
+                    : mine == null ? " and never held this key on this device (a key of another device, made up, or "
+                    + "read from an MR whose registration failed)"
                     : ": the key's " + shortName(mine) + " was " + (born != null && born != mine ? born.describe()
                     + ", then " : "") + mine.describe());
                 fix = noRkey ? (who.contains("lkey") ? "fix: an SGE takes the MR's lkey (mr->lkey), not its rkey: "

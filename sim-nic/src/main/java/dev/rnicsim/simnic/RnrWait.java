@@ -36,8 +36,8 @@ final class RnrWait
     }
 
     /**
-     * The head WQE went on (its retry landed, or it ended otherwise): when it was blocked by an RNR NAK, the clock moves
-     * to the retry tick at which it went, the first whole timer after the first NAK that is not before now.
+     * The head WQE went on (its retry landed, or it ended otherwise): when it was blocked by an RNR NAK, the clock
+     * moves to the retry tick at which it went, the first whole timer after the first NAK that is not before now.
      *
      * @param device the requester's device.
      * @param qp     the requester's QP, for the trace.

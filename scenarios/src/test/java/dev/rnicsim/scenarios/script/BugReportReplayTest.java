@@ -205,8 +205,8 @@ class BugReportReplayTest
     }
 
     @Test
-    @DisplayName("https://thelinuxcluster.com/2013/08/11/registering-sufficent-memory-for-openib-when-using-mellanox-hca/"
-        + ": mlx4 registers only what log_num_mtt allows")
+    @DisplayName("https://thelinuxcluster.com/2013/08/11/"
+        + "registering-sufficent-memory-for-openib-when-using-mellanox-hca/: mlx4 registers what log_num_mtt allows")
     void mlx4LogNumMttBoundsRegistrableMemory()
     {
         assertThat(replay("21-mlx4-log-num-mtt.rsim"))
