@@ -39,6 +39,9 @@ public final class Mtt
     private long failures;
     private long frees;
 
+    /** How to give this table more entries, for its ENOMEM: the module parameters of a buddy (mlx4) table. */
+    private final String moduleParameters;
+
     /**
      * @param config size and allocator.
      */
@@ -48,6 +51,12 @@ public final class Mtt
             ? new BuddyMttAllocator(config.logNumSegments(), config.logMttsPerSeg())
             : new ExactMttAllocator(config.entries());
         capacity = config.entries();
+        // mlx4 sizes its MTT by two mlx4_core module parameters: entries = 2^log_num_mtt x 2^log_mtts_per_seg
+        // (drivers/net/ethernet/mellanox/mlx4/main.c, mr.c mlx4_init_mr_table); the registrable memory they allow is
+        // entries x PAGE_SIZE, which Open MPI warns about ("Registerable memory" below "Total memory")
+        moduleParameters = config.allocator() != MttAllocatorKind.BUDDY ? null : "raise the mlx4_core module "
+            + "parameter log_num_mtt (now " + config.logNumSegments() + ") or log_mtts_per_seg (now "
+            + config.logMttsPerSeg() + "): the table holds 2^log_num_mtt x 2^log_mtts_per_seg entries";
         maxChunks = (int)((capacity + CHUNK_MASK) >>> CHUNK_SHIFT);
     }
 
@@ -87,7 +96,8 @@ public final class Mtt
                 + reservedFor(entries)
                 + " after rounding): " + allocator.freeEntries() + " of " + capacity
                 + " free, largest free block " + allocator.largestFreeBlock()
-                + "; deregister MRs, register with huge pages (fewer entries), or use a device with more MTT entries");
+                + "; deregister MRs, register with huge pages (fewer entries), or " + (moduleParameters == null
+                ? "use a device with more MTT entries" : "give the device more MTT entries: " + moduleParameters));
         }
         final long first = range.firstEntry();
         final int c = (int)(first >>> CHUNK_SHIFT);

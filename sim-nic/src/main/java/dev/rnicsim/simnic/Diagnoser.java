@@ -225,13 +225,21 @@ final class Diagnoser
             {
                 case NO_SUCH_INDEX ->
                 {
+                    final boolean noRkey = key == 0 && mine == null && profile.rkeyOnlyWithRemoteAccess();
                     summary = who + " names MPT index 0x" + Long.toHexString(index) + ", which holds nothing now"
-                        + (mine == null
-                        ? " and never held this key on this device (a key of another device, or made up)"
+                        + (noRkey ? ": 0 is the rkey " + profile.driver() + " gives an MR registered without "
+                        + "remote rights (no rkey at all), never a key that names an MR"
+                        : mine == null ? " and never held this key on this device (a key of another device, made up, "
+                        + "or read from an MR whose registration failed)"
                         : ": the key's " + shortName(mine) + " was " + (born != null && born != mine ? born.describe()
                         + ", then " : "") + mine.describe());
-                    fix = "fix: use the key of a live MR; deregister an MR only after its last work request completed, "
-                        + "and tell peers when an rkey is revoked";
+                    fix = noRkey ? (who.contains("lkey") ? "fix: an SGE takes the MR's lkey (mr->lkey), not its "
+                        + "rkey: the two are equal on mlx4, mlx5 and siw, so code that mixes them up works there and "
+                        + "fails here"
+                        : "fix: register the target MR with the remote right the operation needs (REMOTE_WRITE, "
+                        + "REMOTE_READ or REMOTE_ATOMIC) and hand the peer its rkey")
+                        : "fix: use the key of a live MR; deregister an MR only after its last work request "
+                        + "completed, and tell peers when an rkey is revoked";
                 }
                 case VARIANT_MISMATCH ->
                 {
@@ -324,10 +332,29 @@ final class Diagnoser
     /** The send exhausted rnr_retry: no receive at the peer, or an ODP page fault that kept answering RNR NAK. */
     static WcDiagnosis rnr(final SimQp qp, final SendWr wr, final int rnrRetry, final String why)
     {
+        return rnr(qp, wr, rnrRetry, why, "fix: post receives before the peer sends, or set rnr_retry=7 (retry "
+            + "forever)");
+    }
+
+    /**
+     * The send exhausted rnr_retry while the responder resolved a page fault of an ODP MR: the responder answers RNR
+     * NAK until the fault is handled (mlx5 odp.c, IBA 9.7.5.2.8), so a receive has nothing to do with it; an ODP
+     * target needs rnr_retry above 0 (its users are told so: "ODP utilizes RNR", rnr_retry_count must be non-zero).
+     */
+    static WcDiagnosis rnrOdp(final SimQp qp, final SendWr wr, final int rnrRetry, final String why)
+    {
+        return rnr(qp, wr, rnrRetry, why, "fix: an ODP responder answers RNR NAK while it resolves a page fault: "
+            + "connect with rnr_retry above 0 (7: retry forever) and a min_rnr_timer the fault fits in, or prefetch "
+            + "the pages at the responder (ibv_advise_mr), or register them without ODP");
+    }
+
+    private static WcDiagnosis rnr(final SimQp qp, final SendWr wr, final int rnrRetry, final String why,
+        final String fix)
+    {
         return new WcDiagnosis(Check.RECEIVER_NOT_READY, vendorErr(qp.simDevice().profile(),
             WcStatus.RNR_RETRY_EXC_ERR), 0, -1, -1, posted(qp, wr) + ": the responder answered RNR NAK "
-            + (rnrRetry + 1) + " times (rnr_retry=" + rnrRetry + "): " + why, reported(qp.simDevice(),
-            List.of("fix: post receives before the peer sends, or set rnr_retry=7 (retry forever)")));
+            + (rnrRetry + 1) + (rnrRetry == 0 ? " time" : " times") + " (rnr_retry=" + rnrRetry + "): " + why,
+            reported(qp.simDevice(), List.of(fix)));
     }
 
     /** No ACK: the peer QP is gone, not connected back, or not in RTR/RTS. */

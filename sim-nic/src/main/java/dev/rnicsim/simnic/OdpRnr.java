@@ -72,7 +72,7 @@ final class OdpRnr
                 qp.num, "status", WcStatus.RNR_RETRY_EXC_ERR.cName(), "rnr_retries", qp.rnrRetry, "why",
                 nak.detail()));
             device.observe(o -> o.failed(qp, wr, nak));
-            qp.completions.completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0, Diagnoser.rnr(qp, wr, qp.rnrRetry,
+            qp.completions.completeSend(wr, WcStatus.RNR_RETRY_EXC_ERR, 0, Diagnoser.rnrOdp(qp, wr, qp.rnrRetry,
                 "an on-demand-paging page fault at the responder did not settle in time: " + nak.detail()));
             return -1;
         }

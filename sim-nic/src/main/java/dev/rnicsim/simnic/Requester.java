@@ -48,6 +48,8 @@ final class Requester
 
     /** RNR NAKs the head WQE took so far. */
     int rnrNaks;
+    /** With rnr_retry 7: when the head WQE took its first RNR NAK (-1: it took none), and the responder's RNR timer. */
+    private final RnrWait rnrWait = new RnrWait();
 
     boolean progressing;
     SendWqe executing;
@@ -185,6 +187,10 @@ final class Requester
             finally
             {
                 executing = null;
+            }
+            if (outcome != WqeOutcome.BLOCKED)
+            {
+                rnrWait.retryLanded(device, qp, head);
             }
             return outcome == WqeOutcome.MORE || ended(head, outcome);
         }
@@ -527,6 +533,7 @@ final class Requester
             peer.device.count(SimCounter.OUT_OF_BUFFER, 1);
             device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
             Responder.rnrRefused(device, peer.device, 1, wr);
+            rnrWait.naked(device, CostModel.rnrTimerNs(peer.minRnrTimer), executing);
             return WqeOutcome.BLOCKED;
         }
         peer.device.count(SimCounter.OUT_OF_BUFFER, 1);

@@ -441,10 +441,20 @@ public final class SimGpu
         bar1Used -= bytes;
     }
 
+    /**
+     * GPUDirect RDMA maps peer memory through the GPU's BAR1 aperture, the primary resource its mappings consume
+     * (NVIDIA's GPUDirect RDMA guide, "Display BAR Space"); a GPU with a 256 MiB BAR1 (Tesla T4) cannot register more
+     * than that at once, as Mellanox/nv_peer_memory issue 101 found.
+     *
+     * @param bytes the bytes asked.
+     * @return why the mapping failed and how to fix it.
+     */
     String bar1Exhausted(final long bytes)
     {
         return name + ": BAR1 aperture exhausted: " + bytes + " bytes asked, " + bar1Used + " of " + bar1Bytes
-            + " bytes mapped (nvidia_p2p_get_pages)";
+            + " bytes mapped (nvidia_p2p_get_pages); peer-memory MRs are bounded by BAR1, not by VRAM (nvidia-smi -q "
+            + "shows BAR1 Memory Usage): register less at once, deregister idle GPU MRs, or use a GPU with a larger "
+            + "BAR1 (resizable BAR)";
     }
 
     private long takeVram(final long size)

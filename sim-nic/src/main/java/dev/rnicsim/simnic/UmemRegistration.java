@@ -124,7 +124,7 @@ final class UmemRegistration
                     + t.driver() + " returns " + t.pinFailureErrno() + " for any ib_umem_get failure (" + t.source()
                     + ")");
             }
-            throw Errors.of(REG, e);
+            throw Errors.pinFailed(REG, e, AccessRules.writable(rights), process);
         }
         final List<DmaRun> runs = dmaRuns(pinned, addr);
         final long leaves = leavesWalked(pinned);

@@ -68,6 +68,26 @@ class RnrPacketsTest
     }
 
     @Test
+    void withRnrRetrySevenTheRetryThatLandsWaitsTheResponderRnrTimerAfterTheNak()
+    {
+        // min_rnr_timer 0 is 655.36 ms (IBA table 45): the requester sends again only when the timer runs out, so a
+        // receive posted right after the NAK still costs a whole timer (ydb-platform/nbs issue 5790).
+        final OdpRig rig = OdpRig.of(DeviceProfiles.connectx5(), 7, 0);
+        final long landing = rig.bufferB(BYTES);
+        final MemoryRegion landingMr = rig.pdB.regMr(landing, BYTES, RuleRig.LOCAL);
+        rig.qpA.postSend(SendWr.send(1, List.of(new Sge(rig.scratch, BYTES, rig.scratchMr.lkey()))));
+        rig.fabric.progress(1);
+        assertThat(rig.counterB(SimCounter.OUT_OF_BUFFER)).as("the RNR NAK").isGreaterThanOrEqualTo(1);
+        final long nakAtNs = rig.fabric.clock().nowNs();
+
+        rig.qpB.postRecv(List.of(RecvWr.of(9, new Sge(landing, BYTES, landingMr.lkey()))));
+
+        assertThat(rig.cqA.poll(4)).extracting(WorkCompletion::status).containsExactly(WcStatus.SUCCESS);
+        assertThat(rig.fabric.clock().nowNs() - nakAtNs).isGreaterThanOrEqualTo(CostModel.rnrTimerNs(0) - 10_000)
+            .isLessThan(CostModel.rnrTimerNs(0) + 1_000_000);
+    }
+
+    @Test
     void anOdpFaultsRnrNaksAreCountedAsPacketsToo()
     {
         final OdpRig rig = OdpRig.of(DeviceProfiles.rxe(), 7, 1);

@@ -136,6 +136,8 @@ final class ErrnoWalk
         c.add(c("reg of an unmapped range", ONE_HOST, "reg far pd_a buf+2M 4K", "EFAULT"));
         c.add(c("remote write without local write", ONE_HOST, "reg w pd_a buf 4K access=rw", "EINVAL",
             "LOCAL_WRITE"));
+        c.add(c("reg of read-only memory with a write right", ONE_HOST, "mmap ro app_a 4K prot=r\nreg w pd_a ro 4K",
+            "EFAULT", "PROT_WRITE", "FOLL_WRITE", "register a buffer the NIC only reads with none of them"));
         c.add(c("MPT full at max_mr", """
             host alpha ram=256M
             device nic_a alpha profile=connectx5 max_mr=2
