@@ -31,10 +31,13 @@ class PrivateFabricQpTest
     {
         Programs.require("ibv_rc_pingpong", "ibverbs-utils");
         final int port = 19600 + ThreadLocalRandom.current().nextInt(100);
-        final String tag = ProcessHandle.current().pid() + "-" + ThreadLocalRandom.current().nextInt(1 << 20);
+        final int n = ThreadLocalRandom.current().nextInt(1 << 20);
+        // names ending with consecutive numbers, as two runs' pids: blocks apart (PrivateQpNumbers), as two hosts
+        final String serverFabric = "qpn-server-" + ProcessHandle.current().pid() + "-" + n;
+        final String clientFabric = "qpn-client-" + ProcessHandle.current().pid() + "-" + (n + 1);
         final Path serverOut = dir.resolve("server.txt");
         final Path clientOut = dir.resolve("client.txt");
-        final Thread server = Thread.ofPlatform().daemon().start(() -> runQuietly(ownFabric("qpn-server-" + tag, false),
+        final Thread server = Thread.ofPlatform().daemon().start(() -> runQuietly(ownFabric(serverFabric, false),
             List.of("ibv_rc_pingpong", "-p", Integer.toString(port)), serverOut));
         try
         {
@@ -43,7 +46,7 @@ class PrivateFabricQpTest
             {
                 LockSupport.parkNanos(5_000_000L); // a real process binds the port: wait on the kernel's table
             }
-            final ProgramRunner.Result client = ProgramRunner.run(ownFabric("qpn-client-" + tag, true),
+            final ProgramRunner.Result client = ProgramRunner.run(ownFabric(clientFabric, true),
                 List.of("ibv_rc_pingpong", "-p", Integer.toString(port), "localhost"), System.err, f -> { },
                 pb -> pb.redirectOutput(clientOut.toFile()).redirectErrorStream(true));
             final String out = Files.readString(clientOut, StandardCharsets.UTF_8);
@@ -63,6 +66,21 @@ class PrivateFabricQpTest
             server.join(30_000);
         }
         assertThat(server.isAlive()).as("the server's run ends once its program is ended").isFalse();
+    }
+
+    @Test
+    void privateFabricsOfNearbyPidsNumberTheirQpsInBlocksApartWithin24Bits()
+    {
+        final java.util.Set<Integer> firsts = new java.util.HashSet<>();
+        for (int pid = 4_190_000; pid < 4_190_000 + PrivateQpNumbers.BLOCKS; pid++)
+        {
+            final int first = PrivateQpNumbers.firstOf("exec-" + pid);
+            // blocks 1 to 0xfff: the last block's numbers end at 0xffffff, below QP 0x11 of block 0 (named fabrics)
+            assertThat(first).isBetween(PrivateQpNumbers.BLOCK_QPS + 0x11, 0xfff011);
+            assertThat(first % PrivateQpNumbers.BLOCK_QPS).isEqualTo(0x11);
+            firsts.add(first);
+        }
+        assertThat(firsts).as("4095 consecutive pids, 4095 blocks").hasSize(PrivateQpNumbers.BLOCKS);
     }
 
     private static ProgramRunner.Options ownFabric(final String fabricName, final boolean strict)
