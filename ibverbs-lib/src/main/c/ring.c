@@ -51,33 +51,43 @@ int rnicsim_ring_active(void)
 	return hdr != NULL;
 }
 
-void rnicsim_ring_offer(void)
+/* Creates a memfd of data_offset + capacity bytes, maps it and offers it to the server with op (OP_RING,
+ * OP_DOORBELL_RING); the answer comes on the socket, and the fd stays open while the server may map it.
+ * Returns the mapping, or NULL when anything fails (the socket carries everything then). */
+static void *offer_shared(const char *name, int op, size_t data_offset, uint64_t capacity)
 {
-	const char *env = getenv("RNICSIM_RING");
-	if (env && strcmp(env, "0") == 0)
-		return;
-	int fd = memfd_create("rnicsim-ring", MFD_CLOEXEC);
+	int fd = memfd_create(name, MFD_CLOEXEC);
 	if (fd < 0)
-		return;
-	size_t size = RING_DATA_OFFSET + RING_CAPACITY;
+		return NULL;
+	size_t size = data_offset + capacity;
 	void *m = MAP_FAILED;
 	if (ftruncate(fd, size) == 0)
 		m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
 		close(fd);
-		return;
+		return NULL;
 	}
 	struct {
 		uint32_t fd;
 		uint32_t pad;
 		uint64_t capacity;
-	} req = {(uint32_t)fd, 0, RING_CAPACITY};
-	/* the answer comes on the socket, the last message there; the fd stays open while the server may map it */
-	if (rnicsim_rpc(OP_RING, &req, sizeof(req), NULL, 0, NULL, 0, NULL) != 0) {
+	} req = {(uint32_t)fd, 0, capacity};
+	if (rnicsim_rpc(op, &req, sizeof(req), NULL, 0, NULL, 0, NULL) != 0) {
 		munmap(m, size);
 		close(fd);
-		return;
+		return NULL;
 	}
+	return m;
+}
+
+void rnicsim_ring_offer(void)
+{
+	const char *env = getenv("RNICSIM_RING");
+	if (env && strcmp(env, "0") == 0)
+		return;
+	void *m = offer_shared("rnicsim-ring", OP_RING, RING_DATA_OFFSET, RING_CAPACITY);
+	if (!m)
+		return;
 	hdr = m;
 	data = (char *)m + RING_DATA_OFFSET;
 }
@@ -214,28 +224,10 @@ void rnicsim_doorbells_offer(void)
 	const char *env = getenv("RNICSIM_DOORBELL_RING");
 	if (!hdr || (env && strcmp(env, "0") == 0))
 		return;
-	int fd = memfd_create("rnicsim-doorbells", MFD_CLOEXEC);
-	if (fd < 0)
+	/* the server reads the ring from its answer on */
+	void *m = offer_shared("rnicsim-doorbells", OP_DOORBELL_RING, DB_DATA_OFFSET, DB_CAPACITY);
+	if (!m)
 		return;
-	size_t size = DB_DATA_OFFSET + DB_CAPACITY;
-	void *m = MAP_FAILED;
-	if (ftruncate(fd, size) == 0)
-		m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED) {
-		close(fd);
-		return;
-	}
-	struct {
-		uint32_t fd;
-		uint32_t pad;
-		uint64_t capacity;
-	} req = {(uint32_t)fd, 0, DB_CAPACITY};
-	/* the request goes on the socket; the server reads the ring from its answer on */
-	if (rnicsim_rpc(OP_DOORBELL_RING, &req, sizeof(req), NULL, 0, NULL, 0, NULL) != 0) {
-		munmap(m, size);
-		close(fd);
-		return;
-	}
 	db = m;
 	db_data = (char *)m + DB_DATA_OFFSET;
 	db_pid = rnicsim_pid();

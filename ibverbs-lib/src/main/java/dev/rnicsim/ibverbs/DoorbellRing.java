@@ -6,9 +6,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 
 /**
  * A process's doorbells and requests to the server through memory the two share, instead of its socket: a byte
@@ -36,7 +34,7 @@ final class DoorbellRing implements AutoCloseable
     static final long HEAD = 0;
     static final long TAIL = 64;
     static final long ASLEEP = 128;
-    static final long DATA_OFFSET = 4096;
+    static final long DATA_OFFSET = MessageRing.DATA_OFFSET;
 
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
@@ -65,28 +63,7 @@ final class DoorbellRing implements AutoCloseable
      */
     static DoorbellRing open(final Path file, final long capacityBytes) throws IOException
     {
-        if (capacityBytes < MessageRing.MIN_CAPACITY || capacityBytes > MessageRing.MAX_CAPACITY
-            || Long.bitCount(capacityBytes) != 1)
-        {
-            throw new IllegalArgumentException("a doorbell ring of " + capacityBytes + " bytes: the data area is a "
-                + "power of two from " + MessageRing.MIN_CAPACITY + " to " + MessageRing.MAX_CAPACITY + " bytes");
-        }
-        final Arena arena = Arena.ofShared();
-        try (FileChannel f = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE))
-        {
-            if (f.size() < DATA_OFFSET + capacityBytes)
-            {
-                throw new IOException("the doorbell ring " + file + " holds " + f.size() + " bytes, fewer than its "
-                    + "header and " + capacityBytes + " bytes of data");
-            }
-            return new DoorbellRing(arena, f.map(FileChannel.MapMode.READ_WRITE, 0, DATA_OFFSET + capacityBytes,
-                arena), capacityBytes);
-        }
-        catch (final IOException | RuntimeException e)
-        {
-            arena.close();
-            throw e;
-        }
+        return MessageRing.map("doorbell ring", file, capacityBytes, DoorbellRing::new);
     }
 
     /** @return whether the process has published bytes not read yet. */

@@ -71,9 +71,28 @@ final class MessageRing implements AutoCloseable
      */
     static MessageRing open(final Path file, final long capacityBytes) throws IOException
     {
+        return map("message ring", file, capacityBytes, MessageRing::new);
+    }
+
+    /** Makes a ring's object from its arena, its mapping (header and data) and its data area's size. */
+    interface RingMaker<T>
+    {
+        T make(Arena arena, MemorySegment mapping, long capacityBytes);
+    }
+
+    /**
+     * Maps a ring file the process offered: a header of {@link #DATA_OFFSET} bytes, then a data area of a power of two
+     * from {@link #MIN_CAPACITY} to {@link #MAX_CAPACITY} bytes (the layout of ring.c's message and doorbell rings).
+     *
+     * @throws IllegalArgumentException when capacityBytes is not such a size.
+     * @throws IOException              when the file cannot be opened or mapped, or is too short.
+     */
+    static <T> T map(final String what, final Path file, final long capacityBytes, final RingMaker<T> maker)
+        throws IOException
+    {
         if (capacityBytes < MIN_CAPACITY || capacityBytes > MAX_CAPACITY || Long.bitCount(capacityBytes) != 1)
         {
-            throw new IllegalArgumentException("a message ring of " + capacityBytes + " bytes: the data area is a "
+            throw new IllegalArgumentException("a " + what + " of " + capacityBytes + " bytes: the data area is a "
                 + "power of two from " + MIN_CAPACITY + " to " + MAX_CAPACITY + " bytes");
         }
         final Arena arena = Arena.ofShared();
@@ -81,11 +100,11 @@ final class MessageRing implements AutoCloseable
         {
             if (f.size() < DATA_OFFSET + capacityBytes)
             {
-                throw new IOException("the message ring " + file + " holds " + f.size() + " bytes, fewer than its "
+                throw new IOException("the " + what + " " + file + " holds " + f.size() + " bytes, fewer than its "
                     + "header and " + capacityBytes + " bytes of data");
             }
-            return new MessageRing(arena, f.map(FileChannel.MapMode.READ_WRITE, 0, DATA_OFFSET + capacityBytes,
-                arena), capacityBytes);
+            return maker.make(arena, f.map(FileChannel.MapMode.READ_WRITE, 0, DATA_OFFSET + capacityBytes, arena),
+                capacityBytes);
         }
         catch (final IOException | RuntimeException e)
         {
