@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -59,18 +57,6 @@ class CliTest
     @TempDir
     Path dir;
 
-    private record Result(int code, String out, String err)
-    {
-    }
-
-    private static Result rnicsim(final String... args)
-    {
-        final StringWriter out = new StringWriter();
-        final StringWriter err = new StringWriter();
-        final int code = Rnicsim.execute(args, new PrintWriter(out, true), new PrintWriter(err, true));
-        return new Result(code, out.toString(), err.toString());
-    }
-
     static Stream<Arguments> subcommandsAndTheirOptions()
     {
         return Stream.of(
@@ -90,7 +76,7 @@ class CliTest
     {
         final List<String> args = new ArrayList<>(command);
         args.add("--help");
-        final Result r = rnicsim(args.toArray(String[]::new));
+        final CliRun r = CliRun.of(args.toArray(String[]::new));
 
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.err()).isEmpty();
@@ -104,8 +90,8 @@ class CliTest
     @Test
     void unknownSubcommandOrOptionShouldExitTwoWithUsage()
     {
-        final Result verb = rnicsim("frobnicate");
-        final Result option = rnicsim("scenario", "list", "--yaml");
+        final CliRun verb = CliRun.of("frobnicate");
+        final CliRun option = CliRun.of("scenario", "list", "--yaml");
 
         assertThat(verb.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(verb.err()).contains("frobnicate").contains("Usage:");
@@ -116,7 +102,7 @@ class CliTest
     @Test
     void scenarioListJsonShouldParseToTheCatalogueEntries() throws Exception
     {
-        final Result r = rnicsim("scenario", "list", "--json");
+        final CliRun r = CliRun.of("scenario", "list", "--json");
 
         assertThat(r.code()).isZero();
         final JsonNode list = MAPPER.readTree(r.out());
@@ -134,7 +120,7 @@ class CliTest
     @Test
     void scenarioRunFirstRegistrationShouldExitZeroWithItsSummary()
     {
-        final Result r = rnicsim("scenario", "run", "first-registration");
+        final CliRun r = CliRun.of("scenario", "run", "first-registration");
 
         assertThat(r.code()).as(r.out() + r.err()).isZero();
         assertThat(r.err()).isEmpty();
@@ -145,7 +131,7 @@ class CliTest
     @Test
     void scenarioRunOfAnUnknownNameShouldExitTwo()
     {
-        final Result r = rnicsim("scenario", "run", "nope");
+        final CliRun r = CliRun.of("scenario", "run", "nope");
 
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("no scenario 'nope'").contains("scenario list");
@@ -155,8 +141,8 @@ class CliTest
     @Test
     void scenarioShowShouldPrintTheScriptAsShipped()
     {
-        final Result r = rnicsim("scenario", "show", "first-registration");
-        final Result none = rnicsim("scenario", "show", "nope");
+        final CliRun r = CliRun.of("scenario", "show", "first-registration");
+        final CliRun none = CliRun.of("scenario", "show", "nope");
 
         assertThat(r.code()).isZero();
         assertThat(r.out()).isEqualTo(Catalogue.entry("first-registration").orElseThrow().script())
@@ -168,7 +154,7 @@ class CliTest
     @Test
     void devinfoOfE810ShouldPrintItsPageSizesAndNoAtomics()
     {
-        final Result r = rnicsim("devinfo", "--profile", "e810");
+        final CliRun r = CliRun.of("devinfo", "--profile", "e810");
 
         assertThat(r.code()).isZero();
         assertThat(r.out()).containsPattern("page_size_cap:\\s+0x40201000\\b");
@@ -179,7 +165,7 @@ class CliTest
     @Test
     void devinfoWithoutOptionsShouldPrintEveryBuiltInProfile()
     {
-        final Result r = rnicsim("devinfo");
+        final CliRun r = CliRun.of("devinfo");
 
         assertThat(r.code()).isZero();
         assertThat(r.out()).contains("# simulated: driver irdma").contains("# simulated: driver mlx5")
@@ -189,7 +175,7 @@ class CliTest
     @Test
     void devinfoOfAnUnknownProfileShouldExitTwoNamingTheBuiltInOnes()
     {
-        final Result r = rnicsim("devinfo", "--profile", "nope");
+        final CliRun r = CliRun.of("devinfo", "--profile", "nope");
 
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("no built-in profile 'nope'").contains("e810");
@@ -200,7 +186,7 @@ class CliTest
     void devinfoOfATruncatedDumpAsJsonShouldListTheDefaultedFields() throws Exception
     {
         final Path dump = Path.of(CliTest.class.getResource("/devinfo/connectx4-mlx5.txt").toURI());
-        final Result r = rnicsim("devinfo", "--file", dump.toString(), "--json");
+        final CliRun r = CliRun.of("devinfo", "--file", dump.toString(), "--json");
 
         assertThat(r.code()).as(r.err()).isZero();
         final JsonNode list = MAPPER.readTree(r.out());
@@ -220,7 +206,7 @@ class CliTest
     void devinfoOfAMissingFileShouldExitTwo()
     {
         final Path missing = dir.resolve("no-such-dump.txt");
-        final Result r = rnicsim("devinfo", "--file", missing.toString());
+        final CliRun r = CliRun.of("devinfo", "--file", missing.toString());
 
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains(missing.toString());
@@ -231,8 +217,8 @@ class CliTest
     {
         final Path failing = write("failing.rsim", "host h ram=256M\nexpect h.mem_total == 1\n");
         final Path passing = write("passing.rsim", "say second file ran\nhost h ram=256M\nexpect h.mem_total == 256M\n");
-        final Result both = rnicsim("run", passing.toString(), passing.toString());
-        final Result worst = rnicsim("run", failing.toString(), passing.toString());
+        final CliRun both = CliRun.of("run", passing.toString(), passing.toString());
+        final CliRun worst = CliRun.of("run", failing.toString(), passing.toString());
 
         assertThat(both.code()).as(both.out() + both.err()).isZero();
         assertThat(both.out().split("== " + Pattern.quote(passing.toString()) + ": 1 steps, 1 expects held", -1))
@@ -246,7 +232,7 @@ class CliTest
     void runOfAMissingFileShouldExitTwoNamingIt()
     {
         final Path missing = dir.resolve("missing.rsim");
-        final Result r = rnicsim("run", missing.toString());
+        final CliRun r = CliRun.of("run", missing.toString());
 
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains(missing + ": cannot read the script: no such file");
@@ -257,7 +243,7 @@ class CliTest
     void runOfAMissingFileShouldNotShowJavaClassNames()
     {
         final Path missing = dir.resolve("missing.rsim");
-        final Result r = rnicsim("run", missing.toString());
+        final CliRun r = CliRun.of("run", missing.toString());
 
         assertThat(r.err()).doesNotContainPattern("[A-Za-z]+Exception").doesNotContain("java.");
     }
@@ -265,7 +251,7 @@ class CliTest
     @Test
     void runOfNoFileShouldExitTwoWithUsage()
     {
-        final Result r = rnicsim("run");
+        final CliRun r = CliRun.of("run");
 
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("FILE").contains("Usage:");
@@ -278,7 +264,7 @@ class CliTest
             .findFirst();
         assumeTrue(name.isPresent(), "no scenario of " + Pictures.names() + " in the catalogue yet");
         final Path svg = dir.resolve("chart.svg");
-        final Result r = rnicsim("scenario", "run", name.get(), "--quiet", "--svg", svg.toString());
+        final CliRun r = CliRun.of("scenario", "run", name.get(), "--quiet", "--svg", svg.toString());
 
         assertThat(r.code()).as(r.out() + r.err()).isZero();
         assertThat(r.out()).contains("chart written to " + svg);
@@ -294,7 +280,7 @@ class CliTest
     void scenarioRunWithSvgOfAScenarioWithoutAChartShouldExitTwo()
     {
         final Path svg = dir.resolve("none.svg");
-        final Result r = rnicsim("scenario", "run", "first-registration", "--quiet", "--svg", svg.toString());
+        final CliRun r = CliRun.of("scenario", "run", "first-registration", "--quiet", "--svg", svg.toString());
 
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("has no chart");
@@ -306,7 +292,7 @@ class CliTest
     {
         final Path script = write("traced.rsim", WRITE_SCRIPT);
         final Path trace = dir.resolve("trace.json");
-        final Result r = rnicsim("run", script.toString(), "--trace", trace.toString());
+        final CliRun r = CliRun.of("run", script.toString(), "--trace", trace.toString());
 
         assertThat(r.code()).as(r.out() + r.err()).isZero();
         assertThat(trace).isRegularFile();
@@ -324,7 +310,7 @@ class CliTest
     void runQuietShouldPrintOnlyNarrationAndTheSummary() throws Exception
     {
         final Path script = write("quiet.rsim", "say told\nhost h ram=256M\nexpect h.mem_total == 256M\n");
-        final Result r = rnicsim("run", "--quiet", script.toString());
+        final CliRun r = CliRun.of("run", "--quiet", script.toString());
 
         assertThat(r.code()).isZero();
         assertThat(r.out()).isEqualTo("told\n== " + script + ": 1 steps, 1 expects held, simulated time 0 ns\n");

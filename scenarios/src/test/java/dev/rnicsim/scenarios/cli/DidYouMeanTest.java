@@ -2,29 +2,15 @@ package dev.rnicsim.scenarios.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import org.junit.jupiter.api.Test;
 
 /** A mistyped subcommand or option names the nearest ones (picocli's suggestions), as a script's unknown verb does. */
 class DidYouMeanTest
 {
-    private record Result(int code, String out, String err)
-    {
-    }
-
-    private static Result rnicsim(final String... args)
-    {
-        final StringWriter out = new StringWriter();
-        final StringWriter err = new StringWriter();
-        final int code = Rnicsim.execute(args, new PrintWriter(out, true), new PrintWriter(err, true));
-        return new Result(code, out.toString(), err.toString());
-    }
-
     @Test
     void aMistypedSubcommandShouldNameTheNearestOne()
     {
-        final Result r = rnicsim("rnu", "demo.rsim");
+        final CliRun r = CliRun.of("rnu", "demo.rsim");
 
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("'rnu'").contains("Did you mean: run?").contains("'rnicsim --help'")
@@ -34,7 +20,7 @@ class DidYouMeanTest
     @Test
     void aMistypedNestedSubcommandShouldNameTheNearestOneWithItsParent()
     {
-        final Result r = rnicsim("scenario", "lst");
+        final CliRun r = CliRun.of("scenario", "lst");
 
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("Did you mean: scenario list?").contains("'rnicsim scenario --help'");
@@ -43,7 +29,7 @@ class DidYouMeanTest
     @Test
     void aMistypedOptionShouldNameTheNearestOptions()
     {
-        final Result r = rnicsim("run", "--trce", "t.json", "demo.rsim");
+        final CliRun r = CliRun.of("run", "--trce", "t.json", "demo.rsim");
 
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("Unknown option: '--trce'").contains("Possible solutions: ").contains("--trace")
@@ -53,7 +39,7 @@ class DidYouMeanTest
     @Test
     void aSwappedLetterInAnOptionShouldNameTheOption()
     {
-        final Result r = rnicsim("run", "--verbsoe", "demo.rsim");
+        final CliRun r = CliRun.of("run", "--verbsoe", "demo.rsim");
 
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("Possible solutions: ").contains("--verbose");
@@ -62,7 +48,7 @@ class DidYouMeanTest
     @Test
     void aWordLikeNoSubcommandShouldStillPrintTheUsage()
     {
-        final Result r = rnicsim("frobnicate");
+        final CliRun r = CliRun.of("frobnicate");
 
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("frobnicate").contains("Usage:").doesNotContain("Did you mean");
@@ -71,7 +57,7 @@ class DidYouMeanTest
     @Test
     void aNumberPastItsRangeShouldSayTooLargeWithTheBoundNotAJavaType()
     {
-        final Result r = rnicsim("plan", "--hugepages2m", "99999999999999999999");
+        final CliRun r = CliRun.of("plan", "--hugepages2m", "99999999999999999999");
 
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("too large: at most 9223372036854775807 (2^63 - 1)").doesNotContain("a long");

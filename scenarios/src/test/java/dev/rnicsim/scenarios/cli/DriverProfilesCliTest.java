@@ -8,8 +8,6 @@ import dev.rnicsim.simnic.DeviceProfile;
 import dev.rnicsim.simnic.DeviceProfiles;
 import dev.rnicsim.simnic.DevinfoReader;
 import dev.rnicsim.simnic.DevinfoResult;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
@@ -28,18 +26,6 @@ class DriverProfilesCliTest
     @TempDir
     Path dir;
 
-    private record Result(int code, String out, String err)
-    {
-    }
-
-    private static Result rnicsim(final String... args)
-    {
-        final StringWriter out = new StringWriter();
-        final StringWriter err = new StringWriter();
-        final int code = Rnicsim.execute(args, new PrintWriter(out, true), new PrintWriter(err, true));
-        return new Result(code, out.toString(), err.toString());
-    }
-
     static Set<String> names()
     {
         return DeviceProfiles.builtIn().keySet();
@@ -50,7 +36,7 @@ class DriverProfilesCliTest
     void devinfoPrintsEveryProfileInIbvDevinfoFormThatReadsBackAsItsDriver(final String name)
     {
         final DeviceProfile p = DeviceProfiles.byName(name);
-        final Result r = rnicsim("devinfo", "--profile", name);
+        final CliRun r = CliRun.of("devinfo", "--profile", name);
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).startsWith("hca_id:\t" + name + "\n")
             .contains("\ttransport:\t\t\t" + p.traits().transport().devinfo() + "\n")
@@ -68,7 +54,7 @@ class DriverProfilesCliTest
     {
         final Path w = dir.resolve("w.json");
         Files.writeString(w, "{\"groups\":[{\"name\":\"small\",\"count\":10,\"size\":\"64K\",\"backing\":\"4k\"}]}");
-        final Result r = rnicsim("plan", "--profile", name, "--workload", w.toString(), "--memlock", "unlimited",
+        final CliRun r = CliRun.of("plan", "--profile", name, "--workload", w.toString(), "--memlock", "unlimited",
             "--json");
         assertThat(r.code()).as(r.err()).isIn(0, 1);
         final JsonNode root = new ObjectMapper().readTree(r.out());
@@ -81,12 +67,12 @@ class DriverProfilesCliTest
     {
         final Path w = dir.resolve("big.json");
         Files.writeString(w, "{\"groups\":[{\"name\":\"big\",\"count\":2,\"size\":\"2G\",\"backing\":\"4k\"}]}");
-        final JsonNode bnxt = new ObjectMapper().readTree(rnicsim("plan", "--profile", "bnxt_re", "--workload",
+        final JsonNode bnxt = new ObjectMapper().readTree(CliRun.of("plan", "--profile", "bnxt_re", "--workload",
             w.toString(), "--memlock", "unlimited", "--json").out());
         assertThat(bnxt.path("firstLimit").path("limit").asText()).startsWith("entries per MR");
         assertThat(bnxt.path("firstLimit").path("message").asText()).startsWith("entries per MR: group big needs "
             + "524,288").contains("262,144", "EIO");
-        final JsonNode cx5 = new ObjectMapper().readTree(rnicsim("plan", "--profile", "connectx5", "--workload",
+        final JsonNode cx5 = new ObjectMapper().readTree(CliRun.of("plan", "--profile", "connectx5", "--workload",
             w.toString(), "--memlock", "unlimited", "--json").out());
         assertThat(cx5.path("firstLimit").isNull() || cx5.path("firstLimit").isMissingNode()).isTrue();
         assertThat(cx5.path("limits").toString()).doesNotContain("entries per MR");
@@ -102,8 +88,8 @@ class DriverProfilesCliTest
         final Path script = dir.resolve("s.rsim");
         Files.writeString(script, "host h\ndevice d h devinfo=odd.txt\n");
 
-        final Result plan = rnicsim("plan", "--devinfo", dump.toString(), "--workload", w.toString());
-        final Result run = rnicsim("run", script.toString());
+        final CliRun plan = CliRun.of("plan", "--devinfo", dump.toString(), "--workload", w.toString());
+        final CliRun run = CliRun.of("run", script.toString());
 
         assertThat(plan.err()).contains("warning").contains("no rule recognises").contains("generic");
         assertThat(run.code()).as(run.err()).isZero();
@@ -116,12 +102,12 @@ class DriverProfilesCliTest
         final Path dump = dir.resolve("efa.txt");
         Files.writeString(dump, "hca_id:\tefa_0\n\ttransport:\t\t\tunspecified (4)\n\tvendor_id:\t\t\t0x1d0f\n"
             + "\tvendor_part_id:\t\t\t61344\n");
-        final Result r = rnicsim("devinfo", "--file", dump.toString());
+        final CliRun r = CliRun.of("devinfo", "--file", dump.toString());
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).contains("transport:\t\t\tunspecified (4)")
             .contains("# not in the source dump, defaulted from built-in profile efa-gen1 (driver efa): ")
             .contains("page_size_cap").contains("# simulated: driver efa");
-        final JsonNode json = new ObjectMapper().readTree(rnicsim("devinfo", "--file", dump.toString(), "--json")
+        final JsonNode json = new ObjectMapper().readTree(CliRun.of("devinfo", "--file", dump.toString(), "--json")
             .out());
         assertThat(json.get(0).path("defaults_from").asText()).isEqualTo("efa-gen1");
         assertThat(json.get(0).path("driver").asText()).isEqualTo("efa");
@@ -132,7 +118,7 @@ class DriverProfilesCliTest
     {
         final Path dump = dir.resolve("x.txt");
         Files.writeString(dump, "hca_id:\tfoo0\n\tvendor_id:\t\t\t0x4321\n\tmax_qp:\t\t\t\t12\n");
-        final Result r = rnicsim("devinfo", "--file", dump.toString());
+        final CliRun r = CliRun.of("devinfo", "--file", dump.toString());
         assertThat(r.code()).isZero();
         assertThat(r.out()).contains("# simulated: driver generic").contains("# warning: ")
             .contains("no rule recognises").doesNotContain("driver mlx5");
@@ -163,7 +149,7 @@ class DriverProfilesCliTest
             expect c2.variant == 0
             show mr m2
             """);
-        final Result r = rnicsim("run", f.toString());
+        final CliRun r = CliRun.of("run", f.toString());
         assertThat(r.code()).as(r.out() + r.err()).isZero();
         assertThat(r.out()).contains("MPT index 2, variant 1");
     }
@@ -185,7 +171,7 @@ class DriverProfilesCliTest
         }
         final Path f = dir.resolve("all.rsim");
         Files.writeString(f, script);
-        final Result r = rnicsim("run", f.toString(), "--quiet");
+        final CliRun r = CliRun.of("run", f.toString(), "--quiet");
         assertThat(r.code()).as(r.out() + r.err()).isZero();
     }
 }

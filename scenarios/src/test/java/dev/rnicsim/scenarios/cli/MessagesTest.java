@@ -2,8 +2,6 @@ package dev.rnicsim.scenarios.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,18 +19,6 @@ class MessagesTest
     @TempDir
     Path dir;
 
-    private record Result(int code, String out, String err)
-    {
-    }
-
-    private static Result rnicsim(final String... args)
-    {
-        final StringWriter out = new StringWriter();
-        final StringWriter err = new StringWriter();
-        final int code = Rnicsim.execute(args, new PrintWriter(out, true), new PrintWriter(err, true));
-        return new Result(code, out.toString(), err.toString());
-    }
-
     private Path script(final String name, final String text) throws Exception
     {
         final Path f = dir.resolve(name);
@@ -46,7 +32,7 @@ class MessagesTest
         final Path s = script("s.rsim", SCRIPT);
         final Path trace = dir.resolve("no/such/t.json");
 
-        final Result r = rnicsim("run", s.toString(), "--trace", trace.toString());
+        final CliRun r = CliRun.of("run", s.toString(), "--trace", trace.toString());
 
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("--trace " + trace + ": the folder " + trace.getParent() + " does not exist")
@@ -61,9 +47,9 @@ class MessagesTest
         final Path s = script("s.rsim", SCRIPT);
         final Path page = dir.resolve("no").resolve("page.html");
 
-        final Result run = rnicsim("run", s.toString(), "--html", page.toString());
-        final Result tour = rnicsim("tour", "-q", "--html", dir.toString());
-        final Result scenario = rnicsim("scenario", "run", "first-registration", "--html", "");
+        final CliRun run = CliRun.of("run", s.toString(), "--html", page.toString());
+        final CliRun tour = CliRun.of("tour", "-q", "--html", dir.toString());
+        final CliRun scenario = CliRun.of("scenario", "run", "first-registration", "--html", "");
 
         assertThat(run.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(run.err()).contains("--html " + page + ": the folder " + page.getParent() + " does not exist");
@@ -81,8 +67,8 @@ class MessagesTest
     {
         final Path f = dir.resolve("out.html");
 
-        final Result tour = rnicsim("tour", "-q", "--html", f.toString(), "--trace", f.toString());
-        final Result scenario = rnicsim("scenario", "run", "registration-cost", "--svg", f.toString(), "--html",
+        final CliRun tour = CliRun.of("tour", "-q", "--html", f.toString(), "--trace", f.toString());
+        final CliRun scenario = CliRun.of("scenario", "run", "registration-cost", "--svg", f.toString(), "--html",
             f.toString());
 
         assertThat(tour.code()).isEqualTo(Rnicsim.MALFORMED);
@@ -98,8 +84,8 @@ class MessagesTest
     {
         final Path s = script("s.rsim", SCRIPT);
 
-        final Result trace = rnicsim("run", s.toString(), "--trace", dir.toString());
-        final Result svg = rnicsim("scenario", "run", "registration-cost", "--svg", dir.toString());
+        final CliRun trace = CliRun.of("run", s.toString(), "--trace", dir.toString());
+        final CliRun svg = CliRun.of("scenario", "run", "registration-cost", "--svg", dir.toString());
 
         assertThat(trace.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(trace.err()).contains("--trace " + dir + ": is a folder, not a file");
@@ -111,10 +97,10 @@ class MessagesTest
     @Test
     void emptyPathsShouldNameTheirOption()
     {
-        final Result run = rnicsim("run", "");
-        final Result devinfo = rnicsim("devinfo", "--file=");
-        final Result plan = rnicsim("plan", "--workload=");
-        final Result trace = rnicsim("tour", "--trace=");
+        final CliRun run = CliRun.of("run", "");
+        final CliRun devinfo = CliRun.of("devinfo", "--file=");
+        final CliRun plan = CliRun.of("plan", "--workload=");
+        final CliRun trace = CliRun.of("tour", "--trace=");
 
         assertThat(run.err()).contains("the FILE argument is empty").doesNotStartWith(":");
         assertThat(devinfo.err()).contains("--file is empty").doesNotStartWith(":");
@@ -129,7 +115,7 @@ class MessagesTest
     {
         final Path s = script("bom.rsim", "\uFEFF" + SCRIPT);
 
-        final Result r = rnicsim("run", s.toString());
+        final CliRun r = CliRun.of("run", s.toString());
 
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).contains("host alpha: 256 MiB RAM");
@@ -140,7 +126,7 @@ class MessagesTest
     {
         final Path s = script("joined.rsim", "\uFEFF\uFEFF" + SCRIPT + "\n\uFEFFsay joined\n");
 
-        final Result r = rnicsim("run", s.toString());
+        final CliRun r = CliRun.of("run", s.toString());
 
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).contains("host alpha: 256 MiB RAM").contains("joined");
@@ -151,7 +137,7 @@ class MessagesTest
     {
         final Path s = script("@odd.rsim", SCRIPT);
 
-        final Result r = rnicsim("run", s.toString());
+        final CliRun r = CliRun.of("run", s.toString());
 
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).contains("hello from the script");
@@ -163,7 +149,7 @@ class MessagesTest
         final Path good = script("good.rsim", SCRIPT);
         final Path bad = script("bad.rsim", "repeat 2 host h ram=256M\n");
 
-        final Result r = rnicsim("run", good.toString(), bad.toString());
+        final CliRun r = CliRun.of("run", good.toString(), bad.toString());
 
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("bad.rsim:1: 'repeat 2' (line 1) would create host 'h' 2 times");

@@ -3,8 +3,6 @@ package dev.rnicsim.scenarios.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -19,34 +17,22 @@ class NewUserMistakesTest
     @TempDir
     Path dir;
 
-    private record Result(int code, String out, String err)
-    {
-    }
-
-    private static Result rnicsim(final String... args)
-    {
-        final StringWriter out = new StringWriter();
-        final StringWriter err = new StringWriter();
-        final int code = Rnicsim.execute(args, new PrintWriter(out, true), new PrintWriter(err, true));
-        return new Result(code, out.toString(), err.toString());
-    }
-
     @Test
     void aMistypedScenarioShouldGetTheNearestOne()
     {
-        final Result run = rnicsim("scenario", "run", "mtt-exhaustoin");
+        final CliRun run = CliRun.of("scenario", "run", "mtt-exhaustoin");
         assertThat(run.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(run.err()).contains("no scenario 'mtt-exhaustoin'; did you mean 'mtt-exhaustion'?");
-        assertThat(rnicsim("scenario", "show", "mtt-exhaustoin").err()).contains("did you mean 'mtt-exhaustion'?");
+        assertThat(CliRun.of("scenario", "show", "mtt-exhaustoin").err()).contains("did you mean 'mtt-exhaustion'?");
     }
 
     @Test
     void aMistypedProfileShouldGetTheNearestOneOnEveryCommand() throws IOException
     {
-        assertThat(rnicsim("devinfo", "--profile", "connectx55").err())
+        assertThat(CliRun.of("devinfo", "--profile", "connectx55").err())
             .contains("no built-in profile 'connectx55'; did you mean 'connectx5'?");
         final Path workload = Files.writeString(dir.resolve("w.json"), "{\"groups\": []}");
-        final Result plan = rnicsim("plan", "--workload", workload.toString(), "--profile", "conectx5");
+        final CliRun plan = CliRun.of("plan", "--workload", workload.toString(), "--profile", "conectx5");
         assertThat(plan.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(plan.err()).contains("--profile conectx5: no built-in profile 'conectx5'; did you mean 'connectx5'?");
     }
@@ -54,19 +40,19 @@ class NewUserMistakesTest
     @Test
     void aDevicesNameGivenAsAProfileShouldNameTheProfilesOfThatDevice()
     {
-        final Result r = rnicsim("devinfo", "--profile", "mlx5_0");
+        final CliRun r = CliRun.of("devinfo", "--profile", "mlx5_0");
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("'mlx5_0' is the name a kernel driver gives a device")
             .contains("connectx5").contains("bluefield2").doesNotContain("rxe");
-        assertThat(rnicsim("exec", "--profile", "rxe0", "--", "true").err()).contains("[rxe, rxe-legacy]");
+        assertThat(CliRun.of("exec", "--profile", "rxe0", "--", "true").err()).contains("[rxe, rxe-legacy]");
     }
 
     @Test
     void theJsonOfDevinfoGivenAsADumpShouldBeCalledSo() throws IOException
     {
-        final Result json = rnicsim("devinfo", "--profile", "rxe", "--json");
+        final CliRun json = CliRun.of("devinfo", "--profile", "rxe", "--json");
         final Path file = Files.writeString(dir.resolve("rxe.json"), json.out());
-        final Result r = rnicsim("devinfo", "--file", file.toString());
+        final CliRun r = CliRun.of("devinfo", "--file", file.toString());
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("not an ibv_devinfo dump").contains("this file is JSON")
             .contains("give the profile's name with --profile instead");
@@ -78,10 +64,10 @@ class NewUserMistakesTest
         final Path file = Files.writeString(dir.resolve("devices.txt"), "    device          \t   node GUID\n"
             + "    ------          \t----------------\n    mlx5_0          \t98039b0300000001\n");
         final Path workload = Files.writeString(dir.resolve("w.json"), "{\"groups\": []}");
-        final Result r = rnicsim("plan", "--workload", workload.toString(), "--devinfo", file.toString());
+        final CliRun r = CliRun.of("plan", "--workload", workload.toString(), "--devinfo", file.toString());
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("this file is what 'ibv_devices' prints");
-        final Result other = rnicsim("exec", "--devinfo", Files.writeString(dir.resolve("notes.txt"), "hello\n")
+        final CliRun other = CliRun.of("exec", "--devinfo", Files.writeString(dir.resolve("notes.txt"), "hello\n")
             .toString(), "--", "true");
         assertThat(other.err()).contains("make a dump with 'ibv_devinfo -v > FILE'");
     }
@@ -89,10 +75,10 @@ class NewUserMistakesTest
     @Test
     void aDashOrAFolderGivenAsAFileShouldBeCalledSo()
     {
-        final Result dash = rnicsim("run", "-");
+        final CliRun dash = CliRun.of("run", "-");
         assertThat(dash.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(dash.err()).contains("'-' is not standard input here: save the input to a file");
-        final Result folder = rnicsim("devinfo", "--file", dir.toString());
+        final CliRun folder = CliRun.of("devinfo", "--file", dir.toString());
         assertThat(folder.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(folder.err()).contains(dir + ": a folder, not a file");
     }
@@ -100,14 +86,14 @@ class NewUserMistakesTest
     @Test
     void versionOfASubcommandShouldBeTheCommandsVersion()
     {
-        final String version = rnicsim("--version").out().strip();
+        final String version = CliRun.of("--version").out().strip();
         assertThat(version).startsWith("rnicsim ");
         for (final String sub : new String[] {"exec", "devinfo", "plan", "run", "tour"})
         {
-            final Result r = rnicsim(sub, "-V");
+            final CliRun r = CliRun.of(sub, "-V");
             assertThat(r.code()).isZero();
             assertThat(r.out().strip()).as(sub + " -V").isEqualTo(version);
         }
-        assertThat(rnicsim("scenario", "list", "--version").out().strip()).isEqualTo(version);
+        assertThat(CliRun.of("scenario", "list", "--version").out().strip()).isEqualTo(version);
     }
 }

@@ -2,8 +2,6 @@ package dev.rnicsim.scenarios.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -19,24 +17,12 @@ class OutputFileCheckTest
     @TempDir
     Path dir;
 
-    private record Result(int code, String out, String err)
-    {
-    }
-
-    private static Result rnicsim(final String... args)
-    {
-        final StringWriter out = new StringWriter();
-        final StringWriter err = new StringWriter();
-        final int code = Rnicsim.execute(args, new PrintWriter(out, true), new PrintWriter(err, true));
-        return new Result(code, out.toString(), err.toString());
-    }
-
     @Test
     void aTraceInProcShouldBeRefusedBeforeTheRunNamingTheFileTheCauseAndTheFix() throws Exception
     {
         final Path s = Files.writeString(dir.resolve("s.rsim"), "host h ram=256M\nsay ran\n");
 
-        final Result r = rnicsim("run", s.toString(), "--trace", "/proc/rnicsim-trace.json");
+        final CliRun r = CliRun.of("run", s.toString(), "--trace", "/proc/rnicsim-trace.json");
 
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.out()).doesNotContain("ran");
@@ -62,7 +48,7 @@ class OutputFileCheckTest
     @Test
     void aTourTraceInProcShouldBeRefusedBeforeTheTour()
     {
-        final Result r = rnicsim("tour", "-q", "--trace", "/proc/rnicsim-tour.json");
+        final CliRun r = CliRun.of("tour", "-q", "--trace", "/proc/rnicsim-tour.json");
 
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.out()).isEmpty();

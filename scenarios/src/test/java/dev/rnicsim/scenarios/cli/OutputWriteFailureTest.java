@@ -2,8 +2,6 @@ package dev.rnicsim.scenarios.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -18,24 +16,12 @@ class OutputWriteFailureTest
     @TempDir
     Path dir;
 
-    private record Result(int code, String out, String err)
-    {
-    }
-
-    private static Result rnicsim(final String... args)
-    {
-        final StringWriter out = new StringWriter();
-        final StringWriter err = new StringWriter();
-        final int code = Rnicsim.execute(args, new PrintWriter(out, true), new PrintWriter(err, true));
-        return new Result(code, out.toString(), err.toString());
-    }
-
     @Test
     void aTraceOnAFullDiskShouldNameTheOptionThePathAndTheCause() throws Exception
     {
         final Path s = Files.writeString(dir.resolve("s.rsim"), "host h ram=256M\n");
 
-        final Result r = rnicsim("run", s.toString(), "--trace", "/dev/full");
+        final CliRun r = CliRun.of("run", s.toString(), "--trace", "/dev/full");
 
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("--trace /dev/full: cannot write: No space left on device");
@@ -44,7 +30,7 @@ class OutputWriteFailureTest
     @Test
     void anSvgOnAFullDiskShouldNameTheOptionThePathAndTheCause()
     {
-        final Result r = rnicsim("scenario", "run", "registration-cost", "-q", "--svg", "/dev/full");
+        final CliRun r = CliRun.of("scenario", "run", "registration-cost", "-q", "--svg", "/dev/full");
 
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("--svg /dev/full: cannot write: No space left on device");

@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -16,24 +14,12 @@ class PlanCommandTest
     @TempDir
     Path dir;
 
-    private record Result(int code, String out, String err)
-    {
-    }
-
-    private static Result rnicsim(final String... args)
-    {
-        final StringWriter out = new StringWriter();
-        final StringWriter err = new StringWriter();
-        final int code = Rnicsim.execute(args, new PrintWriter(out), new PrintWriter(err));
-        return new Result(code, out.toString(), err.toString());
-    }
-
     @Test
     void shouldPrintThePlanAsDocumentedJson() throws Exception
     {
         final Path w = dir.resolve("w.json");
         Files.writeString(w, "{\"groups\":[{\"name\":\"small\",\"count\":1000,\"size\":\"64K\",\"backing\":\"4k\"}]}");
-        final Result r = rnicsim("plan", "--profile", "connectx3", "--log-num-mtt", "8", "--workload", w.toString(),
+        final CliRun r = CliRun.of("plan", "--profile", "connectx3", "--log-num-mtt", "8", "--workload", w.toString(),
             "--memlock", "unlimited", "--json");
         assertThat(r.code()).as(r.err()).isZero();
         final JsonNode root = new ObjectMapper().readTree(r.out());
@@ -59,7 +45,7 @@ class PlanCommandTest
     {
         final Path w = dir.resolve("w.json");
         Files.writeString(w, "{\"groups\":[{\"count\":4,\"size\":\"1M\"}]}");
-        final Result r = rnicsim("plan", "--workload", w.toString());
+        final CliRun r = CliRun.of("plan", "--workload", w.toString());
         assertThat(r.code()).isZero();
         assertThat(r.out()).contains("everything fits").contains("MTT entries");
     }
@@ -69,13 +55,13 @@ class PlanCommandTest
     {
         final Path w = dir.resolve("w.json");
         Files.writeString(w, "{\"groups\":[{\"count\":-1,\"size\":\"1M\"}]}");
-        final Result bad = rnicsim("plan", "--workload", w.toString());
+        final CliRun bad = CliRun.of("plan", "--workload", w.toString());
         assertThat(bad.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(bad.err()).contains("w.json:1: groups[0].count: expected").doesNotContain("Exception");
-        assertThat(rnicsim("plan", "--profile", "nope", "--workload", w.toString()).code())
+        assertThat(CliRun.of("plan", "--profile", "nope", "--workload", w.toString()).code())
             .isEqualTo(Rnicsim.MALFORMED);
-        assertThat(rnicsim("plan", "--workload", dir.resolve("missing.json").toString()).err())
+        assertThat(CliRun.of("plan", "--workload", dir.resolve("missing.json").toString()).err())
             .contains("no such file");
-        assertThat(rnicsim("plan", "--ram", "0", "--workload", w.toString()).code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(CliRun.of("plan", "--ram", "0", "--workload", w.toString()).code()).isEqualTo(Rnicsim.MALFORMED);
     }
 }

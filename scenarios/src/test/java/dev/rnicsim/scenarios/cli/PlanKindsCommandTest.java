@@ -2,8 +2,6 @@ package dev.rnicsim.scenarios.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -15,18 +13,6 @@ class PlanKindsCommandTest
 {
     @TempDir
     Path dir;
-
-    private record Result(int code, String out, String err)
-    {
-    }
-
-    private static Result rnicsim(final String... args)
-    {
-        final StringWriter out = new StringWriter();
-        final StringWriter err = new StringWriter();
-        final int code = Rnicsim.execute(args, new PrintWriter(out), new PrintWriter(err));
-        return new Result(code, out.toString(), err.toString());
-    }
 
     private Path file(final String text) throws Exception
     {
@@ -46,12 +32,12 @@ class PlanKindsCommandTest
                 backing: 2m
                 access: lw,rw,odp
             """);
-        final Result r = rnicsim("plan", "--profile", "connectx3", "--workload", w.toString());
+        final CliRun r = CliRun.of("plan", "--profile", "connectx3", "--workload", w.toString());
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.err()).doesNotContain("cannot be cast").doesNotContain("Exception");
         assertThat(r.out()).contains("first limit to break: registration refused: connectx3 (mlx4) cannot register "
             + "group 'tensors'").contains("odp general caps 0x0").doesNotContain("raise RLIMIT_MEMLOCK");
-        final Result cx5 = rnicsim("plan", "--workload", w.toString(), "--hugepages2m", "4096");
+        final CliRun cx5 = CliRun.of("plan", "--workload", w.toString(), "--hugepages2m", "4096");
         assertThat(cx5.code()).as(cx5.err()).isZero();
         assertThat(cx5.out()).contains("everything fits").doesNotContain("RLIMIT_MEMLOCK to");
     }
@@ -66,16 +52,16 @@ class PlanKindsCommandTest
                 size: 64M
                 backing: 2m
             """);
-        final Result worst = rnicsim("plan", "--workload", w.toString(), "--hugepages2m", "32");
+        final CliRun worst = CliRun.of("plan", "--workload", w.toString(), "--hugepages2m", "32");
         assertThat(worst.out()).contains("the verdict uses the worst case of huge-page contiguity")
             .contains("32 with no two adjacent (worst)");
-        final Result best = rnicsim("plan", "--workload", w.toString(), "--hugepages2m", "32", "--contiguity",
+        final CliRun best = CliRun.of("plan", "--workload", w.toString(), "--hugepages2m", "32", "--contiguity",
             "best");
         assertThat(best.out()).contains("the verdict uses the best case");
-        final Result bad = rnicsim("plan", "--workload", w.toString(), "--contiguity", "average");
+        final CliRun bad = CliRun.of("plan", "--workload", w.toString(), "--contiguity", "average");
         assertThat(bad.code()).isEqualTo(2);
         assertThat(bad.err()).contains("--contiguity average: expected best or worst");
-        final Result sweep = rnicsim("plan", "--workload", w.toString(), "--contiguity", "worst", "--sweep", "size",
+        final CliRun sweep = CliRun.of("plan", "--workload", w.toString(), "--contiguity", "worst", "--sweep", "size",
             "--from", "2M", "--to", "64M", "--svg", dir.resolve("s.svg").toString());
         assertThat(sweep.code()).isEqualTo(2);
         assertThat(sweep.err()).contains("--exact and --contiguity do not go with --sweep");
@@ -90,7 +76,7 @@ class PlanKindsCommandTest
         for (final String extra : bad)
         {
             final Path w = file("groups:\n  - name: a\n    count: 1\n    size: 64M\n" + extra);
-            final Result r = rnicsim("plan", "--workload", w.toString());
+            final CliRun r = CliRun.of("plan", "--workload", w.toString());
             assertThat(r.code()).as(extra).isEqualTo(2);
             assertThat(r.err().strip()).as(extra).matches("(?s)\\Q" + w + "\\E:\\d+: groups\\[0]\\.\\w+: (expected|"
                 + "unknown field; expected) .*").doesNotContain("Exception")
@@ -107,7 +93,7 @@ class PlanKindsCommandTest
                 count: 3
                 size: 1000K
             """);
-        final Result r = rnicsim("plan", "--workload", w.toString(), "--memlock", "1M");
+        final CliRun r = CliRun.of("plan", "--workload", w.toString(), "--memlock", "1M");
         assertThat(r.out()).contains("1000 KiB").contains("2.93 MiB (3,072,000 B)").doesNotContain(" bytes ");
     }
 }

@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rnicsim.scenarios.plan.Sweep;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -28,19 +26,7 @@ class PlanOptionsCommandTest
     @TempDir
     Path dir;
 
-    private record Result(int code, String out, String err)
-    {
-    }
-
-    private static Result rnicsim(final String... args)
-    {
-        final StringWriter out = new StringWriter();
-        final StringWriter err = new StringWriter();
-        final int code = Rnicsim.execute(args, new PrintWriter(out), new PrintWriter(err));
-        return new Result(code, out.toString(), err.toString());
-    }
-
-    private static JsonNode json(final Result r) throws Exception
+    private static JsonNode json(final CliRun r) throws Exception
     {
         assertThat(r.code()).as(r.err()).isZero();
         return JSON.readTree(r.out());
@@ -75,8 +61,8 @@ class PlanOptionsCommandTest
     void shouldOverrideMaxMrWithSet() throws Exception
     {
         final String w = workload(200, "4K", "4k");
-        final JsonNode plain = json(rnicsim("plan", "--workload", w, "--json"));
-        final JsonNode few = json(rnicsim("plan", "--workload", w, "--json", "--set", "max_mr=100"));
+        final JsonNode plain = json(CliRun.of("plan", "--workload", w, "--json"));
+        final JsonNode few = json(CliRun.of("plan", "--workload", w, "--json", "--set", "max_mr=100"));
         assertThat(limit(plain, "max_mr").path("fits").asBoolean()).isTrue();
         assertThat(plain.path("firstLimit").isNull()).isTrue();
         final long available = limit(few, "max_mr").path("available").asLong();
@@ -93,7 +79,7 @@ class PlanOptionsCommandTest
         assertThat(plain.path("device").path("attributes").path("max_mr").path("from").asText())
             .isEqualTo("profile");
         // A later --set wins.
-        final JsonNode later = json(rnicsim("plan", "--workload", w, "--json", "--set", "max_mr=100", "--set",
+        final JsonNode later = json(CliRun.of("plan", "--workload", w, "--json", "--set", "max_mr=100", "--set",
             "max_mr=1000"));
         assertThat(limit(later, "max_mr").path("fits").asBoolean()).isTrue();
         assertThat(limit(later, "max_mr").path("available").asLong()).isEqualTo(1000);
@@ -103,8 +89,8 @@ class PlanOptionsCommandTest
     void shouldOverridePageSizeCapAndTheCacheWithSet() throws Exception
     {
         final String w = workload(2, "4M", "2m");
-        final JsonNode plain = json(rnicsim("plan", "--workload", w, "--hugepages2m", "64", "--json"));
-        final JsonNode capped = json(rnicsim("plan", "--workload", w, "--hugepages2m", "64", "--json", "--set",
+        final JsonNode plain = json(CliRun.of("plan", "--workload", w, "--hugepages2m", "64", "--json"));
+        final JsonNode capped = json(CliRun.of("plan", "--workload", w, "--hugepages2m", "64", "--json", "--set",
             "page_size_cap=0x1000", "--set", "cache_entries=1024", "--set", "cache_ways=4"));
         assertThat(plain.path("groups").get(0).path("pageSizeBytes").asLong()).isGreaterThanOrEqualTo(2 * M);
         assertThat(capped.path("groups").get(0).path("pageSizeBytes").asLong()).isEqualTo(4096);
@@ -119,7 +105,7 @@ class PlanOptionsCommandTest
         "page_size_cap=0xZZ"})
     void shouldExitTwoForABadSetNamingIt(final String assignment) throws Exception
     {
-        final Result r = rnicsim("plan", "--workload", workload(1, "1M", "4k"), "--set", assignment);
+        final CliRun r = CliRun.of("plan", "--workload", workload(1, "1M", "4k"), "--set", assignment);
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).startsWith("--set ").contains(assignment.substring(0, assignment.indexOf('=') < 0
             ? assignment.length() : assignment.indexOf('='))).doesNotContain("Exception");
@@ -130,8 +116,8 @@ class PlanOptionsCommandTest
     void shouldPlanSeveralProcesses() throws Exception
     {
         final String w = workload(10, "1M", "4k");
-        final JsonNode one = json(rnicsim("plan", "--workload", w, "--json", "--memlock", "unlimited"));
-        final JsonNode three = json(rnicsim("plan", "--workload", w, "--json", "--memlock", "unlimited",
+        final JsonNode one = json(CliRun.of("plan", "--workload", w, "--json", "--memlock", "unlimited"));
+        final JsonNode three = json(CliRun.of("plan", "--workload", w, "--json", "--memlock", "unlimited",
             "--processes", "3"));
         assertThat(three.path("host").path("processes").asInt()).isEqualTo(3);
         assertThat(three.path("totals").path("processes").asInt()).isEqualTo(3);
@@ -148,7 +134,7 @@ class PlanOptionsCommandTest
         assertThat(limit(three, "RLIMIT_MEMLOCK").path("required").asLong()).isEqualTo(10 * M);
         assertThat(limit(three, "vm.max_map_count").path("required").asLong()).isEqualTo(10);
 
-        final Result text = rnicsim("plan", "--workload", w, "--memlock", "unlimited", "--processes", "3");
+        final CliRun text = CliRun.of("plan", "--workload", w, "--memlock", "unlimited", "--processes", "3");
         assertThat(text.code()).as(text.err()).isZero();
         assertThat(text.out()).contains("total over 3 processes: 30 MRs").contains("time per process: ");
     }
@@ -158,7 +144,7 @@ class PlanOptionsCommandTest
     {
         // 50 MRs of one 2 MiB page per process, 3 processes, a pool of 120 pages: 50 + 50 fit, the 3rd process's 21st
         // MR (the 121st) breaks it.
-        final Result r = rnicsim("plan", "--workload", workload(50, "2M", "2m"), "--memlock", "unlimited",
+        final CliRun r = CliRun.of("plan", "--workload", workload(50, "2M", "2m"), "--memlock", "unlimited",
             "--hugepages2m", "120", "--processes", "3");
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).contains("first limit to break: hugetlb 2 MiB pool exhausted at the 121st MR "
@@ -169,7 +155,7 @@ class PlanOptionsCommandTest
     @ValueSource(strings = {"0", "-1", "1048577", "99999999999", "many"})
     void shouldExitTwoForABadProcessCount(final String processes) throws Exception
     {
-        final Result r = rnicsim("plan", "--workload", workload(1, "1M", "4k"), "--processes", processes);
+        final CliRun r = CliRun.of("plan", "--workload", workload(1, "1M", "4k"), "--processes", processes);
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("--processes").doesNotContain("Exception");
         assertThat(r.out()).isEmpty();
@@ -178,7 +164,7 @@ class PlanOptionsCommandTest
     @Test
     void shouldAcceptTheLargestProcessCount() throws Exception
     {
-        final JsonNode p = json(rnicsim("plan", "--workload", workload(1, "4K", "4k"), "--json", "--processes",
+        final JsonNode p = json(CliRun.of("plan", "--workload", workload(1, "4K", "4k"), "--json", "--processes",
             String.valueOf(PlanCommand.MAX_PROCESSES)));
         assertThat(p.path("totals").path("mrs").asLong()).isEqualTo(PlanCommand.MAX_PROCESSES);
     }
@@ -202,9 +188,9 @@ class PlanOptionsCommandTest
         final Path json = file("w.json", "{\"groups\": [{\"name\": \"rx-pool\", \"count\": 4, \"size\": \"64M\", "
             + "\"backing\": \"2m\", \"access\": \"lw,rw\"}, {\"name\": \"per-request\", \"count\": 64, \"size\": "
             + "\"1M\", \"lifetime\": \"per-request\", \"requestsPerSecond\": 20000}]}");
-        final JsonNode fromYaml = json(rnicsim("plan", "--workload", yaml.toString(), "--json", "--memlock",
+        final JsonNode fromYaml = json(CliRun.of("plan", "--workload", yaml.toString(), "--json", "--memlock",
             "unlimited", "--hugepages2m", "128"));
-        final JsonNode fromJson = json(rnicsim("plan", "--workload", json.toString(), "--json", "--memlock",
+        final JsonNode fromJson = json(CliRun.of("plan", "--workload", json.toString(), "--json", "--memlock",
             "unlimited", "--hugepages2m", "128"));
         assertThat(fromYaml.path("workload")).isEqualTo(fromJson.path("workload"));
         assertThat(fromYaml.path("totals")).isEqualTo(fromJson.path("totals"));
@@ -213,7 +199,7 @@ class PlanOptionsCommandTest
         assertThat(fromYaml.path("totals").path("hotPathNsPerSecond").asLong()).isPositive();
 
         final Path bad = file("bad.yml", "groups:\n  - count: 1\n    size: 1M\n    lifetime: forever\n");
-        final Result r = rnicsim("plan", "--workload", bad.toString());
+        final CliRun r = CliRun.of("plan", "--workload", bad.toString());
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).startsWith(bad + ":4: groups[0].lifetime: expected static, per-request or cached")
             .doesNotContain("Exception");
@@ -243,7 +229,7 @@ class PlanOptionsCommandTest
     {
         final String w = workload(3, "1M", "4k");
         final Path svg = dir.resolve("sweep.svg");
-        final JsonNode s = json(rnicsim("plan", "--workload", w, "--sweep", "size", "--from", "1M", "--to", "64M",
+        final JsonNode s = json(CliRun.of("plan", "--workload", w, "--sweep", "size", "--from", "1M", "--to", "64M",
             "--svg", svg.toString(), "--json", "--memlock", "unlimited", "--hugepages2m", "1024"));
         assertThat(Files.exists(svg)).isTrue();
         assertThat(s.path("device").path("name").asText()).isEqualTo("connectx5");
@@ -286,10 +272,10 @@ class PlanOptionsCommandTest
         final String w = workload(3, "1M", "2m");
         final String[] sweep = {"plan", "--workload", w, "--sweep", "size", "--from", "1M", "--to", "64M", "--svg",
             dir.resolve("s.svg").toString(), "--json", "--memlock", "unlimited", "--hugepages2m", "1024"};
-        final JsonNode merged = json(rnicsim(sweep));
+        final JsonNode merged = json(CliRun.of(sweep));
         final List<String> withCpuPages = new ArrayList<>(List.of(sweep));
         withCpuPages.add("--cpu-pages");
-        final JsonNode cpu = json(rnicsim(withCpuPages.toArray(String[]::new)));
+        final JsonNode cpu = json(CliRun.of(withCpuPages.toArray(String[]::new)));
         assertThat(cpu.path("cpuPages").asBoolean()).isTrue();
         int rows2m = 0;
         for (final JsonNode row : cpu.path("rows"))
@@ -313,7 +299,7 @@ class PlanOptionsCommandTest
         }
         assertThat(larger).isTrue();
 
-        final Result text = rnicsim("plan", "--workload", w, "--sweep", "size", "--from", "1M", "--to", "64M",
+        final CliRun text = CliRun.of("plan", "--workload", w, "--sweep", "size", "--from", "1M", "--to", "64M",
             "--svg", dir.resolve("t.svg").toString(), "--cpu-pages");
         assertThat(text.code()).as(text.err()).isZero();
         assertThat(text.out()).contains("MR page forced to the CPU page");
@@ -322,7 +308,7 @@ class PlanOptionsCommandTest
     @Test
     void shouldExitTwoForCpuPagesWithoutSweep() throws Exception
     {
-        final Result r = rnicsim("plan", "--workload", workload(1, "1M", "4k"), "--cpu-pages");
+        final CliRun r = CliRun.of("plan", "--workload", workload(1, "1M", "4k"), "--cpu-pages");
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).contains("--cpu-pages").contains("--sweep");
         assertThat(r.out()).isEmpty();

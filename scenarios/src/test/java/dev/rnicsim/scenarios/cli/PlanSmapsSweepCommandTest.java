@@ -2,8 +2,6 @@ package dev.rnicsim.scenarios.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import javax.xml.parsers.DocumentBuilderFactory;
@@ -17,23 +15,11 @@ class PlanSmapsSweepCommandTest
     @TempDir
     Path dir;
 
-    private record Result(int code, String out, String err)
-    {
-    }
-
-    private static Result rnicsim(final String... args)
-    {
-        final StringWriter out = new StringWriter();
-        final StringWriter err = new StringWriter();
-        final int code = Rnicsim.execute(args, new PrintWriter(out), new PrintWriter(err));
-        return new Result(code, out.toString(), err.toString());
-    }
-
     @Test
     void shouldPlanTheOwnSmaps()
     {
         Assumptions.assumeTrue(Files.isReadable(Path.of("/proc/self/smaps")), "needs Linux /proc/self/smaps");
-        final Result r = rnicsim("plan", "--smaps", "/proc/self/smaps", "--smaps-filter", "heap|^$", "--memlock",
+        final CliRun r = CliRun.of("plan", "--smaps", "/proc/self/smaps", "--smaps-filter", "heap|^$", "--memlock",
             "unlimited", "--ram", "64G");
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).contains("total:").contains("0x");
@@ -44,15 +30,15 @@ class PlanSmapsSweepCommandTest
     {
         final Path s = dir.resolve("bad.smaps");
         Files.writeString(s, "7f00-7f01 rw-p 00000000 00:00 0\nSize:  lots kB\n");
-        final Result r = rnicsim("plan", "--smaps", s.toString());
+        final CliRun r = CliRun.of("plan", "--smaps", s.toString());
         assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(r.err()).startsWith(s + ":2: expected").doesNotContain("Exception");
         final Path w = dir.resolve("w.json");
         Files.writeString(w, "{\"groups\":[{\"count\":1,\"size\":\"1M\"}]}");
-        assertThat(rnicsim("plan", "--smaps", s.toString(), "--workload", w.toString()).err())
+        assertThat(CliRun.of("plan", "--smaps", s.toString(), "--workload", w.toString()).err())
             .contains("exactly one of --workload FILE and --smaps FILE");
-        assertThat(rnicsim("plan").code()).isEqualTo(Rnicsim.MALFORMED);
-        assertThat(rnicsim("plan", "--workload", w.toString(), "--smaps-filter", "x").code())
+        assertThat(CliRun.of("plan").code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(CliRun.of("plan", "--workload", w.toString(), "--smaps-filter", "x").code())
             .isEqualTo(Rnicsim.MALFORMED);
     }
 
@@ -62,7 +48,7 @@ class PlanSmapsSweepCommandTest
         final Path w = dir.resolve("w.json");
         Files.writeString(w, "{\"groups\":[{\"name\":\"buf\",\"count\":4,\"size\":\"1M\"}]}");
         final Path svg = dir.resolve("sweep.svg");
-        final Result r = rnicsim("plan", "--workload", w.toString(), "--sweep", "size", "--from", "1M", "--to",
+        final CliRun r = CliRun.of("plan", "--workload", w.toString(), "--sweep", "size", "--from", "1M", "--to",
             "2G", "--svg", svg.toString());
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).contains("MTT entries").contains("1g").contains("chart: ");
@@ -80,14 +66,14 @@ class PlanSmapsSweepCommandTest
         final Path w = dir.resolve("w.json");
         Files.writeString(w, "{\"groups\":[{\"count\":4,\"size\":\"1M\"},{\"count\":1,\"size\":\"1M\"}]}");
         final Path svg = dir.resolve("s.svg");
-        assertThat(rnicsim("plan", "--workload", w.toString(), "--sweep", "size", "--from", "1M", "--to", "1G",
+        assertThat(CliRun.of("plan", "--workload", w.toString(), "--sweep", "size", "--from", "1M", "--to", "1G",
             "--svg", svg.toString()).err()).contains("one group, found 2");
         Files.writeString(w, "{\"groups\":[{\"count\":4,\"size\":\"1M\"}]}");
-        assertThat(rnicsim("plan", "--workload", w.toString(), "--sweep", "size", "--from", "1M", "--to", "1G")
+        assertThat(CliRun.of("plan", "--workload", w.toString(), "--sweep", "size", "--from", "1M", "--to", "1G")
             .code()).isEqualTo(Rnicsim.MALFORMED);
-        assertThat(rnicsim("plan", "--workload", w.toString(), "--sweep", "size", "--from", "1M", "--to", "4M",
+        assertThat(CliRun.of("plan", "--workload", w.toString(), "--sweep", "size", "--from", "1M", "--to", "4M",
             "--svg", svg.toString()).err()).contains("at least 5");
-        assertThat(rnicsim("plan", "--workload", w.toString(), "--sweep", "bytes", "--from", "1M", "--to", "1G",
+        assertThat(CliRun.of("plan", "--workload", w.toString(), "--sweep", "bytes", "--from", "1M", "--to", "1G",
             "--svg", svg.toString()).code()).isEqualTo(Rnicsim.MALFORMED);
         assertThat(Files.exists(svg)).isFalse();
     }
