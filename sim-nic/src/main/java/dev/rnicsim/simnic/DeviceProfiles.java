@@ -21,7 +21,9 @@ import java.util.TreeMap;
  * <ul>
  * <li>{@code connectx3}: mlx4. MTT as a power-of-two buddy of 2^20 segments of 8 entries (the pre-3.4 default,
  * 32 GiB of 4 KiB pages: commit db5a7a65c058), generation-counted keys ({@code mlx4_bitmap_alloc}'s rotating top),
- * MEM_WINDOW set but max_mw 0.</li>
+ * MEM_WINDOW set but max_mw 0, which mlx4 never sets: windows are allocated all the same
+ * ({@link ProviderRule#WINDOWS_WITHOUT_MAX_MW}); its provider's {@code create_qp_ex} takes no send_ops_flags
+ * ({@link ProviderRule#CREATE_QP_EX_WITHOUT_SEND_OPS}).</li>
  * <li>{@code connectx5}, {@code connectx7}: mlx5. Exact MTT allocation, max_mr 2^24, recycled keys (the mkey cache
  * re-issues the same key: {@code mlx5r_umr_revoke_mr}), ODP with implicit ODP.</li>
  * <li>{@code rxe}: soft-RoCE as current kernels build it (memory windows, ODP, FLUSH, ATOMIC_WRITE, rxe_param.h
@@ -116,7 +118,8 @@ public final class DeviceProfiles
         return new DeviceProfile("connectx3", "mlx4", a, MttConfig.buddy(20, 3), VariantPolicy.GENERATION,
             IndexPolicy.LOWEST_FREE, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
             Set.of(ProviderRule.VENDOR_ERR_CQE_SYNDROME, ProviderRule.BLOCK_MULTICAST_LOOPBACK,
-                ProviderRule.RESET_CLEANS_CQ, ProviderRule.RECV_ON_SRQ_QP_ENOMEM), false, 56.0, 3,
+                ProviderRule.RESET_CLEANS_CQ, ProviderRule.RECV_ON_SRQ_QP_ENOMEM,
+                ProviderRule.CREATE_QP_EX_WITHOUT_SEND_OPS, ProviderRule.WINDOWS_WITHOUT_MAX_MW), false, 56.0, 3,
             List.of("node_guid", "sys_image_guid", "xrc_odp_caps"));
     }
 

@@ -37,6 +37,10 @@ public final class DriverProfiles
     private static final int QED_RDMA_MAX_SRQS = 32 * 1024;
     /** Entries of qedr's largest PBL page, 64 KiB ({@code MAX_FW_PBL_PAGE_SIZE} / 8). */
     private static final int QEDR_PBES_ON_64K_PAGE = 8192;
+    /** cxgb4's shared receive queues on a T6: {@code tp_srq = 128} of the RDMA function (PF4) in the firmware's T6
+     * configuration file (FreeBSD sys/dev/cxgbe/firmware/t6fw_cfg.txt), taken as the SRQ range the firmware gives
+     * ({@code FW_PARAMS_PARAM_PFVF_SRQ_START}..{@code _END}); assumed, as no dump shows cxgb4's max_srq. */
+    private static final int CXGB4_T6_SRQS = 128;
 
     /** The attributes no profile here has a public value for; each profile lists them as defaulted. */
     private static final List<String> UNPUBLISHED = List.of("node_guid", "sys_image_guid", "max_qp_rd_atom",
@@ -314,7 +318,12 @@ public final class DriverProfiles
      * Chelsio T6 (iw_cxgb4, 0x6408 as in devinfo/cxgb4.txt), iWARP. t4.h: page_size_cap 0xffff000 (4 KiB to
      * 128 MiB), max_mr_size ~0. mem.c {@code write_tpt_entry}: stag = index &lt;&lt; 8 | (a device-wide counter
      * incremented on every allocation &amp; 0xff); a page size above T6's largest: EINVAL. Memory windows type 1
-     * and 2B; no atomics (iWARP).
+     * and 2B; no atomics (iWARP). Shared receive queues (libcxgb4 creates them with {@code ibv_cmd_create_srq}):
+     * provider.c {@code c4iw_query_device} reports max_srq as the adapter firmware's SRQ range ({@code
+     * lldi.vr->srq.size}, from {@code FW_PARAMS_PARAM_PFVF_SRQ_START}..{@code _END}), max_srq_wr as max_qp_wr and
+     * max_srq_sge as {@code T4_MAX_RECV_SGE} (4). No dump gives the range; the firmware's T6 configuration file
+     * (FreeBSD sys/dev/cxgbe/firmware/t6fw_cfg.txt) gives the RDMA function PF4 {@code tp_srq = 128}, read here as
+     * 128 SRQs ({@link #CXGB4_T6_SRQS}, assumed: the file does not say what unit it counts).
      *
      * @return the profile.
      */
@@ -323,7 +332,7 @@ public final class DriverProfiles
         final DeviceAttributes a = base("1.23.4.0", 0x1425, 25608).physPortCnt(2).maxMrSizeBytes(MAX_U64)
             .pageSizeCap(0xffff000L).maxQp(65536).maxQpWr(65535).deviceCapFlags(MW_1_2B | MEM_MGT).maxSge(4)
             .maxSgeRd(1).maxCq(65536).maxCqe(65535).maxMr(32768).maxPd(65536).maxMw(32768)
-            .atomicCap(AtomicCap.NONE).build();
+            .atomicCap(AtomicCap.NONE).maxSrq(CXGB4_T6_SRQS).build();
         final DriverTraits t = DriverTraits.mtt("cxgb4", "drivers/infiniband/hw/cxgb4/mem.c", Transport.IWARP,
             "cxgb4_", 128);
         return profile("cxgb4", a, VariantPolicy.DEVICE_COUNTER, IndexPolicy.CYCLIC,

@@ -32,13 +32,15 @@ final class MwAllocation
 
     /**
      * The device's refusal: without MEM_WINDOW in device_cap_flags or with max_mw 0, libibverbs finds no alloc_mw in
-     * the provider and answers EOPNOTSUPP, whatever the type.
+     * the provider and answers EOPNOTSUPP, whatever the type; max_mw 0 allows windows where the driver never sets
+     * it ({@link ProviderRule#WINDOWS_WITHOUT_MAX_MW}: mlx4).
      */
     void checkSupported(final String verb)
     {
         final SimDevice device = context.device();
         final DeviceAttributes a = device.profile().attributes();
-        if (!a.has(DeviceCap.MEM_WINDOW) || a.maxMw() == 0)
+        if (!a.has(DeviceCap.MEM_WINDOW)
+            || a.maxMw() == 0 && !device.profile().follows(ProviderRule.WINDOWS_WITHOUT_MAX_MW))
         {
             throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " has no memory windows (MEM_WINDOW "
                 + (a.has(DeviceCap.MEM_WINDOW) ? "set" : "not set") + " in device_cap_flags, max_mw=" + a.maxMw()
@@ -69,7 +71,8 @@ final class MwAllocation
                 + "MEM_WINDOW_TYPE_2A nor MEM_WINDOW_TYPE_2B in device_cap_flags)"
                 + "; allocate a type 1 window or use a device with type 2 windows");
         }
-        if (device.tables().windowCount() >= a.maxMw())
+        // mlx4 counts windows in the MPT it shares with MRs (mlx4_mw_alloc): the tables refuse when it is full
+        if (!device.profile().follows(ProviderRule.WINDOWS_WITHOUT_MAX_MW) && device.tables().windowCount() >= a.maxMw())
         {
             throw Errors.of(verb, Errno.ENOMEM, device.tables().windowCount() + " windows live = max_mw="
                 + a.maxMw()

@@ -207,5 +207,19 @@ public enum ProviderRule
      * {@code fill_send_wr_ops}, {@code HNS_SUPPORTED_SEND_OPS_FLAGS_RC_XRC} and {@code _UD}): RC and XRC_SEND SEND,
      * SEND_WITH_INV, SEND_WITH_IMM, RDMA WRITE (with immediate), RDMA READ and both atomics, no LOCAL_INV and no
      * BIND_MW; UD SEND and SEND_WITH_IMM; no other QP type. Anything else is EOPNOTSUPP. See {@link SendOps}. */
-    SEND_OPS_HNS
+    SEND_OPS_HNS,
+    /** The provider has a {@code create_qp_ex} but takes no {@code IBV_QP_INIT_ATTR_SEND_OPS_FLAGS}: mlx4's
+     * {@code create_qp_ex} (providers/mlx4/verbs.c) refuses a comp_mask outside {@code MLX4_CREATE_QP_SUP_COMP_MASK}
+     * (PD, XRCD, CREATE_FLAGS and, in rdma-core 44's build, MAX_TSO_HEADER: the test is {@code comp_mask > 0xf} once
+     * RX_HASH and IND_TABLE have taken their RSS path) with errno ENOTSUP, EOPNOTSUPP on Linux (read from the
+     * disassembly of Debian's 44.0-2 libmlx4-rdmav34.so; older sources returned NULL without setting errno), so it
+     * builds no {@code ibv_wr_*} function whatever the flags; XRC and create_flags are taken. See {@link SendOps}. */
+    CREATE_QP_EX_WITHOUT_SEND_OPS,
+    /** Memory windows although the device reports max_mw 0: mlx4's {@code mlx4_ib_query_device} sets the MEM_WINDOW
+     * and MEM_WINDOW_TYPE_2B flags from the firmware's capabilities but never max_mw, while the driver registers
+     * {@code alloc_mw} ({@code mlx4_ib_dev_mw_ops}, drivers/infiniband/hw/mlx4/main.c) and {@code mlx4_mw_alloc}
+     * takes the window's MPT entry from the table MRs use; libmlx4 has {@code mlx4_alloc_mw} and {@code
+     * mlx4_bind_mw}. So ibv_alloc_mw works, bounded by the MPT (max_mr, shared with MRs), not by max_mw. Without this
+     * rule max_mw 0 means no windows: EOPNOTSUPP. See {@link MwAllocation}. */
+    WINDOWS_WITHOUT_MAX_MW
 }

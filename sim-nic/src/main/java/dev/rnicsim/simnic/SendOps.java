@@ -16,7 +16,8 @@ import java.util.Set;
  * EOPNOTSUPP when one of them is not in its table for the QP type. The table is a device-profile property: mlx5's
  * ({@link ProviderRule#SEND_OPS_MLX5}), rxe's ({@link ProviderRule#SEND_OPS_RXE}), hns's ({@link
  * ProviderRule#SEND_OPS_HNS}), none where the provider has no
- * {@code create_qp_ex} at all ({@link ProviderRule#CREATE_QP_EX_UNSUPPORTED}), and for a driver whose provider
+ * {@code create_qp_ex} at all ({@link ProviderRule#CREATE_QP_EX_UNSUPPORTED}) or one that takes no send_ops_flags
+ * ({@link ProviderRule#CREATE_QP_EX_WITHOUT_SEND_OPS}), and for a driver whose provider
  * table was not read (assumed) the opcodes the QP type carries (IBA 9.8.3, {@link Datagrams#opcodeRefusal}) that the
  * device reports, with FLUSH and ATOMIC_WRITE only where it has those capabilities. Stateless.
  */
@@ -118,6 +119,14 @@ final class SendOps
                 + "has no create_qp_ex (rdma-core 44), so libibverbs answers ibv_create_qp_ex with more than a PD "
                 + "itself; nothing was created. Create the QP with ibv_create_qp and post with ibv_post_send, or use a "
                 + "device whose provider builds ibv_wr_* functions (mlx5, rxe, hns, efa)");
+        }
+        if (device.profile().follows(ProviderRule.CREATE_QP_EX_WITHOUT_SEND_OPS))
+        {
+            throw Errors.of(verb, Errno.EOPNOTSUPP, "send_ops_flags: the " + device.profile().driver() + " provider's "
+                + "create_qp_ex takes comp_mask PD, XRCD, CREATE_FLAGS and MAX_TSO_HEADER only (providers/mlx4/verbs.c "
+                + "MLX4_CREATE_QP_SUP_COMP_MASK) and answers IBV_QP_INIT_ATTR_SEND_OPS_FLAGS with ENOTSUP: it builds no "
+                + "ibv_wr_* functions; nothing was created. Create the QP without send_ops_flags and post with "
+                + "ibv_post_send, or use a device whose provider builds them (mlx5, rxe, hns, efa)");
         }
         final Set<WrOpcode> supported = supported(device.profile(), attr.type());
         final Set<WrOpcode> missing = EnumSet.noneOf(WrOpcode.class);

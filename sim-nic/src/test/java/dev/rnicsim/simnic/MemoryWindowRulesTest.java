@@ -68,11 +68,11 @@ class MemoryWindowRulesTest
     // ------------------------------------------------------------------ ibv_alloc_mw
 
     @ParameterizedTest
-    @ValueSource(strings = {"connectx3", "e810", "rxe-legacy"})
+    @ValueSource(strings = {"e810", "rxe-legacy"})
     void allocMwIsEopnotsuppOnProfilesWithoutWindows(final String profile)
     {
         final DeviceProfile p = DeviceProfiles.byName(profile);
-        // connectx3 and e810 set MEM_WINDOW but report max_mw 0; the old kernel's rxe (rxe-legacy) sets neither.
+        // e810 sets MEM_WINDOW but reports max_mw 0; the old kernel's rxe (rxe-legacy) sets neither.
         assertThat(p.attributes().has(DeviceCap.MEM_WINDOW) && p.attributes().maxMw() > 0).isFalse();
         final KeyRig k = KeyRig.of(p);
         final Footprint before = k.footprintB();
@@ -84,6 +84,24 @@ class MemoryWindowRulesTest
 
         assertThat(k.footprintB()).isEqualTo(before);
         assertThat(((SimPd)k.rig.pdB).memoryWindows()).isEmpty();
+    }
+
+    @Test
+    void mlx4AllocatesWindowsThoughItReportsMaxMwZero()
+    {
+        // mlx4_ib_query_device never sets max_mw, but mlx4_ib_dev_mw_ops is registered and mlx4_mw_alloc takes an MPT
+        // entry: both types allocate on a ConnectX-3, and an unknown type is still refused.
+        final DeviceProfile p = DeviceProfiles.byName("connectx3");
+        assertThat(p.attributes().maxMw()).isZero();
+        assertThat(p.attributes().has(DeviceCap.MEM_WINDOW) && p.attributes().has(DeviceCap.MEM_WINDOW_TYPE_2B))
+            .isTrue();
+        final KeyRig k = KeyRig.of(p);
+        for (final MwType type : MwType.values())
+        {
+            assertThat(k.rig.pdB.allocMw(type).rkey()).as(type.name()).isNotZero();
+        }
+        assertThat(((SimPd)k.rig.pdB).memoryWindows()).hasSize(MwType.values().length);
+        assertErrno(verbsFailure(() -> k.rig.pdB.allocMw(3)), "ibv_alloc_mw", Errno.EINVAL);
     }
 
     @Test

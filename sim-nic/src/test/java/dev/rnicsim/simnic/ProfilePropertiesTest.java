@@ -55,11 +55,11 @@ class ProfilePropertiesTest
     }
 
     @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.CsvSource({"hns, 1048576", "qedr, 32768", "hfi1, 1024"})
+    @org.junit.jupiter.params.provider.CsvSource({"hns, 1048576", "qedr, 32768", "hfi1, 1024", "cxgb4, 128"})
     void theDriversWithSharedReceiveQueuesReportThemAndCreateOne(final String name, final int maxSrq)
     {
-        // HNS_ROCE_V2_MAX_SRQ, QED_RDMA_MAX_SRQS, hfi1's max_srqs module parameter; libhns, libqedr and libhfi1verbs
-        // create SRQs (ibv_cmd_create_srq_ex / ibv_cmd_create_srq).
+        // HNS_ROCE_V2_MAX_SRQ, QED_RDMA_MAX_SRQS, hfi1's max_srqs module parameter, the T6 firmware's tp_srq (cxgb4);
+        // libhns, libqedr, libhfi1verbs and libcxgb4 create SRQs (ibv_cmd_create_srq_ex / ibv_cmd_create_srq).
         final DeviceProfile p = DeviceProfiles.byName(name);
         assertThat(p.attributes().maxSrq()).isEqualTo(maxSrq);
         final RuleRig rig = RuleRig.unconnected(p);
@@ -109,5 +109,50 @@ class ProfilePropertiesTest
                 dev.rnicsim.verbs.WrOpcode.BIND_MW))));
         assertThat(e.errnoName()).isEqualTo(Errno.EOPNOTSUPP);
         assertThat(e.getMessage()).contains("fill_send_wr_ops");
+    }
+
+    @org.junit.jupiter.api.Test
+    void cxgb4SharedReceiveQueuesTakeTheQueueDepthAndFourSges()
+    {
+        // c4iw_query_device: max_srq_wr is the QP depth (t4_max_qp_depth), max_srq_sge T4_MAX_RECV_SGE (4).
+        final RuleRig rig = RuleRig.unconnected(DeviceProfiles.byName("cxgb4"));
+        final int depth = rig.deviceA.profile().attributes().maxQpWr();
+        assertThat(rig.pdA.createSrq(new dev.rnicsim.verbs.SrqAttr(depth, 4, 0))).isNotNull();
+        assertThat(catchThrowableOfType(VerbsException.class,
+            () -> rig.pdA.createSrq(new dev.rnicsim.verbs.SrqAttr(16, 5, 0)))).as("a fifth SGE").isNotNull();
+    }
+
+    @org.junit.jupiter.api.Test
+    void mlx4CreatesNoQpWithSendOpsFlagsButTakesTheOtherExtendedAttributes()
+    {
+        // rdma-core 44 libmlx4 create_qp_ex: comp_mask outside PD | XRCD | CREATE_FLAGS | MAX_TSO_HEADER is ENOTSUP,
+        // whatever send_ops_flags holds, even none.
+        final DeviceProfile p = DeviceProfiles.byName("connectx3");
+        assertThat(p.follows(ProviderRule.CREATE_QP_EX_WITHOUT_SEND_OPS)).isTrue();
+        assertThat(p.follows(ProviderRule.CREATE_QP_EX_UNSUPPORTED)).isFalse();
+        final RuleRig rig = RuleRig.unconnected(p);
+        final int qps = rig.deviceA.qpsLive();
+        for (final java.util.Set<dev.rnicsim.verbs.WrOpcode> ops : java.util.List.of(
+            java.util.EnumSet.of(dev.rnicsim.verbs.WrOpcode.SEND),
+            java.util.EnumSet.noneOf(dev.rnicsim.verbs.WrOpcode.class)))
+        {
+            final VerbsException e = catchThrowableOfType(VerbsException.class,
+                () -> rig.pdA.createQp(dev.rnicsim.verbs.QpInitAttr.rc(rig.cqA).withSendOps(ops)));
+            assertThat(e.errnoName()).as(e.getMessage()).isEqualTo(Errno.EOPNOTSUPP);
+            assertThat(e.getMessage()).contains("MLX4_CREATE_QP_SUP_COMP_MASK");
+        }
+        assertThat(rig.deviceA.qpsLive()).as("nothing created").isEqualTo(qps);
+        assertThat(rig.pdA.createQp(dev.rnicsim.verbs.QpInitAttr.rc(rig.cqA))).isNotNull();
+    }
+
+    @org.junit.jupiter.api.Test
+    void threadAndParentDomainsAreMlx5sOnlyAsRdmaCore44Ships()
+    {
+        // rdma-core 44's libhns sets no alloc_td, dealloc_td or alloc_parent_domain (its verbs_context_ops tables in
+        // Debian's 44.0-2 libhns-rdmav34.so leave those slots empty; libhns gained them in a later release).
+        for (final DeviceProfile p : DeviceProfiles.builtIn().values())
+        {
+            assertThat(ExtendedCqs.of(p).domains()).as(p.name()).isEqualTo(p.driver().equals("mlx5"));
+        }
     }
 }
