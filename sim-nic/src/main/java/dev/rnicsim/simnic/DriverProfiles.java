@@ -91,7 +91,9 @@ public final class DriverProfiles
      * {@code xa_alloc_cyclic} over 1..0xffffff from a random start: the key byte of a registered MR is always 0, and
      * lkey == rkey. The CPU walks the page list (no device table). siw_main.c {@code siw_device_create}: each new
      * device takes {@code vendor_part_id = dev_id++} from a counter starting at 1, so the first siw device is part 1.
-     * siw_verbs.c {@code siw_create_qp}: any QP type but RC is EOPNOTSUPP ("only RC QP's supported").
+     * siw_verbs.c {@code siw_create_qp}: any QP type but RC is EOPNOTSUPP ("only RC QP's supported"). Shared
+     * receive queues: max_srq {@code SIW_MAX_SRQ} = {@code SIW_MAX_QP} (siw.h; libsiw creates them with
+     * {@code ibv_cmd_create_srq}).
      *
      * @return the profile.
      */
@@ -100,7 +102,7 @@ public final class DriverProfiles
         final DeviceAttributes a = base("0.0.0", 0x626d74, 1).maxMrSizeBytes(MAX_U64).pageSizeCap(0x1000L)
             .maxQp(102400).maxQpWr(32768).deviceCapFlags(MEM_MGT).maxSge(6).maxSgeRd(1).maxCq(102400)
             .maxCqe(3276800).maxMr(1024000).maxPd(102400).maxQpRdAtom(128).maxQpInitRdAtom(128).maxMw(0)
-            .atomicCap(AtomicCap.NONE).build();
+            .atomicCap(AtomicCap.NONE).maxSrq(102400).build();
         final DriverTraits t = new DriverTraits("siw", "drivers/infiniband/sw/siw/siw_mem.c", Transport.IWARP, 8,
             null, Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM, 256, true, true, "siw", null)
             .withQpTypes(Set.of(QpType.RC));
@@ -193,7 +195,9 @@ public final class DriverProfiles
      * size fits: EINVAL; any failure of {@code bnxt_qplib_reg_mr} is returned as EIO; {@code bnxt_re_alloc_mr}: more
      * than 512 pages ({@code MAX_PBL_LVL_1_PGS}):
      * EINVAL; {@code bnxt_re_reg_user_mr_dmabuf} pins the dma-buf. Keys are the firmware's xid (the layout is not in
-     * the driver: modelled as index and 8 key bits, assumed).
+     * the driver: modelled as index and 8 key bits, assumed). Shared receive queues (libbnxt_re creates them with
+     * {@code ibv_cmd_create_srq}): the firmware reports max_srq, and the driver sizes its SRQ context table to at most
+     * {@code BNXT_RE_MAX_SRQC_COUNT} (64K, bnxt_re.h), taken as max_srq as max_qp is the QP table's 64K (assumed).
      *
      * @return the profile.
      */
@@ -204,7 +208,7 @@ public final class DriverProfiles
             .deviceCapFlags(BASIC_IB | DeviceCap.CURR_QP_STATE_MOD.bit() | DeviceCap.SHUTDOWN_PORT.bit()
                 | DeviceCap.RESIZE_MAX_WR.bit() | DeviceCap.N_NOTIFY_CQ.bit() | MW_1_2B | MEM_MGT)
             .maxSge(6).maxSgeRd(6).maxCq(65536).maxCqe(16777215).maxMr(65536).maxPd(65536).maxMw(65536)
-            .atomicCap(AtomicCap.NONE).build();
+            .atomicCap(AtomicCap.NONE).maxSrq(64 * 1024).build();
         final DriverTraits t = new DriverTraits("bnxt_re", "drivers/infiniband/hw/bnxt_re/ib_verbs.c",
             Transport.INFINIBAND, 8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, ENTRIES, (long) ENTRIES * ENTRIES,
             Errno.EIO, ENTRIES, true, true, "bnxt_re", null);

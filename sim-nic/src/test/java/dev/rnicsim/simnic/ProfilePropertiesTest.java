@@ -55,11 +55,13 @@ class ProfilePropertiesTest
     }
 
     @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.CsvSource({"hns, 1048576", "qedr, 32768", "hfi1, 1024", "cxgb4, 128"})
+    @org.junit.jupiter.params.provider.CsvSource({"hns, 1048576", "qedr, 32768", "hfi1, 1024", "cxgb4, 128", "siw, 102400",
+        "bnxt_re, 65536"})
     void theDriversWithSharedReceiveQueuesReportThemAndCreateOne(final String name, final int maxSrq)
     {
-        // HNS_ROCE_V2_MAX_SRQ, QED_RDMA_MAX_SRQS, hfi1's max_srqs module parameter, the T6 firmware's tp_srq (cxgb4);
-        // libhns, libqedr, libhfi1verbs and libcxgb4 create SRQs (ibv_cmd_create_srq_ex / ibv_cmd_create_srq).
+        // HNS_ROCE_V2_MAX_SRQ, QED_RDMA_MAX_SRQS, hfi1's max_srqs module parameter, the T6 firmware's tp_srq (cxgb4),
+        // SIW_MAX_SRQ, BNXT_RE_MAX_SRQC_COUNT; libhns, libqedr, libhfi1verbs, libcxgb4, libsiw and libbnxt_re create
+        // SRQs (ibv_cmd_create_srq_ex / ibv_cmd_create_srq).
         final DeviceProfile p = DeviceProfiles.byName(name);
         assertThat(p.attributes().maxSrq()).isEqualTo(maxSrq);
         final RuleRig rig = RuleRig.unconnected(p);
