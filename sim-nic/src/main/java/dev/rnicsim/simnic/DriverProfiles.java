@@ -29,6 +29,7 @@ public final class DriverProfiles
 {
     private static final long MAX_U64 = -1L;
     private static final long MEM_MGT = DeviceCap.MEM_MGT_EXTENSIONS.bit();
+    private static final long XRC = DeviceCap.XRC.bit();
     private static final long MW_1_2B = DeviceCap.MEM_WINDOW.bit() | DeviceCap.MEM_WINDOW_TYPE_2B.bit();
     private static final long BASIC_IB = DeviceCap.SYS_IMAGE_GUID.bit() | DeviceCap.RC_RNR_NAK_GEN.bit()
         | DeviceCap.PORT_ACTIVE_EVENT.bit();
@@ -255,13 +256,16 @@ public final class DriverProfiles
      * {@code qedr_prepare_pbl_tbl}: a two-layered PBL whose pages grow from 4 KiB to 64 KiB
      * ({@code MAX_FW_PBL_PAGE_SIZE}, 8192 entries), more than 8192 x 8192 pages is EINVAL. Shared receive queues:
      * max_srq {@code QED_RDMA_MAX_SRQS} (32K, qed_rdma.h; libqedr creates them with {@code ibv_cmd_create_srq}).
+     * XRC: {@code qedr_query_device} sets IB_DEVICE_XRC on a RoCE port ({@code !rdma_protocol_iwarp}, since the XRC
+     * support of Linux 5.9), and rdma-core 44's libqedr opens XRC domains and XRC SRQs ({@code ibv_cmd_open_xrcd},
+     * {@code ibv_cmd_create_srq_ex}).
      *
      * @return the profile.
      */
     public static DeviceProfile qedr()
     {
         final DeviceAttributes a = base("8.42.2.0", 0x1077, 0x8070).maxMrSizeBytes(1L << 40)
-            .pageSizeCap(0xfffff000L).maxQp(8192).maxQpWr(32767).deviceCapFlags(BASIC_IB | MEM_MGT).maxSge(4)
+            .pageSizeCap(0xfffff000L).maxQp(8192).maxQpWr(32767).deviceCapFlags(BASIC_IB | MEM_MGT | XRC).maxSge(4)
             .maxSgeRd(4).maxCq(16384).maxCqe(8388607).maxMr(131072).maxPd(65536).maxMw(0)
             .atomicCap(AtomicCap.HCA).maxSrq(QED_RDMA_MAX_SRQS).build();
         final DriverTraits t = new DriverTraits("qedr", "drivers/infiniband/hw/qedr/verbs.c", Transport.INFINIBAND,

@@ -157,4 +157,13 @@ class ProfilePropertiesTest
             assertThat(ExtendedCqs.of(p).domains()).as(p.name()).isEqualTo(p.driver().equals("mlx5"));
         }
     }
+
+    @org.junit.jupiter.api.Test
+    void qedrOpensXrcDomainsOnItsRocePort()
+    {
+        // qedr_query_device: IB_DEVICE_XRC unless the port is iWARP; libqedr 44 imports ibv_cmd_open_xrcd.
+        final DeviceProfile p = DeviceProfiles.byName("qedr");
+        assertThat(p.attributes().has(dev.rnicsim.verbs.DeviceCap.XRC)).isTrue();
+        assertThat(RuleRig.unconnected(p).ctxA.openXrcd()).isNotNull();
+    }
 }
