@@ -302,7 +302,7 @@ public final class ProgramRunner
                 attached[0] = attach(socket);
                 if (attached[0] != null)
                 {
-                    refuseJoin(options, originFile, attached[0]);
+                    refuseJoin(options, originFile, attached[0], log);
                     return null;
                 }
                 final FabricServer f = FabricServer.start(socket, options.devices(), log);
@@ -409,20 +409,24 @@ public final class ProgramRunner
         return new Result(end.exitStatus(), hosted, signals == null ? 0 : signals.afterProgram(), end.signal());
     }
 
-    /** Refuses to join a live fabric that is not what this run asked for (its {@link Options#joinCheck}). */
-    private static void refuseJoin(final Options options, final Path originFile, final SocketChannel attached)
-        throws IOException
+    /**
+     * Refuses to join a live fabric that is not what this run asked for (its {@link Options#joinCheck}); says which of
+     * this run's server settings the fabric does not have ({@link FabricSettings}).
+     */
+    private static void refuseJoin(final Options options, final Path originFile, final SocketChannel attached,
+        final PrintStream log) throws IOException
     {
-        if (options.joinCheck() == null)
-        {
-            return;
-        }
         final FabricOrigin origin = FabricOrigin.read(originFile);
-        final String refusal = origin == null ? null : options.joinCheck().apply(origin);
+        final String refusal = origin == null || options.joinCheck() == null ? null : options.joinCheck().apply(origin);
         if (refusal != null)
         {
             attached.close();
             throw new JoinRefused(refusal);
+        }
+        if (origin != null)
+        {
+            FabricSettings.ignored(options.fabricName(), origin, System.getenv()).forEach(l -> log.println(
+                "rnicsim exec: " + l));
         }
     }
 
@@ -431,10 +435,11 @@ public final class ProgramRunner
         final long pid = ProcessHandle.current().pid();
         if (options.origin() != null)
         {
-            return new FabricOrigin(pid, options.origin().devices(), options.origin().trace());
+            return new FabricOrigin(pid, options.origin().devices(), options.origin().trace(),
+                FabricSettings.of(System.getenv()));
         }
         return new FabricOrigin(pid, "devices " + String.join(", ", options.devices().stream()
-            .map(FabricServer.DeviceSpec::hcaId).toList()), null);
+            .map(FabricServer.DeviceSpec::hcaId).toList()), null, FabricSettings.of(System.getenv()));
     }
 
     /**
