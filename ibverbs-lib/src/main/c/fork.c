@@ -2,8 +2,10 @@
  * fork(): a child that calls verbs on a context its parent opened uses the parent's connection to the fabric, as a
  * child shares the parent's uverbs file with the kernel (rdma-core tests/test_device.py test_multi_process_alloc_dm
  * allocates device memory from five children at once). One connection cannot carry two conversations at a time, so
- * once a fork happened, each control verb of the parent and of its children holds an exclusive lock on a file beside
- * the fabric's socket (flock(2)) from its request to its answer, and so does the parent's events thread (events.c)
+ * once a fork happened, each control verb of the parent and of its children holds an exclusive lock on a file
+ * (flock(2)) from its request to its answer: RNICSIM_FORK_LOCK, in the run's own directory that rnicsim exec removes
+ * when the run ends (the processes sharing a connection are all of one run), or without it a file beside the
+ * fabric's socket, and so does the parent's events thread (events.c)
  * for each read. Completions the parent's main thread polls while a child waits for an answer are not covered: a
  * program that does both at once is outside this model.
  */
@@ -57,11 +59,16 @@ int rnicsim_fork_lock(void)
 {
 	if (!parent_forked && getpid() == loaded_by)
 		return -1;
+	/* the run's own directory (rnicsim exec removes it when its program ends), else beside the socket */
+	const char *run_lock = getenv("RNICSIM_FORK_LOCK");
 	const char *path = getenv("RNICSIM_FABRIC_SOCKET");
-	if (!path)
+	if (!run_lock && !path)
 		return -1;
 	char lock_path[PATH_MAX];
-	snprintf(lock_path, sizeof(lock_path), "%s.fork-lock", path);
+	if (run_lock)
+		snprintf(lock_path, sizeof(lock_path), "%s", run_lock);
+	else
+		snprintf(lock_path, sizeof(lock_path), "%s.fork-lock", path);
 	int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;

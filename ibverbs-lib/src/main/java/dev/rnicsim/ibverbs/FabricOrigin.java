@@ -6,11 +6,12 @@ import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 
 /**
- * What the run that started a fabric was asked for: its devices and its trace. The run writes it beside the
+ * What the run that started a fabric was asked for: its devices, its trace and its server's settings. The run writes it beside the
  * fabric's socket while it serves the fabric, so that a run joining the fabric can compare what it asks for with
  * what the fabric is, and say so, instead of silently running on other devices than those it named.
  *
@@ -19,15 +20,32 @@ import java.util.Properties;
  * @param hostPid the process id of the run serving the fabric.
  * @param devices the fabric's devices in words (e.g. {@code profile rxe (device rxe0)}).
  * @param trace   the file the fabric's timeline is written to, or null when no trace is kept.
+ * @param settings the fabric server's settings ({@link FabricSettings}) set in the environment of the run that
+ *                started it, by name.
  */
-public record FabricOrigin(long hostPid, String devices, String trace)
+public record FabricOrigin(long hostPid, String devices, String trace, Map<String, String> settings)
 {
+    private static final String SETTING = "setting.";
+
     /**
-     * @throws NullPointerException when devices is null.
+     * @throws NullPointerException when devices or settings is null.
      */
     public FabricOrigin
     {
         Objects.requireNonNull(devices, "devices");
+        settings = Map.copyOf(settings);
+    }
+
+    /**
+     * An origin with no server setting of its own.
+     *
+     * @param hostPid the process id of the run serving the fabric.
+     * @param devices the fabric's devices in words.
+     * @param trace   the trace file, or null.
+     */
+    public FabricOrigin(final long hostPid, final String devices, final String trace)
+    {
+        this(hostPid, devices, trace, Map.of());
     }
 
     /**
@@ -49,6 +67,7 @@ public record FabricOrigin(long hostPid, String devices, String trace)
         {
             p.setProperty("trace", trace);
         }
+        settings.forEach((name, value) -> p.setProperty(SETTING + name, value));
         try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8))
         {
             p.store(w, "the run serving this fabric");
@@ -66,8 +85,16 @@ public record FabricOrigin(long hostPid, String devices, String trace)
         {
             p.load(r);
             final String devices = p.getProperty("devices");
-            return devices == null ? null
-                : new FabricOrigin(Long.parseLong(p.getProperty("pid", "0")), devices, p.getProperty("trace"));
+            final Map<String, String> settings = new java.util.HashMap<>();
+            for (final String name : FabricSettings.NAMES)
+            {
+                if (p.getProperty(SETTING + name) != null)
+                {
+                    settings.put(name, p.getProperty(SETTING + name));
+                }
+            }
+            return devices == null ? null : new FabricOrigin(Long.parseLong(p.getProperty("pid", "0")), devices,
+                p.getProperty("trace"), settings);
         }
         catch (final IOException | IllegalArgumentException e)
         {

@@ -103,8 +103,10 @@ public final class ProgramRunner
      * @param signal       the first signal this run caught after its program had ended, while it served the fabric
      *                     for other runs ({@link Options#forwardSignals}), or 0: a signal caught while the program
      *                     ran was sent to it, and its exit status says how it ended.
+     * @param programSignal the signal that ended the program (waitpid(2)'s WTERMSIG), or 0 when it exited: a program
+     *                     that exits with 130 of its own ({@code exit 130} in a shell) has exitCode 130 and no signal.
      */
-    public record Result(int exitCode, FabricServer hostedFabric, int signal)
+    public record Result(int exitCode, FabricServer hostedFabric, int signal, int programSignal)
     {
     }
 
@@ -143,6 +145,16 @@ public final class ProgramRunner
         try (InputStream in = url.openStream())
         {
             Files.copy(in, dir.resolve(LIBRARY), StandardCopyOption.REPLACE_EXISTING);
+        }
+        final URL helper = ProgramRunner.class.getResource("native/" + RunDirectory.STATUS_HELPER);
+        if (helper != null)
+        {
+            try (InputStream in = helper.openStream())
+            {
+                Files.copy(in, dir.resolve(RunDirectory.STATUS_HELPER), StandardCopyOption.REPLACE_EXISTING);
+            }
+            dir.resolve(RunDirectory.STATUS_HELPER).toFile().setExecutable(true);
+            dir.resolve(RunDirectory.STATUS_HELPER).toFile().deleteOnExit();
         }
         dir.toFile().deleteOnExit();
         dir.resolve(LIBRARY).toFile().deleteOnExit();
@@ -278,6 +290,7 @@ public final class ProgramRunner
         final Path socket = socketOf(options.fabricName());
         final Path lockFile = socket.resolveSibling("rnicsim-fabric-" + options.fabricName() + ".lock");
         final Path originFile = FabricOrigin.fileOf(options.fabricName());
+        final RunDirectory runDir = RunDirectory.create(socket);
         final ProgramSignals signals = options.forwardSignals() ? ProgramSignals.install() : null;
         // under the lock: join the live fabric (attached, so that its host keeps it until this program ends), or
         // start it; a run that starts while the host is closing it waits, then starts a new one
@@ -289,7 +302,7 @@ public final class ProgramRunner
                 attached[0] = attach(socket);
                 if (attached[0] != null)
                 {
-                    refuseJoin(options, originFile, attached[0]);
+                    refuseJoin(options, originFile, attached[0], log);
                     return null;
                 }
                 final FabricServer f = FabricServer.start(socket, options.devices(), log);
@@ -317,7 +330,7 @@ public final class ProgramRunner
             try
             {
                 final Result r = runProgram(options, command, library, hosted, socket, lockFile, streams, signals,
-                    log);
+                    log, runDir);
                 ended = true;
                 return r;
             }
@@ -348,21 +361,24 @@ public final class ProgramRunner
             {
                 Files.deleteIfExists(lockFile);
             }
+            runDir.close();
         }
     }
 
     private static Result runProgram(final Options options, final List<String> command, final Path library,
         final FabricServer hosted,
         final Path socket, final Path lockFile, final java.util.function.Consumer<ProcessBuilder> streams,
-        final ProgramSignals signals, final PrintStream log) throws IOException, InterruptedException
+        final ProgramSignals signals, final PrintStream log, final RunDirectory runDir)
+        throws IOException, InterruptedException
     {
-        final ProcessBuilder pb = new ProcessBuilder(command);
+        final ProcessBuilder pb = new ProcessBuilder(runDir.wrap(library, command));
         streams.accept(pb);
         final Map<String, String> env = pb.environment();
         final String old = env.get("LD_LIBRARY_PATH");
         env.put("LD_LIBRARY_PATH", library + (old == null || old.isEmpty() ? "" : ":" + old));
         env.put("RNICSIM_FABRIC_SOCKET", socket.toString());
         env.put("RNICSIM_STRICT", options.strict() ? "1" : "0");
+        env.put("RNICSIM_FORK_LOCK", runDir.forkLock().toString());
         final Process p;
         try
         {
@@ -381,7 +397,7 @@ public final class ProgramRunner
         {
             signals.program(p);
         }
-        final int code = p.waitFor();
+        final RunDirectory.ProgramEnd end = runDir.end(command.get(0), p.waitFor());
         final int signal = signals == null ? 0 : signals.received();
         if (hosted != null)
         {
@@ -390,23 +406,27 @@ public final class ProgramRunner
                 closeNow(hosted, lockFile, options.fabricName(), signals, log);
             }
         }
-        return new Result(code, hosted, signals == null ? 0 : signals.afterProgram());
+        return new Result(end.exitStatus(), hosted, signals == null ? 0 : signals.afterProgram(), end.signal());
     }
 
-    /** Refuses to join a live fabric that is not what this run asked for (its {@link Options#joinCheck}). */
-    private static void refuseJoin(final Options options, final Path originFile, final SocketChannel attached)
-        throws IOException
+    /**
+     * Refuses to join a live fabric that is not what this run asked for (its {@link Options#joinCheck}); says which of
+     * this run's server settings the fabric does not have ({@link FabricSettings}).
+     */
+    private static void refuseJoin(final Options options, final Path originFile, final SocketChannel attached,
+        final PrintStream log) throws IOException
     {
-        if (options.joinCheck() == null)
-        {
-            return;
-        }
         final FabricOrigin origin = FabricOrigin.read(originFile);
-        final String refusal = origin == null ? null : options.joinCheck().apply(origin);
+        final String refusal = origin == null || options.joinCheck() == null ? null : options.joinCheck().apply(origin);
         if (refusal != null)
         {
             attached.close();
             throw new JoinRefused(refusal);
+        }
+        if (origin != null)
+        {
+            FabricSettings.ignored(options.fabricName(), origin, System.getenv()).forEach(l -> log.println(
+                "rnicsim exec: " + l));
         }
     }
 
@@ -415,10 +435,11 @@ public final class ProgramRunner
         final long pid = ProcessHandle.current().pid();
         if (options.origin() != null)
         {
-            return new FabricOrigin(pid, options.origin().devices(), options.origin().trace());
+            return new FabricOrigin(pid, options.origin().devices(), options.origin().trace(),
+                FabricSettings.of(System.getenv()));
         }
         return new FabricOrigin(pid, "devices " + String.join(", ", options.devices().stream()
-            .map(FabricServer.DeviceSpec::hcaId).toList()), null);
+            .map(FabricServer.DeviceSpec::hcaId).toList()), null, FabricSettings.of(System.getenv()));
     }
 
     /**

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -47,7 +48,7 @@ class FabricSharingTest
         final CountDownLatch hosting = new CountDownLatch(1);
         final CountDownLatch joined = new CountDownLatch(1);
         final Path joinerOut = dir.resolve("joiner.out");
-        final Throwable[] failure = new Throwable[1];
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
 
         final Thread host = Thread.ofPlatform().start(() ->
         {
@@ -56,42 +57,84 @@ class FabricSharingTest
                 ProgramRunner.run(options, List.of("sh", "-c", "cat '" + hostGo + "' >/dev/null; echo done > '"
                     + hostDone + "'"), log, f -> hosting.countDown(), pb -> { });
             }
-            catch (final Exception e)
+            catch (final Throwable e)
             {
-                failure[0] = e;
+                failure.compareAndSet(null, e); // an Error too: the test fails at once instead of waiting for it
                 hosting.countDown();
             }
         });
-        hosting.await();
+        step("the host's run starts the fabric", failure, hosting::await);
         final Thread joiner = Thread.ofPlatform().start(() ->
         {
             try
             {
                 ProgramRunner.run(options, List.of("sh", "-c", "cat '" + joinerGo + "' >/dev/null; ibv_devices"), log,
-                    f -> failure[0] = new AssertionError("the joining run started a fabric of its own"),
+                    f -> failure.compareAndSet(null, new AssertionError("the joining run started a fabric of its own")),
                     pb ->
                     {
                         pb.redirectOutput(joinerOut.toFile()).redirectErrorStream(true);
                         joined.countDown(); // after it attached, before its program starts
                     });
             }
-            catch (final Exception e)
+            catch (final Throwable e)
             {
-                failure[0] = e;
+                failure.compareAndSet(null, e);
                 joined.countDown();
             }
         });
-        joined.await();
-        Files.writeString(hostGo, "go\n");             // the host's program ends ...
-        assertThat(Files.readString(hostDone)).isEqualTo("done\n"); // ... (it says so as it exits)
+        step("the second run joins it", failure, joined::await);
+        step("the host's program ends", failure, () -> Files.writeString(hostGo, "go\n"));
+        step("the host's program says so as it exits", failure,
+            () -> assertThat(Files.readString(hostDone)).isEqualTo("done\n"));
         host.join(Duration.ofMillis(500));              // a run that stopped serving at its program's end is gone now
         assertThat(host.isAlive()).as("the host's run still serves the joined run after its own program ended")
             .isTrue();
-        Files.writeString(joinerGo, "go\n");           // ... then the joined program opens the device
-        joiner.join();
-        host.join();
-        assertThat(failure[0]).isNull();
+        step("the joined program opens the device", failure, () -> Files.writeString(joinerGo, "go\n"));
+        step("the joined run ends", failure, joiner::join);
+        step("the host's run ends", failure, host::join);
+        assertThat(failure.get()).isNull();
         assertThat(Files.readString(joinerOut)).as("the joined program found the fabric's device").contains("mlx5_0")
             .doesNotContain("cannot reach the fabric server");
+    }
+
+    /** A step of the test that blocks (a latch, a FIFO, a join). */
+    @FunctionalInterface
+    private interface Blocking
+    {
+        void run() throws Exception;
+    }
+
+    /**
+     * Runs a blocking step on a thread of its own and waits for it, failing at once, with the cause, when a run's
+     * thread fails first: a FIFO whose reader never came, or a latch no one counts down, would otherwise hold the test
+     * until its timeout.
+     */
+    private static void step(final String what, final AtomicReference<Throwable> failure, final Blocking action)
+        throws Exception
+    {
+        final AtomicReference<Throwable> own = new AtomicReference<>();
+        final Thread t = Thread.ofVirtual().start(() ->
+        {
+            try
+            {
+                action.run();
+            }
+            catch (final Throwable e)
+            {
+                own.set(e);
+            }
+        });
+        while (!t.join(Duration.ofMillis(20)))
+        {
+            if (failure.get() != null)
+            {
+                t.interrupt();
+                throw new AssertionError(what + ": a run failed first", failure.get());
+            }
+        }
+        if (own.get() != null)
+        {
+            throw new AssertionError(what, own.get());
+        }
     }
 }

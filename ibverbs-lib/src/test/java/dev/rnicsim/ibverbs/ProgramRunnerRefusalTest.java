@@ -103,7 +103,7 @@ class ProgramRunnerRefusalTest
             .isInstanceOf(ProgramRunner.JoinRefused.class).hasMessage("not this one");
         assertThat(started).as("the refused run's program").doesNotExist();
         assertThat(seen.get()).isEqualTo(new FabricOrigin(ProcessHandle.current().pid(), asked.devices(),
-            asked.trace()));
+            asked.trace(), FabricSettings.of(System.getenv())));
         Files.writeString(go, "go\n");
         host.join();
         assertThat(failure.get()).isNull();

@@ -51,11 +51,7 @@ final class Gup
                 + " lengthBytes=" + lengthBytes + " overflows"
                 + "; give a range that ends below 2^64");
         }
-        if (!process.capIpcLock && process.rlimitMemlockBytes == 0)
-        {
-            throw new KernelException(Errno.EPERM, "RLIMIT_MEMLOCK=0 and no CAP_IPC_LOCK (can_do_mlock)"
-                + "; raise 'ulimit -l' (RLIMIT_MEMLOCK) or grant CAP_IPC_LOCK");
-        }
+        process.limits.checkCanDoMlock();
         if (lengthBytes == 0)
         {
             throw new KernelException(Errno.EINVAL, "lengthBytes=0: nothing to pin"
@@ -172,14 +168,14 @@ final class Gup
 
     void checkPinnedVmLimit(final long pages)
     {
-        if (!process.capIpcLock)
+        if (!process.limits.capIpcLock())
         {
-            final long limitPages = process.rlimitMemlockBytes == UserProcess.RLIM_INFINITY ? Long.MAX_VALUE
-                : process.rlimitMemlockBytes >>> host.config().basePage().shift();
+            final long limitPages = process.limits.memlockLimitPages(host.config().basePage().shift());
             if (process.pinnedVmPages + pages > limitPages)
             {
                 throw new KernelException(Errno.ENOMEM, "pinned_vm=" + process.pinnedVmPages + " pages + " + pages
-                    + " > RLIMIT_MEMLOCK=" + limitPages + " pages (" + process.rlimitMemlockBytes + " bytes); raise "
+                    + " > RLIMIT_MEMLOCK=" + limitPages + " pages (" + process.limits.rlimitMemlockBytes()
+                    + " bytes); raise "
                     + "'ulimit -l' or grant CAP_IPC_LOCK");
             }
         }

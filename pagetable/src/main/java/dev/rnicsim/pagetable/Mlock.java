@@ -32,15 +32,11 @@ final class Mlock
     void mlock(final long address, final long lengthBytes)
     {
         process.checkAlive();
-        if (!process.capIpcLock && process.rlimitMemlockBytes == 0)
-        {
-            throw new KernelException(Errno.EPERM, "RLIMIT_MEMLOCK=0 and no CAP_IPC_LOCK (can_do_mlock)"
-                + "; raise 'ulimit -l' (RLIMIT_MEMLOCK) or grant CAP_IPC_LOCK");
-        }
+        process.limits.checkCanDoMlock();
         final long start = address & -mappings.basePageBytes();
         final long end = mappings.checkAlignedRange(start, lengthBytes + (address - start), false, Errno.EINVAL);
         mappings.checkFullyMapped(start, end, "mlock");
-        if (!process.capIpcLock)
+        if (!process.limits.capIpcLock())
         {
             long newlyLocked = 0;
             for (final Vma v : vmas.overlapping(start, end))
@@ -52,11 +48,11 @@ final class Mlock
             }
             final int shift = host.config().basePage().shift();
             final long lockedPages = process.lockedVmPages() + (newlyLocked >>> shift);
-            if (process.rlimitMemlockBytes != UserProcess.RLIM_INFINITY && lockedPages > process.rlimitMemlockBytes >>> shift)
+            if (lockedPages > process.limits.memlockLimitPages(shift))
             {
                 throw new KernelException(Errno.ENOMEM, "locked_vm=" + lockedPages + " pages would exceed "
-                    + "RLIMIT_MEMLOCK=" + (process.rlimitMemlockBytes >>> shift) + " pages (" + process.rlimitMemlockBytes
-                    + " bytes)"
+                    + "RLIMIT_MEMLOCK=" + process.limits.memlockLimitPages(shift) + " pages ("
+                    + process.limits.rlimitMemlockBytes() + " bytes)"
                     + "; raise 'ulimit -l' or lock less");
             }
         }

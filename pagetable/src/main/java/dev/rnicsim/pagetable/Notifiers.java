@@ -92,7 +92,7 @@ final class Notifiers
 
     /** {@link UserProcess#hmmRangeFault}: mm/hmm.c {@code hmm_range_fault}. */
     long hmmRangeFault(final long address, final long lengthBytes, final boolean fault, final boolean write,
-        final UserProcess.HmmVisitor visitor)
+        final HmmVisitor visitor)
     {
         process.checkAlive();
         final long end = address + lengthBytes;

@@ -36,13 +36,11 @@ public final class UserProcess
     private final VmaTree vmas;
     private final PageTable pageTable = new PageTable();
     long pinnedVmPages;
-    long rlimitMemlockBytes = DEFAULT_RLIMIT_MEMLOCK_BYTES;
-    boolean capIpcLock;
+    /** RLIMIT_MEMLOCK, CAP_IPC_LOCK and the environment: the task's, beside its mm. */
+    final TaskLimits limits = new TaskLimits();
     private boolean exited;
     /** The process that forked this one, or null. */
     private UserProcess parent;
-    /** The environment (execve's envp), in insertion order; a child inherits a copy at fork. */
-    private final java.util.Map<String, String> environment = new java.util.LinkedHashMap<>();
     private final ExitFiles exitFiles = new ExitFiles();
     final List<BiConsumer<Long, Long>> unmapHooks = new ArrayList<>();
     /** mmap, munmap, mprotect, madvise, mlock: mm/mmap.c, mprotect.c, madvise.c, mlock.c. */
@@ -116,7 +114,7 @@ public final class UserProcess
      */
     public long rlimitMemlockBytes()
     {
-        return rlimitMemlockBytes;
+        return limits.rlimitMemlockBytes();
     }
 
     /**
@@ -128,12 +126,7 @@ public final class UserProcess
      */
     public UserProcess rlimitMemlockBytes(final long bytes)
     {
-        if (bytes < 0 && bytes != RLIM_INFINITY)
-        {
-            throw new KernelException(Errno.EINVAL, "RLIMIT_MEMLOCK=" + bytes + " is negative"
-                + "; give a limit of 0 or more, or 'unlimited'");
-        }
-        this.rlimitMemlockBytes = bytes;
+        limits.rlimitMemlockBytes(bytes);
         return this;
     }
 
@@ -142,7 +135,7 @@ public final class UserProcess
      */
     public java.util.Map<String, String> environment()
     {
-        return java.util.Collections.unmodifiableMap(environment);
+        return limits.environment();
     }
 
     /**
@@ -155,14 +148,7 @@ public final class UserProcess
      */
     public UserProcess setenv(final String variable, final String value)
     {
-        java.util.Objects.requireNonNull(value, "value");
-        if (variable == null || variable.isEmpty() || variable.indexOf('=') >= 0)
-        {
-            throw new KernelException(Errno.EINVAL, "environment variable name '" + variable
-                + "' is empty or holds '=' (setenv(3))"
-                + "; use a name without '=' (setenv(3) rule)");
-        }
-        environment.put(variable, value);
+        limits.setenv(variable, value);
         return this;
     }
 
@@ -171,7 +157,7 @@ public final class UserProcess
      */
     public boolean capIpcLock()
     {
-        return capIpcLock;
+        return limits.capIpcLock();
     }
 
     /**
@@ -180,7 +166,7 @@ public final class UserProcess
      */
     public UserProcess capIpcLock(final boolean held)
     {
-        this.capIpcLock = held;
+        limits.capIpcLock(held);
         return this;
     }
 
@@ -548,19 +534,6 @@ public final class UserProcess
     }
 
 
-    /** Receives what one page of an {@link #hmmRangeFault} walk found. */
-    @FunctionalInterface
-    public interface HmmVisitor
-    {
-        /**
-         * @param va        the 4 KiB page's virtual address.
-         * @param physAddr  the physical address of its frame.
-         * @param writable  true when the CPU mapping is writable now (the device may be given write access).
-         */
-        void page(long va, long physAddr, boolean writable);
-    }
-
-
     /**
      * {@code hmm_range_fault} (mm/hmm.c) as an on-demand-paging driver calls it: walks the page table over
      * {@code [address, address + lengthBytes)} and reports the frame of every 4 KiB of each present page. With
@@ -600,9 +573,7 @@ public final class UserProcess
     /** Copies RLIMIT_MEMLOCK, CAP_IPC_LOCK and the environment to a child at fork (kernel/fork.c). */
     void inheritLimits(final UserProcess parent)
     {
-        rlimitMemlockBytes = parent.rlimitMemlockBytes;
-        capIpcLock = parent.capIpcLock;
-        environment.putAll(parent.environment);
+        limits.inheritFrom(parent.limits);
         this.parent = parent;
     }
 

@@ -80,10 +80,10 @@ final class ExecMessages
             return "caught " + ProgramSignals.describe(r.signal()) + " after " + program + " ended (exit status "
                 + code + "), while serving the fabric for other runs: closed it, ends with " + (128 + r.signal());
         }
-        // the JDK reports a program ended by signal N as 128 + N, as a shell's $? does
-        if (code > 128 && code <= 128 + 64 && !UNREPORTED.contains(code - 128))
+        // a signal's end as waitpid(2) told it, never guessed from the status: a program's own exit(130) is not SIGINT
+        if (r.programSignal() != 0 && !UNREPORTED.contains(r.programSignal()))
         {
-            return program + ": " + ProgramSignals.describe(code - 128);
+            return program + ": " + ProgramSignals.describe(r.programSignal());
         }
         return null;
     }

@@ -11,7 +11,9 @@ import dev.rnicsim.scenarios.plan.Workload;
 import dev.rnicsim.simnic.DeviceProfile;
 import dev.rnicsim.simnic.ProviderRule;
 import java.io.PrintWriter;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -25,6 +27,10 @@ final class PlanReport
 {
     /** Where the schema of {@link #json} lives on the class path. */
     static final String SCHEMA = "/dev/rnicsim/scenarios/plan/plan.schema.json";
+    /** The group table's least column widths: a plan of short names and whole sizes keeps one layout. */
+    private static final int[] GROUP_WIDTHS = {16, 12, 10, 8, 12, 12, 12, 12, 12, 12, 12};
+    /** The limit table's least column widths. */
+    private static final int[] LIMIT_WIDTHS = {20, 30, 30, 6};
 
     private PlanReport()
     {
@@ -90,24 +96,58 @@ final class PlanReport
     }
 
     /**
+     * Prints a table: the first column left-aligned, the others right-aligned, one space apart; each column as wide
+     * as its least width or its widest cell, so that a long cell (a --smaps group's address range, an odd size
+     * with its bytes) widens its column instead of pushing the rest of its row out of line.
+     *
+     * @param rows   the heading, then the rows; each of as many cells as there are widths.
+     * @param widths each column's least width.
+     * @param out    where to print.
+     */
+    static void printColumns(final List<String[]> rows, final int[] widths, final PrintWriter out)
+    {
+        final int[] w = widths.clone();
+        for (final String[] row : rows)
+        {
+            for (int c = 0; c < w.length; c++)
+            {
+                w[c] = Math.max(w[c], row[c].length());
+            }
+        }
+        final StringBuilder line = new StringBuilder();
+        for (final String[] row : rows)
+        {
+            line.setLength(0);
+            for (int c = 0; c < w.length; c++)
+            {
+                final String pad = " ".repeat(w[c] - row[c].length());
+                line.append(c == 0 ? "" : " ").append(c == 0 ? row[c] + pad : pad + row[c]);
+            }
+            out.println(line);
+        }
+    }
+
+    /**
      * @param plan the plan.
      * @param out  where to print.
      */
     static void text(final Plan plan, final PrintWriter out)
     {
         out.println("device " + plan.device());
-        out.printf("%-16s %12s %10s %8s %12s %12s %12s %12s %12s %12s %12s%n", "group", "MRs", "size", "backing",
-            "kind", "lifetime", "page size", "MTT per MR", "pinned/MR", "reg/MR", "dereg/MR");
+        final List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"group", "MRs", "size", "backing", "kind", "lifetime", "page size", "MTT per MR",
+            "pinned/MR", "reg/MR", "dereg/MR"});
         for (final Plan.GroupResult g : plan.groups())
         {
             final String mtt = String.format(Locale.ROOT, "%,d", g.mttEntriesPerMr())
                 + (g.mttReservedPerMr() != g.mttEntriesPerMr() ? String.format(Locale.ROOT, " (%,d)",
                 g.mttReservedPerMr()) : "");
-            out.printf(Locale.ROOT, "%-16s %,12d %10s %8s %12s %12s %12s %12s %12s %12s %12s%n", g.name(), g.mrs(),
-                Sizes.iec(g.sizeBytes()), g.backing(), g.refusal() != null ? "refused" : g.kind(),
-                g.lifetime().word(), Sizes.iec(g.pageSizeBytes()), mtt, Sizes.iec(g.pinnedBytesPerMr()),
-                Sizes.duration(g.regNsPerMr()), Sizes.duration(g.deregNsPerMr()));
+            rows.add(new String[] {g.name(), String.format(Locale.ROOT, "%,d", g.mrs()), Sizes.iec(g.sizeBytes()),
+                g.backing(), g.refusal() != null ? "refused" : g.kind(), g.lifetime().word(),
+                Sizes.iec(g.pageSizeBytes()), mtt, Sizes.iec(g.pinnedBytesPerMr()), Sizes.duration(g.regNsPerMr()),
+                Sizes.duration(g.deregNsPerMr())});
         }
+        printColumns(rows, GROUP_WIDTHS, out);
         final Plan.Totals t = plan.totals();
         out.printf(Locale.ROOT, "total%s: %,d MRs, %,d MTT entries, %s pinned%n", t.processes() > 1 ? " over "
             + t.processes() + " processes" : "", t.mrs(), t.mttEntries(), Sizes.iec(t.pinnedBytes()));
@@ -116,12 +156,14 @@ final class PlanReport
             ? " per process" : "", Sizes.duration(t.registrationTimeNs()), Sizes.duration(t.firstUseTimeNs()),
             Sizes.duration(t.hotPathNsPerSecond()));
         out.println("translation cache: " + plan.cache().verdict());
-        out.printf("%-20s %30s %30s %6s%n", "limit", "required", "available", "fits");
+        final List<String[]> limits = new ArrayList<>();
+        limits.add(new String[] {"limit", "required", "available", "fits"});
         for (final Plan.Limit l : plan.limits())
         {
-            out.printf(Locale.ROOT, "%-20s %30s %30s %6s%n", l.name(), Sizes.of(l.required(), l.unit()),
-                l.available() < 0 ? "unlimited" : Sizes.of(l.available(), l.unit()), l.fits() ? "yes" : "NO");
+            limits.add(new String[] {l.name(), Sizes.of(l.required(), l.unit()),
+                l.available() < 0 ? "unlimited" : Sizes.of(l.available(), l.unit()), l.fits() ? "yes" : "NO"});
         }
+        printColumns(limits, LIMIT_WIDTHS, out);
         out.println(plan.firstLimit() == null ? "everything fits" : "first limit to break: " + plan.firstLimit());
         out.println("contiguity: the verdict uses the " + plan.contiguity() + " case of huge-page contiguity");
         for (final String a : plan.advice())

@@ -171,6 +171,17 @@ class ExecCommandTest
     }
 
     @Test
+    void aProgramsOwnExitStatusAbove128ShouldNotBeReportedAsASignal()
+    {
+        requireLibrary();
+        assertThat(exec("--", "sh", "-c", "exit 139")).as("the status, as a shell's $?").isEqualTo(139);
+        assertThat(exec("--", "sh", "-c", "exit 130")).isEqualTo(130);
+        assertThat(err.toString()).as("exit 139 and exit 130 are the program's own").doesNotContain("rnicsim exec:");
+        assertThat(exec("--", "sh", "-c", "kill -KILL $$")).as("a real SIGKILL").isEqualTo(128 + 9);
+        assertThat(err.toString()).contains("rnicsim exec: sh: Killed (").contains("signal 9)");
+    }
+
+    @Test
     void shouldSayWhichAttributesADumpLacksAndWhereTheyComeFrom() throws IOException
     {
         requireLibrary();

@@ -14,19 +14,21 @@ class ExecMessagesTest
     @Test
     void aSignalThatEndedTheProgramShouldBeNamedExceptThoseAShellLeavesUnsaid()
     {
-        assertThat(ExecMessages.ended("./a.out", new ProgramRunner.Result(128 + 9, null, 0)))
+        assertThat(ExecMessages.ended("./a.out", new ProgramRunner.Result(128 + 9, null, 0, 9)))
             .startsWith("./a.out: Killed (").endsWith("signal 9)");
-        assertThat(ExecMessages.ended("./a.out", new ProgramRunner.Result(128 + 6, null, 0)))
+        assertThat(ExecMessages.ended("./a.out", new ProgramRunner.Result(128 + 6, null, 0, 6)))
             .startsWith("./a.out: Aborted (");
-        assertThat(ExecMessages.ended("./a.out", new ProgramRunner.Result(128 + 2, null, 0))).as("Ctrl-C").isNull();
-        assertThat(ExecMessages.ended("./a.out", new ProgramRunner.Result(128 + 13, null, 0))).as("SIGPIPE").isNull();
-        assertThat(ExecMessages.ended("./a.out", new ProgramRunner.Result(1, null, 0))).isNull();
+        assertThat(ExecMessages.ended("./a.out", new ProgramRunner.Result(128 + 2, null, 0, 2))).as("Ctrl-C").isNull();
+        assertThat(ExecMessages.ended("./a.out", new ProgramRunner.Result(128 + 13, null, 0, 13))).as("SIGPIPE").isNull();
+        assertThat(ExecMessages.ended("./a.out", new ProgramRunner.Result(1, null, 0, 0))).isNull();
+        assertThat(ExecMessages.ended("./a.out", new ProgramRunner.Result(128 + 9, null, 0, 0)))
+            .as("a program's own exit(137) is no SIGKILL").isNull();
     }
 
     @Test
     void aSignalCaughtAfterTheProgramEndedShouldSaySo()
     {
-        assertThat(ExecMessages.ended("ib_write_bw", new ProgramRunner.Result(0, null, 15)))
+        assertThat(ExecMessages.ended("ib_write_bw", new ProgramRunner.Result(0, null, 15, 0)))
             .startsWith("caught Terminated (").contains("after ib_write_bw ended (exit status 0)")
             .endsWith("ends with 143");
     }

@@ -26,6 +26,28 @@ class PlanSmapsSweepCommandTest
     }
 
     @Test
+    void groupsNamedByTheirAddressRangeShouldKeepTheColumnsUnderTheirHeadings()
+    {
+        Assumptions.assumeTrue(Files.isReadable(Path.of("/proc/self/smaps")), "needs Linux /proc/self/smaps");
+        final CliRun r = CliRun.of("plan", "--smaps", "/proc/self/smaps", "--memlock", "unlimited", "--ram", "64G");
+        assertThat(r.code()).as(r.err()).isZero();
+        final java.util.List<String> lines = r.out().lines().toList();
+        final int header = lines.indexOf(lines.stream().filter(l -> l.startsWith("group ")).findFirst().orElseThrow());
+        final String heading = lines.get(header);
+        final int mrsEnd = heading.indexOf("MRs") + 3;
+        final java.util.List<String> rows = lines.subList(header + 1, lines.indexOf(lines.stream()
+            .filter(l -> l.startsWith("total")).findFirst().orElseThrow()));
+        assertThat(rows).isNotEmpty().allSatisfy(row ->
+        {
+            assertThat(row).as("a group's name (0x...-0x... [name]) and its MR count, under 'MRs'").startsWith("0x");
+            assertThat(row.length()).as("each row as long as the heading:%n%s%n%s", heading, row)
+                .isEqualTo(heading.length());
+            assertThat(row.substring(0, mrsEnd)).as("the MR count ends under 'MRs':%n%s%n%s", heading, row)
+                .endsWith(" 1");
+        });
+    }
+
+    @Test
     void shouldExitTwoWithFileAndLineForMalformedSmaps() throws Exception
     {
         final Path s = dir.resolve("bad.smaps");
