@@ -231,7 +231,9 @@ public final class DeviceProfiles
                 ProviderRule.RECEIVE_OVERFLOW_AS_INVALID_REQUEST,
                 ProviderRule.FLUSH_PERSISTENT_NEEDS_PMEM, ProviderRule.MESSAGE_LENGTH_CHECKED_BY_RESPONDER,
                 ProviderRule.GATHER_RANGE_ERRORS_AS_QP_OP_ERR, ProviderRule.SEND_OPS_RXE,
-                ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.QP_ACCESS_FLAGS_CHECKED), false,
+                ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.QP_ACCESS_FLAGS_CHECKED,
+                ProviderRule.QP_TIMEOUT_CHECKED, ProviderRule.QP_RETRY_FIELDS_KEPT_WHOLE,
+                ProviderRule.DEST_RD_ATOMIC_UNCHECKED), false,
             10.0, 0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid"));
     }
@@ -257,7 +259,8 @@ public final class DeviceProfiles
                 ProviderRule.LOCAL_KEY_ERRORS_AS_QP_OP_ERR, ProviderRule.REREG_TRANSLATION_UNSUPPORTED,
                 ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE, ProviderRule.MESSAGE_LENGTH_CHECKED_BY_RESPONDER,
                 ProviderRule.RECEIVE_OVERFLOW_AS_INVALID_REQUEST, ProviderRule.KERNEL_WITHOUT_FLUSH_ACCESS,
-                ProviderRule.SEND_OPS_RXE, ProviderRule.REREG_MR_UNSUPPORTED), false,
+                ProviderRule.SEND_OPS_RXE, ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.QP_TIMEOUT_CHECKED,
+                ProviderRule.QP_RETRY_FIELDS_KEPT_WHOLE, ProviderRule.DEST_RD_ATOMIC_UNCHECKED), false,
             10.0,
             0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid", "xrc_odp_caps"));

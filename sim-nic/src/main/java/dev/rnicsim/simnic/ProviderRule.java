@@ -207,5 +207,20 @@ public enum ProviderRule
      * {@code fill_send_wr_ops}, {@code HNS_SUPPORTED_SEND_OPS_FLAGS_RC_XRC} and {@code _UD}): RC and XRC_SEND SEND,
      * SEND_WITH_INV, SEND_WITH_IMM, RDMA WRITE (with immediate), RDMA READ and both atomics, no LOCAL_INV and no
      * BIND_MW; UD SEND and SEND_WITH_IMM; no other QP type. Anything else is EOPNOTSUPP. See {@link SendOps}. */
-    SEND_OPS_HNS
+    SEND_OPS_HNS,
+    /** {@code ibv_modify_qp} with a {@code timeout} above 31 is EINVAL (rxe {@code rxe_qp_chk_attr}: "invalid
+     * timeout"). Without this rule its low 5 bits are kept (mlx5 {@code __mlx5_ib_modify_qp}: {@code MLX5_SET} of the
+     * 5-bit {@code ack_timeout}). See {@link QpAttrValues}. */
+    QP_TIMEOUT_CHECKED,
+    /** {@code retry_cnt}, {@code rnr_retry} and {@code min_rnr_timer} are kept as given (the u8 of {@code struct
+     * ibv_qp_attr}): rxe {@code rxe_qp_from_attr} stores them in {@code qp->attr} and its completer counts the retries
+     * down from them ({@code rxe_comp.c}: only 7 retries forever), so {@code ibv_query_qp} answers them as given.
+     * Without this rule they are masked to their fields' widths, 3, 3 and 5 bits (mlx5 {@code __mlx5_ib_modify_qp}:
+     * {@code MLX5_SET(qpc, qpc, retry_count / rnr_retry / min_rnr_nak, ...)}). See {@link QpAttrValues}. */
+    QP_RETRY_FIELDS_KEPT_WHOLE,
+    /** {@code max_dest_rd_atomic} is not checked against the device's {@code max_qp_rd_atom}: rxe's {@code
+     * rxe_qp_chk_attr} checks only {@code max_rd_atomic}, and {@code rxe_qp_from_attr} allocates as many responder
+     * resources as asked (rounded up to a power of two). Without this rule a larger value is EINVAL (mlx5 {@code
+     * validate_rd_atomic}, mlx4 {@code mlx4_ib_modify_qp}). */
+    DEST_RD_ATOMIC_UNCHECKED
 }
