@@ -153,9 +153,8 @@ public enum ProviderRule
      * to the WQE and checks no opcode for the QP type (it checks the opcode against its table's size, the queue's
      * room and num_sge only), so an RDMA or atomic work request on a UD QP is posted and the device refuses the WQE:
      * IBV_WC_LOC_QP_OP_ERR, the QP to the error state (the device's status is assumed: it is not in public code).
-     * Without this rule the provider refuses it at post with EINVAL (rxe's {@code validate_send_wr} through
-     * {@code rxe_wr_opcode_info}'s per-type mask). See {@link Datagrams#opcodeRefusal(DeviceProfile, dev.rnicsim.verbs.QpType,
-     * dev.rnicsim.verbs.WrOpcode)}. */
+     * Without this rule (or {@link #OPCODES_CHECKED_BY_RXE_REQUESTER}) it is EINVAL at post. See
+     * {@link QpTypeOpcodes}. */
     UD_OPCODES_UNCHECKED_AT_POST,
     /** A send work request with more SGEs than the QP's send queue takes is refused with ENOMEM: mlx5's
      * {@code _mlx5_post_send} answers {@code num_sge > max_gs} with ENOMEM (its receive side, {@code mlx5_post_recv},
@@ -222,5 +221,21 @@ public enum ProviderRule
      * rxe_qp_chk_attr} checks only {@code max_rd_atomic}, and {@code rxe_qp_from_attr} allocates as many responder
      * resources as asked (rounded up to a power of two). Without this rule a larger value is EINVAL (mlx5 {@code
      * validate_rd_atomic}, mlx4 {@code mlx4_ib_modify_qp}). */
-    DEST_RD_ATOMIC_UNCHECKED
+    DEST_RD_ATOMIC_UNCHECKED,
+    /** {@code ibv_dereg_mr} of an MR that memory windows are bound to succeeds, and the windows stop translating (an
+     * access through one is refused like one through an invalid key): mlx5 counts no windows of an MR
+     * ({@code mlx5_ib_dereg_mr} revokes or destroys the mkey, which the windows' indirect mkeys name). Without this
+     * rule the deregistration is EINVAL and changes nothing (IBA 10.6.7.2.6; rxe {@code rxe_dereg_mr}, mlx4
+     * {@code mlx4_mr_free_reserved}). See {@link MrWindows}. */
+    DEREG_MR_INVALIDATES_BOUND_WINDOWS,
+    /** {@code ibv_post_send} on a UC QP takes any opcode: mlx5's {@code _mlx5_post_send} adds the remote-address
+     * segment of an RDMA WRITE and checks no opcode for the QP type, so an RDMA READ or atomic is posted and the
+     * device refuses the WQE with IBV_WC_LOC_QP_OP_ERR (assumed, as {@link #UD_OPCODES_UNCHECKED_AT_POST}). Without
+     * this rule (or {@link #OPCODES_CHECKED_BY_RXE_REQUESTER}) it is EINVAL at post. See {@link QpTypeOpcodes}. */
+    UC_OPCODES_UNCHECKED_AT_POST,
+    /** librxe posts a UC or UD work request of any opcode but BIND_MW on UD (EINVAL: {@code validate_send_wr}), and
+     * the kernel's {@code rxe_requester} completes those the QP type lacks with IBV_WC_LOC_QP_OP_ERR ({@code
+     * next_opcode}, {@code rxe_wr_opcode_info}): on UC all but SEND, SEND_WITH_IMM, RDMA WRITE (with immediate) and
+     * BIND_MW, on UD all but SEND and SEND_WITH_IMM. See {@link QpTypeOpcodes}. */
+    OPCODES_CHECKED_BY_RXE_REQUESTER
 }
