@@ -140,7 +140,8 @@ public final class DeviceProfiles
             ProviderRule.BLOCK_MULTICAST_LOOPBACK, ProviderRule.SRQ_OF_ZERO_WR,
             ProviderRule.RESET_CLEANS_CQ, ProviderRule.QUEUE_ALLOC_TYPE_FROM_ENV,
             ProviderRule.TAG_MATCHING, ProviderRule.RECV_ON_SRQ_QP_ENOMEM,
-            ProviderRule.DEREG_MR_INVALIDATES_BOUND_WINDOWS, ProviderRule.UC_OPCODES_UNCHECKED_AT_POST), true, 100.0, 5,
+            ProviderRule.DEREG_MR_INVALIDATES_BOUND_WINDOWS, ProviderRule.UC_OPCODES_UNCHECKED_AT_POST,
+            ProviderRule.NUM_SGE_COMPARED_SIGNED), true, 100.0, 5,
             List.of("node_guid", "sys_image_guid", "max_qp_rd_atom", "max_qp_init_rd_atom", "max_res_rd_atom",
                 "atomic_cap", "max_mw", "max_srq", "max_pkeys", "local_ca_ack_delay", "general_odp_caps",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
@@ -166,7 +167,8 @@ public final class DeviceProfiles
             ProviderRule.BLOCK_MULTICAST_LOOPBACK, ProviderRule.SRQ_OF_ZERO_WR,
             ProviderRule.RESET_CLEANS_CQ, ProviderRule.QUEUE_ALLOC_TYPE_FROM_ENV,
             ProviderRule.TAG_MATCHING, ProviderRule.RECV_ON_SRQ_QP_ENOMEM,
-            ProviderRule.DEREG_MR_INVALIDATES_BOUND_WINDOWS, ProviderRule.UC_OPCODES_UNCHECKED_AT_POST), true, 400.0, 7,
+            ProviderRule.DEREG_MR_INVALIDATES_BOUND_WINDOWS, ProviderRule.UC_OPCODES_UNCHECKED_AT_POST,
+            ProviderRule.NUM_SGE_COMPARED_SIGNED), true, 400.0, 7,
             List.of("fw_ver", "vendor_part_id", "node_guid", "sys_image_guid", "max_sge", "max_sge_rd",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
     }

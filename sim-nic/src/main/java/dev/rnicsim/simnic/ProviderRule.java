@@ -237,5 +237,11 @@ public enum ProviderRule
      * the kernel's {@code rxe_requester} completes those the QP type lacks with IBV_WC_LOC_QP_OP_ERR ({@code
      * next_opcode}, {@code rxe_wr_opcode_info}): on UC all but SEND, SEND_WITH_IMM, RDMA WRITE (with immediate) and
      * BIND_MW, on UD all but SEND and SEND_WITH_IMM. See {@link QpTypeOpcodes}. */
-    OPCODES_CHECKED_BY_RXE_REQUESTER
+    OPCODES_CHECKED_BY_RXE_REQUESTER,
+    /** {@code num_sge} (an int in {@code struct ibv_send_wr} and {@code ibv_recv_wr}) is compared with the queue's
+     * SGE limit as a signed int: mlx5's {@code max_gs} is an int ({@code struct mlx5_wq}), so {@code _mlx5_post_send}
+     * and {@code mlx5_post_recv} let a negative count through and read no SGE (a message or receive of 0 bytes).
+     * Without this rule the provider's limit is unsigned and a negative count is EINVAL (librxe's {@code rxe_wq}
+     * {@code max_sge} is an unsigned int). Only a C program can give a negative count; the C library applies it. */
+    NUM_SGE_COMPARED_SIGNED
 }
