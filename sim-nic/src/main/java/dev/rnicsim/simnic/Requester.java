@@ -402,7 +402,7 @@ final class Requester
             || !peer.requester.connectedTo(qp))
         {
             // No ACK ever comes: the requester retries retry_cnt times, then gives up.
-            HwCounters.noAck(device, qp.retryCount);
+            HwCounters.noAck(device, qp.retryCount, wr);
             device.count(SimCounter.TRANSPORT_RETRIES, qp.retryCount);
             final WcDiagnosis lost = peer == null && qp.remote != null
                 && !device.fabric().anyDeviceHasQp(qp.remote.qpNum())
