@@ -56,7 +56,11 @@ static int check_send(struct sim_qp *q, struct ibv_send_wr *wr, unsigned queued)
 		return EOPNOTSUPP; /* only an RC QP of a device with IBV_DEVICE_ATOMIC_WRITE (rxe) executes it */
 	if (!supported(wr->opcode) && wr->opcode != IBV_WR_ATOMIC_WRITE)
 		return EINVAL;
-	if ((unsigned)wr->num_sge > q->cap.max_send_sge || wr->num_sge < 0)
+	/* mlx5 compares num_sge with its int max_gs: a negative count passes and no SGE is read (post_send sends it
+	 * with none); librxe's unsigned max_sge makes it huge: EINVAL */
+	if (wr->num_sge < 0 && !(q->post_rules & WIRE_POST_SGE_COUNT_SIGNED))
+		return EINVAL;
+	if (wr->num_sge > 0 && (unsigned)wr->num_sge > q->cap.max_send_sge)
 		return (q->post_rules & WIRE_POST_SGE_OVERFLOW_ENOMEM) ? ENOMEM : EINVAL; /* mlx5: ENOMEM; rxe: EINVAL */
 	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		if ((q->post_rules & WIRE_POST_ATOMIC_ALIGNMENT) && (wr->wr.atomic.remote_addr & 7))
@@ -85,11 +89,19 @@ static int post_send(struct sim_qp *q, struct ibv_send_wr *wr, struct ibv_send_w
 	size_t off = sizeof(struct wire_hdr) + sizeof(struct wire_post);
 	unsigned count = 0;
 	struct rnicsim_carry carried = {.n = 0};
-	for (struct ibv_send_wr *w = wr; w; w = w->next) {
-		e = check_send(q, w, count);
+	for (struct ibv_send_wr *posted = wr; posted; posted = posted->next) {
+		e = check_send(q, posted, count);
 		if (e) {
-			*bad_wr = w;
+			*bad_wr = posted;
 			break;
+		}
+		/* a negative num_sge that check_send let through (mlx5) is a request without SGEs */
+		struct ibv_send_wr none;
+		struct ibv_send_wr *w = posted;
+		if (posted->num_sge < 0) {
+			none = *posted;
+			none.num_sge = 0;
+			w = &none;
 		}
 		uint32_t inline_len = 0, carry_len = 0;
 		if (w->send_flags & IBV_SEND_INLINE)
@@ -214,7 +226,10 @@ int rnicsim_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv
 			*bad_wr = w;
 			break;
 		}
-		if ((unsigned)w->num_sge > q->cap.max_recv_sge || w->num_sge < 0 ||
+		/* a negative num_sge: mlx5_post_recv's signed compare lets it through with no SGE, librxe's unsigned
+		 * max_sge refuses it */
+		if ((w->num_sge > 0 && (unsigned)w->num_sge > q->cap.max_recv_sge) ||
+		    (w->num_sge < 0 && !(q->post_rules & WIRE_POST_SGE_COUNT_SIGNED)) ||
 		    q->qpx.qp_base.state == IBV_QPS_RESET) {
 			e = EINVAL;
 			*bad_wr = w;
@@ -230,13 +245,14 @@ int rnicsim_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv
 			*bad_wr = w;
 			break;
 		}
-		reserve(off + sizeof(struct wire_recv_wr) + w->num_sge * sizeof(struct wire_sge));
+		int nsge = w->num_sge < 0 ? 0 : w->num_sge;
+		reserve(off + sizeof(struct wire_recv_wr) + nsge * sizeof(struct wire_sge));
 		struct wire_recv_wr *r = (struct wire_recv_wr *)(msg + off);
 		r->wr_id = w->wr_id;
-		r->num_sge = w->num_sge;
+		r->num_sge = nsge;
 		r->pad = 0;
 		off += sizeof(*r);
-		for (int i = 0; i < w->num_sge; i++) {
+		for (int i = 0; i < nsge; i++) {
 			struct wire_sge *g = (struct wire_sge *)(msg + off);
 			g->addr = w->sg_list[i].addr;
 			g->length = w->sg_list[i].length;

@@ -399,18 +399,22 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		q->attr.path_mtu = attr->path_mtu;
 	if (mask & IBV_QP_DEST_QPN)
 		q->attr.dest_qp_num = attr->dest_qp_num;
+	/* kept as the driver keeps them (sim-nic QpAttrValues): PSNs in 24 bits (the core's _ib_modify_qp); the ACK
+	 * timeout in 5 bits (rxe refused more); retry_cnt, rnr_retry and min_rnr_timer whole on rxe, in their 3, 3 and
+	 * 5 bits of the QP context on mlx5 */
+	int whole = q->post_rules & WIRE_POST_QP_FIELDS_WHOLE;
 	if (mask & IBV_QP_RQ_PSN)
-		q->attr.rq_psn = attr->rq_psn;
+		q->attr.rq_psn = attr->rq_psn & 0xffffff;
 	if (mask & IBV_QP_SQ_PSN)
-		q->attr.sq_psn = attr->sq_psn;
+		q->attr.sq_psn = attr->sq_psn & 0xffffff;
 	if (mask & IBV_QP_TIMEOUT)
-		q->attr.timeout = attr->timeout;
+		q->attr.timeout = attr->timeout & 0x1f;
 	if (mask & IBV_QP_RETRY_CNT)
-		q->attr.retry_cnt = attr->retry_cnt;
+		q->attr.retry_cnt = whole ? attr->retry_cnt : attr->retry_cnt & 7;
 	if (mask & IBV_QP_RNR_RETRY)
-		q->attr.rnr_retry = attr->rnr_retry;
+		q->attr.rnr_retry = whole ? attr->rnr_retry : attr->rnr_retry & 7;
 	if (mask & IBV_QP_MIN_RNR_TIMER)
-		q->attr.min_rnr_timer = attr->min_rnr_timer;
+		q->attr.min_rnr_timer = whole ? attr->min_rnr_timer : attr->min_rnr_timer & 0x1f;
 	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
 		q->attr.max_rd_atomic = attr->max_rd_atomic;
 	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)

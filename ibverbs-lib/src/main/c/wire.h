@@ -175,6 +175,8 @@ struct wire_create_qp {
 #define WIRE_POST_ATOMIC_WRITE 8 /* an RC QP of a device with IBV_DEVICE_ATOMIC_WRITE: ATOMIC_WRITE is executed */
 #define WIRE_POST_SGE_OVERFLOW_ENOMEM 16 /* more SGEs than max_send_sge: ENOMEM (mlx5), else EINVAL */
 #define WIRE_POST_RECV_SRQ_ENOMEM 32 /* a receive on a QP with an SRQ: ENOMEM (mlx4, mlx5), else EINVAL */
+#define WIRE_POST_SGE_COUNT_SIGNED 64 /* num_sge compared as an int: a negative count posts no SGE (mlx5), else EINVAL */
+#define WIRE_POST_QP_FIELDS_WHOLE 128 /* retry_cnt, rnr_retry, min_rnr_timer kept as given (rxe), else masked */
 struct wire_qp_resp {
 	uint32_t qp;
 	uint32_t qp_num;

@@ -26,7 +26,9 @@ final class PostRules
      *         the provider's clean of the CQs when the QP goes to RESET ({@link ProviderRule#RESET_CLEANS_CQ}); ATOMIC_WRITE
      *         on an RC QP of a device with IBV_DEVICE_ATOMIC_WRITE (EOPNOTSUPP elsewhere, PlacementOps' rule); the errno
      *         of more SGEs than max_send_sge ({@link ProviderRule#SEND_SGE_OVERFLOW_ENOMEM}) and of a receive posted to
-     *         a QP with an SRQ ({@link ProviderRule#RECV_ON_SRQ_QP_ENOMEM}).
+     *         a QP with an SRQ ({@link ProviderRule#RECV_ON_SRQ_QP_ENOMEM}); a negative num_sge posted with no SGE
+     *         ({@link ProviderRule#NUM_SGE_COMPARED_SIGNED}); the narrow fields of ibv_modify_qp kept whole
+     *         ({@link ProviderRule#QP_RETRY_FIELDS_KEPT_WHOLE}), which the library's ibv_query_qp answers.
      */
     static int of(final SimDevice device, final QpType type)
     {
@@ -36,7 +38,9 @@ final class PostRules
             | (type == QpType.RC && device.profile().attributes().has(DeviceCap.ATOMIC_WRITE)
                 ? Wire.POST_ATOMIC_WRITE : 0)
             | (device.profile().follows(ProviderRule.SEND_SGE_OVERFLOW_ENOMEM) ? Wire.POST_SGE_OVERFLOW_ENOMEM : 0)
-            | (device.profile().follows(ProviderRule.RECV_ON_SRQ_QP_ENOMEM) ? Wire.POST_RECV_SRQ_ENOMEM : 0);
+            | (device.profile().follows(ProviderRule.RECV_ON_SRQ_QP_ENOMEM) ? Wire.POST_RECV_SRQ_ENOMEM : 0)
+            | (device.profile().follows(ProviderRule.NUM_SGE_COMPARED_SIGNED) ? Wire.POST_SGE_COUNT_SIGNED : 0)
+            | (device.profile().follows(ProviderRule.QP_RETRY_FIELDS_KEPT_WHOLE) ? Wire.POST_QP_FIELDS_WHOLE : 0);
     }
 
     /**

@@ -111,6 +111,10 @@ final class Wire
     static final int POST_SGE_OVERFLOW_ENOMEM = 16;
     /** {@code WIRE_POST_RECV_SRQ_ENOMEM}: a receive posted to a QP with an SRQ is ENOMEM (mlx4, mlx5), else EINVAL. */
     static final int POST_RECV_SRQ_ENOMEM = 32;
+    /** {@code WIRE_POST_SGE_COUNT_SIGNED}: a negative num_sge is posted with no SGE (mlx5), else EINVAL. */
+    static final int POST_SGE_COUNT_SIGNED = 64;
+    /** {@code WIRE_POST_QP_FIELDS_WHOLE}: retry_cnt, rnr_retry and min_rnr_timer are kept as given (rxe). */
+    static final int POST_QP_FIELDS_WHOLE = 128;
 
     /** {@code enum ibv_qp_attr_mask} bits the server reads. */
     static final int QP_STATE = 1;

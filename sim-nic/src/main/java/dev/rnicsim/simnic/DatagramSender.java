@@ -44,13 +44,6 @@ final class DatagramSender
     WqeOutcome executeDatagram(final SendWqe p)
     {
         final SendWr wr = p.wr();
-        final String refused = Datagrams.unsupportedAtDevice(wr.opcode());
-        if (refused != null)
-        {
-            qp.completions.completeSend(wr, WcStatus.LOC_QP_OP_ERR, 0, Diagnoser.local(qp, wr, WcStatus.LOC_QP_OP_ERR,
-                refused));
-            return WqeOutcome.ERROR;
-        }
         final UdSendWr ud = p.ud();
         final long length = p.inline() != null ? p.inline().length : wr.totalBytes();
         final SimDevice pdev = ud.ah().attr().dgid() == null ? null : device.fabric().deviceByGid(ud.ah().attr()

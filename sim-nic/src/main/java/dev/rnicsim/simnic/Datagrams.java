@@ -49,31 +49,13 @@ public final class Datagrams
     }
 
     /**
-     * What {@code ibv_post_send} answers for the opcode on this device: as {@link #opcodeRefusal(QpType, WrOpcode)},
-     * except that a UD work request of any opcode is posted where the provider does not check
-     * ({@link ProviderRule#UD_OPCODES_UNCHECKED_AT_POST}, mlx5 {@code _mlx5_post_send}); the device then refuses it
-     * ({@link #unsupportedAtDevice}).
+     * What {@code ibv_post_send} answers for the opcode on this device: see {@link QpTypeOpcodes#postRefusal}.
      *
      * @return why the opcode is refused at post (EINVAL), or null.
      */
     static String opcodeRefusal(final DeviceProfile profile, final QpType type, final WrOpcode opcode)
     {
-        if (type == QpType.UD && profile.follows(ProviderRule.UD_OPCODES_UNCHECKED_AT_POST))
-        {
-            return null;
-        }
-        return opcodeRefusal(type, opcode);
-    }
-
-    /**
-     * @return why the device refuses a posted UD work request (completed with IBV_WC_LOC_QP_OP_ERR), or null when
-     *         datagrams carry its opcode.
-     */
-    static String unsupportedAtDevice(final WrOpcode opcode)
-    {
-        final String why = opcodeRefusal(QpType.UD, opcode);
-        return why == null ? null : why + "; the provider posted it unchecked (mlx5 _mlx5_post_send) and the device "
-            + "refuses the WQE. Post SEND or SEND_WITH_IMM on a UD QP, or use an RC QP for RDMA and atomics";
+        return QpTypeOpcodes.postRefusal(profile, type, opcode);
     }
 
     /**

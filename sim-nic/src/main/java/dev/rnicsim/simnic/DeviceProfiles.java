@@ -142,7 +142,9 @@ public final class DeviceProfiles
             ProviderRule.VENDOR_ERR_CQE_SYNDROME, ProviderRule.SRQ_NUM_OF_ANY_SRQ, ProviderRule.QP_DATA_IN_ORDER,
             ProviderRule.BLOCK_MULTICAST_LOOPBACK, ProviderRule.SRQ_OF_ZERO_WR,
             ProviderRule.RESET_CLEANS_CQ, ProviderRule.QUEUE_ALLOC_TYPE_FROM_ENV,
-            ProviderRule.TAG_MATCHING, ProviderRule.RECV_ON_SRQ_QP_ENOMEM), true, 100.0, 5,
+            ProviderRule.TAG_MATCHING, ProviderRule.RECV_ON_SRQ_QP_ENOMEM,
+            ProviderRule.DEREG_MR_INVALIDATES_BOUND_WINDOWS, ProviderRule.UC_OPCODES_UNCHECKED_AT_POST,
+            ProviderRule.NUM_SGE_COMPARED_SIGNED), true, 100.0, 5,
             List.of("node_guid", "sys_image_guid", "max_qp_rd_atom", "max_qp_init_rd_atom", "max_res_rd_atom",
                 "atomic_cap", "max_mw", "max_srq", "max_pkeys", "local_ca_ack_delay", "general_odp_caps",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
@@ -167,7 +169,9 @@ public final class DeviceProfiles
             ProviderRule.VENDOR_ERR_CQE_SYNDROME, ProviderRule.SRQ_NUM_OF_ANY_SRQ, ProviderRule.QP_DATA_IN_ORDER,
             ProviderRule.BLOCK_MULTICAST_LOOPBACK, ProviderRule.SRQ_OF_ZERO_WR,
             ProviderRule.RESET_CLEANS_CQ, ProviderRule.QUEUE_ALLOC_TYPE_FROM_ENV,
-            ProviderRule.TAG_MATCHING, ProviderRule.RECV_ON_SRQ_QP_ENOMEM), true, 400.0, 7,
+            ProviderRule.TAG_MATCHING, ProviderRule.RECV_ON_SRQ_QP_ENOMEM,
+            ProviderRule.DEREG_MR_INVALIDATES_BOUND_WINDOWS, ProviderRule.UC_OPCODES_UNCHECKED_AT_POST,
+            ProviderRule.NUM_SGE_COMPARED_SIGNED), true, 400.0, 7,
             List.of("fw_ver", "vendor_part_id", "node_guid", "sys_image_guid", "max_sge", "max_sge_rd",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
     }
@@ -234,7 +238,9 @@ public final class DeviceProfiles
                 ProviderRule.RECEIVE_OVERFLOW_AS_INVALID_REQUEST,
                 ProviderRule.FLUSH_PERSISTENT_NEEDS_PMEM, ProviderRule.MESSAGE_LENGTH_CHECKED_BY_RESPONDER,
                 ProviderRule.GATHER_RANGE_ERRORS_AS_QP_OP_ERR, ProviderRule.SEND_OPS_RXE,
-                ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.QP_ACCESS_FLAGS_CHECKED), false,
+                ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.QP_ACCESS_FLAGS_CHECKED,
+                ProviderRule.QP_TIMEOUT_CHECKED, ProviderRule.QP_RETRY_FIELDS_KEPT_WHOLE,
+                ProviderRule.DEST_RD_ATOMIC_UNCHECKED, ProviderRule.OPCODES_CHECKED_BY_RXE_REQUESTER), false,
             10.0, 0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid"));
     }
@@ -260,7 +266,9 @@ public final class DeviceProfiles
                 ProviderRule.LOCAL_KEY_ERRORS_AS_QP_OP_ERR, ProviderRule.REREG_TRANSLATION_UNSUPPORTED,
                 ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE, ProviderRule.MESSAGE_LENGTH_CHECKED_BY_RESPONDER,
                 ProviderRule.RECEIVE_OVERFLOW_AS_INVALID_REQUEST, ProviderRule.KERNEL_WITHOUT_FLUSH_ACCESS,
-                ProviderRule.SEND_OPS_RXE, ProviderRule.REREG_MR_UNSUPPORTED), false,
+                ProviderRule.SEND_OPS_RXE, ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.QP_TIMEOUT_CHECKED,
+                ProviderRule.QP_RETRY_FIELDS_KEPT_WHOLE, ProviderRule.DEST_RD_ATOMIC_UNCHECKED,
+                ProviderRule.OPCODES_CHECKED_BY_RXE_REQUESTER), false,
             10.0,
             0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid", "xrc_odp_caps"));

@@ -1,5 +1,6 @@
 package dev.rnicsim.simnic;
 
+import dev.rnicsim.verbs.SendWr;
 import dev.rnicsim.verbs.WcStatus;
 import dev.rnicsim.verbs.WrOpcode;
 import java.util.List;
@@ -126,11 +127,23 @@ public enum HwCounters
     }
 
     /**
-     * A work request whose peer never answered: the ACK timer expired {@code retryCount + 1} times, the first
-     * {@code retryCount} followed by a retransmission, the last ending the request with IBV_WC_RETRY_EXC_ERR.
+     * A work request whose peer never answered: the request went out {@code retryCount + 1} times and the ACK timer
+     * expired after each, the first {@code retryCount} times followed by a retransmission, the last ending the request
+     * with IBV_WC_RETRY_EXC_ERR (IBA 9.7.6.1.3; rxe_comp.c counts {@code completer_retry_err} per retry and
+     * {@code retry_exceeded_err} once). The transmissions are packets on the link: PortXmitPkts and PortXmitData
+     * (4-byte words, a packet's payload at most the path MTU) count each, and rxe's {@code sent_pkts} with them.
+     *
+     * @param requester  the requester's device.
+     * @param retryCount the QP's retry_cnt.
+     * @param wr         the work request whose (first outstanding) packet was never acknowledged.
      */
-    static void noAck(final SimDevice requester, final int retryCount)
+    static void noAck(final SimDevice requester, final int retryCount, final SendWr wr)
     {
+        final long transmissions = retryCount + 1L;
+        final boolean request = wr.opcode() == WrOpcode.RDMA_READ || wr.opcode().isAtomic();
+        final long payload = request ? 0 : Math.min(wr.totalBytes(), requester.fabric().pathMtuBytes());
+        requester.count(SimCounter.PORT_XMIT_PACKETS, transmissions);
+        requester.count(SimCounter.PORT_XMIT_DATA, transmissions * payload / 4);
         requester.count(SimCounter.LOCAL_ACK_TIMEOUT_ERR, retryCount);
         requester.count(SimCounter.TRANSPORT_RETRIES_EXCEEDED, 1);
     }

@@ -153,9 +153,8 @@ public enum ProviderRule
      * to the WQE and checks no opcode for the QP type (it checks the opcode against its table's size, the queue's
      * room and num_sge only), so an RDMA or atomic work request on a UD QP is posted and the device refuses the WQE:
      * IBV_WC_LOC_QP_OP_ERR, the QP to the error state (the device's status is assumed: it is not in public code).
-     * Without this rule the provider refuses it at post with EINVAL (rxe's {@code validate_send_wr} through
-     * {@code rxe_wr_opcode_info}'s per-type mask). See {@link Datagrams#opcodeRefusal(DeviceProfile, dev.rnicsim.verbs.QpType,
-     * dev.rnicsim.verbs.WrOpcode)}. */
+     * Without this rule (or {@link #OPCODES_CHECKED_BY_RXE_REQUESTER}) it is EINVAL at post. See
+     * {@link QpTypeOpcodes}. */
     UD_OPCODES_UNCHECKED_AT_POST,
     /** A send work request with more SGEs than the QP's send queue takes is refused with ENOMEM: mlx5's
      * {@code _mlx5_post_send} answers {@code num_sge > max_gs} with ENOMEM (its receive side, {@code mlx5_post_recv},
@@ -221,5 +220,42 @@ public enum ProviderRule
      * takes the window's MPT entry from the table MRs use; libmlx4 has {@code mlx4_alloc_mw} and {@code
      * mlx4_bind_mw}. So ibv_alloc_mw works, bounded by the MPT (max_mr, shared with MRs), not by max_mw. Without this
      * rule max_mw 0 means no windows: EOPNOTSUPP. See {@link MwAllocation}. */
-    WINDOWS_WITHOUT_MAX_MW
+    WINDOWS_WITHOUT_MAX_MW,
+    /** {@code ibv_modify_qp} with a {@code timeout} above 31 is EINVAL (rxe {@code rxe_qp_chk_attr}: "invalid
+     * timeout"). Without this rule its low 5 bits are kept (mlx5 {@code __mlx5_ib_modify_qp}: {@code MLX5_SET} of the
+     * 5-bit {@code ack_timeout}). See {@link QpAttrValues}. */
+    QP_TIMEOUT_CHECKED,
+    /** {@code retry_cnt}, {@code rnr_retry} and {@code min_rnr_timer} are kept as given (the u8 of {@code struct
+     * ibv_qp_attr}): rxe {@code rxe_qp_from_attr} stores them in {@code qp->attr} and its completer counts the retries
+     * down from them ({@code rxe_comp.c}: only 7 retries forever), so {@code ibv_query_qp} answers them as given.
+     * Without this rule they are masked to their fields' widths, 3, 3 and 5 bits (mlx5 {@code __mlx5_ib_modify_qp}:
+     * {@code MLX5_SET(qpc, qpc, retry_count / rnr_retry / min_rnr_nak, ...)}). See {@link QpAttrValues}. */
+    QP_RETRY_FIELDS_KEPT_WHOLE,
+    /** {@code max_dest_rd_atomic} is not checked against the device's {@code max_qp_rd_atom}: rxe's {@code
+     * rxe_qp_chk_attr} checks only {@code max_rd_atomic}, and {@code rxe_qp_from_attr} allocates as many responder
+     * resources as asked (rounded up to a power of two). Without this rule a larger value is EINVAL (mlx5 {@code
+     * validate_rd_atomic}, mlx4 {@code mlx4_ib_modify_qp}). */
+    DEST_RD_ATOMIC_UNCHECKED,
+    /** {@code ibv_dereg_mr} of an MR that memory windows are bound to succeeds, and the windows stop translating (an
+     * access through one is refused like one through an invalid key): mlx5 counts no windows of an MR
+     * ({@code mlx5_ib_dereg_mr} revokes or destroys the mkey, which the windows' indirect mkeys name). Without this
+     * rule the deregistration is EINVAL and changes nothing (IBA 10.6.7.2.6; rxe {@code rxe_dereg_mr}, mlx4
+     * {@code mlx4_mr_free_reserved}). See {@link MrWindows}. */
+    DEREG_MR_INVALIDATES_BOUND_WINDOWS,
+    /** {@code ibv_post_send} on a UC QP takes any opcode: mlx5's {@code _mlx5_post_send} adds the remote-address
+     * segment of an RDMA WRITE and checks no opcode for the QP type, so an RDMA READ or atomic is posted and the
+     * device refuses the WQE with IBV_WC_LOC_QP_OP_ERR (assumed, as {@link #UD_OPCODES_UNCHECKED_AT_POST}). Without
+     * this rule (or {@link #OPCODES_CHECKED_BY_RXE_REQUESTER}) it is EINVAL at post. See {@link QpTypeOpcodes}. */
+    UC_OPCODES_UNCHECKED_AT_POST,
+    /** librxe posts a UC or UD work request of any opcode but BIND_MW on UD (EINVAL: {@code validate_send_wr}), and
+     * the kernel's {@code rxe_requester} completes those the QP type lacks with IBV_WC_LOC_QP_OP_ERR ({@code
+     * next_opcode}, {@code rxe_wr_opcode_info}): on UC all but SEND, SEND_WITH_IMM, RDMA WRITE (with immediate) and
+     * BIND_MW, on UD all but SEND and SEND_WITH_IMM. See {@link QpTypeOpcodes}. */
+    OPCODES_CHECKED_BY_RXE_REQUESTER,
+    /** {@code num_sge} (an int in {@code struct ibv_send_wr} and {@code ibv_recv_wr}) is compared with the queue's
+     * SGE limit as a signed int: mlx5's {@code max_gs} is an int ({@code struct mlx5_wq}), so {@code _mlx5_post_send}
+     * and {@code mlx5_post_recv} let a negative count through and read no SGE (a message or receive of 0 bytes).
+     * Without this rule the provider's limit is unsigned and a negative count is EINVAL (librxe's {@code rxe_wq}
+     * {@code max_sge} is an unsigned int). Only a C program can give a negative count; the C library applies it. */
+    NUM_SGE_COMPARED_SIGNED
 }

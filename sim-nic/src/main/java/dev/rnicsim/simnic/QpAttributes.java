@@ -33,6 +33,8 @@ final class QpAttributes
     int maxRdAtomic;
     int maxDestRdAtomic;
     int destQpNum;
+    /** {@code min_rnr_timer} as {@code ibv_query_qp} answers it ({@link QpAttrValues#minRnrTimerKept}). */
+    int minRnrTimer;
 
     /** Back to what a new QP has (a transition to RESET). */
     void clear()
@@ -48,6 +50,7 @@ final class QpAttributes
         maxRdAtomic = 0;
         maxDestRdAtomic = 0;
         destQpNum = 0;
+        minRnrTimer = 0;
     }
 
     /**
@@ -66,8 +69,12 @@ final class QpAttributes
 
     /**
      * The value checks of {@code ibv_modify_qp} after the state table (rxe {@code rxe_qp_chk_attr}, uverbs
-     * {@code modify_qp}, mlx5 {@code mlx5_ib_modify_qp}): each attribute in the mask must fit its field and the
-     * device's limits.
+     * {@code modify_qp}, mlx5 {@code mlx5_ib_modify_qp}): each attribute in the mask must fit the device's limits;
+     * what the narrow fields take is {@link QpAttrValues}. {@code max_rd_atomic} is checked against
+     * {@code max_qp_init_rd_atom} and {@code max_dest_rd_atomic} against {@code max_qp_rd_atom} (mlx5 {@code
+     * validate_rd_atomic}: {@code log_max_ra_res_qp} and {@code log_max_ra_req_qp}, which {@code mlx5_ib_query_device}
+     * reports as those two; mlx4 likewise); rxe checks only {@code max_rd_atomic} (against {@code max_qp_rd_atom}, the
+     * same number on rxe) and takes any {@code max_dest_rd_atomic} ({@link ProviderRule#DEST_RD_ATOMIC_UNCHECKED}).
      *
      * @return why the values are refused (EINVAL), or null.
      */
@@ -114,50 +121,18 @@ final class QpAttributes
             return "path_mtu=" + a.pathMtu() + " is not an IB MTU up to the port's max_mtu " + port.maxMtu() + " ("
                 + QpAttr.mtuBytes(port.maxMtu()) + " bytes; enum ibv_mtu 1..5; rxe_qp_chk_attr)";
         }
-        if (mask.contains(QpAttrMask.MAX_QP_RD_ATOMIC)
-            && (a.maxRdAtomic() < 0 || a.maxRdAtomic() > d.maxQpInitRdAtom()))
+        if (mask.contains(QpAttrMask.MAX_QP_RD_ATOMIC) && a.maxRdAtomic() > d.maxQpInitRdAtom())
         {
             return "max_rd_atomic=" + a.maxRdAtomic() + " > max_qp_init_rd_atom=" + d.maxQpInitRdAtom()
                 + " of " + device.name() + " (rxe_qp_chk_attr, mlx5_ib_modify_qp)";
         }
-        if (mask.contains(QpAttrMask.MAX_DEST_RD_ATOMIC)
-            && (a.maxDestRdAtomic() < 0 || a.maxDestRdAtomic() > d.maxQpRdAtom()))
+        if (mask.contains(QpAttrMask.MAX_DEST_RD_ATOMIC) && a.maxDestRdAtomic() > d.maxQpRdAtom()
+            && !device.profile().follows(ProviderRule.DEST_RD_ATOMIC_UNCHECKED))
         {
             return "max_dest_rd_atomic=" + a.maxDestRdAtomic() + " > max_qp_rd_atom=" + d.maxQpRdAtom() + " of "
                 + device.name() + " (mlx5_ib_modify_qp)";
         }
-        return fieldRefusal(a, mask);
-    }
-
-    /** Fields narrower than an int: the value must fit (IBA 9.7.5 and table 45 give their widths). */
-    private static String fieldRefusal(final QpAttr a, final Set<QpAttrMask> mask)
-    {
-        if (mask.contains(QpAttrMask.TIMEOUT) && (a.timeout() < 0 || a.timeout() > 31))
-        {
-            return "timeout=" + a.timeout() + " must be 0-31 (a 5-bit field)";
-        }
-        if (mask.contains(QpAttrMask.RETRY_CNT) && (a.retryCnt() < 0 || a.retryCnt() > 7))
-        {
-            return "retry_cnt=" + a.retryCnt() + " must be 0-7 (a 3-bit field)";
-        }
-        if (mask.contains(QpAttrMask.RNR_RETRY) && (a.rnrRetry() < 0 || a.rnrRetry() > 7))
-        {
-            return "rnr_retry=" + a.rnrRetry() + " must be 0-7 (a 3-bit field; 7 retries forever)";
-        }
-        if (mask.contains(QpAttrMask.MIN_RNR_TIMER) && (a.minRnrTimer() < 0 || a.minRnrTimer() > 31))
-        {
-            return "min_rnr_timer=" + a.minRnrTimer() + " must be 0-31 (a 5-bit field, IBA table 45)";
-        }
-        for (final QpAttrMask m : EnumSet.of(QpAttrMask.RQ_PSN, QpAttrMask.SQ_PSN, QpAttrMask.DEST_QPN))
-        {
-            final int v = m == QpAttrMask.RQ_PSN ? a.rqPsn() : m == QpAttrMask.SQ_PSN ? a.sqPsn() : a.destQpNum();
-            if (mask.contains(m) && (v & ~0xffffff) != 0)
-            {
-                return m.name().toLowerCase(java.util.Locale.ROOT) + "=0x" + Integer.toHexString(v)
-                    + " does not fit 24 bits";
-            }
-        }
-        return null;
+        return QpAttrValues.refusal(device.profile(), a, mask);
     }
 
     /**

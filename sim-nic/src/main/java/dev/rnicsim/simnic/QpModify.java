@@ -18,7 +18,8 @@ final class QpModify
 
     /**
      * {@code ibv_modify_qp}: the transition must be in the kernel's table with the mask it requires and allows, and
-     * the values must fit ({@link QpModifyCheck}); a refusal is EINVAL and changes nothing. To RESET: queued work requests and receives are dropped without
+     * the values must fit ({@link QpModifyCheck}); a refusal is EINVAL and changes nothing. Narrow fields are kept as
+     * the driver keeps them ({@link QpAttrValues}: PSNs masked to 24 bits, mlx5's 3- and 5-bit fields masked). To RESET: queued work requests and receives are dropped without
      * completions and the attributes are cleared. To ERR: they complete with IBV_WC_WR_FLUSH_ERR. To SQD: the send
      * queue stops taking new work requests once the message in flight is done (IBA 10.3.1); back to RTS it goes on.
      */
@@ -67,15 +68,19 @@ final class QpModify
                 case QKEY -> qp.attrs.qkey = a.qkey();
                 case AV -> qp.attrs.av = a.ahAttr();
                 case PATH_MTU -> qp.attrs.pathMtu = a.pathMtu();
-                case TIMEOUT -> qp.attrs.timeout = a.timeout();
-                case RQ_PSN -> qp.attrs.rqPsn = a.rqPsn();
-                case SQ_PSN -> qp.attrs.sqPsn = a.sqPsn();
+                case TIMEOUT -> qp.attrs.timeout = QpAttrValues.timeout(a.timeout());
+                case RQ_PSN -> qp.attrs.rqPsn = QpAttrValues.psn(a.rqPsn());
+                case SQ_PSN -> qp.attrs.sqPsn = QpAttrValues.psn(a.sqPsn());
                 case MAX_QP_RD_ATOMIC -> qp.attrs.maxRdAtomic = a.maxRdAtomic();
                 case MAX_DEST_RD_ATOMIC -> qp.attrs.maxDestRdAtomic = a.maxDestRdAtomic();
                 case DEST_QPN -> qp.attrs.destQpNum = a.destQpNum();
-                case MIN_RNR_TIMER -> qp.minRnrTimer = a.minRnrTimer();
-                case RETRY_CNT -> qp.retryCount = a.retryCnt();
-                case RNR_RETRY -> qp.rnrRetry = a.rnrRetry();
+                case MIN_RNR_TIMER ->
+                {
+                    qp.attrs.minRnrTimer = QpAttrValues.minRnrTimerKept(qp.device.profile(), a.minRnrTimer());
+                    qp.minRnrTimer = QpAttrValues.minRnrTimerOnTheWire(a.minRnrTimer());
+                }
+                case RETRY_CNT -> qp.retryCount = QpAttrValues.retryCount(qp.device.profile(), a.retryCnt());
+                case RNR_RETRY -> qp.rnrRetry = QpAttrValues.retryCount(qp.device.profile(), a.rnrRetry());
                 default ->
                 {
                 }

@@ -382,6 +382,13 @@ final class Requester
     {
         final SendWr wr = p.wr();
         qp.localFailure = null;
+        final String typeRefused = QpTypeOpcodes.deviceRefusal(device.profile(), qp.type, wr.opcode());
+        if (typeRefused != null)
+        {
+            qp.completions.completeSend(wr, WcStatus.LOC_QP_OP_ERR, 0, Diagnoser.local(qp, wr, WcStatus.LOC_QP_OP_ERR,
+                typeRefused));
+            return WqeOutcome.ERROR;
+        }
         if (wr.opcode() == WrOpcode.BIND_MW || wr.opcode() == WrOpcode.LOCAL_INV || wr.opcode() == WrOpcode.REG_MR)
         {
             return executeLocal(wr);
@@ -395,7 +402,7 @@ final class Requester
             || !peer.requester.connectedTo(qp))
         {
             // No ACK ever comes: the requester retries retry_cnt times, then gives up.
-            HwCounters.noAck(device, qp.retryCount);
+            HwCounters.noAck(device, qp.retryCount, wr);
             device.count(SimCounter.TRANSPORT_RETRIES, qp.retryCount);
             final WcDiagnosis lost = peer == null && qp.remote != null
                 && !device.fabric().anyDeviceHasQp(qp.remote.qpNum())

@@ -169,7 +169,7 @@ final class Responder
     private WqeOutcome noAck(final SendWr wr, final InflightMessage m)
     {
         qp.requester.dropMessage(m);
-        HwCounters.noAck(device, qp.retryCount);
+        HwCounters.noAck(device, qp.retryCount, wr);
         device.count(SimCounter.TRANSPORT_RETRIES, qp.retryCount);
         device.fabric().span(device, wr.opcode().name(), "dma",
             device.fabric().costModel().opBaseLatencyNs() * (qp.retryCount + 1L),

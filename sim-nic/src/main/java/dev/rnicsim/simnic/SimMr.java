@@ -234,13 +234,13 @@ public final class SimMr implements MemoryRegion
             {
                 return;
             }
-            if (boundWindows > 0)
+            final String refused = MrWindows.deregRefusal(this);
+            if (refused != null)
             {
-                throw Errors.invalid("ibv_dereg_mr", boundWindows + " memory window(s) are bound to MR 0x"
-                    + Integer.toHexString(lkey) + ": deregistration must fail (IBA 10.6.7.2.6, rxe_dereg_mr); unbind"
-                    + " or deallocate them first");
+                throw Errors.invalid("ibv_dereg_mr", refused);
             }
             pd.deregister(this);
+            MrWindows.orphan(this);
         }
         finally
         {

@@ -302,7 +302,7 @@ public final class SimQp implements QueuePair
         checkOpen("ibv_query_qp");
         return new QpAttr(state, state, Access.fromBits(qpAccessBits), attrs.pkeyIndex, attrs.portNum, attrs.qkey,
             attrs.av, attrs.pathMtu, attrs.timeout, retryCount, rnrRetry, attrs.rqPsn, attrs.sqPsn, attrs.maxRdAtomic,
-            attrs.maxDestRdAtomic, minRnrTimer, attrs.destQpNum, state == QpState.SQD
+            attrs.maxDestRdAtomic, attrs.minRnrTimer, attrs.destQpNum, state == QpState.SQD
                 && !requester.sendQueue.isEmpty());
     }
 

@@ -783,7 +783,8 @@ class MemoryWindowRulesTest
     @Test
     void deregOfAnMrWithBoundWindowsIsEinvalUntilTheyAreDeallocated()
     {
-        final KeyRig k = KeyRig.connectx5();
+        // rxe_dereg_mr: EINVAL while mr->num_mw is not 0 (IBA 10.6.7.2.6)
+        final KeyRig k = KeyRig.of(DeviceProfiles.rxe());
         final MemoryRegion mr = bindableMr(k, 2);
         final MemoryWindow one = k.rig.pdB.allocMw(MwType.TYPE_1);
         final MemoryWindow two = k.rig.pdB.allocMw(MwType.TYPE_2);
@@ -815,6 +816,33 @@ class MemoryWindowRulesTest
         assertThat(k.deviceB().counter(SimCounter.PINNED_BYTES)).isEqualTo(pinned - 2 * PAGE);
         assertThat(k.deviceB().tables().windowCount()).isZero();
         k.assertWriteRefused(mr.addr(), rkey1, 8);
+    }
+
+    @Test
+    void onMlx5DeregOfAnMrWithBoundWindowsSucceedsAndTheWindowsStopTranslating()
+    {
+        // mlx5_ib_dereg_mr counts no windows: the MR goes, and its windows' indirect mkeys name a destroyed mkey.
+        final KeyRig k = KeyRig.connectx5();
+        final MemoryRegion mr = bindableMr(k, 2);
+        final MemoryWindow one = k.rig.pdB.allocMw(MwType.TYPE_1);
+        final MemoryWindow two = k.rig.pdB.allocMw(MwType.TYPE_2);
+        final int rkey1 = k.bind1(k.rig.qpB, one, new MwBindInfo(mr, mr.addr(), PAGE, WRITE));
+        assertThat(k.bind2(k.rig.qpB, two, new MwBindInfo(mr, mr.addr() + PAGE, PAGE, WRITE)).status())
+            .isEqualTo(WcStatus.SUCCESS);
+        final long pinned = k.deviceB().counter(SimCounter.PINNED_BYTES);
+
+        mr.close();
+
+        assertThat(mr.isClosed()).isTrue();
+        assertThat(k.deviceB().counter(SimCounter.PINNED_BYTES)).isEqualTo(pinned - 2 * PAGE);
+        assertThat(((SimMw)one).isBound()).isFalse();
+        assertThat(((SimMw)two).isBound()).isFalse();
+        assertThat(one.isClosed()).as("the windows stay allocated").isFalse();
+        k.assertWriteRefused(mr.addr(), rkey1, 8);
+        k.assertWriteRefused(mr.addr() + PAGE, two.rkey(), 8);
+        one.close();
+        two.close();
+        assertThat(k.deviceB().tables().windowCount()).isZero();
     }
 
     @Test

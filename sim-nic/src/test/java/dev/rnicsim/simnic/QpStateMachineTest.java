@@ -174,7 +174,7 @@ class QpStateMachineTest
         modify(rig.qpA, rtr(rig.qpB));
         final int tooDeep = rig.deviceA.profile().attributes().maxQpInitRdAtom() + 1;
         assertThat(refused(() -> modify(rig.qpA, rts().maxRdAtomic(tooDeep))).detail()).contains("max_rd_atomic");
-        assertThat(refused(() -> modify(rig.qpA, rts().retryCnt(8))).detail()).contains("3-bit");
+        assertThat(refused(() -> modify(rig.qpA, rts().timeout(32))).detail()).contains("timeout=32");
         assertThat(rig.qpA.state()).as("every refusal left the QP in RTR").isEqualTo(QpState.RTR);
     }
 

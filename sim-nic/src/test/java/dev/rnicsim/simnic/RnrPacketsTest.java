@@ -103,6 +103,28 @@ class RnrPacketsTest
     }
 
     @Test
+    void aWriteThatNoResponderAcknowledgesGoesOutRetryCntPlusOneTimes()
+    {
+        // IBA 9.7.6.1.3: retry_cnt retransmissions after the first, one ACK timeout each; the timeout after the last
+        // ends the request (rxe_comp.c: completer_retry_err per retry, retry_exceeded_err once).
+        final RuleRig rig = RuleRig.unconnected(DeviceProfiles.rxe());
+        rig.qpA.modifyToInit(RuleRig.ALL_REMOTE);
+        rig.qpA.modifyToRtr(rig.qpB.address(), 12);
+        rig.qpA.modifyToRts(3, 7);
+        final long src = rig.bufferA(BYTES);
+        final MemoryRegion srcMr = rig.pdA.regMr(src, BYTES, RuleRig.LOCAL);
+
+        rig.qpA.postSend(SendWr.write(1, List.of(new Sge(src, BYTES, srcMr.lkey())), 0x1000, 0x1234));
+
+        assertThat(rig.pollA()).extracting(WorkCompletion::status).containsExactly(WcStatus.RETRY_EXC_ERR);
+        assertThat(hw(rig.deviceA, "sent_pkts")).as("the request and its 3 retries").isEqualTo(4);
+        assertThat(hw(rig.deviceA, "completer_retry_err")).isEqualTo(3);
+        assertThat(hw(rig.deviceA, "retry_exceeded_err")).isEqualTo(1);
+        assertThat(rig.deviceA.counter(SimCounter.PORT_XMIT_DATA)).isEqualTo(4 * BYTES / 4);
+        assertThat(hw(rig.deviceB, "rcvd_pkts")).as("the peer in RESET takes none").isZero();
+    }
+
+    @Test
     void theMessageOfAQpInTheMiddleOfItsStepIsInFlight()
     {
         final RuleRig rig = RuleRig.connected(DeviceProfiles.connectx5(), RuleRig.ALL_REMOTE);

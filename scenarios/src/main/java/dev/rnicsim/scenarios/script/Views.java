@@ -93,8 +93,11 @@ final class Views
             m.addr(), Units.bytes(m.lengthBytes()), m.iova(), m.access(), m.lkey(), m.rkey(),
             MrFields.mrField(m, "index"), MrFields.mrField(m, "variant"), Units.bytes(m.pageSizeBytes()),
             m.mttEntries(), m.mttEntriesReserved(), m.pinnedPages(),
-            m.boundWindows() == 0 ? "" : String.format(Locale.ROOT, "%n%d memory window(s) bound: deregistration "
-            + "fails until they are unbound, invalidated or closed", m.boundWindows()) + windows,
+            m.boundWindows() == 0 ? "" : String.format(Locale.ROOT, "%n%d memory window(s) bound: %s",
+            m.boundWindows(), m.pd().context().device().profile().follows(
+                dev.rnicsim.simnic.ProviderRule.DEREG_MR_INVALIDATES_BOUND_WINDOWS)
+                ? "deregistration would go on and leave them translating nothing (mlx5_ib_dereg_mr counts no windows)"
+                : "deregistration fails until they are unbound, invalidated or closed") + windows,
             m.isClosed() ? "\n(deregistered: the keys no longer translate)" : "");
     }
 

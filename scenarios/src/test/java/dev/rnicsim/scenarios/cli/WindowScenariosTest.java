@@ -97,7 +97,6 @@ class WindowScenariosTest
 
         assertThat(out).contains("-> EINVAL: ibv_dereg_mr: 1 memory window(s) are bound to MR");
         assertThat(out.indexOf("-> EINVAL: ibv_dereg_mr")).isLessThan(out.indexOf("16 pages unpinned"));
-        assertThat(out).contains("(IBV_REREG_MR_ERR_CMD: ");
     }
 
     @Test

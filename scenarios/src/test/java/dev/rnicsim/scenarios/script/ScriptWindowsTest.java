@@ -33,6 +33,10 @@ class ScriptWindowsTest
         write dst "untouched"
         """;
 
+    /** The script on rxe devices instead of ConnectX-5. */
+    private static final java.util.function.UnaryOperator<String> ON_RXE =
+        script -> script.replace("profile=connectx5", "profile=rxe");
+
     /** The line number of the first line after {@link #TWO_HOSTS}. */
     private static final int NEXT = 19;
 
@@ -143,8 +147,8 @@ class ScriptWindowsTest
         assertThat(r.out()).containsPattern("MW w type 1 rkey=0x[0-9a-f]{8}: MPT index \\d+, variant \\d+; bound to MR "
             + "mr_dst \\(lkey 0x[0-9a-f]{8}\\): 0x[0-9a-f]+-0x[0-9a-f]+ \\(4 KiB\\), rights \\[REMOTE_WRITE\\], any QP "
             + "of its PD");
-        assertThat(r.out()).contains("1 memory window(s) bound: deregistration fails until they are unbound, "
-            + "invalidated or closed");
+        assertThat(r.out()).contains("1 memory window(s) bound: deregistration would go on and leave them "
+            + "translating nothing (mlx5_ib_dereg_mr counts no windows)");
     }
 
     @Test
@@ -277,7 +281,8 @@ class ScriptWindowsTest
     @Test
     void unbindShouldRetireTheKeyOfAType1WindowAndLetTheMrGo()
     {
-        final ScriptRun r = ok(TWO_HOSTS + """
+        // rxe_dereg_mr refuses while a window is bound (mlx5 lets the MR go)
+        final ScriptRun r = ok(ON_RXE.apply(TWO_HOSTS + """
             mw w pd_b
             bind w qp_b mr_dst access=remote_write
             poll cq_b
@@ -295,7 +300,7 @@ class ScriptWindowsTest
             expect bytes dst "untouched"
             dereg mr_dst
             expect ok
-            """);
+            """));
 
         assertThat(r.out()).containsPattern("ibv_bind_mw wr_id=\\d+ \\(unbind\\): rkey 0x[0-9a-f]{8} -> 0x[0-9a-f]{8} "
             + "\\(set at post\\); the window grants nothing");
@@ -513,7 +518,8 @@ class ScriptWindowsTest
     @Test
     void deregShouldFailWithEinvalWhileAWindowIsBoundAndSucceedAfterItIsClosed()
     {
-        final ScriptRun r = ok(TWO_HOSTS + """
+        // rxe_dereg_mr refuses while a window is bound (mlx5 lets the MR go)
+        final ScriptRun r = ok(ON_RXE.apply(TWO_HOSTS + """
             mw w pd_b
             bind w qp_b mr_dst
             poll cq_b
@@ -529,7 +535,7 @@ class ScriptWindowsTest
             dereg mr_dst
             expect ok
             expect mr_dst.closed == 1
-            """);
+            """));
 
         assertThat(r.out()).contains("-> EINVAL: ibv_dereg_mr: 1 memory window(s) are bound to MR")
             .contains("; deallocated: the rkey no longer translates");
