@@ -129,6 +129,9 @@ final class QpAttributes
         return fieldRefusal(a, mask);
     }
 
+    /** The attributes of 24 bits. */
+    private static final QpAttrMask[] TWENTY_FOUR_BITS = {QpAttrMask.RQ_PSN, QpAttrMask.SQ_PSN, QpAttrMask.DEST_QPN};
+
     /** Fields narrower than an int: the value must fit (IBA 9.7.5 and table 45 give their widths). */
     private static String fieldRefusal(final QpAttr a, final Set<QpAttrMask> mask)
     {
@@ -148,7 +151,7 @@ final class QpAttributes
         {
             return "min_rnr_timer=" + a.minRnrTimer() + " must be 0-31 (a 5-bit field, IBA table 45)";
         }
-        for (final QpAttrMask m : EnumSet.of(QpAttrMask.RQ_PSN, QpAttrMask.SQ_PSN, QpAttrMask.DEST_QPN))
+        for (final QpAttrMask m : TWENTY_FOUR_BITS)
         {
             final int v = m == QpAttrMask.RQ_PSN ? a.rqPsn() : m == QpAttrMask.SQ_PSN ? a.sqPsn() : a.destQpNum();
             if (mask.contains(m) && (v & ~0xffffff) != 0)
