@@ -282,7 +282,13 @@ final class KeyWorld
     String cqName;
     Ring cqRing;
 
+    /** The model's pages of app_b; every put or remove counts in {@link #pagesVersion}. */
     final TreeMap<Long, Page> pages = new TreeMap<>();
+    /** Changes to {@link #pages}. */
+    private long pagesVersion;
+    /** app_b's VMAs and {@link #pagesVersion} when they last matched (the VMA list is null until then). */
+    private List<Vma> pagesMatchedVmas;
+    private long pagesMatchedVersion = -1;
     final Map<String, Buf> bufs = new LinkedHashMap<>();
     final Map<String, MrM> mrs = new LinkedHashMap<>();
     final Map<String, MwM> mws = new LinkedHashMap<>();
@@ -686,11 +692,20 @@ final class KeyWorld
         return set;
     }
 
-    /** Whether app_b's VMAs cover exactly the model's pages (what {@link #simPages} would say, without a set). */
+    /**
+     * Whether app_b's VMAs cover exactly the model's pages (what {@link #simPages} would say, without a set). When
+     * neither side changed since the last comparison that held (the process hands out the same list of VMAs until
+     * they change, and {@link #pagesVersion} counts the model's changes), that comparison's answer stands.
+     */
     private boolean mapsTheModelsPages()
     {
+        final List<Vma> vmas = appB.vmas();
+        if (vmas == pagesMatchedVmas && pagesVersion == pagesMatchedVersion)
+        {
+            return true;
+        }
         final java.util.Iterator<Long> model = pages.keySet().iterator();
-        for (final Vma v : appB.vmas())
+        for (final Vma v : vmas)
         {
             for (long va = v.startAddress(); va < v.endAddress(); va += PAGE)
             {
@@ -700,7 +715,13 @@ final class KeyWorld
                 }
             }
         }
-        return !model.hasNext();
+        if (model.hasNext())
+        {
+            return false;
+        }
+        pagesMatchedVmas = vmas;
+        pagesMatchedVersion = pagesVersion;
+        return true;
     }
 
     /** The pages app_b maps now that no VMA of {@code before} (app_b's VMAs then, in address order) covered. */
@@ -858,6 +879,7 @@ final class KeyWorld
     private void unmapPage(final long va)
     {
         final Page p = pages.remove(va);
+        pagesVersion++;
         if (p != null)
         {
             drop(p);
@@ -979,6 +1001,7 @@ final class KeyWorld
             p.frame = newFrame(null);
             p.frame.pins = 1;
             pages.put(r.addr + i * PAGE, p);
+            pagesVersion++;
             r.frames[i] = p.frame;
         }
         rings.add(r);
@@ -1169,6 +1192,7 @@ final class KeyWorld
                 throw failure("mmap placed " + buf + " over page 0x" + Long.toHexString(va) + ", mapped already");
             }
             pages.put(va, new Page());
+            pagesVersion++;
         }
         bufs.put(buf, new Buf(buf, addr, size));
         bound.add(buf);

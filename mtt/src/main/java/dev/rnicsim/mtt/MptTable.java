@@ -4,7 +4,7 @@ package dev.rnicsim.mtt;
  * The MPT (memory protection table, mlx5's mkey table): {@code max_mr} entries, each the protection context of
  * one MR (state, PD, iova, length, access, page shift, MTT range, variant), named by a 32-bit key laid out as
  * {@link MKey} draws it. Index 0 is reserved so that key 0 never names an MR. Entry fields live in primitive
- * arrays per chunk of 4096 entries: 5 bytes an index for the variant history of every index ever used, and 48
+ * arrays per chunk of 256 entries: 5 bytes an index for the variant history of every index ever used, and 48
  * more only while the chunk holds a live entry. A table of 2^24 entries costs memory only where it is used.
  *
  * <p>Which index an allocation takes is {@link MptIndexSet}'s (the index policy), which variant its key gets is
@@ -16,13 +16,16 @@ public final class MptTable
 {
     /** Bit of a translation slot: the access is the empty one just past the MR's last byte. */
     static final long SLOT_PAST_END = 1 << 6;
-    private static final int CHUNK_SHIFT = 12;
+    private static final int CHUNK_SHIFT = 8;
     private static final int CHUNK_MASK = (1 << CHUNK_SHIFT) - 1;
     private static final byte NEVER_USED = 0;
     private static final byte USED_BEFORE = 1;
 
     private final MptConfig config;
-    private final Chunk[] chunks;
+    /** Chunks by index / 256, the array grown (doubling) to the highest chunk taken so far. */
+    private Chunk[] chunks;
+    /** Chunks the table can have: max_mr / 256, rounded up. */
+    private final int chunkCount;
     private final int variantBits;
     /** Which indices are live, and the free one the index policy gives next. */
     private final MptIndexSet indices;
@@ -38,7 +41,8 @@ public final class MptTable
     private long failures;
 
     /**
-     * One chunk of 4096 entries. The variant history of every index that was ever used must outlive its entry
+     * One chunk of 256 entries (13.5 KiB while live: a device that holds a few MRs does not zero 200 KiB for
+     * them). The variant history of every index that was ever used must outlive its entry
      * (GENERATION and RECYCLED depend on it): 5 bytes an index, kept. The rest, 48 bytes an index, exists only
      * while some entry of the chunk is live.
      */
@@ -51,7 +55,7 @@ public final class MptTable
     }
 
     /**
-     * The fields of 4096 entries. What a translation reads sits in one array, four longs an entry:
+     * The fields of 256 entries. What a translation reads sits in one array, four longs an entry:
      * <pre>
      *   [4i]     iova
      *   [4i + 1] length in bytes
@@ -90,7 +94,8 @@ public final class MptTable
         this.variantBits = config.variantBits();
         this.indices = new MptIndexSet(config.maxMr(), config.indexPolicy());
         this.variants = new MptVariants(config.variantPolicy(), config.variantBits(), config.seed());
-        this.chunks = new Chunk[(int)((config.maxMr() + CHUNK_MASK) >>> CHUNK_SHIFT)];
+        this.chunkCount = (int)((config.maxMr() + CHUNK_MASK) >>> CHUNK_SHIFT);
+        this.chunks = new Chunk[Math.min(chunkCount, 16)];
     }
 
     /**
@@ -532,7 +537,12 @@ public final class MptTable
 
     private Chunk chunk(final long index)
     {
-        Chunk c = chunks[(int)(index >>> CHUNK_SHIFT)];
+        final int at = (int)(index >>> CHUNK_SHIFT);
+        if (at >= chunks.length)
+        {
+            chunks = java.util.Arrays.copyOf(chunks, Math.min(chunkCount, Math.max(at + 1, 2 * chunks.length)));
+        }
+        Chunk c = chunks[at];
         if (c == null)
         {
             c = new Chunk();

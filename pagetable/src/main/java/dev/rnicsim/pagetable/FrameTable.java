@@ -32,11 +32,11 @@ final class FrameTable
     private static final int SECTION_MASK = SECTION_FRAMES - 1;
     private static final byte FLAG_HAS_DATA = 1;
     /**
-     * A section's bytes are allocated in blocks of this many frames (256 KiB), each on the first write into it: the
+     * A section's bytes are allocated in blocks of this many frames (64 KiB), each on the first write into it: the
      * allocator zeroes what it hands out, so a whole 2 MiB section allocated for a few written frames cost the zeroing
      * of 2 MiB (a simulated host with a few buffers spread over sections paid it for each).
      */
-    private static final int BLOCK_SHIFT = 6;
+    private static final int BLOCK_SHIFT = 4;
     private static final int BLOCK_FRAMES = 1 << BLOCK_SHIFT;
     private static final int BLOCKS = SECTION_FRAMES >>> BLOCK_SHIFT;
 

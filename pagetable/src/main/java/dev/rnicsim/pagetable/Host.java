@@ -237,23 +237,28 @@ public final class Host
     private long compactNow()
     {
         long migrated = 0;
-        for (final Zone zone : Zone.values())
+        // The 4 KiB leaves of every zone in one walk of the page tables: a zone's migrations move its own frames
+        // only, so what the others map is the same when their turn comes.
+        final Zone[] zones = Zone.values();
+        final List<Map<Long, Object[]>> byZone = new ArrayList<>(zones.length);
+        for (int z = 0; z < zones.length; z++)
         {
-            final Map<Long, Object[]> singleMapper = new HashMap<>();
-            for (final UserProcess p : processes)
+            byZone.add(new HashMap<>());
+        }
+        for (final UserProcess p : processes)
+        {
+            p.pageTable().forEachLeaf(0, UserProcess.TASK_SIZE, (va, entry, size) ->
             {
-                p.pageTable().forEachLeaf(0, UserProcess.TASK_SIZE, (va, entry, size) ->
+                if (PageTable.present(entry) && size == PageSize.SIZE_4K)
                 {
-                    if (PageTable.present(entry) && size == PageSize.SIZE_4K)
-                    {
-                        final long pfn = PageTable.pfn(entry);
-                        if (phys.zoneOf(pfn) == zone)
-                        {
-                            singleMapper.put(pfn, new Object[] {p, va});
-                        }
-                    }
-                });
-            }
+                    final long pfn = PageTable.pfn(entry);
+                    byZone.get(phys.zoneOf(pfn).ordinal()).put(pfn, new Object[] {p, va});
+                }
+            });
+        }
+        for (final Zone zone : zones)
+        {
+            final Map<Long, Object[]> singleMapper = byZone.get(zone.ordinal());
             final FrameTable frames = phys.frames();
             final TreeMap<Long, Object[]> candidates = new TreeMap<>();
             for (final Map.Entry<Long, Object[]> e : singleMapper.entrySet())

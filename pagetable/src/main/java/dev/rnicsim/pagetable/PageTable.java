@@ -80,10 +80,32 @@ final class PageTable
         final long[] entries = new long[512];
         final Table[] children;
         int used;
+        /** Bit i is set while {@code entries[i] != 0} or {@code children[i] != null}: scans skip empty slots. */
+        final long[] occupied = new long[8];
 
         Table(final boolean hasChildren)
         {
             children = hasChildren ? new Table[512] : null;
+        }
+
+        /** The first occupied slot at or after {@code from}, or 512 when none. */
+        int next(final int from)
+        {
+            int w = from >>> 6;
+            if (w >= 8)
+            {
+                return 512;
+            }
+            long bits = occupied[w] & (-1L << (from & 63));
+            while (bits == 0)
+            {
+                if (++w == 8)
+                {
+                    return 512;
+                }
+                bits = occupied[w];
+            }
+            return (w << 6) | Long.numberOfTrailingZeros(bits);
         }
     }
 
@@ -275,6 +297,7 @@ final class PageTable
         {
             t = new Table(childHasChildren);
             parent.children[index] = t;
+            parent.occupied[index >>> 6] |= 1L << index;
             parent.used++;
             tableCount++;
         }
@@ -293,6 +316,14 @@ final class PageTable
             table.used--;
         }
         table.entries[index] = entry;
+        if (entry != 0)
+        {
+            table.occupied[index >>> 6] |= 1L << index;
+        }
+        else if (table.children == null || table.children[index] == null)
+        {
+            table.occupied[index >>> 6] &= ~(1L << index);
+        }
     }
 
     /**
@@ -363,7 +394,7 @@ final class PageTable
      */
     long scanLeaves(final long fromVa, final long toVa, final LeafScanner visitor)
     {
-        for (int g = index(fromVa, 39); g < 512; g++)
+        for (int g = root.next(index(fromVa, 39)); g < 512; g = root.next(g + 1))
         {
             final long gVa = (long)g << 39;
             if (gVa >= toVa)
@@ -376,7 +407,7 @@ final class PageTable
                 continue;
             }
             final int uStart = gVa + (1L << 39) <= fromVa ? 512 : (fromVa > gVa ? index(fromVa, 30) : 0);
-            for (int u = uStart; u < 512; u++)
+            for (int u = pud.next(uStart); u < 512; u = pud.next(u + 1))
             {
                 final long uVa = gVa | ((long)u << 30);
                 if (uVa >= toVa)
@@ -397,7 +428,7 @@ final class PageTable
                     continue;
                 }
                 final int mStart = fromVa > uVa ? index(fromVa, 21) : 0;
-                for (int m = mStart; m < 512; m++)
+                for (int m = pmd.next(mStart); m < 512; m = pmd.next(m + 1))
                 {
                     final long mVa = uVa | ((long)m << 21);
                     if (mVa >= toVa)
@@ -418,7 +449,7 @@ final class PageTable
                         continue;
                     }
                     final int pStart = fromVa > mVa ? index(fromVa, 12) : 0;
-                    for (int p = pStart; p < 512; p++)
+                    for (int p = pte.next(pStart); p < 512; p = pte.next(p + 1))
                     {
                         final long pVa = mVa | ((long)p << 12);
                         if (pVa >= toVa)

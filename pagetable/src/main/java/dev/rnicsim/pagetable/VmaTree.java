@@ -16,6 +16,11 @@ import java.util.function.UnaryOperator;
 final class VmaTree
 {
     private final TreeMap<Long, Vma> byStart = new TreeMap<>();
+    /**
+     * What {@link #list} returned last, until the tree changes (null: changed since): callers that read the VMAs after
+     * every step of a test get the same list object while nothing changed.
+     */
+    private List<Vma> listed;
     /** Told how many VMAs each operation reads or writes: the work a change costs, counted, not timed. */
     private final java.util.function.LongConsumer visits;
 
@@ -96,7 +101,11 @@ final class VmaTree
     List<Vma> list()
     {
         visits.accept(byStart.size());
-        return List.copyOf(byStart.values());
+        if (listed == null)
+        {
+            listed = List.copyOf(byStart.values());
+        }
+        return listed;
     }
 
     /** @return the VMA containing {@code address}, or null. */
@@ -108,12 +117,14 @@ final class VmaTree
 
     void put(final Vma vma)
     {
+        listed = null;
         byStart.put(vma.startAddress(), vma);
     }
 
     void restore(final List<Vma> snapshot)
     {
         visits.accept(byStart.size() + snapshot.size());
+        listed = null;
         byStart.clear();
         for (final Vma v : snapshot)
         {
@@ -180,7 +191,7 @@ final class VmaTree
     {
         for (final Vma v : overlapping(start, end))
         {
-            byStart.remove(v.startAddress());
+            remove(v.startAddress());
             keepOutside(v, start, end);
         }
     }
@@ -190,7 +201,7 @@ final class VmaTree
     {
         for (final Vma v : overlapping(start, end))
         {
-            byStart.remove(v.startAddress());
+            remove(v.startAddress());
             keepOutside(v, start, end);
             put(change.apply(v.withRange(Math.max(start, v.startAddress()), Math.min(end, v.endAddress()))));
         }
@@ -221,6 +232,12 @@ final class VmaTree
         }
     }
 
+    private void remove(final long start)
+    {
+        listed = null;
+        byStart.remove(start);
+    }
+
     /** Merges the VMA ending at {@code boundary} with the one starting there when compatible. */
     private void mergeAt(final long boundary)
     {
@@ -233,7 +250,7 @@ final class VmaTree
         final Vma left = leftEntry.getValue();
         if (left.kind() != VmaKind.FILE && left.mergeableWith(right))
         {
-            byStart.remove(right.startAddress());
+            remove(right.startAddress());
             put(left.withRange(left.startAddress(), right.endAddress()));
         }
     }

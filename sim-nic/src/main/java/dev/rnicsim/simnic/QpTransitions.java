@@ -167,6 +167,19 @@ public final class QpTransitions
         return o == null || o.isEmpty() ? set() : EnumSet.copyOf(o);
     }
 
+    /** The table's required (or optional) set of a transition, not copied: for reading only. */
+    private static Set<QpAttrMask> rule(final QpType type, final QpState from, final QpState to,
+        final boolean required)
+    {
+        if (XrcTransitions.covers(type))
+        {
+            return required ? XrcTransitions.required(type, from, to) : XrcTransitions.optional(type, from, to);
+        }
+        final Rule r = TABLE.get(from).get(to);
+        final Set<QpAttrMask> q = r == null ? null : required ? r.required().get(type) : r.optional().get(type);
+        return q == null ? Set.of() : q;
+    }
+
     /**
      * {@code ib_modify_qp_is_ok}: why the transition with this mask is refused, or null when it is allowed.
      *
@@ -188,7 +201,7 @@ public final class QpTransitions
             return "there is no transition " + from + " -> " + to + " (IBA 10.3.1; from " + from + " a QP goes to "
                 + TABLE.get(from).keySet() + ")";
         }
-        final Set<QpAttrMask> req = required(type, from, to);
+        final Set<QpAttrMask> req = rule(type, from, to, true);
         if (!mask.containsAll(req))
         {
             final Set<QpAttrMask> missing = set();
@@ -196,26 +209,23 @@ public final class QpTransitions
             missing.removeAll(mask);
             return from + " -> " + to + " of a " + type + " QP requires " + names(req) + "; missing " + names(missing);
         }
-        final Set<QpAttrMask> opt = optional(type, from, to);
+        final Set<QpAttrMask> opt = rule(type, from, to, false);
         boolean beyond = false;
         for (final QpAttrMask m : mask)
         {
             beyond |= m != QpAttrMask.STATE && !req.contains(m) && !opt.contains(m);
         }
+        if (!beyond)
+        {
+            return null;
+        }
         final Set<QpAttrMask> extra = set();
-        if (beyond)
-        {
-            extra.addAll(mask);
-            extra.remove(QpAttrMask.STATE);
-            extra.removeAll(req);
-            extra.removeAll(opt);
-        }
-        if (!extra.isEmpty())
-        {
-            return from + " -> " + to + " of a " + type + " QP does not take " + names(extra) + " (required: "
-                + names(req) + ", optional: " + names(optional(type, from, to)) + ")";
-        }
-        return null;
+        extra.addAll(mask);
+        extra.remove(QpAttrMask.STATE);
+        extra.removeAll(req);
+        extra.removeAll(opt);
+        return from + " -> " + to + " of a " + type + " QP does not take " + names(extra) + " (required: "
+            + names(req) + ", optional: " + names(optional(type, from, to)) + ")";
     }
 
     /**

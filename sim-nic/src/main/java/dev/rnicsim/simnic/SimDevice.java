@@ -572,6 +572,12 @@ public final class SimDevice implements Device
         return deviceMemory;
     }
 
+    /** The device memory if an ibv_alloc_dm has set it up, else null (closing a context then has none to free). */
+    SimDm.Space deviceMemoryIfUsed()
+    {
+        return deviceMemory;
+    }
+
     long nullMrSinkFrame()
     {
         if (nullMrSink < 0)

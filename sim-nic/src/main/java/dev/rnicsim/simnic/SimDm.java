@@ -173,7 +173,8 @@ final class SimDm implements DeviceMemory
     static void freeAll(final SimContext context)
     {
         final SimDevice device = context.device();
-        if (device.profile().maxDmSizeBytes() == 0)
+        // A device whose memory no allocation has set up has none to free (setting it up pins its frames).
+        if (device.profile().maxDmSizeBytes() == 0 || device.deviceMemoryIfUsed() == null)
         {
             return;
         }

@@ -37,6 +37,26 @@ class DeviceMemoryLifetimeTest
     }
 
     @Test
+    void shouldSetUpTheDeviceMemoryAtTheFirstAllocationOnlyNotWhenAContextCloses()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final dev.rnicsim.pagetable.Host host = k.rig.deviceB.host().host();
+        final long freeBefore = host.physicalMemory().freeFrames();
+        final int processesBefore = host.processes().size();
+        final SimContext other = k.rig.deviceB.open(host.spawn("short-lived"));
+        other.close();
+        assertThat(host.physicalMemory().freeFrames()).as("closing a context that allocated no device memory pins "
+            + "no frames for it").isEqualTo(freeBefore);
+        assertThat(host.processes()).as("nor makes the device memory's owner").hasSize(processesBefore + 1);
+
+        final long max = k.rig.deviceB.profile().maxDmSizeBytes();
+        assertThat(k.rig.ctxB.allocDm(max).lengthBytes()).as("the first allocation sets it up, whole")
+            .isEqualTo(max);
+        assertThat(host.physicalMemory().freeFrames()).as("its frames pinned then")
+            .isLessThanOrEqualTo(freeBefore - max / 4096);
+    }
+
+    @Test
     void shouldRegisterAnEmptyRangeOfDeviceMemoryAsTheKernelDoes()
     {
         // UVERBS_METHOD_DM_MR_REG checks the range against the DM's length only: offset 0, length 0 is an MR
