@@ -2,6 +2,8 @@ package dev.rnicsim.benchmarks;
 
 import dev.rnicsim.mtt.TranslationCache;
 import dev.rnicsim.pagetable.HostConfig;
+import dev.rnicsim.pagetable.PhysicalMemory;
+import dev.rnicsim.pagetable.UserProcess;
 import dev.rnicsim.simnic.DeviceProfiles;
 import dev.rnicsim.simnic.SimContext;
 import dev.rnicsim.simnic.SimDevice;
@@ -51,11 +53,23 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  * {@link DeviceProfiles#connectx5()} device in each, opened by one process per host (with CAP_IPC_LOCK, so
  * RLIMIT_MEMLOCK does not limit the pins). On each side: a PD, a CQ of 1024 entries and an RC QP; the two QPs are
  * connected, the responder with REMOTE_WRITE. A {@value #BUFFER_BYTES}-byte source buffer on host A and target
- * buffer on host B ({@link Backing#BASE_PAGES}), both written once with non-zero bytes so every frame holds data,
- * registered as MRs (source LOCAL_WRITE; target LOCAL_WRITE and REMOTE_WRITE). The work request, one SGE of
- * {@code payloadBytes} at the start of the source written at the start of the target, is built once. Set-up posts
- * it a few times (which warms the translation caches), checks that it completes with SUCCESS and that the target
- * then holds the source's bytes; teardown checks that no translation missed the cache during the trial.
+ * buffer on host B, both written once with non-zero bytes so every frame holds data, registered as MRs (source
+ * LOCAL_WRITE; target LOCAL_WRITE and REMOTE_WRITE). The work request, one SGE of {@code payloadBytes} at the start
+ * of the source written at the start of the target, is built once. Set-up posts it a few times (which warms the
+ * translation caches), checks that it completes with SUCCESS and that the target then holds the source's bytes;
+ * teardown checks that no translation missed the cache during the trial.
+ *
+ * <p><b>MR page size: 4 KiB, always</b> (by default; {@code mrPageBytes}). The page size of an MR is the kernel's
+ * choice ({@code ib_umem_find_best_pgsz}): the largest supported size at which the iova and the DMA address agree
+ * below the page size, so a buffer of 4 KiB pages whose frames happen to lie back to back from a 2 MiB boundary
+ * would get 2 MiB pages and another would not, depending on what the host allocated before. To make it not depend
+ * on that, the buffers are {@link Backing#BASE_PAGES} and each MR is registered with {@code ibv_reg_mr_iova} at an
+ * iova that differs from its first frame's address in bit 12 (the same offset within a 4 KiB page, as the verb
+ * requires): no page larger than 4 KiB can agree, so both MRs have 4 KiB pages, and a 1 MiB WRITE crosses 256 MR
+ * pages on each side, one MTT entry fetched through each device's translation cache per packet. Set-up checks the
+ * page size and fails otherwise. With {@code -p mrPageBytes=2097152} the buffers are
+ * {@link Backing#TRANSPARENT_HUGE_PAGES} and the iova agrees with the frames below 2 MiB: 2 MiB MR pages, one MTT
+ * entry per side for the whole message (the packets still move one per MTU).
  *
  * <p><b>Parameters.</b> {@code payloadBytes}: 64 (one cache line: the cost of the stack itself) and 1048576
  * (1 MiB: 256 pages of 4 KiB, where the copy should dominate).
@@ -69,6 +83,10 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  *   <li>{@link #baselineSegmentCopy}: {@code MemorySegment.copy} of {@code payloadBytes} between two native
  *       segments of {@value #BUFFER_BYTES} bytes (page aligned, written once like the buffers above): the floor a
  *       pure-Java copy of the same bytes reaches on this machine.</li>
+ *   <li>{@link #baselineHostCopy}: the same set-up as {@link #rdmaWrite}, then one {@code PhysicalMemory.copy} of
+ *       {@code payloadBytes} from the source buffer's frames on host A to the target buffer's frames on host B (per
+ *       run of frames that lie back to back on both sides; one run here): the same bytes, between the same
+ *       buffers, from the same cache state as the WRITE, without the NIC model.</li>
  * </ul>
  *
  * <p><b>Unit.</b> Every score is <em>operations per second</em> (one WRITE with its completion, or one copy), on
@@ -110,6 +128,10 @@ public class RdmaWriteBenchmark
     @Param({"64", "1048576"})
     public int payloadBytes;
 
+    /** The MRs' page size: {@code 4096} (256 MR pages per 1 MiB WRITE) or {@code 2097152}; see the class comment. */
+    @Param({"4096"})
+    public int mrPageBytes;
+
     private String benchmark;
     private SimFabric fabric;
     private SimDevice deviceA;
@@ -122,6 +144,11 @@ public class RdmaWriteBenchmark
     private int sourceKey;
     private int targetKey;
     private long missesAtStart;
+
+    private PhysicalMemory sourceMemory;
+    private PhysicalMemory targetMemory;
+    /** Runs of frames that lie back to back on both sides: source address, target address, bytes (of the payload). */
+    private long[] hostRuns;
 
     private Arena arena;
     private MemorySegment baselineSource;
@@ -173,18 +200,46 @@ public class RdmaWriteBenchmark
         qpA.connect(qpB.address(), EnumSet.noneOf(Access.class));
         qpB.connect(qpA.address(), EnumSet.of(Access.REMOTE_WRITE));
 
-        final long source = contextA.memory().allocate(BUFFER_BYTES, Backing.BASE_PAGES);
-        final long target = contextB.memory().allocate(BUFFER_BYTES, Backing.BASE_PAGES);
+        if (mrPageBytes != 4096 && mrPageBytes != 2 << 20)
+        {
+            throw new IllegalArgumentException("mrPageBytes=" + mrPageBytes + " must be 4096 or 2097152");
+        }
+        final Backing backing = mrPageBytes == 4096 ? Backing.BASE_PAGES : Backing.TRANSPARENT_HUGE_PAGES;
+        final long source = contextA.memory().allocate(BUFFER_BYTES, backing);
+        final long target = contextB.memory().allocate(BUFFER_BYTES, backing);
         contextA.memory().write(source, pattern);
         final byte[] ones = new byte[(int)BUFFER_BYTES];
         Arrays.fill(ones, (byte)1);
         contextB.memory().write(target, ones);
-        final MemoryRegion sourceMr = pdA.regMr(source, BUFFER_BYTES, EnumSet.of(Access.LOCAL_WRITE));
-        final MemoryRegion targetMr = pdB.regMr(target, BUFFER_BYTES,
+        final UserProcess processA = contextA.process();
+        final UserProcess processB = contextB.process();
+        final long sourceIova = iovaFor(source, processA.translate(source));
+        final long targetIova = iovaFor(target, processB.translate(target));
+        final MemoryRegion sourceMr = pdA.regMr(source, BUFFER_BYTES, sourceIova, EnumSet.of(Access.LOCAL_WRITE));
+        final MemoryRegion targetMr = pdB.regMr(target, BUFFER_BYTES, targetIova,
             EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
         sourceKey = sourceMr.lkey();
         targetKey = targetMr.rkey();
-        write = SendWr.write(1, List.of(new Sge(source, payloadBytes, sourceKey)), target, targetKey);
+        final long sourcePage = 1L << deviceA.tables().mpt().entry(sourceKey).pageShift();
+        final long targetPage = 1L << deviceB.tables().mpt().entry(targetKey).pageShift();
+        if (sourcePage != mrPageBytes || targetPage != mrPageBytes)
+        {
+            throw new IllegalStateException("MR pages of " + sourcePage + " and " + targetPage + " bytes, not "
+                + mrPageBytes);
+        }
+        write = SendWr.write(1, List.of(new Sge(sourceIova, payloadBytes, sourceKey)), targetIova, targetKey);
+        sourceMemory = hostA.host().physicalMemory();
+        targetMemory = hostB.host().physicalMemory();
+        hostRuns = runs(processA, source, processB, target, payloadBytes);
+        if (benchmark.equals("baselineHostCopy"))
+        {
+            baselineHostCopy();
+            final byte[] copied = contextB.memory().read(target, payloadBytes);
+            if (!Arrays.equals(copied, 0, payloadBytes, pattern, 0, payloadBytes))
+            {
+                throw new IllegalStateException("the baseline copy between the hosts did not copy");
+            }
+        }
 
         for (int i = 0; i < WARM_WRITES; i++)
         {
@@ -201,6 +256,46 @@ public class RdmaWriteBenchmark
             throw new IllegalStateException("the target does not hold the source's bytes after the write");
         }
         missesAtStart = misses();
+    }
+
+    /**
+     * The iova to register a buffer at: the same offset within a 4 KiB page as its address (as
+     * {@code ibv_reg_mr_iova} requires); for 4 KiB MR pages, bit 12 unlike its first frame's DMA address (so no larger
+     * page can agree), else agreeing with it below {@code mrPageBytes}.
+     */
+    private long iovaFor(final long address, final long firstFrame)
+    {
+        if (mrPageBytes == 4096)
+        {
+            return (address & ~0x1000L) | (~firstFrame & 0x1000L);
+        }
+        final long above = (mrPageBytes - 1L) & ~0xfffL;
+        return (address & ~above) | (firstFrame & above);
+    }
+
+    /** The runs of {@code bytes} from the two buffers' starts whose frames lie back to back on both sides. */
+    private static long[] runs(final UserProcess a, final long source, final UserProcess b, final long target,
+        final int bytes)
+    {
+        final long[] out = new long[3 * (bytes / 4096 + 2)];
+        int n = 0;
+        for (long done = 0; done < bytes; done += 4096)
+        {
+            final long s = a.translate(source + done);
+            final long t = b.translate(target + done);
+            final long len = Math.min(4096, bytes - done);
+            if (n > 0 && out[n - 3] + out[n - 1] == s && out[n - 2] + out[n - 1] == t)
+            {
+                out[n - 1] += len;
+            }
+            else
+            {
+                out[n++] = s;
+                out[n++] = t;
+                out[n++] = len;
+            }
+        }
+        return Arrays.copyOf(out, n);
     }
 
     /** Non-zero bytes for the source: {@code 1 + i % 251}, so every 4 KiB page differs from its neighbours. */
@@ -273,6 +368,20 @@ public class RdmaWriteBenchmark
             throw new IllegalStateException("write completed with " + wc);
         }
         return wc.byteLen();
+    }
+
+    /**
+     * Baseline: the WRITE's bytes copied from the source buffer's frames to the target buffer's, with
+     * {@code PhysicalMemory.copy}, without the NIC model.
+     */
+    @Benchmark
+    public void baselineHostCopy()
+    {
+        final long[] r = hostRuns;
+        for (int i = 0; i < r.length; i += 3)
+        {
+            PhysicalMemory.copy(sourceMemory, r[i], targetMemory, r[i + 1], (int)r[i + 2]);
+        }
     }
 
     /** Baseline: one {@code MemorySegment.copy} of {@code payloadBytes} between two native segments. */

@@ -30,6 +30,11 @@ public final class DmaMessage
      */
     long localKeysChecked = -1;
     long remoteKeysChecked = -1;
+    /**
+     * A WRITE from memory whose first packet's checks passed on both sides, over memory no device page fault can
+     * reach at that key-change count: its later packets are copied at once while both counts stay where they were.
+     */
+    boolean streams;
     /** Whether the destination's writes are relaxed ({@link Placement#relaxedTarget}), as at that key-change count. */
     boolean relaxedTarget;
     long relaxedTargetAt = -1;

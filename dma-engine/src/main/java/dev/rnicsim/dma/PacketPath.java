@@ -98,6 +98,10 @@ final class PacketPath
             {
                 m.localKeysChecked = m.local.tables().keyChanges();
             }
+            // Whether a device page fault is possible changes only with the keys: an ODP MR's registration creates
+            // an MPT entry and its deregistration frees one.
+            m.streams = m.kind == MessageKind.WRITE && m.inline == null && m.remoteKeysChecked >= 0
+                && m.localKeysChecked >= 0 && !FaultPass.faultsPossible(m.local, m.remote);
         }
         return m;
     }
@@ -236,7 +240,8 @@ final class PacketPath
      * (REM_ACCESS_ERR for the rkey, LOC_PROT_ERR for an lkey) and nothing of it moves; what earlier packets placed
      * stays. Allocates nothing on success. A side whose tables saw no key change since the first packet's checks of
      * a WRITE or READ (its {@code keyChanges()} unchanged) is not checked again: those checks covered the whole
-     * message, and the check of a part of it would pass.
+     * message, and the check of a part of it would pass; a WRITE from memory whose sides both saw no key change
+     * then goes straight to the copy (no page fault can happen where none could at its first packet).
      *
      * <p>Over on-demand-paging memory the packet's page faults come after these checks ({@link PacketFaults}): a
      * fault at the responder answers {@link DmaStatus#RNR_NAK} and nothing of the packet moves.
@@ -252,6 +257,16 @@ final class PacketPath
      */
     DmaResult movePacket(final DmaMessage m, final long bytes)
     {
+        if (m.streams && engine.observer == null && m.remote.tables().keyChanges() == m.remoteKeysChecked
+            && m.local.tables().keyChanges() == m.localKeysChecked)
+        {
+            // A later packet of a WRITE from memory while neither side's keys changed: no check to repeat, no page
+            // fault possible (as when the first packet's checks passed), no observer to tell; what place() does.
+            placement.copy(m.src, m.dst, bytes, m.relaxedTargetAt == m.remoteKeysChecked ? m.relaxedTarget
+                : relaxedTarget(m));
+            m.offset += bytes;
+            return null;
+        }
         final boolean remoteUnchanged = m.remoteKeysChecked >= 0
             && m.remote.tables().keyChanges() == m.remoteKeysChecked;
         if (!remoteUnchanged || m.localKeysChecked < 0 || m.local.tables().keyChanges() != m.localKeysChecked)

@@ -414,14 +414,17 @@ final class FrameTable
         final Section s = src.sections[(int)(srcPfn >>> SECTION_SHIFT)];
         final int dstSection = (int)(dstPfn >>> SECTION_SHIFT);
         final Section d = dst.sections[dstSection];
-        if (s == null || d == null || s.folded() || d.folded())
+        if (s == null || d == null)
         {
             return false;
         }
+        // Null while a section is folded. A frame that holds written bytes is allocated (markFree clears the flag),
+        // so the flag alone tells a frame this copy may use.
+        final byte[] sf = s.flags;
+        final byte[] df = d.flags;
         final int si = (int)(srcPfn & SECTION_MASK);
         final int di = (int)(dstPfn & SECTION_MASK);
-        if (s.kind[si] == KIND_FREE || d.kind[di] == KIND_FREE || (s.flags[si] & FLAG_HAS_DATA) == 0
-            || (d.flags[di] & FLAG_HAS_DATA) == 0)
+        if (sf == null || df == null || (sf[si] & FLAG_HAS_DATA) == 0 || (df[di] & FLAG_HAS_DATA) == 0)
         {
             return false;
         }

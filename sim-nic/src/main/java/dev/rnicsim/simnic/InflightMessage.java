@@ -31,10 +31,8 @@ public final class InflightMessage
     private int rnrNaks;
     private long pendingRnrNaks;
     private dev.rnicsim.dma.DmaResult rnrNak;
-    /** The payload bytes up to the end of the last packet priced, the link rate and its wire time for them. */
-    private long pricedBytes = -1;
-    private double pricedGbps;
-    private long pricedWireNs;
+    /** Prices the packets of a message of several packets one after the other (made at its first packet). */
+    private WirePricer pricer;
 
     InflightMessage(final SimQp requester, final SendWr wr, final DmaMessage dma,
         final SimDevice responderDevice, final long lengthBytes, final int mtuBytes, final long missesBefore,
@@ -164,18 +162,20 @@ public final class InflightMessage
     }
 
     /**
-     * {@link CostModel#packetNs} of the next packet, the wire time of the bytes before it taken from the packet before
-     * (the same value).
+     * {@link CostModel#packetNs} of the next packet, priced after the packet before ({@link WirePricer}: the same
+     * value).
      */
     long packetNs(final CostModel cost, final long packetBytes, final double linkGbps)
     {
-        final long before = offset();
-        final long wireBefore = before == pricedBytes && linkGbps == pricedGbps ? pricedWireNs
-            : CostModel.wireNs(before, linkGbps);
-        pricedBytes = before + packetBytes;
-        pricedGbps = linkGbps;
-        pricedWireNs = CostModel.wireNs(pricedBytes, linkGbps);
-        return cost.packetNsOfWire(before, wireBefore, pricedWireNs);
+        if (packetCount == 1)
+        {
+            return cost.packetNs(offset(), packetBytes, linkGbps);
+        }
+        if (pricer == null)
+        {
+            pricer = new WirePricer();
+        }
+        return pricer.packetNs(cost, offset(), packetBytes, linkGbps);
     }
 
     long missesBefore()

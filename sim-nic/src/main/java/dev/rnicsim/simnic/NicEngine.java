@@ -30,7 +30,8 @@ public final class NicEngine
     private long packets;
     /** QPs taken out of the turn order while they move a packet, innermost last (a retirement inside a step drives
      * the QPs that hold its key). */
-    private final ArrayDeque<SimQp> stepping = new ArrayDeque<>();
+    private SimQp[] stepping = new SimQp[4];
+    private int steppingDepth;
 
     NicEngine()
     {
@@ -158,8 +159,9 @@ public final class NicEngine
     public List<InflightMessage> inflight()
     {
         final List<InflightMessage> out = new ArrayList<>();
-        for (final SimQp qp : stepping)
+        for (int i = 0; i < steppingDepth; i++)
         {
+            final SimQp qp = stepping[i];
             if (!qp.scheduled() && !contains(out, qp))
             {
                 out.addAll(qp.inflightMessages());
@@ -187,14 +189,18 @@ public final class NicEngine
     /** Moves one packet of a QP, which counts as in flight while it does ({@link #inflight()}). */
     private boolean stepOne(final SimQp qp)
     {
-        stepping.addLast(qp);
+        if (steppingDepth == stepping.length)
+        {
+            stepping = java.util.Arrays.copyOf(stepping, steppingDepth * 2);
+        }
+        stepping[steppingDepth++] = qp;
         try
         {
             return qp.step();
         }
         finally
         {
-            stepping.removeLast();
+            stepping[--steppingDepth] = null;
         }
     }
 
