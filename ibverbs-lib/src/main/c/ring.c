@@ -151,14 +151,21 @@ void rnicsim_ring_listen(void)
 
 /*
  * A ping-pong's wait that has lasted: a program that busy-polls an empty CQ with few requests in flight yields the
- * CPU at each poll (client.c, rnicsim_idle), but a yield hands the core over only to a thread the scheduler deems
- * due (EEVDF picks the eligible thread with the earliest deadline, and one that ran recently is not eligible), so two
- * spinning programs and the fabric's session threads sharing 2 cores can hold one another off for a time slice. After
- * RNICSIM_POLL_SPIN_NS of empty polls with nothing read (0: never; unset: POLL_SPIN_DEFAULT_NS) the caller sleeps
- * until the server's next write into the ring (a kick) instead, 200 us at most, and leaves the core whole.
- * `reads` is the caller's count of reads that brought something; called without the lock.
+ * CPU at each poll (client.c, rnicsim_idle), but a yield leaves its core only to a thread queued on that same core.
+ * On 2 cores, two programs polling and the fabric's poller are three threads that want a core; when a fourth that
+ * never yields (the fabric JVM's JIT compiler threads, which compile the server's SEND path during the first
+ * thousands of round trips; any other process) takes one core, the fabric's thread and one program queue behind it
+ * there (the kernel preempts it at a tick: 4 ms at HZ=250), while on the other core the second program polls alone,
+ * its yields finding no one to hand the core to, and the load balancer moves a queued thread to a busy core only
+ * every few ms. That is the ~1 % of round trips near 2 ms that ib_send_lat showed even at idle (seen with `perf
+ * sched`: docs/c-programs.md, "Send latency: the 2 ms round trips at idle"). After RNICSIM_POLL_SPIN_NS of empty
+ * polls with nothing read (0: never; unset: POLL_SPIN_DEFAULT_NS) the caller sleeps until the server's next write
+ * into the ring (a kick) instead, 200 us at most: its core falls idle, and an idle core takes a queued thread at
+ * once. 30 us is two round trips of a ping-pong that runs well (10 to 20 us), so its waits seldom sleep; measured
+ * against 0, 10, 20, 50 and 100 us in the same document. `reads` is the caller's count of reads that brought
+ * something; called without the lock.
  */
-#define POLL_SPIN_DEFAULT_NS 0
+#define POLL_SPIN_DEFAULT_NS 30000
 int rnicsim_poll_long_wait(unsigned long reads)
 {
 	static long spin_ns = -1;

@@ -3,11 +3,15 @@
  * that completions keep their order, count and bytes over several times the ring's length, with no completion
  * channel (nothing sleeps: the server never kicks), then a completion channel's event (its thread sleeps and is
  * kicked), then the same stream again with that thread listening; and a ping-pong (one request in flight), whose polls
- * sleep until the server's kick when RNICSIM_POLL_SPIN_NS is short. Prints "ring: mapped" or "ring: none", then
+ * sleep until the server's kick when RNICSIM_POLL_SPIN_NS is short; and an idle CQ polled with nothing in flight, whose
+ * polls sleep (voluntary context switches of the thread) once they have waited RNICSIM_POLL_SPIN_NS (30 us when unset)
+ * and only yield with RNICSIM_POLL_SPIN_NS=0 or without the ring. Prints "ring: mapped" or "ring: none", then
  * "ok CASE: ..." or "FAIL CASE: ..." lines; exits 1 on a failure.
  */
 #define _GNU_SOURCE
 #include "checks.h"
+
+#include <sys/resource.h>
 
 #define ROUNDS 200
 #define BATCH 100 /* 200 rounds of 100 SENDs and their receives: 40,000 completions, over 3 MB of messages */
@@ -103,6 +107,34 @@ static void pingpong(struct ibv_cq *cq, struct ibv_qp *a, struct ibv_qp *b, stru
 	check("pingpong", ok && rounds == PINGPONG_ROUNDS, what);
 }
 
+static long voluntary_switches(void)
+{
+	struct rusage u;
+	getrusage(RUSAGE_THREAD, &u);
+	return u.ru_nvcsw;
+}
+
+/* Nothing in flight, nothing coming: each empty poll yields, and once the wait has lasted RNICSIM_POLL_SPIN_NS the
+ * poll sleeps until the server's kick (here none comes: 200 us at most), which the kernel counts as a voluntary
+ * context switch; a yield is an involuntary one. Counted over polls, not time. */
+static void idle_wait(struct ibv_cq *cq, int ring)
+{
+	const char *env = getenv("RNICSIM_POLL_SPIN_NS");
+	int never = !ring || (env && strcmp(env, "0") == 0); /* on the socket (RNICSIM_RING=0) polls only yield */
+	const long polls_max = never ? 20000 : 5000000;
+	struct ibv_wc wc;
+	long before = voluntary_switches(), polls = 0, sleeps = 0;
+	while (polls < polls_max && sleeps < 3) {
+		if (ibv_poll_cq(cq, 1, &wc) != 0)
+			break;
+		polls++;
+		sleeps = voluntary_switches() - before;
+	}
+	char what[120];
+	snprintf(what, sizeof(what), "%ld sleeps in %ld empty polls of an idle CQ", sleeps, polls);
+	check(never ? "idle-yields" : "idle-sleeps", never ? sleeps == 0 && polls == polls_max : sleeps >= 3, what);
+}
+
 int main(void)
 {
 	struct ibv_context *ctx;
@@ -122,6 +154,7 @@ int main(void)
 	}
 	stream("stream", cq, a, b, smr, rmr);
 	pingpong(cq, a, b, smr, rmr);
+	idle_wait(cq, ring_mapped());
 
 	/* a completion channel: its thread sleeps until the server kicks it */
 	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);

@@ -32,7 +32,7 @@ class MessageRingProgramTest
             assertThat(r.out()).contains("ring: mapped").contains("ok stream: 40000 completions")
                 .contains("ok channel-event:").contains("ok channel-event-completion:")
                 .contains("ok stream-with-channel: 40000 completions").contains("ok pingpong: 2000 rounds")
-                .doesNotContain("FAIL");
+                .contains("ok idle-sleeps:").doesNotContain("FAIL");
         }
     }
 
@@ -46,7 +46,21 @@ class MessageRingProgramTest
             final Programs.Run r = p.run(false, "env", "RNICSIM_POLL_SPIN_NS=1000", exe.toString());
             assertThat(r.exitCode()).as(r.both()).isZero();
             assertThat(r.out()).contains("ring: mapped").contains("ok pingpong: 2000 rounds")
-                .contains("ok stream: 40000 completions").doesNotContain("FAIL");
+                .contains("ok stream: 40000 completions").contains("ok idle-sleeps:").doesNotContain("FAIL");
+        }
+    }
+
+    @Test
+    void withPollSpinZeroAnIdlePollOnlyYieldsAndNeverSleeps() throws Exception
+    {
+        final Path exe = Programs.compile(dir, "src/test/c/message_ring.c", "message_ring");
+        try (Programs p = new Programs(dir, "mlx5_0", DeviceProfiles.connectx5()))
+        {
+            // RNICSIM_POLL_SPIN_NS=0: the wait of a ping-pong never sleeps (20,000 empty polls, no voluntary switch)
+            final Programs.Run r = p.run(false, "env", "RNICSIM_POLL_SPIN_NS=0", exe.toString());
+            assertThat(r.exitCode()).as(r.both()).isZero();
+            assertThat(r.out()).contains("ok pingpong: 2000 rounds").contains("ok idle-yields: 0 sleeps in 20000")
+                .doesNotContain("FAIL");
         }
     }
 
@@ -60,7 +74,8 @@ class MessageRingProgramTest
             assertThat(r.exitCode()).as(r.both()).isZero();
             assertThat(r.out()).contains("ring: none").contains("ok stream: 40000 completions")
                 .contains("ok channel-event-completion:").contains("ok stream-with-channel: 40000 completions")
-                .contains("ok pingpong: 2000 rounds").doesNotContain("FAIL");
+                .contains("ok pingpong: 2000 rounds").contains("ok idle-yields: 0 sleeps in 20000")
+                .doesNotContain("FAIL");
         }
     }
 }
