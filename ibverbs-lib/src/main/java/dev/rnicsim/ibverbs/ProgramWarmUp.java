@@ -79,6 +79,9 @@ final class ProgramWarmUp
             env.put("RNICSIM_FABRIC_SOCKET", socket.toString());
             env.put("RNICSIM_STRICT", "0");
             final Process p = pb.start();
+            // a JVM that exits meanwhile (the served program has ended) takes the program with it
+            final Thread reaper = new Thread(p::destroyForcibly, "rnicsim-warm-up-reaper");
+            Runtime.getRuntime().addShutdownHook(reaper);
             try
             {
                 while (!p.waitFor(POLL_MS, TimeUnit.MILLISECONDS))
@@ -93,6 +96,14 @@ final class ProgramWarmUp
             finally
             {
                 p.destroyForcibly();
+                try
+                {
+                    Runtime.getRuntime().removeShutdownHook(reaper);
+                }
+                catch (final IllegalStateException e)
+                {
+                    // the JVM is exiting: the hook runs
+                }
             }
         }
         catch (final IOException e)
