@@ -7,8 +7,11 @@
  *   WRITES  64 KiB RDMA WRITEs into an MR registered with IBV_ACCESS_RELAXED_ORDERING, up to 128 in flight, every
  *           16th signaled (as perftest's ib_write_bw posts them)
  *   SENDS   8-byte inline SENDs, each to a posted receive, one at a time (as ib_send_lat)
+ *   READS   64 KiB RDMA READs from that MR, up to 128 in flight, every 16th signaled (as ib_read_bw)
  *
- * Usage: rnicsim-train [WRITES [SENDS]] (defaults 8000 and 2000). Exits 0 when every completion succeeded.
+ * Usage: rnicsim-train [WRITES [SENDS [READS]]] (defaults 8000, 2000 and 2000). Exits 0 when every completion
+ * succeeded. The fabric server also runs it on a private fabric while a new fabric waits for its first work request
+ * (FabricWarmUp, ProgramWarmUp).
  * It is not part of the library; it links against it.
  */
 #define _GNU_SOURCE
@@ -31,6 +34,9 @@ static void die(const char *what)
 	fprintf(stderr, "rnicsim-train: %s failed\n", what);
 	exit(1);
 }
+
+/* Streams n requests of wr on qp, up to TX_DEPTH in flight, every SIGNAL_EVERY-th signaled (n a multiple of it). */
+static void stream(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_send_wr *wr, long n, const char *what);
 
 static int connect_qp(struct ibv_qp *qp, uint32_t remote_qpn)
 {
@@ -56,6 +62,7 @@ int main(int argc, char **argv)
 {
 	const long writes = (argc > 1 ? atol(argv[1]) : 8000) / SIGNAL_EVERY * SIGNAL_EVERY;
 	const long sends = argc > 2 ? atol(argv[2]) : 2000;
+	const long reads = (argc > 3 ? atol(argv[3]) : 2000) / SIGNAL_EVERY * SIGNAL_EVERY;
 	int num;
 	struct ibv_device **list = ibv_get_device_list(&num);
 	if (!list || num == 0)
@@ -87,18 +94,7 @@ int main(int argc, char **argv)
 	struct ibv_send_wr wr = {.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
 				 .wr.rdma = {.remote_addr = (uintptr_t)buf + MSG_BYTES, .rkey = mr->rkey}};
 	struct ibv_send_wr *bad;
-	long posted = 0, completed = 0;
-	while (completed < writes) {
-		while (posted < writes && posted - completed < TX_DEPTH) {
-			wr.wr_id = posted;
-			wr.send_flags = posted % SIGNAL_EVERY == SIGNAL_EVERY - 1 ? IBV_SEND_SIGNALED : 0;
-			if (ibv_post_send(a, &wr, &bad))
-				die("ibv_post_send (WRITE)");
-			posted++;
-		}
-		await(cq, 1);
-		completed += SIGNAL_EVERY;
-	}
+	stream(a, cq, &wr, writes, "ibv_post_send (WRITE)");
 
 	struct ibv_sge small = {.addr = (uintptr_t)buf, .length = 8, .lkey = mr->lkey};
 	struct ibv_sge into = {.addr = (uintptr_t)buf + MSG_BYTES, .length = 8, .lkey = mr->lkey};
@@ -112,6 +108,9 @@ int main(int argc, char **argv)
 		await(cq, 2);
 	}
 
+	wr.opcode = IBV_WR_RDMA_READ;
+	stream(a, cq, &wr, reads, "ibv_post_send (READ)");
+
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
 	ibv_destroy_cq(cq);
@@ -121,4 +120,21 @@ int main(int argc, char **argv)
 	ibv_free_device_list(list);
 	free(buf);
 	return 0;
+}
+
+static void stream(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_send_wr *wr, long n, const char *what)
+{
+	struct ibv_send_wr *bad;
+	long posted = 0, completed = 0;
+	while (completed < n) {
+		while (posted < n && posted - completed < TX_DEPTH) {
+			wr->wr_id = posted;
+			wr->send_flags = posted % SIGNAL_EVERY == SIGNAL_EVERY - 1 ? IBV_SEND_SIGNALED : 0;
+			if (ibv_post_send(qp, wr, &bad))
+				die(what);
+			posted++;
+		}
+		await(cq, 1);
+		completed += SIGNAL_EVERY;
+	}
 }

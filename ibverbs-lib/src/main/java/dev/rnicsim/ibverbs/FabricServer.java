@@ -82,7 +82,8 @@ public final class FabricServer implements AutoCloseable
     private volatile boolean closed;
     private int everConnected;
 
-    private FabricServer(final Path socketPath, final List<DeviceSpec> specs, final PrintStream log) throws IOException
+    private FabricServer(final Path socketPath, final List<DeviceSpec> specs, final PrintStream log,
+        final boolean warm) throws IOException
     {
         this.socketPath = socketPath;
         this.log = log;
@@ -95,8 +96,8 @@ public final class FabricServer implements AutoCloseable
             devices.add(host.addDevice("sim:host/" + s.hcaId(), s.profile()));
             hcaIds.add(s.hcaId());
         }
-        warmUp = new FabricWarmUp(specs.get(0).profile());
-        warmUpThread = "0".equals(System.getenv("RNICSIM_FABRIC_WARMUP")) ? null
+        warmUp = new FabricWarmUp(specs.get(0), log);
+        warmUpThread = !warm || "0".equals(System.getenv("RNICSIM_FABRIC_WARMUP")) ? null
             : Thread.ofPlatform().daemon().name("rnicsim-fabric-warm-up").start(warmUp);
         Files.deleteIfExists(socketPath);
         server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
@@ -122,7 +123,14 @@ public final class FabricServer implements AutoCloseable
         {
             throw new IllegalArgumentException("a fabric needs at least one device");
         }
-        return new FabricServer(socketPath, devices, log);
+        return new FabricServer(socketPath, devices, log, true);
+    }
+
+    /** A server of a fabric of the warm-up's own ({@link ProgramWarmUp}): as {@link #start}, with no warm-up. */
+    static FabricServer startPrivate(final Path socketPath, final List<DeviceSpec> devices, final PrintStream log)
+        throws IOException
+    {
+        return new FabricServer(socketPath, devices, log, false);
     }
 
     /**
@@ -267,6 +275,7 @@ public final class FabricServer implements AutoCloseable
             return; // idempotent: the socket may be another fabric's by now
         }
         closed = true;
+        warmUp.stop();
         try
         {
             server.close();

@@ -33,8 +33,12 @@ import java.util.Set;
  * paths and the copies are compiled before the first work request of a program arrives. (Without the SENDs the JIT
  * compiled the SEND path during the first thousands of round trips of {@code ib_send_lat}: a second of compiler
  * threads' CPU on a 2-core machine where both programs busy-poll; docs/c-programs.md, "Speed".) It stops at that first work
- * request ({@link #stop()}), at its budget of writes or of {@link #MAX_WALL_NS}, whichever comes first, and it shares
- * nothing with the served fabric: no counter, key, clock or trace of it changes. {@code RNICSIM_FABRIC_WARMUP=0} in
+ * request ({@link #stop()}) or the served fabric's end, at its budget of writes or of {@link #MAX_WALL_NS}, whichever
+ * comes first. Made with a device (as the fabric server makes it) and with the C library built, it runs instead the
+ * library's training program on a private fabric server of its own ({@link ProgramWarmUp}), which drives the same
+ * model paths and the server's own path from doorbell to completion as well, for at most {@link #PROGRAM_MAX_WALL_NS}
+ * and again only until that first work request. It shares nothing with the served fabric: no counter, key, clock or
+ * trace of it changes. {@code RNICSIM_FABRIC_WARMUP=0} in
  * the environment of the run that starts the fabric turns it off.
  *
  * <p>Thread safety: {@link #run()} runs on its own thread; {@link #stop()} may be called from any thread.
@@ -49,14 +53,47 @@ final class FabricWarmUp implements Runnable
     private static final int SIGNAL_EVERY = 16;
     private static final int SMALL_BYTES = 2;
 
+    /** Wall-clock budget of the program part ({@link ProgramWarmUp}), after the model's. */
+    static final long PROGRAM_MAX_WALL_NS = 5_000_000_000L;
+    /** The training program's WRITEs, SENDs and READs: about as many WRITEs as the model's part makes. */
+    static final List<String> PROGRAM_ARGUMENTS = List.of("8000", "2000", "4000");
+
     private final DeviceProfile profile;
+    /** The device of the program part's private fabric; null: the model's part only. */
+    private final FabricServer.DeviceSpec device;
+    private final java.io.PrintStream log;
     private volatile boolean stopped;
+    private volatile boolean programDone;
     private volatile int writes;
     private volatile int sends;
 
+    /** A warm-up of the model's data path only. */
     FabricWarmUp(final DeviceProfile profile)
     {
         this.profile = profile;
+        this.device = null;
+        this.log = null;
+    }
+
+    /**
+     * A warm-up through the training program on that device, or of the model's data path when there is no program.
+     *
+     * @param device the device of the warm-up's private fabric.
+     * @param log    where {@code RNICSIM_FABRIC_STATS} reports how long the program ran.
+     */
+    FabricWarmUp(final FabricServer.DeviceSpec device, final java.io.PrintStream log)
+    {
+        this.profile = device.profile();
+        this.device = device;
+        this.log = log;
+    }
+
+    /**
+     * @return whether the training program ran to its end on the warm-up's private fabric ({@link ProgramWarmUp}).
+     */
+    boolean programDone()
+    {
+        return programDone;
     }
 
     /**
@@ -83,6 +120,23 @@ final class FabricWarmUp implements Runnable
 
     @Override
     public void run()
+    {
+        if (device != null && ProgramWarmUp.available())
+        {
+            final long start = System.nanoTime();
+            programDone = ProgramWarmUp.run(device, PROGRAM_ARGUMENTS, () -> stopped,
+                start + PROGRAM_MAX_WALL_NS);
+            if (FabricStats.ENABLED && log != null)
+            {
+                log.println(String.format(java.util.Locale.ROOT, "fabric: warm-up: the training program %s after "
+                    + "%.1f ms", programDone ? "ran to its end" : "was ended", (System.nanoTime() - start) / 1e6));
+            }
+            return;
+        }
+        runModel();
+    }
+
+    private void runModel()
     {
         try (ProcessMemory memory = new ProcessMemory(); Arena arena = Arena.ofConfined())
         {
