@@ -16,9 +16,12 @@
  *   sync        IBV_WR_TAG_SYNC with the count handled                          IBV_WC_TM_SYNC
  *   no-tag      a SEND with TMH NO_TAG                                         IBV_WC_TM_NO_TAG, ordinary receive
  *   del         DEL of a listed tag; DEL of a consumed one                     IBV_WC_SUCCESS; IBV_WC_TM_ERR
- *   rndv        a SEND with TMH RNDV and an RVH naming the sender's buffer     MATCH, then DATA_VALID with the bytes
- *                                                                              read; a receive completes at the sender
- *                                                                              with a FIN; the ordinary receive stays
+ *   eager-no-recv  a SEND of a listed tag while the SRQ has no ordinary        IBV_WC_TM_RECV, MATCH|DATA_VALID (a
+ *               receive                                                        match takes no ordinary receive)
+ *   rndv        a SEND with TMH RNDV and an RVH naming the sender's buffer,    MATCH, then DATA_VALID with the bytes
+ *               no ordinary receive posted                                     read; a receive completes at the sender
+ *                                                                              with a FIN; a receive posted after it
+ *                                                                              takes the next NO_TAG message
  *
  * Build: gcc -g tag_matching.c -libverbs
  */
@@ -278,10 +281,22 @@ int main(void)
 			     d2.status == IBV_WC_TM_ERR,
 	      "DEL of a listed tag: IBV_WC_SUCCESS; of a consumed one: IBV_WC_TM_ERR");
 
-	/* rendezvous: the data is 1000 bytes at offset 1024 of the sender's buffer. The simulated device accepts a
-	 * tagged message only while the SRQ has an ordinary receive (it gives it back when a tag matches): one is
-	 * posted, and the NO_TAG message after the rendezvous must find it */
-	post_recv(502);
+	/* the SRQ has no ordinary receive left (500 and 501 are consumed): a message that matches a listed tag needs
+	 * none, the device matches it as it arrives */
+	e = add_tag(5, 10, tbuf + 2 * MSG, MSG, &h[3]);
+	struct got a5 = poll_one(rcq);
+	for (int i = 0; i < MSG; i++)
+		sbuf[i] = (char)(255 - i);
+	send_tmh(IBV_TMH_EAGER, 10, 128);
+	struct got m2 = poll_one(rcq);
+	check("eager-no-recv", !e && a5.wr_id == 5 && m2.ok && m2.opcode == IBV_WC_TM_RECV &&
+				       m2.flags == (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID) && m2.wr_id == 1005 &&
+				       m2.tag == 10 && m2.byte_len == 128 - 16 && !memcmp(tbuf + 2 * MSG, sbuf + 16, 128 - 16),
+	      "with no ordinary receive posted, a SEND matching a listed tag completes: IBV_WC_TM_RECV, "
+	      "MATCH|DATA_VALID, the payload in the tag's buffer");
+
+	/* rendezvous: the data is 1000 bytes at offset 1024 of the sender's buffer; still no ordinary receive posted:
+	 * the NO_TAG message after it finds the one posted then */
 	for (int i = 0; i < 1000; i++)
 		sbuf[1024 + i] = (char)(i * 7);
 	struct ibv_recv_wr fin_wr = {.wr_id = 77};
@@ -311,6 +326,7 @@ int main(void)
 	      "MATCH with the tag, then DATA_VALID: the 1000 bytes the RVH names read into the tag's buffer");
 	check("rndv", fin.ok && fin.opcode == IBV_WC_RECV && fin.wr_id == 77 && sbuf[3072] == IBV_TMH_FIN,
 	      "the sender's receive completes with a TMH of opcode IBV_TMH_FIN");
+	post_recv(502);
 	send_tmh(IBV_TMH_NO_TAG, 7, 32);
 	struct got after = poll_one(rcq);
 	check("rndv", after.ok && after.opcode == IBV_WC_TM_NO_TAG && after.wr_id == 502,

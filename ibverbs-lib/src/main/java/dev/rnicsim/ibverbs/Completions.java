@@ -120,6 +120,18 @@ final class Completions
         this.tm = new TmData(server, this);
     }
 
+    /** @return the request the model knows by {@code id}, or null. */
+    PostedSend posted(final long id)
+    {
+        return sends.get(id);
+    }
+
+    /** @return a number the model knows no request by yet. */
+    long newId()
+    {
+        return nextId++;
+    }
+
     /** The wire opcodes that name a remote buffer under an rkey: RDMA WRITE (with immediate), READ, the atomics,
      * FLUSH and ATOMIC_WRITE ({@code enum ibv_wr_opcode}). */
     private static final Set<Integer> REMOTE_OPS = Set.of(0, 1, 4, 5, 6, 14, 15);
@@ -364,6 +376,7 @@ final class Completions
                 if (ps != null)
                 {
                     ps.qp().sendsToPlace.remove(ps);
+                    tm.sendFailed(d.wc().wrId());
                 }
             }
         }
@@ -449,6 +462,10 @@ final class Completions
 
     private void placeSend(final WorkCompletion wc)
     {
+        if (tm.placeClaimed(wc))
+        {
+            return; // a message a tag-matching SRQ matched to a listed tag (TmData)
+        }
         final PostedRecv pr = recvs.get(wc.wrId());
         if (pr == null)
         {
@@ -467,10 +484,6 @@ final class Completions
             return;
         }
         final PostedSend ps = sender.sendsToPlace.removeFirst();
-        if (tm.place(wc, pr, rq, sender, ps))
-        {
-            return; // a tag-matching SRQ's matched message (TmData)
-        }
         List<ProcessMemory.Range> dst = pr.local();
         long len = wc.byteLen();
         final boolean withGrh = ud && wc.withGrh() && len >= Datagrams.GRH_BYTES;
@@ -641,7 +654,7 @@ final class Completions
         {
             if (tm.givenBack(wc.wrId()))
             {
-                return; // its receive went back to the tag-matching SRQ (TmData)
+                return; // the device's own receive of a message a tag matched (TmData)
             }
             tmOpcodeAndFlags = tm.override(wc.wrId());
             final PostedRecv pr = recvs.remove(wc.wrId());

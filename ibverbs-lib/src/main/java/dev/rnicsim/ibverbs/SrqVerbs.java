@@ -163,7 +163,6 @@ final class SrqVerbs
             }
             final long id = c.postedSrqRecv(wrId, local, i.deviceIndex());
             final RecvWr recv = new RecvWr(id, sgl);
-            c.tm.posted(i.srq(), id, recv);
             try
             {
                 i.srq().postRecv(List.of(recv));
@@ -171,7 +170,6 @@ final class SrqVerbs
             catch (final RuntimeException e)
             {
                 c.refusedSrqRecv(id);
-                c.tm.refused(id);
                 s.sendText("rnicsim: ibv_post_srq_recv (wr_id " + wrId + ") refused by the device after the verb "
                     + "returned: " + e.getMessage() + "\n");
             }

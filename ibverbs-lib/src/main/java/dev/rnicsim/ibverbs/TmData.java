@@ -1,5 +1,6 @@
 package dev.rnicsim.ibverbs;
 
+import dev.rnicsim.simnic.TagArrivals;
 import dev.rnicsim.simnic.TagMatchingList;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.RecvWr;
@@ -22,19 +23,21 @@ import java.util.Set;
  * The data path of tag-matching SRQs: what a SEND that reached a QP of a TM SRQ gets, by its tag-matching header
  * (TMH, tm_types.h: opcode, app_ctx, big-endian tag) and the SRQ's {@link TagMatchingList}.
  *
- * <p>The model places every SEND into one of the SRQ's ordinary receives; this class then reads the TMH from the
- * sender's bytes and decides, as the device does (the completions as mlx5's {@code handle_tag_matching},
+ * <p>The decision is made as the message arrives, before the responder takes a receive ({@link TagArrivals}, the
+ * SRQ's matcher): this class reads the TMH from the sender's bytes and decides, as the device does, so that a matched
+ * message needs no ordinary receive posted and only an unmatched one waits (RNR NAK) for one (the completions as
+ * mlx5's {@code handle_tag_matching},
  * {@code mlx5_cq_read_wc_opcode}, {@code mlx5_cq_read_wc_flags} and {@code mlx5_cq_read_wc_tm_info} read them,
  * providers/mlx5/cq.c):
  * <ul>
  * <li>IBV_TMH_NO_TAG: the message stays in the ordinary receive, completion IBV_WC_TM_NO_TAG.</li>
  * <li>No tag matched: the same, completion IBV_WC_TM_RECV without IBV_WC_TM_MATCH (with IBV_WC_TM_SYNC_REQ when the
  * device is too far ahead of the program), the whole message, TMH included, in the buffer.</li>
- * <li>IBV_TMH_EAGER matching a tag: the ordinary receive goes back to the SRQ (a matched message takes none), the
- * payload after the 16-byte TMH goes to the tag's buffer, and one completion IBV_WC_TM_RECV with IBV_WC_TM_MATCH and
+ * <li>IBV_TMH_EAGER matching a tag: the message takes none of the SRQ's ordinary receives (the responder takes the
+ * device's discarding one), the payload after the 16-byte TMH goes to the tag's buffer, and one completion IBV_WC_TM_RECV with IBV_WC_TM_MATCH and
  * IBV_WC_TM_DATA_VALID, the tag's recv_wr_id and the TMH's tag (IBV_WC_LOC_LEN_ERR when the payload is longer than
  * the buffer).</li>
- * <li>IBV_TMH_RNDV matching a tag: the receive goes back; a first completion IBV_WC_TM_RECV with IBV_WC_TM_MATCH and
+ * <li>IBV_TMH_RNDV matching a tag: no ordinary receive either; a first completion IBV_WC_TM_RECV with IBV_WC_TM_MATCH and
  * the tag; the device reads the RVH's range (va, rkey, len after the TMH) from the sender's memory into the tag's
  * buffer, the rkey checked as an RDMA READ's (the MR of that key on the sender's device, REMOTE_READ, the range
  * inside it); a second completion IBV_WC_TM_RECV with IBV_WC_TM_DATA_VALID and the length read (status
@@ -44,7 +47,8 @@ import java.util.Set;
  * </ul>
  * A message shorter than a TMH carries none and is taken as IBV_TMH_NO_TAG (assumed). Completions of list
  * operations and of matched tags take no ordinary receive and go to the SRQ's CQ as TM_WC messages with their tag;
- * the others keep the model's completion, with the TM opcode and flags. {@code ibv_wc_read_tm_info} gives the TMH's tag
+ * the others keep the model's completion, with the TM opcode and flags. A matched request that then fails at the
+ * requester (it never reached the responder) lists its tag again and withdraws the discarding receive. {@code ibv_wc_read_tm_info} gives the TMH's tag
  * and app_ctx on the completions that report a match (IBV_WC_TM_MATCH), 0 on the others, as
  * rdma-core's tests/test_tag_matching.py reads them.
  *
@@ -70,18 +74,21 @@ final class TmData
     {
     }
 
-    private record PostedTm(TmSrq t, RecvWr recv)
+    /** A matched message: what the device's discarding receive (of wr_id the key) stands for. */
+    private record Claim(TmSrq t, TagMatchingList.Arrival a, Completions.PostedSend ps, long sendId,
+        Session.QpInfo sender, Session.QpInfo rq, byte[] head)
     {
     }
 
     private final FabricServer server;
     private final Completions completions;
     private final Map<SharedReceiveQueue, TmSrq> srqs = new IdentityHashMap<>();
-    /** The receives posted to a TM SRQ, by the number the model knows them by. */
-    private final Map<Long, PostedTm> posted = new HashMap<>();
+    /** Matched messages by the wr_id of their discarding receive, and that wr_id by the sender's request. */
+    private final Map<Long, Claim> claims = new HashMap<>();
+    private final Map<Long, Long> claimOfSend = new HashMap<>();
     /** The model's completion of a receive that stays an ordinary one: its TM opcode and flags. */
     private final Map<Long, int[]> overrides = new HashMap<>();
-    /** Receives that went back to their SRQ: the model's completion of each is dropped. */
+    /** The discarding receives of matched messages: the model's completion of each is dropped. */
     private final Set<Long> givenBack = new HashSet<>();
     private boolean again;
 
@@ -91,14 +98,22 @@ final class TmData
         this.completions = completions;
     }
 
+    /**
+     * A TM SRQ was made: its matcher decides each SEND that arrives at its QPs.
+     *
+     * @throws dev.rnicsim.verbs.VerbsException ENOMEM when the device has no MPT entry for its discarding receive.
+     */
     void register(final SharedReceiveQueue srq, final TagMatchingList list, final Session.CqInfo cq)
     {
-        srqs.put(srq, new TmSrq(srq, list, cq));
+        final TmSrq t = new TmSrq(srq, list, cq);
+        TagArrivals.attach(srq, (sendWrId, lengthBytes, head) -> arrive(t, sendWrId, lengthBytes, head));
+        srqs.put(srq, t);
     }
 
     void forget(final SharedReceiveQueue srq)
     {
         srqs.remove(srq);
+        TagArrivals.detach(srq);
     }
 
     /** @return the TM SRQ of an SRQ, or null for an SRQ of another type. */
@@ -107,31 +122,16 @@ final class TmData
         return srqs.get(srq);
     }
 
-    /** A receive was posted to an SRQ under the model's number id. */
-    void posted(final SharedReceiveQueue srq, final long id, final RecvWr recv)
-    {
-        final TmSrq t = srqs.get(srq);
-        if (t != null)
-        {
-            posted.put(id, new PostedTm(t, recv));
-        }
-    }
-
-    /** The SRQ refused the receive of id. */
-    void refused(final long id)
-    {
-        posted.remove(id);
-    }
-
     /** @return the TM opcode and flags of the completion of receive id, or null. */
     int[] override(final long id)
     {
         return overrides.remove(id);
     }
 
-    /** @return true when receive id went back to its SRQ: its completion is not delivered. */
+    /** @return true when receive id is the discarding receive of a matched message: its completion is dropped. */
     boolean givenBack(final long id)
     {
+        claims.remove(id);
         return givenBack.remove(id);
     }
 
@@ -144,56 +144,102 @@ final class TmData
     }
 
     /**
-     * A SEND was placed by the model into receive {@code wc.wrId()}: decides what it gets when that receive is one
-     * of a TM SRQ (see the class comment).
+     * A SEND arrived at a QP of a TM SRQ (the SRQ's {@link TagArrivals.Matcher}): reads its TMH and decides.
      *
-     * @return true when this class placed the bytes and sent the completions; false for the ordinary placement.
+     * @return the wr_id of the discarding receive for a matched message; null for an ordinary receive (or an RNR NAK
+     *         when {@code head} is null and no tag matched).
      */
-    boolean place(final WorkCompletion wc, final Completions.PostedRecv pr, final Session.QpInfo rq,
-        final Session.QpInfo sender, final Completions.PostedSend ps)
+    private Long arrive(final TmSrq t, final long sendWrId, final long len, final RecvWr head)
     {
-        final PostedTm pt = posted.remove(wc.wrId());
-        if (pt == null)
+        final Completions.PostedSend ps = completions.posted(sendWrId);
+        final byte[] bytes = ps == null ? null : header(ps, Math.min(len, RVH_END));
+        if (bytes == null)
         {
-            return false;
+            return null;
         }
-        final long len = wc.byteLen();
-        final byte[] head = header(ps, Math.min(len, RVH_END));
-        if (head == null)
+        final ByteBuffer h = ByteBuffer.wrap(bytes).order(ByteOrder.BIG_ENDIAN);
+        final TagMatchingList.Arrival a = len < TMH_BYTES
+            ? new TagMatchingList.Arrival(TagMatchingList.Kind.NO_TAG, null, false)
+            : t.list().arrive(bytes[0] & 0xff, h.getLong(8), head != null);
+        if (a == null)
         {
-            return false;
+            return null; // unmatched and no receive: RNR NAK, nothing counted
         }
-        final ByteBuffer h = ByteBuffer.wrap(head).order(ByteOrder.BIG_ENDIAN);
-        final TagMatchingList.Arrival a = len < TMH_BYTES ? new TagMatchingList.Arrival(TagMatchingList.Kind.NO_TAG,
-            null, false) : pt.t().list().arrive(head[0] & 0xff, h.getLong(8));
         switch (a.kind())
         {
             case NO_TAG ->
             {
-                overrides.put(wc.wrId(), new int[] {TagMatchingList.WC_TM_NO_TAG, 0});
-                return false;
+                if (head != null)
+                {
+                    overrides.put(head.wrId(), new int[] {TagMatchingList.WC_TM_NO_TAG, 0});
+                }
+                return null;
             }
             case UNEXPECTED ->
             {
-                overrides.put(wc.wrId(), new int[] {TagMatchingList.WC_TM_RECV, a.syncReq() ? WC_TM_SYNC_REQ : 0});
-                return false;
+                overrides.put(head.wrId(), new int[] {TagMatchingList.WC_TM_RECV, a.syncReq() ? WC_TM_SYNC_REQ : 0});
+                return null;
             }
             default ->
             {
-                // a matched message takes no ordinary receive: the model's goes back to the head of the SRQ
-                TagMatchingList.giveBack(pt.t().srq(), pt.recv());
-                posted.put(wc.wrId(), pt);
-                givenBack.add(wc.wrId());
-                if (a.kind() == TagMatchingList.Kind.EAGER)
+                final Session.QpInfo sender = ps.qp();
+                final Session.QpInfo rq = server.qps.get(Session.QpInfo.key(sender.peerDeviceIndex,
+                    sender.peerQpNum));
+                if (rq == null)
                 {
-                    eager(pt.t(), wc, rq, ps, a.entry(), len, h.getLong(8), h.getInt(4));
+                    t.list().restore(a.entry());
+                    return null;
                 }
-                else
-                {
-                    rendezvous(pt.t(), wc, rq, sender, a.entry(), head, len);
-                }
-                return true;
+                final long id = completions.newId();
+                claims.put(id, new Claim(t, a, ps, sendWrId, sender, rq, bytes));
+                claimOfSend.put(sendWrId, id);
+                givenBack.add(id);
+                return id;
             }
+        }
+    }
+
+    /**
+     * The device's discarding receive of a matched message completed: the message's bytes go to the tag's buffer
+     * (eager) or are read from the sender (rendezvous), with the TM completions.
+     *
+     * @return true when {@code wc} was such a receive.
+     */
+    boolean placeClaimed(final WorkCompletion wc)
+    {
+        final Claim c = claims.remove(wc.wrId());
+        if (c == null)
+        {
+            return false;
+        }
+        claimOfSend.remove(c.sendId());
+        c.sender().sendsToPlace.remove(c.ps());
+        final long len = wc.byteLen();
+        final ByteBuffer h = ByteBuffer.wrap(c.head()).order(ByteOrder.BIG_ENDIAN);
+        if (c.a().kind() == TagMatchingList.Kind.EAGER)
+        {
+            eager(c.t(), wc, c.rq(), c.ps(), c.a().entry(), len, h.getLong(8), h.getInt(4));
+        }
+        else
+        {
+            rendezvous(c.t(), wc, c.rq(), c.sender(), c.a().entry(), c.head(), len);
+        }
+        return true;
+    }
+
+    /**
+     * The sender's request of wr_id {@code sendId} failed: when it had matched a tag and never reached the responder,
+     * the tag is listed again and the discarding receive leaves the SRQ.
+     */
+    void sendFailed(final long sendId)
+    {
+        final Long id = claimOfSend.remove(sendId);
+        final Claim c = id == null ? null : claims.get(id);
+        if (c != null && TagArrivals.withdraw(c.t().srq(), id))
+        {
+            claims.remove(id);
+            givenBack.remove(id);
+            c.t().list().restore(c.a().entry());
         }
     }
 

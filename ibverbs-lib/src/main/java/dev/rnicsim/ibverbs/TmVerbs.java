@@ -89,8 +89,16 @@ final class TmVerbs
         final TagMatchingList list = TagMatchingList.create(device.profile(), s.server.hcaIds.get(deviceIndex),
             p.getInt(24), p.getInt(28), p.getInt(8) != 0);
         final SharedReceiveQueue srq = pd.createSrq(new SrqAttr(p.getInt(12), p.getInt(16), p.getInt(20)));
+        try
+        {
+            s.server.completions.tm.register(srq, list, cq);
+        }
+        catch (final RuntimeException e)
+        {
+            srq.close(); // nothing made stays
+            throw e;
+        }
         final int h = srqs.adopt(srq, deviceIndex);
-        s.server.completions.tm.register(srq, list, cq);
         final SrqAttr a = srq.query();
         int srqNum;
         try

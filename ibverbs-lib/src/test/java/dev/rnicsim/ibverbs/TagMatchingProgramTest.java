@@ -44,6 +44,8 @@ class TagMatchingProgramTest
                 .contains("ok sync: IBV_WC_TM_SYNC with its wr_id")
                 .contains("ok no-tag: IBV_WC_TM_NO_TAG on the ordinary receive")
                 .contains("ok del: DEL of a listed tag: IBV_WC_SUCCESS; of a consumed one: IBV_WC_TM_ERR")
+                .contains("ok eager-no-recv: with no ordinary receive posted, a SEND matching a listed tag completes: "
+                    + "IBV_WC_TM_RECV, MATCH|DATA_VALID, the payload in the tag's buffer")
                 .contains("ok rndv: MATCH with the tag, then DATA_VALID: the 1000 bytes the RVH names read into the "
                     + "tag's buffer")
                 .contains("ok rndv: the sender's receive completes with a TMH of opcode IBV_TMH_FIN")

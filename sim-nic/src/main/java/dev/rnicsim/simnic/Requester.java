@@ -426,6 +426,10 @@ final class Requester
         }
         final boolean needsRecv = wr.opcode() == WrOpcode.SEND || wr.opcode() == WrOpcode.SEND_WITH_IMM
             || wr.opcode() == WrOpcode.SEND_WITH_INV || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM;
+        if (needsRecv)
+        {
+            TagArrivals.arrive(peer, p); // a tag-matching SRQ decides before a receive is taken
+        }
         if (needsRecv && peer.recvQueue.isEmpty())
         {
             return receiverNotReady(wr, peer);

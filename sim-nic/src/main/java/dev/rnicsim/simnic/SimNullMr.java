@@ -55,13 +55,9 @@ final class SimNullMr implements MemoryRegion
                 + ") has no null MRs: the provider lacks alloc_null_mr (mlx5 implements it with its dump-fill mkey)"
                 + "; use a device that has null MRs (mlx5)");
         }
-        final long sink = device.nullMrSinkFrame();
         try
         {
-            final int key = device.tables().register(pd.pdNum(), List.of(new DmaRun(sink, SINK_BYTES)), 0,
-                SINK_BYTES, 0, Access.LOCAL_WRITE.bit()).key();
-            final SimNullMr mr = new SimNullMr(pd, key);
-            device.nullMrAdded(key);
+            final SimNullMr mr = new SimNullMr(pd, registerSink(pd));
             pd.userAdded(1);
             return mr;
         }
@@ -69,6 +65,28 @@ final class SimNullMr implements MemoryRegion
         {
             throw Errors.of(verb, e);
         }
+    }
+
+    /**
+     * An mkey of {@code pd} over the device's sink frame: what a null MR is, and what the device's own discarding
+     * buffers use (a tag-matching SRQ's {@link TagArrivals}).
+     *
+     * @throws TableException when the MPT is full.
+     */
+    static int registerSink(final SimPd pd)
+    {
+        final SimDevice device = pd.context().device();
+        final int key = device.tables().register(pd.pdNum(), List.of(new DmaRun(device.nullMrSinkFrame(),
+            SINK_BYTES)), 0, SINK_BYTES, 0, Access.LOCAL_WRITE.bit()).key();
+        device.nullMrAdded(key);
+        return key;
+    }
+
+    /** Deregisters a key of {@link #registerSink}. */
+    static void dropSink(final SimDevice device, final int key)
+    {
+        device.tables().deregister(key);
+        device.nullMrRemoved(key);
     }
 
     /**
@@ -169,9 +187,7 @@ final class SimNullMr implements MemoryRegion
         {
             return;
         }
-        final SimDevice device = pd.context().device();
-        device.tables().deregister(lkey);
-        device.nullMrRemoved(lkey);
+        dropSink(pd.context().device(), lkey);
         pd.userAdded(-1);
         closed = true;
     }

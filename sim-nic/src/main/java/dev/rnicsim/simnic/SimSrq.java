@@ -34,6 +34,8 @@ public final class SimSrq implements SharedReceiveQueue
     private final Set<SimQp> users = new LinkedHashSet<>();
     private int srqLimit;
     private int limitEvents;
+    /** A tag-matching SRQ's matching of arriving SENDs ({@link TagArrivals}); null for the others. */
+    TagArrivals tagArrivals;
     private boolean closed;
 
     /** The SRQ's receives; taking one checks the armed limit. */
@@ -310,6 +312,7 @@ public final class SimSrq implements SharedReceiveQueue
         }
         closed = true;
         queue.clear();
+        TagArrivals.detach(this);
         AsyncEventQueue.objectDestroyed(pd.context(), this);
         if (xrcd != null)
         {

@@ -334,6 +334,21 @@ public final class TagMatchingList
      */
     public Arrival arrive(final int tmhOpcode, final long tag)
     {
+        return arrive(tmhOpcode, tag, true);
+    }
+
+    /**
+     * A SEND arrived at a QP of the SRQ, decided before a receive is taken ({@link TagArrivals}): a matched tag needs
+     * no ordinary receive; an unexpected message does, and while none is posted it gets an RNR NAK and counts nothing
+     * (its retry arrives again and is matched again, against the list as it is then).
+     *
+     * @param tmhOpcode     the TMH's opcode (the message's first byte).
+     * @param tag           the TMH's tag.
+     * @param receivePosted the SRQ has an ordinary receive for an unexpected or untagged message.
+     * @return the outcome (a matched tag has left the list); null for an unmatched message with no receive posted.
+     */
+    public Arrival arrive(final int tmhOpcode, final long tag, final boolean receivePosted)
+    {
         if (tmhOpcode == TMH_EAGER || tmhOpcode == TMH_RNDV)
         {
             for (final Entry e : listed.values())
@@ -345,6 +360,10 @@ public final class TagMatchingList
                     return new Arrival(tmhOpcode == TMH_EAGER ? Kind.EAGER : Kind.RNDV, e, false);
                 }
             }
+            if (!receivePosted)
+            {
+                return null;
+            }
             unexpectedDelivered++;
             return new Arrival(Kind.UNEXPECTED, null, unexpectedDelivered - unexpectedHandled > MAX_SYNC_DIFF);
         }
@@ -352,16 +371,17 @@ public final class TagMatchingList
     }
 
     /**
-     * A matched message took no ordinary receive: the device had it take one (the SRQ's first), which goes back to
-     * the head of the queue, as if it had never been taken (a backend that decides the match after the model placed
-     * the message calls this).
+     * A matched message never reached the responder (its request failed at the requester, after the match): its tag
+     * is listed again, under its handle, last in the matching order.
      *
-     * @param srq  the SRQ whose receive it is.
-     * @param recv that receive.
+     * @param e the entry {@link #arrive} matched.
      */
-    public static void giveBack(final dev.rnicsim.verbs.SharedReceiveQueue srq, final dev.rnicsim.verbs.RecvWr recv)
+    public void restore(final Entry e)
     {
-        ((SimSrq) srq).queue().addFirst(recv);
+        if (!listed.containsKey(e.handle()) && free.remove(e.handle()))
+        {
+            listed.put(e.handle(), e);
+        }
     }
 
     /**
