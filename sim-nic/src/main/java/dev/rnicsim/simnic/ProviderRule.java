@@ -212,7 +212,8 @@ public enum ProviderRule
      * (PD, XRCD, CREATE_FLAGS and, in rdma-core 44's build, MAX_TSO_HEADER: the test is {@code comp_mask > 0xf} once
      * RX_HASH and IND_TABLE have taken their RSS path) with errno ENOTSUP, EOPNOTSUPP on Linux (read from the
      * disassembly of Debian's 44.0-2 libmlx4-rdmav34.so; older sources returned NULL without setting errno), so it
-     * builds no {@code ibv_wr_*} function whatever the flags; XRC and create_flags are taken. See {@link SendOps}. */
+     * builds no {@code ibv_wr_*} function whatever the flags; XRC and create_flags are taken. Its queue-size checks
+     * come first: a cap past max_qp_wr, max_sge or 1024 inline bytes is EINVAL. See {@link SendOps}. */
     CREATE_QP_EX_WITHOUT_SEND_OPS,
     /** Memory windows although the device reports max_mw 0: mlx4's {@code mlx4_ib_query_device} sets the MEM_WINDOW
      * and MEM_WINDOW_TYPE_2B flags from the firmware's capabilities but never max_mw, while the driver registers

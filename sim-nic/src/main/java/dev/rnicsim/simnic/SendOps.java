@@ -40,6 +40,9 @@ final class SendOps
         WrOpcode.SEND_WITH_IMM, WrOpcode.RDMA_WRITE, WrOpcode.RDMA_WRITE_WITH_IMM, WrOpcode.RDMA_READ,
         WrOpcode.ATOMIC_CMP_AND_SWP, WrOpcode.ATOMIC_FETCH_AND_ADD);
 
+    /** The inline data mlx4's {@code create_qp_ex} takes at most (providers/mlx4/verbs.c). */
+    private static final int MLX4_MAX_INLINE_BYTES = 1024;
+
     private SendOps()
     {
     }
@@ -122,6 +125,16 @@ final class SendOps
         }
         if (device.profile().follows(ProviderRule.CREATE_QP_EX_WITHOUT_SEND_OPS))
         {
+            // mlx4 create_qp_ex sizes the queues against max_qp_wr, max_sge and 1024 inline bytes (EINVAL) first
+            final dev.rnicsim.verbs.QpCap c = attr.cap();
+            final DeviceAttributes a = device.profile().attributes();
+            if (c.maxSendWr() > a.maxQpWr() || c.maxRecvWr() > a.maxQpWr() || c.maxSendSge() > a.maxSge()
+                || c.maxRecvSge() > a.maxSge() || c.maxInlineDataBytes() > MLX4_MAX_INLINE_BYTES)
+            {
+                throw Errors.invalid(verb, "cap " + c + " is past max_qp_wr=" + a.maxQpWr() + ", max_sge="
+                    + a.maxSge() + " or " + MLX4_MAX_INLINE_BYTES + " inline bytes, which mlx4's create_qp_ex checks "
+                    + "before its comp_mask (providers/mlx4/verbs.c); ask for less");
+            }
             throw Errors.of(verb, Errno.EOPNOTSUPP, "send_ops_flags: the " + device.profile().driver() + " provider's "
                 + "create_qp_ex takes comp_mask PD, XRCD, CREATE_FLAGS and MAX_TSO_HEADER only (providers/mlx4/verbs.c "
                 + "MLX4_CREATE_QP_SUP_COMP_MASK) and answers IBV_QP_INIT_ATTR_SEND_OPS_FLAGS with ENOTSUP: it builds no "

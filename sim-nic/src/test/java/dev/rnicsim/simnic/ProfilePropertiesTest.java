@@ -144,6 +144,12 @@ class ProfilePropertiesTest
             assertThat(e.getMessage()).contains("MLX4_CREATE_QP_SUP_COMP_MASK");
         }
         assertThat(rig.deviceA.qpsLive()).as("nothing created").isEqualTo(qps);
+        // its queue sizes are checked first: too many work requests is EINVAL even with send_ops_flags
+        final VerbsException big = catchThrowableOfType(VerbsException.class, () -> rig.pdA.createQp(
+            new dev.rnicsim.verbs.QpInitAttr(rig.cqA, rig.cqA, dev.rnicsim.verbs.QpType.RC,
+                new dev.rnicsim.verbs.QpCap(p.attributes().maxQpWr() + 1, 1, 1, 1, 0), false)
+                .withSendOps(java.util.EnumSet.of(dev.rnicsim.verbs.WrOpcode.SEND))));
+        assertThat(big.errnoName()).as(big.getMessage()).isEqualTo(Errno.EINVAL);
         assertThat(rig.pdA.createQp(dev.rnicsim.verbs.QpInitAttr.rc(rig.cqA))).isNotNull();
     }
 
