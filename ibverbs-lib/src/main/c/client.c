@@ -248,8 +248,9 @@ void rnicsim_sends_posted(unsigned count)
  * retired: a bandwidth test) the server has work queued and needs a core: the caller watches the socket for
  * IDLE_SPIN_NS, then sleeps until the server writes, for IDLE_WAIT_NS at most, so on a small machine the program no
  * longer takes the core from the server that produces its completions. With one or two requests in flight (a
- * latency test, a ping-pong) the answer is close: the caller yields and polls again, which keeps the round trip short.
- * Measured with perftest on 2 cores under load: docs/c-programs.md, "Speed".
+ * latency test, a ping-pong) the answer is close: the caller yields and polls again, which keeps the round trip short,
+ * until it has waited RNICSIM_POLL_SPIN_NS (30 us) with nothing read: then it sleeps until the server's kick
+ * (ring.c, rnicsim_poll_long_wait). Measured with perftest on 2 cores: docs/c-programs.md, "Speed".
  */
 #define IDLE_SLEEP_DEPTH 4
 #define IDLE_SPIN_NS 20000
