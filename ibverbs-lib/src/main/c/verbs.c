@@ -354,6 +354,15 @@ EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 	return &((struct sim_qp *)qp)->qpx;
 }
 
+/* A read/atomic depth as the driver keeps it: rounded up to a power of two, 0 staying 0 (sim-nic QpAttrValues). */
+static uint8_t rd_atomic_depth(uint8_t n)
+{
+	unsigned p = 1;
+	while (p < n)
+		p <<= 1;
+	return n ? (uint8_t)(p > 255 ? 255 : p) : 0;
+}
+
 EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
 	struct sim_qp *q = (struct sim_qp *)qp;
@@ -415,10 +424,11 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		q->attr.rnr_retry = whole ? attr->rnr_retry : attr->rnr_retry & 7;
 	if (mask & IBV_QP_MIN_RNR_TIMER)
 		q->attr.min_rnr_timer = whole ? attr->min_rnr_timer : attr->min_rnr_timer & 0x1f;
+	/* read/atomic depths rounded up to a power of two (rxe roundup_pow_of_two, mlx5's log_sra_max/log_rra_max) */
 	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
-		q->attr.max_rd_atomic = attr->max_rd_atomic;
+		q->attr.max_rd_atomic = rd_atomic_depth(attr->max_rd_atomic);
 	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
-		q->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+		q->attr.max_dest_rd_atomic = rd_atomic_depth(attr->max_dest_rd_atomic);
 	if (mask & IBV_QP_PORT)
 		q->attr.port_num = attr->port_num;
 	if (mask & IBV_QP_PKEY_INDEX)

@@ -4,8 +4,9 @@
  * num_sge. Prints what the stack answered, one line per case ("CASE: ..."), for the test to compare with the driver's
  * rule (sim-nic QpAttrValues, ProviderRule.NUM_SGE_COMPARED_SIGNED); exits 0 when the setup worked.
  *
- *   rtr, rts          INIT -> RTR with rq_psn 0x7f000005 and min_rnr_timer 40, RTR -> RTS with sq_psn 0xff000042,
- *                     retry_cnt 9, rnr_retry 15: the errno, then ibv_query_qp's values
+ *   rtr, rts          INIT -> RTR with rq_psn 0x7f000005, min_rnr_timer 40 and max_dest_rd_atomic 3,
+ *                     RTR -> RTS with sq_psn 0xff000042, retry_cnt 9, rnr_retry 15: the errno, then
+ *                     ibv_query_qp's values
  *   timeout           another QP's RTR -> RTS with timeout 46: the errno, the state, the timeout ibv_query_qp answers
  *   send-negative     an RDMA WRITE with num_sge -1: the errno, or the completion's status
  *   recv-negative     a receive with num_sge -1: the errno
@@ -73,7 +74,7 @@ int main(void)
 	int rts_mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
 		       IBV_QP_MAX_QP_RD_ATOMIC;
 	struct ibv_qp_attr at = {.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = b->qp_num,
-				 .rq_psn = 0x7f000005, .max_dest_rd_atomic = 1, .min_rnr_timer = 40};
+				 .rq_psn = 0x7f000005, .max_dest_rd_atomic = 3, .min_rnr_timer = 40};
 	address(&at);
 	printf("rtr: %s\n", said(ibv_modify_qp(a, &at, rtr_mask)));
 	memset(&at, 0, sizeof(at));
@@ -88,8 +89,8 @@ int main(void)
 	struct ibv_qp_init_attr qi;
 	if (ibv_query_qp(a, &q, IBV_QP_STATE, &qi))
 		return 2;
-	printf("query: rq_psn=0x%x sq_psn=0x%x retry_cnt=%d rnr_retry=%d min_rnr_timer=%d\n", q.rq_psn, q.sq_psn,
-	       q.retry_cnt, q.rnr_retry, q.min_rnr_timer);
+	printf("query: rq_psn=0x%x sq_psn=0x%x retry_cnt=%d rnr_retry=%d min_rnr_timer=%d max_dest_rd_atomic=%d\n",
+	       q.rq_psn, q.sq_psn, q.retry_cnt, q.rnr_retry, q.min_rnr_timer, q.max_dest_rd_atomic);
 	/* the ACK timeout goes in at RTR -> RTS (RTS -> RTS does not take it): a third QP */
 	struct ibv_qp *c = ibv_create_qp(pd, &ia);
 	memset(&at, 0, sizeof(at));

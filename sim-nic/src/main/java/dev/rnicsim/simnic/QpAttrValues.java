@@ -24,6 +24,10 @@ import java.util.Set;
  * {@code qp->attr} and in its completer's counters), {@code retry_cnt} 9 means 9 retries, {@code rnr_retry} 9 means 9
  * (only 7 retries forever: {@code rxe_comp.c}), {@code ibv_query_qp} answers the value given, and the RNR NAK carries
  * {@code min_rnr_timer}'s low 5 bits (its AETH syndrome, {@code ~AETH_TYPE_MASK} in {@code rxe_resp.c}).</li>
+ * <li>{@code max_rd_atomic} and {@code max_dest_rd_atomic}: kept rounded up to a power of two, as {@code
+ * ibv_query_qp} then answers them (rxe {@code rxe_qp_from_attr}: {@code roundup_pow_of_two}; mlx5
+ * {@code __mlx5_ib_modify_qp} writes {@code fls(n - 1)} into {@code log_sra_max} / {@code log_rra_max} and its query
+ * answers {@code 1 << log}; mlx4 the same in its QP context's {@code params1}).</li>
  * <li>Values outside the C field's range (a negative int, or above 255 for a u8 field) cannot come from a C program;
  * the Java API refuses them with EINVAL.</li>
  * </ul>
@@ -51,8 +55,8 @@ final class QpAttrValues
         }
         if (mask.contains(QpAttrMask.TIMEOUT) && a.timeout() > 31 && profile.follows(ProviderRule.QP_TIMEOUT_CHECKED))
         {
-            return "timeout=" + a.timeout() + " > 31 (" + profile.driver() + " checks the 5-bit local ACK timeout code: "
-                + "rxe_qp_chk_attr); give 0-31 (4.096 us x 2^timeout; 0 waits forever)";
+            return "timeout=" + a.timeout() + " > 31 (" + profile.driver() + " checks the 5-bit local ACK timeout "
+                + "code: rxe_qp_chk_attr); give 0-31 (4.096 us x 2^timeout; 0 waits forever)";
         }
         if (mask.contains(QpAttrMask.DEST_QPN) && (a.destQpNum() & ~PSN_MASK) != 0)
         {
@@ -81,6 +85,12 @@ final class QpAttrValues
             }
         }
         return null;
+    }
+
+    /** @return a read/atomic depth as the QP keeps it: rounded up to a power of two, 0 staying 0. */
+    static int rdAtomicDepth(final int depth)
+    {
+        return depth <= 1 ? depth : Integer.highestOneBit(depth - 1) << 1;
     }
 
     /** @return the PSN as the QP keeps it: its low 24 bits (core {@code _ib_modify_qp}, rxe {@code BTH_PSN_MASK}). */

@@ -71,8 +71,8 @@ final class QpModify
                 case TIMEOUT -> qp.attrs.timeout = QpAttrValues.timeout(a.timeout());
                 case RQ_PSN -> qp.attrs.rqPsn = QpAttrValues.psn(a.rqPsn());
                 case SQ_PSN -> qp.attrs.sqPsn = QpAttrValues.psn(a.sqPsn());
-                case MAX_QP_RD_ATOMIC -> qp.attrs.maxRdAtomic = a.maxRdAtomic();
-                case MAX_DEST_RD_ATOMIC -> qp.attrs.maxDestRdAtomic = a.maxDestRdAtomic();
+                case MAX_QP_RD_ATOMIC -> qp.attrs.maxRdAtomic = QpAttrValues.rdAtomicDepth(a.maxRdAtomic());
+                case MAX_DEST_RD_ATOMIC -> qp.attrs.maxDestRdAtomic = QpAttrValues.rdAtomicDepth(a.maxDestRdAtomic());
                 case DEST_QPN -> qp.attrs.destQpNum = a.destQpNum();
                 case MIN_RNR_TIMER ->
                 {

@@ -83,6 +83,20 @@ class QpAttrValuesTest
         assertThat(((SimQp)rig.qpA).rnrRetry).isEqualTo(7);
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"connectx5", "rxe"})
+    void readAtomicDepthsAreKeptRoundedUpToAPowerOfTwo(final String profile)
+    {
+        final RuleRig rig = RuleRig.unconnected(DeviceProfiles.byName(profile));
+        modify(rig.qpA, init());
+        modify(rig.qpA, rtr(rig.qpB).maxDestRdAtomic(3));
+        modify(rig.qpA, rts().maxRdAtomic(5));
+
+        final QpAttr q = rig.qpA.query();
+        assertThat(q.maxDestRdAtomic()).isEqualTo(4);
+        assertThat(q.maxRdAtomic()).isEqualTo(8);
+    }
+
     @Test
     void rxeRefusesATimeoutAbove31AndChangesNothing()
     {

@@ -78,9 +78,13 @@ final class PostVerbs
             pair[0].modifyToRtr(pair[1].address(), timer);
             pair[0].modifyToRts(retry, rnrRetry);
         }
-        return Outcome.ok("RTS both ways, qp_access_flags " + access + ", rnr_retry " + rnrRetry
-            + (rnrRetry == RNR_RETRY_FOREVER ? " (no limit)" : "") + ", min_rnr_timer " + timer + " ("
-            + Units.duration(dev.rnicsim.simnic.CostModel.rnrTimerNs(timer)) + " a wait)");
+        // what the driver kept (mlx5 masks the fields to their widths, rxe keeps them whole; the NAK carries the
+        // timer's low 5 bits)
+        final dev.rnicsim.verbs.QpAttr kept = a.query();
+        return Outcome.ok("RTS both ways, qp_access_flags " + access + ", rnr_retry " + kept.rnrRetry()
+            + (kept.rnrRetry() == RNR_RETRY_FOREVER ? " (no limit)" : "") + ", min_rnr_timer " + kept.minRnrTimer()
+            + " (" + Units.duration(dev.rnicsim.simnic.CostModel.rnrTimerNs(kept.minRnrTimer() & 0x1f))
+            + " a wait)");
     }
 
     /** @return the send flags of a line: SIGNALED unless {@code unsignaled}, INLINE, FENCE. */

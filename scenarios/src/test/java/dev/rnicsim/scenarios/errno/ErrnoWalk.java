@@ -334,7 +334,8 @@ final class ErrnoWalk
         // windows, queues and GPU moves
         final String window = TWO_HOSTS + "reg m2 pd_b dst 64K access=lw,rw,mw_bind\nmw w pd_b\n"
             + "bind w qp_b m2 addr=dst length=4K access=rr\n";
-        // rxe_dereg_mr refuses while windows are bound; mlx5 lets the MR go (ProviderRule.DEREG_MR_INVALIDATES_BOUND_WINDOWS)
+        // rxe_dereg_mr refuses while windows are bound; mlx5 lets the MR go
+        // (ProviderRule.DEREG_MR_INVALIDATES_BOUND_WINDOWS)
         c.add(c("dereg of an MR a window is bound to (rxe)", window.replace("profile=connectx5", "profile=rxe"),
             "dereg m2", "EINVAL", "memory window(s) are bound", "unbind"));
         c.add(c("rereg of an MR a window is bound to", window, "rereg m2 access=lw,rw", "EINVAL",

@@ -379,20 +379,22 @@ class ScriptOdpTest
     }
 
     @Test
-    void connectShouldRefuseRnrValuesOutsideTheirRangesWithEinval()
+    void connectShouldKeepRnrValuesAsTheDriverKeepsThem()
     {
-        final ScriptRun r = ok(ScriptRun.TWO_CONNECTED_HOSTS + """
+        // mlx5 masks rnr_retry and min_rnr_timer to their 3 and 5 bits (MLX5_SET); rxe keeps them whole
+        // (rxe_qp_from_attr), and its RNR NAK carries the timer's low 5 bits.
+        final String script = """
             qp qa pd_a cq_a
             qp qb pd_b cq_b
-            connect qa qb rnr_retry=8
-            expect EINVAL
-            qp qc pd_a cq_a
-            qp qd pd_b cq_b
-            connect qc qd min_rnr_timer=32
-            expect EINVAL
-            """);
+            connect qa qb rnr_retry=8 min_rnr_timer=33
+            expect ok
+            """;
+        final ScriptRun mlx5 = ok(ScriptRun.TWO_CONNECTED_HOSTS + script);
+        final ScriptRun rxe = ok((ScriptRun.TWO_CONNECTED_HOSTS + script).replace("profile=connectx5",
+            "profile=rxe"));
 
-        assertThat(r.out()).contains("min_rnr_timer=32 must be 0-31");
+        assertThat(mlx5.out()).contains("rnr_retry 0, min_rnr_timer 1 (10.0 us a wait)");
+        assertThat(rxe.out()).contains("rnr_retry 8, min_rnr_timer 33 (10.0 us a wait)");
     }
 
     // ------------------------------------------------------------------ malformed scripts
