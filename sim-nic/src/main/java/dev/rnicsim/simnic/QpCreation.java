@@ -65,9 +65,9 @@ final class QpCreation
                 + SimQp.MAX_INLINE_DATA_BYTES
                 + "; ask for less inline data");
         }
-        if (device.qpsLive() >= a.maxQp())
+        if (device.objects().qpsLive() >= a.maxQp())
         {
-            throw Errors.of(verb, Errno.ENOMEM, "QPs live=" + device.qpsLive() + " = max_qp=" + a.maxQp()
+            throw Errors.of(verb, Errno.ENOMEM, "QPs live=" + device.objects().qpsLive() + " = max_qp=" + a.maxQp()
                 + "; destroy a QP first or use a device with a larger max_qp");
         }
         final Ring ring;
@@ -86,7 +86,7 @@ final class QpCreation
             SimPd.madviseSpan(device, fork, workBefore, "MADV_DONTFORK (QP ring)");
         }
         final SimQp qp = new SimQp(pd, attr, ring);
-        qp.num = device.addQp(qp);
+        qp.num = device.objects().addQp(qp);
         if (qp.srq != null)
         {
             qp.srq.attach(qp);

@@ -76,13 +76,13 @@ public final class SimContext implements Context
     {
         checkOpen("ibv_alloc_pd");
         final int maxPd = device.profile().attributes().maxPd();
-        if (device.pdsLive() >= maxPd)
+        if (device.objects().pdsLive() >= maxPd)
         {
-            throw Errors.of("ibv_alloc_pd", Errno.ENOMEM, "PDs live=" + device.pdsLive() + " = max_pd=" + maxPd
+            throw Errors.of("ibv_alloc_pd", Errno.ENOMEM, "PDs live=" + device.objects().pdsLive() + " = max_pd=" + maxPd
                 + "; deallocate a PD first or use a device with a larger max_pd");
         }
-        final SimPd pd = new SimPd(this, device.allocPdNum());
-        device.pdsLive(1);
+        final SimPd pd = new SimPd(this, device.objects().allocPdNum());
+        device.objects().pdsLive(1);
         pds.add(pd);
         return pd;
     }
@@ -109,9 +109,9 @@ public final class SimContext implements Context
             throw Errors.invalid("ibv_create_cq", "cqe=" + cqe + " must be 1..max_cqe=" + a.maxCqe()
                 + "; ask for fewer entries");
         }
-        if (device.cqsLive() >= a.maxCq())
+        if (device.objects().cqsLive() >= a.maxCq())
         {
-            throw Errors.of("ibv_create_cq", Errno.ENOMEM, "CQs live=" + device.cqsLive() + " = max_cq=" + a.maxCq()
+            throw Errors.of("ibv_create_cq", Errno.ENOMEM, "CQs live=" + device.objects().cqsLive() + " = max_cq=" + a.maxCq()
                 + "; destroy a CQ first or use a device with a larger max_cq");
         }
         // mlx5 sizes the ring to the next power of two above cqe and reports one less (mlx5_create_cq).
@@ -132,7 +132,7 @@ public final class SimContext implements Context
             SimPd.madviseSpan(device, fork, workBefore, "MADV_DONTFORK (CQ ring)");
         }
         final SimCq cq = new SimCq(this, entries - 1, ring);
-        device.cqsLive(1);
+        device.objects().cqsLive(1);
         device.count(SimCounter.PINNED_BYTES, ring.lengthBytes());
         device.fabric().span(device, "create_cq", "queue", device.fabric().costModel().queueCreateNs(ring.pages()),
             java.util.Map.of("cqe", entries - 1, "ring_bytes", ring.lengthBytes()));
@@ -313,13 +313,13 @@ public final class SimContext implements Context
     void pdClosed(final SimPd pd)
     {
         pds.remove(pd);
-        device.pdsLive(-1);
+        device.objects().pdsLive(-1);
     }
 
     void cqClosed(final SimCq cq)
     {
         cqs.remove(cq);
-        device.cqsLive(-1);
+        device.objects().cqsLive(-1);
     }
 
     void checkOpen(final String verb)

@@ -14,7 +14,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Deque;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -42,7 +41,6 @@ public final class SimDevice implements Device
     private final DmaEngine dma = new DmaEngine();
     private final DmaPort port;
     private final long[] counters = new long[SimCounter.values().length];
-    private final Map<Integer, SimQp> qps = new HashMap<>();
     private final DeviceKeys keys;
     private final List<SimContext> contexts = new ArrayList<>();
     private final Deque<RegistrationEvent> trace = new ArrayDeque<>();
@@ -50,12 +48,8 @@ public final class SimDevice implements Device
     private final List<DeviceObserver> observers = new ArrayList<>();
     private final KeyHistory keyHistory;
     private final XrcdTable xrcdTable = new XrcdTable();
-    private int nextPdNum = 1;
-    private int nextQpNum;
-    /** True once a QP has been created here: the numbering's start no longer moves. */
-    private boolean qpNumbered;
-    private int pdsLive;
-    private int cqsLive;
+    /** Object numbers and live counts against the max_* limits. */
+    private final DeviceObjects objects;
     private int processes;
 
     SimDevice(final SimFabric fabric, final SimHost host, final String name, final DeviceProfile profile)
@@ -64,7 +58,7 @@ public final class SimDevice implements Device
         this.host = host;
         this.name = name;
         this.profile = profile;
-        this.nextQpNum = fabric.firstQpNum();
+        this.objects = new DeviceObjects(fabric.firstQpNum());
         this.tables = new AdapterTables(new AdapterConfig(profile.mtt(),
             new MptConfig(profile.mptEntries(), profile.traits().keyVariantBits(), profile.variantPolicy(),
                 profile.indexPolicy(), profile.seed()),
@@ -290,88 +284,20 @@ public final class SimDevice implements Device
         }
     }
 
-    int allocPdNum()
+    /** @return the device's object numbers and live counts. */
+    DeviceObjects objects()
     {
-        return nextPdNum++;
-    }
-
-    int pdsLive()
-    {
-        return pdsLive;
-    }
-
-    void pdsLive(final int delta)
-    {
-        pdsLive += delta;
-    }
-
-    int cqsLive()
-    {
-        return cqsLive;
-    }
-
-    void cqsLive(final int delta)
-    {
-        cqsLive += delta;
-    }
-
-    int qpsLive()
-    {
-        return qps.size();
-    }
-
-    /** SRQs live on this device, against max_srq. */
-    private int srqsLive;
-
-    private int nextSrqNum = 1;
-
-    /** @return the next SRQ number of this device ({@code ibv_get_srq_num}). */
-    int allocSrqNum()
-    {
-        return nextSrqNum++;
-    }
-
-    int srqsLive()
-    {
-        return srqsLive;
-    }
-
-    void srqsLive(final int delta)
-    {
-        srqsLive += delta;
-    }
-
-    /** Takes the next free 24-bit QP number, skipping live ones and the special QPs 0 and 1. */
-    int addQp(final SimQp qp)
-    {
-        while (nextQpNum < 2 || qps.containsKey(nextQpNum))
-        {
-            nextQpNum = (nextQpNum + 1) & 0xffffff;
-        }
-        final int num = nextQpNum;
-        nextQpNum = (nextQpNum + 1) & 0xffffff;
-        qps.put(num, qp);
-        qpNumbered = true;
-        return num;
-    }
-
-    /** Starts the QP numbers at {@code qpNum} unless a QP was created here already (see SimFabric#firstQpNum). */
-    void firstQpNum(final int qpNum)
-    {
-        if (!qpNumbered)
-        {
-            nextQpNum = qpNum;
-        }
+        return objects;
     }
 
     void removeQp(final int qpNum)
     {
-        qps.remove(qpNum);
+        objects.removeQp(qpNum);
     }
 
     SimQp qp(final int qpNum)
     {
-        return qps.get(qpNum);
+        return objects.qp(qpNum);
     }
 
     /**
@@ -379,9 +305,7 @@ public final class SimDevice implements Device
      */
     public java.util.List<SimQp> queuePairs()
     {
-        final java.util.List<SimQp> out = new java.util.ArrayList<>(qps.values());
-        out.sort(java.util.Comparator.comparingInt(SimQp::qpNum));
-        return out;
+        return objects.queuePairs();
     }
 
     /**

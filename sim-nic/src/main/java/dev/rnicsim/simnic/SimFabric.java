@@ -363,7 +363,7 @@ public final class SimFabric
         this.firstQpNum = qpNum;
         for (final SimDevice d : devices())
         {
-            d.firstQpNum(qpNum);
+            d.objects().firstQpNum(qpNum);
         }
     }
 

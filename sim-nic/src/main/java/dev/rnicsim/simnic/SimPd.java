@@ -275,9 +275,9 @@ public final class SimPd implements ProtectionDomain
         return context.device().fabric().guarded(() ->
         {
             checkOpen("ibv_create_srq");
-            final SimSrq srq = SimSrq.create(this, attr, context.device().srqsLive());
+            final SimSrq srq = SimSrq.create(this, attr, context.device().objects().srqsLive());
             srqs.add(srq);
-            context.device().srqsLive(1);
+            context.device().objects().srqsLive(1);
             return srq;
         });
     }
@@ -289,9 +289,9 @@ public final class SimPd implements ProtectionDomain
         return context.device().fabric().guarded(() ->
         {
             checkOpen("ibv_create_srq_ex");
-            final SimSrq srq = SimSrq.createXrc(this, xrcd, cq, attr, context.device().srqsLive());
+            final SimSrq srq = SimSrq.createXrc(this, xrcd, cq, attr, context.device().objects().srqsLive());
             srqs.add(srq);
-            context.device().srqsLive(1);
+            context.device().objects().srqsLive(1);
             return srq;
         });
     }
@@ -300,7 +300,7 @@ public final class SimPd implements ProtectionDomain
     {
         if (srqs.remove(srq))
         {
-            context.device().srqsLive(-1);
+            context.device().objects().srqsLive(-1);
         }
     }
 

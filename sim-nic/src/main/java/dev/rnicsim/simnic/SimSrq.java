@@ -84,7 +84,7 @@ public final class SimSrq implements SharedReceiveQueue
         this.pd = pd;
         this.xrcd = xrcd;
         this.cq = cq;
-        this.srqNum = pd.context().device().allocSrqNum();
+        this.srqNum = pd.context().device().objects().allocSrqNum();
         this.maxWr = attr.maxWr();
         this.maxSge = attr.maxSge();
         this.srqLimit = attr.srqLimit();

@@ -31,7 +31,7 @@ public final class SimXrcd implements XrcDomain
         this.context = context;
         this.shared = shared;
         // A PD number of the device that no MR, window or key is ever registered under.
-        this.placeholder = new SimPd(context, context.device().allocPdNum());
+        this.placeholder = new SimPd(context, context.device().objects().allocPdNum());
         shared.joined(this);
     }
 

@@ -308,7 +308,7 @@ class DriverRulesTest
                 assertThat(e.getMessage()).as(p.name()).contains("type " + attr.type(), "efa driver", "[UD]",
                     "efa_verbs.c", "nothing was created", rig.ctx.device().name(), "mlx5");
             }
-            assertThat(rig.ctx.device().qpsLive()).as(p.name() + ": no QP left").isZero();
+            assertThat(rig.ctx.device().objects().qpsLive()).as(p.name() + ": no QP left").isZero();
             assertThat(rig.processA().pinnedVmPages()).as(p.name() + ": no ring pinned").isEqualTo(pinnedBefore);
             rig.pdA.dealloc();
             assertThat(rig.pdA.isClosed()).as(p.name() + ": the PD has no user left").isTrue();
@@ -331,7 +331,7 @@ class DriverRulesTest
         final Rig rig = Rig.of(DeviceProfiles.connectx5());
         final dev.rnicsim.verbs.CompletionQueue cq = rig.ctx.createCq(16);
         assertThat(rig.pdA.createQp(QpInitAttr.rc(cq)).qpNum()).isNotNegative();
-        assertThat(rig.ctx.device().qpsLive()).isEqualTo(1);
+        assertThat(rig.ctx.device().objects().qpsLive()).isEqualTo(1);
     }
 
     @Test

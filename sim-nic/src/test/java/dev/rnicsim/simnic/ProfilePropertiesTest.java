@@ -77,12 +77,12 @@ class ProfilePropertiesTest
         final DeviceProfile p = DeviceProfiles.byName(name);
         assertThat(p.follows(ProviderRule.CREATE_QP_EX_UNSUPPORTED)).isTrue();
         final RuleRig rig = RuleRig.unconnected(p);
-        final int qps = rig.deviceA.qpsLive();
+        final int qps = rig.deviceA.objects().qpsLive();
         final VerbsException e = catchThrowableOfType(VerbsException.class, () -> rig.pdA.createQp(
             dev.rnicsim.verbs.QpInitAttr.rc(rig.cqA).withSendOps(java.util.EnumSet.of(dev.rnicsim.verbs.WrOpcode.SEND))));
         assertThat(e.errnoName()).as(e.getMessage()).isEqualTo(Errno.EOPNOTSUPP);
         assertThat(e.getMessage()).contains("no create_qp_ex");
-        assertThat(rig.deviceA.qpsLive()).as("nothing created").isEqualTo(qps);
+        assertThat(rig.deviceA.objects().qpsLive()).as("nothing created").isEqualTo(qps);
         // A QP without send_ops_flags is ibv_create_qp's: created.
         assertThat(rig.pdA.createQp(dev.rnicsim.verbs.QpInitAttr.rc(rig.cqA))).isNotNull();
     }

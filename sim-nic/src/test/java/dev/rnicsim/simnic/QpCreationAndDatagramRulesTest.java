@@ -72,14 +72,14 @@ class QpCreationAndDatagramRulesTest
         // mlx5 providers/mlx5/qp.c mlx5_qp_fill_wr_pfns (MLX5_SUPPORTED_SEND_OPS_FLAGS_*); rxe providers/rxe/rxe.c
         // check_qp_init_attr (RXE_SUP_*_QP_SEND_OPS_FLAGS); rdma-core tests/test_qpex.py skips on the EOPNOTSUPP.
         final RuleRig mlx5 = RuleRig.unconnected(DeviceProfiles.connectx5());
-        final int before = mlx5.deviceA.qpsLive();
+        final int before = mlx5.deviceA.objects().qpsLive();
         final VerbsException write = refused(() -> mlx5.pdA.createQp(attr(mlx5, QpType.UD,
             EnumSet.of(WrOpcode.SEND, WrOpcode.RDMA_WRITE))));
         assertThat(write.errnoName()).isEqualTo(Errno.EOPNOTSUPP);
         assertThat(write.detail()).contains("RDMA_WRITE").contains("mlx5_qp_fill_wr_pfns");
         assertThat(refused(() -> mlx5.pdA.createQp(attr(mlx5, QpType.RC, EnumSet.of(WrOpcode.FLUSH)))).errnoName())
             .isEqualTo(Errno.EOPNOTSUPP);
-        assertThat(mlx5.deviceA.qpsLive()).as("nothing created").isEqualTo(before);
+        assertThat(mlx5.deviceA.objects().qpsLive()).as("nothing created").isEqualTo(before);
         assertThat(mlx5.pdA.createQp(attr(mlx5, QpType.UC, EnumSet.of(WrOpcode.LOCAL_INV))).type())
             .isEqualTo(QpType.UC);
         assertThat(mlx5.pdA.createQp(attr(mlx5, QpType.UD, EnumSet.of(WrOpcode.SEND, WrOpcode.SEND_WITH_IMM)))
@@ -123,10 +123,10 @@ class QpCreationAndDatagramRulesTest
     {
         // siw_verbs.c siw_create_qp: "only RC QP's supported", -EOPNOTSUPP.
         final RuleRig siw = RuleRig.unconnected(DriverProfiles.siw());
-        final int before = siw.deviceA.qpsLive();
+        final int before = siw.deviceA.objects().qpsLive();
         assertThat(refused(() -> siw.pdA.createQp(attr(siw, QpType.UD, null))).errnoName())
             .isEqualTo(Errno.EOPNOTSUPP);
-        assertThat(siw.deviceA.qpsLive()).isEqualTo(before);
+        assertThat(siw.deviceA.objects().qpsLive()).isEqualTo(before);
     }
 
     @Test

@@ -36,12 +36,12 @@ class RdmaCoreQueryRulesTest
         final RuleRig rig = RuleRig.unconnected(DeviceProfiles.rxe());
         final int vectors = rig.ctxA.numCompVectors();
         assertThat(vectors).isEqualTo(DeviceProfile.SIMULATED_HOST_CPUS);
-        final int before = rig.deviceA.cqsLive();
+        final int before = rig.deviceA.objects().cqsLive();
         final VerbsException e = refused(() -> rig.ctxA.createCq(16, vectors));
         assertThat(e.errnoName()).isEqualTo(Errno.EINVAL);
         assertThat(e.getMessage()).contains("comp_vector=" + vectors).contains("num_comp_vectors=" + vectors);
         assertThat(refused(() -> rig.ctxA.createCq(16, -1)).errnoName()).isEqualTo(Errno.EINVAL);
-        assertThat(rig.deviceA.cqsLive()).as("nothing created").isEqualTo(before);
+        assertThat(rig.deviceA.objects().cqsLive()).as("nothing created").isEqualTo(before);
         assertThat(rig.ctxA.createCq(16, vectors - 1).cqe()).isGreaterThanOrEqualTo(16);
     }
 

@@ -610,8 +610,8 @@ class RuleRegressionTest
 
     private static void qpNumberCounter(final SimDevice device, final int next) throws ReflectiveOperationException
     {
-        final Field field = SimDevice.class.getDeclaredField("nextQpNum");
+        final Field field = DeviceObjects.class.getDeclaredField("nextQpNum");
         field.setAccessible(true);
-        field.setInt(device, next);
+        field.setInt(device.objects(), next);
     }
 }

@@ -21,7 +21,7 @@ class XrcRefusalMessageTest
     {
         final RuleRig rig = RuleRig.unconnected(DeviceProfiles.connectx5());
         final XrcDomain domain = rig.ctxB.openXrcd();
-        final int before = rig.deviceB.srqsLive();
+        final int before = rig.deviceB.objects().srqsLive();
 
         final VerbsException e = catchThrowableOfType(VerbsException.class,
             () -> rig.pdB.createXrcSrq(domain, rig.cqA, new SrqAttr(4, 1, 0)));
@@ -30,7 +30,7 @@ class XrcRefusalMessageTest
         assertThat(e.getMessage()).contains("not a live CQ of this context")
             .contains("belongs to another context (device " + rig.ctxA.device().name() + ")")
             .doesNotContain("SimCq").doesNotContain("@").contains("ibv_create_cq on the same context");
-        assertThat(rig.deviceB.srqsLive()).isEqualTo(before);
+        assertThat(rig.deviceB.objects().srqsLive()).isEqualTo(before);
         assertThat(((SimXrcd)domain).srqs()).isEmpty();
     }
 

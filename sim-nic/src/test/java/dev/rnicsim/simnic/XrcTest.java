@@ -156,8 +156,8 @@ class XrcTest
     void shouldAnswerEopnotsuppForEveryXrcVerbOnADeviceWithoutXrcAndCreateNothing()
     {
         final RuleRig rig = RuleRig.unconnected(DeviceProfiles.rxe());
-        final int srqsBefore = rig.deviceB.srqsLive();
-        final int qpsBefore = rig.deviceB.qpsLive();
+        final int srqsBefore = rig.deviceB.objects().srqsLive();
+        final int qpsBefore = rig.deviceB.objects().qpsLive();
         for (final Runnable verb : List.<Runnable>of(rig.ctxB::openXrcd,
             () -> rig.pdB.createXrcSrq(null, rig.cqB, new SrqAttr(4, 1, 0)),
             () -> rig.pdB.createQp(QpInitAttr.xrcSend(rig.cqB)), () -> rig.ctxB.createXrcRecvQp(null)))
@@ -166,8 +166,8 @@ class XrcTest
             assertThat(e.errno()).isEqualTo(Errno.EOPNOTSUPP.code());
             assertThat(e.getMessage()).contains("IBV_DEVICE_XRC").contains("; use a device with XRC");
         }
-        assertThat(rig.deviceB.srqsLive()).isEqualTo(srqsBefore);
-        assertThat(rig.deviceB.qpsLive()).isEqualTo(qpsBefore);
+        assertThat(rig.deviceB.objects().srqsLive()).isEqualTo(srqsBefore);
+        assertThat(rig.deviceB.objects().qpsLive()).isEqualTo(qpsBefore);
         assertThat(rig.ctxB.xrcDomains()).isEmpty();
     }
 
@@ -175,7 +175,7 @@ class XrcTest
     void shouldRefuseAnXrcSrqWithoutALiveDomainOrCqOfTheContextAndChangeNothing()
     {
         final Xrc x = new Xrc();
-        final int before = x.rig.deviceB.srqsLive();
+        final int before = x.rig.deviceB.objects().srqsLive();
         final VerbsException noCq = catchThrowableOfType(VerbsException.class,
             () -> x.rig.pdB.createXrcSrq(x.domain, x.rig.cqA, new SrqAttr(4, 1, 0)));
         assertThat(noCq.errno()).isEqualTo(Errno.EINVAL.code());
@@ -185,7 +185,7 @@ class XrcTest
         final VerbsException tooBig = catchThrowableOfType(VerbsException.class,
             () -> x.rig.pdB.createXrcSrq(x.domain, x.srqCq, new SrqAttr(1 << 30, 1, 0)));
         assertThat(tooBig.errno()).isEqualTo(Errno.EINVAL.code());
-        assertThat(x.rig.deviceB.srqsLive()).isEqualTo(before);
+        assertThat(x.rig.deviceB.objects().srqsLive()).isEqualTo(before);
         assertThat(((SimXrcd)x.domain).srqs()).hasSize(2);
         final VerbsException foreignDomain = catchThrowableOfType(VerbsException.class,
             () -> x.rig.ctxA.createXrcRecvQp(x.domain));
@@ -282,8 +282,8 @@ class XrcTest
         assertThat(x.domain.isClosed()).isTrue();
         assertThat(x.tgt.isClosed()).isTrue();
         assertThat(x.srq1.isClosed()).isTrue();
-        assertThat(x.rig.deviceB.qpsLive()).isZero();
-        assertThat(x.rig.deviceB.srqsLive()).isZero();
+        assertThat(x.rig.deviceB.objects().qpsLive()).isZero();
+        assertThat(x.rig.deviceB.objects().srqsLive()).isZero();
         assertThat(Arrays.asList(x.srq1, x.srq2)).allMatch(SharedReceiveQueue::isClosed);
     }
 }

@@ -34,10 +34,8 @@ final class RunCommand implements Callable<Integer>
         description = "Write the simulated timeline as Chrome trace-event JSON (open it in Perfetto).")
     private Path trace;
 
-    @Option(names = "--strict", description = "Strict mode from the first line (as 'strict on'): stale keys and "
-        + "mappings, leaks, unused MRs, flags seen before their data and hot-path registration are printed as "
-        + "warnings.")
-    private boolean strict;
+    @CommandLine.Mixin
+    private StrictOption strict;
     @Option(names = "--html", paramLabel = "FILE", description = "Write every step as one self-contained "
         + "interactive page (page table, frames, MTT, MPT keys, translation cache, work requests); with several "
         + "scripts, one page each, named FILE with the script's name before the extension.")
@@ -102,7 +100,7 @@ final class RunCommand implements Callable<Integer>
             final TraceOption t = new TraceOption(trace);
             final HtmlOption h = new HtmlOption(pages.get(i), f.toString());
             final int code = Scripts.run(f.toString(), text, dir, verbosity.detail(ScriptRunner.Detail.FULL),
-                t::attach, strict, h.observer(), spec.commandLine().getOut(), spec.commandLine().getErr());
+                t::attach, strict.on(), h.observer(), spec.commandLine().getOut(), spec.commandLine().getErr());
             if (!t.write(spec.commandLine().getErr()) || !h.write(spec.commandLine().getOut(),
                 spec.commandLine().getErr()))
             {

@@ -95,10 +95,8 @@ final class ScenarioCommand implements Runnable
                 + "thp-and-hugetlbfs, translation-cache, strategies).")
         private Path svg;
 
-        @Option(names = "--strict", description = "Strict mode from the first line (as 'strict on'): stale keys "
-            + "and mappings, leaks, unused MRs, flags seen before their data and hot-path registration are printed "
-            + "as warnings.")
-        private boolean strict;
+        @CommandLine.Mixin
+        private StrictOption strict;
 
         @CommandLine.Spec
         private CommandLine.Model.CommandSpec spec;
@@ -130,7 +128,7 @@ final class ScenarioCommand implements Runnable
             }
             final HtmlOption h = new HtmlOption(html, name + ".rsim");
             final int code = Scripts.run(name + ".rsim", e.get().script(), Path.of("."),
-                verbosity.detail(ScriptRunner.Detail.FULL), t::attach, strict, h.observer(),
+                verbosity.detail(ScriptRunner.Detail.FULL), t::attach, strict.on(), h.observer(),
                 spec.commandLine().getOut(), spec.commandLine().getErr());
             if (!t.write(spec.commandLine().getErr()) || !h.write(spec.commandLine().getOut(),
                 spec.commandLine().getErr()))

@@ -28,10 +28,8 @@ final class TourCommand implements Callable<Integer>
         description = "Write the tour's simulated timeline as Chrome trace-event JSON (open it in Perfetto).")
     private Path trace;
 
-    @Option(names = "--strict", description = "Strict mode from the first line (as 'strict on'): stale keys and "
-        + "mappings, leaks, unused MRs, flags seen before their data and hot-path registration are printed as "
-        + "warnings.")
-    private boolean strict;
+    @CommandLine.Mixin
+    private StrictOption strict;
     @Option(names = "--html", paramLabel = "FILE", description = "Write every step of the tour as one "
         + "self-contained interactive page (page table, frames, MTT, MPT keys, translation cache, work requests).")
     private Path html;
@@ -53,7 +51,7 @@ final class TourCommand implements Callable<Integer>
         }
         final HtmlOption h = new HtmlOption(html, "tour.rsim");
         final int code = Scripts.run("tour.rsim", Catalogue.read("tour.rsim"), Path.of("."),
-            verbosity.detail(ScriptRunner.Detail.FIGURES), t::attach, strict, h.observer(),
+            verbosity.detail(ScriptRunner.Detail.FIGURES), t::attach, strict.on(), h.observer(),
             spec.commandLine().getOut(), spec.commandLine().getErr());
         return t.write(spec.commandLine().getErr()) && h.write(spec.commandLine().getOut(),
             spec.commandLine().getErr()) ? code : Rnicsim.MALFORMED;

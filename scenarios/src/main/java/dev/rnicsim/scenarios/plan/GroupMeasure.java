@@ -3,6 +3,7 @@ package dev.rnicsim.scenarios.plan;
 import dev.rnicsim.mtt.AdapterTables;
 import dev.rnicsim.pagetable.HostConfig;
 import dev.rnicsim.pagetable.UserProcess;
+import dev.rnicsim.scenarios.script.BackingWords;
 import dev.rnicsim.scenarios.script.Spec;
 import dev.rnicsim.simnic.DeviceProfile;
 import dev.rnicsim.simnic.GpuBuffer;
@@ -285,13 +286,7 @@ final class GroupMeasure
     private static Region hostMr(final SimContext c, final UserProcess p, final ProtectionDomain pd,
         final Workload.Group g, final long sliceSize, final Set<Access> access, final boolean scatter)
     {
-        final Backing backing = switch (g.backing())
-        {
-            case "thp" -> Backing.TRANSPARENT_HUGE_PAGES;
-            case "2m" -> Backing.HUGETLB_2M;
-            case "1g" -> Backing.HUGETLB_1G;
-            default -> Backing.BASE_PAGES;
-        };
+        final Backing backing = BackingWords.of(g.backing());
         final long addr = c.memory().allocate(sliceSize, backing);
         if (backing == Backing.TRANSPARENT_HUGE_PAGES)
         {
@@ -348,13 +343,7 @@ final class GroupMeasure
         final long before = d.tables().mtt().counters().entriesInUse();
         final SimOdpMr mr = (SimOdpMr)pd.regMr(0, -1L, access);
         final long regNs = lastEvent(d).durationNs();
-        final Backing backing = switch (g.backing())
-        {
-            case "thp" -> Backing.TRANSPARENT_HUGE_PAGES;
-            case "2m" -> Backing.HUGETLB_2M;
-            case "1g" -> Backing.HUGETLB_1G;
-            default -> Backing.BASE_PAGES;
-        };
+        final Backing backing = BackingWords.of(g.backing());
         final long addr = c.memory().allocate(sliceSize, backing);
         for (long off = 0; off < sliceSize; off += PREFETCH_CHUNK_BYTES)
         {

@@ -32,13 +32,7 @@ final class StrategyVerbs
         final int chunks = s.evalCount(l, o.getOrDefault("chunks", "16"));
         final long min = s.evalNum(l, o.getOrDefault("min", "4K"));
         final String backingWord = o.getOrDefault("backing", "4k");
-        final Backing backing = switch (backingWord)
-        {
-            case "thp" -> Backing.TRANSPARENT_HUGE_PAGES;
-            case "2m" -> Backing.HUGETLB_2M;
-            case "1g" -> Backing.HUGETLB_1G;
-            default -> Backing.BASE_PAGES;
-        };
+        final Backing backing = BackingWords.of(backingWord);
         final Set<Access> access = Spec.accessFlags(o.getOrDefault("access", "local_write"));
         final MemoryPool.Config config;
         try
