@@ -130,6 +130,12 @@ final class FrameTable
         }
     }
 
+    /**
+     * Where the blocks of bytes come from: one automatic arena for the table, as a block once allocated stays until the
+     * table goes (an arena of its own per block cost a cleaner's registration each).
+     */
+    private final Arena bytes = Arena.ofAuto();
+
     FrameTable(final long totalFrames)
     {
         sections = new Section[(int)((totalFrames + SECTION_MASK) >>> SECTION_SHIFT)];
@@ -345,8 +351,11 @@ final class FrameTable
         MemorySegment.copy(src, srcOffset, block, ValueLayout.JAVA_BYTE, frameBase + offsetInFrame, length);
     }
 
-    /** The block of bytes holding frame {@code i} of section {@code s}, allocated (zeroed) when absent. */
-    private static MemorySegment block(final Section s, final int i)
+    /**
+     * The block of bytes holding frame {@code i} of section {@code s} (a section of this table), allocated (zeroed)
+     * when absent.
+     */
+    private MemorySegment block(final Section s, final int i)
     {
         if (s.data == null)
         {
@@ -357,7 +366,7 @@ final class FrameTable
         {
             // Aligned to a frame, as a frame is in a host: a frame's bytes then start a CPU cache line, and copying
             // one touches 64 lines of each side, not 65 (the allocator's own alignment is 16 bytes).
-            block = Arena.ofAuto().allocate((long)BLOCK_FRAMES * PhysicalMemory.FRAME_BYTES,
+            block = bytes.allocate((long)BLOCK_FRAMES * PhysicalMemory.FRAME_BYTES,
                 PhysicalMemory.FRAME_BYTES);
             s.data[i >>> BLOCK_SHIFT] = block;
         }
@@ -384,7 +393,7 @@ final class FrameTable
         {
             return;
         }
-        final MemorySegment dstBlock = block(d, di);
+        final MemorySegment dstBlock = dst.block(d, di);
         final long dstBase = inBlock(di);
         if ((d.flags[di] & FLAG_HAS_DATA) == 0)
         {
@@ -470,7 +479,7 @@ final class FrameTable
         }
         final long dstPfn = dstAddr >>> frameShift;
         final Section d = dst.section(dstPfn);
-        final MemorySegment dstBlock = block(d, (int)(dstPfn & SECTION_MASK));
+        final MemorySegment dstBlock = dst.block(d, (int)(dstPfn & SECTION_MASK));
         final long dstLast = (dstAddr + length - 1) >>> frameShift;
         for (long pfn = dstPfn; pfn <= dstLast; pfn++)
         {
