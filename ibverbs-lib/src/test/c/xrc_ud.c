@@ -71,36 +71,14 @@ static void path(struct ibv_ah_attr *ah)
 
 static int to_init(struct ibv_qp *qp, unsigned access)
 {
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1, .qp_access_flags = access};
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	return loopback_init(qp, access);
 }
 
 /* INIT to RTS of an RC or XRC QP; responder: the RTR attributes of a receiving side (XRC_RECV or RC) */
 static int to_rts(struct ibv_qp *qp, uint32_t remote_qpn, int responder, int requester, int timeout, int retry)
 {
-	struct ibv_qp_attr a;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = remote_qpn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	path(&a.ah_attr);
-	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-	if (responder)
-		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	if (ibv_modify_qp(qp, &a, mask))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = timeout;
-	a.retry_cnt = retry;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN;
-	if (requester)
-		mask |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-	return ibv_modify_qp(qp, &a, mask);
+	return loopback_rtr_rts(qp, remote_qpn, lid, roce ? &gid0 : NULL, IBV_MTU_1024, responder, requester, timeout,
+				retry);
 }
 
 static int send_one(struct ibv_qp *qp, void *buf, uint32_t len, uint32_t lkey, uint32_t srqn)
