@@ -10,6 +10,8 @@
  *   bad-type    qp_type IBV_QPT_RC                                          NULL, EINVAL
  *   bad-mask    no IBV_QP_OPEN_ATTR_TYPE; a bit past it                     NULL, EINVAL; NULL, EOPNOTSUPP
  *   close       ibv_destroy_qp on the opened handle                         0, the maker's QP lives on
+ *   maker-first the maker destroys its handle while another is open          0; the QP lives until the last
+ *                                                                           handle goes, then EINVAL
  *   no-xrc      a device without IBV_DEVICE_XRC (no open_qp in the provider) NULL, EOPNOTSUPP; nothing else runs
  *
  * Build: gcc -g open_qp.c -libverbs
@@ -101,6 +103,21 @@ int main(void)
 	qe = ibv_query_qp(target, &attr, IBV_QP_STATE, &init);
 	check("close", !e && !qe && attr.qp_state == IBV_QPS_INIT && ibv_destroy_qp(target) == 0,
 	      "ibv_destroy_qp on the opened handle: 0, and the maker's QP lives on until it destroys it");
+
+	/* the kernel destroys an XRC target QP with the last handle on it (__ib_destroy_shared_qp) */
+	struct ibv_qp *target2 = ibv_create_qp_ex(a, &ta);
+	struct ibv_qp *opened2 = target2 ? open_qp(b, xb, target2->qp_num, IBV_QPT_XRC_RECV, all) : NULL;
+	uint32_t qpn2 = opened2 ? opened2->qp_num : 0;
+	e = opened2 ? ibv_destroy_qp(target2) : -1;
+	qe = opened2 ? ibv_query_qp(opened2, &attr, IBV_QP_STATE, &init) : -1;
+	struct ibv_qp *again = open_qp(b, xb, qpn2, IBV_QPT_XRC_RECV, all);
+	int e2 = opened2 ? ibv_destroy_qp(opened2) : -1;
+	int e3 = again ? ibv_destroy_qp(again) : -1;
+	struct ibv_qp *gone = open_qp(b, xb, qpn2, IBV_QPT_XRC_RECV, all);
+	check("maker-first", !e && !qe && attr.qp_state == IBV_QPS_RESET && again && !e2 && !e3 && !gone &&
+				     errno == EINVAL,
+	      "the maker destroys its handle first: the QP lives on for the opened handles (queried, opened again), "
+	      "and goes with the last one (then EINVAL)");
 
 	ibv_close_xrcd(other);
 	ibv_close_xrcd(xb);

@@ -499,10 +499,10 @@ final class Verbs
     private ByteBuffer destroyQp(final int h)
     {
         final Session.QpInfo q = s.get(h, Session.QpInfo.class);
-        if (!q.opened) // an opened XRC target QP's handle closes; the QP stays with the one who made it
+        if (s.server.xrc.lastHandle(q.qp)) // an XRC target QP lives while any handle of ibv_open_qp is open on it
         {
             q.qp.close();
-            forgetQp(q);
+            s.server.qps.remove(Session.QpInfo.key(q.deviceIndex, q.qp.qpNum()));
         }
         s.handles.set(h, null);
         return null;
@@ -510,7 +510,8 @@ final class Verbs
 
     private void forgetQp(final Session.QpInfo q)
     {
-        s.server.qps.remove(Session.QpInfo.key(q.deviceIndex, q.qp.qpNum()));
+        // the data path knows a QP by the handle that made it: another handle on it (ibv_open_qp) leaves it there
+        s.server.qps.remove(Session.QpInfo.key(q.deviceIndex, q.qp.qpNum()), q);
     }
 
     private ByteBuffer leaks()

@@ -47,6 +47,27 @@ final class XrcVerbs
     /** What the fabric's processes share: the CQs of the XRC SRQs. */
     static final class Fabric
     {
+        /** The handles open on each XRC target QP, in every process: the one that made it and those of ibv_open_qp. */
+        private final Map<QueuePair, Integer> targetHandles = new java.util.IdentityHashMap<>();
+
+        /**
+         * A handle on {@code qp} is destroyed: the kernel destroys an XRC target QP with the last handle on it, made
+         * or opened, in any process ({@code __ib_destroy_shared_qp}, drivers/infiniband/core/verbs.c).
+         *
+         * @return true when the QP itself goes now (any other QP: always).
+         */
+        boolean lastHandle(final QueuePair qp)
+        {
+            final Integer n = targetHandles.get(qp);
+            if (n == null || n <= 1)
+            {
+                targetHandles.remove(qp);
+                return true;
+            }
+            targetHandles.put(qp, n - 1);
+            return false;
+        }
+
         /** The CQ each live XRC SRQ completes its receives on (an XRC_RECV QP has none of its own). */
         private final Map<SharedReceiveQueue, Session.CqInfo> srqCqs = new LinkedHashMap<>();
 
@@ -138,6 +159,7 @@ final class XrcVerbs
         final Session.QpInfo info = new Session.QpInfo(s, h, qp, x.deviceIndex(), null, null);
         s.handles.set(h, info);
         s.server.qps.put(Session.QpInfo.key(x.deviceIndex(), qp.qpNum()), info);
+        s.server.xrc.targetHandles.put(qp, 1);
         final QpCap cap = new QpCap(0, 0, 0, 0, 0);
         final SimDevice device = s.server.devices.get(x.deviceIndex());
         final int inlineErrno = device.profile().follows(ProviderRule.INLINE_OVERFLOW_ENOMEM) ? 12
@@ -150,7 +172,8 @@ final class XrcVerbs
     /**
      * OPEN_QP: a handle of this process on an XRC target QP of the domain, made by any process ({@code XrcOpen} of
      * sim-nic decides: EOPNOTSUPP without XRC, EINVAL for a dead domain handle, another type, a number that names no
-     * target QP of the domain). The handle modifies and queries the QP; destroying it closes only the handle.
+     * target QP of the domain). The handle modifies and queries the QP; the QP goes with the last handle on it,
+     * made or opened ({@link Fabric#lastHandle}).
      */
     ByteBuffer openQp(final ByteBuffer p)
     {
@@ -163,6 +186,7 @@ final class XrcVerbs
         final Session.QpInfo info = new Session.QpInfo(s, h, qp, c.deviceIndex(), null, null);
         info.opened = true;
         s.handles.set(h, info);
+        s.server.xrc.targetHandles.merge(qp, 1, Integer::sum);
         return buf(8).putInt(0, h).putInt(4, qp.qpNum());
     }
 
