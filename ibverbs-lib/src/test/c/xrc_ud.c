@@ -401,20 +401,12 @@ static void srq_resize_case(void)
 
 int main(void)
 {
-	int n;
-	struct ibv_device **list = ibv_get_device_list(&n);
-	if (!list || n == 0) {
-		fprintf(stderr, "no RDMA device\n");
-		return 2;
-	}
-	ctx = ibv_open_device(list[0]);
-	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	struct ibv_device **list = open_first_device(&ctx, &pd); /* sets lid */
 	struct ibv_port_attr port;
-	if (!pd || ibv_query_port(ctx, 1, &port) || ibv_query_gid(ctx, 1, 0, &gid0)) {
+	if (ibv_query_port(ctx, 1, &port) || ibv_query_gid(ctx, 1, 0, &gid0)) {
 		perror("opening the device");
 		return 2;
 	}
-	lid = port.lid;
 	roce = port.link_layer == IBV_LINK_LAYER_ETHERNET;
 	size_t len = 4096;
 	char *src = aligned_alloc(4096, len), *dst = aligned_alloc(4096, len), *ud = aligned_alloc(4096, len);
