@@ -376,6 +376,7 @@ void rnicsim_set_ops(struct verbs_context *vctx)
 	rnicsim_set_mw_ops(ctx);
 	rnicsim_set_registration_ops(vctx);
 	rnicsim_set_dm_ops(vctx);
+	rnicsim_set_mr_kind_ops(vctx);
 	rnicsim_set_cq_ex_ops(vctx);
 	rnicsim_set_srq_ops(ctx);
 	rnicsim_set_xrc_ops(vctx);

@@ -160,22 +160,7 @@ static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t o
 		errno = e;
 		return NULL;
 	}
-	struct sim_mr *mr = calloc(1, sizeof(*mr));
-	if (!mr) {
-		struct wire_handle f = {.handle = resp.mr};
-		rnicsim_rpc(OP_DEREG_MR, &f, sizeof(f), NULL, 0, NULL, 0, NULL);
-		errno = ENOMEM;
-		return NULL;
-	}
-	mr->handle = resp.mr;
-	mr->mr.context = pd->context;
-	mr->mr.pd = pd;
-	mr->mr.addr = NULL; /* zero-based: ibv_cmd_reg_dm_mr leaves addr NULL */
-	mr->mr.length = length;
-	mr->mr.handle = resp.mr;
-	mr->mr.lkey = resp.lkey;
-	mr->mr.rkey = resp.rkey;
-	return &mr->mr;
+	return rnicsim_mr_new(pd, &resp, NULL, length); /* zero-based: ibv_cmd_reg_dm_mr leaves addr NULL */
 }
 
 /*

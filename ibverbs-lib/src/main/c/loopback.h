@@ -1,6 +1,6 @@
 /*
- * Connecting an RC QP to its peer on the same port (loopback): the three ibv_modify_qp steps INIT, RTR and RTS with
- * the attributes each transition needs (the kernel's qp_state_table). Shared by the library's training program and
+ * Connecting a QP to its peer on the same port (loopback): the three ibv_modify_qp steps INIT, RTR and RTS with
+ * the attributes each transition needs for the QP's role (the kernel's qp_state_table): RC QPs, and the XRC pair. Shared by the library's training program and
  * the module's C test programs; each includes it into one translation unit, so the definition is static.
  */
 #ifndef RNICSIM_LOOPBACK_H
@@ -10,14 +10,21 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Moves qp from RESET to RTS, connected to remote_qpn on port 1 at path_mtu, letting the peer do what access allows:
- * behind lid, or, where gid is not NULL, by a global route to that GID (a RoCE port has no LID). */
-static int loopback_connect_path(struct ibv_qp *qp, uint32_t remote_qpn, uint16_t lid, const union ibv_gid *gid,
-				 enum ibv_mtu path_mtu, unsigned access)
+/* RESET to INIT on port 1, letting the peer do what access allows. */
+static int loopback_init(struct ibv_qp *qp, unsigned access)
 {
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1, .qp_access_flags = access};
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+/* INIT to RTR to RTS, connected to remote_qpn at path_mtu: behind lid, or, where gid is not NULL, by a global route
+ * to that GID (a RoCE port has no LID). Each side gives only the attributes its transition takes for its role (the
+ * kernel's qp_state_table refuses the others): a responder (RC, XRC_RECV) max_dest_rd_atomic and min_rnr_timer at
+ * RTR, a requester (RC, XRC_SEND) retry_cnt, rnr_retry 7 and max_rd_atomic at RTS; timeout and retry as given. */
+static int loopback_rtr_rts(struct ibv_qp *qp, uint32_t remote_qpn, uint16_t lid, const union ibv_gid *gid,
+			    enum ibv_mtu path_mtu, int responder, int requester, int timeout, int retry)
+{
+	struct ibv_qp_attr a;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = path_mtu;
@@ -32,17 +39,31 @@ static int loopback_connect_path(struct ibv_qp *qp, uint32_t remote_qpn, uint16_
 	} else {
 		a.ah_attr.dlid = lid;
 	}
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+	if (responder)
+		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	if (ibv_modify_qp(qp, &a, mask))
 		return -1;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
+	a.timeout = timeout;
+	a.retry_cnt = retry;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN;
+	if (requester)
+		mask |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+	return ibv_modify_qp(qp, &a, mask);
+}
+
+/* Moves an RC qp from RESET to RTS, connected to remote_qpn on port 1 at path_mtu, letting the peer do what access
+ * allows: behind lid, or, where gid is not NULL, by a global route to that GID. */
+static int loopback_connect_path(struct ibv_qp *qp, uint32_t remote_qpn, uint16_t lid, const union ibv_gid *gid,
+				 enum ibv_mtu path_mtu, unsigned access)
+{
+	if (loopback_init(qp, access))
+		return -1;
+	return loopback_rtr_rts(qp, remote_qpn, lid, gid, path_mtu, 1, 1, 14, 7);
 }
 
 /* The same behind lid, at a path MTU of 4096. */

@@ -169,6 +169,9 @@ void rnicsim_srq_consumed(struct ibv_srq *srq);
 struct ibv_srq *rnicsim_srq_new(struct ibv_pd *pd, void *srq_context, uint32_t handle, uint32_t max_sge,
 				uint32_t srq_num);
 void rnicsim_set_srq_ops(struct ibv_context *ctx);
+/* an SRQ of ibv_create_srq_ex the server made (XRC, TM), or NULL with errno err */
+struct ibv_srq *rnicsim_srq_made(struct ibv_srq_init_attr_ex *attr, int err, uint32_t handle, uint32_t max_wr,
+				 uint32_t max_sge, uint32_t srq_num, int counted);
 
 /* tm.c: tag matching (tm_caps, TM SRQs, ibv_post_srq_ops, the TM_WC message); srq.c: a basic SRQ's granted max_wr;
  * client.c: a CQ by its handle */
@@ -178,6 +181,11 @@ void rnicsim_tm_wcs(const char *payload, size_t len);
 void rnicsim_set_tm_ops(struct verbs_context *vctx);
 void rnicsim_srq_granted(struct ibv_srq *srq, uint32_t max_wr);
 struct sim_cq *rnicsim_cq_of(uint32_t handle);
+
+/* verbs.c: the struct ibv_mr of an MR the server registered (released there when it cannot be had: NULL, ENOMEM) */
+struct ibv_mr *rnicsim_mr_new(struct ibv_pd *pd, const struct wire_mr_resp *resp, void *addr, size_t length);
+/* mr_kinds.c: ibv_alloc_null_mr in the extended ops table (ibv_reg_dmabuf_mr is exported there) */
+void rnicsim_set_mr_kind_ops(struct verbs_context *vctx);
 
 /* xrc.c: XRC domains, XRC SRQs and the XRC parts of the QP verbs */
 void rnicsim_set_xrc_ops(struct verbs_context *vctx);

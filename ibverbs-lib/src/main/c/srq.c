@@ -41,6 +41,29 @@ uint32_t rnicsim_srq_num(struct ibv_srq *srq)
 	return ((struct sim_srq *)srq)->srq_num;
 }
 
+/*
+ * An SRQ of ibv_create_srq_ex the server made (XRC, TM): its struct, with what the device granted written back into
+ * attr, as the providers report it; with counted, the library counts its outstanding receives against max_wr (an XRC
+ * SRQ's receives are taken by other processes: not counted). NULL with errno when the request failed (err) or the
+ * struct cannot be had.
+ */
+struct ibv_srq *rnicsim_srq_made(struct ibv_srq_init_attr_ex *attr, int err, uint32_t handle, uint32_t max_wr,
+				 uint32_t max_sge, uint32_t srq_num, int counted)
+{
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	struct ibv_srq *s = rnicsim_srq_new(attr->pd, attr->srq_context, handle, max_sge, srq_num);
+	if (!s)
+		return NULL;
+	if (counted)
+		rnicsim_srq_granted(s, max_wr);
+	attr->attr.max_wr = max_wr;
+	attr->attr.max_sge = max_sge;
+	return s;
+}
+
 struct ibv_srq *rnicsim_srq_new(struct ibv_pd *pd, void *srq_context, uint32_t handle, uint32_t max_sge,
 				uint32_t srq_num)
 {

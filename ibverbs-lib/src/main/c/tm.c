@@ -49,17 +49,7 @@ struct ibv_srq *rnicsim_create_tm_srq(struct ibv_context *ctx, struct ibv_srq_in
 					 .max_ops = attr->tm_cap.max_ops};
 	struct wire_tm_srq_resp resp = {0};
 	int e = rnicsim_rpc(OP_CREATE_TM_SRQ, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL);
-	if (e) {
-		errno = e;
-		return NULL;
-	}
-	struct ibv_srq *s = rnicsim_srq_new(attr->pd, attr->srq_context, resp.srq, resp.max_sge, resp.srq_num);
-	if (!s)
-		return NULL;
-	rnicsim_srq_granted(s, resp.max_wr);
-	attr->attr.max_wr = resp.max_wr;
-	attr->attr.max_sge = resp.max_sge;
-	return s;
+	return rnicsim_srq_made(attr, e, resp.srq, resp.max_wr, resp.max_sge, resp.srq_num, 1);
 }
 
 /* ibv_post_srq_ops(3): the list in order, up to the first operation the device refuses (*bad_op, its errno). An ADD

@@ -47,6 +47,27 @@ EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 	return 0;
 }
 
+struct ibv_mr *rnicsim_mr_new(struct ibv_pd *pd, const struct wire_mr_resp *resp, void *addr, size_t length)
+{
+	struct sim_mr *mr = calloc(1, sizeof(*mr));
+	if (!mr) {
+		struct wire_handle f = {.handle = resp->mr};
+		rnicsim_rpc(OP_DEREG_MR, &f, sizeof(f), NULL, 0, NULL, 0, NULL);
+		errno = ENOMEM;
+		return NULL;
+	}
+	mr->handle = resp->mr;
+	mr->mr.context = pd->context;
+	mr->mr.pd = pd;
+	mr->mr.addr = addr;
+	mr->mr.length = length;
+	mr->mr.handle = resp->mr;
+	mr->mr.lkey = resp->lkey;
+	mr->mr.rkey = resp->rkey;
+	rnicsim_mr_created(mr);
+	return &mr->mr;
+}
+
 static struct ibv_mr *reg_mr(const char *verb, struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 			     unsigned int access)
 {
@@ -69,17 +90,7 @@ static struct ibv_mr *reg_mr(const char *verb, struct ibv_pd *pd, void *addr, si
 		errno = e;
 		return NULL;
 	}
-	struct sim_mr *mr = calloc(1, sizeof(*mr));
-	mr->handle = resp.mr;
-	mr->mr.context = pd->context;
-	mr->mr.pd = pd;
-	mr->mr.addr = addr;
-	mr->mr.length = length;
-	mr->mr.handle = resp.mr;
-	mr->mr.lkey = resp.lkey;
-	mr->mr.rkey = resp.rkey;
-	rnicsim_mr_created(mr);
-	return &mr->mr;
+	return rnicsim_mr_new(pd, &resp, addr, length);
 }
 
 EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)

@@ -1,7 +1,7 @@
 /*
  * XRC (extended reliable connected transport): ibv_open_xrcd, ibv_close_xrcd, ibv_create_srq_ex of type XRC and
  * ibv_get_srq_num, reached through the verbs_context ops as <infiniband/verbs.h> inlines them, and
- * ibv_wr_set_xrc_srqn. The simulated device checks each one (XRC on the device, a live domain and CQ of the context,
+ * ibv_wr_set_xrc_srqn, and ibv_open_qp. The simulated device checks each one (XRC on the device, a live domain and CQ of the context,
  * the XRC SRQ a message names belongs to the target QP's domain); XRC_RECV and XRC_SEND QPs are created by
  * ibv_create_qp_ex (verbs.c) and post their sends in post.c.
  */
@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "rnicsim_verbs.h"
+#include "wire_mr.h"
 
 struct sim_xrcd {
 	struct ibv_xrcd xrcd;
@@ -117,16 +118,7 @@ static struct ibv_srq *create_srq_ex(struct ibv_context *ctx, struct ibv_srq_ini
 	struct wire_xrc_srq_resp resp;
 	memset(&resp, 0, sizeof(resp));
 	int e = rnicsim_rpc(OP_CREATE_XRC_SRQ, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL);
-	if (e) {
-		errno = e;
-		return NULL;
-	}
-	struct ibv_srq *s = rnicsim_srq_new(attr->pd, attr->srq_context, resp.srq, resp.max_sge, resp.srq_num);
-	if (!s)
-		return NULL;
-	attr->attr.max_wr = resp.max_wr; /* what the device granted */
-	attr->attr.max_sge = resp.max_sge;
-	return s;
+	return rnicsim_srq_made(attr, e, resp.srq, resp.max_wr, resp.max_sge, resp.srq_num, 0);
 }
 
 /* ibv_get_srq_num(3): the number an XRC_SEND QP names in wr.qp_type.xrc.remote_srqn, as the device's provider
@@ -140,6 +132,66 @@ static int get_srq_num(struct ibv_srq *srq, uint32_t *srq_num)
 		return EOPNOTSUPP;
 	*srq_num = n;
 	return 0;
+}
+
+/*
+ * ibv_open_qp(3): an XRC target QP (IBV_QPT_XRC_RECV) of the XRC domain, by its number, made by this or another
+ * process. A device without XRC has no open_qp in its provider (rdma-core 44: mlx4, mlx5 and hns have one):
+ * EOPNOTSUPP before the attributes are read, as libibverbs' stand-in answers. Then ibv_cmd_open_qp's mask checks:
+ * a bit past IBV_QP_OPEN_ATTR_TYPE is EOPNOTSUPP, a missing XRCD, NUM or TYPE EINVAL (the provider returns NULL
+ * without setting errno for these two; this library sets it to the value). The rest is the kernel's (sim-nic XrcOpen):
+ * EINVAL for a domain that is not a live one of the context, a type other than XRC_RECV, or a number that names no
+ * target QP of the domain. The QP is opened in the state the device has it in: ibv_query_qp tells it.
+ */
+static struct ibv_qp *open_qp(struct ibv_context *ctx, struct ibv_qp_open_attr *attr)
+{
+	struct ibv_device_attr da;
+	if (ibv_query_device(ctx, &da) == 0 && !(da.device_cap_flags & IBV_DEVICE_XRC)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->comp_mask >= IBV_QP_OPEN_ATTR_RESERVED) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	uint32_t need = IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_TYPE;
+	if ((attr->comp_mask & need) != need) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct wire_open_qp req = {.ctx = rnicsim_ctx_handle(ctx),
+				   .xrcd = rnicsim_xrcd_handle(attr->xrcd),
+				   .qp_num = attr->qp_num,
+				   .qp_type = attr->qp_type};
+	struct wire_handle resp = {0, 0};
+	int e = rnicsim_rpc(OP_OPEN_QP, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL);
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	struct sim_qp *qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		struct wire_handle d = {.handle = resp.handle};
+		rnicsim_rpc(OP_DESTROY_QP, &d, sizeof(d), NULL, 0, NULL, 0, NULL);
+		errno = ENOMEM;
+		return NULL;
+	}
+	struct ibv_qp *q = &qp->qpx.qp_base;
+	qp->handle = resp.handle;
+	q->context = ctx;
+	q->qp_context = attr->qp_context;
+	q->handle = resp.handle;
+	q->qp_num = resp.arg;
+	q->qp_type = IBV_QPT_XRC_RECV;
+	q->state = IBV_QPS_UNKNOWN; /* as ibv_cmd_open_qp leaves it */
+	pthread_mutex_init(&q->mutex, NULL);
+	pthread_cond_init(&q->cond, NULL);
+	qp->init.qp_context = attr->qp_context;
+	qp->init.qp_type = IBV_QPT_XRC_RECV;
+	rnicsim_set_qpx_ops(qp);
+	rnicsim_set_xrc_qpx_ops(qp);
+	rnicsim_register_qp(qp);
+	return q;
 }
 
 static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
@@ -160,5 +212,6 @@ void rnicsim_set_xrc_ops(struct verbs_context *vctx)
 	vctx->close_xrcd = close_xrcd;
 	vctx->create_srq_ex = create_srq_ex;
 	vctx->get_srq_num = get_srq_num;
+	vctx->open_qp = open_qp;
 	rnicsim_set_tm_ops(vctx); /* tm.c: ibv_post_srq_ops */
 }

@@ -45,6 +45,49 @@ static int connect_qp(struct ibv_qp *qp, uint32_t remote_qpn)
 	return loopback_connect(qp, remote_qpn, lid, qp_access);
 }
 
+/* Two RC QPs of pd connected to each other (RC, 8 send and receive WRs, 2 send SGEs), their send completions (and,
+ * without recv_cq, their receive ones) on a new CQ; exits 2 when that cannot be set up. */
+static inline struct pair pair_new(struct ibv_pd *pd, struct ibv_cq *recv_cq)
+{
+	struct pair p;
+	p.cq = ibv_create_cq(pd->context, 16, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = {.send_cq = p.cq, .recv_cq = recv_cq ? recv_cq : p.cq, .qp_type = IBV_QPT_RC,
+				      .cap = {.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 2, .max_recv_sge = 1}};
+	p.a = ibv_create_qp(pd, &ia);
+	p.b = ibv_create_qp(pd, &ia);
+	if (!p.cq || !p.a || !p.b || connect_qp(p.a, p.b->qp_num) || connect_qp(p.b, p.a->qp_num)) {
+		perror("setting up a QP pair");
+		exit(2);
+	}
+	return p;
+}
+
+static inline void pair_free(struct pair p)
+{
+	ibv_destroy_qp(p.a);
+	ibv_destroy_qp(p.b);
+	ibv_destroy_cq(p.cq);
+}
+
+/* The status of the next completion of cq, polled for as long as it takes (a program that hangs fails its test's
+ * timeout); -1000 when polling fails. */
+static inline int await_status(struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+	int n;
+	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
+		;
+	return n < 0 ? -1000 : (int)wc.status;
+}
+
+/* ibv_post_send of wr, signaled. */
+static inline int post_signaled(struct ibv_qp *qp, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	return ibv_post_send(qp, wr, &bad);
+}
+
 /* The first device, a PD on it, and port 1's LID in lid; exits 2 (nothing to test) when one is missing. */
 static struct ibv_device **open_first_device(struct ibv_context **ctx, struct ibv_pd **pd)
 {

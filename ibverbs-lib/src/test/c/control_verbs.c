@@ -43,44 +43,6 @@
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 
-static struct pair new_pair(struct ibv_cq *recv_cq)
-{
-	struct pair p;
-	p.cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	struct ibv_qp_init_attr ia = {.send_cq = p.cq, .recv_cq = recv_cq ? recv_cq : p.cq, .qp_type = IBV_QPT_RC,
-				      .cap = {.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 2, .max_recv_sge = 1}};
-	p.a = ibv_create_qp(pd, &ia);
-	p.b = ibv_create_qp(pd, &ia);
-	if (!p.cq || !p.a || !p.b || connect_qp(p.a, p.b->qp_num) || connect_qp(p.b, p.a->qp_num)) {
-		perror("setting up a QP pair");
-		exit(2);
-	}
-	return p;
-}
-
-static void free_pair(struct pair p)
-{
-	ibv_destroy_qp(p.a);
-	ibv_destroy_qp(p.b);
-	ibv_destroy_cq(p.cq);
-}
-
-static int await(struct ibv_cq *cq)
-{
-	struct ibv_wc wc;
-	int n;
-	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
-		;
-	return n < 0 ? -1000 : (int)wc.status;
-}
-
-static int post(struct ibv_qp *qp, struct ibv_send_wr *wr)
-{
-	struct ibv_send_wr *bad;
-	wr->send_flags |= IBV_SEND_SIGNALED;
-	return ibv_post_send(qp, wr, &bad);
-}
-
 /* Posts one RDMA WRITE from a to b and returns its completion status (or -errno of the post). */
 static int write_status(struct pair p, void *from, uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey)
 {
@@ -88,8 +50,8 @@ static int write_status(struct pair p, void *from, uint32_t len, uint32_t lkey, 
 	struct ibv_send_wr wr = {.wr_id = 7, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE};
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
-	int e = post(p.a, &wr);
-	return e ? -e : await(p.cq);
+	int e = post_signaled(p.a, &wr);
+	return e ? -e : await_status(p.cq);
 }
 
 static void channel_cases(char *src, struct ibv_mr *ms, char *dst, struct ibv_mr *md)
@@ -100,7 +62,7 @@ static void channel_cases(char *src, struct ibv_mr *ms, char *dst, struct ibv_mr
 		perror("ibv_create_comp_channel or ibv_create_cq");
 		exit(2);
 	}
-	struct pair p = new_pair(ev);
+	struct pair p = pair_new(pd, ev);
 	ibv_req_notify_cq(ev, 0);
 
 	int flags = fcntl(ch->fd, F_GETFL);
@@ -115,7 +77,7 @@ static void channel_cases(char *src, struct ibv_mr *ms, char *dst, struct ibv_mr
 	struct ibv_recv_wr rwr = {.wr_id = 1, .sg_list = &rs, .num_sge = 1}, *rbad;
 	struct ibv_sge ss = {.addr = (uintptr_t)src, .length = 64, .lkey = ms->lkey};
 	struct ibv_send_wr swr = {.wr_id = 2, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND};
-	if (ibv_post_recv(p.b, &rwr, &rbad) || post(p.a, &swr)) {
+	if (ibv_post_recv(p.b, &rwr, &rbad) || post_signaled(p.a, &swr)) {
 		perror("posting a SEND");
 		exit(2);
 	}
@@ -133,7 +95,7 @@ static void channel_cases(char *src, struct ibv_mr *ms, char *dst, struct ibv_mr
 		check("channel-poll", ibv_poll_cq(ev, 1, &wc) == 1 && wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS &&
 					      wc.byte_len == 64, "the RECV's completion is in the CQ");
 	}
-	await(p.cq); /* the SEND */
+	await_status(p.cq); /* the SEND */
 	ibv_destroy_qp(p.a);
 	ibv_destroy_qp(p.b);
 	ibv_destroy_cq(p.cq);
@@ -150,13 +112,13 @@ static void cq_ex_cases(char *src, struct ibv_mr *ms, char *dst, struct ibv_mr *
 		perror("ibv_create_cq_ex");
 		exit(2);
 	}
-	struct pair p = new_pair(ibv_cq_ex_to_cq(cqx));
+	struct pair p = pair_new(pd, ibv_cq_ex_to_cq(cqx));
 	struct ibv_sge rs = {.addr = (uintptr_t)dst, .length = 256, .lkey = md->lkey};
 	struct ibv_recv_wr rwr = {.wr_id = 31, .sg_list = &rs, .num_sge = 1}, *rbad;
 	struct ibv_sge ss = {.addr = (uintptr_t)src, .length = 48, .lkey = ms->lkey};
 	struct ibv_send_wr swr = {.wr_id = 32, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND_WITH_IMM};
 	swr.imm_data = htobe32(0xabcd1234);
-	if (ibv_post_recv(p.b, &rwr, &rbad) || post(p.a, &swr)) {
+	if (ibv_post_recv(p.b, &rwr, &rbad) || post_signaled(p.a, &swr)) {
 		perror("posting a SEND_WITH_IMM");
 		exit(2);
 	}
@@ -171,7 +133,7 @@ static void cq_ex_cases(char *src, struct ibv_mr *ms, char *dst, struct ibv_mr *
 	      "read_opcode, read_byte_len, read_qp_num, read_imm_data and read_wc_flags give the RECV's fields");
 	check("cq-ex", ibv_next_poll(cqx) == ENOENT, "ibv_next_poll: nothing more");
 	ibv_end_poll(cqx);
-	check("cq-ex", await(p.cq) == IBV_WC_SUCCESS, "the SEND completed on its own CQ");
+	check("cq-ex", await_status(p.cq) == IBV_WC_SUCCESS, "the SEND completed on its own CQ");
 	ibv_destroy_qp(p.a);
 	ibv_destroy_qp(p.b);
 	ibv_destroy_cq(p.cq);
@@ -252,7 +214,7 @@ static void srq_cases(char *src, struct ibv_mr *ms, char *dst, struct ibv_mr *md
 
 static void refusal_cases(char *src, struct ibv_mr *ms, char *dst, struct ibv_mr *md)
 {
-	struct pair p = new_pair(NULL);
+	struct pair p = pair_new(pd, NULL);
 	struct ibv_sge sge = {.addr = (uintptr_t)src, .length = 8, .lkey = ms->lkey};
 	struct ibv_send_wr wr = {.wr_id = 61, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
 				 .send_flags = IBV_SEND_SIGNALED}, *bad = NULL;
@@ -261,11 +223,11 @@ static void refusal_cases(char *src, struct ibv_mr *ms, char *dst, struct ibv_mr
 	wr.wr.atomic.compare_add = 1;
 	int r = ibv_post_send(p.a, &wr, &bad);
 	check("atomic-access", r == 0, "posted: mlx5 enables atomics on every QP of a device with atomic_cap ATOMIC_HCA");
-	expect_status("atomic-access", r ? -r : await(p.cq), IBV_WC_REM_INV_REQ_ERR);
-	free_pair(p);
+	expect_status("atomic-access", r ? -r : await_status(p.cq), IBV_WC_REM_INV_REQ_ERR);
+	pair_free(p);
 
 	qp_access |= IBV_ACCESS_REMOTE_ATOMIC;
-	p = new_pair(NULL);
+	p = pair_new(pd, NULL);
 	qp_access &= ~IBV_ACCESS_REMOTE_ATOMIC;
 	sge.length = 4; /* an atomic needs one SGE of 8 bytes */
 	r = ibv_post_send(p.a, &wr, &bad);
@@ -276,7 +238,7 @@ static void refusal_cases(char *src, struct ibv_mr *ms, char *dst, struct ibv_mr
 	check("post-refused", wc.wr_id == 61 && wc.status == IBV_WC_LOC_QP_OP_ERR,
 	      "the request completed with IBV_WC_LOC_QP_OP_ERR");
 	expect_status("post-refused", write_status(p, src, 16, ms->lkey, (uintptr_t)dst, md->rkey), IBV_WC_WR_FLUSH_ERR);
-	free_pair(p);
+	pair_free(p);
 }
 
 int main(void)
@@ -319,7 +281,7 @@ int main(void)
 	check("ud-qp", ud && ibv_destroy_qp(ud) == 0, "ibv_destroy_qp of the UD QP");
 	ibv_destroy_cq(ucq);
 
-	struct pair p = new_pair(NULL);
+	struct pair p = pair_new(pd, NULL);
 	/* md has no REMOTE_WRITE yet: rereg adds it */
 	int r = ibv_rereg_mr(md, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
 			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND);
@@ -353,7 +315,7 @@ int main(void)
 						 .mw_access_flags = IBV_ACCESS_REMOTE_WRITE}};
 	r = ibv_bind_mw(p.a, mw1, &bind);
 	check("mw1-bind", r == 0 && mw1->rkey != before, "ibv_bind_mw returned 0 and the window has a new rkey");
-	expect_status("mw1-bind", await(p.cq), IBV_WC_SUCCESS);
+	expect_status("mw1-bind", await_status(p.cq), IBV_WC_SUCCESS);
 	expect_status("mw1-bind", write_status(p, src, 16, ms->lkey, (uintptr_t)dst + 8, mw1->rkey), IBV_WC_SUCCESS);
 	check("mw1-bind", dst[8] == 'x' && dst[24] == 0, "the 16 bytes arrived through the window");
 
@@ -370,16 +332,16 @@ int main(void)
 	bw.bind_mw.rkey = rkey2;
 	bw.bind_mw.bind_info = (struct ibv_mw_bind_info){.mr = md, .addr = (uintptr_t)dst, .length = 2048,
 							  .mw_access_flags = IBV_ACCESS_REMOTE_WRITE};
-	r = post(p.b, &bw);
+	r = post_signaled(p.b, &bw);
 	check("mw2-bind", r == 0, "the BIND_MW work request was posted");
-	expect_status("mw2-bind", r ? -r : await(p.cq), IBV_WC_SUCCESS);
+	expect_status("mw2-bind", r ? -r : await_status(p.cq), IBV_WC_SUCCESS);
 	expect_status("mw2-bind", write_status(p, src, 16, ms->lkey, (uintptr_t)dst + 1000, rkey2), IBV_WC_SUCCESS);
 	check("mw2-bind", dst[1000] == 'x', "the bytes arrived through the window");
 
 	struct ibv_send_wr inv = {.wr_id = 22, .opcode = IBV_WR_LOCAL_INV};
 	inv.invalidate_rkey = rkey2;
-	r = post(p.b, &inv);
-	expect_status("mw2-inv", r ? -r : await(p.cq), IBV_WC_SUCCESS);
+	r = post_signaled(p.b, &inv);
+	expect_status("mw2-inv", r ? -r : await_status(p.cq), IBV_WC_SUCCESS);
 	memset(dst, 0, len);
 	expect_status("mw2-inv", write_status(p, src, 16, ms->lkey, (uintptr_t)dst + 1000, rkey2),
 		      IBV_WC_REM_ACCESS_ERR);

@@ -40,37 +40,6 @@ static struct ibv_dm *alloc(size_t length, uint32_t comp_mask)
 	return ibv_alloc_dm(ctx, &a);
 }
 
-static int await(struct ibv_cq *cq)
-{
-	struct ibv_wc wc;
-	int n;
-	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
-		;
-	return n < 0 ? -1000 : (int)wc.status;
-}
-
-static int post(struct ibv_qp *qp, struct ibv_send_wr *wr)
-{
-	struct ibv_send_wr *bad;
-	wr->send_flags |= IBV_SEND_SIGNALED;
-	return ibv_post_send(qp, wr, &bad);
-}
-
-static struct pair new_pair(void)
-{
-	struct pair p;
-	p.cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	struct ibv_qp_init_attr ia = {.send_cq = p.cq, .recv_cq = p.cq, .qp_type = IBV_QPT_RC,
-				      .cap = {.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1}};
-	p.a = ibv_create_qp(pd, &ia);
-	p.b = ibv_create_qp(pd, &ia);
-	if (!p.cq || !p.a || !p.b || connect_qp(p.a, p.b->qp_num) || connect_qp(p.b, p.a->qp_num)) {
-		perror("setting up a QP pair");
-		exit(2);
-	}
-	return p;
-}
-
 static void pattern(char *b, size_t n, int seed)
 {
 	for (size_t i = 0; i < n; i++)
@@ -111,7 +80,7 @@ static void traffic(struct ibv_dm *dm)
 		exit(2);
 	}
 	check("reg", dmr->addr == NULL && dmr->length == 4096 && dmr->lkey != 0, "a zero-based MR: addr NULL");
-	struct pair p = new_pair();
+	struct pair p = pair_new(pd, NULL);
 
 	/* write: 256 host bytes into the DM at offset 128, the remote address being the offset */
 	pattern(host, 256, 1);
@@ -119,7 +88,7 @@ static void traffic(struct ibv_dm *dm)
 	struct ibv_send_wr w = {.wr_id = 1, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE};
 	w.wr.rdma.remote_addr = 128;
 	w.wr.rdma.rkey = dmr->rkey;
-	int st = post(p.a, &w) ? -1 : await(p.cq);
+	int st = post_signaled(p.a, &w) ? -1 : await_status(p.cq);
 	memset(back, 0, sizeof(back));
 	ibv_memcpy_from_dm(back, dm, 128, 256);
 	check("write", st == IBV_WC_SUCCESS && memcmp(back, host, 256) == 0,
@@ -133,7 +102,7 @@ static void traffic(struct ibv_dm *dm)
 	struct ibv_send_wr r = {.wr_id = 2, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_READ};
 	r.wr.rdma.remote_addr = 1024;
 	r.wr.rdma.rkey = dmr->rkey;
-	st = post(p.a, &r) ? -1 : await(p.cq);
+	st = post_signaled(p.a, &r) ? -1 : await_status(p.cq);
 	check("read", st == IBV_WC_SUCCESS && memcmp(host, want, 512) == 0, "IBV_WC_SUCCESS, the DM's 512 bytes");
 
 	/* send: gathered from the DM MR at offset 1024, received into the same DM MR at offset 3072 */
@@ -142,9 +111,9 @@ static void traffic(struct ibv_dm *dm)
 	struct ibv_sge ss = {.addr = 1024, .length = 512, .lkey = dmr->lkey};
 	struct ibv_send_wr sw = {.wr_id = 4, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND};
 	int st1 = -1, st2 = -1;
-	if (!ibv_post_recv(p.b, &rw, &rbad) && !post(p.a, &sw)) {
-		st1 = await(p.cq);
-		st2 = await(p.cq);
+	if (!ibv_post_recv(p.b, &rw, &rbad) && !post_signaled(p.a, &sw)) {
+		st1 = await_status(p.cq);
+		st2 = await_status(p.cq);
 	}
 	memset(back, 0, 512);
 	ibv_memcpy_from_dm(back, dm, 3072, 512);

@@ -25,28 +25,6 @@
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 
-static struct pair new_pair(void)
-{
-	struct pair p;
-	p.cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	struct ibv_qp_init_attr ia = {.send_cq = p.cq, .recv_cq = p.cq, .qp_type = IBV_QPT_RC,
-				      .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 2, .max_recv_sge = 1}};
-	p.a = ibv_create_qp(pd, &ia);
-	p.b = ibv_create_qp(pd, &ia);
-	if (!p.cq || !p.a || !p.b || connect_qp(p.a, p.b->qp_num) || connect_qp(p.b, p.a->qp_num)) {
-		perror("setting up a QP pair");
-		exit(2);
-	}
-	return p;
-}
-
-static void free_pair(struct pair p)
-{
-	ibv_destroy_qp(p.a);
-	ibv_destroy_qp(p.b);
-	ibv_destroy_cq(p.cq);
-}
-
 /* Posts one RDMA WRITE from a to b and returns its completion status. */
 static int write_status(struct pair p, uint64_t laddr, uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey)
 {
@@ -80,40 +58,40 @@ int main(void)
 		return 2;
 	}
 
-	struct pair p = new_pair();
+	struct pair p = pair_new(pd, NULL);
 	int st = write_status(p, (uintptr_t)src, 64, ms->lkey, (uintptr_t)dst, md->rkey);
 	expect_status("write", st, IBV_WC_SUCCESS);
 	check("write", memcmp(dst, src, 64) == 0 && dst[64] == 0, "the 64 bytes arrived, and no more");
-	free_pair(p);
+	pair_free(p);
 
 	uint32_t old_rkey = md->rkey;
 	ibv_dereg_mr(md);
 	memset(dst, 0, len);
-	p = new_pair();
+	p = pair_new(pd, NULL);
 	expect_status("stale-rkey", write_status(p, (uintptr_t)src, 64, ms->lkey, (uintptr_t)dst, old_rkey),
 		      IBV_WC_REM_ACCESS_ERR);
 	check("stale-rkey", dst[0] == 0, "the target bytes are unchanged");
-	free_pair(p);
+	pair_free(p);
 
 	char *other = aligned_alloc(4096, len);
 	struct ibv_mr *mo = ibv_reg_mr(pd, other, len, IBV_ACCESS_LOCAL_WRITE);
 	uint32_t freed_lkey = mo->lkey;
 	ibv_dereg_mr(mo);
 	md = ibv_reg_mr(pd, dst, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	p = new_pair();
+	p = pair_new(pd, NULL);
 	expect_status("freed-mr-lkey", write_status(p, (uintptr_t)other, 64, freed_lkey, (uintptr_t)dst, md->rkey),
 		      IBV_WC_LOC_PROT_ERR);
-	free_pair(p);
+	pair_free(p);
 
-	p = new_pair();
+	p = pair_new(pd, NULL);
 	expect_status("unregistered", write_status(p, (uintptr_t)other, 64, ms->lkey, (uintptr_t)dst, md->rkey),
 		      IBV_WC_LOC_PROT_ERR);
-	free_pair(p);
+	pair_free(p);
 
-	p = new_pair();
+	p = pair_new(pd, NULL);
 	expect_status("wrong-lkey", write_status(p, (uintptr_t)src, 64, 0x00abcd00, (uintptr_t)dst, md->rkey),
 		      IBV_WC_LOC_PROT_ERR);
-	free_pair(p);
+	pair_free(p);
 
 	void *gone = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	munmap(gone, 8192);

@@ -80,16 +80,9 @@ static void srq_num_case(int xrc, int mlx5)
 
 int main(void)
 {
-	int n;
-	struct ibv_device **list = ibv_get_device_list(&n);
-	if (!list || n == 0) {
-		fprintf(stderr, "no RDMA device\n");
-		return 2;
-	}
-	ctx = ibv_open_device(list[0]);
-	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	struct ibv_device **list = open_first_device(&ctx, &pd);
 	struct ibv_device_attr da;
-	if (!pd || ibv_query_device(ctx, &da)) {
+	if (ibv_query_device(ctx, &da)) {
 		perror("opening the device");
 		return 2;
 	}

@@ -71,36 +71,14 @@ static void path(struct ibv_ah_attr *ah)
 
 static int to_init(struct ibv_qp *qp, unsigned access)
 {
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1, .qp_access_flags = access};
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	return loopback_init(qp, access);
 }
 
 /* INIT to RTS of an RC or XRC QP; responder: the RTR attributes of a receiving side (XRC_RECV or RC) */
 static int to_rts(struct ibv_qp *qp, uint32_t remote_qpn, int responder, int requester, int timeout, int retry)
 {
-	struct ibv_qp_attr a;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = remote_qpn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	path(&a.ah_attr);
-	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-	if (responder)
-		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	if (ibv_modify_qp(qp, &a, mask))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = timeout;
-	a.retry_cnt = retry;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN;
-	if (requester)
-		mask |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-	return ibv_modify_qp(qp, &a, mask);
+	return loopback_rtr_rts(qp, remote_qpn, lid, roce ? &gid0 : NULL, IBV_MTU_1024, responder, requester, timeout,
+				retry);
 }
 
 static int send_one(struct ibv_qp *qp, void *buf, uint32_t len, uint32_t lkey, uint32_t srqn)
@@ -423,20 +401,12 @@ static void srq_resize_case(void)
 
 int main(void)
 {
-	int n;
-	struct ibv_device **list = ibv_get_device_list(&n);
-	if (!list || n == 0) {
-		fprintf(stderr, "no RDMA device\n");
-		return 2;
-	}
-	ctx = ibv_open_device(list[0]);
-	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	struct ibv_device **list = open_first_device(&ctx, &pd); /* sets lid */
 	struct ibv_port_attr port;
-	if (!pd || ibv_query_port(ctx, 1, &port) || ibv_query_gid(ctx, 1, 0, &gid0)) {
+	if (ibv_query_port(ctx, 1, &port) || ibv_query_gid(ctx, 1, 0, &gid0)) {
 		perror("opening the device");
 		return 2;
 	}
-	lid = port.lid;
 	roce = port.link_layer == IBV_LINK_LAYER_ETHERNET;
 	size_t len = 4096;
 	char *src = aligned_alloc(4096, len), *dst = aligned_alloc(4096, len), *ud = aligned_alloc(4096, len);

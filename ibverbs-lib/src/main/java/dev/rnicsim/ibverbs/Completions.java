@@ -312,6 +312,10 @@ final class Completions
     private long translate(final int deviceIndex, final int key, final long iova)
     {
         final Session.MrInfo m = server.mrs.get(Verbs.mrKey(deviceIndex, key));
+        if (m != null && MrKindVerbs.isNullMr(m))
+        {
+            return ProcessMemory.DISCARD_BASE + (iova & 0xffff_ffffL); // zeros read, writes dropped
+        }
         return m != null ? m.addr() + (iova - m.iova()) : server.windows.translate(server, deviceIndex, key, iova);
     }
 

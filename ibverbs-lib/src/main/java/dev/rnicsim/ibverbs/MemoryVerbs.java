@@ -35,12 +35,14 @@ final class MemoryVerbs
     private final Session s;
     private final Verbs verbs;
     private final DmVerbs dm;
+    private final MrKindVerbs mrKinds;
 
     MemoryVerbs(final Session session, final Verbs verbs)
     {
         this.s = session;
         this.verbs = verbs;
         this.dm = new DmVerbs(session);
+        this.mrKinds = new MrKindVerbs(session);
     }
 
     /**
@@ -58,6 +60,7 @@ final class MemoryVerbs
             case Wire.OP_ALLOC_MW -> allocMw(p.getInt(0), p.getInt(4));
             case Wire.OP_DEALLOC_MW -> deallocMw(p.getInt(0));
             case DmVerbs.OP_DM_CAPS, DmVerbs.OP_ALLOC_DM, DmVerbs.OP_FREE_DM, DmVerbs.OP_REG_DM_MR -> dm.call(op, p);
+            case MrKindVerbs.OP_ALLOC_NULL_MR, MrKindVerbs.OP_REG_DMABUF_MR -> mrKinds.call(op, p);
             default -> throw new VerbsException("request", EPROTO, "unknown request " + op);
         };
     }

@@ -46,7 +46,19 @@ final class ProcessMemory implements AutoCloseable
     /** A range of a process's address space. */
     record Range(long addr, long lengthBytes)
     {
+        /** @return true for a range of a null MR ({@link #DISCARD_BASE}). */
+        boolean discards()
+        {
+            return addr >= DISCARD_BASE;
+        }
     }
+
+    /**
+     * Where the ranges of a null MR ({@code ibv_alloc_null_mr}) start: above every user-space address of x86-64 and
+     * arm64, so that an offset into one stays one. Gathering one gives zeros, scattering to one drops the bytes, as
+     * the device's dump-fill mkey does.
+     */
+    static final long DISCARD_BASE = 1L << 62;
 
     private final Arena arena = Arena.ofShared();
     private final MemorySegment localIov = arena.allocate(IOVEC_BYTES, 8);
@@ -107,6 +119,13 @@ final class ProcessMemory implements AutoCloseable
 
     private long transfer(final MethodHandle call, final int pid, final List<Range> ranges, final MemorySegment local)
     {
+        for (final Range r : ranges)
+        {
+            if (r.discards())
+            {
+                return transferDiscarding(call, pid, ranges, local);
+            }
+        }
         lastErrno = 0;
         long done = 0;
         int i = 0;
@@ -144,6 +163,33 @@ final class ProcessMemory implements AutoCloseable
                 return done;
             }
             i += n;
+        }
+        return done;
+    }
+
+    /** A transfer with ranges of a null MR: range by range, zeros for those gathered, nothing for those scattered. */
+    private long transferDiscarding(final MethodHandle call, final int pid, final List<Range> ranges,
+        final MemorySegment local)
+    {
+        lastErrno = 0;
+        long done = 0;
+        for (final Range r : ranges)
+        {
+            if (r.discards())
+            {
+                if (call == READV)
+                {
+                    local.asSlice(done, r.lengthBytes()).fill((byte) 0);
+                }
+                done += r.lengthBytes();
+                continue;
+            }
+            final long moved = transfer(call, pid, List.of(r), local.asSlice(done));
+            done += moved;
+            if (moved < r.lengthBytes())
+            {
+                return done;
+            }
         }
         return done;
     }

@@ -58,6 +58,8 @@ final class Session
         int peerQpNum = -1;
         /** The peer QP was seen connected back to this one: its requests go to the model at once ({@link PeerWait}). */
         boolean peerSeenConnected;
+        /** A handle of {@code ibv_open_qp} on another handle's XRC target QP: destroying it closes only the handle. */
+        boolean opened;
 
         QpInfo(final Session session, final int handle, final QueuePair qp, final int deviceIndex,
             final CqInfo sendCq, final CqInfo recvCq)

@@ -51,7 +51,15 @@ final class SrqVerbs
     {
         final ProtectionDomain pd = s.get(p.getInt(0), ProtectionDomain.class);
         final SharedReceiveQueue srq = pd.createSrq(new SrqAttr(p.getInt(4), p.getInt(8), p.getInt(12)));
-        final int h = s.add(new SrqInfo(srq, deviceIndex));
+        return made(s.add(new SrqInfo(srq, deviceIndex)), srq);
+    }
+
+    /**
+     * The answer to a create of an SRQ: its handle, what the device granted, and the number {@code ibv_get_srq_num}
+     * answers (0 where the provider answers EOPNOTSUPP).
+     */
+    static ByteBuffer made(final int h, final SharedReceiveQueue srq)
+    {
         final SrqAttr a = srq.query();
         int srqNum;
         try

@@ -98,18 +98,7 @@ final class TmVerbs
             srq.close(); // nothing made stays
             throw e;
         }
-        final int h = srqs.adopt(srq, deviceIndex);
-        final SrqAttr a = srq.query();
-        int srqNum;
-        try
-        {
-            srqNum = srq.srqNum();
-        }
-        catch (final VerbsException e)
-        {
-            srqNum = 0;
-        }
-        return buf(16).putInt(0, h).putInt(4, a.maxWr()).putInt(8, a.maxSge()).putInt(12, srqNum);
+        return SrqVerbs.made(srqs.adopt(srq, deviceIndex), srq);
     }
 
     /**

@@ -137,6 +137,7 @@ final class Verbs
             case Wire.OP_OPEN_XRCD -> xrc.open(p);
             case Wire.OP_CLOSE_XRCD -> xrc.close(p.getInt(0));
             case Wire.OP_CREATE_XRC_SRQ -> xrc.createSrq(p, srqs);
+            case XrcVerbs.OP_OPEN_QP -> xrc.openQp(p);
             case Wire.OP_QUERY_QP -> queryQp(s.get(p.getInt(0), Session.QpInfo.class).qp);
             case Wire.OP_REG_MR -> regMr(p, site);
             case Wire.OP_DEREG_MR -> deregMr(p.getInt(0));
@@ -440,6 +441,12 @@ final class Verbs
                     p.getInt(20)), p.getInt(44));
                 q.peerDeviceIndex = peerDevice;
                 q.peerQpNum = destQpn;
+                final Session.QpInfo made = s.server.qps.get(Session.QpInfo.key(q.deviceIndex, q.qp.qpNum()));
+                if (q.opened && made != null) // the data path knows the QP by the handle that made it
+                {
+                    made.peerDeviceIndex = peerDevice;
+                    made.peerQpNum = destQpn;
+                }
             }
             case Wire.QPS_RTS -> q.qp.modifyToRts(p.getInt(36), p.getInt(40));
             case Wire.QPS_ERR -> q.qp.modifyToError();
@@ -492,15 +499,19 @@ final class Verbs
     private ByteBuffer destroyQp(final int h)
     {
         final Session.QpInfo q = s.get(h, Session.QpInfo.class);
-        q.qp.close();
-        forgetQp(q);
+        if (s.server.xrc.lastHandle(q.qp)) // an XRC target QP lives while any handle of ibv_open_qp is open on it
+        {
+            q.qp.close();
+            s.server.qps.remove(Session.QpInfo.key(q.deviceIndex, q.qp.qpNum()));
+        }
         s.handles.set(h, null);
         return null;
     }
 
     private void forgetQp(final Session.QpInfo q)
     {
-        s.server.qps.remove(Session.QpInfo.key(q.deviceIndex, q.qp.qpNum()));
+        // the data path knows a QP by the handle that made it: another handle on it (ibv_open_qp) leaves it there
+        s.server.qps.remove(Session.QpInfo.key(q.deviceIndex, q.qp.qpNum()), q);
     }
 
     private ByteBuffer leaks()
@@ -508,7 +519,13 @@ final class Verbs
         final StringBuilder t = new StringBuilder();
         for (final Object o : s.handles)
         {
-            if (o instanceof Session.MrInfo m)
+            if (o instanceof Session.MrInfo m && MrKindVerbs.isNullMr(m))
+            {
+                t.append(String.format("rnicsim strict: null MR leaked at exit: lkey 0x%x, allocated by %s%n  fix: "
+                    + "ibv_dereg_mr it before the program exits%n", m.mr().lkey(), m.regSite() == null
+                    || m.regSite().isEmpty() ? "ibv_alloc_null_mr" : m.regSite()));
+            }
+            else if (o instanceof Session.MrInfo m)
             {
                 t.append(String.format("rnicsim strict: MR leaked at exit: lkey 0x%x, [0x%x, 0x%x) (%d bytes), "
                     + "registered by %s%n  fix: ibv_dereg_mr it before the program exits (the kernel releases it "

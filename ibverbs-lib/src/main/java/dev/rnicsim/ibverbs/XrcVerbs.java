@@ -2,6 +2,8 @@ package dev.rnicsim.ibverbs;
 
 import dev.rnicsim.simnic.ProviderRule;
 import dev.rnicsim.simnic.SimDevice;
+import dev.rnicsim.simnic.XrcOpen;
+import dev.rnicsim.verbs.QpType;
 import dev.rnicsim.verbs.ProtectionDomain;
 import dev.rnicsim.verbs.QpCap;
 import dev.rnicsim.verbs.QueuePair;
@@ -35,6 +37,8 @@ import java.util.Map;
  */
 final class XrcVerbs
 {
+    /** {@code OP_OPEN_QP} of wire_mr.h: wire_open_qp; the answer: the handle and the QP's number. */
+    static final int OP_OPEN_QP = 63;
     private static final int EINVAL = 22;
     /** {@code O_CREAT}, {@code O_EXCL} of Linux's fcntl.h. */
     private static final int O_CREAT = 0100;
@@ -43,6 +47,27 @@ final class XrcVerbs
     /** What the fabric's processes share: the CQs of the XRC SRQs. */
     static final class Fabric
     {
+        /** The handles open on each XRC target QP, in every process: the one that made it and those of ibv_open_qp. */
+        private final Map<QueuePair, Integer> targetHandles = new java.util.IdentityHashMap<>();
+
+        /**
+         * A handle on {@code qp} is destroyed: the kernel destroys an XRC target QP with the last handle on it, made
+         * or opened, in any process ({@code __ib_destroy_shared_qp}, drivers/infiniband/core/verbs.c).
+         *
+         * @return true when the QP itself goes now (any other QP: always).
+         */
+        boolean lastHandle(final QueuePair qp)
+        {
+            final Integer n = targetHandles.get(qp);
+            if (n == null || n <= 1)
+            {
+                targetHandles.remove(qp);
+                return true;
+            }
+            targetHandles.put(qp, n - 1);
+            return false;
+        }
+
         /** The CQ each live XRC SRQ completes its receives on (an XRC_RECV QP has none of its own). */
         private final Map<SharedReceiveQueue, Session.CqInfo> srqCqs = new LinkedHashMap<>();
 
@@ -134,6 +159,7 @@ final class XrcVerbs
         final Session.QpInfo info = new Session.QpInfo(s, h, qp, x.deviceIndex(), null, null);
         s.handles.set(h, info);
         s.server.qps.put(Session.QpInfo.key(x.deviceIndex(), qp.qpNum()), info);
+        s.server.xrc.targetHandles.put(qp, 1);
         final QpCap cap = new QpCap(0, 0, 0, 0, 0);
         final SimDevice device = s.server.devices.get(x.deviceIndex());
         final int inlineErrno = device.profile().follows(ProviderRule.INLINE_OVERFLOW_ENOMEM) ? 12
@@ -141,6 +167,40 @@ final class XrcVerbs
         return buf(40).putInt(0, h).putInt(4, qp.qpNum()).putInt(8, cap.maxSendWr()).putInt(12, cap.maxRecvWr())
             .putInt(16, cap.maxSendSge()).putInt(20, cap.maxRecvSge()).putInt(24, cap.maxInlineDataBytes())
             .putInt(28, inlineErrno);
+    }
+
+    /**
+     * OPEN_QP: a handle of this process on an XRC target QP of the domain, made by any process ({@code XrcOpen} of
+     * sim-nic decides: EOPNOTSUPP without XRC, EINVAL for a dead domain handle, another type, a number that names no
+     * target QP of the domain). The handle modifies and queries the QP; the QP goes with the last handle on it,
+     * made or opened ({@link Fabric#lastHandle}).
+     */
+    ByteBuffer openQp(final ByteBuffer p)
+    {
+        final Session.CtxInfo c = s.get(p.getInt(0), Session.CtxInfo.class);
+        final int xh = p.getInt(4);
+        final XrcDomain xrcd = xh > 0 && xh < s.handles.size() && s.handles.get(xh) instanceof XrcdInfo x
+            ? x.xrcd() : null;
+        final QueuePair qp = XrcOpen.openQp(c.context(), xrcd, p.getInt(8), qpType(p.getInt(12)));
+        final int h = s.add(null);
+        final Session.QpInfo info = new Session.QpInfo(s, h, qp, c.deviceIndex(), null, null);
+        info.opened = true;
+        s.handles.set(h, info);
+        s.server.xrc.targetHandles.merge(qp, 1, Integer::sum);
+        return buf(8).putInt(0, h).putInt(4, qp.qpNum());
+    }
+
+    /** @return the QP type of an {@code enum ibv_qp_type} number, or null for one the model has not. */
+    private static QpType qpType(final int code)
+    {
+        for (final QpType t : QpType.values())
+        {
+            if (t.code() == code)
+            {
+                return t;
+            }
+        }
+        return null;
     }
 
     private static ByteBuffer handle(final int h)

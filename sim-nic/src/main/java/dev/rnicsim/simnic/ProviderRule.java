@@ -43,6 +43,11 @@ public enum ProviderRule
      * {@code .rereg_mr}; irdma's {@code irdma_urereg_mr} came in a later rdma-core). The bnxt_re and siw kernel drivers
      * have no {@code rereg_user_mr} either. Nothing reaches the kernel, so the MR is unchanged. */
     REREG_MR_UNSUPPORTED,
+    /** The rdma-core 44 provider has no {@code reg_dmabuf_mr} although the kernel driver registers dma-bufs: a C
+     * program's {@code ibv_reg_dmabuf_mr} gets libibverbs' EOPNOTSUPP before any argument is looked at (of the
+     * distribution's rdma-core 44 providers only libmlx5 and libefa import {@code ibv_cmd_reg_dmabuf_mr}; libbnxt_re
+     * gained it in a later release). The model's Java verb follows the kernel driver. */
+    DMABUF_MR_NOT_IN_PROVIDER,
     /** {@code ibv_modify_qp} to RESET removes the QP's completions still in its send and receive CQs, as the provider
      * cleans them after the kernel command succeeded (mlx4 {@code mlx4_modify_qp} calling {@code mlx4_cq_clean}, mlx5
      * {@code mlx5_modify_qp} calling {@code mlx5_cq_clean}, hns {@code hns_roce_u_v2_modify_qp} calling {@code

@@ -91,7 +91,7 @@ final class XrcRules
             + owner.device().name() + "), not to the one of this call (device " + context.device().name() + ")";
     }
 
-    private static SimXrcd liveDomain(final String verb, final SimContext context, final XrcDomain xrcd)
+    static SimXrcd liveDomain(final String verb, final SimContext context, final XrcDomain xrcd)
     {
         if (!(xrcd instanceof SimXrcd x) || x.isClosed() || x.context() != context)
         {

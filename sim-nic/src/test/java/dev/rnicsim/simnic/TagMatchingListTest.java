@@ -186,6 +186,23 @@ class TagMatchingListTest
     }
 
     @Test
+    void aMatchNeedsNoOrdinaryReceiveAndAnUnmatchedMessageWithoutOneCountsNothing()
+    {
+        final TagMatchingList l = list(7, 10);
+        l.post(List.of(add(1, 5, 0, 0)));
+        assertThat(l.arrive(TagMatchingList.TMH_EAGER, 6, false)).as("unmatched, no receive: RNR NAK").isNull();
+        assertThat(l.unexpectedDelivered()).as("an RNR NAK delivers nothing").isZero();
+        final TagMatchingList.Arrival matched = l.arrive(TagMatchingList.TMH_EAGER, 5, false);
+        assertThat(matched.kind()).as("a match takes no ordinary receive").isEqualTo(TagMatchingList.Kind.EAGER);
+        assertThat(l.tagsListed()).isZero();
+        l.restore(matched.entry());
+        assertThat(l.tagsListed()).as("a match whose request failed at the requester lists its tag again").isOne();
+        assertThat(l.arrive(TagMatchingList.TMH_RNDV, 5, false).entry().recvWrId()).isEqualTo(101);
+        assertThat(l.arrive(TagMatchingList.TMH_EAGER, 6, true).kind()).isEqualTo(TagMatchingList.Kind.UNEXPECTED);
+        assertThat(l.unexpectedDelivered()).isOne();
+    }
+
+    @Test
     void aDeviceWithoutTagMatchingNamesItInTheRefusal()
     {
         assertThatThrownBy(() -> TagMatchingList.create(ConnectXProfiles.connectx4(), "mlx5_0", 4, 4, true))
