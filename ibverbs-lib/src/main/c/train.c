@@ -9,8 +9,8 @@
  *   SENDS   8-byte inline SENDs, each to a posted receive, one at a time (as ib_send_lat)
  *   READS   64 KiB RDMA READs from that MR, up to 128 in flight, every 16th signaled (as ib_read_bw)
  *
- * Usage: rnicsim-train [WRITES [SENDS [READS]]] (defaults 8000, 2000 and 2000). Exits 0 when every completion
- * succeeded. The fabric server also runs it on a private fabric while a new fabric waits for its first work request
+ * Usage: rnicsim-train [WRITES [SENDS [READS]]] (defaults 8000, 2000 and 2000), in 4 rounds, each on new QPs and a
+ * new MR. Exits 0 when every completion succeeded. The fabric server also runs it on a private fabric while a new fabric waits for its first work request
  * (FabricWarmUp, ProgramWarmUp).
  * It is not part of the library; it links against it.
  */
@@ -26,6 +26,7 @@
 #define MSG_BYTES 65536
 #define TX_DEPTH 128
 #define SIGNAL_EVERY 16
+#define ROUNDS 4 /* the workload is split into rounds, each on new QPs and a new MR */
 
 static uint16_t lid;
 
@@ -37,6 +38,8 @@ static void die(const char *what)
 
 /* Streams n requests of wr on qp, up to TX_DEPTH in flight, every SIGNAL_EVERY-th signaled (n a multiple of it). */
 static void stream(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_send_wr *wr, long n, const char *what);
+
+static void round_of(struct ibv_context *ctx, long writes, long sends, long reads);
 
 static int connect_qp(struct ibv_qp *qp, uint32_t remote_qpn)
 {
@@ -60,9 +63,9 @@ static void await(struct ibv_cq *cq, int n)
 
 int main(int argc, char **argv)
 {
-	const long writes = (argc > 1 ? atol(argv[1]) : 8000) / SIGNAL_EVERY * SIGNAL_EVERY;
-	const long sends = argc > 2 ? atol(argv[2]) : 2000;
-	const long reads = (argc > 3 ? atol(argv[3]) : 2000) / SIGNAL_EVERY * SIGNAL_EVERY;
+	const long writes = (argc > 1 ? atol(argv[1]) : 8000) / (SIGNAL_EVERY * ROUNDS) * SIGNAL_EVERY;
+	const long sends = (argc > 2 ? atol(argv[2]) : 2000) / ROUNDS;
+	const long reads = (argc > 3 ? atol(argv[3]) : 2000) / (SIGNAL_EVERY * ROUNDS) * SIGNAL_EVERY;
 	int num;
 	struct ibv_device **list = ibv_get_device_list(&num);
 	if (!list || num == 0)
@@ -72,6 +75,20 @@ int main(int argc, char **argv)
 	if (!ctx || ibv_query_port(ctx, 1, &port))
 		die("ibv_open_device");
 	lid = port.lid;
+	for (int r = 0; r < ROUNDS; r++)
+		round_of(ctx, writes, sends, reads);
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+	return 0;
+}
+
+/*
+ * One round: a PD, a buffer and its MR, two CQs and a pair of QPs of their own, the three phases, and all of it destroyed.
+ * Each round after the first meets the fabric server hot with what a new program brings (new QPs whose first
+ * requests take the paths of a first request, new keys and translations), so those paths are compiled too.
+ */
+static void round_of(struct ibv_context *ctx, long writes, long sends, long reads)
+{
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	char *buf;
 	if (!pd || posix_memalign((void **)&buf, 4096, 2 * MSG_BYTES))
@@ -79,13 +96,16 @@ int main(int argc, char **argv)
 	memset(buf, 1, 2 * MSG_BYTES);
 	struct ibv_mr *mr = ibv_reg_mr(pd, buf, 2 * MSG_BYTES, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 						IBV_ACCESS_REMOTE_READ | IBV_ACCESS_RELAXED_ORDERING);
+	/* a CQ per QP, as two programs have */
 	struct ibv_cq *cq = ibv_create_cq(ctx, 2 * TX_DEPTH, NULL, NULL, 0);
-	if (!mr || !cq)
+	struct ibv_cq *cq_b = ibv_create_cq(ctx, 2 * TX_DEPTH, NULL, NULL, 0);
+	if (!mr || !cq || !cq_b)
 		die("ibv_reg_mr");
 	struct ibv_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
 				      .cap = {.max_send_wr = TX_DEPTH, .max_recv_wr = TX_DEPTH, .max_send_sge = 1,
 					      .max_recv_sge = 1, .max_inline_data = 64}};
 	struct ibv_qp *a = ibv_create_qp(pd, &ia);
+	ia.send_cq = ia.recv_cq = cq_b;
 	struct ibv_qp *b = ibv_create_qp(pd, &ia);
 	if (!a || !b || connect_qp(a, b->qp_num) || connect_qp(b, a->qp_num))
 		die("connecting the QPs");
@@ -105,7 +125,8 @@ int main(int argc, char **argv)
 	for (long i = 0; i < sends; i++) {
 		if (ibv_post_recv(b, &rwr, &rbad) || ibv_post_send(a, &swr, &bad))
 			die("ibv_post_send (SEND)");
-		await(cq, 2);
+		await(cq, 1);
+		await(cq_b, 1);
 	}
 
 	wr.opcode = IBV_WR_RDMA_READ;
@@ -114,12 +135,10 @@ int main(int argc, char **argv)
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
 	ibv_destroy_cq(cq);
+	ibv_destroy_cq(cq_b);
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd);
-	ibv_close_device(ctx);
-	ibv_free_device_list(list);
 	free(buf);
-	return 0;
 }
 
 static void stream(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_send_wr *wr, long n, const char *what)

@@ -38,7 +38,7 @@ import java.util.Set;
  * library's training program on a private fabric server of its own ({@link ProgramWarmUp}), which drives the same
  * model paths and the server's own path from doorbell to completion as well, for at most {@link #PROGRAM_MAX_WALL_NS}
  * and again only until that first work request. It shares nothing with the served fabric: no counter, key, clock or
- * trace of it changes. {@code RNICSIM_FABRIC_WARMUP=0} in
+ * trace of it changes. {@code RNICSIM_FABRIC_WARMUP=model} keeps to the model's part; {@code RNICSIM_FABRIC_WARMUP=0} in
  * the environment of the run that starts the fabric turns it off.
  *
  * <p>Thread safety: {@link #run()} runs on its own thread; {@link #stop()} may be called from any thread.
@@ -54,7 +54,7 @@ final class FabricWarmUp implements Runnable
     private static final int SMALL_BYTES = 2;
 
     /** Wall-clock budget of the program part ({@link ProgramWarmUp}), after the model's. */
-    static final long PROGRAM_MAX_WALL_NS = 5_000_000_000L;
+    static final long PROGRAM_MAX_WALL_NS = 10_000_000_000L;
     /** The training program's WRITEs, SENDs and READs: about as many WRITEs as the model's part makes. */
     static final List<String> PROGRAM_ARGUMENTS = List.of("8000", "2000", "4000");
 
@@ -121,7 +121,7 @@ final class FabricWarmUp implements Runnable
     @Override
     public void run()
     {
-        if (device != null && ProgramWarmUp.available())
+        if (device != null && !"model".equals(System.getenv("RNICSIM_FABRIC_WARMUP")) && ProgramWarmUp.available())
         {
             final long start = System.nanoTime();
             programDone = ProgramWarmUp.run(device, PROGRAM_ARGUMENTS, () -> stopped,
