@@ -10,10 +10,11 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Moves qp from RESET to RTS, connected to remote_qpn on port 1 at path_mtu, letting the peer do what access allows:
- * behind lid, or, where gid is not NULL, by a global route to that GID (a RoCE port has no LID). */
-static int loopback_connect_path(struct ibv_qp *qp, uint32_t remote_qpn, uint16_t lid, const union ibv_gid *gid,
-				 enum ibv_mtu path_mtu, unsigned access)
+/* Moves qp from RESET to RTR (a QP that only receives and responds, as perftest leaves a bandwidth test's server),
+ * connected to remote_qpn on port 1 at path_mtu, letting the peer do what access allows: behind lid, or, where gid is
+ * not NULL, by a global route to that GID (a RoCE port has no LID). */
+static inline int loopback_to_rtr(struct ibv_qp *qp, uint32_t remote_qpn, uint16_t lid, const union ibv_gid *gid,
+				  enum ibv_mtu path_mtu, unsigned access)
 {
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1, .qp_access_flags = access};
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
@@ -32,9 +33,17 @@ static int loopback_connect_path(struct ibv_qp *qp, uint32_t remote_qpn, uint16_
 	} else {
 		a.ah_attr.dlid = lid;
 	}
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+}
+
+/* Moves qp from RESET to RTS: loopback_to_rtr, then RTS. */
+static int loopback_connect_path(struct ibv_qp *qp, uint32_t remote_qpn, uint16_t lid, const union ibv_gid *gid,
+				 enum ibv_mtu path_mtu, unsigned access)
+{
+	if (loopback_to_rtr(qp, remote_qpn, lid, gid, path_mtu, access))
 		return -1;
+	struct ibv_qp_attr a;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = 14;
