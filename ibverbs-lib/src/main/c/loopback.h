@@ -17,12 +17,11 @@ static int loopback_init(struct ibv_qp *qp, unsigned access)
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 }
 
-/* INIT to RTR to RTS, connected to remote_qpn at path_mtu: behind lid, or, where gid is not NULL, by a global route
- * to that GID (a RoCE port has no LID). Each side gives only the attributes its transition takes for its role (the
- * kernel's qp_state_table refuses the others): a responder (RC, XRC_RECV) max_dest_rd_atomic and min_rnr_timer at
- * RTR, a requester (RC, XRC_SEND) retry_cnt, rnr_retry 7 and max_rd_atomic at RTS; timeout and retry as given. */
-static int loopback_rtr_rts(struct ibv_qp *qp, uint32_t remote_qpn, uint16_t lid, const union ibv_gid *gid,
-			    enum ibv_mtu path_mtu, int responder, int requester, int timeout, int retry)
+/* INIT to RTR, connected to remote_qpn at path_mtu: behind lid, or, where gid is not NULL, by a global route to that
+ * GID (a RoCE port has no LID). A responder (RC, XRC_RECV) also gives max_dest_rd_atomic and min_rnr_timer, which
+ * only its transition takes (the kernel's qp_state_table refuses them otherwise). */
+static inline int loopback_rtr(struct ibv_qp *qp, uint32_t remote_qpn, uint16_t lid, const union ibv_gid *gid,
+			       enum ibv_mtu path_mtu, int responder)
 {
 	struct ibv_qp_attr a;
 	memset(&a, 0, sizeof(a));
@@ -42,15 +41,34 @@ static int loopback_rtr_rts(struct ibv_qp *qp, uint32_t remote_qpn, uint16_t lid
 	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 	if (responder)
 		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	if (ibv_modify_qp(qp, &a, mask))
+	return ibv_modify_qp(qp, &a, mask);
+}
+
+/* Moves an RC qp from RESET to RTR (a QP that only receives and responds, as perftest leaves a bandwidth test's
+ * server), connected as loopback_rtr connects it, letting the peer do what access allows. */
+static inline int loopback_to_rtr(struct ibv_qp *qp, uint32_t remote_qpn, uint16_t lid, const union ibv_gid *gid,
+				  enum ibv_mtu path_mtu, unsigned access)
+{
+	if (loopback_init(qp, access))
 		return -1;
+	return loopback_rtr(qp, remote_qpn, lid, gid, path_mtu, 1);
+}
+
+/* INIT to RTR to RTS: loopback_rtr, then RTS. A requester (RC, XRC_SEND) gives retry_cnt, rnr_retry 7 and
+ * max_rd_atomic at RTS, which only its transition takes; timeout and retry as given. */
+static int loopback_rtr_rts(struct ibv_qp *qp, uint32_t remote_qpn, uint16_t lid, const union ibv_gid *gid,
+			    enum ibv_mtu path_mtu, int responder, int requester, int timeout, int retry)
+{
+	if (loopback_rtr(qp, remote_qpn, lid, gid, path_mtu, responder))
+		return -1;
+	struct ibv_qp_attr a;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = timeout;
 	a.retry_cnt = retry;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
-	mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN;
+	int mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN;
 	if (requester)
 		mask |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
 	return ibv_modify_qp(qp, &a, mask);

@@ -39,7 +39,7 @@ static void die(const char *what)
 /* Streams n requests of wr on qp, up to TX_DEPTH in flight, every SIGNAL_EVERY-th signaled (n a multiple of it). */
 static void stream(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_send_wr *wr, long n, const char *what);
 
-static void round_of(struct ibv_context *ctx, long writes, long sends, long reads);
+static void round_of(struct ibv_context *ctx, long writes, long sends, long reads, int rtr_only);
 
 static int connect_qp(struct ibv_qp *qp, uint32_t remote_qpn)
 {
@@ -76,30 +76,33 @@ int main(int argc, char **argv)
 		die("ibv_open_device");
 	lid = port.lid;
 	for (int r = 0; r < ROUNDS; r++)
-		round_of(ctx, writes, sends, reads);
+		round_of(ctx, writes, sends, reads, r % 2);
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);
 	return 0;
 }
 
 /*
- * One round: a PD, a buffer and its MR, two CQs and a pair of QPs of their own, the three phases, and all of it destroyed.
+ * One round: a PD, a buffer and an MR over each half, two CQs and a pair of QPs of their own, the three phases, and all of it destroyed.
  * Each round after the first meets the fabric server hot with what a new program brings (new QPs whose first
  * requests take the paths of a first request, new keys and translations), so those paths are compiled too.
  */
-static void round_of(struct ibv_context *ctx, long writes, long sends, long reads)
+static void round_of(struct ibv_context *ctx, long writes, long sends, long reads, int rtr_only)
 {
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	char *buf;
 	if (!pd || posix_memalign((void **)&buf, 4096, 2 * MSG_BYTES))
 		die("ibv_alloc_pd");
 	memset(buf, 1, 2 * MSG_BYTES);
-	struct ibv_mr *mr = ibv_reg_mr(pd, buf, 2 * MSG_BYTES, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-						IBV_ACCESS_REMOTE_READ | IBV_ACCESS_RELAXED_ORDERING);
-	/* a CQ per QP, as two programs have */
+	/* an MR per side, as two programs have: the device's translations alternate between them */
+	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			   IBV_ACCESS_RELAXED_ORDERING;
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, MSG_BYTES, access);
+	struct ibv_mr *mr_b = ibv_reg_mr(pd, buf + MSG_BYTES, MSG_BYTES, access);
+	/* a CQ per QP, likewise */
 	struct ibv_cq *cq = ibv_create_cq(ctx, 2 * TX_DEPTH, NULL, NULL, 0);
 	struct ibv_cq *cq_b = ibv_create_cq(ctx, 2 * TX_DEPTH, NULL, NULL, 0);
-	if (!mr || !cq || !cq_b)
+	if (!mr || !mr_b || !cq || !cq_b)
 		die("ibv_reg_mr");
 	struct ibv_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
 				      .cap = {.max_send_wr = TX_DEPTH, .max_recv_wr = TX_DEPTH, .max_send_sge = 1,
@@ -107,17 +110,21 @@ static void round_of(struct ibv_context *ctx, long writes, long sends, long read
 	struct ibv_qp *a = ibv_create_qp(pd, &ia);
 	ia.send_cq = ia.recv_cq = cq_b;
 	struct ibv_qp *b = ibv_create_qp(pd, &ia);
-	if (!a || !b || connect_qp(a, b->qp_num) || connect_qp(b, a->qp_num))
+	/* b only receives and responds: every other round it stays in RTR, as perftest leaves a bandwidth test's server */
+	if (!a || !b || connect_qp(a, b->qp_num) ||
+	    (rtr_only ? loopback_to_rtr(b, a->qp_num, lid, NULL, IBV_MTU_4096,
+					IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+		      : connect_qp(b, a->qp_num)))
 		die("connecting the QPs");
 
 	struct ibv_sge sge = {.addr = (uintptr_t)buf, .length = MSG_BYTES, .lkey = mr->lkey};
 	struct ibv_send_wr wr = {.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-				 .wr.rdma = {.remote_addr = (uintptr_t)buf + MSG_BYTES, .rkey = mr->rkey}};
+				 .wr.rdma = {.remote_addr = (uintptr_t)buf + MSG_BYTES, .rkey = mr_b->rkey}};
 	struct ibv_send_wr *bad;
 	stream(a, cq, &wr, writes, "ibv_post_send (WRITE)");
 
 	struct ibv_sge small = {.addr = (uintptr_t)buf, .length = 8, .lkey = mr->lkey};
-	struct ibv_sge into = {.addr = (uintptr_t)buf + MSG_BYTES, .length = 8, .lkey = mr->lkey};
+	struct ibv_sge into = {.addr = (uintptr_t)buf + MSG_BYTES, .length = 8, .lkey = mr_b->lkey};
 	struct ibv_recv_wr rwr = {.sg_list = &into, .num_sge = 1};
 	struct ibv_recv_wr *rbad;
 	struct ibv_send_wr swr = {.sg_list = &small, .num_sge = 1, .opcode = IBV_WR_SEND,
@@ -137,6 +144,7 @@ static void round_of(struct ibv_context *ctx, long writes, long sends, long read
 	ibv_destroy_cq(cq);
 	ibv_destroy_cq(cq_b);
 	ibv_dereg_mr(mr);
+	ibv_dereg_mr(mr_b);
 	ibv_dealloc_pd(pd);
 	free(buf);
 }

@@ -18,6 +18,7 @@ import dev.rnicsim.verbs.SendFlag;
 import dev.rnicsim.verbs.SendWr;
 import dev.rnicsim.verbs.Sge;
 import dev.rnicsim.verbs.WrOpcode;
+import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
@@ -38,7 +39,7 @@ import java.util.Set;
  * library's training program on a private fabric server of its own ({@link ProgramWarmUp}), which drives the same
  * model paths and the server's own path from doorbell to completion as well, for at most {@link #PROGRAM_MAX_WALL_NS}
  * and again only until that first work request. It shares nothing with the served fabric: no counter, key, clock or
- * trace of it changes. {@code RNICSIM_FABRIC_WARMUP=model} keeps to the model's part; {@code RNICSIM_FABRIC_WARMUP=0} in
+ * trace of it changes. {@code RNICSIM_FABRIC_WARMUP=model} asks for the model-only warm-up; {@code RNICSIM_FABRIC_WARMUP=0} in
  * the environment of the run that starts the fabric turns it off.
  *
  * <p>Thread safety: {@link #run()} runs on its own thread; {@link #stop()} may be called from any thread.
@@ -53,15 +54,15 @@ final class FabricWarmUp implements Runnable
     private static final int SIGNAL_EVERY = 16;
     private static final int SMALL_BYTES = 2;
 
-    /** Wall-clock budget of the program part ({@link ProgramWarmUp}), after the model's. */
+    /** Wall-clock budget of the training program ({@link ProgramWarmUp}). */
     static final long PROGRAM_MAX_WALL_NS = 10_000_000_000L;
-    /** The training program's WRITEs, SENDs and READs: about as many WRITEs as the model's part makes. */
+    /** The training program's WRITEs, SENDs and READs (about as many WRITEs as the model-only warm-up makes). */
     static final List<String> PROGRAM_ARGUMENTS = List.of("8000", "2000", "4000");
 
     private final DeviceProfile profile;
-    /** The device of the program part's private fabric; null: the model's part only. */
+    /** The device of the training program's private fabric; null: the model-only warm-up. */
     private final FabricServer.DeviceSpec device;
-    private final java.io.PrintStream log;
+    private final PrintStream log;
     private volatile boolean stopped;
     private volatile boolean programDone;
     private volatile int writes;
@@ -81,7 +82,7 @@ final class FabricWarmUp implements Runnable
      * @param device the device of the warm-up's private fabric.
      * @param log    where {@code RNICSIM_FABRIC_STATS} reports how long the program ran.
      */
-    FabricWarmUp(final FabricServer.DeviceSpec device, final java.io.PrintStream log)
+    FabricWarmUp(final FabricServer.DeviceSpec device, final PrintStream log)
     {
         this.profile = device.profile();
         this.device = device;

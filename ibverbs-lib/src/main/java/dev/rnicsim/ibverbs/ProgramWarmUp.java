@@ -14,13 +14,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
- * The second part of the fabric's warm-up ({@link FabricWarmUp}): the library's training program
+ * The fabric's warm-up where the C library is built ({@link FabricWarmUp}): the library's training program
  * ({@code src/main/c/train.c}, the workload of the ahead-of-time cache) run on a private fabric server of this JVM,
  * so that the server's own path is compiled too before a program's first work request: the doorbell ring and its
  * parsing ({@link Session}, {@link Completions}), the model behind it, the copies of the real bytes and the
- * completions through the message ring. The model-only part compiles the model's data path; without this part the
+ * completions through the message ring. The model-only warm-up compiles the model's data path alone; with it the
  * server's path was compiled during the first thousands of messages of {@code ib_write_bw}, with the compiler threads
- * taking about as much CPU as the serving thread on a 2-core machine (docs/c-programs.md, "Speed").
+ * taking about as much CPU as the serving thread on a 2-core machine (docs/c-programs.md, "Bandwidth: where the
+ * fabric's CPU goes").
  *
  * <p>The private server has its own fabric, host, devices, keys and clock: nothing of the served fabric changes. The
  * program is killed as soon as {@code stopped} says so (a program's first work request on the served fabric) or at
