@@ -151,8 +151,10 @@ public final class Targets
         for (final RunResult r : results)
         {
             final String name = r.getParams().getBenchmark();
+            final String mrPages = r.getParams().getParam("mrPageBytes");
+            // The targets are for MRs of 4 KiB pages; runs with other page sizes are left out of the table.
             if (name.endsWith("." + method) && String.valueOf(payloadBytes).equals(r.getParams().getParam(
-                "payloadBytes")))
+                "payloadBytes")) && (mrPages == null || mrPages.equals("4096")))
             {
                 final Result<?> primary = r.getPrimaryResult();
                 final Result<?> cpu = r.getSecondaryResults().get(CpuTimeProfiler.OPS_PER_S);
