@@ -1,10 +1,10 @@
 package dev.rnicsim.keys;
 
 import dev.rnicsim.keys.KeyOps.KeyOp;
-import dev.rnicsim.keys.KeyWorld.Buf;
-import dev.rnicsim.keys.KeyWorld.KeyName;
-import dev.rnicsim.keys.KeyWorld.MrM;
-import dev.rnicsim.keys.KeyWorld.MwM;
+import dev.rnicsim.keys.WorldModel.Buf;
+import dev.rnicsim.keys.WorldModel.KeyName;
+import dev.rnicsim.keys.WorldModel.MrM;
+import dev.rnicsim.keys.WorldModel.MwM;
 import dev.rnicsim.pagetable.ForkBehaviour;
 import dev.rnicsim.pagetable.Madvice;
 import dev.rnicsim.verbs.Access;
@@ -107,7 +107,7 @@ final class KeyChains
             final KeyWorld r = s.ref();
             final List<Integer> livePds = new ArrayList<>(r.pds.size());
             final List<Integer> allPds = new ArrayList<>(r.pds.size());
-            for (final KeyWorld.PdM p : r.pds.values())
+            for (final WorldModel.PdM p : r.pds.values())
             {
                 allPds.add(p.index);
                 if (p.live)

@@ -1,5 +1,17 @@
 package dev.rnicsim.keys;
 
+import static dev.rnicsim.keys.WorldModel.ZERO;
+
+import dev.rnicsim.keys.WorldModel.Buf;
+import dev.rnicsim.keys.WorldModel.Frame;
+import dev.rnicsim.keys.WorldModel.KeyName;
+import dev.rnicsim.keys.WorldModel.MrM;
+import dev.rnicsim.keys.WorldModel.MwM;
+import dev.rnicsim.keys.WorldModel.Page;
+import dev.rnicsim.keys.WorldModel.Pair;
+import dev.rnicsim.keys.WorldModel.PdM;
+import dev.rnicsim.keys.WorldModel.Qp;
+import dev.rnicsim.keys.WorldModel.Ring;
 import dev.rnicsim.mtt.MptEntry;
 import dev.rnicsim.mtt.MptState;
 import dev.rnicsim.mtt.VariantPolicy;
@@ -88,164 +100,6 @@ final class KeyWorld
     /** Rights that pin for writing (ib_access_writable). */
     static final Set<Access> WRITABLE = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_ATOMIC,
         Access.MW_BIND);
-
-    // ------------------------------------------------------------------ model types
-
-    /** A physical frame of the model. */
-    static final class Frame
-    {
-        final byte[] data;
-        /** Page-table entries mapping it (parent and children). */
-        int mapCount;
-        /** Pins held on it (one per MR page or ring page). */
-        int pins;
-
-        Frame(final byte[] data)
-        {
-            this.data = data;
-        }
-    }
-
-    /** The shared zero page: never written. */
-    static final Frame ZERO = new Frame(new byte[(int)PAGE]);
-
-    /** A mapped page of app_b. */
-    static final class Page
-    {
-        /** Null: never faulted in; {@link #ZERO}: the zero page; else its frame (the swap slot's bytes if swapped). */
-        Frame frame;
-        boolean swapped;
-        boolean dontfork;
-    }
-
-    record Buf(String name, long addr, long lengthBytes)
-    {
-    }
-
-    /** A ring of a CQ or QP: memory the library maps and the kernel pins. */
-    static final class Ring
-    {
-        long addr;
-        int pages;
-        Frame[] frames;
-    }
-
-    static final class Qp
-    {
-        QueuePair sim;
-        Ring ring;
-        boolean live;
-    }
-
-    /** The QP pair serving PD pd_bN: qaN on host a, qbN in pd_bN on host b. */
-    static final class Pair
-    {
-        QueuePair qa;
-        Qp qb;
-        boolean broken;
-    }
-
-    static final class PdM
-    {
-        final int index;
-        final String name;
-        SimPd sim;
-        boolean live;
-        Pair pair;
-
-        PdM(final int index)
-        {
-            this.index = index;
-            this.name = "pd_b" + index;
-        }
-    }
-
-    static final class MrM
-    {
-        final String name;
-        SimMr sim;
-        PdM pd;
-        int key;
-        long addr;
-        long lengthBytes;
-        Set<Access> access;
-        Frame[] frames;
-        boolean writePin;
-        long entries;
-        long reserved;
-        boolean live;
-        int windows;
-
-        MrM(final String name)
-        {
-            this.name = name;
-        }
-
-        long firstPage()
-        {
-            return addr & -PAGE;
-        }
-
-        int pages()
-        {
-            return pages(addr, lengthBytes);
-        }
-
-        static int pages(final long addr, final long len)
-        {
-            return (int)((((addr + len + PAGE - 1) & -PAGE) - (addr & -PAGE)) / PAGE);
-        }
-    }
-
-    static final class MwM
-    {
-        final String name;
-        final MwType type;
-        SimMw sim;
-        PdM pd;
-        int tableKey;
-        int shownKey;
-        boolean live;
-        boolean bound;
-        MrM mr;
-        long lo;
-        long len;
-        Set<Access> rights = Set.of();
-        Qp qp;
-
-        MwM(final String name, final MwType type)
-        {
-            this.name = name;
-            this.type = type;
-        }
-    }
-
-    /** A key named {@code kN} in the script. */
-    static final class KeyName
-    {
-        final int label;
-        final String name;
-        final int value;
-        final String issuer;
-        /** The range of its issuer when issued: where accesses with it aim. */
-        final long lo;
-        final long len;
-        final boolean mrKey;
-        /** Allocations of its MPT index when its MR stopped holding it; -1 while held. */
-        int allocationsAtDeath = -1;
-
-        KeyName(final int label, final int value, final String issuer, final long lo, final long len,
-            final boolean mrKey)
-        {
-            this.label = label;
-            this.name = "k" + label;
-            this.value = value;
-            this.issuer = issuer;
-            this.lo = lo;
-            this.len = len;
-            this.mrKey = mrKey;
-        }
-    }
 
     /** How a verb ended: "ok" or an errno name; the completion status of a work request. */
     private record Result(String errno, Throwable thrown)

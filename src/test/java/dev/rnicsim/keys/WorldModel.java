@@ -1,0 +1,178 @@
+package dev.rnicsim.keys;
+
+import dev.rnicsim.simnic.SimMr;
+import dev.rnicsim.simnic.SimMw;
+import dev.rnicsim.simnic.SimPd;
+import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.MwType;
+import dev.rnicsim.verbs.QueuePair;
+import java.util.Set;
+
+/**
+ * The types of a {@link KeyWorld}'s reference model of host beta: frames with their bytes, map counts and pins, app_b's
+ * pages, buffers, the rings of CQs and QPs, QP pairs, PDs, MRs, windows and the keys issued.
+ */
+final class WorldModel
+{
+    private WorldModel()
+    {
+    }
+
+    /** A physical frame of the model. */
+    static final class Frame
+    {
+        final byte[] data;
+        /** Page-table entries mapping it (parent and children). */
+        int mapCount;
+        /** Pins held on it (one per MR page or ring page). */
+        int pins;
+
+        Frame(final byte[] data)
+        {
+            this.data = data;
+        }
+    }
+
+    /** The shared zero page: never written. */
+    static final Frame ZERO = new Frame(new byte[(int)KeyWorld.PAGE]);
+
+    /** A mapped page of app_b. */
+    static final class Page
+    {
+        /** Null: never faulted in; {@link #ZERO}: the zero page; else its frame (the swap slot's bytes if swapped). */
+        Frame frame;
+        boolean swapped;
+        boolean dontfork;
+    }
+
+    record Buf(String name, long addr, long lengthBytes)
+    {
+    }
+
+    /** A ring of a CQ or QP: memory the library maps and the kernel pins. */
+    static final class Ring
+    {
+        long addr;
+        int pages;
+        Frame[] frames;
+    }
+
+    static final class Qp
+    {
+        QueuePair sim;
+        Ring ring;
+        boolean live;
+    }
+
+    /** The QP pair serving PD pd_bN: qaN on host a, qbN in pd_bN on host b. */
+    static final class Pair
+    {
+        QueuePair qa;
+        Qp qb;
+        boolean broken;
+    }
+
+    static final class PdM
+    {
+        final int index;
+        final String name;
+        SimPd sim;
+        boolean live;
+        Pair pair;
+
+        PdM(final int index)
+        {
+            this.index = index;
+            this.name = "pd_b" + index;
+        }
+    }
+
+    static final class MrM
+    {
+        final String name;
+        SimMr sim;
+        PdM pd;
+        int key;
+        long addr;
+        long lengthBytes;
+        Set<Access> access;
+        Frame[] frames;
+        boolean writePin;
+        long entries;
+        long reserved;
+        boolean live;
+        int windows;
+
+        MrM(final String name)
+        {
+            this.name = name;
+        }
+
+        long firstPage()
+        {
+            return addr & -KeyWorld.PAGE;
+        }
+
+        int pages()
+        {
+            return pages(addr, lengthBytes);
+        }
+
+        static int pages(final long addr, final long len)
+        {
+            return (int)((((addr + len + KeyWorld.PAGE - 1) & -KeyWorld.PAGE) - (addr & -KeyWorld.PAGE))
+                / KeyWorld.PAGE);
+        }
+    }
+
+    static final class MwM
+    {
+        final String name;
+        final MwType type;
+        SimMw sim;
+        PdM pd;
+        int tableKey;
+        int shownKey;
+        boolean live;
+        boolean bound;
+        MrM mr;
+        long lo;
+        long len;
+        Set<Access> rights = Set.of();
+        Qp qp;
+
+        MwM(final String name, final MwType type)
+        {
+            this.name = name;
+            this.type = type;
+        }
+    }
+
+    /** A key named {@code kN} in the script. */
+    static final class KeyName
+    {
+        final int label;
+        final String name;
+        final int value;
+        final String issuer;
+        /** The range of its issuer when issued: where accesses with it aim. */
+        final long lo;
+        final long len;
+        final boolean mrKey;
+        /** Allocations of its MPT index when its MR stopped holding it; -1 while held. */
+        int allocationsAtDeath = -1;
+
+        KeyName(final int label, final int value, final String issuer, final long lo, final long len,
+            final boolean mrKey)
+        {
+            this.label = label;
+            this.name = "k" + label;
+            this.value = value;
+            this.issuer = issuer;
+            this.lo = lo;
+            this.len = len;
+            this.mrKey = mrKey;
+        }
+    }
+
+}
