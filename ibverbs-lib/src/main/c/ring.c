@@ -128,17 +128,36 @@ int rnicsim_ring_pending(void)
 	return __atomic_load_n(&hdr->tail, __ATOMIC_ACQUIRE) != __atomic_load_n(&hdr->head, __ATOMIC_RELAXED);
 }
 
-/* Sleeps until the server writes into the ring (it kicks the socket), timeout_ns at most (-1: no limit). The kicks
- * stay on the socket for the next rnicsim_ring_read to take, under the lock; with or without it held here. */
+static struct db_header *db;
+static void db_rekick(int sock);
+
+/*
+ * Sleeps until the server writes into the ring (it kicks the socket), timeout_ns at most (-1: until then, in slices
+ * of RING_WAIT_SLICE_NS). The kicks stay on the socket for the next rnicsim_ring_read to take, under the lock; with
+ * or without it held here. The rule that makes a kick never missed: count in `waiters` first, then look at the tail
+ * once more (both seq_cst: the store before the load; the server stores the tail, full fence, loads `waiters`),
+ * and sleep only when it has not moved; a write the look did not see then finds `waiters` set and kicks. Bytes
+ * already there cost no system call: the caller's read takes them without a wait.
+ *
+ * An unlimited wait still sleeps RING_WAIT_SLICE_NS at most, then returns to its caller, which looks at the ring
+ * again and waits again: a slice that ends without a kick changes nothing but the look, and recovers from a kick
+ * lost anyway (by a server bug; no rule of the protocol loses one). At such a time it also kicks the server when
+ * the doorbell ring holds bytes the server has not taken (the request awaited may be among them): a kick the server
+ * did not need is read and dropped there. 100 ms keeps an idle completion-channel thread at 10 wake-ups a second.
+ */
+#define RING_WAIT_SLICE_NS 100000000L
 void rnicsim_ring_wait(int sock, long timeout_ns)
 {
 	__atomic_add_fetch(&hdr->waiters, 1, __ATOMIC_SEQ_CST);
-	if (!rnicsim_ring_pending()) {
+	if (__atomic_load_n(&hdr->tail, __ATOMIC_SEQ_CST) == __atomic_load_n(&hdr->head, __ATOMIC_RELAXED)) {
+		long ns = timeout_ns < 0 ? RING_WAIT_SLICE_NS : timeout_ns;
 		struct pollfd p = {.fd = sock, .events = POLLIN};
-		struct timespec t = {timeout_ns / 1000000000L, timeout_ns % 1000000000L};
-		int r = ppoll(&p, 1, timeout_ns < 0 ? NULL : &t, NULL);
+		struct timespec t = {ns / 1000000000L, ns % 1000000000L};
+		int r = ppoll(&p, 1, &t, NULL);
 		if (r > 0 && (p.revents & (POLLHUP | POLLERR)))
 			rnicsim_server_gone();
+		if (r == 0 && timeout_ns < 0)
+			db_rekick(sock);
 	}
 	__atomic_sub_fetch(&hdr->waiters, 1, __ATOMIC_SEQ_CST);
 }
@@ -217,7 +236,6 @@ struct db_header {
 	int32_t lock;
 };
 
-static struct db_header *db;
 static char *db_data;
 static pid_t db_pid; /* the process that offered the ring (a fork's child shares it) */
 
@@ -273,6 +291,18 @@ static void db_kick(int sock)
 		if (send(sock, &k, 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno == EPIPE)
 			rnicsim_server_gone();
 	}
+}
+
+/* After a wait for the server that has lasted (rnicsim_ring_wait): a kick when the server has not taken all the
+ * doorbell ring holds, whatever `asleep` says. The socket carries only one-byte kicks from here, so this needs no
+ * lock. */
+static void db_rekick(int sock)
+{
+	if (!db || __atomic_load_n(&db->head, __ATOMIC_ACQUIRE) == __atomic_load_n(&db->tail, __ATOMIC_ACQUIRE))
+		return;
+	char k = 1;
+	if (send(sock, &k, 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno == EPIPE)
+		rnicsim_server_gone();
 }
 
 /* Writes a message (the library's own memory only) into the ring; called under the library's lock and send lock. */

@@ -10,7 +10,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * How the server's threads wait for doorbells that come through shared memory ({@link DoorbellRing}). Each session's
  * thread carries out what its process published, then, if no other thread of the fabric does, polls the doorbell
  * rings of <em>every</em> process for {@link DoorbellReader#SPIN_NS} after the last doorbell it found, carrying out
- * each as it comes; then it asks each process for a kick and sleeps on its own socket. One poller for the whole fabric,
+ * each as it comes; then it asks each process for a kick and sleeps on its own socket. A session's thread that finds
+ * its ring covered by the poller sleeps without asking for kicks; the poller hands each ring back with
+ * {@link DoorbellRing#uncover()}, which asks for them and carries out what came meanwhile, so a doorbell always finds
+ * a poller, an armed ring, or a kick on its way. One poller for the whole fabric,
  * not one per session: in a ping-pong the next doorbell comes from the other process, whose session's thread would
  * have to be woken, and two threads polling would take a core each from the two programs on a small machine.
  *
@@ -48,7 +51,7 @@ final class DoorbellPoller
                     s.drainDoorbells();
                 }
                 poll(s);
-                if (!s.covered && s.doorbellRing.arm())
+                if (s.doorbellRing.armUnlessCovered())
                 {
                     s.doorbellRing.disarm();
                     continue;
@@ -94,11 +97,9 @@ final class DoorbellPoller
             {
                 for (final Session t : sessions)
                 {
-                    if (!t.covered)
+                    if (!covered.contains(t) && cover(t))
                     {
-                        t.covered = true;
                         covered.add(t);
-                        armed = true;
                     }
                 }
                 if (armed)
@@ -123,18 +124,7 @@ final class DoorbellPoller
                     selfChecked = now;
                     if (self.doorbells.endOfStream())
                     {
-                        // kicks from now on; what was published before a ring was armed is carried out here
-                        for (final Session t : covered)
-                        {
-                            if (arm(t))
-                            {
-                                synchronized (lock)
-                                {
-                                    t.drainDoorbells();
-                                }
-                            }
-                        }
-                        return;
+                        return; // the rings are handed back below
                     }
                 }
                 if (found)
@@ -166,9 +156,16 @@ final class DoorbellPoller
         }
         finally
         {
+            // kicks from now on; what was published before a ring asked for them is carried out here
             for (final Session t : covered)
             {
-                t.covered = false;
+                if (uncover(t))
+                {
+                    synchronized (lock)
+                    {
+                        t.drainDoorbells();
+                    }
+                }
             }
             polling.set(false);
         }
@@ -193,6 +190,32 @@ final class DoorbellPoller
         try
         {
             return t.doorbellRing.pending();
+        }
+        catch (final IllegalStateException e)
+        {
+            return false;
+        }
+    }
+
+    /** @return whether this poller took the ring over (false when the session has ended). */
+    private static boolean cover(final Session t)
+    {
+        try
+        {
+            return t.doorbellRing.cover();
+        }
+        catch (final IllegalStateException e)
+        {
+            return false;
+        }
+    }
+
+    /** @return whether doorbells were published before the ring asked for kicks again (false once ended). */
+    private static boolean uncover(final Session t)
+    {
+        try
+        {
+            return t.doorbellRing.uncover();
         }
         catch (final IllegalStateException e)
         {

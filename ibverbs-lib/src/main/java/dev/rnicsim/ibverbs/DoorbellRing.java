@@ -26,8 +26,8 @@ import java.nio.file.Path;
  * 192 (the library's), the data from {@link #DATA_OFFSET}, a power of two long. Head and tail only grow; a byte at
  * position p lies at {@code DATA_OFFSET + (p & (capacity - 1))}. One consumer at a time (under the fabric's lock).
  *
- * <p>Thread safety: {@link #read} under the fabric's lock; {@link #pending}, {@link #arm} and {@link #disarm} from
- * any thread (after {@link #close()} they throw {@link IllegalStateException}).
+ * <p>Thread safety: {@link #read} under the fabric's lock; {@link #pending}, {@link #arm}, {@link #disarm},
+ * {@link #armUnlessCovered} from any thread, {@link #cover} and {@link #uncover} from the fabric's one poller (after {@link #close()} they throw {@link IllegalStateException}).
  */
 final class DoorbellRing implements AutoCloseable
 {
@@ -43,6 +43,8 @@ final class DoorbellRing implements AutoCloseable
     private final MemorySegment ring;
     private final long capacity;
     private long head;
+    /** A thread of the server other than the session's polls this ring ({@link DoorbellPoller}): not in shared memory. */
+    private volatile boolean covered;
 
     private DoorbellRing(final Arena arena, final MemorySegment ring, final long capacity)
     {
@@ -117,6 +119,51 @@ final class DoorbellRing implements AutoCloseable
     void disarm()
     {
         INT.setVolatile(ring, ASLEEP, 0);
+    }
+
+    /**
+     * The fabric's poller takes this ring over: the session's thread may sleep without asking for kicks, and the
+     * process rings without kicking while the poller looks at the ring.
+     *
+     * @return false when the ring was covered already.
+     */
+    boolean cover()
+    {
+        if (covered)
+        {
+            return false;
+        }
+        covered = true;
+        disarm();
+        return true;
+    }
+
+    /**
+     * The fabric's poller hands the ring back: it clears {@code covered} <em>first</em>, then asks for a kick and
+     * looks at the ring once more ({@link #arm()}). In the other order a session's thread could find the ring still
+     * covered after the poller's last {@code arm()}, after which {@code asleep} had been cleared (by the process's
+     * kick, or by that thread's own {@link #disarm()} once woken), and sleep unarmed: the process's next doorbell would
+     * then kick nobody and wait for its answer forever. In this order, a thread that still finds the ring covered read
+     * it before this {@code arm()}, so whatever cleared {@code asleep} came before it too.
+     *
+     * @return whether bytes were published meanwhile (the caller then reads them: no kick came for them).
+     */
+    boolean uncover()
+    {
+        covered = false;
+        return arm();
+    }
+
+    /**
+     * The session's thread, before it sleeps until kicked: unless the fabric's poller covers the ring (it will
+     * {@link #uncover()} it before it stops), asks for a kick and looks at the ring once more.
+     *
+     * @return whether bytes were published meanwhile (then the caller reads them instead of sleeping, and
+     *         {@link #disarm()}s).
+     */
+    boolean armUnlessCovered()
+    {
+        return !covered && arm();
     }
 
     @Override

@@ -99,8 +99,6 @@ final class Session
     private ByteBuffer ringIn;
     /** The session has ended: its doorbell ring is closed or about to be. */
     private volatile boolean ended;
-    /** A thread of the server other than this session's polls its doorbell ring ({@link DoorbellPoller}). */
-    volatile boolean covered;
     /** A drainer is writing what the process's ring or socket did not take yet ({@link #flush()}). */
     private boolean draining;
     /** How long a drainer waits for the process to make room before it tries again. */

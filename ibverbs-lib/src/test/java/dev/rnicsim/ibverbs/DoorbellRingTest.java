@@ -8,6 +8,7 @@ import java.io.RandomAccessFile;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -61,6 +62,20 @@ class DoorbellRingTest
             tail += n;
             LONG.varHandle().setRelease(ring, DoorbellRing.TAIL, tail);
             return n;
+        }
+
+        /**
+         * Rings as ring.c's rnicsim_doorbells_write and db_kick do: publishes, full fence, then clears a set
+         * {@code asleep} and kicks.
+         *
+         * @return whether the library would write a kick on the socket.
+         */
+        boolean ring(final byte... doorbell)
+        {
+            assertThat(put(doorbell, 0, doorbell.length)).isEqualTo(doorbell.length);
+            VarHandle.fullFence();
+            return asleep() != 0
+                && (int) ValueLayout.JAVA_INT.varHandle().getAndSet(ring, DoorbellRing.ASLEEP, 0) != 0;
         }
 
         int asleep()
@@ -144,6 +159,50 @@ class DoorbellRingTest
             final ByteBuffer in = ByteBuffer.allocateDirect(16);
             assertThat(ring.read(in)).isEqualTo(3);
             assertThat(ring.pending()).isFalse();
+        }
+    }
+
+    /**
+     * The interleaving of a lost wake-up: the fabric's poller, after its last request for kicks, had not yet handed the
+     * ring back when the session's thread, woken by a kick that request brought, found the ring still covered and slept
+     * without asking for one. Handed back with {@code covered} cleared after that request, as it was, the process's next
+     * doorbell (a control verb's request, whose caller then waits for the answer without a limit) kicked nobody.
+     */
+    @Test
+    void aSessionThreadThatSleptOnACoveredRingIsKickedAfterThePollerHandsItBack() throws Exception
+    {
+        final Path file = ringFile(DoorbellRing.DATA_OFFSET + CAPACITY);
+        try (DoorbellRing ring = DoorbellRing.open(file, CAPACITY); Writer writer = new Writer(file))
+        {
+            final ByteBuffer in = ByteBuffer.allocateDirect(16);
+            assertThat(ring.armUnlessCovered()).as("the session's thread sleeps, asking for a kick").isFalse();
+            assertThat(ring.cover()).as("the poller takes the ring over").isTrue();
+            assertThat(writer.asleep()).as("a polled ring needs no kick").isZero();
+            assertThat(ring.arm()).as("the poller's spin ends with nothing late: it asks for kicks").isFalse();
+
+            assertThat(writer.ring((byte) 1)).as("a doorbell then kicks").isTrue();
+            ring.disarm(); // the session's thread, woken by that kick
+            assertThat(ring.read(in)).isEqualTo(1);
+            assertThat(ring.armUnlessCovered()).as("the ring is still covered: it sleeps without asking").isFalse();
+            assertThat(writer.asleep()).isZero();
+
+            assertThat(ring.uncover()).as("the poller hands the ring back; nothing came meanwhile").isFalse();
+            assertThat(writer.ring((byte) 2)).as("the next doorbell wakes the sleeping thread").isTrue();
+        }
+    }
+
+    @Test
+    void aDoorbellRungWhileTheRingWasCoveredIsFoundWhenThePollerHandsItBack() throws Exception
+    {
+        final Path file = ringFile(DoorbellRing.DATA_OFFSET + CAPACITY);
+        try (DoorbellRing ring = DoorbellRing.open(file, CAPACITY); Writer writer = new Writer(file))
+        {
+            assertThat(ring.cover()).isTrue();
+            assertThat(ring.cover()).as("one poller at a time").isFalse();
+            assertThat(writer.ring((byte) 7)).as("a polled ring: no kick").isFalse();
+            assertThat(ring.uncover()).as("no kick came for it: the poller carries it out").isTrue();
+            assertThat(writer.asleep()).as("and later doorbells kick").isEqualTo(1);
+            assertThat(ring.read(ByteBuffer.allocateDirect(16))).isEqualTo(1);
         }
     }
 
