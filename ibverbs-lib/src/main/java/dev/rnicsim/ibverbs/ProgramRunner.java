@@ -318,7 +318,7 @@ public final class ProgramRunner
                     originOf(options).write(originFile);
                     onHosted.accept(f);
                 }
-                catch (final IOException | RuntimeException e)
+                catch (final IOException | RuntimeException | Error e)
                 {
                     f.close(); // no fabric is left serving for a run that did not start
                     Files.deleteIfExists(originFile);
