@@ -146,15 +146,15 @@ public final class ProgramRunner
         {
             Files.copy(in, dir.resolve(LIBRARY), StandardCopyOption.REPLACE_EXISTING);
         }
-        final URL helper = ProgramRunner.class.getResource("native/" + RunDirectory.STATUS_HELPER);
-        if (helper != null)
+        final URL statusProgram = ProgramRunner.class.getResource("native/" + RunDirectory.STATUS_PROGRAM);
+        if (statusProgram != null)
         {
-            try (InputStream in = helper.openStream())
+            try (InputStream in = statusProgram.openStream())
             {
-                Files.copy(in, dir.resolve(RunDirectory.STATUS_HELPER), StandardCopyOption.REPLACE_EXISTING);
+                Files.copy(in, dir.resolve(RunDirectory.STATUS_PROGRAM), StandardCopyOption.REPLACE_EXISTING);
             }
-            dir.resolve(RunDirectory.STATUS_HELPER).toFile().setExecutable(true);
-            dir.resolve(RunDirectory.STATUS_HELPER).toFile().deleteOnExit();
+            dir.resolve(RunDirectory.STATUS_PROGRAM).toFile().setExecutable(true);
+            dir.resolve(RunDirectory.STATUS_PROGRAM).toFile().deleteOnExit();
         }
         dir.toFile().deleteOnExit();
         dir.resolve(LIBRARY).toFile().deleteOnExit();
@@ -318,7 +318,7 @@ public final class ProgramRunner
                     originOf(options).write(originFile);
                     onHosted.accept(f);
                 }
-                catch (final IOException | RuntimeException e)
+                catch (final IOException | RuntimeException | Error e)
                 {
                     f.close(); // no fabric is left serving for a run that did not start
                     Files.deleteIfExists(originFile);

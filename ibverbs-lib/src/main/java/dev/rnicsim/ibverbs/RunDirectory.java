@@ -19,8 +19,8 @@ import java.util.stream.Stream;
  */
 final class RunDirectory implements AutoCloseable
 {
-    /** The helper that runs the program and writes how it ended (status.c), beside the library. */
-    static final String STATUS_HELPER = "rnicsim-status";
+    /** The program that runs the program and writes how it ended (status.c), built beside the library. */
+    static final String STATUS_PROGRAM = "rnicsim-status";
 
     private final Path dir;
 
@@ -57,21 +57,21 @@ final class RunDirectory implements AutoCloseable
     }
 
     /**
-     * @param library the folder of the library and its helper.
+     * @param library the folder of the library and of rnicsim-status.
      * @param command the program and its arguments.
-     * @return the command that runs it through the helper that records how it ended.
-     * @throws IOException when the helper was not built.
+     * @return the command that runs it under rnicsim-status, which records how it ended.
+     * @throws IOException when rnicsim-status was not built.
      */
     List<String> wrap(final Path library, final List<String> command) throws IOException
     {
-        if (!Files.isExecutable(library.resolve(STATUS_HELPER)))
+        if (!Files.isExecutable(library.resolve(STATUS_PROGRAM)))
         {
-            throw new IOException("rnic-sim's " + STATUS_HELPER + " was not built beside its library in " + library
+            throw new IOException("rnic-sim's " + STATUS_PROGRAM + " was not built beside its library in " + library
                 + " (ibverbs-lib's build makes both with make and gcc): build again (./rnicsim rebuilds itself when a "
                 + "source is newer than its build: 'touch ibverbs-lib/pom.xml')");
         }
         final List<String> wrapped = new ArrayList<>(command.size() + 2);
-        wrapped.add(library.resolve(STATUS_HELPER).toString());
+        wrapped.add(library.resolve(STATUS_PROGRAM).toString());
         wrapped.add(statusFile().toString());
         wrapped.addAll(command);
         return wrapped;
@@ -79,8 +79,8 @@ final class RunDirectory implements AutoCloseable
 
     /**
      * @param program   the program as given (for the message when it could not be started).
-     * @param jdkStatus what {@link Process#waitFor} returned for the helper.
-     * @return how the program ended, as the helper saw it; by {@code jdkStatus} when the helper wrote nothing (it was
+     * @param jdkStatus what {@link Process#waitFor} returned for rnicsim-status.
+     * @return how the program ended, as rnicsim-status saw it; by {@code jdkStatus} when it wrote nothing (it was
      *         killed itself, by SIGKILL say: then a status above 128 is its signal).
      * @throws ProgramLookup.NotRunnable when execve(2) refused the program (a binary of another machine, say).
      * @throws IOException               when the status file cannot be read.

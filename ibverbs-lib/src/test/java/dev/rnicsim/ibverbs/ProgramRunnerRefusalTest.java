@@ -58,6 +58,30 @@ class ProgramRunnerRefusalTest
     }
 
     @Test
+    void anErrorWhereTheFabricIsHandedToTheCallerShouldLeaveNoFabricServing() throws Exception
+    {
+        try
+        {
+            ProgramRunner.libraryDir();
+        }
+        catch (final IOException e)
+        {
+            if ("true".equals(System.getenv("CI")))
+            {
+                fail(e.getMessage());
+            }
+            assumeTrue(false, e.getMessage());
+        }
+        final String fabric = fabricName();
+        assertThatThrownBy(() -> ProgramRunner.run(options(fabric, null, null), List.of("true"), log, f ->
+        {
+            throw new AssertionError("the caller's own check failed");
+        })).isInstanceOf(AssertionError.class).hasMessage("the caller's own check failed");
+        assertThat(ProgramRunner.socketOf(fabric)).as("the fabric was closed").doesNotExist();
+        assertThat(FabricOrigin.fileOf(fabric)).doesNotExist();
+    }
+
+    @Test
     void aJoinThatTheFabricsOriginRefusesShouldStartNoProgram() throws Exception
     {
         try

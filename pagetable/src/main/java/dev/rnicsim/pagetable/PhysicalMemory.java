@@ -26,8 +26,7 @@ public final class PhysicalMemory
     private final long zeroPfn;
     /** Bus address where device memory (PCIe BARs of GPUs and the like) starts: above any RAM the model holds. */
     public static final long DEVICE_MEMORY_BASE = 1L << 48;
-    private final java.util.List<DeviceMemory> deviceMemories = new java.util.ArrayList<>();
-    private long nextDeviceBase = DEVICE_MEMORY_BASE;
+    private final BusDeviceMemories deviceMemories = new BusDeviceMemories();
     /** True when the bytes a device's DMA moves live elsewhere: see {@link #bytesElsewhere(boolean)}. */
     private boolean bytesElsewhere;
 
@@ -47,7 +46,7 @@ public final class PhysicalMemory
             final long count = config.hugepages(sizes[i]);
             if (count > 0 || sizes[i] == PageSize.SIZE_2M || sizes[i] == PageSize.SIZE_1G)
             {
-                pools.put(sizes[i], new HugetlbPool(sizes[i], reserveBootPages(sizes[i], count)));
+                pools.put(sizes[i], new HugetlbPool(sizes[i], BootHugepages.reserve(normal, sizes[i], count)));
             }
         }
         zeroPfn = totalFrames;
@@ -63,52 +62,6 @@ public final class PhysicalMemory
     public long zeroPfn()
     {
         return zeroPfn;
-    }
-
-    private long[] reserveBootPages(final PageSize size, final long count)
-    {
-        final long[] heads = new long[(int)count];
-        for (int i = 0; i < count; i++)
-        {
-            heads[i] = size.order() <= BuddyAllocator.MAX_ORDER ? normal.allocate(size.order()) : reserveGigantic(size);
-            if (heads[i] < 0)
-            {
-                throw new KernelException(Errno.ENOMEM, "cannot reserve hugetlb page " + (i + 1) + " of " + count
-                    + " of " + size.kb() + " kB: ZONE_NORMAL has no free aligned block left; reserve fewer huge pages"
-                    + " or give the host more memory");
-            }
-        }
-        return heads;
-    }
-
-    /**
-     * A page larger than the buddy allocator's largest block (arm64's 16 GiB contiguous-PMD page), taken at boot as
-     * consecutive largest blocks, as mm/hugetlb.c {@code alloc_bootmem_huge_page} takes it from memblock.
-     *
-     * @return the head frame, or -1 (with the blocks given back) when the blocks are not one aligned run.
-     */
-    private long reserveGigantic(final PageSize size)
-    {
-        final int blocks = 1 << (size.order() - BuddyAllocator.MAX_ORDER);
-        final long[] taken = new long[blocks];
-        boolean run = true;
-        for (int b = 0; b < blocks; b++)
-        {
-            taken[b] = normal.allocate(BuddyAllocator.MAX_ORDER);
-            run &= taken[b] >= 0 && taken[b] == taken[0] + ((long)b << BuddyAllocator.MAX_ORDER);
-        }
-        if (run && (taken[0] & (size.frames() - 1)) == 0)
-        {
-            return taken[0];
-        }
-        for (final long t : taken)
-        {
-            if (t >= 0)
-            {
-                normal.free(t, BuddyAllocator.MAX_ORDER);
-            }
-        }
-        return -1;
     }
 
     /**
@@ -521,15 +474,7 @@ public final class PhysicalMemory
      */
     public DeviceMemory attachDeviceMemory(final String name, final long sizeBytes)
     {
-        if (sizeBytes <= 0)
-        {
-            throw new KernelException(Errno.EINVAL, "device memory of " + sizeBytes + " bytes"
-                + ": the size must be positive; give a size of one byte or more");
-        }
-        final DeviceMemory d = new DeviceMemory(name, nextDeviceBase, sizeBytes);
-        nextDeviceBase += (sizeBytes + (1L << 30) - 1) & -(1L << 30);
-        deviceMemories.add(d);
-        return d;
+        return deviceMemories.attach(name, sizeBytes);
     }
 
     /**
@@ -538,30 +483,12 @@ public final class PhysicalMemory
      */
     public DeviceMemory deviceMemoryAt(final long busAddr)
     {
-        if (busAddr < DEVICE_MEMORY_BASE)
-        {
-            return null;
-        }
-        for (final DeviceMemory d : deviceMemories)
-        {
-            if (d.contains(busAddr))
-            {
-                return d;
-            }
-        }
-        return null;
+        return deviceMemories.at(busAddr);
     }
 
     private DeviceMemory deviceMemory(final long busAddr, final int length)
     {
-        final DeviceMemory d = deviceMemoryAt(busAddr);
-        if (d == null || (length > 0 && !d.contains(busAddr + length - 1)))
-        {
-            throw new KernelException(Errno.EFAULT, "bus range 0x" + Long.toHexString(busAddr) + "+" + length
-                + " is in no device memory (or crosses its end)"
-                + "; give a bus address inside one device memory");
-        }
-        return d;
+        return deviceMemories.holding(busAddr, length);
     }
 
     // ---- package-private: the allocator interface used by the address spaces ----
