@@ -133,7 +133,7 @@ class ProfilePropertiesTest
         assertThat(p.follows(ProviderRule.CREATE_QP_EX_WITHOUT_SEND_OPS)).isTrue();
         assertThat(p.follows(ProviderRule.CREATE_QP_EX_UNSUPPORTED)).isFalse();
         final RuleRig rig = RuleRig.unconnected(p);
-        final int qps = rig.deviceA.qpsLive();
+        final int qps = rig.deviceA.objects().qpsLive();
         for (final java.util.Set<dev.rnicsim.verbs.WrOpcode> ops : java.util.List.of(
             java.util.EnumSet.of(dev.rnicsim.verbs.WrOpcode.SEND),
             java.util.EnumSet.noneOf(dev.rnicsim.verbs.WrOpcode.class)))
@@ -143,7 +143,7 @@ class ProfilePropertiesTest
             assertThat(e.errnoName()).as(e.getMessage()).isEqualTo(Errno.EOPNOTSUPP);
             assertThat(e.getMessage()).contains("MLX4_CREATE_QP_SUP_COMP_MASK");
         }
-        assertThat(rig.deviceA.qpsLive()).as("nothing created").isEqualTo(qps);
+        assertThat(rig.deviceA.objects().qpsLive()).as("nothing created").isEqualTo(qps);
         // its queue sizes are checked first: too many work requests is EINVAL even with send_ops_flags
         final VerbsException big = catchThrowableOfType(VerbsException.class, () -> rig.pdA.createQp(
             new dev.rnicsim.verbs.QpInitAttr(rig.cqA, rig.cqA, dev.rnicsim.verbs.QpType.RC,
