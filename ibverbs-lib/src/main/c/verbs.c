@@ -365,13 +365,14 @@ EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 	return &((struct sim_qp *)qp)->qpx;
 }
 
-/* A read/atomic depth as the driver keeps it: rounded up to a power of two, 0 staying 0 (sim-nic QpAttrValues). */
+/* A read/atomic depth as the driver keeps it: rounded up to a power of two, 0 staying 0, in a u8 (sim-nic
+ * QpAttrValues: rxe keeps roundup_pow_of_two(129..255) = 256 in struct ib_qp_attr's u8 field as 0) */
 static uint8_t rd_atomic_depth(uint8_t n)
 {
 	unsigned p = 1;
 	while (p < n)
 		p <<= 1;
-	return n ? (uint8_t)(p > 255 ? 255 : p) : 0;
+	return n ? (uint8_t)p : 0;
 }
 
 EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)

@@ -112,6 +112,21 @@ int main(void)
 	printf("timeout: %s, state %s, timeout=%d\n", said(e), q.qp_state == IBV_QPS_RTS ? "RTS" : "not RTS", q.timeout);
 	ibv_destroy_qp(c);
 
+	/* a responder depth of 200: mlx5 refuses it (above max_qp_rd_atom), rxe keeps roundup_pow_of_two's 256 in a u8 */
+	struct ibv_qp *d = ibv_create_qp(pd, &ia);
+	memset(&at, 0, sizeof(at));
+	at.qp_state = IBV_QPS_RTR;
+	at.path_mtu = IBV_MTU_1024;
+	at.dest_qp_num = b->qp_num;
+	at.max_dest_rd_atomic = 200;
+	address(&at);
+	if (!d || to_init(d))
+		return 2;
+	e = ibv_modify_qp(d, &at, rtr_mask);
+	ibv_query_qp(d, &q, IBV_QP_STATE, &qi);
+	printf("depth 200: %s, max_dest_rd_atomic=%d\n", said(e), q.max_dest_rd_atomic);
+	ibv_destroy_qp(d);
+
 	/* b to RTS towards a, so that a's WRITE has a responder */
 	memset(&at, 0, sizeof(at));
 	at.qp_state = IBV_QPS_RTR;

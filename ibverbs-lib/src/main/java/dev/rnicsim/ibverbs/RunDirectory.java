@@ -1,6 +1,8 @@
 package dev.rnicsim.ibverbs;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -102,10 +104,42 @@ final class RunDirectory implements AutoCloseable
             case "exit" -> new ProgramEnd(Integer.parseInt(f[1]), 0);
             case "signal" -> new ProgramEnd(128 + Integer.parseInt(f[1]), Integer.parseInt(f[1]));
             case "unstartable" -> throw new ProgramLookup.NotRunnable(program + ": cannot be started: "
-                + (f.length > 2 ? f[2] : "errno " + f[1]), "2".equals(f[1]) ? ProgramLookup.NOT_FOUND
-                : ProgramLookup.NOT_EXECUTABLE);
+                + (f.length > 2 ? f[2] : "errno " + f[1]) + ("2".equals(f[1]) ? missingInterpreter(program) : ""),
+                "2".equals(f[1]) ? ProgramLookup.NOT_FOUND : ProgramLookup.NOT_EXECUTABLE);
             default -> new ProgramEnd(jdkStatus, 0);
         };
+    }
+
+    /**
+     * execve(2) answers ENOENT for a file that is there when what it names is not: the interpreter of its {@code #!}
+     * line, or the ELF interpreter (dynamic loader) of a binary (bash: "cannot execute: required file not found").
+     *
+     * @return that explanation, naming the {@code #!} interpreter when the file has one.
+     */
+    private static String missingInterpreter(final String program)
+    {
+        final Path file = Path.of(program);
+        if (!program.contains("/") || !Files.isRegularFile(file))
+        {
+            return " (the program is there: the interpreter it names, in its #! line or as an ELF binary's loader, "
+                + "is not)";
+        }
+        try (BufferedReader r = Files.newBufferedReader(file, StandardCharsets.ISO_8859_1))
+        {
+            final String first = r.readLine();
+            if (first != null && first.startsWith("#!"))
+            {
+                final String[] words = first.substring(2).trim().split("\\s+", 2);
+                return " (the file is there; the interpreter of its #! line, '" + words[0] + "', is not: install it "
+                    + "or fix that line)";
+            }
+        }
+        catch (final IOException e)
+        {
+            // unreadable: say what execve(2) means without the file's first line
+        }
+        return " (the file is there; the ELF interpreter (dynamic loader) it names is not: 'file " + program
+            + "' shows which; build it for this machine)";
     }
 
     /**

@@ -58,7 +58,8 @@ public final class MemoryWindows
      * @param key   the key presented.
      * @param pd    the PD of the QP presenting it.
      * @param qpn   the QP presenting it (-1: none).
-     * @return true when {@code key} names a live type 2 window of {@code pd} bound to another QP.
+     * @return true when {@code key} names a live type 2 window of {@code pd} bound to another QP; an unbound or
+     *         invalidated window (bound to no QP) fails the MPT entry's state check instead, as no QP's key.
      */
     boolean wrongQp(final long index, final int key, final int pd, final int qpn)
     {
@@ -67,7 +68,7 @@ public final class MemoryWindows
             return false;
         }
         final Window w = windows.get(index);
-        return w != null && w.type() == 2 && w.qpn() != qpn && mpt.isLiveKey(key) && mpt.entry(key).pd() == pd;
+        return w != null && w.type() == 2 && w.qpn() >= 0 && w.qpn() != qpn && mpt.isLiveKey(key) && mpt.entry(key).pd() == pd;
     }
 
     /**

@@ -87,10 +87,15 @@ final class QpAttrValues
         return null;
     }
 
-    /** @return a read/atomic depth as the QP keeps it: rounded up to a power of two, 0 staying 0. */
+    /**
+     * @return a read/atomic depth as the QP keeps it: rounded up to a power of two, 0 staying 0, in the u8 field of
+     *         the driver's {@code struct ib_qp_attr} (rxe {@code rxe_qp_from_attr} stores the rounded int in
+     *         {@code qp->attr}: 129-255, which only rxe takes, are kept as 256 & 0xff = 0, which its query answers and
+     *         its responder's {@code check_resource} then reads as no resource).
+     */
     static int rdAtomicDepth(final int depth)
     {
-        return depth <= 1 ? depth : Integer.highestOneBit(depth - 1) << 1;
+        return depth <= 1 ? depth : (Integer.highestOneBit(depth - 1) << 1) & U8_MAX;
     }
 
     /** @return the PSN as the QP keeps it: its low 24 bits (core {@code _ib_modify_qp}, rxe {@code BTH_PSN_MASK}). */

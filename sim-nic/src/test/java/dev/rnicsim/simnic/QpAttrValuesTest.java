@@ -9,8 +9,10 @@ import dev.rnicsim.verbs.Errno;
 import dev.rnicsim.verbs.QpAttr;
 import dev.rnicsim.verbs.QpState;
 import dev.rnicsim.verbs.QueuePair;
+import dev.rnicsim.verbs.SendWr;
 import dev.rnicsim.verbs.VerbsException;
 import java.util.EnumSet;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -95,6 +97,19 @@ class QpAttrValuesTest
         final QpAttr q = rig.qpA.query();
         assertThat(q.maxDestRdAtomic()).isEqualTo(4);
         assertThat(q.maxRdAtomic()).isEqualTo(8);
+    }
+
+    @Test
+    void rxeKeepsAResponderDepthAbove128AsZeroInItsU8Field()
+    {
+        final RuleRig rig = RuleRig.unconnected(DeviceProfiles.rxe());
+        modify(rig.qpA, init());
+        modify(rig.qpA, rtr(rig.qpB).maxDestRdAtomic(200));
+
+        assertThat(rig.qpA.query().maxDestRdAtomic()).as("roundup_pow_of_two(200) = 256 in a u8").isZero();
+        assertThat(ResponderResources.check(((SimQp)rig.qpA).attrs.maxDestRdAtomic,
+            SendWr.read(1, List.of(), 0x1000, 1)))
+            .as("rxe check_resource reads qp->attr.max_dest_rd_atomic").isNotNull();
     }
 
     @Test

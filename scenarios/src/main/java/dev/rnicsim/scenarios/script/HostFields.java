@@ -103,6 +103,8 @@ final class HostFields
             case "timeout" -> a.timeout();
             case "max_rd_atomic" -> a.maxRdAtomic();
             case "max_dest_rd_atomic" -> a.maxDestRdAtomic();
+            case "retry_cnt" -> a.retryCnt();
+            case "rnr_retry" -> a.rnrRetry();
             default -> 0;
         });
     }

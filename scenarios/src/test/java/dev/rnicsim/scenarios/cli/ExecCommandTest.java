@@ -106,6 +106,17 @@ class ExecCommandTest
     }
 
     @Test
+    void shouldNameTheMissingInterpreterOfAScriptThatIsThereAndExit127() throws IOException
+    {
+        requireLibrary();
+        final Path script = Files.writeString(dir.resolve("script.sh"), "#!/no/such/interpreter -x\nexit 0\n");
+        Files.setPosixFilePermissions(script, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        assertThat(exec("--", script.toString())).as(err.toString()).isEqualTo(127);
+        assertThat(err.toString()).contains(script + ": cannot be started: No such file or directory")
+            .contains("the interpreter of its #! line, '/no/such/interpreter', is not");
+    }
+
+    @Test
     void shouldSayPermissionDeniedWithTheModeAndExit126() throws IOException
     {
         final Path script = Files.writeString(dir.resolve("script.sh"), "#!/bin/sh\nexit 0\n");

@@ -63,8 +63,13 @@ class ScriptQpTest
         poll cq_b
         expect SUCCESS
         expect bytes dst+40 "datagram"
+        poll cq_a
+        expect SUCCESS
         post write ud_a sgl=mr_src:8 remote=dst rkey=mr_dst.rkey ah=to_b remote_qpn=ud_b.num qkey=0x11
-        expect EINVAL
+        expect ok
+        poll cq_a
+        expect LOC_QP_OP_ERR
+        expect ud_a.state == ERR
         say a shared receive queue feeds its QPs and keeps them, and its PD, busy
         srq shared pd_b wr=16 sge=1
         qp s1 pd_b cq_b srq=shared
@@ -91,6 +96,25 @@ class ScriptQpTest
     }
 
     @Test
+    void theRetryCountsShouldReadAsTheDriverKeepsThem()
+    {
+        final String script = """
+            host alpha ram=64M
+            device nic alpha profile=PROFILE
+            open app nic
+            pd pd0 app
+            cq cq0 app
+            qp qa pd0 cq0
+            qp qb pd0 cq0
+            connect qa qb retry=9 rnr_retry=15
+            expect qa.retry_cnt == RETRY
+            expect qa.rnr_retry == RNR
+            """;
+        ScriptRun.ok("mlx5.rsim", script.replace("PROFILE", "connectx5").replace("RETRY", "1").replace("RNR", "7"));
+        ScriptRun.ok("rxe.rsim", script.replace("PROFILE", "rxe").replace("RETRY", "9").replace("RNR", "15"));
+    }
+
+    @Test
     void ucShouldCarryWritesButNoReadsAndSqdShouldHoldSends()
     {
         final ScriptRun r = ScriptRun.ok("uc.rsim", """
@@ -112,8 +136,6 @@ class ScriptQpTest
             write src "unreliable"
             reg mr_src pd_a src 4K
             reg mr_dst pd_b dst 4K access=lw,rw
-            post read uc_a sgl=mr_src:10 remote=mr_dst
-            expect EINVAL
             modify uc_a sqd
             post write uc_a sgl=mr_src:10 remote=mr_dst
             expect uc_a.sends_waiting == 1
@@ -124,9 +146,13 @@ class ScriptQpTest
             queryqp uc_a
             expect uc_a.type == UC
             expect uc_a.path_mtu == 4096
+            post read uc_a sgl=mr_src:10 remote=mr_dst
+            expect ok
+            poll cq_a
+            expect LOC_QP_OP_ERR
             """);
 
-        assertThat(r.out()).contains("on a UC QP").contains("UC QP 0x");
+        assertThat(r.out()).contains("UC QP 0x");
     }
 
     @Test
