@@ -71,8 +71,8 @@ public final class DevinfoReader
     static final List<String> FIELDS = List.of("fw_ver", "node_guid", "sys_image_guid", "vendor_id", "vendor_part_id",
         "hw_ver", "phys_port_cnt", "max_mr_size", "page_size_cap", "max_qp", "max_qp_wr", "device_cap_flags",
         "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_mr", "max_pd", "max_qp_rd_atom", "max_res_rd_atom",
-        "max_qp_init_rd_atom", "atomic_cap", "max_mw", "max_srq", "max_pkeys", "local_ca_ack_delay",
-        "general_odp_caps", "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps");
+        "max_qp_init_rd_atom", "atomic_cap", "max_mw", "max_srq", "max_srq_wr", "max_srq_sge", "max_pkeys",
+        "local_ca_ack_delay", "general_odp_caps", "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps");
 
     /** Vendor id ibv_devinfo reports for Mellanox/NVIDIA (the IEEE OUI, not the PCI vendor id 0x15b3). */
     static final int VENDOR_MELLANOX = 0x02c9;
@@ -84,6 +84,8 @@ public final class DevinfoReader
     private static final Set<String> TRANSPORT_ODP = Set.of("rc_odp_caps", "uc_odp_caps", "ud_odp_caps",
         "xrc_odp_caps");
     private static final String UNKNOWN_FLAGS = "Unknown flags";
+    /** The lines ibv_devinfo prints only for a device with SRQs. */
+    private static final Set<String> SRQ_SIZES = Set.of("max_srq_wr", "max_srq_sge");
 
     /** Keys of the lines that follow the device attributes (ibv_devinfo's extended sections and the ports). */
     private static final Set<String> STOP_KEYS = Set.of("port", "completion timestamp_mask", "hca_core_clock",
@@ -492,10 +494,18 @@ public final class DevinfoReader
             final int[] odp = {baseOdp.generalCaps(), baseOdp.rcOdpCaps(), baseOdp.ucOdpCaps(), baseOdp.udOdpCaps(),
                 baseOdp.xrcOdpCaps()};
             final List<String> defaulted = new ArrayList<>();
+            // ibv_devinfo prints max_srq_wr and max_srq_sge only for max_srq > 0 (devinfo.c print_hca_cap): after
+            // max_srq 0 their absence is the device's answer, and they are taken as max_qp_wr and max_sge.
+            final boolean noSrqs = Integer.valueOf(0).equals(values.get("max_srq"));
             for (final String field : FIELDS)
             {
                 final Object v = values.get(field);
-                if (v == null)
+                if (v == null && noSrqs && SRQ_SIZES.contains(field))
+                {
+                    final DeviceAttributes sofar = b.build();
+                    b.maxSrqWr(sofar.maxQpWr()).maxSrqSge(sofar.maxSge());
+                }
+                else if (v == null)
                 {
                     defaulted.add(field);
                 }
@@ -551,6 +561,8 @@ public final class DevinfoReader
                 case "atomic_cap" -> b.atomicCap((AtomicCap) v);
                 case "max_mw" -> b.maxMw((Integer) v);
                 case "max_srq" -> b.maxSrq((Integer) v);
+                case "max_srq_wr" -> b.maxSrqWr((Integer) v);
+                case "max_srq_sge" -> b.maxSrqSge((Integer) v);
                 case "max_pkeys" -> b.maxPkeys((Integer) v);
                 case "local_ca_ack_delay" -> b.localCaAckDelay((Integer) v);
                 case GENERAL_ODP -> odp[0] = (Integer) v;
