@@ -178,6 +178,8 @@ static void fill_device_attr(struct ibv_device_attr *a, const char *fw, const ui
 	a->max_mw = v[DA_MAX_MW];
 	a->atomic_cap = v[DA_ATOMIC_CAP];
 	a->max_srq = v[DA_MAX_SRQ];
+	a->max_srq_wr = v[DA_MAX_SRQ_WR];
+	a->max_srq_sge = v[DA_MAX_SRQ_SGE];
 	a->max_pkeys = v[DA_MAX_PKEYS];
 	a->local_ca_ack_delay = v[DA_LOCAL_CA_ACK_DELAY];
 	a->phys_port_cnt = v[DA_PHYS_PORT_CNT];

@@ -20,8 +20,8 @@
  *   mw-iova       a type 1 window bound in an MR registered at an iova other than its address; a WRITE through it
  *                 the bytes land in the MR's buffer at the window's offset
  *   srq-resize    ibv_modify_srq IBV_SRQ_MAX_WR: on a device without IBV_DEVICE_SRQ_RESIZE (mlx5)   EINVAL
- *                 with it (rxe): max_wr 0; a valid size, which the simulator cannot apply   EINVAL; EOPNOTSUPP
- *                 either way ibv_query_srq shows the SRQ unchanged
+ *                 and ibv_query_srq shows the SRQ unchanged (the granted max_wr, 7 for 4)
+ *                 with it (rxe): max_wr 0; max_wr 8                       EINVAL; 0, ibv_query_srq 15
  *
  * Build: gcc -g xrc_ud.c -libverbs
  */
@@ -387,15 +387,18 @@ static void srq_resize_case(void)
 	if (da.device_cap_flags & IBV_DEVICE_SRQ_RESIZE) {
 		struct ibv_srq_attr zero = {.max_wr = 0};
 		check("srq-resize", ibv_modify_srq(srq, &zero, IBV_SRQ_MAX_WR) == EINVAL, "max_wr 0: EINVAL");
-		check("srq-resize", ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR) == EOPNOTSUPP,
-		      "a device that resizes SRQs: EOPNOTSUPP (the simulator cannot apply it)");
+		check("srq-resize", ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR) == 0, "a device that resizes SRQs: 0");
+		struct ibv_srq_attr q;
+		/* rxe_queue_resize: a ring of roundup_pow_of_two(8 + 1) slots, rxe_query_srq its index_mask */
+		check("srq-resize", ibv_query_srq(srq, &q) == 0 && q.max_wr == 15 && q.srq_limit == 0,
+		      "ibv_query_srq: the SRQ resized to max_wr 15");
 	} else {
 		check("srq-resize", ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT) == EINVAL,
 		      "a device without IBV_DEVICE_SRQ_RESIZE: EINVAL");
+		struct ibv_srq_attr q;
+		check("srq-resize", ibv_query_srq(srq, &q) == 0 && q.max_wr == ia.attr.max_wr && q.max_wr == 7
+		      && q.srq_limit == 0, "ibv_query_srq: the SRQ unchanged");
 	}
-	struct ibv_srq_attr q;
-	check("srq-resize", ibv_query_srq(srq, &q) == 0 && q.max_wr == 4 && q.srq_limit == 0,
-	      "ibv_query_srq: the SRQ unchanged");
 	ibv_destroy_srq(srq);
 }
 

@@ -72,6 +72,8 @@ final class AttributesReader
             .maxMw(i32(a, "max_mw"))
             .atomicCap(atomic >= 0 && atomic <= 2 ? AtomicCap.of(atomic) : AtomicCap.NONE)
             .maxSrq(i32(a, "max_srq"))
+            .maxSrqWr(i32(a, "max_srq_wr"))
+            .maxSrqSge(i32(a, "max_srq_sge"))
             .maxPkeys(Short.toUnsignedInt(a.get(JAVA_SHORT, at("max_pkeys"))))
             .localCaAckDelay(Byte.toUnsignedInt(a.get(JAVA_BYTE, at("local_ca_ack_delay"))))
             .odpCaps(new OdpCaps(

@@ -90,32 +90,17 @@ final class SrqVerbs
     }
 
     /**
-     * IBV_SRQ_MAX_WR, as the device's driver answers it: a device without IBV_DEVICE_SRQ_RESIZE in its
-     * device_cap_flags refuses it with EINVAL (mlx5_ib_modify_srq and mlx4_ib_modify_srq return -EINVAL for
-     * IB_SRQ_MAX_WR); one with it (rxe, rdmavt) checks the new size (rxe_srq_chk_attr: EINVAL for 0, above max_srq_wr
-     * or below the limit) and would resize the queue, which the simulated SRQ cannot do yet: EOPNOTSUPP. Nothing
-     * changes in either case.
+     * IBV_SRQ_MAX_WR, as the device's driver answers it ({@link SharedReceiveQueue#resize}: EINVAL without
+     * IBV_DEVICE_SRQ_RESIZE, as mlx5 and mlx4 answer; rxe resizes). A limit given with it must fit the new size.
      */
     private void resize(final SrqInfo i, final int maxWr, final int limit)
     {
-        final dev.rnicsim.simnic.SimDevice d = s.server.devices.get(i.deviceIndex());
-        final dev.rnicsim.verbs.DeviceAttributes a = d.profile().attributes();
-        if (!a.has(dev.rnicsim.verbs.DeviceCap.SRQ_RESIZE))
+        if (maxWr < limit)
         {
-            throw new VerbsException("ibv_modify_srq", 22, "IBV_SRQ_MAX_WR: " + s.server.hcaIds.get(i.deviceIndex())
-                + " (" + d.profile().name() + ") cannot resize an SRQ (no IBV_DEVICE_SRQ_RESIZE in device_cap_flags; "
-                + "its driver refuses IB_SRQ_MAX_WR with -EINVAL, as mlx5_ib_modify_srq does); create a larger SRQ "
-                + "instead; nothing changed");
+            throw new VerbsException("ibv_modify_srq", 22, "IBV_SRQ_MAX_WR: max_wr=" + maxWr + " is below "
+                + "srq_limit=" + limit + " (rxe_srq_chk_attr); nothing changed");
         }
-        if (maxWr <= 0 || maxWr > a.maxQpWr() || maxWr < limit)
-        {
-            throw new VerbsException("ibv_modify_srq", 22, "IBV_SRQ_MAX_WR: max_wr=" + maxWr + " must be 1.."
-                + a.maxQpWr() + " (max_srq_wr, the device's max_qp_wr) and not below srq_limit=" + limit
-                + " (rxe_srq_chk_attr); nothing changed");
-        }
-        throw new VerbsException("ibv_modify_srq", 95, "IBV_SRQ_MAX_WR: " + s.server.hcaIds.get(i.deviceIndex())
-            + " resizes SRQs (IBV_DEVICE_SRQ_RESIZE), but the simulated SRQ cannot be resized yet; create one with "
-            + "the max_wr you need; nothing changed"); // EOPNOTSUPP
+        i.srq().resize(maxWr);
     }
 
     ByteBuffer query(final int h)

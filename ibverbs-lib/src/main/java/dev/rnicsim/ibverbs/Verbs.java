@@ -246,7 +246,7 @@ final class Verbs
             a.maxCq(), a.maxCqe(), a.maxMr(), a.maxPd(), a.maxQpRdAtom(), a.maxQpInitRdAtom(), a.maxResRdAtom(),
             a.maxMw(), a.atomicCap().code(), a.maxSrq(), a.maxPkeys(), a.localCaAckDelay(), a.physPortCnt(),
             a.odpCaps().generalCaps(), a.odpCaps().rcOdpCaps(), a.odpCaps().ucOdpCaps(), a.odpCaps().udOdpCaps(),
-            a.odpCaps().xrcOdpCaps()};
+            a.odpCaps().xrcOdpCaps(), a.maxSrqWr(), a.maxSrqSge()};
         for (int i = 0; i < v.length; i++)
         {
             b.putLong(64 + i * 8, v[i]);

@@ -19,8 +19,8 @@ public final class ConnectXProfiles
     /** The ConnectX-5 fields a partial dump (one that stops after device_cap_flags) lacks. */
     private static final List<String> AFTER_FLAGS = List.of("node_guid", "sys_image_guid", "max_sge", "max_sge_rd",
         "max_cq", "max_cqe", "max_mr", "max_pd", "max_qp_rd_atom", "max_res_rd_atom", "max_qp_init_rd_atom",
-        "atomic_cap", "max_mw", "max_srq", "max_pkeys", "local_ca_ack_delay", "general_odp_caps", "rc_odp_caps",
-        "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps");
+        "atomic_cap", "max_mw", "max_srq", "max_srq_wr", "max_srq_sge", "max_pkeys", "local_ca_ack_delay",
+        "general_odp_caps", "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps");
 
     private ConnectXProfiles()
     {

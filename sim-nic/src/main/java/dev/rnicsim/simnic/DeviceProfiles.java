@@ -114,12 +114,13 @@ public final class DeviceProfiles
             .deviceCapFlags(0x057e9c66L).maxSge(32).maxSgeRd(30).maxCq(65408).maxCqe(4194303).maxMr(524032)
             .maxPd(32764).maxQpRdAtom(16).maxQpInitRdAtom(128).maxResRdAtom(2096000).maxMw(0)
             .atomicCap(AtomicCap.HCA).maxSrq(65472).maxPkeys(128).localCaAckDelay(15).odpCaps(OdpCaps.NONE)
-            .nodeGuid(0x0002c90300000001L).sysImageGuid(0x0002c90300000001L).build();
+            .maxSrqWr(16383).maxSrqSge(31).nodeGuid(0x0002c90300000001L).sysImageGuid(0x0002c90300000001L).build();
         return new DeviceProfile("connectx3", "mlx4", a, MttConfig.buddy(20, 3), VariantPolicy.GENERATION,
             IndexPolicy.LOWEST_FREE, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
             Set.of(ProviderRule.VENDOR_ERR_CQE_SYNDROME, ProviderRule.BLOCK_MULTICAST_LOOPBACK,
                 ProviderRule.RESET_CLEANS_CQ, ProviderRule.RECV_ON_SRQ_QP_ENOMEM,
-                ProviderRule.CREATE_QP_EX_WITHOUT_SEND_OPS, ProviderRule.WINDOWS_WITHOUT_MAX_MW), false, 56.0, 3,
+                ProviderRule.CREATE_QP_EX_WITHOUT_SEND_OPS, ProviderRule.WINDOWS_WITHOUT_MAX_MW,
+                ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE), false, 56.0, 3,
             List.of("node_guid", "sys_image_guid", "xrc_odp_caps"));
     }
 
@@ -144,10 +145,11 @@ public final class DeviceProfiles
             ProviderRule.RESET_CLEANS_CQ, ProviderRule.QUEUE_ALLOC_TYPE_FROM_ENV,
             ProviderRule.TAG_MATCHING, ProviderRule.RECV_ON_SRQ_QP_ENOMEM,
             ProviderRule.DEREG_MR_INVALIDATES_BOUND_WINDOWS, ProviderRule.UC_OPCODES_UNCHECKED_AT_POST,
-            ProviderRule.NUM_SGE_COMPARED_SIGNED), true, 100.0, 5,
+            ProviderRule.NUM_SGE_COMPARED_SIGNED,
+                ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE), true, 100.0, 5,
             List.of("node_guid", "sys_image_guid", "max_qp_rd_atom", "max_qp_init_rd_atom", "max_res_rd_atom",
-                "atomic_cap", "max_mw", "max_srq", "max_pkeys", "local_ca_ack_delay", "general_odp_caps",
-                "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
+                "atomic_cap", "max_mw", "max_srq", "max_srq_wr", "max_srq_sge", "max_pkeys", "local_ca_ack_delay",
+                "general_odp_caps", "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
     }
 
     /**
@@ -171,7 +173,8 @@ public final class DeviceProfiles
             ProviderRule.RESET_CLEANS_CQ, ProviderRule.QUEUE_ALLOC_TYPE_FROM_ENV,
             ProviderRule.TAG_MATCHING, ProviderRule.RECV_ON_SRQ_QP_ENOMEM,
             ProviderRule.DEREG_MR_INVALIDATES_BOUND_WINDOWS, ProviderRule.UC_OPCODES_UNCHECKED_AT_POST,
-            ProviderRule.NUM_SGE_COMPARED_SIGNED), true, 400.0, 7,
+            ProviderRule.NUM_SGE_COMPARED_SIGNED,
+                ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE), true, 400.0, 7,
             List.of("fw_ver", "vendor_part_id", "node_guid", "sys_image_guid", "max_sge", "max_sge_rd",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
     }
@@ -194,7 +197,8 @@ public final class DeviceProfiles
         return new DeviceProfile("connectx4-forced-ro", "mlx5", a, base.mtt(), base.variantPolicy(),
             base.indexPolicy(), base.cacheEntries(), base.cacheWays(), rules, true, 100.0, 4,
             List.of("node_guid", "sys_image_guid", "max_qp_rd_atom", "max_qp_init_rd_atom", "max_res_rd_atom",
-                "atomic_cap", "max_mw", "max_srq", "max_pkeys", "local_ca_ack_delay", "max_cq", "max_cqe", "max_mr",
+                "atomic_cap", "max_mw", "max_srq", "max_srq_wr", "max_srq_sge", "max_pkeys", "local_ca_ack_delay",
+                "max_cq", "max_cqe", "max_mr",
                 "max_pd", "general_odp_caps", "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
     }
 
@@ -228,6 +232,7 @@ public final class DeviceProfiles
             .maxQpWr(1 << 20).deviceCapFlags(caps).maxSge(32).maxSgeRd(32).maxCq(1 << 20).maxCqe((1 << 15) - 1)
             .maxMr(rxeMaxMr).maxPd(1 << 20).maxQpRdAtom(128).maxQpInitRdAtom(128).maxResRdAtom(0x3f000)
             .maxMw(rxeMaxMr).atomicCap(AtomicCap.HCA).maxSrq((1 << 20) - 0x20001).maxPkeys(64).localCaAckDelay(15)
+            .maxSrqWr(1 << 20).maxSrqSge(27) // RXE_MAX_SRQ_WR = DEFAULT_MAX_VALUE, RXE_MAX_SRQ_SGE
             .odpCaps(new OdpCaps(OdpCaps.SUPPORT, rc, 0, OdpCaps.SEND | OdpCaps.RECV | OdpCaps.SRQ_RECV, 0))
             .nodeGuid(0x0200000000000002L).sysImageGuid(0x0200000000000002L).build();
         return new DeviceProfile("rxe", "rxe", a, MttConfig.exact(1L << 31), VariantPolicy.RANDOM, IndexPolicy.CYCLIC,
@@ -240,7 +245,8 @@ public final class DeviceProfiles
                 ProviderRule.GATHER_RANGE_ERRORS_AS_QP_OP_ERR, ProviderRule.SEND_OPS_RXE,
                 ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.QP_ACCESS_FLAGS_CHECKED,
                 ProviderRule.QP_TIMEOUT_CHECKED, ProviderRule.QP_RETRY_FIELDS_KEPT_WHOLE,
-                ProviderRule.DEST_RD_ATOMIC_UNCHECKED, ProviderRule.OPCODES_CHECKED_BY_RXE_REQUESTER), false,
+                ProviderRule.DEST_RD_ATOMIC_UNCHECKED, ProviderRule.OPCODES_CHECKED_BY_RXE_REQUESTER,
+                ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE), false,
             10.0, 0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid"));
     }
@@ -259,7 +265,7 @@ public final class DeviceProfiles
             .deviceCapFlags(0x00203c76L).maxSge(32).maxSgeRd(32).maxCq(16384).maxCqe(32767).maxMr(262144)
             .maxPd(32764).maxQpRdAtom(128).maxQpInitRdAtom(128).maxResRdAtom(258048).maxMw(0)
             .atomicCap(AtomicCap.HCA).maxSrq(960).maxPkeys(64).localCaAckDelay(15).odpCaps(OdpCaps.NONE)
-            .nodeGuid(0x0200000000000001L).sysImageGuid(0x0200000000000001L).build();
+            .maxSrqWr(16384).maxSrqSge(27).nodeGuid(0x0200000000000001L).sysImageGuid(0x0200000000000001L).build();
         return new DeviceProfile("rxe-legacy", "rxe", a, MttConfig.exact(1L << 31), VariantPolicy.RANDOM,
             IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
             Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.ATOMIC_ALIGNMENT_AT_POST,
@@ -268,7 +274,8 @@ public final class DeviceProfiles
                 ProviderRule.RECEIVE_OVERFLOW_AS_INVALID_REQUEST, ProviderRule.KERNEL_WITHOUT_FLUSH_ACCESS,
                 ProviderRule.SEND_OPS_RXE, ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.QP_TIMEOUT_CHECKED,
                 ProviderRule.QP_RETRY_FIELDS_KEPT_WHOLE, ProviderRule.DEST_RD_ATOMIC_UNCHECKED,
-                ProviderRule.OPCODES_CHECKED_BY_RXE_REQUESTER), false,
+                ProviderRule.OPCODES_CHECKED_BY_RXE_REQUESTER,
+                ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE), false,
             10.0,
             0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid", "xrc_odp_caps"));
@@ -320,7 +327,7 @@ public final class DeviceProfiles
         return DeviceAttributes.builder().vendorId(0x02c9).hwVer(0).physPortCnt(1).maxMrSizeBytes(MAX_U64)
             .pageSizeCap(0xfffffffffffff000L).maxQpWr(32768).maxCq(16777216).maxCqe(4194303).maxMr(16777216)
             .maxQpRdAtom(16).maxQpInitRdAtom(16).maxResRdAtom(2097152).maxMw(16777216).atomicCap(AtomicCap.HCA)
-            .maxSrq(8388608).maxPkeys(128).localCaAckDelay(16)
+            .maxSrq(8388608).maxSrqWr(32767).maxSrqSge(31).maxPkeys(128).localCaAckDelay(16)
             // general ODP + implicit (ConnectX-6 Lx dump); per transport as the mlx5 dump of ucx issue 9976.
             .odpCaps(new OdpCaps(OdpCaps.SUPPORT | OdpCaps.SUPPORT_IMPLICIT,
                 OdpCaps.SEND | OdpCaps.RECV | OdpCaps.WRITE | OdpCaps.READ | OdpCaps.SRQ_RECV, 0, OdpCaps.SEND,

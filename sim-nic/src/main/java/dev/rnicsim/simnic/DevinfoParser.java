@@ -17,6 +17,9 @@ import java.util.Set;
  */
 final class DevinfoParser
 {
+    /** The lines ibv_devinfo prints only for a device with SRQs. */
+    private static final Set<String> SRQ_SIZES = Set.of("max_srq_wr", "max_srq_sge");
+
     private static final String CAP_FLAGS = "device_cap_flags";
     private static final String UNKNOWN_FLAGS = "Unknown flags";
 
@@ -320,10 +323,18 @@ final class DevinfoParser
         final int[] odp = {baseOdp.generalCaps(), baseOdp.rcOdpCaps(), baseOdp.ucOdpCaps(), baseOdp.udOdpCaps(),
             baseOdp.xrcOdpCaps()};
         final List<String> defaulted = new ArrayList<>();
+        // ibv_devinfo prints max_srq_wr and max_srq_sge only for max_srq > 0 (devinfo.c print_hca_cap): after
+        // max_srq 0 their absence is the device's answer, and they are taken as max_qp_wr and max_sge.
+        final boolean noSrqs = Integer.valueOf(0).equals(values.get("max_srq"));
         for (final String field : DevinfoReader.FIELDS)
         {
             final Object v = values.get(field);
-            if (v == null)
+            if (v == null && noSrqs && SRQ_SIZES.contains(field))
+            {
+                final DeviceAttributes sofar = b.build();
+                b.maxSrqWr(sofar.maxQpWr()).maxSrqSge(sofar.maxSge());
+            }
+            else if (v == null)
             {
                 defaulted.add(field);
             }
@@ -379,6 +390,8 @@ final class DevinfoParser
             case "atomic_cap" -> b.atomicCap((AtomicCap) v);
             case "max_mw" -> b.maxMw((Integer) v);
             case "max_srq" -> b.maxSrq((Integer) v);
+            case "max_srq_wr" -> b.maxSrqWr((Integer) v);
+            case "max_srq_sge" -> b.maxSrqSge((Integer) v);
             case "max_pkeys" -> b.maxPkeys((Integer) v);
             case "local_ca_ack_delay" -> b.localCaAckDelay((Integer) v);
             case DevinfoReader.GENERAL_ODP -> odp[0] = (Integer) v;

@@ -93,8 +93,9 @@ public final class DriverProfiles
      * lkey == rkey. The CPU walks the page list (no device table). siw_main.c {@code siw_device_create}: each new
      * device takes {@code vendor_part_id = dev_id++} from a counter starting at 1, so the first siw device is part 1.
      * siw_verbs.c {@code siw_create_qp}: any QP type but RC is EOPNOTSUPP ("only RC QP's supported"). Shared
-     * receive queues: max_srq {@code SIW_MAX_SRQ} = {@code SIW_MAX_QP} (siw.h; libsiw creates them with
-     * {@code ibv_cmd_create_srq}).
+     * receive queues (libsiw {@code siw_create_srq}): max_srq {@code SIW_MAX_SRQ} (102400), max_srq_wr
+     * {@code SIW_MAX_SRQ_WR} ({@code SIW_MAX_QP_WR * 10}, 327680: deeper than a QP's), max_srq_sge
+     * {@code SIW_MAX_SGE} (6); {@code siw_create_srq} answers EINVAL above them.
      *
      * @return the profile.
      */
@@ -103,7 +104,7 @@ public final class DriverProfiles
         final DeviceAttributes a = base("0.0.0", 0x626d74, 1).maxMrSizeBytes(MAX_U64).pageSizeCap(0x1000L)
             .maxQp(102400).maxQpWr(32768).deviceCapFlags(MEM_MGT).maxSge(6).maxSgeRd(1).maxCq(102400)
             .maxCqe(3276800).maxMr(1024000).maxPd(102400).maxQpRdAtom(128).maxQpInitRdAtom(128).maxMw(0)
-            .atomicCap(AtomicCap.NONE).maxSrq(102400).build();
+            .atomicCap(AtomicCap.NONE).maxSrq(102400).maxSrqWr(327680).maxSrqSge(6).build();
         final DriverTraits t = new DriverTraits("siw", "drivers/infiniband/sw/siw/siw_mem.c", Transport.IWARP, 8,
             null, Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM, 256, true, true, "siw", null)
             .withQpTypes(Set.of(QpType.RC));
@@ -329,10 +330,12 @@ public final class DriverProfiles
      * incremented on every allocation &amp; 0xff); a page size above T6's largest: EINVAL. Memory windows type 1
      * and 2B; no atomics (iWARP). Shared receive queues (libcxgb4 creates them with {@code ibv_cmd_create_srq}):
      * provider.c {@code c4iw_query_device} reports max_srq as the adapter firmware's SRQ range ({@code
-     * lldi.vr->srq.size}, from {@code FW_PARAMS_PARAM_PFVF_SRQ_START}..{@code _END}), max_srq_wr as max_qp_wr and
+     * lldi.vr->srq.size}, from {@code FW_PARAMS_PARAM_PFVF_SRQ_START}..{@code _END}), max_srq_wr as {@code t4_max_qp_depth} =
+     * {@code t4_max_rq_size} = 8192 - 1 status entry (64-byte egress status page, assumed) - 1 = 8190, and
      * max_srq_sge as {@code T4_MAX_RECV_SGE} (4). No dump gives the range; the firmware's T6 configuration file
      * (FreeBSD sys/dev/cxgbe/firmware/t6fw_cfg.txt) gives the RDMA function PF4 {@code tp_srq = 128}, read here as
      * 128 SRQs ({@link #CXGB4_T6_SRQS}, assumed: the file does not say what unit it counts).
+     * {@code c4iw_create_srq} answers E2BIG above the limits ({@link ProviderRule#SRQ_SIZE_E2BIG}).
      *
      * @return the profile.
      */
@@ -341,11 +344,12 @@ public final class DriverProfiles
         final DeviceAttributes a = base("1.23.4.0", 0x1425, 25608).physPortCnt(2).maxMrSizeBytes(MAX_U64)
             .pageSizeCap(0xffff000L).maxQp(65536).maxQpWr(65535).deviceCapFlags(MW_1_2B | MEM_MGT).maxSge(4)
             .maxSgeRd(1).maxCq(65536).maxCqe(65535).maxMr(32768).maxPd(65536).maxMw(32768)
-            .atomicCap(AtomicCap.NONE).maxSrq(CXGB4_T6_SRQS).build();
+            .atomicCap(AtomicCap.NONE).maxSrq(CXGB4_T6_SRQS).maxSrqWr(8190).maxSrqSge(4).build();
         final DriverTraits t = DriverTraits.mtt("cxgb4", "drivers/infiniband/hw/cxgb4/mem.c", Transport.IWARP,
             "cxgb4_", 128);
         return profile("cxgb4", a, VariantPolicy.DEVICE_COUNTER, IndexPolicy.CYCLIC,
-            Set.of(ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.CREATE_QP_EX_UNSUPPORTED), 100.0, t,
+            Set.of(ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.CREATE_QP_EX_UNSUPPORTED,
+                ProviderRule.SRQ_SIZE_E2BIG), 100.0, t,
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_mr", "max_pd", "max_mw"));
     }
 

@@ -263,5 +263,19 @@ public enum ProviderRule
      * and {@code mlx5_post_recv} let a negative count through and read no SGE (a message or receive of 0 bytes).
      * Without this rule the provider's limit is unsigned and a negative count is EINVAL (librxe's {@code rxe_wq}
      * {@code max_sge} is an unsigned int). Only a C program can give a negative count; the C library applies it. */
-    NUM_SGE_COMPARED_SIGNED
+    NUM_SGE_COMPARED_SIGNED,
+    /** {@code ibv_create_srq} with max_wr above max_srq_wr or max_sge above max_srq_sge is E2BIG: cxgb4
+     * ({@code c4iw_create_srq} in drivers/infiniband/hw/cxgb4/qp.c checks max_wr against {@code t4_max_rq_size} and
+     * max_sge against {@code T4_MAX_RECV_SGE}, both -E2BIG). Without this rule it is EINVAL, as mlx4
+     * ({@code mlx4_ib_create_srq}), mlx5 ({@code mlx5_ib_create_srq}, libmlx5 {@code mlx5_create_srq}), rxe
+     * ({@code rxe_srq_chk_init}), siw ({@code siw_create_srq}), hns ({@code hns_roce_create_srq}), qedr
+     * ({@code qedr_check_srq_params}) and bnxt_re ({@code bnxt_re_create_srq}) answer. See {@link SimSrq}. */
+    SRQ_SIZE_E2BIG,
+    /** An SRQ holds {@code roundup_pow_of_two(max_wr + 1) - 1} receives, and {@code ibv_create_srq} and
+     * {@code ibv_query_srq} report that max_wr: mlx4 ({@code mlx4_ib_create_srq}, {@code mlx4_ib_query_srq}: {@code
+     * msrq.max - 1}), mlx5 (libmlx5 {@code mlx5_create_srq} writes {@code srq->max - 1} back to max_wr;
+     * {@code mlx5_ib_query_srq}), rxe ({@code rxe_queue_init} sizes the ring to a power of two with one slot empty;
+     * {@code rxe_query_srq} answers its {@code index_mask}). Without this rule the SRQ holds and reports the max_wr
+     * asked for. See {@link SimSrq}. */
+    SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE
 }

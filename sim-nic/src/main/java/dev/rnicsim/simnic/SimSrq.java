@@ -28,7 +28,7 @@ public final class SimSrq implements SharedReceiveQueue
     private final SimXrcd xrcd;
     private final SimCq cq;
     private final int srqNum;
-    private final int maxWr;
+    private int maxWr;
     private final int maxSge;
     private final ArrayDeque<RecvWr> queue = new TakenQueue();
     private final Set<SimQp> users = new LinkedHashSet<>();
@@ -85,16 +85,19 @@ public final class SimSrq implements SharedReceiveQueue
         this.xrcd = xrcd;
         this.cq = cq;
         this.srqNum = pd.context().device().objects().allocSrqNum();
-        this.maxWr = attr.maxWr();
+        this.maxWr = depth(pd.context().device().profile(), attr.maxWr());
         this.maxSge = attr.maxSge();
         this.srqLimit = attr.srqLimit();
     }
 
     /**
-     * {@code ibv_create_srq}: EOPNOTSUPP on a device reporting max_srq 0 (EFA, siw without SRQ support report so);
-     * EINVAL for max_wr or max_sge of 0 (unless the profile follows {@link ProviderRule#SRQ_OF_ZERO_WR}, mlx5) or
-     * above the device's limits, or a limit above max_wr (rxe {@code rxe_srq_chk_init}); ENOMEM when max_srq SRQs live. The device's max_srq_wr is taken as its max_qp_wr
-     * (the profiles carry no separate figure).
+     * {@code ibv_create_srq}: EOPNOTSUPP on a device reporting max_srq 0 (EFA, E810 report so); EINVAL for max_wr or
+     * max_sge of 0 (unless the profile follows {@link ProviderRule#SRQ_OF_ZERO_WR}, mlx5); max_wr above the device's
+     * max_srq_wr or max_sge above its max_srq_sge ({@link DeviceAttributes#maxSrqWr()}, {@link
+     * DeviceAttributes#maxSrqSge()}: the driver's own figures, not max_qp_wr and max_sge) EINVAL, or E2BIG where the
+     * profile follows {@link ProviderRule#SRQ_SIZE_E2BIG} (cxgb4 {@code c4iw_create_srq}); a limit above max_wr EINVAL
+     * (rxe {@code rxe_srq_chk_init}); ENOMEM when max_srq SRQs live. The SRQ holds, and reports, max_wr rounded as
+     * the driver rounds it ({@link ProviderRule#SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE}).
      */
     static SimSrq create(final SimPd pd, final SrqAttr attr, final int srqsLive)
     {
@@ -132,11 +135,19 @@ public final class SimSrq implements SharedReceiveQueue
                 + "receive queues; give each QP its own receive queue");
         }
         final int least = device.profile().follows(ProviderRule.SRQ_OF_ZERO_WR) ? 0 : 1;
-        if (attr.maxWr() < least || attr.maxWr() > a.maxQpWr() || attr.maxSge() < least || attr.maxSge() > a.maxSge())
+        if (attr.maxWr() < least || attr.maxSge() < least)
         {
-            throw Errors.invalid(verb, "max_wr=" + attr.maxWr() + " max_sge=" + attr.maxSge() + " must be " + least
-                + "..max_srq_wr=" + a.maxQpWr() + " and " + least + "..max_srq_sge=" + a.maxSge() + (least == 0
-                ? " (mlx5_create_srq)" : " (rxe_srq_chk_init)"));
+            throw Errors.invalid(verb, "max_wr=" + attr.maxWr() + " max_sge=" + attr.maxSge() + " must be at least "
+                + least + " (rxe_srq_chk_init); nothing created");
+        }
+        if (attr.maxWr() > a.maxSrqWr() || attr.maxSge() > a.maxSrqSge())
+        {
+            final boolean e2big = device.profile().follows(ProviderRule.SRQ_SIZE_E2BIG);
+            throw Errors.of(verb, e2big ? Errno.E2BIG : Errno.EINVAL, "max_wr=" + attr.maxWr() + " max_sge="
+                + attr.maxSge() + " must be at most " + device.name() + "'s max_srq_wr=" + a.maxSrqWr()
+                + " and max_srq_sge=" + a.maxSrqSge() + " (" + device.profile().driver() + (e2big ? ": c4iw_create_srq answers E2BIG"
+                : ": EINVAL, as mlx5_ib_create_srq and rxe_srq_chk_init answer") + "); ask for at most the device's "
+                + "max_srq_wr and max_srq_sge (ibv_query_device); nothing created");
         }
         if (attr.srqLimit() < 0 || attr.srqLimit() > attr.maxWr())
         {
@@ -147,6 +158,22 @@ public final class SimSrq implements SharedReceiveQueue
             throw Errors.of(verb, Errno.ENOMEM, "SRQs live=" + srqsLive + " = max_srq=" + a.maxSrq()
                 + "; destroy an SRQ first or use a device with a larger max_srq");
         }
+    }
+
+    /**
+     * @param profile   the device's profile.
+     * @param requested max_wr asked for.
+     * @return the receives the SRQ holds: {@code roundup_pow_of_two(requested + 1) - 1} where the profile follows
+     * {@link ProviderRule#SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE} (mlx4, mlx5, rxe), else the max_wr asked for.
+     */
+    static int depth(final DeviceProfile profile, final int requested)
+    {
+        if (!profile.follows(ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE))
+        {
+            return requested;
+        }
+        final long slots = Long.highestOneBit(Math.max(1L, (long) requested + 1) * 2 - 1);
+        return (int) Math.min(Integer.MAX_VALUE, slots - 1);
     }
 
     /**
@@ -277,6 +304,37 @@ public final class SimSrq implements SharedReceiveQueue
             throw Errors.invalid(verb, "srq_limit=" + limit + " must be 0..max_wr=" + maxWr + " (rxe_srq_chk_attr)");
         }
         srqLimit = limit;
+    }
+
+    /**
+     * {@code ibv_modify_srq} with IBV_SRQ_MAX_WR. A device without IBV_DEVICE_SRQ_RESIZE refuses it with EINVAL
+     * ({@code mlx5_ib_modify_srq} and {@code mlx4_ib_modify_srq} answer -EINVAL for IB_SRQ_MAX_WR). One with it (rxe)
+     * checks the size ({@code rxe_srq_chk_attr}: EINVAL for 0, above max_srq_wr or below an armed limit) and resizes
+     * the ring keeping its receives ({@code rxe_queue_resize}: EINVAL when they do not fit); the new max_wr is
+     * rounded as at creation. Nothing changes on a refusal.
+     */
+    @Override
+    public void resize(final int newMaxWr)
+    {
+        final String verb = "ibv_modify_srq";
+        checkOpen(verb);
+        final SimDevice device = pd.context().device();
+        final DeviceAttributes a = device.profile().attributes();
+        if (!a.has(dev.rnicsim.verbs.DeviceCap.SRQ_RESIZE))
+        {
+            throw Errors.invalid(verb, "IBV_SRQ_MAX_WR: " + device.name() + " (" + device.profile().name()
+                + ") cannot resize an SRQ (no IBV_DEVICE_SRQ_RESIZE in device_cap_flags; its driver refuses "
+                + "IB_SRQ_MAX_WR with -EINVAL, as mlx5_ib_modify_srq does); create a larger SRQ instead; nothing "
+                + "changed");
+        }
+        final int held = depth(device.profile(), newMaxWr);
+        if (newMaxWr <= 0 || newMaxWr > a.maxSrqWr() || newMaxWr < srqLimit || held < queue.size())
+        {
+            throw Errors.invalid(verb, "IBV_SRQ_MAX_WR: max_wr=" + newMaxWr + " must be 1..max_srq_wr="
+                + a.maxSrqWr() + ", not below srq_limit=" + srqLimit + " (rxe_srq_chk_attr) and room for the "
+                + queue.size() + " receive(s) posted (rxe_queue_resize); nothing changed");
+        }
+        maxWr = held;
     }
 
     @Override

@@ -59,6 +59,8 @@ class DevinfoReaderTest
         m.put("atomic_cap", DeviceAttributes::atomicCap);
         m.put("max_mw", DeviceAttributes::maxMw);
         m.put("max_srq", DeviceAttributes::maxSrq);
+        m.put("max_srq_wr", DeviceAttributes::maxSrqWr);
+        m.put("max_srq_sge", DeviceAttributes::maxSrqSge);
         m.put("max_pkeys", DeviceAttributes::maxPkeys);
         m.put("local_ca_ack_delay", DeviceAttributes::localCaAckDelay);
         m.put("general_odp_caps", a -> a.odpCaps().generalCaps());
@@ -71,8 +73,8 @@ class DevinfoReaderTest
 
     private static final List<String> AFTER_CAP_FLAGS = List.of("max_sge", "max_sge_rd", "max_cq", "max_cqe",
         "max_mr", "max_pd", "max_qp_rd_atom", "max_res_rd_atom", "max_qp_init_rd_atom", "atomic_cap", "max_mw",
-        "max_srq", "max_pkeys", "local_ca_ack_delay", "general_odp_caps", "rc_odp_caps", "uc_odp_caps",
-        "ud_odp_caps", "xrc_odp_caps");
+        "max_srq", "max_srq_wr", "max_srq_sge", "max_pkeys", "local_ca_ack_delay", "general_odp_caps", "rc_odp_caps",
+        "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps");
 
     private static Path resource(final String file)
     {

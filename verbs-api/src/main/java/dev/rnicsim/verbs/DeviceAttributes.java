@@ -35,12 +35,34 @@ import java.util.Objects;
  * @param maxPkeys P_Key table size.
  * @param localCaAckDelay local CA ACK delay (IBA exponent).
  * @param odpCaps on-demand-paging capabilities ({@code ibv_query_device_ex}).
+ * @param maxSrqWr receive work requests an SRQ may hold ({@code max_srq_wr}); drivers report their own figure,
+ *     not max_qp_wr (mlx5 {@code (1 << log_max_srq_sz) - 1}, mlx4 {@code max_srq_wqes - 1}, siw
+ *     {@code SIW_MAX_SRQ_WR}).
+ * @param maxSrqSge SGEs per SRQ receive work request ({@code max_srq_sge}).
  */
 public record DeviceAttributes(String fwVer, long nodeGuid, long sysImageGuid, int vendorId, int vendorPartId,
     int hwVer, int physPortCnt, long maxMrSizeBytes, long pageSizeCap, int maxQp, int maxQpWr, long deviceCapFlags,
     int maxSge, int maxSgeRd, int maxCq, int maxCqe, int maxMr, int maxPd, int maxQpRdAtom, int maxQpInitRdAtom,
-    int maxResRdAtom, int maxMw, AtomicCap atomicCap, int maxSrq, int maxPkeys, int localCaAckDelay, OdpCaps odpCaps)
+    int maxResRdAtom, int maxMw, AtomicCap atomicCap, int maxSrq, int maxPkeys, int localCaAckDelay, OdpCaps odpCaps,
+    int maxSrqWr, int maxSrqSge)
 {
+    /**
+     * Attributes without separate SRQ limits: max_srq_wr and max_srq_sge are taken as max_qp_wr and max_sge (assumed,
+     * for a device that reports no figures of its own).
+     */
+    public DeviceAttributes(final String fwVer, final long nodeGuid, final long sysImageGuid, final int vendorId,
+        final int vendorPartId, final int hwVer, final int physPortCnt, final long maxMrSizeBytes,
+        final long pageSizeCap, final int maxQp, final int maxQpWr, final long deviceCapFlags, final int maxSge,
+        final int maxSgeRd, final int maxCq, final int maxCqe, final int maxMr, final int maxPd, final int maxQpRdAtom,
+        final int maxQpInitRdAtom, final int maxResRdAtom, final int maxMw, final AtomicCap atomicCap,
+        final int maxSrq, final int maxPkeys, final int localCaAckDelay, final OdpCaps odpCaps)
+    {
+        this(fwVer, nodeGuid, sysImageGuid, vendorId, vendorPartId, hwVer, physPortCnt, maxMrSizeBytes, pageSizeCap,
+            maxQp, maxQpWr, deviceCapFlags, maxSge, maxSgeRd, maxCq, maxCqe, maxMr, maxPd, maxQpRdAtom,
+            maxQpInitRdAtom, maxResRdAtom, maxMw, atomicCap, maxSrq, maxPkeys, localCaAckDelay, odpCaps, maxQpWr,
+            maxSge);
+    }
+
     /**
      * @throws NullPointerException when {@code fwVer}, {@code atomicCap} or {@code odpCaps} is null.
      */
@@ -114,6 +136,8 @@ public record DeviceAttributes(String fwVer, long nodeGuid, long sysImageGuid, i
         b.maxPkeys = maxPkeys;
         b.localCaAckDelay = localCaAckDelay;
         b.odpCaps = odpCaps;
+        b.maxSrqWr = maxSrqWr;
+        b.maxSrqSge = maxSrqSge;
         return b;
     }
 
@@ -155,6 +179,10 @@ public record DeviceAttributes(String fwVer, long nodeGuid, long sysImageGuid, i
         private int maxMw;
         private AtomicCap atomicCap = AtomicCap.NONE;
         private int maxSrq;
+        /** Null until set: then max_qp_wr. */
+        private Integer maxSrqWr;
+        /** Null until set: then max_sge. */
+        private Integer maxSrqSge;
         private int maxPkeys;
         private int localCaAckDelay;
         private OdpCaps odpCaps = OdpCaps.NONE;
@@ -405,6 +433,26 @@ public record DeviceAttributes(String fwVer, long nodeGuid, long sysImageGuid, i
         }
 
         /**
+         * @param value receive work requests an SRQ may hold ({@code max_srq_wr}); unset, max_qp_wr.
+         * @return this builder.
+         */
+        public Builder maxSrqWr(final int value)
+        {
+            this.maxSrqWr = value;
+            return this;
+        }
+
+        /**
+         * @param value SGEs per SRQ receive work request ({@code max_srq_sge}); unset, max_sge.
+         * @return this builder.
+         */
+        public Builder maxSrqSge(final int value)
+        {
+            this.maxSrqSge = value;
+            return this;
+        }
+
+        /**
          * @param value P_Key table size.
          * @return this builder.
          */
@@ -443,7 +491,8 @@ public record DeviceAttributes(String fwVer, long nodeGuid, long sysImageGuid, i
             return new DeviceAttributes(fwVer, nodeGuid, sysImageGuid, vendorId, vendorPartId, hwVer, physPortCnt,
                 maxMrSizeBytes, pageSizeCap, maxQp, maxQpWr, deviceCapFlags, maxSge, maxSgeRd, maxCq, maxCqe, maxMr,
                 maxPd, maxQpRdAtom, maxQpInitRdAtom, maxResRdAtom, maxMw, atomicCap, maxSrq, maxPkeys,
-                localCaAckDelay, odpCaps);
+                localCaAckDelay, odpCaps, maxSrqWr == null ? maxQpWr : maxSrqWr,
+                maxSrqSge == null ? maxSge : maxSrqSge);
         }
     }
 }

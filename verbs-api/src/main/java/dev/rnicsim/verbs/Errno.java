@@ -17,6 +17,8 @@ public enum Errno
     EINTR(4),
     /** I/O error. */
     EIO(5),
+    /** Argument list too long (7): e.g. an SRQ larger than cxgb4's max_srq_wr ({@code c4iw_create_srq}). */
+    E2BIG(7),
     /** Bad file descriptor (9): e.g. a dma-buf fd that names no open file. */
     EBADF(9),
     /** Resource temporarily unavailable. */

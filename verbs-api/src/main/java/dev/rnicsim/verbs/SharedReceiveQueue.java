@@ -34,6 +34,20 @@ public interface SharedReceiveQueue extends AutoCloseable
     void modifyLimit(int srqLimit);
 
     /**
+     * {@code ibv_modify_srq} with IBV_SRQ_MAX_WR: the SRQ's new max_wr, its receives kept, where the device resizes
+     * SRQs (IBV_DEVICE_SRQ_RESIZE in device_cap_flags).
+     *
+     * @param maxWr the new max_wr.
+     * @throws VerbsException EINVAL where the device cannot resize or refuses the size; EOPNOTSUPP on a backend that
+     *                        does not resize SRQs; nothing changes then.
+     */
+    default void resize(final int maxWr)
+    {
+        throw new VerbsException("ibv_modify_srq", Errno.EOPNOTSUPP.code(), "IBV_SRQ_MAX_WR: this backend does not "
+            + "resize SRQs; create one with the max_wr you need; nothing changed");
+    }
+
+    /**
      * {@code ibv_query_srq}.
      *
      * @return its attributes now.

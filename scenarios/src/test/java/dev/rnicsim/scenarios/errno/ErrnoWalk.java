@@ -426,7 +426,7 @@ final class ErrnoWalk
         c.add(c("an SRQ limit above its max_wr", ONE_HOST, "srq s pd_a wr=4 limit=8", "EINVAL", "srq_limit=8",
             "must be 0..max_wr=4"));
         c.add(c("an SRQ limit armed above its max_wr", ONE_HOST + "srq s pd_a wr=4\n", "srqlimit s 8", "EINVAL",
-            "srq_limit=8", "must be 0..max_wr=4"));
+            "srq_limit=8", "must be 0..max_wr=7"));
         c.add(c("a receive on a full SRQ", TWO_HOSTS + "srq s pd_b wr=1 sge=1\nrecv s sgl=mr_dst:64\n",
             "recv s sgl=mr_dst:64", "ENOMEM", "SRQ full", "larger max_wr"));
         c.add(c("a receive with more SGEs than the SRQ takes", TWO_HOSTS + "srq s pd_b wr=4 sge=1\n",

@@ -686,6 +686,13 @@ final class ErrnoWalkVerbs
             () -> bare(ProtectionDomain.class).regDmMr(null, 0, 4096, LW), "does not provide device"));
         c.add(c("an SRQ of a backend without SRQs", "EOPNOTSUPP",
             () -> bare(ProtectionDomain.class).createSrq(new SrqAttr(4, 1, 0)), "has no SRQs"));
+        c.add(c("an SRQ resize of a backend without it", "EOPNOTSUPP",
+            () -> bare(SharedReceiveQueue.class).resize(8), "does not resize SRQs"));
+        c.add(c("an SRQ resize on a device without IBV_DEVICE_SRQ_RESIZE", "EINVAL",
+            () -> cx5().pd().createSrq(new SrqAttr(4, 1, 0)).resize(8), "cannot resize an SRQ", "nothing changed"));
+        c.add(c("an SRQ resize to 0 on rxe", "EINVAL",
+            () -> rig(DeviceProfiles.rxe()).pd().createSrq(new SrqAttr(4, 1, 0)).resize(0),
+            "must be 1..max_srq_wr=1048576", "nothing changed"));
         c.add(c("an address handle of a backend without them", "EOPNOTSUPP",
             () -> bare(ProtectionDomain.class).createAh(null), "address handles"));
         c.add(c("a dma-buf MR of a backend without it", "EOPNOTSUPP",
