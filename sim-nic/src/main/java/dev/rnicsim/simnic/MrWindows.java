@@ -49,9 +49,12 @@ final class MrWindows
             if (mw.boundMr() == mr)
             {
                 final int key = mw.tableKey();
+                // the handle's rkey stays as the application last saw it (a type 1 bind that failed moved it)
+                final int shown = mw.rkey();
                 final long dropped = device.tables().invalidateWindow(key);
                 device.keys().forgetZeroBased(key);
                 mw.bound(key, null, null, 0, 0, Set.of());
+                mw.rkey(shown);
                 device.invalidated("dereg_mr_window", key, dropped);
             }
         }

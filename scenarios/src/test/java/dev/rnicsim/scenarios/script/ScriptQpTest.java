@@ -90,7 +90,7 @@ class ScriptQpTest
             .contains("no transition RESET -> ERR").contains("does not take IBV_QP_ACCESS_FLAGS");
         assertThat(r.out()).contains("RESET -> INIT (attr_mask IBV_QP_STATE|IBV_QP_ACCESS_FLAGS|IBV_QP_PKEY_INDEX|"
             + "IBV_QP_PORT = 0x39)");
-        assertThat(r.out()).contains("byte_len=48").contains("SEND and SEND_WITH_IMM only");
+        assertThat(r.out()).contains("byte_len=48").contains("UD carries SEND and SEND_WITH_IMM only");
         assertThat(r.out()).contains("-> EBUSY: ibv_destroy_srq: 1 QP(s) still take their receives")
             .contains("1 SRQ(s)");
     }
@@ -120,8 +120,8 @@ class ScriptQpTest
         final ScriptRun r = ScriptRun.ok("uc.rsim", """
             host alpha ram=64M
             host beta ram=64M
-            device nic_a alpha profile=connectx5
-            device nic_b beta profile=connectx5
+            device nic_a alpha profile=bnxt_re
+            device nic_b beta profile=bnxt_re
             open app_a nic_a
             open app_b nic_b
             pd pd_a app_a
