@@ -166,7 +166,7 @@ final class ErrnoWalk
             "MR(s)", "destroy them first"));
         c.add(c("alloc_mw on a device without windows", """
             host alpha ram=256M
-            device nic_a alpha profile=connectx3
+            device nic_a alpha profile=e810
             open app_a nic_a
             pd pd_a app_a
             """, "mw w pd_a", "EOPNOTSUPP", "MEM_WINDOW", "use a device with memory windows"));
@@ -188,6 +188,20 @@ final class ErrnoWalk
             pd pd_a app_a
             cq cq_a app_a
             """, "qp q pd_a cq_a ops=send", "EOPNOTSUPP", "no create_qp_ex", "ibv_create_qp"));
+        c.add(c("send_ops_flags on mlx4's create_qp_ex", """
+            host alpha ram=256M
+            device nic_a alpha profile=connectx3
+            open app_a nic_a
+            pd pd_a app_a
+            cq cq_a app_a
+            """, "qp q pd_a cq_a ops=send", "EOPNOTSUPP", "MLX4_CREATE_QP_SUP_COMP_MASK", "without send_ops_flags"));
+        c.add(c("mlx4's create_qp_ex past max_qp_wr", """
+            host alpha ram=256M
+            device nic_a alpha profile=connectx3
+            open app_a nic_a
+            pd pd_a app_a
+            cq cq_a app_a
+            """, "qp q pd_a cq_a ops=send send_wr=100000000", "EINVAL", "max_qp_wr=", "ask for less"));
         c.add(c("device memory copy at an odd offset", ONE_HOST + "dm d app_a 4K\n", "dmwrite d 1 \"x\"",
             "EINVAL", "multiple of 4", "4-byte aligned"));
         c.add(c("device-memory MR without zero_based", ONE_HOST + "dm d app_a 4K\n",

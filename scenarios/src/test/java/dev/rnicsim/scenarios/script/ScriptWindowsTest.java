@@ -85,7 +85,7 @@ class ScriptWindowsTest
     }
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"connectx3", "e810", "rxe-legacy"})
+    @ValueSource(strings = {"e810", "erdma", "rxe-legacy"})
     void mwShouldFailWithEopnotsuppOnADeviceWithoutWindows(final String profile)
     {
         final ScriptRun r = ok("host h ram=256M\ndevice d h profile=" + profile + "\nopen c d\npd p c\n"
@@ -98,7 +98,7 @@ class ScriptWindowsTest
     @Test
     void mwFailingWithoutAnExpectShouldStopTheRun()
     {
-        final ScriptRun r = run("host h ram=256M\ndevice d h profile=connectx3\nopen c d\npd p c\nmw w p\nsay never\n");
+        final ScriptRun r = run("host h ram=256M\ndevice d h profile=e810\nopen c d\npd p c\nmw w p\nsay never\n");
 
         assertThat(r.result().exitCode()).isEqualTo(1);
         assertThat(r.result().failure()).startsWith("w.rsim:5: unexpected EOPNOTSUPP");
