@@ -79,18 +79,10 @@ final class Completions
     /** The address in the process of an iova under a key, for the SRQ's receive buffers. */
     long translateFor(final int deviceIndex, final int key, final long iova)
     {
-        return translate(deviceIndex, key, iova);
+        return bytes.translate(deviceIndex, key, iova);
     }
 
     private static final WrOpcode[] OPCODES = new WrOpcode[16];
-    private static final int IBV_WR_SEND = 2;
-    private static final int IBV_WR_SEND_WITH_IMM = 3;
-    private static final int IBV_WR_RDMA_READ = 4;
-    private static final int IBV_WR_CMP_SWP = 5;
-    private static final int IBV_WR_FETCH_ADD = 6;
-    /** LOCAL_INV (7), BIND_MW (8), SEND_WITH_INV (9) and later move no bytes of their own to a peer's memory. */
-    private static final int IBV_WR_LOCAL_INV = 7;
-    private static final int IBV_WR_ATOMIC_WRITE = 15;
 
     static
     {
@@ -112,11 +104,14 @@ final class Completions
     private final DatagramSteps datagrams = new DatagramSteps();
     /** What SENDs to a tag-matching SRQ get. */
     final TmData tm;
+    /** The bytes each completed request moves between the programs' buffers. */
+    final ByteMover bytes;
 
     Completions(final FabricServer server)
     {
         this.server = server;
         this.peerWait = new PeerWait(server);
+        this.bytes = new ByteMover(server, dirty);
         this.tm = new TmData(server, this);
     }
 
@@ -164,7 +159,7 @@ final class Completions
                 final long len = p.getInt(at + 8) & 0xffffffffL;
                 final int lkey = p.getInt(at + 12);
                 sgl.add(new Sge(addr, len, lkey));
-                local.add(new ProcessMemory.Range(translate(q.deviceIndex, lkey, addr), len));
+                local.add(new ProcessMemory.Range(bytes.translate(q.deviceIndex, lkey, addr), len));
                 OdpFaultIn.before(server, q.deviceIndex, lkey, addr, len);
                 at += Wire.SGE_BYTES;
             }
@@ -289,7 +284,7 @@ final class Completions
                 final long len = p.getInt(at + 8) & 0xffffffffL;
                 final int lkey = p.getInt(at + 12);
                 sgl.add(new Sge(addr, len, lkey));
-                local.add(new ProcessMemory.Range(translate(q.deviceIndex, lkey, addr), len));
+                local.add(new ProcessMemory.Range(bytes.translate(q.deviceIndex, lkey, addr), len));
                 OdpFaultIn.before(server, q.deviceIndex, lkey, addr, len);
                 at += Wire.SGE_BYTES;
             }
@@ -306,17 +301,6 @@ final class Completions
                     + "returned: " + e.getMessage() + "\n");
             }
         }
-    }
-
-    /** The address in the process of an iova under a key (the same address for an MR registered at its VA). */
-    private long translate(final int deviceIndex, final int key, final long iova)
-    {
-        final Session.MrInfo m = server.mrs.get(Verbs.mrKey(deviceIndex, key));
-        if (m != null && MrKindVerbs.isNullMr(m))
-        {
-            return ProcessMemory.DISCARD_BASE + (iova & 0xffff_ffffL); // zeros read, writes dropped
-        }
-        return m != null ? m.addr() + (iova - m.iova()) : server.windows.translate(server, deviceIndex, key, iova);
     }
 
     private record Done(Session.CqInfo cq, WorkCompletion wc)
@@ -412,7 +396,7 @@ final class Completions
                 final PostedSend ps = sends.get(d.wc().wrId());
                 if (ps != null)
                 {
-                    oneSided(ps);
+                    bytes.oneSided(ps);
                 }
             }
         }
@@ -508,18 +492,18 @@ final class Completions
             // a UD receive starts with the 40-byte GRH, then the payload (ibv_post_recv(3))
             len -= Datagrams.GRH_BYTES;
             MemorySegment.copy(grh, 0, server.memory.scratch(grh.length), ValueLayout.JAVA_BYTE, 0, grh.length);
-            scatter(rq.session.pid, ProcessMemory.clip(dst, grh.length), "the GRH of receive wr_id " + pr.wrId(), rq);
+            bytes.scatter(rq.session.pid, ProcessMemory.clip(dst, grh.length), "the GRH of receive wr_id " + pr.wrId(), rq);
             dst = ProcessMemory.skip(dst, Datagrams.GRH_BYTES);
         }
         if (len == 0)
         {
             return;
         }
-        if (!fill(ps, len))
+        if (!bytes.fill(ps, len))
         {
             return;
         }
-        scatter(rq.session.pid, ProcessMemory.clip(dst, len), "the receive buffer of wr_id " + pr.wrId(), rq);
+        bytes.scatter(rq.session.pid, ProcessMemory.clip(dst, len), "the receive buffer of wr_id " + pr.wrId(), rq);
     }
 
     /** The UD QP a datagram came from, by the completion's src_qp, on whichever device of the fabric holds it. */
@@ -534,110 +518,6 @@ final class Completions
             }
         }
         return null;
-    }
-
-    /** The source bytes of a request into the scratch buffer: its inline data, or its gather list. */
-    boolean fill(final PostedSend ps, final long len)
-    {
-        if (ps.carried() != null)
-        {
-            MemorySegment.copy(ps.carried(), 0, server.memory.scratch(ps.carried().length), ValueLayout.JAVA_BYTE, 0,
-                (int) Math.min(len, ps.carried().length));
-            return true;
-        }
-        final List<ProcessMemory.Range> src = ProcessMemory.clip(ps.local(), len);
-        final long got = server.memory.gather(ps.qp().session.pid, src);
-        if (got < ProcessMemory.total(src))
-        {
-            noteDmaFault(ps.qp(), "read the send buffer of wr_id " + ps.wrId(), server.memory.lastErrno());
-            return false;
-        }
-        return true;
-    }
-
-    void scatter(final int pid, final List<ProcessMemory.Range> dst, final String what,
-        final Session.QpInfo owner)
-    {
-        final long put = server.memory.scatter(pid, dst);
-        if (put < ProcessMemory.total(dst))
-        {
-            noteDmaFault(owner, "write " + what, server.memory.lastErrno());
-        }
-    }
-
-    private void noteDmaFault(final Session.QpInfo q, final String what, final int errno)
-    {
-        if (q.session.strict)
-        {
-            q.session.sendText("rnicsim strict: the device could not " + what + " in process " + q.session.pid
-                + " (errno " + errno + "): the range was unmapped after it was registered; the pages stay pinned "
-                + "for the NIC, but the program no longer sees them (DMA into memory no longer mapped)\n");
-            dirty.add(q.session);
-        }
-    }
-
-    private void oneSided(final PostedSend ps)
-    {
-        final Session.QpInfo q = ps.qp();
-        final Session.QpInfo peer = server.qps.get(Session.QpInfo.key(q.peerDeviceIndex, q.peerQpNum));
-        if (peer != null && ps.opcode() == IBV_WR_ATOMIC_WRITE)
-        {
-            // The 8 bytes travel in the work request (ibv_wr_atomic_write(3)) and land in one piece.
-            server.memory.scratch(8).set(ValueLayout.JAVA_LONG_UNALIGNED, 0, ps.compareAdd());
-            scatter(peer.session.pid, List.of(new ProcessMemory.Range(translate(q.peerDeviceIndex, ps.rkey(),
-                ps.remoteAddr()), 8)), "the target of an ATOMIC WRITE", peer);
-            return;
-        }
-        if (peer == null || ps.opcode() == IBV_WR_SEND || ps.opcode() == IBV_WR_SEND_WITH_IMM
-            || ps.opcode() >= IBV_WR_LOCAL_INV)
-        {
-            return;
-        }
-        final long remote = translate(q.peerDeviceIndex, ps.rkey(), ps.remoteAddr());
-        final long len = ps.carried() != null ? ps.carried().length : ProcessMemory.total(ps.local());
-        if (ps.opcode() == IBV_WR_CMP_SWP || ps.opcode() == IBV_WR_FETCH_ADD)
-        {
-            atomic(ps, peer, remote);
-            return;
-        }
-        if (len == 0)
-        {
-            return;
-        }
-        if (ps.opcode() == IBV_WR_RDMA_READ)
-        {
-            final List<ProcessMemory.Range> src = List.of(new ProcessMemory.Range(remote, len));
-            if (server.memory.gather(peer.session.pid, src) < len)
-            {
-                noteDmaFault(peer, "read the target of an RDMA READ", server.memory.lastErrno());
-                return;
-            }
-            scatter(q.session.pid, ps.local(), "the READ's local buffer", q);
-            return;
-        }
-        if (fill(ps, len))
-        {
-            scatter(peer.session.pid, List.of(new ProcessMemory.Range(remote, len)), "the target of an RDMA WRITE",
-                peer);
-        }
-    }
-
-    /** An atomic on the real 8 bytes: the old value to the requester's buffer, the new one to the target. */
-    private void atomic(final PostedSend ps, final Session.QpInfo peer, final long remote)
-    {
-        final List<ProcessMemory.Range> target = List.of(new ProcessMemory.Range(remote, 8));
-        if (server.memory.gather(peer.session.pid, target) < 8)
-        {
-            noteDmaFault(peer, "read the target of an atomic", server.memory.lastErrno());
-            return;
-        }
-        final MemorySegment sc = server.memory.scratch(8);
-        final long old = sc.get(ValueLayout.JAVA_LONG_UNALIGNED, 0);
-        final long updated = ps.opcode() == IBV_WR_FETCH_ADD ? old + ps.compareAdd()
-            : old == ps.compareAdd() ? ps.swap() : old;
-        scatter(ps.qp().session.pid, ProcessMemory.clip(ps.local(), 8), "the atomic's result buffer", ps.qp());
-        sc.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, updated);
-        scatter(peer.session.pid, target, "the target of an atomic", peer);
     }
 
     private static final boolean DEBUG = System.getenv("RNICSIM_FABRIC_DEBUG") != null;

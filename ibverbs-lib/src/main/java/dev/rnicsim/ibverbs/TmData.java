@@ -252,7 +252,7 @@ final class TmData
             System.arraycopy(ps.carried(), 0, b, 0, (int) Math.min(bytes, ps.carried().length));
             return b;
         }
-        if (!completions.fill(ps, bytes))
+        if (!completions.bytes.fill(ps, bytes))
         {
             return null;
         }
@@ -282,11 +282,11 @@ final class TmData
         {
             status = WC_LOC_LEN_ERR;
         }
-        else if (payload > 0 && completions.fill(ps, len))
+        else if (payload > 0 && completions.bytes.fill(ps, len))
         {
             final MemorySegment scratch = server.memory.scratch(len);
             MemorySegment.copy(scratch, TMH_BYTES, scratch, 0, payload);
-            completions.scatter(rq.session.pid, ProcessMemory.clip(dst, payload), "the buffer of tag 0x"
+            completions.bytes.scatter(rq.session.pid, ProcessMemory.clip(dst, payload), "the buffer of tag 0x"
                 + Long.toHexString(e.tag()) + " (recv_wr_id " + e.recvWrId() + ")", rq);
         }
         complete(t, e.recvWrId(), status, TagMatchingList.WC_TM_RECV, WC_TM_MATCH | WC_TM_DATA_VALID,
@@ -316,7 +316,7 @@ final class TmData
                 read = server.memory.gather(sender.session.pid, src) == lengthBytes;
                 if (read)
                 {
-                    completions.scatter(rq.session.pid, ProcessMemory.clip(dst, lengthBytes), "the buffer of tag 0x"
+                    completions.bytes.scatter(rq.session.pid, ProcessMemory.clip(dst, lengthBytes), "the buffer of tag 0x"
                         + Long.toHexString(e.tag()) + " (recv_wr_id " + e.recvWrId() + ")", rq);
                 }
             }
