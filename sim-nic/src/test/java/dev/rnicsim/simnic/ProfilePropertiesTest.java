@@ -116,12 +116,15 @@ class ProfilePropertiesTest
     @org.junit.jupiter.api.Test
     void cxgb4SharedReceiveQueuesTakeTheQueueDepthAndFourSges()
     {
-        // c4iw_query_device: max_srq_wr is the QP depth (t4_max_qp_depth), max_srq_sge T4_MAX_RECV_SGE (4).
+        // c4iw_query_device: max_srq_wr is the QP depth (t4_max_qp_depth: t4_max_rq_size, 8190), max_srq_sge
+        // T4_MAX_RECV_SGE (4); c4iw_create_srq answers E2BIG past them.
         final RuleRig rig = RuleRig.unconnected(DeviceProfiles.byName("cxgb4"));
-        final int depth = rig.deviceA.profile().attributes().maxQpWr();
+        final int depth = rig.deviceA.profile().attributes().maxSrqWr();
+        assertThat(depth).isEqualTo(8190);
         assertThat(rig.pdA.createSrq(new dev.rnicsim.verbs.SrqAttr(depth, 4, 0))).isNotNull();
         assertThat(catchThrowableOfType(VerbsException.class,
-            () -> rig.pdA.createSrq(new dev.rnicsim.verbs.SrqAttr(16, 5, 0)))).as("a fifth SGE").isNotNull();
+            () -> rig.pdA.createSrq(new dev.rnicsim.verbs.SrqAttr(16, 5, 0))).errnoName()).as("a fifth SGE")
+            .isEqualTo(Errno.E2BIG);
     }
 
     @org.junit.jupiter.api.Test
