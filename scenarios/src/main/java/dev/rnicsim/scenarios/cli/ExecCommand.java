@@ -98,7 +98,7 @@ final class ExecCommand implements Callable<Integer>
             try
             {
                 final DevinfoResult r = DevinfoReader.read(devinfo);
-                r.warnings().forEach(w -> err.println(devinfo + ": " + w));
+                r.warnings().forEach(w -> err.println("rnicsim exec: " + w)); // each names the dump already
                 device = new FabricServer.DeviceSpec(r.hcaId() == null ? hcaIdOf(r.profile()) : r.hcaId(),
                     r.profile());
                 if (!r.defaultedFields().isEmpty())

@@ -208,6 +208,19 @@ class ExecCommandTest
     }
 
     @Test
+    void shouldNameTheDumpOnceInEachWarning() throws IOException
+    {
+        requireLibrary();
+        // no hca_id: the driver is chosen by vendor_id 0 (older rxe), which the reader warns about
+        final Path dump = Files.writeString(dir.resolve("rxe-old.txt"), "\ttransport:\t\t\tInfiniBand (0)\n"
+            + "\tfw_ver:\t\t\t\t0.0.0\n\tvendor_id:\t\t\t0x0000\n\tvendor_part_id:\t\t\t0\n"
+            + "\tphys_port_cnt:\t\t\t1\n");
+        assertThat(exec("--devinfo", dump.toString(), "--", "true")).isZero();
+        assertThat(err.toString()).contains("rnicsim exec: " + dump + ": driver rxe chosen: ")
+            .doesNotContain(dump + ": " + dump);
+    }
+
+    @Test
     void aRunJoiningAFabricOfOtherDevicesOrWithATraceShouldBeRefusedNamingTheFabricsProfile() throws Exception
     {
         requireLibrary();
