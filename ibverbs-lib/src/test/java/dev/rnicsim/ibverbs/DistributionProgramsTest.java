@@ -51,6 +51,8 @@ class DistributionProgramsTest
                 .containsPattern("max_mr_size:\\s+0x" + Long.toHexString(a.maxMrSizeBytes()) + "\n")
                 .containsPattern("page_size_cap:\\s+0x" + Long.toHexString(a.pageSizeCap()) + "\n")
                 .containsPattern("vendor_part_id:\\s+" + a.vendorPartId() + "\n")
+                .containsPattern("max_srq_wr:\\s+" + a.maxSrqWr() + "\n")
+                .containsPattern("max_srq_sge:\\s+" + a.maxSrqSge() + "\n")
                 .contains("link_layer:\t\tEthernet")
                 .contains("PORT_ACTIVE");
         }
