@@ -1,8 +1,6 @@
 package dev.rnicsim.scenarios.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.rnicsim.ibverbs.ProgramRunner;
 import java.io.IOException;
@@ -35,18 +33,7 @@ class ExecCommandTest
 
     private static void requireLibrary()
     {
-        try
-        {
-            ProgramRunner.libraryDir();
-        }
-        catch (final IOException e)
-        {
-            if ("true".equals(System.getenv("CI")))
-            {
-                fail(e.getMessage());
-            }
-            assumeTrue(false, e.getMessage());
-        }
+        LibraryRequired.require();
     }
 
     @Test

@@ -1,11 +1,7 @@
 package dev.rnicsim.scenarios.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.rnicsim.ibverbs.ProgramRunner;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -30,18 +26,7 @@ class ExecFabricSettingsTest
     @Test
     void aJoiningRunShouldNameTheServerSettingsItCannotChange() throws Exception
     {
-        try
-        {
-            ProgramRunner.libraryDir();
-        }
-        catch (final IOException e)
-        {
-            if ("true".equals(System.getenv("CI")))
-            {
-                fail(e.getMessage());
-            }
-            assumeTrue(false, e.getMessage());
-        }
+        LibraryRequired.require();
         final Path go = dir.resolve("go");
         assertThat(new ProcessBuilder("mkfifo", go.toString()).start().waitFor()).isZero();
         final Path ready = dir.resolve("ready");

@@ -1,14 +1,10 @@
 package dev.rnicsim.scenarios.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.rnicsim.ibverbs.ProgramRunner;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -34,18 +30,7 @@ class ExecSignalsTest
      */
     private Process startRun(final Path trace, final Path err, final Path pid, final String script) throws Exception
     {
-        try
-        {
-            ProgramRunner.libraryDir();
-        }
-        catch (final IOException e)
-        {
-            if ("true".equals(System.getenv("CI")))
-            {
-                fail(e.getMessage());
-            }
-            assumeTrue(false, e.getMessage());
-        }
+        LibraryRequired.require();
         // env resets the three to their default first: a shell without job control starts a command run with '&'
         // with SIGINT ignored, and an ignored signal stays ignored (the JVM cannot catch it); so for the program's
         // own child in the scripts
