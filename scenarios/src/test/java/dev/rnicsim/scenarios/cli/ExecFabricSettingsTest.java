@@ -31,15 +31,18 @@ class ExecFabricSettingsTest
         assertThat(new ProcessBuilder("mkfifo", go.toString()).start().waitFor()).isZero();
         final Path ready = dir.resolve("ready");
         final String fabric = "cli-settings-" + ProcessHandle.current().pid();
+        final StringWriter hostErr = new StringWriter();
         final Thread host = Thread.ofPlatform().start(() -> Rnicsim.execute(new String[] {"exec", "--fabric", fabric,
             "--", "sh", "-c", "touch '" + ready + "'; cat '" + go + "' >/dev/null"},
-            new PrintWriter(new StringWriter()), new PrintWriter(new StringWriter())));
+            new PrintWriter(new StringWriter()), new PrintWriter(hostErr, true)));
         try
         {
             while (!Files.exists(ready) && host.isAlive())
             {
                 LockSupport.parkNanos(10_000_000L); // until the host's program runs
             }
+            // the join below means something only while the hosting run serves its fabric
+            assertThat(ready).as("the hosting run ended before its program ran: %s", hostErr).exists();
             // a value that differs from this JVM's, whatever it is
             final String mine = "0".equals(System.getenv("RNICSIM_FABRIC_SPIN_NS")) ? "5000" : "0";
             final ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java")
