@@ -171,13 +171,15 @@ final class DoorbellPoller
         }
     }
 
-    /** @return false when the session has ended (its ring is closed). */
-    private static boolean disarm(final Session t)
+    /**
+     * Asks the session's doorbell ring {@code question}; a ring whose session has ended (its mapping released: {@link
+     * IllegalStateException}) answers false, and the poller lets it go.
+     */
+    private static boolean ask(final Session t, final java.util.function.Predicate<DoorbellRing> question)
     {
         try
         {
-            t.doorbellRing.disarm();
-            return true;
+            return question.test(t.doorbellRing);
         }
         catch (final IllegalStateException e)
         {
@@ -185,53 +187,35 @@ final class DoorbellPoller
         }
     }
 
+    /** @return false when the session has ended (its ring is closed). */
+    private static boolean disarm(final Session t)
+    {
+        return ask(t, r ->
+        {
+            r.disarm();
+            return true;
+        });
+    }
+
     private static boolean pending(final Session t)
     {
-        try
-        {
-            return t.doorbellRing.pending();
-        }
-        catch (final IllegalStateException e)
-        {
-            return false;
-        }
+        return ask(t, DoorbellRing::pending);
     }
 
     /** @return whether this poller took the ring over (false when the session has ended). */
     private static boolean cover(final Session t)
     {
-        try
-        {
-            return t.doorbellRing.cover();
-        }
-        catch (final IllegalStateException e)
-        {
-            return false;
-        }
+        return ask(t, DoorbellRing::cover);
     }
 
     /** @return whether doorbells were published before the ring asked for kicks again (false once ended). */
     private static boolean uncover(final Session t)
     {
-        try
-        {
-            return t.doorbellRing.uncover();
-        }
-        catch (final IllegalStateException e)
-        {
-            return false;
-        }
+        return ask(t, DoorbellRing::uncover);
     }
 
     private static boolean arm(final Session t)
     {
-        try
-        {
-            return t.doorbellRing.arm();
-        }
-        catch (final IllegalStateException e)
-        {
-            return false;
-        }
+        return ask(t, DoorbellRing::arm);
     }
 }
