@@ -139,6 +139,23 @@ public final class ProgramRunner
                 throw new IOException(e);
             }
         }
+        return extracted(url);
+    }
+
+    /** The folder the library and rnicsim-status were copied to out of the jar, once per JVM; null before. */
+    private static Path extracted;
+
+    /**
+     * Copies the library and rnicsim-status out of the jar the first time only: copying again while another thread
+     * of this JVM runs a program from the folder would replace rnicsim-status under it (not executable for a moment,
+     * or busy), and a folder a dead process of the same pid left behind is overwritten the first time.
+     */
+    private static synchronized Path extracted(final URL url) throws IOException
+    {
+        if (extracted != null)
+        {
+            return extracted;
+        }
         final Path dir = Path.of(System.getProperty("java.io.tmpdir"), "rnicsim-native-" + ProcessHandle.current()
             .pid());
         Files.createDirectories(dir);
@@ -158,6 +175,7 @@ public final class ProgramRunner
         }
         dir.toFile().deleteOnExit();
         dir.resolve(LIBRARY).toFile().deleteOnExit();
+        extracted = dir;
         return dir;
     }
 
