@@ -2,34 +2,17 @@ package dev.rnicsim.testkit;
 
 import dev.rnicsim.pagetable.ForkBehaviour;
 import dev.rnicsim.pagetable.HostConfig;
-import dev.rnicsim.pagetable.KernelException;
-import dev.rnicsim.pagetable.Madvice;
-import dev.rnicsim.pagetable.MapFlag;
-import dev.rnicsim.pagetable.Prot;
 import dev.rnicsim.pagetable.UserProcess;
 import dev.rnicsim.simnic.DeviceProfile;
 import dev.rnicsim.simnic.DeviceProfiles;
-import dev.rnicsim.simnic.SimContext;
-import dev.rnicsim.simnic.SimDevice;
-import dev.rnicsim.simnic.SimFabric;
 import dev.rnicsim.verbs.Access;
-import dev.rnicsim.verbs.Backing;
-import dev.rnicsim.verbs.CompletionQueue;
-import dev.rnicsim.verbs.HostMemory;
 import dev.rnicsim.verbs.MemoryRegion;
-import dev.rnicsim.verbs.ProtectionDomain;
-import dev.rnicsim.verbs.QpInitAttr;
-import dev.rnicsim.verbs.QpState;
 import dev.rnicsim.verbs.QueuePair;
-import dev.rnicsim.verbs.RecvWr;
 import dev.rnicsim.verbs.SendWr;
 import dev.rnicsim.verbs.Sge;
 import dev.rnicsim.verbs.WorkCompletion;
-import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
@@ -57,8 +40,12 @@ import java.util.Set;
  * <p>After a failed work request both QPs are in the error state, as on real hardware; the post helpers then
  * replace the pair with a new connected one before posting ({@link #reconnects()} counts it), so that a test can
  * go on. Not thread safe (nor is the simulator).
+ *
+ * <p>The fixture's parts: {@link FixtureSides} (each side's host, device, process, context, PD and CQ, and the hosts'
+ * memory and clock), {@link QpPair} (the connected QPs), {@link PostHelpers} (posting and polling),
+ * {@link StrictModes} and {@link FixtureScript}.
  */
-public final class TestNic implements AutoCloseable
+public final class TestNic extends FixtureSides implements AutoCloseable
 {
     /** The two ends: A (host {@code a}, the requester of the helpers) and B (host {@code b}, the responder). */
     public enum Side
@@ -89,50 +76,23 @@ public final class TestNic implements AutoCloseable
     public static final Set<Access> ALL_REMOTE = Set.of(Access.REMOTE_WRITE, Access.REMOTE_READ,
         Access.REMOTE_ATOMIC);
 
-    private final SimFabric fabric;
-    /** Most completions of other work requests {@link #post} keeps for {@link #drain} (the oldest go first). */
-    private static final int MAX_KEPT_COMPLETIONS = 1024;
-    /** Completions {@link #post} polled for other work requests (queued ones), kept for {@link #drain}. */
-    private final Map<Side, List<WorkCompletion>> polledMeanwhile = Map.of(Side.A, new java.util.ArrayList<>(),
-        Side.B, new java.util.ArrayList<>());
-    private final DeviceProfile profile;
-    private final HostConfig hostConfig;
-    private final long memlockBytes;
+    /** Entries of each side's CQ. */
+    static final int CQ_ENTRIES = 256;
+
     private final Set<Access> qpAccess;
-    private final Map<Side, SimDevice> devices = new EnumMap<>(Side.class);
-    private final Map<Side, SimContext> contexts = new EnumMap<>(Side.class);
-    private final Map<Side, ProtectionDomain> pds = new EnumMap<>(Side.class);
-    private final Map<Side, CompletionQueue> cqs = new EnumMap<>(Side.class);
-    private final Map<Side, QueuePair> qps = new EnumMap<>(Side.class);
-    private final List<StrictMode> stricts = new ArrayList<>();
-    private final List<UserProcess> children = new ArrayList<>();
     private final DmaInvariant dmaInvariant;
-    private WorkCompletion lastReceive;
-    private long nextWrId = 1;
-    private int reconnects;
-    private boolean closed;
+    private final StrictModes stricts;
+    private final QpPair pair;
+    private final PostHelpers posting;
 
     private TestNic(final Builder b)
     {
-        fabric = new SimFabric();
-        profile = b.profile;
-        hostConfig = b.host.toBuilder().forkBehaviour(b.fork).build();
-        memlockBytes = b.memlockBytes;
+        super(b.profile, b.host.toBuilder().forkBehaviour(b.fork).build(), b.memlockBytes, CQ_ENTRIES);
         qpAccess = b.qpAccess;
-        for (final Side s : Side.values())
-        {
-            final SimDevice d = fabric.addHost(s.tag(), hostConfig).addDevice("sim:" + s.tag() + "/" + profile.name(),
-                profile);
-            devices.put(s, d);
-            final UserProcess p = d.host().host().spawn("app_" + s.tag());
-            p.rlimitMemlockBytes(memlockBytes);
-            final SimContext c = d.open(p);
-            contexts.put(s, c);
-            pds.put(s, c.allocPd());
-            cqs.put(s, c.createCq(256));
-        }
-        dmaInvariant = DmaInvariant.attach(devices.get(Side.A), devices.get(Side.B));
-        connectPair();
+        dmaInvariant = DmaInvariant.attach(device(Side.A), device(Side.B));
+        stricts = new StrictModes(device(Side.A), device(Side.B));
+        pair = new QpPair(b.profile, qpAccess, pdsBySide(), cqsBySide());
+        posting = new PostHelpers(fabric(), pair, cqsBySide());
     }
 
     /**
@@ -271,78 +231,6 @@ public final class TestNic implements AutoCloseable
         }
     }
 
-    // ------------------------------------------------------------------ the objects
-
-    /**
-     * @return the fabric: its clock ({@code fabric().clock().nowNs()}) and cost model.
-     */
-    public SimFabric fabric()
-    {
-        return fabric;
-    }
-
-    /**
-     * @return the devices' profile.
-     */
-    public DeviceProfile profile()
-    {
-        return profile;
-    }
-
-    /**
-     * @param side a side.
-     * @return its device.
-     */
-    public SimDevice device(final Side side)
-    {
-        return devices.get(side);
-    }
-
-    /**
-     * @param side a side.
-     * @return its context (the device opened by its process).
-     */
-    public SimContext context(final Side side)
-    {
-        return contexts.get(side);
-    }
-
-    /**
-     * @param side a side.
-     * @return its process.
-     */
-    public UserProcess process(final Side side)
-    {
-        return contexts.get(side).process();
-    }
-
-    /**
-     * @param side a side.
-     * @return its process's memory as the verbs API sees it (allocate, free, read, write, onUnmap hooks).
-     */
-    public HostMemory memory(final Side side)
-    {
-        return contexts.get(side).memory();
-    }
-
-    /**
-     * @param side a side.
-     * @return its protection domain.
-     */
-    public ProtectionDomain pd(final Side side)
-    {
-        return pds.get(side);
-    }
-
-    /**
-     * @param side a side.
-     * @return its completion queue (send and receive completions of its QP).
-     */
-    public CompletionQueue cq(final Side side)
-    {
-        return cqs.get(side);
-    }
-
     /**
      * @param side a side.
      * @return its QP now (a new one after each {@link #reconnect()}).
@@ -350,16 +238,7 @@ public final class TestNic implements AutoCloseable
      */
     public QueuePair qp(final Side side)
     {
-        final QueuePair qp = qps.get(side);
-        if (qp == null)
-        {
-            final dev.rnicsim.simnic.DriverTraits t = profile.traits();
-            throw new IllegalStateException("no QP on profile " + profile.name() + ": the " + t.driver()
-                + " driver's create_qp accepts " + t.qpTypes() + " QPs only, an RC QP is EOPNOTSUPP (" + t.source()
-                + "), and this fixture connects RC QPs; registrations work, work requests need a profile with RC QPs"
-                + " (connectx5, rxe, ...)");
-        }
-        return qp;
+        return pair.qp(side);
     }
 
     /**
@@ -367,7 +246,7 @@ public final class TestNic implements AutoCloseable
      */
     public int reconnects()
     {
-        return reconnects;
+        return pair.reconnects();
     }
 
     /**
@@ -375,162 +254,7 @@ public final class TestNic implements AutoCloseable
      */
     public WorkCompletion lastReceive()
     {
-        return lastReceive;
-    }
-
-    // ------------------------------------------------------------------ memory
-
-    /**
-     * Maps anonymous memory in 4 KiB pages ({@code mmap} + MADV_NOHUGEPAGE).
-     *
-     * @param side        whose process.
-     * @param lengthBytes bytes, more than 0 (rounded up to 4 KiB).
-     * @return the address of its first byte.
-     * @throws dev.rnicsim.verbs.VerbsException ENOMEM, EINVAL as {@link HostMemory#allocate}.
-     */
-    public long alloc(final Side side, final long lengthBytes)
-    {
-        return alloc(side, lengthBytes, Backing.BASE_PAGES);
-    }
-
-    /**
-     * @param side        whose process.
-     * @param lengthBytes bytes, more than 0 (rounded up to the backing's page).
-     * @param backing     what backs it (hugetlb pages need a pool: {@link Builder#host}).
-     * @return the address of its first byte.
-     * @throws dev.rnicsim.verbs.VerbsException ENOMEM, EINVAL as {@link HostMemory#allocate}.
-     */
-    public long alloc(final Side side, final long lengthBytes, final Backing backing)
-    {
-        check();
-        return memory(side).allocate(lengthBytes, backing);
-    }
-
-    /**
-     * {@code munmap}: the process's unmap hooks run first (a registration cache's invalidation); pages still
-     * pinned by an MR stay allocated to it, so the MR keeps reaching them.
-     *
-     * @param side        whose process.
-     * @param address     first byte, 4 KiB aligned.
-     * @param lengthBytes bytes (rounded up to the page).
-     * @throws dev.rnicsim.verbs.VerbsException EINVAL for an unaligned range.
-     */
-    public void munmap(final Side side, final long address, final long lengthBytes)
-    {
-        check();
-        memory(side).free(address, lengthBytes);
-    }
-
-    /**
-     * Maps fresh 4 KiB pages at a fixed address ({@code mmap(address, ..., MAP_FIXED_NOREPLACE)} +
-     * MADV_NOHUGEPAGE), as an allocator that hands out a freed address again does.
-     *
-     * @param side        whose process.
-     * @param address     first byte, 4 KiB aligned.
-     * @param lengthBytes bytes (rounded up to 4 KiB).
-     * @return the address (the same).
-     * @throws dev.rnicsim.verbs.VerbsException EEXIST when part of the range is mapped, EINVAL for an unaligned
-     *                                          address, EPERM below vm.mmap_min_addr, ENOMEM when vm.max_map_count
-     *                                          would be passed.
-     */
-    public long mmapFixed(final Side side, final long address, final long lengthBytes)
-    {
-        check();
-        final UserProcess p = process(side);
-        try
-        {
-            final long at = p.mmap(address, lengthBytes, Prot.READ_WRITE, Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS,
-                MapFlag.FIXED_NOREPLACE));
-            p.madvise(at, (lengthBytes + 4095) & ~4095L, Madvice.NOHUGEPAGE);
-            return at;
-        }
-        catch (final KernelException e)
-        {
-            throw new dev.rnicsim.verbs.VerbsException("mmap", e.errno().value(), e.detail(), e);
-        }
-    }
-
-    /**
-     * munmap, then mmap of fresh pages at the same address: free and malloc giving the buffer back, the case in
-     * which a registration cache without memory hooks hands out an MR over the old pages.
-     *
-     * @param side        whose process.
-     * @param address     first byte, 4 KiB aligned.
-     * @param lengthBytes bytes.
-     * @return the address (the same).
-     * @throws dev.rnicsim.verbs.VerbsException as {@link #munmap} and {@link #mmapFixed}.
-     */
-    public long remap(final Side side, final long address, final long lengthBytes)
-    {
-        munmap(side, address, lengthBytes);
-        return mmapFixed(side, address, lengthBytes);
-    }
-
-    /**
-     * A CPU store (faults pages in; after a fork on a LEGACY host, a write to a shared page copies it).
-     *
-     * @param side    whose process.
-     * @param address first byte.
-     * @param data    bytes.
-     * @throws dev.rnicsim.verbs.VerbsException EFAULT when not mapped writable.
-     */
-    public void cpuWrite(final Side side, final long address, final byte[] data)
-    {
-        check();
-        memory(side).write(address, data);
-    }
-
-    /**
-     * A CPU load.
-     *
-     * @param side        whose process.
-     * @param address     first byte.
-     * @param lengthBytes bytes.
-     * @return the bytes the process sees there.
-     * @throws dev.rnicsim.verbs.VerbsException EFAULT when not mapped readable.
-     */
-    public byte[] cpuRead(final Side side, final long address, final int lengthBytes)
-    {
-        check();
-        return memory(side).read(address, lengthBytes);
-    }
-
-    /**
-     * fork(2) of a side's process, copy-on-write as the builder's {@link Builder#forkBehaviour} says. The child
-     * opens no device; it exits when this fixture closes, or earlier by {@link UserProcess#exit()}.
-     *
-     * @param side whose process.
-     * @return the child.
-     * @throws dev.rnicsim.verbs.VerbsException ENOMEM when memory runs out copying pinned pages.
-     */
-    public UserProcess fork(final Side side)
-    {
-        check();
-        try
-        {
-            final UserProcess child = process(side).fork("child_" + side.tag() + (children.size() + 1));
-            children.add(child);
-            return child;
-        }
-        catch (final KernelException e)
-        {
-            throw new dev.rnicsim.verbs.VerbsException("fork", e.errno().value(), e.detail(), e);
-        }
-    }
-
-    /**
-     * Moves the simulated clock on (what the application does between verbs).
-     *
-     * @param durationNs nanoseconds, 0 or more.
-     * @throws IllegalArgumentException for a negative duration.
-     */
-    public void advanceClock(final long durationNs)
-    {
-        if (durationNs < 0)
-        {
-            throw new IllegalArgumentException("durationNs=" + durationNs + " must be 0 or more");
-        }
-        fabric.clock().advance(durationNs);
+        return posting.lastReceive();
     }
 
     // ------------------------------------------------------------------ registration
@@ -653,20 +377,8 @@ public final class TestNic implements AutoCloseable
     public WorkCompletion send(final MemoryRegion local, final long localAddr, final long lengthBytes,
         final MemoryRegion recv, final long recvAddr, final long recvLength)
     {
-        ensureConnected();
-        final long recvId = nextWrId();
-        qp(Side.B).postRecv(RecvWr.of(recvId, new Sge(recvAddr, recvLength, recv.lkey())));
-        final WorkCompletion wc = post(Side.A, SendWr.send(nextWrId(), List.of(new Sge(localAddr, lengthBytes,
-            local.lkey()))));
-        lastReceive = null;
-        for (final WorkCompletion c : cq(Side.B).poll(256))
-        {
-            if (c.wrId() == recvId)
-            {
-                lastReceive = c;
-            }
-        }
-        return wc;
+        check();
+        return posting.send(local, localAddr, lengthBytes, recv, recvAddr, recvLength);
     }
 
     /**
@@ -682,26 +394,7 @@ public final class TestNic implements AutoCloseable
     public WorkCompletion post(final Side side, final SendWr wr)
     {
         check();
-        ensureConnected();
-        qp(side).postSend(wr);
-        WorkCompletion found = null;
-        for (final WorkCompletion c : cq(side).poll(256))
-        {
-            if (c.wrId() == wr.wrId() && c.qpNum() == qp(side).qpNum())
-            {
-                found = c;
-            }
-            else
-            {
-                final List<WorkCompletion> kept = polledMeanwhile.get(side);
-                if (kept.size() >= MAX_KEPT_COMPLETIONS)
-                {
-                    kept.remove(0);
-                }
-                kept.add(c);
-            }
-        }
-        return found;
+        return posting.post(side, wr);
     }
 
     /**
@@ -721,31 +414,7 @@ public final class TestNic implements AutoCloseable
         final long remoteAddr, final int rkey)
     {
         check();
-        ensureConnected();
-        final long id = nextWrId();
-        qp(Side.A).postSend(SendWr.write(id, List.of(new Sge(localAddr, lengthBytes, local.lkey())), remoteAddr,
-            rkey));
-        return id;
-    }
-
-    /**
-     * exit(2) of the youngest child forked by {@link #fork} that still runs: its copy-on-write pages go back.
-     *
-     * @return true when a child exited, false when none was running.
-     */
-    public boolean exitChild()
-    {
-        check();
-        for (int i = children.size() - 1; i >= 0; i--)
-        {
-            final UserProcess child = children.get(i);
-            if (!child.exited())
-            {
-                child.exit();
-                return true;
-            }
-        }
-        return false;
+        return posting.queueWrite(local, localAddr, lengthBytes, remoteAddr, rkey);
     }
 
     /**
@@ -757,7 +426,7 @@ public final class TestNic implements AutoCloseable
     public int progress(final int maxPackets)
     {
         check();
-        return fabric.progress(maxPackets);
+        return fabric().progress(maxPackets);
     }
 
     /**
@@ -769,11 +438,7 @@ public final class TestNic implements AutoCloseable
     public List<WorkCompletion> drain(final Side side)
     {
         check();
-        fabric.progressAll();
-        final List<WorkCompletion> out = new java.util.ArrayList<>(polledMeanwhile.get(side));
-        polledMeanwhile.get(side).clear();
-        out.addAll(cq(side).poll(Integer.MAX_VALUE));
-        return out;
+        return posting.drain(side);
     }
 
     /**
@@ -781,7 +446,7 @@ public final class TestNic implements AutoCloseable
      */
     public long nextWrId()
     {
-        return nextWrId++;
+        return posting.nextWrId();
     }
 
     /**
@@ -790,10 +455,7 @@ public final class TestNic implements AutoCloseable
     public void ensureConnected()
     {
         check();
-        if (qp(Side.A).state() != QpState.RTS || qp(Side.B).state() != QpState.RTS)
-        {
-            reconnect();
-        }
+        pair.ensureConnected();
     }
 
     /**
@@ -802,32 +464,7 @@ public final class TestNic implements AutoCloseable
     public void reconnect()
     {
         check();
-        qp(Side.A);
-        for (final Side s : Side.values())
-        {
-            qps.get(s).close();
-            cqs.get(s).poll(Integer.MAX_VALUE);
-        }
-        reconnects++;
-        connectPair();
-    }
-
-    private void connectPair()
-    {
-        if (!profile.traits().acceptsQpType(dev.rnicsim.verbs.QpType.RC))
-        {
-            return;
-        }
-        for (final Side s : Side.values())
-        {
-            // default capacities, cut to the device's max_sge (EFA has 2, a generic device 1)
-            final int sge = Math.min(dev.rnicsim.verbs.QpCap.defaults().maxSendSge(), profile.attributes().maxSge());
-            final dev.rnicsim.verbs.QpCap d = dev.rnicsim.verbs.QpCap.defaults();
-            qps.put(s, pds.get(s).createQp(new QpInitAttr(cqs.get(s), cqs.get(s), dev.rnicsim.verbs.QpType.RC,
-                new dev.rnicsim.verbs.QpCap(d.maxSendWr(), d.maxRecvWr(), sge, sge, d.maxInlineDataBytes()), false)));
-        }
-        qps.get(Side.A).connect(qps.get(Side.B).address(), qpAccess);
-        qps.get(Side.B).connect(qps.get(Side.A).address(), qpAccess);
+        pair.reconnect();
     }
 
     // ------------------------------------------------------------------ strict mode and life cycle
@@ -844,9 +481,7 @@ public final class TestNic implements AutoCloseable
     public StrictMode strict()
     {
         check();
-        final StrictMode s = StrictMode.attach(devices.get(Side.A), devices.get(Side.B));
-        stricts.add(s);
-        return s;
+        return stricts.attach();
     }
 
     /**
@@ -858,28 +493,7 @@ public final class TestNic implements AutoCloseable
      */
     public String script()
     {
-        final StringBuilder sb = new StringBuilder();
-        final String memlock = memlockBytes == UserProcess.RLIM_INFINITY ? "unlimited" : Long.toString(memlockBytes);
-        for (final Side s : Side.values())
-        {
-            sb.append("host ").append(s.tag()).append(" memlock=").append(memlock).append(" fork=")
-                .append(hostConfig.forkBehaviour().name().toLowerCase(java.util.Locale.ROOT)).append('\n');
-        }
-        for (final Side s : Side.values())
-        {
-            sb.append("device nic_").append(s.tag()).append(' ').append(s.tag()).append(" profile=")
-                .append(profile.name()).append('\n');
-        }
-        for (final String verb : List.of("open app_%s nic_%s", "pd pd_%s app_%s", "cq cq_%s app_%s 256",
-            "qp qp_%s pd_%s cq_%s"))
-        {
-            for (final Side s : Side.values())
-            {
-                sb.append(verb.replace("%s", s.tag())).append('\n');
-            }
-        }
-        sb.append("connect qp_a qp_b access=").append(VerbsActions.accessWords(qpAccess)).append('\n');
-        return sb.toString();
+        return FixtureScript.of(profile(), hostConfig(), memlockBytes(), qpAccess);
     }
 
     /**
@@ -891,86 +505,17 @@ public final class TestNic implements AutoCloseable
     @Override
     public void close()
     {
-        if (closed)
+        if (isClosed())
         {
             return;
         }
-        closed = true;
-        RuntimeException failure = null;
-        for (final Side s : List.of(Side.B, Side.A))
-        {
-            try
-            {
-                contexts.get(s).close();
-            }
-            catch (final RuntimeException e)
-            {
-                failure = failure == null ? e : suppress(failure, e);
-            }
-        }
-        for (final UserProcess child : children)
-        {
-            child.exit();
-        }
-        AssertionError violations = null;
-        for (final StrictMode s : stricts)
-        {
-            try
-            {
-                s.close();
-            }
-            catch (final AssertionError e)
-            {
-                if (violations == null)
-                {
-                    violations = e;
-                }
-                else
-                {
-                    violations.addSuppressed(e);
-                }
-            }
-        }
-        if (violations != null)
-        {
-            if (failure != null)
-            {
-                violations.addSuppressed(failure);
-            }
-            throw violations;
-        }
-        if (failure != null)
-        {
-            throw failure;
-        }
-    }
-
-    /**
-     * @return true once {@link #close()} ran.
-     */
-    public boolean isClosed()
-    {
-        return closed;
-    }
-
-    private static RuntimeException suppress(final RuntimeException first, final RuntimeException next)
-    {
-        first.addSuppressed(next);
-        return first;
-    }
-
-    private void check()
-    {
-        if (closed)
-        {
-            throw new IllegalStateException("the TestNic is closed");
-        }
+        stricts.closeAll(closeSides());
     }
 
     @Override
     public String toString()
     {
-        return "TestNic[" + profile.name() + ", fork=" + hostConfig.forkBehaviour() + ", qp_a=0x"
-            + Integer.toHexString(qp(Side.A).qpNum()) + ", reconnects=" + reconnects + "]";
+        return "TestNic[" + profile().name() + ", fork=" + hostConfig().forkBehaviour() + ", qp_a=0x"
+            + Integer.toHexString(qp(Side.A).qpNum()) + ", reconnects=" + pair.reconnects() + "]";
     }
 }
