@@ -53,7 +53,7 @@ final class FixtureScript
                 sb.append(verb.replace("%s", s.tag())).append('\n');
             }
         }
-        sb.append("connect qp_a qp_b access=").append(VerbsActions.accessWords(qpAccess)).append('\n');
+        sb.append("connect qp_a qp_b access=").append(ScriptWords.accessWords(qpAccess)).append('\n');
         return sb.toString();
     }
 }

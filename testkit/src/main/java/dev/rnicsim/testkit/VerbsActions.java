@@ -1,18 +1,10 @@
 package dev.rnicsim.testkit;
 
-import dev.rnicsim.pagetable.KernelException;
-import dev.rnicsim.pagetable.Madvice;
 import dev.rnicsim.pagetable.UserProcess;
 import dev.rnicsim.testkit.TestNic.Side;
-import dev.rnicsim.testkit.VerbsState.Buffer;
-import dev.rnicsim.testkit.VerbsState.Mr;
 import dev.rnicsim.verbs.Access;
-import dev.rnicsim.verbs.MemoryRegion;
-import dev.rnicsim.verbs.VerbsException;
 import dev.rnicsim.verbs.WorkCompletion;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -20,13 +12,6 @@ import java.util.function.Function;
 import java.util.function.Predicate;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
-import java.util.EnumSet;
-import java.util.stream.Stream;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.RandomGenerator;
-import net.jqwik.api.Shrinkable;
-import net.jqwik.api.ShrinkingDistance;
-import net.jqwik.api.Tuple;
 import net.jqwik.api.state.Action;
 import net.jqwik.api.state.ActionChain;
 import net.jqwik.api.state.ActionChainArbitrary;
@@ -71,6 +56,10 @@ import net.jqwik.api.state.Transformer;
  * <p>Shrinking: every attempt at a shrunk chain runs it again on new simulated hosts (about a millisecond), so the
  * actions are made for few attempts: jqwik sees them as independent of the state ({@link #action}), so it removes
  * any subset of steps without making later ones anew, and a {@link Pick} shrinks each choice in one jump.
+ *
+ * <p>This class is the actions' public face; their steps are made by {@link MemoryActions} (mmap, munmap, CPU
+ * stores, fork), {@link RegistrationActions} (reg, dereg) and {@link RdmaActions} (WRITE and READ), their picks by
+ * {@link Picks}, their script lines with {@link ScriptWords}.
  */
 public final class VerbsActions
 {
@@ -236,17 +225,6 @@ public final class VerbsActions
         }
     }
 
-    /** How picks are drawn: the arbitraries' biases (page edges, valid rights). */
-    private static final Arbitrary<Pick> DRAWN = Combinators.combine(
-        Arbitraries.integers().between(0, 1 << 16),
-        VerbsArbitraries.offsetsWithin(1L << 20),
-        VerbsArbitraries.bufferLengths(1, VerbsArbitraries.DEFAULT_MAX_LENGTH),
-        Arbitraries.frequencyOf(Tuple.of(3, VerbsArbitraries.remotelyWritableAccess()),
-            Tuple.of(1, VerbsArbitraries.validAccess())),
-        Arbitraries.integers(),
-        Arbitraries.of(true, false),
-        Arbitraries.integers().between(0, 99)).as(Pick::new);
-
     /**
      * @param uses the choices that vary.
      * @return picks drawn with the biases of {@link VerbsArbitraries}, the other choices at their simplest,
@@ -254,53 +232,7 @@ public final class VerbsActions
      */
     public static Arbitrary<Pick> picks(final Set<Pick.Use> uses)
     {
-        final Set<Pick.Use> kept = Set.copyOf(uses);
-        return Arbitraries.fromGeneratorWithSize(genSize ->
-        {
-            final RandomGenerator<Pick> drawn = DRAWN.generator(genSize);
-            return random -> new PickShrinkable(drawn.next(random).value().keep(kept));
-        });
-    }
-
-    /** A pick and its few shrinking candidates. */
-    private record PickShrinkable(Pick pick) implements Shrinkable<Pick>
-    {
-        @Override
-        public Pick value()
-        {
-            return pick;
-        }
-
-        @Override
-        public Stream<Shrinkable<Pick>> shrink()
-        {
-            final Pick p = pick;
-            final List<Pick> candidates = new ArrayList<>();
-            final Pick simplest = p.keep(Set.of());
-            if (!simplest.equals(p))
-            {
-                candidates.add(simplest);
-            }
-            for (final Pick.Use u : Pick.Use.values())
-            {
-                final Set<Pick.Use> others = EnumSet.allOf(Pick.Use.class);
-                others.remove(u);
-                final Pick c = p.keep(others);
-                if (!c.equals(p) && !c.equals(simplest))
-                {
-                    candidates.add(c);
-                }
-            }
-            return candidates.stream().map(PickShrinkable::new);
-        }
-
-        @Override
-        public ShrinkingDistance distance()
-        {
-            return ShrinkingDistance.of(pick.index(), pick.offset(), pick.length() - 1, pick.percent(),
-                pick.access().equals(Pick.SIMPLEST_ACCESS) ? 0 : 1 + pick.access().size(), pick.key() == 0 ? 0 : 1,
-                pick.coin() ? 1 : 0);
-        }
+        return Picks.picks(uses);
     }
 
     /**
@@ -322,9 +254,6 @@ public final class VerbsActions
         return action(name, precondition, s -> picks.map(steps.apply(s)::apply));
     }
 
-    private static final Set<Pick.Use> INDEX = Set.of(Pick.Use.INDEX);
-    private static final Set<Pick.Use> RANGE = Set.of(Pick.Use.INDEX, Pick.Use.OFFSET, Pick.Use.LENGTH);
-
     // ------------------------------------------------------------------ memory
 
     /**
@@ -335,22 +264,7 @@ public final class VerbsActions
      */
     public static Action<VerbsState> mmap()
     {
-        return picking("mmap", s -> true, Set.of(Pick.Use.LENGTH), s ->
-        {
-            final String name = s.nextBufferName();
-            final long max = s.maxBufferBytes();
-            return p ->
-            {
-                final long len = p.lengthUpTo(max);
-                return step("mmap " + name + " app_b " + size(len), st ->
-                {
-                    if (st.buffer(name) == null)
-                    {
-                        st.addBuffer(new Buffer(name, Side.B, st.nic().alloc(Side.B, len), len, true));
-                    }
-                });
-            };
-        });
+        return MemoryActions.mmap();
     }
 
     /**
@@ -361,7 +275,7 @@ public final class VerbsActions
      */
     public static Action<VerbsState> munmap()
     {
-        return unmapping(false);
+        return MemoryActions.unmapping(false);
     }
 
     /**
@@ -373,47 +287,7 @@ public final class VerbsActions
      */
     public static Action<VerbsState> munmapAfterDereg()
     {
-        return unmapping(true);
-    }
-
-    private static Action<VerbsState> unmapping(final boolean deregFirst)
-    {
-        return picking(deregFirst ? "munmap after dereg" : "munmap", s -> !s.mappedBuffers().isEmpty(), INDEX, s ->
-        {
-            final List<Buffer> mapped = s.mappedBuffers().stream().map(s::buffer).toList();
-            return p ->
-            {
-                final Buffer pick = p.of(mapped);
-                final String name = pick.name();
-                return step("munmap " + name + " " + size(pick.mappedBytes()) + (deregFirst
-                    ? "  # after dereg of its MRs" : ""), st ->
-                    {
-                        final Buffer b = st.buffer(name);
-                        if (b == null || !b.mapped())
-                        {
-                            return;
-                        }
-                        if (deregFirst)
-                        {
-                            final List<String> dereg = new ArrayList<>();
-                            for (final Mr m : st.mrs())
-                            {
-                                if (m.live() && m.buffer().equals(name))
-                                {
-                                    m.mr().close();
-                                    dereg.add(m.name());
-                                }
-                            }
-                            if (!dereg.isEmpty())
-                            {
-                                st.record("  (dereg " + String.join(", ", dereg) + ")");
-                            }
-                        }
-                        st.nic().munmap(b.side(), b.addr(), b.mappedBytes());
-                        st.setMapped(name, false);
-                    });
-            };
-        });
+        return MemoryActions.unmapping(true);
     }
 
     /**
@@ -425,33 +299,7 @@ public final class VerbsActions
      */
     public static Action<VerbsState> mmapAgain()
     {
-        return picking("mmap again", s -> !s.unmappedBuffers().isEmpty(), INDEX, s ->
-        {
-            final List<Buffer> unmapped = s.unmappedBuffers().stream().map(s::buffer).toList();
-            return p ->
-            {
-                final Buffer pick = p.of(unmapped);
-                final String name = pick.name();
-                return step("mmap " + name + " app_b " + size(pick.lengthBytes())
-                    + "  # MAP_FIXED: the same address again", st ->
-                    {
-                        final Buffer b = st.buffer(name);
-                        if (b == null || b.mapped())
-                        {
-                            return;
-                        }
-                        try
-                        {
-                            st.nic().mmapFixed(b.side(), b.addr(), b.mappedBytes());
-                            st.setMapped(name, true);
-                        }
-                        catch (final VerbsException e)
-                        {
-                            st.record("  -> " + e.errnoName());
-                        }
-                    });
-            };
-        });
+        return MemoryActions.mmapAgain();
     }
 
     /**
@@ -462,27 +310,7 @@ public final class VerbsActions
      */
     public static Action<VerbsState> cpuWrite()
     {
-        return picking("cpu write", s -> !s.mappedBuffers().isEmpty(), Set.of(Pick.Use.INDEX, Pick.Use.OFFSET), s ->
-        {
-            final List<Buffer> mapped = s.mappedBuffers().stream().map(s::buffer).toList();
-            return p ->
-            {
-                final Buffer pick = p.of(mapped);
-                final String name = pick.name();
-                final long off = p.range(pick.lengthBytes())[0];
-                final String text = "cpu" + off;
-                final String data = text.substring(0, (int)Math.min(text.length(), pick.lengthBytes() - off));
-                return step("write " + at(name, off) + " \"" + data + "\"", st ->
-                {
-                    final Buffer b = st.buffer(name);
-                    if (b != null && b.mapped() && off + data.length() <= b.lengthBytes())
-                    {
-                        st.nic().cpuWrite(b.side(), b.addr() + off, data.getBytes(
-                            java.nio.charset.StandardCharsets.US_ASCII));
-                    }
-                });
-            };
-        });
+        return MemoryActions.cpuWrite();
     }
 
     /**
@@ -495,11 +323,7 @@ public final class VerbsActions
      */
     public static Action<VerbsState> fork()
     {
-        return picking("fork", s -> true, Set.of(), s ->
-        {
-            final String name = s.nextChildName();
-            return p -> step("fork " + name + " app_b", st -> forkResponder(st));
-        });
+        return MemoryActions.fork();
     }
 
     /**
@@ -510,30 +334,7 @@ public final class VerbsActions
      */
     public static Action<VerbsState> dontFork()
     {
-        return picking("dontfork", s -> !s.mappedBuffers().isEmpty(), INDEX, s ->
-        {
-            final List<Buffer> mapped = s.mappedBuffers().stream().map(s::buffer).toList();
-            return p ->
-            {
-                final Buffer pick = p.of(mapped);
-                final String name = pick.name();
-                return step("madvise " + name + " " + size(pick.mappedBytes()) + " dontfork", st ->
-                {
-                    final Buffer b = st.buffer(name);
-                    if (b != null && b.mapped())
-                    {
-                        try
-                        {
-                            st.nic().process(b.side()).madvise(b.addr(), b.mappedBytes(), Madvice.DONTFORK);
-                        }
-                        catch (final KernelException e)
-                        {
-                            st.record("  -> " + e.errno());
-                        }
-                    }
-                });
-            };
-        });
+        return MemoryActions.dontFork();
     }
 
     // ------------------------------------------------------------------ registration
@@ -546,39 +347,7 @@ public final class VerbsActions
      */
     public static Action<VerbsState> register()
     {
-        final Set<Pick.Use> uses = Set.of(Pick.Use.INDEX, Pick.Use.OFFSET, Pick.Use.LENGTH, Pick.Use.ACCESS);
-        return picking("reg", s -> !s.mappedBuffers().isEmpty(), uses, s ->
-        {
-            final String name = s.nextMrName();
-            final List<Buffer> mapped = s.mappedBuffers().stream().map(s::buffer).toList();
-            return p ->
-            {
-                final Buffer pick = p.of(mapped);
-                final String buf = pick.name();
-                final long[] r = p.range(pick.lengthBytes());
-                final Set<Access> access = p.access();
-                return step("reg " + name + " pd_b " + at(buf, r[0]) + " " + size(r[1]) + " access="
-                    + accessWords(access), st ->
-                    {
-                        st.mrNamed();
-                        final Buffer b = st.buffer(buf);
-                        if (b == null || st.mr(name) != null || r[0] + r[1] > b.lengthBytes())
-                        {
-                            return;
-                        }
-                        try
-                        {
-                            final MemoryRegion mr = st.nic().reg(b.side(), b.addr() + r[0], r[1], access);
-                            st.addMr(new Mr(name, buf, mr, mr.addr(), mr.lengthBytes(), mr.lkey(), mr.rkey(),
-                                VerbsState.copy(access)));
-                        }
-                        catch (final VerbsException e)
-                        {
-                            st.record("  -> " + e.errnoName());
-                        }
-                    });
-            };
-        });
+        return RegistrationActions.register();
     }
 
     /**
@@ -588,22 +357,7 @@ public final class VerbsActions
      */
     public static Action<VerbsState> deregister()
     {
-        return picking("dereg", s -> !s.liveMrs().isEmpty(), INDEX, s ->
-        {
-            final List<String> live = s.liveMrs();
-            return p ->
-            {
-                final String name = p.of(live);
-                return step("dereg " + name, st ->
-                {
-                    final Mr m = st.mr(name);
-                    if (m != null)
-                    {
-                        m.mr().close();
-                    }
-                });
-            };
-        });
+        return RegistrationActions.deregister();
     }
 
     // ------------------------------------------------------------------ work requests
@@ -616,7 +370,7 @@ public final class VerbsActions
      */
     public static Action<VerbsState> remoteWrite()
     {
-        return rdmaInRange(true);
+        return RdmaActions.rdmaInRange(true);
     }
 
     /**
@@ -627,32 +381,7 @@ public final class VerbsActions
      */
     public static Action<VerbsState> remoteRead()
     {
-        return rdmaInRange(false);
-    }
-
-    private static Action<VerbsState> rdmaInRange(final boolean write)
-    {
-        final Access right = write ? Access.REMOTE_WRITE : Access.REMOTE_READ;
-        return picking(write ? "write" : "read", s -> !s.liveMrsWith(right).isEmpty(), RANGE, s ->
-        {
-            final List<Mr> live = s.liveMrsWith(right).stream().map(s::mr).toList();
-            final long srcBytes = s.sourceBytes();
-            return p ->
-            {
-                final Mr pick = p.of(live);
-                final String name = pick.name();
-                final long[] r = p.range(Math.min(pick.lengthBytes(), srcBytes));
-                return step("post " + (write ? "write" : "read") + " qp_a sgl=src:" + size(r[1]) + " remote="
-                    + at(name, r[0]), st ->
-                    {
-                        final Mr m = st.mr(name);
-                        if (m != null && m.live() && r[0] + r[1] <= m.lengthBytes())
-                        {
-                            outcome(st, rdma(st, write, r[1], m.addr() + r[0], m.rkey()));
-                        }
-                    });
-            };
-        });
+        return RdmaActions.rdmaInRange(false);
     }
 
     /**
@@ -665,82 +394,7 @@ public final class VerbsActions
      */
     public static Action<VerbsState> remoteAccessAnyKey()
     {
-        final Set<Pick.Use> uses = EnumSet.allOf(Pick.Use.class);
-        return picking("any key", s -> !s.mappedBuffers().isEmpty() || !s.mrs().isEmpty(), uses, s ->
-        {
-            final List<Mr> mrs = s.mrs();
-            final List<Buffer> mapped = s.mappedBuffers().stream().map(s::buffer).toList();
-            final List<Integer> issued = s.issuedKeys();
-            final long maxLen = Math.min(s.sourceBytes(), 64L << 10);
-            return p ->
-            {
-                final boolean write = !p.coin();
-                final long len = p.lengthUpTo(maxLen);
-                final boolean byMr = mapped.isEmpty() || !mrs.isEmpty() && p.percent() < 60;
-                final String name;
-                final long length;
-                final Integer key;
-                if (byMr)
-                {
-                    final Mr m = p.of(mrs);
-                    name = m.name();
-                    length = m.lengthBytes();
-                    key = null;
-                }
-                else
-                {
-                    final Buffer b = p.of(mapped);
-                    name = b.name();
-                    length = b.lengthBytes();
-                    final int k = p.percent() % 10;
-                    key = k < 6 && !issued.isEmpty() ? p.of(issued) : k < 7 ? 0 : p.key();
-                }
-                final int where = p.percent() % 5;
-                final long off = switch (where)
-                {
-                    case 0, 1 -> p.range(length)[0];
-                    case 2 -> -1;
-                    case 3 -> length;
-                    default -> length + VerbsArbitraries.PAGE;
-                };
-                return step("post " + (write ? "write" : "read") + " qp_a sgl=src:" + size(len) + " remote="
-                    + at(name, off) + " rkey=" + (key == null ? name + ".rkey" : "0x" + Integer.toHexString(key)),
-                    st ->
-                    {
-                        final long base;
-                        final int rkey;
-                        if (key == null)
-                        {
-                            final Mr m = st.mr(name);
-                            if (m == null)
-                            {
-                                return;
-                            }
-                            base = m.addr();
-                            rkey = m.rkey();
-                        }
-                        else
-                        {
-                            final Buffer b = st.buffer(name);
-                            if (b == null)
-                            {
-                                return;
-                            }
-                            base = b.addr();
-                            rkey = key;
-                        }
-                        outcome(st, rdma(st, write, len, base + off, rkey));
-                    });
-            };
-        });
-    }
-
-    private static WorkCompletion rdma(final VerbsState st, final boolean write, final long length,
-        final long remote, final int rkey)
-    {
-        final MemoryRegion src = st.source();
-        return write ? st.nic().write(src, src.addr(), length, remote, rkey) : st.nic().read(src, src.addr(), length,
-            remote, rkey);
+        return RdmaActions.remoteAccessAnyKey();
     }
 
     /**
@@ -831,23 +485,7 @@ public final class VerbsActions
      */
     public static String size(final long bytes)
     {
-        if (bytes != 0)
-        {
-            for (final String unit : List.of("G", "M", "K"))
-            {
-                final int shift = switch (unit)
-                {
-                    case "G" -> 30;
-                    case "M" -> 20;
-                    default -> 10;
-                };
-                if (bytes % (1L << shift) == 0)
-                {
-                    return (bytes >> shift) + unit;
-                }
-            }
-        }
-        return Long.toString(bytes);
+        return ScriptWords.size(bytes);
     }
 
     /**
@@ -857,7 +495,7 @@ public final class VerbsActions
      */
     public static String at(final String name, final long offset)
     {
-        return offset == 0 ? name : offset > 0 ? name + "+" + size(offset) : name + "-" + size(-offset);
+        return ScriptWords.at(name, offset);
     }
 
     /**
@@ -866,26 +504,7 @@ public final class VerbsActions
      */
     public static String accessWords(final Set<Access> access)
     {
-        final List<String> words = new ArrayList<>();
-        for (final Access a : Access.values())
-        {
-            if (access.contains(a))
-            {
-                words.add(switch (a)
-                {
-                    case LOCAL_WRITE -> "lw";
-                    case REMOTE_WRITE -> "rw";
-                    case REMOTE_READ -> "rr";
-                    case REMOTE_ATOMIC -> "ra";
-                    case MW_BIND -> "mw";
-                    case ZERO_BASED -> "zb";
-                    case ON_DEMAND -> "odp";
-                    case RELAXED_ORDERING -> "ro";
-                    default -> a.name().toLowerCase(Locale.ROOT);
-                });
-            }
-        }
-        return words.isEmpty() ? "none" : String.join(",", words);
+        return ScriptWords.accessWords(access);
     }
 
     /**
