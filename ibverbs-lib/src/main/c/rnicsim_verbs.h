@@ -105,7 +105,7 @@ void rnicsim_locks_reset(void); /* client.c */
 /* strict.c: where a verb was called from */
 void rnicsim_callsite(const char *verb, char *out, size_t cap);
 
-/* device.c, verbs.c, post.c: the ops table */
+/* device.c, verbs.c, post.c, poll.c, wr_api.c: the ops table */
 void rnicsim_set_ops(struct verbs_context *vctx);
 int rnicsim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int rnicsim_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
@@ -113,6 +113,9 @@ int rnicsim_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int rnicsim_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 void rnicsim_cq_push(struct sim_cq *cq, const struct wire_wc *w);
 void rnicsim_set_qpx_ops(struct sim_qp *qp);
+/* post_rules.c: the errno of a work request at post time, after `queued` others of its call (0: it may go) */
+int rnicsim_check_send(struct sim_qp *q, struct ibv_send_wr *wr, unsigned queued);
+int rnicsim_check_recv(struct sim_qp *q, struct ibv_recv_wr *w, unsigned queued);
 /* import.c: contexts, PDs and MRs a second context of the process may import (ibv_import_device, _pd, _mr) */
 int rnicsim_cmd_fd(void);
 void rnicsim_ctx_opened(struct sim_ctx *c);

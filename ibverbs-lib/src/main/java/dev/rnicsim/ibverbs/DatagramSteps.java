@@ -12,7 +12,7 @@ import java.util.function.LongPredicate;
  * dropped it (above the path MTU, a wrong Q_Key, no receive posted, no such QP: IBA 10.2.5 and C10-93.1.1), in which
  * case its bytes are never placed. (With several datagrams of one QP in one step a dropped one could not be told
  * from a delivered one, and a later receive would get the dropped one's bytes.) The send queue's depth is the
- * library's to check ({@code post.c}); the model's queue holds one datagram of the QP at a time.
+ * library's to check ({@code post_rules.c}); the model's queue holds one datagram of the QP at a time.
  *
  * <p>Not thread safe: called under the fabric's lock.
  */
