@@ -1,12 +1,15 @@
 package dev.rnicsim.pagetable;
 
-import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * The physical memory of a host: 4 KiB frames split into ZONE_NORMAL (low) and ZONE_MOVABLE (high), a buddy
  * allocator per zone, the hugetlb pools reserved at boot, a swap device, and the bytes of every frame, readable
- * and writable by physical address. Frames that were never written read as zeros and cost no memory.
+ * and writable by physical address. Frames that were never written read as zeros and cost no memory. The zones,
+ * their buddy allocators and the hugetlb pools are the {@link PageAllocator}'s; this class answers for them.
  *
  * <p>Not thread safe: one host is driven by one thread.
  */
@@ -16,16 +19,14 @@ public final class PhysicalMemory
     public static final int FRAME_SHIFT = 12;
     /** Bytes in a frame: 4096. */
     public static final int FRAME_BYTES = 1 << FRAME_SHIFT;
-
-    private final long totalFrames;
-    private final BuddyAllocator normal;
-    private final BuddyAllocator movable;
-    private final java.util.Map<PageSize, HugetlbPool> pools = new java.util.EnumMap<>(PageSize.class);
-    private final FrameTable frames;
-    private final SwapSpace swap;
-    private final long zeroPfn;
     /** Bus address where device memory (PCIe BARs of GPUs and the like) starts: above any RAM the model holds. */
     public static final long DEVICE_MEMORY_BASE = 1L << 48;
+
+    private final long totalFrames;
+    private final FrameTable frames;
+    private final PageAllocator allocator;
+    private final SwapSpace swap;
+    private final long zeroPfn;
     private final BusDeviceMemories deviceMemories = new BusDeviceMemories();
     /** True when the bytes a device's DMA moves live elsewhere: see {@link #bytesElsewhere(boolean)}. */
     private boolean bytesElsewhere;
@@ -33,22 +34,9 @@ public final class PhysicalMemory
     PhysicalMemory(final HostConfig config)
     {
         totalFrames = config.physicalMemoryBytes() >>> FRAME_SHIFT;
-        final long movableFrames = config.movableZoneBytes() >>> FRAME_SHIFT;
-        normal = new BuddyAllocator(0, totalFrames - movableFrames, config.aged());
-        movable = movableFrames == 0 ? null : new BuddyAllocator(totalFrames - movableFrames, totalFrames,
-            config.aged());
         frames = new FrameTable(totalFrames + 1);
+        allocator = new PageAllocator(config, totalFrames, frames);
         swap = new SwapSpace(config.swapBytes() >>> FRAME_SHIFT);
-        // Largest pages first: they need aligned free blocks, which exist only before anything else is taken.
-        final PageSize[] sizes = PageSize.values();
-        for (int i = sizes.length - 1; i >= 0; i--)
-        {
-            final long count = config.hugepages(sizes[i]);
-            if (count > 0 || sizes[i] == PageSize.SIZE_2M || sizes[i] == PageSize.SIZE_1G)
-            {
-                pools.put(sizes[i], new HugetlbPool(sizes[i], BootHugepages.reserve(normal, sizes[i], count)));
-            }
-        }
         zeroPfn = totalFrames;
         frames.markAllocated(zeroPfn, 0, FrameTable.KIND_ZERO);
     }
@@ -77,7 +65,7 @@ public final class PhysicalMemory
      */
     public long freeFrames()
     {
-        return normal.freeFrames() + (movable == null ? 0 : movable.freeFrames());
+        return allocator.freeFrames();
     }
 
     /**
@@ -90,12 +78,7 @@ public final class PhysicalMemory
     {
         final long[] used = new long[1];
         frames.forEachUsed(pfn -> used[0] += pfn == zeroPfn ? 0 : 1);
-        long poolFrames = 0;
-        for (final HugetlbPool pool : pools.values())
-        {
-            poolFrames += pool.freePages() * pool.pageSize().frames();
-        }
-        return used[0] + poolFrames;
+        return used[0] + allocator.freePoolFrames();
     }
 
     /**
@@ -106,7 +89,7 @@ public final class PhysicalMemory
     public Zone zoneOf(final long pfn)
     {
         checkPfn(pfn);
-        return movable != null && movable.contains(pfn) ? Zone.MOVABLE : Zone.NORMAL;
+        return allocator.zoneOf(pfn);
     }
 
     /**
@@ -115,8 +98,7 @@ public final class PhysicalMemory
      */
     public long zoneFrames(final Zone zone)
     {
-        final BuddyAllocator b = zone == Zone.NORMAL ? normal : movable;
-        return b == null ? 0 : b.spannedFrames();
+        return allocator.zoneFrames(zone);
     }
 
     /**
@@ -125,8 +107,7 @@ public final class PhysicalMemory
      */
     public long zoneFreeFrames(final Zone zone)
     {
-        final BuddyAllocator b = zone == Zone.NORMAL ? normal : movable;
-        return b == null ? 0 : b.freeFrames();
+        return allocator.zoneFreeFrames(zone);
     }
 
     /**
@@ -137,16 +118,7 @@ public final class PhysicalMemory
      */
     public List<Integer> buddyInfo(final Zone zone)
     {
-        final BuddyAllocator b = zone == Zone.NORMAL ? normal : movable;
-        final List<Integer> counts = new ArrayList<>();
-        if (b != null)
-        {
-            for (int order = 0; order <= BuddyAllocator.MAX_ORDER; order++)
-            {
-                counts.add(b.freeBlocksOfOrder(order));
-            }
-        }
-        return counts;
+        return allocator.buddyInfo(zone);
     }
 
     /**
@@ -266,7 +238,7 @@ public final class PhysicalMemory
         checkPhysRange(physAddr, length);
         if (bytesElsewhere)
         {
-            java.util.Arrays.fill(dst, dstOffset, dstOffset + length, (byte)0);
+            Arrays.fill(dst, dstOffset, dstOffset + length, (byte)0);
             return;
         }
         long addr = physAddr;
@@ -422,7 +394,7 @@ public final class PhysicalMemory
 
     private void checkBuffer(final byte[] buffer, final int offset, final int length)
     {
-        java.util.Objects.requireNonNull(buffer, "buffer");
+        Objects.requireNonNull(buffer, "buffer");
         if (offset < 0 || length < 0 || offset > buffer.length - length)
         {
             throw new KernelException(Errno.EFAULT, "buffer of " + buffer.length + " bytes cannot hold " + length
@@ -506,14 +478,13 @@ public final class PhysicalMemory
     /** @return the pool of that size; an empty one when the host reserved no page of it. */
     HugetlbPool pool(final PageSize size)
     {
-        final HugetlbPool pool = pools.get(size);
-        return pool != null ? pool : new HugetlbPool(size, new long[0]);
+        return allocator.pool(size);
     }
 
     /** @return the pools the host has, smallest page size first. */
-    java.util.Collection<HugetlbPool> pools()
+    Collection<HugetlbPool> pools()
     {
-        return pools.values();
+        return allocator.pools();
     }
 
     /**
@@ -523,79 +494,31 @@ public final class PhysicalMemory
      */
     long allocateFolio(final int order, final boolean allowMovable, final byte kind)
     {
-        long pfn = -1;
-        if (allowMovable && movable != null)
-        {
-            pfn = movable.allocate(order);
-        }
-        if (pfn < 0)
-        {
-            pfn = normal.allocate(order);
-        }
-        if (pfn >= 0)
-        {
-            frames.markAllocated(pfn, order, kind);
-        }
-        return pfn;
+        return allocator.allocateFolio(order, allowMovable, kind);
     }
 
     /** Takes the highest free folio of a zone above {@code abovePfn}, for compaction; -1 when none. */
     long allocateHighestIn(final Zone zone, final long abovePfn, final byte kind)
     {
-        return allocateHighestIn(zone, abovePfn, kind, 0);
+        return allocator.allocateHighestIn(zone, abovePfn, kind, 0);
     }
 
     /** As {@link #allocateHighestIn(Zone, long, byte)}, a folio of {@code order} (a base page of a 16 or 64 KiB
      * host). */
     long allocateHighestIn(final Zone zone, final long abovePfn, final byte kind, final int order)
     {
-        final BuddyAllocator b = zone == Zone.NORMAL ? normal : movable;
-        if (b == null)
-        {
-            return -1;
-        }
-        final long pfn = b.allocateHighest(order);
-        if (pfn < 0)
-        {
-            return -1;
-        }
-        if (pfn <= abovePfn)
-        {
-            b.free(pfn, order);
-            return -1;
-        }
-        frames.markAllocated(pfn, order, kind);
-        return pfn;
+        return allocator.allocateHighestIn(zone, abovePfn, kind, order);
     }
 
     /** Takes a page from a hugetlb pool and marks its frames; -1 when the pool is empty. */
     long takeHugetlbPage(final PageSize size)
     {
-        final long head = pool(size).take();
-        if (head >= 0)
-        {
-            frames.markAllocated(head, size.order(), FrameTable.KIND_HUGETLB);
-        }
-        return head;
+        return allocator.takeHugetlbPage(size);
     }
 
     /** Returns a folio: hugetlb folios go back to their pool, others to the buddy allocator of their zone. */
     void freeFolio(final long head)
     {
-        final int order = frames.order(head);
-        final byte kind = frames.kind(head);
-        frames.markFree(head, order);
-        if (kind == FrameTable.KIND_HUGETLB)
-        {
-            pools.get(PageSize.ofOrder(order)).give(head);
-        }
-        else if (movable != null && movable.contains(head))
-        {
-            movable.free(head, order);
-        }
-        else
-        {
-            normal.free(head, order);
-        }
+        allocator.freeFolio(head);
     }
 }
