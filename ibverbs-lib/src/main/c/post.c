@@ -27,6 +27,95 @@ static void reserve(size_t need)
 	msg_cap = n;
 }
 
+/* Writes n SGEs into the doorbell message at off (its room reserved); returns the offset past them. */
+static size_t put_sges(size_t off, const struct ibv_sge *sg_list, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct wire_sge *g = (struct wire_sge *)(msg + off);
+		g->addr = sg_list[i].addr;
+		g->length = sg_list[i].length;
+		g->lkey = sg_list[i].lkey;
+		off += sizeof(*g);
+	}
+	return off;
+}
+
+/* Writes one send work request into the doorbell message at off: its wire_send_wr, its SGEs, then its inline
+ * bytes or the room for the bytes it carries (carry: ibv_post_send's first try), then the XRCETH of an XRC send;
+ * returns the offset past it. */
+static size_t put_send_wr(struct sim_qp *q, struct ibv_send_wr *posted, size_t off, int carry,
+			  struct rnicsim_carry *carried)
+{
+	/* a negative num_sge that rnicsim_check_send let through (mlx5) is a request without SGEs */
+	struct ibv_send_wr none;
+	struct ibv_send_wr *w = posted;
+	if (posted->num_sge < 0) {
+		none = *posted;
+		none.num_sge = 0;
+		w = &none;
+	}
+	uint32_t inline_len = 0, carry_len = 0;
+	if (w->send_flags & IBV_SEND_INLINE)
+		for (int i = 0; i < w->num_sge; i++)
+			inline_len += w->sg_list[i].length;
+	else if (carry)
+		carry_len = rnicsim_carry_len(w, off, carried);
+	reserve(off + sizeof(struct wire_send_wr) + w->num_sge * sizeof(struct wire_sge) + inline_len + carry_len +
+		8 + sizeof(struct wire_xrc_wr));
+	struct wire_send_wr *s = (struct wire_send_wr *)(msg + off);
+	memset(s, 0, sizeof(*s));
+	s->wr_id = w->wr_id;
+	s->opcode = w->opcode;
+	s->send_flags = w->send_flags | (q->sq_sig_all ? IBV_SEND_SIGNALED : 0);
+	s->num_sge = w->num_sge;
+	s->imm_data = w->imm_data;
+	s->inline_len = inline_len;
+	if (carry_len) {
+		s->send_flags |= WIRE_SEND_CARRIED;
+		s->inline_len = carry_len;
+	}
+	if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+	    w->opcode == IBV_WR_ATOMIC_WRITE) {
+		s->remote_addr = w->wr.atomic.remote_addr;
+		s->rkey = w->wr.atomic.rkey;
+		s->compare_add = w->wr.atomic.compare_add;
+		s->swap = w->wr.atomic.swap;
+	} else if (w->opcode == IBV_WR_BIND_MW) {
+		rnicsim_wire_bind(w, s);
+	} else if (q->qpx.qp_base.qp_type == IBV_QPT_UD) {
+		s->remote_addr = rnicsim_ah_handle(w->wr.ud.ah);
+		s->compare_add = w->wr.ud.remote_qpn;
+		s->rkey = w->wr.ud.remote_qkey;
+	} else {
+		s->remote_addr = w->wr.rdma.remote_addr;
+		s->rkey = w->wr.rdma.rkey;
+	}
+	off = put_sges(off + sizeof(*s), w->sg_list, w->num_sge);
+	if (inline_len) {
+		/* inline data is copied at post: the buffer may be reused as soon as the verb returns */
+		for (int i = 0; i < w->num_sge; i++) {
+			memcpy(msg + off, (void *)(uintptr_t)w->sg_list[i].addr, w->sg_list[i].length);
+			off += w->sg_list[i].length;
+		}
+		while (off % 8)
+			msg[off++] = 0;
+	} else if (carry_len) {
+		/* the doorbell's writev reads these bytes from the send buffers themselves */
+		rnicsim_carry_add(carried, off, w);
+		off += carry_len;
+		while (off % 8)
+			msg[off++] = 0;
+	}
+	if (q->qpx.qp_base.qp_type == IBV_QPT_XRC_SEND) {
+		/* the XRC SRQ at the target that takes this request (the XRCETH) */
+		struct wire_xrc_wr *x = (struct wire_xrc_wr *)(msg + off);
+		x->remote_srqn = w->qp_type.xrc.remote_srqn;
+		x->pad = 0;
+		off += sizeof(*x);
+	}
+	return off;
+}
+
 /* Builds the doorbell of a chain of send work requests and rings it; *carry_fault when the send buffers of the
  * requests that carry their bytes could not be read (nothing was sent: ring again without carrying). */
 static int post_send(struct sim_qp *q, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr, int carry,
@@ -42,80 +131,7 @@ static int post_send(struct sim_qp *q, struct ibv_send_wr *wr, struct ibv_send_w
 			*bad_wr = posted;
 			break;
 		}
-		/* a negative num_sge that rnicsim_check_send let through (mlx5) is a request without SGEs */
-		struct ibv_send_wr none;
-		struct ibv_send_wr *w = posted;
-		if (posted->num_sge < 0) {
-			none = *posted;
-			none.num_sge = 0;
-			w = &none;
-		}
-		uint32_t inline_len = 0, carry_len = 0;
-		if (w->send_flags & IBV_SEND_INLINE)
-			for (int i = 0; i < w->num_sge; i++)
-				inline_len += w->sg_list[i].length;
-		else if (carry)
-			carry_len = rnicsim_carry_len(w, off, &carried);
-		reserve(off + sizeof(struct wire_send_wr) + w->num_sge * sizeof(struct wire_sge) + inline_len + carry_len +
-			8 + sizeof(struct wire_xrc_wr));
-		struct wire_send_wr *s = (struct wire_send_wr *)(msg + off);
-		memset(s, 0, sizeof(*s));
-		s->wr_id = w->wr_id;
-		s->opcode = w->opcode;
-		s->send_flags = w->send_flags | (q->sq_sig_all ? IBV_SEND_SIGNALED : 0);
-		s->num_sge = w->num_sge;
-		s->imm_data = w->imm_data;
-		s->inline_len = inline_len;
-		if (carry_len) {
-			s->send_flags |= WIRE_SEND_CARRIED;
-			s->inline_len = carry_len;
-		}
-		if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
-		    w->opcode == IBV_WR_ATOMIC_WRITE) {
-			s->remote_addr = w->wr.atomic.remote_addr;
-			s->rkey = w->wr.atomic.rkey;
-			s->compare_add = w->wr.atomic.compare_add;
-			s->swap = w->wr.atomic.swap;
-		} else if (w->opcode == IBV_WR_BIND_MW) {
-			rnicsim_wire_bind(w, s);
-		} else if (q->qpx.qp_base.qp_type == IBV_QPT_UD) {
-			s->remote_addr = rnicsim_ah_handle(w->wr.ud.ah);
-			s->compare_add = w->wr.ud.remote_qpn;
-			s->rkey = w->wr.ud.remote_qkey;
-		} else {
-			s->remote_addr = w->wr.rdma.remote_addr;
-			s->rkey = w->wr.rdma.rkey;
-		}
-		off += sizeof(*s);
-		for (int i = 0; i < w->num_sge; i++) {
-			struct wire_sge *g = (struct wire_sge *)(msg + off);
-			g->addr = w->sg_list[i].addr;
-			g->length = w->sg_list[i].length;
-			g->lkey = w->sg_list[i].lkey;
-			off += sizeof(*g);
-		}
-		if (inline_len) {
-			/* inline data is copied at post: the buffer may be reused as soon as the verb returns */
-			for (int i = 0; i < w->num_sge; i++) {
-				memcpy(msg + off, (void *)(uintptr_t)w->sg_list[i].addr, w->sg_list[i].length);
-				off += w->sg_list[i].length;
-			}
-			while (off % 8)
-				msg[off++] = 0;
-		} else if (carry_len) {
-			/* the doorbell's writev reads these bytes from the send buffers themselves */
-			rnicsim_carry_add(&carried, off, w);
-			off += carry_len;
-			while (off % 8)
-				msg[off++] = 0;
-		}
-		if (q->qpx.qp_base.qp_type == IBV_QPT_XRC_SEND) {
-			/* the XRC SRQ at the target that takes this request (the XRCETH) */
-			struct wire_xrc_wr *x = (struct wire_xrc_wr *)(msg + off);
-			x->remote_srqn = w->qp_type.xrc.remote_srqn;
-			x->pad = 0;
-			off += sizeof(*x);
-		}
+		off = put_send_wr(q, posted, off, carry, &carried);
 		count++;
 	}
 	if (count) {
@@ -172,14 +188,7 @@ int rnicsim_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv
 		r->wr_id = w->wr_id;
 		r->num_sge = nsge;
 		r->pad = 0;
-		off += sizeof(*r);
-		for (int i = 0; i < nsge; i++) {
-			struct wire_sge *g = (struct wire_sge *)(msg + off);
-			g->addr = w->sg_list[i].addr;
-			g->length = w->sg_list[i].length;
-			g->lkey = w->sg_list[i].lkey;
-			off += sizeof(*g);
-		}
+		off = put_sges(off + sizeof(*r), w->sg_list, nsge);
 		count++;
 	}
 	if (count) {
