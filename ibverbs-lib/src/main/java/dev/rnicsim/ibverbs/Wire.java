@@ -95,7 +95,7 @@ final class Wire
     static final int WC_HIDDEN = 1;
 
     /** Number of values QUERY_DEVICE answers after fw_ver[64] ({@code enum wire_dev_attr}). */
-    static final int DEVICE_ATTR_COUNT = 32;
+    static final int DEVICE_ATTR_COUNT = 36;
     /** Number of values QUERY_PORT answers ({@code enum wire_port_attr}). */
     static final int PORT_ATTR_COUNT = 11;
 
