@@ -178,6 +178,8 @@ struct wire_create_qp {
 #define WIRE_POST_RECV_SRQ_ENOMEM 32 /* a receive on a QP with an SRQ: ENOMEM (mlx4, mlx5), else EINVAL */
 #define WIRE_POST_SGE_COUNT_SIGNED 64 /* num_sge compared as an int: a negative count posts no SGE (mlx5), else EINVAL */
 #define WIRE_POST_QP_FIELDS_WHOLE 128 /* retry_cnt, rnr_retry, min_rnr_timer kept as given (rxe), else masked */
+#define WIRE_POST_DEST_QPN_WHOLE 256 /* dest_qp_num kept as given (rxe), else its low 24 bits */
+#define WIRE_POST_RD_ATOMIC_ZERO_AS_ONE 512 /* a read/atomic depth of 0 kept as 1, log 0 (mlx4, mlx5) */
 struct wire_qp_resp {
 	uint32_t qp;
 	uint32_t qp_num;
