@@ -289,5 +289,10 @@ public enum ProviderRule
      * mlx4 ({@code __mlx4_ib_modify_qp}, {@code params1} / {@code params2}). A responder QP given 0 then answers an
      * RDMA READ or atomic. Without this rule 0 is kept, and the responder refuses them with a NAK invalid request
      * (rxe {@code check_resource}, {@link ResponderResources}). See {@link QpContextFields}. */
-    RD_ATOMIC_ZERO_KEPT_AS_ONE
+    RD_ATOMIC_ZERO_KEPT_AS_ONE,
+    /** The requester's retransmit timer counts whole kernel jiffies: rxe turns the local ACK timeout into
+     * {@code nsecs_to_jiffies(4096ULL << timeout)}, at least 1 ({@code rxe_qp_from_attr}), and arms its
+     * {@code retrans_timer} with that; so a short timeout waits a whole jiffy ({@link CostModel#DEFAULT_JIFFY_NS}).
+     * Without this rule the device waits the IBA figure, 4.096 µs × 2^timeout. See {@link AckTimeout}. */
+    RETRANSMIT_TIMER_IN_JIFFIES
 }
