@@ -180,6 +180,10 @@ static void fill_device_attr(struct ibv_device_attr *a, const char *fw, const ui
 	a->max_srq = v[DA_MAX_SRQ];
 	a->max_srq_wr = v[DA_MAX_SRQ_WR];
 	a->max_srq_sge = v[DA_MAX_SRQ_SGE];
+	a->max_mcast_grp = v[DA_MAX_MCAST_GRP];
+	a->max_mcast_qp_attach = v[DA_MAX_MCAST_QP_ATTACH];
+	a->max_total_mcast_qp_attach = v[DA_MAX_TOTAL_MCAST_QP_ATTACH];
+	a->max_ah = v[DA_MAX_AH];
 	a->max_pkeys = v[DA_MAX_PKEYS];
 	a->local_ca_ack_delay = v[DA_LOCAL_CA_ACK_DELAY];
 	a->phys_port_cnt = v[DA_PHYS_PORT_CNT];
@@ -210,6 +214,8 @@ static int query_device_ex(struct ibv_context *ctx, const struct ibv_query_devic
 	memset(&ex, 0, sizeof(ex));
 	fill_device_attr(&ex.orig_attr, fw, v);
 	ex.phys_port_cnt_ex = v[DA_PHYS_PORT_CNT]; /* the full count; under 256 it equals phys_port_cnt */
+	/* the kernel's ib_uverbs_ex_query_device answers the device's whole device_cap_flags here */
+	ex.device_cap_flags_ex = v[DA_DEVICE_CAP_FLAGS];
 	ex.odp_caps.general_caps = v[DA_ODP_GENERAL_CAPS];
 	ex.odp_caps.per_transport_caps.rc_odp_caps = v[DA_ODP_RC_CAPS];
 	rnicsim_extended_device_attr(ctx, &ex); /* the completion clock (extended.c) */

@@ -418,8 +418,10 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		q->attr.ah_attr = attr->ah_attr;
 	if (mask & IBV_QP_PATH_MTU)
 		q->attr.path_mtu = attr->path_mtu;
+	/* dest_qp_num whole on rxe (rxe_qp_from_attr), in the QP context's 24 bits elsewhere (mlx5 remote_qpn) */
 	if (mask & IBV_QP_DEST_QPN)
-		q->attr.dest_qp_num = attr->dest_qp_num;
+		q->attr.dest_qp_num = (q->post_rules & WIRE_POST_DEST_QPN_WHOLE) ? attr->dest_qp_num
+										: attr->dest_qp_num & 0xffffff;
 	/* kept as the driver keeps them (sim-nic QpAttrValues): PSNs in 24 bits (the core's _ib_modify_qp); the ACK
 	 * timeout in 5 bits (rxe refused more); retry_cnt, rnr_retry and min_rnr_timer whole on rxe, in their 3, 3 and
 	 * 5 bits of the QP context on mlx5 */
@@ -436,11 +438,15 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		q->attr.rnr_retry = whole ? attr->rnr_retry : attr->rnr_retry & 7;
 	if (mask & IBV_QP_MIN_RNR_TIMER)
 		q->attr.min_rnr_timer = whole ? attr->min_rnr_timer : attr->min_rnr_timer & 0x1f;
-	/* read/atomic depths rounded up to a power of two (rxe roundup_pow_of_two, mlx5's log_sra_max/log_rra_max) */
+	/* read/atomic depths rounded up to a power of two (rxe roundup_pow_of_two, mlx5's log_sra_max/log_rra_max);
+	 * mlx4 and mlx5 leave the log at 0 for a depth of 0, which their query answers as 1 */
+	int zero_as_one = q->post_rules & WIRE_POST_RD_ATOMIC_ZERO_AS_ONE;
 	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
-		q->attr.max_rd_atomic = rd_atomic_depth(attr->max_rd_atomic);
+		q->attr.max_rd_atomic = (zero_as_one && !attr->max_rd_atomic) ? 1 : rd_atomic_depth(attr->max_rd_atomic);
 	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
-		q->attr.max_dest_rd_atomic = rd_atomic_depth(attr->max_dest_rd_atomic);
+		q->attr.max_dest_rd_atomic = (zero_as_one && !attr->max_dest_rd_atomic)
+						     ? 1
+						     : rd_atomic_depth(attr->max_dest_rd_atomic);
 	if (mask & IBV_QP_PORT)
 		q->attr.port_num = attr->port_num;
 	if (mask & IBV_QP_PKEY_INDEX)

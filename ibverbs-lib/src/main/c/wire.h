@@ -102,6 +102,7 @@ enum wire_dev_attr { /* QUERY_DEVICE answers fw_ver[64] then these, each a uint6
 	DA_MAX_PD, DA_MAX_QP_RD_ATOM, DA_MAX_QP_INIT_RD_ATOM, DA_MAX_RES_RD_ATOM, DA_MAX_MW, DA_ATOMIC_CAP, DA_MAX_SRQ,
 	DA_MAX_PKEYS, DA_LOCAL_CA_ACK_DELAY, DA_PHYS_PORT_CNT, DA_ODP_GENERAL_CAPS, DA_ODP_RC_CAPS,
 	DA_ODP_UC_CAPS, DA_ODP_UD_CAPS, DA_ODP_XRC_CAPS, DA_MAX_SRQ_WR, DA_MAX_SRQ_SGE,
+	DA_MAX_MCAST_GRP, DA_MAX_MCAST_QP_ATTACH, DA_MAX_TOTAL_MCAST_QP_ATTACH, DA_MAX_AH,
 	DA_COUNT
 };
 
@@ -177,6 +178,8 @@ struct wire_create_qp {
 #define WIRE_POST_RECV_SRQ_ENOMEM 32 /* a receive on a QP with an SRQ: ENOMEM (mlx4, mlx5), else EINVAL */
 #define WIRE_POST_SGE_COUNT_SIGNED 64 /* num_sge compared as an int: a negative count posts no SGE (mlx5), else EINVAL */
 #define WIRE_POST_QP_FIELDS_WHOLE 128 /* retry_cnt, rnr_retry, min_rnr_timer kept as given (rxe), else masked */
+#define WIRE_POST_DEST_QPN_WHOLE 256 /* dest_qp_num kept as given (rxe), else its low 24 bits */
+#define WIRE_POST_RD_ATOMIC_ZERO_AS_ONE 512 /* a read/atomic depth of 0 kept as 1, log 0 (mlx4, mlx5) */
 struct wire_qp_resp {
 	uint32_t qp;
 	uint32_t qp_num;

@@ -8,6 +8,9 @@
  *                     RTR -> RTS with sq_psn 0xff000042, retry_cnt 9, rnr_retry 15: the errno, then
  *                     ibv_query_qp's values
  *   timeout           another QP's RTR -> RTS with timeout 46: the errno, the state, the timeout ibv_query_qp answers
+ *   depth 200         another QP's INIT -> RTR with max_dest_rd_atomic 200: the errno, the depth answered
+ *   dest-qpn, depth 0 another QP's INIT -> RTR with dest_qp_num 0x5a000000 | b's number and max_dest_rd_atomic 0:
+ *                     the errno, the bits above 24 of the dest_qp_num answered, and the depth answered
  *   send-negative     an RDMA WRITE with num_sge -1: the errno, or the completion's status
  *   recv-negative     a receive with num_sge -1: the errno
  *
@@ -126,6 +129,23 @@ int main(void)
 	ibv_query_qp(d, &q, IBV_QP_STATE, &qi);
 	printf("depth 200: %s, max_dest_rd_atomic=%d\n", said(e), q.max_dest_rd_atomic);
 	ibv_destroy_qp(d);
+
+	/* dest_qp_num above 24 bits (rxe keeps it whole, mlx5 its 24 bits) and a responder depth of 0 (mlx5: log 0) */
+	struct ibv_qp *f = ibv_create_qp(pd, &ia);
+	memset(&at, 0, sizeof(at));
+	at.qp_state = IBV_QPS_RTR;
+	at.path_mtu = IBV_MTU_1024;
+	at.dest_qp_num = 0x5a000000u | b->qp_num;
+	at.max_dest_rd_atomic = 0;
+	address(&at);
+	if (!f || to_init(f))
+		return 2;
+	e = ibv_modify_qp(f, &at, rtr_mask);
+	ibv_query_qp(f, &q, IBV_QP_STATE, &qi);
+	printf("dest-qpn: %s, high bits=0x%x, low bits %s\n", said(e), q.dest_qp_num >> 24,
+	       (q.dest_qp_num & 0xffffff) == b->qp_num ? "b's" : "other");
+	printf("depth 0: max_dest_rd_atomic=%d\n", q.max_dest_rd_atomic);
+	ibv_destroy_qp(f);
 
 	/* b to RTS towards a, so that a's WRITE has a responder */
 	memset(&at, 0, sizeof(at));

@@ -74,6 +74,10 @@ final class AttributesReader
             .maxSrq(i32(a, "max_srq"))
             .maxSrqWr(i32(a, "max_srq_wr"))
             .maxSrqSge(i32(a, "max_srq_sge"))
+            .maxMcastGrp(i32(a, "max_mcast_grp"))
+            .maxMcastQpAttach(i32(a, "max_mcast_qp_attach"))
+            .maxTotalMcastQpAttach(i32(a, "max_total_mcast_qp_attach"))
+            .maxAh(i32(a, "max_ah"))
             .maxPkeys(Short.toUnsignedInt(a.get(JAVA_SHORT, at("max_pkeys"))))
             .localCaAckDelay(Byte.toUnsignedInt(a.get(JAVA_BYTE, at("local_ca_ack_delay"))))
             .odpCaps(new OdpCaps(

@@ -89,6 +89,10 @@ class StructRoundTripTest
                 a.orig_attr.max_srq = 8388607;
                 a.orig_attr.max_srq_wr = 32767;
                 a.orig_attr.max_srq_sge = 31;
+                a.orig_attr.max_mcast_grp = 2097152;
+                a.orig_attr.max_mcast_qp_attach = 240;
+                a.orig_attr.max_total_mcast_qp_attach = 503316480;
+                a.orig_attr.max_ah = 2147483647;
                 a.orig_attr.max_pkeys = 65535;
                 a.orig_attr.local_ca_ack_delay = 16;
                 a.orig_attr.phys_port_cnt = 200;
@@ -114,6 +118,7 @@ class StructRoundTripTest
                 .maxQpWr(32768).deviceCapFlags(0xed721c36L).maxSge(30).maxSgeRd(29).maxCq(16777216).maxCqe(4194303)
                 .maxMr(16777215).maxPd(8388608).maxQpRdAtom(16).maxResRdAtom(2097152).maxQpInitRdAtom(15)
                 .atomicCap(AtomicCap.GLOB).maxMw(4194304).maxSrq(8388607).maxSrqWr(32767).maxSrqSge(31).maxPkeys(65535)
+                .maxMcastGrp(2097152).maxMcastQpAttach(240).maxTotalMcastQpAttach(503316480).maxAh(Integer.MAX_VALUE)
                 .localCaAckDelay(16).physPortCnt(200).odpCaps(new OdpCaps(3, 0x3f, 0x1, 0x3, 0x2f)).build());
         }
     }

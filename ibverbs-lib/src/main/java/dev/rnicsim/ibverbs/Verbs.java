@@ -246,7 +246,8 @@ final class Verbs
             a.maxCq(), a.maxCqe(), a.maxMr(), a.maxPd(), a.maxQpRdAtom(), a.maxQpInitRdAtom(), a.maxResRdAtom(),
             a.maxMw(), a.atomicCap().code(), a.maxSrq(), a.maxPkeys(), a.localCaAckDelay(), a.physPortCnt(),
             a.odpCaps().generalCaps(), a.odpCaps().rcOdpCaps(), a.odpCaps().ucOdpCaps(), a.odpCaps().udOdpCaps(),
-            a.odpCaps().xrcOdpCaps(), a.maxSrqWr(), a.maxSrqSge()};
+            a.odpCaps().xrcOdpCaps(), a.maxSrqWr(), a.maxSrqSge(), a.maxMcastGrp(), a.maxMcastQpAttach(),
+            a.maxTotalMcastQpAttach(), a.maxAh()};
         for (int i = 0; i < v.length; i++)
         {
             b.putLong(64 + i * 8, v[i]);

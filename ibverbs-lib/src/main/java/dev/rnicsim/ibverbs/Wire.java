@@ -95,7 +95,7 @@ final class Wire
     static final int WC_HIDDEN = 1;
 
     /** Number of values QUERY_DEVICE answers after fw_ver[64] ({@code enum wire_dev_attr}). */
-    static final int DEVICE_ATTR_COUNT = 32;
+    static final int DEVICE_ATTR_COUNT = 36;
     /** Number of values QUERY_PORT answers ({@code enum wire_port_attr}). */
     static final int PORT_ATTR_COUNT = 11;
 
@@ -115,6 +115,10 @@ final class Wire
     static final int POST_SGE_COUNT_SIGNED = 64;
     /** {@code WIRE_POST_QP_FIELDS_WHOLE}: retry_cnt, rnr_retry and min_rnr_timer are kept as given (rxe). */
     static final int POST_QP_FIELDS_WHOLE = 128;
+    /** {@code WIRE_POST_DEST_QPN_WHOLE}: dest_qp_num is kept as given (rxe), else its low 24 bits. */
+    static final int POST_DEST_QPN_WHOLE = 256;
+    /** {@code WIRE_POST_RD_ATOMIC_ZERO_AS_ONE}: a read/atomic depth of 0 is kept as 1 (mlx4, mlx5). */
+    static final int POST_RD_ATOMIC_ZERO_AS_ONE = 512;
 
     /** {@code enum ibv_qp_attr_mask} bits the server reads. */
     static final int QP_STATE = 1;

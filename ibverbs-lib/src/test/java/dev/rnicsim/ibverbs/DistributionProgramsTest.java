@@ -53,6 +53,12 @@ class DistributionProgramsTest
                 .containsPattern("vendor_part_id:\\s+" + a.vendorPartId() + "\n")
                 .containsPattern("max_srq_wr:\\s+" + a.maxSrqWr() + "\n")
                 .containsPattern("max_srq_sge:\\s+" + a.maxSrqSge() + "\n")
+                .containsPattern("max_mcast_grp:\\s+" + a.maxMcastGrp() + "\n")
+                .containsPattern("max_mcast_qp_attach:\\s+" + a.maxMcastQpAttach() + "\n")
+                .containsPattern("max_total_mcast_qp_attach:\\s+" + a.maxTotalMcastQpAttach() + "\n")
+                .containsPattern("max_ah:\\s+" + a.maxAh() + "\n")
+                .containsPattern("device_cap_flags_ex:\\s+0x" + Long.toHexString(a.deviceCapFlags()).toUpperCase(
+                    java.util.Locale.ROOT) + "\n")
                 .contains("link_layer:\t\tEthernet")
                 .contains("PORT_ACTIVE");
         }

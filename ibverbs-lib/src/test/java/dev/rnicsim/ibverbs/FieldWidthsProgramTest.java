@@ -34,6 +34,8 @@ class FieldWidthsProgramTest
                 .contains("query: rq_psn=0x5 sq_psn=0x42 retry_cnt=1 rnr_retry=7 min_rnr_timer=8 max_dest_rd_atomic=4")
                 .contains("timeout: 0, state RTS, timeout=14")
                 .contains("depth 200: Invalid argument, max_dest_rd_atomic=0")
+                .contains("dest-qpn: 0, high bits=0x0, low bits b's")
+                .contains("depth 0: max_dest_rd_atomic=1")
                 .contains("send-negative: posted, success, nothing written")
                 .contains("recv-negative: posted");
         }
@@ -51,6 +53,8 @@ class FieldWidthsProgramTest
                 .contains("query: rq_psn=0x5 sq_psn=0x42 retry_cnt=9 rnr_retry=15 min_rnr_timer=40 max_dest_rd_atomic=4")
                 .contains("timeout: Invalid argument, state not RTS, timeout=0")
                 .contains("depth 200: 0, max_dest_rd_atomic=0")
+                .contains("dest-qpn: 0, high bits=0x5a, low bits b's")
+                .contains("depth 0: max_dest_rd_atomic=0")
                 .contains("send-negative: Invalid argument")
                 .contains("recv-negative: Invalid argument");
         }

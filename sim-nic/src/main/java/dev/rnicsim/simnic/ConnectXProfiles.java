@@ -19,7 +19,8 @@ public final class ConnectXProfiles
     /** The ConnectX-5 fields a partial dump (one that stops after device_cap_flags) lacks. */
     private static final List<String> AFTER_FLAGS = List.of("node_guid", "sys_image_guid", "max_sge", "max_sge_rd",
         "max_cq", "max_cqe", "max_mr", "max_pd", "max_qp_rd_atom", "max_res_rd_atom", "max_qp_init_rd_atom",
-        "atomic_cap", "max_mw", "max_srq", "max_srq_wr", "max_srq_sge", "max_pkeys", "local_ca_ack_delay",
+        "atomic_cap", "max_mw", "max_mcast_grp", "max_mcast_qp_attach", "max_total_mcast_qp_attach", "max_ah",
+        "max_srq", "max_srq_wr", "max_srq_sge", "max_pkeys", "local_ca_ack_delay",
         "general_odp_caps", "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps");
 
     private ConnectXProfiles()
@@ -115,14 +116,15 @@ public final class ConnectXProfiles
     }
 
     /**
-     * @return ConnectX-6 Lx (4127), from devinfo/connectx6lx-mlx5.txt (max_mw 16777216, max_qp 131072,
-     * ODP with implicit ODP); 25 Gbit/s.
+     * @return ConnectX-6 Lx (4127), from devinfo/connectx6lx-mlx5.txt (max_mw 16777216, max_qp 131072, max_pd 8388608
+     * ({@code 1 << log_max_pd} of that firmware), ODP with implicit ODP); 25 Gbit/s.
      */
     public static DeviceProfile connectx6Lx()
     {
-        return part("connectx6lx", "26.31.1014", 4127, 131072, 0x25321c36L, 25.0,
+        final DeviceProfile p = part("connectx6lx", "26.31.1014", 4127, 131072, 0x25321c36L, 25.0,
             List.of("fw_ver", "node_guid", "sys_image_guid", "max_sge", "max_sge_rd", "rc_odp_caps", "uc_odp_caps",
                 "ud_odp_caps", "xrc_odp_caps"));
+        return p.withAttributes(p.attributes().toBuilder().maxPd(8388608).build());
     }
 
     /**

@@ -78,6 +78,19 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
         122_880_000L, 163_840_000L, 245_760_000L, 327_680_000L, 491_520_000L};
 
     /**
+     * The unit of the local ACK timeout: a requester waits {@code 4.096 µs × 2^timeout} for an acknowledgement before it
+     * sends again (IBA vol. 1 9.7.6.1.3; ibv_modify_qp(3) {@code IBV_QP_TIMEOUT}; rxe {@code rxe_qp_from_attr}: "timeout
+     * = 4.096 * 2 ^ attr->timeout [us]").
+     */
+    public static final long ACK_TIMEOUT_UNIT_NS = 4096;
+
+    /**
+     * One jiffy of a kernel built with the default tick rate (kernel/Kconfig.hz: {@code default HZ_250}), 4 ms: the
+     * granularity of a software driver's retransmit timer.
+     */
+    public static final long DEFAULT_JIFFY_NS = 4_000_000;
+
+    /**
      * @throws IllegalArgumentException when a constant is negative (naming it).
      */
     public CostModel
@@ -348,6 +361,40 @@ public record CostModel(long regFixedNs, long pinPerPageNs, long pinPerLeafNs, l
             throw new IllegalArgumentException("min_rnr_timer=" + minRnrTimer + " must be 0-31");
         }
         return RNR_TIMER_NS[minRnrTimer];
+    }
+
+    /**
+     * One local ACK timeout as the requester's timer waits it.
+     *
+     * @param timeout            the QP's {@code timeout} code, 1-31 (0 waits for ever and is not a wait to price).
+     * @param timerGranularityNs 0 for a timer that waits the IBA figure exactly (the device's), else the tick of a
+     *                           software timer: rxe turns the figure into whole jiffies, rounding down, at least one
+     *                           ({@code rxe_qp_from_attr}: {@code nsecs_to_jiffies(4096ULL << timeout)}, {@code j ? j :
+     *                           1}).
+     * @return the wait in ns.
+     * @throws IllegalArgumentException when the code is outside 1-31.
+     */
+    public static long localAckTimeoutNs(final int timeout, final long timerGranularityNs)
+    {
+        if (timeout < 1 || timeout > 31)
+        {
+            throw new IllegalArgumentException("timeout=" + timeout + " must be 1-31 (0 waits for ever)");
+        }
+        final long ns = ACK_TIMEOUT_UNIT_NS << timeout;
+        return timerGranularityNs <= 0 ? ns : Math.max(1, ns / timerGranularityNs) * timerGranularityNs;
+    }
+
+    /**
+     * A request that no acknowledgement answers: sent, then sent again {@code retry_cnt} times, each send followed by
+     * one local ACK timeout, after the last of which the requester gives up (IBV_WC_RETRY_EXC_ERR, IBA 9.7.6.1.3).
+     *
+     * @param timeoutWaits the local ACK timeouts waited out ({@code retry_cnt + 1}).
+     * @param ackTimeoutNs one of them ({@link #localAckTimeoutNs}).
+     * @return simulated ns from the first send to the completion.
+     */
+    public long noAckNs(final long timeoutWaits, final long ackTimeoutNs)
+    {
+        return opBaseLatencyNs + timeoutWaits * ackTimeoutNs;
     }
 
     /**

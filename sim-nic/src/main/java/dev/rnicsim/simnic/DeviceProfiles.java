@@ -114,13 +114,15 @@ public final class DeviceProfiles
             .deviceCapFlags(0x057e9c66L).maxSge(32).maxSgeRd(30).maxCq(65408).maxCqe(4194303).maxMr(524032)
             .maxPd(32764).maxQpRdAtom(16).maxQpInitRdAtom(128).maxResRdAtom(2096000).maxMw(0)
             .atomicCap(AtomicCap.HCA).maxSrq(65472).maxPkeys(128).localCaAckDelay(15).odpCaps(OdpCaps.NONE)
-            .maxSrqWr(16383).maxSrqSge(31).nodeGuid(0x0002c90300000001L).sysImageGuid(0x0002c90300000001L).build();
+            .maxSrqWr(16383).maxSrqSge(31).nodeGuid(0x0002c90300000001L).sysImageGuid(0x0002c90300000001L)
+            .maxMcastGrp(8192).maxMcastQpAttach(248).maxTotalMcastQpAttach(2031616).maxAh(Integer.MAX_VALUE).build();
         return new DeviceProfile("connectx3", "mlx4", a, MttConfig.buddy(20, 3), VariantPolicy.GENERATION,
             IndexPolicy.LOWEST_FREE, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
             Set.of(ProviderRule.VENDOR_ERR_CQE_SYNDROME, ProviderRule.BLOCK_MULTICAST_LOOPBACK,
                 ProviderRule.RESET_CLEANS_CQ, ProviderRule.RECV_ON_SRQ_QP_ENOMEM,
                 ProviderRule.CREATE_QP_EX_WITHOUT_SEND_OPS, ProviderRule.WINDOWS_WITHOUT_MAX_MW,
-                ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE), false, 56.0, 3,
+                ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE,
+                ProviderRule.RD_ATOMIC_ZERO_KEPT_AS_ONE), false, 56.0, 3,
             List.of("node_guid", "sys_image_guid", "xrc_odp_caps"));
     }
 
@@ -146,9 +148,12 @@ public final class DeviceProfiles
             ProviderRule.TAG_MATCHING, ProviderRule.RECV_ON_SRQ_QP_ENOMEM,
             ProviderRule.DEREG_MR_INVALIDATES_BOUND_WINDOWS, ProviderRule.UC_OPCODES_UNCHECKED_AT_POST,
             ProviderRule.NUM_SGE_COMPARED_SIGNED,
-                ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE), true, 100.0, 5,
+                ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE,
+                ProviderRule.RD_ATOMIC_ZERO_KEPT_AS_ONE), true, 100.0, 5,
             List.of("node_guid", "sys_image_guid", "max_qp_rd_atom", "max_qp_init_rd_atom", "max_res_rd_atom",
-                "atomic_cap", "max_mw", "max_srq", "max_srq_wr", "max_srq_sge", "max_pkeys", "local_ca_ack_delay",
+                "atomic_cap", "max_mw", "max_mcast_grp", "max_mcast_qp_attach", "max_total_mcast_qp_attach", "max_ah",
+                "max_srq",
+                "max_srq_wr", "max_srq_sge", "max_pkeys", "local_ca_ack_delay",
                 "general_odp_caps", "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
     }
 
@@ -174,7 +179,8 @@ public final class DeviceProfiles
             ProviderRule.TAG_MATCHING, ProviderRule.RECV_ON_SRQ_QP_ENOMEM,
             ProviderRule.DEREG_MR_INVALIDATES_BOUND_WINDOWS, ProviderRule.UC_OPCODES_UNCHECKED_AT_POST,
             ProviderRule.NUM_SGE_COMPARED_SIGNED,
-                ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE), true, 400.0, 7,
+                ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE,
+                ProviderRule.RD_ATOMIC_ZERO_KEPT_AS_ONE), true, 400.0, 7,
             List.of("fw_ver", "vendor_part_id", "node_guid", "sys_image_guid", "max_sge", "max_sge_rd",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
     }
@@ -197,7 +203,9 @@ public final class DeviceProfiles
         return new DeviceProfile("connectx4-forced-ro", "mlx5", a, base.mtt(), base.variantPolicy(),
             base.indexPolicy(), base.cacheEntries(), base.cacheWays(), rules, true, 100.0, 4,
             List.of("node_guid", "sys_image_guid", "max_qp_rd_atom", "max_qp_init_rd_atom", "max_res_rd_atom",
-                "atomic_cap", "max_mw", "max_srq", "max_srq_wr", "max_srq_sge", "max_pkeys", "local_ca_ack_delay",
+                "atomic_cap", "max_mw", "max_mcast_grp", "max_mcast_qp_attach", "max_total_mcast_qp_attach", "max_ah",
+                "max_srq",
+                "max_srq_wr", "max_srq_sge", "max_pkeys", "local_ca_ack_delay",
                 "max_cq", "max_cqe", "max_mr",
                 "max_pd", "general_odp_caps", "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
     }
@@ -233,6 +241,8 @@ public final class DeviceProfiles
             .maxMr(rxeMaxMr).maxPd(1 << 20).maxQpRdAtom(128).maxQpInitRdAtom(128).maxResRdAtom(0x3f000)
             .maxMw(rxeMaxMr).atomicCap(AtomicCap.HCA).maxSrq((1 << 20) - 0x20001).maxPkeys(64).localCaAckDelay(15)
             .maxSrqWr(1 << 20).maxSrqSge(27) // RXE_MAX_SRQ_WR = DEFAULT_MAX_VALUE, RXE_MAX_SRQ_SGE
+            // RXE_MAX_MCAST_GRP, RXE_MAX_MCAST_QP_ATTACH, RXE_MAX_TOT_MCAST_QP_ATTACH, RXE_MAX_AH = DEFAULT_MAX_VALUE
+            .maxMcastGrp(8192).maxMcastQpAttach(56).maxTotalMcastQpAttach(0x70000).maxAh(1 << 20)
             .odpCaps(new OdpCaps(OdpCaps.SUPPORT, rc, 0, OdpCaps.SEND | OdpCaps.RECV | OdpCaps.SRQ_RECV, 0))
             .nodeGuid(0x0200000000000002L).sysImageGuid(0x0200000000000002L).build();
         return new DeviceProfile("rxe", "rxe", a, MttConfig.exact(1L << 31), VariantPolicy.RANDOM, IndexPolicy.CYCLIC,
@@ -246,7 +256,8 @@ public final class DeviceProfiles
                 ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.QP_ACCESS_FLAGS_CHECKED,
                 ProviderRule.QP_TIMEOUT_CHECKED, ProviderRule.QP_RETRY_FIELDS_KEPT_WHOLE,
                 ProviderRule.DEST_RD_ATOMIC_UNCHECKED, ProviderRule.OPCODES_CHECKED_BY_RXE_REQUESTER,
-                ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE), false,
+                ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE,
+                ProviderRule.DEST_QPN_KEPT_WHOLE, ProviderRule.RETRANSMIT_TIMER_IN_JIFFIES), false,
             10.0, 0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid"));
     }
@@ -265,7 +276,8 @@ public final class DeviceProfiles
             .deviceCapFlags(0x00203c76L).maxSge(32).maxSgeRd(32).maxCq(16384).maxCqe(32767).maxMr(262144)
             .maxPd(32764).maxQpRdAtom(128).maxQpInitRdAtom(128).maxResRdAtom(258048).maxMw(0)
             .atomicCap(AtomicCap.HCA).maxSrq(960).maxPkeys(64).localCaAckDelay(15).odpCaps(OdpCaps.NONE)
-            .maxSrqWr(16384).maxSrqSge(27).nodeGuid(0x0200000000000001L).sysImageGuid(0x0200000000000001L).build();
+            .maxSrqWr(16384).maxSrqSge(27).nodeGuid(0x0200000000000001L).sysImageGuid(0x0200000000000001L)
+            .maxMcastGrp(8192).maxMcastQpAttach(56).maxTotalMcastQpAttach(0x70000).maxAh(100).build();
         return new DeviceProfile("rxe-legacy", "rxe", a, MttConfig.exact(1L << 31), VariantPolicy.RANDOM,
             IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
             Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.ATOMIC_ALIGNMENT_AT_POST,
@@ -275,7 +287,8 @@ public final class DeviceProfiles
                 ProviderRule.SEND_OPS_RXE, ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.QP_TIMEOUT_CHECKED,
                 ProviderRule.QP_RETRY_FIELDS_KEPT_WHOLE, ProviderRule.DEST_RD_ATOMIC_UNCHECKED,
                 ProviderRule.OPCODES_CHECKED_BY_RXE_REQUESTER,
-                ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE), false,
+                ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE,
+                ProviderRule.DEST_QPN_KEPT_WHOLE, ProviderRule.RETRANSMIT_TIMER_IN_JIFFIES), false,
             10.0,
             0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid", "xrc_odp_caps"));
@@ -293,7 +306,8 @@ public final class DeviceProfiles
             .maxQpWr(8127).deviceCapFlags(0x01221000L).maxSge(6).maxSgeRd(6).maxCq(8189).maxCqe(1048574)
             .maxMr(4194301).maxPd(262141).maxQpRdAtom(8).maxQpInitRdAtom(8).maxResRdAtom(0).maxMw(0)
             .atomicCap(AtomicCap.NONE).maxSrq(0).maxPkeys(1).localCaAckDelay(0).odpCaps(OdpCaps.NONE)
-            .nodeGuid(0x6cfe540000000001L).sysImageGuid(0x6cfe540000000001L).build();
+            .nodeGuid(0x6cfe540000000001L).sysImageGuid(0x6cfe540000000001L).maxMcastGrp(4096).maxMcastQpAttach(8)
+            .maxTotalMcastQpAttach(32768).maxAh(131072).build();
         return new DeviceProfile("e810", "irdma", a, MttConfig.exact(1L << 31), VariantPolicy.GENERATION,
             IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, Set.of(ProviderRule.REREG_MR_UNSUPPORTED,
                 ProviderRule.CREATE_QP_EX_UNSUPPORTED), false, 100.0, 810,
@@ -328,6 +342,8 @@ public final class DeviceProfiles
             .pageSizeCap(0xfffffffffffff000L).maxQpWr(32768).maxCq(16777216).maxCqe(4194303).maxMr(16777216)
             .maxQpRdAtom(16).maxQpInitRdAtom(16).maxResRdAtom(2097152).maxMw(16777216).atomicCap(AtomicCap.HCA)
             .maxSrq(8388608).maxSrqWr(32767).maxSrqSge(31).maxPkeys(128).localCaAckDelay(16)
+            // mlx5_ib_query_device: 1 << log_max_mcg, max_qp_mcg, their product, max_ah INT_MAX (ConnectX-6 Lx dump)
+            .maxMcastGrp(2097152).maxMcastQpAttach(240).maxTotalMcastQpAttach(503316480).maxAh(Integer.MAX_VALUE)
             // general ODP + implicit (ConnectX-6 Lx dump); per transport as the mlx5 dump of ucx issue 9976.
             .odpCaps(new OdpCaps(OdpCaps.SUPPORT | OdpCaps.SUPPORT_IMPLICIT,
                 OdpCaps.SEND | OdpCaps.RECV | OdpCaps.WRITE | OdpCaps.READ | OdpCaps.SRQ_RECV, 0, OdpCaps.SEND,

@@ -389,6 +389,10 @@ final class DevinfoParser
             case "max_qp_init_rd_atom" -> b.maxQpInitRdAtom((Integer) v);
             case "atomic_cap" -> b.atomicCap((AtomicCap) v);
             case "max_mw" -> b.maxMw((Integer) v);
+            case "max_mcast_grp" -> b.maxMcastGrp((Integer) v);
+            case "max_mcast_qp_attach" -> b.maxMcastQpAttach((Integer) v);
+            case "max_total_mcast_qp_attach" -> b.maxTotalMcastQpAttach((Integer) v);
+            case "max_ah" -> b.maxAh((Integer) v);
             case "max_srq" -> b.maxSrq((Integer) v);
             case "max_srq_wr" -> b.maxSrqWr((Integer) v);
             case "max_srq_sge" -> b.maxSrqSge((Integer) v);

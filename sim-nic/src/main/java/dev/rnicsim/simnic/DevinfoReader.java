@@ -65,7 +65,8 @@ public final class DevinfoReader
     static final List<String> FIELDS = List.of("fw_ver", "node_guid", "sys_image_guid", "vendor_id", "vendor_part_id",
         "hw_ver", "phys_port_cnt", "max_mr_size", "page_size_cap", "max_qp", "max_qp_wr", "device_cap_flags",
         "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_mr", "max_pd", "max_qp_rd_atom", "max_res_rd_atom",
-        "max_qp_init_rd_atom", "atomic_cap", "max_mw", "max_srq", "max_srq_wr", "max_srq_sge", "max_pkeys",
+        "max_qp_init_rd_atom", "atomic_cap", "max_mw", "max_mcast_grp", "max_mcast_qp_attach",
+        "max_total_mcast_qp_attach", "max_ah", "max_srq", "max_srq_wr", "max_srq_sge", "max_pkeys",
         "local_ca_ack_delay", "general_odp_caps", "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps");
 
     /** Vendor id ibv_devinfo reports for Mellanox/NVIDIA (the IEEE OUI, not the PCI vendor id 0x15b3). */

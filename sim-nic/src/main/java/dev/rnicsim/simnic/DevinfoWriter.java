@@ -18,7 +18,7 @@ import java.util.regex.Pattern;
  *
  * <p>Differences from the real output, all so that {@link DevinfoReader} reads the text back to equal attributes:
  * the lines of attributes {@link DeviceAttributes} does not hold ({@code board_id}, {@code max_ee},
- * {@code max_ah}, {@code max_raw_ipv6_qp}, ...), the extended sections after the ODP blocks and the port sections are
+ * {@code max_rdd}, {@code max_raw_ipv6_qp}, {@code max_fmr}, ...), the extended sections after the ODP blocks and the port sections are
  * left out; {@code transport} is the driver's ({@code InfiniBand (0)} unless given); {@code fw_ver} is written
  * even when empty (ibv_devinfo skips an empty one); {@code device_cap_flags} is written with as many hex digits
  * as the 64-bit value needs (the C field has 32 bits).
@@ -107,6 +107,10 @@ public final class DevinfoWriter
         line(sb, "max_qp_init_rd_atom:\t\t", Integer.toString(a.maxQpInitRdAtom()));
         line(sb, "atomic_cap:\t\t\t", "ATOMIC_" + a.atomicCap().name() + " (" + a.atomicCap().code() + ")");
         line(sb, "max_mw:\t\t\t\t", Integer.toString(a.maxMw()));
+        line(sb, "max_mcast_grp:\t\t\t", Integer.toString(a.maxMcastGrp()));
+        line(sb, "max_mcast_qp_attach:\t\t", Integer.toString(a.maxMcastQpAttach()));
+        line(sb, "max_total_mcast_qp_attach:\t", Integer.toString(a.maxTotalMcastQpAttach()));
+        line(sb, "max_ah:\t\t\t\t", Integer.toString(a.maxAh()));
         line(sb, "max_srq:\t\t\t", Integer.toString(a.maxSrq()));
         if (a.maxSrq() != 0 || a.maxSrqWr() != a.maxQpWr() || a.maxSrqSge() != a.maxSge())
         {

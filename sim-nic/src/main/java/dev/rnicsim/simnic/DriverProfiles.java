@@ -121,7 +121,8 @@ public final class DriverProfiles
     {
         return base("0.0.0.0", 0x1d0f, part).hwVer(part).maxMrSizeBytes(96L << 30).pageSizeCap(0xfffff000L)
             .maxQp(256).maxQpWr(4096).deviceCapFlags(0).maxSge(2).maxSgeRd(1).maxCq(512).maxCqe(32768)
-            .maxMr(262144).maxPd(256).maxQpRdAtom(0).maxQpInitRdAtom(0).maxMw(0).atomicCap(AtomicCap.NONE);
+            .maxMr(262144).maxPd(256).maxQpRdAtom(0).maxQpInitRdAtom(0).maxMw(0).atomicCap(AtomicCap.NONE)
+            .maxAh(256); // efa_query_device: the device's max_ah (assumed: no public figure); no multicast
     }
 
     /**
@@ -160,7 +161,7 @@ public final class DriverProfiles
     {
         return profile("efa-gen1", efaBase(0xefa0).build(), VariantPolicy.RECYCLED, IndexPolicy.CYCLIC,
             Set.of(ProviderRule.DMABUF_PINNED, ProviderRule.REREG_MR_UNSUPPORTED), 100.0, efaTraits(false, false),
-            defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_pd"));
+            defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_pd", "max_ah"));
     }
 
     /**
@@ -173,7 +174,7 @@ public final class DriverProfiles
     {
         return profile("efa", efaBase(0xefa1).build(), VariantPolicy.RECYCLED, IndexPolicy.CYCLIC,
             Set.of(ProviderRule.DMABUF_PINNED, ProviderRule.REREG_MR_UNSUPPORTED), 100.0, efaTraits(true, false),
-            defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_pd"));
+            defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_pd", "max_ah"));
     }
 
     /**
@@ -186,7 +187,7 @@ public final class DriverProfiles
     {
         return profile("efa-gen3", efaBase(0xefa2).build(), VariantPolicy.RECYCLED, IndexPolicy.CYCLIC,
             Set.of(ProviderRule.DMABUF_PINNED, ProviderRule.REREG_MR_UNSUPPORTED), 200.0, efaTraits(true, true),
-            defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_pd"));
+            defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_pd", "max_ah"));
     }
 
     /**
@@ -210,14 +211,15 @@ public final class DriverProfiles
             .deviceCapFlags(BASIC_IB | DeviceCap.CURR_QP_STATE_MOD.bit() | DeviceCap.SHUTDOWN_PORT.bit()
                 | DeviceCap.RESIZE_MAX_WR.bit() | DeviceCap.N_NOTIFY_CQ.bit() | MW_1_2B | MEM_MGT)
             .maxSge(6).maxSgeRd(6).maxCq(65536).maxCqe(16777215).maxMr(65536).maxPd(65536).maxMw(65536)
-            .atomicCap(AtomicCap.NONE).maxSrq(64 * 1024).build();
+            .atomicCap(AtomicCap.NONE).maxSrq(64 * 1024)
+            .maxAh(65536).build(); // bnxt_re_query_device: the firmware's max_ah (assumed max_qp), no multicast
         final DriverTraits t = new DriverTraits("bnxt_re", "drivers/infiniband/hw/bnxt_re/ib_verbs.c",
             Transport.INFINIBAND, 8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, ENTRIES, (long) ENTRIES * ENTRIES,
             Errno.EIO, ENTRIES, true, true, "bnxt_re", null);
         return profile("bnxt_re", a, VariantPolicy.GENERATION, IndexPolicy.CYCLIC, Set.of(ProviderRule.DMABUF_PINNED,
             ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.CREATE_QP_EX_UNSUPPORTED,
             ProviderRule.DMABUF_MR_NOT_IN_PROVIDER), 100.0, t, defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe",
-                "max_pd", "atomic_cap"));
+                "max_pd", "atomic_cap", "max_ah"));
     }
 
     /**
@@ -240,14 +242,15 @@ public final class DriverProfiles
         final DeviceAttributes a = base("1.0.0", 0x19e5, 0xa222).maxMrSizeBytes(MAX_U64).pageSizeCap(0xffff000L)
             .maxQp(131072).maxQpWr(32768).deviceCapFlags(BASIC_IB | MW_1_2B | MEM_MGT).maxSge(64).maxSgeRd(64)
             .maxCq(131072).maxCqe(4194304).maxMr(131072).maxPd(131072).maxMw(131072).atomicCap(AtomicCap.HCA)
-            .maxSrq(0x100000).build();
+            .maxSrq(0x100000).maxAh(131072).build(); // max_ah assumed max_qp (no public figure); no multicast
         final DriverTraits t = new DriverTraits("hns", "drivers/infiniband/hw/hns/hns_roce_mr.c",
             Transport.INFINIBAND, 8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, ENTRIES, (long) ENTRIES * ENTRIES,
             Errno.ENOMEM, 512, true, true, "hns_", Errno.ENOMEM);
         return profile("hns", a, VariantPolicy.FIXED, IndexPolicy.LOWEST_FREE, Set.of(ProviderRule.RESET_CLEANS_CQ,
             ProviderRule.SEND_OPS_HNS),
             100.0, t,
-            defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_pd"));
+            defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_pd",
+                "max_ah"));
     }
 
     /**
@@ -269,7 +272,8 @@ public final class DriverProfiles
         final DeviceAttributes a = base("8.42.2.0", 0x1077, 0x8070).maxMrSizeBytes(1L << 40)
             .pageSizeCap(0xfffff000L).maxQp(8192).maxQpWr(32767).deviceCapFlags(BASIC_IB | MEM_MGT | XRC).maxSge(4)
             .maxSgeRd(4).maxCq(16384).maxCqe(8388607).maxMr(131072).maxPd(65536).maxMw(0)
-            .atomicCap(AtomicCap.HCA).maxSrq(QED_RDMA_MAX_SRQS).build();
+            .atomicCap(AtomicCap.HCA).maxSrq(QED_RDMA_MAX_SRQS)
+            .maxAh(8192).build(); // qed_rdma_init_devinfo: max_ah = num_qps (max_qp); no multicast
         final DriverTraits t = new DriverTraits("qedr", "drivers/infiniband/hw/qedr/verbs.c", Transport.INFINIBAND,
             8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, QEDR_PBES_ON_64K_PAGE,
             (long) QEDR_PBES_ON_64K_PAGE * QEDR_PBES_ON_64K_PAGE, Errno.EINVAL, ENTRIES, true, true, "qedr", null);
@@ -314,7 +318,8 @@ public final class DriverProfiles
     {
         final DeviceAttributes a = base("0.1.0", 0x1414, 0x00ba).maxMrSizeBytes(MAX_U64).pageSizeCap(0x3ff000L)
             .maxQp(1024).maxQpWr(8191).deviceCapFlags(0).maxSge(30).maxSgeRd(30).maxCq(1024).maxCqe(65536)
-            .maxMr(65536).maxPd(65536).maxMw(0).atomicCap(AtomicCap.NONE).build();
+            .maxMr(65536).maxPd(65536).maxMw(0).atomicCap(AtomicCap.NONE)
+            .maxAh(Integer.MAX_VALUE).build(); // mana_ib_query_device: max_ah INT_MAX; no multicast
         final DriverTraits t = new DriverTraits("mana", "drivers/infiniband/hw/mana/mr.c", Transport.INFINIBAND, 8,
             EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ, Access.REMOTE_ATOMIC,
                 Access.ZERO_BASED), Errno.EINVAL, Translation.MTT, 0, 0, 0, Errno.ENOMEM, 1, true, true, "mana_", null);
@@ -370,7 +375,9 @@ public final class DriverProfiles
             .deviceCapFlags(BASIC_IB | DeviceCap.BAD_PKEY_CNTR.bit() | DeviceCap.BAD_QKEY_CNTR.bit()
                 | DeviceCap.SHUTDOWN_PORT.bit() | DeviceCap.SRQ_RESIZE.bit() | MEM_MGT)
             .maxSge(96).maxSgeRd(96).maxCq(131071).maxCqe(3145727).maxMr(65536).maxPd(65535).maxMw(0)
-            .atomicCap(AtomicCap.GLOB).maxPkeys(16).maxSrq(1024).build();
+            .atomicCap(AtomicCap.GLOB).maxPkeys(16).maxSrq(1024)
+            // hfi1_fill_device_attr: hfi1_max_ahs 0xFFFF, hfi1_max_mcast_grps 16384, hfi1_max_mcast_qp_attached 16
+            .maxAh(0xFFFF).maxMcastGrp(16384).maxMcastQpAttach(16).maxTotalMcastQpAttach(16384 * 16).build();
         final DriverTraits t = new DriverTraits("hfi1", "drivers/infiniband/sw/rdmavt/mr.c", Transport.INFINIBAND,
             16, null, Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM,
             DriverTraits.ASSUMED_FAST_REG_PAGES, true, true, "hfi1_", null);
@@ -390,7 +397,10 @@ public final class DriverProfiles
     public static DeviceProfile e810Iwarp()
     {
         final DeviceProfile roce = DeviceProfiles.e810();
-        return new DeviceProfile("e810-iwarp", "irdma", roce.attributes(), roce.mtt(), VariantPolicy.RANDOM,
+        // irdma_query_device reports max_ah and the multicast limits only under rdma_protocol_roce: 0 on iWARP.
+        final DeviceAttributes a = roce.attributes().toBuilder().maxAh(0).maxMcastGrp(0).maxMcastQpAttach(0)
+            .maxTotalMcastQpAttach(0).build();
+        return new DeviceProfile("e810-iwarp", "irdma", a, roce.mtt(), VariantPolicy.RANDOM,
             IndexPolicy.CYCLIC, roce.cacheEntries(), roce.cacheWays(), roce.providerRules(), false, 100.0, 811,
             roce.defaultedFields(), roce.traits().withTransport(Transport.IWARP));
     }

@@ -277,5 +277,22 @@ public enum ProviderRule
      * {@code mlx5_ib_query_srq}), rxe ({@code rxe_queue_init} sizes the ring to a power of two with one slot empty;
      * {@code rxe_query_srq} answers its {@code index_mask}). Without this rule the SRQ holds and reports the max_wr
      * asked for. See {@link SimSrq}. */
-    SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE
+    SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE,
+    /** {@code dest_qp_num} of 2^24 or more is kept whole and {@code ibv_query_qp} answers it: rxe
+     * ({@code rxe_qp_from_attr} stores the u32, {@code rxe_qp_to_attr} copies {@code qp->attr}); its packets carry the
+     * low 24 bits ({@code bth_init}: {@code qpn & BTH_QPN_MASK}). Without this rule the QP keeps the low 24 bits
+     * (mlx5 {@code MLX5_SET(qpc, qpc, remote_qpn, ...)}, a 24-bit field). Never refused. See {@link QpContextFields}. */
+    DEST_QPN_KEPT_WHOLE,
+    /** A {@code max_rd_atomic} or {@code max_dest_rd_atomic} of 0 leaves the QP context's log2 field at 0, so the QP
+     * has one resource and {@code ibv_query_qp} answers 1: mlx5 ({@code __mlx5_ib_modify_qp} sets {@code log_rra_max}
+     * and {@code log_sra_max} only for a depth other than 0; {@code mlx5_ib_query_qp} answers {@code 1 << log}) and
+     * mlx4 ({@code __mlx4_ib_modify_qp}, {@code params1} / {@code params2}). A responder QP given 0 then answers an
+     * RDMA READ or atomic. Without this rule 0 is kept, and the responder refuses them with a NAK invalid request
+     * (rxe {@code check_resource}, {@link ResponderResources}). See {@link QpContextFields}. */
+    RD_ATOMIC_ZERO_KEPT_AS_ONE,
+    /** The requester's retransmit timer counts whole kernel jiffies: rxe turns the local ACK timeout into
+     * {@code nsecs_to_jiffies(4096ULL << timeout)}, at least 1 ({@code rxe_qp_from_attr}), and arms its
+     * {@code retrans_timer} with that; so a short timeout waits a whole jiffy ({@link CostModel#DEFAULT_JIFFY_NS}).
+     * Without this rule the device waits the IBA figure, 4.096 µs × 2^timeout. See {@link AckTimeout}. */
+    RETRANSMIT_TIMER_IN_JIFFIES
 }

@@ -71,9 +71,11 @@ final class QpModify
                 case TIMEOUT -> qp.attrs.timeout = QpAttrValues.timeout(a.timeout());
                 case RQ_PSN -> qp.attrs.rqPsn = QpAttrValues.psn(a.rqPsn());
                 case SQ_PSN -> qp.attrs.sqPsn = QpAttrValues.psn(a.sqPsn());
-                case MAX_QP_RD_ATOMIC -> qp.attrs.maxRdAtomic = QpAttrValues.rdAtomicDepth(a.maxRdAtomic());
-                case MAX_DEST_RD_ATOMIC -> qp.attrs.maxDestRdAtomic = QpAttrValues.rdAtomicDepth(a.maxDestRdAtomic());
-                case DEST_QPN -> qp.attrs.destQpNum = a.destQpNum();
+                case MAX_QP_RD_ATOMIC -> qp.attrs.maxRdAtomic =
+                    QpContextFields.rdAtomicDepthKept(qp.device.profile(), a.maxRdAtomic());
+                case MAX_DEST_RD_ATOMIC -> qp.attrs.maxDestRdAtomic =
+                    QpContextFields.rdAtomicDepthKept(qp.device.profile(), a.maxDestRdAtomic());
+                case DEST_QPN -> qp.attrs.destQpNum = QpContextFields.destQpNumKept(qp.device.profile(), a.destQpNum());
                 case MIN_RNR_TIMER ->
                 {
                     qp.attrs.minRnrTimer = QpAttrValues.minRnrTimerKept(qp.device.profile(), a.minRnrTimer());
@@ -91,7 +93,7 @@ final class QpModify
         {
             // The connection the engine follows: the remote port's GID and the remote QP number.
             qp.remote = new QpAddress(qp.attrs.av.dlid(), qp.attrs.av.dgid() == null ? "" : qp.attrs.av.dgid(),
-                qp.attrs.destQpNum,
+                QpContextFields.destQpNumOnTheWire(qp.attrs.destQpNum),
                 qp.attrs.rqPsn);
         }
     }

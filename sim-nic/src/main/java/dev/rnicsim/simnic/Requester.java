@@ -50,6 +50,8 @@ final class Requester
     int rnrNaks;
     /** With rnr_retry 7: when the head WQE took its first RNR NAK (-1: it took none), and the responder's RNR timer. */
     private final RnrWait rnrWait = new RnrWait();
+    /** The local ACK timeout of a request no acknowledgement answers. */
+    private final AckTimeout ackTimeout = new AckTimeout();
 
     boolean progressing;
     SendWqe executing;
@@ -380,6 +382,10 @@ final class Requester
 
     WqeOutcome execute(final SendWqe p)
     {
+        if (ackTimeout.waitsForever(p))
+        {
+            return WqeOutcome.BLOCKED;
+        }
         final SendWr wr = p.wr();
         qp.localFailure = null;
         final String typeRefused = QpTypeOpcodes.deviceRefusal(device.profile(), qp.type, wr.opcode());
@@ -401,7 +407,14 @@ final class Requester
         if (peer == null || peer.closed || (peer.state != QpState.RTR && peer.state != QpState.RTS)
             || !peer.requester.connectedTo(qp))
         {
-            // No ACK ever comes: the requester retries retry_cnt times, then gives up.
+            // No ACK ever comes: the requester retries retry_cnt times, then gives up (with timeout 0, never).
+            final long noAckNs = ackTimeout.noAck(qp, p);
+            if (noAckNs < 0)
+            {
+                device.fabric().span(device, "ack_wait", "dma", 0, java.util.Map.of("qp_num", qp.num, "wr_id",
+                    wr.wrId(), "timeout", 0));
+                return WqeOutcome.BLOCKED;
+            }
             HwCounters.noAck(device, qp.retryCount, wr);
             device.count(SimCounter.TRANSPORT_RETRIES, qp.retryCount);
             final WcDiagnosis lost = peer == null && qp.remote != null
@@ -412,8 +425,7 @@ final class Requester
                     + "at the remote "
                 + "address" : peer.closed ? "the peer QP is destroyed" : !peer.requester.connectedTo(qp)
                 ? "the peer QP is connected to another QP" : "the peer QP is in " + peer.state + ", not RTR or RTS");
-            device.fabric().span(device, wr.opcode().name(), "dma",
-                device.fabric().costModel().opBaseLatencyNs() * (qp.retryCount + 1L),
+            device.fabric().span(device, wr.opcode().name(), "dma", noAckNs,
                 java.util.Map.of("qp_num", qp.num, "status", WcStatus.RETRY_EXC_ERR.cName(), "diagnosis",
                     lost.summary()));
             qp.completions.completeSend(wr, WcStatus.RETRY_EXC_ERR, 0, lost);

@@ -13,7 +13,9 @@ import dev.rnicsim.verbs.WrOpcode;
  * RESPST_ERR_TOO_MANY_RDMA_ATM_REQ), a class C error: a NAK "invalid request", so the requester completes with
  * IBV_WC_REM_INV_REQ_ERR, nothing is read or changed, and the responder QP goes to the error state (rxe
  * {@code do_class_ac_error}; IBA's responder resources, which the requester's max_rd_atomic must not exceed).
- * Modelled for every device (the mlx5 device's answer is not in public code: assumed the same). A FLUSH is not counted
+ * mlx5 and mlx4 never hold 0: a depth of 0 leaves their QP context's log2 field at 0, one resource
+ * ({@link ProviderRule#RD_ATOMIC_ZERO_KEPT_AS_ONE}, {@link QpContextFields}). The other drivers are modelled as rxe
+ * (assumed; irdma, for one, leaves its {@code ird_size} unset for 0 in {@code irdma_modify_qp_roce}). A FLUSH is not counted
  * (rxe's check names the READ, atomic and ATOMIC_WRITE opcodes). Stateless.
  */
 final class ResponderResources

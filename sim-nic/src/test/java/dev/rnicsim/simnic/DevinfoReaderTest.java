@@ -58,6 +58,10 @@ class DevinfoReaderTest
         m.put("max_qp_init_rd_atom", DeviceAttributes::maxQpInitRdAtom);
         m.put("atomic_cap", DeviceAttributes::atomicCap);
         m.put("max_mw", DeviceAttributes::maxMw);
+        m.put("max_mcast_grp", DeviceAttributes::maxMcastGrp);
+        m.put("max_mcast_qp_attach", DeviceAttributes::maxMcastQpAttach);
+        m.put("max_total_mcast_qp_attach", DeviceAttributes::maxTotalMcastQpAttach);
+        m.put("max_ah", DeviceAttributes::maxAh);
         m.put("max_srq", DeviceAttributes::maxSrq);
         m.put("max_srq_wr", DeviceAttributes::maxSrqWr);
         m.put("max_srq_sge", DeviceAttributes::maxSrqSge);
@@ -73,8 +77,9 @@ class DevinfoReaderTest
 
     private static final List<String> AFTER_CAP_FLAGS = List.of("max_sge", "max_sge_rd", "max_cq", "max_cqe",
         "max_mr", "max_pd", "max_qp_rd_atom", "max_res_rd_atom", "max_qp_init_rd_atom", "atomic_cap", "max_mw",
-        "max_srq", "max_srq_wr", "max_srq_sge", "max_pkeys", "local_ca_ack_delay", "general_odp_caps", "rc_odp_caps",
-        "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps");
+        "max_mcast_grp", "max_mcast_qp_attach", "max_total_mcast_qp_attach", "max_ah", "max_srq", "max_srq_wr",
+        "max_srq_sge", "max_pkeys", "local_ca_ack_delay", "general_odp_caps", "rc_odp_caps", "uc_odp_caps",
+        "ud_odp_caps", "xrc_odp_caps");
 
     private static Path resource(final String file)
     {
@@ -296,7 +301,8 @@ class DevinfoReaderTest
         return Stream.of(Arguments.of(DeviceProfiles.connectx3(), "connectx3-mlx4.txt"),
             Arguments.of(DeviceProfiles.connectx5(), "connectx5-mlx5.txt"),
             Arguments.of(DeviceProfiles.rxeLegacy(), "rxe.txt"),
-            Arguments.of(DeviceProfiles.e810(), "irdma-e810.txt"));
+            Arguments.of(DeviceProfiles.e810(), "irdma-e810.txt"),
+            Arguments.of(ConnectXProfiles.connectx6Lx(), "connectx6lx-mlx5.txt"));
     }
 
     @ParameterizedTest

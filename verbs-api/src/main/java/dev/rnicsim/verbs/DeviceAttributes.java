@@ -39,13 +39,36 @@ import java.util.Objects;
  *     not max_qp_wr (mlx5 {@code (1 << log_max_srq_sz) - 1}, mlx4 {@code max_srq_wqes - 1}, siw
  *     {@code SIW_MAX_SRQ_WR}).
  * @param maxSrqSge SGEs per SRQ receive work request ({@code max_srq_sge}).
+ * @param maxMcastGrp multicast groups the device can hold ({@code max_mcast_grp}; 0 without multicast).
+ * @param maxMcastQpAttach QPs one multicast group may have attached ({@code max_mcast_qp_attach}).
+ * @param maxTotalMcastQpAttach QP attachments over all groups ({@code max_total_mcast_qp_attach}; mlx4, mlx5 and
+ *     hfi1 report max_mcast_grp times max_mcast_qp_attach, irdma max_qp times its 8 groups per QP).
+ * @param maxAh address handles the device can hold ({@code max_ah}; mlx4, mlx5 and mana report INT_MAX, rxe its
+ *     {@code RXE_MAX_AH}).
  */
 public record DeviceAttributes(String fwVer, long nodeGuid, long sysImageGuid, int vendorId, int vendorPartId,
     int hwVer, int physPortCnt, long maxMrSizeBytes, long pageSizeCap, int maxQp, int maxQpWr, long deviceCapFlags,
     int maxSge, int maxSgeRd, int maxCq, int maxCqe, int maxMr, int maxPd, int maxQpRdAtom, int maxQpInitRdAtom,
     int maxResRdAtom, int maxMw, AtomicCap atomicCap, int maxSrq, int maxPkeys, int localCaAckDelay, OdpCaps odpCaps,
-    int maxSrqWr, int maxSrqSge)
+    int maxSrqWr, int maxSrqSge, int maxMcastGrp, int maxMcastQpAttach, int maxTotalMcastQpAttach, int maxAh)
 {
+    /**
+     * Attributes without multicast or address-handle limits (all four 0, as a device without UD reports them).
+     */
+    public DeviceAttributes(final String fwVer, final long nodeGuid, final long sysImageGuid, final int vendorId,
+        final int vendorPartId, final int hwVer, final int physPortCnt, final long maxMrSizeBytes,
+        final long pageSizeCap, final int maxQp, final int maxQpWr, final long deviceCapFlags, final int maxSge,
+        final int maxSgeRd, final int maxCq, final int maxCqe, final int maxMr, final int maxPd, final int maxQpRdAtom,
+        final int maxQpInitRdAtom, final int maxResRdAtom, final int maxMw, final AtomicCap atomicCap,
+        final int maxSrq, final int maxPkeys, final int localCaAckDelay, final OdpCaps odpCaps, final int maxSrqWr,
+        final int maxSrqSge)
+    {
+        this(fwVer, nodeGuid, sysImageGuid, vendorId, vendorPartId, hwVer, physPortCnt, maxMrSizeBytes, pageSizeCap,
+            maxQp, maxQpWr, deviceCapFlags, maxSge, maxSgeRd, maxCq, maxCqe, maxMr, maxPd, maxQpRdAtom,
+            maxQpInitRdAtom, maxResRdAtom, maxMw, atomicCap, maxSrq, maxPkeys, localCaAckDelay, odpCaps, maxSrqWr,
+            maxSrqSge, 0, 0, 0, 0);
+    }
+
     /**
      * Attributes without separate SRQ limits: max_srq_wr and max_srq_sge are taken as max_qp_wr and max_sge (assumed,
      * for a device that reports no figures of its own).
@@ -60,7 +83,7 @@ public record DeviceAttributes(String fwVer, long nodeGuid, long sysImageGuid, i
         this(fwVer, nodeGuid, sysImageGuid, vendorId, vendorPartId, hwVer, physPortCnt, maxMrSizeBytes, pageSizeCap,
             maxQp, maxQpWr, deviceCapFlags, maxSge, maxSgeRd, maxCq, maxCqe, maxMr, maxPd, maxQpRdAtom,
             maxQpInitRdAtom, maxResRdAtom, maxMw, atomicCap, maxSrq, maxPkeys, localCaAckDelay, odpCaps, maxQpWr,
-            maxSge);
+            maxSge, 0, 0, 0, 0);
     }
 
     /**
@@ -138,6 +161,10 @@ public record DeviceAttributes(String fwVer, long nodeGuid, long sysImageGuid, i
         b.odpCaps = odpCaps;
         b.maxSrqWr = maxSrqWr;
         b.maxSrqSge = maxSrqSge;
+        b.maxMcastGrp = maxMcastGrp;
+        b.maxMcastQpAttach = maxMcastQpAttach;
+        b.maxTotalMcastQpAttach = maxTotalMcastQpAttach;
+        b.maxAh = maxAh;
         return b;
     }
 
@@ -186,6 +213,10 @@ public record DeviceAttributes(String fwVer, long nodeGuid, long sysImageGuid, i
         private int maxPkeys;
         private int localCaAckDelay;
         private OdpCaps odpCaps = OdpCaps.NONE;
+        private int maxMcastGrp;
+        private int maxMcastQpAttach;
+        private int maxTotalMcastQpAttach;
+        private int maxAh;
 
         private Builder()
         {
@@ -483,6 +514,46 @@ public record DeviceAttributes(String fwVer, long nodeGuid, long sysImageGuid, i
         }
 
         /**
+         * @param value multicast groups the device can hold ({@code max_mcast_grp}).
+         * @return this builder.
+         */
+        public Builder maxMcastGrp(final int value)
+        {
+            this.maxMcastGrp = value;
+            return this;
+        }
+
+        /**
+         * @param value QPs one multicast group may have attached ({@code max_mcast_qp_attach}).
+         * @return this builder.
+         */
+        public Builder maxMcastQpAttach(final int value)
+        {
+            this.maxMcastQpAttach = value;
+            return this;
+        }
+
+        /**
+         * @param value QP attachments over all multicast groups ({@code max_total_mcast_qp_attach}).
+         * @return this builder.
+         */
+        public Builder maxTotalMcastQpAttach(final int value)
+        {
+            this.maxTotalMcastQpAttach = value;
+            return this;
+        }
+
+        /**
+         * @param value address handles the device can hold ({@code max_ah}).
+         * @return this builder.
+         */
+        public Builder maxAh(final int value)
+        {
+            this.maxAh = value;
+            return this;
+        }
+
+        /**
          * @return the attributes.
          * @throws NullPointerException when a text or enum field was set to null.
          */
@@ -492,7 +563,7 @@ public record DeviceAttributes(String fwVer, long nodeGuid, long sysImageGuid, i
                 maxMrSizeBytes, pageSizeCap, maxQp, maxQpWr, deviceCapFlags, maxSge, maxSgeRd, maxCq, maxCqe, maxMr,
                 maxPd, maxQpRdAtom, maxQpInitRdAtom, maxResRdAtom, maxMw, atomicCap, maxSrq, maxPkeys,
                 localCaAckDelay, odpCaps, maxSrqWr == null ? maxQpWr : maxSrqWr,
-                maxSrqSge == null ? maxSge : maxSrqSge);
+                maxSrqSge == null ? maxSge : maxSrqSge, maxMcastGrp, maxMcastQpAttach, maxTotalMcastQpAttach, maxAh);
         }
     }
 }

@@ -1,0 +1,56 @@
+package dev.rnicsim.simnic;
+
+/**
+ * The requester's local ACK timeout when no acknowledgement comes (the peer QP is gone, in the error state, not
+ * connected to this one, or there is none at the address). IBA vol. 1 9.7.6.1.3: the requester sends, waits
+ * {@code 4.096 µs × 2^timeout}, sends again, and after {@code retry_cnt} retries gives up with
+ * IBV_WC_RETRY_EXC_ERR: {@code retry_cnt + 1} timeouts in all (rxe {@code rxe_completer}: each expiry of
+ * {@code retrans_timer} takes one of {@code comp.retry_cnt} until none is left). This class counts the waits; the
+ * {@link CostModel} prices them ({@link CostModel#localAckTimeoutNs}, {@link CostModel#noAckNs}).
+ *
+ * <p>A {@code timeout} of 0 is infinite (the IBA's Local ACK Timeout QP attribute: 0 disables the transport timer):
+ * rxe sets no
+ * retransmit timer at all ({@code rxe_qp_from_attr}: {@code qp_timeout_jiffies = 0}, and {@code rxe_requester} arms
+ * {@code retrans_timer} only when it is not 0), so the request is never sent again and never completes; the work
+ * request stays at the head of the send queue, holding the ones behind it, until the QP leaves RTS for the error
+ * state (flushed, IBV_WC_WR_FLUSH_ERR) or is destroyed. The device answer is modelled the same (the IBA's; mlx5's
+ * firmware is not public). Where the drivers differ is the timer's grain ({@link ProviderRule#RETRANSMIT_TIMER_IN_JIFFIES}).
+ *
+ * <p>Not thread safe: one per requester, driven by its engine.
+ */
+final class AckTimeout
+{
+    /** The work request that waits for an acknowledgement for ever (timeout 0), or null. */
+    private SendWqe waitingForever;
+
+    /**
+     * @param head the head WQE about to run.
+     * @return true when it waits for ever for an acknowledgement that will not come: it stays blocked.
+     */
+    boolean waitsForever(final SendWqe head)
+    {
+        return head == waitingForever;
+    }
+
+    /**
+     * The head WQE went out and no acknowledgement will come.
+     *
+     * @param qp   the requester QP.
+     * @param head the WQE.
+     * @return the simulated ns until the requester gives up, or -1 when it never does (timeout 0): the WQE is then
+     *         held for ever.
+     */
+    long noAck(final SimQp qp, final SendWqe head)
+    {
+        final int timeout = qp.attrs.timeout;
+        if (timeout == 0)
+        {
+            waitingForever = head;
+            return -1;
+        }
+        final long grainNs = qp.device.profile().follows(ProviderRule.RETRANSMIT_TIMER_IN_JIFFIES)
+            ? CostModel.DEFAULT_JIFFY_NS : 0;
+        final long waits = qp.retryCount + 1L;
+        return qp.device.fabric().costModel().noAckNs(waits, CostModel.localAckTimeoutNs(timeout, grainNs));
+    }
+}
