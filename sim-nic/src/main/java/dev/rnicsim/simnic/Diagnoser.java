@@ -317,7 +317,8 @@ final class Diagnoser
                 details.add("index 0x" + Long.toHexString(index) + " holds now: key " + MKey.toHex(nowAt.key()) + ", "
                     + nowAt.object() + ", " + nowAt.describe());
             }
-            if (own != null && (check == KeyCheck.OUT_OF_RANGE || check == KeyCheck.RIGHTS_MISSING))
+            if (own != null && advice.windowType() == 0 && (check == KeyCheck.OUT_OF_RANGE
+                || check == KeyCheck.RIGHTS_MISSING))
             {
                 details.add(String.format(Locale.ROOT, "registered: [0x%x, 0x%x), rights %s, PD %d", own.iova(),
                     own.iova() + own.lengthBytes(), Access.fromBits(own.access()), own.pd()));

@@ -121,6 +121,7 @@ class KeyAdviceTest
             + "(invalidated at app.c:88 (ibv_dereg_mr))").doesNotContain("lacks");
         assertThat(d.details()).last().asString().startsWith("fix: unbind or deallocate the windows of an MR before "
             + "deregistering it").contains("bind it again to a live MR");
+        assertThat(d.details()).noneMatch(l -> l.startsWith("registered: "));
     }
 
     @Test
