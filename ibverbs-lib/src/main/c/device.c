@@ -374,7 +374,7 @@ void rnicsim_set_ops(struct verbs_context *vctx)
 	struct ibv_context *ctx = &vctx->context;
 	ctx->ops.poll_cq = rnicsim_poll_cq;
 	ctx->ops.req_notify_cq = rnicsim_req_notify_cq;
-	ctx->ops.post_send = rnicsim_post_send;
+	ctx->ops.post_send = rnicsim_strict() ? rnicsim_post_send_sited : rnicsim_post_send;
 	ctx->ops.post_recv = rnicsim_post_recv;
 	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
 	vctx->sz = sizeof(*vctx);

@@ -108,6 +108,8 @@ void rnicsim_callsite(const char *verb, char *out, size_t cap);
 /* device.c, verbs.c, post.c, poll.c, wr_api.c: the ops table */
 void rnicsim_set_ops(struct verbs_context *vctx);
 int rnicsim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+/* strict.c: ibv_post_send in strict mode, which tells the server its call site first */
+int rnicsim_post_send_sited(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int rnicsim_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 int rnicsim_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int rnicsim_req_notify_cq(struct ibv_cq *cq, int solicited_only);

@@ -32,3 +32,19 @@ void rnicsim_callsite(const char *verb, char *out, size_t cap)
 	}
 	free(names);
 }
+
+/* ibv_post_send in strict mode: its call site goes to the server as a doorbell of its own, just before the post's,
+ * so that the device records where the requests were posted and a failure's diagnosis names that line of the
+ * program. Without strict mode ibv_post_send is rnicsim_post_send itself and pays for none of this. */
+int rnicsim_post_send_sited(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	char site[CALLSITE_BYTES];
+	rnicsim_callsite("ibv_post_send", site, sizeof(site));
+	struct wire_hdr h;
+	struct wire_post at = {.qp = ((struct sim_qp *)qp)->handle, .count = 0};
+	struct iovec iov[3] = {{&h, sizeof(h)}, {&at, sizeof(at)}, {site, strlen(site)}};
+	rnicsim_lock();
+	rnicsim_doorbell(OP_POST_SITE, iov, 3);
+	rnicsim_unlock();
+	return rnicsim_post_send(qp, wr, bad_wr);
+}

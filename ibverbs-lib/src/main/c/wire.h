@@ -52,6 +52,7 @@ enum rnicsim_op {
 	OP_CREATE_AH = 30,
 	OP_DESTROY_AH = 31,
 	OP_RING = 32, /* the server's messages through shared memory from now on (ring.c) */
+	OP_POST_SITE = 33, /* strict mode: where the next ibv_post_send of a QP is called from (one way; strict.c) */
 	OP_OPEN_XRCD = 60, /* XRC (xrc.c): numbered apart from the rest */
 	OP_CLOSE_XRCD = 61,
 	OP_CREATE_XRC_SRQ = 62,

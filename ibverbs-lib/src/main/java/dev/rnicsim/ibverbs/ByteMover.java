@@ -58,7 +58,7 @@ final class ByteMover
         final long got = server.memory.gather(ps.qp().session.pid, src);
         if (got < ProcessMemory.total(src))
         {
-            noteDmaFault(ps.qp(), "read the send buffer of wr_id " + ps.wrId(), server.memory.lastErrno());
+            noteDmaFault(ps.qp(), "read the send buffer", src, ps);
             return false;
         }
         return true;
@@ -67,22 +67,34 @@ final class ByteMover
     void scatter(final int pid, final List<ProcessMemory.Range> dst, final String what,
         final Session.QpInfo owner)
     {
+        scatter(pid, dst, what, owner, null);
+    }
+
+    private void scatter(final int pid, final List<ProcessMemory.Range> dst, final String what,
+        final Session.QpInfo owner, final Completions.PostedSend ps)
+    {
         final long put = server.memory.scatter(pid, dst);
         if (put < ProcessMemory.total(dst))
         {
-            noteDmaFault(owner, "write " + what, server.memory.lastErrno());
+            noteDmaFault(owner, "write " + what, dst, ps);
         }
     }
 
-    private void noteDmaFault(final Session.QpInfo q, final String what, final int errno)
+    /**
+     * Strict mode's report of DMA into memory no longer mapped: the request (opcode, wr_id, QP, where it was posted),
+     * the range, the MR over it with its keys and where it was registered, and the fix.
+     *
+     * @param q     the QP whose process owns the memory.
+     * @param what  what the device could not do, e.g. {@code write the target of an RDMA WRITE}.
+     * @param at    the ranges of the process it could not reach.
+     * @param ps    the request, or null when the report has no request of its own (a receive's buffer).
+     */
+    private void noteDmaFault(final Session.QpInfo q, final String what, final List<ProcessMemory.Range> at,
+        final Completions.PostedSend ps)
     {
         if (q.session.strict)
         {
-            q.session.sendText("rnicsim strict: the device could not " + what + " in process " + q.session.pid
-                + " (errno " + errno + "): the range was unmapped after it was registered; the pages stay pinned "
-                + "for the NIC, but the program no longer sees them (DMA into memory no longer mapped); fix: keep a "
-                + "registered buffer mapped until ibv_dereg_mr has returned (deregister, then munmap or free), or "
-                + "register it with IBV_ACCESS_ON_DEMAND if its mapping must change\n");
+            q.session.sendText(DmaFaultReport.text(server, q, what, at, ps, server.memory.lastErrno()) + "\n");
             dirty.add(q.session);
         }
     }
@@ -96,7 +108,7 @@ final class ByteMover
             // The 8 bytes travel in the work request (ibv_wr_atomic_write(3)) and land in one piece.
             server.memory.scratch(8).set(ValueLayout.JAVA_LONG_UNALIGNED, 0, ps.compareAdd());
             scatter(peer.session.pid, List.of(new ProcessMemory.Range(translate(q.peerDeviceIndex, ps.rkey(),
-                ps.remoteAddr()), 8)), "the target of an ATOMIC WRITE", peer);
+                ps.remoteAddr()), 8)), "the target of an ATOMIC WRITE", peer, ps);
             return;
         }
         if (peer == null || ps.opcode() == IBV_WR_SEND || ps.opcode() == IBV_WR_SEND_WITH_IMM
@@ -120,16 +132,16 @@ final class ByteMover
             final List<ProcessMemory.Range> src = List.of(new ProcessMemory.Range(remote, len));
             if (server.memory.gather(peer.session.pid, src) < len)
             {
-                noteDmaFault(peer, "read the target of an RDMA READ", server.memory.lastErrno());
+                noteDmaFault(peer, "read the target of an RDMA READ", src, ps);
                 return;
             }
-            scatter(q.session.pid, ps.local(), "the READ's local buffer", q);
+            scatter(q.session.pid, ps.local(), "the READ's local buffer", q, ps);
             return;
         }
         if (fill(ps, len))
         {
             scatter(peer.session.pid, List.of(new ProcessMemory.Range(remote, len)), "the target of an RDMA WRITE",
-                peer);
+                peer, ps);
         }
     }
 
@@ -139,15 +151,15 @@ final class ByteMover
         final List<ProcessMemory.Range> target = List.of(new ProcessMemory.Range(remote, 8));
         if (server.memory.gather(peer.session.pid, target) < 8)
         {
-            noteDmaFault(peer, "read the target of an atomic", server.memory.lastErrno());
+            noteDmaFault(peer, "read the target of an atomic", target, ps);
             return;
         }
         final MemorySegment sc = server.memory.scratch(8);
         final long old = sc.get(ValueLayout.JAVA_LONG_UNALIGNED, 0);
         final long updated = ps.opcode() == IBV_WR_FETCH_ADD ? old + ps.compareAdd()
             : old == ps.compareAdd() ? ps.swap() : old;
-        scatter(ps.qp().session.pid, ProcessMemory.clip(ps.local(), 8), "the atomic's result buffer", ps.qp());
+        scatter(ps.qp().session.pid, ProcessMemory.clip(ps.local(), 8), "the atomic's result buffer", ps.qp(), ps);
         sc.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, updated);
-        scatter(peer.session.pid, target, "the target of an atomic", peer);
+        scatter(peer.session.pid, target, "the target of an atomic", peer, ps);
     }
 }

@@ -42,8 +42,15 @@ final class Completions
      * its bytes as the doorbell brought them (inline data, or a small request's gather list read at post by the
      * library, see {@link CarriedBytes}), null when the server reads them from the process. */
     record PostedSend(Session.QpInfo qp, long wrId, boolean signaled, int opcode, List<ProcessMemory.Range> local,
-        byte[] carried, long remoteAddr, int rkey, long compareAdd, long swap)
+        byte[] carried, long remoteAddr, int rkey, long compareAdd, long swap, String postSite)
     {
+        /** A request the program did not post itself (a rendezvous's FIN): no post site. */
+        PostedSend(final Session.QpInfo qp, final long wrId, final boolean signaled, final int opcode,
+            final List<ProcessMemory.Range> local, final byte[] carried, final long remoteAddr, final int rkey,
+            final long compareAdd, final long swap)
+        {
+            this(qp, wrId, signaled, opcode, local, carried, remoteAddr, rkey, compareAdd, swap, null);
+        }
     }
 
     /** A posted receive. */
@@ -189,7 +196,7 @@ final class Completions
             at += xrc ? Wire.XRC_WR_BYTES : 0;
             final long id = nextId++;
             final PostedSend ps = new PostedSend(q, wrId, (flags & SendFlag.SIGNALED.bit()) != 0, opcode, local, inline,
-                remote, rkey, compareAdd, swap);
+                remote, rkey, compareAdd, swap, q.postSite);
             sends.put(id, ps);
             final EnumSet<SendFlag> set = EnumSet.of(SendFlag.SIGNALED);
             for (final SendFlag f : SendFlag.values())

@@ -60,6 +60,8 @@ final class Session
         boolean peerSeenConnected;
         /** A handle of {@code ibv_open_qp} on another handle's XRC target QP: destroying it closes only the handle. */
         boolean opened;
+        /** Strict mode: where the program called the ibv_post_send being posted now, or null. */
+        String postSite;
 
         QpInfo(final Session session, final int handle, final QueuePair qp, final int deviceIndex,
             final CqInfo sendCq, final CqInfo recvCq)

@@ -59,6 +59,10 @@ final class Verbs
                 {
                     srqs.post(p);
                 }
+                else if (op == Wire.OP_POST_SEND && s.strict)
+                {
+                    postSendAt(p);
+                }
                 else if (op == Wire.OP_POST_SEND)
                 {
                     s.server.completions.postSend(s, p);
@@ -75,6 +79,18 @@ final class Verbs
                     + " refused by the device after the verb returned: " + e.getMessage() + "\n");
             }
             return true;
+        }
+        if (op == Wire.OP_POST_SITE)
+        {
+            try
+            {
+                s.get(p.getInt(0), Session.QpInfo.class).postSite = text(p, 8);
+            }
+            catch (final RuntimeException e)
+            {
+                // no such QP: its POST_SEND is refused and says so
+            }
+            return false;
         }
         int err = 0;
         ByteBuffer answer = null;
@@ -100,6 +116,25 @@ final class Verbs
         }
         s.send(op, seq, err, answer);
         return op == Wire.OP_MODIFY_QP || op == Wire.OP_DEREG_MR || op == Wire.OP_DESTROY_QP;
+    }
+
+    /**
+     * A POST_SEND in strict mode: the call site the library sent just before it (POST_SITE) is the origin the device
+     * records as the requests' post site, which their diagnoses and warnings name.
+     */
+    private void postSendAt(final ByteBuffer p)
+    {
+        final Session.QpInfo q = s.get(p.getInt(0), Session.QpInfo.class);
+        s.server.fabric.origin(q.postSite);
+        try
+        {
+            s.server.completions.postSend(s, p);
+        }
+        finally
+        {
+            s.server.fabric.origin(null);
+            q.postSite = null;
+        }
     }
 
     private static String text(final ByteBuffer p, final int from)

@@ -53,6 +53,8 @@ final class Wire
     static final int OP_DESTROY_AH = 31;
     /** The library offers shared memory for the server's messages ({@link MessageRing}): fd, pad, data bytes. */
     static final int OP_RING = 32;
+    /** Strict mode: the call site of the QP's next POST_SEND, one way (wire_post with count 0, then the text). */
+    static final int OP_POST_SITE = 33;
     /** The library offers shared memory for its doorbells and requests ({@link DoorbellRing}): fd, pad, data bytes. */
     static final int OP_DOORBELL_RING = 90;
     /** The errno of a RING the server cannot map: the library keeps the socket. */

@@ -192,10 +192,13 @@ final class Diagnoser
         final KeyHistory h = device.keyHistory();
         final long index = h.index(key);
         final KeyHistory.Event nowAt = h.last(index);
+        final MptEntry own = device.tables().mpt().entry(key);
+        final KeyAdvice advice = KeyAdvice.of(device, pd, key, who.contains("lkey"), addr, length, check, own,
+            h.lastOf(key));
         final KeyFailure f = new KeyFailure(device.profile(), device.name(), h.variantBits(), pd, qpn, key, index,
             access, addr, length, check, who, r, nowAt, nowAt == null ? null : device.tables().mpt().entry(nowAt.key()),
-            device.tables().mpt().entry(key), h.lastOf(key), h.firstOf(key), h.events(index));
-        final Check kind = switch (check)
+            own, h.lastOf(key), h.firstOf(key), h.events(index), advice);
+        final Check kind = advice.windowType() != 0 ? Check.STATE : switch (check)
         {
             case NO_SUCH_INDEX -> Check.KEY_INDEX;
             case VARIANT_MISMATCH -> Check.KEY_VARIANT;
@@ -214,7 +217,8 @@ final class Diagnoser
     /** What a key failure's words are made from: values and immutable records taken at the failure. */
     private record KeyFailure(DeviceProfile profile, String deviceName, int variantBits, int pd, int qpn, int key,
         long index, int access, long addr, long length, KeyCheck check, String who, DmaResult r, KeyHistory.Event nowAt,
-        MptEntry now, MptEntry own, KeyHistory.Event mine, KeyHistory.Event born, List<KeyHistory.Event> events)
+        MptEntry now, MptEntry own, KeyHistory.Event mine, KeyHistory.Event born, List<KeyHistory.Event> events,
+        KeyAdvice advice)
     {
         /** The summary, and the line that says how to fix it. */
         String[] summaryAndFix()
@@ -238,6 +242,7 @@ final class Diagnoser
                         + "fails here"
                         : "fix: register the target MR with the remote right the operation needs (REMOTE_WRITE, "
                         + "REMOTE_READ or REMOTE_ATOMIC) and hand the peer its rkey")
+                        : mine == null ? advice.neverIssuedFix(key, deviceName, who.contains("lkey"), pd, addr, length)
                         : "fix: use the key of a live MR; deregister an MR only after its last work request "
                         + "completed, and tell peers when an rkey is revoked";
                 }
@@ -253,30 +258,36 @@ final class Diagnoser
                 }
                 case WRONG_PD ->
                 {
-                    summary = who + " belongs to PD " + (own == null ? "?" : own.pd()) + " but the QP's PD is " + pd;
+                    summary = who + " belongs to PD " + (own == null ? "?" : own.pd()) + (born == null ? ""
+                        : " (its " + shortName(born) + " " + born.describe() + ")") + " but the QP's PD is " + pd;
                     fix = "fix: register the memory in the PD of the QP that uses it (or create the QP in the MR's PD)";
                 }
                 case RIGHTS_MISSING ->
                 {
-                    summary = who + " lacks " + Access.fromBits(access & ~(own == null ? 0 : own.access())) + ": asked "
-                        + Access.fromBits(access) + ", granted " + (own == null ? "?" : Access.fromBits(own.access()));
-                    fix = "fix: register (or rereg with CHANGE_ACCESS, or bind the window) with the right the operation"
-                        + " needs";
+                    final String[] unbound = advice.unboundWindow(who, mine);
+                    final int missing = access & ~(own == null ? 0 : own.access());
+                    summary = unbound != null ? unbound[0] : who + " lacks " + Access.fromBits(missing) + ": asked "
+                        + Access.fromBits(access) + ", granted " + (own == null ? "?" : Access.fromBits(own.access()))
+                        + (born == null ? "" : " (its " + shortName(born) + " " + born.describe() + ")");
+                    fix = unbound != null ? unbound[1] : KeyAdvice.rightsFix(missing, who.contains("lkey"),
+                        born != null && "window".equals(shortName(born)));
                 }
                 case WRONG_STATE ->
                 {
-                    summary = who + " names an entry in state " + (own == null ? "?" : own.state()) + ", not VALID"
-                        + (mine == null ? "" : " (" + mine.describe() + ")");
-                    fix = "fix: register the fast-registration MR (post REG_MR) or bind the window before using its "
-                        + "key";
+                    final String[] unbound = advice.unboundWindow(who, mine);
+                    summary = unbound != null ? unbound[0] : who + " names an entry in state " + (own == null ? "?"
+                        : own.state()) + ", not VALID" + (mine == null ? "" : " (" + mine.describe() + ")");
+                    fix = unbound != null ? unbound[1] : "fix: register the fast-registration MR (post REG_MR) or bind "
+                        + "the window before using its key";
                 }
                 case OUT_OF_RANGE ->
                 {
-                    summary = String.format(Locale.ROOT, "%s: asked [0x%x, 0x%x) (%d bytes), registered %s", who,
+                    summary = String.format(Locale.ROOT, "%s: asked [0x%x, 0x%x) (%d bytes), registered %s%s", who,
                         addr, addr + length, length, own == null ? "?" : String.format(Locale.ROOT,
-                        "[0x%x, 0x%x) (%d bytes)", own.iova(), own.iova() + own.lengthBytes(), own.lengthBytes()));
-                    fix = "fix: keep each access inside the MR or window (iova .. iova + length); register a larger "
-                        + "range or split the transfer";
+                        "[0x%x, 0x%x) (%d bytes)", own.iova(), own.iova() + own.lengthBytes(), own.lengthBytes()),
+                        own == null ? "" : KeyAdvice.overshoot(addr, length, own.iova(), own.lengthBytes()));
+                    fix = advice.rangeFix("fix: keep each access inside the MR or window (iova .. iova + length); "
+                        + "register a larger range or split the transfer");
                 }
                 case WRONG_QP ->
                 {
@@ -306,7 +317,8 @@ final class Diagnoser
                 details.add("index 0x" + Long.toHexString(index) + " holds now: key " + MKey.toHex(nowAt.key()) + ", "
                     + nowAt.object() + ", " + nowAt.describe());
             }
-            if (own != null && (check == KeyCheck.OUT_OF_RANGE || check == KeyCheck.RIGHTS_MISSING))
+            if (own != null && advice.windowType() == 0 && (check == KeyCheck.OUT_OF_RANGE
+                || check == KeyCheck.RIGHTS_MISSING))
             {
                 details.add(String.format(Locale.ROOT, "registered: [0x%x, 0x%x), rights %s, PD %d", own.iova(),
                     own.iova() + own.lengthBytes(), Access.fromBits(own.access()), own.pd()));
@@ -394,8 +406,10 @@ final class Diagnoser
     /** A local operation (bind, local invalidation, fast registration, SEND_WITH_INV's invalidation) failed. */
     static WcDiagnosis local(final SimQp qp, final SendWr wr, final WcStatus status, final String why)
     {
+        final int fix = why == null ? -1 : why.lastIndexOf("; fix: ");
         return new WcDiagnosis(Check.LOCAL_OPERATION, vendorErr(qp.simDevice().profile(), status), 0, -1, -1,
-            posted(qp, wr) + ": " + (why == null ? "refused" : why), reported(qp.simDevice(), List.of()));
+            posted(qp, wr) + ": " + (why == null ? "refused" : fix < 0 ? why : why.substring(0, fix)),
+            reported(qp.simDevice(), fix < 0 ? List.of() : List.of(why.substring(fix + 2))));
     }
 
     /**

@@ -224,8 +224,7 @@ final class LocalOps
             device.invalidated("invalidate_mr", rkey, dropped);
             return true;
         }
-        qp.localFailure("rkey 0x" + Integer.toHexString(rkey) + " names no type 2 window or fast-registration MR "
-            + "(user MRs cannot be invalidated; a stale key matches nothing)");
+        qp.localFailure(KeyAdvice.notInvalidatable(device, rkey));
         return false;
     }
 

@@ -97,7 +97,7 @@ class BugReportReplayTest
     {
         assertThat(replay("08-ucx-rcache-no-atomic.rsim"))
             .contains("IBV_WC_REM_ACCESS_ERR vendor_err=0x13").contains("lacks [REMOTE_ATOMIC]")
-            .contains("check RIGHTS").contains("fix: register (or rereg with CHANGE_ACCESS");
+            .contains("check RIGHTS").contains("fix: register the MR with [REMOTE_ATOMIC] and LOCAL_WRITE");
     }
 
     @Test

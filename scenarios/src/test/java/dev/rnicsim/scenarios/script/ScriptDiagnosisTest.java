@@ -106,7 +106,8 @@ class ScriptDiagnosisTest
             expect REM_ACCESS_ERR
             """);
 
-        assertThat(r.out()).contains("check PD").containsPattern("belongs to PD \\d+ but the QP's PD is \\d+")
+        assertThat(r.out()).contains("check PD").containsPattern("belongs to PD \\d+ \\(its MR registered at "
+            + "d.rsim:\\d+ \\(reg elsewhere\\)\\) but the QP's PD is \\d+")
             .contains("(d.rsim:20 (post write))");
     }
 

@@ -1,0 +1,245 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.mtt.AccessFlags;
+import dev.rnicsim.mtt.KeyCheck;
+import dev.rnicsim.mtt.MKey;
+import dev.rnicsim.mtt.MptEntry;
+import dev.rnicsim.mtt.MptState;
+import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.MemoryRegion;
+import dev.rnicsim.verbs.MwType;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * What a refused key's diagnosis says beyond the check that failed, looked up on the device when the key is refused:
+ * which live MR of the PD covers the range asked (the key to use instead), which other device of the fabric issued
+ * a key this device never issued, and whether the key names a memory window that is not bound (never bound, unbound,
+ * invalidated by LOCAL_INV or SEND_WITH_INV, or left translating nothing by its MR's deregistration).
+ *
+ * <p>A key names an MPT entry of the device that issued it (the lkey and rkey of ibv_reg_mr(3) are the device's
+ * handles), and a window's rkey grants access only while the window is bound (ibv_bind_mw(3), ibv_alloc_mw(3):
+ * invalidation and unbinding end it; on mlx5 so does {@code mlx5_ib_dereg_mr}, which destroys the mkey under the
+ * window's indirect mkey). The status a device gives stays the device's (a key check answers LOC_PROT_ERR or
+ * REM_ACCESS_ERR): only the words change.
+ *
+ * <p>Immutable and thread safe; made on the failure path only, once per refused key.
+ *
+ * @param covering       the live MR of the PD covering the range asked, described with its key, or null.
+ * @param elsewhere      the other device of the fabric that issued this key, described, or null.
+ * @param windowType     for a key naming a live window that is not bound: 1 or 2; else 0.
+ */
+record KeyAdvice(String covering, String elsewhere, int windowType)
+{
+    /** No advice: the check's own words say it all. */
+    static final KeyAdvice NONE = new KeyAdvice(null, null, 0);
+
+    /**
+     * The advice for a refused key: the MR search runs only for a key this device never issued and for a range
+     * check, the fabric search only for a key never issued.
+     *
+     * @param device the device that refused the key.
+     * @param pd     the number of the PD the access was made in (the QP's).
+     * @param key    the key refused.
+     * @param local  true for an lkey (an SGE), false for an rkey.
+     * @param addr   first address asked.
+     * @param length bytes asked.
+     * @param check  the check that failed.
+     * @param own    the key's MPT entry at the failure, or null.
+     * @param mine   the last event of the key in its index's history, or null.
+     * @return the advice for that failure.
+     */
+    static KeyAdvice of(final SimDevice device, final int pd, final int key, final boolean local, final long addr,
+        final long length, final KeyCheck check, final MptEntry own, final KeyHistory.Event mine)
+    {
+        final boolean neverHere = check == KeyCheck.NO_SUCH_INDEX && mine == null;
+        final String covering = neverHere || check == KeyCheck.OUT_OF_RANGE
+            ? covering(device, pd, key, local, addr, length) : null;
+        final String elsewhere = neverHere ? elsewhere(device, key) : null;
+        int windowType = 0;
+        if (own != null && own.state() != MptState.VALID && device.tables().isWindow(key)
+            && (check == KeyCheck.RIGHTS_MISSING || check == KeyCheck.WRONG_STATE))
+        {
+            final SimMw mw = device.keys().window(key);
+            windowType = mw != null && mw.type() == MwType.TYPE_1 ? 1 : 2;
+        }
+        return covering == null && elsewhere == null && windowType == 0 ? NONE
+            : new KeyAdvice(covering, elsewhere, windowType);
+    }
+
+    /** The live MR of the PD numbered {@code pd} whose range holds [addr, addr + length), described, or null. */
+    private static String covering(final SimDevice device, final int pd, final int key, final boolean local,
+        final long addr, final long length)
+    {
+        for (final SimContext c : device.contexts())
+        {
+            for (final SimPd p : c.protectionDomains())
+            {
+                if (p.pdNum() != pd)
+                {
+                    continue;
+                }
+                final List<MemoryRegion> mrs = new ArrayList<>(p.memoryRegions());
+                mrs.addAll(p.odpMemoryRegions());
+                for (final MemoryRegion mr : mrs)
+                {
+                    final int use = local ? mr.lkey() : mr.rkey();
+                    final long offset = addr - mr.iova();
+                    if (use != key && use != 0 && offset >= 0 && length >= 0 && offset <= mr.lengthBytes()
+                        && length <= mr.lengthBytes() - offset)
+                    {
+                        final KeyHistory.Event born = device.keyHistory().firstOf(mr.lkey());
+                        return String.format(Locale.ROOT, "%s %s of the MR of %d bytes at iova 0x%x%s",
+                            local ? "lkey" : "rkey", MKey.toHex(use), mr.lengthBytes(), mr.iova(),
+                            born == null ? "" : " (" + born.describe() + ")");
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The other device of the fabric where this exact key names a live MR or window, described, or null. */
+    private static String elsewhere(final SimDevice device, final int key)
+    {
+        for (final SimDevice d : device.fabric().devices())
+        {
+            if (d == device)
+            {
+                continue;
+            }
+            final MptEntry e = d.tables().mpt().entry(key);
+            if (e != null && e.key() == key && e.state() == MptState.VALID)
+            {
+                final KeyHistory.Event born = d.keyHistory().firstOf(key);
+                return d.name() + ", where it names " + (born == null ? "a live MR or window" : born.object() + ", "
+                    + born.describe());
+            }
+        }
+        return null;
+    }
+
+    /**
+     * @return for a key that names a window that is not bound, the summary's cause and the fix; else null.
+     */
+    String[] unboundWindow(final String who, final KeyHistory.Event mine)
+    {
+        if (windowType == 0)
+        {
+            return null;
+        }
+        final String window = "a type " + windowType + " window";
+        final String rebind = windowType == 1 ? "bind it again to a live MR (ibv_bind_mw) and hand the peer the "
+            + "rkey that bind gives" : "bind it again to a live MR (a BIND_MW work request with a new key byte, "
+            + "ibv_inc_rkey) and hand the peer the new rkey";
+        final String summary;
+        final String fix;
+        if (mine == null)
+        {
+            summary = who + " names " + window + " that was never bound: ibv_alloc_mw gives a window that grants "
+                + "nothing until a bind";
+            fix = "fix: bind the window to an MR first (" + (windowType == 1 ? "ibv_bind_mw" : "a BIND_MW work "
+                + "request on the QP the peer talks to") + ") and hand the peer the rkey of that bind";
+        }
+        else if ("dereg_mr_window".equals(mine.cause()))
+        {
+            summary = who + " names " + window + " that is no longer bound: its MR was deregistered ("
+                + mine.describe() + "), which left the window translating nothing (mlx5 lets ibv_dereg_mr go "
+                + "with windows bound)";
+            fix = "fix: unbind or deallocate the windows of an MR before deregistering it (rxe and mlx4 refuse "
+                + "ibv_dereg_mr while windows are bound, IBA 10.6.7.2.6); to go on, " + rebind;
+        }
+        else if ("invalidate_mw".equals(mine.cause()))
+        {
+            summary = who + " names " + window + " that is no longer bound: a LOCAL_INV or a SEND_WITH_INV from "
+                + "the peer invalidated it (" + mine.describe() + ")";
+            fix = "fix: a peer must stop using a window's rkey once it is invalidated; " + rebind;
+        }
+        else
+        {
+            summary = who + " names " + window + " that is no longer bound: " + (mine.what()
+                == KeyHistory.What.BOUND ? "unbound " + mine.describe().substring("bound ".length())
+                : mine.describe());
+            fix = "fix: " + rebind;
+        }
+        return new String[] {summary + "; an unbound window's MPT entry is INVALID and grants no rights", fix};
+    }
+
+    /**
+     * @return the fix for a key this device never issued: where it was issued, and the key to use instead.
+     */
+    String neverIssuedFix(final int key, final String deviceName, final boolean local, final int pd, final long addr,
+        final long length)
+    {
+        final String range = String.format(Locale.ROOT, "[0x%x, 0x%x)", addr, addr + length);
+        return "fix: " + MKey.toHex(key) + " was never issued on " + deviceName + (elsewhere == null ? ""
+            : "; it is a key of " + elsewhere + ", and a key is valid only on the device that issued it")
+            + (covering != null ? ": use the " + covering + ", which covers " + range
+            : local ? ": no MR of PD " + pd + " on this device covers " + range + "; register that memory "
+            + "(ibv_reg_mr) in the QP's PD and use the new MR's lkey"
+            : ": no MR of PD " + pd + " on this device covers " + range + "; the peer must register that memory "
+            + "with the remote right and send its rkey");
+    }
+
+    /**
+     * @return the fix of an access outside its key's range: the key of the MR that covers it, if any.
+     */
+    String rangeFix(final String fix)
+    {
+        return covering == null ? fix : fix + "; the " + covering + " covers the whole range asked: use that key";
+    }
+
+    /**
+     * Why a LOCAL_INV or a SEND_WITH_INV of {@code key} is refused when the key names neither a type 2 window nor a
+     * fast-registration MR: what the key names on the device, and the fix. Only those keys can be invalidated
+     * (ibv_post_send(3) on IBV_WR_LOCAL_INV and IBV_WR_SEND_WITH_INV; rxe_invalidate_mr in rxe_mr.c and
+     * rxe_invalidate_mw in rxe_mw.c); the status stays the device's.
+     */
+    static String notInvalidatable(final SimDevice device, final int key)
+    {
+        final String hex = "rkey 0x" + Integer.toHexString(key);
+        final MptEntry e = device.tables().mpt().entry(key);
+        final KeyHistory.Event born = device.keyHistory().firstOf(key);
+        final String what = e != null && e.key() == key && born != null && born.mr() != null
+            ? hex + " is the key of an ordinary MR (" + born.object() + ", " + born.describe() + "), which no work "
+            + "request can invalidate"
+            : hex + " names no type 2 window or fast-registration MR (user MRs cannot be invalidated; a stale key "
+            + "matches nothing)";
+        return what + "; fix: revoke an MR's keys with ibv_dereg_mr; to hand a peer a key that LOCAL_INV or "
+            + "SEND_WITH_INV can revoke, bind a type 2 window over the MR (ibv_alloc_mw with IBV_MW_TYPE_2) and send "
+            + "its rkey";
+    }
+
+    /**
+     * @return how far an access reaches outside its key's range, e.g. {@code : 58 bytes past its end}, or empty.
+     */
+    static String overshoot(final long addr, final long length, final long iova, final long lengthBytes)
+    {
+        if (Long.compareUnsigned(addr, iova) < 0)
+        {
+            return String.format(Locale.ROOT, ": it starts %d bytes before the registered range", iova - addr);
+        }
+        final long past = addr + length - (iova + lengthBytes);
+        return past > 0 ? String.format(Locale.ROOT, ": %d bytes past its end", past) : "";
+    }
+
+    /**
+     * @param missing the rights the operation needs that the key lacks.
+     * @param local   true for an lkey.
+     * @param window  true when the key names a bound window.
+     * @return the fix of a missing right, naming it.
+     */
+    static String rightsFix(final int missing, final boolean local, final boolean window)
+    {
+        final String rights = Access.fromBits(missing).toString();
+        if (window)
+        {
+            return "fix: bind the window with " + rights + " (the MR under it must allow it too)";
+        }
+        return "fix: register the " + (local ? "local buffer's MR" : "MR") + " with " + rights + (local
+            ? " (an RDMA READ or an atomic writes its result into the local buffer)" : "")
+            + (local || (missing & (AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_ATOMIC)) == 0 ? "" : " and LOCAL_WRITE, which remote writes and atomics need")
+            + ", or change it with ibv_rereg_mr(IBV_REREG_MR_CHANGE_ACCESS)";
+    }
+}
