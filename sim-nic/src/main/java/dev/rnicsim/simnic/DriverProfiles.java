@@ -201,6 +201,9 @@ public final class DriverProfiles
      * the driver: modelled as index and 8 key bits, assumed). Shared receive queues (libbnxt_re creates them with
      * {@code ibv_cmd_create_srq}): the firmware reports max_srq, and the driver sizes its SRQ context table to at most
      * {@code BNXT_RE_MAX_SRQC_COUNT} (64K, bnxt_re.h), taken as max_srq as max_qp is the QP table's 64K (assumed).
+     * QP types: {@code bnxt_re_init_qp_type} maps RC, UD (and the kernel's GSI, raw Ethertype) through
+     * {@code __from_ib_qp_type} and refuses any other type with EOPNOTSUPP ("QP type 0x%x not supported"), so a UC
+     * QP is refused.
      *
      * @return the profile.
      */
@@ -215,7 +218,7 @@ public final class DriverProfiles
             .maxAh(65536).build(); // bnxt_re_query_device: the firmware's max_ah (assumed max_qp), no multicast
         final DriverTraits t = new DriverTraits("bnxt_re", "drivers/infiniband/hw/bnxt_re/ib_verbs.c",
             Transport.INFINIBAND, 8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, ENTRIES, (long) ENTRIES * ENTRIES,
-            Errno.EIO, ENTRIES, true, true, "bnxt_re", null);
+            Errno.EIO, ENTRIES, true, true, "bnxt_re", null).withQpTypes(EnumSet.of(QpType.RC, QpType.UD));
         return profile("bnxt_re", a, VariantPolicy.GENERATION, IndexPolicy.CYCLIC, Set.of(ProviderRule.DMABUF_PINNED,
             ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.CREATE_QP_EX_UNSUPPORTED,
             ProviderRule.DMABUF_MR_NOT_IN_PROVIDER), 100.0, t, defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe",
@@ -233,7 +236,10 @@ public final class DriverProfiles
      * hns_roce_hw_v2.h: page_size_cap 0xFFFF000, 4 KiB to 128 MiB ({@code HNS_ROCE_V2_PAGE_SIZE_SUPPORTED}). The
      * MTR is a multi-hop PBL (2 hops, 512 entries a 4 KiB base-address page assumed). Memory windows type 1 and
      * 2B; atomics; shared receive queues, max_srq {@code HNS_ROCE_V2_MAX_SRQ} (0x100000, hns_roce_hw_v2.h; libhns
-     * creates them with {@code ibv_cmd_create_srq_ex}).
+     * creates them with {@code ibv_cmd_create_srq_ex}). QP types: hns_roce_qp.c {@code check_qp_type} takes RC (and
+     * the kernel's GSI), XRC only with HNS_ROCE_CAP_FLAG_XRC (HIP09 on; not this HIP08 part) and UD from user space
+     * only on a revision after HIP08 ({@code PCI_REVISION_ID_HIP08}); anything else is EOPNOTSUPP ("not support QP
+     * type"), so on this Kunpeng 920 an application's UC and UD QPs are refused.
      *
      * @return the profile.
      */
@@ -245,7 +251,7 @@ public final class DriverProfiles
             .maxSrq(0x100000).maxAh(131072).build(); // max_ah assumed max_qp (no public figure); no multicast
         final DriverTraits t = new DriverTraits("hns", "drivers/infiniband/hw/hns/hns_roce_mr.c",
             Transport.INFINIBAND, 8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, ENTRIES, (long) ENTRIES * ENTRIES,
-            Errno.ENOMEM, 512, true, true, "hns_", Errno.ENOMEM);
+            Errno.ENOMEM, 512, true, true, "hns_", Errno.ENOMEM).withQpTypes(EnumSet.of(QpType.RC));
         return profile("hns", a, VariantPolicy.FIXED, IndexPolicy.LOWEST_FREE, Set.of(ProviderRule.RESET_CLEANS_CQ,
             ProviderRule.SEND_OPS_HNS),
             100.0, t,
@@ -263,7 +269,8 @@ public final class DriverProfiles
      * max_srq {@code QED_RDMA_MAX_SRQS} (32K, qed_rdma.h; libqedr creates them with {@code ibv_cmd_create_srq}).
      * XRC: {@code qedr_query_device} sets IB_DEVICE_XRC on a RoCE port ({@code !rdma_protocol_iwarp}, since the XRC
      * support of Linux 5.9), and rdma-core 44's libqedr opens XRC domains and XRC SRQs ({@code ibv_cmd_open_xrcd},
-     * {@code ibv_cmd_create_srq_ex}).
+     * {@code ibv_cmd_create_srq_ex}). QP types: verbs.c {@code qedr_check_qp_attrs} takes RC, XRC_INI and XRC_TGT
+     * (and the kernel's GSI) and refuses any other type with EOPNOTSUPP ("unsupported qp type"): no UC or UD QP.
      *
      * @return the profile.
      */
@@ -276,7 +283,8 @@ public final class DriverProfiles
             .maxAh(8192).build(); // qed_rdma_init_devinfo: max_ah = num_qps (max_qp); no multicast
         final DriverTraits t = new DriverTraits("qedr", "drivers/infiniband/hw/qedr/verbs.c", Transport.INFINIBAND,
             8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, QEDR_PBES_ON_64K_PAGE,
-            (long) QEDR_PBES_ON_64K_PAGE * QEDR_PBES_ON_64K_PAGE, Errno.EINVAL, ENTRIES, true, true, "qedr", null);
+            (long) QEDR_PBES_ON_64K_PAGE * QEDR_PBES_ON_64K_PAGE, Errno.EINVAL, ENTRIES, true, true, "qedr", null)
+            .withQpTypes(EnumSet.of(QpType.RC, QpType.XRC_SEND, QpType.XRC_RECV));
         return profile("qedr", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC,
             Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.REREG_MR_UNSUPPORTED), 25.0, t,
             defaulted("fw_ver", "max_qp", "max_qp_wr",
@@ -287,7 +295,8 @@ public final class DriverProfiles
      * Alibaba Elastic RDMA (erdma, 0x107f), an iWARP device. erdma_hw.h: page_size_cap 0x7FFFF000.
      * erdma_verbs.c {@code erdma_create_stag}: stag = index &lt;&lt; 8, "we always let key field be zero"; the index
      * from a bitmap searched from the last one handed out. The MTT is inline for a few entries, else an indirect
-     * table ({@code ERDMA_MR_MTT_0LEVEL}/{@code 1LEVEL}).
+     * table ({@code ERDMA_MR_MTT_0LEVEL}/{@code 1LEVEL}). QP types: erdma_verbs.c {@code erdma_qp_validate_attr}
+     * takes RC only on an iWARP device (UD came with its RoCEv2 mode) and refuses any other type with EOPNOTSUPP.
      *
      * @return the profile.
      */
@@ -297,7 +306,7 @@ public final class DriverProfiles
             .maxQp(8192).maxQpWr(4096).deviceCapFlags(MEM_MGT).maxSge(6).maxSgeRd(1).maxCq(16384).maxCqe(1048576)
             .maxMr(65536).maxPd(65536).maxMw(0).atomicCap(AtomicCap.NONE).build();
         final DriverTraits t = DriverTraits.mtt("erdma", "drivers/infiniband/hw/erdma/erdma_verbs.c",
-            Transport.IWARP, "erdma_", DriverTraits.ASSUMED_FAST_REG_PAGES);
+            Transport.IWARP, "erdma_", DriverTraits.ASSUMED_FAST_REG_PAGES).withQpTypes(EnumSet.of(QpType.RC));
         return profile("erdma", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC, Set.of(ProviderRule.REREG_MR_UNSUPPORTED,
             ProviderRule.CREATE_QP_EX_UNSUPPORTED),
             25.0, t,
@@ -340,7 +349,8 @@ public final class DriverProfiles
      * max_srq_sge as {@code T4_MAX_RECV_SGE} (4). No dump gives the range; the firmware's T6 configuration file
      * (FreeBSD sys/dev/cxgbe/firmware/t6fw_cfg.txt) gives the RDMA function PF4 {@code tp_srq = 128}, read here as
      * 128 SRQs ({@link #CXGB4_T6_SRQS}, assumed: the file does not say what unit it counts).
-     * {@code c4iw_create_srq} answers E2BIG above the limits ({@link ProviderRule#SRQ_SIZE_E2BIG}).
+     * {@code c4iw_create_srq} answers E2BIG above the limits ({@link ProviderRule#SRQ_SIZE_E2BIG}). QP types:
+     * qp.c {@code c4iw_create_qp} refuses any type but RC with EOPNOTSUPP (iWARP has no UC or UD).
      *
      * @return the profile.
      */
@@ -351,7 +361,7 @@ public final class DriverProfiles
             .maxSgeRd(1).maxCq(65536).maxCqe(65535).maxMr(32768).maxPd(65536).maxMw(32768)
             .atomicCap(AtomicCap.NONE).maxSrq(CXGB4_T6_SRQS).maxSrqWr(8190).maxSrqSge(4).build();
         final DriverTraits t = DriverTraits.mtt("cxgb4", "drivers/infiniband/hw/cxgb4/mem.c", Transport.IWARP,
-            "cxgb4_", 128);
+            "cxgb4_", 128).withQpTypes(EnumSet.of(QpType.RC));
         return profile("cxgb4", a, VariantPolicy.DEVICE_COUNTER, IndexPolicy.CYCLIC,
             Set.of(ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.CREATE_QP_EX_UNSUPPORTED,
                 ProviderRule.SRQ_SIZE_E2BIG), 100.0, t,
@@ -390,7 +400,8 @@ public final class DriverProfiles
     /**
      * Intel E810 in iWARP mode (irdma with the port set to iWARP): the attributes of devinfo/irdma-e810.txt,
      * transport iWARP. irdma verbs.c {@code irdma_create_stag}: a random consumer key byte and a random start
-     * index for the round-robin search, so the key byte of a reused index is random.
+     * index for the round-robin search, so the key byte of a reused index is random. QP types: {@code
+     * irdma_validate_qp_attrs} takes RC only when the port is not RoCE (EOPNOTSUPP for UC and UD).
      *
      * @return the profile.
      */
@@ -402,6 +413,6 @@ public final class DriverProfiles
             .maxTotalMcastQpAttach(0).build();
         return new DeviceProfile("e810-iwarp", "irdma", a, roce.mtt(), VariantPolicy.RANDOM,
             IndexPolicy.CYCLIC, roce.cacheEntries(), roce.cacheWays(), roce.providerRules(), false, 100.0, 811,
-            roce.defaultedFields(), roce.traits().withTransport(Transport.IWARP));
+            roce.defaultedFields(), roce.traits().withTransport(Transport.IWARP).withQpTypes(EnumSet.of(QpType.RC)));
     }
 }

@@ -262,8 +262,10 @@ public record DriverTraits(String driver, String source, Transport transport, in
             case "rxe" -> new DriverTraits("rxe", "drivers/infiniband/sw/rxe/rxe_mr.c", Transport.INFINIBAND, 8, null,
                 Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM, ASSUMED_FAST_REG_PAGES, true, true,
                 "rxe", null);
+            // irdma_validate_qp_attrs: on a RoCE port RC and UD (and the kernel's GSI), anything else EOPNOTSUPP
             case "irdma" -> mtt("irdma", "drivers/infiniband/hw/irdma/verbs.c", Transport.INFINIBAND, "irdma",
-                ASSUMED_FAST_REG_PAGES).withNoPageSizeErrno(Errno.EOPNOTSUPP);
+                ASSUMED_FAST_REG_PAGES).withNoPageSizeErrno(Errno.EOPNOTSUPP)
+                .withQpTypes(java.util.EnumSet.of(QpType.RC, QpType.UD));
             default -> mtt(driver, "none: no rule recognises this device", Transport.INFINIBAND, driver,
                 ASSUMED_FAST_REG_PAGES);
         };

@@ -33,7 +33,7 @@ final class QpCreation
                 + " driver's create_qp accepts " + traits.qpTypes() + " QPs only and refuses any other type ("
                 + traits.source() + "); nothing was created. Create a QP of a type in " + traits.qpTypes() + " on "
                 + device.name() + ", or use a profile whose driver has " + attr.type()
-                + " QPs (mlx5, rxe, irdma, ...)");
+                + " QPs (mlx5, rxe, ...)");
         }
         SendOps.check(verb, device, attr);
         QpAttributes.checkCreate(verb, pd, attr);

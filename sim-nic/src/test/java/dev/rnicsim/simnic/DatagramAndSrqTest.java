@@ -260,8 +260,9 @@ class DatagramAndSrqTest
     void shouldRefuseReadOnUcAndCarryWritesOnIt()
     {
         // IBA 9.8.3: UC carries SEND and RDMA WRITE, no RDMA READ and no atomics; a provider without its own rule
-        // refuses at post (mlx5 and rxe post it and fail it at the device: QpTypeOpcodesTest).
-        final RuleRig rig = RuleRig.unconnected(DeviceProfiles.byName("bnxt_re"));
+        // refuses at post (mlx5 and rxe post it and fail it at the device: QpTypeOpcodesTest), as rdmavt's
+        // rvt_qp_valid_operation does on hfi1.
+        final RuleRig rig = RuleRig.unconnected(DeviceProfiles.byName("hfi1"));
         final QueuePair a = rig.pdA.createQp(QpInitAttr.rc(rig.cqA).withType(QpType.UC));
         final QueuePair b = rig.pdB.createQp(QpInitAttr.rc(rig.cqB).withType(QpType.UC));
         a.connect(b.address(), RuleRig.ALL_REMOTE);

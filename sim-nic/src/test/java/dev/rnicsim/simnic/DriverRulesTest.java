@@ -316,22 +316,53 @@ class DriverRulesTest
     }
 
     @Test
-    void onlyEfaAndSiwRestrictTheQpTypesAndAnRcQpStillWorksElsewhere()
+    void eachDriverAcceptsTheQpTypesOfItsCreateQpAndAnRcQpStillWorksElsewhere()
     {
-        // efa_verbs.c efa_create_qp: UD (and SRD) only; siw_verbs.c siw_create_qp: RC only.
+        // efa_verbs.c efa_create_qp: UD (and SRD) only; siw_verbs.c siw_create_qp, cxgb4 qp.c c4iw_create_qp,
+        // erdma_qp_validate_attr (iWARP) and irdma_validate_qp_attrs on an iWARP port: RC only; irdma on RoCE: RC and
+        // UD; bnxt_re __from_ib_qp_type: RC and UD; hns check_qp_type on HIP08: RC (UD is the kernel's only);
+        // qedr_check_qp_attrs: RC and XRC. The rest take every type the core offers.
         assertThat(DriverProfiles.efa().traits().qpTypes()).containsExactly(QpType.UD);
         assertThat(DriverProfiles.efa().traits().describe()).contains("QP types [UD] only (else EOPNOTSUPP)");
-        assertThat(DriverProfiles.siw().traits().qpTypes()).containsExactly(QpType.RC);
+        final java.util.Map<String, Set<QpType>> expected = java.util.Map.of(
+            "siw", Set.of(QpType.RC), "cxgb4", Set.of(QpType.RC), "erdma", Set.of(QpType.RC),
+            "e810-iwarp", Set.of(QpType.RC), "e810", Set.of(QpType.RC, QpType.UD),
+            "bnxt_re", Set.of(QpType.RC, QpType.UD), "hns", Set.of(QpType.RC),
+            "qedr", Set.of(QpType.RC, QpType.XRC_SEND, QpType.XRC_RECV));
         for (final DeviceProfile p : DeviceProfiles.builtIn().values())
         {
-            assertThat(p.traits().acceptsQpType(QpType.RC)).as(p.name())
-                .isEqualTo(!p.traits().driver().equals("efa"));
-            assertThat(p.traits().acceptsQpType(QpType.UD)).as(p.name()).isEqualTo(!p.traits().driver().equals("siw"));
+            final Set<QpType> types = p.traits().driver().equals("efa") ? Set.of(QpType.UD)
+                : expected.getOrDefault(p.name(), Set.of(QpType.values()));
+            for (final QpType t : QpType.values())
+            {
+                assertThat(p.traits().acceptsQpType(t)).as(p.name() + " " + t).isEqualTo(types.contains(t));
+            }
         }
         final Rig rig = Rig.of(DeviceProfiles.connectx5());
         final dev.rnicsim.verbs.CompletionQueue cq = rig.ctx.createCq(16);
         assertThat(rig.pdA.createQp(QpInitAttr.rc(cq)).qpNum()).isNotNegative();
         assertThat(rig.ctx.device().objects().qpsLive()).isEqualTo(1);
+    }
+
+    @Test
+    void aUcQpOnADriverWithoutThemIsEopnotsuppAndLeavesNothing()
+    {
+        for (final DeviceProfile p : List.of(DriverProfiles.bnxtRe(), DriverProfiles.cxgb4(), DriverProfiles.qedr(),
+            DriverProfiles.hns(), DeviceProfiles.e810()))
+        {
+            final Rig rig = Rig.of(p);
+            final dev.rnicsim.verbs.CompletionQueue cq = rig.ctx.createCq(16);
+            final long pinnedBefore = rig.processA().pinnedVmPages();
+            final QpInitAttr rc = QpInitAttr.rc(cq);
+            final VerbsException e = refused(() -> rig.pdA.createQp(new QpInitAttr(cq, cq, QpType.UC, rc.cap(),
+                false)));
+            assertThat(e.errnoName()).as(p.name()).isEqualTo(Errno.EOPNOTSUPP);
+            assertThat(e.getMessage()).as(p.name()).contains("type UC", p.traits().driver() + " driver",
+                "nothing was created");
+            assertThat(rig.ctx.device().objects().qpsLive()).as(p.name()).isZero();
+            assertThat(rig.processA().pinnedVmPages()).as(p.name()).isEqualTo(pinnedBefore);
+            assertThat(rig.pdA.createQp(rc).qpNum()).as(p.name() + ": RC still works").isNotNegative();
+        }
     }
 
     @Test

@@ -85,7 +85,7 @@ class QpTypeOpcodesTest
     @ValueSource(strings = {"RDMA_READ", "ATOMIC_FETCH_AND_ADD"})
     void aReadOrAtomicOnUcIsEinvalAtPostWhereTheProviderChecks(final WrOpcode op)
     {
-        final Uc u = uc("bnxt_re");
+        final Uc u = uc("hfi1");
 
         final PostException e = catchThrowableOfType(PostException.class, () -> u.a.postSend(wr(u, op)));
 
