@@ -10,7 +10,6 @@ import dev.rnicsim.pagetable.Madvice;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.MwType;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
@@ -95,7 +94,7 @@ final class KeyChains
     {
     }
 
-    /** The reference world's state when an action is drawn; immutable. */
+    /** The reference world's state when an action is drawn; immutable (its lists are its own, never changed). */
     record Snapshot(List<Buf> bufs, List<Integer> livePds, List<Integer> allPds, List<MrS> mrs, List<MwS> mws,
                     List<KeyS> keys, List<Tuple.Tuple2<Integer, Integer>> type2Keys, String ctx, int nextBuf,
                     int nextMr, int nextMw, int nextPd, int nextKey, int nextChild, int nextCtx, List<MrS> liveMrs,
@@ -142,20 +141,21 @@ final class KeyChains
                     }
                 }
             }
-            final List<KeyS> keys = new ArrayList<>();
+            final List<KeyS> keys = new ArrayList<>(r.keys.size());
             final List<Tuple.Tuple2<Integer, Integer>> type2 = new ArrayList<>();
             final Buf first = r.bufs.isEmpty() ? null : r.bufs.values().iterator().next();
-            final java.util.Map<Integer, Object> holders = r.holders();
-            // The newest name of each key value: the last label issued with it.
-            final java.util.Map<Integer, Integer> newestLabel = new java.util.HashMap<>();
-            for (final KeyName k : r.keys.values())
+            final KeyWorld.Holders holders = r.liveHolders();
+            // The newest name of each key value is the last label issued with it (labels grow in the map's order).
+            final KeyName[] names = r.keys.values().toArray(new KeyName[0]);
+            for (int i = 0; i < names.length; i++)
             {
-                newestLabel.put(k.value, k.label);
-            }
-            for (final KeyName k : r.keys.values())
-            {
-                final Object h = holders.get(k.value);
-                final boolean newest = newestLabel.get(k.value) == k.label;
+                final KeyName k = names[i];
+                final Object h = holders.of(k.value);
+                boolean newest = true;
+                for (int j = i + 1; j < names.length && newest; j++)
+                {
+                    newest = names[j].value != k.value;
+                }
                 long lo = k.lo;
                 long len = k.len;
                 int pd = -1;
@@ -191,12 +191,9 @@ final class KeyChains
                 keys.add(new KeyS(k.label, pd, lo, len, grants, newest, staleReused));
             }
             final KeyOps.Names n = s.names;
-            return new Snapshot(Collections.unmodifiableList(new ArrayList<>(r.bufs.values())),
-                Collections.unmodifiableList(livePds), Collections.unmodifiableList(allPds),
-                Collections.unmodifiableList(mrs), Collections.unmodifiableList(mws),
-                Collections.unmodifiableList(keys), Collections.unmodifiableList(type2), r.ctxName, n.buf, n.mr, n.mw,
-                n.pd, n.key, n.child, n.ctx, Collections.unmodifiableList(liveMrs),
-                Collections.unmodifiableList(liveWindows), Collections.unmodifiableList(liveType1));
+            // The lists are the snapshot's own, never changed once it is made: no read-only views around them.
+            return new Snapshot(new ArrayList<>(r.bufs.values()), livePds, allPds, mrs, mws, keys, type2, r.ctxName,
+                n.buf, n.mr, n.mw, n.pd, n.key, n.child, n.ctx, liveMrs, liveWindows, liveType1);
         }
 
         /** The live windows, of one type or (null) of any. */
@@ -718,11 +715,27 @@ final class KeyChains
         {
             final List<MwS> windows = s.liveWindows(null);
             final List<MrS> live = s.liveMrs();
-            final List<MwS> bindable = windows.stream().filter(w -> live.stream().anyMatch(m -> m.pd() == w.pd()
-                && m.access().contains(Access.MW_BIND))).toList();
+            final List<MwS> bindable = new ArrayList<>(windows.size());
+            for (final MwS x : windows)
+            {
+                for (final MrS m : live)
+                {
+                    if (m.pd() == x.pd() && m.access().contains(Access.MW_BIND))
+                    {
+                        bindable.add(x);
+                        break;
+                    }
+                }
+            }
             final MwS w = mostly(d, bindable, windows, 5);
-            final List<MrS> good = live.stream().filter(m -> m.pd() == w.pd() && m.access().contains(Access.MW_BIND))
-                .toList();
+            final List<MrS> good = new ArrayList<>(live.size());
+            for (final MrS m : live)
+            {
+                if (m.pd() == w.pd() && m.access().contains(Access.MW_BIND))
+                {
+                    good.add(m);
+                }
+            }
             final MrS m = mostly(d, good, s.mrs(), 8);
             final long len = m.len();
             final long off;
@@ -785,8 +798,14 @@ final class KeyChains
         @Override
         public KeyOp op(final Snapshot s, final Draw d)
         {
-            final List<Tuple.Tuple2<Integer, Integer>> current = s.type2Keys().stream().filter(t -> s.livePds()
-                .contains(t.get1())).toList();
+            final List<Tuple.Tuple2<Integer, Integer>> current = new ArrayList<>(s.type2Keys().size());
+            for (final Tuple.Tuple2<Integer, Integer> t : s.type2Keys())
+            {
+                if (s.livePds().contains(t.get1()))
+                {
+                    current.add(t);
+                }
+            }
             if (!current.isEmpty() && d.weighted(3, 1) == 0)
             {
                 final Tuple.Tuple2<Integer, Integer> t = d.of(current);

@@ -104,7 +104,7 @@ class KeyLifecycleProperties
         final String[] words = s.action.split(" ");
         final String verb = words[0].equals("post") ? words[0] + " " + words[1] : words[0];
         String outcome = "ok";
-        for (final String l : s.lines)
+        for (final String l : s.lines())
         {
             if (l.startsWith("# skipped"))
             {

@@ -163,26 +163,7 @@ final class KeyWorld
         this.params = params;
         this.stats = stats;
         this.mpt = new MptModel(policy, Math.min(params.maxMr() + 1, 1 << 24));
-        final String keysWord = policy.name().toLowerCase(Locale.ROOT);
-        final List<String> h = script.header;
-        h.add("# rnic-sim key lifecycle (dev.rnicsim.keys): keys=" + keysWord + ", " + params);
-        h.add("# replay: ./rnicsim run FILE   (exit 0: every expectation of the model held; 1: the simulator differs)");
-        h.add("host alpha ram=256M memlock=unlimited");
-        h.add("host beta ram=256M swap=64M fork=" + params.forkWord());
-        h.add("device nic_a alpha profile=connectx5");
-        h.add("device nic_b beta profile=connectx5" + (params.buddyMtt() ? " log_num_mtt=" + ChainParams.LOG_NUM_MTT
-            + " log_mtts_per_seg=" + ChainParams.LOG_MTTS_PER_SEG : "") + " max_mr=" + params.maxMr() + " keys="
-            + keysWord);
-        h.add("open app_a nic_a");
-        h.add("pd pd_a app_a");
-        h.add("cq cq_a app_a");
-        h.add("mmap scratch app_a 4K");
-        h.add("reg smr pd_a scratch 4K");
-        h.add("process app_b beta memlock=" + Script.size(params.memlockBytes()));
-        h.add("open ctx_b0 nic_b process=app_b");
-        h.add("cq cq_b0 ctx_b0");
-        h.add("pd pd_b0 ctx_b0");
-
+        script.header.addAll(HEADERS.computeIfAbsent(List.of(policy, params), k -> header(policy, params)));
         hostA = fabric.addHost("alpha", HOST_A);
         hostB = fabric.addHost("beta", HOST_B.computeIfAbsent(params.fork(), f -> HostConfig.builder()
             .physicalMemoryBytes(256L << 20).swapBytes(64L << 20).forkBehaviour(f).aged(false).build()));
@@ -213,6 +194,34 @@ final class KeyWorld
         bound.addAll(List.of("ctx_b0", "cq_b0", "pd_b0"));
         current = "setup";
         checkInvariants();
+    }
+
+    /** The scripts' headers by key policy and chain parameters (the same for every chain of both: made once each). */
+    private static final Map<List<Object>, List<String>> HEADERS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** The lines of a script before its first step: hosts, devices, processes, the context, PD and CQ made here. */
+    private static List<String> header(final VariantPolicy policy, final ChainParams params)
+    {
+        final String keysWord = policy.name().toLowerCase(Locale.ROOT);
+        final List<String> h = new ArrayList<>();
+        h.add("# rnic-sim key lifecycle (dev.rnicsim.keys): keys=" + keysWord + ", " + params);
+        h.add("# replay: ./rnicsim run FILE   (exit 0: every expectation of the model held; 1: the simulator differs)");
+        h.add("host alpha ram=256M memlock=unlimited");
+        h.add("host beta ram=256M swap=64M fork=" + params.forkWord());
+        h.add("device nic_a alpha profile=connectx5");
+        h.add("device nic_b beta profile=connectx5" + (params.buddyMtt() ? " log_num_mtt=" + ChainParams.LOG_NUM_MTT
+            + " log_mtts_per_seg=" + ChainParams.LOG_MTTS_PER_SEG : "") + " max_mr=" + params.maxMr() + " keys="
+            + keysWord);
+        h.add("open app_a nic_a");
+        h.add("pd pd_a app_a");
+        h.add("cq cq_a app_a");
+        h.add("mmap scratch app_a 4K");
+        h.add("reg smr pd_a scratch 4K");
+        h.add("process app_b beta memlock=" + Script.size(params.memlockBytes()));
+        h.add("open ctx_b0 nic_b process=app_b");
+        h.add("cq cq_b0 ctx_b0");
+        h.add("pd pd_b0 ctx_b0");
+        return List.copyOf(h);
     }
 
     /** Host alpha's configuration (immutable: made once). */
@@ -270,6 +279,12 @@ final class KeyWorld
         step.lines.add(l);
     }
 
+    /** A line made only when the script is read (what it shows must not change once it is written). */
+    private void line(final Script.Line l)
+    {
+        step.lines.add(l);
+    }
+
     /** An action whose names this run never bound (a creation failed here but not in the reference run). */
     private boolean skipUnbound(final String line, final String... names)
     {
@@ -304,6 +319,25 @@ final class KeyWorld
         if (!java.util.Objects.equals(expected, actual))
         {
             throw failure(kind, what + ": expected " + expected + ", got " + actual);
+        }
+    }
+
+    /** {@link #expectEqual(Object, Object, String)} of numbers, boxed only on a failure. */
+    private void expectEqual(final long expected, final long actual, final String what)
+    {
+        if (expected != actual)
+        {
+            throw failure(Mismatch.Kind.STATE, what + ": expected " + expected + ", got " + actual);
+        }
+    }
+
+    /** {@link #expectEqual(long, long, String)} naming its subject in three parts, joined only on a failure. */
+    private void expectEqual(final long expected, final long actual, final String what1, final String what2,
+        final String what3)
+    {
+        if (expected != actual)
+        {
+            expectEqual(expected, actual, what1 + what2 + what3);
         }
     }
 
@@ -353,7 +387,7 @@ final class KeyWorld
     {
         if (!predicted.equals("ok"))
         {
-            line("expect " + predicted);
+            line(() -> "expect " + predicted);
         }
     }
 
@@ -418,9 +452,24 @@ final class KeyWorld
     /** The invariants after every step: counters, tables and address space agree with the model. */
     void checkInvariants()
     {
-        final long pinned = pinnedVmModel();
-        final long mrLive = liveMrs();
-        final long mtt = mttModel();
+        // The model's counters in one pass over the MRs (pinnedVmModel, liveMrs and mttModel each in one).
+        long pinned = 0;
+        long mrLive = 0;
+        long reserved = 0;
+        for (final MrM m : mrs.values())
+        {
+            if (m.live)
+            {
+                pinned += m.pages();
+                mrLive++;
+                reserved += m.reserved;
+            }
+        }
+        for (final Ring r : rings)
+        {
+            pinned += r.pages;
+        }
+        final long mtt = plantedMttBug && mrLive >= 4 ? reserved + 1 : reserved;
         final long pinnedBytes = pinned * PAGE;
         if (step != null)
         {
@@ -432,15 +481,15 @@ final class KeyWorld
             "sim_mtt_entries_in_use (sum of the live MRs' reserved MTT entries)");
         expectEqual(pinnedBytes, nicB.counter(SimCounter.PINNED_BYTES), "sim_pinned_bytes");
         final long mwLive = liveWindows();
-        expectEqual(mwLive, (long)nicB.tables().windowCount(), "memory windows in the tables");
-        expectEqual((long)mpt.liveCount(), nicB.tables().mpt().inUse(), "MPT entries in use");
+        expectEqual(mwLive, nicB.tables().windowCount(), "memory windows in the tables");
+        expectEqual(mpt.liveCount(), nicB.tables().mpt().inUse(), "MPT entries in use");
         expectEqual(mrLive + mwLive, nicB.tables().mpt().inUse(), "MPT entries = MRs + windows");
         // Every key ever issued: live in the tables iff the model has a live holder, with its fields.
-        final Map<Integer, Object> holders = holders();
+        final Holders holders = liveHolders();
         for (final KeyName k : keys.values())
         {
             final MptEntry e = nicB.tables().mpt().entry(k.value);
-            final Object holder = holders.get(k.value);
+            final Object holder = holders.of(k.value);
             if (holder == null)
             {
                 if (e != null)
@@ -600,25 +649,66 @@ final class KeyWorld
         return since;
     }
 
-    /** The live holders by key, as {@link #holderOf} finds them (an MR before a window). */
-    Map<Integer, Object> holders()
+    /** The live MRs and windows now, to find many keys' holders as {@link #holderOf} does. */
+    Holders liveHolders()
     {
-        final Map<Integer, Object> byKey = new java.util.HashMap<>();
-        for (final MrM m : mrs.values())
+        return new Holders(mrs.values(), mws.values());
+    }
+
+    /**
+     * The live MRs and windows of one moment, in the model's order, in arrays: a key's holder is found as
+     * {@link #holderOf} finds it (an MR before a window), without walking the model's maps again or building one.
+     */
+    static final class Holders
+    {
+        private final MrM[] liveMrs;
+        private final int mrCount;
+        private final MwM[] liveWindows;
+        private final int windowCount;
+
+        Holders(final java.util.Collection<MrM> mrs, final java.util.Collection<MwM> mws)
         {
-            if (m.live)
+            liveMrs = new MrM[mrs.size()];
+            int n = 0;
+            for (final MrM m : mrs)
             {
-                byKey.putIfAbsent(m.key, m);
+                if (m.live)
+                {
+                    liveMrs[n++] = m;
+                }
             }
+            mrCount = n;
+            liveWindows = new MwM[mws.size()];
+            n = 0;
+            for (final MwM w : mws)
+            {
+                if (w.live)
+                {
+                    liveWindows[n++] = w;
+                }
+            }
+            windowCount = n;
         }
-        for (final MwM w : mws.values())
+
+        /** The live MR or window whose key is exactly {@code key}, or null. */
+        Object of(final int key)
         {
-            if (w.live)
+            for (int i = 0; i < mrCount; i++)
             {
-                byKey.putIfAbsent(w.tableKey, w);
+                if (liveMrs[i].key == key)
+                {
+                    return liveMrs[i];
+                }
             }
+            for (int i = 0; i < windowCount; i++)
+            {
+                if (liveWindows[i].tableKey == key)
+                {
+                    return liveWindows[i];
+                }
+            }
+            return null;
         }
-        return byKey;
     }
 
     /** The live MR or window whose key is exactly {@code key}, or null. */
@@ -643,16 +733,17 @@ final class KeyWorld
 
     // ------------------------------------------------------------------ model of memory
 
-    private static Frame newFrame(final byte[] from)
+    /** A new frame mapped once: a copy of {@code from}'s bytes, or zeros when null. */
+    private static Frame newFrame(final Frame from)
     {
-        final Frame f = new Frame(from == null ? new byte[(int)PAGE] : from.clone());
+        final Frame f = new Frame(from == null ? null : from.copyOfBytes());
         f.mapCount = 1;
         return f;
     }
 
     private void swapIn(final Page p)
     {
-        p.frame = newFrame(p.frame.data);
+        p.frame = newFrame(p.frame);
         p.swapped = false;
     }
 
@@ -669,7 +760,7 @@ final class KeyWorld
         }
         else if (p.frame.mapCount > 1)
         {
-            final Frame copy = newFrame(p.frame.data);
+            final Frame copy = newFrame(p.frame);
             p.frame.mapCount--;
             p.frame = copy;
         }
@@ -706,7 +797,7 @@ final class KeyWorld
                 }
                 else if (p.frame.mapCount > 1)
                 {
-                    final Frame copy = newFrame(p.frame.data);
+                    final Frame copy = newFrame(p.frame);
                     p.frame.mapCount--;
                     p.frame = copy;
                 }
@@ -777,7 +868,7 @@ final class KeyWorld
             final int n = Math.min(len - i, (int)PAGE - in);
             final Page p = pages.get((addr + i) & -PAGE);
             readFault(p);
-            System.arraycopy(p.frame.data, in, out, i, n);
+            System.arraycopy(p.frame.bytes(), in, out, i, n);
             i += n;
         }
         return out;
@@ -791,7 +882,7 @@ final class KeyWorld
             final int n = Math.min(data.length - i, (int)PAGE - in);
             final Page p = pages.get((addr + i) & -PAGE);
             writeFault(p);
-            System.arraycopy(data, i, p.frame.data, in, n);
+            System.arraycopy(data, i, p.frame.writable(), in, n);
             i += n;
         }
     }
@@ -809,7 +900,7 @@ final class KeyWorld
         {
             final int in = (int)((addr + i) & (PAGE - 1));
             final int n = Math.min(len - i, (int)PAGE - in);
-            System.arraycopy(mrFrame(m, addr + i).data, in, out, i, n);
+            System.arraycopy(mrFrame(m, addr + i).bytes(), in, out, i, n);
             i += n;
         }
         return out;
@@ -826,7 +917,7 @@ final class KeyWorld
             {
                 throw failure(Mismatch.Kind.BYTES, "model: a write through " + m.name + " would land on the zero page");
             }
-            System.arraycopy(data, i, f.data, in, n);
+            System.arraycopy(data, i, f.writable(), in, n);
             i += n;
         }
     }
@@ -897,9 +988,9 @@ final class KeyWorld
         final String qb = "qb" + pd.index;
         if (pd.pair != null && pd.pair.qb.live)
         {
-            line("modify " + qa + " reset");
-            line("modify " + qb + " reset");
-            line("connect " + qa + " " + qb);
+            line(() -> "modify " + qa + " reset");
+            line(() -> "modify " + qb + " reset");
+            line(() -> "connect " + qa + " " + qb);
             final QpAttr reset = QpAttr.builder().state(QpState.RESET).build();
             final java.util.Set<dev.rnicsim.verbs.QpAttrMask> mask = EnumSet.of(dev.rnicsim.verbs.QpAttrMask.STATE);
             pd.pair.qa.modify(reset, mask);
@@ -967,8 +1058,8 @@ final class KeyWorld
 
     private List<WorkCompletion> poll(final CompletionQueue cq, final String cqLabel, final String expectedStatus)
     {
-        line("poll " + cqLabel);
-        line("expect " + expectedStatus);
+        line(() -> "poll " + cqLabel);
+        line(() -> "expect " + expectedStatus);
         final List<WorkCompletion> wcs = cq.poll(16);
         if (wcs.size() != 1)
         {
@@ -980,17 +1071,22 @@ final class KeyWorld
 
     // ------------------------------------------------------------------ key bookkeeping
 
-    private void issueKey(final int n, final String issuedBy, final String expr, final int value, final long lo,
+    /**
+     * Names a key {@code kN}: {@code let kN ISSUER.FIELD}, or {@code let kN 0} when {@code field} is null (nothing was
+     * issued).
+     */
+    private void issueKey(final int n, final String issuedBy, final String field, final int value, final long lo,
         final long len, final boolean mrKey)
     {
-        final String name = "k" + n;
         if (keys.containsKey(n))
         {
-            throw new IllegalStateException("key name " + name + " issued twice");
+            throw new IllegalStateException("key name k" + n + " issued twice");
         }
-        line("let " + name + " " + expr + (value == 0 ? "" : "   # " + Script.key(value)));
-        keys.put(n, new KeyName(n, value, issuedBy, lo, len, mrKey));
-        bound.add(name);
+        final KeyName k = new KeyName(n, value, issuedBy, lo, len, mrKey);
+        line(() -> "let " + k.name + " " + (field == null ? "0" : issuedBy + "." + field)
+            + (value == 0 ? "" : "   # " + Script.key(value)));
+        keys.put(n, k);
+        bound.add(k.name);
     }
 
     /** An MR stopped holding {@code key}: its stale names start counting reuses of the index. */
@@ -1087,7 +1183,7 @@ final class KeyWorld
             return;
         }
         final byte[] expected = cpuRead(addr, len);
-        line("expect bytes " + Script.at(buf, off) + " " + Script.hex(expected));
+        line(() -> "expect bytes " + Script.at(buf, off) + " " + Script.hex(expected));
         expectOutcome("ok", run(() -> appB.touch(addr, len, false)));
         final byte[] got = appB.read(addr, len);
         if (!Arrays.equals(expected, got))
@@ -1322,7 +1418,7 @@ final class KeyWorld
             + " access=" + KeyOps.words(access);
         if (skipUnbound(line, pdName, buf))
         {
-            issueKey(keyN, mr, "0", 0, 0, 0, true);
+            issueKey(keyN, mr, null, 0, 0, 0, true);
             return;
         }
         start(line);
@@ -1383,11 +1479,11 @@ final class KeyWorld
                 allocatedKey(mr, "lkey", m.key, false);
                 mrs.put(mr, m);
                 bound.add(mr);
-                issueKey(keyN, mr, mr + ".lkey", m.key, addr, len, true);
+                issueKey(keyN, mr, "lkey", m.key, addr, len, true);
                 return;
             }
         }
-        issueKey(keyN, mr, "0", 0, addr, len, true);
+        issueKey(keyN, mr, null, 0, addr, len, true);
     }
 
     private Frame[] pin(final long addr, final long len, final boolean write)
@@ -1499,7 +1595,7 @@ final class KeyWorld
         }
         if (skipUnbound(line, needed.toArray(String[]::new)))
         {
-            issueKey(keyN, mr, "0", 0, 0, 0, true);
+            issueKey(keyN, mr, null, 0, 0, 0, true);
             return;
         }
         start(line);
@@ -1646,7 +1742,7 @@ final class KeyWorld
             m.access = Set.copyOf(rights);
             m.pd = newPd;
         }
-        issueKey(keyN, mr, mr + ".lkey", m.sim == null ? 0 : m.sim.lkey(), m.addr, m.lengthBytes, true);
+        issueKey(keyN, mr, "lkey", m.sim == null ? 0 : m.sim.lkey(), m.addr, m.lengthBytes, true);
         if (m.live && m.sim.lkey() != m.key)
         {
             throw failure(Mismatch.Kind.KEY, mr + ".lkey is " + Script.key(m.sim.lkey()) + ", the model " + Script.key(m.key));
@@ -1661,7 +1757,7 @@ final class KeyWorld
         final String line = "mw " + mw + " " + pdName + " type=" + type.code();
         if (skipUnbound(line, pdName))
         {
-            issueKey(keyN, mw, "0", 0, 0, 0, false);
+            issueKey(keyN, mw, null, 0, 0, 0, false);
             return;
         }
         start(line);
@@ -1672,7 +1768,7 @@ final class KeyWorld
         expectOutcome(predicted, run(() -> got[0] = pd.sim.allocMw(type)));
         if (!predicted.equals("ok"))
         {
-            issueKey(keyN, mw, "0", 0, 0, 0, false);
+            issueKey(keyN, mw, null, 0, 0, 0, false);
             return;
         }
         final MwM w = new MwM(mw, type);
@@ -1684,7 +1780,7 @@ final class KeyWorld
         allocatedKey(mw, "rkey", w.tableKey, true);
         mws.put(mw, w);
         bound.add(mw);
-        issueKey(keyN, mw, mw + ".rkey", w.shownKey, 0, 0, false);
+        issueKey(keyN, mw, "rkey", w.shownKey, 0, 0, false);
     }
 
     private void deallocated(final MwM w)
@@ -1807,10 +1903,10 @@ final class KeyWorld
         final MwM w = mws.get(mw);
         if (w == null)
         {
-            issueKey(keyN, mw, "0", 0, 0, 0, false);
+            issueKey(keyN, mw, null, 0, 0, 0, false);
             return;
         }
-        issueKey(keyN, mw, mw + ".rkey", w.shownKey, w.bound ? w.lo : 0, w.bound ? w.len : 0, false);
+        issueKey(keyN, mw, "rkey", w.shownKey, w.bound ? w.lo : 0, w.bound ? w.len : 0, false);
     }
 
     /** Why the device refuses the bind (rxe_check_bind_mw's order, LocalOps), or null. */
@@ -1957,9 +2053,9 @@ final class KeyWorld
         }
         final Pair pair = pd.pair;
         final int key = keys.get(keyN).value;
-        line(line + "   # " + keys.get(keyN).name + " = " + Script.key(key) + ": " + describeKey(keys.get(keyN),
-            holderOf(key)));
+        final KeyName k = keys.get(keyN);
         final Object holder = holderOf(key);
+        line(() -> line + "   # " + k.name + " = " + Script.key(key) + ": " + describeKey(k, holder));
         final MwM w = holder instanceof MwM x ? x : null;
         final boolean ok = w != null && w.type == MwType.TYPE_2 && (!w.bound || w.qp == pair.qb);
         final long wrId = nextWrId++;
@@ -2047,10 +2143,10 @@ final class KeyWorld
         {
             Arrays.fill(local, (byte)'.');
         }
-        line("write scratch \"" + new String(local, java.nio.charset.StandardCharsets.US_ASCII) + "\"");
+        line(() -> "write scratch \"" + new String(local, java.nio.charset.StandardCharsets.US_ASCII) + "\"");
         appA.write(scratch, local);
         System.arraycopy(local, 0, scratchModel, 0, n);
-        line(line + "   # " + k.name + " = " + Script.key(key) + ": " + describeKey(k, holder));
+        line(() -> line + "   # " + k.name + " = " + Script.key(key) + ": " + describeKey(k, holder));
         final long wrId = nextWrId++;
         final List<Sge> sgl = List.of(new Sge(scratch, n, smr.lkey()));
         final SendWr wr = switch (op)
@@ -2086,7 +2182,7 @@ final class KeyWorld
             {
                 final byte[] expected = mrRead(m, remote, n);
                 System.arraycopy(expected, 0, scratchModel, 0, n);
-                line("expect bytes scratch " + Script.hex(expected));
+                line(() -> "expect bytes scratch " + Script.hex(expected));
                 final byte[] got = appA.read(scratch, n);
                 if (!Arrays.equals(expected, got))
                 {
@@ -2105,7 +2201,7 @@ final class KeyWorld
                 mrWrite(m, remote, java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.LITTLE_ENDIAN)
                     .putLong(updated).array());
                 System.arraycopy(before, 0, scratchModel, 0, 8);
-                line("expect bytes scratch " + Script.hex(before));
+                line(() -> "expect bytes scratch " + Script.hex(before));
                 final byte[] got = appA.read(scratch, 8);
                 if (!Arrays.equals(before, got))
                 {
@@ -2116,7 +2212,7 @@ final class KeyWorld
         }
     }
 
-    private String describeKey(final KeyName k, final Object holder)
+    private static String describeKey(final KeyName k, final Object holder)
     {
         final String now = holder == null ? "names nothing" : "names " + describe(holder);
         return "issued to " + k.issuer + ", " + now;
@@ -2179,7 +2275,7 @@ final class KeyWorld
                 }
                 hostB.host().physicalMemory().read(phys, page, 0, n);
                 final int in = (int)(va & (PAGE - 1));
-                final int differs = Arrays.mismatch(mrFrame(m, va).data, in, in + n, page, 0, n);
+                final int differs = Arrays.mismatch(mrFrame(m, va).bytes(), in, in + n, page, 0, n);
                 if (differs >= 0)
                 {
                     at = (int)done + differs;
@@ -2224,7 +2320,7 @@ final class KeyWorld
             }
             final byte[] got = page;
             hostB.host().physicalMemory().read(phys, got, 0, got.length);
-            final int at = Arrays.mismatch(p.frame.data, got);
+            final int at = Arrays.mismatch(p.frame.bytes(), got);
             if (at < 0)
             {
                 continue;
@@ -2238,7 +2334,7 @@ final class KeyWorld
             }
             throw failure(Mismatch.Kind.BYTES, "final check: the bytes at 0x" + Long.toHexString(addr) + " are "
                 + Script.hex(Arrays.copyOfRange(got, at, at + len)) + ", the model's "
-                + Script.hex(Arrays.copyOfRange(p.frame.data, at, at + len)));
+                + Script.hex(Arrays.copyOfRange(p.frame.bytes(), at, at + len)));
         }
     }
 

@@ -13,11 +13,22 @@ import java.util.List;
  */
 final class Script
 {
+    /**
+     * A line whose text is made when it is read (most runs pass and are never printed): it keeps the values it shows,
+     * none of which changes after the line is written.
+     */
+    @FunctionalInterface
+    interface Line
+    {
+        String text();
+    }
+
     /** One action and its lines. */
     static final class Step
     {
         final String action;
-        final List<String> lines = new ArrayList<>();
+        /** The lines: each a String or a {@link Line}. */
+        final List<Object> lines = new ArrayList<>();
         /**
          * The counters the model expected after the step (pinned_vm pages, live MRs, MTT entries in use, pinned
          * bytes), or null; written out as {@code expect} lines only when the script is rendered.
@@ -28,6 +39,23 @@ final class Script
         {
             this.action = action;
         }
+
+        /** @return the text of the lines. */
+        List<String> lines()
+        {
+            final List<String> text = new ArrayList<>(lines.size());
+            for (final Object l : lines)
+            {
+                text.add(text(l));
+            }
+            return text;
+        }
+    }
+
+    /** The text of a line of a step. */
+    static String text(final Object line)
+    {
+        return line instanceof Line l ? l.text() : (String)line;
     }
 
     final List<String> header = new ArrayList<>();
@@ -56,9 +84,9 @@ final class Script
         {
             final Step s = steps.get(i);
             sb.append("# step ").append(i + 1).append('\n');
-            for (final String l : s.lines)
+            for (final Object l : s.lines)
             {
-                sb.append(l).append('\n');
+                sb.append(text(l)).append('\n');
             }
             if (invariantsEveryStep || i == steps.size() - 1)
             {

@@ -18,23 +18,50 @@ final class WorldModel
     {
     }
 
+    /** The bytes of a frame nothing has written: read only. */
+    private static final byte[] ZERO_BYTES = new byte[(int)KeyWorld.PAGE];
+
     /** A physical frame of the model. */
     static final class Frame
     {
-        final byte[] data;
+        /** Its bytes; null while every byte is 0 (most frames, rings' among them, are never written). */
+        private byte[] data;
         /** Page-table entries mapping it (parent and children). */
         int mapCount;
         /** Pins held on it (one per MR page or ring page). */
         int pins;
 
+        /** @param data its bytes, or null for a frame of zeros. */
         Frame(final byte[] data)
         {
             this.data = data;
         }
+
+        /** @return its bytes, to read only. */
+        byte[] bytes()
+        {
+            return data == null ? ZERO_BYTES : data;
+        }
+
+        /** @return its bytes, to write. */
+        byte[] writable()
+        {
+            if (data == null)
+            {
+                data = new byte[(int)KeyWorld.PAGE];
+            }
+            return data;
+        }
+
+        /** @return a copy of its bytes (null for zeros), for a new frame. */
+        byte[] copyOfBytes()
+        {
+            return data == null ? null : data.clone();
+        }
     }
 
     /** The shared zero page: never written. */
-    static final Frame ZERO = new Frame(new byte[(int)KeyWorld.PAGE]);
+    static final Frame ZERO = new Frame(null);
 
     /** A mapped page of app_b. */
     static final class Page

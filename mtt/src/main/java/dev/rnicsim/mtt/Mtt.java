@@ -302,6 +302,15 @@ public final class Mtt
     }
 
     /**
+     * @return entries in use, {@link MttCounters#entriesInUse()} of {@link #counters()} without the other counts (the
+     * free ones are summed over the allocator's free lists).
+     */
+    public long entriesInUse()
+    {
+        return entriesInUse;
+    }
+
+    /**
      * @return the allocation counters now.
      */
     public MttCounters counters()

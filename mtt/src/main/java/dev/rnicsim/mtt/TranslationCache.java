@@ -10,6 +10,9 @@ import java.util.Arrays;
  * <p>A tag is the kind (MPT or MTT) and the entry index. Invalidating a key drops its MPT entry and the MTT
  * entries of its range; a flush drops everything. Each is counted: invalidations and entries dropped.
  *
+ * <p>The lines of a set are allocated when the set is first filled: a fresh device (a test makes thousands) allocates
+ * an array of its sets, not every line of the cache.
+ *
  * <p>Not thread safe.
  */
 public final class TranslationCache
@@ -22,20 +25,26 @@ public final class TranslationCache
     private static final long IN_HINT = -1;
     /** Most slots of the hint table. */
     private static final int HINT_SLOTS = 1 << 10;
-    /** Longs per hint slot: the tag plus one (0: an empty slot), the tag's line, the line's last use. */
+    /**
+     * Longs per hint slot: the tag plus one (0: an empty slot), the tag's line ({@link #line}: its set and way), the
+     * line's last use.
+     */
     private static final int HINT_LONGS = 3;
 
     private final int sets;
     private final int ways;
-    private final long[] tags;
-    private final long[] lastUse;
+    /** The tags of each set's lines ({@link #EMPTY}: an empty line); a set's array is null until it is first filled. */
+    private final long[][] tags;
+    /** The last use of each set's lines (0: never; {@link #IN_HINT}: kept in the tag's hint slot). */
+    private final long[][] lastUse;
     private final long setsLong;
     private long clock;
     /**
-     * The line of the last hit or fill and its tag: a repeated tag (every page of one MR shares its MPT tag) is found at
-     * once. -1 after any line was emptied.
+     * The line of the last hit or fill and its tag: a repeated tag (every page of one MR shares its MPT tag) is found
+     * at once. {@link #lastWay} is -1 after any line was emptied; {@link #lastUses} is its set's last uses.
      */
     private int lastWay = -1;
+    private long[] lastUses;
     private long lastTag;
     /**
      * Hints, a shortcut of the simulator that changes no answer and no count: slot {@code tag & hintMask} may name
@@ -70,10 +79,33 @@ public final class TranslationCache
         this.ways = ways;
         this.sets = capacityEntries / ways;
         this.setsLong = sets;
-        this.tags = new long[capacityEntries];
-        this.lastUse = new long[capacityEntries];
+        this.tags = new long[sets][];
+        this.lastUse = new long[sets][];
         this.hintMask = Math.min(HINT_SLOTS, Integer.highestOneBit(Math.max(1, capacityEntries))) - 1;
-        Arrays.fill(tags, EMPTY);
+    }
+
+    /** A hint slot's name for the line at {@code way} of {@code set}. */
+    private static long line(final int set, final int way)
+    {
+        return (long)set << 32 | way;
+    }
+
+    /** The last uses of the set of a line named by {@link #line}. */
+    private long[] lastUsesOf(final long line)
+    {
+        return lastUse[(int)(line >>> 32)];
+    }
+
+    /** Gives a set its lines, all empty, when it has none yet. */
+    private void fill(final int set)
+    {
+        if (tags[set] == null)
+        {
+            final long[] t = new long[ways];
+            Arrays.fill(t, EMPTY);
+            tags[set] = t;
+            lastUse[set] = new long[ways];
+        }
     }
 
     /**
@@ -115,13 +147,13 @@ public final class TranslationCache
         }
         if (lastWay >= 0 && lastTag == tag)
         {
-            if (lastUse[lastWay] == IN_HINT)
+            if (lastUses[lastWay] == IN_HINT)
             {
                 hints[hintSlot(tag) + 2] = ++clock;
             }
             else
             {
-                lastUse[lastWay] = ++clock;
+                lastUses[lastWay] = ++clock;
             }
             return true;
         }
@@ -130,28 +162,32 @@ public final class TranslationCache
         if (h != null && h[slot] == tag + 1)
         {
             h[slot + 2] = ++clock;
+            lastUses = lastUsesOf(h[slot + 1]);
             lastWay = (int)h[slot + 1];
             lastTag = tag;
             return true;
         }
-        final int base = setOf(tag) * ways;
-        final int end = base + ways;
-        for (int w = base; w < end; w++)
+        final int set = setOf(tag);
+        fill(set);
+        final long[] t = tags[set];
+        final long[] u = lastUse[set];
+        for (int w = 0; w < ways; w++)
         {
-            if (tags[w] == tag)
+            if (t[w] == tag)
             {
                 // not IN_HINT: the tag's slot would have named it
-                hint(slot, tag, w, ++clock);
+                hint(slot, tag, set, w, ++clock);
+                lastUses = u;
                 lastWay = w;
                 lastTag = tag;
                 return true;
             }
         }
-        int victim = base;
-        long victimUse = lastUseOf(base);
-        for (int w = base + 1; w < end; w++)
+        int victim = 0;
+        long victimUse = lastUseOf(t, u, 0);
+        for (int w = 1; w < ways; w++)
         {
-            final long use = lastUseOf(w);
+            final long use = lastUseOf(t, u, w);
             if (use < victimUse)
             {
                 victim = w;
@@ -159,16 +195,17 @@ public final class TranslationCache
             }
         }
         misses++;
-        if (tags[victim] != EMPTY)
+        if (t[victim] != EMPTY)
         {
             evictions++;
-            if (lastUse[victim] == IN_HINT)
+            if (u[victim] == IN_HINT)
             {
-                hints[hintSlot(tags[victim])] = 0;
+                hints[hintSlot(t[victim])] = 0;
             }
         }
-        tags[victim] = tag;
-        lastUse[victim] = ++clock;
+        t[victim] = tag;
+        u[victim] = ++clock;
+        lastUses = u;
         lastWay = victim;
         lastTag = tag;
         return false;
@@ -190,13 +227,13 @@ public final class TranslationCache
             if (lastWay >= 0 && lastTag == tag)
             {
                 final long use = ++clock;
-                if (lastUse[lastWay] == IN_HINT)
+                if (lastUses[lastWay] == IN_HINT)
                 {
                     h[hintSlot(tag) + 2] = use;
                 }
                 else
                 {
-                    lastUse[lastWay] = use;
+                    lastUses[lastWay] = use;
                 }
                 return true;
             }
@@ -204,6 +241,7 @@ public final class TranslationCache
             if (h[slot] == tag + 1)
             {
                 h[slot + 2] = ++clock;
+                lastUses = lastUsesOf(h[slot + 1]);
                 lastWay = (int)h[slot + 1];
                 lastTag = tag;
                 return true;
@@ -218,7 +256,7 @@ public final class TranslationCache
      */
     public boolean contains(final long tag)
     {
-        return tag >= 0 && sets != 0 && find(tag) >= 0;
+        return tag >= 0 && sets != 0 && find(setOf(tag), tag) >= 0;
     }
 
     /**
@@ -239,7 +277,7 @@ public final class TranslationCache
         }
         invalidations++;
         long dropped = drop(mptTag(mptIndex));
-        if (mttEntries <= tags.length / ways)
+        if (mttEntries <= sets)
         {
             for (long i = mttFirst; i < mttFirst + mttEntries; i++)
             {
@@ -248,15 +286,23 @@ public final class TranslationCache
         }
         else
         {
-            for (int w = 0; w < tags.length; w++)
+            for (int set = 0; set < sets; set++)
             {
-                if (tags[w] != EMPTY && (tags[w] & MTT_TAG) != 0)
+                final long[] t = tags[set];
+                if (t == null)
                 {
-                    final long index = tags[w] & ~MTT_TAG;
-                    if (index >= mttFirst && index < mttFirst + mttEntries)
+                    continue;
+                }
+                for (int w = 0; w < ways; w++)
+                {
+                    if (t[w] != EMPTY && (t[w] & MTT_TAG) != 0)
                     {
-                        empty(w);
-                        dropped++;
+                        final long index = t[w] & ~MTT_TAG;
+                        if (index >= mttFirst && index < mttFirst + mttEntries)
+                        {
+                            empty(set, w);
+                            dropped++;
+                        }
                     }
                 }
             }
@@ -274,13 +320,22 @@ public final class TranslationCache
     {
         invalidations++;
         long dropped = 0;
-        for (int w = 0; w < tags.length; w++)
+        for (int set = 0; set < sets; set++)
         {
-            if (tags[w] != EMPTY)
+            final long[] t = tags[set];
+            if (t == null)
             {
-                tags[w] = EMPTY;
-                lastUse[w] = 0;
-                dropped++;
+                continue;
+            }
+            final long[] u = lastUse[set];
+            for (int w = 0; w < ways; w++)
+            {
+                if (t[w] != EMPTY)
+                {
+                    t[w] = EMPTY;
+                    u[w] = 0;
+                    dropped++;
+                }
             }
         }
         if (hints != null)
@@ -338,7 +393,7 @@ public final class TranslationCache
      */
     public int capacityEntries()
     {
-        return tags.length;
+        return sets * ways;
     }
 
     private int drop(final long tag)
@@ -347,32 +402,35 @@ public final class TranslationCache
         {
             return 0;
         }
-        final int w = find(tag);
+        final int set = setOf(tag);
+        final int w = find(set, tag);
         if (w < 0)
         {
             return 0;
         }
-        empty(w);
+        empty(set, w);
         return 1;
     }
 
     /** Empties a line (its hint, if it has one, goes). */
-    private void empty(final int w)
+    private void empty(final int set, final int w)
     {
-        if (lastUse[w] == IN_HINT)
+        final long[] t = tags[set];
+        final long[] u = lastUse[set];
+        if (u[w] == IN_HINT)
         {
-            hints[hintSlot(tags[w])] = 0;
+            hints[hintSlot(t[w])] = 0;
         }
-        tags[w] = EMPTY;
-        lastUse[w] = 0;
+        t[w] = EMPTY;
+        u[w] = 0;
         lastWay = -1;
     }
 
-    /** The last use of a line, wherever it is kept. */
-    private long lastUseOf(final int w)
+    /** The last use of line {@code w} of a set (its tags and last uses), wherever it is kept. */
+    private long lastUseOf(final long[] t, final long[] u, final int w)
     {
-        final long use = lastUse[w];
-        return use == IN_HINT ? hints[hintSlot(tags[w]) + 2] : use;
+        final long use = u[w];
+        return use == IN_HINT ? hints[hintSlot(t[w]) + 2] : use;
     }
 
     /** The first of a tag's hint slot's longs. */
@@ -385,7 +443,7 @@ public final class TranslationCache
      * Gives line {@code w}, which holds {@code tag} and was just used at {@code use}, the slot of its tag; the tag the
      * slot named before keeps its line and gets its last use back.
      */
-    private void hint(final int slot, final long tag, final int w, final long use)
+    private void hint(final int slot, final long tag, final int set, final int w, final long use)
     {
         if (hints == null)
         {
@@ -393,20 +451,25 @@ public final class TranslationCache
         }
         if (hints[slot] != 0)
         {
-            lastUse[(int)hints[slot + 1]] = hints[slot + 2];
+            lastUsesOf(hints[slot + 1])[(int)hints[slot + 1]] = hints[slot + 2];
         }
         hints[slot] = tag + 1;
-        hints[slot + 1] = w;
+        hints[slot + 1] = line(set, w);
         hints[slot + 2] = use;
-        lastUse[w] = IN_HINT;
+        lastUse[set][w] = IN_HINT;
     }
 
-    private int find(final long tag)
+    /** The way of {@code set} that holds {@code tag}, or -1. */
+    private int find(final int set, final long tag)
     {
-        final int base = setOf(tag) * ways;
-        for (int w = base; w < base + ways; w++)
+        final long[] t = tags[set];
+        if (t == null)
         {
-            if (tags[w] == tag)
+            return -1;
+        }
+        for (int w = 0; w < ways; w++)
+        {
+            if (t[w] == tag)
             {
                 return w;
             }
