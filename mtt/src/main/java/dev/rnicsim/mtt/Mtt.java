@@ -317,6 +317,14 @@ public final class Mtt
     }
 
     /**
+     * @return entries reserved by live ranges, as {@link #counters()} gives them, without the free-block search.
+     */
+    public long entriesInUse()
+    {
+        return entriesInUse;
+    }
+
+    /**
      * @return the allocation counters now.
      */
     public MttCounters counters()

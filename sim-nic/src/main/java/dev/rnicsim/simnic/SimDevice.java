@@ -211,7 +211,7 @@ public final class SimDevice implements Device
         {
             case MR_LIVE -> tables.mpt().inUse() - tables.windowCount();
             case ODP_MR_LIVE -> keys.odpLive();
-            case MTT_ENTRIES_IN_USE -> tables.mtt().counters().entriesInUse();
+            case MTT_ENTRIES_IN_USE -> tables.mtt().entriesInUse();
             case TRANSLATION_CACHE_HITS -> cache.hits();
             case TRANSLATION_CACHE_MISSES -> cache.misses();
             case TRANSLATION_CACHE_INVALIDATIONS -> cache.invalidations();
