@@ -2,9 +2,10 @@ package dev.rnicsim.mtt;
 
 /**
  * The Memory Translation Table: a fixed number of entries, each the DMA address of one MR page, handed out in
- * contiguous ranges by the device's allocator. Entry contents are kept in chunks of 2^12 entries (32 KiB) created
- * on first write, and the directories of chunks grow to the highest chunk written, so a table of 2^24 or more entries
- * costs memory only where entries were written (a fresh device's first MR costs two chunks, 64 KiB).
+ * contiguous ranges by the device's allocator. Entry contents are kept in chunks of up to 2^12 entries (32 KiB)
+ * created on first write, each as long as its highest entry written (64 entries at first, doubled as needed), and the
+ * directories of chunks grow to the highest chunk written, so a table of 2^24 or more entries costs memory only where
+ * entries were written (a fresh device's first small MR costs two chunks of 64 entries, 1 KiB).
  *
  * <p>An entry holds the page's DMA address and a PRESENT flag; a zapped entry is 0. mlx4 keeps PRESENT in bit 0
  * ({@code MLX4_MTT_FLAG_PRESENT}, free because its pages are 4 KiB or more); the model keeps it in bit 63 so that
@@ -23,6 +24,8 @@ public final class Mtt
 
     private static final int CHUNK_SHIFT = 12;
     private static final int CHUNK_MASK = (1 << CHUNK_SHIFT) - 1;
+    /** Entries of a chunk when it is created (its length then doubles up to 2^12 as higher entries are written). */
+    private static final int FIRST_CHUNK_LENGTH = 64;
 
     private final MttAllocator allocator;
     private final long capacity;
@@ -73,6 +76,23 @@ public final class Mtt
         return c < chunks.length ? chunks[c] : null;
     }
 
+    /** {@code chunk}, or a copy of it (a new chunk when null) long enough for offset {@code off}. */
+    private static long[] sized(final long[] chunk, final int off)
+    {
+        if (chunk != null && off < chunk.length)
+        {
+            return chunk;
+        }
+        final int length = Math.min(1 << CHUNK_SHIFT, Math.max(FIRST_CHUNK_LENGTH, Integer.highestOneBit(off) << 1));
+        return chunk == null ? new long[length] : java.util.Arrays.copyOf(chunk, length);
+    }
+
+    /** Slot {@code off} of a chunk, 0 when the chunk is null or shorter. */
+    private static long slot(final long[] chunk, final int off)
+    {
+        return chunk == null || off >= chunk.length ? 0 : chunk[off];
+    }
+
     /**
      * Reserves entries for an MR.
      *
@@ -105,13 +125,10 @@ public final class Mtt
         {
             rangeStarts = grown(rangeStarts, c);
         }
-        long[] starts = rangeStarts[c];
-        if (starts == null)
-        {
-            starts = new long[1 << CHUNK_SHIFT];
-            rangeStarts[c] = starts;
-        }
-        starts[(int)(first & CHUNK_MASK)] = pack(range);
+        final int off = (int)(first & CHUNK_MASK);
+        final long[] starts = sized(rangeStarts[c], off);
+        rangeStarts[c] = starts;
+        starts[off] = pack(range);
         entriesInUse += range.reservedEntries();
         entriesRequested += range.entries();
         allocations++;
@@ -136,7 +153,7 @@ public final class Mtt
         }
         final int c = (int)(range.firstEntry() >>> CHUNK_SHIFT);
         final long[] starts = c < rangeStarts.length ? rangeStarts[c] : null;
-        return starts != null && starts[(int)(range.firstEntry() & CHUNK_MASK)] == pack(range);
+        return slot(starts, (int)(range.firstEntry() & CHUNK_MASK)) == pack(range);
     }
 
     private void requireLive(final MttRange range, final String op)
@@ -226,13 +243,10 @@ public final class Mtt
         {
             chunks = grown(chunks, c);
         }
-        long[] chunk = chunks[c];
-        if (chunk == null)
-        {
-            chunk = new long[1 << CHUNK_SHIFT];
-            chunks[c] = chunk;
-        }
-        chunk[(int)(index & CHUNK_MASK)] = dmaAddr | PRESENT | (readOnly ? READ_ONLY : 0);
+        final int off = (int)(index & CHUNK_MASK);
+        final long[] chunk = sized(chunks[c], off);
+        chunks[c] = chunk;
+        chunk[off] = dmaAddr | PRESENT | (readOnly ? READ_ONLY : 0);
     }
 
     /**
@@ -253,8 +267,7 @@ public final class Mtt
     /** An entry of an index known to be inside the table. */
     long rawEntry(final long index)
     {
-        final long[] chunk = chunkOf(index);
-        return chunk == null ? 0 : chunk[(int)(index & CHUNK_MASK)];
+        return slot(chunkOf(index), (int)(index & CHUNK_MASK));
     }
 
     /**
@@ -276,7 +289,7 @@ public final class Mtt
         for (long i = first; i < first + count; i++)
         {
             final long[] chunk = chunkOf(i);
-            if (chunk != null && chunk[(int)(i & CHUNK_MASK)] != 0)
+            if (slot(chunk, (int)(i & CHUNK_MASK)) != 0)
             {
                 chunk[(int)(i & CHUNK_MASK)] = 0;
                 present++;
@@ -293,9 +306,11 @@ public final class Mtt
         {
             final long[] chunk = chunkOf(i);
             final long chunkEnd = Math.min(end, ((i >>> CHUNK_SHIFT) + 1) << CHUNK_SHIFT);
-            if (chunk != null)
+            final int from = (int)(i & CHUNK_MASK);
+            if (chunk != null && from < chunk.length)
             {
-                java.util.Arrays.fill(chunk, (int)(i & CHUNK_MASK), (int)(((chunkEnd - 1) & CHUNK_MASK) + 1), 0L);
+                java.util.Arrays.fill(chunk, from, Math.min(chunk.length, (int)(((chunkEnd - 1) & CHUNK_MASK) + 1)),
+                    0L);
             }
             i = chunkEnd;
         }

@@ -1,9 +1,8 @@
 package dev.rnicsim.pagetable;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.function.UnaryOperator;
 
 /**
@@ -11,11 +10,19 @@ import java.util.function.UnaryOperator;
  * overlap queries, splitting at range boundaries, merging of compatible neighbours (mm/vma.c), free-range search
  * and the VMA counts that {@code vm.max_map_count} limits. It knows nothing of page tables.
  *
+ * <p>The VMAs sit in an array sorted by start address, their starts in a parallel array searched by bisection: a
+ * process has tens of VMAs, and a change moves a few array slots instead of allocating tree nodes and boxed keys.
+ *
  * <p>Not thread safe.
  */
 final class VmaTree
 {
-    private final TreeMap<Long, Vma> byStart = new TreeMap<>();
+    /** Start addresses of the VMAs, ascending (signed order, as the addresses' {@code Long} keys compared). */
+    private long[] starts = new long[8];
+    /** The VMAs, in the order of {@link #starts}. */
+    private Vma[] byStart = new Vma[8];
+    /** VMAs held: the first {@code count} slots of both arrays. */
+    private int count;
     /**
      * What {@link #list} returned last, until the tree changes (null: changed since): callers that read the VMAs after
      * every step of a test get the same list object while nothing changed.
@@ -39,9 +46,58 @@ final class VmaTree
     VmaTree copy()
     {
         final VmaTree copy = new VmaTree();
-        copy.byStart.putAll(byStart);
-        visits.accept(byStart.size());
+        copy.starts = starts.clone();
+        copy.byStart = byStart.clone();
+        copy.count = count;
+        visits.accept(count);
         return copy;
+    }
+
+    /** @return the index of the VMA with the greatest start at or below {@code address}, or -1. */
+    private int floorIndex(final long address)
+    {
+        int lo = 0;
+        int hi = count - 1;
+        while (lo <= hi)
+        {
+            final int mid = (lo + hi) >>> 1;
+            if (starts[mid] <= address)
+            {
+                lo = mid + 1;
+            }
+            else
+            {
+                hi = mid - 1;
+            }
+        }
+        return hi;
+    }
+
+    /** @return the index of the first VMA starting at or above {@code address} ({@code count} when none). */
+    private int ceilingIndex(final long address)
+    {
+        int lo = 0;
+        int hi = count - 1;
+        while (lo <= hi)
+        {
+            final int mid = (lo + hi) >>> 1;
+            if (starts[mid] < address)
+            {
+                lo = mid + 1;
+            }
+            else
+            {
+                hi = mid - 1;
+            }
+        }
+        return lo;
+    }
+
+    /** @return the VMA starting exactly at {@code start}, or null. */
+    private Vma get(final long start)
+    {
+        final int i = floorIndex(start);
+        return i >= 0 && starts[i] == start ? byStart[i] : null;
     }
 
     /**
@@ -54,18 +110,17 @@ final class VmaTree
         final VmaTree local = new VmaTree();
         for (final Vma v : overlapping(start, end))
         {
-            local.byStart.put(v.startAddress(), v);
+            local.put(v);
         }
-        final Map.Entry<Long, Vma> before = byStart.lowerEntry(local.byStart.isEmpty() ? start
-            : local.byStart.firstKey());
-        if (before != null)
+        final int before = ceilingIndex(local.count == 0 ? start : local.starts[0]) - 1;
+        if (before >= 0)
         {
-            local.byStart.put(before.getKey(), before.getValue());
+            local.put(byStart[before]);
         }
-        final Map.Entry<Long, Vma> after = byStart.ceilingEntry(end);
-        if (after != null)
+        final int after = ceilingIndex(end);
+        if (after < count)
         {
-            local.byStart.put(after.getKey(), after.getValue());
+            local.put(byStart[after]);
         }
         visits.accept(2);
         return local;
@@ -95,15 +150,15 @@ final class VmaTree
 
     int size()
     {
-        return byStart.size();
+        return count;
     }
 
     List<Vma> list()
     {
-        visits.accept(byStart.size());
+        visits.accept(count);
         if (listed == null)
         {
-            listed = List.copyOf(byStart.values());
+            listed = List.of(Arrays.copyOf(byStart, count));
         }
         return listed;
     }
@@ -111,21 +166,39 @@ final class VmaTree
     /** @return the VMA containing {@code address}, or null. */
     Vma at(final long address)
     {
-        final Map.Entry<Long, Vma> e = byStart.floorEntry(address);
-        return e != null && e.getValue().contains(address) ? e.getValue() : null;
+        final int i = floorIndex(address);
+        return i >= 0 && byStart[i].contains(address) ? byStart[i] : null;
     }
 
+    /** Adds a VMA, or replaces the one with the same start. */
     void put(final Vma vma)
     {
         listed = null;
-        byStart.put(vma.startAddress(), vma);
+        final long start = vma.startAddress();
+        final int i = ceilingIndex(start);
+        if (i < count && starts[i] == start)
+        {
+            byStart[i] = vma;
+            return;
+        }
+        if (count == starts.length)
+        {
+            starts = Arrays.copyOf(starts, 2 * count);
+            byStart = Arrays.copyOf(byStart, 2 * count);
+        }
+        System.arraycopy(starts, i, starts, i + 1, count - i);
+        System.arraycopy(byStart, i, byStart, i + 1, count - i);
+        starts[i] = start;
+        byStart[i] = vma;
+        count++;
     }
 
     void restore(final List<Vma> snapshot)
     {
-        visits.accept(byStart.size() + snapshot.size());
+        visits.accept(count + snapshot.size());
         listed = null;
-        byStart.clear();
+        Arrays.fill(byStart, 0, count, null);
+        count = 0;
         for (final Vma v : snapshot)
         {
             put(v);
@@ -141,17 +214,17 @@ final class VmaTree
     List<Vma> overlapping(final long start, final long end)
     {
         final List<Vma> out = new ArrayList<>();
-        final Map.Entry<Long, Vma> first = byStart.floorEntry(start);
-        final long from = first != null && first.getValue().endAddress() > start ? first.getKey() : start;
+        final int first = floorIndex(start);
+        final long from = first >= 0 && byStart[first].endAddress() > start ? starts[first] : start;
         if (from >= end)
         {
             return out;
         }
-        for (final Vma v : byStart.subMap(from, true, end, false).values())
+        for (int i = ceilingIndex(from); i < count && starts[i] < end; i++)
         {
-            if (v.endAddress() > start)
+            if (byStart[i].endAddress() > start)
             {
-                out.add(v);
+                out.add(byStart[i]);
             }
         }
         visits.accept(out.size() + 1);
@@ -176,14 +249,14 @@ final class VmaTree
     /** @return how many VMAs there would be after removing {@code [start, end)}. */
     int countAfterCarve(final long start, final long end)
     {
-        int count = byStart.size();
+        int after = count;
         for (final Vma v : overlapping(start, end))
         {
             final boolean left = v.startAddress() < start;
             final boolean right = v.endAddress() > end;
-            count += (left && right) ? 1 : (left || right) ? 0 : -1;
+            after += (left && right) ? 1 : (left || right) ? 0 : -1;
         }
-        return count;
+        return after;
     }
 
     /** Removes {@code [start, end)}, keeping the parts of cut VMAs outside it. */
@@ -235,19 +308,25 @@ final class VmaTree
     private void remove(final long start)
     {
         listed = null;
-        byStart.remove(start);
+        final int i = floorIndex(start);
+        if (i >= 0 && starts[i] == start)
+        {
+            System.arraycopy(starts, i + 1, starts, i, count - i - 1);
+            System.arraycopy(byStart, i + 1, byStart, i, count - i - 1);
+            byStart[--count] = null;
+        }
     }
 
     /** Merges the VMA ending at {@code boundary} with the one starting there when compatible. */
     private void mergeAt(final long boundary)
     {
-        final Map.Entry<Long, Vma> leftEntry = byStart.lowerEntry(boundary);
-        final Vma right = byStart.get(boundary);
-        if (leftEntry == null || right == null)
+        final int leftIndex = ceilingIndex(boundary) - 1;
+        final Vma right = get(boundary);
+        if (leftIndex < 0 || right == null)
         {
             return;
         }
-        final Vma left = leftEntry.getValue();
+        final Vma left = byStart[leftIndex];
         if (left.kind() != VmaKind.FILE && left.mergeableWith(right))
         {
             remove(right.startAddress());
@@ -263,8 +342,9 @@ final class VmaTree
     long findFreeRange(final long length, final long align, final long lowestAddress, final long topAddress)
     {
         long top = topAddress;
-        for (final Vma v : byStart.descendingMap().values())
+        for (int i = count - 1; i >= 0; i--)
         {
+            final Vma v = byStart[i];
             visits.accept(1);
             if (v.startAddress() >= top)
             {

@@ -34,8 +34,17 @@ final class CompletionEngine
 
     boolean flushing;
 
-    /** The first error that moved this QP to ERR, named in the diagnoses of what it flushes. */
-    String errorCause;
+    /**
+     * The first error that moved this QP to ERR, named in the diagnoses of what it flushes (a {@link LazyText} when
+     * its words are made only if read).
+     */
+    CharSequence errorCause;
+
+    /** @return {@link #errorCause} as words, or null. */
+    private String cause()
+    {
+        return errorCause == null ? null : errorCause.toString();
+    }
 
     /** A WQE left the send queue: if it ended without a completion (unsignaled), it still takes its turn. */
     void settle(final SendWqe p)
@@ -61,7 +70,7 @@ final class CompletionEngine
     void completeSend(final SendWr wr, final WcStatus status, final long byteLen)
     {
         completeSend(wr, status, byteLen, status == WcStatus.WR_FLUSH_ERR ? Diagnoser.flushed(qp, wr.wrId(),
-            errorCause) : null);
+            cause()) : null);
     }
 
     void completeSend(final SendWr wr, final WcStatus status, final long byteLen, final WcDiagnosis why)
@@ -98,7 +107,7 @@ final class CompletionEngine
                 order.replace(e.getKey(), new CompletionOrder.End(younger, new WorkCompletion(younger.wrId(),
                     WcStatus.WR_FLUSH_ERR, younger.opcode().completion(), qp.num, 0, false, 0, false, 0,
                     Diagnoser.vendorErr(device.profile(), WcStatus.WR_FLUSH_ERR), Diagnoser.flushed(qp,
-                    younger.wrId(), errorCause))));
+                    younger.wrId(), cause()))));
             }
         }
         release(order.end(seq, new CompletionOrder.End(wr, wc)));
@@ -114,7 +123,7 @@ final class CompletionEngine
         final boolean withImm, final int imm, final boolean withInv, final int invalidatedRkey)
     {
         completeRecv(wr, status, opcode, byteLen, withImm, imm, withInv, invalidatedRkey,
-            status == WcStatus.WR_FLUSH_ERR ? Diagnoser.flushed(qp, wr.wrId(), errorCause) : null);
+            status == WcStatus.WR_FLUSH_ERR ? Diagnoser.flushed(qp, wr.wrId(), cause()) : null);
     }
 
     void completeRecv(final RecvWr wr, final WcStatus status, final WcOpcode opcode, final long byteLen,
@@ -156,8 +165,8 @@ final class CompletionEngine
     {
         if (status != WcStatus.SUCCESS && status != WcStatus.WR_FLUSH_ERR && qp.state != QpState.ERR)
         {
-            errorCause = "wr_id " + wrId + " completed with " + status.cName() + (why == null ? ""
-                : ": " + why.summary());
+            errorCause = new LazyText(() -> "wr_id " + wrId + " completed with " + status.cName() + (why == null ? ""
+                : ": " + why.summary()));
         }
     }
 

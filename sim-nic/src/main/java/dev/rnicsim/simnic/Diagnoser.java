@@ -282,10 +282,9 @@ final class Diagnoser
                 }
                 case OUT_OF_RANGE ->
                 {
-                    summary = String.format(Locale.ROOT, "%s: asked [0x%x, 0x%x) (%d bytes), registered %s%s", who,
-                        addr, addr + length, length, own == null ? "?" : String.format(Locale.ROOT,
-                        "[0x%x, 0x%x) (%d bytes)", own.iova(), own.iova() + own.lengthBytes(), own.lengthBytes()),
-                        own == null ? "" : KeyAdvice.overshoot(addr, length, own.iova(), own.lengthBytes()));
+                    summary = who + ": asked " + range(addr, length) + " (" + length + " bytes), registered "
+                        + (own == null ? "?" : range(own.iova(), own.lengthBytes()) + " (" + own.lengthBytes()
+                        + " bytes)" + KeyAdvice.overshoot(addr, length, own.iova(), own.lengthBytes()));
                     fix = advice.rangeFix("fix: keep each access inside the MR or window (iova .. iova + length); "
                         + "register a larger range or split the transfer");
                 }
@@ -335,10 +334,18 @@ final class Diagnoser
         }
     }
 
+    /** @return {@code [0x<addr>, 0x<addr + length>)}, hex as {@code %x} writes it. */
+    private static String range(final long addr, final long length)
+    {
+        return "[0x" + Long.toHexString(addr) + ", 0x" + Long.toHexString(addr + length) + ")";
+    }
+
     /** {@code MR} or {@code window}: what an event's key named. */
     private static String shortName(final KeyHistory.Event e)
     {
-        return e.object().contains("window") ? "window" : "MR";
+        // An MR's event has no text (its object() is "MR of ..."), nor has a bare key's ("key 0x..."): only a
+        // window's text can name a window, and reading it spares formatting the MR's words.
+        return e.mr() == null && e.text() != null && e.text().contains("window") ? "window" : "MR";
     }
 
     /** The send exhausted rnr_retry: no receive at the peer, or an ODP page fault that kept answering RNR NAK. */

@@ -63,23 +63,21 @@ final class QpAttrValues
 
     private static String u8Refusal(final QpAttr a, final Set<QpAttrMask> mask)
     {
-        final Object[][] fields = {
-            {QpAttrMask.TIMEOUT, "timeout", a.timeout()},
-            {QpAttrMask.RETRY_CNT, "retry_cnt", a.retryCnt()},
-            {QpAttrMask.RNR_RETRY, "rnr_retry", a.rnrRetry()},
-            {QpAttrMask.MIN_RNR_TIMER, "min_rnr_timer", a.minRnrTimer()},
-            {QpAttrMask.MAX_QP_RD_ATOMIC, "max_rd_atomic", a.maxRdAtomic()},
-            {QpAttrMask.MAX_DEST_RD_ATOMIC, "max_dest_rd_atomic", a.maxDestRdAtomic()},
-        };
-        for (final Object[] f : fields)
-        {
-            final int v = (Integer)f[2];
-            if (mask.contains((QpAttrMask)f[0]) && (v < 0 || v > U8_MAX))
-            {
-                return f[1] + "=" + v + " does not fit the uint8_t field of struct ibv_qp_attr (0-255)";
-            }
-        }
-        return null;
+        // In this order: the first field that does not fit is named.
+        String bad = u8Refusal(mask, QpAttrMask.TIMEOUT, "timeout", a.timeout());
+        bad = bad != null ? bad : u8Refusal(mask, QpAttrMask.RETRY_CNT, "retry_cnt", a.retryCnt());
+        bad = bad != null ? bad : u8Refusal(mask, QpAttrMask.RNR_RETRY, "rnr_retry", a.rnrRetry());
+        bad = bad != null ? bad : u8Refusal(mask, QpAttrMask.MIN_RNR_TIMER, "min_rnr_timer", a.minRnrTimer());
+        bad = bad != null ? bad : u8Refusal(mask, QpAttrMask.MAX_QP_RD_ATOMIC, "max_rd_atomic", a.maxRdAtomic());
+        return bad != null ? bad : u8Refusal(mask, QpAttrMask.MAX_DEST_RD_ATOMIC, "max_dest_rd_atomic",
+            a.maxDestRdAtomic());
+    }
+
+    private static String u8Refusal(final Set<QpAttrMask> mask, final QpAttrMask field, final String name,
+        final int v)
+    {
+        return (v < 0 || v > U8_MAX) && mask.contains(field)
+            ? name + "=" + v + " does not fit the uint8_t field of struct ibv_qp_attr (0-255)" : null;
     }
 
     /**

@@ -40,6 +40,12 @@ public final class QpTransitions
 {
     private record Rule(Map<QpType, Set<QpAttrMask>> required, Map<QpType, Set<QpAttrMask>> optional)
     {
+        Rule
+        {
+            // Read on every ibv_modify_qp: an EnumMap's lookup is an array index.
+            required = new EnumMap<>(required);
+            optional = new EnumMap<>(optional);
+        }
     }
 
     private static final Map<QpState, Map<QpState, Rule>> TABLE = table();

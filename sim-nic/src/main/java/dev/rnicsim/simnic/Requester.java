@@ -487,12 +487,17 @@ final class Requester
             case REG_MR -> LocalOps.fastRegister(qp, (SendWr.Reg)wr.localOp());
             default -> LocalOps.invalidate(qp, wr.invalidateRkey()) ? WcStatus.SUCCESS : WcStatus.LOC_QP_OP_ERR;
         };
-        final java.util.Map<String, Object> args = new java.util.LinkedHashMap<>();
-        args.put("qp_num", qp.num);
-        args.put("status", status.cName());
-        if (qp.localFailure != null)
+        // The span's arguments are built only for a trace listener (the clock advances either way).
+        final boolean tracing = device.fabric().tracing();
+        final java.util.Map<String, Object> args = tracing ? new java.util.LinkedHashMap<>() : java.util.Map.of();
+        if (tracing)
         {
-            args.put("why", qp.localFailure);
+            args.put("qp_num", qp.num);
+            args.put("status", status.cName());
+            if (qp.localFailure != null)
+            {
+                args.put("why", qp.localFailure);
+            }
         }
         device.fabric().span(device, wr.opcode().name(), "dma", device.fabric().costModel().opBaseLatencyNs(),
             args);

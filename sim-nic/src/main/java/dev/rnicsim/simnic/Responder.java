@@ -332,8 +332,9 @@ final class Responder
         {
             if (peer.state != QpState.ERR && why != null)
             {
-                peer.completions.errorCause = "it answered " + status(r.requester()).cName() + " to QP 0x"
-                    + Integer.toHexString(qp.num) + ": " + why.summary();
+                final int qpNum = qp.num;
+                peer.completions.errorCause = new LazyText(() -> "it answered " + status(r.requester()).cName()
+                    + " to QP 0x" + Integer.toHexString(qpNum) + ": " + why.summary());
             }
             AsyncEventQueue.responderRefused(peer, wr, r, received != null, why);
             peer.completions.toError();
