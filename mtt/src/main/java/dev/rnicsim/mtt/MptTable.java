@@ -20,6 +20,8 @@ public final class MptTable
     private static final int CHUNK_MASK = (1 << CHUNK_SHIFT) - 1;
     private static final byte NEVER_USED = 0;
     private static final byte USED_BEFORE = 1;
+    /** The states by ordinal, read once (values() copies its array at every call). */
+    private static final MptState[] STATES = MptState.values();
 
     private final MptConfig config;
     /** Chunks by index / 256, the array grown (doubling) to the highest chunk taken so far. */
@@ -349,7 +351,7 @@ public final class MptTable
         }
         final Body b = c.body;
         final long[] hot = b.hot;
-        return new MptEntry(key, MptState.values()[b.state(i)], (int)(hot[4 * i + 3] >>> 32), hot[4 * i],
+        return new MptEntry(key, STATES[b.state(i)], (int)(hot[4 * i + 3] >>> 32), hot[4 * i],
             hot[4 * i + 1], (int)hot[4 * i + 3], (int)(hot[4 * i + 2] & 0xff), b.mtt(i));
     }
 
