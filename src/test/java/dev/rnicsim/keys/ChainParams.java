@@ -36,6 +36,23 @@ record ChainParams(ForkBehaviour fork, long memlockBytes, int maxMr, boolean bud
         return fork.name().toLowerCase(Locale.ROOT);
     }
 
+    /**
+     * Written out, as are {@link #hashCode}: the record's own go through invokedynamic, slow in the soak's
+     * C1-compiled run, and every world looks its configuration up by its parameters.
+     */
+    @Override
+    public boolean equals(final Object o)
+    {
+        return o instanceof ChainParams p && fork == p.fork && memlockBytes == p.memlockBytes && maxMr == p.maxMr
+            && buddyMtt == p.buddyMtt;
+    }
+
+    @Override
+    public int hashCode()
+    {
+        return ((fork.ordinal() * 31 + Long.hashCode(memlockBytes)) * 31 + maxMr) * 2 + (buddyMtt ? 1 : 0);
+    }
+
     @Override
     public String toString()
     {

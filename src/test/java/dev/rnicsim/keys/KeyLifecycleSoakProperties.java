@@ -26,8 +26,9 @@ import net.jqwik.api.state.ActionChain;
  *   -Drnicsim.soak.tries=100000 -Drnicsim.soak.seed=42
  * </pre>
  * (surefire passes -D properties of the Maven command line on to the tests; the module's {@code key-soak} profile,
- * active when {@code rnicsim.soak.tries} is given, runs the tests' JVM with the C1 compiler only, which suits a run of
- * seconds: {@code -Drnicsim.soak.jvm=} gives the default compilers back for a soak of hours.)
+ * active when {@code rnicsim.soak.tries} is given, runs the tests' JVM with the C1 compiler only and the serial
+ * collector, which suit a run of seconds: {@code -Drnicsim.soak.jvm=} gives the default compilers and collector back
+ * for a soak of hours.)
  */
 @AddLifecycleHook(KeyLifecycleSoakProperties.Soak.class)
 class KeyLifecycleSoakProperties
@@ -97,10 +98,14 @@ class KeyLifecycleSoakProperties
             {
                 context.attributes().setSeed(seed);
             }
-            final String compilers = java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
-                .stream().anyMatch(a -> a.startsWith("-XX:TieredStopAtLevel=")) ? "C1 only" : "the JVM's default";
+            final java.util.List<String> jvm = java.lang.management.ManagementFactory.getRuntimeMXBean()
+                .getInputArguments();
+            final String compilers = jvm.stream().anyMatch(a -> a.startsWith("-XX:TieredStopAtLevel=")) ? "C1 only"
+                : "the JVM's default";
+            final String collector = jvm.contains("-XX:+UseSerialGC") ? "serial" : "the JVM's default";
             System.out.println("key-lifecycle soak: " + tries + " chains, seed " + (seed == null || seed.isBlank()
-                ? "random (jqwik prints it if a chain fails)" : seed) + ", JIT compilers: " + compilers);
+                ? "random (jqwik prints it if a chain fails)" : seed) + ", JIT compilers: " + compilers
+                + ", collector: " + collector);
             final com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
                 java.lang.management.ManagementFactory.getOperatingSystemMXBean();
             final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory

@@ -19,8 +19,13 @@ final class MptIndexSet
     private long[] liveBits;
     /** Words of {@link #liveBits} when grown to max_mr. */
     private final int liveWords;
-    /** One bit per word of {@link #liveBits}: that word is full, so searches for a free index skip it. */
-    private final long[] fullWords;
+    /**
+     * One bit per word of {@link #liveBits}: that word is full, so searches for a free index skip it; grown with
+     * {@link #liveBits} (a word past its end is all clear).
+     */
+    private long[] fullWords;
+    /** Words of {@link #fullWords} when grown to max_mr. */
+    private final int summaryWords;
     /** CYCLIC: where the next search starts, just after the index last taken. */
     private long cursor = 1;
 
@@ -34,7 +39,8 @@ final class MptIndexSet
         this.policy = policy;
         this.liveWords = (int)((maxMr + 63) >>> 6);
         this.liveBits = new long[Math.min(liveWords, 64)];
-        this.fullWords = new long[(liveWords + 63) >>> 6];
+        this.summaryWords = (liveWords + 63) >>> 6;
+        this.fullWords = new long[(liveBits.length + 63) >>> 6];
     }
 
     /**
@@ -63,6 +69,7 @@ final class MptIndexSet
         if (w >= liveBits.length)
         {
             liveBits = java.util.Arrays.copyOf(liveBits, Math.min(liveWords, Math.max(w + 1, liveBits.length * 2)));
+            fullWords = java.util.Arrays.copyOf(fullWords, (liveBits.length + 63) >>> 6);
         }
         liveBits[w] |= 1L << index;
         if (liveBits[w] == -1L)
@@ -125,17 +132,23 @@ final class MptIndexSet
             return -1;
         }
         int s = from >>> 6;
-        long summary = ~fullWords[s] & (-1L << from);
+        long summary = ~fullWord(s) & (-1L << from);
         while (summary == 0)
         {
-            if (++s >= fullWords.length)
+            if (++s >= summaryWords)
             {
                 return -1;
             }
-            summary = ~fullWords[s];
+            summary = ~fullWord(s);
         }
         final int w = (s << 6) + Long.numberOfTrailingZeros(summary);
         return w < liveWords ? w : -1;
+    }
+
+    /** A word of {@link #fullWords}; 0 past its end. */
+    private long fullWord(final int s)
+    {
+        return s < fullWords.length ? fullWords[s] : 0;
     }
 
     /** A word of {@link #liveBits}; 0 past its end. */

@@ -22,16 +22,17 @@ public final class Mtt
      * mapped from a read-only CPU mapping (mlx5 leaves MLX5_IB_MTT_WRITE clear); a write through it faults. */
     public static final long READ_ONLY = 1;
 
-    private static final int CHUNK_SHIFT = 12;
+    /** 512 entries a chunk (4 KiB): a fresh device's first MR allocates two of them, not two of 32 KiB. */
+    private static final int CHUNK_SHIFT = 9;
     private static final int CHUNK_MASK = (1 << CHUNK_SHIFT) - 1;
     /** Entries of a chunk when it is created (its length then doubles up to 2^12 as higher entries are written). */
     private static final int FIRST_CHUNK_LENGTH = 64;
 
     private final MttAllocator allocator;
     private final long capacity;
-    /** Chunks the capacity needs: the most the directories grow to (2^19 for 2^31 entries). */
+    /** Chunks the capacity needs: the most the directories grow to (2^22 for 2^31 entries). */
     private final int maxChunks;
-    /** Entry contents, one chunk per 2^12 entries, null until written; as long as the highest chunk written. */
+    /** Entry contents, one chunk per 2^9 entries, null until written; as long as the highest chunk written. */
     private long[][] chunks = new long[0][];
     /** Per entry index that starts a live range: its entries and reserved entries (32 bits each); else 0. As long as
      * the highest chunk a range started in. */
