@@ -473,10 +473,10 @@ final class FrameTable
         return s.data[(int)(pfn & SECTION_MASK) >>> BLOCK_SHIFT];
     }
 
-    /** Where frame {@code pfn} starts in its block. */
-    static long offsetInBlock(final long pfn)
+    /** Where the byte at {@code physAddr} lies in its frame's block (a block holds the frames of aligned pfns). */
+    static long offsetInBlock(final long physAddr)
     {
-        return inBlock((int)(pfn & SECTION_MASK));
+        return physAddr & (((long)BLOCK_FRAMES << PhysicalMemory.FRAME_SHIFT) - 1);
     }
 
     /**

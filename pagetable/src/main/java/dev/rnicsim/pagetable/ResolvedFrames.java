@@ -25,8 +25,8 @@ public final class ResolvedFrames
     private final long found;
     /** Each frame's number, or -1 when it was not resolved. */
     private final long[] pfns;
+    /** Each resolved frame's block of bytes (where in it: {@link FrameTable#offsetInBlock}). */
     private final MemorySegment[] blocks;
-    private final long[] offsets;
 
     /**
      * An empty list of {@code frames} places; {@link #resolve} fills them.
@@ -45,7 +45,6 @@ public final class ResolvedFrames
         this.found = table.dataDrops();
         this.pfns = new long[frames];
         this.blocks = new MemorySegment[frames];
-        this.offsets = new long[frames];
         java.util.Arrays.fill(pfns, -1);
     }
 
@@ -76,7 +75,6 @@ public final class ResolvedFrames
         }
         pfns[index] = pfn;
         blocks[index] = block;
-        offsets[index] = FrameTable.offsetInBlock(pfn);
         return true;
     }
 
@@ -130,17 +128,16 @@ public final class ResolvedFrames
         }
         final long srcPfn = srcAddr >>> PhysicalMemory.FRAME_SHIFT;
         final long dstPfn = dstAddr >>> PhysicalMemory.FRAME_SHIFT;
-        final int srcOffset = (int)(srcAddr & (PhysicalMemory.FRAME_BYTES - 1));
-        final int dstOffset = (int)(dstAddr & (PhysicalMemory.FRAME_BYTES - 1));
-        if (sp[srcIndex] != srcPfn || dp[dstIndex] != dstPfn || srcOffset + lengthBytes > PhysicalMemory.FRAME_BYTES
-            || dstOffset + lengthBytes > PhysicalMemory.FRAME_BYTES || src.table.dataDrops() != src.found
-            || dst.table.dataDrops() != dst.found)
+        if (sp[srcIndex] != srcPfn || dp[dstIndex] != dstPfn
+            || (srcAddr & (PhysicalMemory.FRAME_BYTES - 1)) + lengthBytes > PhysicalMemory.FRAME_BYTES
+            || (dstAddr & (PhysicalMemory.FRAME_BYTES - 1)) + lengthBytes > PhysicalMemory.FRAME_BYTES
+            || src.table.dataDrops() != src.found || dst.table.dataDrops() != dst.found)
         {
             return false;
         }
         dst.table.dmaWritten(dstPfn);
-        MemorySegment.copy(src.blocks[srcIndex], src.offsets[srcIndex] + srcOffset, dst.blocks[dstIndex],
-            dst.offsets[dstIndex] + dstOffset, lengthBytes);
+        MemorySegment.copy(src.blocks[srcIndex], FrameTable.offsetInBlock(srcAddr), dst.blocks[dstIndex],
+            FrameTable.offsetInBlock(dstAddr), lengthBytes);
         return true;
     }
 }
