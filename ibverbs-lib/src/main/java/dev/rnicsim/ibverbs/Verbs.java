@@ -1,6 +1,7 @@
 package dev.rnicsim.ibverbs;
 
 import dev.rnicsim.pagetable.UserProcess;
+import dev.rnicsim.simnic.DriverTraits;
 import dev.rnicsim.simnic.SimContext;
 import dev.rnicsim.simnic.SimDevice;
 import dev.rnicsim.verbs.Access;
@@ -184,8 +185,16 @@ final class Verbs
             final byte[] name = s.server.hcaIds.get(i).getBytes(StandardCharsets.UTF_8);
             b.put(at, name, 0, Math.min(63, name.length));
             b.putLong(at + 64, Long.reverseBytes(devs.get(i).attributes().nodeGuid()));
-            b.putInt(at + 72, 1); // IBV_NODE_CA
-            b.putInt(at + 76, 0); // IBV_TRANSPORT_IB
+            // the node type and transport libibverbs reads from sysfs (ibv_devinfo's "transport:" line): CA and IB,
+            // RNIC and iWARP (siw, cxgb4, irdma in iWARP mode), UNSPECIFIED for efa and mana
+            final DriverTraits.Transport t = devs.get(i).profile().traits().transport();
+            b.putInt(at + 72, switch (t)
+            {
+                case INFINIBAND -> 1; // IBV_NODE_CA
+                case IWARP -> 4; // IBV_NODE_RNIC
+                case UNSPECIFIED -> 7; // IBV_NODE_UNSPECIFIED
+            });
+            b.putInt(at + 76, t.code());
         }
         return b;
     }
