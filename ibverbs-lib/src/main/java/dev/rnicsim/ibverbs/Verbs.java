@@ -186,7 +186,7 @@ final class Verbs
             b.put(at, name, 0, Math.min(63, name.length));
             b.putLong(at + 64, Long.reverseBytes(devs.get(i).attributes().nodeGuid()));
             // the node type and transport libibverbs reads from sysfs (ibv_devinfo's "transport:" line): CA and IB,
-            // RNIC and iWARP (siw, cxgb4, irdma in iWARP mode), UNSPECIFIED for efa and mana
+            // RNIC and iWARP (siw, cxgb4, erdma, irdma in iWARP mode), UNSPECIFIED for efa
             final DriverTraits.Transport t = devs.get(i).profile().traits().transport();
             b.putInt(at + 72, switch (t)
             {
@@ -344,12 +344,13 @@ final class Verbs
     }
 
     /**
-     * QUERY_QP: the state (an error completion moves the QP to ERR without a modify), and whether its data is written
-     * in order ({@code ibv_query_qp_data_in_order}, as the device's provider answers it).
+     * QUERY_QP: the state as the driver reports it (an error completion moves the QP to ERR without a modify; an
+     * iWARP driver reports a QP in RESET as INIT), and whether its data is written in order
+     * ({@code ibv_query_qp_data_in_order}, as the device's provider answers it).
      */
     private static ByteBuffer queryQp(final dev.rnicsim.verbs.QueuePair qp)
     {
-        return buf(8).putInt(0, qp.state().ordinal()).putInt(4, qp.dataInOrder(dev.rnicsim.verbs.WrOpcode.SEND) ? 1 : 0);
+        return buf(8).putInt(0, qp.query().qpState().ordinal()).putInt(4, qp.dataInOrder(dev.rnicsim.verbs.WrOpcode.SEND) ? 1 : 0);
     }
 
     private ByteBuffer destroyCq(final int h)
