@@ -1,6 +1,7 @@
 package dev.rnicsim.ibverbs;
 
 import dev.rnicsim.pagetable.UserProcess;
+import dev.rnicsim.simnic.DriverTraits;
 import dev.rnicsim.simnic.SimContext;
 import dev.rnicsim.simnic.SimDevice;
 import dev.rnicsim.verbs.Access;
@@ -219,8 +220,16 @@ final class Verbs
             final byte[] name = s.server.hcaIds.get(i).getBytes(StandardCharsets.UTF_8);
             b.put(at, name, 0, Math.min(63, name.length));
             b.putLong(at + 64, Long.reverseBytes(devs.get(i).attributes().nodeGuid()));
-            b.putInt(at + 72, 1); // IBV_NODE_CA
-            b.putInt(at + 76, 0); // IBV_TRANSPORT_IB
+            // the node type and transport libibverbs reads from sysfs (ibv_devinfo's "transport:" line): CA and IB,
+            // RNIC and iWARP (siw, cxgb4, erdma, irdma in iWARP mode), UNSPECIFIED for efa
+            final DriverTraits.Transport t = devs.get(i).profile().traits().transport();
+            b.putInt(at + 72, switch (t)
+            {
+                case INFINIBAND -> 1; // IBV_NODE_CA
+                case IWARP -> 4; // IBV_NODE_RNIC
+                case UNSPECIFIED -> 7; // IBV_NODE_UNSPECIFIED
+            });
+            b.putInt(at + 76, t.code());
         }
         return b;
     }
@@ -370,12 +379,13 @@ final class Verbs
     }
 
     /**
-     * QUERY_QP: the state (an error completion moves the QP to ERR without a modify), and whether its data is written
-     * in order ({@code ibv_query_qp_data_in_order}, as the device's provider answers it).
+     * QUERY_QP: the state as the driver reports it (an error completion moves the QP to ERR without a modify; an
+     * iWARP driver reports a QP in RESET as INIT), and whether its data is written in order
+     * ({@code ibv_query_qp_data_in_order}, as the device's provider answers it).
      */
     private static ByteBuffer queryQp(final dev.rnicsim.verbs.QueuePair qp)
     {
-        return buf(8).putInt(0, qp.state().ordinal()).putInt(4, qp.dataInOrder(dev.rnicsim.verbs.WrOpcode.SEND) ? 1 : 0);
+        return buf(8).putInt(0, qp.query().qpState().ordinal()).putInt(4, qp.dataInOrder(dev.rnicsim.verbs.WrOpcode.SEND) ? 1 : 0);
     }
 
     private ByteBuffer destroyCq(final int h)

@@ -3,6 +3,7 @@ package dev.rnicsim.ibverbs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.rnicsim.simnic.DeviceProfiles;
+import dev.rnicsim.simnic.DriverProfiles;
 import dev.rnicsim.verbs.DeviceAttributes;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -61,6 +62,24 @@ class DistributionProgramsTest
                     java.util.Locale.ROOT) + "\n")
                 .contains("link_layer:\t\tEthernet")
                 .contains("PORT_ACTIVE");
+        }
+    }
+
+    @Test
+    void ibvDevinfoPrintsTheTransportOfTheProfilesDriver() throws Exception
+    {
+        Programs.require("ibv_devinfo", "ibverbs-utils");
+        // the dumps: cxgb4 "iWARP (1)", efa "unspecified (4)" (node types RNIC and UNSPECIFIED in sysfs)
+        for (final var e : java.util.Map.of("cxgb4_0", DriverProfiles.cxgb4(), "efa_0", DriverProfiles.efaGen1(),
+            "mlx5_0", DeviceProfiles.connectx5()).entrySet())
+        {
+            try (Programs p = new Programs(dir, e.getKey(), e.getValue()))
+            {
+                final Programs.Run r = p.run(false, "ibv_devinfo");
+                assertThat(r.exitCode()).as(r.both()).isZero();
+                assertThat(r.out()).as(e.getKey()).contains("hca_id:\t" + e.getKey() + "\n")
+                    .contains("transport:\t\t\t" + e.getValue().traits().transport().devinfo() + "\n");
+            }
         }
     }
 

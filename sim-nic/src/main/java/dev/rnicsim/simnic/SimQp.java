@@ -300,7 +300,8 @@ public final class SimQp implements QueuePair
     public QpAttr query()
     {
         checkOpen("ibv_query_qp");
-        return new QpAttr(state, state, Access.fromBits(qpAccessBits), attrs.pkeyIndex, attrs.portNum, attrs.qkey,
+        final QpState reported = ReportedQpState.of(device.profile(), state);
+        return new QpAttr(reported, reported, Access.fromBits(qpAccessBits), attrs.pkeyIndex, attrs.portNum, attrs.qkey,
             attrs.av, attrs.pathMtu, attrs.timeout, retryCount, rnrRetry, attrs.rqPsn, attrs.sqPsn, attrs.maxRdAtomic,
             attrs.maxDestRdAtomic, attrs.minRnrTimer, attrs.destQpNum, state == QpState.SQD
                 && !requester.sendQueue.isEmpty());

@@ -170,7 +170,8 @@ final class ExecCommand implements Callable<Integer>
     {
         return switch (p.driver())
         {
-            case "mlx4", "mlx5" -> p.driver() + "_0";
+            // ib_alloc_device names "mlx5_%d", "cxgb4_%d", "efa_%d", "hfi1_%d" (the dumps' hca_ids)
+            case "mlx4", "mlx5", "cxgb4", "efa", "hfi1" -> p.driver() + "_0";
             default -> p.driver() + "0";
         };
     }

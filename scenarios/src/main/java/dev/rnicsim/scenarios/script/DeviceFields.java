@@ -42,8 +42,14 @@ final class DeviceFields
         attr(m, "max_qp_init_rd_atom", a -> (long)a.maxQpInitRdAtom());
         attr(m, "max_res_rd_atom", a -> (long)a.maxResRdAtom());
         attr(m, "max_mw", a -> (long)a.maxMw());
+        attr(m, "max_mcast_grp", a -> (long)a.maxMcastGrp());
+        attr(m, "max_mcast_qp_attach", a -> (long)a.maxMcastQpAttach());
+        attr(m, "max_total_mcast_qp_attach", a -> (long)a.maxTotalMcastQpAttach());
+        attr(m, "max_ah", a -> (long)a.maxAh());
         attr(m, "atomic_cap", a -> (long)a.atomicCap().ordinal());
         attr(m, "max_srq", a -> (long)a.maxSrq());
+        attr(m, "max_srq_wr", a -> (long)a.maxSrqWr());
+        attr(m, "max_srq_sge", a -> (long)a.maxSrqSge());
         attr(m, "max_pkeys", a -> (long)a.maxPkeys());
         attr(m, "local_ca_ack_delay", a -> (long)a.localCaAckDelay());
         attr(m, "general_odp_caps", a -> (long)a.odpCaps().generalCaps());

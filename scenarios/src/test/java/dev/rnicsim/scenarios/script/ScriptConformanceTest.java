@@ -203,6 +203,11 @@ class ScriptConformanceTest
             open app nic
             expect nic.vendor_id == 0xffffff
             expect nic.max_mw == 524287
+            expect nic.max_ah == 1048576
+            expect nic.max_mcast_grp == 8192
+            expect nic.max_total_mcast_qp_attach == 0x70000
+            expect nic.max_srq_wr == 1048576
+            expect nic.max_srq_sge == 27
             expect nic.gid_tbl_len == 1024
             expect nic.max_msg_sz == 0x80000000
             expect nic.max_dm_size == 0
