@@ -260,7 +260,8 @@ final class Diagnoser
                 {
                     summary = who + " belongs to PD " + (own == null ? "?" : own.pd()) + (born == null ? ""
                         : " (its " + shortName(born) + " " + born.describe() + ")") + " but the QP's PD is " + pd;
-                    fix = "fix: register the memory in the PD of the QP that uses it (or create the QP in the MR's PD)";
+                    fix = advice.pdFix("fix: register the memory in the PD of the QP that uses it (or create the QP "
+                        + "in the MR's PD)");
                 }
                 case RIGHTS_MISSING ->
                 {

@@ -29,11 +29,13 @@ import java.util.Locale;
  * @param covering       the live MR of the PD covering the range asked, described with its key, or null.
  * @param elsewhere      the other device of the fabric that issued this key, described, or null.
  * @param windowType     for a key naming a live window that is not bound: 1 or 2; else 0.
+ * @param processes      for a key of another PD whose process is not the QP's: both processes, described; else
+ *                       null.
  */
-record KeyAdvice(String covering, String elsewhere, int windowType)
+record KeyAdvice(String covering, String elsewhere, int windowType, String processes)
 {
     /** No advice: the check's own words say it all. */
-    static final KeyAdvice NONE = new KeyAdvice(null, null, 0);
+    static final KeyAdvice NONE = new KeyAdvice(null, null, 0, null);
 
     /**
      * The advice for a refused key: the MR search runs only for a key this device never issued and for a range
@@ -64,8 +66,53 @@ record KeyAdvice(String covering, String elsewhere, int windowType)
             final SimMw mw = device.keys().window(key);
             windowType = mw != null && mw.type() == MwType.TYPE_1 ? 1 : 2;
         }
-        return covering == null && elsewhere == null && windowType == 0 ? NONE
-            : new KeyAdvice(covering, elsewhere, windowType);
+        final String processes = check == KeyCheck.WRONG_PD && own != null ? processes(device, own.pd(), pd) : null;
+        return covering == null && elsewhere == null && windowType == 0 && processes == null ? NONE
+            : new KeyAdvice(covering, elsewhere, windowType, processes);
+    }
+
+    /** The live PD numbered {@code pdNum} on the device, or null. */
+    private static SimPd pdOf(final SimDevice device, final int pdNum)
+    {
+        for (final SimContext c : device.contexts())
+        {
+            for (final SimPd p : c.protectionDomains())
+            {
+                if (p.pdNum() == pdNum)
+                {
+                    return p;
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * @return when the key's PD and the QP's PD belong to different processes, both, e.g. {@code the key's PD 2 is
+     * process 1001's (other), the QP's PD 1 process 1000's (app_b)}; else null.
+     */
+    private static String processes(final SimDevice device, final int keyPd, final int qpPd)
+    {
+        final SimPd mine = pdOf(device, keyPd);
+        final SimPd theirs = pdOf(device, qpPd);
+        if (mine == null || theirs == null || mine.context().process() == theirs.context().process())
+        {
+            return null;
+        }
+        return "the key's PD " + keyPd + " is process " + mine.context().process().pid() + "'s ("
+            + mine.context().process().name() + "), the QP's PD " + qpPd + " process "
+            + theirs.context().process().pid() + "'s (" + theirs.context().process().name() + ")";
+    }
+
+    /**
+     * @param fix the fix of a key of another PD.
+     * @return that fix, and for a key of another process, how processes share memory registrations.
+     */
+    String pdFix(final String fix)
+    {
+        return processes == null ? fix : "fix: " + processes + ": a key serves only the QPs of its own PD, and "
+            + "PDs are per process; register the memory in the QP's process and PD, or share one PD between the "
+            + "processes (ibv_import_pd on a shared context) and register in it";
     }
 
     /** The live MR of the PD numbered {@code pd} whose range holds [addr, addr + length), described, or null. */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.rnicsim.mtt.MKey;
 import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.Backing;
 import dev.rnicsim.verbs.MemoryRegion;
 import dev.rnicsim.verbs.MemoryWindow;
 import dev.rnicsim.verbs.MwBindInfo;
@@ -229,5 +230,40 @@ class KeyAdviceTest
             .doesNotContain("fix:");
         assertThat(wc.diagnosis().details()).last().asString().startsWith("fix: revoke an MR's keys with "
             + "ibv_dereg_mr");
+    }
+
+    @Test
+    void aKeyOfAnotherProcessesPdShouldNameBothProcesses()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final SimContext other = k.rig.deviceB.open(k.rig.deviceB.host().host().spawn("other"));
+        final long buf = other.memory().allocate(PAGE, Backing.BASE_PAGES);
+        final MemoryRegion mr = other.allocPd().regMr(buf, PAGE, RuleRig.REMOTE_ALL);
+
+        final WorkCompletion wc = writeTo(k, buf, mr.rkey(), 8);
+
+        assertThat(wc.status()).isEqualTo(WcStatus.REM_ACCESS_ERR);
+        assertThat(wc.diagnosis().check()).isEqualTo(WcDiagnosis.Check.PD);
+        assertThat(wc.diagnosis().details()).last().asString().containsPattern("fix: the key's PD \\d+ is process "
+            + "\\d+'s \\(other\\), the QP's PD \\d+ process \\d+'s \\(responder\\): a key serves only the QPs of its "
+            + "own PD, and PDs are per process");
+    }
+
+    @Test
+    void localInvOfATypeOneWindowShouldSayHowToUnbindIt()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final MemoryRegion mr = k.rig.pdB.regMr(k.rig.bufferB(PAGE), PAGE, KeyRig.bindable());
+        final MemoryWindow mw = k.rig.pdB.allocMw(MwType.TYPE_1);
+        final KeyRig.Pair p = k.pair();
+        final int rkey = k.bind1(p.b(), mw, new MwBindInfo(mr, mr.addr(), PAGE, READ_WRITE));
+
+        final WorkCompletion wc = k.post(p.b(), SendWr.localInv(k.nextWrId(), rkey));
+
+        assertThat(wc.status()).isEqualTo(WcStatus.LOC_QP_OP_ERR);
+        assertThat(wc.diagnosis().summary()).endsWith("names a type 1 window, which cannot be invalidated "
+            + "(rxe_invalidate_mw)");
+        assertThat(wc.diagnosis().details()).last().asString().startsWith("fix: unbind a type 1 window with "
+            + "ibv_bind_mw of length 0");
     }
 }
