@@ -243,8 +243,8 @@ final class Diagnoser
                         : "fix: register the target MR with the remote right the operation needs (REMOTE_WRITE, "
                         + "REMOTE_READ or REMOTE_ATOMIC) and hand the peer its rkey")
                         : mine == null ? advice.neverIssuedFix(key, deviceName, who.contains("lkey"), pd, addr, length)
-                        : "fix: use the key of a live MR; deregister an MR only after its last work request "
-                        + "completed, and tell peers when an rkey is revoked";
+                        : advice.staleFix(check, mine, "fix: use the key of a live MR; deregister an MR only after its "
+                        + "last work request completed, and tell peers when an rkey is revoked");
                 }
                 case VARIANT_MISMATCH ->
                 {
@@ -253,8 +253,9 @@ final class Diagnoser
                         + shortName(nowAt) + " " + nowAt.describe() + ")") + (mine == null ? "" : "; this key's "
                         + shortName(mine) + " was " + (born != null && born != mine ? born.describe() + ", then " : "")
                         + mine.describe());
-                    fix = "fix: the index was reused after the key's MR or window went away: use the current key, and "
-                        + "never keep keys past deregistration (a recycled variant could even match again)";
+                    fix = advice.staleFix(check, mine, "fix: the index was reused after the key's MR or window went "
+                        + "away: use the current key, and never keep keys past deregistration (a recycled variant "
+                        + "could even match again)");
                 }
                 case WRONG_PD ->
                 {

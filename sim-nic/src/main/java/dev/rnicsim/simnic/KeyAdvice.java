@@ -56,7 +56,7 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
         final long length, final KeyCheck check, final MptEntry own, final KeyHistory.Event mine)
     {
         final boolean neverHere = check == KeyCheck.NO_SUCH_INDEX && mine == null;
-        final String covering = neverHere || check == KeyCheck.OUT_OF_RANGE
+        final String covering = neverHere || check == KeyCheck.OUT_OF_RANGE || reregistered(check, mine)
             ? covering(device, pd, key, local, addr, length) : null;
         final String elsewhere = neverHere ? elsewhere(device, key) : null;
         int windowType = 0;
@@ -69,6 +69,31 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
         final String processes = check == KeyCheck.WRONG_PD && own != null ? processes(device, own.pd(), pd) : null;
         return covering == null && elsewhere == null && windowType == 0 && processes == null ? NONE
             : new KeyAdvice(covering, elsewhere, windowType, processes);
+    }
+
+    /** True when the key stopped naming its MR because ibv_rereg_mr gave the MR new keys. */
+    private static boolean reregistered(final KeyCheck check, final KeyHistory.Event mine)
+    {
+        return (check == KeyCheck.NO_SUCH_INDEX || check == KeyCheck.VARIANT_MISMATCH) && mine != null
+            && mine.what() == KeyHistory.What.INVALIDATED && "rereg_mr".equals(mine.cause());
+    }
+
+    /**
+     * @param check the check that failed.
+     * @param mine  the key's last event.
+     * @param fix   the fix of a stale key.
+     * @return for a key ibv_rereg_mr replaced, the fix naming that call and the new key; else {@code fix}.
+     */
+    String staleFix(final KeyCheck check, final KeyHistory.Event mine, final String fix)
+    {
+        if (!reregistered(check, mine))
+        {
+            return fix;
+        }
+        return "fix: ibv_rereg_mr gave the MR new keys (" + mine.describe() + ") and the old ones stopped "
+            + "translating: use the " + (covering != null ? covering + ", which covers the range asked,"
+            : "keys the call left in the MR (mr->lkey, mr->rkey)") + " and hand the peer the new rkey (which keys "
+            + "survive a re-registration is the driver's choice)";
     }
 
     /** The live PD numbered {@code pdNum} on the device, or null. */

@@ -10,6 +10,7 @@ import dev.rnicsim.verbs.MemoryRegion;
 import dev.rnicsim.verbs.MemoryWindow;
 import dev.rnicsim.verbs.MwBindInfo;
 import dev.rnicsim.verbs.MwType;
+import dev.rnicsim.verbs.ReregFlag;
 import dev.rnicsim.verbs.SendWr;
 import dev.rnicsim.verbs.Sge;
 import dev.rnicsim.verbs.WcDiagnosis;
@@ -265,5 +266,25 @@ class KeyAdviceTest
             + "(rxe_invalidate_mw)");
         assertThat(wc.diagnosis().details()).last().asString().startsWith("fix: unbind a type 1 window with "
             + "ibv_bind_mw of length 0");
+    }
+
+    @Test
+    void anRkeyReplacedByReregShouldNameTheCallAndTheNewKey()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final long buf = k.rig.bufferB(16 * PAGE);
+        final MemoryRegion mr = k.rig.pdB.regMr(buf, 4 * PAGE, RuleRig.REMOTE_ALL);
+        final int old = mr.rkey();
+        k.rig.fabric.origin("app.c:70 (ibv_rereg_mr)");
+        mr.rereg(EnumSet.of(ReregFlag.CHANGE_TRANSLATION), null, buf, 16 * PAGE, EnumSet.noneOf(Access.class));
+        k.rig.fabric.origin(null);
+        assertThat(mr.rkey()).as("connectx5 gives a larger translation new keys").isNotEqualTo(old);
+
+        final WorkCompletion wc = writeTo(k, buf, old, 8);
+
+        assertThat(wc.status()).isEqualTo(WcStatus.REM_ACCESS_ERR);
+        assertThat(wc.diagnosis().details()).last().asString().startsWith("fix: ibv_rereg_mr gave the MR new keys "
+            + "(invalidated at app.c:70 (ibv_rereg_mr)) and the old ones stopped translating: use the rkey "
+            + MKey.toHex(mr.rkey()) + " of the MR of 65536 bytes");
     }
 }
