@@ -271,7 +271,7 @@ final class Diagnoser
                     summary = unbound != null ? unbound[0] : who + " lacks " + Access.fromBits(missing) + ": asked "
                         + Access.fromBits(access) + ", granted " + (own == null ? "?" : Access.fromBits(own.access()))
                         + (born == null ? "" : " (its " + shortName(born) + " " + born.describe() + ")");
-                    fix = unbound != null ? unbound[1] : KeyAdvice.rightsFix(missing, who.contains("lkey"),
+                    fix = unbound != null ? unbound[1] : KeyAdvice.rightsFix(missing, who,
                         born != null && "window".equals(shortName(born)));
                 }
                 case WRONG_STATE ->
@@ -295,8 +295,8 @@ final class Diagnoser
                 {
                     summary = who + " names a type 2 window bound for another QP, not QP 0x" + Integer.toHexString(qpn)
                         + (mine == null ? "" : ": " + mine.object() + ", " + mine.describe());
-                    fix = "fix: a type 2 window serves only the QP that bound it: bind it from the QP the peer "
-                        + "talks to";
+                    fix = "fix: a type 2 window serves only the QP it was bound through: bind it through QP 0x"
+                        + Integer.toHexString(qpn) + ", the QP this peer's requests arrive on";
                 }
                 default ->
                 {

@@ -298,19 +298,23 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
 
     /**
      * @param missing the rights the operation needs that the key lacks.
-     * @param local   true for an lkey.
+     * @param who     the key as the summary names it ({@code local sge[0] lkey ...}, {@code the responder's receive
+     *                ... lkey ...}, {@code rkey ...}).
      * @param window  true when the key names a bound window.
      * @return the fix of a missing right, naming it.
      */
-    static String rightsFix(final int missing, final boolean local, final boolean window)
+    static String rightsFix(final int missing, final String who, final boolean window)
     {
+        final boolean local = who.contains("lkey");
         final String rights = Access.fromBits(missing).toString();
         if (window)
         {
             return "fix: bind the window with " + rights + " (the MR under it must allow it too)";
         }
-        return "fix: register the " + (local ? "local buffer's MR" : "MR") + " with " + rights + (local
-            ? " (an RDMA READ or an atomic writes its result into the local buffer)" : "")
+        return "fix: register the " + (!local ? "MR" : who.contains("receive") ? "receive buffer's MR"
+            : "local buffer's MR") + " with " + rights + (!local ? "" : who.contains("receive")
+            ? " (the device writes each message it receives into it)"
+            : " (an RDMA READ or an atomic writes its result into the local buffer)")
             + (local || (missing & (AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_ATOMIC)) == 0 ? "" : " and LOCAL_WRITE, which remote writes and atomics need")
             + ", or change it with ibv_rereg_mr(IBV_REREG_MR_CHANGE_ACCESS)";
     }

@@ -287,4 +287,45 @@ class KeyAdviceTest
             + "(invalidated at app.c:70 (ibv_rereg_mr)) and the old ones stopped translating: use the rkey "
             + MKey.toHex(mr.rkey()) + " of the MR of 65536 bytes");
     }
+
+    @Test
+    void aReceiveBufferWithoutLocalWriteShouldBeNamedSo()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final long buf = k.rig.bufferB(PAGE);
+        final MemoryRegion readOnly = k.rig.pdB.regMr(buf, PAGE, EnumSet.noneOf(Access.class));
+        final KeyRig.Pair p = k.pair();
+        p.b().postRecv(dev.rnicsim.verbs.RecvWr.of(k.nextWrId(), RuleRig.sge(readOnly, buf, 64)));
+
+        final WorkCompletion wc = k.post(p.a(), SendWr.send(k.nextWrId(), RuleRig.sgl(RuleRig.sge(k.scratchMr,
+            k.scratch, 8))));
+
+        assertThat(wc.status()).isEqualTo(WcStatus.REM_OP_ERR);
+        assertThat(wc.diagnosis().details()).last().asString().isEqualTo("fix: register the receive buffer's MR "
+            + "with [LOCAL_WRITE] (the device writes each message it receives into it), or change it with "
+            + "ibv_rereg_mr(IBV_REREG_MR_CHANGE_ACCESS)");
+    }
+
+    @Test
+    void aWindowOfAnotherQpShouldNameTheQpToBindItThrough()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final long buf = k.rig.bufferB(PAGE);
+        final MemoryRegion mr = k.rig.pdB.regMr(buf, PAGE, KeyRig.bindable());
+        final MemoryWindow mw = k.rig.pdB.allocMw(MwType.TYPE_2);
+        final KeyRig.Pair owner = k.pair();
+        final int rkey = SendWr.incRkey(mw.rkey());
+        assertThat(k.post(owner.b(), SendWr.bindMw(k.nextWrId(), mw, rkey, new MwBindInfo(mr, buf, PAGE,
+            READ_WRITE))).status()).isEqualTo(WcStatus.SUCCESS);
+        final KeyRig.Pair other = k.pair();
+
+        final WorkCompletion wc = k.post(other.a(), SendWr.write(k.nextWrId(), RuleRig.sgl(RuleRig.sge(k.scratchMr,
+            k.scratch, 8)), buf, rkey));
+
+        assertThat(wc.status()).isEqualTo(WcStatus.REM_ACCESS_ERR);
+        assertThat(wc.diagnosis().check()).isEqualTo(WcDiagnosis.Check.WINDOW_QP);
+        assertThat(wc.diagnosis().details()).last().asString().isEqualTo("fix: a type 2 window serves only the QP "
+            + "it was bound through: bind it through QP 0x" + Integer.toHexString(other.b().qpNum()) + ", the QP "
+            + "this peer's requests arrive on");
+    }
 }
