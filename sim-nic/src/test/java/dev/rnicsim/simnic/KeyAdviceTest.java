@@ -328,4 +328,27 @@ class KeyAdviceTest
             + "it was bound through: bind it through QP 0x" + Integer.toHexString(other.b().qpNum()) + ", the QP "
             + "this peer's requests arrive on");
     }
+
+    @Test
+    void aLocalInvalidationRunLaterShouldBeRecordedAtTheLineThatPostedIt()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final long buf = k.rig.bufferB(PAGE);
+        final MemoryRegion mr = k.rig.pdB.regMr(buf, PAGE, KeyRig.bindable());
+        final MemoryWindow mw = k.rig.pdB.allocMw(MwType.TYPE_2);
+        final KeyRig.Pair p = k.pair();
+        final int rkey = SendWr.incRkey(mw.rkey());
+        k.rig.fabric.origin("app.c:20 (post BIND_MW)");
+        p.b().postSend(SendWr.bindMw(k.nextWrId(), mw, rkey, new MwBindInfo(mr, buf, PAGE, READ_WRITE)));
+        k.rig.fabric.origin("app.c:21 (post LOCAL_INV)");
+        final long inv = k.nextWrId();
+        p.b().postSend(SendWr.localInv(inv, rkey));
+        k.rig.fabric.origin("app.c:30 (poll)");
+        assertThat(k.completionOf(p.b(), inv).status()).isEqualTo(WcStatus.SUCCESS);
+        k.rig.fabric.origin(null);
+
+        assertThat(k.deviceB().keyHistory().events(k.deviceB().keyHistory().index(rkey)))
+            .extracting(KeyHistory.Event::describe)
+            .containsExactly("bound at app.c:20 (post BIND_MW)", "invalidated at app.c:21 (post LOCAL_INV)");
+    }
 }
