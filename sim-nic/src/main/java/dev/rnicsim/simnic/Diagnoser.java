@@ -243,8 +243,8 @@ final class Diagnoser
                         : "fix: register the target MR with the remote right the operation needs (REMOTE_WRITE, "
                         + "REMOTE_READ or REMOTE_ATOMIC) and hand the peer its rkey")
                         : mine == null ? advice.neverIssuedFix(key, deviceName, who.contains("lkey"), pd, addr, length)
-                        : "fix: use the key of a live MR; deregister an MR only after its last work request "
-                        + "completed, and tell peers when an rkey is revoked";
+                        : advice.staleFix(check, mine, "fix: use the key of a live MR; deregister an MR only after its "
+                        + "last work request completed, and tell peers when an rkey is revoked");
                 }
                 case VARIANT_MISMATCH ->
                 {
@@ -253,14 +253,16 @@ final class Diagnoser
                         + shortName(nowAt) + " " + nowAt.describe() + ")") + (mine == null ? "" : "; this key's "
                         + shortName(mine) + " was " + (born != null && born != mine ? born.describe() + ", then " : "")
                         + mine.describe());
-                    fix = "fix: the index was reused after the key's MR or window went away: use the current key, and "
-                        + "never keep keys past deregistration (a recycled variant could even match again)";
+                    fix = advice.staleFix(check, mine, "fix: the index was reused after the key's MR or window went "
+                        + "away: use the current key, and never keep keys past deregistration (a recycled variant "
+                        + "could even match again)");
                 }
                 case WRONG_PD ->
                 {
                     summary = who + " belongs to PD " + (own == null ? "?" : own.pd()) + (born == null ? ""
                         : " (its " + shortName(born) + " " + born.describe() + ")") + " but the QP's PD is " + pd;
-                    fix = "fix: register the memory in the PD of the QP that uses it (or create the QP in the MR's PD)";
+                    fix = advice.pdFix("fix: register the memory in the PD of the QP that uses it (or create the QP "
+                        + "in the MR's PD)");
                 }
                 case RIGHTS_MISSING ->
                 {
@@ -269,7 +271,7 @@ final class Diagnoser
                     summary = unbound != null ? unbound[0] : who + " lacks " + Access.fromBits(missing) + ": asked "
                         + Access.fromBits(access) + ", granted " + (own == null ? "?" : Access.fromBits(own.access()))
                         + (born == null ? "" : " (its " + shortName(born) + " " + born.describe() + ")");
-                    fix = unbound != null ? unbound[1] : KeyAdvice.rightsFix(missing, who.contains("lkey"),
+                    fix = unbound != null ? unbound[1] : KeyAdvice.rightsFix(missing, who,
                         born != null && "window".equals(shortName(born)));
                 }
                 case WRONG_STATE ->
@@ -292,8 +294,8 @@ final class Diagnoser
                 {
                     summary = who + " names a type 2 window bound for another QP, not QP 0x" + Integer.toHexString(qpn)
                         + (mine == null ? "" : ": " + mine.object() + ", " + mine.describe());
-                    fix = "fix: a type 2 window serves only the QP that bound it: bind it from the QP the peer "
-                        + "talks to";
+                    fix = "fix: a type 2 window serves only the QP it was bound through: bind it through QP 0x"
+                        + Integer.toHexString(qpn) + ", the QP this peer's requests arrive on";
                 }
                 default ->
                 {

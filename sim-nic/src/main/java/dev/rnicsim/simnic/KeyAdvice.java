@@ -29,11 +29,13 @@ import java.util.Locale;
  * @param covering       the live MR of the PD covering the range asked, described with its key, or null.
  * @param elsewhere      the other device of the fabric that issued this key, described, or null.
  * @param windowType     for a key naming a live window that is not bound: 1 or 2; else 0.
+ * @param processes      for a key of another PD whose process is not the QP's: both processes, described; else
+ *                       null.
  */
-record KeyAdvice(String covering, String elsewhere, int windowType)
+record KeyAdvice(String covering, String elsewhere, int windowType, String processes)
 {
     /** No advice: the check's own words say it all. */
-    static final KeyAdvice NONE = new KeyAdvice(null, null, 0);
+    static final KeyAdvice NONE = new KeyAdvice(null, null, 0, null);
 
     /**
      * The advice for a refused key: the MR search runs only for a key this device never issued and for a range
@@ -54,7 +56,7 @@ record KeyAdvice(String covering, String elsewhere, int windowType)
         final long length, final KeyCheck check, final MptEntry own, final KeyHistory.Event mine)
     {
         final boolean neverHere = check == KeyCheck.NO_SUCH_INDEX && mine == null;
-        final String covering = neverHere || check == KeyCheck.OUT_OF_RANGE
+        final String covering = neverHere || check == KeyCheck.OUT_OF_RANGE || reregistered(check, mine)
             ? covering(device, pd, key, local, addr, length) : null;
         final String elsewhere = neverHere ? elsewhere(device, key) : null;
         int windowType = 0;
@@ -64,8 +66,78 @@ record KeyAdvice(String covering, String elsewhere, int windowType)
             final SimMw mw = device.keys().window(key);
             windowType = mw != null && mw.type() == MwType.TYPE_1 ? 1 : 2;
         }
-        return covering == null && elsewhere == null && windowType == 0 ? NONE
-            : new KeyAdvice(covering, elsewhere, windowType);
+        final String processes = check == KeyCheck.WRONG_PD && own != null ? processes(device, own.pd(), pd) : null;
+        return covering == null && elsewhere == null && windowType == 0 && processes == null ? NONE
+            : new KeyAdvice(covering, elsewhere, windowType, processes);
+    }
+
+    /** True when the key stopped naming its MR because ibv_rereg_mr gave the MR new keys. */
+    private static boolean reregistered(final KeyCheck check, final KeyHistory.Event mine)
+    {
+        return (check == KeyCheck.NO_SUCH_INDEX || check == KeyCheck.VARIANT_MISMATCH) && mine != null
+            && mine.what() == KeyHistory.What.INVALIDATED && "rereg_mr".equals(mine.cause());
+    }
+
+    /**
+     * @param check the check that failed.
+     * @param mine  the key's last event.
+     * @param fix   the fix of a stale key.
+     * @return for a key ibv_rereg_mr replaced, the fix naming that call and the new key; else {@code fix}.
+     */
+    String staleFix(final KeyCheck check, final KeyHistory.Event mine, final String fix)
+    {
+        if (!reregistered(check, mine))
+        {
+            return fix;
+        }
+        return "fix: ibv_rereg_mr gave the MR new keys (" + mine.describe() + ") and the old ones stopped "
+            + "translating: use the " + (covering != null ? covering + ", which covers the range asked,"
+            : "keys the call left in the MR (mr->lkey, mr->rkey)") + " and hand the peer the new rkey (which keys "
+            + "survive a re-registration is the driver's choice)";
+    }
+
+    /** The live PD numbered {@code pdNum} on the device, or null. */
+    private static SimPd pdOf(final SimDevice device, final int pdNum)
+    {
+        for (final SimContext c : device.contexts())
+        {
+            for (final SimPd p : c.protectionDomains())
+            {
+                if (p.pdNum() == pdNum)
+                {
+                    return p;
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * @return when the key's PD and the QP's PD belong to different processes, both, e.g. {@code the key's PD 2 is
+     * process 1001's (other), the QP's PD 1 process 1000's (app_b)}; else null.
+     */
+    private static String processes(final SimDevice device, final int keyPd, final int qpPd)
+    {
+        final SimPd mine = pdOf(device, keyPd);
+        final SimPd theirs = pdOf(device, qpPd);
+        if (mine == null || theirs == null || mine.context().process() == theirs.context().process())
+        {
+            return null;
+        }
+        return "the key's PD " + keyPd + " is process " + mine.context().process().pid() + "'s ("
+            + mine.context().process().name() + "), the QP's PD " + qpPd + " process "
+            + theirs.context().process().pid() + "'s (" + theirs.context().process().name() + ")";
+    }
+
+    /**
+     * @param fix the fix of a key of another PD.
+     * @return that fix, and for a key of another process, how processes share memory registrations.
+     */
+    String pdFix(final String fix)
+    {
+        return processes == null ? fix : "fix: " + processes + ": a key serves only the QPs of its own PD, and "
+            + "PDs are per process; register the memory in the QP's process and PD, or share one PD between the "
+            + "processes (ibv_import_pd on a shared context) and register in it";
     }
 
     /** The live MR of the PD numbered {@code pd} whose range holds [addr, addr + length), described, or null. */
@@ -226,19 +298,23 @@ record KeyAdvice(String covering, String elsewhere, int windowType)
 
     /**
      * @param missing the rights the operation needs that the key lacks.
-     * @param local   true for an lkey.
+     * @param who     the key as the summary names it ({@code local sge[0] lkey ...}, {@code the responder's receive
+     *                ... lkey ...}, {@code rkey ...}).
      * @param window  true when the key names a bound window.
      * @return the fix of a missing right, naming it.
      */
-    static String rightsFix(final int missing, final boolean local, final boolean window)
+    static String rightsFix(final int missing, final String who, final boolean window)
     {
+        final boolean local = who.contains("lkey");
         final String rights = Access.fromBits(missing).toString();
         if (window)
         {
             return "fix: bind the window with " + rights + " (the MR under it must allow it too)";
         }
-        return "fix: register the " + (local ? "local buffer's MR" : "MR") + " with " + rights + (local
-            ? " (an RDMA READ or an atomic writes its result into the local buffer)" : "")
+        return "fix: register the " + (!local ? "MR" : who.contains("receive") ? "receive buffer's MR"
+            : "local buffer's MR") + " with " + rights + (!local ? "" : who.contains("receive")
+            ? " (the device writes each message it receives into it)"
+            : " (an RDMA READ or an atomic writes its result into the local buffer)")
             + (local || (missing & (AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_ATOMIC)) == 0 ? "" : " and LOCAL_WRITE, which remote writes and atomics need")
             + ", or change it with ibv_rereg_mr(IBV_REREG_MR_CHANGE_ACCESS)";
     }

@@ -187,7 +187,8 @@ final class LocalOps
             if (mw == null || mw.type() == MwType.TYPE_1)
             {
                 qp.localFailure("rkey 0x" + Integer.toHexString(rkey) + " names a type 1 window, which cannot be "
-                    + "invalidated (rxe_invalidate_mw)");
+                    + "invalidated (rxe_invalidate_mw); fix: unbind a type 1 window with ibv_bind_mw of length 0, or "
+                    + "allocate a type 2 window (IBV_MW_TYPE_2) for keys that LOCAL_INV or SEND_WITH_INV revoke");
                 return false;
             }
             if (device.profile().follows(ProviderRule.INVALIDATION_CHECKS_OWNER) && mw.isBound()
@@ -195,7 +196,9 @@ final class LocalOps
             {
                 qp.localFailure("rkey 0x" + Integer.toHexString(rkey) + " names a type 2 window bound to QP 0x"
                     + Integer.toHexString(mw.boundQp().qpNum()) + ", not this QP 0x" + Integer.toHexString(qp.num())
-                    + " (mlx5 checks the QP of an invalidation)");
+                    + " (mlx5 checks the QP of an invalidation); fix: invalidate the window from QP 0x"
+                    + Integer.toHexString(mw.boundQp().qpNum()) + " (LOCAL_INV), or have that QP's peer send the "
+                    + "SEND_WITH_INV");
                 return false;
             }
             device.fabric().engine().awaitKeyHolders(device, "an invalidation (LOCAL_INV or SEND_WITH_INV)", rkey);
@@ -212,7 +215,7 @@ final class LocalOps
                 && mr.pd() != qp.simPd())
             {
                 qp.localFailure("key 0x" + Integer.toHexString(rkey) + " names a fast-registration MR of another PD"
-                    + " than this QP's");
+                    + " than this QP's; fix: invalidate it from a QP of the MR's PD");
                 return false;
             }
             device.fabric().engine().awaitKeyHolders(device, "an invalidation (LOCAL_INV or SEND_WITH_INV)", rkey);

@@ -477,16 +477,30 @@ final class Requester
         return qp.responder.finish(wr, peer, attempt, needsRecv, missesBefore, null);
     }
 
-    /** Executes BIND_MW, LOCAL_INV or REG_MR on this QP's device; a failure completes it in error. */
+    /**
+     * Executes BIND_MW, LOCAL_INV or REG_MR on this QP's device; a failure completes it in error. The key events it
+     * records (and strict mode's warnings) name the line that posted it, not the one that runs the engine now.
+     */
     WqeOutcome executeLocal(final SendWr wr)
     {
         qp.localFailure = null;
-        final WcStatus status = switch (wr.opcode())
+        final String site = postSite(wr);
+        final String now = device.fabric().origin();
+        device.fabric().origin(site != null ? site : now);
+        final WcStatus status;
+        try
         {
-            case BIND_MW -> LocalOps.bind(qp, (SendWr.Bind)wr.localOp());
-            case REG_MR -> LocalOps.fastRegister(qp, (SendWr.Reg)wr.localOp());
-            default -> LocalOps.invalidate(qp, wr.invalidateRkey()) ? WcStatus.SUCCESS : WcStatus.LOC_QP_OP_ERR;
-        };
+            status = switch (wr.opcode())
+            {
+                case BIND_MW -> LocalOps.bind(qp, (SendWr.Bind)wr.localOp());
+                case REG_MR -> LocalOps.fastRegister(qp, (SendWr.Reg)wr.localOp());
+                default -> LocalOps.invalidate(qp, wr.invalidateRkey()) ? WcStatus.SUCCESS : WcStatus.LOC_QP_OP_ERR;
+            };
+        }
+        finally
+        {
+            device.fabric().origin(now);
+        }
         // The span's arguments are built only for a trace listener (the clock advances either way).
         final boolean tracing = device.fabric().tracing();
         final java.util.Map<String, Object> args = tracing ? new java.util.LinkedHashMap<>() : java.util.Map.of();

@@ -5,10 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.rnicsim.mtt.MKey;
 import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.Backing;
 import dev.rnicsim.verbs.MemoryRegion;
 import dev.rnicsim.verbs.MemoryWindow;
 import dev.rnicsim.verbs.MwBindInfo;
 import dev.rnicsim.verbs.MwType;
+import dev.rnicsim.verbs.ReregFlag;
 import dev.rnicsim.verbs.SendWr;
 import dev.rnicsim.verbs.Sge;
 import dev.rnicsim.verbs.WcDiagnosis;
@@ -229,5 +231,124 @@ class KeyAdviceTest
             .doesNotContain("fix:");
         assertThat(wc.diagnosis().details()).last().asString().startsWith("fix: revoke an MR's keys with "
             + "ibv_dereg_mr");
+    }
+
+    @Test
+    void aKeyOfAnotherProcessesPdShouldNameBothProcesses()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final SimContext other = k.rig.deviceB.open(k.rig.deviceB.host().host().spawn("other"));
+        final long buf = other.memory().allocate(PAGE, Backing.BASE_PAGES);
+        final MemoryRegion mr = other.allocPd().regMr(buf, PAGE, RuleRig.REMOTE_ALL);
+
+        final WorkCompletion wc = writeTo(k, buf, mr.rkey(), 8);
+
+        assertThat(wc.status()).isEqualTo(WcStatus.REM_ACCESS_ERR);
+        assertThat(wc.diagnosis().check()).isEqualTo(WcDiagnosis.Check.PD);
+        assertThat(wc.diagnosis().details()).last().asString().containsPattern("fix: the key's PD \\d+ is process "
+            + "\\d+'s \\(other\\), the QP's PD \\d+ process \\d+'s \\(responder\\): a key serves only the QPs of its "
+            + "own PD, and PDs are per process");
+    }
+
+    @Test
+    void localInvOfATypeOneWindowShouldSayHowToUnbindIt()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final MemoryRegion mr = k.rig.pdB.regMr(k.rig.bufferB(PAGE), PAGE, KeyRig.bindable());
+        final MemoryWindow mw = k.rig.pdB.allocMw(MwType.TYPE_1);
+        final KeyRig.Pair p = k.pair();
+        final int rkey = k.bind1(p.b(), mw, new MwBindInfo(mr, mr.addr(), PAGE, READ_WRITE));
+
+        final WorkCompletion wc = k.post(p.b(), SendWr.localInv(k.nextWrId(), rkey));
+
+        assertThat(wc.status()).isEqualTo(WcStatus.LOC_QP_OP_ERR);
+        assertThat(wc.diagnosis().summary()).endsWith("names a type 1 window, which cannot be invalidated "
+            + "(rxe_invalidate_mw)");
+        assertThat(wc.diagnosis().details()).last().asString().startsWith("fix: unbind a type 1 window with "
+            + "ibv_bind_mw of length 0");
+    }
+
+    @Test
+    void anRkeyReplacedByReregShouldNameTheCallAndTheNewKey()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final long buf = k.rig.bufferB(16 * PAGE);
+        final MemoryRegion mr = k.rig.pdB.regMr(buf, 4 * PAGE, RuleRig.REMOTE_ALL);
+        final int old = mr.rkey();
+        k.rig.fabric.origin("app.c:70 (ibv_rereg_mr)");
+        mr.rereg(EnumSet.of(ReregFlag.CHANGE_TRANSLATION), null, buf, 16 * PAGE, EnumSet.noneOf(Access.class));
+        k.rig.fabric.origin(null);
+        assertThat(mr.rkey()).as("connectx5 gives a larger translation new keys").isNotEqualTo(old);
+
+        final WorkCompletion wc = writeTo(k, buf, old, 8);
+
+        assertThat(wc.status()).isEqualTo(WcStatus.REM_ACCESS_ERR);
+        assertThat(wc.diagnosis().details()).last().asString().startsWith("fix: ibv_rereg_mr gave the MR new keys "
+            + "(invalidated at app.c:70 (ibv_rereg_mr)) and the old ones stopped translating: use the rkey "
+            + MKey.toHex(mr.rkey()) + " of the MR of 65536 bytes");
+    }
+
+    @Test
+    void aReceiveBufferWithoutLocalWriteShouldBeNamedSo()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final long buf = k.rig.bufferB(PAGE);
+        final MemoryRegion readOnly = k.rig.pdB.regMr(buf, PAGE, EnumSet.noneOf(Access.class));
+        final KeyRig.Pair p = k.pair();
+        p.b().postRecv(dev.rnicsim.verbs.RecvWr.of(k.nextWrId(), RuleRig.sge(readOnly, buf, 64)));
+
+        final WorkCompletion wc = k.post(p.a(), SendWr.send(k.nextWrId(), RuleRig.sgl(RuleRig.sge(k.scratchMr,
+            k.scratch, 8))));
+
+        assertThat(wc.status()).isEqualTo(WcStatus.REM_OP_ERR);
+        assertThat(wc.diagnosis().details()).last().asString().isEqualTo("fix: register the receive buffer's MR "
+            + "with [LOCAL_WRITE] (the device writes each message it receives into it), or change it with "
+            + "ibv_rereg_mr(IBV_REREG_MR_CHANGE_ACCESS)");
+    }
+
+    @Test
+    void aWindowOfAnotherQpShouldNameTheQpToBindItThrough()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final long buf = k.rig.bufferB(PAGE);
+        final MemoryRegion mr = k.rig.pdB.regMr(buf, PAGE, KeyRig.bindable());
+        final MemoryWindow mw = k.rig.pdB.allocMw(MwType.TYPE_2);
+        final KeyRig.Pair owner = k.pair();
+        final int rkey = SendWr.incRkey(mw.rkey());
+        assertThat(k.post(owner.b(), SendWr.bindMw(k.nextWrId(), mw, rkey, new MwBindInfo(mr, buf, PAGE,
+            READ_WRITE))).status()).isEqualTo(WcStatus.SUCCESS);
+        final KeyRig.Pair other = k.pair();
+
+        final WorkCompletion wc = k.post(other.a(), SendWr.write(k.nextWrId(), RuleRig.sgl(RuleRig.sge(k.scratchMr,
+            k.scratch, 8)), buf, rkey));
+
+        assertThat(wc.status()).isEqualTo(WcStatus.REM_ACCESS_ERR);
+        assertThat(wc.diagnosis().check()).isEqualTo(WcDiagnosis.Check.WINDOW_QP);
+        assertThat(wc.diagnosis().details()).last().asString().isEqualTo("fix: a type 2 window serves only the QP "
+            + "it was bound through: bind it through QP 0x" + Integer.toHexString(other.b().qpNum()) + ", the QP "
+            + "this peer's requests arrive on");
+    }
+
+    @Test
+    void aLocalInvalidationRunLaterShouldBeRecordedAtTheLineThatPostedIt()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final long buf = k.rig.bufferB(PAGE);
+        final MemoryRegion mr = k.rig.pdB.regMr(buf, PAGE, KeyRig.bindable());
+        final MemoryWindow mw = k.rig.pdB.allocMw(MwType.TYPE_2);
+        final KeyRig.Pair p = k.pair();
+        final int rkey = SendWr.incRkey(mw.rkey());
+        k.rig.fabric.origin("app.c:20 (post BIND_MW)");
+        p.b().postSend(SendWr.bindMw(k.nextWrId(), mw, rkey, new MwBindInfo(mr, buf, PAGE, READ_WRITE)));
+        k.rig.fabric.origin("app.c:21 (post LOCAL_INV)");
+        final long inv = k.nextWrId();
+        p.b().postSend(SendWr.localInv(inv, rkey));
+        k.rig.fabric.origin("app.c:30 (poll)");
+        assertThat(k.completionOf(p.b(), inv).status()).isEqualTo(WcStatus.SUCCESS);
+        k.rig.fabric.origin(null);
+
+        assertThat(k.deviceB().keyHistory().events(k.deviceB().keyHistory().index(rkey)))
+            .extracting(KeyHistory.Event::describe)
+            .containsExactly("bound at app.c:20 (post BIND_MW)", "invalidated at app.c:21 (post LOCAL_INV)");
     }
 }
