@@ -410,6 +410,7 @@ final class Verbs
         {
             // the program's whole call, checked as the kernel checks it, before the change is applied below
             dev.rnicsim.simnic.QpModifyCheck.check((dev.rnicsim.simnic.SimQp) q.qp, call.attr(), call.mask());
+            IwarpConnection.checkRts(s.server.devices.get(q.deviceIndex), q.qp.state(), call.attr(), call.mask());
         }
         if (q.qp.type() == QpType.UD)
         {
@@ -435,7 +436,9 @@ final class Verbs
             case Wire.QPS_INIT -> q.qp.modifyToInit(Access.fromBits(p.getInt(12)));
             case Wire.QPS_RTR ->
             {
-                final int peerDevice = resolvePeer(p, q);
+                // an iWARP driver ignores the address vector (the connection manager's stream names the peer)
+                final int peerDevice = p.getInt(52) == 0 && IwarpConnection.iwarp(s.server.devices.get(q.deviceIndex))
+                    ? q.deviceIndex : resolvePeer(p, q);
                 final int destQpn = p.getInt(16);
                 q.qp.modifyToRtr(new QpAddress(lid(peerDevice), s.server.devices.get(peerDevice).gid(), destQpn,
                     p.getInt(20)), p.getInt(44));
