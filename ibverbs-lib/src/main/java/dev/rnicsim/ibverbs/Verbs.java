@@ -1,6 +1,7 @@
 package dev.rnicsim.ibverbs;
 
 import dev.rnicsim.pagetable.UserProcess;
+import dev.rnicsim.simnic.DriverTraits;
 import dev.rnicsim.simnic.SimContext;
 import dev.rnicsim.simnic.SimDevice;
 import dev.rnicsim.verbs.Access;
@@ -138,7 +139,7 @@ final class Verbs
             case Wire.OP_CLOSE_XRCD -> xrc.close(p.getInt(0));
             case Wire.OP_CREATE_XRC_SRQ -> xrc.createSrq(p, srqs);
             case XrcVerbs.OP_OPEN_QP -> xrc.openQp(p);
-            case Wire.OP_QUERY_QP -> queryQp(s.get(p.getInt(0), Session.QpInfo.class).qp);
+            case Wire.OP_QUERY_QP -> queryQp(s.get(p.getInt(0), Session.QpInfo.class));
             case Wire.OP_REG_MR -> regMr(p, site);
             case Wire.OP_DEREG_MR -> deregMr(p.getInt(0));
             case Wire.OP_CREATE_CQ -> createCq(p.getInt(0), p.getInt(4), p.limit() >= 12 ? p.getInt(8) : 0);
@@ -184,8 +185,16 @@ final class Verbs
             final byte[] name = s.server.hcaIds.get(i).getBytes(StandardCharsets.UTF_8);
             b.put(at, name, 0, Math.min(63, name.length));
             b.putLong(at + 64, Long.reverseBytes(devs.get(i).attributes().nodeGuid()));
-            b.putInt(at + 72, 1); // IBV_NODE_CA
-            b.putInt(at + 76, 0); // IBV_TRANSPORT_IB
+            // the node type the driver registers (IBV_NODE_CA, IBV_NODE_RNIC for iWARP, IBV_NODE_UNSPECIFIED for
+            // EFA) and the transport libibverbs derives from it, which ibv_devinfo prints as "transport:"
+            final DriverTraits.Transport transport = devs.get(i).profile().traits().transport();
+            b.putInt(at + 72, switch (transport)
+            {
+                case INFINIBAND -> 1; // IBV_NODE_CA
+                case IWARP -> 4; // IBV_NODE_RNIC
+                case UNSPECIFIED -> 7; // IBV_NODE_UNSPECIFIED
+            });
+            b.putInt(at + 76, transport.code());
         }
         return b;
     }
@@ -327,7 +336,15 @@ final class Verbs
 
     private ByteBuffer createCq(final int ctx, final int cqe, final int compVector)
     {
-        final CompletionQueue cq = s.get(ctx, Session.CtxInfo.class).context().createCq(cqe, compVector);
+        final Session.CtxInfo owner = s.get(ctx, Session.CtxInfo.class);
+        if (owner.device().profile().follows(dev.rnicsim.simnic.ProviderRule.CQ_NEEDS_PARENT_DOMAIN_ALLOCATORS))
+        {
+            throw new VerbsException("ibv_create_cq", EINVAL, "the " + owner.device().profile().driver()
+                + " provider (rdma-core 44's libmana, mana_create_cq) allocates no CQ buffer itself: \"Allocating core "
+                + "buffers for CQ is not supported\" without a parent domain's allocators, which serve DPDK; run the "
+                + "program on a profile whose provider makes CQs (mlx5, rxe, ...)");
+        }
+        final CompletionQueue cq = owner.context().createCq(cqe, compVector);
         final int h = s.add(null);
         s.handles.set(h, new Session.CqInfo(s, h, cq));
         return buf(8).putInt(0, h).putInt(4, cq.cqe());
@@ -335,11 +352,17 @@ final class Verbs
 
     /**
      * QUERY_QP: the state (an error completion moves the QP to ERR without a modify), and whether its data is written
-     * in order ({@code ibv_query_qp_data_in_order}, as the device's provider answers it).
+     * in order ({@code ibv_query_qp_data_in_order}, as the device's provider answers it). An iWARP driver keeps RESET
+     * and INIT as one state, IDLE, which it reports as INIT: siw ({@code ib_qp_state_to_siw_qp_state},
+     * {@code siw_qp_state_to_ib_qp_state}), cxgb4 ({@code c4iw_convert_state}, {@code to_ib_qp_state}); so a new
+     * QP queries as INIT there, as rdma-core's {@code tests/test_qp.py} expects of an IBV_NODE_RNIC device.
      */
-    private static ByteBuffer queryQp(final dev.rnicsim.verbs.QueuePair qp)
+    private ByteBuffer queryQp(final Session.QpInfo q)
     {
-        return buf(8).putInt(0, qp.state().ordinal()).putInt(4, qp.dataInOrder(dev.rnicsim.verbs.WrOpcode.SEND) ? 1 : 0);
+        final dev.rnicsim.verbs.QueuePair qp = q.qp;
+        final dev.rnicsim.verbs.QpState state = qp.state() == dev.rnicsim.verbs.QpState.RESET
+            && IwarpConnection.iwarp(s.server.devices.get(q.deviceIndex)) ? dev.rnicsim.verbs.QpState.INIT : qp.state();
+        return buf(8).putInt(0, state.ordinal()).putInt(4, qp.dataInOrder(dev.rnicsim.verbs.WrOpcode.SEND) ? 1 : 0);
     }
 
     private ByteBuffer destroyCq(final int h)

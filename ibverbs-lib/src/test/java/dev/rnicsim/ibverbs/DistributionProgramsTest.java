@@ -61,6 +61,32 @@ class DistributionProgramsTest
         }
     }
 
+    /**
+     * The node type the driver registers decides the transport libibverbs reports: IBV_NODE_RNIC gives iWARP (the
+     * cxgb4 dump prints {@code iWARP (1)}), EFA's IBV_NODE_UNSPECIFIED gives {@code unspecified (4)} (the efa dump),
+     * a CA InfiniBand.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', textBlock = """
+        cxgb4      | iWARP (1)
+        siw        | iWARP (1)
+        e810-iwarp | iWARP (1)
+        efa        | unspecified (4)
+        e810       | InfiniBand (0)
+        connectx5  | InfiniBand (0)
+        """)
+    void ibvDevinfoPrintsTheTransportOfTheDriver(final String profileName, final String transport) throws Exception
+    {
+        Programs.require("ibv_devinfo", "ibverbs-utils");
+        final DeviceProfile profile = DeviceProfiles.byName(profileName);
+        try (Programs p = new Programs(dir, hcaIdOf(profile), profile))
+        {
+            final Programs.Run r = p.run(false, "ibv_devinfo");
+            assertThat(r.exitCode()).as(r.both()).isZero();
+            assertThat(r.out()).containsPattern("transport:\\s+" + java.util.regex.Pattern.quote(transport) + "\n");
+        }
+    }
+
     @Test
     void ibvRcPingpongServerAndClientComplete() throws Exception
     {
@@ -249,7 +275,8 @@ class DistributionProgramsTest
      * BlueField-2, as its dump; not implicit ODP on rxe). Completion timestamps: {@code completion_timestamp_mask} is
      * 0 but on mlx5. Device memory: {@code max_dm_size} is 0 but on ConnectX-5 and later. {@code -N}
      * ({@code ibv_create_qp_ex} with send_ops_flags): libmlx4 takes none, libbnxt_re has no {@code create_qp_ex}. QP types: each driver's {@code create_qp}
-     * (drivers.md, QP types). SRQs: none on erdma. XRC: librxe has no {@code open_xrcd} (EOPNOTSUPP, 95).
+     * (drivers.md, QP types). SRQs: none on erdma. XRC: librxe has no {@code open_xrcd} (EOPNOTSUPP, 95). CQs: rdma-core 44's libmana makes
+     * none without a parent domain's allocators (EINVAL).
      */
     @ParameterizedTest(name = "{0} {2} on {1}")
     @CsvSource(delimiter = '|', textBlock = """
@@ -266,6 +293,7 @@ class DistributionProgramsTest
         ibv_ud_pingpong   | hns        | -g 0      | Couldn't create QP
         ibv_srq_pingpong  | erdma      | -g 0      | Couldn't create SRQ
         ibv_xsrq_pingpong | rxe        | -g 0      | Couldn't Open the XRC Domain 95
+        ibv_ud_pingpong   | mana       | -g 0      | Couldn't create CQ
         """)
     void aPingpongRefusesWhatItsDeviceLacksAsTheRealOneDoes(final String program, final String profileName,
         final String options, final String message) throws Exception

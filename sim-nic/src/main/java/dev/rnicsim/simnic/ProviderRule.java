@@ -277,5 +277,12 @@ public enum ProviderRule
      * {@code mlx5_ib_query_srq}), rxe ({@code rxe_queue_init} sizes the ring to a power of two with one slot empty;
      * {@code rxe_query_srq} answers its {@code index_mask}). Without this rule the SRQ holds and reports the max_wr
      * asked for. See {@link SimSrq}. */
-    SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE
+    SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE,
+    /** {@code ibv_create_cq} is EINVAL unless the context has a parent domain's buffer allocators: rdma-core 44's
+     * libmana serves DPDK only, and its {@code mana_create_cq} (providers/mana/cq.c) refuses to allocate a CQ buffer
+     * itself ("Allocating core buffers for CQ is not supported"); the model has no parent domains on mana, so every
+     * CQ of a C program is refused and {@code ibv_rc_pingpong} stops at "Couldn't create CQ", as on an Azure VM with
+     * that library. Only a C program meets it; the C library applies it (the Java API's {@code createCq} stands for
+     * the kernel's {@code mana_ib_create_cq}, which takes a buffer the application gives). */
+    CQ_NEEDS_PARENT_DOMAIN_ALLOCATORS
 }
