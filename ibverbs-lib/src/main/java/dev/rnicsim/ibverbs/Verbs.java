@@ -174,7 +174,7 @@ final class Verbs
             case Wire.OP_CLOSE_XRCD -> xrc.close(p.getInt(0));
             case Wire.OP_CREATE_XRC_SRQ -> xrc.createSrq(p, srqs);
             case XrcVerbs.OP_OPEN_QP -> xrc.openQp(p);
-            case Wire.OP_QUERY_QP -> queryQp(s.get(p.getInt(0), Session.QpInfo.class).qp);
+            case Wire.OP_QUERY_QP -> queryQp(s.get(p.getInt(0), Session.QpInfo.class));
             case Wire.OP_REG_MR -> regMr(p, site);
             case Wire.OP_DEREG_MR -> deregMr(p.getInt(0));
             case Wire.OP_CREATE_CQ -> createCq(p.getInt(0), p.getInt(4), p.limit() >= 12 ? p.getInt(8) : 0);
@@ -372,7 +372,15 @@ final class Verbs
 
     private ByteBuffer createCq(final int ctx, final int cqe, final int compVector)
     {
-        final CompletionQueue cq = s.get(ctx, Session.CtxInfo.class).context().createCq(cqe, compVector);
+        final Session.CtxInfo owner = s.get(ctx, Session.CtxInfo.class);
+        if (owner.device().profile().follows(dev.rnicsim.simnic.ProviderRule.CQ_NEEDS_PARENT_DOMAIN_ALLOCATORS))
+        {
+            throw new VerbsException("ibv_create_cq", EINVAL, "the " + owner.device().profile().driver()
+                + " provider (rdma-core 44's libmana, mana_create_cq) allocates no CQ buffer itself: \"Allocating core "
+                + "buffers for CQ is not supported\" without a parent domain's allocators, which serve DPDK; run the "
+                + "program on a profile whose provider makes CQs (mlx5, rxe, ...)");
+        }
+        final CompletionQueue cq = owner.context().createCq(cqe, compVector);
         final int h = s.add(null);
         s.handles.set(h, new Session.CqInfo(s, h, cq));
         return buf(8).putInt(0, h).putInt(4, cq.cqe());
@@ -383,9 +391,10 @@ final class Verbs
      * iWARP driver reports a QP in RESET as INIT), and whether its data is written in order
      * ({@code ibv_query_qp_data_in_order}, as the device's provider answers it).
      */
-    private static ByteBuffer queryQp(final dev.rnicsim.verbs.QueuePair qp)
+    private ByteBuffer queryQp(final Session.QpInfo q)
     {
-        return buf(8).putInt(0, qp.query().qpState().ordinal()).putInt(4, qp.dataInOrder(dev.rnicsim.verbs.WrOpcode.SEND) ? 1 : 0);
+        return buf(8).putInt(0, q.qp.query().qpState().ordinal())
+            .putInt(4, q.qp.dataInOrder(dev.rnicsim.verbs.WrOpcode.SEND) ? 1 : 0);
     }
 
     private ByteBuffer destroyCq(final int h)
@@ -456,6 +465,7 @@ final class Verbs
         {
             // the program's whole call, checked as the kernel checks it, before the change is applied below
             dev.rnicsim.simnic.QpModifyCheck.check((dev.rnicsim.simnic.SimQp) q.qp, call.attr(), call.mask());
+            IwarpConnection.checkRts(s.server.devices.get(q.deviceIndex), q.qp.state(), call.attr(), call.mask());
         }
         if (q.qp.type() == QpType.UD)
         {
@@ -481,7 +491,9 @@ final class Verbs
             case Wire.QPS_INIT -> q.qp.modifyToInit(Access.fromBits(p.getInt(12)));
             case Wire.QPS_RTR ->
             {
-                final int peerDevice = resolvePeer(p, q);
+                // an iWARP driver ignores the address vector (the connection manager's stream names the peer)
+                final int peerDevice = p.getInt(52) == 0 && IwarpConnection.iwarp(s.server.devices.get(q.deviceIndex))
+                    ? q.deviceIndex : resolvePeer(p, q);
                 final int destQpn = p.getInt(16);
                 q.qp.modifyToRtr(new QpAddress(lid(peerDevice), s.server.devices.get(peerDevice).gid(), destQpn,
                     p.getInt(20)), p.getInt(44));

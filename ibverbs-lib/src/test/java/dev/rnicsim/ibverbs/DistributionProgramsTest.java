@@ -2,6 +2,7 @@ package dev.rnicsim.ibverbs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.rnicsim.simnic.DeviceProfile;
 import dev.rnicsim.simnic.DeviceProfiles;
 import dev.rnicsim.simnic.DriverProfiles;
 import dev.rnicsim.verbs.DeviceAttributes;
@@ -12,6 +13,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The distribution's own programs (ibverbs-utils, perftest, pyverbs), unmodified, on the simulated device through
@@ -62,6 +65,32 @@ class DistributionProgramsTest
                     java.util.Locale.ROOT) + "\n")
                 .contains("link_layer:\t\tEthernet")
                 .contains("PORT_ACTIVE");
+        }
+    }
+
+    /**
+     * The node type the driver registers decides the transport libibverbs reports: IBV_NODE_RNIC gives iWARP (the
+     * cxgb4 dump prints {@code iWARP (1)}), EFA's IBV_NODE_UNSPECIFIED gives {@code unspecified (4)} (the efa dump),
+     * a CA InfiniBand.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', textBlock = """
+        cxgb4      | iWARP (1)
+        siw        | iWARP (1)
+        e810-iwarp | iWARP (1)
+        efa        | unspecified (4)
+        e810       | InfiniBand (0)
+        connectx5  | InfiniBand (0)
+        """)
+    void ibvDevinfoPrintsTheTransportOfTheDriver(final String profileName, final String transport) throws Exception
+    {
+        Programs.require("ibv_devinfo", "ibverbs-utils");
+        final DeviceProfile profile = DeviceProfiles.byName(profileName);
+        try (Programs p = new Programs(dir, hcaIdOf(profile), profile))
+        {
+            final Programs.Run r = p.run(false, "ibv_devinfo");
+            assertThat(r.exitCode()).as(r.both()).isZero();
+            assertThat(r.out()).containsPattern("transport:\\s+" + java.util.regex.Pattern.quote(transport) + "\n");
         }
     }
 
@@ -262,6 +291,131 @@ class DistributionProgramsTest
     void ibvUdPingpongOf1000ExchangesChecksEveryPayloadAfterItsGrh() throws Exception
     {
         pingpong("ibv_ud_pingpong", "2048000 bytes in", "-n", "1000", "-c");
+    }
+
+    /**
+     * The pingpong programs on devices that lack what an option or the program's QP type needs: each refuses as on
+     * the real device, with the program's own message and exit status 1, before it listens (the program's check of
+     * {@code ibv_query_device_ex}, or the verb's errno). ODP: the mlx5 parts that report it and current rxe (not
+     * BlueField-2, as its dump; not implicit ODP on rxe). Completion timestamps: {@code completion_timestamp_mask} is
+     * 0 but on mlx5. Device memory: {@code max_dm_size} is 0 but on ConnectX-5 and later. {@code -N}
+     * ({@code ibv_create_qp_ex} with send_ops_flags): libmlx4 takes none, libbnxt_re has no {@code create_qp_ex}. QP types: each driver's {@code create_qp}
+     * (drivers.md, QP types). SRQs: none on erdma. XRC: librxe has no {@code open_xrcd} (EOPNOTSUPP, 95). CQs: rdma-core 44's libmana makes
+     * none without a parent domain's allocators (EINVAL).
+     */
+    @ParameterizedTest(name = "{0} {2} on {1}")
+    @CsvSource(delimiter = '|', textBlock = """
+        ibv_rc_pingpong   | bluefield2 | -o        | The device isn't ODP capable or does not support RC send and receive with ODP
+        ibv_rc_pingpong   | rxe        | -g 0 -O   | The device doesn't support implicit ODP
+        ibv_rc_pingpong   | connectx3  | -t        | The device isn't completion timestamp capable
+        ibv_rc_pingpong   | connectx4  | -j        | Device doesn't support dm allocation
+        ibv_rc_pingpong   | connectx3  | -N        | Couldn't create QP
+        ibv_rc_pingpong   | bnxt_re    | -g 0 -N   | Couldn't create QP
+        ibv_rc_pingpong   | efa        | -g 0      | Couldn't create QP
+        ibv_uc_pingpong   | bnxt_re    | -g 0      | Couldn't create QP
+        ibv_uc_pingpong   | e810       | -g 0      | Couldn't create QP
+        ibv_ud_pingpong   | cxgb4      | -g 0      | Couldn't create QP
+        ibv_ud_pingpong   | hns        | -g 0      | Couldn't create QP
+        ibv_srq_pingpong  | erdma      | -g 0      | Couldn't create SRQ
+        ibv_xsrq_pingpong | rxe        | -g 0      | Couldn't Open the XRC Domain 95
+        ibv_ud_pingpong   | mana       | -g 0      | Couldn't create CQ
+        """)
+    void aPingpongRefusesWhatItsDeviceLacksAsTheRealOneDoes(final String program, final String profileName,
+        final String options, final String message) throws Exception
+    {
+        Programs.require(program, "ibverbs-utils");
+        final DeviceProfile profile = DeviceProfiles.byName(profileName);
+        try (Programs p = new Programs(dir, hcaIdOf(profile), profile))
+        {
+            final List<String> server = new ArrayList<>(List.of(program, "-p", String.valueOf(Programs.port())));
+            server.addAll(List.of(options.split(" ")));
+            final Programs.Run r = p.run(false, server.toArray(String[]::new));
+            assertThat(r.exitCode()).as(r.both()).isEqualTo(1);
+            assertThat(r.err()).as(r.both()).contains(message);
+            assertThat(r.out()).as("it stopped before it listened").doesNotContain("local address");
+        }
+    }
+
+    /**
+     * The pingpong programs where the device has what they ask for, server and client on one fabric: RoCE ports
+     * with {@code -g 0} (a GID is mandatory there), ODP with and without prefetch, completion timestamps, device
+     * memory, the {@code ibv_wr_*} API, UD on the drivers that take it, SRQs with fewer QPs, a larger MTU.
+     */
+    @ParameterizedTest(name = "{0} {2} on {1}")
+    @CsvSource(delimiter = '|', textBlock = """
+        ibv_rc_pingpong  | rxe        | -g 0 -o -P -c
+        ibv_rc_pingpong  | rxe        | -g 0 -N
+        ibv_rc_pingpong  | bnxt_re    | -g 0
+        ibv_rc_pingpong  | connectx5  | -t -c
+        ibv_rc_pingpong  | connectx6  | -j
+        ibv_rc_pingpong  | connectx7  | -O -P -m 4096 -s 16384 -c
+        ibv_rc_pingpong  | hns        | -g 0 -e
+        ibv_ud_pingpong  | e810       | -g 0 -c
+        ibv_ud_pingpong  | efa        | -g 0
+        ibv_uc_pingpong  | hfi1       | -c
+        ibv_srq_pingpong | connectx5  | -q 4 -o -c
+        """)
+    void aPingpongCompletesWhereItsDeviceHasWhatItAsksFor(final String program, final String profileName,
+        final String options) throws Exception
+    {
+        Programs.require(program, "ibverbs-utils");
+        final DeviceProfile profile = DeviceProfiles.byName(profileName);
+        try (Programs p = new Programs(dir, hcaIdOf(profile), profile))
+        {
+            final List<String> server = new ArrayList<>(List.of(program, "-p", String.valueOf(Programs.port()), "-n",
+                "20"));
+            server.addAll(List.of(options.split(" ")));
+            final List<String> client = new ArrayList<>(server);
+            client.add("localhost");
+            for (final Programs.Run r : p.serverAndClient(server, client, "Couldn't connect"))
+            {
+                assertThat(r.exitCode()).as(r.both()).isZero();
+                assertThat(r.both()).doesNotContain("mismatch").doesNotContain("Couldn't").doesNotContain("Failed");
+                assertThat(r.out()).contains("20 iters in");
+            }
+        }
+    }
+
+    /**
+     * A RoCE port without {@code -g} gives the program's address vector no GID, which the core refuses on RoCE
+     * ({@code rdma_check_ah_attr}: EINVAL at RTR); an iWARP device takes RTR without one but no modify to RTS from
+     * the application (its connection manager's stream is missing: EINVAL), with {@code -g} or without.
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource(delimiter = '|', textBlock = """
+        rxe        | -c   | Failed to modify QP to RTR
+        siw        | -g 0 | Failed to modify QP to RTS
+        cxgb4      | -c   | Failed to modify QP to RTS
+        e810-iwarp | -g 0 | Failed to modify QP to RTS
+        """)
+    void ibvRcPingpongFailsToConnectWhereTheStackRefusesItsModify(final String profileName, final String options,
+        final String message) throws Exception
+    {
+        Programs.require("ibv_rc_pingpong", "ibverbs-utils");
+        final DeviceProfile profile = DeviceProfiles.byName(profileName);
+        try (Programs p = new Programs(dir, hcaIdOf(profile), profile))
+        {
+            final List<String> server = new ArrayList<>(List.of("ibv_rc_pingpong", "-p",
+                String.valueOf(Programs.port()), "-n", "5"));
+            server.addAll(List.of(options.split(" ")));
+            final List<String> client = new ArrayList<>(server);
+            client.add("localhost");
+            final List<Programs.Run> runs = p.serverAndClient(server, client, "Couldn't connect to localhost");
+            assertThat(runs.get(0).exitCode()).as(runs.get(0).both()).isEqualTo(1);
+            assertThat(runs.get(0).err()).contains(message).contains("Couldn't connect to remote QP");
+            assertThat(runs.get(1).exitCode()).as(runs.get(1).both()).isEqualTo(1);
+            assertThat(runs.get(1).out()).doesNotContain("iters in");
+        }
+    }
+
+    /** The device name rnicsim exec gives a profile: mlx4_0 and mlx5_0, else the driver and 0. */
+    private static String hcaIdOf(final DeviceProfile p)
+    {
+        return switch (p.driver())
+        {
+            case "mlx4", "mlx5" -> p.driver() + "_0";
+            default -> p.driver() + "0";
+        };
     }
 
     @Test

@@ -319,7 +319,7 @@ public final class DriverProfiles
      * no limit on an MR's size ({@code MANA_IB_MAX_MR_SIZE} U64_MAX). mr.c {@code mana_ib_reg_user_mr}: access outside
      * LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC and ZERO_BASED ({@code VALID_MR_FLAGS}) is EINVAL (not
      * EOPNOTSUPP); lkey and rkey are the two values the adapter's CREATE_MR answer holds. No memory windows, no fast
-     * registration.
+     * registration. rdma-core 44's libmana makes no CQ of its own ({@link ProviderRule#CQ_NEEDS_PARENT_DOMAIN_ALLOCATORS}).
      *
      * @return the profile.
      */
@@ -332,7 +332,8 @@ public final class DriverProfiles
         final DriverTraits t = new DriverTraits("mana", "drivers/infiniband/hw/mana/mr.c", Transport.INFINIBAND, 8,
             EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ, Access.REMOTE_ATOMIC,
                 Access.ZERO_BASED), Errno.EINVAL, Translation.MTT, 0, 0, 0, Errno.ENOMEM, 1, true, true, "mana_", null);
-        return profile("mana", a, VariantPolicy.RECYCLED, IndexPolicy.CYCLIC, Set.of(ProviderRule.REREG_MR_UNSUPPORTED),
+        return profile("mana", a, VariantPolicy.RECYCLED, IndexPolicy.CYCLIC, Set.of(ProviderRule.REREG_MR_UNSUPPORTED,
+            ProviderRule.CQ_NEEDS_PARENT_DOMAIN_ALLOCATORS),
             100.0, t,
             defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_mr",
                 "max_pd"));

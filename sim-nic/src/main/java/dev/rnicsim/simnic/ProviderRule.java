@@ -294,5 +294,12 @@ public enum ProviderRule
      * {@code nsecs_to_jiffies(4096ULL << timeout)}, at least 1 ({@code rxe_qp_from_attr}), and arms its
      * {@code retrans_timer} with that; so a short timeout waits a whole jiffy ({@link CostModel#DEFAULT_JIFFY_NS}).
      * Without this rule the device waits the IBA figure, 4.096 µs × 2^timeout. See {@link AckTimeout}. */
-    RETRANSMIT_TIMER_IN_JIFFIES
+    RETRANSMIT_TIMER_IN_JIFFIES,
+    /** {@code ibv_create_cq} is EINVAL unless the context has a parent domain's buffer allocators: rdma-core 44's
+     * libmana serves DPDK only, and its {@code mana_create_cq} (providers/mana/cq.c) refuses to allocate a CQ buffer
+     * itself ("Allocating core buffers for CQ is not supported"); the model has no parent domains on mana, so every
+     * CQ of a C program is refused and {@code ibv_rc_pingpong} stops at "Couldn't create CQ", as on an Azure VM with
+     * that library. Only a C program meets it; the C library applies it (the Java API's {@code createCq} stands for
+     * the kernel's {@code mana_ib_create_cq}, which takes a buffer the application gives). */
+    CQ_NEEDS_PARENT_DOMAIN_ALLOCATORS
 }

@@ -138,7 +138,10 @@ final class QpAttributes
     /**
      * The checks of an address vector ({@code ibv_create_ah}, IBV_QP_AV): a port of the device, and on RoCE a GID
      * (the global route header is mandatory there: rxe {@code rxe_ah_chk_attr} and the core's
-     * {@code rdma_check_ah_attr} refuse an Ethernet address without IB_AH_GRH).
+     * {@code rdma_check_ah_attr} refuse an Ethernet address without IB_AH_GRH). An iWARP port is Ethernet too but
+     * not RoCE: {@code rdma_ah_find_type} gives its address vectors RDMA_AH_ATTR_TYPE_UNDEFINED, which
+     * {@code rdma_check_ah_attr} lets through without a GRH (the driver ignores the address: the iWARP connection
+     * manager's TCP stream decides the peer).
      *
      * @return why it is refused (EINVAL), or null.
      */
@@ -150,7 +153,8 @@ final class QpAttributes
             return "ah_attr.port_num=" + ah.portNum() + " is not a port of " + device.name() + " (1.."
                 + d.physPortCnt() + ")";
         }
-        if (!ah.isGlobal() && device.profile().portAttributes().linkLayer() == PortAttributes.LINK_LAYER_ETHERNET)
+        if (!ah.isGlobal() && device.profile().portAttributes().linkLayer() == PortAttributes.LINK_LAYER_ETHERNET
+            && device.profile().traits().transport() != DriverTraits.Transport.IWARP)
         {
             return "an address vector without a GID on an Ethernet (RoCE) port: is_global is mandatory there "
                 + "(rdma_check_ah_attr); give the destination GID";

@@ -120,8 +120,8 @@ class ScriptQpTest
         final ScriptRun r = ScriptRun.ok("uc.rsim", """
             host alpha ram=64M
             host beta ram=64M
-            device nic_a alpha profile=bnxt_re
-            device nic_b beta profile=bnxt_re
+            device nic_a alpha profile=hfi1
+            device nic_b beta profile=hfi1
             open app_a nic_a
             open app_b nic_b
             pd pd_a app_a
