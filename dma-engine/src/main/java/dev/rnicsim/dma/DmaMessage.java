@@ -38,11 +38,6 @@ public final class DmaMessage
     /** Whether the destination's writes are relaxed ({@link Placement#relaxedTarget}), as at that key-change count. */
     boolean relaxedTarget;
     long relaxedTargetAt = -1;
-    /** Whether a streaming packet looked for both sides' frames ({@link StreamedCopy}) since it last had to. */
-    boolean framesSought;
-    /** The frames found for the source and the destination (both or neither), or null. */
-    PreparedFrames sourceFrames;
-    PreparedFrames targetFrames;
 
     DmaMessage(final PacketPath.MessageKind kind, final DmaPort local, final int localPd, final List<Segment> sgl,
         final DmaPort remote, final int remotePd, final List<Segment> remoteSgl, final DmaResult failure,
@@ -67,12 +62,6 @@ public final class DmaMessage
     public DmaResult failure()
     {
         return failure;
-    }
-
-    /** @return the bytes of an RDMA WRITE or READ (the responder's range). */
-    long lengthBytes()
-    {
-        return remoteSgl.get(0).lengthBytes();
     }
 
     /**

@@ -16,14 +16,12 @@ final class PacketPath
     private final DmaEngine engine;
     private final KeyChecks keys;
     private final Placement placement;
-    private final StreamedCopy streamed;
 
     PacketPath(final DmaEngine engine)
     {
         this.engine = engine;
         this.keys = engine.keys;
         this.placement = engine.placement;
-        this.streamed = new StreamedCopy(engine, placement);
     }
 
     /**
@@ -263,9 +261,9 @@ final class PacketPath
             && m.local.tables().keyChanges() == m.localKeysChecked)
         {
             // A later packet of a WRITE from memory while neither side's keys changed: no check to repeat, no page
-            // fault possible (as when the first packet's checks passed), no observer to tell; what place() does,
-            // through the frames found for the message.
-            streamed.copy(m, bytes, m.relaxedTargetAt == m.remoteKeysChecked ? m.relaxedTarget : relaxedTarget(m));
+            // fault possible (as when the first packet's checks passed), no observer to tell; what place() does.
+            placement.copy(m.src, m.dst, bytes, m.relaxedTargetAt == m.remoteKeysChecked ? m.relaxedTarget
+                : relaxedTarget(m));
             m.offset += bytes;
             return null;
         }

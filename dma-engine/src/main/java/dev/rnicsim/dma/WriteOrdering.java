@@ -29,8 +29,6 @@ public final class WriteOrdering
     private final SplittableRandom random;
     private final List<Chunk> pending = new ArrayList<>();
     private final List<PlacementListener> listeners = new ArrayList<>();
-    /** No listener and no chunk in flight ({@link #engaged} reads one field for every packet of a write). */
-    private boolean quiet = true;
     private long chunksPlaced;
     private long chunksReordered;
     private long overtakes;
@@ -81,7 +79,6 @@ public final class WriteOrdering
     public void addListener(final PlacementListener listener)
     {
         listeners.add(java.util.Objects.requireNonNull(listener, "listener"));
-        settle();
     }
 
     /**
@@ -90,7 +87,6 @@ public final class WriteOrdering
     public void removeListener(final PlacementListener listener)
     {
         listeners.remove(listener);
-        settle();
     }
 
     /**
@@ -100,13 +96,7 @@ public final class WriteOrdering
      */
     boolean engaged(final boolean relaxedWrite)
     {
-        return !quiet || (relaxedWrite && relaxedApplied);
-    }
-
-    /** Notes whether anyone listens or any chunk is in flight, after either changed. */
-    private void settle()
-    {
-        quiet = listeners.isEmpty() && pending.isEmpty();
+        return !listeners.isEmpty() || !pending.isEmpty() || (relaxedWrite && relaxedApplied);
     }
 
     Chunk chunk(final PhysicalMemory memory, final long physAddr, final byte[] data, final int offset,
@@ -127,7 +117,6 @@ public final class WriteOrdering
         final List<Chunk> order = new ArrayList<>(chunks.size() + pending.size());
         order.addAll(pending);
         pending.clear();
-        settle();
         order.addAll(chunks);
         if (relaxed || (unsafePlatform && order.size() > chunks.size()))
         {
@@ -169,7 +158,6 @@ public final class WriteOrdering
         {
             overtakes++;
         }
-        settle();
     }
 
     /**
@@ -184,7 +172,6 @@ public final class WriteOrdering
         }
         final List<Chunk> left = new ArrayList<>(pending);
         pending.clear();
-        settle();
         for (final Chunk c : left)
         {
             write(c);

@@ -51,11 +51,6 @@ final class FrameTable
      * that is not enters): a repeated change to it (every packet of a DMA into one section) skips the search.
      */
     private int lastTouched = -1;
-    /**
-     * Times a frame's written bytes were dropped (the frame freed or handed out again, or given a copy of a frame
-     * without bytes): bytes a DMA found for a frame ({@link ResolvedFrames}) are its bytes while this stays.
-     */
-    private long dataDrops;
 
     private static final class Section
     {
@@ -195,7 +190,6 @@ final class FrameTable
     /** Marks the {@code 2^order} frames from {@code head} as a folio of the given kind, unmapped and unpinned. */
     void markAllocated(final long head, final int order, final byte kind)
     {
-        dataDrops++;
         final long end = head + (1L << order);
         for (long pfn = head; pfn < end; pfn++)
         {
@@ -213,7 +207,6 @@ final class FrameTable
     /** Marks the frames of a folio free; sections left without a used frame drop their state and bytes. */
     void markFree(final long head, final int order)
     {
-        dataDrops++;
         final long end = head + (1L << order);
         for (long pfn = head; pfn < end; pfn++)
         {
@@ -453,45 +446,6 @@ final class FrameTable
         return true;
     }
 
-    /** @return {@link #dataDrops}: while it stays, every frame that held written bytes holds them still. */
-    long dataDrops()
-    {
-        return dataDrops;
-    }
-
-    /**
-     * The block of bytes of frame {@code pfn} when it holds written bytes, else null (a frame without a section, a
-     * folded section's frames included, as {@link #copyInFrame} would not take it).
-     */
-    MemorySegment writtenBlock(final long pfn)
-    {
-        final Section s = sections[(int)(pfn >>> SECTION_SHIFT)];
-        if (s == null || s.data == null || (flagsOf(s, pfn) & FLAG_HAS_DATA) == 0)
-        {
-            return null;
-        }
-        return s.data[(int)(pfn & SECTION_MASK) >>> BLOCK_SHIFT];
-    }
-
-    /** Where the byte at {@code physAddr} lies in its frame's block (a block holds the frames of aligned pfns). */
-    static long offsetInBlock(final long physAddr)
-    {
-        return physAddr & (((long)BLOCK_FRAMES << PhysicalMemory.FRAME_SHIFT) - 1);
-    }
-
-    /**
-     * Notes a DMA write into frame {@code pfn} (which holds written bytes) as {@link #copyInFrame} and {@link #copyRun}
-     * note it: its section, unfolded, is the one changed last. The section changed last is never folded (a section
-     * folds only when another takes its place in {@link #recent}).
-     */
-    void dmaWritten(final long pfn)
-    {
-        if (lastTouched != (int)(pfn >>> SECTION_SHIFT))
-        {
-            section(pfn);
-        }
-    }
-
     /**
      * Copies a run of bytes that frames with data hold back to back: as many of {@code maxLength} bytes from
      * {@code srcAddr} as lie in one block of bytes (256 KiB) of the source and one of the destination and in source
@@ -554,7 +508,6 @@ final class FrameTable
         {
             if (sectionOrNull(to) != null)
             {
-                dataDrops++;
                 section(to).flags[(int)(to & SECTION_MASK)] &= (byte)~FLAG_HAS_DATA;
             }
             return;

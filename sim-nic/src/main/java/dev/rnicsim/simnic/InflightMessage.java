@@ -33,8 +33,6 @@ public final class InflightMessage
     private dev.rnicsim.dma.DmaResult rnrNak;
     /** Prices the packets of a message of several packets one after the other (made at its first packet). */
     private WirePricer pricer;
-    /** The slower of the two devices' link rates, in Gbit/s (0: not taken yet). */
-    private double linkGbps;
 
     InflightMessage(final SimQp requester, final SendWr wr, final DmaMessage dma,
         final SimDevice responderDevice, final long lengthBytes, final int mtuBytes, final long missesBefore,
@@ -178,19 +176,6 @@ public final class InflightMessage
             pricer = new WirePricer();
         }
         return pricer.packetNs(cost, offset(), packetBytes, linkGbps);
-    }
-
-    /**
-     * @return the rate the message's packets move at: the slower of the requester's and the responder's links, in
-     * Gbit/s (a device's profile, and so its link rate, never changes).
-     */
-    double linkGbps()
-    {
-        if (linkGbps == 0)
-        {
-            linkGbps = Math.min(requester.simDevice().profile().linkGbps(), responderDevice.profile().linkGbps());
-        }
-        return linkGbps;
     }
 
     long missesBefore()

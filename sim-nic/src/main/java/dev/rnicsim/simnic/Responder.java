@@ -127,7 +127,7 @@ final class Responder
         final DmaResult r = device.dmaEngine().movePacket(m.dma(), packetBytes);
         if (r == null)
         {
-            final double linkGbps = m.linkGbps();
+            final double linkGbps = Math.min(device.profile().linkGbps(), peer.device.profile().linkGbps());
             long ns = m.packetNs(device.fabric().costModel(), packetBytes, linkGbps);
             if (m.relaxed())
             {
