@@ -408,14 +408,10 @@ class DistributionProgramsTest
         }
     }
 
-    /** The device name rnicsim exec gives a profile: mlx4_0 and mlx5_0, else the driver and 0. */
+    /** The device name rnicsim exec gives a profile (ExecCommand): the driver's prefix and 0, mlx5_0, rxe0, efa_0. */
     private static String hcaIdOf(final DeviceProfile p)
     {
-        return switch (p.driver())
-        {
-            case "mlx4", "mlx5" -> p.driver() + "_0";
-            default -> p.driver() + "0";
-        };
+        return p.traits().hcaIdPrefix() + "0";
     }
 
     @Test

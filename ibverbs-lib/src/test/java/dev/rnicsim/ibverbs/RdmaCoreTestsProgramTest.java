@@ -193,13 +193,9 @@ class RdmaCoreTestsProgramTest
             assertThat(a.why()).as(a.reason().pattern()).hasSizeGreaterThan(10));
     }
 
-    /** The device name rnicsim exec gives a profile (ExecCommand): mlx4_0 and mlx5_0, else the driver and 0. */
+    /** The device name rnicsim exec gives a profile (ExecCommand): the driver's prefix and 0, mlx5_0, rxe0, efa_0. */
     private static String hcaIdOf(final DeviceProfile p)
     {
-        return switch (p.driver())
-        {
-            case "mlx4", "mlx5" -> p.driver() + "_0";
-            default -> p.driver() + "0";
-        };
+        return p.traits().hcaIdPrefix() + "0";
     }
 }

@@ -165,14 +165,14 @@ final class ExecCommand implements Callable<Integer>
         return r.signal() != 0 ? 128 + r.signal() : r.exitCode();
     }
 
-    /** The name a device of this driver gets from its kernel driver: mlx5_0, mlx4_0, rxe0, irdma0, ... */
+    /**
+     * The name a device of this driver gets from its kernel driver, the driver's prefix and 0 ({@link
+     * dev.rnicsim.simnic.DriverTraits#hcaIdPrefix()}): mlx5_0, mlx4_0, rxe0, irdma0, bnxt_re0, qedr0, siw0, and with
+     * an underscore efa_0 (efa_main.c registers "efa_%d", as the efa dump's hca_id), hns_0, erdma_0, mana_0, cxgb4_0
+     * and hfi1_0.
+     */
     static String hcaIdOf(final DeviceProfile p)
     {
-        return switch (p.driver())
-        {
-            // ib_alloc_device names "mlx5_%d", "cxgb4_%d", "efa_%d", "hfi1_%d" (the dumps' hca_ids)
-            case "mlx4", "mlx5", "cxgb4", "efa", "hfi1" -> p.driver() + "_0";
-            default -> p.driver() + "0";
-        };
+        return p.traits().hcaIdPrefix() + "0";
     }
 }

@@ -37,6 +37,18 @@ class ExecCommandTest
     }
 
     @Test
+    void eachProfilesDeviceIsNamedAsItsKernelDriverNamesIt()
+    {
+        // efa_main.c "efa_%d" (the efa dump's hca_id efa_0), hns_roce "hns_%d", iw_cxgb4 "cxgb4_%d", hfi1 "hfi1_%d";
+        // mlx5_0, rxe0, irdma0 and bnxt_re0 as before
+        final java.util.Map<String, String> expected = java.util.Map.of("connectx5", "mlx5_0", "connectx3", "mlx4_0",
+            "rxe", "rxe0", "e810", "irdma0", "bnxt_re", "bnxt_re0", "efa", "efa_0", "hns", "hns_0", "cxgb4", "cxgb4_0",
+            "hfi1", "hfi1_0", "siw", "siw0");
+        expected.forEach((profile, name) -> assertThat(ExecCommand.hcaIdOf(
+            dev.rnicsim.simnic.DeviceProfiles.byName(profile))).as(profile).isEqualTo(name));
+    }
+
+    @Test
     void shouldRefuseAnUnknownProfileNamingTheBuiltInOnes()
     {
         assertThat(exec("--profile", "connectx99", "--", "true")).isEqualTo(Rnicsim.MALFORMED);
