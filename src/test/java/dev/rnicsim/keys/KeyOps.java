@@ -94,7 +94,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.mmap(buf, size);
+            w.memoryVerbs.mmap(buf, size);
         }
 
         @Override
@@ -115,7 +115,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.cpuWrite(buf, off, text);
+            w.memoryVerbs.cpuWrite(buf, off, text);
         }
 
         @Override
@@ -130,7 +130,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.cpuRead(buf, off, len);
+            w.memoryVerbs.cpuRead(buf, off, len);
         }
 
         @Override
@@ -145,7 +145,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.munmap(buf, off, len);
+            w.memoryVerbs.munmap(buf, off, len);
         }
 
         @Override
@@ -160,7 +160,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.madvise(buf, off, len, advice);
+            w.memoryVerbs.madvise(buf, off, len, advice);
         }
 
         @Override
@@ -176,7 +176,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.fork(child);
+            w.memoryVerbs.fork(child);
         }
 
         @Override
@@ -197,7 +197,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.reclaim(pages);
+            w.memoryVerbs.reclaim(pages);
         }
 
         @Override
@@ -212,7 +212,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.compact();
+            w.memoryVerbs.compact();
         }
 
         @Override
@@ -227,7 +227,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.reg(mr, pd, buf, off, len, access, keyN);
+            w.registrations.reg(mr, pd, buf, off, len, access, keyN);
         }
 
         @Override
@@ -250,7 +250,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.dereg(mr);
+            w.registrations.dereg(mr);
         }
 
         @Override
@@ -266,7 +266,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.rereg(mr, pd, buf, off, len, access, keyN);
+            w.registrations.rereg(mr, pd, buf, off, len, access, keyN);
         }
 
         @Override
@@ -289,7 +289,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.allocMw(mw, pd, type, keyN);
+            w.windows.allocMw(mw, pd, type, keyN);
         }
 
         @Override
@@ -311,7 +311,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.bind(mw, pd, mr, off, len, rights, keyN);
+            w.windows.bind(mw, pd, mr, off, len, rights, keyN);
         }
 
         @Override
@@ -333,7 +333,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.unbind(mw, pd, keyN);
+            w.windows.unbind(mw, pd, keyN);
         }
 
         @Override
@@ -354,7 +354,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.localInv(pd, keyN);
+            w.windows.localInv(pd, keyN);
         }
 
         @Override
@@ -369,7 +369,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.dealloc(mw);
+            w.windows.dealloc(mw);
         }
 
         @Override
@@ -385,7 +385,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.access(op, pd, keyN, buf, off, len, text, compareOrAdd, swap);
+            w.remoteAccess.access(op, pd, keyN, buf, off, len, text, compareOrAdd, swap);
         }
 
         @Override
@@ -400,7 +400,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.allocPd(pd);
+            w.connections.allocPd(pd);
         }
 
         @Override
@@ -421,7 +421,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.closePd(pd);
+            w.connections.closePd(pd);
         }
 
         @Override
@@ -436,7 +436,7 @@ final class KeyOps
         @Override
         public void apply(final KeyWorld w)
         {
-            w.closeContext("ctx_b" + next, "cq_b" + next);
+            w.connections.closeContext("ctx_b" + next, "cq_b" + next);
         }
 
         @Override

@@ -210,7 +210,7 @@ final class Lockstep
                 for (final KeyOps.KeyOp op : ops)
                 {
                     op.apply(w);
-                    w.checkInvariants();
+                    w.checks.checkInvariants();
                 }
             });
         }
@@ -225,7 +225,7 @@ final class Lockstep
         final KeyWorld w = ref();
         guard(w, () ->
         {
-            w.checkInvariants();
+            w.checks.checkInvariants();
             return null;
         });
         rethrowBeside();
@@ -242,15 +242,15 @@ final class Lockstep
         {
             beside(i, w ->
             {
-                w.checkAllBytes();
-                w.closeEverything();
+                w.checks.checkAllBytes();
+                w.connections.closeEverything();
             });
         }
         final KeyWorld w = ref();
         guard(w, () ->
         {
-            w.checkAllBytes();
-            w.closeEverything();
+            w.checks.checkAllBytes();
+            w.connections.closeEverything();
             return null;
         });
         for (final CompletableFuture<KeyWorld> f : beside)
