@@ -43,8 +43,8 @@ public final class MptTable
     private long failures;
 
     /**
-     * One chunk of 256 entries (13.5 KiB while live: a device that holds a few MRs does not zero 200 KiB for
-     * them). The variant history of every index that was ever used must outlive its entry
+     * One chunk of 256 entries (at most 13.5 KiB while live: a device that holds a few MRs does not zero 200 KiB
+     * for them). The variant history of every index that was ever used must outlive its entry
      * (GENERATION and RECYCLED depend on it): 5 bytes an index, kept. The rest, 48 bytes an index, exists only
      * while some entry of the chunk is live.
      */
@@ -64,12 +64,26 @@ public final class MptTable
      *   [4i + 2] mttFirst &lt;&lt; 16 | state &lt;&lt; 8 | pageShift
      *   [4i + 3] pd &lt;&lt; 32 | access (32 bits)
      * </pre>
-     * The MTT entry counts, read only on deregistration, sit apart.
+     * The MTT entry counts, read only on deregistration, sit apart. Both arrays hold the first 16 entries at first and
+     * double, up to the chunk's 256, as a higher entry is allocated (only live entries are read, each allocated
+     * first): a device that holds a few MRs does not zero 12 KiB for them.
      */
     private static final class Body
     {
-        final long[] hot = new long[4 << CHUNK_SHIFT];
-        final long[] mttCounts = new long[2 << CHUNK_SHIFT];
+        long[] hot = new long[4 * 16];
+        long[] mttCounts = new long[2 * 16];
+
+        /** Makes room for entry {@code i}. */
+        Body holding(final int i)
+        {
+            if (4 * i >= hot.length)
+            {
+                final int entries = Math.min(1 << CHUNK_SHIFT, Integer.highestOneBit(i) << 1);
+                hot = java.util.Arrays.copyOf(hot, 4 * entries);
+                mttCounts = java.util.Arrays.copyOf(mttCounts, 2 * entries);
+            }
+            return this;
+        }
 
         int state(final int i)
         {
@@ -166,7 +180,7 @@ public final class MptTable
             spare = null;
         }
         c.liveCount++;
-        final Body b = c.body;
+        final Body b = c.body.holding(i);
         b.hot[4 * i] = iova;
         b.hot[4 * i + 1] = lengthBytes;
         b.hot[4 * i + 2] = (mtt.firstEntry() << 16) | ((long)state.ordinal() << 8) | pageShift;

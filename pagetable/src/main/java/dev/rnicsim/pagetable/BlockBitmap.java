@@ -15,10 +15,13 @@ final class BlockBitmap
 {
     private static final int PAGE_SHIFT = 10;
     private static final int PAGE_WORDS = 1 << PAGE_SHIFT;
+    /** Words of a leaf page when it is created: it doubles, up to a whole page, as higher words are set. */
+    private static final int FIRST_PAGE_WORDS = 16;
 
     private final long capacity;
     private final int pageWords;
-    /** Level 0 (one bit per block) in pages of {@link #PAGE_WORDS} words, created on first set. */
+    /** Level 0 (one bit per block) in pages of {@link #PAGE_WORDS} words, created on first set, each as long as its
+     * highest word set so far (a fresh host's orders each set a few words: they do not zero 8 KiB each). */
     private final long[][] leaves;
     /** Levels 1 and up: bit i of level l is set when word i of level l-1 is non-zero. The last has one word. */
     private final long[][] summary;
@@ -63,7 +66,8 @@ final class BlockBitmap
     private long leafWord(final long word)
     {
         final long[] page = leaves[(int)(word >>> PAGE_SHIFT)];
-        return page == null ? 0 : page[(int)(word & (PAGE_WORDS - 1))];
+        final int w = (int)(word & (PAGE_WORDS - 1));
+        return page == null || w >= page.length ? 0 : page[w];
     }
 
     /** Word {@code index} of level {@code level} (0: the bitmap). */
@@ -77,14 +81,17 @@ final class BlockBitmap
         return summary.length + 1;
     }
 
-    /** The leaf page that holds word {@code word}, allocated on first use. */
+    /** The leaf page that holds word {@code word}, allocated (or lengthened to hold it) on first use. */
     private long[] leafPage(final long word)
     {
-        long[] page = leaves[(int)(word >>> PAGE_SHIFT)];
-        if (page == null)
+        final int p = (int)(word >>> PAGE_SHIFT);
+        final int w = (int)(word & (PAGE_WORDS - 1));
+        long[] page = leaves[p];
+        if (page == null || w >= page.length)
         {
-            page = new long[pageWords];
-            leaves[(int)(word >>> PAGE_SHIFT)] = page;
+            final int length = Math.min(pageWords, Math.max(FIRST_PAGE_WORDS, Integer.highestOneBit(w) << 1));
+            page = page == null ? new long[length] : java.util.Arrays.copyOf(page, length);
+            leaves[p] = page;
         }
         return page;
     }
@@ -167,11 +174,11 @@ final class BlockBitmap
     {
         final long word = index >>> 6;
         final long[] page = leaves[(int)(word >>> PAGE_SHIFT)];
-        if (page == null)
+        final int w = (int)(word & (PAGE_WORDS - 1));
+        if (page == null || w >= page.length)
         {
             return false;
         }
-        final int w = (int)(word & (PAGE_WORDS - 1));
         final long before = page[w];
         final long bit = 1L << index;
         if ((before & bit) == 0)

@@ -90,7 +90,7 @@ final class ForkCopier
         for (final long[] leaf : leaves)
         {
             final long va = leaf[0];
-            final PageSize size = PageSize.values()[(int)leaf[2]];
+            final PageSize size = PageSize.ofOrdinal((int)leaf[2]);
             final long entry = pageTable.lookup(va);
             if (PageTable.size(entry) != size && size == PageSize.SIZE_2M)
             {

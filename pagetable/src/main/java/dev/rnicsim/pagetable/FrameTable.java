@@ -32,11 +32,12 @@ final class FrameTable
     private static final int SECTION_MASK = SECTION_FRAMES - 1;
     private static final byte FLAG_HAS_DATA = 1;
     /**
-     * A section's bytes are allocated in blocks of this many frames (64 KiB), each on the first write into it: the
+     * A section's bytes are allocated in blocks of this many frames (16 KiB), each on the first write into it: the
      * allocator zeroes what it hands out, so a whole 2 MiB section allocated for a few written frames cost the zeroing
-     * of 2 MiB (a simulated host with a few buffers spread over sections paid it for each).
+     * of 2 MiB (a simulated host with a few buffers spread over sections paid it for each), and a 64 KiB block for a
+     * process that writes a page or two cost the zeroing of 64 KiB.
      */
-    private static final int BLOCK_SHIFT = 4;
+    private static final int BLOCK_SHIFT = 2;
     private static final int BLOCK_FRAMES = 1 << BLOCK_SHIFT;
     private static final int BLOCKS = SECTION_FRAMES >>> BLOCK_SHIFT;
 
@@ -448,7 +449,7 @@ final class FrameTable
 
     /**
      * Copies a run of bytes that frames with data hold back to back: as many of {@code maxLength} bytes from
-     * {@code srcAddr} as lie in one block of bytes (256 KiB) of the source and one of the destination and in source
+     * {@code srcAddr} as lie in one block of bytes (16 KiB) of the source and one of the destination and in source
      * frames holding
      * written bytes, in one bulk copy (a DMA burst). Destination frames without bytes yet are zeroed first, as
      * {@link #copyBytes} does.

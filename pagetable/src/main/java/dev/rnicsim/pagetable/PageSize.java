@@ -32,6 +32,9 @@ public enum PageSize
     /** A contiguous-PMD hugetlb page of a 64 KiB host: 32 entries of 512 MiB. */
     SIZE_16G(34);
 
+    /** Every size, in declaration order: read without the copy {@code values()} makes each call. */
+    private static final PageSize[] ALL = values();
+
     private final int pageShift;
 
     PageSize(final int pageShift)
@@ -87,13 +90,19 @@ public enum PageSize
         return pageShift >= 20 ? (1L << (pageShift - 20)) + "m" : (1L << (pageShift - 10)) + "k";
     }
 
+    /** @return the size of ordinal {@code ordinal} (as {@code values()[ordinal]}). */
+    static PageSize ofOrdinal(final int ordinal)
+    {
+        return ALL[ordinal];
+    }
+
     /**
      * @param order a folio order in 4 KiB frames.
      * @return the size of that order, or null when no page size has it.
      */
     static PageSize ofOrder(final int order)
     {
-        for (final PageSize size : values())
+        for (final PageSize size : ALL)
         {
             if (size.order() == order)
             {
@@ -134,7 +143,7 @@ public enum PageSize
      */
     public static PageSize ofBytes(final long bytes)
     {
-        for (final PageSize size : values())
+        for (final PageSize size : ALL)
         {
             if (size.bytes() == bytes)
             {

@@ -75,9 +75,16 @@ final class PageTable
         listener = l;
     }
 
+    /**
+     * The entries of an upper table that holds no huge-page entry yet: all zero, shared and never written; {@link
+     * #store} gives a table its own array with its first non-zero entry (most upper tables only ever hold children,
+     * and a fresh process would otherwise zero 4 KiB for each).
+     */
+    private static final long[] NO_ENTRIES = new long[512];
+
     private static final class Table
     {
-        final long[] entries = new long[512];
+        long[] entries;
         final Table[] children;
         int used;
         /** Bit i is set while {@code entries[i] != 0} or {@code children[i] != null}: scans skip empty slots. */
@@ -86,6 +93,7 @@ final class PageTable
         Table(final boolean hasChildren)
         {
             children = hasChildren ? new Table[512] : null;
+            entries = hasChildren ? NO_ENTRIES : new long[512];
         }
 
         /** The first occupied slot at or after {@code from}, or 512 when none. */
@@ -151,7 +159,7 @@ final class PageTable
     static PageSize pageSize(final long entry)
     {
         final int code = (int)((entry & PAGE_BITS) >>> PAGE_SHIFT_BITS);
-        return code == 0 ? size(entry) : PageSize.values()[code - 1];
+        return code == 0 ? size(entry) : PageSize.ofOrdinal(code - 1);
     }
 
     /** @return the leaf flags that store a page of {@code page}: the leaf level bit and, when larger, PAGE. */
@@ -315,7 +323,14 @@ final class PageTable
         {
             table.used--;
         }
-        table.entries[index] = entry;
+        if (entry != 0 && table.entries == NO_ENTRIES)
+        {
+            table.entries = new long[512];
+        }
+        if (old != entry)
+        {
+            table.entries[index] = entry;
+        }
         if (entry != 0)
         {
             table.occupied[index >>> 6] |= 1L << index;

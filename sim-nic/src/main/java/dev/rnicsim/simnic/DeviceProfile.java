@@ -113,7 +113,9 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
         Objects.requireNonNull(traits, "traits");
         Objects.requireNonNull(completions, "completions");
         defaultedFields = List.copyOf(defaultedFields);
-        providerRules = providerRules.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(providerRules));
+        // An unmodifiable EnumSet: follows (read on every verb and completion) is a bit test.
+        providerRules = providerRules.isEmpty() ? Set.of()
+            : java.util.Collections.unmodifiableSet(EnumSet.copyOf(providerRules));
         if (attributes.maxMr() < 1 || attributes.maxMr() > (1 << 24))
         {
             throw new IllegalArgumentException("profile " + name + ": max_mr=" + attributes.maxMr()

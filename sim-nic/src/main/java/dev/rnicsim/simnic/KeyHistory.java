@@ -141,9 +141,9 @@ public final class KeyHistory
     /** The object a window's new rkey names after a bind. */
     static String window(final SimMw mw, final SimMr mr, final dev.rnicsim.verbs.MwBindInfo info, final SimQp qp)
     {
-        return String.format(Locale.ROOT, "%s window over %d bytes at 0x%x of MR lkey %s, rights %s%s",
-            mw.type() == dev.rnicsim.verbs.MwType.TYPE_1 ? "type 1" : "type 2", info.lengthBytes(), info.addr(),
-            MKey.toHex(mr.lkey()), info.access(), mw.type() == dev.rnicsim.verbs.MwType.TYPE_2
+        return (mw.type() == dev.rnicsim.verbs.MwType.TYPE_1 ? "type 1" : "type 2") + " window over "
+            + info.lengthBytes() + " bytes at 0x" + Long.toHexString(info.addr()) + " of MR lkey "
+            + MKey.toHex(mr.lkey()) + ", rights " + info.access() + (mw.type() == dev.rnicsim.verbs.MwType.TYPE_2
             ? ", owned by QP 0x" + Integer.toHexString(qp.num()) : "");
     }
 

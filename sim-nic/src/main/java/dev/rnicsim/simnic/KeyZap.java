@@ -45,7 +45,8 @@ record KeyZap(long startNs, long cacheEntriesDropped)
     void reportInvalidation(final SimDevice device, final int lkey)
     {
         device.fabric().span(device, "invalidate", "invalidation", device.fabric().costModel().invalidationStallNs(),
-            Map.of("lkey", lkey, "cache_entries_dropped", cacheEntriesDropped));
+            !device.fabric().tracing() ? Map.of() : Map.of("lkey", lkey, "cache_entries_dropped",
+            cacheEntriesDropped));
         device.count(SimCounter.MR_DEREGISTRATIONS, 1);
     }
 }

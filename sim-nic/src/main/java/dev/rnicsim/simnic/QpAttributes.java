@@ -81,7 +81,9 @@ final class QpAttributes
     static String valueRefusal(final SimDevice device, final QpAttr a, final Set<QpAttrMask> mask)
     {
         final DeviceAttributes d = device.profile().attributes();
-        final PortAttributes port = device.profile().portAttributes();
+        // The port's attributes are made per call: only for the two checks that read them.
+        final PortAttributes port = mask.contains(QpAttrMask.PKEY_INDEX) || mask.contains(QpAttrMask.PATH_MTU)
+            ? device.profile().portAttributes() : null;
         if (mask.contains(QpAttrMask.PORT) && (a.portNum() < 1 || a.portNum() > d.physPortCnt()))
         {
             return "port_num=" + a.portNum() + " is not a port of " + device.name() + " (1.." + d.physPortCnt()

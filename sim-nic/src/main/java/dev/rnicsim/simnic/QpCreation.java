@@ -101,7 +101,8 @@ final class QpCreation
         }
         device.count(SimCounter.PINNED_BYTES, ring.lengthBytes());
         device.fabric().span(device, "create_qp", "queue", device.fabric().costModel().queueCreateNs(ring.pages()),
-            java.util.Map.of("qp_num", qp.num, "ring_bytes", ring.lengthBytes()));
+            !device.fabric().tracing() ? java.util.Map.of()
+            : java.util.Map.of("qp_num", qp.num, "ring_bytes", ring.lengthBytes()));
         return qp;
     }
 

@@ -247,8 +247,9 @@ final class ReregMr
         device.count(SimCounter.PINNED_BYTES, pinned.lengthBytes() - old.lengthBytes());
         final long durationNs = device.fabric().costModel().registrationNs(pinned.pageCount(), leaves,
             registered.mtt().entries());
-        device.fabric().span(device, "rereg_mr", "registration", durationNs, Map.of("old_lkey", oldKey,
-            "lkey", key, "pages_pinned", pinned.pageCount(), "mtt_entries", registered.mtt().entries()));
+        device.fabric().span(device, "rereg_mr", "registration", durationNs, !device.fabric().tracing()
+            ? Map.of() : Map.of("old_lkey", oldKey, "lkey", key, "pages_pinned", pinned.pageCount(), "mtt_entries",
+            registered.mtt().entries()));
         device.record(RegistrationEvent.reg(startNs, durationNs, key, newAddr, newLength, mr.iova(),
             Access.toBits(rights)).pinned(pinned.pageCount(), leaves).translation(registered.pageSizeBytes(),
             registered.mtt().entries()).dropped(dropped));

@@ -135,7 +135,8 @@ public final class SimContext implements Context
         device.objects().cqsLive(1);
         device.count(SimCounter.PINNED_BYTES, ring.lengthBytes());
         device.fabric().span(device, "create_cq", "queue", device.fabric().costModel().queueCreateNs(ring.pages()),
-            java.util.Map.of("cqe", entries - 1, "ring_bytes", ring.lengthBytes()));
+            !device.fabric().tracing() ? java.util.Map.of()
+            : java.util.Map.of("cqe", entries - 1, "ring_bytes", ring.lengthBytes()));
         cqs.add(cq);
         return cq;
     }

@@ -158,6 +158,10 @@ public final class SimCq implements CompletionQueue
     int removeCompletionsOf(final int qpNum)
     {
         final int before = entries.size();
+        if (before == 0)
+        {
+            return 0;
+        }
         entries.removeIf(wc -> wc.qpNum() == qpNum);
         return before - entries.size();
     }

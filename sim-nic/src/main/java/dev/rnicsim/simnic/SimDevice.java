@@ -415,8 +415,9 @@ public final class SimDevice implements Device
         {
             keyHistory.invalidated(what, key);
         }
-        fabric.span(this, "invalidate", "invalidation", fabric.costModel().invalidationStallNs(), Map.of("cause",
-            what, "key", key, "cache_entries_dropped", cacheEntriesDropped));
+        fabric.span(this, "invalidate", "invalidation", fabric.costModel().invalidationStallNs(),
+            !fabric.tracing() ? Map.of() : Map.of("cause", what, "key", key, "cache_entries_dropped",
+            cacheEntriesDropped));
     }
 
 

@@ -162,10 +162,11 @@ final class UmemRegistration
         mrs.add(mr);
         final long durationNs = device.fabric().costModel().registrationNs(pinned.pageCount(), leaves,
             registered.mtt().entries()) + faultIn.faultsNs(device.fabric().costModel());
-        device.fabric().span(device, "reg_mr", "registration", durationNs, Map.of("lkey", key, "addr", addr,
-            "length", lengthBytes, "pages_pinned", pinned.pageCount(), "page_size", registered.pageSizeBytes(),
-            "mtt_entries", registered.mtt().entries(), "pages_faulted_in", faultIn.minorFaults()
-                + faultIn.majorFaults()));
+        // The span's arguments are built only for a trace listener (the clock advances either way).
+        device.fabric().span(device, "reg_mr", "registration", durationNs, !device.fabric().tracing() ? Map.of()
+            : Map.of("lkey", key, "addr", addr, "length", lengthBytes, "pages_pinned", pinned.pageCount(),
+            "page_size", registered.pageSizeBytes(), "mtt_entries", registered.mtt().entries(),
+            "pages_faulted_in", faultIn.minorFaults() + faultIn.majorFaults()));
         device.count(SimCounter.MR_REGISTRATIONS, 1);
         device.count(SimCounter.PINNED_BYTES, pinned.lengthBytes());
         device.record(RegistrationEvent.reg(startNs, durationNs, key, addr, lengthBytes, mr.iova(),
@@ -284,8 +285,9 @@ final class UmemRegistration
         mr.markClosed();
         final long durationNs = device.fabric().costModel().deregistrationNs(pinned.pageCount());
         final long stallNs = device.fabric().costModel().invalidationStallNs();
-        device.fabric().span(device, "dereg_mr", "registration", durationNs - stallNs, Map.of("lkey",
-            mr.lkey(), "pages_unpinned", pinned.pageCount(), "mtt_entries", mr.mttEntries()));
+        device.fabric().span(device, "dereg_mr", "registration", durationNs - stallNs,
+            !device.fabric().tracing() ? Map.of() : Map.of("lkey", mr.lkey(), "pages_unpinned", pinned.pageCount(),
+            "mtt_entries", mr.mttEntries()));
         zap.reportInvalidation(device, mr.lkey());
         device.count(SimCounter.PINNED_BYTES, -pinned.lengthBytes());
         device.record(RegistrationEvent.dereg(zap.startNs(), durationNs, mr.lkey(), mr.addr(), mr.lengthBytes(),

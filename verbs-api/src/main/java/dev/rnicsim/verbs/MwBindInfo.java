@@ -19,7 +19,7 @@ public record MwBindInfo(MemoryRegion mr, long addr, long lengthBytes, Set<Acces
     public MwBindInfo
     {
         Given.list(access, "access", "give the window's rights (an empty set for none)");
-        access = access.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(access));
+        access = access.isEmpty() ? Set.of() : java.util.Collections.unmodifiableSet(EnumSet.copyOf(access));
     }
 
     /**

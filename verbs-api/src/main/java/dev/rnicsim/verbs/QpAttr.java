@@ -35,12 +35,12 @@ public record QpAttr(QpState qpState, QpState curQpState, Set<Access> qpAccessFl
     public static final int MTU_4096 = 5;
 
     /**
-     * Copies the access set.
+     * Copies the access set (an unmodifiable view of an EnumSet copy: in the flags' order, and cheap to read).
      */
     public QpAttr
     {
         qpAccessFlags = qpAccessFlags == null || qpAccessFlags.isEmpty() ? Set.of()
-            : Set.copyOf(EnumSet.copyOf(qpAccessFlags));
+            : java.util.Collections.unmodifiableSet(EnumSet.copyOf(qpAccessFlags));
     }
 
     /**

@@ -239,8 +239,9 @@ public record SendWr(long wrId, WrOpcode opcode, List<Sge> sgList, Set<SendFlag>
     {
         Given.required(opcode, "opcode", "give the work request's opcode (WrOpcode)");
         sgList = Given.list(sgList, "sgList", "give the SGEs (an empty list for no payload)");
+        // An unmodifiable EnumSet: its contains (read for every completion) is a bit test.
         flags = Given.list(flags, "flags", "give the send flags (an empty set for none)").isEmpty() ? Set.of()
-            : Set.copyOf(EnumSet.copyOf(flags));
+            : java.util.Collections.unmodifiableSet(EnumSet.copyOf(flags));
     }
 
     /**
