@@ -157,4 +157,32 @@ class InFlightRevokeTest
         assertThat(wcs).extracting(WorkCompletion::status).containsExactly(WcStatus.LOC_PROT_ERR);
         assertRevokedDiagnosis(wcs.get(0), g.mr(), "lkey", PLACED * MTU);
     }
+
+    @ParameterizedTest(name = "page_size_cap 0x{0}")
+    @ValueSource(longs = {0, 0x11000, 0x1000})
+    void aDmabufMoveUnderAWriteInFlightIsAPageFaultAndTheMessageLandsInTheNewVram(final long pageSizeCap)
+    {
+        final DeviceProfile cx5 = DeviceProfiles.connectx5();
+        final RuleRig rig = RuleRig.connected(pageSizeCap == 0 ? cx5 : cx5.withAttributes(cx5.attributes()
+            .toBuilder().pageSizeCap(pageSizeCap).build()), RuleRig.ALL_REMOTE);
+        final SimGpu gpu = rig.deviceB.host().addGpu("gpu0", 64L * MIB, SimGpu.DEFAULT_BAR1_BYTES, GpuTopology.PIX);
+        final GpuBuffer buf = gpu.allocate(BYTES);
+        final int fd = gpu.exportDmabuf(buf, 0, BYTES);
+        final SimPeerMr mr = (SimPeerMr)rig.pdB.regDmabufMr(0, BYTES, 0x4000_0000L, fd, RW);
+        final long src = rig.bufferA(BYTES);
+        final byte[] data = RuleRig.pattern(BYTES, 11);
+        rig.ctxA.memory().write(src, data);
+        final MemoryRegion srcMr = rig.pdA.regMr(src, BYTES, RuleRig.LOCAL);
+        rig.qpA.postSend(SendWr.write(1, List.of(new Sge(src, BYTES, srcMr.lkey())), 0x4000_0000L, mr.rkey()));
+        assertThat(rig.fabric.progress(PLACED)).isEqualTo(PLACED);
+        final long oldOffset = buf.vramOffset();
+
+        gpu.move(buf);
+
+        assertThat(buf.vramOffset()).isNotEqualTo(oldOffset);
+        assertThat(rig.pollA()).extracting(WorkCompletion::status).containsExactly(WcStatus.SUCCESS);
+        assertThat(mr.pageFaults()).as("the next packet faulted and re-mapped the MR").isEqualTo(1);
+        assertThat(Arrays.equals(gpu.read(buf.gpuVa(), BYTES), data)).as("every byte where the buffer lives now")
+            .isTrue();
+    }
 }
