@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.MemoryRegion;
+import dev.rnicsim.verbs.RecvWr;
 import dev.rnicsim.verbs.SendWr;
 import dev.rnicsim.verbs.Sge;
 import dev.rnicsim.verbs.WcDiagnosis;
@@ -13,6 +14,7 @@ import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -22,7 +24,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * finds no translation and fails as the device fails an access through a revoked mkey (mlx5r_umr_revoke_mr): the
  * requester completes with REM_ACCESS_ERR for the rkey, LOC_PROT_ERR for its own lkey; the packets before the
  * revocation stay placed and no byte after it reaches the freed VRAM. A dma-buf move under a dynamic MR, by contrast,
- * is a page fault the next packet resolves: the message completes in the new VRAM.
+ * is a page fault the next packet resolves: the message completes in the new VRAM. A SEND into a receive buffer of a
+ * revoked MR fails as one into a deregistered buffer: REM_OP_ERR at the requester, LOC_PROT_ERR at the responder.
  */
 class InFlightRevokeTest
 {
@@ -184,5 +187,23 @@ class InFlightRevokeTest
         assertThat(mr.pageFaults()).as("the next packet faulted and re-mapped the MR").isEqualTo(1);
         assertThat(Arrays.equals(gpu.read(buf.gpuVa(), BYTES), data)).as("every byte where the buffer lives now")
             .isTrue();
+    }
+
+    @Test
+    void aSendInFlightIntoAReceiveBufferOfARevokedPeerMemoryMrFailsWithRemOpErrAndLocProtErr()
+    {
+        final Gpu g = Gpu.of(BYTES, 0x1000);
+        final RuleRig rig = g.rig();
+        rig.qpB.postRecv(List.of(RecvWr.of(7, new Sge(g.buf().gpuVa(), BYTES, g.mr().lkey()))));
+        final long src = rig.bufferA(BYTES);
+        final MemoryRegion srcMr = rig.pdA.regMr(src, BYTES, RuleRig.LOCAL);
+        rig.qpA.postSend(SendWr.send(1, List.of(new Sge(src, BYTES, srcMr.lkey()))));
+
+        g.revokeAfterSomePackets();
+
+        assertThat(rig.pollA()).extracting(WorkCompletion::status).containsExactly(WcStatus.REM_OP_ERR);
+        final List<WorkCompletion> recv = rig.pollB();
+        assertThat(recv).extracting(WorkCompletion::status).containsExactly(WcStatus.LOC_PROT_ERR);
+        assertRevokedDiagnosis(recv.get(0), g.mr(), "lkey", PLACED * MTU);
     }
 }
