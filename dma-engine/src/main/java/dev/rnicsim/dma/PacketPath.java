@@ -382,9 +382,9 @@ final class PacketPath
     {
         final int remoteAccess = m.kind == MessageKind.READ ? AccessFlags.REMOTE_READ : AccessFlags.REMOTE_WRITE;
         final Segment r = m.remoteSgl.get(0);
-        final KeyCheck remoteCheck = m.remote.tables().check(r.key(), m.remotePd, m.remote.qpn(), remoteAccess,
-            r.addr() + m.offset, bytes);
-        if (remoteCheck != KeyCheck.VALID && remoteCheck != KeyCheck.NOT_PRESENT)
+        final KeyCheck remoteCheck = mapped(m.remote, r.key(), r.addr() + m.offset, bytes, m.remote.tables().check(
+            r.key(), m.remotePd, m.remote.qpn(), remoteAccess, r.addr() + m.offset, bytes));
+        if (remoteCheck != KeyCheck.VALID)
         {
             engine.keyCheckFailures++;
             return DmaResult.remote(DmaStatus.REM_ACCESS_ERR, DmaStatus.REM_ACCESS_ERR, remoteCheck,
@@ -411,9 +411,9 @@ final class PacketPath
             final long to = Math.min(offset + bytes, at + s.lengthBytes());
             if (from < to)
             {
-                final KeyCheck c = port.tables().check(s.key(), pd, port.qpn(), access, s.addr() + (from - at),
-                    to - from);
-                if (c != KeyCheck.VALID && c != KeyCheck.NOT_PRESENT)
+                final KeyCheck c = mapped(port, s.key(), s.addr() + (from - at), to - from, port.tables().check(
+                    s.key(), pd, port.qpn(), access, s.addr() + (from - at), to - from));
+                if (c != KeyCheck.VALID)
                 {
                     engine.keyCheckFailures++;
                     final String where = (receive ? "receive sge[" : "sge[") + i + "] lkey " + MKey.toHex(s.key())
@@ -430,6 +430,44 @@ final class PacketPath
             }
         }
         return null;
+    }
+
+    /**
+     * A later packet's key check, completed with the translation of the pages the packet touches. A key's checks (PD,
+     * rights, state, range) can pass while its translation is gone: a pinned MR whose MTT entries were zapped under
+     * the message (a peer-memory client's invalidation of freed GPU memory, {@code AdapterTables.revoke}). The
+     * device fails such a packet as it fails an access through a revoked mkey (mlx5 revokes by UMR, {@code
+     * mlx5r_umr_revoke_mr}, putting the mkey in the free state): {@link KeyCheck#NOT_PRESENT}, REM_ACCESS_ERR for
+     * the rkey and LOC_PROT_ERR for an lkey, as the first packet's checks fail a revoked key. Only an ODP MR's missing
+     * page is no failure here: it is a page fault, resolved before the packet ({@link PacketFaults}).
+     *
+     * @return VALID when the packet may go on, else the failed check.
+     */
+    private static KeyCheck mapped(final DmaPort port, final int key, final long addr, final long bytes,
+        final KeyCheck check)
+    {
+        if (check == KeyCheck.NOT_PRESENT)
+        {
+            return port.tables().isOnDemand(key) ? KeyCheck.VALID : check;
+        }
+        if (check != KeyCheck.VALID || bytes <= 0 || port.tables().isOnDemand(key))
+        {
+            return check;
+        }
+        final long first = port.tables().blockIndex(key, addr);
+        final long last = port.tables().blockIndex(key, addr + bytes - 1);
+        if (first < 0 || last < 0)
+        {
+            return check;
+        }
+        for (long b = first; b <= last; b++)
+        {
+            if (port.tables().mtt().entry(b) >= 0)
+            {
+                return KeyCheck.NOT_PRESENT;
+            }
+        }
+        return check;
     }
 
     /** What a message moves; decides which keys its later packets re-check. */

@@ -437,6 +437,15 @@ public final class MptTable
     }
 
     /**
+     * Notes that a live entry's translation was revoked under it (its MTT entries zapped, the entry kept): a key
+     * change for {@link #changes()}, since the key's checks no longer find its pages.
+     */
+    void translationRevoked()
+    {
+        changes++;
+    }
+
+    /**
      * @return live entries.
      */
     public long inUse()

@@ -202,7 +202,11 @@ public final class MrRegistrations
     /**
      * Zaps every MTT entry of a live pinned MR and drops its cached translation: the device stops reaching its pages
      * (a peer-memory client's invalidation of freed device memory); its key still names the MR, whose accesses now
-     * fail with {@link KeyCheck#NOT_PRESENT}.
+     * fail with {@link KeyCheck#NOT_PRESENT}. The revocation counts as a key change ({@link
+     * AdapterTables#keyChanges()}): a message in flight to or from the MR checks its key again at its next packet and
+     * fails there, as the device fails an mkey revoked by UMR (mlx5 {@code mlx5r_umr_revoke_mr} moves the mkey to
+     * the free state; MLNX_OFED's peer-memory invalidation, {@code ib_invalidate_peer_memory}, calls the driver's
+     * invalidation of the umem, which revokes it).
      *
      * @param key a live MR's key.
      * @return the number of cached entries dropped.
@@ -212,6 +216,7 @@ public final class MrRegistrations
     {
         final MptEntry e = liveMr(key, "revoke");
         mtt.zap(e.mtt());
+        mpt.translationRevoked();
         counters.entriesZapped += e.mtt().entries();
         counters.invalidations++;
         return cache.invalidate(MKey.index(key, variantBits), e.mtt().firstEntry(), e.mtt().entries());

@@ -639,7 +639,8 @@ class AdapterTablesWindowsTest
 
     /**
      * The count the DMA engine compares before it checks a message's keys again per packet: every change that can
-     * alter a check's answer moves it, checks and translations do not.
+     * alter a check's or a translation's answer moves it (a revocation too: the entry stays, its MTT entries go),
+     * checks and translations do not.
      */
     @Test
     void keyChangesMovesOnEveryChangeACheckCouldSeeAndOnNothingElse()
@@ -670,7 +671,15 @@ class AdapterTablesWindowsTest
         t.modify(mr.key(), OTHER_PD, RW);
         final long modified = t.keyChanges();
         assertThat(modified).as("modify (rereg of PD and access)").isGreaterThan(freed);
+        t.retranslate(mr.key(), OTHER_PD, scattered(2, 0x300000), VA, 2 * PAGE, VA, RW);
+        final long retranslated = t.keyChanges();
+        assertThat(retranslated).as("retranslate (rereg of the translation)").isGreaterThan(modified);
+        // The key still names the MR after a revocation, but its pages are gone: a message in flight must look again.
+        t.revoke(mr.key());
+        final long revoked = t.keyChanges();
+        assertThat(revoked).as("revoke (a peer-memory client's invalidation)").isGreaterThan(retranslated);
+        assertThat(t.translate(mr.key(), OTHER_PD, READ, VA, 1)).isEqualTo(KeyCheck.NOT_PRESENT.code());
         t.deregister(mr.key());
-        assertThat(t.keyChanges()).as("deregister").isGreaterThan(modified);
+        assertThat(t.keyChanges()).as("deregister").isGreaterThan(revoked);
     }
 }

@@ -299,6 +299,14 @@ final class Diagnoser
                 }
                 default ->
                 {
+                    if (SimPeerMr.revokedBy(mine))
+                    {
+                        summary = who + " names an MR whose translation was revoked (" + mine.describe() + "): the "
+                            + "key is live but reaches no page: " + r.detail();
+                        fix = "fix: free GPU memory only after the last work request on its MR completed and the MR "
+                            + "was deregistered; a peer must stop using the rkey before the buffer goes";
+                        return new String[] {summary, fix};
+                    }
                     summary = who + ": the device has no translation and the page fault failed: " + r.detail();
                     fix = "fix: map (and for writes, make writable) the memory behind an ODP MR before the peer uses "
                         + "it";

@@ -231,7 +231,21 @@ public final class SimPeerMr extends FixedMr
         buffer.gpu().unmapBar1(bar1Mapped);
         bar1Mapped = 0;
         buffer.peerMrs().remove(this);
-        device.invalidated("peer memory freed (" + why + ")", lkey, dropped);
+        device.invalidated(REVOKED + " (" + why + ")", lkey, dropped);
+    }
+
+    /** The cause {@link #peerFreed} writes in the key's history. */
+    private static final String REVOKED = "peer memory freed";
+
+    /**
+     * @param event a key's last event (null: none).
+     * @return true when it is a peer-memory client's revocation of the key's translation ({@link #peerFreed}): the key
+     * still names its MR, whose accesses fail with NOT_PRESENT.
+     */
+    static boolean revokedBy(final KeyHistory.Event event)
+    {
+        return event != null && event.what() == KeyHistory.What.INVALIDATED && event.cause() != null
+            && event.cause().startsWith(REVOKED);
     }
 
     @Override
