@@ -346,7 +346,8 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
             : "local buffer's MR") + " with " + rights + (!local ? "" : who.contains("receive")
             ? " (the device writes each message it receives into it)"
             : " (an RDMA READ or an atomic writes its result into the local buffer)")
-            + (local || (missing & (AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_ATOMIC)) == 0 ? "" : " and LOCAL_WRITE, which remote writes and atomics need")
+            + (local || (missing & (AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_ATOMIC)) == 0 ? ""
+            : " and LOCAL_WRITE, which remote writes and atomics need")
             + ", or change it with ibv_rereg_mr(IBV_REREG_MR_CHANGE_ACCESS)";
     }
 }
