@@ -49,7 +49,8 @@ class SmallMessagesProgramTest
         {
             final Programs.Run r = p.run(true, exe.toString());
             assertThat(r.exitCode()).as(r.both()).isZero();
-            assertThat(r.err()).contains("could not read the send buffer of wr_id 1")
+            assertThat(r.err()).containsPattern("SEND wr_id 1 on QP 0x[0-9a-f]+ \\(posted by ibv_post_send called "
+                + "from \\S*small_messages").contains("could not read the send buffer [0x")
                 .contains("could not write the receive buffer of wr_id 2")
                 .contains("(DMA into memory no longer mapped); fix: keep a registered buffer mapped until ibv_dereg_mr");
         }

@@ -248,14 +248,21 @@ final class Diagnoser
                 }
                 case VARIANT_MISMATCH ->
                 {
-                    summary = who + " is stale: MPT index 0x" + Long.toHexString(index) + " now holds "
-                        + (nowAt == null ? "another variant" : "key " + MKey.toHex(nowAt.key()) + " ("
-                        + shortName(nowAt) + " " + nowAt.describe() + ")") + (mine == null ? "" : "; this key's "
-                        + shortName(mine) + " was " + (born != null && born != mine ? born.describe() + ", then " : "")
+                    final boolean neverIssued = advice.neverIssued();
+                    final String[] beforeBind = advice.beforeBind(who, nowAt);
+                    final String holds = "MPT index 0x" + Long.toHexString(index) + " now holds " + (nowAt == null
+                        ? "another variant" : "key " + MKey.toHex(nowAt.key()) + " (" + shortName(nowAt) + " "
+                        + nowAt.describe() + ")");
+                    summary = beforeBind != null ? beforeBind[0] : neverIssued ? who + " was never issued on this "
+                        + "device: " + holds + ", and none of its keys so far was this one (a key of another device, "
+                        + "made up, or read from an MR whose registration failed)"
+                        : who + " is stale: " + holds + (mine == null ? "" : "; this key's " + shortName(mine)
+                        + " was " + (born != null && born != mine ? born.describe() + ", then " : "")
                         + mine.describe());
-                    fix = advice.staleFix(check, mine, "fix: the index was reused after the key's MR or window went "
-                        + "away: use the current key, and never keep keys past deregistration (a recycled variant "
-                        + "could even match again)");
+                    fix = beforeBind != null ? beforeBind[1] : neverIssued ? advice.neverIssuedFix(key, deviceName,
+                        who.contains("lkey"), pd, addr, length) : advice.staleFix(check, mine, "fix: the index was "
+                        + "reused after the key's MR or window went away: use the current key, and never keep keys "
+                        + "past deregistration (a recycled variant could even match again)");
                 }
                 case WRONG_PD ->
                 {

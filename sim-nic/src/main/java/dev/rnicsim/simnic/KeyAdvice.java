@@ -31,11 +31,17 @@ import java.util.Locale;
  * @param windowType     for a key naming a live window that is not bound: 1 or 2; else 0.
  * @param processes      for a key of another PD whose process is not the QP's: both processes, described; else
  *                       null.
+ * @param neverIssued    true when the device never issued the key: its index holds nothing and never held it, or
+ *                       the index's whole history (fewer events than {@link KeyHistory#EVENTS_PER_INDEX}) is of
+ *                       ordinary MRs and none had this key.
+ * @param beforeBind     true when the key's index holds a bound window and the key is not one it was bound under:
+ *                       most likely the rkey the window had before its bind ({@code mw->rkey} of ibv_alloc_mw).
  */
-record KeyAdvice(String covering, String elsewhere, int windowType, String processes)
+record KeyAdvice(String covering, String elsewhere, int windowType, String processes, boolean neverIssued,
+    boolean beforeBind)
 {
     /** No advice: the check's own words say it all. */
-    static final KeyAdvice NONE = new KeyAdvice(null, null, 0, null);
+    static final KeyAdvice NONE = new KeyAdvice(null, null, 0, null, false, false);
 
     /**
      * The advice for a refused key: the MR search runs only for a key this device never issued and for a range
@@ -55,7 +61,15 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
     static KeyAdvice of(final SimDevice device, final int pd, final int key, final boolean local, final long addr,
         final long length, final KeyCheck check, final MptEntry own, final KeyHistory.Event mine)
     {
-        final boolean neverHere = check == KeyCheck.NO_SUCH_INDEX && mine == null;
+        final List<KeyHistory.Event> events = check == KeyCheck.VARIANT_MISMATCH && mine == null
+            ? device.keyHistory().events(device.keyHistory().index(key)) : List.of();
+        final KeyHistory.Event current = events.isEmpty() ? null : events.get(events.size() - 1);
+        final boolean beforeBind = current != null && current.what() == KeyHistory.What.BOUND
+            && device.tables().isWindow(current.key());
+        final boolean neverHere = check == KeyCheck.NO_SUCH_INDEX && mine == null
+            || check == KeyCheck.VARIANT_MISMATCH && mine == null && events.size() < KeyHistory.EVENTS_PER_INDEX
+            && events.stream().allMatch(e -> e.mr() != null) && current != null
+            && !device.tables().isFastReg(current.key());
         final String covering = neverHere || check == KeyCheck.OUT_OF_RANGE || reregistered(check, mine)
             ? covering(device, pd, key, local, addr, length) : null;
         final String elsewhere = neverHere ? elsewhere(device, key) : null;
@@ -67,8 +81,25 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
             windowType = mw != null && mw.type() == MwType.TYPE_1 ? 1 : 2;
         }
         final String processes = check == KeyCheck.WRONG_PD && own != null ? processes(device, own.pd(), pd) : null;
-        return covering == null && elsewhere == null && windowType == 0 && processes == null ? NONE
-            : new KeyAdvice(covering, elsewhere, windowType, processes);
+        return covering == null && elsewhere == null && windowType == 0 && processes == null && !neverHere
+            && !beforeBind ? NONE : new KeyAdvice(covering, elsewhere, windowType, processes, neverHere, beforeBind);
+    }
+
+    /**
+     * @return for a key naming a window's index under a key the window was never bound with, the summary's cause
+     * and the fix; else null.
+     */
+    String[] beforeBind(final String who, final KeyHistory.Event now)
+    {
+        if (!beforeBind)
+        {
+            return null;
+        }
+        return new String[] {who + " is not the key the window at its index is bound under: the index holds key "
+            + MKey.toHex(now.key()) + " (" + now.object() + ", " + now.describe() + "); a window's rkey from "
+            + "ibv_alloc_mw, before its bind, grants nothing", "fix: a bind gives the window a new rkey (type 2: the "
+            + "key of the BIND_MW work request, ibv_inc_rkey(mw->rkey); type 1: mw->rkey after ibv_bind_mw "
+            + "returns): hand the peer that one, " + MKey.toHex(now.key())};
     }
 
     /** True when the key stopped naming its MR because ibv_rereg_mr gave the MR new keys. */
@@ -315,7 +346,8 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
             : "local buffer's MR") + " with " + rights + (!local ? "" : who.contains("receive")
             ? " (the device writes each message it receives into it)"
             : " (an RDMA READ or an atomic writes its result into the local buffer)")
-            + (local || (missing & (AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_ATOMIC)) == 0 ? "" : " and LOCAL_WRITE, which remote writes and atomics need")
+            + (local || (missing & (AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_ATOMIC)) == 0 ? ""
+            : " and LOCAL_WRITE, which remote writes and atomics need")
             + ", or change it with ibv_rereg_mr(IBV_REREG_MR_CHANGE_ACCESS)";
     }
 }

@@ -351,4 +351,45 @@ class KeyAdviceTest
             .extracting(KeyHistory.Event::describe)
             .containsExactly("bound at app.c:20 (post BIND_MW)", "invalidated at app.c:21 (post LOCAL_INV)");
     }
+
+    @Test
+    void aMadeUpVariantOfALiveIndexShouldBeCalledNeverIssuedNotStale()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final long buf = k.rig.bufferB(PAGE);
+        final MemoryRegion mr = k.rig.pdB.regMr(buf, PAGE, RuleRig.REMOTE_ALL);
+        final int madeUp = mr.rkey() ^ 0x5;
+
+        final WorkCompletion wc = writeTo(k, buf, madeUp, 8);
+
+        assertThat(wc.status()).isEqualTo(WcStatus.REM_ACCESS_ERR);
+        assertThat(wc.diagnosis().check()).isEqualTo(WcDiagnosis.Check.KEY_VARIANT);
+        assertThat(wc.diagnosis().summary()).contains(MKey.toHex(madeUp) + " on sim:b/dev0 was never issued on this "
+            + "device: MPT index").doesNotContain("is stale");
+        assertThat(wc.diagnosis().details()).last().asString().startsWith("fix: " + MKey.toHex(madeUp) + " was "
+            + "never issued on sim:b/dev0: use the rkey " + MKey.toHex(mr.rkey()));
+    }
+
+    @Test
+    void aWindowsKeyFromBeforeItsBindShouldBeCalledSoWithTheKeyToUse()
+    {
+        final KeyRig k = KeyRig.connectx5();
+        final long buf = k.rig.bufferB(PAGE);
+        final MemoryRegion mr = k.rig.pdB.regMr(buf, PAGE, KeyRig.bindable());
+        final MemoryWindow mw = k.rig.pdB.allocMw(MwType.TYPE_2);
+        final int allocated = mw.rkey();
+        final KeyRig.Pair p = k.pair();
+        final int bound = SendWr.incRkey(allocated);
+        assertThat(k.post(p.b(), SendWr.bindMw(k.nextWrId(), mw, bound, new MwBindInfo(mr, buf, PAGE, READ_WRITE)))
+            .status()).isEqualTo(WcStatus.SUCCESS);
+
+        final WorkCompletion wc = k.post(p.a(), SendWr.write(k.nextWrId(), RuleRig.sgl(RuleRig.sge(k.scratchMr,
+            k.scratch, 8)), buf, allocated));
+
+        assertThat(wc.status()).isEqualTo(WcStatus.REM_ACCESS_ERR);
+        assertThat(wc.diagnosis().summary()).contains("is not the key the window at its index is bound under: the "
+            + "index holds key " + MKey.toHex(bound));
+        assertThat(wc.diagnosis().details()).last().asString().startsWith("fix: a bind gives the window a new rkey")
+            .endsWith("hand the peer that one, " + MKey.toHex(bound));
+    }
 }
