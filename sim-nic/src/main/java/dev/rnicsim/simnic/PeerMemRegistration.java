@@ -131,9 +131,9 @@ final class PeerMemRegistration
             throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " (" + device.profile().driver()
                 + ") cannot register dma-bufs: its driver has no reg_user_mr_dmabuf (this driver, or this release of "
                 + "it, has no dma-buf MRs)"
-                + "; register the GPU memory through a peer-memory client instead (nvidia-peermem: ibv_reg_mr of the "
-                + "GPU address; NCCL does so with NCCL_DMABUF_ENABLE=0), or use a driver release that registers "
-                + "dma-bufs");
+                + "; use a driver (or a release of it) that registers dma-bufs (mlx5 does), or register the GPU "
+                + "memory through a peer-memory client instead (nvidia-peermem: ibv_reg_mr of the GPU address; NCCL "
+                + "does so with NCCL_DMABUF_ENABLE=0)");
         }
         final SimDmabuf d = device.host().dmabuf(fd);
         if (d == null)

@@ -21,7 +21,9 @@ import java.util.Set;
  * {@code ib_umem_odp_get} and {@code ib_init_umem_odp} (drivers/infiniband/core/umem_odp.c) with the driver's side in
  * mlx5's odp.c and mr.c ({@code create_user_odp_mr}, {@code mlx5_ib_alloc_implicit_mr},
  * {@code mlx5_ib_advise_mr_prefetch}, {@code get_prefetchable_mr}, {@code pagefault_mr}); the faults and
- * invalidations of a live MR are {@link SimOdpMr}'s.
+ * invalidations of a live MR are {@link SimOdpMr}'s. With fork support on, libibverbs leaves an ODP range out of
+ * MADV_DONTFORK (rdma-core "verbs: Prevent dontfork on ODP MR", PR #834: ODP follows the page tables, so a
+ * copy-on-write after fork reaches the device as an invalidation), so nothing here madvises.
  *
  * <p>Not thread safe.
  */

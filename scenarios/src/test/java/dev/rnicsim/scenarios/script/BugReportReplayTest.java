@@ -321,4 +321,15 @@ class BugReportReplayTest
             .contains("expect no events: held")
             .contains("IBV_EVENT_QP_LAST_WQE_REACHED on QP q2 (0x11): QP 0x11 is in ERR and takes no more receives");
     }
+
+    @Test
+    @DisplayName("https://github.com/linux-rdma/rdma-core/pull/834: an ODP range is not MADV_DONTFORK")
+    void odpRangeIsNotDontfork()
+    {
+        assertThat(replay("34-odp-not-dontfork.rsim"))
+            .contains("without the 2 VM_DONTCOPY (MADV_DONTFORK) VMAs of its parent")
+            .contains("-> EFAULT: page fault: SIGSEGV at").contains("maps it in a MADV_DONTFORK (VM_DONTCOPY) VMA, "
+                + "which fork does not copy")
+            .contains("expect bytes dst \"after the fork!\": held");
+    }
 }
