@@ -332,4 +332,22 @@ class BugReportReplayTest
                 + "which fork does not copy")
             .contains("expect bytes dst \"after the fork!\": held");
     }
+
+    @Test
+    @DisplayName("https://github.com/open-mpi/ompi/pull/3292: a child faults on the tail page of a registered buffer")
+    void childFaultsOnTheTailPageOfARegisteredBuffer()
+    {
+        assertThat(replay("35-fork-child-touches-buffer-tail.rsim"))
+            .contains("-> EFAULT: page fault: SIGSEGV at").contains("which fork does not copy")
+            .contains("keep what the child uses off the pages of registered buffers");
+    }
+
+    @Test
+    @DisplayName("https://github.com/ceph/ceph/pull/25447: a beacon posted after ERR completes after the rest")
+    void beaconAfterErrCompletesLast()
+    {
+        assertThat(replay("36-beacon-after-err.rsim"))
+            .contains("expect last.wr_id == 99: held")
+            .contains("wr_id 99 flushed: QP 0x11 is in ERR since ibv_modify_qp to ERR");
+    }
 }
