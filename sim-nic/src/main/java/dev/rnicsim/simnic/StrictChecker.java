@@ -555,9 +555,9 @@ public final class StrictChecker
     /**
      * The child that still maps the pinned frame at the same address: the parent's write after fork(2) took a copy
      * (copy-on-write) and left the frame the MR pins to the child. A kernel without copy-on-fork of pinned pages
-     * (before Linux 5.12, "mm: do early cow for pinned pages during fork() for ptes") shares a pinned page like any
-     * other; libibverbs' {@code ibv_fork_init} (or RDMAV_FORK_SAFE) marks registered ranges MADV_DONTFORK so that the
-     * child never maps them (ibv_fork_init(3)).
+     * (before Linux 5.9, commit 70e806e4e645 "mm: Do early cow for pinned pages during fork() for ptes") shares a
+     * pinned page like any other; libibverbs' {@code ibv_fork_init} (or RDMAV_FORK_SAFE) marks registered ranges
+     * MADV_DONTFORK so that the child never maps them (ibv_fork_init(3)).
      *
      * @return the child, or null when no child of the process maps {@code frame} at {@code page}.
      */
@@ -582,7 +582,7 @@ public final class StrictChecker
         return ": a copy-on-write after fork: the parent wrote to the page after forking process " + child.pid()
             + " and got a copy, and the frame the MR pins now belongs to the child (this kernel shares pinned pages "
             + "at fork); call ibv_fork_init() or set RDMAV_FORK_SAFE=1 before registering (the range is then "
-            + "MADV_DONTFORK), or run a kernel that copies pinned pages at fork (Linux 5.12 or later)";
+            + "MADV_DONTFORK), or run a kernel that copies pinned pages at fork (Linux 5.9 or later)";
     }
 
     private static String hex(final int key)

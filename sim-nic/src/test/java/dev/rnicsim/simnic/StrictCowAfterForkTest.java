@@ -25,7 +25,7 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
- * Strict mode's STALE_MAPPING after a fork on a kernel that shares pinned pages (before Linux 5.12): the parent's
+ * Strict mode's STALE_MAPPING after a fork on a kernel that shares pinned pages (before Linux 5.9): the parent's
  * first write after the fork gives it a copy, the MR keeps the frame the child now maps, and the warning names that
  * copy-on-write and ibv_fork_init (ibv_fork_init(3)) instead of a munmap; a munmap and mmap again is still named as
  * such.
