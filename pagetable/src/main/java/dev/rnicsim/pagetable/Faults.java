@@ -214,6 +214,28 @@ final class Faults
         return pageTable.lookup(va);
     }
 
+    /**
+     * Why a child has no VMA where its parent has one: fork(2) does not copy a VM_DONTCOPY VMA (mm/mmap.c
+     * {@code dup_mmap} skips it), which MADV_DONTFORK sets; libibverbs sets it on every registered range, widened to
+     * whole pages, when fork support is on (ibv_fork_init(3)).
+     *
+     * @param va  the address that faulted.
+     * @param fix the advice to give otherwise.
+     * @return the explanation and its fix for such an address, else {@code fix}.
+     */
+    private String notCopiedAtFork(final long va, final String fix)
+    {
+        final UserProcess parent = process.parent();
+        final Vma there = parent == null || parent.exited() ? null : parent.vmaAt(va);
+        if (there == null || (there.flagBits() & Vma.VM_DONTCOPY) == 0)
+        {
+            return fix;
+        }
+        return ": the parent (pid " + parent.pid() + ") maps it in a MADV_DONTFORK (VM_DONTCOPY) VMA, which fork does "
+            + "not copy; libibverbs marks registered buffers so, in whole pages, when fork support is on (ibv_fork_init, "
+            + "RDMAV_FORK_SAFE); keep what the child uses off the pages of registered buffers";
+    }
+
     private long faultOne(final long va, final boolean write, final boolean pinning, final boolean counted)
     {
         if (counted)
@@ -229,7 +251,7 @@ final class Faults
         if (v == null)
         {
             throw new SegmentationFault(va, "no VMA maps it"
-                + " (find_vma finds none); touch only addresses an mmap covers");
+                + " (find_vma finds none)" + notCopiedAtFork(va, "; touch only addresses an mmap covers"));
         }
         if (counted)
         {
@@ -488,7 +510,7 @@ final class Faults
             if (v == null)
             {
                 throw new SegmentationFault(cursor, "no VMA maps it"
-                    + " (find_vma finds none); mmap the whole range first");
+                    + " (find_vma finds none)" + notCopiedAtFork(cursor, "; mmap the whole range first"));
             }
             if (write && !v.writable())
             {

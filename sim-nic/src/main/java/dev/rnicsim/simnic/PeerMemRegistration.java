@@ -126,9 +126,14 @@ final class PeerMemRegistration
         if (!device.profile().follows(ProviderRule.DMABUF_DYNAMIC)
             && !device.profile().follows(ProviderRule.DMABUF_PINNED))
         {
+            // ib_uverbs' REG_DMABUF_MR handler answers EOPNOTSUPP for a driver without reg_user_mr_dmabuf, as
+            // libibverbs does for a provider without reg_dmabuf_mr: a driver (or driver release) without dma-buf MRs.
             throw Errors.of(verb, Errno.EOPNOTSUPP, device.profile().name() + " (" + device.profile().driver()
-                + ") cannot register dma-bufs (no reg_user_mr_dmabuf)"
-                + "; use a device that registers dma-bufs (mlx5)");
+                + ") cannot register dma-bufs: its driver has no reg_user_mr_dmabuf (this driver, or this release of "
+                + "it, has no dma-buf MRs)"
+                + "; use a driver (or a release of it) that registers dma-bufs (mlx5 does), or register the GPU "
+                + "memory through a peer-memory client instead (nvidia-peermem: ibv_reg_mr of the GPU address; NCCL "
+                + "does so with NCCL_DMABUF_ENABLE=0)");
         }
         final SimDmabuf d = device.host().dmabuf(fd);
         if (d == null)

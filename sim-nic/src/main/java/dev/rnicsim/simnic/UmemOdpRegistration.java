@@ -21,7 +21,9 @@ import java.util.Set;
  * {@code ib_umem_odp_get} and {@code ib_init_umem_odp} (drivers/infiniband/core/umem_odp.c) with the driver's side in
  * mlx5's odp.c and mr.c ({@code create_user_odp_mr}, {@code mlx5_ib_alloc_implicit_mr},
  * {@code mlx5_ib_advise_mr_prefetch}, {@code get_prefetchable_mr}, {@code pagefault_mr}); the faults and
- * invalidations of a live MR are {@link SimOdpMr}'s.
+ * invalidations of a live MR are {@link SimOdpMr}'s. With fork support on, libibverbs leaves an ODP range out of
+ * MADV_DONTFORK (rdma-core "verbs: Prevent dontfork on ODP MR", PR #834: ODP follows the page tables, so a
+ * copy-on-write after fork reaches the device as an invalidation), so nothing here madvises.
  *
  * <p>Not thread safe.
  */
@@ -209,8 +211,8 @@ final class UmemOdpRegistration
 
     /**
      * ibv_advise_mr: every SGE checked first ({@code get_prefetchable_mr}: an ODP MR of this PD, PREFETCH_WRITE only
-     * with LOCAL_WRITE, the range inside the MR's iova space), then the pages faulted in and mapped
-     * ({@code pagefault_mr}); with IBV_ADVISE_MR_FLAG_FLUSH the caller waits and sees a failure, without it the work is
+     * on a writable umem ({@code ib_access_writable}), the range inside the MR's iova space), then the pages faulted
+     * in and mapped ({@code pagefault_mr}); with IBV_ADVISE_MR_FLAG_FLUSH the caller waits and sees a failure, without it the work is
      * queued and runs beside the caller.
      */
     void advise(final MrAdvice advice, final int flags,
@@ -270,10 +272,13 @@ final class UmemOdpRegistration
                     + " is an MR of another PD (get_prefetchable_mr)"
                     + "; advise through the PD that holds the MR");
             }
-            if (advice == MrAdvice.PREFETCH_WRITE && !mr.access().contains(Access.LOCAL_WRITE))
+            // get_prefetchable_mr asks for a writable umem, which ib_umem_get made writable for any of
+            // LOCAL_WRITE, REMOTE_WRITE, REMOTE_ATOMIC and MW_BIND (ib_access_writable), not for LOCAL_WRITE alone.
+            if (advice == MrAdvice.PREFETCH_WRITE && !AccessRules.writable(mr.access()))
             {
                 throw Errors.of(verb, Errno.EPERM, "PREFETCH_WRITE on lkey 0x" + Integer.toHexString(sge.lkey())
-                    + ", an MR without LOCAL_WRITE (get_prefetchable_mr)"
+                    + ", an MR without LOCAL_WRITE or another right that makes its umem writable (REMOTE_WRITE, "
+                    + "REMOTE_ATOMIC, MW_BIND: ib_access_writable; get_prefetchable_mr)"
                     + "; register the MR with LOCAL_WRITE or use PREFETCH");
             }
             // The SGE addresses the MR's iova space (mlx5 pagefault_mr checks it against the MR's iova and length).

@@ -399,7 +399,7 @@ final class ErrnoWalk
             gpualloc v g 1M
             dmabuf fd v
             """, "reg d pd_a 0 64K dmabuf=fd", "EOPNOTSUPP", "cannot register dma-bufs",
-            "use a device that registers dma-bufs"));
+            "use a driver (or a release of it) that registers dma-bufs"));
         // queue limits, atomics and closed pools
         c.add(c("a send queue that is full", TWO_HOSTS + "qp qs pd_a cq_a send_wr=1\nqp qd pd_b cq_b\n"
             + "connect qs qd\nengine manual\npost write qs sgl=mr_src:8 remote=mr_dst\n",

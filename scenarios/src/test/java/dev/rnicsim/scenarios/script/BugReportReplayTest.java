@@ -245,4 +245,109 @@ class BugReportReplayTest
         assertThat(replay("25-unchecked-failed-registration.rsim"))
             .contains("IBV_WC_REM_ACCESS_ERR").contains("read from an MR whose registration failed");
     }
+
+    @Test
+    @DisplayName("https://github.com/spdk/spdk/issues/1387: the host deregisters while the target's READ is in flight")
+    void deregWhileAReadIsInFlight()
+    {
+        assertThat(replay("26-dereg-during-read.rsim"))
+            .contains("warning KEY_RETIRED_IN_FLIGHT: ibv_dereg_mr").contains("(3 of 256 packets placed)")
+            .contains("IBV_WC_REM_ACCESS_ERR vendor_err=0x13").contains("then deregistered at")
+            .contains("deregister an MR only after its last work request completed");
+    }
+
+    @Test
+    @DisplayName("https://github.com/kvcache-ai/Mooncake/issues/2017: a write past a truncated MR")
+    void writePastAShorterMr()
+    {
+        assertThat(replay("27-mr-shorter-than-advertised.rsim"))
+            .contains("check RANGE").contains("(65536 bytes)").contains("register a larger range or split the "
+                + "transfer");
+    }
+
+    @Test
+    @DisplayName("https://github.com/NVIDIA/nccl/issues/778: ibv_reg_dmabuf_mr EOPNOTSUPP on a driver without it")
+    void dmabufOnADriverWithoutIt()
+    {
+        assertThat(replay("28-dmabuf-unsupported.rsim"))
+            .contains("-> EOPNOTSUPP: ibv_reg_dmabuf_mr: connectx5 (mlx5) cannot register dma-bufs")
+            .contains("through a peer-memory client instead (nvidia-peermem").contains("NCCL_DMABUF_ENABLE=0")
+            .doesNotContain("use a device that registers dma-bufs (mlx5)");
+    }
+
+    @Test
+    @DisplayName("https://github.com/SoftRoCE/rxe-dev/issues/39: destroying an SRQ a QP still uses is EBUSY")
+    void destroySrqInUse()
+    {
+        assertThat(replay("29-destroy-srq-in-use.rsim"))
+            .contains("-> EBUSY: ibv_destroy_srq: 1 QP(s) still take their receives from this SRQ")
+            .contains("destroy them first");
+    }
+
+    @Test
+    @DisplayName("https://github.com/ofiwg/libfabric/pull/4913: a CQ overrun leaves its QPs unusable")
+    void cqOverrun()
+    {
+        assertThat(replay("30-cq-overrun.rsim"))
+            .contains("IBV_EVENT_CQ_ERR on CQ cq_a: a completion found the CQ full (3 entries) and was lost")
+            .contains("poll the CQ sooner or create it with more entries");
+    }
+
+    @Test
+    @DisplayName("https://github.com/linux-rdma/rdma-core/pull/1048: PREFETCH_WRITE on a read-only ODP MR is EPERM")
+    void prefetchWriteOnAReadOnlyOdpMr()
+    {
+        assertThat(replay("31-advise-prefetch-write-readonly.rsim"))
+            .contains("-> EPERM: ibv_advise_mr: PREFETCH_WRITE on lkey")
+            .contains("(REMOTE_WRITE, REMOTE_ATOMIC, MW_BIND: ib_access_writable; get_prefetchable_mr)")
+            .contains("register the MR with LOCAL_WRITE or use PREFETCH");
+    }
+
+    @Test
+    @DisplayName("https://github.com/ceph/ceph/pull/13740: a write after fork leaves the NIC on the child's page")
+    void copyOnWriteAfterFork()
+    {
+        assertThat(replay("32-cow-after-fork.rsim"))
+            .contains("warning STALE_MAPPING").contains("a copy-on-write after fork")
+            .contains("call ibv_fork_init() or set RDMAV_FORK_SAFE=1 before registering")
+            .contains("without the 2 VM_DONTCOPY (MADV_DONTFORK) VMAs of its parent");
+    }
+
+    @Test
+    @DisplayName("https://github.com/spdk/spdk/issues/1697: an rxe without the 2023 patch raises no LAST_WQE_REACHED")
+    void oldRxeRaisesNoLastWqeReached()
+    {
+        assertThat(replay("33-rxe-no-last-wqe.rsim"))
+            .contains("expect no events: held")
+            .contains("IBV_EVENT_QP_LAST_WQE_REACHED on QP q2 (0x11): QP 0x11 is in ERR and takes no more receives");
+    }
+
+    @Test
+    @DisplayName("https://github.com/linux-rdma/rdma-core/pull/834: an ODP range is not MADV_DONTFORK")
+    void odpRangeIsNotDontfork()
+    {
+        assertThat(replay("34-odp-not-dontfork.rsim"))
+            .contains("without the 2 VM_DONTCOPY (MADV_DONTFORK) VMAs of its parent")
+            .contains("-> EFAULT: page fault: SIGSEGV at").contains("maps it in a MADV_DONTFORK (VM_DONTCOPY) VMA, "
+                + "which fork does not copy")
+            .contains("expect bytes dst \"after the fork!\": held");
+    }
+
+    @Test
+    @DisplayName("https://github.com/open-mpi/ompi/pull/3292: a child faults on the tail page of a registered buffer")
+    void childFaultsOnTheTailPageOfARegisteredBuffer()
+    {
+        assertThat(replay("35-fork-child-touches-buffer-tail.rsim"))
+            .contains("-> EFAULT: page fault: SIGSEGV at").contains("which fork does not copy")
+            .contains("keep what the child uses off the pages of registered buffers");
+    }
+
+    @Test
+    @DisplayName("https://github.com/ceph/ceph/pull/25447: a beacon posted after ERR completes after the rest")
+    void beaconAfterErrCompletesLast()
+    {
+        assertThat(replay("36-beacon-after-err.rsim"))
+            .contains("expect last.wr_id == 99: held")
+            .contains("wr_id 99 flushed: QP 0x11 is in ERR since ibv_modify_qp to ERR");
+    }
 }
