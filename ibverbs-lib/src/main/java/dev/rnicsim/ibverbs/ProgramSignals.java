@@ -180,15 +180,47 @@ public final class ProgramSignals implements AutoCloseable
         }
     }
 
+    /** SIGSTOP and SIGCONT: Linux's numbers, the same on every architecture the JDK runs on but Alpha/MIPS/SPARC. */
+    private static final int SIGSTOP = new Signal("STOP").getNumber();
+    private static final int SIGCONT = new Signal("CONT").getNumber();
+
     /**
      * Sends the signal to the program and to the processes it started (a shell's commands, a test runner's workers),
      * as a terminal's Ctrl-C reaches every process of its foreground group: none is left running on its own.
+     *
+     * <p>The processes are found by their parent process ids, a list that changes while it is read: a process that
+     * forks between the list and its signal would leave its new child out, and once it has ended that child is an
+     * orphan (its parent process id is no longer the program's) that no later list finds. So the tree is first
+     * stopped with SIGSTOP, listed again until a list finds no process not yet stopped, and only then signalled and
+     * continued (SIGCONT). A stopped process cannot fork nor end, and a fork under way when SIGSTOP is sent either has
+     * its child in the process table by the time kill(2) returns or is restarted after the stop (Linux's
+     * {@code copy_process} gives up a fork when a signal is pending), so the last list is the whole tree. As
+     * {@code killpg(2)} to a process group, which the program cannot have here: it stays in this process's group, so
+     * that a terminal's Ctrl-C and job control reach it.
      */
     private static void send(final Process p, final int signal)
     {
-        final List<ProcessHandle> below = p.descendants().toList();
-        kill(p.pid(), signal);
-        below.forEach(h -> kill(h.pid(), signal));
+        final java.util.Set<Long> stopped = new java.util.LinkedHashSet<>();
+        stopped.add(p.pid());
+        kill(p.pid(), SIGSTOP);
+        while (true)
+        {
+            boolean more = false;
+            for (final ProcessHandle h : p.descendants().toList())
+            {
+                if (stopped.add(h.pid()))
+                {
+                    kill(h.pid(), SIGSTOP);
+                    more = true;
+                }
+            }
+            if (!more)
+            {
+                break;
+            }
+        }
+        stopped.forEach(pid -> kill(pid, signal));
+        stopped.forEach(pid -> kill(pid, SIGCONT));
     }
 
     private static void kill(final long pid, final int signal)

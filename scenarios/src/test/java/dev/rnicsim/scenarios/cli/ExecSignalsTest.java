@@ -70,6 +70,60 @@ class ExecSignalsTest
         }
     }
 
+    /**
+     * A program that keeps starting processes when the signal comes: each it started gets the signal too, those
+     * forked while the run was sending it as well (the run stops the whole tree before it signals it). SIGTERM: a shell without job control starts
+     * its commands with SIGINT ignored, and one that has not yet reset it would rightly stay.
+     */
+    @Test
+    void aSignalShouldReachTheChildrenAProgramStartsWhileItIsSent() throws Exception
+    {
+        final Path pid = dir.resolve("pid");
+        final Path children = dir.resolve("children");
+        final Path trace = dir.resolve("trace.json");
+        final Path err = dir.resolve("err.txt");
+        // four subshells each start a sleep every 10 ms or so (at most 400): some start while the run sends the signal
+        final Process run = startRun(trace, err, pid, "for i in 1 2 3 4; do (j=0; while [ $j -lt 400 ]; do sleep 0.01; "
+            + "sleep 600 & echo $! >> '" + children + "'; j=$((j + 1)); done; wait) & done; wait");
+        try
+        {
+            while ((!Files.exists(children) || Files.readAllLines(children).size() < 20) && run.isAlive())
+            {
+                LockSupport.parkNanos(20_000_000L); // until the program has started a few
+            }
+            assertThat(new ProcessBuilder("sh", "-c", "kill -s TERM " + run.pid()).start().waitFor()).isZero();
+            assertThat(run.waitFor()).as(Files.readString(err)).isEqualTo(128 + 15);
+            final long deadlineNs = System.nanoTime() + 30_000_000_000L;
+            for (final String line : Files.readAllLines(children))
+            {
+                final long childPid = Long.parseLong(line.strip());
+                while (running(childPid) && System.nanoTime() < deadlineNs)
+                {
+                    LockSupport.parkNanos(20_000_000L); // a signal is delivered when the process is next scheduled
+                }
+                assertThat(running(childPid)).as("child %d of %d got the signal too", childPid,
+                    Files.readAllLines(children).size()).isFalse();
+            }
+        }
+        finally
+        {
+            run.destroyForcibly();
+            for (final Path f : new Path[] {pid, children})
+            {
+                if (Files.exists(f))
+                {
+                    for (final String line : Files.readAllLines(f))
+                    {
+                        if (!line.isBlank())
+                        {
+                            ProcessHandle.of(Long.parseLong(line.strip())).ifPresent(ProcessHandle::destroyForcibly);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /** Whether a process runs: it exists and is no zombie (an orphan's end waits for a reaper this test cannot be). */
     private static boolean running(final long pid) throws IOException
     {
@@ -98,10 +152,16 @@ class ExecSignalsTest
         final Path child = dir.resolve("child");
         final Path trace = dir.resolve("trace.json");
         final Path err = dir.resolve("err.txt");
-        final Process run = startRun(trace, err, pid, "env --default-signal=INT sleep 600 & echo $! > '" + child
-            + "'; wait");
+        // the child writes its own process id once SIGINT is back to its default (a shell without job control
+        // starts it ignored): the run is signalled only when the child is there and can be ended by the signal
+        final Process run = startRun(trace, err, pid, "env --default-signal=INT sh -c 'echo $$ > \"$1.new\"; mv \"$1.new\" "
+            + "\"$1\"; exec sleep 600' child '" + child + "' & wait");
         try
         {
+            while (!Files.exists(child) && run.isAlive())
+            {
+                LockSupport.parkNanos(20_000_000L); // until the program's child runs, as it says
+            }
             final long programPid = Long.parseLong(Files.readString(pid).strip());
             assertThat(new ProcessBuilder("sh", "-c", "kill -s " + signal + " " + run.pid()).start().waitFor()).isZero();
             assertThat(run.waitFor()).as(Files.readString(err)).isEqualTo(128 + number);
