@@ -26,8 +26,9 @@ final class QpModify
     static void modify(final SimQp qp, final QpAttr attr, final Set<QpAttrMask> mask)
     {
         QpModifyCheck.checkHeld(qp, attr, mask);
-        final QpState next = mask.contains(QpAttrMask.STATE) ? attr.qpState()
-            : mask.contains(QpAttrMask.CUR_STATE) ? attr.curQpState() : qp.state;
+        // without IBV_QP_STATE the QP stays where it is: IBV_QP_CUR_STATE only names the state the transition table
+        // is checked from (rxe_qp_from_attr moves the state under IB_QP_STATE alone)
+        final QpState next = mask.contains(QpAttrMask.STATE) ? attr.qpState() : qp.state;
         apply(qp, attr, mask);
         if (next == QpState.RESET)
         {

@@ -380,6 +380,12 @@ final class Requester
         return connected;
     }
 
+    /** @return true when the head WQE waits for ever for an acknowledgement (timeout 0, see {@link AckTimeout}). */
+    boolean waitsForAckForever()
+    {
+        return !sendQueue.isEmpty() && ackTimeout.waitsForever(sendQueue.peekFirst());
+    }
+
     WqeOutcome execute(final SendWqe p)
     {
         if (ackTimeout.waitsForever(p))
@@ -423,8 +429,9 @@ final class Requester
                 : Diagnoser.noAck(qp, wr, qp.retryCount, peer == null
                 ? "no QP " + (qp.remote == null ? "" : "0x" + Integer.toHexString(qp.remote.qpNum()) + " ")
                     + "at the remote "
-                + "address" : peer.closed ? "the peer QP is destroyed" : !peer.requester.connectedTo(qp)
-                ? "the peer QP is connected to another QP" : "the peer QP is in " + peer.state + ", not RTR or RTS");
+                + "address" : peer.closed ? "the peer QP is destroyed"
+                : peer.state != QpState.RTR && peer.state != QpState.RTS
+                ? "the peer QP is in " + peer.state + ", not RTR or RTS" : "the peer QP is connected to another QP");
             device.fabric().span(device, wr.opcode().name(), "dma", noAckNs,
                 java.util.Map.of("qp_num", qp.num, "status", WcStatus.RETRY_EXC_ERR.cName(), "diagnosis",
                     lost.summary()));

@@ -193,6 +193,15 @@ public final class SimQp implements QueuePair
         return requester.responses.size() + requester.sendQueue.size();
     }
 
+    /**
+     * @return true when the head of the send queue went out with {@code timeout} 0 and no acknowledgement will come:
+     *         it waits for ever, holding the send queue, until the QP goes to the error state ({@link AckTimeout}).
+     */
+    public boolean waitsForAckForever()
+    {
+        return requester.waitsForAckForever();
+    }
+
     // ------------------------------------------------------------------ state machine
 
     /**

@@ -59,6 +59,18 @@ class AckTimeoutTest
     }
 
     @Test
+    void theDiagnosisOfAPeerInResetNamesItsStateNotAnotherConnection()
+    {
+        final RuleRig rig = towardsAQpInReset(DeviceProfiles.connectx5(), 1, 1);
+        rig.qpA.postSend(write(rig, 1));
+        final WorkCompletion wc = rig.pollA().getFirst();
+
+        assertThat(wc.status()).isEqualTo(WcStatus.RETRY_EXC_ERR);
+        assertThat(wc.diagnosis().summary()).contains("the peer QP is in RESET, not RTR or RTS")
+            .doesNotContain("connected to another QP");
+    }
+
+    @Test
     void theDeviceWaitsRetryCntPlusOneTimeoutsOfFourMicrosecondsTimesTwoToTheTimeout()
     {
         final DeviceProfile cx5 = DeviceProfiles.connectx5();
@@ -103,11 +115,13 @@ class AckTimeoutTest
             assertThat(rig.fabric.clock().nowNs() - before).as("no timeout priced")
                 .isLessThan(CostModel.localAckTimeoutNs(1, 0));
             assertThat(rig.deviceA.counter(SimCounter.TRANSPORT_RETRIES)).isZero();
+            assertThat(((SimQp)rig.qpA).waitsForAckForever()).as("the head waits for an ACK, not for a receive").isTrue();
 
             rig.qpA.modify(QpAttr.builder().state(QpState.ERR).build(), QpAttr.builder().state(QpState.ERR).mask());
             assertThat(rig.pollA()).extracting(WorkCompletion::wrId, WorkCompletion::status).containsExactly(
                 org.assertj.core.groups.Tuple.tuple(1L, WcStatus.WR_FLUSH_ERR),
                 org.assertj.core.groups.Tuple.tuple(2L, WcStatus.WR_FLUSH_ERR));
+            assertThat(((SimQp)rig.qpA).waitsForAckForever()).isFalse();
         }
     }
 

@@ -149,6 +149,18 @@ class QpStateMachineTest
     }
 
     @Test
+    void curStateWithoutStateShouldLeaveTheQpWhereItIs()
+    {
+        // ibv_modify_qp without IBV_QP_STATE moves no QP: the driver changes the state under IB_QP_STATE alone
+        // (rxe_qp_from_attr); IBV_QP_CUR_STATE only names the state the transition table is checked from.
+        final RuleRig rig = RuleRig.unconnected(DeviceProfiles.connectx5());
+        modify(rig.qpA, QpAttr.builder().curState(QpState.RTS));
+
+        assertThat(rig.qpA.state()).as("no RESET -> RTS without any attribute of INIT, RTR or RTS")
+            .isEqualTo(QpState.RESET);
+    }
+
+    @Test
     void shouldAcceptCurStateOnlyFromRtrRtsSqdOrSqe()
     {
         // ib_modify_qp_is_ok: IB_QP_CUR_STATE with a current state other than RTR, RTS, SQD, SQE fails.

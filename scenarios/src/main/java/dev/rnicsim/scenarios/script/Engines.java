@@ -55,6 +55,18 @@ final class Engines
             device.name(), left.isEmpty() ? "; nothing in flight" : "; " + left));
     }
 
+    /**
+     * @return why a QP's send queue still holds work after the engine settled: the head waits for ever for an
+     *         acknowledgement (timeout 0), or behind a SEND the peer has no receive for (RNR, rnr_retry 7).
+     */
+    static String whyWaiting(final SimQp qp)
+    {
+        return qp.waitsForAckForever()
+            ? "no acknowledgement comes and timeout 0 never gives up: the WQE holds the send queue until the QP goes "
+            + "to ERR (give timeout 1-31, or connect the peer back)"
+            : "the peer has no receive posted (RNR)";
+    }
+
     /** What {@code post} answers on a manual engine. */
     static String queued(final SimQp qp, final SendWr wr)
     {

@@ -93,12 +93,12 @@ final class HostFields
         return Val.of(switch (field)
         {
             case "qkey" -> a.qkey() & 0xffffffffL;
-            case "dest_qpn" -> a.destQpNum();
+            case "dest_qpn" -> a.destQpNum() & 0xffffffffL;
             case "path_mtu" -> QpAttr.mtuBytes(a.pathMtu());
             case "access" -> Access.toBits(a.qpAccessFlags());
             case "port" -> a.portNum();
-            case "sq_psn" -> a.sqPsn();
-            case "rq_psn" -> a.rqPsn();
+            case "sq_psn" -> a.sqPsn() & 0xffffffffL;
+            case "rq_psn" -> a.rqPsn() & 0xffffffffL;
             case "min_rnr_timer" -> a.minRnrTimer();
             case "timeout" -> a.timeout();
             case "max_rd_atomic" -> a.maxRdAtomic();

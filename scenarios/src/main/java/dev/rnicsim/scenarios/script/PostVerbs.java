@@ -175,7 +175,7 @@ final class PostVerbs
         Engines.settle(s);
         return Outcome.ok("posted wr_id=" + id + " (" + ScriptPlacement.describe(wr)
             + (inv ? String.format(Locale.ROOT, ", invalidates rkey 0x%08x at the peer", rkey) : "") + ")"
-            + (qp.sendsWaiting() > 0 ? "; waiting: the peer has no receive posted (RNR)" : ""));
+            + (qp.sendsWaiting() > 0 ? "; waiting: " + Engines.whyWaiting(qp) : ""));
     }
 
     /** @return the SGEs of {@code sgl=}: ADDR:LEN[:LKEY], or a fragment or handle alone. */

@@ -134,7 +134,8 @@ final class WindowVerbs
         }
         if (qp.sendsWaiting() > 0)
         {
-            return "; waiting behind a send the peer has no receive for (RNR)";
+            return qp.waitsForAckForever() ? "; waiting: " + Engines.whyWaiting(qp)
+                : "; waiting behind a send the peer has no receive for (RNR)";
         }
         if (qp.lastLocalFailure() != null)
         {

@@ -115,6 +115,48 @@ class ScriptQpTest
     }
 
     @Test
+    void aDestQpnKeptWholeShouldReadAsTheUnsignedNumberQueryQpAnswers()
+    {
+        ScriptRun.ok("destqpn.rsim", """
+            host alpha ram=64M
+            device nic alpha profile=rxe
+            open app nic
+            pd pd0 app
+            cq cq0 app
+            qp qa pd0 cq0
+            qp qb pd0 cq0
+            modify qa init pkey_index=0 port=1 access=rw
+            modify qa rtr dest=qb dest_qpn=0xffffffff path_mtu=1024 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12
+            expect qa.dest_qpn == 0xffffffff
+            expect qa.dest_qpn > 0
+            """);
+    }
+
+    @Test
+    void aWriteHeldByTimeoutZeroShouldSayItWaitsForAnAckNotForAReceive()
+    {
+        final ScriptRun r = ScriptRun.ok("timeout0.rsim", """
+            host alpha ram=64M
+            device nic alpha
+            open app nic
+            pd pd0 app
+            cq cq0 app
+            mmap buf app 64K
+            reg mr0 pd0 buf 64K access=lw,rw
+            qp qa pd0 cq0
+            qp qb pd0 cq0
+            modify qa init pkey_index=0 port=1 access=rw
+            modify qa rtr dest=qb path_mtu=1024 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12
+            modify qa rts sq_psn=0 timeout=0 retry=7 rnr_retry=7 max_rd_atomic=1
+            post write qa sgl=mr0:4K remote=mr0+8K rkey=mr0.rkey
+            expect qa.sends_waiting == 1
+            """);
+
+        assertThat(r.out()).contains("waiting: no acknowledgement comes and timeout 0 never gives up")
+            .doesNotContain("no receive posted (RNR)");
+    }
+
+    @Test
     void ucShouldCarryWritesButNoReadsAndSqdShouldHoldSends()
     {
         final ScriptRun r = ScriptRun.ok("uc.rsim", """
