@@ -534,7 +534,7 @@ public final class StrictChecker
                 if (pinned >= 0 && pinned != nowFrame)
                 {
                     final Issued i = ledger.live(mr);
-                    final UserProcess forked = cowChild(pin.process(), page, pinned);
+                    final UserProcess forked = CowAfterFork.child(pin.process(), page, pinned);
                     warn(StrictWarning.Kind.STALE_MAPPING, wr.opcode() + " wr_id " + wr.wrId() + at(line()) + " ("
                         + side + ", key " + hex(key) + ") reached frame 0x" + Long.toHexString(pinned)
                         + " pinned for VA 0x" + Long.toHexString(page) + " of process " + pin.process().pid()
@@ -542,7 +542,7 @@ public final class StrictChecker
                         + (nowFrame >= 0 ? "now backed by frame 0x" + Long.toHexString(nowFrame)
                         : pin.process().vmaAt(page) == null ? "no longer mapped"
                         : "mapped again without a page yet (the next touch gets a new one)")
-                        + (forked != null ? cowAfterFork(forked) : ": the MR outlived its memory (munmap and mmap "
+                        + (forked != null ? CowAfterFork.diagnosis(forked) : ": the MR outlived its memory (munmap and mmap "
                         + "again, or a COW after fork); deregister or invalidate it when the memory is released"),
                         lines(i == null ? null : i.registeredLine,
                         line()), i == null ? null : i.registeredAt, null);
@@ -550,39 +550,6 @@ public final class StrictChecker
                 }
             }
         }
-    }
-
-    /**
-     * The child that still maps the pinned frame at the same address: the parent's write after fork(2) took a copy
-     * (copy-on-write) and left the frame the MR pins to the child. A kernel without copy-on-fork of pinned pages
-     * (before Linux 5.9, commit 70e806e4e645 "mm: Do early cow for pinned pages during fork() for ptes") shares a
-     * pinned page like any other; libibverbs' {@code ibv_fork_init} (or RDMAV_FORK_SAFE) marks registered ranges
-     * MADV_DONTFORK so that the child never maps them (ibv_fork_init(3)).
-     *
-     * @return the child, or null when no child of the process maps {@code frame} at {@code page}.
-     */
-    private static UserProcess cowChild(final UserProcess process, final long page, final long frame)
-    {
-        for (final UserProcess p : process.host().processes())
-        {
-            if (p.parent() == process && !p.exited())
-            {
-                final long pa = p.translate(page);
-                if (pa >= 0 && (pa & ~4095L) == frame)
-                {
-                    return p;
-                }
-            }
-        }
-        return null;
-    }
-
-    private static String cowAfterFork(final UserProcess child)
-    {
-        return ": a copy-on-write after fork: the parent wrote to the page after forking process " + child.pid()
-            + " and got a copy, and the frame the MR pins now belongs to the child (this kernel shares pinned pages "
-            + "at fork); call ibv_fork_init() or set RDMAV_FORK_SAFE=1 before registering (the range is then "
-            + "MADV_DONTFORK), or run a kernel that copies pinned pages at fork (Linux 5.9 or later)";
     }
 
     private static String hex(final int key)
