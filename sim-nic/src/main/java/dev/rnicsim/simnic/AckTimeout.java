@@ -1,5 +1,10 @@
 package dev.rnicsim.simnic;
 
+import dev.rnicsim.verbs.QpState;
+import dev.rnicsim.verbs.SendWr;
+import dev.rnicsim.verbs.WcDiagnosis;
+import dev.rnicsim.verbs.WcStatus;
+
 /**
  * The requester's local ACK timeout when no acknowledgement comes (the peer QP is gone, in the error state, not
  * connected to this one, or there is none at the address). IBA vol. 1 9.7.6.1.3: the requester sends, waits
@@ -52,5 +57,43 @@ final class AckTimeout
             ? CostModel.DEFAULT_JIFFY_NS : 0;
         final long waits = qp.retryCount + 1L;
         return qp.device.fabric().costModel().noAckNs(waits, CostModel.localAckTimeoutNs(timeout, grainNs));
+    }
+
+    /**
+     * Runs the head WQE to a peer that never acknowledges (none at the address, destroyed, not in RTR or RTS, or
+     * connected to another QP): the requester retries {@code retry_cnt} times, then completes it with
+     * IBV_WC_RETRY_EXC_ERR naming why; with timeout 0 it waits for ever.
+     *
+     * @param qp   the requester QP.
+     * @param p    the head WQE.
+     * @param peer the QP at the remote address, or null when there is none.
+     * @return BLOCKED when it waits for ever, else ERROR.
+     */
+    WqeOutcome noAcknowledgement(final SimQp qp, final SendWqe p, final SimQp peer)
+    {
+        final SendWr wr = p.wr();
+        final long noAckNs = noAck(qp, p);
+        if (noAckNs < 0)
+        {
+            qp.device.fabric().span(qp.device, "ack_wait", "dma", 0, java.util.Map.of("qp_num", qp.num, "wr_id",
+                wr.wrId(), "timeout", 0));
+            return WqeOutcome.BLOCKED;
+        }
+        HwCounters.noAck(qp.device, qp.retryCount, wr);
+        qp.device.count(SimCounter.TRANSPORT_RETRIES, qp.retryCount);
+        final WcDiagnosis lost = peer == null && qp.remote != null
+            && !qp.device.fabric().anyDeviceHasQp(qp.remote.qpNum())
+            ? Diagnoser.noQpOnFabric(qp, wr, qp.retryCount, qp.remote.qpNum())
+            : Diagnoser.noAck(qp, wr, qp.retryCount, peer == null
+            ? "no QP " + (qp.remote == null ? "" : "0x" + Integer.toHexString(qp.remote.qpNum()) + " ")
+                + "at the remote "
+            + "address" : peer.closed ? "the peer QP is destroyed"
+            : peer.state != QpState.RTR && peer.state != QpState.RTS
+            ? "the peer QP is in " + peer.state + ", not RTR or RTS" : "the peer QP is connected to another QP");
+        qp.device.fabric().span(qp.device, wr.opcode().name(), "dma", noAckNs,
+            java.util.Map.of("qp_num", qp.num, "status", WcStatus.RETRY_EXC_ERR.cName(), "diagnosis",
+                lost.summary()));
+        qp.completions.completeSend(wr, WcStatus.RETRY_EXC_ERR, 0, lost);
+        return WqeOutcome.ERROR;
     }
 }

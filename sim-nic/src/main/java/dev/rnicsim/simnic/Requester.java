@@ -6,7 +6,6 @@ import dev.rnicsim.verbs.QpAddress;
 import dev.rnicsim.verbs.QpState;
 import dev.rnicsim.verbs.SendFlag;
 import dev.rnicsim.verbs.SendWr;
-import dev.rnicsim.verbs.WcDiagnosis;
 import dev.rnicsim.verbs.WcStatus;
 import dev.rnicsim.verbs.WrOpcode;
 import java.util.ArrayDeque;
@@ -403,7 +402,7 @@ final class Requester
         }
         if (wr.opcode() == WrOpcode.BIND_MW || wr.opcode() == WrOpcode.LOCAL_INV || wr.opcode() == WrOpcode.REG_MR)
         {
-            return executeLocal(wr);
+            return LocalWqe.execute(qp, wr, postSite(wr));
         }
         if (p.ud() != null)
         {
@@ -413,30 +412,7 @@ final class Requester
         if (peer == null || peer.closed || (peer.state != QpState.RTR && peer.state != QpState.RTS)
             || !peer.requester.connectedTo(qp))
         {
-            // No ACK ever comes: the requester retries retry_cnt times, then gives up (with timeout 0, never).
-            final long noAckNs = ackTimeout.noAck(qp, p);
-            if (noAckNs < 0)
-            {
-                device.fabric().span(device, "ack_wait", "dma", 0, java.util.Map.of("qp_num", qp.num, "wr_id",
-                    wr.wrId(), "timeout", 0));
-                return WqeOutcome.BLOCKED;
-            }
-            HwCounters.noAck(device, qp.retryCount, wr);
-            device.count(SimCounter.TRANSPORT_RETRIES, qp.retryCount);
-            final WcDiagnosis lost = peer == null && qp.remote != null
-                && !device.fabric().anyDeviceHasQp(qp.remote.qpNum())
-                ? Diagnoser.noQpOnFabric(qp, wr, qp.retryCount, qp.remote.qpNum())
-                : Diagnoser.noAck(qp, wr, qp.retryCount, peer == null
-                ? "no QP " + (qp.remote == null ? "" : "0x" + Integer.toHexString(qp.remote.qpNum()) + " ")
-                    + "at the remote "
-                + "address" : peer.closed ? "the peer QP is destroyed"
-                : peer.state != QpState.RTR && peer.state != QpState.RTS
-                ? "the peer QP is in " + peer.state + ", not RTR or RTS" : "the peer QP is connected to another QP");
-            device.fabric().span(device, wr.opcode().name(), "dma", noAckNs,
-                java.util.Map.of("qp_num", qp.num, "status", WcStatus.RETRY_EXC_ERR.cName(), "diagnosis",
-                    lost.summary()));
-            qp.completions.completeSend(wr, WcStatus.RETRY_EXC_ERR, 0, lost);
-            return WqeOutcome.ERROR;
+            return ackTimeout.noAcknowledgement(qp, p, peer);
         }
         final String xrcRefused = XrcRules.route(qp, peer, wr);
         if (xrcRefused != null)
@@ -482,56 +458,6 @@ final class Requester
             attempt = run(p, peer);
         }
         return qp.responder.finish(wr, peer, attempt, needsRecv, missesBefore, null);
-    }
-
-    /**
-     * Executes BIND_MW, LOCAL_INV or REG_MR on this QP's device; a failure completes it in error. The key events it
-     * records (and strict mode's warnings) name the line that posted it, not the one that runs the engine now.
-     */
-    WqeOutcome executeLocal(final SendWr wr)
-    {
-        qp.localFailure = null;
-        final String site = postSite(wr);
-        final String now = device.fabric().origin();
-        device.fabric().origin(site != null ? site : now);
-        final WcStatus status;
-        try
-        {
-            status = switch (wr.opcode())
-            {
-                case BIND_MW -> LocalOps.bind(qp, (SendWr.Bind)wr.localOp());
-                case REG_MR -> LocalOps.fastRegister(qp, (SendWr.Reg)wr.localOp());
-                default -> LocalOps.invalidate(qp, wr.invalidateRkey()) ? WcStatus.SUCCESS : WcStatus.LOC_QP_OP_ERR;
-            };
-        }
-        finally
-        {
-            device.fabric().origin(now);
-        }
-        // The span's arguments are built only for a trace listener (the clock advances either way).
-        final boolean tracing = device.fabric().tracing();
-        final java.util.Map<String, Object> args = tracing ? new java.util.LinkedHashMap<>() : java.util.Map.of();
-        if (tracing)
-        {
-            args.put("qp_num", qp.num);
-            args.put("status", status.cName());
-            if (qp.localFailure != null)
-            {
-                args.put("why", qp.localFailure);
-            }
-        }
-        device.fabric().span(device, wr.opcode().name(), "dma", device.fabric().costModel().opBaseLatencyNs(),
-            args);
-        if (status != WcStatus.SUCCESS)
-        {
-            qp.completions.completeSend(wr, status, 0, Diagnoser.local(qp, wr, status, qp.localFailure));
-            return WqeOutcome.ERROR;
-        }
-        if (qp.sqSigAll || wr.flags().contains(SendFlag.SIGNALED))
-        {
-            qp.completions.completeSend(wr, WcStatus.SUCCESS, 0);
-        }
-        return WqeOutcome.DONE;
     }
 
     DmaResult run(final SendWqe p, final SimQp peer)
