@@ -4,8 +4,6 @@ import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.Errno;
 import dev.rnicsim.verbs.MemoryWindow;
 import dev.rnicsim.verbs.MwBindInfo;
-import dev.rnicsim.verbs.PostException;
-import dev.rnicsim.verbs.AhAttr;
 import dev.rnicsim.verbs.QpAddress;
 import dev.rnicsim.verbs.QpAttr;
 import dev.rnicsim.verbs.QpAttrMask;
@@ -19,8 +17,6 @@ import dev.rnicsim.verbs.RecvWr;
 import dev.rnicsim.verbs.SendFlag;
 import dev.rnicsim.verbs.SendWr;
 import dev.rnicsim.verbs.VerbsException;
-import dev.rnicsim.verbs.WcOpcode;
-import dev.rnicsim.verbs.WcStatus;
 import dev.rnicsim.verbs.WrOpcode;
 import java.util.ArrayDeque;
 import java.util.EnumSet;
@@ -37,9 +33,10 @@ import java.util.Set;
  * {@code min_rnr_timer}. An error completion moves the QP (and, for errors the responder detected, the peer QP) to
  * ERR, flushing what is queued with IBV_WC_WR_FLUSH_ERR (RC error classes of IBA 9.9.3; rxe_comp.c, rxe_resp.c).
  *
- * <p>This class is the verbs object (create, modify, query, post and their checks); the NIC's engines for the QP are
- * classes of their own: the {@link Requester} (WQE fetch, packets, fences, RNR and retries, outstanding READs and
- * atomics), the {@link Responder} (first-packet key check, placement, receive consumption, NAKs), the
+ * <p>This class is the verbs object (create, modify, query, post and their checks; {@link QpPosting} writes the
+ * work requests, {@link QpTransitionAttrs} builds the one-call transitions' attributes); the NIC's engines for the
+ * QP are classes of their own: the {@link Requester} (WQE fetch, packets, fences, RNR and retries, outstanding READs
+ * and atomics), the {@link Responder} (first-packet key check, placement, receive consumption, NAKs), the
  * {@link DatagramSender} (UD) and the {@link CompletionEngine} (completion order, errors, flush).
  *
  * <p>Not thread safe.
@@ -210,25 +207,7 @@ public final class SimQp implements QueuePair
     @Override
     public void modifyToInit(final Set<Access> qpAccessFlags)
     {
-        if (qpAccessFlags == null || !(qpAccessFlags instanceof EnumSet)
-            && qpAccessFlags.stream().anyMatch(java.util.Objects::isNull))
-        {
-            checkOpen("ibv_modify_qp");
-            throw Errors.invalid("ibv_modify_qp", "qp_access_flags is null or holds null (use an empty set for none)");
-        }
-        final QpAttr.Builder b = QpAttr.builder().state(QpState.INIT).pkeyIndex(0).port(1);
-        if (type == QpType.UD)
-        {
-            b.qkey(0);
-            if (!qpAccessFlags.isEmpty())
-            {
-                b.accessFlags(qpAccessFlags);
-            }
-        }
-        else
-        {
-            b.accessFlags(qpAccessFlags);
-        }
+        final QpAttr.Builder b = QpTransitionAttrs.toInit(this, qpAccessFlags);
         modify(b.build(), b.mask());
     }
 
@@ -239,23 +218,7 @@ public final class SimQp implements QueuePair
     @Override
     public void modifyToRtr(final QpAddress remoteAddress, final int minRnrTimerCode)
     {
-        checkOpen("ibv_modify_qp");
-        if (remoteAddress == null && type != QpType.UD)
-        {
-            throw Errors.invalid("ibv_modify_qp", "the remote QP's address is null"
-                + "; give the peer QP's address (GID and QP number)");
-        }
-        final QpAttr.Builder b = QpAttr.builder().state(QpState.RTR);
-        if (type != QpType.UD)
-        {
-            b.av(new AhAttr(remoteAddress.gid(), remoteAddress.lid(), 1, 0))
-                .pathMtu(Integer.numberOfTrailingZeros(device.fabric().pathMtuBytes()) - 7)
-                .destQpNum(remoteAddress.qpNum()).rqPsn(remoteAddress.psn() & 0xffffff);
-        }
-        if (type == QpType.RC || type == QpType.XRC_RECV)
-        {
-            b.maxDestRdAtomic(Math.min(16, device.profile().attributes().maxQpRdAtom())).minRnrTimer(minRnrTimerCode);
-        }
+        final QpAttr.Builder b = QpTransitionAttrs.toRtr(this, remoteAddress, minRnrTimerCode);
         modify(b.build(), b.mask());
     }
 
@@ -266,16 +229,7 @@ public final class SimQp implements QueuePair
     @Override
     public void modifyToRts(final int retryCnt, final int rnrRetryCnt)
     {
-        final QpAttr.Builder b = QpAttr.builder().state(QpState.RTS).sqPsn(psn);
-        if (type == QpType.RC || type == QpType.XRC_SEND)
-        {
-            b.timeout(14).retryCnt(retryCnt).rnrRetry(rnrRetryCnt)
-                .maxRdAtomic(Math.min(16, device.profile().attributes().maxQpInitRdAtom()));
-        }
-        else if (type == QpType.XRC_RECV)
-        {
-            b.timeout(14);
-        }
+        final QpAttr.Builder b = QpTransitionAttrs.toRts(this, retryCnt, rnrRetryCnt);
         modify(b.build(), b.mask());
     }
 
@@ -308,12 +262,7 @@ public final class SimQp implements QueuePair
     @Override
     public QpAttr query()
     {
-        checkOpen("ibv_query_qp");
-        final QpState reported = ReportedQpState.of(device.profile(), state);
-        return new QpAttr(reported, reported, Access.fromBits(qpAccessBits), attrs.pkeyIndex, attrs.portNum, attrs.qkey,
-            attrs.av, attrs.pathMtu, attrs.timeout, retryCount, rnrRetry, attrs.rqPsn, attrs.sqPsn, attrs.maxRdAtomic,
-            attrs.maxDestRdAtomic, attrs.minRnrTimer, attrs.destQpNum, state == QpState.SQD
-                && !requester.sendQueue.isEmpty());
+        return QpTransitionAttrs.query(this);
     }
 
     void checkOpen(final String verb)
@@ -330,37 +279,7 @@ public final class SimQp implements QueuePair
     @Override
     public void postSend(final List<SendWr> wrs)
     {
-        final EngineThread held = device.fabric().enter();
-        try
-        {
-            if (wrs == null)
-            {
-                throw new PostException("ibv_post_send", Errno.EINVAL.code(), 0, "the work-request list is null"
-                    + "; pass a list of work requests");
-            }
-            for (int i = 0; i < wrs.size(); i++)
-            {
-                final SendWr wr = wrs.get(i);
-                if (wr == null)
-                {
-                    throw new PostException("ibv_post_send", Errno.EINVAL.code(), i, "the work request is null"
-                        + "; pass a work request at every position");
-                }
-                if (type == QpType.UD && !closed)
-                {
-                    throw new PostException("ibv_post_send", Errno.EINVAL.code(), i, "a send on a UD QP needs its "
-                        + "destination (wr.ud: address handle, remote QPN, Q_Key): post it with postSendUd");
-                }
-                final byte[] inline = PostChecks.checkSend(this, wr, i);
-                requester.sendQueue.addLast(new SendWqe(wr, inline, null, completions.order.post(),
-                    device.fabric().origin()));
-                engine().schedule(this);
-            }
-        }
-        finally
-        {
-            SimFabric.exit(held);
-        }
+        QpPosting.postSend(this, wrs);
     }
 
     /**
@@ -369,131 +288,19 @@ public final class SimQp implements QueuePair
     @Override
     public void postSendUd(final List<UdSendWr> wrs)
     {
-        final EngineThread held = device.fabric().enter();
-        try
-        {
-            final String verb = "ibv_post_send";
-            if (wrs == null)
-            {
-                throw new PostException(verb, Errno.EINVAL.code(), 0, "the work-request list is null"
-                    + "; pass a list (an empty one posts nothing)");
-            }
-            for (int i = 0; i < wrs.size(); i++)
-            {
-                final UdSendWr ud = wrs.get(i);
-                if (ud == null)
-                {
-                    throw new PostException(verb, Errno.EINVAL.code(), i, "the work request is null"
-                        + "; pass a work request at every position");
-                }
-                if (type != QpType.UD)
-                {
-                    throw new PostException(verb, Errno.EINVAL.code(), i, "wr.ud is for UD QPs only; QP 0x"
-                        + Integer.toHexString(num) + " is " + type
-                            + " and sends to the QP it is connected to; post without "
-                        + "ah, remote_qpn and qkey");
-                }
-                if (!(ud.ah() instanceof SimAh ah) || ah.isClosed() || ah.pd().context() != pd.context())
-                {
-                    throw new PostException(verb, Errno.EINVAL.code(), i, "wr.ud.ah is not a live address handle of "
-                        + "this QP's context; create one with ibv_create_ah on a PD of this context");
-                }
-                final byte[] inline = PostChecks.checkSend(this, ud.wr(), i);
-                requester.sendQueue.addLast(new SendWqe(ud.wr(), inline, ud, completions.order.post(),
-                    device.fabric().origin()));
-                engine().schedule(this);
-            }
-        }
-        finally
-        {
-            SimFabric.exit(held);
-        }
+        QpPosting.postSendUd(this, wrs);
     }
 
     @Override
     public int bindMw(final MemoryWindow mw, final long wrId, final Set<SendFlag> flags, final MwBindInfo info)
     {
-        final EngineThread held = device.fabric().enter();
-        try
-        {
-            final String verb = "ibv_bind_mw";
-            checkOpen(verb);
-            final SimMw m = PostChecks.checkBindMw(this, mw, flags, info);
-            final int newRkey = SendWr.incRkey(m.rkey());
-            final SendWr wr = new SendWr(wrId, WrOpcode.BIND_MW, List.of(), flags, 0, 0, 0, 0, 0, 0,
-                new SendWr.Bind(m, newRkey, info));
-            bindingType1 = true;
-            try
-            {
-                PostChecks.checkSend(this, wr, 0);
-            }
-            catch (final PostException e)
-            {
-                throw new VerbsException(verb, e.errno(), e.detail());
-            }
-            finally
-            {
-                bindingType1 = false;
-            }
-            // The provider stores the new rkey at post time (mlx5_bind_mw, rxe_bind_mw), before the completion.
-            m.rkey(newRkey);
-            requester.sendQueue.addLast(new SendWqe(wr, null, null, completions.order.post(),
-                device.fabric().origin()));
-            engine().schedule(this);
-            return newRkey;
-        }
-        finally
-        {
-            SimFabric.exit(held);
-        }
+        return QpPosting.bindMw(this, mw, wrId, flags, info);
     }
 
     @Override
     public void postRecv(final List<RecvWr> wrs)
     {
-        final EngineThread held = device.fabric().enter();
-        try
-        {
-            final String verb = "ibv_post_recv";
-            if (wrs == null)
-            {
-                throw new PostException(verb, Errno.EINVAL.code(), 0, "the work-request list is null"
-                    + "; pass a list of work requests");
-            }
-            try
-            {
-                postReceives(wrs, verb);
-            }
-            finally
-            {
-                // Whatever was posted before a refused work request may let a waiting sender go on.
-                wakeWaitingPeer();
-            }
-        }
-        finally
-        {
-            SimFabric.exit(held);
-        }
-    }
-
-    private void postReceives(final List<RecvWr> wrs, final String verb)
-    {
-        for (int i = 0; i < wrs.size(); i++)
-        {
-            final RecvWr wr = wrs.get(i);
-            if (wr == null)
-            {
-                throw new PostException(verb, Errno.EINVAL.code(), i, "the work request is null"
-                    + "; pass a work request at every position");
-            }
-            PostChecks.checkRecv(this, wr, i);
-            if (state == QpState.ERR)
-            {
-                completions.completeRecv(wr, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0);
-                continue;
-            }
-            recvQueue.addLast(wr);
-        }
+        QpPosting.postRecv(this, wrs);
     }
 
     // ------------------------------------------------------------------ execution

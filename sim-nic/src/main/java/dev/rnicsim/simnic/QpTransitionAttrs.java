@@ -1,0 +1,114 @@
+package dev.rnicsim.simnic;
+
+import dev.rnicsim.verbs.Access;
+import dev.rnicsim.verbs.AhAttr;
+import dev.rnicsim.verbs.QpAddress;
+import dev.rnicsim.verbs.QpAttr;
+import dev.rnicsim.verbs.QpState;
+import dev.rnicsim.verbs.QpType;
+import dev.rnicsim.verbs.VerbsException;
+import java.util.EnumSet;
+import java.util.Set;
+
+/**
+ * The attributes of a {@link SimQp}'s one-call transitions ({@code modifyToInit}, {@code modifyToRtr},
+ * {@code modifyToRts}, each then applied by {@link QpModify#modify}) and of {@code ibv_query_qp}.
+ */
+final class QpTransitionAttrs
+{
+    private QpTransitionAttrs()
+    {
+    }
+
+    /**
+     * The attributes of RESET → INIT: port 1, P_Key index 0 and these rights (and Q_Key 0 on UD, where rights are not
+     * taken).
+     *
+     * @throws VerbsException EINVAL when the rights are null or hold null.
+     */
+    static QpAttr.Builder toInit(final SimQp qp, final Set<Access> qpAccessFlags)
+    {
+        if (qpAccessFlags == null || !(qpAccessFlags instanceof EnumSet)
+            && qpAccessFlags.stream().anyMatch(java.util.Objects::isNull))
+        {
+            qp.checkOpen("ibv_modify_qp");
+            throw Errors.invalid("ibv_modify_qp", "qp_access_flags is null or holds null (use an empty set for none)");
+        }
+        final QpAttr.Builder b = QpAttr.builder().state(QpState.INIT).pkeyIndex(0).port(1);
+        if (qp.type == QpType.UD)
+        {
+            b.qkey(0);
+            if (!qpAccessFlags.isEmpty())
+            {
+                b.accessFlags(qpAccessFlags);
+            }
+        }
+        else
+        {
+            b.accessFlags(qpAccessFlags);
+        }
+        return b;
+    }
+
+    /**
+     * The attributes of INIT → RTR the QP type requires: for RC and UC the remote port, QP number and PSN and the
+     * fabric's path MTU; for RC also the deepest responder read/atomic queue the device offers and the RNR timer.
+     *
+     * @throws VerbsException EINVAL when the QP is destroyed or a connected QP is given no remote address.
+     */
+    static QpAttr.Builder toRtr(final SimQp qp, final QpAddress remoteAddress, final int minRnrTimerCode)
+    {
+        qp.checkOpen("ibv_modify_qp");
+        if (remoteAddress == null && qp.type != QpType.UD)
+        {
+            throw Errors.invalid("ibv_modify_qp", "the remote QP's address is null"
+                + "; give the peer QP's address (GID and QP number)");
+        }
+        final QpAttr.Builder b = QpAttr.builder().state(QpState.RTR);
+        if (qp.type != QpType.UD)
+        {
+            b.av(new AhAttr(remoteAddress.gid(), remoteAddress.lid(), 1, 0))
+                .pathMtu(Integer.numberOfTrailingZeros(qp.device.fabric().pathMtuBytes()) - 7)
+                .destQpNum(remoteAddress.qpNum()).rqPsn(remoteAddress.psn() & 0xffffff);
+        }
+        if (qp.type == QpType.RC || qp.type == QpType.XRC_RECV)
+        {
+            b.maxDestRdAtomic(Math.min(16, qp.device.profile().attributes().maxQpRdAtom()))
+                .minRnrTimer(minRnrTimerCode);
+        }
+        return b;
+    }
+
+    /**
+     * The attributes of RTR → RTS: the QP's first PSN; RC adds its ACK timeout (14, about 67 ms), the retry counts
+     * and the deepest initiator read/atomic queue the device offers.
+     */
+    static QpAttr.Builder toRts(final SimQp qp, final int retryCnt, final int rnrRetryCnt)
+    {
+        final QpAttr.Builder b = QpAttr.builder().state(QpState.RTS).sqPsn(qp.psn);
+        if (qp.type == QpType.RC || qp.type == QpType.XRC_SEND)
+        {
+            b.timeout(14).retryCnt(retryCnt).rnrRetry(rnrRetryCnt)
+                .maxRdAtomic(Math.min(16, qp.device.profile().attributes().maxQpInitRdAtom()));
+        }
+        else if (qp.type == QpType.XRC_RECV)
+        {
+            b.timeout(14);
+        }
+        return b;
+    }
+
+    /**
+     * {@code ibv_query_qp}: the attributes as the last transitions set them, the state as the device's provider
+     * reports it ({@link ReportedQpState}).
+     */
+    static QpAttr query(final SimQp qp)
+    {
+        qp.checkOpen("ibv_query_qp");
+        final QpState reported = ReportedQpState.of(qp.device.profile(), qp.state);
+        final QpAttributes a = qp.attrs;
+        return new QpAttr(reported, reported, Access.fromBits(qp.qpAccessBits), a.pkeyIndex, a.portNum, a.qkey, a.av,
+            a.pathMtu, a.timeout, qp.retryCount, qp.rnrRetry, a.rqPsn, a.sqPsn, a.maxRdAtomic, a.maxDestRdAtomic,
+            a.minRnrTimer, a.destQpNum, qp.state == QpState.SQD && !qp.requester.sendQueue.isEmpty());
+    }
+}
