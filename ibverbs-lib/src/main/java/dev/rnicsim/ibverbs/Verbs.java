@@ -6,9 +6,7 @@ import dev.rnicsim.simnic.SimContext;
 import dev.rnicsim.simnic.SimDevice;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.CompletionQueue;
-import dev.rnicsim.verbs.DeviceAttributes;
 import dev.rnicsim.verbs.MemoryRegion;
-import dev.rnicsim.verbs.PortAttributes;
 import dev.rnicsim.verbs.ProtectionDomain;
 import dev.rnicsim.verbs.QpAddress;
 import dev.rnicsim.verbs.QpCap;
@@ -157,10 +155,10 @@ final class Verbs
             case Wire.OP_HELLO -> hello(p);
             case Wire.OP_OPEN -> open(p.getInt(0));
             case Wire.OP_CLOSE_CTX -> closeContext(p.getInt(0));
-            case Wire.OP_QUERY_DEVICE -> queryDevice(s.get(p.getInt(0), Session.CtxInfo.class));
-            case Wire.OP_QUERY_PORT -> queryPort(s.get(p.getInt(0), Session.CtxInfo.class), p.getInt(4));
-            case Wire.OP_QUERY_GID -> ByteBuffer.wrap(s.get(p.getInt(0), Session.CtxInfo.class).context()
-                .queryGid(p.getInt(4), p.getInt(8)));
+            case Wire.OP_QUERY_DEVICE -> QueryVerbs.queryDevice(s.get(p.getInt(0), Session.CtxInfo.class));
+            case Wire.OP_QUERY_PORT -> QueryVerbs.queryPort(s.get(p.getInt(0), Session.CtxInfo.class), p.getInt(4));
+            case Wire.OP_QUERY_GID -> QueryVerbs.queryGid(s.get(p.getInt(0), Session.CtxInfo.class), p.getInt(4),
+                p.getInt(8));
             case Wire.OP_ALLOC_PD -> handle(s.add(s.get(p.getInt(0), Session.CtxInfo.class).context().allocPd()));
             case Wire.OP_DEALLOC_PD -> deallocPd(p.getInt(0));
             case Wire.OP_ATTACH -> null; // a run attached to the fabric: counted while connected
@@ -174,7 +172,7 @@ final class Verbs
             case Wire.OP_CLOSE_XRCD -> xrc.close(p.getInt(0));
             case Wire.OP_CREATE_XRC_SRQ -> xrc.createSrq(p, srqs);
             case XrcVerbs.OP_OPEN_QP -> xrc.openQp(p);
-            case Wire.OP_QUERY_QP -> queryQp(s.get(p.getInt(0), Session.QpInfo.class));
+            case Wire.OP_QUERY_QP -> QueryVerbs.queryQp(s.get(p.getInt(0), Session.QpInfo.class));
             case Wire.OP_REG_MR -> regMr(p, site);
             case Wire.OP_DEREG_MR -> deregMr(p.getInt(0));
             case Wire.OP_CREATE_CQ -> createCq(p.getInt(0), p.getInt(4), p.limit() >= 12 ? p.getInt(8) : 0);
@@ -279,40 +277,6 @@ final class Verbs
         return null;
     }
 
-    private ByteBuffer queryDevice(final Session.CtxInfo c)
-    {
-        final DeviceAttributes a = c.context().queryDevice();
-        final ByteBuffer b = buf(64 + Wire.DEVICE_ATTR_COUNT * 8);
-        final byte[] fw = a.fwVer().getBytes(StandardCharsets.UTF_8);
-        b.put(0, fw, 0, Math.min(63, fw.length));
-        final long[] v = {a.nodeGuid(), a.sysImageGuid(), a.maxMrSizeBytes(), a.pageSizeCap(), a.vendorId(),
-            a.vendorPartId(), a.hwVer(), a.maxQp(), a.maxQpWr(), a.deviceCapFlags(), a.maxSge(), a.maxSgeRd(),
-            a.maxCq(), a.maxCqe(), a.maxMr(), a.maxPd(), a.maxQpRdAtom(), a.maxQpInitRdAtom(), a.maxResRdAtom(),
-            a.maxMw(), a.atomicCap().code(), a.maxSrq(), a.maxPkeys(), a.localCaAckDelay(), a.physPortCnt(),
-            a.odpCaps().generalCaps(), a.odpCaps().rcOdpCaps(), a.odpCaps().ucOdpCaps(), a.odpCaps().udOdpCaps(),
-            a.odpCaps().xrcOdpCaps(), a.maxSrqWr(), a.maxSrqSge(), a.maxMcastGrp(), a.maxMcastQpAttach(),
-            a.maxTotalMcastQpAttach(), a.maxAh()};
-        for (int i = 0; i < v.length; i++)
-        {
-            b.putLong(64 + i * 8, v[i]);
-        }
-        return b;
-    }
-
-    private ByteBuffer queryPort(final Session.CtxInfo c, final int port)
-    {
-        final PortAttributes a = c.context().queryPort(port);
-        final boolean ib = a.linkLayer() == PortAttributes.LINK_LAYER_INFINIBAND;
-        final long[] v = {a.state(), a.maxMtu(), a.activeMtu(), a.gidTblLen(), a.portCapFlags(), a.maxMsgSzBytes(),
-            a.pkeyTblLen(), a.linkLayer(), ib ? lid(c.deviceIndex()) : 0, 2 /* 4X */, 32 /* EDR */};
-        final ByteBuffer b = buf(Wire.PORT_ATTR_COUNT * 8);
-        for (int i = 0; i < v.length; i++)
-        {
-            b.putLong(i * 8, v[i]);
-        }
-        return b;
-    }
-
     /** The LID of a device's port 1 on the fabric's subnet: its index + 1 (LID 0 is reserved). */
     static int lid(final int deviceIndex)
     {
@@ -384,17 +348,6 @@ final class Verbs
         final int h = s.add(null);
         s.handles.set(h, new Session.CqInfo(s, h, cq));
         return buf(8).putInt(0, h).putInt(4, cq.cqe());
-    }
-
-    /**
-     * QUERY_QP: the state as the driver reports it (an error completion moves the QP to ERR without a modify; an
-     * iWARP driver reports a QP in RESET as INIT), and whether its data is written in order
-     * ({@code ibv_query_qp_data_in_order}, as the device's provider answers it).
-     */
-    private ByteBuffer queryQp(final Session.QpInfo q)
-    {
-        return buf(8).putInt(0, q.qp.query().qpState().ordinal())
-            .putInt(4, q.qp.dataInOrder(dev.rnicsim.verbs.WrOpcode.SEND) ? 1 : 0);
     }
 
     private ByteBuffer destroyCq(final int h)

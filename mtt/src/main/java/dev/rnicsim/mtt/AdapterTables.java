@@ -12,9 +12,9 @@ import java.util.List;
  * <p>The registration steps live in one part per kind of object, each sharing this class's tables and counts, and
  * this class is their facade: {@link MrRegistrations} (pinned MRs: register, rereg, revoke), {@link MemoryWindows}
  * (allocate, bind, invalidate, free), {@link FastRegistrations} (ib_alloc_mr, REG_MR, LOCAL_INV) and
- * {@link OnDemandPaging} (explicit and implicit ODP MRs: map, zap). What every kind shares stays here: the
- * translation a DMA performs, the key checks, deregistration and the counts. Each delegating method has the
- * contract of the part's method it names.
+ * {@link OnDemandPaging} (explicit and implicit ODP MRs: map, zap); the translation a DMA performs and the key checks
+ * every kind shares live in {@link KeyTranslation}. Deregistration and the counts stay here. Each delegating method
+ * has the contract of the part's method it names.
  *
  * <p>Not thread safe.
  */
@@ -25,9 +25,6 @@ public final class AdapterTables
     public static final int IMPLICIT_CHILD_SHIFT = OnDemandPaging.IMPLICIT_CHILD_SHIFT;
     /** MTT entries of one implicit child ({@link OnDemandPaging#IMPLICIT_CHILD_ENTRIES}). */
     public static final long IMPLICIT_CHILD_ENTRIES = OnDemandPaging.IMPLICIT_CHILD_ENTRIES;
-    /** Access bits with which the device writes memory: a read-only MTT entry faults for them. */
-    private static final int DEVICE_WRITES = AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE
-        | AccessFlags.REMOTE_ATOMIC;
 
     private final AdapterConfig config;
     private final Mtt mtt;
@@ -39,6 +36,7 @@ public final class AdapterTables
     private final MemoryWindows windows;
     private final FastRegistrations fastReg;
     private final OnDemandPaging odp;
+    private final KeyTranslation translation;
 
     /**
      * @param config the device's table properties.
@@ -54,6 +52,7 @@ public final class AdapterTables
         this.odp = new OnDemandPaging(mtt, mpt, cache, variantBits, counters);
         this.registrations = new MrRegistrations(config, mtt, mpt, cache, counters, this::holdsOtherKind);
         this.fastReg = new FastRegistrations(mtt, mpt, cache, variantBits, counters, registrations);
+        this.translation = new KeyTranslation(mtt, mpt, cache, variantBits, windows, odp);
     }
 
     /** True for an MPT index that holds a window, a fast-registration MR or an ODP MR: no pinned user MR. */
@@ -218,7 +217,7 @@ public final class AdapterTables
     public long translate(final int key, final int pd, final int qpn, final int access, final long iova,
         final long lengthBytes)
     {
-        return translate(key, pd, qpn, access, iova, lengthBytes, true);
+        return translation.translate(key, pd, qpn, access, iova, lengthBytes, true);
     }
 
     /**
@@ -237,61 +236,7 @@ public final class AdapterTables
     public long translateInMessage(final int key, final int pd, final int qpn, final int access, final long iova,
         final long lengthBytes)
     {
-        return translate(key, pd, qpn, access, iova, lengthBytes, false);
-    }
-
-    private long translate(final int key, final int pd, final int qpn, final int access, final long iova,
-        final long lengthBytes, final boolean mptLookup)
-    {
-        final long index = MKey.index(key, variantBits);
-        if (windows.wrongQp(index, key, pd, qpn))
-        {
-            if (mptLookup)
-            {
-                cache.access(TranslationCache.mptTag(index));
-            }
-            return KeyCheck.WRONG_QP.code();
-        }
-        if (mptLookup)
-        {
-            cache.access(TranslationCache.mptTag(index));
-        }
-        final long slot = mpt.translationSlot(index, key, pd, access, iova, lengthBytes);
-        if (slot < 0)
-        {
-            return slot;
-        }
-        int shift = (int)(slot & 63);
-        long mttIndex = slot >>> 7;
-        if (odp.any())
-        {
-            // The parent's KSM entry of the 1 GiB slot, then the child's MTT entry of the 4 KiB page.
-            final long childEntry = odp.implicitEntry(index,
-                (slot & MptTable.SLOT_PAST_END) != 0 ? iova - 1 : iova);
-            if (childEntry == OnDemandPaging.NO_CHILD)
-            {
-                return KeyCheck.NOT_PRESENT.code();
-            }
-            if (childEntry != OnDemandPaging.NOT_IMPLICIT)
-            {
-                shift = 12;
-                mttIndex = childEntry;
-            }
-        }
-        cache.access(TranslationCache.mttTag(mttIndex));
-        final long pageMask = (1L << shift) - 1;
-        final long raw = mtt.rawEntry(mttIndex);
-        if (raw >= 0 || ((raw & Mtt.READ_ONLY) != 0 && (access & DEVICE_WRITES) != 0))
-        {
-            return KeyCheck.NOT_PRESENT.code();
-        }
-        final long page = raw & ~Mtt.PRESENT & ~pageMask;
-        if ((slot & MptTable.SLOT_PAST_END) != 0)
-        {
-            // An empty access just past the last byte (rxe mr_check_range allows it) maps one past that byte.
-            return page + ((iova - 1) & pageMask) + 1;
-        }
-        return page | (iova & pageMask);
+        return translation.translate(key, pd, qpn, access, iova, lengthBytes, false);
     }
 
     /**
@@ -332,13 +277,7 @@ public final class AdapterTables
      */
     public long blockDmaAddress(final long mttIndex, final int pageShift)
     {
-        cache.accessHinted(TranslationCache.mttTag(mttIndex));
-        final long raw = mtt.rawEntry(mttIndex);
-        if (raw >= 0)
-        {
-            return KeyCheck.NOT_PRESENT.code();
-        }
-        return raw & ~Mtt.PRESENT & ~((1L << pageShift) - 1);
+        return translation.blockDmaAddress(mttIndex, pageShift);
     }
 
     /**
@@ -406,13 +345,7 @@ public final class AdapterTables
     public KeyCheck check(final int key, final int pd, final int qpn, final int access, final long iova,
         final long lengthBytes)
     {
-        final long index = MKey.index(key, variantBits);
-        if (windows.wrongQp(index, key, pd, qpn))
-        {
-            return KeyCheck.WRONG_QP;
-        }
-        final long slot = mpt.translationSlot(index, key, pd, access, iova, lengthBytes);
-        return slot < 0 ? KeyCheck.ofTranslation(slot) : KeyCheck.VALID;
+        return translation.check(key, pd, qpn, access, iova, lengthBytes);
     }
 
     // ------------------------------------------------------------------ on-demand paging
