@@ -1,12 +1,13 @@
 package dev.rnicsim.keys;
 
+import static dev.rnicsim.keys.HostSteps.*;
+
 import dev.rnicsim.keys.KeyOps.KeyOp;
 import dev.rnicsim.keys.WorldModel.Buf;
 import dev.rnicsim.keys.WorldModel.KeyName;
 import dev.rnicsim.keys.WorldModel.MrM;
 import dev.rnicsim.keys.WorldModel.MwM;
 import dev.rnicsim.pagetable.ForkBehaviour;
-import dev.rnicsim.pagetable.Madvice;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.MwType;
 import java.util.ArrayList;
@@ -347,7 +348,7 @@ final class KeyChains
     }
 
     /** A kind of action: whether it can be drawn from a snapshot, and its values read from a draw. */
-    private interface Step
+    interface Step
     {
         boolean can(Snapshot s);
 
@@ -357,7 +358,7 @@ final class KeyChains
     // ------------------------------------------------------------------ helpers
 
     /** Mostly one of {@code preferred}, else one of {@code all}. */
-    private static <T> T mostly(final Draw d, final List<T> preferred, final List<T> all, final int preferredWeight)
+    static <T> T mostly(final Draw d, final List<T> preferred, final List<T> all, final int preferredWeight)
     {
         if (preferred.isEmpty())
         {
@@ -371,7 +372,7 @@ final class KeyChains
     }
 
     /** An offset in a buffer of {@code len} bytes, often near a page boundary. */
-    private static long offset(final Draw d, final long len)
+    static long offset(final Draw d, final long len)
     {
         final long pages = len / PAGE;
         return switch (d.weighted(2, 1, 2))
@@ -406,7 +407,7 @@ final class KeyChains
     private static final int[] REG_ACCESS_WEIGHTS = {6, 8, 6, 2, 1};
 
     /** Mostly valid, remote access sets; the last two break ib_check_mr_access (EINVAL). */
-    private static Set<Access> regAccess(final Draw d)
+    static Set<Access> regAccess(final Draw d)
     {
         final int g = d.weighted(REG_ACCESS_WEIGHTS);
         return REG_ACCESS.get(REG_ACCESS_GROUPS[g] + d.below(REG_ACCESS_GROUPS[g + 1] - REG_ACCESS_GROUPS[g]));
@@ -416,13 +417,13 @@ final class KeyChains
         Access.REMOTE_WRITE), EnumSet.of(Access.REMOTE_READ), EnumSet.of(Access.REMOTE_WRITE),
         EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE, Access.REMOTE_ATOMIC));
 
-    private static Set<Access> windowRights(final Draw d)
+    static Set<Access> windowRights(final Draw d)
     {
         return d.weighted(6, 1) == 0 ? d.of(WINDOW_RIGHTS) : EnumSet.noneOf(Access.class);
     }
 
     /** A range [off, off+len) of a buffer of {@code size} bytes: page-aligned or not, within it. */
-    private static long[] range(final Draw d, final long size)
+    static long[] range(final Draw d, final long size)
     {
         if (d.weighted(1, 1) == 0)
         {
@@ -431,188 +432,6 @@ final class KeyChains
         }
         final long off = offset(d, size);
         return new long[] {off, d.between(1, size - off)};
-    }
-
-    // ------------------------------------------------------------------ memory actions
-
-    static final class MmapAction implements Step
-    {
-        @Override
-        public boolean can(final Snapshot s)
-        {
-            return s.bufs().size() < 8;
-        }
-
-        @Override
-        public KeyOp op(final Snapshot s, final Draw d)
-        {
-            return new KeyOps.Mmap("buf" + s.nextBuf(), d.of(8L << 10, 16L << 10, 32L << 10));
-        }
-    }
-
-    static final class CpuWriteAction implements Step
-    {
-        @Override
-        public boolean can(final Snapshot s)
-        {
-            return !s.bufs().isEmpty();
-        }
-
-        @Override
-        public KeyOp op(final Snapshot s, final Draw d)
-        {
-            final Buf b = d.of(s.bufs());
-            final long off = offset(d, b.lengthBytes());
-            final int n = d.between(1, (int)Math.min(32, b.lengthBytes() - off));
-            return new KeyOps.CpuWrite(b.name(), off, d.text(n));
-        }
-    }
-
-    static final class CpuReadAction implements Step
-    {
-        @Override
-        public boolean can(final Snapshot s)
-        {
-            return !s.bufs().isEmpty();
-        }
-
-        @Override
-        public KeyOp op(final Snapshot s, final Draw d)
-        {
-            final Buf b = d.of(s.bufs());
-            final long off = offset(d, b.lengthBytes());
-            return new KeyOps.CpuRead(b.name(), off, d.between(1, (int)Math.min(48, b.lengthBytes() - off)));
-        }
-    }
-
-    static final class MunmapAction implements Step
-    {
-        @Override
-        public boolean can(final Snapshot s)
-        {
-            return !s.bufs().isEmpty();
-        }
-
-        @Override
-        public KeyOp op(final Snapshot s, final Draw d)
-        {
-            final Buf b = d.of(s.bufs());
-            final long p = d.between(0, b.lengthBytes() / PAGE - 1);
-            return new KeyOps.Munmap(b.name(), p * PAGE, d.between(1, b.lengthBytes() / PAGE - p) * PAGE);
-        }
-    }
-
-    static final class MadviseAction implements Step
-    {
-        private static final Madvice[] ADVICE = {Madvice.DONTNEED, Madvice.DONTFORK, Madvice.DOFORK,
-            Madvice.HUGEPAGE, Madvice.NOHUGEPAGE};
-
-        @Override
-        public boolean can(final Snapshot s)
-        {
-            return !s.bufs().isEmpty();
-        }
-
-        @Override
-        public KeyOp op(final Snapshot s, final Draw d)
-        {
-            final Buf b = d.of(s.bufs());
-            final long p = d.between(0, b.lengthBytes() / PAGE - 1);
-            final long n = d.between(1, b.lengthBytes() / PAGE - p);
-            return new KeyOps.Madvise(b.name(), p * PAGE, n * PAGE, ADVICE[d.weighted(4, 2, 1, 1, 1)]);
-        }
-    }
-
-    static final class ForkAction implements Step
-    {
-        @Override
-        public boolean can(final Snapshot s)
-        {
-            return s.nextChild() < 3 && !s.bufs().isEmpty();
-        }
-
-        @Override
-        public KeyOp op(final Snapshot s, final Draw d)
-        {
-            return new KeyOps.Fork("child" + s.nextChild());
-        }
-    }
-
-    static final class ReclaimAction implements Step
-    {
-        @Override
-        public boolean can(final Snapshot s)
-        {
-            return !s.bufs().isEmpty();
-        }
-
-        @Override
-        public KeyOp op(final Snapshot s, final Draw d)
-        {
-            return new KeyOps.Reclaim(d.of(16L, 256L, 100000L));
-        }
-    }
-
-    static final class CompactAction implements Step
-    {
-        @Override
-        public boolean can(final Snapshot s)
-        {
-            return !s.bufs().isEmpty();
-        }
-
-        @Override
-        public KeyOp op(final Snapshot s, final Draw d)
-        {
-            return new KeyOps.Compact();
-        }
-    }
-
-    // ------------------------------------------------------------------ PDs and contexts
-
-    static final class AllocPdAction implements Step
-    {
-        @Override
-        public boolean can(final Snapshot s)
-        {
-            return s.livePds().size() < 3;
-        }
-
-        @Override
-        public KeyOp op(final Snapshot s, final Draw d)
-        {
-            return new KeyOps.AllocPd(s.nextPd(), s.ctx());
-        }
-    }
-
-    static final class ClosePdAction implements Step
-    {
-        @Override
-        public boolean can(final Snapshot s)
-        {
-            return !s.livePds().isEmpty();
-        }
-
-        @Override
-        public KeyOp op(final Snapshot s, final Draw d)
-        {
-            return new KeyOps.ClosePd(d.of(s.livePds()));
-        }
-    }
-
-    static final class CloseContextAction implements Step
-    {
-        @Override
-        public boolean can(final Snapshot s)
-        {
-            return s.nextCtx() < 3;
-        }
-
-        @Override
-        public KeyOp op(final Snapshot s, final Draw d)
-        {
-            return new KeyOps.CloseContext(s.ctx(), s.nextCtx());
-        }
     }
 
     // ------------------------------------------------------------------ registration
