@@ -111,21 +111,11 @@ final class Windows
             issueKeyOfWindow(keyN, mw);
             return;
         }
-        final PdM pd = world.pds.get(pdIndex);
-        if (!pd.live)
+        final PdM pd = postingPd(line, pdIndex, keyN, mw, "bind");
+        if (pd == null)
         {
-            world.skipStep(line, "pd_b" + pdIndex + " is closed");
-            issueKeyOfWindow(keyN, mw);
             return;
         }
-        world.begin(line);
-        if (!world.connections.ensurePair(pd))
-        {
-            world.step.lines.add("# the bind is not posted: no QP");
-            issueKeyOfWindow(keyN, mw);
-            return;
-        }
-        world.line(line);
         final MwM w = world.mws.get(mw);
         final MrM m = world.mrs.get(mr);
         // The runner evaluates addr=mr+off from the MR's iova, as here.
@@ -262,21 +252,11 @@ final class Windows
             issueKeyOfWindow(keyN, mw);
             return;
         }
-        final PdM pd = world.pds.get(pdIndex);
-        if (!pd.live)
+        final PdM pd = postingPd(line, pdIndex, keyN, mw, "unbind");
+        if (pd == null)
         {
-            world.skipStep(line, "pd_b" + pdIndex + " is closed");
-            issueKeyOfWindow(keyN, mw);
             return;
         }
-        world.begin(line);
-        if (!world.connections.ensurePair(pd))
-        {
-            world.step.lines.add("# the unbind is not posted: no QP");
-            issueKeyOfWindow(keyN, mw);
-            return;
-        }
-        world.line(line);
         final MwM w = world.mws.get(mw);
         final Pair pair = pd.pair;
         final long wrId = world.nextWrId++;
@@ -364,5 +344,29 @@ final class Windows
         w.len = 0;
         w.rights = Set.of();
         w.qp = null;
+    }
+
+    /**
+     * The PD whose QP pair posts a window's bind or unbind: the step begun and its line written; null, with the
+     * window's key issued all the same, when the PD is closed (the step skipped) or has no QP pair (not posted).
+     */
+    private PdM postingPd(final String line, final int pdIndex, final int keyN, final String mw, final String verb)
+    {
+        final PdM pd = world.pds.get(pdIndex);
+        if (!pd.live)
+        {
+            world.skipStep(line, "pd_b" + pdIndex + " is closed");
+            issueKeyOfWindow(keyN, mw);
+            return null;
+        }
+        world.begin(line);
+        if (!world.connections.ensurePair(pd))
+        {
+            world.step.lines.add("# the " + verb + " is not posted: no QP");
+            issueKeyOfWindow(keyN, mw);
+            return null;
+        }
+        world.line(line);
+        return pd;
     }
 }
