@@ -13,10 +13,8 @@ import dev.rnicsim.verbs.WrOpcode;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.EnumMap;
 import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -37,9 +35,10 @@ import java.util.Set;
 public final class AsyncEventQueue
 {
     private final SimContext context;
-    private final ArrayDeque<AsyncEvent> pending = new ArrayDeque<>();
+    private final ArrayDeque<Raised> pending = new ArrayDeque<>();
     private final Set<AsyncEvent> unacked = Collections.newSetFromMap(new IdentityHashMap<>());
-    private final Map<AsyncEventType, Integer> raised = new EnumMap<>(AsyncEventType.class);
+    /** Events raised per type, by the type's ordinal. */
+    private final int[] raised = new int[AsyncEventType.values().length];
     /** The QPs that raised COMM_EST since they last left RESET. */
     private final Set<SimQp> established = Collections.newSetFromMap(new IdentityHashMap<>());
     private long seq;
@@ -50,18 +49,56 @@ public final class AsyncEventQueue
     }
 
     /**
+     * A raised event as it waits in the queue: its cause is put into words (and the event made) when a program or a
+     * view reads it, most events of a test are never read.
+     */
+    private static final class Raised
+    {
+        private final AsyncEventType type;
+        private final SimQp qp;
+        private final SimCq cq;
+        private final SimSrq srq;
+        private final long seq;
+        private final CharSequence cause;
+        private AsyncEvent event;
+
+        Raised(final AsyncEventType type, final SimQp qp, final SimCq cq, final SimSrq srq, final long seq,
+            final CharSequence cause)
+        {
+            this.type = type;
+            this.qp = qp;
+            this.cq = cq;
+            this.srq = srq;
+            this.seq = seq;
+            this.cause = cause;
+        }
+
+        /** @return the event, the same one each time. */
+        AsyncEvent event()
+        {
+            if (event == null)
+            {
+                event = new AsyncEvent(type, qp, cq, srq, 0, seq, cause.toString());
+            }
+            return event;
+        }
+    }
+
+    /**
      * {@code ibv_get_async_event}: the oldest event not yet returned.
      *
      * @return it, or empty when none is pending.
      */
     Optional<AsyncEvent> get()
     {
-        final AsyncEvent e = pending.pollFirst();
-        if (e != null)
+        final Raised r = pending.pollFirst();
+        if (r == null)
         {
-            unacked.add(e);
+            return Optional.empty();
         }
-        return Optional.ofNullable(e);
+        final AsyncEvent e = r.event();
+        unacked.add(e);
+        return Optional.of(e);
     }
 
     /**
@@ -89,7 +126,12 @@ public final class AsyncEventQueue
      */
     public List<AsyncEvent> pending()
     {
-        return List.copyOf(pending);
+        final List<AsyncEvent> out = new ArrayList<>(pending.size());
+        for (final Raised r : pending)
+        {
+            out.add(r.event());
+        }
+        return List.copyOf(out);
     }
 
     /**
@@ -106,7 +148,7 @@ public final class AsyncEventQueue
      */
     public int raised(final AsyncEventType type)
     {
-        return raised.getOrDefault(type, 0);
+        return raised[type.ordinal()];
     }
 
     /**
@@ -126,15 +168,14 @@ public final class AsyncEventQueue
     }
 
     private void raise(final AsyncEventType type, final SimQp qp, final SimCq cq, final SimSrq srq,
-        final String cause)
+        final CharSequence cause)
     {
         if (context.isClosed())
         {
             return;
         }
-        final AsyncEvent e = new AsyncEvent(type, qp, cq, srq, 0, ++seq, cause);
-        pending.addLast(e);
-        raised.merge(type, 1, Integer::sum);
+        pending.addLast(new Raised(type, qp, cq, srq, ++seq, cause));
+        raised[type.ordinal()]++;
     }
 
     private static AsyncEventRules rules(final SimQp qp)
@@ -257,10 +298,13 @@ public final class AsyncEventQueue
         {
             return;
         }
-        responder.pd().context().events().raise(type, responder, null, null, "QP 0x"
-            + Integer.toHexString(responder.qpNum()) + " went to ERR refusing " + (why == null ? wr.opcode()
-            + " wr_id " + wr.wrId() + ": " + r.detail() : why.summary()) + "; no receive carries the error, so it "
-            + "is reported here (IBA C9-222.1.1)");
+        final int qpNum = responder.qpNum();
+        final WrOpcode opcode = wr.opcode();
+        final long wrId = wr.wrId();
+        responder.pd().context().events().raise(type, responder, null, null, new LazyText(() -> "QP 0x"
+            + Integer.toHexString(qpNum) + " went to ERR refusing " + (why == null ? opcode
+            + " wr_id " + wrId + ": " + r.detail() : why.summary()) + "; no receive carries the error, so it "
+            + "is reported here (IBA C9-222.1.1)"));
     }
 
     /**
@@ -292,7 +336,7 @@ public final class AsyncEventQueue
      */
     static void objectDestroyed(final SimContext context, final Object object)
     {
-        context.events().pending.removeIf(e -> e.qp() == object || e.cq() == object || e.srq() == object);
+        context.events().pending.removeIf(e -> e.qp == object || e.cq == object || e.srq == object);
     }
 
     /**
@@ -301,9 +345,9 @@ public final class AsyncEventQueue
     public List<AsyncEventType> pendingTypes()
     {
         final List<AsyncEventType> out = new ArrayList<>(pending.size());
-        for (final AsyncEvent e : pending)
+        for (final Raised e : pending)
         {
-            out.add(e.type());
+            out.add(e.type);
         }
         return out;
     }

@@ -40,12 +40,6 @@ final class CompletionEngine
      */
     CharSequence errorCause;
 
-    /** @return {@link #errorCause} as words, or null. */
-    private String cause()
-    {
-        return errorCause == null ? null : errorCause.toString();
-    }
-
     /** A WQE left the send queue: if it ended without a completion (unsignaled), it still takes its turn. */
     void settle(final SendWqe p)
     {
@@ -70,7 +64,7 @@ final class CompletionEngine
     void completeSend(final SendWr wr, final WcStatus status, final long byteLen)
     {
         completeSend(wr, status, byteLen, status == WcStatus.WR_FLUSH_ERR ? Diagnoser.flushed(qp, wr.wrId(),
-            cause()) : null);
+            errorCause) : null);
     }
 
     void completeSend(final SendWr wr, final WcStatus status, final long byteLen, final WcDiagnosis why)
@@ -107,7 +101,7 @@ final class CompletionEngine
                 order.replace(e.getKey(), new CompletionOrder.End(younger, new WorkCompletion(younger.wrId(),
                     WcStatus.WR_FLUSH_ERR, younger.opcode().completion(), qp.num, 0, false, 0, false, 0,
                     Diagnoser.vendorErr(device.profile(), WcStatus.WR_FLUSH_ERR), Diagnoser.flushed(qp,
-                    younger.wrId(), cause()))));
+                    younger.wrId(), errorCause))));
             }
         }
         release(order.end(seq, new CompletionOrder.End(wr, wc)));
@@ -123,7 +117,7 @@ final class CompletionEngine
         final boolean withImm, final int imm, final boolean withInv, final int invalidatedRkey)
     {
         completeRecv(wr, status, opcode, byteLen, withImm, imm, withInv, invalidatedRkey,
-            status == WcStatus.WR_FLUSH_ERR ? Diagnoser.flushed(qp, wr.wrId(), cause()) : null);
+            status == WcStatus.WR_FLUSH_ERR ? Diagnoser.flushed(qp, wr.wrId(), errorCause) : null);
     }
 
     void completeRecv(final RecvWr wr, final WcStatus status, final WcOpcode opcode, final long byteLen,

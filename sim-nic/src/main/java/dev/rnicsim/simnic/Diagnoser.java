@@ -111,7 +111,7 @@ final class Diagnoser
     static WcDiagnosis dma(final SimQp qp, final SendWr wr, final SimQp peer, final RecvWr recv, final DmaResult r,
         final WcStatus status)
     {
-        final String posted = posted(qp, wr);
+        final Posted posted = Posted.of(qp, wr);
         if (r.requester() == DmaStatus.LOC_PROT_ERR || r.keyCheck() != KeyCheck.VALID && !r.responderError())
         {
             final int access = wr.opcode() == WrOpcode.RDMA_READ || wr.opcode().isAtomic() ? AccessFlags.LOCAL_WRITE
@@ -120,7 +120,7 @@ final class Diagnoser
             final int bad = badSge(qp.simDevice(), qp.simPd().pdNum(), -1, access, sgl, r.keyCheck());
             final Sge s = sgl.get(bad);
             return keyFailure(status, qp.simDevice(), qp.simPd().pdNum(), -1, s.lkey(), access, s.addr(),
-                s.lengthBytes(), r.keyCheck(), posted + ": local sge[" + bad + "] lkey " + MKey.toHex(s.lkey()), r);
+                s.lengthBytes(), r.keyCheck(), new Who(posted, Who.SGE, bad, 0, s.lkey(), null), r);
         }
         if (r.keyCheck() != KeyCheck.VALID && r.responder() == DmaStatus.LOC_PROT_ERR && recv != null)
         {
@@ -129,8 +129,8 @@ final class Diagnoser
                 r.keyCheck());
             final Sge s = sgl.get(bad);
             return keyFailure(status, peer.simDevice(), peer.simPd().pdNum(), peer.num(), s.lkey(),
-                AccessFlags.LOCAL_WRITE, s.addr(), s.lengthBytes(), r.keyCheck(), posted + ": the responder's receive"
-                + " wr_id " + recv.wrId() + " sge[" + bad + "] lkey " + MKey.toHex(s.lkey()), r);
+                AccessFlags.LOCAL_WRITE, s.addr(), s.lengthBytes(), r.keyCheck(), new Who(posted, Who.RECEIVE, bad,
+                recv.wrId(), s.lkey(), null), r);
         }
         if (r.keyCheck() != KeyCheck.VALID)
         {
@@ -144,18 +144,69 @@ final class Diagnoser
             final long length = wr.opcode().isAtomic() || wr.opcode() == WrOpcode.ATOMIC_WRITE ? Long.BYTES
                 : wr.opcode() == WrOpcode.FLUSH ? PlacementOps.flushLength(wr) : wr.totalBytes();
             return keyFailure(status, peer.simDevice(), peer.simPd().pdNum(), peer.num(), wr.rkey(), access,
-                wr.remoteAddr(), length, r.keyCheck(), posted + ": rkey " + MKey.toHex(wr.rkey()) + " on "
-                + peer.simDevice().name(), r);
+                wr.remoteAddr(), length, r.keyCheck(), new Who(posted, Who.RKEY, 0, 0, wr.rkey(),
+                peer.simDevice().name()), r);
         }
         final Check check = status == WcStatus.LOC_LEN_ERR || r.responder() == DmaStatus.LOC_LEN_ERR ? Check.LENGTH
             : Check.INVALID_REQUEST;
-        final List<String> details = new ArrayList<>();
-        details.add("engine: " + r.detail());
-        details.add(check == Check.LENGTH ? "fix: keep messages within max_msg_sz and post receives at least as "
-            + "large as the message" : "fix: give the responder QP the right in qp_access_flags (modify to INIT), or"
-            + " align atomics to 8 bytes");
-        return new WcDiagnosis(check, vendorErr(qp.simDevice().profile(), status), 0, -1, -1, posted + ": "
-            + r.detail(), reported(qp.simDevice(), details));
+        final DeviceProfile profile = qp.simDevice().profile();
+        return WcDiagnosis.lazy(check, vendorErr(profile, status), 0, -1, -1, () -> posted + ": " + r.detail(),
+            () -> reported(profile, List.of("engine: " + r.detail(), check == Check.LENGTH ? "fix: keep messages "
+            + "within max_msg_sz and post receives at least as large as the message" : "fix: give the responder QP "
+            + "the right in qp_access_flags (modify to INIT), or align atomics to 8 bytes")));
+    }
+
+    /**
+     * The key a refused access named, as its diagnosis words it ({@code <posted>: local sge[0] lkey 0x...},
+     * {@code <posted>: the responder's receive wr_id 7 sge[0] lkey 0x...}, {@code <posted>: rkey 0x... on mlx5_1}):
+     * the values taken at the failure, the words made when read.
+     */
+    static final class Who
+    {
+        static final int SGE = 0;
+        static final int RECEIVE = 1;
+        static final int RKEY = 2;
+
+        private final Posted posted;
+        private final int kind;
+        private final int sge;
+        private final long recvWrId;
+        private final int key;
+        private final String deviceName;
+        private String text;
+
+        Who(final Posted posted, final int kind, final int sge, final long recvWrId, final int key,
+            final String deviceName)
+        {
+            this.posted = posted;
+            this.kind = kind;
+            this.sge = sge;
+            this.recvWrId = recvWrId;
+            this.key = key;
+            this.deviceName = deviceName;
+        }
+
+        /** True when the words name an lkey (what {@code toString().contains("lkey")} answers, without them). */
+        boolean namesLkey()
+        {
+            return kind != RKEY || posted.names("lkey") || deviceName.contains("lkey");
+        }
+
+        @Override
+        public String toString()
+        {
+            if (text == null)
+            {
+                text = posted + switch (kind)
+                {
+                    case SGE -> ": local sge[" + sge + "] lkey " + MKey.toHex(key);
+                    case RECEIVE -> ": the responder's receive wr_id " + recvWrId + " sge[" + sge + "] lkey "
+                        + MKey.toHex(key);
+                    default -> ": rkey " + MKey.toHex(key) + " on " + deviceName;
+                };
+            }
+            return text;
+        }
     }
 
     /** The index of the SGE whose check fails (NOT_PRESENT: the first on-demand one), else of the first SGE. */
@@ -186,18 +237,19 @@ final class Diagnoser
      * written when read.
      */
     private static WcDiagnosis keyFailure(final WcStatus status, final SimDevice device, final int pd, final int qpn,
-        final int key, final int access, final long addr, final long length, final KeyCheck check, final String who,
+        final int key, final int access, final long addr, final long length, final KeyCheck check, final Who who,
         final DmaResult r)
     {
         final KeyHistory h = device.keyHistory();
         final long index = h.index(key);
         final KeyHistory.Event nowAt = h.last(index);
         final MptEntry own = device.tables().mpt().entry(key);
-        final KeyAdvice advice = KeyAdvice.of(device, pd, key, who.contains("lkey"), addr, length, check, own,
-            h.lastOf(key));
+        final KeyHistory.Event mine = h.lastOf(key);
+        final boolean local = who.namesLkey();
+        final KeyAdvice advice = KeyAdvice.of(device, pd, key, local, addr, length, check, own, mine);
         final KeyFailure f = new KeyFailure(device.profile(), device.name(), h.variantBits(), pd, qpn, key, index,
-            access, addr, length, check, who, r, nowAt, nowAt == null ? null : device.tables().mpt().entry(nowAt.key()),
-            own, h.lastOf(key), h.firstOf(key), h.events(index), advice);
+            access, addr, length, check, who, local, r, nowAt, nowAt == null ? null
+            : device.tables().mpt().entry(nowAt.key()), own, mine, h.firstOf(key), h.events(index), advice);
         final Check kind = advice.windowType() != 0 ? Check.STATE : switch (check)
         {
             case NO_SUCH_INDEX -> Check.KEY_INDEX;
@@ -209,20 +261,89 @@ final class Diagnoser
             case WRONG_QP -> Check.WINDOW_QP;
             default -> Check.ODP_FAULT;
         };
-        final String[] summaryAndFix = f.summaryAndFix();
-        return WcDiagnosis.deferred(kind, vendorErr(device.profile(), status), key, index, h.variant(key),
-            summaryAndFix[0], () -> f.details(summaryAndFix[1]));
+        return WcDiagnosis.lazy(kind, vendorErr(device.profile(), status), key, index, h.variant(key), f::summary,
+            f::details);
     }
 
-    /** What a key failure's words are made from: values and immutable records taken at the failure. */
-    private record KeyFailure(DeviceProfile profile, String deviceName, int variantBits, int pd, int qpn, int key,
-        long index, int access, long addr, long length, KeyCheck check, String who, DmaResult r, KeyHistory.Event nowAt,
-        MptEntry now, MptEntry own, KeyHistory.Event mine, KeyHistory.Event born, List<KeyHistory.Event> events,
-        KeyAdvice advice)
+    /**
+     * What a key failure's words are made from: values and immutable records taken at the failure; the summary and
+     * the fix are made together, once, when the diagnosis is first read.
+     */
+    private static final class KeyFailure
     {
-        /** The summary, and the line that says how to fix it. */
-        String[] summaryAndFix()
+        private final DeviceProfile profile;
+        private final String deviceName;
+        private final int variantBits;
+        private final int pd;
+        private final int qpn;
+        private final int key;
+        private final long index;
+        private final int access;
+        private final long addr;
+        private final long length;
+        private final KeyCheck check;
+        private final Who whoWords;
+        private final boolean local;
+        private final DmaResult r;
+        private final KeyHistory.Event nowAt;
+        private final MptEntry now;
+        private final MptEntry own;
+        private final KeyHistory.Event mine;
+        private final KeyHistory.Event born;
+        private final List<KeyHistory.Event> events;
+        private final KeyAdvice advice;
+        private String[] made;
+
+        KeyFailure(final DeviceProfile profile, final String deviceName, final int variantBits, final int pd,
+            final int qpn, final int key, final long index, final int access, final long addr, final long length,
+            final KeyCheck check, final Who who, final boolean local, final DmaResult r,
+            final KeyHistory.Event nowAt, final MptEntry now, final MptEntry own, final KeyHistory.Event mine,
+            final KeyHistory.Event born, final List<KeyHistory.Event> events, final KeyAdvice advice)
         {
+            this.profile = profile;
+            this.deviceName = deviceName;
+            this.variantBits = variantBits;
+            this.pd = pd;
+            this.qpn = qpn;
+            this.key = key;
+            this.index = index;
+            this.access = access;
+            this.addr = addr;
+            this.length = length;
+            this.check = check;
+            this.whoWords = who;
+            this.local = local;
+            this.r = r;
+            this.nowAt = nowAt;
+            this.now = now;
+            this.own = own;
+            this.mine = mine;
+            this.born = born;
+            this.events = events;
+            this.advice = advice;
+        }
+
+        /** The summary, made once. */
+        synchronized String summary()
+        {
+            if (made == null)
+            {
+                made = summaryAndFix();
+            }
+            return made[0];
+        }
+
+        /** The details, ending with the fix made with the summary. */
+        List<String> details()
+        {
+            summary();
+            return details(made[1]);
+        }
+
+        /** The summary, and the line that says how to fix it. */
+        private String[] summaryAndFix()
+        {
+            final String who = whoWords.toString();
             final String summary;
             final String fix;
             switch (check)
@@ -237,12 +358,12 @@ final class Diagnoser
                         + "or read from an MR whose registration failed)"
                         : ": the key's " + shortName(mine) + " was " + (born != null && born != mine ? born.describe()
                         + ", then " : "") + mine.describe());
-                    fix = noRkey ? (who.contains("lkey") ? "fix: an SGE takes the MR's lkey (mr->lkey), not its "
+                    fix = noRkey ? (local ? "fix: an SGE takes the MR's lkey (mr->lkey), not its "
                         + "rkey: the two are equal on mlx4, mlx5 and siw, so code that mixes them up works there and "
                         + "fails here"
                         : "fix: register the target MR with the remote right the operation needs (REMOTE_WRITE, "
                         + "REMOTE_READ or REMOTE_ATOMIC) and hand the peer its rkey")
-                        : mine == null ? advice.neverIssuedFix(key, deviceName, who.contains("lkey"), pd, addr, length)
+                        : mine == null ? advice.neverIssuedFix(key, deviceName, local, pd, addr, length)
                         : advice.staleFix(check, mine, "fix: use the key of a live MR; deregister an MR only after its "
                         + "last work request completed, and tell peers when an rkey is revoked");
                 }
@@ -260,7 +381,7 @@ final class Diagnoser
                         + " was " + (born != null && born != mine ? born.describe() + ", then " : "")
                         + mine.describe());
                     fix = beforeBind != null ? beforeBind[1] : neverIssued ? advice.neverIssuedFix(key, deviceName,
-                        who.contains("lkey"), pd, addr, length) : advice.staleFix(check, mine, "fix: the index was "
+                        local, pd, addr, length) : advice.staleFix(check, mine, "fix: the index was "
                         + "reused after the key's MR or window went away: use the current key, and never keep keys "
                         + "past deregistration (a recycled variant could even match again)");
                 }
@@ -323,7 +444,7 @@ final class Diagnoser
         }
 
         /** The lines after the summary, ending with the fix. */
-        List<String> details(final String fix)
+        private List<String> details(final String fix)
         {
             final List<String> details = new ArrayList<>();
             details.add(String.format(Locale.ROOT, "key %s: MPT index 0x%x, variant 0x%x (%d variant bits) on %s",
@@ -418,22 +539,54 @@ final class Diagnoser
             + "this fabric")));
     }
 
-    /** A work request flushed because its QP is in the error state. */
-    static WcDiagnosis flushed(final SimQp qp, final long wrId, final String cause)
+    /** The fix of a flushed work request. */
+    private static final List<String> FLUSHED_FIX = List.of("fix: look at the first error completion of the QP; "
+        + "recover by moving it to RESET and connecting it again");
+
+    /**
+     * A work request flushed because its QP is in the error state.
+     *
+     * @param cause the first error of the QP (words made when read, as this diagnosis's), or null.
+     */
+    static WcDiagnosis flushed(final SimQp qp, final long wrId, final CharSequence cause)
     {
-        return new WcDiagnosis(Check.FLUSHED, vendorErr(qp.simDevice().profile(), WcStatus.WR_FLUSH_ERR), 0, -1, -1,
-            "wr_id " + wrId + " flushed: QP 0x" + Integer.toHexString(qp.num()) + " is in ERR" + (cause == null ? ""
-            : " since " + cause), reported(qp.simDevice(), List.of("fix: look at the first error completion of the "
-            + "QP; recover by moving it to RESET and connecting it again")));
+        final DeviceProfile profile = qp.simDevice().profile();
+        final int qpNum = qp.num();
+        return WcDiagnosis.lazy(Check.FLUSHED, vendorErr(profile, WcStatus.WR_FLUSH_ERR), 0, -1, -1,
+            () -> "wr_id " + wrId + " flushed: QP 0x" + Integer.toHexString(qpNum) + " is in ERR" + (cause == null
+            ? "" : " since " + cause), () -> reported(profile, FLUSHED_FIX));
     }
 
-    /** A local operation (bind, local invalidation, fast registration, SEND_WITH_INV's invalidation) failed. */
-    static WcDiagnosis local(final SimQp qp, final SendWr wr, final WcStatus status, final String why)
+    /**
+     * A local operation (bind, local invalidation, fast registration, SEND_WITH_INV's invalidation) failed.
+     *
+     * @param why why, ending with {@code ; fix: ...} when it says how to fix it (words made when read), or null.
+     */
+    static WcDiagnosis local(final SimQp qp, final SendWr wr, final WcStatus status, final CharSequence why)
     {
-        final int fix = why == null ? -1 : why.lastIndexOf("; fix: ");
-        return new WcDiagnosis(Check.LOCAL_OPERATION, vendorErr(qp.simDevice().profile(), status), 0, -1, -1,
-            posted(qp, wr) + ": " + (why == null ? "refused" : fix < 0 ? why : why.substring(0, fix)),
-            reported(qp.simDevice(), fix < 0 ? List.of() : List.of(why.substring(fix + 2))));
+        final DeviceProfile profile = qp.simDevice().profile();
+        final Posted posted = Posted.of(qp, wr);
+        final LocalWords words = new LocalWords(posted, why);
+        return WcDiagnosis.lazy(Check.LOCAL_OPERATION, vendorErr(profile, status), 0, -1, -1, words::summary,
+            () -> reported(profile, words.fix()));
+    }
+
+    /** The words of a failed local operation: the reason before {@code ; fix: }, and the fix. */
+    private record LocalWords(Posted posted, CharSequence why)
+    {
+        String summary()
+        {
+            final String w = why == null ? null : why.toString();
+            final int fix = w == null ? -1 : w.lastIndexOf("; fix: ");
+            return posted + ": " + (w == null ? "refused" : fix < 0 ? w : w.substring(0, fix));
+        }
+
+        List<String> fix()
+        {
+            final String w = why == null ? null : why.toString();
+            final int fix = w == null ? -1 : w.lastIndexOf("; fix: ");
+            return fix < 0 ? List.of() : List.of(w.substring(fix + 2));
+        }
     }
 
     /**
@@ -442,9 +595,37 @@ final class Diagnoser
      */
     static String posted(final SimQp qp, final SendWr wr)
     {
-        final String site = qp.requester.postSite(wr);
-        final String origin = site != null ? site : qp.simDevice().fabric().origin();
-        return wr.opcode() + " wr_id " + wr.wrId() + " on QP 0x" + Integer.toHexString(qp.num())
-            + (origin == null ? "" : " (" + origin + ")");
+        return Posted.of(qp, wr).toString();
+    }
+
+    /**
+     * A work request and where it was posted, as {@link #posted} words it: the values taken when it failed, the
+     * words made when read.
+     *
+     * @param opcode its opcode.
+     * @param wrId   its wr_id.
+     * @param qpNum  its QP's number.
+     * @param origin its post site, else the origin at the failure, or null.
+     */
+    record Posted(WrOpcode opcode, long wrId, int qpNum, String origin)
+    {
+        static Posted of(final SimQp qp, final SendWr wr)
+        {
+            final String site = qp.requester.postSite(wr);
+            return new Posted(wr.opcode(), wr.wrId(), qp.num(), site != null ? site : qp.simDevice().fabric().origin());
+        }
+
+        /** True when the words hold {@code text} (which no opcode name and no number does). */
+        boolean names(final String text)
+        {
+            return origin != null && origin.contains(text);
+        }
+
+        @Override
+        public String toString()
+        {
+            return opcode + " wr_id " + wrId + " on QP 0x" + Integer.toHexString(qpNum)
+                + (origin == null ? "" : " (" + origin + ")");
+        }
     }
 }

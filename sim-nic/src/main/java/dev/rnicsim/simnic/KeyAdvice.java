@@ -8,7 +8,6 @@ import dev.rnicsim.mtt.MptState;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.MemoryRegion;
 import dev.rnicsim.verbs.MwType;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
@@ -24,22 +23,81 @@ import java.util.Locale;
  * window's indirect mkey). The status a device gives stays the device's (a key check answers LOC_PROT_ERR or
  * REM_ACCESS_ERR): only the words change.
  *
- * <p>Immutable and thread safe; made on the failure path only, once per refused key.
+ * <p>Immutable and thread safe; made on the failure path only, once per refused key. The searches run at the failure;
+ * what they found is kept as values and put into words only when the diagnosis is read.
  *
- * @param covering       the live MR of the PD covering the range asked, described with its key, or null.
- * @param elsewhere      the other device of the fabric that issued this key, described, or null.
+ * @param covering       the live MR of the PD covering the range asked, described with its key when written, or null.
+ * @param elsewhere      the other device of the fabric that issued this key, described when written, or null.
  * @param windowType     for a key naming a live window that is not bound: 1 or 2; else 0.
- * @param processes      for a key of another PD whose process is not the QP's: both processes, described; else
- *                       null.
+ * @param processes      for a key of another PD whose process is not the QP's: both processes, described when
+ *                       written; else null.
  * @param neverIssued    true when the device never issued the key: its index holds nothing and never held it, or
  *                       the index's whole history (fewer events than {@link KeyHistory#EVENTS_PER_INDEX}) is of
  *                       ordinary MRs and none had this key.
  * @param beforeBind     true when the key's index holds a bound window and the key is not one it was bound under:
  *                       most likely the rkey the window had before its bind ({@code mw->rkey} of ibv_alloc_mw).
  */
-record KeyAdvice(String covering, String elsewhere, int windowType, String processes, boolean neverIssued,
+record KeyAdvice(Covering covering, Elsewhere elsewhere, int windowType, Processes processes, boolean neverIssued,
     boolean beforeBind)
 {
+    /**
+     * The MR that covers the range asked, as found at the failure.
+     *
+     * @param local      true when the key asked for was an lkey.
+     * @param use        the key of the MR to use instead.
+     * @param lengthBytes the MR's length.
+     * @param iova       the MR's iova.
+     * @param born       the first event of its lkey in the history, or null.
+     */
+    record Covering(boolean local, int use, long lengthBytes, long iova, KeyHistory.Event born)
+    {
+        /** @return e.g. {@code lkey 0x... of the MR of 4096 bytes at iova 0x... (registered at ...)}. */
+        @Override
+        public String toString()
+        {
+            return String.format(Locale.ROOT, "%s %s of the MR of %d bytes at iova 0x%x%s", local ? "lkey" : "rkey",
+                MKey.toHex(use), lengthBytes, iova, born == null ? "" : " (" + born.describe() + ")");
+        }
+    }
+
+    /**
+     * The other device where the key names a live MR or window, as found at the failure.
+     *
+     * @param device its name.
+     * @param born   the first event of the key there, or null.
+     */
+    record Elsewhere(String device, KeyHistory.Event born)
+    {
+        /** @return e.g. {@code mlx5_1, where it names MR of ...}. */
+        @Override
+        public String toString()
+        {
+            return device + ", where it names " + (born == null ? "a live MR or window" : born.object() + ", "
+                + born.describe());
+        }
+    }
+
+    /**
+     * The processes of the key's PD and of the QP's PD.
+     *
+     * @param keyPd    the key's PD number.
+     * @param keyPid   its process's pid.
+     * @param keyName  its process's name.
+     * @param qpPd     the QP's PD number.
+     * @param qpPid    its process's pid.
+     * @param qpName   its process's name.
+     */
+    record Processes(int keyPd, int keyPid, String keyName, int qpPd, int qpPid, String qpName)
+    {
+        /** @return e.g. {@code the key's PD 2 is process 1001's (other), the QP's PD 1 process 1000's (app_b)}. */
+        @Override
+        public String toString()
+        {
+            return "the key's PD " + keyPd + " is process " + keyPid + "'s (" + keyName + "), the QP's PD " + qpPd
+                + " process " + qpPid + "'s (" + qpName + ")";
+        }
+    }
+
     /** No advice: the check's own words say it all. */
     static final KeyAdvice NONE = new KeyAdvice(null, null, 0, null, false, false);
 
@@ -68,11 +126,11 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
             && device.tables().isWindow(current.key());
         final boolean neverHere = check == KeyCheck.NO_SUCH_INDEX && mine == null
             || check == KeyCheck.VARIANT_MISMATCH && mine == null && events.size() < KeyHistory.EVENTS_PER_INDEX
-            && events.stream().allMatch(e -> e.mr() != null) && current != null
+            && allMrs(events) && current != null
             && !device.tables().isFastReg(current.key());
-        final String covering = neverHere || check == KeyCheck.OUT_OF_RANGE || reregistered(check, mine)
+        final Covering covering = neverHere || check == KeyCheck.OUT_OF_RANGE || reregistered(check, mine)
             ? covering(device, pd, key, local, addr, length) : null;
-        final String elsewhere = neverHere ? elsewhere(device, key) : null;
+        final Elsewhere elsewhere = neverHere ? elsewhere(device, key) : null;
         int windowType = 0;
         if (own != null && own.state() != MptState.VALID && device.tables().isWindow(key)
             && (check == KeyCheck.RIGHTS_MISSING || check == KeyCheck.WRONG_STATE))
@@ -80,9 +138,22 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
             final SimMw mw = device.keys().window(key);
             windowType = mw != null && mw.type() == MwType.TYPE_1 ? 1 : 2;
         }
-        final String processes = check == KeyCheck.WRONG_PD && own != null ? processes(device, own.pd(), pd) : null;
+        final Processes processes = check == KeyCheck.WRONG_PD && own != null ? processes(device, own.pd(), pd) : null;
         return covering == null && elsewhere == null && windowType == 0 && processes == null && !neverHere
             && !beforeBind ? NONE : new KeyAdvice(covering, elsewhere, windowType, processes, neverHere, beforeBind);
+    }
+
+    /** True when every event names an MR. */
+    private static boolean allMrs(final List<KeyHistory.Event> events)
+    {
+        for (int i = 0; i < events.size(); i++)
+        {
+            if (events.get(i).mr() == null)
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
@@ -147,7 +218,7 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
      * @return when the key's PD and the QP's PD belong to different processes, both, e.g. {@code the key's PD 2 is
      * process 1001's (other), the QP's PD 1 process 1000's (app_b)}; else null.
      */
-    private static String processes(final SimDevice device, final int keyPd, final int qpPd)
+    private static Processes processes(final SimDevice device, final int keyPd, final int qpPd)
     {
         final SimPd mine = pdOf(device, keyPd);
         final SimPd theirs = pdOf(device, qpPd);
@@ -155,9 +226,8 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
         {
             return null;
         }
-        return "the key's PD " + keyPd + " is process " + mine.context().process().pid() + "'s ("
-            + mine.context().process().name() + "), the QP's PD " + qpPd + " process "
-            + theirs.context().process().pid() + "'s (" + theirs.context().process().name() + ")";
+        return new Processes(keyPd, mine.context().process().pid(), mine.context().process().name(), qpPd,
+            theirs.context().process().pid(), theirs.context().process().name());
     }
 
     /**
@@ -171,8 +241,8 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
             + "processes (ibv_import_pd on a shared context) and register in it";
     }
 
-    /** The live MR of the PD numbered {@code pd} whose range holds [addr, addr + length), described, or null. */
-    private static String covering(final SimDevice device, final int pd, final int key, final boolean local,
+    /** The live MR of the PD numbered {@code pd} whose range holds [addr, addr + length), or null. */
+    private static Covering covering(final SimDevice device, final int pd, final int key, final boolean local,
         final long addr, final long length)
     {
         for (final SimContext c : device.contexts())
@@ -183,28 +253,39 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
                 {
                     continue;
                 }
-                final List<MemoryRegion> mrs = new ArrayList<>(p.memoryRegions());
-                mrs.addAll(p.odpMemoryRegions());
-                for (final MemoryRegion mr : mrs)
+                final Covering found = covering(device, p.memoryRegions(), key, local, addr, length);
+                if (found != null)
                 {
-                    final int use = local ? mr.lkey() : mr.rkey();
-                    final long offset = addr - mr.iova();
-                    if (use != key && use != 0 && offset >= 0 && length >= 0 && offset <= mr.lengthBytes()
-                        && length <= mr.lengthBytes() - offset)
-                    {
-                        final KeyHistory.Event born = device.keyHistory().firstOf(mr.lkey());
-                        return String.format(Locale.ROOT, "%s %s of the MR of %d bytes at iova 0x%x%s",
-                            local ? "lkey" : "rkey", MKey.toHex(use), mr.lengthBytes(), mr.iova(),
-                            born == null ? "" : " (" + born.describe() + ")");
-                    }
+                    return found;
+                }
+                final Covering odp = covering(device, p.odpMemoryRegions(), key, local, addr, length);
+                if (odp != null)
+                {
+                    return odp;
                 }
             }
         }
         return null;
     }
 
+    private static Covering covering(final SimDevice device, final List<? extends MemoryRegion> mrs, final int key,
+        final boolean local, final long addr, final long length)
+    {
+        for (final MemoryRegion mr : mrs)
+        {
+            final int use = local ? mr.lkey() : mr.rkey();
+            final long offset = addr - mr.iova();
+            if (use != key && use != 0 && offset >= 0 && length >= 0 && offset <= mr.lengthBytes()
+                && length <= mr.lengthBytes() - offset)
+            {
+                return new Covering(local, use, mr.lengthBytes(), mr.iova(), device.keyHistory().firstOf(mr.lkey()));
+            }
+        }
+        return null;
+    }
+
     /** The other device of the fabric where this exact key names a live MR or window, described, or null. */
-    private static String elsewhere(final SimDevice device, final int key)
+    private static Elsewhere elsewhere(final SimDevice device, final int key)
     {
         for (final SimDevice d : device.fabric().devices())
         {
@@ -215,9 +296,7 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
             final MptEntry e = d.tables().mpt().entry(key);
             if (e != null && e.key() == key && e.state() == MptState.VALID)
             {
-                final KeyHistory.Event born = d.keyHistory().firstOf(key);
-                return d.name() + ", where it names " + (born == null ? "a live MR or window" : born.object() + ", "
-                    + born.describe());
+                return new Elsewhere(d.name(), d.keyHistory().firstOf(key));
             }
         }
         return null;
@@ -299,12 +378,18 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
      * (ibv_post_send(3) on IBV_WR_LOCAL_INV and IBV_WR_SEND_WITH_INV; rxe_invalidate_mr in rxe_mr.c and
      * rxe_invalidate_mw in rxe_mw.c); the status stays the device's.
      */
-    static String notInvalidatable(final SimDevice device, final int key)
+    static CharSequence notInvalidatable(final SimDevice device, final int key)
     {
-        final String hex = "rkey 0x" + Integer.toHexString(key);
         final MptEntry e = device.tables().mpt().entry(key);
         final KeyHistory.Event born = device.keyHistory().firstOf(key);
-        final String what = e != null && e.key() == key && born != null && born.mr() != null
+        final boolean ordinary = e != null && e.key() == key && born != null && born.mr() != null;
+        return new LazyText(() -> notInvalidatable(key, ordinary, born));
+    }
+
+    private static String notInvalidatable(final int key, final boolean ordinary, final KeyHistory.Event born)
+    {
+        final String hex = "rkey 0x" + Integer.toHexString(key);
+        final String what = ordinary
             ? hex + " is the key of an ordinary MR (" + born.object() + ", " + born.describe() + "), which no work "
             + "request can invalidate"
             : hex + " names no type 2 window or fast-registration MR (user MRs cannot be invalidated; a stale key "

@@ -6,7 +6,7 @@ import java.util.function.Supplier;
  * Words made the first time they are read, then kept: the cause a QP keeps of its first error, which only the
  * diagnoses of the work requests it flushes quote, is not written for every refused access when nothing is flushed.
  * The supplier must read only what it captured (values and immutable records), never state that changes later.
- * Not thread safe (as the QP that keeps it).
+ * Thread safe: the words may be read from a completion's diagnosis on another thread than the engine's.
  */
 final class LazyText implements CharSequence
 {
@@ -20,7 +20,7 @@ final class LazyText implements CharSequence
     }
 
     @Override
-    public String toString()
+    public synchronized String toString()
     {
         if (text == null)
         {

@@ -52,7 +52,7 @@ final class LocalWqe
             args.put("status", status.cName());
             if (qp.localFailure != null)
             {
-                args.put("why", qp.localFailure);
+                args.put("why", qp.localFailure.toString());
             }
         }
         device.fabric().span(device, wr.opcode().name(), "dma", device.fabric().costModel().opBaseLatencyNs(),

@@ -80,8 +80,8 @@ public final class SimQp implements QueuePair
     /** True while ibv_bind_mw posts its bind work request for a type 1 window. */
     boolean bindingType1;
 
-    /** Why the last local operation failed, for the trace. */
-    String localFailure;
+    /** Why the last local operation failed, for the trace (a {@link LazyText} when made only if read). */
+    CharSequence localFailure;
 
     int retryCount;
     int rnrRetry;
@@ -360,7 +360,7 @@ public final class SimQp implements QueuePair
     /**
      * @param why why a local operation failed (shown in the trace).
      */
-    void localFailure(final String why)
+    void localFailure(final CharSequence why)
     {
         localFailure = why;
     }
@@ -370,7 +370,7 @@ public final class SimQp implements QueuePair
      */
     public String lastLocalFailure()
     {
-        return localFailure;
+        return localFailure == null ? null : localFailure.toString();
     }
 
     SimPd simPd()

@@ -13,10 +13,10 @@ import java.util.function.Supplier;
  * range asked against the range registered, and the rights asked against the rights granted.
  *
  * <p>Only the simulated device fills it ({@link WorkCompletion#diagnosis()} is null for successes and on real
- * hardware). The check, syndrome, key, index, variant and summary are set when the completion is written; the
- * {@link #details()} may be {@linkplain #deferred deferred}: made from what the device held at the failure (captured
- * then), the first time they are read, since most refused accesses of a program or a test are never explained in
- * full to anyone. Immutable in what it says (the same lines whenever read) and thread safe; two diagnoses are equal
+ * hardware). The check, syndrome, key, index and variant are set when the completion is written; the
+ * {@link #details()} may be {@linkplain #deferred deferred}, and the {@link #summary()} too ({@link #lazy}): made from
+ * what the device held at the failure (captured then), the first time they are read, since most refused accesses of
+ * a program or a test are never explained to anyone. Immutable in what it says (the same lines whenever read) and thread safe; two diagnoses are equal
  * when all their parts are, as a record's.
  */
 public final class WcDiagnosis
@@ -59,7 +59,10 @@ public final class WcDiagnosis
     private final int key;
     private final long mptIndex;
     private final int variant;
-    private final String summary;
+    /** Made on first read when {@link #summaryMaking} is set. */
+    private String summary;
+    /** Makes the summary on first read; null once it is made (or when it was given). */
+    private Supplier<String> summaryMaking;
     /** Makes the details on first read; null once they are made. */
     private Supplier<List<String>> making;
     private List<String> details;
@@ -79,14 +82,17 @@ public final class WcDiagnosis
     public WcDiagnosis(final Check check, final int syndrome, final int key, final long mptIndex, final int variant,
         final String summary, final List<String> details)
     {
-        this(check, syndrome, key, mptIndex, variant, summary, null, List.copyOf(details));
+        this(check, syndrome, key, mptIndex, variant, Objects.requireNonNull(summary, "summary"), null, null,
+            List.copyOf(details));
     }
 
     private WcDiagnosis(final Check check, final int syndrome, final int key, final long mptIndex, final int variant,
-        final String summary, final Supplier<List<String>> making, final List<String> details)
+        final String summary, final Supplier<String> summaryMaking, final Supplier<List<String>> making,
+        final List<String> details)
     {
         this.check = Objects.requireNonNull(check, "check");
-        this.summary = Objects.requireNonNull(summary, "summary");
+        this.summary = summary;
+        this.summaryMaking = summaryMaking;
         this.syndrome = syndrome;
         this.key = key;
         this.mptIndex = mptIndex;
@@ -112,21 +118,45 @@ public final class WcDiagnosis
     public static WcDiagnosis deferred(final Check check, final int syndrome, final int key, final long mptIndex,
         final int variant, final String summary, final Supplier<List<String>> details)
     {
-        return new WcDiagnosis(check, syndrome, key, mptIndex, variant, summary,
-            Objects.requireNonNull(details, "details"), null);
+        return new WcDiagnosis(check, syndrome, key, mptIndex, variant, Objects.requireNonNull(summary, "summary"),
+            null, Objects.requireNonNull(details, "details"), null);
+    }
+
+    /**
+     * A diagnosis whose summary and details are both made when first read: most failed completions of a test are
+     * never read at all. The suppliers must read only what they captured at the failure (values, immutable records,
+     * copies), never the device's state then: each runs later, once.
+     *
+     * @param check    the check that failed.
+     * @param syndrome as {@link #WcDiagnosis(Check, int, int, long, int, String, List)}.
+     * @param key      the key at fault, or 0.
+     * @param mptIndex its MPT index, or -1.
+     * @param variant  its variant, or -1.
+     * @param summary  makes the sentence naming the cause (never null).
+     * @param details  makes the further lines.
+     * @return the diagnosis.
+     * @throws NullPointerException when check, summary or details is null.
+     */
+    public static WcDiagnosis lazy(final Check check, final int syndrome, final int key, final long mptIndex,
+        final int variant, final Supplier<String> summary, final Supplier<List<String>> details)
+    {
+        return new WcDiagnosis(check, syndrome, key, mptIndex, variant, null,
+            Objects.requireNonNull(summary, "summary"), Objects.requireNonNull(details, "details"), null);
     }
 
     /**
      * @param value another syndrome.
      * @return this diagnosis with that syndrome (its details shared, made once for both).
      */
-    public WcDiagnosis withSyndrome(final int value)
+    public synchronized WcDiagnosis withSyndrome(final int value)
     {
         if (value == syndrome)
         {
             return this;
         }
-        return new WcDiagnosis(check, value, key, mptIndex, variant, summary, this::details, null);
+        return summary == null ? new WcDiagnosis(check, value, key, mptIndex, variant, null, this::summary,
+            this::details, null) : new WcDiagnosis(check, value, key, mptIndex, variant, summary, null, this::details,
+            null);
     }
 
     /**
@@ -172,8 +202,13 @@ public final class WcDiagnosis
     /**
      * @return one sentence naming the cause.
      */
-    public String summary()
+    public synchronized String summary()
     {
+        if (summary == null)
+        {
+            summary = Objects.requireNonNull(summaryMaking.get(), "summary");
+            summaryMaking = null;
+        }
         return summary;
     }
 
@@ -231,7 +266,7 @@ public final class WcDiagnosis
      */
     public String text()
     {
-        final StringBuilder sb = new StringBuilder(summary).append('\n');
+        final StringBuilder sb = new StringBuilder(summary()).append('\n');
         if (syndrome != 0)
         {
             sb.append("syndrome ").append(syndromeName()).append(", ");
@@ -248,14 +283,14 @@ public final class WcDiagnosis
     public boolean equals(final Object o)
     {
         return o == this || o instanceof WcDiagnosis d && check == d.check && syndrome == d.syndrome && key == d.key
-            && mptIndex == d.mptIndex && variant == d.variant && summary.equals(d.summary)
+            && mptIndex == d.mptIndex && variant == d.variant && summary().equals(d.summary())
             && details().equals(d.details());
     }
 
     @Override
     public int hashCode()
     {
-        return Objects.hash(check, syndrome, key, mptIndex, variant, summary, details());
+        return Objects.hash(check, syndrome, key, mptIndex, variant, summary(), details());
     }
 
     @Override
