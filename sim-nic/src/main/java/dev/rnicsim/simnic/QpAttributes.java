@@ -76,25 +76,27 @@ final class QpAttributes
      * reports as those two; mlx4 likewise); rxe checks only {@code max_rd_atomic} (against {@code max_qp_rd_atom}, the
      * same number on rxe) and takes any {@code max_dest_rd_atomic} ({@link ProviderRule#DEST_RD_ATOMIC_UNCHECKED}).
      *
+     * @param bits the mask as {@link QpTransitions#bits}.
      * @return why the values are refused (EINVAL), or null.
      */
-    static String valueRefusal(final SimDevice device, final QpAttr a, final Set<QpAttrMask> mask)
+    static String valueRefusal(final SimDevice device, final QpAttr a, final Set<QpAttrMask> mask, final long bits)
     {
         final DeviceAttributes d = device.profile().attributes();
         // The port's attributes are made per call: only for the two checks that read them.
-        final PortAttributes port = mask.contains(QpAttrMask.PKEY_INDEX) || mask.contains(QpAttrMask.PATH_MTU)
+        final PortAttributes port = has(bits, QpAttrMask.PKEY_INDEX) || has(bits, QpAttrMask.PATH_MTU)
             ? device.profile().portAttributes() : null;
-        if (mask.contains(QpAttrMask.PORT) && (a.portNum() < 1 || a.portNum() > d.physPortCnt()))
+        if (has(bits, QpAttrMask.PORT) && (a.portNum() < 1 || a.portNum() > d.physPortCnt()))
         {
             return "port_num=" + a.portNum() + " is not a port of " + device.name() + " (1.." + d.physPortCnt()
                 + "; uverbs modify_qp, rdma_is_port_valid)";
         }
-        if (mask.contains(QpAttrMask.PKEY_INDEX) && (a.pkeyIndex() < 0 || a.pkeyIndex() >= port.pkeyTblLen()))
+        if (has(bits, QpAttrMask.PKEY_INDEX) && (a.pkeyIndex() < 0 || a.pkeyIndex() >= port.pkeyTblLen()))
         {
             return "pkey_index=" + a.pkeyIndex() + " is outside the P_Key table of " + port.pkeyTblLen()
                 + " entries (rxe_qp_chk_attr)";
         }
-        if (mask.contains(QpAttrMask.ACCESS_FLAGS) && device.profile().follows(ProviderRule.QP_ACCESS_FLAGS_CHECKED))
+        if (has(bits, QpAttrMask.ACCESS_FLAGS) && device.profile().follows(ProviderRule.QP_ACCESS_FLAGS_CHECKED)
+            && (a.qpAccessFlags().contains(Access.ZERO_BASED) || a.qpAccessFlags().contains(Access.HUGETLB)))
         {
             for (final Access x : a.qpAccessFlags())
             {
@@ -106,7 +108,7 @@ final class QpAttributes
                 }
             }
         }
-        if (mask.contains(QpAttrMask.AV))
+        if (has(bits, QpAttrMask.AV))
         {
             if (a.ahAttr() == null)
             {
@@ -118,23 +120,28 @@ final class QpAttributes
                 return ah;
             }
         }
-        if (mask.contains(QpAttrMask.PATH_MTU) && (a.pathMtu() < 1 || a.pathMtu() > port.maxMtu()))
+        if (has(bits, QpAttrMask.PATH_MTU) && (a.pathMtu() < 1 || a.pathMtu() > port.maxMtu()))
         {
             return "path_mtu=" + a.pathMtu() + " is not an IB MTU up to the port's max_mtu " + port.maxMtu() + " ("
                 + QpAttr.mtuBytes(port.maxMtu()) + " bytes; enum ibv_mtu 1..5; rxe_qp_chk_attr)";
         }
-        if (mask.contains(QpAttrMask.MAX_QP_RD_ATOMIC) && a.maxRdAtomic() > d.maxQpInitRdAtom())
+        if (has(bits, QpAttrMask.MAX_QP_RD_ATOMIC) && a.maxRdAtomic() > d.maxQpInitRdAtom())
         {
             return "max_rd_atomic=" + a.maxRdAtomic() + " > max_qp_init_rd_atom=" + d.maxQpInitRdAtom()
                 + " of " + device.name() + " (rxe_qp_chk_attr, mlx5_ib_modify_qp)";
         }
-        if (mask.contains(QpAttrMask.MAX_DEST_RD_ATOMIC) && a.maxDestRdAtomic() > d.maxQpRdAtom()
+        if (has(bits, QpAttrMask.MAX_DEST_RD_ATOMIC) && a.maxDestRdAtomic() > d.maxQpRdAtom()
             && !device.profile().follows(ProviderRule.DEST_RD_ATOMIC_UNCHECKED))
         {
             return "max_dest_rd_atomic=" + a.maxDestRdAtomic() + " > max_qp_rd_atom=" + d.maxQpRdAtom() + " of "
                 + device.name() + " (mlx5_ib_modify_qp)";
         }
         return QpAttrValues.refusal(device.profile(), a, mask);
+    }
+
+    private static boolean has(final long bits, final QpAttrMask m)
+    {
+        return (bits & 1L << m.ordinal()) != 0;
     }
 
     /**

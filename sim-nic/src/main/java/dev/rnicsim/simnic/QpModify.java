@@ -39,7 +39,8 @@ final class QpModify
             if (qp.state != QpState.ERR)
             {
                 final String origin = qp.device.fabric().origin();
-                qp.completions.errorCause = "ibv_modify_qp to ERR" + (origin == null ? "" : " (" + origin + ")");
+                qp.completions.errorCause = origin == null ? "ibv_modify_qp to ERR"
+                    : new LazyText(() -> "ibv_modify_qp to ERR (" + origin + ")");
             }
             qp.completions.toError();
         }

@@ -52,14 +52,15 @@ public final class QpModifyCheck
         {
             throw Errors.invalid(verb, "attr and attr_mask must be given, without null elements");
         }
-        final QpState cur = mask.contains(QpAttrMask.CUR_STATE) ? attr.curQpState() : qp.state;
-        final QpState next = mask.contains(QpAttrMask.STATE) ? attr.qpState() : cur;
+        final long bits = QpTransitions.bits(mask);
+        final QpState cur = (bits & 1L << QpAttrMask.CUR_STATE.ordinal()) != 0 ? attr.curQpState() : qp.state;
+        final QpState next = (bits & 1L << QpAttrMask.STATE.ordinal()) != 0 ? attr.qpState() : cur;
         if (cur == null || next == null)
         {
             throw Errors.invalid(verb, "qp_state or cur_qp_state is null; give the state with "
                 + "IBV_QP_STATE in attr_mask");
         }
-        final String refused = QpTransitions.refusal(qp.type, cur, next, mask);
+        final String refused = QpTransitions.refusal(qp.type, cur, next, mask, bits);
         if (refused != null)
         {
             throw Errors.invalid(verb, "QP 0x" + Integer.toHexString(qp.num) + " (" + qp.type + ", in " + qp.state
@@ -67,7 +68,7 @@ public final class QpModifyCheck
                 + refused + " (ib_modify_qp_is_ok); give exactly the attributes that transition takes; nothing "
                 + "changed");
         }
-        final String bad = QpAttributes.valueRefusal(qp.device, attr, mask);
+        final String bad = QpAttributes.valueRefusal(qp.device, attr, mask, bits);
         if (bad != null)
         {
             throw Errors.invalid(verb, "QP 0x" + Integer.toHexString(qp.num) + ": " + bad

@@ -50,6 +50,32 @@ public final class QpTransitions
 
     private static final Map<QpState, Map<QpState, Rule>> TABLE = table();
 
+    private static final int STATES = QpState.values().length;
+
+    /**
+     * The table again as bits ({@link #bits}), read by every {@code ibv_modify_qp}: whether the transition exists by
+     * {@code from * STATES + to}; the required and the optional attributes by {@link #cell}.
+     */
+    private static final boolean[] EXISTS = new boolean[STATES * STATES];
+    private static final long[] REQUIRED = new long[QpType.values().length * STATES * STATES];
+    private static final long[] OPTIONAL = new long[REQUIRED.length];
+
+    static
+    {
+        for (final QpState from : QpState.values())
+        {
+            for (final QpState to : QpState.values())
+            {
+                EXISTS[from.ordinal() * STATES + to.ordinal()] = exists(from, to);
+                for (final QpType type : QpType.values())
+                {
+                    REQUIRED[cell(type, from, to)] = bits(rule(type, from, to, true));
+                    OPTIONAL[cell(type, from, to)] = bits(rule(type, from, to, false));
+                }
+            }
+        }
+    }
+
     private QpTransitions()
     {
     }
@@ -184,6 +210,46 @@ public final class QpTransitions
         final Rule r = TABLE.get(from).get(to);
         final Set<QpAttrMask> q = r == null ? null : required ? r.required().get(type) : r.optional().get(type);
         return q == null ? Set.of() : q;
+    }
+
+    private static int cell(final QpType type, final QpState from, final QpState to)
+    {
+        return (type.ordinal() * STATES + from.ordinal()) * STATES + to.ordinal();
+    }
+
+    /**
+     * @param mask attributes (no null among them).
+     * @return one bit per attribute, at its ordinal.
+     */
+    static long bits(final Set<QpAttrMask> mask)
+    {
+        long b = 0;
+        for (final QpAttrMask m : mask)
+        {
+            b |= 1L << m.ordinal();
+        }
+        return b;
+    }
+
+    /**
+     * {@link #refusal(QpType, QpState, QpState, Set)} with the mask's {@link #bits} at hand: the allowed case is
+     * answered from the table's bits; a refusal is worded by the method that words it.
+     */
+    static String refusal(final QpType type, final QpState from, final QpState to, final Set<QpAttrMask> mask,
+        final long bits)
+    {
+        if ((bits & 1L << CUR_STATE.ordinal()) != 0 && from != QpState.RTR && from != QpState.RTS
+            && from != QpState.SQD && from != QpState.SQE || !EXISTS[from.ordinal() * STATES + to.ordinal()])
+        {
+            return refusal(type, from, to, mask);
+        }
+        final int c = cell(type, from, to);
+        final long req = REQUIRED[c];
+        if ((bits & req) != req || (bits & ~(req | OPTIONAL[c] | 1L << QpAttrMask.STATE.ordinal())) != 0)
+        {
+            return refusal(type, from, to, mask);
+        }
+        return null;
     }
 
     /**
