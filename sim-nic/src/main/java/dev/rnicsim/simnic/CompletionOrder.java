@@ -77,6 +77,11 @@ final class CompletionOrder
      */
     List<Map.Entry<Long, End>> heldAfter(final long seq)
     {
+        // Most failures have nothing held behind them: no copy then.
+        if (held.isEmpty() || held.lastKey() <= seq)
+        {
+            return List.of();
+        }
         return new ArrayList<>(held.tailMap(seq, false).entrySet());
     }
 

@@ -4,7 +4,6 @@ import dev.rnicsim.mtt.IndexPolicy;
 import dev.rnicsim.mtt.MttConfig;
 import dev.rnicsim.mtt.VariantPolicy;
 import dev.rnicsim.verbs.DeviceAttributes;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import java.util.Objects;
@@ -113,9 +112,8 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
         Objects.requireNonNull(traits, "traits");
         Objects.requireNonNull(completions, "completions");
         defaultedFields = List.copyOf(defaultedFields);
-        // An unmodifiable EnumSet: follows (read on every verb and completion) is a bit test.
-        providerRules = providerRules.isEmpty() ? Set.of()
-            : java.util.Collections.unmodifiableSet(EnumSet.copyOf(providerRules));
+        // One bit per rule: follows (read on every verb and completion) is a bit test.
+        providerRules = ProviderRuleSet.of(providerRules);
         if (attributes.maxMr() < 1 || attributes.maxMr() > (1 << 24))
         {
             throw new IllegalArgumentException("profile " + name + ": max_mr=" + attributes.maxMr()
@@ -319,7 +317,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
 
     public boolean follows(final ProviderRule rule)
     {
-        return providerRules.contains(rule);
+        return ((ProviderRuleSet)providerRules).has(rule);
     }
 
     /**

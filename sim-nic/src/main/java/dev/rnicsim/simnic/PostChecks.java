@@ -224,7 +224,7 @@ final class PostChecks
             throw Errors.invalid(verb, "ibv_bind_mw binds type 1 windows; bind a type 2 window with a posted "
                 + "BIND_MW work request (verbs.h ibv_bind_mw)");
         }
-        if (info == null || flags == null || flags.stream().anyMatch(java.util.Objects::isNull))
+        if (info == null || flags == null || NullElements.any(flags))
         {
             throw Errors.invalid(verb, "mw_bind and its send flags must be given, without null elements");
         }

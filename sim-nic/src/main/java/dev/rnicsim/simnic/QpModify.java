@@ -25,11 +25,11 @@ final class QpModify
      */
     static void modify(final SimQp qp, final QpAttr attr, final Set<QpAttrMask> mask)
     {
-        QpModifyCheck.checkHeld(qp, attr, mask);
+        final long bits = QpModifyCheck.checkHeld(qp, attr, mask);
         // without IBV_QP_STATE the QP stays where it is: IBV_QP_CUR_STATE only names the state the transition table
         // is checked from (rxe_qp_from_attr moves the state under IB_QP_STATE alone)
-        final QpState next = mask.contains(QpAttrMask.STATE) ? attr.qpState() : qp.state;
-        apply(qp, attr, mask);
+        final QpState next = (bits & 1L << QpAttrMask.STATE.ordinal()) != 0 ? attr.qpState() : qp.state;
+        apply(qp, attr, bits);
         if (next == QpState.RESET)
         {
             reset(qp);
@@ -55,15 +55,18 @@ final class QpModify
         }
     }
 
-    private static void apply(final SimQp qp, final QpAttr a, final Set<QpAttrMask> mask)
+    private static final QpAttrMask[] ATTRS = QpAttrMask.values();
+
+    /** Sets each attribute of the mask ({@link QpTransitions#bits}), in the mask's order. */
+    private static void apply(final SimQp qp, final QpAttr a, final long bits)
     {
-        if (mask.contains(QpAttrMask.ACCESS_FLAGS))
+        if ((bits & 1L << QpAttrMask.ACCESS_FLAGS.ordinal()) != 0)
         {
             qp.qpAccessBits = Access.toBits(a.qpAccessFlags());
         }
-        for (final QpAttrMask m : mask)
+        for (long left = bits; left != 0; left &= left - 1)
         {
-            switch (m)
+            switch (ATTRS[Long.numberOfTrailingZeros(left)])
             {
                 case PKEY_INDEX -> qp.attrs.pkeyIndex = a.pkeyIndex();
                 case PORT -> qp.attrs.portNum = a.portNum();
@@ -90,7 +93,7 @@ final class QpModify
                 }
             }
         }
-        if ((mask.contains(QpAttrMask.AV) || mask.contains(QpAttrMask.DEST_QPN)) && qp.attrs.av != null
+        if ((bits & (1L << QpAttrMask.AV.ordinal() | 1L << QpAttrMask.DEST_QPN.ordinal())) != 0 && qp.attrs.av != null
             && QpAttributes.connected(qp.type))
         {
             // The connection the engine follows: the remote port's GID and the remote QP number.

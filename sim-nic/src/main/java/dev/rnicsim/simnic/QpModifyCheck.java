@@ -41,14 +41,18 @@ public final class QpModifyCheck
         }
     }
 
-    /** {@link #check} with the fabric already entered. */
-    static void checkHeld(final SimQp qp, final QpAttr attr, final Set<QpAttrMask> mask)
+    /**
+     * {@link #check} with the fabric already entered.
+     *
+     * @return the mask as {@link QpTransitions#bits}.
+     */
+    static long checkHeld(final SimQp qp, final QpAttr attr, final Set<QpAttrMask> mask)
     {
         final String verb = "ibv_modify_qp";
         qp.checkOpen(verb);
         // An EnumSet cannot hold null (and is what callers pass): only other sets are searched for one.
         if (attr == null || mask == null
-            || !(mask instanceof java.util.EnumSet) && mask.stream().anyMatch(java.util.Objects::isNull))
+            || !(mask instanceof java.util.EnumSet) && NullElements.any(mask))
         {
             throw Errors.invalid(verb, "attr and attr_mask must be given, without null elements");
         }
@@ -74,5 +78,6 @@ public final class QpModifyCheck
             throw Errors.invalid(verb, "QP 0x" + Integer.toHexString(qp.num) + ": " + bad
                 + "; fix that attribute (ibv_modify_qp(3)); nothing changed");
         }
+        return bits;
     }
 }

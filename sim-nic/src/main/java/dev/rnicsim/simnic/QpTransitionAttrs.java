@@ -29,7 +29,7 @@ final class QpTransitionAttrs
     static QpAttr.Builder toInit(final SimQp qp, final Set<Access> qpAccessFlags)
     {
         if (qpAccessFlags == null || !(qpAccessFlags instanceof EnumSet)
-            && qpAccessFlags.stream().anyMatch(java.util.Objects::isNull))
+            && NullElements.any(qpAccessFlags))
         {
             qp.checkOpen("ibv_modify_qp");
             throw Errors.invalid("ibv_modify_qp", "qp_access_flags is null or holds null (use an empty set for none)");

@@ -483,9 +483,29 @@ final class Responder
         }
     }
 
+    /** The work-completion status of each DMA status of the same name, by ordinal (null where there is none). */
+    private static final WcStatus[] STATUS_OF = statusOf();
+
+    private static WcStatus[] statusOf()
+    {
+        final WcStatus[] out = new WcStatus[DmaStatus.values().length];
+        for (final WcStatus w : WcStatus.values())
+        {
+            for (final DmaStatus d : DmaStatus.values())
+            {
+                if (d.name().equals(w.name()))
+                {
+                    out[d.ordinal()] = w;
+                }
+            }
+        }
+        return out;
+    }
+
     static WcStatus status(final DmaStatus s)
     {
-        return WcStatus.valueOf(s.name());
+        final WcStatus w = STATUS_OF[s.ordinal()];
+        return w != null ? w : WcStatus.valueOf(s.name());
     }
 
     /** The requester's status, with the provider's choice for a gather through an unknown or stale lkey and for a SEND

@@ -180,7 +180,7 @@ public final class SimMr implements MemoryRegion
     {
         // libibverbs ibv_rereg_mr: after its input checks, MADV_DONTFORK the new range (IBV_REREG_MR_ERR_DONT_FORK_NEW
         // when refused); after the kernel's rereg MADV_DOFORK the old range, or the new one when the kernel failed.
-        final boolean translation = !closed && flags != null && flags.stream().noneMatch(java.util.Objects::isNull)
+        final boolean translation = !closed && flags != null && !NullElements.any(flags)
             && flags.contains(dev.rnicsim.verbs.ReregFlag.CHANGE_TRANSLATION) && newAddr != 0 && newLengthBytes != 0
             && (newAccess == null || newAccess.isEmpty() || flags.contains(dev.rnicsim.verbs.ReregFlag.CHANGE_ACCESS));
         final ForkSafety fork = pd.context().device().host().forkSafety(pd.context().process());
