@@ -16,10 +16,21 @@ final class Closing
     /** Closes each of {@code children} (a copy is taken, as closing removes a child from its parent's list). */
     static <T> RuntimeException each(final List<T> children, final Consumer<T> close, final RuntimeException failure)
     {
+        if (children.isEmpty())
+        {
+            return failure;
+        }
         RuntimeException result = failure;
         for (final T child : List.copyOf(children))
         {
-            result = run(() -> close.accept(child), result);
+            try
+            {
+                close.accept(child);
+            }
+            catch (final RuntimeException e)
+            {
+                result = kept(result, e);
+            }
         }
         return result;
     }
@@ -33,12 +44,18 @@ final class Closing
         }
         catch (final RuntimeException e)
         {
-            if (failure == null)
-            {
-                return e;
-            }
-            failure.addSuppressed(e);
-            return failure;
+            return kept(failure, e);
         }
+    }
+
+    /** The first failure, with {@code e} suppressed in it; or {@code e} when it is the first. */
+    private static RuntimeException kept(final RuntimeException failure, final RuntimeException e)
+    {
+        if (failure == null)
+        {
+            return e;
+        }
+        failure.addSuppressed(e);
+        return failure;
     }
 }

@@ -346,8 +346,11 @@ final class Requester
         }
         // A live QP keeps its number on its device until it is destroyed, and a fabric keeps its devices: the peer
         // found for this address stays the answer while it is open.
-        if (peerAddress == qp.remote && peerFound != null && !peerFound.closed)
+        if (peerFound != null && !peerFound.closed && (peerAddress == qp.remote
+            || peerFound.num == qp.remote.qpNum() && peerFound.device.gid() == qp.remote.gid()))
         {
+            // The same address, or a new one naming the same live QP (a reconnect): its GID is its device's own.
+            peerAddress = qp.remote;
             return peerFound;
         }
         final SimDevice d = device.fabric().deviceByGid(qp.remote.gid());
