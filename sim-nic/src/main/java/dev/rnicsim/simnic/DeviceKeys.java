@@ -1,10 +1,7 @@
 package dev.rnicsim.simnic;
 
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.function.Function;
-import java.util.function.ToIntFunction;
 
 /**
  * What a device knows of its keys beside the MPT: which live object a key names, the ODP and GPU MRs its page-fault
@@ -38,7 +35,7 @@ final class DeviceKeys
         SimMr byRkey = null;
         for (final SimContext c : device.contexts())
         {
-            for (final SimPd pd : c.protectionDomains())
+            for (final SimPd pd : c.pdsView())
             {
                 for (final SimMr mr : pd.memoryRegions())
                 {
@@ -59,27 +56,34 @@ final class DeviceKeys
     /** The live window whose current key is {@code key}, or null. */
     SimMw window(final int key)
     {
-        return find(SimPd::memoryWindows, SimMw::tableKey, key);
+        for (final SimContext c : device.contexts())
+        {
+            for (final SimPd pd : c.pdsView())
+            {
+                for (final SimMw mw : pd.windowsView())
+                {
+                    if (mw.tableKey() == key)
+                    {
+                        return mw;
+                    }
+                }
+            }
+        }
+        return null;
     }
 
     /** The live fast-registration MR whose current key is {@code key}, or null. */
     SimFastRegMr fastReg(final int key)
     {
-        return find(SimPd::fastRegMrs, SimFastRegMr::key, key);
-    }
-
-    /** The first of the PDs' live objects whose current key is {@code key}, or null. */
-    private <T> T find(final Function<SimPd, List<T>> live, final ToIntFunction<T> keyOf, final int key)
-    {
         for (final SimContext c : device.contexts())
         {
-            for (final SimPd pd : c.protectionDomains())
+            for (final SimPd pd : c.pdsView())
             {
-                for (final T o : live.apply(pd))
+                for (final SimFastRegMr mr : pd.fastRegsView())
                 {
-                    if (keyOf.applyAsInt(o) == key)
+                    if (mr.key() == key)
                     {
-                        return o;
+                        return mr;
                     }
                 }
             }

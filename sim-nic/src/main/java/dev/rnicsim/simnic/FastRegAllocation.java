@@ -25,6 +25,7 @@ final class FastRegAllocation
     private final SimPd pd;
     private final SimContext context;
     private final Set<SimFastRegMr> fastRegs = new LinkedHashSet<>();
+    private final java.util.Collection<SimFastRegMr> fastRegsView = java.util.Collections.unmodifiableSet(fastRegs);
 
     FastRegAllocation(final SimPd pd)
     {
@@ -86,6 +87,12 @@ final class FastRegAllocation
     List<SimFastRegMr> live()
     {
         return List.copyOf(fastRegs);
+    }
+
+    /** @return the live fast-registration MRs, not copied: for a search that changes none. */
+    java.util.Collection<SimFastRegMr> view()
+    {
+        return fastRegsView;
     }
 
     /** @return how many fast-registration MRs are live. */

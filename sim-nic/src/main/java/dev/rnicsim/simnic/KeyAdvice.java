@@ -203,7 +203,7 @@ record KeyAdvice(Covering covering, Elsewhere elsewhere, int windowType, Process
     {
         for (final SimContext c : device.contexts())
         {
-            for (final SimPd p : c.protectionDomains())
+            for (final SimPd p : c.pdsView())
             {
                 if (p.pdNum() == pdNum)
                 {
@@ -247,7 +247,7 @@ record KeyAdvice(Covering covering, Elsewhere elsewhere, int windowType, Process
     {
         for (final SimContext c : device.contexts())
         {
-            for (final SimPd p : c.protectionDomains())
+            for (final SimPd p : c.pdsView())
             {
                 if (p.pdNum() != pd)
                 {

@@ -23,6 +23,7 @@ final class MwAllocation
     private final SimPd pd;
     private final SimContext context;
     private final Set<SimMw> windows = new LinkedHashSet<>();
+    private final java.util.Collection<SimMw> windowsView = java.util.Collections.unmodifiableSet(windows);
 
     MwAllocation(final SimPd pd)
     {
@@ -109,6 +110,12 @@ final class MwAllocation
     List<SimMw> live()
     {
         return List.copyOf(windows);
+    }
+
+    /** @return the live windows, not copied: for a search that changes none. */
+    java.util.Collection<SimMw> view()
+    {
+        return windowsView;
     }
 
     /** @return how many windows are live. */

@@ -27,6 +27,7 @@ public final class SimContext implements Context
     private final UserProcess process;
     private final SimHostMemory memory;
     private final List<SimPd> pds = new ArrayList<>();
+    private final List<SimPd> pdsView = java.util.Collections.unmodifiableList(pds);
     private final List<SimCq> cqs = new ArrayList<>();
     private final List<SimXrcd> xrcds = new ArrayList<>();
     private boolean closed;
@@ -147,6 +148,12 @@ public final class SimContext implements Context
     public List<SimPd> protectionDomains()
     {
         return List.copyOf(pds);
+    }
+
+    /** @return the live protection domains, not copied: for a search that changes none. */
+    List<SimPd> pdsView()
+    {
+        return pdsView;
     }
 
     @Override

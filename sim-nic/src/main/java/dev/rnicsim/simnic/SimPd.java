@@ -238,6 +238,18 @@ public final class SimPd implements ProtectionDomain
         return windows.live();
     }
 
+    /** @return the live windows, not copied: for a search that changes none. */
+    java.util.Collection<SimMw> windowsView()
+    {
+        return windows.view();
+    }
+
+    /** @return the live fast-registration MRs, not copied: for a search that changes none. */
+    java.util.Collection<SimFastRegMr> fastRegsView()
+    {
+        return fastRegs.view();
+    }
+
     /** ibv_rereg_mr of a pinned MR of this PD ({@link ReregMr#rereg}). Nothing changes on failure. */
     void rereg(final SimMr mr, final Set<ReregFlag> flags, final ProtectionDomain newPd, final long newAddr,
         final long newLength, final Set<Access> newAccess)
