@@ -57,12 +57,15 @@ final class QpModify
 
     private static final QpAttrMask[] ATTRS = QpAttrMask.values();
 
+    /** The bits of the qp_access_flags modify is given, the last of each size kept. */
+    private static final EnumSetBits<Access> ACCESS_BITS = new EnumSetBits<>(Access.class, Access::toBits);
+
     /** Sets each attribute of the mask ({@link QpTransitions#bits}), in the mask's order. */
     private static void apply(final SimQp qp, final QpAttr a, final long bits)
     {
         if ((bits & 1L << QpAttrMask.ACCESS_FLAGS.ordinal()) != 0)
         {
-            qp.qpAccessBits = Access.toBits(a.qpAccessFlags());
+            qp.qpAccessBits = (int)ACCESS_BITS.of(a.qpAccessFlags());
         }
         for (long left = bits; left != 0; left &= left - 1)
         {

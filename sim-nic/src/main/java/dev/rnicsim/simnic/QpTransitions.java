@@ -69,8 +69,8 @@ public final class QpTransitions
                 EXISTS[from.ordinal() * STATES + to.ordinal()] = exists(from, to);
                 for (final QpType type : QpType.values())
                 {
-                    REQUIRED[cell(type, from, to)] = bits(rule(type, from, to, true));
-                    OPTIONAL[cell(type, from, to)] = bits(rule(type, from, to, false));
+                    REQUIRED[cell(type, from, to)] = walkedBits(rule(type, from, to, true));
+                    OPTIONAL[cell(type, from, to)] = walkedBits(rule(type, from, to, false));
                 }
             }
         }
@@ -222,6 +222,15 @@ public final class QpTransitions
      * @return one bit per attribute, at its ordinal.
      */
     static long bits(final Set<QpAttrMask> mask)
+    {
+        return MASK_BITS.of(mask);
+    }
+
+    /** The bits of the masks modify is given, the last of each size kept. */
+    private static final EnumSetBits<QpAttrMask> MASK_BITS = new EnumSetBits<>(QpAttrMask.class,
+        QpTransitions::walkedBits);
+
+    private static long walkedBits(final Set<QpAttrMask> mask)
     {
         long b = 0;
         for (final QpAttrMask m : mask)
