@@ -131,8 +131,8 @@ final class KeyWorld
     final byte[] scratchModel = new byte[(int)SCRATCH_BYTES];
     long nextWrId = 1;
     Script.Step step;
-    /** What the last step was: for failure messages. */
-    String current = "setup";
+    /** What the last step was, a String or a {@link Script.Line}: for failure messages. */
+    Object current = "setup";
 
     KeyWorld(final VariantPolicy policy, final ChainParams params, final ReuseStats stats)
     {
@@ -231,6 +231,17 @@ final class KeyWorld
 
     Script.Step begin(final String line)
     {
+        return begin0(line);
+    }
+
+    /** Begins a step whose line is made only when the script is read. */
+    Script.Step begin(final Script.Line line)
+    {
+        return begin0(line);
+    }
+
+    private Script.Step begin0(final Object line)
+    {
         current = line;
         step = script.begin(line);
         return step;
@@ -239,7 +250,15 @@ final class KeyWorld
     /** Begins a step whose first line is the action's own. */
     Script.Step start(final String line)
     {
-        begin(line);
+        begin0(line);
+        step.lines.add(line);
+        return step;
+    }
+
+    /** {@link #start(String)} with a line made only when the script is read. */
+    Script.Step start(final Script.Line line)
+    {
+        begin0(line);
         step.lines.add(line);
         return step;
     }
@@ -247,8 +266,15 @@ final class KeyWorld
     /** A step that does nothing in this run, with the reason as a comment. */
     void skipStep(final String line, final String why)
     {
-        begin(line);
+        begin0(line);
         step.lines.add("# skipped: " + line + "   (" + why + ")");
+    }
+
+    /** {@link #skipStep(String, String)} with a line made only when the script is read. */
+    void skipStep(final Script.Line line, final String why)
+    {
+        begin0(line);
+        step.lines.add((Script.Line)() -> "# skipped: " + line.text() + "   (" + why + ")");
     }
 
     void line(final String l)
@@ -265,15 +291,49 @@ final class KeyWorld
     /** An action whose names this run never bound (a creation failed here but not in the reference run). */
     boolean skipUnbound(final String line, final String... names)
     {
+        final String n = firstUnbound(names);
+        if (n != null)
+        {
+            skipStep(line, n + " was never created in this run");
+            return true;
+        }
+        return false;
+    }
+
+    /** {@link #skipUnbound(String, String...)} with a line made only when the script is read. */
+    boolean skipUnbound(final Script.Line line, final String... names)
+    {
+        final String n = firstUnbound(names);
+        if (n != null)
+        {
+            skipStep(line, n + " was never created in this run");
+            return true;
+        }
+        return false;
+    }
+
+    private String firstUnbound(final String... names)
+    {
         for (final String n : names)
         {
             if (!bound.contains(n))
             {
-                skipStep(line, n + " was never created in this run");
-                return true;
+                return n;
             }
         }
-        return false;
+        return null;
+    }
+
+    /** Whether pd_bN was bound (every PD of {@link #pds} was; not building its name). */
+    boolean pdBound(final int index)
+    {
+        return pds.containsKey(index);
+    }
+
+    /** Whether kN was bound (every key of {@link #keys} was; not building its name). */
+    boolean keyBound(final int label)
+    {
+        return keys.containsKey(label);
     }
 
     AssertionError failure(final String what)
@@ -283,7 +343,7 @@ final class KeyWorld
 
     AssertionError failure(final Mismatch.Kind kind, final String what)
     {
-        return Mismatch.of(kind, "[keys=" + policy + ", " + params + "] " + current + ": " + what, null);
+        return Mismatch.of(kind, "[keys=" + policy + ", " + params + "] " + Script.text(current) + ": " + what, null);
     }
 
     void expectEqual(final Object expected, final Object actual, final String what)
@@ -430,42 +490,67 @@ final class KeyWorld
     /** The live MRs and windows now, to find many keys' holders as {@link #holderOf} does. */
     Holders liveHolders()
     {
-        return new Holders(mrs.values(), mws.values());
+        final Holders h = new Holders();
+        for (final MrM m : mrs.values())
+        {
+            if (m.live)
+            {
+                h.addMr(m);
+            }
+        }
+        for (final MwM w : mws.values())
+        {
+            if (w.live)
+            {
+                h.addWindow(w);
+            }
+        }
+        return h;
     }
 
     /**
      * The live MRs and windows of one moment, in the model's order, in arrays: a key's holder is found as
-     * {@link #holderOf} finds it (an MR before a window), without walking the model's maps again or building one.
+     * {@link #holderOf} finds it (an MR before a window), without walking the model's maps again or building one. It
+     * can be cleared and filled again (its arrays are kept).
      */
     static final class Holders
     {
-        private final MrM[] liveMrs;
-        private final int mrCount;
-        private final MwM[] liveWindows;
-        private final int windowCount;
+        private MrM[] liveMrs = new MrM[8];
+        private int mrCount;
+        private MwM[] liveWindows = new MwM[8];
+        private int windowCount;
 
-        Holders(final java.util.Collection<MrM> mrs, final java.util.Collection<MwM> mws)
+        void clear()
         {
-            liveMrs = new MrM[mrs.size()];
-            int n = 0;
-            for (final MrM m : mrs)
+            java.util.Arrays.fill(liveMrs, 0, mrCount, null);
+            java.util.Arrays.fill(liveWindows, 0, windowCount, null);
+            mrCount = 0;
+            windowCount = 0;
+        }
+
+        /** Adds a live MR, after those added before it. */
+        void addMr(final MrM m)
+        {
+            if (mrCount == liveMrs.length)
             {
-                if (m.live)
-                {
-                    liveMrs[n++] = m;
-                }
+                liveMrs = java.util.Arrays.copyOf(liveMrs, mrCount * 2);
             }
-            mrCount = n;
-            liveWindows = new MwM[mws.size()];
-            n = 0;
-            for (final MwM w : mws)
+            liveMrs[mrCount++] = m;
+        }
+
+        /** Adds a live window, after those added before it. */
+        void addWindow(final MwM w)
+        {
+            if (windowCount == liveWindows.length)
             {
-                if (w.live)
-                {
-                    liveWindows[n++] = w;
-                }
+                liveWindows = java.util.Arrays.copyOf(liveWindows, windowCount * 2);
             }
-            windowCount = n;
+            liveWindows[windowCount++] = w;
+        }
+
+        int windowCount()
+        {
+            return windowCount;
         }
 
         /** The live MR or window whose key is exactly {@code key}, or null. */

@@ -31,7 +31,7 @@ final class MemoryVerbs
 
     void mmap(final String buf, final long size)
     {
-        world.start("mmap " + buf + " app_b " + Script.size(size));
+        world.start(() -> "mmap " + buf + " app_b " + Script.size(size));
         final long addr = mmap4k(world.appB, size);
         for (long va = addr; va < addr + size; va += PAGE)
         {
@@ -48,7 +48,7 @@ final class MemoryVerbs
 
     void cpuWrite(final String buf, final long off, final String text)
     {
-        final String line = "write " + Script.at(buf, off) + " \"" + text + "\"";
+        final Script.Line line = () -> "write " + Script.at(buf, off) + " \"" + text + "\"";
         if (world.skipUnbound(line, buf))
         {
             return;
@@ -67,7 +67,7 @@ final class MemoryVerbs
 
     void cpuRead(final String buf, final long off, final int len)
     {
-        final String line = "touch " + Script.at(buf, off) + " " + len;
+        final Script.Line line = () -> "touch " + Script.at(buf, off) + " " + len;
         if (world.skipUnbound(line, buf))
         {
             return;
@@ -94,7 +94,7 @@ final class MemoryVerbs
 
     void munmap(final String buf, final long off, final long len)
     {
-        final String line = "munmap " + Script.at(buf, off) + " " + Script.size(len);
+        final Script.Line line = () -> "munmap " + Script.at(buf, off) + " " + Script.size(len);
         if (world.skipUnbound(line, buf))
         {
             return;
@@ -110,7 +110,7 @@ final class MemoryVerbs
 
     void madvise(final String buf, final long off, final long len, final Madvice advice)
     {
-        final String line = "madvise " + Script.at(buf, off) + " " + Script.size(len) + " "
+        final Script.Line line = () -> "madvise " + Script.at(buf, off) + " " + Script.size(len) + " "
             + advice.name().toLowerCase(Locale.ROOT);
         if (world.skipUnbound(line, buf))
         {
