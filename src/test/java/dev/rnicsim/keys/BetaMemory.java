@@ -11,7 +11,6 @@ import dev.rnicsim.pagetable.ForkBehaviour;
 import dev.rnicsim.pagetable.Vma;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -24,7 +23,7 @@ final class BetaMemory
 {
     private final KeyWorld world;
     /** The model's pages of app_b; every put or remove counts in {@link #pagesVersion}. */
-    final TreeMap<Long, Page> pages = new TreeMap<>();
+    final PageMap pages = new PageMap();
     /** Changes to {@link #pages}. */
     long pagesVersion;
     /** app_b's VMAs and {@link #pagesVersion} when they last matched (the VMA list is null until then). */
@@ -36,6 +35,17 @@ final class BetaMemory
     BetaMemory(final KeyWorld world)
     {
         this.world = world;
+    }
+
+    /** The model's pages, in address order (to compare with {@link #simPages} on a failure). */
+    TreeSet<Long> modelPages()
+    {
+        final TreeSet<Long> set = new TreeSet<>();
+        for (final long va : pages.sortedAddresses())
+        {
+            set.add(va);
+        }
+        return set;
     }
 
     /** The pages app_b maps now, from its VMAs. */
@@ -64,18 +74,25 @@ final class BetaMemory
         {
             return true;
         }
-        final java.util.Iterator<Long> model = pages.keySet().iterator();
+        // The model's addresses ascend, each a distinct page: n of them from a VMA's first page to its last are
+        // exactly its n pages, so each VMA's first and last page settle its run.
+        final long[] model = pages.sortedAddresses();
+        int at = 0;
         for (final Vma v : vmas)
         {
-            for (long va = v.startAddress(); va < v.endAddress(); va += PAGE)
+            final long n = (v.endAddress() - v.startAddress() + PAGE - 1) / PAGE;
+            if (n <= 0)
             {
-                if (!model.hasNext() || model.next() != va)
-                {
-                    return false;
-                }
+                continue;
             }
+            if (n > model.length - at || model[at] != v.startAddress()
+                || model[at + (int)n - 1] != v.startAddress() + (n - 1) * PAGE)
+            {
+                return false;
+            }
+            at += (int)n;
         }
-        if (model.hasNext())
+        if (at != model.length)
         {
             return false;
         }

@@ -183,7 +183,7 @@ final class Connections
     /** What closing a PD does, in the model: windows, then QPs and MRs, are closed. */
     private void pdClosed(final PdM pd)
     {
-        for (final MwM w : world.mws.values())
+        for (final MwM w : world.mwList)
         {
             if (w.live && w.pd == pd)
             {
@@ -201,7 +201,7 @@ final class Connections
             pd.pair.qa.close();
             pd.pair = null;
         }
-        for (final MrM m : world.mrs.values())
+        for (final MrM m : world.mrList)
         {
             if (m.live && m.pd == pd)
             {

@@ -127,6 +127,14 @@ final class KeyWorld
     final Map<Integer, PdM> pds = new TreeMap<>();
     /** Every key issued, by the label N of its name kN (labels are unique in a chain, not consecutive). */
     final Map<Integer, KeyName> keys = new LinkedHashMap<>();
+    /**
+     * The values of {@link #mrs}, {@link #mws} and {@link #keys} in their order, to walk (the invariants walk them
+     * after every action, which a LinkedHashMap's iterators made slower); changed only through {@link #putMr},
+     * {@link #putWindow} and {@link #issueKey}.
+     */
+    final List<MrM> mrList = new ArrayList<>();
+    final List<MwM> mwList = new ArrayList<>();
+    final List<KeyName> keyList = new ArrayList<>();
     final java.util.HashSet<String> bound = new java.util.HashSet<>();
     final byte[] scratchModel = new byte[(int)SCRATCH_BYTES];
     long nextWrId = 1;
@@ -432,7 +440,7 @@ final class KeyWorld
     long pinnedVmModel()
     {
         long n = 0;
-        for (final MrM m : mrs.values())
+        for (final MrM m : mrList)
         {
             if (m.live)
             {
@@ -456,7 +464,7 @@ final class KeyWorld
     {
         long n = 0;
         int live = 0;
-        for (final MrM m : mrs.values())
+        for (final MrM m : mrList)
         {
             if (m.live)
             {
@@ -470,7 +478,7 @@ final class KeyWorld
     long liveMrs()
     {
         long n = 0;
-        for (final MrM m : mrs.values())
+        for (final MrM m : mrList)
         {
             n += m.live ? 1 : 0;
         }
@@ -480,7 +488,7 @@ final class KeyWorld
     long liveWindows()
     {
         long n = 0;
-        for (final MwM w : mws.values())
+        for (final MwM w : mwList)
         {
             n += w.live ? 1 : 0;
         }
@@ -491,14 +499,14 @@ final class KeyWorld
     Holders liveHolders()
     {
         final Holders h = new Holders();
-        for (final MrM m : mrs.values())
+        for (final MrM m : mrList)
         {
             if (m.live)
             {
                 h.addMr(m);
             }
         }
-        for (final MwM w : mws.values())
+        for (final MwM w : mwList)
         {
             if (w.live)
             {
@@ -577,14 +585,14 @@ final class KeyWorld
     /** The live MR or window whose key is exactly {@code key}, or null. */
     Object holderOf(final int key)
     {
-        for (final MrM m : mrs.values())
+        for (final MrM m : mrList)
         {
             if (m.live && m.key == key)
             {
                 return m;
             }
         }
-        for (final MwM w : mws.values())
+        for (final MwM w : mwList)
         {
             if (w.live && w.tableKey == key)
             {
@@ -616,13 +624,42 @@ final class KeyWorld
         line(() -> "let " + k.name + " " + (field == null ? "0" : issuedBy + "." + field)
             + (value == 0 ? "" : "   # " + Script.key(value)));
         keys.put(n, k);
+        keyList.add(k);
         bound.add(k.name);
+    }
+
+    /** Adds an MR to the model under its name (in {@link #mrs} and {@link #mrList}). */
+    void putMr(final MrM m)
+    {
+        final MrM old = mrs.put(m.name, m);
+        if (old == null)
+        {
+            mrList.add(m);
+        }
+        else
+        {
+            mrList.set(mrList.indexOf(old), m);
+        }
+    }
+
+    /** Adds a window to the model under its name (in {@link #mws} and {@link #mwList}). */
+    void putWindow(final MwM w)
+    {
+        final MwM old = mws.put(w.name, w);
+        if (old == null)
+        {
+            mwList.add(w);
+        }
+        else
+        {
+            mwList.set(mwList.indexOf(old), w);
+        }
     }
 
     /** An MR stopped holding {@code key}: its stale names start counting reuses of the index. */
     void mrKeyDied(final int key)
     {
-        for (final KeyName k : keys.values())
+        for (final KeyName k : keyList)
         {
             if (k.mrKey && k.value == key && k.allocationsAtDeath < 0)
             {

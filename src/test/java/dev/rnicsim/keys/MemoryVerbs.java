@@ -11,7 +11,6 @@ import dev.rnicsim.pagetable.ForkBehaviour;
 import dev.rnicsim.pagetable.Madvice;
 import java.util.Arrays;
 import java.util.Locale;
-import java.util.Map;
 
 /**
  * The actions of a {@link KeyWorld} on app_b's memory: mmap, CPU writes and reads, munmap, madvise, fork, reclaim and
@@ -145,8 +144,9 @@ final class MemoryVerbs
         world.start("fork " + child + " app_b");
         final boolean modern = world.params.fork() == ForkBehaviour.MODERN;
         world.expectOutcome("ok", run(() -> world.appB.fork(child)));
-        for (final Page p : world.memory.pages.values())
+        for (final long va : world.memory.pages.sortedAddresses())
         {
+            final Page p = world.memory.pages.get(va);
             if (p.dontfork || p.swapped || p.frame == null || p.frame == ZERO)
             {
                 continue;
@@ -163,16 +163,16 @@ final class MemoryVerbs
     {
         world.start("reclaim beta " + target);
         world.hostB.host().reclaim(target);
-        for (final Map.Entry<Long, Page> e : world.memory.pages.entrySet())
+        for (final long va : world.memory.pages.sortedAddresses())
         {
-            final Page p = e.getValue();
-            if (p.swapped || p.frame == null || p.frame == ZERO || world.appB.translate(e.getKey()) >= 0)
+            final Page p = world.memory.pages.get(va);
+            if (p.swapped || p.frame == null || p.frame == ZERO || world.appB.translate(va) >= 0)
             {
                 continue;
             }
             if (p.frame.pins > 0 || p.frame.mapCount != 1)
             {
-                throw world.failure("reclaim took page 0x" + Long.toHexString(e.getKey()) + ", whose frame has "
+                throw world.failure("reclaim took page 0x" + Long.toHexString(va) + ", whose frame has "
                     + p.frame.pins
                     + " pin(s) and " + p.frame.mapCount + " mapping(s): only exclusive unpinned pages may go");
             }
@@ -185,12 +185,12 @@ final class MemoryVerbs
     {
         world.start("compact beta");
         world.hostB.host().compact();
-        for (final Map.Entry<Long, Page> e : world.memory.pages.entrySet())
+        for (final long va : world.memory.pages.sortedAddresses())
         {
-            final Page p = e.getValue();
-            if (!p.swapped && p.frame != null && world.appB.translate(e.getKey()) < 0)
+            final Page p = world.memory.pages.get(va);
+            if (!p.swapped && p.frame != null && world.appB.translate(va) < 0)
             {
-                throw world.failure("compaction left page 0x" + Long.toHexString(e.getKey()) + " not present");
+                throw world.failure("compaction left page 0x" + Long.toHexString(va) + " not present");
             }
         }
     }

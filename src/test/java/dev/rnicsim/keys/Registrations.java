@@ -99,7 +99,7 @@ final class Registrations
                 m.key = m.sim.lkey();
                 learnEntries(m);
                 world.allocatedKey(mr, "lkey", m.key, false);
-                world.mrs.put(mr, m);
+                world.putMr(m);
                 world.bound.add(mr);
                 world.issueKey(keyN, mr, "lkey", m.key, addr, len, true);
                 return;
@@ -151,7 +151,7 @@ final class Registrations
         world.expectOutcome(predicted, run(() -> m.sim.close()));
         if (predicted.equals("ok"))
         {
-            for (final MwM w : world.mws.values())
+            for (final MwM w : world.mwList)
             {
                 if (w.bound && w.mr == m)
                 {

@@ -183,14 +183,14 @@ final class RemoteAccess
             final int index = MptModel.index(k.value);
             final int reuses = world.mpt.allocations(index) - k.allocationsAtDeath;
             ReuseStats.Holder holder = ReuseStats.Holder.FREE;
-            for (final MrM m : world.mrs.values())
+            for (final MrM m : world.mrList)
             {
                 if (m.live && MptModel.index(m.key) == index)
                 {
                     holder = ReuseStats.Holder.MR;
                 }
             }
-            for (final MwM w : world.mws.values())
+            for (final MwM w : world.mwList)
             {
                 if (w.live && MptModel.index(w.tableKey) == index)
                 {

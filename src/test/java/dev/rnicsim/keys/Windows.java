@@ -61,7 +61,7 @@ final class Windows
         w.tableKey = w.sim.rkey();
         w.shownKey = w.tableKey;
         world.allocatedKey(mw, "rkey", w.tableKey, true);
-        world.mws.put(mw, w);
+        world.putWindow(w);
         world.bound.add(mw);
         world.issueKey(keyN, mw, "rkey", w.shownKey, 0, 0, false);
     }

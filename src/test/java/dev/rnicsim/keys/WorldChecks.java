@@ -16,7 +16,6 @@ import dev.rnicsim.simnic.SimCounter;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.QpState;
 import java.util.Arrays;
-import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -48,7 +47,7 @@ final class WorldChecks
         long pinned = 0;
         long mrLive = 0;
         long reserved = 0;
-        for (final MrM m : world.mrs.values())
+        for (final MrM m : world.mrList)
         {
             if (m.live)
             {
@@ -73,7 +72,7 @@ final class WorldChecks
         world.expectEqual(mtt, world.nicB.counter(SimCounter.MTT_ENTRIES_IN_USE),
             "sim_mtt_entries_in_use (sum of the live MRs' reserved MTT entries)");
         world.expectEqual(pinnedBytes, world.nicB.counter(SimCounter.PINNED_BYTES), "sim_pinned_bytes");
-        for (final MwM w : world.mws.values())
+        for (final MwM w : world.mwList)
         {
             if (w.live)
             {
@@ -86,7 +85,7 @@ final class WorldChecks
         world.expectEqual(world.mpt.liveCount(), table.inUse(), "MPT entries in use");
         world.expectEqual(mrLive + mwLive, table.inUse(), "MPT entries = MRs + windows");
         // Every key ever issued: live in the tables iff the model has a live holder, with its fields.
-        for (final KeyName k : world.keys.values())
+        for (final KeyName k : world.keyList)
         {
             final MptEntry e = table.entry(k.value);
             final Object holder = holders.of(k.value);
@@ -126,7 +125,7 @@ final class WorldChecks
                 }
             }
         }
-        for (final MrM m : world.mrs.values())
+        for (final MrM m : world.mrList)
         {
             if (m.live)
             {
@@ -140,7 +139,7 @@ final class WorldChecks
                 world.expectEqual(true, m.sim.isClosed(), m.name, " closed", "");
             }
         }
-        for (final MwM w : world.mws.values())
+        for (final MwM w : world.mwList)
         {
             if (w.sim == null)
             {
@@ -173,8 +172,9 @@ final class WorldChecks
         {
             final TreeSet<Long> sim = world.memory.simPages();
             final TreeSet<Long> extra = new TreeSet<>(sim);
-            extra.removeAll(world.memory.pages.keySet());
-            final TreeSet<Long> missing = new TreeSet<>(world.memory.pages.keySet());
+            final TreeSet<Long> model = world.memory.modelPages();
+            extra.removeAll(model);
+            final TreeSet<Long> missing = new TreeSet<>(model);
             missing.removeAll(sim);
             throw world.failure("app_b's mapped pages differ from the model: mapped but not in the model "
                 + hexes(extra)
@@ -209,7 +209,7 @@ final class WorldChecks
         final byte[] page = new byte[(int)PAGE];
         final int check = ++bytesChecks;
         final dev.rnicsim.pagetable.PhysicalMemory memory = world.hostB.host().physicalMemory();
-        for (final MrM m : world.mrs.values())
+        for (final MrM m : world.mrList)
         {
             if (!m.live)
             {
@@ -282,10 +282,10 @@ final class WorldChecks
             }
             throw world.failure(Mismatch.Kind.BYTES, detail);
         }
-        for (final Map.Entry<Long, Page> e : world.memory.pages.entrySet())
+        for (final long va : world.memory.pages.sortedAddresses())
         {
-            final Page p = e.getValue();
-            final long phys = world.appB.translate(e.getKey());
+            final Page p = world.memory.pages.get(va);
+            final long phys = world.appB.translate(va);
             if (p.swapped || p.frame == null || phys < 0
                 || p.frame.checkedIn == check && p.frame.checkedPhys == phys)
             {
@@ -302,7 +302,7 @@ final class WorldChecks
             {
                 continue;
             }
-            final long addr = e.getKey() + at;
+            final long addr = va + at;
             final int len = (int)Math.min(32, PAGE - at);
             final Buf b = bufferOf(addr);
             if (b != null)
@@ -319,7 +319,7 @@ final class WorldChecks
     private int nameOf(final int key)
     {
         int found = -1;
-        for (final KeyName k : world.keys.values())
+        for (final KeyName k : world.keyList)
         {
             if (k.value == key)
             {
