@@ -76,7 +76,7 @@ final class BetaMemory
         }
         // The model's addresses ascend, each a distinct page: n of them from a VMA's first page to its last are
         // exactly its n pages, so each VMA's first and last page settle its run.
-        final long[] model = pages.sortedAddresses();
+        final int size = pages.size();
         int at = 0;
         for (final Vma v : vmas)
         {
@@ -85,14 +85,14 @@ final class BetaMemory
             {
                 continue;
             }
-            if (n > model.length - at || model[at] != v.startAddress()
-                || model[at + (int)n - 1] != v.startAddress() + (n - 1) * PAGE)
+            if (n > size - at || pages.sortedAddress(at) != v.startAddress()
+                || pages.sortedAddress(at + (int)n - 1) != v.startAddress() + (n - 1) * PAGE)
             {
                 return false;
             }
             at += (int)n;
         }
-        if (at != model.length)
+        if (at != size)
         {
             return false;
         }

@@ -528,10 +528,9 @@ final class KeyWorld
         private MwM[] liveWindows = new MwM[8];
         private int windowCount;
 
+        /** Empties it (the arrays keep their old entries until overwritten: objects of the same world). */
         void clear()
         {
-            java.util.Arrays.fill(liveMrs, 0, mrCount, null);
-            java.util.Arrays.fill(liveWindows, 0, windowCount, null);
             mrCount = 0;
             windowCount = 0;
         }

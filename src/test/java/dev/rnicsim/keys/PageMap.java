@@ -5,10 +5,10 @@ import java.util.Arrays;
 
 /**
  * The model's pages of app_b by virtual address ({@link BetaMemory#pages}): a map from a page-aligned address to its
- * {@link Page} without boxing the address (open addressing, linear probing), whose addresses are also given in
- * ascending order ({@link #sortedAddresses}, sorted again only after a change), as a {@code TreeMap<Long, Page>} gave
- * them. The invariants after every action and most actions look pages up; a boxed key per look-up and a tree node per
- * page cost more than the look-ups. Not thread safe.
+ * {@link Page} without boxing the address (open addressing, linear probing), whose addresses are also kept in
+ * ascending order ({@link #sortedAddresses}: each put of a new address and each remove moves the tail of that array
+ * by one), as a {@code TreeMap<Long, Page>} gave them. The invariants after every action and most actions look pages
+ * up; a boxed key per look-up and a tree node per page cost more than the look-ups. Not thread safe.
  */
 final class PageMap
 {
@@ -18,10 +18,10 @@ final class PageMap
     private long[] keys = newKeys(64);
     private Page[] values = new Page[64];
     private int size;
-    /** Puts and removes: {@link #sortedAddresses} is sorted again when this moved since. */
-    private long changes;
-    private long[] sorted = new long[0];
-    private long sortedAt = -1;
+    /** The addresses mapped, ascending, in the first {@link #size} slots. */
+    private long[] sorted = new long[64];
+    /** {@link #sortedAddresses}' last answer (null after a change). */
+    private long[] snapshot;
 
     private static long[] newKeys(final int capacity)
     {
@@ -92,8 +92,15 @@ final class PageMap
         }
         keys[i] = va;
         values[i] = p;
+        final int at = -Arrays.binarySearch(sorted, 0, size, va) - 1;
+        if (size == sorted.length)
+        {
+            sorted = Arrays.copyOf(sorted, size * 2);
+        }
+        System.arraycopy(sorted, at, sorted, at + 1, size - at);
+        sorted[at] = va;
+        snapshot = null;
         size++;
-        changes++;
         if (size * 2 > keys.length)
         {
             grow();
@@ -110,8 +117,10 @@ final class PageMap
             return null;
         }
         final Page old = values[i];
+        final int at = Arrays.binarySearch(sorted, 0, size, va);
+        System.arraycopy(sorted, at + 1, sorted, at, size - at - 1);
+        snapshot = null;
         size--;
-        changes++;
         // Backward-shift deletion: later entries of the run move up so that no probe stops early at the hole.
         final int mask = keys.length - 1;
         int j = i;
@@ -165,21 +174,16 @@ final class PageMap
      */
     long[] sortedAddresses()
     {
-        if (sortedAt != changes)
+        if (snapshot == null)
         {
-            final long[] a = new long[size];
-            int n = 0;
-            for (final long k : keys)
-            {
-                if (k != EMPTY)
-                {
-                    a[n++] = k;
-                }
-            }
-            Arrays.sort(a);
-            sorted = a;
-            sortedAt = changes;
+            snapshot = Arrays.copyOf(sorted, size);
         }
-        return sorted;
+        return snapshot;
+    }
+
+    /** The {@code i}th mapped address in ascending order, {@code i} below {@link #size}. */
+    long sortedAddress(final int i)
+    {
+        return sorted[i];
     }
 }
