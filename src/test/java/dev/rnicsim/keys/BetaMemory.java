@@ -318,15 +318,35 @@ final class BetaMemory
      */
     Ring newRing(final List<Vma> before, final int expectedPages, final String owner)
     {
-        final TreeSet<Long> now = pagesSince(before);
-        if (now.size() != expectedPages || now.last() - now.first() != (expectedPages - 1) * PAGE)
+        // The new pages' count, first and last, counted as pagesSince finds them (its set only for a failure).
+        long count = 0;
+        long first = 0;
+        long last = 0;
+        int j = 0;
+        for (final Vma v : world.appB.vmas())
+        {
+            for (long va = v.startAddress(); va < v.endAddress(); va += PAGE)
+            {
+                while (j < before.size() && before.get(j).endAddress() <= va)
+                {
+                    j++;
+                }
+                if (j == before.size() || before.get(j).startAddress() > va)
+                {
+                    first = count == 0 ? va : first;
+                    last = va;
+                    count++;
+                }
+            }
+        }
+        if (count != expectedPages || last - first != (expectedPages - 1) * PAGE)
         {
             throw world.failure("the ring of " + owner + " should map and pin " + expectedPages
                 + " contiguous pages, new "
-                + "pages: " + WorldChecks.hexes(now));
+                + "pages: " + WorldChecks.hexes(pagesSince(before)));
         }
         final Ring r = new Ring();
-        r.addr = now.first();
+        r.addr = first;
         r.pages = expectedPages;
         r.frames = new Frame[expectedPages];
         for (int i = 0; i < expectedPages; i++)

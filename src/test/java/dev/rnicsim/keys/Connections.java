@@ -161,7 +161,7 @@ final class Connections
         world.expectOutcome("ok", run(() -> got[0] = world.ctxB.allocPd()));
         pd.sim = (SimPd)got[0];
         pd.live = true;
-        world.pds.put(index, pd);
+        world.putPd(pd);
         world.bound.add(pd.name);
     }
 
@@ -215,7 +215,7 @@ final class Connections
     {
         world.start("close " + world.ctxName);
         world.expectOutcome("ok", run(() -> world.ctxB.close()));
-        for (final PdM pd : world.pds.values())
+        for (final PdM pd : world.pdList)
         {
             if (pd.live)
             {
@@ -245,7 +245,7 @@ final class Connections
     {
         world.start("close " + world.ctxName);
         world.expectOutcome("ok", run(() -> world.ctxB.close()));
-        for (final PdM pd : world.pds.values())
+        for (final PdM pd : world.pdList)
         {
             if (pd.live)
             {

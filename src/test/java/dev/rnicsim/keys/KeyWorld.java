@@ -135,6 +135,8 @@ final class KeyWorld
     final List<MrM> mrList = new ArrayList<>();
     final List<MwM> mwList = new ArrayList<>();
     final List<KeyName> keyList = new ArrayList<>();
+    /** The values of {@link #pds} in its order (by index); changed only through {@link #putPd}. */
+    final List<PdM> pdList = new ArrayList<>();
     final java.util.HashSet<String> bound = new java.util.HashSet<>();
     final byte[] scratchModel = new byte[(int)SCRATCH_BYTES];
     long nextWrId = 1;
@@ -175,7 +177,7 @@ final class KeyWorld
         final PdM pd0 = new PdM(0);
         pd0.sim = (SimPd)ctxB.allocPd();
         pd0.live = true;
-        pds.put(0, pd0);
+        putPd(pd0);
         bound.addAll(List.of("ctx_b0", "cq_b0", "pd_b0"));
         current = "setup";
         checks.checkInvariants();
@@ -625,6 +627,23 @@ final class KeyWorld
         keys.put(n, k);
         keyList.add(k);
         bound.add(k.name);
+    }
+
+    /** Adds a PD to the model under its index (in {@link #pds} and, in index order, {@link #pdList}). */
+    void putPd(final PdM pd)
+    {
+        final PdM old = pds.put(pd.index, pd);
+        if (old != null)
+        {
+            pdList.set(pdList.indexOf(old), pd);
+            return;
+        }
+        int at = pdList.size();
+        while (at > 0 && pdList.get(at - 1).index > pd.index)
+        {
+            at--;
+        }
+        pdList.add(at, pd);
     }
 
     /** Adds an MR to the model under its name (in {@link #mrs} and {@link #mrList}). */

@@ -47,8 +47,10 @@ final class WorldChecks
         long pinned = 0;
         long mrLive = 0;
         long reserved = 0;
-        for (final MrM m : world.mrList)
+        final java.util.List<MrM> mrs = world.mrList;
+        for (int i = 0, n = mrs.size(); i < n; i++)
         {
+            final MrM m = mrs.get(i);
             if (m.live)
             {
                 pinned += m.pages();
@@ -72,8 +74,10 @@ final class WorldChecks
         world.expectEqual(mtt, world.nicB.counter(SimCounter.MTT_ENTRIES_IN_USE),
             "sim_mtt_entries_in_use (sum of the live MRs' reserved MTT entries)");
         world.expectEqual(pinnedBytes, world.nicB.counter(SimCounter.PINNED_BYTES), "sim_pinned_bytes");
-        for (final MwM w : world.mwList)
+        final java.util.List<MwM> mws = world.mwList;
+        for (int i = 0, n = mws.size(); i < n; i++)
         {
+            final MwM w = mws.get(i);
             if (w.live)
             {
                 holders.addWindow(w);
@@ -85,8 +89,10 @@ final class WorldChecks
         world.expectEqual(world.mpt.liveCount(), table.inUse(), "MPT entries in use");
         world.expectEqual(mrLive + mwLive, table.inUse(), "MPT entries = MRs + windows");
         // Every key ever issued: live in the tables iff the model has a live holder, with its fields.
-        for (final KeyName k : world.keyList)
+        final java.util.List<KeyName> keys = world.keyList;
+        for (int i = 0, n = keys.size(); i < n; i++)
         {
+            final KeyName k = keys.get(i);
             final MptEntry e = table.entry(k.value);
             final Object holder = holders.of(k.value);
             if (holder == null)
@@ -125,8 +131,9 @@ final class WorldChecks
                 }
             }
         }
-        for (final MrM m : world.mrList)
+        for (int i = 0, n = mrs.size(); i < n; i++)
         {
+            final MrM m = mrs.get(i);
             if (m.live)
             {
                 world.expectEqual(m.key, m.sim.lkey(), m.name, ".lkey", "");
@@ -139,8 +146,9 @@ final class WorldChecks
                 world.expectEqual(true, m.sim.isClosed(), m.name, " closed", "");
             }
         }
-        for (final MwM w : world.mwList)
+        for (int i = 0, n = mws.size(); i < n; i++)
         {
+            final MwM w = mws.get(i);
             if (w.sim == null)
             {
                 continue;
@@ -152,8 +160,10 @@ final class WorldChecks
                 world.expectEqual(w.bound, w.sim.isBound(), w.name, " bound", "");
             }
         }
-        for (final PdM pd : world.pds.values())
+        final java.util.List<PdM> pds = world.pdList;
+        for (int i = 0, n = pds.size(); i < n; i++)
         {
+            final PdM pd = pds.get(i);
             if (pd.pair != null && !pd.pair.broken && pd.pair.qb.live)
             {
                 final QpState qa = pd.pair.qa.state();
