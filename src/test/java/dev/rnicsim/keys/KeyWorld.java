@@ -398,12 +398,15 @@ final class KeyWorld
         }
     }
 
+    /** A verb that ended well (a result holds no state: one for all). */
+    private static final Result OK = new Result("ok", null);
+
     static Result run(final Runnable r)
     {
         try
         {
             r.run();
-            return new Result("ok", null);
+            return OK;
         }
         catch (final VerbsException e)
         {
