@@ -7,15 +7,12 @@ import dev.rnicsim.keys.WorldModel.MwM;
 import dev.rnicsim.keys.WorldModel.PdM;
 import dev.rnicsim.keys.WorldModel.Ring;
 import dev.rnicsim.mtt.VariantPolicy;
-import dev.rnicsim.pagetable.ForkBehaviour;
-import dev.rnicsim.pagetable.HostConfig;
 import dev.rnicsim.pagetable.KernelException;
 import dev.rnicsim.pagetable.Madvice;
 import dev.rnicsim.pagetable.MapFlag;
 import dev.rnicsim.pagetable.Prot;
 import dev.rnicsim.pagetable.UserProcess;
 import dev.rnicsim.pagetable.Vma;
-import dev.rnicsim.simnic.DeviceProfile;
 import dev.rnicsim.simnic.DeviceProfiles;
 import dev.rnicsim.simnic.SimContext;
 import dev.rnicsim.simnic.SimDevice;
@@ -32,7 +29,6 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -150,13 +146,11 @@ final class KeyWorld
         this.params = params;
         this.stats = stats;
         this.mpt = new MptModel(policy, Math.min(params.maxMr() + 1, 1 << 24));
-        script.header.addAll(HEADERS.computeIfAbsent(List.of(policy, params), k -> header(policy, params)));
-        hostA = fabric.addHost("alpha", HOST_A);
-        hostB = fabric.addHost("beta", HOST_B.computeIfAbsent(params.fork(), f -> HostConfig.builder()
-            .physicalMemoryBytes(256L << 20).swapBytes(64L << 20).forkBehaviour(f).aged(false).build()));
+        script.header.addAll(WorldSetup.header(policy, params));
+        hostA = fabric.addHost("alpha", WorldSetup.HOST_A);
+        hostB = fabric.addHost("beta", WorldSetup.hostB(params));
         nicA = hostA.addDevice("sim:alpha/nic_a", DeviceProfiles.byName("connectx5"));
-        nicB = hostB.addDevice("sim:beta/nic_b", PROFILE_B.computeIfAbsent(List.of(params.buddyMtt(),
-            params.maxMr(), policy), k -> profileB(params, policy)));
+        nicB = hostB.addDevice("sim:beta/nic_b", WorldSetup.profileB(params, policy));
         appA = hostA.host().spawn("app_a");
         appA.rlimitMemlockBytes(UserProcess.RLIM_INFINITY);
         appA.capIpcLock(false);
@@ -181,52 +175,6 @@ final class KeyWorld
         bound.addAll(List.of("ctx_b0", "cq_b0", "pd_b0"));
         current = "setup";
         checks.checkInvariants();
-    }
-
-    /** The scripts' headers by key policy and chain parameters (the same for every chain of both: made once each). */
-    private static final Map<List<Object>, List<String>> HEADERS = new java.util.concurrent.ConcurrentHashMap<>();
-
-    /** The lines of a script before its first step: hosts, devices, processes, the context, PD and CQ made here. */
-    private static List<String> header(final VariantPolicy policy, final ChainParams params)
-    {
-        final String keysWord = policy.name().toLowerCase(Locale.ROOT);
-        final List<String> h = new ArrayList<>();
-        h.add("# rnic-sim key lifecycle (dev.rnicsim.keys): keys=" + keysWord + ", " + params);
-        h.add("# replay: ./rnicsim run FILE   (exit 0: every expectation of the model held; 1: the simulator differs)");
-        h.add("host alpha ram=256M memlock=unlimited");
-        h.add("host beta ram=256M swap=64M fork=" + params.forkWord());
-        h.add("device nic_a alpha profile=connectx5");
-        h.add("device nic_b beta profile=connectx5" + (params.buddyMtt() ? " log_num_mtt=" + ChainParams.LOG_NUM_MTT
-            + " log_mtts_per_seg=" + ChainParams.LOG_MTTS_PER_SEG : "") + " max_mr=" + params.maxMr() + " keys="
-            + keysWord);
-        h.add("open app_a nic_a");
-        h.add("pd pd_a app_a");
-        h.add("cq cq_a app_a");
-        h.add("mmap scratch app_a 4K");
-        h.add("reg smr pd_a scratch 4K");
-        h.add("process app_b beta memlock=" + Script.size(params.memlockBytes()));
-        h.add("open ctx_b0 nic_b process=app_b");
-        h.add("cq cq_b0 ctx_b0");
-        h.add("pd pd_b0 ctx_b0");
-        return List.copyOf(h);
-    }
-
-    /** Host alpha's configuration (immutable: made once). */
-    private static final HostConfig HOST_A = HostConfig.builder().physicalMemoryBytes(256L << 20).aged(false).build();
-    /** Host beta's configuration by fork behaviour (immutable: made once each). */
-    private static final Map<ForkBehaviour, HostConfig> HOST_B = new java.util.concurrent.ConcurrentHashMap<>();
-    /** Device b's profile by MTT allocator, max_mr and key policy (immutable: made once each). */
-    private static final Map<List<Object>, DeviceProfile> PROFILE_B = new java.util.concurrent.ConcurrentHashMap<>();
-
-    private static DeviceProfile profileB(final ChainParams params, final VariantPolicy policy)
-    {
-        DeviceProfile p = DeviceProfiles.byName("connectx5");
-        if (params.buddyMtt())
-        {
-            p = p.withMtt(dev.rnicsim.mtt.MttConfig.buddy(ChainParams.LOG_NUM_MTT, ChainParams.LOG_MTTS_PER_SEG));
-        }
-        p = p.withAttributes(p.attributes().toBuilder().maxMr(params.maxMr()).build());
-        return p.withVariantPolicy(policy);
     }
 
     /** The script's mmap with backing=4k: mmap, then MADV_NOHUGEPAGE over the length rounded up to 4 KiB. */
