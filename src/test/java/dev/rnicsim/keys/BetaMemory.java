@@ -318,24 +318,34 @@ final class BetaMemory
      */
     Ring newRing(final List<Vma> before, final int expectedPages, final String owner)
     {
-        // The new pages' count, first and last, counted as pagesSince finds them (its set only for a failure).
+        // The new pages' count, first and last, as pagesSince finds them (its set only for a failure), run by run:
+        // each VMA's stretches that no VMA of before covered.
         long count = 0;
         long first = 0;
         long last = 0;
         int j = 0;
         for (final Vma v : world.appB.vmas())
         {
-            for (long va = v.startAddress(); va < v.endAddress(); va += PAGE)
+            final long end = v.endAddress();
+            long at = v.startAddress();
+            while (at < end)
             {
-                while (j < before.size() && before.get(j).endAddress() <= va)
+                while (j < before.size() && before.get(j).endAddress() <= at)
                 {
                     j++;
                 }
-                if (j == before.size() || before.get(j).startAddress() > va)
+                final long coveredFrom = j == before.size() ? end : Math.min(end, before.get(j).startAddress());
+                if (coveredFrom > at)
                 {
-                    first = count == 0 ? va : first;
-                    last = va;
-                    count++;
+                    // [at, coveredFrom) is new
+                    first = count == 0 ? at : first;
+                    count += (coveredFrom - at + PAGE - 1) / PAGE;
+                    last = at + ((coveredFrom - at + PAGE - 1) / PAGE - 1) * PAGE;
+                    at = coveredFrom;
+                }
+                else
+                {
+                    at = Math.min(end, before.get(j).endAddress());
                 }
             }
         }

@@ -177,10 +177,12 @@ final class KeyWorld
         checks.checkInvariants();
     }
 
+    private static final Set<MapFlag> PRIVATE_ANONYMOUS = Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS);
+
     /** The script's mmap with backing=4k: mmap, then MADV_NOHUGEPAGE over the length rounded up to 4 KiB. */
     static long mmap4k(final UserProcess p, final long len)
     {
-        final long a = p.mmap(0, len, Prot.READ_WRITE, Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS));
+        final long a = p.mmap(0, len, Prot.READ_WRITE, PRIVATE_ANONYMOUS);
         p.madvise(a, (len + PAGE - 1) & -PAGE, Madvice.NOHUGEPAGE);
         return a;
     }
