@@ -11,7 +11,6 @@ import dev.rnicsim.pagetable.ForkBehaviour;
 import dev.rnicsim.pagetable.Vma;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -24,7 +23,7 @@ final class BetaMemory
 {
     private final KeyWorld world;
     /** The model's pages of app_b; every put or remove counts in {@link #pagesVersion}. */
-    final TreeMap<Long, Page> pages = new TreeMap<>();
+    final PageMap pages = new PageMap();
     /** Changes to {@link #pages}. */
     long pagesVersion;
     /** app_b's VMAs and {@link #pagesVersion} when they last matched (the VMA list is null until then). */
@@ -36,6 +35,17 @@ final class BetaMemory
     BetaMemory(final KeyWorld world)
     {
         this.world = world;
+    }
+
+    /** The model's pages, in address order (to compare with {@link #simPages} on a failure). */
+    TreeSet<Long> modelPages()
+    {
+        final TreeSet<Long> set = new TreeSet<>();
+        for (final long va : pages.sortedAddresses())
+        {
+            set.add(va);
+        }
+        return set;
     }
 
     /** The pages app_b maps now, from its VMAs. */
@@ -64,18 +74,25 @@ final class BetaMemory
         {
             return true;
         }
-        final java.util.Iterator<Long> model = pages.keySet().iterator();
+        // The model's addresses ascend, each a distinct page: n of them from a VMA's first page to its last are
+        // exactly its n pages, so each VMA's first and last page settle its run.
+        final int size = pages.size();
+        int at = 0;
         for (final Vma v : vmas)
         {
-            for (long va = v.startAddress(); va < v.endAddress(); va += PAGE)
+            final long n = (v.endAddress() - v.startAddress() + PAGE - 1) / PAGE;
+            if (n <= 0)
             {
-                if (!model.hasNext() || model.next() != va)
-                {
-                    return false;
-                }
+                continue;
             }
+            if (n > size - at || pages.sortedAddress(at) != v.startAddress()
+                || pages.sortedAddress(at + (int)n - 1) != v.startAddress() + (n - 1) * PAGE)
+            {
+                return false;
+            }
+            at += (int)n;
         }
-        if (model.hasNext())
+        if (at != size)
         {
             return false;
         }
@@ -301,15 +318,45 @@ final class BetaMemory
      */
     Ring newRing(final List<Vma> before, final int expectedPages, final String owner)
     {
-        final TreeSet<Long> now = pagesSince(before);
-        if (now.size() != expectedPages || now.last() - now.first() != (expectedPages - 1) * PAGE)
+        // The new pages' count, first and last, as pagesSince finds them (its set only for a failure), run by run:
+        // each VMA's stretches that no VMA of before covered.
+        long count = 0;
+        long first = 0;
+        long last = 0;
+        int j = 0;
+        for (final Vma v : world.appB.vmas())
+        {
+            final long end = v.endAddress();
+            long at = v.startAddress();
+            while (at < end)
+            {
+                while (j < before.size() && before.get(j).endAddress() <= at)
+                {
+                    j++;
+                }
+                final long coveredFrom = j == before.size() ? end : Math.min(end, before.get(j).startAddress());
+                if (coveredFrom > at)
+                {
+                    // [at, coveredFrom) is new
+                    first = count == 0 ? at : first;
+                    count += (coveredFrom - at + PAGE - 1) / PAGE;
+                    last = at + ((coveredFrom - at + PAGE - 1) / PAGE - 1) * PAGE;
+                    at = coveredFrom;
+                }
+                else
+                {
+                    at = Math.min(end, before.get(j).endAddress());
+                }
+            }
+        }
+        if (count != expectedPages || last - first != (expectedPages - 1) * PAGE)
         {
             throw world.failure("the ring of " + owner + " should map and pin " + expectedPages
                 + " contiguous pages, new "
-                + "pages: " + WorldChecks.hexes(now));
+                + "pages: " + WorldChecks.hexes(pagesSince(before)));
         }
         final Ring r = new Ring();
-        r.addr = now.first();
+        r.addr = first;
         r.pages = expectedPages;
         r.frames = new Frame[expectedPages];
         for (int i = 0; i < expectedPages; i++)

@@ -44,6 +44,10 @@ final class Connections
 
     // ------------------------------------------------------------------ QP pairs
 
+    /** ibv_modify_qp to RESET: its attributes and mask (made once; the verbs only read them). */
+    private static final QpAttr RESET = QpAttr.builder().state(QpState.RESET).build();
+    private static final Set<dev.rnicsim.verbs.QpAttrMask> RESET_MASK = EnumSet.of(dev.rnicsim.verbs.QpAttrMask.STATE);
+
     private int ringRoom()
     {
         return (int)(world.params.memlockBytes() / PAGE - world.pinnedVmModel());
@@ -69,10 +73,8 @@ final class Connections
             world.line(() -> "modify " + qa + " reset");
             world.line(() -> "modify " + qb + " reset");
             world.line(() -> "connect " + qa + " " + qb);
-            final QpAttr reset = QpAttr.builder().state(QpState.RESET).build();
-            final java.util.Set<dev.rnicsim.verbs.QpAttrMask> mask = EnumSet.of(dev.rnicsim.verbs.QpAttrMask.STATE);
-            pd.pair.qa.modify(reset, mask);
-            pd.pair.qb.sim.modify(reset, mask);
+            pd.pair.qa.modify(RESET, RESET_MASK);
+            pd.pair.qb.sim.modify(RESET, RESET_MASK);
             connect(pd.pair.qa, pd.pair.qb.sim);
             connect(pd.pair.qb.sim, pd.pair.qa);
             pd.pair.broken = false;
@@ -152,24 +154,24 @@ final class Connections
 
     void allocPd(final int index)
     {
-        world.start("pd pd_b" + index + " " + world.ctxName);
+        final String ctx = world.ctxName;
+        world.start(() -> "pd pd_b" + index + " " + ctx);
         final PdM pd = new PdM(index);
         final ProtectionDomain[] got = new ProtectionDomain[1];
         world.expectOutcome("ok", run(() -> got[0] = world.ctxB.allocPd()));
         pd.sim = (SimPd)got[0];
         pd.live = true;
-        world.pds.put(index, pd);
+        world.putPd(pd);
         world.bound.add(pd.name);
     }
 
     void closePd(final int index)
     {
-        final String name = "pd_b" + index;
-        if (world.skipUnbound("close " + name, name))
+        if (!world.pdBound(index) && world.skipUnbound("close pd_b" + index, "pd_b" + index))
         {
             return;
         }
-        world.start("close " + name);
+        world.start(() -> "close pd_b" + index);
         final PdM pd = world.pds.get(index);
         world.expectOutcome("ok", run(() -> pd.sim.close()));
         if (pd.live)
@@ -181,7 +183,7 @@ final class Connections
     /** What closing a PD does, in the model: windows, then QPs and MRs, are closed. */
     private void pdClosed(final PdM pd)
     {
-        for (final MwM w : world.mws.values())
+        for (final MwM w : world.mwList)
         {
             if (w.live && w.pd == pd)
             {
@@ -199,7 +201,7 @@ final class Connections
             pd.pair.qa.close();
             pd.pair = null;
         }
-        for (final MrM m : world.mrs.values())
+        for (final MrM m : world.mrList)
         {
             if (m.live && m.pd == pd)
             {
@@ -213,7 +215,7 @@ final class Connections
     {
         world.start("close " + world.ctxName);
         world.expectOutcome("ok", run(() -> world.ctxB.close()));
-        for (final PdM pd : world.pds.values())
+        for (final PdM pd : world.pdList)
         {
             if (pd.live)
             {
@@ -243,7 +245,7 @@ final class Connections
     {
         world.start("close " + world.ctxName);
         world.expectOutcome("ok", run(() -> world.ctxB.close()));
-        for (final PdM pd : world.pds.values())
+        for (final PdM pd : world.pdList)
         {
             if (pd.live)
             {

@@ -101,7 +101,7 @@ class KeyLifecycleProperties
     /** "verb[ op] outcome" of a step, from its lines: the first expect of an errno or status, else ok. */
     static String outcome(final Script.Step s)
     {
-        final String[] words = s.action.split(" ");
+        final String[] words = s.action().split(" ");
         final String verb = words[0].equals("post") ? words[0] + " " + words[1] : words[0];
         String outcome = "ok";
         for (final String l : s.lines())

@@ -7,15 +7,12 @@ import dev.rnicsim.keys.WorldModel.MwM;
 import dev.rnicsim.keys.WorldModel.PdM;
 import dev.rnicsim.keys.WorldModel.Ring;
 import dev.rnicsim.mtt.VariantPolicy;
-import dev.rnicsim.pagetable.ForkBehaviour;
-import dev.rnicsim.pagetable.HostConfig;
 import dev.rnicsim.pagetable.KernelException;
 import dev.rnicsim.pagetable.Madvice;
 import dev.rnicsim.pagetable.MapFlag;
 import dev.rnicsim.pagetable.Prot;
 import dev.rnicsim.pagetable.UserProcess;
 import dev.rnicsim.pagetable.Vma;
-import dev.rnicsim.simnic.DeviceProfile;
 import dev.rnicsim.simnic.DeviceProfiles;
 import dev.rnicsim.simnic.SimContext;
 import dev.rnicsim.simnic.SimDevice;
@@ -32,7 +29,6 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -127,12 +123,22 @@ final class KeyWorld
     final Map<Integer, PdM> pds = new TreeMap<>();
     /** Every key issued, by the label N of its name kN (labels are unique in a chain, not consecutive). */
     final Map<Integer, KeyName> keys = new LinkedHashMap<>();
+    /**
+     * The values of {@link #mrs}, {@link #mws} and {@link #keys} in their order, to walk (the invariants walk them
+     * after every action, which a LinkedHashMap's iterators made slower); changed only through {@link #putMr},
+     * {@link #putWindow} and {@link #issueKey}.
+     */
+    final List<MrM> mrList = new ArrayList<>();
+    final List<MwM> mwList = new ArrayList<>();
+    final List<KeyName> keyList = new ArrayList<>();
+    /** The values of {@link #pds} in its order (by index); changed only through {@link #putPd}. */
+    final List<PdM> pdList = new ArrayList<>();
     final java.util.HashSet<String> bound = new java.util.HashSet<>();
     final byte[] scratchModel = new byte[(int)SCRATCH_BYTES];
     long nextWrId = 1;
     Script.Step step;
-    /** What the last step was: for failure messages. */
-    String current = "setup";
+    /** What the last step was, a String or a {@link Script.Line}: for failure messages. */
+    Object current = "setup";
 
     KeyWorld(final VariantPolicy policy, final ChainParams params, final ReuseStats stats)
     {
@@ -140,13 +146,11 @@ final class KeyWorld
         this.params = params;
         this.stats = stats;
         this.mpt = new MptModel(policy, Math.min(params.maxMr() + 1, 1 << 24));
-        script.header.addAll(HEADERS.computeIfAbsent(List.of(policy, params), k -> header(policy, params)));
-        hostA = fabric.addHost("alpha", HOST_A);
-        hostB = fabric.addHost("beta", HOST_B.computeIfAbsent(params.fork(), f -> HostConfig.builder()
-            .physicalMemoryBytes(256L << 20).swapBytes(64L << 20).forkBehaviour(f).aged(false).build()));
+        script.header.addAll(WorldSetup.header(policy, params));
+        hostA = fabric.addHost("alpha", WorldSetup.HOST_A);
+        hostB = fabric.addHost("beta", WorldSetup.hostB(params));
         nicA = hostA.addDevice("sim:alpha/nic_a", DeviceProfiles.byName("connectx5"));
-        nicB = hostB.addDevice("sim:beta/nic_b", PROFILE_B.computeIfAbsent(List.of(params.buddyMtt(),
-            params.maxMr(), policy), k -> profileB(params, policy)));
+        nicB = hostB.addDevice("sim:beta/nic_b", WorldSetup.profileB(params, policy));
         appA = hostA.host().spawn("app_a");
         appA.rlimitMemlockBytes(UserProcess.RLIM_INFINITY);
         appA.capIpcLock(false);
@@ -167,62 +171,18 @@ final class KeyWorld
         final PdM pd0 = new PdM(0);
         pd0.sim = (SimPd)ctxB.allocPd();
         pd0.live = true;
-        pds.put(0, pd0);
+        putPd(pd0);
         bound.addAll(List.of("ctx_b0", "cq_b0", "pd_b0"));
         current = "setup";
         checks.checkInvariants();
     }
 
-    /** The scripts' headers by key policy and chain parameters (the same for every chain of both: made once each). */
-    private static final Map<List<Object>, List<String>> HEADERS = new java.util.concurrent.ConcurrentHashMap<>();
-
-    /** The lines of a script before its first step: hosts, devices, processes, the context, PD and CQ made here. */
-    private static List<String> header(final VariantPolicy policy, final ChainParams params)
-    {
-        final String keysWord = policy.name().toLowerCase(Locale.ROOT);
-        final List<String> h = new ArrayList<>();
-        h.add("# rnic-sim key lifecycle (dev.rnicsim.keys): keys=" + keysWord + ", " + params);
-        h.add("# replay: ./rnicsim run FILE   (exit 0: every expectation of the model held; 1: the simulator differs)");
-        h.add("host alpha ram=256M memlock=unlimited");
-        h.add("host beta ram=256M swap=64M fork=" + params.forkWord());
-        h.add("device nic_a alpha profile=connectx5");
-        h.add("device nic_b beta profile=connectx5" + (params.buddyMtt() ? " log_num_mtt=" + ChainParams.LOG_NUM_MTT
-            + " log_mtts_per_seg=" + ChainParams.LOG_MTTS_PER_SEG : "") + " max_mr=" + params.maxMr() + " keys="
-            + keysWord);
-        h.add("open app_a nic_a");
-        h.add("pd pd_a app_a");
-        h.add("cq cq_a app_a");
-        h.add("mmap scratch app_a 4K");
-        h.add("reg smr pd_a scratch 4K");
-        h.add("process app_b beta memlock=" + Script.size(params.memlockBytes()));
-        h.add("open ctx_b0 nic_b process=app_b");
-        h.add("cq cq_b0 ctx_b0");
-        h.add("pd pd_b0 ctx_b0");
-        return List.copyOf(h);
-    }
-
-    /** Host alpha's configuration (immutable: made once). */
-    private static final HostConfig HOST_A = HostConfig.builder().physicalMemoryBytes(256L << 20).aged(false).build();
-    /** Host beta's configuration by fork behaviour (immutable: made once each). */
-    private static final Map<ForkBehaviour, HostConfig> HOST_B = new java.util.concurrent.ConcurrentHashMap<>();
-    /** Device b's profile by MTT allocator, max_mr and key policy (immutable: made once each). */
-    private static final Map<List<Object>, DeviceProfile> PROFILE_B = new java.util.concurrent.ConcurrentHashMap<>();
-
-    private static DeviceProfile profileB(final ChainParams params, final VariantPolicy policy)
-    {
-        DeviceProfile p = DeviceProfiles.byName("connectx5");
-        if (params.buddyMtt())
-        {
-            p = p.withMtt(dev.rnicsim.mtt.MttConfig.buddy(ChainParams.LOG_NUM_MTT, ChainParams.LOG_MTTS_PER_SEG));
-        }
-        p = p.withAttributes(p.attributes().toBuilder().maxMr(params.maxMr()).build());
-        return p.withVariantPolicy(policy);
-    }
+    private static final Set<MapFlag> PRIVATE_ANONYMOUS = Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS);
 
     /** The script's mmap with backing=4k: mmap, then MADV_NOHUGEPAGE over the length rounded up to 4 KiB. */
     static long mmap4k(final UserProcess p, final long len)
     {
-        final long a = p.mmap(0, len, Prot.READ_WRITE, Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS));
+        final long a = p.mmap(0, len, Prot.READ_WRITE, PRIVATE_ANONYMOUS);
         p.madvise(a, (len + PAGE - 1) & -PAGE, Madvice.NOHUGEPAGE);
         return a;
     }
@@ -230,6 +190,17 @@ final class KeyWorld
     // ------------------------------------------------------------------ steps and expectations
 
     Script.Step begin(final String line)
+    {
+        return begin0(line);
+    }
+
+    /** Begins a step whose line is made only when the script is read. */
+    Script.Step begin(final Script.Line line)
+    {
+        return begin0(line);
+    }
+
+    private Script.Step begin0(final Object line)
     {
         current = line;
         step = script.begin(line);
@@ -239,7 +210,15 @@ final class KeyWorld
     /** Begins a step whose first line is the action's own. */
     Script.Step start(final String line)
     {
-        begin(line);
+        begin0(line);
+        step.lines.add(line);
+        return step;
+    }
+
+    /** {@link #start(String)} with a line made only when the script is read. */
+    Script.Step start(final Script.Line line)
+    {
+        begin0(line);
         step.lines.add(line);
         return step;
     }
@@ -247,8 +226,15 @@ final class KeyWorld
     /** A step that does nothing in this run, with the reason as a comment. */
     void skipStep(final String line, final String why)
     {
-        begin(line);
+        begin0(line);
         step.lines.add("# skipped: " + line + "   (" + why + ")");
+    }
+
+    /** {@link #skipStep(String, String)} with a line made only when the script is read. */
+    void skipStep(final Script.Line line, final String why)
+    {
+        begin0(line);
+        step.lines.add((Script.Line)() -> "# skipped: " + line.text() + "   (" + why + ")");
     }
 
     void line(final String l)
@@ -265,15 +251,49 @@ final class KeyWorld
     /** An action whose names this run never bound (a creation failed here but not in the reference run). */
     boolean skipUnbound(final String line, final String... names)
     {
+        final String n = firstUnbound(names);
+        if (n != null)
+        {
+            skipStep(line, n + " was never created in this run");
+            return true;
+        }
+        return false;
+    }
+
+    /** {@link #skipUnbound(String, String...)} with a line made only when the script is read. */
+    boolean skipUnbound(final Script.Line line, final String... names)
+    {
+        final String n = firstUnbound(names);
+        if (n != null)
+        {
+            skipStep(line, n + " was never created in this run");
+            return true;
+        }
+        return false;
+    }
+
+    private String firstUnbound(final String... names)
+    {
         for (final String n : names)
         {
             if (!bound.contains(n))
             {
-                skipStep(line, n + " was never created in this run");
-                return true;
+                return n;
             }
         }
-        return false;
+        return null;
+    }
+
+    /** Whether pd_bN was bound (every PD of {@link #pds} was; not building its name). */
+    boolean pdBound(final int index)
+    {
+        return pds.containsKey(index);
+    }
+
+    /** Whether kN was bound (every key of {@link #keys} was; not building its name). */
+    boolean keyBound(final int label)
+    {
+        return keys.containsKey(label);
     }
 
     AssertionError failure(final String what)
@@ -283,7 +303,7 @@ final class KeyWorld
 
     AssertionError failure(final Mismatch.Kind kind, final String what)
     {
-        return Mismatch.of(kind, "[keys=" + policy + ", " + params + "] " + current + ": " + what, null);
+        return Mismatch.of(kind, "[keys=" + policy + ", " + params + "] " + Script.text(current) + ": " + what, null);
     }
 
     void expectEqual(final Object expected, final Object actual, final String what)
@@ -328,12 +348,15 @@ final class KeyWorld
         }
     }
 
+    /** A verb that ended well (a result holds no state: one for all). */
+    private static final Result OK = new Result("ok", null);
+
     static Result run(final Runnable r)
     {
         try
         {
             r.run();
-            return new Result("ok", null);
+            return OK;
         }
         catch (final VerbsException e)
         {
@@ -372,7 +395,7 @@ final class KeyWorld
     long pinnedVmModel()
     {
         long n = 0;
-        for (final MrM m : mrs.values())
+        for (final MrM m : mrList)
         {
             if (m.live)
             {
@@ -396,7 +419,7 @@ final class KeyWorld
     {
         long n = 0;
         int live = 0;
-        for (final MrM m : mrs.values())
+        for (final MrM m : mrList)
         {
             if (m.live)
             {
@@ -410,7 +433,7 @@ final class KeyWorld
     long liveMrs()
     {
         long n = 0;
-        for (final MrM m : mrs.values())
+        for (final MrM m : mrList)
         {
             n += m.live ? 1 : 0;
         }
@@ -420,7 +443,7 @@ final class KeyWorld
     long liveWindows()
     {
         long n = 0;
-        for (final MwM w : mws.values())
+        for (final MwM w : mwList)
         {
             n += w.live ? 1 : 0;
         }
@@ -430,42 +453,66 @@ final class KeyWorld
     /** The live MRs and windows now, to find many keys' holders as {@link #holderOf} does. */
     Holders liveHolders()
     {
-        return new Holders(mrs.values(), mws.values());
+        final Holders h = new Holders();
+        for (final MrM m : mrList)
+        {
+            if (m.live)
+            {
+                h.addMr(m);
+            }
+        }
+        for (final MwM w : mwList)
+        {
+            if (w.live)
+            {
+                h.addWindow(w);
+            }
+        }
+        return h;
     }
 
     /**
      * The live MRs and windows of one moment, in the model's order, in arrays: a key's holder is found as
-     * {@link #holderOf} finds it (an MR before a window), without walking the model's maps again or building one.
+     * {@link #holderOf} finds it (an MR before a window), without walking the model's maps again or building one. It
+     * can be cleared and filled again (its arrays are kept).
      */
     static final class Holders
     {
-        private final MrM[] liveMrs;
-        private final int mrCount;
-        private final MwM[] liveWindows;
-        private final int windowCount;
+        private MrM[] liveMrs = new MrM[8];
+        private int mrCount;
+        private MwM[] liveWindows = new MwM[8];
+        private int windowCount;
 
-        Holders(final java.util.Collection<MrM> mrs, final java.util.Collection<MwM> mws)
+        /** Empties it (the arrays keep their old entries until overwritten: objects of the same world). */
+        void clear()
         {
-            liveMrs = new MrM[mrs.size()];
-            int n = 0;
-            for (final MrM m : mrs)
+            mrCount = 0;
+            windowCount = 0;
+        }
+
+        /** Adds a live MR, after those added before it. */
+        void addMr(final MrM m)
+        {
+            if (mrCount == liveMrs.length)
             {
-                if (m.live)
-                {
-                    liveMrs[n++] = m;
-                }
+                liveMrs = java.util.Arrays.copyOf(liveMrs, mrCount * 2);
             }
-            mrCount = n;
-            liveWindows = new MwM[mws.size()];
-            n = 0;
-            for (final MwM w : mws)
+            liveMrs[mrCount++] = m;
+        }
+
+        /** Adds a live window, after those added before it. */
+        void addWindow(final MwM w)
+        {
+            if (windowCount == liveWindows.length)
             {
-                if (w.live)
-                {
-                    liveWindows[n++] = w;
-                }
+                liveWindows = java.util.Arrays.copyOf(liveWindows, windowCount * 2);
             }
-            windowCount = n;
+            liveWindows[windowCount++] = w;
+        }
+
+        int windowCount()
+        {
+            return windowCount;
         }
 
         /** The live MR or window whose key is exactly {@code key}, or null. */
@@ -492,14 +539,14 @@ final class KeyWorld
     /** The live MR or window whose key is exactly {@code key}, or null. */
     Object holderOf(final int key)
     {
-        for (final MrM m : mrs.values())
+        for (final MrM m : mrList)
         {
             if (m.live && m.key == key)
             {
                 return m;
             }
         }
-        for (final MwM w : mws.values())
+        for (final MwM w : mwList)
         {
             if (w.live && w.tableKey == key)
             {
@@ -531,13 +578,59 @@ final class KeyWorld
         line(() -> "let " + k.name + " " + (field == null ? "0" : issuedBy + "." + field)
             + (value == 0 ? "" : "   # " + Script.key(value)));
         keys.put(n, k);
+        keyList.add(k);
         bound.add(k.name);
+    }
+
+    /** Adds a PD to the model under its index (in {@link #pds} and, in index order, {@link #pdList}). */
+    void putPd(final PdM pd)
+    {
+        final PdM old = pds.put(pd.index, pd);
+        if (old != null)
+        {
+            pdList.set(pdList.indexOf(old), pd);
+            return;
+        }
+        int at = pdList.size();
+        while (at > 0 && pdList.get(at - 1).index > pd.index)
+        {
+            at--;
+        }
+        pdList.add(at, pd);
+    }
+
+    /** Adds an MR to the model under its name (in {@link #mrs} and {@link #mrList}). */
+    void putMr(final MrM m)
+    {
+        final MrM old = mrs.put(m.name, m);
+        if (old == null)
+        {
+            mrList.add(m);
+        }
+        else
+        {
+            mrList.set(mrList.indexOf(old), m);
+        }
+    }
+
+    /** Adds a window to the model under its name (in {@link #mws} and {@link #mwList}). */
+    void putWindow(final MwM w)
+    {
+        final MwM old = mws.put(w.name, w);
+        if (old == null)
+        {
+            mwList.add(w);
+        }
+        else
+        {
+            mwList.set(mwList.indexOf(old), w);
+        }
     }
 
     /** An MR stopped holding {@code key}: its stale names start counting reuses of the index. */
     void mrKeyDied(final int key)
     {
-        for (final KeyName k : keys.values())
+        for (final KeyName k : keyList)
         {
             if (k.mrKey && k.value == key && k.allocationsAtDeath < 0)
             {

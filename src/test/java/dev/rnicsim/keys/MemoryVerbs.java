@@ -11,7 +11,6 @@ import dev.rnicsim.pagetable.ForkBehaviour;
 import dev.rnicsim.pagetable.Madvice;
 import java.util.Arrays;
 import java.util.Locale;
-import java.util.Map;
 
 /**
  * The actions of a {@link KeyWorld} on app_b's memory: mmap, CPU writes and reads, munmap, madvise, fork, reclaim and
@@ -31,7 +30,7 @@ final class MemoryVerbs
 
     void mmap(final String buf, final long size)
     {
-        world.start("mmap " + buf + " app_b " + Script.size(size));
+        world.start(() -> "mmap " + buf + " app_b " + Script.size(size));
         final long addr = mmap4k(world.appB, size);
         for (long va = addr; va < addr + size; va += PAGE)
         {
@@ -48,7 +47,7 @@ final class MemoryVerbs
 
     void cpuWrite(final String buf, final long off, final String text)
     {
-        final String line = "write " + Script.at(buf, off) + " \"" + text + "\"";
+        final Script.Line line = () -> "write " + Script.at(buf, off) + " \"" + text + "\"";
         if (world.skipUnbound(line, buf))
         {
             return;
@@ -67,7 +66,7 @@ final class MemoryVerbs
 
     void cpuRead(final String buf, final long off, final int len)
     {
-        final String line = "touch " + Script.at(buf, off) + " " + len;
+        final Script.Line line = () -> "touch " + Script.at(buf, off) + " " + len;
         if (world.skipUnbound(line, buf))
         {
             return;
@@ -94,7 +93,7 @@ final class MemoryVerbs
 
     void munmap(final String buf, final long off, final long len)
     {
-        final String line = "munmap " + Script.at(buf, off) + " " + Script.size(len);
+        final Script.Line line = () -> "munmap " + Script.at(buf, off) + " " + Script.size(len);
         if (world.skipUnbound(line, buf))
         {
             return;
@@ -110,7 +109,7 @@ final class MemoryVerbs
 
     void madvise(final String buf, final long off, final long len, final Madvice advice)
     {
-        final String line = "madvise " + Script.at(buf, off) + " " + Script.size(len) + " "
+        final Script.Line line = () -> "madvise " + Script.at(buf, off) + " " + Script.size(len) + " "
             + advice.name().toLowerCase(Locale.ROOT);
         if (world.skipUnbound(line, buf))
         {
@@ -145,8 +144,9 @@ final class MemoryVerbs
         world.start("fork " + child + " app_b");
         final boolean modern = world.params.fork() == ForkBehaviour.MODERN;
         world.expectOutcome("ok", run(() -> world.appB.fork(child)));
-        for (final Page p : world.memory.pages.values())
+        for (final long va : world.memory.pages.sortedAddresses())
         {
+            final Page p = world.memory.pages.get(va);
             if (p.dontfork || p.swapped || p.frame == null || p.frame == ZERO)
             {
                 continue;
@@ -163,16 +163,16 @@ final class MemoryVerbs
     {
         world.start("reclaim beta " + target);
         world.hostB.host().reclaim(target);
-        for (final Map.Entry<Long, Page> e : world.memory.pages.entrySet())
+        for (final long va : world.memory.pages.sortedAddresses())
         {
-            final Page p = e.getValue();
-            if (p.swapped || p.frame == null || p.frame == ZERO || world.appB.translate(e.getKey()) >= 0)
+            final Page p = world.memory.pages.get(va);
+            if (p.swapped || p.frame == null || p.frame == ZERO || world.appB.translate(va) >= 0)
             {
                 continue;
             }
             if (p.frame.pins > 0 || p.frame.mapCount != 1)
             {
-                throw world.failure("reclaim took page 0x" + Long.toHexString(e.getKey()) + ", whose frame has "
+                throw world.failure("reclaim took page 0x" + Long.toHexString(va) + ", whose frame has "
                     + p.frame.pins
                     + " pin(s) and " + p.frame.mapCount + " mapping(s): only exclusive unpinned pages may go");
             }
@@ -185,12 +185,12 @@ final class MemoryVerbs
     {
         world.start("compact beta");
         world.hostB.host().compact();
-        for (final Map.Entry<Long, Page> e : world.memory.pages.entrySet())
+        for (final long va : world.memory.pages.sortedAddresses())
         {
-            final Page p = e.getValue();
-            if (!p.swapped && p.frame != null && world.appB.translate(e.getKey()) < 0)
+            final Page p = world.memory.pages.get(va);
+            if (!p.swapped && p.frame != null && world.appB.translate(va) < 0)
             {
-                throw world.failure("compaction left page 0x" + Long.toHexString(e.getKey()) + " not present");
+                throw world.failure("compaction left page 0x" + Long.toHexString(va) + " not present");
             }
         }
     }

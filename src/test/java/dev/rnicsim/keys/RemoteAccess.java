@@ -41,8 +41,9 @@ final class RemoteAccess
     void access(final KeyOps.Op op, final int pdIndex, final int keyN, final String buf, final long off,
         final int len, final String text, final long compareOrAdd, final long swap)
     {
-        final String line = KeyOps.accessLine(op, pdIndex, keyN, buf, off, len, compareOrAdd, swap);
-        if (world.skipUnbound(line, buf, "pd_b" + pdIndex, "k" + keyN))
+        final Script.Line line = () -> KeyOps.accessLine(op, pdIndex, keyN, buf, off, len, compareOrAdd, swap);
+        if (!(world.bound.contains(buf) && world.pdBound(pdIndex) && world.keyBound(keyN))
+            && world.skipUnbound(line, buf, "pd_b" + pdIndex, "k" + keyN))
         {
             return;
         }
@@ -99,7 +100,7 @@ final class RemoteAccess
         world.line(() -> "write scratch \"" + new String(local, java.nio.charset.StandardCharsets.US_ASCII) + "\"");
         world.appA.write(world.scratch, local);
         System.arraycopy(local, 0, world.scratchModel, 0, n);
-        world.line(() -> line + "   # " + k.name + " = " + Script.key(key) + ": " + describeKey(k, holder));
+        world.line(() -> line.text() + "   # " + k.name + " = " + Script.key(key) + ": " + describeKey(k, holder));
         final long wrId = world.nextWrId++;
         final List<Sge> sgl = List.of(new Sge(world.scratch, n, world.smr.lkey()));
         final SendWr wr = switch (op)
@@ -182,14 +183,14 @@ final class RemoteAccess
             final int index = MptModel.index(k.value);
             final int reuses = world.mpt.allocations(index) - k.allocationsAtDeath;
             ReuseStats.Holder holder = ReuseStats.Holder.FREE;
-            for (final MrM m : world.mrs.values())
+            for (final MrM m : world.mrList)
             {
                 if (m.live && MptModel.index(m.key) == index)
                 {
                     holder = ReuseStats.Holder.MR;
                 }
             }
-            for (final MwM w : world.mws.values())
+            for (final MwM w : world.mwList)
             {
                 if (w.live && MptModel.index(w.tableKey) == index)
                 {

@@ -26,7 +26,8 @@ final class Script
     /** One action and its lines. */
     static final class Step
     {
-        final String action;
+        /** The action's line: a String or a {@link Line}. */
+        private final Object action;
         /** The lines: each a String or a {@link Line}. */
         final List<Object> lines = new ArrayList<>();
         /**
@@ -35,9 +36,16 @@ final class Script
          */
         long[] invariants;
 
-        Step(final String action)
+        /** @param action the action's line: a String or a {@link Line}. */
+        Step(final Object action)
         {
             this.action = action;
+        }
+
+        /** @return the action's line. */
+        String action()
+        {
+            return text(action);
         }
 
         /** @return the text of the lines. */
@@ -62,7 +70,8 @@ final class Script
     final List<Step> steps = new ArrayList<>();
     final List<String> trailer = new ArrayList<>();
 
-    Step begin(final String action)
+    /** @param action the action's line: a String or a {@link Line}. */
+    Step begin(final Object action)
     {
         final Step s = new Step(action);
         steps.add(s);

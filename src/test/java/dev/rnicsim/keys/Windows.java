@@ -37,9 +37,8 @@ final class Windows
 
     void allocMw(final String mw, final int pdIndex, final MwType type, final int keyN)
     {
-        final String pdName = "pd_b" + pdIndex;
-        final String line = "mw " + mw + " " + pdName + " type=" + type.code();
-        if (world.skipUnbound(line, pdName))
+        final Script.Line line = () -> "mw " + mw + " pd_b" + pdIndex + " type=" + type.code();
+        if (!world.pdBound(pdIndex) && world.skipUnbound(line, "pd_b" + pdIndex))
         {
             world.issueKey(keyN, mw, null, 0, 0, 0, false);
             return;
@@ -62,7 +61,7 @@ final class Windows
         w.tableKey = w.sim.rkey();
         w.shownKey = w.tableKey;
         world.allocatedKey(mw, "rkey", w.tableKey, true);
-        world.mws.put(mw, w);
+        world.putWindow(w);
         world.bound.add(mw);
         world.issueKey(keyN, mw, "rkey", w.shownKey, 0, 0, false);
     }
@@ -82,7 +81,7 @@ final class Windows
 
     void dealloc(final String mw)
     {
-        final String line = "close " + mw;
+        final Script.Line line = () -> "close " + mw;
         if (world.skipUnbound(line, mw))
         {
             return;
@@ -103,10 +102,10 @@ final class Windows
     void bind(final String mw, final int pdIndex, final String mr, final long off, final long len,
         final Set<Access> rights, final int keyN)
     {
-        final String qb = "qb" + pdIndex;
-        final String line = "bind " + mw + " " + qb + " " + mr + " addr=" + Script.at(mr, off) + " length="
-            + Script.size(len) + " access=" + KeyOps.words(rights);
-        if (world.skipUnbound(line, mw, mr, "pd_b" + pdIndex))
+        final Script.Line line = () -> "bind " + mw + " qb" + pdIndex + " " + mr + " addr=" + Script.at(mr, off)
+            + " length=" + Script.size(len) + " access=" + KeyOps.words(rights);
+        if (!(world.bound.contains(mw) && world.bound.contains(mr) && world.pdBound(pdIndex))
+            && world.skipUnbound(line, mw, mr, "pd_b" + pdIndex))
         {
             issueKeyOfWindow(keyN, mw);
             return;
@@ -239,15 +238,15 @@ final class Windows
         w.mr = m;
         w.lo = addr;
         w.len = len;
-        w.rights = Set.copyOf(rights);
+        w.rights(rights);
         w.qp = qp;
         m.windows++;
     }
 
     void unbind(final String mw, final int pdIndex, final int keyN)
     {
-        final String line = "unbind " + mw + " qb" + pdIndex;
-        if (world.skipUnbound(line, mw, "pd_b" + pdIndex))
+        final Script.Line line = () -> "unbind " + mw + " qb" + pdIndex;
+        if (!(world.bound.contains(mw) && world.pdBound(pdIndex)) && world.skipUnbound(line, mw, "pd_b" + pdIndex))
         {
             issueKeyOfWindow(keyN, mw);
             return;
@@ -292,7 +291,7 @@ final class Windows
             w.mr = null;
             w.lo = 0;
             w.len = 0;
-            w.rights = Set.of();
+            w.rights(Set.of());
             w.qp = null;
         }
         issueKeyOfWindow(keyN, mw);
@@ -300,8 +299,8 @@ final class Windows
 
     void localInv(final int pdIndex, final int keyN)
     {
-        final String line = "post local_inv qb" + pdIndex + " rkey=k" + keyN;
-        if (world.skipUnbound(line, "pd_b" + pdIndex, "k" + keyN))
+        final Script.Line line = () -> "post local_inv qb" + pdIndex + " rkey=k" + keyN;
+        if (!(world.pdBound(pdIndex) && world.keyBound(keyN)) && world.skipUnbound(line, "pd_b" + pdIndex, "k" + keyN))
         {
             return;
         }
@@ -321,7 +320,7 @@ final class Windows
         final int key = world.keys.get(keyN).value;
         final KeyName k = world.keys.get(keyN);
         final Object holder = world.holderOf(key);
-        world.line(() -> line + "   # " + k.name + " = " + Script.key(key) + ": "
+        world.line(() -> line.text() + "   # " + k.name + " = " + Script.key(key) + ": "
             + RemoteAccess.describeKey(k, holder));
         final MwM w = holder instanceof MwM x ? x : null;
         final boolean ok = w != null && w.type == MwType.TYPE_2 && (!w.bound || w.qp == pair.qb);
@@ -342,7 +341,7 @@ final class Windows
         w.mr = null;
         w.lo = 0;
         w.len = 0;
-        w.rights = Set.of();
+        w.rights(Set.of());
         w.qp = null;
     }
 
@@ -350,7 +349,7 @@ final class Windows
      * The PD whose QP pair posts a window's bind or unbind: the step begun and its line written; null, with the
      * window's key issued all the same, when the PD is closed (the step skipped) or has no QP pair (not posted).
      */
-    private PdM postingPd(final String line, final int pdIndex, final int keyN, final String mw, final String verb)
+    private PdM postingPd(final Script.Line line, final int pdIndex, final int keyN, final String mw, final String verb)
     {
         final PdM pd = world.pds.get(pdIndex);
         if (!pd.live)

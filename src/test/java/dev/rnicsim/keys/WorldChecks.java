@@ -16,7 +16,6 @@ import dev.rnicsim.simnic.SimCounter;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.QpState;
 import java.util.Arrays;
-import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -34,20 +33,30 @@ final class WorldChecks
         this.world = world;
     }
 
+    /** The live MRs and windows of the last check, refilled by each (its arrays grow, and are kept). */
+    private final KeyWorld.Holders holders = new KeyWorld.Holders();
+    /** Final byte checks made: the number of the current one, as {@link WorldModel.Frame#checkedIn} notes it. */
+    private int bytesChecks;
+
     /** The invariants after every step: counters, tables and address space agree with the model. */
     void checkInvariants()
     {
-        // The model's counters in one pass over the MRs (pinnedVmModel, liveMrs and mttModel each in one).
+        // The model's counters in one pass over the MRs (pinnedVmModel, liveMrs and mttModel each in one), which
+        // also collects the live MRs, and one over the windows, for the keys' holders below.
+        holders.clear();
         long pinned = 0;
         long mrLive = 0;
         long reserved = 0;
-        for (final MrM m : world.mrs.values())
+        final java.util.List<MrM> mrs = world.mrList;
+        for (int i = 0, n = mrs.size(); i < n; i++)
         {
+            final MrM m = mrs.get(i);
             if (m.live)
             {
                 pinned += m.pages();
                 mrLive++;
                 reserved += m.reserved;
+                holders.addMr(m);
             }
         }
         for (final Ring r : world.memory.rings)
@@ -65,15 +74,26 @@ final class WorldChecks
         world.expectEqual(mtt, world.nicB.counter(SimCounter.MTT_ENTRIES_IN_USE),
             "sim_mtt_entries_in_use (sum of the live MRs' reserved MTT entries)");
         world.expectEqual(pinnedBytes, world.nicB.counter(SimCounter.PINNED_BYTES), "sim_pinned_bytes");
-        final long mwLive = world.liveWindows();
-        world.expectEqual(mwLive, world.nicB.tables().windowCount(), "memory windows in the tables");
-        world.expectEqual(world.mpt.liveCount(), world.nicB.tables().mpt().inUse(), "MPT entries in use");
-        world.expectEqual(mrLive + mwLive, world.nicB.tables().mpt().inUse(), "MPT entries = MRs + windows");
-        // Every key ever issued: live in the tables iff the model has a live holder, with its fields.
-        final KeyWorld.Holders holders = world.liveHolders();
-        for (final KeyName k : world.keys.values())
+        final java.util.List<MwM> mws = world.mwList;
+        for (int i = 0, n = mws.size(); i < n; i++)
         {
-            final MptEntry e = world.nicB.tables().mpt().entry(k.value);
+            final MwM w = mws.get(i);
+            if (w.live)
+            {
+                holders.addWindow(w);
+            }
+        }
+        final long mwLive = holders.windowCount();
+        final dev.rnicsim.mtt.MptTable table = world.nicB.tables().mpt();
+        world.expectEqual(mwLive, world.nicB.tables().windowCount(), "memory windows in the tables");
+        world.expectEqual(world.mpt.liveCount(), table.inUse(), "MPT entries in use");
+        world.expectEqual(mrLive + mwLive, table.inUse(), "MPT entries = MRs + windows");
+        // Every key ever issued: live in the tables iff the model has a live holder, with its fields.
+        final java.util.List<KeyName> keys = world.keyList;
+        for (int i = 0, n = keys.size(); i < n; i++)
+        {
+            final KeyName k = keys.get(i);
+            final MptEntry e = table.entry(k.value);
             final Object holder = holders.of(k.value);
             if (holder == null)
             {
@@ -95,7 +115,7 @@ final class WorldChecks
                 world.expectEqual(m.pd.sim.pdNum(), e.pd(), k.name, ": PD of ", m.name);
                 world.expectEqual(m.addr, e.iova(), k.name, ": iova of ", m.name);
                 world.expectEqual(m.lengthBytes, e.lengthBytes(), k.name, ": length of ", m.name);
-                world.expectEqual(Access.toBits(m.access), e.access(), k.name, ": access of ", m.name);
+                world.expectEqual(m.accessBits, e.access(), k.name, ": access of ", m.name);
                 world.expectEqual(MptState.VALID, e.state(), k.name, ": state of ", m.name);
             }
             else if (holder instanceof MwM w)
@@ -107,12 +127,13 @@ final class WorldChecks
                 {
                     world.expectEqual(w.lo, e.iova(), k.name, ": start of ", w.name);
                     world.expectEqual(w.len, e.lengthBytes(), k.name, ": length of ", w.name);
-                    world.expectEqual(Access.toBits(w.rights), e.access(), k.name, ": rights of ", w.name);
+                    world.expectEqual(w.rightsBits, e.access(), k.name, ": rights of ", w.name);
                 }
             }
         }
-        for (final MrM m : world.mrs.values())
+        for (int i = 0, n = mrs.size(); i < n; i++)
         {
+            final MrM m = mrs.get(i);
             if (m.live)
             {
                 world.expectEqual(m.key, m.sim.lkey(), m.name, ".lkey", "");
@@ -125,8 +146,9 @@ final class WorldChecks
                 world.expectEqual(true, m.sim.isClosed(), m.name, " closed", "");
             }
         }
-        for (final MwM w : world.mws.values())
+        for (int i = 0, n = mws.size(); i < n; i++)
         {
+            final MwM w = mws.get(i);
             if (w.sim == null)
             {
                 continue;
@@ -138,20 +160,31 @@ final class WorldChecks
                 world.expectEqual(w.bound, w.sim.isBound(), w.name, " bound", "");
             }
         }
-        for (final PdM pd : world.pds.values())
+        final java.util.List<PdM> pds = world.pdList;
+        for (int i = 0, n = pds.size(); i < n; i++)
         {
+            final PdM pd = pds.get(i);
             if (pd.pair != null && !pd.pair.broken && pd.pair.qb.live)
             {
-                world.expectEqual(QpState.RTS, pd.pair.qa.state(), "qa" + pd.index + ".state");
-                world.expectEqual(QpState.RTS, pd.pair.qb.sim.state(), "qb" + pd.index + ".state");
+                final QpState qa = pd.pair.qa.state();
+                if (qa != QpState.RTS)
+                {
+                    world.expectEqual(QpState.RTS, qa, "qa" + pd.index + ".state");
+                }
+                final QpState qb = pd.pair.qb.sim.state();
+                if (qb != QpState.RTS)
+                {
+                    world.expectEqual(QpState.RTS, qb, "qb" + pd.index + ".state");
+                }
             }
         }
         if (!world.memory.mapsTheModelsPages())
         {
             final TreeSet<Long> sim = world.memory.simPages();
             final TreeSet<Long> extra = new TreeSet<>(sim);
-            extra.removeAll(world.memory.pages.keySet());
-            final TreeSet<Long> missing = new TreeSet<>(world.memory.pages.keySet());
+            final TreeSet<Long> model = world.memory.modelPages();
+            extra.removeAll(model);
+            final TreeSet<Long> missing = new TreeSet<>(model);
             missing.removeAll(sim);
             throw world.failure("app_b's mapped pages differ from the model: mapped but not in the model "
                 + hexes(extra)
@@ -179,9 +212,14 @@ final class WorldChecks
      */
     void checkAllBytes()
     {
-        // One page of the simulator's bytes at a time, against the model's frame in place.
+        // One page of the simulator's bytes at a time, against the model's frame in place. A frame of zeros in the
+        // model whose physical frame was never written (it reads as zeros) is not copied; a frame that one MR's pages
+        // found whole and equal at a physical address is not read again for another MR or a page mapping it there
+        // (the same bytes against the same model bytes).
         final byte[] page = new byte[(int)PAGE];
-        for (final MrM m : world.mrs.values())
+        final int check = ++bytesChecks;
+        final dev.rnicsim.pagetable.PhysicalMemory memory = world.hostB.host().physicalMemory();
+        for (final MrM m : world.mrList)
         {
             if (!m.live)
             {
@@ -199,12 +237,29 @@ final class WorldChecks
                         + ": "
                         + dev.rnicsim.mtt.KeyCheck.ofTranslation(phys));
                 }
-                world.hostB.host().physicalMemory().read(phys, page, 0, n);
                 final int in = (int)(va & (PAGE - 1));
-                final int differs = Arrays.mismatch(BetaMemory.mrFrame(m, va).bytes(), in, in + n, page, 0, n);
+                final WorldModel.Frame f = BetaMemory.mrFrame(m, va);
+                if (f.checkedIn == check && f.checkedPhys == phys - in)
+                {
+                    done += n;
+                    continue;
+                }
+                if (f.zeros() && memory.readsAsNeverWritten(phys, n))
+                {
+                    done += n; // zeros on both sides
+                    continue;
+                }
+                memory.read(phys, page, 0, n);
+                final int differs = Arrays.mismatch(f.bytes(), in, in + n, page, 0, n);
                 if (differs >= 0)
                 {
                     at = (int)done + differs;
+                }
+                else if (n == PAGE && f != WorldModel.ZERO)
+                {
+                    // The whole frame agrees: the pages below need not read it again if one still maps it here.
+                    f.checkedPhys = phys;
+                    f.checkedIn = check;
                 }
                 done += n;
             }
@@ -237,22 +292,27 @@ final class WorldChecks
             }
             throw world.failure(Mismatch.Kind.BYTES, detail);
         }
-        for (final Map.Entry<Long, Page> e : world.memory.pages.entrySet())
+        for (final long va : world.memory.pages.sortedAddresses())
         {
-            final Page p = e.getValue();
-            final long phys = world.appB.translate(e.getKey());
-            if (p.swapped || p.frame == null || phys < 0)
+            final Page p = world.memory.pages.get(va);
+            final long phys = world.appB.translate(va);
+            if (p.swapped || p.frame == null || phys < 0
+                || p.frame.checkedIn == check && p.frame.checkedPhys == phys)
             {
                 continue;
             }
+            if (p.frame.zeros() && memory.readsAsNeverWritten(phys, (int)PAGE))
+            {
+                continue; // zeros on both sides
+            }
             final byte[] got = page;
-            world.hostB.host().physicalMemory().read(phys, got, 0, got.length);
+            memory.read(phys, got, 0, got.length);
             final int at = Arrays.mismatch(p.frame.bytes(), got);
             if (at < 0)
             {
                 continue;
             }
-            final long addr = e.getKey() + at;
+            final long addr = va + at;
             final int len = (int)Math.min(32, PAGE - at);
             final Buf b = bufferOf(addr);
             if (b != null)
@@ -269,7 +329,7 @@ final class WorldChecks
     private int nameOf(final int key)
     {
         int found = -1;
-        for (final KeyName k : world.keys.values())
+        for (final KeyName k : world.keyList)
         {
             if (k.value == key)
             {

@@ -30,6 +30,12 @@ final class WorldModel
         int mapCount;
         /** Pins held on it (one per MR page or ring page). */
         int pins;
+        /**
+         * The physical frame whose 4 KiB the final byte check ({@link WorldChecks#checkAllBytes}) found equal to its
+         * bytes through an MR, and that check's number; -1 before: the check of the pages then skips that frame.
+         */
+        long checkedPhys = -1;
+        int checkedIn;
 
         /** @param data its bytes, or null for a frame of zeros. */
         Frame(final byte[] data)
@@ -41,6 +47,12 @@ final class WorldModel
         byte[] bytes()
         {
             return data == null ? ZERO_BYTES : data;
+        }
+
+        /** @return true while it holds no bytes of its own: every byte is 0. */
+        boolean zeros()
+        {
+            return data == null;
         }
 
         /** @return its bytes, to write. */
@@ -122,7 +134,10 @@ final class WorldModel
         int key;
         long addr;
         long lengthBytes;
+        /** Its rights; set through {@link #access(Set)}, which keeps {@link #accessBits} with them. */
         Set<Access> access;
+        /** {@link #access} as the MPT entry holds it ({@link Access#toBits}): compared after every action. */
+        int accessBits;
         Frame[] frames;
         boolean writePin;
         long entries;
@@ -133,6 +148,13 @@ final class WorldModel
         MrM(final String name)
         {
             this.name = name;
+        }
+
+        /** Sets its rights (a copy) and their bits. */
+        void access(final Set<Access> rights)
+        {
+            access = Set.copyOf(rights);
+            accessBits = Access.toBits(access);
         }
 
         long firstPage()
@@ -165,13 +187,23 @@ final class WorldModel
         MrM mr;
         long lo;
         long len;
+        /** Its rights while bound; set through {@link #rights(Set)}, which keeps {@link #rightsBits} with them. */
         Set<Access> rights = Set.of();
+        /** {@link #rights} as the MPT entry holds them ({@link Access#toBits}): compared after every action. */
+        int rightsBits;
         Qp qp;
 
         MwM(final String name, final MwType type)
         {
             this.name = name;
             this.type = type;
+        }
+
+        /** Sets its rights (a copy) and their bits. */
+        void rights(final Set<Access> r)
+        {
+            rights = Set.copyOf(r);
+            rightsBits = Access.toBits(rights);
         }
     }
 

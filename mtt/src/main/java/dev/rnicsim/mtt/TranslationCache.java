@@ -25,6 +25,8 @@ public final class TranslationCache
     private static final long IN_HINT = -1;
     /** Most slots of the hint table. */
     private static final int HINT_SLOTS = 1 << 10;
+    /** Slots of a new hint table: it doubles, up to {@link #hintSlotsMax}, as tags take each other's slots. */
+    private static final int HINT_SLOTS_FIRST = 1 << 5;
     /**
      * Longs per hint slot: the tag plus one (0: an empty slot), the tag's line ({@link #line}: its set and way), the
      * line's last use.
@@ -53,10 +55,15 @@ public final class TranslationCache
      * found by a set search takes its slot (the tag it named keeps its line, and gets its last use back). So a walk
      * over consecutive MTT entries (a message's pages), once its tags were found, reads and writes consecutive slots,
      * memory side by side, instead of a set's lines that the hash spreads over the cache (which the copy of the pages
-     * has pushed out of the CPU's caches by the next message). Allocated at the first set-searched hit.
+     * has pushed out of the CPU's caches by the next message). Allocated at the first set-searched hit, small (a fresh
+     * device of a test that makes thousands may hint a few tags); it doubles, dropping its hints, when more tags took
+     * an occupied slot than it has slots, up to {@link #hintSlotsMax}.
      */
     private long[] hints;
-    private final int hintMask;
+    private int hintMask;
+    private final int hintSlotsMax;
+    /** Hints that took a slot another tag held, since the table was last made. */
+    private int hintCollisions;
     private long misses;
     private long evictions;
     private long invalidations;
@@ -81,7 +88,8 @@ public final class TranslationCache
         this.setsLong = sets;
         this.tags = new long[sets][];
         this.lastUse = new long[sets][];
-        this.hintMask = Math.min(HINT_SLOTS, Integer.highestOneBit(Math.max(1, capacityEntries))) - 1;
+        this.hintSlotsMax = Math.min(HINT_SLOTS, Integer.highestOneBit(Math.max(1, capacityEntries)));
+        this.hintMask = Math.min(HINT_SLOTS_FIRST, hintSlotsMax) - 1;
     }
 
     /** A hint slot's name for the line at {@code way} of {@code set}. */
@@ -443,11 +451,17 @@ public final class TranslationCache
      * Gives line {@code w}, which holds {@code tag} and was just used at {@code use}, the slot of its tag; the tag the
      * slot named before keeps its line and gets its last use back.
      */
-    private void hint(final int slot, final long tag, final int set, final int w, final long use)
+    private void hint(final int tagSlot, final long tag, final int set, final int w, final long use)
     {
+        int slot = tagSlot;
         if (hints == null)
         {
             hints = new long[(hintMask + 1) * HINT_LONGS];
+        }
+        else if (hints[slot] != 0 && ++hintCollisions > hintMask && hintMask + 1 < hintSlotsMax)
+        {
+            growHints();
+            slot = hintSlot(tag);
         }
         if (hints[slot] != 0)
         {
@@ -457,6 +471,21 @@ public final class TranslationCache
         hints[slot + 1] = line(set, w);
         hints[slot + 2] = use;
         lastUse[set][w] = IN_HINT;
+    }
+
+    /** Drops every hint (each named line gets its last use back) for a table of twice the slots. */
+    private void growHints()
+    {
+        for (int slot = 0; slot < hints.length; slot += HINT_LONGS)
+        {
+            if (hints[slot] != 0)
+            {
+                lastUsesOf(hints[slot + 1])[(int)hints[slot + 1]] = hints[slot + 2];
+            }
+        }
+        hintMask = (hintMask + 1) * 2 - 1;
+        hints = new long[(hintMask + 1) * HINT_LONGS];
+        hintCollisions = 0;
     }
 
     /** The way of {@code set} that holds {@code tag}, or -1. */

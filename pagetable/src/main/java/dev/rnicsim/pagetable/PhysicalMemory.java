@@ -167,6 +167,39 @@ public final class PhysicalMemory
     }
 
     /**
+     * Whether a range reads as zeros because none of its frames was ever written: {@link #read} gives zeros for such
+     * frames without a copy, so a caller that expects zeros (a check of a model's untouched pages) learns the same as
+     * from reading them, without moving 4 KiB a page. Makes the checks {@link #read} makes.
+     *
+     * @param physAddr first physical address.
+     * @param length   bytes of the range.
+     * @return true when every frame of the range is in RAM and was never written (or DMA bytes live elsewhere:
+     * {@link #bytesElsewhere(boolean)}); false when some may hold other bytes (device memory included): read them.
+     * @throws KernelException EFAULT when the range leaves physical memory or touches a free frame, as {@link #read}.
+     */
+    public boolean readsAsNeverWritten(final long physAddr, final int length)
+    {
+        if (physAddr >= DEVICE_MEMORY_BASE)
+        {
+            deviceMemory(physAddr, length);
+            return false;
+        }
+        checkPhysRange(physAddr, length);
+        if (bytesElsewhere)
+        {
+            return true;
+        }
+        for (long pfn = physAddr >>> FRAME_SHIFT; length > 0 && pfn <= (physAddr + length - 1) >>> FRAME_SHIFT; pfn++)
+        {
+            if (frames.hasData(pfn))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
      * Sets whether the bytes a device's DMA moves in this host's RAM live elsewhere. In that mode {@link #read},
      * {@link #write} and {@link #copy} make every check they make otherwise (the range inside RAM, no free frame, no
      * write to the shared zero page: the same errors for the same addresses) but move no byte: a read gives zeros and a

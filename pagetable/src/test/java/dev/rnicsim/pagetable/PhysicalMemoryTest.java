@@ -269,6 +269,35 @@ class PhysicalMemoryTest
     }
 
     @Test
+    void shouldTellARangeThatReadsAsZerosBecauseNoFrameOfItWasEverWritten()
+    {
+        final Host host = host(HostConfig.builder().physicalMemoryBytes(256 * MIB));
+        final PhysicalMemory pm = host.physicalMemory();
+        final UserProcess p = host.spawn("app");
+        final long va = p.mmapAnonymous(3 * FRAME);
+        p.touch(va, 3 * FRAME, true);
+        p.write(va + FRAME + 10, new byte[] {0});
+        final long untouched = p.translate(va);
+        final long written = p.translate(va + FRAME);
+
+        assertThat(pm.readsAsNeverWritten(untouched, FRAME)).as("faulted in, never written").isTrue();
+        assertThat(pm.readsAsNeverWritten(written, FRAME)).as("a zero byte written: the frame holds bytes").isFalse();
+        assertThat(pm.readsAsNeverWritten(written + 100, 8)).isFalse();
+        assertThat(pm.readsAsNeverWritten(p.translate(va + 2 * FRAME), FRAME)).isTrue();
+        final byte[] back = {9, 9, 9, 9};
+        pm.read(untouched + 40, back, 0, 4);
+        assertThat(back).as("what the answer stands for").containsExactly(0, 0, 0, 0);
+        long free = 0;
+        while (pm.isAllocated(free))
+        {
+            free++;
+        }
+        final long freeAddr = free * FRAME;
+        assertErrno(Errno.EFAULT, () -> pm.readsAsNeverWritten(freeAddr, 8)); // a free frame, as read refuses it
+        assertErrno(Errno.EFAULT, () -> pm.readsAsNeverWritten(256 * MIB - 4, 8));
+    }
+
+    @Test
     void shouldFailWithEfaultWhenDmaTouchesAFreeFrame()
     {
         final Host host = host(HostConfig.builder().physicalMemoryBytes(256 * MIB));
