@@ -163,7 +163,19 @@ public class RdmaWriteBenchmark
     public void setUp(final BenchmarkParams params)
     {
         final String name = params.getBenchmark();
-        benchmark = name.substring(name.lastIndexOf('.') + 1);
+        prepare(name.substring(name.lastIndexOf('.') + 1));
+    }
+
+    /**
+     * What {@link #setUp} does for one benchmark of this class, outside JMH ({@link Turns}): the fields
+     * {@code payloadBytes} and {@code mrPageBytes} set first.
+     *
+     * @param benchmarkName the benchmark method's name: {@code rdmaWrite}, {@code baselineHostCopy} or
+     *                      {@code baselineSegmentCopy}.
+     */
+    public void prepare(final String benchmarkName)
+    {
+        benchmark = benchmarkName;
         if (payloadBytes <= 0 || payloadBytes > BUFFER_BYTES)
         {
             throw new IllegalArgumentException("payloadBytes=" + payloadBytes + " must be 1.." + BUFFER_BYTES);

@@ -482,4 +482,79 @@ class PhysicalMemoryTest
         assertThat(moved[512 * FRAME]).isZero();
         assertThat(java.util.Arrays.mismatch(actual, expected)).isEqualTo(-1);
     }
+
+    /**
+     * The bytes of frames are handed out in blocks carved one after the other from shared slabs, in the order frames
+     * are first written: frames of three folios in three sections, first written in an interleaved order (a block of
+     * one folio, then one of another, across more blocks than the largest slab holds), each frame with a pattern of
+     * its own, each keep exactly their own bytes, and a DMA copy between two of them moves exactly the source's
+     * bytes. Two blocks that shared bytes would show one frame's pattern in another.
+     */
+    @Test
+    void shouldKeepEveryFrameItsOwnBytesWhenBlocksAreHandedOutInterleavedAcrossSections()
+    {
+        final PhysicalMemory memory = new Host().physicalMemory();
+        final int frames = 512;
+        final long[] heads = new long[3];
+        for (int i = 0; i < heads.length; i++)
+        {
+            heads[i] = memory.allocateFolio(9, false, FrameTable.KIND_ANON);
+        }
+        final byte[] frame = new byte[FRAME];
+        // Every 4th frame of each folio in turn first (one new block each), then the rest in reverse order.
+        final List<long[]> order = new ArrayList<>();
+        for (int f = 0; f < frames; f += 4)
+        {
+            for (int i = 0; i < heads.length; i++)
+            {
+                order.add(new long[] {i, f});
+            }
+        }
+        for (int f = frames - 1; f >= 0; f--)
+        {
+            for (int i = 0; i < heads.length; i++)
+            {
+                if (f % 4 != 0)
+                {
+                    order.add(new long[] {i, f});
+                }
+            }
+        }
+        for (final long[] o : order)
+        {
+            fillFrame(frame, (int)o[0], (int)o[1]);
+            memory.write((heads[(int)o[0]] + o[1]) * FRAME, frame, 0, FRAME);
+        }
+        final byte[] expected = new byte[FRAME];
+        final byte[] actual = new byte[FRAME];
+        for (int i = 0; i < heads.length; i++)
+        {
+            for (int f = 0; f < frames; f++)
+            {
+                fillFrame(expected, i, f);
+                memory.read((heads[i] + f) * FRAME, actual, 0, FRAME);
+                assertThat(java.util.Arrays.mismatch(actual, expected)).as("folio %d frame %d", i, f).isEqualTo(-1);
+            }
+        }
+
+        PhysicalMemory.copy(memory, heads[0] * FRAME + 10, memory, heads[2] * FRAME + 10, 100 * FRAME);
+
+        final byte[] moved = new byte[100 * FRAME];
+        final byte[] landed = new byte[100 * FRAME];
+        memory.read(heads[0] * FRAME + 10, moved, 0, moved.length);
+        memory.read(heads[2] * FRAME + 10, landed, 0, landed.length);
+        assertThat(java.util.Arrays.mismatch(landed, moved)).isEqualTo(-1);
+        fillFrame(expected, 1, 7);
+        memory.read((heads[1] + 7) * FRAME, actual, 0, FRAME);
+        assertThat(java.util.Arrays.mismatch(actual, expected)).isEqualTo(-1);
+    }
+
+    /** A frame's own pattern: its folio and frame number in its first bytes, the rest by both. */
+    private static void fillFrame(final byte[] frame, final int folio, final int f)
+    {
+        java.util.Arrays.fill(frame, (byte)(1 + (folio * 37 + f) % 251));
+        frame[0] = (byte)folio;
+        frame[1] = (byte)f;
+        frame[2] = (byte)(f >>> 8);
+    }
 }
