@@ -65,6 +65,7 @@ enum rnicsim_op {
 	OP_WC = 100,
 	OP_DIAG = 101,
 	OP_PLACE = 102,
+	OP_REFUSAL = 110, /* strict mode: the model's reason for the errno of the answer that follows (verb, '\n', why) */
 };
 
 struct wire_hdr {

@@ -76,6 +76,8 @@ final class Wire
     static final int OP_DIAG = 101;
     /** The bytes of a SEND for a receive of the process, before the receive's completion ({@link CarriedBytes}). */
     static final int OP_PLACE = 102;
+    /** Strict mode: the model's reason for the errno of the answer that follows ({@code verb '\n' why}). */
+    static final int OP_REFUSAL = 110;
 
     /** {@code struct wire_device}: name[64], node GUID (big-endian), node type, transport. */
     static final int DEVICE_BYTES = 80;

@@ -336,9 +336,9 @@ final class Diagnoser
             if (own != null && advice.windowType() == 0 && (check == KeyCheck.OUT_OF_RANGE
                 || check == KeyCheck.RIGHTS_MISSING))
             {
-                details.add(String.format(Locale.ROOT, "registered: [0x%x, 0x%x), rights %s, PD %d", own.iova(),
-                    own.iova() + own.lengthBytes(), Access.fromBits(own.access()), own.pd()));
-                details.add(String.format(Locale.ROOT, "asked: [0x%x, 0x%x), rights %s, PD %d", addr, addr + length,
+                details.add(String.format(Locale.ROOT, "registered: %s, rights %s, PD %d", range(own.iova(),
+                    own.lengthBytes()), Access.fromBits(own.access()), own.pd()));
+                details.add(String.format(Locale.ROOT, "asked: %s, rights %s, PD %d", range(addr, length),
                     Access.fromBits(access), pd));
             }
             for (final KeyHistory.Event e : events)
@@ -351,10 +351,10 @@ final class Diagnoser
         }
     }
 
-    /** @return {@code [0x<addr>, 0x<addr + length>)}, hex as {@code %x} writes it. */
+    /** @return {@code [0x<addr>, 0x<addr + length>)}, or how it wraps past 2^64 ({@link AddressRangeText}). */
     private static String range(final long addr, final long length)
     {
-        return "[0x" + Long.toHexString(addr) + ", 0x" + Long.toHexString(addr + length) + ")";
+        return AddressRangeText.of(addr, length);
     }
 
     /** {@code MR} or {@code window}: what an event's key named. */

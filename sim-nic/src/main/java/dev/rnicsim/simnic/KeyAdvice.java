@@ -275,7 +275,7 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
     String neverIssuedFix(final int key, final String deviceName, final boolean local, final int pd, final long addr,
         final long length)
     {
-        final String range = String.format(Locale.ROOT, "[0x%x, 0x%x)", addr, addr + length);
+        final String range = AddressRangeText.of(addr, length);
         return "fix: " + MKey.toHex(key) + " was never issued on " + deviceName + (elsewhere == null ? ""
             : "; it is a key of " + elsewhere + ", and a key is valid only on the device that issued it")
             + (covering != null ? ": use the " + covering + ", which covers " + range
@@ -322,6 +322,10 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
         if (Long.compareUnsigned(addr, iova) < 0)
         {
             return String.format(Locale.ROOT, ": it starts %d bytes before the registered range", iova - addr);
+        }
+        if (AddressRangeText.wraps(addr, length))
+        {
+            return ": it wraps past 2^64, so no registered range holds it";
         }
         final long past = addr + length - (iova + lengthBytes);
         return past > 0 ? String.format(Locale.ROOT, ": %d bytes past its end", past) : "";
