@@ -260,7 +260,8 @@ public final class DeviceProfiles
                 ProviderRule.QP_TIMEOUT_CHECKED, ProviderRule.QP_RETRY_FIELDS_KEPT_WHOLE,
                 ProviderRule.DEST_RD_ATOMIC_UNCHECKED, ProviderRule.OPCODES_CHECKED_BY_RXE_REQUESTER,
                 ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE,
-                ProviderRule.DEST_QPN_KEPT_WHOLE, ProviderRule.RETRANSMIT_TIMER_IN_JIFFIES), false,
+                ProviderRule.DEST_QPN_KEPT_WHOLE, ProviderRule.RETRANSMIT_TIMER_IN_JIFFIES,
+                ProviderRule.RESET_KEEPS_QP_ATTRS), false,
             10.0, 0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid"));
     }
@@ -291,7 +292,8 @@ public final class DeviceProfiles
                 ProviderRule.QP_RETRY_FIELDS_KEPT_WHOLE, ProviderRule.DEST_RD_ATOMIC_UNCHECKED,
                 ProviderRule.OPCODES_CHECKED_BY_RXE_REQUESTER,
                 ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE,
-                ProviderRule.DEST_QPN_KEPT_WHOLE, ProviderRule.RETRANSMIT_TIMER_IN_JIFFIES), false,
+                ProviderRule.DEST_QPN_KEPT_WHOLE, ProviderRule.RETRANSMIT_TIMER_IN_JIFFIES,
+                ProviderRule.RESET_KEEPS_QP_ATTRS), false,
             10.0,
             0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid", "xrc_odp_caps"));

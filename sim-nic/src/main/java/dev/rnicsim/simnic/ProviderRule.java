@@ -66,6 +66,14 @@ public enum ProviderRule
      * {@code rxe_qp_chk_attr} checks the claimed transition against the table only, then {@code rxe_qp_from_attr}
      * moves the QP from where it is), a valid claimed transition is accepted. */
     CUR_QP_STATE_CHECKED_BY_FIRMWARE,
+    /** A QP moved to RESET keeps the attributes it was given, and {@code ibv_query_qp} reports them with the state
+     * RESET: rxe's {@code rxe_qp_reset} resets the requester and responder (their tasks, opcodes, the read/atomic
+     * resources) but leaves {@code qp->attr}, {@code qp->pri_av} and the retry counters, which {@code rxe_qp_to_attr}
+     * copies out. Without this rule the attributes read as 0 after RESET: mlx4's {@code mlx4_ib_query_qp} fills only
+     * the state and the capabilities of a QP in RESET, and mlx5's {@code mlx5_ib_query_qp} zeroes the answer and
+     * reads the device's QP context, which the 2RST_QP command resets (assumed: the context's contents after 2RST_QP
+     * are not published). The other drivers are modelled as mlx5 (assumed). */
+    RESET_KEEPS_QP_ATTRS,
     /** {@code ibv_post_recv} on a QP that takes its receives from an SRQ is refused with ENOMEM: mlx4 and mlx5 give
      * such a QP a receive queue of 0 entries ({@code mlx4_create_qp}, {@code mlx5_calc_rq_size}), which their
      * {@code post_recv} finds full before anything else ({@code wq_overflow}, {@code mlx5_wq_overflow}). Without this
