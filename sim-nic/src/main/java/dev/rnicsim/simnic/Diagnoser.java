@@ -249,7 +249,7 @@ final class Diagnoser
                 case VARIANT_MISMATCH ->
                 {
                     final boolean neverIssued = advice.neverIssued();
-                    final String[] beforeBind = advice.beforeBind(who, nowAt);
+                    final String[] beforeBind = advice.beforeBind(who, nowAt, mine);
                     final String holds = "MPT index 0x" + Long.toHexString(index) + " now holds " + (nowAt == null
                         ? "another variant" : "key " + MKey.toHex(nowAt.key()) + " (" + shortName(nowAt) + " "
                         + nowAt.describe() + ")");

@@ -61,7 +61,9 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
     static KeyAdvice of(final SimDevice device, final int pd, final int key, final boolean local, final long addr,
         final long length, final KeyCheck check, final MptEntry own, final KeyHistory.Event mine)
     {
-        final List<KeyHistory.Event> events = check == KeyCheck.VARIANT_MISMATCH && mine == null
+        // a key never seen, or the rkey ibv_alloc_mw gave a window (its only event): what does its index hold now?
+        final boolean unbound = mine == null || mine.what() == KeyHistory.What.ALLOCATED;
+        final List<KeyHistory.Event> events = check == KeyCheck.VARIANT_MISMATCH && unbound
             ? device.keyHistory().events(device.keyHistory().index(key)) : List.of();
         final KeyHistory.Event current = events.isEmpty() ? null : events.get(events.size() - 1);
         final boolean beforeBind = current != null && current.what() == KeyHistory.What.BOUND
@@ -89,15 +91,17 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
      * @return for a key naming a window's index under a key the window was never bound with, the summary's cause
      * and the fix; else null.
      */
-    String[] beforeBind(final String who, final KeyHistory.Event now)
+    String[] beforeBind(final String who, final KeyHistory.Event now, final KeyHistory.Event mine)
     {
         if (!beforeBind)
         {
             return null;
         }
+        final boolean allocated = mine != null && mine.what() == KeyHistory.What.ALLOCATED;
         return new String[] {who + " is not the key the window at its index is bound under: the index holds key "
-            + MKey.toHex(now.key()) + " (" + now.object() + ", " + now.describe() + "); a window's rkey from "
-            + "ibv_alloc_mw, before its bind, grants nothing", "fix: a bind gives the window a new rkey (type 2: the "
+            + MKey.toHex(now.key()) + " (" + now.object() + ", " + now.describe() + "); " + (allocated
+            ? "this key is the rkey the window had from ibv_alloc_mw (" + mine.describe() + "), which" : "a window's "
+            + "rkey from ibv_alloc_mw,") + " before its bind, grants nothing", "fix: a bind gives the window a new rkey (type 2: the "
             + "key of the BIND_MW work request, ibv_inc_rkey(mw->rkey); type 1: mw->rkey after ibv_bind_mw "
             + "returns): hand the peer that one, " + MKey.toHex(now.key())};
     }
@@ -238,10 +242,11 @@ record KeyAdvice(String covering, String elsewhere, int windowType, String proce
             + "ibv_inc_rkey) and hand the peer the new rkey";
         final String summary;
         final String fix;
-        if (mine == null)
+        if (mine == null || mine.what() == KeyHistory.What.ALLOCATED)
         {
             summary = who + " names " + window + " that was never bound: ibv_alloc_mw gives a window that grants "
-                + "nothing until a bind";
+                + "nothing until a bind" + (mine == null ? "" : " (this one " + mine.describe() + ", and no bind "
+                + "followed)");
             fix = "fix: bind the window to an MR first (" + (windowType == 1 ? "ibv_bind_mw" : "a BIND_MW work "
                 + "request on the QP the peer talks to") + ") and hand the peer the rkey of that bind";
         }
