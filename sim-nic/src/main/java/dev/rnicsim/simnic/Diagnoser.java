@@ -207,7 +207,7 @@ final class Diagnoser
             case WRONG_STATE -> Check.STATE;
             case OUT_OF_RANGE -> Check.RANGE;
             case WRONG_QP -> Check.WINDOW_QP;
-            default -> Check.ODP_FAULT;
+            default -> SimPeerMr.revokedBy(h.lastOf(key)) ? Check.REVOKED : Check.ODP_FAULT;
         };
         final String[] summaryAndFix = f.summaryAndFix();
         return WcDiagnosis.deferred(kind, vendorErr(device.profile(), status), key, index, h.variant(key),
