@@ -40,6 +40,10 @@ static int32_t answer_err;
 static void *answer_buf;
 static size_t answer_cap, answer_len;
 
+/* strict mode: the model's reason for the errno of the answer being waited for (REFUSAL), reported with the call site */
+static char refusal[2048];
+static size_t refusal_len;
+
 /* bytes read and not yet parsed */
 static char *rbuf;
 static size_t rbuf_cap, rbuf_len;
@@ -179,6 +183,10 @@ static void handle_message(const struct wire_hdr *h, const char *payload, size_t
 		rnicsim_tm_wcs(payload, len);
 	} else if (h->op == OP_PLACE) {
 		rnicsim_place(payload, len);
+	} else if (h->op == OP_REFUSAL) {
+		refusal_len = len < sizeof(refusal) - 1 ? len : sizeof(refusal) - 1;
+		memcpy(refusal, payload, refusal_len);
+		refusal[refusal_len] = 0;
 	} else if (h->op == OP_DIAG) {
 		fprintf(stderr, "%.*s", (int)len, payload);
 		fflush(stderr);
@@ -305,9 +313,18 @@ int rnicsim_rpc(uint16_t op, const void *req, size_t req_len, const void *extra,
 	got_answer = 0;
 	answer_buf = resp;
 	answer_cap = resp_cap;
+	refusal_len = 0;
 	while (!got_answer)
 		rnicsim_drive(1);
 	e = answer_err;
+	if (e && refusal_len) {
+		char *nl = strchr(refusal, '\n');
+		if (nl) {
+			*nl = 0;
+			rnicsim_report_refusal(refusal, e, nl + 1);
+		}
+		refusal_len = 0;
+	}
 	if (resp_len)
 		*resp_len = answer_len;
 	want_seq = saved_seq;

@@ -125,10 +125,12 @@ static int post_send(struct sim_qp *q, struct ibv_send_wr *wr, struct ibv_send_w
 	size_t off = sizeof(struct wire_hdr) + sizeof(struct wire_post);
 	unsigned count = 0;
 	struct rnicsim_carry carried = {.n = 0};
+	int refused = 0;
 	for (struct ibv_send_wr *posted = wr; posted; posted = posted->next) {
 		e = rnicsim_check_send(q, posted, count);
 		if (e) {
 			*bad_wr = posted;
+			refused = 1;
 			break;
 		}
 		off = put_send_wr(q, posted, off, carry, &carried);
@@ -154,6 +156,8 @@ static int post_send(struct sim_qp *q, struct ibv_send_wr *wr, struct ibv_send_w
 			rnicsim_sends_posted(count);
 		}
 	}
+	if (refused && rnicsim_strict())
+		rnicsim_report_refusal("ibv_post_send", e, rnicsim_post_why());
 	return e;
 }
 
@@ -180,6 +184,8 @@ int rnicsim_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv
 		e = rnicsim_check_recv(q, w, count);
 		if (e) {
 			*bad_wr = w;
+			if (rnicsim_strict())
+				rnicsim_report_refusal("ibv_post_recv", e, rnicsim_post_why());
 			break;
 		}
 		int nsge = w->num_sge < 0 ? 0 : w->num_sge;

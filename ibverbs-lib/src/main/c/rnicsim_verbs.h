@@ -104,6 +104,8 @@ void rnicsim_locks_reset(void); /* client.c */
 
 /* strict.c: where a verb was called from */
 void rnicsim_callsite(const char *verb, char *out, size_t cap);
+/* strict.c: the report of a verb refused with errno err, and why */
+void rnicsim_report_refusal(const char *verb, int err, const char *why);
 
 /* device.c, verbs.c, post.c, poll.c, wr_api.c: the ops table */
 void rnicsim_set_ops(struct verbs_context *vctx);
@@ -118,6 +120,7 @@ void rnicsim_set_qpx_ops(struct sim_qp *qp);
 /* post_rules.c: the errno of a work request at post time, after `queued` others of its call (0: it may go) */
 int rnicsim_check_send(struct sim_qp *q, struct ibv_send_wr *wr, unsigned queued);
 int rnicsim_check_recv(struct sim_qp *q, struct ibv_recv_wr *w, unsigned queued);
+const char *rnicsim_post_why(void); /* the reason of the last refusal of this thread */
 /* import.c: contexts, PDs and MRs a second context of the process may import (ibv_import_device, _pd, _mr) */
 int rnicsim_cmd_fd(void);
 void rnicsim_ctx_opened(struct sim_ctx *c);

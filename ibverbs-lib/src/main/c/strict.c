@@ -33,6 +33,19 @@ void rnicsim_callsite(const char *verb, char *out, size_t cap)
 	free(names);
 }
 
+/* Strict mode's report of a verb refused with an errno: the simulator's reason (the rule, the objects, the fix: from
+ * the library's own post checks, or from the model through the server's REFUSAL message) and the call site, once per
+ * refusal. A real libibverbs says nothing beyond the errno; strict mode is where a program asks for more. */
+void rnicsim_report_refusal(const char *verb, int err, const char *why)
+{
+	char site[CALLSITE_BYTES];
+	rnicsim_callsite(verb, site, sizeof(site));
+	const char *name = strerrorname_np(err);
+	fprintf(stderr, "rnicsim strict: %s refused with %s (errno %d): %s\n  %s\n", verb, name ? name : "an errno", err,
+		why, site);
+	fflush(stderr);
+}
+
 /* ibv_post_send in strict mode: its call site goes to the server as a doorbell of its own, just before the post's,
  * so that the device records where the requests were posted and a failure's diagnosis names that line of the
  * program. Without strict mode ibv_post_send is rnicsim_post_send itself and pays for none of this. */

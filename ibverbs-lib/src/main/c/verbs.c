@@ -411,6 +411,10 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		q->outstanding_recvs = 0;
 		q->outstanding_sends = 0;
 		rnicsim_reset_clean_cqs(q);
+		/* what ibv_query_qp shows after RESET: rxe keeps the attributes (rxe_qp_reset leaves qp->attr), mlx4 and
+		 * mlx5 answer 0 (sim-nic ProviderRule RESET_KEEPS_QP_ATTRS) */
+		if (!(q->post_rules & WIRE_POST_RESET_KEEPS_ATTRS))
+			memset(&q->attr, 0, sizeof(q->attr));
 	}
 	if (mask & IBV_QP_ACCESS_FLAGS)
 		q->attr.qp_access_flags = attr->qp_access_flags;

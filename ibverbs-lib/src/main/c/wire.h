@@ -65,6 +65,7 @@ enum rnicsim_op {
 	OP_WC = 100,
 	OP_DIAG = 101,
 	OP_PLACE = 102,
+	OP_REFUSAL = 110, /* strict mode: the model's reason for the errno of the answer that follows (verb, '\n', why) */
 };
 
 struct wire_hdr {
@@ -181,6 +182,7 @@ struct wire_create_qp {
 #define WIRE_POST_QP_FIELDS_WHOLE 128 /* retry_cnt, rnr_retry, min_rnr_timer kept as given (rxe), else masked */
 #define WIRE_POST_DEST_QPN_WHOLE 256 /* dest_qp_num kept as given (rxe), else its low 24 bits */
 #define WIRE_POST_RD_ATOMIC_ZERO_AS_ONE 512 /* a read/atomic depth of 0 kept as 1, log 0 (mlx4, mlx5) */
+#define WIRE_POST_RESET_KEEPS_ATTRS 1024 /* ibv_query_qp after RESET shows the attributes given before (rxe), else 0 */
 struct wire_qp_resp {
 	uint32_t qp;
 	uint32_t qp_num;

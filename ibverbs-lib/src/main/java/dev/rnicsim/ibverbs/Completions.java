@@ -243,7 +243,7 @@ final class Completions
             };
             if (q.qp.type() == QpType.UD)
             {
-                datagrams.hold(q, id, post);
+                datagrams.hold(q, id, PeerWait.keepingOrigin(server.fabric, post));
             }
             else if (q.peerSeenConnected || !peerWait.holds(q))
             {
@@ -251,7 +251,7 @@ final class Completions
             }
             else
             {
-                peerWait.park(q, post); // the peer, in another process, is not connected back yet
+                peerWait.park(q, PeerWait.keepingOrigin(server.fabric, post)); // the peer, in another process, is not connected back yet
             }
         }
     }

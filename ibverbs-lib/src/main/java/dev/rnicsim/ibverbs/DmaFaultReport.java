@@ -1,5 +1,6 @@
 package dev.rnicsim.ibverbs;
 
+import dev.rnicsim.simnic.AddressRangeText;
 import dev.rnicsim.verbs.WrOpcode;
 import java.util.List;
 import java.util.Locale;
@@ -48,7 +49,7 @@ final class DmaFaultReport
         final ProcessMemory.Range first = at.stream().filter(r -> r.lengthBytes() > 0).findFirst().orElse(null);
         if (first != null)
         {
-            t.append(String.format(Locale.ROOT, " [0x%x, 0x%x)", first.addr(), first.addr() + first.lengthBytes()));
+            t.append(' ').append(AddressRangeText.of(first.addr(), first.lengthBytes()));
         }
         t.append(" in process ").append(q.session.pid);
         final Session.MrInfo mr = first == null ? null : covering(server, q.session, first);

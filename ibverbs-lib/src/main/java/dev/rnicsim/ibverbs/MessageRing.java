@@ -155,6 +155,12 @@ final class MessageRing implements AutoCloseable
         return n;
     }
 
+    /**
+     * Counts a kick, then writes its byte: the library reads only the kick bytes counted (ring.c, drain_kicks), so a
+     * byte it can read is always counted first. A write that takes nothing (the socket is full of kicks, and the
+     * process readable already) takes its count back: a kick counted and never written would leave the library
+     * reading for a byte that never comes, a wasted recv(2) on every read from then on.
+     */
     private void kick(final WritableByteChannel wake)
     {
         kicks++;
@@ -162,7 +168,11 @@ final class MessageRing implements AutoCloseable
         kick.clear();
         try
         {
-            wake.write(kick); // 0 when the socket is full of kicks: the process is readable already
+            if (wake.write(kick) == 0)
+            {
+                kicks--;
+                LONG.setRelease(ring, KICKS, kicks);
+            }
         }
         catch (final IOException e)
         {

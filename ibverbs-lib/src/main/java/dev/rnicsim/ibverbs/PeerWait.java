@@ -1,5 +1,6 @@
 package dev.rnicsim.ibverbs;
 
+import dev.rnicsim.simnic.SimFabric;
 import dev.rnicsim.verbs.QpAttr;
 import dev.rnicsim.verbs.QpState;
 import dev.rnicsim.verbs.QpType;
@@ -156,5 +157,36 @@ final class PeerWait
             timer.allowCoreThreadTimeOut(true);
         }
         return timer;
+    }
+
+    /**
+     * A post held back to run later (its peer not connected yet, a datagram's turn): it runs with the origin of now
+     * (strict mode's C call site of its ibv_post_send), so that the device records its post site and a failure's
+     * diagnosis (a retry-exceeded SEND to a peer that has gone, say) names that line of the program.
+     *
+     * @param fabric the fabric whose origin the post is made at.
+     * @param post   the post to hold.
+     * @return what to run in its place.
+     */
+    static Runnable keepingOrigin(final SimFabric fabric, final Runnable post)
+    {
+        final String origin = fabric.origin();
+        if (origin == null)
+        {
+            return post;
+        }
+        return () ->
+        {
+            final String before = fabric.origin();
+            fabric.origin(origin);
+            try
+            {
+                post.run();
+            }
+            finally
+            {
+                fabric.origin(before);
+            }
+        };
     }
 }

@@ -29,8 +29,8 @@ final class PostRules
      *         a QP with an SRQ ({@link ProviderRule#RECV_ON_SRQ_QP_ENOMEM}); a negative num_sge posted with no SGE
      *         ({@link ProviderRule#NUM_SGE_COMPARED_SIGNED}); the narrow fields of ibv_modify_qp kept whole
      *         ({@link ProviderRule#QP_RETRY_FIELDS_KEPT_WHOLE}, {@link ProviderRule#DEST_QPN_KEPT_WHOLE}) and read/atomic
-     *         depths of 0 kept as 1 ({@link ProviderRule#RD_ATOMIC_ZERO_KEPT_AS_ONE}), which the library's
-     *         ibv_query_qp answers.
+     *         depths of 0 kept as 1 ({@link ProviderRule#RD_ATOMIC_ZERO_KEPT_AS_ONE}), and the attributes kept
+     *         through RESET ({@link ProviderRule#RESET_KEEPS_QP_ATTRS}), which the library's ibv_query_qp answers.
      */
     static int of(final SimDevice device, final QpType type)
     {
@@ -44,7 +44,8 @@ final class PostRules
             | (device.profile().follows(ProviderRule.NUM_SGE_COMPARED_SIGNED) ? Wire.POST_SGE_COUNT_SIGNED : 0)
             | (device.profile().follows(ProviderRule.QP_RETRY_FIELDS_KEPT_WHOLE) ? Wire.POST_QP_FIELDS_WHOLE : 0)
             | (device.profile().follows(ProviderRule.DEST_QPN_KEPT_WHOLE) ? Wire.POST_DEST_QPN_WHOLE : 0)
-            | (device.profile().follows(ProviderRule.RD_ATOMIC_ZERO_KEPT_AS_ONE) ? Wire.POST_RD_ATOMIC_ZERO_AS_ONE : 0);
+            | (device.profile().follows(ProviderRule.RD_ATOMIC_ZERO_KEPT_AS_ONE) ? Wire.POST_RD_ATOMIC_ZERO_AS_ONE : 0)
+            | (device.profile().follows(ProviderRule.RESET_KEEPS_QP_ATTRS) ? Wire.POST_RESET_KEEPS_ATTRS : 0);
     }
 
     /**

@@ -102,6 +102,10 @@ final class Verbs
         catch (final VerbsException e)
         {
             err = e.errno();
+            if (s.strict)
+            {
+                Refusal.send(s, op, e); // the library reports it with the verb's C call site
+            }
         }
         catch (final RuntimeException e)
         {

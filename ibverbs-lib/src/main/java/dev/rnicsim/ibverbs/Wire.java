@@ -76,6 +76,8 @@ final class Wire
     static final int OP_DIAG = 101;
     /** The bytes of a SEND for a receive of the process, before the receive's completion ({@link CarriedBytes}). */
     static final int OP_PLACE = 102;
+    /** Strict mode: the model's reason for the errno of the answer that follows ({@code verb '\n' why}). */
+    static final int OP_REFUSAL = 110;
 
     /** {@code struct wire_device}: name[64], node GUID (big-endian), node type, transport. */
     static final int DEVICE_BYTES = 80;
@@ -121,6 +123,8 @@ final class Wire
     static final int POST_DEST_QPN_WHOLE = 256;
     /** {@code WIRE_POST_RD_ATOMIC_ZERO_AS_ONE}: a read/atomic depth of 0 is kept as 1 (mlx4, mlx5). */
     static final int POST_RD_ATOMIC_ZERO_AS_ONE = 512;
+    /** {@code WIRE_POST_RESET_KEEPS_ATTRS}: ibv_query_qp after RESET shows the attributes given before (rxe), else 0. */
+    static final int POST_RESET_KEEPS_ATTRS = 1024;
 
     /** {@code enum ibv_qp_attr_mask} bits the server reads. */
     static final int QP_STATE = 1;

@@ -45,6 +45,35 @@ class BadInputProgramTest
         }
     }
 
+    /**
+     * Strict mode says why each refused verb was refused, once, with its C call site: the library's own post checks
+     * (more SGEs than max_send_sge, a receive to a QP of an SRQ) and the model's refusals (a modify whose mask lacks
+     * what the transition requires, an access bit that is no flag), each naming the rule, the objects and the fix.
+     */
+    @Test
+    void strictModeSaysWhyEachRefusedVerbWasRefusedWithItsCallSite() throws Exception
+    {
+        final Path exe = Programs.compile(dir, "src/test/c/bad_input.c", "bad_input");
+        try (Programs p = new Programs(dir, "mlx5_0", DeviceProfiles.connectx5()))
+        {
+            final Programs.Run r = p.run(true, exe.toString());
+            assertThat(r.exitCode()).as(r.both()).isZero();
+            assertThat(r.out()).doesNotContain("FAIL");
+            assertThat(r.err())
+                .containsPattern("rnicsim strict: ibv_post_send refused with ENOMEM \\(errno 12\\): wr_id 7 has num_sge 3 "
+                    + "> max_send_sge 2 that QP 0x\\p{XDigit}+ was granted; fix: split the gather list")
+                .containsPattern("rnicsim strict: ibv_post_recv refused with ENOMEM \\(errno 12\\): QP 0x\\p{XDigit}+ takes "
+                    + "its receives from an SRQ and has no receive queue of its own; fix: post receives to the SRQ")
+                .containsPattern("\n  ibv_post_send called from \\S*bad_input\\(")
+                .containsPattern("rnicsim strict: ibv_modify_qp refused with EINVAL \\(errno 22\\): .+\n  ibv_modify_qp "
+                    + "called from \\S*bad_input\\(")
+                .containsPattern("rnicsim strict: ibv_reg_mr refused with EINVAL \\(errno 22\\): .+\n  ibv_reg_mr called "
+                    + "from \\S*bad_input\\(");
+            assertThat(r.err().split("ibv_post_send refused", -1)).as("once per refusal: one post_send refused")
+                .hasSize(2);
+        }
+    }
+
     @Test
     void anAddressHandleWithoutAGrhOnARoceDeviceIsEinvalAndOneWithItIsMade() throws Exception
     {

@@ -159,6 +159,40 @@ class MessageRingTest
     }
 
     @Test
+    void aKickTheSocketDidNotTakeIsNotCounted() throws Exception
+    {
+        final Path file = ringFile();
+        final java.nio.channels.WritableByteChannel full = new java.nio.channels.WritableByteChannel()
+        {
+            @Override
+            public int write(final ByteBuffer src)
+            {
+                return 0; // a non-blocking socket full of kicks takes nothing
+            }
+
+            @Override
+            public boolean isOpen()
+            {
+                return true;
+            }
+
+            @Override
+            public void close()
+            {
+            }
+        };
+        final Pipe kicks = Pipe.open();
+        try (MessageRing ring = MessageRing.open(file, CAPACITY); Reader reader = new Reader(file))
+        {
+            reader.waiters(1);
+            ring.offer(ByteBuffer.allocateDirect(16).put(new byte[16]).flip(), full);
+            assertThat(reader.kicks()).as("no byte written, none counted for the reader to drain").isZero();
+            ring.offer(ByteBuffer.allocateDirect(16).put(new byte[16]).flip(), kicks.sink());
+            assertThat(reader.kicks()).as("the next kick written is counted").isEqualTo(1);
+        }
+    }
+
+    @Test
     void aFullRingDoesNotHoldTheServerAndKeepsWhatDidNotFit() throws Exception
     {
         final Path file = ringFile();

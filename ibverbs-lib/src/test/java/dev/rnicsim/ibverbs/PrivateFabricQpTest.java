@@ -18,7 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
  * A server and a client each run without {@code --fabric} are on two fabrics, as on two hosts: the QP number the
  * client learns from the server over TCP names no QP the client's fabric can reach, so the client's first SEND ends
  * with IBV_WC_RETRY_EXC_ERR after its retries, as on a real network, instead of connecting to a QP of its own
- * fabric (itself) and reporting a success the server never sees.
+ * fabric (itself) and reporting a success the server never sees. Strict mode's report of that SEND names the C call
+ * site of its ibv_post_send, although the post waited for the peer to connect back before the device ran it.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class PrivateFabricQpTest
@@ -55,6 +56,9 @@ class PrivateFabricQpTest
                 .contains("names no QP on any device of this fabric")
                 .contains("--fabric NAME")
                 .doesNotContain("iters in");
+            // the SEND waited for the peer to connect back before it ran: its report still names where it was posted
+            assertThat(out).containsPattern("SEND wr_id 2 on QP 0x\\p{XDigit}+ \\(ibv_post_send called from "
+                + "ibv_rc_pingpong\\(");
         }
         finally
         {

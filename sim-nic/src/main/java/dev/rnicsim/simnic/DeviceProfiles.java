@@ -122,7 +122,8 @@ public final class DeviceProfiles
                 ProviderRule.RESET_CLEANS_CQ, ProviderRule.RECV_ON_SRQ_QP_ENOMEM,
                 ProviderRule.CREATE_QP_EX_WITHOUT_SEND_OPS, ProviderRule.WINDOWS_WITHOUT_MAX_MW,
                 ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE,
-                ProviderRule.RD_ATOMIC_ZERO_KEPT_AS_ONE), false, 56.0, 3,
+                ProviderRule.RD_ATOMIC_ZERO_KEPT_AS_ONE,
+                ProviderRule.CUR_QP_STATE_CHECKED_BY_FIRMWARE), false, 56.0, 3,
             List.of("node_guid", "sys_image_guid", "xrc_odp_caps"));
     }
 
@@ -149,7 +150,8 @@ public final class DeviceProfiles
             ProviderRule.DEREG_MR_INVALIDATES_BOUND_WINDOWS, ProviderRule.UC_OPCODES_UNCHECKED_AT_POST,
             ProviderRule.NUM_SGE_COMPARED_SIGNED,
                 ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE,
-                ProviderRule.RD_ATOMIC_ZERO_KEPT_AS_ONE), true, 100.0, 5,
+                ProviderRule.RD_ATOMIC_ZERO_KEPT_AS_ONE,
+                ProviderRule.CUR_QP_STATE_CHECKED_BY_FIRMWARE), true, 100.0, 5,
             List.of("node_guid", "sys_image_guid", "max_qp_rd_atom", "max_qp_init_rd_atom", "max_res_rd_atom",
                 "atomic_cap", "max_mw", "max_mcast_grp", "max_mcast_qp_attach", "max_total_mcast_qp_attach", "max_ah",
                 "max_srq",
@@ -180,7 +182,8 @@ public final class DeviceProfiles
             ProviderRule.DEREG_MR_INVALIDATES_BOUND_WINDOWS, ProviderRule.UC_OPCODES_UNCHECKED_AT_POST,
             ProviderRule.NUM_SGE_COMPARED_SIGNED,
                 ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE,
-                ProviderRule.RD_ATOMIC_ZERO_KEPT_AS_ONE), true, 400.0, 7,
+                ProviderRule.RD_ATOMIC_ZERO_KEPT_AS_ONE,
+                ProviderRule.CUR_QP_STATE_CHECKED_BY_FIRMWARE), true, 400.0, 7,
             List.of("fw_ver", "vendor_part_id", "node_guid", "sys_image_guid", "max_sge", "max_sge_rd",
                 "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps"));
     }
@@ -257,7 +260,8 @@ public final class DeviceProfiles
                 ProviderRule.QP_TIMEOUT_CHECKED, ProviderRule.QP_RETRY_FIELDS_KEPT_WHOLE,
                 ProviderRule.DEST_RD_ATOMIC_UNCHECKED, ProviderRule.OPCODES_CHECKED_BY_RXE_REQUESTER,
                 ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE,
-                ProviderRule.DEST_QPN_KEPT_WHOLE, ProviderRule.RETRANSMIT_TIMER_IN_JIFFIES), false,
+                ProviderRule.DEST_QPN_KEPT_WHOLE, ProviderRule.RETRANSMIT_TIMER_IN_JIFFIES,
+                ProviderRule.RESET_KEEPS_QP_ATTRS), false,
             10.0, 0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid"));
     }
@@ -288,7 +292,8 @@ public final class DeviceProfiles
                 ProviderRule.QP_RETRY_FIELDS_KEPT_WHOLE, ProviderRule.DEST_RD_ATOMIC_UNCHECKED,
                 ProviderRule.OPCODES_CHECKED_BY_RXE_REQUESTER,
                 ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE,
-                ProviderRule.DEST_QPN_KEPT_WHOLE, ProviderRule.RETRANSMIT_TIMER_IN_JIFFIES), false,
+                ProviderRule.DEST_QPN_KEPT_WHOLE, ProviderRule.RETRANSMIT_TIMER_IN_JIFFIES,
+                ProviderRule.RESET_KEEPS_QP_ATTRS), false,
             10.0,
             0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid", "xrc_odp_caps"));

@@ -259,7 +259,7 @@ final class Diagnoser
             case WRONG_STATE -> Check.STATE;
             case OUT_OF_RANGE -> Check.RANGE;
             case WRONG_QP -> Check.WINDOW_QP;
-            default -> Check.ODP_FAULT;
+            default -> SimPeerMr.revokedBy(h.lastOf(key)) ? Check.REVOKED : Check.ODP_FAULT;
         };
         return WcDiagnosis.lazy(kind, vendorErr(device.profile(), status), key, index, h.variant(key), f::summary,
             f::details);
@@ -370,7 +370,7 @@ final class Diagnoser
                 case VARIANT_MISMATCH ->
                 {
                     final boolean neverIssued = advice.neverIssued();
-                    final String[] beforeBind = advice.beforeBind(who, nowAt);
+                    final String[] beforeBind = advice.beforeBind(who, nowAt, mine);
                     final String holds = "MPT index 0x" + Long.toHexString(index) + " now holds " + (nowAt == null
                         ? "another variant" : "key " + MKey.toHex(nowAt.key()) + " (" + shortName(nowAt) + " "
                         + nowAt.describe() + ")");
@@ -457,9 +457,9 @@ final class Diagnoser
             if (own != null && advice.windowType() == 0 && (check == KeyCheck.OUT_OF_RANGE
                 || check == KeyCheck.RIGHTS_MISSING))
             {
-                details.add(String.format(Locale.ROOT, "registered: [0x%x, 0x%x), rights %s, PD %d", own.iova(),
-                    own.iova() + own.lengthBytes(), Access.fromBits(own.access()), own.pd()));
-                details.add(String.format(Locale.ROOT, "asked: [0x%x, 0x%x), rights %s, PD %d", addr, addr + length,
+                details.add(String.format(Locale.ROOT, "registered: %s, rights %s, PD %d", range(own.iova(),
+                    own.lengthBytes()), Access.fromBits(own.access()), own.pd()));
+                details.add(String.format(Locale.ROOT, "asked: %s, rights %s, PD %d", range(addr, length),
                     Access.fromBits(access), pd));
             }
             for (final KeyHistory.Event e : events)
@@ -472,10 +472,10 @@ final class Diagnoser
         }
     }
 
-    /** @return {@code [0x<addr>, 0x<addr + length>)}, hex as {@code %x} writes it. */
+    /** @return {@code [0x<addr>, 0x<addr + length>)}, or how it wraps past 2^64 ({@link AddressRangeText}). */
     private static String range(final long addr, final long length)
     {
-        return "[0x" + Long.toHexString(addr) + ", 0x" + Long.toHexString(addr + length) + ")";
+        return AddressRangeText.of(addr, length);
     }
 
     /** {@code MR} or {@code window}: what an event's key named. */

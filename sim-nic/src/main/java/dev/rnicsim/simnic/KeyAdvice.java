@@ -119,7 +119,9 @@ record KeyAdvice(Covering covering, Elsewhere elsewhere, int windowType, Process
     static KeyAdvice of(final SimDevice device, final int pd, final int key, final boolean local, final long addr,
         final long length, final KeyCheck check, final MptEntry own, final KeyHistory.Event mine)
     {
-        final List<KeyHistory.Event> events = check == KeyCheck.VARIANT_MISMATCH && mine == null
+        // a key never seen, or the rkey ibv_alloc_mw gave a window (its only event): what does its index hold now?
+        final boolean unbound = mine == null || mine.what() == KeyHistory.What.ALLOCATED;
+        final List<KeyHistory.Event> events = check == KeyCheck.VARIANT_MISMATCH && unbound
             ? device.keyHistory().events(device.keyHistory().index(key)) : List.of();
         final KeyHistory.Event current = events.isEmpty() ? null : events.get(events.size() - 1);
         final boolean beforeBind = current != null && current.what() == KeyHistory.What.BOUND
@@ -160,15 +162,17 @@ record KeyAdvice(Covering covering, Elsewhere elsewhere, int windowType, Process
      * @return for a key naming a window's index under a key the window was never bound with, the summary's cause
      * and the fix; else null.
      */
-    String[] beforeBind(final String who, final KeyHistory.Event now)
+    String[] beforeBind(final String who, final KeyHistory.Event now, final KeyHistory.Event mine)
     {
         if (!beforeBind)
         {
             return null;
         }
+        final boolean allocated = mine != null && mine.what() == KeyHistory.What.ALLOCATED;
         return new String[] {who + " is not the key the window at its index is bound under: the index holds key "
-            + MKey.toHex(now.key()) + " (" + now.object() + ", " + now.describe() + "); a window's rkey from "
-            + "ibv_alloc_mw, before its bind, grants nothing", "fix: a bind gives the window a new rkey (type 2: the "
+            + MKey.toHex(now.key()) + " (" + now.object() + ", " + now.describe() + "); " + (allocated
+            ? "this key is the rkey the window had from ibv_alloc_mw (" + mine.describe() + "), which" : "a window's "
+            + "rkey from ibv_alloc_mw,") + " before its bind, grants nothing", "fix: a bind gives the window a new rkey (type 2: the "
             + "key of the BIND_MW work request, ibv_inc_rkey(mw->rkey); type 1: mw->rkey after ibv_bind_mw "
             + "returns): hand the peer that one, " + MKey.toHex(now.key())};
     }
@@ -317,10 +321,11 @@ record KeyAdvice(Covering covering, Elsewhere elsewhere, int windowType, Process
             + "ibv_inc_rkey) and hand the peer the new rkey";
         final String summary;
         final String fix;
-        if (mine == null)
+        if (mine == null || mine.what() == KeyHistory.What.ALLOCATED)
         {
             summary = who + " names " + window + " that was never bound: ibv_alloc_mw gives a window that grants "
-                + "nothing until a bind";
+                + "nothing until a bind" + (mine == null ? "" : " (this one " + mine.describe() + ", and no bind "
+                + "followed)");
             fix = "fix: bind the window to an MR first (" + (windowType == 1 ? "ibv_bind_mw" : "a BIND_MW work "
                 + "request on the QP the peer talks to") + ") and hand the peer the rkey of that bind";
         }
@@ -354,7 +359,7 @@ record KeyAdvice(Covering covering, Elsewhere elsewhere, int windowType, Process
     String neverIssuedFix(final int key, final String deviceName, final boolean local, final int pd, final long addr,
         final long length)
     {
-        final String range = String.format(Locale.ROOT, "[0x%x, 0x%x)", addr, addr + length);
+        final String range = AddressRangeText.of(addr, length);
         return "fix: " + MKey.toHex(key) + " was never issued on " + deviceName + (elsewhere == null ? ""
             : "; it is a key of " + elsewhere + ", and a key is valid only on the device that issued it")
             + (covering != null ? ": use the " + covering + ", which covers " + range
@@ -407,6 +412,10 @@ record KeyAdvice(Covering covering, Elsewhere elsewhere, int windowType, Process
         if (Long.compareUnsigned(addr, iova) < 0)
         {
             return String.format(Locale.ROOT, ": it starts %d bytes before the registered range", iova - addr);
+        }
+        if (AddressRangeText.wraps(addr, length))
+        {
+            return ": it wraps past 2^64, so no registered range holds it";
         }
         final long past = addr + length - (iova + lengthBytes);
         return past > 0 ? String.format(Locale.ROOT, ": %d bytes past its end", past) : "";

@@ -9,7 +9,7 @@ import java.util.Map;
 
 /**
  * What each MPT index of one device held, and since when: the last {@value #EVENTS_PER_INDEX} key events of every
- * index (registered, deregistered, re-registered, window bound, invalidated, deallocated), each with the simulated
+ * index (registered, deregistered, re-registered, window allocated, window bound, invalidated, deallocated), each with the simulated
  * time and where the call came from ({@link SimFabric#origin()}: a script's file and line, else the verb). A
  * diagnosis reads it to say what a stale key once named and what its index names now.
  *
@@ -30,6 +30,8 @@ public final class KeyHistory
         DEREGISTERED,
         /** A memory window was bound: the key is the window's new rkey. */
         BOUND,
+        /** ibv_alloc_mw: the key is the window's rkey before any bind, which grants nothing (ibv_alloc_mw(3)). */
+        ALLOCATED,
         /** The key stopped naming its object: invalidated, rebound, re-registered in place, or deallocated. */
         INVALIDATED
     }
@@ -136,6 +138,12 @@ public final class KeyHistory
     void bound(final int newKey, final String object)
     {
         add(What.BOUND, newKey, object, null, "bind_mw");
+    }
+
+    /** ibv_alloc_mw gave a window the MPT entry of {@code key}, not bound: a diagnosis of the key names this call. */
+    void allocated(final int key, final String object)
+    {
+        add(What.ALLOCATED, key, object, null, "ibv_alloc_mw");
     }
 
     /** The object a window's new rkey names after a bind. */

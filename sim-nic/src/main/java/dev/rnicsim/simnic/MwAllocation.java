@@ -90,6 +90,8 @@ final class MwAllocation
         }
         final SimMw mw = new SimMw(pd, type, key);
         windows.add(mw);
+        device.keyHistory().allocated(key, (type == MwType.TYPE_1 ? "type 1" : "type 2") + " window of PD "
+            + pd.pdNum() + ", not bound");
         return mw;
     }
 

@@ -54,6 +54,26 @@ public enum ProviderRule
      * hns_roce_v2_cq_clean} in providers/hns/hns_roce_u_hw_v2.c). Without this rule they stay to be polled (rxe and siw
      * keep the CQ in the kernel, whose {@code rxe_qp_reset} and {@code siw_qp_modify} leave it as it is). */
     RESET_CLEANS_CQ,
+    /** {@code ibv_modify_qp} with IBV_QP_CUR_STATE naming a state the QP is not in is EINVAL. mlx4 and mlx5 take cur_qp_state as the state to move from ({@code _mlx4_ib_modify_qp},
+     * {@code mlx5_ib_modify_qp}: {@code cur_state = attr_mask & IB_QP_CUR_STATE ? attr->cur_qp_state : qp->state}),
+     * check that transition with {@code ib_modify_qp_is_ok}, then send the firmware the command of that transition
+     * ({@code __mlx5_ib_modify_qp}'s {@code optab[cur][new]}, {@code mlx4_qp_modify}'s {@code op[cur][new]}); the
+     * device refuses a command for a state its QP is not in with a bad-QP-state status, which the drivers answer
+     * with EINVAL ({@code MLX5_CMD_STAT_BAD_QP_STATE_ERR} in mlx5's {@code cmd_status_to_err}, {@code
+     * CMD_STAT_BAD_QP_STATE} in {@code mlx4_status_to_errno}); no transition to RESET or ERR takes IBV_QP_CUR_STATE
+     * in the table, so their commands (taken from any state) never meet a wrong one. (The
+     * firmware's check itself is not published; its status codes and their errno are.) Without this rule (rxe:
+     * {@code rxe_qp_chk_attr} checks the claimed transition against the table only, then {@code rxe_qp_from_attr}
+     * moves the QP from where it is), a valid claimed transition is accepted. */
+    CUR_QP_STATE_CHECKED_BY_FIRMWARE,
+    /** A QP moved to RESET keeps the attributes it was given, and {@code ibv_query_qp} reports them with the state
+     * RESET: rxe's {@code rxe_qp_reset} resets the requester and responder (their tasks, opcodes, the read/atomic
+     * resources) but leaves {@code qp->attr}, {@code qp->pri_av} and the retry counters, which {@code rxe_qp_to_attr}
+     * copies out. Without this rule the attributes read as 0 after RESET: mlx4's {@code mlx4_ib_query_qp} fills only
+     * the state and the capabilities of a QP in RESET, and mlx5's {@code mlx5_ib_query_qp} zeroes the answer and
+     * reads the device's QP context, which the 2RST_QP command resets (assumed: the context's contents after 2RST_QP
+     * are not published). The other drivers are modelled as mlx5 (assumed). */
+    RESET_KEEPS_QP_ATTRS,
     /** {@code ibv_post_recv} on a QP that takes its receives from an SRQ is refused with ENOMEM: mlx4 and mlx5 give
      * such a QP a receive queue of 0 entries ({@code mlx4_create_qp}, {@code mlx5_calc_rq_size}), which their
      * {@code post_recv} finds full before anything else ({@code wq_overflow}, {@code mlx5_wq_overflow}). Without this

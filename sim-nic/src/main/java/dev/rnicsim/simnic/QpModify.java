@@ -20,7 +20,7 @@ final class QpModify
      * {@code ibv_modify_qp}: the transition must be in the kernel's table with the mask it requires and allows, and
      * the values must fit ({@link QpModifyCheck}); a refusal is EINVAL and changes nothing. Narrow fields are kept as
      * the driver keeps them ({@link QpAttrValues}: PSNs masked to 24 bits, mlx5's 3- and 5-bit fields masked). To RESET: queued work requests and receives are dropped without
-     * completions and the attributes are cleared. To ERR: they complete with IBV_WC_WR_FLUSH_ERR. To SQD: the send
+     * completions and the attributes are cleared (kept on rxe, {@link ProviderRule#RESET_KEEPS_QP_ATTRS}). To ERR: they complete with IBV_WC_WR_FLUSH_ERR. To SQD: the send
      * queue stops taking new work requests once the message in flight is done (IBA 10.3.1); back to RTS it goes on.
      */
     static void modify(final SimQp qp, final QpAttr attr, final Set<QpAttrMask> mask)
@@ -129,12 +129,15 @@ final class QpModify
         {
             qp.recvQueue.clear();
         }
-        qp.attrs.clear();
-        qp.qpAccessBits = 0;
+        if (!qp.device.profile().follows(ProviderRule.RESET_KEEPS_QP_ATTRS))
+        {
+            qp.attrs.clear();
+            qp.qpAccessBits = 0;
+            qp.retryCount = 0;
+            qp.rnrRetry = 0;
+        }
         qp.remote = null;
         qp.minRnrTimer = 0;
-        qp.retryCount = 0;
-        qp.rnrRetry = 0;
         qp.completions.errorCause = null;
         qp.state = QpState.RESET;
         AsyncEventQueue.reset(qp);

@@ -9,7 +9,9 @@ import java.util.Set;
  * The checks of {@code ibv_modify_qp} that come before any change, as the kernel makes them: the transition must be
  * in the state table with the attributes it requires and allows ({@link QpTransitions}, {@code ib_modify_qp_is_ok}),
  * and each attribute given must fit its field and the device ({@link QpAttributes#valueRefusal}: uverbs
- * {@code modify_qp}'s port check, the drivers' P_Key index, MTU and read/atomic depth checks). Every refusal is EINVAL
+ * {@code modify_qp}'s port check, the drivers' P_Key index, MTU and read/atomic depth checks); on mlx4 and mlx5 an
+ * IBV_QP_CUR_STATE that is not the QP's state is refused by the device ({@link
+ * ProviderRule#CUR_QP_STATE_CHECKED_BY_FIRMWARE}). Every refusal is EINVAL
  * and changes nothing. {@link QpModify#modify} runs them before it applies a change; a caller that carries a
  * program's whole {@code ibv_modify_qp} call (the C library's fabric server) runs them on what the program gave, the
  * whole mask and every value, before it applies the change its own way. Stateless.
@@ -71,6 +73,14 @@ public final class QpModifyCheck
                 + "): "
                 + refused + " (ib_modify_qp_is_ok); give exactly the attributes that transition takes; nothing "
                 + "changed");
+        }
+        if (cur != qp.state && qp.device.profile().follows(ProviderRule.CUR_QP_STATE_CHECKED_BY_FIRMWARE))
+        {
+            throw Errors.invalid(verb, "QP 0x" + Integer.toHexString(qp.num) + " is in " + qp.state + ", not in "
+                + "cur_qp_state " + cur + ": " + qp.device.profile().driver() + " sends the device the " + cur + " -> "
+                + next + " command, which a QP in " + qp.state + " refuses (bad QP state; "
+                + ProviderRule.CUR_QP_STATE_CHECKED_BY_FIRMWARE + "); fix: leave IBV_QP_CUR_STATE out of attr_mask, "
+                + "or give the state ibv_query_qp reports; nothing changed");
         }
         final String bad = QpAttributes.valueRefusal(qp.device, attr, mask, bits);
         if (bad != null)

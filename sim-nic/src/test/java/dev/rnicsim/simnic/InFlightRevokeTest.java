@@ -77,6 +77,7 @@ class InFlightRevokeTest
         final WcDiagnosis d = wc.diagnosis();
         assertThat(d).isNotNull();
         assertThat(d.key()).isEqualTo(mr.lkey());
+        assertThat(d.check()).as("revoked, not an ODP fault").isEqualTo(WcDiagnosis.Check.REVOKED);
         assertThat(d.summary()).contains(keyKind, "translation was revoked", "peer memory freed (cudaFree",
             "a packet at offset " + failedAt);
         assertThat(d.toString()).contains("fix: free GPU memory only after");

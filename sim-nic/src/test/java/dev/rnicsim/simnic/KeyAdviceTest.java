@@ -349,7 +349,8 @@ class KeyAdviceTest
 
         assertThat(k.deviceB().keyHistory().events(k.deviceB().keyHistory().index(rkey)))
             .extracting(KeyHistory.Event::describe)
-            .containsExactly("bound at app.c:20 (post BIND_MW)", "invalidated at app.c:21 (post LOCAL_INV)");
+            .containsExactly("allocated by ibv_alloc_mw (key event #2)", "bound at app.c:20 (post BIND_MW)",
+                "invalidated at app.c:21 (post LOCAL_INV)");
     }
 
     @Test

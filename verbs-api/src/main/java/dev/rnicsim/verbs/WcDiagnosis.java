@@ -40,6 +40,13 @@ public final class WcDiagnosis
         WINDOW_QP,
         /** The key checks passed but the device had no translation and the page fault could not be resolved. */
         ODP_FAULT,
+        /**
+         * The key's MR is live but its memory's owner revoked its translation: a peer-memory client's invalidation
+         * (the GPU buffer under the MR was freed: nvidia-peermem's invalidate callback into MLNX_OFED's peer-memory
+         * API, {@code ib_umem} peer invalidation) zapped the MTT entries and kept the MPT entry, so the key still
+         * validates and no page is reachable; the summary names the revocation.
+         */
+        REVOKED,
         /** The message is longer than the port allows or than the receive buffers. */
         LENGTH,
         /** The responder QP's qp_access_flags lack the right, or the request is otherwise invalid. */

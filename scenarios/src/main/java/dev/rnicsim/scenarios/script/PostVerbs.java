@@ -66,8 +66,12 @@ final class PostVerbs
     {
         final SimQp a = s.get(l, l.args().get(0), SimQp.class);
         final SimQp b = s.get(l, l.args().get(1), SimQp.class);
+        // by default what the QP type's peers can do: the InfiniBand UC service carries SEND and RDMA WRITE only (no
+        // RDMA READ, no atomic), so a UC QP's default is REMOTE_WRITE, the most ibv_uc_pingpong and perftest give UC
+        // QPs; the kernel does not refuse the other bits (ib_modify_qp_is_ok checks the mask, not the flags' values)
+        final boolean uc = a.type() == dev.rnicsim.verbs.QpType.UC;
         final Set<Access> access = Spec.accessFlags(l.options().getOrDefault("access",
-            "remote_write,remote_read,remote_atomic"));
+            uc ? "remote_write" : "remote_write,remote_read,remote_atomic"));
         final int rnrRetry = l.options().containsKey("rnr_retry") ? s.evalCount(l, l.options().get("rnr_retry"))
             : RNR_RETRY_FOREVER;
         final int timer = s.evalCount(l, l.options().getOrDefault("min_rnr_timer", "12"));

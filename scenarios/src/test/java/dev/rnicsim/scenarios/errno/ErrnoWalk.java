@@ -471,6 +471,10 @@ final class ErrnoWalk
         // the modify_qp table, UD sends and address handles
         c.add(c("a transition the state table lacks", ONE_HOST + "qp q pd_a cq_a\n", "modify q rtr", "EINVAL",
             "ib_modify_qp_is_ok", "give exactly the attributes"));
+        c.add(c("a cur_qp_state the QP is not in (mlx5)", ONE_HOST + "qp q pd_a cq_a\n"
+            + "modify q init pkey_index=0 port=1 access=rw\n",
+            "modify q rts timeout=14 retry=7 rnr_retry=7 sq_psn=0 max_rd_atomic=1 cur=rtr", "EINVAL",
+            "is in INIT, not in cur_qp_state RTR", "leave IBV_QP_CUR_STATE out of attr_mask"));
         c.add(c("a modify_qp to a port the device lacks", ONE_HOST + "qp q pd_a cq_a\n",
             "modify q init pkey_index=0 port=9 access=rw", "EINVAL", "port_num=9", "fix that attribute"));
         final String ud = TWO_HOSTS + "qp ud_a pd_a cq_a type=ud\nmodify ud_a init pkey_index=0 port=1 qkey=0x11\n"

@@ -196,6 +196,29 @@ class ScriptQpTest
     }
 
     @Test
+    void connectShouldGiveUcQpsRemoteWriteOnlyByDefault()
+    {
+        // UC carries no RDMA READ or atomic: connect's default qp_access_flags for UC is REMOTE_WRITE, RC's all three
+        final ScriptRun r = ScriptRun.ok("uc-default.rsim", """
+            host alpha ram=64M
+            device nic_a alpha profile=connectx5
+            open app_a nic_a
+            pd pd_a app_a
+            cq cq_a app_a
+            qp uc_a pd_a cq_a type=uc
+            qp uc_b pd_a cq_a type=uc
+            connect uc_a uc_b
+            qp rc_a pd_a cq_a
+            qp rc_b pd_a cq_a
+            connect rc_a rc_b
+            """);
+
+        assertThat(r.out()).contains("connect uc_a uc_b").containsPattern("connect uc_a uc_b\\R.*qp_access_flags "
+            + "\\[REMOTE_WRITE\\],").containsPattern("connect rc_a rc_b\\R.*qp_access_flags \\[REMOTE_WRITE, "
+            + "REMOTE_READ, REMOTE_ATOMIC\\]");
+    }
+
+    @Test
     void efaShouldCarryDatagramsOnUdQpsAndRefuseRcAndSrqs()
     {
         // efa_verbs.c efa_create_qp: UD and SRD only; EFA reports max_srq 0.
