@@ -45,6 +45,10 @@ class KeyLifecycleSoakProperties
         }
         final Lockstep end = KeyLifecycleProperties.run(params, chain);
         Soak.ACTIONS.addAndGet(end.applied.size());
+        if (Soak.DIGEST != null)
+        {
+            Soak.digest(params, end.applied);
+        }
         end.release();
     }
 
@@ -54,17 +58,18 @@ class KeyLifecycleSoakProperties
         Mismatch.reset();
     }
 
+    /** The generators are made once ({@link MemoizedArbitrary}): the same values for a seed as the suite's. */
     @Provide
     Arbitrary<ChainParams> params()
     {
-        return KeyChains.params();
+        return new MemoizedArbitrary<>(KeyChains.params());
     }
 
     @Provide
     Arbitrary<ActionChain<Lockstep>> chains()
     {
-        return KeyChains.chains(Integer.getInteger("rnicsim.soak.actions", KeyLifecycleProperties.MAX_ACTIONS),
-            new ReuseStats());
+        return new MemoizedArbitrary<>(KeyChains.chains(Integer.getInteger("rnicsim.soak.actions",
+            KeyLifecycleProperties.MAX_ACTIONS), new ReuseStats()));
     }
 
     /** Skips the soak unless asked for, and sets its tries and seed from the system properties. */
@@ -80,6 +85,24 @@ class KeyLifecycleSoakProperties
          */
         static final int PIPELINE = Integer.getInteger("rnicsim.soak.pipeline", ChainPipeline.DEPTH);
 
+        /**
+         * With {@code -Drnicsim.soak.digest}: a CRC-32 of every chain's parameters and actions as written in scripts,
+         * in the summary line (the same for the same seed's draws: a change to the drawing or to jqwik's side can
+         * show it draws what it drew before).
+         */
+        static final java.util.zip.CRC32 DIGEST = Boolean.getBoolean("rnicsim.soak.digest")
+            ? new java.util.zip.CRC32() : null;
+
+        static void digest(final ChainParams params, final java.util.List<KeyOps.KeyOp> ops)
+        {
+            DIGEST.update(params.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            for (final KeyOps.KeyOp op : ops)
+            {
+                DIGEST.update(op.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                DIGEST.update('\n');
+            }
+        }
+
         /** Actions the chains of this run applied (each one to the three worlds in lockstep). */
         static final java.util.concurrent.atomic.AtomicLong ACTIONS = new java.util.concurrent.atomic.AtomicLong();
 
@@ -88,13 +111,6 @@ class KeyLifecycleSoakProperties
         public PropagationMode propagateTo()
         {
             return PropagationMode.DIRECT_DESCENDANTS;
-        }
-
-        /** Outside {@link Minimize}: the run's figures include the wait for the last chains beside. */
-        @Override
-        public int aroundPropertyProximity()
-        {
-            return -10;
         }
 
         @Override
@@ -129,6 +145,10 @@ class KeyLifecycleSoakProperties
             final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory
                 .getThreadMXBean();
             ACTIONS.set(0);
+            if (DIGEST != null)
+            {
+                DIGEST.reset();
+            }
             final long threadStart = threads.getCurrentThreadCpuTime();
             final long besideStart = Lockstep.besideCpuNanos();
             final long cpuStart = os.getProcessCpuTime();
@@ -154,6 +174,11 @@ class KeyLifecycleSoakProperties
                 r.countTries(), actions, seconds, actions / seconds, cpuSeconds,
                 cpuSeconds > 0 ? actions / cpuSeconds : 0.0, threadSeconds + besideSeconds, threadSeconds,
                 filingRate > 0 ? actions / seconds / filingRate : 0.0, filingRate);
+            if (DIGEST != null)
+            {
+                System.out.printf(java.util.Locale.ROOT, "key-lifecycle soak: actions digest %08x (CRC-32 of every "
+                    + "chain's parameters and actions)%n", DIGEST.getValue());
+            }
             return r;
         }
     }

@@ -17,10 +17,10 @@ import java.util.concurrent.Executors;
  *
  * <p>The first world runs in the thread of the chain (the actions are drawn from it); the others each run on a
  * thread of their own ({@link #BESIDE}), the same actions in the same order with the invariants after each, handed
- * over up to {@value #BATCH} actions at a time (a thread woken for every action spent more CPU time waking than
- * working on small actions), at once while they have nothing left to do (so that a chain's first actions do not wait
- * for a batch to fill), and at the end: the chain's thread does not wait for them until the chain ends, and a failure
- * in one of them is thrown in the chain's thread at a later action or at the end. Each world is only ever touched by
+ * over {@value #BATCH} actions at a time (a thread woken for every action spent more CPU time waking than working on
+ * small actions), a chain's first actions in smaller batches (2, then 4: the worlds beside start on a chain sooner),
+ * and at the end: the chain's thread does not wait for them until the chain ends, and a failure in one of them is
+ * thrown in the chain's thread at a later action or at the end. Each world is only ever touched by
  * one thread at a time (its own objects: fabric, hosts, devices, model); what the worlds share ({@link ReuseStats}) is
  * synchronized.
  *
@@ -48,8 +48,10 @@ final class Lockstep
     final List<KeyWorld> worlds = new ArrayList<>();
     /** The worlds after the first: made, and each action applied and checked, on their own threads, in order. */
     private final List<CompletableFuture<KeyWorld>> beside = new ArrayList<>();
-    /** Actions handed to the worlds beside at a time. */
+    /** Actions handed to the worlds beside at a time, once a chain has begun. */
     static final int BATCH = 8;
+    /** Actions handed over in the next batch: 2 at a chain's start, doubled up to {@link #BATCH}. */
+    private int batch = 2;
     /** Actions applied to the first world and not yet handed to the worlds beside. */
     private final List<KeyOps.KeyOp> unsent = new ArrayList<>(BATCH);
     /** Actions handed to the worlds beside, in order (a failure there carries those its world applied). */
@@ -235,15 +237,16 @@ final class Lockstep
 
     /**
      * Applies the action to every world; the worlds beside check their invariants right after it. The action goes to
-     * them with the next {@value #BATCH}, or at once when they have nothing left to do.
+     * them with the next batch.
      */
     void apply(final KeyOps.KeyOp op)
     {
         rethrowBeside();
         unsent.add(op);
-        if (unsent.size() == BATCH || besideIdle())
+        if (unsent.size() >= batch)
         {
             handOver();
+            batch = Math.min(BATCH, batch * 2);
         }
         final KeyWorld w = ref();
         // In the list before it runs: a failure carries the actions applied, this one the last.
@@ -254,12 +257,6 @@ final class Lockstep
             return null;
         });
         op.advance(names);
-    }
-
-    /** Whether the first world beside has done all it was given (its thread waits for work). */
-    private boolean besideIdle()
-    {
-        return !beside.isEmpty() && beside.get(0).isDone();
     }
 
     /** Hands the actions not yet sent to the worlds beside, to apply in order with the invariants after each. */
