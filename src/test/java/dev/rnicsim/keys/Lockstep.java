@@ -223,16 +223,62 @@ final class Lockstep
 
     /**
      * The reference world's state as the generators see it: taken once per action applied (jqwik draws an action
-     * from it, and draws again when the one drawn cannot run now; nothing changes in between).
+     * from it, and draws again when the one drawn cannot run now; nothing changes in between), and kept across the
+     * actions that change nothing it holds ({@link #unchangedSince}).
      */
     KeyChains.Snapshot snapshot()
     {
         if (snapshotAt != applied.size())
         {
-            snapshot = KeyChains.Snapshot.of(this);
+            if (snapshot != null && unchangedSince(snapshotAt))
+            {
+                if (verifySnapshots)
+                {
+                    verifySnapshot();
+                }
+            }
+            else
+            {
+                snapshot = KeyChains.Snapshot.of(this);
+            }
             snapshotAt = applied.size();
         }
         return snapshot;
+    }
+
+    /**
+     * Whether the actions applied since the {@code at}-th leave what a snapshot holds as it was: CPU loads and stores
+     * and RDMA operations change bytes, pages and QPs, never the buffers, PDs, MRs, windows, keys or names a snapshot
+     * lists (about two actions in five; {@link #verifySnapshots} checks it).
+     */
+    private boolean unchangedSince(final int at)
+    {
+        for (int i = at; i < applied.size(); i++)
+        {
+            final KeyOps.KeyOp op = applied.get(i);
+            if (!(op instanceof KeyOps.Remote || op instanceof KeyOps.CpuWrite || op instanceof KeyOps.CpuRead))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Whether a snapshot kept across actions ({@link #unchangedSince}) is compared with one taken afresh: on, so that
+     * the suites check the rule on every action where it applies; off in the soak ({@link
+     * KeyLifecycleSoakProperties}), which relies on it.
+     */
+    static volatile boolean verifySnapshots = true;
+
+    private void verifySnapshot()
+    {
+        final KeyChains.Snapshot fresh = KeyChains.Snapshot.of(this);
+        if (!fresh.equals(snapshot))
+        {
+            throw Mismatch.of(Mismatch.Kind.CRASH, "the generators' snapshot kept after " + applied.subList(snapshotAt,
+                applied.size()) + " differs from one taken afresh:\nkept:  " + snapshot + "\nfresh: " + fresh, null);
+        }
     }
 
     /**
