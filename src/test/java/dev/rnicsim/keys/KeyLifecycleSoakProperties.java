@@ -29,6 +29,17 @@ import net.jqwik.api.state.ActionChain;
  * active when {@code rnicsim.soak.tries} is given, runs the tests' JVM with the C1 compiler only and the serial
  * collector, which suit a run of seconds: {@code -Drnicsim.soak.jvm=} gives the default compilers and collector back
  * for a soak of hours.)
+ *
+ * <p>Unlike the suite, the soak runs its chains in a pipeline ({@link ChainPipeline}): at a chain's end the next try
+ * starts while the worlds beside the first still finish the chain, up to two chains behind
+ * ({@code -Drnicsim.soak.pipeline=N}; 0 waits at every chain's end as the suite does), so that neither core idles at
+ * chain boundaries. Every world still checks its invariants after every action and its end checks at every chain's
+ * end, and the property passes only once the last chains' worlds are done. A failure found in a world beside after its
+ * chain's try has returned is reported with that chain (its parameters and the actions its world applied, minimized
+ * from those), whichever later try it surfaced in. The soak keeps the generators' snapshot across actions that change
+ * nothing it holds ({@link Lockstep#snapshot}; the suites check the rule) and makes its generators once
+ * ({@link MemoizedArbitrary}). {@code -Drnicsim.soak.digest=true} adds a CRC-32 of every chain drawn to the summary,
+ * to show that a change draws the same chains for a seed as before.
  */
 @AddLifecycleHook(KeyLifecycleSoakProperties.Soak.class)
 class KeyLifecycleSoakProperties

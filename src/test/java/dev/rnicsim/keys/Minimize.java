@@ -19,9 +19,9 @@ import net.jqwik.api.state.Transformer;
  * never created is a skipped step. The failure reported is the minimal chain's, with its script (also saved as
  * target/key-lifecycle-counterexample-POLICY.rnic).
  *
- * <p>It starts from the chain the failure carries ({@link Mismatch#params}, {@link Mismatch#ops}: the actions the
- * failing world applied), which in the soak's pipeline ({@link ChainPipeline}) may be an earlier try's than the sample
- * jqwik reports; else from jqwik's sample. It first waits for the chains still running beside
+ * <p>It starts from jqwik's shrunk sample, or from the chain the failure carries ({@link Mismatch#params},
+ * {@link Mismatch#ops}: the actions the failing world applied) when the failure is an earlier try's chain than the
+ * sample jqwik reports (the soak's pipeline, {@link ChainPipeline}) or the sample ran no action. It first waits for the chains still running beside
  * ({@link ChainPipeline#settle}), so that a failure among the last of them fails the property.
  */
 public final class Minimize implements AroundPropertyHook
@@ -45,14 +45,12 @@ public final class Minimize implements AroundPropertyHook
         {
             return r;
         }
-        // The chain the failing world ran (in the soak it may be an earlier try's than jqwik's falsified sample),
-        // else jqwik's sample.
-        ChainParams params = first.params;
-        List<KeyOp> ops = first.ops;
-        if (params == null || ops == null)
+        // jqwik's shrunk sample, unless the failure is an earlier chain's (the soak's pipeline) or the sample ran no
+        // action: then the chain the failing world ran, which the failure carries.
+        ChainParams params = null;
+        List<KeyOp> ops = null;
+        if (!first.late)
         {
-            params = null;
-            ops = null;
             for (final Object o : r.falsifiedParameters().orElse(List.of()))
             {
                 if (o instanceof ChainParams p)
@@ -64,10 +62,15 @@ public final class Minimize implements AroundPropertyHook
                     ops = opsOf(c);
                 }
             }
-            if (params == null || ops == null)
-            {
-                return r;
-            }
+        }
+        if (params == null || ops == null || ops.isEmpty())
+        {
+            params = first.params;
+            ops = first.ops;
+        }
+        if (params == null || ops == null)
+        {
+            return r;
         }
         final Minimizer m = new Minimizer(params, first.policy, first.kind);
         final List<KeyOp> minimal = m.minimize(ops);
