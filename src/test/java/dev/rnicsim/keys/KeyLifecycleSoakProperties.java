@@ -156,6 +156,8 @@ class KeyLifecycleSoakProperties
             final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory
                 .getThreadMXBean();
             ACTIONS.set(0);
+            Lockstep.WAITED_FOR_BESIDE_NS.set(0);
+            Lockstep.BESIDE_IDLE_NS.set(0);
             if (DIGEST != null)
             {
                 DIGEST.reset();
@@ -195,6 +197,11 @@ class KeyLifecycleSoakProperties
                 r.countTries(), actions, seconds, actions / seconds, cpuSeconds,
                 cpuSeconds > 0 ? actions / cpuSeconds : 0.0, threadSeconds + besideSeconds, threadSeconds,
                 filingRate > 0 ? actions / seconds / filingRate : 0.0, filingRate);
+            // Where the threads waited for each other (the pipeline's point: the chain's thread seldom waits); the
+            // worlds beside wait too when they are ahead, and a busy machine adds its own delays to both.
+            System.out.printf(java.util.Locale.ROOT, "key-lifecycle soak: the chain's thread waited %.1f s for the "
+                + "worlds beside, the two worlds beside %.1f s for actions%n",
+                Lockstep.WAITED_FOR_BESIDE_NS.get() / 1e9, Lockstep.BESIDE_IDLE_NS.get() / 1e9);
             if (DIGEST != null)
             {
                 System.out.printf(java.util.Locale.ROOT, "key-lifecycle soak: actions digest %08x (CRC-32 of every "

@@ -6,7 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The state of a key-lifecycle chain: the same actions applied side by side to three worlds that differ only in
@@ -97,14 +97,49 @@ final class Lockstep
     {
         if (BESIDE[i] == null)
         {
-            BESIDE[i] = Executors.newSingleThreadExecutor(r ->
-            {
-                final Thread t = new Thread(r, "key-lifecycle-world-" + (i + 1));
-                t.setDaemon(true);
-                return t;
-            });
+            BESIDE[i] = new Beside(i);
         }
         return BESIDE[i];
+    }
+
+    /**
+     * Wall-clock time the chain's thread waited for the worlds beside (at a chain's end, or for a chain the soak's
+     * pipeline keeps), and the worlds beside waited for work, in nanoseconds: the soak's summary gives both.
+     */
+    static final AtomicLong WAITED_FOR_BESIDE_NS = new AtomicLong();
+    static final AtomicLong BESIDE_IDLE_NS = new AtomicLong();
+
+    /** The thread of one world beside: a single thread that counts the time it waits between tasks. */
+    private static final class Beside extends java.util.concurrent.ThreadPoolExecutor
+    {
+        /** When the last task ended (0: none yet); only the executor's thread touches it. */
+        private long lastEnd;
+
+        Beside(final int i)
+        {
+            super(1, 1, 0, java.util.concurrent.TimeUnit.MILLISECONDS, new java.util.concurrent.LinkedBlockingQueue<>(),
+                r ->
+                {
+                    final Thread t = new Thread(r, "key-lifecycle-world-" + (i + 1));
+                    t.setDaemon(true);
+                    return t;
+                });
+        }
+
+        @Override
+        protected void beforeExecute(final Thread t, final Runnable r)
+        {
+            if (lastEnd != 0)
+            {
+                BESIDE_IDLE_NS.addAndGet(System.nanoTime() - lastEnd);
+            }
+        }
+
+        @Override
+        protected void afterExecute(final Runnable r, final Throwable t)
+        {
+            lastEnd = System.nanoTime();
+        }
     }
 
     /** CPU time of the threads the worlds after the first ran on, in nanoseconds. */
@@ -174,6 +209,7 @@ final class Lockstep
      */
     void joinBeside()
     {
+        final long start = System.nanoTime();
         try
         {
             for (final CompletableFuture<KeyWorld> f : beside)
@@ -183,6 +219,7 @@ final class Lockstep
         }
         finally
         {
+            WAITED_FOR_BESIDE_NS.addAndGet(System.nanoTime() - start);
             released = true;
             beside.clear();
         }
@@ -377,10 +414,12 @@ final class Lockstep
             ChainPipeline.behind(this);
             return;
         }
+        final long start = System.nanoTime();
         for (final CompletableFuture<KeyWorld> f : beside)
         {
             worlds.add(join(f));
         }
+        WAITED_FOR_BESIDE_NS.addAndGet(System.nanoTime() - start);
         beside.clear();
     }
 

@@ -21,8 +21,9 @@ import net.jqwik.api.state.Transformer;
  *
  * <p>It starts from jqwik's shrunk sample, or from the chain the failure carries ({@link Mismatch#params},
  * {@link Mismatch#ops}: the actions the failing world applied) when the failure is an earlier try's chain than the
- * sample jqwik reports (the soak's pipeline, {@link ChainPipeline}) or the sample ran no action. It first waits for the chains still running beside
- * ({@link ChainPipeline#settle}), so that a failure among the last of them fails the property.
+ * sample jqwik reports (the soak's pipeline, {@link ChainPipeline}) or the sample ran no action. It first waits for
+ * the chains still running beside ({@link ChainPipeline#settle}), so that a failure among the last of them fails the
+ * property.
  */
 public final class Minimize implements AroundPropertyHook
 {
@@ -81,10 +82,11 @@ public final class Minimize implements AroundPropertyHook
             return r;
         }
         Mismatch.FIRST.set(withScript);
+        final String late = first.late ? " of the chain " + params + " that failed in a world beside after its try had "
+            + "returned (the soak's pipeline; not the sample jqwik reports)" : "";
         final Mismatch reported = Mismatch.of(withScript.kind, "minimized from " + ops.size() + " to " + minimal.size()
-            + " actions (" + m.runs + " runs of the " + first.policy + " world)" + (first.late ? " of the chain " + params
-            + " that failed in a world beside after its try had returned (the soak's pipeline; not the sample jqwik "
-            + "reports)" : "") + ":\n" + withScript.getMessage(), original);
+            + " actions (" + m.runs + " runs of the " + first.policy + " world)" + late + ":\n"
+            + withScript.getMessage(), original);
         reported.policy = withScript.policy;
         reported.script = withScript.script;
         reported.params = params;
