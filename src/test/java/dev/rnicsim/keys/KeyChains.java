@@ -290,7 +290,7 @@ final class KeyChains
         public RandomGenerator<Transformer<Lockstep>> generator(final int genSize)
         {
             final RandomGenerator<Long> g = bits(genSize);
-            return random -> g.next(random).map(v -> transformer(decode(snapshot, v)));
+            return random -> new DecodedStep(snapshot, g.next(random));
         }
 
         @Override
@@ -318,7 +318,7 @@ final class KeyChains
         }
     }
 
-    private static Transformer<Lockstep> transformer(final KeyOp op)
+    static Transformer<Lockstep> transformer(final KeyOp op)
     {
         return op == null ? Transformer.noop() : new OpTransformer(op);
     }

@@ -140,6 +140,8 @@ class KeyLifecycleProperties
             catch (final RuntimeException | Error e)
             {
                 Lockstep.CURRENT.get().release();
+                // In the soak's pipeline an earlier chain may still be running beside: its failure comes first.
+                ChainPipeline.throwEarlier();
                 throw e;
             }
         });

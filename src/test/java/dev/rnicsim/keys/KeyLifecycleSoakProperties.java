@@ -29,6 +29,17 @@ import net.jqwik.api.state.ActionChain;
  * active when {@code rnicsim.soak.tries} is given, runs the tests' JVM with the C1 compiler only and the serial
  * collector, which suit a run of seconds: {@code -Drnicsim.soak.jvm=} gives the default compilers and collector back
  * for a soak of hours.)
+ *
+ * <p>Unlike the suite, the soak runs its chains in a pipeline ({@link ChainPipeline}): at a chain's end the next try
+ * starts while the worlds beside the first still finish the chain, up to two chains behind
+ * ({@code -Drnicsim.soak.pipeline=N}; 0 waits at every chain's end as the suite does), so that neither core idles at
+ * chain boundaries. Every world still checks its invariants after every action and its end checks at every chain's
+ * end, and the property passes only once the last chains' worlds are done. A failure found in a world beside after its
+ * chain's try has returned is reported with that chain (its parameters and the actions its world applied, minimized
+ * from those), whichever later try it surfaced in. The soak keeps the generators' snapshot across actions that change
+ * nothing it holds ({@link Lockstep#snapshot}; the suites check the rule) and makes its generators once
+ * ({@link MemoizedArbitrary}). {@code -Drnicsim.soak.digest=true} adds a CRC-32 of every chain drawn to the summary,
+ * to show that a change draws the same chains for a seed as before.
  */
 @AddLifecycleHook(KeyLifecycleSoakProperties.Soak.class)
 class KeyLifecycleSoakProperties
@@ -38,8 +49,17 @@ class KeyLifecycleSoakProperties
     void everyKeyGrantsExactlyWhatTheModelSaysUnderEveryPolicy(@ForAll("params") final ChainParams params,
         @ForAll("chains") final ActionChain<Lockstep> chain)
     {
+        if (ChainPipeline.failedEarlier())
+        {
+            // jqwik shrinks the try an earlier chain's failure surfaced in: not the chain that failed.
+            return;
+        }
         final Lockstep end = KeyLifecycleProperties.run(params, chain);
         Soak.ACTIONS.addAndGet(end.applied.size());
+        if (Soak.DIGEST != null)
+        {
+            Soak.digest(params, end.applied);
+        }
         end.release();
     }
 
@@ -49,17 +69,18 @@ class KeyLifecycleSoakProperties
         Mismatch.reset();
     }
 
+    /** The generators are made once ({@link MemoizedArbitrary}): the same values for a seed as the suite's. */
     @Provide
     Arbitrary<ChainParams> params()
     {
-        return KeyChains.params();
+        return new MemoizedArbitrary<>(KeyChains.params());
     }
 
     @Provide
     Arbitrary<ActionChain<Lockstep>> chains()
     {
-        return KeyChains.chains(Integer.getInteger("rnicsim.soak.actions", KeyLifecycleProperties.MAX_ACTIONS),
-            new ReuseStats());
+        return new MemoizedArbitrary<>(KeyChains.chains(Integer.getInteger("rnicsim.soak.actions",
+            KeyLifecycleProperties.MAX_ACTIONS), new ReuseStats()));
     }
 
     /** Skips the soak unless asked for, and sets its tries and seed from the system properties. */
@@ -68,6 +89,30 @@ class KeyLifecycleSoakProperties
         /** The figure for the soak when it was filed: 3,000 chains in about 26 s on two cores. */
         static final double FILING_CHAINS = 3000;
         static final double FILING_SECONDS = 26;
+
+        /**
+         * Chains the worlds beside the first may run behind the chain's thread ({@link ChainPipeline}):
+         * {@code -Drnicsim.soak.pipeline=N}, 0 for each chain's end in lockstep as in the CI suite.
+         */
+        static final int PIPELINE = Integer.getInteger("rnicsim.soak.pipeline", ChainPipeline.DEPTH);
+
+        /**
+         * With {@code -Drnicsim.soak.digest}: a CRC-32 of every chain's parameters and actions as written in scripts,
+         * in the summary line (the same for the same seed's draws: a change to the drawing or to jqwik's side can
+         * show it draws what it drew before).
+         */
+        static final java.util.zip.CRC32 DIGEST = Boolean.getBoolean("rnicsim.soak.digest")
+            ? new java.util.zip.CRC32() : null;
+
+        static void digest(final ChainParams params, final java.util.List<KeyOps.KeyOp> ops)
+        {
+            DIGEST.update(params.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            for (final KeyOps.KeyOp op : ops)
+            {
+                DIGEST.update(op.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                DIGEST.update('\n');
+            }
+        }
 
         /** Actions the chains of this run applied (each one to the three worlds in lockstep). */
         static final java.util.concurrent.atomic.AtomicLong ACTIONS = new java.util.concurrent.atomic.AtomicLong();
@@ -105,17 +150,33 @@ class KeyLifecycleSoakProperties
             final String collector = jvm.contains("-XX:+UseSerialGC") ? "serial" : "the JVM's default";
             System.out.println("key-lifecycle soak: " + tries + " chains, seed " + (seed == null || seed.isBlank()
                 ? "random (jqwik prints it if a chain fails)" : seed) + ", JIT compilers: " + compilers
-                + ", collector: " + collector);
+                + ", collector: " + collector + ", worlds beside up to " + PIPELINE + " chains behind");
             final com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
                 java.lang.management.ManagementFactory.getOperatingSystemMXBean();
             final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory
                 .getThreadMXBean();
             ACTIONS.set(0);
+            Lockstep.WAITED_FOR_BESIDE_NS.set(0);
+            Lockstep.BESIDE_IDLE_NS.set(0);
+            if (DIGEST != null)
+            {
+                DIGEST.reset();
+            }
             final long threadStart = threads.getCurrentThreadCpuTime();
             final long besideStart = Lockstep.besideCpuNanos();
             final long cpuStart = os.getProcessCpuTime();
             final long start = System.nanoTime();
-            final PropertyExecutionResult r = property.execute();
+            // The suites check that a snapshot kept across actions equals one taken afresh; the soak relies on it.
+            Lockstep.verifySnapshots = false;
+            final PropertyExecutionResult r;
+            try
+            {
+                r = ChainPipeline.pipelined(property, PIPELINE);
+            }
+            finally
+            {
+                Lockstep.verifySnapshots = true;
+            }
             final double seconds = (System.nanoTime() - start) / 1e9;
             final double cpuSeconds = (os.getProcessCpuTime() - cpuStart) / 1e9;
             final double threadSeconds = (threads.getCurrentThreadCpuTime() - threadStart) / 1e9;
@@ -136,6 +197,16 @@ class KeyLifecycleSoakProperties
                 r.countTries(), actions, seconds, actions / seconds, cpuSeconds,
                 cpuSeconds > 0 ? actions / cpuSeconds : 0.0, threadSeconds + besideSeconds, threadSeconds,
                 filingRate > 0 ? actions / seconds / filingRate : 0.0, filingRate);
+            // Where the threads waited for each other (the pipeline's point: the chain's thread seldom waits); the
+            // worlds beside wait too when they are ahead, and a busy machine adds its own delays to both.
+            System.out.printf(java.util.Locale.ROOT, "key-lifecycle soak: the chain's thread waited %.1f s for the "
+                + "worlds beside, the two worlds beside %.1f s for actions%n",
+                Lockstep.WAITED_FOR_BESIDE_NS.get() / 1e9, Lockstep.BESIDE_IDLE_NS.get() / 1e9);
+            if (DIGEST != null)
+            {
+                System.out.printf(java.util.Locale.ROOT, "key-lifecycle soak: actions digest %08x (CRC-32 of every "
+                    + "chain's parameters and actions)%n", DIGEST.getValue());
+            }
             return r;
         }
     }

@@ -6,7 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The state of a key-lifecycle chain: the same actions applied side by side to three worlds that differ only in
@@ -18,9 +18,17 @@ import java.util.concurrent.Executors;
  * <p>The first world runs in the thread of the chain (the actions are drawn from it); the others each run on a
  * thread of their own ({@link #BESIDE}), the same actions in the same order with the invariants after each, handed
  * over {@value #BATCH} actions at a time (a thread woken for every action spent more CPU time waking than working on
- * small actions) and at the end: the chain's thread does not wait for them until the chain ends, and a failure in one
- * of them is thrown in the chain's thread at a later action or at the end. Each world is only ever touched by one thread at
- * a time (its own objects: fabric, hosts, devices, model); what the worlds share ({@link ReuseStats}) is synchronized.
+ * small actions), a chain's first actions in smaller batches (2, then 4: the worlds beside start on a chain sooner),
+ * and at the end: the chain's thread does not wait for them until the chain ends, and a failure in one of them is
+ * thrown in the chain's thread at a later action or at the end. Each world is only ever touched by
+ * one thread at a time (its own objects: fabric, hosts, devices, model); what the worlds share ({@link ReuseStats}) is
+ * synchronized.
+ *
+ * <p>In the soak the chain's thread does not wait at a chain's end either: {@link ChainPipeline} keeps the chain (its
+ * worlds beside still running its last actions and end checks) and the next try starts at once, the worlds beside up
+ * to {@link ChainPipeline#depth} chains behind. A failure in a world beside carries the chain it belongs to (its
+ * parameters and the actions that world applied, {@link Mismatch#params}, {@link Mismatch#ops}), whichever try it
+ * surfaces in.
  *
  * <p>A failure is reported with the failing world's script, runnable with {@code ./rnicsim run FILE}, and saved as
  * {@code target/key-lifecycle-counterexample-POLICY.rnic} of the module the tests run in (the file of the last
@@ -40,10 +48,16 @@ final class Lockstep
     final List<KeyWorld> worlds = new ArrayList<>();
     /** The worlds after the first: made, and each action applied and checked, on their own threads, in order. */
     private final List<CompletableFuture<KeyWorld>> beside = new ArrayList<>();
-    /** Actions handed to the worlds beside at a time. */
+    /** Actions handed to the worlds beside at a time, once a chain has begun. */
     static final int BATCH = 8;
+    /** Actions handed over in the next batch: 2 at a chain's start, doubled up to {@link #BATCH}. */
+    private int batch = 2;
     /** Actions applied to the first world and not yet handed to the worlds beside. */
     private final List<KeyOps.KeyOp> unsent = new ArrayList<>(BATCH);
+    /** Actions handed to the worlds beside, in order (a failure there carries those its world applied). */
+    private final List<KeyOps.KeyOp> handed = new ArrayList<>();
+    /** Set once {@link #finish} has queued the end checks: the worlds beside finish the chain on their own. */
+    private boolean finished;
     /** Set when the chain is dropped: the worlds beside skip what is left of their work. */
     private volatile boolean released;
     final KeyOps.Names names = new KeyOps.Names();
@@ -68,6 +82,8 @@ final class Lockstep
     {
         this.params = params;
         CURRENT.set(this);
+        // A chain still running beside (soak) that has failed fails this try: before any world is made.
+        ChainPipeline.check();
         final List<VariantPolicy> run = only == null ? POLICIES : List.of(only);
         // The worlds beside are made on their threads while the first is made here.
         for (final VariantPolicy p : run.subList(1, run.size()))
@@ -81,14 +97,49 @@ final class Lockstep
     {
         if (BESIDE[i] == null)
         {
-            BESIDE[i] = Executors.newSingleThreadExecutor(r ->
-            {
-                final Thread t = new Thread(r, "key-lifecycle-world-" + (i + 1));
-                t.setDaemon(true);
-                return t;
-            });
+            BESIDE[i] = new Beside(i);
         }
         return BESIDE[i];
+    }
+
+    /**
+     * Wall-clock time the chain's thread waited for the worlds beside (at a chain's end, or for a chain the soak's
+     * pipeline keeps), and the worlds beside waited for work, in nanoseconds: the soak's summary gives both.
+     */
+    static final AtomicLong WAITED_FOR_BESIDE_NS = new AtomicLong();
+    static final AtomicLong BESIDE_IDLE_NS = new AtomicLong();
+
+    /** The thread of one world beside: a single thread that counts the time it waits between tasks. */
+    private static final class Beside extends java.util.concurrent.ThreadPoolExecutor
+    {
+        /** When the last task ended (0: none yet); only the executor's thread touches it. */
+        private long lastEnd;
+
+        Beside(final int i)
+        {
+            super(1, 1, 0, java.util.concurrent.TimeUnit.MILLISECONDS, new java.util.concurrent.LinkedBlockingQueue<>(),
+                r ->
+                {
+                    final Thread t = new Thread(r, "key-lifecycle-world-" + (i + 1));
+                    t.setDaemon(true);
+                    return t;
+                });
+        }
+
+        @Override
+        protected void beforeExecute(final Thread t, final Runnable r)
+        {
+            if (lastEnd != 0)
+            {
+                BESIDE_IDLE_NS.addAndGet(System.nanoTime() - lastEnd);
+            }
+        }
+
+        @Override
+        protected void afterExecute(final Runnable r, final Throwable t)
+        {
+            lastEnd = System.nanoTime();
+        }
     }
 
     /** CPU time of the threads the worlds after the first ran on, in nanoseconds. */
@@ -106,14 +157,17 @@ final class Lockstep
         return ns;
     }
 
-    /** Runs {@code body} on the world of {@code beside[i]} on its thread, after what was queued before. */
-    private void beside(final int i, final java.util.function.Consumer<KeyWorld> body)
+    /**
+     * Runs {@code body} on the world of {@code beside[i]} on its thread, after what was queued before; a failure
+     * carries the actions {@code soFar} (those the world had applied, unless the body names fewer).
+     */
+    private void beside(final int i, final List<KeyOps.KeyOp> soFar, final java.util.function.Consumer<KeyWorld> body)
     {
         beside.set(i, beside.get(i).thenApplyAsync(w ->
         {
             if (!released)
             {
-                guard(w, () ->
+                guard(w, soFar, () ->
                 {
                     body.accept(w);
                     return null;
@@ -123,7 +177,7 @@ final class Lockstep
         }, thread(i)));
     }
 
-    /** Throws the failure of a world beside, if one has failed. */
+    /** Throws the failure of a world beside, of this chain or of a chain still running beside (soak), if one failed. */
     private void rethrowBeside()
     {
         for (final CompletableFuture<KeyWorld> f : beside)
@@ -133,6 +187,49 @@ final class Lockstep
                 join(f);
             }
         }
+        ChainPipeline.check();
+    }
+
+    /** Whether a world beside has failed (a chain that {@link ChainPipeline} keeps). */
+    boolean besideFailed()
+    {
+        for (final CompletableFuture<KeyWorld> f : beside)
+        {
+            if (f.isCompletedExceptionally())
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Waits for the worlds beside to end the chain (a chain that {@link ChainPipeline} keeps), then drops them; throws
+     * the failure of one, if one failed.
+     */
+    void joinBeside()
+    {
+        final long start = System.nanoTime();
+        try
+        {
+            for (final CompletableFuture<KeyWorld> f : beside)
+            {
+                join(f);
+            }
+        }
+        finally
+        {
+            WAITED_FOR_BESIDE_NS.addAndGet(System.nanoTime() - start);
+            released = true;
+            beside.clear();
+        }
+    }
+
+    /** Drops the worlds beside without waiting: they skip what is left of their work. */
+    void dropBeside()
+    {
+        released = true;
+        beside.clear();
     }
 
     private static KeyWorld join(final CompletableFuture<KeyWorld> f)
@@ -163,35 +260,86 @@ final class Lockstep
 
     /**
      * The reference world's state as the generators see it: taken once per action applied (jqwik draws an action
-     * from it, and draws again when the one drawn cannot run now; nothing changes in between).
+     * from it, and draws again when the one drawn cannot run now; nothing changes in between), and kept across the
+     * actions that change nothing it holds ({@link #unchangedSince}).
      */
     KeyChains.Snapshot snapshot()
     {
         if (snapshotAt != applied.size())
         {
-            snapshot = KeyChains.Snapshot.of(this);
+            if (snapshot != null && unchangedSince(snapshotAt))
+            {
+                if (verifySnapshots)
+                {
+                    verifySnapshot();
+                }
+            }
+            else
+            {
+                snapshot = KeyChains.Snapshot.of(this);
+            }
             snapshotAt = applied.size();
         }
         return snapshot;
     }
 
-    /** Applies the action to every world; the worlds beside check their invariants right after it. */
+    /**
+     * Whether the actions applied since the {@code at}-th leave what a snapshot holds as it was: CPU loads and stores
+     * and RDMA operations change bytes, pages and QPs, never the buffers, PDs, MRs, windows, keys or names a snapshot
+     * lists (about two actions in five; {@link #verifySnapshots} checks it).
+     */
+    private boolean unchangedSince(final int at)
+    {
+        for (int i = at; i < applied.size(); i++)
+        {
+            final KeyOps.KeyOp op = applied.get(i);
+            if (!(op instanceof KeyOps.Remote || op instanceof KeyOps.CpuWrite || op instanceof KeyOps.CpuRead))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Whether a snapshot kept across actions ({@link #unchangedSince}) is compared with one taken afresh: on, so that
+     * the suites check the rule on every action where it applies; off in the soak ({@link
+     * KeyLifecycleSoakProperties}), which relies on it.
+     */
+    static volatile boolean verifySnapshots = true;
+
+    private void verifySnapshot()
+    {
+        final KeyChains.Snapshot fresh = KeyChains.Snapshot.of(this);
+        if (!fresh.equals(snapshot))
+        {
+            throw Mismatch.of(Mismatch.Kind.CRASH, "the generators' snapshot kept after " + applied.subList(snapshotAt,
+                applied.size()) + " differs from one taken afresh:\nkept:  " + snapshot + "\nfresh: " + fresh, null);
+        }
+    }
+
+    /**
+     * Applies the action to every world; the worlds beside check their invariants right after it. The action goes to
+     * them with the next batch.
+     */
     void apply(final KeyOps.KeyOp op)
     {
         rethrowBeside();
         unsent.add(op);
-        if (unsent.size() == BATCH)
+        if (unsent.size() >= batch)
         {
             handOver();
+            batch = Math.min(BATCH, batch * 2);
         }
         final KeyWorld w = ref();
-        guard(w, () ->
+        // In the list before it runs: a failure carries the actions applied, this one the last.
+        applied.add(op);
+        guard(w, applied, () ->
         {
             op.apply(w);
             return null;
         });
         op.advance(names);
-        applied.add(op);
     }
 
     /** Hands the actions not yet sent to the worlds beside, to apply in order with the invariants after each. */
@@ -203,14 +351,24 @@ final class Lockstep
         }
         final List<KeyOps.KeyOp> ops = List.copyOf(unsent);
         unsent.clear();
+        final int before = handed.size();
+        handed.addAll(ops);
+        final List<KeyOps.KeyOp> soFar = List.copyOf(handed);
         for (int i = 0; i < beside.size(); i++)
         {
-            beside(i, w ->
+            beside(i, soFar, w ->
             {
-                for (final KeyOps.KeyOp op : ops)
+                for (int j = 0; j < ops.size(); j++)
                 {
-                    op.apply(w);
-                    w.checks.checkInvariants();
+                    try
+                    {
+                        ops.get(j).apply(w);
+                        w.checks.checkInvariants();
+                    }
+                    catch (final RuntimeException | AssertionError e)
+                    {
+                        throw counterexample(w, e, params, soFar.subList(0, before + j + 1));
+                    }
                 }
             });
         }
@@ -223,7 +381,7 @@ final class Lockstep
     void check()
     {
         final KeyWorld w = ref();
-        guard(w, () ->
+        guard(w, applied, () ->
         {
             w.checks.checkInvariants();
             return null;
@@ -233,34 +391,74 @@ final class Lockstep
 
     /**
      * At the end of a chain: every byte agrees, and closing the context leaves nothing behind, in every world; then
-     * {@link #worlds} holds them all.
+     * {@link #worlds} holds them all. In the soak ({@link ChainPipeline#on}) it does not wait for the worlds beside:
+     * {@link #worlds} holds the first world only, and the pipeline checks the others' end when they get there.
      */
     void finish()
     {
         handOver();
+        final List<KeyOps.KeyOp> all = List.copyOf(handed);
         for (int i = 0; i < beside.size(); i++)
         {
-            beside(i, w ->
-            {
-                w.checks.checkAllBytes();
-                w.connections.closeEverything();
-            });
+            beside(i, all, Lockstep::end);
         }
         final KeyWorld w = ref();
-        guard(w, () ->
+        guard(w, applied, () ->
         {
-            w.checks.checkAllBytes();
-            w.connections.closeEverything();
+            end(w);
             return null;
         });
+        finished = true;
+        if (!beside.isEmpty() && ChainPipeline.on())
+        {
+            ChainPipeline.behind(this);
+            return;
+        }
+        final long start = System.nanoTime();
         for (final CompletableFuture<KeyWorld> f : beside)
         {
             worlds.add(join(f));
         }
+        WAITED_FOR_BESIDE_NS.addAndGet(System.nanoTime() - start);
         beside.clear();
     }
 
+    /** The end checks of one world, and the context closed. */
+    private static void end(final KeyWorld w)
+    {
+        w.checks.checkAllBytes();
+        if (w.policy == plantedEndBug)
+        {
+            plantedEndCheck(w);
+        }
+        w.connections.closeEverything();
+    }
+
+    /**
+     * A bug planted in the end checks of the worlds of one policy, for the test that a failure found in a world beside
+     * after its chain's try has returned is still reported, with that chain ({@code ChainPipelineTest}): at the end of
+     * a chain with at least {@link #plantedEndBugMrs} live MRs, such a world's model expects one MTT entry more than
+     * the live MRs reserve. Null: no bug.
+     */
+    static volatile VariantPolicy plantedEndBug;
+    static volatile int plantedEndBugMrs = 4;
+
+    private static void plantedEndCheck(final KeyWorld w)
+    {
+        if (w.liveMrs() >= plantedEndBugMrs)
+        {
+            w.expectEqual(w.mttModel() + 1, w.nicB.counter(dev.rnicsim.simnic.SimCounter.MTT_ENTRIES_IN_USE),
+                "sim_mtt_entries_in_use at the chain's end (sum of the live MRs' reserved MTT entries)");
+        }
+    }
+
     private <T> T guard(final KeyWorld w, final java.util.function.Supplier<T> body)
+    {
+        return guard(w, applied, body);
+    }
+
+    /** Runs the body on a world; a failure is rethrown with the world's script and the actions {@code soFar}. */
+    private <T> T guard(final KeyWorld w, final List<KeyOps.KeyOp> soFar, final java.util.function.Supplier<T> body)
     {
         try
         {
@@ -268,16 +466,20 @@ final class Lockstep
         }
         catch (final RuntimeException | AssertionError e)
         {
-            if (w == null)
+            if (w == null || e instanceof Mismatch m && m.script != null)
             {
                 throw e;
             }
-            throw counterexample(w, e);
+            throw counterexample(w, e, params, soFar);
         }
     }
 
-    /** The failure with the world's run as a script (the property saves it under the module's target/). */
-    static AssertionError counterexample(final KeyWorld w, final Throwable cause)
+    /**
+     * The failure with the world's run as a script (the property saves it under the module's target/), and the
+     * chain it failed in: its parameters and the actions the world applied ({@link Minimize} starts from them).
+     */
+    static AssertionError counterexample(final KeyWorld w, final Throwable cause, final ChainParams params,
+        final List<KeyOps.KeyOp> soFar)
     {
         final String script = w.replayScript();
         final Mismatch m = Mismatch.of(Mismatch.kindOf(cause), (cause instanceof Mismatch ? cause.getMessage()
@@ -286,6 +488,8 @@ final class Lockstep
             cause);
         m.policy = w.policy;
         m.script = script;
+        m.params = params;
+        m.ops = List.copyOf(soFar);
         return m;
     }
 
@@ -304,9 +508,12 @@ final class Lockstep
      */
     void release()
     {
-        released = true;
         worlds.clear();
-        beside.clear();
+        if (!finished)
+        {
+            dropBeside();
+        }
+        // else the worlds beside are ending the chain on their own: ChainPipeline waits for them or drops them.
     }
 
     @Override

@@ -18,6 +18,12 @@ import net.jqwik.api.state.Transformer;
  * spends most of its time shrinking values; here any action may go, because an action whose names a shorter chain
  * never created is a skipped step. The failure reported is the minimal chain's, with its script (also saved as
  * target/key-lifecycle-counterexample-POLICY.rnic).
+ *
+ * <p>It starts from jqwik's shrunk sample, or from the chain the failure carries ({@link Mismatch#params},
+ * {@link Mismatch#ops}: the actions the failing world applied) when the failure is an earlier try's chain than the
+ * sample jqwik reports (the soak's pipeline, {@link ChainPipeline}) or the sample ran no action. It first waits for
+ * the chains still running beside ({@link ChainPipeline#settle}), so that a failure among the last of them fails the
+ * property.
  */
 public final class Minimize implements AroundPropertyHook
 {
@@ -28,38 +34,44 @@ public final class Minimize implements AroundPropertyHook
     public PropertyExecutionResult aroundProperty(final PropertyLifecycleContext context,
         final PropertyExecutor property)
     {
-        final PropertyExecutionResult r = property.execute();
-        if (r.status() != PropertyExecutionResult.Status.FAILED || r.falsifiedParameters().isEmpty()
-            || r.throwable().isEmpty())
+        // In the soak's pipeline the last chains' worlds beside may still be running: their failures count too.
+        final PropertyExecutionResult r = ChainPipeline.settle(property.execute());
+        if (r.status() != PropertyExecutionResult.Status.FAILED || r.throwable().isEmpty())
         {
             return r;
-        }
-        ChainParams params = null;
-        ActionChain<?> chain = null;
-        for (final Object o : r.falsifiedParameters().get())
-        {
-            if (o instanceof ChainParams p)
-            {
-                params = p;
-            }
-            else if (o instanceof ActionChain<?> c)
-            {
-                chain = c;
-            }
         }
         final Throwable original = r.throwable().get();
         final Mismatch first = Mismatch.withScript(original);
-        if (params == null || chain == null || first == null)
+        if (first == null)
         {
             return r;
         }
-        final List<KeyOp> ops = new ArrayList<>();
-        for (final Transformer<?> t : chain.transformers())
+        // jqwik's shrunk sample, unless the failure is an earlier chain's (the soak's pipeline) or the sample ran no
+        // action: then the chain the failing world ran, which the failure carries.
+        ChainParams params = null;
+        List<KeyOp> ops = null;
+        if (!first.late)
         {
-            if (t instanceof KeyChains.OpTransformer o)
+            for (final Object o : r.falsifiedParameters().orElse(List.of()))
             {
-                ops.add(o.op());
+                if (o instanceof ChainParams p)
+                {
+                    params = p;
+                }
+                else if (o instanceof ActionChain<?> c)
+                {
+                    ops = opsOf(c);
+                }
             }
+        }
+        if (params == null || ops == null || ops.isEmpty())
+        {
+            params = first.params;
+            ops = first.ops;
+        }
+        if (params == null || ops == null)
+        {
+            return r;
         }
         final Minimizer m = new Minimizer(params, first.policy, first.kind);
         final List<KeyOp> minimal = m.minimize(ops);
@@ -70,12 +82,32 @@ public final class Minimize implements AroundPropertyHook
             return r;
         }
         Mismatch.FIRST.set(withScript);
+        final String late = first.late ? " of the chain " + params + " that failed in a world beside after its try had "
+            + "returned (the soak's pipeline; not the sample jqwik reports)" : "";
         final Mismatch reported = Mismatch.of(withScript.kind, "minimized from " + ops.size() + " to " + minimal.size()
-            + " actions (" + m.runs + " runs of the " + first.policy + " world):\n" + withScript.getMessage(), original);
+            + " actions (" + m.runs + " runs of the " + first.policy + " world)" + late + ":\n"
+            + withScript.getMessage(), original);
         reported.policy = withScript.policy;
         reported.script = withScript.script;
+        reported.params = params;
+        reported.ops = minimal;
+        reported.late = first.late;
         Mismatch.saveFirstKind(reported);
         return r.mapToFailed(reported);
+    }
+
+    /** The actions of a chain jqwik ran. */
+    private static List<KeyOp> opsOf(final ActionChain<?> chain)
+    {
+        final List<KeyOp> ops = new ArrayList<>();
+        for (final Transformer<?> t : chain.transformers())
+        {
+            if (t instanceof KeyChains.OpTransformer o)
+            {
+                ops.add(o.op());
+            }
+        }
+        return ops;
     }
 
     /** Delta debugging of a failing list of actions. */

@@ -28,6 +28,15 @@ class Mismatch extends AssertionError
     /** The failing world's policy and its run as a script, when known. */
     dev.rnicsim.mtt.VariantPolicy policy;
     String script;
+    /**
+     * The chain the world failed in, when known: its parameters and the actions the world applied, the last the one
+     * that failed (all of them when the end checks failed). In the soak a world beside can fail after its chain's try
+     * has returned ({@link ChainPipeline}): these, not the sample jqwik reports, are the chain to minimize.
+     */
+    ChainParams params;
+    java.util.List<KeyOps.KeyOp> ops;
+    /** Found after its chain's try had returned, in a later try or at the property's end ({@link ChainPipeline}). */
+    boolean late;
 
     Mismatch(final Kind kind, final String message, final Throwable cause)
     {
@@ -194,16 +203,37 @@ class Mismatch extends AssertionError
         }
         catch (final Throwable t)
         {
-            final Mismatch withScript = withScript(t);
-            if (FIRST.get() == null && withScript != null)
-            {
-                FIRST.set(withScript);
-            }
-            if (withScript != null && FIRST.get() != null && FIRST.get().kind == withScript.kind)
-            {
-                save(withScript);
-            }
-            throw of(kindOf(t), messageOf(t), t);
+            throw reported(t);
         }
+    }
+
+    /**
+     * A failure as the property reports it: the first failure of the property is remembered ({@link #FIRST}), its
+     * script saved when of the first failure's kind, and the failure wrapped in a new Mismatch of its kind.
+     */
+    static Mismatch reported(final Throwable t)
+    {
+        final Mismatch withScript = withScript(t);
+        if (FIRST.get() == null && withScript != null)
+        {
+            FIRST.set(withScript);
+        }
+        if (withScript != null && FIRST.get() != null && FIRST.get().kind == withScript.kind)
+        {
+            save(withScript);
+        }
+        return of(kindOf(t), messageOf(t), t);
+    }
+
+    /** A copy of this failure with {@code prefix} before its message, carrying the same world and chain. */
+    Mismatch withPrefix(final String prefix)
+    {
+        final Mismatch m = of(kind, prefix + getMessage(), this);
+        m.policy = policy;
+        m.script = script;
+        m.params = params;
+        m.ops = ops;
+        m.late = late;
+        return m;
     }
 }
