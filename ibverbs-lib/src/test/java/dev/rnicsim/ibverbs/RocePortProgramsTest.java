@@ -108,6 +108,42 @@ class RocePortProgramsTest
         }
     }
 
+    /**
+     * Path MTU 4096 on 1500-byte netdevs: the client's first message, 4096 bytes in one packet, is dropped on the
+     * link and its SEND ends after the retries (the server, which never hears from it, is ended by {@code timeout}).
+     */
+    @Test
+    void ibvRcPingpongWithPathMtu4096OnA1500ByteNetdevEndsWithRetryExceeded() throws Exception
+    {
+        Programs.require("ibv_rc_pingpong", "ibverbs-utils");
+        Programs.require("timeout", "coreutils");
+        try (Programs p = programs("rxe0", "rxe", 1500, null))
+        {
+            final String port = String.valueOf(Programs.port());
+            final List<Programs.Run> runs = p.serverAndClient(List.of("timeout", "20", "ibv_rc_pingpong", "-p", port,
+                "-g", "0", "-m", "4096", "-n", "5"), List.of("ibv_rc_pingpong", "-p", port, "-g", "0", "-m", "4096",
+                "-n", "5", "localhost"), "Couldn't connect");
+            assertThat(runs.get(1).exitCode()).as(runs.get(1).both()).isEqualTo(1);
+            assertThat(runs.get(1).err()).contains("Failed status transport retry counter exceeded (12)");
+            assertThat(runs.get(1).out()).doesNotContain("iters in");
+            assertThat(runs.get(0).out()).as("the server heard nothing").doesNotContain("iters in");
+        }
+    }
+
+    @Test
+    void perftestReportsThePortsActiveMtu() throws Exception
+    {
+        Programs.require("ib_write_bw", "perftest");
+        try (Programs p = programs("rxe0", "rxe", 1500, null))
+        {
+            final String port = String.valueOf(Programs.port());
+            final List<Programs.Run> runs = p.serverAndClient(List.of("ib_write_bw", "-p", port, "-x", "0"),
+                List.of("ib_write_bw", "-p", port, "-x", "0", "localhost"), "Couldn't connect");
+            assertThat(runs.get(1).exitCode()).as(runs.get(1).both()).isZero();
+            assertThat(runs.get(1).out()).containsPattern("Mtu\\s+: 1024\\[B\\]");
+        }
+    }
+
     /** Runs the program as server and client, 20 exchanges, and checks both complete without a failure. */
     private static List<Programs.Run> completes(final Programs p, final String program, final String... options)
         throws Exception
