@@ -319,13 +319,19 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
                 1L << 30, attributes.maxPkeys(), dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET);
             default -> new dev.rnicsim.verbs.PortAttributes(dev.rnicsim.verbs.PortAttributes.STATE_ACTIVE,
                 dev.rnicsim.verbs.PortAttributes.MTU_4096, dev.rnicsim.verbs.PortAttributes.MTU_4096, 256, cmSup,
-                1L << 30, attributes.maxPkeys(), switch (driver)
-                {
-                    case "bnxt_re", "hns", "qedr", "mana", "siw", "cxgb4", "erdma" ->
-                        dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET;
-                    case "efa" -> dev.rnicsim.verbs.PortAttributes.LINK_LAYER_UNSPECIFIED;
-                    default -> dev.rnicsim.verbs.PortAttributes.LINK_LAYER_INFINIBAND;
-                });
+                1L << 30, attributes.maxPkeys(), linkLayer());
+        };
+    }
+
+    /** The port's link layer ({@link #portAttributes()}), without building the attributes. */
+    private int linkLayer()
+    {
+        return switch (driver)
+        {
+            case "rxe", "irdma", "bnxt_re", "hns", "qedr", "mana", "siw", "cxgb4", "erdma" ->
+                dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET;
+            case "efa" -> dev.rnicsim.verbs.PortAttributes.LINK_LAYER_UNSPECIFIED;
+            default -> dev.rnicsim.verbs.PortAttributes.LINK_LAYER_INFINIBAND;
         };
     }
 
@@ -336,7 +342,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
      */
     public PortMtuRule portMtuRule()
     {
-        if (linkPort().linkLayer() != dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET)
+        if (linkLayer() != dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET)
         {
             return PortMtuRule.LINK;
         }
@@ -356,7 +362,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
      */
     public GidTable.Kinds gidKinds()
     {
-        if (linkPort().linkLayer() != dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET)
+        if (linkLayer() != dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET)
         {
             return GidTable.Kinds.INFINIBAND;
         }

@@ -51,12 +51,15 @@ final class RoceWire
     {
         final SimDevice local = qp.device;
         final SimDevice remote = peer.device;
-        if (!local.profile().gidKinds().roce() || !remote.profile().gidKinds().roce())
+        final GidTable.Kinds localKinds = local.profile().gidKinds();
+        final GidTable.Kinds remoteKinds = remote.profile().gidKinds();
+        if (!localKinds.roce() || !remoteKinds.roce())
         {
             return null;
         }
-        final GidType sent = sourceGidType(qp);
-        if (sent == GidType.ROCE_V1 && !remote.profile().gidKinds().types().contains(GidType.ROCE_V1))
+        // only a port with RoCE v1 entries sends v1, and only a v2-only port refuses it: the table is read then alone
+        if (localKinds.types().contains(GidType.ROCE_V1) && !remoteKinds.types().contains(GidType.ROCE_V1)
+            && sourceGidType(qp) == GidType.ROCE_V1)
         {
             return "QP 0x" + Integer.toHexString(qp.num) + " sends RoCE v1 (its sgid_index "
                 + qp.attrs.av.sgidIndex() + " is a RoCE v1 GID) and " + remote.name() + "'s port ("
@@ -109,7 +112,9 @@ final class RoceWire
      */
     static int datagramMtuBytes(final SimDevice device)
     {
-        return Math.min(device.fabric().pathMtuBytes(), PortMtuRule.bytesOf(device.portAttributes().activeMtu()));
+        final PortMtuRule rule = device.profile().portMtuRule();
+        return !rule.followsNetdev() ? device.fabric().pathMtuBytes() : Math.min(device.fabric().pathMtuBytes(),
+            PortMtuRule.bytesOf(rule.activeMtu(device.netdev().mtuBytes(), dev.rnicsim.verbs.PortAttributes.MTU_4096)));
     }
 
     /**
