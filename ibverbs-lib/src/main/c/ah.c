@@ -69,7 +69,7 @@ enum gid_kind { GID_IB_ROCE_V1, GID_ROCE_V2 };
 /*
  * The index of a GID of the given kind in the port's table, or -1 with errno EINVAL when the table has none (libibverbs
  * walks the table with ibv_query_gid until an entry matches; the walk stops at the table's end, gid_tbl_len, here).
- * Which kind a port's GIDs are follows its link layer, as ibv_query_gid_type reports it (device.c).
+ * Each entry's kind is its gid_type, as ibv_query_gid_ex reports it (device.c).
  */
 static int find_gid_index(struct ibv_context *ctx, uint8_t port, const uint8_t *gid, enum gid_kind kind)
 {
@@ -78,12 +78,12 @@ static int find_gid_index(struct ibv_context *ctx, uint8_t port, const uint8_t *
 		errno = EINVAL;
 		return -1;
 	}
-	enum gid_kind port_kind = pa.link_layer == IBV_LINK_LAYER_ETHERNET ? GID_ROCE_V2 : GID_IB_ROCE_V1;
-	for (int i = 0; port_kind == kind && i < pa.gid_tbl_len; i++) {
-		union ibv_gid g;
-		if (ibv_query_gid(ctx, port, i, &g))
+	for (int i = 0; i < pa.gid_tbl_len; i++) {
+		struct ibv_gid_entry g;
+		if (_ibv_query_gid_ex(ctx, port, i, &g, 0, sizeof(g)))
 			break;
-		if (!memcmp(g.raw, gid, 16))
+		enum gid_kind entry_kind = g.gid_type == IBV_GID_TYPE_ROCE_V2 ? GID_ROCE_V2 : GID_IB_ROCE_V1;
+		if (entry_kind == kind && !memcmp(g.gid.raw, gid, 16))
 			return i;
 	}
 	errno = EINVAL;

@@ -265,15 +265,19 @@ EXPORT int ibv_query_port(struct ibv_context *ctx, uint8_t port, struct _compat_
 	return query_port(ctx, port, (struct ibv_port_attr *)attr, offsetof(struct ibv_port_attr, port_cap_flags2));
 }
 
-static int query_gid(struct ibv_context *ctx, uint32_t port, uint32_t index, union ibv_gid *gid)
+/* One entry of the port's GID table with its type, as the device's table holds it (sim-nic GidTable): ENODATA for an
+ * empty entry. */
+static int query_gid_entry(struct ibv_context *ctx, uint32_t port, uint32_t index, struct wire_gid *out)
 {
 	struct wire_query_gid req = {.ctx = sim_ctx(ctx)->handle, .port = port, .index = index};
-	return rnicsim_rpc(OP_QUERY_GID, &req, sizeof(req), NULL, 0, gid->raw, 16, NULL);
+	memset(out, 0, sizeof(*out));
+	return rnicsim_rpc(OP_QUERY_GID, &req, sizeof(req), NULL, 0, out, sizeof(*out), NULL);
 }
 
 EXPORT int ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index, union ibv_gid *gid)
 {
-	int e = query_gid(ctx, port, (uint32_t)index, gid);
+	struct wire_gid g;
+	int e = query_gid_entry(ctx, port, (uint32_t)index, &g);
 	if (e == ENODATA) {
 		memset(gid, 0, sizeof(*gid)); /* an empty entry of the table reads as zeros */
 		return 0;
@@ -282,6 +286,7 @@ EXPORT int ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index, union
 		errno = e;
 		return -1;
 	}
+	memcpy(gid->raw, g.raw, 16);
 	return 0;
 }
 
@@ -290,16 +295,14 @@ EXPORT int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port, uint32_t in
 {
 	if (flags)
 		return EINVAL;
-	struct ibv_gid_entry e;
-	memset(&e, 0, sizeof(e));
-	int err = query_gid(ctx, port, index, &e.gid);
+	struct wire_gid g;
+	int err = query_gid_entry(ctx, port, index, &g);
 	if (err)
 		return err; /* ENODATA for an empty entry */
-	struct ibv_port_attr pa;
-	if (query_port(ctx, port, &pa, sizeof(pa)) == 0 && pa.link_layer == IBV_LINK_LAYER_ETHERNET)
-		e.gid_type = IBV_GID_TYPE_ROCE_V2;
-	else
-		e.gid_type = IBV_GID_TYPE_IB;
+	struct ibv_gid_entry e;
+	memset(&e, 0, sizeof(e));
+	memcpy(e.gid.raw, g.raw, 16);
+	e.gid_type = g.gid_type; /* IBV_GID_TYPE_IB, _ROCE_V1 or _ROCE_V2, as the table's entry is */
 	e.gid_index = index;
 	e.port_num = port;
 	e.ndev_ifindex = 0;
@@ -308,16 +311,17 @@ EXPORT int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port, uint32_t in
 }
 
 /* A private symbol (rdma-core's driver.h, not installed) that ibv_devinfo calls to print each GID's type: 0 is
- * IB/RoCE v1, 1 RoCE v2, as the kernel's gid_attrs/types files name them. */
+ * IB/RoCE v1, 1 RoCE v2, as the kernel's gid_attrs/types files name them (an IB or iWARP entry reads as 0, as
+ * rdma-core answers when the sysfs file is missing). */
 EXPORT int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port, unsigned int index, int *type)
 {
-	struct ibv_port_attr pa;
-	int e = query_port(ctx, port, &pa, sizeof(pa));
-	if (e) {
+	struct wire_gid g;
+	int e = query_gid_entry(ctx, port, index, &g);
+	if (e && e != ENODATA) {
 		errno = e;
 		return -1;
 	}
-	*type = pa.link_layer == IBV_LINK_LAYER_ETHERNET ? 1 : 0;
+	*type = !e && g.gid_type == IBV_GID_TYPE_ROCE_V2 ? 1 : 0;
 	return 0;
 }
 
@@ -332,13 +336,19 @@ EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *ctx, struct ibv_gid_entr
 		return -e;
 	size_t n = 0;
 	for (uint8_t port = 1; port <= da.phys_port_cnt; port++) {
-		struct ibv_gid_entry one;
-		if (_ibv_query_gid_ex(ctx, port, 0, &one, 0, sizeof(one)) != 0)
+		struct ibv_port_attr pa;
+		if (query_port(ctx, port, &pa, sizeof(pa)) != 0)
 			continue;
-		if (n == max_entries)
-			return -EINVAL; /* rdma_query_gid_table: more valid GIDs than room */
-		memcpy((char *)entries + n * entry_size, &one, entry_size < sizeof(one) ? entry_size : sizeof(one));
-		n++;
+		for (int i = 0; i < pa.gid_tbl_len; i++) {
+			struct ibv_gid_entry one;
+			if (_ibv_query_gid_ex(ctx, port, i, &one, 0, sizeof(one)) != 0)
+				break; /* the valid entries fill the table from index 0 */
+			if (n == max_entries)
+				return -EINVAL; /* rdma_query_gid_table: more valid GIDs than room */
+			memcpy((char *)entries + n * entry_size, &one,
+			       entry_size < sizeof(one) ? entry_size : sizeof(one));
+			n++;
+		}
 	}
 	return n;
 }

@@ -121,6 +121,12 @@ struct wire_query_gid {
 	uint32_t pad;
 };
 
+/* QUERY_GID answers the entry's GID and its type (enum ibv_gid_type: 0 IB, 1 RoCE v1, 2 RoCE v2) */
+struct wire_gid {
+	uint8_t raw[16];
+	uint32_t gid_type;
+};
+
 /* REG_MR, then the call site as text to the end of the message; the answer: wire_mr_resp. */
 struct wire_reg_mr {
 	uint32_t pd;

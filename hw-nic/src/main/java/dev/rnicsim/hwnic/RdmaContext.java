@@ -467,8 +467,11 @@ public final class RdmaContext implements Context
             for (long i = 0; i < n; i++)
             {
                 final MemorySegment e = entries.asSlice(i * entryBytes, entryBytes);
+                final int type = e.get(JAVA_INT, DeviceQueryVerbs.GID_ENTRY_PORT_NUM + 4); // gid_type
                 table.add(new GidEntry(e.get(JAVA_INT, DeviceQueryVerbs.GID_ENTRY_PORT_NUM),
-                    e.get(JAVA_INT, DeviceQueryVerbs.GID_ENTRY_GID_INDEX), e.asSlice(0, 16).toArray(JAVA_BYTE)));
+                    e.get(JAVA_INT, DeviceQueryVerbs.GID_ENTRY_GID_INDEX), e.asSlice(0, 16).toArray(JAVA_BYTE),
+                    type == 2 ? dev.rnicsim.verbs.GidType.ROCE_V2 : type == 1 ? dev.rnicsim.verbs.GidType.ROCE_V1
+                    : dev.rnicsim.verbs.GidType.IB));
             }
             return table;
         }

@@ -36,17 +36,30 @@ public final class FabricServer implements AutoCloseable
      * A device to plug into the fabric's host.
      *
      * @param hcaId   the name programs see ({@code ibv_get_device_name}), e.g. {@code mlx5_0}.
-     * @param profile what kind of device.
+     * @param profile        what kind of device.
+     * @param netdevMtuBytes the MTU of the netdev its Ethernet port sits on ({@code rnicsim exec --netdev-mtu}).
+     * @param ipv4           the netdev's IPv4 address, or null ({@code rnicsim exec --ipv4}).
      */
-    public record DeviceSpec(String hcaId, DeviceProfile profile)
+    public record DeviceSpec(String hcaId, DeviceProfile profile, int netdevMtuBytes, String ipv4)
     {
         /**
-         * @throws NullPointerException when a field is null.
+         * @throws NullPointerException when hcaId or profile is null.
          */
         public DeviceSpec
         {
             Objects.requireNonNull(hcaId, "hcaId");
             Objects.requireNonNull(profile, "profile");
+        }
+
+        /**
+         * A device on a netdev of the default MTU (1500 bytes) without an IPv4 address.
+         *
+         * @param hcaId   the device's name.
+         * @param profile its profile.
+         */
+        public DeviceSpec(final String hcaId, final DeviceProfile profile)
+        {
+            this(hcaId, profile, dev.rnicsim.simnic.PortNetdev.DEFAULT_MTU_BYTES, null);
         }
     }
 
@@ -93,7 +106,9 @@ public final class FabricServer implements AutoCloseable
         host.host().physicalMemory().bytesElsewhere(true);
         for (final DeviceSpec s : specs)
         {
-            devices.add(host.addDevice("sim:host/" + s.hcaId(), s.profile()));
+            final SimDevice d = host.addDevice("sim:host/" + s.hcaId(), s.profile());
+            d.netdev().mtuBytes(s.netdevMtuBytes()).ipv4(s.ipv4());
+            devices.add(d);
             hcaIds.add(s.hcaId());
         }
         warmUp = new FabricWarmUp(specs.get(0), log);

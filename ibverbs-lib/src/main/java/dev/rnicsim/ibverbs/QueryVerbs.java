@@ -64,10 +64,14 @@ final class QueryVerbs
             .putInt(4, q.qp.dataInOrder(WrOpcode.SEND) ? 1 : 0);
     }
 
-    /** QUERY_GID: the GID at {@code index} of the context's port {@code port}, as the device answers it. */
+    /**
+     * QUERY_GID: the GID at {@code index} of the context's port {@code port}, as the device answers it, then its
+     * type as a 32-bit {@code enum ibv_gid_type} (wire_mr.h {@code wire_gid}).
+     */
     static ByteBuffer queryGid(final Session.CtxInfo c, final int port, final int index)
     {
-        return ByteBuffer.wrap(c.context().queryGid(port, index));
+        final dev.rnicsim.verbs.GidEntry e = c.context().queryGidEntry(port, index);
+        return buf(20).put(0, e.gid()).putInt(16, e.gidType().code());
     }
 
     private static ByteBuffer buf(final int bytes)

@@ -135,7 +135,7 @@ final class UdVerbs
             }
             for (int i = 0; i < devs.size(); i++)
             {
-                if (devs.get(i).gid().equals(gid.toString()))
+                if (dev.rnicsim.simnic.GidTable.holds(devs.get(i), gid.toString()))
                 {
                     return i;
                 }

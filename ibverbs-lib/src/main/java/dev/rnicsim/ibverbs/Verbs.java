@@ -452,8 +452,11 @@ final class Verbs
                 final int peerDevice = p.getInt(52) == 0 && IwarpConnection.iwarp(s.server.devices.get(q.deviceIndex))
                     ? q.deviceIndex : resolvePeer(p, q);
                 final int destQpn = p.getInt(16);
-                q.qp.modifyToRtr(new QpAddress(lid(peerDevice), s.server.devices.get(peerDevice).gid(), destQpn,
-                    p.getInt(20)), p.getInt(44));
+                // the program's path_mtu and source GID decide the packets' size and RoCE type (RoceWire)
+                dev.rnicsim.simnic.ProgramRtr.modifyToRtr((dev.rnicsim.simnic.SimQp)q.qp, new QpAddress(lid(peerDevice),
+                    s.server.devices.get(peerDevice).gid(), destQpn, p.getInt(20)), p.getInt(44),
+                    (mask & dev.rnicsim.verbs.QpAttrMask.PATH_MTU.bit()) != 0 ? p.getInt(28) : 0,
+                    p.getInt(52) != 0 && p.limit() >= 108 ? p.getInt(104) : -1);
                 q.peerDeviceIndex = peerDevice;
                 q.peerQpNum = destQpn;
                 final Session.QpInfo made = s.server.qps.get(Session.QpInfo.key(q.deviceIndex, q.qp.qpNum()));
@@ -495,7 +498,7 @@ final class Verbs
             }
             for (int i = 0; i < devs.size(); i++)
             {
-                if (devs.get(i).gid().equals(gid.toString()))
+                if (dev.rnicsim.simnic.GidTable.holds(devs.get(i), gid.toString()))
                 {
                     return i;
                 }

@@ -71,6 +71,24 @@ final class AckTimeout
      */
     WqeOutcome noAcknowledgement(final SimQp qp, final SendWqe p, final SimQp peer)
     {
+        return noAcknowledgement(qp, p, peer, null);
+    }
+
+    /**
+     * As {@link #noAcknowledgement(SimQp, SendWqe, SimQp)} for a request the link lost ({@link RoceWire}).
+     *
+     * @param qp   the requester QP.
+     * @param p    the head WQE.
+     * @param lost the diagnosis naming why nothing arrived.
+     * @return BLOCKED when it waits for ever, else ERROR.
+     */
+    WqeOutcome noAcknowledgement(final SimQp qp, final SendWqe p, final WcDiagnosis lost)
+    {
+        return noAcknowledgement(qp, p, null, lost);
+    }
+
+    private WqeOutcome noAcknowledgement(final SimQp qp, final SendWqe p, final SimQp peer, final WcDiagnosis given)
+    {
         final SendWr wr = p.wr();
         final long noAckNs = noAck(qp, p);
         if (noAckNs < 0)
@@ -81,7 +99,7 @@ final class AckTimeout
         }
         HwCounters.noAck(qp.device, qp.retryCount, wr);
         qp.device.count(SimCounter.TRANSPORT_RETRIES, qp.retryCount);
-        final WcDiagnosis lost = peer == null && qp.remote != null
+        final WcDiagnosis lost = given != null ? given : peer == null && qp.remote != null
             && !qp.device.fabric().anyDeviceHasQp(qp.remote.qpNum())
             ? Diagnoser.noQpOnFabric(qp, wr, qp.retryCount, qp.remote.qpNum())
             : Diagnoser.noAck(qp, wr, qp.retryCount, peer == null

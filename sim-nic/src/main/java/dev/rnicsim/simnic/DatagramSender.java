@@ -33,8 +33,9 @@ final class DatagramSender
 
     /**
      * A UD send: unreliable, so nothing the responder meets comes back to the requester, whose send completes with
-     * success once the packet left (IBA 9.8.3). The datagram is dropped when it exceeds the path MTU (no packet is
-     * sent and no error raised: IBA C10-93.1.1, rxe {@code fake_udp_send}), names no UD QP in RTR or later, carries
+     * success once the packet left (IBA 9.8.3). The datagram is dropped when it exceeds the path MTU, the port's
+     * active_mtu ({@link RoceWire#datagramMtuBytes}; no packet is sent and no error raised: IBA C10-93.1.1, rxe
+     * {@code fake_udp_send}), names no UD QP in RTR or later, carries
      * the wrong Q_Key (IBA 10.2.5), or finds no receive posted (no RNR on UD; the out_of_buffer counter rises). A
      * delivered datagram fills the receive buffer's first 40 bytes with the GRH and the payload after it; byte_len
      * counts both. A receive buffer too small completes with IBV_WC_LOC_LEN_ERR at the responder. Observers see a
@@ -50,7 +51,7 @@ final class DatagramSender
             .dgid());
         final SimQp peer = pdev == null ? null : pdev.qp(ud.remoteQpn());
         final int qkey = ud.remoteQkey() < 0 ? qp.attrs.qkey : ud.remoteQkey();
-        final int mtu = device.fabric().pathMtuBytes();
+        final int mtu = RoceWire.datagramMtuBytes(device);
         String dropped = null;
         if (length > mtu)
         {

@@ -289,9 +289,21 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
      *         {@code rdma_port_get_link_layer} answers for them: Ethernet for the RoCE drivers ({@code
      *         bnxt_re_get_link_layer}, hns, qedr, mana) and the iWARP ones (siw, cxgb4, erdma: an iWARP node's
      *         transport gives Ethernet), unspecified for EFA ({@code efa_port_link_layer}), InfiniBand for hfi1 and
-     *         the rest.
+     *         the rest. The MTUs are those on a netdev of the default MTU, 1500 bytes ({@link PortMtuRule}; a
+     *         device's own netdev: {@link SimDevice#portAttributes()}).
      */
     public dev.rnicsim.verbs.PortAttributes portAttributes()
+    {
+        final dev.rnicsim.verbs.PortAttributes p = linkPort();
+        final PortMtuRule rule = portMtuRule();
+        final int netdev = PortNetdev.DEFAULT_MTU_BYTES;
+        return new dev.rnicsim.verbs.PortAttributes(p.state(), rule.maxMtu(netdev, p.maxMtu()),
+            rule.activeMtu(netdev, p.maxMtu()), p.gidTblLen(), p.portCapFlags(), p.maxMsgSzBytes(), p.pkeyTblLen(),
+            p.linkLayer());
+    }
+
+    /** The port's attributes before a netdev decides its MTUs (both 4096). */
+    private dev.rnicsim.verbs.PortAttributes linkPort()
     {
         final long cmSup = 1L << 16;
         return switch (driver)
@@ -305,14 +317,72 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
                 1L << 30, attributes.maxPkeys(), dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET);
             default -> new dev.rnicsim.verbs.PortAttributes(dev.rnicsim.verbs.PortAttributes.STATE_ACTIVE,
                 dev.rnicsim.verbs.PortAttributes.MTU_4096, dev.rnicsim.verbs.PortAttributes.MTU_4096, 256, cmSup,
-                1L << 30, attributes.maxPkeys(), switch (driver)
-                {
-                    case "bnxt_re", "hns", "qedr", "mana", "siw", "cxgb4", "erdma" ->
-                        dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET;
-                    case "efa" -> dev.rnicsim.verbs.PortAttributes.LINK_LAYER_UNSPECIFIED;
-                    default -> dev.rnicsim.verbs.PortAttributes.LINK_LAYER_INFINIBAND;
-                });
+                1L << 30, attributes.maxPkeys(), linkLayer());
         };
+    }
+
+    /** The port's link layer ({@link #portAttributes()}), without building the attributes. */
+    private int linkLayer()
+    {
+        return switch (driver)
+        {
+            case "rxe", "irdma", "bnxt_re", "hns", "qedr", "mana", "siw", "cxgb4", "erdma" ->
+                dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET;
+            case "efa" -> dev.rnicsim.verbs.PortAttributes.LINK_LAYER_UNSPECIFIED;
+            default -> dev.rnicsim.verbs.PortAttributes.LINK_LAYER_INFINIBAND;
+        };
+    }
+
+    /**
+     * @return how the port's MTUs follow its netdev ({@link PortMtuRule}, each driver's {@code query_port}): the
+     *         link's own on InfiniBand and EFA; iboe_get_mtu's headers on mlx4, mlx5, bnxt_re, hns, qedr; rxe's
+     *         {@code RXE_MAX_HDR_LENGTH}; the netdev MTU itself on irdma, mana, cxgb4; max_mtu too on siw, erdma.
+     */
+    public PortMtuRule portMtuRule()
+    {
+        if (linkLayer() != dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET)
+        {
+            return PortMtuRule.LINK;
+        }
+        return switch (driver)
+        {
+            case "rxe" -> PortMtuRule.RXE_HEADERS;
+            case "irdma", "mana", "cxgb4" -> PortMtuRule.NETDEV;
+            case "siw", "erdma" -> PortMtuRule.NETDEV_MAX_TOO;
+            default -> PortMtuRule.IBOE_HEADERS;
+        };
+    }
+
+    /**
+     * @return which GIDs the port lists ({@link GidTable.Kinds}): IB on an InfiniBand or EFA port; one GID from the
+     *         MAC on an iWARP port; RoCE v2 only on rxe, irdma, mana; RoCE v1 and v2 on the other RoCE drivers
+     *         (mlx4, mlx5, bnxt_re, hns, qedr).
+     */
+    public GidTable.Kinds gidKinds()
+    {
+        if (linkLayer() != dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET)
+        {
+            return GidTable.Kinds.INFINIBAND;
+        }
+        if (traits.transport() == DriverTraits.Transport.IWARP)
+        {
+            return GidTable.Kinds.IWARP;
+        }
+        return switch (driver)
+        {
+            case "rxe", "irdma", "mana" -> GidTable.Kinds.ROCE_V2;
+            default -> GidTable.Kinds.ROCE_V1_AND_V2;
+        };
+    }
+
+    /**
+     * @return true when {@code ibv_modify_qp} refuses a path_mtu above the port's active_mtu with EINVAL: hns ({@code
+     *         check_mtu_validate} in hns_roce_hw_v2.c compares it with {@code iboe_get_mtu} of the netdev). The others
+     *         take any path_mtu up to max_mtu (mlx5 {@code __mlx5_ib_modify_qp}, rxe {@code rxe_qp_chk_attr}).
+     */
+    public boolean pathMtuAboveActiveRefused()
+    {
+        return "hns".equals(driver);
     }
 
     public boolean follows(final ProviderRule rule)

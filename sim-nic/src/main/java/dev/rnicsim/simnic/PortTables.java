@@ -9,8 +9,8 @@ import java.util.List;
 /**
  * The P_Key and GID tables of a simulated device's ports, built from its profile's port attributes: P_Key index 0
  * holds the default full-membership key 0xffff (the subnet manager's default, and what RoCE ports report) and the
- * other entries are empty (0x0000); GID index 0 of each port holds the device's link-local GID and the other entries
- * are empty, as {@link SimContext#queryGid} answers.
+ * other entries are empty (0x0000); the GID table's valid entries are {@link GidTable}'s, as {@link
+ * SimContext#queryGid} answers.
  *
  * <p>Stateless.
  */
@@ -56,17 +56,20 @@ final class PortTables
             throw Errors.invalid(verb, "max_entries " + maxEntries + " leaves no room (UVERBS_METHOD_QUERY_GID_TABLE "
                 + "refuses 0 entries); pass the sum of gid_tbl_len over the ports");
         }
-        final int valid = port.gidTblLen() > 0 ? ports : 0;
+        final List<List<GidEntry>> perPort = new ArrayList<>(ports);
+        int valid = 0;
+        for (int p = 1; p <= ports && port.gidTblLen() > 0; p++)
+        {
+            perPort.add(GidTable.entries(device, p));
+            valid += perPort.getLast().size();
+        }
         if (maxEntries < valid)
         {
             throw Errors.invalid(verb, "max_entries " + maxEntries + " is fewer than the " + valid + " valid GIDs "
                 + "(rdma_query_gid_table); pass the sum of gid_tbl_len over the ports");
         }
         final List<GidEntry> out = new ArrayList<>(valid);
-        for (int p = 1; p <= ports && port.gidTblLen() > 0; p++)
-        {
-            out.add(new GidEntry(p, 0, context.queryGid(p, 0)));
-        }
+        perPort.forEach(out::addAll);
         return out;
     }
 }

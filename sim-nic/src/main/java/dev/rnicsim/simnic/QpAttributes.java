@@ -84,7 +84,7 @@ final class QpAttributes
         final DeviceAttributes d = device.profile().attributes();
         // The port's attributes are made per call: only for the two checks that read them.
         final PortAttributes port = has(bits, QpAttrMask.PKEY_INDEX) || has(bits, QpAttrMask.PATH_MTU)
-            ? device.profile().portAttributes() : null;
+            ? device.portAttributes() : null;
         if (has(bits, QpAttrMask.PORT) && (a.portNum() < 1 || a.portNum() > d.physPortCnt()))
         {
             return "port_num=" + a.portNum() + " is not a port of " + device.name() + " (1.." + d.physPortCnt()
@@ -120,10 +120,22 @@ final class QpAttributes
                 return ah;
             }
         }
-        if (has(bits, QpAttrMask.PATH_MTU) && (a.pathMtu() < 1 || a.pathMtu() > port.maxMtu()))
+        // siw and erdma report a max_mtu from the netdev but check no path_mtu (iWARP): the link's 4096 bounds it
+        final int maxMtu = port == null ? 0 : device.profile().portMtuRule() == PortMtuRule.NETDEV_MAX_TOO
+            ? PortAttributes.MTU_4096 : port.maxMtu();
+        if (has(bits, QpAttrMask.PATH_MTU) && (a.pathMtu() < 1 || a.pathMtu() > maxMtu))
         {
-            return "path_mtu=" + a.pathMtu() + " is not an IB MTU up to the port's max_mtu " + port.maxMtu() + " ("
-                + QpAttr.mtuBytes(port.maxMtu()) + " bytes; enum ibv_mtu 1..5; rxe_qp_chk_attr)";
+            return "path_mtu=" + a.pathMtu() + " is not an IB MTU up to the port's max_mtu " + maxMtu + " ("
+                + QpAttr.mtuBytes(maxMtu) + " bytes; enum ibv_mtu 1..5; rxe_qp_chk_attr)";
+        }
+        if (has(bits, QpAttrMask.PATH_MTU) && a.pathMtu() > port.activeMtu()
+            && device.profile().pathMtuAboveActiveRefused())
+        {
+            return "path_mtu=" + a.pathMtu() + " (" + QpAttr.mtuBytes(a.pathMtu()) + " bytes) is above the port's "
+                + "active_mtu " + port.activeMtu() + " (" + QpAttr.mtuBytes(port.activeMtu()) + " bytes, from the "
+                + "netdev's MTU of " + device.netdev().mtuBytes() + " bytes: iboe_get_mtu), which "
+                + device.profile().driver() + " refuses (check_mtu_validate); give path_mtu up to active_mtu, or "
+                + "raise the netdev's MTU";
         }
         if (has(bits, QpAttrMask.MAX_QP_RD_ATOMIC) && a.maxRdAtomic() > d.maxQpInitRdAtom())
         {

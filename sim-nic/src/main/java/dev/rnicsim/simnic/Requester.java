@@ -417,6 +417,11 @@ final class Requester
         {
             return ackTimeout.noAcknowledgement(qp, p, peer);
         }
+        final String lostOnWire = RoceWire.dropped(qp, peer, wr);
+        if (lostOnWire != null)
+        {
+            return ackTimeout.noAcknowledgement(qp, p, RoceWire.diagnosis(qp, wr, lostOnWire));
+        }
         final String xrcRefused = XrcRules.route(qp, peer, wr);
         if (xrcRefused != null)
         {

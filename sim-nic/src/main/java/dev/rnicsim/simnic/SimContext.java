@@ -204,17 +204,25 @@ public final class SimContext implements Context
         final String verb = "ibv_query_port";
         checkOpen(verb);
         checkPort(verb, portNum);
-        return device.profile().portAttributes();
+        return device.portAttributes();
     }
 
-    /**
-     * GID index 0 of each port holds the device's link-local GID (fe80::/64 and the node GUID); the other entries are
-     * empty in the model (no addresses configured on the netdev).
-     */
+    /** One entry of the port's GID table ({@link GidTable}: the link-local GIDs, then the netdev's IPv4 address). */
     @Override
     public byte[] queryGid(final int portNum, final int index)
     {
-        final String verb = "ibv_query_gid";
+        return entry("ibv_query_gid", portNum, index).gid();
+    }
+
+    /** {@code ibv_query_gid_ex}: the entry with its type ({@link GidTable}). */
+    @Override
+    public dev.rnicsim.verbs.GidEntry queryGidEntry(final int portNum, final int index)
+    {
+        return entry("ibv_query_gid_ex", portNum, index);
+    }
+
+    private dev.rnicsim.verbs.GidEntry entry(final String verb, final int portNum, final int index)
+    {
         checkOpen(verb);
         checkPort(verb, portNum);
         final int len = device.profile().portAttributes().gidTblLen();
@@ -223,21 +231,18 @@ public final class SimContext implements Context
             throw Errors.invalid(verb, "GID index " + index + " is outside the table of " + len + " entries"
                 + " (ibv_query_gid_ex); give an index inside the GID table");
         }
-        if (index != 0)
+        final List<dev.rnicsim.verbs.GidEntry> valid = GidTable.entries(device, portNum);
+        if (index >= valid.size())
         {
             throw Errors.of(verb, Errno.ENODATA, "GID index " + index + " of port " + portNum + " is empty "
-                + "(ibv_query_gid_ex); index 0 holds the link-local GID " + device.gid()
-                + "; query index 0 or an index the port has filled");
+                + "(ibv_query_gid_ex): the port has " + valid.size() + " valid " + (valid.size() == 1 ? "entry"
+                : "entries") + ", index 0" + (valid.size() == 1 ? "" : " to " + (valid.size() - 1))
+                + " (index 0 holds the link-local GID " + device.gid() + ")"
+                + (device.profile().gidKinds().roce() && device.netdev().ipv4() == null
+                ? " (its netdev has no IPv4 address, so no ::ffff:a.b.c.d entries)" : "")
+                + "; query an index the port has filled");
         }
-        final byte[] gid = new byte[16];
-        final String[] groups = device.gid().split(":");
-        for (int i = 0; i < 8; i++)
-        {
-            final int v = Integer.parseInt(groups[i], 16);
-            gid[2 * i] = (byte)(v >>> 8);
-            gid[2 * i + 1] = (byte)v;
-        }
-        return gid;
+        return valid.get(index);
     }
 
     @Override

@@ -37,6 +37,8 @@ public final class SimDevice implements Device
     private final DeviceProfile profile;
     private final long nodeGuid;
     private final String gid;
+    /** The netdev its Ethernet ports sit on: MTU and addresses ({@link PortNetdev}). */
+    private final PortNetdev netdev = new PortNetdev();
     private final AdapterTables tables;
     private final DmaEngine dma = new DmaEngine();
     private final DmaPort port;
@@ -182,6 +184,40 @@ public final class SimDevice implements Device
     public String gid()
     {
         return gid;
+    }
+
+    /**
+     * @return the node GUID the fabric gave the device.
+     */
+    public long nodeGuid()
+    {
+        return nodeGuid;
+    }
+
+    /**
+     * @return the netdev of its Ethernet ports, to set its MTU and address.
+     */
+    public PortNetdev netdev()
+    {
+        return netdev;
+    }
+
+    /**
+     * @return what {@code ibv_query_port} reports for its ports: the profile's, with the MTUs the netdev decides
+     *         ({@link PortMtuRule}).
+     */
+    public dev.rnicsim.verbs.PortAttributes portAttributes()
+    {
+        final dev.rnicsim.verbs.PortAttributes p = profile.portAttributes();
+        final PortMtuRule rule = profile.portMtuRule();
+        if (!rule.followsNetdev())
+        {
+            return p;
+        }
+        final int linkMax = dev.rnicsim.verbs.PortAttributes.MTU_4096;
+        return new dev.rnicsim.verbs.PortAttributes(p.state(), rule.maxMtu(netdev.mtuBytes(), linkMax),
+            rule.activeMtu(netdev.mtuBytes(), linkMax), p.gidTblLen(), p.portCapFlags(), p.maxMsgSzBytes(),
+            p.pkeyTblLen(), p.linkLayer());
     }
 
     /**

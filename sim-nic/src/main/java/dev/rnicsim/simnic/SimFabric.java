@@ -521,7 +521,20 @@ public final class SimFabric
 
     SimDevice deviceByGid(final String gid)
     {
-        return devicesByGid.get(gid);
+        final SimDevice d = devicesByGid.get(gid);
+        if (d != null || gid == null)
+        {
+            return d;
+        }
+        // another entry of a device's GID table: its IPv4-mapped GID, or an iWARP port's MAC GID
+        for (final SimDevice each : devicesByGid.values())
+        {
+            if (GidTable.holds(each, gid))
+            {
+                return each;
+            }
+        }
+        return null;
     }
 
     /**

@@ -88,6 +88,16 @@ final class RuleRig
         return new RuleRig(profile, profile);
     }
 
+    /**
+     * @param profileA the requester host's device.
+     * @param profileB the responder host's device.
+     * @return a rig of two different devices whose QPs are still in RESET.
+     */
+    static RuleRig unconnectedPair(final DeviceProfile profileA, final DeviceProfile profileB)
+    {
+        return new RuleRig(profileA, profileB);
+    }
+
     UserProcess processA()
     {
         return ctxA.process();

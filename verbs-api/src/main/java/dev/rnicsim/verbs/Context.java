@@ -146,6 +146,20 @@ public interface Context extends AutoCloseable
     }
 
     /**
+     * {@code ibv_query_gid_ex}: one entry of a port's GID table with its type.
+     *
+     * @param portNum 1 to {@code phys_port_cnt}.
+     * @param index   0 to {@code gid_tbl_len - 1}.
+     * @return the entry: its GID and {@code gid_type}.
+     * @throws VerbsException EINVAL for a port or index outside the table; ENODATA for an empty entry.
+     */
+    default GidEntry queryGidEntry(final int portNum, final int index)
+    {
+        throw new VerbsException("ibv_query_gid_ex", Errno.EOPNOTSUPP.code(), "this backend does not provide it"
+            + " (ibv_query_gid_ex); use the simulated backend");
+    }
+
+    /**
      * {@code ibv_open_xrcd} without a file (fd -1): a new XRC domain of this context.
      *
      * @return the domain.

@@ -54,6 +54,14 @@ final class ExecCommand implements Callable<Integer>
             + "(default: a fabric of this program alone).")
     private String fabric;
 
+    @Option(names = "--netdev-mtu", paramLabel = "BYTES", description = "The MTU of the netdev the device's "
+        + "Ethernet port sits on (default 1500): a RoCE or iWARP port's active_mtu follows it (9000: jumbo frames).")
+    private Integer netdevMtu;
+
+    @Option(names = "--ipv4", paramLabel = "A.B.C.D", description = "An IPv4 address of that netdev: a RoCE port's "
+        + "GID table lists it as ::ffff:A.B.C.D (one entry per RoCE type) after the link-local GIDs.")
+    private String ipv4;
+
     @Option(names = "--strict", description = "Report on stderr every failed completion with its diagnosis, DMA "
         + "into memory no longer mapped, and MRs leaked at exit, with the C call sites of the verbs involved.")
     private boolean strict;
@@ -126,6 +134,25 @@ final class ExecCommand implements Callable<Integer>
             device = new FabricServer.DeviceSpec(hcaIdOf(p), p);
             devices = "profile " + name + " (device " + device.hcaId() + ")";
         }
+        final dev.rnicsim.simnic.PortNetdev netdev = new dev.rnicsim.simnic.PortNetdev();
+        try
+        {
+            if (netdevMtu != null)
+            {
+                netdev.mtuBytes(netdevMtu);
+            }
+            netdev.ipv4(ipv4);
+        }
+        catch (final dev.rnicsim.verbs.VerbsException e)
+        {
+            err.println((netdevMtu != null && e.getMessage().contains("MTU") ? "--netdev-mtu " : "--ipv4 ")
+                + e.getMessage());
+            return Rnicsim.MALFORMED;
+        }
+        final FabricServer.DeviceSpec onNetdev = new FabricServer.DeviceSpec(device.hcaId(), device.profile(),
+            netdev.mtuBytes(), ipv4);
+        final String onDevices = devices + (netdevMtu == null ? "" : ", netdev MTU " + netdevMtu)
+            + (ipv4 == null ? "" : ", IPv4 " + ipv4);
         final String fabricName = fabric == null ? "exec-" + ProcessHandle.current().pid() : fabric;
         if (!fabricName.matches("[A-Za-z0-9._-]{1,64}"))
         {
@@ -133,14 +160,14 @@ final class ExecCommand implements Callable<Integer>
             return Rnicsim.MALFORMED;
         }
         final String traceFile = trace == null ? null : trace.toAbsolutePath().normalize().toString();
-        final boolean devicesChosen = profile != null || devinfo != null;
+        final boolean devicesChosen = profile != null || devinfo != null || netdevMtu != null || ipv4 != null;
         final PrintStream log = new PrintStream(System.err, true, StandardCharsets.UTF_8);
         final ProgramRunner.Result r;
         try
         {
-            r = ProgramRunner.run(new ProgramRunner.Options(List.of(device), fabricName, fabric == null, strict,
-                new FabricOrigin(0, devices, traceFile),
-                running -> ExecMessages.joinRefusal(fabricName, running, devicesChosen ? devices : null, traceFile),
+            r = ProgramRunner.run(new ProgramRunner.Options(List.of(onNetdev), fabricName, fabric == null, strict,
+                new FabricOrigin(0, onDevices, traceFile),
+                running -> ExecMessages.joinRefusal(fabricName, running, devicesChosen ? onDevices : null, traceFile),
                 true), command, log, server -> traceOption.attach(server.fabric()));
         }
         catch (final ProgramLookup.NotRunnable e)

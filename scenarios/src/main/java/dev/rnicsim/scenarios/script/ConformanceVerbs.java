@@ -69,14 +69,16 @@ final class ConformanceVerbs
     /** {@code querygid CONTEXT PORT INDEX}: ibv_query_gid_ex. */
     static Outcome queryGid(final Session s, final ScriptLine l)
     {
-        final byte[] gid = s.get(l, l.args().get(0), SimContext.class).queryGid(s.evalInt(l, l.args().get(1)),
-            s.evalInt(l, l.args().get(2)));
-        final StringBuilder b = new StringBuilder("GID ");
-        for (int i = 0; i < gid.length; i += 2)
-        {
-            b.append(i == 0 ? "" : ":").append(String.format(Locale.ROOT, "%02x%02x", gid[i], gid[i + 1]));
-        }
-        return Outcome.ok(b.toString());
+        final dev.rnicsim.verbs.GidEntry e = s.get(l, l.args().get(0), SimContext.class).queryGidEntry(
+            s.evalInt(l, l.args().get(1)), s.evalInt(l, l.args().get(2)));
+        return Outcome.ok("GID " + dev.rnicsim.simnic.GidTable.text(e.gid())
+            + (e.gidType() == dev.rnicsim.verbs.GidType.IB ? "" : ", " + typeName(e.gidType())));
+    }
+
+    /** @return "RoCE v1" or "RoCE v2", as ibv_devinfo -v and show_gids name a RoCE GID's type. */
+    static String typeName(final dev.rnicsim.verbs.GidType t)
+    {
+        return t == dev.rnicsim.verbs.GidType.ROCE_V1 ? "RoCE v1" : "RoCE v2";
     }
 
     /** {@code dm NAME CONTEXT SIZE [mask=N] [align=N]}: ibv_alloc_dm with comp_mask and log_align_req. */

@@ -78,7 +78,7 @@ final class DeviceFields
     private static void port(final Map<String, Function<SimDevice, Long>> m, final String name,
         final Function<PortAttributes, Long> f)
     {
-        m.put(name, d -> f.apply(d.profile().portAttributes()));
+        m.put(name, d -> f.apply(d.portAttributes()));
     }
 
     /**

@@ -49,10 +49,10 @@ final class DeviceQueryVerbs
         for (final GidEntry e : table)
         {
             b.append("; port ").append(e.portNum()).append(" index ").append(e.gidIndex()).append(' ');
-            final byte[] gid = e.gid();
-            for (int i = 0; i < gid.length; i += 2)
+            b.append(dev.rnicsim.simnic.GidTable.text(e.gid()));
+            if (e.gidType() != dev.rnicsim.verbs.GidType.IB)
             {
-                b.append(i == 0 ? "" : ":").append(String.format(Locale.ROOT, "%02x%02x", gid[i], gid[i + 1]));
+                b.append(' ').append(ConformanceVerbs.typeName(e.gidType()));
             }
         }
         return Outcome.ok(b.toString());

@@ -219,13 +219,32 @@ final class HostVerbs
             return Outcome.failed("EINVAL", e.getMessage());
         }
         final SimHost host = s.get(l, l.args().get(1), SimHost.class);
+        // the netdev's MTU and address, checked before the device exists so a refusal adds nothing
+        final dev.rnicsim.simnic.PortNetdev netdev = new dev.rnicsim.simnic.PortNetdev();
+        try
+        {
+            if (o.containsKey("netdev_mtu"))
+            {
+                netdev.mtuBytes((int)Math.min(Integer.MAX_VALUE, s.evalNum(l, o.get("netdev_mtu"))));
+            }
+            netdev.ipv4(o.get("ipv4"));
+        }
+        catch (final dev.rnicsim.verbs.VerbsException e)
+        {
+            return Outcome.failed("EINVAL", e.getMessage());
+        }
         final SimDevice d = host.addDevice("sim:" + host.name() + "/" + l.args().get(0), p);
+        d.netdev().mtuBytes(netdev.mtuBytes());
+        d.netdev().ipv4(o.get("ipv4"));
         s.names.put(l.args().get(0), d);
         final MttCounters m = d.tables().mtt().counters();
         return Outcome.ok(p.name() + " (" + p.driver() + "): max_mr " + p.attributes().maxMr() + ", MTT "
             + m.capacityEntries() + " entries (" + p.mtt().allocator().name().toLowerCase(Locale.ROOT)
             + "), page_size_cap 0x" + Long.toHexString(p.attributes().pageSizeCap()) + ", keys "
             + p.variantPolicy().name().toLowerCase(Locale.ROOT) + (o.containsKey("dmabuf") ? Gpus.dmabufNote(p) : "")
+            + (o.containsKey("netdev_mtu") || o.containsKey("ipv4") ? ", netdev MTU " + netdev.mtuBytes()
+            + " (active_mtu " + dev.rnicsim.verbs.QpAttr.mtuBytes(d.portAttributes().activeMtu()) + ")"
+            + (o.containsKey("ipv4") ? ", IPv4 " + o.get("ipv4") : "") : "")
             + defaulted);
     }
 

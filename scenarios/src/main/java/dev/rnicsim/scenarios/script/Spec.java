@@ -195,12 +195,13 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
                 "movable", expr(), "swap", expr(), "max_map_count", expr(), "aged", word("yes", "no"), "peermem",
                 word("yes", "no"), "page", word("4k", "16k", "64k"), "overcommit", word("0", "1")));
         add(t, "device NAME HOST [profile=NAME] [devinfo=FILE] [log_num_mtt=N] [log_mtts_per_seg=N] [max_mr=N]"
-            + " [cache=ENTRIES] [keys=generation|random|recycled|fixed|device_counter] [dmabuf=dynamic|pinned|none]",
+            + " [cache=ENTRIES] [keys=generation|random|recycled|fixed|device_counter] [dmabuf=dynamic|pinned|none]"
+            + " [netdev_mtu=BYTES] [ipv4=A.B.C.D]",
             List.of(new NewName(Kind.DEVICE, false), ref(Kind.HOST)),
             opts("profile", new Word1(true), "devinfo", new Word1(true), "log_num_mtt", expr(), "log_mtts_per_seg",
                 expr(), "max_mr", expr(), "cache", expr(), "keys", word("generation", "random", "recycled", "fixed",
                     "device_counter"),
-                "dmabuf", word("dynamic", "pinned", "none")));
+                "dmabuf", word("dynamic", "pinned", "none"), "netdev_mtu", expr(), "ipv4", new Word1(true)));
         add(t, "process NAME HOST [memlock=SIZE|unlimited] [cap_ipc_lock=yes|no] [env=VAR=VALUE,...]",
             List.of(new NewName(Kind.PROCESS, false), ref(Kind.HOST)),
             opts("memlock", expr(), "cap_ipc_lock", word("yes", "no"), "env", new Word1(true)));

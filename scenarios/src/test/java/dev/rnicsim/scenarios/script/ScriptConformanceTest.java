@@ -225,6 +225,37 @@ class ScriptConformanceTest
     }
 
     @Test
+    void aDevicesNetdevSetsItsPortsActiveMtuAndItsIpv4GidsAndABadOneAddsNoDevice()
+    {
+        final ScriptRun r = ScriptRun.ok("netdev.rsim", """
+            host alpha ram=64M
+            device nic alpha profile=bnxt_re netdev_mtu=9000 ipv4=192.168.1.10
+            device std alpha profile=rxe
+            device bad alpha profile=rxe netdev_mtu=40
+            expect EINVAL
+            open app nic
+            open app2 std
+            expect nic.active_mtu == 5
+            expect nic.max_mtu == 5
+            expect std.active_mtu == 3
+            querygid app 1 3
+            expect ok
+            querygid app 1 4
+            expect ENODATA
+            gidtable app
+            expect ok
+            querygid app2 1 1
+            expect ENODATA
+            """);
+
+        assertThat(r.out()).contains("netdev MTU 9000 (active_mtu 4096), IPv4 192.168.1.10")
+            .contains("GID 0000:0000:0000:0000:0000:ffff:c0a8:010a, RoCE v2")
+            .contains("ibv_query_gid_table: 4 valid of")
+            .contains("index 2 0000:0000:0000:0000:0000:ffff:c0a8:010a RoCE v1")
+            .contains("ETH_MIN_MTU");
+    }
+
+    @Test
     void deallocShouldFreeAPdWithoutUsers()
     {
         final ScriptRun r = ScriptRun.ok("dealloc.rsim", """
