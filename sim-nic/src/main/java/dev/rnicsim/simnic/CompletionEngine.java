@@ -29,6 +29,9 @@ final class CompletionEngine
 
     final CompletionOrder order = new CompletionOrder();
 
+    /** The send queue's slots as a provider that frees them at poll time counts them. */
+    final SendSlots slots = new SendSlots();
+
     /** The WQE whose end completeSend reports. */
     long currentSeq;
 
@@ -54,11 +57,30 @@ final class CompletionEngine
     {
         for (final CompletionOrder.End e : due)
         {
-            if (e.wc() != null && !qp.sendCq.push(e.wc()))
+            final boolean lost = e.wc() != null && !qp.sendCq.push(e.wc());
+            slots.ended(e.wc() != null && !lost);
+            if (lost)
             {
                 toError();
             }
         }
+    }
+
+    /** The QP went to RESET: its queued WQEs are dropped, none is waited for, and the send queue's slots are free. */
+    void dropQueued()
+    {
+        order.dropAll();
+        slots.reset(order.postedCount());
+    }
+
+    /**
+     * @return the WQEs holding a slot of the send queue: with {@link ProviderRule#SEND_QUEUE_FREED_AT_POLL} those
+     *         posted and not yet given back by a polled completion, else those the device has not finished.
+     */
+    int sendSlotsHeld()
+    {
+        return device.profile().follows(ProviderRule.SEND_QUEUE_FREED_AT_POLL) ? slots.held(order.postedCount())
+            : qp.sendsWaiting();
     }
 
     void completeSend(final SendWr wr, final WcStatus status, final long byteLen)

@@ -33,6 +33,22 @@ final class CompletionOrder
         return posted++;
     }
 
+    /** @return WQEs posted since the QP was created. */
+    long postedCount()
+    {
+        return posted;
+    }
+
+    /**
+     * The QP went to RESET, dropping its queued WQEs without completions: none of them is waited for any more, so the
+     * WQEs posted after the reset complete in their own turn.
+     */
+    void dropAll()
+    {
+        held.clear();
+        next = posted;
+    }
+
     /**
      * @param seq a WQE's sequence number.
      * @return true when it ended (reported or held).

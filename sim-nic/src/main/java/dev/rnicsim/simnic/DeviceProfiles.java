@@ -118,7 +118,8 @@ public final class DeviceProfiles
             .maxMcastGrp(8192).maxMcastQpAttach(248).maxTotalMcastQpAttach(2031616).maxAh(Integer.MAX_VALUE).build();
         return new DeviceProfile("connectx3", "mlx4", a, MttConfig.buddy(20, 3), VariantPolicy.GENERATION,
             IndexPolicy.LOWEST_FREE, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
-            Set.of(ProviderRule.VENDOR_ERR_CQE_SYNDROME, ProviderRule.BLOCK_MULTICAST_LOOPBACK,
+            Set.of(ProviderRule.SEND_QUEUE_FREED_AT_POLL,
+                ProviderRule.VENDOR_ERR_CQE_SYNDROME, ProviderRule.BLOCK_MULTICAST_LOOPBACK,
                 ProviderRule.RESET_CLEANS_CQ, ProviderRule.RECV_ON_SRQ_QP_ENOMEM,
                 ProviderRule.CREATE_QP_EX_WITHOUT_SEND_OPS, ProviderRule.WINDOWS_WITHOUT_MAX_MW,
                 ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE,
@@ -139,7 +140,8 @@ public final class DeviceProfiles
         return new DeviceProfile("connectx5", "mlx5", a, MttConfig.exact(1L << 31), VariantPolicy.RECYCLED,
             IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS,
             Set.of(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS,
-            ProviderRule.INLINE_OVERFLOW_ENOMEM, ProviderRule.REREG_TRANSLATION_NEW_KEY,
+            ProviderRule.INLINE_OVERFLOW_ENOMEM,
+            ProviderRule.SEND_QUEUE_FREED_AT_POLL, ProviderRule.REREG_TRANSLATION_NEW_KEY,
             ProviderRule.MW_BIND_CHECKED_AT_POST, ProviderRule.INVALIDATION_CHECKS_OWNER,
             ProviderRule.DMABUF_DYNAMIC, ProviderRule.NULL_MR, ProviderRule.DEVICE_MEMORY, ProviderRule.SEND_OPS_MLX5,
             ProviderRule.UD_OPCODES_UNCHECKED_AT_POST, ProviderRule.SEND_SGE_OVERFLOW_ENOMEM,
@@ -170,7 +172,8 @@ public final class DeviceProfiles
             .sysImageGuid(0xa088c20300000001L).build();
         return new DeviceProfile("connectx7", "mlx5", a, MttConfig.exact(1L << 31), VariantPolicy.RECYCLED,
             IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES * 2, ASSUMED_CACHE_WAYS, Set.of(ProviderRule.ATOMICS_NEED_QP_ATOMIC_ACCESS,
-            ProviderRule.INLINE_OVERFLOW_ENOMEM, ProviderRule.REREG_TRANSLATION_NEW_KEY,
+            ProviderRule.INLINE_OVERFLOW_ENOMEM,
+            ProviderRule.SEND_QUEUE_FREED_AT_POLL, ProviderRule.REREG_TRANSLATION_NEW_KEY,
             ProviderRule.MW_BIND_CHECKED_AT_POST, ProviderRule.INVALIDATION_CHECKS_OWNER,
             ProviderRule.DMABUF_DYNAMIC, ProviderRule.NULL_MR, ProviderRule.DEVICE_MEMORY,
             ProviderRule.RELAXED_ORDERING_READ, ProviderRule.SEND_OPS_MLX5,
@@ -315,6 +318,7 @@ public final class DeviceProfiles
             .maxTotalMcastQpAttach(32768).maxAh(131072).build();
         return new DeviceProfile("e810", "irdma", a, MttConfig.exact(1L << 31), VariantPolicy.GENERATION,
             IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, Set.of(ProviderRule.REREG_MR_UNSUPPORTED,
+                ProviderRule.SEND_QUEUE_FREED_AT_POLL,
                 ProviderRule.CREATE_QP_EX_UNSUPPORTED), false, 100.0, 810,
             List.of("node_guid", "sys_image_guid"));
     }

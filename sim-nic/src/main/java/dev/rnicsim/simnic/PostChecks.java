@@ -160,11 +160,9 @@ final class PostChecks
             {
             }
         }
-        if (qp.sendsWaiting() >= qp.cap.maxSendWr())
+        if (qp.completions.sendSlotsHeld() >= qp.cap.maxSendWr())
         {
-            throw new PostException(verb, Errno.ENOMEM.code(), i, "send queue full: " + qp.sendsWaiting()
-                + " work requests waiting = max_send_wr=" + qp.cap.maxSendWr()
-                + "; poll completions first or create the QP with a larger max_send_wr");
+            throw SendQueueFull.refusal(verb, i, qp);
         }
         if (!wr.flags().contains(SendFlag.INLINE))
         {

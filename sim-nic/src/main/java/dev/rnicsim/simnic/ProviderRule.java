@@ -22,6 +22,14 @@ public enum ProviderRule
     /** Inline data longer than the QP's {@code max_inline_data} is refused with ENOMEM (mlx5 provider,
      * {@code set_data_inl_seg}); without this rule, EINVAL (rxe). */
     INLINE_OVERFLOW_ENOMEM,
+    /** A send-queue slot is given back only when {@code ibv_poll_cq} returns the completion of its WQE or of a later
+     * one: the provider moves the queue's tail at poll time (libmlx5 {@code mlx5_parse_cqe}, libmlx4 {@code
+     * mlx4_poll_one}, libirdma {@code irdma_uk_cq_poll_cmpl}) and {@code ibv_post_send} is ENOMEM on a full queue
+     * ({@code mlx5_wq_overflow}, {@code wq_overflow}, {@code IRDMA_RING_FULL_ERR}), so finished work whose completion
+     * was not polled, and unsignaled work requests with no signaled one polled after them, still fill it. Without this
+     * rule a slot is free once the device finished the WQE (rxe's completer advances the send queue's consumer index;
+     * siw clears the WQE's valid flag). See {@link SendSlots}. */
+    SEND_QUEUE_FREED_AT_POLL,
     /** {@code ibv_get_srq_num} answers the number of any SRQ, basic ones too (mlx5 {@code mlx5_get_srq_num}, which
      * keeps it for DC users as well). Without this rule a basic SRQ has none: EOPNOTSUPP (mlx4
      * {@code mlx4_get_srq_num} answers only an SRQ of an XRC domain; a provider without XRC, such as rxe, has no

@@ -59,12 +59,7 @@ final class QpCreation
                 + " must be 0..max_sge=" + a.maxSge()
                 + "; ask for fewer SGEs");
         }
-        if (c.maxInlineDataBytes() < 0 || c.maxInlineDataBytes() > SimQp.MAX_INLINE_DATA_BYTES)
-        {
-            throw Errors.invalid(verb, "maxInlineDataBytes=" + c.maxInlineDataBytes() + " must be 0.."
-                + SimQp.MAX_INLINE_DATA_BYTES
-                + "; ask for less inline data");
-        }
+        InlineDataLimits.check(verb, device, c.maxInlineDataBytes());
         if (device.objects().qpsLive() >= a.maxQp())
         {
             throw Errors.of(verb, Errno.ENOMEM, "QPs live=" + device.objects().qpsLive() + " = max_qp=" + a.maxQp()

@@ -125,6 +125,7 @@ final class QpModify
         qp.requester.dropInflight();
         qp.engine().forget(qp);
         qp.requester.sendQueue.clear();
+        qp.completions.dropQueued();
         if (qp.ownsRecvQueue())
         {
             qp.recvQueue.clear();

@@ -71,7 +71,9 @@ public final class SimCq implements CompletionQueue
             final List<WorkCompletion> out = new ArrayList<>(Math.min(maxEntries, entries.size()));
             while (out.size() < maxEntries && !entries.isEmpty())
             {
-                out.add(entries.removeFirst());
+                final WorkCompletion wc = entries.removeFirst();
+                out.add(wc);
+                SendSlots.polled(context.device(), wc);
             }
             return out;
         }

@@ -46,9 +46,6 @@ public final class SimQp implements QueuePair
     /** Path MTU in bytes used to count packets (IB MTU 4096; assumed for every profile). */
     public static final int PATH_MTU_BYTES = 4096;
 
-    /** Largest inline payload a QP may ask for, in bytes (assumed, of the order of mlx5's limit). */
-    public static final int MAX_INLINE_DATA_BYTES = 1024;
-
     /** The QP's PD; an XRC_RECV QP takes the PD of the XRC SRQ its current message names ({@link XrcRules#route}). */
     SimPd pd;
     final SimDevice device;

@@ -122,7 +122,9 @@ final class UmemOdpRegistration
             throw Errors.of(REG, Errno.EOPNOTSUPP, "access ON_DEMAND: " + device.profile().name() + " has no "
                 + "on-demand paging (odp general caps 0x" + Integer.toHexString(a.odpCaps().generalCaps())
                 + " lack IBV_ODP_SUPPORT; ib_check_mr_access)"
-                + "; drop ON_DEMAND or use a device with ODP (mlx5)");
+                + "; check odp_caps.general_caps of ibv_query_device_ex for IBV_ODP_SUPPORT before asking for it "
+                + "and drop ON_DEMAND where it is missing, or use a device (or firmware configuration) that reports "
+                + "ODP");
         }
         AccessRules.checkFlushCaps(device.profile(), rights, REG);
         AccessRules.checkDriverMask(device.profile(), rights, REG);

@@ -403,6 +403,10 @@ final class ErrnoWalk
         // queue limits, atomics and closed pools
         c.add(c("a send queue that is full", TWO_HOSTS + "qp qs pd_a cq_a send_wr=1\nqp qd pd_b cq_b\n"
             + "connect qs qd\nengine manual\npost write qs sgl=mr_src:8 remote=mr_dst\n",
+            "post write qs sgl=mr_src:8 remote=mr_dst", "ENOMEM", "max_send_wr=", "poll the send CQ"));
+        c.add(c("a send queue that is full on a device that frees a slot when the work ends",
+            TWO_HOSTS.replace("connectx5", "rxe") + "qp qs pd_a cq_a send_wr=1\nqp qd pd_b cq_b\n"
+            + "connect qs qd\nengine manual\npost write qs sgl=mr_src:8 remote=mr_dst\n",
             "post write qs sgl=mr_src:8 remote=mr_dst", "ENOMEM", "max_send_wr=", "poll completions first"));
         c.add(c("an atomic on a device without atomics", TWO_HOSTS.replace("connectx5", "e810"),
             "post faa qp_a sgl=mr_src:8 remote=mr_dst add=1", "EOPNOTSUPP", "ATOMIC_NONE",

@@ -379,7 +379,11 @@ final class ErrnoWalkVerbs
         c.add(c("a QP with too much inline data", "EINVAL", () -> {
             final Rig r = cx5();
             r.pd().createQp(new QpInitAttr(r.cq(), r.cq(), QpType.RC, new QpCap(16, 16, 1, 1, 1 << 20), false));
-        }, "maxInlineDataBytes="));
+        }, "max_inline_data=1048576 > 1024 bytes", "Ask for at most 1024 inline bytes"));
+        c.add(c("a QP with a negative inline size", "EINVAL", () -> {
+            final Rig r = cx5();
+            r.pd().createQp(new QpInitAttr(r.cq(), r.cq(), QpType.RC, new QpCap(16, 16, 1, 1, -1), false));
+        }, "max_inline_data=-1 is negative", "ask for 0 to 1024 inline bytes"));
         c.add(c("a QP past max_qp", "ENOMEM", () -> {
             final Rig r = rig(with(DeviceProfiles.connectx5(), b -> b.maxQp(1)));
             r.qp();

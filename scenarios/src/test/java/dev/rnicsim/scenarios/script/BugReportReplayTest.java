@@ -350,4 +350,92 @@ class BugReportReplayTest
             .contains("expect last.wr_id == 99: held")
             .contains("wr_id 99 flushed: QP 0x11 is in ERR since ibv_modify_qp to ERR");
     }
+
+    @Test
+    @DisplayName("https://github.com/linux-rdma/perftest/issues/139: 220 inline bytes are EINVAL on an E810")
+    void irdmaInlineLimit()
+    {
+        assertThat(replay("37-irdma-inline-220.rsim"))
+            .contains("-> EINVAL: ibv_create_qp: max_inline_data=220 > 101 bytes, the most the irdma driver takes")
+            .contains("no attribute of ibv_query_device reports it").contains("Ask for at most 101 inline bytes");
+    }
+
+    @Test
+    @DisplayName("https://github.com/ofiwg/libfabric/issues/4719: rxe refuses more inline data than RXE_MAX_INLINE_DATA")
+    void rxeInlineProbe()
+    {
+        assertThat(replay("38-rxe-inline-probe.rsim"))
+            .contains("-> EINVAL: ibv_create_qp: max_inline_data=512 > 400 bytes, the most the rxe driver takes "
+                + "(rxe_qp_chk_cap: RXE_MAX_INLINE_DATA")
+            .contains("max_inline_data=513 > 512 bytes");
+    }
+
+    @Test
+    @DisplayName("https://github.com/zrlio/softiwarp/issues/13: siw takes 80 inline bytes, Open MPI's 72 fit")
+    void siwInlineLimit()
+    {
+        assertThat(replay("39-siw-inline-limit.rsim"))
+            .contains("-> EINVAL: ibv_create_qp: max_inline_data=81 > 80 bytes").contains("siw_create_qp: SIW_MAX_INLINE");
+    }
+
+    @Test
+    @DisplayName("https://github.com/open-mpi/ompi/pull/1101: REMOTE_WRITE without LOCAL_WRITE is EINVAL")
+    void remoteWriteWithoutLocalWrite()
+    {
+        assertThat(replay("40-remote-write-without-local-write.rsim"))
+            .contains("-> EINVAL: ibv_reg_mr: access=[REMOTE_WRITE, REMOTE_READ]: REMOTE_WRITE and REMOTE_ATOMIC need "
+                + "LOCAL_WRITE (ib_check_mr_access); add LOCAL_WRITE");
+    }
+
+    @Test
+    @DisplayName("https://github.com/uccl-project/uccl/issues/267: the three ENOMEMs of ibv_post_send on mlx5")
+    void postSendEnomemCauses()
+    {
+        assertThat(replay("41-post-send-enomem-causes.rsim"))
+            .contains("inline payload of 128 bytes > max_inline_data=64; send less inline or drop IBV_SEND_INLINE")
+            .contains("num_sge=3 > max_send_sge=2 (mlx5_post_send answers ENOMEM)")
+            .contains("send queue full: 2 work requests hold its slots = max_send_wr=2 (2 not finished")
+            .contains("poll the send CQ");
+    }
+
+    @Test
+    @DisplayName("https://github.com/spdk/spdk/issues/2401: 31 SGEs of 512 bytes are ENOMEM on a ConnectX-5")
+    void difInsertTooManySges()
+    {
+        assertThat(replay("42-dif-insert-too-many-sges.rsim"))
+            .contains("-> ENOMEM: ibv_post_send: wr[0]: num_sge=31 > max_send_sge=30")
+            .contains("use fewer SGEs or create the QP with a larger max_send_sge");
+    }
+
+    @Test
+    @DisplayName("https://github.com/ofiwg/libfabric/pull/1802: unsignaled sends fill the send queue on mlx5")
+    void unsignaledSendsFillTheSendQueue()
+    {
+        assertThat(replay("43-unsignaled-sends-fill-sq.rsim"))
+            .contains("-> ENOMEM: ibv_post_send: wr[0]: send queue full: 4 work requests hold its slots = "
+                + "max_send_wr=4 (0 not finished, 4 finished whose completion, or a later one's, was not polled)")
+            .contains("the mlx5 provider frees a slot only when ibv_poll_cq returns the completion of its work "
+                + "request or of a later one")
+            .contains("signal at least one work request in every max_send_wr")
+            .contains("expect ok: held");
+    }
+
+    @Test
+    @DisplayName("https://github.com/apache/brpc/issues/3132: the window reopens before the send queue does")
+    void windowReopensBeforeTheSendQueue()
+    {
+        assertThat(replay("44-window-before-send-cqe.rsim"))
+            .contains("expect last.imm == 2: held")
+            .contains("send queue full: 2 work requests hold its slots = max_send_wr=2 (0 not finished, 2 finished")
+            .contains("an unsignaled work request holds its slot until a signaled one after it is polled");
+    }
+
+    @Test
+    @DisplayName("https://github.com/openucx/ucx/pull/9363: ON_DEMAND is EOPNOTSUPP on a BlueField without ODP")
+    void onDemandOnABlueFieldWithoutOdp()
+    {
+        assertThat(replay("45-bluefield-no-odp.rsim"))
+            .contains("-> EOPNOTSUPP: ibv_reg_mr: access ON_DEMAND: bluefield2 has no on-demand paging")
+            .contains("check odp_caps.general_caps of ibv_query_device_ex for IBV_ODP_SUPPORT before asking for it");
+    }
 }

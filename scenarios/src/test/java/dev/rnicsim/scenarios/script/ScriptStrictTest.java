@@ -219,6 +219,7 @@ class ScriptStrictTest
             repeat 100
                 reg req pd_a src 4K
                 post write qp_a sgl=req:8 remote=target
+                poll cq_a
                 dereg req
             end
             expect warning HOT_REGISTRATION
