@@ -33,7 +33,7 @@ import org.junit.platform.launcher.core.LauncherFactory;
  */
 class ChainPipelineTest
 {
-    /** Kinds the nested properties run: which property, which planted bug. */
+    /** The nested properties the tests run. */
     private static final String MANY_TRIES = "aFailureBesideSurfacesInALaterTry";
     private static final String ONE_TRY = "aFailureInTheLastChainFailsTheProperty";
 
