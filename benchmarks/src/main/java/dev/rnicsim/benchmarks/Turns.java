@@ -32,8 +32,8 @@ import java.util.Locale;
  *
  * <pre>
  * . bin/jdk25.sh &amp;&amp; mvn -pl benchmarks -am package -DskipTests
- * cp benchmarks/target/benchmarks.jar /tmp/after.jar      # and a jar of the build to compare with, /tmp/before.jar
- * java -cp /tmp/after.jar dev.rnicsim.benchmarks.Turns 120 40 1048576 /tmp/before.jar /tmp/after.jar
+ * cp benchmarks/target/benchmarks.jar target/after.jar    # and a jar of the build to compare with, target/before.jar
+ * java -cp target/after.jar dev.rnicsim.benchmarks.Turns 120 40 1048576 target/before.jar target/after.jar
  * </pre>
  *
  * Arguments: seconds, WRITEs per turn, payload bytes, then one benchmarks jar per build (a jar built before this class
