@@ -438,4 +438,14 @@ class BugReportReplayTest
             .contains("-> EOPNOTSUPP: ibv_reg_mr: access ON_DEMAND: bluefield2 has no on-demand paging")
             .contains("check odp_caps.general_caps of ibv_query_device_ex for IBV_ODP_SUPPORT before asking for it");
     }
+
+    @Test
+    @DisplayName("https://github.com/linux-rdma/perftest/issues/189: qp_access_flags need no LOCAL_WRITE, the MR does")
+    void qpAccessFlagsNeedNoLocalWrite()
+    {
+        assertThat(replay("46-qp-access-without-local-write.rsim"))
+            .contains("expect qp_b.access == 2: held")
+            .contains("-> EINVAL: ibv_reg_mr: access=[REMOTE_WRITE]: REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE")
+            .contains("expect bytes dst \"remote write ok\": held");
+    }
 }
