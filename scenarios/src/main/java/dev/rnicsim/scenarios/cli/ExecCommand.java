@@ -135,18 +135,20 @@ final class ExecCommand implements Callable<Integer>
             devices = "profile " + name + " (device " + device.hcaId() + ")";
         }
         final dev.rnicsim.simnic.PortNetdev netdev = new dev.rnicsim.simnic.PortNetdev();
+        String option = "--netdev-mtu " + netdevMtu;
         try
         {
             if (netdevMtu != null)
             {
                 netdev.mtuBytes(netdevMtu);
             }
+            option = "--ipv4 " + ipv4;
             netdev.ipv4(ipv4);
         }
         catch (final dev.rnicsim.verbs.VerbsException e)
         {
-            err.println((netdevMtu != null && e.getMessage().contains("MTU") ? "--netdev-mtu " : "--ipv4 ")
-                + e.getMessage());
+            final String m = e.getMessage();
+            err.println(option + ": " + m.substring(m.indexOf("EINVAL: ") < 0 ? 0 : m.indexOf("EINVAL: ") + 8));
             return Rnicsim.MALFORMED;
         }
         final FabricServer.DeviceSpec onNetdev = new FabricServer.DeviceSpec(device.hcaId(), device.profile(),

@@ -65,6 +65,15 @@ class ExecCommandTest
     }
 
     @Test
+    void shouldRefuseANetdevMtuOutsideEthernetsRangeAndATextThatIsNoIpv4Address()
+    {
+        assertThat(exec("--profile", "rxe", "--netdev-mtu", "40", "--", "true")).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(err.toString()).contains("--netdev-mtu 40: an MTU of 40 bytes is outside 68..65535");
+        assertThat(exec("--profile", "rxe", "--ipv4", "10.0.0", "--", "true")).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(err.toString()).contains("--ipv4 10.0.0: '10.0.0' is no IPv4 address");
+    }
+
+    @Test
     void shouldRefuseAFabricNameThatIsNoFileName()
     {
         assertThat(exec("--fabric", "../x", "--", "true")).isEqualTo(Rnicsim.MALFORMED);

@@ -224,6 +224,10 @@ final class ErrnoWalk
         c.add(c("query a port that does not exist", ONE_HOST, "queryport app_a 9", "EINVAL",
             "phys_port_cnt", "give a port"));
         c.add(c("query an empty GID entry", ONE_HOST, "querygid app_a 1 5", "ENODATA", "link-local GID"));
+        c.add(c("a netdev MTU below Ethernet's minimum", ONE_HOST, "device nic_b alpha profile=rxe netdev_mtu=40",
+            "EINVAL", "ETH_MIN_MTU", "give 1500"));
+        c.add(c("a netdev address that is no IPv4 address", ONE_HOST, "device nic_b alpha profile=rxe ipv4=10.0.0",
+            "EINVAL", "no IPv4 address", "four numbers"));
         // work requests
         c.add(c("post with too many SGEs", TWO_HOSTS,
             "post write qp_a sgl=mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,"

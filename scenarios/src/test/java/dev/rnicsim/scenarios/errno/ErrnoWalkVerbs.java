@@ -684,6 +684,8 @@ final class ErrnoWalkVerbs
             "does not provide it"));
         c.add(c("a GID query of a backend without it", "EOPNOTSUPP", () -> bare(Context.class).queryGid(1, 0),
             "does not provide it"));
+        c.add(c("a typed GID query of a backend without it", "EOPNOTSUPP",
+            () -> bare(Context.class).queryGidEntry(1, 0), "does not provide it"));
         c.add(c("a null MR of a backend without it", "EOPNOTSUPP",
             () -> bare(ProtectionDomain.class).allocNullMr(), "null MRs"));
         c.add(c("a device-memory MR of a backend without it", "EOPNOTSUPP",
