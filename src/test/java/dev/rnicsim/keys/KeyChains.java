@@ -146,7 +146,7 @@ final class KeyChains
             final List<KeyS> keys = new ArrayList<>(r.keys.size());
             final List<Tuple.Tuple2<Integer, Integer>> type2 = new ArrayList<>();
             final Buf first = r.bufs.isEmpty() ? null : r.bufs.values().iterator().next();
-            final KeyWorld.Holders holders = r.liveHolders();
+            final Holders holders = r.liveHolders();
             // The newest name of each key value is the last label issued with it (labels grow in the map's order).
             final KeyName[] names = r.keys.values().toArray(new KeyName[0]);
             for (int i = 0; i < names.length; i++)

@@ -56,7 +56,8 @@ import java.util.TreeMap;
  * This class holds the simulator's objects, the model's MRs, windows, PDs, buffers and keys, and the bookkeeping of the
  * steps (script lines, expectations, keys issued); its parts act on it: {@link BetaMemory} (the model of app_b's
  * memory), {@link MemoryVerbs}, {@link Connections} (PDs, the context and QP pairs), {@link Registrations},
- * {@link Windows}, {@link RemoteAccess} and {@link WorldChecks}. Not thread safe.
+ * {@link Windows}, {@link RemoteAccess} and {@link WorldChecks}; {@link Holders} finds the MR or window holding a
+ * key. Not thread safe.
  */
 final class KeyWorld
 {
@@ -453,107 +454,13 @@ final class KeyWorld
     /** The live MRs and windows now, to find many keys' holders as {@link #holderOf} does. */
     Holders liveHolders()
     {
-        final Holders h = new Holders();
-        for (final MrM m : mrList)
-        {
-            if (m.live)
-            {
-                h.addMr(m);
-            }
-        }
-        for (final MwM w : mwList)
-        {
-            if (w.live)
-            {
-                h.addWindow(w);
-            }
-        }
-        return h;
-    }
-
-    /**
-     * The live MRs and windows of one moment, in the model's order, in arrays: a key's holder is found as
-     * {@link #holderOf} finds it (an MR before a window), without walking the model's maps again or building one. It
-     * can be cleared and filled again (its arrays are kept).
-     */
-    static final class Holders
-    {
-        private MrM[] liveMrs = new MrM[8];
-        private int mrCount;
-        private MwM[] liveWindows = new MwM[8];
-        private int windowCount;
-
-        /** Empties it (the arrays keep their old entries until overwritten: objects of the same world). */
-        void clear()
-        {
-            mrCount = 0;
-            windowCount = 0;
-        }
-
-        /** Adds a live MR, after those added before it. */
-        void addMr(final MrM m)
-        {
-            if (mrCount == liveMrs.length)
-            {
-                liveMrs = java.util.Arrays.copyOf(liveMrs, mrCount * 2);
-            }
-            liveMrs[mrCount++] = m;
-        }
-
-        /** Adds a live window, after those added before it. */
-        void addWindow(final MwM w)
-        {
-            if (windowCount == liveWindows.length)
-            {
-                liveWindows = java.util.Arrays.copyOf(liveWindows, windowCount * 2);
-            }
-            liveWindows[windowCount++] = w;
-        }
-
-        int windowCount()
-        {
-            return windowCount;
-        }
-
-        /** The live MR or window whose key is exactly {@code key}, or null. */
-        Object of(final int key)
-        {
-            for (int i = 0; i < mrCount; i++)
-            {
-                if (liveMrs[i].key == key)
-                {
-                    return liveMrs[i];
-                }
-            }
-            for (int i = 0; i < windowCount; i++)
-            {
-                if (liveWindows[i].tableKey == key)
-                {
-                    return liveWindows[i];
-                }
-            }
-            return null;
-        }
+        return Holders.live(mrList, mwList);
     }
 
     /** The live MR or window whose key is exactly {@code key}, or null. */
     Object holderOf(final int key)
     {
-        for (final MrM m : mrList)
-        {
-            if (m.live && m.key == key)
-            {
-                return m;
-            }
-        }
-        for (final MwM w : mwList)
-        {
-            if (w.live && w.tableKey == key)
-            {
-                return w;
-            }
-        }
-        return null;
+        return Holders.holderOf(mrList, mwList, key);
     }
 
     long bufAddr(final String buf)

@@ -34,7 +34,7 @@ final class WorldChecks
     }
 
     /** The live MRs and windows of the last check, refilled by each (its arrays grow, and are kept). */
-    private final KeyWorld.Holders holders = new KeyWorld.Holders();
+    private final Holders holders = new Holders();
     /** Final byte checks made: the number of the current one, as {@link WorldModel.Frame#checkedIn} notes it. */
     private int bytesChecks;
 

@@ -83,6 +83,7 @@ final class ErrnoWalkApi
         c.addAll(ErrnoWalkHost.cases());
         c.addAll(ErrnoWalkTables.cases());
         c.addAll(ErrnoWalkVerbs.cases());
+        c.addAll(ErrnoWalkWindowsMemory.cases());
         c.addAll(ErrnoWalkVerbsAdded.cases());
         c.addAll(ErrnoWalkCqEx.cases());
         c.addAll(ErrnoWalkTm.cases());
