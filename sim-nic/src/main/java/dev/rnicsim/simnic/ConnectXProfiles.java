@@ -12,6 +12,17 @@ import java.util.List;
  * {@code devinfo/} where one exists. A field no dump of that part shows keeps the ConnectX-5 value and is listed in
  * the profile's defaulted fields.
  *
+ * <p>The link layer is the part's: ConnectX-4 Lx, ConnectX-6 Dx and ConnectX-6 Lx are Ethernet-only adapters (NVIDIA's
+ * "Linux Kernel Upstream Release Notes" v5.17 and the WinOF-2 "Supported Network Adapter Cards" table list only
+ * Ethernet speeds for them), so their ports are RoCE ports ({@link #ETHERNET_ONLY}): {@code ibv_devinfo} prints
+ * {@code link_layer: Ethernet}, the active MTU follows the netdev ({@link PortMtuRule#IBOE_HEADERS},
+ * {@code mlx5_query_port_roce}) and the GID table lists RoCE v1 and v2 ({@code mlx5_port_immutable} with
+ * {@code RDMA_CORE_PORT_IBA_ROCE | RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP}). The project's dumps of the two Lx parts
+ * (connectx4lx-mlx5.txt, connectx6lx-mlx5.txt) stop before the port section. ConnectX-4, -5 Ex, -6 and the
+ * BlueField-2 and -3 DPUs are VPI parts (InfiniBand or Ethernet per port, {@code mlxconfig LINK_TYPE_P1}); NVIDIA's
+ * XLIO "Type Management / VPI Cards Configuration" page says ConnectX-6, ConnectX-7, BlueField-2 and BlueField-3
+ * ports are initialised as InfiniBand, so those profiles keep an InfiniBand port.
+ *
  * <p>Stateless and thread safe.
  */
 public final class ConnectXProfiles
@@ -22,6 +33,10 @@ public final class ConnectXProfiles
         "atomic_cap", "max_mw", "max_mcast_grp", "max_mcast_qp_attach", "max_total_mcast_qp_attach", "max_ah",
         "max_srq", "max_srq_wr", "max_srq_sge", "max_pkeys", "local_ca_ack_delay",
         "general_odp_caps", "rc_odp_caps", "uc_odp_caps", "ud_odp_caps", "xrc_odp_caps");
+
+    /** The profiles of the Ethernet-only parts: ConnectX-4 Lx, ConnectX-6 Dx, ConnectX-6 Lx. */
+    public static final java.util.Set<String> ETHERNET_ONLY = java.util.Set.of("connectx4lx", "connectx6dx",
+        "connectx6lx");
 
     private ConnectXProfiles()
     {
@@ -80,12 +95,13 @@ public final class ConnectXProfiles
 
     /**
      * @return ConnectX-4 Lx (4117), from devinfo/connectx4lx-mlx5.txt (fw 14.29.1016, flags 0x25321c36); 25 Gbit/s;
-     * no device memory ({@link #connectx4Rules()}).
+     * no device memory ({@link #connectx4Rules()}); an Ethernet (RoCE) port, the part being Ethernet-only.
      */
     public static DeviceProfile connectx4Lx()
     {
         return part("connectx4lx", "14.29.1016", 4117, 262144, 0x25321c36L, 25.0, AFTER_FLAGS)
-            .withProviderRules(connectx4Rules());
+            .withProviderRules(connectx4Rules())
+            .withLinkLayer(dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET);
     }
 
     /**
@@ -107,24 +123,28 @@ public final class ConnectXProfiles
     }
 
     /**
-     * @return ConnectX-6 Dx (4125). No dump: the ConnectX-6 values with firmware line 22 (assumed); 100 Gbit/s.
+     * @return ConnectX-6 Dx (4125). No dump: the ConnectX-6 values with firmware line 22 (assumed); 100 Gbit/s; an
+     * Ethernet (RoCE) port, the part being Ethernet-only.
      */
     public static DeviceProfile connectx6Dx()
     {
         return part("connectx6dx", "22.31.1014", 4125, 262144, 0xe97e1c36L, 100.0,
-            concat(List.of("fw_ver", "max_qp", "device_cap_flags"), AFTER_FLAGS));
+            concat(List.of("fw_ver", "max_qp", "device_cap_flags"), AFTER_FLAGS))
+            .withLinkLayer(dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET);
     }
 
     /**
      * @return ConnectX-6 Lx (4127), from devinfo/connectx6lx-mlx5.txt (max_mw 16777216, max_qp 131072, max_pd 8388608
-     * ({@code 1 << log_max_pd} of that firmware), ODP with implicit ODP); 25 Gbit/s.
+     * ({@code 1 << log_max_pd} of that firmware), ODP with implicit ODP); 25 Gbit/s; an Ethernet (RoCE) port, the
+     * part being Ethernet-only.
      */
     public static DeviceProfile connectx6Lx()
     {
         final DeviceProfile p = part("connectx6lx", "26.31.1014", 4127, 131072, 0x25321c36L, 25.0,
             List.of("fw_ver", "node_guid", "sys_image_guid", "max_sge", "max_sge_rd", "rc_odp_caps", "uc_odp_caps",
                 "ud_odp_caps", "xrc_odp_caps"));
-        return p.withAttributes(p.attributes().toBuilder().maxPd(8388608).build());
+        return p.withAttributes(p.attributes().toBuilder().maxPd(8388608).build())
+            .withLinkLayer(dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET);
     }
 
     /**

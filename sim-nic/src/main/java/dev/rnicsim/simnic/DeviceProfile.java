@@ -37,12 +37,48 @@ import java.util.Objects;
  *                             transport ({@link DriverTraits}).
  * @param completions          the completion clock and {@code num_comp_vectors} ({@link CompletionAttributes}): the
  *                             driver's, or a dump's.
+ * @param linkLayer            the port's link layer, {@code IBV_LINK_LAYER_*} ({@link
+ *                             dev.rnicsim.verbs.PortAttributes#LINK_LAYER_INFINIBAND} ...): a property of the part,
+ *                             not of the driver, since one driver runs both (mlx5 answers {@code
+ *                             mlx5_ib_port_link_layer} from the port type the firmware reports): the driver's usual
+ *                             one ({@link #driverLinkLayer}), Ethernet for the Ethernet-only ConnectX parts
+ *                             ({@link ConnectXProfiles}).
  */
 public record DeviceProfile(String name, String driver, DeviceAttributes attributes, MttConfig mtt,
     VariantPolicy variantPolicy, IndexPolicy indexPolicy, int cacheEntries, int cacheWays,
     Set<ProviderRule> providerRules, boolean relaxedOrdering, double linkGbps, long seed,
-    List<String> defaultedFields, DriverTraits traits, CompletionAttributes completions)
+    List<String> defaultedFields, DriverTraits traits, CompletionAttributes completions, int linkLayer)
 {
+    /**
+     * A profile with the link layer its driver's ports usually have ({@link #driverLinkLayer}).
+     *
+     * @param name            profile name.
+     * @param driver          kernel driver.
+     * @param attributes      query_device attributes.
+     * @param mtt             MTT size and allocator.
+     * @param variantPolicy   key variant policy.
+     * @param indexPolicy     MPT index policy.
+     * @param cacheEntries    translation-cache entries.
+     * @param cacheWays       translation-cache associativity.
+     * @param providerRules   provider behaviours.
+     * @param relaxedOrdering relaxed ordering applied.
+     * @param linkGbps        link rate in Gbit/s.
+     * @param seed            seed of random choices.
+     * @param defaultedFields attributes that got defaults.
+     * @param traits          driver traits.
+     * @param completions     completion clock and vectors.
+     */
+    public DeviceProfile(final String name, final String driver, final DeviceAttributes attributes,
+        final MttConfig mtt, final VariantPolicy variantPolicy, final IndexPolicy indexPolicy, final int cacheEntries,
+        final int cacheWays, final Set<ProviderRule> providerRules, final boolean relaxedOrdering,
+        final double linkGbps, final long seed, final List<String> defaultedFields, final DriverTraits traits,
+        final CompletionAttributes completions)
+    {
+        this(name, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays, providerRules,
+            relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions,
+            driverLinkLayer(Objects.requireNonNull(driver, "driver")));
+    }
+
     /**
      * A profile with the completion attributes {@link CompletionAttributes#of} gives its driver.
      *
@@ -98,8 +134,9 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
 
     /**
      * @throws NullPointerException when a reference is null.
-     * @throws IllegalArgumentException when max_mr is outside 2..2^24, the cache geometry is not positive, or the
-     *                                  link rate is not positive (the message names the value).
+     * @throws IllegalArgumentException when max_mr is outside 2..2^24, the cache geometry is not positive, the
+     *                                  link rate is not positive, or the link layer is not an IBV_LINK_LAYER_*
+     *                                  value (the message names the value).
      */
     public DeviceProfile
     {
@@ -128,6 +165,12 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
         {
             throw new IllegalArgumentException("profile " + name + ": linkGbps=" + linkGbps + " must be positive");
         }
+        if (linkLayer < dev.rnicsim.verbs.PortAttributes.LINK_LAYER_UNSPECIFIED
+            || linkLayer > dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET)
+        {
+            throw new IllegalArgumentException("profile " + name + ": linkLayer=" + linkLayer + " must be 0"
+                + " (IBV_LINK_LAYER_UNSPECIFIED), 1 (INFINIBAND) or 2 (ETHERNET)");
+        }
         if (attributes.maxMr() > (1L << (32 - traits.keyVariantBits())))
         {
             throw new IllegalArgumentException("profile " + name + ": max_mr=" + attributes.maxMr() + " does not fit"
@@ -142,7 +185,8 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withTraits(final DriverTraits newTraits)
     {
         return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
-            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, newTraits, completions);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, newTraits, completions,
+            linkLayer);
     }
 
     /**
@@ -152,7 +196,8 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withAttributes(final DeviceAttributes newAttributes)
     {
         return new DeviceProfile(name, driver, newAttributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
-            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions,
+            linkLayer);
     }
 
     /**
@@ -162,7 +207,8 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withMtt(final MttConfig newMtt)
     {
         return new DeviceProfile(name, driver, attributes, newMtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
-            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions,
+            linkLayer);
     }
 
     /**
@@ -172,7 +218,8 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withVariantPolicy(final VariantPolicy policy)
     {
         return new DeviceProfile(name, driver, attributes, mtt, policy, indexPolicy, cacheEntries, cacheWays,
-            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions,
+            linkLayer);
     }
 
     /**
@@ -182,7 +229,8 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withProviderRules(final java.util.Set<ProviderRule> rules)
     {
         return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
-            rules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions);
+            rules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions,
+            linkLayer);
     }
 
     /**
@@ -193,7 +241,8 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withCache(final int entries, final int ways)
     {
         return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, entries, ways,
-            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions,
+            linkLayer);
     }
 
     /**
@@ -203,7 +252,18 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withCompletions(final CompletionAttributes newCompletions)
     {
         return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
-            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, newCompletions);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, newCompletions,
+            linkLayer);
+    }
+
+    /**
+     * @param newLinkLayer the port's link layer, {@code IBV_LINK_LAYER_*}.
+     * @return a copy whose port has it.
+     */
+    public DeviceProfile withLinkLayer(final int newLinkLayer)
+    {
+        return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions, newLinkLayer);
     }
 
     /**
@@ -213,7 +273,8 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withName(final String newName)
     {
         return new DeviceProfile(newName, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
-            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions,
+            linkLayer);
     }
 
     /**
@@ -284,12 +345,9 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
      * @return what ibv_query_port reports for each port of this profile: rxe from rxe_param.h
      *         ({@code RXE_PORT_GID_TBL_LEN} 1024, {@code RXE_PORT_MAX_MSG_SZ} 2^31 and {@code RXE_PORT_PKEY_TBL_LEN}
      *         1 in current kernels, 0x800000 and 64 in old ones (rxe-legacy), {@code IB_PORT_CM_SUP}, MTU cap 4096, Ethernet); the others assumed
-     *         (no port section in the dumps: gid_tbl_len 256, max_msg_sz 2^30 for mlx4/mlx5 and irdma, Ethernet
-     *         for irdma, InfiniBand for mlx4/mlx5). The link layer of the other drivers is what the kernel's
-     *         {@code rdma_port_get_link_layer} answers for them: Ethernet for the RoCE drivers ({@code
-     *         bnxt_re_get_link_layer}, hns, qedr, mana) and the iWARP ones (siw, cxgb4, erdma: an iWARP node's
-     *         transport gives Ethernet), unspecified for EFA ({@code efa_port_link_layer}), InfiniBand for hfi1 and
-     *         the rest. The MTUs are those on a netdev of the default MTU, 1500 bytes ({@link PortMtuRule}; a
+     *         (no port section in the dumps: gid_tbl_len 256, max_msg_sz 2^30 for mlx4/mlx5 and irdma). The link
+     *         layer is the profile's ({@link #linkLayer()}). The MTUs are those on a netdev of the default MTU,
+     *         1500 bytes ({@link PortMtuRule}; a
      *         device's own netdev: {@link SimDevice#portAttributes()}).
      */
     public dev.rnicsim.verbs.PortAttributes portAttributes()
@@ -321,8 +379,17 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
         };
     }
 
-    /** The port's link layer ({@link #portAttributes()}), without building the attributes. */
-    private int linkLayer()
+    /**
+     * The link layer of a driver's ports when the profile does not say otherwise: what the kernel's {@code
+     * rdma_port_get_link_layer} answers. Ethernet for the RoCE drivers ({@code bnxt_re_get_link_layer}, hns, qedr,
+     * mana, rxe, irdma) and the iWARP ones (siw, cxgb4, erdma: an iWARP node's transport gives Ethernet),
+     * unspecified for EFA ({@code efa_port_link_layer}), InfiniBand for hfi1, mlx4 and mlx5 (whose VPI parts
+     * initialise their ports as InfiniBand) and the rest.
+     *
+     * @param driver kernel driver name.
+     * @return its usual {@code IBV_LINK_LAYER_*}.
+     */
+    public static int driverLinkLayer(final String driver)
     {
         return switch (driver)
         {

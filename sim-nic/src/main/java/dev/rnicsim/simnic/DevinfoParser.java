@@ -349,7 +349,7 @@ final class DevinfoParser
         final DeviceProfile profile = new DeviceProfile(name, base.driver(), b.build(), base.mtt(),
             base.variantPolicy(), base.indexPolicy(), base.cacheEntries(), base.cacheWays(),
             base.providerRules(), base.relaxedOrdering(), base.linkGbps(), base.seed(), defaulted, traits,
-            completions.applyTo(base.completions()));
+            completions.applyTo(base.completions()), base.linkLayer());
         for (final int[] r : repeats.values())
         {
             if (r[1] > 0)

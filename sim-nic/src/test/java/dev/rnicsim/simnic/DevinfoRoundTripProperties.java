@@ -161,7 +161,8 @@ class DevinfoRoundTripProperties
                 assertThat(r.profile().withName(p.name())).as(p.name())
                     .isEqualTo(new DeviceProfile(p.name(), p.driver(), p.attributes(), p.mtt(), p.variantPolicy(),
                         p.indexPolicy(), p.cacheEntries(), p.cacheWays(), p.providerRules(),
-                        p.relaxedOrdering(), p.linkGbps(), p.seed(), List.of(), p.traits()));
+                        p.relaxedOrdering(), p.linkGbps(), p.seed(), List.of(), p.traits())
+                        .withLinkLayer(p.linkLayer()));
             }
         }
     }

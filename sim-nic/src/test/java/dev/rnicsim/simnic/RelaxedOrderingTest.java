@@ -56,7 +56,7 @@ class RelaxedOrderingTest
     {
         return new DeviceProfile(p.name(), p.driver(), p.attributes(), p.mtt(), p.variantPolicy(), p.indexPolicy(),
             p.cacheEntries(), p.cacheWays(), p.providerRules(), p.relaxedOrdering(), p.linkGbps(), seed,
-            p.defaultedFields());
+            p.defaultedFields()).withLinkLayer(p.linkLayer());
     }
 
     private static SendWr unsignaledWrite(final long id, final Sge sge, final long remoteAddr, final int rkey)
