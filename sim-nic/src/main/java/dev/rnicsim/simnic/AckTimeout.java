@@ -97,7 +97,7 @@ final class AckTimeout
                 wr.wrId(), "timeout", 0));
             return WqeOutcome.BLOCKED;
         }
-        HwCounters.noAck(qp.device, qp.retryCount, wr);
+        HwCounters.noAck(qp, qp.retryCount, wr);
         qp.device.count(SimCounter.TRANSPORT_RETRIES, qp.retryCount);
         final WcDiagnosis lost = given != null ? given : peer == null && qp.remote != null
             && !qp.device.fabric().anyDeviceHasQp(qp.remote.qpNum())

@@ -133,15 +133,16 @@ public enum HwCounters
      * {@code retry_exceeded_err} once). The transmissions are packets on the link: PortXmitPkts and PortXmitData
      * (4-byte words, a packet's payload at most the path MTU) count each, and rxe's {@code sent_pkts} with them.
      *
-     * @param requester  the requester's device.
+     * @param requesterQp the requester QP (its device counts, its path MTU sizes the packet).
      * @param retryCount the QP's retry_cnt.
      * @param wr         the work request whose (first outstanding) packet was never acknowledged.
      */
-    static void noAck(final SimDevice requester, final int retryCount, final SendWr wr)
+    static void noAck(final SimQp requesterQp, final int retryCount, final SendWr wr)
     {
         final long transmissions = retryCount + 1L;
         final boolean request = wr.opcode() == WrOpcode.RDMA_READ || wr.opcode().isAtomic();
-        final long payload = request ? 0 : Math.min(wr.totalBytes(), requester.fabric().pathMtuBytes());
+        final SimDevice requester = requesterQp.device;
+        final long payload = request ? 0 : Math.min(wr.totalBytes(), PacketMtu.bytes(requesterQp));
         requester.count(SimCounter.PORT_XMIT_PACKETS, transmissions);
         requester.count(SimCounter.PORT_XMIT_DATA, transmissions * payload / 4);
         requester.count(SimCounter.LOCAL_ACK_TIMEOUT_ERR, retryCount);

@@ -65,7 +65,7 @@ final class OdpRnr
         {
             final int left = qp.rnrRetry - naksSoFar;
             peer.device.count(SimCounter.ODP_RNR_NAKS, left + 1L);
-            Responder.rnrRefused(device, peer.device, left + 1L, wr);
+            Responder.rnrRefused(qp, peer.device, left + 1L, wr);
             HwCounters.rnrExhausted(device, left);
             device.count(SimCounter.RNR_RETRIES, left);
             device.fabric().span(device, wr.opcode().name(), "dma", timerNs * left, java.util.Map.of("qp_num",
@@ -78,7 +78,7 @@ final class OdpRnr
         }
         final int taken = (int)Math.min(naksSoFar + naks, Integer.MAX_VALUE);
         peer.device.count(SimCounter.ODP_RNR_NAKS, naks);
-        Responder.rnrRefused(device, peer.device, naks, wr);
+        Responder.rnrRefused(qp, peer.device, naks, wr);
         device.count(SimCounter.RNR_NAK_RETRY_ERR, naks);
         device.count(SimCounter.RNR_RETRIES, naks);
         device.fabric().span(device, "rnr_wait", "odp", timerNs * naks, java.util.Map.of("qp_num", qp.num,

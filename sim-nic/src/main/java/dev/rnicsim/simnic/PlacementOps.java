@@ -145,9 +145,11 @@ final class PlacementOps
      * @param requester the requesting device.
      * @param pd        the requester QP's PD number.
      * @param wr        the work request.
+     * @param packetBytes the payload of its first packet at most: the requester's path MTU ({@link PacketMtu}).
      * @return the refusal, or null when the check does not apply or passes.
      */
-    static DmaResult responderLength(final SimDevice requester, final int pd, final SendWr wr)
+    static DmaResult responderLength(final SimDevice requester, final int pd, final SendWr wr,
+        final int packetBytes)
     {
         final long length = wr.totalBytes();
         if (!requester.profile().follows(ProviderRule.MESSAGE_LENGTH_CHECKED_BY_RESPONDER))
@@ -168,7 +170,7 @@ final class PlacementOps
         if (wr.opcode() != WrOpcode.RDMA_READ && !wr.sgList().isEmpty())
         {
             final Sge first = wr.sgList().get(0);
-            final long bytes = Math.min(first.lengthBytes(), SimQp.PATH_MTU_BYTES);
+            final long bytes = Math.min(first.lengthBytes(), packetBytes);
             final KeyCheck check = requester.tables().check(first.lkey(), pd, -1, 0,
                 requester.keyAddress(first.lkey(), first.addr()), bytes);
             if (bytes > 0 && check != KeyCheck.VALID && check != KeyCheck.NOT_PRESENT)

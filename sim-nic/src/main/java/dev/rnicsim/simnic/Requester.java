@@ -320,8 +320,8 @@ final class Requester
     boolean packetized(final SendWqe p)
     {
         final SendWr wr = p.wr();
-        final boolean multi = p.inline() != null ? p.inline().length > device.fabric().pathMtuBytes()
-            : wr.totalBytes() > device.fabric().pathMtuBytes();
+        final int mtuBytes = PacketMtu.ofMessage(qp, wr.opcode() == WrOpcode.RDMA_READ ? peer() : null, wr.opcode());
+        final boolean multi = p.inline() != null ? p.inline().length > mtuBytes : wr.totalBytes() > mtuBytes;
         final boolean kind = switch (wr.opcode())
         {
             case RDMA_WRITE, RDMA_WRITE_WITH_IMM, SEND, SEND_WITH_IMM, SEND_WITH_INV -> multi;
@@ -443,7 +443,7 @@ final class Requester
         {
             return qp.responder.finish(wr, peer, noResource, false, missesBefore, null);
         }
-        final DmaResult tooLong = PlacementOps.responderLength(device, pd.pdNum(), wr);
+        final DmaResult tooLong = PlacementOps.responderLength(device, pd.pdNum(), wr, PacketMtu.bytes(qp));
         if (tooLong != null)
         {
             return qp.responder.finish(wr, peer, tooLong, false, missesBefore, null);
@@ -515,12 +515,12 @@ final class Requester
             // rnr_retry 7 retries for ever: one more dropped request and one more RNR NAK retried per attempt
             peer.device.count(SimCounter.OUT_OF_BUFFER, 1);
             device.count(SimCounter.RNR_NAK_RETRY_ERR, 1);
-            Responder.rnrRefused(device, peer.device, 1, wr);
+            Responder.rnrRefused(qp, peer.device, 1, wr);
             rnrWait.naked(device, CostModel.rnrTimerNs(peer.minRnrTimer), executing);
             return WqeOutcome.BLOCKED;
         }
         peer.device.count(SimCounter.OUT_OF_BUFFER, 1);
-        Responder.rnrRefused(device, peer.device, 1, wr);
+        Responder.rnrRefused(qp, peer.device, 1, wr);
         final long timerNs = CostModel.rnrTimerNs(peer.minRnrTimer);
         if (rnrNaks < qp.rnrRetry)
         {

@@ -88,7 +88,8 @@ final class Responder
             return finish(wr, peer, dma.failure(), Requester.needsRecv(wr), missesBefore, null);
         }
         final long length = atomic ? Long.BYTES : p.inline() != null ? p.inline().length : wr.totalBytes();
-        qp.requester.inflight = new InflightMessage(qp, wr, dma, peer.device, length, device.fabric().pathMtuBytes(),
+        qp.requester.inflight = new InflightMessage(qp, wr, dma, peer.device, length,
+            PacketMtu.ofMessage(qp, peer, wr.opcode()),
             missesBefore, Requester.needsRecv(wr), device.fabric().clock().nowNs());
         qp.requester.inflight.relaxed(DataPaths.relaxedPlacement(qp, wr, peer));
         if (!send)
@@ -169,7 +170,7 @@ final class Responder
     private WqeOutcome noAck(final SendWr wr, final InflightMessage m)
     {
         qp.requester.dropMessage(m);
-        HwCounters.noAck(device, qp.retryCount, wr);
+        HwCounters.noAck(qp, qp.retryCount, wr);
         device.count(SimCounter.TRANSPORT_RETRIES, qp.retryCount);
         device.fabric().span(device, wr.opcode().name(), "dma",
             device.fabric().costModel().opBaseLatencyNs() * (qp.retryCount + 1L),
@@ -396,7 +397,7 @@ final class Responder
             acks = switch (wr.opcode())
             {
                 case RDMA_WRITE, RDMA_WRITE_WITH_IMM, SEND, SEND_WITH_IMM, SEND_WITH_INV ->
-                    (InflightMessage.packets(r.byteLen(), device.fabric().pathMtuBytes()) - 1) / 66 + 1;
+                    (InflightMessage.packets(r.byteLen(), PacketMtu.bytes(qp)) - 1) / 66 + 1;
                 case FLUSH, ATOMIC_WRITE -> 1;
                 default -> 0;
             };
@@ -416,19 +417,20 @@ final class Responder
      * rxe_resp.c, state RESPST_ERR_RNR); the IBA port counters PortXmitPkts / PortRcvPkts and PortXmitData /
      * PortRcvData (IBA 16.1.3.5, in 4-byte words) count the request like any packet on the link.
      *
-     * @param requester the device that sent the refused requests.
+     * @param requesterQp the QP that sent the refused requests (its device counts, its path MTU sizes them).
      * @param responder the device that refused them.
      * @param requests  refused requests, one RNR NAK each.
      * @param wr        the work request whose first packet was refused.
      */
-    static void rnrRefused(final SimDevice requester, final SimDevice responder, final long requests,
+    static void rnrRefused(final SimQp requesterQp, final SimDevice responder, final long requests,
         final SendWr wr)
     {
         if (requests <= 0)
         {
             return;
         }
-        final long payload = Math.min(wr.totalBytes(), requester.fabric().pathMtuBytes());
+        final SimDevice requester = requesterQp.device;
+        final long payload = Math.min(wr.totalBytes(), PacketMtu.bytes(requesterQp));
         requester.count(SimCounter.PORT_XMIT_PACKETS, requests);
         requester.count(SimCounter.PORT_XMIT_DATA, requests * payload / 4);
         responder.count(SimCounter.PORT_RCV_PACKETS, requests);
@@ -467,7 +469,7 @@ final class Responder
         final boolean fromPeer = wr.opcode() == WrOpcode.RDMA_READ || wr.opcode().isAtomic();
         final SimDevice sender = fromPeer ? pdev : device;
         final SimDevice receiver = fromPeer ? device : pdev;
-        final long packets = InflightMessage.packets(bytes, device.fabric().pathMtuBytes());
+        final long packets = InflightMessage.packets(bytes, PacketMtu.ofMessage(qp, peer, wr.opcode()));
         sender.count(SimCounter.PORT_XMIT_DATA, bytes / 4);
         sender.count(SimCounter.PORT_XMIT_PACKETS, packets);
         receiver.count(SimCounter.PORT_RCV_DATA, bytes / 4);

@@ -43,7 +43,7 @@ import java.util.Set;
  */
 public final class SimQp implements QueuePair
 {
-    /** Path MTU in bytes used to count packets (IB MTU 4096; assumed for every profile). */
+    /** The fabric's path MTU in bytes unless set (IB MTU 4096); a QP's packets take its path_mtu ({@link PacketMtu}). */
     public static final int PATH_MTU_BYTES = 4096;
 
     /** The QP's PD; an XRC_RECV QP takes the PD of the XRC SRQ its current message names ({@link XrcRules#route}). */

@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
  */
 class AckPacketsTest
 {
-    private static final int MTU = SimQp.PATH_MTU_BYTES;
+    /** rxe's QPs take the 1024-byte active MTU of their 1500-byte netdev. */
+    private static final int MTU = PacketMtuTest.connectMtuBytes(DeviceProfiles.rxe());
 
     /** One WRITE of {@code packets} MTUs from a to b on rxe, completed; returns the rig. */
     private static RuleRig write(final int packets)

@@ -80,6 +80,7 @@ class EnginePacketsTest
     {
         for (final DeviceProfile p : List.of(DeviceProfiles.connectx5(), DeviceProfiles.rxe()))
         {
+            final int mtu = PacketMtuTest.connectMtuBytes(p);
             final Send s = Send.of(p);
             s.rig().fabric.progress(4);
 
@@ -88,8 +89,8 @@ class EnginePacketsTest
 
             final List<WorkCompletion> send = s.rig().pollA();
             assertThat(send).as(p.name()).extracting(WorkCompletion::status).containsExactly(WcStatus.REM_OP_ERR);
-            assertThat(Arrays.copyOf(s.target(), 4 * MTU)).as(p.name()).isEqualTo(Arrays.copyOf(s.data(), 4 * MTU));
-            assertThat(Arrays.copyOfRange(s.target(), 4 * MTU, N)).as(p.name()).isEqualTo(new byte[N - 4 * MTU]);
+            assertThat(Arrays.copyOf(s.target(), 4 * mtu)).as(p.name()).isEqualTo(Arrays.copyOf(s.data(), 4 * mtu));
+            assertThat(Arrays.copyOfRange(s.target(), 4 * mtu, N)).as(p.name()).isEqualTo(new byte[N - 4 * mtu]);
             assertThat(s.rig().pollB()).as(p.name()).extracting(WorkCompletion::status).containsExactly(
                 p.follows(ProviderRule.LOCAL_KEY_ERRORS_AS_QP_OP_ERR) ? WcStatus.LOC_QP_OP_ERR
                     : WcStatus.LOC_PROT_ERR);

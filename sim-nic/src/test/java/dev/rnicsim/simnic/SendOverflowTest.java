@@ -54,8 +54,9 @@ class SendOverflowTest
     {
         for (final DeviceProfile p : List.of(DeviceProfiles.connectx5(), DeviceProfiles.rxe()))
         {
+            final int mtu = PacketMtuTest.connectMtuBytes(p);
             // 16 packets into 5.5 packets of buffer: packets 1 to 5 fit, packet 6 overflows.
-            final Overflow o = Overflow.of(p, 16 * MTU, 5 * MTU + MTU / 2);
+            final Overflow o = Overflow.of(p, 16 * mtu, 5 * mtu + mtu / 2);
 
             assertThat(o.rig().fabric.progress(5)).as(p.name()).isEqualTo(5);
             assertThat(((SimQp)o.rig().qpA).inflight()).as(p.name() + ": packet 6 not yet sent").isNotNull();
@@ -70,11 +71,11 @@ class SendOverflowTest
                 p.name().equals("rxe") ? WcStatus.REM_INV_REQ_ERR : WcStatus.LOC_LEN_ERR);
             assertThat(recv.get(0).wrId()).isEqualTo(70);
             final byte[] target = o.target();
-            assertThat(Arrays.copyOf(target, 5 * MTU)).as(p.name() + ": packets 1 to 5 placed")
-                .isEqualTo(Arrays.copyOf(o.data(), 5 * MTU));
-            assertThat(Arrays.copyOfRange(target, 5 * MTU, target.length))
+            assertThat(Arrays.copyOf(target, 5 * mtu)).as(p.name() + ": packets 1 to 5 placed")
+                .isEqualTo(Arrays.copyOf(o.data(), 5 * mtu));
+            assertThat(Arrays.copyOfRange(target, 5 * mtu, target.length))
                 .as(p.name() + ": nothing of packet 6 or later, in the buffer or after it")
-                .isEqualTo(new byte[target.length - 5 * MTU]);
+                .isEqualTo(new byte[target.length - 5 * mtu]);
             assertThat(o.rig().qpA.state()).as(p.name()).isEqualTo(QpState.ERR);
             assertThat(o.rig().qpB.state()).as(p.name()).isEqualTo(QpState.ERR);
         }

@@ -47,6 +47,7 @@ class StrictInFlightTest
     {
         for (final DeviceProfile p : List.of(DeviceProfiles.connectx5(), DeviceProfiles.rxe()))
         {
+            final int mtu = PacketMtuTest.connectMtuBytes(p);
             final Write w = Write.of(p);
             w.rig().fabric.progress(3);
 
@@ -55,7 +56,7 @@ class StrictInFlightTest
             assertThat(w.inFlight()).as(p.name()).hasSize(1);
             final String message = w.inFlight().get(0).message();
             assertThat(message).as(p.name()).contains("ibv_dereg_mr retired rkey 0x"
-                + Integer.toHexString(w.dstMr().rkey())).contains("RDMA_WRITE wr_id 5").contains("3 of 16 packets");
+                + Integer.toHexString(w.dstMr().rkey())).contains("RDMA_WRITE wr_id 5").contains("3 of " + N / mtu + " packets");
             assertThat(message).as(p.name()).contains(p.follows(ProviderRule.RESPONDER_HOLDS_KEY_REFERENCE)
                 ? "the retirement waits until the message is done" : "NAKs its next packet");
             final List<WorkCompletion> wcs = w.rig().pollA();

@@ -1,6 +1,7 @@
 package dev.rnicsim.scenarios.script;
 
 import dev.rnicsim.simnic.InflightMessage;
+import dev.rnicsim.simnic.PacketMtu;
 import dev.rnicsim.simnic.SimDevice;
 import dev.rnicsim.simnic.SimQp;
 import dev.rnicsim.verbs.SendWr;
@@ -77,7 +78,7 @@ final class Engines
 
     private static int packets(final SimQp qp, final SendWr wr)
     {
-        return InflightMessage.packets(wr.totalBytes(), qp.simDevice().fabric().pathMtuBytes());
+        return InflightMessage.packets(wr.totalBytes(), PacketMtu.bytes(qp));
     }
 
     /** The WQEs of a QP's send queue for {@code show qp}, the head first; empty when there are none. */
