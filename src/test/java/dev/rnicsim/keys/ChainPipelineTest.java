@@ -8,14 +8,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
 import net.jqwik.api.lifecycle.AddLifecycleHook;
-import net.jqwik.api.lifecycle.BeforeProperty;
-import net.jqwik.api.lifecycle.LifecycleContext;
-import net.jqwik.api.lifecycle.SkipExecutionHook;
 import net.jqwik.api.state.ActionChain;
 import org.junit.jupiter.api.Test;
 import org.junit.platform.engine.TestExecutionResult;
@@ -128,7 +123,7 @@ class ChainPipelineTest
 
     /** The soak's property in the pipeline, run only by the tests above (with the bug planted), seed fixed. */
     @AddLifecycleHook(Pipelined.OnlyWhenPlanted.class)
-    static class Pipelined
+    static class Pipelined extends PlantedBugChains
     {
         @Property(tries = 300, seed = "42")
         @AddLifecycleHook(ChainPipeline.On.class)
@@ -156,38 +151,19 @@ class ChainPipelineTest
             }
         }
 
-        @BeforeProperty
-        void forgetEarlierFailures()
-        {
-            Mismatch.reset();
-        }
-
-        @Provide
-        Arbitrary<ChainParams> params()
-        {
-            return KeyChains.params();
-        }
-
-        @Provide
-        Arbitrary<ActionChain<Lockstep>> chains()
-        {
-            return KeyChains.chains(KeyLifecycleProperties.MAX_ACTIONS, new ReuseStats());
-        }
-
         /** Skipped unless the bug is planted (when the build's test run finds the class on its own). */
-        public static final class OnlyWhenPlanted implements SkipExecutionHook
+        public static final class OnlyWhenPlanted extends SkipUnlessPlanted
         {
             @Override
-            public net.jqwik.api.lifecycle.PropagationMode propagateTo()
+            boolean planted()
             {
-                return net.jqwik.api.lifecycle.PropagationMode.ALL_DESCENDANTS;
+                return Lockstep.plantedEndBug != null;
             }
 
             @Override
-            public SkipResult shouldBeSkipped(final LifecycleContext context)
+            String runBy()
             {
-                return Lockstep.plantedEndBug != null ? SkipResult.doNotSkip()
-                    : SkipResult.skip("run by ChainPipelineTest with the bug planted");
+                return "ChainPipelineTest";
             }
         }
     }

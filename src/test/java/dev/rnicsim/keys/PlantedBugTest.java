@@ -7,14 +7,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
 import net.jqwik.api.lifecycle.AddLifecycleHook;
-import net.jqwik.api.lifecycle.BeforeProperty;
-import net.jqwik.api.lifecycle.LifecycleContext;
-import net.jqwik.api.lifecycle.SkipExecutionHook;
 import net.jqwik.api.state.ActionChain;
 import org.junit.jupiter.api.Test;
 import org.junit.platform.engine.TestExecutionResult;
@@ -70,7 +65,7 @@ class PlantedBugTest
 
     /** The key-lifecycle property, run only by the test above (with the bug planted), seed fixed. */
     @AddLifecycleHook(WithPlantedBug.OnlyWhenPlanted.class)
-    static class WithPlantedBug
+    static class WithPlantedBug extends PlantedBugChains
     {
         @Property(tries = 300, seed = "42")
         @AddLifecycleHook(Minimize.class)
@@ -80,38 +75,19 @@ class PlantedBugTest
             KeyLifecycleProperties.run(params, chain).release();
         }
 
-        @BeforeProperty
-        void forgetEarlierFailures()
-        {
-            Mismatch.reset();
-        }
-
-        @Provide
-        Arbitrary<ChainParams> params()
-        {
-            return KeyChains.params();
-        }
-
-        @Provide
-        Arbitrary<ActionChain<Lockstep>> chains()
-        {
-            return KeyChains.chains(KeyLifecycleProperties.MAX_ACTIONS, new ReuseStats());
-        }
-
         /** Skipped unless the bug is planted (when the build's test run finds the class on its own). */
-        public static final class OnlyWhenPlanted implements SkipExecutionHook
+        public static final class OnlyWhenPlanted extends SkipUnlessPlanted
         {
             @Override
-            public net.jqwik.api.lifecycle.PropagationMode propagateTo()
+            boolean planted()
             {
-                return net.jqwik.api.lifecycle.PropagationMode.ALL_DESCENDANTS;
+                return KeyWorld.plantedMttBug;
             }
 
             @Override
-            public SkipResult shouldBeSkipped(final LifecycleContext context)
+            String runBy()
             {
-                return KeyWorld.plantedMttBug ? SkipResult.doNotSkip()
-                    : SkipResult.skip("run by PlantedBugTest with the bug planted");
+                return "PlantedBugTest";
             }
         }
     }
