@@ -2,7 +2,6 @@ package dev.rnicsim.simnic;
 
 import dev.rnicsim.verbs.WcOpcode;
 import dev.rnicsim.verbs.WorkCompletion;
-import java.util.ArrayDeque;
 
 /**
  * The send queue's slots as a provider that frees them at poll time counts them ({@link
@@ -27,8 +26,13 @@ final class SendSlots
     private long ended;
     /** WQEs whose slots a polled completion gave back. */
     private long freed;
-    /** For each send completion in the CQ not yet polled, oldest first: the WQEs ended up to and including its own. */
-    private final ArrayDeque<Long> marks = new ArrayDeque<>();
+    /**
+     * For each send completion in the CQ not yet polled, oldest first: the WQEs ended up to and including its own (a
+     * ring of {@link #markCount} from {@link #markHead}, its length a power of two, grown when full).
+     */
+    private long[] marks = new long[8];
+    private int markHead;
+    private int markCount;
 
     /**
      * A completion left a CQ of the device through {@code ibv_poll_cq}: a send completion frees its QP's slots up to
@@ -36,18 +40,24 @@ final class SendSlots
      *
      * @param device the CQ's device.
      * @param wc     the completion polled.
+     * @param last   the QP of the CQ's last send completion polled, or null: most polls find their QP there without the
+     *               device's table (a QP destroyed since is looked up again, as its number may have been reused).
+     * @return the QP of this completion, or {@code last} when it names none (a receive, or a QP gone).
      */
-    static void polled(final SimDevice device, final WorkCompletion wc)
+    static SimQp polled(final SimDevice device, final WorkCompletion wc, final SimQp last)
     {
         if (wc.opcode() == WcOpcode.RECV || wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM)
         {
-            return;
+            return last;
         }
-        final SimQp qp = device.objects().qp(wc.qpNum());
-        if (qp != null)
+        final SimQp qp = last != null && last.num == wc.qpNum() && !last.closed ? last
+            : device.objects().qp(wc.qpNum());
+        if (qp == null)
         {
-            qp.completions.slots.polled();
+            return last;
         }
+        qp.completions.slots.polled();
+        return qp;
     }
 
     /**
@@ -60,7 +70,18 @@ final class SendSlots
         ended++;
         if (wroteCompletion)
         {
-            marks.addLast(ended);
+            if (markCount == marks.length)
+            {
+                final long[] grown = new long[marks.length * 2];
+                for (int i = 0; i < markCount; i++)
+                {
+                    grown[i] = marks[(markHead + i) & (marks.length - 1)];
+                }
+                marks = grown;
+                markHead = 0;
+            }
+            marks[(markHead + markCount) & (marks.length - 1)] = ended;
+            markCount++;
         }
     }
 
@@ -70,10 +91,11 @@ final class SendSlots
      */
     void polled()
     {
-        final Long mark = marks.pollFirst();
-        if (mark != null)
+        if (markCount > 0)
         {
-            freed = Math.max(freed, mark);
+            freed = Math.max(freed, marks[markHead]);
+            markHead = (markHead + 1) & (marks.length - 1);
+            markCount--;
         }
     }
 
@@ -87,7 +109,8 @@ final class SendSlots
     {
         ended = posted;
         freed = posted;
-        marks.clear();
+        markHead = 0;
+        markCount = 0;
     }
 
     /**

@@ -23,6 +23,8 @@ public final class SimCq implements CompletionQueue
     private final ArrayDeque<WorkCompletion> entries = new ArrayDeque<>();
     private int users;
     private boolean overrun;
+    /** The QP of the last send completion polled ({@link SendSlots#polled}), or null. */
+    private SimQp lastSender;
     private boolean closed;
     private int wanted;
     private final java.util.function.BooleanSupplier hasEntries = () -> entries.size() >= wanted || closed;
@@ -73,7 +75,7 @@ public final class SimCq implements CompletionQueue
             {
                 final WorkCompletion wc = entries.removeFirst();
                 out.add(wc);
-                SendSlots.polled(context.device(), wc);
+                lastSender = SendSlots.polled(context.device(), wc, lastSender);
             }
             return out;
         }

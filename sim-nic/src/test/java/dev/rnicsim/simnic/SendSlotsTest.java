@@ -33,9 +33,14 @@ class SendSlotsTest
     {
         static Pair of(final DeviceProfile profile)
         {
+            return of(profile, DEPTH);
+        }
+
+        static Pair of(final DeviceProfile profile, final int depth)
+        {
             final RuleRig rig = RuleRig.unconnected(profile);
             final QueuePair a = rig.pdA.createQp(new QpInitAttr(rig.cqA, rig.cqA, QpType.RC,
-                new QpCap(DEPTH, DEPTH, 1, 1, 0), false));
+                new QpCap(depth, depth, 1, 1, 0), false));
             final QueuePair b = rig.pdB.createQp(QpInitAttr.rc(rig.cqB));
             a.connect(b.address(), RuleRig.ALL_REMOTE);
             b.connect(a.address(), RuleRig.ALL_REMOTE);
@@ -73,6 +78,33 @@ class SendSlotsTest
         assertThat(full.getMessage()).contains("send queue full: 4 work requests hold its slots = max_send_wr=4")
             .contains("(0 not finished, 4 finished whose completion, or a later one's, was not polled)")
             .contains("signal at least one work request in every max_send_wr");
+    }
+
+    @Test
+    void shouldFreeOneSlotPerPolledCompletionInPostingOrderWhenManyWaitOnMlx5()
+    {
+        // More completions wait than SendSlots' ring of marks starts with (8), after some were polled: the ring wraps,
+        // grows, and keeps their order.
+        final int depth = 20;
+        final Pair p = Pair.of(DeviceProfiles.connectx5(), depth);
+        for (int i = 1; i <= 5; i++)
+        {
+            p.write(i, true);
+        }
+        assertThat(p.rig().cqA.poll(3)).extracting(WorkCompletion::wrId).containsExactly(1L, 2L, 3L);
+        for (int i = 6; i <= depth + 3; i++)
+        {
+            p.write(i, true);
+        }
+        assertThat(p.refused(100, true).errno()).as("every slot held by a completion not polled")
+            .isEqualTo(Errno.ENOMEM.code());
+        for (int i = 4; i <= depth + 3; i++)
+        {
+            assertThat(p.rig().cqA.poll(1)).extracting(WorkCompletion::wrId).as("completions in posting order")
+                .containsExactly((long)i);
+            p.write(100 + i, false);
+            assertThat(p.refused(200 + i, false)).as("polling completion %d freed exactly one slot", i).isNotNull();
+        }
     }
 
     @Test
