@@ -119,7 +119,7 @@ static size_t put_send_wr(struct sim_qp *q, struct ibv_send_wr *posted, size_t o
 /* Builds the doorbell of a chain of send work requests and rings it; *carry_fault when the send buffers of the
  * requests that carry their bytes could not be read (nothing was sent: ring again without carrying). */
 static int post_send(struct sim_qp *q, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr, int carry,
-		     int *carry_fault)
+		     int *carry_fault, const char *verb)
 {
 	int e = 0;
 	size_t off = sizeof(struct wire_hdr) + sizeof(struct wire_post);
@@ -157,20 +157,26 @@ static int post_send(struct sim_qp *q, struct ibv_send_wr *wr, struct ibv_send_w
 		}
 	}
 	if (refused && rnicsim_strict())
-		rnicsim_report_refusal("ibv_post_send", e, rnicsim_post_why());
+		rnicsim_report_refusal(verb, e, rnicsim_post_why());
+	return e;
+}
+
+/* verb: the name strict mode's report gives a refusal (ibv_wr_complete posts through here too) */
+int rnicsim_post_send_as(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr, const char *verb)
+{
+	struct sim_qp *q = (struct sim_qp *)qp;
+	int carry_fault = 0;
+	rnicsim_lock();
+	int e = post_send(q, wr, bad_wr, 1, &carry_fault, verb);
+	if (carry_fault)
+		e = post_send(q, wr, bad_wr, 0, &carry_fault, verb);
+	rnicsim_unlock();
 	return e;
 }
 
 int rnicsim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
-	struct sim_qp *q = (struct sim_qp *)qp;
-	int carry_fault = 0;
-	rnicsim_lock();
-	int e = post_send(q, wr, bad_wr, 1, &carry_fault);
-	if (carry_fault)
-		e = post_send(q, wr, bad_wr, 0, &carry_fault);
-	rnicsim_unlock();
-	return e;
+	return rnicsim_post_send_as(qp, wr, bad_wr, "ibv_post_send");
 }
 
 int rnicsim_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)

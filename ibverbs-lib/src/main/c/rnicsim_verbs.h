@@ -110,6 +110,7 @@ void rnicsim_report_refusal(const char *verb, int err, const char *why);
 /* device.c, verbs.c, post.c, poll.c, wr_api.c: the ops table */
 void rnicsim_set_ops(struct verbs_context *vctx);
 int rnicsim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int rnicsim_post_send_as(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr, const char *verb);
 /* strict.c: ibv_post_send in strict mode, which tells the server its call site first */
 int rnicsim_post_send_sited(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int rnicsim_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,11 +158,25 @@ static int post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv
 		if (w->num_sge < 0 || (unsigned)w->num_sge > s->max_sge) {
 			e = EINVAL; /* more SGEs than the SRQ's max_sge */
 			*bad_wr = w;
+			if (rnicsim_strict()) {
+				char why[256];
+				snprintf(why, sizeof(why), "receive wr_id %llu has num_sge %d > max_sge %u of the SRQ; fix: "
+					 "split the scatter list or create the SRQ with a larger attr.max_sge",
+					 (unsigned long long)w->wr_id, w->num_sge, s->max_sge);
+				rnicsim_report_refusal("ibv_post_srq_recv", e, why);
+			}
 			break;
 		}
 		if (s->max_wr && s->outstanding + count >= s->max_wr) {
 			e = ENOMEM; /* the SRQ is full (mlx5_post_srq_recv: no free WQE; rxe: queue_full) */
 			*bad_wr = w;
+			if (rnicsim_strict()) {
+				char why[256];
+				snprintf(why, sizeof(why), "the SRQ is full: %u receives posted and not yet consumed, max_wr %u; "
+					 "fix: wait for completions before posting more or create the SRQ with a larger "
+					 "attr.max_wr", s->outstanding + count, s->max_wr);
+				rnicsim_report_refusal("ibv_post_srq_recv", e, why);
+			}
 			break;
 		}
 		len += sizeof(struct wire_recv_wr) + w->num_sge * sizeof(struct wire_sge);

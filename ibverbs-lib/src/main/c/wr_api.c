@@ -3,6 +3,8 @@
  * ibv_send_wr each, and posted by ibv_wr_complete through ibv_post_send's path, so they meet the same checks.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,11 +15,25 @@ static struct sim_qp *of(struct ibv_qp_ex *qpx)
 	return (struct sim_qp *)qpx;
 }
 
+/* The reason of the error ibv_wr_complete is to answer, for strict mode's report (rnicsim_report_refusal). */
+static __thread char qpx_why[256];
+
+static void fail(struct ibv_qp_ex *qpx, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(struct ibv_qp_ex *qpx, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(qpx_why, sizeof(qpx_why), fmt, ap);
+	va_end(ap);
+	of(qpx)->qpx_error = err;
+}
+
 static struct ibv_send_wr *next_wr(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op)
 {
 	struct sim_qp *q = of(qpx);
 	if (q->nwr == QPX_MAX_WR) {
-		q->qpx_error = ENOMEM;
+		fail(qpx, ENOMEM, "more than %d work requests between ibv_wr_start and ibv_wr_complete on QP 0x%x; fix: "
+		     "complete the batch and start another", QPX_MAX_WR, qpx->qp_base.qp_num);
 		return NULL;
 	}
 	unsigned i = q->nwr++;
@@ -46,12 +62,14 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct sim_qp *q = of(qpx);
 	int e = q->qpx_error;
+	if (e && rnicsim_strict())
+		rnicsim_report_refusal("ibv_wr_complete", e, qpx_why);
 	if (!e && q->nwr) {
 		for (unsigned i = 0; i + 1 < q->nwr; i++)
 			q->wrs[i].next = &q->wrs[i + 1];
 		q->wrs[q->nwr - 1].next = NULL;
 		struct ibv_send_wr *bad;
-		e = rnicsim_post_send(&qpx->qp_base, &q->wrs[0], &bad);
+		e = rnicsim_post_send_as(&qpx->qp_base, &q->wrs[0], &bad, "ibv_wr_complete");
 	}
 	q->nwr = 0;
 	q->qpx_error = 0;
@@ -128,7 +146,8 @@ static void wr_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, ui
 /* An operation the simulated device does not execute: ibv_wr_complete answers EOPNOTSUPP and posts nothing. */
 static void wr_unsupported(struct ibv_qp_ex *qpx)
 {
-	of(qpx)->qpx_error = EOPNOTSUPP;
+	fail(qpx, EOPNOTSUPP, "a work request of QP 0x%x uses an operation the simulated device does not execute "
+	     "(TSO is for raw packet and IPoIB UD QPs); fix: post it on a device that offers it", qpx->qp_base.qp_num);
 }
 
 /* ibv_wr_local_inv(3): the LOCAL_INV work request of ibv_post_send, with the key in invalidate_rkey. */
@@ -154,7 +173,8 @@ static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey, 
 	if (!w)
 		return;
 	if (!mw || !info) {
-		of(qpx)->qpx_error = EINVAL;
+		fail(qpx, EINVAL, "ibv_wr_bind_mw on QP 0x%x was given no %s; fix: pass the type 2 window and its "
+		     "ibv_mw_bind_info", qpx->qp_base.qp_num, !mw ? "window (mw is NULL)" : "bind_info (NULL)");
 		return;
 	}
 	w->bind_mw.mw = mw;
@@ -205,7 +225,8 @@ static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n, const struct ibv_sg
 	if (!w)
 		return;
 	if (n > QPX_MAX_SGE) {
-		of(qpx)->qpx_error = EINVAL;
+		fail(qpx, EINVAL, "ibv_wr_set_sge_list on QP 0x%x was given %zu SGEs, above the %d a work request of "
+		     "this library holds; fix: split the gather list", qpx->qp_base.qp_num, n, QPX_MAX_SGE);
 		return;
 	}
 	memcpy(w->sg_list, list, n * sizeof(*list));
