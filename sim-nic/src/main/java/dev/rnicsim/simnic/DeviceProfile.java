@@ -345,7 +345,8 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
      * @return what ibv_query_port reports for each port of this profile: rxe from rxe_param.h
      *         ({@code RXE_PORT_GID_TBL_LEN} 1024, {@code RXE_PORT_MAX_MSG_SZ} 2^31 and {@code RXE_PORT_PKEY_TBL_LEN}
      *         1 in current kernels, 0x800000 and 64 in old ones (rxe-legacy), {@code IB_PORT_CM_SUP}, MTU cap 4096, Ethernet); the others assumed
-     *         (no port section in the dumps: gid_tbl_len 256, max_msg_sz 2^30 for mlx4/mlx5 and irdma). The link
+     *         (no port section in the dumps: gid_tbl_len 256, max_msg_sz 2^30 for mlx4/mlx5 and irdma), except an iWARP
+     *         port's gid_tbl_len, 1 ({@link #IWARP_GID_TBL_LEN}). The link
      *         layer is the profile's ({@link #linkLayer()}). The MTUs are those on a netdev of the default MTU,
      *         1500 bytes ({@link PortMtuRule}; a
      *         device's own netdev: {@link SimDevice#portAttributes()}).
@@ -364,6 +365,24 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     private dev.rnicsim.verbs.PortAttributes linkPort()
     {
         final long cmSup = 1L << 16;
+        final dev.rnicsim.verbs.PortAttributes p = driverPort(cmSup);
+        if (traits.transport() != DriverTraits.Transport.IWARP)
+        {
+            return p;
+        }
+        return new dev.rnicsim.verbs.PortAttributes(p.state(), p.maxMtu(), p.activeMtu(), IWARP_GID_TBL_LEN,
+            p.portCapFlags(), p.maxMsgSzBytes(), p.pkeyTblLen(), p.linkLayer());
+    }
+
+    /**
+     * gid_tbl_len of an iWARP port: one entry, the netdev's MAC ({@code siw_query_port}, cxgb4's {@code
+     * c4iw_query_port}, {@code erdma_query_port} outside RoCE mode, and {@code irdma_query_port} when
+     * {@code rdma_protocol_roce} is false set {@code gid_tbl_len = 1}; irdma's RoCE ports have 32, qedr's iWARP ports 1).
+     */
+    static final int IWARP_GID_TBL_LEN = 1;
+
+    private dev.rnicsim.verbs.PortAttributes driverPort(final long cmSup)
+    {
         return switch (driver)
         {
             case "rxe" -> new dev.rnicsim.verbs.PortAttributes(dev.rnicsim.verbs.PortAttributes.STATE_ACTIVE,

@@ -49,6 +49,8 @@ final class DevinfoParser
     private String hcaId;
     private int hcaIdLine;
     private DriverTraits.Transport transport;
+    /** The first port's section says {@code link_layer: Ethernet}. */
+    private boolean portLinkLayerEthernet;
     private String block;
     private int blockLine;
     private boolean blockHasLines;
@@ -103,6 +105,7 @@ final class DevinfoParser
             endBlock();
             if (key.equals("port"))
             {
+                firstPort(lines, i + 1);
                 break;
             }
             if (STOP_KEYS.contains(key) || extended && !key.equals("hca_id"))
@@ -138,6 +141,34 @@ final class DevinfoParser
             }
         }
         endBlock();
+    }
+
+    /**
+     * Reads the first port's {@code link_layer:} line. ibv_devinfo's {@code link_layer_str} prints "Ethernet" for
+     * {@code IBV_LINK_LAYER_ETHERNET} and "InfiniBand" for both InfiniBand and unspecified (EFA), so only Ethernet
+     * changes the profile's link layer: a VPI part (mlx4, mlx5) whose dump was taken with its port running Ethernet.
+     */
+    private void firstPort(final String[] lines, final int from)
+    {
+        for (int i = from; i < lines.length; i++)
+        {
+            final String trimmed = lines[i].strip();
+            final int colon = trimmed.indexOf(':');
+            if (colon < 0)
+            {
+                continue;
+            }
+            final String key = trimmed.substring(0, colon).strip();
+            if (key.equals("port") || key.equals("hca_id"))
+            {
+                return;
+            }
+            if (key.equals("link_layer"))
+            {
+                portLinkLayerEthernet = trimmed.substring(colon + 1).strip().equals("Ethernet");
+                return;
+            }
+        }
     }
 
     private void transport(final String value, final int lineNo)
@@ -349,7 +380,8 @@ final class DevinfoParser
         final DeviceProfile profile = new DeviceProfile(name, base.driver(), b.build(), base.mtt(),
             base.variantPolicy(), base.indexPolicy(), base.cacheEntries(), base.cacheWays(),
             base.providerRules(), base.relaxedOrdering(), base.linkGbps(), base.seed(), defaulted, traits,
-            completions.applyTo(base.completions()), base.linkLayer());
+            completions.applyTo(base.completions()), portLinkLayerEthernet
+                ? dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET : base.linkLayer());
         for (final int[] r : repeats.values())
         {
             if (r[1] > 0)
