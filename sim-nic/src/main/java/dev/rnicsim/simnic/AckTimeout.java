@@ -99,7 +99,9 @@ final class AckTimeout
         }
         HwCounters.noAck(qp, qp.retryCount, wr);
         qp.device.count(SimCounter.TRANSPORT_RETRIES, qp.retryCount);
-        final WcDiagnosis lost = given != null ? given : peer == null && qp.remote != null
+        final SimQp destroyed = peer != null && peer.closed ? peer : peer == null ? qp.requester.destroyedPeer() : null;
+        final WcDiagnosis lost = given != null ? given : destroyed != null
+            ? Diagnoser.peerDestroyed(qp, wr, qp.retryCount, destroyed) : peer == null && qp.remote != null
             && !qp.device.fabric().anyDeviceHasQp(qp.remote.qpNum())
             ? Diagnoser.noQpOnFabric(qp, wr, qp.retryCount, qp.remote.qpNum())
             : Diagnoser.noAck(qp, wr, qp.retryCount, peer == null

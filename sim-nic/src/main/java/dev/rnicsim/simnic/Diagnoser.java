@@ -266,6 +266,23 @@ final class Diagnoser
     }
 
     /**
+     * No ACK, because the peer QP was destroyed while this one still had work for it: a destroyed QP answers nothing,
+     * so the requester retries {@code retry_cnt} times and gives up (IBA 9.7.6.1.3). The usual cause is a teardown
+     * without a disconnect handshake: one side destroys its QP (or exits) while the other still sends (UCX #844: the
+     * disconnect protocol fixed its "transport retry counter exceeded").
+     */
+    static WcDiagnosis peerDestroyed(final SimQp qp, final SendWr wr, final int retryCnt, final SimQp gone)
+    {
+        return new WcDiagnosis(Check.NO_ACK, vendorErr(qp.simDevice().profile(), WcStatus.RETRY_EXC_ERR), 0, -1, -1,
+            posted(qp, wr) + ": no acknowledgement after retry_cnt=" + retryCnt + " retries: the peer QP 0x"
+            + Integer.toHexString(gone.num) + " on " + gone.device.name() + " was destroyed while this QP still had "
+            + "work for it, and a destroyed QP answers nothing", reported(qp.simDevice(), List.of("fix: tear a "
+            + "connection down so that neither side destroys its QP (or exits) while the other has work requests "
+            + "outstanding to it: a disconnect handshake (stop posting, wait for the last completions, then tell the "
+            + "peer), or move the QP to ERR and let the peer drain its flushed completions before destroying it")));
+    }
+
+    /**
      * No ACK, because the address vector's dest_qp_num names a QP that no device of the fabric has: on a real
      * network such a request reaches no responder either and ends after retry_cnt retries (IBA 9.7.5.1.1). The
      * usual cause in a simulation is a number learnt from a program on another fabric.

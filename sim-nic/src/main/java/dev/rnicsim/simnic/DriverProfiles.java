@@ -130,7 +130,8 @@ public final class DriverProfiles
      * the RDMA_READ device cap and REMOTE_WRITE only with RDMA_WRITE; anything else (after dropping the optional
      * flags) is EOPNOTSUPP; no page size of page_size_cap fits: EOPNOTSUPP; lkey and rkey are what the device's
      * REG_MR admin command returns. The page list goes to the device inline (up to 4 entries) or as a chain of
-     * 4 KiB chunks, bounded only by the device's max_mr_pages. QPs: {@code efa_create_qp} takes UD and the driver
+     * 4 KiB chunks, bounded only by the device's max_mr_pages: more pages are refused by the device with ENOMEM
+     * ({@link ProviderRule#MR_SIZE_IN_DEVICE_PAGES}). QPs: {@code efa_create_qp} takes UD and the driver
      * type SRD only ({@code efa_qp_validate_attr}: -EOPNOTSUPP for any other type); SRD is not modelled, so UD is
      * the one type listed.
      */
@@ -146,7 +147,7 @@ public final class DriverProfiles
             accepted.add(Access.REMOTE_WRITE);
         }
         return new DriverTraits("efa", "drivers/infiniband/hw/efa/efa_verbs.c", Transport.UNSPECIFIED, 8, accepted,
-            Errno.EOPNOTSUPP, Translation.PBL, 0, ENTRIES, (96L << 30) >>> 12, Errno.EINVAL, 1, read, write, "efa_",
+            Errno.EOPNOTSUPP, Translation.PBL, 0, ENTRIES, (96L << 30) >>> 12, Errno.ENOMEM, 1, read, write, "efa_",
             null, EnumSet.of(QpType.UD));
     }
 
@@ -160,7 +161,8 @@ public final class DriverProfiles
     public static DeviceProfile efaGen1()
     {
         return profile("efa-gen1", efaBase(0xefa0).build(), VariantPolicy.RECYCLED, IndexPolicy.CYCLIC,
-            Set.of(ProviderRule.DMABUF_PINNED, ProviderRule.REREG_MR_UNSUPPORTED), 100.0, efaTraits(false, false),
+            Set.of(ProviderRule.DMABUF_PINNED, ProviderRule.REREG_MR_UNSUPPORTED,
+                ProviderRule.MR_SIZE_IN_DEVICE_PAGES), 100.0, efaTraits(false, false),
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_pd", "max_ah"));
     }
 
@@ -173,7 +175,8 @@ public final class DriverProfiles
     public static DeviceProfile efa()
     {
         return profile("efa", efaBase(0xefa1).build(), VariantPolicy.RECYCLED, IndexPolicy.CYCLIC,
-            Set.of(ProviderRule.DMABUF_PINNED, ProviderRule.REREG_MR_UNSUPPORTED), 100.0, efaTraits(true, false),
+            Set.of(ProviderRule.DMABUF_PINNED, ProviderRule.REREG_MR_UNSUPPORTED,
+                ProviderRule.MR_SIZE_IN_DEVICE_PAGES), 100.0, efaTraits(true, false),
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_pd", "max_ah"));
     }
 
@@ -186,7 +189,8 @@ public final class DriverProfiles
     public static DeviceProfile efaGen3()
     {
         return profile("efa-gen3", efaBase(0xefa2).build(), VariantPolicy.RECYCLED, IndexPolicy.CYCLIC,
-            Set.of(ProviderRule.DMABUF_PINNED, ProviderRule.REREG_MR_UNSUPPORTED), 200.0, efaTraits(true, true),
+            Set.of(ProviderRule.DMABUF_PINNED, ProviderRule.REREG_MR_UNSUPPORTED,
+                ProviderRule.MR_SIZE_IN_DEVICE_PAGES), 200.0, efaTraits(true, true),
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_pd", "max_ah"));
     }
 
@@ -221,7 +225,7 @@ public final class DriverProfiles
             Errno.EIO, ENTRIES, true, true, "bnxt_re", null).withQpTypes(EnumSet.of(QpType.RC, QpType.UD));
         return profile("bnxt_re", a, VariantPolicy.GENERATION, IndexPolicy.CYCLIC, Set.of(ProviderRule.DMABUF_PINNED,
             ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.CREATE_QP_EX_UNSUPPORTED,
-            ProviderRule.DMABUF_MR_NOT_IN_PROVIDER), 100.0, t, defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe",
+            ProviderRule.DMABUF_MR_NOT_IN_PROVIDER, ProviderRule.MR_SIZE_ABOVE_MAX_ENOMEM), 100.0, t, defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe",
                 "max_pd", "atomic_cap", "max_ah"));
     }
 

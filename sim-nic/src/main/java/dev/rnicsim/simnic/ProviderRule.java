@@ -329,5 +329,16 @@ public enum ProviderRule
      * CQ of a C program is refused and {@code ibv_rc_pingpong} stops at "Couldn't create CQ", as on an Azure VM with
      * that library. Only a C program meets it; the C library applies it (the Java API's {@code createCq} stands for
      * the kernel's {@code mana_ib_create_cq}, which takes a buffer the application gives). */
-    CQ_NEEDS_PARENT_DOMAIN_ALLOCATORS
+    CQ_NEEDS_PARENT_DOMAIN_ALLOCATORS,
+    /** The MR's size is bounded in the device's pages, not in bytes: efa ({@code efa_query_device} reports
+     * {@code max_mr_size} as {@code max_mr_pages * PAGE_SIZE}, and {@code efa_reg_mr} compares the length with
+     * nothing). The device takes at most {@code max_mr_pages} pages of the page size the driver chose
+     * ({@code ib_umem_find_best_pgsz}) and refuses more in its REG_MR admin command with a resource-allocation
+     * failure, which {@code efa_com_comp_status_to_errno} turns into ENOMEM (libfabric #9739: 95 GB registered, 96 GB
+     * "Cannot allocate memory"; huge pages register more). Without this rule a length above {@code max_mr_size} is
+     * refused before anything is pinned (irdma {@code irdma_reg_user_mr}: EINVAL). See {@link MrSizeLimit}. */
+    MR_SIZE_IN_DEVICE_PAGES,
+    /** A length above the driver's maximum MR size is ENOMEM, not EINVAL: bnxt_re ({@code bnxt_re_reg_user_mr}:
+     * "MR Size: %lld > Max supported", {@code -ENOMEM}). See {@link MrSizeLimit}. */
+    MR_SIZE_ABOVE_MAX_ENOMEM
 }

@@ -75,6 +75,9 @@ final class Requester
     QpAddress peerAddress;
 
     SimQp peerFound;
+    /** The peer this requester last found, once it was destroyed: what a request to its address then reaches
+     * ({@link AckTimeout} names it), until the address changes or another QP takes the number. */
+    private SimQp destroyedPeer;
 
     boolean scheduled()
     {
@@ -353,11 +356,26 @@ final class Requester
             peerAddress = qp.remote;
             return peerFound;
         }
+        if (peerFound != null && peerFound.closed)
+        {
+            destroyedPeer = peerFound;
+        }
         final SimDevice d = device.fabric().deviceByGid(qp.remote.gid());
         final SimQp found = d == null ? null : d.qp(qp.remote.qpNum());
         peerAddress = qp.remote;
         peerFound = found;
         return found;
+    }
+
+    /**
+     * @return the QP this requester was talking to at its current remote address, destroyed since, or null when no
+     *         such QP was seen (or a live one answers at the address now).
+     */
+    SimQp destroyedPeer()
+    {
+        final SimQp gone = peerFound != null && peerFound.closed ? peerFound : destroyedPeer;
+        return gone != null && qp.remote != null && gone.num == qp.remote.qpNum()
+            && gone.device.gid() == qp.remote.gid() ? gone : null;
     }
 
     /** The address and requester {@link #connectedTo} last answered true for (a QP's number and GID never change). */

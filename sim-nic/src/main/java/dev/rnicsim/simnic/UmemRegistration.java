@@ -208,8 +208,8 @@ final class UmemRegistration
         return Errors.of(REG, t.translationOverflowErrno(), "the MR needs " + c.blocks() + " translation entries of "
             + c.pageSizeBytes() + " bytes; " + t.driver() + "'s " + t.translation() + (t.pblLevels() > 0 ? " of "
             + t.pblLevels() + " levels x " + t.pblEntriesPerPage() + " entries" : "") + " holds at most "
-            + t.maxTranslationEntries() + " (" + t.source() + "); register it in smaller MRs or back it with huge"
-            + " pages");
+            + t.maxTranslationEntries() + " (" + t.source() + MrSizeLimit.devicePagesNote(device.profile())
+            + "); register it in smaller MRs or back it with huge pages");
     }
 
     /**
@@ -240,12 +240,7 @@ final class UmemRegistration
             throw Errors.invalid(REG, "lengthBytes=0: an MR needs at least one byte (ib_umem_get)"
                 + "; register at least one byte");
         }
-        if (Long.compareUnsigned(lengthBytes, a.maxMrSizeBytes()) > 0)
-        {
-            throw Errors.invalid(REG, "lengthBytes=" + Long.toUnsignedString(lengthBytes) + " > max_mr_size="
-                + Long.toUnsignedString(a.maxMrSizeBytes())
-                + "; register a smaller range or split it into several MRs");
-        }
+        MrSizeLimit.check(profile, lengthBytes, REG);
         if (Long.compareUnsigned(addr + lengthBytes, addr) < 0)
         {
             throw Errors.invalid(REG, "addr=0x" + Long.toHexString(addr) + " + lengthBytes="

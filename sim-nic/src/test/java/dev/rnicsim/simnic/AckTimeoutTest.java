@@ -126,6 +126,28 @@ class AckTimeoutTest
     }
 
     @Test
+    void aPeerDestroyedSinceTheLastExchangeIsNamedWithTheTeardownAsTheFix()
+    {
+        final RuleRig rig = RuleRig.connected();
+        final long dst = rig.bufferB(4096);
+        final MemoryRegion mrB = rig.pdB.regMr(dst, 4096, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+        final long src = rig.bufferA(4096);
+        final MemoryRegion mrA = rig.pdA.regMr(src, 4096, RuleRig.LOCAL);
+        final SendWr first = SendWr.write(1, List.of(new Sge(src, 64, mrA.lkey())), dst, mrB.rkey());
+        rig.qpA.postSend(first);
+        assertThat(rig.pollA()).extracting(WorkCompletion::status).containsExactly(WcStatus.SUCCESS);
+
+        rig.qpB.close();
+        rig.qpA.postSend(SendWr.write(2, List.of(new Sge(src, 64, mrA.lkey())), dst, mrB.rkey()));
+        final WorkCompletion wc = rig.pollA().getFirst();
+
+        assertThat(wc.status()).isEqualTo(WcStatus.RETRY_EXC_ERR);
+        assertThat(wc.diagnosis().summary()).contains("the peer QP 0x" + Integer.toHexString(rig.qpB.qpNum()))
+            .contains("was destroyed while this QP still had work for it").doesNotContain("no QP");
+        assertThat(wc.diagnosis().details()).anyMatch(d -> d.contains("disconnect handshake"));
+    }
+
+    @Test
     void theCostModelRefusesACodeOutsideOneToThirtyOne()
     {
         assertThat(CostModel.localAckTimeoutNs(14, 0)).as("about 67 ms").isEqualTo(67_108_864L);
