@@ -284,6 +284,7 @@ public final class DriverProfiles
             .pageSizeCap(0xfffff000L).maxQp(8192).maxQpWr(32767).deviceCapFlags(BASIC_IB | MEM_MGT | XRC).maxSge(4)
             .maxSgeRd(4).maxCq(16384).maxCqe(8388607).maxMr(131072).maxPd(65536).maxMw(0)
             .atomicCap(AtomicCap.HCA).maxSrq(QED_RDMA_MAX_SRQS)
+            .maxQpRdAtom(32).maxQpInitRdAtom(32) // the ibv_devinfo -v of a qedr0 in UCX #5148
             .maxAh(8192).build(); // qed_rdma_init_devinfo: max_ah = num_qps (max_qp); no multicast
         final DriverTraits t = new DriverTraits("qedr", "drivers/infiniband/hw/qedr/verbs.c", Transport.INFINIBAND,
             8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, QEDR_PBES_ON_64K_PAGE,

@@ -140,7 +140,10 @@ final class QpAttributes
         if (has(bits, QpAttrMask.MAX_QP_RD_ATOMIC) && a.maxRdAtomic() > d.maxQpInitRdAtom())
         {
             return "max_rd_atomic=" + a.maxRdAtomic() + " > max_qp_init_rd_atom=" + d.maxQpInitRdAtom()
-                + " of " + device.name() + " (rxe_qp_chk_attr, mlx5_ib_modify_qp)";
+                + " of " + device.name() + " (rxe_qp_chk_attr, mlx5_ib_modify_qp); the READs and atomics a QP keeps "
+                + "outstanding are bounded by its own device as well as by the peer's responder resources: ask for at "
+                + "most the smaller of this device's max_qp_init_rd_atom and the peer's max_dest_rd_atomic, not the "
+                + "peer's number alone";
         }
         if (has(bits, QpAttrMask.MAX_DEST_RD_ATOMIC) && a.maxDestRdAtomic() > d.maxQpRdAtom()
             && !device.profile().follows(ProviderRule.DEST_RD_ATOMIC_UNCHECKED))

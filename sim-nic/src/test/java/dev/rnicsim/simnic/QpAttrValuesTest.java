@@ -180,6 +180,24 @@ class QpAttrValuesTest
     }
 
     @Test
+    void thePeersResponderResourcesDoNotRaiseThisDevicesMaxRdAtomic()
+    {
+        // perftest #114: max_rd_atomic set to the peer's out_reads (a qedr's 32) on a ConnectX-4 that takes 16
+        final RuleRig rig = RuleRig.unconnectedPair(DeviceProfiles.byName("connectx4"), DriverProfiles.qedr());
+        final int peers = rig.deviceB.profile().attributes().maxQpRdAtom();
+        assertThat(peers).isEqualTo(32);
+        final QueuePair qp = inRtr(rig);
+
+        final VerbsException e = catchThrowableOfType(VerbsException.class, () -> modify(qp, rts().maxRdAtomic(peers)));
+
+        assertThat(e.errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(e.detail()).contains("max_rd_atomic=32 > max_qp_init_rd_atom=16")
+            .contains("the smaller of this device's max_qp_init_rd_atom and the peer's max_dest_rd_atomic");
+        modify(qp, rts().maxRdAtomic(16));
+        assertThat(qp.state()).isEqualTo(QpState.RTS);
+    }
+
+    @Test
     void aValueOutsideTheCFieldIsRefusedOnTheJavaApi()
     {
         final RuleRig rig = RuleRig.unconnected(DeviceProfiles.connectx5());
