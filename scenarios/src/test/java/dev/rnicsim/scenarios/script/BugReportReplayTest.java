@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
  */
 class BugReportReplayTest
 {
-    private static String replay(final String script)
+    /** @return the output of the replay {@code bug-reports/SCRIPT}, whose every expect held. */
+    static String replay(final String script)
     {
         final String name = "bug-reports/" + script;
         try (InputStream in = BugReportReplayTest.class.getResourceAsStream("/" + name))

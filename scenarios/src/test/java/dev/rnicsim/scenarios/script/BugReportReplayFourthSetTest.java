@@ -1,0 +1,92 @@
+package dev.rnicsim.scenarios.script;
+
+import static dev.rnicsim.scenarios.script.BugReportReplayTest.replay;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The fourth set of public bug reports replayed (47 and on, docs/bug-reports.md): work in flight when a peer tears
+ * down, keys of reused buffers, the rights a READ's sink and a receive need, and limits that belong to one device
+ * (EFA's page budget, the READs a QP keeps outstanding). As {@link BugReportReplayTest}: each script expects what the
+ * reporter saw; each test checks that the message names the maintainers' cause and fix.
+ */
+class BugReportReplayFourthSetTest
+{
+    @Test
+    @DisplayName("https://github.com/ofiwg/fabtests/issues/410: the sink of an RDMA READ needs LOCAL_WRITE")
+    void readSinkWithoutLocalWrite()
+    {
+        assertThat(replay("47-read-sink-without-local-write.rsim"))
+            .contains("IBV_WC_LOC_PROT_ERR vendor_err=0x4").contains("lacks [LOCAL_WRITE]: asked [LOCAL_WRITE], "
+                + "granted [REMOTE_READ]")
+            .contains("fix: register the local buffer's MR with [LOCAL_WRITE] (an RDMA READ or an atomic writes its "
+                + "result into the local buffer)")
+            .contains("wr_id 2 flushed: QP 0x11 is in ERR since wr_id 1 completed with IBV_WC_LOC_PROT_ERR");
+    }
+
+    @Test
+    @DisplayName("https://github.com/openucx/ucx/issues/844: a send to a QP the peer destroyed exhausts its retries")
+    void peerQpDestroyedInFlight()
+    {
+        assertThat(replay("48-peer-qp-destroyed-in-flight.rsim"))
+            .contains("IBV_WC_RETRY_EXC_ERR vendor_err=0x15")
+            .contains("the peer QP 0x11 on sim:beta/nic_b was destroyed while this QP still had work for it")
+            .contains("fix: tear a connection down so that neither side destroys its QP (or exits) while the other "
+                + "has work requests outstanding to it: a disconnect handshake")
+            .doesNotContain("fix: connect both QPs to each other");
+    }
+
+    @Test
+    @DisplayName("https://github.com/ydb-platform/nbs/issues/5729: a late READ of a reused buffer; a window stops it")
+    void staleReadOfAReusedBuffer()
+    {
+        assertThat(replay("49-stale-read-of-reused-buffer.rsim"))
+            .contains("expect bytes stage \"request R2 data\": held")
+            .contains("names a type 2 window that is no longer bound: a LOCAL_INV or a SEND_WITH_INV from the peer "
+                + "invalidated it (invalidated at 49-stale-read-of-reused-buffer.rsim:")
+            .contains("fix: a peer must stop using a window's rkey once it is invalidated");
+    }
+
+    @Test
+    @DisplayName("https://github.com/ofiwg/libfabric/issues/9739: EFA registers at most max_mr_pages pages an MR")
+    void efaMaxMrPages()
+    {
+        assertThat(replay("50-efa-mr-pages.rsim"))
+            .contains("-> ENOMEM: ibv_reg_mr: the MR needs 25427968 translation entries of 4096 bytes")
+            .contains("the device's max_mr_pages, which efa_query_device reports as max_mr_size = max_mr_pages x 4 KiB")
+            .contains("efa_com_comp_status_to_errno: ENOMEM").contains("back it with huge pages")
+            .contains("expect mr2.page_size >= 2M: held");
+    }
+
+    @Test
+    @DisplayName("https://github.com/linux-rdma/rdma-core/pull/660: RELAXED_ORDERING is optional, never refused")
+    void relaxedOrderingIsOptional()
+    {
+        assertThat(replay("51-relaxed-ordering-optional.rsim"))
+            .contains("expect nic_a.relaxed_ordering == 0: held").doesNotContain("-> E");
+    }
+
+    @Test
+    @DisplayName("https://github.com/tarickb/the-geek-in-the-corner/pull/7: a SEND's source needs no access flag")
+    void sendSourceNeedsNoAccessFlag()
+    {
+        assertThat(replay("52-send-needs-no-access-flags.rsim"))
+            .contains("expect bytes dst \"a message\": held")
+            .contains("the responder's receive wr_id 3 sge[0] lkey 0x00000201 lacks [LOCAL_WRITE]")
+            .contains("fix: register the receive buffer's MR with [LOCAL_WRITE]")
+            .contains("IBV_WC_REM_OP_ERR vendor_err=0x14");
+    }
+
+    @Test
+    @DisplayName("https://github.com/linux-rdma/perftest/issues/114: max_rd_atomic from the peer's device is EINVAL")
+    void maxRdAtomicFromThePeer()
+    {
+        assertThat(replay("53-max-rd-atomic-from-peer.rsim"))
+            .contains("-> EINVAL: ibv_modify_qp: QP 0x11: max_rd_atomic=32 > max_qp_init_rd_atom=16")
+            .contains("ask for at most the smaller of this device's max_qp_init_rd_atom and the peer's "
+                + "max_dest_rd_atomic")
+            .contains("expect qp_a.state == RTS: held");
+    }
+}
