@@ -124,15 +124,16 @@ int rnicsim_check_recv(struct sim_qp *q, struct ibv_recv_wr *w, unsigned queued)
 	if (q->qpx.qp_base.state == IBV_QPS_RESET)
 		return refuse(EINVAL, "QP 0x%x is in RESET, which takes no receive; fix: move it to INIT first",
 			      q->qpx.qp_base.qp_num);
+	/* before the SGEs: mlx4/mlx5 report 0 max_recv_sge for such a QP and find its 0 entries full first */
+	if (q->qpx.qp_base.srq) /* its receives come from the SRQ: mlx4/mlx5 gave it 0 entries, rxe refuses */
+		return refuse((q->post_rules & WIRE_POST_RECV_SRQ_ENOMEM) ? ENOMEM : EINVAL,
+			      "QP 0x%x takes its receives from an SRQ and has no receive queue of its own; fix: post "
+			      "receives to the SRQ with ibv_post_srq_recv", q->qpx.qp_base.qp_num);
 	if ((w->num_sge > 0 && (unsigned)w->num_sge > q->cap.max_recv_sge) ||
 	    (w->num_sge < 0 && !(q->post_rules & WIRE_POST_SGE_COUNT_SIGNED)))
 		return refuse(EINVAL, "receive wr_id %llu has num_sge %d > max_recv_sge %u that QP 0x%x was granted; "
 			      "fix: give num_sge 0 .. max_recv_sge, or create the QP with a larger cap.max_recv_sge",
 			      (unsigned long long)w->wr_id, w->num_sge, q->cap.max_recv_sge, q->qpx.qp_base.qp_num);
-	if (q->qpx.qp_base.srq) /* its receives come from the SRQ: mlx4/mlx5 gave it 0 entries, rxe refuses */
-		return refuse((q->post_rules & WIRE_POST_RECV_SRQ_ENOMEM) ? ENOMEM : EINVAL,
-			      "QP 0x%x takes its receives from an SRQ and has no receive queue of its own; fix: post "
-			      "receives to the SRQ with ibv_post_srq_recv", q->qpx.qp_base.qp_num);
 	if (q->outstanding_recvs + queued >= q->cap.max_recv_wr)
 		return refuse(ENOMEM, "the receive queue of QP 0x%x is full: %u receives not yet completed, max_recv_wr "
 			      "%u; fix: poll the receive CQ before posting more, or create the QP with a larger "

@@ -152,6 +152,32 @@ public final class RdmaQp implements QueuePair
     }
 
     /**
+     * {@code ibv_query_qp} with IBV_QP_CAP: the capacities the provider granted, from the init attributes it answers.
+     *
+     * @throws VerbsException the errno of ibv_query_qp, or EINVAL on a destroyed QP.
+     */
+    @Override
+    public dev.rnicsim.verbs.QpCap cap()
+    {
+        checkOpen("ibv_query_qp");
+        try (Arena a = Arena.ofConfined())
+        {
+            final MemorySegment attr = a.allocate(IbvStructs.IBV_QP_ATTR);
+            final MemorySegment init = a.allocate(IbvStructs.IBV_QP_INIT_ATTR);
+            final Errnos.Result r = ctx.lib().queryQp(qp, attr, Ibv.IBV_QP_STATE | 1 << 19, init); // IBV_QP_CAP
+            if (r.value() != 0)
+            {
+                throw new VerbsException("ibv_query_qp", Errnos.errnoOf((int) r.value(), r.errno()), "IBV_QP_CAP of QP "
+                    + qpNum);
+            }
+            return new dev.rnicsim.verbs.QpCap(init.get(JAVA_INT, IbvStructs.QP_INIT_MAX_SEND_WR),
+                init.get(JAVA_INT, IbvStructs.QP_INIT_MAX_RECV_WR), init.get(JAVA_INT, IbvStructs.QP_INIT_MAX_SEND_SGE),
+                init.get(JAVA_INT, IbvStructs.QP_INIT_MAX_RECV_SGE),
+                init.get(JAVA_INT, IbvStructs.QP_INIT_MAX_INLINE_DATA));
+        }
+    }
+
+    /**
      * @return LID and GID of the context's port, this QP's number and its first PSN.
      * @throws VerbsException the errno of ibv_query_port or ibv_query_gid.
      */

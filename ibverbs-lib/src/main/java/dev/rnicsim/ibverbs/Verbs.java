@@ -406,9 +406,12 @@ final class Verbs
         final SimDevice dev = s.server.devices.get(deviceIndex);
         final int inlineErrno = PostRules.inlineOverflowErrno(dev);
         final int postRules = PostRules.of(dev, type);
+        // what the provider granted, which ibv_create_qp writes back into attr->cap (QpCaps)
+        final QpCap granted = qp.cap();
         final ByteBuffer b = buf(40);
-        b.putInt(0, h).putInt(4, qp.qpNum()).putInt(8, cap.maxSendWr()).putInt(12, cap.maxRecvWr())
-            .putInt(16, cap.maxSendSge()).putInt(20, cap.maxRecvSge()).putInt(24, cap.maxInlineDataBytes())
+        b.putInt(0, h).putInt(4, qp.qpNum()).putInt(8, granted.maxSendWr()).putInt(12, granted.maxRecvWr())
+            .putInt(16, granted.maxSendSge()).putInt(20, granted.maxRecvSge())
+            .putInt(24, granted.maxInlineDataBytes())
             .putInt(28, inlineErrno).putInt(32, postRules);
         return b;
     }

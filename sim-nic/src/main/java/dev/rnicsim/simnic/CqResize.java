@@ -13,8 +13,8 @@ import dev.rnicsim.verbs.Errno;
  * refuses a negative count, the kernel a count past {@code 1 << log_max_cq_sz});</li>
  * <li>fewer entries than the completions waiting to be polled is EINVAL (rxe {@code rxe_cq_chk_attr}: "cqe(%d) <
  * current # elements in queue"; rdma-core tests/test_cq.py {@code test_resize_cq} expects EINVAL of every device);</li>
- * <li>the new size is rounded as at creation, to a power of two above the count, less one (mlx5
- * {@code align_queue_size(cqe + 1)}; rxe {@code rxe_queue_resize} rounds {@code cqe + 1} up to a power of two);
+ * <li>the new size is rounded as at creation ({@link CqDepth}: a power of two above the count, less one, on mlx5
+ * {@code align_queue_size(cqe + 1)} and rxe {@code rxe_queue_resize}, which rounds {@code cqe + 1} up);
  * a rounded size equal to the current one changes nothing: on mlx5 before the count is checked
  * ({@code mlx5_resize_cq} returns 0 at once), on rxe after it ({@link ExtendedCqs#resizeToSameSizeAtOnce()});</li>
  * <li>otherwise the device gets a new ring, pinned as at creation, the completions move to it and the old ring is
@@ -49,8 +49,8 @@ final class CqResize
             throw Errors.invalid(verb, "cqe=" + newCqe + " must be 1..max_cqe=" + maxCqe + "; ask for a size in "
                 + "that range");
         }
-        final int entries = Integer.highestOneBit(newCqe) << 1;
-        if (entries - 1 == cq.cqe() && ext.resizeToSameSizeAtOnce())
+        final int reported = CqDepth.reported(device.profile(), newCqe);
+        if (reported == cq.cqe() && ext.resizeToSameSizeAtOnce())
         {
             return;
         }
@@ -59,7 +59,7 @@ final class CqResize
             throw Errors.invalid(verb, "cqe=" + newCqe + " is fewer than the " + outstanding + " completions waiting "
                 + "to be polled (rxe_cq_chk_attr); poll them first or keep a larger CQ");
         }
-        if (entries - 1 == cq.cqe())
+        if (reported == cq.cqe())
         {
             return;
         }
@@ -68,7 +68,7 @@ final class CqResize
         final Ring ring;
         try
         {
-            ring = Ring.map(fork, (long) entries * SimContext.CQE_BYTES);
+            ring = Ring.map(fork, CqDepth.ringEntries(reported) * SimContext.CQE_BYTES);
         }
         catch (final KernelException e)
         {
@@ -82,7 +82,7 @@ final class CqResize
         old.release();
         device.count(SimCounter.PINNED_BYTES, ring.lengthBytes() - old.lengthBytes());
         device.fabric().span(device, "resize_cq", "queue", device.fabric().costModel().queueCreateNs(ring.pages()),
-            java.util.Map.of("cqe", entries - 1, "ring_bytes", ring.lengthBytes()));
-        cq.resized(entries - 1, ring);
+            java.util.Map.of("cqe", reported, "ring_bytes", ring.lengthBytes()));
+        cq.resized(reported, ring);
     }
 }

@@ -109,7 +109,7 @@ public final class DriverProfiles
             null, Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM, 256, true, true, "siw", null)
             .withQpTypes(Set.of(QpType.RC));
         return profile("siw", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC, Set.of(ProviderRule.REREG_MR_UNSUPPORTED,
-            ProviderRule.CREATE_QP_EX_UNSUPPORTED),
+            ProviderRule.CREATE_QP_EX_UNSUPPORTED, ProviderRule.CQE_ROUNDED_TO_POW2),
             25.0, t,
             defaulted("fw_ver", "max_sge"));
     }
@@ -257,7 +257,7 @@ public final class DriverProfiles
             Transport.INFINIBAND, 8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, ENTRIES, (long) ENTRIES * ENTRIES,
             Errno.ENOMEM, 512, true, true, "hns_", Errno.ENOMEM).withQpTypes(EnumSet.of(QpType.RC));
         return profile("hns", a, VariantPolicy.FIXED, IndexPolicy.LOWEST_FREE, Set.of(ProviderRule.RESET_CLEANS_CQ,
-            ProviderRule.SEND_OPS_HNS),
+            ProviderRule.SEND_OPS_HNS, ProviderRule.CQE_AT_LEAST_64),
             100.0, t,
             defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_pd",
                 "max_ah"));

@@ -340,5 +340,36 @@ public enum ProviderRule
     MR_SIZE_IN_DEVICE_PAGES,
     /** A length above the driver's maximum MR size is ENOMEM, not EINVAL: bnxt_re ({@code bnxt_re_reg_user_mr}:
      * "MR Size: %lld > Max supported", {@code -ENOMEM}). See {@link MrSizeLimit}. */
-    MR_SIZE_ABOVE_MAX_ENOMEM
+    MR_SIZE_ABOVE_MAX_ENOMEM,
+    /** {@code ibv_create_qp} of a QP taking its receives from an SRQ checks neither {@code max_recv_wr} nor
+     * {@code max_recv_sge}: rxe's {@code rxe_qp_chk_cap} compares them with max_qp_wr and max_recv_sge only when the
+     * QP has no SRQ (its caller {@code rxe_qp_chk_init} passes {@code !!init->srq}), and {@code rxe_qp_init_resp} makes
+     * no receive queue, so any value is taken and reported as given. Without this rule (or {@link
+     * #SRQ_QP_RECV_SGE_UNCHECKED}) both are checked as for a QP of its own (EINVAL past max_qp_wr or max_sge): libmlx4's
+     * {@code mlx4_create_qp_ex} checks them before it zeroes them for an SRQ. See {@link QpCreation}. */
+    SRQ_QP_RECV_CAPS_UNCHECKED,
+    /** {@code ibv_create_qp} of a QP taking its receives from an SRQ checks {@code max_recv_wr} (EINVAL past max_qp_wr)
+     * but not {@code max_recv_sge}: libmlx5's {@code mlx5_calc_rq_size} compares max_recv_wr with the context's
+     * max_recv_wr before anything else, then {@code mlx5_calc_rcv_wqe} returns 0 for a QP with an SRQ before it looks
+     * at the SGEs (and the kernel's {@code set_rq_size} checks max_recv_wr against {@code log_max_qp_sz} only). See
+     * {@link QpCreation}. */
+    SRQ_QP_RECV_SGE_UNCHECKED,
+    /** {@code ibv_create_qp} reports the capacities libmlx5 sized its WQEs for ({@code create_qp} writes
+     * {@code sq.max_post}, {@code rq.max_post} and {@code rq.max_gs} back; {@code mlx5_calc_sq_size} the
+     * {@code max_inline_data}), which can be more than was asked, and the queues hold that much. See {@link QpCaps}. */
+    QP_CAPS_FROM_MLX5_WQE_SIZES,
+    /** {@code ibv_create_qp} reports the capacities rxe's queues were made with: max_send_sge and max_inline_data both
+     * the room of the send WQE, the larger of the two asked for ({@code rxe_init_sq}), and on current kernels the
+     * queue depths {@code roundup_pow_of_two(n + 1) - 1} ({@code rxe_queue_init}). See {@link QpCaps}. */
+    QP_CAPS_FROM_RXE_QUEUES,
+    /** A CQ holds and reports {@code roundup_pow_of_two(cqe)} entries, not one less: siw's {@code siw_create_cq}
+     * rounds the count asked for up to a power of two and sets {@code base_cq.cqe} to it. Without this rule (or {@link
+     * #CQE_AT_LEAST_64}) {@code roundup_pow_of_two(cqe + 1) - 1} (mlx4 {@code mlx4_ib_create_cq}, mlx5
+     * {@code mlx5_ib_create_cq}, rxe {@code rxe_queue_init}; assumed for the drivers not read). See {@link CqDepth}. */
+    CQE_ROUNDED_TO_POW2,
+    /** A CQ holds and reports {@code roundup_pow_of_two(max(cqe, 64)) - 1} entries: libhns's {@code hns_roce_verify_cq}
+     * raises the count to {@code HNS_ROCE_MIN_CQE_NUM} (64) and a power of two, and the kernel's {@code set_cq_param}
+     * sets {@code ib_cq.cqe} to that depth less one ("used as cqe index"), so a CQ of 128 reports 127. See
+     * {@link CqDepth}. */
+    CQE_AT_LEAST_64
 }

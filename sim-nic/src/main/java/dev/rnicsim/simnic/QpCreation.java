@@ -19,7 +19,9 @@ final class QpCreation
     /**
      * {@code ibv_create_qp}: checks, maps and pins the rings (charged to RLIMIT_MEMLOCK). A type outside the
      * driver's {@link DriverTraits#qpTypes()} is EOPNOTSUPP before anything is allocated (EFA: efa_verbs.c
-     * {@code efa_create_qp} / {@code efa_qp_validate_attr} take UD and SRD only).
+     * {@code efa_create_qp} / {@code efa_qp_validate_attr} take UD and SRD only). The receive capacities of a QP on an
+     * SRQ are checked as its driver checks them ({@link RecvCapsOnSrq}), and the QP reports and holds the capacities
+     * its provider grants ({@link QpCaps}).
      */
     static SimQp create(final SimPd pd, final QpInitAttr attr)
     {
@@ -47,17 +49,22 @@ final class QpCreation
         final QpCap c = attr.cap();
         // a send queue of 0 is a receive-only QP (mlx5 calc_sq_size answers 0 for it; rxe_queue_init takes 0 elements),
         // as the receive side of a tag-matching SRQ's QPs in rdma-core's tests/test_tag_matching.py asks for
-        if (c.maxSendWr() < 0 || c.maxSendWr() > a.maxQpWr() || c.maxRecvWr() < 0 || c.maxRecvWr() > a.maxQpWr())
+        final RecvCapsOnSrq recv = RecvCapsOnSrq.of(device.profile(), attr);
+        if (c.maxSendWr() < 0 || c.maxSendWr() > a.maxQpWr()
+            || recv.wrChecked() && (c.maxRecvWr() < 0 || c.maxRecvWr() > a.maxQpWr()))
         {
             throw Errors.invalid(verb, "maxSendWr=" + c.maxSendWr() + " maxRecvWr=" + c.maxRecvWr()
                 + " must be 0..max_qp_wr=" + a.maxQpWr()
-                + "; ask for fewer work requests");
+                + recv.why(true, c.maxRecvWr() < 0 || c.maxRecvWr() > a.maxQpWr())
+                + "; ask for fewer work requests; nothing was created");
         }
-        if (c.maxSendSge() < 0 || c.maxSendSge() > a.maxSge() || c.maxRecvSge() < 0 || c.maxRecvSge() > a.maxSge())
+        if (c.maxSendSge() < 0 || c.maxSendSge() > a.maxSge()
+            || recv.sgeChecked() && (c.maxRecvSge() < 0 || c.maxRecvSge() > a.maxSge()))
         {
             throw Errors.invalid(verb, "maxSendSge=" + c.maxSendSge() + " maxRecvSge=" + c.maxRecvSge()
                 + " must be 0..max_sge=" + a.maxSge()
-                + "; ask for fewer SGEs");
+                + recv.why(false, c.maxRecvSge() < 0 || c.maxRecvSge() > a.maxSge())
+                + "; ask for fewer SGEs; nothing was created");
         }
         InlineDataLimits.check(verb, device, c.maxInlineDataBytes());
         if (device.objects().qpsLive() >= a.maxQp())
@@ -70,7 +77,9 @@ final class QpCreation
         final long workBefore = fork.workNs(device.fabric().costModel());
         try
         {
-            ring = Ring.map(fork, ringBytes(c));
+            // a QP on an SRQ has no receive ring of its own (whatever it asked for where the driver does not check it)
+            ring = Ring.map(fork, ringBytes(attr.srq() == null ? c
+                : new QpCap(c.maxSendWr(), 0, c.maxSendSge(), 0, c.maxInlineDataBytes())));
         }
         catch (final KernelException e)
         {
@@ -80,7 +89,7 @@ final class QpCreation
         {
             SimPd.madviseSpan(device, fork, workBefore, "MADV_DONTFORK (QP ring)");
         }
-        final SimQp qp = new SimQp(pd, attr, ring);
+        final SimQp qp = new SimQp(pd, attr, QpCaps.reported(device.profile(), attr), ring);
         qp.num = device.objects().addQp(qp);
         if (qp.srq != null)
         {

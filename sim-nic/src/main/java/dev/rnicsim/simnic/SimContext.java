@@ -115,14 +115,15 @@ public final class SimContext implements Context
             throw Errors.of("ibv_create_cq", Errno.ENOMEM, "CQs live=" + device.objects().cqsLive() + " = max_cq=" + a.maxCq()
                 + "; destroy a CQ first or use a device with a larger max_cq");
         }
-        // mlx5 sizes the ring to the next power of two above cqe and reports one less (mlx5_create_cq).
-        final int entries = Integer.highestOneBit(cqe) << 1;
+        // the driver rounds the count and reports what it granted (CqDepth: mlx5_create_cq, siw_create_cq, ...)
+        final int reported = CqDepth.reported(device.profile(), cqe);
+        final long entries = CqDepth.ringEntries(reported);
         final Ring ring;
         final ForkSafety fork = device.host().forkSafety(process);
         final long workBefore = fork.workNs(device.fabric().costModel());
         try
         {
-            ring = Ring.map(fork, (long)entries * CQE_BYTES);
+            ring = Ring.map(fork, entries * CQE_BYTES);
         }
         catch (final KernelException e)
         {
@@ -132,12 +133,12 @@ public final class SimContext implements Context
         {
             SimPd.madviseSpan(device, fork, workBefore, "MADV_DONTFORK (CQ ring)");
         }
-        final SimCq cq = new SimCq(this, entries - 1, ring);
+        final SimCq cq = new SimCq(this, reported, ring);
         device.objects().cqsLive(1);
         device.count(SimCounter.PINNED_BYTES, ring.lengthBytes());
         device.fabric().span(device, "create_cq", "queue", device.fabric().costModel().queueCreateNs(ring.pages()),
             !device.fabric().tracing() ? java.util.Map.of()
-            : java.util.Map.of("cqe", entries - 1, "ring_bytes", ring.lengthBytes()));
+            : java.util.Map.of("cqe", reported, "ring_bytes", ring.lengthBytes()));
         cqs.add(cq);
         return cq;
     }

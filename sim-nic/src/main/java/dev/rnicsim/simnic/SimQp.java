@@ -93,11 +93,11 @@ public final class SimQp implements QueuePair
     /** Completions in posting order, the first error, the flush on ERR. */
     final CompletionEngine completions;
 
-    SimQp(final SimPd pd, final QpInitAttr attr, final Ring ring)
+    SimQp(final SimPd pd, final QpInitAttr attr, final QpCap granted, final Ring ring)
     {
         this.pd = pd;
         this.device = pd.context().device();
-        this.cap = attr.cap();
+        this.cap = granted;
         this.sendCq = (SimCq)attr.sendCq();
         this.recvCq = attr.type() == QpType.XRC_SEND ? null : (SimCq)attr.recvCq();
         this.sqSigAll = attr.sqSigAll();
@@ -124,6 +124,13 @@ public final class SimQp implements QueuePair
     public SimPd pd()
     {
         return pd;
+    }
+
+    /** The capacities the provider granted ({@link QpCaps}), which the queues hold. */
+    @Override
+    public QpCap cap()
+    {
+        return cap;
     }
 
     @Override

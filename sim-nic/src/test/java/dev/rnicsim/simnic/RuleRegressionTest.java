@@ -413,7 +413,7 @@ class RuleRegressionTest
         final long dst = rig.bufferB(PAGE);
         final MemoryRegion srcMr = rig.pdA.regMr(src, PAGE, RuleRig.LOCAL);
         final MemoryRegion dstMr = rig.pdB.regMr(dst, PAGE, RuleRig.REMOTE_ALL);
-        final int maxInline = QpInitAttr.rc(rig.cqA).cap().maxInlineDataBytes();
+        final int maxInline = rig.qpA.cap().maxInlineDataBytes(); // what the provider granted (QpCaps)
         final SendWr tooLong = SendWr.write(1, sgl(sge(srcMr, src, maxInline + 1)), dst, dstMr.rkey())
             .withFlags(EnumSet.of(SendFlag.SIGNALED, SendFlag.INLINE));
 

@@ -104,6 +104,21 @@ public interface QueuePair extends AutoCloseable
     }
 
     /**
+     * The capacities the provider granted when it created the QP, which {@code ibv_create_qp} writes back into
+     * {@code ibv_qp_init_attr.cap} and {@code ibv_query_qp} reports (IBV_QP_CAP): at least those asked for, as the
+     * provider sized its queues (libmlx5 reports the work requests and inline bytes its WQEs hold, rxe the room of its
+     * send WQE, mlx4 and mlx5 0 receive capacities for a QP on an SRQ), and what the queues hold.
+     *
+     * @return the granted capacities.
+     * @throws VerbsException EOPNOTSUPP where the backend does not keep them.
+     */
+    default QpCap cap()
+    {
+        throw new VerbsException("ibv_query_qp", Errno.EOPNOTSUPP.code(), "this backend does not keep the QP's "
+            + "capacities; keep the ones given to ibv_create_qp instead");
+    }
+
+    /**
      * {@code ibv_query_qp_data_in_order} with flags 0 (ibv_query_qp_data_in_order(3)): whether the data of each work
      * request of {@code opcode} is written in order at the receiving side, so that a reader may poll the data instead
      * of the completion. A device answers it from its provider (mlx5 reads the QP's context in RTS; providers
