@@ -21,8 +21,11 @@ import java.util.concurrent.Executors;
  */
 final class FreshWorlds
 {
-    /** What a world is made from. */
-    private record Kind(VariantPolicy policy, ChainParams params, ReuseStats stats)
+    /**
+     * A world made (or being made) ahead, and the policy and statistics it was made with (its parameters are its key
+     * in {@link #AHEAD}: a record's hashing goes through invokedynamic, slow in the soak's C1-compiled run).
+     */
+    private record Ahead(VariantPolicy policy, ReuseStats stats, CompletableFuture<KeyWorld> world)
     {
     }
 
@@ -37,8 +40,8 @@ final class FreshWorlds
         return t;
     });
 
-    /** The world made (or being made) ahead for each kind; touched by the pipeline's thread only. */
-    private static final Map<Kind, CompletableFuture<KeyWorld>> AHEAD = new HashMap<>();
+    /** The world made (or being made) ahead for each set of parameters; touched by the pipeline's thread only. */
+    private static final Map<ChainParams, Ahead> AHEAD = new HashMap<>();
 
     private FreshWorlds()
     {
@@ -54,17 +57,16 @@ final class FreshWorlds
         {
             return new KeyWorld(policy, params, stats);
         }
-        final Kind kind = new Kind(policy, params, stats);
-        final CompletableFuture<KeyWorld> ready = AHEAD.get(kind);
-        AHEAD.put(kind, CompletableFuture.supplyAsync(() -> new KeyWorld(policy, params, stats), MAKER));
-        if (ready == null)
+        final Ahead ahead = AHEAD.put(params, new Ahead(policy, stats, CompletableFuture.supplyAsync(
+            () -> new KeyWorld(policy, params, stats), MAKER)));
+        if (ahead == null || ahead.policy() != policy || ahead.stats() != stats)
         {
             return new KeyWorld(policy, params, stats);
         }
         final long start = System.nanoTime();
         try
         {
-            return ready.join();
+            return ahead.world().join();
         }
         catch (final java.util.concurrent.CompletionException e)
         {
@@ -88,9 +90,9 @@ final class FreshWorlds
     /** Drops the worlds made ahead (at the end of a pipelined property: the next may plant bugs or change flags). */
     static void drop()
     {
-        for (final CompletableFuture<KeyWorld> f : AHEAD.values())
+        for (final Ahead a : AHEAD.values())
         {
-            f.cancel(false);
+            a.world().cancel(false);
         }
         AHEAD.clear();
     }

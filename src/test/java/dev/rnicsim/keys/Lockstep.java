@@ -143,8 +143,8 @@ final class Lockstep
     }
 
     /**
-     * CPU time of the threads the worlds after the first ran on, and of the one that makes first worlds ahead
-     * ({@link FreshWorlds}), in nanoseconds.
+     * CPU time of the threads the worlds after the first ran on, and of those that make first worlds ahead
+     * ({@link FreshWorlds}) and sum the soak's digest, in nanoseconds.
      */
     static long besideCpuNanos()
     {
@@ -152,7 +152,7 @@ final class Lockstep
         final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         for (final Thread t : Thread.getAllStackTraces().keySet())
         {
-            if (t.getName().startsWith("key-lifecycle-world-"))
+            if (t.getName().startsWith("key-lifecycle-"))
             {
                 ns += Math.max(0, threads.getThreadCpuTime(t.threadId()));
             }
