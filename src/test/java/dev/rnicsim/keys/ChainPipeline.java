@@ -207,6 +207,7 @@ final class ChainPipeline
         finally
         {
             drop();
+            FreshWorlds.drop();
             depth = 0;
             owner = null;
             surfaced = null;

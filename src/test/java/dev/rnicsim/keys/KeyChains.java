@@ -9,6 +9,7 @@ import dev.rnicsim.keys.WorldModel.KeyName;
 import dev.rnicsim.keys.WorldModel.MrM;
 import dev.rnicsim.keys.WorldModel.MwM;
 import dev.rnicsim.pagetable.ForkBehaviour;
+import dev.rnicsim.testkit.Unmemoized;
 import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.MwType;
 import java.util.ArrayList;
@@ -46,15 +47,25 @@ final class KeyChains
     {
     }
 
+    /**
+     * The chain's parameters. The values of {@code frequencyOf} are drawn as a flat map into the arbitrary chosen,
+     * whose generator jqwik looked up in its per-property cache at every try (hashing the arbitrary): they are
+     * {@link Unmemoized}, the same values for a seed.
+     */
     static Arbitrary<ChainParams> params()
     {
         return Combinators.combine(Arbitraries.of(ForkBehaviour.MODERN, ForkBehaviour.LEGACY),
-            Arbitraries.frequencyOf(Tuple.of(2, Arbitraries.just(64L << 10)), Tuple.of(2, Arbitraries.just(128L << 10)),
-                Tuple.of(1, Arbitraries.just(8L << 20))),
-            Arbitraries.frequencyOf(Tuple.of(2, Arbitraries.just(6)), Tuple.of(3, Arbitraries.just(8)),
-                Tuple.of(2, Arbitraries.just(12)), Tuple.of(1, Arbitraries.just(64))),
+            Arbitraries.frequencyOf(Tuple.of(2, just(64L << 10)), Tuple.of(2, just(128L << 10)),
+                Tuple.of(1, just(8L << 20))),
+            Arbitraries.frequencyOf(Tuple.of(2, just(6)), Tuple.of(3, just(8)), Tuple.of(2, just(12)),
+                Tuple.of(1, just(64))),
             Arbitraries.of(false, true))
             .as(ChainParams::new);
+    }
+
+    private static <T> Arbitrary<T> just(final T value)
+    {
+        return Unmemoized.of(Arbitraries.just(value));
     }
 
     /**
@@ -265,31 +276,13 @@ final class KeyChains
         }
     }
 
-    /** The numbers a step is decoded from: uniform over all non-negative longs, shrinking towards 0. */
-    private static final Arbitrary<Long> BITS = Arbitraries.longs().between(0, Long.MAX_VALUE)
-        .withDistribution(net.jqwik.api.RandomDistribution.uniform()).withoutEdgeCases();
-
-    /** {@link #BITS}'s generator of the chains' size (the same for every step of a property). */
-    private static volatile Tuple.Tuple2<Integer, RandomGenerator<Long>> bitsGenerator = Tuple.of(-1, null);
-
-    private static RandomGenerator<Long> bits(final int genSize)
-    {
-        Tuple.Tuple2<Integer, RandomGenerator<Long>> g = bitsGenerator;
-        if (g.get1() != genSize)
-        {
-            g = Tuple.of(genSize, BITS.generator(genSize));
-            bitsGenerator = g;
-        }
-        return g.get2();
-    }
-
     /** One step drawn from a snapshot: a number, decoded; the number shrinks, and the step with it. */
     private record StepArbitrary(Snapshot snapshot) implements Arbitrary<Transformer<Lockstep>>
     {
         @Override
         public RandomGenerator<Transformer<Lockstep>> generator(final int genSize)
         {
-            final RandomGenerator<Long> g = bits(genSize);
+            final RandomGenerator<Long> g = StepBits.generator(genSize);
             return random -> new DecodedStep(snapshot, g.next(random));
         }
 

@@ -58,7 +58,9 @@ class KeyLifecycleSoakProperties
         Soak.ACTIONS.addAndGet(end.applied.size());
         if (Soak.DIGEST != null)
         {
-            Soak.digest(params, end.applied);
+            // Written out and summed on a thread of its own, in the chains' order: not on the drawing thread.
+            final java.util.List<KeyOps.KeyOp> ops = end.applied;
+            Soak.DIGESTER.execute(() -> Soak.digest(params, ops));
         }
         end.release();
     }
@@ -103,6 +105,32 @@ class KeyLifecycleSoakProperties
          */
         static final java.util.zip.CRC32 DIGEST = Boolean.getBoolean("rnicsim.soak.digest")
             ? new java.util.zip.CRC32() : null;
+
+        /** The thread that sums the digest, one chain after the other (a daemon, made when first needed). */
+        static final java.util.concurrent.ExecutorService DIGESTER = java.util.concurrent.Executors
+            .newSingleThreadExecutor(r ->
+            {
+                final Thread t = new Thread(r, "key-lifecycle-digest");
+                t.setDaemon(true);
+                return t;
+            });
+
+        /** Waits for the digest of the chains run so far. */
+        static void digested()
+        {
+            try
+            {
+                DIGESTER.submit(() -> { }).get();
+            }
+            catch (final InterruptedException e)
+            {
+                Thread.currentThread().interrupt();
+            }
+            catch (final java.util.concurrent.ExecutionException e)
+            {
+                throw new IllegalStateException("the soak's digest failed", e.getCause());
+            }
+        }
 
         static void digest(final ChainParams params, final java.util.List<KeyOps.KeyOp> ops)
         {
@@ -172,6 +200,10 @@ class KeyLifecycleSoakProperties
             try
             {
                 r = ChainPipeline.pipelined(property, PIPELINE);
+                if (DIGEST != null)
+                {
+                    digested();
+                }
             }
             finally
             {

@@ -85,12 +85,12 @@ final class Lockstep
         // A chain still running beside (soak) that has failed fails this try: before any world is made.
         ChainPipeline.check();
         final List<VariantPolicy> run = only == null ? POLICIES : List.of(only);
-        // The worlds beside are made on their threads while the first is made here.
+        // The worlds beside are made on their threads while the first is taken here (in the soak, made ahead).
         for (final VariantPolicy p : run.subList(1, run.size()))
         {
             beside.add(CompletableFuture.supplyAsync(() -> new KeyWorld(p, params, stats), thread(beside.size())));
         }
-        worlds.add(guard(null, () -> new KeyWorld(run.get(0), params, stats)));
+        worlds.add(guard(null, () -> FreshWorlds.take(run.get(0), params, stats)));
     }
 
     private static synchronized ExecutorService thread(final int i)
@@ -142,14 +142,17 @@ final class Lockstep
         }
     }
 
-    /** CPU time of the threads the worlds after the first ran on, in nanoseconds. */
+    /**
+     * CPU time of the threads the worlds after the first ran on, and of those that make first worlds ahead
+     * ({@link FreshWorlds}) and sum the soak's digest, in nanoseconds.
+     */
     static long besideCpuNanos()
     {
         long ns = 0;
         final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         for (final Thread t : Thread.getAllStackTraces().keySet())
         {
-            if (t.getName().startsWith("key-lifecycle-world-"))
+            if (t.getName().startsWith("key-lifecycle-"))
             {
                 ns += Math.max(0, threads.getThreadCpuTime(t.threadId()));
             }
