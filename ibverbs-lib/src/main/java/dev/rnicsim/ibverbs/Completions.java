@@ -482,12 +482,8 @@ final class Completions
         List<ProcessMemory.Range> dst = pr.local();
         long len = wc.byteLen();
         final boolean withGrh = ud && wc.withGrh() && len >= Datagrams.GRH_BYTES;
-        final byte[] grh = withGrh ? Datagrams.grh(server.devices.get(sender.deviceIndex).gid(),
-            server.devices.get(rq.deviceIndex).gid(), len - Datagrams.GRH_BYTES) : null;
-        if (grh != null)
-        {
-            UdVerbs.asReceivedOn(server.devices.get(rq.deviceIndex), grh);
-        }
+        final byte[] grh = withGrh ? UdVerbs.grhAsReceived(sender, ps, server.devices.get(rq.deviceIndex),
+            len - Datagrams.GRH_BYTES) : null;
         if (ps.carried() != null && CarriedBytes.place(rq.session, pr.wrId(), dst, grh, ps.carried(),
             withGrh ? len - Datagrams.GRH_BYTES : len))
         {

@@ -52,8 +52,9 @@ final class UdVerbs
             == PortAttributes.LINK_LAYER_ETHERNET;
         final boolean global = p.getInt(8) != 0;
         final int sgidIndex = ethernet && p.limit() >= 40 ? p.getInt(32) : 0;
-        final AddressHandle ah = pd.createAh(new AhAttr(global || !ethernet ? dev.gid() : null, p.getInt(4), port,
-            sgidIndex));
+        // the program's own destination GID (an IPv4-mapped one makes a RoCE v2 packet IPv4, ReceivedGrh)
+        final AddressHandle ah = pd.createAh(new AhAttr(global ? ModifyQpCall.gid(p, 16) : !ethernet ? dev.gid()
+            : null, p.getInt(4), port, sgidIndex));
         return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putInt(0, s.add(new AhInfo(ah, peer)));
     }
 
@@ -65,20 +66,26 @@ final class UdVerbs
         return null;
     }
 
-    /** The next header of a RoCE v2 packet's IPv6 header: UDP (IBA annex A17); IB and RoCE v1 carry 0x1B (BTH). */
-    private static final byte NEXT_HEADER_UDP = 17;
-
     /**
-     * The GRH a receive buffer holds as the receiving port writes it: on an Ethernet port (RoCE v2, the GIDs
-     * {@code ibv_query_gid_type} reports) the IPv6 header's next header is UDP, so that {@code ibv_init_ah_from_wc}
-     * finds the GID of the right kind.
+     * The 40 bytes a UD receive starts with, as the receiving port writes them from the packet the sender's address
+     * handle made ({@link dev.rnicsim.simnic.ReceivedGrh}: a GRH for IB and RoCE v1, the IPv6 header for RoCE v2, an
+     * IPv4 header in bytes 20..39 for RoCE v2 from an IPv4-mapped GID), so that {@code ibv_init_ah_from_wc} finds the
+     * GID of the right kind and address.
+     *
+     * @param sender       the sending QP (its session holds the address handle by the handle the send named).
+     * @param send         the send (wr.ud's AH handle in its remote address).
+     * @param receiver     the receiving device.
+     * @param payloadBytes the datagram's payload.
      */
-    static void asReceivedOn(final SimDevice receiver, final byte[] grh)
+    static byte[] grhAsReceived(final Session.QpInfo sender, final Completions.PostedSend send,
+        final SimDevice receiver, final long payloadBytes)
     {
-        if (receiver.profile().portAttributes().linkLayer() == dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET)
-        {
-            grh[6] = NEXT_HEADER_UDP;
-        }
+        final SimDevice from = sender.session.server.devices.get(sender.deviceIndex);
+        final Object info = send.remoteAddr() > 0 && send.remoteAddr() < sender.session.handles.size()
+            ? sender.session.handles.get((int) send.remoteAddr()) : null;
+        final AhAttr av = info instanceof AhInfo a ? a.ah().attr() : AhAttr.toGid(receiver.gid());
+        return dev.rnicsim.simnic.ReceivedGrh.of(from, av, receiver, payloadBytes,
+            send.opcode() == dev.rnicsim.verbs.WrOpcode.SEND_WITH_IMM.code());
     }
 
     /** The address handle a UD send names by its handle. */

@@ -37,7 +37,8 @@ final class DatagramSender
      * active_mtu ({@link RoceWire#datagramMtuBytes}; no packet is sent and no error raised: IBA C10-93.1.1, rxe
      * {@code fake_udp_send}), names no UD QP in RTR or later, carries
      * the wrong Q_Key (IBA 10.2.5), or finds no receive posted (no RNR on UD; the out_of_buffer counter rises). A
-     * delivered datagram fills the receive buffer's first 40 bytes with the GRH and the payload after it; byte_len
+     * delivered datagram fills the receive buffer's first 40 bytes with the GRH ({@link ReceivedGrh}: on RoCE v2 over
+     * IPv4 an IPv4 header in bytes 20..39) and the payload after it; byte_len
      * counts both. A receive buffer too small completes with IBV_WC_LOC_LEN_ERR at the responder. Observers see a
      * delivered datagram's DMA as {@link DeviceObserver#transferred} (its receive holds the GRH first) and a gather
      * refused at the requester as {@link DeviceObserver#failed}, as they see an RC SEND's.
@@ -113,7 +114,8 @@ final class DatagramSender
                 r.detail()));
             return WqeOutcome.ERROR;
         }
-        final DmaResult g = r.ok() ? device.dmaEngine().sendInline(Datagrams.grh(device.gid(), pdev.gid(), length),
+        final DmaResult g = r.ok() ? device.dmaEngine().sendInline(ReceivedGrh.of(device, ud.ah().attr(), pdev, length,
+            wr.opcode() == WrOpcode.SEND_WITH_IMM),
             pdev.port(), peer.pd.pdNum(), parts.get(0)) : r;
         final boolean imm = wr.opcode() == WrOpcode.SEND_WITH_IMM;
         peer.completions.completeRecv(recv, g.ok() ? WcStatus.SUCCESS : peer.responder.responderStatus(g),

@@ -191,6 +191,32 @@ final class QpAttributes
         return null;
     }
 
+    /**
+     * An address vector with a GRH whose {@code sgid_index} is inside the GID table but names an empty entry (past the
+     * entries {@link GidTable} fills: on a RoCE port without an IPv4 address, index 1 of rxe's table): the kernel
+     * takes the source GID's attributes from the table ({@code rdma_fill_sgid_attr}, {@code rdma_get_gid_attr}), which
+     * answers ENODATA for an entry that is not valid.
+     *
+     * @return why it is refused (ENODATA), or null.
+     */
+    static String emptySgidRefusal(final SimDevice device, final AhAttr ah)
+    {
+        if (!ah.isGlobal() || ah.portNum() < 1 || ah.portNum() > device.profile().attributes().physPortCnt())
+        {
+            return null;
+        }
+        final int valid = GidTable.entries(device, ah.portNum()).size();
+        if (ah.sgidIndex() < valid)
+        {
+            return null;
+        }
+        return "sgid_index=" + ah.sgidIndex() + " names an empty entry of port " + ah.portNum() + "'s GID table, which "
+            + "holds " + valid + " valid " + (valid == 1 ? "entry" : "entries") + " (rdma_get_gid_attr"
+            + (device.profile().gidKinds().roce() && device.netdev().ipv4() == null
+            ? "; the netdev has no IPv4 address, so no ::ffff:a.b.c.d entries" : "")
+            + "); give an index ibv_query_gid_ex answers, 0 to " + (valid - 1);
+    }
+
     /** @return true for the types whose QPs have a remote QP (connected service). */
     static boolean connected(final QpType type)
     {

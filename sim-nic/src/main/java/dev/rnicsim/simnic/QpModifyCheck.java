@@ -11,8 +11,8 @@ import java.util.Set;
  * and each attribute given must fit its field and the device ({@link QpAttributes#valueRefusal}: uverbs
  * {@code modify_qp}'s port check, the drivers' P_Key index, MTU and read/atomic depth checks); on mlx4 and mlx5 an
  * IBV_QP_CUR_STATE that is not the QP's state is refused by the device ({@link
- * ProviderRule#CUR_QP_STATE_CHECKED_BY_FIRMWARE}). Every refusal is EINVAL
- * and changes nothing. {@link QpModify#modify} runs them before it applies a change; a caller that carries a
+ * ProviderRule#CUR_QP_STATE_CHECKED_BY_FIRMWARE}). Every refusal is EINVAL but an address vector's empty source GID
+ * entry (ENODATA, {@link QpAttributes#emptySgidRefusal}), and changes nothing. {@link QpModify#modify} runs them before it applies a change; a caller that carries a
  * program's whole {@code ibv_modify_qp} call (the C library's fabric server) runs them on what the program gave, the
  * whole mask and every value, before it applies the change its own way. Stateless.
  */
@@ -87,6 +87,13 @@ public final class QpModifyCheck
         {
             throw Errors.invalid(verb, "QP 0x" + Integer.toHexString(qp.num) + ": " + bad
                 + "; fix that attribute (ibv_modify_qp(3)); nothing changed");
+        }
+        final String empty = mask.contains(dev.rnicsim.verbs.QpAttrMask.AV) && attr.ahAttr() != null
+            ? QpAttributes.emptySgidRefusal(qp.device, attr.ahAttr()) : null;
+        if (empty != null)
+        {
+            throw Errors.of(verb, dev.rnicsim.verbs.Errno.ENODATA, "QP 0x" + Integer.toHexString(qp.num) + ": "
+                + empty + "; nothing changed");
         }
         return bits;
     }

@@ -52,7 +52,7 @@ final class QpTransitionAttrs
 
     /**
      * The attributes of INIT → RTR the QP type requires: for RC and UC the remote port, QP number and PSN and the
-     * fabric's path MTU, at most the port's active_mtu ({@link RoceWire#connectPathMtu}); for RC also the deepest responder read/atomic queue the device offers and the RNR timer.
+     * fabric's path MTU, at most both ports' active_mtu ({@link RoceWire#connectPathMtu}); for RC also the deepest responder read/atomic queue the device offers and the RNR timer.
      *
      * @throws VerbsException EINVAL when the QP is destroyed or a connected QP is given no remote address.
      */
@@ -68,7 +68,7 @@ final class QpTransitionAttrs
         if (qp.type != QpType.UD)
         {
             b.av(new AhAttr(remoteAddress.gid(), remoteAddress.lid(), 1, 0))
-                .pathMtu(RoceWire.connectPathMtu(qp.device))
+                .pathMtu(RoceWire.connectPathMtu(qp.device, qp.device.fabric().deviceByGid(remoteAddress.gid())))
                 .destQpNum(remoteAddress.qpNum()).rqPsn(remoteAddress.psn() & 0xffffff);
         }
         if (qp.type == QpType.RC || qp.type == QpType.XRC_RECV)

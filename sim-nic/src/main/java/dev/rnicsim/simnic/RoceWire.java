@@ -98,11 +98,19 @@ final class RoceWire
 
     /**
      * @param qp a QP.
-     * @return the bytes of its path MTU: its path_mtu once a modify set it, else the fabric's.
+     * @return the bytes of its path MTU: its path_mtu once a modify set it, else the path's, at most the fabric's
+     *         ({@link SimFabric#pathMtuBytes()}, the links between the ports). A path_mtu a modify set is not capped
+     *         by the ports' active_mtu: a larger one sends frames the netdev drops ({@link #dropped}).
      */
     static int pathMtuBytes(final SimQp qp)
     {
-        return qp.attrs.pathMtu > 0 ? PortMtuRule.bytesOf(qp.attrs.pathMtu) : qp.device.fabric().pathMtuBytes();
+        final int fabric = qp.device.fabric().pathMtuBytes();
+        if (qp.attrs.pathMtu > 0)
+        {
+            return Math.min(fabric, PortMtuRule.bytesOf(qp.attrs.pathMtu));
+        }
+        final SimDevice peer = qp.remote == null ? null : qp.device.fabric().deviceByGid(qp.remote.gid());
+        return PortMtuRule.bytesOf(connectPathMtu(qp.device, peer));
     }
 
     /**
@@ -118,15 +126,20 @@ final class RoceWire
     }
 
     /**
+     * The path MTU of a connection between two ports, as a path record gives it: the fabric's, at most each port's
+     * active_mtu (IBA 15.2.5.16: a PathRecord's MTU is the largest every link of the path carries; on RoCE the
+     * connection manager's route takes the netdev's, {@code cma_resolve_iboe_route} sets the path record's MTU to
+     * {@code iboe_get_mtu} of the netdev, and the passive side takes the REQ's, {@code cm_req_handler}).
+     *
      * @param device a device.
-     * @return the path MTU a connection made by the one-call transitions gets: the fabric's, at most the port's
-     *         active_mtu (as the connection manager's route gives it on RoCE: {@code cma_resolve_iboe_route} sets the
-     *         path record's MTU to {@code iboe_get_mtu} of the netdev), as {@code enum ibv_mtu}.
+     * @param peer   the device at the connection's other end, or null when not known.
+     * @return the path MTU the one-call transitions give, as {@code enum ibv_mtu}.
      */
-    static int connectPathMtu(final SimDevice device)
+    static int connectPathMtu(final SimDevice device, final SimDevice peer)
     {
         final int fabric = Integer.numberOfTrailingZeros(device.fabric().pathMtuBytes()) - 7;
-        return Math.min(fabric, device.portAttributes().activeMtu());
+        final int local = Math.min(fabric, device.portAttributes().activeMtu());
+        return peer == null || peer == device ? local : Math.min(local, peer.portAttributes().activeMtu());
     }
 
     private static GidType sourceGidType(final SimQp qp)

@@ -35,6 +35,11 @@ public final class SimAh implements AddressHandle
         {
             throw Errors.invalid("ibv_create_ah", refused + "; fix the address vector (ah_attr); nothing was created");
         }
+        final String empty = QpAttributes.emptySgidRefusal(pd.context().device(), attr);
+        if (empty != null)
+        {
+            throw Errors.of("ibv_create_ah", dev.rnicsim.verbs.Errno.ENODATA, empty + "; nothing was created");
+        }
         return new SimAh(pd, attr);
     }
 

@@ -38,7 +38,7 @@ public final class SimDevice implements Device
     private final long nodeGuid;
     private final String gid;
     /** The netdev its Ethernet ports sit on: MTU and addresses ({@link PortNetdev}). */
-    private final PortNetdev netdev = new PortNetdev();
+    private final PortNetdev netdev = new PortNetdev(this);
     private final AdapterTables tables;
     private final DmaEngine dma = new DmaEngine();
     private final DmaPort port;

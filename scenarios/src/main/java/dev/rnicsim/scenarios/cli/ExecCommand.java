@@ -134,6 +134,13 @@ final class ExecCommand implements Callable<Integer>
             device = new FabricServer.DeviceSpec(hcaIdOf(p), p);
             devices = "profile " + name + " (device " + device.hcaId() + ")";
         }
+        final String offEthernet = dev.rnicsim.simnic.PortNetdev.refusalOffEthernet(device.profile(),
+            netdevMtu != null ? "--netdev-mtu " + netdevMtu : "--ipv4 " + ipv4);
+        if ((netdevMtu != null || ipv4 != null) && offEthernet != null)
+        {
+            err.println(offEthernet);
+            return Rnicsim.MALFORMED;
+        }
         final dev.rnicsim.simnic.PortNetdev netdev = new dev.rnicsim.simnic.PortNetdev();
         String option = "--netdev-mtu " + netdevMtu;
         try

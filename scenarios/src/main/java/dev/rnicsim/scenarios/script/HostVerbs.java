@@ -223,11 +223,26 @@ final class HostVerbs
         final dev.rnicsim.simnic.PortNetdev netdev = new dev.rnicsim.simnic.PortNetdev();
         try
         {
+            for (final String option : List.of("netdev_mtu", "ipv4"))
+            {
+                final String off = o.containsKey(option) ? dev.rnicsim.simnic.PortNetdev.refusalOffEthernet(p,
+                    option + "=" + o.get(option)) : null;
+                if (off != null)
+                {
+                    return Outcome.failed("EINVAL", off);
+                }
+            }
             if (o.containsKey("netdev_mtu"))
             {
-                netdev.mtuBytes((int)Math.min(Integer.MAX_VALUE, s.evalNum(l, o.get("netdev_mtu"))));
+                final long mtu = s.evalNum(l, o.get("netdev_mtu"));
+                dev.rnicsim.simnic.PortNetdev.checkMtu(mtu);
+                netdev.mtuBytes((int)mtu);
             }
             netdev.ipv4(o.get("ipv4"));
+            if (o.containsKey("ipv4"))
+            {
+                dev.rnicsim.simnic.PortNetdev.checkFree(host.fabric(), o.get("ipv4"), null);
+            }
         }
         catch (final dev.rnicsim.verbs.VerbsException e)
         {

@@ -289,7 +289,9 @@ final class StatementChecks
         if (v.strip().matches("-\\s*(0x[0-9a-fA-F_]+|[0-9_]+[kKmMgGtTpP]?)"))
         {
             throw l.error(where + " is " + v + ": negative values mean nothing here" + (where.equals("memlock=")
-                ? "; for no limit write memlock=unlimited" : "; give 0 or more") + "; expected: " + spec.usage());
+                ? "; for no limit write memlock=unlimited" : where.equals("netdev_mtu=")
+                ? "; give the netdev's MTU in bytes, 68 to 65535 (ETH_MIN_MTU..ETH_MAX_MTU), e.g. 1500 or 9000"
+                : "; give 0 or more") + "; expected: " + spec.usage());
         }
     }
 }
