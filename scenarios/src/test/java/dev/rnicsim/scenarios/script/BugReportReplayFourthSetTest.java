@@ -89,4 +89,14 @@ class BugReportReplayFourthSetTest
                 + "max_dest_rd_atomic")
             .contains("expect qp_a.state == RTS: held");
     }
+
+    @Test
+    @DisplayName("https://github.com/kvcache-ai/Mooncake/pull/1567: RESET drops the receives a reconnection needs")
+    void resetDropsReceives()
+    {
+        assertThat(replay("54-reset-drops-receives.rsim"))
+            .contains("RESET dropped 2 posted receive(s) and 0 send work request(s) without completions")
+            .contains("post the receives again once the QP is connected")
+            .contains("expect nic_b.out_of_buffer >= 1: held").contains("expect SUCCESS: held");
+    }
 }
