@@ -340,5 +340,12 @@ public enum ProviderRule
     MR_SIZE_IN_DEVICE_PAGES,
     /** A length above the driver's maximum MR size is ENOMEM, not EINVAL: bnxt_re ({@code bnxt_re_reg_user_mr}:
      * "MR Size: %lld > Max supported", {@code -ENOMEM}). See {@link MrSizeLimit}. */
-    MR_SIZE_ABOVE_MAX_ENOMEM
+    MR_SIZE_ABOVE_MAX_ENOMEM,
+    /** The sink of an RDMA READ needs REMOTE_WRITE, as iWARP asks (RFC 5040, RDMAP: the Read Response is a tagged
+     * message placed into the Data Sink STag, which must grant remote write): cxgb4, whose adapter checks the STag and
+     * reports the violation as T4_ERR_ACCESS, which libcxgb4 ({@code c4iw_poll_cq_one}, providers/cxgb4/cq.c) turns
+     * into IBV_WC_LOC_ACCESS_ERR and the kernel ({@code c4iw_ev_dispatch}) into IBV_EVENT_QP_ACCESS_ERR (SPDK #2253:
+     * NVMe-oF discovery failed on Chelsio once the target registered its buffers without REMOTE_WRITE). Without this
+     * rule LOCAL_WRITE suffices, as on InfiniBand and RoCE. See {@link ReadSinkRule}. */
+    READ_SINK_NEEDS_REMOTE_WRITE
 }
