@@ -30,7 +30,7 @@ final class ReadSinkRule
     static boolean refuses(final SimQp qp, final SendWr wr)
     {
         final SimDevice device = qp.simDevice();
-        if (!device.profile().follows(ProviderRule.READ_SINK_NEEDS_REMOTE_WRITE))
+        if (!device.profile().follows(ProviderRule.READ_SINK_NEEDS_REMOTE_WRITE) || !responderServes(qp, wr))
         {
             return false;
         }
@@ -54,5 +54,27 @@ final class ReadSinkRule
             return true;
         }
         return false;
+    }
+
+    /**
+     * The sink is met only by a response: a READ the responder refuses (its QP grants no REMOTE_READ, the rkey names
+     * no MR of it with REMOTE_READ over the range) is answered by the responder's NAK, and the engine reports that.
+     * A window's rkey is left to the engine as well (the sink is then not checked).
+     */
+    private static boolean responderServes(final SimQp qp, final SendWr wr)
+    {
+        final SimQp peer = qp.requester.peer();
+        if (peer == null || peer.closed || (peer.qpAccessBits & Access.REMOTE_READ.bit()) == 0)
+        {
+            return false;
+        }
+        final SimMr target = peer.simDevice().memoryRegion(wr.rkey());
+        if (target == null || !target.access().contains(Access.REMOTE_READ))
+        {
+            return false;
+        }
+        final long length = wr.sgList().stream().mapToLong(Sge::lengthBytes).sum();
+        final long offset = wr.remoteAddr() - target.iova();
+        return offset >= 0 && offset + length <= target.lengthBytes();
     }
 }

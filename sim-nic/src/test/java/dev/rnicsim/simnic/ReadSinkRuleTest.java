@@ -60,6 +60,20 @@ class ReadSinkRuleTest
     }
 
     @Test
+    void theRespondersRefusalComesFirstAsNoResponseReachesTheSink()
+    {
+        final RuleRig rig = RuleRig.connected(DriverProfiles.cxgb4(), RuleRig.ALL_REMOTE);
+        final long data = rig.bufferB(4096);
+        final MemoryRegion noRead = rig.pdB.regMr(data, 4096, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+        final long sink = rig.bufferA(4096);
+        final MemoryRegion mrA = rig.pdA.regMr(sink, 4096, RuleRig.LOCAL);
+
+        rig.qpA.postSend(SendWr.read(1, List.of(new Sge(sink, 15, mrA.lkey())), data, noRead.rkey()));
+
+        assertThat(rig.pollA().getFirst().status()).isEqualTo(WcStatus.REM_ACCESS_ERR);
+    }
+
+    @Test
     void roceTakesALocalWriteSink()
     {
         final RuleRig rig = RuleRig.connected();
