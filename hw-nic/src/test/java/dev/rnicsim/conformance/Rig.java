@@ -153,6 +153,16 @@ final class Rig implements AutoCloseable
         return attributes.maxQpRdAtom() > 0;
     }
 
+    /**
+     * @return true on a Chelsio adapter (cxgb4, vendor 0x1425), which asks REMOTE_WRITE of an RDMA READ's sink as
+     *         iWARP places the response into the sink's STag, and completes a READ into a sink without it with
+     *         IBV_WC_LOC_ACCESS_ERR (T4_ERR_ACCESS, libcxgb4 {@code c4iw_poll_cq_one}).
+     */
+    boolean readSinkNeedsRemoteWrite()
+    {
+        return attributes.vendorId() == 0x1425;
+    }
+
     /** Maps zeroed base pages for the requester. */
     long bufferA(final long lengthBytes)
     {

@@ -202,7 +202,9 @@ class VerbsConformanceTest
             final long src = rig.bufferA(PAGE);
             final long dst = rig.bufferB(PAGE);
             rig.memA.write(src, pattern(PAGE, 0));
-            final MemoryRegion srcMr = rig.pdA.regMr(src, PAGE, LOCAL);
+            // the READ below lands in srcMr: an iWARP sink needs REMOTE_WRITE on cxgb4
+            final MemoryRegion srcMr = rig.pdA.regMr(src, PAGE, rig.readSinkNeedsRemoteWrite()
+                ? EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE) : LOCAL);
             final MemoryRegion dstMr = rig.pdB.regMr(dst, PAGE, REMOTE_ALL);
 
             rig.qpA.postSend(SendWr.write(1, List.of(sge(srcMr, src, 64)), dst + 100, dstMr.rkey()));
@@ -361,9 +363,10 @@ class VerbsConformanceTest
 
             rig.qpA.postSend(SendWr.read(1, List.of(sge(readOnly, local, 16)), dst, dstMr.rkey()));
 
-            // A responder without READ resources NAKs before any response reaches the local buffer.
-            assertThat(rig.awaitA().status()).isEqualTo(rig.servesReads() ? WcStatus.LOC_PROT_ERR
-                : WcStatus.REM_INV_REQ_ERR);
+            // A responder without READ resources NAKs before any response reaches the local buffer; cxgb4 checks
+            // the sink's STag for REMOTE_WRITE when the response arrives (T4_ERR_ACCESS).
+            assertThat(rig.awaitA().status()).isEqualTo(!rig.servesReads() ? WcStatus.REM_INV_REQ_ERR
+                : rig.readSinkNeedsRemoteWrite() ? WcStatus.LOC_ACCESS_ERR : WcStatus.LOC_PROT_ERR);
         }
     }
 

@@ -259,6 +259,18 @@ public final class AsyncEventQueue
     }
 
     /**
+     * IBV_EVENT_QP_ACCESS_ERR on a requester whose own access check failed on the adapter: cxgb4's
+     * {@code c4iw_ev_dispatch} raises it for T4_ERR_ACCESS and the other STag errors ({@link ReadSinkRule}).
+     *
+     * @param qp    the requester, now in ERR.
+     * @param cause why, for the event's text.
+     */
+    static void requesterAccessError(final SimQp qp, final CharSequence cause)
+    {
+        qp.pd().context().events().raise(AsyncEventType.QP_ACCESS_ERR, qp, null, null, cause);
+    }
+
+    /**
      * The affiliated asynchronous error of an RC (or XRC_RECV) responder's error that no receive WQE carries (IBA C9-222.1.1),
      * where the driver raises it: IBV_EVENT_QP_ACCESS_ERR for an R_Key violation, IBV_EVENT_QP_REQ_ERR for an
      * invalid request, IBV_EVENT_QP_FATAL for a remote operation error ({@link AsyncEventRules}). An error a receive

@@ -370,7 +370,7 @@ public final class DriverProfiles
             "cxgb4_", 128).withQpTypes(EnumSet.of(QpType.RC));
         return profile("cxgb4", a, VariantPolicy.DEVICE_COUNTER, IndexPolicy.CYCLIC,
             Set.of(ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.CREATE_QP_EX_UNSUPPORTED,
-                ProviderRule.SRQ_SIZE_E2BIG), 100.0, t,
+                ProviderRule.SRQ_SIZE_E2BIG, ProviderRule.READ_SINK_NEEDS_REMOTE_WRITE), 100.0, t,
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_mr", "max_pd", "max_mw"));
     }
 

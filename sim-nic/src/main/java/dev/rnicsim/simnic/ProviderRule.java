@@ -371,5 +371,12 @@ public enum ProviderRule
      * raises the count to {@code HNS_ROCE_MIN_CQE_NUM} (64) and a power of two, and the kernel's {@code set_cq_param}
      * sets {@code ib_cq.cqe} to that depth less one ("used as cqe index"), so a CQ of 128 reports 127. See
      * {@link CqDepth}. */
-    CQE_AT_LEAST_64
+    CQE_AT_LEAST_64,
+    /** The sink of an RDMA READ needs REMOTE_WRITE, as iWARP asks (RFC 5040, RDMAP: the Read Response is a tagged
+     * message placed into the Data Sink STag, which must grant remote write): cxgb4, whose adapter checks the STag and
+     * reports the violation as T4_ERR_ACCESS, which libcxgb4 ({@code c4iw_poll_cq_one}, providers/cxgb4/cq.c) turns
+     * into IBV_WC_LOC_ACCESS_ERR and the kernel ({@code c4iw_ev_dispatch}) into IBV_EVENT_QP_ACCESS_ERR (SPDK #2253:
+     * NVMe-oF discovery failed on Chelsio once the target registered its buffers without REMOTE_WRITE). Without this
+     * rule LOCAL_WRITE suffices, as on InfiniBand and RoCE. See {@link ReadSinkRule}. */
+    READ_SINK_NEEDS_REMOTE_WRITE
 }

@@ -425,6 +425,10 @@ final class Requester
         {
             return LocalWqe.execute(qp, wr, postSite(wr));
         }
+        if (wr.opcode() == WrOpcode.RDMA_READ && ReadSinkRule.refuses(qp, wr))
+        {
+            return WqeOutcome.ERROR;
+        }
         if (p.ud() != null)
         {
             return qp.datagrams.executeDatagram(p);

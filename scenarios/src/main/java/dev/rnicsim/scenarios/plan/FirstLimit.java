@@ -1,6 +1,7 @@
 package dev.rnicsim.scenarios.plan;
 
 import dev.rnicsim.simnic.DeviceProfile;
+import dev.rnicsim.simnic.ProviderRule;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.ToLongFunction;
@@ -52,7 +53,9 @@ final class FirstLimit
                     + profile.driver() + ") cannot register group '" + g.name() + "': " + g.refusal());
             }
         }
-        final long maxMrSize = profile.attributes().maxMrSizeBytes();
+        // EFA bounds an MR in the device's pages, not in bytes (ProviderRule.MR_SIZE_IN_DEVICE_PAGES)
+        final long maxMrSize = profile.follows(ProviderRule.MR_SIZE_IN_DEVICE_PAGES) ? -1L
+            : profile.attributes().maxMrSizeBytes();
         // In the order a real start-up meets them: mmap (mappings, hugetlb pools), GPU allocation, then ibv_reg_mr
         // (length, pin against RLIMIT_MEMLOCK and RAM, BAR1, MPT index, MTT entries). The first in this order wins a
         // tie.

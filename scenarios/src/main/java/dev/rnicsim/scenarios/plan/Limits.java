@@ -4,6 +4,7 @@ import dev.rnicsim.mtt.MttOccupancy;
 import dev.rnicsim.simnic.CostModel;
 import dev.rnicsim.simnic.DeviceProfile;
 import dev.rnicsim.simnic.DriverTraits;
+import dev.rnicsim.simnic.ProviderRule;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -83,7 +84,8 @@ final class Limits
         final List<Plan.Limit> limits = new ArrayList<>(List.of(
             limit("max_mr", Math.multiplyExact((long)n, mrs), maxMr, "MRs"),
             new Plan.Limit("MTT entries", nMtt, mttCapacity, mttFits, "entries"),
-            limit("max_mr_size", maxRegion, profile.attributes().maxMrSizeBytes(), "bytes"),
+            limit("max_mr_size", maxRegion, profile.follows(ProviderRule.MR_SIZE_IN_DEVICE_PAGES) ? -1L
+                : profile.attributes().maxMrSizeBytes(), "bytes"),
             limit("RLIMIT_MEMLOCK", pinned, memlock, "bytes"),
             limit("vm.max_map_count", Math.multiplyExact(mrs, host.mappingsPerMr()), host.maxMapCount(), "mappings"),
             limit("hugetlb 2 MiB pool", Math.multiplyExact((long)n, pages2M), host.hugepages2M(), "pages"),

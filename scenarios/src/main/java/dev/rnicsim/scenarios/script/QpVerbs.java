@@ -95,10 +95,30 @@ final class QpVerbs
             }
         }
         final QpState before = qp.state();
+        final int receivesBefore = qp.receivesPosted();
+        final int sendsBefore = qp.sendsWaiting();
         qp.modify(b.build(), mask);
         Engines.settle(s);
         return Outcome.ok(String.format(Locale.ROOT, "ibv_modify_qp %s -> %s (attr_mask %s = 0x%x)", before,
-            qp.state(), QpTransitions.names(mask), QpAttrMask.toBits(mask)));
+            qp.state(), QpTransitions.names(mask), QpAttrMask.toBits(mask))
+            + droppedByReset(before, qp.state(), receivesBefore, sendsBefore));
+    }
+
+    /**
+     * What a transition to RESET threw away: the IBA (vol. 1, the Reset state of the QP state diagram) empties both
+     * work queues without a completion, so receives posted before a reconnection are gone (Mooncake #1567: the
+     * peer's SENDs then meet RNR NAKs without end).
+     */
+    private static String droppedByReset(final QpState before, final QpState after, final int receives,
+        final int sends)
+    {
+        if (after != QpState.RESET || before == QpState.RESET || receives + sends == 0)
+        {
+            return "";
+        }
+        return "; RESET dropped " + receives + " posted receive(s) and " + sends + " send work request(s) without "
+            + "completions (a QP in RESET has empty work queues): post the receives again once the QP is connected, "
+            + "or the peer's SENDs meet RNR NAKs (for ever with rnr_retry=7)";
     }
 
     private static void intOpt(final Session s, final ScriptLine l, final String option,

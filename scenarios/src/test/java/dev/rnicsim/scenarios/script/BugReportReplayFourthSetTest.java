@@ -89,4 +89,26 @@ class BugReportReplayFourthSetTest
                 + "max_dest_rd_atomic")
             .contains("expect qp_a.state == RTS: held");
     }
+
+    @Test
+    @DisplayName("https://github.com/kvcache-ai/Mooncake/pull/1567: RESET drops the receives a reconnection needs")
+    void resetDropsReceives()
+    {
+        assertThat(replay("54-reset-drops-receives.rsim"))
+            .contains("RESET dropped 2 posted receive(s) and 0 send work request(s) without completions")
+            .contains("post the receives again once the QP is connected")
+            .contains("expect nic_b.out_of_buffer >= 1: held").contains("expect SUCCESS: held");
+    }
+
+    @Test
+    @DisplayName("https://github.com/spdk/spdk/issues/2253: on iWARP (Chelsio) a READ's sink needs REMOTE_WRITE")
+    void iwarpReadSinkNeedsRemoteWrite()
+    {
+        assertThat(replay("55-iwarp-read-sink-remote-write.rsim"))
+            .contains("IBV_WC_LOC_ACCESS_ERR").contains("is the sink of the RDMA READ, and cxgb4 places a READ "
+                + "response as a tagged message into the sink's STag, which must grant REMOTE_WRITE")
+            .contains("IBV_EVENT_QP_ACCESS_ERR on QP qp_t")
+            .contains("fix: register the READ's sink with LOCAL_WRITE and REMOTE_WRITE on an iWARP device")
+            .contains("expect bytes buf \"host write data\": held");
+    }
 }
