@@ -52,14 +52,15 @@ public final class FabricServer implements AutoCloseable
         }
 
         /**
-         * A device on a netdev of the default MTU (1500 bytes) without an IPv4 address.
+         * A device on a netdev of the profile's MTU (1500 bytes, or what a dump's active_mtu tells: {@code
+         * DeviceProfile.netdevMtuBytes}) without an IPv4 address.
          *
          * @param hcaId   the device's name.
          * @param profile its profile.
          */
         public DeviceSpec(final String hcaId, final DeviceProfile profile)
         {
-            this(hcaId, profile, dev.rnicsim.simnic.PortNetdev.DEFAULT_MTU_BYTES, null);
+            this(hcaId, profile, Objects.requireNonNull(profile, "profile").netdevMtuBytes(), null);
         }
     }
 

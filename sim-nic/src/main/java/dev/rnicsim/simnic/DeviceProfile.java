@@ -43,12 +43,45 @@ import java.util.Objects;
  *                             mlx5_ib_port_link_layer} from the port type the firmware reports): the driver's usual
  *                             one ({@link #driverLinkLayer}), Ethernet for the Ethernet-only ConnectX parts
  *                             ({@link ConnectXProfiles}).
+ * @param portMtus             the port's max_mtu and active_mtu as a dump's port section gave them ({@link
+ *                             PortMtus}), both 4096 without one.
  */
 public record DeviceProfile(String name, String driver, DeviceAttributes attributes, MttConfig mtt,
     VariantPolicy variantPolicy, IndexPolicy indexPolicy, int cacheEntries, int cacheWays,
     Set<ProviderRule> providerRules, boolean relaxedOrdering, double linkGbps, long seed,
-    List<String> defaultedFields, DriverTraits traits, CompletionAttributes completions, int linkLayer)
+    List<String> defaultedFields, DriverTraits traits, CompletionAttributes completions, int linkLayer,
+    PortMtus portMtus)
 {
+    /**
+     * A profile whose port MTUs are 4096 ({@link PortMtus#FULL}).
+     *
+     * @param name            profile name.
+     * @param driver          kernel driver.
+     * @param attributes      query_device attributes.
+     * @param mtt             MTT size and allocator.
+     * @param variantPolicy   key variant policy.
+     * @param indexPolicy     MPT index policy.
+     * @param cacheEntries    translation-cache entries.
+     * @param cacheWays       translation-cache associativity.
+     * @param providerRules   provider behaviours.
+     * @param relaxedOrdering relaxed ordering applied.
+     * @param linkGbps        link rate in Gbit/s.
+     * @param seed            seed of random choices.
+     * @param defaultedFields attributes that got defaults.
+     * @param traits          driver traits.
+     * @param completions     completion clock and vectors.
+     * @param linkLayer       the port's link layer.
+     */
+    public DeviceProfile(final String name, final String driver, final DeviceAttributes attributes,
+        final MttConfig mtt, final VariantPolicy variantPolicy, final IndexPolicy indexPolicy, final int cacheEntries,
+        final int cacheWays, final Set<ProviderRule> providerRules, final boolean relaxedOrdering,
+        final double linkGbps, final long seed, final List<String> defaultedFields, final DriverTraits traits,
+        final CompletionAttributes completions, final int linkLayer)
+    {
+        this(name, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays, providerRules,
+            relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions, linkLayer, PortMtus.FULL);
+    }
+
     /**
      * A profile with the link layer its driver's ports usually have ({@link #driverLinkLayer}).
      *
@@ -148,6 +181,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
         Objects.requireNonNull(indexPolicy, "indexPolicy");
         Objects.requireNonNull(traits, "traits");
         Objects.requireNonNull(completions, "completions");
+        Objects.requireNonNull(portMtus, "portMtus");
         defaultedFields = List.copyOf(defaultedFields);
         // One bit per rule: follows (read on every verb and completion) is a bit test.
         providerRules = ProviderRuleSet.of(providerRules);
@@ -186,7 +220,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     {
         return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
             providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, newTraits, completions,
-            linkLayer);
+            linkLayer, portMtus);
     }
 
     /**
@@ -197,7 +231,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     {
         return new DeviceProfile(name, driver, newAttributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
             providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions,
-            linkLayer);
+            linkLayer, portMtus);
     }
 
     /**
@@ -208,7 +242,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     {
         return new DeviceProfile(name, driver, attributes, newMtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
             providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions,
-            linkLayer);
+            linkLayer, portMtus);
     }
 
     /**
@@ -219,7 +253,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     {
         return new DeviceProfile(name, driver, attributes, mtt, policy, indexPolicy, cacheEntries, cacheWays,
             providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions,
-            linkLayer);
+            linkLayer, portMtus);
     }
 
     /**
@@ -230,7 +264,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     {
         return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
             rules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions,
-            linkLayer);
+            linkLayer, portMtus);
     }
 
     /**
@@ -242,7 +276,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     {
         return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, entries, ways,
             providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions,
-            linkLayer);
+            linkLayer, portMtus);
     }
 
     /**
@@ -253,7 +287,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     {
         return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
             providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, newCompletions,
-            linkLayer);
+            linkLayer, portMtus);
     }
 
     /**
@@ -263,7 +297,19 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     public DeviceProfile withLinkLayer(final int newLinkLayer)
     {
         return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
-            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions, newLinkLayer);
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions, newLinkLayer,
+            portMtus);
+    }
+
+    /**
+     * @param newPortMtus the port's MTUs (a dump's port section).
+     * @return a copy whose port has them.
+     */
+    public DeviceProfile withPortMtus(final PortMtus newPortMtus)
+    {
+        return new DeviceProfile(name, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
+            providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions, linkLayer,
+            newPortMtus);
     }
 
     /**
@@ -274,7 +320,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     {
         return new DeviceProfile(newName, driver, attributes, mtt, variantPolicy, indexPolicy, cacheEntries, cacheWays,
             providerRules, relaxedOrdering, linkGbps, seed, defaultedFields, traits, completions,
-            linkLayer);
+            linkLayer, portMtus);
     }
 
     /**
@@ -355,23 +401,65 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
     {
         final dev.rnicsim.verbs.PortAttributes p = linkPort();
         final PortMtuRule rule = portMtuRule();
-        final int netdev = PortNetdev.DEFAULT_MTU_BYTES;
-        return new dev.rnicsim.verbs.PortAttributes(p.state(), rule.maxMtu(netdev, p.maxMtu()),
-            rule.activeMtu(netdev, p.maxMtu()), p.gidTblLen(), p.portCapFlags(), p.maxMsgSzBytes(), p.pkeyTblLen(),
-            p.linkLayer());
-    }
-
-    /** The port's attributes before a netdev decides its MTUs (both 4096). */
-    private dev.rnicsim.verbs.PortAttributes linkPort()
-    {
-        final long cmSup = 1L << 16;
-        final dev.rnicsim.verbs.PortAttributes p = driverPort(cmSup);
-        if (traits.transport() != DriverTraits.Transport.IWARP)
+        if (!rule.followsNetdev())
         {
             return p;
         }
-        return new dev.rnicsim.verbs.PortAttributes(p.state(), p.maxMtu(), p.activeMtu(), IWARP_GID_TBL_LEN,
-            p.portCapFlags(), p.maxMsgSzBytes(), p.pkeyTblLen(), p.linkLayer());
+        final int netdev = netdevMtuBytes();
+        final int linkMax = linkMaxMtu();
+        return new dev.rnicsim.verbs.PortAttributes(p.state(), rule.maxMtu(netdev, linkMax),
+            rule.activeMtu(netdev, linkMax), p.gidTblLen(), p.portCapFlags(), p.maxMsgSzBytes(), p.pkeyTblLen(),
+            p.linkLayer());
+    }
+
+    /**
+     * @return the largest MTU the port's link takes whatever the netdev, as {@code enum ibv_mtu}: the dump's max_mtu,
+     *         or 4096 where max_mtu itself follows the netdev ({@link PortMtuRule#NETDEV_MAX_TOO}: siw, erdma).
+     */
+    public int linkMaxMtu()
+    {
+        return portMtuRule() == PortMtuRule.NETDEV_MAX_TOO ? dev.rnicsim.verbs.PortAttributes.MTU_4096
+            : portMtus.maxMtu();
+    }
+
+    /**
+     * The MTU a device of this profile's netdev starts with: Ethernet's 1500 ({@link PortNetdev#DEFAULT_MTU_BYTES}),
+     * unless the profile's port MTUs come from a dump whose active_mtu the driver's rule does not give on 1500 bytes:
+     * then the MTU that gives it, 9000 (jumbo frames) for 4096, else the smallest (the IB MTU plus the headers the
+     * rule subtracts: 2048 + 96 = 2144 for {@code iboe_get_mtu}).
+     *
+     * @return the netdev's MTU in bytes.
+     */
+    public int netdevMtuBytes()
+    {
+        final PortMtuRule rule = portMtuRule();
+        final int active = portMtus.activeMtu();
+        if (!rule.followsNetdev() || !portMtus.reported()
+            || rule.activeMtu(PortNetdev.DEFAULT_MTU_BYTES, linkMaxMtu()) == active)
+        {
+            return PortNetdev.DEFAULT_MTU_BYTES;
+        }
+        if (active == dev.rnicsim.verbs.PortAttributes.MTU_4096)
+        {
+            return 9000;
+        }
+        final int headers = switch (rule)
+        {
+            case IBOE_HEADERS -> PortMtuRule.IBOE_HEADER_BYTES;
+            case RXE_HEADERS -> PortMtuRule.RXE_HEADER_BYTES;
+            default -> 0;
+        };
+        return Math.max(PortNetdev.MIN_MTU_BYTES, PortMtuRule.bytesOf(active) + headers);
+    }
+
+    /** The port's attributes before a netdev decides its MTUs: the dump's MTUs, or both 4096. */
+    private dev.rnicsim.verbs.PortAttributes linkPort()
+    {
+        final long cmSup = 1L << 16;
+        final dev.rnicsim.verbs.PortAttributes d = driverPort(cmSup);
+        return new dev.rnicsim.verbs.PortAttributes(d.state(), portMtus.maxMtu(), portMtus.activeMtu(),
+            traits.transport() != DriverTraits.Transport.IWARP ? d.gidTblLen() : IWARP_GID_TBL_LEN, d.portCapFlags(),
+            d.maxMsgSzBytes(), d.pkeyTblLen(), d.linkLayer());
     }
 
     /**

@@ -51,6 +51,9 @@ final class DevinfoParser
     private DriverTraits.Transport transport;
     /** The first port's section says {@code link_layer: Ethernet}. */
     private boolean portLinkLayerEthernet;
+    /** The first port's {@code max_mtu} and {@code active_mtu} as {@code enum ibv_mtu}, 0 when not read. */
+    private int portMaxMtu;
+    private int portActiveMtu;
     private String block;
     private int blockLine;
     private boolean blockHasLines;
@@ -144,9 +147,12 @@ final class DevinfoParser
     }
 
     /**
-     * Reads the first port's {@code link_layer:} line. ibv_devinfo's {@code link_layer_str} prints "Ethernet" for
-     * {@code IBV_LINK_LAYER_ETHERNET} and "InfiniBand" for both InfiniBand and unspecified (EFA), so only Ethernet
-     * changes the profile's link layer: a VPI part (mlx4, mlx5) whose dump was taken with its port running Ethernet.
+     * Reads the first port's {@code link_layer:}, {@code max_mtu:} and {@code active_mtu:} lines. ibv_devinfo's {@code
+     * link_layer_str} prints "Ethernet" for {@code IBV_LINK_LAYER_ETHERNET} and "InfiniBand" for both InfiniBand and
+     * unspecified (EFA), so only Ethernet changes the profile's link layer: a VPI part (mlx4, mlx5) whose dump was
+     * taken with its port running Ethernet. The MTUs print as {@code 4096 (5)} ({@code mtu_str} and the enum); the
+     * profile's port takes them ({@link PortMtus}): on Ethernet, active_mtu tells the netdev MTU the dump was taken
+     * on. A value that is no IB MTU, or an active_mtu above max_mtu, is a warning and leaves both at 4096.
      */
     private void firstPort(final String[] lines, final int from)
     {
@@ -159,16 +165,60 @@ final class DevinfoParser
                 continue;
             }
             final String key = trimmed.substring(0, colon).strip();
-            if (key.equals("port") || key.equals("hca_id"))
+            if (key.equals("port") || key.equals("hca_id") || key.equals("GID[  0]") || key.startsWith("GID["))
             {
                 return;
             }
-            if (key.equals("link_layer"))
+            final String value = trimmed.substring(colon + 1).strip();
+            switch (key)
             {
-                portLinkLayerEthernet = trimmed.substring(colon + 1).strip().equals("Ethernet");
-                return;
+                case "link_layer" -> portLinkLayerEthernet = value.equals("Ethernet");
+                case "max_mtu" -> portMaxMtu = mtu(value, key, i + 1);
+                case "active_mtu" -> portActiveMtu = mtu(value, key, i + 1);
+                default ->
+                {
+                }
             }
         }
+    }
+
+    /** @return an MTU line's {@code enum ibv_mtu} (1..5), from {@code 4096 (5)} or {@code 4096}; 0 with a warning. */
+    private int mtu(final String value, final String key, final int lineNo)
+    {
+        final java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+)(?:\\s*\\((\\d+)\\))?")
+            .matcher(value);
+        if (m.matches())
+        {
+            final int bytes = Integer.parseInt(m.group(1));
+            final int e = m.group(2) != null ? Integer.parseInt(m.group(2)) : Integer.numberOfTrailingZeros(bytes) - 7;
+            if (e >= 1 && e <= 5 && PortMtuRule.bytesOf(e) == bytes)
+            {
+                return e;
+            }
+        }
+        warnings.add(source + ":" + lineNo + ": port " + key + " '" + value + "' is no IB MTU (256 (1), 512 (2), "
+            + "1024 (3), 2048 (4) or 4096 (5)); the port keeps 4096");
+        return 0;
+    }
+
+    /** @return the first port's MTUs as read, or both 4096 when either is missing, bad or inconsistent. */
+    private PortMtus portMtus()
+    {
+        if (portMaxMtu == 0 && portActiveMtu == 0)
+        {
+            return PortMtus.FULL;
+        }
+        final int max = portMaxMtu == 0 ? PortMtus.FULL.maxMtu() : portMaxMtu;
+        if (portActiveMtu == 0 || portActiveMtu > max)
+        {
+            if (portActiveMtu > max)
+            {
+                warnings.add(source + ": port active_mtu " + PortMtuRule.bytesOf(portActiveMtu) + " is above max_mtu "
+                    + PortMtuRule.bytesOf(max) + " (ibv_query_port never reports that); the port keeps 4096");
+            }
+            return PortMtus.FULL;
+        }
+        return new PortMtus(max, portActiveMtu, true);
     }
 
     private void transport(final String value, final int lineNo)
@@ -381,7 +431,7 @@ final class DevinfoParser
             base.variantPolicy(), base.indexPolicy(), base.cacheEntries(), base.cacheWays(),
             base.providerRules(), base.relaxedOrdering(), base.linkGbps(), base.seed(), defaulted, traits,
             completions.applyTo(base.completions()), portLinkLayerEthernet
-                ? dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET : base.linkLayer());
+                ? dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET : base.linkLayer(), portMtus());
         for (final int[] r : repeats.values())
         {
             if (r[1] > 0)

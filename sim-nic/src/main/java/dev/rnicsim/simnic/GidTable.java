@@ -8,7 +8,7 @@ import java.util.List;
 
 /**
  * A port's GID table as the kernel fills it. On an InfiniBand port: one GID, the subnet prefix fe80::/64 with the port
- * GUID (the model's node GUID). On a RoCE port the core's {@code roce_gid_mgmt} adds, for every IP address of the
+ * GUID ({@link #portGuid}: the node GUID on port 1, each further port its own). On a RoCE port the core's {@code roce_gid_mgmt} adds, for every IP address of the
  * netdev, one entry per RoCE type the port supports ({@code roce_gid_type_mask_support}: v1 when the driver sets
  * {@code RDMA_CORE_CAP_PROT_ROCE}, v2 when it sets {@code RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP}), the types of one
  * address next to each other, v1 first: first the IPv6 link-local address the netdev has from its MAC (fe80::/64 and
@@ -85,7 +85,7 @@ public final class GidTable
             return out;
         }
         final List<byte[]> addresses = new ArrayList<>(2);
-        addresses.add(linkLocal(device.gid()));
+        addresses.add(linkLocal(portNum == 1 ? device.gid() : SimFabric.gidOf(portGuid(device, portNum))));
         final byte[] ipv4 = device.netdev().ipv4();
         if (kinds.roce() && ipv4 != null)
         {
@@ -106,9 +106,25 @@ public final class GidTable
     }
 
     /**
+     * Each port of a device has its own port GUID, and so its own link-local GID: the subnet manager and the GRH tell
+     * the ports apart by it (IBA 4.1.1: a port GUID per port; mlx4's two ports report the node GUID's next values,
+     * {@code ibstat}'s "Port GUID"). The model's port 1 takes the node GUID itself (the fabric numbers its devices one
+     * apart), and port p the node GUID plus (p − 1) · 2^20, which keeps every GUID of a fabric of fewer than 2^20
+     * devices distinct.
+     *
+     * @param device  a device.
+     * @param portNum its port, from 1.
+     * @return the port's GUID.
+     */
+    public static long portGuid(final SimDevice device, final int portNum)
+    {
+        return device.nodeGuid() + ((long)(portNum - 1) << 20);
+    }
+
+    /**
      * @param device a device of the fabric.
      * @param gid    a GID in the eight-group text form of {@link SimDevice#gid()}.
-     * @return true when a valid entry of the device's port 1 holds it (any type).
+     * @return true when a valid entry of one of the device's ports holds it (any type).
      */
     public static boolean holds(final SimDevice device, final String gid)
     {
@@ -116,11 +132,15 @@ public final class GidTable
         {
             return true;
         }
-        for (final GidEntry e : entries(device, 1))
+        final int ports = device.profile().attributes().physPortCnt();
+        for (int p = 1; p <= ports; p++)
         {
-            if (text(e.gid()).equals(gid))
+            for (final GidEntry e : entries(device, p))
             {
-                return true;
+                if (text(e.gid()).equals(gid))
+                {
+                    return true;
+                }
             }
         }
         return false;

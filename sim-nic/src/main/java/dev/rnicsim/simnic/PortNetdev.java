@@ -198,8 +198,9 @@ public final class PortNetdev
             : first >= 240 ? "reserved (240.0.0.0/4, with the broadcast 255.255.255.255), no host's address" : null;
         if (kind != null)
         {
-            throw Errors.of("netdev address", Errno.EINVAL, "'" + dotted + "' is " + kind + "; give the unicast "
-                + "address of the port's own network, e.g. 192.168.1.10");
+            throw Errors.of("netdev address", Errno.EINVAL, "'" + dotted + "' is " + kind + ", not a host's "
+                + "unicast address (RFC 1122, host_requirements); give the unicast address of the port's own network, "
+                + "e.g. 192.168.1.10");
         }
         return out;
     }

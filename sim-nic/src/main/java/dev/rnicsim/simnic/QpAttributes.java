@@ -197,24 +197,23 @@ final class QpAttributes
      * takes the source GID's attributes from the table ({@code rdma_fill_sgid_attr}, {@code rdma_get_gid_attr}), which
      * answers ENODATA for an entry that is not valid.
      *
-     * @return why it is refused (ENODATA), or null.
+     * @return the port's valid entries when the index names an empty one (refused: ENODATA), or -1.
      */
-    static String emptySgidRefusal(final SimDevice device, final AhAttr ah)
+    static int emptySgidValidEntries(final SimDevice device, final AhAttr ah)
     {
         if (!ah.isGlobal() || ah.portNum() < 1 || ah.portNum() > device.profile().attributes().physPortCnt())
         {
-            return null;
+            return -1;
         }
         final int valid = GidTable.entries(device, ah.portNum()).size();
-        if (ah.sgidIndex() < valid)
-        {
-            return null;
-        }
-        return "sgid_index=" + ah.sgidIndex() + " names an empty entry of port " + ah.portNum() + "'s GID table, which "
-            + "holds " + valid + " valid " + (valid == 1 ? "entry" : "entries") + " (rdma_get_gid_attr"
-            + (device.profile().gidKinds().roce() && device.netdev().ipv4() == null
-            ? "; the netdev has no IPv4 address, so no ::ffff:a.b.c.d entries" : "")
-            + "); give an index ibv_query_gid_ex answers, 0 to " + (valid - 1);
+        return ah.sgidIndex() < valid ? -1 : valid;
+    }
+
+    /** @return why the netdev adds no entry: its missing IPv4 address on a RoCE port, else "". */
+    static String noIpv4Note(final SimDevice device)
+    {
+        return device.profile().gidKinds().roce() && device.netdev().ipv4() == null
+            ? "; the netdev has no IPv4 address, so no ::ffff:a.b.c.d entries" : "";
     }
 
     /** @return true for the types whose QPs have a remote QP (connected service). */

@@ -12,7 +12,7 @@ import java.util.Set;
  * {@code modify_qp}'s port check, the drivers' P_Key index, MTU and read/atomic depth checks); on mlx4 and mlx5 an
  * IBV_QP_CUR_STATE that is not the QP's state is refused by the device ({@link
  * ProviderRule#CUR_QP_STATE_CHECKED_BY_FIRMWARE}). Every refusal is EINVAL but an address vector's empty source GID
- * entry (ENODATA, {@link QpAttributes#emptySgidRefusal}), and changes nothing. {@link QpModify#modify} runs them before it applies a change; a caller that carries a
+ * entry (ENODATA, {@link QpAttributes#emptySgidValidEntries}), and changes nothing. {@link QpModify#modify} runs them before it applies a change; a caller that carries a
  * program's whole {@code ibv_modify_qp} call (the C library's fabric server) runs them on what the program gave, the
  * whole mask and every value, before it applies the change its own way. Stateless.
  */
@@ -88,12 +88,15 @@ public final class QpModifyCheck
             throw Errors.invalid(verb, "QP 0x" + Integer.toHexString(qp.num) + ": " + bad
                 + "; fix that attribute (ibv_modify_qp(3)); nothing changed");
         }
-        final String empty = mask.contains(dev.rnicsim.verbs.QpAttrMask.AV) && attr.ahAttr() != null
-            ? QpAttributes.emptySgidRefusal(qp.device, attr.ahAttr()) : null;
-        if (empty != null)
+        final int valid = mask.contains(dev.rnicsim.verbs.QpAttrMask.AV) && attr.ahAttr() != null
+            ? QpAttributes.emptySgidValidEntries(qp.device, attr.ahAttr()) : -1;
+        if (valid >= 0)
         {
-            throw Errors.of(verb, dev.rnicsim.verbs.Errno.ENODATA, "QP 0x" + Integer.toHexString(qp.num) + ": "
-                + empty + "; nothing changed");
+            throw Errors.of(verb, dev.rnicsim.verbs.Errno.ENODATA, "QP 0x" + Integer.toHexString(qp.num) + ": ah_attr"
+                + " sgid_index=" + attr.ahAttr().sgidIndex() + " names an empty entry of port " + attr.ahAttr().portNum()
+                + "'s GID table, which holds " + valid + " valid entries (rdma_fill_sgid_attr, rdma_get_gid_attr"
+                + QpAttributes.noIpv4Note(qp.device) + "); give an index ibv_query_gid_ex answers, 0 to "
+                + (valid - 1) + "; nothing changed");
         }
         return bits;
     }

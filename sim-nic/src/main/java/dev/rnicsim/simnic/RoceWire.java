@@ -120,9 +120,7 @@ final class RoceWire
      */
     static int datagramMtuBytes(final SimDevice device)
     {
-        final PortMtuRule rule = device.profile().portMtuRule();
-        return !rule.followsNetdev() ? device.fabric().pathMtuBytes() : Math.min(device.fabric().pathMtuBytes(),
-            PortMtuRule.bytesOf(rule.activeMtu(device.netdev().mtuBytes(), dev.rnicsim.verbs.PortAttributes.MTU_4096)));
+        return Math.min(device.fabric().pathMtuBytes(), PortMtuRule.bytesOf(device.portAttributes().activeMtu()));
     }
 
     /**

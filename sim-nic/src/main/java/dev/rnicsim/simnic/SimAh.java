@@ -35,10 +35,13 @@ public final class SimAh implements AddressHandle
         {
             throw Errors.invalid("ibv_create_ah", refused + "; fix the address vector (ah_attr); nothing was created");
         }
-        final String empty = QpAttributes.emptySgidRefusal(pd.context().device(), attr);
-        if (empty != null)
+        final int valid = QpAttributes.emptySgidValidEntries(pd.context().device(), attr);
+        if (valid >= 0)
         {
-            throw Errors.of("ibv_create_ah", dev.rnicsim.verbs.Errno.ENODATA, empty + "; nothing was created");
+            throw Errors.of("ibv_create_ah", dev.rnicsim.verbs.Errno.ENODATA, "sgid_index=" + attr.sgidIndex()
+                + " names an empty entry of port " + attr.portNum() + "'s GID table, which holds " + valid
+                + " valid entries (rdma_get_gid_attr" + QpAttributes.noIpv4Note(pd.context().device()) + "); give an "
+                + "index ibv_query_gid_ex answers, 0 to " + (valid - 1) + "; nothing was created");
         }
         return new SimAh(pd, attr);
     }

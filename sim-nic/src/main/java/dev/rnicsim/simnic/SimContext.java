@@ -238,7 +238,7 @@ public final class SimContext implements Context
             throw Errors.of(verb, Errno.ENODATA, "GID index " + index + " of port " + portNum + " is empty "
                 + "(ibv_query_gid_ex): the port has " + valid.size() + " valid " + (valid.size() == 1 ? "entry"
                 : "entries") + ", index 0" + (valid.size() == 1 ? "" : " to " + (valid.size() - 1))
-                + " (index 0 holds the link-local GID " + device.gid() + ")"
+                + " (index 0 holds the link-local GID " + GidTable.text(valid.getFirst().gid()) + ")"
                 + (device.profile().gidKinds().roce() && device.netdev().ipv4() == null
                 ? " (its netdev has no IPv4 address, so no ::ffff:a.b.c.d entries)" : "")
                 + "; query an index the port has filled");

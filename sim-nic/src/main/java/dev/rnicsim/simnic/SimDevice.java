@@ -73,6 +73,7 @@ public final class SimDevice implements Device
         this.nodeGuid = fabric.attach(this, profile.attributes().nodeGuid());
         this.gid = SimFabric.gidOf(nodeGuid);
         this.keyHistory = new KeyHistory(fabric, tables.mpt().config().variantBits());
+        netdev.mtuBytes(profile.netdevMtuBytes()); // a dump's active_mtu tells the netdev it was taken on
     }
 
     /**
@@ -214,7 +215,7 @@ public final class SimDevice implements Device
         {
             return p;
         }
-        final int linkMax = dev.rnicsim.verbs.PortAttributes.MTU_4096;
+        final int linkMax = profile.linkMaxMtu();
         return new dev.rnicsim.verbs.PortAttributes(p.state(), rule.maxMtu(netdev.mtuBytes(), linkMax),
             rule.activeMtu(netdev.mtuBytes(), linkMax), p.gidTblLen(), p.portCapFlags(), p.maxMsgSzBytes(),
             p.pkeyTblLen(), p.linkLayer());

@@ -159,7 +159,7 @@ final class ExecCommand implements Callable<Integer>
             return Rnicsim.MALFORMED;
         }
         final FabricServer.DeviceSpec onNetdev = new FabricServer.DeviceSpec(device.hcaId(), device.profile(),
-            netdev.mtuBytes(), ipv4);
+            netdevMtu != null ? netdev.mtuBytes() : device.profile().netdevMtuBytes(), ipv4);
         final String onDevices = devices + (netdevMtu == null ? "" : ", netdev MTU " + netdevMtu)
             + (ipv4 == null ? "" : ", IPv4 " + ipv4);
         final String fabricName = fabric == null ? "exec-" + ProcessHandle.current().pid() : fabric;

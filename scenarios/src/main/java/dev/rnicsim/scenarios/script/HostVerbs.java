@@ -249,7 +249,10 @@ final class HostVerbs
             return Outcome.failed("EINVAL", e.getMessage());
         }
         final SimDevice d = host.addDevice("sim:" + host.name() + "/" + l.args().get(0), p);
-        d.netdev().mtuBytes(netdev.mtuBytes());
+        if (o.containsKey("netdev_mtu"))
+        {
+            d.netdev().mtuBytes(netdev.mtuBytes());
+        }
         d.netdev().ipv4(o.get("ipv4"));
         s.names.put(l.args().get(0), d);
         final MttCounters m = d.tables().mtt().counters();
@@ -257,7 +260,7 @@ final class HostVerbs
             + m.capacityEntries() + " entries (" + p.mtt().allocator().name().toLowerCase(Locale.ROOT)
             + "), page_size_cap 0x" + Long.toHexString(p.attributes().pageSizeCap()) + ", keys "
             + p.variantPolicy().name().toLowerCase(Locale.ROOT) + (o.containsKey("dmabuf") ? Gpus.dmabufNote(p) : "")
-            + (o.containsKey("netdev_mtu") || o.containsKey("ipv4") ? ", netdev MTU " + netdev.mtuBytes()
+            + (o.containsKey("netdev_mtu") || o.containsKey("ipv4") ? ", netdev MTU " + d.netdev().mtuBytes()
             + " (active_mtu " + dev.rnicsim.verbs.QpAttr.mtuBytes(d.portAttributes().activeMtu()) + ")"
             + (o.containsKey("ipv4") ? ", IPv4 " + o.get("ipv4") : "") : "")
             + defaulted);

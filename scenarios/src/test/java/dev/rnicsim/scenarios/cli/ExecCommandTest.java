@@ -71,6 +71,19 @@ class ExecCommandTest
         assertThat(err.toString()).contains("--netdev-mtu 40: an MTU of 40 bytes is outside 68..65535");
         assertThat(exec("--profile", "rxe", "--ipv4", "10.0.0", "--", "true")).isEqualTo(Rnicsim.MALFORMED);
         assertThat(err.toString()).contains("--ipv4 10.0.0: '10.0.0' is no IPv4 address");
+        assertThat(exec("--profile", "rxe", "--ipv4", "127.0.0.1", "--", "true")).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(err.toString()).contains("--ipv4 127.0.0.1: '127.0.0.1' is a loopback address");
+    }
+
+    @Test
+    void shouldRefuseTheNetdevSettingsOnAPortWithoutAnEthernetNetdev()
+    {
+        assertThat(exec("--profile", "connectx5", "--ipv4", "10.0.0.1", "--", "true")).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(err.toString()).contains("--ipv4 10.0.0.1: connectx5 (mlx5) has an InfiniBand link layer")
+            .contains("give the option to a RoCE or iWARP profile");
+        assertThat(exec("--profile", "connectx5", "--netdev-mtu", "9000", "--", "true"))
+            .isEqualTo(Rnicsim.MALFORMED);
+        assertThat(err.toString()).contains("--netdev-mtu 9000: connectx5 (mlx5) has an InfiniBand link layer");
     }
 
     @Test

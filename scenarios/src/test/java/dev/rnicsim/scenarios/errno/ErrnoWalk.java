@@ -228,6 +228,16 @@ final class ErrnoWalk
             "EINVAL", "ETH_MIN_MTU", "give 1500"));
         c.add(c("a netdev address that is no IPv4 address", ONE_HOST, "device nic_b alpha profile=rxe ipv4=10.0.0",
             "EINVAL", "no IPv4 address", "four numbers"));
+        c.add(c("a netdev address no host holds", ONE_HOST, "device nic_b alpha profile=rxe ipv4=224.0.0.1",
+            "EINVAL", "multicast group", "give the unicast address"));
+        c.add(c("a netdev address another device holds", ONE_HOST + "device nic_r alpha profile=rxe ipv4=10.0.0.1\n",
+            "device nic_b alpha profile=rxe ipv4=10.0.0.1", "EINVAL", "already the IPv4 address", "RFC 5227",
+            "give each device its own address"));
+        c.add(c("a netdev setting on an InfiniBand port", ONE_HOST, "device nic_b alpha profile=connectx5 ipv4=10.0.0.1",
+            "EINVAL", "InfiniBand link layer", "roce_gid_mgmt", "leave it out"));
+        c.add(c("an address handle from an empty GID entry", ONE_HOST + "device nic_r alpha profile=rxe\n"
+            + "open app_r nic_r\npd pd_r app_r\n", "ah to_a pd_r nic_a sgid_index=1", "ENODATA",
+            "rdma_get_gid_attr", "no IPv4 address", "give an index"));
         // work requests
         c.add(c("post with too many SGEs", TWO_HOSTS,
             "post write qp_a sgl=mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,"

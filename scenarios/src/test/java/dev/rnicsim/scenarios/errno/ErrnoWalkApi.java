@@ -88,6 +88,7 @@ final class ErrnoWalkApi
         c.addAll(ErrnoWalkCqEx.cases());
         c.addAll(ErrnoWalkTm.cases());
         c.addAll(ErrnoWalkRdmaCore.cases());
+        c.addAll(ErrnoWalkRoce.cases());
         return c;
     }
 }
