@@ -93,8 +93,16 @@ final class WorldChecks
         for (int i = 0, n = keys.size(); i < n; i++)
         {
             final KeyName k = keys.get(i);
-            final MptEntry e = table.entry(k.value);
             final Object holder = holders.of(k.value);
+            // The entry agrees in every field compared below (or is absent, as it should be): nothing to make.
+            if (holder == null ? table.accessBits(k.value) < 0 : holder instanceof MrM m
+                ? table.holds(k.value, MptState.VALID, m.pd.sim.pdNum(), true, m.addr, m.lengthBytes, m.accessBits)
+                : holder instanceof MwM w && table.holds(k.value, w.bound ? MptState.VALID : MptState.INVALID,
+                    w.pd.sim.pdNum(), w.bound, w.lo, w.len, w.rightsBits))
+            {
+                continue;
+            }
+            final MptEntry e = table.entry(k.value);
             if (holder == null)
             {
                 if (e != null)
@@ -216,7 +224,7 @@ final class WorldChecks
         // model whose physical frame was never written (it reads as zeros) is not copied; a frame that one MR's pages
         // found whole and equal at a physical address is not read again for another MR or a page mapping it there
         // (the same bytes against the same model bytes).
-        final byte[] page = new byte[(int)PAGE];
+        byte[] page = null; // made when a page must be read (most compare without)
         final int check = ++bytesChecks;
         final dev.rnicsim.pagetable.PhysicalMemory memory = world.hostB.host().physicalMemory();
         for (final MrM m : world.mrList)
@@ -248,6 +256,10 @@ final class WorldChecks
                 {
                     done += n; // zeros on both sides
                     continue;
+                }
+                if (page == null)
+                {
+                    page = new byte[(int)PAGE];
                 }
                 memory.read(phys, page, 0, n);
                 final int differs = Arrays.mismatch(f.bytes(), in, in + n, page, 0, n);
@@ -304,6 +316,10 @@ final class WorldChecks
             if (p.frame.zeros() && memory.readsAsNeverWritten(phys, (int)PAGE))
             {
                 continue; // zeros on both sides
+            }
+            if (page == null)
+            {
+                page = new byte[(int)PAGE];
             }
             final byte[] got = page;
             memory.read(phys, got, 0, got.length);

@@ -6,7 +6,8 @@ package dev.rnicsim.mtt;
  * over segments of {@code 2^logMttsPerSeg} entries, initially one free block of the top order; an allocation of
  * n entries takes a block of {@code max(ceil(log2 n) - logMttsPerSeg, 0)} segment order, splitting a larger block
  * if needed (lowest address first), and a free merges with the buddy while the buddy is free. Memory: one bit per
- * segment per order, no object per entry.
+ * segment per order, no object per entry; an order's bitmap grows to the highest block set in it (a fresh device's
+ * allocator, with blocks set at the lowest addresses only, allocated 16 KiB of bitmaps for 2^16 segments).
  *
  * <p>Not thread safe.
  */
@@ -14,7 +15,9 @@ final class BuddyMttAllocator implements MttAllocator
 {
     private final int logMttsPerSeg;
     private final int maxOrder;
+    /** The free bits of each order, as far as the highest word set so far (words past it are clear). */
     private final long[][] freeBits;
+    private static final long[] NO_BITS = new long[0];
     private final long[] freeCount;
     private final long[] searchHint;
 
@@ -25,11 +28,7 @@ final class BuddyMttAllocator implements MttAllocator
         freeBits = new long[maxOrder + 1][];
         freeCount = new long[maxOrder + 1];
         searchHint = new long[maxOrder + 1];
-        for (int order = 0; order <= maxOrder; order++)
-        {
-            final long blocks = 1L << (maxOrder - order);
-            freeBits[order] = new long[(int)Math.max(1, (blocks + 63) >>> 6)];
-        }
+        java.util.Arrays.fill(freeBits, NO_BITS);
         set(maxOrder, 0);
         freeCount[maxOrder] = 1;
     }
@@ -144,12 +143,22 @@ final class BuddyMttAllocator implements MttAllocator
 
     private boolean isSet(final int order, final long block)
     {
-        return (freeBits[order][(int)(block >>> 6)] & (1L << block)) != 0;
+        final long[] bits = freeBits[order];
+        final int w = (int)(block >>> 6);
+        return w < bits.length && (bits[w] & (1L << block)) != 0;
     }
 
     private void set(final int order, final long block)
     {
-        freeBits[order][(int)(block >>> 6)] |= 1L << block;
+        final int w = (int)(block >>> 6);
+        if (w >= freeBits[order].length)
+        {
+            // Doubled past the word (at most the order's blocks' words).
+            final long words = Math.max(1, ((1L << (maxOrder - order)) + 63) >>> 6);
+            freeBits[order] = java.util.Arrays.copyOf(freeBits[order],
+                (int)Math.min(words, Math.max(w + 1, 2L * freeBits[order].length)));
+        }
+        freeBits[order][w] |= 1L << block;
         searchHint[order] = Math.min(searchHint[order], block);
     }
 

@@ -370,6 +370,36 @@ public final class MptTable
     }
 
     /**
+     * Whether the key names a live entry (in all 32 bits) in {@code state}, of PD {@code pd}, and, when
+     * {@code withRange}, with this start, length and access: what {@link #entry} would answer, without making the
+     * entry (a check that compares every issued key's entry after every step of a run allocated one per key).
+     *
+     * @param key         a key.
+     * @param state       the state the entry should be in.
+     * @param pd          the PD number it should hold.
+     * @param withRange   whether the start, length and access are compared too.
+     * @param iova        the start it should hold.
+     * @param lengthBytes the length it should hold.
+     * @param access      the access bits it should hold.
+     * @return true when there is such an entry and it holds these fields.
+     */
+    public boolean holds(final int key, final MptState state, final int pd, final boolean withRange, final long iova,
+        final long lengthBytes, final int access)
+    {
+        final long[] hot = liveHot(key);
+        if (hot == null)
+        {
+            return false;
+        }
+        final int i = slot(key);
+        if (((int)(hot[4 * i + 2] >>> 8) & 0xff) != state.ordinal() || (int)(hot[4 * i + 3] >>> 32) != pd)
+        {
+            return false;
+        }
+        return !withRange || hot[4 * i] == iova && hot[4 * i + 1] == lengthBytes && (int)hot[4 * i + 3] == access;
+    }
+
+    /**
      * @param key a key.
      * @return log2 of the MR page size of the live entry the key names in all 32 bits, or -1 when none; allocates
      * nothing.

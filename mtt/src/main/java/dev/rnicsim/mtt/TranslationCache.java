@@ -35,15 +35,19 @@ public final class TranslationCache
 
     private final int sets;
     private final int ways;
-    /** The tags of each set's lines ({@link #EMPTY}: an empty line); a set's array is null until it is first filled. */
-    private final long[][] tags;
-    /** The last use of each set's lines (0: never; {@link #IN_HINT}: kept in the tag's hint slot). */
-    private final long[][] lastUse;
+    /**
+     * Each set's lines, null until the set is first filled: the tags of its ways ({@link #EMPTY}: an empty line),
+     * then their last uses (0: never; {@link #IN_HINT}: kept in the tag's hint slot), way {@code w}'s at
+     * {@code ways + w}. One array per set, and one of the sets: a fresh device (a test makes thousands) allocated two
+     * of its sets, 8 KiB for a cache of 1,024 sets.
+     */
+    private final long[][] lines;
     private final long setsLong;
     private long clock;
     /**
      * The line of the last hit or fill and its tag: a repeated tag (every page of one MR shares its MPT tag) is found
-     * at once. {@link #lastWay} is -1 after any line was emptied; {@link #lastUses} is its set's last uses.
+     * at once. {@link #lastWay} is -1 after any line was emptied, else where the line's last use sits in {@link
+     * #lastUses}, its set's lines (the way plus {@link #ways}).
      */
     private int lastWay = -1;
     private long[] lastUses;
@@ -86,33 +90,34 @@ public final class TranslationCache
         this.ways = ways;
         this.sets = capacityEntries / ways;
         this.setsLong = sets;
-        this.tags = new long[sets][];
-        this.lastUse = new long[sets][];
+        this.lines = new long[sets][];
         this.hintSlotsMax = Math.min(HINT_SLOTS, Integer.highestOneBit(Math.max(1, capacityEntries)));
         this.hintMask = Math.min(HINT_SLOTS_FIRST, hintSlotsMax) - 1;
     }
 
-    /** A hint slot's name for the line at {@code way} of {@code set}. */
-    private static long line(final int set, final int way)
+    /**
+     * A hint slot's name for the line at {@code way} of {@code set}: the set, and where the line's last use sits in
+     * the set's lines.
+     */
+    private long line(final int set, final int way)
     {
-        return (long)set << 32 | way;
+        return (long)set << 32 | (ways + way);
     }
 
-    /** The last uses of the set of a line named by {@link #line}. */
+    /** The lines (tags and last uses) of the set of a line named by {@link #line}. */
     private long[] lastUsesOf(final long line)
     {
-        return lastUse[(int)(line >>> 32)];
+        return lines[(int)(line >>> 32)];
     }
 
     /** Gives a set its lines, all empty, when it has none yet. */
     private void fill(final int set)
     {
-        if (tags[set] == null)
+        if (lines[set] == null)
         {
-            final long[] t = new long[ways];
-            Arrays.fill(t, EMPTY);
-            tags[set] = t;
-            lastUse[set] = new long[ways];
+            final long[] t = new long[2 * ways];
+            Arrays.fill(t, 0, ways, EMPTY);
+            lines[set] = t;
         }
     }
 
@@ -177,25 +182,24 @@ public final class TranslationCache
         }
         final int set = setOf(tag);
         fill(set);
-        final long[] t = tags[set];
-        final long[] u = lastUse[set];
+        final long[] t = lines[set];
         for (int w = 0; w < ways; w++)
         {
             if (t[w] == tag)
             {
                 // not IN_HINT: the tag's slot would have named it
                 hint(slot, tag, set, w, ++clock);
-                lastUses = u;
-                lastWay = w;
+                lastUses = t;
+                lastWay = ways + w;
                 lastTag = tag;
                 return true;
             }
         }
         int victim = 0;
-        long victimUse = lastUseOf(t, u, 0);
+        long victimUse = lastUseOf(t, 0);
         for (int w = 1; w < ways; w++)
         {
-            final long use = lastUseOf(t, u, w);
+            final long use = lastUseOf(t, w);
             if (use < victimUse)
             {
                 victim = w;
@@ -206,15 +210,15 @@ public final class TranslationCache
         if (t[victim] != EMPTY)
         {
             evictions++;
-            if (u[victim] == IN_HINT)
+            if (t[ways + victim] == IN_HINT)
             {
                 hints[hintSlot(t[victim])] = 0;
             }
         }
         t[victim] = tag;
-        u[victim] = ++clock;
-        lastUses = u;
-        lastWay = victim;
+        t[ways + victim] = ++clock;
+        lastUses = t;
+        lastWay = ways + victim;
         lastTag = tag;
         return false;
     }
@@ -296,7 +300,7 @@ public final class TranslationCache
         {
             for (int set = 0; set < sets; set++)
             {
-                final long[] t = tags[set];
+                final long[] t = lines[set];
                 if (t == null)
                 {
                     continue;
@@ -330,18 +334,17 @@ public final class TranslationCache
         long dropped = 0;
         for (int set = 0; set < sets; set++)
         {
-            final long[] t = tags[set];
+            final long[] t = lines[set];
             if (t == null)
             {
                 continue;
             }
-            final long[] u = lastUse[set];
             for (int w = 0; w < ways; w++)
             {
                 if (t[w] != EMPTY)
                 {
                     t[w] = EMPTY;
-                    u[w] = 0;
+                    t[ways + w] = 0;
                     dropped++;
                 }
             }
@@ -423,21 +426,20 @@ public final class TranslationCache
     /** Empties a line (its hint, if it has one, goes). */
     private void empty(final int set, final int w)
     {
-        final long[] t = tags[set];
-        final long[] u = lastUse[set];
-        if (u[w] == IN_HINT)
+        final long[] t = lines[set];
+        if (t[ways + w] == IN_HINT)
         {
             hints[hintSlot(t[w])] = 0;
         }
         t[w] = EMPTY;
-        u[w] = 0;
+        t[ways + w] = 0;
         lastWay = -1;
     }
 
-    /** The last use of line {@code w} of a set (its tags and last uses), wherever it is kept. */
-    private long lastUseOf(final long[] t, final long[] u, final int w)
+    /** The last use of line {@code w} of a set (its lines), wherever it is kept. */
+    private long lastUseOf(final long[] t, final int w)
     {
-        final long use = u[w];
+        final long use = t[ways + w];
         return use == IN_HINT ? hints[hintSlot(t[w]) + 2] : use;
     }
 
@@ -470,7 +472,7 @@ public final class TranslationCache
         hints[slot] = tag + 1;
         hints[slot + 1] = line(set, w);
         hints[slot + 2] = use;
-        lastUse[set][w] = IN_HINT;
+        lines[set][ways + w] = IN_HINT;
     }
 
     /** Drops every hint (each named line gets its last use back) for a table of twice the slots. */
@@ -491,7 +493,7 @@ public final class TranslationCache
     /** The way of {@code set} that holds {@code tag}, or -1. */
     private int find(final int set, final long tag)
     {
-        final long[] t = tags[set];
+        final long[] t = lines[set];
         if (t == null)
         {
             return -1;

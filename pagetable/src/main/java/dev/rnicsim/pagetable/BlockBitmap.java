@@ -8,12 +8,14 @@ package dev.rnicsim.pagetable;
  *
  * <p>A summary level above the bitmap holds one bit per non-zero word of the level below, up to a single word, so
  * that the lowest, highest and next free block are found in a few word scans whatever the zone's size. The bitmap
- * itself is allocated 64 Ki blocks at a time on first use, so a large zone whose small orders are never used costs
- * little: a 2 TiB zone's order-0 map is 64 MiB when full, its summary levels about 1 MiB. Not thread safe.
+ * itself is allocated 8 Ki blocks at a time on first use, so a large zone whose small orders are never used costs
+ * little: a 2 TiB zone's order-0 map is 64 MiB when full, its summary levels about 1 MiB, its array of pages 256 KiB.
+ * Pages of 8 Ki blocks (1 KiB) rather than 64 Ki (8 KiB): a block set near the top of a fresh zone (compaction takes
+ * the highest free frames) lengthens its page to the whole page. Not thread safe.
  */
 final class BlockBitmap
 {
-    private static final int PAGE_SHIFT = 10;
+    private static final int PAGE_SHIFT = 7;
     private static final int PAGE_WORDS = 1 << PAGE_SHIFT;
     /** Words of a leaf page when it is created: it doubles, up to a whole page, as higher words are set. */
     private static final int FIRST_PAGE_WORDS = 16;

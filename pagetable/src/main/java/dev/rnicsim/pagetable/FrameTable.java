@@ -43,6 +43,8 @@ final class FrameTable
     private static final long BLOCK_BYTES = (long)BLOCK_FRAMES * PhysicalMemory.FRAME_BYTES;
 
     private final Section[] sections;
+    /** Frames of the table: those of its last section past them do not exist. */
+    private final long totalFrames;
 
     /** Sections changed last, checked for folding when they leave this list (oldest first, -1: empty slot). */
     private static final int RECENT = 4;
@@ -57,11 +59,11 @@ final class FrameTable
     private static final class Section
     {
         /** Per-frame state; all null while the section is folded. */
-        byte[] kind = new byte[SECTION_FRAMES];
-        byte[] order = new byte[SECTION_FRAMES];
-        byte[] flags = new byte[SECTION_FRAMES];
-        int[] mapCount = new int[SECTION_FRAMES];
-        int[] pinCount = new int[SECTION_FRAMES];
+        byte[] kind;
+        byte[] order;
+        byte[] flags;
+        int[] mapCount;
+        int[] pinCount;
         /** The state every frame holds while folded. */
         byte uKind;
         byte uOrder;
@@ -80,6 +82,23 @@ final class FrameTable
         /** The offset in bytes of each block in its slab ({@link #data}); null with it. */
         int[] dataAt;
         int usedFrames;
+
+        /** A section of free frames, with per-frame state. */
+        Section()
+        {
+            kind = new byte[SECTION_FRAMES];
+            order = new byte[SECTION_FRAMES];
+            flags = new byte[SECTION_FRAMES];
+            mapCount = new int[SECTION_FRAMES];
+            pinCount = new int[SECTION_FRAMES];
+        }
+
+        /** A folded section: every frame holds this kind, order 0, unmapped, unpinned, without bytes. */
+        Section(final byte foldedKind, final int usedFrames)
+        {
+            uKind = foldedKind;
+            this.usedFrames = usedFrames;
+        }
 
         boolean folded()
         {
@@ -155,6 +174,7 @@ final class FrameTable
 
     FrameTable(final long totalFrames)
     {
+        this.totalFrames = totalFrames;
         sections = new Section[(int)((totalFrames + SECTION_MASK) >>> SECTION_SHIFT)];
     }
 
@@ -208,6 +228,14 @@ final class FrameTable
     void markAllocated(final long head, final int order, final byte kind)
     {
         final long end = head + (1L << order);
+        final int index = (int)(head >>> SECTION_SHIFT);
+        if ((head & SECTION_MASK) == 0 && end == totalFrames && order == 0 && sections[index] == null)
+        {
+            // The only frame of the table's last section (the zero page past a host's memory): the section is born
+            // folded, without per-frame arrays (5.5 KiB a host), as none of its other frames exists.
+            sections[index] = new Section(kind, 1);
+            return;
+        }
         for (long pfn = head; pfn < end; pfn++)
         {
             final Section s = section(pfn);
@@ -559,9 +587,15 @@ final class FrameTable
             }
             return;
         }
-        final byte[] buffer = new byte[PhysicalMemory.FRAME_BYTES];
-        readFrame(from, 0, buffer, 0, buffer.length);
-        writeFrame(to, 0, buffer, 0, buffer.length);
+        // Block to block, without a buffer between (a compaction's migrations copied each frame twice).
+        final Section s = sectionOrNull(from);
+        final int si = (int)(from & SECTION_MASK);
+        final MemorySegment srcBlock = s.data[si >>> BLOCK_SHIFT];
+        final Section d = section(to);
+        final int di = (int)(to & SECTION_MASK);
+        final MemorySegment dstBlock = block(d, di);
+        d.flags[di] |= FLAG_HAS_DATA;
+        MemorySegment.copy(srcBlock, inBlock(si), dstBlock, inBlock(di), PhysicalMemory.FRAME_BYTES);
     }
 
     /** Takes the bytes of a frame out (for swap-out), or null when the frame reads as zeros. */
@@ -597,7 +631,8 @@ final class FrameTable
             {
                 continue;
             }
-            for (int i = 0; i < SECTION_FRAMES; i++)
+            final long base = (long)si << SECTION_SHIFT;
+            for (int i = 0, n = (int)Math.min(SECTION_FRAMES, totalFrames - base); i < n; i++)
             {
                 if ((s.folded() ? s.uKind : s.kind[i]) != KIND_FREE)
                 {

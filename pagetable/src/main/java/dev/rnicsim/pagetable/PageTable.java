@@ -76,24 +76,67 @@ final class PageTable
     }
 
     /**
-     * The entries of an upper table that holds no huge-page entry yet: all zero, shared and never written; {@link
-     * #store} gives a table its own array with its first non-zero entry (most upper tables only ever hold children,
-     * and a fresh process would otherwise zero 4 KiB for each).
+     * A table of 512 slots, each an entry and (above the PTE level) a child table. Slots are kept in chunks of 64, a
+     * chunk allocated with its first non-zero entry or its first child: a process maps a few regions, so most upper
+     * tables hold a child or two and most PTE tables a run of pages, and a fresh process zeroed 2 KiB of children
+     * for each upper table and 4 KiB of entries for each PTE table (a test that makes thousands of processes spent
+     * about 3 % of its time there).
      */
-    private static final long[] NO_ENTRIES = new long[512];
-
     private static final class Table
     {
-        long[] entries;
-        final Table[] children;
+        /** The entries of each chunk of 64 slots; null while all of the chunk's are zero. */
+        private final long[][] entries = new long[8][];
+        /** The children of each chunk of 64 slots, null while it has none; null for a PTE table. */
+        private final Table[][] children;
         int used;
-        /** Bit i is set while {@code entries[i] != 0} or {@code children[i] != null}: scans skip empty slots. */
+        /** Bit i is set while {@code entry(i) != 0} or {@code child(i) != null}: scans skip empty slots. */
         final long[] occupied = new long[8];
 
         Table(final boolean hasChildren)
         {
-            children = hasChildren ? new Table[512] : null;
-            entries = hasChildren ? NO_ENTRIES : new long[512];
+            children = hasChildren ? new Table[8][] : null;
+        }
+
+        long entry(final int i)
+        {
+            final long[] chunk = entries[i >>> 6];
+            return chunk == null ? 0 : chunk[i & 63];
+        }
+
+        void entry(final int i, final long entry)
+        {
+            long[] chunk = entries[i >>> 6];
+            if (chunk == null)
+            {
+                if (entry == 0)
+                {
+                    return;
+                }
+                chunk = new long[64];
+                entries[i >>> 6] = chunk;
+            }
+            chunk[i & 63] = entry;
+        }
+
+        Table child(final int i)
+        {
+            if (children == null)
+            {
+                return null;
+            }
+            final Table[] chunk = children[i >>> 6];
+            return chunk == null ? null : chunk[i & 63];
+        }
+
+        void child(final int i, final Table t)
+        {
+            Table[] chunk = children[i >>> 6];
+            if (chunk == null)
+            {
+                chunk = new Table[64];
+                children[i >>> 6] = chunk;
+            }
+            chunk[i & 63] = t;
         }
 
         /** The first occupied slot at or after {@code from}, or 512 when none. */
@@ -211,43 +254,43 @@ final class PageTable
     {
         if (va >>> 21 == lastKey)
         {
-            final long pudEntry = lastPud.entries[index(va, 30)];
+            final long pudEntry = lastPud.entry(index(va, 30));
             if (pudEntry != 0)
             {
                 return pudEntry;
             }
-            final long pmdEntry = lastPmd.entries[index(va, 21)];
-            return pmdEntry != 0 ? pmdEntry : lastPte.entries[index(va, 12)];
+            final long pmdEntry = lastPmd.entry(index(va, 21));
+            return pmdEntry != 0 ? pmdEntry : lastPte.entry(index(va, 12));
         }
-        final Table pud = root.children[index(va, 39)];
+        final Table pud = root.child(index(va, 39));
         if (pud == null)
         {
             return 0;
         }
         final int pudIndex = index(va, 30);
-        final long pudEntry = pud.entries[pudIndex];
+        final long pudEntry = pud.entry(pudIndex);
         if (pudEntry != 0)
         {
             return pudEntry;
         }
-        final Table pmd = pud.children[pudIndex];
+        final Table pmd = pud.child(pudIndex);
         if (pmd == null)
         {
             return 0;
         }
         final int pmdIndex = index(va, 21);
-        final long pmdEntry = pmd.entries[pmdIndex];
+        final long pmdEntry = pmd.entry(pmdIndex);
         if (pmdEntry != 0)
         {
             return pmdEntry;
         }
-        final Table pte = pmd.children[pmdIndex];
+        final Table pte = pmd.child(pmdIndex);
         if (pte == null)
         {
             return 0;
         }
         remember(va, pud, pmd, pte);
-        return pte.entries[index(va, 12)];
+        return pte.entry(index(va, 12));
     }
 
     private void remember(final long va, final Table pud, final Table pmd, final Table pte)
@@ -264,27 +307,27 @@ final class PageTable
         if (size == PageSize.SIZE_4K && va >>> 21 == lastKey)
         {
             final Table pte = lastPte;
-            tell(pte.entries[index(va, 12)], entry, va, size);
+            tell(pte.entry(index(va, 12)), entry, va, size);
             store(pte, index(va, 12), entry);
             return;
         }
         final Table pud = child(root, index(va, 39), true);
         if (size == PageSize.SIZE_1G)
         {
-            tell(pud.entries[index(va, 30)], entry, va, size);
+            tell(pud.entry(index(va, 30)), entry, va, size);
             store(pud, index(va, 30), entry);
             return;
         }
         final Table pmd = child(pud, index(va, 30), true);
         if (size == PageSize.SIZE_2M)
         {
-            tell(pmd.entries[index(va, 21)], entry, va, size);
+            tell(pmd.entry(index(va, 21)), entry, va, size);
             store(pmd, index(va, 21), entry);
             return;
         }
         final Table pte = child(pmd, index(va, 21), false);
         remember(va, pud, pmd, pte);
-        tell(pte.entries[index(va, 12)], entry, va, size);
+        tell(pte.entry(index(va, 12)), entry, va, size);
         store(pte, index(va, 12), entry);
     }
 
@@ -300,11 +343,11 @@ final class PageTable
 
     private Table child(final Table parent, final int index, final boolean childHasChildren)
     {
-        Table t = parent.children[index];
+        Table t = parent.child(index);
         if (t == null)
         {
             t = new Table(childHasChildren);
-            parent.children[index] = t;
+            parent.child(index, t);
             parent.occupied[index >>> 6] |= 1L << index;
             parent.used++;
             tableCount++;
@@ -314,7 +357,7 @@ final class PageTable
 
     private static void store(final Table table, final int index, final long entry)
     {
-        final long old = table.entries[index];
+        final long old = table.entry(index);
         if (old == 0 && entry != 0)
         {
             table.used++;
@@ -323,19 +366,15 @@ final class PageTable
         {
             table.used--;
         }
-        if (entry != 0 && table.entries == NO_ENTRIES)
-        {
-            table.entries = new long[512];
-        }
         if (old != entry)
         {
-            table.entries[index] = entry;
+            table.entry(index, entry);
         }
         if (entry != 0)
         {
             table.occupied[index >>> 6] |= 1L << index;
         }
-        else if (table.children == null || table.children[index] == null)
+        else if (table.child(index) == null)
         {
             table.occupied[index >>> 6] &= ~(1L << index);
         }
@@ -347,22 +386,23 @@ final class PageTable
      */
     boolean pmdNone(final long va)
     {
-        final Table pud = root.children[index(va, 39)];
+        final Table pud = root.child(index(va, 39));
         if (pud == null)
         {
             return true;
         }
-        if (pud.entries[index(va, 30)] != 0)
+        if (pud.entry(index(va, 30)) != 0)
         {
             return false;
         }
-        final Table pmd = pud.children[index(va, 30)];
+        final Table pmd = pud.child(index(va, 30));
         if (pmd == null)
         {
             return true;
         }
         final int i = index(va, 21);
-        return pmd.entries[i] == 0 && (pmd.children[i] == null || pmd.children[i].used == 0);
+        final Table pte = pmd.child(i);
+        return pmd.entry(i) == 0 && (pte == null || pte.used == 0);
     }
 
     /**
@@ -416,7 +456,7 @@ final class PageTable
             {
                 return toVa;
             }
-            final Table pud = root.children[g];
+            final Table pud = root.child(g);
             if (pud == null)
             {
                 continue;
@@ -429,15 +469,15 @@ final class PageTable
                 {
                     return toVa;
                 }
-                if (pud.entries[u] != 0)
+                if (pud.entry(u) != 0)
                 {
-                    if (!visitor.leaf(uVa, pud.entries[u], PageSize.SIZE_1G))
+                    if (!visitor.leaf(uVa, pud.entry(u), PageSize.SIZE_1G))
                     {
                         return uVa + PageSize.SIZE_1G.bytes();
                     }
                     continue;
                 }
-                final Table pmd = pud.children[u];
+                final Table pmd = pud.child(u);
                 if (pmd == null)
                 {
                     continue;
@@ -450,15 +490,15 @@ final class PageTable
                     {
                         return toVa;
                     }
-                    if (pmd.entries[m] != 0)
+                    if (pmd.entry(m) != 0)
                     {
-                        if (!visitor.leaf(mVa, pmd.entries[m], PageSize.SIZE_2M))
+                        if (!visitor.leaf(mVa, pmd.entry(m), PageSize.SIZE_2M))
                         {
                             return mVa + PageSize.SIZE_2M.bytes();
                         }
                         continue;
                     }
-                    final Table pte = pmd.children[m];
+                    final Table pte = pmd.child(m);
                     if (pte == null || pte.used == 0)
                     {
                         continue;
@@ -471,9 +511,9 @@ final class PageTable
                         {
                             return toVa;
                         }
-                        if (pte.entries[p] != 0)
+                        if (pte.entry(p) != 0)
                         {
-                            if (!visitor.leaf(pVa, pte.entries[p], PageSize.SIZE_4K))
+                            if (!visitor.leaf(pVa, pte.entry(p), PageSize.SIZE_4K))
                             {
                                 return pVa + PageSize.SIZE_4K.bytes();
                             }
