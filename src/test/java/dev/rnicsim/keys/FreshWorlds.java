@@ -43,6 +43,9 @@ final class FreshWorlds
     /** The world made (or being made) ahead for each set of parameters; touched by the pipeline's thread only. */
     private static final Map<ChainParams, Ahead> AHEAD = new HashMap<>();
 
+    /** {@code -Drnicsim.soak.ahead=false}: every chain makes its first world itself. */
+    static final boolean AHEAD_ON = !"false".equals(System.getProperty("rnicsim.soak.ahead"));
+
     private FreshWorlds()
     {
     }
@@ -53,7 +56,7 @@ final class FreshWorlds
      */
     static KeyWorld take(final VariantPolicy policy, final ChainParams params, final ReuseStats stats)
     {
-        if (!ChainPipeline.on())
+        if (!ChainPipeline.on() || !AHEAD_ON)
         {
             return new KeyWorld(policy, params, stats);
         }
