@@ -208,7 +208,6 @@ final class ChainPipeline
         finally
         {
             drop();
-            FreshWorlds.drop();
             depth = 0;
             owner = null;
             surfaced = null;

@@ -85,7 +85,7 @@ final class Lockstep
         // A chain still running beside (soak) that has failed fails this try: before any world is made.
         ChainPipeline.check();
         final List<VariantPolicy> run = only == null ? POLICIES : List.of(only);
-        // The worlds beside are made on their threads while the first is taken here (in the soak, made ahead).
+        // The worlds beside are made on their threads while the first is made here.
         for (final VariantPolicy p : run.subList(1, run.size()))
         {
             beside.add(CompletableFuture.supplyAsync(() ->
@@ -101,7 +101,7 @@ final class Lockstep
                 }
             }, thread(beside.size())));
         }
-        worlds.add(guard(null, () -> FreshWorlds.take(run.get(0), params, stats)));
+        worlds.add(guard(null, () -> new KeyWorld(run.get(0), params, stats)));
     }
 
     private static synchronized ExecutorService thread(final int i)
@@ -154,8 +154,8 @@ final class Lockstep
     }
 
     /**
-     * CPU time of the threads the worlds after the first ran on, and of those that make first worlds ahead
-     * ({@link FreshWorlds}) and sum the soak's digest, in nanoseconds.
+     * CPU time of the threads the worlds after the first ran on, and of the one that sums the soak's digest, in
+     * nanoseconds.
      */
     static long besideCpuNanos()
     {
