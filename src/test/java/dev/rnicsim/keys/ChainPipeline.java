@@ -90,7 +90,7 @@ final class ChainPipeline
     /** Throws the failure of a chain behind, if one of them has failed (the oldest failing one). */
     static void check()
     {
-        if (owner != Thread.currentThread() || BEHIND.isEmpty())
+        if (!Lockstep.besideHasFailed || owner != Thread.currentThread() || BEHIND.isEmpty())
         {
             return;
         }
@@ -199,6 +199,7 @@ final class ChainPipeline
     {
         depth = chainsBehind;
         surfaced = null;
+        Lockstep.besideHasFailed = false;
         owner = Thread.currentThread();
         try
         {
@@ -207,7 +208,6 @@ final class ChainPipeline
         finally
         {
             drop();
-            FreshWorlds.drop();
             depth = 0;
             owner = null;
             surfaced = null;

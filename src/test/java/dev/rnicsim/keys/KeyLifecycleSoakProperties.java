@@ -176,9 +176,15 @@ class KeyLifecycleSoakProperties
             final String compilers = jvm.stream().anyMatch(a -> a.startsWith("-XX:TieredStopAtLevel=")) ? "C1 only"
                 : "the JVM's default";
             final String collector = jvm.contains("-XX:+UseSerialGC") ? "serial" : "the JVM's default";
+            // bin/soak's AOT cache: with -XX:AOTMode=on the JVM does not start without it, so it was used.
+            final String aotCache = jvm.stream().filter(a -> a.startsWith("-XX:AOTCache=")).findFirst()
+                .map(a -> a.substring("-XX:AOTCache=".length())).orElse(null);
+            final boolean aotUsed = aotCache != null && jvm.contains("-XX:AOTMode=on");
             System.out.println("key-lifecycle soak: " + tries + " chains, seed " + (seed == null || seed.isBlank()
                 ? "random (jqwik prints it if a chain fails)" : seed) + ", JIT compilers: " + compilers
-                + ", collector: " + collector + ", worlds beside up to " + PIPELINE + " chains behind");
+                + ", collector: " + collector + ", worlds beside up to " + PIPELINE + " chains behind, AOT cache: "
+                + (aotCache == null ? "none" : aotCache + (aotUsed ? " (classes loaded and linked from it)"
+                : " (used if the JVM accepted it)")));
             final com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
                 java.lang.management.ManagementFactory.getOperatingSystemMXBean();
             final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory
@@ -224,10 +230,11 @@ class KeyLifecycleSoakProperties
                 / FILING_SECONDS : 0.0;
             System.out.printf(java.util.Locale.ROOT, "key-lifecycle soak: %s after %d tries, %d actions in %.1f s: "
                 + "%.0f actions/s (%.1f s CPU: %.0f actions per CPU second; %.1f s in the chains' threads, %.1f s of "
-                + "it in the thread drawing them, the rest JIT and GC); %.1f times the issue's figure by the wall "
+                + "it in the thread drawing them, the rest JIT and GC%s); %.1f times the issue's figure by the wall "
                 + "clock (%.0f actions/s: 3,000 chains of this run's mean length in 26 s)%n", r.status(),
                 r.countTries(), actions, seconds, actions / seconds, cpuSeconds,
                 cpuSeconds > 0 ? actions / cpuSeconds : 0.0, threadSeconds + besideSeconds, threadSeconds,
+                aotCache == null ? "" : aotUsed ? "; classes from the AOT cache" : "; AOT cache given",
                 filingRate > 0 ? actions / seconds / filingRate : 0.0, filingRate);
             // Where the threads waited for each other (the pipeline's point: the chain's thread seldom waits); the
             // worlds beside wait too when they are ahead, and a busy machine adds its own delays to both.

@@ -85,12 +85,23 @@ final class Lockstep
         // A chain still running beside (soak) that has failed fails this try: before any world is made.
         ChainPipeline.check();
         final List<VariantPolicy> run = only == null ? POLICIES : List.of(only);
-        // The worlds beside are made on their threads while the first is taken here (in the soak, made ahead).
+        // The worlds beside are made on their threads while the first is made here.
         for (final VariantPolicy p : run.subList(1, run.size()))
         {
-            beside.add(CompletableFuture.supplyAsync(() -> new KeyWorld(p, params, stats), thread(beside.size())));
+            beside.add(CompletableFuture.supplyAsync(() ->
+            {
+                try
+                {
+                    return new KeyWorld(p, params, stats);
+                }
+                catch (final RuntimeException | Error e)
+                {
+                    besideHasFailed = true;
+                    throw e;
+                }
+            }, thread(beside.size())));
         }
-        worlds.add(guard(null, () -> FreshWorlds.take(run.get(0), params, stats)));
+        worlds.add(guard(null, () -> new KeyWorld(run.get(0), params, stats)));
     }
 
     private static synchronized ExecutorService thread(final int i)
@@ -143,8 +154,8 @@ final class Lockstep
     }
 
     /**
-     * CPU time of the threads the worlds after the first ran on, and of those that make first worlds ahead
-     * ({@link FreshWorlds}) and sum the soak's digest, in nanoseconds.
+     * CPU time of the threads the worlds after the first ran on, and of the one that sums the soak's digest, in
+     * nanoseconds.
      */
     static long besideCpuNanos()
     {
@@ -170,15 +181,30 @@ final class Lockstep
         {
             if (!released)
             {
-                guard(w, soFar, () ->
+                try
                 {
-                    body.accept(w);
-                    return null;
-                });
+                    guard(w, soFar, () ->
+                    {
+                        body.accept(w);
+                        return null;
+                    });
+                }
+                catch (final RuntimeException | Error e)
+                {
+                    besideHasFailed = true;
+                    throw e;
+                }
             }
             return w;
         }, thread(i)));
     }
+
+    /**
+     * Set when a world beside has failed (before its future completes with the failure): until then the chain's
+     * thread does not look through the chains behind for a failure at every action ({@link ChainPipeline#check}).
+     * A failure is still seen, at the next action after the flag is.
+     */
+    static volatile boolean besideHasFailed;
 
     /** Throws the failure of a world beside, of this chain or of a chain still running beside (soak), if one failed. */
     private void rethrowBeside()
