@@ -2053,11 +2053,12 @@ class RdmaCoreTestsPortTest
             {
                 final long recv = rig.bufferB(PAGE);
                 final MemoryRegion mr = rig.pdB.regMr(recv, PAGE, LOCAL);
-                for (int i = 0; i < UdRig.DEPTH; i++)
+                final int granted = rig.server.cap().maxRecvWr(); // the QP's max_recv_wr as the provider granted it
+                for (int i = 0; i < granted; i++)
                 {
                     rig.server.postRecv(RecvWr.of(i, sge(mr, recv, 1024 + UdRig.GRH)));
                 }
-                assertThat(refused(() -> rig.server.postRecv(RecvWr.of(UdRig.DEPTH, sge(mr, recv, 1024 + UdRig.GRH))))
+                assertThat(refused(() -> rig.server.postRecv(RecvWr.of(granted, sge(mr, recv, 1024 + UdRig.GRH))))
                     .errnoName()).isEqualTo(Errno.ENOMEM);
             }
         }

@@ -356,7 +356,8 @@ public enum ProviderRule
     SRQ_QP_RECV_SGE_UNCHECKED,
     /** {@code ibv_create_qp} reports the capacities libmlx5 sized its WQEs for ({@code create_qp} writes
      * {@code sq.max_post}, {@code rq.max_post} and {@code rq.max_gs} back; {@code mlx5_calc_sq_size} the
-     * {@code max_inline_data}), which can be more than was asked, and the queues hold that much. See {@link QpCaps}. */
+     * {@code max_inline_data}), which can be more than was asked, and the queues hold that much; an SRQ's max_sge the
+     * same way ({@code mlx5_create_srq} writes back {@code max_gs}). See {@link QpCaps}. */
     QP_CAPS_FROM_MLX5_WQE_SIZES,
     /** {@code ibv_create_qp} reports the capacities rxe's queues were made with: max_send_sge and max_inline_data both
      * the room of the send WQE, the larger of the two asked for ({@code rxe_init_sq}), and on current kernels the

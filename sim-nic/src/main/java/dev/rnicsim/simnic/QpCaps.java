@@ -151,6 +151,26 @@ final class QpCaps
         return ud ? size + MLX5_DATAGRAM_SEG_BYTES : size;
     }
 
+    /**
+     * The SGEs an SRQ's receive reports and takes: where the provider follows {@link
+     * ProviderRule#QP_CAPS_FROM_MLX5_WQE_SIZES}, libmlx5's {@code mlx5_alloc_srq_buf} sizes the WQE as the 16-byte
+     * next segment and 16 bytes an SGE, at least 32 bytes, rounded up to a power of two, and {@code mlx5_create_srq}
+     * writes back {@code max_gs}, the SGEs that WQE holds (1 gives 1, 2 gives 3, 4 gives 7); elsewhere as asked.
+     *
+     * @param profile the device's profile.
+     * @param maxSge  the max_sge asked for, checked.
+     * @return the max_sge the SRQ reports and holds.
+     */
+    static int srqSge(final DeviceProfile profile, final int maxSge)
+    {
+        if (!profile.follows(ProviderRule.QP_CAPS_FROM_MLX5_WQE_SIZES) || maxSge < 0)
+        {
+            return maxSge;
+        }
+        final long wqeBytes = QpCreation.pow2(Math.max(32L, MLX5_DATA_SEG_BYTES + (long) MLX5_DATA_SEG_BYTES * maxSge));
+        return (int) ((wqeBytes - MLX5_DATA_SEG_BYTES) / MLX5_DATA_SEG_BYTES);
+    }
+
     /** @return {@code roundup_pow_of_two(n + 1) - 1}, the slots of an rxe queue of n elements. */
     static int pow2MinusOne(final int n)
     {

@@ -86,7 +86,7 @@ public final class SimSrq implements SharedReceiveQueue
         this.cq = cq;
         this.srqNum = pd.context().device().objects().allocSrqNum();
         this.maxWr = depth(pd.context().device().profile(), attr.maxWr());
-        this.maxSge = attr.maxSge();
+        this.maxSge = QpCaps.srqSge(pd.context().device().profile(), attr.maxSge());
         this.srqLimit = attr.srqLimit();
     }
 
@@ -97,7 +97,8 @@ public final class SimSrq implements SharedReceiveQueue
      * DeviceAttributes#maxSrqSge()}: the driver's own figures, not max_qp_wr and max_sge) EINVAL, or E2BIG where the
      * profile follows {@link ProviderRule#SRQ_SIZE_E2BIG} (cxgb4 {@code c4iw_create_srq}); a limit above max_wr EINVAL
      * (rxe {@code rxe_srq_chk_init}); ENOMEM when max_srq SRQs live. The SRQ holds, and reports, max_wr rounded as
-     * the driver rounds it ({@link ProviderRule#SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE}).
+     * the driver rounds it ({@link ProviderRule#SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE}), and max_sge as its provider
+     * sized the WQE ({@link QpCaps#srqSge}: libmlx5 rounds it up).
      */
     static SimSrq create(final SimPd pd, final SrqAttr attr, final int srqsLive)
     {

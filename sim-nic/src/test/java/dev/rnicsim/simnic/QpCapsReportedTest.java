@@ -150,4 +150,17 @@ class QpCapsReportedTest
         assertThat(List.of(qp.cap().maxRecvWr(), qp.cap().maxRecvSge())).containsExactly(0, 0);
         assertThat(qp.cap().maxSendWr()).isEqualTo(4);
     }
+
+    @Test
+    void shouldReportAnSrqsSgesAsLibmlx5SizedItsWqeAndTakeThatMany()
+    {
+        // mlx5_alloc_srq_buf: 16-byte next segment + 16 an SGE, at least 32, a power of two: 2 SGEs -> 64 bytes, 3
+        assertThat(RuleRig.unconnected(DeviceProfiles.connectx5()).pdB.createSrq(new SrqAttr(16, 2, 0)).query()
+            .maxSge()).isEqualTo(3);
+        assertThat(QpCaps.srqSge(DeviceProfiles.connectx5(), 1)).isEqualTo(1);
+        assertThat(QpCaps.srqSge(DeviceProfiles.connectx5(), 4)).isEqualTo(7);
+        assertThat(QpCaps.srqSge(DeviceProfiles.connectx5(), 31)).isEqualTo(31);
+        assertThat(RuleRig.unconnected(DeviceProfiles.rxe()).pdB.createSrq(new SrqAttr(16, 2, 0)).query().maxSge())
+            .isEqualTo(2);
+    }
 }
