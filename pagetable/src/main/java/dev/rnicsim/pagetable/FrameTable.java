@@ -590,12 +590,12 @@ final class FrameTable
         // Block to block, without a buffer between (a compaction's migrations copied each frame twice).
         final Section s = sectionOrNull(from);
         final int si = (int)(from & SECTION_MASK);
-        final MemorySegment srcBlock = s.data[si >>> BLOCK_SHIFT];
         final Section d = section(to);
         final int di = (int)(to & SECTION_MASK);
-        final MemorySegment dstBlock = block(d, di);
+        final long dstAt = allocatedFrameAt(d, di);
         d.flags[di] |= FLAG_HAS_DATA;
-        MemorySegment.copy(srcBlock, inBlock(si), dstBlock, inBlock(di), PhysicalMemory.FRAME_BYTES);
+        MemorySegment.copy(s.data[si >>> BLOCK_SHIFT], frameAt(s, si), d.data[di >>> BLOCK_SHIFT], dstAt,
+            PhysicalMemory.FRAME_BYTES);
     }
 
     /** Takes the bytes of a frame out (for swap-out), or null when the frame reads as zeros. */
