@@ -6,8 +6,8 @@ import java.util.Iterator;
 import java.util.NoSuchElementException;
 
 /**
- * The provider rules a device profile follows, as one bit per rule: {@link DeviceProfile#follows}, read on nearly every
- * verb and completion, is then one bit test. Iterates in the rules' declaration order, as an {@link java.util.EnumSet}
+ * The provider rules a device profile follows, as one bit per rule in two words (the first 64 rules in the first):
+ * {@link DeviceProfile#follows}, read on nearly every verb and completion, is then one bit test. Iterates in the rules' declaration order, as an {@link java.util.EnumSet}
  * does; equal to any set with the same rules. Immutable and thread safe.
  */
 final class ProviderRuleSet extends AbstractSet<ProviderRule>
@@ -16,17 +16,22 @@ final class ProviderRuleSet extends AbstractSet<ProviderRule>
 
     static
     {
-        if (RULES.length > Long.SIZE)
+        if (RULES.length > 2 * Long.SIZE)
         {
-            throw new ExceptionInInitializerError("more than 64 provider rules: ProviderRuleSet holds 64");
+            throw new ExceptionInInitializerError("more than 128 provider rules: ProviderRuleSet holds 128 in two "
+                + "words; give it a third");
         }
     }
 
-    private final long bits;
+    /** The rules of ordinals 0 to 63. */
+    private final long low;
+    /** The rules of ordinals 64 to 127. */
+    private final long high;
 
-    private ProviderRuleSet(final long bits)
+    private ProviderRuleSet(final long low, final long high)
     {
-        this.bits = bits;
+        this.low = low;
+        this.high = high;
     }
 
     /**
@@ -39,12 +44,20 @@ final class ProviderRuleSet extends AbstractSet<ProviderRule>
         {
             return s;
         }
-        long b = 0;
+        long low = 0;
+        long high = 0;
         for (final ProviderRule r : rules)
         {
-            b |= 1L << r.ordinal();
+            if (r.ordinal() < Long.SIZE)
+            {
+                low |= 1L << r.ordinal();
+            }
+            else
+            {
+                high |= 1L << r.ordinal();
+            }
         }
-        return new ProviderRuleSet(b);
+        return new ProviderRuleSet(low, high);
     }
 
     /**
@@ -53,7 +66,8 @@ final class ProviderRuleSet extends AbstractSet<ProviderRule>
      */
     boolean has(final ProviderRule rule)
     {
-        return (bits & 1L << rule.ordinal()) != 0;
+        final int i = rule.ordinal();
+        return ((i < Long.SIZE ? low : high) & 1L << i) != 0;
     }
 
     @Override
@@ -65,7 +79,7 @@ final class ProviderRuleSet extends AbstractSet<ProviderRule>
     @Override
     public int size()
     {
-        return Long.bitCount(bits);
+        return Long.bitCount(low) + Long.bitCount(high);
     }
 
     @Override
@@ -73,24 +87,33 @@ final class ProviderRuleSet extends AbstractSet<ProviderRule>
     {
         return new Iterator<>()
         {
-            private long left = bits;
+            /** The rules not yet returned of the word being walked, then of the second word. */
+            private long left = low;
+            private long next = high;
+            private int base;
 
             @Override
             public boolean hasNext()
             {
+                if (left == 0 && next != 0)
+                {
+                    left = next;
+                    next = 0;
+                    base = Long.SIZE;
+                }
                 return left != 0;
             }
 
             @Override
             public ProviderRule next()
             {
-                if (left == 0)
+                if (!hasNext())
                 {
                     throw new NoSuchElementException();
                 }
                 final int i = Long.numberOfTrailingZeros(left);
                 left &= left - 1;
-                return RULES[i];
+                return RULES[base + i];
             }
         };
     }

@@ -35,6 +35,24 @@ class ProviderRuleSetProperties
         assertThat(ProviderRuleSet.of(bits)).isSameAs(bits);
     }
 
+    /** Rules past the first word's 64 (the enum outgrew one {@code long}) are held, counted and listed in order. */
+    @net.jqwik.api.Example
+    void rulesOfBothWordsShouldBeHeldAndListedInDeclarationOrder()
+    {
+        final ProviderRule[] all = ProviderRule.values();
+        assertThat(all.length).as("the enum has rules past the first word").isGreaterThan(Long.SIZE);
+        final ProviderRule first = all[0];
+        final ProviderRule lastOfFirstWord = all[Long.SIZE - 1];
+        final ProviderRule firstOfSecondWord = all[Long.SIZE];
+        final ProviderRule last = all[all.length - 1];
+        final ProviderRuleSet bits = ProviderRuleSet.of(List.of(last, firstOfSecondWord, lastOfFirstWord, first));
+
+        assertThat(bits).containsExactly(first, lastOfFirstWord, firstOfSecondWord, last);
+        assertThat(bits).hasSize(4);
+        assertThat(bits.has(all[1])).isFalse();
+        assertThat(bits.has(last)).isTrue();
+    }
+
     @Property(tries = 50)
     void aProfileShouldFollowExactlyTheRulesItWasGiven(@ForAll @UniqueElements final List<ProviderRule> rules)
     {
