@@ -35,7 +35,8 @@ final class DatagramSender
      * A UD send: unreliable, so nothing the responder meets comes back to the requester, whose send completes with
      * success once the packet left (IBA 9.8.3). The datagram is dropped when it exceeds the path MTU, the port's
      * active_mtu ({@link RoceWire#datagramMtuBytes}; no packet is sent and no error raised: IBA C10-93.1.1, rxe
-     * {@code fake_udp_send}), names no UD QP in RTR or later, carries
+     * {@code fake_udp_send}), names no UD QP in RTR or later, is a RoCE v1 frame to a port that takes RoCE v2 only
+     * ({@link RoceWire#datagramDropped}), carries
      * the wrong Q_Key (IBA 10.2.5), or finds no receive posted (no RNR on UD; the out_of_buffer counter rises). A
      * delivered datagram fills the receive buffer's first 40 bytes with the GRH ({@link ReceivedGrh}: on RoCE v2 over
      * IPv4 an IPv4 header in bytes 20..39) and the payload after it; byte_len
@@ -62,6 +63,10 @@ final class DatagramSender
         else if (peer == null || peer.closed || peer.type != QpType.UD)
         {
             dropped = "no UD QP 0x" + Integer.toHexString(ud.remoteQpn()) + " at " + ud.ah().attr().dgid();
+        }
+        else if (RoceWire.datagramDropped(device, ud.ah().attr(), pdev) != null)
+        {
+            dropped = RoceWire.datagramDropped(device, ud.ah().attr(), pdev);
         }
         else if (peer.state != QpState.RTR && peer.state != QpState.RTS && peer.state != QpState.SQD)
         {

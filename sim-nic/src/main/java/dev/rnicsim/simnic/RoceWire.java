@@ -140,6 +140,34 @@ final class RoceWire
         return peer == null || peer == device ? local : Math.min(local, peer.portAttributes().activeMtu());
     }
 
+    /**
+     * The RoCE v1 rule for a datagram: a UD send whose address handle leaves from a RoCE v1 GID sends a RoCE v1 frame,
+     * which a port that takes RoCE v2 only never receives (as for a connected QP's packets, {@link #dropped}).
+     *
+     * @param sender   the sending device.
+     * @param av       the send's address vector.
+     * @param receiver the device the address vector names.
+     * @return why the datagram never arrives, or null.
+     */
+    static String datagramDropped(final SimDevice sender, final dev.rnicsim.verbs.AhAttr av, final SimDevice receiver)
+    {
+        final GidTable.Kinds localKinds = sender.profile().gidKinds();
+        final GidTable.Kinds remoteKinds = receiver.profile().gidKinds();
+        if (!localKinds.roce() || !remoteKinds.roce() || !localKinds.types().contains(GidType.ROCE_V1)
+            || remoteKinds.types().contains(GidType.ROCE_V1) || !av.isGlobal())
+        {
+            return null;
+        }
+        final List<GidEntry> table = GidTable.entries(sender, av.portNum() < 1 ? 1 : av.portNum());
+        final int i = av.sgidIndex();
+        if (i < 0 || i >= table.size() || table.get(i).gidType() != GidType.ROCE_V1)
+        {
+            return null;
+        }
+        return "the address handle's sgid_index " + i + " is a RoCE v1 GID, so the datagram is a RoCE v1 frame, and "
+            + receiver.name() + "'s port (" + receiver.profile().driver() + ") receives RoCE v2 only";
+    }
+
     private static GidType sourceGidType(final SimQp qp)
     {
         if (qp.attrs.av == null || !qp.attrs.av.isGlobal())

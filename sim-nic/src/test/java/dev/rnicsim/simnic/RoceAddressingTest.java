@@ -42,6 +42,17 @@ class RoceAddressingTest
     /** A UD datagram of 4 bytes from A's GID sgidIndex to B's dgid; the 40 bytes B's receive starts with. */
     private static byte[] receivedHeader(final RuleRig rig, final int sgidIndex, final String dgid, final boolean imm)
     {
+        final long dst = sendDatagram(rig, sgidIndex, dgid, imm);
+        assertThat(rig.pollB()).extracting(WorkCompletion::status, WorkCompletion::byteLen)
+            .containsExactly(org.assertj.core.groups.Tuple.tuple(WcStatus.SUCCESS, 44L));
+        assertThat(rig.processB().read(dst + 40, 4)).as("the payload after the 40 bytes").containsExactly('I', 'P',
+            'V', '4');
+        return rig.processB().read(dst, 40);
+    }
+
+    /** Sends the datagram; @return B's receive buffer. */
+    private static long sendDatagram(final RuleRig rig, final int sgidIndex, final String dgid, final boolean imm)
+    {
         final QpCap cap = new QpCap(8, 8, 1, 1, 0);
         final QueuePair a = rig.pdA.createQp(new QpInitAttr(rig.cqA, rig.cqA, QpType.UD, cap, false));
         final QueuePair b = rig.pdB.createQp(new QpInitAttr(rig.cqB, rig.cqB, QpType.UD, cap, false));
@@ -65,11 +76,19 @@ class RoceAddressingTest
         a.postSendUd(List.of(new UdSendWr(send, rig.pdA.createAh(new AhAttr(dgid, 0, 1, sgidIndex)), b.qpNum(),
             QKEY)));
         assertThat(rig.pollA()).extracting(WorkCompletion::status).containsExactly(WcStatus.SUCCESS);
-        assertThat(rig.pollB()).extracting(WorkCompletion::status, WorkCompletion::byteLen)
-            .containsExactly(org.assertj.core.groups.Tuple.tuple(WcStatus.SUCCESS, 44L));
-        assertThat(rig.processB().read(dst + 40, 4)).as("the payload after the 40 bytes").containsExactly('I', 'P',
-            'V', '4');
-        return rig.processB().read(dst, 40);
+        return dst;
+    }
+
+    @Test
+    void aDatagramFromARoceV1GidNeverReachesAPortThatTakesRoceV2Only()
+    {
+        final RuleRig v1 = RuleRig.unconnectedPair(DeviceProfiles.byName("bnxt_re"), DeviceProfiles.byName("rxe"));
+        sendDatagram(v1, 0, v1.deviceB.gid(), false);
+        assertThat(v1.pollB()).as("the sender's completion is a success; nothing arrives").isEmpty();
+
+        final RuleRig v2 = RuleRig.unconnectedPair(DeviceProfiles.byName("bnxt_re"), DeviceProfiles.byName("rxe"));
+        sendDatagram(v2, 1, v2.deviceB.gid(), false);
+        assertThat(v2.pollB()).extracting(WorkCompletion::status).containsExactly(WcStatus.SUCCESS);
     }
 
     @Test
