@@ -39,7 +39,10 @@ import net.jqwik.api.state.ActionChain;
  * from those), whichever later try it surfaced in. The soak keeps the generators' snapshot across actions that change
  * nothing it holds ({@link Lockstep#snapshot}; the suites check the rule) and makes its generators once
  * ({@link MemoizedArbitrary}). {@code -Drnicsim.soak.digest=true} adds a CRC-32 of every chain drawn to the summary,
- * to show that a change draws the same chains for a seed as before.
+ * to show that a change draws the same chains for a seed as before (summed on a thread of its own).
+ *
+ * <p>{@code bin/soak -Drnicsim.soak.tries=N ...} runs the same soak in a JVM of its own ({@link KeySoakMain}), from
+ * jars, with a JDK AOT cache of its classes; the summary's first line names the cache.
  */
 @AddLifecycleHook(KeyLifecycleSoakProperties.Soak.class)
 class KeyLifecycleSoakProperties
