@@ -276,12 +276,12 @@ final class ErrnoWalkWindowsMemory
         // driver traits: hns's errno for any pin failure, a per-MR translation limit
         c.add(c("a failed pin on hns", "ENOMEM", () -> rig(DriverProfiles.hns()).pd().regMr(0x10_0000L, 4096, LW),
             "ib_umem_get failed with EFAULT", "returns ENOMEM"));
-        c.add(c("an MR past the driver's translation entries", "EINVAL", () -> {
+        c.add(c("an MR past the driver's translation entries (EFA's max_mr_pages)", "ENOMEM", () -> {
             final DeviceProfile efa = DriverProfiles.efa();
             final Rig r = rig(with(efa.withTraits(traitsWith(efa.traits(), "maxTranslationEntries", 4L)),
                 b -> b.pageSizeCap(4096)));
             r.pd().regMr(r.buf(), 64 * 1024, LW);
-        }, "translation entries", "register it in smaller MRs"));
+        }, "translation entries", "max_mr_pages", "register it in smaller MRs"));
         c.add(c("a rereg of a dma-buf MR", "EOPNOTSUPP", () -> {
             final Rig r = cx5();
             final SimGpu g = gpu(r);
