@@ -67,7 +67,8 @@ final class Script
     }
 
     final List<String> header = new ArrayList<>();
-    final List<Step> steps = new ArrayList<>();
+    /** Room for a chain's steps (its actions, a pair's recoveries, the setup): grown as it fills, from a list of 10. */
+    final List<Step> steps = new ArrayList<>(64);
     final List<String> trailer = new ArrayList<>();
 
     /** @param action the action's line: a String or a {@link Line}. */

@@ -58,7 +58,14 @@ final class FrameTable
 
     private static final class Section
     {
-        /** Per-frame state; all null while the section is folded. */
+        /**
+         * Frames a new section's per-frame arrays cover at first: they double, up to the whole section, as a higher
+         * frame changes; the frames past them are free (kind, order, flags and counts 0). A fresh host hands out its
+         * lowest frames first, and a simulated host of a few buffers allocated 5.5 KiB of per-frame state for each
+         * section it touched.
+         */
+        static final int FIRST_FRAMES = 32;
+        /** Per-frame state, all as long, covering the section's first frames; all null while the section is folded. */
         byte[] kind;
         byte[] order;
         byte[] flags;
@@ -86,11 +93,25 @@ final class FrameTable
         /** A section of free frames, with per-frame state. */
         Section()
         {
-            kind = new byte[SECTION_FRAMES];
-            order = new byte[SECTION_FRAMES];
-            flags = new byte[SECTION_FRAMES];
-            mapCount = new int[SECTION_FRAMES];
-            pinCount = new int[SECTION_FRAMES];
+            kind = new byte[FIRST_FRAMES];
+            order = new byte[FIRST_FRAMES];
+            flags = new byte[FIRST_FRAMES];
+            mapCount = new int[FIRST_FRAMES];
+            pinCount = new int[FIRST_FRAMES];
+        }
+
+        /** Makes the per-frame arrays of an unfolded section cover frame {@code i}. */
+        void cover(final int i)
+        {
+            if (i >= kind.length)
+            {
+                final int n = Math.min(SECTION_FRAMES, Math.max(2 * kind.length, Integer.highestOneBit(i) << 1));
+                kind = java.util.Arrays.copyOf(kind, n);
+                order = java.util.Arrays.copyOf(order, n);
+                flags = java.util.Arrays.copyOf(flags, n);
+                mapCount = java.util.Arrays.copyOf(mapCount, n);
+                pinCount = java.util.Arrays.copyOf(pinCount, n);
+            }
         }
 
         /** A folded section: every frame holds this kind, order 0, unmapped, unpinned, without bytes. */
@@ -108,7 +129,7 @@ final class FrameTable
         /** Folds the section when all its frames hold one state. */
         void foldIfUniform()
         {
-            if (kind == null || usedFrames != SECTION_FRAMES)
+            if (kind == null || usedFrames != SECTION_FRAMES || kind.length != SECTION_FRAMES)
             {
                 return;
             }
@@ -192,6 +213,7 @@ final class FrameTable
         {
             s.unfold();
         }
+        s.cover((int)(pfn & SECTION_MASK));
         if (lastTouched != index)
         {
             touched(index);
@@ -272,13 +294,23 @@ final class FrameTable
     byte kind(final long pfn)
     {
         final Section s = sectionOrNull(pfn);
-        return s == null ? KIND_FREE : s.folded() ? s.uKind : s.kind[(int)(pfn & SECTION_MASK)];
+        if (s == null)
+        {
+            return KIND_FREE;
+        }
+        final int i = (int)(pfn & SECTION_MASK);
+        return s.folded() ? s.uKind : i < s.kind.length ? s.kind[i] : KIND_FREE;
     }
 
     int order(final long pfn)
     {
         final Section s = sectionOrNull(pfn);
-        return s == null ? 0 : s.folded() ? s.uOrder : s.order[(int)(pfn & SECTION_MASK)];
+        if (s == null)
+        {
+            return 0;
+        }
+        final int i = (int)(pfn & SECTION_MASK);
+        return s.folded() ? s.uOrder : i < s.order.length ? s.order[i] : 0;
     }
 
     long head(final long pfn)
@@ -305,7 +337,12 @@ final class FrameTable
     int mapCount(final long pfn)
     {
         final Section s = sectionOrNull(pfn);
-        return s == null ? 0 : s.folded() ? s.uMapCount : s.mapCount[(int)(pfn & SECTION_MASK)];
+        if (s == null)
+        {
+            return 0;
+        }
+        final int i = (int)(pfn & SECTION_MASK);
+        return s.folded() ? s.uMapCount : i < s.mapCount.length ? s.mapCount[i] : 0;
     }
 
     void addMapCount(final long pfn, final int delta)
@@ -353,7 +390,12 @@ final class FrameTable
     int pinCount(final long head)
     {
         final Section s = sectionOrNull(head);
-        return s == null ? 0 : s.folded() ? s.uPinCount : s.pinCount[(int)(head & SECTION_MASK)];
+        if (s == null)
+        {
+            return 0;
+        }
+        final int i = (int)(head & SECTION_MASK);
+        return s.folded() ? s.uPinCount : i < s.pinCount.length ? s.pinCount[i] : 0;
     }
 
     void addPinCount(final long head, final int delta)
@@ -364,7 +406,7 @@ final class FrameTable
     boolean hasData(final long pfn)
     {
         final Section s = sectionOrNull(pfn);
-        return s != null && ((s.folded() ? s.uFlags : s.flags[(int)(pfn & SECTION_MASK)]) & FLAG_HAS_DATA) != 0;
+        return s != null && (flagsOf(s, pfn) & FLAG_HAS_DATA) != 0;
     }
 
     /** Copies 4 KiB of bytes of frame {@code pfn} into {@code dst} (zeros when never written). */
@@ -505,7 +547,8 @@ final class FrameTable
         final byte[] df = d.flags;
         final int si = (int)(srcPfn & SECTION_MASK);
         final int di = (int)(dstPfn & SECTION_MASK);
-        if (sf == null || df == null || (sf[si] & FLAG_HAS_DATA) == 0 || (df[di] & FLAG_HAS_DATA) == 0)
+        if (sf == null || df == null || si >= sf.length || di >= df.length || (sf[si] & FLAG_HAS_DATA) == 0
+            || (df[di] & FLAG_HAS_DATA) == 0)
         {
             return false;
         }
@@ -555,6 +598,7 @@ final class FrameTable
         final long dstBlockAt = dst.allocatedFrameAt(d, dstFirst) - inBlock(dstFirst);
         final MemorySegment dstSlab = d.data[dstFirst >>> BLOCK_SHIFT];
         final long dstLast = (dstAddr + length - 1) >>> frameShift;
+        d.cover((int)(dstLast & SECTION_MASK)); // the run's frames lie in one block, of the same section
         for (long pfn = dstPfn; pfn <= dstLast; pfn++)
         {
             final int i = (int)(pfn & SECTION_MASK);
@@ -573,7 +617,8 @@ final class FrameTable
     /** The flags of {@code pfn} in its section {@code s}, folded or not (a folded section reads as one state). */
     private static byte flagsOf(final Section s, final long pfn)
     {
-        return s.folded() ? s.uFlags : s.flags[(int)(pfn & SECTION_MASK)];
+        final int i = (int)(pfn & SECTION_MASK);
+        return s.folded() ? s.uFlags : i < s.flags.length ? s.flags[i] : 0;
     }
 
     /** Copies the bytes of frame {@code from} to frame {@code to} (both allocated). */
@@ -632,7 +677,8 @@ final class FrameTable
                 continue;
             }
             final long base = (long)si << SECTION_SHIFT;
-            for (int i = 0, n = (int)Math.min(SECTION_FRAMES, totalFrames - base); i < n; i++)
+            final int n = (int)Math.min(s.folded() ? SECTION_FRAMES : s.kind.length, totalFrames - base);
+            for (int i = 0; i < n; i++)
             {
                 if ((s.folded() ? s.uKind : s.kind[i]) != KIND_FREE)
                 {
