@@ -492,10 +492,10 @@ final class FrameTable
 
     /**
      * Copies a run of bytes that frames with data hold back to back: as many of {@code maxLength} bytes from
-     * {@code srcAddr} as lie in one block of bytes (16 KiB) of the source and one of the destination and in source
-     * frames holding
-     * written bytes, in one bulk copy (a DMA burst). Destination frames without bytes yet are zeroed first, as
-     * {@link #copyBytes} does.
+     * {@code srcAddr} as lie back to back in one slab of the source and one of the destination (up to 256 KiB: blocks
+     * carved one after the other from one slab, within one section; on the destination, blocks already allocated)
+     * and in source frames holding written bytes, in one bulk copy (a DMA burst). Destination frames without bytes
+     * yet are zeroed first, as {@link #copyBytes} does.
      *
      * @return the bytes copied, or 0 when the first source frame holds no bytes (the caller copies it frame by frame).
      */
@@ -503,15 +503,19 @@ final class FrameTable
         final int maxLength)
     {
         final int frameShift = PhysicalMemory.FRAME_SHIFT;
-        final long blockBytes = (long)BLOCK_FRAMES << frameShift;
         final long srcPfn = srcAddr >>> frameShift;
         final Section s = src.sectionOrNull(srcPfn);
         if (s == null || s.data == null || (flagsOf(s, srcPfn) & FLAG_HAS_DATA) == 0)
         {
             return 0;
         }
-        int length = (int)Math.min(maxLength, Math.min(blockBytes - (srcAddr & (blockBytes - 1)),
-            blockBytes - (dstAddr & (blockBytes - 1))));
+        final long dstPfn = dstAddr >>> frameShift;
+        final Section d = dst.section(dstPfn);
+        final int srcFirst = (int)(srcPfn & SECTION_MASK);
+        final int dstFirst = (int)(dstPfn & SECTION_MASK);
+        final long dstAt = dst.allocatedFrameAt(d, dstFirst) + (dstAddr & (PhysicalMemory.FRAME_BYTES - 1));
+        final long srcAt = frameAt(s, srcFirst) + (srcAddr & (PhysicalMemory.FRAME_BYTES - 1));
+        int length = (int)Math.min(maxLength, Math.min(slabRun(s, srcAddr), slabRun(d, dstAddr)));
         final long srcLast = (srcAddr + length - 1) >>> frameShift;
         for (long pfn = srcPfn + 1; pfn <= srcLast; pfn++)
         {
@@ -521,10 +525,6 @@ final class FrameTable
                 break;
             }
         }
-        final long dstPfn = dstAddr >>> frameShift;
-        final Section d = dst.section(dstPfn);
-        final int dstFirst = (int)(dstPfn & SECTION_MASK);
-        final long dstBlockAt = dst.allocatedFrameAt(d, dstFirst) - inBlock(dstFirst);
         final MemorySegment dstSlab = d.data[dstFirst >>> BLOCK_SHIFT];
         final long dstLast = (dstAddr + length - 1) >>> frameShift;
         for (long pfn = dstPfn; pfn <= dstLast; pfn++)
@@ -532,14 +532,29 @@ final class FrameTable
             final int i = (int)(pfn & SECTION_MASK);
             if ((d.flags[i] & FLAG_HAS_DATA) == 0)
             {
-                dstSlab.asSlice(dstBlockAt + inBlock(i), PhysicalMemory.FRAME_BYTES).fill((byte)0);
+                dstSlab.asSlice(frameAt(d, i), PhysicalMemory.FRAME_BYTES).fill((byte)0);
                 d.flags[i] |= FLAG_HAS_DATA;
             }
         }
-        final int srcFirst = (int)(srcPfn & SECTION_MASK);
-        MemorySegment.copy(s.data[srcFirst >>> BLOCK_SHIFT], s.dataAt[srcFirst >>> BLOCK_SHIFT]
-            + (srcAddr & (blockBytes - 1)), dstSlab, dstBlockAt + (dstAddr & (blockBytes - 1)), length);
+        MemorySegment.copy(s.data[srcFirst >>> BLOCK_SHIFT], srcAt, dstSlab, dstAt, length);
         return length;
+    }
+
+    /**
+     * The bytes from {@code addr} (in section {@code s}, whose block there is allocated) that lie back to back in the
+     * same slab: to the end of its block, then through each next block of the section carved right after it from the
+     * same slab.
+     */
+    private static long slabRun(final Section s, final long addr)
+    {
+        final int first = (int)((addr >>> PhysicalMemory.FRAME_SHIFT) & SECTION_MASK) >>> BLOCK_SHIFT;
+        long run = BLOCK_BYTES - (addr & (BLOCK_BYTES - 1));
+        for (int b = first + 1; b < BLOCKS && s.data[b] == s.data[first] && s.dataAt[b] == s.dataAt[b - 1]
+            + BLOCK_BYTES; b++)
+        {
+            run += BLOCK_BYTES;
+        }
+        return run;
     }
 
     /** The flags of {@code pfn} in its section {@code s}, folded or not (a folded section reads as one state). */
