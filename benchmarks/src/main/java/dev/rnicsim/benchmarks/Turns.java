@@ -22,8 +22,9 @@ import java.util.Locale;
  * as JMH sets it up for {@code rdmaWrite}, with MRs of 4 KiB pages), and the builds take turns of
  * {@code opsPerTurn} WRITEs each (after one not timed), beside a raw {@link MemorySegment#copy} of the same bytes
  * between two native segments as a turn of its own, for {@code seconds}; each round of turns starts with the next
- * build, so that no build always follows the raw copy (whose 2 MiB leave the CPU's caches cold for the next turn). A turn is timed by the thread's CPU time
- * ({@link ThreadMXBean#getCurrentThreadCpuTime}), so the time spent waiting for a core does not count, and turns
+ * build, so that no build always follows the raw copy (whose 2 MiB leave the CPU's caches cold for the next turn).
+ * A turn is timed by the thread's CPU time ({@link ThreadMXBean#getCurrentThreadCpuTime}), so the time spent waiting
+ * for a core does not count, and turns
  * seconds apart see the same caches and load. Printed per build: the median and the smallest turn (the first quarter
  * of the turns left out as warm-up), per WRITE and per 4 KiB packet, and the raw copy's median over the build's
  * median (the bandwidth ratio of the 1 MiB target).

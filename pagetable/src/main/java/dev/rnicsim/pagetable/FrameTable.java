@@ -73,8 +73,8 @@ final class FrameTable
          * carved from (shared by the blocks of one slab), the block starting {@link #dataAt} bytes into it; null until
          * a frame is written. A copy through the slab's segment object reads one such object per slab (up to 64
          * frames) where a segment per block had it read one per 4 frames: a DMA of 1 MiB in packets of 4 KiB read a
-         * cold block object every 4 packets on each side, a dependent load before the copy could start, and took
-         * about 8 % more CPU time than through the slabs.
+         * cold block object every 4 packets on each side, a dependent load before the copy could start (measured in
+         * docs/benchmarks.md, "A ninth round").
          */
         MemorySegment[] data;
         /** The offset in bytes of each block in its slab ({@link #data}); null with it. */
@@ -397,7 +397,8 @@ final class FrameTable
 
     /**
      * Carves a block of bytes for frames about to be written: the next {@value #BLOCK_FRAMES} frames' worth of the
-     * current slab ({@link #slab}, the block ending at {@link #slabUsed}), a new slab when it is used up. Blocks handed out one after the other lie back to back (frames written in
+     * current slab ({@link #slab}, the block ending at {@link #slabUsed}), a new slab when it is used up. Blocks
+     * handed out one after the other lie back to back (frames written in
      * order, as a buffer's are, then lie as they would in a host), and a slab is aligned to a frame, as a frame is in
      * a host: a frame's bytes then start a CPU cache line, and copying one touches 64 lines of each side, not 65 (the
      * allocator's own alignment is 16 bytes). Blocks allocated one by one lay 20 KiB apart (the alignment's padding),
