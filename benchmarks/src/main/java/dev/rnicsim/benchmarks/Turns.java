@@ -20,9 +20,11 @@ import java.util.Locale;
  * other work, where two JMH runs minutes apart see different loads. Each build's benchmarks jar is loaded in a class
  * loader of its own, so several builds run in one JVM; each builds its own {@code RdmaWriteBenchmark} world (set up
  * as JMH sets it up for {@code rdmaWrite}, with MRs of 4 KiB pages), and the builds take turns of
- * {@code opsPerTurn} WRITEs each, beside a raw {@link MemorySegment#copy} of the same bytes between two native
- * segments as a turn of its own, for {@code seconds}. A turn is timed by the thread's CPU time
- * ({@link ThreadMXBean#getCurrentThreadCpuTime}), so the time spent waiting for a core does not count, and turns
+ * {@code opsPerTurn} WRITEs each (after one not timed), beside a raw {@link MemorySegment#copy} of the same bytes
+ * between two native segments as a turn of its own, for {@code seconds}; each round of turns starts with the next
+ * build, so that no build always follows the raw copy (whose 2 MiB leave the CPU's caches cold for the next turn).
+ * A turn is timed by the thread's CPU time ({@link ThreadMXBean#getCurrentThreadCpuTime}), so the time spent waiting
+ * for a core does not count, and turns
  * seconds apart see the same caches and load. Printed per build: the median and the smallest turn (the first quarter
  * of the turns left out as warm-up), per WRITE and per 4 KiB packet, and the raw copy's median over the build's
  * median (the bandwidth ratio of the 1 MiB target).
@@ -80,10 +82,18 @@ public final class Turns
             source.fill((byte)3);
             target.fill((byte)1);
             final long end = System.nanoTime() + (long)(seconds * 1e9);
-            while (System.nanoTime() < end)
+            for (int round = 0; System.nanoTime() < end; round++)
             {
-                for (int i = 0; i < builds; i++)
+                for (int k = 0; k < builds; k++)
                 {
+                    // Each round starts with the next build, so every build follows the raw copy's turn as often as
+                    // each other; a turn starts with one WRITE not timed, so it times WRITEs after WRITEs of its own
+                    // world (as JMH does), not the first one after another world's or the raw copy's turn.
+                    final int i = (round + k) % builds;
+                    if ((long)writes[i].invokeExact() != payloadBytes)
+                    {
+                        throw new IllegalStateException("a WRITE did not complete its bytes");
+                    }
                     final long start = threads.getCurrentThreadCpuTime();
                     for (int op = 0; op < opsPerTurn; op++)
                     {
@@ -95,6 +105,7 @@ public final class Turns
                     }
                     turns.get(i).add((threads.getCurrentThreadCpuTime() - start) / opsPerTurn);
                 }
+                MemorySegment.copy(source, 0, target, 0, payloadBytes);
                 final long start = threads.getCurrentThreadCpuTime();
                 for (int op = 0; op < opsPerTurn; op++)
                 {

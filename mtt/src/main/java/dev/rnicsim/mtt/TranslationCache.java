@@ -175,9 +175,9 @@ public final class TranslationCache
         if (h != null && h[slot] == tag + 1)
         {
             h[slot + 2] = ++clock;
-            lastUses = lastUsesOf(h[slot + 1]);
-            lastWay = (int)h[slot + 1];
-            lastTag = tag;
+            // Its next lookup is answered by its slot again: the set's last uses, which the hash spreads over the
+            // cache, are not read (see accessHinted).
+            lastWay = -1;
             return true;
         }
         final int set = setOf(tag);
@@ -253,9 +253,11 @@ public final class TranslationCache
             if (h[slot] == tag + 1)
             {
                 h[slot + 2] = ++clock;
-                lastUses = lastUsesOf(h[slot + 1]);
-                lastWay = (int)h[slot + 1];
-                lastTag = tag;
+                // Not remembered as the last line: that would read its set's last uses (a reference in an array
+                // indexed by set, which the hash spreads over the cache: a line the copy of a message's pages has
+                // pushed out of the CPU's caches, read once per page on each side), and a walk does not look the
+                // same MTT tag up twice in a row; its next lookup is answered by its slot again.
+                lastWay = -1;
                 return true;
             }
         }

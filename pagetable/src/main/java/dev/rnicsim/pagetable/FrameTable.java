@@ -82,8 +82,8 @@ final class FrameTable
          * carved from (shared by the blocks of one slab), the block starting {@link #dataAt} bytes into it; null until
          * a frame is written. A copy through the slab's segment object reads one such object per slab (up to 64
          * frames) where a segment per block had it read one per 4 frames: a DMA of 1 MiB in packets of 4 KiB read a
-         * cold block object every 4 packets on each side, a dependent load before the copy could start, and took
-         * about 8 % more CPU time than through the slabs.
+         * cold block object every 4 packets on each side, a dependent load before the copy could start (measured in
+         * docs/benchmarks.md, "A ninth round").
          */
         MemorySegment[] data;
         /** The offset in bytes of each block in its slab ({@link #data}); null with it. */
@@ -467,7 +467,8 @@ final class FrameTable
 
     /**
      * Carves a block of bytes for frames about to be written: the next {@value #BLOCK_FRAMES} frames' worth of the
-     * current slab ({@link #slab}, the block ending at {@link #slabUsed}), a new slab when it is used up. Blocks handed out one after the other lie back to back (frames written in
+     * current slab ({@link #slab}, the block ending at {@link #slabUsed}), a new slab when it is used up. Blocks
+     * handed out one after the other lie back to back (frames written in
      * order, as a buffer's are, then lie as they would in a host), and a slab is aligned to a frame, as a frame is in
      * a host: a frame's bytes then start a CPU cache line, and copying one touches 64 lines of each side, not 65 (the
      * allocator's own alignment is 16 bytes). Blocks allocated one by one lay 20 KiB apart (the alignment's padding),
@@ -563,10 +564,10 @@ final class FrameTable
 
     /**
      * Copies a run of bytes that frames with data hold back to back: as many of {@code maxLength} bytes from
-     * {@code srcAddr} as lie in one block of bytes (16 KiB) of the source and one of the destination and in source
-     * frames holding
-     * written bytes, in one bulk copy (a DMA burst). Destination frames without bytes yet are zeroed first, as
-     * {@link #copyBytes} does.
+     * {@code srcAddr} as lie back to back in one slab of the source and one of the destination (up to 256 KiB: blocks
+     * carved one after the other from one slab, within one section; on the destination, blocks already allocated)
+     * and in source frames holding written bytes, in one bulk copy (a DMA burst). Destination frames without bytes
+     * yet are zeroed first, as {@link #copyBytes} does.
      *
      * @return the bytes copied, or 0 when the first source frame holds no bytes (the caller copies it frame by frame).
      */
@@ -574,15 +575,19 @@ final class FrameTable
         final int maxLength)
     {
         final int frameShift = PhysicalMemory.FRAME_SHIFT;
-        final long blockBytes = (long)BLOCK_FRAMES << frameShift;
         final long srcPfn = srcAddr >>> frameShift;
         final Section s = src.sectionOrNull(srcPfn);
         if (s == null || s.data == null || (flagsOf(s, srcPfn) & FLAG_HAS_DATA) == 0)
         {
             return 0;
         }
-        int length = (int)Math.min(maxLength, Math.min(blockBytes - (srcAddr & (blockBytes - 1)),
-            blockBytes - (dstAddr & (blockBytes - 1))));
+        final long dstPfn = dstAddr >>> frameShift;
+        final Section d = dst.section(dstPfn);
+        final int srcFirst = (int)(srcPfn & SECTION_MASK);
+        final int dstFirst = (int)(dstPfn & SECTION_MASK);
+        final long dstAt = dst.allocatedFrameAt(d, dstFirst) + (dstAddr & (PhysicalMemory.FRAME_BYTES - 1));
+        final long srcAt = frameAt(s, srcFirst) + (srcAddr & (PhysicalMemory.FRAME_BYTES - 1));
+        int length = (int)Math.min(maxLength, Math.min(slabRun(s, srcAddr), slabRun(d, dstAddr)));
         final long srcLast = (srcAddr + length - 1) >>> frameShift;
         for (long pfn = srcPfn + 1; pfn <= srcLast; pfn++)
         {
@@ -592,10 +597,6 @@ final class FrameTable
                 break;
             }
         }
-        final long dstPfn = dstAddr >>> frameShift;
-        final Section d = dst.section(dstPfn);
-        final int dstFirst = (int)(dstPfn & SECTION_MASK);
-        final long dstBlockAt = dst.allocatedFrameAt(d, dstFirst) - inBlock(dstFirst);
         final MemorySegment dstSlab = d.data[dstFirst >>> BLOCK_SHIFT];
         final long dstLast = (dstAddr + length - 1) >>> frameShift;
         d.cover((int)(dstLast & SECTION_MASK)); // the run's frames lie in one block, of the same section
@@ -604,14 +605,29 @@ final class FrameTable
             final int i = (int)(pfn & SECTION_MASK);
             if ((d.flags[i] & FLAG_HAS_DATA) == 0)
             {
-                dstSlab.asSlice(dstBlockAt + inBlock(i), PhysicalMemory.FRAME_BYTES).fill((byte)0);
+                dstSlab.asSlice(frameAt(d, i), PhysicalMemory.FRAME_BYTES).fill((byte)0);
                 d.flags[i] |= FLAG_HAS_DATA;
             }
         }
-        final int srcFirst = (int)(srcPfn & SECTION_MASK);
-        MemorySegment.copy(s.data[srcFirst >>> BLOCK_SHIFT], s.dataAt[srcFirst >>> BLOCK_SHIFT]
-            + (srcAddr & (blockBytes - 1)), dstSlab, dstBlockAt + (dstAddr & (blockBytes - 1)), length);
+        MemorySegment.copy(s.data[srcFirst >>> BLOCK_SHIFT], srcAt, dstSlab, dstAt, length);
         return length;
+    }
+
+    /**
+     * The bytes from {@code addr} (in section {@code s}, whose block there is allocated) that lie back to back in the
+     * same slab: to the end of its block, then through each next block of the section carved right after it from the
+     * same slab.
+     */
+    private static long slabRun(final Section s, final long addr)
+    {
+        final int first = (int)((addr >>> PhysicalMemory.FRAME_SHIFT) & SECTION_MASK) >>> BLOCK_SHIFT;
+        long run = BLOCK_BYTES - (addr & (BLOCK_BYTES - 1));
+        for (int b = first + 1; b < BLOCKS && s.data[b] == s.data[first] && s.dataAt[b] == s.dataAt[b - 1]
+            + BLOCK_BYTES; b++)
+        {
+            run += BLOCK_BYTES;
+        }
+        return run;
     }
 
     /** The flags of {@code pfn} in its section {@code s}, folded or not (a folded section reads as one state). */

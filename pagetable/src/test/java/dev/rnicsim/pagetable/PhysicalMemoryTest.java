@@ -549,6 +549,43 @@ class PhysicalMemoryTest
         assertThat(java.util.Arrays.mismatch(actual, expected)).isEqualTo(-1);
     }
 
+    /**
+     * A bulk run over several blocks of one slab whose destination frames were not all written (every third frame
+     * of the destination written first, so its blocks exist but some of their frames hold no bytes): the run zeroes
+     * each such frame before the copy, so the destination ends with exactly the source's bytes and its bytes outside
+     * the range stay as written.
+     */
+    @Test
+    void shouldCopyARunOverSeveralBlocksIntoFramesNotWrittenYet()
+    {
+        final PhysicalMemory memory = new Host().physicalMemory();
+        final long src = memory.allocateFolio(6, false, FrameTable.KIND_ANON);
+        final long dst = memory.allocateFolio(6, false, FrameTable.KIND_ANON);
+        final byte[] frame = new byte[FRAME];
+        for (int f = 0; f < 64; f++)
+        {
+            fillFrame(frame, 0, f);
+            memory.write((src + f) * FRAME, frame, 0, FRAME);
+        }
+        for (int f = 0; f < 64; f += 3)
+        {
+            fillFrame(frame, 1, f);
+            memory.write((dst + f) * FRAME, frame, 0, FRAME);
+        }
+        final byte[] expected = new byte[64 * FRAME];
+        memory.read(dst * FRAME, expected, 0, expected.length);
+        final int length = 40 * FRAME + 123;
+        final byte[] moved = new byte[length];
+        memory.read(src * FRAME + 7, moved, 0, length);
+        System.arraycopy(moved, 0, expected, 5 * FRAME + 7, length);
+
+        PhysicalMemory.copy(memory, src * FRAME + 7, memory, dst * FRAME + 5 * FRAME + 7, length);
+
+        final byte[] actual = new byte[64 * FRAME];
+        memory.read(dst * FRAME, actual, 0, actual.length);
+        assertThat(java.util.Arrays.mismatch(actual, expected)).isEqualTo(-1);
+    }
+
     /** A frame's own pattern: its folio and frame number in its first bytes, the rest by both. */
     private static void fillFrame(final byte[] frame, final int folio, final int f)
     {
