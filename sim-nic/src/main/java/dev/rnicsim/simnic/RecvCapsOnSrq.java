@@ -49,7 +49,8 @@ record RecvCapsOnSrq(boolean wrChecked, boolean sgeChecked, String driver, boole
         if (wr)
         {
             return " (the QP takes its receives from an SRQ, but " + driver + " checks max_recv_wr all the same: "
-                + (sgeChecked ? "mlx4_create_qp_ex checks both receive caps" : "mlx5_calc_rq_size checks max_recv_wr")
+                + (sgeChecked ? "it checks both receive caps, as libmlx4's mlx4_create_qp_ex does"
+                : "mlx5_calc_rq_size checks max_recv_wr")
                 + " before the SRQ is looked at; give 0 receive work requests to a QP on an SRQ)";
         }
         return wrChecked && !sgeChecked ? "" : " (the QP takes its receives from an SRQ, but " + driver

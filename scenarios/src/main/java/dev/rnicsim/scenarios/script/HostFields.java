@@ -83,6 +83,12 @@ final class HostFields
             case "receives" -> Val.of(q.receivesPosted());
             case "sends_waiting" -> Val.of(q.sendsWaiting());
             case "type" -> Val.ofText(q.type().name());
+            // the capacities the provider granted, which ibv_create_qp writes back (QpCaps)
+            case "max_send_wr" -> Val.of(q.cap().maxSendWr());
+            case "max_recv_wr" -> Val.of(q.cap().maxRecvWr());
+            case "max_send_sge" -> Val.of(q.cap().maxSendSge());
+            case "max_recv_sge" -> Val.of(q.cap().maxRecvSge());
+            case "max_inline_data" -> Val.of(q.cap().maxInlineDataBytes());
             default -> qpAttrField(q.query(), field);
         };
     }
