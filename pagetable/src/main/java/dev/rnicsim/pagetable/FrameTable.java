@@ -599,7 +599,7 @@ final class FrameTable
         }
         final MemorySegment dstSlab = d.data[dstFirst >>> BLOCK_SHIFT];
         final long dstLast = (dstAddr + length - 1) >>> frameShift;
-        d.cover((int)(dstLast & SECTION_MASK)); // the run's frames lie in one block, of the same section
+        d.cover((int)(dstLast & SECTION_MASK)); // the run lies in one slab of one section (slabRun)
         for (long pfn = dstPfn; pfn <= dstLast; pfn++)
         {
             final int i = (int)(pfn & SECTION_MASK);
