@@ -7,8 +7,9 @@ import java.lang.foreign.ValueLayout;
 /**
  * Per-frame state of physical memory, the model's {@code struct page} array, kept sparse like the kernel's
  * SPARSEMEM sections: state exists only for 2 MiB sections in which a frame has been handed out, as primitive
- * arrays (11 bytes a frame), and bytes exist only for 256 KiB blocks of a section in which a frame has been written,
- * as off-heap memory ({@link java.lang.foreign}). A 1 TiB host that uses little memory costs little. A section whose 512 frames
+ * arrays (11 bytes a frame, grown as higher frames change), and bytes exist only for 16 KiB blocks of a section in
+ * which a frame has been written, as off-heap memory ({@link java.lang.foreign}) carved back to back from slabs of up
+ * to 256 KiB ({@link #newBlock}). A 1 TiB host that uses little memory costs little. A section whose 512 frames
  * all hold the same state (a 2 MiB block of order-0 frames mapped and pinned alike, as a large registration leaves
  * them) is folded into that one state and unfolded on its next change: it is checked when it leaves the short list
  * of sections changed last, so a long run of mapped pages costs a few bytes a section.
