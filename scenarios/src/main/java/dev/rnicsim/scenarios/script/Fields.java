@@ -67,7 +67,8 @@ public final class Fields
         BY_KIND.put(Kind.HOST, Set.copyOf(host));
         BY_KIND.put(Kind.QP, Set.of("num", "state", "receives", "sends_waiting", "type", "qkey", "dest_qpn",
             "path_mtu", "access", "port", "sq_psn", "rq_psn", "min_rnr_timer", "timeout", "max_rd_atomic",
-            "max_dest_rd_atomic", "retry_cnt", "rnr_retry"));
+            "max_dest_rd_atomic", "retry_cnt", "rnr_retry", "max_send_wr", "max_recv_wr", "max_send_sge",
+            "max_recv_sge", "max_inline_data"));
         BY_KIND.put(Kind.SRQ, Set.of("receives", "max_wr", "max_sge", "limit", "limit_events", "qps", "closed",
             "num"));
         BY_KIND.put(Kind.XRCD, Set.of("srqs", "qps", "closed"));

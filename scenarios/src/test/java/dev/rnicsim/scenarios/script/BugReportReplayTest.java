@@ -393,7 +393,7 @@ class BugReportReplayTest
     void postSendEnomemCauses()
     {
         assertThat(replay("41-post-send-enomem-causes.rsim"))
-            .contains("inline payload of 128 bytes > max_inline_data=64; send less inline or drop IBV_SEND_INLINE")
+            .contains("inline payload of 128 bytes > max_inline_data=60; send less inline or drop IBV_SEND_INLINE")
             .contains("num_sge=3 > max_send_sge=2 (mlx5_post_send answers ENOMEM)")
             .contains("send queue full: 2 work requests hold its slots = max_send_wr=2 (2 not finished")
             .contains("poll the send CQ");
