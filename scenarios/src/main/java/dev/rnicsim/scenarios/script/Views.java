@@ -376,10 +376,14 @@ final class Views
     /**
      * @return the path a connected QP's packets take, as ibv_query_qp answers it: {@code , path_mtu N bytes}, and on
      *         RoCE {@code , sgid_index N (RoCE v2)}, the source GID entry that decides the RoCE version; "" before
-     *         RTR or for a QP without a path (UD).
+     *         RTR, for a QP without a path (UD) and for a destroyed QP.
      */
     private static String path(final SimQp qp)
     {
+        if (qp.isClosed())
+        {
+            return ""; // ibv_query_qp answers nothing for a destroyed QP
+        }
         final dev.rnicsim.verbs.QpAttr a = qp.query();
         final dev.rnicsim.verbs.AhAttr av = a.ahAttr();
         final StringBuilder sb = new StringBuilder();

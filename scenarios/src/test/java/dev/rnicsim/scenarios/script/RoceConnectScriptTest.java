@@ -47,6 +47,8 @@ class RoceConnectScriptTest
             .contains("path_mtu 1024 bytes, sgid_index 0 (RoCE v2)");
         assertThat(ScriptRun.ok("ib-show.rsim", ScriptRun.TWO_CONNECTED_HOSTS + "show qp qp_a\n").out())
             .as("InfiniBand: no RoCE source GID").contains("path_mtu 4096 bytes, 0 receives posted");
+        assertThat(ScriptRun.ok("closed-show.rsim", ScriptRun.TWO_CONNECTED_HOSTS + "close qp_a\nshow qp qp_a\n")
+            .out()).as("a destroyed QP is shown without its path").contains("0 receives posted");
     }
 
     @Test
