@@ -122,6 +122,39 @@ public final class GidTable
     }
 
     /**
+     * The source GID the connection manager gives a connection that leaves from the port's link-local address: on a
+     * RoCE port the entry of that address whose type is the port's default RoCE type, which is RoCE v2 when the port
+     * supports it and else the first type it supports (kernel drivers/infiniband/core/cma.c {@code cma_add_one}:
+     * {@code default_gid_type} per port is {@code CMA_PREFERRED_ROCE_GID_TYPE}, RoCE v2 since kernel commit
+     * 63a5f483af0e "IB/cma: Set default gid type to RoCEv2" and its fix 3c7f67d1880d, when
+     * {@code roce_gid_type_mask_support} has it; configfs {@code default_roce_mode} changes it; the route's source GID
+     * is the netdev address's entry of that type, and {@code cma_route_gid_type} takes RoCE v2 for an IP route on a
+     * port that has it). On an InfiniBand or iWARP port entry 0, the port's only GID.
+     *
+     * @param device  a device.
+     * @param portNum its port, from 1.
+     * @return the index of that entry in the port's GID table.
+     */
+    public static int connectionManagerSgidIndex(final SimDevice device, final int portNum)
+    {
+        final Kinds kinds = device.profile().gidKinds();
+        if (!kinds.roce())
+        {
+            return 0;
+        }
+        final GidType preferred = kinds.types().contains(GidType.ROCE_V2) ? GidType.ROCE_V2 : kinds.types().getFirst();
+        final List<GidEntry> table = entries(device, portNum);
+        for (final GidEntry e : table)
+        {
+            if (e.gidType() == preferred && java.util.Arrays.equals(e.gid(), table.getFirst().gid()))
+            {
+                return e.gidIndex();
+            }
+        }
+        return 0;
+    }
+
+    /**
      * @param device a device of the fabric.
      * @param gid    a GID in the eight-group text form of {@link SimDevice#gid()}.
      * @return true when a valid entry of one of the device's ports holds it (any type).

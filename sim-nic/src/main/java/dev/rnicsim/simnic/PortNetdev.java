@@ -74,9 +74,21 @@ public final class PortNetdev
      */
     public static void checkMtu(final long bytes)
     {
+        checkMtu(bytes, "PortNetdev.mtuBytes");
+    }
+
+    /**
+     * {@link #checkMtu(long)} for a setting a user wrote: the refusal starts with it.
+     *
+     * @param bytes  an MTU as given.
+     * @param option the setting as the user wrote it ({@code netdev_mtu=1}, {@code --netdev-mtu}).
+     * @throws dev.rnicsim.verbs.VerbsException EINVAL outside {@link #MIN_MTU_BYTES}..{@link #MAX_MTU_BYTES}.
+     */
+    public static void checkMtu(final long bytes, final String option)
+    {
         if (bytes < MIN_MTU_BYTES || bytes > MAX_MTU_BYTES)
         {
-            throw Errors.invalid("netdev mtu", "an MTU of " + bytes + " bytes is outside " + MIN_MTU_BYTES + ".."
+            throw Errors.invalid(option, "an MTU of " + bytes + " bytes is outside " + MIN_MTU_BYTES + ".."
                 + MAX_MTU_BYTES + " (ETH_MIN_MTU..ETH_MAX_MTU, dev_set_mtu); give 1500, or 9000 for jumbo frames");
         }
     }

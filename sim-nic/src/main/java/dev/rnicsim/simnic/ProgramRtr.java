@@ -38,4 +38,32 @@ public final class ProgramRtr
         }
         qp.modify(b.build(), b.mask());
     }
+
+    /**
+     * Checks a source GID index as {@code ibv_modify_qp} checks an address vector's before a transition is made, so a
+     * caller about to take a QP through several transitions (a script's {@code connect}) refuses a bad index before
+     * the first: EINVAL outside {@code gid_tbl_len} (uverbs {@code modify_qp}'s address vector checks,
+     * {@link QpAttributes#ahRefusal}), ENODATA for an empty entry ({@code rdma_fill_sgid_attr},
+     * {@code rdma_get_gid_attr}). Changes nothing.
+     *
+     * @param qp        the QP.
+     * @param sgidIndex the source GID index its address vector is to leave from (port 1).
+     * @throws dev.rnicsim.verbs.VerbsException EINVAL or ENODATA, as {@code ibv_modify_qp} to RTR would answer.
+     */
+    public static void checkSgidIndex(final SimQp qp, final int sgidIndex)
+    {
+        qp.checkOpen("ibv_modify_qp");
+        final AhAttr av = new AhAttr(qp.device.gid(), 0, 1, sgidIndex);
+        final String bad = QpAttributes.ahRefusal(qp.device, av);
+        if (bad != null)
+        {
+            throw Errors.invalid("ibv_modify_qp", "QP 0x" + Integer.toHexString(qp.num) + ": " + bad
+                + "; fix that attribute (ibv_modify_qp(3)); nothing changed");
+        }
+        final int valid = QpAttributes.emptySgidValidEntries(qp.device, av);
+        if (valid >= 0)
+        {
+            throw QpModifyCheck.emptySgid("ibv_modify_qp", qp, av, valid);
+        }
+    }
 }

@@ -92,12 +92,22 @@ public final class QpModifyCheck
             ? QpAttributes.emptySgidValidEntries(qp.device, attr.ahAttr()) : -1;
         if (valid >= 0)
         {
-            throw Errors.of(verb, dev.rnicsim.verbs.Errno.ENODATA, "QP 0x" + Integer.toHexString(qp.num) + ": ah_attr"
-                + " sgid_index=" + attr.ahAttr().sgidIndex() + " names an empty entry of port " + attr.ahAttr().portNum()
-                + "'s GID table, which holds " + valid + " valid entries (rdma_fill_sgid_attr, rdma_get_gid_attr"
-                + QpAttributes.noIpv4Note(qp.device) + "); give an index ibv_query_gid_ex answers, 0 to "
-                + (valid - 1) + "; nothing changed");
+            throw emptySgid(verb, qp, attr.ahAttr(), valid);
         }
         return bits;
+    }
+
+    /**
+     * @return the ENODATA of an address vector whose sgid_index names an empty entry of a port's GID table, of which
+     *         {@code valid} entries hold a GID ({@link QpAttributes#emptySgidValidEntries}).
+     */
+    static dev.rnicsim.verbs.VerbsException emptySgid(final String verb, final SimQp qp,
+        final dev.rnicsim.verbs.AhAttr ah, final int valid)
+    {
+        return Errors.of(verb, dev.rnicsim.verbs.Errno.ENODATA, "QP 0x" + Integer.toHexString(qp.num) + ": ah_attr"
+            + " sgid_index=" + ah.sgidIndex() + " names an empty entry of port " + ah.portNum()
+            + "'s GID table, which holds " + valid + " valid entries (rdma_fill_sgid_attr, rdma_get_gid_attr"
+            + QpAttributes.noIpv4Note(qp.device) + "); give an index ibv_query_gid_ex answers, 0 to "
+            + (valid - 1) + "; nothing changed");
     }
 }

@@ -51,8 +51,10 @@ final class QpTransitionAttrs
     }
 
     /**
-     * The attributes of INIT → RTR the QP type requires: for RC and UC the remote port, QP number and PSN and the
-     * fabric's path MTU, at most both ports' active_mtu ({@link RoceWire#connectPathMtu}); for RC also the deepest responder read/atomic queue the device offers and the RNR timer.
+     * The attributes of INIT → RTR the QP type requires: for RC and UC the remote port, QP number and PSN, the source
+     * GID the connection manager picks ({@link GidTable#connectionManagerSgidIndex}: RoCE v2 where the port has it)
+     * and the fabric's path MTU, at most both ports' active_mtu ({@link RoceWire#connectPathMtu}); for RC also the
+     * deepest responder read/atomic queue the device offers and the RNR timer.
      *
      * @throws VerbsException EINVAL when the QP is destroyed or a connected QP is given no remote address.
      */
@@ -67,7 +69,8 @@ final class QpTransitionAttrs
         final QpAttr.Builder b = QpAttr.builder().state(QpState.RTR);
         if (qp.type != QpType.UD)
         {
-            b.av(new AhAttr(remoteAddress.gid(), remoteAddress.lid(), 1, 0))
+            b.av(new AhAttr(remoteAddress.gid(), remoteAddress.lid(), 1,
+                GidTable.connectionManagerSgidIndex(qp.device, 1)))
                 .pathMtu(RoceWire.connectPathMtu(qp.device, qp.device.fabric().deviceByGid(remoteAddress.gid())))
                 .destQpNum(remoteAddress.qpNum()).rqPsn(remoteAddress.psn() & 0xffffff);
         }

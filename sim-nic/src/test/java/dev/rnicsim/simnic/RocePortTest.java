@@ -256,6 +256,24 @@ class RocePortTest
     }
 
     @Test
+    void theOneCallConnectionLeavesFromTheRoceV2GidAsTheConnectionManagerDoes()
+    {
+        // cma_add_one: the default RoCE type is v2 where the port has it, so a v1-and-v2 port talks to a v2-only one
+        final RuleRig toRxe = RuleRig.unconnectedPair(DeviceProfiles.byName("connectx6dx"),
+            DeviceProfiles.byName("rxe"));
+        toRxe.qpA.modifyToInit(RuleRig.ALL_REMOTE);
+        toRxe.qpB.modifyToInit(RuleRig.REMOTE_ALL);
+        toRxe.qpA.modifyToRtr(toRxe.qpB.address(), 12);
+        toRxe.qpB.modifyToRtr(toRxe.qpA.address(), 12);
+        toRxe.qpA.modifyToRts(1, 7);
+        toRxe.qpB.modifyToRts(1, 7);
+        assertThat(toRxe.qpA.query().ahAttr().sgidIndex()).as("fe80:: RoCE v2 of connectx6dx").isEqualTo(1);
+        assertThat(toRxe.qpB.query().ahAttr().sgidIndex()).as("rxe's only type, v2, at 0").isZero();
+        assertThat(writeOf(toRxe, 64).status()).isEqualTo(WcStatus.SUCCESS);
+        assertThat(GidTable.connectionManagerSgidIndex(RuleRig.connected().deviceA, 1)).as("InfiniBand").isZero();
+    }
+
+    @Test
     void aDatagramLargerThanThePortsActiveMtuIsDropped()
     {
         assertThat(RoceWire.datagramMtuBytes(RuleRig.unconnected(DeviceProfiles.byName("rxe")).deviceA))

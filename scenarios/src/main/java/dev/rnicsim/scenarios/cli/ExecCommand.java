@@ -55,8 +55,36 @@ final class ExecCommand implements Callable<Integer>
     private String fabric;
 
     @Option(names = "--netdev-mtu", paramLabel = "BYTES", description = "The MTU of the netdev the device's "
-        + "Ethernet port sits on (default 1500): a RoCE or iWARP port's active_mtu follows it (9000: jumbo frames).")
+        + "Ethernet port sits on (default 1500): a RoCE or iWARP port's active_mtu follows it (9000: jumbo frames).",
+        converter = MtuBytes.class)
     private Integer netdevMtu;
+
+    /**
+     * {@code --netdev-mtu}: a plain number of bytes, as {@code ip link set DEV mtu N} takes it (no size suffix: 9k
+     * would be 9216, not the 9000 of jumbo frames).
+     */
+    static final class MtuBytes implements CommandLine.ITypeConverter<Integer>
+    {
+        @Override
+        public Integer convert(final String value)
+        {
+            if (!value.strip().matches("-?[0-9]+"))
+            {
+                throw new CommandLine.TypeConversionException("'" + value + "': an MTU is a plain number of bytes "
+                    + "without size suffix (ip link set DEV mtu N); give the MTU in bytes, e.g. 9000");
+            }
+            try
+            {
+                return Integer.valueOf(value.strip());
+            }
+            catch (final NumberFormatException e)
+            {
+                throw new CommandLine.TypeConversionException("'" + value + "': an MTU of " + value.strip()
+                    + " bytes is outside 68..65535 (ETH_MIN_MTU..ETH_MAX_MTU, dev_set_mtu); give 1500, or 9000 for "
+                    + "jumbo frames");
+            }
+        }
+    }
 
     @Option(names = "--ipv4", paramLabel = "A.B.C.D", description = "An IPv4 address of that netdev: a RoCE port's "
         + "GID table lists it as ::ffff:A.B.C.D (one entry per RoCE type) after the link-local GIDs.")

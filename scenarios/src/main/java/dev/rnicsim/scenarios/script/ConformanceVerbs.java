@@ -54,13 +54,18 @@ final class ConformanceVerbs
             + "rkey=0x%08x", mask, (mask & MrInitAttr.MASK_ADDR) != 0 ? "address" : "fd", mr.lkey(), mr.rkey()));
     }
 
-    /** {@code queryport CONTEXT [PORT]}: ibv_query_port (port 1 by default). */
+    /**
+     * {@code queryport CONTEXT [PORT]}: ibv_query_port (port 1 by default). The MTUs as ibv_devinfo prints them
+     * (rdma-core libibverbs/examples/devinfo.c {@code mtu_str}: the bytes, then the enum ibv_mtu code in
+     * parentheses, {@code 4096 (5)}).
+     */
     static Outcome queryPort(final Session s, final ScriptLine l)
     {
         final int port = l.args().size() > 1 ? s.evalInt(l, l.args().get(1)) : 1;
         final dev.rnicsim.verbs.PortAttributes p = s.get(l, l.args().get(0), SimContext.class).queryPort(port);
-        return Outcome.ok(String.format(Locale.ROOT, "port %d: state %d, max_mtu %d, active_mtu %d, gid_tbl_len %d, "
-            + "port_cap_flags 0x%x, max_msg_sz 0x%x, pkey_tbl_len %d, link_layer %s", port, p.state(), p.maxMtu(),
+        return Outcome.ok(String.format(Locale.ROOT, "port %d: state %d, max_mtu %d (%d), active_mtu %d (%d), "
+            + "gid_tbl_len %d, port_cap_flags 0x%x, max_msg_sz 0x%x, pkey_tbl_len %d, link_layer %s", port, p.state(),
+            dev.rnicsim.verbs.QpAttr.mtuBytes(p.maxMtu()), p.maxMtu(), dev.rnicsim.verbs.QpAttr.mtuBytes(p.activeMtu()),
             p.activeMtu(), p.gidTblLen(), p.portCapFlags(), p.maxMsgSzBytes(), p.pkeyTblLen(),
             p.linkLayer() == dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET ? "Ethernet"
                 : p.linkLayer() == dev.rnicsim.verbs.PortAttributes.LINK_LAYER_INFINIBAND ? "InfiniBand" : "unspecified"));

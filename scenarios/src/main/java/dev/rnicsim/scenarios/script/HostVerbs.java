@@ -235,7 +235,7 @@ final class HostVerbs
             if (o.containsKey("netdev_mtu"))
             {
                 final long mtu = s.evalNum(l, o.get("netdev_mtu"));
-                dev.rnicsim.simnic.PortNetdev.checkMtu(mtu);
+                dev.rnicsim.simnic.PortNetdev.checkMtu(mtu, "netdev_mtu=" + o.get("netdev_mtu"));
                 netdev.mtuBytes((int)mtu);
             }
             netdev.ipv4(o.get("ipv4"));

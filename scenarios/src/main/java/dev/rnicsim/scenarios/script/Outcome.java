@@ -29,13 +29,15 @@ public record Outcome(boolean ok, String errno, String message)
 
     /**
      * @return the message as a failure line shows it after its errno: {@code ibv_reg_mr: ENOMEM: ...} becomes
-     *         {@code ibv_reg_mr: ...}, since the line starts with the errno already.
+     *         {@code ibv_reg_mr: ...}, since the line starts with the errno already (so does {@code netdev_mtu=40:
+     *         EINVAL: ...}).
      */
     String shown()
     {
         final String dup = ": " + errno + ": ";
         final int i = message.indexOf(dup);
-        if (i > 0 && message.substring(0, i).matches("[A-Za-z_.]+( [0-9a-z_]+)?"))
+        // a verb, or a script option and its value (netdev_mtu=40: EINVAL: ...)
+        if (i > 0 && message.substring(0, i).matches("[A-Za-z_.]+(=[^ :]*)?( [0-9a-z_]+)?"))
         {
             return message.substring(0, i) + ": " + message.substring(i + dup.length());
         }

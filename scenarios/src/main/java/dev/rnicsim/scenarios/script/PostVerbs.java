@@ -61,7 +61,14 @@ final class PostVerbs
             + (srq == null ? "" : ", receives from the SRQ"));
     }
 
-    /** {@code connect QP QP [access=] [rnr_retry=] [min_rnr_timer=] [retry=]}: both QPs to RTS. */
+    /**
+     * {@code connect QP QP [access=] [rnr_retry=] [min_rnr_timer=] [retry=] [sgid_index=] [peer_sgid_index=]}: both
+     * QPs to RTS. Each QP's address vector leaves from the source GID the connection manager picks (RoCE v2 where the
+     * port has it: kernel cma.c {@code cma_add_one}'s {@code default_gid_type}, {@code GidTable
+     * .connectionManagerSgidIndex}), or from {@code sgid_index=} (the first QP's own GID table) and
+     * {@code peer_sgid_index=} (the second's), checked as {@code ibv_modify_qp} checks an address vector's
+     * {@code sgid_index} (EINVAL past gid_tbl_len, ENODATA for an empty entry).
+     */
     static Outcome connect(final Session s, final ScriptLine l)
     {
         final SimQp a = s.get(l, l.args().get(0), SimQp.class);
@@ -76,10 +83,29 @@ final class PostVerbs
             : RNR_RETRY_FOREVER;
         final int timer = s.evalCount(l, l.options().getOrDefault("min_rnr_timer", "12"));
         final int retry = s.evalCount(l, l.options().getOrDefault("retry", "7"));
+        final int sgidA = l.options().containsKey("sgid_index") ? s.evalInt(l, l.options().get("sgid_index")) : -1;
+        final int sgidB = l.options().containsKey("peer_sgid_index")
+            ? s.evalInt(l, l.options().get("peer_sgid_index")) : -1;
+        if (a == b && sgidB >= 0)
+        {
+            throw l.error("peer_sgid_index= names the second QP's source GID, and " + l.args().get(0)
+                + " connects to itself: give its source GID with sgid_index= alone");
+        }
+        // refused before either QP moves, so a refused connect changes nothing
+        if (sgidA >= 0)
+        {
+            dev.rnicsim.simnic.ProgramRtr.checkSgidIndex(a, sgidA);
+        }
+        if (sgidB >= 0)
+        {
+            dev.rnicsim.simnic.ProgramRtr.checkSgidIndex(b, sgidB);
+        }
         for (final SimQp[] pair : a == b ? new SimQp[][] {{a, a}} : new SimQp[][] {{a, b}, {b, a}})
         {
             pair[0].modifyToInit(access);
-            pair[0].modifyToRtr(pair[1].address(), timer);
+            // -1: the connection manager's source GID, as modifyToRtr gives it
+            dev.rnicsim.simnic.ProgramRtr.modifyToRtr(pair[0], pair[1].address(), timer, 0,
+                pair[0] == a ? sgidA : sgidB);
             pair[0].modifyToRts(retry, rnrRetry);
         }
         // what the driver kept (mlx5 masks the fields to their widths, rxe keeps them whole; the NAK carries the

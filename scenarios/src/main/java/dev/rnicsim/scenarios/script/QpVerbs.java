@@ -52,9 +52,18 @@ final class QpVerbs
         }
         final SimQp dest = o.containsKey("dest") ? s.get(l, o.get("dest"), SimQp.class)
             : o.containsKey("av") ? s.get(l, o.get("av"), SimQp.class) : null;
+        if (o.containsKey("sgid_index") && dest == null)
+        {
+            throw l.error("sgid_index= is the address vector's source GID (ah_attr.grh.sgid_index): give it with "
+                + "dest=QP or av=QP, which set the address vector");
+        }
         if (dest != null)
         {
-            b.av(AhAttr.toGid(dest.address().gid()));
+            // the source GID: sgid_index= (checked by ibv_modify_qp: EINVAL past gid_tbl_len, ENODATA for an empty
+            // entry), else entry 0 as a zeroed ibv_qp_attr leaves it
+            b.av(o.containsKey("sgid_index")
+                ? new AhAttr(dest.address().gid(), 0, 1, s.evalInt(l, o.get("sgid_index")))
+                : AhAttr.toGid(dest.address().gid()));
             if (o.containsKey("dest"))
             {
                 b.destQpNum(dest.qpNum());

@@ -262,10 +262,11 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             opts("type", word("rc", "uc", "ud", "xrc_send", "xrc_recv"), "srq", new Ref(Set.of(Kind.SRQ), true),
                 "send_wr", expr(), "recv_wr", expr(), "sge", expr(), "inline", expr(),
                 "ops", new Word(SEND_OPS_WORDS, true, true)));
-        add(t, "connect QP QP [access=FLAGS] [rnr_retry=N] [min_rnr_timer=N] [retry=N]",
+        add(t, "connect QP QP [access=FLAGS] [rnr_retry=N] [min_rnr_timer=N] [retry=N] [sgid_index=N]"
+            + " [peer_sgid_index=N]",
             List.of(ref(Kind.QP), ref(Kind.QP)),
             opts("access", new Word(ACCESS_WORDS, true, true), "rnr_retry", expr(), "min_rnr_timer", expr(),
-                "retry", expr()));
+                "retry", expr(), "sgid_index", expr(), "peer_sgid_index", expr()));
         add(t, "post write|write_imm|read|send|send_imm|cas|faa|send_inv|local_inv|reg_mr|flush|atomic_write QP"
             + " [sgl=SGL] [remote=ADDR] [rkey=KEY] [imm=N] [compare=N] [swap=N] [add=N] [mr=FASTMR] [key=KEY]"
             + " [access=FLAGS] [length=SIZE] [type=global|persistent] [level=range|mr] [value=N] [id=N]"
@@ -283,13 +284,15 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "engine auto|manual", List.of(new Word(Set.of("auto", "manual"), false, false)), Map.of());
         add(t, "modify QP reset|init|rtr|rts|sqd|sqe|err|same [access=FLAGS] [port=N] [pkey_index=N] [qkey=N]"
             + " [dest=QP] [av=QP] [dest_qpn=N] [path_mtu=BYTES] [rq_psn=N] [sq_psn=N] [timeout=N] [retry=N]"
-            + " [rnr_retry=N] [min_rnr_timer=N] [max_rd_atomic=N] [max_dest_rd_atomic=N] [cur=STATE] [mask=ATTRS]",
+            + " [rnr_retry=N] [min_rnr_timer=N] [max_rd_atomic=N] [max_dest_rd_atomic=N] [cur=STATE] [mask=ATTRS]"
+            + " [sgid_index=N]",
             List.of(ref(Kind.QP), new Word(QP_STATE_WORDS, false, false)),
             opts("access", new Word(ACCESS_WORDS, true, true), "port", expr(), "pkey_index", expr(), "qkey", expr(),
                 "dest", new Ref(Set.of(Kind.QP), true), "av", new Ref(Set.of(Kind.QP), true), "dest_qpn", expr(),
                 "path_mtu", expr(), "rq_psn", expr(), "sq_psn", expr(), "timeout", expr(), "retry", expr(),
                 "rnr_retry", expr(), "min_rnr_timer", expr(), "max_rd_atomic", expr(), "max_dest_rd_atomic", expr(),
-                "cur", new Word(QP_STATE_WORDS, false, true), "mask", new Word(QP_ATTR_WORDS, true, true)));
+                "cur", new Word(QP_STATE_WORDS, false, true), "mask", new Word(QP_ATTR_WORDS, true, true),
+                "sgid_index", expr()));
         add(t, "queryqp QP", List.of(ref(Kind.QP)), Map.of());
         add(t, "srq NAME PD [wr=N] [sge=N] [limit=N] [xrcd=XRCD cq=CQ]", List.of(new NewName(Kind.SRQ, false),
             ref(Kind.PD)), opts("wr", expr(), "sge", expr(), "limit", expr(), "xrcd", new Ref(Set.of(Kind.XRCD), true),

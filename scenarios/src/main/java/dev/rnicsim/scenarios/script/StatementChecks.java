@@ -148,6 +148,10 @@ final class StatementChecks
             {
                 notNegative(l, spec, o.getKey() + "=", o.getValue());
             }
+            if (o.getKey().equals("netdev_mtu"))
+            {
+                plainByteCount(l, spec, o.getValue());
+            }
         }
         binds.forEach(Runnable::run);
     }
@@ -278,6 +282,20 @@ final class StatementChecks
         }
         throw l.error("expected data: a \"quoted string\" or hex:BYTES (an even number of hex digits), got '" + v
             + "'");
+    }
+
+    /**
+     * A netdev's MTU is a byte count without size suffixes ({@code ip link set DEV mtu N} takes a plain number, and
+     * no MTU is a power of 1024: {@code 9k} would be 9216, not the 9000 of jumbo frames), refused before anything
+     * runs.
+     */
+    private static void plainByteCount(final ScriptLine l, final Spec spec, final String v)
+    {
+        if (java.util.regex.Pattern.compile("\\b(?!0[xX])[0-9][0-9_]*[A-Za-z]").matcher(v).find())
+        {
+            throw l.error("netdev_mtu=" + v + ": an MTU takes no size suffix (ip link set DEV mtu takes a plain "
+                + "number of bytes); give the MTU in bytes, e.g. 9000; expected: " + spec.usage());
+        }
     }
 
     /**

@@ -52,7 +52,8 @@ final class Views
             case "odp" -> s.names.get(arg) instanceof SimOdpMr o ? odp(s, o)
                 : notOdp(l, arg, s.names.get(arg));
             case "mw" -> mw(s, s.get(l, arg, SimMw.class));
-            case "qp" -> s.get(l, arg, SimQp.class).toString() + ", " + s.get(l, arg, SimQp.class).receivesPosted()
+            case "qp" -> s.get(l, arg, SimQp.class).toString() + path(s.get(l, arg, SimQp.class)) + ", "
+                + s.get(l, arg, SimQp.class).receivesPosted()
                 + " receives posted, " + s.get(l, arg, SimQp.class).sendsWaiting() + " sends waiting"
                 + Engines.wqes(s.get(l, arg, SimQp.class));
             case "inflight" -> Engines.inflight(s.get(l, arg, SimDevice.class));
@@ -370,5 +371,33 @@ final class Views
                 Units.bytes(e.pageSizeBytes()), e.mttEntries(), Units.duration(e.durationNs())));
         }
         return sb.length() == 0 ? "no registrations yet" : sb.toString();
+    }
+
+    /**
+     * @return the path a connected QP's packets take, as ibv_query_qp answers it: {@code , path_mtu N bytes}, and on
+     *         RoCE {@code , sgid_index N (RoCE v2)}, the source GID entry that decides the RoCE version; "" before
+     *         RTR, for a QP without a path (UD) and for a destroyed QP.
+     */
+    private static String path(final SimQp qp)
+    {
+        if (qp.isClosed())
+        {
+            return ""; // ibv_query_qp answers nothing for a destroyed QP
+        }
+        final dev.rnicsim.verbs.QpAttr a = qp.query();
+        final dev.rnicsim.verbs.AhAttr av = a.ahAttr();
+        final StringBuilder sb = new StringBuilder();
+        if (a.pathMtu() > 0)
+        {
+            sb.append(", path_mtu ").append(dev.rnicsim.verbs.QpAttr.mtuBytes(a.pathMtu())).append(" bytes");
+        }
+        if (av != null && av.isGlobal() && qp.simDevice().profile().gidKinds().roce())
+        {
+            final java.util.List<dev.rnicsim.verbs.GidEntry> table = dev.rnicsim.simnic.GidTable.entries(qp.simDevice(),
+                av.portNum() < 1 ? 1 : av.portNum());
+            sb.append(", sgid_index ").append(av.sgidIndex()).append(av.sgidIndex() < table.size()
+                ? " (" + table.get(av.sgidIndex()).gidType().sysfsName().replace("IB/", "") + ")" : "");
+        }
+        return sb.toString();
     }
 }

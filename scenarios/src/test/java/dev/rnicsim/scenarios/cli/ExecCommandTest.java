@@ -69,6 +69,12 @@ class ExecCommandTest
     {
         assertThat(exec("--profile", "rxe", "--netdev-mtu", "40", "--", "true")).isEqualTo(Rnicsim.MALFORMED);
         assertThat(err.toString()).contains("--netdev-mtu 40: an MTU of 40 bytes is outside 68..65535");
+        assertThat(exec("--profile", "rxe", "--netdev-mtu", "9k", "--", "true")).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(err.toString()).contains("--netdev-mtu", "'9k': an MTU is a plain number of bytes",
+            "give the MTU in bytes, e.g. 9000");
+        assertThat(exec("--profile", "rxe", "--netdev-mtu", "99999999999", "--", "true"))
+            .isEqualTo(Rnicsim.MALFORMED);
+        assertThat(err.toString()).contains("an MTU of 99999999999 bytes is outside 68..65535");
         assertThat(exec("--profile", "rxe", "--ipv4", "10.0.0", "--", "true")).isEqualTo(Rnicsim.MALFORMED);
         assertThat(err.toString()).contains("--ipv4 10.0.0: '10.0.0' is no IPv4 address");
         assertThat(exec("--profile", "rxe", "--ipv4", "127.0.0.1", "--", "true")).isEqualTo(Rnicsim.MALFORMED);

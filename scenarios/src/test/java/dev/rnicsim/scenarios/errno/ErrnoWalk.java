@@ -238,6 +238,12 @@ final class ErrnoWalk
         c.add(c("an address handle from an empty GID entry", ONE_HOST + "device nic_r alpha profile=rxe\n"
             + "open app_r nic_r\npd pd_r app_r\n", "ah to_a pd_r nic_a sgid_index=1", "ENODATA",
             "rdma_get_gid_attr", "no IPv4 address", "give an index"));
+        final String roceQps = ONE_HOST + "device nic_r alpha profile=rxe\nopen app_r nic_r\npd pd_r app_r\n"
+            + "cq cq_r app_r\nqp qp_r pd_r cq_r\nqp qp_s pd_r cq_r\n";
+        c.add(c("a connection's source GID past the GID table", roceQps, "connect qp_r qp_s sgid_index=100000",
+            "EINVAL", "sgid_index=100000 is outside the GID table", "fix that attribute", "nothing changed"));
+        c.add(c("a connection's source GID from an empty entry", roceQps, "connect qp_r qp_s peer_sgid_index=1",
+            "ENODATA", "sgid_index=1 names an empty entry", "rdma_get_gid_attr", "give an index"));
         // work requests
         c.add(c("post with too many SGEs", TWO_HOSTS,
             "post write qp_a sgl=mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,mr_src:8,"

@@ -16,8 +16,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The RoCE errno paths no script verb reaches: an RC QP's modify to RTR whose address vector names an empty source
- * GID entry (the script's {@code connect} always leaves from index 0). Stateless.
+ * The RoCE errno paths of the Java API: an RC QP's modify to RTR whose address vector names an empty source GID entry
+ * (a script's {@code connect ... sgid_index=} is refused before the modify, by {@code ProgramRtr.checkSgidIndex}).
+ * Stateless.
  */
 final class ErrnoWalkRoce
 {

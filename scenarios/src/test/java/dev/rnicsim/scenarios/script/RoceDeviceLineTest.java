@@ -46,7 +46,7 @@ class RoceDeviceLineTest
         assertThat(r.out()).contains("10.0.0.1 is already the IPv4 address of sim:alpha/a's netdev on this fabric")
             .contains("ipv4=10.0.0.2: connectx5 (mlx5) has an InfiniBand link layer")
             .contains("netdev_mtu=9000: efa (efa) has an unspecified (EFA) link layer")
-            .contains("an MTU of 0 bytes is outside 68..65535")
+            .contains("EINVAL: netdev_mtu=0: an MTU of 0 bytes is outside 68..65535")
             .contains("an MTU of 99999999999 bytes is outside 68..65535")
             .contains("'010.0.0.1' is no IPv4 address (inet_pton)")
             .contains("'224.0.0.1' is a multicast group")
@@ -63,6 +63,20 @@ class RoceDeviceLineTest
             device a alpha profile=rxe netdev_mtu=-1500
             """)).isInstanceOf(ScriptException.class).hasMessageContaining("netdev_mtu= is -1500")
             .hasMessageContaining("68 to 65535");
+        for (final String suffixed : new String[] {"9k", "9K", "1_5k", "2*4k"})
+        {
+            assertThatThrownBy(() -> ScriptRun.run("suffix.rsim", """
+                host alpha ram=64M
+                device a alpha profile=rxe netdev_mtu=%s
+                """.formatted(suffixed))).as(suffixed).isInstanceOf(ScriptException.class)
+                .hasMessageContaining("netdev_mtu=" + suffixed + ": an MTU takes no size suffix")
+                .hasMessageContaining("give the MTU in bytes, e.g. 9000");
+        }
+        ScriptRun.ok("hex.rsim", """
+            host alpha ram=64M
+            device a alpha profile=rxe netdev_mtu=0x2328
+            expect ok
+            """);
         assertThatThrownBy(() -> ScriptRun.run("twice.rsim", """
             host alpha ram=64M
             device a alpha profile=rxe ipv4=10.0.0.1 ipv4=10.0.0.2

@@ -211,6 +211,7 @@ class ScriptConformanceTest
             expect nic.gid_tbl_len == 1024
             expect nic.max_msg_sz == 0x80000000
             expect nic.max_dm_size == 0
+            expect nic.active_mtu == 3
             queryport app 1
             expect ok
             queryport app 2
@@ -221,7 +222,8 @@ class ScriptConformanceTest
             expect ENODATA
             """);
 
-        assertThat(r.out()).contains("gid_tbl_len 1024").contains("GID fe80:");
+        assertThat(r.out()).contains("gid_tbl_len 1024").contains("GID fe80:")
+            .as("the MTUs as ibv_devinfo prints them").contains("max_mtu 4096 (5), active_mtu 1024 (3)");
     }
 
     @Test
