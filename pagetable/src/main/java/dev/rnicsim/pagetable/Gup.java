@@ -89,7 +89,7 @@ final class Gup
                     entry = process.faults.fault(va, write, longterm);
                 }
                 // Also after a read fault, which maps the shared zero page.
-                if (!write && unshareReadPins && mustUnshare(Faults.pfnOf(entry, va), longterm))
+                if (!write && unshareReadPins && mustUnshare(entry, va, longterm))
                 {
                     entry = process.faults.copyOnWrite(va, entry, process.vmaAt(va), false, longterm);
                 }
@@ -156,12 +156,38 @@ final class Gup
      * {@code gup_must_unshare} for a read pin on a modern kernel: a page shared with another mapping, or the shared
      * zero page under FOLL_LONGTERM (it is no anonymous page of this process), is replaced by a private copy first,
      * so that the pin and the CPU keep seeing the same page.
+     *
+     * <p>A PMD-mapped THP is judged as a whole (mm/huge_memory.c {@code follow_trans_huge_pmd} asks
+     * {@code gup_must_unshare} about the PMD's head page, whose {@code PageAnonExclusive} stands for the whole PMD
+     * mapping; fork's {@code copy_huge_pmd} clears it): if any of its pages is mapped elsewhere too (a forked child
+     * still maps it, maybe through PTEs of its own split PMD), the PMD is not exclusive, and the unshare fault
+     * ({@code do_huge_pmd_wp_page} with FAULT_FLAG_UNSHARE) splits the PMD and unshares page by page. Judging only
+     * the page at the start of the pinned part of the PMD would pin a page the child still maps, which the pinning
+     * process's next write then copies away from (the pin and the CPU would see different pages).
      */
-    boolean mustUnshare(final long pfn, final boolean longterm)
+    boolean mustUnshare(final long entry, final long va, final boolean longterm)
     {
+        final long pfn = Faults.pfnOf(entry, va);
         if (pfn == phys.zeroPfn())
         {
             return longterm;
+        }
+        if (PageTable.size(entry) != PageSize.SIZE_4K && pfn >= 0)
+        {
+            final long head = frames.head(pfn);
+            if (frames.kind(head) != FrameTable.KIND_HUGETLB)
+            {
+                final long leafFrames = PageTable.size(entry).frames();
+                final long first = PageTable.pfn(entry);
+                for (long f = 0; f < leafFrames; f++)
+                {
+                    if (frames.mapCount(first + f) > 1)
+                    {
+                        return true;
+                    }
+                }
+                return false;
+            }
         }
         return frames.mapCount(pfn) > 1;
     }
