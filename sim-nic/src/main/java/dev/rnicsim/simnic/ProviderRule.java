@@ -379,5 +379,10 @@ public enum ProviderRule
      * into IBV_WC_LOC_ACCESS_ERR and the kernel ({@code c4iw_ev_dispatch}) into IBV_EVENT_QP_ACCESS_ERR (SPDK #2253:
      * NVMe-oF discovery failed on Chelsio once the target registered its buffers without REMOTE_WRITE). Without this
      * rule LOCAL_WRITE suffices, as on InfiniBand and RoCE. See {@link ReadSinkRule}. */
-    READ_SINK_NEEDS_REMOTE_WRITE
+    READ_SINK_NEEDS_REMOTE_WRITE,
+    /** {@code ibv_create_srq} checks srq_limit: siw's {@code siw_create_srq} answers EINVAL for a limit above max_wr
+     * (both unsigned) and arms the one given. Without this rule srq_limit is not checked at creation, as
+     * ibv_create_srq(3) says it is ignored there (mlx5 {@code mlx5_ib_create_srq}, rxe {@code rxe_srq_chk_init} and
+     * the other drivers read do not look at it); an out-of-range limit is then not armed. See {@link SimSrq}. */
+    SRQ_LIMIT_CHECKED_AT_CREATE
 }
