@@ -384,5 +384,10 @@ public enum ProviderRule
      * (both unsigned) and arms the one given. Without this rule srq_limit is not checked at creation, as
      * ibv_create_srq(3) says it is ignored there (mlx5 {@code mlx5_ib_create_srq}, rxe {@code rxe_srq_chk_init} and
      * the other drivers read do not look at it); an out-of-range limit is then not armed. See {@link SimSrq}. */
-    SRQ_LIMIT_CHECKED_AT_CREATE
+    SRQ_LIMIT_CHECKED_AT_CREATE,
+    /** {@code ibv_resize_cq} weighs the completions waiting against the rounded size: libmlx4's {@code mlx4_resize_cq}
+     * rounds {@code cqe + 1} up to a power of two and refuses (EINVAL) only when that is below the outstanding CQEs
+     * plus one, so with 10 waiting a resize to 9 (rounded to 16, a CQ of 15) succeeds. Without this rule the count
+     * asked for itself must hold them (rxe {@code rxe_cq_chk_attr}; ibv_resize_cq(3)). See {@link CqResize}. */
+    CQ_RESIZE_CHECKS_ROUNDED_SIZE
 }
