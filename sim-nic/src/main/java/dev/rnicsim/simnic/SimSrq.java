@@ -315,7 +315,7 @@ public final class SimSrq implements SharedReceiveQueue
         {
             final String driver = pd.context().device().profile().driver();
             throw Errors.invalid(verb, "srq_limit=" + Integer.toUnsignedString(limit) + " must be 0..max_wr=" + maxWr
-                + " (" + driver + ": " + modifySource(driver, "rxe_srq_chk_attr") + "); ask for a limit no larger "
+                + " (" + driver + ": " + modifySource(driver, RXE_MODIFY_CHECK) + "); ask for a limit no larger "
                 + "than the SRQ's max_wr (ibv_query_srq); nothing changed");
         }
         srqLimit = limit;
@@ -347,11 +347,14 @@ public final class SimSrq implements SharedReceiveQueue
         {
             throw Errors.invalid(verb, "IBV_SRQ_MAX_WR: max_wr=" + Integer.toUnsignedString(newMaxWr)
                 + " must be 1..max_srq_wr=" + a.maxSrqWr() + ", not below srq_limit=" + srqLimit + " ("
-                + device.profile().driver() + ": " + modifySource(device.profile().driver(), "rxe_srq_chk_attr")
+                + device.profile().driver() + ": " + modifySource(device.profile().driver(), RXE_MODIFY_CHECK)
                 + ") and room for the " + queue.size() + " receive(s) posted (rxe_queue_resize); nothing changed");
         }
         maxWr = held;
     }
+
+    /** rxe's check of ibv_modify_srq's attributes. */
+    private static final String RXE_MODIFY_CHECK = "rxe_srq_chk_attr";
 
     /** The function of the driver that checks an SRQ's size at creation, as the drivers.md table names them. */
     private static String createSource(final String driver)
