@@ -65,8 +65,7 @@ static int resize_cq(struct ibv_cq *cq, int cqe)
 		return e;
 	rnicsim_lock();
 	struct wire_resize_cq req = {.cq = c->handle, .cqe = (uint32_t)cqe, .held = c->count};
-	if (cqe < 0)
-		req.cqe = 0; /* the model answers EINVAL for it, as mlx5_resize_cq does for a negative count */
+	/* a negative count reaches the model as asked (it answers EINVAL, as mlx5_resize_cq does) */
 	struct wire_handle resp = {0};
 	e = rnicsim_rpc(OP_RESIZE_CQ, &req, sizeof(req), NULL, 0, &resp, sizeof(resp), NULL);
 	if (!e)

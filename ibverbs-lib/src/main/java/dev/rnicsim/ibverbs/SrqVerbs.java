@@ -95,10 +95,11 @@ final class SrqVerbs
      */
     private void resize(final SrqInfo i, final int maxWr, final int limit)
     {
-        if (maxWr < limit)
+        if (Integer.compareUnsigned(maxWr, limit) < 0)
         {
-            throw new VerbsException("ibv_modify_srq", 22, "IBV_SRQ_MAX_WR: max_wr=" + maxWr + " is below "
-                + "srq_limit=" + limit + " (rxe_srq_chk_attr); nothing changed");
+            throw new VerbsException("ibv_modify_srq", 22, "IBV_SRQ_MAX_WR: max_wr=" + Integer.toUnsignedString(maxWr)
+                + " is below srq_limit=" + Integer.toUnsignedString(limit) + " (ibv_modify_srq(3): the limit must fit "
+                + "the new size); ask for a larger max_wr or a lower srq_limit; nothing changed");
         }
         i.srq().resize(maxWr);
     }

@@ -11,8 +11,10 @@ import dev.rnicsim.verbs.Errno;
  * <li>a provider without {@code resize_cq} answers EOPNOTSUPP (libibverbs {@code ibv_resize_cq});</li>
  * <li>fewer than 1 entry or more than {@code max_cqe} is EINVAL (rxe {@code rxe_cq_chk_attr}; mlx5: the provider
  * refuses a negative count, the kernel a count past {@code 1 << log_max_cq_sz});</li>
- * <li>fewer entries than the completions waiting to be polled is EINVAL (rxe {@code rxe_cq_chk_attr}: "cqe(%d) <
- * current # elements in queue"; rdma-core tests/test_cq.py {@code test_resize_cq} expects EINVAL of every device);</li>
+ * <li>fewer entries than the completions waiting to be polled is EINVAL (ibv_resize_cq(3); rxe {@code rxe_cq_chk_attr}:
+ * "cqe(%d) < current # elements in queue"; rdma-core tests/test_cq.py {@code test_resize_cq} expects EINVAL of every
+ * device); where the profile follows {@link ProviderRule#CQ_RESIZE_CHECKS_ROUNDED_SIZE} (mlx4) the rounded size is
+ * weighed, not the count asked for;</li>
  * <li>the new size is rounded as at creation ({@link CqDepth}: a power of two above the count, less one, on mlx5
  * {@code align_queue_size(cqe + 1)} and rxe {@code rxe_queue_resize}, which rounds {@code cqe + 1} up);
  * a rounded size equal to the current one changes nothing: on mlx5 before the count is checked
@@ -26,6 +28,17 @@ final class CqResize
 {
     private CqResize()
     {
+    }
+
+    /** Who refuses a size below the completions waiting: the driver's function where read, else the man page. */
+    private static String belowQueuedSource(final String driver)
+    {
+        return switch (driver)
+        {
+            case "rxe" -> "rxe_cq_chk_attr";
+            case "mlx4" -> "libmlx4 mlx4_resize_cq";
+            default -> "ibv_resize_cq(3): cqe must be at least the number of unpolled entries";
+        };
     }
 
     static void resize(final SimCq cq, final int newCqe, final int outstanding)
@@ -46,18 +59,22 @@ final class CqResize
         final int maxCqe = device.profile().attributes().maxCqe();
         if (newCqe < 1 || newCqe > maxCqe)
         {
-            throw Errors.invalid(verb, "cqe=" + newCqe + " must be 1..max_cqe=" + maxCqe + "; ask for a size in "
-                + "that range");
+            throw Errors.invalid(verb, "cqe=" + newCqe + " must be 1..max_cqe=" + maxCqe + " (ibv_resize_cq(3)); ask "
+                + (newCqe < 1 ? "for at least 1 entry" : "for at most max_cqe entries (ibv_query_device)")
+                + "; nothing changed");
         }
         final int reported = CqDepth.reported(device.profile(), newCqe);
         if (reported == cq.cqe() && ext.resizeToSameSizeAtOnce())
         {
             return;
         }
-        if (newCqe < outstanding)
+        final boolean weighRounded = device.profile().follows(ProviderRule.CQ_RESIZE_CHECKS_ROUNDED_SIZE);
+        if ((weighRounded ? reported : newCqe) < outstanding)
         {
-            throw Errors.invalid(verb, "cqe=" + newCqe + " is fewer than the " + outstanding + " completions waiting "
-                + "to be polled (rxe_cq_chk_attr); poll them first or keep a larger CQ");
+            throw Errors.invalid(verb, "cqe=" + newCqe + (weighRounded ? " (rounded to " + reported + ")" : "")
+                + " is fewer than the " + outstanding + " completions waiting to be polled (" + device.profile().driver()
+                + ": " + belowQueuedSource(device.profile().driver()) + "); poll them first or keep a larger CQ; "
+                + "nothing changed");
         }
         if (reported == cq.cqe())
         {

@@ -124,7 +124,8 @@ public final class DeviceProfiles
                 ProviderRule.CREATE_QP_EX_WITHOUT_SEND_OPS, ProviderRule.WINDOWS_WITHOUT_MAX_MW,
                 ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE,
                 ProviderRule.RD_ATOMIC_ZERO_KEPT_AS_ONE,
-                ProviderRule.CUR_QP_STATE_CHECKED_BY_FIRMWARE), false, 56.0, 3,
+                ProviderRule.CUR_QP_STATE_CHECKED_BY_FIRMWARE, ProviderRule.CQ_RESIZE_CHECKS_ROUNDED_SIZE), false,
+            56.0, 3,
             List.of("node_guid", "sys_image_guid", "xrc_odp_caps"));
     }
 

@@ -109,7 +109,8 @@ public final class DriverProfiles
             null, Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM, 256, true, true, "siw", null)
             .withQpTypes(Set.of(QpType.RC));
         return profile("siw", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC, Set.of(ProviderRule.REREG_MR_UNSUPPORTED,
-            ProviderRule.CREATE_QP_EX_UNSUPPORTED, ProviderRule.CQE_ROUNDED_TO_POW2),
+            ProviderRule.CREATE_QP_EX_UNSUPPORTED, ProviderRule.CQE_ROUNDED_TO_POW2,
+            ProviderRule.SRQ_LIMIT_CHECKED_AT_CREATE),
             25.0, t,
             defaulted("fw_ver", "max_sge"));
     }

@@ -379,5 +379,15 @@ public enum ProviderRule
      * into IBV_WC_LOC_ACCESS_ERR and the kernel ({@code c4iw_ev_dispatch}) into IBV_EVENT_QP_ACCESS_ERR (SPDK #2253:
      * NVMe-oF discovery failed on Chelsio once the target registered its buffers without REMOTE_WRITE). Without this
      * rule LOCAL_WRITE suffices, as on InfiniBand and RoCE. See {@link ReadSinkRule}. */
-    READ_SINK_NEEDS_REMOTE_WRITE
+    READ_SINK_NEEDS_REMOTE_WRITE,
+    /** {@code ibv_create_srq} checks srq_limit: siw's {@code siw_create_srq} answers EINVAL for a limit above max_wr
+     * (both unsigned) and arms the one given. Without this rule srq_limit is not checked at creation, as
+     * ibv_create_srq(3) says it is ignored there (mlx5 {@code mlx5_ib_create_srq}, rxe {@code rxe_srq_chk_init} and
+     * the other drivers read do not look at it); an out-of-range limit is then not armed. See {@link SimSrq}. */
+    SRQ_LIMIT_CHECKED_AT_CREATE,
+    /** {@code ibv_resize_cq} weighs the completions waiting against the rounded size: libmlx4's {@code mlx4_resize_cq}
+     * rounds {@code cqe + 1} up to a power of two and refuses (EINVAL) only when that is below the outstanding CQEs
+     * plus one, so with 10 waiting a resize to 9 (rounded to 16, a CQ of 15) succeeds. Without this rule the count
+     * asked for itself must hold them (rxe {@code rxe_cq_chk_attr}; ibv_resize_cq(3)). See {@link CqResize}. */
+    CQ_RESIZE_CHECKS_ROUNDED_SIZE
 }

@@ -53,7 +53,8 @@ final class QpCreation
         if (c.maxSendWr() < 0 || c.maxSendWr() > a.maxQpWr()
             || recv.wrChecked() && (c.maxRecvWr() < 0 || c.maxRecvWr() > a.maxQpWr()))
         {
-            throw Errors.invalid(verb, "maxSendWr=" + c.maxSendWr() + " maxRecvWr=" + c.maxRecvWr()
+            throw Errors.invalid(verb, "max_send_wr=" + Integer.toUnsignedString(c.maxSendWr()) + " max_recv_wr="
+                + Integer.toUnsignedString(c.maxRecvWr())
                 + " must be 0..max_qp_wr=" + a.maxQpWr()
                 + recv.why(true, c.maxRecvWr() < 0 || c.maxRecvWr() > a.maxQpWr())
                 + "; ask for fewer work requests; nothing was created");
@@ -61,7 +62,8 @@ final class QpCreation
         if (c.maxSendSge() < 0 || c.maxSendSge() > a.maxSge()
             || recv.sgeChecked() && (c.maxRecvSge() < 0 || c.maxRecvSge() > a.maxSge()))
         {
-            throw Errors.invalid(verb, "maxSendSge=" + c.maxSendSge() + " maxRecvSge=" + c.maxRecvSge()
+            throw Errors.invalid(verb, "max_send_sge=" + Integer.toUnsignedString(c.maxSendSge()) + " max_recv_sge="
+                + Integer.toUnsignedString(c.maxRecvSge())
                 + " must be 0..max_sge=" + a.maxSge()
                 + recv.why(false, c.maxRecvSge() < 0 || c.maxRecvSge() > a.maxSge())
                 + "; ask for fewer SGEs; nothing was created");

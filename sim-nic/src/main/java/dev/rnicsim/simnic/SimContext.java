@@ -107,8 +107,8 @@ public final class SimContext implements Context
         final DeviceAttributes a = device.profile().attributes();
         if (cqe < 1 || cqe > a.maxCqe())
         {
-            throw Errors.invalid("ibv_create_cq", "cqe=" + cqe + " must be 1..max_cqe=" + a.maxCqe()
-                + "; ask for fewer entries");
+            throw Errors.invalid("ibv_create_cq", "cqe=" + cqe + " must be 1..max_cqe=" + a.maxCqe() + "; ask "
+                + (cqe < 1 ? "for at least 1 entry" : "for fewer entries") + "; nothing created");
         }
         if (device.objects().cqsLive() >= a.maxCq())
         {

@@ -87,7 +87,7 @@ public final class SimSrq implements SharedReceiveQueue
         this.srqNum = pd.context().device().objects().allocSrqNum();
         this.maxWr = depth(pd.context().device().profile(), attr.maxWr());
         this.maxSge = QpCaps.srqSge(pd.context().device().profile(), attr.maxSge());
-        this.srqLimit = attr.srqLimit();
+        this.srqLimit = attr.srqLimit() >= 0 && attr.srqLimit() <= attr.maxWr() ? attr.srqLimit() : 0;
     }
 
     /**
@@ -95,10 +95,12 @@ public final class SimSrq implements SharedReceiveQueue
      * max_sge of 0 (unless the profile follows {@link ProviderRule#SRQ_OF_ZERO_WR}, mlx5); max_wr above the device's
      * max_srq_wr or max_sge above its max_srq_sge ({@link DeviceAttributes#maxSrqWr()}, {@link
      * DeviceAttributes#maxSrqSge()}: the driver's own figures, not max_qp_wr and max_sge) EINVAL, or E2BIG where the
-     * profile follows {@link ProviderRule#SRQ_SIZE_E2BIG} (cxgb4 {@code c4iw_create_srq}); a limit above max_wr EINVAL
-     * (rxe {@code rxe_srq_chk_init}); ENOMEM when max_srq SRQs live. The SRQ holds, and reports, max_wr rounded as
+     * profile follows {@link ProviderRule#SRQ_SIZE_E2BIG} (cxgb4 {@code c4iw_create_srq}); ENOMEM when max_srq SRQs
+     * live. The SRQ holds, and reports, max_wr rounded as
      * the driver rounds it ({@link ProviderRule#SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE}), and max_sge as its provider
-     * sized the WQE ({@link QpCaps#srqSge}: libmlx5 rounds it up).
+     * sized the WQE ({@link QpCaps#srqSge}: libmlx5 rounds it up). srq_limit is checked only where the profile follows
+     * {@link ProviderRule#SRQ_LIMIT_CHECKED_AT_CREATE} (siw); elsewhere one above max_wr is ignored (ibv_create_srq(3)),
+     * not armed.
      */
     static SimSrq create(final SimPd pd, final SrqAttr attr, final int srqsLive)
     {
@@ -136,23 +138,32 @@ public final class SimSrq implements SharedReceiveQueue
                 + "receive queues; give each QP its own receive queue");
         }
         final int least = device.profile().follows(ProviderRule.SRQ_OF_ZERO_WR) ? 0 : 1;
+        final String driver = device.profile().driver();
+        // the fields are u32 in struct ibv_srq_attr: a negative int is a count above any max_srq_wr
+        if (Integer.compareUnsigned(attr.maxWr(), a.maxSrqWr()) > 0
+            || Integer.compareUnsigned(attr.maxSge(), a.maxSrqSge()) > 0)
+        {
+            final boolean e2big = device.profile().follows(ProviderRule.SRQ_SIZE_E2BIG);
+            throw Errors.of(verb, e2big ? Errno.E2BIG : Errno.EINVAL, "max_wr=" + Integer.toUnsignedString(
+                attr.maxWr()) + " max_sge=" + Integer.toUnsignedString(attr.maxSge()) + " must be at most "
+                + device.name() + "'s max_srq_wr=" + a.maxSrqWr() + " and max_srq_sge=" + a.maxSrqSge() + " ("
+                + driver + ": " + createSource(driver) + " answers " + (e2big ? "E2BIG" : "EINVAL")
+                + "); ask for at most the device's max_srq_wr and max_srq_sge (ibv_query_device); nothing created");
+        }
         if (attr.maxWr() < least || attr.maxSge() < least)
         {
             throw Errors.invalid(verb, "max_wr=" + attr.maxWr() + " max_sge=" + attr.maxSge() + " must be at least "
-                + least + " (rxe_srq_chk_init); nothing created");
+                + least + " (" + driver + ": " + ("rxe".equals(driver) ? "rxe_srq_chk_init refuses 0"
+                : "an SRQ of no entries is refused, as rxe_srq_chk_init refuses it") + "); ask for at least 1 of "
+                + "each; nothing created");
         }
-        if (attr.maxWr() > a.maxSrqWr() || attr.maxSge() > a.maxSrqSge())
+        if (device.profile().follows(ProviderRule.SRQ_LIMIT_CHECKED_AT_CREATE)
+            && Integer.compareUnsigned(attr.srqLimit(), attr.maxWr()) > 0)
         {
-            final boolean e2big = device.profile().follows(ProviderRule.SRQ_SIZE_E2BIG);
-            throw Errors.of(verb, e2big ? Errno.E2BIG : Errno.EINVAL, "max_wr=" + attr.maxWr() + " max_sge="
-                + attr.maxSge() + " must be at most " + device.name() + "'s max_srq_wr=" + a.maxSrqWr()
-                + " and max_srq_sge=" + a.maxSrqSge() + " (" + device.profile().driver() + (e2big ? ": c4iw_create_srq answers E2BIG"
-                : ": EINVAL, as mlx5_ib_create_srq and rxe_srq_chk_init answer") + "); ask for at most the device's "
-                + "max_srq_wr and max_srq_sge (ibv_query_device); nothing created");
-        }
-        if (attr.srqLimit() < 0 || attr.srqLimit() > attr.maxWr())
-        {
-            throw Errors.invalid(verb, "srq_limit=" + attr.srqLimit() + " must be 0..max_wr=" + attr.maxWr());
+            throw Errors.invalid(verb, "srq_limit=" + Integer.toUnsignedString(attr.srqLimit()) + " must be 0..max_wr="
+                + attr.maxWr() + " (" + device.profile().driver() + ": siw_create_srq checks the limit at creation, "
+                + "other drivers ignore it); ask for a limit no larger than max_wr, or 0 and arm it later with "
+                + "ibv_modify_srq; nothing created");
         }
         if (srqsLive >= a.maxSrq())
         {
@@ -302,7 +313,10 @@ public final class SimSrq implements SharedReceiveQueue
         checkOpen(verb);
         if (limit < 0 || limit > maxWr)
         {
-            throw Errors.invalid(verb, "srq_limit=" + limit + " must be 0..max_wr=" + maxWr + " (rxe_srq_chk_attr)");
+            final String driver = pd.context().device().profile().driver();
+            throw Errors.invalid(verb, "srq_limit=" + Integer.toUnsignedString(limit) + " must be 0..max_wr=" + maxWr
+                + " (" + driver + ": " + modifySource(driver, RXE_MODIFY_CHECK) + "); ask for a limit no larger "
+                + "than the SRQ's max_wr (ibv_query_srq); nothing changed");
         }
         srqLimit = limit;
     }
@@ -325,17 +339,54 @@ public final class SimSrq implements SharedReceiveQueue
         {
             throw Errors.invalid(verb, "IBV_SRQ_MAX_WR: " + device.name() + " (" + device.profile().name()
                 + ") cannot resize an SRQ (no IBV_DEVICE_SRQ_RESIZE in device_cap_flags; its driver refuses "
-                + "IB_SRQ_MAX_WR with -EINVAL, as mlx5_ib_modify_srq does); create a larger SRQ instead; nothing "
-                + "changed");
+                + "IB_SRQ_MAX_WR with -EINVAL" + modifyCited(device.profile().driver()) + "); create a larger SRQ "
+                + "instead; nothing changed");
         }
         final int held = depth(device.profile(), newMaxWr);
         if (newMaxWr <= 0 || newMaxWr > a.maxSrqWr() || newMaxWr < srqLimit || held < queue.size())
         {
-            throw Errors.invalid(verb, "IBV_SRQ_MAX_WR: max_wr=" + newMaxWr + " must be 1..max_srq_wr="
-                + a.maxSrqWr() + ", not below srq_limit=" + srqLimit + " (rxe_srq_chk_attr) and room for the "
-                + queue.size() + " receive(s) posted (rxe_queue_resize); nothing changed");
+            throw Errors.invalid(verb, "IBV_SRQ_MAX_WR: max_wr=" + Integer.toUnsignedString(newMaxWr)
+                + " must be 1..max_srq_wr=" + a.maxSrqWr() + ", not below srq_limit=" + srqLimit + " ("
+                + device.profile().driver() + ": " + modifySource(device.profile().driver(), RXE_MODIFY_CHECK)
+                + ") and room for the " + queue.size() + " receive(s) posted (rxe_queue_resize); nothing changed");
         }
         maxWr = held;
+    }
+
+    /** rxe's check of ibv_modify_srq's attributes. */
+    private static final String RXE_MODIFY_CHECK = "rxe_srq_chk_attr";
+
+    /** The function of the driver that checks an SRQ's size at creation, as the drivers.md table names them. */
+    private static String createSource(final String driver)
+    {
+        return switch (driver)
+        {
+            case "mlx4" -> "mlx4_ib_create_srq";
+            case "mlx5" -> "mlx5_ib_create_srq";
+            case "rxe" -> "rxe_srq_chk_init";
+            case "siw" -> "siw_create_srq";
+            case "cxgb4" -> "c4iw_create_srq";
+            case "hns" -> "hns_roce_create_srq";
+            case "qedr" -> "qedr_check_srq_params";
+            default -> "its create_srq";
+        };
+    }
+
+    /** The function of the driver that checks ibv_modify_srq, or ibv_modify_srq(3)'s rule where not read. */
+    private static String modifySource(final String driver, final String rxeFunction)
+    {
+        return switch (driver)
+        {
+            case "mlx4" -> "mlx4_ib_modify_srq";
+            case "mlx5" -> "mlx5_ib_modify_srq";
+            case "rxe" -> rxeFunction;
+            default -> "ibv_modify_srq(3)";
+        };
+    }
+
+    private static String modifyCited(final String driver)
+    {
+        return "mlx4".equals(driver) || "mlx5".equals(driver) ? ", as " + modifySource(driver, "") + " does" : "";
     }
 
     @Override

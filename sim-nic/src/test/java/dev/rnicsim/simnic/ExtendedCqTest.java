@@ -4,6 +4,7 @@ import static dev.rnicsim.simnic.RuleRig.sge;
 import static dev.rnicsim.simnic.RuleRig.sgl;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.rnicsim.verbs.CompletionQueue;
 import dev.rnicsim.verbs.Errno;
@@ -46,6 +47,42 @@ class ExtendedCqTest
             rig.qpA.postSend(SendWr.write(i, sgl(sge(local, src, 64)), dst, remote.rkey()));
         }
         rig.fabric.progressAll();
+    }
+
+    @Test
+    void resizeBelowTheCompletionsWaitingWeighsTheRoundedSizeOnMlx4Only()
+    {
+        // libmlx4 mlx4_resize_cq: align_queue_size(9 + 1) = 16 against 10 waiting + 1, allowed; rxe_cq_chk_attr
+        // and ibv_resize_cq(3) weigh the 9 asked for.
+        for (final DeviceProfile p : List.of(DeviceProfiles.connectx3(), DeviceProfiles.connectx5(),
+            DeviceProfiles.rxe()))
+        {
+            final RuleRig rig = RuleRig.connected(p, RuleRig.ALL_REMOTE);
+            writes(rig, 10);
+            if (p.driver().equals("mlx4"))
+            {
+                rig.cqA.resize(9);
+                assertThat(rig.cqA.cqe()).isEqualTo(15);
+                assertThat(rig.cqA.poll(16)).hasSize(10);
+                continue;
+            }
+            final VerbsException e = catchThrowableOfType(VerbsException.class, () -> rig.cqA.resize(9));
+            assertThat(e.errnoName()).as(p.name()).isEqualTo(Errno.EINVAL);
+            assertThat(e.getMessage()).as(p.name()).contains("cqe=9", "10 completions", "nothing changed")
+                .contains(p.driver().equals("rxe") ? "rxe_cq_chk_attr" : "ibv_resize_cq(3)");
+            assertThat(rig.cqA.cqe()).as(p.name()).isEqualTo(127);
+        }
+    }
+
+    @Test
+    void resizeToANegativeCountSaysSoAndAsksForAtLeastOneEntry()
+    {
+        final RuleRig rig = RuleRig.connected(DeviceProfiles.connectx5(), RuleRig.ALL_REMOTE);
+        final VerbsException e = catchThrowableOfType(VerbsException.class, () -> rig.cqA.resize(-1));
+        assertThat(e.getMessage()).contains("cqe=-1 must be 1..max_cqe=", "at least 1 entry")
+            .doesNotContain("fewer");
+        assertThat(catchThrowableOfType(VerbsException.class, () -> rig.ctxA.createCq(0)).getMessage())
+            .contains("cqe=0", "at least 1 entry");
     }
 
     @Test

@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import dev.rnicsim.verbs.DeviceAttributes;
 import dev.rnicsim.verbs.Errno;
 import dev.rnicsim.verbs.PostException;
+import dev.rnicsim.verbs.QpCap;
+import dev.rnicsim.verbs.QpInitAttr;
+import dev.rnicsim.verbs.QpType;
 import dev.rnicsim.verbs.RecvWr;
 import dev.rnicsim.verbs.Sge;
 import dev.rnicsim.verbs.SharedReceiveQueue;
@@ -187,6 +190,49 @@ class SrqLimitsTest
         assertThat(catchThrowableOfType(VerbsException.class, () -> mlx5.resize(8)).errnoName())
             .isEqualTo(Errno.EINVAL);
         assertThat(mlx5.query().maxWr()).isEqualTo(7);
+    }
+
+    @Test
+    void shouldCheckSrqLimitAtCreationOnlyOnSiw()
+    {
+        // ibv_create_srq(3): srq_limit is ignored at creation; siw_create_srq alone refuses one above max_wr (u32).
+        final VerbsException siw = refused(DriverProfiles.siw(), new SrqAttr(16, 1, 17));
+        assertThat(siw.errnoName()).isEqualTo(Errno.EINVAL);
+        assertThat(siw.getMessage()).contains("srq_limit=17", "siw_create_srq", "nothing created");
+        assertThat(refused(DriverProfiles.siw(), new SrqAttr(16, 1, -1)).getMessage())
+            .contains("srq_limit=4294967295");
+        assertThat(create(DriverProfiles.siw(), new SrqAttr(16, 1, 16)).query().srqLimit()).isEqualTo(16);
+        for (final DeviceProfile p : List.of(DeviceProfiles.connectx5(), DeviceProfiles.connectx3(),
+            DeviceProfiles.rxe(), withSrqs(DriverProfiles.hns()), withSrqs(DriverProfiles.cxgb4()),
+            withSrqs(DriverProfiles.bnxtRe())))
+        {
+            assertThat(create(p, new SrqAttr(16, 1, 17)).query().srqLimit()).as(p.name()).isZero();
+        }
+    }
+
+    @Test
+    void shouldCiteTheProfilesOwnDriverAndPrintU32sAsPassed()
+    {
+        final VerbsException cx5Size = refused(DeviceProfiles.connectx5(), new SrqAttr(-1, 1, 0));
+        assertThat(cx5Size.getMessage()).contains("max_wr=4294967295", "mlx5_ib_create_srq").doesNotContain("rxe_");
+        final VerbsException cxgb4 = refused(withSrqs(DriverProfiles.cxgb4()), new SrqAttr(16, 5, 0));
+        assertThat(cxgb4.getMessage()).contains("c4iw_create_srq").doesNotContain("rxe_", "mlx5");
+        final SharedReceiveQueue mlx5 = create(DeviceProfiles.connectx5(), new SrqAttr(4, 1, 0));
+        assertThat(catchThrowableOfType(VerbsException.class, () -> mlx5.modifyLimit(8)).getMessage())
+            .contains("mlx5_ib_modify_srq").doesNotContain("rxe_");
+        for (final DeviceProfile p : List.of(withSrqs(DriverProfiles.cxgb4()), withSrqs(DriverProfiles.hns()),
+            DeviceProfiles.connectx3()))
+        {
+            final SharedReceiveQueue srq = create(p, new SrqAttr(4, 1, 0));
+            assertThat(catchThrowableOfType(VerbsException.class, () -> srq.modifyLimit(-1)).getMessage()).as(p.name())
+                .contains("srq_limit=4294967295").doesNotContain("rxe_");
+            assertThat(catchThrowableOfType(VerbsException.class, () -> srq.resize(0)).getMessage()).as(p.name())
+                .doesNotContain("mlx5", "rxe_");
+        }
+        final RuleRig rig = RuleRig.unconnected(DeviceProfiles.connectx5());
+        final VerbsException qp = catchThrowableOfType(VerbsException.class, () -> rig.pdA.createQp(
+            new QpInitAttr(rig.cqA, rig.cqA, QpType.RC, new QpCap(-1, 8, 1, 1, 0), false)));
+        assertThat(qp.getMessage()).contains("max_send_wr=4294967295", "max_recv_wr=8").doesNotContain("maxSendWr");
     }
 
     private static DeviceProfile withSrqs(final DeviceProfile p)

@@ -461,8 +461,12 @@ final class ErrnoWalk
             """, "srq s pd_a", "EOPNOTSUPP", "max_srq=0", "its own receive queue"));
         c.add(c("an SRQ deeper than max_srq_wr", ONE_HOST, "srq s pd_a wr=100000000", "EINVAL", "max_srq_wr=",
             "must be"));
-        c.add(c("an SRQ limit above its max_wr", ONE_HOST, "srq s pd_a wr=4 limit=8", "EINVAL", "srq_limit=8",
-            "must be 0..max_wr=4"));
+        c.add(c("an SRQ limit above its max_wr at creation on siw", """
+            host alpha ram=256M
+            device nic_a alpha profile=siw
+            open app_a nic_a
+            pd pd_a app_a
+            """, "srq s pd_a wr=4 limit=8", "EINVAL", "srq_limit=8", "must be 0..max_wr=4", "siw_create_srq"));
         c.add(c("an SRQ limit armed above its max_wr", ONE_HOST + "srq s pd_a wr=4\n", "srqlimit s 8", "EINVAL",
             "srq_limit=8", "must be 0..max_wr=7"));
         c.add(c("a receive on a full SRQ", TWO_HOSTS + "srq s pd_b wr=1 sge=1\nrecv s sgl=mr_dst:64\n",
