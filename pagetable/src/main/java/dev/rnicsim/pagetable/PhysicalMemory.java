@@ -348,7 +348,7 @@ public final class PhysicalMemory
         if (lengthBytes > 0 && srcAddr >= 0 && dstAddr >= 0 && srcPfn <= src.totalFrames && dstPfn <= dst.totalFrames
             && srcPfn == (srcAddr + lengthBytes - 1) >>> FRAME_SHIFT
             && dstPfn == (dstAddr + lengthBytes - 1) >>> FRAME_SHIFT
-            && dstPfn != dst.zeroPfn && FrameTable.copyInFrame(src.frames, srcPfn, (int)(srcAddr & (FRAME_BYTES - 1)),
+            && dstPfn != dst.zeroPfn && FrameCopies.copyInFrame(src.frames, srcPfn, (int)(srcAddr & (FRAME_BYTES - 1)),
             dst.frames, dstPfn, (int)(dstAddr & (FRAME_BYTES - 1)), lengthBytes))
         {
             return;
@@ -397,7 +397,7 @@ public final class PhysicalMemory
         while (done < lengthBytes)
         {
             // Frames with data that lie back to back on both sides move in one bulk copy; others frame by frame.
-            final int run = FrameTable.copyRun(src.frames, s, dst.frames, d, lengthBytes - done);
+            final int run = FrameCopies.copyRun(src.frames, s, dst.frames, d, lengthBytes - done);
             if (run > 0)
             {
                 done += run;
@@ -408,7 +408,7 @@ public final class PhysicalMemory
             final int sIn = (int)(s & (FRAME_BYTES - 1));
             final int dIn = (int)(d & (FRAME_BYTES - 1));
             final int chunk = Math.min(lengthBytes - done, FRAME_BYTES - Math.max(sIn, dIn));
-            FrameTable.copyBytes(src.frames, s >>> FRAME_SHIFT, sIn, dst.frames, d >>> FRAME_SHIFT, dIn, chunk);
+            FrameCopies.copyBytes(src.frames, s >>> FRAME_SHIFT, sIn, dst.frames, d >>> FRAME_SHIFT, dIn, chunk);
             done += chunk;
             s += chunk;
             d += chunk;
