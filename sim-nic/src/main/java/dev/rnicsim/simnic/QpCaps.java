@@ -100,9 +100,7 @@ final class QpCaps
         if (sendWr > 0)
         {
             final int overhead = mlx5SendOverheadBytes(type, sendOps);
-            final int gather = overhead + MLX5_DATA_SEG_BYTES * c.maxSendSge();
-            final int inlineSize = inline > 0 ? overhead + align(MLX5_INLINE_HEADER_BYTES + inline, 16) : 0;
-            final int wqeBytes = align(Math.max(gather, inlineSize), MLX5_SEND_WQE_BB);
+            final int wqeBytes = mlx5SendWqeBytes(c, type, sendOps);
             // a WQE of the segments alone (no SGE, no inline data) leaves libmlx5 -4, which the model reports as 0
             inline = Math.max(0, wqeBytes - overhead - MLX5_INLINE_HEADER_BYTES);
             sendWr = (int) (QpCreation.pow2((long) sendWr * wqeBytes) / wqeBytes);
@@ -129,6 +127,51 @@ final class QpCaps
      * @param sendOps the {@code send_ops_flags} of {@code ibv_create_qp_ex}, or null.
      * @return the bytes of a send WQE before its data.
      */
+    /** libmlx5's send WQE for these capacities ({@code mlx5_calc_send_wqe}), in bytes, a multiple of 64. */
+    private static int mlx5SendWqeBytes(final QpCap c, final QpType type, final Set<WrOpcode> sendOps)
+    {
+        final int overhead = mlx5SendOverheadBytes(type, sendOps);
+        final int gather = overhead + MLX5_DATA_SEG_BYTES * c.maxSendSge();
+        final int inline = c.maxInlineDataBytes();
+        final int inlineSize = inline > 0 ? overhead + align(MLX5_INLINE_HEADER_BYTES + inline, 16) : 0;
+        return align(Math.max(gather, inlineSize), MLX5_SEND_WQE_BB);
+    }
+
+    /**
+     * Refuses a send queue libmlx5 cannot size: {@code mlx5_calc_sq_size} rounds {@code max_send_wr} times the send
+     * WQE ({@link #mlx5SendWqeBytes}) up to a power of two bytes and answers EINVAL when that is more 64-byte basic
+     * blocks than the context's {@code max_send_wqebb}, which the kernel reports as {@code 1 << log_max_qp_sz}, the
+     * device's {@code max_qp_wr} (mlx5_ib_alloc_ucontext). So an RC QP without {@code send_ops_flags} and of one SGE (a
+     * 256-byte WQE) takes at most 8,192 work requests on a device of max_qp_wr 32,768, where {@code max_send_wr}
+     * alone could be four times that.
+     * Only under {@link ProviderRule#QP_CAPS_FROM_MLX5_WQE_SIZES}; XRC QPs and receive-only QPs are not sized here.
+     *
+     * @param verb    the verb, for the message.
+     * @param profile the device's profile.
+     * @param attr    the QP's init attributes, their counts checked against the device's limits already.
+     */
+    static void checkMlx5SendQueue(final String verb, final DeviceProfile profile, final QpInitAttr attr)
+    {
+        final QpCap c = attr.cap();
+        final QpType type = attr.type();
+        if (!profile.follows(ProviderRule.QP_CAPS_FROM_MLX5_WQE_SIZES) || c.maxSendWr() <= 0
+            || type == QpType.XRC_SEND || type == QpType.XRC_RECV)
+        {
+            return;
+        }
+        final int wqeBytes = mlx5SendWqeBytes(c, type, attr.sendOps());
+        final long blocks = QpCreation.pow2((long)c.maxSendWr() * wqeBytes) / MLX5_SEND_WQE_BB;
+        final int maxSendWqebb = profile.attributes().maxQpWr();
+        if (blocks > maxSendWqebb)
+        {
+            throw Errors.invalid(verb, "max_send_wr=" + c.maxSendWr() + " send WQEs of " + wqeBytes + " bytes make "
+                + blocks + " basic blocks of 64 bytes (rounded up to a power of two), more than the device's "
+                + "max_send_wqebb=" + maxSendWqebb + " (libmlx5 mlx5_calc_sq_size; 1 << log_max_qp_sz, the "
+                + "device's max_qp_wr); ask for at most " + maxSendWqebb * (long)MLX5_SEND_WQE_BB / wqeBytes
+                + " work requests of this size, or fewer SGEs or inline bytes per work request; nothing was created");
+        }
+    }
+
     static int mlx5SendOverheadBytes(final QpType type, final Set<WrOpcode> sendOps)
     {
         final boolean ud = type == QpType.UD;

@@ -69,6 +69,7 @@ final class QpCreation
                 + "; ask for fewer SGEs; nothing was created");
         }
         InlineDataLimits.check(verb, device, c.maxInlineDataBytes());
+        QpCaps.checkMlx5SendQueue(verb, device.profile(), attr);
         if (device.objects().qpsLive() >= a.maxQp())
         {
             throw Errors.of(verb, Errno.ENOMEM, "QPs live=" + device.objects().qpsLive() + " = max_qp=" + a.maxQp()

@@ -50,6 +50,28 @@ class QpCapsReportedTest
     }
 
     @Test
+    void shouldRefuseAnMlx5SendQueueOfMoreBasicBlocksThanMaxSendWqebb()
+    {
+        final DeviceProfile cx5 = DeviceProfiles.connectx5();
+        final int maxQpWr = cx5.attributes().maxQpWr();
+        // RC of one SGE: 256-byte WQEs, four basic blocks each: maxQpWr / 4 fill the queue, one more doubles it
+        final RuleRig rig = RuleRig.unconnected(cx5);
+        final int liveBefore = rig.deviceB.objects().qpsLive();
+        final VerbsException e = catchThrowableOfType(VerbsException.class, () -> rig.pdB.createQp(
+            new QpInitAttr(rig.cqB, rig.cqB, QpType.RC, new QpCap(maxQpWr / 4 + 1, 1, 1, 1, 0), false)));
+
+        assertThat(e.errno()).isEqualTo(Errno.EINVAL.code());
+        assertThat(e.getMessage()).contains("max_send_wqebb=" + maxQpWr, "mlx5_calc_sq_size",
+            "ask for at most " + maxQpWr / 4, "nothing was created");
+        assertThat(rig.deviceB.objects().qpsLive()).isEqualTo(liveBefore);
+        assertThat(create(cx5, QpType.RC, new QpCap(maxQpWr / 4, 1, 1, 1, 0)).cap().maxSendWr())
+            .isEqualTo(maxQpWr / 4);
+        // rxe sizes its queues otherwise: the same request is taken
+        assertThat(create(DeviceProfiles.rxe(), QpType.RC, new QpCap(maxQpWr / 4 + 1, 1, 1, 1, 0)).cap().maxSendWr())
+            .isGreaterThan(maxQpWr / 4);
+    }
+
+    @Test
     void shouldSizeAnMlx5SendWqeFromItsSendOpsFlags()
     {
         assertThat(QpCaps.mlx5SendOverheadBytes(QpType.RC, null)).isEqualTo(192);

@@ -158,6 +158,8 @@ final class ErrnoWalk
             "register with huge pages"));
         c.add(c("QP with too many work requests", ONE_HOST, "qp q pd_a cq_a send_wr=100000000", "EINVAL",
             "max_qp_wr=", "fewer work requests"));
+        c.add(c("mlx5 send queue of more basic blocks than max_send_wqebb", ONE_HOST,
+            "qp q pd_a cq_a send_wr=32768", "EINVAL", "max_send_wqebb=32768", "ask for at most"));
         c.add(c("CQ with too many entries", ONE_HOST, "cq huge app_a 100000000", "EINVAL", "max_cqe=",
             "fewer"));
         c.add(c("QP with too many SGEs", ONE_HOST, "qp q pd_a cq_a sge=100000", "EINVAL", "max_sge=",
