@@ -124,7 +124,8 @@ public final class DeviceProfiles
                 ProviderRule.CREATE_QP_EX_WITHOUT_SEND_OPS, ProviderRule.WINDOWS_WITHOUT_MAX_MW,
                 ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE,
                 ProviderRule.RD_ATOMIC_ZERO_KEPT_AS_ONE,
-                ProviderRule.CUR_QP_STATE_CHECKED_BY_FIRMWARE, ProviderRule.CQ_RESIZE_CHECKS_ROUNDED_SIZE), false,
+                ProviderRule.CUR_QP_STATE_CHECKED_BY_FIRMWARE, ProviderRule.CQ_RESIZE_CHECKS_ROUNDED_SIZE,
+                ProviderRule.QP_CAPS_FROM_MLX4_WQE_SIZES), false,
             56.0, 3,
             List.of("node_guid", "sys_image_guid", "xrc_odp_caps"));
     }
@@ -324,7 +325,8 @@ public final class DeviceProfiles
         return new DeviceProfile("e810", "irdma", a, MttConfig.exact(1L << 31), VariantPolicy.GENERATION,
             IndexPolicy.CYCLIC, ASSUMED_CACHE_ENTRIES, ASSUMED_CACHE_WAYS, Set.of(ProviderRule.REREG_MR_UNSUPPORTED,
                 ProviderRule.SEND_QUEUE_FREED_AT_POLL,
-                ProviderRule.CREATE_QP_EX_UNSUPPORTED), false, 100.0, 810,
+                ProviderRule.CREATE_QP_EX_UNSUPPORTED, ProviderRule.QP_CAPS_FROM_IRDMA_QUANTA,
+                ProviderRule.CQE_AS_ASKED), false, 100.0, 810,
             List.of("node_guid", "sys_image_guid"));
     }
 

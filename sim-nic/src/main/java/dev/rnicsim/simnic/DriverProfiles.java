@@ -163,7 +163,8 @@ public final class DriverProfiles
     {
         return profile("efa-gen1", efaBase(0xefa0).build(), VariantPolicy.RECYCLED, IndexPolicy.CYCLIC,
             Set.of(ProviderRule.DMABUF_PINNED, ProviderRule.REREG_MR_UNSUPPORTED,
-                ProviderRule.MR_SIZE_IN_DEVICE_PAGES), 100.0, efaTraits(false, false),
+                ProviderRule.MR_SIZE_IN_DEVICE_PAGES, ProviderRule.CQE_ROUNDED_TO_POW2,
+                ProviderRule.CQE_ROUNDED_COUNT_CHECKED), 100.0, efaTraits(false, false),
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_pd", "max_ah"));
     }
 
@@ -177,7 +178,8 @@ public final class DriverProfiles
     {
         return profile("efa", efaBase(0xefa1).build(), VariantPolicy.RECYCLED, IndexPolicy.CYCLIC,
             Set.of(ProviderRule.DMABUF_PINNED, ProviderRule.REREG_MR_UNSUPPORTED,
-                ProviderRule.MR_SIZE_IN_DEVICE_PAGES), 100.0, efaTraits(true, false),
+                ProviderRule.MR_SIZE_IN_DEVICE_PAGES, ProviderRule.CQE_ROUNDED_TO_POW2,
+                ProviderRule.CQE_ROUNDED_COUNT_CHECKED), 100.0, efaTraits(true, false),
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_pd", "max_ah"));
     }
 
@@ -191,7 +193,8 @@ public final class DriverProfiles
     {
         return profile("efa-gen3", efaBase(0xefa2).build(), VariantPolicy.RECYCLED, IndexPolicy.CYCLIC,
             Set.of(ProviderRule.DMABUF_PINNED, ProviderRule.REREG_MR_UNSUPPORTED,
-                ProviderRule.MR_SIZE_IN_DEVICE_PAGES), 200.0, efaTraits(true, true),
+                ProviderRule.MR_SIZE_IN_DEVICE_PAGES, ProviderRule.CQE_ROUNDED_TO_POW2,
+                ProviderRule.CQE_ROUNDED_COUNT_CHECKED), 200.0, efaTraits(true, true),
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_pd", "max_ah"));
     }
 
@@ -226,7 +229,8 @@ public final class DriverProfiles
             Errno.EIO, ENTRIES, true, true, "bnxt_re", null).withQpTypes(EnumSet.of(QpType.RC, QpType.UD));
         return profile("bnxt_re", a, VariantPolicy.GENERATION, IndexPolicy.CYCLIC, Set.of(ProviderRule.DMABUF_PINNED,
             ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.CREATE_QP_EX_UNSUPPORTED,
-            ProviderRule.DMABUF_MR_NOT_IN_PROVIDER, ProviderRule.MR_SIZE_ABOVE_MAX_ENOMEM), 100.0, t, defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe",
+            ProviderRule.DMABUF_MR_NOT_IN_PROVIDER, ProviderRule.MR_SIZE_ABOVE_MAX_ENOMEM,
+            ProviderRule.CQE_POW2_OF_COUNT_PLUS_ONE), 100.0, t, defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe",
                 "max_pd", "atomic_cap", "max_ah"));
     }
 
@@ -258,7 +262,7 @@ public final class DriverProfiles
             Transport.INFINIBAND, 8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, ENTRIES, (long) ENTRIES * ENTRIES,
             Errno.ENOMEM, 512, true, true, "hns_", Errno.ENOMEM).withQpTypes(EnumSet.of(QpType.RC));
         return profile("hns", a, VariantPolicy.FIXED, IndexPolicy.LOWEST_FREE, Set.of(ProviderRule.RESET_CLEANS_CQ,
-            ProviderRule.SEND_OPS_HNS, ProviderRule.CQE_AT_LEAST_64),
+            ProviderRule.SEND_OPS_HNS, ProviderRule.CQE_AT_LEAST_64, ProviderRule.CQ_HOLDS_ONE_MORE_THAN_REPORTED),
             100.0, t,
             defaulted("fw_ver", "max_qp", "max_qp_wr", "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_pd",
                 "max_ah"));
@@ -292,7 +296,8 @@ public final class DriverProfiles
             (long) QEDR_PBES_ON_64K_PAGE * QEDR_PBES_ON_64K_PAGE, Errno.EINVAL, ENTRIES, true, true, "qedr", null)
             .withQpTypes(EnumSet.of(QpType.RC, QpType.XRC_SEND, QpType.XRC_RECV));
         return profile("qedr", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC,
-            Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.REREG_MR_UNSUPPORTED), 25.0, t,
+            Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.REREG_MR_UNSUPPORTED,
+                ProviderRule.CQE_PAGES_OF_32_BYTE_ENTRIES), 25.0, t,
             defaulted("fw_ver", "max_qp", "max_qp_wr",
                 "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_pd"));
     }
@@ -371,7 +376,8 @@ public final class DriverProfiles
             "cxgb4_", 128).withQpTypes(EnumSet.of(QpType.RC));
         return profile("cxgb4", a, VariantPolicy.DEVICE_COUNTER, IndexPolicy.CYCLIC,
             Set.of(ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.CREATE_QP_EX_UNSUPPORTED,
-                ProviderRule.SRQ_SIZE_E2BIG, ProviderRule.READ_SINK_NEEDS_REMOTE_WRITE), 100.0, t,
+                ProviderRule.SRQ_SIZE_E2BIG, ProviderRule.READ_SINK_NEEDS_REMOTE_WRITE,
+                ProviderRule.CQE_MULTIPLE_OF_16_LESS_TWO), 100.0, t,
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_mr", "max_pd", "max_mw"));
     }
 

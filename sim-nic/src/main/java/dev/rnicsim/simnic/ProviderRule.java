@@ -389,5 +389,45 @@ public enum ProviderRule
      * rounds {@code cqe + 1} up to a power of two and refuses (EINVAL) only when that is below the outstanding CQEs
      * plus one, so with 10 waiting a resize to 9 (rounded to 16, a CQ of 15) succeeds. Without this rule the count
      * asked for itself must hold them (rxe {@code rxe_cq_chk_attr}; ibv_resize_cq(3)). See {@link CqResize}. */
-    CQ_RESIZE_CHECKS_ROUNDED_SIZE
+    CQ_RESIZE_CHECKS_ROUNDED_SIZE,
+    /** {@code ibv_create_qp} reports the capacities libmlx4 sized its WQEs for: {@code mlx4_calc_sq_wqe_size} makes the
+     * send WQE a power of two of at least 64 bytes holding the transport's segments and the larger of the SGEs and the
+     * inline data (an inline segment header every 64 bytes), {@code mlx4_create_qp_ex} adds {@code (2048 >> shift) + 1}
+     * spare WQEs and rounds the queue to a power of two, and {@code mlx4_set_sq_sizes} writes back the WQEs less the
+     * spares, the SGEs and the inline bytes that WQE holds; the kernel's {@code set_rq_size} rounds the receive queue
+     * and its SGEs up to powers of two and writes them back. A send WQE larger than the device's largest descriptor is
+     * EINVAL ({@code set_user_sq_size}). See {@link Mlx4QueueSizes}. */
+    QP_CAPS_FROM_MLX4_WQE_SIZES,
+    /** {@code ibv_create_qp} reports the work requests libirdma's queues hold: {@code irdma_ucreate_qp} sizes each queue
+     * in 32-byte quanta ({@code irdma_uk_calc_depth_shift_sq}, {@code irdma_get_sqdepth}: a WQE of 2^shift quanta by its
+     * SGEs and inline bytes, the depth a power of two with 258 quanta reserved on the send side and 1 on the receive
+     * side) and writes back {@code (depth - reserved) >> shift}; the SGEs and inline bytes stay as asked. The depth, not
+     * {@code max_qp_wr}, is the limit: a queue of more quanta than the hardware's 32768 is EINVAL. See
+     * {@link IrdmaQueueSizes}. */
+    QP_CAPS_FROM_IRDMA_QUANTA,
+    /** {@code ibv_create_cq} refuses a count whose rounded size is past {@code max_cqe}: libefa's {@code efa_create_cq}
+     * rounds {@code cqe} up to a power of two before the kernel sees it, and the kernel's {@code efa_create_cq} refuses
+     * entries above {@code max_cq_depth} with EINVAL. Goes with {@link #CQE_ROUNDED_TO_POW2}. See {@link CqDepth}. */
+    CQE_ROUNDED_COUNT_CHECKED,
+    /** A CQ reports the {@code cqe} asked for: libirdma's {@code ucreate_cq} gives the kernel a larger ring (twice
+     * {@code cqe + 1} on GEN_2, room for completions with immediate data) and sets {@code cq->cqe} back to the count
+     * asked for ("Do not report the CQE's reserved for immediate and burned by HW"). See {@link CqDepth}. */
+    CQE_AS_ASKED,
+    /** A CQ reports {@code roundup_pow_of_two(cqe + 1)}, at most {@code max_cqe + 1}: bnxt_re's {@code
+     * bnxt_re_create_cq} ({@code bnxt_re_init_depth(cqe + 1)}, capped at {@code max_cq_wqes + 1}) sets {@code
+     * ib_cq.cqe} to that depth itself, not one less. See {@link CqDepth}. */
+    CQE_POW2_OF_COUNT_PLUS_ONE,
+    /** A CQ reports {@code cqe + 2} rounded up to a multiple of 16, less 2: cxgb4's {@code c4iw_create_cq} adds the
+     * status page's entry and one to tell full from empty, rounds to 16 for the hardware and sets {@code ibcq.cqe} to
+     * {@code entries - 2}. See {@link CqDepth}. */
+    CQE_MULTIPLE_OF_16_LESS_TWO,
+    /** A CQ reports the 32-byte CQEs of the pages {@code cqe + 1} of them fill: qedr's {@code qedr_create_cq}
+     * ({@code qedr_align_cq_entries}: {@code (cqe + 1) * QEDR_CQE_SIZE} aligned to a page, divided by the CQE size,
+     * capped at {@code QEDR_MAX_CQES}) sets a user CQ's {@code ibcq.cqe} to that chain. See {@link CqDepth}. */
+    CQE_PAGES_OF_32_BYTE_ENTRIES,
+    /** A CQ holds one completion more than it reports: hns's {@code set_cq_param} gives the hardware a ring of
+     * {@code cq_depth} entries (the power of two libhns's {@code hns_roce_verify_cq} asked for) and reports {@code
+     * cq_depth - 1} ("used as cqe index"); the CQ overflows only when all {@code cq_depth} hold completions. Without
+     * this rule a CQ holds what it reports. See {@link CqDepth#held}. */
+    CQ_HOLDS_ONE_MORE_THAN_REPORTED
 }

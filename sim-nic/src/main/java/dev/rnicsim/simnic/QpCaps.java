@@ -29,11 +29,18 @@ import java.util.Set;
  * empty), where the kernels before the FLUSH access flags ({@link ProviderRule#KERNEL_WITHOUT_FLUSH_ACCESS},
  * {@code rxe-legacy}) wrote back only the SGEs and the inline bytes ({@code rxe_qp_init_req}) and the model holds the
  * work requests reported.</li>
+ * <li>{@link ProviderRule#QP_CAPS_FROM_MLX4_WQE_SIZES} (libmlx4 {@code mlx4_calc_sq_wqe_size},
+ * {@code mlx4_set_sq_sizes}; the kernel's {@code set_rq_size}): see {@link Mlx4QueueSizes}; RC 10/20/3/3/32 gives
+ * 15/32/6/4/88.</li>
+ * <li>{@link ProviderRule#QP_CAPS_FROM_IRDMA_QUANTA} (libirdma {@code irdma_ucreate_qp}): see {@link
+ * IrdmaQueueSizes}; RC 10/20/3/3/32 gives 63/31/3/3/32.</li>
  * <li>a QP taking its receives from an SRQ: where the provider gives it no receive queue ({@link
  * ProviderRule#RECV_ON_SRQ_QP_ENOMEM}: libmlx4 {@code mlx4_create_qp_ex} zeroes {@code max_recv_wr} and
  * {@code max_recv_sge}, libmlx5's {@code mlx5_calc_rcv_wqe} sizes no receive WQE) both read 0; elsewhere they are
  * reported as asked (rxe: {@code rxe_qp_init_resp} leaves them).</li>
- * <li>every other driver: as asked (assumed: their providers' sizing is not modelled).</li>
+ * <li>every other driver: as asked (hns, bnxt_re, siw, cxgb4, qedr, erdma, mana, hfi1: their providers' sizing is
+ * not modelled; bnxt_re's kernel {@code bnxt_re_init_sq_attr} and {@code bnxt_re_init_rq_attr} size deeper queues
+ * but write back only a clamped {@code max_send_sge}).</li>
  * </ul>
  * XRC QPs keep the capacities asked for ({@link XrcRules}). Stateless.
  */
@@ -81,6 +88,14 @@ final class QpCaps
         if (profile.follows(ProviderRule.QP_CAPS_FROM_MLX5_WQE_SIZES))
         {
             return mlx5(c, type, attr.sendOps(), recvWr, recvSge);
+        }
+        if (profile.follows(ProviderRule.QP_CAPS_FROM_MLX4_WQE_SIZES))
+        {
+            return Mlx4QueueSizes.reported(c, type, noRq);
+        }
+        if (profile.follows(ProviderRule.QP_CAPS_FROM_IRDMA_QUANTA))
+        {
+            return IrdmaQueueSizes.reported(c, onSrq);
         }
         if (profile.follows(ProviderRule.QP_CAPS_FROM_RXE_QUEUES))
         {

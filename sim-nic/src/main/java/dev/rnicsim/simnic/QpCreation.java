@@ -20,8 +20,10 @@ final class QpCreation
      * {@code ibv_create_qp}: checks, maps and pins the rings (charged to RLIMIT_MEMLOCK). A type outside the
      * driver's {@link DriverTraits#qpTypes()} is EOPNOTSUPP before anything is allocated (EFA: efa_verbs.c
      * {@code efa_create_qp} / {@code efa_qp_validate_attr} take UD and SRD only). The receive capacities of a QP on an
-     * SRQ are checked as its driver checks them ({@link RecvCapsOnSrq}), and the QP reports and holds the capacities
-     * its provider grants ({@link QpCaps}).
+     * SRQ are checked as its driver checks them ({@link RecvCapsOnSrq}), the work requests against max_qp_wr (on
+     * irdma against the queues' quanta instead, {@link IrdmaQueueSizes#check}), a send WQE against the provider's
+     * largest ({@link QpCaps#checkMlx5SendQueue}, {@link Mlx4QueueSizes#check}), and the QP reports and holds the
+     * capacities its provider grants ({@link QpCaps}).
      */
     static SimQp create(final SimPd pd, final QpInitAttr attr)
     {
@@ -50,8 +52,10 @@ final class QpCreation
         // a send queue of 0 is a receive-only QP (mlx5 calc_sq_size answers 0 for it; rxe_queue_init takes 0 elements),
         // as the receive side of a tag-matching SRQ's QPs in rdma-core's tests/test_tag_matching.py asks for
         final RecvCapsOnSrq recv = RecvCapsOnSrq.of(device.profile(), attr);
-        if (c.maxSendWr() < 0 || c.maxSendWr() > a.maxQpWr()
-            || recv.wrChecked() && (c.maxRecvWr() < 0 || c.maxRecvWr() > a.maxQpWr()))
+        // libirdma bounds the counts by the queues' quanta, not max_qp_wr (IrdmaQueueSizes.check below)
+        final boolean byQuanta = device.profile().follows(ProviderRule.QP_CAPS_FROM_IRDMA_QUANTA);
+        if (!byQuanta && (c.maxSendWr() < 0 || c.maxSendWr() > a.maxQpWr()
+            || recv.wrChecked() && (c.maxRecvWr() < 0 || c.maxRecvWr() > a.maxQpWr())))
         {
             throw Errors.invalid(verb, "max_send_wr=" + Integer.toUnsignedString(c.maxSendWr()) + " max_recv_wr="
                 + Integer.toUnsignedString(c.maxRecvWr())
@@ -70,6 +74,11 @@ final class QpCreation
         }
         InlineDataLimits.check(verb, device, c.maxInlineDataBytes());
         QpCaps.checkMlx5SendQueue(verb, device.profile(), attr);
+        Mlx4QueueSizes.check(verb, device.profile(), attr);
+        if (byQuanta)
+        {
+            IrdmaQueueSizes.check(verb, attr, attr.srq() != null);
+        }
         if (device.objects().qpsLive() >= a.maxQp())
         {
             throw Errors.of(verb, Errno.ENOMEM, "QPs live=" + device.objects().qpsLive() + " = max_qp=" + a.maxQp()

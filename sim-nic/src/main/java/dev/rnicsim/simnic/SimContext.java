@@ -110,6 +110,7 @@ public final class SimContext implements Context
             throw Errors.invalid("ibv_create_cq", "cqe=" + cqe + " must be 1..max_cqe=" + a.maxCqe() + "; ask "
                 + (cqe < 1 ? "for at least 1 entry" : "for fewer entries") + "; nothing created");
         }
+        CqDepth.check("ibv_create_cq", device.profile(), cqe);
         if (device.objects().cqsLive() >= a.maxCq())
         {
             throw Errors.of("ibv_create_cq", Errno.ENOMEM, "CQs live=" + device.objects().cqsLive() + " = max_cq=" + a.maxCq()

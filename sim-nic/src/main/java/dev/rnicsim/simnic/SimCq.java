@@ -104,7 +104,8 @@ public final class SimCq implements CompletionQueue
     /** Adds a completion; false when the CQ was full and it was lost. */
     boolean push(final WorkCompletion wc)
     {
-        if (closed || entries.size() >= cqe)
+        // the CQ overflows once it holds what the driver's ring holds (CqDepth.held: hns one more than it reports)
+        if (closed || entries.size() >= CqDepth.held(context.device().profile(), cqe))
         {
             if (!closed && !overrun)
             {

@@ -153,9 +153,8 @@ public final class SimSrq implements SharedReceiveQueue
         if (attr.maxWr() < least || attr.maxSge() < least)
         {
             throw Errors.invalid(verb, "max_wr=" + attr.maxWr() + " max_sge=" + attr.maxSge() + " must be at least "
-                + least + " (" + driver + ": " + ("rxe".equals(driver) ? "rxe_srq_chk_init refuses 0"
-                : "an SRQ of no entries is refused, as rxe_srq_chk_init refuses it") + "); ask for at least 1 of "
-                + "each; nothing created");
+                + least + " (" + driver + ": " + zeroSource(driver) + "); ask for at least 1 of each; nothing "
+                + "created");
         }
         if (device.profile().follows(ProviderRule.SRQ_LIMIT_CHECKED_AT_CREATE)
             && Integer.compareUnsigned(attr.srqLimit(), attr.maxWr()) > 0)
@@ -368,7 +367,24 @@ public final class SimSrq implements SharedReceiveQueue
             case "cxgb4" -> "c4iw_create_srq";
             case "hns" -> "hns_roce_create_srq";
             case "qedr" -> "qedr_check_srq_params";
+            case "bnxt_re" -> "bnxt_re_create_srq";
+            case "hfi1" -> "rvt_create_srq";
             default -> "its create_srq";
+        };
+    }
+
+    /**
+     * Who refuses an SRQ of 0 work requests or SGEs, for the message: the profile's own driver's function, read for
+     * rxe ({@code rxe_srq_chk_init}) and rdmavt ({@code rvt_create_srq}); the others' create_srq is taken to refuse
+     * it too (assumed).
+     */
+    private static String zeroSource(final String driver)
+    {
+        return switch (driver)
+        {
+            case "rxe" -> "rxe_srq_chk_init refuses 0";
+            case "hfi1" -> "rdmavt's rvt_create_srq refuses 0";
+            default -> createSource(driver) + " is taken to refuse 0 (assumed: not read)";
         };
     }
 

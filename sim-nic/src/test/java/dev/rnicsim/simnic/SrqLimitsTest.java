@@ -235,6 +235,33 @@ class SrqLimitsTest
         assertThat(qp.getMessage()).contains("max_send_wr=4294967295", "max_recv_wr=8").doesNotContain("maxSendWr");
     }
 
+    @Test
+    void shouldAnswerE2bigOnCxgb4ForTheLargestU32MaxWr()
+    {
+        // c4iw_create_srq compares the u32 max_wr with t4_max_rq_size: 2^32 - 1 is E2BIG, as any count past it
+        final VerbsException e = refused(DriverProfiles.cxgb4(), new SrqAttr(-1, 1, 0));
+        assertThat(e.errnoName()).isEqualTo(Errno.E2BIG);
+        assertThat(e.getMessage()).contains("max_wr=4294967295", "max_srq_wr=8190", "c4iw_create_srq");
+        assertThat(refused(DriverProfiles.cxgb4(), new SrqAttr(16, -1, 0)).errnoName()).isEqualTo(Errno.E2BIG);
+    }
+
+    @Test
+    void shouldCiteTheProfilesOwnDriverWhenRefusingAnSrqOfNoEntries()
+    {
+        assertThat(refused(DeviceProfiles.rxe(), new SrqAttr(0, 1, 0)).getMessage())
+            .contains("max_wr=0", "rxe_srq_chk_init refuses 0");
+        assertThat(refused(DriverProfiles.hfi1(), new SrqAttr(0, 1, 0)).getMessage())
+            .contains("hfi1", "rvt_create_srq").doesNotContain("rxe");
+        for (final DeviceProfile p : List.of(DeviceProfiles.connectx3(), DriverProfiles.cxgb4(), DriverProfiles.hns(),
+            DriverProfiles.bnxtRe(), DriverProfiles.siw(), DriverProfiles.qedr()))
+        {
+            final VerbsException e = refused(withSrqs(p), new SrqAttr(16, 0, 0));
+            assertThat(e.errnoName()).as(p.name()).isEqualTo(Errno.EINVAL);
+            assertThat(e.getMessage()).as(p.name()).contains("max_sge=0", p.driver() + ": ", "_srq", "assumed",
+                "nothing created").doesNotContain("rxe");
+        }
+    }
+
     private static DeviceProfile withSrqs(final DeviceProfile p)
     {
         return p.withAttributes(p.attributes().toBuilder().maxSrq(1024).build());
