@@ -474,8 +474,17 @@ EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, s
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
 	attr->cap = q->init.cap;
-	if (init_attr)
+	if (qp->srq) {
+		/* a QP on an SRQ has no receive queue, and the kernel answers its sizes, 0 (rxe_qp_to_init leaves the
+		 * receive caps of a QP with an SRQ untouched in the zeroed answer; mlx4_ib_query_qp and mlx5_ib_query_qp
+		 * answer rq.wqe_cnt and rq.max_gs, 0), even where ibv_create_qp gave them back as asked (rxe) */
+		attr->cap.max_recv_wr = 0;
+		attr->cap.max_recv_sge = 0;
+	}
+	if (init_attr) {
 		*init_attr = q->init;
+		init_attr->cap = attr->cap;
+	}
 	return 0;
 }
 
