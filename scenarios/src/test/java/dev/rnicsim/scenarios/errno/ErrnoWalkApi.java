@@ -89,6 +89,7 @@ final class ErrnoWalkApi
         c.addAll(ErrnoWalkTm.cases());
         c.addAll(ErrnoWalkRdmaCore.cases());
         c.addAll(ErrnoWalkRoce.cases());
+        c.addAll(ErrnoWalkCaps.cases());
         return c;
     }
 }
