@@ -96,7 +96,9 @@ int rnicsim_check_send(struct sim_qp *q, struct ibv_send_wr *wr, unsigned queued
 		uint64_t len = 0;
 		for (int i = 0; i < wr->num_sge; i++)
 			len += wr->sg_list[i].length;
-		if (len > q->cap.max_inline_data) /* ENOMEM on mlx5, EINVAL on rxe */
+		/* ENOMEM on mlx5, EINVAL on rxe; compared as libmlx5's int max_inline_data, whose -4 (a send WQE of its
+		 * segments alone, 4294967292 in attr->cap) refuses every inline post */
+		if ((long long)len > (long long)(int)q->cap.max_inline_data)
 			return refuse(q->cap.pad ? (int)q->cap.pad : EINVAL, "wr_id %llu sends %llu bytes inline, above "
 				      "max_inline_data %u that QP 0x%x was granted; fix: send it from a registered "
 				      "buffer without IBV_SEND_INLINE, or create the QP with a larger cap.max_inline_data",

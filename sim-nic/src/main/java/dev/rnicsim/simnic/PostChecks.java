@@ -180,8 +180,11 @@ final class PostChecks
         {
             final Errno errno = qp.device.profile().follows(ProviderRule.INLINE_OVERFLOW_ENOMEM) ? Errno.ENOMEM
                 : Errno.EINVAL;
+            final int max = qp.cap.maxInlineDataBytes();
             throw new PostException(verb, errno.code(), i, "inline payload of " + total
-                + " bytes > max_inline_data=" + qp.cap.maxInlineDataBytes()
+                + " bytes > max_inline_data=" + Integer.toUnsignedString(max)
+                + (max < 0 ? " (libmlx5's " + max + ": the QP's send WQE holds its segments alone, mlx5_calc_sq_size, "
+                + "and set_data_inl_seg compares it as an int; create the QP with a send SGE or max_inline_data)" : "")
                 + "; send less inline or drop IBV_SEND_INLINE");
         }
         final byte[] payload = new byte[(int)total];

@@ -18,7 +18,8 @@ import java.util.Set;
  * #mlx5SendOverheadBytes}) plus 16 bytes per SGE, or plus the 4-byte inline header and the inline data rounded to 16
  * when larger, rounded up to 64-byte blocks; {@code max_inline_data} is that WQE less the segments and the inline
  * header; the queue is {@code max_send_wr} WQEs rounded up to a power of two bytes, and {@code max_send_wr} the WQEs
- * it holds ({@code sq.max_post}); {@code max_send_sge} stays as asked. A receive WQE is 16 bytes per SGE rounded up to a
+ * it holds ({@code sq.max_post}); {@code max_send_sge} stays as asked. A send WQE of the segments alone (0 SGEs, 0
+ * inline bytes) leaves {@code max_inline_data} at -4 (libmlx5's int; 4294967292 in {@code attr->cap}). A receive WQE is 16 bytes per SGE rounded up to a
  * power of two, the queue a power of two of them and at least 64 bytes; {@code max_recv_wr} is its WQE count and
  * {@code max_recv_sge} the SGEs a WQE holds. A queue of 0 work requests keeps the fields of that side as asked (the
  * sizing returns early), but a receive queue of 0 reports 0 SGEs.</li>
@@ -116,8 +117,10 @@ final class QpCaps
         {
             final int overhead = mlx5SendOverheadBytes(type, sendOps);
             final int wqeBytes = mlx5SendWqeBytes(c, type, sendOps);
-            // a WQE of the segments alone (no SGE, no inline data) leaves libmlx5 -4, which the model reports as 0
-            inline = Math.max(0, wqeBytes - overhead - MLX5_INLINE_HEADER_BYTES);
+            // a WQE of the segments alone (no SGE, no inline data, segments a multiple of 64 bytes: RC and UC without
+            // send_ops_flags, UD) leaves libmlx5 -4, its int max_inline_data, which attr->cap shows as 4294967292 and
+            // which refuses every inline post (PostChecks compares as libmlx5's set_data_inl_seg does, signed)
+            inline = wqeBytes - overhead - MLX5_INLINE_HEADER_BYTES;
             sendWr = (int) (QpCreation.pow2((long) sendWr * wqeBytes) / wqeBytes);
         }
         int rWr = 0;

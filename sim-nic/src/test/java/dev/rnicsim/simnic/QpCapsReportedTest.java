@@ -50,6 +50,21 @@ class QpCapsReportedTest
     }
 
     @Test
+    void shouldReportLibmlx5sMinusFourInlineBytesForASendWqeOfItsSegmentsAlone()
+    {
+        // mlx5_calc_sq_size: max_inline_data = WQE - sq_overhead - 4; RC (192 bytes of segments) and UD (64) of no SGE
+        // and no inline data take a WQE of the segments alone: -4, 4294967292 in attr->cap
+        assertThat(create(DeviceProfiles.connectx5(), QpType.RC, new QpCap(4, 4, 0, 1, 0)).cap().maxInlineDataBytes())
+            .isEqualTo(-4);
+        assertThat(create(DeviceProfiles.connectx5(), QpType.UD, new QpCap(4, 4, 0, 1, 0)).cap().maxInlineDataBytes())
+            .isEqualTo(-4);
+        // a SEND-only QP's 16 bytes of segments round up to 64: 44 inline bytes
+        final RuleRig rig = RuleRig.unconnected(DeviceProfiles.connectx5());
+        assertThat(rig.pdB.createQp(new QpInitAttr(rig.cqB, rig.cqB, QpType.RC, new QpCap(4, 4, 0, 1, 0), false)
+            .withSendOps(Set.of(WrOpcode.SEND))).cap().maxInlineDataBytes()).isEqualTo(44);
+    }
+
+    @Test
     void shouldRefuseAnMlx5SendQueueOfMoreBasicBlocksThanMaxSendWqebb()
     {
         final DeviceProfile cx5 = DeviceProfiles.connectx5();
