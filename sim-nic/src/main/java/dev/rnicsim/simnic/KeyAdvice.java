@@ -381,7 +381,9 @@ record KeyAdvice(Covering covering, Elsewhere elsewhere, int windowType, Process
      * Why a LOCAL_INV or a SEND_WITH_INV of {@code key} is refused when the key names neither a type 2 window nor a
      * fast-registration MR: what the key names on the device, and the fix. Only those keys can be invalidated
      * (ibv_post_send(3) on IBV_WR_LOCAL_INV and IBV_WR_SEND_WITH_INV; rxe_invalidate_mr in rxe_mr.c and
-     * rxe_invalidate_mw in rxe_mw.c); the status stays the device's.
+     * rxe_invalidate_mw in rxe_mw.c); the status stays the device's. The fix names both kinds: a type 2 window,
+     * and the fast-registration MR whose rkey the kernel's NVMe-oF host offers for remote invalidation (the target
+     * answers with SEND_WITH_INV only when the host's SGL asks for it: spdk/spdk issue 974).
      */
     static CharSequence notInvalidatable(final SimDevice device, final int key)
     {
@@ -401,7 +403,8 @@ record KeyAdvice(Covering covering, Elsewhere elsewhere, int windowType, Process
             + "matches nothing)";
         return what + "; fix: revoke an MR's keys with ibv_dereg_mr; to hand a peer a key that LOCAL_INV or "
             + "SEND_WITH_INV can revoke, bind a type 2 window over the MR (ibv_alloc_mw with IBV_MW_TYPE_2) and send "
-            + "its rkey";
+            + "its rkey, or (kernel verbs) register the pages with a fast-registration MR (ib_alloc_mr, IB_WR_REG_MR), "
+            + "as the kernel's NVMe-oF host does for the target's SEND_WITH_INV";
     }
 
     /**
