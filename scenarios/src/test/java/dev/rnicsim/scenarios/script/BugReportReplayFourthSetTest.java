@@ -200,4 +200,16 @@ class BugReportReplayFourthSetTest
                 + "NVMe-oF host does")
             .contains("expect last.invalidated_rkey == fkey: held").contains("expect frmr.valid == 0: held");
     }
+
+    @Test
+    @DisplayName("https://github.com/ofiwg/libfabric/issues/11643: a READ at offset 0 of an MR that is not zero-based")
+    void offsetGivenAsRemoteAddress()
+    {
+        assertThat(replay("64-offset-as-remote-address.rsim"))
+            .contains("IBV_WC_REM_ACCESS_ERR vendor_err=0x13").contains("check RANGE")
+            .contains("fix: 0x0 is an offset into the MR, not an address in it: an MR registered without "
+                + "IBV_ACCESS_ZERO_BASED is addressed from its iova (0x")
+            .contains("register it with IBV_ACCESS_ZERO_BASED to be addressed from 0")
+            .contains("expect bytes dst \"target data\": held");
+    }
 }
