@@ -212,4 +212,17 @@ class BugReportReplayFourthSetTest
             .contains("register it with IBV_ACCESS_ZERO_BASED to be addressed from 0")
             .contains("expect bytes dst \"target data\": held");
     }
+
+    @Test
+    @DisplayName("https://github.com/linux-rdma/rdma-core/pull/1106: irdma completes a retry-exceeded write with "
+        + "IBV_WC_RETRY_EXC_ERR")
+    void irdmaRetryExceededStatus()
+    {
+        assertThat(replay("65-irdma-retry-exceeded-status.rsim"))
+            .contains("IBV_WC_RETRY_EXC_ERR vendor_err=0x0")
+            .contains("no acknowledgement after retry_cnt=3 retries: the peer QP 0x11 on sim:beta/nic_b was destroyed")
+            .contains("vendor_err 0: irdma reports the status only")
+            .contains("fix: tear a connection down so that neither side destroys its QP")
+            .doesNotContain("fix: connect both QPs to each other");
+    }
 }
