@@ -228,9 +228,9 @@ final class Faults
      * again after it, a hole inside it (memory unmapped since, as an allocator frees it), which a range that merges
      * neighbouring buffers crosses: UCX's registration cache registered such unions and {@code ibv_reg_mr} failed
      * with EFAULT from {@code pin_user_pages} (mm/gup.c: no VMA at the address); its fix registers only the range
-     * asked for when a merged one fails (openucx/ucx pull request 9592). Else: map the whole range first.
+     * asked for when a merged one fails (openucx/ucx pull request 9592). Else {@code mapFirst}: map the whole range.
      */
-    private String holeFix(final long start, final long hole, final long end)
+    private String holeFix(final long start, final long hole, final long end, final String mapFirst)
     {
         long next = -1;
         for (final Vma v : process.vmas())
@@ -242,7 +242,7 @@ final class Faults
         }
         if (hole == start || next < 0)
         {
-            return "; mmap the whole range first";
+            return mapFirst;
         }
         return ": the range is mapped before and after a hole of " + (next - hole) + " bytes [0x"
             + Long.toHexString(hole) + ", 0x" + Long.toHexString(next) + ") (unmapped since, as when an allocator "
@@ -537,7 +537,8 @@ final class Faults
             if (v == null)
             {
                 throw new SegmentationFault(cursor, "no VMA maps it"
-                    + " (find_vma finds none)" + notCopiedAtFork(cursor, holeFix(address, cursor, end)));
+                    + " (find_vma finds none)" + notCopiedAtFork(cursor, holeFix(address, cursor, end,
+                    "; mmap the whole range first")));
             }
             if (write && !v.writable())
             {

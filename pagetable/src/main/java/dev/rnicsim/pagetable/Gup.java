@@ -252,12 +252,14 @@ final class Gup
      * The cause and fix an ENOMEM of a long-term pin's migration names: {@code pin_user_pages} with FOLL_LONGTERM
      * (as {@code ib_umem_get} pins an MR) first migrates every page that must not be pinned for long, those of
      * ZONE_MOVABLE and of MIGRATE_CMA pageblocks, and answers ENOMEM when that migration fails (mm/gup.c
-     * {@code migrate_longterm_unpinnable_folios}). CMA pageblocks also come from what the kernel donates at boot: the
+     * {@code migrate_longterm_unpinnable_folios}). The text never says the errno again (it leads the message once).
+     * CMA pageblocks also come from what the kernel donates at boot: the
      * scratch area of Kexec HandOver (KHO) is released as MIGRATE_CMA, and booting with {@code kho=off} fixed an
      * {@code ibv_reg_mr} ENOMEM (MiaAI-Lab/DeepSeek-v4-Flash-DSpark-2x-DGX-Spark issue 259).
      */
     static final String LONGTERM_MIGRATION_FIX = " (pin_user_pages with FOLL_LONGTERM first migrates pages out of "
-        + "ZONE_MOVABLE and CMA pageblocks, and a failed migration is ENOMEM: migrate_longterm_unpinnable_folios); "
+        + "ZONE_MOVABLE and CMA pageblocks, and fails the pin when that migration fails, in "
+        + "migrate_longterm_unpinnable_folios); "
         + "free memory in ZONE_NORMAL, or boot with less memory the kernel keeps movable: a smaller movablecore= or "
         + "cma=, or kho=off where Kexec HandOver's scratch area was released as CMA pageblocks";
 
