@@ -223,6 +223,33 @@ final class Faults
      * @param fix the advice to give otherwise.
      * @return the explanation and its fix for such an address, else {@code fix}.
      */
+    /**
+     * The fix for an access that meets unmapped memory at {@code hole}: when the range is mapped before the hole and
+     * again after it, a hole inside it (memory unmapped since, as an allocator frees it), which a range that merges
+     * neighbouring buffers crosses: UCX's registration cache registered such unions and {@code ibv_reg_mr} failed
+     * with EFAULT from {@code pin_user_pages} (mm/gup.c: no VMA at the address); its fix registers only the range
+     * asked for when a merged one fails (openucx/ucx pull request 9592). Else {@code mapFirst}: map the whole range.
+     */
+    private String holeFix(final long start, final long hole, final long end, final String mapFirst)
+    {
+        long next = -1;
+        for (final Vma v : process.vmas())
+        {
+            if (v.startAddress() > hole && v.startAddress() < end && (next < 0 || v.startAddress() < next))
+            {
+                next = v.startAddress();
+            }
+        }
+        if (hole == start || next < 0)
+        {
+            return mapFirst;
+        }
+        return ": the range is mapped before and after a hole of " + (next - hole) + " bytes [0x"
+            + Long.toHexString(hole) + ", 0x" + Long.toHexString(next) + ") (unmapped since, as when an allocator "
+            + "frees it); use only mapped memory: a registration cache that merges neighbouring regions must not "
+            + "register a union that spans unmapped memory (register the range asked for)";
+    }
+
     private String notCopiedAtFork(final long va, final String fix)
     {
         final UserProcess parent = process.parent();
@@ -510,7 +537,8 @@ final class Faults
             if (v == null)
             {
                 throw new SegmentationFault(cursor, "no VMA maps it"
-                    + " (find_vma finds none)" + notCopiedAtFork(cursor, "; mmap the whole range first"));
+                    + " (find_vma finds none)" + notCopiedAtFork(cursor, holeFix(address, cursor, end,
+                    "; mmap the whole range first")));
             }
             if (write && !v.writable())
             {

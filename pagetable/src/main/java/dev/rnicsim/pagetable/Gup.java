@@ -192,6 +192,16 @@ final class Gup
         return frames.mapCount(pfn) > 1;
     }
 
+    /**
+     * What the ENOMEM of a pin past RLIMIT_MEMLOCK adds to its fix: pinned_vm is the sum of every pin the process
+     * holds (its MRs, and the CQ and QP rings the providers pin: ib_umem_get charges all of them alike), and in a
+     * container the runtime sets the limit (NVIDIA/cudf-spark pull request 7632: 64 MiB on the reviewer's host, and an
+     * ibv_create_cq ENOMEM after UCX's registrations, fixed with {@code docker run --ulimit memlock=-1}; open-mpi/ompi
+     * issue 6468).
+     */
+    private static final String MEMLOCK_NOTE = " (pinned_vm counts every MR and CQ or QP ring the process pins; in a "
+        + "container the runtime sets the limit: docker run --ulimit memlock=-1, or --cap-add=IPC_LOCK)";
+
     void checkPinnedVmLimit(final long pages)
     {
         if (!process.limits.capIpcLock())
@@ -202,7 +212,7 @@ final class Gup
                 throw new KernelException(Errno.ENOMEM, "pinned_vm=" + process.pinnedVmPages + " pages + " + pages
                     + " > RLIMIT_MEMLOCK=" + limitPages + " pages (" + process.limits.rlimitMemlockBytes()
                     + " bytes); raise "
-                    + "'ulimit -l' or grant CAP_IPC_LOCK");
+                    + "'ulimit -l' or grant CAP_IPC_LOCK" + MEMLOCK_NOTE);
             }
         }
     }
@@ -237,6 +247,21 @@ final class Gup
             pfn += n;
         }
     }
+
+    /**
+     * The cause and fix an ENOMEM of a long-term pin's migration names: {@code pin_user_pages} with FOLL_LONGTERM
+     * (as {@code ib_umem_get} pins an MR) first migrates every page that must not be pinned for long, those of
+     * ZONE_MOVABLE and of MIGRATE_CMA pageblocks, and answers ENOMEM when that migration fails (mm/gup.c
+     * {@code migrate_longterm_unpinnable_folios}). The text never says the errno again (it leads the message once).
+     * CMA pageblocks also come from what the kernel donates at boot: the
+     * scratch area of Kexec HandOver (KHO) is released as MIGRATE_CMA, and booting with {@code kho=off} fixed an
+     * {@code ibv_reg_mr} ENOMEM (MiaAI-Lab/DeepSeek-v4-Flash-DSpark-2x-DGX-Spark issue 259).
+     */
+    static final String LONGTERM_MIGRATION_FIX = " (pin_user_pages with FOLL_LONGTERM first migrates pages out of "
+        + "ZONE_MOVABLE and CMA pageblocks, and fails the pin when that migration fails, in "
+        + "migrate_longterm_unpinnable_folios); "
+        + "free memory in ZONE_NORMAL, or boot with less memory the kernel keeps movable: a smaller movablecore= or "
+        + "cma=, or kho=off where Kexec HandOver's scratch area was released as CMA pageblocks";
 
     /** {@link #migrateBasePageForPin}'s answer when the base page cannot move as one folio. */
     private static final long NOT_MOVED = Long.MIN_VALUE;
@@ -273,8 +298,8 @@ final class Gup
         {
             throw new KernelException(Errno.ENOMEM, "long-term pin must move the " + host.config().basePage().kb()
                 + " KiB page at 0x" + Long.toHexString(baseVa) + " out of ZONE_MOVABLE but ZONE_NORMAL has no free "
-                + "base page (" + phys.zoneFreeFrames(Zone.NORMAL) + " free 4 KiB frames) and nothing to reclaim; "
-                + "free memory in ZONE_NORMAL or boot with a smaller movablecore=");
+                + "base page (" + phys.zoneFreeFrames(Zone.NORMAL) + " free 4 KiB frames) and nothing to reclaim"
+                + LONGTERM_MIGRATION_FIX);
         }
         host.migrateBasePage(head, target, process, baseVa);
         host.count(VmEvent.PGMIGRATE_LONGTERM_PIN, n);
@@ -350,7 +375,7 @@ final class Gup
         {
             throw new KernelException(Errno.ENOMEM, "long-term pin must move the page at 0x" + Long.toHexString(va)
                 + " out of ZONE_MOVABLE but ZONE_NORMAL has no free frame (" + (phys.zoneFreeFrames(Zone.NORMAL))
-                + " free) and nothing to reclaim");
+                + " free) and nothing to reclaim" + LONGTERM_MIGRATION_FIX);
         }
         host.migrateFrame(pfn, target, process, va & ~(long)(FRAME_BYTES - 1));
         host.count(VmEvent.PGMIGRATE_LONGTERM_PIN);

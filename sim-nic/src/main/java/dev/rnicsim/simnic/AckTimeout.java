@@ -87,6 +87,22 @@ final class AckTimeout
         return noAcknowledgement(qp, p, null, lost);
     }
 
+    /**
+     * The destroyed QP a requester's address names: the one it talked to, or one the remote device destroyed before
+     * this requester ever sent to it (a peer that tore down right after connecting: the same teardown race as
+     * openucx/ucx issue 844, seen on an E810 in rdma-core pull request 1106's status), or null.
+     */
+    private static SimQp destroyedPeer(final SimQp qp)
+    {
+        final SimQp talkedTo = qp.requester.destroyedPeer();
+        if (talkedTo != null || qp.remote == null)
+        {
+            return talkedTo;
+        }
+        final SimDevice d = qp.device.fabric().deviceByGid(qp.remote.gid());
+        return d == null ? null : d.destroyedQp(qp.remote.qpNum());
+    }
+
     private WqeOutcome noAcknowledgement(final SimQp qp, final SendWqe p, final SimQp peer, final WcDiagnosis given)
     {
         final SendWr wr = p.wr();
@@ -99,7 +115,7 @@ final class AckTimeout
         }
         HwCounters.noAck(qp, qp.retryCount, wr);
         qp.device.count(SimCounter.TRANSPORT_RETRIES, qp.retryCount);
-        final SimQp destroyed = peer != null && peer.closed ? peer : peer == null ? qp.requester.destroyedPeer() : null;
+        final SimQp destroyed = peer != null && peer.closed ? peer : peer == null ? destroyedPeer(qp) : null;
         final WcDiagnosis lost = given != null ? given : destroyed != null
             ? Diagnoser.peerDestroyed(qp, wr, qp.retryCount, destroyed) : peer == null && qp.remote != null
             && !qp.device.fabric().anyDeviceHasQp(qp.remote.qpNum())

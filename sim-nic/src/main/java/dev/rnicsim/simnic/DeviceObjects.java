@@ -3,6 +3,7 @@ package dev.rnicsim.simnic;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -20,8 +21,15 @@ final class DeviceObjects
     private static final int QPN_MASK = 0xffffff;
     /** QP 0 and QP 1 are the special QPs (SMI, GSI): never handed out. */
     private static final int FIRST_ORDINARY_QPN = 2;
+    /** How many destroyed QPs a device remembers for diagnoses. */
+    private static final int DESTROYED_KEPT = 64;
 
     private final Map<Integer, SimQp> qps = new HashMap<>();
+    /**
+     * The QPs destroyed last, by number (at most {@value #DESTROYED_KEPT}, the oldest dropped first), so that a
+     * requester whose peer was destroyed before it ever sent to it is told so rather than that no QP is there.
+     */
+    private final Map<Integer, SimQp> destroyed = new LinkedHashMap<>();
     private int nextPdNum = 1;
     private int nextSrqNum = 1;
     private int nextQpNum;
@@ -95,6 +103,7 @@ final class DeviceObjects
         final int num = nextQpNum;
         nextQpNum = (nextQpNum + 1) & QPN_MASK;
         qps.put(num, qp);
+        destroyed.remove(num);
         qpNumbered = true;
         return num;
     }
@@ -110,7 +119,21 @@ final class DeviceObjects
 
     void removeQp(final int qpNum)
     {
-        qps.remove(qpNum);
+        final SimQp gone = qps.remove(qpNum);
+        if (gone != null)
+        {
+            destroyed.put(qpNum, gone);
+            if (destroyed.size() > DESTROYED_KEPT)
+            {
+                destroyed.remove(destroyed.keySet().iterator().next());
+            }
+        }
+    }
+
+    /** @return the QP of this number destroyed last, if it is among those remembered and none took its number since. */
+    SimQp destroyedQp(final int qpNum)
+    {
+        return destroyed.get(qpNum);
     }
 
     SimQp qp(final int qpNum)

@@ -378,10 +378,33 @@ record KeyAdvice(Covering covering, Elsewhere elsewhere, int windowType, Process
     }
 
     /**
+     * The fix of an access below an MR's iova that would fit the MR as an offset from 0: the peer gave an offset
+     * (or the 0 a zero-based MR starts at) where an MR registered without IBV_ACCESS_ZERO_BASED is addressed by its
+     * iova plus the offset (ibv_reg_mr(3): the remote address is the virtual address unless ZERO_BASED or an iova was
+     * given). libfabric's UCX provider handed out base address 0 for such an MR, and the READ at 0 failed with a
+     * remote access error where the virtual address worked (ofiwg/libfabric issue 11643).
+     *
+     * @return the fix naming the iova and ZERO_BASED, or null when the access is no such offset.
+     */
+    static String offsetAsAddress(final long addr, final long length, final long iova, final long lengthBytes)
+    {
+        if (iova == 0 || addr >= iova || addr + length > lengthBytes)
+        {
+            return null;
+        }
+        return "fix: 0x" + Long.toHexString(addr) + " is an offset into the MR, not an address in it: an MR "
+            + "registered without IBV_ACCESS_ZERO_BASED is addressed from its iova (0x" + Long.toHexString(iova)
+            + ", the buffer's virtual address unless another iova was given), so hand the peer the MR's address with "
+            + "the rkey (remote = iova + offset), or register it with IBV_ACCESS_ZERO_BASED to be addressed from 0";
+    }
+
+    /**
      * Why a LOCAL_INV or a SEND_WITH_INV of {@code key} is refused when the key names neither a type 2 window nor a
      * fast-registration MR: what the key names on the device, and the fix. Only those keys can be invalidated
      * (ibv_post_send(3) on IBV_WR_LOCAL_INV and IBV_WR_SEND_WITH_INV; rxe_invalidate_mr in rxe_mr.c and
-     * rxe_invalidate_mw in rxe_mw.c); the status stays the device's.
+     * rxe_invalidate_mw in rxe_mw.c); the status stays the device's. The fix names both kinds: a type 2 window,
+     * and the fast-registration MR whose rkey the kernel's NVMe-oF host offers for remote invalidation (the target
+     * answers with SEND_WITH_INV only when the host's SGL asks for it: spdk/spdk issue 974).
      */
     static CharSequence notInvalidatable(final SimDevice device, final int key)
     {
@@ -401,7 +424,8 @@ record KeyAdvice(Covering covering, Elsewhere elsewhere, int windowType, Process
             + "matches nothing)";
         return what + "; fix: revoke an MR's keys with ibv_dereg_mr; to hand a peer a key that LOCAL_INV or "
             + "SEND_WITH_INV can revoke, bind a type 2 window over the MR (ibv_alloc_mw with IBV_MW_TYPE_2) and send "
-            + "its rkey";
+            + "its rkey, or (kernel verbs) register the pages with a fast-registration MR (ib_alloc_mr, IB_WR_REG_MR), "
+            + "as the kernel's NVMe-oF host does for the target's SEND_WITH_INV";
     }
 
     /**

@@ -200,8 +200,10 @@ final class KeyFailureDiagnosis
                 summary = who + ": asked " + range(addr, length) + " (" + length + " bytes), registered "
                     + (own == null ? "?" : range(own.iova(), own.lengthBytes()) + " (" + own.lengthBytes()
                     + " bytes)" + KeyAdvice.overshoot(addr, length, own.iova(), own.lengthBytes()));
-                fix = advice.rangeFix("fix: keep each access inside the MR or window (iova .. iova + length); "
-                    + "register a larger range or split the transfer");
+                final String offset = own == null ? null
+                    : KeyAdvice.offsetAsAddress(addr, length, own.iova(), own.lengthBytes());
+                fix = advice.rangeFix(offset != null ? offset : "fix: keep each access inside the MR or window "
+                    + "(iova .. iova + length); register a larger range or split the transfer");
             }
             case WRONG_QP ->
             {

@@ -306,7 +306,37 @@ public final class QpTransitions
         extra.removeAll(req);
         extra.removeAll(opt);
         return from + " -> " + to + " of a " + type + " QP does not take " + names(extra) + " (required: "
-            + names(req) + ", optional: " + names(optional(type, from, to)) + ")";
+            + names(req) + ", optional: " + names(optional(type, from, to)) + ")" + takenBy(type, extra);
+    }
+
+    /**
+     * Where the attributes a transition refused may be given instead: for each, the transitions of this QP type
+     * whose row of {@code qp_state_table} takes it (required or optional). A user who changes the address vector of a
+     * connected QP learns that RTS -> RTS does not take IBV_QP_AV, but INIT -> RTR (and SQD -> SQD) does
+     * (linux-rdma/perftest issue 150: a static rate changed in RTS was EINVAL, "only in RTR").
+     *
+     * @return "; IBV_QP_X is taken by A -> B, C -> D" for each attribute, or "" when no transition takes it.
+     */
+    static String takenBy(final QpType type, final Set<QpAttrMask> attrs)
+    {
+        final StringBuilder b = new StringBuilder();
+        for (final QpAttrMask m : attrs)
+        {
+            final StringBuilder where = new StringBuilder();
+            for (final QpState from : QpState.values())
+            {
+                for (final QpState to : TABLE.get(from).keySet())
+                {
+                    if (rule(type, from, to, true).contains(m) || rule(type, from, to, false).contains(m))
+                    {
+                        where.append(where.isEmpty() ? "" : ", ").append(from).append(" -> ").append(to);
+                    }
+                }
+            }
+            b.append("; IBV_QP_").append(m.name()).append(where.isEmpty() ? " is taken by no transition of a "
+                + type + " QP" : " is taken by " + where);
+        }
+        return b.toString();
     }
 
     /**

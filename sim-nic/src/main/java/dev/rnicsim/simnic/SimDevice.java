@@ -337,6 +337,12 @@ public final class SimDevice implements Device
         return objects.qp(qpNum);
     }
 
+    /** @return a QP of this number destroyed lately (its number not taken since), or null. */
+    SimQp destroyedQp(final int qpNum)
+    {
+        return objects.destroyedQp(qpNum);
+    }
+
     /**
      * @return the live QPs of this device, by QP number.
      */

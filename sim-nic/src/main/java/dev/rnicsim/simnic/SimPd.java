@@ -46,6 +46,9 @@ import java.util.Set;
  */
 public final class SimPd implements ProtectionDomain
 {
+    /** How many of the MRs that hold a PD the EBUSY of {@code ibv_dealloc_pd} names. */
+    private static final int MRS_NAMED = 4;
+
     private final SimContext context;
     private final int pdNum;
     private final Set<SimQp> qps = new LinkedHashSet<>();
@@ -400,11 +403,36 @@ public final class SimPd implements ProtectionDomain
                 + " ODP MR(s), " + peerMem.count() + " GPU MR(s), " + fastRegs.count() + " fast-registration MR(s), "
                 + windows.count() + " memory window(s), " + qps.size() + " QP(s), " + srqs.size() + " SRQ(s), "
                 + ahs.size() + " address handle(s) and " + extraUsers + " other "
-                + "object(s) (the kernel frees a PD only when its use count is 0); destroy them first, or close() the "
-                + "PD to release everything it holds");
+                + "object(s) (the kernel frees a PD only when its use count is 0)" + pinnedMrsNamed()
+                + "; destroy them first, or close() the PD to release everything it holds");
         }
         close();
     }
+
+    /**
+     * The pinned MRs that keep a PD from being freed, named by key, length and address (at most
+     * {@value #MRS_NAMED}), so that a teardown which skipped one finds it: perftest's "Failed to deallocate PD -
+     * Device or resource busy" came from an MR its destroy path no longer deregistered (linux-rdma/perftest issue
+     * 52, fixed by pull request 77).
+     */
+    private String pinnedMrsNamed()
+    {
+        final List<SimMr> live = umem.live();
+        if (live.isEmpty())
+        {
+            return "";
+        }
+        final StringBuilder b = new StringBuilder("; MRs still registered on it:");
+        for (int i = 0; i < Math.min(MRS_NAMED, live.size()); i++)
+        {
+            final SimMr mr = live.get(i);
+            b.append(i == 0 ? " " : ", ").append("lkey 0x").append(Integer.toHexString(mr.lkey())).append(" (")
+                .append(mr.lengthBytes()).append(" bytes at 0x").append(Long.toHexString(mr.addr())).append(')');
+        }
+        return b.append(live.size() > MRS_NAMED ? " and " + (live.size() - MRS_NAMED) + " more" : "")
+            .append(" (ibv_dereg_mr each)").toString();
+    }
+
 
     void userAdded(final int delta)
     {

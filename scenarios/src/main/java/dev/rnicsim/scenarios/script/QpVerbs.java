@@ -57,11 +57,18 @@ final class QpVerbs
             throw l.error("sgid_index= is the address vector's source GID (ah_attr.grh.sgid_index): give it with "
                 + "dest=QP or av=QP, which set the address vector");
         }
+        if (l.flags().contains("lid_only") && (dest == null || o.containsKey("sgid_index")))
+        {
+            throw l.error("lid_only is an address vector without a GRH (is_global=0, a LID only): give it with "
+                + "dest=QP or av=QP and without sgid_index=, which is the GRH's");
+        }
         if (dest != null)
         {
             // the source GID: sgid_index= (checked by ibv_modify_qp: EINVAL past gid_tbl_len, ENODATA for an empty
-            // entry), else entry 0 as a zeroed ibv_qp_attr leaves it
-            b.av(o.containsKey("sgid_index")
+            // entry), else entry 0 as a zeroed ibv_qp_attr leaves it; lid_only: no GRH (is_global=0), LID 1 as
+            // `ah ... lid_only` gives (rdma_check_ah_attr refuses it on RoCE)
+            b.av(l.flags().contains("lid_only") ? new AhAttr(null, 1, 1, 0)
+                : o.containsKey("sgid_index")
                 ? new AhAttr(dest.address().gid(), 0, 1, s.evalInt(l, o.get("sgid_index")))
                 : AhAttr.toGid(dest.address().gid()));
             if (o.containsKey("dest"))

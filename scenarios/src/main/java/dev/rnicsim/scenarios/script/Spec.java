@@ -285,14 +285,14 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
         add(t, "modify QP reset|init|rtr|rts|sqd|sqe|err|same [access=FLAGS] [port=N] [pkey_index=N] [qkey=N]"
             + " [dest=QP] [av=QP] [dest_qpn=N] [path_mtu=BYTES] [rq_psn=N] [sq_psn=N] [timeout=N] [retry=N]"
             + " [rnr_retry=N] [min_rnr_timer=N] [max_rd_atomic=N] [max_dest_rd_atomic=N] [cur=STATE] [mask=ATTRS]"
-            + " [sgid_index=N]",
+            + " [sgid_index=N] [lid_only]",
             List.of(ref(Kind.QP), new Word(QP_STATE_WORDS, false, false)),
             opts("access", new Word(ACCESS_WORDS, true, true), "port", expr(), "pkey_index", expr(), "qkey", expr(),
                 "dest", new Ref(Set.of(Kind.QP), true), "av", new Ref(Set.of(Kind.QP), true), "dest_qpn", expr(),
                 "path_mtu", expr(), "rq_psn", expr(), "sq_psn", expr(), "timeout", expr(), "retry", expr(),
                 "rnr_retry", expr(), "min_rnr_timer", expr(), "max_rd_atomic", expr(), "max_dest_rd_atomic", expr(),
                 "cur", new Word(QP_STATE_WORDS, false, true), "mask", new Word(QP_ATTR_WORDS, true, true),
-                "sgid_index", expr()));
+                "sgid_index", expr()), Set.of("lid_only"));
         add(t, "queryqp QP", List.of(ref(Kind.QP)), Map.of());
         add(t, "srq NAME PD [wr=N] [sge=N] [limit=N] [xrcd=XRCD cq=CQ]", List.of(new NewName(Kind.SRQ, false),
             ref(Kind.PD)), opts("wr", expr(), "sge", expr(), "limit", expr(), "xrcd", new Ref(Set.of(Kind.XRCD), true),
