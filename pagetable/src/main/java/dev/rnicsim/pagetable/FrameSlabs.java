@@ -88,17 +88,27 @@ final class FrameSlabs
         @Override
         public void run()
         {
-            synchronized (FREE)
+            giveBack(slabs);
+        }
+    }
+
+    /**
+     * Adds slabs no table uses any more to the free ones, up to {@link #MAX_FREE_BYTES} in all.
+     *
+     * @param slabs slabs {@link #take} handed out, of a table that is gone.
+     */
+    static void giveBack(final List<MemorySegment> slabs)
+    {
+        synchronized (FREE)
+        {
+            for (final MemorySegment s : slabs)
             {
-                for (final MemorySegment s : slabs)
+                if (freeBytes + s.byteSize() > MAX_FREE_BYTES)
                 {
-                    if (freeBytes + s.byteSize() > MAX_FREE_BYTES)
-                    {
-                        break;
-                    }
-                    FREE[Integer.numberOfTrailingZeros((int)(s.byteSize() / FrameTable.BLOCK_BYTES))].addLast(s);
-                    freeBytes += s.byteSize();
+                    break;
                 }
+                FREE[Integer.numberOfTrailingZeros((int)(s.byteSize() / FrameTable.BLOCK_BYTES))].addLast(s);
+                freeBytes += s.byteSize();
             }
         }
     }
