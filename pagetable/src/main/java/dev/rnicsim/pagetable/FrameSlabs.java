@@ -14,13 +14,19 @@ import java.util.List;
  * the whole frame first (zeros, then the bytes written or copied; or a whole frame copied), as for a frame freed and
  * handed out again within one table, whose block keeps the bytes of its earlier use. A simulated host that writes a
  * few frames (a key-lifecycle chain's worlds make two hosts each) so no longer has the allocator zero and register a
- * new slab each time. Slabs are kept up to {@value #MAX_FREE_BYTES} bytes in all; those beyond are dropped, and each
+ * new slab each time. Free slabs are kept up to {@link #MAX_FREE_BYTES} bytes in all; those beyond are dropped, and each
  * slab's memory is freed once nothing holds it (an automatic arena of its own). Thread safe.
  */
 final class FrameSlabs
 {
-    /** The free slabs kept, in bytes, at most (those beyond are left to the collector). */
-    static final long MAX_FREE_BYTES = 32L << 20;
+    /**
+     * The free slabs kept, in bytes, at most (those beyond are left to the collector). Slabs come back when the
+     * collector finds their table gone, so the free ones must cover what new tables take between two collections: the
+     * key-lifecycle soak's worlds take about 80 KiB of slabs each, some 36 MiB between two young collections of the
+     * serial collector's default young generation (with 32 MiB, one slab in seven was still new). The slabs of tables
+     * that are gone stayed allocated until the next collection before too.
+     */
+    static final long MAX_FREE_BYTES = 64L << 20;
     /** Slab sizes: {@link FrameTable}'s slabs double from one block up to this many size classes (1, 2, 4, 8, 16). */
     private static final int CLASSES = 5;
     /** Gives a gone table's slabs back: one daemon thread for all the tables. */
