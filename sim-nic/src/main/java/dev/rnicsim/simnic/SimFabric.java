@@ -543,21 +543,9 @@ public final class SimFabric
      */
     static String gidOf(final long nodeGuid)
     {
-        // Written digit by digit: a fresh device makes it twice, and under C1 the concatenation and HexFormat cost
-        // several times as much.
-        final char[] text = GID_PREFIX.toCharArray();
-        for (int group = 0; group < 4; group++)
-        {
-            final int value = (int)(nodeGuid >>> (48 - 16 * group)) & 0xffff;
-            final int at = 20 + 5 * group;
-            for (int digit = 0; digit < 4; digit++)
-            {
-                text[at + digit] = Character.forDigit(value >>> (12 - 4 * digit) & 0xf, 16);
-            }
-        }
-        return new String(text);
+        final java.util.HexFormat hex = java.util.HexFormat.of();
+        return "fe80:0000:0000:0000:" + hex.toHexDigits((short)(nodeGuid >>> 48)) + ":"
+            + hex.toHexDigits((short)(nodeGuid >>> 32)) + ":" + hex.toHexDigits((short)(nodeGuid >>> 16)) + ":"
+            + hex.toHexDigits((short)nodeGuid);
     }
-
-    /** The link-local prefix fe80::/64 in eight groups, the four of the GUID zero. */
-    private static final String GID_PREFIX = "fe80:0000:0000:0000:0000:0000:0000:0000";
 }
