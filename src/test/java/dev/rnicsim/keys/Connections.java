@@ -66,13 +66,12 @@ final class Connections
         {
             return true;
         }
-        final String qa = "qa" + pd.index;
-        final String qb = "qb" + pd.index;
         if (pd.pair != null && pd.pair.qb.live)
         {
-            world.line(() -> "modify " + qa + " reset");
-            world.line(() -> "modify " + qb + " reset");
-            world.line(() -> "connect " + qa + " " + qb);
+            // A recovery (an error left the pair in ERR): its lines made only when the script is read.
+            world.line(new RecoveryLine(pd.index, 0));
+            world.line(new RecoveryLine(pd.index, 1));
+            world.line(new RecoveryLine(pd.index, 2));
             pd.pair.qa.modify(RESET, RESET_MASK);
             pd.pair.qb.sim.modify(RESET, RESET_MASK);
             connect(pd.pair.qa, pd.pair.qb.sim);
@@ -80,6 +79,8 @@ final class Connections
             pd.pair.broken = false;
             return true;
         }
+        final String qa = "qa" + pd.index;
+        final String qb = "qb" + pd.index;
         if (pd.pair != null)
         {
             world.line("close " + qa);
@@ -120,6 +121,21 @@ final class Connections
         pair.qb = b;
         pd.pair = pair;
         return true;
+    }
+
+    /** A script line of a pair's recovery: qaN to RESET (0), qbN to RESET (1), then connected again (2). */
+    private record RecoveryLine(int pd, int part) implements Script.Line
+    {
+        @Override
+        public String text()
+        {
+            return switch (part)
+            {
+                case 0 -> "modify qa" + pd + " reset";
+                case 1 -> "modify qb" + pd + " reset";
+                default -> "connect qa" + pd + " qb" + pd;
+            };
+        }
     }
 
     /** One direction of the script's connect (default access rw,rr,ra, min_rnr_timer 12, retry 7, rnr_retry 7). */

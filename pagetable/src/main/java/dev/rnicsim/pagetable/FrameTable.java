@@ -1,6 +1,5 @@
 package dev.rnicsim.pagetable;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -183,10 +182,10 @@ final class FrameTable
     }
 
     /**
-     * Where the blocks of bytes come from: one automatic arena for the table, as a block once allocated stays until the
-     * table goes (an arena of its own per block cost a cleaner's registration each).
+     * Where the slabs of bytes come from: slabs of tables that are gone when there are some ({@link FrameSlabs}: the
+     * allocator zeroed each new one, and a fresh host paid it), given back when this table goes.
      */
-    private final Arena bytes = Arena.ofAuto();
+    private final FrameSlabs bytes = new FrameSlabs(this);
     /** Most blocks of one slab (256 KiB): see {@link #newBlock}. */
     private static final int MAX_SLAB_BLOCKS = 16;
     /** The slab blocks are carved from ({@link #newBlock}), the bytes of it handed out, and the next slab's blocks. */
@@ -441,7 +440,8 @@ final class FrameTable
 
     /**
      * Where the bytes of frame {@code i} of section {@code s} (a section of this table) start in its slab
-     * ({@code s.data[i >>> BLOCK_SHIFT]}), its block allocated (zeroed) when absent.
+     * ({@code s.data[i >>> BLOCK_SHIFT]}), its block allocated when absent
+     * (its bytes are read only once the frame holds written bytes).
      */
     long allocatedFrameAt(final Section s, final int i)
     {
@@ -474,14 +474,15 @@ final class FrameTable
      * a host: a frame's bytes then start a CPU cache line, and copying one touches 64 lines of each side, not 65 (the
      * allocator's own alignment is 16 bytes). Blocks allocated one by one lay 20 KiB apart (the alignment's padding),
      * and a 1 MiB DMA in packets of 4 KiB between two buffers so laid out took about 7 % more CPU time than between
-     * the same buffers laid back to back. Slabs double from one block up to {@value #MAX_SLAB_BLOCKS}, so a host that writes a few frames zeroes
-     * little more than it writes.
+     * the same buffers laid back to back. Slabs double from one block up to {@value #MAX_SLAB_BLOCKS}, so a host that writes a few frames
+     * takes little more than it writes; a slab comes from a table that is gone when there is one ({@link FrameSlabs}),
+     * its bytes as they were: a block's frames are read only once written whole.
      */
     private void newBlock()
     {
         if (slab == null || slabUsed == slab.byteSize())
         {
-            slab = bytes.allocate(slabBlocks * BLOCK_BYTES, PhysicalMemory.FRAME_BYTES);
+            slab = bytes.take(slabBlocks);
             slabUsed = 0;
             slabBlocks = Math.min(MAX_SLAB_BLOCKS, slabBlocks * 2);
         }

@@ -106,6 +106,26 @@ public final class GidTable
     }
 
     /**
+     * How many valid entries {@link #entries} lists for a port, without making them (ibv_modify_qp checks an address
+     * vector's {@code sgid_index} against it on every transition to RTR): one on an iWARP port, else one entry per RoCE
+     * type (or the one IB GID) for the link-local address and, on a RoCE port whose netdev has one, the IPv4 address.
+     *
+     * @param device  the device.
+     * @param portNum its port, from 1.
+     * @return the size of {@link #entries} for that port.
+     */
+    public static int validEntries(final SimDevice device, final int portNum)
+    {
+        final Kinds kinds = device.profile().gidKinds();
+        if (kinds == Kinds.IWARP)
+        {
+            return 1;
+        }
+        final int addresses = kinds.roce() && device.netdev().hasIpv4() ? 2 : 1;
+        return addresses * kinds.types().size();
+    }
+
+    /**
      * Each port of a device has its own port GUID, and so its own link-local GID: the subnet manager and the GRH tell
      * the ports apart by it (IBA 4.1.1: a port GUID per port; mlx4's two ports report the node GUID's next values,
      * {@code ibstat}'s "Port GUID"). The model's port 1 takes the node GUID itself (the fabric numbers its devices one

@@ -154,7 +154,7 @@ final class PlacementOps
         final long length = wr.totalBytes();
         if (!requester.profile().follows(ProviderRule.MESSAGE_LENGTH_CHECKED_BY_RESPONDER))
         {
-            final long maxMsgSz = requester.profile().portAttributes().maxMsgSzBytes();
+            final long maxMsgSz = requester.portAttributes().maxMsgSzBytes();
             if (length > maxMsgSz && wr.opcode() != WrOpcode.FLUSH)
             {
                 return DmaResult.local(dev.rnicsim.dma.DmaStatus.LOC_LEN_ERR, KeyCheck.VALID, "message of " + length

@@ -124,6 +124,14 @@ public final class PortNetdev
     }
 
     /**
+     * @return whether the netdev has an IPv4 address ({@link #ipv4} is not null), without copying it.
+     */
+    public boolean hasIpv4()
+    {
+        return ipv4 != null;
+    }
+
+    /**
      * {@code ip addr add A.B.C.D dev DEV}, or removes the address.
      *
      * @param dotted the address in dotted-quad form, or null for none.

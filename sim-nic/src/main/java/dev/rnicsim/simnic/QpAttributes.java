@@ -177,16 +177,16 @@ final class QpAttributes
             return "ah_attr.port_num=" + ah.portNum() + " is not a port of " + device.name() + " (1.."
                 + d.physPortCnt() + ")";
         }
-        if (!ah.isGlobal() && device.profile().portAttributes().linkLayer() == PortAttributes.LINK_LAYER_ETHERNET
+        if (!ah.isGlobal() && device.portAttributes().linkLayer() == PortAttributes.LINK_LAYER_ETHERNET
             && device.profile().traits().transport() != DriverTraits.Transport.IWARP)
         {
             return "an address vector without a GID on an Ethernet (RoCE) port: is_global is mandatory there "
                 + "(rdma_check_ah_attr); give the destination GID";
         }
-        if (ah.isGlobal() && (ah.sgidIndex() < 0 || ah.sgidIndex() >= device.profile().portAttributes().gidTblLen()))
+        if (ah.isGlobal() && (ah.sgidIndex() < 0 || ah.sgidIndex() >= device.portAttributes().gidTblLen()))
         {
             return "sgid_index=" + ah.sgidIndex() + " is outside the GID table of "
-                + device.profile().portAttributes().gidTblLen() + " entries";
+                + device.portAttributes().gidTblLen() + " entries";
         }
         return null;
     }
@@ -205,7 +205,7 @@ final class QpAttributes
         {
             return -1;
         }
-        final int valid = GidTable.entries(device, ah.portNum()).size();
+        final int valid = GidTable.validEntries(device, ah.portNum());
         return ah.sgidIndex() < valid ? -1 : valid;
     }
 

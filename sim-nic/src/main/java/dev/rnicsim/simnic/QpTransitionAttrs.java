@@ -4,6 +4,7 @@ import dev.rnicsim.verbs.Access;
 import dev.rnicsim.verbs.AhAttr;
 import dev.rnicsim.verbs.QpAddress;
 import dev.rnicsim.verbs.QpAttr;
+import dev.rnicsim.verbs.QpAttrMask;
 import dev.rnicsim.verbs.QpState;
 import dev.rnicsim.verbs.QpType;
 import dev.rnicsim.verbs.VerbsException;
@@ -99,6 +100,66 @@ final class QpTransitionAttrs
             b.timeout(14);
         }
         return b;
+    }
+
+    /**
+     * A one-call transition's attributes and the mask that gives them, for {@link QpModify#modify}: RC's three
+     * transitions are made without a builder (an application's recovery makes them again and again), their masks
+     * shared (modify only reads a mask); the other types' come from {@link #toInit}, {@link #toRtr} and
+     * {@link #toRts}. The same attributes and masks either way.
+     */
+    record Transition(QpAttr attr, Set<QpAttrMask> mask)
+    {
+        private static Transition of(final QpAttr.Builder b)
+        {
+            return new Transition(b.build(), b.mask());
+        }
+    }
+
+    private static final Set<QpAttrMask> RC_INIT = EnumSet.of(QpAttrMask.STATE, QpAttrMask.PKEY_INDEX,
+        QpAttrMask.PORT, QpAttrMask.ACCESS_FLAGS);
+    private static final Set<QpAttrMask> RC_RTR = EnumSet.of(QpAttrMask.STATE, QpAttrMask.AV, QpAttrMask.PATH_MTU,
+        QpAttrMask.DEST_QPN, QpAttrMask.RQ_PSN, QpAttrMask.MAX_DEST_RD_ATOMIC, QpAttrMask.MIN_RNR_TIMER);
+    private static final Set<QpAttrMask> RC_RTS = EnumSet.of(QpAttrMask.STATE, QpAttrMask.SQ_PSN, QpAttrMask.TIMEOUT,
+        QpAttrMask.RETRY_CNT, QpAttrMask.RNR_RETRY, QpAttrMask.MAX_QP_RD_ATOMIC);
+
+    /** {@link #toInit} as a {@link Transition}. */
+    static Transition init(final SimQp qp, final Set<Access> qpAccessFlags)
+    {
+        if (qp.type != QpType.RC || qpAccessFlags == null || !(qpAccessFlags instanceof EnumSet))
+        {
+            return Transition.of(toInit(qp, qpAccessFlags));
+        }
+        return new Transition(new QpAttr(QpState.INIT, QpState.RESET, qpAccessFlags, 0, 1, 0, null, 0, 0, 0, 0, 0, 0,
+            0, 0, 0, 0, false), RC_INIT);
+    }
+
+    /** {@link #toRtr} as a {@link Transition}. */
+    static Transition rtr(final SimQp qp, final QpAddress remoteAddress, final int minRnrTimerCode)
+    {
+        if (qp.type != QpType.RC || remoteAddress == null)
+        {
+            return Transition.of(toRtr(qp, remoteAddress, minRnrTimerCode));
+        }
+        qp.checkOpen("ibv_modify_qp");
+        final AhAttr av = new AhAttr(remoteAddress.gid(), remoteAddress.lid(), 1,
+            GidTable.connectionManagerSgidIndex(qp.device, 1));
+        final int pathMtu = RoceWire.connectPathMtu(qp.device, qp.device.fabric().deviceByGid(remoteAddress.gid()));
+        return new Transition(new QpAttr(QpState.RTR, QpState.RESET, null, 0, 0, 0, av, pathMtu, 0, 0, 0,
+            remoteAddress.psn() & 0xffffff, 0, 0, Math.min(16, qp.device.profile().attributes().maxQpRdAtom()),
+            minRnrTimerCode, remoteAddress.qpNum(), false), RC_RTR);
+    }
+
+    /** {@link #toRts} as a {@link Transition}. */
+    static Transition rts(final SimQp qp, final int retryCnt, final int rnrRetryCnt)
+    {
+        if (qp.type != QpType.RC)
+        {
+            return Transition.of(toRts(qp, retryCnt, rnrRetryCnt));
+        }
+        return new Transition(new QpAttr(QpState.RTS, QpState.RESET, null, 0, 0, 0, null, 0, 14, retryCnt,
+            rnrRetryCnt, 0, qp.psn, Math.min(16, qp.device.profile().attributes().maxQpInitRdAtom()), 0, 0, 0, false),
+            RC_RTS);
     }
 
     /**

@@ -211,8 +211,8 @@ public final class SimQp implements QueuePair
     @Override
     public void modifyToInit(final Set<Access> qpAccessFlags)
     {
-        final QpAttr.Builder b = QpTransitionAttrs.toInit(this, qpAccessFlags);
-        modify(b.build(), b.mask());
+        final QpTransitionAttrs.Transition t = QpTransitionAttrs.init(this, qpAccessFlags);
+        modify(t.attr(), t.mask());
     }
 
     /**
@@ -222,8 +222,8 @@ public final class SimQp implements QueuePair
     @Override
     public void modifyToRtr(final QpAddress remoteAddress, final int minRnrTimerCode)
     {
-        final QpAttr.Builder b = QpTransitionAttrs.toRtr(this, remoteAddress, minRnrTimerCode);
-        modify(b.build(), b.mask());
+        final QpTransitionAttrs.Transition t = QpTransitionAttrs.rtr(this, remoteAddress, minRnrTimerCode);
+        modify(t.attr(), t.mask());
     }
 
     /**
@@ -233,8 +233,8 @@ public final class SimQp implements QueuePair
     @Override
     public void modifyToRts(final int retryCnt, final int rnrRetryCnt)
     {
-        final QpAttr.Builder b = QpTransitionAttrs.toRts(this, retryCnt, rnrRetryCnt);
-        modify(b.build(), b.mask());
+        final QpTransitionAttrs.Transition t = QpTransitionAttrs.rts(this, retryCnt, rnrRetryCnt);
+        modify(t.attr(), t.mask());
     }
 
     @Override
