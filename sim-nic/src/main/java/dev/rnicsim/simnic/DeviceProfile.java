@@ -384,7 +384,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
      */
     public HwCounters hwCounters()
     {
-        return HwCounters.of(driver);
+        return traits.verbs().hwCounters();
     }
 
     /**
