@@ -5,7 +5,8 @@ import java.util.Objects;
 /**
  * What a driver's queue verbs do where drivers differ, beyond registration ({@link DriverTraits}): the driver
  * functions a refusal of {@code ibv_create_srq}, {@code ibv_modify_srq} and {@code ibv_resize_cq} names, what its
- * extended CQ verbs offer, the QP events it raises, its hw_counters and whether it has tag-matching SRQs. Data, so
+ * extended CQ verbs offer, the QP events it raises, its hw_counters, whether it has tag-matching SRQs and what its
+ * ports report. Data, so
  * that the verbs ask the profile's traits instead of testing driver names. Immutable and thread safe.
  *
  * <p>The functions, as the drivers.md table names them: the SRQ size check at creation ({@code mlx4_ib_create_srq},
@@ -25,7 +26,8 @@ import java.util.Objects;
  * @param cqResizeBelowQueued   who refuses a CQ resize below the completions waiting: the driver's function where
  *                              read, else ibv_resize_cq(3).
  * @param extendedCqs           what the provider's extended CQ verbs offer ({@link ExtendedCqs}, which gives each
- *                              driver's source), without the completion clock, which is the profile's.
+ *                              driver's source), with the driver's completion clock: a profile's own clock
+ *                              ({@link DeviceProfile#completions()}) replaces it in {@link ExtendedCqs#of}.
  * @param asyncEvents           the QP events the driver raises ({@link AsyncEventRules}).
  * @param asyncEventsOldKernel  the QP events of the driver in a kernel older than 6.2 (profiles with
  *                              {@link ProviderRule#KERNEL_WITHOUT_FLUSH_ACCESS}): rxe raised none before its two
@@ -33,11 +35,12 @@ import java.util.Objects;
  * @param hwCounters            the driver's hw_counters ({@link HwCounters}).
  * @param tagMatchingSrqs       {@code ibv_create_srq_ex} creates tag-matching SRQs (mlx5 only: rxe_create_srq and the
  *                              others answer EOPNOTSUPP for a type beyond basic and XRC).
+ * @param port                  what its {@code query_port} reports ({@link DriverPortTraits}).
  */
 public record DriverVerbTraits(String srqCreateFunction, String srqZeroRefusal, String srqModifyFunction,
                                boolean srqResizeRefusalRead, String cqResizeBelowQueued, ExtendedCqs extendedCqs,
                                AsyncEventRules asyncEvents, AsyncEventRules asyncEventsOldKernel,
-                               HwCounters hwCounters, boolean tagMatchingSrqs)
+                               HwCounters hwCounters, boolean tagMatchingSrqs, DriverPortTraits port)
 {
     /** What a driver whose modify_srq was not read is held to. */
     static final String MODIFY_SRQ_MAN_PAGE = "ibv_modify_srq(3)";
@@ -57,6 +60,7 @@ public record DriverVerbTraits(String srqCreateFunction, String srqZeroRefusal, 
         Objects.requireNonNull(asyncEvents, "asyncEvents");
         Objects.requireNonNull(asyncEventsOldKernel, "asyncEventsOldKernel");
         Objects.requireNonNull(hwCounters, "hwCounters");
+        Objects.requireNonNull(port, "port");
     }
 
     /**
@@ -73,7 +77,7 @@ public record DriverVerbTraits(String srqCreateFunction, String srqZeroRefusal, 
         final String create = srqCreate == null ? "its create_srq" : srqCreate;
         return new DriverVerbTraits(create, create + " is taken to refuse 0 (assumed: not read)",
             MODIFY_SRQ_MAN_PAGE, false, RESIZE_CQ_MAN_PAGE, ExtendedCqs.standard(driver, false), AsyncEventRules.IBA,
-            AsyncEventRules.IBA, HwCounters.NONE, false);
+            AsyncEventRules.IBA, HwCounters.NONE, false, DriverPortTraits.of(driver));
     }
 
     /**
@@ -92,10 +96,10 @@ public record DriverVerbTraits(String srqCreateFunction, String srqZeroRefusal, 
             case "mlx5" -> new DriverVerbTraits("mlx5_ib_create_srq",
                 "mlx5_ib_create_srq is taken to refuse 0 (assumed: not read)", "mlx5_ib_modify_srq", true,
                 RESIZE_CQ_MAN_PAGE, ExtendedCqs.MLX5, AsyncEventRules.IBA, AsyncEventRules.IBA,
-                HwCounters.MLX5, true);
+                HwCounters.MLX5, true, DriverPortTraits.of(driver));
             case "rxe" -> new DriverVerbTraits("rxe_srq_chk_init", "rxe_srq_chk_init refuses 0", "rxe_srq_chk_attr",
                 false, "rxe_cq_chk_attr", ExtendedCqs.RXE, AsyncEventRules.RXE, AsyncEventRules.RXE_BEFORE_6_2,
-                HwCounters.RXE, false);
+                HwCounters.RXE, false, DriverPortTraits.of(driver));
             case "irdma" -> unread(driver, null).withExtendedCqs(ExtendedCqs.standard(driver, true));
             case "siw" -> unread(driver, "siw_create_srq");
             case "cxgb4" -> unread(driver, "c4iw_create_srq");
@@ -104,7 +108,7 @@ public record DriverVerbTraits(String srqCreateFunction, String srqZeroRefusal, 
             case "bnxt_re" -> unread(driver, "bnxt_re_create_srq");
             case "hfi1" -> new DriverVerbTraits("rvt_create_srq", "rdmavt's rvt_create_srq refuses 0",
                 MODIFY_SRQ_MAN_PAGE, false, RESIZE_CQ_MAN_PAGE, ExtendedCqs.standard(driver, true),
-                AsyncEventRules.IBA, AsyncEventRules.IBA, HwCounters.NONE, false);
+                AsyncEventRules.IBA, AsyncEventRules.IBA, HwCounters.NONE, false, DriverPortTraits.of(driver));
             // efa, mana, erdma and any driver no rule knows: nothing read
             default -> unread(driver, null);
         };
@@ -118,7 +122,7 @@ public record DriverVerbTraits(String srqCreateFunction, String srqZeroRefusal, 
     DriverVerbTraits withSrqModify(final String function, final boolean resizeRefusalRead)
     {
         return new DriverVerbTraits(srqCreateFunction, srqZeroRefusal, function, resizeRefusalRead,
-            cqResizeBelowQueued, extendedCqs, asyncEvents, asyncEventsOldKernel, hwCounters, tagMatchingSrqs);
+            cqResizeBelowQueued, extendedCqs, asyncEvents, asyncEventsOldKernel, hwCounters, tagMatchingSrqs, port);
     }
 
     /**
@@ -128,7 +132,7 @@ public record DriverVerbTraits(String srqCreateFunction, String srqZeroRefusal, 
     DriverVerbTraits withCqResizeBelowQueued(final String source)
     {
         return new DriverVerbTraits(srqCreateFunction, srqZeroRefusal, srqModifyFunction, srqResizeRefusalRead,
-            source, extendedCqs, asyncEvents, asyncEventsOldKernel, hwCounters, tagMatchingSrqs);
+            source, extendedCqs, asyncEvents, asyncEventsOldKernel, hwCounters, tagMatchingSrqs, port);
     }
 
     /**
@@ -138,7 +142,7 @@ public record DriverVerbTraits(String srqCreateFunction, String srqZeroRefusal, 
     DriverVerbTraits withExtendedCqs(final ExtendedCqs cqs)
     {
         return new DriverVerbTraits(srqCreateFunction, srqZeroRefusal, srqModifyFunction, srqResizeRefusalRead,
-            cqResizeBelowQueued, cqs, asyncEvents, asyncEventsOldKernel, hwCounters, tagMatchingSrqs);
+            cqResizeBelowQueued, cqs, asyncEvents, asyncEventsOldKernel, hwCounters, tagMatchingSrqs, port);
     }
 
     /**

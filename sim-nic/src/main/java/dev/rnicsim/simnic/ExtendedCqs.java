@@ -89,10 +89,11 @@ public record ExtendedCqs(String driver, long wcFlags, Errno unsupportedWcFlagsE
     public static final int FLAG_IGNORE_OVERRUN = 2;
     private static final long NS_PER_MS = 1_000_000;
 
-    /** mlx5's extended CQ verbs, without the profile's clock (see the class comment). */
+    /** mlx5's extended CQ verbs, with the driver's clock (see the class comment and {@link CompletionAttributes}). */
     static final ExtendedCqs MLX5 = new ExtendedCqs("mlx5", WC_STANDARD | WC_COMPLETION_TIMESTAMP | WC_CVLAN
         | WC_FLOW_TAG | WC_TM_INFO | WC_COMPLETION_TIMESTAMP_WALLCLOCK, Errno.EOPNOTSUPP, MASK_FLAGS | MASK_PD,
-        Errno.EINVAL, FLAG_SINGLE_THREADED | FLAG_IGNORE_OVERRUN, Errno.EINVAL, true, true, 0, 0, true, true, true);
+        Errno.EINVAL, FLAG_SINGLE_THREADED | FLAG_IGNORE_OVERRUN, Errno.EINVAL, true, true,
+        CompletionAttributes.MLX5_HCA_CORE_CLOCK_KHZ, CompletionAttributes.MLX5_TIMESTAMP_MASK, true, true, true);
     /** rxe's extended CQ verbs (see the class comment). */
     static final ExtendedCqs RXE = standard("rxe", true);
 
@@ -102,7 +103,7 @@ public record ExtendedCqs(String driver, long wcFlags, Errno unsupportedWcFlagsE
      *
      * @param driver the driver.
      * @param resize its provider implements {@code ibv_resize_cq} (rxe, mlx4, irdma, hfi1).
-     * @return its extended CQ verbs, without the profile's clock.
+     * @return its extended CQ verbs, without a clock (none of these drivers' clocks is given by a public dump).
      */
     static ExtendedCqs standard(final String driver, final boolean resize)
     {
@@ -113,7 +114,7 @@ public record ExtendedCqs(String driver, long wcFlags, Errno unsupportedWcFlagsE
     /**
      * @param profile a device profile.
      * @return what its provider's extended CQ verbs offer: its driver's ({@link DriverVerbTraits#extendedCqs()}) with
-     *         the profile's clock (a dump's hca_core_clock line, else the driver's: CompletionAttributes).
+     *         the profile's clock (a dump's hca_core_clock line, else the driver's: {@link CompletionAttributes}).
      */
     public static ExtendedCqs of(final DeviceProfile profile)
     {
