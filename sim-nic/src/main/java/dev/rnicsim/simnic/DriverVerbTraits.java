@@ -64,15 +64,15 @@ public record DriverVerbTraits(String srqCreateFunction, String srqZeroRefusal, 
     }
 
     /**
-     * The traits of a driver whose queue verbs were not read: its create_srq taken to refuse 0 (assumed), the man
-     * pages' rules, the standard wc_flags without resize, thread or parent domains, the IBA events as mlx5 raises them
-     * (assumed), no counters modelled, no tag matching.
+     * The traits of a driver whose queue verbs were not read, and the base of the others: its create_srq taken to
+     * refuse 0 (assumed), the man pages' rules, the standard wc_flags without resize, thread or parent domains, the
+     * IBA events as mlx5 raises them (assumed), no counters modelled, no tag matching.
      *
      * @param driver      the driver.
      * @param srqCreate   the function that checks an SRQ's size at creation, or null for "its create_srq".
      * @return the traits.
      */
-    static DriverVerbTraits unread(final String driver, final String srqCreate)
+    static DriverVerbTraits defaults(final String driver, final String srqCreate)
     {
         final String create = srqCreate == null ? "its create_srq" : srqCreate;
         return new DriverVerbTraits(create, create + " is taken to refuse 0 (assumed: not read)",
@@ -82,7 +82,7 @@ public record DriverVerbTraits(String srqCreateFunction, String srqZeroRefusal, 
 
     /**
      * The table of the drivers' queue verbs (see the class comment and {@link ExtendedCqs}, {@link AsyncEventRules},
-     * {@link HwCounters} for each fact's source); a driver not in it gets {@link #unread}.
+     * {@link HwCounters} for each fact's source); a driver not in it gets {@link #defaults}.
      *
      * @param driver a driver name.
      * @return its traits.
@@ -91,7 +91,7 @@ public record DriverVerbTraits(String srqCreateFunction, String srqZeroRefusal, 
     {
         return switch (driver)
         {
-            case "mlx4" -> unread(driver, "mlx4_ib_create_srq").withSrqModify("mlx4_ib_modify_srq", true)
+            case "mlx4" -> defaults(driver, "mlx4_ib_create_srq").withSrqModify("mlx4_ib_modify_srq", true)
                 .withCqResizeBelowQueued("libmlx4 mlx4_resize_cq").withExtendedCqs(ExtendedCqs.standard(driver, true));
             case "mlx5" -> new DriverVerbTraits("mlx5_ib_create_srq",
                 "mlx5_ib_create_srq is taken to refuse 0 (assumed: not read)", "mlx5_ib_modify_srq", true,
@@ -100,17 +100,17 @@ public record DriverVerbTraits(String srqCreateFunction, String srqZeroRefusal, 
             case "rxe" -> new DriverVerbTraits("rxe_srq_chk_init", "rxe_srq_chk_init refuses 0", "rxe_srq_chk_attr",
                 false, "rxe_cq_chk_attr", ExtendedCqs.RXE, AsyncEventRules.RXE, AsyncEventRules.RXE_BEFORE_6_2,
                 HwCounters.RXE, false, DriverPortTraits.of(driver));
-            case "irdma" -> unread(driver, null).withExtendedCqs(ExtendedCqs.standard(driver, true));
-            case "siw" -> unread(driver, "siw_create_srq");
-            case "cxgb4" -> unread(driver, "c4iw_create_srq");
-            case "hns" -> unread(driver, "hns_roce_create_srq");
-            case "qedr" -> unread(driver, "qedr_check_srq_params");
-            case "bnxt_re" -> unread(driver, "bnxt_re_create_srq");
+            case "irdma" -> defaults(driver, null).withExtendedCqs(ExtendedCqs.standard(driver, true));
+            case "siw" -> defaults(driver, "siw_create_srq");
+            case "cxgb4" -> defaults(driver, "c4iw_create_srq");
+            case "hns" -> defaults(driver, "hns_roce_create_srq");
+            case "qedr" -> defaults(driver, "qedr_check_srq_params");
+            case "bnxt_re" -> defaults(driver, "bnxt_re_create_srq");
             case "hfi1" -> new DriverVerbTraits("rvt_create_srq", "rdmavt's rvt_create_srq refuses 0",
                 MODIFY_SRQ_MAN_PAGE, false, RESIZE_CQ_MAN_PAGE, ExtendedCqs.standard(driver, true),
                 AsyncEventRules.IBA, AsyncEventRules.IBA, HwCounters.NONE, false, DriverPortTraits.of(driver));
             // efa, mana, erdma and any driver no rule knows: nothing read
-            default -> unread(driver, null);
+            default -> defaults(driver, null);
         };
     }
 
