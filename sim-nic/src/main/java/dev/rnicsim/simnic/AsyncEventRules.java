@@ -45,22 +45,20 @@ public record AsyncEventRules(boolean commEst, boolean responderAccessError, boo
     public static final AsyncEventRules IBA = new AsyncEventRules(true, true, true, true, true,
         "IBA C9-222.1.1, o11-5.2.5, 11.6.3.1; drivers/infiniband/hw/mlx5/qp.c mlx5_ib_qp_event");
 
+    /** rxe's rules (drivers/infiniband/sw/rxe/rxe_resp.c: see the class comment). */
+    public static final AsyncEventRules RXE = new AsyncEventRules(false, true, false, false, true,
+        "drivers/infiniband/sw/rxe/rxe_resp.c: flush_recv_queue, RESPST_ERR_RKEY_VIOLATION_EVENT");
+    /** rxe's rules in a kernel older than 6.2: no QP events. */
+    public static final AsyncEventRules RXE_BEFORE_6_2 = new AsyncEventRules(false, false, false, false, false,
+        "drivers/infiniband/sw/rxe/rxe_resp.c before Linux 6.2: no QP events");
+
     /**
      * @param profile a device profile.
-     * @return the rules its driver follows.
+     * @return the rules its driver follows ({@link DriverVerbTraits#asyncEvents()}, or
+     *         {@link DriverVerbTraits#asyncEventsOldKernel()} with {@link ProviderRule#KERNEL_WITHOUT_FLUSH_ACCESS}).
      */
     public static AsyncEventRules of(final DeviceProfile profile)
     {
-        if (!profile.driver().equals("rxe"))
-        {
-            return IBA;
-        }
-        if (profile.providerRules().contains(ProviderRule.KERNEL_WITHOUT_FLUSH_ACCESS))
-        {
-            return new AsyncEventRules(false, false, false, false, false,
-                "drivers/infiniband/sw/rxe/rxe_resp.c before Linux 6.2: no QP events");
-        }
-        return new AsyncEventRules(false, true, false, false, true,
-            "drivers/infiniband/sw/rxe/rxe_resp.c: flush_recv_queue, RESPST_ERR_RKEY_VIOLATION_EVENT");
+        return profile.traits().verbs().asyncEventsOf(profile);
     }
 }

@@ -58,13 +58,14 @@ public record CompletionAttributes(long hcaCoreClockKhz, long completionTimestam
 
     /**
      * @param driver a profile's kernel driver.
-     * @return its built-in values (see the class comment).
+     * @return its built-in values (see the class comment): the clock of its traits' extended CQ verbs
+     *         ({@link DriverVerbTraits#extendedCqs()}), the simulated host's CPUs.
      */
     public static CompletionAttributes of(final String driver)
     {
-        return "mlx5".equals(driver)
-            ? new CompletionAttributes(MLX5_HCA_CORE_CLOCK_KHZ, MLX5_TIMESTAMP_MASK, SIMULATED_HOST_CPUS)
-            : new CompletionAttributes(0, 0, SIMULATED_HOST_CPUS);
+        final ExtendedCqs driverCqs = DriverVerbTraits.of(driver).extendedCqs();
+        return new CompletionAttributes(driverCqs.hcaCoreClockKhz(), driverCqs.completionTimestampMask(),
+            SIMULATED_HOST_CPUS);
     }
 
     /**

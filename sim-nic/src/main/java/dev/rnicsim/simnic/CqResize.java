@@ -30,17 +30,6 @@ final class CqResize
     {
     }
 
-    /** Who refuses a size below the completions waiting: the driver's function where read, else the man page. */
-    private static String belowQueuedSource(final String driver)
-    {
-        return switch (driver)
-        {
-            case "rxe" -> "rxe_cq_chk_attr";
-            case "mlx4" -> "libmlx4 mlx4_resize_cq";
-            default -> "ibv_resize_cq(3): cqe must be at least the number of unpolled entries";
-        };
-    }
-
     static void resize(final SimCq cq, final int newCqe, final int outstanding)
     {
         final String verb = "ibv_resize_cq";
@@ -73,7 +62,7 @@ final class CqResize
         {
             throw Errors.invalid(verb, "cqe=" + newCqe + (weighRounded ? " (rounded to " + reported + ")" : "")
                 + " is fewer than the " + outstanding + " completions waiting to be polled (" + device.profile().driver()
-                + ": " + belowQueuedSource(device.profile().driver()) + "); poll them first or keep a larger CQ; "
+                + ": " + device.profile().traits().verbs().cqResizeBelowQueued() + "); poll them first or keep a larger CQ; "
                 + "nothing changed");
         }
         if (reported == cq.cqe())

@@ -384,7 +384,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
      */
     public HwCounters hwCounters()
     {
-        return HwCounters.of(driver);
+        return traits.verbs().hwCounters();
     }
 
     /**
@@ -471,19 +471,11 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
 
     private dev.rnicsim.verbs.PortAttributes driverPort(final long cmSup)
     {
-        return switch (driver)
-        {
-            case "rxe" -> new dev.rnicsim.verbs.PortAttributes(dev.rnicsim.verbs.PortAttributes.STATE_ACTIVE,
-                dev.rnicsim.verbs.PortAttributes.MTU_4096, dev.rnicsim.verbs.PortAttributes.MTU_4096, 1024, cmSup,
-                attributes.vendorId() == 0 ? 0x800000 : 1L << 31, attributes.vendorId() == 0 ? 64 : 1,
-                dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET);
-            case "irdma" -> new dev.rnicsim.verbs.PortAttributes(dev.rnicsim.verbs.PortAttributes.STATE_ACTIVE,
-                dev.rnicsim.verbs.PortAttributes.MTU_4096, dev.rnicsim.verbs.PortAttributes.MTU_4096, 256, cmSup,
-                1L << 30, attributes.maxPkeys(), dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET);
-            default -> new dev.rnicsim.verbs.PortAttributes(dev.rnicsim.verbs.PortAttributes.STATE_ACTIVE,
-                dev.rnicsim.verbs.PortAttributes.MTU_4096, dev.rnicsim.verbs.PortAttributes.MTU_4096, 256, cmSup,
-                1L << 30, attributes.maxPkeys(), linkLayer());
-        };
+        final DriverPortTraits port = traits.verbs().port().forVendor(attributes.vendorId());
+        return new dev.rnicsim.verbs.PortAttributes(dev.rnicsim.verbs.PortAttributes.STATE_ACTIVE,
+            dev.rnicsim.verbs.PortAttributes.MTU_4096, dev.rnicsim.verbs.PortAttributes.MTU_4096, port.gidTblLen(),
+            cmSup, port.maxMsgSzBytes(), port.pkeyTblLen() != 0 ? port.pkeyTblLen() : attributes.maxPkeys(),
+            port.linkLayerFixed() ? port.linkLayer() : linkLayer());
     }
 
     /**
@@ -498,13 +490,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
      */
     public static int driverLinkLayer(final String driver)
     {
-        return switch (driver)
-        {
-            case "rxe", "irdma", "bnxt_re", "hns", "qedr", "mana", "siw", "cxgb4", "erdma" ->
-                dev.rnicsim.verbs.PortAttributes.LINK_LAYER_ETHERNET;
-            case "efa" -> dev.rnicsim.verbs.PortAttributes.LINK_LAYER_UNSPECIFIED;
-            default -> dev.rnicsim.verbs.PortAttributes.LINK_LAYER_INFINIBAND;
-        };
+        return DriverPortTraits.of(driver).linkLayer();
     }
 
     /**
@@ -518,13 +504,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
         {
             return PortMtuRule.LINK;
         }
-        return switch (driver)
-        {
-            case "rxe" -> PortMtuRule.RXE_HEADERS;
-            case "irdma", "mana", "cxgb4" -> PortMtuRule.NETDEV;
-            case "siw", "erdma" -> PortMtuRule.NETDEV_MAX_TOO;
-            default -> PortMtuRule.IBOE_HEADERS;
-        };
+        return traits.verbs().port().mtuRule();
     }
 
     /**
@@ -542,11 +522,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
         {
             return GidTable.Kinds.IWARP;
         }
-        return switch (driver)
-        {
-            case "rxe", "irdma", "mana" -> GidTable.Kinds.ROCE_V2;
-            default -> GidTable.Kinds.ROCE_V1_AND_V2;
-        };
+        return traits.verbs().port().roceV2Only() ? GidTable.Kinds.ROCE_V2 : GidTable.Kinds.ROCE_V1_AND_V2;
     }
 
     /**
@@ -556,7 +532,7 @@ public record DeviceProfile(String name, String driver, DeviceAttributes attribu
      */
     public boolean pathMtuAboveActiveRefused()
     {
-        return "hns".equals(driver);
+        return traits.verbs().port().pathMtuAboveActiveRefused();
     }
 
     public boolean follows(final ProviderRule rule)

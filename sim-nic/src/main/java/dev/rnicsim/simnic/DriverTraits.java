@@ -59,12 +59,15 @@ import java.util.Set;
  *                              {@code mlx5_umem_find_best_pgsz} callers), EOPNOTSUPP on irdma
  *                              ({@code irdma_alloc_iwmr}, called by {@code irdma_reg_user_mr} and
  *                              {@code irdma_rereg_mr_trans}).
+ * @param verbs                 what its queue verbs do where drivers differ ({@link DriverVerbTraits}: the functions
+ *                              SRQ and CQ refusals name, extended CQs, QP events, hw_counters, tag matching).
  */
 public record DriverTraits(String driver, String source, Transport transport, int keyVariantBits,
                            Set<Access> acceptedAccess, Errno unsupportedAccessErrno, Translation translation,
                            int pblLevels, int pblEntriesPerPage, long maxTranslationEntries,
                            Errno translationOverflowErrno, int maxFastRegPages, boolean rdmaRead, boolean rdmaWrite,
-                           String hcaIdPrefix, Errno pinFailureErrno, Set<QpType> qpTypes, Errno noPageSizeErrno)
+                           String hcaIdPrefix, Errno pinFailureErrno, Set<QpType> qpTypes, Errno noPageSizeErrno,
+                           DriverVerbTraits verbs)
 {
     /** Entries of one 4 KiB PBL page of 8-byte addresses (bnxt_re {@code MAX_PBL_LVL_1_PGS}, qedr
      * {@code MAX_PBES_ON_PAGE} at 4 KiB). */
@@ -132,6 +135,40 @@ public record DriverTraits(String driver, String source, Transport transport, in
     }
 
     /**
+     * Traits of a driver whose queue verbs are those {@link DriverVerbTraits#of} gives its name.
+     *
+     * @param driver                   see the record components.
+     * @param source                   see the record components.
+     * @param transport                see the record components.
+     * @param keyVariantBits           see the record components.
+     * @param acceptedAccess           see the record components.
+     * @param unsupportedAccessErrno   see the record components.
+     * @param translation              see the record components.
+     * @param pblLevels                see the record components.
+     * @param pblEntriesPerPage        see the record components.
+     * @param maxTranslationEntries    see the record components.
+     * @param translationOverflowErrno see the record components.
+     * @param maxFastRegPages          see the record components.
+     * @param rdmaRead                 see the record components.
+     * @param rdmaWrite                see the record components.
+     * @param hcaIdPrefix              see the record components.
+     * @param pinFailureErrno          see the record components.
+     * @param qpTypes                  see the record components.
+     * @param noPageSizeErrno          see the record components.
+     */
+    public DriverTraits(final String driver, final String source, final Transport transport, final int keyVariantBits,
+        final Set<Access> acceptedAccess, final Errno unsupportedAccessErrno, final Translation translation,
+        final int pblLevels, final int pblEntriesPerPage, final long maxTranslationEntries,
+        final Errno translationOverflowErrno, final int maxFastRegPages, final boolean rdmaRead,
+        final boolean rdmaWrite, final String hcaIdPrefix, final Errno pinFailureErrno, final Set<QpType> qpTypes,
+        final Errno noPageSizeErrno)
+    {
+        this(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno, translation, pblLevels,
+            pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno, maxFastRegPages, rdmaRead, rdmaWrite,
+            hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno, DriverVerbTraits.of(driver));
+    }
+
+    /**
      * Traits of a driver that answers EINVAL when no page size fits (see the record components).
      *
      * @param driver                   see the record components.
@@ -195,8 +232,8 @@ public record DriverTraits(String driver, String source, Transport transport, in
     }
 
     /**
-     * @throws NullPointerException     when a reference other than {@code acceptedAccess} or {@code qpTypes} is
-     *                                  null.
+     * @throws NullPointerException     when a reference other than {@code acceptedAccess}, {@code pinFailureErrno} or
+     *                                  {@code qpTypes} is null.
      * @throws IllegalArgumentException for variant bits outside 1-16, PBL levels outside 0-3 or a fast-reg length
      *                                  below 1.
      */
@@ -210,6 +247,7 @@ public record DriverTraits(String driver, String source, Transport transport, in
         Objects.requireNonNull(translationOverflowErrno, "translationOverflowErrno");
         Objects.requireNonNull(hcaIdPrefix, "hcaIdPrefix");
         Objects.requireNonNull(noPageSizeErrno, "noPageSizeErrno");
+        Objects.requireNonNull(verbs, "verbs");
         acceptedAccess = acceptedAccess == null ? null
             : java.util.Collections.unmodifiableSet(acceptedAccess.isEmpty() ? EnumSet.noneOf(Access.class)
                 : EnumSet.copyOf(acceptedAccess));
@@ -279,7 +317,7 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         return new DriverTraits(driver, source, transportNow, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
             translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
-            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno);
+            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno, verbs);
     }
 
     /**
@@ -291,7 +329,7 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         return new DriverTraits(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
             translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
-            maxFastRegPages, read, write, hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno);
+            maxFastRegPages, read, write, hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno, verbs);
     }
 
     /**
@@ -302,7 +340,7 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         return new DriverTraits(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
             translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
-            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, types, noPageSizeErrno);
+            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, types, noPageSizeErrno, verbs);
     }
 
     /**
@@ -313,7 +351,7 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         return new DriverTraits(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
             translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
-            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, qpTypes, errno);
+            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, qpTypes, errno, verbs);
     }
 
     /**

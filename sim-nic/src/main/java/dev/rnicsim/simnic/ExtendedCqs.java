@@ -8,8 +8,8 @@ import dev.rnicsim.verbs.VerbsException;
  * {@code ibv_create_cq_ex} accepts, its creation flags, {@code ibv_resize_cq}, the completion clock
  * ({@code hca_core_clock}, {@code completion_timestamp_mask} of {@code ibv_query_device_ex}),
  * {@code ibv_query_rt_values_ex}, and thread and parent domains ({@code ibv_alloc_td},
- * {@code ibv_alloc_parent_domain}). A property of the device profile, found by its driver as {@link DriverTraits}
- * is. Immutable and thread safe.
+ * {@code ibv_alloc_parent_domain}). A property of the device profile: its driver's traits
+ * ({@link DriverVerbTraits#extendedCqs()}) with the profile's clock. Immutable and thread safe.
  *
  * <p>The drivers:
  * <ul>
@@ -59,10 +59,13 @@ import dev.rnicsim.verbs.VerbsException;
  * @param completionTimestampMask the bits of a completion timestamp the device keeps (0: none).
  * @param rtValues                {@code ibv_query_rt_values_ex} answers the raw clock.
  * @param domains                 {@code ibv_alloc_td} and {@code ibv_alloc_parent_domain} are implemented.
+ * @param wcFlagsCheckedLast      the provider checks the comp_mask and the creation flags before the wc_flags (mlx5
+ *                                {@code create_cq}); false: the wc_flags first (rxe and the rest).
  */
 public record ExtendedCqs(String driver, long wcFlags, Errno unsupportedWcFlagsErrno, int compMask,
     Errno unsupportedCompMaskErrno, int createFlags, Errno unsupportedFlagsErrno, boolean resizeCq,
-    boolean resizeToSameSizeAtOnce, long hcaCoreClockKhz, long completionTimestampMask, boolean rtValues, boolean domains)
+    boolean resizeToSameSizeAtOnce, long hcaCoreClockKhz, long completionTimestampMask, boolean rtValues, boolean domains,
+    boolean wcFlagsCheckedLast)
 {
     /** IBV_WC_EX_WITH_BYTE_LEN .. IBV_WC_EX_WITH_DLID_PATH_BITS: {@code IBV_WC_STANDARD_FLAGS} of verbs.h. */
     public static final long WC_STANDARD = 0x7f;
@@ -86,29 +89,40 @@ public record ExtendedCqs(String driver, long wcFlags, Errno unsupportedWcFlagsE
     public static final int FLAG_IGNORE_OVERRUN = 2;
     private static final long NS_PER_MS = 1_000_000;
 
+    /** mlx5's extended CQ verbs, with the driver's clock (see the class comment and {@link CompletionAttributes}). */
+    static final ExtendedCqs MLX5 = new ExtendedCqs("mlx5", WC_STANDARD | WC_COMPLETION_TIMESTAMP | WC_CVLAN
+        | WC_FLOW_TAG | WC_TM_INFO | WC_COMPLETION_TIMESTAMP_WALLCLOCK, Errno.EOPNOTSUPP, MASK_FLAGS | MASK_PD,
+        Errno.EINVAL, FLAG_SINGLE_THREADED | FLAG_IGNORE_OVERRUN, Errno.EINVAL, true, true,
+        CompletionAttributes.MLX5_HCA_CORE_CLOCK_KHZ, CompletionAttributes.MLX5_TIMESTAMP_MASK, true, true, true);
+    /** rxe's extended CQ verbs (see the class comment). */
+    static final ExtendedCqs RXE = standard("rxe", true);
+
+    /**
+     * The extended CQ verbs of a provider that takes the standard wc_flags only, without thread or parent domains,
+     * and refuses any other comp_mask bit or creation flag with EOPNOTSUPP (see the class comment).
+     *
+     * @param driver the driver.
+     * @param resize its provider implements {@code ibv_resize_cq} (rxe, mlx4, irdma, hfi1).
+     * @return its extended CQ verbs, without a clock (none of these drivers' clocks is given by a public dump).
+     */
+    static ExtendedCqs standard(final String driver, final boolean resize)
+    {
+        return new ExtendedCqs(driver, WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS, Errno.EOPNOTSUPP,
+            FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, resize, false, 0, 0, false, false, false);
+    }
+
     /**
      * @param profile a device profile.
-     * @return what its provider's extended CQ verbs offer.
+     * @return what its provider's extended CQ verbs offer: its driver's ({@link DriverVerbTraits#extendedCqs()}) with
+     *         the profile's clock (a dump's hca_core_clock line, else the driver's: {@link CompletionAttributes}).
      */
     public static ExtendedCqs of(final DeviceProfile profile)
     {
-        // The clock is the profile's (a dump's hca_core_clock line, else the driver's: CompletionAttributes).
-        final long khz = profile.completions().hcaCoreClockKhz();
-        final long mask = profile.completions().completionTimestampMask();
-        return switch (profile.driver())
-        {
-            case "mlx5" -> new ExtendedCqs("mlx5", WC_STANDARD | WC_COMPLETION_TIMESTAMP | WC_CVLAN | WC_FLOW_TAG
-                | WC_TM_INFO | WC_COMPLETION_TIMESTAMP_WALLCLOCK, Errno.EOPNOTSUPP, MASK_FLAGS | MASK_PD, Errno.EINVAL,
-                FLAG_SINGLE_THREADED | FLAG_IGNORE_OVERRUN, Errno.EINVAL, true, true, khz, mask, true, true);
-            case "rxe" -> new ExtendedCqs("rxe", WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS, Errno.EOPNOTSUPP,
-                FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, true, false, khz, mask, false, false);
-            case "mlx4", "irdma" -> new ExtendedCqs(profile.driver(), WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS,
-                Errno.EOPNOTSUPP, FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, true, false, khz, mask, false, false);
-            case "hfi1" -> new ExtendedCqs("hfi1", WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS, Errno.EOPNOTSUPP,
-                FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, true, false, khz, mask, false, false);
-            default -> new ExtendedCqs(profile.driver(), WC_STANDARD, Errno.EOPNOTSUPP, MASK_FLAGS, Errno.EOPNOTSUPP,
-                FLAG_SINGLE_THREADED, Errno.EOPNOTSUPP, false, false, khz, mask, false, false);
-        };
+        final ExtendedCqs x = profile.traits().verbs().extendedCqs();
+        return new ExtendedCqs(profile.driver(), x.wcFlags, x.unsupportedWcFlagsErrno, x.compMask,
+            x.unsupportedCompMaskErrno, x.createFlags, x.unsupportedFlagsErrno, x.resizeCq, x.resizeToSameSizeAtOnce,
+            profile.completions().hcaCoreClockKhz(), profile.completions().completionTimestampMask(), x.rtValues,
+            x.domains, x.wcFlagsCheckedLast);
     }
 
     /**
@@ -127,7 +141,7 @@ public record ExtendedCqs(String driver, long wcFlags, Errno unsupportedWcFlagsE
     {
         final String verb = "ibv_create_cq_ex";
         final long badWc = wcFlags & ~this.wcFlags;
-        if (!"mlx5".equals(driver) && badWc != 0)
+        if (!wcFlagsCheckedLast && badWc != 0)
         {
             throw wcRefusal(verb, badWc);
         }

@@ -4,7 +4,6 @@ import dev.rnicsim.verbs.SendWr;
 import dev.rnicsim.verbs.WcStatus;
 import dev.rnicsim.verbs.WrOpcode;
 import java.util.List;
-import java.util.Locale;
 
 /**
  * The {@code hw_counters} directory a driver gives each port under {@code /sys/class/infiniband/DEV/ports/1/}, in
@@ -57,20 +56,6 @@ public enum HwCounters
     {
         this.source = source;
         this.names = names;
-    }
-
-    /**
-     * @param driver a profile's driver ({@code mlx5}, {@code rxe}, ...).
-     * @return the driver's counter set.
-     */
-    public static HwCounters of(final String driver)
-    {
-        return switch (driver.toLowerCase(Locale.ROOT))
-        {
-            case "mlx5" -> MLX5;
-            case "rxe" -> RXE;
-            default -> NONE;
-        };
     }
 
     /** @return the file names of the hw_counters directory, in the driver's order. */

@@ -139,6 +139,7 @@ public final class SimSrq implements SharedReceiveQueue
         }
         final int least = device.profile().follows(ProviderRule.SRQ_OF_ZERO_WR) ? 0 : 1;
         final String driver = device.profile().driver();
+        final DriverVerbTraits verbs = device.profile().traits().verbs();
         // the fields are u32 in struct ibv_srq_attr: a negative int is a count above any max_srq_wr
         if (Integer.compareUnsigned(attr.maxWr(), a.maxSrqWr()) > 0
             || Integer.compareUnsigned(attr.maxSge(), a.maxSrqSge()) > 0)
@@ -147,13 +148,13 @@ public final class SimSrq implements SharedReceiveQueue
             throw Errors.of(verb, e2big ? Errno.E2BIG : Errno.EINVAL, "max_wr=" + Integer.toUnsignedString(
                 attr.maxWr()) + " max_sge=" + Integer.toUnsignedString(attr.maxSge()) + " must be at most "
                 + device.name() + "'s max_srq_wr=" + a.maxSrqWr() + " and max_srq_sge=" + a.maxSrqSge() + " ("
-                + driver + ": " + createSource(driver) + " answers " + (e2big ? "E2BIG" : "EINVAL")
+                + driver + ": " + verbs.srqCreateFunction() + " answers " + (e2big ? "E2BIG" : "EINVAL")
                 + "); ask for at most the device's max_srq_wr and max_srq_sge (ibv_query_device); nothing created");
         }
         if (attr.maxWr() < least || attr.maxSge() < least)
         {
             throw Errors.invalid(verb, "max_wr=" + attr.maxWr() + " max_sge=" + attr.maxSge() + " must be at least "
-                + least + " (" + driver + ": " + zeroSource(driver) + "); ask for at least 1 of each; nothing "
+                + least + " (" + driver + ": " + verbs.srqZeroRefusal() + "); ask for at least 1 of each; nothing "
                 + "created");
         }
         if (device.profile().follows(ProviderRule.SRQ_LIMIT_CHECKED_AT_CREATE)
@@ -312,9 +313,9 @@ public final class SimSrq implements SharedReceiveQueue
         checkOpen(verb);
         if (limit < 0 || limit > maxWr)
         {
-            final String driver = pd.context().device().profile().driver();
+            final DeviceProfile profile = pd.context().device().profile();
             throw Errors.invalid(verb, "srq_limit=" + Integer.toUnsignedString(limit) + " must be 0..max_wr=" + maxWr
-                + " (" + driver + ": " + modifySource(driver, RXE_MODIFY_CHECK) + "); ask for a limit no larger "
+                + " (" + profile.driver() + ": " + modifySource(profile) + "); ask for a limit no larger "
                 + "than the SRQ's max_wr (ibv_query_srq); nothing changed");
         }
         srqLimit = limit;
@@ -338,7 +339,7 @@ public final class SimSrq implements SharedReceiveQueue
         {
             throw Errors.invalid(verb, "IBV_SRQ_MAX_WR: " + device.name() + " (" + device.profile().name()
                 + ") cannot resize an SRQ (no IBV_DEVICE_SRQ_RESIZE in device_cap_flags; its driver refuses "
-                + "IB_SRQ_MAX_WR with -EINVAL" + modifyCited(device.profile().driver()) + "); create a larger SRQ "
+                + "IB_SRQ_MAX_WR with -EINVAL" + modifyCited(device.profile()) + "); create a larger SRQ "
                 + "instead; nothing changed");
         }
         final int held = depth(device.profile(), newMaxWr);
@@ -346,63 +347,22 @@ public final class SimSrq implements SharedReceiveQueue
         {
             throw Errors.invalid(verb, "IBV_SRQ_MAX_WR: max_wr=" + Integer.toUnsignedString(newMaxWr)
                 + " must be 1..max_srq_wr=" + a.maxSrqWr() + ", not below srq_limit=" + srqLimit + " ("
-                + device.profile().driver() + ": " + modifySource(device.profile().driver(), RXE_MODIFY_CHECK)
+                + device.profile().driver() + ": " + modifySource(device.profile())
                 + ") and room for the " + queue.size() + " receive(s) posted (rxe_queue_resize); nothing changed");
         }
         maxWr = held;
     }
 
-    /** rxe's check of ibv_modify_srq's attributes. */
-    private static final String RXE_MODIFY_CHECK = "rxe_srq_chk_attr";
-
-    /** The function of the driver that checks an SRQ's size at creation, as the drivers.md table names them. */
-    private static String createSource(final String driver)
+    /** The function of the driver that checks ibv_modify_srq ({@link DriverVerbTraits#srqModifyFunction()}). */
+    private static String modifySource(final DeviceProfile profile)
     {
-        return switch (driver)
-        {
-            case "mlx4" -> "mlx4_ib_create_srq";
-            case "mlx5" -> "mlx5_ib_create_srq";
-            case "rxe" -> "rxe_srq_chk_init";
-            case "siw" -> "siw_create_srq";
-            case "cxgb4" -> "c4iw_create_srq";
-            case "hns" -> "hns_roce_create_srq";
-            case "qedr" -> "qedr_check_srq_params";
-            case "bnxt_re" -> "bnxt_re_create_srq";
-            case "hfi1" -> "rvt_create_srq";
-            default -> "its create_srq";
-        };
+        return profile.traits().verbs().srqModifyFunction();
     }
 
-    /**
-     * Who refuses an SRQ of 0 work requests or SGEs, for the message: the profile's own driver's function, read for
-     * rxe ({@code rxe_srq_chk_init}) and rdmavt ({@code rvt_create_srq}); the others' create_srq is taken to refuse
-     * it too (assumed).
-     */
-    private static String zeroSource(final String driver)
+    /** ", as mlx5_ib_modify_srq does" where the driver's refusal of IB_SRQ_MAX_WR was read, else nothing. */
+    private static String modifyCited(final DeviceProfile profile)
     {
-        return switch (driver)
-        {
-            case "rxe" -> "rxe_srq_chk_init refuses 0";
-            case "hfi1" -> "rdmavt's rvt_create_srq refuses 0";
-            default -> createSource(driver) + " is taken to refuse 0 (assumed: not read)";
-        };
-    }
-
-    /** The function of the driver that checks ibv_modify_srq, or ibv_modify_srq(3)'s rule where not read. */
-    private static String modifySource(final String driver, final String rxeFunction)
-    {
-        return switch (driver)
-        {
-            case "mlx4" -> "mlx4_ib_modify_srq";
-            case "mlx5" -> "mlx5_ib_modify_srq";
-            case "rxe" -> rxeFunction;
-            default -> "ibv_modify_srq(3)";
-        };
-    }
-
-    private static String modifyCited(final String driver)
-    {
-        return "mlx4".equals(driver) || "mlx5".equals(driver) ? ", as " + modifySource(driver, "") + " does" : "";
+        return profile.traits().verbs().srqResizeRefusalRead() ? ", as " + modifySource(profile) + " does" : "";
     }
 
     @Override

@@ -189,7 +189,7 @@ public final class TagMatchingList
         final int maxOps, final boolean extendedCq)
     {
         final String verb = "ibv_create_srq_ex";
-        if (!"mlx5".equals(profile.driver()))
+        if (!profile.traits().verbs().tagMatchingSrqs())
         {
             throw Errors.of(verb, Errno.EOPNOTSUPP, deviceName + " (driver " + profile.driver() + ") has no "
                 + "tag-matching SRQs: its driver creates basic and XRC SRQs only (rxe_create_srq answers EOPNOTSUPP for "
