@@ -221,11 +221,15 @@ final class Lockstep
         final KeyWorld w = ref();
         // In the list before it runs: a failure carries the actions applied, this one the last.
         applied.add(op);
-        guard(w, applied, () ->
+        // Not through guard: a capturing lambda per action, made through a method handle under C1.
+        try
         {
             op.apply(w);
-            return null;
-        });
+        }
+        catch (final RuntimeException | AssertionError e)
+        {
+            throw failure(w, e);
+        }
         op.advance(names);
     }
 
@@ -236,11 +240,14 @@ final class Lockstep
     void check()
     {
         final KeyWorld w = ref();
-        guard(w, applied, () ->
+        try
         {
             w.checks.checkInvariants();
-            return null;
-        });
+        }
+        catch (final RuntimeException | AssertionError e)
+        {
+            throw failure(w, e);
+        }
         ChainPipeline.check();
     }
 
@@ -314,6 +321,12 @@ final class Lockstep
     private <T> T guard(final KeyWorld w, final java.util.function.Supplier<T> body)
     {
         return guard(w, applied, body);
+    }
+
+    /** A failure of the first world, with its script and the actions applied, as {@link #guard} words it. */
+    private AssertionError failure(final KeyWorld w, final Throwable e)
+    {
+        return e instanceof Mismatch m && m.script != null ? m : counterexample(w, e, params, applied);
     }
 
     /** Runs the body on a world; a failure is rethrown with the world's script and the actions {@code soFar}. */
