@@ -8,9 +8,10 @@ import net.jqwik.api.lifecycle.PropertyLifecycleContext;
 
 /**
  * The soak's chains in a pipeline: at a chain's end the chain's thread goes on to the next try while the worlds beside
- * the first ({@link Lockstep}) still apply the chain's last actions and run its end checks on their threads, up to
- * {@link #depth} chains behind. Without it, the chain's thread waited at every chain's end for the worlds beside, and
- * they waited at every chain's start for its first actions: a core idled at each chain boundary.
+ * the first ({@link Lockstep}) still apply the chain's actions and run its end checks on the worlds' thread
+ * ({@link BesideWorlds}), up to {@link #depth} chains behind. Without it, the chain's thread waited at every chain's
+ * end for the worlds beside, and they waited at every chain's start for its first actions: a core idled at each chain
+ * boundary.
  *
  * <p>Every action is still applied to every world with the invariants after it, and every chain's end checks still run
  * in every world, before the property reports its result: a chain kept behind is checked at every action of the tries
@@ -36,10 +37,12 @@ final class ChainPipeline
     private static final ArrayDeque<Lockstep> BEHIND = new ArrayDeque<>();
 
     /**
-     * Chains the worlds beside may run behind the chain's thread: 0 turns the pipeline off. Two: one chain's tail and
-     * another whole chain give the threads room to even out (each chain kept holds two worlds' memory).
+     * Chains the worlds beside may run behind the chain's thread: 0 turns the pipeline off. Sixteen: a chain kept
+     * holds its actions only (its worlds beside are made when their jobs start, {@link BesideWorlds}), and room for
+     * many lets the worlds' thread and the chain's thread even out over chains of different lengths; past it the
+     * chain's thread runs the oldest worlds beside itself rather than wait.
      */
-    static final int DEPTH = 2;
+    static final int DEPTH = 16;
 
     private static int depth;
 
@@ -90,7 +93,7 @@ final class ChainPipeline
     /** Throws the failure of a chain behind, if one of them has failed (the oldest failing one). */
     static void check()
     {
-        if (!Lockstep.besideHasFailed || owner != Thread.currentThread() || BEHIND.isEmpty())
+        if (!BesideWorlds.failed || owner != Thread.currentThread() || BEHIND.isEmpty())
         {
             return;
         }
@@ -199,7 +202,7 @@ final class ChainPipeline
     {
         depth = chainsBehind;
         surfaced = null;
-        Lockstep.besideHasFailed = false;
+        BesideWorlds.failed = false;
         owner = Thread.currentThread();
         try
         {

@@ -31,15 +31,16 @@ import net.jqwik.api.state.ActionChain;
  * for a soak of hours.)
  *
  * <p>Unlike the suite, the soak runs its chains in a pipeline ({@link ChainPipeline}): at a chain's end the next try
- * starts while the worlds beside the first still finish the chain, up to two chains behind
- * ({@code -Drnicsim.soak.pipeline=N}; 0 waits at every chain's end as the suite does), so that neither core idles at
- * chain boundaries. Every world still checks its invariants after every action and its end checks at every chain's
- * end, and the property passes only once the last chains' worlds are done. A failure found in a world beside after its
- * chain's try has returned is reported with that chain (its parameters and the actions its world applied, minimized
- * from those), whichever later try it surfaced in. The soak keeps the generators' snapshot across actions that change
- * nothing it holds ({@link Lockstep#snapshot}; the suites check the rule) and makes its generators once
- * ({@link MemoizedArbitrary}). {@code -Drnicsim.soak.digest=true} adds a CRC-32 of every chain drawn to the summary,
- * to show that a change draws the same chains for a seed as before (summed on a thread of its own).
+ * starts while the worlds beside the first still run the chain on a thread of their own ({@link BesideWorlds}), up to
+ * sixteen chains behind ({@code -Drnicsim.soak.pipeline=N}; 0 waits at every chain's end as the suite does), so
+ * that neither core idles at chain boundaries. Every world still checks its invariants after every action and its
+ * end checks at every chain's end, and the property passes only once the last chains' worlds are done. A failure
+ * found in a world beside after its chain's try has returned is reported with that chain (its parameters and the
+ * actions its world applied, minimized from those), whichever later try it surfaced in. The soak keeps the
+ * generators' snapshot across actions that change nothing it holds ({@link Lockstep#snapshot}; the suites check the
+ * rule) and makes its generators once ({@link MemoizedArbitrary}). {@code -Drnicsim.soak.digest=true} adds a CRC-32
+ * of every chain drawn to the summary, to show that a change draws the same chains for a seed as before (summed on a
+ * thread of its own).
  *
  * <p>{@code bin/soak -Drnicsim.soak.tries=N ...} runs the same soak in a JVM of its own ({@link KeySoakMain}), from
  * jars, with a JDK AOT cache of its classes; the summary's first line names the cache.
@@ -198,14 +199,16 @@ class KeyLifecycleSoakProperties
             final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory
                 .getThreadMXBean();
             ACTIONS.set(0);
-            Lockstep.WAITED_FOR_BESIDE_NS.set(0);
-            Lockstep.BESIDE_IDLE_NS.set(0);
+            BesideWorlds.WAITED_NS.set(0);
+            BesideWorlds.IDLE_NS.set(0);
+            BesideWorlds.RUN_BY_CHAIN.set(0);
+            BesideWorlds.JOBS.set(0);
             if (DIGEST != null)
             {
                 DIGEST.reset();
             }
             final long threadStart = threads.getCurrentThreadCpuTime();
-            final long besideStart = Lockstep.besideCpuNanos();
+            final long besideStart = BesideWorlds.cpuNanos();
             final long cpuStart = os.getProcessCpuTime();
             final long start = System.nanoTime();
             // The suites check that a snapshot kept across actions equals one taken afresh; the soak relies on it.
@@ -226,10 +229,10 @@ class KeyLifecycleSoakProperties
             final double seconds = (System.nanoTime() - start) / 1e9;
             final double cpuSeconds = (os.getProcessCpuTime() - cpuStart) / 1e9;
             final double threadSeconds = (threads.getCurrentThreadCpuTime() - threadStart) / 1e9;
-            final double besideSeconds = (Lockstep.besideCpuNanos() - besideStart) / 1e9;
+            final double besideSeconds = (BesideWorlds.cpuNanos() - besideStart) / 1e9;
             final long actions = ACTIONS.get();
             // Actions per second of the wall clock, and per second of CPU time (which a busy machine does not skew);
-            // the chains run in this thread and the worlds beside the first on two more (Lockstep), and the rest of
+            // the chains run in this thread and the worlds beside the first on one more (BesideWorlds), and the rest of
             // the CPU time is the JIT compilers' and the GC's (in a run of a few thousand chains, the JIT compilers
             // take a large part).
             // The reference rate: 3,000 chains in about 26 s (two idle cores), taken here with this run's mean
@@ -247,9 +250,10 @@ class KeyLifecycleSoakProperties
                 filingRate > 0 ? actions / seconds / filingRate : 0.0, filingRate, TARGET_TIMES);
             // Where the threads waited for each other (the pipeline's point: the chain's thread seldom waits); the
             // worlds beside wait too when they are ahead, and a busy machine adds its own delays to both.
-            System.out.printf(java.util.Locale.ROOT, "key-lifecycle soak: the chain's thread waited %.1f s for the "
-                + "RANDOM and RECYCLED worlds (the worlds beside its own), they %.1f s for actions%n",
-                Lockstep.WAITED_FOR_BESIDE_NS.get() / 1e9, Lockstep.BESIDE_IDLE_NS.get() / 1e9);
+            System.out.printf(java.util.Locale.ROOT, "key-lifecycle soak: the chain's thread ran %d of the %d "
+                + "RANDOM and RECYCLED worlds (the worlds beside its own) rather than wait, and waited %.1f s for "
+                + "them; the worlds' thread waited %.1f s for chains%n", BesideWorlds.RUN_BY_CHAIN.get(),
+                BesideWorlds.JOBS.get(), BesideWorlds.WAITED_NS.get() / 1e9, BesideWorlds.IDLE_NS.get() / 1e9);
             if (DIGEST != null)
             {
                 System.out.printf(java.util.Locale.ROOT, "key-lifecycle soak: actions digest %08x (CRC-32 of every "

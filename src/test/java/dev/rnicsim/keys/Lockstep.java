@@ -5,8 +5,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The state of a key-lifecycle chain: the same actions applied side by side to three worlds that differ only in
@@ -15,14 +13,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * not depend on key values, and where it does, e.g. a stale key that happens to name a window in one world, each
  * world's model follows).
  *
- * <p>The first world runs in the thread of the chain (the actions are drawn from it); the others each run on a
- * thread of their own ({@link #BESIDE}), the same actions in the same order with the invariants after each, handed
- * over {@value #BATCH} actions at a time (a thread woken for every action spent more CPU time waking than working on
- * small actions), a chain's first actions in smaller batches (2, then 4: the worlds beside start on a chain sooner),
- * and at the end: the chain's thread does not wait for them until the chain ends, and a failure in one of them is
- * thrown in the chain's thread at a later action or at the end. Each world is only ever touched by
- * one thread at a time (its own objects: fabric, hosts, devices, model); what the worlds share ({@link ReuseStats}) is
- * synchronized.
+ * <p>The first world runs in the thread of the chain (the actions are drawn from it); the others run once the chain
+ * has ended, each a job of its own ({@link BesideWorlds}): the world made, the same actions in the same order with
+ * the invariants after each, and the end checks, on the worlds' thread, or on the chain's thread when it would
+ * otherwise wait for them. A failure in one of them is thrown in the chain's thread at the chain's end (in the soak,
+ * at a later try or at the property's end). Each world is only ever touched by one thread at a time (its own objects:
+ * fabric, hosts, devices, model); what the worlds share ({@link ReuseStats}) is synchronized.
  *
  * <p>In the soak the chain's thread does not wait at a chain's end either: {@link ChainPipeline} keeps the chain (its
  * worlds beside still running its last actions and end checks) and the next try starts at once, the worlds beside up
@@ -39,23 +35,15 @@ final class Lockstep
     static final List<VariantPolicy> POLICIES = List.of(VariantPolicy.GENERATION, VariantPolicy.RANDOM,
         VariantPolicy.RECYCLED);
 
-    /** The threads the worlds after the first run on, one per world (daemons, started when first needed). */
-    private static final ExecutorService[] BESIDE = new ExecutorService[POLICIES.size() - 1];
-
     final ChainParams params;
+    final ReuseStats stats;
     /** The worlds, the first one (actions are drawn from it) run in the chain's thread; all of them once the chain
      * has ended ({@link #finish}), the first one only until then. */
     final List<KeyWorld> worlds = new ArrayList<>();
-    /** The worlds after the first: made, and each action applied and checked, on their own threads, in order. */
-    private final List<CompletableFuture<KeyWorld>> beside = new ArrayList<>();
-    /** Actions handed to the worlds beside at a time, once a chain has begun. */
-    static final int BATCH = 8;
-    /** Actions handed over in the next batch: 2 at a chain's start, doubled up to {@link #BATCH}. */
-    private int batch = 2;
-    /** Actions applied to the first world and not yet handed to the worlds beside. */
-    private final List<KeyOps.KeyOp> unsent = new ArrayList<>(BATCH);
-    /** Actions handed to the worlds beside, in order (a failure there carries those its world applied). */
-    private final List<KeyOps.KeyOp> handed = new ArrayList<>();
+    /** The policies of the worlds after the first, run once the chain has ended ({@link BesideWorlds}). */
+    private final List<VariantPolicy> besidePolicies;
+    /** The worlds after the first, queued at the chain's end, in the order of {@link #POLICIES}. */
+    private final List<BesideWorlds.Job> beside = new ArrayList<>(POLICIES.size() - 1);
     /** Set once {@link #finish} has queued the end checks: the worlds beside finish the chain on their own. */
     private boolean finished;
     /** Set when the chain is dropped: the worlds beside skip what is left of their work. */
@@ -81,150 +69,27 @@ final class Lockstep
     Lockstep(final ChainParams params, final ReuseStats stats, final VariantPolicy only)
     {
         this.params = params;
+        this.stats = stats;
         CURRENT.set(this);
         // A chain still running beside (soak) that has failed fails this try: before any world is made.
         ChainPipeline.check();
         final List<VariantPolicy> run = only == null ? POLICIES : List.of(only);
-        // The worlds beside are made on their threads while the first is made here.
-        for (final VariantPolicy p : run.subList(1, run.size()))
-        {
-            beside.add(CompletableFuture.supplyAsync(() ->
-            {
-                try
-                {
-                    return new KeyWorld(p, params, stats);
-                }
-                catch (final RuntimeException | Error e)
-                {
-                    besideHasFailed = true;
-                    throw e;
-                }
-            }, thread(beside.size())));
-        }
+        besidePolicies = run.subList(1, run.size());
         worlds.add(guard(null, () -> new KeyWorld(run.get(0), params, stats)));
     }
 
-    private static synchronized ExecutorService thread(final int i)
+    /** Whether the chain was dropped: its worlds beside skip what is left of their work. */
+    boolean released()
     {
-        if (BESIDE[i] == null)
-        {
-            BESIDE[i] = new Beside(i);
-        }
-        return BESIDE[i];
-    }
-
-    /**
-     * Wall-clock time the chain's thread waited for the worlds beside (at a chain's end, or for a chain the soak's
-     * pipeline keeps), and the worlds beside waited for work, in nanoseconds: the soak's summary gives both.
-     */
-    static final AtomicLong WAITED_FOR_BESIDE_NS = new AtomicLong();
-    static final AtomicLong BESIDE_IDLE_NS = new AtomicLong();
-
-    /** The thread of one world beside: a single thread that counts the time it waits between tasks. */
-    private static final class Beside extends java.util.concurrent.ThreadPoolExecutor
-    {
-        /** When the last task ended (0: none yet); only the executor's thread touches it. */
-        private long lastEnd;
-
-        Beside(final int i)
-        {
-            super(1, 1, 0, java.util.concurrent.TimeUnit.MILLISECONDS, new java.util.concurrent.LinkedBlockingQueue<>(),
-                r ->
-                {
-                    final Thread t = new Thread(r, "key-lifecycle-world-" + (i + 1));
-                    t.setDaemon(true);
-                    return t;
-                });
-        }
-
-        @Override
-        protected void beforeExecute(final Thread t, final Runnable r)
-        {
-            if (lastEnd != 0)
-            {
-                BESIDE_IDLE_NS.addAndGet(System.nanoTime() - lastEnd);
-            }
-        }
-
-        @Override
-        protected void afterExecute(final Runnable r, final Throwable t)
-        {
-            lastEnd = System.nanoTime();
-        }
-    }
-
-    /**
-     * CPU time of the threads the worlds after the first ran on, and of the one that sums the soak's digest, in
-     * nanoseconds.
-     */
-    static long besideCpuNanos()
-    {
-        long ns = 0;
-        final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
-        for (final Thread t : Thread.getAllStackTraces().keySet())
-        {
-            if (t.getName().startsWith("key-lifecycle-"))
-            {
-                ns += Math.max(0, threads.getThreadCpuTime(t.threadId()));
-            }
-        }
-        return ns;
-    }
-
-    /**
-     * Runs {@code body} on the world of {@code beside[i]} on its thread, after what was queued before; a failure
-     * carries the actions {@code soFar} (those the world had applied, unless the body names fewer).
-     */
-    private void beside(final int i, final List<KeyOps.KeyOp> soFar, final java.util.function.Consumer<KeyWorld> body)
-    {
-        beside.set(i, beside.get(i).thenApplyAsync(w ->
-        {
-            if (!released)
-            {
-                try
-                {
-                    guard(w, soFar, () ->
-                    {
-                        body.accept(w);
-                        return null;
-                    });
-                }
-                catch (final RuntimeException | Error e)
-                {
-                    besideHasFailed = true;
-                    throw e;
-                }
-            }
-            return w;
-        }, thread(i)));
-    }
-
-    /**
-     * Set when a world beside has failed (before its future completes with the failure): until then the chain's
-     * thread does not look through the chains behind for a failure at every action ({@link ChainPipeline#check}).
-     * A failure is still seen, at the next action after the flag is.
-     */
-    static volatile boolean besideHasFailed;
-
-    /** Throws the failure of a world beside, of this chain or of a chain still running beside (soak), if one failed. */
-    private void rethrowBeside()
-    {
-        for (final CompletableFuture<KeyWorld> f : beside)
-        {
-            if (f.isCompletedExceptionally())
-            {
-                join(f);
-            }
-        }
-        ChainPipeline.check();
+        return released;
     }
 
     /** Whether a world beside has failed (a chain that {@link ChainPipeline} keeps). */
     boolean besideFailed()
     {
-        for (final CompletableFuture<KeyWorld> f : beside)
+        for (final BesideWorlds.Job j : beside)
         {
-            if (f.isCompletedExceptionally())
+            if (j.done.isCompletedExceptionally())
             {
                 return true;
             }
@@ -233,24 +98,19 @@ final class Lockstep
     }
 
     /**
-     * Waits for the worlds beside to end the chain (a chain that {@link ChainPipeline} keeps), then drops them; throws
-     * the failure of one, if one failed.
+     * Waits for the worlds beside to end the chain (a chain that {@link ChainPipeline} keeps), running those no thread
+     * has taken yet in this one, then drops them; throws the failure of the first that failed, in the order of
+     * {@link #POLICIES}.
      */
     void joinBeside()
     {
-        final long start = System.nanoTime();
         try
         {
-            for (final CompletableFuture<KeyWorld> f : beside)
-            {
-                join(f);
-            }
+            BesideWorlds.await(beside);
         }
         finally
         {
-            WAITED_FOR_BESIDE_NS.addAndGet(System.nanoTime() - start);
-            released = true;
-            beside.clear();
+            dropBeside();
         }
     }
 
@@ -258,10 +118,14 @@ final class Lockstep
     void dropBeside()
     {
         released = true;
+        for (final BesideWorlds.Job j : beside)
+        {
+            j.drop();
+        }
         beside.clear();
     }
 
-    private static KeyWorld join(final CompletableFuture<KeyWorld> f)
+    static KeyWorld join(final CompletableFuture<KeyWorld> f)
     {
         try
         {
@@ -348,88 +212,60 @@ final class Lockstep
     }
 
     /**
-     * Applies the action to every world; the worlds beside check their invariants right after it. The action goes to
-     * them with the next batch.
+     * Applies the action to the first world; the worlds beside apply it, and check their invariants right after it,
+     * once the chain has ended ({@link #finish}).
      */
     void apply(final KeyOps.KeyOp op)
     {
-        rethrowBeside();
-        unsent.add(op);
-        if (unsent.size() >= batch)
-        {
-            handOver();
-            batch = Math.min(BATCH, batch * 2);
-        }
+        ChainPipeline.check();
         final KeyWorld w = ref();
         // In the list before it runs: a failure carries the actions applied, this one the last.
         applied.add(op);
-        guard(w, applied, () ->
+        // Not through guard: a capturing lambda per action, made through a method handle under C1.
+        try
         {
             op.apply(w);
-            return null;
-        });
+        }
+        catch (final RuntimeException | AssertionError e)
+        {
+            throw failure(w, e);
+        }
         op.advance(names);
     }
 
-    /** Hands the actions not yet sent to the worlds beside, to apply in order with the invariants after each. */
-    private void handOver()
-    {
-        if (unsent.isEmpty())
-        {
-            return;
-        }
-        final List<KeyOps.KeyOp> ops = List.copyOf(unsent);
-        unsent.clear();
-        final int before = handed.size();
-        handed.addAll(ops);
-        final List<KeyOps.KeyOp> soFar = List.copyOf(handed);
-        for (int i = 0; i < beside.size(); i++)
-        {
-            beside(i, soFar, w ->
-            {
-                for (int j = 0; j < ops.size(); j++)
-                {
-                    try
-                    {
-                        ops.get(j).apply(w);
-                        w.checks.checkInvariants();
-                    }
-                    catch (final RuntimeException | AssertionError e)
-                    {
-                        throw counterexample(w, e, params, soFar.subList(0, before + j + 1));
-                    }
-                }
-            });
-        }
-    }
-
     /**
-     * The invariants of every world, after every action: of the first world here, of the others on their threads
-     * after each action once it is handed to them ({@link #apply}); a failure there is thrown here.
+     * The invariants of every world, after every action: of the first world here, of the others after each action
+     * when they run the chain ({@link #finish}); a failure in a chain still running beside (soak) is thrown here.
      */
     void check()
     {
         final KeyWorld w = ref();
-        guard(w, applied, () ->
+        try
         {
             w.checks.checkInvariants();
-            return null;
-        });
-        rethrowBeside();
+        }
+        catch (final RuntimeException | AssertionError e)
+        {
+            throw failure(w, e);
+        }
+        ChainPipeline.check();
     }
 
     /**
-     * At the end of a chain: every byte agrees, and closing the context leaves nothing behind, in every world; then
-     * {@link #worlds} holds them all. In the soak ({@link ChainPipeline#on}) it does not wait for the worlds beside:
-     * {@link #worlds} holds the first world only, and the pipeline checks the others' end when they get there.
+     * At the end of a chain: the worlds beside are queued to run the chain's actions ({@link BesideWorlds}); every
+     * byte agrees, and closing the context leaves nothing behind, in every world; then {@link #worlds} holds them
+     * all. In the soak ({@link ChainPipeline#on}) it does not wait for the worlds beside: {@link #worlds} holds the
+     * first world only, and the pipeline checks the others' end when they get there.
      */
     void finish()
     {
-        handOver();
-        final List<KeyOps.KeyOp> all = List.copyOf(handed);
-        for (int i = 0; i < beside.size(); i++)
+        if (!besidePolicies.isEmpty())
         {
-            beside(i, all, Lockstep::end);
+            final List<KeyOps.KeyOp> all = List.copyOf(applied);
+            for (final VariantPolicy p : besidePolicies)
+            {
+                beside.add(BesideWorlds.Job.queued(this, p, all));
+            }
         }
         final KeyWorld w = ref();
         guard(w, applied, () ->
@@ -443,17 +279,18 @@ final class Lockstep
             ChainPipeline.behind(this);
             return;
         }
-        final long start = System.nanoTime();
-        for (final CompletableFuture<KeyWorld> f : beside)
+        try
         {
-            worlds.add(join(f));
+            worlds.addAll(BesideWorlds.await(beside));
         }
-        WAITED_FOR_BESIDE_NS.addAndGet(System.nanoTime() - start);
-        beside.clear();
+        finally
+        {
+            dropBeside();
+        }
     }
 
     /** The end checks of one world, and the context closed. */
-    private static void end(final KeyWorld w)
+    static void end(final KeyWorld w)
     {
         w.checks.checkAllBytes();
         if (w.policy == plantedEndBug)
@@ -484,6 +321,12 @@ final class Lockstep
     private <T> T guard(final KeyWorld w, final java.util.function.Supplier<T> body)
     {
         return guard(w, applied, body);
+    }
+
+    /** A failure of the first world, with its script and the actions applied, as {@link #guard} words it. */
+    private AssertionError failure(final KeyWorld w, final Throwable e)
+    {
+        return e instanceof Mismatch m && m.script != null ? m : counterexample(w, e, params, applied);
     }
 
     /** Runs the body on a world; a failure is rethrown with the world's script and the actions {@code soFar}. */
