@@ -5,14 +5,16 @@ import static dev.rnicsim.scenarios.errno.ErrnoWalkVerbs.cx5;
 import static dev.rnicsim.scenarios.errno.ErrnoWalkVerbs.rig;
 
 import dev.rnicsim.simnic.DeviceProfiles;
+import dev.rnicsim.simnic.DriverProfiles;
 import dev.rnicsim.simnic.QpCreateFlags;
+import dev.rnicsim.verbs.AhAttr;
 import dev.rnicsim.verbs.QpType;
 import dev.rnicsim.verbs.SrqAttr;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The errno paths that rdma-core's own tests (tests/test_cq.py, test_cqex.py, test_qp.py, test_mlx5_huge_page.py)
+ * The errno paths that rdma-core's own tests (tests/test_cq.py, test_cqex.py, test_qp.py, test_addr.py, test_mlx5_huge_page.py)
  * provoke through the library, reached through the Java API. Stateless.
  */
 final class ErrnoWalkRdmaCore
@@ -33,6 +35,9 @@ final class ErrnoWalkRdmaCore
         c.add(c("a QP create flag the driver does not implement", "EOPNOTSUPP",
             () -> QpCreateFlags.check(DeviceProfiles.rxe(), QpType.UD, QpCreateFlags.BLOCK_SELF_MCAST_LB),
             "are not implemented by", "create the QP without them"));
+        c.add(c("an address handle on an iWARP device (tests/test_addr.py skips)", "EOPNOTSUPP",
+            () -> rig(DriverProfiles.siw()).pd().createAh(AhAttr.toGid("fe80::1")), "is an iWARP device",
+            "no create_ah"));
         c.add(c("an SRQ of 0 work requests on rxe", "EINVAL",
             () -> rig(DeviceProfiles.rxe()).pd().createSrq(new SrqAttr(0, 1, 0)), "max_wr=0", "rxe_srq_chk_init"));
         return c;
