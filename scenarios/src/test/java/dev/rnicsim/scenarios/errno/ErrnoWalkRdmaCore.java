@@ -1,6 +1,7 @@
 package dev.rnicsim.scenarios.errno;
 
 import static dev.rnicsim.scenarios.errno.ErrnoWalkApi.c;
+import static dev.rnicsim.scenarios.errno.ErrnoWalkVerbs.bare;
 import static dev.rnicsim.scenarios.errno.ErrnoWalkVerbs.cx5;
 import static dev.rnicsim.scenarios.errno.ErrnoWalkVerbs.rig;
 
@@ -55,6 +56,10 @@ final class ErrnoWalkRdmaCore
                 ctx.allocPd().regMr(buf, 4096, EnumSet.of(Access.LOCAL_WRITE));
                 ctx.forkInit();
             }, "before asking for fork support", "before the first registration"));
+        c.add(c("ibv_fork_init of a backend without it", "EOPNOTSUPP", () -> bare(Context.class).forkInit(),
+            "does not provide fork support"));
+        c.add(c("ibv_is_fork_initialized of a backend without it", "EOPNOTSUPP", () -> bare(Context.class).forkStatus(),
+            "does not report fork support"));
         c.add(c("an SRQ of 0 work requests on rxe", "EINVAL",
             () -> rig(DeviceProfiles.rxe()).pd().createSrq(new SrqAttr(0, 1, 0)), "max_wr=0", "rxe_srq_chk_init"));
         return c;
