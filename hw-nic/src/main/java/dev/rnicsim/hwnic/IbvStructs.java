@@ -501,6 +501,7 @@ final class IbvStructs
     static final long DEVICE_NAME = offset(IBV_DEVICE, "name");
     static final long DEVICE_DEV_NAME = offset(IBV_DEVICE, "dev_name");
     static final long DEVICE_IBDEV_PATH = offset(IBV_DEVICE, "ibdev_path");
+    static final long DEVICE_TRANSPORT_TYPE = offset(IBV_DEVICE, "transport_type");
 
     static final long CONTEXT_OPS_ALLOC_MW = offset(IBV_CONTEXT, "ops", "alloc_mw");
     static final long CONTEXT_OPS_BIND_MW = offset(IBV_CONTEXT, "ops", "bind_mw");

@@ -64,6 +64,7 @@ final class Libibverbs
     private final RegistrationVerbs registration;
     private final AddressHandleVerbs addressHandles;
     private final SrqVerbs srqs;
+    private final ForkVerbs forks;
     private final ExtendedQpVerbs extendedQps = new ExtendedQpVerbs();
     private final XrcVerbs xrcs = new XrcVerbs();
     private final MethodHandle getDeviceList;
@@ -88,6 +89,7 @@ final class Libibverbs
         registration = new RegistrationVerbs(libraryName, lookup);
         addressHandles = new AddressHandleVerbs(libraryName, lookup);
         srqs = new SrqVerbs(libraryName, lookup);
+        forks = new ForkVerbs(libraryName, lookup);
         getDeviceList = handle(lookup, "ibv_get_device_list", FunctionDescriptor.of(ADDRESS, ADDRESS));
         freeDeviceList = handle(lookup, "ibv_free_device_list", FunctionDescriptor.ofVoid(ADDRESS));
         getDeviceName = handle(lookup, "ibv_get_device_name", FunctionDescriptor.of(ADDRESS, ADDRESS));
@@ -117,6 +119,14 @@ final class Libibverbs
     DeviceQueryVerbs queries()
     {
         return queries;
+    }
+
+    /**
+     * @return ibv_fork_init and ibv_is_fork_initialized.
+     */
+    ForkVerbs forks()
+    {
+        return forks;
     }
 
     /**

@@ -9,6 +9,7 @@ import dev.rnicsim.verbs.CompletionQueue;
 import dev.rnicsim.verbs.Context;
 import dev.rnicsim.verbs.DeviceAttributes;
 import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.ForkStatus;
 import dev.rnicsim.verbs.GidEntry;
 import dev.rnicsim.verbs.HostMemory;
 import dev.rnicsim.verbs.ProtectionDomain;
@@ -222,6 +223,31 @@ public final class RdmaContext implements Context
      * {@code ibv_close_device}. Idempotent; failures are collected and the first is thrown after everything was
      * tried.
      */
+    /**
+     * {@code ibv_fork_init} of the library (process-wide: this JVM).
+     */
+    @Override
+    public void forkInit()
+    {
+        final int rc = lib.forks().forkInit();
+        if (rc != 0)
+        {
+            throw new VerbsException("ibv_fork_init", rc, "fork support could not be turned on (EINVAL: memory was "
+                + "registered before and the kernel does not copy pinned pages at fork); call ibv_fork_init, or set "
+                + "RDMAV_FORK_SAFE=1, before the first registration of the process");
+        }
+    }
+
+    /**
+     * {@code ibv_is_fork_initialized} of the library (process-wide: this JVM).
+     */
+    @Override
+    public ForkStatus forkStatus()
+    {
+        final int status = lib.forks().isForkInitialized();
+        return status >= 0 && status < ForkStatus.values().length ? ForkStatus.values()[status] : ForkStatus.DISABLED;
+    }
+
     @Override
     public void close()
     {

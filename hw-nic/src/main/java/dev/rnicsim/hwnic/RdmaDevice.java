@@ -3,6 +3,7 @@ package dev.rnicsim.hwnic;
 import dev.rnicsim.verbs.Context;
 import dev.rnicsim.verbs.Device;
 import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.TransportType;
 import dev.rnicsim.verbs.VerbsException;
 import java.lang.foreign.MemorySegment;
 
@@ -18,12 +19,21 @@ public final class RdmaDevice implements Device
     private final Libibverbs lib;
     private final String kernelName;
     private final String uverbsName;
+    private final TransportType transportType;
 
-    RdmaDevice(final Libibverbs lib, final String kernelName, final String uverbsName)
+    RdmaDevice(final Libibverbs lib, final String kernelName, final String uverbsName,
+        final TransportType transportType)
     {
         this.lib = lib;
         this.kernelName = kernelName;
         this.uverbsName = uverbsName;
+        this.transportType = transportType;
+    }
+
+    @Override
+    public TransportType transportType()
+    {
+        return transportType;
     }
 
     @Override

@@ -245,6 +245,31 @@ public final class RdmaSrq implements SharedReceiveQueue
     }
 
     /**
+     * {@code ibv_modify_srq} with IBV_SRQ_MAX_WR: the provider resizes the SRQ where the device can
+     * (IBV_DEVICE_SRQ_RESIZE); {@link #query()} reports the size it granted.
+     *
+     * @throws VerbsException the errno the library gave (EINVAL where the device cannot resize or refuses the size;
+     *                        EOPNOTSUPP where the provider has no resize).
+     */
+    @Override
+    public void resize(final int maxWr)
+    {
+        final String verb = "ibv_modify_srq";
+        checkOpen(verb);
+        try (Arena a = Arena.ofConfined())
+        {
+            final MemorySegment at = a.allocate(SrqVerbs.IBV_SRQ_ATTR);
+            at.set(JAVA_INT, ATTR_MAX_WR, maxWr);
+            final Errnos.Result r = pd.context().lib().srqs().modifySrq(srq, at, SrqVerbs.IBV_SRQ_MAX_WR);
+            if (r.value() != 0)
+            {
+                throw new VerbsException(verb, r.errno(), "IBV_SRQ_MAX_WR: max_wr=" + maxWr + " (max_wr granted at "
+                    + "creation " + granted.maxWr() + "); the device refused the new size; nothing changed");
+            }
+        }
+    }
+
+    /**
      * {@code ibv_query_srq}.
      *
      * @throws VerbsException the errno the library gave.

@@ -2,6 +2,7 @@ package dev.rnicsim.hwnic;
 
 import dev.rnicsim.verbs.Device;
 import dev.rnicsim.verbs.Errno;
+import dev.rnicsim.verbs.TransportType;
 import dev.rnicsim.verbs.VerbsException;
 import dev.rnicsim.verbs.spi.VerbsProvider;
 import java.lang.foreign.MemorySegment;
@@ -91,7 +92,9 @@ public final class RdmaVerbsProvider implements VerbsProvider
             {
                 final MemorySegment dev = list.device(i);
                 devices.add(new RdmaDevice(lib, lib.deviceName(dev), Libc.cString(dev,
-                    IbvStructs.DEVICE_DEV_NAME, IbvStructs.IBV_SYSFS_NAME_MAX)));
+                    IbvStructs.DEVICE_DEV_NAME, IbvStructs.IBV_SYSFS_NAME_MAX),
+                    TransportType.of(dev.get(java.lang.foreign.ValueLayout.JAVA_INT,
+                        IbvStructs.DEVICE_TRANSPORT_TYPE))));
             }
             if (devices.isEmpty())
             {

@@ -20,8 +20,9 @@ public final class SimAh implements AddressHandle
     }
 
     /**
-     * {@code ibv_create_ah}: EINVAL for a port outside the device's or, on RoCE, an address without a GID
-     * ({@link QpAttributes#ahRefusal}).
+     * {@code ibv_create_ah}: EOPNOTSUPP on an iWARP device (siw, cxgb4, erdma and irdma in iWARP mode register no
+     * {@code create_user_ah}: the kernel's {@code ib_uverbs_create_ah}); EINVAL for a port outside the device's or,
+     * on RoCE, an address without a GID ({@link QpAttributes#ahRefusal}).
      */
     static SimAh create(final SimPd pd, final AhAttr attr)
     {
@@ -30,7 +31,15 @@ public final class SimAh implements AddressHandle
             throw Errors.invalid("ibv_create_ah", "ah_attr is null; give the address vector (port, "
                 + "destination LID or GID)");
         }
-        final String refused = QpAttributes.ahRefusal(pd.context().device(), attr);
+        final SimDevice device = pd.context().device();
+        if (device.profile().traits().transport() == DriverTraits.Transport.IWARP)
+        {
+            throw Errors.of("ibv_create_ah", dev.rnicsim.verbs.Errno.EOPNOTSUPP, device.name() + " is an iWARP device ("
+                + device.profile().driver() + "): its driver has no create_ah (the kernel's ib_uverbs_create_ah answers "
+                + "-EOPNOTSUPP for a device without create_user_ah; iWARP has RC QPs only, which take no address "
+                + "handle); use an RC QP, or a RoCE or InfiniBand device for UD; nothing was created");
+        }
+        final String refused = QpAttributes.ahRefusal(device, attr);
         if (refused != null)
         {
             throw Errors.invalid("ibv_create_ah", refused + "; fix the address vector (ah_attr); nothing was created");

@@ -47,6 +47,34 @@ public final class SimContext implements Context
     }
 
     /**
+     * {@code ibv_fork_init} in this context's process: {@link ForkSafety#forkInit()}, EINVAL when it was too late.
+     */
+    @Override
+    public void forkInit()
+    {
+        device.fabric().guardedRun(() ->
+        {
+            final ForkSafety fork = device.host().forkSafety(process);
+            if (fork.forkInit() != 0)
+            {
+                throw Errors.invalid("ibv_fork_init", "pid " + process.pid() + " registered memory or created a queue "
+                    + "before asking for fork support, and its kernel does not copy pinned pages at fork (libibverbs "
+                    + "ibv_fork_init: the ranges already pinned cannot be made MADV_DONTFORK now); call ibv_fork_init, "
+                    + "or set RDMAV_FORK_SAFE=1, before the first registration; nothing changed");
+            }
+        });
+    }
+
+    /**
+     * {@code ibv_is_fork_initialized} in this context's process ({@link ForkSafety#status()}).
+     */
+    @Override
+    public dev.rnicsim.verbs.ForkStatus forkStatus()
+    {
+        return dev.rnicsim.verbs.ForkStatus.valueOf(device.host().forkSafety(process).status().name());
+    }
+
+    /**
      * @return the process that opened the device.
      */
     public UserProcess process()

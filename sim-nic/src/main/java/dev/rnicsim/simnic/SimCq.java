@@ -129,7 +129,19 @@ public final class SimCq implements CompletionQueue
      */
     public void resize(final int newCqe, final int heldByProcess)
     {
-        context.device().fabric().guardedRun(() -> CqResize.resize(this, newCqe, entries.size() + heldByProcess));
+        final EngineThread held = context.device().fabric().enter();
+        try
+        {
+            // The devices finish the work already posted before the completions are counted: a NIC writes them while
+            // the process runs (rdma-core tests/test_cq.py test_resize_cq sleeps a second for the sends it posted,
+            // then expects EINVAL for a size below them); the simulated devices work only when asked.
+            context.device().fabric().runUntil(() -> closed || entries.size() >= cqe, held);
+            CqResize.resize(this, newCqe, entries.size() + heldByProcess);
+        }
+        finally
+        {
+            SimFabric.exit(held);
+        }
     }
 
     @Override

@@ -91,6 +91,16 @@ public final class SimDevice implements Device
     }
 
     /**
+     * @return the transport of the profile's driver ({@link DriverTraits#transport()}): IWARP for siw, cxgb4, erdma
+     *         and irdma in iWARP mode, UNSPECIFIED for efa and mana, IB for the rest.
+     */
+    @Override
+    public dev.rnicsim.verbs.TransportType transportType()
+    {
+        return dev.rnicsim.verbs.TransportType.of(profile.traits().transport().code());
+    }
+
+    /**
      * Opens the device for a new process on its host (named {@code app-N}), as a program would.
      *
      * @return the context; closing it releases everything it owns.

@@ -210,6 +210,34 @@ public interface Context extends AutoCloseable
     }
 
     /**
+     * {@code ibv_fork_init} (ibv_fork_init(3)) for the process that opened this context: registered ranges are made
+     * MADV_DONTFORK from now on, so that a child's copy-on-write cannot move a page under the device. Nothing to do,
+     * and success, where the kernel copies DMA-pinned pages at fork ({@link ForkStatus#UNNEEDED}).
+     *
+     * @throws VerbsException EINVAL when the process registered memory (or created a queue) before asking and the
+     *                        kernel does not copy pinned pages (libibverbs {@code ibv_fork_init}: too late); EOPNOTSUPP
+     *                        where the backend does not provide it.
+     */
+    default void forkInit()
+    {
+        throw new VerbsException("ibv_fork_init", Errno.EOPNOTSUPP.code(), "this backend does not provide fork "
+            + "support (ibv_fork_init); use the simulated backend or the rdma-core one");
+    }
+
+    /**
+     * {@code ibv_is_fork_initialized} for the process that opened this context.
+     *
+     * @return UNNEEDED where the kernel copies pinned pages at fork, else ENABLED once {@link #forkInit()} succeeded,
+     *         else DISABLED.
+     * @throws VerbsException EOPNOTSUPP where the backend does not provide it.
+     */
+    default ForkStatus forkStatus()
+    {
+        throw new VerbsException("ibv_is_fork_initialized", Errno.EOPNOTSUPP.code(), "this backend does not report "
+            + "fork support (ibv_is_fork_initialized); use the simulated backend or the rdma-core one");
+    }
+
+    /**
      * {@code ibv_get_async_event} on a non-blocking async fd: the oldest event not yet returned, in the order the
      * device raised them (ibv_get_async_event(3)). Each returned event must be acknowledged.
      *

@@ -13,6 +13,12 @@ public interface Device
     String name();
 
     /**
+     * @return {@code transport_type} of {@code struct ibv_device}: IWARP for an iWARP device (node type RNIC), IB for
+     *         InfiniBand and RoCE, UNSPECIFIED for efa and mana.
+     */
+    TransportType transportType();
+
+    /**
      * Opens the device for the calling process ({@code ibv_open_device}).
      *
      * @return a new context; close it to release everything it owns.
