@@ -59,16 +59,26 @@ import java.util.Set;
  *                              {@code mlx5_umem_find_best_pgsz} callers), EOPNOTSUPP on irdma
  *                              ({@code irdma_alloc_iwmr}, called by {@code irdma_reg_user_mr} and
  *                              {@code irdma_rereg_mr_trans}).
+ * @param inlineLimit           the most {@code cap.max_inline_data} the driver's {@code create_qp} takes, and the check
+ *                              that refuses more ({@link InlineDataLimits}); no attribute of {@code ibv_query_device}
+ *                              reports it ({@link InlineLimit#ASSUMED} where the driver's figure was not read).
  */
 public record DriverTraits(String driver, String source, Transport transport, int keyVariantBits,
                            Set<Access> acceptedAccess, Errno unsupportedAccessErrno, Translation translation,
                            int pblLevels, int pblEntriesPerPage, long maxTranslationEntries,
                            Errno translationOverflowErrno, int maxFastRegPages, boolean rdmaRead, boolean rdmaWrite,
-                           String hcaIdPrefix, Errno pinFailureErrno, Set<QpType> qpTypes, Errno noPageSizeErrno)
+                           String hcaIdPrefix, Errno pinFailureErrno, Set<QpType> qpTypes, Errno noPageSizeErrno,
+                           InlineLimit inlineLimit)
 {
     /** Entries of one 4 KiB PBL page of 8-byte addresses (bnxt_re {@code MAX_PBL_LVL_1_PGS}, qedr
      * {@code MAX_PBES_ON_PAGE} at 4 KiB). */
     public static final int ENTRIES_PER_4K_PAGE = 512;
+    /** {@code RXE_MAX_INLINE_DATA} of the current rxe (rxe_param.h: {@code RXE_MAX_WQE_SIZE} less the size of
+     * {@code struct rxe_send_wqe}, 720 - 208), checked by {@code rxe_qp_chk_cap} ("invalid max inline data"). */
+    public static final int RXE_MAX_INLINE_BYTES = 512;
+    /** {@code IRDMA_MAX_INLINE_DATA_SIZE} of the E810's generation 2 ({@code uk_attrs.max_hw_inline}), checked by
+     * {@code irdma_validate_qp_attrs} in the kernel and by libirdma's {@code irdma_ucreate_qp}. */
+    public static final int IRDMA_MAX_INLINE_BYTES = 101;
     /** The fast-registration page-list length assumed where the driver's value was not looked up. */
     public static final int ASSUMED_FAST_REG_PAGES = 1 << 16;
 
@@ -132,6 +142,40 @@ public record DriverTraits(String driver, String source, Transport transport, in
     }
 
     /**
+     * Traits with the assumed inline-data bound ({@link InlineLimit#ASSUMED}).
+     *
+     * @param driver                   the driver.
+     * @param source                   the file the traits come from.
+     * @param transport                its transport.
+     * @param keyVariantBits           low bits of a key the driver varies.
+     * @param acceptedAccess           the access flags reg_user_mr accepts; null for all.
+     * @param unsupportedAccessErrno   what another flag gets.
+     * @param translation              MTT, PBL or SOFTWARE.
+     * @param pblLevels                PBL levels.
+     * @param pblEntriesPerPage        entries of a PBL page.
+     * @param maxTranslationEntries    most translation entries an MR may have.
+     * @param translationOverflowErrno what an MR needing more gets.
+     * @param maxFastRegPages          max_fast_reg_page_list_len.
+     * @param rdmaRead                 RDMA READ served.
+     * @param rdmaWrite                RDMA WRITE served.
+     * @param hcaIdPrefix              the prefix of its device names.
+     * @param pinFailureErrno          the errno of any pin failure, or null.
+     * @param qpTypes                  the QP types create_qp accepts; null for all.
+     * @param noPageSizeErrno          what a registration no page size fits gets.
+     */
+    public DriverTraits(final String driver, final String source, final Transport transport, final int keyVariantBits,
+        final Set<Access> acceptedAccess, final Errno unsupportedAccessErrno, final Translation translation,
+        final int pblLevels, final int pblEntriesPerPage, final long maxTranslationEntries,
+        final Errno translationOverflowErrno, final int maxFastRegPages, final boolean rdmaRead,
+        final boolean rdmaWrite, final String hcaIdPrefix, final Errno pinFailureErrno, final Set<QpType> qpTypes,
+        final Errno noPageSizeErrno)
+    {
+        this(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno, translation, pblLevels,
+            pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno, maxFastRegPages, rdmaRead, rdmaWrite,
+            hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno, InlineLimit.ASSUMED);
+    }
+
+    /**
      * Traits of a driver that answers EINVAL when no page size fits (see the record components).
      *
      * @param driver                   see the record components.
@@ -160,7 +204,7 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         this(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno, translation, pblLevels,
             pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno, maxFastRegPages, rdmaRead, rdmaWrite,
-            hcaIdPrefix, pinFailureErrno, qpTypes, Errno.EINVAL);
+            hcaIdPrefix, pinFailureErrno, qpTypes, Errno.EINVAL, InlineLimit.ASSUMED);
     }
 
     /**
@@ -210,6 +254,7 @@ public record DriverTraits(String driver, String source, Transport transport, in
         Objects.requireNonNull(translationOverflowErrno, "translationOverflowErrno");
         Objects.requireNonNull(hcaIdPrefix, "hcaIdPrefix");
         Objects.requireNonNull(noPageSizeErrno, "noPageSizeErrno");
+        Objects.requireNonNull(inlineLimit, "inlineLimit");
         acceptedAccess = acceptedAccess == null ? null
             : java.util.Collections.unmodifiableSet(acceptedAccess.isEmpty() ? EnumSet.noneOf(Access.class)
                 : EnumSet.copyOf(acceptedAccess));
@@ -261,11 +306,14 @@ public record DriverTraits(String driver, String source, Transport transport, in
                 ASSUMED_FAST_REG_PAGES);
             case "rxe" -> new DriverTraits("rxe", "drivers/infiniband/sw/rxe/rxe_mr.c", Transport.INFINIBAND, 8, null,
                 Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM, ASSUMED_FAST_REG_PAGES, true, true,
-                "rxe", null);
+                "rxe", null).withInlineLimit(new InlineLimit(RXE_MAX_INLINE_BYTES,
+                    "rxe_qp_chk_cap: RXE_MAX_INLINE_DATA"));
             // irdma_validate_qp_attrs: on a RoCE port RC and UD (and the kernel's GSI), anything else EOPNOTSUPP
             case "irdma" -> mtt("irdma", "drivers/infiniband/hw/irdma/verbs.c", Transport.INFINIBAND, "irdma",
                 ASSUMED_FAST_REG_PAGES).withNoPageSizeErrno(Errno.EOPNOTSUPP)
-                .withQpTypes(java.util.EnumSet.of(QpType.RC, QpType.UD));
+                .withQpTypes(java.util.EnumSet.of(QpType.RC, QpType.UD))
+                .withInlineLimit(new InlineLimit(IRDMA_MAX_INLINE_BYTES,
+                    "irdma_validate_qp_attrs: IRDMA_MAX_INLINE_DATA_SIZE"));
             default -> mtt(driver, "none: no rule recognises this device", Transport.INFINIBAND, driver,
                 ASSUMED_FAST_REG_PAGES);
         };
@@ -279,7 +327,8 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         return new DriverTraits(driver, source, transportNow, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
             translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
-            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno);
+            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno,
+            inlineLimit);
     }
 
     /**
@@ -291,7 +340,8 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         return new DriverTraits(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
             translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
-            maxFastRegPages, read, write, hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno);
+            maxFastRegPages, read, write, hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno,
+            inlineLimit);
     }
 
     /**
@@ -302,7 +352,7 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         return new DriverTraits(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
             translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
-            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, types, noPageSizeErrno);
+            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, types, noPageSizeErrno, inlineLimit);
     }
 
     /**
@@ -313,7 +363,18 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         return new DriverTraits(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
             translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
-            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, qpTypes, errno);
+            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, qpTypes, errno, inlineLimit);
+    }
+
+    /**
+     * @param limit the most inline data the driver's create_qp takes, and its check.
+     * @return a copy with it.
+     */
+    public DriverTraits withInlineLimit(final InlineLimit limit)
+    {
+        return new DriverTraits(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
+            translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
+            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno, limit);
     }
 
     /**

@@ -389,5 +389,14 @@ public enum ProviderRule
      * rounds {@code cqe + 1} up to a power of two and refuses (EINVAL) only when that is below the outstanding CQEs
      * plus one, so with 10 waiting a resize to 9 (rounded to 16, a CQ of 15) succeeds. Without this rule the count
      * asked for itself must hold them (rxe {@code rxe_cq_chk_attr}; ibv_resize_cq(3)). See {@link CqResize}. */
-    CQ_RESIZE_CHECKS_ROUNDED_SIZE
+    CQ_RESIZE_CHECKS_ROUNDED_SIZE,
+    /** The provider's {@code post_send} has no case for the atomic opcodes, so {@code ibv_post_send} of a
+     * compare-and-swap or fetch-and-add is EINVAL with {@code bad_wr} at it, the work requests before it in the list
+     * posted: libcxgb4 {@code c4iw_post_send} (providers/cxgb4/qp.c) takes SEND, SEND_WITH_INV, RDMA_WRITE (with
+     * immediate where the adapter has it) and RDMA_READ and answers any other opcode from its {@code default} case
+     * (as {@code -EINVAL}, a negative value libibverbs passes through; the model reports EINVAL); the kernel's
+     * iw_cxgb4 {@code c4iw_post_send} does the same. iWARP has no atomics (RFC 5040), and the device reports
+     * atomic_cap ATOMIC_NONE. Without this rule an atomic on a device of ATOMIC_NONE is EOPNOTSUPP at post. See
+     * {@link PostChecks}. */
+    ATOMIC_OPCODES_NOT_IN_PROVIDER
 }
