@@ -81,6 +81,29 @@ class RoceConnectScriptTest
     }
 
     @Test
+    void aRefusedConnectLeavesBothQpsAsTheyWere()
+    {
+        // each refusal comes from a transition of the second QP (its INIT from RTS, its RTR's source GID): checked
+        // before the first QP moves, as ibv_modify_qp changes nothing when it fails
+        final ScriptRun r = ScriptRun.ok("connect-atomic.rsim", CX6DX_AND_RXE + """
+            qp qp_c pd_a cq_a
+            qp qp_d pd_b cq_b
+            connect qp_c qp_d
+            qp qp_e pd_a cq_a
+            connect qp_e qp_d
+            expect EINVAL
+            expect qp_e.state == RESET
+            expect qp_d.state == RTS
+            connect qp_a qp_b peer_sgid_index=1
+            expect ENODATA
+            expect qp_a.state == RESET
+            connect qp_a qp_b
+            expect qp_a.state == RTS
+            """);
+        assertThat(r.out()).contains("there is no transition RTS -> INIT").contains("nothing changed");
+    }
+
+    @Test
     void sgidIndexWithoutAnAddressVectorIsAMalformedLine()
     {
         assertThatThrownBy(() -> ScriptRun.run("roce-noav.rsim", CX6DX_AND_RXE + """
