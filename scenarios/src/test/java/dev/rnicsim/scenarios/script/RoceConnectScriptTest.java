@@ -104,6 +104,35 @@ class RoceConnectScriptTest
     }
 
     @Test
+    void modifyWithoutSgidIndexLeavesFromEntryZeroAndSaysSoWhereThatIsRoceV1()
+    {
+        final ScriptRun r = ScriptRun.ok("roce-entry0.rsim", CX6DX_AND_RXE + """
+            modify qp_a init pkey_index=0 port=1 access=rw
+            modify qp_a rtr dest=qp_b path_mtu=1024 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12
+            modify qp_b init pkey_index=0 port=1 access=rw
+            modify qp_b rtr dest=qp_a path_mtu=1024 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12
+            """);
+        // a zeroed ibv_qp_attr's sgid_index 0 is taken as given; the ConnectX-6 Dx's entry 0 is RoCE v1
+        assertThat(r.out()).contains("leaves from GID entry 0 (RoCE v1), as a zeroed ibv_qp_attr's sgid_index does")
+            .contains("give sgid_index=1 for that");
+        assertThat(r.out().split("leaves from GID entry 0", -1)).as("not on rxe, whose entry 0 is RoCE v2")
+            .hasSize(2);
+    }
+
+    @Test
+    void anAddressHandleTakesTheDestinationGidOfTheEntryDgidIndexNames()
+    {
+        final ScriptRun r = ScriptRun.ok("roce-dgid.rsim", CX6DX_AND_RXE + """
+            ah to_b pd_a soft dgid_index=0 sgid_index=1
+            """);
+        assertThat(r.out()).contains("ibv_create_ah: GID fe80:");
+        assertThatThrownBy(() -> ScriptRun.run("roce-dgid-bad.rsim", CX6DX_AND_RXE + """
+            ah to_b pd_a soft dgid_index=5
+            """)).isInstanceOf(ScriptException.class).hasMessageContaining("dgid_index=5: port 1 of soft has 1 valid "
+            + "GID entries (0 to 0)");
+    }
+
+    @Test
     void sgidIndexWithoutAnAddressVectorIsAMalformedLine()
     {
         assertThatThrownBy(() -> ScriptRun.run("roce-noav.rsim", CX6DX_AND_RXE + """
