@@ -243,7 +243,7 @@ final class PostChecks
         }
         if (info.mr() == null && (info.addr() != 0 || info.lengthBytes() != 0))
         {
-            throw Errors.invalid(verb, "no MR but addr=0x" + Long.toHexString(info.addr()) + " lengthBytes="
+            throw Errors.invalid(verb, "no MR but addr=0x" + Long.toHexString(info.addr()) + " length="
                 + info.lengthBytes() + " (verbs.h ibv_bind_mw)"
                 + "; give an MR, or addr 0 and length 0 to unbind");
         }

@@ -131,7 +131,7 @@ final class ErrnoWalk
             touch buf 1M write
             """, "reg big pd_a buf 1M", "ENOMEM", "RLIMIT_MEMLOCK", "ulimit -l"));
         // verbs on one device
-        c.add(c("reg of zero bytes", ONE_HOST, "reg z pd_a buf 0", "EINVAL", "lengthBytes=0",
+        c.add(c("reg of zero bytes", ONE_HOST, "reg z pd_a buf 0", "EINVAL", "length=0",
             "at least one byte"));
         c.add(c("reg of an unmapped range", ONE_HOST, "reg far pd_a buf+2M 4K", "EFAULT"));
         c.add(c("remote write without local write", ONE_HOST, "reg w pd_a buf 4K access=rw", "EINVAL",
