@@ -433,6 +433,9 @@ final class ErrnoWalk
         c.add(c("an atomic on a device without atomics", TWO_HOSTS.replace("connectx5", "e810"),
             "post faa qp_a sgl=mr_src:8 remote=mr_dst add=1", "EOPNOTSUPP", "ATOMIC_NONE",
             "use a device with atomics"));
+        c.add(c("an atomic on a device whose provider's post_send has no atomic opcode",
+            TWO_HOSTS.replace("connectx5", "cxgb4"), "post faa qp_a sgl=mr_src:8 remote=mr_dst add=1", "EINVAL",
+            "takes no atomic opcode", "use a device with atomics"));
         c.add(c("an allocation from a closed pool", ONE_HOST + "pool p pd_a 64K chunks=1\nclose p\n",
             "alloc f p 4K", "EINVAL", "closed", "create a new pool"));
         // huge pages on request: MADV_COLLAPSE and MAP_HUGE_*
