@@ -306,7 +306,8 @@ public final class DriverProfiles
             8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, QEDR_PBES_ON_64K_PAGE,
             (long) QEDR_PBES_ON_64K_PAGE * QEDR_PBES_ON_64K_PAGE, Errno.EINVAL, ENTRIES, true, true, "qedr", null)
             .withQpTypes(EnumSet.of(QpType.RC, QpType.XRC_SEND, QpType.XRC_RECV))
-            .withInlineLimit(new InlineLimit(QEDR_MAX_INLINE_BYTES, "qedr_check_qp_attrs: ROCE_REQ_MAX_INLINE_DATA_SIZE"));
+            .withInlineLimit(new InlineLimit(QEDR_MAX_INLINE_BYTES,
+                "qedr_check_qp_attrs: ROCE_REQ_MAX_INLINE_DATA_SIZE"));
         return profile("qedr", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC,
             Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.REREG_MR_UNSUPPORTED), 25.0, t,
             defaulted("fw_ver", "max_qp", "max_qp_wr",
@@ -366,7 +367,8 @@ public final class DriverProfiles
      * 128 MiB), max_mr_size ~0. mem.c {@code write_tpt_entry}: stag = index &lt;&lt; 8 | (a device-wide counter
      * incremented on every allocation &amp; 0xff); a page size above T6's largest: EINVAL. Memory windows type 1
      * and 2B; no atomics (iWARP): libcxgb4's {@code c4iw_post_send} answers an atomic EINVAL ({@link
-     * ProviderRule#ATOMIC_OPCODES_NOT_IN_PROVIDER}). Shared receive queues (libcxgb4 creates them with {@code ibv_cmd_create_srq}):
+     * ProviderRule#ATOMIC_OPCODES_NOT_IN_PROVIDER}). Shared receive queues (libcxgb4 creates them with
+     * {@code ibv_cmd_create_srq}):
      * provider.c {@code c4iw_query_device} reports max_srq as the adapter firmware's SRQ range ({@code
      * lldi.vr->srq.size}, from {@code FW_PARAMS_PARAM_PFVF_SRQ_START}..{@code _END}), max_srq_wr as {@code t4_max_qp_depth} =
      * {@code t4_max_rq_size} = 8192 - 1 status entry (64-byte egress status page, assumed) - 1 = 8190, and

@@ -16,9 +16,9 @@ import dev.rnicsim.verbs.WcStatus;
  *
  * <p>A READ of zero bytes meets no sink: its Read Response places nothing, and iw_cxgb4's {@code build_rdma_read}
  * (drivers/infiniband/hw/cxgb4/qp.c) builds a READ of no SGE or of a zero-length one with the reserved STag 2 as both
- * source and sink and plen 0, so the adapter checks neither the source's nor the sink's STag (rdma-core's libcxgb4 takes
- * the reserved STag for num_sge 0 and otherwise sends the SGE's lkey with plen 0, placing nothing). Such a READ is not
- * refused here, whatever its SGE's MR grants.
+ * source and sink and plen 0, so the adapter checks neither the source's nor the sink's STag (rdma-core's libcxgb4
+ * takes the reserved STag for num_sge 0 and otherwise sends the SGE's lkey with plen 0, placing nothing). Such a READ
+ * is not refused here, whatever its SGE's MR grants.
  */
 final class ReadSinkRule
 {
