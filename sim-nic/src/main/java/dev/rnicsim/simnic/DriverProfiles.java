@@ -123,7 +123,7 @@ public final class DriverProfiles
                 "siw_create_qp: SIW_MAX_INLINE"));
         return profile("siw", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC, Set.of(ProviderRule.REREG_MR_UNSUPPORTED,
             ProviderRule.CREATE_QP_EX_UNSUPPORTED, ProviderRule.CQE_ROUNDED_TO_POW2,
-            ProviderRule.SRQ_LIMIT_CHECKED_AT_CREATE),
+            ProviderRule.SRQ_LIMIT_CHECKED_AT_CREATE, ProviderRule.ATOMIC_OPCODES_NOT_IN_PROVIDER),
             25.0, t,
             defaulted("fw_ver", "max_sge"));
     }

@@ -122,8 +122,9 @@ final class PostChecks
                 {
                     throw new PostException(verb, Errno.EINVAL.code(), i, "opcode " + wr.opcode() + ": the "
                         + qp.device.profile().driver() + " provider's post_send takes no atomic opcode (libcxgb4 "
-                        + "c4iw_post_send: SEND, SEND_WITH_INV, RDMA_WRITE and RDMA_READ only; iWARP has no atomics, "
-                        + "atomic_cap=ATOMIC_NONE; " + ProviderRule.ATOMIC_OPCODES_NOT_IN_PROVIDER + "); this work "
+                        + "c4iw_post_send, libsiw push_send_wqe: SEND, SEND_WITH_INV, RDMA_WRITE and RDMA_READ; "
+                        + "iWARP has no atomics, atomic_cap=ATOMIC_NONE; " + ProviderRule.ATOMIC_OPCODES_NOT_IN_PROVIDER
+                        + "); this work "
                         + "request and those after it were not posted; fix: use a device with atomics (mlx5, rxe), or "
                         + "replace the atomic with messages its owner applies");
                 }

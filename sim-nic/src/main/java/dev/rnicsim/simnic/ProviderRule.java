@@ -395,8 +395,10 @@ public enum ProviderRule
      * posted: libcxgb4 {@code c4iw_post_send} (providers/cxgb4/qp.c) takes SEND, SEND_WITH_INV, RDMA_WRITE (with
      * immediate where the adapter has it) and RDMA_READ and answers any other opcode from its {@code default} case
      * (as {@code -EINVAL}, a negative value libibverbs passes through; the model reports EINVAL); the kernel's
-     * iw_cxgb4 {@code c4iw_post_send} does the same. iWARP has no atomics (RFC 5040), and the device reports
-     * atomic_cap ATOMIC_NONE. Without this rule an atomic on a device of ATOMIC_NONE is EOPNOTSUPP at post. See
-     * {@link PostChecks}. */
+     * iw_cxgb4 {@code c4iw_post_send} does the same. libsiw too (providers/siw/siw.c {@code push_send_wqe}: its
+     * {@code map_send_opcode} table maps the atomics to no siw opcode, and {@code siw_post_send} answers
+     * {@code -EINVAL} with {@code bad_wr} at the work request). iWARP has no atomics (RFC 5040), and these devices
+     * report atomic_cap ATOMIC_NONE. Without this rule an atomic on a device of ATOMIC_NONE is EOPNOTSUPP at post.
+     * See {@link PostChecks}. */
     ATOMIC_OPCODES_NOT_IN_PROVIDER
 }

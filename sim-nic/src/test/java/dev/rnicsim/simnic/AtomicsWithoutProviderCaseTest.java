@@ -15,8 +15,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link ProviderRule#ATOMIC_OPCODES_NOT_IN_PROVIDER}: libcxgb4's {@code c4iw_post_send} has no case for the atomic
- * opcodes, so a compare-and-swap or fetch-and-add is EINVAL at post with {@code bad_wr} at it, the work requests before
+ * {@link ProviderRule#ATOMIC_OPCODES_NOT_IN_PROVIDER}: libcxgb4's {@code c4iw_post_send} (and libsiw's
+ * {@code push_send_wqe}) has no case for the atomic opcodes, so a compare-and-swap or fetch-and-add is EINVAL at post with {@code bad_wr} at it, the work requests before
  * it posted; a device of atomic_cap ATOMIC_NONE without the rule answers EOPNOTSUPP.
  */
 class AtomicsWithoutProviderCaseTest
@@ -67,6 +67,20 @@ class AtomicsWithoutProviderCaseTest
         assertThat(e.errno()).isEqualTo(Errno.EINVAL.code());
         assertThat(e.badWrIndex()).isZero();
         assertThat(p.rig().pollA()).isEmpty();
+    }
+
+    @Test
+    void siwRefusesAnAtomicWithEinvalToo()
+    {
+        // libsiw push_send_wqe: map_send_opcode has no siw opcode for the atomics, siw_post_send answers -EINVAL
+        final Posted p = rig(DriverProfiles.siw());
+
+        final PostException e = catchThrowableOfType(PostException.class, () -> p.rig().qpA.postSend(
+            SendWr.compareAndSwap(4, p.sge(0, 8), p.remote().addr(), p.remote().rkey(), 0, 1)));
+
+        assertThat(e.errno()).isEqualTo(Errno.EINVAL.code());
+        assertThat(e.getMessage()).contains("the siw provider's post_send takes no atomic opcode")
+            .contains("libsiw push_send_wqe");
     }
 
     @Test
