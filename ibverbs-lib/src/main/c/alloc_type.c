@@ -28,8 +28,13 @@ int rnicsim_alloc_type_refuses(struct ibv_context *ctx, const char *variable)
 	if (rnicsim_cq_caps(ctx, &caps) != 0 || !(caps.features & WIRE_CQEX_ALLOC_TYPE_ENV))
 		return 0;
 	int id = shmget(IPC_PRIVATE, HUGE_PAGE_BYTES, SHM_HUGETLB | IPC_CREAT | SHM_R | SHM_W);
-	if (id < 0)
-		return ENOMEM; /* mlx5's alloc_huge_buf failed and HUGE has no fallback: the create fails */
+	if (id < 0) /* mlx5's alloc_huge_buf failed and HUGE has no fallback: the create fails */
+		return rnicsim_refuse(strstr(variable, "_CQ_") ? "ibv_create_cq" : strstr(variable, "_SRQ_")
+				      ? "ibv_create_srq" : "ibv_create_qp", ENOMEM, "%s=HUGE asks the mlx5 provider for "
+				      "the queue's buffer on 2 MiB huge pages and the hugetlb pool has none free "
+				      "(alloc_huge_buf: no fallback for HUGE); fix: reserve huge pages "
+				      "(vm.nr_hugepages), or use PREFER_HUGE, which falls back to ordinary pages",
+				      variable);
 	shmctl(id, IPC_RMID, NULL);
 	return 0;
 }

@@ -106,7 +106,9 @@ static struct ibv_cq_ex *create_cq_ex(struct ibv_context *ctx, struct ibv_cq_ini
 		return NULL;
 	}
 	if (attr->cqe > INT32_MAX) {
-		errno = EINVAL;
+		errno = rnicsim_refuse("ibv_create_cq_ex", EINVAL, "cqe=%u is above 2^31 - 1, and so above any "
+				       "max_cqe (mlx5_create_cq: EINVAL); fix: ask for 1 to max_cqe entries "
+				       "(ibv_query_device)", attr->cqe);
 		return NULL;
 	}
 	int refused = rnicsim_alloc_type_refuses(ctx, "MLX_CQ_ALLOC_TYPE");

@@ -80,8 +80,11 @@ EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 	int e = rnicsim_cq_caps(cq->context, &caps);
 	if (e)
 		return e;
-	if (!(caps.features & WIRE_CQEX_RESIZE))
-		return EOPNOTSUPP; /* libibverbs: the provider has no resize_cq */
+	if (!(caps.features & WIRE_CQEX_RESIZE)) /* libibverbs: the provider has no resize_cq */
+		return rnicsim_refuse("ibv_resize_cq", EOPNOTSUPP, "the provider of %s has no resize_cq, so libibverbs "
+				      "answers EOPNOTSUPP (of rdma-core 44's providers only mlx4, mlx5, rxe and irdma "
+				      "resize a CQ); CQ %u keeps its %d entries; fix: create the CQ with the depth it "
+				      "will need", ibv_get_device_name(cq->context->device), cq->handle, cq->cqe);
 	return resize_cq(cq, cqe);
 }
 

@@ -106,6 +106,9 @@ void rnicsim_locks_reset(void); /* client.c */
 void rnicsim_callsite(const char *verb, char *out, size_t cap);
 /* strict.c: the report of a verb refused with errno err, and why */
 void rnicsim_report_refusal(const char *verb, int err, const char *why);
+/* A refusal this library makes itself (no request reaches the fabric): in strict mode, reported as the fabric's are
+ * (rnicsim_report_refusal), the reason formatted from fmt; nothing otherwise. Returns err. */
+int rnicsim_refuse(const char *verb, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* device.c, verbs.c, post.c, poll.c, wr_api.c: the ops table */
 void rnicsim_set_ops(struct verbs_context *vctx);

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,21 @@ void rnicsim_report_refusal(const char *verb, int err, const char *why)
 	fprintf(stderr, "rnicsim strict: %s refused with %s (errno %d): %s\n  %s\n", verb, name ? name : "an errno", err,
 		why, site);
 	fflush(stderr);
+}
+
+/* A refusal of this library's own checks, explained in strict mode as the model's refusals are: the rule, the value
+ * and the fix, under the verb the program called, with its call site. */
+int rnicsim_refuse(const char *verb, int err, const char *fmt, ...)
+{
+	if (!rnicsim_strict())
+		return err;
+	char why[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	rnicsim_report_refusal(verb, err, why);
+	return err;
 }
 
 /* ibv_post_send in strict mode: its call site goes to the server as a doorbell of its own, just before the post's,

@@ -168,7 +168,11 @@ struct sim_cq *rnicsim_create_cq_on(struct ibv_context *ctx, int cqe, void *cq_c
 				    uint32_t comp_vector)
 {
 	if (cqe < 0) {
-		errno = EINVAL;
+		/* the providers take cqe as an unsigned count: a negative one is above any max_cqe (mlx5_create_cq:
+		 * more than 0x7fffffff entries, EINVAL) */
+		errno = rnicsim_refuse("ibv_create_cq", EINVAL, "cqe=%d is negative: the provider takes it as %u "
+				       "entries, above max_cqe (mlx5_create_cq: EINVAL above 2^31 - 1); fix: ask for "
+				       "1 to max_cqe entries (ibv_query_device)", cqe, (unsigned)cqe);
 		return NULL;
 	}
 	int refused = rnicsim_alloc_type_refuses(ctx, "MLX_CQ_ALLOC_TYPE");

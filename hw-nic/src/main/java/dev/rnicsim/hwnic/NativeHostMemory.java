@@ -101,7 +101,7 @@ public final class NativeHostMemory implements HostMemory
         final long page = pageBytes(backing);
         if (lengthBytes <= 0 || lengthBytes > Long.MAX_VALUE - page - HUGE_2M)
         {
-            throw new VerbsException("mmap", Errno.EINVAL.code(), "lengthBytes=" + lengthBytes + " must be from 1 to "
+            throw new VerbsException("mmap", Errno.EINVAL.code(), "length=" + lengthBytes + " must be from 1 to "
                 + (Long.MAX_VALUE - page - HUGE_2M));
         }
         final long length = (lengthBytes + page - 1) & -page;
@@ -133,7 +133,7 @@ public final class NativeHostMemory implements HostMemory
         final Errnos.Result r = Libc.mmapAnonymous(length, prot, flags);
         if (r.value() == Libc.MAP_FAILED)
         {
-            throw new VerbsException("mmap", r.errno(), "lengthBytes=" + length + " backing=" + backing + ": "
+            throw new VerbsException("mmap", r.errno(), "length=" + length + " backing=" + backing + ": "
                 + mmapFailure(r.errno(), length, backing));
         }
         return r.value();
@@ -224,7 +224,7 @@ public final class NativeHostMemory implements HostMemory
         if ((address & (m.pageBytes() - 1)) != 0 || lengthBytes <= 0 || length > m.end() - address)
         {
             throw new VerbsException("munmap", Errno.EINVAL.code(), "address=0x" + Long.toHexString(address)
-                + " lengthBytes=" + lengthBytes + ": must be aligned to " + m.pageBytes() + " bytes and lie inside the"
+                + " length=" + lengthBytes + ": must be aligned to " + m.pageBytes() + " bytes and lie inside the"
                 + " mapping [0x" + Long.toHexString(m.address()) + ", 0x" + Long.toHexString(m.end()) + ")");
         }
         RuntimeException hookFailure = null;
@@ -243,7 +243,7 @@ public final class NativeHostMemory implements HostMemory
         final Errnos.Result r = Libc.munmap(address, length);
         if (r.value() != 0)
         {
-            throw new VerbsException("munmap", r.errno(), "address=0x" + Long.toHexString(address) + " lengthBytes="
+            throw new VerbsException("munmap", r.errno(), "address=0x" + Long.toHexString(address) + " length="
                 + length);
         }
         mappings.remove(m.address());
@@ -288,7 +288,7 @@ public final class NativeHostMemory implements HostMemory
     {
         if (lengthBytes < 0)
         {
-            throw new VerbsException("read", Errno.EINVAL.code(), "lengthBytes=" + lengthBytes + " is negative");
+            throw new VerbsException("read", Errno.EINVAL.code(), "length=" + lengthBytes + " is negative");
         }
         return segment("read", address, lengthBytes).toArray(JAVA_BYTE);
     }

@@ -152,7 +152,7 @@ public final class RdmaMr implements MemoryRegion
         {
             final int errno = r.errno() != 0 ? r.errno() : Errno.EINVAL.code();
             throw new ReregException(errno, rc, "flags=" + flags + " addr=0x" + Long.toHexString(newAddr)
-                + " lengthBytes=" + newLengthBytes + " access=" + newAccess + ": " + switch (rc)
+                + " length=" + newLengthBytes + " access=" + newAccess + ": " + switch (rc)
                 {
                     case Ibv.IBV_REREG_MR_ERR_INPUT -> "libibverbs refused the input; the MR is unchanged";
                     case Ibv.IBV_REREG_MR_ERR_DONT_FORK_NEW -> "fork protection of the new range failed; the MR is "
@@ -211,7 +211,7 @@ public final class RdmaMr implements MemoryRegion
     @Override
     public String toString()
     {
-        return closed ? "RdmaMr[deregistered]" : "RdmaMr[addr=0x" + Long.toHexString(addr()) + " lengthBytes="
+        return closed ? "RdmaMr[deregistered]" : "RdmaMr[addr=0x" + Long.toHexString(addr()) + " length="
             + lengthBytes() + " iova=0x" + Long.toHexString(iova) + " lkey=0x" + Integer.toHexString(lkey())
             + " rkey=0x" + Integer.toHexString(rkey()) + " access=" + access + "]";
     }

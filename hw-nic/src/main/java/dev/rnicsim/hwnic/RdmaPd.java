@@ -103,7 +103,7 @@ public final class RdmaPd implements ProtectionDomain
             Access.toBits(access));
         if (r.isNull())
         {
-            throw new VerbsException(verb, r.errno(), "offset=" + offset + " lengthBytes="
+            throw new VerbsException(verb, r.errno(), "offset=" + offset + " length="
                 + Long.toUnsignedString(lengthBytes) + " iova=0x" + Long.toHexString(iova) + " fd=" + fd + " access="
                 + access + (Errno.of(r.errno()) == Errno.EOPNOTSUPP ? ": the library or provider cannot register "
                 + "dma-bufs" : ""));
@@ -142,7 +142,7 @@ public final class RdmaPd implements ProtectionDomain
     private String registrationFailure(final int errno, final long addr, final long lengthBytes, final long iova,
         final Set<Access> access)
     {
-        final String asked = "addr=0x" + Long.toHexString(addr) + " lengthBytes=" + Long.toUnsignedString(lengthBytes)
+        final String asked = "addr=0x" + Long.toHexString(addr) + " length=" + Long.toUnsignedString(lengthBytes)
             + " iova=0x" + Long.toHexString(iova) + " access=" + access;
         final Errno e = Errno.of(errno);
         return asked + switch (e)

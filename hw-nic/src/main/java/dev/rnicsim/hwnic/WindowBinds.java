@@ -64,7 +64,7 @@ final class WindowBinds
         if (info.mr() == null && (info.addr() != 0 || info.lengthBytes() != 0))
         {
             throw new VerbsException(verb, Errno.EINVAL.code(), "no MR but addr=0x" + Long.toHexString(info.addr())
-                + " lengthBytes=" + info.lengthBytes() + " (verbs.h ibv_bind_mw)");
+                + " length=" + info.lengthBytes() + " (verbs.h ibv_bind_mw)");
         }
         MemorySegment mr = MemorySegment.NULL;
         if (info.mr() != null)

@@ -29,9 +29,12 @@ final class ProcessMirror
      */
     static void mirror(final UserProcess process, final int pid, final long addr, final long length)
     {
-        if (length <= 0 || addr + length < addr)
+        if (length <= 0 || addr + length < addr || addr + length > UserProcess.TASK_SIZE)
         {
-            return; // the model refuses these with EINVAL
+            // the model refuses these with the verb's own errno and words: EINVAL for no byte or a range past 2^64,
+            // and for one past the end of user space ib_umem_get's checks (npages above UINT_MAX: EINVAL; else the
+            // page walk's EFAULT), never the twin's munmap of a range beyond TASK_SIZE
+            return;
         }
         final long start = addr & -PAGE_BYTES;
         final long end = (addr + length + PAGE_BYTES - 1) & -PAGE_BYTES;

@@ -42,6 +42,16 @@ final class Refusal
         {
             return e.verb();
         }
+        final String verb = verbOf(op);
+        return verb.startsWith("ibv_") ? verb : e.verb();
+    }
+
+    /**
+     * @param op a request's wire op.
+     * @return the C verb that sends it, or "a verb" for an op of none of the verbs named here.
+     */
+    static String verbOf(final int op)
+    {
         return switch (op)
         {
             case Wire.OP_REG_MR -> "ibv_reg_mr";
@@ -63,7 +73,8 @@ final class Refusal
             case Wire.OP_DESTROY_SRQ -> "ibv_destroy_srq";
             case Wire.OP_CREATE_AH -> "ibv_create_ah";
             case Wire.OP_DESTROY_AH -> "ibv_destroy_ah";
-            default -> e.verb();
+            case Wire.OP_RESIZE_CQ -> "ibv_resize_cq";
+            default -> "a verb";
         };
     }
 }

@@ -160,7 +160,7 @@ public final class MptTable
             || Long.compareUnsigned(iova + lengthBytes - 1, iova) < 0)
         {
             throw new TableException(Errno.EINVAL, "pageShift=" + pageShift + " must be 0-62 and the range iova=0x"
-                + Long.toHexString(iova) + " lengthBytes=" + lengthBytes + " non-empty without wrapping");
+                + Long.toHexString(iova) + " length=" + lengthBytes + " non-empty without wrapping");
         }
         final long index = indices.next();
         if (index < 0)

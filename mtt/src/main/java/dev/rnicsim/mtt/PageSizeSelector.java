@@ -43,7 +43,7 @@ public final class PageSizeSelector
         final List<DmaRun> pages = trim(runs, address, lengthBytes);
         if (Long.compareUnsigned(iova + lengthBytes - 1, iova) < 0)
         {
-            throw new TableException(Errno.EINVAL, "iova 0x" + Long.toHexString(iova) + " + lengthBytes="
+            throw new TableException(Errno.EINVAL, "iova 0x" + Long.toHexString(iova) + " + length="
                 + lengthBytes + " overflows"
                 + "; give a range that ends below 2^64");
         }
@@ -69,12 +69,12 @@ public final class PageSizeSelector
         if (runs.isEmpty() || lengthBytes <= 0)
         {
             throw new TableException(Errno.EINVAL, "need at least one DMA run and lengthBytes > 0, got "
-                + runs.size() + " runs and lengthBytes=" + lengthBytes);
+                + runs.size() + " runs and length=" + lengthBytes);
         }
         final long pgoff = address & KERNEL_PAGE_MASK;
         if (lengthBytes > Long.MAX_VALUE - pgoff - KERNEL_PAGE_MASK)
         {
-            throw new TableException(Errno.EINVAL, "lengthBytes=" + lengthBytes + " is too large"
+            throw new TableException(Errno.EINVAL, "length=" + lengthBytes + " is too large"
                 + "; register the range in smaller MRs");
         }
         final long needed = (pgoff + lengthBytes + KERNEL_PAGE_MASK) & ~KERNEL_PAGE_MASK;
@@ -103,7 +103,7 @@ public final class PageSizeSelector
         if (covered < needed)
         {
             throw new TableException(Errno.EINVAL, "runs hold " + covered + " bytes of pages, fewer than the "
-                + needed + " the buffer's pages need (lengthBytes=" + lengthBytes + ", page offset " + pgoff + ")");
+                + needed + " the buffer's pages need (length=" + lengthBytes + ", page offset " + pgoff + ")");
         }
         return out;
     }
@@ -160,7 +160,7 @@ public final class PageSizeSelector
         if (lengthBytes <= 0 || pageSizeBytes <= 0 || Long.bitCount(pageSizeBytes) != 1)
         {
             throw new TableException(Errno.EINVAL, "numDmaBlocks needs lengthBytes > 0 and a power-of-two page size,"
-                + " got lengthBytes=" + lengthBytes + " pageSizeBytes=" + pageSizeBytes);
+                + " got length=" + lengthBytes + " pageSizeBytes=" + pageSizeBytes);
         }
         final long first = iova & -pageSizeBytes;
         final long last = (iova + lengthBytes - 1) & -pageSizeBytes;

@@ -213,7 +213,7 @@ class MttAdversarialTest
         for (final long len : new long[] {0, -1, Long.MIN_VALUE, -4096})
         {
             assertThat(assertErrno(Errno.EINVAL, () -> PageSizeSelector.choose(one, VA, len, VA, CAP_4K_2M))
-                .getMessage()).contains("lengthBytes=" + len);
+                .getMessage()).contains("length=" + len);
         }
     }
 
@@ -224,7 +224,7 @@ class MttAdversarialTest
         final long address = VA + 0x800;
         assertThat(PageSizeSelector.choose(one, address, 2048, address, CAP_4K_2M).pageSizeBytes()).isEqualTo(4096);
         assertThat(assertErrno(Errno.EINVAL, () -> PageSizeSelector.choose(one, address, 2049, address, CAP_4K_2M))
-            .getMessage()).contains("2048").contains("lengthBytes=2049");
+            .getMessage()).contains("2048").contains("length=2049");
         assertErrno(Errno.EINVAL, () -> PageSizeSelector.choose(one, VA, Long.MAX_VALUE, VA, CAP_4K_2M));
         assertErrno(Errno.EINVAL, () -> PageSizeSelector.choose(one, -1, 4096, -1, CAP_4K_2M));
     }

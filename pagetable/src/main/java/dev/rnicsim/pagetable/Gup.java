@@ -48,13 +48,13 @@ final class Gup
                 address + lengthBytes) < 0)
         {
             throw new KernelException(Errno.EINVAL, "pin range address=0x" + Long.toHexString(address)
-                + " lengthBytes=" + lengthBytes + " overflows"
+                + " length=" + lengthBytes + " overflows"
                 + "; give a range that ends below 2^64");
         }
         process.limits.checkCanDoMlock();
         if (lengthBytes == 0)
         {
-            throw new KernelException(Errno.EINVAL, "lengthBytes=0: nothing to pin"
+            throw new KernelException(Errno.EINVAL, "length=0: nothing to pin"
                 + "; register at least one byte");
         }
         // ib_umem_get counts PAGE_SIZE pages: ib_umem_num_pages over the range widened to base pages.

@@ -50,7 +50,7 @@ final class Mappings
         java.util.Objects.requireNonNull(flags, "flags");
         if (lengthBytes <= 0)
         {
-            throw new KernelException(Errno.EINVAL, "lengthBytes=" + lengthBytes + " must be positive");
+            throw new KernelException(Errno.EINVAL, "length=" + lengthBytes + " must be positive");
         }
         if (flags.contains(MapFlag.PRIVATE) == flags.contains(MapFlag.SHARED))
         {
@@ -71,7 +71,7 @@ final class Mappings
         final long pageBytes = hugetlb ? hugeSize.bytes() : basePageBytes();
         if (lengthBytes > TASK_SIZE - pageBytes)
         {
-            throw new KernelException(Errno.ENOMEM, "lengthBytes=" + lengthBytes + " > TASK_SIZE=" + TASK_SIZE
+            throw new KernelException(Errno.ENOMEM, "length=" + lengthBytes + " > TASK_SIZE=" + TASK_SIZE
                 + "; map less than TASK_SIZE bytes");
         }
         final long length = UserProcess.alignUp(lengthBytes, pageBytes);
@@ -461,12 +461,12 @@ final class Mappings
         }
         if (lengthBytes < 0)
         {
-            throw new KernelException(overflowErrno, "lengthBytes=" + lengthBytes + " is negative"
+            throw new KernelException(overflowErrno, "length=" + lengthBytes + " is negative"
                 + "; give a positive length");
         }
         if (lengthBytes == 0 && zeroIsError)
         {
-            throw new KernelException(Errno.EINVAL, "lengthBytes=0 must be positive");
+            throw new KernelException(Errno.EINVAL, "length=0 must be positive");
         }
         final long end = UserProcess.alignUp(address + lengthBytes, basePageBytes());
         if (address + lengthBytes < address || end < address || end > TASK_SIZE)

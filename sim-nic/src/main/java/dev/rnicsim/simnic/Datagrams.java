@@ -59,15 +59,21 @@ public final class Datagrams
     }
 
     /**
-     * The 40-byte GRH a UD receive starts with: IP version 6, the payload length, next header 0x1B (IBA BTH), hop
-     * limit 64, source and destination GID (IBA 8.3; the content is what a RoCE v1 port writes).
+     * The 40-byte GRH a UD receive starts with: IP version 6, the payload length field (PayLen), next header 0x1B (IBA
+     * BTH), hop limit 64, source and destination GID (IBA 8.3; the content is what a RoCE v1 port writes).
+     *
+     * @param sgid        the source GID.
+     * @param dgid        the destination GID.
+     * @param payLenBytes the PayLen field: the bytes of the packet after the GRH ({@link ReceivedGrh#payLen}), not
+     *                    the message's payload alone.
+     * @return the 40 bytes.
      */
-    public static byte[] grh(final String sgid, final String dgid, final long payloadBytes)
+    public static byte[] grh(final String sgid, final String dgid, final long payLenBytes)
     {
         final byte[] g = new byte[GRH_BYTES];
         g[0] = 0x60;
-        g[4] = (byte)(payloadBytes >>> 8);
-        g[5] = (byte)payloadBytes;
+        g[4] = (byte)(payLenBytes >>> 8);
+        g[5] = (byte)payLenBytes;
         g[6] = 0x1b;
         g[7] = 64;
         gidBytes(sgid, g, 8);

@@ -305,7 +305,10 @@ public final class DeviceProfiles
                 ProviderRule.RESET_KEEPS_QP_ATTRS), false,
             10.0,
             0x5eed,
-            List.of("fw_ver", "node_guid", "sys_image_guid", "xrc_odp_caps"));
+            List.of("fw_ver", "node_guid", "sys_image_guid", "xrc_odp_caps"),
+            // the older rxe's fixed RXE_MAX_INLINE_DATA = 400 (ofiwg/libfabric issue 4719: "invalid max inline
+            // data = 512 > 400")
+            DriverTraits.of("rxe").withInlineLimit(new InlineLimit(400, "rxe_qp_chk_cap: RXE_MAX_INLINE_DATA")));
     }
 
     /**

@@ -43,6 +43,18 @@ public final class DriverProfiles
      * ({@code FW_PARAMS_PARAM_PFVF_SRQ_START}..{@code _END}); assumed, as no dump shows cxgb4's max_srq. */
     private static final int CXGB4_T6_SRQS = 128;
 
+    /** {@code SIW_MAX_INLINE}: the inline data takes the place of SGEs 1 to 5 of a WQE ({@code sizeof(struct siw_sge)}
+     * 16 x ({@code SIW_MAX_SGE} 6 - 1)), checked by {@code siw_create_qp}. */
+    static final int SIW_MAX_INLINE_BYTES = 80;
+    /** {@code ROCE_REQ_MAX_INLINE_DATA_SIZE} (qedr on RoCE, {@code qed_rdma_init_devinfo}), checked by {@code
+     * qedr_check_qp_attrs} ("unsupported inline data size"). */
+    static final int QEDR_MAX_INLINE_BYTES = 256;
+    /** EFA's {@code inline_buf_size}: the device reports it (efa_com {@code get_device_attr}'s queue attributes; newer
+     * kernels {@code inline_buf_size_ex}), the kernel hands it to libefa in {@code efa_alloc_ucontext}'s response and
+     * {@code efadv_query_device} answers it; {@code efa_qp_validate_cap} (efa_verbs.c) refuses a QP asking more inline
+     * data with EINVAL. 32 bytes is the value of UCX's EFA device fixture (efadv_device_attr of a device with RDMA
+     * read; devinfo/efa.txt, a plain {@code ibv_devinfo}, shows none); assumed for every generation. */
+    static final int EFA_INLINE_BUF_BYTES = 32;
     /** The attributes no profile here has a public value for; each profile lists them as defaulted. */
     private static final List<String> UNPUBLISHED = List.of("node_guid", "sys_image_guid", "max_qp_rd_atom",
         "max_res_rd_atom", "max_qp_init_rd_atom", "max_srq", "local_ca_ack_delay");
@@ -107,10 +119,11 @@ public final class DriverProfiles
             .atomicCap(AtomicCap.NONE).maxSrq(102400).maxSrqWr(327680).maxSrqSge(6).build();
         final DriverTraits t = new DriverTraits("siw", "drivers/infiniband/sw/siw/siw_mem.c", Transport.IWARP, 8,
             null, Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM, 256, true, true, "siw", null)
-            .withQpTypes(Set.of(QpType.RC));
+            .withQpTypes(Set.of(QpType.RC)).withInlineLimit(new InlineLimit(SIW_MAX_INLINE_BYTES,
+                "siw_create_qp: SIW_MAX_INLINE"));
         return profile("siw", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC, Set.of(ProviderRule.REREG_MR_UNSUPPORTED,
             ProviderRule.CREATE_QP_EX_UNSUPPORTED, ProviderRule.CQE_ROUNDED_TO_POW2,
-            ProviderRule.SRQ_LIMIT_CHECKED_AT_CREATE),
+            ProviderRule.SRQ_LIMIT_CHECKED_AT_CREATE, ProviderRule.ATOMIC_OPCODES_NOT_IN_PROVIDER),
             25.0, t,
             defaulted("fw_ver", "max_sge"));
     }
@@ -134,7 +147,8 @@ public final class DriverProfiles
      * 4 KiB chunks, bounded only by the device's max_mr_pages: more pages are refused by the device with ENOMEM
      * ({@link ProviderRule#MR_SIZE_IN_DEVICE_PAGES}). QPs: {@code efa_create_qp} takes UD and the driver
      * type SRD only ({@code efa_qp_validate_attr}: -EOPNOTSUPP for any other type); SRD is not modelled, so UD is
-     * the one type listed.
+     * the one type listed. Inline data: {@code efa_qp_validate_cap} refuses a {@code cap.max_inline_data} above the
+     * device's {@code inline_buf_size} with EINVAL ({@link #EFA_INLINE_BUF_BYTES}).
      */
     private static DriverTraits efaTraits(final boolean read, final boolean write)
     {
@@ -149,7 +163,8 @@ public final class DriverProfiles
         }
         return new DriverTraits("efa", "drivers/infiniband/hw/efa/efa_verbs.c", Transport.UNSPECIFIED, 8, accepted,
             Errno.EOPNOTSUPP, Translation.PBL, 0, ENTRIES, (96L << 30) >>> 12, Errno.ENOMEM, 1, read, write, "efa_",
-            null, EnumSet.of(QpType.UD));
+            null, EnumSet.of(QpType.UD)).withInlineLimit(new InlineLimit(EFA_INLINE_BUF_BYTES,
+                "efa_qp_validate_cap: the device's inline_buf_size"));
     }
 
     /**
@@ -294,7 +309,9 @@ public final class DriverProfiles
         final DriverTraits t = new DriverTraits("qedr", "drivers/infiniband/hw/qedr/verbs.c", Transport.INFINIBAND,
             8, null, Errno.EOPNOTSUPP, Translation.PBL, 2, QEDR_PBES_ON_64K_PAGE,
             (long) QEDR_PBES_ON_64K_PAGE * QEDR_PBES_ON_64K_PAGE, Errno.EINVAL, ENTRIES, true, true, "qedr", null)
-            .withQpTypes(EnumSet.of(QpType.RC, QpType.XRC_SEND, QpType.XRC_RECV));
+            .withQpTypes(EnumSet.of(QpType.RC, QpType.XRC_SEND, QpType.XRC_RECV))
+            .withInlineLimit(new InlineLimit(QEDR_MAX_INLINE_BYTES,
+                "qedr_check_qp_attrs: ROCE_REQ_MAX_INLINE_DATA_SIZE"));
         return profile("qedr", a, VariantPolicy.FIXED, IndexPolicy.CYCLIC,
             Set.of(ProviderRule.RKEY_ONLY_WITH_REMOTE_ACCESS, ProviderRule.REREG_MR_UNSUPPORTED,
                 ProviderRule.CQE_PAGES_OF_32_BYTE_ENTRIES), 25.0, t,
@@ -354,7 +371,9 @@ public final class DriverProfiles
      * Chelsio T6 (iw_cxgb4, 0x6408 as in devinfo/cxgb4.txt), iWARP. t4.h: page_size_cap 0xffff000 (4 KiB to
      * 128 MiB), max_mr_size ~0. mem.c {@code write_tpt_entry}: stag = index &lt;&lt; 8 | (a device-wide counter
      * incremented on every allocation &amp; 0xff); a page size above T6's largest: EINVAL. Memory windows type 1
-     * and 2B; no atomics (iWARP). Shared receive queues (libcxgb4 creates them with {@code ibv_cmd_create_srq}):
+     * and 2B; no atomics (iWARP): libcxgb4's {@code c4iw_post_send} answers an atomic EINVAL ({@link
+     * ProviderRule#ATOMIC_OPCODES_NOT_IN_PROVIDER}). Shared receive queues (libcxgb4 creates them with
+     * {@code ibv_cmd_create_srq}):
      * provider.c {@code c4iw_query_device} reports max_srq as the adapter firmware's SRQ range ({@code
      * lldi.vr->srq.size}, from {@code FW_PARAMS_PARAM_PFVF_SRQ_START}..{@code _END}), max_srq_wr as {@code t4_max_qp_depth} =
      * {@code t4_max_rq_size} = 8192 - 1 status entry (64-byte egress status page, assumed) - 1 = 8190, and
@@ -377,7 +396,7 @@ public final class DriverProfiles
         return profile("cxgb4", a, VariantPolicy.DEVICE_COUNTER, IndexPolicy.CYCLIC,
             Set.of(ProviderRule.REREG_MR_UNSUPPORTED, ProviderRule.CREATE_QP_EX_UNSUPPORTED,
                 ProviderRule.SRQ_SIZE_E2BIG, ProviderRule.READ_SINK_NEEDS_REMOTE_WRITE,
-                ProviderRule.CQE_MULTIPLE_OF_16_LESS_TWO), 100.0, t,
+                ProviderRule.CQE_MULTIPLE_OF_16_LESS_TWO, ProviderRule.ATOMIC_OPCODES_NOT_IN_PROVIDER), 100.0, t,
             defaulted("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_mr", "max_pd", "max_mw"));
     }
 

@@ -61,17 +61,26 @@ import java.util.Set;
  *                              {@code irdma_rereg_mr_trans}).
  * @param verbs                 what its queue verbs do where drivers differ ({@link DriverVerbTraits}: the functions
  *                              SRQ and CQ refusals name, extended CQs, QP events, hw_counters, tag matching).
+ * @param inlineLimit           the most {@code cap.max_inline_data} the driver's {@code create_qp} takes, and the check
+ *                              that refuses more ({@link InlineDataLimits}); no attribute of {@code ibv_query_device}
+ *                              reports it ({@link InlineLimit#ASSUMED} where the driver's figure was not read).
  */
 public record DriverTraits(String driver, String source, Transport transport, int keyVariantBits,
                            Set<Access> acceptedAccess, Errno unsupportedAccessErrno, Translation translation,
                            int pblLevels, int pblEntriesPerPage, long maxTranslationEntries,
                            Errno translationOverflowErrno, int maxFastRegPages, boolean rdmaRead, boolean rdmaWrite,
                            String hcaIdPrefix, Errno pinFailureErrno, Set<QpType> qpTypes, Errno noPageSizeErrno,
-                           DriverVerbTraits verbs)
+                           DriverVerbTraits verbs, InlineLimit inlineLimit)
 {
     /** Entries of one 4 KiB PBL page of 8-byte addresses (bnxt_re {@code MAX_PBL_LVL_1_PGS}, qedr
      * {@code MAX_PBES_ON_PAGE} at 4 KiB). */
     public static final int ENTRIES_PER_4K_PAGE = 512;
+    /** {@code RXE_MAX_INLINE_DATA} of the current rxe (rxe_param.h: {@code RXE_MAX_WQE_SIZE} less the size of
+     * {@code struct rxe_send_wqe}, 720 - 208), checked by {@code rxe_qp_chk_cap} ("invalid max inline data"). */
+    public static final int RXE_MAX_INLINE_BYTES = 512;
+    /** {@code IRDMA_MAX_INLINE_DATA_SIZE} of the E810's generation 2 ({@code uk_attrs.max_hw_inline}), checked by
+     * {@code irdma_validate_qp_attrs} in the kernel and by libirdma's {@code irdma_ucreate_qp}. */
+    public static final int IRDMA_MAX_INLINE_BYTES = 101;
     /** The fast-registration page-list length assumed where the driver's value was not looked up. */
     public static final int ASSUMED_FAST_REG_PAGES = 1 << 16;
 
@@ -135,7 +144,8 @@ public record DriverTraits(String driver, String source, Transport transport, in
     }
 
     /**
-     * Traits of a driver whose queue verbs are those {@link DriverVerbTraits#of} gives its name.
+     * Traits of a driver whose queue verbs are those {@link DriverVerbTraits#of} gives its name, with the assumed
+     * inline-data bound ({@link InlineLimit#ASSUMED}).
      *
      * @param driver                   see the record components.
      * @param source                   see the record components.
@@ -165,7 +175,8 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         this(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno, translation, pblLevels,
             pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno, maxFastRegPages, rdmaRead, rdmaWrite,
-            hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno, DriverVerbTraits.of(driver));
+            hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno, DriverVerbTraits.of(driver),
+            InlineLimit.ASSUMED);
     }
 
     /**
@@ -248,6 +259,7 @@ public record DriverTraits(String driver, String source, Transport transport, in
         Objects.requireNonNull(hcaIdPrefix, "hcaIdPrefix");
         Objects.requireNonNull(noPageSizeErrno, "noPageSizeErrno");
         Objects.requireNonNull(verbs, "verbs");
+        Objects.requireNonNull(inlineLimit, "inlineLimit");
         acceptedAccess = acceptedAccess == null ? null
             : java.util.Collections.unmodifiableSet(acceptedAccess.isEmpty() ? EnumSet.noneOf(Access.class)
                 : EnumSet.copyOf(acceptedAccess));
@@ -299,11 +311,14 @@ public record DriverTraits(String driver, String source, Transport transport, in
                 ASSUMED_FAST_REG_PAGES);
             case "rxe" -> new DriverTraits("rxe", "drivers/infiniband/sw/rxe/rxe_mr.c", Transport.INFINIBAND, 8, null,
                 Errno.EOPNOTSUPP, Translation.SOFTWARE, 0, 0, 0, Errno.ENOMEM, ASSUMED_FAST_REG_PAGES, true, true,
-                "rxe", null);
+                "rxe", null).withInlineLimit(new InlineLimit(RXE_MAX_INLINE_BYTES,
+                    "rxe_qp_chk_cap: RXE_MAX_INLINE_DATA"));
             // irdma_validate_qp_attrs: on a RoCE port RC and UD (and the kernel's GSI), anything else EOPNOTSUPP
             case "irdma" -> mtt("irdma", "drivers/infiniband/hw/irdma/verbs.c", Transport.INFINIBAND, "irdma",
                 ASSUMED_FAST_REG_PAGES).withNoPageSizeErrno(Errno.EOPNOTSUPP)
-                .withQpTypes(java.util.EnumSet.of(QpType.RC, QpType.UD));
+                .withQpTypes(java.util.EnumSet.of(QpType.RC, QpType.UD))
+                .withInlineLimit(new InlineLimit(IRDMA_MAX_INLINE_BYTES,
+                    "irdma_validate_qp_attrs: IRDMA_MAX_INLINE_DATA_SIZE"));
             default -> mtt(driver, "none: no rule recognises this device", Transport.INFINIBAND, driver,
                 ASSUMED_FAST_REG_PAGES);
         };
@@ -317,7 +332,8 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         return new DriverTraits(driver, source, transportNow, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
             translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
-            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno, verbs);
+            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno, verbs,
+            inlineLimit);
     }
 
     /**
@@ -329,7 +345,8 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         return new DriverTraits(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
             translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
-            maxFastRegPages, read, write, hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno, verbs);
+            maxFastRegPages, read, write, hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno, verbs,
+            inlineLimit);
     }
 
     /**
@@ -340,7 +357,8 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         return new DriverTraits(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
             translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
-            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, types, noPageSizeErrno, verbs);
+            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, types, noPageSizeErrno, verbs,
+            inlineLimit);
     }
 
     /**
@@ -351,7 +369,20 @@ public record DriverTraits(String driver, String source, Transport transport, in
     {
         return new DriverTraits(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
             translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
-            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, qpTypes, errno, verbs);
+            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, qpTypes, errno, verbs,
+            inlineLimit);
+    }
+
+    /**
+     * @param limit the most inline data the driver's create_qp takes, and its check.
+     * @return a copy with it.
+     */
+    public DriverTraits withInlineLimit(final InlineLimit limit)
+    {
+        return new DriverTraits(driver, source, transport, keyVariantBits, acceptedAccess, unsupportedAccessErrno,
+            translation, pblLevels, pblEntriesPerPage, maxTranslationEntries, translationOverflowErrno,
+            maxFastRegPages, rdmaRead, rdmaWrite, hcaIdPrefix, pinFailureErrno, qpTypes, noPageSizeErrno, verbs,
+            limit);
     }
 
     /**

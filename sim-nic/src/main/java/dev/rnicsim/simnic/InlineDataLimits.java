@@ -3,7 +3,8 @@ package dev.rnicsim.simnic;
 /**
  * The most inline data ({@code ibv_qp_init_attr.cap.max_inline_data}) a driver's {@code create_qp} takes. No
  * attribute of {@code ibv_query_device} reports it, so an application learns it only by asking for too much: the
- * drivers that check it refuse the QP with EINVAL and create nothing. A property of the device profile, by its driver:
+ * drivers that check it refuse the QP with EINVAL and create nothing. A property of the device profile
+ * ({@link DriverTraits#inlineLimit()}, an {@link InlineLimit}), set where each profile is built:
  *
  * <ul>
  * <li>rxe: 512 bytes, {@code RXE_MAX_INLINE_DATA} (rxe_param.h: {@code RXE_MAX_WQE_SIZE} less the size of
@@ -17,25 +18,15 @@ package dev.rnicsim.simnic;
  * ({@code sizeof(struct siw_sge)} 16 x ({@code SIW_MAX_SGE} 6 - 1)), checked by {@code siw_create_qp}.</li>
  * <li>qedr: 256 bytes on RoCE, {@code ROCE_REQ_MAX_INLINE_DATA_SIZE} ({@code qed_rdma_init_devinfo}), checked by
  * {@code qedr_check_qp_attrs} ("unsupported inline data size").</li>
- * <li>every other driver: 1024 bytes (mlx4's {@code create_qp_ex} bound, {@link SendOps}; mlx5 sizes the send WQE
- * from it and refuses one larger than the device's descriptor, about that much: assumed for the rest).</li>
+ * <li>efa: the device's {@code inline_buf_size} (32 bytes on the modelled parts, UCX's EFA fixture), which
+ * {@code efadv_query_device} reports and {@code efa_qp_validate_cap} (efa_verbs.c) checks.</li>
+ * <li>every other driver: 1024 bytes ({@link InlineLimit#ASSUMED}: mlx4's {@code create_qp_ex} bound, {@link SendOps};
+ * mlx5 sizes the send WQE from it and refuses one larger than the device's descriptor, about that much: assumed for
+ * the rest).</li>
  * </ul>
  */
 final class InlineDataLimits
 {
-    /** The bound of the drivers whose own figure is not modelled (mlx4's; assumed elsewhere). */
-    static final int DEFAULT_MAX_INLINE_BYTES = 1024;
-    /** {@code RXE_MAX_INLINE_DATA} of the current rxe. */
-    static final int RXE_MAX_INLINE_BYTES = 512;
-    /** {@code RXE_MAX_INLINE_DATA} of the older rxe. */
-    static final int RXE_LEGACY_MAX_INLINE_BYTES = 400;
-    /** {@code IRDMA_MAX_INLINE_DATA_SIZE} (generation 2: E810). */
-    static final int IRDMA_MAX_INLINE_BYTES = 101;
-    /** {@code SIW_MAX_INLINE}. */
-    static final int SIW_MAX_INLINE_BYTES = 80;
-    /** {@code ROCE_REQ_MAX_INLINE_DATA_SIZE} (qedr on RoCE). */
-    static final int QEDR_MAX_INLINE_BYTES = 256;
-
     private InlineDataLimits()
     {
     }
@@ -46,28 +37,7 @@ final class InlineDataLimits
      */
     static int maxBytes(final DeviceProfile profile)
     {
-        return switch (profile.driver())
-        {
-            case "rxe" -> profile.follows(ProviderRule.KERNEL_WITHOUT_FLUSH_ACCESS) ? RXE_LEGACY_MAX_INLINE_BYTES
-                : RXE_MAX_INLINE_BYTES;
-            case "irdma" -> IRDMA_MAX_INLINE_BYTES;
-            case "siw" -> SIW_MAX_INLINE_BYTES;
-            case "qedr" -> QEDR_MAX_INLINE_BYTES;
-            default -> DEFAULT_MAX_INLINE_BYTES;
-        };
-    }
-
-    /** The function of the driver that refuses too much inline data, for the message. */
-    private static String checkedBy(final DeviceProfile profile)
-    {
-        return switch (profile.driver())
-        {
-            case "rxe" -> "rxe_qp_chk_cap: RXE_MAX_INLINE_DATA";
-            case "irdma" -> "irdma_validate_qp_attrs: IRDMA_MAX_INLINE_DATA_SIZE";
-            case "siw" -> "siw_create_qp: SIW_MAX_INLINE";
-            case "qedr" -> "qedr_check_qp_attrs: ROCE_REQ_MAX_INLINE_DATA_SIZE";
-            default -> "the provider's send WQE size";
-        };
+        return profile.traits().inlineLimit().maxBytes();
     }
 
     /**
@@ -80,7 +50,8 @@ final class InlineDataLimits
      */
     static void check(final String verb, final SimDevice device, final int inlineBytes)
     {
-        final int max = maxBytes(device.profile());
+        final InlineLimit limit = device.profile().traits().inlineLimit();
+        final int max = limit.maxBytes();
         if (inlineBytes < 0)
         {
             throw Errors.invalid(verb, "max_inline_data=" + inlineBytes
@@ -89,7 +60,7 @@ final class InlineDataLimits
         if (inlineBytes > max)
         {
             throw Errors.invalid(verb, "max_inline_data=" + inlineBytes + " > " + max + " bytes, the most the "
-                + device.profile().driver() + " driver takes (" + checkedBy(device.profile()) + "; no attribute of "
+                + device.profile().driver() + " driver takes (" + limit.checkedBy() + "; no attribute of "
                 + "ibv_query_device reports it); nothing was created. Ask for at most " + max
                 + " inline bytes, or send larger payloads from a registered buffer instead of IBV_SEND_INLINE");
         }

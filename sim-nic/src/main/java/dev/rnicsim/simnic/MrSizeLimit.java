@@ -38,7 +38,7 @@ final class MrSizeLimit
             return;
         }
         final boolean enomem = profile.follows(ProviderRule.MR_SIZE_ABOVE_MAX_ENOMEM);
-        throw Errors.of(verb, enomem ? Errno.ENOMEM : Errno.EINVAL, "lengthBytes=" + Long.toUnsignedString(lengthBytes)
+        throw Errors.of(verb, enomem ? Errno.ENOMEM : Errno.EINVAL, "length=" + Long.toUnsignedString(lengthBytes)
             + " > max_mr_size=" + Long.toUnsignedString(maxBytes) + " of " + profile.driver() + " ("
             + (enomem ? "bnxt_re_reg_user_mr: \"MR Size > Max supported\"" : "the driver compares the length with "
             + "max_mr_size before pinning: irdma_reg_user_mr") + "); register a smaller range or split it into "

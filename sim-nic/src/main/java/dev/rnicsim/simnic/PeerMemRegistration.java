@@ -145,7 +145,7 @@ final class PeerMemRegistration
         if (lengthBytes == 0 || offset < 0 || Long.compareUnsigned(offset + lengthBytes, offset) < 0
             || Long.compareUnsigned(offset + lengthBytes, d.sizeBytes()) > 0)
         {
-            throw Errors.invalid(verb, "range offset=" + offset + " lengthBytes=" + Long.toUnsignedString(
+            throw Errors.invalid(verb, "range offset=" + offset + " length=" + Long.toUnsignedString(
                 lengthBytes) + " is empty, wraps or leaves the dma-buf of " + d.sizeBytes() + " bytes "
                 + "(ib_umem_dmabuf_get)"
                 + "; register a range inside the dma-buf");

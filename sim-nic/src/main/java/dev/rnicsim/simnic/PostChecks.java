@@ -118,6 +118,16 @@ final class PostChecks
             }
             case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD ->
             {
+                if (qp.device.profile().follows(ProviderRule.ATOMIC_OPCODES_NOT_IN_PROVIDER))
+                {
+                    throw new PostException(verb, Errno.EINVAL.code(), i, "opcode " + wr.opcode() + ": the "
+                        + qp.device.profile().driver() + " provider's post_send takes no atomic opcode (libcxgb4 "
+                        + "c4iw_post_send, libsiw push_send_wqe: SEND, SEND_WITH_INV, RDMA_WRITE and RDMA_READ; "
+                        + "iWARP has no atomics, atomic_cap=ATOMIC_NONE; " + ProviderRule.ATOMIC_OPCODES_NOT_IN_PROVIDER
+                        + "); this work "
+                        + "request and those after it were not posted; fix: use a device with atomics (mlx5, rxe), or "
+                        + "replace the atomic with messages its owner applies");
+                }
                 if (a.atomicCap() == AtomicCap.NONE)
                 {
                     throw new PostException(verb, Errno.EOPNOTSUPP.code(), i, "opcode " + wr.opcode()
@@ -237,7 +247,7 @@ final class PostChecks
         }
         if (info.mr() == null && (info.addr() != 0 || info.lengthBytes() != 0))
         {
-            throw Errors.invalid(verb, "no MR but addr=0x" + Long.toHexString(info.addr()) + " lengthBytes="
+            throw Errors.invalid(verb, "no MR but addr=0x" + Long.toHexString(info.addr()) + " length="
                 + info.lengthBytes() + " (verbs.h ibv_bind_mw)"
                 + "; give an MR, or addr 0 and length 0 to unbind");
         }

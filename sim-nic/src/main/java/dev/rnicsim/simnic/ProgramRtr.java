@@ -27,6 +27,14 @@ public final class ProgramRtr
     public static void modifyToRtr(final SimQp qp, final QpAddress remoteAddress, final int minRnrTimerCode,
         final int pathMtu, final int sgidIndex)
     {
+        final QpAttr.Builder b = rtrAttrs(qp, remoteAddress, minRnrTimerCode, pathMtu, sgidIndex);
+        qp.modify(b.build(), b.mask());
+    }
+
+    /** @return the attributes {@link #modifyToRtr} gives {@code ibv_modify_qp}. */
+    static QpAttr.Builder rtrAttrs(final SimQp qp, final QpAddress remoteAddress, final int minRnrTimerCode,
+        final int pathMtu, final int sgidIndex)
+    {
         final QpAttr.Builder b = QpTransitionAttrs.toRtr(qp, remoteAddress, minRnrTimerCode);
         if (pathMtu > 0)
         {
@@ -36,7 +44,7 @@ public final class ProgramRtr
         {
             b.av(new AhAttr(remoteAddress.gid(), remoteAddress.lid(), 1, sgidIndex));
         }
-        qp.modify(b.build(), b.mask());
+        return b;
     }
 
     /**

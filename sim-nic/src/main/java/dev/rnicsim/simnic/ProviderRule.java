@@ -429,5 +429,16 @@ public enum ProviderRule
      * {@code cq_depth} entries (the power of two libhns's {@code hns_roce_verify_cq} asked for) and reports {@code
      * cq_depth - 1} ("used as cqe index"); the CQ overflows only when all {@code cq_depth} hold completions. Without
      * this rule a CQ holds what it reports. See {@link CqDepth#held}. */
-    CQ_HOLDS_ONE_MORE_THAN_REPORTED
+    CQ_HOLDS_ONE_MORE_THAN_REPORTED,
+    /** The provider's {@code post_send} has no case for the atomic opcodes, so {@code ibv_post_send} of a
+     * compare-and-swap or fetch-and-add is EINVAL with {@code bad_wr} at it, the work requests before it in the list
+     * posted: libcxgb4 {@code c4iw_post_send} (providers/cxgb4/qp.c) takes SEND, SEND_WITH_INV, RDMA_WRITE (with
+     * immediate where the adapter has it) and RDMA_READ and answers any other opcode from its {@code default} case
+     * (as {@code -EINVAL}, a negative value libibverbs passes through; the model reports EINVAL); the kernel's
+     * iw_cxgb4 {@code c4iw_post_send} does the same. libsiw too (providers/siw/siw.c {@code push_send_wqe}: its
+     * {@code map_send_opcode} table maps the atomics to no siw opcode, and {@code siw_post_send} answers
+     * {@code -EINVAL} with {@code bad_wr} at the work request). iWARP has no atomics (RFC 5040), and these devices
+     * report atomic_cap ATOMIC_NONE. Without this rule an atomic on a device of ATOMIC_NONE is EOPNOTSUPP at post.
+     * See {@link PostChecks}. */
+    ATOMIC_OPCODES_NOT_IN_PROVIDER
 }

@@ -50,6 +50,18 @@ public final class QpModifyCheck
      */
     static long checkHeld(final SimQp qp, final QpAttr attr, final Set<QpAttrMask> mask)
     {
+        return checkHeld(qp, attr, mask, qp.state);
+    }
+
+    /**
+     * {@link #checkHeld(SimQp, QpAttr, Set)} as if the QP were in {@code from}: a caller about to take a QP through
+     * several transitions checks each one before the first is made ({@link ConnectChecks}).
+     *
+     * @param from the state the QP is in, or will be in when this call is made.
+     * @return the mask as {@link QpTransitions#bits}.
+     */
+    static long checkHeld(final SimQp qp, final QpAttr attr, final Set<QpAttrMask> mask, final QpState from)
+    {
         final String verb = "ibv_modify_qp";
         qp.checkOpen(verb);
         // An EnumSet cannot hold null (and is what callers pass): only other sets are searched for one.
@@ -59,7 +71,7 @@ public final class QpModifyCheck
             throw Errors.invalid(verb, "attr and attr_mask must be given, without null elements");
         }
         final long bits = QpTransitions.bits(mask);
-        final QpState cur = (bits & 1L << QpAttrMask.CUR_STATE.ordinal()) != 0 ? attr.curQpState() : qp.state;
+        final QpState cur = (bits & 1L << QpAttrMask.CUR_STATE.ordinal()) != 0 ? attr.curQpState() : from;
         final QpState next = (bits & 1L << QpAttrMask.STATE.ordinal()) != 0 ? attr.qpState() : cur;
         if (cur == null || next == null)
         {
@@ -69,16 +81,16 @@ public final class QpModifyCheck
         final String refused = QpTransitions.refusal(qp.type, cur, next, mask, bits);
         if (refused != null)
         {
-            throw Errors.invalid(verb, "QP 0x" + Integer.toHexString(qp.num) + " (" + qp.type + ", in " + qp.state
+            throw Errors.invalid(verb, "QP 0x" + Integer.toHexString(qp.num) + " (" + qp.type + ", in " + from
                 + "): "
                 + refused + " (ib_modify_qp_is_ok); give exactly the attributes that transition takes; nothing "
                 + "changed");
         }
-        if (cur != qp.state && qp.device.profile().follows(ProviderRule.CUR_QP_STATE_CHECKED_BY_FIRMWARE))
+        if (cur != from && qp.device.profile().follows(ProviderRule.CUR_QP_STATE_CHECKED_BY_FIRMWARE))
         {
-            throw Errors.invalid(verb, "QP 0x" + Integer.toHexString(qp.num) + " is in " + qp.state + ", not in "
+            throw Errors.invalid(verb, "QP 0x" + Integer.toHexString(qp.num) + " is in " + from + ", not in "
                 + "cur_qp_state " + cur + ": " + qp.device.profile().driver() + " sends the device the " + cur + " -> "
-                + next + " command, which a QP in " + qp.state + " refuses (bad QP state; "
+                + next + " command, which a QP in " + from + " refuses (bad QP state; "
                 + ProviderRule.CUR_QP_STATE_CHECKED_BY_FIRMWARE + "); fix: leave IBV_QP_CUR_STATE out of attr_mask, "
                 + "or give the state ibv_query_qp reports; nothing changed");
         }

@@ -13,6 +13,12 @@ import dev.rnicsim.verbs.WcStatus;
  * c4iw_ev_dispatch}); {@link ProviderRule#READ_SINK_NEEDS_REMOTE_WRITE}. The check is made when the READ starts, before
  * its request leaves (the adapter meets it when the response arrives; the responder's memory is only read, so nothing
  * the model shows differs). InfiniBand and RoCE devices ask LOCAL_WRITE of the sink only (the engine's own check).
+ *
+ * <p>A READ of zero bytes meets no sink: its Read Response places nothing, and iw_cxgb4's {@code build_rdma_read}
+ * (drivers/infiniband/hw/cxgb4/qp.c) builds a READ of no SGE or of a zero-length one with the reserved STag 2 as both
+ * source and sink and plen 0, so the adapter checks neither the source's nor the sink's STag (rdma-core's libcxgb4
+ * takes the reserved STag for num_sge 0 and otherwise sends the SGE's lkey with plen 0, placing nothing). Such a READ
+ * is not refused here, whatever its SGE's MR grants.
  */
 final class ReadSinkRule
 {
@@ -30,7 +36,8 @@ final class ReadSinkRule
     static boolean refuses(final SimQp qp, final SendWr wr)
     {
         final SimDevice device = qp.simDevice();
-        if (!device.profile().follows(ProviderRule.READ_SINK_NEEDS_REMOTE_WRITE) || !responderServes(qp, wr))
+        if (!device.profile().follows(ProviderRule.READ_SINK_NEEDS_REMOTE_WRITE) || readBytes(wr) == 0
+            || !responderServes(qp, wr))
         {
             return false;
         }
@@ -73,8 +80,14 @@ final class ReadSinkRule
         {
             return false;
         }
-        final long length = wr.sgList().stream().mapToLong(Sge::lengthBytes).sum();
+        final long length = readBytes(wr);
         final long offset = wr.remoteAddr() - target.iova();
         return offset >= 0 && offset + length <= target.lengthBytes();
+    }
+
+    /** @return the bytes the READ asks for: the sum of its SGEs' lengths. */
+    private static long readBytes(final SendWr wr)
+    {
+        return wr.sgList().stream().mapToLong(Sge::lengthBytes).sum();
     }
 }

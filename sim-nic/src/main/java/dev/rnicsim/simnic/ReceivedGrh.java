@@ -34,6 +34,14 @@ public final class ReceivedGrh
     private static final byte HOP_LIMIT = 64;
     /** Bytes after the IPv4 header of a UD SEND: UDP 8, BTH 12, DETH 8 and the ICRC 4 around the payload. */
     private static final int UD_HEADERS_AFTER_IP_BYTES = 8 + 12 + 8 + 4;
+    /** The UDP header of RoCE v2. */
+    private static final int UDP_BYTES = 8;
+    /** BTH 12 and DETH 8: the transport headers of a UD SEND. */
+    private static final int UD_TRANSPORT_HEADER_BYTES = 12 + 8;
+    /** The immediate data header (ImmDt) of a SEND_WITH_IMM. */
+    private static final int IMMDT_BYTES = 4;
+    /** The invariant CRC that ends the packet. */
+    private static final int ICRC_BYTES = 4;
 
     private ReceivedGrh()
     {
@@ -54,16 +62,37 @@ public final class ReceivedGrh
         final GidEntry source = sourceGid(sender, av);
         if (source == null || source.gidType() == GidType.IB)
         {
-            return Datagrams.grh(source == null ? sender.gid() : GidTable.text(source.gid()), dgid, payloadBytes);
+            return Datagrams.grh(source == null ? sender.gid() : GidTable.text(source.gid()), dgid,
+                payLen(payloadBytes, withImm, false));
         }
         final byte[] sgid = source.gid();
         if (source.gidType() == GidType.ROCE_V2 && ipv4Mapped(sgid))
         {
             return ipv4(sgid, destinationIpv4(dgid, receiver), payloadBytes, withImm);
         }
-        final byte[] g = Datagrams.grh(GidTable.text(sgid), dgid, payloadBytes);
+        final byte[] g = Datagrams.grh(GidTable.text(sgid), dgid,
+            payLen(payloadBytes, withImm, source.gidType() == GidType.ROCE_V2));
         g[6] = source.gidType() == GidType.ROCE_V2 ? UDP : NEXT_HEADER_BTH;
         return g;
+    }
+
+    /**
+     * The PayLen field of a UD SEND's GRH or IPv6 header: the bytes of the packet after that header, up to and
+     * including the ICRC (IBA 8.3.1, PayLen; RFC 8200's Payload Length for RoCE v2 over IPv6): the UDP header on RoCE
+     * v2, BTH and DETH, ImmDt for a SEND_WITH_IMM, the payload padded to a multiple of 4 bytes (BTH PadCnt) and the
+     * ICRC. The kernel's {@code ib_ud_header_init} (drivers/infiniband/core/ud_header.c) computes the same,
+     * {@code (udp + IB_BTH_BYTES + IB_DETH_BYTES + payload_bytes + 4 + 3) & ~3}, for the headers it builds (its
+     * callers count no ImmDt); rxe's {@code prepare_ipv6_hdr} sets it from the packet's length after the IPv6 header.
+     *
+     * @param payloadBytes the message's payload.
+     * @param withImm      true for SEND_WITH_IMM.
+     * @param udp          true on RoCE v2 (a UDP header follows the IPv6 header).
+     * @return the PayLen field's value.
+     */
+    public static long payLen(final long payloadBytes, final boolean withImm, final boolean udp)
+    {
+        final long headers = (udp ? UDP_BYTES : 0) + UD_TRANSPORT_HEADER_BYTES + (withImm ? IMMDT_BYTES : 0);
+        return (headers + payloadBytes + 3 & ~3L) + ICRC_BYTES;
     }
 
     /**

@@ -59,7 +59,7 @@ final class ReregMr
         final boolean changeAccess = flags.contains(ReregFlag.CHANGE_ACCESS);
         if (translation && (newAddr == 0 || newLength == 0))
         {
-            throw reregInput("CHANGE_TRANSLATION with addr=0x" + Long.toHexString(newAddr) + " lengthBytes="
+            throw reregInput("CHANGE_TRANSLATION with addr=0x" + Long.toHexString(newAddr) + " length="
                 + newLength + ": both must be non-zero (ibv_rereg_mr)"
                 + "; give both with CHANGE_TRANSLATION, or drop the flag");
         }
@@ -180,7 +180,7 @@ final class ReregMr
         if (Long.compareUnsigned(newLength, a.maxMrSizeBytes()) > 0 || Long.compareUnsigned(newAddr + newLength,
             newAddr) < 0)
         {
-            throw reregCmd(Errno.EINVAL, "addr=0x" + Long.toHexString(newAddr) + " lengthBytes="
+            throw reregCmd(Errno.EINVAL, "addr=0x" + Long.toHexString(newAddr) + " length="
                 + Long.toUnsignedString(newLength) + " wraps or exceeds max_mr_size="
                 + Long.toUnsignedString(a.maxMrSizeBytes())
                 + "; give a range of 1..max_mr_size bytes that ends below 2^64");

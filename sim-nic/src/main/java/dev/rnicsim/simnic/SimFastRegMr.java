@@ -68,7 +68,7 @@ public final class SimFastRegMr implements FastRegMr
         }
         if (newLengthBytes <= 0 || newAddr + newLengthBytes < newAddr)
         {
-            throw Errors.invalid(verb, "lengthBytes=" + newLengthBytes + " must be positive and not wrap");
+            throw Errors.invalid(verb, "length=" + newLengthBytes + " must be positive and not wrap");
         }
         final long pages = ((newAddr + newLengthBytes - 1) >>> 12) - (newAddr >>> 12) + 1;
         if (pages > maxNumSg)
@@ -213,7 +213,7 @@ public final class SimFastRegMr implements FastRegMr
     public String toString()
     {
         return "FastRegMr[key=0x" + Integer.toHexString(key) + " maxNumSg=" + maxNumSg + (valid ? " VALID" : " INVALID")
-            + " addr=0x" + Long.toHexString(addr) + " lengthBytes=" + lengthBytes + "]";
+            + " addr=0x" + Long.toHexString(addr) + " length=" + lengthBytes + "]";
     }
 
     /** Rejects a use of a deregistered MR. */

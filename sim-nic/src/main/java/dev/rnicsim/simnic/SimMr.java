@@ -256,7 +256,7 @@ public final class SimMr implements MemoryRegion
     @Override
     public String toString()
     {
-        return "MR[addr=0x" + Long.toHexString(addr) + " lengthBytes=" + lengthBytes + " iova=0x"
+        return "MR[addr=0x" + Long.toHexString(addr) + " length=" + lengthBytes + " iova=0x"
             + Long.toHexString(iova) + " lkey=0x" + Integer.toHexString(lkey) + " rkey=0x" + Integer.toHexString(rkey)
             + " access=" + access + " pageSizeBytes=" + pageSizeBytes() + " mttEntries=" + mttEntries() + "]";
     }

@@ -169,7 +169,7 @@ public final class SimMw implements MemoryWindow
     public String toString()
     {
         return "MW[type=" + type.code() + " rkey=0x" + Integer.toHexString(rkey) + (mr == null ? " unbound"
-            : " addr=0x" + Long.toHexString(addr) + " lengthBytes=" + lengthBytes + " access=" + access + " mr=0x"
+            : " addr=0x" + Long.toHexString(addr) + " length=" + lengthBytes + " access=" + access + " mr=0x"
             + Integer.toHexString(mr.lkey())) + "]";
     }
 }

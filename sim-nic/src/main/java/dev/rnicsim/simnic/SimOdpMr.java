@@ -518,7 +518,7 @@ public final class SimOdpMr extends FixedMr
     @Override
     public String toString()
     {
-        return (implicit ? "implicit ODP MR" : "ODP MR") + "[addr=0x" + Long.toHexString(addr) + " lengthBytes="
+        return (implicit ? "implicit ODP MR" : "ODP MR") + "[addr=0x" + Long.toHexString(addr) + " length="
             + Long.toUnsignedString(lengthBytes) + " iova=0x" + Long.toHexString(iova) + " lkey=0x"
             + Integer.toHexString(lkey) + " rkey=0x" + Integer.toHexString(rkey) + " access=" + access + "]";
     }

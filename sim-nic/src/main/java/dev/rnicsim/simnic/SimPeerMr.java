@@ -285,7 +285,7 @@ public final class SimPeerMr extends FixedMr
     @Override
     public String toString()
     {
-        return kind + " MR[addr=0x" + Long.toHexString(addr) + " lengthBytes=" + lengthBytes + " iova=0x"
+        return kind + " MR[addr=0x" + Long.toHexString(addr) + " length=" + lengthBytes + " iova=0x"
             + Long.toHexString(iova) + " lkey=0x" + Integer.toHexString(lkey) + " on " + buffer + "]";
     }
 }

@@ -153,25 +153,25 @@ final class UmemOdpRegistration
         }
         if (lengthBytes == 0)
         {
-            throw Errors.invalid(REG, "lengthBytes=0: an MR needs at least one byte (ib_umem_odp_get)"
+            throw Errors.invalid(REG, "length=0: an MR needs at least one byte (ib_umem_odp_get)"
                 + "; register at least one byte");
         }
         if (Long.compareUnsigned(lengthBytes, a.maxMrSizeBytes()) > 0)
         {
-            throw Errors.invalid(REG, "lengthBytes=" + Long.toUnsignedString(lengthBytes) + " > max_mr_size="
+            throw Errors.invalid(REG, "length=" + Long.toUnsignedString(lengthBytes) + " > max_mr_size="
                 + Long.toUnsignedString(a.maxMrSizeBytes())
                 + "; register a smaller range or split it into several MRs");
         }
         if (Long.compareUnsigned(addr + lengthBytes, addr) < 0
             || Long.compareUnsigned((addr + lengthBytes + 0xfff) & ~0xfffL, addr + lengthBytes) < 0)
         {
-            throw Errors.of(REG, Errno.EOVERFLOW, "addr=0x" + Long.toHexString(addr) + " + lengthBytes="
+            throw Errors.of(REG, Errno.EOVERFLOW, "addr=0x" + Long.toHexString(addr) + " + length="
                 + Long.toUnsignedString(lengthBytes) + " wraps past 2^64 (ib_init_umem_odp: check_add_overflow)"
                 + "; give a range that ends below 2^64");
         }
         if (Long.compareUnsigned(addr + lengthBytes, UserProcess.TASK_SIZE) > 0)
         {
-            throw Errors.of(REG, Errno.EFAULT, "addr=0x" + Long.toHexString(addr) + " + lengthBytes="
+            throw Errors.of(REG, Errno.EFAULT, "addr=0x" + Long.toHexString(addr) + " + length="
                 + Long.toUnsignedString(lengthBytes) + " wraps or leaves the user address space (ib_umem_odp_get)"
                 + "; keep the range in user space");
         }

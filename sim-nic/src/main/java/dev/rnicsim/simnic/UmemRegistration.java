@@ -237,13 +237,13 @@ final class UmemRegistration
         }
         if (lengthBytes == 0)
         {
-            throw Errors.invalid(REG, "lengthBytes=0: an MR needs at least one byte (ib_umem_get)"
+            throw Errors.invalid(REG, "length=0: an MR needs at least one byte (ib_umem_get)"
                 + "; register at least one byte");
         }
         MrSizeLimit.check(profile, lengthBytes, REG);
         if (Long.compareUnsigned(addr + lengthBytes, addr) < 0)
         {
-            throw Errors.invalid(REG, "addr=0x" + Long.toHexString(addr) + " + lengthBytes="
+            throw Errors.invalid(REG, "addr=0x" + Long.toHexString(addr) + " + length="
                 + Long.toUnsignedString(lengthBytes) + " wraps past 2^64 (ib_umem_get)"
                 + "; give a range that ends below 2^64");
         }

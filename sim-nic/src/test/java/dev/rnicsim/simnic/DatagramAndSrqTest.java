@@ -100,6 +100,8 @@ class DatagramAndSrqTest
         final byte[] grh = u.rig.processB().read(u.dst, 40);
         assertThat(grh[0]).as("IP version 6").isEqualTo((byte)0x60);
         assertThat(grh[6]).as("next header: IBA BTH").isEqualTo((byte)0x1b);
+        // IBA 8.3.1 PayLen (ib_ud_header_init): BTH 12 + DETH 8 + 100 bytes padded to 4 + ICRC 4, not the payload alone
+        assertThat((grh[4] & 0xff) << 8 | grh[5] & 0xff).as("PayLen").isEqualTo(12 + 8 + 100 + 4);
         assertThat(Arrays.copyOfRange(grh, 24, 40)).as("the destination GID")
             .isEqualTo(Arrays.copyOfRange(Datagrams.grh("", u.rig.deviceB.gid(), 0), 24, 40));
     }

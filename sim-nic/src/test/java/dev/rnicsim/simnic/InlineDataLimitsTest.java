@@ -19,7 +19,9 @@ class InlineDataLimitsTest
 {
     private static QueuePair create(final RuleRig rig, final int inlineBytes)
     {
-        return rig.pdB.createQp(new QpInitAttr(rig.cqB, rig.cqB, QpType.RC, new QpCap(16, 16, 1, 1, inlineBytes),
+        // EFA takes UD (and SRD) only
+        final QpType type = rig.deviceB.profile().traits().acceptsQpType(QpType.RC) ? QpType.RC : QpType.UD;
+        return rig.pdB.createQp(new QpInitAttr(rig.cqB, rig.cqB, type, new QpCap(16, 16, 1, 1, inlineBytes),
             false));
     }
 
@@ -52,6 +54,28 @@ class InlineDataLimitsTest
         assertThat(boundThenOneMore(DriverProfiles.qedr(), 256).getMessage()).contains("qedr_check_qp_attrs");
         assertThat(boundThenOneMore(DeviceProfiles.connectx5(), 1024).getMessage())
             .contains("Ask for at most 1024 inline bytes");
+    }
+
+    @Test
+    void efaTakesItsDevicesInlineBufSizeAndRefusesOneByteMore()
+    {
+        // efa_verbs.c efa_qp_validate_cap: max_inline_data above the device's inline_buf_size is EINVAL
+        for (final DeviceProfile efa : new DeviceProfile[] {DriverProfiles.efaGen1(), DriverProfiles.efa(),
+            DriverProfiles.efaGen3()})
+        {
+            assertThat(boundThenOneMore(efa, 32).getMessage()).contains("max_inline_data=33 > 32 bytes")
+                .contains("efa_qp_validate_cap: the device's inline_buf_size");
+        }
+    }
+
+    @Test
+    void theBoundIsAPropertyOfTheProfileNotOfTheDriversName()
+    {
+        final DeviceProfile cx5 = DeviceProfiles.connectx5();
+        final DeviceProfile small = cx5.withTraits(cx5.traits().withInlineLimit(new InlineLimit(100, "a test's bound")))
+            .withName("cx5-small-inline");
+
+        assertThat(boundThenOneMore(small, 100).getMessage()).contains("> 100 bytes").contains("a test's bound");
     }
 
     @Test

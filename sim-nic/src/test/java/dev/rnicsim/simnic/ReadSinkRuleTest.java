@@ -25,11 +25,17 @@ class ReadSinkRuleTest
     /** @return the completion of a 15-byte READ from b into a sink of A registered with the rights given. */
     private static WorkCompletion readInto(final RuleRig rig, final Set<Access> sinkRights)
     {
+        return readInto(rig, sinkRights, 15);
+    }
+
+    /** @return the completion of a READ of {@code bytes} from b into a sink of A registered with the rights given. */
+    private static WorkCompletion readInto(final RuleRig rig, final Set<Access> sinkRights, final int bytes)
+    {
         final long data = rig.bufferB(4096);
         final MemoryRegion mrB = rig.pdB.regMr(data, 4096, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ));
         final long sink = rig.bufferA(4096);
         final MemoryRegion mrA = rig.pdA.regMr(sink, 4096, sinkRights);
-        rig.qpA.postSend(SendWr.read(7, List.of(new Sge(sink, 15, mrA.lkey())), data, mrB.rkey()));
+        rig.qpA.postSend(SendWr.read(7, List.of(new Sge(sink, bytes, mrA.lkey())), data, mrB.rkey()));
         return rig.pollA().getFirst();
     }
 
@@ -48,6 +54,21 @@ class ReadSinkRuleTest
         assertThat(rig.qpA.state()).isEqualTo(QpState.ERR);
         assertThat(((SimContext)rig.ctxA).events().pending()).extracting(AsyncEvent::type)
             .contains(AsyncEventType.QP_ACCESS_ERR);
+    }
+
+    @Test
+    void cxgb4TakesAZeroLengthReadIntoALocalWriteSinkAsItNamesNoSinkStag()
+    {
+        // iw_cxgb4 build_rdma_read: a zero-length READ names the reserved STag 2 as source and sink, plen 0
+        final RuleRig rig = RuleRig.connected(DriverProfiles.cxgb4(), RuleRig.ALL_REMOTE);
+
+        final WorkCompletion wc = readInto(rig, RuleRig.LOCAL, 0);
+
+        assertThat(wc.status()).isEqualTo(WcStatus.SUCCESS);
+        assertThat(wc.byteLen()).isZero();
+        assertThat(rig.qpA.state()).isEqualTo(QpState.RTS);
+        assertThat(((SimContext)rig.ctxA).events().pending()).extracting(AsyncEvent::type)
+            .doesNotContain(AsyncEventType.QP_ACCESS_ERR);
     }
 
     @Test

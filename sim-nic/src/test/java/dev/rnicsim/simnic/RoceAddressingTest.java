@@ -127,12 +127,16 @@ class RoceAddressingTest
         final byte[] v2 = receivedHeader(rxe, 0, rxe.deviceB.gid(), false);
         assertThat(v2[0] >>> 4).as("IPv6").isEqualTo(6);
         assertThat(v2[6]).as("next header UDP").isEqualTo((byte)17);
+        assertThat((v2[4] & 0xff) << 8 | v2[5] & 0xff).as("Payload Length: UDP 8 + BTH 12 + DETH 8 + 4 + ICRC 4")
+            .isEqualTo(36);
         assertThat(GidTable.text(java.util.Arrays.copyOfRange(v2, 8, 24))).isEqualTo(rxe.deviceA.gid());
         assertThat(ReceivedGrh.holdsIpv4(v2)).isFalse();
 
         final RuleRig bnxt = RuleRig.unconnected(DeviceProfiles.byName("bnxt_re"));
         final byte[] v1 = receivedHeader(bnxt, 0, bnxt.deviceB.gid(), true);
         assertThat(v1[6]).as("RoCE v1: the GRH's next header is the BTH").isEqualTo((byte)0x1b);
+        assertThat((v1[4] & 0xff) << 8 | v1[5] & 0xff).as("PayLen: BTH 12 + DETH 8 + ImmDt 4 + 4 + ICRC 4")
+            .isEqualTo(32);
         assertThat(receivedHeader(bnxt, 1, bnxt.deviceB.gid(), false)[6]).as("index 1 is RoCE v2")
             .isEqualTo((byte)17);
 

@@ -17,7 +17,7 @@ public record Sge(long addr, long lengthBytes, int lkey)
     {
         if (lengthBytes < 0 || lengthBytes > 0xffff_ffffL)
         {
-            throw new IllegalArgumentException("lengthBytes=" + lengthBytes + " does not fit ibv_sge.length "
+            throw new IllegalArgumentException("length=" + lengthBytes + " does not fit ibv_sge.length "
                 + "(uint32_t, 0 to 4294967295)");
         }
     }

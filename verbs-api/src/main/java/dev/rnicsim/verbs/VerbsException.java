@@ -2,7 +2,7 @@ package dev.rnicsim.verbs;
 
 /**
  * A verb failed. Carries the raw errno as the backend reported it, its {@link Errno} constant, the verb, and a
- * message naming the value that was wrong and the limit it hit ({@code lengthBytes=… > maxMrSizeBytes=…}). A
+ * message naming the value that was wrong and the limit it hit ({@code length=… > max_mr_size=…}). A
  * failed verb changed nothing: no half-created object, no pin, no table entry is left behind.
  *
  * <p>Unchecked, so that resources can be used in try-with-resources without wrapping.

@@ -45,9 +45,11 @@ final class PostVerbs
         // Default 4 SGEs, or the device's max_sge where it is lower (EFA: 2).
         final int sge = o.containsKey("sge") ? s.evalCount(l, o.get("sge")) : Math.min(4,
             s.get(l, l.args().get(1), SimPd.class).context().device().profile().attributes().maxSge());
+        // Default 64 inline bytes, or the driver's bound where it is lower (EFA: its inline_buf_size, 32).
+        final int inline = o.containsKey("inline") ? s.evalCount(l, o.get("inline")) : Math.min(64,
+            s.get(l, l.args().get(1), SimPd.class).context().device().profile().traits().inlineLimit().maxBytes());
         final QpCap cap = new QpCap(s.evalCount(l, o.getOrDefault("send_wr", "64")),
-            s.evalCount(l, o.getOrDefault("recv_wr", "64")), sge, sge,
-            s.evalCount(l, o.getOrDefault("inline", "64")));
+            s.evalCount(l, o.getOrDefault("recv_wr", "64")), sge, sge, inline);
         final SimCq cq = s.get(l, XrcVerbs.cqArg(l), SimCq.class);
         final QpType type = QpType.valueOf(o.getOrDefault("type", "rc").toUpperCase(Locale.ROOT));
         final dev.rnicsim.simnic.SimSrq srq = o.containsKey("srq")
@@ -67,7 +69,8 @@ final class PostVerbs
      * port has it: kernel cma.c {@code cma_add_one}'s {@code default_gid_type}, {@code GidTable
      * .connectionManagerSgidIndex}), or from {@code sgid_index=} (the first QP's own GID table) and
      * {@code peer_sgid_index=} (the second's), checked as {@code ibv_modify_qp} checks an address vector's
-     * {@code sgid_index} (EINVAL past gid_tbl_len, ENODATA for an empty entry).
+     * {@code sgid_index} (EINVAL past gid_tbl_len, ENODATA for an empty entry). The six transitions are checked before
+     * the first is made ({@link dev.rnicsim.simnic.ConnectChecks}): a refused connect leaves both QPs as they were.
      */
     static Outcome connect(final Session s, final ScriptLine l)
     {
@@ -91,14 +94,12 @@ final class PostVerbs
             throw l.error("peer_sgid_index= names the second QP's source GID, and " + l.args().get(0)
                 + " connects to itself: give its source GID with sgid_index= alone");
         }
-        // refused before either QP moves, so a refused connect changes nothing
-        if (sgidA >= 0)
+        // every transition of both QPs is checked before either moves, so a refused connect changes nothing (a
+        // refused ibv_modify_qp leaves its QP as it was)
+        for (final SimQp[] pair : a == b ? new SimQp[][] {{a, a}} : new SimQp[][] {{a, b}, {b, a}})
         {
-            dev.rnicsim.simnic.ProgramRtr.checkSgidIndex(a, sgidA);
-        }
-        if (sgidB >= 0)
-        {
-            dev.rnicsim.simnic.ProgramRtr.checkSgidIndex(b, sgidB);
+            dev.rnicsim.simnic.ConnectChecks.check(pair[0], pair[1].address(), access, timer,
+                pair[0] == a ? sgidA : sgidB, retry, rnrRetry);
         }
         for (final SimQp[] pair : a == b ? new SimQp[][] {{a, a}} : new SimQp[][] {{a, b}, {b, a}})
         {

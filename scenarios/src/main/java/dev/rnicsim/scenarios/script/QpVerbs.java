@@ -117,7 +117,28 @@ final class QpVerbs
         Engines.settle(s);
         return Outcome.ok(String.format(Locale.ROOT, "ibv_modify_qp %s -> %s (attr_mask %s = 0x%x)", before,
             qp.state(), QpTransitions.names(mask), QpAttrMask.toBits(mask))
-            + droppedByReset(before, qp.state(), receivesBefore, sendsBefore));
+            + droppedByReset(before, qp.state(), receivesBefore, sendsBefore)
+            + (dest != null && !o.containsKey("sgid_index") ? sourceGidZero(qp) : ""));
+    }
+
+    /**
+     * The source GID of an address vector given without {@code sgid_index=}: entry 0, as a zeroed {@code struct
+     * ibv_qp_attr} gives it and as the kernel takes it (no check beyond the entry's existence). On a port whose entry 0
+     * is RoCE v1 the connection manager would take another (RoCE v2: cma.c {@code default_gid_type}), and a port of
+     * RoCE v2 only drops the v1 packets: said so that the choice is seen.
+     */
+    private static String sourceGidZero(final SimQp qp)
+    {
+        final dev.rnicsim.simnic.SimDevice device = qp.simDevice();
+        final java.util.List<dev.rnicsim.verbs.GidEntry> table = dev.rnicsim.simnic.GidTable.entries(device, 1);
+        final int cm = dev.rnicsim.simnic.GidTable.connectionManagerSgidIndex(device, 1);
+        if (table.isEmpty() || cm == 0 || table.getFirst().gidType() != dev.rnicsim.verbs.GidType.ROCE_V1)
+        {
+            return "";
+        }
+        return "; the address vector leaves from GID entry 0 (RoCE v1), as a zeroed ibv_qp_attr's sgid_index does; "
+            + "connect and the connection manager take entry " + cm + " (" + table.get(cm).gidType() + "), and a peer "
+            + "port of RoCE v2 only drops RoCE v1 packets: give sgid_index=" + cm + " for that";
     }
 
     /**
@@ -191,17 +212,45 @@ final class QpVerbs
         return Outcome.ok("srq_limit " + srq.query().srqLimit());
     }
 
-    /** {@code ah NAME PD DEVICE [port=N] [sgid_index=N] [lid_only]}: ibv_create_ah to DEVICE's port GID. */
+    /**
+     * {@code ah NAME PD DEVICE [port=N] [sgid_index=N] [dgid_index=N] [lid_only]}: ibv_create_ah to DEVICE's port GID:
+     * {@code ah_attr.grh.dgid} is entry 0 of DEVICE's port 1 GID table, or entry {@code dgid_index=} (an address of
+     * another kind: the IPv4-mapped GID of its netdev's address), and {@code ah_attr.grh.sgid_index} the source entry
+     * ({@code sgid_index=}, default 0 as in a zeroed {@code struct ibv_ah_attr}).
+     */
     static Outcome ah(final Session s, final ScriptLine l)
     {
         final SimDevice to = s.get(l, l.args().get(2), SimDevice.class);
         final Map<String, String> o = l.options();
-        final AhAttr attr = new AhAttr(l.flags().contains("lid_only") ? null : to.gid(),
+        if (o.containsKey("dgid_index") && l.flags().contains("lid_only"))
+        {
+            throw l.error("dgid_index= picks the GRH's destination GID (ah_attr.grh.dgid), and lid_only leaves the GRH "
+                + "out: give one of them");
+        }
+        final String dgid = o.containsKey("dgid_index") ? destinationGid(s, l, to, s.evalInt(l, o.get("dgid_index")))
+            : to.gid();
+        final AhAttr attr = new AhAttr(l.flags().contains("lid_only") ? null : dgid,
             l.flags().contains("lid_only") ? 1 : 0, s.evalInt(l, o.getOrDefault("port", "1")),
             s.evalInt(l, o.getOrDefault("sgid_index", "0")));
         final AddressHandle ah = s.get(l, l.args().get(1), SimPd.class).createAh(attr);
         s.names.put(l.args().get(0), ah);
         return Outcome.ok("ibv_create_ah: " + (attr.isGlobal() ? "GID " + attr.dgid() : "LID " + attr.dlid())
             + " through port " + attr.portNum());
+    }
+
+    /**
+     * @return the GID of entry {@code index} of DEVICE's port 1 GID table, as {@code ibv_query_gid} gives it.
+     * @throws ScriptException naming the table's valid entries for an index outside them.
+     */
+    private static String destinationGid(final Session s, final ScriptLine l, final SimDevice to, final int index)
+    {
+        final java.util.List<dev.rnicsim.verbs.GidEntry> table = dev.rnicsim.simnic.GidTable.entries(to, 1);
+        if (index < 0 || index >= table.size())
+        {
+            throw l.error("dgid_index=" + index + ": port 1 of " + l.args().get(2) + " has " + table.size()
+                + " valid GID entries (0 to " + (table.size() - 1) + "); give one of them, as ibv_query_gid_ex "
+                + "answers them");
+        }
+        return dev.rnicsim.simnic.GidTable.text(table.get(index).gid());
     }
 }

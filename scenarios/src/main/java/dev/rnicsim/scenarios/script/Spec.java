@@ -299,8 +299,9 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             "cq", new Ref(Set.of(Kind.CQ), true)));
         add(t, "xrcd NAME CONTEXT", List.of(new NewName(Kind.XRCD, false), ref(Kind.CONTEXT)), Map.of());
         add(t, "srqlimit SRQ N", List.of(ref(Kind.SRQ), new Expr(false)), Map.of());
-        add(t, "ah NAME PD DEVICE [port=N] [sgid_index=N] [lid_only]", List.of(new NewName(Kind.AH, false),
-            ref(Kind.PD), ref(Kind.DEVICE)), opts("port", expr(), "sgid_index", expr()), Set.of("lid_only"));
+        add(t, "ah NAME PD DEVICE [port=N] [sgid_index=N] [dgid_index=N] [lid_only]", List.of(
+            new NewName(Kind.AH, false), ref(Kind.PD), ref(Kind.DEVICE)), opts("port", expr(), "sgid_index", expr(),
+            "dgid_index", expr()), Set.of("lid_only"));
         add(t, "watch NAME DEVICE flag=ADDR data=ADDR length=SIZE [value=N]",
             List.of(new NewName(Kind.WATCH, false), ref(Kind.DEVICE)),
             opts("flag", expr(), "data", expr(), "length", expr(), "value", expr()));

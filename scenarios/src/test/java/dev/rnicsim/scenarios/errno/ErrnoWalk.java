@@ -131,7 +131,7 @@ final class ErrnoWalk
             touch buf 1M write
             """, "reg big pd_a buf 1M", "ENOMEM", "RLIMIT_MEMLOCK", "ulimit -l"));
         // verbs on one device
-        c.add(c("reg of zero bytes", ONE_HOST, "reg z pd_a buf 0", "EINVAL", "lengthBytes=0",
+        c.add(c("reg of zero bytes", ONE_HOST, "reg z pd_a buf 0", "EINVAL", "length=0",
             "at least one byte"));
         c.add(c("reg of an unmapped range", ONE_HOST, "reg far pd_a buf+2M 4K", "EFAULT"));
         c.add(c("remote write without local write", ONE_HOST, "reg w pd_a buf 4K access=rw", "EINVAL",
@@ -433,6 +433,9 @@ final class ErrnoWalk
         c.add(c("an atomic on a device without atomics", TWO_HOSTS.replace("connectx5", "e810"),
             "post faa qp_a sgl=mr_src:8 remote=mr_dst add=1", "EOPNOTSUPP", "ATOMIC_NONE",
             "use a device with atomics"));
+        c.add(c("an atomic on a device whose provider's post_send has no atomic opcode",
+            TWO_HOSTS.replace("connectx5", "cxgb4"), "post faa qp_a sgl=mr_src:8 remote=mr_dst add=1", "EINVAL",
+            "takes no atomic opcode", "use a device with atomics"));
         c.add(c("an allocation from a closed pool", ONE_HOST + "pool p pd_a 64K chunks=1\nclose p\n",
             "alloc f p 4K", "EINVAL", "closed", "create a new pool"));
         // huge pages on request: MADV_COLLAPSE and MAP_HUGE_*

@@ -204,7 +204,7 @@ final class ErrnoWalkVerbs
         c.add(c("a registration of zero bytes with an iova", "EINVAL", () -> {
             final Rig r = cx5();
             r.pd().regMr(r.buf(), 0, r.buf(), LW);
-        }, "lengthBytes=0", "at least one byte"));
+        }, "length=0", "at least one byte"));
         c.add(c("a registration past max_mr_size", "EINVAL", () -> {
             final Rig r = rig(with(DeviceProfiles.connectx5(), b -> b.maxMrSizeBytes(8192)));
             r.pd().regMr(r.buf(), 64 * 1024, LW);
@@ -243,7 +243,7 @@ final class ErrnoWalkVerbs
         c.add(c("an ODP MR of zero bytes", "EINVAL", () -> {
             final Rig r = cx5();
             r.pd().regMr(r.buf(), 0, EnumSet.of(Access.LOCAL_WRITE, Access.ON_DEMAND));
-        }, "lengthBytes=0"));
+        }, "length=0"));
         c.add(c("an ODP MR past max_mr_size", "EINVAL", () -> {
             final Rig r = rig(with(DeviceProfiles.connectx5(), b -> b.maxMrSizeBytes(8192)));
             r.pd().regMr(r.buf(), 64 * 1024, EnumSet.of(Access.LOCAL_WRITE, Access.ON_DEMAND));

@@ -81,6 +81,58 @@ class RoceConnectScriptTest
     }
 
     @Test
+    void aRefusedConnectLeavesBothQpsAsTheyWere()
+    {
+        // each refusal comes from a transition of the second QP (its INIT from RTS, its RTR's source GID): checked
+        // before the first QP moves, as ibv_modify_qp changes nothing when it fails
+        final ScriptRun r = ScriptRun.ok("connect-atomic.rsim", CX6DX_AND_RXE + """
+            qp qp_c pd_a cq_a
+            qp qp_d pd_b cq_b
+            connect qp_c qp_d
+            qp qp_e pd_a cq_a
+            connect qp_e qp_d
+            expect EINVAL
+            expect qp_e.state == RESET
+            expect qp_d.state == RTS
+            connect qp_a qp_b peer_sgid_index=1
+            expect ENODATA
+            expect qp_a.state == RESET
+            connect qp_a qp_b
+            expect qp_a.state == RTS
+            """);
+        assertThat(r.out()).contains("there is no transition RTS -> INIT").contains("nothing changed");
+    }
+
+    @Test
+    void modifyWithoutSgidIndexLeavesFromEntryZeroAndSaysSoWhereThatIsRoceV1()
+    {
+        final ScriptRun r = ScriptRun.ok("roce-entry0.rsim", CX6DX_AND_RXE + """
+            modify qp_a init pkey_index=0 port=1 access=rw
+            modify qp_a rtr dest=qp_b path_mtu=1024 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12
+            modify qp_b init pkey_index=0 port=1 access=rw
+            modify qp_b rtr dest=qp_a path_mtu=1024 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12
+            """);
+        // a zeroed ibv_qp_attr's sgid_index 0 is taken as given; the ConnectX-6 Dx's entry 0 is RoCE v1
+        assertThat(r.out()).contains("leaves from GID entry 0 (RoCE v1), as a zeroed ibv_qp_attr's sgid_index does")
+            .contains("give sgid_index=1 for that");
+        assertThat(r.out().split("leaves from GID entry 0", -1)).as("not on rxe, whose entry 0 is RoCE v2")
+            .hasSize(2);
+    }
+
+    @Test
+    void anAddressHandleTakesTheDestinationGidOfTheEntryDgidIndexNames()
+    {
+        final ScriptRun r = ScriptRun.ok("roce-dgid.rsim", CX6DX_AND_RXE + """
+            ah to_b pd_a soft dgid_index=0 sgid_index=1
+            """);
+        assertThat(r.out()).contains("ibv_create_ah: GID fe80:");
+        assertThatThrownBy(() -> ScriptRun.run("roce-dgid-bad.rsim", CX6DX_AND_RXE + """
+            ah to_b pd_a soft dgid_index=5
+            """)).isInstanceOf(ScriptException.class).hasMessageContaining("dgid_index=5: port 1 of soft has 1 valid "
+            + "GID entries (0 to 0)");
+    }
+
+    @Test
     void sgidIndexWithoutAnAddressVectorIsAMalformedLine()
     {
         assertThatThrownBy(() -> ScriptRun.run("roce-noav.rsim", CX6DX_AND_RXE + """
