@@ -444,6 +444,11 @@ final class Requester
         {
             return ackTimeout.noAcknowledgement(qp, p, RoceWire.diagnosis(qp, wr, lostOnWire));
         }
+        final String otherTransport = TransportCheck.mismatch(qp, peer);
+        if (otherTransport != null)
+        {
+            return TransportCheck.dropped(qp, p, otherTransport, ackTimeout);
+        }
         final String xrcRefused = XrcRules.route(qp, peer, wr);
         if (xrcRefused != null)
         {
