@@ -25,16 +25,23 @@ final class ProcessMirror
     /**
      * Mirrors the real process's mappings over [addr, addr + length) into its modelled twin, so that the model's
      * page walk finds what the real one would: mapped pages with the real protection; a hole stays a hole, and the
-     * model answers EFAULT for it as ib_umem_get does.
+     * model answers EFAULT for it as ib_umem_get does. Only the part below TASK_SIZE is mirrored: no process maps
+     * anything above it, and the model's registration answers EFAULT for a range that leaves user space
+     * (pin_user_pages_fast: {@code access_ok} fails, mm/gup.c), as the kernel does.
      */
     static void mirror(final UserProcess process, final int pid, final long addr, final long length)
     {
-        if (length <= 0 || addr + length < addr)
+        if (length <= 0 || Long.compareUnsigned(addr + length, addr) < 0)
         {
             return; // the model refuses these with EINVAL
         }
         final long start = addr & -PAGE_BYTES;
-        final long end = (addr + length + PAGE_BYTES - 1) & -PAGE_BYTES;
+        final long end = Long.compareUnsigned(addr + length, UserProcess.TASK_SIZE) >= 0 ? UserProcess.TASK_SIZE
+            : (addr + length + PAGE_BYTES - 1) & -PAGE_BYTES;
+        if (Long.compareUnsigned(start, end) >= 0)
+        {
+            return; // wholly outside user space: nothing to mirror, the model answers EFAULT
+        }
         final List<ProcessMemory.Mapping> maps;
         try
         {
