@@ -70,6 +70,7 @@ final class ProcessMirror
         {
             process.munmap(covered, end - covered);
         }
+        List<ProcessMemory.Mapping> noReserve = null;
         for (final ProcessMemory.Mapping m : maps)
         {
             final long a = Math.max(m.start(), start);
@@ -79,6 +80,13 @@ final class ProcessMirror
                 continue;
             }
             final Set<Prot> prot = m.write() ? EnumSet.of(Prot.READ, Prot.WRITE) : EnumSet.of(Prot.READ);
+            if (noReserve == null && m.write() && process.vmas().stream().noneMatch(v -> v.startAddress() <= a
+                && v.endAddress() >= b))
+            {
+                noReserve = noReserveMappings(pid);
+            }
+            final boolean unaccounted = noReserve != null && noReserve.stream().anyMatch(n -> n.start() <= m.start()
+                && n.end() >= m.end());
             long at = a;
             for (final Vma v : process.vmas())
             {
@@ -88,20 +96,43 @@ final class ProcessMirror
                 }
                 if (v.startAddress() > at)
                 {
-                    mapFixed(process, at, v.startAddress() - at, prot);
+                    mapFixed(process, at, v.startAddress() - at, prot, unaccounted);
                 }
                 at = Math.max(at, v.endAddress());
             }
             if (at < b)
             {
-                mapFixed(process, at, b - at, prot);
+                mapFixed(process, at, b - at, prot, unaccounted);
             }
             process.mprotect(a, b - a, prot);
         }
     }
 
-    private static void mapFixed(final UserProcess process, final long at, final long length, final Set<Prot> prot)
+    /**
+     * Maps a range the real process has mapped; a mapping the real one made with MAP_NORESERVE ({@code unaccounted})
+     * is mapped so in the twin, whose host then does not account it either (mm/mmap.c {@code accountable_mapping}).
+     */
+    private static void mapFixed(final UserProcess process, final long at, final long length, final Set<Prot> prot,
+        final boolean unaccounted)
     {
-        process.mmap(at, length, prot, EnumSet.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.FIXED));
+        final Set<MapFlag> flags = EnumSet.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.FIXED);
+        if (unaccounted)
+        {
+            flags.add(MapFlag.NORESERVE);
+        }
+        process.mmap(at, length, prot, flags);
+    }
+
+    /** The real process's MAP_NORESERVE mappings, read only when a writable range is new to its twin. */
+    private static List<ProcessMemory.Mapping> noReserveMappings(final int pid)
+    {
+        try
+        {
+            return ProcessMemory.noReserve(pid);
+        }
+        catch (final IOException e)
+        {
+            throw new VerbsException("ibv_reg_mr", 14, "cannot read /proc/" + pid + "/smaps: " + e.getMessage());
+        }
     }
 }

@@ -91,7 +91,8 @@ final class Mappings
                 + " VMAs > vm.max_map_count=" + host.config().maxMapCount()
                 + "; raise vm.max_map_count or merge mappings (fewer, larger mmaps)");
         }
-        Overcommit.check(host.config(), length, prot.contains(Prot.WRITE), hugetlb);
+        Overcommit.check(host.config(), length, prot.contains(Prot.WRITE) && !flags.contains(MapFlag.NORESERVE),
+            hugetlb);
         final long hugePages = length / pageBytes;
         if (hugetlb && phys.pool(hugeSize).availablePages() < hugePages)
         {
