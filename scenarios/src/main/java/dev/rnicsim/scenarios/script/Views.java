@@ -90,10 +90,11 @@ final class Views
         }
         return String.format(Locale.ROOT, "MR addr=0x%x length=%s iova=0x%x access=%s%n"
             + "lkey=0x%08x rkey=0x%08x: MPT index %d, variant %d%n"
-            + "page size %s, %d MTT entries (%d reserved by the allocator), %d pages of 4 KiB pinned%s%s",
+            + "page size %s, %d MTT entries (%d reserved by the allocator), %d pages of %s pinned%s%s",
             m.addr(), Units.bytes(m.lengthBytes()), m.iova(), m.access(), m.lkey(), m.rkey(),
             MrFields.mrField(m, "index"), MrFields.mrField(m, "variant"), Units.bytes(m.pageSizeBytes()),
             m.mttEntries(), m.mttEntriesReserved(), m.pinnedPages(),
+            Units.bytes(m.pd().context().process().host().config().basePage().bytes()),
             m.boundWindows() == 0 ? "" : String.format(Locale.ROOT, "%n%d memory window(s) bound: %s",
             m.boundWindows(), m.pd().context().device().profile().follows(
                 dev.rnicsim.simnic.ProviderRule.DEREG_MR_INVALIDATES_BOUND_WINDOWS)
