@@ -348,9 +348,14 @@ final class PlanCommand implements Callable<Integer>
             err.println("--sweep expects 'size' or 'count' with --from N --to N --svg FILE");
             return Rnicsim.MALFORMED;
         }
-        if (OutputFile.problem("--svg", svg) != null)
+        final String svgOverInput = java.util.stream.Stream.of(
+            OutputFile.overInput("--svg", svg, "--workload", workloadFile),
+            OutputFile.overInput("--svg", svg, "--smaps", smapsFile),
+            OutputFile.overInput("--svg", svg, "--devinfo", devinfo)).filter(java.util.Objects::nonNull).findFirst()
+            .orElse(OutputFile.problem("--svg", svg));
+        if (svgOverInput != null)
         {
-            err.println(OutputFile.problem("--svg", svg));
+            err.println(svgOverInput);
             return Rnicsim.MALFORMED;
         }
         if (workload.groups().size() != 1)
