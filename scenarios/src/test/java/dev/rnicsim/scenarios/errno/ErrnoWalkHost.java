@@ -85,7 +85,7 @@ final class ErrnoWalkHost
     {
         final List<ErrnoWalkApi.Case> c = new ArrayList<>();
         // mmap (mm/mmap.c do_mmap)
-        c.add(c("mmap of zero bytes", "EINVAL", () -> process().mmap(0, 0, rw(), anon()), "lengthBytes=0",
+        c.add(c("mmap of zero bytes", "EINVAL", () -> process().mmap(0, 0, rw(), anon()), "length=0",
             "must be positive"));
         c.add(c("mmap with neither MAP_PRIVATE nor MAP_SHARED", "EINVAL",
             () -> process().mmap(0, 4096, rw(), EnumSet.of(MapFlag.ANONYMOUS)), "MAP_PRIVATE", "required"));
@@ -122,7 +122,7 @@ final class ErrnoWalkHost
             "outside the user address space", "give a user-space address"));
         c.add(c("munmap of a negative length", "EINVAL", () -> process().munmap(0x10000000L, -4096),
             "is negative", "give a positive length"));
-        c.add(c("munmap of zero bytes", "EINVAL", () -> process().munmap(0x10000000L, 0), "lengthBytes=0"));
+        c.add(c("munmap of zero bytes", "EINVAL", () -> process().munmap(0x10000000L, 0), "length=0"));
         c.add(c("munmap of a range that wraps past TASK_SIZE", "EINVAL",
             () -> process().munmap(UserProcess.TASK_SIZE - 4096, 8192), "TASK_SIZE"));
         c.add(c("munmap that splits past vm.max_map_count", "ENOMEM", () -> {
