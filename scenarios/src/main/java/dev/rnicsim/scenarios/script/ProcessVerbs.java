@@ -94,7 +94,7 @@ final class ProcessVerbs
             ? s.get(l, l.options().get("process"), UserProcess.class) : a.process();
         final long t0 = s.fabric.clock().nowNs();
         final long pages = s.fabric.cpuWork(p, "touch", () -> p.touch(a.num(),
-            s.evalNum(l, l.args().get(1)), l.flags().contains("write")));
+            s.evalAmount(l, l.args().get(1), "a size in bytes"), l.flags().contains("write")));
         return Outcome.ok(Units.count(pages, "page", "pages") + " faulted in ("
             + Units.duration(s.fabric.clock().nowNs() - t0) + " of page faults)");
     }
@@ -188,6 +188,12 @@ final class ProcessVerbs
     static Outcome exit(final Session s, final ScriptLine l)
     {
         final UserProcess p = s.get(l, l.args().get(0), UserProcess.class);
+        if (p.exited())
+        {
+            // as every other verb on an exited process (mmap, fork): the process is gone, it cannot exit again
+            throw new dev.rnicsim.pagetable.KernelException(dev.rnicsim.pagetable.Errno.EINVAL, "process " + p.pid()
+                + " (" + p.name() + ") has exited already; create a new process (the exited one keeps nothing)");
+        }
         p.exit();
         return Outcome.ok("pid " + p.pid() + " exited; its contexts closed");
     }

@@ -66,13 +66,20 @@ final class Views
             case "vmstat" -> ProcFs.vmstat(s.get(l, arg, SimHost.class).host()).stripTrailing();
             case "buddyinfo" -> ProcFs.buddyinfo(s.get(l, arg, SimHost.class).host()).stripTrailing();
             case "hugepages" -> ProcFs.hugepages(s.get(l, arg, SimHost.class).host()).stripTrailing();
-            case "status" -> ProcFs.status(s.get(l, arg, UserProcess.class)).stripTrailing();
+            case "status" -> exitedOr(s.get(l, arg, UserProcess.class));
             case "smaps" -> ProcFs.smaps(s.get(l, arg, UserProcess.class)).stripTrailing();
             case "pool" -> pool(arg, s.get(l, arg, Session.PoolBinding.class));
             case "cache" -> cache(arg, s.get(l, arg, Session.CacheBinding.class));
             default -> "simulated clock: " + Units.duration(s.fabric.clock().nowNs()) + " ("
                 + s.fabric.clock().nowNs() + " ns)";
         };
+    }
+
+    /** {@code show status}: /proc/PID/status, which an exited (and reaped) process no longer has. */
+    private static String exitedOr(final UserProcess p)
+    {
+        return p.exited() ? "process " + p.pid() + " (" + p.name() + ") has exited: /proc/" + p.pid() + "/status is "
+            + "gone with its memory (nothing mapped, nothing pinned)" : ProcFs.status(p).stripTrailing();
     }
 
     private static String mr(final Session s, final SimMr m)
