@@ -194,9 +194,10 @@ final class PlanCommand implements Callable<Integer>
             err.println("--memlock " + memlock + ": expected a size such as 64K or 8G, or 'unlimited'");
             return Rnicsim.MALFORMED;
         }
-        if (maxMapCount < 1)
+        // kernel/sysctl.c (mm/mmap.c on newer kernels): vm.max_map_count takes 0 and up (extra1 = SYSCTL_ZERO)
+        if (maxMapCount < 0)
         {
-            err.println("--max-map-count " + maxMapCount + ": expected 1 or more");
+            err.println("--max-map-count " + maxMapCount + ": expected 0 or more (vm.max_map_count's minimum is 0)");
             return Rnicsim.MALFORMED;
         }
         if (hugepages2M < 0 || hugepages1G < 0 || hugepages2M > ramBytes / (2L << 20)
@@ -368,7 +369,10 @@ final class PlanCommand implements Callable<Integer>
         final Long toValue = Units.parse(toText);
         if (fromValue == null || toValue == null)
         {
-            err.println("--from " + fromText + " --to " + toText + ": expected sizes such as 4K or 1G, or counts");
+            final String bad = fromValue == null ? "--from " + fromText : "--to " + toText;
+            final String tooLarge = Units.tooLarge(fromValue == null ? fromText : toText);
+            err.println(bad + ": " + (tooLarge != null ? tooLarge : "expected a size such as 4K or 1G (units K, M, G "
+                + "and T; at most 8388607T, 2^63 - 1 bytes, fits in 64 bits), or a count"));
             return Rnicsim.MALFORMED;
         }
         final Sweep result;
