@@ -389,5 +389,12 @@ public enum ProviderRule
      * rounds {@code cqe + 1} up to a power of two and refuses (EINVAL) only when that is below the outstanding CQEs
      * plus one, so with 10 waiting a resize to 9 (rounded to 16, a CQ of 15) succeeds. Without this rule the count
      * asked for itself must hold them (rxe {@code rxe_cq_chk_attr}; ibv_resize_cq(3)). See {@link CqResize}. */
-    CQ_RESIZE_CHECKS_ROUNDED_SIZE
+    CQ_RESIZE_CHECKS_ROUNDED_SIZE,
+    /** A user MR translates in pages of the kernel's PAGE_SIZE whatever its page_size_cap: rxe keeps one entry per
+     * PAGE_SIZE page of the umem ({@code rxe_mr_init} sets {@code ibmr.page_size} to PAGE_SIZE and
+     * {@code rxe_mr_fill_pages_from_sgt} stores each page; before the xarray, {@code rxe_mr_init_user} filled one
+     * {@code rxe_phys_buf} per page, and the newest page_info array warns unless the MR's page size is PAGE_SIZE), so
+     * a 64 KiB MR on a 4 KiB host takes 16 entries. Without this rule the page size is {@code ib_umem_find_best_pgsz}'s
+     * over the device's page_size_cap (mlx5, irdma, ...). See {@link SimDevice}. */
+    USER_MR_IN_BASE_PAGES
 }
