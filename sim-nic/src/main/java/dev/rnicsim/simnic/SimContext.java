@@ -336,23 +336,14 @@ public final class SimContext implements Context
         device.objects().cqsLive(-1);
     }
 
-    /**
-     * @param what the closed object, e.g. {@code the CQ}.
-     * @return why it is closed: its process exited (the kernel closed every file of it, ib_uverbs_close releasing
-     *         its objects), else the verb named that released it.
-     */
-    String closedBecause(final String what)
-    {
-        return what + " is closed (" + (process().exited() ? "process " + process().pid() + " exited, which released "
-            + "it" : what.equals("the context") ? "ibv_close_device released it" : "ibv_destroy_cq released it") + ")";
-    }
-
     void checkOpen(final String verb)
     {
         if (closed)
         {
-            throw new VerbsException(verb, Errno.EINVAL.code(), closedBecause("the context") + "; open the device "
-                + "again" + (process().exited() ? " from a live process" : ""));
+            // an exited process's files are closed by the kernel (ib_uverbs_close releases the context's objects)
+            throw new VerbsException(verb, Errno.EINVAL.code(), "the context is closed (" + (process().exited()
+                ? "process " + process().pid() + " exited, which released it); open the device again from a live "
+                + "process" : "ibv_close_device released it); open the device again"));
         }
     }
 
