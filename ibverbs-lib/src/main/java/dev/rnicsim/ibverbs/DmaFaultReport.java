@@ -37,7 +37,7 @@ final class DmaFaultReport
         final StringBuilder t = new StringBuilder("rnicsim strict: ");
         if (ps != null)
         {
-            t.append(opcodeName(ps.opcode())).append(" wr_id ").append(ps.wrId()).append(" on QP 0x")
+            t.append(opcodeName(ps.opcode())).append(" wr_id ").append(Long.toUnsignedString(ps.wrId())).append(" on QP 0x")
                 .append(Integer.toHexString(ps.qp().qp.qpNum()));
             if (ps.postSite() != null)
             {

@@ -228,6 +228,34 @@ final class ProcessMemory implements AutoCloseable
         return out;
     }
 
+    /**
+     * @param pid a process.
+     * @return the mappings of {@code /proc/PID/smaps} whose VmFlags hold {@code nr} (VM_NORESERVE: mapped with
+     *         MAP_NORESERVE, not accounted by the overcommit check; proc(5)), in address order.
+     * @throws IOException when the file cannot be read (the process has gone).
+     */
+    static List<Mapping> noReserve(final int pid) throws IOException
+    {
+        final List<Mapping> out = new ArrayList<>();
+        long start = 0;
+        long end = 0;
+        for (final String line : Files.readAllLines(Path.of("/proc/" + pid + "/smaps")))
+        {
+            final int dash = line.indexOf('-');
+            final int space = line.indexOf(' ');
+            if (dash > 0 && space > dash && line.substring(0, dash).chars().allMatch(c -> Character.digit(c, 16) >= 0))
+            {
+                start = Long.parseUnsignedLong(line.substring(0, dash), 16);
+                end = Long.parseUnsignedLong(line.substring(dash + 1, space), 16);
+            }
+            else if (line.startsWith("VmFlags:") && List.of(line.substring(8).trim().split("\\s+")).contains("nr"))
+            {
+                out.add(new Mapping(start, end, true, true, ""));
+            }
+        }
+        return out;
+    }
+
     @Override
     public void close()
     {

@@ -25,19 +25,26 @@ final class ProcessMirror
     /**
      * Mirrors the real process's mappings over [addr, addr + length) into its modelled twin, so that the model's
      * page walk finds what the real one would: mapped pages with the real protection; a hole stays a hole, and the
-     * model answers EFAULT for it as ib_umem_get does.
+     * model answers EFAULT for it as ib_umem_get does. Only the part below TASK_SIZE is mirrored: no process maps
+     * anything above it, and the model's registration answers EFAULT for a range that leaves user space
+     * (pin_user_pages_fast: {@code access_ok} fails, mm/gup.c), as the kernel does.
      */
     static void mirror(final UserProcess process, final int pid, final long addr, final long length)
     {
-        if (length <= 0 || addr + length < addr || addr + length > UserProcess.TASK_SIZE)
+        if (length <= 0 || Long.compareUnsigned(addr + length, addr) < 0)
         {
-            // the model refuses these with the verb's own errno and words: EINVAL for no byte or a range past 2^64,
-            // and for one past the end of user space ib_umem_get's checks (npages above UINT_MAX: EINVAL; else the
-            // page walk's EFAULT), never the twin's munmap of a range beyond TASK_SIZE
+            // the model refuses these with the verb's own errno and words: EINVAL for no byte or a range past 2^64;
+            // a range past the end of user space is mirrored up to TASK_SIZE only, and the model answers with
+            // ib_umem_get's checks (npages above UINT_MAX: EINVAL; else the page walk's EFAULT)
             return;
         }
         final long start = addr & -PAGE_BYTES;
-        final long end = (addr + length + PAGE_BYTES - 1) & -PAGE_BYTES;
+        final long end = Long.compareUnsigned(addr + length, UserProcess.TASK_SIZE) >= 0 ? UserProcess.TASK_SIZE
+            : (addr + length + PAGE_BYTES - 1) & -PAGE_BYTES;
+        if (Long.compareUnsigned(start, end) >= 0)
+        {
+            return; // wholly outside user space: nothing to mirror, the model answers EFAULT
+        }
         final List<ProcessMemory.Mapping> maps;
         try
         {
@@ -66,6 +73,7 @@ final class ProcessMirror
         {
             process.munmap(covered, end - covered);
         }
+        List<ProcessMemory.Mapping> noReserve = null;
         for (final ProcessMemory.Mapping m : maps)
         {
             final long a = Math.max(m.start(), start);
@@ -75,6 +83,13 @@ final class ProcessMirror
                 continue;
             }
             final Set<Prot> prot = m.write() ? EnumSet.of(Prot.READ, Prot.WRITE) : EnumSet.of(Prot.READ);
+            if (noReserve == null && m.write() && process.vmas().stream().noneMatch(v -> v.startAddress() <= a
+                && v.endAddress() >= b))
+            {
+                noReserve = noReserveMappings(pid);
+            }
+            final boolean unaccounted = noReserve != null && noReserve.stream().anyMatch(n -> n.start() <= m.start()
+                && n.end() >= m.end());
             long at = a;
             for (final Vma v : process.vmas())
             {
@@ -84,20 +99,43 @@ final class ProcessMirror
                 }
                 if (v.startAddress() > at)
                 {
-                    mapFixed(process, at, v.startAddress() - at, prot);
+                    mapFixed(process, at, v.startAddress() - at, prot, unaccounted);
                 }
                 at = Math.max(at, v.endAddress());
             }
             if (at < b)
             {
-                mapFixed(process, at, b - at, prot);
+                mapFixed(process, at, b - at, prot, unaccounted);
             }
             process.mprotect(a, b - a, prot);
         }
     }
 
-    private static void mapFixed(final UserProcess process, final long at, final long length, final Set<Prot> prot)
+    /**
+     * Maps a range the real process has mapped; a mapping the real one made with MAP_NORESERVE ({@code unaccounted})
+     * is mapped so in the twin, whose host then does not account it either (mm/mmap.c {@code accountable_mapping}).
+     */
+    private static void mapFixed(final UserProcess process, final long at, final long length, final Set<Prot> prot,
+        final boolean unaccounted)
     {
-        process.mmap(at, length, prot, EnumSet.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.FIXED));
+        final Set<MapFlag> flags = EnumSet.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.FIXED);
+        if (unaccounted)
+        {
+            flags.add(MapFlag.NORESERVE);
+        }
+        process.mmap(at, length, prot, flags);
+    }
+
+    /** The real process's MAP_NORESERVE mappings, read only when a writable range is new to its twin. */
+    private static List<ProcessMemory.Mapping> noReserveMappings(final int pid)
+    {
+        try
+        {
+            return ProcessMemory.noReserve(pid);
+        }
+        catch (final IOException e)
+        {
+            throw new VerbsException("ibv_reg_mr", 14, "cannot read /proc/" + pid + "/smaps: " + e.getMessage());
+        }
     }
 }

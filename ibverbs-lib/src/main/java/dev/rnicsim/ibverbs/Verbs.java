@@ -394,8 +394,7 @@ final class Verbs
         }
         if (type == null)
         {
-            throw new VerbsException("ibv_create_qp", 95, "QP type " + typeCode + " is not simulated through the "
-                + "library (RC, UC, UD, XRC_SEND and XRC_RECV are)"); // EOPNOTSUPP
+            throw UnknownQpType.refusal(s.server.devices.get(deviceOf(pd)).profile(), typeCode, p.getInt(24));
         }
         final QpCap cap = new QpCap(p.getInt(24), p.getInt(28), p.getInt(32), p.getInt(36), p.getInt(40));
         if (p.limit() >= 56)

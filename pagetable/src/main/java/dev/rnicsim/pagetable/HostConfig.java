@@ -101,7 +101,8 @@ public record HostConfig(
         check(physicalMemoryBytes % basePage.bytes() == 0, "physicalMemoryBytes=" + physicalMemoryBytes
             + " is not a multiple of the " + basePage.kb() + " KiB base page");
         check(forkBehaviour != null, "forkBehaviour must be given");
-        check(maxMapCount >= 1, "maxMapCount=" + maxMapCount + " must be at least 1");
+        check(maxMapCount >= 0, "maxMapCount=" + maxMapCount + " must be 0 or more (vm.max_map_count's minimum, "
+            + "SYSCTL_ZERO)");
         check(mmapMinAddrBytes >= 0 && mmapMinAddrBytes % PhysicalMemory.FRAME_BYTES == 0
                 && mmapMinAddrBytes < UserProcess.TASK_SIZE,
             "mmapMinAddrBytes=" + mmapMinAddrBytes + " is negative, unaligned or above TASK_SIZE");

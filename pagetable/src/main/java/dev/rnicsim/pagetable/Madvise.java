@@ -33,7 +33,7 @@ final class Madvise
         {
             return;
         }
-        final long end = mappings.checkAlignedRange(address, lengthBytes, false, Errno.EINVAL);
+        final long end = mappings.checkAlignedRange(address, lengthBytes, false, Errno.EINVAL, "length");
         mappings.checkFullyMapped(address, end, "madvise");
         if (advice == Madvice.DONTNEED)
         {

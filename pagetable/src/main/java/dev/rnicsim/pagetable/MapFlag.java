@@ -33,7 +33,14 @@ public enum MapFlag
     /** MAP_HUGE_512MB: with {@link #HUGETLB}, 512 MiB pages (arm64 with 64 KiB base pages). */
     HUGE_512MB,
     /** MAP_HUGE_16GB: with {@link #HUGETLB}, 16 GiB contiguous-PMD pages (arm64 with 64 KiB base pages). */
-    HUGE_16GB;
+    HUGE_16GB,
+    /**
+     * MAP_NORESERVE: reserve no swap for the mapping: with {@code vm.overcommit_memory} 0 or 1 the kernel sets
+     * VM_NORESERVE (mm/mmap.c {@code do_mmap}) and does not account the mapping ({@code accountable_mapping}), so the
+     * heuristic overcommit check never refuses it; pages are still allocated (and may then run out) when touched or
+     * pinned.
+     */
+    NORESERVE;
 
     /**
      * @param size a hugetlb page size.

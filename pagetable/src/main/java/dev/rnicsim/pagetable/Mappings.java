@@ -50,7 +50,7 @@ final class Mappings
         java.util.Objects.requireNonNull(flags, "flags");
         if (lengthBytes <= 0)
         {
-            throw new KernelException(Errno.EINVAL, "length=" + lengthBytes + " must be positive");
+            throw new KernelException(Errno.EINVAL, "length=" + lengthBytes + " must be positive (mmap(2))");
         }
         if (flags.contains(MapFlag.PRIVATE) == flags.contains(MapFlag.SHARED))
         {
@@ -71,7 +71,8 @@ final class Mappings
         final long pageBytes = hugetlb ? hugeSize.bytes() : basePageBytes();
         if (lengthBytes > TASK_SIZE - pageBytes)
         {
-            throw new KernelException(Errno.ENOMEM, "length=" + lengthBytes + " > TASK_SIZE=" + TASK_SIZE
+            throw new KernelException(Errno.ENOMEM, "length=" + Long.toUnsignedString(lengthBytes) + " > TASK_SIZE="
+                + TASK_SIZE
                 + "; map less than TASK_SIZE bytes");
         }
         final long length = UserProcess.alignUp(lengthBytes, pageBytes);
@@ -91,7 +92,8 @@ final class Mappings
                 + " VMAs > vm.max_map_count=" + host.config().maxMapCount()
                 + "; raise vm.max_map_count or merge mappings (fewer, larger mmaps)");
         }
-        Overcommit.check(host.config(), length, prot.contains(Prot.WRITE), hugetlb);
+        Overcommit.check(host.config(), length, prot.contains(Prot.WRITE) && !flags.contains(MapFlag.NORESERVE),
+            hugetlb);
         final long hugePages = length / pageBytes;
         if (hugetlb && phys.pool(hugeSize).availablePages() < hugePages)
         {
@@ -234,7 +236,7 @@ final class Mappings
     void munmap(final long address, final long lengthBytes)
     {
         process.checkAlive();
-        final long end = checkAlignedRange(address, lengthBytes, true, Errno.EINVAL);
+        final long end = checkAlignedRange(address, lengthBytes, true, Errno.EINVAL, "length");
         checkHugetlbAligned(address, end, "munmap");
         final int countAfter = vmas.countAfterCarve(address, end);
         if (countAfter > vmas.size() && countAfter > host.config().maxMapCount())
@@ -258,7 +260,7 @@ final class Mappings
         {
             return;
         }
-        final long end = checkAlignedRange(address, lengthBytes, false, Errno.ENOMEM);
+        final long end = checkAlignedRange(address, lengthBytes, false, Errno.ENOMEM, "len");
         checkFullyMapped(address, end, "mprotect");
         checkHugetlbAligned(address, end, "mprotect");
         final int bits = Prot.bits(prot);
@@ -442,9 +444,14 @@ final class Mappings
         return start;
     }
 
-    /** Checks address alignment and length; returns the page-aligned end. */
+    /**
+     * Checks address alignment and length; returns the page-aligned end.
+     *
+     * @param lengthName the system call's name of its length argument in its man page: {@code length} (munmap(2),
+     *                   madvise(2)) or {@code len} (mprotect(2), mlock(2)).
+     */
     long checkAlignedRange(final long address, final long lengthBytes, final boolean zeroIsError,
-        final Errno overflowErrno)
+        final Errno overflowErrno, final String lengthName)
     {
         if (address < 0 || address >= TASK_SIZE)
         {
@@ -461,12 +468,12 @@ final class Mappings
         }
         if (lengthBytes < 0)
         {
-            throw new KernelException(overflowErrno, "length=" + lengthBytes + " is negative"
+            throw new KernelException(overflowErrno, lengthName + "=" + lengthBytes + " is negative"
                 + "; give a positive length");
         }
         if (lengthBytes == 0 && zeroIsError)
         {
-            throw new KernelException(Errno.EINVAL, "length=0 must be positive");
+            throw new KernelException(Errno.EINVAL, lengthName + "=0 must be positive");
         }
         final long end = UserProcess.alignUp(address + lengthBytes, basePageBytes());
         if (address + lengthBytes < address || end < address || end > TASK_SIZE)

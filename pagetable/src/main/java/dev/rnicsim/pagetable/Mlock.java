@@ -34,7 +34,8 @@ final class Mlock
         process.checkAlive();
         process.limits.checkCanDoMlock();
         final long start = address & -mappings.basePageBytes();
-        final long end = mappings.checkAlignedRange(start, lengthBytes + (address - start), false, Errno.EINVAL);
+        final long end = mappings.checkAlignedRange(start, lengthBytes + (address - start), false, Errno.EINVAL,
+            "len");
         mappings.checkFullyMapped(start, end, "mlock");
         if (!process.limits.capIpcLock())
         {
@@ -80,7 +81,8 @@ final class Mlock
     {
         process.checkAlive();
         final long start = address & -mappings.basePageBytes();
-        final long end = mappings.checkAlignedRange(start, lengthBytes + (address - start), false, Errno.EINVAL);
+        final long end = mappings.checkAlignedRange(start, lengthBytes + (address - start), false, Errno.EINVAL,
+            "len");
         mappings.checkFullyMapped(start, end, "munlock");
         mappings.changeVmas(start, end, v -> v.withFlags(v.flagBits() & ~Vma.VM_LOCKED));
     }

@@ -6,7 +6,8 @@ package dev.rnicsim.pagetable;
  * {@code VM_ACCOUNT}), and {@code __vm_enough_memory} (mm/util.c) refuses it with ENOMEM when its pages alone exceed
  * total RAM plus swap; anything smaller is granted whatever is in use (since Linux 5.2, commit "mm: fix
  * false-positive OVERCOMMIT_GUESS failures"). hugetlb mappings are charged to their pool instead, and read-only
- * mappings are not accounted. With {@code vm.overcommit_memory=1} (OVERCOMMIT_ALWAYS) every mapping is granted;
+ * mappings are not accounted, nor are MAP_NORESERVE ones (VM_NORESERVE: {@code accountable_mapping} is false;
+ * {@link MapFlag#NORESERVE}). With {@code vm.overcommit_memory=1} (OVERCOMMIT_ALWAYS) every mapping is granted;
  * mode 2 (never, with {@code vm.overcommit_ratio}) is not modelled. Stateless.
  */
 final class Overcommit
@@ -18,7 +19,7 @@ final class Overcommit
     /**
      * @param config      the host's settings.
      * @param lengthBytes the mapping's length, rounded to its pages.
-     * @param writable    true for PROT_WRITE.
+     * @param writable    true for an accountable PROT_WRITE mapping (not MAP_NORESERVE).
      * @param hugetlb     true for MAP_HUGETLB.
      * @throws KernelException ENOMEM when the heuristic refuses the mapping.
      */

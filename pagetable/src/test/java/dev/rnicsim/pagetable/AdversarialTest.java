@@ -707,7 +707,6 @@ class AdversarialTest
             b -> b.swapBytes((1L << 43) + PAGE),
             b -> b.thpMode(null),
             b -> b.forkBehaviour(null),
-            b -> b.maxMapCount(0),
             b -> b.maxMapCount(-1),
             b -> b.maxMapCount(Integer.MIN_VALUE),
             b -> b.mmapMinAddrBytes(-PAGE),

@@ -47,6 +47,22 @@ class OvercommitTest
     }
 
     @Test
+    void shouldGrantAMapNoreserveMappingLargerThanRamPlusSwapAndPinWhatRamHolds()
+    {
+        // mm/mmap.c: MAP_NORESERVE sets VM_NORESERVE in mode 0, and accountable_mapping is then false
+        final UserProcess p = new Host(HostConfig.builder().physicalMemoryBytes(256 * MIB).swapBytes(0).build())
+            .spawn("app").rlimitMemlockBytes(UserProcess.RLIM_INFINITY);
+        final long a = p.mmap(0, 17000 * MIB, Prot.READ_WRITE, Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS,
+            MapFlag.NORESERVE));
+        assertThat(a).isPositive();
+        final PinnedPages pinned = p.pinUserPages(a, 64 * MIB, true, true);
+        assertThat(pinned.lengthBytes()).isEqualTo(64 * MIB);
+        p.unpinUserPages(pinned);
+        assertThat(catchThrowableOfType(KernelException.class, () -> p.pinUserPages(a, 512 * MIB, true, true))
+            .errno()).as("the pages themselves still need RAM").isEqualTo(Errno.ENOMEM);
+    }
+
+    @Test
     void shouldRefuseModeTwoAsNotModelled()
     {
         final KernelException e = catchThrowableOfType(KernelException.class,

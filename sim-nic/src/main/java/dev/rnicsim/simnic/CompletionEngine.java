@@ -181,7 +181,7 @@ final class CompletionEngine
     {
         if (status != WcStatus.SUCCESS && status != WcStatus.WR_FLUSH_ERR && qp.state != QpState.ERR)
         {
-            errorCause = new LazyText(() -> "wr_id " + wrId + " completed with " + status.cName() + (why == null ? ""
+            errorCause = new LazyText(() -> "wr_id " + Long.toUnsignedString(wrId) + " completed with " + status.cName() + (why == null ? ""
                 : ": " + why.summary()));
         }
     }

@@ -98,7 +98,7 @@ final class DatagramSender
         if (recv.totalBytes() < Datagrams.GRH_BYTES + length)
         {
             peer.completions.completeRecv(recv, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, false, 0, false, 0, null);
-            args.put("dropped", "receive wr_id " + recv.wrId() + " holds " + recv.totalBytes() + " bytes < 40 (GRH) + "
+            args.put("dropped", "receive wr_id " + Long.toUnsignedString(recv.wrId()) + " holds " + recv.totalBytes() + " bytes < 40 (GRH) + "
                 + length);
             device.fabric().span(device, wr.opcode().name(), "dma", device.fabric().costModel().opBaseLatencyNs(),
                 args);

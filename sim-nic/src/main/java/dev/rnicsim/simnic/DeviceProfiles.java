@@ -269,7 +269,7 @@ public final class DeviceProfiles
                 ProviderRule.SRQ_QP_RECV_CAPS_UNCHECKED, ProviderRule.QP_CAPS_FROM_RXE_QUEUES,
                 ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE,
                 ProviderRule.DEST_QPN_KEPT_WHOLE, ProviderRule.RETRANSMIT_TIMER_IN_JIFFIES,
-                ProviderRule.RESET_KEEPS_QP_ATTRS), false,
+                ProviderRule.RESET_KEEPS_QP_ATTRS, ProviderRule.USER_MR_IN_BASE_PAGES), false,
             10.0, 0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid"));
     }
@@ -302,7 +302,7 @@ public final class DeviceProfiles
                 ProviderRule.SRQ_QP_RECV_CAPS_UNCHECKED, ProviderRule.QP_CAPS_FROM_RXE_QUEUES,
                 ProviderRule.SRQ_WR_ROUNDED_TO_POW2_MINUS_ONE,
                 ProviderRule.DEST_QPN_KEPT_WHOLE, ProviderRule.RETRANSMIT_TIMER_IN_JIFFIES,
-                ProviderRule.RESET_KEEPS_QP_ATTRS), false,
+                ProviderRule.RESET_KEEPS_QP_ATTRS, ProviderRule.USER_MR_IN_BASE_PAGES), false,
             10.0,
             0x5eed,
             List.of("fw_ver", "node_guid", "sys_image_guid", "xrc_odp_caps"),

@@ -197,7 +197,7 @@ final class Diagnoser
                 text = posted + switch (kind)
                 {
                     case SGE -> ": local sge[" + sge + "] lkey " + MKey.toHex(key);
-                    case RECEIVE -> ": the responder's receive wr_id " + recvWrId + " sge[" + sge + "] lkey "
+                    case RECEIVE -> ": the responder's receive wr_id " + Long.toUnsignedString(recvWrId) + " sge[" + sge + "] lkey "
                         + MKey.toHex(key);
                     default -> ": rkey " + MKey.toHex(key) + " on " + deviceName;
                 };
@@ -312,7 +312,7 @@ final class Diagnoser
         final DeviceProfile profile = qp.simDevice().profile();
         final int qpNum = qp.num();
         return WcDiagnosis.lazy(Check.FLUSHED, vendorErr(profile, WcStatus.WR_FLUSH_ERR), 0, -1, -1,
-            () -> "wr_id " + wrId + " flushed: QP 0x" + Integer.toHexString(qpNum) + " is in ERR" + (cause == null
+            () -> "wr_id " + Long.toUnsignedString(wrId) + " flushed: QP 0x" + Integer.toHexString(qpNum) + " is in ERR" + (cause == null
             ? "" : " since " + cause), () -> reported(profile, FLUSHED_FIX));
     }
 
@@ -383,7 +383,7 @@ final class Diagnoser
         @Override
         public String toString()
         {
-            return opcode + " wr_id " + wrId + " on QP 0x" + Integer.toHexString(qpNum)
+            return opcode + " wr_id " + Long.toUnsignedString(wrId) + " on QP 0x" + Integer.toHexString(qpNum)
                 + (origin == null ? "" : " (" + origin + ")");
         }
     }

@@ -222,7 +222,7 @@ public final class InflightMessage
     @Override
     public String toString()
     {
-        return wr.opcode() + " wr_id=" + wr.wrId() + " qp 0x" + Integer.toHexString(requester.qpNum()) + " packet "
+        return wr.opcode() + " wr_id=" + Long.toUnsignedString(wr.wrId()) + " qp 0x" + Integer.toHexString(requester.qpNum()) + " packet "
             + nextPacket + "/" + packetCount + " (" + bytesPlaced() + "/" + lengthBytes + " bytes)";
     }
 

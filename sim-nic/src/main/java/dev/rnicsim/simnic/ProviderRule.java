@@ -440,5 +440,12 @@ public enum ProviderRule
      * {@code -EINVAL} with {@code bad_wr} at the work request). iWARP has no atomics (RFC 5040), and these devices
      * report atomic_cap ATOMIC_NONE. Without this rule an atomic on a device of ATOMIC_NONE is EOPNOTSUPP at post.
      * See {@link PostChecks}. */
-    ATOMIC_OPCODES_NOT_IN_PROVIDER
+    ATOMIC_OPCODES_NOT_IN_PROVIDER,
+    /** A user MR translates in pages of the kernel's PAGE_SIZE whatever its page_size_cap: rxe keeps one entry per
+     * PAGE_SIZE page of the umem ({@code rxe_mr_init} sets {@code ibmr.page_size} to PAGE_SIZE and
+     * {@code rxe_mr_fill_pages_from_sgt} stores each page; before the xarray, {@code rxe_mr_init_user} filled one
+     * {@code rxe_phys_buf} per page, and the newest page_info array warns unless the MR's page size is PAGE_SIZE), so
+     * a 64 KiB MR on a 4 KiB host takes 16 entries. Without this rule the page size is {@code ib_umem_find_best_pgsz}'s
+     * over the device's page_size_cap (mlx5, irdma, ...). See {@link SimDevice}. */
+    USER_MR_IN_BASE_PAGES
 }

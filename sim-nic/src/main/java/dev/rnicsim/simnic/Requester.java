@@ -400,6 +400,18 @@ final class Requester
         return connected;
     }
 
+    /**
+     * The head WQE's request, or a later packet of it, got no acknowledgement: see {@link AckTimeout}.
+     *
+     * @param p    the head WQE.
+     * @param peer the QP at the remote address, or null when there is none.
+     * @return BLOCKED when it waits for ever (timeout 0), else ERROR.
+     */
+    WqeOutcome noAcknowledgement(final SendWqe p, final SimQp peer)
+    {
+        return ackTimeout.noAcknowledgement(qp, p, peer);
+    }
+
     /** @return true when the head WQE waits for ever for an acknowledgement (timeout 0, see {@link AckTimeout}). */
     boolean waitsForAckForever()
     {
@@ -443,6 +455,11 @@ final class Requester
         if (lostOnWire != null)
         {
             return ackTimeout.noAcknowledgement(qp, p, RoceWire.diagnosis(qp, wr, lostOnWire));
+        }
+        final String otherTransport = TransportCheck.mismatch(qp, peer);
+        if (otherTransport != null)
+        {
+            return TransportCheck.dropped(qp, p, otherTransport, ackTimeout);
         }
         final String xrcRefused = XrcRules.route(qp, peer, wr);
         if (xrcRefused != null)

@@ -116,7 +116,7 @@ final class Responder
         if (peer == null || peer.closed || (peer.state != QpState.RTR && peer.state != QpState.RTS)
             || !peer.requester.connectedTo(qp))
         {
-            return noAck(wr, m);
+            return noAck(p, m, peer);
         }
         if (m.pendingRnrNaks() > 0)
         {
@@ -166,18 +166,17 @@ final class Responder
             m.missesBefore(), m);
     }
 
-    /** A later packet of a message whose responder is gone: no ACK comes, the requester's retries run out. */
-    private WqeOutcome noAck(final SendWr wr, final InflightMessage m)
+    /**
+     * A later packet of a message whose responder is gone (destroyed, its process exited, moved out of RTR/RTS or
+     * connected elsewhere since the first packet): no ACK comes, and the requester retries {@code retry_cnt} times
+     * and gives up as it does for a request sent to a peer that was gone before it ({@link AckTimeout}, IBA vol. 1
+     * 9.7.6.1.3): {@code retry_cnt + 1} local ACK timeouts on the clock and the same diagnosis; the packets placed
+     * before stay placed.
+     */
+    private WqeOutcome noAck(final SendWqe p, final InflightMessage m, final SimQp peer)
     {
         qp.requester.dropMessage(m);
-        HwCounters.noAck(qp, qp.retryCount, wr);
-        device.count(SimCounter.TRANSPORT_RETRIES, qp.retryCount);
-        device.fabric().span(device, wr.opcode().name(), "dma",
-            device.fabric().costModel().opBaseLatencyNs() * (qp.retryCount + 1L),
-            java.util.Map.of("qp_num", qp.num, "status", WcStatus.RETRY_EXC_ERR.cName(), "packet",
-                m.packetsPlaced()));
-        qp.completions.completeSend(wr, WcStatus.RETRY_EXC_ERR, 0);
-        return WqeOutcome.ERROR;
+        return qp.requester.noAcknowledgement(p, peer);
     }
 
     /** The trace's span of one packet, placed or failed ({@code r}). */

@@ -369,8 +369,10 @@ public final class SimContext implements Context
     {
         if (closed)
         {
-            throw new VerbsException(verb, Errno.EINVAL.code(), "the context is closed"
-                + " (ibv_close_device released it); open the device again");
+            // an exited process's files are closed by the kernel (ib_uverbs_close releases the context's objects)
+            throw new VerbsException(verb, Errno.EINVAL.code(), "the context is closed (" + (process().exited()
+                ? "process " + process().pid() + " exited, which released it); open the device again from a live "
+                + "process" : "ibv_close_device released it); open the device again"));
         }
     }
 

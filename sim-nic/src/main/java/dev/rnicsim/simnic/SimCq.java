@@ -56,8 +56,9 @@ public final class SimCq implements CompletionQueue
         {
             if (closed)
             {
-                throw new VerbsException("ibv_poll_cq", Errno.EINVAL.code(), "the CQ is closed"
-                    + " (ibv_destroy_cq released it); poll a live CQ");
+                throw new VerbsException("ibv_poll_cq", Errno.EINVAL.code(), "the CQ is closed (" + (context.process()
+                    .exited() ? "process " + context.process().pid() + " exited, which released it"
+                    : "ibv_destroy_cq released it") + "); poll a live CQ");
             }
             if (maxEntries <= 0)
             {

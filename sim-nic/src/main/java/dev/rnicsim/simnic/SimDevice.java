@@ -64,7 +64,9 @@ public final class SimDevice implements Device
         this.tables = new AdapterTables(new AdapterConfig(profile.mtt(),
             new MptConfig(profile.mptEntries(), profile.traits().keyVariantBits(), profile.variantPolicy(),
                 profile.indexPolicy(), profile.seed()),
-            profile.attributes().pageSizeCap(), profile.cacheEntries(), profile.cacheWays(),
+            // rxe: a user MR's pages are PAGE_SIZE pages whatever page_size_cap says (ProviderRule)
+            profile.follows(ProviderRule.USER_MR_IN_BASE_PAGES) ? host.host().config().basePage().bytes()
+                : profile.attributes().pageSizeCap(), profile.cacheEntries(), profile.cacheWays(),
             dev.rnicsim.mtt.Errno.valueOf(profile.traits().noPageSizeErrno().name())));
         this.keys = new DeviceKeys(this);
         this.port = new DmaPort(tables, host.host().physicalMemory()).withFaults(keys::pageFault)

@@ -352,7 +352,7 @@ public final class StrictChecker
                 + "placed so far";
             warn(StrictWarning.Kind.KEY_RETIRED_IN_FLIGHT, retirement + at(line()) + " retired "
                 + (remote ? "rkey " : "lkey ") + hex(key) + " on " + device.name() + " while " + wr.opcode()
-                + " wr_id " + wr.wrId() + (message.postSite() == null ? "" : " (posted at " + message.postSite()
+                + " wr_id " + Long.toUnsignedString(wr.wrId()) + (message.postSite() == null ? "" : " (posted at " + message.postSite()
                 + ")") + " of QP 0x" + Integer.toHexString(message.requester().qpNum()) + " on "
                 + message.requester().simDevice().name() + " was in flight through it (" + message.packetsPlaced()
                 + " of " + message.packetCount() + " packets placed): " + effect + "; retire a key only after every "
@@ -377,7 +377,7 @@ public final class StrictChecker
                 final Issued i = peer == null ? null : ledger.issued(peer, wr.rkey());
                 if (i != null && i.released())
                 {
-                    warn(StrictWarning.Kind.STALE_RKEY, wr.opcode() + " wr_id " + wr.wrId() + where
+                    warn(StrictWarning.Kind.STALE_RKEY, wr.opcode() + " wr_id " + Long.toUnsignedString(wr.wrId()) + where
                         + " used rkey " + hex(wr.rkey()) + " of an MR of " + i.mr.lengthBytes() + " bytes at 0x"
                         + Long.toHexString(i.mr.addr()) + " on " + peer.name() + " that was deregistered"
                         + StrictKeyLedger.history(i) + ": revoke rkeys at the "
@@ -392,7 +392,7 @@ public final class StrictChecker
                 final Issued i = ledger.issued(device, sge.lkey());
                 if (i != null && i.released() && device.memoryRegion(sge.lkey()) == null)
                 {
-                    warn(StrictWarning.Kind.STALE_LKEY, wr.opcode() + " wr_id " + wr.wrId() + where + " sge[" + s
+                    warn(StrictWarning.Kind.STALE_LKEY, wr.opcode() + " wr_id " + Long.toUnsignedString(wr.wrId()) + where + " sge[" + s
                         + "] used lkey " + hex(sge.lkey()) + " of an MR of " + i.mr.lengthBytes()
                         + " bytes at 0x" + Long.toHexString(i.mr.addr()) + " of process "
                         + i.mr.pin().process().pid() + " on " + device.name() + " that was deregistered"
@@ -444,7 +444,7 @@ public final class StrictChecker
                     it.remove();
                     warn(StrictWarning.Kind.FLAG_BEFORE_DATA, w.what() + at(w.line()) + " saw its flag set after "
                         + w.watch().placementsBeforeFlag() + " placed chunk(s) and read data that had not all landed "
-                        + "(" + wr.opcode() + " wr_id " + wr.wrId() + at(line()) + "): with relaxed ordering a later "
+                        + "(" + wr.opcode() + " wr_id " + Long.toUnsignedString(wr.wrId()) + at(line()) + "): with relaxed ordering a later "
                         + "write may land first; wait for the completion (or write the flag in a separate, fenced "
                         + "work request) before reading the data", lines(w.line(), line()), null, null);
                 }
@@ -507,7 +507,7 @@ public final class StrictChecker
             {
                 i.reuseReported = true;
                 final Issued p = i.previous;
-                warn(StrictWarning.Kind.STALE_KEY_REUSED, wr.opcode() + " wr_id " + wr.wrId() + at(line()) + " ("
+                warn(StrictWarning.Kind.STALE_KEY_REUSED, wr.opcode() + " wr_id " + Long.toUnsignedString(wr.wrId()) + at(line()) + " ("
                     + side + ") used key " + hex(key) + ", which validated against the MR of "
                     + mr.lengthBytes() + " bytes at 0x" + Long.toHexString(mr.addr()) + " registered"
                     + at(i.registeredLine) + "; the same key named the MR of " + p.mr.lengthBytes() + " bytes at 0x"
@@ -535,7 +535,7 @@ public final class StrictChecker
                 {
                     final Issued i = ledger.live(mr);
                     final UserProcess forked = CowAfterFork.child(pin.process(), page, pinned);
-                    warn(StrictWarning.Kind.STALE_MAPPING, wr.opcode() + " wr_id " + wr.wrId() + at(line()) + " ("
+                    warn(StrictWarning.Kind.STALE_MAPPING, wr.opcode() + " wr_id " + Long.toUnsignedString(wr.wrId()) + at(line()) + " ("
                         + side + ", key " + hex(key) + ") reached frame 0x" + Long.toHexString(pinned)
                         + " pinned for VA 0x" + Long.toHexString(page) + " of process " + pin.process().pid()
                         + " by the MR registered" + at(i == null ? null : i.registeredLine) + ", but that VA is "

@@ -198,6 +198,42 @@ class EngineOrderingTest
     }
 
     @Test
+    void aPeerDestroyedMidMessageCostsAndExplainsWhatAPeerGoneBeforeThePostDoes()
+    {
+        final long goneBeforeNs = retryExcErrNs();
+        final RuleRig rig = RuleRig.connected();
+        final long remote = rig.bufferB(N);
+        final MemoryRegion remoteMr = rig.pdB.regMr(remote, N, RuleRig.REMOTE_ALL);
+        final long src = rig.bufferA(N);
+        final MemoryRegion srcMr = rig.pdA.regMr(src, N, RuleRig.LOCAL);
+        rig.qpA.postSend(SendWr.write(1, sgl(sge(srcMr, src, N)), remote, remoteMr.rkey()));
+        assertThat(rig.fabric.progress(3)).isEqualTo(3);
+        rig.qpB.close();
+        final long t0 = rig.fabric.clock().nowNs();
+
+        final WorkCompletion wc = rig.pollA().getFirst();
+        assertThat(wc.status()).isEqualTo(WcStatus.RETRY_EXC_ERR);
+        assertThat(wc.diagnosis().summary()).contains("was destroyed while this QP still had work for it");
+        assertThat(rig.fabric.clock().nowNs() - t0).as("retry_cnt + 1 local ACK timeouts")
+            .isGreaterThanOrEqualTo(goneBeforeNs);
+        assertThat(rig.deviceA.counter(SimCounter.TRANSPORT_RETRIES)).isEqualTo(7);
+        assertThat(rig.deviceA.counter(SimCounter.TRANSPORT_RETRIES_EXCEEDED)).isEqualTo(1);
+    }
+
+    /** @return the simulated ns from the post of a SEND to a peer destroyed before it until its completion. */
+    private static long retryExcErrNs()
+    {
+        final RuleRig rig = RuleRig.connected();
+        final long src = rig.bufferA(MTU);
+        final MemoryRegion srcMr = rig.pdA.regMr(src, MTU, RuleRig.LOCAL);
+        rig.qpB.close();
+        final long t0 = rig.fabric.clock().nowNs();
+        rig.qpA.postSend(SendWr.send(1, sgl(sge(srcMr, src, 8))));
+        assertThat(rig.pollA()).extracting(WorkCompletion::status).containsExactly(WcStatus.RETRY_EXC_ERR);
+        return rig.fabric.clock().nowNs() - t0;
+    }
+
+    @Test
     void noMoreReadsAreOutstandingThanMaxQpInitRdAtom()
     {
         final RuleRig rig = RuleRig.connected();

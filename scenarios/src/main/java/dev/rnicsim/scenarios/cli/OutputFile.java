@@ -102,6 +102,38 @@ final class OutputFile
     }
 
     /**
+     * An output file that is one of the command's inputs would replace it: refused before anything runs. Real paths
+     * are compared ({@link Files#isSameFile}: {@code ./x}, {@code dir/../x}, a symbolic or hard link to the input).
+     *
+     * @param option the output option, e.g. {@code --trace}.
+     * @param out    its file, or null when not given.
+     * @param input  what names the input, e.g. {@code the FILE argument} or {@code --workload}.
+     * @param in     the input file, or null.
+     * @return the refusal in words, or null when the output is another file.
+     */
+    static String overInput(final String option, final Path out, final String input, final Path in)
+    {
+        if (out == null || in == null || out.toString().isEmpty() || in.toString().isEmpty() || !Files.exists(out)
+            || !Files.exists(in))
+        {
+            return null;
+        }
+        try
+        {
+            if (!Files.isSameFile(out, in))
+            {
+                return null;
+            }
+        }
+        catch (final IOException e)
+        {
+            return null; // an unreadable path is reported by the checks of the input or the output
+        }
+        return option + " " + out + " is the file " + input + " names (" + in + "): writing it would replace the "
+            + "input; give " + option + " another file";
+    }
+
+    /**
      * Two output options naming one file would leave only the one written last.
      *
      * @param options the options' names, in pairs with their files: {@code "--trace", trace, "--html", html}.

@@ -194,9 +194,10 @@ final class PlanCommand implements Callable<Integer>
             err.println("--memlock " + memlock + ": expected a size such as 64K or 8G, or 'unlimited'");
             return Rnicsim.MALFORMED;
         }
-        if (maxMapCount < 1)
+        // kernel/sysctl.c (mm/mmap.c on newer kernels): vm.max_map_count takes 0 and up (extra1 = SYSCTL_ZERO)
+        if (maxMapCount < 0)
         {
-            err.println("--max-map-count " + maxMapCount + ": expected 1 or more");
+            err.println("--max-map-count " + maxMapCount + ": expected 0 or more (vm.max_map_count's minimum is 0)");
             return Rnicsim.MALFORMED;
         }
         if (hugepages2M < 0 || hugepages1G < 0 || hugepages2M > ramBytes / (2L << 20)
@@ -348,9 +349,14 @@ final class PlanCommand implements Callable<Integer>
             err.println("--sweep expects 'size' or 'count' with --from N --to N --svg FILE");
             return Rnicsim.MALFORMED;
         }
-        if (OutputFile.problem("--svg", svg) != null)
+        final String svgOverInput = java.util.stream.Stream.of(
+            OutputFile.overInput("--svg", svg, "--workload", workloadFile),
+            OutputFile.overInput("--svg", svg, "--smaps", smapsFile),
+            OutputFile.overInput("--svg", svg, "--devinfo", devinfo)).filter(java.util.Objects::nonNull).findFirst()
+            .orElse(OutputFile.problem("--svg", svg));
+        if (svgOverInput != null)
         {
-            err.println(OutputFile.problem("--svg", svg));
+            err.println(svgOverInput);
             return Rnicsim.MALFORMED;
         }
         if (workload.groups().size() != 1)
@@ -363,7 +369,10 @@ final class PlanCommand implements Callable<Integer>
         final Long toValue = Units.parse(toText);
         if (fromValue == null || toValue == null)
         {
-            err.println("--from " + fromText + " --to " + toText + ": expected sizes such as 4K or 1G, or counts");
+            final String bad = fromValue == null ? "--from " + fromText : "--to " + toText;
+            final String tooLarge = Units.tooLarge(fromValue == null ? fromText : toText);
+            err.println(bad + ": " + (tooLarge != null ? tooLarge : "expected a size such as 4K or 1G (units K, M, G "
+                + "and T; at most 8388607T, 2^63 - 1 bytes, fits in 64 bits), or a count"));
             return Rnicsim.MALFORMED;
         }
         final Sweep result;

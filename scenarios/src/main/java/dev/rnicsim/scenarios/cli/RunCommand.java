@@ -85,7 +85,16 @@ final class RunCommand implements Callable<Integer>
             }
         }
         final java.util.List<Path> pages = HtmlOption.pagesFor(html, files);
-        final String clash = OutputFile.clash("--trace", trace, "--html", html);
+        String overInput = null;
+        for (final Path f : files)
+        {
+            for (final Path page : pages == null ? java.util.List.<Path>of() : pages)
+            {
+                overInput = overInput != null ? overInput : OutputFile.overInput("--html", page, "the FILE argument", f);
+            }
+            overInput = overInput != null ? overInput : OutputFile.overInput("--trace", trace, "the FILE argument", f);
+        }
+        final String clash = overInput != null ? overInput : OutputFile.clash("--trace", trace, "--html", html);
         final String htmlProblem = clash != null ? clash : OutputFile.problem("--html", html);
         if (htmlProblem != null)
         {

@@ -98,22 +98,37 @@ final class Advice
         if (fit1G != host.hugepages1G() && (fit1G > host.hugepages1G() || ramShort))
         {
             out.add(String.format(Locale.ROOT, "set %,d 1 GiB huge pages (hugepagesz=1G hugepages=%d on the kernel "
-                + "command line) for the 1 GiB hugetlb groups", fit1G, fit1G));
+                + "command line) for the 1 GiB hugetlb groups%s", fit1G, fit1G, fit1G < pages1G ? String.format(
+                Locale.ROOT, ": as many as fit in the %s of RAM; they need %,d, so %,d %s not fit (below)",
+                Sizes.iec(host.ramBytes()), pages1G, pages1G - fit1G, pages1G - fit1G == 1 ? "does" : "do") : ""));
             settings.add(new Plan.Setting(HUGEPAGES_1G, fit1G));
         }
         if (fit2M != host.hugepages2M() && (fit2M > host.hugepages2M() || ramShort))
         {
             out.add(String.format(Locale.ROOT, "set vm.nr_hugepages=%d (%s of 2 MiB pages for the 2 MiB hugetlb "
-                + "groups)", fit2M, Sizes.iec(fit2M * (2L << 20))));
+                + "groups)%s", fit2M, Sizes.iec(fit2M * (2L << 20)), fit2M < pages2M ? String.format(Locale.ROOT,
+                ": as many as fit in the %s of RAM; they need %,d, so %,d %s not fit (below)",
+                Sizes.iec(host.ramBytes()), pages2M, pages2M - fit2M, pages2M - fit2M == 1 ? "does" : "do") : ""));
             settings.add(new Plan.Setting(NR_HUGEPAGES, fit2M));
         }
         if (fit2M < pages2M || fit1G < pages1G)
         {
-            out.add(String.format(Locale.ROOT, "%shugetlb pools: the hugetlb groups need %s, the other groups pin %s,"
-                + " together more than the %s of RAM; add RAM or shrink the groups", BEYOND,
-                Sizes.iec(pages2M * (2L << 20) + pages1G * (1L << 30)), Sizes.iec(otherRam),
-                Sizes.iec(host.ramBytes())));
+            out.add(String.format(Locale.ROOT, "%sthe rest of the hugetlb pools: the hugetlb groups need %s, the "
+                + "other groups pin %s, together more than the %s of RAM, which holds %s and not the other %s; add "
+                + "RAM or shrink the groups", BEYOND, Sizes.iec(pages2M * (2L << 20) + pages1G * (1L << 30)),
+                Sizes.iec(otherRam), Sizes.iec(host.ramBytes()), pagesText(fit1G, fit2M),
+                pagesText(pages1G - fit1G, pages2M - fit2M)));
         }
+    }
+
+    /** @return e.g. {@code 2 pages of 1 GiB}, {@code 1 page of 1 GiB and 3 pages of 2 MiB}, {@code no huge page}. */
+    private static String pagesText(final long pages1G, final long pages2M)
+    {
+        final String g = pages1G == 0 ? "" : String.format(Locale.ROOT, "%,d page%s of 1 GiB", pages1G,
+            pages1G == 1 ? "" : "s");
+        final String m = pages2M == 0 ? "" : String.format(Locale.ROOT, "%,d page%s of 2 MiB", pages2M,
+            pages2M == 1 ? "" : "s");
+        return g.isEmpty() && m.isEmpty() ? "no huge page" : g.isEmpty() ? m : m.isEmpty() ? g : g + " and " + m;
     }
 
     /** mlx4: log_num_mtt by the Open MPI rule, and its warning when the MTT covers less than 2 x RAM. */

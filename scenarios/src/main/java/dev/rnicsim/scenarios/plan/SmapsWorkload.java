@@ -95,6 +95,18 @@ public final class SmapsWorkload
                 throw new IllegalArgumentException("mapping 0x" + Long.toHexString(e.startAddress()) + "-0x"
                     + Long.toHexString(e.endAddress()) + ": expected a non-empty range of whole 4 KiB pages");
             }
+            // fs/proc/task_mmu.c show_smap: KernelPageSize is vma_kernel_pagesize, a power of two of at least the
+            // base page, and a VMA spans whole pages of it (a hugetlb VMA is aligned to its huge page size)
+            final long page = e.kernelPageSizeBytes();
+            if (page < 4096 || Long.bitCount(page) != 1 || e.lengthBytes() % page != 0
+                || e.startAddress() % page != 0)
+            {
+                throw new IllegalArgumentException("mapping 0x" + Long.toHexString(e.startAddress()) + "-0x"
+                    + Long.toHexString(e.endAddress()) + ": KernelPageSize " + page / 1024 + " kB" + (page < 4096
+                    || Long.bitCount(page) != 1 ? " is no page size (a power of two of 4 kB or more: 4, 16, 64, 2048, "
+                    + "1048576 ...)" : " does not divide the mapping of " + e.lengthBytes() / 1024 + " kB at its "
+                    + "address") + "; fix the capture's KernelPageSize");
+            }
             final String name = "0x" + Long.toHexString(e.startAddress()) + "-0x" + Long.toHexString(e.endAddress())
                 + (e.pathname().isEmpty() ? "" : " " + e.pathname());
             groups.add(new Workload.Group(name, 1, e.lengthBytes(), backing(e), "lw"));

@@ -296,18 +296,18 @@ public record Workload(List<Group> groups)
         if (count < 1)
         {
             throw new IllegalArgumentException(where(source, lines, key, "count")
-                + ": expected a whole number of regions, 1 or more, got '" + g.path("count").asText("") + "'");
+                + ": expected a whole number of regions, 1 or more, got '" + shown(g.path("count")) + "'");
         }
         final Long size = Units.parseSize(g.path("size").asText(""));
         if (size != null && size > MAX_SIZE_BYTES)
         {
             throw new IllegalArgumentException(where(source, lines, key, "size") + ": expected at most 4P (2^52 "
-                + "bytes), got '" + g.path("size").asText("") + "'");
+                + "bytes), got '" + shown(g.path("size")) + "'");
         }
         if (size == null || size < 1)
         {
             throw new IllegalArgumentException(where(source, lines, key, "size")
-                + ": expected a size such as 4096, 64K or 1G, got '" + g.path("size").asText("") + "'");
+                + ": expected a size such as 4096, 64K or 1G, got '" + shown(g.path("size")) + "'");
         }
         final String backing = g.path("backing").asText("4k").toLowerCase(Locale.ROOT);
         if (!BACKINGS.contains(backing))
@@ -338,7 +338,7 @@ public record Workload(List<Group> groups)
             if (a == null || a < 4096 || Long.bitCount(a) != 1)
             {
                 throw new IllegalArgumentException(where(source, lines, key, "iovaAlign")
-                    + ": expected a power of two of at least 4K, got '" + g.path("iovaAlign").asText("") + "'");
+                    + ": expected a power of two of at least 4K, got '" + shown(g.path("iovaAlign")) + "'");
             }
             iovaAlign = a;
         }
@@ -346,7 +346,7 @@ public record Workload(List<Group> groups)
         if (lifetime == null)
         {
             throw new IllegalArgumentException(where(source, lines, key, "lifetime")
-                + ": expected static, per-request or cached, got '" + g.path("lifetime").asText("") + "'");
+                + ": expected static, per-request or cached, got '" + shown(g.path("lifetime")) + "'");
         }
         long rate = 0;
         if (g.has("requestsPerSecond"))
@@ -537,4 +537,10 @@ public record Workload(List<Group> groups)
         return out;
     }
 
+
+    /** @return a field's value as the file gives it: a scalar's text, else the JSON of a list or map (never ''). */
+    private static String shown(final JsonNode n)
+    {
+        return n.isMissingNode() || n.isNull() ? "" : n.isValueNode() ? n.asText() : n.toString();
+    }
 }

@@ -71,8 +71,8 @@ final class Engines
     /** What {@code post} answers on a manual engine. */
     static String queued(final SimQp qp, final SendWr wr)
     {
-        return String.format(Locale.ROOT, "queued wr_id=%d (%s, %d bytes, %d packet%s) on QP 0x%x: %d WQE%s on "
-            + "the send queue", wr.wrId(), wr.opcode(), wr.totalBytes(), packets(qp, wr),
+        return String.format(Locale.ROOT, "queued wr_id=%s (%s, %d bytes, %d packet%s) on QP 0x%x: %d WQE%s on "
+            + "the send queue", Long.toUnsignedString(wr.wrId()), wr.opcode(), wr.totalBytes(), packets(qp, wr),
             packets(qp, wr) == 1 ? "" : "s", qp.qpNum(), qp.sendsWaiting(), qp.sendsWaiting() == 1 ? "" : "s");
     }
 

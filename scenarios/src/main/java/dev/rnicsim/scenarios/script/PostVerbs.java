@@ -204,7 +204,7 @@ final class PostVerbs
             return Outcome.ok(Engines.queued(qp, wr));
         }
         Engines.settle(s);
-        return Outcome.ok("posted wr_id=" + id + " (" + ScriptPlacement.describe(wr)
+        return Outcome.ok("posted wr_id=" + Long.toUnsignedString(id) + " (" + ScriptPlacement.describe(wr)
             + (inv ? String.format(Locale.ROOT, ", invalidates rkey 0x%08x at the peer", rkey) : "") + ")"
             + (qp.sendsWaiting() > 0 ? "; waiting: " + Engines.whyWaiting(qp) : ""));
     }
@@ -247,7 +247,7 @@ final class PostVerbs
             }
             try
             {
-                out.add(new Sge(a.num(), len, key));
+                out.add(new Sge(a.num(), sgeLength(len), key));
             }
             catch (final IllegalArgumentException e)
             {
@@ -255,6 +255,17 @@ final class PostVerbs
             }
         }
         return out;
+    }
+
+    /**
+     * A script's SGE length as C stores it in {@code struct ibv_sge}'s {@code uint32_t length}: modulo 2^32, so -1 is
+     * 0xffffffff (4294967295 bytes, which the device then checks against the MR and fails at completion) and 4G is 0,
+     * as an assignment in C converts it (C11 6.3.1.3); the step runs as the program's would, nothing aborts the
+     * script.
+     */
+    static long sgeLength(final long len)
+    {
+        return len & 0xffff_ffffL;
     }
 
     /** An SGE over the whole of a fragment or of the range a handle was acquired for, with its lkey. */
@@ -284,13 +295,13 @@ final class PostVerbs
             final long id = l.options().containsKey("id") ? s.evalNum(l, l.options().get("id")) : s.nextWrId++;
             srq.postRecv(List.of(new RecvWr(id, sgl(s, l, l.options().get("sgl")))));
             Engines.settle(s);
-            return Outcome.ok("ibv_post_srq_recv wr_id=" + id + " (" + srq.receivesPosted() + " waiting)");
+            return Outcome.ok("ibv_post_srq_recv wr_id=" + Long.toUnsignedString(id) + " (" + srq.receivesPosted() + " waiting)");
         }
         final SimQp qp = s.get(l, l.args().get(0), SimQp.class);
         final long id = l.options().containsKey("id") ? s.evalNum(l, l.options().get("id")) : s.nextWrId++;
         qp.postRecv(new RecvWr(id, sgl(s, l, l.options().get("sgl"))));
         Engines.settle(s);
-        return Outcome.ok("receive wr_id=" + id + " posted (" + qp.receivesPosted() + " waiting)");
+        return Outcome.ok("receive wr_id=" + Long.toUnsignedString(id) + " posted (" + qp.receivesPosted() + " waiting)");
     }
 
     /** {@code poll CQ [N]}: ibv_poll_cq, each completion with the reason of an error status. */
@@ -310,7 +321,7 @@ final class PostVerbs
             {
                 sb.append('\n');
             }
-            sb.append("wc wr_id=").append(wc.wrId()).append(' ').append(wc.status().cName());
+            sb.append("wc wr_id=").append(Long.toUnsignedString(wc.wrId())).append(' ').append(wc.status().cName());
             if (wc.ok())
             {
                 sb.append(" opcode=").append(wc.opcode()).append(" byte_len=").append(wc.byteLen());

@@ -40,22 +40,38 @@ final class ProcessVerbs
         final long len = s.evalNum(l, l.args().get(2));
         final String backing = l.options().getOrDefault("backing", "4k");
         final Set<Prot> prot = prot(l.options().getOrDefault("prot", "rw"));
+        // noreserve: MAP_NORESERVE, a mapping the overcommit check does not account (mm/mmap.c accountable_mapping)
+        final Set<MapFlag> flags = java.util.EnumSet.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS);
+        if (l.flags().contains("noreserve"))
+        {
+            flags.add(MapFlag.NORESERVE);
+        }
         final long addr = switch (backing)
         {
-            case "hugetlb" -> p.mmap(0, len, prot, Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS, MapFlag.HUGETLB));
-            case "64k", "2m", "32m", "512m", "1g", "16g" -> p.mmap(0, len, prot, Set.of(MapFlag.PRIVATE,
-                MapFlag.ANONYMOUS, MapFlag.HUGETLB, MapFlag.hugeSize(hugeSizeOf(backing))));
+            case "hugetlb" -> p.mmap(0, len, prot, with(flags, MapFlag.HUGETLB));
+            case "64k", "2m", "32m", "512m", "1g", "16g" -> p.mmap(0, len, prot, with(with(flags, MapFlag.HUGETLB),
+                MapFlag.hugeSize(hugeSizeOf(backing))));
             default ->
             {
-                final long a = p.mmap(0, len, prot, Set.of(MapFlag.PRIVATE, MapFlag.ANONYMOUS));
+                final long a = p.mmap(0, len, prot, flags);
                 final long page = p.host().config().basePage().bytes();
                 p.madvise(a, (len + page - 1) & -page, backing.equals("thp") ? Madvice.HUGEPAGE : Madvice.NOHUGEPAGE);
                 yield a;
             }
         };
         s.names.put(l.args().get(0), new Session.Buffer(p, addr, len));
+        // base pages are labelled with the host's page size (4k, 16k or 64k)
         return Outcome.ok("0x" + Long.toHexString(addr) + ", " + ProcessChecks.mappedLength(p, addr, len) + " ("
-            + backing + ")");
+            + (backing.equals("4k") && p.host().config().basePage().kb() != 4 ? p.host().config().basePage().kb()
+                + "k base pages" : backing)
+            + (flags.contains(MapFlag.NORESERVE) ? ", MAP_NORESERVE" : "") + ")");
+    }
+
+    private static Set<MapFlag> with(final Set<MapFlag> flags, final MapFlag flag)
+    {
+        final Set<MapFlag> all = java.util.EnumSet.copyOf(flags);
+        all.add(flag);
+        return all;
     }
 
     /** @return the protection a {@code prot=} word names (rw by default). */
@@ -78,7 +94,7 @@ final class ProcessVerbs
             ? s.get(l, l.options().get("process"), UserProcess.class) : a.process();
         final long t0 = s.fabric.clock().nowNs();
         final long pages = s.fabric.cpuWork(p, "touch", () -> p.touch(a.num(),
-            s.evalNum(l, l.args().get(1)), l.flags().contains("write")));
+            s.evalAmount(l, l.args().get(1), "a size in bytes"), l.flags().contains("write")));
         return Outcome.ok(Units.count(pages, "page", "pages") + " faulted in ("
             + Units.duration(s.fabric.clock().nowNs() - t0) + " of page faults)");
     }
@@ -172,6 +188,12 @@ final class ProcessVerbs
     static Outcome exit(final Session s, final ScriptLine l)
     {
         final UserProcess p = s.get(l, l.args().get(0), UserProcess.class);
+        if (p.exited())
+        {
+            // as every other verb on an exited process (mmap, fork): the process is gone, it cannot exit again
+            throw new dev.rnicsim.pagetable.KernelException(dev.rnicsim.pagetable.Errno.EINVAL, "process " + p.pid()
+                + " (" + p.name() + ") has exited already; create a new process (the exited one keeps nothing)");
+        }
         p.exit();
         return Outcome.ok("pid " + p.pid() + " exited; its contexts closed");
     }

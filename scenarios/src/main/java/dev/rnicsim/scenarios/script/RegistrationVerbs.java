@@ -216,7 +216,7 @@ final class RegistrationVerbs
         if (l.args().size() == 4)
         {
             addr = s.eval(l, l.args().get(2)).num();
-            len = s.evalNum(l, l.args().get(3));
+            len = PostVerbs.sgeLength(s.evalNum(l, l.args().get(3))); // ibv_advise_mr takes an ibv_sge list
         }
         else if (mr instanceof SimOdpMr odp && odp.isImplicit())
         {

@@ -38,12 +38,12 @@ public final class ScriptRunner
     private final StringBuilder narration = new StringBuilder();
 
     /**
-     * @param out    where steps and outcomes are printed.
+     * @param out    where steps and outcomes are printed, control characters escaped ({@link TerminalText}).
      * @param detail how much to print.
      */
     public ScriptRunner(final PrintWriter out, final Detail detail)
     {
-        this.out = out;
+        this.out = new PrintWriter(new TerminalText(out), true);
         this.detail = detail;
     }
 

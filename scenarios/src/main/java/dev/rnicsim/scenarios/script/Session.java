@@ -271,6 +271,17 @@ final class Session
         return (int)v;
     }
 
+    /** Evaluates an amount (bytes, pages) that cannot be negative, as {@link #evalCount} refuses one. */
+    long evalAmount(final ScriptLine l, final String expr, final String what)
+    {
+        final long v = evalNum(l, expr);
+        if (v < 0)
+        {
+            throw l.error("'" + expr + "' is " + v + "; expected " + what + " of 0 or more");
+        }
+        return v;
+    }
+
     /** Evaluates a count: 0 to 2^31-1. */
     int evalCount(final ScriptLine l, final String expr)
     {

@@ -210,10 +210,10 @@ public record Spec(String verb, List<Arg> args, Map<String, Arg> options, Set<St
             opts("process", new Ref(Set.of(Kind.PROCESS), true), "memlock", expr(), "cap_ipc_lock",
                 word("yes", "no"), "env", new Word1(true)));
         add(t, "forkinit PROCESS", List.of(new Ref(PROCS, false)), Map.of());
-        add(t, "mmap NAME PROCESS SIZE [backing=4k|thp|hugetlb|64k|2m|32m|512m|1g|16g] [prot=rw|r|none]",
+        add(t, "mmap NAME PROCESS SIZE [backing=4k|thp|hugetlb|64k|2m|32m|512m|1g|16g] [prot=rw|r|none] [noreserve]",
             List.of(new NewName(Kind.BUFFER, false), new Ref(PROCS, false), new Expr(false)),
             opts("backing", word("4k", "thp", "hugetlb", "64k", "2m", "32m", "512m", "1g", "16g"), "prot",
-                word("rw", "r", "none")));
+                word("rw", "r", "none")), Set.of("noreserve"));
         add(t, "touch ADDR SIZE [write] [process=PROCESS]", List.of(new Expr(false), new Expr(false)),
             opts("process", new Ref(PROCS, true)), Set.of("write"));
         add(t, "write ADDR DATA [SIZE]", List.of(new Expr(false), new Data(false), new Expr(true)), Map.of());

@@ -59,7 +59,7 @@ final class Statements
                 case "forkinit" -> Forks.forkInit(s, l);
                 case "exit" -> ProcessVerbs.exit(s, l);
                 case "reclaim" -> Outcome.ok("reclaimed " + s.get(l, l.args().get(0), SimHost.class).host()
-                    .reclaim(s.evalNum(l, l.args().get(1))) + " pages");
+                    .reclaim(s.evalAmount(l, l.args().get(1), "a number of pages")) + " pages");
                 case "compact" -> Outcome.ok("compaction moved " + s.get(l, l.args().get(0), SimHost.class).host()
                     .compact() + " pages");
                 case "pd" -> bind(s, l, s.get(l, l.args().get(1), SimContext.class).allocPd(), "");

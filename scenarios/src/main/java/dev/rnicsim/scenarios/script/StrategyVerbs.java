@@ -63,7 +63,9 @@ final class StrategyVerbs
         final long bytes = s.evalNum(l, l.args().get(2));
         final long regs = p.pool().counters().registrations();
         final long before = s.fabric.clock().nowNs();
-        final MemoryPool.Fragment f = p.pool().allocate(bytes);
+        final MemoryPool.Fragment[] got = new MemoryPool.Fragment[1];
+        scriptVerb("alloc", () -> got[0] = p.pool().allocate(bytes));
+        final MemoryPool.Fragment f = got[0];
         MemoryRegion chunkMr = null;
         for (final MemoryRegion mr : p.pool().memoryRegions())
         {
@@ -87,11 +89,31 @@ final class StrategyVerbs
             : "from a registered chunk: no registration"));
     }
 
+    /**
+     * Runs a strategy call under the script verb's name: its refusal reads {@code free: EINVAL: ...}, not the Java
+     * class's method.
+     */
+    private static void scriptVerb(final String verb, final Runnable call)
+    {
+        try
+        {
+            call.run();
+        }
+        catch (final dev.rnicsim.verbs.VerbsException e)
+        {
+            if (!e.verb().startsWith("MemoryPool.") && !e.verb().startsWith("RegistrationCache."))
+            {
+                throw e;
+            }
+            throw new dev.rnicsim.verbs.VerbsException(verb, e.errno(), e.detail(), e);
+        }
+    }
+
     /** {@code free FRAGMENT}: the block back to its pool; never deregisters. */
     static Outcome free(final Session s, final ScriptLine l)
     {
         final Session.FragmentBinding f = s.get(l, l.args().get(0), Session.FragmentBinding.class);
-        f.pool().pool().free(f.fragment());
+        scriptVerb("free", () -> f.pool().pool().free(f.fragment()));
         return Outcome.ok(String.format(Locale.ROOT, "0x%x back in the pool (merged with free buddies); its chunk "
             + "stays registered; %d fragment(s) out", f.fragment().addr(), f.pool().pool().liveFragments()));
     }
@@ -141,7 +163,9 @@ final class StrategyVerbs
         final Set<Access> access = Spec.accessFlags(l.options().getOrDefault("access", "local_write"));
         final StrategyCounters before = c.cache().counters();
         final long t0 = s.fabric.clock().nowNs();
-        final RegistrationCache.Handle h = c.cache().acquire(a.num(), len, access);
+        final RegistrationCache.Handle[] got = new RegistrationCache.Handle[1];
+        scriptVerb("acquire", () -> got[0] = c.cache().acquire(a.num(), len, access));
+        final RegistrationCache.Handle h = got[0];
         final StrategyCounters after = c.cache().counters();
         final boolean hit = after.hits() > before.hits();
         s.names.put(l.args().get(0), new Session.HandleBinding(h, c, a.num(), len, hit));

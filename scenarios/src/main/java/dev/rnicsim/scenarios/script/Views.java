@@ -66,13 +66,20 @@ final class Views
             case "vmstat" -> ProcFs.vmstat(s.get(l, arg, SimHost.class).host()).stripTrailing();
             case "buddyinfo" -> ProcFs.buddyinfo(s.get(l, arg, SimHost.class).host()).stripTrailing();
             case "hugepages" -> ProcFs.hugepages(s.get(l, arg, SimHost.class).host()).stripTrailing();
-            case "status" -> ProcFs.status(s.get(l, arg, UserProcess.class)).stripTrailing();
+            case "status" -> exitedOr(s.get(l, arg, UserProcess.class));
             case "smaps" -> ProcFs.smaps(s.get(l, arg, UserProcess.class)).stripTrailing();
             case "pool" -> pool(arg, s.get(l, arg, Session.PoolBinding.class));
             case "cache" -> cache(arg, s.get(l, arg, Session.CacheBinding.class));
             default -> "simulated clock: " + Units.duration(s.fabric.clock().nowNs()) + " ("
                 + s.fabric.clock().nowNs() + " ns)";
         };
+    }
+
+    /** {@code show status}: /proc/PID/status, which an exited (and reaped) process no longer has. */
+    private static String exitedOr(final UserProcess p)
+    {
+        return p.exited() ? "process " + p.pid() + " (" + p.name() + ") has exited: /proc/" + p.pid() + "/status is "
+            + "gone with its memory (nothing mapped, nothing pinned)" : ProcFs.status(p).stripTrailing();
     }
 
     private static String mr(final Session s, final SimMr m)
@@ -90,10 +97,11 @@ final class Views
         }
         return String.format(Locale.ROOT, "MR addr=0x%x length=%s iova=0x%x access=%s%n"
             + "lkey=0x%08x rkey=0x%08x: MPT index %d, variant %d%n"
-            + "page size %s, %d MTT entries (%d reserved by the allocator), %d pages of 4 KiB pinned%s%s",
+            + "page size %s, %d MTT entries (%d reserved by the allocator), %d pages of %s pinned%s%s",
             m.addr(), Units.bytes(m.lengthBytes()), m.iova(), m.access(), m.lkey(), m.rkey(),
             MrFields.mrField(m, "index"), MrFields.mrField(m, "variant"), Units.bytes(m.pageSizeBytes()),
             m.mttEntries(), m.mttEntriesReserved(), m.pinnedPages(),
+            Units.bytes(m.pd().context().process().host().config().basePage().bytes()),
             m.boundWindows() == 0 ? "" : String.format(Locale.ROOT, "%n%d memory window(s) bound: %s",
             m.boundWindows(), m.pd().context().device().profile().follows(
                 dev.rnicsim.simnic.ProviderRule.DEREG_MR_INVALIDATES_BOUND_WINDOWS)

@@ -72,16 +72,16 @@ final class WindowVerbs
             }
             final int now = qp.bindMw(mw, id, PostVerbs.sendFlags(l), info);
             Engines.settle(s);
-            return Outcome.ok(String.format(Locale.ROOT, "ibv_bind_mw wr_id=%d (type 1): rkey 0x%08x -> 0x%08x "
-                + "(set at post), %s%s", id, before, now, range, deviceNote(s, qp, wasErr) + keptKey(qp, wasErr,
+            return Outcome.ok(String.format(Locale.ROOT, "ibv_bind_mw wr_id=%s (type 1): rkey 0x%08x -> 0x%08x "
+                + "(set at post), %s%s", Long.toUnsignedString(id), before, now, range, deviceNote(s, qp, wasErr) + keptKey(qp, wasErr,
                 before)));
         }
         final int key = o.containsKey("rkey") ? s.evalInt(l, o.get("rkey")) : SendWr.incRkey(before);
         qp.postSend(SendWr.bindMw(id, mw, key, info).withFlags(PostVerbs.sendFlags(l)));
         Engines.settle(s);
         final String note = deviceNote(s, qp, wasErr);
-        return Outcome.ok(String.format(Locale.ROOT, "posted BIND_MW wr_id=%d (type 2, key byte 0x%02x), %s, "
-            + "through QP 0x%x only%s", id, key & 0xff, range, qp.qpNum(), note.isEmpty() ? String.format(
+        return Outcome.ok(String.format(Locale.ROOT, "posted BIND_MW wr_id=%s (type 2, key byte 0x%02x), %s, "
+            + "through QP 0x%x only%s", Long.toUnsignedString(id), key & 0xff, range, qp.qpNum(), note.isEmpty() ? String.format(
             Locale.ROOT, ": rkey 0x%08x -> 0x%08x", before, mw.rkey()) : note + String.format(Locale.ROOT,
             "; the rkey stays 0x%08x", mw.rkey())));
     }
@@ -97,8 +97,8 @@ final class WindowVerbs
         final int now = qp.bindMw(mw, id, PostVerbs.sendFlags(l), MwBindInfo.unbind());
         Engines.settle(s);
         final String note = deviceNote(s, qp, wasErr);
-        return Outcome.ok(String.format(Locale.ROOT, "ibv_bind_mw wr_id=%d (unbind): rkey 0x%08x -> 0x%08x (set at "
-            + "post)%s", id, before, now, note.isEmpty() ? "; the window grants nothing"
+        return Outcome.ok(String.format(Locale.ROOT, "ibv_bind_mw wr_id=%s (unbind): rkey 0x%08x -> 0x%08x (set at "
+            + "post)%s", Long.toUnsignedString(id), before, now, note.isEmpty() ? "; the window grants nothing"
             : note + keptKey(qp, wasErr, before)));
     }
 
@@ -181,7 +181,7 @@ final class WindowVerbs
                 return Outcome.ok(Engines.queued(qp, inv));
             }
             Engines.settle(s);
-            return Outcome.ok(String.format(Locale.ROOT, "posted wr_id=%d (LOCAL_INV of rkey 0x%08x)%s", id, rkey,
+            return Outcome.ok(String.format(Locale.ROOT, "posted wr_id=%s (LOCAL_INV of rkey 0x%08x)%s", Long.toUnsignedString(id), rkey,
                 deviceNote(s, qp, wasErr)));
         }
         final Map<String, String> o = l.options();
@@ -191,8 +191,8 @@ final class WindowVerbs
         final Set<Access> access = Spec.accessFlags(o.getOrDefault("access", "local_write"));
         qp.postSend(SendWr.regMr(id, mr, key, access).withFlags(flags));
         Engines.settle(s);
-        return Outcome.ok(String.format(Locale.ROOT, "posted wr_id=%d (REG_MR of %s at 0x%x, key 0x%08x -> "
-            + "0x%08x, access %s)%s", id, Units.bytes(mr.lengthBytes()), mr.iova(), before, key, access,
+        return Outcome.ok(String.format(Locale.ROOT, "posted wr_id=%s (REG_MR of %s at 0x%x, key 0x%08x -> "
+            + "0x%08x, access %s)%s", Long.toUnsignedString(id), Units.bytes(mr.lengthBytes()), mr.iova(), before, key, access,
             deviceNote(s, qp, wasErr)));
     }
 }

@@ -36,6 +36,36 @@ class OutputFileCheckTest
     }
 
     @Test
+    void anOutputFileThatIsTheInputShouldBeRefusedBeforeAnythingRunsAndTheInputKept() throws Exception
+    {
+        final String script = "host h ram=256M\nsay ran\n";
+        final Path s = Files.writeString(dir.resolve("t.rsim"), script);
+        final Path link = Files.createSymbolicLink(dir.resolve("link.json"), s);
+        final String workload = "{\"groups\":[{\"name\":\"buf\",\"count\":4,\"size\":\"1M\"}]}";
+        final Path w = Files.writeString(dir.resolve("ww.json"), workload);
+
+        final CliRun trace = CliRun.of("run", "-q", "--trace", s.toString(), s.toString());
+        final CliRun html = CliRun.of("run", "-q", "--html", dir.resolve(".").resolve("t.rsim").toString(),
+            s.toString());
+        final CliRun viaLink = CliRun.of("run", "-q", "--trace", link.toString(), s.toString());
+        final CliRun plan = CliRun.of("plan", "--workload", w.toString(), "--sweep", "size", "--from", "1M", "--to",
+            "1G", "--svg", w.toString());
+
+        for (final CliRun r : java.util.List.of(trace, html, viaLink))
+        {
+            assertThat(r.code()).isEqualTo(Rnicsim.MALFORMED);
+            assertThat(r.out()).doesNotContain("ran");
+            assertThat(r.err()).contains("is the file the FILE argument names").contains("would replace the input");
+        }
+        assertThat(trace.err()).startsWith("--trace ");
+        assertThat(html.err()).startsWith("--html ");
+        assertThat(plan.code()).isEqualTo(Rnicsim.MALFORMED);
+        assertThat(plan.err()).contains("--svg " + w + " is the file --workload names");
+        assertThat(Files.readString(s)).isEqualTo(script);
+        assertThat(Files.readString(w)).isEqualTo(workload);
+    }
+
+    @Test
     void checkingAWritableFileShouldLeaveNoFileBehind()
     {
         final Path trace = dir.resolve("t.json");

@@ -60,7 +60,7 @@ class HostFidelityScriptTest
             mmap x app 4K
             show smaps app
             """).out();
-        assertThat(out).contains("64 KiB, 4 KiB rounded up to whole 64 KiB pages (4k)");
+        assertThat(out).contains("64 KiB, 4 KiB rounded up to whole 64 KiB pages (64k base pages)");
     }
 
     @Test
@@ -78,6 +78,34 @@ class HostFidelityScriptTest
             process app alpha
             mmap big app 1T
             """);
+    }
+
+    @Test
+    void shouldCountPinnedPagesInTheHostsPageSize()
+    {
+        final String out = ScriptRun.ok("mr64.rnicsim", """
+            host h ram=4G page=64k memlock=unlimited
+            device n h
+            open c n
+            pd p c
+            mmap b c 256K
+            reg m p b 256K
+            show mr m
+            """).out();
+        assertThat(out).contains("4 pages of 64 KiB pinned").doesNotContain("of 4 KiB pinned");
+    }
+
+    @Test
+    void shouldGrantAMapNoreserveMappingLargerThanRamPlusSwap()
+    {
+        // mm/mmap.c: MAP_NORESERVE sets VM_NORESERVE with vm.overcommit_memory=0: accountable_mapping is false
+        final String out = ScriptRun.ok("nr.rnicsim", """
+            host alpha ram=256M
+            process app alpha
+            mmap big app 17000M noreserve
+            touch big 4M write
+            """).out();
+        assertThat(out).contains("MAP_NORESERVE");
     }
 
     @Test

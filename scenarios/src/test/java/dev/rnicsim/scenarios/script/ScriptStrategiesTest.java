@@ -162,7 +162,7 @@ class ScriptStrategiesTest
             expect p.fragments == 3
             """);
 
-        assertThat(r.out()).contains("-> ENOMEM: MemoryPool.allocate: no free block of 4096 bytes in 2 chunks"
+        assertThat(r.out()).contains("-> ENOMEM: alloc: no free block of 4096 bytes in 2 chunks"
             + " = maxChunks=2 of 65536 bytes");
     }
 
@@ -183,9 +183,9 @@ class ScriptStrategiesTest
             Arguments.of("double free", "pool p pd_a 64K\nalloc f p 4K\nfree f\nfree f", "EINVAL",
                 "is not allocated from this pool (double free?)"),
             Arguments.of("free after the pool is closed", "pool p pd_a 64K\nalloc f p 4K\nclose p\nfree f", "EINVAL",
-                "MemoryPool.free: the pool is closed"),
+                "free: the pool is closed"),
             Arguments.of("alloc from a closed pool", "pool p pd_a 64K\nclose p\nalloc f p 4K", "EINVAL",
-                "MemoryPool.allocate: the pool is closed"),
+                "alloc: the pool is closed"),
             Arguments.of("chunk above RLIMIT_MEMLOCK", "pool p pd_a 16M\nalloc f p 4K", "ENOMEM", "ibv_reg_mr"),
             Arguments.of("2 MiB chunks without a hugetlb pool", "pool p pd_a 2M backing=2m\nalloc f p 4K", "ENOMEM",
                 "mmap"),
@@ -448,7 +448,7 @@ class ScriptStrategiesTest
         assertThat(r.out()).containsPattern("acquire x: miss: .*, after evicting 1 idle MR\\(s\\), least recently used "
             + "first; ");
         assertThat(r.out()).contains("cache c: bounds: at most 2 MRs, no byte bound;");
-        assertThat(r.out()).contains("-> ENOMEM: RegistrationCache.acquire: cache full: 2 MRs of 8192 bytes in "
+        assertThat(r.out()).contains("-> ENOMEM: acquire: cache full: 2 MRs of 8192 bytes in "
             + "use, none idle; maxRegions=2");
     }
 
@@ -460,7 +460,7 @@ class ScriptStrategiesTest
             Arguments.of("bytes below a page", "cache c pd_a bytes=100", "EINVAL", "at most 100 bytes: expected 4096 or more"),
             Arguments.of("empty range", "cache c pd_a\nacquire h c buf 0", "EINVAL", "is empty or wraps"),
             Arguments.of("closed cache", "cache c pd_a\nclose c\nacquire h c buf 4K", "EINVAL",
-                "RegistrationCache.acquire: the cache is closed"),
+                "acquire: the cache is closed"),
             Arguments.of("full of entries in use", "cache c pd_a regions=1\nacquire a c buf 4K\nacquire b c buf+4K 4K",
                 "ENOMEM", "cache full: 1 MRs of 4096 bytes in use, none idle; maxRegions=1"),
             Arguments.of("bytes bound below the range", "cache c pd_a bytes=8K\nacquire a c buf 64K", "ENOMEM",
@@ -500,7 +500,7 @@ class ScriptStrategiesTest
             expect rc.idle == 1
             """);
 
-        assertThat(r.out()).contains("-> ENOMEM: RegistrationCache.acquire: ibv_reg_mr: MPT full: 2 "
+        assertThat(r.out()).contains("-> ENOMEM: acquire: ibv_reg_mr: MPT full: 2 "
             + "entries live, every one of the 2 usable indices (max_mr=2; index 0 is reserved)")
             .contains("; the cache holds 1 idle MRs (4096 bytes) that a bound on regions or bytes would have released");
     }
@@ -732,7 +732,7 @@ class ScriptStrategiesTest
         final String out = scenario("cache-exhausts-keys");
 
         assertThat(out).contains("-> ENOMEM: repeat 32: 16 done, then ENOMEM in repetition 17: "
-            + "RegistrationCache.acquire: ibv_reg_mr: MPT full: 16 entries live, every one of the 16 "
+            + "acquire: ibv_reg_mr: MPT full: 16 entries live, every one of the 16 "
             + "usable indices (max_mr=16; index 0 is reserved)")
             .contains("the cache holds 16 idle MRs (1048576 bytes) that a bound on regions or bytes would have "
                 + "released");

@@ -270,7 +270,7 @@ public final class MemoryPool implements AutoCloseable
         final Allocation a = fragment == null ? null : allocated.get(fragment.addr());
         if (a == null || a.chunk().mr.lkey() != fragment.lkey())
         {
-            throw new VerbsException("MemoryPool.free", Errno.EINVAL.code(), "fragment " + fragment
+            throw new VerbsException("MemoryPool.free", Errno.EINVAL.code(), fragment
                 + " is not allocated from this pool (double free?)"
                 + "; free each fragment once, to the pool that gave it");
         }
