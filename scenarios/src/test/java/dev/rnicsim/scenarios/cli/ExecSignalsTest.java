@@ -30,6 +30,16 @@ class ExecSignalsTest
      */
     private Process startRun(final Path trace, final Path err, final Path pid, final String script) throws Exception
     {
+        return startRun(trace, err, pid, ":", script);
+    }
+
+    /**
+     * As {@link #startRun(Path, Path, Path, String)}, the shell running {@code setUp} (a trap, say) before it writes
+     * its process id: a signal sent once the id is there finds the set-up done.
+     */
+    private Process startRun(final Path trace, final Path err, final Path pid, final String setUp, final String script)
+        throws Exception
+    {
         LibraryRequired.require();
         // env resets the three to their default first: a shell without job control starts a command run with '&'
         // with SIGINT ignored, and an ignored signal stays ignored (the JVM cannot catch it); so for the program's
@@ -38,7 +48,7 @@ class ExecSignalsTest
             Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), Rnicsim.class.getName(),
             "exec", "--trace", trace.toString(), "--",
-            "sh", "-c", "echo $$ > '" + pid + ".new'; mv '" + pid + ".new' '" + pid + "'; " + script)
+            "sh", "-c", setUp + "; echo $$ > '" + pid + ".new'; mv '" + pid + ".new' '" + pid + "'; " + script)
             .redirectOutput(dir.resolve("out.txt").toFile()).redirectError(err.toFile()).start();
         while (!Files.exists(pid) && run.isAlive())
         {
@@ -54,7 +64,7 @@ class ExecSignalsTest
         final Path pid = dir.resolve("pid");
         final Path trace = dir.resolve("trace.json");
         final Path err = dir.resolve("err.txt");
-        final Process run = startRun(trace, err, pid, "trap 'exit 7' TERM; while :; do sleep 1; done");
+        final Process run = startRun(trace, err, pid, "trap 'exit 7' TERM", "while :; do sleep 1; done");
         try
         {
             assertThat(new ProcessBuilder("sh", "-c", "kill -s TERM " + run.pid()).start().waitFor()).isZero();
