@@ -1,6 +1,7 @@
 package dev.rnicsim.simnic;
 
 import dev.rnicsim.verbs.QpState;
+import dev.rnicsim.verbs.QpType;
 import dev.rnicsim.verbs.SendWr;
 import dev.rnicsim.verbs.WcDiagnosis;
 import dev.rnicsim.verbs.WcStatus;
@@ -106,6 +107,10 @@ final class AckTimeout
     private WqeOutcome noAcknowledgement(final SimQp qp, final SendWqe p, final SimQp peer, final WcDiagnosis given)
     {
         final SendWr wr = p.wr();
+        if (qp.type == QpType.UC)
+        {
+            return unacknowledged(qp, wr, peer, given);
+        }
         final long noAckNs = noAck(qp, p);
         if (noAckNs < 0)
         {
@@ -131,5 +136,27 @@ final class AckTimeout
                 lost.summary()));
         qp.completions.completeSend(wr, WcStatus.RETRY_EXC_ERR, 0, lost);
         return WqeOutcome.ERROR;
+    }
+
+    /**
+     * A UC requester whose packets reach no responder that takes them: UC is unacknowledged (IBA vol. 1 9.7.7 and
+     * table 9-1: no ACKs, no retries, no local ACK timer), so the work request is done once its packets are sent and
+     * completes successfully when signaled; the bytes never land (rxe {@code rxe_requester}: a UC WQE completes after
+     * its last packet, {@code rxe_completer} waits for no ACK). Nothing counts a retry.
+     */
+    private static WqeOutcome unacknowledged(final SimQp qp, final SendWr wr, final SimQp peer,
+        final WcDiagnosis given)
+    {
+        final String why = given != null ? given.summary() : peer == null ? "no QP at the remote address"
+            : peer.closed ? "the peer QP is destroyed" : peer.state != QpState.RTR && peer.state != QpState.RTS
+            ? "the peer QP is in " + peer.state + ", not RTR or RTS" : "the peer QP is connected to another QP";
+        qp.device.fabric().span(qp.device, wr.opcode().name(), "dma", qp.device.fabric().costModel()
+            .opBaseLatencyNs(), java.util.Map.of("qp_num", qp.num, "dropped", why
+            + "; UC expects no acknowledgement, so the work request completes and the data is lost"));
+        if (qp.sqSigAll || wr.flags().contains(dev.rnicsim.verbs.SendFlag.SIGNALED))
+        {
+            qp.completions.completeSend(wr, WcStatus.SUCCESS, 0);
+        }
+        return WqeOutcome.DONE;
     }
 }

@@ -74,6 +74,22 @@ class TransportCheckTest
         assertThat(p.b().state()).isEqualTo(QpState.RTS);
     }
 
+    /** UC is unacknowledged ({@link AckTimeout}): a peer that is gone costs no ACK timeout and no retry. */
+    @Test
+    void aUcWriteToADestroyedPeerCompletesWithoutWaitingForAnAcknowledgement()
+    {
+        final Pair p = connect(QpType.UC, QpType.UC);
+        p.b().close();
+        final long before = p.rig().fabric.clock().nowNs();
+        p.a().postSend(SendWr.write(1, List.of(new Sge(p.src().addr(), 5, p.src().lkey())), p.dst().addr(),
+            p.dst().rkey()));
+
+        assertThat(p.rig().pollA()).extracting(WorkCompletion::status).containsExactly(WcStatus.SUCCESS);
+        assertThat(p.rig().fabric.clock().nowNs() - before).as("no local ACK timeout").isLessThan(1_000_000L);
+        assertThat(p.rig().processB().read(p.dst().addr(), 5)).as("nothing placed").isEqualTo(new byte[5]);
+        assertThat(p.a().state()).isEqualTo(QpState.RTS);
+    }
+
     @Test
     void queuePairsOfOneTypeStillTalk()
     {
