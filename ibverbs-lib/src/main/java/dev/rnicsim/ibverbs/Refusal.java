@@ -15,6 +15,8 @@ import java.nio.charset.StandardCharsets;
  */
 final class Refusal
 {
+    private static final int EINVAL = 22;
+
     private Refusal()
     {
     }
@@ -30,6 +32,29 @@ final class Refusal
     {
         final String text = verbOf(op, e) + "\n" + e.detail();
         s.send(Wire.OP_REFUSAL, 0, 0, ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    /**
+     * A model refusal that is not a verbs error: the program gets EINVAL, and its stderr says why under the verb it
+     * called, with the errno, as strict mode reports every refusal (never the wire's request number).
+     *
+     * @param s  the program's session.
+     * @param op the request's wire op.
+     * @param e  the model's refusal.
+     * @return the errno the program gets, EINVAL.
+     */
+    static int modelRefusal(final Session s, final int op, final RuntimeException e)
+    {
+        final VerbsException v = new VerbsException(verbOf(op), EINVAL, e.getMessage(), e);
+        if (s.strict)
+        {
+            send(s, op, v);
+        }
+        else
+        {
+            s.sendText("rnicsim: " + v.verb() + " refused with EINVAL (errno " + EINVAL + "): " + v.detail() + "\n");
+        }
+        return EINVAL;
     }
 
     /**

@@ -109,19 +109,7 @@ final class Verbs
         }
         catch (final RuntimeException e)
         {
-            // a model refusal that is not a verbs error: the program gets EINVAL, and its stderr says why under the
-            // verb it called, with the errno, as strict mode reports every refusal (never the wire's request number)
-            err = EINVAL;
-            final VerbsException v = new VerbsException(Refusal.verbOf(op), EINVAL, e.getMessage(), e);
-            if (s.strict)
-            {
-                Refusal.send(s, op, v);
-            }
-            else
-            {
-                s.sendText("rnicsim: " + v.verb() + " refused with EINVAL (errno " + EINVAL + "): " + v.detail()
-                    + "\n");
-            }
+            err = Refusal.modelRefusal(s, op, e);
         }
         finally
         {

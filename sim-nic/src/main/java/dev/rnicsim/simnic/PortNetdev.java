@@ -224,4 +224,37 @@ public final class PortNetdev
         }
         return out;
     }
+
+    /**
+     * @param profile the profile of the device this netdev belongs to.
+     * @return what {@code ibv_query_port} reports for the device's ports: the profile's, with the MTUs this netdev
+     *         decides ({@link PortMtuRule}).
+     */
+    dev.rnicsim.verbs.PortAttributes portAttributes(final DeviceProfile profile)
+    {
+        final int mtu = mtuBytes();
+        final PortAtMtu made = portAtMtu;
+        if (made != null && made.netdevMtuBytes == mtu && made.profile == profile)
+        {
+            return made.attributes;
+        }
+        final dev.rnicsim.verbs.PortAttributes p = profile.portAttributes();
+        final PortMtuRule rule = profile.portMtuRule();
+        final int linkMax = profile.linkMaxMtu();
+        final dev.rnicsim.verbs.PortAttributes a = !rule.followsNetdev() ? p : new dev.rnicsim.verbs.PortAttributes(
+            p.state(), rule.maxMtu(mtu, linkMax), rule.activeMtu(mtu, linkMax), p.gidTblLen(),
+            p.portCapFlags(), p.maxMsgSzBytes(), p.pkeyTblLen(), p.linkLayer());
+        portAtMtu = new PortAtMtu(mtu, profile, a);
+        return a;
+    }
+
+    /**
+     * The port's attributes as last made, with the MTU and the (immutable) profile they were made for: they change only
+     * with them, and ibv_modify_qp's checks and the one-call transitions read them on every call.
+     */
+    private record PortAtMtu(int netdevMtuBytes, DeviceProfile profile, dev.rnicsim.verbs.PortAttributes attributes)
+    {
+    }
+
+    private volatile PortAtMtu portAtMtu;
 }

@@ -2,7 +2,6 @@ package dev.rnicsim.simnic;
 
 import dev.rnicsim.dma.DmaResult;
 import dev.rnicsim.dma.DmaStatus;
-import dev.rnicsim.verbs.QpAddress;
 import dev.rnicsim.verbs.QpState;
 import dev.rnicsim.verbs.SendFlag;
 import dev.rnicsim.verbs.SendWr;
@@ -30,6 +29,7 @@ final class Requester
         this.qp = qp;
         this.device = qp.device;
         this.pd = qp.pd;
+        this.peers = new PeerLookup(qp);
     }
 
     /** A READ or atomic whose request went out and whose responses are still coming back. */
@@ -71,13 +71,8 @@ final class Requester
     /** The message of the head WQE while its packets move, or null. */
     InflightMessage inflight;
 
-    /** The remote address {@link #peerFound} was looked up for (the lookup's cache). */
-    QpAddress peerAddress;
-
-    SimQp peerFound;
-    /** The peer this requester last found, once it was destroyed: what a request to its address then reaches
-     * ({@link AckTimeout} names it), until the address changes or another QP takes the number. */
-    private SimQp destroyedPeer;
+    /** Who answers at the QP's remote address, looked up once per address. */
+    private final PeerLookup peers;
 
     boolean scheduled()
     {
@@ -341,63 +336,22 @@ final class Requester
             || wr.opcode() == WrOpcode.SEND_WITH_INV || wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM;
     }
 
+    /** @return the QP at the remote address, or null ({@link PeerLookup#peer}). */
     SimQp peer()
     {
-        if (qp.remote == null)
-        {
-            return null;
-        }
-        // A live QP keeps its number on its device until it is destroyed, and a fabric keeps its devices: the peer
-        // found for this address stays the answer while it is open.
-        if (peerFound != null && !peerFound.closed && (peerAddress == qp.remote
-            || peerFound.num == qp.remote.qpNum() && peerFound.device.gid() == qp.remote.gid()))
-        {
-            // The same address, or a new one naming the same live QP (a reconnect): its GID is its device's own.
-            peerAddress = qp.remote;
-            return peerFound;
-        }
-        if (peerFound != null && peerFound.closed)
-        {
-            destroyedPeer = peerFound;
-        }
-        final SimDevice d = device.fabric().deviceByGid(qp.remote.gid());
-        final SimQp found = d == null ? null : d.qp(qp.remote.qpNum());
-        peerAddress = qp.remote;
-        peerFound = found;
-        return found;
+        return peers.peer();
     }
 
-    /**
-     * @return the QP this requester was talking to at its current remote address, destroyed since, or null when no
-     *         such QP was seen (or a live one answers at the address now).
-     */
+    /** @return the destroyed QP the remote address names, or null ({@link PeerLookup#destroyedPeer}). */
     SimQp destroyedPeer()
     {
-        final SimQp gone = peerFound != null && peerFound.closed ? peerFound : destroyedPeer;
-        return gone != null && qp.remote != null && gone.num == qp.remote.qpNum()
-            && gone.device.gid() == qp.remote.gid() ? gone : null;
+        return peers.destroyedPeer();
     }
 
-    /** The address and requester {@link #connectedTo} last answered true for (a QP's number and GID never change). */
-    private QpAddress connectedAddress;
-    private SimQp connectedRequester;
-
-    /** An RC responder answers only the QP its address vector names (rxe drops other packets in check_addr). */
+    /** @return true when this QP's address vector names the requester ({@link PeerLookup#connectedTo}). */
     boolean connectedTo(final SimQp requester)
     {
-        final QpAddress remote = qp.remote;
-        if (remote != null && remote == connectedAddress && requester == connectedRequester)
-        {
-            return true;
-        }
-        final boolean connected = remote != null && remote.qpNum() == requester.num
-            && remote.gid().equals(requester.device.gid());
-        if (connected)
-        {
-            connectedAddress = remote;
-            connectedRequester = requester;
-        }
-        return connected;
+        return peers.connectedTo(requester);
     }
 
     /**

@@ -221,31 +221,8 @@ public final class SimDevice implements Device
      */
     public dev.rnicsim.verbs.PortAttributes portAttributes()
     {
-        final int mtuBytes = netdev.mtuBytes();
-        final PortAtMtu made = portAtMtu;
-        if (made != null && made.netdevMtuBytes == mtuBytes)
-        {
-            return made.attributes;
-        }
-        final dev.rnicsim.verbs.PortAttributes p = profile.portAttributes();
-        final PortMtuRule rule = profile.portMtuRule();
-        final int linkMax = profile.linkMaxMtu();
-        final dev.rnicsim.verbs.PortAttributes a = !rule.followsNetdev() ? p : new dev.rnicsim.verbs.PortAttributes(
-            p.state(), rule.maxMtu(mtuBytes, linkMax), rule.activeMtu(mtuBytes, linkMax), p.gidTblLen(),
-            p.portCapFlags(), p.maxMsgSzBytes(), p.pkeyTblLen(), p.linkLayer());
-        portAtMtu = new PortAtMtu(mtuBytes, a);
-        return a;
+        return netdev.portAttributes(profile);
     }
-
-    /**
-     * The port's attributes as last made, with the netdev MTU they were made for: they change only with it (the
-     * profile is immutable), and ibv_modify_qp's checks and the one-call transitions read them on every call.
-     */
-    private record PortAtMtu(int netdevMtuBytes, dev.rnicsim.verbs.PortAttributes attributes)
-    {
-    }
-
-    private volatile PortAtMtu portAtMtu;
 
     /**
      * @return the adapter tables (MTT, MPT, translation cache), for inspection.
