@@ -229,19 +229,8 @@ public final class RdmaSrq implements SharedReceiveQueue
     @Override
     public void modifyLimit(final int srqLimit)
     {
-        final String verb = "ibv_modify_srq";
-        checkOpen(verb);
-        try (Arena a = Arena.ofConfined())
-        {
-            final MemorySegment at = a.allocate(SrqVerbs.IBV_SRQ_ATTR);
-            at.set(JAVA_INT, ATTR_SRQ_LIMIT, srqLimit);
-            final Errnos.Result r = pd.context().lib().srqs().modifySrq(srq, at, SrqVerbs.IBV_SRQ_LIMIT);
-            if (r.value() != 0)
-            {
-                throw new VerbsException(verb, r.errno(), "srq_limit=" + srqLimit + " (max_wr=" + granted.maxWr()
-                    + ")");
-            }
-        }
+        modify(ATTR_SRQ_LIMIT, srqLimit, SrqVerbs.IBV_SRQ_LIMIT, "srq_limit=" + srqLimit + " (max_wr="
+            + granted.maxWr() + ")");
     }
 
     /**
@@ -254,17 +243,32 @@ public final class RdmaSrq implements SharedReceiveQueue
     @Override
     public void resize(final int maxWr)
     {
+        modify(ATTR_MAX_WR, maxWr, SrqVerbs.IBV_SRQ_MAX_WR, "IBV_SRQ_MAX_WR: max_wr=" + maxWr
+            + " (max_wr granted at creation " + granted.maxWr() + "); the device refused the new size; nothing "
+            + "changed");
+    }
+
+    /**
+     * {@code ibv_modify_srq} of one attribute.
+     *
+     * @param offset where the attribute sits in {@code struct ibv_srq_attr}.
+     * @param value  its value.
+     * @param mask   the {@code ibv_srq_attr_mask} bit.
+     * @param detail what a refusal says.
+     * @throws VerbsException the errno the library gave.
+     */
+    private void modify(final long offset, final int value, final int mask, final String detail)
+    {
         final String verb = "ibv_modify_srq";
         checkOpen(verb);
         try (Arena a = Arena.ofConfined())
         {
             final MemorySegment at = a.allocate(SrqVerbs.IBV_SRQ_ATTR);
-            at.set(JAVA_INT, ATTR_MAX_WR, maxWr);
-            final Errnos.Result r = pd.context().lib().srqs().modifySrq(srq, at, SrqVerbs.IBV_SRQ_MAX_WR);
+            at.set(JAVA_INT, offset, value);
+            final Errnos.Result r = pd.context().lib().srqs().modifySrq(srq, at, mask);
             if (r.value() != 0)
             {
-                throw new VerbsException(verb, r.errno(), "IBV_SRQ_MAX_WR: max_wr=" + maxWr + " (max_wr granted at "
-                    + "creation " + granted.maxWr() + "); the device refused the new size; nothing changed");
+                throw new VerbsException(verb, r.errno(), detail);
             }
         }
     }

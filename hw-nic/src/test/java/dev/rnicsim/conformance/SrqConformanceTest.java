@@ -47,7 +47,8 @@ class SrqConformanceTest
         return e;
     }
 
-    private static SharedReceiveQueue srqOrSkip(final Rig rig, final SrqAttr attr)
+    /** An SRQ on side B, or the test skips where the device or backend has none (upstream's skip). */
+    static SharedReceiveQueue srqOrSkip(final Rig rig, final SrqAttr attr)
     {
         assumeTrue(rig.attributes.maxSrq() > 0, rig.device.name() + " has no SRQs (max_srq 0)");
         try
